@@ -1,0 +1,45 @@
+/* trainprof: the command-line front end. Dispatches to one tp_cmd_* per subcommand. */
+#include "tp_cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"record", tp_cmd_record, "run a program under the collector and write a .tprof trace"},
+    {"report", tp_cmd_report, "analyze traces (.tprof or PyTorch-profiler JSON) and explain them"},
+    {"info", tp_cmd_info, "show a trace's header, contents and integrity"},
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: trainprof <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(out, "\n'trainprof <command> --help' shows a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("trainprof %s\n", TP_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "trainprof: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

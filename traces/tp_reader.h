@@ -1,0 +1,92 @@
+/* tp_reader: opens a .tprof trace and iterates its records.
+ *
+ * Opening maps the file, checks the header, reads the footer index when it is intact and
+ * otherwise scans chunk by chunk, resynchronising after damage. Every chunk is checked
+ * (header and payload CRC) before use; a damaged or cut-off chunk is skipped and counted
+ * in tp_integrity, never trusted. All metadata (strings, stacks, modules, threads, ...) is
+ * loaded at open; data chunks are decompressed lazily by cursors. Never crashes on bad
+ * input: every length and id from the file is bounds-checked. */
+#ifndef TP_READER_H
+#define TP_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_record.h"
+#include "tp_status.h"
+
+typedef struct tp_reader tp_reader;
+typedef struct tp_cursor tp_cursor;
+
+typedef struct {
+    uint64_t file_bytes;
+    uint64_t chunks_ok;      /* chunks read and verified */
+    uint64_t chunks_bad;     /* chunks that failed a check and were skipped */
+    uint64_t bytes_lost;     /* bytes of the file not covered by a good chunk */
+    int index_ok;            /* 1: the footer index was intact (file closed cleanly) */
+    int truncated;           /* 1: the file ends inside a chunk */
+    uint64_t unknown_records; /* records of types this reader does not know (skipped) */
+    char message[256];       /* one line for people; empty when all is well */
+} tp_integrity;
+
+typedef struct {
+    uint16_t version_major, version_minor;
+    char producer[33];
+    uint64_t created_realtime_ns;
+    uint64_t records[TP_REC_TYPE_LIMIT]; /* by type, over good chunks */
+    uint64_t records_total;
+    uint64_t t_min, t_max; /* trace-clock span of timed records; 0,0 when none */
+    uint64_t dropped_total; /* sum of DROPPED counts */
+} tp_trace_info;
+
+/* Opens `path`. On success *out is set and must be closed; damage that still leaves a
+ * readable file is reported through tp_reader_integrity, not as an error. Errors:
+ * TP_ERR_OPEN, TP_ERR_FORMAT (not a trace), TP_ERR_VERSION, TP_ERR_NOMEM. */
+tp_status tp_reader_open(const char *path, tp_reader **out);
+
+/* Same over a caller-owned memory image (fuzzing, tests). `data` must outlive the reader. */
+tp_status tp_reader_open_mem(const void *data, size_t size, tp_reader **out);
+
+void tp_reader_close(tp_reader *r); /* NULL: no-op */
+
+const tp_integrity *tp_reader_integrity(const tp_reader *r);
+
+/* Header fields, per-type counts and time span (from the index, or counted by a scan). */
+const tp_trace_info *tp_reader_info(tp_reader *r);
+
+/* ---- metadata ---- */
+
+/* The string with id `sid`, or NULL when unknown (0 is never a string). Owned by the reader. */
+const char *tp_reader_string(const tp_reader *r, uint32_t sid);
+
+/* Frames of stack `id` (TP_FRAME_MAKE encoding); NULL and *n = 0 when unknown. */
+const uint64_t *tp_reader_stack(const tp_reader *r, uint32_t id, uint32_t *n);
+
+/* The MODULE record with `id`, or NULL. */
+const tp_rec_module *tp_reader_module(const tp_reader *r, uint32_t id);
+
+/* The latest name of thread `tid` (NULL when never named). */
+const char *tp_reader_thread_name(const tp_reader *r, uint32_t tid);
+
+/* All metadata records of one type in file order (PROCESS, THREAD, MODULE, DOMAIN, CATEGORY,
+ * DEVICE, STREAM, EXT_CORRELATION, CLOCK_SYNC). Returns the count; *recs owned by the reader. */
+size_t tp_reader_meta(const tp_reader *r, uint16_t type, const tp_rec_hdr *const **recs);
+
+/* ---- iteration ---- */
+
+typedef struct {
+    uint64_t type_mask;      /* TP_REC_BIT(type)s to return; 0 = every type */
+    uint64_t t_begin, t_end; /* keep timed records overlapping [t_begin, t_end); 0,0 = all */
+} tp_query;
+
+/* Iterates data records in file order (ordered by time within one thread; chunks skipped by
+ * their time range and type mask). `q` may be NULL for everything. */
+tp_status tp_cursor_open(tp_reader *r, const tp_query *q, tp_cursor **out);
+
+/* Next matching record, or NULL at the end. The record lives until the next call; it is
+ * 8-byte aligned and at least r->size bytes long (use tp_record_get for a full struct). */
+const tp_rec_hdr *tp_cursor_next(tp_cursor *c);
+
+void tp_cursor_close(tp_cursor *c); /* NULL: no-op */
+
+#endif

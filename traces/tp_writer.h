@@ -1,0 +1,108 @@
+/* tp_writer: writes a .tprof trace (format v1, docs/trace-format.md).
+ *
+ * Hot path: each producing thread owns a tp_stage, a lock-free single-producer ring.
+ * tp_stage_reserve/commit cost a few loads and stores, never a lock, syscall or malloc; when
+ * the ring is full the record is dropped and counted by type (later written as DROPPED).
+ * One drain (the writer's background thread, or tp_writer_flush) moves committed records
+ * from all rings into chunks, compresses them with zstd and appends them to the file.
+ * Memory is bounded by opts.buffer_bytes: rings come out of that budget, a thread that finds
+ * the budget spent gets no ring and its events count as dropped (tp_writer_count_drop).
+ *
+ * Metadata (strings, stacks, modules, threads, ...) goes through thread-safe, locked calls;
+ * it is written in META chunks that always precede the data chunks that refer to it, so a
+ * truncated file resolves every id it still holds. */
+#ifndef TP_WRITER_H
+#define TP_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_record.h"
+#include "tp_status.h"
+
+typedef struct tp_writer tp_writer;
+typedef struct tp_stage tp_stage;
+
+typedef struct {
+    size_t buffer_bytes; /* all staging rings together; 0 = 64 MiB */
+    size_t ring_bytes;   /* one thread's ring, power of two; 0 = 1 MiB */
+    size_t chunk_bytes;  /* uncompressed bytes per data chunk; 0 = 256 KiB */
+    int zstd_level;      /* 0 = 3 */
+    int background;      /* 1: a writer thread drains every flush_ms and when rings fill */
+    unsigned flush_ms;   /* 0 = 200 */
+    int block_when_full; /* 1: a full ring is drained by its producer instead of dropping
+                            (offline tools; never in the collector) */
+    const char *producer; /* stored in the file header, e.g. "trainprof-collector 0.1.0" */
+} tp_writer_opts;
+
+/* Fills `o` with the defaults above. */
+void tp_writer_opts_default(tp_writer_opts *o);
+
+/* Creates `path` (truncating it) and writes the file header. `opts` may be NULL. */
+tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer **out);
+
+/* Drains every ring, writes the index and trailer, closes the file and frees everything,
+ * stages included. Returns the first I/O error met during the writer's life. NULL: no-op. */
+tp_status tp_writer_close(tp_writer *w);
+
+/* Drains every ring and writes what it has as complete chunks (a later crash keeps them). */
+tp_status tp_writer_flush(tp_writer *w);
+
+/* Abandons the writer without touching the file (e.g. in a fork child): frees memory only. */
+void tp_writer_abandon(tp_writer *w);
+
+/* ---- per-thread staging (hot path) ---- */
+
+/* Gives thread `tid` a ring from the budget. TP_ERR_FULL when the budget is spent. */
+tp_status tp_writer_stage_open(tp_writer *w, uint32_t tid, tp_stage **out);
+
+/* Hands the ring back: the writer drains what is left, then frees it. NULL: no-op. */
+void tp_stage_close(tp_stage *s);
+
+/* Space for one record of `size` bytes (multiple of 8), or NULL when full (the drop is
+ * counted under `type`). Only the owning thread may call this. */
+void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type);
+
+/* Publishes the record last reserved (its header must be filled). */
+void tp_stage_commit(tp_stage *s);
+
+/* reserve + copy + commit. Returns 1 when written, 0 when dropped. */
+int tp_stage_write(tp_stage *s, const void *rec);
+
+/* Records dropped by this stage so far (all types). */
+uint64_t tp_stage_dropped(const tp_stage *s);
+
+/* ---- thread-safe slow path ---- */
+
+/* Writes one event record through a shared, locked staging area (for producers off the hot
+ * path: CUPTI's buffer thread, importers). Never drops when block_when_full is set. */
+tp_status tp_writer_write(tp_writer *w, const void *rec);
+
+/* Counts `n` records of `type` lost outside any stage (e.g. a thread without a ring). */
+void tp_writer_count_drop(tp_writer *w, uint16_t type, uint32_t reason, uint64_t n);
+
+/* Interns a string (need not be NUL-terminated); the same bytes always get the same id. */
+tp_status tp_writer_intern_string(tp_writer *w, const char *s, size_t len, uint32_t *id);
+
+/* Interns a call stack of TP_FRAME_MAKE frames (at most TP_STACK_MAX_FRAMES). */
+tp_status tp_writer_intern_stack(tp_writer *w, const uint64_t *frames, uint32_t n, uint32_t *id);
+
+/* Writes a metadata record (PROCESS, THREAD, MODULE, DOMAIN, CATEGORY, DEVICE, STREAM, ...). */
+tp_status tp_writer_write_meta(tp_writer *w, const void *rec);
+
+/* Trace-clock time used for DROPPED/OVERHEAD records the writer makes itself. The caller
+ * passes its clock's reader; default: CLOCK_MONOTONIC. */
+void tp_writer_set_clock(tp_writer *w, uint64_t (*now)(void *ctx), void *ctx);
+
+typedef struct {
+    uint64_t records[TP_REC_TYPE_LIMIT]; /* written, by type */
+    uint64_t dropped[TP_REC_TYPE_LIMIT]; /* dropped, by type */
+    uint64_t records_total, dropped_total;
+    uint64_t chunks, bytes_raw, bytes_file;
+    uint64_t overhead_ns; /* time spent draining, compressing, writing */
+} tp_writer_stats;
+
+/* Counts so far (drain first with tp_writer_flush for exact figures). */
+void tp_writer_get_stats(tp_writer *w, tp_writer_stats *out);
+
+#endif
