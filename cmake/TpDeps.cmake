@@ -10,7 +10,8 @@ pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
 # NVTX v3 is header-only and has no Debian package: the CUDA toolkit ships it, and so does
 # the PyPI wheel nvidia-nvtx (set TP_NVTX_INCLUDE_DIR to its include/ on a laptop without CUDA).
 find_path(TP_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h
-  HINTS /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include ENV CUDA_HOME
+  HINTS /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include
+        ${PROJECT_SOURCE_DIR}/.deps/nvtx/include ENV CUDA_HOME
   PATH_SUFFIXES include)
 if(NOT TP_NVTX_INCLUDE_DIR)
   message(FATAL_ERROR "trainprof: NVTX v3 headers (nvtx3/nvToolsExt.h) not found")

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds trainprof, and runs the whole test suite three ways:
+# the normal build (every test but label `gpu`), an ASan+UBSan build (the same tests but the
+# ones labelled `no-sanitize`, e.g. benchmarks-in-disguise that are too slow instrumented),
+# and a TSan build (the tests labelled `tsan`: rings, writer, collector threads).
+# Environment: TP_TEST_SANITIZERS=0 skips the two sanitizer builds (quick local runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+run() { echo "+ $*"; "$@"; }
+
+run cmake --preset default
+run cmake --build --preset default -j "$jobs"
+run ctest --preset default -j "$jobs"
+
+if [ "${TP_TEST_SANITIZERS:-1}" != 0 ]; then
+  for preset in asan tsan; do
+    run cmake --preset "$preset"
+    run cmake --build --preset "$preset" -j "$jobs"
+    run ctest --preset "$preset" -j "$jobs"
+  done
+fi
+echo "test.sh: all test runs passed"
