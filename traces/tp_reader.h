@@ -25,7 +25,8 @@ typedef struct {
     uint64_t bytes_lost;     /* bytes of the file not covered by a good chunk */
     int index_ok;            /* 1: the footer index was intact (file closed cleanly) */
     int truncated;           /* 1: the file ends inside a chunk */
-    uint64_t unknown_records; /* records of types this reader does not know (skipped) */
+    uint64_t unknown_records; /* records of types this reader does not know (skipped);
+                                 data chunks count once a cursor has decoded them */
     char message[256];       /* one line for people; empty when all is well */
 } tp_integrity;
 

@@ -20,7 +20,7 @@ TP_RECORD_TABLE(TP_REC_SIZE_CHECK)
 
 /* Sizes are part of the format: changing one is a format change (append fields only). */
 static_assert(sizeof(tp_rec_hdr) == 8, "header");
-static_assert(sizeof(tp_rec_nvtx) == 48, "nvtx");
+static_assert(sizeof(tp_rec_nvtx) == 56, "nvtx"); /* 48 before stack_id was appended */
 static_assert(sizeof(tp_rec_nvtx_pop) == 24, "nvtx pop");
 static_assert(sizeof(tp_rec_api) == 48, "api");
 static_assert(sizeof(tp_rec_kernel) == 88, "kernel");

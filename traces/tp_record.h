@@ -210,6 +210,8 @@ typedef struct {
     uint32_t color;
     uint32_t payload_type; /* tp_payload_type */
     uint64_t payload;      /* raw bits */
+    uint32_t stack_id;     /* push only, with --stacks all; 0: none (appended in v1.1) */
+    uint32_t reserved1;
 } tp_rec_nvtx;
 
 typedef struct {
@@ -231,6 +233,8 @@ typedef struct {
     uint32_t color;
     uint32_t payload_type;
     uint64_t payload;
+    uint32_t stack_id; /* with --stacks all; 0: none (appended in v1.1) */
+    uint32_t reserved1;
 } tp_rec_nvtx_start;
 
 typedef struct {

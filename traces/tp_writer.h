@@ -24,15 +24,17 @@ typedef struct tp_writer tp_writer;
 typedef struct tp_stage tp_stage;
 
 typedef struct {
-    size_t buffer_bytes; /* all staging rings together; 0 = 64 MiB */
-    size_t ring_bytes;   /* one thread's ring, power of two; 0 = 1 MiB */
-    size_t chunk_bytes;  /* uncompressed bytes per data chunk; 0 = 256 KiB */
-    int zstd_level;      /* 0 = 3 */
-    int background;      /* 1: a writer thread drains every flush_ms and when rings fill */
-    unsigned flush_ms;   /* 0 = 200 */
-    int block_when_full; /* 1: a full ring is drained by its producer instead of dropping
-                            (offline tools; never in the collector) */
+    size_t buffer_bytes;  /* all staging rings together; 0 = 64 MiB */
+    size_t ring_bytes;    /* one thread's ring, power of two; 0 = 1 MiB */
+    size_t chunk_bytes;   /* uncompressed bytes per data chunk; 0 = 256 KiB */
+    int zstd_level;       /* 0 = -1, a zstd fast level: measured best for lane-delta records
+                             (docs/PERFORMANCE.md); any zstd level, negative included */
+    int background;       /* 1: a writer thread drains every flush_ms and when rings fill */
+    unsigned flush_ms;    /* 0 = 200 */
+    int block_when_full;  /* 1: a full ring is drained by its producer instead of dropping
+                             (offline tools; never in the collector) */
     const char *producer; /* stored in the file header, e.g. "trainprof-collector 0.1.0" */
+    int no_filter;        /* 1: store records without the lane-delta filter (comparisons) */
 } tp_writer_opts;
 
 /* Fills `o` with the defaults above. */

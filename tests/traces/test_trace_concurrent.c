@@ -1,0 +1,312 @@
+/* Concurrent producers: 4 threads x 200k records through their own stages while the
+ * background drain runs. With rings big enough nothing is lost and each thread's records
+ * come back in order; with small rings (and one thread denied a ring by the budget) what
+ * is read plus what DROPPED records count equals what was attempted, exactly.
+ * Run under -DTP_SANITIZE=thread too. */
+#include <pthread.h>
+#include <time.h>
+
+#include "tp_reader.h"
+#include "tp_test.h"
+#include "tp_writer.h"
+#include "trace_testutil.h"
+
+#define NTHREADS 4
+#define PER_THREAD 200000
+
+typedef struct {
+    tp_writer *w;
+    uint32_t tid;
+    uint64_t written, dropped_stage, dropped_nobuf;
+    uint64_t slow_written; /* through tp_writer_write */
+} producer;
+
+/* All producers hold their stage before any starts, so the budget is contended. */
+static pthread_barrier_t start_line;
+
+static void *produce(void *arg) {
+    producer *p = arg;
+    tp_stage *s = NULL;
+    if (tp_writer_stage_open(p->w, p->tid, &s) != TP_OK)
+        s = NULL;
+    pthread_barrier_wait(&start_line);
+    tp_rec_api a;
+    memset(&a, 0, sizeof a);
+    TP_REC_INIT(&a, TP_REC_API);
+    a.tid = p->tid;
+    for (uint32_t i = 0; i < PER_THREAD; i++) {
+        a.ts = 1000000u + (uint64_t)i * 50u;
+        a.end = a.ts + 20;
+        a.correlation = i;
+        a.cbid = 211;
+        if (!s) {
+            tp_writer_count_drop(p->w, TP_REC_API, TP_DROP_NO_BUFFER, 1);
+            p->dropped_nobuf++;
+        } else if (tp_stage_write(s, &a)) {
+            p->written++;
+        }
+        if (i % 8192 == 8191) /* let the drain in now and then, so rings both fill and empty */
+            nanosleep(&(struct timespec){0, 200000}, NULL);
+    }
+    if (s) {
+        p->dropped_stage = tp_stage_dropped(s);
+        tp_stage_close(s);
+    }
+    return NULL;
+}
+
+/* Runs NTHREADS producers against a fresh writer with these options. */
+static void run_producers(const char *path, const tp_writer_opts *o, producer *ps) {
+    tp_writer *w;
+    CHECK_OK(tp_writer_open(path, o, &w));
+    pthread_t th[NTHREADS];
+    pthread_barrier_init(&start_line, NULL, NTHREADS);
+    for (int i = 0; i < NTHREADS; i++) {
+        ps[i] = (producer){.w = w, .tid = (uint32_t)(100 + i)};
+        pthread_create(&th[i], NULL, produce, &ps[i]);
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&start_line);
+    CHECK_OK(tp_writer_close(w));
+}
+
+typedef struct {
+    uint64_t per_thread[NTHREADS];
+    uint64_t dropped_ring, dropped_nobuf;
+    int in_order;
+} readback;
+
+static void read_back(const char *path, readback *rb) {
+    memset(rb, 0, sizeof *rb);
+    rb->in_order = 1;
+    tp_reader *r;
+    CHECK_OK(tp_reader_open(path, &r));
+    CHECK_EQ_U(tp_reader_integrity(r)->chunks_bad, 0);
+    tp_cursor *c;
+    CHECK_OK(tp_cursor_open(r, NULL, &c));
+    int64_t last[NTHREADS] = {-1, -1, -1, -1};
+    for (const tp_rec_hdr *h; (h = tp_cursor_next(c));) {
+        if (h->type == TP_REC_DROPPED) {
+            const tp_rec_dropped *d = (const tp_rec_dropped *)h;
+            CHECK_EQ_U(d->what, TP_REC_API);
+            *(d->reason == TP_DROP_NO_BUFFER ? &rb->dropped_nobuf : &rb->dropped_ring) += d->count;
+            continue;
+        }
+        const tp_rec_api *a = (const tp_rec_api *)h;
+        CHECK(h->type == TP_REC_API && a->tid >= 100 && a->tid < 100 + NTHREADS);
+        uint32_t t = a->tid - 100;
+        if ((int64_t)a->correlation <= last[t] || a->ts != 1000000u + a->correlation * 50u)
+            rb->in_order = 0;
+        last[t] = a->correlation;
+        rb->per_thread[t]++;
+    }
+    tp_cursor_close(c);
+    tp_reader_close(r);
+}
+
+static void test_lossless(void) {
+    char path[256];
+    tt_temp_path(path, sizeof path, "conc1");
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.ring_bytes = 16u << 20; /* holds a whole thread's records */
+    o.buffer_bytes = NTHREADS * o.ring_bytes;
+    o.background = 1;
+    o.flush_ms = 2;
+    producer ps[NTHREADS];
+    run_producers(path, &o, ps);
+    readback rb;
+    read_back(path, &rb);
+    for (int i = 0; i < NTHREADS; i++) {
+        CHECK_EQ_U(ps[i].written, PER_THREAD);
+        CHECK_EQ_U(rb.per_thread[i], PER_THREAD);
+    }
+    CHECK(rb.in_order);
+    CHECK_EQ_U(rb.dropped_ring + rb.dropped_nobuf, 0);
+    unlink(path);
+}
+
+/* Tiny rings but block_when_full: producers drain themselves instead of dropping. */
+static void test_blocking(void) {
+    char path[256];
+    tt_temp_path(path, sizeof path, "conc2");
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.ring_bytes = 4096;
+    o.block_when_full = 1;
+    o.background = 1;
+    o.flush_ms = 1;
+    producer ps[NTHREADS];
+    run_producers(path, &o, ps);
+    readback rb;
+    read_back(path, &rb);
+    for (int i = 0; i < NTHREADS; i++)
+        CHECK_EQ_U(rb.per_thread[i], PER_THREAD);
+    CHECK(rb.in_order);
+    CHECK_EQ_U(rb.dropped_ring + rb.dropped_nobuf, 0);
+    unlink(path);
+}
+
+/* Small rings, and a budget of three rings for four threads: drops, counted exactly. */
+static void test_counted_drops(void) {
+    char path[256];
+    tt_temp_path(path, sizeof path, "conc3");
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.ring_bytes = 64u << 10;
+    o.buffer_bytes = 3 * o.ring_bytes;
+    o.background = 1;
+    o.flush_ms = 1;
+    producer ps[NTHREADS];
+    run_producers(path, &o, ps);
+    readback rb;
+    read_back(path, &rb);
+    uint64_t read = 0, written = 0, stage_drops = 0, nobuf = 0;
+    for (int i = 0; i < NTHREADS; i++) {
+        read += rb.per_thread[i];
+        written += ps[i].written;
+        stage_drops += ps[i].dropped_stage;
+        nobuf += ps[i].dropped_nobuf;
+        CHECK_EQ_U(rb.per_thread[i], ps[i].written);
+    }
+    CHECK(rb.in_order);
+    CHECK_EQ_U(read, written);
+    CHECK_EQ_U(nobuf, PER_THREAD); /* exactly one thread found the budget spent */
+    CHECK_EQ_U(rb.dropped_nobuf, nobuf);
+    CHECK_EQ_U(rb.dropped_ring, stage_drops);
+    CHECK_EQ_U(read + rb.dropped_ring + rb.dropped_nobuf, (uint64_t)NTHREADS * PER_THREAD);
+    printf("  read %" PRIu64 ", dropped by full rings %" PRIu64 ", without a ring %" PRIu64 "\n",
+           read, rb.dropped_ring, rb.dropped_nobuf);
+    unlink(path);
+}
+
+/* ---- everything at once: interning, stages, the locked slow path, flushes ---- */
+
+#define MIXED_PER_THREAD 40000
+
+static void *produce_mixed(void *arg) {
+    producer *p = arg;
+    tp_stage *s;
+    if (tp_writer_stage_open(p->w, p->tid, &s) != TP_OK)
+        return NULL;
+    uint32_t sid = 0, stack = 0;
+    for (uint32_t i = 0; i < MIXED_PER_THREAD; i++) {
+        if (i % 100 == 0) { /* a new name, and a shared one every thread interns too */
+            char name[64];
+            int n = snprintf(name, sizeof name, "t%u-name-%u", p->tid, i / 100);
+            tp_writer_intern_string(p->w, name, (size_t)n, &sid);
+            n = snprintf(name, sizeof name, "shared-%u", i / 100 % 10);
+            uint32_t shared;
+            tp_writer_intern_string(p->w, name, (size_t)n, &shared);
+            uint64_t frames[2] = {TP_FRAME_MAKE(1, p->tid), TP_FRAME_MAKE(2, i / 1000)};
+            tp_writer_intern_stack(p->w, frames, 2, &stack);
+        }
+        tp_rec_api a = {0};
+        TP_REC_INIT(&a, TP_REC_API);
+        a.ts = 1000u + i;
+        a.end = a.ts + 1;
+        a.tid = p->tid;
+        a.correlation = i;
+        a.name_sid = sid;
+        a.stack_id = stack;
+        p->written += (uint64_t)tp_stage_write(s, &a);
+        if (i % 1000 == 0) {
+            tp_rec_counter c = {0};
+            TP_REC_INIT(&c, TP_REC_COUNTER);
+            c.ts = a.ts;
+            c.tid = p->tid;
+            c.value = i;
+            p->slow_written += tp_writer_write(p->w, &c) == TP_OK;
+        }
+    }
+    tp_stage_close(s);
+    return NULL;
+}
+
+/* Every API record names its thread's current string and stack; returns records checked,
+ * or -1 at the first that does not resolve to what its thread interned. */
+static long check_names(tp_reader *r, uint64_t *counters) {
+    tp_cursor *c;
+    if (tp_cursor_open(r, NULL, &c) != TP_OK)
+        return -1;
+    long n = 0;
+    for (const tp_rec_hdr *h; (h = tp_cursor_next(c));) {
+        if (h->type == TP_REC_COUNTER) {
+            (*counters)++;
+            continue;
+        }
+        const tp_rec_api *a = (const tp_rec_api *)h;
+        char want[64];
+        snprintf(want, sizeof want, "t%u-name-%u", a->tid, a->correlation / 100);
+        const char *got = tp_reader_string(r, a->name_sid);
+        uint32_t nf;
+        const uint64_t *f = tp_reader_stack(r, a->stack_id, &nf);
+        if (!got || strcmp(got, want) || !f || nf != 2 || f[0] != TP_FRAME_MAKE(1, a->tid) ||
+            f[1] != TP_FRAME_MAKE(2, a->correlation / 1000)) {
+            n = -1;
+            break;
+        }
+        n++;
+    }
+    tp_cursor_close(c);
+    return n;
+}
+
+static void test_mixed(void) {
+    char path[256];
+    tt_temp_path(path, sizeof path, "mixed");
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.ring_bytes = 64u << 10;
+    o.chunk_bytes = 16u << 10;
+    o.block_when_full = 1;
+    o.background = 1;
+    o.flush_ms = 1;
+    tp_writer *w;
+    CHECK_OK(tp_writer_open(path, &o, &w));
+    producer ps[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        ps[i] = (producer){.w = w, .tid = (uint32_t)(100 + i)};
+        pthread_create(&th[i], NULL, produce_mixed, &ps[i]);
+    }
+    for (int k = 0; k < 50; k++) /* flushes from yet another thread, while they write */
+        CHECK_OK(tp_writer_flush(w));
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    CHECK_OK(tp_writer_close(w));
+    tp_reader *r;
+    CHECK_OK(tp_reader_open(path, &r));
+    uint64_t counters = 0, want_counters = 0;
+    CHECK_EQ_I(check_names(r, &counters), NTHREADS * MIXED_PER_THREAD);
+    for (int i = 0; i < NTHREADS; i++)
+        want_counters += ps[i].slow_written;
+    CHECK_EQ_U(counters, want_counters);
+    CHECK_EQ_U(want_counters, NTHREADS * MIXED_PER_THREAD / 1000);
+    /* Same number of shared names however many threads interned them. */
+    CHECK_EQ_U(tp_reader_info(r)->records[TP_REC_STRING], NTHREADS * MIXED_PER_THREAD / 100 + 10);
+    tp_reader_close(r);
+    /* Cut anywhere, what is left still resolves every id (metadata precedes data). */
+    size_t size;
+    uint8_t *file = tt_read_file(path, &size);
+    for (int k = 1; file && k < 40; k++) {
+        size_t len = size * (size_t)k / 40;
+        if (tp_reader_open_mem(file, len, &r) != TP_OK)
+            continue;
+        uint64_t cnt = 0;
+        long n = check_names(r, &cnt);
+        CHECK(n >= 0);
+        tp_reader_close(r);
+    }
+    free(file);
+    unlink(path);
+}
+
+int main(void) {
+    TP_RUN(test_lossless);
+    TP_RUN(test_blocking);
+    TP_RUN(test_counted_drops);
+    TP_RUN(test_mixed);
+    return tp_test_summary();
+}

@@ -1,0 +1,764 @@
+/* tp_reader: opening, verifying and iterating .tprof files.
+ *
+ * Open walks every chunk from the end of the file header: each header's CRC, bounds and
+ * payload CRC are checked, so a chunk is either used whole or skipped whole. After a bad
+ * header the walk resynchronises on the next 8-aligned 'TPCH' whose header CRC holds.
+ * The footer index is trusted only when its own chunk checks out and it lists exactly the
+ * chunks the walk found; then per-type totals come from it, else from a scan of the data.
+ * Metadata is decoded at open into sorted arrays searched by id (ids come from the file and
+ * may be anything, so nothing is ever indexed by one). Data chunks are decoded per cursor. */
+#include "tp_reader.h"
+
+#include "tp_chunk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* What decoding a chunk needs (one per reader and per cursor, so cursors are independent). */
+typedef struct {
+    ZSTD_DCtx *dctx;
+} decoder;
+
+typedef struct {
+    uint64_t off;
+    tp_chunk_header h;
+    int visited; /* a cursor decoded it once: damage and unknown records are counted */
+} chunk_ref;
+
+/* One id -> value mapping from the file; sorted by (id, seq) so the latest wins. */
+typedef struct {
+    uint32_t id;
+    uint32_t n; /* frames of a stack; name sid of a thread */
+    uint64_t seq;
+    const void *p;
+} id_entry;
+
+typedef struct {
+    id_entry *v;
+    size_t n, cap;
+} id_table;
+
+typedef struct {
+    const tp_rec_hdr **v;
+    size_t n, cap;
+} rec_list;
+
+struct tp_reader {
+    const uint8_t *data;
+    size_t size;
+    int mapped;
+    tp_file_header fh;
+    tp_integrity integ;
+    tp_trace_info info;
+    int info_ready;
+    chunk_ref *chunks; /* good DATA chunks in file order */
+    size_t nchunks, chunks_cap;
+    uint64_t meta_records[TP_REC_TYPE_LIMIT];
+    uint64_t last_good_seq;
+    int have_good;
+    uint64_t span_min, span_max; /* over good chunks' timed records */
+    /* footer */
+    uint64_t index_off, index_bytes;
+    const uint8_t *index_payload; /* decoded INDEX payload (owned) */
+    uint32_t index_entries;
+    size_t good_listed; /* good DATA+META chunks, in order, for the index cross-check */
+    int index_matches;
+    /* metadata */
+    void **owned;
+    size_t nowned, owned_cap;
+    id_table strings, stacks, modules, threads;
+    rec_list meta[TP_REC_TYPE_LIMIT];
+    uint64_t meta_seq;
+    decoder dec;
+};
+
+struct tp_cursor {
+    tp_reader *r;
+    tp_query q;
+    size_t next_chunk;
+    uint8_t *buf;
+    size_t cap, len, off;
+    int first_visit; /* count unknown records in this chunk (first decode by any cursor) */
+    uint64_t known;  /* TP_REC_BIT of the types this reader knows */
+    uint64_t want;   /* known types the query asks for */
+    int timed;       /* the query has a time window */
+    decoder dec;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap)
+        return 1;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+static int own(tp_reader *r, void *p) {
+    if (!p || !grow((void **)&r->owned, &r->owned_cap, r->nowned + 1, sizeof(void *))) {
+        free(p);
+        return 0;
+    }
+    r->owned[r->nowned++] = p;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ chunk decoding */
+
+static void decoder_free(decoder *d) {
+    ZSTD_freeDCtx(d->dctx);
+}
+
+/* Decompresses chunk `c` into *dst (grown). Returns 0 unless it yields exactly raw_bytes. */
+static int decompress(decoder *d, const uint8_t *data, const chunk_ref *c, uint8_t **dst,
+                      size_t *cap) {
+    const tp_chunk_header *h = &c->h;
+    const uint8_t *payload = data + c->off + sizeof *h;
+    size_t raw = h->raw_bytes;
+    if (!grow((void **)dst, cap, raw ? raw : 8, 1))
+        return 0;
+    if (h->codec == TP_CODEC_NONE) {
+        if (h->payload_bytes != raw)
+            return 0;
+        memcpy(*dst, payload, raw);
+        return 1;
+    }
+    if (h->codec != TP_CODEC_ZSTD || ZSTD_getFrameContentSize(payload, h->payload_bytes) != raw)
+        return 0;
+    size_t n = ZSTD_decompressDCtx(d->dctx, *dst, raw, payload, h->payload_bytes);
+    return !ZSTD_isError(n) && n == raw;
+}
+
+/* Decodes chunk `c` into *buf. Returns the bytes of well-formed records, or -1 when the
+ * chunk cannot be decoded at all. *whole is 1 when every byte decoded into records. (Undoing
+ * the filter here, in one pass, measured faster than undoing it record by record as a cursor
+ * returns them.) */
+static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, uint8_t **buf,
+                         size_t *cap, int *whole) {
+    const tp_chunk_header *h = &c->h;
+    size_t raw = h->raw_bytes, ok;
+    *whole = 0;
+    if (raw > TP_CHUNK_RAW_MAX || !decompress(d, data, c, buf, cap))
+        return -1;
+    if (h->filter == TP_FILTER_LANE_DELTA)
+        ok = tp_filter_decode(*buf, raw);
+    else if (h->filter == TP_FILTER_NONE)
+        ok = tp_filter_decode_none(*buf, raw);
+    else
+        return -1;
+    *whole = ok == raw;
+    return (long)ok;
+}
+
+/* ------------------------------------------------------------------ metadata */
+
+static int id_add(id_table *t, uint32_t id, uint32_t n, uint64_t seq, const void *p) {
+    if (!grow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))
+        return 0;
+    t->v[t->n++] = (id_entry){id, n, seq, p};
+    return 1;
+}
+
+static int id_cmp(const void *a, const void *b) {
+    const id_entry *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The latest entry with `id`, or NULL. */
+static const id_entry *id_find(const id_table *t, uint32_t id) {
+    size_t lo = 0, hi = t->n; /* first entry with id > `id` */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].id <= id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && t->v[lo - 1].id == id ? &t->v[lo - 1] : NULL;
+}
+
+/* A record at least as long as this reader's struct: the record itself, or a zero-padded
+ * copy when an older writer wrote a shorter one. */
+static const tp_rec_hdr *full_record(tp_reader *r, const tp_rec_hdr *h) {
+    uint32_t need = tp_record_info(h->type)->min_size;
+    if (h->size >= need)
+        return h;
+    void *copy = calloc(1, need);
+    if (!own(r, copy))
+        return NULL;
+    tp_record_get(h, copy, need);
+    return copy;
+}
+
+static int load_string(tp_reader *r, tp_rec_hdr *h) {
+    tp_rec_string *s = (tp_rec_string *)h;
+    if (h->size <= sizeof *s || s->len > h->size - sizeof *s - 1 || s->id == 0)
+        return 1; /* malformed: ignored, the id stays unresolved */
+    s->text[s->len] = '\0';
+    return id_add(&r->strings, s->id, s->len, r->meta_seq, s->text);
+}
+
+static int load_stack(tp_reader *r, tp_rec_hdr *h) {
+    tp_rec_stack *s = (tp_rec_stack *)h;
+    if (h->size < sizeof *s || s->nframes > (h->size - sizeof *s) / 8 || s->id == 0)
+        return 1;
+    return id_add(&r->stacks, s->id, s->nframes, r->meta_seq, s->frames);
+}
+
+/* Files one metadata record (its bytes stay owned by the reader). */
+static int load_meta_record(tp_reader *r, tp_rec_hdr *h) {
+    r->meta_seq++;
+    if (h->type >= TP_REC_TYPE_LIMIT || !tp_record_name(h->type)) {
+        r->integ.unknown_records++;
+        return 1;
+    }
+    r->meta_records[h->type]++;
+    if (h->type == TP_REC_STRING)
+        return load_string(r, h);
+    if (h->type == TP_REC_STACK)
+        return load_stack(r, h);
+    const tp_rec_hdr *f = full_record(r, h);
+    rec_list *l = &r->meta[h->type];
+    if (!f || !grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+        return 0;
+    l->v[l->n++] = f;
+    if (h->type == TP_REC_MODULE)
+        return id_add(&r->modules, ((const tp_rec_module *)f)->id, 0, r->meta_seq, f);
+    if (h->type == TP_REC_THREAD) {
+        const tp_rec_thread *t = (const tp_rec_thread *)f;
+        return id_add(&r->threads, t->tid, t->name_sid, r->meta_seq, f);
+    }
+    return 1;
+}
+
+/* Decodes a META chunk and files its records. Returns 0 on out-of-memory, else 1, with
+ * *bad set when the chunk did not decode whole. */
+static int load_meta_chunk(tp_reader *r, const chunk_ref *c, int *bad) {
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int whole;
+    long n = chunk_decode(&r->dec, r->data, c, &buf, &cap, &whole);
+    *bad = !whole;
+    if (n < 0) {
+        free(buf);
+        return 1;
+    }
+    if (!own(r, buf))
+        return 0;
+    for (long off = 0; off < n; off += ((tp_rec_hdr *)(buf + off))->size)
+        if (!load_meta_record(r, (tp_rec_hdr *)(buf + off)))
+            return 0;
+    return 1;
+}
+
+static void meta_sort(tp_reader *r) {
+    id_table *t[] = {&r->strings, &r->stacks, &r->modules, &r->threads};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i]->n)
+            qsort(t[i]->v, t[i]->n, sizeof *t[i]->v, id_cmp);
+}
+
+/* ------------------------------------------------------------------ footer index */
+
+/* Reads the trailer and INDEX chunk; sets index_ok when both check out. */
+static void read_index(tp_reader *r, uint64_t body) {
+    if (r->size < body + sizeof(tp_trailer) + sizeof(tp_chunk_header))
+        return;
+    tp_trailer tr;
+    memcpy(&tr, r->data + r->size - sizeof tr, sizeof tr);
+    uint64_t end = r->size - sizeof tr;
+    if (tr.magic != TP_TRAILER_MAGIC || tr.index_offset < body || tr.index_offset > end ||
+        tr.index_bytes != end - tr.index_offset || tr.index_bytes < sizeof(tp_chunk_header))
+        return;
+    chunk_ref c = {tr.index_offset, {0}, 0};
+    memcpy(&c.h, r->data + c.off, sizeof c.h);
+    if (!tp_chunk_header_ok(&c.h) || c.h.kind != TP_CHUNK_INDEX ||
+        tp_chunk_span(&c.h) != tr.index_bytes ||
+        !TP_CRC_EQ(tp_chunk_crc(r->data + c.off + sizeof c.h, c.h.payload_bytes), c.h.payload_crc))
+        return;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int whole;
+    long n = chunk_decode(&r->dec, r->data, &c, &buf, &cap, &whole);
+    (void)whole; /* the index payload is not records: only its length matters */
+    tp_index_head ih;
+    if (!own(r, buf) || n < 0 || c.h.raw_bytes < sizeof ih)
+        return;
+    memcpy(&ih, buf, sizeof ih);
+    uint64_t need = sizeof ih + (uint64_t)ih.entry_count * ih.entry_size + 16u * TP_REC_TYPE_LIMIT;
+    if (ih.entry_size < sizeof(tp_index_entry) || need != c.h.raw_bytes)
+        return;
+    r->index_payload = buf;
+    r->index_entries = ih.entry_count;
+    r->index_off = tr.index_offset;
+    r->index_bytes = tr.index_bytes;
+    r->integ.index_ok = 1;
+}
+
+static tp_index_entry index_entry(const tp_reader *r, size_t i) {
+    tp_index_head ih;
+    memcpy(&ih, r->index_payload, sizeof ih);
+    tp_index_entry e;
+    memcpy(&e, r->index_payload + sizeof ih + i * ih.entry_size, sizeof e);
+    return e;
+}
+
+/* Index totals: u64 records[64] then u64 dropped[64] after the entries. */
+static uint64_t index_total(const tp_reader *r, int dropped, size_t type) {
+    tp_index_head ih;
+    memcpy(&ih, r->index_payload, sizeof ih);
+    size_t at = sizeof ih + (size_t)ih.entry_count * ih.entry_size;
+    uint64_t v;
+    memcpy(&v, r->index_payload + at + (dropped ? 8u * TP_REC_TYPE_LIMIT : 0) + type * 8, 8);
+    return v;
+}
+
+/* ------------------------------------------------------------------ the walk */
+
+/* Offset of the next 8-aligned chunk header with a valid CRC in [from, end), else end. */
+static uint64_t resync(const tp_reader *r, uint64_t from, uint64_t end) {
+    from = TP_REC_ALIGN(from);
+    for (uint64_t p = from; p + sizeof(tp_chunk_header) <= end; p += 8) {
+        uint32_t m;
+        memcpy(&m, r->data + p, 4);
+        if (m != TP_CHUNK_MAGIC)
+            continue;
+        tp_chunk_header h;
+        memcpy(&h, r->data + p, sizeof h);
+        if (tp_chunk_header_ok(&h))
+            return p;
+    }
+    return end;
+}
+
+/* Cross-checks one good chunk against the next index entry. */
+static void index_check(tp_reader *r, const chunk_ref *c) {
+    if (!r->integ.index_ok || c->h.kind == TP_CHUNK_INDEX)
+        return;
+    if (r->good_listed < r->index_entries) {
+        tp_index_entry e = index_entry(r, r->good_listed);
+        if (e.offset != c->off || e.record_count != c->h.record_count || e.kind != c->h.kind)
+            r->index_matches = 0;
+    } else {
+        r->index_matches = 0;
+    }
+    r->good_listed++;
+}
+
+/* Uses one verified chunk. Returns 0 on out-of-memory. */
+static int take_chunk(tp_reader *r, const chunk_ref *c) {
+    int bad = 0;
+    if (c->h.kind == TP_CHUNK_DATA) {
+        if (!grow((void **)&r->chunks, &r->chunks_cap, r->nchunks + 1, sizeof *r->chunks))
+            return 0;
+        r->chunks[r->nchunks++] = *c;
+    } else if (c->h.kind == TP_CHUNK_META) {
+        if (!load_meta_chunk(r, c, &bad))
+            return 0;
+    }
+    if (bad) {
+        r->integ.chunks_bad++;
+        r->integ.bytes_lost += tp_chunk_span(&c->h);
+        return 1;
+    }
+    r->integ.chunks_ok++;
+    if (c->h.kind != TP_CHUNK_INDEX && c->h.t_min <= c->h.t_max) {
+        r->span_min = c->h.t_min < r->span_min ? c->h.t_min : r->span_min;
+        r->span_max = c->h.t_max > r->span_max ? c->h.t_max : r->span_max;
+    }
+    r->last_good_seq = c->h.seq;
+    r->have_good = 1;
+    index_check(r, c);
+    return 1;
+}
+
+static int chunk_plausible(const chunk_ref *c) {
+    const tp_chunk_header *h = &c->h;
+    return h->kind >= TP_CHUNK_DATA && h->kind <= TP_CHUNK_INDEX && h->codec <= TP_CODEC_ZSTD &&
+           h->filter <= TP_FILTER_LANE_DELTA && h->raw_bytes <= TP_CHUNK_RAW_MAX;
+}
+
+static int trailer_magic_at(const tp_reader *r, uint64_t pos) {
+    tp_trailer tr;
+    memcpy(&tr, r->data + pos, sizeof tr);
+    return tr.magic == TP_TRAILER_MAGIC;
+}
+
+/* Walks all chunks between the file header and `end`. Returns 0 on out-of-memory. */
+static int walk(tp_reader *r, uint64_t pos, uint64_t end) {
+    while (pos < end) {
+        if (end - pos == sizeof(tp_trailer) && end == r->size && trailer_magic_at(r, pos))
+            break; /* the index was damaged but the file ends as a finished one does */
+        if (end - pos < sizeof(tp_chunk_header)) {
+            r->integ.truncated = 1;
+            r->integ.bytes_lost += end - pos;
+            break;
+        }
+        chunk_ref c = {pos, {0}, 0};
+        memcpy(&c.h, r->data + pos, sizeof c.h);
+        if (!tp_chunk_header_ok(&c.h)) {
+            uint64_t next = resync(r, pos + 8, end);
+            r->integ.chunks_bad++;
+            r->integ.bytes_lost += next - pos;
+            pos = next;
+            continue;
+        }
+        uint64_t span = tp_chunk_span(&c.h);
+        if (span > end - pos) {
+            r->integ.truncated = 1;
+            r->integ.bytes_lost += end - pos;
+            break;
+        }
+        if (!chunk_plausible(&c) ||
+            !TP_CRC_EQ(tp_chunk_crc(r->data + pos + sizeof c.h, c.h.payload_bytes),
+                       c.h.payload_crc)) {
+            r->integ.chunks_bad++;
+            r->integ.bytes_lost += span;
+        } else if (!take_chunk(r, &c)) {
+            return 0;
+        }
+        pos += span;
+    }
+    return 1;
+}
+
+static void set_message(tp_reader *r) {
+    tp_integrity *g = &r->integ;
+    char *m = g->message;
+    size_t n = sizeof g->message;
+    int k = 0;
+    if (g->truncated) {
+        char after[40] = "at the first chunk";
+        if (r->have_good)
+            snprintf(after, sizeof after, "after chunk %" PRIu64, r->last_good_seq);
+        k = snprintf(m, n, "file cut off: %" PRIu64 " of %" PRIu64 " bytes lost %s", g->bytes_lost,
+                     g->file_bytes, after);
+    } else if (g->chunks_bad) {
+        k = snprintf(m, n,
+                     "%" PRIu64 " damaged chunk(s) skipped: %" PRIu64 " of %" PRIu64 " bytes lost",
+                     g->chunks_bad, g->bytes_lost, g->file_bytes);
+    } else if (!g->index_ok) {
+        k = snprintf(m, n, "no index (the writer did not finish); the file was read by scanning");
+    }
+    if (g->truncated && g->chunks_bad && k > 0 && (size_t)k < n)
+        snprintf(m + k, n - (size_t)k, "; %" PRIu64 " damaged chunk(s) skipped", g->chunks_bad);
+}
+
+/* ------------------------------------------------------------------ open / close */
+
+static tp_status check_header(tp_reader *r) {
+    if (r->size == 0)
+        return TP_ERR_EMPTY;
+    if (r->size < TP_FILE_HEADER_SIZE) {
+        size_t n = r->size < 8 ? r->size : 8;
+        return memcmp(r->data, TP_FILE_MAGIC, n) == 0 ? TP_ERR_TRUNCATED : TP_ERR_FORMAT;
+    }
+    memcpy(&r->fh, r->data, sizeof r->fh);
+    const tp_file_header *fh = &r->fh;
+    if (memcmp(fh->magic, TP_FILE_MAGIC, 8) != 0 || fh->bom != TP_FILE_BOM)
+        return TP_ERR_FORMAT;
+    if (fh->version_major != TP_FILE_VERSION_MAJOR)
+        return TP_ERR_VERSION;
+    if (fh->header_size < TP_FILE_HEADER_SIZE || fh->header_size % 8 || fh->header_size > r->size)
+        return TP_ERR_FORMAT;
+    uint32_t crc =
+        tp_chunk_crc_skip(r->data, fh->header_size, offsetof(tp_file_header, header_crc));
+    return TP_CRC_EQ(crc, fh->header_crc) ? TP_OK : TP_ERR_CORRUPT;
+}
+
+static tp_status reader_init(tp_reader *r) {
+    r->integ.file_bytes = r->size;
+    r->span_min = UINT64_MAX;
+    tp_status s = check_header(r);
+    if (s != TP_OK)
+        return s;
+    r->dec.dctx = ZSTD_createDCtx();
+    if (!r->dec.dctx)
+        return TP_ERR_NOMEM;
+    uint64_t body = r->fh.header_size;
+    read_index(r, body);
+    r->index_matches = r->integ.index_ok;
+    if (!walk(r, body, r->integ.index_ok ? r->index_off + r->index_bytes : r->size))
+        return TP_ERR_NOMEM;
+    if (r->good_listed != r->index_entries)
+        r->index_matches = 0;
+    meta_sort(r);
+    set_message(r);
+    return TP_OK;
+}
+
+static tp_status open_common(tp_reader *r, tp_reader **out) {
+    tp_status s = reader_init(r);
+    if (s != TP_OK) {
+        tp_reader_close(r);
+        return s;
+    }
+    *out = r;
+    return TP_OK;
+}
+
+tp_status tp_reader_open_mem(const void *data, size_t size, tp_reader **out) {
+    *out = NULL;
+    tp_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return TP_ERR_NOMEM;
+    r->data = data;
+    r->size = size;
+    return open_common(r, out);
+}
+
+tp_status tp_reader_open(const char *path, tp_reader **out) {
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return TP_ERR_OPEN;
+    struct stat st;
+    int fst = fstat(fd, &st);
+    if (fst != 0 || !S_ISREG(st.st_mode)) {
+        int e = fst != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        close(fd);
+        errno = e;
+        return TP_ERR_OPEN;
+    }
+    tp_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        close(fd);
+        return TP_ERR_NOMEM;
+    }
+    r->size = (size_t)st.st_size;
+    if (r->size > 0) {
+        void *p = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            close(fd);
+            free(r);
+            return TP_ERR_IO;
+        }
+        r->data = p;
+        r->mapped = 1;
+    }
+    close(fd);
+    return open_common(r, out);
+}
+
+void tp_reader_close(tp_reader *r) {
+    if (!r)
+        return;
+    if (r->mapped)
+        munmap((void *)r->data, r->size);
+    for (size_t i = 0; i < r->nowned; i++)
+        free(r->owned[i]);
+    free(r->owned);
+    free(r->chunks);
+    free(r->strings.v);
+    free(r->stacks.v);
+    free(r->modules.v);
+    free(r->threads.v);
+    for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        free(r->meta[t].v);
+    decoder_free(&r->dec);
+    free(r);
+}
+
+const tp_integrity *tp_reader_integrity(const tp_reader *r) {
+    return &r->integ;
+}
+
+/* ------------------------------------------------------------------ info */
+
+/* Per-type counts by decoding every good data chunk (no usable index). */
+static void info_scan(tp_reader *r, tp_trace_info *in) {
+    memcpy(in->records, r->meta_records, sizeof in->records);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < r->nchunks; i++) {
+        int whole;
+        long n = chunk_decode(&r->dec, r->data, &r->chunks[i], &buf, &cap, &whole);
+        for (long off = 0; off < n; off += ((tp_rec_hdr *)(buf + off))->size) {
+            const tp_rec_hdr *h = (const tp_rec_hdr *)(buf + off);
+            if (h->type < TP_REC_TYPE_LIMIT)
+                in->records[h->type]++;
+            if (h->type == TP_REC_DROPPED && h->size >= sizeof(tp_rec_dropped))
+                in->dropped_total += ((const tp_rec_dropped *)h)->count;
+        }
+    }
+    free(buf);
+}
+
+static void info_from_index(tp_reader *r, tp_trace_info *in) {
+    for (size_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        in->records[t] = index_total(r, 0, t);
+        in->dropped_total += index_total(r, 1, t);
+    }
+}
+
+/* Time span from the good chunks' headers (metadata chunks hold CLOCK_SYNC records). */
+static void info_span(tp_reader *r, tp_trace_info *in) {
+    int any = r->span_min <= r->span_max;
+    in->t_min = any ? r->span_min : 0;
+    in->t_max = any ? r->span_max : 0;
+}
+
+const tp_trace_info *tp_reader_info(tp_reader *r) {
+    if (r->info_ready)
+        return &r->info;
+    tp_trace_info *in = &r->info;
+    memset(in, 0, sizeof *in);
+    in->version_major = r->fh.version_major;
+    in->version_minor = r->fh.version_minor;
+    memcpy(in->producer, r->fh.producer, sizeof r->fh.producer);
+    in->created_realtime_ns = r->fh.created_realtime_ns;
+    if (r->index_matches)
+        info_from_index(r, in);
+    else
+        info_scan(r, in);
+    for (size_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        in->records_total += in->records[t];
+    info_span(r, in);
+    r->info_ready = 1;
+    return in;
+}
+
+/* ------------------------------------------------------------------ metadata lookups */
+
+const char *tp_reader_string(const tp_reader *r, uint32_t sid) {
+    const id_entry *e = sid ? id_find(&r->strings, sid) : NULL;
+    return e ? e->p : NULL;
+}
+
+const uint64_t *tp_reader_stack(const tp_reader *r, uint32_t id, uint32_t *n) {
+    const id_entry *e = id ? id_find(&r->stacks, id) : NULL;
+    *n = e ? e->n : 0;
+    return e ? e->p : NULL;
+}
+
+const tp_rec_module *tp_reader_module(const tp_reader *r, uint32_t id) {
+    const id_entry *e = id_find(&r->modules, id);
+    return e ? e->p : NULL;
+}
+
+const char *tp_reader_thread_name(const tp_reader *r, uint32_t tid) {
+    const id_entry *e = id_find(&r->threads, tid);
+    return e ? tp_reader_string(r, e->n) : NULL;
+}
+
+size_t tp_reader_meta(const tp_reader *r, uint16_t type, const tp_rec_hdr *const **recs) {
+    if (type >= TP_REC_TYPE_LIMIT) {
+        *recs = NULL;
+        return 0;
+    }
+    *recs = r->meta[type].v;
+    return r->meta[type].n;
+}
+
+/* ------------------------------------------------------------------ cursors */
+
+static int timed_query(const tp_query *q) {
+    return q->t_begin || q->t_end;
+}
+
+tp_status tp_cursor_open(tp_reader *r, const tp_query *q, tp_cursor **out) {
+    *out = NULL;
+    tp_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return TP_ERR_NOMEM;
+    c->r = r;
+    if (q)
+        c->q = *q;
+    if (!c->q.type_mask)
+        c->q.type_mask = ~0ull;
+    for (uint16_t t = 1; t < TP_REC_TYPE_LIMIT; t++) /* PAD (0) is never returned */
+        if (tp_record_name(t))
+            c->known |= TP_REC_BIT(t);
+    c->want = c->known & c->q.type_mask;
+    c->timed = timed_query(&c->q);
+    c->dec.dctx = ZSTD_createDCtx();
+    if (!c->dec.dctx) {
+        free(c);
+        return TP_ERR_NOMEM;
+    }
+    *out = c;
+    return TP_OK;
+}
+
+void tp_cursor_close(tp_cursor *c) {
+    if (!c)
+        return;
+    decoder_free(&c->dec);
+    free(c->buf);
+    free(c);
+}
+
+static int chunk_wanted(const tp_query *q, const tp_chunk_header *h) {
+    if (!(h->type_mask & q->type_mask))
+        return 0;
+    return !timed_query(q) ||
+           (h->t_min <= h->t_max && h->t_min < q->t_end && h->t_max >= q->t_begin);
+}
+
+static int in_window(const tp_query *q, const tp_rec_hdr *h) {
+    if (!(h->flags & TP_RF_TIMED))
+        return 0; /* untimed records have no place in a time window */
+    uint64_t ts = tp_record_ts(h), end = tp_record_end(h);
+    return ts < q->t_end && (end > q->t_begin || ts >= q->t_begin);
+}
+
+static int record_wanted(tp_cursor *c, const tp_rec_hdr *h) {
+    uint64_t bit = h->type < TP_REC_TYPE_LIMIT ? TP_REC_BIT(h->type) : 0;
+    if (bit & c->want)
+        return !c->timed || in_window(&c->q, h);
+    if (!(bit & c->known))
+        c->r->integ.unknown_records += c->first_visit && h->type != TP_REC_PAD;
+    return 0;
+}
+
+/* Decodes the next wanted chunk into the cursor; 0 when there is none. */
+static int next_chunk(tp_cursor *c) {
+    tp_reader *r = c->r;
+    while (c->next_chunk < r->nchunks) {
+        chunk_ref *ch = &r->chunks[c->next_chunk++];
+        if (!chunk_wanted(&c->q, &ch->h))
+            continue;
+        int whole;
+        long n = chunk_decode(&c->dec, r->data, ch, &c->buf, &c->cap, &whole);
+        c->first_visit = !ch->visited;
+        if (!whole && !ch->visited) { /* CRC held, content did not: writer bug or crafted file */
+            r->integ.chunks_bad++;
+            r->integ.chunks_ok--;
+        }
+        ch->visited = 1;
+        if (n <= 0)
+            continue;
+        c->len = (size_t)n;
+        c->off = 0;
+        return 1;
+    }
+    return 0;
+}
+
+const tp_rec_hdr *tp_cursor_next(tp_cursor *c) {
+    for (;;) {
+        while (c->off < c->len) {
+            const tp_rec_hdr *h = (const tp_rec_hdr *)(c->buf + c->off);
+            c->off += h->size;
+            if (record_wanted(c, h))
+                return h;
+        }
+        if (!next_chunk(c))
+            return NULL;
+    }
+}

@@ -1,0 +1,954 @@
+/* tp_writer: staging rings, the drain, chunk building and the file's footer.
+ *
+ * Threads and locks, from the hot path outwards:
+ *  - a tp_stage is a single-producer/single-consumer ring: the owner advances `head` with a
+ *    release store, the drain advances `tail` the same way; neither ever blocks the other;
+ *  - drain_lock serialises drains (background thread, tp_writer_flush, blocked producers)
+ *    and guards everything the drain owns: the chunk builder, zstd context, file and stats;
+ *  - stage_lock guards the stage list and the memory budget;
+ *  - meta_lock guards the interning tables and the pending META buffer;
+ *  - cv_lock/cv wake the background thread; producers take it only when they set the
+ *    wake flag, i.e. at most once per drain cycle.
+ * Lock order: drain_lock, then stage_lock or meta_lock (never both). */
+#include "tp_writer.h"
+
+#include "tp_chunk.h"
+#include "tp_hash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define RING_MAX (1ull << 30)
+#define META_REC_MAX (16u << 20)
+#define REASON_SLOTS 8
+
+struct tp_stage {
+    /* Producer's cache lines: written by the owning thread only. */
+    _Alignas(64) _Atomic uint64_t head; /* published end of committed records */
+    uint64_t pos;                       /* start of the record being reserved */
+    uint64_t pending_end;               /* its end */
+    uint64_t cached_tail;               /* last tail seen; refreshed when space seems short */
+    uint64_t check_at;                  /* position at which to look at the fill level */
+    _Atomic uint64_t dropped[TP_REC_TYPE_LIMIT];
+    /* Drain's cache line. */
+    _Alignas(64) _Atomic uint64_t tail;
+    uint64_t dropped_seen[TP_REC_TYPE_LIMIT];
+    _Atomic int closed;
+    uint8_t *ring;
+    uint64_t cap, mask;
+    tp_writer *w;
+    uint32_t tid;
+    int counted; /* came out of the budget */
+    tp_stage *next;
+};
+
+typedef struct {
+    uint64_t hash;
+    uint32_t id;
+    uint32_t len; /* bytes of data */
+    void *data;
+} intern_entry;
+
+typedef struct {
+    intern_entry *slots;
+    size_t cap, used;
+} intern_table;
+
+/* Records gathered for one chunk. */
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+    uint32_t count;
+    uint64_t t_min, t_max, mask;
+} chunk_buf;
+
+struct tp_writer {
+    tp_writer_opts opts;
+    int fd;
+    pid_t pid;
+    tp_status err; /* first I/O error */
+    uint64_t file_off;
+
+    pthread_mutex_t drain_lock;
+    chunk_buf data;
+    uint8_t *filt, *zbuf;
+    size_t filt_cap, zbuf_cap;
+    ZSTD_CCtx *cctx;
+    uint64_t seq;
+    tp_index_entry *index;
+    size_t index_len, index_cap;
+    tp_writer_stats stats;
+    uint64_t (*now)(void *ctx);
+    void *now_ctx;
+    uint64_t xdrops_seen[REASON_SLOTS][TP_REC_TYPE_LIMIT];
+
+    pthread_mutex_t stage_lock;
+    tp_stage *stages;
+    size_t budget_used;
+
+    pthread_mutex_t shared_lock;
+    tp_stage *shared;
+
+    pthread_mutex_t meta_lock;
+    chunk_buf meta, meta_spare;
+    intern_table strings, stacks;
+    uint32_t next_sid, next_stack;
+
+    _Atomic uint64_t xdrops[REASON_SLOTS][TP_REC_TYPE_LIMIT];
+
+    pthread_mutex_t cv_lock;
+    pthread_cond_t cv;
+    _Atomic int wake_flag;
+    int stop;
+    int have_thread;
+    pthread_t thread;
+};
+
+static uint64_t mono_now(void *ctx) {
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tp_writer_opts_default(tp_writer_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->buffer_bytes = 64u << 20;
+    o->ring_bytes = 1u << 20;
+    o->chunk_bytes = 256u << 10;
+    o->zstd_level = -1;
+    o->background = 0;
+    o->flush_ms = 200;
+}
+
+/* Fills zeros with defaults and rounds the ring to a power of two. */
+static tp_status opts_resolve(const tp_writer_opts *in, tp_writer_opts *o) {
+    tp_writer_opts d;
+    tp_writer_opts_default(&d);
+    *o = in ? *in : d;
+    if (!o->buffer_bytes)
+        o->buffer_bytes = d.buffer_bytes;
+    if (!o->ring_bytes)
+        o->ring_bytes = d.ring_bytes;
+    if (!o->chunk_bytes)
+        o->chunk_bytes = d.chunk_bytes;
+    if (!o->zstd_level)
+        o->zstd_level = d.zstd_level;
+    if (!o->flush_ms)
+        o->flush_ms = d.flush_ms;
+    if (o->ring_bytes < 4096 || o->ring_bytes > RING_MAX || o->chunk_bytes > TP_CHUNK_RAW_MAX / 2)
+        return TP_ERR_ARG;
+    size_t r = 4096;
+    while (r < o->ring_bytes)
+        r <<= 1;
+    o->ring_bytes = r;
+    return TP_OK;
+}
+
+/* ------------------------------------------------------------------ growable buffers */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap)
+        return 1;
+    size_t n = *cap ? *cap : 4096 / elem + 1;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+static void chunk_reset(chunk_buf *c) {
+    c->len = 0;
+    c->count = 0;
+    c->t_min = UINT64_MAX;
+    c->t_max = 0;
+    c->mask = 0;
+}
+
+/* Appends one record; updates the chunk's time range and type mask. */
+static int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
+    if (!grow((void **)&c->buf, &c->cap, c->len + r->size, 1))
+        return 0;
+    memcpy(c->buf + c->len, r, r->size);
+    c->len += r->size;
+    c->count++;
+    if (r->type < TP_REC_TYPE_LIMIT)
+        c->mask |= TP_REC_BIT(r->type);
+    if (r->flags & TP_RF_TIMED) {
+        uint64_t a = tp_record_ts(r), b = tp_record_end(r);
+        if (b < a)
+            b = a; /* an interval that ends before it starts still counts at its start */
+        if (a < c->t_min)
+            c->t_min = a;
+        if (b > c->t_max)
+            c->t_max = b;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ file output */
+
+static tp_status write_all(int fd, struct iovec *iov, int n) {
+    while (n > 0) {
+        ssize_t k = writev(fd, iov, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return TP_ERR_IO;
+        }
+        while (n > 0 && (size_t)k >= iov->iov_len) {
+            k -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + k;
+            iov->iov_len -= (size_t)k;
+        }
+    }
+    return TP_OK;
+}
+
+static void set_err(tp_writer *w, tp_status s) {
+    if (w->err == TP_OK)
+        w->err = s;
+}
+
+/* Applies the lane-delta filter to `c` into w->filt unless told not to; returns the filter
+ * used (-1 on out-of-memory) and sets *src to the bytes to compress. */
+static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint8_t **src) {
+    *src = c->buf;
+    if (!filter || w->opts.no_filter)
+        return TP_FILTER_NONE;
+    if (!grow((void **)&w->filt, &w->filt_cap, c->len, 1)) {
+        set_err(w, TP_ERR_NOMEM);
+        return -1;
+    }
+    tp_filter_encode(c->buf, w->filt, c->len);
+    *src = w->filt;
+    return TP_FILTER_LANE_DELTA;
+}
+
+/* Filters (when `filter`) and compresses a chunk's records, appends the chunk to the file
+ * and to the index. Stores the bytes as they are when zstd does not make them smaller. */
+static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filter) {
+    const uint8_t *src;
+    size_t len = c->len;
+    int f = apply_filter(w, c, filter, &src);
+    if (f < 0)
+        return;
+    size_t bound = ZSTD_compressBound(len);
+    if (!grow((void **)&w->zbuf, &w->zbuf_cap, bound, 1)) {
+        set_err(w, TP_ERR_NOMEM);
+        return;
+    }
+    tp_chunk_header h = {.magic = TP_CHUNK_MAGIC, .kind = kind, .codec = TP_CODEC_ZSTD};
+    h.filter = (uint8_t)f;
+    size_t n = ZSTD_compressCCtx(w->cctx, w->zbuf, bound, src, len, w->opts.zstd_level);
+    const uint8_t *payload = w->zbuf;
+    if (ZSTD_isError(n) || n >= len) {
+        h.codec = TP_CODEC_NONE;
+        payload = src;
+        n = len;
+    }
+    h.payload_bytes = (uint32_t)n;
+    h.raw_bytes = (uint32_t)len;
+    h.record_count = c->count;
+    h.payload_crc = tp_chunk_crc(payload, n);
+    h.t_min = c->t_min;
+    h.t_max = c->t_max;
+    h.type_mask = c->mask;
+    h.seq = w->seq++;
+    tp_chunk_header_seal(&h);
+    static const uint8_t zeros[8];
+    struct iovec iov[3] = {
+        {&h, sizeof h}, {(void *)payload, n}, {(void *)zeros, TP_REC_ALIGN(n) - n}};
+    tp_status s = write_all(w->fd, iov, 3);
+    if (s != TP_OK) {
+        set_err(w, s);
+        return;
+    }
+    if (kind != TP_CHUNK_INDEX &&
+        grow((void **)&w->index, &w->index_cap, w->index_len + 1, sizeof *w->index)) {
+        w->index[w->index_len++] =
+            (tp_index_entry){w->file_off, kind, 0, c->count, c->t_min, c->t_max, c->mask};
+    }
+    w->file_off += tp_chunk_span(&h);
+    w->stats.chunks++;
+    w->stats.bytes_raw += c->len;
+    w->stats.bytes_file = w->file_off;
+}
+
+/* Counts the records of a chunk about to be written into the per-type totals. */
+static void count_records(tp_writer *w, const chunk_buf *c) {
+    size_t off = 0;
+    while (off + sizeof(tp_rec_hdr) <= c->len) {
+        const tp_rec_hdr *r = (const tp_rec_hdr *)(c->buf + off);
+        if (r->type < TP_REC_TYPE_LIMIT)
+            w->stats.records[r->type]++;
+        if (r->type == TP_REC_DROPPED) {
+            const tp_rec_dropped *d = (const tp_rec_dropped *)r;
+            w->stats.dropped[d->what < TP_REC_TYPE_LIMIT ? d->what : 0] += d->count;
+            w->stats.dropped_total += d->count;
+        }
+        off += r->size;
+    }
+    w->stats.records_total += c->count;
+}
+
+/* Writes pending metadata as a META chunk (called before each data chunk). */
+static void flush_meta(tp_writer *w) {
+    pthread_mutex_lock(&w->meta_lock);
+    chunk_buf c = w->meta;
+    w->meta = w->meta_spare;
+    chunk_reset(&w->meta);
+    pthread_mutex_unlock(&w->meta_lock);
+    if (c.len) {
+        count_records(w, &c);
+        emit_chunk(w, TP_CHUNK_META, &c, 1);
+    }
+    chunk_reset(&c);
+    w->meta_spare = c;
+}
+
+/* Cuts the data chunk being built (metadata first, so every id it uses resolves). */
+static void cut_chunk(tp_writer *w) {
+    flush_meta(w);
+    if (w->data.len) {
+        count_records(w, &w->data);
+        emit_chunk(w, TP_CHUNK_DATA, &w->data, 1);
+    }
+    chunk_reset(&w->data);
+}
+
+static void add_data(tp_writer *w, const tp_rec_hdr *r) {
+    if (w->data.len && w->data.len + r->size > w->opts.chunk_bytes)
+        cut_chunk(w);
+    if (!chunk_add(&w->data, r))
+        set_err(w, TP_ERR_NOMEM);
+}
+
+static void add_dropped(tp_writer *w, uint32_t what, uint32_t reason, uint64_t n) {
+    tp_rec_dropped d;
+    TP_REC_INIT(&d, TP_REC_DROPPED);
+    d.ts = w->now(w->now_ctx);
+    d.count = n;
+    d.what = what;
+    d.reason = reason;
+    add_data(w, &d.h);
+}
+
+/* ------------------------------------------------------------------ the drain */
+
+/* Moves one stage's committed records into the data chunk; returns 1 when the stage is
+ * closed and empty (the caller frees it). */
+static int drain_stage(tp_writer *w, tp_stage *s) {
+    int closed = atomic_load_explicit(&s->closed, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+    while (tail < head) {
+        const tp_rec_hdr *r = (const tp_rec_hdr *)(s->ring + (tail & s->mask));
+        uint64_t avail = head - tail, to_end = s->cap - (tail & s->mask);
+        if (!tp_rec_size_ok(r, avail < to_end ? avail : to_end)) {
+            tail = head; /* a producer wrote a bad header: skip what it published */
+            break;
+        }
+        if (r->type != TP_REC_PAD)
+            add_data(w, r);
+        tail += r->size;
+    }
+    atomic_store_explicit(&s->tail, tail, memory_order_release);
+    for (uint32_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        uint64_t d = atomic_load_explicit(&s->dropped[t], memory_order_relaxed);
+        if (d != s->dropped_seen[t]) {
+            add_dropped(w, t, TP_DROP_RING_FULL, d - s->dropped_seen[t]);
+            s->dropped_seen[t] = d;
+        }
+    }
+    return closed;
+}
+
+static void drain_writer_drops(tp_writer *w) {
+    for (uint32_t r = 0; r < REASON_SLOTS; r++)
+        for (uint32_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+            uint64_t d = atomic_load_explicit(&w->xdrops[r][t], memory_order_relaxed);
+            if (d != w->xdrops_seen[r][t]) {
+                add_dropped(w, t, r, d - w->xdrops_seen[r][t]);
+                w->xdrops_seen[r][t] = d;
+            }
+        }
+}
+
+static void stage_free(tp_stage *s) {
+    free(s->ring);
+    free(s);
+}
+
+/* Unlinks and frees `s` (closed and drained). */
+static void stage_release(tp_writer *w, tp_stage *s) {
+    pthread_mutex_lock(&w->stage_lock);
+    for (tp_stage **p = &w->stages; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    if (s->counted)
+        w->budget_used -= s->cap;
+    pthread_mutex_unlock(&w->stage_lock);
+    stage_free(s);
+}
+
+/* The drain; caller holds drain_lock. `cut`: also write what it has as chunks. */
+static void drain_locked(tp_writer *w, int cut) {
+    uint64_t t0 = mono_now(NULL);
+    pthread_mutex_lock(&w->stage_lock);
+    tp_stage *s = w->stages;
+    pthread_mutex_unlock(&w->stage_lock);
+    /* Only the drain unlinks stages and new ones go in at the head, so the list from the
+     * snapshot on stays valid while we walk it. */
+    while (s) {
+        tp_stage *next = s->next;
+        if (drain_stage(w, s))
+            stage_release(w, s);
+        s = next;
+    }
+    if (w->shared)
+        drain_stage(w, w->shared);
+    drain_writer_drops(w);
+    if (cut)
+        cut_chunk(w);
+    w->stats.overhead_ns += mono_now(NULL) - t0;
+}
+
+static void drain(tp_writer *w, int cut) {
+    pthread_mutex_lock(&w->drain_lock);
+    drain_locked(w, cut);
+    pthread_mutex_unlock(&w->drain_lock);
+}
+
+static void *bg_main(void *arg) {
+    tp_writer *w = arg;
+    uint64_t next_cut = mono_now(NULL) + (uint64_t)w->opts.flush_ms * 1000000u;
+    pthread_mutex_lock(&w->cv_lock);
+    while (!w->stop) {
+        if (!atomic_load(&w->wake_flag)) {
+            struct timespec ts = {(time_t)(next_cut / 1000000000u), (long)(next_cut % 1000000000u)};
+            pthread_cond_timedwait(&w->cv, &w->cv_lock, &ts);
+        }
+        atomic_store(&w->wake_flag, 0);
+        pthread_mutex_unlock(&w->cv_lock);
+        uint64_t now = mono_now(NULL);
+        int cut = now >= next_cut;
+        if (cut)
+            next_cut = now + (uint64_t)w->opts.flush_ms * 1000000u;
+        drain(w, cut);
+        pthread_mutex_lock(&w->cv_lock);
+    }
+    pthread_mutex_unlock(&w->cv_lock);
+    return NULL;
+}
+
+static void writer_wake(tp_writer *w) {
+    if (!w->have_thread || atomic_load_explicit(&w->wake_flag, memory_order_relaxed))
+        return;
+    if (atomic_exchange(&w->wake_flag, 1))
+        return;
+    pthread_mutex_lock(&w->cv_lock);
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->cv_lock);
+}
+
+/* ------------------------------------------------------------------ open / close */
+
+static tp_status write_file_header(tp_writer *w) {
+    tp_file_header fh;
+    memset(&fh, 0, sizeof fh);
+    memcpy(fh.magic, TP_FILE_MAGIC, 8);
+    fh.bom = TP_FILE_BOM;
+    fh.version_major = TP_FILE_VERSION_MAJOR;
+    fh.version_minor = TP_FILE_VERSION_MINOR;
+    fh.header_size = TP_FILE_HEADER_SIZE;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fh.created_realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (w->opts.producer) { /* NUL padded; a 32-byte name fills the field without a NUL */
+        size_t n = strlen(w->opts.producer);
+        memcpy(fh.producer, w->opts.producer, n < sizeof fh.producer ? n : sizeof fh.producer);
+    }
+    fh.header_crc = tp_chunk_crc_skip(&fh, sizeof fh, offsetof(tp_file_header, header_crc));
+    struct iovec iov = {&fh, sizeof fh};
+    w->file_off = sizeof fh;
+    return write_all(w->fd, &iov, 1);
+}
+
+static void init_locks(tp_writer *w) {
+    pthread_mutex_init(&w->drain_lock, NULL);
+    pthread_mutex_init(&w->stage_lock, NULL);
+    pthread_mutex_init(&w->shared_lock, NULL);
+    pthread_mutex_init(&w->meta_lock, NULL);
+    pthread_mutex_init(&w->cv_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+/* Starts the background drain; last step of open, once everything it touches exists. */
+static tp_status start_thread(tp_writer *w) {
+    if (!w->opts.background)
+        return TP_OK;
+    if (pthread_create(&w->thread, NULL, bg_main, w) != 0)
+        return TP_ERR_NOMEM;
+    w->have_thread = 1;
+    return TP_OK;
+}
+
+static void stop_thread(tp_writer *w) {
+    if (!w->have_thread)
+        return;
+    pthread_mutex_lock(&w->cv_lock);
+    w->stop = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->cv_lock);
+    pthread_join(w->thread, NULL);
+    w->have_thread = 0;
+}
+
+static void intern_free(intern_table *t) {
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slots[i].data);
+    free(t->slots);
+}
+
+static void writer_free(tp_writer *w) {
+    for (tp_stage *s = w->stages, *n; s; s = n) {
+        n = s->next;
+        stage_free(s);
+    }
+    if (w->shared)
+        stage_free(w->shared);
+    if (w->fd >= 0)
+        close(w->fd);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->data.buf);
+    free(w->meta.buf);
+    free(w->meta_spare.buf);
+    free(w->filt);
+    free(w->zbuf);
+    free(w->index);
+    intern_free(&w->strings);
+    intern_free(&w->stacks);
+    /* In a fork child these were copied in whatever state the parent's other threads held
+     * them (a condvar mid-wait makes pthread_cond_destroy block forever): never destroy them
+     * there, only free the memory. */
+    if (getpid() != w->pid) {
+        free(w);
+        return;
+    }
+    pthread_mutex_destroy(&w->drain_lock);
+    pthread_mutex_destroy(&w->stage_lock);
+    pthread_mutex_destroy(&w->shared_lock);
+    pthread_mutex_destroy(&w->meta_lock);
+    pthread_mutex_destroy(&w->cv_lock);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}
+
+tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer **out) {
+    *out = NULL;
+    tp_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return TP_ERR_NOMEM;
+    w->fd = -1;
+    init_locks(w);
+    tp_status s = opts_resolve(opts, &w->opts);
+    if (s != TP_OK)
+        goto fail;
+    w->pid = getpid();
+    w->now = mono_now;
+    chunk_reset(&w->data);
+    chunk_reset(&w->meta);
+    chunk_reset(&w->meta_spare);
+    w->cctx = ZSTD_createCCtx();
+    s = TP_ERR_NOMEM;
+    if (!w->cctx)
+        goto fail;
+    s = TP_ERR_OPEN;
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0)
+        goto fail;
+    s = write_file_header(w);
+    if (s == TP_OK)
+        s = start_thread(w);
+    if (s != TP_OK)
+        goto fail;
+    *out = w;
+    return TP_OK;
+fail:
+    writer_free(w);
+    return s;
+}
+
+static void write_index(tp_writer *w) {
+    chunk_buf c = {0};
+    chunk_reset(&c);
+    tp_index_head ih = {(uint32_t)w->index_len, sizeof(tp_index_entry)};
+    size_t n = sizeof ih + w->index_len * sizeof(tp_index_entry) + 2 * 8 * TP_REC_TYPE_LIMIT;
+    c.buf = malloc(n);
+    if (!c.buf) {
+        set_err(w, TP_ERR_NOMEM);
+        return;
+    }
+    uint8_t *p = c.buf;
+    memcpy(p, &ih, sizeof ih);
+    p += sizeof ih;
+    memcpy(p, w->index, w->index_len * sizeof(tp_index_entry));
+    p += w->index_len * sizeof(tp_index_entry);
+    memcpy(p, w->stats.records, sizeof w->stats.records);
+    memcpy(p + sizeof w->stats.records, w->stats.dropped, sizeof w->stats.dropped);
+    c.len = n;
+    uint64_t at = w->file_off;
+    emit_chunk(w, TP_CHUNK_INDEX, &c, 0);
+    free(c.buf);
+    if (w->err != TP_OK)
+        return;
+    tp_trailer tr = {at, (uint32_t)(w->file_off - at), TP_TRAILER_MAGIC};
+    struct iovec iov = {&tr, sizeof tr};
+    set_err(w, write_all(w->fd, &iov, 1));
+    w->file_off += sizeof tr;
+    w->stats.bytes_file = w->file_off;
+}
+
+tp_status tp_writer_close(tp_writer *w) {
+    if (!w)
+        return TP_OK;
+    stop_thread(w);
+    pthread_mutex_lock(&w->drain_lock);
+    drain_locked(w, 1);
+    if (w->err == TP_OK)
+        write_index(w);
+    pthread_mutex_unlock(&w->drain_lock);
+    if (close(w->fd) != 0)
+        set_err(w, TP_ERR_IO);
+    w->fd = -1;
+    tp_status s = w->err;
+    writer_free(w);
+    return s;
+}
+
+tp_status tp_writer_flush(tp_writer *w) {
+    pthread_mutex_lock(&w->drain_lock);
+    drain_locked(w, 1);
+    tp_status s = w->err;
+    pthread_mutex_unlock(&w->drain_lock);
+    return s;
+}
+
+void tp_writer_abandon(tp_writer *w) {
+    if (!w)
+        return;
+    /* In a fork child the thread does not exist (only the forking thread survives). */
+    if (getpid() == w->pid)
+        stop_thread(w);
+    writer_free(w);
+}
+
+void tp_writer_set_clock(tp_writer *w, uint64_t (*now)(void *ctx), void *ctx) {
+    pthread_mutex_lock(&w->drain_lock);
+    w->now = now ? now : mono_now;
+    w->now_ctx = now ? ctx : NULL;
+    pthread_mutex_unlock(&w->drain_lock);
+}
+
+void tp_writer_get_stats(tp_writer *w, tp_writer_stats *out) {
+    pthread_mutex_lock(&w->drain_lock);
+    *out = w->stats;
+    pthread_mutex_unlock(&w->drain_lock);
+}
+
+/* ------------------------------------------------------------------ staging */
+
+static tp_stage *stage_new(tp_writer *w, uint32_t tid, int counted) {
+    tp_stage *s = aligned_alloc(64, sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    s->cap = w->opts.ring_bytes;
+    s->mask = s->cap - 1;
+    s->ring = aligned_alloc(64, s->cap);
+    if (!s->ring) {
+        free(s);
+        return NULL;
+    }
+    memset(s->ring, 0, s->cap); /* fault the pages in now, not on the hot path */
+    s->w = w;
+    s->tid = tid;
+    s->counted = counted;
+    s->check_at = s->cap / 2;
+    return s;
+}
+
+tp_status tp_writer_stage_open(tp_writer *w, uint32_t tid, tp_stage **out) {
+    *out = NULL;
+    pthread_mutex_lock(&w->stage_lock);
+    int fits = w->budget_used + w->opts.ring_bytes <= w->opts.buffer_bytes;
+    if (fits)
+        w->budget_used += w->opts.ring_bytes;
+    pthread_mutex_unlock(&w->stage_lock);
+    if (!fits)
+        return TP_ERR_FULL;
+    tp_stage *s = stage_new(w, tid, 1);
+    pthread_mutex_lock(&w->stage_lock);
+    if (s) {
+        s->next = w->stages;
+        w->stages = s;
+    } else {
+        w->budget_used -= w->opts.ring_bytes;
+    }
+    pthread_mutex_unlock(&w->stage_lock);
+    *out = s;
+    return s ? TP_OK : TP_ERR_NOMEM;
+}
+
+void tp_stage_close(tp_stage *s) {
+    if (s)
+        atomic_store_explicit(&s->closed, 1, memory_order_release);
+}
+
+static void count_drop(tp_stage *s, uint16_t type) {
+    _Atomic uint64_t *c = &s->dropped[type < TP_REC_TYPE_LIMIT ? type : 0];
+    /* Only the owner writes the counter: a plain add, atomic so the drain may read it. */
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Slow path of reserve: the ring looked full. Blocks (drains itself) when the writer is in
+ * block_when_full mode, else counts the drop. */
+static void *stage_full(tp_stage *s, uint32_t size, uint16_t type) {
+    int valid = size >= sizeof(tp_rec_hdr) && size % 8 == 0 && size <= s->cap / 2;
+    if (valid && s->w->opts.block_when_full) {
+        drain(s->w, 0);
+        return tp_stage_reserve(s, size, type);
+    }
+    count_drop(s, type);
+    return NULL;
+}
+
+void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type) {
+    uint64_t pos = s->pos, off = pos & s->mask;
+    uint64_t pad = off + size > s->cap ? s->cap - off : 0;
+    uint64_t end = pos + pad + size;
+    if (end - s->cached_tail > s->cap || size - 8u > s->cap / 2 || (size & 7u)) {
+        s->cached_tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+        if (end - s->cached_tail > s->cap || size - 8u > s->cap / 2 || (size & 7u))
+            return stage_full(s, size, type);
+    }
+    if (pad) {
+        tp_rec_hdr *p = (tp_rec_hdr *)(s->ring + off);
+        p->type = TP_REC_PAD;
+        p->flags = 0;
+        p->size = (uint32_t)pad;
+        pos += pad;
+        s->pos = pos;
+    }
+    s->pending_end = pos + size;
+    return s->ring + (pos & s->mask);
+}
+
+/* Past the check point: refresh the tail and wake the drain when over half full. */
+static void stage_check_fill(tp_stage *s) {
+    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+    s->cached_tail = tail;
+    if (s->pos - tail >= s->cap / 2) {
+        writer_wake(s->w);
+        s->check_at = s->pos + s->cap / 8;
+    } else {
+        s->check_at = tail + s->cap / 2;
+    }
+}
+
+void tp_stage_commit(tp_stage *s) {
+    s->pos = s->pending_end;
+    atomic_store_explicit(&s->head, s->pos, memory_order_release);
+    if (s->pos >= s->check_at)
+        stage_check_fill(s);
+}
+
+int tp_stage_write(tp_stage *s, const void *rec) {
+    const tp_rec_hdr *h = rec;
+    void *p = tp_stage_reserve(s, h->size, h->type);
+    if (!p)
+        return 0;
+    memcpy(p, rec, h->size);
+    tp_stage_commit(s);
+    return 1;
+}
+
+uint64_t tp_stage_dropped(const tp_stage *s) {
+    uint64_t n = 0;
+    for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        n += atomic_load_explicit(&s->dropped[t], memory_order_relaxed);
+    return n;
+}
+
+/* ------------------------------------------------------------------ slow path */
+
+static int rec_valid(const void *rec, uint32_t max) {
+    const tp_rec_hdr *h = rec;
+    return h && h->size >= sizeof *h && h->size % 8 == 0 && h->size <= max;
+}
+
+tp_status tp_writer_write(tp_writer *w, const void *rec) {
+    if (!rec_valid(rec, (uint32_t)(w->opts.ring_bytes / 2)))
+        return TP_ERR_ARG;
+    pthread_mutex_lock(&w->shared_lock);
+    if (!w->shared) {
+        tp_stage *s = stage_new(w, 0, 0);
+        pthread_mutex_lock(&w->drain_lock); /* the drain reads w->shared under this lock */
+        w->shared = s;
+        pthread_mutex_unlock(&w->drain_lock);
+    }
+    int ok = w->shared && tp_stage_write(w->shared, rec);
+    pthread_mutex_unlock(&w->shared_lock);
+    return ok ? TP_OK : (w->shared ? TP_ERR_FULL : TP_ERR_NOMEM);
+}
+
+void tp_writer_count_drop(tp_writer *w, uint16_t type, uint32_t reason, uint64_t n) {
+    uint32_t r = reason < REASON_SLOTS ? reason : 0;
+    atomic_fetch_add_explicit(&w->xdrops[r][type < TP_REC_TYPE_LIMIT ? type : 0], n,
+                              memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ metadata */
+
+static tp_status meta_append(tp_writer *w, const tp_rec_hdr *r) {
+    return chunk_add(&w->meta, r) ? TP_OK : TP_ERR_NOMEM;
+}
+
+tp_status tp_writer_write_meta(tp_writer *w, const void *rec) {
+    if (!rec_valid(rec, META_REC_MAX))
+        return TP_ERR_ARG;
+    pthread_mutex_lock(&w->meta_lock);
+    tp_status s = meta_append(w, rec);
+    pthread_mutex_unlock(&w->meta_lock);
+    return s;
+}
+
+/* Finds `key` in `t`; returns its slot (empty slot when absent). */
+static intern_entry *intern_find(intern_table *t, uint64_t hash, const void *key, size_t len) {
+    size_t i = hash & (t->cap - 1);
+    for (;; i = (i + 1) & (t->cap - 1)) {
+        intern_entry *e = &t->slots[i];
+        if (!e->hash || (e->hash == hash && e->len == len && !memcmp(e->data, key, len)))
+            return e;
+    }
+}
+
+static int intern_grow(intern_table *t) {
+    if (t->cap && (t->used + 1) * 2 <= t->cap)
+        return 1;
+    size_t ncap = t->cap ? t->cap * 2 : 256;
+    intern_entry *old = t->slots;
+    size_t ocap = t->cap;
+    t->slots = calloc(ncap, sizeof *t->slots);
+    if (!t->slots) {
+        t->slots = old;
+        return 0;
+    }
+    t->cap = ncap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].hash)
+            *intern_find(t, old[i].hash, old[i].data, old[i].len) = old[i];
+    free(old);
+    return 1;
+}
+
+/* Looks `key` up; when new, copies it, gives it ++*next_id and reports *is_new. */
+static tp_status intern(intern_table *t, const void *key, size_t len, uint32_t *next_id,
+                        uint32_t *id, int *is_new) {
+    static const uint64_t empty;
+    if (!key) /* an empty stack may come as NULL; hash and copy need a real pointer */
+        key = &empty;
+    uint64_t h = tp_hash_bytes(key, len, 0x7470726f66ull);
+    *is_new = 0;
+    if (!intern_grow(t))
+        return TP_ERR_NOMEM;
+    intern_entry *e = intern_find(t, h, key, len);
+    if (!e->hash) {
+        void *copy = malloc(len ? len : 1);
+        if (!copy)
+            return TP_ERR_NOMEM;
+        memcpy(copy, key, len);
+        *e = (intern_entry){h, ++*next_id, (uint32_t)len, copy};
+        t->used++;
+        *is_new = 1;
+    }
+    *id = e->id;
+    return TP_OK;
+}
+
+static tp_status meta_add_string(tp_writer *w, uint32_t id, const char *s, size_t len) {
+    uint32_t size = (uint32_t)TP_REC_ALIGN(sizeof(tp_rec_string) + len + 1);
+    tp_rec_string *r = calloc(1, size);
+    if (!r)
+        return TP_ERR_NOMEM;
+    tp_record_init_hdr(&r->h, TP_REC_STRING, size);
+    r->id = id;
+    r->len = (uint32_t)len;
+    memcpy(r->text, s, len);
+    tp_status st = meta_append(w, &r->h);
+    free(r);
+    return st;
+}
+
+tp_status tp_writer_intern_string(tp_writer *w, const char *s, size_t len, uint32_t *id) {
+    if (!s || len > META_REC_MAX / 2)
+        return TP_ERR_ARG;
+    int is_new;
+    pthread_mutex_lock(&w->meta_lock);
+    tp_status st = intern(&w->strings, s, len, &w->next_sid, id, &is_new);
+    if (st == TP_OK && is_new)
+        st = meta_add_string(w, *id, s, len);
+    pthread_mutex_unlock(&w->meta_lock);
+    return st;
+}
+
+static tp_status meta_add_stack(tp_writer *w, uint32_t id, const uint64_t *frames, uint32_t n) {
+    uint32_t size = (uint32_t)(sizeof(tp_rec_stack) + n * sizeof(uint64_t));
+    tp_rec_stack *r = calloc(1, size);
+    if (!r)
+        return TP_ERR_NOMEM;
+    tp_record_init_hdr(&r->h, TP_REC_STACK, size);
+    r->id = id;
+    r->nframes = n;
+    if (n)
+        memcpy(r->frames, frames, n * sizeof(uint64_t));
+    tp_status st = meta_append(w, &r->h);
+    free(r);
+    return st;
+}
+
+tp_status tp_writer_intern_stack(tp_writer *w, const uint64_t *frames, uint32_t n, uint32_t *id) {
+    if ((!frames && n) || n > TP_STACK_MAX_FRAMES)
+        return TP_ERR_ARG;
+    int is_new;
+    pthread_mutex_lock(&w->meta_lock);
+    tp_status st = intern(&w->stacks, frames, n * sizeof(uint64_t), &w->next_stack, id, &is_new);
+    if (st == TP_OK && is_new)
+        st = meta_add_stack(w, *id, frames, n);
+    pthread_mutex_unlock(&w->meta_lock);
+    return st;
+}
