@@ -1,0 +1,200 @@
+/* tp_activity_impl: activity.h calls -> trace records (see tp_activity_impl.h). */
+#include "tp_activity_impl.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "tp_collector.h"
+
+static _Atomic uint32_t g_next_corr = TP_ACTIVITY_FIRST_CORRELATION;
+static _Atomic uint32_t g_next_device = TP_ACTIVITY_FIRST_DEVICE;
+
+/* Thread state when an event at [start, ...) should be recorded, else NULL. */
+static tp_tstate *recording(uint64_t start) {
+    tp_tstate *t = tp_collector_thread();
+    return t && tp_collector_gate(start) ? t : NULL;
+}
+
+static uint64_t a_now(void) {
+    return tp_collector_now();
+}
+
+static uint32_t a_next_correlation(void) {
+    return atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
+}
+
+static uint32_t a_device(const char *name, uint64_t memory_bytes) {
+    tp_tstate *t = tp_collector_thread();
+    uint32_t id = atomic_fetch_add(&g_next_device, 1);
+    if (!t)
+        return id;
+    tp_rec_device r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_DEVICE);
+    r.id = id;
+    r.name_sid = tp_collector_intern(t, name);
+    r.global_memory_bytes = memory_bytes;
+    r.kind = TP_DEVICE_CPU_ACCEL;
+    tp_collector_meta(&r);
+    return id;
+}
+
+static void a_api(const char *name, uint64_t start, uint64_t end, uint32_t correlation,
+                  int32_t result) {
+    tp_tstate *t = recording(start);
+    if (!t)
+        return;
+    tp_rec_api r;
+    TP_REC_INIT(&r, TP_REC_API);
+    r.h.flags |= TP_API_DEVICE;
+    r.ts = start;
+    r.end = end;
+    r.tid = t->tid;
+    r.correlation = correlation;
+    r.cbid = 0;
+    r.name_sid = tp_collector_intern(t, name);
+    r.stack_id = tp_collector_stack(t, TP_STACKS_API);
+    r.result = result;
+    tp_collector_emit(t, &r);
+}
+
+static void a_kernel(const char *name, uint32_t device, uint32_t stream, uint64_t start,
+                     uint64_t end, uint32_t correlation, const uint32_t grid[3],
+                     const uint32_t block[3]) {
+    tp_tstate *t = recording(start);
+    if (!t)
+        return;
+    tp_rec_kernel r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_KERNEL);
+    r.ts = start;
+    r.end = end;
+    r.correlation = correlation;
+    r.name_sid = tp_collector_intern(t, name);
+    r.device = device;
+    r.stream = stream;
+    if (grid)
+        r.grid_x = grid[0], r.grid_y = grid[1], r.grid_z = grid[2];
+    if (block)
+        r.block_x = (uint16_t)block[0], r.block_y = (uint16_t)block[1],
+        r.block_z = (uint16_t)block[2];
+    tp_collector_emit(t, &r);
+}
+
+static void a_memcpy(uint32_t copy_kind, uint32_t src_kind, uint32_t dst_kind, uint64_t bytes,
+                     uint32_t device, uint32_t stream, uint64_t start, uint64_t end,
+                     uint32_t correlation, int async) {
+    tp_tstate *t = recording(start);
+    if (!t)
+        return;
+    tp_rec_memcpy r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_MEMCPY);
+    if (async)
+        r.h.flags |= TP_MEMCPY_ASYNC;
+    r.ts = start;
+    r.end = end;
+    r.bytes = bytes;
+    r.correlation = correlation;
+    r.device = r.src_device = r.dst_device = device;
+    r.stream = stream;
+    r.copy_kind = (uint8_t)copy_kind;
+    r.src_kind = (uint8_t)src_kind;
+    r.dst_kind = (uint8_t)dst_kind;
+    tp_collector_emit(t, &r);
+}
+
+static void a_memset(uint32_t mem_kind, uint64_t bytes, uint32_t value, uint32_t device,
+                     uint32_t stream, uint64_t start, uint64_t end, uint32_t correlation) {
+    tp_tstate *t = recording(start);
+    if (!t)
+        return;
+    tp_rec_memset r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_MEMSET);
+    r.ts = start;
+    r.end = end;
+    r.bytes = bytes;
+    r.correlation = correlation;
+    r.device = device;
+    r.stream = stream;
+    r.value = value;
+    r.mem_kind = (uint8_t)mem_kind;
+    tp_collector_emit(t, &r);
+}
+
+static void a_sync(uint32_t type, uint32_t device, uint32_t stream, uint64_t start, uint64_t end,
+                   uint32_t correlation) {
+    tp_tstate *t = recording(start);
+    if (!t)
+        return;
+    tp_rec_sync r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_SYNC);
+    r.ts = start;
+    r.end = end;
+    r.correlation = correlation;
+    r.type = type;
+    r.device = device;
+    r.stream = stream;
+    r.tid = t->tid;
+    tp_collector_emit(t, &r);
+}
+
+static void a_device_mem(int is_alloc, uint64_t address, uint64_t bytes, uint32_t device) {
+    uint64_t now = tp_collector_now();
+    tp_tstate *t = recording(now);
+    if (!t)
+        return;
+    tp_rec_device_mem r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_DEVICE_MEM);
+    r.ts = now;
+    r.address = address;
+    r.bytes = bytes;
+    r.device = device;
+    r.op = is_alloc ? TP_MEMOP_ALLOC : TP_MEMOP_FREE;
+    r.mem_kind = TP_MEM_DEVICE;
+    r.stack_id = tp_collector_stack(t, TP_STACKS_API);
+    r.tid = t->tid;
+    tp_collector_emit(t, &r);
+}
+
+static void a_alloc_fail(uint64_t requested, uint64_t reserved_bytes, uint64_t free_bytes,
+                         uint64_t largest_free_block, uint32_t device) {
+    uint64_t now = tp_collector_now();
+    tp_tstate *t = recording(now);
+    if (!t)
+        return;
+    tp_rec_alloc_fail r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_ALLOC_FAIL);
+    r.ts = now;
+    r.requested = requested;
+    r.reserved_bytes = reserved_bytes;
+    r.free_bytes = free_bytes;
+    r.largest_free_block = largest_free_block;
+    r.tid = t->tid;
+    r.device = device;
+    r.stack_id = tp_collector_stack(t, TP_STACKS_API);
+    tp_collector_emit(t, &r);
+}
+
+static const tp_activity_table g_table = {
+    .struct_size = sizeof(tp_activity_table),
+    .version = TP_ACTIVITY_TABLE_VERSION,
+    .now = a_now,
+    .next_correlation = a_next_correlation,
+    .device = a_device,
+    .api = a_api,
+    .kernel = a_kernel,
+    .memcpy = a_memcpy,
+    .memset = a_memset,
+    .sync = a_sync,
+    .device_mem = a_device_mem,
+    .alloc_fail = a_alloc_fail,
+};
+
+const tp_activity_table *tp_activity_impl_table(uint32_t version) {
+    return version == TP_ACTIVITY_TABLE_VERSION ? &g_table : NULL;
+}

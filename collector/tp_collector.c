@@ -1,0 +1,338 @@
+/* tp_collector: singleton lifecycle, per-thread state and string interning. */
+#include "tp_collector.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "tp_collector_guard.h"
+#include "tp_nvtx_hooks.h"
+
+#ifndef TP_VERSION
+#define TP_VERSION "0.1.0"
+#endif
+#define TP_PRODUCER "trainprof-collector " TP_VERSION
+
+tp_collector tp_g;
+__thread tp_tstate *tp_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_key;
+static int g_clock_ready;
+static _Atomic int g_cuda_said;
+
+/* ---------------------------------------------------------------- per-thread state */
+
+/* Thread exit: hand the ring back so its last events reach the file. */
+static void thread_state_destroy(void *p) {
+    tp_tstate *t = p;
+    pthread_mutex_lock(&g_mu);
+    if (t->stage && t->gen == atomic_load(&tp_g.gen) && atomic_load(&tp_g.active))
+        tp_stage_close(t->stage);
+    pthread_mutex_unlock(&g_mu);
+    if (tp_tls == t)
+        tp_tls = NULL;
+    free(t);
+}
+
+static void make_key(void) {
+    pthread_key_create(&g_key, thread_state_destroy);
+}
+
+static void write_thread(uint32_t tid) {
+    char name[17] = "";
+    tp_rec_thread r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_THREAD);
+    r.tid = tid;
+    r.pid = (uint32_t)getpid();
+    /* prctl, not /proc: no file I/O on the application thread. */
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0 && name[0])
+        r.name_sid = tp_collector_intern_n(name, strlen(name));
+    tp_collector_meta(&r);
+}
+
+tp_tstate *tp_collector_thread_slow(void) {
+    if (!atomic_load(&tp_g.active))
+        return NULL;
+    uint32_t gen = atomic_load(&tp_g.gen);
+    tp_tstate *t = tp_tls;
+    if (t && t->gen == gen)
+        return t;
+    /* A stale state (made before a fork) points into the abandoned writer: just free it. */
+    if (t) {
+        pthread_setspecific(g_key, NULL);
+        free(t);
+        tp_tls = NULL;
+    }
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->gen = gen;
+    t->tid = (uint32_t)gettid();
+    if (tp_writer_stage_open(tp_g.writer, t->tid, &t->stage) != TP_OK)
+        t->stage = NULL;
+    write_thread(t->tid);
+    pthread_once(&g_key_once, make_key);
+    pthread_setspecific(g_key, t);
+    tp_tls = t;
+    return t;
+}
+
+/* ---------------------------------------------------------------- strings */
+
+uint32_t tp_collector_intern_n(const char *s, size_t len) {
+    uint32_t id = 0;
+    tp_writer *w = tp_g.writer;
+    if (!w || tp_writer_intern_string(w, s, len, &id) != TP_OK)
+        return 0;
+    return id;
+}
+
+uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
+    if (!s)
+        return 0;
+    uintptr_t p = (uintptr_t)s;
+    tp_str_slot *e = &t->strs[((p >> 3) ^ (p >> 11)) & (TP_STR_CACHE_SLOTS - 1)];
+    /* strcmp stops at the first difference or NUL, so it never reads past `s`. */
+    if (e->ptr == s && strcmp(e->copy, s) == 0)
+        return e->sid;
+    size_t len = strlen(s);
+    uint32_t sid = tp_collector_intern_n(s, len);
+    if (sid && len < TP_STR_INLINE) {
+        memcpy(e->copy, s, len + 1);
+        e->len = (uint32_t)len;
+        e->sid = sid;
+        e->ptr = s;
+    }
+    return sid;
+}
+
+/* ---------------------------------------------------------------- metadata */
+
+void tp_collector_meta(const void *rec) {
+    tp_writer *w = tp_g.writer;
+    if (w)
+        (void)tp_writer_write_meta(w, rec);
+}
+
+void tp_collector_cuda_off(const char *why) {
+    snprintf(tp_g.cupti_status, sizeof tp_g.cupti_status, "%s", why);
+    /* Kept in the trace as a counter whose name says why, so reports can tell. */
+    char name[300];
+    int n = snprintf(name, sizeof name, "trainprof.cuda_off: %s", why);
+    tp_rec_counter c;
+    memset(&c, 0, sizeof c);
+    TP_REC_INIT(&c, TP_REC_COUNTER);
+    c.ts = tp_collector_now();
+    c.name_sid = tp_collector_intern_n(name, n > 0 && (size_t)n < sizeof name ? (size_t)n : 0);
+    c.value = 1;
+    if (tp_g.writer && !atomic_load(&g_cuda_said))
+        (void)tp_writer_write(tp_g.writer, &c);
+    if (!atomic_exchange(&g_cuda_said, 1))
+        fprintf(stderr, "trainprof: CUDA tracing off (%s); NVTX and CPU events still recorded\n",
+                why);
+}
+
+static uint64_t clock_cb(void *ctx) {
+    (void)ctx;
+    return tp_collector_now();
+}
+
+static void write_clock_sync(void) {
+    tp_clock_sample s;
+    tp_clock_sample_now(&tp_g.clock, &s);
+    tp_rec_clock_sync r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_CLOCK_SYNC);
+    r.ts = s.trace_ns;
+    r.monotonic_ns = s.monotonic_ns;
+    r.realtime_ns = s.realtime_ns;
+    r.uncertainty_ns = s.uncertainty_ns;
+    r.tsc_hz = tp_g.clock.tsc_hz;
+    tp_collector_meta(&r);
+}
+
+/* /proc/self/cmdline with NULs turned into spaces. */
+static uint32_t intern_cmdline(void) {
+    char buf[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    for (ssize_t i = 0; i < n; i++)
+        buf[i] = buf[i] ? buf[i] : ' ';
+    while (n > 0 && buf[n - 1] == ' ')
+        n--;
+    return tp_collector_intern_n(buf, (size_t)n);
+}
+
+static void write_process(void) {
+    char host[256] = "", exe[4096] = "";
+    struct timespec now;
+    tp_rec_process r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_PROCESS);
+    r.pid = (uint32_t)getpid();
+    r.ppid = (uint32_t)getppid();
+    r.rank = tp_g.cfg.rank;
+    r.world_size = tp_g.cfg.world_size;
+    r.local_rank = tp_g.cfg.local_rank;
+    gethostname(host, sizeof host - 1);
+    r.host_sid = tp_collector_intern_n(host, strlen(host));
+    r.cmdline_sid = intern_cmdline();
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    r.exe_sid = n > 0 ? tp_collector_intern_n(exe, (size_t)n) : 0;
+    clock_gettime(CLOCK_REALTIME, &now);
+    r.start_realtime_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    r.producer_sid = tp_collector_intern_n(TP_PRODUCER, strlen(TP_PRODUCER));
+    tp_collector_meta(&r);
+}
+
+/* One line per trace so `trainprof record` finds the traces of every process it started.
+ * O_APPEND writes of one short line do not interleave. */
+static void append_manifest(void) {
+    if (!tp_g.cfg.manifest[0])
+        return;
+    int fd = open(tp_g.cfg.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char line[4200];
+    int n = snprintf(line, sizeof line, "%ld %s\n", (long)getpid(), tp_g.path);
+    if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) < 0)
+        (void)0;
+    close(fd);
+}
+
+/* The writer's drain time so far as one OVERHEAD record ending now, so reports can show what
+ * the collector cost (the final drain at close is not included). */
+static void write_overhead(tp_writer *w) {
+    tp_writer_stats st;
+    (void)tp_writer_flush(w);
+    tp_writer_get_stats(w, &st);
+    tp_rec_overhead r;
+    memset(&r, 0, sizeof r);
+    TP_REC_INIT(&r, TP_REC_OVERHEAD);
+    r.end = tp_collector_now();
+    r.ts = r.end > st.overhead_ns ? r.end - st.overhead_ns : 0;
+    r.tid = (uint32_t)gettid();
+    r.kind = TP_OVERHEAD_COLLECTOR_FLUSH;
+    r.name_sid = tp_collector_intern_n("writer drain", 12);
+    (void)tp_writer_write(w, &r);
+}
+
+static tp_status open_writer(void) {
+    if (tp_collector_config_path(&tp_g.cfg, (long)getpid(), program_invocation_short_name,
+                                 tp_g.path, sizeof tp_g.path) != 0)
+        return TP_ERR_ARG;
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.buffer_bytes = tp_g.cfg.buffer_bytes;
+    if (o.buffer_bytes < ((size_t)1 << 20))
+        o.ring_bytes = 4096; /* tiny budgets (tests) still get several small rings */
+    o.background = 1;
+    o.flush_ms = tp_g.cfg.flush_ms;
+    o.producer = TP_PRODUCER;
+    tp_status s = tp_writer_open(tp_g.path, &o, &tp_g.writer);
+    if (s != TP_OK) {
+        fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path,
+                tp_status_str(s));
+        tp_g.writer = NULL;
+        return s;
+    }
+    tp_writer_set_clock(tp_g.writer, clock_cb, NULL);
+    return TP_OK;
+}
+
+static void start_locked(const tp_collector_config *cfg) {
+    if (cfg)
+        tp_g.cfg = *cfg;
+    else
+        tp_collector_config_load(&tp_g.cfg, NULL);
+    if (tp_g.cfg.error[0])
+        fprintf(stderr, "trainprof: %s\n", tp_g.cfg.error);
+    if (!g_clock_ready) {
+        tp_clock_init(&tp_g.clock, 0, 0);
+        g_clock_ready = 1;
+    }
+    if (open_writer() != TP_OK)
+        return;
+    write_process();
+    tp_nvtx_rewrite_domains();
+    tp_stacks_reset();
+    tp_stacks_init(tp_g.writer, (const void *)tp_collector_start);
+    write_clock_sync();
+    append_manifest();
+    uint64_t now = tp_collector_now();
+    tp_g.t_begin = now + tp_g.cfg.delay_ns;
+    tp_g.t_end = tp_g.cfg.duration_ns ? tp_g.t_begin + tp_g.cfg.duration_ns : UINT64_MAX;
+    atomic_store(&tp_g.capture_open, 0);
+    atomic_fetch_add(&tp_g.gen, 1);
+    atomic_store(&tp_g.active, 1);
+}
+
+tp_status tp_collector_start(const tp_collector_config *cfg) {
+    pthread_mutex_lock(&g_mu);
+    if (!atomic_load(&tp_g.active) && !tp_g.writer)
+        start_locked(cfg);
+    tp_status s = tp_g.writer ? TP_OK : TP_ERR_OPEN;
+    pthread_mutex_unlock(&g_mu);
+    if (s == TP_OK)
+        tp_guard_install();
+    return s;
+}
+
+void tp_collector_flush(void) {
+    pthread_mutex_lock(&g_mu);
+    if (tp_g.writer && atomic_load(&tp_g.active))
+        (void)tp_writer_flush(tp_g.writer);
+    pthread_mutex_unlock(&g_mu);
+}
+
+void tp_collector_finish(void) {
+    void (*hook)(void) = tp_g.before_close;
+    if (hook && atomic_load(&tp_g.active))
+        hook(); /* its buffers reach us through tp_writer_write: the writer must be open */
+    pthread_mutex_lock(&g_mu);
+    tp_writer *w = tp_g.writer;
+    if (!w || !atomic_exchange(&tp_g.active, 0)) {
+        pthread_mutex_unlock(&g_mu);
+        return;
+    }
+    /* Threads that passed the `active` check a moment ago may still be writing one record
+     * into their ring; give them time to finish before the rings are freed. */
+    usleep(2000);
+    write_overhead(w);
+    write_clock_sync();
+    tp_status s = tp_writer_close(w);
+    tp_g.writer = NULL;
+    pthread_mutex_unlock(&g_mu);
+    if (s != TP_OK)
+        fprintf(stderr, "trainprof: error writing %s: %s\n", tp_g.path, tp_status_str(s));
+}
+
+/* Fork child: the parent's writer belongs to the parent. Called with no lock held (the
+ * child has one thread; g_mu may have been held by another parent thread: reinitialise). */
+void tp_collector_after_fork_child(void);
+void tp_collector_after_fork_child(void) {
+    pthread_mutex_init(&g_mu, NULL);
+    tp_writer *old = tp_g.writer;
+    tp_g.writer = NULL;
+    atomic_store(&tp_g.active, 0);
+    atomic_fetch_add(&tp_g.gen, 1);
+    /* Frees the parent's writer memory without touching its file, its thread (absent here)
+     * or its locks (copied mid-use); the file is only ever written by the parent. */
+    tp_writer_abandon(old);
+    if (tp_g.cfg.fork_trace && old) {
+        tp_collector_config cfg = tp_g.cfg;
+        tp_collector_start(&cfg);
+    }
+}

@@ -1,0 +1,127 @@
+/* tp_collector: the one process-wide singleton of trainprof, and the per-thread state that
+ * the NVTX, CUPTI and activity-API hooks write through.
+ *
+ * Life: tp_collector_start opens the writer (background drain), writes PROCESS, MODULE and
+ * CLOCK_SYNC records and arms the exit, fork and signal handling; tp_collector_finish writes
+ * the end CLOCK_SYNC and the drops and closes the trace exactly once. Hooks call
+ * tp_collector_thread() first: it returns NULL when nothing is being recorded, so a hook then
+ * costs one TLS load and a compare. Everything here is internal to the collector library. */
+#ifndef TP_COLLECTOR_H
+#define TP_COLLECTOR_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "tp_clock.h"
+#include "tp_collector_config.h"
+#include "tp_stacks.h"
+#include "tp_writer.h"
+
+#define TP_STR_CACHE_SLOTS 256
+#define TP_STR_INLINE 40
+
+/* One slot of the pointer-keyed string cache: a hit needs the same pointer AND the same
+ * bytes (a copy is kept), because callers such as Python reuse buffers for other text. */
+typedef struct {
+    const char *ptr;
+    uint32_t sid;
+    uint32_t len;
+    char copy[TP_STR_INLINE];
+} tp_str_slot;
+
+typedef struct tp_tstate {
+    tp_stage *stage; /* NULL: the buffer budget was spent; events count as dropped */
+    uint32_t gen;    /* tp_g.gen when made; a mismatch (fork, restart) makes a new one */
+    uint32_t tid;
+    int depth;          /* NVTX push depth (all domains together, as NVTX returns it) */
+    uint64_t rec_mask;  /* bit d: the push at depth d was recorded, so its pop is too */
+    int capture_depth1; /* depth + 1 of the push that opened --capture, 0 = none */
+    int rt_depth;       /* CUDA runtime API nesting (driver calls inside reuse its stack) */
+    uint32_t rt_stack;
+    tp_str_slot strs[TP_STR_CACHE_SLOTS];
+    tp_stack_cache stacks;
+} tp_tstate;
+
+typedef struct {
+    tp_collector_config cfg;
+    tp_writer *writer;
+    tp_clock clock;
+    _Atomic int active;       /* 1 while recording is possible */
+    _Atomic uint32_t gen;     /* bumped by every start, so old thread states are dropped */
+    _Atomic int capture_open; /* --capture nvtx: ranges of that name open now */
+    uint64_t t_begin, t_end;  /* --delay/--duration window on the trace clock */
+    char path[4096];
+    char cupti_status[256];     /* why CUDA tracing is off, "" when on or not tried */
+    void (*before_close)(void); /* CUPTI's forced flush, run while the writer is open */
+} tp_collector;
+
+extern tp_collector tp_g;
+/* initial-exec: one TLS load on the hot path instead of a __tls_get_addr call; the
+ * collector needs 8 bytes of static TLS, which glibc keeps in reserve for dlopen. */
+extern __thread tp_tstate *tp_tls __attribute__((tls_model("initial-exec")));
+
+/* Starts recording with `cfg` (NULL: from the environment). Idempotent. */
+tp_status tp_collector_start(const tp_collector_config *cfg);
+
+/* Flushes and closes the trace; later events are ignored. Safe to call more than once. */
+void tp_collector_finish(void);
+
+/* Drains all rings to the file now (signal helper, tests). */
+void tp_collector_flush(void);
+
+tp_tstate *tp_collector_thread_slow(void);
+
+/* The calling thread's state, or NULL when the collector is not recording. */
+static inline tp_tstate *tp_collector_thread(void) {
+    tp_tstate *t = tp_tls;
+    if (__builtin_expect(t != 0, 1) &&
+        t->gen == atomic_load_explicit(&tp_g.gen, memory_order_relaxed) &&
+        atomic_load_explicit(&tp_g.active, memory_order_relaxed))
+        return t;
+    return tp_collector_thread_slow();
+}
+
+static inline uint64_t tp_collector_now(void) {
+    return tp_clock_now(&tp_g.clock);
+}
+
+/* 1 when an event at `now` is inside the --delay/--duration window or capture range. */
+static inline int tp_collector_gate(uint64_t now) {
+    switch (tp_g.cfg.capture) {
+    case TP_CAPTURE_ALWAYS:
+        return 1;
+    case TP_CAPTURE_NVTX:
+        return atomic_load_explicit(&tp_g.capture_open, memory_order_relaxed) > 0;
+    default:
+        return now >= tp_g.t_begin && now < tp_g.t_end;
+    }
+}
+
+/* Interned id of NUL-terminated `s` (0 for NULL). Lock-free when cached. */
+uint32_t tp_collector_intern(tp_tstate *t, const char *s);
+
+/* Interned id of `len` bytes (slow path, locked). */
+uint32_t tp_collector_intern_n(const char *s, size_t len);
+
+/* Writes an event through the thread's ring (or counts it dropped without one). */
+static inline void tp_collector_emit(tp_tstate *t, const void *rec) {
+    if (__builtin_expect(t->stage != 0, 1))
+        tp_stage_write(t->stage, rec);
+    else
+        tp_writer_count_drop(tp_g.writer, ((const tp_rec_hdr *)rec)->type, TP_DROP_NO_BUFFER, 1);
+}
+
+/* Stack id of the calling thread's stack when `mode` is enabled, else 0. */
+static inline uint32_t tp_collector_stack(tp_tstate *t, tp_stacks_mode needed) {
+    if (tp_g.cfg.stacks < needed || needed == TP_STACKS_NONE)
+        return 0;
+    return tp_stacks_capture(tp_g.writer, &t->stacks);
+}
+
+/* Writes a metadata record; ignores errors (the trace simply lacks it). */
+void tp_collector_meta(const void *rec);
+
+/* Records why CUDA tracing is off and says it once on stderr. */
+void tp_collector_cuda_off(const char *why);
+
+#endif

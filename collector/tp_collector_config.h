@@ -1,0 +1,44 @@
+/* tp_collector_config: the collector's options, read from TRAINPROF_* environment variables
+ * that `trainprof record` sets, and the naming of output files.
+ *
+ * Pure functions of their inputs (the environment is passed in as a getenv-like callback) so
+ * they are tested in-process. Unknown or malformed values fall back to defaults and set
+ * `error` to a one-line explanation; the collector says it once on stderr and goes on. */
+#ifndef TP_COLLECTOR_CONFIG_H
+#define TP_COLLECTOR_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { TP_STACKS_NONE = 0, TP_STACKS_API = 1, TP_STACKS_ALL = 2 } tp_stacks_mode;
+typedef enum { TP_CAPTURE_ALWAYS = 0, TP_CAPTURE_NVTX = 1, TP_CAPTURE_TIME = 2 } tp_capture_mode;
+
+typedef struct {
+    char output[4096];              /* TRAINPROF_OUTPUT: the traced program's trace path, or "" */
+    long target_pid;                /* TRAINPROF_TARGET_PID: the process `output` is meant for */
+    char manifest[4096];            /* TRAINPROF_MANIFEST: file each process appends its path to */
+    tp_stacks_mode stacks;          /* TRAINPROF_STACKS: none | api | all (default api) */
+    tp_capture_mode capture;        /* TRAINPROF_CAPTURE / TRAINPROF_DELAY_S / _DURATION_S */
+    char capture_range[256];        /* nvtx:NAME -> NAME */
+    char capture_domain[256];       /* nvtx:NAME@DOMAIN -> DOMAIN ("" = any domain) */
+    uint64_t delay_ns, duration_ns; /* duration 0 = until exit */
+    size_t buffer_bytes;            /* TRAINPROF_BUFFER_MB (default 64) */
+    unsigned flush_ms;              /* TRAINPROF_FLUSH_MS (default 200) */
+    int no_cuda;                    /* TRAINPROF_NO_CUDA=1 */
+    int fork_trace;                 /* TRAINPROF_FORK: trace (default) | none */
+    int32_t rank, world_size, local_rank; /* -1 when absent */
+    char error[256];                      /* first problem found, "" when none */
+} tp_collector_config;
+
+typedef const char *(*tp_getenv_fn)(const char *name);
+
+/* Fills `c` from the environment seen through `get` (NULL = getenv). */
+void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get);
+
+/* Writes the trace path for process `pid` running `program` (its basename is used):
+ * `output` when pid == target_pid, else "<dir>/<program>[-rank<R>]-<pid>.tprof" where dir is
+ * the directory of `output` or "." without one. Returns 0, or -1 when it does not fit. */
+int tp_collector_config_path(const tp_collector_config *c, long pid, const char *program, char *buf,
+                             size_t len);
+
+#endif

@@ -1,0 +1,57 @@
+/* tp_collector_main: the entry points of libtrainprof-collector.so, the only exported
+ * symbols (exports.map). Each one starts the collector first, so whichever way the library
+ * got into the process (LD_PRELOAD, NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH, an
+ * activity.h client's dlopen) the same singleton records. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tp_activity_impl.h"
+#include "tp_collector.h"
+#include "tp_nvtx_hooks.h"
+#if TP_HAVE_CUPTI
+#include "tp_cupti.h"
+#endif
+
+#define TP_EXPORT __attribute__((visibility("default")))
+
+TP_EXPORT int InitializeInjection(void);
+TP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+TP_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info);
+TP_EXPORT const tp_activity_table *tp_activity_get_table(uint32_t version);
+
+/* Called by the CUDA driver inside cuInit. Never fails the application. */
+int InitializeInjection(void) {
+    tp_collector_start(NULL);
+#if TP_HAVE_CUPTI
+    return tp_cupti_start();
+#else
+    tp_collector_cuda_off(tp_g.cfg.no_cuda ? "--no-cuda" : "collector built without CUDA");
+    return 1;
+#endif
+}
+
+/* Called once per NVTX instance (each DSO using the NVTX v3 headers). */
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+    tp_collector_start(NULL);
+    return tp_nvtx_init_core(get_export_table);
+}
+
+int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info) {
+    tp_collector_start(NULL);
+    return tp_nvtx_init_ext(info);
+}
+
+const tp_activity_table *tp_activity_get_table(uint32_t version) {
+    tp_collector_start(NULL);
+    return tp_activity_impl_table(version);
+}
+
+/* LD_PRELOAD: start before main so programs that never call NVTX or CUDA still get a trace
+ * with their process metadata. */
+__attribute__((constructor)) static void collector_load(void) {
+    tp_collector_start(NULL);
+}
+
+__attribute__((destructor)) static void collector_unload(void) {
+    tp_collector_finish();
+}

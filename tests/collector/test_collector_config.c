@@ -1,0 +1,102 @@
+/* test_collector_config: TRAINPROF_* parsing, rank detection and trace naming. */
+#include "tp_collector_config.h"
+#include "tp_nvtx_hooks.h"
+#include "tp_test.h"
+
+static const char *const *g_env;
+
+static const char *fake_getenv(const char *name) {
+    size_t n = strlen(name);
+    for (int i = 0; g_env && g_env[i]; i++)
+        if (!strncmp(g_env[i], name, n) && g_env[i][n] == '=')
+            return g_env[i] + n + 1;
+    return NULL;
+}
+
+static void load(tp_collector_config *c, const char *const *env) {
+    g_env = env;
+    tp_collector_config_load(c, fake_getenv);
+}
+
+static void test_defaults(void) {
+    tp_collector_config c;
+    load(&c, NULL);
+    CHECK_EQ_I(c.stacks, TP_STACKS_API);
+    CHECK_EQ_I(c.capture, TP_CAPTURE_ALWAYS);
+    CHECK_EQ_U(c.buffer_bytes, 64u << 20);
+    CHECK_EQ_I(c.rank, -1);
+    CHECK_EQ_I(c.fork_trace, 1);
+    CHECK_STR(c.error, "");
+    char p[256];
+    CHECK_EQ_I(tp_collector_config_path(&c, 42, "/usr/bin/python3", p, sizeof p), 0);
+    CHECK_STR(p, "./python3-42.tprof");
+}
+
+static void test_options(void) {
+    const char *env[] = {"TRAINPROF_STACKS=all",    "TRAINPROF_CAPTURE=nvtx:train_step@torch",
+                         "TRAINPROF_BUFFER_MB=8",   "TRAINPROF_FORK=none",
+                         "TRAINPROF_NO_CUDA=1",     "OMPI_COMM_WORLD_RANK=5",
+                         "OMPI_COMM_WORLD_SIZE=16", NULL};
+    tp_collector_config c;
+    load(&c, env);
+    CHECK_EQ_I(c.stacks, TP_STACKS_ALL);
+    CHECK_EQ_I(c.capture, TP_CAPTURE_NVTX);
+    CHECK_STR(c.capture_range, "train_step");
+    CHECK_STR(c.capture_domain, "torch");
+    CHECK_EQ_U(c.buffer_bytes, 8u << 20);
+    CHECK_EQ_I(c.fork_trace, 0);
+    CHECK_EQ_I(c.no_cuda, 1);
+    CHECK_EQ_I(c.rank, 5);
+    CHECK_EQ_I(c.world_size, 16);
+    char p[256];
+    CHECK_EQ_I(tp_collector_config_path(&c, 7, "train", p, sizeof p), 0);
+    CHECK_STR(p, "./train-rank5-7.tprof");
+}
+
+static void test_time_window_and_errors(void) {
+    const char *env[] = {"TRAINPROF_DELAY_S=1.5", "TRAINPROF_DURATION_S=2", "TRAINPROF_STACKS=x",
+                         NULL};
+    tp_collector_config c;
+    load(&c, env);
+    CHECK_EQ_I(c.capture, TP_CAPTURE_TIME);
+    CHECK_EQ_U(c.delay_ns, 1500000000u);
+    CHECK_EQ_U(c.duration_ns, 2000000000u);
+    CHECK_EQ_I(c.stacks, TP_STACKS_API); /* a bad value keeps the default */
+    CHECK(strstr(c.error, "TRAINPROF_STACKS=x") != NULL);
+    const char *bad[] = {"TRAINPROF_CAPTURE=cuda:x", "TRAINPROF_BUFFER_MB=-3", NULL};
+    load(&c, bad);
+    CHECK_EQ_I(c.capture, TP_CAPTURE_ALWAYS);
+    CHECK_EQ_U(c.buffer_bytes, 64u << 20);
+    CHECK(c.error[0] != 0);
+}
+
+/* -o applies to the target process only; its children go next to it under their own name. */
+static void test_output_for_children(void) {
+    const char *env[] = {"TRAINPROF_OUTPUT=/data/run/out.tprof", "TRAINPROF_TARGET_PID=100",
+                         "SLURM_PROCID=2", NULL};
+    tp_collector_config c;
+    load(&c, env);
+    char p[256];
+    CHECK_EQ_I(tp_collector_config_path(&c, 100, "app", p, sizeof p), 0);
+    CHECK_STR(p, "/data/run/out.tprof");
+    CHECK_EQ_I(tp_collector_config_path(&c, 101, "app", p, sizeof p), 0);
+    CHECK_STR(p, "/data/run/app-rank2-101.tprof");
+    CHECK_EQ_I(tp_collector_config_path(&c, 101, "app", p, 8), -1);
+}
+
+static void test_wide_to_utf8(void) {
+    char buf[16];
+    CHECK_EQ_U(tp_nvtx_wide_to_utf8(L"a\u00fc\u20ac\U0001F600", buf, sizeof buf), 10);
+    CHECK_STR(buf, "a\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80");
+    CHECK_EQ_U(tp_nvtx_wide_to_utf8(L"\u20ac\u20ac", buf, 5), 3); /* cut at a boundary */
+    CHECK_STR(buf, "\xe2\x82\xac");
+}
+
+int main(void) {
+    TP_RUN(test_defaults);
+    TP_RUN(test_options);
+    TP_RUN(test_time_window_and_errors);
+    TP_RUN(test_output_for_children);
+    TP_RUN(test_wide_to_utf8);
+    return tp_test_summary();
+}
