@@ -1,0 +1,94 @@
+/* tp_an_idle: idle-time breakdown per stream (HTA's get_idle_time_breakdown, in ns). */
+#include "tp_an_idle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *tp_idle_cat_name(tp_idle_cat c) {
+    static const char *const names[] = {"host_wait", "kernel_wait", "other"};
+    return (unsigned)c < TP_IDLE_COUNT ? names[c] : "other";
+}
+
+int64_t tp_an_idle_total(const tp_an_idle_stream *s) {
+    return s->idle[0] + s->idle[1] + s->idle[2];
+}
+
+/* HTA only looks at these categories (cuda_sync and runtime rows with a stream are out). */
+static int idle_row(const tp_an_view *v, size_t i) {
+    if (!v->gpu[i])
+        return 0;
+    if (!v->opts.compat_hta)
+        return 1;
+    static const char *const cats[] = {"kernel",     "Kernel", "gpu_memset",     "Memset",
+                                       "gpu_memcpy", "Memcpy", "mtia_ccp_events"};
+    const char *c = tp_an_view_cat(v, i);
+    for (size_t k = 0; k < sizeof cats / sizeof *cats; k++)
+        if (strcmp(c, cats[k]) == 0)
+            return 1;
+    return 0;
+}
+
+static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_idle_stream *s) {
+    int64_t *key = tp_an_alloc(n, sizeof *key);
+    size_t *ord = tp_an_alloc(n, sizeof *ord);
+    double *gap[TP_IDLE_COUNT];
+    size_t ng[TP_IDLE_COUNT] = {0};
+    for (int c = 0; c < TP_IDLE_COUNT; c++)
+        gap[c] = tp_an_alloc(n, sizeof(double));
+    for (size_t k = 0; k < n; k++)
+        key[k] = v->ts[rows[k]];
+    tp_an_argsort_np(key, n, ord);
+    s->n_ops = n;
+    for (size_t k = 1; k < n; k++) {
+        size_t i = rows[ord[k]];
+        int64_t prev_end = v->end[rows[ord[k - 1]]];
+        int64_t g = v->ts[i] - prev_end;
+        int c = TP_IDLE_OTHER;
+        if (v->link[i] >= 0 && v->ts[v->link[i]] > prev_end)
+            c = TP_IDLE_HOST_WAIT;
+        else if (g < v->opts.kernel_wait_ns)
+            c = TP_IDLE_KERNEL_WAIT;
+        s->idle[c] += g;
+        gap[c][ng[c]++] = (double)g;
+    }
+    for (int c = 0; c < TP_IDLE_COUNT; c++) {
+        tp_an_describe(gap[c], ng[c], &s->gaps[c]);
+        free(gap[c]);
+    }
+    free(key);
+    free(ord);
+}
+
+/* Ops grouped by stream (stable: each group keeps the view's order), then one stream_run per
+ * group; streams come out by id. */
+void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
+    memset(out, 0, sizeof *out);
+    size_t *rows = tp_an_alloc(v->n + 1, sizeof *rows), nr = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (idle_row(v, i))
+            rows[nr++] = i;
+    int64_t *key = tp_an_alloc(nr + 1, sizeof *key);
+    size_t *ord = tp_an_alloc(nr + 1, sizeof *ord), *sub = tp_an_alloc(nr + 1, sizeof *sub);
+    for (size_t k = 0; k < nr; k++)
+        key[k] = tp_an_view_stream(v, rows[k]);
+    tp_an_stable_order(key, nr, ord);
+    out->s = tp_an_alloc(nr + 1, sizeof *out->s);
+    for (size_t a = 0, b; a < nr; a = b) {
+        for (b = a; b < nr && key[ord[b]] == key[ord[a]]; b++)
+            sub[b - a] = rows[ord[b]];
+        tp_an_idle_stream *s = &out->s[out->n++];
+        s->stream = key[ord[a]];
+        stream_run(v, sub, b - a, s);
+    }
+    free(key);
+    free(ord);
+    free(sub);
+    free(rows);
+}
+
+void tp_an_idle_free(tp_an_idle *out) {
+    if (!out)
+        return;
+    free(out->s);
+    memset(out, 0, sizeof *out);
+}

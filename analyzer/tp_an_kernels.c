@@ -1,0 +1,141 @@
+/* tp_an_kernels: kernel-type overlap breakdown and per-kernel statistics (HTA's
+ * get_gpu_kernel_breakdown with memory kernels, un-folded). */
+#include "tp_an_kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+
+const char *tp_an_kernel_class_label(unsigned mask, char *buf, size_t size) {
+    buf[0] = 0;
+    size_t off = 0;
+    for (int t = 0; t < 3; t++) {
+        if (!(mask & (1u << t)))
+            continue;
+        int w = snprintf(buf + off, size - off, "%s%s", off ? " overlapping " : "",
+                         tp_ktype_name((tp_ktype)t));
+        if (w < 0 || (size_t)w >= size - off)
+            break;
+        off += (size_t)w;
+    }
+    return buf;
+}
+
+typedef struct {
+    int64_t t;
+    int delta; /* +mask at a start, -mask at an end */
+} tp_edge;
+
+static int cmp_edge(const void *a, const void *b) {
+    int64_t x = ((const tp_edge *)a)->t, y = ((const tp_edge *)b)->t;
+    return (x > y) - (x < y);
+}
+
+/* Merges each type's intervals, then sweeps all edges: the running mask says which types
+ * are active until the next edge. Ties do not matter: equal-time edges bound empty spans. */
+static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
+    tp_edge *e = tp_an_alloc(2 * v->n_gpu + 2, sizeof *e);
+    int64_t *ts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
+            *end = tp_an_alloc(v->n_gpu + 1, sizeof *end);
+    int64_t *mts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
+            *mend = tp_an_alloc(v->n_gpu + 1, sizeof *end);
+    size_t ne = 0;
+    for (int t = 0; t < 3; t++) {
+        size_t k = 0;
+        for (size_t i = 0; i < v->n; i++)
+            if (v->gpu[i] && v->ktype[i] == t) {
+                ts[k] = v->ts[i];
+                end[k++] = v->end[i];
+            }
+        size_t m = tp_an_merge(ts, end, k, mts, mend);
+        for (size_t j = 0; j < m; j++) {
+            e[ne++] = (tp_edge){mts[j], 1 << t};
+            e[ne++] = (tp_edge){mend[j], -(1 << t)};
+        }
+    }
+    qsort(e, ne, sizeof *e, cmp_edge);
+    int running = 0;
+    for (size_t j = 0; j + 1 < ne; j++) {
+        running += e[j].delta;
+        int64_t d = e[j + 1].t - e[j].t;
+        if (v->opts.compat_hta)
+            d = d / 1000 * 1000; /* HTA: astype(int) on µs per segment */
+        if (running > 0 && running < TP_KT_CLASSES)
+            out->class_ns[running] += d;
+    }
+    for (int c = 1; c < TP_KT_CLASSES; c++)
+        out->class_total += out->class_ns[c];
+    free(e);
+    free(ts);
+    free(end);
+    free(mts);
+    free(mend);
+}
+
+typedef struct {
+    uint32_t name;
+    int64_t dur;
+} tp_named;
+
+static int cmp_named(const void *a, const void *b) {
+    const tp_named *x = a, *y = b;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    return (x->dur > y->dur) - (x->dur < y->dur);
+}
+
+static int cmp_row_sum(const void *a, const void *b) {
+    const tp_an_kernel_row *x = a, *y = b;
+    if (x->sum != y->sum)
+        return x->sum > y->sum ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+static void fill_row(tp_an_kernel_row *k, const tp_named *g, size_t n, uint8_t kt) {
+    k->name = g[0].name;
+    k->ktype = kt;
+    k->count = n;
+    k->min = g[0].dur;
+    k->max = g[n - 1].dur;
+    for (size_t i = 0; i < n; i++)
+        k->sum += g[i].dur;
+    k->mean = (double)k->sum / (double)n;
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += ((double)g[i].dur - k->mean) * ((double)g[i].dur - k->mean);
+    k->std = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+}
+
+static void per_name(const tp_an_view *v, tp_an_kernels *out) {
+    tp_named *a = tp_an_alloc(v->n_gpu + 1, sizeof *a);
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
+            a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
+    qsort(a, n, sizeof *a, cmp_named);
+    out->k = tp_an_alloc(n + 1, sizeof *out->k);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && a[j].name == a[i].name; j++)
+            ;
+        uint8_t kt = (uint8_t)tp_ktype_of(tp_model_str(v->m, a[i].name));
+        fill_row(&out->k[out->n++], a + i, j - i, kt);
+    }
+    qsort(out->k, out->n, sizeof *out->k, cmp_row_sum);
+    free(a);
+}
+
+void tp_an_kernels_run(const tp_an_view *v, tp_an_kernels *out) {
+    memset(out, 0, sizeof *out);
+    type_breakdown(v, out);
+    per_name(v, out);
+}
+
+void tp_an_kernels_free(tp_an_kernels *out) {
+    if (!out)
+        return;
+    free(out->k);
+    memset(out, 0, sizeof *out);
+}

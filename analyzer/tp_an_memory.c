@@ -1,0 +1,186 @@
+/* tp_an_memory: memory bandwidth time series summary (HTA) and copy statistics. */
+#include "tp_an_memory.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tp_an_copy_kind_name(uint8_t k) {
+    static const char *const names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+    if (k == TP_AN_MEMSET_KIND)
+        return "Memset";
+    return k < sizeof names / sizeof *names ? names[k] : "unknown";
+}
+
+const char *tp_an_mem_kind_name(uint8_t k) {
+    static const char *const names[] = {"unknown", "pageable", "pinned",        "device",
+                                        "array",   "managed",  "device_static", "managed_static"};
+    return k < sizeof names / sizeof *names ? names[k] : "unknown";
+}
+
+/* HTA's get_memory_kernel_type: "Memset", the first 11 characters of a Memcpy name, or
+ * "Memcpy Unknown". */
+static void mem_type(const char *name, char out[16]) {
+    if (strncmp(name, "Memset", 6) == 0)
+        snprintf(out, 16, "Memset");
+    else if (strncmp(name, "Memcpy", 6) != 0)
+        snprintf(out, 16, "Memcpy Unknown");
+    else
+        snprintf(out, 16, "%.11s", name);
+}
+
+typedef struct {
+    int64_t ts;
+    double bw;
+    int type; /* index into the type table */
+} tp_bwpt;
+
+typedef struct {
+    tp_bwpt *p;
+    size_t n, cap;
+    char (*types)[16];
+    size_t nt, tcap;
+} tp_series;
+
+static int type_index(tp_series *s, const char *t) {
+    for (size_t k = 0; k < s->nt; k++)
+        if (strcmp(s->types[k], t) == 0)
+            return (int)k;
+    tp_an_grow((void **)&s->types, &s->tcap, s->nt + 1, sizeof *s->types);
+    snprintf(s->types[s->nt], 16, "%s", t);
+    return (int)s->nt++;
+}
+
+static void add_pt(tp_series *s, int64_t ts, double bw, int type) {
+    tp_an_grow((void **)&s->p, &s->cap, s->n + 1, sizeof *s->p);
+    s->p[s->n++] = (tp_bwpt){ts, bw, type};
+}
+
+/* Bandwidth (GB/s) and duration of a memory op, or 0 when the op is skipped. */
+static int op_bw(const tp_an_view *v, size_t i, double *bw, int64_t *dur) {
+    const tp_events *ev = &v->r->ev;
+    *dur = v->end[i] - v->ts[i];
+    if (v->opts.compat_hta) {
+        double b = ev->bw_gbps[v->row[i]];
+        *bw = isnan(b) ? 0.0 : b;
+        if (*dur == 0)
+            *dur = 1000; /* HTA issue #20: 0 µs ops count as 1 µs */
+        return 1;
+    }
+    int64_t bytes = ev->bytes[v->row[i]];
+    if (*dur <= 0 || bytes < 0)
+        return 0;
+    *bw = (double)bytes / (double)*dur;
+    return 1;
+}
+
+static int cmp_type(const void *a, const void *b) {
+    return strcmp(((const tp_an_membw *)a)->type, ((const tp_an_membw *)b)->type);
+}
+
+static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
+    tp_series s = {0};
+    size_t na = 0;
+    int64_t *dur = tp_an_alloc(v->n + 1, sizeof *dur);
+    size_t *rows = tp_an_alloc(v->n + 1, sizeof *rows);
+    char t[16];
+    for (size_t i = 0; i < v->n; i++) {
+        double bw;
+        if (!v->gpu[i] || v->ktype[i] != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur[na]))
+            continue;
+        mem_type(tp_an_view_name(v, i), t);
+        add_pt(&s, v->ts[i], bw, type_index(&s, t));
+        rows[na++] = i;
+    }
+    for (size_t k = 0; k < na; k++) /* HTA concatenates the end points after the starts */
+        add_pt(&s, v->ts[rows[k]] + dur[k], -s.p[k].bw, s.p[k].type);
+    int64_t *key = tp_an_alloc(s.n + 1, sizeof *key);
+    size_t *ord = tp_an_alloc(s.n + 1, sizeof *ord);
+    double *vals = tp_an_alloc(s.n + 1, sizeof *vals);
+    for (size_t k = 0; k < s.n; k++)
+        key[k] = s.p[k].ts;
+    tp_an_argsort_np(key, s.n, ord);
+    out->bw = tp_an_alloc(s.nt + 1, sizeof *out->bw);
+    out->n_bw = s.nt;
+    for (size_t ty = 0; ty < s.nt; ty++) {
+        double cum = 0;
+        size_t m = 0;
+        for (size_t k = 0; k < s.n; k++) {
+            if (s.p[ord[k]].type != (int)ty)
+                continue;
+            cum += s.p[ord[k]].bw;
+            if (cum > 0)
+                vals[m++] = cum;
+        }
+        snprintf(out->bw[ty].type, sizeof out->bw[ty].type, "%s", s.types[ty]);
+        tp_an_describe(vals, m, &out->bw[ty].bw);
+    }
+    qsort(out->bw, out->n_bw, sizeof *out->bw, cmp_type);
+    free(key);
+    free(ord);
+    free(vals);
+    free(dur);
+    free(rows);
+    free(s.p);
+    free(s.types);
+}
+
+static int cmp_copy(const void *a, const void *b) {
+    const tp_an_copy *x = a, *y = b;
+    if (x->copy_kind != y->copy_kind)
+        return x->copy_kind < y->copy_kind ? -1 : 1;
+    return (x->src_kind > y->src_kind) - (x->src_kind < y->src_kind);
+}
+
+static tp_an_copy *copy_slot(tp_an_memory *out, size_t *cap, uint8_t ck, uint8_t sk) {
+    for (size_t k = 0; k < out->n_copy; k++)
+        if (out->copy[k].copy_kind == ck && out->copy[k].src_kind == sk)
+            return &out->copy[k];
+    tp_an_grow((void **)&out->copy, cap, out->n_copy + 1, sizeof *out->copy);
+    tp_an_copy *c = &out->copy[out->n_copy++];
+    memset(c, 0, sizeof *c);
+    c->copy_kind = ck;
+    c->src_kind = sk;
+    return c;
+}
+
+static void copy_stats(const tp_an_view *v, tp_an_memory *out) {
+    const tp_events *ev = &v->r->ev;
+    size_t cap = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        size_t r = v->row[i];
+        if (!v->gpu[i] || (ev->cat[r] != TP_CAT_MEMCPY && ev->cat[r] != TP_CAT_MEMSET))
+            continue;
+        uint8_t ck = ev->cat[r] == TP_CAT_MEMSET ? TP_AN_MEMSET_KIND : ev->copy_kind[r];
+        tp_an_copy *c = copy_slot(out, &cap, ck, ev->src_kind[r]);
+        int64_t d = v->end[i] - v->ts[i];
+        c->count++;
+        c->dur_ns += d;
+        if (ev->bytes[r] > 0) {
+            c->bytes += ev->bytes[r];
+            if (d > 0 && (double)ev->bytes[r] / (double)d > c->max_gbps)
+                c->max_gbps = (double)ev->bytes[r] / (double)d;
+        }
+    }
+    for (size_t k = 0; k < out->n_copy; k++)
+        out->copy[k].gbps =
+            out->copy[k].dur_ns > 0 ? (double)out->copy[k].bytes / (double)out->copy[k].dur_ns : 0;
+    if (out->n_copy)
+        qsort(out->copy, out->n_copy, sizeof *out->copy, cmp_copy);
+}
+
+void tp_an_memory_run(const tp_an_view *v, tp_an_memory *out) {
+    memset(out, 0, sizeof *out);
+    bw_summary(v, out);
+    copy_stats(v, out);
+}
+
+void tp_an_memory_free(tp_an_memory *out) {
+    if (!out)
+        return;
+    free(out->bw);
+    free(out->copy);
+    memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,106 @@
+/* tp_an_nvtx: annotation range summary and GPU time per range. */
+#include "tp_an_nvtx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+
+static int cmp_name(const void *a, const void *b) {
+    uint32_t x = ((const tp_an_range *)a)->name, y = ((const tp_an_range *)b)->name;
+    return (x > y) - (x < y);
+}
+
+static int cmp_total(const void *a, const void *b) {
+    const tp_an_range *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+static tp_an_range *find(tp_an_nvtx *out, uint32_t name) {
+    tp_an_range key = {.name = name};
+    if (!out->n)
+        return NULL;
+    return bsearch(&key, out->r, out->n, sizeof *out->r, cmp_name);
+}
+
+/* Innermost USER_ANNOTATION row enclosing model row `row` (itself excluded), or -1. */
+static long enclosing_range(const tp_events *ev, long row) {
+    long p = ev->parent[row];
+    while (p >= 0 && ev->cat[p] != TP_CAT_USER_ANNOTATION)
+        p = ev->parent[p];
+    return p;
+}
+
+typedef struct {
+    uint32_t name;
+    int64_t dur;
+} tp_named_dur;
+
+static int cmp_named_dur(const void *a, const void *b) {
+    uint32_t x = ((const tp_named_dur *)a)->name, y = ((const tp_named_dur *)b)->name;
+    return (x > y) - (x < y);
+}
+
+/* One tp_an_range per annotation name, sorted by name id (for find). */
+static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
+    const tp_events *ev = &v->r->ev;
+    tp_named_dur *a = tp_an_alloc(v->n + 1, sizeof *a);
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (!v->gpu[i] && ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION)
+            a[n++] = (tp_named_dur){ev->name[v->row[i]], v->end[i] - v->ts[i]};
+    if (n)
+        qsort(a, n, sizeof *a, cmp_named_dur);
+    out->r = tp_an_alloc(n + 1, sizeof *out->r);
+    for (size_t i = 0; i < n; i++) {
+        int fresh = i == 0 || a[i].name != a[i - 1].name;
+        tp_an_range *r = fresh ? &out->r[out->n++] : &out->r[out->n - 1];
+        if (fresh) {
+            r->name = a[i].name;
+            r->min = r->max = a[i].dur;
+        }
+        r->count++;
+        r->total += a[i].dur;
+        r->min = a[i].dur < r->min ? a[i].dur : r->min;
+        r->max = a[i].dur > r->max ? a[i].dur : r->max;
+    }
+    for (size_t k = 0; k < out->n; k++)
+        out->r[k].mean = (double)out->r[k].total / (double)out->r[k].count;
+    free(a);
+}
+
+static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
+    const tp_events *ev = &v->r->ev;
+    for (size_t i = 0; i < v->n; i++) {
+        uint8_t c = ev->cat[v->row[i]];
+        if (!v->gpu[i] || (c != TP_CAT_KERNEL && c != TP_CAT_MEMCPY && c != TP_CAT_MEMSET))
+            continue;
+        int64_t d = v->end[i] - v->ts[i];
+        long a = v->link[i] >= 0 ? enclosing_range(ev, (long)v->row[v->link[i]]) : -1;
+        tp_an_range *r = a >= 0 ? find(out, ev->name[a]) : NULL;
+        if (!r) {
+            out->unattributed_ops++;
+            out->unattributed_ns += d;
+            continue;
+        }
+        r->n_gpu_ops++;
+        r->gpu_ns += d;
+    }
+}
+
+void tp_an_nvtx_run(const tp_an_view *v, tp_an_nvtx *out) {
+    memset(out, 0, sizeof *out);
+    summarize_ranges(v, out);
+    attribute_gpu(v, out);
+    if (out->n)
+        qsort(out->r, out->n, sizeof *out->r, cmp_total);
+}
+
+void tp_an_nvtx_free(tp_an_nvtx *out) {
+    if (!out)
+        return;
+    free(out->r);
+    memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,32 @@
+/* tp_an_nvtx: NVTX ranges / user annotations (record_function) and the GPU work under them.
+ *
+ * Per range name: count, total, mean, min and max CPU-side duration. GPU time: each GPU op
+ * (kernel, copy, memset) is linked to its launching CPU call by correlation, and from that
+ * call to the innermost enclosing annotation on its thread (the model's parent chain); the
+ * op's duration and count go to that annotation's name. Ops launched outside any range are
+ * counted in unattributed_*. */
+#ifndef TP_AN_NVTX_H
+#define TP_AN_NVTX_H
+
+#include "tp_an_view.h"
+
+typedef struct {
+    uint32_t name; /* string pool id */
+    size_t count;
+    int64_t total, min, max; /* ns, CPU-side range durations */
+    double mean;
+    size_t n_gpu_ops;
+    int64_t gpu_ns; /* sum of durations of GPU ops launched inside (innermost range) */
+} tp_an_range;
+
+typedef struct {
+    size_t n;
+    tp_an_range *r; /* by total, descending */
+    size_t unattributed_ops;
+    int64_t unattributed_ns;
+} tp_an_nvtx;
+
+void tp_an_nvtx_run(const tp_an_view *v, tp_an_nvtx *out);
+void tp_an_nvtx_free(tp_an_nvtx *out);
+
+#endif

@@ -1,0 +1,180 @@
+/* tp_an_queue: queue length per stream (HTA's get_queue_length_summary) and time blocked on
+ * a full launch queue. */
+#include "tp_an_queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int hta_queue_launch(const char *n) {
+    static const char *const names[] = {"cudaLaunchKernel",
+                                        "cudaLaunchKernelExC",
+                                        "cuLaunchKernel",
+                                        "cuLaunchKernelEx",
+                                        "cudaMemcpyAsync",
+                                        "cudaMemsetAsync",
+                                        "runFunction - job_prep_and_submit_for_execution",
+                                        "hipLaunchKernel",
+                                        "hipExtModuleLaunchKernel",
+                                        "hipMemsetAsync",
+                                        "hipMemcpyAsync",
+                                        "hipMemcpyWithStream"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (strcmp(n, names[k]) == 0)
+            return 1;
+    return 0;
+}
+
+static int is_launch(const tp_an_view *v, size_t i) {
+    if (!v->linked[i])
+        return 0;
+    if (v->opts.compat_hta)
+        return hta_queue_launch(tp_an_view_name(v, i));
+    return !v->gpu[i] && (v->r->ev.flags[v->row[i]] & TP_EVF_LAUNCH);
+}
+
+typedef struct {
+    int64_t ts, stream;
+    int delta;
+    size_t launch; /* view row of the launch call (delta +1) */
+} tp_step;
+
+typedef struct {
+    tp_step *s;
+    size_t n, cap;
+} tp_steps;
+
+static void add_step(tp_steps *st, int64_t ts, int64_t stream, int delta, size_t launch) {
+    tp_an_grow((void **)&st->s, &st->cap, st->n + 1, sizeof *st->s);
+    st->s[st->n++] = (tp_step){ts, stream, delta, launch};
+}
+
+static int gpu_row(const tp_an_view *v, size_t i) {
+    return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
+}
+
+typedef struct {
+    int64_t corr;
+    size_t i;
+} tp_cr;
+
+static int cmp_cr(const void *a, const void *b) {
+    const tp_cr *x = a, *y = b;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* First entry of `a` (n, sorted) with correlation `c`; n when none. */
+static size_t lower(const tp_cr *a, size_t n, int64_t c) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid].corr < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
+ * GPU steps (GPU rows whose correlation has a launch call), both in view order. */
+static void collect_steps(const tp_an_view *v, tp_steps *st) {
+    tp_cr *g = tp_an_alloc(v->n + 1, sizeof *g), *l = tp_an_alloc(v->n + 1, sizeof *l);
+    size_t ng = 0, nl = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (gpu_row(v, i))
+            g[ng++] = (tp_cr){tp_an_view_corr(v, i), i};
+        if (is_launch(v, i))
+            l[nl++] = (tp_cr){tp_an_view_corr(v, i), i};
+    }
+    qsort(g, ng, sizeof *g, cmp_cr);
+    for (size_t k = 0; k < nl; k++) /* l is in view order here */
+        for (size_t j = lower(g, ng, l[k].corr); j < ng && g[j].corr == l[k].corr; j++)
+            add_step(st, v->ts[l[k].i], tp_an_view_stream(v, g[j].i), +1, l[k].i);
+    qsort(l, nl, sizeof *l, cmp_cr);
+    for (size_t i = 0; i < v->n; i++) {
+        if (!gpu_row(v, i))
+            continue;
+        size_t j = lower(l, nl, tp_an_view_corr(v, i));
+        if (j < nl && l[j].corr == tp_an_view_corr(v, i))
+            add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
+    }
+    free(g);
+    free(l);
+}
+
+static double median_launch(const tp_an_view *v) {
+    double *d = tp_an_alloc(v->n + 1, sizeof *d);
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (is_launch(v, i))
+            d[n++] = (double)(v->end[i] - v->ts[i]);
+    tp_an_describe_t s;
+    tp_an_describe(d, n, &s);
+    free(d);
+    return n ? s.p50 : 0;
+}
+
+/* One stream: steps in time order (ord restricted to the stream). */
+static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord, size_t n,
+                       double median, tp_an_queue_stream *q) {
+    double *len = tp_an_alloc(n + 1, sizeof *len);
+    int64_t cur = 0, mx = 0;
+    for (size_t k = 0; k < n; k++) {
+        cur += s[ord[k]].delta;
+        len[k] = (double)cur;
+        mx = k == 0 || cur > mx ? cur : mx;
+    }
+    q->max_len = mx;
+    for (size_t k = 0; k < n; k++) {
+        const tp_step *p = &s[ord[k]];
+        if ((int64_t)len[k] == mx && k + 1 < n)
+            q->at_max_ns += s[ord[k + 1]].ts - p->ts;
+        int64_t dur = p->delta > 0 ? v->end[p->launch] - v->ts[p->launch] : 0;
+        if (p->delta > 0 && mx >= 2 && (int64_t)len[k] == mx && (double)dur > 4 * median) {
+            q->n_blocked++;
+            q->blocked_ns += dur - (int64_t)median;
+        }
+    }
+    tp_an_describe(len, n, &q->len);
+    free(len);
+}
+
+/* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
+ * order); one stream_run per group, streams by id. */
+void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
+    memset(out, 0, sizeof *out);
+    tp_steps st = {0};
+    collect_steps(v, &st);
+    int64_t *key = tp_an_alloc(st.n + 1, sizeof *key);
+    size_t *ord = tp_an_alloc(st.n + 1, sizeof *ord), *grp = tp_an_alloc(st.n + 1, sizeof *grp);
+    size_t *sub = tp_an_alloc(st.n + 1, sizeof *sub);
+    for (size_t k = 0; k < st.n; k++)
+        key[k] = st.s[k].ts;
+    tp_an_argsort_np(key, st.n, ord);
+    for (size_t k = 0; k < st.n; k++)
+        key[k] = st.s[ord[k]].stream;
+    tp_an_stable_order(key, st.n, grp);
+    out->median_launch_ns = median_launch(v);
+    out->s = tp_an_alloc(st.n + 1, sizeof *out->s);
+    for (size_t a = 0, b; a < st.n; a = b) {
+        for (b = a; b < st.n && key[grp[b]] == key[grp[a]]; b++)
+            sub[b - a] = ord[grp[b]];
+        tp_an_queue_stream *q = &out->s[out->n++];
+        q->stream = key[grp[a]];
+        stream_run(v, st.s, sub, b - a, out->median_launch_ns, q);
+    }
+    free(key);
+    free(ord);
+    free(grp);
+    free(sub);
+    free(st.s);
+}
+
+void tp_an_queue_free(tp_an_queue *out) {
+    if (!out)
+        return;
+    free(out->s);
+    memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,37 @@
+/* tp_an_queue: how many launched-but-unfinished GPU operations each stream had queued.
+ *
+ * The queue length of a stream steps +1 when a CPU call launches an operation onto it and
+ * -1 when that operation starts on the GPU (HTA's definition); the summary describes the
+ * value after every step. Launch calls are HTA's list (cudaLaunchKernel, cuLaunchKernel,
+ * cudaMemcpyAsync, hipLaunchKernel, ...; native: rows flagged TP_EVF_LAUNCH).
+ *
+ * Blocked on a full queue (trainprof's definition, docs/analyzer.md): a launch call is
+ * "blocked" when it brought the stream's queue to its maximum length (>= 2) and took more
+ * than 4x the median launch-call duration of the rank: the launch had to wait for room in
+ * the queue. Blocked time is what such calls took beyond that median. at_max_ns is the time
+ * the queue spent at its maximum. */
+#ifndef TP_AN_QUEUE_H
+#define TP_AN_QUEUE_H
+
+#include "tp_an_stats.h"
+#include "tp_an_view.h"
+
+typedef struct {
+    int64_t stream;
+    tp_an_describe_t len; /* queue length after every step */
+    int64_t max_len;
+    int64_t at_max_ns;  /* time spent at max_len (until the next step) */
+    size_t n_blocked;   /* launch calls blocked on the full queue */
+    int64_t blocked_ns; /* their duration beyond the median launch duration */
+} tp_an_queue_stream;
+
+typedef struct {
+    size_t n;
+    tp_an_queue_stream *s; /* by stream id */
+    double median_launch_ns;
+} tp_an_queue;
+
+void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out);
+void tp_an_queue_free(tp_an_queue *out);
+
+#endif

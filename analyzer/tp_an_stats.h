@@ -1,0 +1,50 @@
+/* tp_an_stats: small numeric helpers shared by the analyses.
+ *
+ * tp_an_describe computes what pandas' Series.describe() reports (count, mean, sample
+ * standard deviation, min, linear-interpolated quartiles, max), so numbers can be compared
+ * with HTA's one for one. tp_an_argsort_np reproduces numpy's (unstable) quicksort argsort,
+ * because HTA's results depend on the order it leaves equal timestamps in. tp_an_merge
+ * merges intervals the way HTA's merge_kernel_intervals does. All functions are pure. */
+#ifndef TP_AN_STATS_H
+#define TP_AN_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Summary of a sample. Fields that are undefined for the sample (everything when count is 0,
+ * std when count < 2) are NaN. */
+typedef struct {
+    size_t count;
+    double sum, mean, std, min, p25, p50, p75, max;
+} tp_an_describe_t;
+
+/* Describes the `n` values of `v`; sorts `v` in place (it is the caller's scratch). */
+void tp_an_describe(double *v, size_t n, tp_an_describe_t *out);
+
+/* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
+double tp_an_percentile_sorted(const double *v, size_t n, double q);
+
+/* Writes into idx[0..n) the permutation numpy.argsort(key, kind="quicksort") returns for
+ * key[0..n) (equal keys come out in numpy's order, not in input order). */
+void tp_an_argsort_np(const int64_t *key, size_t n, size_t *idx);
+
+/* Writes into idx[0..n) the stable ascending order of key[0..n): equal keys keep their
+ * input order, so groups of equal keys come out contiguous and internally unchanged. */
+void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx);
+
+/* Merges [ts[i], end[i]) intervals like HTA (sort by start; a row opens a new interval when
+ * its start is after every previous end). Writes the merged intervals into mts/mend
+ * (capacity n), returns their count. Negative-length rows are kept as HTA keeps them. */
+size_t tp_an_merge(const int64_t *ts, const int64_t *end, size_t n, int64_t *mts, int64_t *mend);
+
+/* Sum of end - start over merged intervals. */
+int64_t tp_an_merged_len(const int64_t *mts, const int64_t *mend, size_t n);
+
+/* Growable arrays: *p is reallocated to hold at least `need` elements of `size` bytes;
+ * *cap tracks the capacity. Aborts on out of memory (analyzer policy). */
+void tp_an_grow(void **p, size_t *cap, size_t need, size_t size);
+
+/* malloc/calloc that abort on out of memory. */
+void *tp_an_alloc(size_t n, size_t size);
+
+#endif

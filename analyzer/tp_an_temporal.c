@@ -1,0 +1,45 @@
+/* tp_an_temporal: GPU span, idle, compute and non-compute time of one rank (HTA's
+ * get_temporal_breakdown, in ns). */
+#include "tp_an_temporal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+
+int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last) {
+    int64_t *ts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
+            *end = tp_an_alloc(v->n_gpu + 1, sizeof *end);
+    size_t k = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (!v->gpu[i] || !(kt_mask & (1u << v->ktype[i])))
+            continue;
+        ts[k] = v->ts[i];
+        end[k] = v->end[i];
+        k++;
+    }
+    int64_t *mts = tp_an_alloc(k + 1, sizeof *mts), *mend = tp_an_alloc(k + 1, sizeof *mend);
+    size_t m = tp_an_merge(ts, end, k, mts, mend);
+    int64_t len = tp_an_merged_len(mts, mend, m);
+    if (first)
+        *first = m ? mts[0] : 0;
+    if (last)
+        *last = m ? mend[m - 1] : 0;
+    free(ts);
+    free(end);
+    free(mts);
+    free(mend);
+    return len;
+}
+
+void tp_an_temporal_run(const tp_an_view *v, tp_an_temporal *out) {
+    memset(out, 0, sizeof *out);
+    if (v->n_gpu == 0)
+        return;
+    out->has_gpu = 1;
+    out->busy = tp_an_gpu_union(v, ~0u, &out->first_ts, &out->last_end);
+    out->span = out->last_end - out->first_ts;
+    out->idle = out->span - out->busy;
+    out->compute = tp_an_gpu_union(v, 1u << TP_KT_COMPUTATION, NULL, NULL);
+    out->non_compute = out->span - out->compute - out->idle;
+}

@@ -1,0 +1,23 @@
+/* tp_an_temporal: where a rank's GPU time goes, between its first and last GPU event.
+ *
+ * span = end of the last merged GPU interval - start of the first; idle = span - union of
+ * all GPU events; compute = union of COMPUTATION kernels; non_compute = span - compute -
+ * idle (copies, memsets, communication, syncs). All in ns of the view's clock. */
+#ifndef TP_AN_TEMPORAL_H
+#define TP_AN_TEMPORAL_H
+
+#include "tp_an_view.h"
+
+typedef struct {
+    int has_gpu; /* 0: the rank has no GPU event; everything else is 0 */
+    int64_t first_ts, last_end;
+    int64_t span, busy, idle, compute, non_compute;
+} tp_an_temporal;
+
+void tp_an_temporal_run(const tp_an_view *v, tp_an_temporal *out);
+
+/* Union length of the view's GPU rows whose ktype bit is set in `kt_mask` (1 << tp_ktype);
+ * writes the merged first start / last end when non-NULL. Returns 0 for no rows. */
+int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last);
+
+#endif

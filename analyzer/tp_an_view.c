@@ -1,0 +1,345 @@
+/* tp_an_view: row admission and timing for the analyses, native or HTA-compatible. */
+#include "tp_an_view.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+
+void tp_an_opts_init(tp_an_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->kernel_wait_ns = 30000;
+    o->runtime_cutoff_ns = 50000;
+    o->launch_delay_cutoff_ns = 100000;
+}
+
+static const char *const ktype_names[TP_KT_COUNT] = {"COMPUTATION", "COMMUNICATION", "MEMORY",
+                                                     "OTHER"};
+
+const char *tp_ktype_name(tp_ktype t) {
+    return (unsigned)t < TP_KT_COUNT ? ktype_names[t] : "OTHER";
+}
+
+static int starts(const char *s, const char *p) {
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* HTA's ComputeKernelGroupingPattern, inverted: names that are NOT compute kernels.
+ * Python's re.match anchors at the start, so ".*X" means "contains X". */
+static int hta_not_compute(const char *n) {
+    static const char *const prefixes[] = {"nccl",        "Stream Wait Event",
+                                           "runFunction", "hip",
+                                           "job_exe",     "packet",
+                                           "pe_exe",      "cpum_exe_subgraph",
+                                           "hccl",        "collective_subgraph_execution"};
+    static const char *const contains[] = {"Memcpy", "Memset", "dma", "Sync"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (starts(n, prefixes[i]))
+            return 1;
+    for (size_t i = 0; i < sizeof contains / sizeof *contains; i++)
+        if (strstr(n, contains[i]))
+            return 1;
+    /* (cuda.*LaunchKernel) at the start */
+    return starts(n, "cuda") && strstr(n + 4, "LaunchKernel") != NULL;
+}
+
+tp_ktype tp_ktype_of(const char *n) {
+    if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel"))
+        return TP_KT_COMMUNICATION;
+    if (starts(n, "Memcpy") || starts(n, "hipMemcpy") || starts(n, "Memset") ||
+        starts(n, "hipMemset") || starts(n, "dma"))
+        return TP_KT_MEMORY;
+    return hta_not_compute(n) ? TP_KT_OTHER : TP_KT_COMPUTATION;
+}
+
+const char *tp_an_view_name(const tp_an_view *v, size_t i) {
+    return tp_model_str(v->m, v->r->ev.name[v->row[i]]);
+}
+
+const char *tp_an_view_cat(const tp_an_view *v, size_t i) {
+    return tp_model_str(v->m, v->r->ev.cat_raw[v->row[i]]);
+}
+
+/* ^ProfilerStep#(\d+) */
+static int is_step_name(const char *n) {
+    return starts(n, "ProfilerStep#") && isdigit((unsigned char)n[13]);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t tp_an_profiler_step_names(const tp_model *m) {
+    uint32_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t k = 0; k < m->n_ranks; k++) {
+        const tp_events *ev = &m->ranks[k].ev;
+        for (size_t i = 0; i < ev->n; i++) {
+            if (!(ev->flags[i] & TP_EVF_PROFILER_STEP) ||
+                !is_step_name(tp_model_str(m, ev->name[i])))
+                continue;
+            tp_an_grow((void **)&ids, &cap, n + 1, sizeof *ids);
+            ids[n++] = ev->name[i];
+        }
+    }
+    if (n)
+        qsort(ids, n, sizeof *ids, cmp_u32);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++)
+        distinct += (i == 0 || ids[i] != ids[i - 1]);
+    free(ids);
+    return distinct;
+}
+
+/* The double Python's float() gives for the µs decimal text of `ns` (HTA parses the JSON
+ * numbers into doubles; its rounding works on those, not on exact values). */
+static double ns_to_us_double(int64_t ns) {
+    char buf[48];
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000,
+             (unsigned)(a % 1000));
+    return strtod(buf, NULL);
+}
+
+/* Start and end of model row i in view time. */
+typedef struct {
+    int mode;        /* 0 exact, 1 HTA rounding, 2 HTA doubles without rounding */
+    int64_t base_ns; /* mode 2: whole-µs origin */
+    double base_d;
+} tp_clockmode;
+
+static void row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int64_t *ts,
+                      int64_t *end) {
+    if (c->mode == 0) {
+        *ts = ev->ts[i];
+        *end = ev->ts[i] + ev->dur[i];
+        return;
+    }
+    double t = ns_to_us_double(ev->ts[i]), d = ns_to_us_double(ev->dur[i]);
+    if (c->mode == 1) {
+        *ts = (int64_t)ceil(t) * 1000;
+        *end = (int64_t)floor(t + d) * 1000;
+    } else {
+        double rel = t - c->base_d; /* exact: same binade (Sterbenz) */
+        *ts = c->base_ns + llround(rel * 1000.0);
+        *end = c->base_ns + llround((rel + d) * 1000.0);
+    }
+}
+
+static void clock_mode(tp_clockmode *c, const tp_rank *r, const tp_an_opts *o) {
+    memset(c, 0, sizeof *c);
+    if (!o->compat_hta || !r->has_fractional_ts)
+        return;
+    c->mode = o->no_ns_rounding ? 2 : 1;
+    int64_t mn = r->ev.n ? r->ev.ts[0] : 0;
+    for (size_t i = 1; i < r->ev.n; i++)
+        mn = r->ev.ts[i] < mn ? r->ev.ts[i] : mn;
+    c->base_ns = (mn >= 0 ? mn / 1000 : (mn - 999) / 1000) * 1000;
+    c->base_d = (double)(c->base_ns / 1000);
+}
+
+/* HTA's GPUKernelFilter: stream >= 0 and correlation >= 0, or a device-wide sync. */
+typedef struct {
+    uint32_t event_sync, context_sync;
+} tp_syncnames;
+
+static int gpu_class(const tp_events *ev, size_t i, const tp_syncnames *s) {
+    if (ev->stream[i] >= 0 && ev->correlation[i] >= 0)
+        return 1;
+    return ev->name[i] && (ev->name[i] == s->event_sync || ev->name[i] == s->context_sync);
+}
+
+static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
+    if (v->n + 1 > *cap) {
+        size_t c = *cap;
+        tp_an_grow((void **)&v->row, &c, v->n + 1, sizeof *v->row);
+        c = *cap;
+        tp_an_grow((void **)&v->ts, &c, v->n + 1, sizeof *v->ts);
+        c = *cap;
+        tp_an_grow((void **)&v->end, &c, v->n + 1, sizeof *v->end);
+        *cap = c;
+    }
+    v->row[v->n] = row;
+    v->ts[v->n] = ts;
+    v->end[v->n] = end;
+    v->n++;
+}
+
+/* Kept CPU-class rows sharing row i's correlation (HTA's inner merge multiplicity). */
+static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, const uint8_t *keep,
+                                size_t kept_neg1) {
+    int64_t corr = r->ev.correlation[i];
+    if (corr == -1)
+        return kept_neg1;
+    const uint32_t *rows;
+    size_t n = tp_rank_corr_rows(r, corr, &rows), k = 0;
+    for (size_t j = 0; j < n; j++)
+        k += !cls[rows[j]] && keep[rows[j]];
+    return k;
+}
+
+/* Model rows in the order the analyses see them: load (file) order for compat_hta, since
+ * HTA's sorts are unstable and their result on equal timestamps depends on the input order;
+ * time order otherwise. */
+static uint32_t *row_order(const tp_an_view *v) {
+    const tp_events *ev = &v->r->ev;
+    uint32_t *order = tp_an_alloc(ev->n + 1, sizeof *order);
+    int by_load = v->opts.compat_hta && ev->load_ord;
+    for (size_t i = 0; i < ev->n; i++)
+        order[by_load ? ev->load_ord[i] : i] = (uint32_t)i;
+    return order;
+}
+
+/* Profiler-step trimming (HTA quirk 8). keep[] gets 1 for kept CPU-class rows. Returns 0
+ * when no CPU-class row exists (HTA then keeps everything).
+ * Default: CPU rows starting before the last ProfilerStep#N starts (or before the first CPU
+ * row when the rank has no step) are kept. include_last_step: HTA compares the aligned `ts`
+ * with an `end` column it never aligned (absolute µs), so every CPU row passes. */
+static int trim_cpu(const tp_an_view *v, const uint8_t *cls, const int64_t *ts, uint8_t *keep) {
+    const tp_events *ev = &v->r->ev;
+    int any = 0, steps = 0;
+    int64_t smax_ts = 0, cmin_ts = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        if (cls[i])
+            continue;
+        if (!any || ts[i] < cmin_ts)
+            cmin_ts = ts[i];
+        any = 1;
+        if ((ev->flags[i] & TP_EVF_PROFILER_STEP) &&
+            is_step_name(tp_model_str(v->m, ev->name[i]))) {
+            if (!steps || ts[i] > smax_ts)
+                smax_ts = ts[i];
+            steps = 1;
+        }
+    }
+    if (!any)
+        return 0;
+    int64_t last_start = steps ? smax_ts : cmin_ts;
+    for (size_t i = 0; i < ev->n; i++)
+        keep[i] = !cls[i] && (v->opts.include_last_step || ts[i] < last_start);
+    return 1;
+}
+
+static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, const int64_t *end) {
+    const tp_rank *r = v->r;
+    size_t n = r->ev.n, cap = 0;
+    uint8_t *keep = NULL;
+    if (v->opts.compat_hta && tp_an_profiler_step_names(v->m) >= 2) {
+        keep = tp_an_alloc(n, 1);
+        v->trimmed = trim_cpu(v, cls, ts, keep);
+    }
+    size_t kept_neg1 = 0;
+    for (size_t i = 0; v->trimmed && i < n; i++)
+        kept_neg1 += !cls[i] && keep[i] && r->ev.correlation[i] == -1;
+    uint32_t *order = row_order(v);
+    /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
+     * rows (pass 1); untrimmed, one pass in order. */
+    for (int pass = 0; pass < (v->trimmed ? 2 : 1); pass++) {
+        for (size_t k = 0; k < n; k++) {
+            size_t i = order[k], copies = 1;
+            if (v->trimmed && cls[i] != (pass == 0))
+                continue;
+            if (v->trimmed)
+                copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1) : keep[i];
+            for (size_t c = 0; c < copies; c++)
+                push_row(v, &cap, (uint32_t)i, ts[i], end[i]);
+        }
+    }
+    free(order);
+    free(keep);
+}
+
+/* Last row (by time) of the other class sharing row i's correlation, or -1. */
+static long partner_row(const tp_rank *r, size_t i, const uint8_t *cls) {
+    int64_t corr = r->ev.correlation[i];
+    if (corr == -1)
+        return -1;
+    const uint32_t *rows;
+    size_t n = tp_rank_corr_rows(r, corr, &rows);
+    for (size_t j = n; j-- > 0;)
+        if (cls[rows[j]] != cls[i])
+            return rows[j];
+    return -1;
+}
+
+static void link_rows(tp_an_view *v, const uint8_t *cls) {
+    size_t nm = v->r->ev.n;
+    int32_t *first = tp_an_alloc(nm ? nm : 1, sizeof *first);
+    for (size_t i = 0; i < nm; i++)
+        first[i] = -1;
+    for (size_t k = v->n; k-- > 0;)
+        first[v->row[k]] = (int32_t)k;
+    for (size_t k = 0; k < v->n; k++) {
+        long p = partner_row(v->r, v->row[k], cls);
+        v->linked[k] = p >= 0;
+        v->link[k] = p >= 0 ? first[p] : -1;
+    }
+    free(first);
+}
+
+static int native_gpu(const tp_events *ev, size_t i) {
+    uint8_t c = ev->cat[i];
+    return ev->stream[i] != -1 && (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET);
+}
+
+static void classify(tp_an_view *v) {
+    const tp_events *ev = &v->r->ev;
+    v->n_gpu = 0;
+    for (size_t k = 0; k < v->n; k++) {
+        size_t i = v->row[k];
+        v->gpu[k] = v->opts.compat_hta ? ev->stream[i] != -1 : native_gpu(ev, i);
+        v->ktype[k] = v->gpu[k] ? (uint8_t)tp_ktype_of(tp_model_str(v->m, ev->name[i]))
+                                : (uint8_t)TP_KT_OTHER;
+        v->n_gpu += v->gpu[k];
+    }
+}
+
+void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts) {
+    memset(v, 0, sizeof *v);
+    v->m = m;
+    v->r = r;
+    if (opts)
+        v->opts = *opts;
+    else
+        tp_an_opts_init(&v->opts);
+    v->rank = v->opts.compat_hta ? r->rank_hta : r->rank;
+    size_t n = r->ev.n;
+    int64_t *ts = tp_an_alloc(n, sizeof *ts), *end = tp_an_alloc(n, sizeof *end);
+    uint8_t *cls = tp_an_alloc(n, 1);
+    tp_clockmode c;
+    clock_mode(&c, r, &v->opts);
+    tp_syncnames s = {tp_model_find_str(m, "Event Sync"), tp_model_find_str(m, "Context Sync")};
+    for (size_t i = 0; i < n; i++) {
+        row_times(&r->ev, i, &c, &ts[i], &end[i]);
+        cls[i] = (uint8_t)gpu_class(&r->ev, i, &s);
+    }
+    admit_rows(v, cls, ts, end);
+    size_t vn = v->n ? v->n : 1;
+    v->gpu = tp_an_alloc(vn, 1);
+    v->ktype = tp_an_alloc(vn, 1);
+    v->link = tp_an_alloc(vn, sizeof *v->link);
+    v->linked = tp_an_alloc(vn, 1);
+    classify(v);
+    link_rows(v, cls);
+    free(ts);
+    free(end);
+    free(cls);
+}
+
+void tp_an_view_free(tp_an_view *v) {
+    if (!v)
+        return;
+    free(v->row);
+    free(v->ts);
+    free(v->end);
+    free(v->gpu);
+    free(v->ktype);
+    free(v->link);
+    free(v->linked);
+    memset(v, 0, sizeof *v);
+}

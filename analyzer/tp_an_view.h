@@ -1,0 +1,93 @@
+/* tp_an_view: the rows of one rank that the analyses look at, and when (HTA or native rules).
+ *
+ * Every analysis runs over a tp_an_view, never over the raw model, so that the choice
+ * between the two modes is made once, here:
+ *   - native (default): exact nanoseconds; "GPU events" are kernels, copies and memsets
+ *     (rows with a stream and a GPU category); nothing is trimmed.
+ *   - compat_hta: HTA v0.6.1's rules (docs/analyzer.md): timestamps rounded in µs like HTA
+ *     (ceil start, floor end, in doubles) unless no_ns_rounding; profiler-step trimming when
+ *     the job has >= 2 distinct ProfilerStep#N names (GPU rows duplicated once per kept CPU
+ *     row that shares their correlation, as HTA's merge does); "GPU events" are all kept rows
+ *     with stream != -1, whatever their category.
+ * Row order: native keeps the model's (time) order; compat_hta uses the file order
+ * (tp_events.load_ord; after trimming, GPU rows first, then CPU rows, as HTA's frame), because
+ * HTA's unstable sorts leave equal timestamps in an order that depends on it. A view owns
+ * its arrays; the model must outlive it. */
+#ifndef TP_AN_VIEW_H
+#define TP_AN_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_model.h"
+
+/* Options shared by all analyses. */
+typedef struct {
+    int compat_hta;
+    int include_last_step;          /* compat_hta: keep CPU events up to the last step's end */
+    int no_ns_rounding;             /* compat_hta: keep fractional µs (HTA_DISABLE_NS_ROUNDING) */
+    int64_t kernel_wait_ns;         /* idle gap below which it counts as kernel wait (30 µs) */
+    int64_t runtime_cutoff_ns;      /* launch calls longer than this are outliers (50 µs) */
+    int64_t launch_delay_cutoff_ns; /* launch delays longer than this are outliers (100 µs) */
+} tp_an_opts;
+
+void tp_an_opts_init(tp_an_opts *o);
+
+/* HTA's kernel types (hta/common/types.py), decided by name only. */
+typedef enum {
+    TP_KT_COMPUTATION = 0,
+    TP_KT_COMMUNICATION = 1,
+    TP_KT_MEMORY = 2,
+    TP_KT_OTHER = 3,
+    TP_KT_COUNT
+} tp_ktype;
+
+/* "COMPUTATION", ... */
+const char *tp_ktype_name(tp_ktype t);
+
+/* Classifies a kernel name with HTA's regular expressions. */
+tp_ktype tp_ktype_of(const char *name);
+
+typedef struct {
+    const tp_model *m;
+    const tp_rank *r;
+    tp_an_opts opts;
+    int rank; /* rank number reported (compat: HTA's inference) */
+    size_t n;
+    uint32_t *row;   /* row in r->ev (a row may appear more than once in compat mode) */
+    int64_t *ts;     /* ns (compat: HTA-rounded) */
+    int64_t *end;    /* ns; end < ts is possible after HTA rounding */
+    uint8_t *gpu;    /* 1: GPU event (see above) */
+    uint8_t *ktype;  /* tp_ktype of GPU rows, TP_KT_OTHER otherwise */
+    int32_t *link;   /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
+                        event it launched; -1: none in the view */
+    uint8_t *linked; /* 1: a correlated partner existed before trimming (HTA index_correlation
+                        > 0) */
+    size_t n_gpu;
+    int trimmed; /* 1: profiler-step trimming was applied */
+} tp_an_view;
+
+/* Builds the view of rank `r` of `m` under `opts` (NULL: defaults). Aborts on out of
+ * memory. Free with tp_an_view_free. */
+void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts);
+
+void tp_an_view_free(tp_an_view *v);
+
+/* Name of view row i (never NULL). */
+const char *tp_an_view_name(const tp_an_view *v, size_t i);
+
+/* Raw category text of view row i (never NULL). */
+const char *tp_an_view_cat(const tp_an_view *v, size_t i);
+
+/* Column accessors through the row map. */
+static inline int64_t tp_an_view_stream(const tp_an_view *v, size_t i) {
+    return v->r->ev.stream[v->row[i]];
+}
+static inline int64_t tp_an_view_corr(const tp_an_view *v, size_t i) {
+    return v->r->ev.correlation[v->row[i]];
+}
+
+/* Number of distinct ProfilerStep#N names among the model's events (all ranks). */
+size_t tp_an_profiler_step_names(const tp_model *m);
+
+#endif

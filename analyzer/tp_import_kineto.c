@@ -1,0 +1,1266 @@
+/* tp_import_kineto: a yajl callback parser for Kineto Chrome traces.
+ *
+ * The parser keeps a small stack of frame kinds (top object, traceEvents array, one event,
+ * its args, deviceProperties, distributedInfo); anything else is skipped. An event's fields
+ * are buffered until its closing brace, then it becomes a row, a memory event or a count.
+ * Numbers arrive as text (yajl_number) so µs with fractions convert exactly to ns. */
+#include "tp_import_kineto.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "tp_hash.h"
+#include "tp_record.h"
+
+#define MAX_FRAMES 64
+#define CHUNK (1u << 20)
+#define NS_LIMIT (INT64_C(1) << 62) /* |ts| and dur beyond this are absurd (year 2116+) */
+
+typedef enum { F_SKIP, F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DEVPROPS, F_DEVPROP, F_DIST } frame;
+
+typedef enum {
+    K_NONE,
+    /* top */
+    K_TRACE_EVENTS,
+    K_DEVPROPS,
+    K_DIST,
+    K_BASETIME,
+    /* event */
+    K_PH,
+    K_CAT,
+    K_NAME,
+    K_TS,
+    K_DUR,
+    K_PID,
+    K_TID,
+    K_ARGS,
+    /* args */
+    K_STREAM,
+    K_CORR,
+    K_EXTID,
+    K_BYTES,
+    K_BW,
+    K_DEVICE,
+    K_DEV_TYPE,
+    K_DEV_ID,
+    K_ADDR,
+    K_MEM_BYTES,
+    K_TOTAL_ALLOC,
+    K_TOTAL_RES,
+    /* deviceProperties[] */
+    K_ID,
+    K_DP_NAME,
+    K_GLOBALMEM,
+    K_CMAJOR,
+    K_CMINOR,
+    K_NUMSMS,
+    /* distributedInfo */
+    K_RANK,
+    K_WORLD,
+    K_BACKEND
+} key;
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} strbuf;
+
+/* Bits of what an event had (cur.have). */
+enum {
+    H_TS = 1 << 0,
+    H_DUR = 1 << 1,
+    H_CAT = 1 << 2,
+    H_NAME = 1 << 3,
+    H_MEM_BYTES = 1 << 4,
+    H_PH = 1 << 5
+};
+
+typedef struct {
+    unsigned have;
+    char ph;
+    strbuf name, cat;
+    int64_t ts, dur, pid, tid;
+    int ts_frac, dur_frac;
+    int64_t stream, device, correlation, external_id, bytes;
+    double bw;
+    int64_t dev_type, dev_id, mem_bytes, total_alloc, total_res;
+    uint64_t addr;
+} event;
+
+/* What a name implies, computed once per interned name. */
+typedef struct {
+    uint8_t done, flags, copy_kind, src_kind, dst_kind;
+} name_info;
+
+typedef struct {
+    tp_model *m;
+    tp_rank *r;
+    yajl_handle h;
+    const char *file;
+    uint64_t base_off; /* decompressed bytes fed before the current chunk */
+    uint64_t lines;    /* newlines before the current chunk */
+    uint64_t col0;     /* bytes after the last of them, at the start of the current chunk */
+    const unsigned char *chunk; /* the chunk yajl is parsing; NULL between chunks */
+    size_t chunk_len;
+    char *err;
+    size_t err_len;
+    tp_status st;
+    frame kind[MAX_FRAMES];
+    int depth; /* frames open; kind[depth-1] is the innermost when depth <= MAX_FRAMES */
+    key k;     /* key of the value about to come, in the innermost map */
+    int saw_events;
+    uint64_t event_idx;
+    event ev;
+    tp_device_info dev;
+    uint8_t *cat_of; /* tp_cat by cat_raw id, 0xff = not computed */
+    size_t n_cat_of;
+    name_info *names; /* by name id */
+    size_t n_names;
+    /* HTA's rank regex `"rank":\s+(\d+)` over the raw text */
+    int rank_state; /* 0 searching, 1 after "rank":, 2 in spaces, 3 in digits, 4 done */
+    int64_t rank_val;
+    char rank_tail[8];
+    size_t rank_tail_len;
+} kparse;
+
+/* ---------------------------------------------------------------- errors */
+
+static uint64_t cur_offset(const kparse *p) {
+    return p->base_off + (p->h && p->chunk ? yajl_get_bytes_consumed(p->h) : 0);
+}
+
+/* Newlines in s[0..n), eight bytes at a time (this runs over every byte of the input);
+ * *last: index of the last one, untouched when there is none. */
+static uint64_t count_lines(const unsigned char *s, size_t n, size_t *last) {
+    const uint64_t ones = 0x0101010101010101ull, low7 = 0x7f7f7f7f7f7f7f7full;
+    uint64_t k = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t x = w ^ (ones * '\n');       /* newline bytes become zero */
+        uint64_t y = ((x & low7) + low7) | x; /* high bit clear exactly in zero bytes */
+        k += (uint64_t)__builtin_popcountll(~y & (ones << 7));
+    }
+    for (; i < n; i++)
+        k += s[i] == '\n';
+    const unsigned char *q = k ? memrchr(s, '\n', n) : NULL;
+    if (q)
+        *last = (size_t)(q - s);
+    return k;
+}
+
+/* 1-based line and column (in bytes) of the current position, for editors. */
+static void cur_line_col(const kparse *p, uint64_t *line, uint64_t *col) {
+    size_t off = (size_t)(cur_offset(p) - p->base_off), last = 0;
+    if (off > p->chunk_len)
+        off = p->chunk_len;
+    uint64_t k = p->chunk ? count_lines(p->chunk, off, &last) : 0;
+    *line = p->lines + k + 1;
+    *col = (k ? off - last - 1 : p->col0 + off) + 1;
+}
+
+/* After a chunk parsed: carries the line count over to the next one. */
+static void advance_lines(kparse *p, const unsigned char *buf, size_t n) {
+    size_t last = 0;
+    uint64_t k = count_lines(buf, n, &last);
+    p->lines += k;
+    p->col0 = k ? n - last - 1 : p->col0 + n;
+}
+
+/* Records the first error: "FILE:LINE:COL: byte N: traceEvents[i]: message" (byte N counts
+ * from 0 in the decompressed text). Returns 0 so callbacks
+ * can `return fail(...)` and stop yajl. */
+static int fail(kparse *p, tp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(kparse *p, tp_status st, const char *fmt, ...) {
+    if (p->st != TP_OK)
+        return 0;
+    p->st = st;
+    if (!p->err || p->err_len == 0)
+        return 0;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int in_event = 0;
+    for (int i = 0; i < p->depth && i < MAX_FRAMES; i++)
+        in_event |= p->kind[i] == F_EVENT;
+    uint64_t line, col;
+    cur_line_col(p, &line, &col);
+    char where[64] = "";
+    if (in_event)
+        snprintf(where, sizeof where, "traceEvents[%llu]: ", (unsigned long long)p->event_idx);
+    snprintf(p->err, p->err_len, "%s:%llu:%llu: byte %llu: %s%s", p->file, (unsigned long long)line,
+             (unsigned long long)col, (unsigned long long)cur_offset(p), where, msg);
+    return 0;
+}
+
+static const char *key_name(key k) {
+    static const char *const names[] = {
+        [K_TS] = "ts",     [K_DUR] = "dur", [K_PH] = "ph",   [K_CAT] = "cat",
+        [K_NAME] = "name", [K_PID] = "pid", [K_TID] = "tid", [K_TRACE_EVENTS] = "traceEvents"};
+    return (size_t)k < sizeof names / sizeof names[0] && names[k] ? names[k] : "value";
+}
+
+/* ---------------------------------------------------------------- numbers */
+
+/* Kineto µs text ("123", "123.456", "-1.5e3") to ns, exactly: the digits are scaled by
+ * powers of ten as integers, never through a double. *frac is set when the value is not a
+ * whole number of µs. Sub-ns digits round to nearest. Returns 0, or -1 when out of range
+ * or not a number. */
+static int parse_us(const char *s, size_t n, int64_t *out, int *frac) {
+    size_t i = 0;
+    int neg = 0, exp10 = 3, digits = 0, lost = 0;
+    uint64_t mant = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        neg = s[i++] == '-';
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+        if (mant <= (UINT64_MAX - 9) / 10)
+            mant = mant * 10 + (uint64_t)(s[i] - '0');
+        else
+            exp10++, lost |= s[i] != '0';
+    }
+    if (i < n && s[i] == '.')
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+            if (mant <= (UINT64_MAX - 9) / 10)
+                mant = mant * 10 + (uint64_t)(s[i] - '0'), exp10--;
+            else
+                lost |= s[i] != '0';
+        }
+    if (digits == 0)
+        return -1;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        int eneg = 0, e = 0, ed = 0;
+        if (++i < n && (s[i] == '-' || s[i] == '+'))
+            eneg = s[i++] == '-';
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, ed++)
+            e = e < 100000 ? e * 10 + (s[i] - '0') : e;
+        if (ed == 0)
+            return -1;
+        exp10 += eneg ? -e : e;
+    }
+    if (i != n)
+        return -1;
+    uint64_t v = mant;
+    int fraction = 0;
+    if (mant != 0 && exp10 > 0) {
+        for (int k = 0; k < exp10; k++) {
+            if (v > (uint64_t)NS_LIMIT / 10)
+                return -1;
+            v *= 10;
+        }
+    } else if (exp10 < 0) {
+        if (exp10 < -19) {
+            fraction = mant != 0;
+            v = 0;
+        } else {
+            uint64_t div = 1;
+            for (int k = 0; k < -exp10; k++)
+                div *= 10;
+            uint64_t rem = mant % div;
+            v = mant / div + (rem >= div - rem); /* round half up */
+            fraction = rem != 0;
+        }
+    }
+    if (v > (uint64_t)NS_LIMIT)
+        return -1;
+    *frac = fraction || lost || v % 1000 != 0;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}
+
+/* Python int() of a JSON number: integers exactly, decimals truncated toward zero. Plain
+ * integers of up to 18 digits (nearly all of them) take a loop, not strtoll. */
+static int parse_int_slow(const char *s, size_t n, int64_t *out) {
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *end;
+    errno = 0;
+    if (!memchr(buf, '.', n) && !memchr(buf, 'e', n) && !memchr(buf, 'E', n)) {
+        long long v = strtoll(buf, &end, 10);
+        if (errno == ERANGE) { /* addresses may exceed INT64_MAX: keep their bits */
+            errno = 0;
+            unsigned long long u = strtoull(buf, &end, 10);
+            if (errno || *end)
+                return -1;
+            *out = (int64_t)u;
+            return 0;
+        }
+        if (*end)
+            return -1;
+        *out = v;
+        return 0;
+    }
+    double d = strtod(buf, &end);
+    if (*end || !(d > -9.2e18 && d < 9.2e18))
+        return -1;
+    *out = (int64_t)d;
+    return 0;
+}
+
+static int parse_int(const char *s, size_t n, int64_t *out) {
+    size_t i = n > 0 && s[0] == '-';
+    if (n - i == 0 || n - i > 18)
+        return parse_int_slow(s, n, out);
+    int64_t v = 0;
+    for (size_t j = i; j < n; j++) {
+        if (s[j] < '0' || s[j] > '9')
+            return parse_int_slow(s, n, out);
+        v = v * 10 + (s[j] - '0');
+    }
+    *out = i ? -v : v;
+    return 0;
+}
+
+/* Python int() of a string: optional spaces, sign, decimal digits. -1 return when not. */
+static int parse_int_str(const char *s, size_t n, int64_t *out) {
+    while (n && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    size_t i = (n && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+    if (i == n)
+        return -1;
+    for (size_t j = i; j < n; j++)
+        if (s[j] < '0' || s[j] > '9')
+            return -1;
+    return parse_int(s, n, out);
+}
+
+/* pid/tid as text: "25738" -> 25738, "stream 7" -> 7 (the 2021 format), other labels
+ * ("Spans", "PyTorch Profiler") -> a stable negative id below -1. */
+static int64_t id_from_text(const char *s, size_t n) {
+    int64_t v;
+    if (parse_int_str(s, n, &v) == 0)
+        return v;
+    size_t j = n;
+    while (j > 0 && s[j - 1] >= '0' && s[j - 1] <= '9')
+        j--;
+    if (j < n && j > 0 && s[j - 1] == ' ' && n - j < 18 && parse_int(s + j, n - j, &v) == 0)
+        return v;
+    return -2 - (int64_t)(tp_hash_bytes(s, n, 1) >> 2);
+}
+
+/* ---------------------------------------------------------------- names and categories */
+
+static tp_cat cat_from_text(const char *s) {
+    static const struct {
+        const char *text;
+        tp_cat cat;
+    } map[] = {
+        {"kernel", TP_CAT_KERNEL},
+        {"Kernel", TP_CAT_KERNEL},
+        {"gpu_memcpy", TP_CAT_MEMCPY},
+        {"Memcpy", TP_CAT_MEMCPY},
+        {"gpu_memset", TP_CAT_MEMSET},
+        {"Memset", TP_CAT_MEMSET},
+        {"cuda_sync", TP_CAT_CUDA_SYNC},
+        {"cuda_runtime", TP_CAT_CUDA_RUNTIME},
+        {"Runtime", TP_CAT_CUDA_RUNTIME},
+        {"cuda_driver", TP_CAT_CUDA_DRIVER},
+        {"Driver", TP_CAT_CUDA_DRIVER},
+        {"cpu_op", TP_CAT_CPU_OP},
+        {"Operator", TP_CAT_CPU_OP},
+        {"user_annotation", TP_CAT_USER_ANNOTATION},
+        {"gpu_user_annotation", TP_CAT_GPU_USER_ANNOTATION},
+        {"python_function", TP_CAT_PYTHON_FUNCTION},
+        {"overhead", TP_CAT_OVERHEAD},
+        {"Overhead", TP_CAT_OVERHEAD},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(s, map[i].text))
+            return map[i].cat;
+    return TP_CAT_OTHER;
+}
+
+static tp_cat cat_of(kparse *p, uint32_t id) {
+    if (id >= p->n_cat_of) {
+        size_t n = (size_t)id * 2 + 16;
+        p->cat_of = realloc(p->cat_of, n);
+        if (!p->cat_of)
+            abort();
+        memset(p->cat_of + p->n_cat_of, 0xff, n - p->n_cat_of);
+        p->n_cat_of = n;
+    }
+    if (p->cat_of[id] == 0xff)
+        p->cat_of[id] = (uint8_t)cat_from_text(tp_model_str(p->m, id));
+    return (tp_cat)p->cat_of[id];
+}
+
+static uint8_t mem_kind_from(const char *s, size_t n) {
+    static const struct {
+        const char *text;
+        uint8_t kind;
+    } map[] = {{"Pageable", TP_MEM_PAGEABLE}, {"Pinned", TP_MEM_PINNED},
+               {"Device", TP_MEM_DEVICE},     {"Array", TP_MEM_ARRAY},
+               {"Managed", TP_MEM_MANAGED},   {"Host", TP_MEM_UNKNOWN}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strlen(map[i].text) == n && !memcmp(s, map[i].text, n))
+            return map[i].kind;
+    return TP_MEM_UNKNOWN;
+}
+
+static uint8_t copy_kind_from(const char *s) {
+    static const char *const kinds[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    for (uint8_t i = 1; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strncmp(s, kinds[i], 4))
+            return i;
+    return TP_COPY_UNKNOWN;
+}
+
+/* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)": the kinds in the name. */
+static void parse_copy_name(const char *s, name_info *ni) {
+    const char *open = strchr(s, '(');
+    if (!strncmp(s, "Memcpy ", 7))
+        ni->copy_kind = copy_kind_from(s + 7);
+    if (!open)
+        return;
+    const char *close = strchr(open, ')');
+    const char *arrow = strstr(open, " -> ");
+    if (!close)
+        return;
+    if (arrow && arrow < close) {
+        ni->src_kind = mem_kind_from(open + 1, (size_t)(arrow - open - 1));
+        ni->dst_kind = mem_kind_from(arrow + 4, (size_t)(close - arrow - 4));
+    } else {
+        ni->src_kind = ni->dst_kind = mem_kind_from(open + 1, (size_t)(close - open - 1));
+    }
+}
+
+static const name_info *name_info_of(kparse *p, uint32_t id) {
+    if (id >= p->n_names) {
+        size_t n = (size_t)id * 2 + 64;
+        p->names = realloc(p->names, n * sizeof *p->names);
+        if (!p->names)
+            abort();
+        memset(p->names + p->n_names, 0, (n - p->n_names) * sizeof *p->names);
+        p->n_names = n;
+    }
+    name_info *ni = &p->names[id];
+    if (!ni->done) {
+        const char *s = tp_model_str(p->m, id);
+        ni->done = 1;
+        ni->flags = tp_model_name_flags(s);
+        if (!strncmp(s, "Memcpy", 6) || !strncmp(s, "Memset", 6))
+            parse_copy_name(s, ni);
+    }
+    return ni;
+}
+
+/* ---------------------------------------------------------------- event commit */
+
+static void event_reset(event *e) {
+    e->have = 0;
+    e->ph = 0;
+    e->name.len = e->cat.len = 0;
+    e->ts = e->dur = 0;
+    e->pid = e->tid = 0;
+    e->ts_frac = e->dur_frac = 0;
+    e->stream = e->device = e->correlation = e->external_id = e->bytes = -1;
+    e->bw = NAN;
+    e->dev_type = e->dev_id = -1;
+    e->mem_bytes = 0;
+    e->total_alloc = e->total_res = -1;
+    e->addr = 0;
+}
+
+static int commit_row(kparse *p, event *e) {
+    if (!(e->have & H_TS))
+        return fail(p, TP_ERR_PARSE, "event with dur has no ts");
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.ts = e->ts;
+    row.dur = e->dur < 0 ? 0 : e->dur;
+    row.name = tp_model_intern(p->m, e->name.p, e->name.len);
+    row.cat_raw = tp_model_intern(p->m, e->cat.p, e->cat.len);
+    row.cat = (uint8_t)cat_of(p, row.cat_raw);
+    const name_info *ni = name_info_of(p, row.name);
+    row.flags = ni->flags;
+    if (row.cat != TP_CAT_CUDA_RUNTIME && row.cat != TP_CAT_CUDA_DRIVER)
+        row.flags &= (uint8_t)~TP_EVF_LAUNCH;
+    if (row.cat == TP_CAT_MEMCPY || row.cat == TP_CAT_MEMSET) {
+        row.copy_kind = ni->copy_kind;
+        row.src_kind = ni->src_kind;
+        row.dst_kind = ni->dst_kind;
+    }
+    row.stream = e->stream;
+    row.device = e->device >= INT32_MIN && e->device <= INT32_MAX ? (int32_t)e->device : -1;
+    row.pid = e->pid, row.tid = e->tid;
+    row.correlation = e->correlation, row.external_id = e->external_id;
+    row.bytes = e->bytes, row.bw_gbps = e->bw;
+    tp_events_push(&p->r->ev, &row);
+    p->r->has_fractional_ts |= e->ts_frac;
+    p->r->has_fractional_dur |= e->dur_frac;
+    return 1;
+}
+
+static void commit_memory(kparse *p, event *e) {
+    tp_memev_row row = {0};
+    row.ts = e->ts;
+    row.kind = e->mem_bytes < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC;
+    row.bytes = e->mem_bytes;
+    /* Kineto Device Type: 0 = CPU, 1 = CUDA (HIP too). */
+    row.device =
+        e->dev_type > 0 && e->dev_id >= 0 && e->dev_id <= INT32_MAX ? (int32_t)e->dev_id : -1;
+    row.addr = e->addr;
+    row.total_allocated = e->total_alloc;
+    row.total_reserved = e->total_res;
+    tp_memev_push(&p->r->mem, &row);
+}
+
+static int is_memory_name(const strbuf *b) {
+    return b->len == 8 && !memcmp(b->p, "[memory]", 8);
+}
+
+static int commit_event(kparse *p) {
+    event *e = &p->ev;
+    tp_rank *r = p->r;
+    r->n_json_events++;
+    int trace_cat = e->cat.len == 5 && !memcmp(e->cat.p, "Trace", 5);
+    if ((e->have & H_DUR) && (e->have & H_CAT) && !trace_cat)
+        return commit_row(p, e);
+    if ((e->ph == 'i' || e->ph == 'I') && is_memory_name(&e->name) && (e->have & H_TS))
+        commit_memory(p, e);
+    else if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
+        r->n_flow++;
+    else if (e->ph == 'M')
+        r->n_meta++;
+    else if (e->ph == 'i' || e->ph == 'I')
+        r->n_instant++;
+    else
+        r->n_dropped++;
+    return 1;
+}
+
+static void commit_device(kparse *p) {
+    tp_rank *r = p->r;
+    tp_device_info *d = realloc(r->devices, (r->n_devices + 1) * sizeof *d);
+    if (!d)
+        abort();
+    r->devices = d;
+    r->devices[r->n_devices++] = p->dev;
+}
+
+/* ---------------------------------------------------------------- yajl callbacks */
+
+static frame top_frame(const kparse *p) {
+    if (p->depth == 0 || p->depth > MAX_FRAMES)
+        return F_SKIP;
+    return p->kind[p->depth - 1];
+}
+
+static void push(kparse *p, frame f) {
+    if (p->depth < MAX_FRAMES)
+        p->kind[p->depth] = f;
+    p->depth++;
+    p->k = K_NONE;
+}
+
+static int type_error(kparse *p, const char *what) {
+    return fail(p, TP_ERR_PARSE, "field '%s': expected %s", key_name(p->k), what);
+}
+
+/* A scalar where the current frame expects something else? Returns 0 after failing. */
+static int check_scalar_slot(kparse *p) {
+    frame f = top_frame(p);
+    if (f == F_EVENTS)
+        return fail(p, TP_ERR_PARSE, "traceEvents[%llu]: expected an object",
+                    (unsigned long long)p->event_idx);
+    if (f == F_TOP && p->k == K_TRACE_EVENTS)
+        return fail(p, TP_ERR_PARSE, "traceEvents: expected an array");
+    if (p->depth == 0)
+        return fail(p, TP_ERR_PARSE, "top level: expected an object or array of events");
+    return 1;
+}
+
+static void buf_set(strbuf *b, const unsigned char *s, size_t len) {
+    if (len + 1 > b->cap) {
+        b->cap = len + 64;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p)
+            abort();
+    }
+    memcpy(b->p, s, len);
+    b->p[len] = 0;
+    b->len = len;
+}
+
+static int cb_null(void *ctx) {
+    kparse *p = ctx;
+    return check_scalar_slot(p); /* null fields count as absent */
+}
+
+static int cb_bool(void *ctx, int v) {
+    kparse *p = ctx;
+    if (!check_scalar_slot(p))
+        return 0;
+    if (top_frame(p) == F_EVENT && p->k != K_NONE && p->k != K_ARGS && p->k != K_PID &&
+        p->k != K_TID)
+        return type_error(p, p->k == K_TS || p->k == K_DUR ? "a number" : "a string");
+    return 1;
+}
+
+static int event_number(kparse *p, event *e, const char *s, size_t n) {
+    switch (p->k) {
+    case K_TS:
+        if (parse_us(s, n, &e->ts, &e->ts_frac))
+            return fail(p, TP_ERR_PARSE, "field 'ts': number %.*s out of range",
+                        (int)(n > 40 ? 40 : n), s);
+        e->have |= H_TS;
+        return 1;
+    case K_DUR:
+        if (parse_us(s, n, &e->dur, &e->dur_frac))
+            return fail(p, TP_ERR_PARSE, "field 'dur': number %.*s out of range",
+                        (int)(n > 40 ? 40 : n), s);
+        e->have |= H_DUR;
+        return 1;
+    case K_PID:
+    case K_TID: {
+        int64_t v;
+        if (parse_int(s, n, &v))
+            return fail(p, TP_ERR_PARSE, "field '%s': number out of range", key_name(p->k));
+        *(p->k == K_PID ? &e->pid : &e->tid) = v;
+        return 1;
+    }
+    case K_PH:
+    case K_CAT:
+    case K_NAME:
+        return type_error(p, "a string");
+    default:
+        return 1;
+    }
+}
+
+static int args_number(kparse *p, event *e, const char *s, size_t n) {
+    int64_t v;
+    if (p->k == K_BW) {
+        char buf[64];
+        size_t m = n < sizeof buf - 1 ? n : sizeof buf - 1;
+        memcpy(buf, s, m);
+        buf[m] = 0;
+        e->bw = strtod(buf, NULL);
+        return 1;
+    }
+    if (p->k == K_NONE || parse_int(s, n, &v))
+        return 1; /* unknown args are skipped; bad numbers in args count as absent */
+    switch (p->k) {
+    case K_STREAM:
+        e->stream = v;
+        break;
+    case K_CORR:
+        e->correlation = v;
+        break;
+    case K_EXTID:
+        e->external_id = v;
+        break;
+    case K_BYTES:
+        e->bytes = v;
+        break;
+    case K_DEVICE:
+        e->device = v;
+        break;
+    case K_DEV_TYPE:
+        e->dev_type = v;
+        break;
+    case K_DEV_ID:
+        e->dev_id = v;
+        break;
+    case K_ADDR:
+        e->addr = (uint64_t)v;
+        break;
+    case K_MEM_BYTES:
+        e->mem_bytes = v;
+        e->have |= H_MEM_BYTES;
+        break;
+    case K_TOTAL_ALLOC:
+        e->total_alloc = v;
+        break;
+    case K_TOTAL_RES:
+        e->total_res = v;
+        break;
+    default:
+        break;
+    }
+    return 1;
+}
+
+static int meta_number(kparse *p, frame f, const char *s, size_t n) {
+    int64_t v;
+    if (f == F_SKIP || p->k == K_NONE || parse_int(s, n, &v))
+        return 1;
+    if (f == F_TOP && p->k == K_BASETIME)
+        p->r->base_time_ns = v;
+    else if (f == F_DIST && p->k == K_RANK && v >= 0 && v <= INT_MAX)
+        p->r->rank = (int)v, p->r->has_dist_info = 1;
+    else if (f == F_DIST && p->k == K_WORLD && v >= 0 && v <= INT_MAX)
+        p->r->world_size = (int)v;
+    else if (f == F_DEVPROP) {
+        int32_t v32 = v >= INT32_MIN && v <= INT32_MAX ? (int32_t)v : -1;
+        switch (p->k) {
+        case K_ID:
+            p->dev.id = v32;
+            break;
+        case K_GLOBALMEM:
+            p->dev.total_global_mem = v;
+            break;
+        case K_CMAJOR:
+            p->dev.compute_major = v32;
+            break;
+        case K_CMINOR:
+            p->dev.compute_minor = v32;
+            break;
+        case K_NUMSMS:
+            p->dev.num_sms = v32;
+            break;
+        default:
+            break;
+        }
+    }
+    return 1;
+}
+
+static int cb_number(void *ctx, const char *s, size_t n) {
+    kparse *p = ctx;
+    if (!check_scalar_slot(p))
+        return 0;
+    frame f = top_frame(p);
+    if (f == F_EVENT)
+        return event_number(p, &p->ev, s, n);
+    if (f == F_ARGS)
+        return args_number(p, &p->ev, s, n);
+    return meta_number(p, f, s, n);
+}
+
+static int event_string(kparse *p, event *e, const unsigned char *s, size_t n) {
+    switch (p->k) {
+    case K_PH:
+        e->ph = n ? (char)s[0] : 0;
+        e->have |= H_PH;
+        return 1;
+    case K_CAT:
+        buf_set(&e->cat, s, n);
+        e->have |= H_CAT;
+        return 1;
+    case K_NAME:
+        buf_set(&e->name, s, n);
+        e->have |= H_NAME;
+        return 1;
+    case K_PID:
+        e->pid = id_from_text((const char *)s, n);
+        return 1;
+    case K_TID:
+        e->tid = id_from_text((const char *)s, n);
+        return 1;
+    case K_TS:
+    case K_DUR:
+        return type_error(p, "a number");
+    default:
+        return 1;
+    }
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n) {
+    kparse *p = ctx;
+    if (!check_scalar_slot(p))
+        return 0;
+    frame f = top_frame(p);
+    if (f == F_EVENT)
+        return event_string(p, &p->ev, s, n);
+    if (f == F_ARGS && p->k == K_STREAM) { /* HTA: int("7") works, int("0x0") is -1 */
+        int64_t v;
+        p->ev.stream = parse_int_str((const char *)s, n, &v) == 0 ? v : -1;
+    } else if (f == F_DEVPROP && p->k == K_DP_NAME) {
+        p->dev.name = tp_model_intern(p->m, (const char *)s, n);
+    } else if (f == F_DIST && p->k == K_BACKEND) {
+        p->r->dist_backend = tp_model_intern(p->m, (const char *)s, n);
+    }
+    return 1;
+}
+
+#define KEY_IS(lit) (n == sizeof(lit) - 1 && !memcmp(s, lit, n))
+
+static key event_key(const unsigned char *s, size_t n) {
+    if (n == 2)
+        return KEY_IS("ph") ? K_PH : KEY_IS("ts") ? K_TS : K_NONE;
+    if (n == 3)
+        return KEY_IS("cat")   ? K_CAT
+               : KEY_IS("dur") ? K_DUR
+               : KEY_IS("pid") ? K_PID
+               : KEY_IS("tid") ? K_TID
+                               : K_NONE;
+    return KEY_IS("name") ? K_NAME : KEY_IS("args") ? K_ARGS : K_NONE;
+}
+
+static key args_key(const unsigned char *s, size_t n) {
+    if (KEY_IS("stream"))
+        return K_STREAM;
+    if (KEY_IS("correlation"))
+        return K_CORR;
+    if (KEY_IS("External id") || KEY_IS("external id"))
+        return K_EXTID;
+    if (KEY_IS("bytes"))
+        return K_BYTES;
+    if (KEY_IS("memory bandwidth (GB/s)"))
+        return K_BW;
+    if (KEY_IS("device"))
+        return K_DEVICE;
+    if (KEY_IS("Device Type"))
+        return K_DEV_TYPE;
+    if (KEY_IS("Device Id"))
+        return K_DEV_ID;
+    if (KEY_IS("Addr"))
+        return K_ADDR;
+    if (KEY_IS("Bytes"))
+        return K_MEM_BYTES;
+    if (KEY_IS("Total Allocated"))
+        return K_TOTAL_ALLOC;
+    if (KEY_IS("Total Reserved"))
+        return K_TOTAL_RES;
+    return K_NONE;
+}
+
+static key other_key(frame f, const unsigned char *s, size_t n) {
+    switch (f) {
+    case F_TOP:
+        return KEY_IS("traceEvents")           ? K_TRACE_EVENTS
+               : KEY_IS("deviceProperties")    ? K_DEVPROPS
+               : KEY_IS("distributedInfo")     ? K_DIST
+               : KEY_IS("baseTimeNanoseconds") ? K_BASETIME
+                                               : K_NONE;
+    case F_DEVPROP:
+        return KEY_IS("id")               ? K_ID
+               : KEY_IS("name")           ? K_DP_NAME
+               : KEY_IS("totalGlobalMem") ? K_GLOBALMEM
+               : KEY_IS("computeMajor")   ? K_CMAJOR
+               : KEY_IS("computeMinor")   ? K_CMINOR
+               : KEY_IS("numSms")         ? K_NUMSMS
+                                          : K_NONE;
+    case F_DIST:
+        return KEY_IS("rank")         ? K_RANK
+               : KEY_IS("world_size") ? K_WORLD
+               : KEY_IS("backend")    ? K_BACKEND
+                                      : K_NONE;
+    default:
+        return K_NONE;
+    }
+}
+
+static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
+    kparse *p = ctx;
+    frame f = top_frame(p);
+    p->k = f == F_EVENT ? event_key(s, n) : f == F_ARGS ? args_key(s, n) : other_key(f, s, n);
+    return 1;
+}
+
+static int cb_start_map(void *ctx) {
+    kparse *p = ctx;
+    frame f = top_frame(p), nf = F_SKIP;
+    if (p->depth == 0)
+        nf = F_TOP;
+    else if (f == F_EVENTS)
+        nf = F_EVENT, event_reset(&p->ev);
+    else if (f == F_EVENT && p->k == K_ARGS)
+        nf = F_ARGS;
+    else if (f == F_EVENT && p->k != K_NONE)
+        return type_error(p, p->k == K_TS || p->k == K_DUR ? "a number" : "a string");
+    else if (f == F_TOP && p->k == K_TRACE_EVENTS)
+        return fail(p, TP_ERR_PARSE, "traceEvents: expected an array");
+    else if (f == F_TOP && p->k == K_DIST)
+        nf = F_DIST;
+    else if (f == F_DEVPROPS)
+        nf = F_DEVPROP, memset(&p->dev, 0, sizeof p->dev), p->dev.id = -1;
+    push(p, nf);
+    return 1;
+}
+
+static int cb_start_array(void *ctx) {
+    kparse *p = ctx;
+    frame f = top_frame(p), nf = F_SKIP;
+    if (p->depth == 0 || (f == F_TOP && p->k == K_TRACE_EVENTS))
+        nf = F_EVENTS, p->saw_events = 1;
+    else if (f == F_TOP && p->k == K_DEVPROPS)
+        nf = F_DEVPROPS;
+    else if (f == F_EVENT && p->k != K_NONE && p->k != K_ARGS)
+        return type_error(p, p->k == K_TS || p->k == K_DUR ? "a number" : "a string");
+    else if (f == F_EVENTS)
+        return fail(p, TP_ERR_PARSE, "traceEvents[%llu]: expected an object",
+                    (unsigned long long)p->event_idx);
+    push(p, nf);
+    return 1;
+}
+
+static int cb_end_map(void *ctx) {
+    kparse *p = ctx;
+    frame f = top_frame(p);
+    int ok = 1;
+    if (f == F_EVENT) {
+        ok = commit_event(p);
+        p->event_idx++;
+    } else if (f == F_DEVPROP) {
+        commit_device(p);
+    }
+    p->depth--;
+    p->k = K_NONE;
+    return ok;
+}
+
+static int cb_end_array(void *ctx) {
+    kparse *p = ctx;
+    p->depth--;
+    p->k = K_NONE;
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,         NULL,
+                                         cb_number,  cb_string,      cb_start_map, cb_map_key,
+                                         cb_end_map, cb_start_array, cb_end_array};
+
+/* ---------------------------------------------------------------- HTA rank regex */
+
+static int is_regex_space(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Continues the `\s+(\d+)` part from state 1-3 over s[0..n). */
+static void rank_continue(kparse *p, const char *s, size_t n) {
+    for (size_t i = 0; i < n && p->rank_state != 0 && p->rank_state != 4; i++) {
+        char c = s[i];
+        if (p->rank_state == 1 || p->rank_state == 2) {
+            if (is_regex_space(c))
+                p->rank_state = 2;
+            else if (p->rank_state == 2 && c >= '0' && c <= '9')
+                p->rank_state = 3, p->rank_val = c - '0';
+            else
+                p->rank_state = 0;
+        } else if (c >= '0' && c <= '9') {
+            p->rank_val = p->rank_val < INT_MAX / 10 ? p->rank_val * 10 + (c - '0') : INT_MAX;
+        } else {
+            p->rank_state = 4;
+        }
+    }
+}
+
+/* Scans one chunk for the first `"rank":\s+(\d+)` as HTA does (a line-wise regex; the
+ * whitespace class excludes the newline). Matches split across chunks are found. */
+static void rank_scan(kparse *p, const char *s, size_t n) {
+    static const char pat[] = "\"rank\":";
+    const size_t plen = sizeof pat - 1;
+    if (p->rank_state == 4)
+        return;
+    if (p->rank_state != 0)
+        rank_continue(p, s, n);
+    if (p->rank_state == 0 && p->rank_tail_len) { /* the pattern split across chunks */
+        char both[16];
+        size_t take = n < plen ? n : plen;
+        memcpy(both, p->rank_tail, p->rank_tail_len);
+        memcpy(both + p->rank_tail_len, s, take);
+        const char *hit = memmem(both, p->rank_tail_len + take, pat, plen);
+        if (hit && (size_t)(hit - both) + plen > p->rank_tail_len) {
+            size_t skip = (size_t)(hit - both) + plen - p->rank_tail_len;
+            p->rank_state = 1;
+            rank_continue(p, s + skip, n - skip);
+        }
+    }
+    for (const char *q = s; p->rank_state == 0 && q < s + n;) {
+        const char *hit = memmem(q, (size_t)(s + n - q), pat, plen);
+        if (!hit)
+            break;
+        p->rank_state = 1;
+        rank_continue(p, hit + plen, (size_t)(s + n - hit - plen));
+        q = hit + 1;
+    }
+    size_t keep = n < plen - 1 ? n : plen - 1;
+    memcpy(p->rank_tail, s + n - keep, keep);
+    p->rank_tail_len = keep;
+}
+
+/* ---------------------------------------------------------------- driving yajl */
+
+static tp_status feed(kparse *p, const unsigned char *buf, size_t n) {
+    rank_scan(p, (const char *)buf, n);
+    p->chunk = buf;
+    p->chunk_len = n;
+    yajl_status ys = yajl_parse(p->h, buf, n);
+    if (ys == yajl_status_ok) {
+        p->base_off += n;
+        advance_lines(p, buf, n);
+        p->chunk = NULL;
+        p->chunk_len = 0;
+    } else if (ys == yajl_status_error) {
+        unsigned char *msg = yajl_get_error(p->h, 0, buf, n);
+        const char *m = (const char *)msg;
+        if (m && !strncmp(m, "lexical error: ", 15))
+            m += 15;
+        size_t len = m ? strlen(m) : 0;
+        while (len && (m[len - 1] == '\n' || m[len - 1] == ' ' || m[len - 1] == '.'))
+            len--; /* yajl ends its messages with ".\n" */
+        fail(p, TP_ERR_PARSE, "invalid JSON: %.*s", (int)len, m ? m : "");
+        yajl_free_error(p->h, msg);
+    } else {
+        fail(p, TP_ERR_PARSE, "parse stopped");
+    }
+    return p->st;
+}
+
+static tp_status finish(kparse *p) {
+    if (p->st == TP_OK && yajl_complete_parse(p->h) != yajl_status_ok) {
+        if (p->depth == 0 && !p->saw_events)
+            fail(p, TP_ERR_EMPTY, "no JSON value (empty or only whitespace)");
+        else
+            fail(p, TP_ERR_TRUNCATED, "truncated JSON (input ends inside a value)");
+    }
+    if (p->st == TP_OK && !p->saw_events)
+        fail(p, TP_ERR_PARSE, "no traceEvents array: not a Chrome/Kineto trace");
+    if (p->rank_state == 3)
+        p->rank_state = 4;
+    return p->st;
+}
+
+static void kparse_init(kparse *p, tp_model *m, const char *file, char *err, size_t err_len) {
+    memset(p, 0, sizeof *p);
+    p->m = m;
+    p->file = file;
+    p->err = err;
+    p->err_len = err_len;
+    if (err && err_len)
+        err[0] = 0;
+    p->r = tp_model_add_rank(m, file);
+    p->h = yajl_alloc(&callbacks, NULL, p);
+    if (!p->h)
+        abort();
+    event_reset(&p->ev);
+}
+
+/* Frees the parser and its yajl handle `h`; on failure drops the half-built rank, else fills
+ * in the rank numbers. */
+static tp_status kparse_done(kparse *p, yajl_handle h) {
+    yajl_free(h);
+    free(p->ev.name.p);
+    free(p->ev.cat.p);
+    free(p->cat_of);
+    free(p->names);
+    if (p->st != TP_OK) {
+        tp_model_pop_rank(p->m);
+        return p->st;
+    }
+    p->r->rank_hta = p->rank_state == 4 ? (int)p->rank_val : 0;
+    if (p->r->rank < 0 && p->rank_state == 4)
+        p->r->rank = (int)p->rank_val;
+    return TP_OK;
+}
+
+/* Inflates a gzip image in memory chunk by chunk into the parser. */
+static void feed_gzip_mem(kparse *p, const void *data, size_t len) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        abort();
+    unsigned char *out = malloc(CHUNK);
+    if (!out)
+        abort();
+    z.next_in = (unsigned char *)(uintptr_t)data;
+    z.avail_in = len > UINT_MAX ? UINT_MAX : (unsigned)len;
+    int zr = Z_OK;
+    while (zr == Z_OK && p->st == TP_OK) {
+        z.next_out = out;
+        z.avail_out = CHUNK;
+        zr = inflate(&z, Z_NO_FLUSH);
+        size_t n = CHUNK - z.avail_out;
+        if (n && feed(p, out, n) != TP_OK)
+            break;
+        if (zr == Z_BUF_ERROR || (zr == Z_OK && z.avail_in == 0 && n < CHUNK))
+            zr = Z_BUF_ERROR; /* input ended inside the stream */
+    }
+    if (p->st == TP_OK && zr == Z_STREAM_END)
+        finish(p);
+    else if (p->st == TP_OK && zr == Z_BUF_ERROR)
+        fail(p, TP_ERR_TRUNCATED, "truncated gzip stream");
+    else if (p->st == TP_OK)
+        fail(p, TP_ERR_PARSE, "gzip stream damaged: %s", z.msg ? z.msg : "inflate error");
+    inflateEnd(&z);
+    free(out);
+}
+
+tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
+                               char *err, size_t err_len) {
+    kparse p;
+    kparse_init(&p, m, name, err, err_len);
+    yajl_handle h = p.h;
+    const unsigned char *d = data;
+    if (len == 0)
+        fail(&p, TP_ERR_EMPTY, "empty file");
+    else if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b)
+        feed_gzip_mem(&p, data, len);
+    else if (feed(&p, data, len) == TP_OK)
+        finish(&p);
+    return kparse_done(&p, h);
+}
+
+int tp_import_kineto_sniff(const void *head, size_t len) {
+    const unsigned char *s = head;
+    if (len >= 2 && s[0] == 0x1f && s[1] == 0x8b)
+        return 1;
+    size_t i = 0;
+    if (len >= 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
+        i = 3; /* UTF-8 byte order mark */
+    while (i < len && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
+        i++;
+    return i == len || s[i] == '{' || s[i] == '['; /* only whitespace: let JSON say why */
+}
+
+/* Reads the file through zlib (gzip or plain) into the parser. */
+/* zlib's message without the "PATH: " prefix gzerror puts in front. */
+static const char *gz_message(gzFile gz, const char *path, int *zerr) {
+    const char *msg = gzerror(gz, zerr);
+    size_t n = strlen(path);
+    if (msg && !strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ')
+        msg += n + 2;
+    return msg ? msg : "read error";
+}
+
+/* The decompressed text as a sequence of chunks. For gzip input a reader thread inflates
+ * ahead into NBUF buffers while the parser works, so the wall time of an import is about
+ * max(inflate, parse) instead of their sum (zlib inflates these traces at ~400 MB/s, about
+ * the parser's own speed). Plain files are read inline: that costs little. */
+#define NBUF 4
+
+typedef struct {
+    gzFile gz;
+    unsigned char *buf[NBUF];
+    int len[NBUF];
+    unsigned produced, consumed; /* chunk counters; the reader runs at most NBUF ahead */
+    int holding;                 /* the consumer still uses chunk `consumed` */
+    int stop, threaded;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} gzsource;
+
+static void *reader_main(void *arg) {
+    gzsource *s = arg;
+    for (int n = 1; n > 0;) {
+        pthread_mutex_lock(&s->mu);
+        while (s->produced - s->consumed == NBUF && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        int stop = s->stop;
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            break;
+        unsigned slot = s->produced % NBUF;
+        n = gzread(s->gz, s->buf[slot], CHUNK);
+        pthread_mutex_lock(&s->mu);
+        s->len[slot] = n;
+        s->produced++;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return NULL;
+}
+
+static void source_open(gzsource *s, gzFile gz) {
+    memset(s, 0, sizeof *s);
+    s->gz = gz;
+    for (int i = 0; i < NBUF; i++)
+        if (!(s->buf[i] = malloc(CHUNK)))
+            abort();
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->threaded = !gzdirect(gz) && pthread_create(&s->th, NULL, reader_main, s) == 0;
+}
+
+/* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. */
+static int source_next(gzsource *s, unsigned char **buf) {
+    if (!s->threaded) {
+        *buf = s->buf[0];
+        return gzread(s->gz, s->buf[0], CHUNK);
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->holding) {
+        s->consumed++;
+        s->holding = 0;
+        pthread_cond_broadcast(&s->cv);
+    }
+    while (s->produced == s->consumed)
+        pthread_cond_wait(&s->cv, &s->mu);
+    unsigned slot = s->consumed % NBUF;
+    int n = s->len[slot];
+    s->holding = 1;
+    pthread_mutex_unlock(&s->mu);
+    *buf = s->buf[slot];
+    return n;
+}
+
+/* Stops and joins the reader; afterwards gzerror() may be asked about the stream. */
+static void source_close(gzsource *s) {
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->th, NULL);
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    for (int i = 0; i < NBUF; i++)
+        free(s->buf[i]);
+}
+
+/* Feeds every chunk to the parser; returns 1 when the stream ended cleanly. */
+static int pump(kparse *p, gzsource *src) {
+    for (;;) {
+        unsigned char *buf;
+        int n = source_next(src, &buf);
+        if (n <= 0)
+            return n == 0;
+        if (feed(p, buf, (size_t)n) != TP_OK)
+            return 0;
+    }
+}
+
+static void read_stream(kparse *p, gzFile gz) {
+    gzsource src;
+    source_open(&src, gz);
+    int clean = pump(p, &src);
+    source_close(&src);
+    if (p->st != TP_OK)
+        return;
+    int zerr;
+    const char *msg = gz_message(gz, p->file, &zerr);
+    if (zerr == Z_BUF_ERROR)
+        fail(p, TP_ERR_TRUNCATED, "truncated gzip stream (%s)", msg);
+    else if (zerr != Z_OK || !clean)
+        fail(p, TP_ERR_PARSE, "gzip stream damaged: %s", msg);
+    else
+        finish(p);
+}
+
+tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t err_len) {
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) {
+        if (err && err_len)
+            snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
+        return TP_ERR_OPEN;
+    }
+    gzbuffer(gz, 256 * 1024);
+    kparse p;
+    kparse_init(&p, m, path, err, err_len);
+    yajl_handle h = p.h;
+    read_stream(&p, gz);
+    gzclose(gz);
+    return kparse_done(&p, h);
+}

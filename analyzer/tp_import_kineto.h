@@ -1,0 +1,35 @@
+/* tp_import_kineto: PyTorch-profiler (Kineto) Chrome-trace JSON -> tp_model.
+ *
+ * Streams the file through zlib (plain or gzip, detected by content) into yajl, so memory
+ * depends on the number of events kept, not on the file size. One file is one rank.
+ * Follows HTA's admission rule (an event becomes a row when it has `dur` and `cat`, except
+ * cat "Trace") and its stream rule (int(args.stream), -1 when absent or not an integer);
+ * "[memory]" instant events become memory events. Timestamps in µs, integer or decimal, are
+ * converted exactly to integer ns. Handles the current category names, the 2021 ones
+ * (Kernel, Memcpy, Memset, Runtime, Operator) and ROCm traces.
+ *
+ * On bad input (not JSON, truncated gzip or JSON, wrong types, absurd numbers, invalid
+ * UTF-8, an empty file, no traceEvents) it returns an error and writes one line naming the
+ * file and the byte offset (in the decompressed text) into `err`; the model is left as it
+ * was (the partial rank is removed). It never crashes, prints or exits. */
+#ifndef TP_IMPORT_KINETO_H
+#define TP_IMPORT_KINETO_H
+
+#include <stddef.h>
+
+#include "tp_model.h"
+#include "tp_status.h"
+
+/* Imports `path` as one new rank of `m`. Returns TP_OK, TP_ERR_OPEN, TP_ERR_EMPTY,
+ * TP_ERR_TRUNCATED or TP_ERR_PARSE; on error `err` (err_len bytes, may be 0) says why. */
+tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t err_len);
+
+/* Same over `len` bytes of JSON or gzip'ed JSON at `data`; `name` labels the rank and errors. */
+tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
+                               char *err, size_t err_len);
+
+/* 1 when the first `len` bytes of a file look like Kineto JSON or gzip ('{' or '[' after
+ * optional whitespace, only whitespace, or 1f 8b); used by tp_load to pick a loader. */
+int tp_import_kineto_sniff(const void *head, size_t len);
+
+#endif

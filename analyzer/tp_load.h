@@ -1,0 +1,28 @@
+/* tp_load: the one entry from paths on the command line to a finished tp_model.
+ *
+ * Each path is a trace file or a folder of per-rank files; any mix of native .tprof and
+ * Kineto JSON (.json, .json.gz) is fine, one file per rank. In a folder, files whose names do
+ * not look like traces (README.md, *.txt, ...) are skipped; a named file is loaded by its
+ * content whatever its name. Ranks come from each file (distributedInfo, PROCESS record);
+ * files that bring no rank, or a rank already taken, get the next free number and a note.
+ * Errors name the file and the position (tp_import_kineto.h). */
+#ifndef TP_LOAD_H
+#define TP_LOAD_H
+
+#include <stddef.h>
+
+#include "tp_model.h"
+#include "tp_status.h"
+
+typedef struct {
+    char error[1024]; /* the first error, one line naming the file; "" on success */
+    char notes[1024]; /* non-fatal remarks (skipped files, renumbered ranks), lines */
+    size_t n_files;   /* trace files loaded */
+} tp_load_result;
+
+/* Loads `n` paths into a new finished model (*out, free with tp_model_close). On error *out
+ * is NULL and res->error says why. TP_ERR_OPEN (missing path), TP_ERR_EMPTY (a folder with
+ * no trace), TP_ERR_PARSE / TP_ERR_TRUNCATED (bad JSON), reader errors for .tprof. */
+tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_load_result *res);
+
+#endif

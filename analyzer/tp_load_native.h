@@ -1,0 +1,27 @@
+/* tp_load_native: a .tprof trace (traces/tp_reader.h) -> one rank of a tp_model.
+ *
+ * GPU activity (KERNEL, MEMCPY, MEMSET, SYNC) becomes GPU-side rows with their stream (pid =
+ * device, tid = stream, as Kineto lays them out); API records become CUDA_RUNTIME or
+ * CUDA_DRIVER rows, device-API launches (TP_API_DEVICE) count as runtime launches
+ * (TP_EVF_LAUNCH) and keep their name; NVTX push/pop and start/end pair into USER_ANNOTATION
+ * rows (ranges still open at the end close at the trace's last timestamp); DEVICE_MEM, HEAP,
+ * REGION and ALLOC_FAIL become memory events. Copies get Kineto-style names ("Memcpy HtoD
+ * (Pageable -> Device)") so name-based analyses treat both sources alike. */
+#ifndef TP_LOAD_NATIVE_H
+#define TP_LOAD_NATIVE_H
+
+#include <stddef.h>
+
+#include "tp_model.h"
+#include "tp_status.h"
+
+/* Loads `path` as a new rank of `m`. On error the model is unchanged and `err` names the
+ * file and the reason. Damage the reader could skip is not an error; it is noted in `err`
+ * ("" otherwise) with TP_OK. */
+tp_status tp_load_native_file(tp_model *m, const char *path, char *err, size_t err_len);
+
+/* Same over an in-memory image (tests, fuzzing); `name` labels the rank. */
+tp_status tp_load_native_mem(tp_model *m, const char *name, const void *data, size_t size,
+                             char *err, size_t err_len);
+
+#endif

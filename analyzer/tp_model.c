@@ -1,0 +1,634 @@
+/* tp_model: columnar event tables, the string pool, and the indexes built once after load.
+ * Out of memory aborts (STYLE.md rule 5: the analyzer may), so building never fails. */
+#include "tp_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_hash.h"
+
+/* ---------------------------------------------------------------- memory */
+
+static void *xrealloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fprintf(stderr, "trainprof: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return q;
+}
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "trainprof: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+#define GROW(ptr, cap) ((ptr) = xrealloc((ptr), (cap) * sizeof *(ptr)))
+
+/* ---------------------------------------------------------------- string pool */
+
+/* Strings live in large blocks so their addresses never move; ids index `strs`. An open
+ * addressing table of ids (0 = empty slot) finds an existing string by hash. */
+struct tp_strpool {
+    char **blocks;
+    size_t n_blocks;
+    size_t used, block_cap; /* of the current block */
+    const char **strs;
+    uint32_t *lens;
+    uint64_t *hashes;
+    uint32_t n, cap;
+    uint32_t *table;
+    size_t mask;
+};
+
+#define POOL_BLOCK (1u << 20)
+#define POOL_SEED 0x7470u
+
+static tp_strpool *pool_new(void) {
+    tp_strpool *p = xcalloc(1, sizeof *p);
+    p->cap = 1024;
+    p->strs = xcalloc(p->cap, sizeof *p->strs);
+    p->lens = xcalloc(p->cap, sizeof *p->lens);
+    p->hashes = xcalloc(p->cap, sizeof *p->hashes);
+    p->strs[0] = "";
+    p->n = 1;
+    p->mask = 2047;
+    p->table = xcalloc(p->mask + 1, sizeof *p->table);
+    return p;
+}
+
+static void pool_free(tp_strpool *p) {
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_blocks; i++)
+        free(p->blocks[i]);
+    free(p->blocks);
+    free(p->strs);
+    free(p->lens);
+    free(p->hashes);
+    free(p->table);
+    free(p);
+}
+
+static char *pool_store(tp_strpool *p, const char *s, size_t len) {
+    if (p->n_blocks == 0 || p->used + len + 1 > p->block_cap) {
+        size_t cap = len + 1 > POOL_BLOCK ? len + 1 : POOL_BLOCK;
+        GROW(p->blocks, p->n_blocks + 1);
+        p->blocks[p->n_blocks++] = xrealloc(NULL, cap);
+        p->block_cap = cap;
+        p->used = 0;
+    }
+    char *dst = p->blocks[p->n_blocks - 1] + p->used;
+    memcpy(dst, s, len);
+    dst[len] = 0;
+    p->used += len + 1;
+    return dst;
+}
+
+static void pool_rehash(tp_strpool *p) {
+    p->mask = p->mask * 2 + 1;
+    free(p->table);
+    p->table = xcalloc(p->mask + 1, sizeof *p->table);
+    for (uint32_t id = 1; id < p->n; id++) {
+        size_t i = p->hashes[id] & p->mask;
+        while (p->table[i])
+            i = (i + 1) & p->mask;
+        p->table[i] = id;
+    }
+}
+
+/* Slot of `s` in the table: holds its id, or 0 where it would go. */
+static size_t pool_slot(const tp_strpool *p, const char *s, size_t len, uint64_t h) {
+    size_t i = h & p->mask;
+    for (uint32_t id; (id = p->table[i]) != 0; i = (i + 1) & p->mask)
+        if (p->hashes[id] == h && p->lens[id] == len && !memcmp(p->strs[id], s, len))
+            break;
+    return i;
+}
+
+uint32_t tp_model_intern(tp_model *m, const char *s, size_t len) {
+    tp_strpool *p = m->strings;
+    if (len == 0)
+        return 0;
+    uint64_t h = tp_hash_bytes(s, len, POOL_SEED);
+    size_t slot = pool_slot(p, s, len, h);
+    if (p->table[slot])
+        return p->table[slot];
+    if (p->n == p->cap) {
+        p->cap *= 2;
+        GROW(p->strs, p->cap);
+        GROW(p->lens, p->cap);
+        GROW(p->hashes, p->cap);
+    }
+    uint32_t id = p->n++;
+    p->strs[id] = pool_store(p, s, len);
+    p->lens[id] = (uint32_t)len;
+    p->hashes[id] = h;
+    p->table[slot] = id;
+    if ((size_t)p->n * 2 > p->mask)
+        pool_rehash(p);
+    return id;
+}
+
+uint32_t tp_model_find_str(const tp_model *m, const char *s) {
+    size_t len = strlen(s);
+    if (len == 0)
+        return 0;
+    uint64_t h = tp_hash_bytes(s, len, POOL_SEED);
+    return m->strings->table[pool_slot(m->strings, s, len, h)];
+}
+
+const char *tp_model_str(const tp_model *m, uint32_t id) {
+    if (!m || id >= m->strings->n)
+        return "";
+    return m->strings->strs[id];
+}
+
+/* ---------------------------------------------------------------- categories */
+
+static const char *const cat_names[] = {
+#define TP_CAT_NAME(name, text) text,
+    TP_CAT_TABLE(TP_CAT_NAME)
+#undef TP_CAT_NAME
+};
+
+const char *tp_cat_name(tp_cat c) {
+    return (unsigned)c < TP_CAT_COUNT ? cat_names[c] : "other";
+}
+
+const char *tp_devtype_name(tp_devtype d) {
+    switch (d) {
+    case TP_DEVTYPE_NVIDIA:
+        return "NVIDIA GPU";
+    case TP_DEVTYPE_AMD:
+        return "AMD GPU";
+    case TP_DEVTYPE_CPU_DEVICE:
+        return "CPU device";
+    default:
+        return "CPU only";
+    }
+}
+
+/* Calls that put work on a GPU queue, CUDA and HIP. HTA's launch statistics use a subset
+ * (cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync), by name. */
+static int is_launch_name(const char *s) {
+    static const char *const names[] = {"cudaLaunchKernel",
+                                        "cudaLaunchKernelExC",
+                                        "cuLaunchKernel",
+                                        "cuLaunchKernelEx",
+                                        "cudaLaunchCooperativeKernel",
+                                        "cudaMemcpyAsync",
+                                        "cudaMemsetAsync",
+                                        "cudaMemcpy",
+                                        "cudaMemset",
+                                        "cudaGraphLaunch",
+                                        "cuGraphLaunch",
+                                        "hipLaunchKernel",
+                                        "hipExtLaunchKernel",
+                                        "hipModuleLaunchKernel",
+                                        "hipExtModuleLaunchKernel",
+                                        "hipMemcpyAsync",
+                                        "hipMemsetAsync",
+                                        "hipMemcpyWithStream",
+                                        "hipGraphLaunch",
+                                        "hipMemcpy",
+                                        "hipMemset"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i]))
+            return 1;
+    return 0;
+}
+
+uint8_t tp_model_name_flags(const char *s) {
+    return (uint8_t)((is_launch_name(s) ? TP_EVF_LAUNCH : 0) |
+                     (!strncmp(s, "ProfilerStep#", 13) ? TP_EVF_PROFILER_STEP : 0) |
+                     (strstr(s, "nccl") ? TP_EVF_NCCL : 0));
+}
+
+/* ---------------------------------------------------------------- model */
+
+tp_model *tp_model_new(void) {
+    tp_model *m = xcalloc(1, sizeof *m);
+    m->strings = pool_new();
+    return m;
+}
+
+static void buckets_free(tp_buckets *b) {
+    free(b->key);
+    free(b->key2);
+    free(b->off);
+    free(b->rows);
+    memset(b, 0, sizeof *b);
+}
+
+static void events_free(tp_events *e) {
+    free(e->ts), free(e->dur), free(e->name), free(e->cat), free(e->cat_raw), free(e->flags);
+    free(e->stream), free(e->device), free(e->pid), free(e->tid), free(e->correlation);
+    free(e->external_id), free(e->bytes), free(e->bw_gbps), free(e->copy_kind);
+    free(e->src_kind), free(e->dst_kind), free(e->stack), free(e->parent), free(e->depth);
+    free(e->load_ord);
+    memset(e, 0, sizeof *e);
+}
+
+static void memev_free(tp_memevents *e) {
+    free(e->ts), free(e->kind), free(e->device), free(e->addr), free(e->bytes);
+    free(e->total_allocated), free(e->total_reserved), free(e->stack);
+    memset(e, 0, sizeof *e);
+}
+
+static void rank_free(tp_rank *r) {
+    free((char *)r->file);
+    free(r->devices);
+    events_free(&r->ev);
+    memev_free(&r->mem);
+    free(r->by_corr);
+    buckets_free(&r->streams);
+    buckets_free(&r->threads);
+    buckets_free(&r->cats);
+}
+
+void tp_model_close(tp_model *m) {
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_ranks; i++)
+        rank_free(&m->ranks[i]);
+    free(m->ranks);
+    pool_free(m->strings);
+    free(m);
+}
+
+tp_rank *tp_model_add_rank(tp_model *m, const char *file) {
+    GROW(m->ranks, m->n_ranks + 1);
+    tp_rank *r = &m->ranks[m->n_ranks++];
+    memset(r, 0, sizeof *r);
+    r->rank = -1;
+    r->world_size = -1;
+    r->file = strdup(file ? file : "");
+    if (!r->file)
+        abort();
+    return r;
+}
+
+void tp_model_pop_rank(tp_model *m) {
+    if (m->n_ranks > 0)
+        rank_free(&m->ranks[--m->n_ranks]);
+}
+
+void tp_event_row_init(tp_event_row *r) {
+    memset(r, 0, sizeof *r);
+    r->cat = TP_CAT_OTHER;
+    r->stream = -1;
+    r->device = -1;
+    r->correlation = -1;
+    r->external_id = -1;
+    r->bytes = -1;
+    r->bw_gbps = NAN;
+}
+
+static void events_grow(tp_events *e) {
+    e->cap = e->cap ? e->cap * 2 : 1024;
+    GROW(e->ts, e->cap), GROW(e->dur, e->cap), GROW(e->name, e->cap), GROW(e->cat, e->cap);
+    GROW(e->cat_raw, e->cap), GROW(e->flags, e->cap), GROW(e->stream, e->cap);
+    GROW(e->device, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
+    GROW(e->correlation, e->cap), GROW(e->external_id, e->cap), GROW(e->bytes, e->cap);
+    GROW(e->bw_gbps, e->cap), GROW(e->copy_kind, e->cap), GROW(e->src_kind, e->cap);
+    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap);
+}
+
+void tp_events_push(tp_events *e, const tp_event_row *r) {
+    if (e->n == e->cap)
+        events_grow(e);
+    size_t i = e->n++;
+    e->ts[i] = r->ts, e->dur[i] = r->dur, e->name[i] = r->name, e->cat[i] = r->cat;
+    e->cat_raw[i] = r->cat_raw, e->flags[i] = r->flags, e->stream[i] = r->stream;
+    e->device[i] = r->device, e->pid[i] = r->pid, e->tid[i] = r->tid;
+    e->correlation[i] = r->correlation, e->external_id[i] = r->external_id;
+    e->bytes[i] = r->bytes, e->bw_gbps[i] = r->bw_gbps, e->copy_kind[i] = r->copy_kind;
+    e->src_kind[i] = r->src_kind, e->dst_kind[i] = r->dst_kind, e->stack[i] = r->stack;
+}
+
+void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
+    if (e->n == e->cap) {
+        e->cap = e->cap ? e->cap * 2 : 256;
+        GROW(e->ts, e->cap), GROW(e->kind, e->cap), GROW(e->device, e->cap);
+        GROW(e->addr, e->cap), GROW(e->bytes, e->cap), GROW(e->total_allocated, e->cap);
+        GROW(e->total_reserved, e->cap), GROW(e->stack, e->cap);
+    }
+    size_t i = e->n++;
+    e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
+    e->bytes[i] = r->bytes, e->total_allocated[i] = r->total_allocated;
+    e->total_reserved[i] = r->total_reserved, e->stack[i] = r->stack;
+}
+
+/* ---------------------------------------------------------------- sorting */
+
+typedef struct {
+    int64_t a, b;
+    uint32_t row;
+} sort_key;
+
+static int key_cmp(const void *x, const void *y) {
+    const sort_key *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return p->row < q->row ? -1 : p->row > q->row;
+}
+
+/* Applies permutation `perm` (new row i = old row perm[i]) to one column. */
+#define PERMUTE(col, perm, n)                                                                      \
+    do {                                                                                           \
+        __typeof__(col) tmp_ = xrealloc(NULL, (n) * sizeof *(col));                                \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
+            tmp_[i_] = (col)[(perm)[i_]];                                                          \
+        free(col);                                                                                 \
+        (col) = tmp_;                                                                              \
+    } while (0)
+
+static void events_permute(tp_events *e, const uint32_t *perm) {
+    size_t n = e->n;
+    PERMUTE(e->ts, perm, n);
+    PERMUTE(e->dur, perm, n);
+    PERMUTE(e->name, perm, n);
+    PERMUTE(e->cat, perm, n);
+    PERMUTE(e->cat_raw, perm, n);
+    PERMUTE(e->flags, perm, n);
+    PERMUTE(e->stream, perm, n);
+    PERMUTE(e->device, perm, n);
+    PERMUTE(e->pid, perm, n);
+    PERMUTE(e->tid, perm, n);
+    PERMUTE(e->correlation, perm, n);
+    PERMUTE(e->external_id, perm, n);
+    PERMUTE(e->bytes, perm, n);
+    PERMUTE(e->bw_gbps, perm, n);
+    PERMUTE(e->copy_kind, perm, n);
+    PERMUTE(e->src_kind, perm, n);
+    PERMUTE(e->dst_kind, perm, n);
+    PERMUTE(e->stack, perm, n);
+    PERMUTE(e->load_ord, perm, n);
+    e->cap = n;
+}
+
+/* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
+ * load order so equal events keep the file's order. Skips the work when already sorted. */
+static void events_sort(tp_events *e) {
+    if (!e->load_ord) { /* first finish: rows are still in load order */
+        e->load_ord = xrealloc(NULL, (e->n ? e->n : 1) * sizeof *e->load_ord);
+        for (size_t i = 0; i < e->n; i++)
+            e->load_ord[i] = (uint32_t)i;
+    }
+    int sorted = 1;
+    for (size_t i = 1; i < e->n && sorted; i++)
+        if (e->ts[i] < e->ts[i - 1] || (e->ts[i] == e->ts[i - 1] && e->dur[i] > e->dur[i - 1]))
+            sorted = 0;
+    if (sorted)
+        return;
+    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    for (size_t i = 0; i < e->n; i++)
+        k[i] = (sort_key){e->ts[i], -e->dur[i], (uint32_t)i};
+    qsort(k, e->n, sizeof *k, key_cmp);
+    uint32_t *perm = xrealloc(NULL, e->n * sizeof *perm);
+    for (size_t i = 0; i < e->n; i++)
+        perm[i] = k[i].row;
+    free(k);
+    events_permute(e, perm);
+    free(perm);
+}
+
+static void memev_sort(tp_memevents *e) {
+    int sorted = 1;
+    for (size_t i = 1; i < e->n && sorted; i++)
+        sorted = e->ts[i] >= e->ts[i - 1];
+    if (sorted)
+        return;
+    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    for (size_t i = 0; i < e->n; i++)
+        k[i] = (sort_key){e->ts[i], 0, (uint32_t)i};
+    qsort(k, e->n, sizeof *k, key_cmp);
+    uint32_t *perm = xrealloc(NULL, e->n * sizeof *perm);
+    for (size_t i = 0; i < e->n; i++)
+        perm[i] = k[i].row;
+    free(k);
+    size_t n = e->n;
+    PERMUTE(e->ts, perm, n);
+    PERMUTE(e->kind, perm, n);
+    PERMUTE(e->device, perm, n);
+    PERMUTE(e->addr, perm, n);
+    PERMUTE(e->bytes, perm, n);
+    PERMUTE(e->total_allocated, perm, n);
+    PERMUTE(e->total_reserved, perm, n);
+    PERMUTE(e->stack, perm, n);
+    e->cap = n;
+    free(perm);
+}
+
+/* ---------------------------------------------------------------- indexes */
+
+/* Groups the rows whose keys were filled into k[0..n) (sorted here) into CSR buckets. */
+static void buckets_build(tp_buckets *b, sort_key *k, size_t n) {
+    buckets_free(b);
+    qsort(k, n, sizeof *k, key_cmp);
+    size_t nb = 0;
+    for (size_t i = 0; i < n; i++)
+        nb += i == 0 || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b;
+    b->n = nb;
+    b->key = xcalloc(nb, sizeof *b->key);
+    b->key2 = xcalloc(nb, sizeof *b->key2);
+    b->off = xcalloc(nb + 1, sizeof *b->off);
+    b->rows = xcalloc(n, sizeof *b->rows);
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b) {
+            b->key[j] = k[i].a;
+            b->key2[j] = k[i].b;
+            b->off[j++] = (uint32_t)i;
+        }
+        b->rows[i] = k[i].row;
+    }
+    b->off[nb] = (uint32_t)n;
+}
+
+static void index_streams(tp_rank *r) {
+    const tp_events *e = &r->ev;
+    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->stream[i] != -1)
+            k[n++] = (sort_key){e->stream[i], 0, (uint32_t)i};
+    buckets_build(&r->streams, k, n);
+    for (size_t j = 0; j < r->streams.n; j++) /* key2: the device of the stream's first row */
+        r->streams.key2[j] = e->device[r->streams.rows[r->streams.off[j]]];
+    free(k);
+}
+
+/* Threads are keyed (tid, pid) in the sort so key = tid and key2 = pid. */
+static void index_threads(tp_rank *r) {
+    const tp_events *e = &r->ev;
+    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->stream[i] == -1)
+            k[n++] = (sort_key){e->tid[i], e->pid[i], (uint32_t)i};
+    buckets_build(&r->threads, k, n);
+    free(k);
+}
+
+/* Per-category row lists by counting sort (few categories; rows stay in time order). */
+static void index_cats(tp_rank *r) {
+    const tp_events *e = &r->ev;
+    tp_buckets *b = &r->cats;
+    size_t count[TP_CAT_COUNT + 1] = {0};
+    for (size_t i = 0; i < e->n; i++)
+        count[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
+    buckets_free(b);
+    for (size_t c = 0; c < TP_CAT_COUNT; c++)
+        b->n += count[c] > 0;
+    b->key = xcalloc(b->n, sizeof *b->key);
+    b->key2 = xcalloc(b->n, sizeof *b->key2);
+    b->off = xcalloc(b->n + 1, sizeof *b->off);
+    b->rows = xcalloc(e->n, sizeof *b->rows);
+    size_t start[TP_CAT_COUNT], j = 0, at = 0;
+    for (size_t c = 0; c < TP_CAT_COUNT; c++) {
+        start[c] = at;
+        if (count[c]) {
+            b->key[j] = (int64_t)c;
+            b->off[j++] = (uint32_t)at;
+        }
+        at += count[c];
+    }
+    b->off[b->n] = (uint32_t)e->n;
+    for (size_t i = 0; i < e->n; i++)
+        b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
+}
+
+static void index_corr(tp_rank *r) {
+    const tp_events *e = &r->ev;
+    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->correlation[i] != -1)
+            k[n++] = (sort_key){e->correlation[i], 0, (uint32_t)i};
+    qsort(k, n, sizeof *k, key_cmp);
+    free(r->by_corr);
+    r->by_corr = xcalloc(n, sizeof *r->by_corr);
+    for (size_t i = 0; i < n; i++)
+        r->by_corr[i] = k[i].row;
+    r->n_by_corr = n;
+    free(k);
+}
+
+/* Nesting on one thread: rows come sorted by (ts, longer first), so a stack of open ranges
+ * holds exactly the ancestors of the next row once the ones that do not contain it are
+ * popped. A partial overlap is not nesting: the row becomes a sibling. */
+static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, uint32_t *stack) {
+    size_t depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t row = rows[i];
+        int64_t end = e->ts[row] + e->dur[row];
+        while (depth > 0) {
+            uint32_t top = stack[depth - 1];
+            int64_t top_end = e->ts[top] + e->dur[top];
+            if (top_end > e->ts[row] && top_end >= end)
+                break;
+            if (top_end == e->ts[row] && e->dur[row] == 0 && e->dur[top] > 0)
+                break; /* a zero-length event at a range's end still belongs to it */
+            depth--;
+        }
+        e->parent[row] = depth ? (int32_t)stack[depth - 1] : -1;
+        e->depth[row] = (uint16_t)(depth < 65535 ? depth : 65535);
+        stack[depth++] = row;
+    }
+}
+
+static void resolve_nesting(tp_rank *r) {
+    tp_events *e = &r->ev;
+    free(e->parent);
+    free(e->depth);
+    e->parent = xrealloc(NULL, (e->n ? e->n : 1) * sizeof *e->parent);
+    e->depth = xcalloc(e->n, sizeof *e->depth);
+    for (size_t i = 0; i < e->n; i++)
+        e->parent[i] = -1;
+    uint32_t *stack = xrealloc(NULL, (e->n ? e->n : 1) * sizeof *stack);
+    const tp_buckets *t = &r->threads;
+    for (size_t j = 0; j < t->n; j++)
+        nest_thread(e, t->rows + t->off[j], t->off[j + 1] - t->off[j], stack);
+    free(stack);
+}
+
+/* AMD when a HIP runtime call appears (ROCm traces name them hip*), else NVIDIA when any
+ * GPU-side row exists, else CPU-only. A loader that knows better sets device_type itself. */
+static void derive_device_type(const tp_model *m, tp_rank *r) {
+    if (r->device_type != TP_DEVTYPE_CPU_ONLY)
+        return;
+    const tp_events *e = &r->ev;
+    int gpu = 0, hip = 0;
+    for (size_t i = 0; i < e->n && !hip; i++) {
+        gpu |= e->stream[i] != -1 || e->cat[i] == TP_CAT_KERNEL;
+        const char *name = tp_model_str(m, e->name[i]);
+        hip |=
+            e->cat[i] == TP_CAT_CUDA_RUNTIME && name[0] == 'h' && name[1] == 'i' && name[2] == 'p';
+    }
+    r->device_type = hip ? TP_DEVTYPE_AMD : gpu ? TP_DEVTYPE_NVIDIA : TP_DEVTYPE_CPU_ONLY;
+}
+
+static int rank_cmp(const void *x, const void *y) {
+    const tp_rank *p = x, *q = y;
+    return (p->rank > q->rank) - (p->rank < q->rank);
+}
+
+void tp_model_finish(tp_model *m) {
+    for (size_t i = 0; i < m->n_ranks; i++) {
+        tp_rank *r = &m->ranks[i];
+        if (r->rank < 0)
+            r->rank = (int)i;
+        events_sort(&r->ev);
+        memev_sort(&r->mem);
+        derive_device_type(m, r);
+        index_streams(r);
+        index_threads(r);
+        index_cats(r);
+        index_corr(r);
+        resolve_nesting(r);
+    }
+    if (m->n_ranks > 1)
+        qsort(m->ranks, m->n_ranks, sizeof *m->ranks, rank_cmp);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) {
+    size_t lo = 0, hi = r->n_by_corr;
+    while (lo < hi) { /* first entry with correlation >= corr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->ev.correlation[r->by_corr[mid]] < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < r->n_by_corr && r->ev.correlation[r->by_corr[end]] == corr)
+        end++;
+    *rows = end > lo ? r->by_corr + lo : NULL;
+    return end - lo;
+}
+
+long tp_rank_stream_index(const tp_rank *r, int64_t stream) {
+    for (size_t j = 0; j < r->streams.n; j++) /* few streams per rank: linear is fine */
+        if (r->streams.key[j] == stream)
+            return (long)j;
+    return -1;
+}
+
+const tp_rank *tp_model_rank(const tp_model *m, int rank) {
+    for (size_t i = 0; i < m->n_ranks; i++)
+        if (m->ranks[i].rank == rank)
+            return &m->ranks[i];
+    return NULL;
+}

@@ -1,0 +1,252 @@
+/* tp_model: the analyzer's in-memory model of one job (one or more ranks).
+ *
+ * Every loader (native .tprof, Kineto JSON) fills the same model, so every analysis runs on
+ * both. The model promises:
+ *   - times are int64 nanoseconds (Kineto µs text is converted exactly, never via double);
+ *   - per rank, all events with a duration live in one columnar table (tp_events), sorted by
+ *     ts (ties by longer dur first, so an enclosing range precedes what it encloses);
+ *   - names and raw category strings are interned in one per-model pool (tp_model_str);
+ *   - after tp_model_finish: indexes by correlation, stream, thread and kind exist, and the
+ *     nesting of CPU-side ranges (ops, annotations, runtime calls) on each thread is
+ *     resolved once (parent row and depth per row).
+ * The model is read-only for analyses: they read the arrays directly (struct of arrays,
+ * row i of every column is event i). Loaders and tests build one through tp_model_new,
+ * tp_model_add_rank, tp_events_push / tp_memev_push and tp_model_finish. */
+#ifndef TP_MODEL_H
+#define TP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_status.h"
+
+/* Event categories. Kineto's current and 2021 names map onto these (gpu_memcpy and Memcpy
+ * -> TP_CAT_MEMCPY, cuda_runtime and Runtime -> TP_CAT_CUDA_RUNTIME, cpu_op and Operator ->
+ * TP_CAT_CPU_OP, ...); anything else is TP_CAT_OTHER and keeps its text in cat_raw. */
+#define TP_CAT_TABLE(X)                                                                            \
+    X(TP_CAT_KERNEL, "kernel")                                                                     \
+    X(TP_CAT_MEMCPY, "gpu_memcpy")                                                                 \
+    X(TP_CAT_MEMSET, "gpu_memset")                                                                 \
+    X(TP_CAT_CUDA_SYNC, "cuda_sync")                                                               \
+    X(TP_CAT_CUDA_RUNTIME, "cuda_runtime")                                                         \
+    X(TP_CAT_CUDA_DRIVER, "cuda_driver")                                                           \
+    X(TP_CAT_CPU_OP, "cpu_op")                                                                     \
+    X(TP_CAT_USER_ANNOTATION, "user_annotation")                                                   \
+    X(TP_CAT_GPU_USER_ANNOTATION, "gpu_user_annotation")                                           \
+    X(TP_CAT_PYTHON_FUNCTION, "python_function")                                                   \
+    X(TP_CAT_OVERHEAD, "overhead")                                                                 \
+    X(TP_CAT_OTHER, "other")
+
+typedef enum {
+#define TP_CAT_ENUM(name, text) name,
+    TP_CAT_TABLE(TP_CAT_ENUM)
+#undef TP_CAT_ENUM
+        TP_CAT_COUNT
+} tp_cat;
+
+/* Canonical (current Kineto) name of `c`, never NULL. */
+const char *tp_cat_name(tp_cat c);
+
+/* Per-row flags (tp_events.flags). */
+#define TP_EVF_LAUNCH                                                                              \
+    0x01u                          /* a CPU call that launches GPU work (cudaLaunchKernel,         \
+                                      cuLaunchKernel, cudaMemcpyAsync, hipLaunchKernel, a native   \
+                                      TP_API_DEVICE launch, ...) */
+#define TP_EVF_PROFILER_STEP 0x02u /* name starts with "ProfilerStep#" */
+#define TP_EVF_NCCL 0x04u          /* kernel name contains "nccl" (case-sensitive) */
+#define TP_EVF_ASYNC 0x08u         /* native: memcpy issued by an async API */
+
+/* All events of one rank that have a duration. Columns have n rows; optional columns hold
+ * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
+ * event has none or it is not an integer), so "GPU event" == stream != -1. */
+typedef struct {
+    size_t n, cap;
+    int64_t *ts;          /* ns, sorted ascending after tp_model_finish */
+    int64_t *dur;         /* ns, >= 0 */
+    uint32_t *name;       /* string pool id (0 = "") */
+    uint8_t *cat;         /* tp_cat */
+    uint32_t *cat_raw;    /* string pool id of the category text as written ("Kernel") */
+    uint8_t *flags;       /* TP_EVF_* */
+    int64_t *stream;      /* -1: none */
+    int32_t *device;      /* -1: none */
+    int64_t *pid;         /* Kineto pid (GPU events: device id); native: process id */
+    int64_t *tid;         /* Kineto tid (GPU events: stream); native: thread id */
+    int64_t *correlation; /* -1: none */
+    int64_t *external_id; /* Kineto "External id"; -1: none */
+    int64_t *bytes;       /* copies and memsets; -1: unknown */
+    double *bw_gbps;      /* Kineto args "memory bandwidth (GB/s)"; NaN: absent */
+    uint8_t *copy_kind;   /* tp_copy_kind (memcpy rows), else 0 */
+    uint8_t *src_kind;    /* tp_mem_kind (memcpy src, memset target), else 0 */
+    uint8_t *dst_kind;    /* tp_mem_kind (memcpy dst), else 0 */
+    uint32_t *stack;      /* native stack id (resolve with the rank's file); 0: none */
+    int32_t *parent;      /* row of the innermost enclosing CPU-side range on the same
+                             (pid, tid), -1: none or a GPU-side row (set by finish) */
+    uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
+    uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
+                             among kept rows), set by finish; HTA's tie order needs it */
+} tp_events;
+
+/* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
+typedef struct {
+    int64_t ts, dur;
+    uint32_t name, cat_raw;
+    uint8_t cat, flags, copy_kind, src_kind, dst_kind;
+    int64_t stream;
+    int32_t device;
+    int64_t pid, tid, correlation, external_id, bytes;
+    double bw_gbps;
+    uint32_t stack;
+} tp_event_row;
+
+/* Memory events: Kineto "[memory]" instant events, native DEVICE_MEM/HEAP/REGION/ALLOC_FAIL. */
+typedef enum {
+    TP_MEMEV_ALLOC = 1,     /* bytes > 0 (Kineto: positive "Bytes"; native: cudaMalloc/region) */
+    TP_MEMEV_FREE = 2,      /* bytes < 0 */
+    TP_MEMEV_HEAP = 3,      /* native NVTX heap register/unregister/reset (bytes = size or -size) */
+    TP_MEMEV_ALLOC_FAIL = 4 /* native: bytes = requested; total_reserved; total_allocated =
+                               reserved - free */
+} tp_memev_kind;
+
+typedef struct {
+    size_t n, cap;
+    int64_t *ts;              /* ns, sorted after finish */
+    uint8_t *kind;            /* tp_memev_kind */
+    int32_t *device;          /* -1: CPU / unknown */
+    uint64_t *addr;           /* 0: unknown */
+    int64_t *bytes;           /* signed delta */
+    int64_t *total_allocated; /* -1: unknown */
+    int64_t *total_reserved;  /* -1: unknown */
+    uint32_t *stack;          /* native stack id; 0: none */
+} tp_memevents;
+
+typedef struct {
+    int64_t ts, bytes, total_allocated, total_reserved;
+    uint64_t addr;
+    int32_t device;
+    uint8_t kind;
+    uint32_t stack;
+} tp_memev_row;
+
+typedef enum {
+    TP_DEVTYPE_CPU_ONLY = 0, /* no GPU-side event at all */
+    TP_DEVTYPE_NVIDIA = 1,
+    TP_DEVTYPE_AMD = 2,
+    TP_DEVTYPE_CPU_DEVICE = 3 /* native: the devices are CPU accelerators written through the
+                                 device-activity API (the trainer's CPU backend) */
+} tp_devtype;
+
+/* "NVIDIA GPU", "AMD GPU", "CPU device", "CPU only" (HTA's words for the first two). */
+const char *tp_devtype_name(tp_devtype d);
+
+/* Kineto "deviceProperties" entries / native DEVICE records. */
+typedef struct {
+    int32_t id;
+    uint32_t name; /* string pool id */
+    int64_t total_global_mem;
+    int32_t compute_major, compute_minor;
+    int32_t num_sms;
+} tp_device_info;
+
+/* A (pid, tid) or stream bucket of row numbers, sorted by ts (CSR layout). */
+typedef struct {
+    size_t n;       /* buckets */
+    int64_t *key;   /* streams: stream id; threads: tid */
+    int64_t *key2;  /* streams: device of the first row; threads: pid */
+    uint32_t *off;  /* n + 1 offsets into rows */
+    uint32_t *rows; /* event rows */
+} tp_buckets;
+
+typedef struct {
+    int rank;          /* distributedInfo.rank when present, else HTA's inference, else the
+                          file's position in the job */
+    int rank_hta;      /* HTA quirk 11: first `"rank":\s+(\d+)` in the raw text, else 0 */
+    int world_size;    /* -1: unknown */
+    int has_dist_info; /* 1 when distributedInfo was present */
+    const char *file;  /* path as given to the loader (owned by the model) */
+    int native;        /* 1: .tprof; 0: Kineto JSON */
+    tp_devtype device_type;
+    int has_fractional_ts;  /* some ts had a fractional µs part (HTA ns rounding applies) */
+    int has_fractional_dur; /* some dur had a fractional µs part */
+    int64_t base_time_ns;   /* Kineto baseTimeNanoseconds; 0: absent */
+    uint32_t dist_backend;  /* string id of distributedInfo.backend; 0: absent */
+    tp_device_info *devices;
+    size_t n_devices;
+    tp_events ev;
+    tp_memevents mem;
+    /* counts of what the importer saw but did not keep as rows */
+    uint64_t n_json_events;     /* every traceEvents entry */
+    uint64_t n_flow;            /* ph s/f/t (ac2g etc.) */
+    uint64_t n_instant;         /* ph i/I that are not memory events */
+    uint64_t n_meta;            /* ph M */
+    uint64_t n_dropped;         /* no dur or no cat, or cat "Trace" (HTA admission rule) */
+    uint64_t n_dropped_records; /* native: DROPPED record counts */
+    /* indexes (tp_model_finish) */
+    uint32_t *by_corr; /* rows with correlation != -1 sorted by (correlation, ts) */
+    size_t n_by_corr;
+    tp_buckets streams; /* rows with stream != -1, per stream id */
+    tp_buckets threads; /* rows with stream == -1, per (pid, tid) */
+    tp_buckets cats;    /* every row, per tp_cat (key; key2 = 0): per-kind row lists */
+} tp_rank;
+
+typedef struct tp_strpool tp_strpool;
+
+typedef struct {
+    tp_rank *ranks; /* sorted by rank after finish */
+    size_t n_ranks;
+    tp_strpool *strings;
+} tp_model;
+
+/* ---- building (loaders, tests) ---- */
+
+tp_model *tp_model_new(void); /* aborts on out of memory, like the rest of the analyzer */
+
+/* Frees everything. NULL: no-op. */
+void tp_model_close(tp_model *m);
+
+/* Appends an empty rank for `file` (copied) and returns it; rank = -1 until set. The pointer
+ * stays valid until the next tp_model_add_rank. */
+tp_rank *tp_model_add_rank(tp_model *m, const char *file);
+
+/* Removes the rank added last (a loader that failed half way). */
+void tp_model_pop_rank(tp_model *m);
+
+/* Interns `len` bytes of `s` and returns the id (0 only for the empty string). */
+uint32_t tp_model_intern(tp_model *m, const char *s, size_t len);
+
+/* Looks up an interned string without adding it; 0 when absent (or empty). */
+uint32_t tp_model_find_str(const tp_model *m, const char *s);
+
+/* The string with `id` (NUL-terminated, owned by the model); "" for 0 or unknown ids. */
+const char *tp_model_str(const tp_model *m, uint32_t id);
+
+/* TP_EVF_LAUNCH | TP_EVF_PROFILER_STEP | TP_EVF_NCCL as implied by an event name alone
+ * (loaders keep TP_EVF_LAUNCH only on runtime/driver rows). */
+uint8_t tp_model_name_flags(const char *name);
+
+void tp_event_row_init(tp_event_row *r);
+void tp_events_push(tp_events *ev, const tp_event_row *r);
+void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
+
+/* Sorts every rank's events and memory events by time, derives device_type, builds the
+ * indexes and resolves nesting; ranks without a rank number get their position. Call once
+ * after loading; idempotent. */
+void tp_model_finish(tp_model *m);
+
+/* ---- queries (after finish) ---- */
+
+/* Rows with correlation `corr`, sorted by ts: returns the count and sets *rows to the first
+ * entry in r->by_corr (NULL when none). */
+size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows);
+
+/* Bucket index of stream `stream` in r->streams, -1 when absent. */
+long tp_rank_stream_index(const tp_rank *r, int64_t stream);
+
+/* The rank with number `rank`, or NULL. */
+const tp_rank *tp_model_rank(const tp_model *m, int rank);
+
+/* 1 when the row is GPU-side (HTA's rule: stream != -1). */
+static inline int tp_events_is_gpu(const tp_events *ev, size_t row) {
+    return ev->stream[row] != -1;
+}
+
+#endif

@@ -1,0 +1,648 @@
+/* tp_report: text and JSON rendering of every analysis, rank by rank.
+ *
+ * The report computes one tp_rank_report per rank (a view and the results of every
+ * analysis), renders it, frees it, and moves on, so memory stays at one rank's worth. */
+#include "tp_report.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "tp_an_idle.h"
+#include "tp_an_kernels.h"
+#include "tp_an_launch.h"
+#include "tp_an_memory.h"
+#include "tp_an_nvtx.h"
+#include "tp_an_overlap.h"
+#include "tp_an_queue.h"
+#include "tp_an_temporal.h"
+#include "tp_an_view.h"
+
+typedef struct {
+    tp_an_view v;
+    tp_an_temporal t;
+    tp_an_idle idle;
+    tp_an_kernels k;
+    tp_an_launch l;
+    tp_an_queue q;
+    tp_an_memory mem;
+    tp_an_overlap ov;
+    tp_an_nvtx nv;
+} tp_rank_report;
+
+void tp_report_opts_init(tp_report_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->format = TP_REPORT_TEXT;
+    o->rank = -1;
+    o->top = 10;
+}
+
+static void rank_report_run(tp_rank_report *rr, const tp_model *m, const tp_rank *r,
+                            const tp_report_opts *o) {
+    tp_an_opts ao;
+    tp_an_opts_init(&ao);
+    ao.compat_hta = o->compat_hta;
+    ao.include_last_step = o->include_last_step;
+    ao.no_ns_rounding = o->no_ns_rounding;
+    tp_an_view_build(&rr->v, m, r, &ao);
+    tp_an_temporal_run(&rr->v, &rr->t);
+    tp_an_idle_run(&rr->v, &rr->idle);
+    tp_an_kernels_run(&rr->v, &rr->k);
+    tp_an_launch_run(&rr->v, &rr->l);
+    tp_an_queue_run(&rr->v, &rr->q);
+    tp_an_memory_run(&rr->v, &rr->mem);
+    tp_an_overlap_run(&rr->v, &rr->ov);
+    tp_an_nvtx_run(&rr->v, &rr->nv);
+}
+
+static void rank_report_free(tp_rank_report *rr) {
+    tp_an_idle_free(&rr->idle);
+    tp_an_kernels_free(&rr->k);
+    tp_an_queue_free(&rr->q);
+    tp_an_memory_free(&rr->mem);
+    tp_an_nvtx_free(&rr->nv);
+    tp_an_view_free(&rr->v);
+}
+
+static double pct(int64_t a, int64_t b) {
+    return b > 0 ? 100.0 * (double)a / (double)b : NAN;
+}
+
+/* ------------------------------------------------------------------ text */
+
+/* Human time, compact: "0 ns", "812 ns", "12.30 µs", "4.56 ms", "7.89 s"; "-" for NaN. */
+static const char *fmt_dur(char *buf, size_t n, double ns) {
+    double a = fabs(ns);
+    if (isnan(ns))
+        snprintf(buf, n, "-");
+    else if (a < 1e3)
+        snprintf(buf, n, "%.0f ns", ns);
+    else if (a < 1e6)
+        snprintf(buf, n, "%.2f \u00b5s", ns / 1e3);
+    else if (a < 1e9)
+        snprintf(buf, n, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, n, "%.2f s", ns / 1e9);
+    return buf;
+}
+
+/* fmt_dur right-aligned to 12 display columns for table cells. printf pads by bytes, and
+ * "µ" takes two, so the padding is done here and "%12s" then leaves the string alone. */
+static const char *fmt_time(char *buf, size_t n, double ns) {
+    char s[32];
+    fmt_dur(s, sizeof s, ns);
+    size_t bytes = strlen(s), cols = bytes - (strstr(s, "\u00b5") ? 1 : 0);
+    size_t pad = cols < 12 ? 12 - cols : 0;
+    if (pad + bytes + 1 > n)
+        pad = 0;
+    assert(bytes + 1 <= n);
+    memset(buf, ' ', pad);
+    memcpy(buf + pad, s, bytes + 1);
+    return buf;
+}
+
+static const char *fmt_bytes(char *buf, size_t n, double b) {
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int k = 0;
+    while (fabs(b) >= 1024 && k < 4) {
+        b /= 1024;
+        k++;
+    }
+    snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
+    return buf;
+}
+
+static const char *fmt_pct(char *buf, size_t n, double p) {
+    if (isnan(p))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.2f %%", p);
+    return buf;
+}
+
+/* Shortens long kernel names to `w` columns with a trailing "...". */
+static const char *clip(char *buf, size_t n, const char *s, size_t w) {
+    if (strlen(s) <= w || w < 4 || w + 1 > n)
+        snprintf(buf, n, "%s", s);
+    else
+        snprintf(buf, n, "%.*s...", (int)(w - 3), s);
+    return buf;
+}
+
+#define T(x) fmt_time(b1, sizeof b1, (double)(x))
+#define T2(x) fmt_time(b2, sizeof b2, (double)(x))
+#define T3(x) fmt_time(b3, sizeof b3, (double)(x))
+#define P(x) fmt_pct(bp, sizeof bp, (x))
+
+static void text_summary(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+    char b1[32], b2[32], b3[32], bp[32], nb[128];
+    const tp_an_temporal *t = &rr->t;
+    fprintf(f, "Summary\n");
+    if (!t->has_gpu) {
+        fprintf(f, "  no GPU activity in this rank (%zu CPU-side events)\n\n", rr->v.n);
+        return;
+    }
+    int64_t split[TP_IDLE_COUNT] = {0};
+    for (size_t s = 0; s < rr->idle.n; s++)
+        for (int c = 0; c < TP_IDLE_COUNT; c++)
+            split[c] += rr->idle.s[s].idle[c];
+    fprintf(f, "  %-22s %12s\n", "GPU span", T(t->span));
+    fprintf(f, "  %-22s %12s   (busy %s)\n", "GPU utilization", P(pct(t->busy, t->span)),
+            fmt_dur(b2, sizeof b2, (double)t->busy));
+    fprintf(f, "  %-22s %12s   %s\n", "idle", T(t->idle), P(pct(t->idle, t->span)));
+    fprintf(f, "    idle by cause, summed over streams: host wait %s, kernel wait %s, other %s\n",
+            fmt_dur(b1, sizeof b1, (double)split[0]), fmt_dur(b2, sizeof b2, (double)split[1]),
+            fmt_dur(b3, sizeof b3, (double)split[2]));
+    fprintf(f, "  %-22s %12s   %s\n", "compute", T(t->compute), P(pct(t->compute, t->span)));
+    fprintf(f, "  %-22s %12s   %s\n", "non-compute", T(t->non_compute),
+            P(pct(t->non_compute, t->span)));
+    if (isnan(rr->ov.pct))
+        fprintf(f, "  %-22s %12s\n", "comm/comp overlap", "n/a (no communication kernels)");
+    else
+        fprintf(f, "  %-22s %12s\n", "comm/comp overlap", P(rr->ov.pct));
+    size_t top = (size_t)(o->top > 0 ? o->top : 10);
+    fprintf(f, "  top kernels:\n");
+    for (size_t i = 0; i < rr->k.n && i < top; i++)
+        fprintf(f, "    %-60s %8zu %12s %7.2f %%\n",
+                clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->k.k[i].name), 60), rr->k.k[i].count,
+                T(rr->k.k[i].sum), pct(rr->k.k[i].sum, t->busy));
+    if (rr->nv.n)
+        fprintf(f, "  top ranges:\n");
+    for (size_t i = 0; i < rr->nv.n && i < top; i++)
+        fprintf(f, "    %-60s %8zu %12s  GPU %s\n",
+                clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->nv.r[i].name), 60), rr->nv.r[i].count,
+                T(rr->nv.r[i].total), fmt_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
+    fprintf(f, "\n");
+}
+
+static void text_kernels(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+    char b1[32], b2[32], b3[32], bp[32], nb[128], lb[96];
+    fprintf(f, "Kernel types (time with exactly these types running)\n");
+    for (unsigned c = 1; c < TP_KT_CLASSES; c++)
+        if (rr->k.class_ns[c])
+            fprintf(f, "  %-58s %12s %9s\n", tp_an_kernel_class_label(c, lb, sizeof lb),
+                    T(rr->k.class_ns[c]), P(pct(rr->k.class_ns[c], rr->k.class_total)));
+    size_t top = (size_t)(o->top > 0 ? o->top : 10);
+    fprintf(f, "\nKernels (top %zu of %zu by total time)\n", top < rr->k.n ? top : rr->k.n,
+            rr->k.n);
+    fprintf(f, "  %-60s %-13s %8s %12s %12s %12s %12s\n", "name", "type", "count", "total", "mean",
+            "min", "max");
+    for (size_t i = 0; i < rr->k.n && i < top; i++) {
+        const tp_an_kernel_row *k = &rr->k.k[i];
+        char bm[32];
+        fprintf(f, "  %-60s %-13s %8zu %12s %12s %12s %12s\n",
+                clip(nb, sizeof nb, tp_model_str(rr->v.m, k->name), 60),
+                tp_ktype_name((tp_ktype)k->ktype), k->count, T(k->sum), T2(k->mean), T3(k->min),
+                fmt_time(bm, sizeof bm, (double)k->max));
+    }
+    fprintf(f, "\n");
+}
+
+static void text_idle(FILE *f, const tp_rank_report *rr) {
+    char b1[32], b2[32], b3[32], bp[32];
+    (void)bp;
+    fprintf(f, "Idle time per stream (gap before each op; kernel wait: gap < %s)\n",
+            fmt_dur(b1, sizeof b1, (double)rr->v.opts.kernel_wait_ns));
+    fprintf(f, "  %8s %-12s %8s %12s %12s %12s %12s\n", "stream", "cause", "gaps", "total", "mean",
+            "median", "max");
+    for (size_t s = 0; s < rr->idle.n; s++)
+        for (int c = 0; c < TP_IDLE_COUNT; c++) {
+            const tp_an_describe_t *g = &rr->idle.s[s].gaps[c];
+            char bm[32];
+            fprintf(f, "  %8lld %-12s %8zu %12s %12s %12s %12s\n", (long long)rr->idle.s[s].stream,
+                    tp_idle_cat_name((tp_idle_cat)c), g->count, T(rr->idle.s[s].idle[c]),
+                    T2(g->mean), T3(g->p50), fmt_time(bm, sizeof bm, g->max));
+        }
+    fprintf(f, "\n");
+}
+
+static void text_dist(FILE *f, const char *label, const tp_an_dist *d) {
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    fprintf(f, "  %-16s %12s %12s %12s %12s %12s\n", label, fmt_time(b1, 32, d->mean),
+            fmt_time(b2, 32, d->min), fmt_time(b3, 32, d->p50), fmt_time(b4, 32, d->p95),
+            fmt_time(b5, 32, d->max));
+}
+
+static void text_launch(FILE *f, const tp_rank_report *rr) {
+    const tp_an_launch *l = &rr->l;
+    fprintf(f, "Kernel launches (%zu CPU call / GPU op pairs)\n", l->n_pairs);
+    if (!l->n_pairs) {
+        fprintf(f, "  none\n\n");
+        return;
+    }
+    fprintf(f, "  %-16s %12s %12s %12s %12s %12s\n", "", "mean", "min", "median", "p95", "max");
+    text_dist(f, "CPU launch call", &l->cpu);
+    text_dist(f, "GPU duration", &l->gpu);
+    text_dist(f, "launch delay", &l->delay);
+    fprintf(f,
+            "  short GPU ops (launch cost dominates): %zu; launch calls > %lld \u00b5s: %zu; "
+            "delays > %lld \u00b5s: %zu\n\n",
+            l->n_short_gpu, (long long)(rr->v.opts.runtime_cutoff_ns / 1000), l->n_runtime_outliers,
+            (long long)(rr->v.opts.launch_delay_cutoff_ns / 1000), l->n_delay_outliers);
+}
+
+static void text_queue(FILE *f, const tp_rank_report *rr) {
+    char b1[32], b2[32];
+    fprintf(f, "Launch queue length per stream (median launch call %s)\n",
+            fmt_dur(b1, 32, rr->q.median_launch_ns));
+    fprintf(f, "  %8s %8s %8s %8s %12s %9s %12s\n", "stream", "mean", "median", "max", "at max",
+            "blocked", "blocked time");
+    for (size_t s = 0; s < rr->q.n; s++) {
+        const tp_an_queue_stream *q = &rr->q.s[s];
+        fprintf(f, "  %8lld %8.2f %8.1f %8lld %12s %9zu %12s\n", (long long)q->stream, q->len.mean,
+                q->len.p50, (long long)q->max_len, fmt_time(b1, 32, (double)q->at_max_ns),
+                q->n_blocked, fmt_time(b2, 32, (double)q->blocked_ns));
+    }
+    fprintf(f, "\n");
+}
+
+static void text_memory(FILE *f, const tp_rank_report *rr) {
+    char b1[32], b2[32];
+    fprintf(f, "Memory bandwidth (concurrent GB/s while active)\n");
+    fprintf(f, "  %-16s %8s %10s %10s %10s\n", "type", "points", "mean", "median", "max");
+    for (size_t i = 0; i < rr->mem.n_bw; i++) {
+        const tp_an_describe_t *d = &rr->mem.bw[i].bw;
+        fprintf(f, "  %-16s %8zu %10.2f %10.2f %10.2f\n", rr->mem.bw[i].type, d->count, d->mean,
+                d->p50, d->max);
+    }
+    fprintf(f, "\nCopies and memsets by kind and source memory\n");
+    fprintf(f, "  %-8s %-10s %8s %12s %12s %10s %10s\n", "kind", "source", "count", "bytes", "busy",
+            "GB/s", "max GB/s");
+    for (size_t i = 0; i < rr->mem.n_copy; i++) {
+        const tp_an_copy *c = &rr->mem.copy[i];
+        fprintf(f, "  %-8s %-10s %8zu %12s %12s %10.2f %10.2f\n",
+                tp_an_copy_kind_name(c->copy_kind), tp_an_mem_kind_name(c->src_kind), c->count,
+                fmt_bytes(b1, 32, (double)c->bytes), fmt_time(b2, 32, (double)c->dur_ns), c->gbps,
+                c->max_gbps);
+    }
+    fprintf(f, "\n");
+}
+
+static void text_ranges(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+    char b1[32], b2[32], b3[32], b4[32], nb[128];
+    if (!rr->nv.n)
+        return;
+    size_t top = (size_t)(o->top > 0 ? o->top : 10);
+    fprintf(f, "Annotation ranges (top %zu of %zu by total; GPU = ops launched inside)\n",
+            top < rr->nv.n ? top : rr->nv.n, rr->nv.n);
+    fprintf(f, "  %-50s %8s %12s %12s %12s %8s %12s\n", "name", "count", "total", "mean", "max",
+            "GPU ops", "GPU time");
+    for (size_t i = 0; i < rr->nv.n && i < top; i++) {
+        const tp_an_range *r = &rr->nv.r[i];
+        fprintf(f, "  %-50s %8zu %12s %12s %12s %8zu %12s\n",
+                clip(nb, sizeof nb, tp_model_str(rr->v.m, r->name), 50), r->count,
+                fmt_time(b1, 32, (double)r->total), fmt_time(b2, 32, r->mean),
+                fmt_time(b3, 32, (double)r->max), r->n_gpu_ops,
+                fmt_time(b4, 32, (double)r->gpu_ns));
+    }
+    fprintf(f, "  GPU ops outside any range: %zu (%s)\n\n", rr->nv.unattributed_ops,
+            fmt_dur(b1, 32, (double)rr->nv.unattributed_ns));
+}
+
+static void text_rank(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+    const tp_rank *r = rr->v.r;
+    fprintf(f, "== rank %d: %s (%s, %zu events, %zu GPU)%s ==\n\n", rr->v.rank,
+            r->file ? r->file : "-", tp_devtype_name(r->device_type), rr->v.n, rr->v.n_gpu,
+            rr->v.trimmed ? " [last profiler step trimmed]" : "");
+    text_summary(f, rr, o);
+    if (!rr->t.has_gpu)
+        return;
+    text_kernels(f, rr, o);
+    text_idle(f, rr);
+    text_launch(f, rr);
+    text_queue(f, rr);
+    text_memory(f, rr);
+    text_ranges(f, rr, o);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void jstr(yajl_gen g, const char *s) {
+    yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void jint(yajl_gen g, const char *k, long long v) {
+    jstr(g, k);
+    yajl_gen_integer(g, v);
+}
+
+static void jnum(yajl_gen g, const char *k, double v) {
+    jstr(g, k);
+    if (isnan(v) || isinf(v)) {
+        yajl_gen_null(g);
+        return;
+    }
+    char buf[40];
+    int n = snprintf(buf, sizeof buf, "%.17g", v);
+    yajl_gen_number(g, buf, (size_t)n);
+}
+
+static void jkv(yajl_gen g, const char *k, const char *v) {
+    jstr(g, k);
+    jstr(g, v);
+}
+
+static void jdescribe(yajl_gen g, const char *k, const tp_an_describe_t *d) {
+    jstr(g, k);
+    yajl_gen_map_open(g);
+    jint(g, "count", (long long)d->count);
+    jnum(g, "mean", d->mean);
+    jnum(g, "std", d->std);
+    jnum(g, "min", d->min);
+    jnum(g, "p25", d->p25);
+    jnum(g, "p50", d->p50);
+    jnum(g, "p75", d->p75);
+    jnum(g, "max", d->max);
+    yajl_gen_map_close(g);
+}
+
+static void jdist(yajl_gen g, const char *k, const tp_an_dist *d) {
+    jstr(g, k);
+    yajl_gen_map_open(g);
+    jint(g, "count", (long long)d->count);
+    jnum(g, "sum", d->sum);
+    jnum(g, "mean", d->mean);
+    jnum(g, "min", d->min);
+    jnum(g, "p50", d->p50);
+    jnum(g, "p95", d->p95);
+    jnum(g, "max", d->max);
+    yajl_gen_map_close(g);
+}
+
+static void json_temporal(yajl_gen g, const tp_an_temporal *t) {
+    jstr(g, "temporal");
+    yajl_gen_map_open(g);
+    jint(g, "span_ns", t->span);
+    jint(g, "busy_ns", t->busy);
+    jint(g, "idle_ns", t->idle);
+    jint(g, "compute_ns", t->compute);
+    jint(g, "non_compute_ns", t->non_compute);
+    jnum(g, "idle_pct", pct(t->idle, t->span));
+    jnum(g, "compute_pct", pct(t->compute, t->span));
+    jnum(g, "non_compute_pct", pct(t->non_compute, t->span));
+    yajl_gen_map_close(g);
+}
+
+static void json_idle(yajl_gen g, const tp_an_idle *idle) {
+    jstr(g, "idle");
+    yajl_gen_array_open(g);
+    for (size_t s = 0; s < idle->n; s++) {
+        const tp_an_idle_stream *st = &idle->s[s];
+        int64_t tot = tp_an_idle_total(st);
+        yajl_gen_map_open(g);
+        jint(g, "stream", st->stream);
+        jint(g, "n_ops", (long long)st->n_ops);
+        for (int c = 0; c < TP_IDLE_COUNT; c++) {
+            jstr(g, tp_idle_cat_name((tp_idle_cat)c));
+            yajl_gen_map_open(g);
+            jint(g, "idle_ns", st->idle[c]);
+            jnum(g, "ratio", tot ? (double)st->idle[c] / (double)tot : NAN);
+            jdescribe(g, "gaps_ns", &st->gaps[c]);
+            yajl_gen_map_close(g);
+        }
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+static void json_kernels(yajl_gen g, const tp_rank_report *rr) {
+    char lb[96];
+    jstr(g, "kernel_types");
+    yajl_gen_array_open(g);
+    for (unsigned c = 1; c < TP_KT_CLASSES; c++) {
+        if (!rr->k.class_ns[c])
+            continue;
+        yajl_gen_map_open(g);
+        jkv(g, "type", tp_an_kernel_class_label(c, lb, sizeof lb));
+        jint(g, "ns", rr->k.class_ns[c]);
+        jnum(g, "pct", pct(rr->k.class_ns[c], rr->k.class_total));
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    jstr(g, "kernels");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < rr->k.n; i++) {
+        const tp_an_kernel_row *k = &rr->k.k[i];
+        yajl_gen_map_open(g);
+        jkv(g, "name", tp_model_str(rr->v.m, k->name));
+        jkv(g, "type", tp_ktype_name((tp_ktype)k->ktype));
+        jint(g, "count", (long long)k->count);
+        jint(g, "sum_ns", k->sum);
+        jnum(g, "mean_ns", k->mean);
+        jint(g, "min_ns", k->min);
+        jint(g, "max_ns", k->max);
+        jnum(g, "std_ns", k->std);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+static void json_launch(yajl_gen g, const tp_an_launch *l) {
+    jstr(g, "launch");
+    yajl_gen_map_open(g);
+    jint(g, "n_pairs", (long long)l->n_pairs);
+    jdist(g, "cpu_ns", &l->cpu);
+    jdist(g, "gpu_ns", &l->gpu);
+    jdist(g, "delay_ns", &l->delay);
+    jint(g, "n_short_gpu", (long long)l->n_short_gpu);
+    jint(g, "n_runtime_outliers", (long long)l->n_runtime_outliers);
+    jint(g, "n_delay_outliers", (long long)l->n_delay_outliers);
+    yajl_gen_map_close(g);
+}
+
+static void json_queue(yajl_gen g, const tp_an_queue *q) {
+    jstr(g, "queue");
+    yajl_gen_array_open(g);
+    for (size_t s = 0; s < q->n; s++) {
+        yajl_gen_map_open(g);
+        jint(g, "stream", q->s[s].stream);
+        jdescribe(g, "length", &q->s[s].len);
+        jint(g, "max", q->s[s].max_len);
+        jint(g, "at_max_ns", q->s[s].at_max_ns);
+        jint(g, "n_blocked", (long long)q->s[s].n_blocked);
+        jint(g, "blocked_ns", q->s[s].blocked_ns);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+static void json_memory(yajl_gen g, const tp_an_memory *m) {
+    jstr(g, "memory_bw");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < m->n_bw; i++) {
+        yajl_gen_map_open(g);
+        jkv(g, "type", m->bw[i].type);
+        jdescribe(g, "gbps", &m->bw[i].bw);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    jstr(g, "copies");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < m->n_copy; i++) {
+        const tp_an_copy *c = &m->copy[i];
+        yajl_gen_map_open(g);
+        jkv(g, "kind", tp_an_copy_kind_name(c->copy_kind));
+        jkv(g, "src", tp_an_mem_kind_name(c->src_kind));
+        jint(g, "count", (long long)c->count);
+        jint(g, "bytes", c->bytes);
+        jint(g, "dur_ns", c->dur_ns);
+        jnum(g, "gbps", c->gbps);
+        jnum(g, "max_gbps", c->max_gbps);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+static void json_ranges(yajl_gen g, const tp_rank_report *rr) {
+    jstr(g, "ranges");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < rr->nv.n; i++) {
+        const tp_an_range *r = &rr->nv.r[i];
+        yajl_gen_map_open(g);
+        jkv(g, "name", tp_model_str(rr->v.m, r->name));
+        jint(g, "count", (long long)r->count);
+        jint(g, "total_ns", r->total);
+        jnum(g, "mean_ns", r->mean);
+        jint(g, "min_ns", r->min);
+        jint(g, "max_ns", r->max);
+        jint(g, "gpu_ops", (long long)r->n_gpu_ops);
+        jint(g, "gpu_ns", r->gpu_ns);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    jstr(g, "ranges_unattributed");
+    yajl_gen_map_open(g);
+    jint(g, "gpu_ops", (long long)rr->nv.unattributed_ops);
+    jint(g, "gpu_ns", rr->nv.unattributed_ns);
+    yajl_gen_map_close(g);
+}
+
+static void json_rank(yajl_gen g, const tp_rank_report *rr) {
+    const tp_rank *r = rr->v.r;
+    yajl_gen_map_open(g);
+    jint(g, "rank", rr->v.rank);
+    jkv(g, "file", r->file ? r->file : "");
+    jkv(g, "device_type", tp_devtype_name(r->device_type));
+    jint(g, "n_events", (long long)rr->v.n);
+    jint(g, "n_gpu_events", (long long)rr->v.n_gpu);
+    jstr(g, "trimmed");
+    yajl_gen_bool(g, rr->v.trimmed);
+    jstr(g, "has_gpu");
+    yajl_gen_bool(g, rr->t.has_gpu);
+    json_temporal(g, &rr->t);
+    json_idle(g, &rr->idle);
+    json_kernels(g, rr);
+    json_launch(g, &rr->l);
+    json_queue(g, &rr->q);
+    json_memory(g, &rr->mem);
+    jstr(g, "overlap");
+    yajl_gen_map_open(g);
+    jint(g, "comm_ns", rr->ov.comm_ns);
+    jint(g, "comp_ns", rr->ov.comp_ns);
+    jint(g, "overlap_ns", rr->ov.overlap_ns);
+    jnum(g, "pct", rr->ov.pct);
+    yajl_gen_map_close(g);
+    json_ranges(g, rr);
+    yajl_gen_map_close(g);
+}
+
+static void json_head(yajl_gen g, const tp_model *m, const tp_report_opts *o) {
+    yajl_gen_map_open(g);
+    jkv(g, "schema", "trainprof-report/v1");
+    jkv(g, "mode", o->compat_hta ? "hta" : "native");
+    jstr(g, "options");
+    yajl_gen_map_open(g);
+    jstr(g, "include_last_step");
+    yajl_gen_bool(g, o->include_last_step);
+    jstr(g, "no_ns_rounding");
+    yajl_gen_bool(g, o->no_ns_rounding);
+    jint(g, "kernel_wait_ns", 30000);
+    jint(g, "rank", o->rank);
+    yajl_gen_map_close(g);
+    jint(g, "n_ranks", (long long)m->n_ranks);
+    jstr(g, "ranks");
+    yajl_gen_array_open(g);
+}
+
+static void json_print(void *ctx, const char *s, size_t len) {
+    fwrite(s, 1, len, (FILE *)ctx);
+}
+
+/* ------------------------------------------------------------------ entry */
+
+static int rank_selected(const tp_rank *r, const tp_report_opts *o) {
+    if (o->rank < 0)
+        return 1;
+    return (o->compat_hta ? r->rank_hta : r->rank) == o->rank;
+}
+
+/* Multi-rank jobs: one line per rank first, so stragglers stand out before the details. */
+static void text_ranks_table(FILE *f, const tp_model *m, const tp_report_opts *o) {
+    char b1[32], b2[32], b3[32], b4[32], p1[32], p2[32];
+    tp_an_opts ao;
+    tp_an_opts_init(&ao);
+    ao.compat_hta = o->compat_hta;
+    ao.include_last_step = o->include_last_step;
+    ao.no_ns_rounding = o->no_ns_rounding;
+    fprintf(f, "Ranks\n  %6s %12s %10s %12s %12s %12s %10s\n", "rank", "GPU span", "util", "idle",
+            "compute", "non-compute", "overlap");
+    for (size_t i = 0; i < m->n_ranks; i++) {
+        if (!rank_selected(&m->ranks[i], o))
+            continue;
+        tp_an_view v;
+        tp_an_temporal t;
+        tp_an_overlap ov;
+        tp_an_view_build(&v, m, &m->ranks[i], &ao);
+        tp_an_temporal_run(&v, &t);
+        tp_an_overlap_run(&v, &ov);
+        fprintf(f, "  %6d %s %10s %s %s %s %10s\n", v.rank, fmt_time(b1, 32, (double)t.span),
+                fmt_pct(p1, 32, pct(t.busy, t.span)), fmt_time(b2, 32, (double)t.idle),
+                fmt_time(b3, 32, (double)t.compute), fmt_time(b4, 32, (double)t.non_compute),
+                fmt_pct(p2, 32, ov.pct));
+        tp_an_view_free(&v);
+    }
+    fprintf(f, "\n");
+}
+
+tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *opts) {
+    if (!out || !m || !opts)
+        return TP_ERR_ARG;
+    size_t sel = 0;
+    for (size_t i = 0; i < m->n_ranks; i++)
+        sel += rank_selected(&m->ranks[i], opts);
+    if (!sel)
+        return TP_ERR_NOT_FOUND;
+    yajl_gen g = NULL;
+    if (opts->format == TP_REPORT_JSON) {
+        g = yajl_gen_alloc(NULL);
+        yajl_gen_config(g, yajl_gen_beautify, 1);
+        yajl_gen_config(g, yajl_gen_print_callback, json_print, (void *)out);
+        json_head(g, m, opts);
+    } else {
+        fprintf(out, "trainprof report: %zu rank(s), %s mode\n\n", sel,
+                opts->compat_hta ? "HTA-compatible" : "native (exact ns)");
+        if (sel > 1)
+            text_ranks_table(out, m, opts);
+    }
+    for (size_t i = 0; i < m->n_ranks; i++) {
+        if (!rank_selected(&m->ranks[i], opts))
+            continue;
+        tp_rank_report rr;
+        memset(&rr, 0, sizeof rr);
+        rank_report_run(&rr, m, &m->ranks[i], opts);
+        if (g)
+            json_rank(g, &rr);
+        else
+            text_rank(out, &rr, opts);
+        rank_report_free(&rr);
+    }
+    if (g) {
+        yajl_gen_array_close(g);
+        yajl_gen_map_close(g);
+        yajl_gen_free(g);
+        fputc('\n', out);
+    }
+    return ferror(out) ? TP_ERR_IO : TP_OK;
+}

@@ -1,0 +1,35 @@
+/* tp_report: renders every analysis of a loaded model as one report, for people (text) or
+ * for scripts and CI (JSON, schema "trainprof-report/v1", docs/report-schema.md).
+ *
+ * The text report opens with a one-screen summary per rank (GPU span, utilization, idle and
+ * its split, top kernels, top annotation ranges) and then one section per analysis, with
+ * aligned columns and human units. A rank without GPU activity says so plainly. The report
+ * only reads the model; it writes to `out` and nowhere else. */
+#ifndef TP_REPORT_H
+#define TP_REPORT_H
+
+#include <stdio.h>
+
+#include "tp_model.h"
+#include "tp_status.h"
+
+typedef enum { TP_REPORT_TEXT = 0, TP_REPORT_JSON = 1 } tp_report_format;
+
+typedef struct {
+    tp_report_format format;
+    int compat_hta;        /* apply HTA's admission rules (docs/analyzer.md) */
+    int include_last_step; /* compat_hta: keep the last profiler step (HTA option) */
+    int no_ns_rounding;    /* compat_hta: HTA_DISABLE_NS_ROUNDING=1 behaviour */
+    int rank;              /* only this rank; -1: all ranks */
+    int top;               /* rows in "top" tables (kernels, ranges); 0: default 10 */
+} tp_report_opts;
+
+/* Fills the defaults: text, native mode, all ranks, top 10. */
+void tp_report_opts_init(tp_report_opts *o);
+
+/* Writes the report of `m` (finished) to `out`. Returns TP_OK, TP_ERR_ARG for NULL
+ * arguments, TP_ERR_NOT_FOUND when opts->rank names no rank of the model, TP_ERR_IO when
+ * writing fails. */
+tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *opts);
+
+#endif

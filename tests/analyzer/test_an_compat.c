@@ -1,0 +1,188 @@
+/* test_an_compat: the HTA admission rules of tp_an_view (ns rounding, profiler-step
+ * trimming, duplicated GPU rows, rank choice) against the exact native mode. */
+#include <string.h>
+
+#include "tp_an_kernels.h"
+#include "tp_an_queue.h"
+#include "tp_an_view.h"
+#include "tp_an_fixture.h"
+#include "tp_test.h"
+
+static tp_an_opts hta(int last, int no_round) {
+    tp_an_opts o;
+    tp_an_opts_init(&o);
+    o.compat_hta = 1;
+    o.include_last_step = last;
+    o.no_ns_rounding = no_round;
+    return o;
+}
+
+static size_t find(const tp_an_view *v, const char *name) {
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(tp_an_view_name(v, i), name) == 0)
+            return i;
+    return (size_t)-1;
+}
+
+static size_t count(const tp_an_view *v, const char *name) {
+    size_t c = 0;
+    for (size_t i = 0; i < v->n; i++)
+        c += strcmp(tp_an_view_name(v, i), name) == 0;
+    return c;
+}
+
+/* HTA: ts = ceil(ts), end = floor(ts + dur) in µs when any timestamp has a fraction. */
+static void test_ns_rounding(void) {
+    fx_model f = fx_new();
+    fx_launch(&f, "k", 1000, 1, 1000.5, 2.2, 7, 1);
+    fx_launch(&f, "tiny", 1005, 1, 1010.9, 0.05, 7, 2);
+    f.r->has_fractional_ts = 1;
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_opts o = hta(0, 0);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+    size_t k = find(&v, "k"), t = find(&v, "tiny");
+    CHECK_EQ_I(v.ts[k], FX_US(1001));
+    CHECK_EQ_I(v.end[k], FX_US(1002));
+    CHECK_EQ_I(v.ts[t], FX_US(1011));
+    CHECK_EQ_I(v.end[t] - v.ts[t], FX_US(-1)); /* HTA keeps the negative duration */
+    tp_an_view_free(&v);
+    o = hta(0, 1);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+    k = find(&v, "k");
+    CHECK_EQ_I(v.ts[k], FX_US(1000.5));
+    CHECK_EQ_I(v.end[k], FX_US(1002.7));
+    tp_an_view_free(&v);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL); /* native: exact */
+    t = find(&v, "tiny");
+    CHECK_EQ_I(v.end[t] - v.ts[t], 50);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+/* Two profiler steps; k_a launched in step 1, k_b in step 2 (the last), k_orphan has no CPU
+ * launch, k_a's correlation is shared by two CPU rows. */
+static fx_model stepped(void) {
+    fx_model f = fx_new();
+    fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, 0, 100, -1, -1);
+    fx_ev(&f, "ProfilerStep#2", TP_CAT_USER_ANNOTATION, 100, 100, -1, -1);
+    fx_launch(&f, "k_a", 10, 2, 20, 10, 7, 1);
+    fx_ev(&f, "cuLaunchKernel", TP_CAT_CUDA_DRIVER, 11, 1, -1, 1);
+    fx_launch(&f, "k_b", 110, 2, 120, 10, 7, 2);
+    fx_ev(&f, "k_orphan", TP_CAT_KERNEL, 50, 5, 7, 99);
+    tp_model_finish(f.m);
+    return f;
+}
+
+static void test_trim_default(void) {
+    fx_model f = stepped();
+    tp_an_view v;
+    tp_an_opts o = hta(0, 0);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+    CHECK_EQ_I(v.trimmed, 1);
+    CHECK_EQ_U(count(&v, "ProfilerStep#1"), 1);
+    CHECK_EQ_U(count(&v, "ProfilerStep#2"), 0); /* starts at the last step's start */
+    CHECK_EQ_U(count(&v, "k_a"), 2);            /* once per kept CPU row with its corr */
+    CHECK_EQ_U(count(&v, "k_b"), 0);
+    CHECK_EQ_U(count(&v, "k_orphan"), 0);
+    CHECK_EQ_U(v.n_gpu, 2);
+    tp_an_kernels k;
+    tp_an_kernels_run(&v, &k);
+    CHECK_EQ_U(k.n, 1);
+    CHECK_EQ_U(k.k[0].count, 2);
+    tp_an_kernels_free(&k);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+static void test_trim_last_step(void) {
+    fx_model f = stepped();
+    tp_an_view v;
+    tp_an_opts o = hta(1, 0);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+    CHECK_EQ_U(count(&v, "ProfilerStep#2"), 1);
+    CHECK_EQ_U(count(&v, "k_b"), 1);
+    CHECK_EQ_U(count(&v, "k_orphan"), 0); /* uncorrelated GPU rows always go */
+    tp_an_view_free(&v);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL); /* native: nothing trimmed */
+    CHECK_EQ_I(v.trimmed, 0);
+    CHECK_EQ_U(count(&v, "k_orphan"), 1);
+    CHECK_EQ_U(count(&v, "k_a"), 1);
+    CHECK_EQ_U(count(&v, "ProfilerStep#2"), 1);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+static void test_one_step_no_trim(void) {
+    fx_model f = fx_new();
+    fx_ev(&f, "ProfilerStep#7", TP_CAT_USER_ANNOTATION, 0, 100, -1, -1);
+    fx_ev(&f, "k_orphan", TP_CAT_KERNEL, 50, 5, 7, 99);
+    tp_model_finish(f.m);
+    CHECK_EQ_U(tp_an_profiler_step_names(f.m), 1);
+    tp_an_view v;
+    tp_an_opts o = hta(0, 0);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+    CHECK_EQ_I(v.trimmed, 0);
+    CHECK_EQ_U(count(&v, "k_orphan"), 1);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+static void test_rank_choice(void) {
+    fx_model f = fx_new();
+    fx_ev(&f, "k", TP_CAT_KERNEL, 0, 1, 7, 1);
+    f.r->rank = 3;
+    f.r->rank_hta = 0; /* HTA found no "rank": <n> text */
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_opts o = hta(0, 0);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+    CHECK_EQ_I(v.rank, 0);
+    tp_an_view_free(&v);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+    CHECK_EQ_I(v.rank, 3);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+/* Equal timestamps: HTA's unstable numpy sort orders launch (+1) and GPU start (-1) steps
+ * that share a µs by the input (file) order, which changes the queue-length values. The
+ * launches are written out of time order; the expected numbers are numpy 1.24.2's. */
+static void test_file_order_ties(void) {
+    static const double L[] = {0, 1, 1, 2, 2, 3, 4, 4, 5, 5}, K[] = {1, 2, 3, 4, 4, 5, 5, 6, 6, 8};
+    static const int perm[] = {0, 1, 9, 6, 4, 7, 8, 5, 3, 2};
+    fx_model f = fx_new();
+    for (int i = 0; i < 10; i++)
+        fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, L[perm[i]], 0.5, -1, perm[i] + 1);
+    for (int i = 0; i < 10; i++)
+        fx_ev(&f, "k", TP_CAT_KERNEL, K[i], 0.5, 7, i + 1);
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_queue q;
+    tp_an_opts o = hta(0, 0);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+    tp_an_queue_run(&v, &q);
+    CHECK_EQ_U(q.n, 1);
+    CHECK_EQ_U(q.s[0].len.count, 20);
+    CHECK_NEAR(q.s[0].len.mean, 2.0, 1e-12);
+    CHECK_NEAR(q.s[0].len.std, 1.1697953037312037, 1e-12);
+    tp_an_queue_free(&q);
+    tp_an_view_free(&v);
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL); /* native: time order */
+    tp_an_queue_run(&v, &q);
+    CHECK_NEAR(q.s[0].len.mean, 2.6, 1e-12);
+    CHECK_NEAR(q.s[0].len.std, 1.2732056517228265, 1e-12);
+    tp_an_queue_free(&q);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+int main(void) {
+    TP_RUN(test_file_order_ties);
+    TP_RUN(test_ns_rounding);
+    TP_RUN(test_trim_default);
+    TP_RUN(test_trim_last_step);
+    TP_RUN(test_one_step_no_trim);
+    TP_RUN(test_rank_choice);
+    return tp_test_summary();
+}

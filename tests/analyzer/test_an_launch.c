@@ -1,0 +1,96 @@
+/* test_an_launch: kernel launch statistics and launch-queue length on hand-built ranks. */
+#include "tp_an_launch.h"
+#include "tp_an_queue.h"
+#include "tp_an_fixture.h"
+#include "tp_test.h"
+
+/* Three launches: a quick one whose kernel starts 7 µs after the call ends, a 60 µs call
+ * (runtime outlier) whose kernel started before the call returned (delay clipped to 0), and
+ * a 10 µs call for a 2 µs kernel 150 µs later (short kernel, delay outlier). */
+static void test_launch_stats(void) {
+    fx_model f = fx_new();
+    fx_launch(&f, "k1", 0, 5, 12, 100, 7, 1);
+    fx_launch(&f, "k2", 200, 60, 230, 40, 7, 2);
+    fx_launch(&f, "k3", 400, 10, 560, 2, 7, 3);
+    fx_ev(&f, "aten::mm", TP_CAT_CPU_OP, 0, 500, -1, -1); /* no correlation: ignored */
+    tp_model_finish(f.m);
+    for (int compat = 0; compat < 2; compat++) {
+        tp_an_opts o;
+        tp_an_opts_init(&o);
+        o.compat_hta = compat;
+        tp_an_view v;
+        tp_an_launch l;
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        tp_an_launch_run(&v, &l);
+        CHECK_EQ_U(l.n_pairs, 3);
+        CHECK_NEAR(l.cpu.sum, 75000, 0);
+        CHECK_NEAR(l.cpu.max, 60000, 0);
+        CHECK_NEAR(l.cpu.p50, 10000, 0);
+        CHECK_NEAR(l.gpu.sum, 142000, 0);
+        CHECK_NEAR(l.delay.min, 0, 0);    /* k2 started before its call returned */
+        CHECK_NEAR(l.delay.p50, 7000, 0); /* k1 */
+        CHECK_NEAR(l.delay.max, 150000, 0);
+        CHECK_NEAR(l.delay.p95, 7000 + 0.9 * 143000, 1e-6); /* numpy linear percentile */
+        CHECK_EQ_U(l.n_short_gpu, 1);
+        CHECK_EQ_U(l.n_runtime_outliers, 1);
+        CHECK_EQ_U(l.n_delay_outliers, 1);
+        tp_an_view_free(&v);
+    }
+    tp_model_close(f.m);
+}
+
+static void test_launch_none(void) {
+    fx_model f = fx_new();
+    fx_ev(&f, "aten::mm", TP_CAT_CPU_OP, 0, 10, -1, -1);
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_launch l;
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+    tp_an_launch_run(&v, &l);
+    CHECK_EQ_U(l.n_pairs, 0);
+    CHECK(isnan(l.cpu.mean));
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+/* Stream 7: launches at 0, 1, 2 µs (1 µs each) and at 3 µs taking 50 µs; kernels start at
+ * 10, 20, 30 and 60 µs. Queue: 1 2 3 4 (at 3) 3 (10) 2 (20) 1 (30) 0 (60). The last call
+ * brought the queue to its maximum and took 50x the median call: blocked for 49 µs. */
+static void test_queue(void) {
+    fx_model f = fx_new();
+    fx_launch(&f, "k1", 0, 1, 10, 5, 7, 1);
+    fx_launch(&f, "k2", 1, 1, 20, 5, 7, 2);
+    fx_launch(&f, "k3", 2, 1, 30, 5, 7, 3);
+    fx_launch(&f, "k4", 3, 50, 60, 5, 7, 4);
+    fx_launch(&f, "other_stream", 100, 1, 110, 5, 9, 5);
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_queue q;
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+    tp_an_queue_run(&v, &q);
+    CHECK_EQ_U(q.n, 2);
+    CHECK_EQ_I(q.s[0].stream, 7);
+    CHECK_EQ_U(q.s[0].len.count, 8);
+    CHECK_NEAR(q.s[0].len.mean, 16.0 / 8, 1e-12);
+    CHECK_NEAR(q.s[0].len.max, 4, 0);
+    CHECK_NEAR(q.s[0].len.min, 0, 0);
+    CHECK_NEAR(q.s[0].len.p50, 2, 0);
+    CHECK_EQ_I(q.s[0].max_len, 4);
+    CHECK_EQ_I(q.s[0].at_max_ns, FX_US(7)); /* 4 from 3 µs to 10 µs */
+    CHECK_NEAR(q.median_launch_ns, 1000, 0);
+    CHECK_EQ_U(q.s[0].n_blocked, 1);
+    CHECK_EQ_I(q.s[0].blocked_ns, FX_US(49));
+    CHECK_EQ_I(q.s[1].stream, 9);
+    CHECK_EQ_U(q.s[1].len.count, 2);
+    CHECK_EQ_U(q.s[1].n_blocked, 0); /* a queue of 1 is never "full" */
+    tp_an_queue_free(&q);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+int main(void) {
+    TP_RUN(test_launch_stats);
+    TP_RUN(test_launch_none);
+    TP_RUN(test_queue);
+    return tp_test_summary();
+}
