@@ -20,11 +20,11 @@
 #endif
 
 typedef struct {
-    int use_tsc;         /* 1: TSC path; 0: CLOCK_MONOTONIC */
-    uint64_t base_tsc;   /* TSC at calibration */
-    uint64_t base_ns;    /* CLOCK_MONOTONIC ns at calibration */
-    uint64_t mult;       /* ns per tick, 32.32 fixed point */
-    uint64_t tsc_hz;     /* measured TSC frequency (0 on the fallback path) */
+    int use_tsc;       /* 1: TSC path; 0: CLOCK_MONOTONIC */
+    uint64_t base_tsc; /* TSC at calibration */
+    uint64_t base_ns;  /* CLOCK_MONOTONIC ns at calibration */
+    uint64_t mult;     /* ns per tick, 32.32 fixed point */
+    uint64_t tsc_hz;   /* measured TSC frequency (0 on the fallback path) */
 } tp_clock;
 
 /* A pairing of the trace clock with the system clocks, taken as close together as the

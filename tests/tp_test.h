@@ -17,7 +17,7 @@ static int tp_test_count;
 
 #define TP_FAIL_(fmt, ...)                                                                         \
     do {                                                                                           \
-        fprintf(stderr, "%s:%d: " fmt "\n", __FILE__, __LINE__, __VA_ARGS__);                     \
+        fprintf(stderr, "%s:%d: " fmt "\n", __FILE__, __LINE__, __VA_ARGS__);                      \
         tp_test_failures++;                                                                        \
         return;                                                                                    \
     } while (0)
@@ -32,28 +32,28 @@ static int tp_test_count;
     do {                                                                                           \
         uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                           \
         if (a_ != b_)                                                                              \
-            TP_FAIL_("%s == %s failed: %" PRIu64 " != %" PRIu64, #a, #b, a_, b_);                 \
+            TP_FAIL_("%s == %s failed: %" PRIu64 " != %" PRIu64, #a, #b, a_, b_);                  \
     } while (0)
 
 #define CHECK_EQ_I(a, b)                                                                           \
     do {                                                                                           \
         int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                                              \
         if (a_ != b_)                                                                              \
-            TP_FAIL_("%s == %s failed: %" PRId64 " != %" PRId64, #a, #b, a_, b_);                 \
+            TP_FAIL_("%s == %s failed: %" PRId64 " != %" PRId64, #a, #b, a_, b_);                  \
     } while (0)
 
 #define CHECK_NEAR(a, b, tol)                                                                      \
     do {                                                                                           \
         double a_ = (double)(a), b_ = (double)(b);                                                 \
         if (!(fabs(a_ - b_) <= (double)(tol)))                                                     \
-            TP_FAIL_("%s ~= %s failed: %.9g vs %.9g (tol %g)", #a, #b, a_, b_, (double)(tol));    \
+            TP_FAIL_("%s ~= %s failed: %.9g vs %.9g (tol %g)", #a, #b, a_, b_, (double)(tol));     \
     } while (0)
 
 #define CHECK_STR(a, b)                                                                            \
     do {                                                                                           \
         const char *a_ = (a), *b_ = (b);                                                           \
         if (!a_ || !b_ || strcmp(a_, b_) != 0)                                                     \
-            TP_FAIL_("%s == %s failed: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)",             \
+            TP_FAIL_("%s == %s failed: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)",              \
                      b_ ? b_ : "(null)");                                                          \
     } while (0)
 
@@ -75,7 +75,7 @@ static int tp_test_count;
         int before_ = tp_test_failures;                                                            \
         tp_test_count++;                                                                           \
         fn();                                                                                      \
-        printf("%s %s\n", tp_test_failures == before_ ? "ok  " : "FAIL", #fn);                    \
+        printf("%s %s\n", tp_test_failures == before_ ? "ok  " : "FAIL", #fn);                     \
     } while (0)
 
 static inline int tp_test_summary(void) {

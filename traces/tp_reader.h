@@ -20,14 +20,14 @@ typedef struct tp_cursor tp_cursor;
 
 typedef struct {
     uint64_t file_bytes;
-    uint64_t chunks_ok;      /* chunks read and verified */
-    uint64_t chunks_bad;     /* chunks that failed a check and were skipped */
-    uint64_t bytes_lost;     /* bytes of the file not covered by a good chunk */
-    int index_ok;            /* 1: the footer index was intact (file closed cleanly) */
-    int truncated;           /* 1: the file ends inside a chunk */
+    uint64_t chunks_ok;       /* chunks read and verified */
+    uint64_t chunks_bad;      /* chunks that failed a check and were skipped */
+    uint64_t bytes_lost;      /* bytes of the file not covered by a good chunk */
+    int index_ok;             /* 1: the footer index was intact (file closed cleanly) */
+    int truncated;            /* 1: the file ends inside a chunk */
     uint64_t unknown_records; /* records of types this reader does not know (skipped);
                                  data chunks count once a cursor has decoded them */
-    char message[256];       /* one line for people; empty when all is well */
+    char message[256];        /* one line for people; empty when all is well */
 } tp_integrity;
 
 typedef struct {
@@ -36,7 +36,7 @@ typedef struct {
     uint64_t created_realtime_ns;
     uint64_t records[TP_REC_TYPE_LIMIT]; /* by type, over good chunks */
     uint64_t records_total;
-    uint64_t t_min, t_max; /* trace-clock span of timed records; 0,0 when none */
+    uint64_t t_min, t_max;  /* trace-clock span of timed records; 0,0 when none */
     uint64_t dropped_total; /* sum of DROPPED counts */
 } tp_trace_info;
 

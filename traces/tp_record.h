@@ -79,9 +79,9 @@ typedef struct {
     uint32_t pid, ppid;
     int32_t rank, world_size; /* -1 when not a distributed job */
     int32_t local_rank;
-    uint32_t host_sid;     /* string ids */
-    uint32_t cmdline_sid;  /* argv joined with spaces */
-    uint32_t exe_sid;      /* real path of the executable */
+    uint32_t host_sid;    /* string ids */
+    uint32_t cmdline_sid; /* argv joined with spaces */
+    uint32_t exe_sid;     /* real path of the executable */
     uint64_t start_realtime_ns;
     uint32_t producer_sid; /* e.g. "trainprof-collector 0.1.0" */
     uint32_t reserved;
@@ -106,8 +106,8 @@ typedef struct {
 /* A loaded ELF object, so stacks can be symbolized offline (addr2line -e path offset). */
 typedef struct {
     tp_rec_hdr h;
-    uint32_t id;       /* < 0xffff: frames store it in 16 bits */
-    uint32_t path_sid; /* real path */
+    uint32_t id;        /* < 0xffff: frames store it in 16 bits */
+    uint32_t path_sid;  /* real path */
     uint64_t load_bias; /* dlpi_addr: runtime address = bias + ELF vaddr */
     uint64_t lo, hi;    /* runtime address range of its PT_LOAD segments */
     uint32_t build_id_len;
@@ -119,9 +119,9 @@ typedef struct {
  * low 48. Module TP_FRAME_NO_MODULE means the low 48 bits are the raw address. Frame 0 is the
  * innermost; return addresses of frames > 0 already have 1 subtracted. */
 #define TP_FRAME_NO_MODULE 0xffffu
-#define TP_FRAME_MAKE(mod, off) (((uint64_t)(mod) << 48) | ((uint64_t)(off) & 0xffffffffffffull))
+#define TP_FRAME_MAKE(mod, off) (((uint64_t)(mod) << 48) | ((uint64_t)(off)&0xffffffffffffull))
 #define TP_FRAME_MODULE(f) ((uint32_t)((f) >> 48))
-#define TP_FRAME_OFFSET(f) ((f) & 0xffffffffffffull)
+#define TP_FRAME_OFFSET(f) ((f)&0xffffffffffffull)
 #define TP_STACK_MAX_FRAMES 128
 
 /* Variable size: nframes frames. */
@@ -380,15 +380,19 @@ typedef struct {
     uint64_t size;
     uint32_t tid;
     uint32_t domain;
-    uint32_t op;      /* tp_heap_op */
-    uint32_t usage;   /* nvtxMemHeapUsage */
+    uint32_t op;       /* tp_heap_op */
+    uint32_t usage;    /* nvtxMemHeapUsage */
     uint32_t mem_type; /* nvtxMemType */
     uint32_t stack_id;
     uint32_t name_sid;
     uint32_t reserved;
 } tp_rec_heap;
 
-typedef enum { TP_REGION_REGISTER = 1, TP_REGION_RESIZE = 2, TP_REGION_UNREGISTER = 3 } tp_region_op;
+typedef enum {
+    TP_REGION_REGISTER = 1,
+    TP_REGION_RESIZE = 2,
+    TP_REGION_UNREGISTER = 3
+} tp_region_op;
 
 typedef struct {
     tp_rec_hdr h;
@@ -424,15 +428,15 @@ typedef struct {
     tp_rec_hdr h;
     uint64_t ts;
     uint32_t name_sid;
-    uint32_t tid; /* or device; 0 when process-wide */
+    uint32_t tid;   /* or device; 0 when process-wide */
     uint64_t value; /* int64 or double bits */
 } tp_rec_counter;
 
 typedef enum {
-    TP_DROP_RING_FULL = 1,     /* a thread's staging ring was full */
-    TP_DROP_NO_BUFFER = 2,     /* memory budget exhausted: thread had no ring */
-    TP_DROP_CUPTI = 3,         /* CUPTI reported dropped activity records */
-    TP_DROP_CONVERT = 4        /* a record could not be converted */
+    TP_DROP_RING_FULL = 1, /* a thread's staging ring was full */
+    TP_DROP_NO_BUFFER = 2, /* memory budget exhausted: thread had no ring */
+    TP_DROP_CUPTI = 3,     /* CUPTI reported dropped activity records */
+    TP_DROP_CONVERT = 4    /* a record could not be converted */
 } tp_drop_reason;
 
 typedef struct {
@@ -464,8 +468,7 @@ typedef struct {
 #define TP_REC_ALIGN(n) (((n) + 7u) & ~(size_t)7u)
 
 /* Fills a header for a fixed-size record of `type` (flags from the table). */
-#define TP_REC_INIT(rec, type_)                                                                    \
-    tp_record_init_hdr(&(rec)->h, (type_), (uint32_t)sizeof(*(rec)))
+#define TP_REC_INIT(rec, type_) tp_record_init_hdr(&(rec)->h, (type_), (uint32_t)sizeof(*(rec)))
 
 /* Static description of a record type; NULL name for unknown types. */
 typedef struct {

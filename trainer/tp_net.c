@@ -128,7 +128,7 @@ static tp_status init_param(tp_net *m, layer *l, int j, uint64_t *rs) {
 }
 
 tp_status tp_net_open(const tp_net_opts *opts, tp_device *dev, tp_alloc *alloc,
-                        nvtxDomainHandle_t domain, tp_net **out) {
+                      nvtxDomainHandle_t domain, tp_net **out) {
     *out = NULL;
     tp_net *m = calloc(1, sizeof *m);
     if (!m)

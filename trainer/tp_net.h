@@ -37,7 +37,7 @@ typedef struct {
 /* Allocates and initializes parameters on the device. TP_ERR_NOMEM when the device
  * memory limit is too small for them. */
 tp_status tp_net_open(const tp_net_opts *opts, tp_device *dev, tp_alloc *alloc,
-                        nvtxDomainHandle_t domain, tp_net **out);
+                      nvtxDomainHandle_t domain, tp_net **out);
 void tp_net_close(tp_net *m);
 
 /* One training step on device inputs x (n x 784) and labels y: forward, loss (added into

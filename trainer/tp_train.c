@@ -43,12 +43,12 @@ void tp_train_defaults(tp_train_opts *o) {
     o->device.kind = TP_DEVICE_CPU;
     o->device.kernel_threads = 1;
     o->model = (tp_net_opts){.kind = TP_NET_CNN,
-                               .mlp_width = 128,
-                               .mlp_depth = 2,
-                               .seed = 1,
-                               .opt = TP_OPT_SGD,
-                               .lr = 0.05f,
-                               .momentum = 0.9f};
+                             .mlp_width = 128,
+                             .mlp_depth = 2,
+                             .seed = 1,
+                             .opt = TP_OPT_SGD,
+                             .lr = 0.05f,
+                             .momentum = 0.9f};
     o->steps = 200;
     o->batch = 64;
     o->workers = 2;

@@ -31,7 +31,8 @@ typedef struct {
     uint64_t (*now)(void);
     uint32_t (*next_correlation)(void);
     uint32_t (*device)(const char *name, uint64_t memory_bytes);
-    void (*api)(const char *name, uint64_t start, uint64_t end, uint32_t correlation, int32_t result);
+    void (*api)(const char *name, uint64_t start, uint64_t end, uint32_t correlation,
+                int32_t result);
     void (*kernel)(const char *name, uint32_t device, uint32_t stream, uint64_t start, uint64_t end,
                    uint32_t correlation, const uint32_t grid[3], const uint32_t block[3]);
     void (*memcpy)(uint32_t copy_kind, uint32_t src_kind, uint32_t dst_kind, uint64_t bytes,
@@ -117,8 +118,8 @@ static inline void tp_activity_memset(uint32_t mem_kind, uint64_t bytes, uint32_
         t->memset(mem_kind, bytes, value, device, stream, start, end, correlation);
 }
 
-static inline void tp_activity_sync(uint32_t type, uint32_t device, uint32_t stream,
-                                    uint64_t start, uint64_t end, uint32_t correlation) {
+static inline void tp_activity_sync(uint32_t type, uint32_t device, uint32_t stream, uint64_t start,
+                                    uint64_t end, uint32_t correlation) {
     const tp_activity_table *t = tp_activity__t();
     if (t)
         t->sync(type, device, stream, start, end, correlation);
