@@ -258,22 +258,39 @@ static void summarize(const char *path) {
     tp_reader_close(r);
 }
 
-/* Each line of the manifest is "<pid> <path>". */
+/* Each line of the manifest is "<pid> <path>". A path can appear twice (a process that
+ * exec'd into a program of the same name, under -o); traces the collector deleted (empty
+ * ones of processes that exec'd or were not the started program) are skipped silently. */
 static int summarize_manifest(const char *manifest) {
     FILE *f = fopen(manifest, "r");
     char line[PATH_MAX + 64];
-    int n = 0;
+    char **done = NULL;
+    size_t n = 0;
     while (f && fgets(line, sizeof line, f)) {
         char *path = strchr(line, ' ');
         if (!path)
             continue;
+        path++;
         path[strcspn(path, "\n")] = 0;
-        summarize(path + 1);
+        int seen = access(path, F_OK) != 0;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(done[i], path) == 0;
+        char **grown = seen ? NULL : realloc(done, (n + 1) * sizeof *done);
+        if (!grown)
+            continue;
+        done = grown;
+        done[n] = strdup(path);
+        if (!done[n])
+            continue;
+        summarize(path);
         n++;
     }
+    for (size_t i = 0; i < n; i++)
+        free(done[i]);
+    free(done);
     if (f)
         fclose(f);
-    return n;
+    return (int)n;
 }
 
 static int make_manifest(char *out, size_t len) {

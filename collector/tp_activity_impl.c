@@ -23,14 +23,19 @@ static uint32_t a_next_correlation(void) {
     return atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
 }
 
+/* Sets the fields every device interval record has; a macro because they sit at different
+ * offsets in each record type. */
+#define SET_SPAN(r, start_, end_, corr_, device_, stream_)                                         \
+    ((r)->ts = (start_), (r)->end = (end_), (r)->correlation = (corr_), (r)->device = (device_),   \
+     (r)->stream = (stream_))
+
 static uint32_t a_device(const char *name, uint64_t memory_bytes) {
     tp_tstate *t = tp_collector_thread();
     uint32_t id = atomic_fetch_add(&g_next_device, 1);
     if (!t)
         return id;
     tp_rec_device r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_DEVICE);
+    TP_REC_CLEAR(&r, TP_REC_DEVICE);
     r.id = id;
     r.name_sid = tp_collector_intern(t, name);
     r.global_memory_bytes = memory_bytes;
@@ -45,13 +50,12 @@ static void a_api(const char *name, uint64_t start, uint64_t end, uint32_t corre
     if (!t)
         return;
     tp_rec_api r;
-    TP_REC_INIT(&r, TP_REC_API);
+    TP_REC_CLEAR(&r, TP_REC_API);
     r.h.flags |= TP_API_DEVICE;
     r.ts = start;
     r.end = end;
     r.tid = t->tid;
     r.correlation = correlation;
-    r.cbid = 0;
     r.name_sid = tp_collector_intern(t, name);
     r.stack_id = tp_collector_stack(t, TP_STACKS_API);
     r.result = result;
@@ -65,14 +69,9 @@ static void a_kernel(const char *name, uint32_t device, uint32_t stream, uint64_
     if (!t)
         return;
     tp_rec_kernel r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_KERNEL);
-    r.ts = start;
-    r.end = end;
-    r.correlation = correlation;
+    TP_REC_CLEAR(&r, TP_REC_KERNEL);
+    SET_SPAN(&r, start, end, correlation, device, stream);
     r.name_sid = tp_collector_intern(t, name);
-    r.device = device;
-    r.stream = stream;
     if (grid)
         r.grid_x = grid[0], r.grid_y = grid[1], r.grid_z = grid[2];
     if (block)
@@ -88,16 +87,12 @@ static void a_memcpy(uint32_t copy_kind, uint32_t src_kind, uint32_t dst_kind, u
     if (!t)
         return;
     tp_rec_memcpy r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_MEMCPY);
+    TP_REC_CLEAR(&r, TP_REC_MEMCPY);
     if (async)
         r.h.flags |= TP_MEMCPY_ASYNC;
-    r.ts = start;
-    r.end = end;
+    SET_SPAN(&r, start, end, correlation, device, stream);
+    r.src_device = r.dst_device = device;
     r.bytes = bytes;
-    r.correlation = correlation;
-    r.device = r.src_device = r.dst_device = device;
-    r.stream = stream;
     r.copy_kind = (uint8_t)copy_kind;
     r.src_kind = (uint8_t)src_kind;
     r.dst_kind = (uint8_t)dst_kind;
@@ -110,14 +105,9 @@ static void a_memset(uint32_t mem_kind, uint64_t bytes, uint32_t value, uint32_t
     if (!t)
         return;
     tp_rec_memset r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_MEMSET);
-    r.ts = start;
-    r.end = end;
+    TP_REC_CLEAR(&r, TP_REC_MEMSET);
+    SET_SPAN(&r, start, end, correlation, device, stream);
     r.bytes = bytes;
-    r.correlation = correlation;
-    r.device = device;
-    r.stream = stream;
     r.value = value;
     r.mem_kind = (uint8_t)mem_kind;
     tp_collector_emit(t, &r);
@@ -129,14 +119,9 @@ static void a_sync(uint32_t type, uint32_t device, uint32_t stream, uint64_t sta
     if (!t)
         return;
     tp_rec_sync r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_SYNC);
-    r.ts = start;
-    r.end = end;
-    r.correlation = correlation;
+    TP_REC_CLEAR(&r, TP_REC_SYNC);
+    SET_SPAN(&r, start, end, correlation, device, stream);
     r.type = type;
-    r.device = device;
-    r.stream = stream;
     r.tid = t->tid;
     tp_collector_emit(t, &r);
 }
@@ -147,8 +132,7 @@ static void a_device_mem(int is_alloc, uint64_t address, uint64_t bytes, uint32_
     if (!t)
         return;
     tp_rec_device_mem r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_DEVICE_MEM);
+    TP_REC_CLEAR(&r, TP_REC_DEVICE_MEM);
     r.ts = now;
     r.address = address;
     r.bytes = bytes;
@@ -167,8 +151,7 @@ static void a_alloc_fail(uint64_t requested, uint64_t reserved_bytes, uint64_t f
     if (!t)
         return;
     tp_rec_alloc_fail r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_ALLOC_FAIL);
+    TP_REC_CLEAR(&r, TP_REC_ALLOC_FAIL);
     r.ts = now;
     r.requested = requested;
     r.reserved_bytes = reserved_bytes;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,7 @@ static void make_key(void) {
 static void write_thread(uint32_t tid) {
     char name[17] = "";
     tp_rec_thread r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_THREAD);
+    TP_REC_CLEAR(&r, TP_REC_THREAD);
     r.tid = tid;
     r.pid = (uint32_t)getpid();
     /* prctl, not /proc: no file I/O on the application thread. */
@@ -58,8 +58,38 @@ static void write_thread(uint32_t tid) {
     tp_collector_meta(&r);
 }
 
+/* Processes other than the one `trainprof record` started (fork children, the programs a
+ * wrapper script runs) open their trace at their first event, not at load: most of them
+ * (subshells, `$(...)`, DataLoader helpers that only compute) record nothing, and some leave
+ * through _exit, where an eagerly opened empty trace could not even be deleted. */
+static atomic_int g_lazy;               /* 1: start at the first event */
+static tp_collector_config g_lazy_cfg;  /* the config to start with (fork children) */
+static int g_lazy_has_cfg;
+
+static void defer_start(const tp_collector_config *cfg) {
+    g_lazy_has_cfg = cfg != NULL;
+    if (cfg)
+        g_lazy_cfg = *cfg;
+    atomic_store(&g_lazy, 1);
+}
+
+static int start_deferred(void) {
+    if (!atomic_exchange(&g_lazy, 0))
+        return atomic_load(&tp_g.active);
+    return tp_collector_start(g_lazy_has_cfg ? &g_lazy_cfg : NULL) == TP_OK;
+}
+
+void tp_collector_load(void) {
+    tp_collector_config cfg;
+    tp_collector_config_load(&cfg, NULL);
+    if (cfg.target_pid > 0 && getpid() != cfg.target_pid)
+        defer_start(&cfg);
+    else
+        tp_collector_start(&cfg);
+}
+
 tp_tstate *tp_collector_thread_slow(void) {
-    if (!atomic_load(&tp_g.active))
+    if (!atomic_load(&tp_g.active) && !(atomic_load(&g_lazy) && start_deferred()))
         return NULL;
     uint32_t gen = atomic_load(&tp_g.gen);
     tp_tstate *t = tp_tls;
@@ -128,8 +158,7 @@ void tp_collector_cuda_off(const char *why) {
     char name[300];
     int n = snprintf(name, sizeof name, "trainprof.cuda_off: %s", why);
     tp_rec_counter c;
-    memset(&c, 0, sizeof c);
-    TP_REC_INIT(&c, TP_REC_COUNTER);
+    TP_REC_CLEAR(&c, TP_REC_COUNTER);
     c.ts = tp_collector_now();
     c.name_sid = tp_collector_intern_n(name, n > 0 && (size_t)n < sizeof name ? (size_t)n : 0);
     c.value = 1;
@@ -149,8 +178,7 @@ static void write_clock_sync(void) {
     tp_clock_sample s;
     tp_clock_sample_now(&tp_g.clock, &s);
     tp_rec_clock_sync r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_CLOCK_SYNC);
+    TP_REC_CLEAR(&r, TP_REC_CLOCK_SYNC);
     r.ts = s.trace_ns;
     r.monotonic_ns = s.monotonic_ns;
     r.realtime_ns = s.realtime_ns;
@@ -179,8 +207,7 @@ static void write_process(void) {
     char host[256] = "", exe[4096] = "";
     struct timespec now;
     tp_rec_process r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_PROCESS);
+    TP_REC_CLEAR(&r, TP_REC_PROCESS);
     r.pid = (uint32_t)getpid();
     r.ppid = (uint32_t)getppid();
     r.rank = tp_g.cfg.rank;
@@ -219,8 +246,7 @@ static void write_overhead(tp_writer *w) {
     (void)tp_writer_flush(w);
     tp_writer_get_stats(w, &st);
     tp_rec_overhead r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_OVERHEAD);
+    TP_REC_CLEAR(&r, TP_REC_OVERHEAD);
     r.end = tp_collector_now();
     r.ts = r.end > st.overhead_ns ? r.end - st.overhead_ns : 0;
     r.tid = (uint32_t)gettid();
@@ -229,9 +255,25 @@ static void write_overhead(tp_writer *w) {
     (void)tp_writer_write(w, &r);
 }
 
+static pid_t g_writer_pid; /* the process that opened tp_g.writer */
+
+/* Programs chdir: the trace path must not depend on the directory at exit (unlink of an
+ * empty trace, the manifest `trainprof record` reads). */
+static int make_absolute(char *path, size_t cap) {
+    char cwd[PATH_MAX], rel[PATH_MAX];
+    if (path[0] == '/')
+        return 0;
+    if (!getcwd(cwd, sizeof cwd) || strlen(path) >= sizeof rel)
+        return -1;
+    strcpy(rel, path[0] == '.' && path[1] == '/' ? path + 2 : path);
+    int n = snprintf(path, cap, "%s/%s", cwd, rel);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 static tp_status open_writer(void) {
     if (tp_collector_config_path(&tp_g.cfg, (long)getpid(), program_invocation_short_name,
-                                 tp_g.path, sizeof tp_g.path) != 0)
+                                 tp_g.path, sizeof tp_g.path) != 0 ||
+        make_absolute(tp_g.path, sizeof tp_g.path) != 0)
         return TP_ERR_ARG;
     tp_writer_opts o;
     tp_writer_opts_default(&o);
@@ -249,6 +291,7 @@ static tp_status open_writer(void) {
         return s;
     }
     tp_writer_set_clock(tp_g.writer, clock_cb, NULL);
+    g_writer_pid = getpid();
     return TP_OK;
 }
 
@@ -297,7 +340,48 @@ void tp_collector_flush(void) {
     pthread_mutex_unlock(&g_mu);
 }
 
-void tp_collector_finish(void) {
+/* 1 when the trace holds events, not just the metadata every process writes. */
+static int has_events(const tp_writer_stats *st) {
+    static const uint16_t meta_only[] = {TP_REC_PROCESS,  TP_REC_THREAD,     TP_REC_STRING,
+                                         TP_REC_MODULE,   TP_REC_STACK,      TP_REC_DOMAIN,
+                                         TP_REC_CATEGORY, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD};
+    uint64_t n = st->records_total + st->dropped_total;
+    for (size_t i = 0; i < sizeof meta_only / sizeof meta_only[0]; i++)
+        n -= st->records[meta_only[i]];
+    return n > 0;
+}
+
+/* A trace with nothing but metadata is noise when its process is about to exec (the next
+ * image writes its own trace) or is not the one `trainprof record` started (wrapper scripts,
+ * pyenv shims and `$(...)` subshells fork many such processes). The started process keeps
+ * its trace even when empty: "the program ran and recorded nothing" is an answer. */
+static int discard_if_empty(const tp_writer_stats *st, int execing) {
+    if (has_events(st))
+        return 0;
+    return execing || getpid() != tp_g.cfg.target_pid;
+}
+
+/* Before exec: the next image has the same pid and, when it execs itself, the same program
+ * name, so it would reuse (truncate) this trace's name. Keep this one as NAME.execN.tprof. */
+static void set_aside(void) {
+    char alt[sizeof tp_g.path];
+    size_t len = strlen(tp_g.path);
+    size_t stem = len > 6 && !strcmp(tp_g.path + len - 6, ".tprof") ? len - 6 : len;
+    for (int k = 1; k < 1000; k++) {
+        int n = snprintf(alt, sizeof alt, "%.*s.exec%d.tprof", (int)stem, tp_g.path, k);
+        if (n <= 0 || (size_t)n >= sizeof alt)
+            return;
+        if (access(alt, F_OK) == 0)
+            continue;
+        if (rename(tp_g.path, alt) == 0) {
+            memcpy(tp_g.path, alt, (size_t)n + 1);
+            append_manifest();
+        }
+        return;
+    }
+}
+
+static void finish(int execing) {
     void (*hook)(void) = tp_g.before_close;
     if (hook && atomic_load(&tp_g.active))
         hook(); /* its buffers reach us through tp_writer_write: the writer must be open */
@@ -312,11 +396,29 @@ void tp_collector_finish(void) {
     usleep(2000);
     write_overhead(w);
     write_clock_sync();
+    tp_writer_stats st;
+    (void)tp_writer_flush(w);
+    tp_writer_get_stats(w, &st);
     tp_status s = tp_writer_close(w);
     tp_g.writer = NULL;
+    if (s == TP_OK && discard_if_empty(&st, execing))
+        unlink(tp_g.path);
+    else if (s == TP_OK && execing)
+        set_aside();
     pthread_mutex_unlock(&g_mu);
     if (s != TP_OK)
         fprintf(stderr, "trainprof: error writing %s: %s\n", tp_g.path, tp_status_str(s));
+}
+
+void tp_collector_finish(void) {
+    finish(0);
+}
+
+void tp_collector_before_exec(void) {
+    /* A vfork() child shares the parent's memory: closing "its" trace would close the
+     * parent's. Only the process that opened the writer may close it. */
+    if (getpid() == g_writer_pid)
+        finish(1);
 }
 
 /* Fork child: the parent's writer belongs to the parent. Called with no lock held (the
@@ -331,8 +433,6 @@ void tp_collector_after_fork_child(void) {
     /* Frees the parent's writer memory without touching its file, its thread (absent here)
      * or its locks (copied mid-use); the file is only ever written by the parent. */
     tp_writer_abandon(old);
-    if (tp_g.cfg.fork_trace && old) {
-        tp_collector_config cfg = tp_g.cfg;
-        tp_collector_start(&cfg);
-    }
+    if (tp_g.cfg.fork_trace && old)
+        defer_start(&tp_g.cfg);
 }

@@ -60,11 +60,19 @@ extern tp_collector tp_g;
  * collector needs 8 bytes of static TLS, which glibc keeps in reserve for dlopen. */
 extern __thread tp_tstate *tp_tls __attribute__((tls_model("initial-exec")));
 
+/* At library load (LD_PRELOAD constructor): starts now in the process `trainprof record`
+ * started (or when no target is known), else at the process's first event. */
+void tp_collector_load(void);
+
 /* Starts recording with `cfg` (NULL: from the environment). Idempotent. */
 tp_status tp_collector_start(const tp_collector_config *cfg);
 
 /* Flushes and closes the trace; later events are ignored. Safe to call more than once. */
 void tp_collector_finish(void);
+
+/* Closes the trace before execve replaces this image (which runs no atexit handlers); the
+ * new image starts its own. An empty trace is deleted then (see discard_if_empty). */
+void tp_collector_before_exec(void);
 
 /* Drains all rings to the file now (signal helper, tests). */
 void tp_collector_flush(void);

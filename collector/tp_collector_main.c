@@ -46,10 +46,10 @@ const tp_activity_table *tp_activity_get_table(uint32_t version) {
     return tp_activity_impl_table(version);
 }
 
-/* LD_PRELOAD: start before main so programs that never call NVTX or CUDA still get a trace
- * with their process metadata. */
+/* LD_PRELOAD: start before main so a program that never calls NVTX or CUDA still gets a
+ * trace with its process metadata (other processes of the run start at their first event). */
 __attribute__((constructor)) static void collector_load(void) {
-    tp_collector_start(NULL);
+    tp_collector_load();
 }
 
 __attribute__((destructor)) static void collector_unload(void) {

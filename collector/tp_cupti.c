@@ -163,8 +163,7 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd) {
         cbid != CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
         return;
     tp_rec_stream r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_STREAM);
+    TP_REC_CLEAR(&r, TP_REC_STREAM);
     if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
         r.h.flags |= 1;
     r.device = dev;
@@ -209,8 +208,7 @@ static void write_converted(const tp_cupti_rec *r) {
 
 static void write_overhead(uint64_t start, uint64_t end) {
     tp_rec_overhead o;
-    memset(&o, 0, sizeof o);
-    TP_REC_INIT(&o, TP_REC_OVERHEAD);
+    TP_REC_CLEAR(&o, TP_REC_OVERHEAD);
     o.ts = start;
     o.end = end;
     o.tid = (uint32_t)gettid();

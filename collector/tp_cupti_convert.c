@@ -11,15 +11,16 @@ static uint32_t conv_stack(const tp_cupti_conv *c, uint32_t corr) {
     return c->stack_of ? c->stack_of(c->ud, corr) : 0;
 }
 
+/* Copies the timing and placement that CUPTI device activities share under the same field
+ * names; a macro because each CUPTI struct has them at other offsets. */
+#define COPY_SPAN(r, a)                                                                            \
+    ((r)->ts = (a)->start, (r)->end = (a)->end, (r)->correlation = (a)->correlationId,             \
+     (r)->device = (a)->deviceId, (r)->context = (a)->contextId, (r)->stream = (a)->streamId)
+
 static void kernel(const tp_cupti_conv *c, const CUpti_ActivityKernel10 *k, tp_rec_kernel *r) {
     TP_REC_INIT(r, TP_REC_KERNEL);
-    r->ts = k->start;
-    r->end = k->end;
-    r->correlation = k->correlationId;
+    COPY_SPAN(r, k);
     r->name_sid = conv_intern(c, k->name);
-    r->device = k->deviceId;
-    r->context = k->contextId;
-    r->stream = k->streamId;
     r->grid_x = (uint32_t)k->gridX, r->grid_y = (uint32_t)k->gridY, r->grid_z = (uint32_t)k->gridZ;
     r->block_x = (uint16_t)k->blockX, r->block_y = (uint16_t)k->blockY;
     r->block_z = (uint16_t)k->blockZ;
@@ -30,52 +31,36 @@ static void kernel(const tp_cupti_conv *c, const CUpti_ActivityKernel10 *k, tp_r
     r->graph_node_id = k->graphNodeId;
 }
 
+/* The part of a MEMCPY record that CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4 share. */
+#define COPY_MEMCPY(r, m)                                                                          \
+    do {                                                                                           \
+        TP_REC_INIT(r, TP_REC_MEMCPY);                                                             \
+        if ((m)->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)                                         \
+            (r)->h.flags |= TP_MEMCPY_ASYNC;                                                       \
+        COPY_SPAN(r, m);                                                                           \
+        (r)->bytes = (m)->bytes;                                                                   \
+        (r)->copy_kind = (m)->copyKind;                                                            \
+        (r)->src_kind = (m)->srcKind;                                                              \
+        (r)->dst_kind = (m)->dstKind;                                                              \
+        (r)->graph_id = (m)->graphId;                                                              \
+    } while (0)
+
 static void memcpy6(const CUpti_ActivityMemcpy6 *m, tp_rec_memcpy *r) {
-    TP_REC_INIT(r, TP_REC_MEMCPY);
-    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-        r->h.flags |= TP_MEMCPY_ASYNC;
-    r->ts = m->start;
-    r->end = m->end;
-    r->bytes = m->bytes;
-    r->correlation = m->correlationId;
+    COPY_MEMCPY(r, m);
     r->runtime_correlation = m->runtimeCorrelationId;
-    r->device = r->src_device = r->dst_device = m->deviceId;
-    r->context = m->contextId;
-    r->stream = m->streamId;
-    r->copy_kind = m->copyKind;
-    r->src_kind = m->srcKind;
-    r->dst_kind = m->dstKind;
-    r->graph_id = m->graphId;
+    r->src_device = r->dst_device = m->deviceId;
 }
 
 static void memcpy_p2p(const CUpti_ActivityMemcpyPtoP4 *m, tp_rec_memcpy *r) {
-    TP_REC_INIT(r, TP_REC_MEMCPY);
-    if (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
-        r->h.flags |= TP_MEMCPY_ASYNC;
-    r->ts = m->start;
-    r->end = m->end;
-    r->bytes = m->bytes;
-    r->correlation = m->correlationId;
-    r->device = m->deviceId;
-    r->context = m->contextId;
-    r->stream = m->streamId;
+    COPY_MEMCPY(r, m);
     r->src_device = m->srcDeviceId;
     r->dst_device = m->dstDeviceId;
-    r->copy_kind = m->copyKind;
-    r->src_kind = m->srcKind;
-    r->dst_kind = m->dstKind;
-    r->graph_id = m->graphId;
 }
 
 static void memset4(const CUpti_ActivityMemset4 *m, tp_rec_memset *r) {
     TP_REC_INIT(r, TP_REC_MEMSET);
-    r->ts = m->start;
-    r->end = m->end;
+    COPY_SPAN(r, m);
     r->bytes = m->bytes;
-    r->correlation = m->correlationId;
-    r->device = m->deviceId;
-    r->context = m->contextId;
-    r->stream = m->streamId;
     r->value = m->value;
     r->mem_kind = (uint8_t)m->memoryKind;
 }
@@ -227,8 +212,7 @@ int tp_cupti_alloc_fail(CUpti_CallbackDomain domain, uint32_t cbid, const void *
     uint64_t size = alloc_size(domain, cbid, params);
     if (!size)
         return 0;
-    memset(out, 0, sizeof *out);
-    TP_REC_INIT(out, TP_REC_ALLOC_FAIL);
+    TP_REC_CLEAR(out, TP_REC_ALLOC_FAIL);
     out->ts = ts;
     out->requested = size;
     out->tid = tid;

@@ -186,8 +186,7 @@ static void mark_common(uint32_t domain, const nvtxEventAttributes_t *a, const c
     if (!t)
         return;
     tp_rec_nvtx r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_NVTX_MARK);
+    TP_REC_CLEAR(&r, TP_REC_NVTX_MARK);
     r.ts = tp_collector_now();
     if (!tp_collector_gate(r.ts))
         return;
@@ -208,8 +207,7 @@ static nvtxRangeId_t start_common(uint32_t domain, const nvtxEventAttributes_t *
     if (!t)
         return id;
     tp_rec_nvtx_start r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_NVTX_START);
+    TP_REC_CLEAR(&r, TP_REC_NVTX_START);
     const char *text = ascii;
     r.msg_sid = ascii ? tp_collector_intern(t, ascii) : attr_message(t, a, &text);
     uint64_t none = 0;
@@ -233,8 +231,7 @@ static void end_common(nvtxRangeId_t id) {
     if (!t)
         return;
     tp_rec_nvtx_end r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_NVTX_END);
+    TP_REC_CLEAR(&r, TP_REC_NVTX_END);
     r.ts = tp_collector_now();
     r.range_id = id;
     r.tid = t->tid;
@@ -252,8 +249,7 @@ static void name_category(uint32_t domain, uint32_t category, uint32_t name_sid)
     if (!tp_collector_thread())
         return;
     tp_rec_category r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_CATEGORY);
+    TP_REC_CLEAR(&r, TP_REC_CATEGORY);
     r.domain = domain;
     r.category = category;
     r.name_sid = name_sid;
@@ -264,8 +260,7 @@ static void name_thread(uint32_t tid, uint32_t name_sid) {
     if (!tp_collector_thread())
         return;
     tp_rec_thread r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_THREAD);
+    TP_REC_CLEAR(&r, TP_REC_THREAD);
     r.tid = tid;
     r.name_sid = name_sid;
     r.pid = (uint32_t)getpid();
@@ -289,8 +284,7 @@ static nvtxDomainHandle_t domain_create(uint32_t name_sid, const char *ascii) {
         g_dom.name_sid[g_dom.n++] = name_sid;
         id = g_dom.n;
         tp_rec_domain r;
-        memset(&r, 0, sizeof r);
-        TP_REC_INIT(&r, TP_REC_DOMAIN);
+        TP_REC_CLEAR(&r, TP_REC_DOMAIN);
         r.id = id;
         r.name_sid = name_sid;
         tp_collector_meta(&r);
@@ -305,8 +299,7 @@ void tp_nvtx_rewrite_domains(void) {
     pthread_mutex_init(&g_dom.mu, NULL); /* a fork child may have copied it held */
     for (uint32_t i = 0; i < g_dom.n; i++) {
         tp_rec_domain r;
-        memset(&r, 0, sizeof r);
-        TP_REC_INIT(&r, TP_REC_DOMAIN);
+        TP_REC_CLEAR(&r, TP_REC_DOMAIN);
         r.id = i + 1;
         r.name_sid = g_dom.name_sid[i] = intern_ascii(g_dom.name[i]);
         tp_collector_meta(&r);
@@ -318,8 +311,7 @@ static void domain_destroy(nvtxDomainHandle_t d) {
     if (!tp_collector_thread() || !id || id > MAX_DOMAINS)
         return;
     tp_rec_domain r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_DOMAIN);
+    TP_REC_CLEAR(&r, TP_REC_DOMAIN);
     r.h.flags |= 1; /* destroyed */
     r.id = id;
     pthread_mutex_lock(&g_dom.mu);
@@ -444,8 +436,7 @@ static void heap_event(nvtxDomainHandle_t d, uint64_t heap, uint64_t addr, uint6
     if (!t)
         return;
     tp_rec_heap r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_HEAP);
+    TP_REC_CLEAR(&r, TP_REC_HEAP);
     r.ts = tp_collector_now();
     if (!tp_collector_gate(r.ts))
         return;
@@ -493,8 +484,7 @@ static void h_heap_reset(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h) {
 static void region_event(tp_tstate *t, uint32_t domain, uint64_t heap, uint64_t addr, uint64_t size,
                          uint32_t op, uint32_t stack) {
     tp_rec_region r;
-    memset(&r, 0, sizeof r);
-    TP_REC_INIT(&r, TP_REC_REGION);
+    TP_REC_CLEAR(&r, TP_REC_REGION);
     r.ts = tp_collector_now();
     r.heap = heap;
     r.address = addr;

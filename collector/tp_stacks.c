@@ -84,8 +84,7 @@ static int refresh_one(struct dl_phdr_info *info, size_t size, void *data) {
     /* The main program has an empty name; vdso has a name but no file. */
     const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : ctx->exe;
     tp_rec_module m;
-    memset(&m, 0, sizeof m);
-    TP_REC_INIT(&m, TP_REC_MODULE);
+    TP_REC_CLEAR(&m, TP_REC_MODULE);
     m.id = n + 1; /* 0 means none */
     m.load_bias = info->dlpi_addr;
     m.lo = lo;

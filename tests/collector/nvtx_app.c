@@ -10,7 +10,8 @@
  *   nvtx_app plain         never calls NVTX
  *   nvtx_app activity      reports a CPU device's work through trainprof/activity.h
  *   nvtx_app cuda          calls the collector's InitializeInjection as the CUDA driver would,
- *                          then one NVTX range (no GPU here: CUPTI refuses) */
+ *                          then one NVTX range (no GPU here: CUPTI refuses)
+ *   nvtx_app exec          one range "before-exec", then execv()s itself in mode "plain" */
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
 #include <pthread.h>
@@ -294,6 +295,13 @@ int main(int argc, char **argv) {
         return run_activity();
     if (!strcmp(mode, "cuda"))
         return run_cuda();
+    if (!strcmp(mode, "exec")) {
+        nvtxRangePushA("before-exec");
+        nvtxRangePop();
+        char *args[] = {argv[0], "plain", NULL};
+        execv("/proc/self/exe", args);
+        return 6;
+    }
     fprintf(stderr, "nvtx_app: unknown mode %s\n", mode);
     return 2;
 }
