@@ -18,6 +18,7 @@
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
     uint16_t type;
@@ -470,6 +471,10 @@ typedef struct {
 /* Fills a header for a fixed-size record of `type` (flags from the table). */
 #define TP_REC_INIT(rec, type_) tp_record_init_hdr(&(rec)->h, (type_), (uint32_t)sizeof(*(rec)))
 
+/* Zeroes a fixed-size record, then fills its header: records are written byte for byte, so
+ * reserved fields and padding must not carry stale stack bytes into the trace. */
+#define TP_REC_CLEAR(rec, type_) (memset((rec), 0, sizeof(*(rec))), TP_REC_INIT((rec), (type_)))
+
 /* Static description of a record type; NULL name for unknown types. */
 typedef struct {
     const char *name;  /* "KERNEL" */
@@ -486,6 +491,8 @@ const char *tp_record_name(uint16_t type);
 /* Looks a type up by name, case-insensitively; returns -1 when unknown. */
 int tp_record_type_from_name(const char *name);
 
+/* Sets h's type and size and the TP_RF_* flags the table gives `type`; the fixed-size record
+ * helpers TP_REC_INIT and TP_REC_CLEAR call it. */
 void tp_record_init_hdr(tp_rec_hdr *h, uint16_t type, uint32_t size);
 
 /* Copies record `r` into `dst` of `dst_size` bytes, zero-filling what an older writer did
