@@ -36,7 +36,10 @@ typedef struct {
     tp_an_idle_stream *s; /* by stream id */
 } tp_an_idle;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; it owns its arrays until
+ * tp_an_idle_free). Aborts on out of memory, like the rest of the analyzer. */
 void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out);
+/* Frees what `out` owns and zeroes it; NULL is a no-op. */
 void tp_an_idle_free(tp_an_idle *out);
 
 /* Sum of one stream's idle time over the categories. */

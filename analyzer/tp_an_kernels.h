@@ -27,7 +27,10 @@ typedef struct {
     tp_an_kernel_row *k; /* by sum, descending */
 } tp_an_kernels;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; it owns its arrays until
+ * tp_an_kernels_free). Aborts on out of memory, like the rest of the analyzer. */
 void tp_an_kernels_run(const tp_an_view *v, tp_an_kernels *out);
+/* Frees what `out` owns and zeroes it; NULL is a no-op. */
 void tp_an_kernels_free(tp_an_kernels *out);
 
 /* Label of an overlap class: "COMPUTATION", "COMPUTATION overlapping MEMORY", ... written

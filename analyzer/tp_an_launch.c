@@ -23,22 +23,10 @@ static int hta_launch_name(const char *n) {
            strcmp(n, "runFunction - job_prep_and_submit_for_execution") == 0;
 }
 
-typedef struct {
-    int64_t corr;
-    size_t i;
-} tp_corr_row;
-
-static int cmp_corr(const void *a, const void *b) {
-    const tp_corr_row *x = a, *y = b;
-    if (x->corr != y->corr)
-        return x->corr < y->corr ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-/* Does this correlation group hold a launch call? */
-static int group_launches(const tp_an_view *v, const tp_corr_row *g, size_t n) {
+/* Does this correlation group (keyed by correlation) hold a launch call? */
+static int group_launches(const tp_an_view *v, const tp_an_keyrow *g, size_t n) {
     for (size_t k = 0; k < n; k++) {
-        size_t i = g[k].i;
+        size_t i = g[k].row;
         if (v->opts.compat_hta ? hta_launch_name(tp_an_view_name(v, i))
                                : (v->r->ev.flags[v->row[i]] & TP_EVF_LAUNCH) != 0)
             return 1;
@@ -74,23 +62,23 @@ static void add_pair(tp_pairs *p, const tp_an_view *v, size_t c, size_t g) {
 }
 
 static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
-    tp_corr_row *a = tp_an_alloc(v->n + 1, sizeof *a);
+    tp_an_keyrow *a = tp_an_alloc(v->n + 1, sizeof *a);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (tp_an_view_corr(v, i) != -1 || v->opts.compat_hta)
-            a[n++] = (tp_corr_row){tp_an_view_corr(v, i), i};
-    qsort(a, n, sizeof *a, cmp_corr);
+            a[n++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+    tp_an_keyrow_sort(a, n);
     for (size_t s = 0, e; s < n; s = e) {
-        for (e = s; e < n && a[e].corr == a[s].corr; e++)
+        for (e = s; e < n && a[e].key == a[s].key; e++)
             ;
         if (!group_launches(v, a + s, e - s))
             continue;
         for (size_t x = s; x < e; x++) {
-            if (!cpu_side(v, a[x].i))
+            if (!cpu_side(v, a[x].row))
                 continue;
             for (size_t y = s; y < e; y++)
-                if (v->opts.compat_hta ? tp_an_view_stream(v, a[y].i) != -1 : v->gpu[a[y].i])
-                    add_pair(p, v, a[x].i, a[y].i);
+                if (v->opts.compat_hta ? tp_an_view_stream(v, a[y].row) != -1 : v->gpu[a[y].row])
+                    add_pair(p, v, a[x].row, a[y].row);
         }
     }
     free(a);

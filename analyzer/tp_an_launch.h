@@ -24,6 +24,8 @@ typedef struct {
     size_t n_delay_outliers;   /* delay > launch delay cutoff */
 } tp_an_launch;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; plain values, nothing to
+ * free). */
 void tp_an_launch_run(const tp_an_view *v, tp_an_launch *out);
 
 /* Distribution of n values (v is sorted in place). */

@@ -36,7 +36,10 @@ typedef struct {
     tp_an_copy *copy; /* by copy kind, then source kind */
 } tp_an_memory;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; it owns its arrays until
+ * tp_an_memory_free). Aborts on out of memory, like the rest of the analyzer. */
 void tp_an_memory_run(const tp_an_view *v, tp_an_memory *out);
+/* Frees what `out` owns and zeroes it; NULL is a no-op. */
 void tp_an_memory_free(tp_an_memory *out);
 
 /* "HtoD", "DtoH", ..., "Memset" */

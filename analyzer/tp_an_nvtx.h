@@ -26,7 +26,10 @@ typedef struct {
     int64_t unattributed_ns;
 } tp_an_nvtx;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; it owns its arrays until
+ * tp_an_nvtx_free). Aborts on out of memory, like the rest of the analyzer. */
 void tp_an_nvtx_run(const tp_an_view *v, tp_an_nvtx *out);
+/* Frees what `out` owns and zeroes it; NULL is a no-op. */
 void tp_an_nvtx_free(tp_an_nvtx *out);
 
 #endif

@@ -13,6 +13,8 @@ typedef struct {
     double pct;
 } tp_an_overlap;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; plain values, nothing to
+ * free). */
 void tp_an_overlap_run(const tp_an_view *v, tp_an_overlap *out);
 
 #endif

@@ -52,24 +52,12 @@ static int gpu_row(const tp_an_view *v, size_t i) {
     return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
 }
 
-typedef struct {
-    int64_t corr;
-    size_t i;
-} tp_cr;
-
-static int cmp_cr(const void *a, const void *b) {
-    const tp_cr *x = a, *y = b;
-    if (x->corr != y->corr)
-        return x->corr < y->corr ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-/* First entry of `a` (n, sorted) with correlation `c`; n when none. */
-static size_t lower(const tp_cr *a, size_t n, int64_t c) {
+/* First entry of `a` (n, sorted, keyed by correlation) with correlation `c`; n when none. */
+static size_t lower(const tp_an_keyrow *a, size_t n, int64_t c) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (a[mid].corr < c)
+        if (a[mid].key < c)
             lo = mid + 1;
         else
             hi = mid;
@@ -80,24 +68,24 @@ static size_t lower(const tp_cr *a, size_t n, int64_t c) {
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
  * GPU steps (GPU rows whose correlation has a launch call), both in view order. */
 static void collect_steps(const tp_an_view *v, tp_steps *st) {
-    tp_cr *g = tp_an_alloc(v->n + 1, sizeof *g), *l = tp_an_alloc(v->n + 1, sizeof *l);
+    tp_an_keyrow *g = tp_an_alloc(v->n + 1, sizeof *g), *l = tp_an_alloc(v->n + 1, sizeof *l);
     size_t ng = 0, nl = 0;
     for (size_t i = 0; i < v->n; i++) {
         if (gpu_row(v, i))
-            g[ng++] = (tp_cr){tp_an_view_corr(v, i), i};
+            g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
         if (is_launch(v, i))
-            l[nl++] = (tp_cr){tp_an_view_corr(v, i), i};
+            l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
     }
-    qsort(g, ng, sizeof *g, cmp_cr);
+    tp_an_keyrow_sort(g, ng);
     for (size_t k = 0; k < nl; k++) /* l is in view order here */
-        for (size_t j = lower(g, ng, l[k].corr); j < ng && g[j].corr == l[k].corr; j++)
-            add_step(st, v->ts[l[k].i], tp_an_view_stream(v, g[j].i), +1, l[k].i);
-    qsort(l, nl, sizeof *l, cmp_cr);
+        for (size_t j = lower(g, ng, l[k].key); j < ng && g[j].key == l[k].key; j++)
+            add_step(st, v->ts[l[k].row], tp_an_view_stream(v, g[j].row), +1, l[k].row);
+    tp_an_keyrow_sort(l, nl);
     for (size_t i = 0; i < v->n; i++) {
         if (!gpu_row(v, i))
             continue;
         size_t j = lower(l, nl, tp_an_view_corr(v, i));
-        if (j < nl && l[j].corr == tp_an_view_corr(v, i))
+        if (j < nl && l[j].key == tp_an_view_corr(v, i))
             add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
     }
     free(g);

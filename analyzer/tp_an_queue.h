@@ -31,7 +31,10 @@ typedef struct {
     double median_launch_ns;
 } tp_an_queue;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; it owns its arrays until
+ * tp_an_queue_free). Aborts on out of memory, like the rest of the analyzer. */
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out);
+/* Frees what `out` owns and zeroes it; NULL is a no-op. */
 void tp_an_queue_free(tp_an_queue *out);
 
 #endif

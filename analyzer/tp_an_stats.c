@@ -86,38 +86,34 @@ void tp_an_describe(double *v, size_t n, tp_an_describe_t *out) {
         (b) = t_;                                                                                  \
     } while (0)
 
+/* Sifts a[i] down the max-heap a[1..n] (numpy's inner loop, shared by both phases). */
+static void np_sift_down(const int64_t *v, size_t *a, size_t i, size_t n) {
+    size_t tmp = a[i], j;
+    for (j = i << 1; j <= n;) {
+        if (j < n && v[a[j]] < v[a[j + 1]])
+            j += 1;
+        if (v[tmp] < v[a[j]]) {
+            a[i] = a[j];
+            i = j;
+            j += j;
+        } else
+            break;
+    }
+    a[i] = tmp;
+}
+
 static void np_aheapsort(const int64_t *v, size_t *tosort, size_t n) {
     size_t *a = tosort - 1; /* 1-based heap indexing, as in numpy */
-    size_t i, j, l, tmp;
-    for (l = n >> 1; l > 0; --l) {
-        tmp = a[l];
-        for (i = l, j = l << 1; j <= n;) {
-            if (j < n && v[a[j]] < v[a[j + 1]])
-                j += 1;
-            if (v[tmp] < v[a[j]]) {
-                a[i] = a[j];
-                i = j;
-                j += j;
-            } else
-                break;
-        }
-        a[i] = tmp;
-    }
+    for (size_t l = n >> 1; l > 0; --l)
+        np_sift_down(v, a, l, n);
     for (; n > 1;) {
-        tmp = a[n];
+        /* numpy keeps tmp aside and sifts it from the root; storing it there first lets both
+         * loops share np_sift_down, with the same comparisons and moves. */
+        size_t tmp = a[n];
         a[n] = a[1];
+        a[1] = tmp;
         n -= 1;
-        for (i = 1, j = 2; j <= n;) {
-            if (j < n && v[a[j]] < v[a[j + 1]])
-                j++;
-            if (v[tmp] < v[a[j]]) {
-                a[i] = a[j];
-                i = j;
-                j += j;
-            } else
-                break;
-        }
-        a[i] = tmp;
+        np_sift_down(v, a, 1, n);
     }
 }
 
@@ -203,25 +199,24 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
     }
 }
 
-typedef struct {
-    int64_t key;
-    size_t pos;
-} tp_keypos;
-
-static int cmp_keypos(const void *a, const void *b) {
-    const tp_keypos *x = a, *y = b;
+static int cmp_keyrow(const void *a, const void *b) {
+    const tp_an_keyrow *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
-    return (x->pos > y->pos) - (x->pos < y->pos);
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n) {
+    qsort(a, n, sizeof *a, cmp_keyrow);
 }
 
 void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx) {
-    tp_keypos *kp = tp_an_alloc(n + 1, sizeof *kp);
+    tp_an_keyrow *kp = tp_an_alloc(n + 1, sizeof *kp);
     for (size_t i = 0; i < n; i++)
-        kp[i] = (tp_keypos){key[i], i};
-    qsort(kp, n, sizeof *kp, cmp_keypos);
+        kp[i] = (tp_an_keyrow){key[i], i};
+    tp_an_keyrow_sort(kp, n);
     for (size_t i = 0; i < n; i++)
-        idx[i] = kp[i].pos;
+        idx[i] = kp[i].row;
     free(kp);
 }
 

@@ -32,6 +32,16 @@ void tp_an_argsort_np(const int64_t *key, size_t n, size_t *idx);
  * input order, so groups of equal keys come out contiguous and internally unchanged. */
 void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx);
 
+/* A row and the key it is grouped by (e.g. its correlation id). */
+typedef struct {
+    int64_t key;
+    size_t row;
+} tp_an_keyrow;
+
+/* Sorts a[0..n) by key, then row: equal keys come out contiguous and in row order, whatever
+ * order qsort leaves ties in. */
+void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n);
+
 /* Merges [ts[i], end[i]) intervals like HTA (sort by start; a row opens a new interval when
  * its start is after every previous end). Writes the merged intervals into mts/mend
  * (capacity n), returns their count. Negative-length rows are kept as HTA keeps them. */

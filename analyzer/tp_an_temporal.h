@@ -14,6 +14,8 @@ typedef struct {
     int64_t span, busy, idle, compute, non_compute;
 } tp_an_temporal;
 
+/* Runs the analysis over view `v` and fills `out` (overwritten; plain values, nothing to
+ * free). */
 void tp_an_temporal_run(const tp_an_view *v, tp_an_temporal *out);
 
 /* Union length of the view's GPU rows whose ktype bit is set in `kt_mask` (1 << tp_ktype);

@@ -62,8 +62,8 @@ static void write_thread(uint32_t tid) {
  * wrapper script runs) open their trace at their first event, not at load: most of them
  * (subshells, `$(...)`, DataLoader helpers that only compute) record nothing, and some leave
  * through _exit, where an eagerly opened empty trace could not even be deleted. */
-static atomic_int g_lazy;               /* 1: start at the first event */
-static tp_collector_config g_lazy_cfg;  /* the config to start with (fork children) */
+static atomic_int g_lazy;              /* 1: start at the first event */
+static tp_collector_config g_lazy_cfg; /* the config to start with (fork children) */
 static int g_lazy_has_cfg;
 
 static void defer_start(const tp_collector_config *cfg) {

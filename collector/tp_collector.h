@@ -77,6 +77,9 @@ void tp_collector_before_exec(void);
 /* Drains all rings to the file now (signal helper, tests). */
 void tp_collector_flush(void);
 
+/* tp_collector_thread's slow path: starts a deferred trace, (re)creates this thread's state
+ * after start or fork. A thread refused a ring (budget spent) still gets a state whose
+ * events count as dropped. NULL when not recording or out of memory. */
 tp_tstate *tp_collector_thread_slow(void);
 
 /* The calling thread's state, or NULL when the collector is not recording. */

@@ -78,6 +78,26 @@ static int tp_test_count;
         printf("%s %s\n", tp_test_failures == before_ ? "ok  " : "FAIL", #fn);                     \
     } while (0)
 
+/* Reads the whole file at `path` into a NUL-terminated malloc'ed buffer the caller frees;
+ * NULL when it cannot be opened or read. */
+static inline char *tp_test_read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf)
+        buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
 static inline int tp_test_summary(void) {
     printf("%d tests, %d failed\n", tp_test_count, tp_test_failures);
     return tp_test_failures ? 1 : 0;

@@ -12,6 +12,7 @@
 #include <nvtx3/nvToolsExtMem.h>
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,19 @@ static double mib(uint64_t b) {
     return (double)b / (1024.0 * 1024.0);
 }
 
+/* Appends to the failure message at offset *n, unless it is already full. */
+static void msg_append(tp_alloc_failure *f, int *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void msg_append(tp_alloc_failure *f, int *n, const char *fmt, ...) {
+    if (*n < 0 || (size_t)*n >= sizeof f->message)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    *n += vsnprintf(f->message + *n, sizeof f->message - (size_t)*n, fmt, ap);
+    va_end(ap);
+}
+
 static void report_failure(tp_alloc *a, size_t rounded) {
     tp_alloc_failure *f = &a->failure;
     f->requested = rounded;
@@ -276,23 +290,21 @@ static void report_failure(tp_alloc *a, size_t rounded) {
     free_totals(a, &f->free_cached, &f->largest_free);
     a->st.failures++;
     a->have_failure = 1;
-    int n = snprintf(f->message, sizeof f->message,
-                     "device out of memory: tried to allocate %.2f MiB (%" PRIu64
-                     " bytes); %.2f MiB reserved",
-                     mib(rounded), (uint64_t)rounded, mib(f->reserved));
-    if (f->limit && n > 0 && (size_t)n < sizeof f->message)
-        n += snprintf(f->message + n, sizeof f->message - n, " (limit %.2f MiB)", mib(f->limit));
-    if (n > 0 && (size_t)n < sizeof f->message)
-        n += snprintf(f->message + n, sizeof f->message - n,
-                      ", %.2f MiB free in cached blocks, largest free block %.2f MiB",
-                      mib(f->free_cached), mib(f->largest_free));
-    if (a->device_refused && n > 0 && (size_t)n < sizeof f->message)
-        n += snprintf(f->message + n, sizeof f->message - n,
-                      "; the device has no room for a new %.2f MiB segment",
-                      mib(tp_alloc_segment_size(rounded)));
-    if (f->free_cached >= rounded && n > 0 && (size_t)n < sizeof f->message)
-        snprintf(f->message + n, sizeof f->message - n,
-                 "; fragmentation: free memory exceeds the request but no free block fits");
+    int n = 0;
+    msg_append(f, &n,
+               "device out of memory: tried to allocate %.2f MiB (%" PRIu64
+               " bytes); %.2f MiB reserved",
+               mib(rounded), (uint64_t)rounded, mib(f->reserved));
+    if (f->limit)
+        msg_append(f, &n, " (limit %.2f MiB)", mib(f->limit));
+    msg_append(f, &n, ", %.2f MiB free in cached blocks, largest free block %.2f MiB",
+               mib(f->free_cached), mib(f->largest_free));
+    if (a->device_refused)
+        msg_append(f, &n, "; the device has no room for a new %.2f MiB segment",
+                   mib(tp_alloc_segment_size(rounded)));
+    if (f->free_cached >= rounded)
+        msg_append(f, &n,
+                   "; fragmentation: free memory exceeds the request but no free block fits");
     tp_activity_alloc_fail(rounded, f->reserved, f->free_cached, f->largest_free,
                            a->opts.device_id);
     if (!a->opts.quiet)
@@ -315,19 +327,21 @@ tp_status tp_alloc_open(const tp_alloc_opts *opts, tp_alloc **out) {
     return TP_OK;
 }
 
+/* Frees the blocks of one free list or hash chain (both linked through `link`). */
+static void free_chain(blk *b) {
+    for (blk *nx; b; b = nx) {
+        nx = b->link;
+        free(b);
+    }
+}
+
 void tp_alloc_close(tp_alloc *a) {
     if (!a)
         return;
     for (int h = 0; h < HASH_BUCKETS; h++)
-        for (blk *b = a->live[h], *nx; b; b = nx) {
-            nx = b->link;
-            free(b);
-        }
+        free_chain(a->live[h]);
     for (int p = 0; p < POOL_COUNT; p++)
-        for (blk *b = a->free_list[p], *nx; b; b = nx) {
-            nx = b->link;
-            free(b);
-        }
+        free_chain(a->free_list[p]);
     for (seg *s = a->segments, *nx; s; s = nx) {
         nx = s->next;
         segment_release(a, s, s->live > 0);
@@ -346,6 +360,17 @@ static blk *best_fit(tp_alloc *a, int pool, size_t size) {
     return best;
 }
 
+/* Absorbs b's free next neighbour into b. */
+static void merge_next(tp_alloc *a, blk *b) {
+    blk *n = b->next;
+    free_list_remove(a, n);
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next)
+        n->next->prev = b;
+    free(n);
+}
+
 /* Splits the tail of b beyond `size` into a new free block (merged with a free next). */
 static void split_tail(tp_alloc *a, blk *b, size_t size) {
     blk *t = calloc(1, sizeof *t);
@@ -358,15 +383,8 @@ static void split_tail(tp_alloc *a, blk *b, size_t size) {
         b->next->prev = t;
     b->next = t;
     b->size = size;
-    if (t->next && !t->next->allocated) {
-        blk *n = t->next;
-        free_list_remove(a, n);
-        t->size += n->size;
-        t->next = n->next;
-        if (n->next)
-            n->next->prev = t;
-        free(n);
-    }
+    if (t->next && !t->next->allocated)
+        merge_next(a, t);
     free_list_push(a, t);
 }
 
@@ -402,17 +420,6 @@ tp_status tp_alloc_malloc(tp_alloc *a, size_t bytes, void **out) {
     nvtx_region_register(a, b);
     *out = b->ptr;
     return TP_OK;
-}
-
-/* Absorbs a free neighbour `n` (b's next) into b. */
-static void merge_next(tp_alloc *a, blk *b) {
-    blk *n = b->next;
-    free_list_remove(a, n);
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next)
-        n->next->prev = b;
-    free(n);
 }
 
 void tp_alloc_free(tp_alloc *a, void *ptr) {

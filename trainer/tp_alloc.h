@@ -91,6 +91,7 @@ size_t tp_alloc_block_size(const tp_alloc *a, const void *ptr);
 /* Returns fully free segments to the device (like torch.cuda.empty_cache()). */
 void tp_alloc_empty_cache(tp_alloc *a);
 
+/* Copies the counters into `out`, with free_cached and largest_free computed now. */
 void tp_alloc_get_stats(const tp_alloc *a, tp_alloc_stats *out);
 
 /* The last failure; returns 0 when there has been none. */

@@ -56,6 +56,7 @@ tp_status tp_device_open(const tp_device_opts *opts, tp_device **out, char *err,
 /* Waits for all queued work, then releases the device. NULL is a no-op. */
 void tp_device_close(tp_device *d);
 
+/* The backend's name ("cpu", "cuda"; static storage) and the kind it was opened as. */
 const char *tp_device_name(const tp_device *d);
 tp_device_kind tp_device_get_kind(const tp_device *d);
 
@@ -73,12 +74,15 @@ void tp_device_host_free(tp_device *d, void *ptr);
 /* Bytes of device workspace a conv call (TP_K_CONV_*, i[] filled in) needs here. */
 size_t tp_device_conv_workspace(tp_device *d, const tp_kcall *k);
 
+/* Queues kernel call `k` on `stream`; the device copies what it needs from `k`. */
 void tp_device_launch(tp_device *d, int stream, const tp_kcall *k);
 /* Copies bytes; the host side of H2D/D2H is looked up among pinned allocations. */
 void tp_device_memcpy(tp_device *d, int stream, void *dst, const void *src, size_t bytes,
                       tp_copy_dir dir);
 void tp_device_memset(tp_device *d, int stream, void *dst, int value, size_t bytes);
 
+/* Events order work across streams like CUDA events. create returns NULL on failure;
+ * destroy accepts NULL. */
 tp_event *tp_device_event_create(tp_device *d);
 void tp_device_event_destroy(tp_device *d, tp_event *e);
 void tp_device_event_record(tp_device *d, tp_event *e, int stream);
@@ -88,6 +92,7 @@ void tp_device_stream_wait_event(tp_device *d, int stream, tp_event *e);
 void tp_device_event_sync(tp_device *d, tp_event *e, int count_it);
 void tp_device_stream_sync(tp_device *d, int stream);
 
+/* Copies the counters so far into `out` (kernel_s asked of the backend now). */
 void tp_device_get_stats(const tp_device *d, tp_device_stats *out);
 
 #endif

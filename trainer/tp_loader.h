@@ -38,6 +38,9 @@ typedef struct {
     uint64_t index; /* batch number */
 } tp_batch;
 
+/* Starts opts->workers threads that build batches into host staging memory of `dev` (which
+ * must outlive the loader); with 0 workers tp_loader_next builds them itself. TP_ERR_ARG
+ * without a batch size or schedule, TP_ERR_NOMEM when buffers or threads are missing. */
 tp_status tp_loader_open(const tp_loader_opts *opts, tp_device *dev, tp_loader **out);
 
 /* Stops and joins the workers and frees the buffers (after waiting for their events).

@@ -38,6 +38,7 @@ typedef struct {
  * memory limit is too small for them. */
 tp_status tp_net_open(const tp_net_opts *opts, tp_device *dev, tp_alloc *alloc,
                       nvtxDomainHandle_t domain, tp_net **out);
+/* Frees the parameters (back to the allocator) and the net; NULL is a no-op. */
 void tp_net_close(tp_net *m);
 
 /* One training step on device inputs x (n x 784) and labels y: forward, loss (added into
@@ -49,6 +50,7 @@ tp_status tp_net_train_step(tp_net *m, const float *x, const int32_t *y, int n, 
 /* Forward and loss only (held-out evaluation). */
 tp_status tp_net_eval(tp_net *m, const float *x, const int32_t *y, int n, float *acc);
 
+/* Number of trainable parameters (weights and biases). */
 size_t tp_net_param_count(const tp_net *m);
 
 #endif

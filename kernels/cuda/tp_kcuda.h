@@ -24,11 +24,14 @@ typedef struct {
 
 /* Creates the cuDNN handle; returns 0, or non-zero with a message in err. */
 int tp_kcuda_open(tp_kcuda **out, char *err, size_t errlen);
+/* Destroys the handle; NULL is a no-op. */
 void tp_kcuda_close(tp_kcuda *kc);
 
 /* Workspace bytes the three conv calls need for this shape (the max of the three). */
 size_t tp_kcuda_conv_workspace(tp_kcuda *kc, const tp_kcuda_conv *s);
 
+/* 3x3 convolution through cuDNN on stream `st`; `ws` holds ws_bytes of device workspace (at
+ * least tp_kcuda_conv_workspace). */
 int tp_kcuda_conv_fwd(tp_kcuda *kc, cudaStream_t st, const tp_kcuda_conv *s, const float *x,
                       const float *w, const float *b, float *y, void *ws, size_t ws_bytes);
 int tp_kcuda_conv_bwd_data(tp_kcuda *kc, cudaStream_t st, const tp_kcuda_conv *s, const float *dy,
@@ -36,6 +39,7 @@ int tp_kcuda_conv_bwd_data(tp_kcuda *kc, cudaStream_t st, const tp_kcuda_conv *s
 int tp_kcuda_conv_bwd_filter(tp_kcuda *kc, cudaStream_t st, const tp_kcuda_conv *s, const float *x,
                              const float *dy, float *dw, float *db, void *ws, size_t ws_bytes);
 
+/* The CUDA C kernels, one launch each on stream `st` (shapes as in tp_kcpu.h). */
 int tp_kcuda_relu_fwd(cudaStream_t st, size_t count, const float *x, float *y);
 int tp_kcuda_relu_bwd(cudaStream_t st, size_t count, const float *y, const float *dy, float *dx);
 int tp_kcuda_maxpool2_fwd(cudaStream_t st, int n, int c, int h, int w, const float *x, float *y,

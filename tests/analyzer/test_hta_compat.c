@@ -421,26 +421,12 @@ static void check_variant(tp_ctx *c, const tp_model *m, yajl_val res) {
     free(rk);
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
-
 static size_t total_fails, total_checks, total_known;
 
 static void check_set(const char *root, const char *set) {
     char path[4096], err[256];
     snprintf(path, sizeof path, "%s/expected/%s.json", root, set);
-    char *text = slurp(path);
+    char *text = tp_test_read_text(path);
     yajl_val doc = text ? yajl_tree_parse(text, err, sizeof err) : NULL;
     free(text);
     if (!doc) {
@@ -492,7 +478,7 @@ static void check_cli(const char *root) {
     text[n] = 0;
     int rc = p ? pclose(p) : -1;
     snprintf(path, sizeof path, "%s/expected/hta_simple_add.json", root);
-    char *exp_text = slurp(path);
+    char *exp_text = tp_test_read_text(path);
     yajl_val doc = yajl_tree_parse(text, err, sizeof err);
     yajl_val exp = exp_text ? yajl_tree_parse(exp_text, err, sizeof err) : NULL;
     tp_ctx c = {"cli:hta_simple_add", "default", 0, 0, 0, 0};

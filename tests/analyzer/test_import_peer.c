@@ -17,24 +17,6 @@
 
 static const char *peer;
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 static yajl_val get(yajl_val v, const char *key) {
     if (!YAJL_IS_OBJECT(v))
         return NULL;
@@ -220,7 +202,7 @@ static void check_kernel_names(const char *set, const tp_model *m, yajl_val res)
 static void check_expected_set(const char *set) {
     char path[1024];
     snprintf(path, sizeof path, "%s/expected/%s.json", peer, set);
-    char *text = read_text(path);
+    char *text = tp_test_read_text(path);
     CHECK(text != NULL);
     char err[256];
     yajl_val root = yajl_tree_parse(text, err, sizeof err);
