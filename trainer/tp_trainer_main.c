@@ -21,7 +21,7 @@ static const scenario scenarios[] = {
     {"input-bound", "--workers 0 --transform-cost 120"},
     {"pageable-copies", "--no-pin-memory --batch 512"},
     {"sync-every-step", "--read-loss-every 1"},
-    {"launch-bound", "--model mlp --mlp-depth 8 --mlp-width 32 --batch 4 --transform-cost 0"},
+    {"launch-bound", "--model mlp --mlp-depth 16 --mlp-width 32 --batch 4 --transform-cost 0"},
     {"fragmentation-oom",
      "--batch-schedule 40,200,72,264,104,328,136,392,168,456,232,520 --keep-activations 6 "
      "--device-memory-limit 160M --steps 400"},
