@@ -29,8 +29,11 @@ typedef struct {
     int64_t kernel_wait_ns;         /* idle gap below which it counts as kernel wait (30 µs) */
     int64_t runtime_cutoff_ns;      /* launch calls longer than this are outliers (50 µs) */
     int64_t launch_delay_cutoff_ns; /* launch delays longer than this are outliers (100 µs) */
+    int no_symbols;                 /* diagnosis: show stacks as module+offset, never opening
+                                       the modules' files (trainprof report --no-symbols) */
 } tp_an_opts;
 
+/* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */
 void tp_an_opts_init(tp_an_opts *o);
 
 /* HTA's kernel types (hta/common/types.py), decided by name only. */
@@ -71,6 +74,7 @@ typedef struct {
  * memory. Free with tp_an_view_free. */
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts);
 
+/* Frees the view's arrays (not the model it points into); NULL is a no-op. */
 void tp_an_view_free(tp_an_view *v);
 
 /* Name of view row i (never NULL). */

@@ -55,6 +55,7 @@ typedef enum {
     K_MEM_BYTES,
     K_TOTAL_ALLOC,
     K_TOTAL_RES,
+    K_ARG_NAME, /* args.name of "thread_name" / "process_name" metadata events */
     /* deviceProperties[] */
     K_ID,
     K_DP_NAME,
@@ -87,6 +88,7 @@ typedef struct {
     unsigned have;
     char ph;
     strbuf name, cat;
+    strbuf arg_name; /* args.name (ph "M" metadata events) */
     int64_t ts, dur, pid, tid;
     int ts_frac, dur_frac;
     int64_t stream, device, correlation, external_id, bytes;
@@ -467,7 +469,7 @@ static const name_info *name_info_of(kparse *p, uint32_t id) {
 static void event_reset(event *e) {
     e->have = 0;
     e->ph = 0;
-    e->name.len = e->cat.len = 0;
+    e->name.len = e->cat.len = e->arg_name.len = 0;
     e->ts = e->dur = 0;
     e->pid = e->tid = 0;
     e->ts_frac = e->dur_frac = 0;
@@ -527,6 +529,14 @@ static int is_memory_name(const strbuf *b) {
     return b->len == 8 && !memcmp(b->p, "[memory]", 8);
 }
 
+/* Metadata events: only thread names are kept ({"ph":"M","name":"thread_name",
+ * "args":{"name":"..."}}), for timeline lanes and reports. */
+static void commit_meta(kparse *p, const event *e) {
+    p->r->n_meta++;
+    if (e->name.len == 11 && !memcmp(e->name.p, "thread_name", 11) && e->arg_name.len)
+        tp_rank_set_thread_name(p->m, p->r, e->pid, e->tid, e->arg_name.p, e->arg_name.len);
+}
+
 static int commit_event(kparse *p) {
     event *e = &p->ev;
     tp_rank *r = p->r;
@@ -539,7 +549,7 @@ static int commit_event(kparse *p) {
     else if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
         r->n_flow++;
     else if (e->ph == 'M')
-        r->n_meta++;
+        commit_meta(p, e);
     else if (e->ph == 'i' || e->ph == 'I')
         r->n_instant++;
     else
@@ -784,6 +794,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     if (f == F_ARGS && p->k == K_STREAM) { /* HTA: int("7") works, int("0x0") is -1 */
         int64_t v;
         p->ev.stream = parse_int_str((const char *)s, n, &v) == 0 ? v : -1;
+    } else if (f == F_ARGS && p->k == K_ARG_NAME) {
+        buf_set(&p->ev.arg_name, s, n);
     } else if (f == F_DEVPROP && p->k == K_DP_NAME) {
         p->dev.name = tp_model_intern(p->m, (const char *)s, n);
     } else if (f == F_DIST && p->k == K_BACKEND) {
@@ -831,6 +843,8 @@ static key args_key(const unsigned char *s, size_t n) {
         return K_TOTAL_ALLOC;
     if (KEY_IS("Total Reserved"))
         return K_TOTAL_RES;
+    if (KEY_IS("name"))
+        return K_ARG_NAME;
     return K_NONE;
 }
 
@@ -1052,6 +1066,7 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
     yajl_free(h);
     free(p->ev.name.p);
     free(p->ev.cat.p);
+    free(p->ev.arg_name.p);
     free(p->cat_of);
     free(p->names);
     if (p->st != TP_OK) {

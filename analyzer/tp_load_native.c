@@ -273,7 +273,7 @@ static void on_nvtx(nload *L, const tp_rec_hdr *h) {
 
 static void mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint64_t addr, int64_t bytes,
                       uint32_t stack) {
-    tp_memev_row row = {ts, bytes, -1, -1, addr, dev, kind, stack};
+    tp_memev_row row = {ts, bytes, -1, -1, addr, dev, kind, stack, 0};
     tp_memev_push(&L->r->mem, &row);
 }
 
@@ -308,7 +308,8 @@ static void on_memory(nload *L, const tp_rec_hdr *h) {
                             0,
                             (int32_t)f.device,
                             TP_MEMEV_ALLOC_FAIL,
-                            f.stack_id};
+                            f.stack_id,
+                            (int64_t)f.largest_free_block};
         tp_memev_push(&L->r->mem, &row);
     }
 }
@@ -373,6 +374,19 @@ static void on_record(nload *L, const tp_rec_hdr *h) {
 
 /* ---------------------------------------------------------------- metadata */
 
+/* Each named thread under its latest name; rows carry the PROCESS pid, so names do too. */
+static void load_thread_names(nload *L) {
+    const tp_rec_hdr *const *recs;
+    size_t n = tp_reader_meta(L->rd, TP_REC_THREAD, &recs);
+    for (size_t i = 0; i < n; i++) {
+        tp_rec_thread t;
+        tp_record_get(recs[i], &t, sizeof t);
+        const char *name = tp_reader_thread_name(L->rd, t.tid);
+        if (name)
+            tp_rank_set_thread_name(L->m, L->r, L->pid, t.tid, name, strlen(name));
+    }
+}
+
 static void load_meta(nload *L) {
     const tp_rec_hdr *const *recs;
     size_t n = tp_reader_meta(L->rd, TP_REC_PROCESS, &recs);
@@ -388,6 +402,7 @@ static void load_meta(nload *L) {
         if (p.world_size > 0)
             L->r->world_size = p.world_size;
     }
+    load_thread_names(L);
     n = tp_reader_meta(L->rd, TP_REC_DEVICE, &recs);
     int gpus = 0, cpu_devices = 0;
     for (size_t i = 0; i < n; i++) {

@@ -238,7 +238,7 @@ static void events_free(tp_events *e) {
 
 static void memev_free(tp_memevents *e) {
     free(e->ts), free(e->kind), free(e->device), free(e->addr), free(e->bytes);
-    free(e->total_allocated), free(e->total_reserved), free(e->stack);
+    free(e->total_allocated), free(e->total_reserved), free(e->stack), free(e->largest_free);
     memset(e, 0, sizeof *e);
 }
 
@@ -251,6 +251,7 @@ static void rank_free(tp_rank *r) {
     buckets_free(&r->streams);
     buckets_free(&r->threads);
     buckets_free(&r->cats);
+    free(r->tn_pid), free(r->tn_tid), free(r->tn_name);
 }
 
 void tp_model_close(tp_model *m) {
@@ -273,6 +274,39 @@ tp_rank *tp_model_add_rank(tp_model *m, const char *file) {
     if (!r->file)
         abort();
     return r;
+}
+
+/* Index of (pid, tid) in r's thread names; exact_only 0 also accepts another pid. -1: none. */
+static long thread_name_index(const tp_rank *r, int64_t pid, int64_t tid, int exact_only) {
+    long any = -1;
+    for (size_t i = 0; i < r->n_thread_names; i++)
+        if (r->tn_tid[i] == tid) {
+            if (r->tn_pid[i] == pid)
+                return (long)i;
+            if (any < 0 && !exact_only)
+                any = (long)i;
+        }
+    return any;
+}
+
+void tp_rank_set_thread_name(tp_model *m, tp_rank *r, int64_t pid, int64_t tid, const char *name,
+                             size_t len) {
+    if (!len)
+        return;
+    uint32_t id = tp_model_intern(m, name, len);
+    long i = thread_name_index(r, pid, tid, 1);
+    if (i < 0) {
+        i = (long)r->n_thread_names++;
+        GROW(r->tn_pid, r->n_thread_names), GROW(r->tn_tid, r->n_thread_names);
+        GROW(r->tn_name, r->n_thread_names);
+        r->tn_pid[i] = pid, r->tn_tid[i] = tid;
+    }
+    r->tn_name[i] = id;
+}
+
+const char *tp_rank_thread_name(const tp_model *m, const tp_rank *r, int64_t pid, int64_t tid) {
+    long i = thread_name_index(r, pid, tid, 0);
+    return i < 0 ? NULL : tp_model_str(m, r->tn_name[i]);
 }
 
 void tp_model_pop_rank(tp_model *m) {
@@ -319,11 +353,13 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
         GROW(e->ts, e->cap), GROW(e->kind, e->cap), GROW(e->device, e->cap);
         GROW(e->addr, e->cap), GROW(e->bytes, e->cap), GROW(e->total_allocated, e->cap);
         GROW(e->total_reserved, e->cap), GROW(e->stack, e->cap);
+        GROW(e->largest_free, e->cap);
     }
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
     e->bytes[i] = r->bytes, e->total_allocated[i] = r->total_allocated;
     e->total_reserved[i] = r->total_reserved, e->stack[i] = r->stack;
+    e->largest_free[i] = r->largest_free;
 }
 
 /* ---------------------------------------------------------------- sorting */
@@ -342,15 +378,44 @@ static int key_cmp(const void *x, const void *y) {
     return p->row < q->row ? -1 : p->row > q->row;
 }
 
-/* Applies permutation `perm` (new row i = old row perm[i]) to one column. */
-#define PERMUTE(col, perm, n)                                                                      \
-    do {                                                                                           \
-        __typeof__(col) tmp_ = xrealloc(NULL, (n) * sizeof *(col));                                \
-        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
-            tmp_[i_] = (col)[(perm)[i_]];                                                          \
-        free(col);                                                                                 \
-        (col) = tmp_;                                                                              \
-    } while (0)
+/* Column `col` (n elements of `elem` bytes) permuted by `perm` (new row i = old row perm[i])
+ * into a new array; frees `col`. A function, not a macro, so that a table's worth of
+ * columns stays a short function; the fixed-size copies compile to plain moves. */
+static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n) {
+    char *out = xrealloc(NULL, n * elem);
+    const char *in = col;
+    switch (elem) {
+    case 8:
+        for (size_t i = 0; i < n; i++)
+            memcpy(out + i * 8, in + (size_t)perm[i] * 8, 8);
+        break;
+    case 4:
+        for (size_t i = 0; i < n; i++)
+            memcpy(out + i * 4, in + (size_t)perm[i] * 4, 4);
+        break;
+    case 1:
+        for (size_t i = 0; i < n; i++)
+            out[i] = in[perm[i]];
+        break;
+    default:
+        for (size_t i = 0; i < n; i++)
+            memcpy(out + i * elem, in + (size_t)perm[i] * elem, elem);
+    }
+    free(col);
+    return out;
+}
+
+#define PERMUTE(col, perm, n) ((col) = permuted((col), sizeof *(col), (perm), (n)))
+
+/* Sorts k[0..n) and returns its rows in that order: the permutation that sorts the columns
+ * (new row i = old row perm[i]). The caller frees it. */
+static uint32_t *sorted_rows(sort_key *k, size_t n) {
+    qsort(k, n, sizeof *k, key_cmp);
+    uint32_t *perm = xrealloc(NULL, n * sizeof *perm);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = k[i].row;
+    return perm;
+}
 
 static void events_permute(tp_events *e, const uint32_t *perm) {
     size_t n = e->n;
@@ -393,10 +458,7 @@ static void events_sort(tp_events *e) {
     sort_key *k = xrealloc(NULL, e->n * sizeof *k);
     for (size_t i = 0; i < e->n; i++)
         k[i] = (sort_key){e->ts[i], -e->dur[i], (uint32_t)i};
-    qsort(k, e->n, sizeof *k, key_cmp);
-    uint32_t *perm = xrealloc(NULL, e->n * sizeof *perm);
-    for (size_t i = 0; i < e->n; i++)
-        perm[i] = k[i].row;
+    uint32_t *perm = sorted_rows(k, e->n);
     free(k);
     events_permute(e, perm);
     free(perm);
@@ -411,10 +473,7 @@ static void memev_sort(tp_memevents *e) {
     sort_key *k = xrealloc(NULL, e->n * sizeof *k);
     for (size_t i = 0; i < e->n; i++)
         k[i] = (sort_key){e->ts[i], 0, (uint32_t)i};
-    qsort(k, e->n, sizeof *k, key_cmp);
-    uint32_t *perm = xrealloc(NULL, e->n * sizeof *perm);
-    for (size_t i = 0; i < e->n; i++)
-        perm[i] = k[i].row;
+    uint32_t *perm = sorted_rows(k, e->n);
     free(k);
     size_t n = e->n;
     PERMUTE(e->ts, perm, n);
@@ -425,11 +484,21 @@ static void memev_sort(tp_memevents *e) {
     PERMUTE(e->total_allocated, perm, n);
     PERMUTE(e->total_reserved, perm, n);
     PERMUTE(e->stack, perm, n);
+    PERMUTE(e->largest_free, perm, n);
     e->cap = n;
     free(perm);
 }
 
 /* ---------------------------------------------------------------- indexes */
+
+/* Zeroed arrays for `nb` buckets over `nrows` rows (b must be empty: buckets_free). */
+static void buckets_alloc(tp_buckets *b, size_t nb, size_t nrows) {
+    b->n = nb;
+    b->key = xcalloc(nb, sizeof *b->key);
+    b->key2 = xcalloc(nb, sizeof *b->key2);
+    b->off = xcalloc(nb + 1, sizeof *b->off);
+    b->rows = xcalloc(nrows, sizeof *b->rows);
+}
 
 /* Groups the rows whose keys were filled into k[0..n) (sorted here) into CSR buckets. */
 static void buckets_build(tp_buckets *b, sort_key *k, size_t n) {
@@ -438,11 +507,7 @@ static void buckets_build(tp_buckets *b, sort_key *k, size_t n) {
     size_t nb = 0;
     for (size_t i = 0; i < n; i++)
         nb += i == 0 || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b;
-    b->n = nb;
-    b->key = xcalloc(nb, sizeof *b->key);
-    b->key2 = xcalloc(nb, sizeof *b->key2);
-    b->off = xcalloc(nb + 1, sizeof *b->off);
-    b->rows = xcalloc(n, sizeof *b->rows);
+    buckets_alloc(b, nb, n);
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b) {
@@ -488,12 +553,10 @@ static void index_cats(tp_rank *r) {
     for (size_t i = 0; i < e->n; i++)
         count[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
     buckets_free(b);
+    size_t nb = 0;
     for (size_t c = 0; c < TP_CAT_COUNT; c++)
-        b->n += count[c] > 0;
-    b->key = xcalloc(b->n, sizeof *b->key);
-    b->key2 = xcalloc(b->n, sizeof *b->key2);
-    b->off = xcalloc(b->n + 1, sizeof *b->off);
-    b->rows = xcalloc(e->n, sizeof *b->rows);
+        nb += count[c] > 0;
+    buckets_alloc(b, nb, e->n);
     size_t start[TP_CAT_COUNT], j = 0, at = 0;
     for (size_t c = 0; c < TP_CAT_COUNT; c++) {
         start[c] = at;
@@ -515,11 +578,8 @@ static void index_corr(tp_rank *r) {
     for (size_t i = 0; i < e->n; i++)
         if (e->correlation[i] != -1)
             k[n++] = (sort_key){e->correlation[i], 0, (uint32_t)i};
-    qsort(k, n, sizeof *k, key_cmp);
     free(r->by_corr);
-    r->by_corr = xcalloc(n, sizeof *r->by_corr);
-    for (size_t i = 0; i < n; i++)
-        r->by_corr[i] = k[i].row;
+    r->by_corr = sorted_rows(k, n);
     r->n_by_corr = n;
     free(k);
 }

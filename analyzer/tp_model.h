@@ -117,6 +117,8 @@ typedef struct {
     int64_t *total_allocated; /* -1: unknown */
     int64_t *total_reserved;  /* -1: unknown */
     uint32_t *stack;          /* native stack id; 0: none */
+    int64_t *largest_free;    /* ALLOC_FAIL: the allocator's largest free block; -1: unknown;
+                                 0 on other rows */
 } tp_memevents;
 
 typedef struct {
@@ -125,6 +127,7 @@ typedef struct {
     int32_t device;
     uint8_t kind;
     uint32_t stack;
+    int64_t largest_free; /* ALLOC_FAIL only (see tp_memevents) */
 } tp_memev_row;
 
 typedef enum {
@@ -186,6 +189,11 @@ typedef struct {
     tp_buckets streams; /* rows with stream != -1, per stream id */
     tp_buckets threads; /* rows with stream == -1, per (pid, tid) */
     tp_buckets cats;    /* every row, per tp_cat (key; key2 = 0): per-kind row lists */
+    /* thread names (native THREAD records, Kineto "thread_name" metadata events), in the
+     * order first named; use tp_rank_thread_name / tp_rank_set_thread_name */
+    size_t n_thread_names;
+    int64_t *tn_pid, *tn_tid;
+    uint32_t *tn_name; /* string pool id */
 } tp_rank;
 
 typedef struct tp_strpool tp_strpool;
@@ -223,7 +231,11 @@ const char *tp_model_str(const tp_model *m, uint32_t id);
  * (loaders keep TP_EVF_LAUNCH only on runtime/driver rows). */
 uint8_t tp_model_name_flags(const char *name);
 
+/* Resets `r` to an event with every optional field unknown (-1, bw_gbps NaN), category
+ * OTHER. */
 void tp_event_row_init(tp_event_row *r);
+/* Append a copy of row `r` to the columns, which own their arrays (freed with the model).
+ * Abort on out of memory. */
 void tp_events_push(tp_events *ev, const tp_event_row *r);
 void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
 
@@ -231,6 +243,16 @@ void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
  * indexes and resolves nesting; ranks without a rank number get their position. Call once
  * after loading; idempotent. */
 void tp_model_finish(tp_model *m);
+
+/* Names thread `tid` of process `pid` in rank `r` (`len` bytes of `name`, interned); a later
+ * name for the same (pid, tid) replaces the earlier one. An empty name is ignored. */
+void tp_rank_set_thread_name(tp_model *m, tp_rank *r, int64_t pid, int64_t tid, const char *name,
+                             size_t len);
+
+/* The name of thread (pid, tid) of `r` (owned by the model): the exact (pid, tid) when named,
+ * else the first thread `tid` named in any process (pid -1 always asks that); NULL when the
+ * thread was never named. Works before and after finish. */
+const char *tp_rank_thread_name(const tp_model *m, const tp_rank *r, int64_t pid, int64_t tid);
 
 /* ---- queries (after finish) ---- */
 

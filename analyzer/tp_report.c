@@ -19,6 +19,7 @@
 #include "tp_an_queue.h"
 #include "tp_an_temporal.h"
 #include "tp_an_view.h"
+#include "tp_diagnose.h"
 
 typedef struct {
     tp_an_view v;
@@ -30,6 +31,7 @@ typedef struct {
     tp_an_memory mem;
     tp_an_overlap ov;
     tp_an_nvtx nv;
+    tp_diagnosis dg;
 } tp_rank_report;
 
 void tp_report_opts_init(tp_report_opts *o) {
@@ -46,6 +48,7 @@ static void rank_report_run(tp_rank_report *rr, const tp_model *m, const tp_rank
     ao.compat_hta = o->compat_hta;
     ao.include_last_step = o->include_last_step;
     ao.no_ns_rounding = o->no_ns_rounding;
+    ao.no_symbols = o->no_symbols;
     tp_an_view_build(&rr->v, m, r, &ao);
     tp_an_temporal_run(&rr->v, &rr->t);
     tp_an_idle_run(&rr->v, &rr->idle);
@@ -55,6 +58,7 @@ static void rank_report_run(tp_rank_report *rr, const tp_model *m, const tp_rank
     tp_an_memory_run(&rr->v, &rr->mem);
     tp_an_overlap_run(&rr->v, &rr->ov);
     tp_an_nvtx_run(&rr->v, &rr->nv);
+    tp_diagnose_run(&rr->v, &rr->dg);
 }
 
 static void rank_report_free(tp_rank_report *rr) {
@@ -63,6 +67,7 @@ static void rank_report_free(tp_rank_report *rr) {
     tp_an_queue_free(&rr->q);
     tp_an_memory_free(&rr->mem);
     tp_an_nvtx_free(&rr->nv);
+    tp_diagnose_free(&rr->dg);
     tp_an_view_free(&rr->v);
 }
 
@@ -135,6 +140,52 @@ static const char *clip(char *buf, size_t n, const char *s, size_t w) {
 #define T2(x) fmt_time(b2, sizeof b2, (double)(x))
 #define T3(x) fmt_time(b3, sizeof b3, (double)(x))
 #define P(x) fmt_pct(bp, sizeof bp, (x))
+
+/* Writes `label` then `text` wrapped at 100 columns, continuation lines indented to match. */
+static void text_wrapped(FILE *f, const char *label, const char *text) {
+    const size_t indent = 7 + strlen(label), width = 100;
+    fprintf(f, "     %s  ", label);
+    size_t col = indent;
+    while (*text) {
+        size_t w = strcspn(text, " ");
+        if (col > indent && col + 1 + w > width) {
+            fprintf(f, "\n%*s", (int)indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(text, 1, w, f);
+        col += w;
+        text += w;
+        text += strspn(text, " ");
+    }
+    fputc('\n', f);
+}
+
+/* The findings first, most severe first: what is wrong and what to do, before the numbers. */
+static void text_diagnosis(FILE *f, const tp_rank_report *rr) {
+    const tp_diagnosis *d = &rr->dg;
+    char bp[32];
+    fprintf(f, "Diagnosis");
+    if (d->window_ns > 0)
+        fprintf(f, " (device busy %s of %s)", fmt_pct(bp, sizeof bp, 100 * d->utilization),
+                d->n_steps ? "the training steps" : "the GPU span");
+    fprintf(f, "\n");
+    if (!d->n)
+        fprintf(f, "  %s\n",
+                d->window_ns > 0 ? "no problem found" : "nothing to judge: no device activity");
+    for (size_t i = 0; i < d->n; i++) {
+        const tp_finding *x = &d->f[i];
+        fprintf(f, "  %zu. [%-6s %3.0f%%] %s\n", i + 1, tp_diag_level(x->severity),
+                100 * x->severity, x->title);
+        text_wrapped(f, "evidence:", x->evidence);
+        if (x->source[0])
+            text_wrapped(f, "source:  ", x->source);
+        text_wrapped(f, "fix:     ", x->advice);
+    }
+    fprintf(f, "\n");
+}
 
 static void text_summary(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
     char b1[32], b2[32], b3[32], bp[32], nb[128];
@@ -306,6 +357,7 @@ static void text_rank(FILE *f, const tp_rank_report *rr, const tp_report_opts *o
     fprintf(f, "== rank %d: %s (%s, %zu events, %zu GPU)%s ==\n\n", rr->v.rank,
             r->file ? r->file : "-", tp_devtype_name(r->device_type), rr->v.n, rr->v.n_gpu,
             rr->v.trimmed ? " [last profiler step trimmed]" : "");
+    text_diagnosis(f, rr);
     text_summary(f, rr, o);
     if (!rr->t.has_gpu)
         return;
@@ -519,6 +571,50 @@ static void json_ranges(yajl_gen g, const tp_rank_report *rr) {
     yajl_gen_map_close(g);
 }
 
+/* The CPU stack behind a finding, innermost first (appended in v1: "frames"). */
+static void json_frames(yajl_gen g, const tp_finding *x) {
+    jstr(g, "frames");
+    yajl_gen_array_open(g);
+    for (size_t k = 0; k < x->n_frames; k++) {
+        const tp_diag_frame *fr = &x->frames[k];
+        yajl_gen_map_open(g);
+        jkv(g, "module", fr->module);
+        jint(g, "offset", (long long)fr->offset);
+        jkv(g, "function", fr->func);
+        jkv(g, "file", fr->file);
+        jint(g, "line", fr->line);
+        jstr(g, "inlined");
+        yajl_gen_bool(g, fr->inlined);
+        jkv(g, "symbols", fr->symbols ? fr->symbols : "");
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+static void json_findings(yajl_gen g, const tp_diagnosis *d) {
+    jstr(g, "findings");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < d->n; i++) {
+        const tp_finding *x = &d->f[i];
+        yajl_gen_map_open(g);
+        jkv(g, "id", x->id);
+        jnum(g, "severity", x->severity);
+        jkv(g, "level", tp_diag_level(x->severity));
+        jkv(g, "title", x->title);
+        jkv(g, "evidence", x->evidence);
+        jkv(g, "advice", x->advice);
+        jkv(g, "source", x->source);
+        jstr(g, "metrics");
+        yajl_gen_map_open(g);
+        for (size_t k = 0; k < x->n_metrics; k++)
+            jnum(g, x->metrics[k].key, x->metrics[k].value);
+        yajl_gen_map_close(g);
+        json_frames(g, x);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
 static void json_rank(yajl_gen g, const tp_rank_report *rr) {
     const tp_rank *r = rr->v.r;
     yajl_gen_map_open(g);
@@ -545,6 +641,7 @@ static void json_rank(yajl_gen g, const tp_rank_report *rr) {
     jnum(g, "pct", rr->ov.pct);
     yajl_gen_map_close(g);
     json_ranges(g, rr);
+    json_findings(g, &rr->dg);
     yajl_gen_map_close(g);
 }
 

@@ -1,9 +1,10 @@
 /* tp_report: renders every analysis of a loaded model as one report, for people (text) or
  * for scripts and CI (JSON, schema "trainprof-report/v1", docs/report-schema.md).
  *
- * The text report opens with a one-screen summary per rank (GPU span, utilization, idle and
- * its split, top kernels, top annotation ranges) and then one section per analysis, with
- * aligned columns and human units. A rank without GPU activity says so plainly. The report
+ * The text report opens each rank with its diagnosis (tp_diagnose: ranked findings and what
+ * to do), then a one-screen summary (GPU span, utilization, idle and its split, top kernels,
+ * top annotation ranges) and then one section per analysis, with aligned columns and human
+ * units. A rank without GPU activity says so plainly. The report
  * only reads the model; it writes to `out` and nowhere else. */
 #ifndef TP_REPORT_H
 #define TP_REPORT_H
@@ -22,6 +23,7 @@ typedef struct {
     int no_ns_rounding;    /* compat_hta: HTA_DISABLE_NS_ROUNDING=1 behaviour */
     int rank;              /* only this rank; -1: all ranks */
     int top;               /* rows in "top" tables (kernels, ranges); 0: default 10 */
+    int no_symbols;        /* stacks as module+offset only (no offline symbolization) */
 } tp_report_opts;
 
 /* Fills the defaults: text, native mode, all ranks, top 10. */

@@ -7,5 +7,6 @@
 int tp_cmd_info(int argc, char **argv);
 int tp_cmd_record(int argc, char **argv);
 int tp_cmd_report(int argc, char **argv);
+int tp_cmd_tui(int argc, char **argv);
 
 #endif

@@ -21,15 +21,18 @@ typedef struct {
     int json;
     int compat_hta, include_last_step, no_ns_rounding;
     int top;
+    int no_symbols;
     const char *out;
 } report_args;
 
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof report TRACE... [--rank N] [--format text|json] [--compat hta]\n"
                "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
-               "                        [-o FILE]\n"
+               "                        [--no-symbols] [-o FILE]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
-               "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n");
+               "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
+               "CPU stacks are symbolized from the recorded modules' files (function, file:line);\n"
+               "--no-symbols keeps them as module+offset.\n");
 }
 
 static int parse_int_arg(const char *s, int *out) {
@@ -74,6 +77,8 @@ static int parse_args(int argc, char **argv, report_args *a) {
             a->include_last_step = 1;
         } else if (!strcmp(s, "--no-ns-rounding")) {
             a->no_ns_rounding = 1;
+        } else if (!strcmp(s, "--no-symbols")) {
+            a->no_symbols = 1;
         } else if (s[0] == '-' && s[1]) {
             return fprintf(stderr, "trainprof report: unknown option '%s'\n", s), 2;
         } else {
@@ -120,6 +125,7 @@ static int write_report(FILE *out, const tp_model *m, const report_args *a) {
     o.include_last_step = a->include_last_step;
     o.no_ns_rounding = a->no_ns_rounding;
     o.rank = a->rank;
+    o.no_symbols = a->no_symbols;
     if (a->top)
         o.top = a->top;
     tp_status st = tp_report_write(out, m, &o);

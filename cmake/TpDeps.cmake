@@ -6,6 +6,7 @@ pkg_check_modules(UNWIND REQUIRED IMPORTED_TARGET libunwind)
 pkg_check_modules(YAJL REQUIRED IMPORTED_TARGET yajl)
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
 pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
+pkg_check_modules(DW REQUIRED IMPORTED_TARGET libdw) # elfutils: offline stack symbolization
 
 # NVTX v3 is header-only and has no Debian package: the CUDA toolkit ships it, and so does
 # the PyPI wheel nvidia-nvtx (set TP_NVTX_INCLUDE_DIR to its include/ on a laptop without CUDA).

@@ -1,0 +1,299 @@
+/* tp_symbolize: libdwfl offline reporting, one Dwfl session per module file.
+ *
+ * One session per module (rather than all modules in one) keeps each module's address
+ * arithmetic trivial: libdwfl places an offline ET_DYN file at some base of its choosing, and
+ * with one module per session that base is simply the module's bias. Results are cached in
+ * an open-addressing table keyed by (module index, vaddr); strings are copied out of libdw so
+ * that a result never points into a mapping that could go away. */
+#include "tp_symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tp_hash.h"
+
+typedef struct {
+    char *path;
+    uint8_t build_id[32];
+    size_t build_id_len;
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    Dwarf_Addr bias;
+    tp_sym_status status;
+} sym_module;
+
+typedef struct {
+    uint32_t mod; /* index + 1; 0: empty slot */
+    uint64_t vaddr;
+    tp_sym *sym;
+} sym_slot;
+
+struct tp_symbolizer {
+    sym_module *mods;
+    size_t n_mods, cap_mods;
+    sym_slot *slots; /* power-of-two table */
+    size_t n_slots, n_used;
+    char **strs; /* every string handed out, freed at close */
+    size_t n_strs, cap_strs;
+    tp_sym failed[TP_SYM_NO_SYMBOL + 1]; /* shared results for each failure status */
+};
+
+static void *xrealloc(void *p, size_t n) {
+    p = realloc(p, n);
+    if (!p)
+        abort(); /* the analyzer aborts on out of memory */
+    return p;
+}
+
+const char *tp_sym_status_str(tp_sym_status s) {
+    switch (s) {
+#define TP_SYM_CASE(name, text)                                                                    \
+    case name:                                                                                     \
+        return text;
+        TP_SYM_STATUS_TABLE(TP_SYM_CASE)
+#undef TP_SYM_CASE
+    }
+    return "unknown";
+}
+
+tp_status tp_symbolizer_open(tp_symbolizer **out) {
+    tp_symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return TP_ERR_NOMEM;
+    for (int i = 0; i <= TP_SYM_NO_SYMBOL; i++)
+        s->failed[i].status = (tp_sym_status)i;
+    *out = s;
+    return TP_OK;
+}
+
+void tp_symbolizer_close(tp_symbolizer *s) {
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_mods; i++) {
+        if (s->mods[i].dwfl)
+            dwfl_end(s->mods[i].dwfl);
+        free(s->mods[i].path);
+    }
+    for (size_t i = 0; i < s->n_slots; i++)
+        free(s->slots[i].sym);
+    for (size_t i = 0; i < s->n_strs; i++)
+        free(s->strs[i]);
+    free(s->mods);
+    free(s->slots);
+    free(s->strs);
+    free(s);
+}
+
+static const char *keep_str(tp_symbolizer *s, const char *str) {
+    if (!str)
+        return NULL;
+    if (s->n_strs == s->cap_strs) {
+        s->cap_strs = s->cap_strs ? 2 * s->cap_strs : 64;
+        s->strs = xrealloc(s->strs, s->cap_strs * sizeof *s->strs);
+    }
+    char *c = strdup(str);
+    if (!c)
+        abort();
+    return s->strs[s->n_strs++] = c;
+}
+
+/* ---------------------------------------------------------------- modules */
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo, /* debuglink and .build-id/xx/rest.debug */
+    .section_address = dwfl_offline_section_address,
+};
+
+/* 1 when the file's build-id is the recorded one (or none was recorded). */
+static int build_id_matches(Dwfl_Module *mod, const uint8_t *want, size_t n) {
+    if (!n)
+        return 1;
+    const unsigned char *bits;
+    GElf_Addr at;
+    int len = dwfl_module_build_id(mod, &bits, &at);
+    return len > 0 && (size_t)len == n && memcmp(bits, want, n) == 0;
+}
+
+static void module_load(sym_module *m) {
+    struct stat st;
+    if (stat(m->path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        m->status = TP_SYM_NO_FILE;
+        return;
+    }
+    m->status = TP_SYM_NOT_ELF;
+    m->dwfl = dwfl_begin(&offline_callbacks);
+    if (!m->dwfl)
+        return;
+    dwfl_report_begin(m->dwfl);
+    m->mod = dwfl_report_offline(m->dwfl, m->path, m->path, -1);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!m->mod || !dwfl_module_getelf(m->mod, &m->bias))
+        return;
+    m->status =
+        build_id_matches(m->mod, m->build_id, m->build_id_len) ? TP_SYM_OK : TP_SYM_MISMATCH;
+}
+
+/* The module for (path, build_id), opened on first use; returns its index. */
+static size_t module_get(tp_symbolizer *s, const char *path, const uint8_t *bid, size_t n) {
+    if (!bid)
+        n = 0;
+    if (n > sizeof s->mods[0].build_id)
+        n = sizeof s->mods[0].build_id;
+    for (size_t i = 0; i < s->n_mods; i++)
+        if (s->mods[i].build_id_len == n && (!n || !memcmp(s->mods[i].build_id, bid, n)) &&
+            !strcmp(s->mods[i].path, path))
+            return i;
+    if (s->n_mods == s->cap_mods) {
+        s->cap_mods = s->cap_mods ? 2 * s->cap_mods : 16;
+        s->mods = xrealloc(s->mods, s->cap_mods * sizeof *s->mods);
+    }
+    sym_module *m = &s->mods[s->n_mods];
+    memset(m, 0, sizeof *m);
+    m->path = strdup(path);
+    if (!m->path)
+        abort();
+    if (n)
+        memcpy(m->build_id, bid, n);
+    m->build_id_len = n;
+    module_load(m);
+    return s->n_mods++;
+}
+
+tp_sym_status tp_symbolizer_module_status(tp_symbolizer *s, const char *path,
+                                          const uint8_t *build_id, size_t build_id_len) {
+    if (!s || !path)
+        return TP_SYM_NO_FILE;
+    size_t i = module_get(s, path, build_id, build_id_len); /* may move s->mods */
+    return s->mods[i].status;
+}
+
+/* ---------------------------------------------------------------- one address */
+
+/* Linkage name when the DIE (or its abstract origin) has one, else its plain name. */
+static const char *die_name(Dwarf_Die *die) {
+    Dwarf_Attribute a;
+    const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+    if (!n)
+        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    return n ? n : dwarf_diename(die);
+}
+
+/* Where an inlined_subroutine DIE was called from (file of the CU's line table, line). */
+static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *line) {
+    Dwarf_Attribute a;
+    Dwarf_Word idx, ln;
+    Dwarf_Files *files;
+    size_t nf;
+    *file = NULL, *line = 0;
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &idx) == 0 &&
+        dwarf_getsrcfiles(cu, &files, &nf) == 0 && idx < nf)
+        *file = dwarf_filesrc(files, idx, NULL, NULL);
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &ln) == 0 && ln <= 0x7fffffff)
+        *line = (int)ln;
+}
+
+static void push_frame(tp_symbolizer *s, tp_sym *out, const char *func, const char *file,
+                       int line) {
+    if (out->n == TP_SYM_MAX_INLINE) /* keep the owner: overwrite the outermost kept */
+        out->n--;
+    out->f[out->n].func = keep_str(s, func ? func : "??");
+    out->f[out->n].file = keep_str(s, file);
+    out->f[out->n].line = line;
+    out->n++;
+}
+
+/* Inlined chain and source lines from DWARF; leaves `out` empty when there is no DWARF. */
+static void resolve_dwarf(tp_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr addr, tp_sym *out) {
+    Dwarf_Addr cubias;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &cubias);
+    if (!cu)
+        return;
+    const char *file = NULL;
+    int line = 0;
+    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+    if (l)
+        file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+    /* dwarf_getscopes follows an inlined function into its abstract definition, so it
+     * only finds the innermost function; its concrete parents come from dwarf_getscopes_die. */
+    Dwarf_Die *scopes = NULL, *chain = NULL;
+    int n = dwarf_getscopes(cu, addr - cubias, &scopes), nc = 0;
+    for (int i = 0; i < n && !nc; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+            nc = dwarf_getscopes_die(&scopes[i], &chain);
+    }
+    for (int i = 0; i < nc; i++) {
+        int tag = dwarf_tag(&chain[i]);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+            continue;
+        push_frame(s, out, die_name(&chain[i]), file, line);
+        if (tag == DW_TAG_subprogram)
+            break;
+        call_site(cu, &chain[i], &file, &line);
+    }
+    free(scopes);
+    free(chain);
+}
+
+static tp_sym *resolve(tp_symbolizer *s, const sym_module *m, uint64_t vaddr) {
+    tp_sym *out = calloc(1, sizeof *out);
+    if (!out)
+        abort();
+    Dwarf_Addr addr = vaddr + m->bias;
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+    resolve_dwarf(s, m->mod, addr, out);
+    if (out->n && name) /* the symbol table's (linkage) name is the precise one for the owner */
+        out->f[out->n - 1].func = keep_str(s, name);
+    else if (!out->n && name)
+        push_frame(s, out, name, NULL, 0);
+    out->status = out->n ? TP_SYM_OK : TP_SYM_NO_SYMBOL;
+    return out;
+}
+
+/* ---------------------------------------------------------------- cache */
+
+static size_t slot_of(const tp_symbolizer *s, uint32_t mod, uint64_t vaddr) {
+    size_t mask = s->n_slots - 1;
+    size_t i = (size_t)tp_hash_mix64(vaddr ^ ((uint64_t)mod << 48)) & mask;
+    while (s->slots[i].mod && (s->slots[i].mod != mod || s->slots[i].vaddr != vaddr))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void cache_grow(tp_symbolizer *s) {
+    sym_slot *old = s->slots;
+    size_t n_old = s->n_slots;
+    s->n_slots = n_old ? 2 * n_old : 256;
+    s->slots = calloc(s->n_slots, sizeof *s->slots);
+    if (!s->slots)
+        abort();
+    for (size_t i = 0; i < n_old; i++)
+        if (old[i].mod)
+            s->slots[slot_of(s, old[i].mod, old[i].vaddr)] = old[i];
+    free(old);
+}
+
+const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *build_id,
+                           size_t build_id_len, uint64_t vaddr) {
+    static const tp_sym no_file = {TP_SYM_NO_FILE, 0, {{0}}};
+    if (!s || !path)
+        return &no_file;
+    size_t mi = module_get(s, path, build_id, build_id_len);
+    const sym_module *m = &s->mods[mi];
+    if (m->status != TP_SYM_OK)
+        return &s->failed[m->status];
+    if (2 * (s->n_used + 1) > s->n_slots)
+        cache_grow(s);
+    size_t i = slot_of(s, (uint32_t)mi + 1, vaddr);
+    if (!s->slots[i].mod) {
+        s->slots[i] = (sym_slot){(uint32_t)mi + 1, vaddr, resolve(s, m, vaddr)};
+        s->n_used++;
+    }
+    return s->slots[i].sym;
+}

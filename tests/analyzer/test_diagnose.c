@@ -1,0 +1,375 @@
+/* test_diagnose: the findings of tp_diagnose on hand-built ranks, with exact numbers.
+ *
+ * Each test builds a rank that has one problem (plus the harmless rest of a step), and
+ * checks the full list of findings: ids, order, severities and the metrics behind them. */
+#include "tp_diagnose.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tp_an_fixture.h"
+#include "tp_load.h"
+#include "tp_record.h"
+#include "tp_report.h"
+#include "tp_test.h"
+
+#define MiB (1024 * 1024)
+
+static void run(fx_model *f, int compat, tp_diagnosis *d) {
+    tp_an_opts o;
+    tp_an_opts_init(&o);
+    o.compat_hta = compat;
+    tp_an_view v;
+    tp_an_view_build(&v, f->m, &f->m->ranks[0], &o);
+    tp_diagnose_run(&v, d);
+    tp_an_view_free(&v);
+}
+
+#define METRIC(d, id, key) tp_finding_metric(tp_diagnosis_find((d), (id)), (key))
+
+/* Three 1 ms steps: 600 µs in "dataloader wait", a 10 µs launch, then a 390 µs kernel.
+ * Idle 1830 µs of 3000, of which 1800 inside the data range: input-bound at 0.6. */
+static void test_input_bound(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 3; s++) {
+        double t = 1000.0 * s;
+        fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, t, 1000, -1, -1);
+        fx_ev(&f, "dataloader wait", TP_CAT_USER_ANNOTATION, t, 600, -1, -1);
+        fx_launch(&f, "conv_fwd", t + 600, 10, t + 610, 390, 1, s + 1);
+    }
+    tp_model_finish(f.m);
+    for (int compat = 0; compat < 2; compat++) {
+        tp_diagnosis d;
+        run(&f, compat, &d);
+        CHECK_EQ_U(d.n, 1);
+        CHECK_EQ_U(d.n_steps, 3);
+        CHECK_EQ_I(d.window_ns, 3000000);
+        CHECK_NEAR(d.utilization, 0.39, 1e-12);
+        CHECK_STR(d.f[0].id, "input-bound");
+        CHECK_NEAR(d.f[0].severity, 0.6, 1e-12);
+        CHECK_STR(tp_diag_level(d.f[0].severity), "high");
+        CHECK_NEAR(METRIC(&d, "input-bound", "idle_ns"), 1830000, 0);
+        CHECK_NEAR(METRIC(&d, "input-bound", "data_wait_idle_ns"), 1800000, 0);
+        CHECK_NEAR(METRIC(&d, "input-bound", "range_ns"), 1800000, 0);
+        CHECK_STR(d.f[0].source, "range 'dataloader wait' in 'step'");
+        CHECK(strstr(d.f[0].evidence, "device idle 61.0% of step time") != NULL);
+        CHECK(strstr(d.f[0].evidence, "'dataloader wait' range takes 60.0%") != NULL);
+        tp_diagnose_free(&d);
+    }
+    tp_model_close(f.m);
+}
+
+/* Four 1 ms steps; each launches a 690 µs kernel and then waits for it in
+ * cudaStreamSynchronize inside "read loss": one sync per step, the host blocked 695 µs per
+ * step. */
+static void test_sync_stall(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 4; s++) {
+        double t = 1000.0 * s;
+        fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, t, 1000, -1, -1);
+        fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, t, 999, -1, -1); /* nested: the same step */
+        fx_launch(&f, "gemm", t, 5, t + 10, 690, 1, 10 * s + 1);
+        fx_ev(&f, "read loss", TP_CAT_USER_ANNOTATION, t + 4, 697, -1, -1);
+        fx_ev(&f, "cudaStreamSynchronize", TP_CAT_CUDA_RUNTIME, t + 5, 695, -1, 10 * s + 2);
+    }
+    tp_model_finish(f.m);
+    tp_diagnosis d;
+    run(&f, 0, &d);
+    CHECK_EQ_U(d.n, 1);
+    CHECK_STR(d.f[0].id, "sync-stall");
+    CHECK_NEAR(d.f[0].severity, 2780.0 / 4000.0, 1e-12);
+    CHECK_NEAR(METRIC(&d, "sync-stall", "syncs"), 4, 0);
+    CHECK_NEAR(METRIC(&d, "sync-stall", "syncs_per_step"), 1.0, 0);
+    CHECK_NEAR(METRIC(&d, "sync-stall", "host_blocked_ns"), 2780000, 0);
+    /* gaps after each sync: 3 x 310 µs between steps + 300 µs after the last kernel */
+    CHECK_NEAR(METRIC(&d, "sync-stall", "drain_idle_ns"), 1230000, 0);
+    CHECK(strncmp(d.f[0].source, "range 'read loss' in 'step' (100% of it)", 40) == 0);
+    CHECK(strstr(d.f[0].title, "every step") != NULL);
+    tp_diagnose_free(&d);
+    tp_model_close(f.m);
+}
+
+/* No steps (window = GPU span, 10..2000 µs). A pageable H2D copy of 3 MB (300 µs on the
+ * device, 10 GB/s) behind a 400 µs cudaMemcpyAsync call; a pinned one of 1 MB at 20 GB/s. */
+static void test_pageable(void) {
+    fx_model f = fx_new();
+    fx_launch(&f, "k1", 0, 2, 10, 990, 1, 1);
+    fx_ev(&f, "host-to-device copy", TP_CAT_USER_ANNOTATION, 999, 403, -1, -1);
+    fx_ev(&f, "cudaMemcpyAsync", TP_CAT_CUDA_RUNTIME, 1000, 400, -1, 10);
+    fx_copy(&f, "Memcpy HtoD (Pageable -> Device)", 1100, 300, 3000000, TP_COPY_HTOD,
+            TP_MEM_PAGEABLE, 10);
+    fx_ev(&f, "cudaMemcpyAsync", TP_CAT_CUDA_RUNTIME, 1400, 2, -1, 11);
+    fx_copy(&f, "Memcpy HtoD (Pinned -> Device)", 1410, 50, 1000000, TP_COPY_HTOD, TP_MEM_PINNED,
+            11);
+    fx_launch(&f, "k2", 1402, 2, 1460, 540, 1, 12);
+    tp_model_finish(f.m);
+    tp_diagnosis d;
+    run(&f, 0, &d);
+    CHECK_EQ_U(d.n, 2);
+    CHECK_EQ_U(d.n_steps, 0);
+    CHECK_EQ_I(d.window_ns, 1990000);
+    CHECK_STR(d.f[0].id, "pageable-h2d");
+    CHECK_NEAR(d.f[0].severity, 400.0 / 1990.0, 1e-12);
+    CHECK_NEAR(METRIC(&d, "pageable-h2d", "copies"), 1, 0);
+    CHECK_NEAR(METRIC(&d, "pageable-h2d", "bytes"), 3000000, 0);
+    CHECK_NEAR(METRIC(&d, "pageable-h2d", "device_ns"), 300000, 0);
+    CHECK_NEAR(METRIC(&d, "pageable-h2d", "host_blocked_ns"), 400000, 0);
+    CHECK_NEAR(METRIC(&d, "pageable-h2d", "gbps"), 10.0, 1e-12);
+    CHECK_NEAR(METRIC(&d, "pageable-h2d", "pinned_gbps"), 20.0, 1e-12);
+    CHECK(strstr(d.f[0].evidence, "the same bytes would take 150.00 us") != NULL);
+    CHECK(strncmp(d.f[0].source, "range 'host-to-device copy' (100% of it)", 40) == 0);
+    /* neither copy ran next to a kernel: 350 µs of copies alone */
+    CHECK_STR(d.f[1].id, "copy-not-overlapped");
+    CHECK_NEAR(d.f[1].severity, 350.0 / 1990.0, 1e-12);
+    CHECK_NEAR(METRIC(&d, "copy-not-overlapped", "not_overlapped_ns"), 350000, 0);
+    CHECK(tp_diagnosis_find(&d, "sync-h2d") == NULL); /* both were async */
+    tp_diagnose_free(&d);
+    tp_model_close(f.m);
+}
+
+/* A synchronous cudaMemcpy from pinned memory (200 µs call, 190 µs copy) between kernels. */
+static void test_sync_h2d(void) {
+    fx_model f = fx_new();
+    fx_launch(&f, "k1", 0, 5, 5, 1000, 1, 1);
+    fx_ev(&f, "cudaMemcpy", TP_CAT_CUDA_RUNTIME, 1005, 200, -1, 2);
+    fx_copy(&f, "Memcpy HtoD (Pinned -> Device)", 1010, 190, 1900000, TP_COPY_HTOD, TP_MEM_PINNED,
+            2);
+    fx_launch(&f, "k2", 1205, 5, 1210, 795, 1, 3);
+    tp_model_finish(f.m);
+    tp_diagnosis d;
+    run(&f, 0, &d);
+    CHECK_EQ_U(d.n, 2);
+    CHECK_STR(d.f[0].id, "sync-h2d");
+    CHECK_NEAR(d.f[0].severity, 0.1, 1e-12);
+    CHECK_NEAR(METRIC(&d, "sync-h2d", "bytes"), 1900000, 0);
+    CHECK_NEAR(METRIC(&d, "sync-h2d", "host_blocked_ns"), 200000, 0);
+    CHECK(strstr(d.f[0].evidence, "in cudaMemcpy") != NULL);
+    CHECK_STR(d.f[1].id, "copy-not-overlapped");
+    CHECK_NEAR(d.f[1].severity, 0.095, 1e-12);
+    tp_diagnose_free(&d);
+    tp_model_close(f.m);
+}
+
+/* Two 100 µs steps of 20 launches each: 1 µs calls every 5 µs for 0.5 µs kernels. */
+static void test_launch_bound(void) {
+    fx_model f = fx_new();
+    int corr = 1;
+    for (int s = 0; s < 2; s++) {
+        double t = 100.0 * s;
+        fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, t, 100, -1, -1);
+        for (int k = 0; k < 20; k++, corr++)
+            fx_launch(&f, "tiny", t + 5 * k, 1, t + 5 * k + 1.5, 0.5, 1, corr);
+    }
+    tp_model_finish(f.m);
+    tp_diagnosis d;
+    run(&f, 0, &d);
+    CHECK_EQ_U(d.n, 1); /* low-utilization is not repeated: launch-bound owns that idle */
+    CHECK_STR(d.f[0].id, "launch-bound");
+    CHECK_NEAR(d.f[0].severity, 0.9, 1e-12);
+    CHECK_NEAR(d.utilization, 0.1, 1e-12);
+    CHECK_NEAR(METRIC(&d, "launch-bound", "kernels"), 40, 0);
+    CHECK_NEAR(METRIC(&d, "launch-bound", "short_kernels"), 40, 0);
+    CHECK_NEAR(METRIC(&d, "launch-bound", "median_kernel_ns"), 500, 0);
+    CHECK_NEAR(METRIC(&d, "launch-bound", "host_ns_per_launch"), 5000, 0);
+    CHECK_NEAR(METRIC(&d, "launch-bound", "launch_idle_ns"), 180000, 0);
+    tp_diagnose_free(&d);
+    tp_model_close(f.m);
+}
+
+/* Back-to-back 998 µs kernels: nothing to report. */
+static void test_healthy(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 3; s++) {
+        fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, 1000.0 * s, 1000, -1, -1);
+        fx_launch(&f, "gemm", 1000.0 * s, 1, 1000.0 * s + 2, 998, 1, s + 1);
+    }
+    tp_model_finish(f.m);
+    tp_diagnosis d;
+    run(&f, 0, &d);
+    CHECK_EQ_U(d.n, 0);
+    CHECK_NEAR(d.utilization, 0.998, 1e-12);
+    tp_diagnose_free(&d);
+    tp_model_close(f.m);
+}
+
+static void alloc_fail(fx_model *f, int64_t req, int64_t reserved, int64_t free_b, int64_t big) {
+    tp_memev_row row = {0};
+    row.ts = 5000;
+    row.kind = TP_MEMEV_ALLOC_FAIL;
+    row.bytes = req;
+    row.total_reserved = reserved;
+    row.total_allocated = reserved - free_b;
+    row.largest_free = big;
+    row.device = 0;
+    tp_memev_push(&f->r->mem, &row);
+}
+
+/* The trainer's own numbers: 9.38 MiB requested, 142 MiB reserved, 13.38 MiB free, largest
+ * block 5.93 MiB -> fragmentation; 1 MiB free -> a true OOM. */
+static void test_oom(void) {
+    static const struct {
+        int64_t req, res, fr, big;
+        const char *id;
+    } c[] = {{9834496, 148897792, 14025216, 6219776, "fragmentation-oom"},
+             {9834496, 148897792, 1 * MiB, 1 * MiB, "oom"},
+             {4 * MiB, 64 * MiB, 8 * MiB, -1, "fragmentation-oom"}, /* largest unknown */
+             {4 * MiB, 64 * MiB, 8 * MiB, 4 * MiB, "oom"}, /* a block fits: not fragmentation */
+             {4 * MiB, 0, 0, 0, "oom"}}; /* CUPTI's failed cudaMalloc: allocator state unknown */
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        fx_model f = fx_new();
+        alloc_fail(&f, c[i].req, c[i].res, c[i].fr, c[i].big);
+        tp_model_finish(f.m);
+        tp_diagnosis d;
+        run(&f, 0, &d);
+        CHECK_EQ_U(d.n, 1);
+        CHECK_STR(d.f[0].id, c[i].id);
+        CHECK_NEAR(d.f[0].severity, 1.0, 0);
+        CHECK_NEAR(METRIC(&d, c[i].id, "requested_bytes"), (double)c[i].req, 0);
+        int known = c[i].res > 0;
+        CHECK_NEAR(METRIC(&d, c[i].id, "reserved_bytes"), known ? (double)c[i].res : -1, 0);
+        CHECK_NEAR(METRIC(&d, c[i].id, "free_bytes"), known ? (double)c[i].fr : -1, 0);
+        CHECK_NEAR(METRIC(&d, c[i].id, "largest_free_bytes"), known ? (double)c[i].big : -1, 0);
+        CHECK_NEAR(METRIC(&d, c[i].id, "failures"), 1, 0);
+        if (i == 0)
+            CHECK(strstr(d.f[0].evidence, "allocation of 9.38 MiB (9834496 bytes) failed: "
+                                          "142.00 MiB reserved, 13.38 MiB free in cached "
+                                          "blocks, largest free block 5.93 MiB") != NULL);
+        tp_diagnose_free(&d);
+        tp_model_close(f.m);
+    }
+}
+
+/* Kineto-style memory events: allocated rises 10 MiB every step for 5 steps. */
+static void test_memory_growth(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 5; s++) {
+        fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, 100.0 * s, 100, -1, -1);
+        fx_launch(&f, "gemm", 100.0 * s, 1, 100.0 * s + 2, 98, 1, s + 1);
+        tp_memev_row row = {0};
+        row.ts = FX_US(100.0 * s + 50);
+        row.kind = TP_MEMEV_ALLOC;
+        row.bytes = 10 * MiB;
+        row.total_allocated = (int64_t)(s + 1) * 10 * MiB;
+        row.total_reserved = (int64_t)(s + 1) * 20 * MiB;
+        row.device = 0;
+        tp_memev_push(&f.r->mem, &row);
+    }
+    tp_model_finish(f.m);
+    tp_diagnosis d;
+    run(&f, 0, &d);
+    CHECK_EQ_U(d.n, 1);
+    CHECK_STR(d.f[0].id, "memory-growth");
+    CHECK_NEAR(d.f[0].severity, 0.8, 1e-12);
+    CHECK_NEAR(METRIC(&d, "memory-growth", "growth_bytes"), 40.0 * MiB, 0);
+    CHECK_NEAR(METRIC(&d, "memory-growth", "peak_allocated_bytes"), 50.0 * MiB, 0);
+    CHECK_NEAR(METRIC(&d, "memory-growth", "peak_reserved_bytes"), 100.0 * MiB, 0);
+    CHECK(strstr(d.f[0].evidence, "from 10.00 MiB to 50.00 MiB (+10.00 MiB per step)") != NULL);
+    tp_diagnose_free(&d);
+    tp_model_close(f.m);
+}
+
+/* The report puts "Diagnosis" before "Summary" in text and a "findings" array in JSON. */
+static void test_report(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 3; s++) {
+        double t = 1000.0 * s;
+        fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, t, 1000, -1, -1);
+        fx_ev(&f, "dataloader wait", TP_CAT_USER_ANNOTATION, t, 600, -1, -1);
+        fx_launch(&f, "conv_fwd", t + 600, 10, t + 610, 390, 1, s + 1);
+    }
+    tp_model_finish(f.m);
+    for (int fmt = 0; fmt < 2; fmt++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        tp_report_opts o;
+        tp_report_opts_init(&o);
+        o.format = fmt ? TP_REPORT_JSON : TP_REPORT_TEXT;
+        CHECK_OK(tp_report_write(out, f.m, &o));
+        fclose(out);
+        if (fmt) {
+            CHECK(strstr(buf, "\"findings\": [") != NULL);
+            CHECK(strstr(buf, "\"id\": \"input-bound\"") != NULL);
+            CHECK(strstr(buf, "\"data_wait_idle_ns\": 1800000") != NULL);
+        } else {
+            const char *dg = strstr(buf, "Diagnosis"), *sm = strstr(buf, "Summary");
+            CHECK(dg && sm && dg < sm);
+            CHECK(strstr(buf, "1. [high    60%] input-bound:") != NULL);
+        }
+        free(buf);
+    }
+    tp_model_close(f.m);
+}
+
+/* Diagnoses one rank of a loaded peer trace; checks the list is well-formed. */
+static void peer_rank(const tp_model *m, size_t i, const char *set, tp_diagnosis *d) {
+    tp_an_view v;
+    tp_an_view_build(&v, m, &m->ranks[i], NULL);
+    tp_diagnose_run(&v, d);
+    tp_an_view_free(&v);
+    for (size_t k = 0; k < d->n; k++) {
+        CHECK(d->f[k].severity >= 0 && d->f[k].severity <= 1);
+        CHECK(k == 0 || d->f[k].severity <= d->f[k - 1].severity);
+        CHECK(strncmp(d->f[k].title, d->f[k].id, strlen(d->f[k].id)) == 0);
+    }
+    const tp_finding *f;
+    if (strcmp(set, "param_resnet") == 0) { /* to(device) from pageable memory */
+        CHECK((f = tp_diagnosis_find(d, "pageable-h2d")) != NULL);
+        CHECK_NEAR(tp_finding_metric(f, "copies"), 61, 0);
+        CHECK_NEAR(tp_finding_metric(f, "bytes"), 2312140804.0, 0);
+        CHECK_STR(d->f[0].id, "input-bound"); /* the DataLoader __next__ range */
+    }
+    if (strcmp(set, "tracelens_h100_qwen") == 0) { /* torch.cuda.synchronize() per step */
+        CHECK((f = tp_diagnosis_find(d, "sync-stall")) != NULL);
+        CHECK_NEAR(tp_finding_metric(f, "syncs"), 2, 0);
+    }
+}
+
+/* Every peer trace (Kineto JSON from PyTorch, HTA, PARAM, TraceLens): no crash, sane lists,
+ * and the known problems of two of them. */
+static void test_peer_traces(void) {
+    const char *root = getenv("TP_PEER_TRACES");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/traces", root ? root : "");
+    DIR *dp = root ? opendir(dir) : NULL;
+    if (!dp) {
+        printf("     (no peer traces: skipped)\n");
+        return;
+    }
+    size_t sets = 0;
+    for (struct dirent *e; (e = readdir(dp)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        const char *paths[] = {path};
+        tp_model *m = NULL;
+        tp_load_result res;
+        if (tp_load_paths(paths, 1, &m, &res) != TP_OK)
+            continue; /* test_import_peer covers loading */
+        sets++;
+        for (size_t i = 0; i < m->n_ranks; i++) {
+            tp_diagnosis d;
+            peer_rank(m, i, e->d_name, &d);
+            tp_diagnose_free(&d);
+        }
+        tp_model_close(m);
+    }
+    closedir(dp);
+    CHECK(sets >= 20);
+}
+
+int main(void) {
+    TP_RUN(test_input_bound);
+    TP_RUN(test_sync_stall);
+    TP_RUN(test_pageable);
+    TP_RUN(test_sync_h2d);
+    TP_RUN(test_launch_bound);
+    TP_RUN(test_healthy);
+    TP_RUN(test_oom);
+    TP_RUN(test_memory_growth);
+    TP_RUN(test_report);
+    TP_RUN(test_peer_traces);
+    return tp_test_summary();
+}

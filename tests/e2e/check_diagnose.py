@@ -1,0 +1,98 @@
+"""Assertions for e2e_diagnose.sh: the diagnosis of each real trainer scenario."""
+import json
+import os
+import sys
+
+d = sys.argv[1]
+failures = []
+
+EXPECTED_TOP = {
+    "input-bound": "input-bound",
+    "pageable-copies": "pageable-h2d",
+    "sync-every-step": "sync-stall",
+    "launch-bound": "launch-bound",
+    "fragmentation-oom": "fragmentation-oom",
+}
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def load(name):
+    with open(os.path.join(d, name)) as f:
+        return json.load(f)
+
+
+def findings(scenario):
+    rep = load(scenario + ".report.json")
+    r = rep["ranks"][0]
+    fs = r["findings"]
+    print("     %s: %s" % (scenario, ", ".join("%s %.3f" % (f["id"], f["severity"]) for f in fs)))
+    for f in fs:
+        ok = (0 <= f["severity"] <= 1 and f["level"] in ("high", "medium", "low")
+              and f["title"].startswith(f["id"] + ":") and f["evidence"] and f["advice"])
+        check(ok, "%s: finding %s is complete" % (scenario, f["id"]))
+    sev = [f["severity"] for f in fs]
+    check(sev == sorted(sev, reverse=True), scenario + ": findings ranked by severity")
+    return fs
+
+
+def metric(f, key):
+    return f["metrics"][key]
+
+
+for sc in ["healthy"] + list(EXPECTED_TOP):
+    fs = findings(sc)
+    text = open(os.path.join(d, sc + ".report.txt")).read()
+    check(0 <= text.find("Diagnosis") < text.find("Summary"), sc + ": Diagnosis comes first")
+    if sc == "healthy":
+        high = [f["id"] for f in fs if f["level"] == "high"]
+        check(not high, "healthy: no high-severity finding (got %s)" % high)
+        continue
+    top = fs[0]["id"] if fs else None
+    check(top == EXPECTED_TOP[sc], "%s: top finding is %s (got %s)" % (sc, EXPECTED_TOP[sc], top))
+    f = fs[0] if fs else {"metrics": {}, "source": "", "severity": 0}
+    summary = load(sc + ".summary.json")
+    if sc == "input-bound":
+        check(f["severity"] >= 0.4, "input-bound: explains >= 40% of step time")
+        check("dataloader wait" in f["source"], "input-bound: source is the 'dataloader wait' range")
+    elif sc == "pageable-copies":
+        # The trainer times its own copy calls (h2d_s); the finding's host time must agree.
+        host_s = metric(f, "host_blocked_ns") / 1e9
+        check(0.5 * summary["h2d_s"] <= host_s <= 1.1 * summary["h2d_s"],
+              "pageable-copies: host blocked %.3f s vs trainer h2d_s %.3f s" % (host_s, summary["h2d_s"]))
+        check("host-to-device copy" in f["source"], "pageable-copies: source is the copy range")
+    elif sc == "sync-every-step":
+        check(abs(metric(f, "syncs_per_step") - 1.0) < 0.2, "sync-every-step: ~1 sync per step")
+        check("read loss" in f["source"], "sync-every-step: source is the 'read loss' range")
+        check(f["severity"] >= 0.5, "sync-every-step: host blocked most of the step")
+    elif sc == "launch-bound":
+        check(metric(f, "median_kernel_ns") < metric(f, "host_ns_per_launch"),
+              "launch-bound: kernels shorter than the host's time per launch")
+    elif sc == "fragmentation-oom":
+        check(summary["exit_reason"] == "oom", "fragmentation-oom: trainer reports oom")
+        for key in ("requested", "reserved", "free", "largest_free"):
+            check(metric(f, key + "_bytes") == summary["oom_%s_bytes" % key],
+                  "fragmentation-oom: %s bytes %d match the trainer's %d"
+                  % (key, metric(f, key + "_bytes"), summary["oom_%s_bytes" % key]))
+        # Symbolized offline from the trainer binary: the allocator call and its callers.
+        funcs = [fr["function"] for fr in f.get("frames", [])]
+        check("tp_alloc_malloc" in funcs and "tp_net_train_step" in funcs,
+              "fragmentation-oom: failing stack symbolized (got %s)" % funcs)
+        alloc = [fr for fr in f.get("frames", []) if fr["function"] == "tp_alloc_malloc"]
+        check(bool(alloc) and alloc[0]["file"].endswith("tp_alloc.c") and alloc[0]["line"] > 0
+              and alloc[0]["module"] == "trainprof-trainer" and alloc[0]["symbols"] == "ok",
+              "fragmentation-oom: frame tp_alloc_malloc has tp_alloc.c:line")
+        check("tp_alloc_malloc (tp_alloc.c:" in f["source"],
+              "fragmentation-oom: source shows func (file:line)")
+        raw = [x for x in load(sc + ".nosym.report.json")["ranks"][0]["findings"]
+               if x["id"] == "fragmentation-oom"]
+        check(bool(raw) and "trainprof-trainer+0x" in raw[0]["source"]
+              and all(fr["function"] == "" and fr["symbols"] == "off" for fr in raw[0]["frames"]),
+              "fragmentation-oom: --no-symbols keeps module+offset")
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)

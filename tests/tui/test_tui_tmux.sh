@@ -1,0 +1,104 @@
+#!/bin/sh
+# The real `trainprof tui` in a real terminal: a detached tmux session of fixed size runs it
+# on the committed sample; keys are sent as a user would type them and the screen text is
+# captured and checked after each; q must end the program with status 0.
+# usage: test_tui_tmux.sh TRAINPROF SOURCE_DIR          (skips, exit 77, without tmux)
+set -u
+tp=$1 src=$2
+command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
+sample=$src/traces/samples/cpu-trainer-input-bound.tprof
+tmp=$(mktemp -d) || exit 1
+sock=tp-tui-test-$$
+T() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*"
+    echo "---- screen ----"
+    cat "$tmp/screen" 2>/dev/null
+    exit 1
+}
+
+# Waits (up to 10 s) until the screen contains every argument (fixed strings).
+wait_for() {
+    i=0
+    while [ $i -lt 100 ]; do
+        T capture-pane -p -t tui >"$tmp/screen" 2>/dev/null
+        ok=1
+        for s in "$@"; do
+            grep -qF -- "$s" "$tmp/screen" || ok=0
+        done
+        [ $ok -eq 1 ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "screen never showed: $*"
+}
+
+T new-session -d -s tui -x 120 -y 40 \
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen '$tp' tui '$sample'; echo \$? >'$tmp/rc'; sleep 5" ||
+    fail "tmux new-session failed"
+
+wait_for "[1 Summary]" "Device utilization" "q Quit"
+T send-keys -t tui 2
+wait_for "[2 Timeline]" "zoom 1x" ">stream 0" "Under cursor: "
+T send-keys -t tui +
+wait_for "zoom 2x"
+T send-keys -t tui +
+wait_for "zoom 4x"
+T send-keys -t tui -
+wait_for "zoom 2x"
+T send-keys -t tui Down
+# The sample's CPU lane is the trainer's main thread, named after the program (its comm).
+wait_for ">trainprof-train" " thread "
+T send-keys -t tui 3
+wait_for "[3 Kernels]" "17 kernels, sorted by total" "> conv3x3_bwd_filter"
+T send-keys -t tui s
+wait_for "sorted by mean"
+T send-keys -t tui / r e l u Enter
+wait_for 'search "relu": 2 shown' "relu_bwd" "relu_fwd"
+grep -qF conv3x3 "$tmp/screen" && fail "search kept rows that do not match"
+T send-keys -t tui Escape
+T send-keys -t tui 4
+wait_for "[4 Ranges]" "> step"
+
+# Resize: too small, then back.
+T resize-window -t tui -x 30 -y 8
+wait_for "terminal too"
+T resize-window -t tui -x 100 -y 30
+wait_for "[4 Ranges]" "> step"
+
+T send-keys -t tui q
+i=0
+while [ ! -s "$tmp/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s "$tmp/rc" ] || fail "trainprof tui did not exit after q"
+rc=$(cat "$tmp/rc")
+[ "$rc" = 0 ] || fail "trainprof tui exited $rc"
+# A terminal whose locale is not UTF-8 gets ASCII only (busy glyphs, markers, names).
+rm -f "$tmp/rc"
+T new-session -d -s tui2 -x 100 -y 30 \
+    "env LANG=C LC_ALL=C TERM=screen '$tp' tui '$sample' --view kernels; echo \$? >'$tmp/rc'; sleep 5" ||
+    fail "tmux new-session (C locale) failed"
+i=0
+until T capture-pane -p -t tui2 >"$tmp/screen" 2>/dev/null && grep -qF "[3 Kernels]" "$tmp/screen"; do
+    [ $i -lt 100 ] || fail "C-locale session never drew"
+    sleep 0.1
+    i=$((i + 1))
+done
+grep -qF "totalv" "$tmp/screen" || fail "no ASCII sort marker in the C locale"
+LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp/screen" && fail "non-ASCII bytes in the C locale"
+T send-keys -t tui2 2
+i=0
+until T capture-pane -p -t tui2 >"$tmp/screen" 2>/dev/null && grep -qF "zoom 1x" "$tmp/screen"; do
+    [ $i -lt 100 ] || fail "C-locale timeline never drew"
+    sleep 0.1
+    i=$((i + 1))
+done
+LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp/screen" && fail "non-ASCII timeline in the C locale"
+grep -q '[#@*]' "$tmp/screen" || fail "no ASCII busy glyphs in the C-locale timeline"
+T send-keys -t tui2 q
+i=0
+while [ ! -s "$tmp/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || fail "C-locale session did not exit 0 after q"
+
+echo "ok: tmux-driven session (views, zoom, lanes, sort, search, resize, quit)"

@@ -1,0 +1,286 @@
+/* Headless tests of the TUI over the committed sample trace and over hand-made models:
+ * keys go in through tp_tui_key, the frame comes out through tp_tui_render, and the
+ * assertions compare screen text with the analyzer's own numbers (tp_an_*), so a view
+ * that shows a wrong or stale value fails. */
+#include <stdarg.h>
+
+#include "tp_an_kernels.h"
+#include "tp_an_temporal.h"
+#include "tp_load.h"
+#include "tp_test.h"
+#include "tp_tui.h"
+#include "tp_tui_layout.h"
+
+static tp_model *sample;
+
+/* Row y of the current frame. */
+static const char *screen_row(tp_tui *t, int y) {
+    static char buf[16384];
+    const tp_tui_grid *g = tp_tui_render(t);
+    tp_tui_grid_row(g, y, buf, sizeof buf, 1);
+    return buf;
+}
+
+/* First frame row containing s, or -1. */
+static int screen_find(tp_tui *t, const char *s) {
+    const tp_tui_grid *g = tp_tui_render(t);
+    for (int y = 0; y < g->h; y++)
+        if (strstr(screen_row(t, y), s))
+            return y;
+    return -1;
+}
+
+static void keys(tp_tui *t, const char *ks) {
+    for (; *ks; ks++)
+        tp_tui_key(t, *ks == '\n' ? TP_TUI_KEY_ENTER : (unsigned char)*ks);
+}
+
+static tp_tui *open_tui(const tp_model *m, const char *view, int w, int h) {
+    tp_tui_opts o;
+    tp_tui_opts_init(&o);
+    o.view = view, o.width = w, o.height = h;
+    char err[256];
+    tp_tui *t = NULL;
+    if (tp_tui_open(&t, m, &o, err, sizeof err) != TP_OK)
+        fprintf(stderr, "tp_tui_open: %s\n", err);
+    return t;
+}
+
+static void test_summary_numbers(void) {
+    tp_an_view v;
+    tp_an_temporal tm;
+    tp_an_view_build(&v, sample, &sample->ranks[0], NULL);
+    tp_an_temporal_run(&v, &tm);
+    tp_an_view_free(&v);
+    char want[64];
+    snprintf(want, sizeof want, "%-20s %10.2f %%", "Device utilization",
+             100.0 * (double)tm.busy / (double)tm.span);
+    tp_tui *t = open_tui(sample, "summary", 120, 40);
+    CHECK(t != NULL);
+    CHECK(screen_find(t, want) > 0);
+    char span[32];
+    tp_tui_fmt_dur(span, sizeof span, (double)tm.span);
+    int y = screen_find(t, "  Span ");
+    CHECK(y > 0 && strstr(screen_row(t, y), span));
+    CHECK(screen_find(t, "host wait") > 0);
+    CHECK(strstr(screen_row(t, 0), "[1 Summary]") != NULL);
+    CHECK(strstr(screen_row(t, 39), "q Quit") != NULL);
+    tp_tui_close(t);
+}
+
+static void test_kernels_sort_search(void) {
+    tp_an_view v;
+    tp_an_kernels k;
+    tp_an_view_build(&v, sample, &sample->ranks[0], NULL);
+    tp_an_kernels_run(&v, &k);
+    size_t best_mean = 0, n_relu = 0;
+    for (size_t i = 0; i < k.n; i++) {
+        best_mean = k.k[i].mean > k.k[best_mean].mean ? i : best_mean;
+        n_relu += strstr(tp_model_str(sample, k.k[i].name), "relu") != NULL;
+    }
+    char top_total[256], top_mean[256];
+    snprintf(top_total, sizeof top_total, "> %s ", tp_model_str(sample, k.k[0].name));
+    snprintf(top_mean, sizeof top_mean, "%s ", tp_model_str(sample, k.k[best_mean].name));
+    tp_tui *t = open_tui(sample, "3", 120, 40);
+    CHECK(t != NULL);
+    CHECK(strstr(screen_row(t, 0), "[3 Kernels]") != NULL);
+    CHECK(strstr(screen_row(t, 3), top_total) == screen_row(t, 3)); /* first row, selected */
+    CHECK(strstr(screen_row(t, 2), "total\u25bc") != NULL);
+    keys(t, "s"); /* total -> mean */
+    CHECK(strstr(screen_row(t, 2), "mean\u25bc") != NULL);
+    CHECK(strstr(screen_row(t, 3), top_mean) == screen_row(t, 3) + 2); /* selection kept */
+    keys(t, "/relu\n");
+    char want[64];
+    snprintf(want, sizeof want, "search \"relu\": %zu shown", n_relu);
+    CHECK(strstr(screen_row(t, 1), want) != NULL);
+    for (size_t i = 0; i < n_relu; i++)
+        CHECK(strstr(screen_row(t, 3 + (int)i), "relu") != NULL);
+    CHECK_STR(screen_row(t, 3 + (int)n_relu), "");
+    keys(t, "/\x1b"); /* Esc clears the search */
+    CHECK(strstr(screen_row(t, 1), "search") == NULL);
+    tp_tui_key(t, TP_TUI_KEY_END); /* the last row gets selected and scrolled into view */
+    CHECK(screen_find(t, "> ") > 3);
+    tp_an_kernels_free(&k);
+    tp_an_view_free(&v);
+    tp_tui_close(t);
+}
+
+/* Reads the "span X" value of the timeline header into ns via the layout formatter. */
+static void test_timeline_zoom_cursor(void) {
+    const tp_rank *r = &sample->ranks[0];
+    tp_tui *t = open_tui(sample, "timeline", 120, 40);
+    CHECK(t != NULL);
+    CHECK(strstr(screen_row(t, 1), "zoom 1x") != NULL);
+    CHECK(screen_find(t, ">stream 0") == 3);
+    /* The cursor starts on the first op of stream 0. */
+    uint32_t first = r->streams.rows[r->streams.off[0]];
+    char want[256];
+    snprintf(want, sizeof want, "Under cursor: %s", tp_model_str(sample, r->ev.name[first]));
+    CHECK(screen_find(t, want) > 0);
+    CHECK(screen_find(t, "launched by: ") > 0);
+    keys(t, "+");
+    CHECK(strstr(screen_row(t, 1), "zoom 2x") != NULL);
+    keys(t, "++");
+    CHECK(strstr(screen_row(t, 1), "zoom 8x") != NULL);
+    keys(t, "-");
+    CHECK(strstr(screen_row(t, 1), "zoom 4x") != NULL);
+    keys(t, "0");
+    CHECK(strstr(screen_row(t, 1), "zoom 1x") != NULL);
+    /* n moves to the next op on the lane that starts after the cursor cell. */
+    keys(t, "++++++++++");
+    keys(t, "n");
+    int y = screen_find(t, "Under cursor: ");
+    CHECK(y > 0);
+    CHECK(strstr(screen_row(t, y + 1), "stream 0") != NULL);
+    /* The thread lane: CPU rows say which range they are in. */
+    tp_tui_key(t, TP_TUI_KEY_DOWN);
+    const char *tn = tp_rank_thread_name(sample, r, -1, r->threads.key[0]);
+    snprintf(want, sizeof want, ">%.12s", tn ? tn : "thread "); /* named lanes show the name */
+    CHECK(screen_find(t, want) == 4);
+    CHECK(screen_find(t, "  in range: ") > 0 || screen_find(t, "nothing on thread") > 0);
+    /* Panning never leaves the trace. */
+    for (int i = 0; i < 50; i++)
+        tp_tui_key(t, TP_TUI_KEY_PGUP);
+    CHECK(strstr(screen_row(t, 1), "Window +0 ns") != NULL);
+    tp_tui_close(t);
+}
+
+static void test_resize_small(void) {
+    tp_tui *t = open_tui(sample, "timeline", 120, 40);
+    CHECK(t != NULL);
+    tp_tui_resize(t, 30, 8);
+    CHECK(strstr(screen_row(t, 0), "terminal too small") == screen_row(t, 0));
+    CHECK_STR(screen_row(t, 1), "30x8, need 40x10");
+    keys(t, "+-3s"); /* keys on a too-small screen do no harm */
+    tp_tui_resize(t, 60, 12);
+    CHECK(strstr(screen_row(t, 0), "[3 Kernels]") != NULL);
+    tp_tui_resize(t, 1, 1);
+    CHECK(strlen(screen_row(t, 0)) > 0);
+    tp_tui_close(t);
+}
+
+static void push(tp_model *m, tp_rank *r, const char *name, tp_cat cat, int64_t ts, int64_t dur) {
+    tp_event_row e;
+    tp_event_row_init(&e);
+    e.ts = ts, e.dur = dur, e.cat = (uint8_t)cat;
+    e.name = tp_model_intern(m, name, strlen(name));
+    e.pid = 1, e.tid = 7;
+    tp_events_push(&r->ev, &e);
+}
+
+/* A thread named in the trace shows its name in the timeline's lane label. */
+static void test_thread_name_lane(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "named.json");
+    r->rank = 0;
+    push(m, r, "load", TP_CAT_USER_ANNOTATION, 1000, 5000);
+    tp_rank_set_thread_name(m, r, 1, 7, "dataloader", 10);
+    tp_model_finish(m);
+    tp_tui *t = open_tui(m, "timeline", 100, 24);
+    CHECK(t != NULL);
+    CHECK(screen_find(t, ">dataloader 7") > 0);
+    tp_tui_close(t);
+    tp_model_close(m);
+}
+
+/* A CPU-only rank with a long UTF-8 range name: no GPU, no crash, names cut with "…". */
+static void test_no_gpu_utf8(void) {
+    static const char *name = "数据加载 — préparation des données, étape très longue "
+                              "qui ne tient pas dans la colonne du tableau des plages";
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "handmade.json");
+    r->rank = 0;
+    push(m, r, name, TP_CAT_USER_ANNOTATION, 1000, 5000);
+    push(m, r, "inner", TP_CAT_USER_ANNOTATION, 2000, 1000);
+    tp_model_finish(m);
+    tp_tui *t = open_tui(m, "summary", 80, 24);
+    CHECK(t != NULL);
+    CHECK(screen_find(t, "No GPU activity in this rank") > 0);
+    keys(t, "3");
+    CHECK(screen_find(t, "(no GPU kernels") > 0);
+    keys(t, "5");
+    CHECK(screen_find(t, "(no copies") > 0);
+    keys(t, "4");
+    int y = screen_find(t, "数据加载 — pré"); /* at 80 columns the right columns give way */
+    CHECK(y > 0);
+    CHECK(strstr(screen_row(t, y), "\u2026") != NULL);
+    CHECK(tp_tui_str_width(screen_row(t, y)) <= 80);
+    keys(t, "2");
+    CHECK(screen_find(t, ">thread 7") > 0);
+    /* Cursor at the first event (ts 1000): the outer range is under it. */
+    CHECK(screen_find(t, "Under cursor: 数据加载") > 0);
+    keys(t, "/"); /* no table in the timeline: '/' is ignored, q still quits */
+    CHECK(tp_tui_key(t, 'q') == 1);
+    tp_tui_close(t);
+    tp_model_close(m);
+}
+
+/* Two ranks: --rank picks one, r cycles, and each rank shows its own numbers. */
+static void test_ranks(void) {
+    tp_model *m = tp_model_new();
+    for (int k = 0; k < 2; k++) {
+        tp_rank *r = tp_model_add_rank(m, k ? "rank1.json" : "rank0.json");
+        r->rank = k;
+        tp_event_row e;
+        tp_event_row_init(&e);
+        e.ts = 1000, e.dur = 500 * (k + 1), e.cat = TP_CAT_KERNEL, e.stream = 7, e.device = 0;
+        e.name = tp_model_intern(m, k ? "kernel_of_rank1" : "kernel_of_rank0", 15);
+        tp_events_push(&r->ev, &e);
+    }
+    tp_model_finish(m);
+    tp_tui_opts o;
+    tp_tui_opts_init(&o);
+    o.rank = 1, o.view = "kernels";
+    char err[128];
+    tp_tui *t = NULL;
+    CHECK_OK(tp_tui_open(&t, m, &o, err, sizeof err));
+    CHECK(strstr(screen_row(t, 0), "rank 1 (2 of 2)") != NULL);
+    CHECK(screen_find(t, "> kernel_of_rank1") == 3);
+    keys(t, "r");
+    CHECK(strstr(screen_row(t, 0), "rank 0 (1 of 2)") != NULL);
+    CHECK(screen_find(t, "> kernel_of_rank0") == 3);
+    CHECK(screen_find(t, "r Rank") > 0);
+    keys(t, "1");
+    CHECK(screen_find(t, "Rank 0  rank0.json") > 0);
+    tp_tui_close(t);
+    tp_model_close(m);
+}
+
+static void test_open_errors(void) {
+    tp_tui_opts o;
+    tp_tui_opts_init(&o);
+    char err[256];
+    tp_tui *t = NULL;
+    o.rank = 5;
+    CHECK_EQ_I(tp_tui_open(&t, sample, &o, err, sizeof err), TP_ERR_NOT_FOUND);
+    CHECK(t == NULL && strstr(err, "no rank 5"));
+    o.rank = -1, o.view = "flamegraph";
+    CHECK_EQ_I(tp_tui_open(&t, sample, &o, err, sizeof err), TP_ERR_ARG);
+    tp_model *empty = tp_model_new();
+    tp_model_finish(empty);
+    CHECK_EQ_I(tp_tui_open(&t, empty, NULL, err, sizeof err), TP_ERR_EMPTY);
+    tp_model_close(empty);
+    tp_tui_close(NULL);
+}
+
+int main(void) {
+    const char *src = getenv("TP_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces/samples/cpu-trainer-input-bound.tprof", src ? src : ".");
+    const char *paths[] = {path};
+    tp_load_result res;
+    if (tp_load_paths(paths, 1, &sample, &res) != TP_OK) {
+        fprintf(stderr, "cannot load %s: %s\n", path, res.error);
+        return 1;
+    }
+    TP_RUN(test_summary_numbers);
+    TP_RUN(test_kernels_sort_search);
+    TP_RUN(test_timeline_zoom_cursor);
+    TP_RUN(test_resize_small);
+    TP_RUN(test_no_gpu_utf8);
+    TP_RUN(test_thread_name_lane);
+    TP_RUN(test_ranks);
+    TP_RUN(test_open_errors);
+    tp_model_close(sample);
+    return tp_test_summary();
+}

@@ -1,0 +1,203 @@
+/* tp_tui_data: analyses of one rank arranged for the views (see the header). */
+#include "tp_tui_data.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_tui_layout.h"
+
+#define DUR(buf, x) tp_tui_fmt_dur(buf, sizeof buf, (double)(x))
+
+static void build_kernels(tp_tui_data *d) {
+    /* Columns in order of importance: narrow terminals drop them from the right. */
+    static const tp_tui_col cols[] = {{"kernel", 0, 0}, {"count", 8, 1}, {"total", 10, 1},
+                                      {"mean", 10, 1},  {"min", 10, 1},  {"max", 10, 1},
+                                      {"type", 13, 0}};
+    tp_tui_table_init(&d->kernels, cols, 7, 2);
+    d->kernels.empty = "(no GPU kernels, copies or memsets in this rank)";
+    for (size_t i = 0; i < d->k.n; i++) {
+        const tp_an_kernel_row *k = &d->k.k[i];
+        char cnt[24], b[4][32];
+        snprintf(cnt, sizeof cnt, "%zu", k->count);
+        const char *txt[] = {tp_model_str(d->m, k->name),
+                             cnt,
+                             DUR(b[0], k->sum),
+                             DUR(b[1], k->mean),
+                             DUR(b[2], k->min),
+                             DUR(b[3], k->max),
+                             tp_ktype_name((tp_ktype)k->ktype)};
+        double key[] = {
+            0, (double)k->count, (double)k->sum, k->mean, (double)k->min, (double)k->max, k->ktype};
+        tp_tui_table_add(&d->kernels, txt, key);
+    }
+    tp_tui_table_refresh(&d->kernels);
+}
+
+static void build_ranges(tp_tui_data *d) {
+    static const tp_tui_col cols[] = {{"range", 0, 0},     {"count", 7, 1},   {"total", 10, 1},
+                                      {"GPU time", 10, 1}, {"GPU ops", 8, 1}, {"mean", 10, 1},
+                                      {"min", 10, 1},      {"max", 10, 1}};
+    tp_tui_table_init(&d->ranges, cols, 8, 2);
+    d->ranges.empty = "(no NVTX ranges or annotations in this rank)";
+    for (size_t i = 0; i < d->nv.n; i++) {
+        const tp_an_range *r = &d->nv.r[i];
+        char cnt[24], ops[24], b[5][32];
+        snprintf(cnt, sizeof cnt, "%zu", r->count);
+        snprintf(ops, sizeof ops, "%zu", r->n_gpu_ops);
+        const char *txt[] = {tp_model_str(d->m, r->name),
+                             cnt,
+                             DUR(b[0], r->total),
+                             DUR(b[4], r->gpu_ns),
+                             ops,
+                             DUR(b[1], r->mean),
+                             DUR(b[2], r->min),
+                             DUR(b[3], r->max)};
+        double key[] = {
+            0,       (double)r->count, (double)r->total, (double)r->gpu_ns, (double)r->n_gpu_ops,
+            r->mean, (double)r->min,   (double)r->max};
+        tp_tui_table_add(&d->ranges, txt, key);
+    }
+    tp_tui_table_refresh(&d->ranges);
+}
+
+static void build_copies(tp_tui_data *d) {
+    static const tp_tui_col cols[] = {{"copy kind / source", 0, 0},
+                                      {"count", 7, 1},
+                                      {"bytes", 11, 1},
+                                      {"busy", 10, 1},
+                                      {"GB/s", 9, 1},
+                                      {"max GB/s", 9, 1}};
+    tp_tui_table_init(&d->copies, cols, 6, 3);
+    d->copies.empty = "(no copies or memsets in this rank)";
+    for (size_t i = 0; i < d->mem.n_copy; i++) {
+        const tp_an_copy *c = &d->mem.copy[i];
+        char name[64], cnt[24], by[32], busy[32], bw[32], mx[32];
+        snprintf(name, sizeof name, c->copy_kind == TP_AN_MEMSET_KIND ? "%s on %s" : "%s from %s",
+                 tp_an_copy_kind_name(c->copy_kind), tp_an_mem_kind_name(c->src_kind));
+        snprintf(cnt, sizeof cnt, "%zu", c->count);
+        snprintf(bw, sizeof bw, "%.2f", c->gbps);
+        snprintf(mx, sizeof mx, "%.2f", c->max_gbps);
+        const char *txt[] = {
+            name, cnt, tp_tui_fmt_bytes(by, sizeof by, (double)c->bytes), DUR(busy, c->dur_ns),
+            bw,   mx};
+        double key[] = {0,
+                        (double)c->count,
+                        (double)c->bytes,
+                        (double)c->dur_ns,
+                        isnan(c->gbps) ? -1 : c->gbps,
+                        isnan(c->max_gbps) ? -1 : c->max_gbps};
+        tp_tui_table_add(&d->copies, txt, key);
+    }
+    if (d->mem.n_bw)
+        tp_tui_table_note(&d->copies, "Concurrent bandwidth while active, GB/s (mean / median / "
+                                      "max over the step function):");
+    for (size_t i = 0; i < d->mem.n_bw && i < 7; i++) {
+        const tp_an_describe_t *b = &d->mem.bw[i].bw;
+        char line[128];
+        snprintf(line, sizeof line, "  %-16s %10.2f %10.2f %10.2f   (%zu points)",
+                 d->mem.bw[i].type, b->mean, b->p50, b->max, b->count);
+        tp_tui_table_note(&d->copies, line);
+    }
+    tp_tui_table_refresh(&d->copies);
+}
+
+static void add_lanes(tp_tui_data *d, const tp_buckets *b, int is_stream) {
+    for (size_t i = 0; i < b->n; i++) {
+        tp_tui_lane *l = &d->lanes[d->n_lanes++];
+        l->is_stream = is_stream;
+        l->key = b->key[i];
+        snprintf(l->label, sizeof l->label, "%s %lld", is_stream ? "stream" : "thread",
+                 (long long)b->key[i]);
+        l->rows = b->rows + b->off[i];
+        l->n = b->off[i + 1] - b->off[i];
+    }
+}
+
+static void build_lanes(tp_tui_data *d) {
+    const tp_rank *r = d->r;
+    d->lanes = calloc(r->streams.n + r->threads.n + 1, sizeof *d->lanes);
+    if (!d->lanes)
+        abort();
+    add_lanes(d, &r->streams, 1);
+    add_lanes(d, &r->threads, 0);
+    d->t_first = r->ev.n ? r->ev.ts[0] : 0;
+    d->t_last = d->t_first;
+    for (size_t i = 0; i < r->ev.n; i++)
+        if (r->ev.ts[i] + r->ev.dur[i] > d->t_last)
+            d->t_last = r->ev.ts[i] + r->ev.dur[i];
+}
+
+void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r) {
+    memset(d, 0, sizeof *d);
+    d->m = m;
+    d->r = r;
+    tp_an_view_build(&d->v, m, r, NULL);
+    tp_an_temporal_run(&d->v, &d->t);
+    tp_an_idle_run(&d->v, &d->idle);
+    tp_an_kernels_run(&d->v, &d->k);
+    tp_an_memory_run(&d->v, &d->mem);
+    tp_an_nvtx_run(&d->v, &d->nv);
+    for (size_t s = 0; s < d->idle.n; s++)
+        for (int c = 0; c < TP_IDLE_COUNT; c++)
+            d->idle_split[c] += d->idle.s[s].idle[c];
+    build_kernels(d);
+    build_ranges(d);
+    build_copies(d);
+    build_lanes(d);
+}
+
+void tp_tui_data_free(tp_tui_data *d) {
+    tp_tui_table_free(&d->kernels);
+    tp_tui_table_free(&d->ranges);
+    tp_tui_table_free(&d->copies);
+    free(d->lanes);
+    tp_an_idle_free(&d->idle);
+    tp_an_kernels_free(&d->k);
+    tp_an_memory_free(&d->mem);
+    tp_an_nvtx_free(&d->nv);
+    tp_an_view_free(&d->v);
+    memset(d, 0, sizeof *d);
+}
+
+long tp_tui_data_op_at(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, int64_t b) {
+    const tp_events *ev = &d->r->ev;
+    long best = -1;
+    int64_t best_ov = -1;
+    for (size_t i = 0; i < l->n && ev->ts[l->rows[i]] < b; i++) {
+        uint32_t r = l->rows[i];
+        int64_t s = ev->ts[r], e = s + ev->dur[r];
+        if (e < a || (e == a && e > s))
+            continue;
+        int64_t ov = (e < b ? e : b) - (s > a ? s : a);
+        if (best < 0 || ev->depth[r] > ev->depth[best] ||
+            (ev->depth[r] == ev->depth[best] && ov > best_ov))
+            best = r, best_ov = ov;
+    }
+    return best;
+}
+
+long tp_tui_data_launcher(const tp_tui_data *d, long row) {
+    const tp_events *ev = &d->r->ev;
+    if (row < 0 || ev->stream[row] == -1 || ev->correlation[row] == -1)
+        return -1;
+    const uint32_t *rows;
+    size_t n = tp_rank_corr_rows(d->r, ev->correlation[row], &rows);
+    long best = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (ev->stream[rows[i]] != -1)
+            continue;
+        if (best < 0 ||
+            ((ev->flags[rows[i]] & TP_EVF_LAUNCH) && !(ev->flags[best] & TP_EVF_LAUNCH)))
+            best = rows[i];
+    }
+    return best;
+}
+
+long tp_tui_data_range_of(const tp_tui_data *d, long row) {
+    const tp_events *ev = &d->r->ev;
+    while (row >= 0 && ev->cat[row] != TP_CAT_USER_ANNOTATION)
+        row = ev->parent[row];
+    return row;
+}
