@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_units.h"
 #include "tp_an_stats.h"
 #include "tp_reader.h"
 #include "tp_record.h"
@@ -362,28 +363,6 @@ static void collect_sets(dctx *d) {
 
 /* ---------------------------------------------------------------- formatting */
 
-static const char *fmt_ns(char *buf, size_t n, double ns) {
-    double a = fabs(ns);
-    if (a < 1e3)
-        snprintf(buf, n, "%.0f ns", ns);
-    else if (a < 1e6)
-        snprintf(buf, n, "%.2f us", ns / 1e3);
-    else if (a < 1e9)
-        snprintf(buf, n, "%.2f ms", ns / 1e6);
-    else
-        snprintf(buf, n, "%.2f s", ns / 1e9);
-    return buf;
-}
-
-static const char *fmt_b(char *buf, size_t n, double b) {
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int k = 0;
-    while (fabs(b) >= 1024 && k < 4)
-        b /= 1024, k++;
-    snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
-    return buf;
-}
-
 static double share(int64_t a, int64_t b) {
     return b > 0 ? (double)a / (double)b : 0.0;
 }
@@ -686,7 +665,7 @@ static void find_input_bound(dctx *d, const idle_split *s) {
              100 * share(s->idle, d->win), window_words(d), 100 * share(s->data, s->idle), rn,
              100 * share(bl.n ? bl.ns[best] : 0, d->win), window_words(d),
              d->out->n_steps ? ", mean per step " : "",
-             d->out->n_steps ? fmt_ns(b1, sizeof b1, per_step) : "");
+             d->out->n_steps ? tp_units_dur(b1, sizeof b1, per_step) : "");
     snprintf(f->advice, sizeof f->advice,
              "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
              "persistent_workers); move augmentation and decoding off the training thread (or "
@@ -714,7 +693,7 @@ static void find_low_util(dctx *d, const idle_split *s) {
              window_words(d));
     snprintf(f->evidence, sizeof f->evidence,
              "device idle %.1f%% %s: %.1f%% of it while the host was blocked in sync calls, "
-             "%.1f%% in data-loading ranges, %.1f%% in gaps under %lld us between ops, %.1f%% "
+             "%.1f%% in data-loading ranges, %.1f%% in gaps under %lld \u00b5s between ops, %.1f%% "
              "while the host did other work (CPU busy between launches)",
              100 * share(s->idle, d->win), window_words(d), 100 * share(s->sync, s->idle),
              100 * share(s->data, s->idle), 100 * share(s->shortg, s->idle),
@@ -777,9 +756,9 @@ static void find_sync(dctx *d) {
     char b1[32], b2[32], b3[32];
     snprintf(f->title, sizeof f->title, "sync-stall: the host blocks on device synchronization%s",
              frequent && d->out->n_steps ? " every step (like loss.item() every step)" : "");
-    int nw =
-        snprintf(f->evidence, sizeof f->evidence, "host blocked %s (%.1f%% %s) in %zu sync calls",
-                 fmt_ns(b1, 32, (double)host), 100 * share(host, d->win), window_words(d), n_sync);
+    int nw = snprintf(
+        f->evidence, sizeof f->evidence, "host blocked %s (%.1f%% %s) in %zu sync calls",
+        tp_units_dur(b1, 32, (double)host), 100 * share(host, d->win), window_words(d), n_sync);
     if (d->out->n_steps && nw > 0 && (size_t)nw < sizeof f->evidence)
         nw += snprintf(f->evidence + nw, sizeof f->evidence - (size_t)nw, " (%.2f per step)",
                        per_step);
@@ -787,8 +766,8 @@ static void find_sync(dctx *d) {
         snprintf(f->evidence + nw, sizeof f->evidence - (size_t)nw,
                  ", mean %s each; the device ran dry during them and idled %s (%.1f%%) until the "
                  "host launched again (outside data loading)",
-                 fmt_ns(b2, 32, n_sync ? (double)host / (double)n_sync : 0),
-                 fmt_ns(b3, 32, (double)drain), 100 * share(drain, d->win));
+                 tp_units_dur(b2, 32, n_sync ? (double)host / (double)n_sync : 0),
+                 tp_units_dur(b3, 32, (double)drain), 100 * share(drain, d->win));
     snprintf(f->advice, sizeof f->advice,
              "do not read device values back every step (loss.item(), .cpu(), print(tensor), "
              "torch.cuda.synchronize()): accumulate on the device and read every N steps; use "
@@ -876,7 +855,7 @@ static int find_launch_bound(dctx *d, const idle_split *s) {
              "syncs and data loading over %zu launches); %zu (%.0f%%) kernels are shorter than "
              "their launch call; the device is busy %.1f%% %s and idles %.1f%% between launches "
              "with the host neither syncing nor loading data",
-             nk, per, fmt_ns(b1, 32, mk), fmt_ns(b2, 32, gap), nl, n_short,
+             nk, per, tp_units_dur(b1, 32, mk), tp_units_dur(b2, 32, gap), nl, n_short,
              100 * share((int64_t)n_short, (int64_t)nk), 100 - 100 * share(s->idle, d->win),
              window_words(d), 100 * sev);
     snprintf(f->advice, sizeof f->advice,
@@ -947,8 +926,9 @@ static void find_pageable(dctx *d, copy_group *pg, const copy_group *pin) {
     int nw = snprintf(f->evidence, sizeof f->evidence,
                       "%zu H2D copies from pageable memory (%s), device copy time %s at %.2f GB/s; "
                       "the host was blocked %s (%.1f%% %s) in the copy calls",
-                      pg->n, fmt_b(b1, 32, (double)pg->bytes), fmt_ns(b2, 32, (double)pg->dev_ns),
-                      gbps, fmt_ns(b3, 32, (double)ivl_len(&pg->host)),
+                      pg->n, tp_units_bytes(b1, 32, (double)pg->bytes),
+                      tp_units_dur(b2, 32, (double)pg->dev_ns), gbps,
+                      tp_units_dur(b3, 32, (double)ivl_len(&pg->host)),
                       100 * share(ivl_len(&pg->host), d->win), window_words(d));
     if (pg->api_name && nw > 0 && (size_t)nw < sizeof f->evidence)
         nw += snprintf(f->evidence + nw, sizeof f->evidence - (size_t)nw, " (%s)",
@@ -957,7 +937,7 @@ static void find_pageable(dctx *d, copy_group *pg, const copy_group *pin) {
         snprintf(f->evidence + nw, sizeof f->evidence - (size_t)nw,
                  "; pinned H2D copies in this trace reach %.2f GB/s: the same bytes would take "
                  "%s on the device",
-                 pin_gbps, fmt_ns(b4, 32, (double)pg->bytes / pin_gbps));
+                 pin_gbps, tp_units_dur(b4, 32, (double)pg->bytes / pin_gbps));
     snprintf(f->advice, sizeof f->advice,
              "page-lock the host buffers (DataLoader(pin_memory=True), cudaHostAlloc / "
              "cudaHostRegister) and copy with non_blocking=True so the copy is asynchronous and "
@@ -986,7 +966,8 @@ static void find_sync_h2d(dctx *d, copy_group *sg) {
     snprintf(f->evidence, sizeof f->evidence,
              "%zu synchronous H2D copies (%s) from non-pageable memory; the host was blocked %s "
              "(%.1f%% %s) in %s",
-             sg->n, fmt_b(b1, 32, (double)sg->bytes), fmt_ns(b2, 32, (double)ivl_len(&sg->host)),
+             sg->n, tp_units_bytes(b1, 32, (double)sg->bytes),
+             tp_units_dur(b2, 32, (double)ivl_len(&sg->host)),
              100 * share(ivl_len(&sg->host), d->win), window_words(d),
              sg->api_name ? tp_model_str(d->v->m, sg->api_name) : "the copy calls");
     snprintf(f->advice, sizeof f->advice,
@@ -1026,8 +1007,8 @@ static void find_copy_overlap(dctx *d) {
     snprintf(f->evidence, sizeof f->evidence,
              "copies occupy %s (%.1f%% %s); during %s of it (%.1f%% of the copy time) no kernel "
              "ran on any stream",
-             fmt_ns(b1, 32, (double)total), 100 * share(total, d->win), window_words(d),
-             fmt_ns(b2, 32, (double)solo), 100 * share(solo, total));
+             tp_units_dur(b1, 32, (double)total), 100 * share(total, d->win), window_words(d),
+             tp_units_dur(b2, 32, (double)solo), 100 * share(solo, total));
     snprintf(f->advice, sizeof f->advice,
              "prefetch the next batch: issue its copy on a separate stream from pinned memory "
              "(non_blocking=True) while the current step computes");
@@ -1155,14 +1136,15 @@ static void find_growth(dctx *d) {
         int nw = snprintf(f->evidence, sizeof f->evidence,
                           "allocated grew from %s to %s (+%s per %s) and rose in %zu of %zu "
                           "intervals; peak allocated %s",
-                          fmt_b(b1, 32, (double)sa[0]), fmt_b(b2, 32, (double)sa[ka - 1]),
-                          fmt_b(b3, 32, (double)growth / (double)(ka - 1)),
+                          tp_units_bytes(b1, 32, (double)sa[0]),
+                          tp_units_bytes(b2, 32, (double)sa[ka - 1]),
+                          tp_units_bytes(b3, 32, (double)growth / (double)(ka - 1)),
                           d->n_step_end >= 4 ? "step" : "interval", rises, ka - 1,
-                          fmt_b(b4, 32, (double)al.peak));
+                          tp_units_bytes(b4, 32, (double)al.peak));
         if (kr >= 2 && nw > 0 && (size_t)nw < sizeof f->evidence)
             snprintf(f->evidence + nw, sizeof f->evidence - (size_t)nw,
-                     "; reserved went from %s to %s", fmt_b(b5, 32, (double)sr[0]),
-                     fmt_b(b6, 32, (double)sr[kr - 1]));
+                     "; reserved went from %s to %s", tp_units_bytes(b5, 32, (double)sr[0]),
+                     tp_units_bytes(b6, 32, (double)sr[kr - 1]));
         snprintf(f->advice, sizeof f->advice,
                  "look for tensors kept across steps (losses or outputs appended to a list "
                  "without .detach()/.item(), hooks storing activations, growing caches); "
@@ -1199,9 +1181,10 @@ static void find_oom(dctx *d) {
     snprintf(f->evidence, sizeof f->evidence,
              "allocation of %s (%lld bytes) failed: %s reserved, %s free in cached blocks, "
              "largest free block %s%s; %zu failed allocation(s)",
-             fmt_b(b1, 32, (double)req), (long long)req,
-             res >= 0 ? fmt_b(b2, 32, (double)res) : "?", fr >= 0 ? fmt_b(b3, 32, (double)fr) : "?",
-             big >= 0 ? fmt_b(b4, 32, (double)big) : "?",
+             tp_units_bytes(b1, 32, (double)req), (long long)req,
+             res >= 0 ? tp_units_bytes(b2, 32, (double)res) : "?",
+             fr >= 0 ? tp_units_bytes(b3, 32, (double)fr) : "?",
+             big >= 0 ? tp_units_bytes(b4, 32, (double)big) : "?",
              frag ? " (free memory exceeds the request but no free block fits)" : "", fails);
     snprintf(f->advice, sizeof f->advice, "%s",
              frag ? "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb); "

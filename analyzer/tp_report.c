@@ -10,6 +10,7 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_units.h"
 #include "tp_an_idle.h"
 #include "tp_an_kernels.h"
 #include "tp_an_launch.h"
@@ -77,27 +78,11 @@ static double pct(int64_t a, int64_t b) {
 
 /* ------------------------------------------------------------------ text */
 
-/* Human time, compact: "0 ns", "812 ns", "12.30 µs", "4.56 ms", "7.89 s"; "-" for NaN. */
-static const char *fmt_dur(char *buf, size_t n, double ns) {
-    double a = fabs(ns);
-    if (isnan(ns))
-        snprintf(buf, n, "-");
-    else if (a < 1e3)
-        snprintf(buf, n, "%.0f ns", ns);
-    else if (a < 1e6)
-        snprintf(buf, n, "%.2f \u00b5s", ns / 1e3);
-    else if (a < 1e9)
-        snprintf(buf, n, "%.2f ms", ns / 1e6);
-    else
-        snprintf(buf, n, "%.2f s", ns / 1e9);
-    return buf;
-}
-
 /* fmt_dur right-aligned to 12 display columns for table cells. printf pads by bytes, and
  * "µ" takes two, so the padding is done here and "%12s" then leaves the string alone. */
 static const char *fmt_time(char *buf, size_t n, double ns) {
     char s[32];
-    fmt_dur(s, sizeof s, ns);
+    tp_units_dur(s, sizeof s, ns);
     size_t bytes = strlen(s), cols = bytes - (strstr(s, "\u00b5") ? 1 : 0);
     size_t pad = cols < 12 ? 12 - cols : 0;
     if (pad + bytes + 1 > n)
@@ -105,17 +90,6 @@ static const char *fmt_time(char *buf, size_t n, double ns) {
     assert(bytes + 1 <= n);
     memset(buf, ' ', pad);
     memcpy(buf + pad, s, bytes + 1);
-    return buf;
-}
-
-static const char *fmt_bytes(char *buf, size_t n, double b) {
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int k = 0;
-    while (fabs(b) >= 1024 && k < 4) {
-        b /= 1024;
-        k++;
-    }
-    snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
     return buf;
 }
 
@@ -201,11 +175,12 @@ static void text_summary(FILE *f, const tp_rank_report *rr, const tp_report_opts
             split[c] += rr->idle.s[s].idle[c];
     fprintf(f, "  %-22s %12s\n", "GPU span", T(t->span));
     fprintf(f, "  %-22s %12s   (busy %s)\n", "GPU utilization", P(pct(t->busy, t->span)),
-            fmt_dur(b2, sizeof b2, (double)t->busy));
+            tp_units_dur(b2, sizeof b2, (double)t->busy));
     fprintf(f, "  %-22s %12s   %s\n", "idle", T(t->idle), P(pct(t->idle, t->span)));
     fprintf(f, "    idle by cause, summed over streams: host wait %s, kernel wait %s, other %s\n",
-            fmt_dur(b1, sizeof b1, (double)split[0]), fmt_dur(b2, sizeof b2, (double)split[1]),
-            fmt_dur(b3, sizeof b3, (double)split[2]));
+            tp_units_dur(b1, sizeof b1, (double)split[0]),
+            tp_units_dur(b2, sizeof b2, (double)split[1]),
+            tp_units_dur(b3, sizeof b3, (double)split[2]));
     fprintf(f, "  %-22s %12s   %s\n", "compute", T(t->compute), P(pct(t->compute, t->span)));
     fprintf(f, "  %-22s %12s   %s\n", "non-compute", T(t->non_compute),
             P(pct(t->non_compute, t->span)));
@@ -224,7 +199,7 @@ static void text_summary(FILE *f, const tp_rank_report *rr, const tp_report_opts
     for (size_t i = 0; i < rr->nv.n && i < top; i++)
         fprintf(f, "    %-60s %8zu %12s  GPU %s\n",
                 clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->nv.r[i].name), 60), rr->nv.r[i].count,
-                T(rr->nv.r[i].total), fmt_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
+                T(rr->nv.r[i].total), tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
     fprintf(f, "\n");
 }
 
@@ -255,7 +230,7 @@ static void text_idle(FILE *f, const tp_rank_report *rr) {
     char b1[32], b2[32], b3[32], bp[32];
     (void)bp;
     fprintf(f, "Idle time per stream (gap before each op; kernel wait: gap < %s)\n",
-            fmt_dur(b1, sizeof b1, (double)rr->v.opts.kernel_wait_ns));
+            tp_units_dur(b1, sizeof b1, (double)rr->v.opts.kernel_wait_ns));
     fprintf(f, "  %8s %-12s %8s %12s %12s %12s %12s\n", "stream", "cause", "gaps", "total", "mean",
             "median", "max");
     for (size_t s = 0; s < rr->idle.n; s++)
@@ -297,7 +272,7 @@ static void text_launch(FILE *f, const tp_rank_report *rr) {
 static void text_queue(FILE *f, const tp_rank_report *rr) {
     char b1[32], b2[32];
     fprintf(f, "Launch queue length per stream (median launch call %s)\n",
-            fmt_dur(b1, 32, rr->q.median_launch_ns));
+            tp_units_dur(b1, 32, rr->q.median_launch_ns));
     fprintf(f, "  %8s %8s %8s %8s %12s %9s %12s\n", "stream", "mean", "median", "max", "at max",
             "blocked", "blocked time");
     for (size_t s = 0; s < rr->q.n; s++) {
@@ -325,8 +300,8 @@ static void text_memory(FILE *f, const tp_rank_report *rr) {
         const tp_an_copy *c = &rr->mem.copy[i];
         fprintf(f, "  %-8s %-10s %8zu %12s %12s %10.2f %10.2f\n",
                 tp_an_copy_kind_name(c->copy_kind), tp_an_mem_kind_name(c->src_kind), c->count,
-                fmt_bytes(b1, 32, (double)c->bytes), fmt_time(b2, 32, (double)c->dur_ns), c->gbps,
-                c->max_gbps);
+                tp_units_bytes(b1, 32, (double)c->bytes), fmt_time(b2, 32, (double)c->dur_ns),
+                c->gbps, c->max_gbps);
     }
     fprintf(f, "\n");
 }
@@ -349,7 +324,7 @@ static void text_ranges(FILE *f, const tp_rank_report *rr, const tp_report_opts 
                 fmt_time(b4, 32, (double)r->gpu_ns));
     }
     fprintf(f, "  GPU ops outside any range: %zu (%s)\n\n", rr->nv.unattributed_ops,
-            fmt_dur(b1, 32, (double)rr->nv.unattributed_ns));
+            tp_units_dur(b1, 32, (double)rr->nv.unattributed_ns));
 }
 
 static void text_rank(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {

@@ -148,15 +148,10 @@ int tp_cmd_report(int argc, char **argv) {
         return rc == 1 ? 0 : 2;
     }
     tp_model *m;
-    tp_load_result res;
-    tp_status st = tp_load_paths(a.paths, a.n_paths, &m, &res);
+    rc = tp_cmd_load("report", a.paths, a.n_paths, &m);
     free(a.paths);
-    if (res.notes[0])
-        fprintf(stderr, "%s", res.notes);
-    if (st != TP_OK) {
-        fprintf(stderr, "trainprof report: %s\n", res.error);
-        return 1;
-    }
+    if (rc != 0)
+        return rc;
     FILE *out = a.out ? fopen(a.out, "w") : stdout;
     if (!out) {
         fprintf(stderr, "trainprof report: %s: %s\n", a.out, strerror(errno));

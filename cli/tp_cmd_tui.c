@@ -104,15 +104,10 @@ int tp_cmd_tui(int argc, char **argv) {
         return rc == 1 ? 0 : 2;
     }
     tp_model *m;
-    tp_load_result res;
-    tp_status st = tp_load_paths(a.paths, a.n_paths, &m, &res);
+    rc = tp_cmd_load("tui", a.paths, a.n_paths, &m);
     free(a.paths);
-    if (res.notes[0])
-        fprintf(stderr, "%s", res.notes);
-    if (st != TP_OK) {
-        fprintf(stderr, "trainprof tui: %s\n", res.error);
-        return 1;
-    }
+    if (rc != 0)
+        return rc;
     rc = show(m, &a);
     tp_model_close(m);
     return rc;

@@ -1,5 +1,6 @@
 /* tp_tui_data: analyses of one rank arranged for the views (see the header). */
 #include "tp_tui_data.h"
+#include "tp_units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 
 #include "tp_tui_layout.h"
 
-#define DUR(buf, x) tp_tui_fmt_dur(buf, sizeof buf, (double)(x))
+#define DUR(buf, x) tp_units_dur(buf, sizeof buf, (double)(x))
 
 static void build_kernels(tp_tui_data *d) {
     /* Columns in order of importance: narrow terminals drop them from the right. */
@@ -80,7 +81,7 @@ static void build_copies(tp_tui_data *d) {
         snprintf(bw, sizeof bw, "%.2f", c->gbps);
         snprintf(mx, sizeof mx, "%.2f", c->max_gbps);
         const char *txt[] = {
-            name, cnt, tp_tui_fmt_bytes(by, sizeof by, (double)c->bytes), DUR(busy, c->dur_ns),
+            name, cnt, tp_units_bytes(by, sizeof by, (double)c->bytes), DUR(busy, c->dur_ns),
             bw,   mx};
         double key[] = {0,
                         (double)c->count,

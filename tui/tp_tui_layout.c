@@ -257,28 +257,4 @@ int tp_tui_name_width(int w, const int *fixed, int n_fixed, int min_w) {
     return rest < min_w ? min_w : rest;
 }
 
-const char *tp_tui_fmt_dur(char *buf, size_t n, double ns) {
-    double a = fabs(ns);
-    if (isnan(ns))
-        snprintf(buf, n, "-");
-    else if (a < 1e3)
-        snprintf(buf, n, "%.0f ns", ns);
-    else if (a < 1e6)
-        snprintf(buf, n, "%.2f \u00b5s", ns / 1e3);
-    else if (a < 1e9)
-        snprintf(buf, n, "%.2f ms", ns / 1e6);
-    else
-        snprintf(buf, n, "%.2f s", ns / 1e9);
-    return buf;
-}
 
-const char *tp_tui_fmt_bytes(char *buf, size_t n, double b) {
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int k = 0;
-    while (fabs(b) >= 1024 && k < 4) {
-        b /= 1024;
-        k++;
-    }
-    snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", b, u[k]);
-    return buf;
-}

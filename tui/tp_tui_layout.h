@@ -102,10 +102,4 @@ int tp_tui_scroll_to(int top, int sel, int vis, int n);
  * followed by one space), at least min_w. */
 int tp_tui_name_width(int w, const int *fixed, int n_fixed, int min_w);
 
-/* "0 ns", "812 ns", "12.30 µs", "4.56 ms", "7.89 s"; "-" for NaN (same units as the report). */
-const char *tp_tui_fmt_dur(char *buf, size_t n, double ns);
-
-/* "512 B", "1.50 KiB", ... */
-const char *tp_tui_fmt_bytes(char *buf, size_t n, double bytes);
-
 #endif

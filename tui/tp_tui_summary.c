@@ -1,6 +1,7 @@
 /* tp_tui_summary: the Summary view (see the header). Lines are produced in order through a
  * small writer that skips the scrolled-off ones, so the text is written in one place. */
 #include "tp_tui_summary.h"
+#include "tp_units.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -41,7 +42,7 @@ static void line(writer *w, tp_tui_attr a, const char *fmt, ...) {
 /* Human duration right-aligned to w display columns (printf would count "µ" as two). */
 static const char *rdur(char *buf, size_t cap, double ns, int w) {
     char d[32];
-    tp_tui_fmt_dur(d, sizeof d, ns);
+    tp_units_dur(d, sizeof d, ns);
     size_t pad = (size_t)(w > tp_tui_str_width(d) ? w - tp_tui_str_width(d) : 0), n = strlen(d);
     if (pad + n + 1 > cap)
         pad = 0;
@@ -82,7 +83,7 @@ static void temporal(writer *w, const tp_tui_data *d, int ascii) {
     double util = pct(t->busy, t->span);
     line(w, TP_TUI_A_NORMAL, "  %-20s %s", "Span", rdur(b1, 32, (double)t->span, 12));
     line(w, TP_TUI_A_NORMAL, "  %-20s %10.2f %%   busy %s", "Device utilization", util,
-         tp_tui_fmt_dur(b1, 32, (double)t->busy));
+         tp_units_dur(b1, 32, (double)t->busy));
     line(w, TP_TUI_A_BUSY, "  [%s]", bar(bb, sizeof bb, util / 100, 40, ascii));
     line(w, TP_TUI_A_NORMAL, "  %-20s %s   %.2f %%", "Idle", rdur(b1, 32, (double)t->idle, 12),
          pct(t->idle, t->span));
@@ -90,11 +91,11 @@ static void temporal(writer *w, const tp_tui_data *d, int ascii) {
     line(w, TP_TUI_A_NORMAL, "    idle by cause (summed over streams):");
     line(w, TP_TUI_A_NORMAL,
          "      host wait %s (%.2f %%)   kernel wait %s (%.2f %%)   other %s (%.2f %%)",
-         tp_tui_fmt_dur(b1, 32, (double)d->idle_split[TP_IDLE_HOST_WAIT]),
+         tp_units_dur(b1, 32, (double)d->idle_split[TP_IDLE_HOST_WAIT]),
          sum ? pct(d->idle_split[TP_IDLE_HOST_WAIT], sum) : 0.0,
-         tp_tui_fmt_dur(b2, 32, (double)d->idle_split[TP_IDLE_KERNEL_WAIT]),
+         tp_units_dur(b2, 32, (double)d->idle_split[TP_IDLE_KERNEL_WAIT]),
          sum ? pct(d->idle_split[TP_IDLE_KERNEL_WAIT], sum) : 0.0,
-         tp_tui_fmt_dur(b3, 32, (double)d->idle_split[TP_IDLE_OTHER]),
+         tp_units_dur(b3, 32, (double)d->idle_split[TP_IDLE_OTHER]),
          sum ? pct(d->idle_split[TP_IDLE_OTHER], sum) : 0.0);
     line(w, TP_TUI_A_NORMAL, "  %-20s %s   %.2f %%", "Compute",
          rdur(b1, 32, (double)t->compute, 12), pct(t->compute, t->span));

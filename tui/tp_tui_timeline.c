@@ -1,6 +1,7 @@
 /* tp_tui_timeline: the Timeline view (see the header). The window and busy fractions come
  * from tp_tui_layout; this file only decides what goes where and handles the keys. */
 #include "tp_tui_timeline.h"
+#include "tp_units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 static const char *rel_time(char *buf, size_t n, const tp_tui_timeline *tl, int64_t t) {
     char d[32];
-    snprintf(buf, n, "+%s", tp_tui_fmt_dur(d, sizeof d, (double)(t - tl->d->t_first)));
+    snprintf(buf, n, "+%s", tp_units_dur(d, sizeof d, (double)(t - tl->d->t_first)));
     return buf;
 }
 
@@ -62,8 +63,8 @@ static void draw_header(tp_tui_timeline *tl, tp_tui_grid *g, int y) {
     tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER,
                        "Window %s .. %s   span %s   %s/cell   zoom %.4gx   %zu lanes",
                        REL(a, tl->win.t0), REL(b, tp_tui_cell_start(&tl->win, tl->win.width)),
-                       tp_tui_fmt_dur(s, sizeof s, (double)tl->win.span),
-                       tp_tui_fmt_dur(c, sizeof c, (double)tl->win.span / tl->win.width), zoom,
+                       tp_units_dur(s, sizeof s, (double)tl->win.span),
+                       tp_units_dur(c, sizeof c, (double)tl->win.span / tl->win.width), zoom,
                        tl->d->n_lanes);
 }
 
@@ -130,7 +131,7 @@ static void draw_info(tp_tui_timeline *tl, tp_tui_grid *g, int y) {
         snprintf(corr, sizeof corr, "%lld", (long long)ev->correlation[row]);
     tp_tui_grid_printf(g, 0, y + 1, g->w, TP_TUI_A_NORMAL,
                        "  start %s  duration %s  %s  correlation %s  [%s]", REL(t1, ev->ts[row]),
-                       tp_tui_fmt_dur(t3, sizeof t3, (double)ev->dur[row]), where, corr,
+                       tp_units_dur(t3, sizeof t3, (double)ev->dur[row]), where, corr,
                        tp_cat_name((tp_cat)ev->cat[row]));
     long call = ev->stream[row] != -1 ? tp_tui_data_launcher(d, row) : -1;
     long range = tp_tui_data_range_of(d, ev->stream[row] != -1 ? call : ev->parent[row]);

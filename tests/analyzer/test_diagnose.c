@@ -117,7 +117,7 @@ static void test_pageable(void) {
     CHECK_NEAR(METRIC(&d, "pageable-h2d", "host_blocked_ns"), 400000, 0);
     CHECK_NEAR(METRIC(&d, "pageable-h2d", "gbps"), 10.0, 1e-12);
     CHECK_NEAR(METRIC(&d, "pageable-h2d", "pinned_gbps"), 20.0, 1e-12);
-    CHECK(strstr(d.f[0].evidence, "the same bytes would take 150.00 us") != NULL);
+    CHECK(strstr(d.f[0].evidence, "the same bytes would take 150.00 \u00b5s") != NULL);
     CHECK(strncmp(d.f[0].source, "range 'host-to-device copy' (100% of it)", 40) == 0);
     /* neither copy ran next to a kernel: 350 µs of copies alone */
     CHECK_STR(d.f[1].id, "copy-not-overlapped");

@@ -3,6 +3,7 @@
  * values, computed by hand in the comments. */
 #include "tp_test.h"
 #include "tp_tui_grid.h"
+#include "tp_units.h"
 #include "tp_tui_layout.h"
 
 static void test_cell_mapping(void) {
@@ -153,10 +154,10 @@ static void test_screen(void) {
     CHECK_EQ_I(tp_tui_name_width(100, fixed, 3, 8), 69);
     CHECK_EQ_I(tp_tui_name_width(30, fixed, 3, 8), 8);
     char b[32];
-    CHECK_STR(tp_tui_fmt_dur(b, sizeof b, 812), "812 ns");
-    CHECK_STR(tp_tui_fmt_dur(b, sizeof b, 12300), "12.30 \u00b5s");
-    CHECK_STR(tp_tui_fmt_dur(b, sizeof b, 2.9e9), "2.90 s");
-    CHECK_STR(tp_tui_fmt_bytes(b, sizeof b, 1536), "1.50 KiB");
+    CHECK_STR(tp_units_dur(b, sizeof b, 812), "812 ns");
+    CHECK_STR(tp_units_dur(b, sizeof b, 12300), "12.30 \u00b5s");
+    CHECK_STR(tp_units_dur(b, sizeof b, 2.9e9), "2.90 s");
+    CHECK_STR(tp_units_bytes(b, sizeof b, 1536), "1.50 KiB");
 }
 
 static void test_grid(void) {

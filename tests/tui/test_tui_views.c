@@ -9,6 +9,7 @@
 #include "tp_load.h"
 #include "tp_test.h"
 #include "tp_tui.h"
+#include "tp_units.h"
 #include "tp_tui_layout.h"
 
 static tp_model *sample;
@@ -59,7 +60,7 @@ static void test_summary_numbers(void) {
     CHECK(t != NULL);
     CHECK(screen_find(t, want) > 0);
     char span[32];
-    tp_tui_fmt_dur(span, sizeof span, (double)tm.span);
+    tp_units_dur(span, sizeof span, (double)tm.span);
     int y = screen_find(t, "  Span ");
     CHECK(y > 0 && strstr(screen_row(t, y), span));
     CHECK(screen_find(t, "host wait") > 0);
