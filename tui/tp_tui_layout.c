@@ -256,5 +256,3 @@ int tp_tui_name_width(int w, const int *fixed, int n_fixed, int min_w) {
         rest -= fixed[i] + 1;
     return rest < min_w ? min_w : rest;
 }
-
-
