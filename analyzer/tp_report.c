@@ -173,9 +173,11 @@ static void text_summary(FILE *f, const tp_rank_report *rr, const tp_report_opts
     for (size_t s = 0; s < rr->idle.n; s++)
         for (int c = 0; c < TP_IDLE_COUNT; c++)
             split[c] += rr->idle.s[s].idle[c];
-    fprintf(f, "  %-22s %12s\n", "GPU span", T(t->span));
-    fprintf(f, "  %-22s %12s   (busy %s)\n", "GPU utilization", P(pct(t->busy, t->span)),
-            tp_units_dur(b2, sizeof b2, (double)t->busy));
+    /* A non-CUDA device (the trainer's CPU device, through activity.h) is not a GPU. */
+    int gpu = rr->v.r->device_type != TP_DEVTYPE_CPU_DEVICE;
+    fprintf(f, "  %-22s %12s\n", gpu ? "GPU span" : "device span", T(t->span));
+    fprintf(f, "  %-22s %12s   (busy %s)\n", gpu ? "GPU utilization" : "device utilization",
+            P(pct(t->busy, t->span)), tp_units_dur(b2, sizeof b2, (double)t->busy));
     fprintf(f, "  %-22s %12s   %s\n", "idle", T(t->idle), P(pct(t->idle, t->span)));
     fprintf(f, "    idle by cause, summed over streams: host wait %s, kernel wait %s, other %s\n",
             tp_units_dur(b1, sizeof b1, (double)split[0]),
@@ -329,8 +331,9 @@ static void text_ranges(FILE *f, const tp_rank_report *rr, const tp_report_opts 
 
 static void text_rank(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
-    fprintf(f, "== rank %d: %s (%s, %zu events, %zu GPU)%s ==\n\n", rr->v.rank,
+    fprintf(f, "== rank %d: %s (%s, %zu events, %zu %s)%s ==\n\n", rr->v.rank,
             r->file ? r->file : "-", tp_devtype_name(r->device_type), rr->v.n, rr->v.n_gpu,
+            r->device_type == TP_DEVTYPE_CPU_DEVICE ? "device ops" : "GPU",
             rr->v.trimmed ? " [last profiler step trimmed]" : "");
     text_diagnosis(f, rr);
     text_summary(f, rr, o);
