@@ -14,6 +14,7 @@ static const command commands[] = {
     {"record", tp_cmd_record, "run a program under the collector and write a .tprof trace"},
     {"report", tp_cmd_report, "analyze traces (.tprof or PyTorch-profiler JSON) and explain them"},
     {"info", tp_cmd_info, "show a trace's header, contents and integrity"},
+    {"export", tp_cmd_export, "write a trace as Chrome/Kineto JSON or an SQLite database"},
     {"tui", tp_cmd_tui, "browse a trace in the terminal (--snapshot: print one view as text)"},
 };
 

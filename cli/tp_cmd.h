@@ -12,6 +12,7 @@ int tp_cmd_info(int argc, char **argv);
 int tp_cmd_record(int argc, char **argv);
 int tp_cmd_report(int argc, char **argv);
 int tp_cmd_tui(int argc, char **argv);
+int tp_cmd_export(int argc, char **argv);
 
 /* Loads the traces a subcommand was given (files or folders, any mix of formats) for
  * `trainprof CMD`: the loader's notes go to stderr, and a failure is reported there as

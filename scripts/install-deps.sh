@@ -10,6 +10,7 @@ packages=(
   libyajl-dev        # streaming JSON parser for PyTorch-profiler traces
   zlib1g-dev         # .json.gz input and chunk checksums (crc32)
   libncurses-dev     # the terminal UI
+  libsqlite3-dev     # trainprof export --format sqlite
   libdw-dev          # elfutils libdw: offline symbolization of stacks in the analyzer
   tmux               # drives the terminal UI in tests
   clang llvm libclang-rt-14-dev  # libFuzzer targets, sanitizer runtimes

@@ -1,0 +1,31 @@
+/* tp_export_chrome: writes a .tprof trace as Chrome trace JSON in PyTorch-profiler (Kineto)
+ * dialect, for Perfetto UI / chrome://tracing, Holistic Trace Analysis and our own importer.
+ *
+ * The output is streamed record by record (memory stays bounded by what is open at once:
+ * NVTX ranges not yet closed, live NVTX regions), timestamps are microseconds with three
+ * decimals printed from integer nanoseconds (exact), strings are JSON-escaped and invalid
+ * UTF-8 becomes U+FFFD. The mapping of each record kind is specified in docs/export.md. */
+#ifndef TP_EXPORT_CHROME_H
+#define TP_EXPORT_CHROME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_reader.h"
+#include "tp_status.h"
+
+typedef struct {
+    uint64_t events;        /* JSON events written (metadata included) */
+    uint64_t flows;         /* ac2g flow pairs' halves written */
+    uint64_t nvtx_unclosed; /* ranges still open at the end, closed at the trace's last time */
+    uint64_t nvtx_unpaired; /* pops/ends with no open range (dropped) */
+} tp_export_stats;
+
+/* Writes reader `r`'s trace to `path` as Chrome JSON, gzip-compressed when `gzip` is set.
+ * `stats` may be NULL. On failure returns TP_ERR_OPEN (cannot create `path`) or TP_ERR_IO
+ * (a write failed), and when `err` is not NULL puts a one-line message there; the partial
+ * file is removed. */
+tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_stats *stats,
+                           char *err, size_t err_size);
+
+#endif
