@@ -7,26 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
-
-/* An open NVTX range waiting for its pop/end. */
-typedef struct {
-    uint64_t key; /* push: (tid << 32 | domain); start: range id */
-    int64_t ts;
-    uint32_t msg_sid, tid;
-} open_range;
-
-typedef struct {
-    open_range *v;
-    size_t n, cap;
-} range_stack;
-
-/* address -> size of live NVTX regions (open addressing, 0 = empty). */
-typedef struct {
-    uint64_t *addr, *size;
-    size_t mask, n;
-} region_map;
 
 typedef struct {
     tp_model *m;
@@ -34,32 +17,9 @@ typedef struct {
     tp_reader *rd;
     int64_t pid;
     int64_t t_last;
-    range_stack pushes, starts;
-    region_map regions;
+    tp_range_stack pushes, starts;
+    tp_region_map regions;
 } nload;
-
-static void range_push(range_stack *s, const open_range *o) {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 64;
-        s->v = realloc(s->v, s->cap * sizeof *s->v);
-        if (!s->v)
-            abort();
-    }
-    s->v[s->n++] = *o;
-}
-
-/* Removes and returns the innermost open range with `key`; 0 when none. */
-static int range_take(range_stack *s, uint64_t key, open_range *out) {
-    for (size_t i = s->n; i-- > 0;) {
-        if (s->v[i].key != key)
-            continue;
-        *out = s->v[i];
-        memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
-        s->n--;
-        return 1;
-    }
-    return 0;
-}
 
 static uint32_t intern_sid(nload *L, uint32_t sid) {
     const char *s = tp_reader_string(L->rd, sid);
@@ -79,51 +39,15 @@ static void push_row(nload *L, tp_event_row *row) {
 
 /* ---------------------------------------------------------------- regions */
 
-static size_t region_slot(const region_map *m, uint64_t addr) {
-    size_t i = (size_t)(addr * 0x9e3779b97f4a7c15ull >> 7) & m->mask;
-    while (m->addr[i] && m->addr[i] != addr)
-        i = (i + 1) & m->mask;
-    return i;
+/* The loader may abort on out-of-memory (STYLE: the analyzer is not the collector). */
+static void range_push(tp_range_stack *s, const tp_open_range *o) {
+    if (!tp_range_stack_push(s, o))
+        abort();
 }
 
-static void region_put(region_map *m, uint64_t addr, uint64_t size) {
-    if (!addr)
-        return;
-    if (m->n * 2 >= m->mask) {
-        size_t mask = m->mask ? m->mask * 2 + 1 : 255;
-        region_map g = {calloc(mask + 1, 8), calloc(mask + 1, 8), mask, 0};
-        if (!g.addr || !g.size)
-            abort();
-        for (size_t i = 0; m->addr && i <= m->mask; i++)
-            if (m->addr[i])
-                region_put(&g, m->addr[i], m->size[i]);
-        free(m->addr), free(m->size);
-        *m = g;
-    }
-    size_t i = region_slot(m, addr);
-    m->n += m->addr[i] == 0;
-    m->addr[i] = addr;
-    m->size[i] = size;
-}
-
-/* Size of a live region (and forgets it); 0 when unknown. Deletion re-inserts the rest of
- * the probe run so lookups stay correct. */
-static uint64_t region_take(region_map *m, uint64_t addr) {
-    if (!m->addr || !addr)
-        return 0;
-    size_t i = region_slot(m, addr);
-    if (!m->addr[i])
-        return 0;
-    uint64_t size = m->size[i];
-    m->addr[i] = 0;
-    m->n--;
-    for (size_t j = (i + 1) & m->mask; m->addr[j]; j = (j + 1) & m->mask) {
-        uint64_t a = m->addr[j], s = m->size[j];
-        m->addr[j] = 0;
-        m->n--;
-        region_put(m, a, s);
-    }
-    return size;
+static void region_put(tp_region_map *m, uint64_t addr, uint64_t size) {
+    if (!tp_region_map_put(m, addr, size))
+        abort();
 }
 
 /* ---------------------------------------------------------------- records */
@@ -171,26 +95,14 @@ static void on_kernel(nload *L, const tp_rec_hdr *h) {
     push_row(L, &row);
 }
 
-static const char *mem_kind_text(unsigned k) {
-    static const char *const t[] = {"Unknown", "Pageable", "Pinned",        "Device",
-                                    "Array",   "Managed",  "Device Static", "Managed Static"};
-    return k < sizeof t / sizeof t[0] ? t[k] : "Unknown";
-}
-
-static const char *copy_kind_text(unsigned k) {
-    static const char *const t[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k < sizeof t / sizeof t[0] ? t[k] : "Unknown";
-}
-
 static void on_memcpy(nload *L, const tp_rec_hdr *h) {
     tp_rec_memcpy c;
     tp_record_get(h, &c, sizeof c);
     tp_event_row row;
     gpu_row(&row, c.ts, c.end, c.device, c.stream, c.correlation);
     char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_kind_text(c.copy_kind),
-             mem_kind_text(c.src_kind), mem_kind_text(c.dst_kind));
+    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", tp_copy_kind_name(c.copy_kind),
+             tp_mem_kind_name(c.src_kind), tp_mem_kind_name(c.dst_kind));
     row.cat = TP_CAT_MEMCPY;
     row.name = intern_lit(L, name);
     row.bytes = (int64_t)c.bytes;
@@ -207,7 +119,7 @@ static void on_memset(nload *L, const tp_rec_hdr *h) {
     tp_event_row row;
     gpu_row(&row, s.ts, s.end, s.device, s.stream, s.correlation);
     char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", mem_kind_text(s.mem_kind));
+    snprintf(name, sizeof name, "Memset (%s)", tp_mem_kind_name(s.mem_kind));
     row.cat = TP_CAT_MEMSET;
     row.name = intern_lit(L, name);
     row.bytes = (int64_t)s.bytes;
@@ -233,11 +145,11 @@ static void on_sync(nload *L, const tp_rec_hdr *h) {
     push_row(L, &row);
 }
 
-static void annotation(nload *L, const open_range *o, int64_t end) {
+static void annotation(nload *L, const tp_open_range *o, int64_t end) {
     tp_event_row row;
     tp_event_row_init(&row);
-    row.ts = o->ts;
-    row.dur = end > o->ts ? end - o->ts : 0;
+    row.ts = (int64_t)o->ts;
+    row.dur = end > row.ts ? end - row.ts : 0;
     row.cat = TP_CAT_USER_ANNOTATION;
     row.name = intern_sid(L, o->msg_sid);
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
@@ -247,26 +159,26 @@ static void annotation(nload *L, const open_range *o, int64_t end) {
 }
 
 static void on_nvtx(nload *L, const tp_rec_hdr *h) {
-    open_range o, got;
+    tp_open_range o, got;
     if (h->type == TP_REC_NVTX_PUSH) {
         tp_rec_nvtx n;
         tp_record_get(h, &n, sizeof n);
-        o = (open_range){((uint64_t)n.tid << 32) | n.domain, (int64_t)n.ts, n.msg_sid, n.tid};
+        o = (tp_open_range){TP_PAIR_PUSH_KEY(n.tid, n.domain), n.ts, n.msg_sid, n.tid};
         range_push(&L->pushes, &o);
     } else if (h->type == TP_REC_NVTX_POP) {
         tp_rec_nvtx_pop n;
         tp_record_get(h, &n, sizeof n);
-        if (range_take(&L->pushes, ((uint64_t)n.tid << 32) | n.domain, &got))
+        if (tp_range_stack_take(&L->pushes, TP_PAIR_PUSH_KEY(n.tid, n.domain), &got))
             annotation(L, &got, (int64_t)n.ts);
     } else if (h->type == TP_REC_NVTX_START) {
         tp_rec_nvtx_start n;
         tp_record_get(h, &n, sizeof n);
-        o = (open_range){n.range_id, (int64_t)n.ts, n.msg_sid, n.tid};
+        o = (tp_open_range){n.range_id, n.ts, n.msg_sid, n.tid};
         range_push(&L->starts, &o);
     } else if (h->type == TP_REC_NVTX_END) {
         tp_rec_nvtx_end n;
         tp_record_get(h, &n, sizeof n);
-        if (range_take(&L->starts, n.range_id, &got))
+        if (tp_range_stack_take(&L->starts, n.range_id, &got))
             annotation(L, &got, (int64_t)n.ts);
     }
 }
@@ -292,7 +204,7 @@ static void on_memory(nload *L, const tp_rec_hdr *h) {
     } else if (h->type == TP_REC_REGION) {
         tp_rec_region g;
         tp_record_get(h, &g, sizeof g);
-        uint64_t old = region_take(&L->regions, g.address);
+        uint64_t old = tp_region_map_take(&L->regions, g.address);
         int64_t delta = (int64_t)(g.op == TP_REGION_UNREGISTER ? 0 : g.size) - (int64_t)old;
         if (g.op != TP_REGION_UNREGISTER)
             region_put(&L->regions, g.address, g.size);
@@ -439,10 +351,10 @@ static tp_status load_records(nload *L) {
     for (const tp_rec_hdr *h; (h = tp_cursor_next(c)) != NULL;)
         on_record(L, h);
     tp_cursor_close(c);
-    open_range o;
-    while (L->pushes.n && range_take(&L->pushes, L->pushes.v[L->pushes.n - 1].key, &o))
+    tp_open_range o;
+    while (L->pushes.n && tp_range_stack_take(&L->pushes, L->pushes.v[L->pushes.n - 1].key, &o))
         annotation(L, &o, L->t_last);
-    while (L->starts.n && range_take(&L->starts, L->starts.v[L->starts.n - 1].key, &o))
+    while (L->starts.n && tp_range_stack_take(&L->starts, L->starts.v[L->starts.n - 1].key, &o))
         annotation(L, &o, L->t_last);
     return TP_OK;
 }
@@ -456,7 +368,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, char *e
     L.r->native = 1;
     load_meta(&L);
     tp_status st = load_records(&L);
-    free(L.pushes.v), free(L.starts.v), free(L.regions.addr), free(L.regions.size);
+    tp_range_stack_free(&L.pushes), tp_range_stack_free(&L.starts), tp_region_map_free(&L.regions);
     const tp_integrity *in = tp_reader_integrity(rd);
     if (st != TP_OK) {
         tp_model_pop_rank(m);

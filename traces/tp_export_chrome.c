@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tp_pairing.h"
+
 /* ---------------------------------------------------------------- output */
 
 typedef struct {
@@ -104,23 +106,6 @@ static void out_jstr(jout *w, const char *s) {
 
 /* ---------------------------------------------------------------- state */
 
-typedef struct {
-    uint64_t key; /* (tid << 32 | domain) for push/pop; range id for start/end */
-    uint64_t ts;
-    uint32_t msg_sid, tid;
-} open_range;
-
-typedef struct {
-    open_range *v;
-    size_t n, cap;
-} range_stack;
-
-/* Live NVTX regions by address (open addressing, 0 = empty slot), for the freed size. */
-typedef struct {
-    uint64_t *addr, *size;
-    size_t cap, n;
-} region_map;
-
 #define MAX_DEVICES 64
 
 typedef struct {
@@ -129,87 +114,12 @@ typedef struct {
     uint32_t pid;
     int first;
     uint64_t t_last;
-    range_stack pushes, starts;
-    region_map regions;
+    tp_range_stack pushes, starts;
+    tp_region_map regions;
     int64_t dev_allocated[MAX_DEVICES]; /* DEVICE_MEM running totals per device */
     int64_t region_allocated, heap_reserved;
     tp_export_stats st;
 } ctx;
-
-static int range_push(range_stack *s, const open_range *o) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        open_range *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return 0;
-        s->v = v, s->cap = cap;
-    }
-    s->v[s->n++] = *o;
-    return 1;
-}
-
-/* Removes the innermost open range with `key` into *out; 0 when none. */
-static int range_take(range_stack *s, uint64_t key, open_range *out) {
-    for (size_t i = s->n; i-- > 0;) {
-        if (s->v[i].key != key)
-            continue;
-        *out = s->v[i];
-        memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
-        s->n--;
-        return 1;
-    }
-    return 0;
-}
-
-static size_t region_slot(const region_map *m, uint64_t addr) {
-    size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
-    while (m->addr[i] && m->addr[i] != addr)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int region_grow(region_map *m) {
-    region_map g = {calloc(m->cap ? m->cap * 2 : 256, 8), NULL, m->cap ? m->cap * 2 : 256, 0};
-    g.size = calloc(g.cap, 8);
-    if (!g.addr || !g.size) {
-        free(g.addr), free(g.size);
-        return 0;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->addr[i]) {
-            size_t j = region_slot(&g, m->addr[i]);
-            g.addr[j] = m->addr[i], g.size[j] = m->size[i], g.n++;
-        }
-    free(m->addr), free(m->size);
-    *m = g;
-    return 1;
-}
-
-/* Removes `addr` and returns its size (0 when unknown). Backward-shift deletion. */
-static uint64_t region_take(region_map *m, uint64_t addr) {
-    if (!m->cap || !addr)
-        return 0;
-    size_t i = region_slot(m, addr);
-    if (!m->addr[i])
-        return 0;
-    uint64_t size = m->size[i];
-    m->addr[i] = 0, m->n--;
-    for (size_t j = (i + 1) & (m->cap - 1); m->addr[j]; j = (j + 1) & (m->cap - 1)) {
-        uint64_t a = m->addr[j], s = m->size[j];
-        m->addr[j] = 0;
-        size_t k = region_slot(m, a);
-        m->addr[k] = a, m->size[k] = s;
-    }
-    return size;
-}
-
-static void region_put(region_map *m, uint64_t addr, uint64_t size) {
-    if (!addr || ((m->n + 1) * 2 > m->cap && !region_grow(m)))
-        return;
-    size_t i = region_slot(m, addr);
-    m->n += !m->addr[i];
-    m->addr[i] = addr, m->size[i] = size;
-}
 
 static const char *sid_or(ctx *c, uint32_t sid, const char *dflt) {
     const char *s = tp_reader_string(c->r, sid);
@@ -240,18 +150,6 @@ static void ev_where(ctx *c, int64_t pid, int64_t tid, uint64_t ts, const uint64
 }
 
 /* ---------------------------------------------------------------- GPU records */
-
-static const char *mem_kind_text(unsigned k) {
-    static const char *const t[] = {"Unknown", "Pageable", "Pinned",        "Device",
-                                    "Array",   "Managed",  "Device Static", "Managed Static"};
-    return k < sizeof t / sizeof t[0] ? t[k] : "Unknown";
-}
-
-static const char *copy_kind_text(unsigned k) {
-    static const char *const t[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k < sizeof t / sizeof t[0] ? t[k] : "Unknown";
-}
 
 /* ac2g flow half: "s" at the launch, "f" (binding to the enclosing slice) at the GPU op. */
 static void flow(ctx *c, char ph, uint32_t corr, int64_t pid, int64_t tid, uint64_t ts) {
@@ -294,8 +192,8 @@ static void on_memcpy(ctx *c, const tp_rec_hdr *h) {
     tp_rec_memcpy m;
     tp_record_get(h, &m, sizeof m);
     char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_kind_text(m.copy_kind),
-             mem_kind_text(m.src_kind), mem_kind_text(m.dst_kind));
+    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", tp_copy_kind_name(m.copy_kind),
+             tp_mem_kind_name(m.src_kind), tp_mem_kind_name(m.dst_kind));
     ev_begin(c, 'X', "gpu_memcpy", name);
     ev_where(c, m.device, m.stream, m.ts, &m.end);
     gpu_args(c, m.device, m.context, m.stream, m.correlation);
@@ -307,7 +205,7 @@ static void on_memset(ctx *c, const tp_rec_hdr *h) {
     tp_rec_memset m;
     tp_record_get(h, &m, sizeof m);
     char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", mem_kind_text(m.mem_kind));
+    snprintf(name, sizeof name, "Memset (%s)", tp_mem_kind_name(m.mem_kind));
     ev_begin(c, 'X', "gpu_memset", name);
     ev_where(c, m.device, m.stream, m.ts, &m.end);
     gpu_args(c, m.device, m.context, m.stream, m.correlation);
@@ -346,36 +244,36 @@ static void on_api(ctx *c, const tp_rec_hdr *h) {
     flow(c, 's', a.correlation, c->pid, a.tid, a.ts);
 }
 
-static void annotation(ctx *c, const open_range *o, uint64_t end) {
+static void annotation(ctx *c, const tp_open_range *o, uint64_t end) {
     ev_begin(c, 'X', "user_annotation", sid_or(c, o->msg_sid, ""));
     ev_where(c, c->pid, o->tid, o->ts, &end);
     out_str(c->w, "}");
 }
 
 static int on_nvtx(ctx *c, const tp_rec_hdr *h) {
-    open_range o, got;
+    tp_open_range o, got;
     if (h->type == TP_REC_NVTX_PUSH) {
         tp_rec_nvtx n;
         tp_record_get(h, &n, sizeof n);
-        o = (open_range){((uint64_t)n.tid << 32) | n.domain, n.ts, n.msg_sid, n.tid};
-        return range_push(&c->pushes, &o);
+        o = (tp_open_range){TP_PAIR_PUSH_KEY(n.tid, n.domain), n.ts, n.msg_sid, n.tid};
+        return tp_range_stack_push(&c->pushes, &o);
     }
     if (h->type == TP_REC_NVTX_START) {
         tp_rec_nvtx_start n;
         tp_record_get(h, &n, sizeof n);
-        o = (open_range){n.range_id, n.ts, n.msg_sid, n.tid};
-        return range_push(&c->starts, &o);
+        o = (tp_open_range){n.range_id, n.ts, n.msg_sid, n.tid};
+        return tp_range_stack_push(&c->starts, &o);
     }
     int ok;
     uint64_t end;
     if (h->type == TP_REC_NVTX_POP) {
         tp_rec_nvtx_pop n;
         tp_record_get(h, &n, sizeof n);
-        ok = range_take(&c->pushes, ((uint64_t)n.tid << 32) | n.domain, &got), end = n.ts;
+        ok = tp_range_stack_take(&c->pushes, TP_PAIR_PUSH_KEY(n.tid, n.domain), &got), end = n.ts;
     } else {
         tp_rec_nvtx_end n;
         tp_record_get(h, &n, sizeof n);
-        ok = range_take(&c->starts, n.range_id, &got), end = n.ts;
+        ok = tp_range_stack_take(&c->starts, n.range_id, &got), end = n.ts;
     }
     if (ok)
         annotation(c, &got, end);
@@ -429,10 +327,10 @@ static void on_heap(ctx *c, const tp_rec_hdr *h) {
 static void on_region(ctx *c, const tp_rec_hdr *h) {
     tp_rec_region g;
     tp_record_get(h, &g, sizeof g);
-    uint64_t old = region_take(&c->regions, g.address);
+    uint64_t old = tp_region_map_take(&c->regions, g.address);
     int64_t delta = (int64_t)(g.op == TP_REGION_UNREGISTER ? 0 : g.size) - (int64_t)old;
     if (g.op != TP_REGION_UNREGISTER)
-        region_put(&c->regions, g.address, g.size);
+        tp_region_map_put(&c->regions, g.address, g.size);
     c->region_allocated += delta;
     mem_instant(c, "[memory]", g.ts, g.tid, -1, g.address, delta, c->region_allocated,
                 c->heap_reserved);
@@ -643,10 +541,10 @@ static tp_status write_records(ctx *c) {
             break;
         }
     tp_cursor_close(cur);
-    open_range o; /* ranges never closed end where the trace ends, as in the native loader */
-    while (c->pushes.n && range_take(&c->pushes, c->pushes.v[c->pushes.n - 1].key, &o))
+    tp_open_range o; /* ranges never closed end where the trace ends, as in the native loader */
+    while (c->pushes.n && tp_range_stack_take(&c->pushes, c->pushes.v[c->pushes.n - 1].key, &o))
         annotation(c, &o, c->t_last), c->st.nvtx_unclosed++;
-    while (c->starts.n && range_take(&c->starts, c->starts.v[c->starts.n - 1].key, &o))
+    while (c->starts.n && tp_range_stack_take(&c->starts, c->starts.v[c->starts.n - 1].key, &o))
         annotation(c, &o, c->t_last), c->st.nvtx_unclosed++;
     return st;
 }
@@ -702,8 +600,9 @@ done:
         *stats = c->st;
     }
     if (c) {
-        free(c->pushes.v), free(c->starts.v);
-        free(c->regions.addr), free(c->regions.size);
+        tp_range_stack_free(&c->pushes);
+        tp_range_stack_free(&c->starts);
+        tp_region_map_free(&c->regions);
     }
     free(c), free(w);
     return st;

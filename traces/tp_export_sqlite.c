@@ -214,18 +214,6 @@ static void insert(sctx *c, int table, const val *v, int n) {
 
 /* ---------------------------------------------------------------- enum names */
 
-static const char *mem_kind_text(unsigned k) {
-    static const char *const t[] = {"Unknown", "Pageable", "Pinned",        "Device",
-                                    "Array",   "Managed",  "Device Static", "Managed Static"};
-    return k < sizeof t / sizeof t[0] ? t[k] : "Unknown";
-}
-
-static const char *copy_kind_text(unsigned k) {
-    static const char *const t[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k < sizeof t / sizeof t[0] ? t[k] : "Unknown";
-}
-
 static const char *pick(const char *const *names, size_t n, unsigned i) {
     return i < n ? names[i] : "unknown";
 }
@@ -248,15 +236,15 @@ static void on_gpu(sctx *c, const tp_rec_hdr *h) {
         tp_rec_memcpy m;
         tp_record_get(h, &m, sizeof m);
         INSERT(c, T_MEMCPY, VI(m.ts), VI(m.end), VI(m.bytes), VI(m.correlation), VI(m.device),
-               VI(m.context), VI(m.stream), VS(copy_kind_text(m.copy_kind)),
-               VS(mem_kind_text(m.src_kind)), VS(mem_kind_text(m.dst_kind)), VI(m.src_device),
+               VI(m.context), VI(m.stream), VS(tp_copy_kind_name(m.copy_kind)),
+               VS(tp_mem_kind_name(m.src_kind)), VS(tp_mem_kind_name(m.dst_kind)), VI(m.src_device),
                VI(m.dst_device), VI(m.runtime_correlation), VI(m.graph_id),
                VI((h->flags & TP_MEMCPY_ASYNC) != 0));
     } else if (h->type == TP_REC_MEMSET) {
         tp_rec_memset m;
         tp_record_get(h, &m, sizeof m);
         INSERT(c, T_MEMSET, VI(m.ts), VI(m.end), VI(m.bytes), VI(m.correlation), VI(m.device),
-               VI(m.context), VI(m.stream), VI(m.value), VS(mem_kind_text(m.mem_kind)));
+               VI(m.context), VI(m.stream), VI(m.value), VS(tp_mem_kind_name(m.mem_kind)));
     } else {
         tp_rec_sync s;
         tp_record_get(h, &s, sizeof s);
@@ -349,7 +337,7 @@ static void on_memory(sctx *c, const tp_rec_hdr *h) {
         tp_rec_device_mem d;
         tp_record_get(h, &d, sizeof d);
         INSERT(c, T_DEVICE_MEM, VI(d.ts), VS(PICK(mem_ops, d.op)), VI(d.address), VI(d.bytes),
-               VI(d.device), VI(d.context), VI(d.stream), VS(mem_kind_text(d.mem_kind)),
+               VI(d.device), VI(d.context), VI(d.stream), VS(tp_mem_kind_name(d.mem_kind)),
                VI(d.correlation), stk(c, d.stack_id), VI(d.tid));
     } else if (h->type == TP_REC_HEAP) {
         tp_rec_heap p;

@@ -1,0 +1,102 @@
+/* tp_pairing: open-range stacks and the live-region map (see tp_pairing.h). */
+#include "tp_pairing.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tp_range_stack_push(tp_range_stack *s, const tp_open_range *o) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        tp_open_range *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return 0;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = *o;
+    return 1;
+}
+
+/* Searches from the innermost: a pop closes the latest push of its thread and domain. */
+int tp_range_stack_take(tp_range_stack *s, uint64_t key, tp_open_range *out) {
+    for (size_t i = s->n; i-- > 0;) {
+        if (s->v[i].key != key)
+            continue;
+        *out = s->v[i];
+        memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
+        s->n--;
+        return 1;
+    }
+    return 0;
+}
+
+void tp_range_stack_free(tp_range_stack *s) {
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static size_t region_slot(const tp_region_map *m, uint64_t addr) {
+    size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
+    while (m->addr[i] && m->addr[i] != addr)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int region_grow(tp_region_map *m) {
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    tp_region_map g = {calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(uint64_t)), cap, 0};
+    if (!g.addr || !g.size) {
+        free(g.addr);
+        free(g.size);
+        return 0;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->addr[i]) {
+            size_t j = region_slot(&g, m->addr[i]);
+            g.addr[j] = m->addr[i];
+            g.size[j] = m->size[i];
+            g.n++;
+        }
+    free(m->addr);
+    free(m->size);
+    *m = g;
+    return 1;
+}
+
+int tp_region_map_put(tp_region_map *m, uint64_t addr, uint64_t size) {
+    if (!addr)
+        return 1;
+    if ((m->n + 1) * 2 > m->cap && !region_grow(m))
+        return 0;
+    size_t i = region_slot(m, addr);
+    m->n += !m->addr[i];
+    m->addr[i] = addr;
+    m->size[i] = size;
+    return 1;
+}
+
+/* Backward-shift deletion: the rest of the probe run is re-placed so lookups stay right. */
+uint64_t tp_region_map_take(tp_region_map *m, uint64_t addr) {
+    if (!m->cap || !addr)
+        return 0;
+    size_t i = region_slot(m, addr);
+    if (!m->addr[i])
+        return 0;
+    uint64_t size = m->size[i];
+    m->addr[i] = 0;
+    m->n--;
+    for (size_t j = (i + 1) & (m->cap - 1); m->addr[j]; j = (j + 1) & (m->cap - 1)) {
+        uint64_t a = m->addr[j], s = m->size[j];
+        m->addr[j] = 0;
+        size_t k = region_slot(m, a);
+        m->addr[k] = a;
+        m->size[k] = s;
+    }
+    return size;
+}
+
+void tp_region_map_free(tp_region_map *m) {
+    free(m->addr);
+    free(m->size);
+    memset(m, 0, sizeof *m);
+}

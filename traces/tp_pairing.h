@@ -1,0 +1,51 @@
+/* tp_pairing: matches the two halves of paired records while a trace is read in order.
+ *
+ * NVTX push/pop (keyed by thread and domain) and start/end (keyed by range id) become
+ * ranges; a region's UNREGISTER learns the size its REGISTER/RESIZE gave. Every reader that
+ * turns records into intervals (the analyzer's loader, the exporters) needs exactly this, so
+ * it lives next to the records. Plain structs, zero-initialised to empty; functions that
+ * allocate return 0 when out of memory and leave the container as it was. */
+#ifndef TP_PAIRING_H
+#define TP_PAIRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An open range waiting for its end. key: TP_PAIR_PUSH_KEY(tid, domain) or the range id. */
+typedef struct {
+    uint64_t key;
+    uint64_t ts;
+    uint32_t msg_sid, tid;
+} tp_open_range;
+
+#define TP_PAIR_PUSH_KEY(tid, domain) (((uint64_t)(tid) << 32) | (uint32_t)(domain))
+
+typedef struct {
+    tp_open_range *v;
+    size_t n, cap;
+} tp_range_stack;
+
+/* Opens a range. Returns 1, or 0 when out of memory. */
+int tp_range_stack_push(tp_range_stack *s, const tp_open_range *o);
+
+/* Closes the innermost open range with `key` into *out. Returns 0 when none is open. */
+int tp_range_stack_take(tp_range_stack *s, uint64_t key, tp_open_range *out);
+
+void tp_range_stack_free(tp_range_stack *s);
+
+/* Live regions: address -> size (open addressing; address 0 is never stored). */
+typedef struct {
+    uint64_t *addr, *size;
+    size_t cap, n;
+} tp_region_map;
+
+/* Records (or updates) the size of the region at `addr`. Returns 1 (also for addr 0, which
+ * is ignored), or 0 when out of memory. */
+int tp_region_map_put(tp_region_map *m, uint64_t addr, uint64_t size);
+
+/* Forgets the region at `addr` and returns its size; 0 when it was not known. */
+uint64_t tp_region_map_take(tp_region_map *m, uint64_t addr);
+
+void tp_region_map_free(tp_region_map *m);
+
+#endif
