@@ -22,19 +22,6 @@
 #include "tp_an_view.h"
 #include "tp_diagnose.h"
 
-typedef struct {
-    tp_an_view v;
-    tp_an_temporal t;
-    tp_an_idle idle;
-    tp_an_kernels k;
-    tp_an_launch l;
-    tp_an_queue q;
-    tp_an_memory mem;
-    tp_an_overlap ov;
-    tp_an_nvtx nv;
-    tp_diagnosis dg;
-} tp_rank_report;
-
 void tp_report_opts_init(tp_report_opts *o) {
     memset(o, 0, sizeof *o);
     o->format = TP_REPORT_TEXT;
@@ -42,8 +29,8 @@ void tp_report_opts_init(tp_report_opts *o) {
     o->top = 10;
 }
 
-static void rank_report_run(tp_rank_report *rr, const tp_model *m, const tp_rank *r,
-                            const tp_report_opts *o) {
+void tp_report_rank_run(tp_rank_report *rr, const tp_model *m, const tp_rank *r,
+                        const tp_report_opts *o) {
     tp_an_opts ao;
     tp_an_opts_init(&ao);
     ao.compat_hta = o->compat_hta;
@@ -62,7 +49,7 @@ static void rank_report_run(tp_rank_report *rr, const tp_model *m, const tp_rank
     tp_diagnose_run(&rr->v, &rr->dg);
 }
 
-static void rank_report_free(tp_rank_report *rr) {
+void tp_report_rank_free(tp_rank_report *rr) {
     tp_an_idle_free(&rr->idle);
     tp_an_kernels_free(&rr->k);
     tp_an_queue_free(&rr->q);
@@ -706,12 +693,12 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
             continue;
         tp_rank_report rr;
         memset(&rr, 0, sizeof rr);
-        rank_report_run(&rr, m, &m->ranks[i], opts);
+        tp_report_rank_run(&rr, m, &m->ranks[i], opts);
         if (g)
             json_rank(g, &rr);
         else
             text_rank(out, &rr, opts);
-        rank_report_free(&rr);
+        tp_report_rank_free(&rr);
     }
     if (g) {
         yajl_gen_array_close(g);

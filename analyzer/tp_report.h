@@ -11,6 +11,16 @@
 
 #include <stdio.h>
 
+#include "tp_an_idle.h"
+#include "tp_an_kernels.h"
+#include "tp_an_launch.h"
+#include "tp_an_memory.h"
+#include "tp_an_nvtx.h"
+#include "tp_an_overlap.h"
+#include "tp_an_queue.h"
+#include "tp_an_temporal.h"
+#include "tp_an_view.h"
+#include "tp_diagnose.h"
 #include "tp_model.h"
 #include "tp_status.h"
 
@@ -28,6 +38,27 @@ typedef struct {
 
 /* Fills the defaults: text, native mode, all ranks, top 10. */
 void tp_report_opts_init(tp_report_opts *o);
+
+/* Every analysis of one rank, as the report computes it. Public so that tests (the HTA
+ * acceptance test) check exactly what `trainprof report` prints. */
+typedef struct {
+    tp_an_view v;
+    tp_an_temporal t;
+    tp_an_idle idle;
+    tp_an_kernels k;
+    tp_an_launch l;
+    tp_an_queue q;
+    tp_an_memory mem;
+    tp_an_overlap ov;
+    tp_an_nvtx nv;
+    tp_diagnosis dg;
+} tp_rank_report;
+
+/* Runs every analysis of rank `r` of `m` under `o`'s mode into *rr; free with
+ * tp_report_rank_free. */
+void tp_report_rank_run(tp_rank_report *rr, const tp_model *m, const tp_rank *r,
+                        const tp_report_opts *o);
+void tp_report_rank_free(tp_rank_report *rr);
 
 /* Writes the report of `m` (finished) to `out`. Returns TP_OK, TP_ERR_ARG for NULL
  * arguments, TP_ERR_NOT_FOUND when opts->rank names no rank of the model, TP_ERR_IO when

@@ -16,15 +16,8 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "tp_an_idle.h"
-#include "tp_an_kernels.h"
-#include "tp_an_launch.h"
-#include "tp_an_memory.h"
-#include "tp_an_overlap.h"
-#include "tp_an_queue.h"
-#include "tp_an_temporal.h"
-#include "tp_an_view.h"
 #include "tp_load.h"
+#include "tp_report.h"
 #include "tp_test.h"
 
 /* (set, variant, metric) triples that cannot match, and why. NULL variant: all variants. */
@@ -108,21 +101,12 @@ static void check(tp_ctx *c, const char *what, double expected, double mine, tp_
 
 /* ---------------------------------------------------------------- per-rank state */
 
-typedef struct {
-    int rank;
-    tp_an_view v;
-    tp_an_temporal t;
-    tp_an_idle idle;
-    tp_an_kernels k;
-    tp_an_launch l;
-    tp_an_queue q;
-    tp_an_memory mem;
-    tp_an_overlap ov;
-} tp_rk;
+/* The report's own per-rank analyses: the test checks what `trainprof report` computes. */
+typedef tp_rank_report tp_rk;
 
 static tp_rk *find_rank(tp_rk *rk, size_t n, double rank) {
     for (size_t i = 0; i < n; i++)
-        if (rk[i].rank == (int)rank)
+        if (rk[i].v.rank == (int)rank)
             return &rk[i];
     return NULL;
 }
@@ -367,29 +351,14 @@ static void check_overlap(tp_ctx *c, tp_rk *rk, size_t n, yajl_val arr) {
 
 /* ---------------------------------------------------------------- driver */
 
-static void run_ranks(const tp_model *m, const tp_an_opts *o, tp_rk *rk) {
-    for (size_t i = 0; i < m->n_ranks; i++) {
-        tp_rk *r = &rk[i];
-        tp_an_view_build(&r->v, m, &m->ranks[i], o);
-        r->rank = r->v.rank;
-        tp_an_temporal_run(&r->v, &r->t);
-        tp_an_idle_run(&r->v, &r->idle);
-        tp_an_kernels_run(&r->v, &r->k);
-        tp_an_launch_run(&r->v, &r->l);
-        tp_an_queue_run(&r->v, &r->q);
-        tp_an_memory_run(&r->v, &r->mem);
-        tp_an_overlap_run(&r->v, &r->ov);
-    }
+static void run_ranks(const tp_model *m, const tp_report_opts *o, tp_rk *rk) {
+    for (size_t i = 0; i < m->n_ranks; i++)
+        tp_report_rank_run(&rk[i], m, &m->ranks[i], o);
 }
 
 static void free_ranks(tp_rk *rk, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        tp_an_idle_free(&rk[i].idle);
-        tp_an_kernels_free(&rk[i].k);
-        tp_an_queue_free(&rk[i].q);
-        tp_an_memory_free(&rk[i].mem);
-        tp_an_view_free(&rk[i].v);
-    }
+    for (size_t i = 0; i < n; i++)
+        tp_report_rank_free(&rk[i]);
 }
 
 static int has_error(yajl_val res, const char *analysis) {
@@ -397,9 +366,10 @@ static int has_error(yajl_val res, const char *analysis) {
 }
 
 static void check_variant(tp_ctx *c, const tp_model *m, yajl_val res) {
-    tp_an_opts o;
-    tp_an_opts_init(&o);
+    tp_report_opts o;
+    tp_report_opts_init(&o);
     o.compat_hta = 1;
+    o.no_symbols = 1; /* HTA's numbers need no stacks */
     o.include_last_step = YAJL_IS_TRUE(get(res, "include_last_profiler_step"));
     o.no_ns_rounding = YAJL_IS_TRUE(get(res, "ns_rounding_disabled"));
     c->frac = o.no_ns_rounding;
