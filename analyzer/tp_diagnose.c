@@ -136,6 +136,7 @@ typedef struct {
     int rd_tried;
     tp_symbolizer *sym; /* opened on demand, unless opts.no_symbols */
     int sym_tried;
+    tp_finding *cur; /* the finding being written (add_finding) */
 } dctx;
 
 static int icontains(const char *s, const char *needle) {
@@ -375,6 +376,8 @@ static tp_finding *add_finding(dctx *d, const char *id, double severity) {
     memset(f, 0, sizeof *f);
     f->id = id;
     f->severity = severity < 0 ? 0 : severity > 1 ? 1 : severity;
+    f->range_row = f->op_row = -1;
+    d->cur = f;
     return f;
 }
 
@@ -396,6 +399,8 @@ static long enclosing(const tp_events *ev, long row) {
 /* "'forward conv1' in 'step'" for range row `p` (innermost two levels). */
 static void range_label(const dctx *d, long p, char *buf, size_t n) {
     const tp_model *m = d->v->m;
+    if (d->cur && d->cur->range_row < 0) /* the range the source names first */
+        d->cur->range_row = p;
     long q = enclosing(d->ev, p);
     while (q >= 0 && d->ev->name[q] == d->ev->name[p]) /* recursion: name the caller */
         q = enclosing(d->ev, q);
@@ -775,6 +780,7 @@ static void find_sync(dctx *d) {
     blame_source(d, &bl, blame_sum(&bl), "of it", f->source, sizeof f->source);
     if (worst >= 0)
         append_stack(d, d->ev->stack[worst], f);
+    f->op_row = worst;
     metric(f, "host_blocked_ns", (double)host);
     metric(f, "syncs", (double)n_sync);
     metric(f, "syncs_per_step", per_step);
@@ -945,6 +951,7 @@ static void find_pageable(dctx *d, copy_group *pg, const copy_group *pin) {
     blame_source(d, &pg->bl, blame_sum(&pg->bl), "of it", f->source, sizeof f->source);
     if (pg->worst >= 0)
         append_stack(d, d->ev->stack[pg->worst], f);
+    f->op_row = pg->worst;
     metric(f, "copies", (double)pg->n);
     metric(f, "bytes", (double)pg->bytes);
     metric(f, "device_ns", (double)pg->dev_ns);
@@ -976,6 +983,7 @@ static void find_sync_h2d(dctx *d, copy_group *sg) {
     blame_source(d, &sg->bl, blame_sum(&sg->bl), "of it", f->source, sizeof f->source);
     if (sg->worst >= 0)
         append_stack(d, d->ev->stack[sg->worst], f);
+    f->op_row = sg->worst;
     metric(f, "copies", (double)sg->n);
     metric(f, "bytes", (double)sg->bytes);
     metric(f, "host_blocked_ns", (double)ivl_len(&sg->host));

@@ -63,6 +63,11 @@ typedef struct {
     tp_diag_metric metrics[TP_DIAG_MAX_METRICS];
     size_t n_frames; /* the CPU stack in `source`, structured; 0 when none */
     tp_diag_frame frames[TP_DIAG_MAX_FRAMES];
+    /* Where the evidence is, as model rows (rows of the view's rank), for front ends that
+     * show it (the TUI jumps there): the range `source` names first, and the op the
+     * finding points at (the longest sync call, the slowest copy call). -1: none. */
+    long range_row;
+    long op_row;
 } tp_finding;
 
 typedef struct {
