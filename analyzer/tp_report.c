@@ -11,6 +11,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_rank_analysis.h"
+#include "tp_text.h"
 #include "tp_units.h"
 
 void tp_report_opts_init(tp_report_opts *o) {
@@ -50,12 +51,13 @@ static const char *fmt_pct(char *buf, size_t n, double p) {
     return buf;
 }
 
-/* Shortens long kernel names to `w` columns with a trailing "...". */
+/* A name from the trace, terminal-safe (tp_text), shortened to `w` bytes with a trailing
+ * "..." when longer. */
 static const char *clip(char *buf, size_t n, const char *s, size_t w) {
-    if (strlen(s) <= w || w < 4 || w + 1 > n)
-        snprintf(buf, n, "%s", s);
-    else
-        snprintf(buf, n, "%.*s...", (int)(w - 3), s);
+    if (tp_text_safe_size(s) <= w + 1 || w < 4 || w + 1 > n)
+        return tp_text_safe(buf, n, s);
+    tp_text_safe(buf, w - 2, s);
+    strcat(buf, "...");
     return buf;
 }
 
@@ -64,9 +66,14 @@ static const char *clip(char *buf, size_t n, const char *s, size_t w) {
 #define T3(x) fmt_time(b3, sizeof b3, (double)(x))
 #define P(x) fmt_pct(bp, sizeof bp, (x))
 
-/* Writes `label` then `text` wrapped at 100 columns, continuation lines indented to match. */
-static void text_wrapped(FILE *f, const char *label, const char *text) {
+/* Writes `label` then `text` (made terminal-safe) wrapped at 100 columns, continuation lines
+ * indented to match. */
+static void text_wrapped(FILE *f, const char *label, const char *raw) {
     const size_t indent = 7 + strlen(label), width = 100;
+    char *safe = tp_text_safe_dup(raw);
+    if (!safe)
+        abort();
+    const char *text = safe;
     fprintf(f, "     %s  ", label);
     size_t col = indent;
     while (*text) {
@@ -84,6 +91,7 @@ static void text_wrapped(FILE *f, const char *label, const char *text) {
         text += strspn(text, " ");
     }
     fputc('\n', f);
+    free(safe);
 }
 
 /* The findings first, most severe first: what is wrong and what to do, before the numbers. */
@@ -100,8 +108,9 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr) {
                 d->window_ns > 0 ? "no problem found" : "nothing to judge: no device activity");
     for (size_t i = 0; i < d->n; i++) {
         const tp_finding *x = &d->f[i];
-        fprintf(f, "  %zu. [%-6s %3.0f%%] %s\n", i + 1, tp_diag_level(x->severity),
-                100 * x->severity, x->title);
+        fprintf(f, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(x->severity), 100 * x->severity);
+        tp_text_fputs(x->title, f);
+        fputc('\n', f);
         text_wrapped(f, "evidence:", x->evidence);
         if (x->source[0])
             text_wrapped(f, "source:  ", x->source);
@@ -280,10 +289,14 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
-    fprintf(f, "== rank %d: %s (%s, %zu events, %zu %s)%s ==\n\n", rr->v.rank,
-            r->file ? r->file : "-", tp_devtype_name(r->device_type), rr->v.n, rr->v.n_gpu,
+    char *file = tp_text_safe_dup(r->file ? r->file : "-");
+    if (!file)
+        abort();
+    fprintf(f, "== rank %d: %s (%s, %zu events, %zu %s)%s ==\n\n", rr->v.rank, file,
+            tp_devtype_name(r->device_type), rr->v.n, rr->v.n_gpu,
             r->device_type == TP_DEVTYPE_CPU_DEVICE ? "device ops" : "GPU",
             rr->v.trimmed ? " [last profiler step trimmed]" : "");
+    free(file);
     text_diagnosis(f, rr);
     text_summary(f, rr, o);
     if (!rr->t.has_gpu)
@@ -298,8 +311,16 @@ static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts 
 
 /* ------------------------------------------------------------------ JSON */
 
+/* Strings are exact (yajl escapes controls); only bytes that are not UTF-8, which no JSON
+ * document may hold, become U+FFFD. */
 static void jstr(yajl_gen g, const char *s) {
-    yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+    size_t n;
+    const char *u = tp_text_utf8_fix(s, strlen(s), &n);
+    if (!u)
+        abort();
+    yajl_gen_string(g, (const unsigned char *)u, n);
+    if (u != s)
+        free((void *)u);
 }
 
 static void jint(yajl_gen g, const char *k, long long v) {

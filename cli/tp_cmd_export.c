@@ -15,6 +15,7 @@
 #include "tp_export_chrome.h"
 #include "tp_export_sqlite.h"
 #include "tp_reader.h"
+#include "tp_text.h"
 
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
@@ -141,13 +142,17 @@ static int parse_args(int argc, char **argv, export_args *a) {
 }
 
 static int run_export(tp_reader *r, const export_args *a, const char *out) {
-    char err[512] = "", done[64];
+    char err[512] = "", done[64], safe[4096];
     tp_status st =
         formats[format_index(a->format)].write(r, out, done, sizeof done, err, sizeof err);
+    /* The output's name comes from the trace's, the error may quote the trace: both are
+     * printed terminal-safe (tp_text). */
     if (st == TP_OK)
-        fprintf(stderr, "trainprof export: wrote %s (%s)\n", out, done);
+        fprintf(stderr, "trainprof export: wrote %s (%s)\n", tp_text_safe(safe, sizeof safe, out),
+                done);
     else
-        fprintf(stderr, "trainprof export: %s\n", err[0] ? err : tp_status_str(st));
+        fprintf(stderr, "trainprof export: %s\n",
+                tp_text_safe(safe, sizeof safe, err[0] ? err : tp_status_str(st)));
     return st == TP_OK ? 0 : 1;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tp_load.h"
+#include "tp_text.h"
 
 static int parse_int(const char *s, int lo, int hi, int *out) {
     char *end;
@@ -65,15 +66,30 @@ static int parse_args(const tp_cmd_traces *c, void *args, int argc, char **argv,
     return 0;
 }
 
+/* The loader's notes, one per line, each terminal-safe (they quote file names and the
+ * trace's own messages). */
+static void print_notes(const char *notes) {
+    char line[1024];
+    for (const char *p = notes; *p;) {
+        size_t k = strcspn(p, "\n"), n = k < sizeof line ? k : sizeof line - 1;
+        memcpy(line, p, n);
+        line[n] = 0;
+        tp_text_fputs(line, stderr);
+        fputc('\n', stderr);
+        p += k + (p[k] == '\n');
+    }
+}
+
 /* Loads the traces: the loader's notes go to stderr, and a failure is reported there as
  * "trainprof CMD: ...". Returns 0 with *out set, or 1. */
 static int load(const char *cmd, const char *const *paths, size_t n, tp_model **out) {
     tp_load_result res;
     tp_status st = tp_load_paths(paths, n, out, &res);
-    if (res.notes[0])
-        fprintf(stderr, "%s", res.notes);
+    print_notes(res.notes);
     if (st != TP_OK) {
-        fprintf(stderr, "trainprof %s: %s\n", cmd, res.error);
+        fprintf(stderr, "trainprof %s: ", cmd);
+        tp_text_fputs(res.error, stderr);
+        fputc('\n', stderr);
         return 1;
     }
     return 0;

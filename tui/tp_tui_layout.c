@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tp_text.h"
+
 typedef __int128 tp_i128;
 
 tp_tui_window tp_tui_window_make(int64_t t0, int64_t span, int width) {
@@ -127,28 +129,10 @@ const char *tp_tui_busy_glyph(int level, int ascii) {
 /* ------------------------------------------------------------------ UTF-8 */
 
 int tp_tui_utf8_next(const char *s, size_t n, uint32_t *cp) {
-    const unsigned char *u = (const unsigned char *)s;
-    static const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-    int len = u[0] < 0x80         ? 1
-              : (u[0] >> 5) == 6  ? 2
-              : (u[0] >> 4) == 14 ? 3
-              : (u[0] >> 3) == 30 ? 4
-                                  : 0;
-    *cp = 0xFFFD;
-    if (len == 1)
-        *cp = u[0];
-    if (len <= 1 || (size_t)len > n)
-        return 1;
-    uint32_t c = u[0] & (0x7Fu >> len);
-    for (int i = 1; i < len; i++) {
-        if ((u[i] & 0xC0) != 0x80)
-            return 1;
-        c = (c << 6) | (u[i] & 0x3Fu);
-    }
-    if (c < min_cp[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 1; /* overlong, out of range, or a surrogate */
-    *cp = c;
-    return len;
+    int k = tp_utf8_next(s, n, cp); /* the one decoder (common/tp_text) */
+    if (*cp == TP_UTF8_INVALID)
+        *cp = 0xFFFD; /* shown as one cell, and as '?' by tp_tui_fit */
+    return k;
 }
 
 typedef struct {
@@ -190,8 +174,10 @@ int tp_tui_str_width(const char *s) {
     return w;
 }
 
+/* What the text writers escape (tp_text_cp_is_control) the TUI shows as '?', as it does a
+ * byte that is not UTF-8 (which tp_tui_utf8_next turned into U+FFFD). */
 static int is_control(uint32_t cp) {
-    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) || cp == 0xFFFD;
+    return cp == 0xFFFD || tp_text_cp_is_control(cp);
 }
 
 int tp_tui_fit(char *out, size_t cap, const char *s, int cols) {
