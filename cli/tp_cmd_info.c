@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "tp_reader.h"
+#include "tp_text.h"
 
 static void usage(FILE *out) {
     fprintf(out, "usage: trainprof info FILE [--json]\n\n"
@@ -81,15 +83,28 @@ static const char *type_name(int t, char *buf, size_t n) {
 
 /* ------------------------------------------------------------------ text */
 
+/* Every string from the trace goes through here: terminal-safe (tp_text), never raw. */
+static const char *safe(char *buf, size_t n, const char *s) {
+    return tp_text_safe(buf, n, s);
+}
+
 static void text_processes(const tp_reader *r) {
     const tp_rec_hdr *const *recs;
     size_t n = tp_reader_meta(r, TP_REC_PROCESS, &recs);
     printf("processes:    %zu\n", n);
     for (size_t i = 0; i < n; i++) {
         const tp_rec_process *p = (const tp_rec_process *)recs[i];
+        char host[1024], cmd[8192];
         printf("  pid %-8" PRIu32 " rank %" PRId32 "/%" PRId32 " (local %" PRId32 ")  host %s\n",
-               p->pid, p->rank, p->world_size, p->local_rank, str_or(r, p->host_sid, "?"));
-        printf("  %-12s %s\n", "command:", str_or(r, p->cmdline_sid, "?"));
+               p->pid, p->rank, p->world_size, p->local_rank,
+               safe(host, sizeof host, str_or(r, p->host_sid, "?")));
+        printf("  %-12s %s\n", "command:", safe(cmd, sizeof cmd, str_or(r, p->cmdline_sid, "?")));
+        tp_rec_process x;
+        tp_record_get(recs[i], &x, sizeof x);
+        if (x.job_id) /* written by `trainprof record` (format 1.2 on) */
+            printf("  %-12s %016" PRIx64 ", started pid %" PRIu32 ", parent pid %" PRIu32
+                   ", exec generation %" PRIu32 "\n",
+                   "recording:", x.job_id, x.root_pid, x.ppid, x.exec_gen);
     }
 }
 
@@ -110,8 +125,10 @@ static void text_threads(const tp_reader *r) {
     for (size_t i = 0; i < n; i++) {
         uint32_t tid = ((const tp_rec_thread *)recs[i])->tid;
         const char *name = tp_reader_thread_name(r, tid);
+        char buf[256];
         if (!seen_before(recs, i))
-            printf("  tid %-10" PRIu32 " %s\n", tid, name ? name : "(unnamed)");
+            printf("  tid %-10" PRIu32 " %s\n", tid,
+                   name ? safe(buf, sizeof buf, name) : "(unnamed)");
     }
 }
 
@@ -121,9 +138,11 @@ static void text_devices(const tp_reader *r) {
     printf("devices:      %zu\n", n);
     for (size_t i = 0; i < n; i++) {
         const tp_rec_device *d = (const tp_rec_device *)recs[i];
+        char name[512];
         printf("  device %-4" PRIu32 " %s  %.1f GiB  %" PRIu32 " SMs  cc %" PRIu32 ".%" PRIu32 "\n",
-               d->id, str_or(r, d->name_sid, "?"), (double)d->global_memory_bytes / (1 << 30),
-               d->sm_count, d->compute_capability / 10, d->compute_capability % 10);
+               d->id, safe(name, sizeof name, str_or(r, d->name_sid, "?")),
+               (double)d->global_memory_bytes / (1 << 30), d->sm_count, d->compute_capability / 10,
+               d->compute_capability % 10);
     }
 }
 
@@ -148,9 +167,11 @@ static void print_text(const char *path, tp_reader *r) {
     utc_time(in->created_realtime_ns, created, sizeof created);
     drop_table d;
     count_drops(r, &d);
-    printf("file:         %s (%" PRIu64 " bytes)\n", path, g->file_bytes);
+    char file[8192], producer[512], integrity[1024];
+    printf("file:         %s (%" PRIu64 " bytes)\n", safe(file, sizeof file, path), g->file_bytes);
     printf("format:       v%u.%u\n", in->version_major, in->version_minor);
-    printf("producer:     %s\n", in->producer[0] ? in->producer : "?");
+    printf("producer:     %s\n",
+           in->producer[0] ? safe(producer, sizeof producer, in->producer) : "?");
     printf("created:      %s\n", created);
     text_processes(r);
     text_threads(r);
@@ -161,7 +182,8 @@ static void print_text(const char *path, tp_reader *r) {
            in->t_max - in->t_min, span, in->t_min, in->t_max);
     printf("chunks:       %" PRIu64 " read, %" PRIu64 " bad\n", g->chunks_ok, g->chunks_bad);
     printf("index:        %s\n", g->index_ok ? "present" : "missing");
-    printf("integrity:    %s\n", g->message[0] ? g->message : "ok");
+    printf("integrity:    %s\n",
+           g->message[0] ? safe(integrity, sizeof integrity, g->message) : "ok");
     printf("bytes lost:   %" PRIu64 "\n", g->bytes_lost);
     if (g->unknown_records)
         printf("unknown:      %" PRIu64 " records of unknown types skipped\n", g->unknown_records);
@@ -169,7 +191,11 @@ static void print_text(const char *path, tp_reader *r) {
 
 /* ------------------------------------------------------------------ JSON */
 
-static void json_str(const char *s) {
+/* A JSON string: exact, controls escaped; bytes that are not UTF-8 (no JSON document may hold
+ * them) become U+FFFD. */
+static void json_str(const char *raw) {
+    size_t n;
+    const char *s = raw ? tp_text_utf8_fix(raw, strlen(raw), &n) : "";
     putchar('"');
     for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -180,6 +206,8 @@ static void json_str(const char *s) {
             putchar(*p);
     }
     putchar('"');
+    if (s && s != raw && raw)
+        free((void *)s);
 }
 
 static void json_processes(const tp_reader *r) {
@@ -196,7 +224,10 @@ static void json_processes(const tp_reader *r) {
         json_str(str_or(r, p->cmdline_sid, ""));
         printf(",\"exe\":");
         json_str(str_or(r, p->exe_sid, ""));
-        printf("}");
+        tp_rec_process x;
+        tp_record_get(recs[i], &x, sizeof x);
+        printf(",\"job_id\":\"%016" PRIx64 "\",\"root_pid\":%" PRIu32 ",\"exec_gen\":%" PRIu32 "}",
+               x.job_id, x.root_pid, x.exec_gen);
     }
     printf("],");
 }

@@ -15,11 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tp_reader.h"
+#include "tp_text.h"
 
 #define COLLECTOR_NAME "libtrainprof-collector.so"
 
@@ -139,6 +142,20 @@ static void set_env(const char *name, const char *value) {
         setenv(name, value, 1);
 }
 
+/* One id for every process of this recording (the PROCESS record's job_id), so `report`
+ * tells this run's traces from another's in the same folder, even when pids repeat (as
+ * they do from one container start to the next). */
+static uint64_t new_job_id(void) {
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id =
+            ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 40);
+    }
+    return id ? id : 1; /* 0 means "unknown" */
+}
+
 /* In the child, before exec. */
 static void child_env(const record_opts *o, const char *lib, const char *manifest) {
     char buf[PATH_MAX * 2 + 16];
@@ -150,6 +167,10 @@ static void child_env(const record_opts *o, const char *lib, const char *manifes
         setenv("CUDA_INJECTION64_PATH", lib, 1);
     setenv("TRAINPROF_COLLECTOR", lib, 1);
     setenv("TRAINPROF_MANIFEST", manifest, 1);
+    snprintf(buf, sizeof buf, "%016llx", (unsigned long long)new_job_id());
+    setenv("TRAINPROF_JOB_ID", buf, 1);
+    unsetenv("TRAINPROF_MAIN_TRACE"); /* the collector in the started process sets it */
+    unsetenv("TRAINPROF_EXEC_GEN");
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     setenv("TRAINPROF_TARGET_PID", buf, 1);
     if (o->output) {
@@ -233,7 +254,11 @@ static void summarize(const char *path) {
     }
     const tp_trace_info *in = tp_reader_info(r);
     const tp_integrity *ig = tp_reader_integrity(r);
-    fprintf(stderr, "trainprof: trace %s (%.1f KiB)\n", path, ig->file_bytes / 1024.0);
+    /* The path holds the program's name and the counter the collector's reason: both are
+     * printed terminal-safe (tp_text), like every name from a trace. */
+    char safe_path[PATH_MAX * 2], why[1024];
+    tp_text_safe(safe_path, sizeof safe_path, path);
+    fprintf(stderr, "trainprof: trace %s (%.1f KiB)\n", safe_path, ig->file_bytes / 1024.0);
     fprintf(stderr, "  events:");
     int any = 0;
     for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
@@ -251,10 +276,10 @@ static void summarize(const char *path) {
         fprintf(stderr, " (%.3f%% of %.3f s)", 100.0 * ov / span, span / 1e9);
     fprintf(stderr, "\n");
     if (cuda_off)
-        fprintf(stderr, "  CUDA: not traced (%s)\n", cuda_off);
+        fprintf(stderr, "  CUDA: not traced (%s)\n", tp_text_safe(why, sizeof why, cuda_off));
     if (ig->message[0])
         fprintf(stderr, "  integrity: %s\n", ig->message);
-    fprintf(stderr, "  next: trainprof report %s\n", path);
+    fprintf(stderr, "  next: trainprof report %s\n", safe_path);
     tp_reader_close(r);
 }
 

@@ -79,13 +79,37 @@ static int start_deferred(void) {
     return tp_collector_start(g_lazy_has_cfg ? &g_lazy_cfg : NULL) == TP_OK;
 }
 
+/* This image's exec generation (TRAINPROF_EXEC_GEN), for the pid that loaded it: a fork
+ * child has another pid, and is generation 0. */
+static long g_image_pid;
+static uint32_t g_image_gen;
+static int g_in_job; /* started by `trainprof record` */
+
 void tp_collector_load(void) {
     tp_collector_config cfg;
     tp_collector_config_load(&cfg, NULL);
-    if (cfg.target_pid > 0 && getpid() != cfg.target_pid)
+    g_image_pid = (long)getpid();
+    g_image_gen = tp_collector_config_exec_gen(&cfg, g_image_pid);
+    g_in_job = cfg.target_pid > 0;
+    if (cfg.target_pid > 0 && getpid() != cfg.target_pid) {
         defer_start(&cfg);
-    else
-        tp_collector_start(&cfg);
+    } else if (tp_collector_start(&cfg) == TP_OK && cfg.target_pid > 0) {
+        /* The recording's other processes name their traces after this one (beside it, see
+         * tp_collector_config_path). Set here, in the constructor, while the program has
+         * only this thread: setenv races with getenv on others. */
+        setenv("TRAINPROF_MAIN_TRACE", tp_g.path, 1);
+        snprintf(tp_g.cfg.main_trace, sizeof tp_g.cfg.main_trace, "%s", tp_g.path); /* forks */
+    }
+}
+
+int tp_collector_exec_gen_env(char *buf, size_t len) {
+    static const char name[] = "TRAINPROF_EXEC_GEN=";
+    long pid = (long)getpid();
+    uint32_t gen = pid == g_image_pid ? g_image_gen : 0;
+    if (!g_in_job || len < sizeof name)
+        return -1;
+    memcpy(buf, name, sizeof name - 1);
+    return tp_collector_config_next_gen(pid, gen, buf + sizeof name - 1, len - (sizeof name - 1));
 }
 
 tp_tstate *tp_collector_thread_slow(void) {
@@ -221,6 +245,9 @@ static void write_process(void) {
     clock_gettime(CLOCK_REALTIME, &now);
     r.start_realtime_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     r.producer_sid = tp_collector_intern_n(TP_PRODUCER, strlen(TP_PRODUCER));
+    r.job_id = tp_g.cfg.job_id;
+    r.root_pid = tp_g.cfg.target_pid > 0 ? (uint32_t)tp_g.cfg.target_pid : 0;
+    r.exec_gen = tp_collector_config_exec_gen(&tp_g.cfg, (long)r.pid);
     tp_collector_meta(&r);
 }
 

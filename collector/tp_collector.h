@@ -74,6 +74,12 @@ void tp_collector_finish(void);
  * new image starts its own. An empty trace is deleted then (see discard_if_empty). */
 void tp_collector_before_exec(void);
 
+/* The variable the next image of this process must find in its environment so its trace
+ * records its exec generation ("TRAINPROF_EXEC_GEN=<pid>:<gen>", into buf). Returns 0, or -1
+ * when none is needed (not a `trainprof record` job) or it does not fit. Allocates nothing:
+ * it runs between vfork() and exec. */
+int tp_collector_exec_gen_env(char *buf, size_t len);
+
 /* Drains all rings to the file now (signal helper, tests). */
 void tp_collector_flush(void);
 

@@ -109,6 +109,58 @@ static void load_numbers(tp_collector_config *c, tp_getenv_fn get) {
     c->target_pid = (v && *v && parse_long(v, 1, 1L << 30, &n) == 0) ? n : -1;
 }
 
+/* The recording's identity: its id, its main trace, and which exec generation left an image
+ * to this one (docs/collector.md, "One recording"). */
+static void load_job(tp_collector_config *c, tp_getenv_fn get) {
+    const char *v = get("TRAINPROF_JOB_ID");
+    char *end;
+    if (v && *v) {
+        unsigned long long id = strtoull(v, &end, 16);
+        c->job_id = *end ? 0 : (uint64_t)id;
+    }
+    v = get("TRAINPROF_MAIN_TRACE");
+    if (v && strlen(v) < sizeof c->main_trace)
+        strcpy(c->main_trace, v);
+    v = get("TRAINPROF_EXEC_GEN");
+    long pid, gen;
+    char *colon = v ? strchr(v, ':') : NULL;
+    if (colon && *v != ':') {
+        pid = strtol(v, &end, 10);
+        if (end == colon && parse_long(colon + 1, 1, 1L << 30, &gen) == 0 && pid > 0)
+            c->gen_pid = pid, c->gen = (uint32_t)gen;
+    }
+}
+
+uint32_t tp_collector_config_exec_gen(const tp_collector_config *c, long pid) {
+    return c->gen_pid == pid ? c->gen : 0;
+}
+
+/* Appends the decimal digits of v at buf[*at]; 0, or -1 when they do not fit. */
+static int put_decimal(char *buf, size_t len, size_t *at, unsigned long long v) {
+    char tmp[24];
+    size_t n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    if (*at + n >= len)
+        return -1;
+    while (n)
+        buf[(*at)++] = tmp[--n];
+    return 0;
+}
+
+/* By hand rather than snprintf: it runs between vfork() and exec. */
+int tp_collector_config_next_gen(long pid, uint32_t gen, char *buf, size_t len) {
+    size_t at = 0;
+    if (pid < 0 || put_decimal(buf, len, &at, (unsigned long long)pid) != 0 || at + 1 >= len)
+        return -1;
+    buf[at++] = ':';
+    if (put_decimal(buf, len, &at, (unsigned long long)gen + 1) != 0)
+        return -1;
+    buf[at] = 0;
+    return 0;
+}
+
 static const char *plain_getenv(const char *name) {
     return getenv(name);
 }
@@ -131,12 +183,20 @@ void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get) {
     v = get("TRAINPROF_FORK");
     c->fork_trace = !(v && !strcmp(v, "none"));
     load_ranks(c, get);
+    load_job(c, get);
 }
 
 int tp_collector_config_path(const tp_collector_config *c, long pid, const char *program, char *buf,
                              size_t len) {
     if (c->output[0] && pid == c->target_pid) {
         int n = snprintf(buf, len, "%s", c->output);
+        return n < 0 || (size_t)n >= len ? -1 : 0;
+    }
+    size_t main_len = strlen(c->main_trace);
+    if (main_len && pid != c->target_pid) { /* the recording's other processes: beside it */
+        if (main_len > 6 && !strcmp(c->main_trace + main_len - 6, ".tprof"))
+            main_len -= 6;
+        int n = snprintf(buf, len, "%.*s.%ld.tprof", (int)main_len, c->main_trace, pid);
         return n < 0 || (size_t)n >= len ? -1 : 0;
     }
     const char *base = program ? strrchr(program, '/') : NULL;

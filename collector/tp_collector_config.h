@@ -27,7 +27,11 @@ typedef struct {
     int no_cuda;                    /* TRAINPROF_NO_CUDA=1 */
     int fork_trace;                 /* TRAINPROF_FORK: trace (default) | none */
     int32_t rank, world_size, local_rank; /* -1 when absent */
-    char error[256];                      /* first problem found, "" when none */
+    uint64_t job_id;       /* TRAINPROF_JOB_ID (hex): the recording's id; 0 when absent */
+    char main_trace[4096]; /* TRAINPROF_MAIN_TRACE: the started process's trace, or "" */
+    long gen_pid;          /* TRAINPROF_EXEC_GEN "<pid>:<gen>": an exec'ing image of `gen_pid` */
+    uint32_t gen;          /* left it to its generation `gen` (tp_collector_config_exec_gen) */
+    char error[256];       /* first problem found, "" when none */
 } tp_collector_config;
 
 typedef const char *(*tp_getenv_fn)(const char *name);
@@ -35,10 +39,26 @@ typedef const char *(*tp_getenv_fn)(const char *name);
 /* Fills `c` from the environment seen through `get` (NULL = getenv). */
 void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get);
 
-/* Writes the trace path for process `pid` running `program` (its basename is used):
- * `output` when pid == target_pid, else "<dir>/<program>[-rank<R>]-<pid>.tprof" where dir is
- * the directory of `output` or "." without one. Returns 0, or -1 when it does not fit. */
+/* The exec generation of process `pid`'s current image: what TRAINPROF_EXEC_GEN says when it
+ * names `pid` (the image before exec'd into this one), else 0 (a fork child inherits its
+ * parent's variable, which names the parent). */
+uint32_t tp_collector_config_exec_gen(const tp_collector_config *c, long pid);
+
+/* Writes the trace path for process `pid` running `program` (its basename is used), the
+ * layout of one recording (docs/collector.md):
+ *   - the started process (pid == target_pid): `output`, else
+ *     "./<program>[-rank<R>]-<pid>.tprof";
+ *   - any other process of the recording, once the started one has named its trace
+ *     (`main_trace`): "<main_trace without .tprof>.<pid>.tprof", next to it;
+ *   - otherwise "<dir>/<program>[-rank<R>]-<pid>.tprof", dir being the directory of
+ *     `output` or ".".
+ * Returns 0, or -1 when it does not fit. */
 int tp_collector_config_path(const tp_collector_config *c, long pid, const char *program, char *buf,
                              size_t len);
+
+/* The value of TRAINPROF_EXEC_GEN the next image of process `pid` must see, whose current
+ * image is generation `gen`: "<pid>:<gen + 1>" into buf. Returns 0, or -1 when it does not
+ * fit. Pure, and safe between vfork and exec (no allocation). */
+int tp_collector_config_next_gen(long pid, uint32_t gen, char *buf, size_t len);
 
 #endif

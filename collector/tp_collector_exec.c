@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tp_collector.h"
@@ -19,7 +20,6 @@
 extern char **environ;
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execv_fn)(const char *, char *const[]);
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -27,42 +27,56 @@ static void *real(const char *name) {
     return dlsym(RTLD_NEXT, name);
 }
 
-EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
-    execve_fn f = (execve_fn)real("execve");
+/* The new image learns its exec generation from TRAINPROF_EXEC_GEN (the PROCESS record's
+ * exec_gen): `envp` with that variable set to this image's successor, in `out` (on the
+ * caller's stack: nothing is allocated, since a vfork() child may be the one exec'ing).
+ * Returns out, or envp itself when no variable is needed or the environment is too large
+ * to copy (the new image then records generation 0). */
+#define MAX_ENV 4096
+#define GEN_VAR "TRAINPROF_EXEC_GEN="
+
+static char *const *with_gen(char *const envp[], char **out, char *var, size_t var_len) {
+    if (!envp || tp_collector_exec_gen_env(var, var_len) != 0)
+        return envp;
+    size_t n = 0;
+    for (size_t i = 0; envp[i]; i++) {
+        if (n + 2 > MAX_ENV)
+            return envp;
+        if (strncmp(envp[i], GEN_VAR, sizeof GEN_VAR - 1) != 0)
+            out[n++] = envp[i];
+    }
+    out[n++] = var;
+    out[n] = NULL;
+    return out;
+}
+
+static int wrap_e(const char *name, const char *path, char *const argv[], char *const envp[]) {
+    execve_fn f = (execve_fn)real(name);
     if (!f) {
         errno = ENOSYS;
         return -1;
     }
+    char *env[MAX_ENV], var[64];
+    char *const *e = with_gen(envp, env, var, sizeof var);
     tp_collector_before_exec();
-    return f(path, argv, envp);
+    return f(path, argv, e);
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+    return wrap_e("execve", path, argv, envp);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
-    execve_fn f = (execve_fn)real("execvpe");
-    if (!f) {
-        errno = ENOSYS;
-        return -1;
-    }
-    tp_collector_before_exec();
-    return f(file, argv, envp);
+    return wrap_e("execvpe", file, argv, envp);
 }
 
-static int wrap_v(const char *name, const char *path, char *const argv[]) {
-    execv_fn f = (execv_fn)real(name);
-    if (!f) {
-        errno = ENOSYS;
-        return -1;
-    }
-    tp_collector_before_exec();
-    return f(path, argv);
-}
-
+/* execv and execvp are execve and execvpe with the process's environment. */
 EXPORT int execv(const char *path, char *const argv[]) {
-    return wrap_v("execv", path, argv);
+    return wrap_e("execve", path, argv, environ);
 }
 
 EXPORT int execvp(const char *file, char *const argv[]) {
-    return wrap_v("execvp", file, argv);
+    return wrap_e("execvpe", file, argv, environ);
 }
 
 /* The list forms: count the arguments, then copy them into an array on the stack, as libc

@@ -86,6 +86,11 @@ typedef struct {
     uint64_t start_realtime_ns;
     uint32_t producer_sid; /* e.g. "trainprof-collector 0.1.0" */
     uint32_t reserved;
+    /* appended in v1.2: which recording the process belongs to, and where in it */
+    uint64_t job_id;   /* one id for every process of one `trainprof record`; 0: unknown */
+    uint32_t root_pid; /* the process `trainprof record` started; 0: unknown */
+    uint32_t exec_gen; /* images this pid ran before this one in the recording (0: as
+                          forked or started; n: after its n-th exec) */
 } tp_rec_process;
 
 typedef struct {

@@ -84,6 +84,31 @@ static void test_output_for_children(void) {
     CHECK_EQ_I(tp_collector_config_path(&c, 101, "app", p, 8), -1);
 }
 
+/* One recording: once the started process named its trace, every other process of the
+ * recording writes "<main stem>.<pid>.tprof" beside it; the id and the exec generation come
+ * from the environment, the generation only for the pid it names. */
+static void test_recording_layout(void) {
+    const char *env[] = {"TRAINPROF_TARGET_PID=100", "TRAINPROF_MAIN_TRACE=/data/run/app-100.tprof",
+                         "TRAINPROF_JOB_ID=00c0ffee12345678", "TRAINPROF_EXEC_GEN=100:2", NULL};
+    tp_collector_config c;
+    load(&c, env);
+    CHECK_EQ_U(c.job_id, 0x00c0ffee12345678ull);
+    CHECK_EQ_U(tp_collector_config_exec_gen(&c, 100), 2);
+    CHECK_EQ_U(tp_collector_config_exec_gen(&c, 101), 0); /* a fork child: generation 0 */
+    char p[256];
+    CHECK_EQ_I(tp_collector_config_path(&c, 100, "app", p, sizeof p), 0);
+    CHECK_STR(p, "./app-100.tprof");
+    CHECK_EQ_I(tp_collector_config_path(&c, 4242, "python3", p, sizeof p), 0);
+    CHECK_STR(p, "/data/run/app-100.4242.tprof");
+    CHECK_EQ_I(tp_collector_config_next_gen(100, 2, p, sizeof p), 0);
+    CHECK_STR(p, "100:3");
+    CHECK_EQ_I(tp_collector_config_next_gen(100, 2, p, 5), -1);
+    const char *bad[] = {"TRAINPROF_JOB_ID=xyz", "TRAINPROF_EXEC_GEN=:3", NULL};
+    load(&c, bad);
+    CHECK_EQ_U(c.job_id, 0);
+    CHECK_EQ_U(tp_collector_config_exec_gen(&c, 0), 0);
+}
+
 static void test_wide_to_utf8(void) {
     char buf[16];
     CHECK_EQ_U(tp_nvtx_wide_to_utf8(L"a\u00fc\u20ac\U0001F600", buf, sizeof buf), 10);
@@ -97,6 +122,7 @@ int main(void) {
     TP_RUN(test_options);
     TP_RUN(test_time_window_and_errors);
     TP_RUN(test_output_for_children);
+    TP_RUN(test_recording_layout);
     TP_RUN(test_wide_to_utf8);
     return tp_test_summary();
 }

@@ -22,6 +22,12 @@ records "$before" | grep -q '"index_present":true' || fail "pre-exec trace not c
 records "$after" | grep -q '"index_present":true' || fail "post-exec trace not closed"
 if records "$after" | grep -q NVTX_PUSH; then fail "post-exec trace has the old image's range"; fi
 grep -q "exec1.tprof" log1 || fail "record did not report the set-aside trace"
+# The images of one pid are one recording's generations 0 and 1 (PROCESS exec_gen, job_id).
+records "$before" | grep -q '"exec_gen":0}' || fail "pre-exec image is not generation 0"
+records "$after" | grep -q '"exec_gen":1}' || fail "post-exec image is not generation 1"
+job() { records "$1" | sed 's/.*"job_id":"\([0-9a-f]*\)".*/\1/'; }
+[ "$(job "$before")" = "$(job "$after")" ] && [ "$(job "$before")" != 0000000000000000 ] ||
+  fail "the two images do not carry one recording id"
 rm -f ./*.tprof
 
 # 2. A shell wrapper (subshell, a helper command) that finally execs the program.

@@ -48,8 +48,9 @@ static void test_fork(void) {
     char a[1024], b[1024];
     CHECK_EQ_I(tc_trace(&R, 0, a, sizeof a), 2);
     tc_trace(&R, 1, b, sizeof b);
-    /* Sorted: "nvtx_app-<childpid>.tprof" < "parent.tprof". */
-    CHECK(strstr(a, "/nvtx_app-") && strstr(b, "/parent.tprof"));
+    /* The child's trace is named after the started process's, beside it: sorted,
+     * "parent.<childpid>.tprof" < "parent.tprof". */
+    CHECK(strstr(a, "/parent.") && !strstr(a, "/parent.tprof") && strstr(b, "/parent.tprof"));
     tp_reader *child, *parent;
     CHECK_OK(tp_reader_open(a, &child));
     CHECK_OK(tp_reader_open(b, &parent));
@@ -83,6 +84,23 @@ static void test_fork(void) {
     cp = process_pid(child, &cpp);
     CHECK(pp && cp && pp != cp);
     CHECK_EQ_U(cpp, pp);
+    /* One recording: both carry its id and the started process's pid; the fork child is its
+     * pid's first image and its trace is named after the started one's, with its pid. */
+    const tp_rec_hdr *const *pr;
+    tp_rec_process pa, ch;
+    CHECK_EQ_U(tp_reader_meta(parent, TP_REC_PROCESS, &pr), 1);
+    tp_record_get(pr[0], &pa, sizeof pa);
+    CHECK_EQ_U(tp_reader_meta(child, TP_REC_PROCESS, &pr), 1);
+    tp_record_get(pr[0], &ch, sizeof ch);
+    CHECK(pa.job_id != 0);
+    CHECK_EQ_U(ch.job_id, pa.job_id);
+    CHECK_EQ_U(pa.root_pid, pp);
+    CHECK_EQ_U(ch.root_pid, pp);
+    CHECK_EQ_U(pa.exec_gen, 0);
+    CHECK_EQ_U(ch.exec_gen, 0);
+    char want[64];
+    snprintf(want, sizeof want, "/parent.%u.tprof", cp);
+    CHECK(strstr(a, want) != NULL);
     tp_reader_close(child);
     tp_reader_close(parent);
     tc_cleanup(&R);
