@@ -45,6 +45,7 @@ void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank
                           const tp_an_opts *o, unsigned which) {
     memset(ra, 0, sizeof *ra);
     tp_an_view_build(&ra->v, m, r, o);
+    tp_an_drops_compute(r, &ra->drops);
     for (size_t i = 0; i < sizeof analyses / sizeof analyses[0]; i++)
         if (which & analyses[i].bit) {
             analyses[i].run(ra);

@@ -7,6 +7,7 @@
 #ifndef TP_RANK_ANALYSIS_H
 #define TP_RANK_ANALYSIS_H
 
+#include "tp_an_drops.h"
 #include "tp_an_idle.h"
 #include "tp_an_kernels.h"
 #include "tp_an_launch.h"
@@ -36,7 +37,8 @@ enum {
 /* Every analysis of one rank. Results of analyses not asked for are zero. */
 typedef struct {
     tp_an_view v;
-    unsigned ran; /* TP_RA_* bits of the analyses that ran */
+    unsigned ran;      /* TP_RA_* bits of the analyses that ran */
+    tp_an_drops drops; /* what the collector lost (always: it qualifies every figure) */
     tp_an_temporal t;
     tp_an_idle idle;
     tp_an_kernels k;

@@ -287,6 +287,44 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
             tp_units_dur(b1, 32, (double)rr->nv.unattributed_ns));
 }
 
+/* Depth of process k in its rank's tree (0: a main process). */
+static int proc_depth(const tp_rank *r, size_t k) {
+    int d = 0;
+    for (int p = r->procs[k].parent; p >= 0 && d < (int)r->n_procs; p = r->procs[p].parent)
+        d++;
+    return d;
+}
+
+/* A rank gathered from several processes (tp_job) lists them, main first, each under the one
+ * it came from; a rank of one process says nothing more than its header. */
+static void text_processes(FILE *f, const tp_rank_analysis *rr) {
+    const tp_rank *r = rr->v.r;
+    if (r->n_procs < 2)
+        return;
+    fprintf(f, "Processes (%zu)\n  %-14s %8s  %-7s %8s  %s\n", r->n_procs, "pid", "ppid", "role",
+            "events", "command");
+    for (size_t k = 0; k < r->n_procs; k++) {
+        const tp_process *p = &r->procs[k];
+        char pid[32], gen[24] = "";
+        int depth = proc_depth(r, k);
+        snprintf(pid, sizeof pid, "%*s%lld", 2 * (depth < 4 ? depth : 4), "", (long long)p->pid);
+        if (p->exec_gen)
+            snprintf(gen, sizeof gen, "[exec %u] ", p->exec_gen);
+        fprintf(f, "  %-14s %8lld  %-7s %8zu  %s", pid, (long long)p->ppid,
+                tp_proc_role_name(p->role), p->n_events, gen);
+        tp_text_fputs(tp_model_str(rr->v.m, p->command), f);
+        fputc('\n', f);
+    }
+    fprintf(f, "\n");
+}
+
+/* What the collector lost, said before any figure: every number below is a lower bound. */
+static void text_dropped(FILE *f, const tp_rank_analysis *rr) {
+    char line[1024];
+    if (rr->drops.lost)
+        fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
+}
+
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
     char *file = tp_text_safe_dup(r->file ? r->file : "-");
@@ -297,6 +335,8 @@ static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts 
             r->device_type == TP_DEVTYPE_CPU_DEVICE ? "device ops" : "GPU",
             rr->v.trimmed ? " [last profiler step trimmed]" : "");
     free(file);
+    text_processes(f, rr);
+    text_dropped(f, rr);
     text_diagnosis(f, rr);
     text_summary(f, rr, o);
     if (!rr->t.has_gpu)
@@ -563,6 +603,49 @@ static void json_findings(yajl_gen g, const tp_diagnosis *d) {
     yajl_gen_array_close(g);
 }
 
+/* "dropped_records": {"total", "of", "share", "lower_bounds": true, "by_kind": {KIND: n}},
+ * only when the collector lost records. */
+static void json_dropped(yajl_gen g, const tp_an_drops *d) {
+    if (!d->lost)
+        return;
+    jstr(g, "dropped_records");
+    yajl_gen_map_open(g);
+    jint(g, "total", (long long)d->lost);
+    jint(g, "of", (long long)(d->lost + d->kept));
+    jnum(g, "share", d->share);
+    jstr(g, "lower_bounds");
+    yajl_gen_bool(g, 1);
+    jstr(g, "by_kind");
+    yajl_gen_map_open(g);
+    for (size_t i = 0; i < d->n; i++)
+        jint(g, d->k[i].name, (long long)d->k[i].lost);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+}
+
+/* "processes": the rank's processes in tree order, only when it holds more than one. */
+static void json_processes(yajl_gen g, const tp_rank_analysis *rr) {
+    const tp_rank *r = rr->v.r;
+    if (r->n_procs < 2)
+        return;
+    jstr(g, "processes");
+    yajl_gen_array_open(g);
+    for (size_t k = 0; k < r->n_procs; k++) {
+        const tp_process *p = &r->procs[k];
+        yajl_gen_map_open(g);
+        jint(g, "pid", p->pid);
+        jint(g, "ppid", p->ppid);
+        jint(g, "exec_gen", p->exec_gen);
+        jkv(g, "role", tp_proc_role_name(p->role));
+        jint(g, "parent", p->parent);
+        jint(g, "n_events", (long long)p->n_events);
+        jkv(g, "command", tp_model_str(rr->v.m, p->command));
+        jkv(g, "file", p->file ? p->file : "");
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr) {
     const tp_rank *r = rr->v.r;
     yajl_gen_map_open(g);
@@ -575,6 +658,8 @@ static void json_rank(yajl_gen g, const tp_rank_analysis *rr) {
     yajl_gen_bool(g, rr->v.trimmed);
     jstr(g, "has_gpu");
     yajl_gen_bool(g, rr->t.has_gpu);
+    json_processes(g, rr);
+    json_dropped(g, &rr->drops);
     json_temporal(g, &rr->t);
     json_idle(g, &rr->idle);
     json_kernels(g, rr);

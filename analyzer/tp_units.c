@@ -29,3 +29,16 @@ const char *tp_units_bytes(char *buf, size_t n, double bytes) {
     snprintf(buf, n, k ? "%.2f %s" : "%.0f %s", bytes, unit[k]);
     return buf;
 }
+
+const char *tp_units_count(char *buf, size_t n, uint64_t v) {
+    char digits[24];
+    int k = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v), o = 0;
+    for (int i = 0; i < k && (size_t)o + 2 < n; i++) {
+        if (i && (k - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    if (n)
+        buf[o < (int)n ? o : (int)n - 1] = 0;
+    return buf;
+}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tp_an_drops.h"
 #include "tp_reader.h"
 #include "tp_text.h"
 
@@ -146,6 +147,15 @@ static void text_devices(const tp_reader *r) {
     }
 }
 
+/* The analyzer's reading of the drops (tp_an_drops), the same line the report says. */
+static void drops_of(const tp_trace_info *in, const drop_table *d, tp_an_drops *out) {
+    uint64_t lost[TP_MODEL_REC_KINDS] = {0};
+    for (int t = 0; t < TP_REC_TYPE_LIMIT && t < TP_MODEL_REC_KINDS; t++)
+        for (int k = 0; k < 5; k++)
+            lost[t] += d->count[t][k];
+    tp_an_drops_from_counts(in->records, lost, out);
+}
+
 static void text_records(const tp_trace_info *in, const drop_table *d) {
     char buf[16];
     printf("records:      %" PRIu64 "\n", in->records_total);
@@ -158,6 +168,11 @@ static void text_records(const tp_trace_info *in, const drop_table *d) {
             if (d->count[t][k])
                 printf("  %-16s %12" PRIu64 "  (%s)\n", t ? type_name(t, buf, sizeof buf) : "any",
                        d->count[t][k], reason_name(k));
+    tp_an_drops dr;
+    drops_of(in, d, &dr);
+    char line[1024];
+    if (dr.lost)
+        printf("  %s\n", tp_an_drops_line(&dr, line, sizeof line));
 }
 
 static void print_text(const char *path, tp_reader *r) {
@@ -279,8 +294,11 @@ static void json_records(const tp_trace_info *in, const drop_table *d) {
                    in->records[t]);
             first = 0;
         }
-    printf("},\"records_total\":%" PRIu64 ",\"dropped_total\":%" PRIu64 ",\"dropped\":[",
-           in->records_total, in->dropped_total);
+    tp_an_drops dr;
+    drops_of(in, d, &dr);
+    printf("},\"records_total\":%" PRIu64 ",\"dropped_total\":%" PRIu64
+           ",\"dropped_share\":%.17g,\"dropped\":[",
+           in->records_total, in->dropped_total, dr.share);
     first = 1;
     for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
         for (int k = 0; k < 5; k++)

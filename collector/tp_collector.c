@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tp_collector_guard.h"
+#include "tp_layout.h"
 #include "tp_nvtx_hooks.h"
 
 #ifndef TP_VERSION
@@ -392,16 +393,13 @@ static int discard_if_empty(const tp_writer_stats *st, int execing) {
  * name, so it would reuse (truncate) this trace's name. Keep this one as NAME.execN.tprof. */
 static void set_aside(void) {
     char alt[sizeof tp_g.path];
-    size_t len = strlen(tp_g.path);
-    size_t stem = len > 6 && !strcmp(tp_g.path + len - 6, ".tprof") ? len - 6 : len;
     for (int k = 1; k < 1000; k++) {
-        int n = snprintf(alt, sizeof alt, "%.*s.exec%d.tprof", (int)stem, tp_g.path, k);
-        if (n <= 0 || (size_t)n >= sizeof alt)
+        if (tp_layout_exec_path(tp_g.path, k, alt, sizeof alt) != 0)
             return;
         if (access(alt, F_OK) == 0)
             continue;
         if (rename(tp_g.path, alt) == 0) {
-            memcpy(tp_g.path, alt, (size_t)n + 1);
+            memcpy(tp_g.path, alt, strlen(alt) + 1);
             append_manifest();
         }
         return;

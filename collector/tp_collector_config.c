@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_layout.h"
+
 static void set_error(tp_collector_config *c, const char *name, const char *value) {
     if (!c->error[0])
         snprintf(c->error, sizeof c->error, "ignoring %s=%s", name, value);
@@ -192,13 +194,8 @@ int tp_collector_config_path(const tp_collector_config *c, long pid, const char 
         int n = snprintf(buf, len, "%s", c->output);
         return n < 0 || (size_t)n >= len ? -1 : 0;
     }
-    size_t main_len = strlen(c->main_trace);
-    if (main_len && pid != c->target_pid) { /* the recording's other processes: beside it */
-        if (main_len > 6 && !strcmp(c->main_trace + main_len - 6, ".tprof"))
-            main_len -= 6;
-        int n = snprintf(buf, len, "%.*s.%ld.tprof", (int)main_len, c->main_trace, pid);
-        return n < 0 || (size_t)n >= len ? -1 : 0;
-    }
+    if (c->main_trace[0] && pid != c->target_pid) /* the recording's other processes */
+        return tp_layout_process_path(c->main_trace, pid, buf, len);
     const char *base = program ? strrchr(program, '/') : NULL;
     base = base ? base + 1 : (program && *program ? program : "trace");
     const char *slash = c->output[0] ? strrchr(c->output, '/') : NULL;

@@ -5,26 +5,34 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "tp_import_kineto.h"
+#include "tp_job.h"
+#include "tp_layout.h"
 #include "tp_load_native.h"
 
 typedef struct {
     char **v;
+    size_t *beside; /* per path: the main trace it was found beside (an index), or NONE */
     size_t n, cap;
 } pathlist;
+
+#define NONE SIZE_MAX
 
 static void list_add(pathlist *l, const char *dir, const char *name) {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 16;
         l->v = realloc(l->v, l->cap * sizeof *l->v);
-        if (!l->v)
+        l->beside = realloc(l->beside, l->cap * sizeof *l->beside);
+        if (!l->v || !l->beside)
             abort();
     }
+    l->beside[l->n] = NONE;
     size_t len = strlen(dir) + strlen(name) + 2;
     char *p = malloc(len);
     if (!p)
@@ -37,6 +45,7 @@ static void list_free(pathlist *l) {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
     free(l->v);
+    free(l->beside);
 }
 
 /* A trace format: the file names a folder scan takes for it, how its first bytes look, and
@@ -215,6 +224,53 @@ static void assign_ranks(tp_model *m, tp_load_result *res) {
     }
 }
 
+static int listed(const pathlist *l, const char *path) {
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], path))
+            return 1;
+    return 0;
+}
+
+/* A .tprof named on the command line is the main trace of its recording: the traces of the
+ * recording's other processes beside it (tp_layout) come with it, sorted by name, each
+ * marked with the main's place in `files` so its recording is checked once loaded. */
+static void add_recording(pathlist *files, const char *path) {
+    size_t main = files->n;
+    list_add(files, "", path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 0, path);
+    DIR *d = opendir(slash ? (dir[0] ? dir : "/") : ".");
+    pathlist found = {0};
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (tp_layout_is_member(base, e->d_name))
+            list_add(&found, slash ? (dir[0] ? dir : "/") : "", e->d_name);
+    if (d)
+        closedir(d);
+    qsort(found.v, found.n, sizeof *found.v, cmp_str);
+    for (size_t i = 0; i < found.n; i++)
+        if (!listed(files, found.v[i])) {
+            list_add(files, "", found.v[i]);
+            files->beside[files->n - 1] = main;
+        }
+    list_free(&found);
+}
+
+/* A trace found beside a main trace belongs to its recording only when both carry the same
+ * recording id; one that does not (a leftover of another run under the same name) is left
+ * out with a note. Called right after loading it, while it is the model's last rank. */
+static void check_recording(tp_model *m, size_t main_rank, tp_load_result *res) {
+    const tp_rank *a = &m->ranks[main_rank], *b = &m->ranks[m->n_ranks - 1];
+    if (a->n_procs == 1 && b->n_procs == 1 && a->procs[0].job_id &&
+        a->procs[0].job_id == b->procs[0].job_id)
+        return;
+    char why[256];
+    snprintf(why, sizeof why, "left out: not of the same recording as %s", a->file);
+    note(res, b->file, why);
+    tp_model_pop_rank(m);
+}
+
 tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_load_result *res) {
     memset(res, 0, sizeof *res);
     *out = NULL;
@@ -226,6 +282,8 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
             st = fail(res, TP_ERR_OPEN, paths[i], "%s", strerror(errno));
         } else if (S_ISDIR(sb.st_mode)) {
             st = expand_dir(paths[i], &files, res);
+        } else if (ends_with(paths[i], ".tprof")) {
+            add_recording(&files, paths[i]);
         } else {
             list_add(&files, "", paths[i]);
         }
@@ -234,14 +292,26 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
         st = fail(res, TP_ERR_ARG, NULL, "no trace given");
     }
     tp_model *m = tp_model_new();
-    for (size_t i = 0; i < files.n && st == TP_OK; i++)
+    size_t *rank_of = calloc(files.n ? files.n : 1, sizeof *rank_of);
+    if (!rank_of)
+        abort();
+    size_t loaded = 0;
+    for (size_t i = 0; i < files.n && st == TP_OK; i++) {
+        size_t before = m->n_ranks;
         st = load_file(m, files.v[i], res);
-    res->n_files = st == TP_OK ? files.n : 0;
+        rank_of[i] = before;
+        if (st == TP_OK && files.beside[i] != NONE && m->n_ranks > before)
+            check_recording(m, rank_of[files.beside[i]], res);
+        loaded += st == TP_OK && m->n_ranks > before;
+    }
+    res->n_files = st == TP_OK ? loaded : 0;
     list_free(&files);
+    free(rank_of);
     if (st != TP_OK) {
         tp_model_close(m);
         return st;
     }
+    tp_job_gather(m);
     assign_ranks(m, res);
     tp_model_finish(m);
     *out = m;

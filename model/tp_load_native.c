@@ -232,6 +232,7 @@ static void on_other(nload *L, const tp_rec_hdr *h) {
         tp_rec_dropped d;
         tp_record_get(h, &d, sizeof d);
         L->r->n_dropped_records += d.count;
+        L->r->n_lost_kind[d.what < TP_MODEL_REC_KINDS ? d.what : 0] += d.count;
     } else if (h->type == TP_REC_OVERHEAD) {
         tp_rec_overhead o;
         tp_record_get(h, &o, sizeof o);
@@ -300,12 +301,28 @@ static void load_thread_names(nload *L) {
     }
 }
 
+/* The trace's process (its last PROCESS record: a trace has one) for the rank's list. */
+static void load_process(nload *L, const tp_rec_process *p) {
+    tp_process q = {0};
+    q.pid = p->pid, q.ppid = p->ppid, q.exec_gen = p->exec_gen, q.job_id = p->job_id;
+    q.root_pid = p->root_pid, q.rank = p->rank, q.command = intern_sid(L, p->cmdline_sid);
+    q.start_ns = (int64_t)(p->start_realtime_ns < (uint64_t)INT64_MAX ? p->start_realtime_ns : 0);
+    q.parent = -1;
+    q.role = TP_PROC_MAIN;
+    if (L->r->n_procs) { /* a second PROCESS record: the last one wins */
+        free((char *)L->r->procs[0].file);
+        L->r->n_procs = 0;
+    }
+    tp_rank_add_process(L->r, &q);
+}
+
 static void load_meta(nload *L) {
     const tp_rec_hdr *const *recs;
     size_t n = tp_reader_meta(L->rd, TP_REC_PROCESS, &recs);
     for (size_t i = 0; i < n; i++) {
         tp_rec_process p;
         tp_record_get(recs[i], &p, sizeof p);
+        load_process(L, &p);
         L->pid = p.pid;
         if (p.rank >= 0 && L->r->rank < 0) {
             L->r->rank = p.rank;
@@ -368,6 +385,11 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.r->native = 1;
     load_meta(&L);
     tp_status st = load_records(&L);
+    if (L.r->n_procs) /* every row, as the rank counts them (the collector's own included) */
+        L.r->procs[0].n_events = L.r->ev.n;
+    const tp_trace_info *info = tp_reader_info(rd); /* what was kept, by kind */
+    for (int t = 0; t < TP_MODEL_REC_KINDS && t < TP_REC_TYPE_LIMIT; t++)
+        L.r->n_kept_kind[t] = info->records[t];
     tp_range_stack_free(&L.pushes), tp_range_stack_free(&L.starts), tp_region_map_free(&L.regions);
     const tp_integrity *in = tp_reader_integrity(rd);
     if (st != TP_OK) {

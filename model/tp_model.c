@@ -243,6 +243,9 @@ static void memev_free(tp_memevents *e) {
 }
 
 static void rank_free(tp_rank *r) {
+    for (size_t i = 0; i < r->n_procs; i++)
+        free((char *)r->procs[i].file);
+    free(r->procs);
     free((char *)r->file);
     free(r->devices);
     events_free(&r->ev);
@@ -360,6 +363,113 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     e->bytes[i] = r->bytes, e->total_allocated[i] = r->total_allocated;
     e->total_reserved[i] = r->total_reserved, e->stack[i] = r->stack;
     e->largest_free[i] = r->largest_free;
+}
+
+/* ---------------------------------------------------------------- processes */
+
+const char *tp_proc_role_name(tp_proc_role r) {
+    return r == TP_PROC_WORKER ? "worker" : "main";
+}
+
+void tp_rank_add_process(tp_rank *r, const tp_process *p) {
+    GROW(r->procs, r->n_procs + 1);
+    tp_process *q = &r->procs[r->n_procs++];
+    *q = *p;
+    q->file = strdup(p->file ? p->file : r->file ? r->file : "");
+    if (!q->file)
+        abort();
+}
+
+const tp_process *tp_rank_process(const tp_rank *r, int64_t pid) {
+    const tp_process *best = NULL;
+    for (size_t i = 0; i < r->n_procs; i++)
+        if (r->procs[i].pid == pid && (!best || r->procs[i].exec_gen > best->exec_gen))
+            best = &r->procs[i];
+    return best;
+}
+
+/* Row i of `e` as a row to push. */
+static tp_event_row event_row(const tp_events *e, size_t i) {
+    tp_event_row r;
+    r.ts = e->ts[i], r.dur = e->dur[i], r.name = e->name[i], r.cat_raw = e->cat_raw[i];
+    r.cat = e->cat[i], r.flags = e->flags[i], r.copy_kind = e->copy_kind[i];
+    r.src_kind = e->src_kind[i], r.dst_kind = e->dst_kind[i], r.stream = e->stream[i];
+    r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
+    r.correlation = e->correlation[i], r.external_id = e->external_id[i];
+    r.bytes = e->bytes[i], r.bw_gbps = e->bw_gbps[i], r.stack = e->stack[i];
+    return r;
+}
+
+static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset) {
+    const tp_events *e = &from->ev;
+    for (size_t i = 0; i < e->n; i++) {
+        tp_event_row r = event_row(e, i);
+        if (r.correlation != -1)
+            r.correlation += offset;
+        if (r.stream != -1) { /* a GPU-side row: pid = device, tid = stream (tp_events) */
+            r.stream += offset;
+            r.tid = r.stream;
+        }
+        r.stack = 0;
+        tp_events_push(&into->ev, &r);
+    }
+    const tp_memevents *m = &from->mem;
+    for (size_t i = 0; i < m->n; i++) {
+        tp_memev_row r = {m->ts[i],
+                          m->bytes[i],
+                          m->total_allocated[i],
+                          m->total_reserved[i],
+                          m->addr[i],
+                          m->device[i],
+                          m->kind[i],
+                          0,
+                          m->largest_free[i]};
+        tp_memev_push(&into->mem, &r);
+    }
+}
+
+static void merge_meta(tp_model *m, tp_rank *into, const tp_rank *from) {
+    for (size_t i = 0; i < from->n_thread_names; i++) {
+        const char *name = tp_model_str(m, from->tn_name[i]);
+        tp_rank_set_thread_name(m, into, from->tn_pid[i], from->tn_tid[i], name, strlen(name));
+    }
+    for (size_t i = 0; i < from->n_devices; i++) {
+        int known = 0;
+        for (size_t j = 0; j < into->n_devices && !known; j++)
+            known = into->devices[j].id == from->devices[i].id;
+        if (!known) {
+            GROW(into->devices, into->n_devices + 1);
+            into->devices[into->n_devices++] = from->devices[i];
+        }
+    }
+    if (into->device_type == TP_DEVTYPE_CPU_ONLY)
+        into->device_type = from->device_type;
+    if (into->world_size < 0)
+        into->world_size = from->world_size;
+    into->n_json_events += from->n_json_events, into->n_flow += from->n_flow;
+    into->n_instant += from->n_instant, into->n_meta += from->n_meta;
+    into->n_dropped += from->n_dropped, into->n_dropped_records += from->n_dropped_records;
+    for (size_t t = 0; t < TP_MODEL_REC_KINDS; t++) {
+        into->n_kept_kind[t] += from->n_kept_kind[t];
+        into->n_lost_kind[t] += from->n_lost_kind[t];
+    }
+}
+
+void tp_model_merge_rank(tp_model *m, size_t into_i, size_t from_i) {
+    tp_rank *into = &m->ranks[into_i], *from = &m->ranks[from_i];
+    /* Correlation and stream ids are per process (CUPTI counts from 1 in each): the k-th
+     * process's move past every id a process can have (32 bits). */
+    int64_t offset = (int64_t)into->n_procs << 32;
+    merge_events(into, from, offset);
+    merge_meta(m, into, from);
+    for (size_t i = 0; i < from->n_procs; i++) {
+        tp_process p = from->procs[i];
+        p.corr_offset += offset;
+        tp_rank_add_process(into, &p);
+    }
+    rank_free(from);
+    memmove(from, from + 1, (m->n_ranks - from_i - 1) * sizeof *from);
+    m->n_ranks--;
 }
 
 /* ---------------------------------------------------------------- sorting */

@@ -47,6 +47,9 @@ typedef enum {
 /* Canonical (current Kineto) name of `c`, never NULL. */
 const char *tp_cat_name(tp_cat c);
 
+/* Record types of a .tprof trace are below this (tp_rank.n_kept_kind, n_lost_kind). */
+#define TP_MODEL_REC_KINDS 64
+
 /* Per-row flags (tp_events.flags). */
 #define TP_EVF_LAUNCH                                                                              \
     0x01u                          /* a CPU call that launches GPU work (cudaLaunchKernel,         \
@@ -150,6 +153,32 @@ typedef struct {
     int32_t num_sms;
 } tp_device_info;
 
+/* What a process was in its recording: the one `trainprof record` started (or the root of
+ * the process tree when that is unknown), or one it started (a DataLoader or multiprocessing
+ * worker, a subprocess, ...). */
+typedef enum { TP_PROC_MAIN = 0, TP_PROC_WORKER = 1 } tp_proc_role;
+
+/* "main", "worker". */
+const char *tp_proc_role_name(tp_proc_role r);
+
+/* One process (one process image: an exec starts another) whose events a rank holds. A
+ * native trace is one process; tp_load gathers the processes of one recording that share a
+ * rank into one rank (docs/analyzer.md, "Processes"). Kineto ranks have none. */
+typedef struct {
+    int64_t pid, ppid;
+    uint32_t exec_gen;   /* exec generation of this image (0: as forked or started) */
+    uint64_t job_id;     /* the recording's id; 0: unknown (traces before format 1.2) */
+    int64_t root_pid;    /* the process the recording started; 0: unknown */
+    int32_t rank;        /* the rank its PROCESS record named; -1: none */
+    uint32_t command;    /* string pool id of its command line */
+    const char *file;    /* its trace (owned by the model) */
+    int64_t start_ns;    /* wall-clock start (ns since 1970); 0: unknown */
+    int parent;          /* index in the rank's procs of the image it came from; -1: none */
+    tp_proc_role role;   /* set when the rank's processes are gathered (main when alone) */
+    size_t n_events;     /* rows it contributed to the rank */
+    int64_t corr_offset; /* added to its correlation ids in the rank (0 for the first) */
+} tp_process;
+
 /* A (pid, tid) or stream bucket of row numbers, sorted by ts (CSR layout). */
 typedef struct {
     size_t n;       /* buckets */
@@ -183,6 +212,10 @@ typedef struct {
     uint64_t n_meta;            /* ph M */
     uint64_t n_dropped;         /* no dur or no cat, or cat "Trace" (HTA admission rule) */
     uint64_t n_dropped_records; /* native: DROPPED record counts */
+    /* native: what the collector kept and lost, by .tprof record type (docs/trace-format.md;
+     * TP_REC_*); n_lost_kind[0]: drops of an unknown kind. Read through tp_an_drops. */
+    uint64_t n_kept_kind[TP_MODEL_REC_KINDS];
+    uint64_t n_lost_kind[TP_MODEL_REC_KINDS];
     /* indexes (tp_model_finish) */
     uint32_t *by_corr; /* rows with correlation != -1 sorted by (correlation, ts) */
     size_t n_by_corr;
@@ -194,6 +227,9 @@ typedef struct {
     size_t n_thread_names;
     int64_t *tn_pid, *tn_tid;
     uint32_t *tn_name; /* string pool id */
+    /* the processes whose events these are, main first then in tree order (tp_process) */
+    size_t n_procs;
+    tp_process *procs;
 } tp_rank;
 
 typedef struct tp_strpool tp_strpool;
@@ -253,6 +289,20 @@ void tp_rank_set_thread_name(tp_model *m, tp_rank *r, int64_t pid, int64_t tid, 
  * else the first thread `tid` named in any process (pid -1 always asks that); NULL when the
  * thread was never named. Works before and after finish. */
 const char *tp_rank_thread_name(const tp_model *m, const tp_rank *r, int64_t pid, int64_t tid);
+
+/* Adds process `p` (copied; its file is copied too, NULL: the rank's) to rank `r`. */
+void tp_rank_add_process(tp_rank *r, const tp_process *p);
+
+/* Moves every event, memory event, thread name, device and count of rank `from` into rank
+ * `into` (both of `m`, loaded, not finished) and removes `from` (ranks after it move down one
+ * place). The processes of `from` follow those of `into`; so that ids from two processes never
+ * meet, their correlation ids are offset (tp_process.corr_offset) and, on GPU-side rows, their
+ * stream ids too (by the same offset; the first process keeps its own). Stack ids of rows
+ * from `from` are cleared: a rank resolves stacks in its first process's trace only. */
+void tp_model_merge_rank(tp_model *m, size_t into, size_t from);
+
+/* The process of `r` with pid `pid` (the latest image when it exec'd), or NULL. */
+const tp_process *tp_rank_process(const tp_rank *r, int64_t pid);
 
 /* ---- queries (after finish) ---- */
 

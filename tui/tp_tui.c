@@ -295,8 +295,12 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
     for (int i = 0; i < TP_TUI_N_VIEWS; i++)
         x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE,
                                 i == t->view ? " [%d %s]" : "  %d %s ", i + 1, t->panels[i]->title);
-    tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  rank %d (%zu of %zu)",
-                       t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
+    x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  rank %d (%zu of %zu)",
+                            t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
+    const tp_an_drops *dr = &t->d.a.drops; /* the report's line says the same, in full */
+    if (dr->lost)
+        tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_WARN, "  %.2f %% dropped: lower bounds",
+                           100 * dr->share);
 }
 
 static void draw_help(tp_tui *t, tp_tui_grid *g, int y) {

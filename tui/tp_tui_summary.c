@@ -74,6 +74,10 @@ static void head(writer *w, const tp_tui_data *d) {
     line(w, TP_TUI_A_HEADER, "Rank %d  %s", r->rank, r->file ? r->file : "-");
     line(w, TP_TUI_A_NORMAL, "  %s, %zu events, %zu GPU ops, %zu streams, %zu CPU threads",
          tp_devtype_name(r->device_type), d->a.v.n, d->a.v.n_gpu, r->streams.n, r->threads.n);
+    char dropped[1024];
+    if (d->a.drops.lost) /* the report's line: every figure below is a lower bound */
+        line(w, TP_TUI_A_WARN, "  Dropped: %s",
+             tp_an_drops_line(&d->a.drops, dropped, sizeof dropped));
     line(w, TP_TUI_A_NORMAL, "%s", "");
 }
 

@@ -1,0 +1,29 @@
+/* tp_layout: how one recording lies on disk, defined once for the collector that writes it
+ * and the loader that reads it back (docs/collector.md, "One recording").
+ *
+ * The process `trainprof record` starts writes STEM.tprof (-o, or ./<program>-<pid>.tprof).
+ * Every other process of the recording (fork children, the programs it runs, their own
+ * children) writes STEM.<pid>.tprof in the same folder, and an image that exec'd and had
+ * recorded events is kept as <its name without .tprof>.exec<N>.tprof. So the traces of one
+ * recording are STEM.tprof and the files whose names start with "STEM." followed by a digit
+ * or by "exec" and a digit, and end in ".tprof": `report STEM.tprof` finds them all, and two
+ * recordings in one folder never share a name. */
+#ifndef TP_LAYOUT_H
+#define TP_LAYOUT_H
+
+#include <stddef.h>
+
+/* The trace of process `pid` of the recording whose main trace is `main_path`:
+ * "<main_path without .tprof>.<pid>.tprof" into buf. Returns 0, or -1 when it does not fit. */
+int tp_layout_process_path(const char *main_path, long pid, char *buf, size_t len);
+
+/* The name an image's trace `path` is kept under when the image exec'd (the next image, same
+ * pid, may reuse the name): "<path without .tprof>.exec<k>.tprof" into buf. Returns 0, or -1
+ * when it does not fit. */
+int tp_layout_exec_path(const char *path, int k, char *buf, size_t len);
+
+/* 1 when `name` (a file name, no folder) is the trace of another process or image of the
+ * recording whose main trace's file name is `main_name`, else 0. */
+int tp_layout_is_member(const char *main_name, const char *name);
+
+#endif
