@@ -278,6 +278,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     out->utilization = NAN;
     memset(d, 0, sizeof *d);
     d->v = v, d->r = v->r, d->ev = &v->r->ev, d->out = out;
+    d->launch_verdict = -1;
     d->seen = tp_an_alloc(d->ev->n + 1, 1);
     uint32_t max_name = 0;
     for (size_t i = 0; i < d->ev->n; i++)

@@ -55,6 +55,8 @@ struct tp_diag_ctx {
     size_t n_names;     /* name ids are < n_names */
     tp_symbolizer *sym; /* opened on first use (tp_diag_stack), unless opts.no_symbols */
     int sym_tried;
+    int launch_verdict; /* launch-bound fires: 1 / 0; -1 until judged (tp_diag_launch.c,
+                           whose two rules both need it) */
 };
 
 /* Builds everything above for the rank seen by `v`; findings go to `out` (zeroed here). */

@@ -52,7 +52,7 @@ static size_t count_launches(tp_diag_ctx *d) {
 }
 
 /* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
- * returns 1 when launch-bound fires. */
+ * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
 static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     double *gd = tp_an_alloc(d->v->n_gpu + 1, sizeof *gd);
     memset(st, 0, sizeof *st);
@@ -80,9 +80,16 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     free(gd);
     st->cost = d->split.shortg + d->split.other;
     st->sev = tp_diag_share(st->cost, d->win);
-    return d->win > 0 && st->nk && st->median_ns < 10000.0 && st->median_ns < st->gap_ns &&
-           st->gap_ns <= (double)d->v->opts.launch_delay_cutoff_ns &&
-           st->sev >= TP_DIAG_MIN_SEVERITY;
+    d->launch_verdict =
+        d->win > 0 && st->nk && st->median_ns < 10000.0 && st->median_ns < st->gap_ns &&
+        st->gap_ns <= (double)d->v->opts.launch_delay_cutoff_ns && st->sev >= TP_DIAG_MIN_SEVERITY;
+    return d->launch_verdict;
+}
+
+/* Whether launch-bound fires, judged once per rank whichever rule asks first. */
+static int launch_bound_fires(tp_diag_ctx *d) {
+    launch_stats st;
+    return d->launch_verdict >= 0 ? d->launch_verdict : launch_bound(d, &st, NULL);
 }
 
 void tp_diag_launch_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
@@ -125,8 +132,7 @@ void tp_diag_launch_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
 void tp_diag_low_utilization(tp_diag_ctx *d, const tp_diag_rule *self) {
     const tp_diag_idle *s = &d->split;
     double util = 1.0 - tp_diag_share(s->idle, d->win), sev = tp_diag_share(s->other, d->win);
-    launch_stats st;
-    if (d->win <= 0 || util >= 0.6 || sev < 0.10 || launch_bound(d, &st, NULL))
+    if (d->win <= 0 || util >= 0.6 || sev < 0.10 || launch_bound_fires(d))
         return; /* launch-bound owns the unexplained idle when it fires */
     tp_diag_blame bl = {0};
     for (size_t i = 0; i < s->other_set.n; i++) {
