@@ -341,6 +341,8 @@ tp_finding *tp_diag_add(tp_diag_ctx *d, const tp_diag_rule *rule, double severit
     memset(f, 0, sizeof *f);
     f->id = rule->id;
     f->severity = severity < 0 ? 0 : severity > 1 ? 1 : severity;
+    f->range_row = f->op_row = -1;
+    d->cur = f;
     tp_diag_cat(&f->title, "%s", "");
     tp_diag_cat(&f->evidence, "%s", "");
     tp_diag_cat(&f->advice, "%s", "");

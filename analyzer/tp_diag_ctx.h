@@ -55,6 +55,7 @@ struct tp_diag_ctx {
     size_t n_names;     /* name ids are < n_names */
     tp_symbolizer *sym; /* opened on first use (tp_diag_stack), unless opts.no_symbols */
     int sym_tried;
+    tp_finding *cur;    /* the finding being written (tp_diag_add) */
     int launch_verdict; /* launch-bound fires: 1 / 0; -1 until judged (tp_diag_launch.c,
                            whose two rules both need it) */
 };
@@ -111,8 +112,9 @@ double tp_diag_share(int64_t a, int64_t b);
 /* "of step time" or "of the GPU span". */
 const char *tp_diag_window_words(const tp_diag_ctx *d);
 
-/* Appends a finding of `rule` with `severity` (clamped to [0, 1]) and empty texts. The
- * pointer is valid until the next tp_diag_add. */
+/* Appends a finding of `rule` with `severity` (clamped to [0, 1]), empty texts and no
+ * evidence rows, and makes it the current one (d->cur: tp_diag_range_label records the first
+ * range it names). The pointer is valid until the next tp_diag_add. */
 tp_finding *tp_diag_add(tp_diag_ctx *d, const tp_diag_rule *rule, double severity);
 
 /* Appends metric `key` (a static string). */

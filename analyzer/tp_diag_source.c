@@ -19,6 +19,8 @@ long tp_diag_range_at(const tp_diag_ctx *d, int64_t t) {
 
 void tp_diag_range_label(const tp_diag_ctx *d, long p, char **buf) {
     const tp_model *m = d->v->m;
+    if (d->cur && d->cur->range_row < 0) /* the range the source names first */
+        d->cur->range_row = p;
     long q = tp_diag_enclosing(d, p);
     while (q >= 0 && d->ev->name[q] == d->ev->name[p]) /* recursion: name the caller */
         q = tp_diag_enclosing(d, q);

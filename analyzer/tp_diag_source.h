@@ -37,7 +37,8 @@ long tp_diag_enclosing(const tp_diag_ctx *d, long row);
 long tp_diag_range_at(const tp_diag_ctx *d, int64_t t);
 
 /* Appends "range 'x' in 'y'" for range row `p` (its innermost two levels; a recursive
- * caller of the same name is skipped) to *buf. */
+ * caller of the same name is skipped) to *buf; the current finding's range_row becomes `p`
+ * unless it names one already. */
 void tp_diag_range_label(const tp_diag_ctx *d, long p, char **buf);
 
 /* Adds `ns` to the name of range row `range_row` (nothing when < 0). `bl` starts zeroed. */

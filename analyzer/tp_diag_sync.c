@@ -86,6 +86,7 @@ void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_blame_source(d, &bl, tp_diag_blame_sum(&bl), "of it", &f->source);
     if (worst >= 0)
         tp_diag_stack_append(d, d->ev->stack[worst], f);
+    f->op_row = worst;
     tp_diag_put_metric(f, "host_blocked_ns", (double)host);
     tp_diag_put_metric(f, "syncs", (double)n_sync);
     tp_diag_put_metric(f, "syncs_per_step", per_step);

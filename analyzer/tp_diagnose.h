@@ -66,6 +66,11 @@ typedef struct {
     tp_diag_metric *metrics;
     size_t n_frames; /* the CPU stack in `source`, structured (every frame); 0 when none */
     tp_diag_frame *frames;
+    /* Where the evidence is, as model rows (rows of the view's rank), for front ends that
+     * show it (the TUI jumps there): the range `source` names first, and the op the
+     * finding points at (the longest sync call, the slowest copy call). -1: none. */
+    long range_row;
+    long op_row;
 } tp_finding;
 
 typedef struct {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_chunk.h"
 #include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
@@ -414,8 +415,7 @@ static tp_status load_records(nload *L) {
     return TP_OK;
 }
 
-static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, char *err,
-                           size_t err_len) {
+static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load_error *e) {
     nload L = {0};
     L.m = m;
     L.rd = rd;
@@ -429,42 +429,50 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, char *e
     const tp_integrity *in = tp_reader_integrity(rd);
     if (st != TP_OK) {
         tp_model_pop_rank(m);
-        snprintf(err, err_len, "%s: %s", name, tp_status_str(st));
+        tp_load_error_set(e, st, "%s", tp_status_str(st));
     } else if (in && in->message[0]) {
-        snprintf(err, err_len, "%s: %s", name, in->message);
+        tp_load_error_set(e, TP_OK, "%s", in->message); /* a note: damage skipped */
     }
+    return st;
+}
+
+int tp_load_native_sniff(const void *head, size_t len) {
+    size_t n = len < sizeof TP_FILE_MAGIC - 1 ? len : sizeof TP_FILE_MAGIC - 1;
+    return len > 0 && memcmp(head, TP_FILE_MAGIC, n) == 0; /* a cut magic: let the reader say */
+}
+
+tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e) {
+    tp_load_error_init(e, path);
+    tp_reader *rd;
+    tp_status st = tp_reader_open(path, &rd);
+    if (st != TP_OK)
+        return tp_load_error_set(e, st, "%s", tp_status_str(st));
+    st = load_from(m, path, rd, e);
+    tp_reader_close(rd);
+    return st;
+}
+
+/* The string forms: the error's (or note's) one line into err. */
+static tp_status formatted(tp_status st, const tp_load_error *e, char *err, size_t err_len) {
+    if (err && err_len)
+        tp_load_error_format(e, err, err_len);
     return st;
 }
 
 tp_status tp_load_native_file(tp_model *m, const char *path, char *err, size_t err_len) {
-    char dummy[1];
-    if (!err || !err_len)
-        err = dummy, err_len = sizeof dummy;
-    err[0] = 0;
-    tp_reader *rd;
-    tp_status st = tp_reader_open(path, &rd);
-    if (st != TP_OK) {
-        snprintf(err, err_len, "%s: %s", path, tp_status_str(st));
-        return st;
-    }
-    st = load_from(m, path, rd, err, err_len);
-    tp_reader_close(rd);
-    return st;
+    tp_load_error e;
+    return formatted(tp_load_native_load(m, path, &e), &e, err, err_len);
 }
 
 tp_status tp_load_native_mem(tp_model *m, const char *name, const void *data, size_t size,
                              char *err, size_t err_len) {
-    char dummy[1];
-    if (!err || !err_len)
-        err = dummy, err_len = sizeof dummy;
-    err[0] = 0;
+    tp_load_error e;
+    tp_load_error_init(&e, name);
     tp_reader *rd;
     tp_status st = tp_reader_open_mem(data, size, &rd);
-    if (st != TP_OK) {
-        snprintf(err, err_len, "%s: %s", name, tp_status_str(st));
-        return st;
-    }
-    st = load_from(m, name, rd, err, err_len);
+    if (st != TP_OK)
+        return formatted(tp_load_error_set(&e, st, "%s", tp_status_str(st)), &e, err, err_len);
+    st = load_from(m, name, rd, &e);
     tp_reader_close(rd);
-    return st;
+    return formatted(st, &e, err, err_len);
 }
