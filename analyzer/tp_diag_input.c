@@ -42,10 +42,8 @@ void tp_diag_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_cat(&f->advice, "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
                             "persistent_workers); move augmentation and decoding off the training "
                             "thread (or onto the GPU); cache preprocessed data");
-    if (bl.n) {
+    if (bl.n)
         tp_diag_range_label(d, bl.row[best], &f->source);
-        tp_diag_blame_note(&bl, &f->source);
-    }
     tp_diag_put_metric(f, "idle_ns", (double)s->idle);
     tp_diag_put_metric(f, "data_wait_idle_ns", (double)s->data);
     tp_diag_put_metric(f, "range_ns", (double)range_ns);

@@ -37,12 +37,6 @@ void tp_diag_blame_add(const tp_diag_ctx *d, tp_diag_blame *bl, long range_row, 
     uint32_t name = d->ev->name[range_row];
     if (!bl->slot)
         bl->slot = tp_an_alloc(d->n_names, sizeof *bl->slot);
-    if (bl->slot[name] == UINT32_MAX || (!bl->slot[name] && bl->n == TP_DIAG_BLAME_NAMES)) {
-        bl->n_over += bl->slot[name] != UINT32_MAX;
-        bl->slot[name] = UINT32_MAX;
-        bl->ns_over += ns;
-        return;
-    }
     if (bl->slot[name]) {
         bl->ns[bl->slot[name] - 1] += ns;
         return;
@@ -102,14 +96,6 @@ void tp_diag_blame_source(const tp_diag_ctx *d, const tp_diag_blame *bl, int64_t
         tp_diag_cat(buf, " (%.0f%%%s%s)", 100.0 * tp_diag_share(bl->ns[best], total), k ? "" : " ",
                     k ? "" : what);
     }
-    if (bl->n)
-        tp_diag_blame_note(bl, buf);
-}
-
-void tp_diag_blame_note(const tp_diag_blame *bl, char **buf) {
-    if (bl->n_over)
-        tp_diag_cat(buf, "; %zu more ranges not weighed (only the first %d are)", bl->n_over,
-                    TP_DIAG_BLAME_NAMES);
 }
 
 void tp_diag_blame_free(tp_diag_blame *bl) {

@@ -3,9 +3,9 @@
  * A finding names the range behind its worst offenders: the innermost enclosing range
  * (tp_an_enclosing, TP_AN_RANGES_ALL) of each offending call, weighted by time, "blamed"
  * per range name; or the range open on the main training thread at a moment. Labels give
- * the range and its parent ("range 'forward conv1' in 'step'"). A blame weighs the first
- * TP_DIAG_BLAME_NAMES names it is given; later names are counted, and the source says how
- * many were not weighed (never silently). Internal to the diagnosis. */
+ * the range and its parent ("range 'forward conv1' in 'step'"). A blame weighs every name it
+ * is given (a limit of 32 named the wrong range on traces with many small ranges, e.g. the
+ * trainer's launch-bound run). Internal to the diagnosis. */
 #ifndef TP_DIAG_SOURCE_H
 #define TP_DIAG_SOURCE_H
 
@@ -14,20 +14,13 @@
 
 #include "tp_diag_ctx.h"
 
-/* Names a blame weighs. The limit is kept, and counted when reached, because lifting it
- * changes the named source of some peer traces (see docs/analyzer.md, Diagnosis). */
-#define TP_DIAG_BLAME_NAMES 32
-
 /* Time per range name, names in the order first blamed. */
 typedef struct {
     size_t n, cap;
     long *row;      /* a representative range row per name */
     uint32_t *name; /* the name's string id */
     int64_t *ns;
-    uint32_t *slot; /* per name id: index + 1 into the arrays above; 0: not blamed yet;
-                       UINT32_MAX: past the limit, counted in n_over */
-    size_t n_over;  /* names past TP_DIAG_BLAME_NAMES (not weighed) */
-    int64_t ns_over;
+    uint32_t *slot; /* per name id: index + 1 into the arrays above; 0: not blamed yet */
 } tp_diag_blame;
 
 /* Innermost range enclosing model row `row` (not itself), or -1. */
@@ -51,14 +44,9 @@ size_t tp_diag_blame_top(const tp_diag_blame *bl);
 
 /* Appends "range 'x' in 'y' (62% of <what>)" for the top name to *buf, then up to two
  * runners-up over 10% as ", 'z' (20%)"; says "spread over N ranges; most in" first when the
- * top name has under 20% of `total`; then tp_diag_blame_note. Nothing when nothing was
- * blamed. */
+ * top name has under 20% of `total`. Nothing when nothing was blamed. */
 void tp_diag_blame_source(const tp_diag_ctx *d, const tp_diag_blame *bl, int64_t total,
                           const char *what, char **buf);
-
-/* Appends "; 5 more ranges not weighed (only the first 32 are)" when names went past the
- * limit, else nothing. */
-void tp_diag_blame_note(const tp_diag_blame *bl, char **buf);
 
 void tp_diag_blame_free(tp_diag_blame *bl);
 
