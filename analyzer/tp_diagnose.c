@@ -548,22 +548,60 @@ static void add_symbolized(dctx *d, tp_finding *f, const tp_rec_module *mo, cons
     }
 }
 
-/* The frames of native stack `stack` (innermost first) into f->frames. Frames inside
- * trainprof's own collector are skipped: they are the same in every stack. */
+/* A Python frame (trace v1.2): function, file and line from its PYCODE record. */
+static void add_python(tp_reader *rd, tp_finding *f, uint64_t frame) {
+    const tp_rec_pycode *c = tp_reader_pycode(rd, TP_FRAME_PY_CODE(frame));
+    const char *name = c ? tp_reader_string(rd, c->name_sid) : NULL;
+    const char *file = c ? tp_reader_string(rd, c->file_sid) : NULL;
+    tp_diag_frame *fr = add_frame(f, NULL, 0, c ? "python" : "unknown Python code");
+    if (!fr)
+        return;
+    snprintf(fr->func, sizeof fr->func, "%s", name ? name : "?");
+    snprintf(fr->file, sizeof fr->file, "%s", file ? file : "");
+    fr->line = (int)TP_FRAME_PY_LINE(frame);
+}
+
+/* The module whose frames run Python code: the native frame right after a Python frame is
+ * its interpreter's evaluation loop. 0 when the stack has no Python frames there. */
+static uint32_t interpreter_module(const uint64_t *fr, uint32_t nf) {
+    for (uint32_t i = 0; i + 1 < nf; i++)
+        if (TP_FRAME_IS_PYTHON(fr[i]) && !TP_FRAME_IS_PYTHON(fr[i + 1]))
+            return TP_FRAME_MODULE(fr[i + 1]);
+    return 0;
+}
+
+/* Native frames kept above a Python program's innermost Python frame: the call itself and
+ * its closest callers; the rest of the room goes to the Python frames. */
+#define NATIVE_ABOVE_PYTHON 4
+
+/* The frames of stack `stack` (innermost first) into f->frames. Frames inside trainprof's own
+ * collector are skipped: they are the same in every stack. In a Python program's stack the
+ * interpreter's own frames are skipped too (as py-spy --native shows stacks): its Python
+ * frames stand where they ran. */
 static void collect_frames(dctx *d, uint32_t stack, tp_finding *f) {
     uint32_t nf = 0;
     tp_reader *rd = stack ? reader(d) : NULL;
     const uint64_t *fr = rd ? tp_reader_stack(rd, stack, &nf) : NULL;
+    uint32_t interp = interpreter_module(fr, nf), above = 0;
+    int seen_python = 0;
     f->n_frames = 0;
     for (uint32_t i = 0; fr && i < nf && f->n_frames < TP_DIAG_MAX_FRAMES; i++) {
+        if (TP_FRAME_IS_PYTHON(fr[i])) {
+            add_python(rd, f, fr[i]);
+            seen_python = 1;
+            continue;
+        }
         uint32_t mod = TP_FRAME_MODULE(fr[i]);
         uint64_t off = TP_FRAME_OFFSET(fr[i]);
+        if (interp && (mod == interp || (!seen_python && above >= NATIVE_ABOVE_PYTHON)))
+            continue;
         const tp_rec_module *mo = mod == TP_FRAME_NO_MODULE ? NULL : tp_reader_module(rd, mod);
         const char *path = mo ? tp_reader_string(rd, mo->path_sid) : NULL;
         const char *base = path ? strrchr(path, '/') : NULL;
         base = base ? base + 1 : path;
         if (base && strstr(base, "trainprof") && strstr(base, ".so"))
             continue;
+        above += !seen_python;
         if (!mo)
             add_frame(f, NULL, off, "no module");
         else
@@ -576,18 +614,33 @@ static const char *file_base(const char *path) {
     return b ? b + 1 : path;
 }
 
+static int is_python(const tp_diag_frame *x) {
+    return !strcmp(x->symbols, "python");
+}
+
 /* "; stack: func (file.c:12) < libx.so+0x1a2b < ..." (at most 6 frames) from f->frames, and
- * why frames are not symbolized when a module's file changed since the recording. */
+ * why frames are not symbolized when a module's file changed since the recording. A Python
+ * program's stack shows the innermost frame, then its Python frames ("train.py:42 in
+ * train_step"). */
 static void append_stack(dctx *d, uint32_t stack, tp_finding *f) {
     collect_frames(d, stack, f);
     char *buf = f->source;
-    size_t n = sizeof f->source, len = strlen(buf);
+    size_t n = sizeof f->source, len = strlen(buf), shown = 0, last = 0;
     const char *changed = NULL;
-    for (size_t i = 0; i < f->n_frames && i < 6 && len + 2 < n; i++) {
+    int python = 0;
+    for (size_t i = 0; i < f->n_frames; i++)
+        python |= is_python(&f->frames[i]);
+    for (size_t i = 0; i < f->n_frames && shown < 6 && len + 2 < n; i++) {
         const tp_diag_frame *x = &f->frames[i];
-        const char *sep = i ? " < " : "; stack: ";
+        if (python && i && !is_python(x))
+            continue;
+        const char *sep = !shown ? "; stack: " : i > last + 1 ? " < ... < " : " < ";
         int w;
-        if (x->func[0] && x->line > 0)
+        shown++, last = i;
+        if (is_python(x))
+            w = snprintf(buf + len, n - len, "%s%s:%d in %s", sep, file_base(x->file), x->line,
+                         x->func);
+        else if (x->func[0] && x->line > 0)
             w = snprintf(buf + len, n - len, "%s%s (%s:%d)", sep, x->func, file_base(x->file),
                          x->line);
         else if (x->func[0])
