@@ -2,6 +2,7 @@
 """Python frames in the collector's stacks, end to end with real CPython programs.
 
 usage: test_collector_pyframes.py TRAINPROF HELPER.so PYSTACK_DUMP VENV
+       test_collector_pyframes.py --fake TRAINPROF FAKE_CPYTHON PYSTACK_DUMP
 `trainprof record --stacks all` runs tests/collector/pyframes_prog.py, which pushes NVTX
 ranges (through ctypes into pyframes_helper.c, and through the nvtx PyPI package), makes a
 device-API call and reports an allocation failure from known functions at known lines
@@ -19,7 +20,10 @@ device-API call and reports an allocation failure from known functions at known 
 (e) CPython versions without Python-frame support (3.7 and older) record native frames only.
 The venv (scripts/install-deps.sh: .deps/pyenv with the nvtx package) is required: without
 it the test skips (77), or fails when CI=true. Every other CPython found (pyenv, /usr/bin)
-runs the ctypes part too; TP_TEST_PYTHONS adds more (colon-separated)."""
+runs the ctypes part too; TP_TEST_PYTHONS adds more (colon-separated).
+With --fake (no Python needed): fake_cpython.c, a stand-in exporting the C-API symbols,
+claims CPython 3.7, then a 3.11 whose thread state leads to unreadable memory; both must be
+recorded with native frames only, and the second must not crash the program."""
 import glob
 import json
 import os
@@ -29,7 +33,11 @@ import subprocess
 import sys
 import tempfile
 
-TP, HELPER, DUMP, VENV = sys.argv[1:5]
+FAKE = sys.argv[1] == "--fake"
+if FAKE:
+    TP, HELPER, DUMP = sys.argv[2:5]  # HELPER: the fake_cpython program
+else:
+    TP, HELPER, DUMP, VENV = sys.argv[1:5]
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyframes_prog.py")
 failures = []
 
@@ -177,11 +185,9 @@ def check_exports(trace, label):
 def check_unsupported(python, label):
     with tempfile.TemporaryDirectory() as tmp:
         main, child = record(python, label, tmp)
-        pushes = dump(main) + (dump(child) if child else [])
-        check(len(pushes) >= 10, f"{label}: only {len(pushes)} ranges")
-        for name, frames in pushes:
-            check(frames and all(f[0] == "native" for f in frames),
-                  f"{label}: {name}: expected native frames only, got {frames[:3]}")
+        check_native_only(label, main, 10)
+        if child:
+            check_native_only(label + " fork child", child, 1)
 
 
 def version(python):
@@ -198,13 +204,41 @@ def other_pythons():
     paths += [p for p in os.environ.get("TP_TEST_PYTHONS", "").split(":") if p]
     seen, out = set(), []
     for p in sorted(paths):
-        if os.access(p, os.X_OK) and os.path.realpath(p) not in seen:
-            seen.add(os.path.realpath(p))
+        key = (os.stat(p).st_dev, os.stat(p).st_ino) if os.access(p, os.X_OK) else None
+        if key and key not in seen:  # python3.7 and python3.7m are often one file
+            seen.add(key)
             out.append(p)
     return out
 
 
+def check_native_only(label, trace, want_ranges):
+    pushes = dump(trace)
+    check(len(pushes) >= want_ranges, f"{label}: only {len(pushes)} ranges")
+    for name, frames in pushes:
+        check(frames and all(f[0] == "native" for f in frames),
+              f"{label}: {name}: expected native frames only, got {frames[:3]}")
+
+
+def fake_main():
+    """The stand-in: an unsupported version and a layout that does not fit."""
+    for mode in ("old", "badlayout"):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "fake.tprof")
+            r = subprocess.run([TP, "record", "--stacks", "all", "-o", out, "--", HELPER, mode],
+                               cwd=tmp, capture_output=True, text=True)
+            if r.stdout.strip() == "skip":
+                print(f"{mode}: process_vm_readv refused here: not checked")
+                continue
+            if check(r.returncode == 0 and r.stdout.strip() == "pushed",
+                     f"fake {mode}: exited {r.returncode}: {r.stdout} {r.stderr[-1000:]}"):
+                check_native_only(f"fake {mode}", out, 3)
+    print(f"{len(failures)} failure(s)" if failures else "all checks passed")
+    return 1 if failures else 0
+
+
 def main():
+    if FAKE:
+        return fake_main()
     venv_python = os.path.join(VENV, "bin", "python")
     if not os.access(venv_python, os.X_OK) or subprocess.run(
             [venv_python, "-c", "import nvtx"], capture_output=True).returncode != 0:
