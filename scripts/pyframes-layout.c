@@ -46,8 +46,7 @@ static void print_state_bits(void) {
 }
 
 int main(void) {
-    long ts_cframe = -1, ts_frame, back, code, instr, owner = -1, entry = -1, name, adaptive = -1,
-         traceable = -1;
+    long ts_cframe = -1, ts_frame, back, code, instr, owner = -1, entry = -1, name, adaptive = -1;
 #if PY_VERSION_HEX < 0x030B0000
     ts_frame = OFF(PyThreadState, frame);
     back = OFF(PyFrameObject, f_back);
@@ -59,7 +58,6 @@ int main(void) {
     owner = OFF(_PyInterpreterFrame, owner);
     name = OFF(PyCodeObject, co_qualname);
     adaptive = OFF(PyCodeObject, co_code_adaptive);
-    traceable = OFF(PyCodeObject, _co_firsttraceable);
 #if PY_VERSION_HEX < 0x030D0000
     ts_cframe = OFF(PyThreadState, cframe);
     ts_frame = OFF(_PyCFrame, current_frame);
@@ -77,9 +75,8 @@ int main(void) {
     printf("python 3.%d: ts_cframe=%ld ts_frame=%ld fr_back=%ld fr_code=%ld fr_instr=%ld "
            "fr_owner=%ld fr_entry=%ld",
            PY_MINOR_VERSION, ts_cframe, ts_frame, back, code, instr, owner, entry);
-    printf(" co_filename=%ld co_name=%ld co_firstlineno=%ld co_code=%ld co_firsttraceable=%ld",
-           OFF(PyCodeObject, co_filename), name, OFF(PyCodeObject, co_firstlineno), adaptive,
-           traceable);
+    printf(" co_filename=%ld co_name=%ld co_firstlineno=%ld co_code=%ld",
+           OFF(PyCodeObject, co_filename), name, OFF(PyCodeObject, co_firstlineno), adaptive);
     printf(" ob_type=%ld str_length=%ld str_state=%ld str_ascii_data=%ld str_compact_data=%ld",
            OFF(PyObject, ob_type), OFF(PyASCIIObject, length), OFF(PyASCIIObject, state),
            (long)sizeof(PyASCIIObject), (long)sizeof(PyCompactUnicodeObject));
