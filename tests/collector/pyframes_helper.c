@@ -12,6 +12,7 @@
 int tph_push(const char *name);
 int tph_pop(void);
 void tph_thread(const char *name, int n);
+void tph_call(void (*fn)(void));
 void tph_api(void);
 void tph_oom(void);
 
@@ -45,6 +46,11 @@ void tph_thread(const char *name, int n) {
     pthread_t t;
     if (pthread_create(&t, NULL, thread_main, &a) == 0)
         pthread_join(t, NULL);
+}
+
+/* Calls back into Python: a stack with Python frames on both sides of this C frame. */
+void tph_call(void (*fn)(void)) {
+    fn();
 }
 
 /* One device-API call (an API record with the launch-site stack). */

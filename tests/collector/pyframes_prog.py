@@ -72,6 +72,18 @@ def βήμα():
     held.tph_pop()
 
 
+def in_callback():
+    held.tph_push(b"callback")  # @cb_push
+    held.tph_pop()
+
+
+callback = ctypes.CFUNCTYPE(None)(in_callback)
+
+
+def via_c():
+    held.tph_call(callback)  # @cb_call
+
+
 def api_call():
     held.tph_api()  # @api_call
 
@@ -110,6 +122,7 @@ t.join()
 c_thread()  # @main_cthread
 schritt_größe()  # @main_latin1
 βήμα()  # @main_ucs2
+via_c()  # @main_cb
 api_call()  # @main_api
 oom()  # @main_oom
 if "nvtx" in sys.argv[2:]:

@@ -12,8 +12,8 @@ device-API call and reports an allocation failure from known functions at known 
     the interpreter (its evaluation loop): the native and Python stacks interleaved;
 (b) with the GIL released around the C call (ctypes.CDLL) the frames are still there;
 (c) a pthread created in C while a Python thread holds the GIL gets native frames only;
-    a threading.Thread, a generator, 42 frames of recursion, Latin-1 and UCS-2 function names
-    and a fork child all keep working;
+    a threading.Thread, a generator, 42 frames of recursion, Latin-1 and UCS-2 function names,
+    a callback from C into Python (C frames between two groups) and a fork child all work;
 (d) the SQLite export names the frames of an API call's stack (python_code, stacks_python),
     the report's JSON finding for the allocation failure lists them, and its text says
     `pyframes_prog.py:LINE in oom`;
@@ -81,6 +81,8 @@ def expected(minor):
                        ("<module>", LINE["main_nvtx"])],
         "fork-child": [("child_work", LINE["fork_push"]), ("fork_and_wait", LINE["fork_call"]),
                        ("<module>", LINE["main_fork"])],
+        "callback": [("in_callback", LINE["cb_push"]), ("via_c", LINE["cb_call"]),
+                     ("<module>", LINE["main_cb"])],
     }
 
 
@@ -147,6 +149,13 @@ def check_supported(python, minor, label, with_nvtx=False):
                       f"{label}: a C thread got {frames}")
             elif name in want:
                 check_stack(label, name, frames, want[name])
+            if name == "callback":  # Python, the C function that called back, Python
+                kinds = [f[1] if f[0] == "py" else f[1] == os.path.basename(HELPER)
+                         for f in frames]
+                check("in_callback" in kinds and "via_c" in kinds and True in kinds[
+                    kinds.index("in_callback"):kinds.index("via_c")],
+                      f"{label}: callback: no {os.path.basename(HELPER)} frame between the "
+                      f"Python frames: {frames}")
         names = set(want) - ({"nvtx-leaf", "nvtx-start"} if not with_nvtx else set())
         check(names | {"c-thread"} <= seen, f"{label}: ranges missing: {names - seen}")
         if with_nvtx:
