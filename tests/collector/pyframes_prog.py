@@ -58,6 +58,20 @@ def in_thread():
     held.tph_pop()
 
 
+def worker():
+    for _ in range(300):  # concurrent captures: the GIL is released around each call
+        released.tph_push(b"parallel")  # @par_push
+        released.tph_pop()
+
+
+def parallel():
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for w in threads:
+        w.start()
+    for w in threads:
+        w.join()
+
+
 def c_thread():
     held.tph_thread(b"c-thread", 3)  # @cthread_call
 
@@ -119,6 +133,7 @@ recurse(40)  # @main_deep
 t = threading.Thread(target=in_thread)
 t.start()
 t.join()
+parallel()
 c_thread()  # @main_cthread
 schritt_größe()  # @main_latin1
 βήμα()  # @main_ucs2

@@ -13,7 +13,8 @@ device-API call and reports an allocation failure from known functions at known 
 (b) with the GIL released around the C call (ctypes.CDLL) the frames are still there;
 (c) a pthread created in C while a Python thread holds the GIL gets native frames only;
     a threading.Thread, a generator, 42 frames of recursion, Latin-1 and UCS-2 function names,
-    a callback from C into Python (C frames between two groups) and a fork child all work;
+    a callback from C into Python (C frames between two groups), 4 threads capturing at once
+    (GIL released) and a fork child all work;
 (d) the SQLite export names the frames of an API call's stack (python_code, stacks_python),
     the report's JSON finding for the allocation failure lists them, and its text says
     `pyframes_prog.py:LINE in oom`;
@@ -83,6 +84,8 @@ def expected(minor):
                        ("<module>", LINE["main_fork"])],
         "callback": [("in_callback", LINE["cb_push"]), ("via_c", LINE["cb_call"]),
                      ("<module>", LINE["main_cb"])],
+        "parallel": [("worker", LINE["par_push"]), (q("Thread", "run"), None),
+                     (q("Thread", "_bootstrap_inner"), None), (q("Thread", "_bootstrap"), None)],
     }
 
 
@@ -158,6 +161,8 @@ def check_supported(python, minor, label, with_nvtx=False):
                       f"Python frames: {frames}")
         names = set(want) - ({"nvtx-leaf", "nvtx-start"} if not with_nvtx else set())
         check(names | {"c-thread"} <= seen, f"{label}: ranges missing: {names - seen}")
+        check(sum(name == "parallel" for name, _ in pushes) == 1200,
+              f"{label}: parallel pushes: {sum(name == 'parallel' for name, _ in pushes)}")
         if with_nvtx:
             check_exports(main, label)
 
