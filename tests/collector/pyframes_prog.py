@@ -3,6 +3,7 @@
 # the lines by the `# @tag` markers. Works on CPython 3.7 to 3.14; the nvtx PyPI package
 # is used when "nvtx" is given and importable.
 #   usage: python pyframes_prog.py HELPER.so [nvtx]
+import atexit
 import ctypes
 import os
 import sys
@@ -113,6 +114,11 @@ def nvtx_leaf(nvtx):
     nvtx.end_range(rng)
 
 
+def at_exit():  # runs inside Py_FinalizeEx, before it marks the runtime as finalizing
+    held.tph_push(b"at-exit")  # @exit_push
+    held.tph_pop()
+
+
 def child_work():
     held.tph_push(b"fork-child")  # @fork_push
     held.tph_pop()
@@ -126,6 +132,7 @@ def fork_and_wait():
     os.waitpid(pid, 0)
 
 
+atexit.register(at_exit)
 caller_held()  # @main_held
 Model().forward()  # @main_released
 consume()  # @main_gen

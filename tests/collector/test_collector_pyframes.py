@@ -82,6 +82,7 @@ def expected(minor):
                        ("<module>", LINE["main_nvtx"])],
         "fork-child": [("child_work", LINE["fork_push"]), ("fork_and_wait", LINE["fork_call"]),
                        ("<module>", LINE["main_fork"])],
+        "at-exit": [("at_exit", LINE["exit_push"])],
         "callback": [("in_callback", LINE["cb_push"]), ("via_c", LINE["cb_call"]),
                      ("<module>", LINE["main_cb"])],
         "parallel": [("worker", LINE["par_push"]), (q("Thread", "run"), None),
