@@ -254,13 +254,6 @@ const char *tp_pyframes_status(void) {
 
 /* ---------------------------------------------------------------- reading memory */
 
-/* A reader of the interpreter's memory: plain loads, or (checked) copies through
- * process_vm_readv that fail with EFAULT instead of faulting. `bad` is set by the first
- * implausible or unreadable address; every later read returns 0. */
-typedef struct {
-    int checked, bad;
-} mem_reader;
-
 /* User-space, non-null, aligned: anything else is not a pointer the interpreter made. */
 static inline int plausible(uintptr_t p, uintptr_t align) {
     return p >= 4096 && p < ((uintptr_t)1 << 47) && !(p & (align - 1));
@@ -271,120 +264,127 @@ static int checked_copy(void *dst, uintptr_t src, size_t n) {
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
 }
 
-static inline void read_mem(mem_reader *c, void *dst, uintptr_t src, size_t n) {
-    if (c->bad || !plausible(src, n)) {
-        c->bad = 1;
-        memset(dst, 0, n);
-    } else if (!c->checked) {
+/* Reads `n` bytes at `src` into `dst`: plain loads, or with `checked` (a constant wherever
+ * this is inlined) a copy through process_vm_readv, which fails with EFAULT where a load
+ * would fault. *bad is set by the first implausible or unreadable address; later reads
+ * give 0. */
+#define INLINE static inline __attribute__((always_inline))
+INLINE void load(int checked, int *bad, void *dst, uintptr_t src, size_t n) {
+    if (*bad || !plausible(src, n))
+        *bad = 1;
+    else if (!checked)
         memcpy(dst, (const void *)src, n);
-    } else if (!checked_copy(dst, src, n)) {
-        c->bad = 1;
+    else if (!checked_copy(dst, src, n))
+        *bad = 1;
+    if (*bad)
         memset(dst, 0, n);
-    }
 }
 
-static inline uintptr_t rd_word(mem_reader *c, uintptr_t addr) {
+INLINE uintptr_t ld_word(int checked, int *bad, uintptr_t a) {
     uintptr_t v;
-    read_mem(c, &v, addr, sizeof v);
+    load(checked, bad, &v, a, sizeof v);
     return v;
 }
 
-static inline int32_t rd_i32(mem_reader *c, uintptr_t addr) {
+INLINE int32_t ld_i32(int checked, int *bad, uintptr_t a) {
     int32_t v;
-    read_mem(c, &v, addr, sizeof v);
+    load(checked, bad, &v, a, sizeof v);
     return v;
 }
 
-static inline uint8_t rd_u8(mem_reader *c, uintptr_t addr) {
+INLINE uint8_t ld_u8(int checked, int *bad, uintptr_t a) {
     uint8_t v;
-    read_mem(c, &v, addr, sizeof v);
+    load(checked, bad, &v, a, sizeof v);
     return v;
-}
-
-static inline int is_code(mem_reader *c, uintptr_t code) {
-    return plausible(code, 8) && rd_word(c, code + OB_TYPE) == g_py.code_type;
 }
 
 /* ---------------------------------------------------------------- the walk */
 
-/* 3.8-3.10: one PyFrameObject, run by a C frame of its own. 1 when it is reported. */
-static int object_frame(mem_reader *c, uintptr_t f, tp_pyframe *fr) {
+/* One frame's code object, if it is one (3.13+: None for frames that run no code). */
+INLINE uintptr_t frame_code(int checked, int *bad, uintptr_t f) {
     const py_layout *L = g_py.L;
-    uintptr_t code = rd_word(c, f + L->fr_code);
-    if (!is_code(c, code))
-        return 0;
-    fr->code = code;
-    fr->name = rd_word(c, code + L->co_name);
-    fr->lasti = rd_i32(c, f + L->fr_instr);
-    fr->entry = 1;
-    return 1;
-}
-
-/* 3.11+: one _PyInterpreterFrame. An evaluation loop's entry shim (3.12+) is not reported but
- * marks `prev`, the frame before it, as the outermost of that loop. 1 when reported. */
-static int interp_frame(mem_reader *c, uintptr_t f, tp_pyframe *fr, tp_pyframe *prev) {
-    const py_layout *L = g_py.L;
-    uint8_t owner = rd_u8(c, f + L->fr_owner);
-    if (L->minor >= 12 && owner >= OWNER_SHIM) {
-        if (prev)
-            prev->entry = 1;
-        return 0;
-    }
-    uintptr_t code = rd_word(c, f + L->fr_code);
+    uintptr_t code = ld_word(checked, bad, f + (uintptr_t)L->fr_code);
     if (L->minor >= 14)
-        code &= ~(uintptr_t)3; /* _PyStackRef: tag bits */
-    if (!is_code(c, code))     /* 3.13+: None for frames that run no code */
+        code &= ~(uintptr_t)3; /* a _PyStackRef: tag bits */
+    if (!plausible(code, 8) || ld_word(checked, bad, code + OB_TYPE) != g_py.code_type)
         return 0;
-    uintptr_t base = code + (uintptr_t)L->co_code, ip = rd_word(c, f + L->fr_instr);
-    fr->code = code;
-    fr->name = rd_word(c, code + L->co_name);
-    /* Not started yet (3.11/3.12 prev_instr is one unit before the code): reported at its
-     * first line, where CPython's own tracebacks hide it (it is there, about to run). */
-    fr->lasti = ip >= base && ip - base < INT32_MAX ? (int32_t)(ip - base) : -1;
-    fr->entry = L->fr_entry >= 0 ? rd_u8(c, f + L->fr_entry) != 0 : 0;
-    return 1;
+    return code;
 }
 
-static uintptr_t first_frame(mem_reader *c, uintptr_t ts) {
+/* Where the instruction of frame `f` (code `code`) is: 3.8-3.10 keep an int offset; 3.11+
+ * a pointer into the code (-1: not started; 3.11/3.12's prev_instr is one unit before it:
+ * such a frame is reported at its first line, where CPython's tracebacks hide it). */
+INLINE int32_t frame_lasti(int checked, int *bad, uintptr_t f, uintptr_t code) {
     const py_layout *L = g_py.L;
-    uintptr_t at = ts;
-    if (L->ts_cframe >= 0) {
-        at = rd_word(c, ts + (uintptr_t)L->ts_cframe);
-        if (!at)
-            return 0;
-    }
-    return rd_word(c, at + (uintptr_t)L->ts_frame);
+    if (L->minor < 11)
+        return ld_i32(checked, bad, f + (uintptr_t)L->fr_instr);
+    uintptr_t base = code + (uintptr_t)L->co_code;
+    uintptr_t ip = ld_word(checked, bad, f + (uintptr_t)L->fr_instr);
+    return ip >= base && ip - base < INT32_MAX ? (int32_t)(ip - base) : -1;
 }
 
-static uint32_t walk(mem_reader *c, uintptr_t ts, tp_pyframe *out, uint32_t max, uint64_t *hash) {
+/* The walk, innermost first. Frames up to 3.10 are PyFrameObjects, each run by a C frame of
+ * its own (entry = 1); from 3.11 _PyInterpreterFrames, several per C frame: 3.11 marks the
+ * outermost of each (is_entry), 3.12+ put an entry shim (owner >= 3) after it, which is not
+ * reported. `checked` is a constant in each of the two copies below. */
+INLINE uint32_t walk_impl(int checked, int *bad_out, uintptr_t ts, tp_pyframe *out, uint32_t max,
+                          uint64_t *hash) {
     const py_layout *L = g_py.L;
+    const int interp = L->minor >= 11, shims = L->minor >= 12;
     uint64_t h = 0x5079746f6e000000ull;
     uint32_t n = 0;
-    uintptr_t f = first_frame(c, ts);
+    int bad = 0;
+    uintptr_t f = ts;
+    if (L->ts_cframe >= 0)
+        f = ld_word(checked, &bad, ts + (uintptr_t)L->ts_cframe);
+    f = f ? ld_word(checked, &bad, f + (uintptr_t)L->ts_frame) : 0;
     /* Bounded: shims are not reported, so allow some extra steps, never an endless loop. */
-    for (uint32_t steps = 0; f && !c->bad && n < max && steps < 2 * max + 8; steps++) {
+    for (uint32_t steps = 0; f && !bad && n < max && steps < 2 * max + 8;
+         steps++, f = ld_word(checked, &bad, f + (uintptr_t)L->fr_back)) {
+        if (shims && ld_u8(checked, &bad, f + (uintptr_t)L->fr_owner) >= OWNER_SHIM) {
+            if (n)
+                out[n - 1].entry = 1;
+            h = (h ^ 0x5e) * 0x9e3779b97f4a7c15ull; /* the shim is part of the key */
+            continue;
+        }
+        uintptr_t code = frame_code(checked, &bad, f);
+        if (!code)
+            continue;
         tp_pyframe *fr = &out[n];
-        int ok = L->minor >= 11 ? interp_frame(c, f, fr, n ? &out[n - 1] : NULL)
-                                : object_frame(c, f, fr);
-        if (ok && !c->bad)
-            n++;
-        f = rd_word(c, f + (uintptr_t)L->fr_back);
+        fr->code = code;
+        fr->name = ld_word(checked, &bad, code + (uintptr_t)L->co_name);
+        fr->lasti = frame_lasti(checked, &bad, f, code);
+        fr->entry =
+            !interp || (L->fr_entry >= 0 && ld_u8(checked, &bad, f + (uintptr_t)L->fr_entry));
+        if (bad)
+            break;
+        h = (h ^ code ^ fr->name << 3 ^ (uint64_t)(uint32_t)fr->lasti << 40 ^ (uint64_t)fr->entry) *
+            0x9e3779b97f4a7c15ull;
+        n++;
     }
-    for (uint32_t i = 0; i < n; i++) /* after the walk: a shim may set an entry bit late */
-        h = tp_hash_mix64(h ^ out[i].code ^ (out[i].name << 7) ^
-                          ((uint64_t)(uint32_t)out[i].lasti << 32 | (uint32_t)out[i].entry));
-    *hash = n ? h : 0;
+    *hash = n ? tp_hash_mix64(h) : 0;
+    *bad_out = bad;
     return n;
 }
 
-/* The names of every frame's code must be str objects (checked reads). */
-static void check_names(mem_reader *c, const tp_pyframe *fr, uint32_t n) {
-    for (uint32_t i = 0; i < n && !c->bad; i++) {
-        uintptr_t file = rd_word(c, fr[i].code + (uintptr_t)g_py.L->co_filename);
-        if (rd_word(c, file + OB_TYPE) != g_py.str_type ||
-            rd_word(c, fr[i].name + OB_TYPE) != g_py.str_type)
-            c->bad = 1;
+/* An implausible pointer ends the walk; the frames before it are kept. */
+static uint32_t walk_fast(uintptr_t ts, tp_pyframe *out, uint32_t max, uint64_t *hash) {
+    int bad;
+    return walk_impl(0, &bad, ts, out, max, hash);
+}
+
+/* Same walk, every read checked; 0 frames and *bad set when an address was unreadable. */
+static uint32_t walk_checked(uintptr_t ts, tp_pyframe *out, uint32_t max, int *bad) {
+    uint64_t h;
+    uint32_t n = walk_impl(1, bad, ts, out, max, &h);
+    /* The names of every frame's code must be str objects. */
+    for (uint32_t i = 0; i < n && !*bad; i++) {
+        uintptr_t file = ld_word(1, bad, out[i].code + (uintptr_t)g_py.L->co_filename);
+        if (ld_word(1, bad, file + OB_TYPE) != g_py.str_type ||
+            ld_word(1, bad, out[i].name + OB_TYPE) != g_py.str_type)
+            *bad = 1;
     }
+    return n;
 }
 
 /* The first walk in the process, through checked reads: a table that does not fit the
@@ -397,11 +397,9 @@ static int verify(uintptr_t ts) {
         int ok = 1, done = 1;
         if (checked_copy(&got, (uintptr_t)&probe, sizeof probe) && got == probe) {
             static tp_pyframe tmp[TP_PYFRAMES_MAX]; /* under the lock; keeps the stack small */
-            mem_reader c = {1, 0};
-            uint64_t h;
-            uint32_t n = walk(&c, ts, tmp, TP_PYFRAMES_MAX, &h);
-            check_names(&c, tmp, n);
-            ok = !c.bad;
+            int bad = 0;
+            uint32_t n = walk_checked(ts, tmp, TP_PYFRAMES_MAX, &bad);
+            ok = !bad;
             done = n > 0; /* nothing walked: check again at a thread that has frames */
         }
         if (!ok) {
@@ -429,8 +427,7 @@ uint32_t tp_pyframes_walk(tp_pyframe *out, uint32_t max, uint64_t *hash) {
         return 0;
     if (!atomic_load_explicit(&g_py.verified, memory_order_acquire) && !verify(ts))
         return 0;
-    mem_reader c = {0, 0};
-    return walk(&c, ts, out, max, hash);
+    return walk_fast(ts, out, max, hash);
 }
 
 /* ---------------------------------------------------------------- interning (slow path) */
@@ -503,13 +500,13 @@ static size_t put_utf8(char *out, size_t k, size_t cap, uint32_t cp) {
  * makes), transcoded here from Latin-1/UCS-2/UCS-4: PyUnicode_AsUTF8 could allocate. Cut
  * at `cap` bytes; "?" for anything else. Returns the length. */
 static size_t str_utf8(uintptr_t s, char *out, size_t cap) {
-    mem_reader c = {0, 0};
-    if (!plausible(s, 8) || rd_word(&c, s + OB_TYPE) != g_py.str_type) {
+    int bad = 0;
+    if (!plausible(s, 8) || ld_word(0, &bad, s + OB_TYPE) != g_py.str_type) {
         out[0] = '?';
         return 1;
     }
-    uint32_t state = (uint32_t)rd_i32(&c, s + STR_STATE);
-    int64_t len = (int64_t)rd_word(&c, s + STR_LENGTH);
+    uint32_t state = (uint32_t)ld_i32(0, &bad, s + STR_STATE);
+    int64_t len = (int64_t)ld_word(0, &bad, s + STR_LENGTH);
     unsigned kind = state >> STR_KIND_BIT & 7;
     if (!(state >> STR_COMPACT_BIT & 1) || len < 0 || (kind != 1 && kind != 2 && kind != 4)) {
         out[0] = '?';
@@ -571,10 +568,10 @@ static uint32_t content_id(tp_writer *w, uint32_t fsid, uint32_t nsid, int32_t f
 
 /* The PYCODE id of walked frame `fr`'s code object. */
 static code_slot *code_of(tp_writer *w, const tp_pyframe *fr) {
-    mem_reader c = {0, 0};
+    int bad = 0;
     const py_layout *L = g_py.L;
-    uintptr_t file = rd_word(&c, fr->code + (uintptr_t)L->co_filename);
-    int32_t first = rd_i32(&c, fr->code + (uintptr_t)L->co_firstlineno);
+    uintptr_t file = ld_word(0, &bad, fr->code + (uintptr_t)L->co_filename);
+    int32_t first = ld_i32(0, &bad, fr->code + (uintptr_t)L->co_firstlineno);
     code_slot *slot;
     PROBE(g_tab.codes, CODE_SLOTS, tp_hash_mix64(fr->code), slot->code == fr->code, !slot->code);
     if (slot->code && slot->file == file && slot->name == fr->name && slot->first_line == first)

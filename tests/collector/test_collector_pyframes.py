@@ -14,7 +14,7 @@ device-API call and reports an allocation failure from known functions at known 
 (c) a pthread created in C while a Python thread holds the GIL gets native frames only;
     a threading.Thread, a generator, 42 frames of recursion, Latin-1 and UCS-2 function names,
     a callback from C into Python (C frames between two groups), 4 threads capturing at once
-    (GIL released) and a fork child all work;
+    (GIL released), an atexit handler and a fork child all work;
 (d) the SQLite export names the frames of an API call's stack (python_code, stacks_python),
     the report's JSON finding for the allocation failure lists them, and its text says
     `pyframes_prog.py:LINE in oom`;
