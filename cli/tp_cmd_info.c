@@ -102,7 +102,7 @@ static void text_processes(const tp_reader *r) {
         printf("  %-12s %s\n", "command:", safe(cmd, sizeof cmd, str_or(r, p->cmdline_sid, "?")));
         tp_rec_process x;
         tp_record_get(recs[i], &x, sizeof x);
-        if (x.job_id) /* written by `trainprof record` (format 1.2 on) */
+        if (x.job_id) /* written by `trainprof record` (format 1.3 on) */
             printf("  %-12s %016" PRIx64 ", started pid %" PRIu32 ", parent pid %" PRIu32
                    ", exec generation %" PRIu32 "\n",
                    "recording:", x.job_id, x.root_pid, x.ppid, x.exec_gen);

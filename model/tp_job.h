@@ -6,7 +6,7 @@
  * recording"). Counting each as a rank would be wrong twice: workers are no ranks, and the
  * rank numbers they would take are free numbers, not theirs. So, after loading:
  *   - processes belong to one recording when their PROCESS records carry the same job_id;
- *     traces older than format 1.2 have none, and are linked through the process tree
+ *     traces older than format 1.3 have none, and are linked through the process tree
  *     instead (a process joins the one whose pid is its ppid and which started before it);
  *   - a process has a rank only when its environment named one (RANK, OMPI_COMM_WORLD_RANK,
  *     SLURM_PROCID, read by the collector); workers inherit their parent's;

@@ -286,6 +286,88 @@ static void on_record(nload *L, const tp_rec_hdr *h) {
     }
 }
 
+/* ---------------------------------------------------------------- stacks */
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Copies the stacks the rank's rows refer to, and the modules their frames point into, from
+ * the trace into the model, so the analyses never reopen the file to read a stack. Reads only
+ * the rank's rows and the reader's metadata; call it once the records are loaded. */
+/* Marks Python code id `id` in the set *seen (grown to the largest id met). */
+static void note_code(uint8_t **seen, uint32_t *max, uint32_t id) {
+    if (!id) /* ids start at 1 */
+        return;
+    if (id > *max) {
+        uint8_t *p = realloc(*seen, (size_t)id + 1);
+        if (!p)
+            abort();
+        memset(p + (*seen ? *max + 1 : 0), 0, (size_t)id + 1 - (*seen ? *max + 1 : 0));
+        *seen = p, *max = id;
+    }
+    (*seen)[id] = 1;
+}
+
+static void load_stacks(nload *L) {
+    const tp_events *ev = &L->r->ev;
+    const tp_memevents *mem = &L->r->mem;
+    uint32_t *ids = malloc((ev->n + mem->n + 1) * sizeof *ids);
+    uint8_t *mod_seen = calloc(TP_FRAME_NO_MODULE + 1, 1);
+    uint8_t *code_seen = NULL; /* Python code ids met, by id (TP_PYCODE_MAX_ID at most) */
+    uint32_t max_code = 0;
+    uint32_t *mods = NULL;
+    uint64_t *addrs = NULL;
+    size_t n = 0, cap = 0;
+    if (!ids || !mod_seen)
+        abort();
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->stack[i])
+            ids[n++] = ev->stack[i];
+    for (size_t i = 0; i < mem->n; i++)
+        if (mem->stack[i])
+            ids[n++] = mem->stack[i];
+    qsort(ids, n, sizeof *ids, cmp_u32);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t nf = 0;
+        const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);
+        if (!f)
+            continue;
+        if (nf > cap) {
+            cap = nf;
+            mods = realloc(mods, cap * sizeof *mods), addrs = realloc(addrs, cap * sizeof *addrs);
+            if (!mods || !addrs)
+                abort();
+        }
+        for (uint32_t i = 0; i < nf; i++) {
+            uint32_t mo = TP_FRAME_MODULE(f[i]);
+            addrs[i] = TP_FRAME_OFFSET(f[i]);
+            if (TP_FRAME_IS_PYTHON(f[i])) {
+                mods[i] = TP_STACK_PYTHON;
+                note_code(&code_seen, &max_code, TP_FRAME_PY_CODE(f[i]));
+                continue;
+            }
+            mods[i] = mo == TP_FRAME_NO_MODULE ? TP_STACK_NO_MODULE : mo;
+            mod_seen[mo] = 1;
+        }
+        tp_rank_add_stack(L->r, ids[k], mods, addrs, nf);
+    }
+    for (uint32_t id = 0; id < TP_FRAME_NO_MODULE; id++) {
+        const tp_rec_module *mo = mod_seen[id] ? tp_reader_module(L->rd, id) : NULL;
+        if (mo)
+            tp_rank_add_stack_module(L->m, L->r, id, tp_reader_string(L->rd, mo->path_sid),
+                                     mo->build_id, mo->build_id_len);
+    }
+    for (uint32_t id = 1; id <= max_code; id++) {
+        const tp_rec_pycode *c = code_seen[id] ? tp_reader_pycode(L->rd, id) : NULL;
+        if (c)
+            tp_rank_add_stack_pycode(L->m, L->r, id, tp_reader_string(L->rd, c->file_sid),
+                                     tp_reader_string(L->rd, c->name_sid), c->first_line);
+    }
+    free(ids), free(mod_seen), free(code_seen), free(mods), free(addrs);
+}
+
 /* ---------------------------------------------------------------- metadata */
 
 /* Each named thread under its latest name; rows carry the PROCESS pid, so names do too. */
@@ -385,6 +467,8 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.r->native = 1;
     load_meta(&L);
     tp_status st = load_records(&L);
+    if (st == TP_OK)
+        load_stacks(&L);
     if (L.r->n_procs) /* every row, as the rank counts them (the collector's own included) */
         L.r->procs[0].n_events = L.r->ev.n;
     const tp_trace_info *info = tp_reader_info(rd); /* what was kept, by kind */

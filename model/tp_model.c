@@ -255,6 +255,8 @@ static void rank_free(tp_rank *r) {
     buckets_free(&r->threads);
     buckets_free(&r->cats);
     free(r->tn_pid), free(r->tn_tid), free(r->tn_name);
+    free(r->stacks.v), free(r->stacks.frame_module), free(r->stacks.frame_addr);
+    free(r->stacks.modules), free(r->stacks.pycodes);
 }
 
 void tp_model_close(tp_model *m) {
@@ -400,7 +402,59 @@ static tp_event_row event_row(const tp_events *e, size_t i) {
     return r;
 }
 
-static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset) {
+/* Where the ids of a merged process's stacks, modules and Python code objects start in the
+ * rank: past every id the rank has (each process numbers its own from 1). */
+typedef struct {
+    uint32_t stack, module, pycode;
+} id_bases;
+
+static id_bases stack_bases(const tp_stacks *s) {
+    id_bases b = {0, 0, 0};
+    for (size_t i = 0; i < s->n; i++)
+        b.stack = s->v[i].id > b.stack ? s->v[i].id : b.stack;
+    for (size_t i = 0; i < s->n_modules; i++)
+        b.module = s->modules[i].id + 1 > b.module ? s->modules[i].id + 1 : b.module;
+    for (size_t i = 0; i < s->n_pycodes; i++)
+        b.pycode = s->pycodes[i].id > b.pycode ? s->pycodes[i].id : b.pycode;
+    return b;
+}
+
+static uint32_t moved(uint32_t id, uint32_t base) {
+    return id ? id + base : 0;
+}
+
+static void merge_stacks(tp_model *m, tp_rank *into, const tp_stacks *s, id_bases b) {
+    for (size_t i = 0; i < s->n_modules; i++) {
+        const tp_stack_module *mo = &s->modules[i];
+        tp_rank_add_stack_module(m, into, mo->id + b.module,
+                                 mo->path ? tp_model_str(m, mo->path) : NULL, mo->build_id,
+                                 mo->build_id_len);
+    }
+    for (size_t i = 0; i < s->n_pycodes; i++) {
+        const tp_stack_pycode *c = &s->pycodes[i];
+        tp_rank_add_stack_pycode(m, into, c->id + b.pycode,
+                                 c->file ? tp_model_str(m, c->file) : NULL,
+                                 c->name ? tp_model_str(m, c->name) : NULL, c->first_line);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const tp_stack *st = &s->v[i];
+        uint32_t *mods = xrealloc(NULL, (st->n ? st->n : 1) * sizeof *mods);
+        uint64_t *addrs = xrealloc(NULL, (st->n ? st->n : 1) * sizeof *addrs);
+        for (uint32_t k = 0; k < st->n; k++) {
+            uint32_t mo = s->frame_module[st->first + k];
+            uint64_t a = s->frame_addr[st->first + k];
+            if (mo == TP_STACK_PYTHON)
+                a = ((uint64_t)(TP_STACK_PY_CODE(a) + b.pycode) << 24) | TP_STACK_PY_LINE(a);
+            else if (mo != TP_STACK_NO_MODULE)
+                mo += b.module;
+            mods[k] = mo, addrs[k] = a;
+        }
+        tp_rank_add_stack(into, st->id + b.stack, mods, addrs, st->n);
+        free(mods), free(addrs);
+    }
+}
+
+static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_bases b) {
     const tp_events *e = &from->ev;
     for (size_t i = 0; i < e->n; i++) {
         tp_event_row r = event_row(e, i);
@@ -410,7 +464,7 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset) {
             r.stream += offset;
             r.tid = r.stream;
         }
-        r.stack = 0;
+        r.stack = moved(r.stack, b.stack);
         tp_events_push(&into->ev, &r);
     }
     const tp_memevents *m = &from->mem;
@@ -422,7 +476,7 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset) {
                           m->addr[i],
                           m->device[i],
                           m->kind[i],
-                          0,
+                          moved(m->stack[i], b.stack),
                           m->largest_free[i]};
         tp_memev_push(&into->mem, &r);
     }
@@ -460,7 +514,9 @@ void tp_model_merge_rank(tp_model *m, size_t into_i, size_t from_i) {
     /* Correlation and stream ids are per process (CUPTI counts from 1 in each): the k-th
      * process's move past every id a process can have (32 bits). */
     int64_t offset = (int64_t)into->n_procs << 32;
-    merge_events(into, from, offset);
+    id_bases b = stack_bases(&into->stacks);
+    merge_events(into, from, offset, b);
+    merge_stacks(m, into, &from->stacks, b);
     merge_meta(m, into, from);
     for (size_t i = 0; i < from->n_procs; i++) {
         tp_process p = from->procs[i];
@@ -753,6 +809,79 @@ static int rank_cmp(const void *x, const void *y) {
     return (p->rank > q->rank) - (p->rank < q->rank);
 }
 
+/* ---------------------------------------------------------------- call stacks */
+
+void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
+                       size_t n) {
+    tp_stacks *s = &r->stacks;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        GROW(s->v, s->cap);
+    }
+    if (s->n_frames + n > s->frames_cap) {
+        while (s->n_frames + n > s->frames_cap)
+            s->frames_cap = s->frames_cap ? 2 * s->frames_cap : 1024;
+        GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
+    }
+    s->v[s->n++] = (tp_stack){id, (uint32_t)n, s->n_frames};
+    memcpy(s->frame_module + s->n_frames, module, n * sizeof *module);
+    memcpy(s->frame_addr + s->n_frames, addr, n * sizeof *addr);
+    s->n_frames += n;
+}
+
+void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *path,
+                              const uint8_t *build_id, size_t len) {
+    tp_stacks *s = &r->stacks;
+    if (s->n_modules == s->modules_cap) {
+        s->modules_cap = s->modules_cap ? 2 * s->modules_cap : 16;
+        GROW(s->modules, s->modules_cap);
+    }
+    tp_stack_module *mo = &s->modules[s->n_modules++];
+    memset(mo, 0, sizeof *mo);
+    mo->id = id;
+    mo->path = path ? tp_model_intern(m, path, strlen(path)) : 0;
+    mo->build_id_len = (uint32_t)(len < sizeof mo->build_id ? len : sizeof mo->build_id);
+    if (mo->build_id_len)
+        memcpy(mo->build_id, build_id, mo->build_id_len);
+}
+
+void tp_rank_add_stack_pycode(tp_model *m, tp_rank *r, uint32_t id, const char *file,
+                              const char *name, uint32_t first_line) {
+    tp_stacks *s = &r->stacks;
+    if (s->n_pycodes == s->pycodes_cap) {
+        s->pycodes_cap = s->pycodes_cap ? 2 * s->pycodes_cap : 16;
+        GROW(s->pycodes, s->pycodes_cap);
+    }
+    s->pycodes[s->n_pycodes++] =
+        (tp_stack_pycode){id, file ? tp_model_intern(m, file, strlen(file)) : 0,
+                          name ? tp_model_intern(m, name, strlen(name)) : 0, first_line};
+}
+
+static int stack_cmp(const void *x, const void *y) {
+    uint32_t a = ((const tp_stack *)x)->id, b = ((const tp_stack *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static int module_cmp(const void *x, const void *y) {
+    uint32_t a = ((const tp_stack_module *)x)->id, b = ((const tp_stack_module *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static int pycode_cmp(const void *x, const void *y) {
+    uint32_t a = ((const tp_stack_pycode *)x)->id, b = ((const tp_stack_pycode *)y)->id;
+    return (a > b) - (a < b);
+}
+
+/* Stacks, modules and code objects by id, for the lookups; the frames stay where they are. */
+static void stacks_sort(tp_stacks *s) {
+    if (s->n_pycodes > 1)
+        qsort(s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, stack_cmp);
+    if (s->n_modules > 1)
+        qsort(s->modules, s->n_modules, sizeof *s->modules, module_cmp);
+}
+
 void tp_model_finish(tp_model *m) {
     for (size_t i = 0; i < m->n_ranks; i++) {
         tp_rank *r = &m->ranks[i];
@@ -766,6 +895,7 @@ void tp_model_finish(tp_model *m) {
         index_cats(r);
         index_corr(r);
         resolve_nesting(r);
+        stacks_sort(&r->stacks);
     }
     if (m->n_ranks > 1)
         qsort(m->ranks, m->n_ranks, sizeof *m->ranks, rank_cmp);
@@ -801,4 +931,32 @@ const tp_rank *tp_model_rank(const tp_model *m, int rank) {
         if (m->ranks[i].rank == rank)
             return &m->ranks[i];
     return NULL;
+}
+
+size_t tp_rank_stack(const tp_rank *r, uint32_t id, const uint32_t **module,
+                     const uint64_t **addr) {
+    const tp_stacks *s = &r->stacks;
+    tp_stack key = {id, 0, 0};
+    const tp_stack *st = id && s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp) : NULL;
+    if (!st || !st->n)
+        return 0;
+    *module = s->frame_module + st->first;
+    *addr = s->frame_addr + st->first;
+    return st->n;
+}
+
+const tp_stack_module *tp_rank_stack_module(const tp_rank *r, uint32_t id) {
+    const tp_stacks *s = &r->stacks;
+    tp_stack_module key = {.id = id};
+    if (id == TP_STACK_NO_MODULE || !s->n_modules)
+        return NULL;
+    return bsearch(&key, s->modules, s->n_modules, sizeof *s->modules, module_cmp);
+}
+
+const tp_stack_pycode *tp_rank_stack_pycode(const tp_rank *r, uint32_t id) {
+    const tp_stacks *s = &r->stacks;
+    tp_stack_pycode key = {.id = id};
+    if (!s->n_pycodes)
+        return NULL;
+    return bsearch(&key, s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_enclosing.h"
 #include "tp_tui_layout.h"
 
 #define DUR(buf, x) tp_units_dur(buf, sizeof buf, (double)(x))
@@ -202,8 +203,5 @@ long tp_tui_data_launcher(const tp_tui_data *d, long row) {
 }
 
 long tp_tui_data_range_of(const tp_tui_data *d, long row) {
-    const tp_events *ev = &d->r->ev;
-    while (row >= 0 && ev->cat[row] != TP_CAT_USER_ANNOTATION)
-        row = ev->parent[row];
-    return row;
+    return tp_an_enclosing_row(&d->r->ev, row, TP_AN_RANGES_ANNOTATIONS | TP_AN_ENCLOSING_SELF);
 }
