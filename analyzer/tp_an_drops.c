@@ -8,6 +8,10 @@
 #include "tp_record.h"
 #include "tp_units.h"
 
+uint64_t tp_an_drops_device_kinds(void) {
+    return TP_REC_BIT(TP_REC_KERNEL) | TP_REC_BIT(TP_REC_MEMCPY) | TP_REC_BIT(TP_REC_MEMSET);
+}
+
 /* Records of the program's events: timed types, not the collector's own bookkeeping. */
 static int is_event_kind(unsigned t) {
     const tp_rec_info *in = tp_record_info((uint16_t)t);

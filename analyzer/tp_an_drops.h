@@ -43,6 +43,8 @@ void tp_an_drops_from_counts(const uint64_t *kept, const uint64_t *lost, tp_an_d
 /* The records of the kinds in `mask` (bits TP_AN_DROP_BIT(kind)) that were lost, drops of an
  * unknown kind included (they may be any kind). */
 #define TP_AN_DROP_BIT(kind) (1ull << (kind))
+/* The mask of the device's kinds (KERNEL, MEMCPY, MEMSET): what "device activity" is made of. */
+uint64_t tp_an_drops_device_kinds(void);
 uint64_t tp_an_drops_lost(const tp_an_drops *d, uint64_t mask);
 
 /* "1,234 KERNEL and 56 API records": the kinds of `mask` that lost records (all kinds for

@@ -120,6 +120,10 @@ tp_finding *tp_diag_add(tp_diag_ctx *d, const tp_diag_rule *rule, double severit
 /* Appends metric `key` (a static string). */
 void tp_diag_put_metric(tp_finding *f, const char *key, double value);
 
+/* Appends to finding `f` of `rule` that its figures are lower bounds, when records of a kind
+ * the rule needs were dropped (tp_diag_drops.c); nothing otherwise. */
+void tp_diag_qualify_drops(tp_diag_ctx *d, tp_finding *f, const tp_diag_rule *rule);
+
 /* Appends printf-formatted text to the heap string *s (NULL: a new one). */
 void tp_diag_cat(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -13,18 +13,18 @@
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
 
-#define TP_DIAG_ROW(id, fn, order, description) {id, fn, order, description},
+#define TP_DIAG_ROW(id, fn, order, needs, description) {id, fn, order, needs, description},
 static const tp_diag_rule rules[] = {TP_DIAG_RULES(TP_DIAG_ROW)};
 #undef TP_DIAG_ROW
 
-#define TP_DIAG_COUNT(id, fn, order, description) +1
+#define TP_DIAG_COUNT(id, fn, order, needs, description) +1
 enum { N_RULES = 0 TP_DIAG_RULES(TP_DIAG_COUNT) };
 #undef TP_DIAG_COUNT
 
 /* The orders are a permutation of 0..N_RULES-1: N rows whose order bits together cover
  * exactly N bits can only use each order once, and none out of range. A typo does not
  * compile (instead of sorting a finding last, as a missing name in a list once did). */
-#define TP_DIAG_ORDER_BIT(id, fn, order, description) | (1ull << (order))
+#define TP_DIAG_ORDER_BIT(id, fn, order, needs, description) | (1ull << (order))
 static_assert(N_RULES < 64, "rule orders are checked in a 64-bit mask");
 static_assert((0 TP_DIAG_RULES(TP_DIAG_ORDER_BIT)) == (1ull << N_RULES) - 1,
               "every rule needs its own order in 0..N-1 (tp_diag_rules.h)");
@@ -36,6 +36,14 @@ static unsigned order_of(const tp_finding *f) {
         if (rules[i].id == f->id)
             return rules[i].order;
     return N_RULES;
+}
+
+/* The row of the rule a finding came from. */
+static size_t order_rule(const tp_finding *f) {
+    size_t i = 0;
+    while (i + 1 < N_RULES && rules[i].id != f->id)
+        i++;
+    return i;
 }
 
 static int cmp_finding(const void *a, const void *b) {
@@ -56,6 +64,8 @@ void tp_diagnose_run(const tp_an_view *v, tp_diagnosis *out) {
     tp_diag_ctx_init(&d, v, out);
     for (size_t i = 0; i < N_RULES; i++)
         rules[i].run(&d, &rules[i]);
+    for (size_t i = 0; i < out->n; i++) /* a finding whose records were dropped says so */
+        tp_diag_qualify_drops(&d, &out->f[i], &rules[order_rule(&out->f[i])]);
     if (out->n > 1)
         qsort(out->f, out->n, sizeof *out->f, cmp_finding);
     tp_diag_ctx_free(&d);

@@ -21,9 +21,11 @@
  * fixed order.
  *
  * Each finding id is one rule of a table (tp_diag_rules.h: {id, function, order,
- * description}); tp_diagnose_rules lists them. The diagnosis only reads the model, stacks
- * included (tp_rank_stack: it never opens the trace file), and symbolizes their frames
- * offline from the modules' files (tp_symbolize: "func (file:line)"; module+offset when the
+ * needs, description}); tp_diagnose_rules lists them. When the collector dropped records
+ * (tp_an_drops), the "dropped-records" finding says how many, and every finding whose rule
+ * needs a kind that lost records says its figures are lower bounds. The diagnosis only reads the
+ * model, stacks included (tp_rank_stack: it never opens the trace file), and symbolizes their
+ * frames offline from the modules' files (tp_symbolize: "func (file:line)"; module+offset when the
  * file is gone, rebuilt or has no symbols, or with opts.no_symbols). Nothing in a finding
  * has a fixed size: texts, metrics and frames are as long as they need to be. */
 #ifndef TP_DIAGNOSE_H
@@ -90,6 +92,9 @@ typedef struct tp_diag_rule {
     const char *id;
     void (*run)(tp_diag_ctx *d, const struct tp_diag_rule *self);
     unsigned order;
+    uint64_t needs;          /* bits (1 << .tprof record type) of the kinds its figures come
+                                from; a finding whose kinds lost records says it is a lower
+                                bound */
     const char *description; /* one line: what it detects */
 } tp_diag_rule;
 

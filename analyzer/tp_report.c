@@ -124,7 +124,15 @@ static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     const tp_an_temporal *t = &rr->t;
     fprintf(f, "Summary\n");
     if (!t->has_gpu) {
-        fprintf(f, "  no GPU activity in this rank (%zu CPU-side events)\n\n", rr->v.n);
+        char kinds[512];
+        uint64_t device = tp_an_drops_device_kinds();
+        if (tp_an_drops_lost(&rr->drops, device)) /* not "none": none was kept */
+            fprintf(f,
+                    "  no GPU activity recorded in this rank (%zu CPU-side events; %s were "
+                    "dropped)\n\n",
+                    rr->v.n, tp_an_drops_kinds(&rr->drops, device, kinds, sizeof kinds));
+        else
+            fprintf(f, "  no GPU activity in this rank (%zu CPU-side events)\n\n", rr->v.n);
         return;
     }
     int64_t split[TP_IDLE_COUNT] = {0};

@@ -110,10 +110,48 @@ static void add_lanes(tp_tui_data *d, const tp_buckets *b, int is_stream) {
         tp_tui_lane *l = &d->lanes[d->n_lanes++];
         l->is_stream = is_stream;
         l->key = b->key[i];
+        l->pid = b->key2[i];
         snprintf(l->label, sizeof l->label, "%s %lld", is_stream ? "stream" : "thread",
                  (long long)b->key[i]);
         l->rows = b->rows + b->off[i];
         l->n = b->off[i + 1] - b->off[i];
+    }
+}
+
+/* The place of process `pid` in the rank's list (main first, tree order); n_procs: none. */
+static size_t proc_index(const tp_rank *r, int64_t pid) {
+    size_t i = 0;
+    while (i < r->n_procs && r->procs[i].pid != pid)
+        i++;
+    return i;
+}
+
+static int lane_cmp(const void *x, const void *y) {
+    const tp_tui_lane *a = x, *b = y;
+    if (a->proc != b->proc)
+        return a->proc < b->proc ? -1 : 1;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+/* A rank of several processes (tp_job): each process's thread lanes together, in the rank's
+ * process order, so a worker's come under the process it came from; a worker's lanes are
+ * marked "w" and indented by its depth in the tree (tp_tui_lane.prefix). */
+static void group_thread_lanes(tp_tui_data *d, size_t first) {
+    const tp_rank *r = d->r;
+    if (r->n_procs < 2)
+        return;
+    for (size_t i = first; i < d->n_lanes; i++)
+        d->lanes[i].proc = proc_index(r, d->lanes[i].pid);
+    qsort(d->lanes + first, d->n_lanes - first, sizeof *d->lanes, lane_cmp);
+    for (size_t i = first; i < d->n_lanes; i++) {
+        tp_tui_lane *l = &d->lanes[i];
+        size_t k = l->proc;
+        int depth = 0;
+        for (int p = k < r->n_procs ? r->procs[k].parent : -1; p >= 0 && depth < 4;
+             p = r->procs[p].parent)
+            depth++;
+        if (k < r->n_procs && r->procs[k].role == TP_PROC_WORKER)
+            snprintf(l->prefix, sizeof l->prefix, "%*sw ", depth > 3 ? 3 : depth - 1, "");
     }
 }
 
@@ -123,7 +161,9 @@ static void build_lanes(tp_tui_data *d) {
     if (!d->lanes)
         abort();
     add_lanes(d, &r->streams, 1);
+    size_t first_thread = d->n_lanes;
     add_lanes(d, &r->threads, 0);
+    group_thread_lanes(d, first_thread);
     d->t_first = r->ev.n ? r->ev.ts[0] : 0;
     d->t_last = d->t_first;
     for (size_t i = 0; i < r->ev.n; i++)

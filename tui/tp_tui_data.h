@@ -17,7 +17,11 @@
 typedef struct {
     int is_stream;
     int64_t key;          /* stream id or tid */
+    int64_t pid;          /* threads: the process (a rank may hold several, tp_job) */
+    size_t proc;          /* threads: its place in the rank's processes (their order) */
     char label[48];       /* "stream 7", "thread 1234" */
+    char prefix[8];       /* drawn before the label or name: "w " for a worker process's
+                             thread, indented one space per level below the first */
     const uint32_t *rows; /* model rows, sorted by ts */
     size_t n;
 } tp_tui_lane;

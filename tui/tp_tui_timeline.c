@@ -85,13 +85,13 @@ static void draw_lane(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0, size_t
     char lab[112];
     /* A named thread shows its name (the trace's THREAD record or Kineto thread_name), with
      * its tid when both fit; the info line below still says "thread <tid>". */
-    const char *tn = l->is_stream ? NULL : tp_rank_thread_name(tl->d->m, tl->d->r, -1, l->key);
+    const char *tn = l->is_stream ? NULL : tp_rank_thread_name(tl->d->m, tl->d->r, l->pid, l->key);
     if (tn && tn[0]) {
-        snprintf(lab, sizeof lab, "%s%s %lld", sel ? ">" : " ", tn, (long long)l->key);
+        snprintf(lab, sizeof lab, "%s%s%s %lld", sel ? ">" : " ", l->prefix, tn, (long long)l->key);
         if (tp_tui_str_width(lab) > x0 - 1)
-            snprintf(lab, sizeof lab, "%s%s", sel ? ">" : " ", tn);
+            snprintf(lab, sizeof lab, "%s%s%s", sel ? ">" : " ", l->prefix, tn);
     } else {
-        snprintf(lab, sizeof lab, "%s%s", sel ? ">" : " ", l->label);
+        snprintf(lab, sizeof lab, "%s%s%s", sel ? ">" : " ", l->prefix, l->label);
     }
     tp_tui_grid_put(g, 0, y, lab, x0 - 1, sel ? TP_TUI_A_SELECT : TP_TUI_A_NORMAL);
     tp_tui_busy_cells(&tl->win, ev->ts, ev->dur, l->rows, l->n, tl->frac, tl->touched);

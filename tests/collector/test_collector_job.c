@@ -149,6 +149,16 @@ static void test_workers_are_one_rank(void) {
     cli(res, text);
     CHECK(strstr(res->out, "trainprof report: 1 rank(s)") != NULL);
     CHECK(strstr(res->out, "Processes (3)") != NULL);
+    /* The TUI's timeline: the workers' thread lanes, marked, under the main one's. */
+    const char *tui[] = {"tui",     R.dir, "--snapshot", "--view", "timeline",
+                         "--width", "120", "--height",   "12",     NULL};
+    cli(res, tui);
+    CHECK_EQ_I(res->status, 0);
+    int marked = 0;
+    for (const char *s = res->out; (s = strstr(s, "\n w job_app ")); s++)
+        marked++;
+    CHECK_EQ_I(marked, 2);
+    CHECK(strstr(res->out, "\n>job_app ") != NULL); /* the main thread's lane first */
     free(res);
     tc_cleanup(&R);
 }
