@@ -160,7 +160,9 @@ static void print_text(const char *path, tp_reader *r) {
     printf("time span:    %" PRIu64 " ns (%s), from %" PRIu64 " to %" PRIu64 "\n",
            in->t_max - in->t_min, span, in->t_min, in->t_max);
     printf("chunks:       %" PRIu64 " read, %" PRIu64 " bad\n", g->chunks_ok, g->chunks_bad);
-    printf("index:        %s\n", g->index_ok ? "present" : "missing");
+    printf("index:        %s\n", g->index_ok    ? "present"
+                                 : g->index_bad ? "present but wrong (ignored)"
+                                                : "missing");
     printf("integrity:    %s\n", g->message[0] ? g->message : "ok");
     printf("bytes lost:   %" PRIu64 "\n", g->bytes_lost);
     if (g->unknown_records)

@@ -28,6 +28,8 @@ typedef struct {
     uint64_t unknown_records; /* records of types this reader does not know (skipped);
                                  data chunks count once a cursor has decoded them */
     char message[256];        /* one line for people; empty when all is well */
+    int index_bad; /* 1: an index with valid CRCs disagreed with the chunks or with itself; it
+                      was ignored (index_ok is 0) and counts come from a scan */
 } tp_integrity;
 
 typedef struct {
