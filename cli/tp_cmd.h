@@ -5,6 +5,7 @@
 #define TP_CMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tp_model.h"
 
@@ -18,5 +19,15 @@ int tp_cmd_export(int argc, char **argv);
  * `trainprof CMD`: the loader's notes go to stderr, and a failure is reported there as
  * "trainprof CMD: ...". Returns 0 with *out set (close it with tp_model_close), or 1. */
 int tp_cmd_load(const char *cmd, const char *const *paths, size_t n, tp_model **out);
+
+/* Flushes `out`, the command's output (`name` in messages: a file, "standard output"),
+ * and reports a failed write on it once, with the system's reason: "trainprof CMD: cannot
+ * write NAME: No space left on device". Returns 0, or 1 after the message. */
+int tp_cmd_flush(const char *cmd, FILE *out, const char *name);
+
+/* For commands that read only .tprof: when `path` is JSON (a PyTorch-profiler trace or an
+ * attempt at one), says so on stderr in one line, pointing to `trainprof report`, and
+ * returns 1; returns 0, saying nothing, for anything else. */
+int tp_cmd_not_native(const char *cmd, const char *path);
 
 #endif

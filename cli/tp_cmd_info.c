@@ -302,6 +302,8 @@ static int open_error(const char *path, tp_status s, int err) {
         fprintf(stderr, "trainprof info: '%s' is empty, not a trainprof trace\n", path);
     else if (s == TP_ERR_TRUNCATED)
         fprintf(stderr, "trainprof info: '%s' is cut off inside its file header\n", path);
+    else if (s == TP_ERR_FORMAT && tp_cmd_not_native("info", path))
+        return 1;
     else
         fprintf(stderr, "trainprof info: '%s': %s\n", path, tp_status_str(s));
     return 1;
@@ -342,6 +344,7 @@ int tp_cmd_info(int argc, char **argv) {
     const char *msg = tp_reader_integrity(r)->message;
     if (msg[0])
         fprintf(stderr, "trainprof info: warning: %s: %s\n", path, msg);
+    int rc = tp_cmd_flush("info", stdout, "standard output");
     tp_reader_close(r);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return rc;
 }

@@ -87,11 +87,12 @@ static int show(tp_model *m, tui_args *a) {
         return 1;
     }
     tp_status st = a->snapshot ? tp_tui_snapshot(t, stdout) : tp_tui_run(t);
+    int why = errno; /* why a write failed (TP_ERR_IO) */
     tp_tui_close(t);
     if (st == TP_ERR_STATE)
         fprintf(stderr, "trainprof tui: needs a terminal (use --snapshot for text output)\n");
     else if (st != TP_OK)
-        fprintf(stderr, "trainprof tui: %s\n", tp_status_str(st));
+        fprintf(stderr, "trainprof tui: %s\n", tp_status_why(st, why));
     return st == TP_OK ? 0 : 1;
 }
 

@@ -577,8 +577,10 @@ tp_status tp_reader_open(const char *path, tp_reader **out) {
     if (r->size > 0) {
         void *p = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
+            int e = errno;
             close(fd);
             free(r);
+            errno = e;
             return TP_ERR_IO;
         }
         r->data = p;
