@@ -5,6 +5,7 @@
 #include "tp_report.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,12 +317,30 @@ static void text_ranges(FILE *f, const tp_rank_report *rr, const tp_report_opts 
             tp_units_dur(b1, 32, (double)rr->nv.unattributed_ns));
 }
 
+/* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
+ * that nobody reads a span or a finding without knowing what was left out of it. */
+static void text_skipped(FILE *f, const tp_rank *r) {
+    uint64_t n = tp_rank_skipped(r);
+    if (!n)
+        return;
+    fprintf(f, "Skipped: %" PRIu64 " event%s with impossible times, left out of every figure (", n,
+            n == 1 ? "" : "s");
+    const char *sep = "";
+    for (int s = 0; s < TP_SKIP_COUNT; s++)
+        if (r->n_skipped[s]) {
+            fprintf(f, "%s%" PRIu64 " with %s", sep, r->n_skipped[s], tp_skip_reason((tp_skip)s));
+            sep = ", ";
+        }
+    fprintf(f, ")\n\n");
+}
+
 static void text_rank(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
     fprintf(f, "== rank %d: %s (%s, %zu events, %zu %s)%s ==\n\n", rr->v.rank,
             r->file ? r->file : "-", tp_devtype_name(r->device_type), rr->v.n, rr->v.n_gpu,
             r->device_type == TP_DEVTYPE_CPU_DEVICE ? "device ops" : "GPU",
             rr->v.trimmed ? " [last profiler step trimmed]" : "");
+    text_skipped(f, r);
     text_diagnosis(f, rr);
     text_summary(f, rr, o);
     if (!rr->t.has_gpu)
@@ -580,6 +599,20 @@ static void json_findings(yajl_gen g, const tp_diagnosis *d) {
     yajl_gen_array_close(g);
 }
 
+/* "skipped_events": {"total": N, "<reason>": n, ...}, only when the loader skipped any. */
+static void json_skipped(yajl_gen g, const tp_rank *r) {
+    uint64_t n = tp_rank_skipped(r);
+    if (!n)
+        return;
+    jstr(g, "skipped_events");
+    yajl_gen_map_open(g);
+    jint(g, "total", (long long)n);
+    for (int s = 0; s < TP_SKIP_COUNT; s++)
+        if (r->n_skipped[s])
+            jint(g, tp_skip_key((tp_skip)s), (long long)r->n_skipped[s]);
+    yajl_gen_map_close(g);
+}
+
 static void json_rank(yajl_gen g, const tp_rank_report *rr) {
     const tp_rank *r = rr->v.r;
     yajl_gen_map_open(g);
@@ -592,6 +625,7 @@ static void json_rank(yajl_gen g, const tp_rank_report *rr) {
     yajl_gen_bool(g, rr->v.trimmed);
     jstr(g, "has_gpu");
     yajl_gen_bool(g, rr->t.has_gpu);
+    json_skipped(g, r);
     json_temporal(g, &rr->t);
     json_idle(g, &rr->idle);
     json_kernels(g, rr);
