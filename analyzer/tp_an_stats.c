@@ -249,6 +249,6 @@ size_t tp_an_merge(const int64_t *ts, const int64_t *end, size_t n, int64_t *mts
 int64_t tp_an_merged_len(const int64_t *mts, const int64_t *mend, size_t n) {
     int64_t s = 0;
     for (size_t i = 0; i < n; i++)
-        s += mend[i] - mts[i];
+        s = tp_an_add(s, mend[i] - mts[i]);
     return s;
 }

@@ -47,6 +47,14 @@ void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n);
  * (capacity n), returns their count. Negative-length rows are kept as HTA keeps them. */
 size_t tp_an_merge(const int64_t *ts, const int64_t *end, size_t n, int64_t *mts, int64_t *mend);
 
+/* a + b, saturating at INT64_MAX / INT64_MIN instead of overflowing: sums of times and sizes
+ * stay in range for any real trace, and only crafted input (every time may reach 2^62 ns)
+ * gets here, where a pinned figure beats undefined behaviour. */
+static inline int64_t tp_an_add(int64_t a, int64_t b) {
+    int64_t s;
+    return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
 /* Sum of end - start over merged intervals. */
 int64_t tp_an_merged_len(const int64_t *mts, const int64_t *mend, size_t n);
 

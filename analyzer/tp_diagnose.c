@@ -78,7 +78,7 @@ static void ivl_norm(ivl *s, int64_t w0, int64_t w1) {
 static int64_t ivl_len(const ivl *s) {
     int64_t t = 0;
     for (size_t i = 0; i < s->n; i++)
-        t += s->b[i] - s->a[i];
+        t = tp_an_add(t, s->b[i] - s->a[i]);
     return t;
 }
 
@@ -442,7 +442,7 @@ static void blame_add(blame *bl, const tp_events *ev, long range_row, int64_t ns
     uint32_t name = ev->name[range_row];
     for (size_t i = 0; i < bl->n; i++)
         if (bl->name[i] == name) {
-            bl->ns[i] += ns;
+            bl->ns[i] = tp_an_add(bl->ns[i], ns);
             return;
         }
     if (bl->n < 32)
@@ -452,7 +452,7 @@ static void blame_add(blame *bl, const tp_events *ev, long range_row, int64_t ns
 static int64_t blame_sum(const blame *bl) {
     int64_t t = 0;
     for (size_t i = 0; i < bl->n; i++)
-        t += bl->ns[i];
+        t = tp_an_add(t, bl->ns[i]);
     return t;
 }
 
@@ -467,7 +467,7 @@ static void blame_source(const dctx *d, const blame *bl, int64_t total, const ch
         for (size_t i = 0; i < bl->n; i++)
             if (!used[i] && (best < 0 || bl->ns[i] > bl->ns[best]))
                 best = (long)i;
-        if (best < 0 || (k && 10 * bl->ns[best] < total))
+        if (best < 0 || (k && 10.0 * (double)bl->ns[best] < (double)total))
             return;
         used[best] = 1;
         size_t len = strlen(buf);
@@ -1111,8 +1111,9 @@ static size_t sample(const dctx *d, const series *s, int64_t *out, size_t cap) {
     }
     if (s->n < 2)
         return 0;
+    int64_t span = s->t[s->n - 1] - s->t[0]; /* up to 2^62: span * i could overflow */
     for (int i = 1; i <= 8 && k < cap; i++)
-        out[k++] = series_at(s, s->t[0] + (s->t[s->n - 1] - s->t[0]) * i / 8);
+        out[k++] = series_at(s, s->t[0] + span / 8 * i + span % 8 * i / 8);
     return k;
 }
 
