@@ -472,7 +472,7 @@ static void blame_source(const dctx *d, const blame *bl, int64_t total, const ch
         used[best] = 1;
         size_t len = strlen(buf);
         char lab[256];
-        if (k == 0 && 5 * bl->ns[best] < total) { /* no dominant range: say so */
+        if (k == 0 && 5.0 * (double)bl->ns[best] < (double)total) { /* no dominant range: say so */
             int w = snprintf(buf, n, "spread over %zu ranges; most in ", bl->n);
             len = w > 0 && (size_t)w < n ? (size_t)w : 0;
         }
