@@ -36,7 +36,7 @@ RANDOM=$seed
 # Scenarios and steps chosen so that one unkilled run takes about one to three seconds.
 scenarios=("healthy 10" "launch-bound 60" "sync-every-step 10" "input-bound 4" "pageable-copies 3")
 signals=(KILL TERM INT)
-declare -A sent=() outcome=()
+declare -A sent=() outcome=() cut_by=()
 problems=0 traces=0 opened=0 intact=0 cut=0 header_only=0 hung=0 t0=$(date +%s)
 
 problem() {
@@ -101,6 +101,7 @@ for ((i = 1; i <= runs; i++)); do
     intact=$((intact + 1))
   else
     cut=$((cut + 1))
+    cut_by[$what]=$((${cut_by[$what]:-0} + 1))
   fi
   if [ "$size" -eq 0 ]; then
     problem "$i" "empty trace after $what"
@@ -126,6 +127,9 @@ for k in "${!outcome[@]}"; do printf ' [%s] %d' "$k" "${outcome[$k]}"; done
 echo
 echo "  traces: $traces, open with info: $opened (intact $intact, cut off/no index $cut)," \
   "header-only after SIGKILL: $header_only"
+printf '  cut off/no index after:'
+for k in "${!cut_by[@]}"; do printf ' %s %d,' "$k" "${cut_by[$k]}"; done | sed 's/,$//'
+echo
 echo "  junk files: $junk, files left in TMPDIR: $manifests, hung runs: $hung"
 echo "  problems: $problems"
 [ "$keep" = 1 ] && echo "  kept: $work"
