@@ -3,8 +3,8 @@
  * tp_an_describe computes what pandas' Series.describe() reports (count, mean, sample
  * standard deviation, min, linear-interpolated quartiles, max), so numbers can be compared
  * with HTA's one for one. tp_an_argsort_np reproduces numpy's (unstable) quicksort argsort,
- * because HTA's results depend on the order it leaves equal timestamps in. tp_an_merge
- * merges intervals the way HTA's merge_kernel_intervals does. All functions are pure. */
+ * because HTA's results depend on the order it leaves equal timestamps in (interval merging,
+ * which needs it, is in tp_an_ivset). All functions are pure. */
 #ifndef TP_AN_STATS_H
 #define TP_AN_STATS_H
 
@@ -42,11 +42,6 @@ typedef struct {
  * order qsort leaves ties in. */
 void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n);
 
-/* Merges [ts[i], end[i]) intervals like HTA (sort by start; a row opens a new interval when
- * its start is after every previous end). Writes the merged intervals into mts/mend
- * (capacity n), returns their count. Negative-length rows are kept as HTA keeps them. */
-size_t tp_an_merge(const int64_t *ts, const int64_t *end, size_t n, int64_t *mts, int64_t *mend);
-
 /* a + b, saturating at INT64_MAX / INT64_MIN instead of overflowing: sums of times and sizes
  * stay in range for any real trace, and only crafted input (every time may reach 2^62 ns)
  * gets here, where a pinned figure beats undefined behaviour. */
@@ -54,9 +49,6 @@ static inline int64_t tp_an_add(int64_t a, int64_t b) {
     int64_t s;
     return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
 }
-
-/* Sum of end - start over merged intervals. */
-int64_t tp_an_merged_len(const int64_t *mts, const int64_t *mend, size_t n);
 
 /* Growable arrays: *p is reallocated to hold at least `need` elements of `size` bytes;
  * *cap tracks the capacity. Aborts on out of memory (analyzer policy). */

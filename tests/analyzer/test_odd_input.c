@@ -54,7 +54,7 @@ static char *report(const tp_model *m, int json) {
     tp_report_opts o;
     tp_report_opts_init(&o);
     o.format = json ? TP_REPORT_JSON : TP_REPORT_TEXT;
-    o.no_symbols = 1;
+    o.an.no_symbols = 1;
     tp_report_write(f, m, &o);
     fclose(f);
     return text;

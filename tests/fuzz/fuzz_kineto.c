@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         tp_report_opts o;
         tp_report_opts_init(&o);
         o.format = size % 2 ? TP_REPORT_JSON : TP_REPORT_TEXT; /* both, half the cost */
-        o.no_symbols = 1; /* symbolization reads files named by the input: not here */
+        o.an.no_symbols = 1; /* symbolization reads files named by the input: not here */
         tp_report_write(out, m, &o);
         fclose(out);
     }
