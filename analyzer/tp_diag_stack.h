@@ -5,7 +5,9 @@
  * tp_diag_frame per function at its address (inlined ones first), symbolized offline with
  * tp_symbolize from the module's file unless opts.no_symbols; a file that is missing or
  * rebuilt keeps module+offset and says why. Frames inside trainprof's own collector and
- * libc's program start are left out: they are in every stack. Internal to the diagnosis. */
+ * libc's program start are left out: they are in every stack. Python frames (trace v1.2)
+ * come as "python" frames (function, file, line) where the interpreter ran them, and the
+ * interpreter's own frames are left out. Internal to the diagnosis. */
 #ifndef TP_DIAG_STACK_H
 #define TP_DIAG_STACK_H
 

@@ -318,11 +318,27 @@ static int cmp_u32(const void *a, const void *b) {
 /* Copies the stacks the rank's rows refer to, and the modules their frames point into, from
  * the trace into the model, so the analyses never reopen the file to read a stack. Reads only
  * the rank's rows and the reader's metadata; call it once the records are loaded. */
+/* Marks Python code id `id` in the set *seen (grown to the largest id met). */
+static void note_code(uint8_t **seen, uint32_t *max, uint32_t id) {
+    if (!id) /* ids start at 1 */
+        return;
+    if (id > *max) {
+        uint8_t *p = realloc(*seen, (size_t)id + 1);
+        if (!p)
+            abort();
+        memset(p + (*seen ? *max + 1 : 0), 0, (size_t)id + 1 - (*seen ? *max + 1 : 0));
+        *seen = p, *max = id;
+    }
+    (*seen)[id] = 1;
+}
+
 static void load_stacks(nload *L) {
     const tp_events *ev = &L->r->ev;
     const tp_memevents *mem = &L->r->mem;
     uint32_t *ids = malloc((ev->n + mem->n + 1) * sizeof *ids);
     uint8_t *mod_seen = calloc(TP_FRAME_NO_MODULE + 1, 1);
+    uint8_t *code_seen = NULL; /* Python code ids met, by id (TP_PYCODE_MAX_ID at most) */
+    uint32_t max_code = 0;
     uint32_t *mods = NULL;
     uint64_t *addrs = NULL;
     size_t n = 0, cap = 0;
@@ -348,8 +364,13 @@ static void load_stacks(nload *L) {
         }
         for (uint32_t i = 0; i < nf; i++) {
             uint32_t mo = TP_FRAME_MODULE(f[i]);
-            mods[i] = mo == TP_FRAME_NO_MODULE ? TP_STACK_NO_MODULE : mo;
             addrs[i] = TP_FRAME_OFFSET(f[i]);
+            if (TP_FRAME_IS_PYTHON(f[i])) {
+                mods[i] = TP_STACK_PYTHON;
+                note_code(&code_seen, &max_code, TP_FRAME_PY_CODE(f[i]));
+                continue;
+            }
+            mods[i] = mo == TP_FRAME_NO_MODULE ? TP_STACK_NO_MODULE : mo;
             mod_seen[mo] = 1;
         }
         tp_rank_add_stack(L->r, ids[k], mods, addrs, nf);
@@ -360,7 +381,13 @@ static void load_stacks(nload *L) {
             tp_rank_add_stack_module(L->m, L->r, id, tp_reader_string(L->rd, mo->path_sid),
                                      mo->build_id, mo->build_id_len);
     }
-    free(ids), free(mod_seen), free(mods), free(addrs);
+    for (uint32_t id = 1; id <= max_code; id++) {
+        const tp_rec_pycode *c = code_seen[id] ? tp_reader_pycode(L->rd, id) : NULL;
+        if (c)
+            tp_rank_add_stack_pycode(L->m, L->r, id, tp_reader_string(L->rd, c->file_sid),
+                                     tp_reader_string(L->rd, c->name_sid), c->first_line);
+    }
+    free(ids), free(mod_seen), free(code_seen), free(mods), free(addrs);
 }
 
 /* ---------------------------------------------------------------- metadata */

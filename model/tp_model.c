@@ -279,7 +279,7 @@ static void rank_free(tp_rank *r) {
     buckets_free(&r->cats);
     free(r->tn_pid), free(r->tn_tid), free(r->tn_name);
     free(r->stacks.v), free(r->stacks.frame_module), free(r->stacks.frame_addr);
-    free(r->stacks.modules);
+    free(r->stacks.modules), free(r->stacks.pycodes);
 }
 
 void tp_model_close(tp_model *m) {
@@ -708,6 +708,18 @@ void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *
         memcpy(mo->build_id, build_id, mo->build_id_len);
 }
 
+void tp_rank_add_stack_pycode(tp_model *m, tp_rank *r, uint32_t id, const char *file,
+                              const char *name, uint32_t first_line) {
+    tp_stacks *s = &r->stacks;
+    if (s->n_pycodes == s->pycodes_cap) {
+        s->pycodes_cap = s->pycodes_cap ? 2 * s->pycodes_cap : 16;
+        GROW(s->pycodes, s->pycodes_cap);
+    }
+    s->pycodes[s->n_pycodes++] =
+        (tp_stack_pycode){id, file ? tp_model_intern(m, file, strlen(file)) : 0,
+                          name ? tp_model_intern(m, name, strlen(name)) : 0, first_line};
+}
+
 static int stack_cmp(const void *x, const void *y) {
     uint32_t a = ((const tp_stack *)x)->id, b = ((const tp_stack *)y)->id;
     return (a > b) - (a < b);
@@ -718,8 +730,15 @@ static int module_cmp(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-/* Stacks and modules by id, for the lookups; the frames stay where they are. */
+static int pycode_cmp(const void *x, const void *y) {
+    uint32_t a = ((const tp_stack_pycode *)x)->id, b = ((const tp_stack_pycode *)y)->id;
+    return (a > b) - (a < b);
+}
+
+/* Stacks, modules and code objects by id, for the lookups; the frames stay where they are. */
 static void stacks_sort(tp_stacks *s) {
+    if (s->n_pycodes > 1)
+        qsort(s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
     if (s->n > 1)
         qsort(s->v, s->n, sizeof *s->v, stack_cmp);
     if (s->n_modules > 1)
@@ -795,4 +814,12 @@ const tp_stack_module *tp_rank_stack_module(const tp_rank *r, uint32_t id) {
     if (id == TP_STACK_NO_MODULE || !s->n_modules)
         return NULL;
     return bsearch(&key, s->modules, s->n_modules, sizeof *s->modules, module_cmp);
+}
+
+const tp_stack_pycode *tp_rank_stack_pycode(const tp_rank *r, uint32_t id) {
+    const tp_stacks *s = &r->stacks;
+    tp_stack_pycode key = {.id = id};
+    if (!s->n_pycodes)
+        return NULL;
+    return bsearch(&key, s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
 }

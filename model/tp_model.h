@@ -186,6 +186,19 @@ typedef struct {
 } tp_stack_module;
 
 #define TP_STACK_NO_MODULE UINT32_MAX /* frame_module of a frame that is a raw address */
+/* frame_module of a Python frame; its frame_addr packs the code id (bits 24-47, a
+ * tp_stack_pycode id) and the line (bits 0-23, 0: unknown), as the trace's frames do. */
+#define TP_STACK_PYTHON (UINT32_MAX - 1)
+#define TP_STACK_PY_CODE(addr) ((uint32_t)((addr) >> 24))
+#define TP_STACK_PY_LINE(addr) ((uint32_t)((addr)&0xffffffu))
+
+/* A Python code object that Python frames point at: function and file, as string pool ids. */
+typedef struct {
+    uint32_t id;
+    uint32_t file; /* string pool id of co_filename; 0: unknown */
+    uint32_t name; /* string pool id of the (qualified) function name; 0: unknown */
+    uint32_t first_line;
+} tp_stack_pycode;
 
 /* One interned stack: frames [first, first + n) of tp_stacks' frame columns. */
 typedef struct {
@@ -205,6 +218,8 @@ typedef struct {
     uint64_t *frame_addr;   /* ELF virtual address in the module (or the raw address) */
     size_t n_modules, modules_cap;
     tp_stack_module *modules; /* sorted by id after finish */
+    size_t n_pycodes, pycodes_cap;
+    tp_stack_pycode *pycodes; /* sorted by id after finish */
 } tp_stacks;
 
 /* A (pid, tid) or stream bucket of row numbers, sorted by ts (CSR layout). */
@@ -325,6 +340,11 @@ void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const ui
 void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *path,
                               const uint8_t *build_id, size_t len);
 
+/* Adds Python code object `id` (each id once per rank) that Python frames point at:
+ * function `name` and `file` (interned; NULL: unknown), first line `first_line`. */
+void tp_rank_add_stack_pycode(tp_model *m, tp_rank *r, uint32_t id, const char *file,
+                              const char *name, uint32_t first_line);
+
 /* ---- queries (after finish) ---- */
 
 /* Events of `r` its loader skipped as impossible, all reasons together. */
@@ -344,6 +364,10 @@ size_t tp_rank_stack(const tp_rank *r, uint32_t id, const uint32_t **module, con
 
 /* Module `id` of `r`'s stacks, NULL when unknown (or TP_STACK_NO_MODULE). */
 const tp_stack_module *tp_rank_stack_module(const tp_rank *r, uint32_t id);
+
+/* Python code object `id` of `r`'s stacks (TP_STACK_PY_CODE of a Python frame), NULL when
+ * unknown. */
+const tp_stack_pycode *tp_rank_stack_pycode(const tp_rank *r, uint32_t id);
 
 /* The rank with number `rank`, or NULL. */
 const tp_rank *tp_model_rank(const tp_model *m, int rank);
