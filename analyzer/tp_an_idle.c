@@ -48,7 +48,7 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
             c = TP_IDLE_HOST_WAIT;
         else if (g < v->opts.kernel_wait_ns)
             c = TP_IDLE_KERNEL_WAIT;
-        s->idle[c] += g;
+        s->idle[c] = tp_an_add(s->idle[c], g);
         gap[c][ng[c]++] = (double)g;
     }
     for (int c = 0; c < TP_IDLE_COUNT; c++) {

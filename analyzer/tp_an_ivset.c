@@ -69,7 +69,7 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
 int64_t tp_an_ivset_len(const tp_an_ivset *s) {
     int64_t t = 0;
     for (size_t i = 0; i < s->n; i++)
-        t += s->b[i] - s->a[i];
+        t = tp_an_add(t, s->b[i] - s->a[i]);
     return t;
 }
 

@@ -64,10 +64,10 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
         if (v->opts.compat_hta)
             d = d / 1000 * 1000; /* HTA: astype(int) on µs per segment */
         if (running > 0 && running < TP_KT_CLASSES)
-            out->class_ns[running] += d;
+            out->class_ns[running] = tp_an_add(out->class_ns[running], d);
     }
     for (int c = 1; c < TP_KT_CLASSES; c++)
-        out->class_total += out->class_ns[c];
+        out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
     free(e);
     free(ts);
     free(end);
@@ -100,7 +100,7 @@ static void fill_row(tp_an_kernel_row *k, const tp_named *g, size_t n, uint8_t k
     k->min = g[0].dur;
     k->max = g[n - 1].dur;
     for (size_t i = 0; i < n; i++)
-        k->sum += g[i].dur;
+        k->sum = tp_an_add(k->sum, g[i].dur);
     k->mean = (double)k->sum / (double)n;
     double ss = 0;
     for (size_t i = 0; i < n; i++)

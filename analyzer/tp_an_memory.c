@@ -157,9 +157,9 @@ static void copy_stats(const tp_an_view *v, tp_an_memory *out) {
         tp_an_copy *c = copy_slot(out, &cap, ck, ev->src_kind[r]);
         int64_t d = v->end[i] - v->ts[i];
         c->count++;
-        c->dur_ns += d;
+        c->dur_ns = tp_an_add(c->dur_ns, d);
         if (ev->bytes[r] > 0) {
-            c->bytes += ev->bytes[r];
+            c->bytes = tp_an_add(c->bytes, ev->bytes[r]);
             if (d > 0 && (double)ev->bytes[r] / (double)d > c->max_gbps)
                 c->max_gbps = (double)ev->bytes[r] / (double)d;
         }

@@ -55,7 +55,7 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
             r->min = r->max = a[i].dur;
         }
         r->count++;
-        r->total += a[i].dur;
+        r->total = tp_an_add(r->total, a[i].dur);
         r->min = a[i].dur < r->min ? a[i].dur : r->min;
         r->max = a[i].dur > r->max ? a[i].dur : r->max;
     }
@@ -77,11 +77,11 @@ static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
         tp_an_range *r = a >= 0 ? find(out, ev->name[a]) : NULL;
         if (!r) {
             out->unattributed_ops++;
-            out->unattributed_ns += d;
+            out->unattributed_ns = tp_an_add(out->unattributed_ns, d);
             continue;
         }
         r->n_gpu_ops++;
-        r->gpu_ns += d;
+        r->gpu_ns = tp_an_add(r->gpu_ns, d);
     }
 }
 

@@ -118,11 +118,11 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
     for (size_t k = 0; k < n; k++) {
         const tp_step *p = &s[ord[k]];
         if ((int64_t)len[k] == mx && k + 1 < n)
-            q->at_max_ns += s[ord[k + 1]].ts - p->ts;
+            q->at_max_ns = tp_an_add(q->at_max_ns, s[ord[k + 1]].ts - p->ts);
         int64_t dur = p->delta > 0 ? v->end[p->launch] - v->ts[p->launch] : 0;
         if (p->delta > 0 && mx >= 2 && (int64_t)len[k] == mx && (double)dur > 4 * median) {
             q->n_blocked++;
-            q->blocked_ns += dur - (int64_t)median;
+            q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
         }
     }
     tp_an_describe(len, n, &q->len);

@@ -42,6 +42,14 @@ typedef struct {
  * order qsort leaves ties in. */
 void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n);
 
+/* a + b, saturating at INT64_MAX / INT64_MIN instead of overflowing: sums of times and sizes
+ * stay in range for any real trace, and only crafted input (every time may reach 2^62 ns)
+ * gets here, where a pinned figure beats undefined behaviour. */
+static inline int64_t tp_an_add(int64_t a, int64_t b) {
+    int64_t s;
+    return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
 /* Growable arrays: *p is reallocated to hold at least `need` elements of `size` bytes;
  * *cap tracks the capacity. Aborts on out of memory (analyzer policy). */
 void tp_an_grow(void **p, size_t *cap, size_t need, size_t size);

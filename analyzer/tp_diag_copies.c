@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tp_an_stats.h"
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
 #include "tp_diag_source.h"
@@ -30,8 +31,8 @@ enum { PAGEABLE, PINNED, SYNC_H2D, N_GROUPS };
 
 static void group_add(tp_diag_ctx *d, copy_group *g, size_t i, size_t row, long call) {
     g->n++;
-    g->bytes += d->ev->bytes[row] > 0 ? d->ev->bytes[row] : 0;
-    g->dev_ns += tp_diag_vend(d->v, i) - d->v->ts[i];
+    g->bytes = tp_an_add(g->bytes, d->ev->bytes[row] > 0 ? d->ev->bytes[row] : 0);
+    g->dev_ns = tp_an_add(g->dev_ns, tp_diag_vend(d->v, i) - d->v->ts[i]);
     tp_an_ivset_add(&g->dev, d->v->ts[i], tp_diag_vend(d->v, i));
     if (call < 0)
         return;

@@ -140,7 +140,7 @@ static void build_series(const tp_rank *r, int which, series *s) {
                    : has_heap ? m->kind[i] == TP_MEMEV_HEAP
                               : ab && has_region && m->device[i] >= 0;
         if (take)
-            sum += m->bytes[i], series_push(s, m->ts[i], sum);
+            sum = tp_an_add(sum, m->bytes[i]), series_push(s, m->ts[i], sum);
     }
 }
 
@@ -169,8 +169,9 @@ static size_t sample(const tp_diag_ctx *d, const series *s, int64_t *out) {
     }
     if (s->n < 2)
         return 0;
+    int64_t span = s->t[s->n - 1] - s->t[0]; /* up to 2^62: span * i could overflow */
     for (int i = 1; i <= 8; i++)
-        out[k++] = series_at(s, s->t[0] + (s->t[s->n - 1] - s->t[0]) * i / 8);
+        out[k++] = series_at(s, s->t[0] + span / 8 * i + span % 8 * i / 8);
     return k;
 }
 

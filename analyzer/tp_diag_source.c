@@ -38,7 +38,7 @@ void tp_diag_blame_add(const tp_diag_ctx *d, tp_diag_blame *bl, long range_row, 
     if (!bl->slot)
         bl->slot = tp_an_alloc(d->n_names, sizeof *bl->slot);
     if (bl->slot[name]) {
-        bl->ns[bl->slot[name] - 1] += ns;
+        bl->ns[bl->slot[name] - 1] = tp_an_add(bl->ns[bl->slot[name] - 1], ns);
         return;
     }
     if (bl->n == bl->cap) {
@@ -54,7 +54,7 @@ void tp_diag_blame_add(const tp_diag_ctx *d, tp_diag_blame *bl, long range_row, 
 int64_t tp_diag_blame_sum(const tp_diag_blame *bl) {
     int64_t t = 0;
     for (size_t i = 0; i < bl->n; i++)
-        t += bl->ns[i];
+        t = tp_an_add(t, bl->ns[i]);
     return t;
 }
 
@@ -84,10 +84,10 @@ void tp_diag_blame_source(const tp_diag_ctx *d, const tp_diag_blame *bl, int64_t
     long chosen[3];
     for (int k = 0; k < 3; k++) {
         long best = next_best(bl, chosen, k);
-        if (best < 0 || (k && 10 * bl->ns[best] < total))
+        if (best < 0 || (k && 10.0 * (double)bl->ns[best] < (double)total))
             break;
         chosen[k] = best;
-        if (k == 0 && 5 * bl->ns[best] < total) /* no dominant range: say so */
+        if (k == 0 && 5.0 * (double)bl->ns[best] < (double)total) /* no dominant range */
             tp_diag_cat(buf, "spread over %zu ranges; most in ", bl->n);
         if (k == 0)
             tp_diag_range_label(d, bl->row[best], buf);

@@ -5,6 +5,7 @@
 #include "tp_report.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,23 @@ static void text_dropped(FILE *f, const tp_rank_analysis *rr) {
         fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
 }
 
+/* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
+ * that nobody reads a span or a finding without knowing what was left out of it. */
+static void text_skipped(FILE *f, const tp_rank *r) {
+    uint64_t n = tp_rank_skipped(r);
+    if (!n)
+        return;
+    fprintf(f, "Skipped: %" PRIu64 " event%s with impossible times, left out of every figure (", n,
+            n == 1 ? "" : "s");
+    const char *sep = "";
+    for (int s = 0; s < TP_SKIP_COUNT; s++)
+        if (r->n_skipped[s]) {
+            fprintf(f, "%s%" PRIu64 " with %s", sep, r->n_skipped[s], tp_skip_reason((tp_skip)s));
+            sep = ", ";
+        }
+    fprintf(f, ")\n\n");
+}
+
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
     char *file = tp_text_safe_dup(r->file ? r->file : "-");
@@ -345,6 +363,7 @@ static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts 
     free(file);
     text_processes(f, rr);
     text_dropped(f, rr);
+    text_skipped(f, r);
     text_diagnosis(f, rr);
     text_summary(f, rr, o);
     if (!rr->t.has_gpu)
@@ -654,6 +673,20 @@ static void json_processes(yajl_gen g, const tp_rank_analysis *rr) {
     yajl_gen_array_close(g);
 }
 
+/* "skipped_events": {"total": N, "<reason>": n, ...}, only when the loader skipped any. */
+static void json_skipped(yajl_gen g, const tp_rank *r) {
+    uint64_t n = tp_rank_skipped(r);
+    if (!n)
+        return;
+    jstr(g, "skipped_events");
+    yajl_gen_map_open(g);
+    jint(g, "total", (long long)n);
+    for (int s = 0; s < TP_SKIP_COUNT; s++)
+        if (r->n_skipped[s])
+            jint(g, tp_skip_key((tp_skip)s), (long long)r->n_skipped[s]);
+    yajl_gen_map_close(g);
+}
+
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr) {
     const tp_rank *r = rr->v.r;
     yajl_gen_map_open(g);
@@ -668,6 +701,7 @@ static void json_rank(yajl_gen g, const tp_rank_analysis *rr) {
     yajl_gen_bool(g, rr->t.has_gpu);
     json_processes(g, rr);
     json_dropped(g, &rr->drops);
+    json_skipped(g, r);
     json_temporal(g, &rr->t);
     json_idle(g, &rr->idle);
     json_kernels(g, rr);

@@ -55,4 +55,14 @@ typedef struct {
  * loading fails, else what c->run returns. */
 int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv);
 
+/* Flushes `out`, the command's output (`name` in messages: a file, "standard output"),
+ * and reports a failed write on it once, with the system's reason: "trainprof CMD: cannot
+ * write NAME: No space left on device". Returns 0, or 1 after the message. */
+int tp_cmd_flush(const char *cmd, FILE *out, const char *name);
+
+/* For commands that read only .tprof: when `path` is JSON (a PyTorch-profiler trace or an
+ * attempt at one), says so on stderr in one line, pointing to `trainprof report`, and
+ * returns 1; returns 0, saying nothing, for anything else. */
+int tp_cmd_not_native(const char *cmd, const char *path);
+
 #endif

@@ -163,6 +163,8 @@ int tp_cmd_export(int argc, char **argv) {
         return rc;
     tp_reader *r;
     tp_status st = tp_reader_open(a.trace, &r);
+    if (st == TP_ERR_FORMAT && tp_cmd_not_native("export", a.trace))
+        return 1;
     if (st != TP_OK) {
         fprintf(stderr, "trainprof export: %s: %s%s%s\n", a.trace, tp_status_str(st),
                 st == TP_ERR_OPEN ? ": " : "", st == TP_ERR_OPEN ? strerror(errno) : "");

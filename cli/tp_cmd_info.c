@@ -196,7 +196,9 @@ static void print_text(const char *path, tp_reader *r) {
     printf("time span:    %" PRIu64 " ns (%s), from %" PRIu64 " to %" PRIu64 "\n",
            in->t_max - in->t_min, span, in->t_min, in->t_max);
     printf("chunks:       %" PRIu64 " read, %" PRIu64 " bad\n", g->chunks_ok, g->chunks_bad);
-    printf("index:        %s\n", g->index_ok ? "present" : "missing");
+    printf("index:        %s\n", g->index_ok    ? "present"
+                                 : g->index_bad ? "present but wrong (ignored)"
+                                                : "missing");
     printf("integrity:    %s\n",
            g->message[0] ? safe(integrity, sizeof integrity, g->message) : "ok");
     printf("bytes lost:   %" PRIu64 "\n", g->bytes_lost);
@@ -349,6 +351,8 @@ static int open_error(const char *path, tp_status s, int err) {
         fprintf(stderr, "trainprof info: '%s' is empty, not a trainprof trace\n", path);
     else if (s == TP_ERR_TRUNCATED)
         fprintf(stderr, "trainprof info: '%s' is cut off inside its file header\n", path);
+    else if (s == TP_ERR_FORMAT && tp_cmd_not_native("info", path))
+        return 1;
     else
         fprintf(stderr, "trainprof info: '%s': %s\n", path, tp_status_str(s));
     return 1;
@@ -389,6 +393,7 @@ int tp_cmd_info(int argc, char **argv) {
     const char *msg = tp_reader_integrity(r)->message;
     if (msg[0])
         fprintf(stderr, "trainprof info: warning: %s: %s\n", path, msg);
+    int rc = tp_cmd_flush("info", stdout, "standard output");
     tp_reader_close(r);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return rc;
 }

@@ -50,6 +50,21 @@ static int is_number(const char *s, int allow_dot) {
     return !*end && v >= 0 && (allow_dot || v >= 1);
 }
 
+/* The collector takes 1 MiB to 1 TiB (TRAINPROF_BUFFER_MB); anything else must stop here,
+ * before the program runs, rather than be ignored by the collector in every process.
+ * Returns 0, or 2 after one line. */
+static int check_buffer_mb(const char *v) {
+    char *end;
+    errno = 0;
+    long long n = v ? strtoll(v, &end, 10) : 1;
+    if (v && (!*v || *end || errno || n < 1 || n > (1LL << 20))) {
+        fprintf(stderr, "trainprof record: --buffer-mb takes MiB from 1 to %lld, not '%s'\n",
+                1LL << 20, v);
+        return 2;
+    }
+    return 0;
+}
+
 /* Returns 0, or 2 (usage error, message printed). */
 static int parse_args(int argc, char **argv, record_opts *o) {
     memset(o, 0, sizeof *o);
@@ -103,13 +118,11 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         fprintf(stderr, "trainprof record: --capture and --delay/--duration exclude each other\n");
         return 2;
     }
-    if ((o->delay && !is_number(o->delay, 1)) || (o->duration && !is_number(o->duration, 1)) ||
-        (o->buffer_mb && !is_number(o->buffer_mb, 0))) {
-        fprintf(stderr, "trainprof record: --delay/--duration take seconds, --buffer-mb a "
-                        "positive integer\n");
+    if ((o->delay && !is_number(o->delay, 1)) || (o->duration && !is_number(o->duration, 1))) {
+        fprintf(stderr, "trainprof record: --delay/--duration take seconds\n");
         return 2;
     }
-    return 0;
+    return check_buffer_mb(o->buffer_mb);
 }
 
 /* The collector: $TRAINPROF_COLLECTOR_PATH, else next to this program in a build tree
@@ -249,7 +262,7 @@ static void summarize(const char *path) {
     tp_reader *r;
     tp_status s = tp_reader_open(path, &r);
     if (s != TP_OK) {
-        fprintf(stderr, "trainprof: %s: %s\n", path, tp_status_str(s));
+        fprintf(stderr, "trainprof: %s: %s\n", path, tp_status_why(s, errno));
         return;
     }
     const tp_trace_info *in = tp_reader_info(r);

@@ -60,6 +60,8 @@ static int write_report(FILE *out, const tp_model *m, const tp_report_opts *o) {
         return 1;
     }
     tp_status st = tp_report_write(out, m, o);
+    if (st == TP_ERR_IO)
+        return 0; /* a write failed: tp_cmd_flush, next, says why */
     if (st != TP_OK) {
         fprintf(stderr, "trainprof report: %s\n", tp_status_str(st));
         return 1;
@@ -75,8 +77,10 @@ static int run(const tp_model *m, void *args) {
         return 1;
     }
     int rc = write_report(out, m, &a->o);
+    if (rc == 0)
+        rc = tp_cmd_flush("report", out, a->out ? a->out : "standard output");
     if (a->out && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "trainprof report: %s: write failed\n", a->out);
+        fprintf(stderr, "trainprof report: cannot write %s: %s\n", a->out, strerror(errno));
         rc = 1;
     }
     return rc;

@@ -3,6 +3,7 @@
  * Exit status: 0 quit normally / snapshot written, 1 load or terminal failure, 2 usage. */
 #include "tp_cmd.h"
 
+#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stddef.h>
@@ -47,11 +48,12 @@ static int show(const tp_model *m, void *args) {
         return 1;
     }
     tp_status st = a->snapshot ? tp_tui_snapshot(t, stdout) : tp_tui_run(t);
+    int why = errno; /* why a write failed (TP_ERR_IO) */
     tp_tui_close(t);
     if (st == TP_ERR_STATE)
         fprintf(stderr, "trainprof tui: needs a terminal (use --snapshot for text output)\n");
     else if (st != TP_OK)
-        fprintf(stderr, "trainprof tui: %s\n", tp_status_str(st));
+        fprintf(stderr, "trainprof tui: %s\n", tp_status_why(st, why));
     return st == TP_OK ? 0 : 1;
 }
 

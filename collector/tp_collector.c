@@ -314,7 +314,7 @@ static tp_status open_writer(void) {
     tp_status s = tp_writer_open(tp_g.path, &o, &tp_g.writer);
     if (s != TP_OK) {
         fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path,
-                tp_status_str(s));
+                tp_status_why(s, errno));
         tp_g.writer = NULL;
         return s;
     }
@@ -425,6 +425,7 @@ static void finish(int execing) {
     (void)tp_writer_flush(w);
     tp_writer_get_stats(w, &st);
     tp_status s = tp_writer_close(w);
+    int err = errno; /* the reason for s; the calls below may change errno */
     tp_g.writer = NULL;
     if (s == TP_OK && discard_if_empty(&st, execing))
         unlink(tp_g.path);
@@ -432,7 +433,7 @@ static void finish(int execing) {
         set_aside();
     pthread_mutex_unlock(&g_mu);
     if (s != TP_OK)
-        fprintf(stderr, "trainprof: error writing %s: %s\n", tp_g.path, tp_status_str(s));
+        fprintf(stderr, "trainprof: error writing %s: %s\n", tp_g.path, tp_status_why(s, err));
 }
 
 void tp_collector_finish(void) {

@@ -35,4 +35,10 @@ const char *tp_status_str(tp_status s);
 /* Returns the symbolic name ("TP_ERR_IO") of `s` (never NULL). */
 const char *tp_status_name(tp_status s);
 
+/* What to tell a person about `s`. For TP_ERR_IO and TP_ERR_OPEN, functions that fail on a
+ * system call leave errno set (documented where they do); pass it as `err` and this returns
+ * the system's reason ("No space left on device"), which says more than "input/output
+ * error". Otherwise, or when `err` is 0, tp_status_str(s). Never NULL. */
+const char *tp_status_why(tp_status s, int err);
+
 #endif

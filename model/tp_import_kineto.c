@@ -22,7 +22,7 @@
 
 #define MAX_FRAMES 64
 #define CHUNK (1u << 20)
-#define NS_LIMIT (INT64_C(1) << 62) /* |ts| and dur beyond this are absurd (year 2116+) */
+#define NS_LIMIT TP_NS_LIMIT /* |ts| and dur beyond this are absurd (year 2116+) */
 
 typedef enum { F_SKIP, F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DEVPROPS, F_DEVPROP, F_DIST } frame;
 
@@ -476,13 +476,31 @@ static void event_reset(event *e) {
     e->addr = 0;
 }
 
+/* Why an event's times cannot be true, or TP_SKIP_COUNT when they can. Kineto writes times
+ * since the epoch or since baseTimeNanoseconds, never before it, and no negative length:
+ * such an event is skipped and counted rather than clamped into a span or a finding. */
+static tp_skip bad_times(const event *e, int has_dur) {
+    if (has_dur && e->dur < 0)
+        return TP_SKIP_NEG_DUR;
+    if (e->ts < 0)
+        return TP_SKIP_NEG_TS;
+    if (has_dur && e->ts > TP_NS_LIMIT - e->dur)
+        return TP_SKIP_TIME_RANGE;
+    return TP_SKIP_COUNT;
+}
+
 static int commit_row(kparse *p, event *e) {
     if (!(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
+    tp_skip why = bad_times(e, 1);
+    if (why != TP_SKIP_COUNT) {
+        p->r->n_skipped[why]++;
+        return 1;
+    }
     tp_event_row row;
     tp_event_row_init(&row);
     row.ts = e->ts;
-    row.dur = e->dur < 0 ? 0 : e->dur;
+    row.dur = e->dur;
     row.name = tp_model_intern(p->m, e->name.p, e->name.len);
     row.cat_raw = tp_model_intern(p->m, e->cat.p, e->cat.len);
     row.cat = (uint8_t)cat_of(p, row.cat_raw);
@@ -507,6 +525,11 @@ static int commit_row(kparse *p, event *e) {
 }
 
 static void commit_memory(kparse *p, event *e) {
+    tp_skip why = bad_times(e, 0);
+    if (why != TP_SKIP_COUNT) {
+        p->r->n_skipped[why]++;
+        return;
+    }
     tp_memev_row row = {0};
     row.ts = e->ts;
     row.kind = e->mem_bytes < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC;

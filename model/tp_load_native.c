@@ -3,6 +3,7 @@
  * remembered by address so an unregister can report how much it released. */
 #include "tp_load_native.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,17 +197,18 @@ static void on_memory(nload *L, const tp_rec_hdr *h) {
         tp_record_get(h, &d, sizeof d);
         int free_op = d.op == TP_MEMOP_FREE;
         mem_event(L, (int64_t)d.ts, free_op ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, (int32_t)d.device,
-                  d.address, free_op ? -(int64_t)d.bytes : (int64_t)d.bytes, d.stack_id);
+                  d.address, (int64_t)(free_op ? 0 - d.bytes : d.bytes), d.stack_id);
     } else if (h->type == TP_REC_HEAP) {
         tp_rec_heap p;
         tp_record_get(h, &p, sizeof p);
-        int64_t sz = p.op == TP_HEAP_REGISTER ? (int64_t)p.size : -(int64_t)p.size;
+        int64_t sz = (int64_t)(p.op == TP_HEAP_REGISTER ? p.size : 0 - p.size);
         mem_event(L, (int64_t)p.ts, TP_MEMEV_HEAP, -1, p.address, sz, p.stack_id);
     } else if (h->type == TP_REC_REGION) {
         tp_rec_region g;
         tp_record_get(h, &g, sizeof g);
         uint64_t old = tp_region_map_take(&L->regions, g.address);
-        int64_t delta = (int64_t)(g.op == TP_REGION_UNREGISTER ? 0 : g.size) - (int64_t)old;
+        /* sizes come from the file: wrap in unsigned arithmetic, never overflow a signed */
+        int64_t delta = (int64_t)((g.op == TP_REGION_UNREGISTER ? 0 : g.size) - old);
         if (g.op != TP_REGION_UNREGISTER)
             region_put(&L->regions, g.address, g.size);
         mem_event(L, (int64_t)g.ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g.address,
@@ -251,7 +253,28 @@ static void on_other(nload *L, const tp_rec_hdr *h) {
     }
 }
 
+/* 0 for a record of a timed type whose start or end lies past TP_NS_LIMIT (a corrupt or
+ * crafted clock): it is counted as skipped and never becomes a row, so no sum of times can
+ * overflow later. The handlers read ts/end from the struct whatever the record's flags say,
+ * so the type's layout decides here too. */
+static int time_plausible(nload *L, const tp_rec_hdr *h) {
+    struct {
+        tp_rec_hdr h;
+        uint64_t ts, end;
+    } t;
+    uint16_t f = tp_record_info(h->type)->flags;
+    if (!(f & TP_RF_TIMED))
+        return 1;
+    tp_record_get(h, &t, sizeof t);
+    if (t.ts <= (uint64_t)TP_NS_LIMIT && (!(f & TP_RF_INTERVAL) || t.end <= (uint64_t)TP_NS_LIMIT))
+        return 1;
+    L->r->n_skipped[TP_SKIP_TIME_RANGE]++;
+    return 0;
+}
+
 static void on_record(nload *L, const tp_rec_hdr *h) {
+    if (!time_plausible(L, h))
+        return;
     switch (h->type) {
     case TP_REC_API:
         on_api(L, h);
@@ -495,7 +518,7 @@ tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e) {
     tp_reader *rd;
     tp_status st = tp_reader_open(path, &rd);
     if (st != TP_OK)
-        return tp_load_error_set(e, st, "%s", tp_status_str(st));
+        return tp_load_error_set(e, st, "%s", tp_status_why(st, errno));
     st = load_from(m, path, rd, e);
     tp_reader_close(rd);
     return st;

@@ -2,6 +2,7 @@
  * Out of memory aborts (STYLE.md rule 5: the analyzer may), so building never fails. */
 #include "tp_model.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,31 @@ static const char *const cat_names[] = {
 
 const char *tp_cat_name(tp_cat c) {
     return (unsigned)c < TP_CAT_COUNT ? cat_names[c] : "other";
+}
+
+const char *tp_skip_reason(tp_skip s) {
+    static const char *const text[] = {
+#define TP_SKIP_TEXT(name, key, t) t,
+        TP_SKIP_TABLE(TP_SKIP_TEXT)
+#undef TP_SKIP_TEXT
+    };
+    return (unsigned)s < TP_SKIP_COUNT ? text[s] : "an impossible value";
+}
+
+const char *tp_skip_key(tp_skip s) {
+    static const char *const keys[] = {
+#define TP_SKIP_KEY(name, key, t) key,
+        TP_SKIP_TABLE(TP_SKIP_KEY)
+#undef TP_SKIP_KEY
+    };
+    return (unsigned)s < TP_SKIP_COUNT ? keys[s] : "other";
+}
+
+uint64_t tp_rank_skipped(const tp_rank *r) {
+    uint64_t n = 0;
+    for (int s = 0; s < TP_SKIP_COUNT; s++)
+        n += r->n_skipped[s];
+    return n;
 }
 
 const char *tp_devtype_name(tp_devtype d) {
@@ -341,6 +367,7 @@ static void events_grow(tp_events *e) {
 }
 
 void tp_events_push(tp_events *e, const tp_event_row *r) {
+    assert(r->dur >= 0 && r->ts >= -TP_NS_LIMIT && r->ts <= TP_NS_LIMIT && r->dur <= TP_NS_LIMIT);
     if (e->n == e->cap)
         events_grow(e);
     size_t i = e->n++;
@@ -507,6 +534,8 @@ static void merge_meta(tp_model *m, tp_rank *into, const tp_rank *from) {
         into->n_kept_kind[t] += from->n_kept_kind[t];
         into->n_lost_kind[t] += from->n_lost_kind[t];
     }
+    for (size_t k = 0; k < TP_SKIP_COUNT; k++)
+        into->n_skipped[k] += from->n_skipped[k];
 }
 
 void tp_model_merge_rank(tp_model *m, size_t into_i, size_t from_i) {

@@ -52,6 +52,30 @@ const char *tp_cat_name(tp_cat c);
 /* Record types of a .tprof trace are below this (tp_rank.n_kept_kind, n_lost_kind). */
 #define TP_MODEL_REC_KINDS 64
 
+/* Times beyond this (2^62 ns, the year 2116 from 1970) cannot be true: loaders skip events
+ * that reach past it, so ts + dur never overflows an int64 anywhere in the analyzer. */
+#define TP_NS_LIMIT (INT64_C(1) << 62)
+
+/* Why a loader skipped an event instead of trusting it (tp_rank.n_skipped); the report says
+ * how many and why, and no analysis ever sees them. */
+#define TP_SKIP_TABLE(X)                                                                           \
+    X(TP_SKIP_NEG_DUR, "negative_duration", "a negative duration")                                 \
+    X(TP_SKIP_NEG_TS, "negative_timestamp", "a negative timestamp")                                \
+    X(TP_SKIP_TIME_RANGE, "time_out_of_range", "a time past 2^62 ns")
+
+typedef enum {
+#define TP_SKIP_ENUM(name, key, text) name,
+    TP_SKIP_TABLE(TP_SKIP_ENUM)
+#undef TP_SKIP_ENUM
+        TP_SKIP_COUNT
+} tp_skip;
+
+/* "a negative duration": why events were skipped, for messages; never NULL. */
+const char *tp_skip_reason(tp_skip s);
+
+/* "negative_duration": the same as a JSON key; never NULL. */
+const char *tp_skip_key(tp_skip s);
+
 /* Per-row flags (tp_events.flags). */
 #define TP_EVF_LAUNCH                                                                              \
     0x01u                          /* a CPU call that launches GPU work (cudaLaunchKernel,         \
@@ -264,6 +288,9 @@ typedef struct {
      * TP_REC_*); n_lost_kind[0]: drops of an unknown kind. Read through tp_an_drops. */
     uint64_t n_kept_kind[TP_MODEL_REC_KINDS];
     uint64_t n_lost_kind[TP_MODEL_REC_KINDS];
+
+    /* events the loader skipped as impossible, by reason (TP_SKIP_TABLE) */
+    uint64_t n_skipped[TP_SKIP_COUNT];
     /* indexes (tp_model_finish) */
     uint32_t *by_corr; /* rows with correlation != -1 sorted by (correlation, ts) */
     size_t n_by_corr;
@@ -371,6 +398,9 @@ void tp_model_merge_rank(tp_model *m, size_t into, size_t from);
 const tp_process *tp_rank_process(const tp_rank *r, int64_t pid);
 
 /* ---- queries (after finish) ---- */
+
+/* Events of `r` its loader skipped as impossible, all reasons together. */
+uint64_t tp_rank_skipped(const tp_rank *r);
 
 /* Rows with correlation `corr`, sorted by ts: returns the count and sets *rows to the first
  * entry in r->by_corr (NULL when none). */

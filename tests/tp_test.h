@@ -6,6 +6,7 @@
 #ifndef TP_TEST_H
 #define TP_TEST_H
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -96,6 +97,56 @@ static inline char *tp_test_read_text(const char *path) {
         buf[n] = 0;
     fclose(f);
     return buf;
+}
+
+/* The peer traces (../shared/peer_traces, passed as $TP_PEER_TRACES): traces/<set>/ holds one
+ * trace set each, expected/<set>.json the answers of HTA for those that have them. Tests
+ * over them must not pass on none, so the counts are part of the contract. */
+#define TP_PEER_SETS 30
+#define TP_PEER_HTA_SETS 18
+
+/* Entries of folder `dir` (not starting with '.') whose names end with `suffix` ("" for
+ * all); -1 when the folder cannot be opened. */
+static inline long tp_test_count_dir(const char *dir, const char *suffix) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    long n = 0;
+    size_t k = strlen(suffix);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        n += e->d_name[0] != '.' && len > k && strcmp(e->d_name + len - k, suffix) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The peer-trace root, checked: when it is missing the test is skipped (exit 77), except
+ * under CI=true, where it must be there and its absence fails (exit 1); when it holds
+ * another number of sets than TP_PEER_SETS / TP_PEER_HTA_SETS it fails everywhere. */
+static inline const char *tp_test_peer_root(void) {
+    const char *root = getenv("TP_PEER_TRACES");
+    const char *ci = getenv("CI");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/traces", root ? root : "");
+    long sets = root && *root ? tp_test_count_dir(dir, "") : -1;
+    if (sets < 0) {
+        if (ci && !strcmp(ci, "true")) {
+            fprintf(stderr, "FAIL: peer traces missing (TP_PEER_TRACES=%s) and CI=true\n",
+                    root ? root : "(unset)");
+            exit(1);
+        }
+        TP_SKIP("peer traces not found (TP_PEER_TRACES; ../shared/peer_traces)");
+    }
+    snprintf(dir, sizeof dir, "%s/expected", root);
+    long answers = tp_test_count_dir(dir, ".json");
+    if (sets != TP_PEER_SETS || answers != TP_PEER_HTA_SETS) {
+        fprintf(stderr,
+                "FAIL: %s holds %ld trace sets and %ld with HTA answers, expected %d and %d\n",
+                root, sets, answers, TP_PEER_SETS, TP_PEER_HTA_SETS);
+        exit(1);
+    }
+    return root;
 }
 
 static inline int tp_test_summary(void) {

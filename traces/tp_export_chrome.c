@@ -6,6 +6,7 @@
  * analyzer's native loader pairs them, so a report of the export and one of the trace agree. */
 #include "tp_export_chrome.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,13 +24,20 @@
 typedef struct {
     gzFile gz;
     int failed;
+    int err_no; /* errno of the failed write */
     size_t n;
     char buf[1 << 16];
 } jout;
 
+/* Marks the output failed and keeps why (a later call may change errno). */
+static void out_fail(jout *w) {
+    w->failed = 1;
+    w->err_no = errno;
+}
+
 static void out_flush(jout *w) {
     if (w->n && !w->failed && gzwrite(w->gz, w->buf, (unsigned)w->n) != (int)w->n)
-        w->failed = 1;
+        out_fail(w);
     w->n = 0;
 }
 
@@ -38,7 +46,7 @@ static void out_raw(jout *w, const char *s, size_t n) {
         out_flush(w);
     if (n > sizeof w->buf) { /* larger than the buffer: write through */
         if (!w->failed && gzwrite(w->gz, s, (unsigned)n) != (int)n)
-            w->failed = 1;
+            out_fail(w);
         return;
     }
     memcpy(w->buf + w->n, s, n);
@@ -571,7 +579,9 @@ tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_s
     int regular;
     gzFile gz = open_output(path, gzip, &regular);
     if (!gz) {
-        set_err(err, err_size, path, "cannot create file");
+        char what[160];
+        snprintf(what, sizeof what, "cannot create file: %s", strerror(errno));
+        set_err(err, err_size, path, what);
         return TP_ERR_OPEN;
     }
     jout *w = malloc(sizeof *w);
@@ -579,7 +589,7 @@ tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_s
     tp_status st = TP_ERR_NOMEM;
     if (!w || !c)
         goto done;
-    w->gz = gz, w->failed = 0, w->n = 0;
+    w->gz = gz, w->failed = 0, w->err_no = 0, w->n = 0;
     c->w = w, c->r = r, c->first = 1;
     write_header(c);
     process_meta(c);
@@ -590,10 +600,13 @@ tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_s
     if (st == TP_OK && w->failed)
         st = TP_ERR_IO;
 done:
-    if (gzclose(gz) != Z_OK && st == TP_OK)
+    if (gzclose(gz) != Z_OK && st == TP_OK) {
         st = TP_ERR_IO;
+        if (w)
+            w->err_no = errno;
+    }
     if (st != TP_OK) {
-        set_err(err, err_size, path, st == TP_ERR_IO ? "write failed" : tp_status_str(st));
+        set_err(err, err_size, path, tp_status_why(st, st == TP_ERR_IO && w ? w->err_no : 0));
         if (regular)
             unlink(path);
     } else if (stats) {

@@ -348,18 +348,41 @@ static uint64_t resync(const tp_reader *r, uint64_t from, uint64_t end) {
     return end;
 }
 
-/* Cross-checks one good chunk against the next index entry. */
+/* Cross-checks one good chunk against the next index entry: every field the entry copies
+ * from the chunk header must agree, since info trusts the index instead of the chunks. */
 static void index_check(tp_reader *r, const chunk_ref *c) {
     if (!r->integ.index_ok || c->h.kind == TP_CHUNK_INDEX)
         return;
     if (r->good_listed < r->index_entries) {
         tp_index_entry e = index_entry(r, r->good_listed);
-        if (e.offset != c->off || e.record_count != c->h.record_count || e.kind != c->h.kind)
+        if (e.offset != c->off || e.record_count != c->h.record_count || e.kind != c->h.kind ||
+            e.t_min != c->h.t_min || e.t_max != c->h.t_max || e.type_mask != c->h.type_mask)
             r->index_matches = 0;
     } else {
         r->index_matches = 0;
     }
     r->good_listed++;
+}
+
+/* 1 when the index's per-type totals are consistent with its entries: they add up (without
+ * wrapping) to the records the entries list, a type has records exactly when some chunk's
+ * type mask names it, and drops are counted only where DROPPED records exist. CRCs only
+ * prove the index is what some writer wrote; these checks catch one that lies. */
+static int index_totals_ok(const tp_reader *r) {
+    uint64_t listed = 0, mask = 0, total = 0, dropped = 0;
+    for (size_t i = 0; i < r->index_entries; i++) {
+        tp_index_entry e = index_entry(r, i);
+        listed += e.record_count; /* < 2^32 entries of < 2^32 records: cannot wrap */
+        mask |= e.type_mask;
+    }
+    for (size_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        uint64_t n = index_total(r, 0, t);
+        if (__builtin_add_overflow(total, n, &total) ||
+            __builtin_add_overflow(dropped, index_total(r, 1, t), &dropped) ||
+            (n != 0) != ((mask >> t) & 1))
+            return 0;
+    }
+    return total == listed && (dropped == 0 || index_total(r, 0, TP_REC_DROPPED) != 0);
 }
 
 /* Uses one verified chunk. Returns 0 on out-of-memory. */
@@ -454,6 +477,10 @@ static void set_message(tp_reader *r) {
         k = snprintf(m, n,
                      "%" PRIu64 " damaged chunk(s) skipped: %" PRIu64 " of %" PRIu64 " bytes lost",
                      g->chunks_bad, g->bytes_lost, g->file_bytes);
+    } else if (g->index_bad) {
+        k = snprintf(m, n,
+                     "the index disagrees with the chunks it lists; ignored, the file was "
+                     "read by scanning");
     } else if (!g->index_ok) {
         k = snprintf(m, n, "no index (the writer did not finish); the file was read by scanning");
     }
@@ -497,8 +524,14 @@ static tp_status reader_init(tp_reader *r) {
     r->index_matches = r->integ.index_ok;
     if (!walk(r, body, r->integ.index_ok ? r->index_off + r->index_bytes : r->size))
         return TP_ERR_NOMEM;
-    if (r->good_listed != r->index_entries)
+    if (r->good_listed != r->index_entries || (r->index_matches && !index_totals_ok(r)))
         r->index_matches = 0;
+    /* An index that disagrees with undamaged chunks lies: say so (counts come from a scan).
+     * With damaged chunks the disagreement is theirs, already reported. */
+    if (r->integ.index_ok && !r->index_matches && r->integ.chunks_bad == 0) {
+        r->integ.index_ok = 0;
+        r->integ.index_bad = 1;
+    }
     meta_sort(r);
     set_message(r);
     return TP_OK;
@@ -546,8 +579,10 @@ tp_status tp_reader_open(const char *path, tp_reader **out) {
     if (r->size > 0) {
         void *p = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
+            int e = errno;
             close(fd);
             free(r);
+            errno = e;
             return TP_ERR_IO;
         }
         r->data = p;

@@ -28,6 +28,8 @@ typedef struct {
     uint64_t unknown_records; /* records of types this reader does not know (skipped);
                                  data chunks count once a cursor has decoded them */
     char message[256];        /* one line for people; empty when all is well */
+    int index_bad; /* 1: an index with valid CRCs disagreed with the chunks or with itself; it
+                      was ignored (index_ok is 0) and counts come from a scan */
 } tp_integrity;
 
 typedef struct {
@@ -42,7 +44,8 @@ typedef struct {
 
 /* Opens `path`. On success *out is set and must be closed; damage that still leaves a
  * readable file is reported through tp_reader_integrity, not as an error. Errors:
- * TP_ERR_OPEN, TP_ERR_FORMAT (not a trace), TP_ERR_VERSION, TP_ERR_NOMEM. */
+ * TP_ERR_OPEN and TP_ERR_IO (errno says why: tp_status_why), TP_ERR_FORMAT (not a trace),
+ * TP_ERR_VERSION, TP_ERR_NOMEM. */
 tp_status tp_reader_open(const char *path, tp_reader **out);
 
 /* Same over a caller-owned memory image (fuzzing, tests). `data` must outlive the reader. */

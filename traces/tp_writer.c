@@ -75,6 +75,8 @@ struct tp_writer {
     int fd;
     pid_t pid;
     tp_status err; /* first I/O error */
+    int err_errno; /* errno when it happened (it may happen on the writer thread, whose
+                      errno nobody else sees): handed back with the status */
     uint64_t file_off;
 
     pthread_mutex_t drain_lock;
@@ -221,9 +223,12 @@ static tp_status write_all(int fd, struct iovec *iov, int n) {
     return TP_OK;
 }
 
+/* Keeps the first error and the errno that came with it (call right after the failure). */
 static void set_err(tp_writer *w, tp_status s) {
-    if (w->err == TP_OK)
+    if (w->err == TP_OK && s != TP_OK) {
+        w->err_errno = errno;
         w->err = s;
+    }
 }
 
 /* Applies the lane-delta filter to `c` into w->filt unless told not to; returns the filter
@@ -597,8 +602,10 @@ tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer
         goto fail;
     *out = w;
     return TP_OK;
-fail:
+fail:;
+    int e = errno; /* why open or the header write failed, for the caller's message */
     writer_free(w);
+    errno = e;
     return s;
 }
 
@@ -645,7 +652,10 @@ tp_status tp_writer_close(tp_writer *w) {
         set_err(w, TP_ERR_IO);
     w->fd = -1;
     tp_status s = w->err;
+    int e = w->err_errno;
     writer_free(w);
+    if (s != TP_OK)
+        errno = e;
     return s;
 }
 
@@ -653,7 +663,10 @@ tp_status tp_writer_flush(tp_writer *w) {
     pthread_mutex_lock(&w->drain_lock);
     drain_locked(w, 1);
     tp_status s = w->err;
+    int e = w->err_errno;
     pthread_mutex_unlock(&w->drain_lock);
+    if (s != TP_OK)
+        errno = e;
     return s;
 }
 

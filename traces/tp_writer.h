@@ -40,14 +40,17 @@ typedef struct {
 /* Fills `o` with the defaults above. */
 void tp_writer_opts_default(tp_writer_opts *o);
 
-/* Creates `path` (truncating it) and writes the file header. `opts` may be NULL. */
+/* Creates `path` (truncating it) and writes the file header. `opts` may be NULL. On
+ * TP_ERR_OPEN or TP_ERR_IO errno says why (ENOSPC, EACCES, ...); see tp_status_why. */
 tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer **out);
 
 /* Drains every ring, writes the index and trailer, closes the file and frees everything,
- * stages included. Returns the first I/O error met during the writer's life. NULL: no-op. */
+ * stages included. Returns the first I/O error met during the writer's life, with errno set
+ * to the system's reason for it (even when it happened on the writer thread). NULL: no-op. */
 tp_status tp_writer_close(tp_writer *w);
 
-/* Drains every ring and writes what it has as complete chunks (a later crash keeps them). */
+/* Drains every ring and writes what it has as complete chunks (a later crash keeps them).
+ * Returns the first error so far, errno set as for tp_writer_close. */
 tp_status tp_writer_flush(tp_writer *w);
 
 /* Abandons the writer without touching the file (e.g. in a fork child): frees memory only. */

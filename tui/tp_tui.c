@@ -3,6 +3,7 @@
 #include "tp_tui.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -346,5 +347,6 @@ tp_status tp_tui_snapshot(tp_tui *t, FILE *out) {
         tp_tui_grid_row(g, y, buf, sizeof buf, 1);
         fprintf(out, "%s\n", buf);
     }
+    errno = 0; /* a failed fflush says why; a flag from an earlier failed write does not */
     return fflush(out) || ferror(out) ? TP_ERR_IO : TP_OK;
 }

@@ -80,7 +80,7 @@ int tp_tui_current_view(const tp_tui *t);
 const tp_tui_grid *tp_tui_render(tp_tui *t);
 
 /* Draws the current frame and writes it as text lines to out (trailing blanks trimmed).
- * TP_ERR_IO when writing fails. */
+ * TP_ERR_IO when writing fails, errno set to the system's reason (0 when unknown). */
 tp_status tp_tui_snapshot(tp_tui *t, FILE *out);
 
 /* Runs the interactive ncurses UI on the terminal until q. TP_ERR_STATE when stdin/stdout

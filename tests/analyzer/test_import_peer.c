@@ -239,7 +239,7 @@ static void test_expected_inventory(void) {
         n++;
     }
     closedir(d);
-    CHECK_EQ_U(n, 18);
+    CHECK_EQ_U(n, TP_PEER_HTA_SETS);
 }
 
 /* The model's promises on one rank: time order, buckets, correlation index, nesting. */
@@ -297,7 +297,7 @@ static void test_all_sets_load(void) {
         tp_model_close(m);
     }
     closedir(d);
-    CHECK_EQ_U(n, 30);
+    CHECK_EQ_U(n, TP_PEER_SETS);
 }
 
 /* Exact ns from decimal µs on a real trace, and the launch <-> kernel correlation. */
@@ -325,13 +325,7 @@ static void test_ns_resolution_values(void) {
 }
 
 int main(void) {
-    peer = getenv("TP_PEER_TRACES");
-    char probe[1024];
-    snprintf(probe, sizeof probe, "%s/traces", peer ? peer : "");
-    DIR *d = peer ? opendir(probe) : NULL;
-    if (!d)
-        TP_SKIP("peer traces not found (TP_PEER_TRACES)");
-    closedir(d);
+    peer = tp_test_peer_root(); /* skips, or fails under CI, when absent */
     TP_RUN(test_expected_inventory);
     TP_RUN(test_all_sets_load);
     TP_RUN(test_ns_resolution_values);
