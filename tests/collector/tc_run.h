@@ -22,11 +22,13 @@ typedef struct {
     char dir[256]; /* fresh working directory of the run */
     char trainprof[PATH_MAX];
     char app[PATH_MAX];
-    pid_t pid;      /* the `trainprof record` process */
-    int out_fd;     /* read end of its stdout */
-    int own_group;  /* 1: the run leads its own process group (pid == pgid), to be signalled
-                       as a terminal signals a job */
-    int ignore_sig; /* a signal the run starts with ignored (`trap '' TERM`), 0 for none */
+    pid_t pid;       /* the `trainprof record` process */
+    int out_fd;      /* read end of its stdout */
+    int own_group;   /* 1: the run leads its own process group (pid == pgid), to be signalled
+                        as a terminal signals a job */
+    int ignore_sig;  /* a signal the run starts with ignored (`trap '' TERM`), 0 for none */
+    const char *tty; /* a pseudo-terminal's slave: the run gets it as controlling terminal
+                        and stdin, in a session of its own (Ctrl-C through the terminal) */
 } tc_run;
 
 /* Paths come from the command line: argv[1] = trainprof, argv[2] = test program. */
@@ -73,6 +75,13 @@ static inline void tc_start(tc_run *r, const char *const *env, const char *const
             _exit(126);
         if (r->own_group)
             setpgid(0, 0);
+        if (r->tty) { /* a session leader's first terminal becomes its controlling one */
+            setsid();
+            int t = open(r->tty, O_RDWR);
+            if (t < 0)
+                _exit(125);
+            dup2(t, 0);
+        }
         if (r->ignore_sig)
             signal(r->ignore_sig, SIG_IGN);
         for (int i = 0; env && env[i]; i++)

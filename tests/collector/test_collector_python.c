@@ -2,9 +2,9 @@
  * PyPI package (scripts/install-deps.sh puts both into .deps/pyenv). The program must behave
  * exactly as without trainprof and lose nothing:
  *  - signal.getsignal() reports what plain Python reports (KeyboardInterrupt is installed);
- *  - SIGINT to the process group (as a terminal's Ctrl-C) runs the KeyboardInterrupt handler
- *    once, and the trace is complete (index, every range closed); two quick ones still give
- *    an indexed trace;
+ *  - Ctrl-C typed on a real (pseudo-)terminal, and SIGINT sent to the process group with
+ *    kill(), run the KeyboardInterrupt handler once, and the trace is complete (index, every
+ *    range closed); two quick ones still give an indexed trace;
  *  - started with SIGTERM ignored, the program sees it ignored and survives it;
  *  - multiprocessing.Pool(4) workers, which end through os._exit, keep every range and leave
  *    no empty file;
@@ -81,20 +81,25 @@ static void test_getsignal(void) {
 }
 
 /* Starts tp_ctrlc.py as its own process group, waits for "ready", sends SIGINT to the
- * group `times` times; returns the exit status and the rest of stdout in `out`. */
-static int ctrlc_run(int times, char *out, size_t len) {
+ * group `times` times (through the terminal's ^C when `tty_master` >= 0, else kill());
+ * returns the exit status and the rest of stdout in `out`. */
+static int ctrlc_run(int times, int tty_master, char *out, size_t len) {
     char s[PATH_MAX + 32], line[64];
     script("tp_ctrlc.py", s, sizeof s);
     const char *args[] = {s, NULL};
     const char *opts[] = {"-o", "ctrlc.tprof", NULL};
     tc_fresh_dir(&R);
-    R.own_group = 1;
+    R.own_group = tty_master < 0;
     tc_start(&R, NULL, opts, args);
     R.own_group = 0;
+    R.tty = NULL;
     if (tc_read_line(&R, line, sizeof line) != 0 || strcmp(line, "ready"))
         return -1;
     for (int i = 0; i < times; i++)
-        kill(-R.pid, SIGINT);
+        if (tty_master >= 0)
+            (void)!write(tty_master, "\003", 1); /* VINTR: the kernel signals the group */
+        else
+            kill(-R.pid, SIGINT);
     tc_read_all(&R, out, len);
     return tc_wait(&R);
 }
@@ -109,7 +114,7 @@ static void check_complete(tp_reader *rd) {
 
 static void test_ctrl_c(void) {
     char out[512];
-    CHECK_EQ_I(ctrlc_run(1, out, sizeof out), 0);
+    CHECK_EQ_I(ctrlc_run(1, -1, out, sizeof out), 0);
     CHECK_STR(out, "caught\ndone 1\n");
     tp_reader *rd = open_trace(0);
     CHECK(rd != NULL);
@@ -123,9 +128,28 @@ static void test_ctrl_c(void) {
  * dies of SIGINT) or merge with the first: either way the trace is whole. */
 static void test_two_quick_ctrl_c(void) {
     char out[4096];
-    int rc = ctrlc_run(2, out, sizeof out);
+    int rc = ctrlc_run(2, -1, out, sizeof out);
     CHECK(rc == 0 || rc == 128 + SIGINT);
     CHECK(strstr(out, "caught\n") != NULL);
+    tp_reader *rd = open_trace(0);
+    CHECK(rd != NULL);
+    check_complete(rd);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
+/* Ctrl-C typed on a terminal: `record` and the program are its foreground process group. */
+static void test_terminal_ctrl_c(void) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    const char *slave =
+        master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0 ? ptsname(master) : NULL;
+    CHECK(slave != NULL);
+    char tty[256], out[512];
+    snprintf(tty, sizeof tty, "%s", slave);
+    R.tty = tty;
+    CHECK_EQ_I(ctrlc_run(1, master, out, sizeof out), 0);
+    close(master);
+    CHECK_STR(out, "caught\ndone 1\n");
     tp_reader *rd = open_trace(0);
     CHECK(rd != NULL);
     check_complete(rd);
@@ -240,6 +264,7 @@ int main(int argc, char **argv) {
     R.out_fd = -1;
     TP_RUN(test_getsignal);
     TP_RUN(test_ctrl_c);
+    TP_RUN(test_terminal_ctrl_c);
     TP_RUN(test_two_quick_ctrl_c);
     TP_RUN(test_ignored_term);
     TP_RUN(test_pool_workers);
