@@ -37,7 +37,7 @@ typedef struct {
     int sig;
     _Atomic uint32_t seq;
     struct sigaction act;
-    atomic_flag peers_busy;
+    _Atomic pid_t peers_owner; /* thread updating peers (a spin lock), 0 when none */
     peer peers[PEERS];
     uint32_t npeers;
 } hooked;
@@ -338,8 +338,13 @@ static int drop_copy(hooked *h, siginfo_t *info) {
               tp_sigfwd_decode((uint64_t)(uintptr_t)info->si_value.sival_ptr, &sender, &seq);
     if (!fwd && !(info && info->si_code == SI_USER))
         return 0;
-    if (atomic_flag_test_and_set(&h->peers_busy))
-        return 0; /* the same signal on another thread this instant: deliver */
+    pid_t me = gettid(), none = 0;
+    while (!atomic_compare_exchange_weak(&h->peers_owner, &none, me)) {
+        if (none == me)
+            return 0; /* re-entered on this thread (SA_NODEFER): deliver */
+        none = 0;
+        sched_yield(); /* the same signal on another thread this instant: it is quick */
+    }
     int drop = 0;
     if (!fwd) {
         peer_of(h, (uint32_t)info->si_pid)->direct++;
@@ -354,7 +359,7 @@ static int drop_copy(hooked *h, siginfo_t *info) {
         info->si_pid = (pid_t)sender;
         info->si_value.sival_ptr = NULL;
     }
-    atomic_flag_clear(&h->peers_busy);
+    atomic_store(&h->peers_owner, 0);
     return drop;
 }
 
@@ -457,7 +462,7 @@ static void guard_after_fork_child(void) {
     for (int i = 0; i < NHOOKED; i++) {
         if (atomic_load(&g_hooked[i].seq) & 1)
             atomic_fetch_add(&g_hooked[i].seq, 1);
-        atomic_flag_clear(&g_hooked[i].peers_busy);
+        atomic_store(&g_hooked[i].peers_owner, 0);
     }
 }
 
