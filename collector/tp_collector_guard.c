@@ -52,10 +52,11 @@ static sigaction_fn g_real_sigaction;
 static signal_fn g_real_signal, g_real_sysv_signal;
 static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
 
-static _Atomic uint32_t g_req;     /* futex word: REQ_* for the helper */
-static _Atomic uint32_t g_closed;  /* futex word: 1 once the helper finished the trace */
-static _Atomic pid_t g_helper_pid; /* the process whose helper thread runs, 0 for none */
-static pid_t g_forwarder;          /* `trainprof record`: the target process's parent */
+static _Atomic uint32_t g_req;       /* futex word: REQ_* for the helper */
+static _Atomic uint32_t g_closed;    /* futex word: 1 once the helper finished the trace */
+static _Atomic uint32_t g_helper_up; /* futex word: 1 once the helper thread runs */
+static _Atomic pid_t g_helper_pid;   /* the process whose helper thread runs, 0 for none */
+static pid_t g_forwarder;            /* `trainprof record`: the target process's parent */
 
 /* ---------------------------------------------------------------- small tools */
 
@@ -103,6 +104,8 @@ static int is_ignored(const struct sigaction *a) {
  * that is about to die (death by signal, _exit). */
 static void *helper_main(void *arg) {
     (void)arg;
+    atomic_store(&g_helper_up, 1);
+    futex_wake(&g_helper_up);
     for (;;) {
         uint32_t r = atomic_exchange(&g_req, 0);
         if (r & REQ_FINISH) {
@@ -122,7 +125,8 @@ static int helper_here(void) {
     return atomic_load(&g_helper_pid) == getpid();
 }
 
-/* Born with every signal blocked, so no handler ever runs (and waits) on it. */
+/* Born with every signal blocked, so no handler ever runs (and waits) on it. Returns once it
+ * runs: a program that forks right after must not copy it half-way through its start. */
 static void start_helper(void) {
     if (helper_here())
         return;
@@ -134,8 +138,12 @@ static void start_helper(void) {
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 256 * 1024);
-    if (pthread_create(&th, &a, helper_main, NULL) == 0)
+    atomic_store(&g_helper_up, 0);
+    if (pthread_create(&th, &a, helper_main, NULL) == 0) {
         atomic_store(&g_helper_pid, getpid());
+        while (!atomic_load(&g_helper_up))
+            futex_wait(&g_helper_up, 0, NULL);
+    }
     pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -118,6 +118,7 @@ struct tp_writer {
     _Atomic int wake_flag;
     int stop;
     int have_thread;
+    int running; /* the background thread has started (cv_lock) */
     pthread_t thread;
 };
 
@@ -501,6 +502,8 @@ static void *bg_main(void *arg) {
     tp_writer *w = arg;
     uint64_t next_cut = mono_now(NULL) + (uint64_t)w->opts.flush_ms * 1000000u;
     pthread_mutex_lock(&w->cv_lock);
+    w->running = 1;
+    pthread_cond_broadcast(&w->cv);
     while (!w->stop) {
         if (!atomic_load(&w->wake_flag)) {
             struct timespec ts = {(time_t)(next_cut / 1000000000u), (long)(next_cut % 1000000000u)};
@@ -567,7 +570,9 @@ static void init_locks(tp_writer *w) {
 
 /* Starts the background drain; last step of open, once everything it touches exists. The
  * thread is born with every signal blocked: a host program's signal handler must never run
- * on it (a handler that waits for the trace to be closed would wait for itself). */
+ * on it (a handler that waits for the trace to be closed would wait for itself). Returns
+ * once it runs: a host program that forks right after open must not copy a thread that is
+ * half-way through its start (a runtime lock it holds then stays held in the child). */
 static tp_status start_thread(tp_writer *w) {
     if (!w->opts.background)
         return TP_OK;
@@ -579,6 +584,10 @@ static tp_status start_thread(tp_writer *w) {
     if (rc != 0)
         return TP_ERR_NOMEM;
     w->have_thread = 1;
+    pthread_mutex_lock(&w->cv_lock);
+    while (!w->running)
+        pthread_cond_wait(&w->cv, &w->cv_lock);
+    pthread_mutex_unlock(&w->cv_lock);
     return TP_OK;
 }
 
