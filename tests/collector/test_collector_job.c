@@ -1,6 +1,6 @@
-/* test_collector_job: one recording is one job. A real program that forks workers, recorded by
- * the real `trainprof record`, leaves its traces side by side (STEP.PID.tprof next to the
- * main one), and `trainprof report` (given the main trace, or the folder) shows one rank with
+/* test_collector_job: one recording is one job. A real program that forks workers ending in
+ * _exit (as DataLoader workers do), recorded by the real `trainprof record`, leaves its traces
+ * side by side (STEM.PID.tprof next to the main one), and `trainprof report` (given the main trace, or the folder) shows one rank with
  * three processes, not three ranks; two recordings with RANK=0 and RANK=1 in one folder are
  * two ranks, each with its processes. argv: trainprof, job_app. */
 #include <yajl/yajl_tree.h>
@@ -110,7 +110,7 @@ static void check_job(yajl_val rank, int workers, int rank_no) {
 }
 
 static void test_workers_are_one_rank(void) {
-    const char *args[] = {"2", "exit", NULL};
+    const char *args[] = {"2", "_exit", NULL}; /* as DataLoader workers end */
     CHECK_EQ_I(tc_record(&R, NULL, NULL, args), 0);
     char names[8][300];
     int main_i;
@@ -166,7 +166,7 @@ static void test_workers_are_one_rank(void) {
 /* Records `job_app 1` with RANK=rank in R.dir (already made). */
 static int record_rank(const char *rank_env) {
     const char *env[] = {rank_env, NULL};
-    const char *args[] = {"1", "exit", NULL};
+    const char *args[] = {"1", "_exit", NULL};
     tc_start(&R, env, NULL, args);
     char buf[4096];
     while (read(R.out_fd, buf, sizeof buf) > 0)
