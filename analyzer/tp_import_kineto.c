@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "tp_hash.h"
+#include "tp_mem.h"
 #include "tp_record.h"
 
 #define MAX_FRAMES 64
@@ -391,12 +392,9 @@ static tp_cat cat_from_text(const char *s) {
 
 static tp_cat cat_of(kparse *p, uint32_t id) {
     if (id >= p->n_cat_of) {
-        size_t n = (size_t)id * 2 + 16;
-        p->cat_of = realloc(p->cat_of, n);
-        if (!p->cat_of)
-            abort();
-        memset(p->cat_of + p->n_cat_of, 0xff, n - p->n_cat_of);
-        p->n_cat_of = n;
+        size_t n = p->n_cat_of;
+        TP_MEM_XGROW(p->cat_of, p->n_cat_of, (size_t)id + 1);
+        memset(p->cat_of + n, 0xff, p->n_cat_of - n);
     }
     if (p->cat_of[id] == 0xff)
         p->cat_of[id] = (uint8_t)cat_from_text(tp_model_str(p->m, id));
@@ -446,12 +444,9 @@ static void parse_copy_name(const char *s, name_info *ni) {
 
 static const name_info *name_info_of(kparse *p, uint32_t id) {
     if (id >= p->n_names) {
-        size_t n = (size_t)id * 2 + 64;
-        p->names = realloc(p->names, n * sizeof *p->names);
-        if (!p->names)
-            abort();
-        memset(p->names + p->n_names, 0, (n - p->n_names) * sizeof *p->names);
-        p->n_names = n;
+        size_t n = p->n_names;
+        TP_MEM_XGROW(p->names, p->n_names, (size_t)id + 1);
+        memset(p->names + n, 0, (p->n_names - n) * sizeof *p->names);
     }
     name_info *ni = &p->names[id];
     if (!ni->done) {
@@ -559,10 +554,7 @@ static int commit_event(kparse *p) {
 
 static void commit_device(kparse *p) {
     tp_rank *r = p->r;
-    tp_device_info *d = realloc(r->devices, (r->n_devices + 1) * sizeof *d);
-    if (!d)
-        abort();
-    r->devices = d;
+    r->devices = tp_mem_xrealloc(r->devices, r->n_devices + 1, sizeof *r->devices);
     r->devices[r->n_devices++] = p->dev;
 }
 
@@ -599,12 +591,7 @@ static int check_scalar_slot(kparse *p) {
 }
 
 static void buf_set(strbuf *b, const unsigned char *s, size_t len) {
-    if (len + 1 > b->cap) {
-        b->cap = len + 64;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p)
-            abort();
-    }
+    TP_MEM_XGROW(b->p, b->cap, len + 1);
     memcpy(b->p, s, len);
     b->p[len] = 0;
     b->len = len;

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tp_mem.h"
 #include "tp_reader.h"
 
 #define COLLECTOR_NAME "libtrainprof-collector.so"
@@ -275,7 +276,7 @@ static int summarize_manifest(const char *manifest) {
         int seen = access(path, F_OK) != 0;
         for (size_t i = 0; i < n && !seen; i++)
             seen = strcmp(done[i], path) == 0;
-        char **grown = seen ? NULL : realloc(done, (n + 1) * sizeof *done);
+        char **grown = seen ? NULL : tp_mem_realloc(done, n + 1, sizeof *done);
         if (!grown)
             continue;
         done = grown;

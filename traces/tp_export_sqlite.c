@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_mem.h"
+
 enum {
     T_PROCESS,
     T_THREADS,
@@ -164,16 +166,12 @@ static void db_fail(sctx *c, const char *what) {
 static uint32_t mark(sctx *c, idset *s, uint32_t id) {
     if (!id)
         return 0;
-    if (id / 8 >= s->n) {
-        size_t n = (size_t)id / 8 * 2 + 64;
-        uint8_t *b = realloc(s->bits, n);
-        if (!b) {
-            c->failed = 1, snprintf(c->err, sizeof c->err, "out of memory");
-            return id;
-        }
-        memset(b + s->n, 0, n - s->n);
-        s->bits = b, s->n = n;
+    size_t old = s->n;
+    if (!TP_MEM_GROW(s->bits, s->n, (size_t)id / 8 + 1)) {
+        c->failed = 1, snprintf(c->err, sizeof c->err, "out of memory");
+        return id;
     }
+    memset(s->bits + old, 0, s->n - old);
     s->bits[id / 8] |= (uint8_t)(1u << (id % 8));
     return id;
 }
