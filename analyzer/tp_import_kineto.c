@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "tp_hash.h"
+#include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_record.h"
 
@@ -401,47 +402,6 @@ static tp_cat cat_of(kparse *p, uint32_t id) {
     return (tp_cat)p->cat_of[id];
 }
 
-static uint8_t mem_kind_from(const char *s, size_t n) {
-    static const struct {
-        const char *text;
-        uint8_t kind;
-    } map[] = {{"Pageable", TP_MEM_PAGEABLE}, {"Pinned", TP_MEM_PINNED},
-               {"Device", TP_MEM_DEVICE},     {"Array", TP_MEM_ARRAY},
-               {"Managed", TP_MEM_MANAGED},   {"Host", TP_MEM_UNKNOWN}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strlen(map[i].text) == n && !memcmp(s, map[i].text, n))
-            return map[i].kind;
-    return TP_MEM_UNKNOWN;
-}
-
-static uint8_t copy_kind_from(const char *s) {
-    static const char *const kinds[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    for (uint8_t i = 1; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (!strncmp(s, kinds[i], 4))
-            return i;
-    return TP_COPY_UNKNOWN;
-}
-
-/* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)": the kinds in the name. */
-static void parse_copy_name(const char *s, name_info *ni) {
-    const char *open = strchr(s, '(');
-    if (!strncmp(s, "Memcpy ", 7))
-        ni->copy_kind = copy_kind_from(s + 7);
-    if (!open)
-        return;
-    const char *close = strchr(open, ')');
-    const char *arrow = strstr(open, " -> ");
-    if (!close)
-        return;
-    if (arrow && arrow < close) {
-        ni->src_kind = mem_kind_from(open + 1, (size_t)(arrow - open - 1));
-        ni->dst_kind = mem_kind_from(arrow + 4, (size_t)(close - arrow - 4));
-    } else {
-        ni->src_kind = ni->dst_kind = mem_kind_from(open + 1, (size_t)(close - open - 1));
-    }
-}
-
 static const name_info *name_info_of(kparse *p, uint32_t id) {
     if (id >= p->n_names) {
         size_t n = p->n_names;
@@ -453,8 +413,8 @@ static const name_info *name_info_of(kparse *p, uint32_t id) {
         const char *s = tp_model_str(p->m, id);
         ni->done = 1;
         ni->flags = tp_model_name_flags(s);
-        if (!strncmp(s, "Memcpy", 6) || !strncmp(s, "Memset", 6))
-            parse_copy_name(s, ni);
+        if (tp_kineto_is_memcpy(s) || tp_kineto_is_memset(s))
+            tp_kineto_parse_copy_name(s, &ni->copy_kind, &ni->src_kind, &ni->dst_kind);
     }
     return ni;
 }

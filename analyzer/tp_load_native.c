@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_kineto_names.h"
 #include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
@@ -100,11 +101,10 @@ static void on_memcpy(nload *L, const tp_rec_hdr *h) {
     tp_record_get(h, &c, sizeof c);
     tp_event_row row;
     gpu_row(&row, c.ts, c.end, c.device, c.stream, c.correlation);
-    char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", tp_copy_kind_name(c.copy_kind),
-             tp_mem_kind_name(c.src_kind), tp_mem_kind_name(c.dst_kind));
+    char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMCPY;
-    row.name = intern_lit(L, name);
+    row.name = intern_lit(
+        L, tp_kineto_memcpy_name(name, sizeof name, c.copy_kind, c.src_kind, c.dst_kind));
     row.bytes = (int64_t)c.bytes;
     row.copy_kind = c.copy_kind;
     row.src_kind = c.src_kind;
@@ -118,19 +118,15 @@ static void on_memset(nload *L, const tp_rec_hdr *h) {
     tp_record_get(h, &s, sizeof s);
     tp_event_row row;
     gpu_row(&row, s.ts, s.end, s.device, s.stream, s.correlation);
-    char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", tp_mem_kind_name(s.mem_kind));
+    char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMSET;
-    row.name = intern_lit(L, name);
+    row.name = intern_lit(L, tp_kineto_memset_name(name, sizeof name, s.mem_kind));
     row.bytes = (int64_t)s.bytes;
     row.src_kind = row.dst_kind = s.mem_kind;
     push_row(L, &row);
 }
 
-/* Kineto's names for CUPTI synchronization records. */
 static void on_sync(nload *L, const tp_rec_hdr *h) {
-    static const char *const names[] = {"Unknown Sync", "Event Sync", "Stream Wait Event",
-                                        "Stream Sync", "Context Sync"};
     tp_rec_sync s;
     tp_record_get(h, &s, sizeof s);
     tp_event_row row;
@@ -141,7 +137,7 @@ static void on_sync(nload *L, const tp_rec_hdr *h) {
         row.tid = s.tid;
     }
     row.cat = TP_CAT_CUDA_SYNC;
-    row.name = intern_lit(L, names[s.type < 5 ? s.type : 0]);
+    row.name = intern_lit(L, tp_sync_type_name(s.type));
     push_row(L, &row);
 }
 

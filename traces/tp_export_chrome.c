@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tp_kineto_names.h"
 #include "tp_pairing.h"
 
 /* ---------------------------------------------------------------- output */
@@ -191,10 +192,9 @@ static void on_kernel(ctx *c, const tp_rec_hdr *h) {
 static void on_memcpy(ctx *c, const tp_rec_hdr *h) {
     tp_rec_memcpy m;
     tp_record_get(h, &m, sizeof m);
-    char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", tp_copy_kind_name(m.copy_kind),
-             tp_mem_kind_name(m.src_kind), tp_mem_kind_name(m.dst_kind));
-    ev_begin(c, 'X', "gpu_memcpy", name);
+    char name[TP_KINETO_NAME_MAX];
+    ev_begin(c, 'X', "gpu_memcpy",
+             tp_kineto_memcpy_name(name, sizeof name, m.copy_kind, m.src_kind, m.dst_kind));
     ev_where(c, m.device, m.stream, m.ts, &m.end);
     gpu_args(c, m.device, m.context, m.stream, m.correlation);
     bytes_args(c, m.bytes, m.ts, m.end);
@@ -204,25 +204,22 @@ static void on_memcpy(ctx *c, const tp_rec_hdr *h) {
 static void on_memset(ctx *c, const tp_rec_hdr *h) {
     tp_rec_memset m;
     tp_record_get(h, &m, sizeof m);
-    char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", tp_mem_kind_name(m.mem_kind));
-    ev_begin(c, 'X', "gpu_memset", name);
+    char name[TP_KINETO_NAME_MAX];
+    ev_begin(c, 'X', "gpu_memset", tp_kineto_memset_name(name, sizeof name, m.mem_kind));
     ev_where(c, m.device, m.stream, m.ts, &m.end);
     gpu_args(c, m.device, m.context, m.stream, m.correlation);
     bytes_args(c, m.bytes, m.ts, m.end);
     flow(c, 'f', m.correlation, m.device, m.stream, m.ts);
 }
 
-/* Kineto's names for CUPTI synchronization records; a sync on no stream is a CPU-side wait
- * and goes to the waiting thread's row (as the native loader does). */
+/* A sync on no stream is a CPU-side wait and goes to the waiting thread's row (as the
+ * native loader does). */
 static void on_sync(ctx *c, const tp_rec_hdr *h) {
-    static const char *const names[] = {"Unknown Sync", "Event Sync", "Stream Wait Event",
-                                        "Stream Sync", "Context Sync"};
     tp_rec_sync s;
     tp_record_get(h, &s, sizeof s);
     int cpu = s.stream == 0xffffffffu;
     int64_t stream = cpu ? -1 : (int64_t)s.stream;
-    ev_begin(c, 'X', "cuda_sync", names[s.type < 5 ? s.type : 0]);
+    ev_begin(c, 'X', "cuda_sync", tp_sync_type_name(s.type));
     ev_where(c, cpu ? c->pid : s.device, cpu ? s.tid : stream, s.ts, &s.end);
     gpu_args(c, s.device, s.context, stream, s.correlation);
     out_fmt(c->w, ", \"event\": %" PRIu64 "}}", s.event);

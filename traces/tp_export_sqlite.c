@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_kineto_names.h"
 #include "tp_mem.h"
 
 enum {
@@ -116,8 +117,9 @@ static const char *const views =
     "LEFT JOIN strings s ON s.id = o.name_id;"
     "CREATE VIEW stacks_named AS SELECT st.*, m.path AS module_path FROM stacks st "
     "LEFT JOIN modules m ON m.module_id = st.module_id;"
-    "CREATE VIEW memcpy_named AS SELECT m.*, 'Memcpy ' || m.copy_kind || ' (' || m.src_kind "
-    "|| ' -> ' || m.dst_kind || ')' AS name FROM memcpy m;";
+    /* the name tp_kineto_memcpy_name gives, spelled in SQL */
+    "CREATE VIEW memcpy_named AS SELECT m.*, '" TP_KINETO_MEMCPY " ' || m.copy_kind || ' (' || "
+    "m.src_kind || ' -> ' || m.dst_kind || ')' AS name FROM memcpy m;";
 
 /* One bound value. */
 typedef struct {
