@@ -1,6 +1,7 @@
-/* tp_load_native: maps every record type of a .tprof trace onto the model. NVTX ranges are
- * paired here (push/pop per thread and domain, start/end by range id); region sizes are
- * remembered by address so an unregister can report how much it released. */
+/* tp_load_native: maps every record type of a .tprof trace onto the model, as one visitor
+ * (traces/tp_visit.h) whose handlers are the table `loader` below. NVTX ranges come paired
+ * from the visitor; region sizes are remembered by address so an unregister can report how
+ * much it released. */
 #include "tp_load_native.h"
 
 #include <stdio.h>
@@ -8,9 +9,11 @@
 #include <string.h>
 
 #include "tp_kineto_names.h"
+#include "tp_mem.h"
 #include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
+#include "tp_visit.h"
 
 typedef struct {
     tp_model *m;
@@ -18,8 +21,8 @@ typedef struct {
     tp_reader *rd;
     int64_t pid;
     int64_t t_last;
-    tp_range_stack pushes, starts;
     tp_region_map regions;
+    int gpus, cpu_devices, have_clock;
 } nload;
 
 static uint32_t intern_sid(nload *L, uint32_t sid) {
@@ -31,46 +34,34 @@ static uint32_t intern_lit(nload *L, const char *s) {
     return tp_model_intern(L->m, s, strlen(s));
 }
 
-static void push_row(nload *L, tp_event_row *row) {
+static tp_status push_row(nload *L, tp_event_row *row) {
     if (row->ts + row->dur > L->t_last)
         L->t_last = row->ts + row->dur;
     row->cat_raw = intern_lit(L, tp_cat_name((tp_cat)row->cat));
     tp_events_push(&L->r->ev, row);
-}
-
-/* ---------------------------------------------------------------- regions */
-
-/* The loader may abort on out-of-memory (STYLE: the analyzer is not the collector). */
-static void range_push(tp_range_stack *s, const tp_open_range *o) {
-    if (!tp_range_stack_push(s, o))
-        abort();
-}
-
-static void region_put(tp_region_map *m, uint64_t addr, uint64_t size) {
-    if (!tp_region_map_put(m, addr, size))
-        abort();
+    return TP_OK;
 }
 
 /* ---------------------------------------------------------------- records */
 
-static void on_api(nload *L, const tp_rec_hdr *h) {
-    tp_rec_api a;
-    tp_record_get(h, &a, sizeof a);
+static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
     tp_event_row row;
     tp_event_row_init(&row);
-    row.ts = (int64_t)a.ts;
-    row.dur = a.end > a.ts ? (int64_t)(a.end - a.ts) : 0;
-    row.name = intern_sid(L, a.name_sid);
+    row.ts = (int64_t)a->ts;
+    row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
+    row.name = intern_sid(L, a->name_sid);
     row.cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name));
     if (kind == TP_API_DEVICE)
         row.flags |= TP_EVF_LAUNCH;
     row.pid = L->pid;
-    row.tid = a.tid;
-    row.correlation = a.correlation ? (int64_t)a.correlation : -1;
-    row.stack = a.stack_id;
-    push_row(L, &row);
+    row.tid = a->tid;
+    row.correlation = a->correlation ? (int64_t)a->correlation : -1;
+    row.stack = a->stack_id;
+    return push_row(L, &row);
 }
 
 static void gpu_row(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device, uint32_t stream,
@@ -85,275 +76,229 @@ static void gpu_row(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t devic
     row->correlation = corr ? (int64_t)corr : -1;
 }
 
-static void on_kernel(nload *L, const tp_rec_hdr *h) {
-    tp_rec_kernel k;
-    tp_record_get(h, &k, sizeof k);
+static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_kernel *k = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, k.ts, k.end, k.device, k.stream, k.correlation);
+    gpu_row(&row, k->ts, k->end, k->device, k->stream, k->correlation);
     row.cat = TP_CAT_KERNEL;
-    row.name = intern_sid(L, k.name_sid);
+    row.name = intern_sid(L, k->name_sid);
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
-    push_row(L, &row);
+    return push_row(L, &row);
 }
 
-static void on_memcpy(nload *L, const tp_rec_hdr *h) {
-    tp_rec_memcpy c;
-    tp_record_get(h, &c, sizeof c);
+static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_memcpy *c = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, c.ts, c.end, c.device, c.stream, c.correlation);
+    gpu_row(&row, c->ts, c->end, c->device, c->stream, c->correlation);
     char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMCPY;
     row.name = intern_lit(
-        L, tp_kineto_memcpy_name(name, sizeof name, c.copy_kind, c.src_kind, c.dst_kind));
-    row.bytes = (int64_t)c.bytes;
-    row.copy_kind = c.copy_kind;
-    row.src_kind = c.src_kind;
-    row.dst_kind = c.dst_kind;
+        L, tp_kineto_memcpy_name(name, sizeof name, c->copy_kind, c->src_kind, c->dst_kind));
+    row.bytes = (int64_t)c->bytes;
+    row.copy_kind = c->copy_kind;
+    row.src_kind = c->src_kind;
+    row.dst_kind = c->dst_kind;
     row.flags = (h->flags & TP_MEMCPY_ASYNC) ? TP_EVF_ASYNC : 0;
-    push_row(L, &row);
+    return push_row(L, &row);
 }
 
-static void on_memset(nload *L, const tp_rec_hdr *h) {
-    tp_rec_memset s;
-    tp_record_get(h, &s, sizeof s);
+static tp_status on_memset(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_memset *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s.ts, s.end, s.device, s.stream, s.correlation);
+    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
     char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMSET;
-    row.name = intern_lit(L, tp_kineto_memset_name(name, sizeof name, s.mem_kind));
-    row.bytes = (int64_t)s.bytes;
-    row.src_kind = row.dst_kind = s.mem_kind;
-    push_row(L, &row);
+    row.name = intern_lit(L, tp_kineto_memset_name(name, sizeof name, s->mem_kind));
+    row.bytes = (int64_t)s->bytes;
+    row.src_kind = row.dst_kind = s->mem_kind;
+    return push_row(L, &row);
 }
 
-static void on_sync(nload *L, const tp_rec_hdr *h) {
-    tp_rec_sync s;
-    tp_record_get(h, &s, sizeof s);
+static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_sync *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s.ts, s.end, s.device, s.stream, s.correlation);
-    if (s.stream == 0xffffffffu) { /* not stream-specific: a CPU-side wait */
+    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
+    if (s->stream == 0xffffffffu) { /* not stream-specific: a CPU-side wait */
         row.stream = -1;
         row.pid = L->pid;
-        row.tid = s.tid;
+        row.tid = s->tid;
     }
     row.cat = TP_CAT_CUDA_SYNC;
-    row.name = intern_lit(L, tp_sync_type_name(s.type));
-    push_row(L, &row);
+    row.name = intern_lit(L, tp_sync_type_name(s->type));
+    return push_row(L, &row);
 }
 
-static void annotation(nload *L, const tp_open_range *o, int64_t end) {
+/* An NVTX range, paired by the visitor; ranges still open end at the trace's last time. */
+static tp_status on_range(void *ctx, const tp_visit_range *r) {
+    nload *L = ctx;
+    int64_t end = r->closed ? (int64_t)r->end : L->t_last;
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.ts = (int64_t)r->open.ts;
+    row.dur = end > row.ts ? end - row.ts : 0;
+    row.cat = TP_CAT_USER_ANNOTATION;
+    row.name = intern_sid(L, r->open.msg_sid);
+    row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
+    row.pid = L->pid;
+    row.tid = r->open.tid;
+    return push_row(L, &row);
+}
+
+static tp_status mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint64_t addr,
+                           int64_t bytes, uint32_t stack) {
+    tp_memev_row row = {ts, bytes, -1, -1, addr, dev, kind, stack, 0};
+    tp_memev_push(&L->r->mem, &row);
+    return TP_OK;
+}
+
+static tp_status on_device_mem(void *ctx, const tp_rec_hdr *h) {
+    const tp_rec_device_mem *d = (const void *)h;
+    int free_op = d->op == TP_MEMOP_FREE;
+    return mem_event(ctx, (int64_t)d->ts, free_op ? TP_MEMEV_FREE : TP_MEMEV_ALLOC,
+                     (int32_t)d->device, d->address,
+                     free_op ? -(int64_t)d->bytes : (int64_t)d->bytes, d->stack_id);
+}
+
+static tp_status on_heap(void *ctx, const tp_rec_hdr *h) {
+    const tp_rec_heap *p = (const void *)h;
+    int64_t sz = p->op == TP_HEAP_REGISTER ? (int64_t)p->size : -(int64_t)p->size;
+    return mem_event(ctx, (int64_t)p->ts, TP_MEMEV_HEAP, -1, p->address, sz, p->stack_id);
+}
+
+static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_region *g = (const void *)h;
+    int64_t delta;
+    if (!tp_region_map_apply(&L->regions, g->address, g->size, g->op == TP_REGION_UNREGISTER,
+                             &delta))
+        return TP_ERR_NOMEM;
+    return mem_event(L, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g->address,
+                     delta, g->stack_id);
+}
+
+static tp_status on_alloc_fail(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_alloc_fail *f = (const void *)h;
+    tp_memev_row row = {(int64_t)f->ts,
+                        (int64_t)f->requested,
+                        (int64_t)(f->reserved_bytes - f->free_bytes),
+                        (int64_t)f->reserved_bytes,
+                        0,
+                        (int32_t)f->device,
+                        TP_MEMEV_ALLOC_FAIL,
+                        f->stack_id,
+                        (int64_t)f->largest_free_block};
+    tp_memev_push(&L->r->mem, &row);
+    return TP_OK;
+}
+
+static tp_status on_dropped(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    L->r->n_dropped_records += ((const tp_rec_dropped *)(const void *)h)->count;
+    return TP_OK;
+}
+
+static tp_status on_overhead(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_overhead *o = (const void *)h;
     tp_event_row row;
     tp_event_row_init(&row);
     row.ts = (int64_t)o->ts;
-    row.dur = end > row.ts ? end - row.ts : 0;
-    row.cat = TP_CAT_USER_ANNOTATION;
-    row.name = intern_sid(L, o->msg_sid);
-    row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
+    row.dur = o->end > o->ts ? (int64_t)(o->end - o->ts) : 0;
+    row.cat = TP_CAT_OVERHEAD;
+    row.name = o->name_sid ? intern_sid(L, o->name_sid) : intern_lit(L, "trainprof overhead");
     row.pid = L->pid;
     row.tid = o->tid;
-    push_row(L, &row);
+    return push_row(L, &row);
 }
 
-static void on_nvtx(nload *L, const tp_rec_hdr *h) {
-    tp_open_range o, got;
-    if (h->type == TP_REC_NVTX_PUSH) {
-        tp_rec_nvtx n;
-        tp_record_get(h, &n, sizeof n);
-        o = (tp_open_range){TP_PAIR_PUSH_KEY(n.tid, n.domain), n.ts, n.msg_sid, n.tid};
-        range_push(&L->pushes, &o);
-    } else if (h->type == TP_REC_NVTX_POP) {
-        tp_rec_nvtx_pop n;
-        tp_record_get(h, &n, sizeof n);
-        if (tp_range_stack_take(&L->pushes, TP_PAIR_PUSH_KEY(n.tid, n.domain), &got))
-            annotation(L, &got, (int64_t)n.ts);
-    } else if (h->type == TP_REC_NVTX_START) {
-        tp_rec_nvtx_start n;
-        tp_record_get(h, &n, sizeof n);
-        o = (tp_open_range){n.range_id, n.ts, n.msg_sid, n.tid};
-        range_push(&L->starts, &o);
-    } else if (h->type == TP_REC_NVTX_END) {
-        tp_rec_nvtx_end n;
-        tp_record_get(h, &n, sizeof n);
-        if (tp_range_stack_take(&L->starts, n.range_id, &got))
-            annotation(L, &got, (int64_t)n.ts);
-    }
-}
-
-static void mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint64_t addr, int64_t bytes,
-                      uint32_t stack) {
-    tp_memev_row row = {ts, bytes, -1, -1, addr, dev, kind, stack, 0};
-    tp_memev_push(&L->r->mem, &row);
-}
-
-static void on_memory(nload *L, const tp_rec_hdr *h) {
-    if (h->type == TP_REC_DEVICE_MEM) {
-        tp_rec_device_mem d;
-        tp_record_get(h, &d, sizeof d);
-        int free_op = d.op == TP_MEMOP_FREE;
-        mem_event(L, (int64_t)d.ts, free_op ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, (int32_t)d.device,
-                  d.address, free_op ? -(int64_t)d.bytes : (int64_t)d.bytes, d.stack_id);
-    } else if (h->type == TP_REC_HEAP) {
-        tp_rec_heap p;
-        tp_record_get(h, &p, sizeof p);
-        int64_t sz = p.op == TP_HEAP_REGISTER ? (int64_t)p.size : -(int64_t)p.size;
-        mem_event(L, (int64_t)p.ts, TP_MEMEV_HEAP, -1, p.address, sz, p.stack_id);
-    } else if (h->type == TP_REC_REGION) {
-        tp_rec_region g;
-        tp_record_get(h, &g, sizeof g);
-        uint64_t old = tp_region_map_take(&L->regions, g.address);
-        int64_t delta = (int64_t)(g.op == TP_REGION_UNREGISTER ? 0 : g.size) - (int64_t)old;
-        if (g.op != TP_REGION_UNREGISTER)
-            region_put(&L->regions, g.address, g.size);
-        mem_event(L, (int64_t)g.ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g.address,
-                  delta, g.stack_id);
-    } else if (h->type == TP_REC_ALLOC_FAIL) {
-        tp_rec_alloc_fail f;
-        tp_record_get(h, &f, sizeof f);
-        tp_memev_row row = {(int64_t)f.ts,
-                            (int64_t)f.requested,
-                            (int64_t)(f.reserved_bytes - f.free_bytes),
-                            (int64_t)f.reserved_bytes,
-                            0,
-                            (int32_t)f.device,
-                            TP_MEMEV_ALLOC_FAIL,
-                            f.stack_id,
-                            (int64_t)f.largest_free_block};
-        tp_memev_push(&L->r->mem, &row);
-    }
-}
-
-static void on_other(nload *L, const tp_rec_hdr *h) {
-    if (h->type == TP_REC_DROPPED) {
-        tp_rec_dropped d;
-        tp_record_get(h, &d, sizeof d);
-        L->r->n_dropped_records += d.count;
-    } else if (h->type == TP_REC_OVERHEAD) {
-        tp_rec_overhead o;
-        tp_record_get(h, &o, sizeof o);
-        tp_event_row row;
-        tp_event_row_init(&row);
-        row.ts = (int64_t)o.ts;
-        row.dur = o.end > o.ts ? (int64_t)(o.end - o.ts) : 0;
-        row.cat = TP_CAT_OVERHEAD;
-        row.name = o.name_sid ? intern_sid(L, o.name_sid) : intern_lit(L, "trainprof overhead");
-        row.pid = L->pid;
-        row.tid = o.tid;
-        push_row(L, &row);
-    } else if (h->type == TP_REC_NVTX_MARK || h->type == TP_REC_COUNTER ||
-               h->type == TP_REC_CLOCK_SYNC) {
-        L->r->n_instant++;
-    }
-}
-
-static void on_record(nload *L, const tp_rec_hdr *h) {
-    switch (h->type) {
-    case TP_REC_API:
-        on_api(L, h);
-        break;
-    case TP_REC_KERNEL:
-        on_kernel(L, h);
-        break;
-    case TP_REC_MEMCPY:
-        on_memcpy(L, h);
-        break;
-    case TP_REC_MEMSET:
-        on_memset(L, h);
-        break;
-    case TP_REC_SYNC:
-        on_sync(L, h);
-        break;
-    case TP_REC_NVTX_PUSH:
-    case TP_REC_NVTX_POP:
-    case TP_REC_NVTX_START:
-    case TP_REC_NVTX_END:
-        on_nvtx(L, h);
-        break;
-    case TP_REC_DEVICE_MEM:
-    case TP_REC_HEAP:
-    case TP_REC_REGION:
-    case TP_REC_ALLOC_FAIL:
-        on_memory(L, h);
-        break;
-    default:
-        on_other(L, h);
-        break;
-    }
+/* Marks, counters and clock syncs among the data: counted as instants, not kept. */
+static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
+    (void)h;
+    ((nload *)ctx)->r->n_instant++;
+    return TP_OK;
 }
 
 /* ---------------------------------------------------------------- metadata */
 
-/* Each named thread under its latest name; rows carry the PROCESS pid, so names do too. */
-static void load_thread_names(nload *L) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(L->rd, TP_REC_THREAD, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_thread t;
-        tp_record_get(recs[i], &t, sizeof t);
-        const char *name = tp_reader_thread_name(L->rd, t.tid);
-        if (name)
-            tp_rank_set_thread_name(L->m, L->r, L->pid, t.tid, name, strlen(name));
+static tp_status on_process(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_process *p = (const void *)h;
+    L->pid = p->pid;
+    if (p->rank >= 0 && L->r->rank < 0) {
+        L->r->rank = p->rank;
+        L->r->rank_hta = p->rank;
+        L->r->has_dist_info = 1;
     }
-}
-
-static void load_meta(nload *L) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(L->rd, TP_REC_PROCESS, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_process p;
-        tp_record_get(recs[i], &p, sizeof p);
-        L->pid = p.pid;
-        if (p.rank >= 0 && L->r->rank < 0) {
-            L->r->rank = p.rank;
-            L->r->rank_hta = p.rank;
-            L->r->has_dist_info = 1;
-        }
-        if (p.world_size > 0)
-            L->r->world_size = p.world_size;
-    }
-    load_thread_names(L);
-    n = tp_reader_meta(L->rd, TP_REC_DEVICE, &recs);
-    int gpus = 0, cpu_devices = 0;
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_device d;
-        tp_record_get(recs[i], &d, sizeof d);
-        gpus += d.kind == TP_DEVICE_GPU;
-        cpu_devices += d.kind == TP_DEVICE_CPU_ACCEL;
-        tp_device_info *v = realloc(L->r->devices, (L->r->n_devices + 1) * sizeof *v);
-        if (!v)
-            abort();
-        L->r->devices = v;
-        v[L->r->n_devices++] = (tp_device_info){(int32_t)d.id,
-                                                intern_sid(L, d.name_sid),
-                                                (int64_t)d.global_memory_bytes,
-                                                (int32_t)(d.compute_capability / 10),
-                                                (int32_t)(d.compute_capability % 10),
-                                                (int32_t)d.sm_count};
-    }
-    if (cpu_devices && !gpus)
-        L->r->device_type = TP_DEVTYPE_CPU_DEVICE;
-    n = tp_reader_meta(L->rd, TP_REC_CLOCK_SYNC, &recs);
-    if (n > 0) { /* realtime = trace clock + base_time_ns */
-        tp_rec_clock_sync c;
-        tp_record_get(recs[0], &c, sizeof c);
-        L->r->base_time_ns = (int64_t)(c.realtime_ns - c.ts);
-    }
-}
-
-static tp_status load_records(nload *L) {
-    tp_cursor *c;
-    tp_status st = tp_cursor_open(L->rd, NULL, &c);
-    if (st != TP_OK)
-        return st;
-    for (const tp_rec_hdr *h; (h = tp_cursor_next(c)) != NULL;)
-        on_record(L, h);
-    tp_cursor_close(c);
-    tp_open_range o;
-    while (L->pushes.n && tp_range_stack_take(&L->pushes, L->pushes.v[L->pushes.n - 1].key, &o))
-        annotation(L, &o, L->t_last);
-    while (L->starts.n && tp_range_stack_take(&L->starts, L->starts.v[L->starts.n - 1].key, &o))
-        annotation(L, &o, L->t_last);
+    if (p->world_size > 0)
+        L->r->world_size = p->world_size;
     return TP_OK;
 }
+
+/* Each named thread under its latest name; rows carry the PROCESS pid, so names do too. */
+static tp_status on_thread(void *ctx, const tp_visit_thread *t) {
+    nload *L = ctx;
+    if (t->first && t->name)
+        tp_rank_set_thread_name(L->m, L->r, L->pid, t->rec->tid, t->name, strlen(t->name));
+    return TP_OK;
+}
+
+static tp_status on_device(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_device *d = (const void *)h;
+    L->gpus += d->kind == TP_DEVICE_GPU;
+    L->cpu_devices += d->kind == TP_DEVICE_CPU_ACCEL;
+    L->r->devices = tp_mem_xrealloc(L->r->devices, L->r->n_devices + 1, sizeof *L->r->devices);
+    L->r->devices[L->r->n_devices++] = (tp_device_info){(int32_t)d->id,
+                                                        intern_sid(L, d->name_sid),
+                                                        (int64_t)d->global_memory_bytes,
+                                                        (int32_t)(d->compute_capability / 10),
+                                                        (int32_t)(d->compute_capability % 10),
+                                                        (int32_t)d->sm_count};
+    return TP_OK;
+}
+
+/* The first clock sync ties the trace clock to wall time: realtime = ts + base_time_ns. */
+static tp_status on_clock_sync(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_clock_sync *c = (const void *)h;
+    if (!L->have_clock)
+        L->r->base_time_ns = (int64_t)(c->realtime_ns - c->ts);
+    L->have_clock = 1;
+    return TP_OK;
+}
+
+static const tp_visitor loader = {
+    .meta =
+        {
+            [TP_REC_PROCESS] = on_process,
+            [TP_REC_DEVICE] = on_device,
+            [TP_REC_CLOCK_SYNC] = on_clock_sync,
+        },
+    .thread = on_thread,
+    .data =
+        {
+            [TP_REC_API] = on_api,
+            [TP_REC_KERNEL] = on_kernel,
+            [TP_REC_MEMCPY] = on_memcpy,
+            [TP_REC_MEMSET] = on_memset,
+            [TP_REC_SYNC] = on_sync,
+            [TP_REC_DEVICE_MEM] = on_device_mem,
+            [TP_REC_HEAP] = on_heap,
+            [TP_REC_REGION] = on_region,
+            [TP_REC_ALLOC_FAIL] = on_alloc_fail,
+            [TP_REC_DROPPED] = on_dropped,
+            [TP_REC_OVERHEAD] = on_overhead,
+            [TP_REC_NVTX_MARK] = on_instant,
+            [TP_REC_COUNTER] = on_instant,
+            [TP_REC_CLOCK_SYNC] = on_instant,
+        },
+    .range = on_range,
+};
 
 static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, char *err,
                            size_t err_len) {
@@ -362,9 +307,10 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, char *e
     L.rd = rd;
     L.r = tp_model_add_rank(m, name);
     L.r->native = 1;
-    load_meta(&L);
-    tp_status st = load_records(&L);
-    tp_range_stack_free(&L.pushes), tp_range_stack_free(&L.starts), tp_region_map_free(&L.regions);
+    tp_status st = tp_visit_run(rd, &loader, &L, NULL);
+    tp_region_map_free(&L.regions);
+    if (L.cpu_devices && !L.gpus)
+        L.r->device_type = TP_DEVTYPE_CPU_DEVICE;
     const tp_integrity *in = tp_reader_integrity(rd);
     if (st != TP_OK) {
         tp_model_pop_rank(m);

@@ -92,6 +92,13 @@ uint64_t tp_region_map_take(tp_region_map *m, uint64_t addr) {
     return size;
 }
 
+int tp_region_map_apply(tp_region_map *m, uint64_t addr, uint64_t size, int unregister,
+                        int64_t *delta) {
+    uint64_t old = tp_region_map_take(m, addr);
+    *delta = (int64_t)(unregister ? 0 : size) - (int64_t)old;
+    return unregister || tp_region_map_put(m, addr, size);
+}
+
 void tp_region_map_free(tp_region_map *m) {
     free(m->addr);
     free(m->size);
