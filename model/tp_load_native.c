@@ -231,35 +231,32 @@ static int cmp_u32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Marks Python code id `id` in the set *seen of *cap bytes (grown and zero-filled as
+ * needed); *max is the largest id marked. */
+static void note_code(uint8_t **seen, size_t *cap, uint32_t *max, uint32_t id) {
+    if (!id) /* ids start at 1 */
+        return;
+    size_t old = *cap;
+    TP_MEM_XGROW(*seen, *cap, (size_t)id + 1);
+    memset(*seen + old, 0, *cap - old);
+    (*seen)[id] = 1;
+    *max = id > *max ? id : *max;
+}
+
 /* Copies the stacks the rank's rows refer to, and the modules their frames point into, from
  * the trace into the model, so the analyses never reopen the file to read a stack. Reads only
  * the rank's rows and the reader's metadata; call it once the records are loaded. */
-/* Marks Python code id `id` in the set *seen (grown to the largest id met). */
-static void note_code(uint8_t **seen, uint32_t *max, uint32_t id) {
-    if (!id) /* ids start at 1 */
-        return;
-    if (id > *max) {
-        uint8_t *p = realloc(*seen, (size_t)id + 1);
-        if (!p)
-            abort();
-        memset(p + (*seen ? *max + 1 : 0), 0, (size_t)id + 1 - (*seen ? *max + 1 : 0));
-        *seen = p, *max = id;
-    }
-    (*seen)[id] = 1;
-}
-
 static void load_stacks(nload *L) {
     const tp_events *ev = &L->r->ev;
     const tp_memevents *mem = &L->r->mem;
-    uint32_t *ids = malloc((ev->n + mem->n + 1) * sizeof *ids);
-    uint8_t *mod_seen = calloc(TP_FRAME_NO_MODULE + 1, 1);
+    uint32_t *ids = tp_mem_xalloc(ev->n + mem->n + 1, sizeof *ids);
+    uint8_t *mod_seen = tp_mem_xcalloc(TP_FRAME_NO_MODULE + 1, 1);
     uint8_t *code_seen = NULL; /* Python code ids met, by id (TP_PYCODE_MAX_ID at most) */
+    size_t code_cap = 0;
     uint32_t max_code = 0;
     uint32_t *mods = NULL;
     uint64_t *addrs = NULL;
     size_t n = 0, cap = 0;
-    if (!ids || !mod_seen)
-        abort();
     for (size_t i = 0; i < ev->n; i++)
         if (ev->stack[i])
             ids[n++] = ev->stack[i];
@@ -272,18 +269,17 @@ static void load_stacks(nload *L) {
         const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);
         if (!f)
             continue;
-        if (nf > cap) {
+        if (nf > cap) { /* two arrays, one capacity */
             cap = nf;
-            mods = realloc(mods, cap * sizeof *mods), addrs = realloc(addrs, cap * sizeof *addrs);
-            if (!mods || !addrs)
-                abort();
+            mods = tp_mem_xrealloc(mods, cap, sizeof *mods);
+            addrs = tp_mem_xrealloc(addrs, cap, sizeof *addrs);
         }
         for (uint32_t i = 0; i < nf; i++) {
             uint32_t mo = TP_FRAME_MODULE(f[i]);
             addrs[i] = TP_FRAME_OFFSET(f[i]);
             if (TP_FRAME_IS_PYTHON(f[i])) {
                 mods[i] = TP_STACK_PYTHON;
-                note_code(&code_seen, &max_code, TP_FRAME_PY_CODE(f[i]));
+                note_code(&code_seen, &code_cap, &max_code, TP_FRAME_PY_CODE(f[i]));
                 continue;
             }
             mods[i] = mo == TP_FRAME_NO_MODULE ? TP_STACK_NO_MODULE : mo;
