@@ -148,8 +148,9 @@ typedef struct {
     int failed; /* an SQLite or allocation error; the first message is in err */
     char err[256];
     uint64_t rows;
-    uint64_t t_last; /* latest end of any data record: where ranges never closed end */
-    uint32_t pid;    /* the first PROCESS record's, for threads that carry none */
+    uint64_t t_last;      /* latest end of any data record: where ranges never closed end */
+    uint32_t pid;         /* the first PROCESS record's, for threads that carry none */
+    sqlite3_stmt *py_ins; /* python_code's insert, once a PYCODE record made the table */
     int have_pid;
 } sctx;
 
@@ -493,15 +494,10 @@ static int create_schema(sctx *c) {
 
 /* Python code objects (traces of CPython programs, v1.2): a table of their names and a view
  * of the stacks with Python frames resolved (module 65534 = TP_FRAME_PYTHON; its offset holds
- * code id << 24 | line). Only in exports of traces that have them, so the schema of other
- * traces' exports stays as it was. */
-static void meta_python(sctx *c) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(c->r, TP_REC_PYCODE, &recs);
+ * code id << 24 | line). Created at the first PYCODE record, so the schema of other traces'
+ * exports stays as it was. */
+static int python_schema(sctx *c) {
     char sql[768];
-    sqlite3_stmt *st = NULL;
-    if (!n || c->failed)
-        return;
     snprintf(sql, sizeof sql,
              "CREATE TABLE python_code (code_id INTEGER PRIMARY KEY, function TEXT, file TEXT, "
              "first_line INTEGER);"
@@ -512,25 +508,32 @@ static void meta_python(sctx *c) {
              "c.code_id = st.offset >> 24;",
              TP_FRAME_PYTHON, TP_PYLINE_MAX, TP_FRAME_PYTHON);
     if (!exec(c, sql) ||
-        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO python_code VALUES (?,?,?,?)", -1, &st,
-                           NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO python_code VALUES (?,?,?,?)", -1,
+                           &c->py_ins, NULL) != SQLITE_OK) {
         db_fail(c, "python_code");
-        return;
+        return 0;
     }
-    for (size_t i = 0; i < n && !c->failed; i++) {
-        tp_rec_pycode p;
-        tp_record_get(recs[i], &p, sizeof p);
-        sqlite3_bind_int64(st, 1, p.id);
-        sqlite3_bind_text(st, 2, str(c, p.name_sid), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 3, str(c, p.file_sid), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(st, 4, p.first_line);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            db_fail(c, "python_code");
-        sqlite3_reset(st);
-        c->rows++;
-    }
-    sqlite3_finalize(st);
+    return 1;
 }
+
+static tp_status on_pycode(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_pycode *p = (const void *)h;
+    if (!c->py_ins && !python_schema(c))
+        return TP_ERR_IO;
+    sqlite3_bind_int64(c->py_ins, 1, p->id);
+    sqlite3_bind_text(c->py_ins, 2, str(c, p->name_sid), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(c->py_ins, 3, str(c, p->file_sid), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(c->py_ins, 4, p->first_line);
+    if (sqlite3_step(c->py_ins) != SQLITE_DONE)
+        db_fail(c, "python_code");
+    sqlite3_reset(c->py_ins);
+    c->rows++;
+    return ok(c);
+}
+
+/* After the strings and stacks: the Python code objects. */
+static const tp_visitor python = {.meta = {[TP_REC_PYCODE] = on_pycode}};
 
 static tp_status export_all(sctx *c) {
     if (!create_schema(c))
@@ -539,7 +542,8 @@ static tp_status export_all(sctx *c) {
     if (st != TP_OK && !c->failed)
         return st; /* the visitor's own failure (out of memory), not a row's */
     meta_ids(c);
-    meta_python(c);
+    if (!c->failed && (st = tp_visit_run(c->r, &python, c, NULL)) != TP_OK && !c->failed)
+        return st;
     if (!c->failed)
         exec(c, "COMMIT;");
     return c->failed ? TP_ERR_IO : TP_OK;
@@ -570,6 +574,7 @@ tp_status tp_export_sqlite(tp_reader *r, const char *path, uint64_t *rows, char 
     }
     for (int t = 0; t < T_COUNT; t++)
         sqlite3_finalize(c->ins[t]);
+    sqlite3_finalize(c->py_ins);
     if (sqlite3_close(c->db) != SQLITE_OK && st == TP_OK)
         st = TP_ERR_IO;
     if (st != TP_OK) {
