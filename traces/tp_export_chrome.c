@@ -3,7 +3,7 @@
  * Two visitors (traces/tp_visit.h): `header` over the metadata, then `events` over the
  * metadata and every record in file order. GPU activity goes to pid = device id, tid =
  * stream (as Kineto does); CPU-side records go to the PROCESS record's pid and the thread
- * id. NVTX ranges come paired by the visitor, exactly as the analyzer's native loader gets
+ * id. NVTX ranges come paired by the visitor, exactly as the model's native loader gets
  * them, so a report of the export and one of the trace agree. */
 #include "tp_export_chrome.h"
 

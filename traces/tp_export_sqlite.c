@@ -272,7 +272,7 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
     return ok(c);
 }
 
-/* An NVTX range, paired by the visitor (as the analyzer's native loader gets them); one
+/* An NVTX range, paired by the visitor (as the model's native loader gets them); one
  * never closed ends where the trace's last record does. */
 static tp_status on_range(void *cx, const tp_visit_range *r) {
     sctx *c = cx;

@@ -1,7 +1,7 @@
 /* tp_kineto_names: the names PyTorch's profiler (Kineto) gives GPU copies, memsets and
  * synchronizations, defined once for all of trainprof.
  *
- * The analyzer's native loader names its rows with them, so analyses that go by name (HTA's
+ * The model's native loader names its rows with them, so analyses that go by name (HTA's
  * memory-kernel types, the kernel-type classes) treat a .tprof trace and a Kineto trace
  * alike; the Chrome export writes them, so an export re-imports to the same report; the
  * Kineto importer reads the kinds back out of them. The kinds are the tp_copy_kind,

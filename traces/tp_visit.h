@@ -1,6 +1,6 @@
 /* tp_visit: the one loop over a trace's records, dispatching each to a table of handlers.
  *
- * perf's `perf_tool` is the model: a consumer (the analyzer's native loader, the Chrome and
+ * perf's `perf_tool` is the model: a consumer (the model's native loader, the Chrome and
  * SQLite exports, `trainprof info`) fills a tp_visitor with a handler per record type it
  * wants (NULL: skipped) and tp_visit_run walks the reader once. Nobody else switches over
  * record types or loops over the metadata.
