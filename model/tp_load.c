@@ -12,6 +12,7 @@
 
 #include "tp_import_kineto.h"
 #include "tp_load_native.h"
+#include "tp_mem.h"
 
 typedef struct {
     char **v;
@@ -19,12 +20,7 @@ typedef struct {
 } pathlist;
 
 static void list_add(pathlist *l, const char *dir, const char *name) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = realloc(l->v, l->cap * sizeof *l->v);
-        if (!l->v)
-            abort();
-    }
+    TP_MEM_XGROW(l->v, l->cap, l->n + 1);
     size_t len = strlen(dir) + strlen(name) + 2;
     char *p = malloc(len);
     if (!p)
