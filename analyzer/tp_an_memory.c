@@ -6,12 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_kineto_names.h"
+#include "tp_record.h"
+
+/* Kineto's spelling of the kind; the report's "unknown" (lower case, as for memory kinds)
+ * for the rest. */
 const char *tp_an_copy_kind_name(uint8_t k) {
-    static const char *const names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
     if (k == TP_AN_MEMSET_KIND)
-        return "Memset";
-    return k < sizeof names / sizeof *names ? names[k] : "unknown";
+        return TP_KINETO_MEMSET;
+    return k != TP_COPY_UNKNOWN && k <= TP_COPY_PTOP ? tp_copy_kind_name(k) : "unknown";
 }
 
 const char *tp_an_mem_kind_name(uint8_t k) {
@@ -23,10 +26,10 @@ const char *tp_an_mem_kind_name(uint8_t k) {
 /* HTA's get_memory_kernel_type: "Memset", the first 11 characters of a Memcpy name, or
  * "Memcpy Unknown". */
 static void mem_type(const char *name, char out[16]) {
-    if (strncmp(name, "Memset", 6) == 0)
-        snprintf(out, 16, "Memset");
-    else if (strncmp(name, "Memcpy", 6) != 0)
-        snprintf(out, 16, "Memcpy Unknown");
+    if (tp_kineto_is_memset(name))
+        snprintf(out, 16, TP_KINETO_MEMSET);
+    else if (!tp_kineto_is_memcpy(name))
+        snprintf(out, 16, TP_KINETO_MEMCPY " Unknown");
     else
         snprintf(out, 16, "%.11s", name);
 }

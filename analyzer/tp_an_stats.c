@@ -2,32 +2,18 @@
 #include "tp_an_stats.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_mem.h"
+
+/* The analyses' names for tp_mem's aborting calls, kept so the analyses read as before. */
 void *tp_an_alloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "trainprof: out of memory\n");
-        abort();
-    }
-    return p;
+    return tp_mem_xcalloc(n, size);
 }
 
 void tp_an_grow(void **p, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap)
-        return;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q) {
-        fprintf(stderr, "trainprof: out of memory\n");
-        abort();
-    }
-    *p = q;
-    *cap = c;
+    tp_mem_xgrow(p, cap, need, size);
 }
 
 static int cmp_double(const void *a, const void *b) {

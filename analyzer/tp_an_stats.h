@@ -51,7 +51,8 @@ static inline int64_t tp_an_add(int64_t a, int64_t b) {
 }
 
 /* Growable arrays: *p is reallocated to hold at least `need` elements of `size` bytes;
- * *cap tracks the capacity. Aborts on out of memory (analyzer policy). */
+ * *cap tracks the capacity. Aborts on out of memory (analyzer policy). Both are tp_mem's
+ * tp_mem_xgrow and tp_mem_xcalloc (checked n * size, one growth rule). */
 void tp_an_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* malloc/calloc that abort on out of memory. */

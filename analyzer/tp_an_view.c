@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tp_an_stats.h"
+#include "tp_kineto_names.h"
 
 void tp_an_opts_init(tp_an_opts *o) {
     memset(o, 0, sizeof *o);
@@ -31,12 +32,12 @@ static int starts(const char *s, const char *p) {
 /* HTA's ComputeKernelGroupingPattern, inverted: names that are NOT compute kernels.
  * Python's re.match anchors at the start, so ".*X" means "contains X". */
 static int hta_not_compute(const char *n) {
-    static const char *const prefixes[] = {"nccl",        "Stream Wait Event",
+    static const char *const prefixes[] = {"nccl",        TP_KINETO_SYNC_STREAM_WAIT_EVENT,
                                            "runFunction", "hip",
                                            "job_exe",     "packet",
                                            "pe_exe",      "cpum_exe_subgraph",
                                            "hccl",        "collective_subgraph_execution"};
-    static const char *const contains[] = {"Memcpy", "Memset", "dma", "Sync"};
+    static const char *const contains[] = {TP_KINETO_MEMCPY, TP_KINETO_MEMSET, "dma", "Sync"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (starts(n, prefixes[i]))
             return 1;
@@ -50,7 +51,7 @@ static int hta_not_compute(const char *n) {
 tp_ktype tp_ktype_of(const char *n) {
     if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel"))
         return TP_KT_COMMUNICATION;
-    if (starts(n, "Memcpy") || starts(n, "hipMemcpy") || starts(n, "Memset") ||
+    if (tp_kineto_is_memcpy(n) || starts(n, "hipMemcpy") || tp_kineto_is_memset(n) ||
         starts(n, "hipMemset") || starts(n, "dma"))
         return TP_KT_MEMORY;
     return hta_not_compute(n) ? TP_KT_OTHER : TP_KT_COMPUTATION;
@@ -313,7 +314,8 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     uint8_t *cls = tp_an_alloc(n, 1);
     tp_clockmode c;
     clock_mode(&c, r, &v->opts);
-    tp_syncnames s = {tp_model_find_str(m, "Event Sync"), tp_model_find_str(m, "Context Sync")};
+    tp_syncnames s = {tp_model_find_str(m, TP_KINETO_SYNC_EVENT),
+                      tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT)};
     for (size_t i = 0; i < n; i++) {
         row_times(&r->ev, i, &c, &ts[i], &end[i]);
         cls[i] = (uint8_t)gpu_class(&r->ev, i, &s);

@@ -11,6 +11,7 @@
 
 #include "tp_an_enclosing.h"
 #include "tp_an_stats.h"
+#include "tp_mem.h"
 
 /* ---------------------------------------------------------------- names */
 
@@ -324,9 +325,7 @@ void tp_diag_cat(char **s, const char *fmt, ...) {
         return;
     }
     size_t len = *s ? strlen(*s) : 0;
-    char *p = realloc(*s, len + (size_t)n + 1);
-    if (!p)
-        abort();
+    char *p = tp_mem_xrealloc(*s, len + (size_t)n + 1, 1);
     va_start(ap, fmt);
     vsnprintf(p + len, (size_t)n + 1, fmt, ap);
     va_end(ap);

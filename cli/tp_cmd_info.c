@@ -16,6 +16,7 @@
 #include "tp_an_drops.h"
 #include "tp_reader.h"
 #include "tp_text.h"
+#include "tp_visit.h"
 
 static void usage(FILE *out) {
     fprintf(out, "usage: trainprof info FILE [--json]\n\n"
@@ -49,25 +50,39 @@ static const char *str_or(const tp_reader *r, uint32_t sid, const char *dflt) {
     return s ? s : dflt;
 }
 
-/* Drops by (type, reason), read from the DROPPED records. */
-typedef struct {
-    uint64_t count[TP_REC_TYPE_LIMIT][5];
-} drop_table;
+/* ------------------------------------------------------------------ counting */
 
-static void count_drops(tp_reader *r, drop_table *d) {
-    memset(d, 0, sizeof *d);
-    tp_query q = {TP_REC_BIT(TP_REC_DROPPED), 0, 0};
-    tp_cursor *c;
-    if (tp_cursor_open(r, &q, &c) != TP_OK)
-        return;
-    for (const tp_rec_hdr *h; (h = tp_cursor_next(c));) {
-        tp_rec_dropped rec;
-        tp_record_get(h, &rec, sizeof rec);
-        d->count[rec.what < TP_REC_TYPE_LIMIT ? rec.what : 0][rec.reason < 5 ? rec.reason : 0] +=
-            rec.count;
-    }
-    tp_cursor_close(c);
+/* What info counts itself (the reader has the rest), from one visitor pass: metadata
+ * records by type (THREAD: distinct threads) and drops by (type, reason) from the DROPPED
+ * records. */
+typedef struct {
+    size_t n[TP_REC_TYPE_LIMIT];
+    uint64_t drops[TP_REC_TYPE_LIMIT][5];
+} info_counts;
+
+static tp_status count_meta(void *ctx, const tp_rec_hdr *h) {
+    ((info_counts *)ctx)->n[h->type]++;
+    return TP_OK;
 }
+
+static tp_status count_thread(void *ctx, const tp_visit_thread *t) {
+    ((info_counts *)ctx)->n[TP_REC_THREAD] += t->first;
+    return TP_OK;
+}
+
+static tp_status count_drop(void *ctx, const tp_rec_hdr *h) {
+    const tp_rec_dropped *d = (const void *)h;
+    ((info_counts *)ctx)
+        ->drops[d->what < TP_REC_TYPE_LIMIT ? d->what : 0][d->reason < 5 ? d->reason : 0] +=
+        d->count;
+    return TP_OK;
+}
+
+static const tp_visitor counting = {
+    .meta = {[TP_REC_PROCESS] = count_meta, [TP_REC_DEVICE] = count_meta},
+    .thread = count_thread,
+    .data = {[TP_REC_DROPPED] = count_drop},
+};
 
 static const char *reason_name(int reason) {
     static const char *const names[] = {"other", "ring_full", "no_buffer", "cupti", "convert"};
@@ -82,6 +97,12 @@ static const char *type_name(int t, char *buf, size_t n) {
     return buf;
 }
 
+/* What a section's handlers print with. */
+typedef struct {
+    const tp_reader *r;
+    int first; /* JSON: no comma before the next element */
+} printer;
+
 /* ------------------------------------------------------------------ text */
 
 /* Every string from the trace goes through here: terminal-safe (tp_text), never raw. */
@@ -89,74 +110,52 @@ static const char *safe(char *buf, size_t n, const char *s) {
     return tp_text_safe(buf, n, s);
 }
 
-static void text_processes(const tp_reader *r) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(r, TP_REC_PROCESS, &recs);
-    printf("processes:    %zu\n", n);
-    for (size_t i = 0; i < n; i++) {
-        const tp_rec_process *p = (const tp_rec_process *)recs[i];
-        char host[1024], cmd[8192];
-        printf("  pid %-8" PRIu32 " rank %" PRId32 "/%" PRId32 " (local %" PRId32 ")  host %s\n",
-               p->pid, p->rank, p->world_size, p->local_rank,
-               safe(host, sizeof host, str_or(r, p->host_sid, "?")));
-        printf("  %-12s %s\n", "command:", safe(cmd, sizeof cmd, str_or(r, p->cmdline_sid, "?")));
-        tp_rec_process x;
-        tp_record_get(recs[i], &x, sizeof x);
-        if (x.job_id) /* written by `trainprof record` (format 1.3 on) */
-            printf("  %-12s %016" PRIx64 ", started pid %" PRIu32 ", parent pid %" PRIu32
-                   ", exec generation %" PRIu32 "\n",
-                   "recording:", x.job_id, x.root_pid, x.ppid, x.exec_gen);
-    }
+static tp_status text_process(void *ctx, const tp_rec_hdr *h) {
+    const tp_reader *r = ((printer *)ctx)->r;
+    tp_rec_process p;
+    tp_record_get(h, &p, sizeof p);
+    char host[1024], cmd[8192];
+    printf("  pid %-8" PRIu32 " rank %" PRId32 "/%" PRId32 " (local %" PRId32 ")  host %s\n", p.pid,
+           p.rank, p.world_size, p.local_rank, safe(host, sizeof host, str_or(r, p.host_sid, "?")));
+    printf("  %-12s %s\n", "command:", safe(cmd, sizeof cmd, str_or(r, p.cmdline_sid, "?")));
+    if (p.job_id) /* written by `trainprof record` (format 1.3 on) */
+        printf("  %-12s %016" PRIx64 ", started pid %" PRIu32 ", parent pid %" PRIu32
+               ", exec generation %" PRIu32 "\n",
+               "recording:", p.job_id, p.root_pid, p.ppid, p.exec_gen);
+    return TP_OK;
 }
 
-/* 1 when an earlier THREAD record has the same tid (a rename: shown once, latest name). */
-static int seen_before(const tp_rec_hdr *const *recs, size_t i) {
-    for (size_t j = 0; j < i; j++)
-        if (((const tp_rec_thread *)recs[j])->tid == ((const tp_rec_thread *)recs[i])->tid)
-            return 1;
-    return 0;
+/* A renamed thread is shown once, where it first appeared, under its latest name. */
+static tp_status text_thread(void *ctx, const tp_visit_thread *t) {
+    (void)ctx;
+    char buf[256];
+    if (t->first)
+        printf("  tid %-10" PRIu32 " %s\n", t->rec->tid,
+               t->name ? safe(buf, sizeof buf, t->name) : "(unnamed)");
+    return TP_OK;
 }
 
-static void text_threads(const tp_reader *r) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(r, TP_REC_THREAD, &recs), unique = 0;
-    for (size_t i = 0; i < n; i++)
-        unique += !seen_before(recs, i);
-    printf("threads:      %zu\n", unique);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t tid = ((const tp_rec_thread *)recs[i])->tid;
-        const char *name = tp_reader_thread_name(r, tid);
-        char buf[256];
-        if (!seen_before(recs, i))
-            printf("  tid %-10" PRIu32 " %s\n", tid,
-                   name ? safe(buf, sizeof buf, name) : "(unnamed)");
-    }
+static tp_status text_device(void *ctx, const tp_rec_hdr *h) {
+    const tp_reader *r = ((printer *)ctx)->r;
+    const tp_rec_device *d = (const void *)h;
+    char name[512];
+    printf("  device %-4" PRIu32 " %s  %.1f GiB  %" PRIu32 " SMs  cc %" PRIu32 ".%" PRIu32 "\n",
+           d->id, safe(name, sizeof name, str_or(r, d->name_sid, "?")),
+           (double)d->global_memory_bytes / (1 << 30), d->sm_count, d->compute_capability / 10,
+           d->compute_capability % 10);
+    return TP_OK;
 }
 
-static void text_devices(const tp_reader *r) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(r, TP_REC_DEVICE, &recs);
-    printf("devices:      %zu\n", n);
-    for (size_t i = 0; i < n; i++) {
-        const tp_rec_device *d = (const tp_rec_device *)recs[i];
-        char name[512];
-        printf("  device %-4" PRIu32 " %s  %.1f GiB  %" PRIu32 " SMs  cc %" PRIu32 ".%" PRIu32 "\n",
-               d->id, safe(name, sizeof name, str_or(r, d->name_sid, "?")),
-               (double)d->global_memory_bytes / (1 << 30), d->sm_count, d->compute_capability / 10,
-               d->compute_capability % 10);
-    }
-}
-
-/* The analyzer's reading of the drops (tp_an_drops), the same line the report says. */
-static void drops_of(const tp_trace_info *in, const drop_table *d, tp_an_drops *out) {
+/* The analyzer's reading of the drops (tp_an_drops): the same line the report says. */
+static void drops_of(const tp_trace_info *in, const info_counts *c, tp_an_drops *out) {
     uint64_t lost[TP_MODEL_REC_KINDS] = {0};
     for (int t = 0; t < TP_REC_TYPE_LIMIT && t < TP_MODEL_REC_KINDS; t++)
         for (int k = 0; k < 5; k++)
-            lost[t] += d->count[t][k];
+            lost[t] += c->drops[t][k];
     tp_an_drops_from_counts(in->records, lost, out);
 }
 
-static void text_records(const tp_trace_info *in, const drop_table *d) {
+static void text_records(const tp_trace_info *in, const info_counts *c) {
     char buf[16];
     printf("records:      %" PRIu64 "\n", in->records_total);
     for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
@@ -165,45 +164,14 @@ static void text_records(const tp_trace_info *in, const drop_table *d) {
     printf("dropped:      %" PRIu64 "\n", in->dropped_total);
     for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
         for (int k = 0; k < 5; k++)
-            if (d->count[t][k])
+            if (c->drops[t][k])
                 printf("  %-16s %12" PRIu64 "  (%s)\n", t ? type_name(t, buf, sizeof buf) : "any",
-                       d->count[t][k], reason_name(k));
+                       c->drops[t][k], reason_name(k));
     tp_an_drops dr;
-    drops_of(in, d, &dr);
+    drops_of(in, c, &dr);
     char line[1024];
     if (dr.lost)
         printf("  %s\n", tp_an_drops_line(&dr, line, sizeof line));
-}
-
-static void print_text(const char *path, tp_reader *r) {
-    const tp_trace_info *in = tp_reader_info(r);
-    const tp_integrity *g = tp_reader_integrity(r);
-    char created[64], span[32];
-    utc_time(in->created_realtime_ns, created, sizeof created);
-    drop_table d;
-    count_drops(r, &d);
-    char file[8192], producer[512], integrity[1024];
-    printf("file:         %s (%" PRIu64 " bytes)\n", safe(file, sizeof file, path), g->file_bytes);
-    printf("format:       v%u.%u\n", in->version_major, in->version_minor);
-    printf("producer:     %s\n",
-           in->producer[0] ? safe(producer, sizeof producer, in->producer) : "?");
-    printf("created:      %s\n", created);
-    text_processes(r);
-    text_threads(r);
-    text_devices(r);
-    text_records(in, &d);
-    human_ns(in->t_max - in->t_min, span, sizeof span);
-    printf("time span:    %" PRIu64 " ns (%s), from %" PRIu64 " to %" PRIu64 "\n",
-           in->t_max - in->t_min, span, in->t_min, in->t_max);
-    printf("chunks:       %" PRIu64 " read, %" PRIu64 " bad\n", g->chunks_ok, g->chunks_bad);
-    printf("index:        %s\n", g->index_ok    ? "present"
-                                 : g->index_bad ? "present but wrong (ignored)"
-                                                : "missing");
-    printf("integrity:    %s\n",
-           g->message[0] ? safe(integrity, sizeof integrity, g->message) : "ok");
-    printf("bytes lost:   %" PRIu64 "\n", g->bytes_lost);
-    if (g->unknown_records)
-        printf("unknown:      %" PRIu64 " records of unknown types skipped\n", g->unknown_records);
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -223,70 +191,59 @@ static void json_str(const char *raw) {
             putchar(*p);
     }
     putchar('"');
-    if (s && s != raw && raw)
+    if (s && raw && s != raw)
         free((void *)s);
 }
 
-static void json_processes(const tp_reader *r) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(r, TP_REC_PROCESS, &recs);
-    printf("\"processes\":[");
-    for (size_t i = 0; i < n; i++) {
-        const tp_rec_process *p = (const tp_rec_process *)recs[i];
-        printf("%s{\"pid\":%" PRIu32 ",\"ppid\":%" PRIu32 ",\"rank\":%" PRId32
-               ",\"world_size\":%" PRId32 ",\"local_rank\":%" PRId32 ",\"host\":",
-               i ? "," : "", p->pid, p->ppid, p->rank, p->world_size, p->local_rank);
-        json_str(str_or(r, p->host_sid, ""));
-        printf(",\"command\":");
-        json_str(str_or(r, p->cmdline_sid, ""));
-        printf(",\"exe\":");
-        json_str(str_or(r, p->exe_sid, ""));
-        tp_rec_process x;
-        tp_record_get(recs[i], &x, sizeof x);
-        printf(",\"job_id\":\"%016" PRIx64 "\",\"root_pid\":%" PRIu32 ",\"exec_gen\":%" PRIu32 "}",
-               x.job_id, x.root_pid, x.exec_gen);
-    }
-    printf("],");
+/* The separator before a JSON array element. */
+static const char *sep(printer *p) {
+    const char *s = p->first ? "" : ",";
+    p->first = 0;
+    return s;
 }
 
-static void json_threads(const tp_reader *r) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(r, TP_REC_THREAD, &recs);
-    printf("\"threads\":[");
-    int first = 1;
-    for (size_t i = 0; i < n; i++) {
-        const tp_rec_thread *t = (const tp_rec_thread *)recs[i];
-        if (seen_before(recs, i))
-            continue;
-        printf("%s{\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"name\":", first ? "" : ",", t->tid,
-               t->pid);
-        const char *name = tp_reader_thread_name(r, t->tid);
-        if (name)
-            json_str(name);
-        else
-            printf("null");
-        printf("}");
-        first = 0;
-    }
-    printf("],");
+static tp_status json_process(void *ctx, const tp_rec_hdr *h) {
+    const tp_reader *r = ((printer *)ctx)->r;
+    tp_rec_process p;
+    tp_record_get(h, &p, sizeof p);
+    printf("%s{\"pid\":%" PRIu32 ",\"ppid\":%" PRIu32 ",\"rank\":%" PRId32
+           ",\"world_size\":%" PRId32 ",\"local_rank\":%" PRId32 ",\"host\":",
+           sep(ctx), p.pid, p.ppid, p.rank, p.world_size, p.local_rank);
+    json_str(str_or(r, p.host_sid, ""));
+    printf(",\"command\":");
+    json_str(str_or(r, p.cmdline_sid, ""));
+    printf(",\"exe\":");
+    json_str(str_or(r, p.exe_sid, ""));
+    printf(",\"job_id\":\"%016" PRIx64 "\",\"root_pid\":%" PRIu32 ",\"exec_gen\":%" PRIu32 "}",
+           p.job_id, p.root_pid, p.exec_gen);
+    return TP_OK;
 }
 
-static void json_devices(const tp_reader *r) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(r, TP_REC_DEVICE, &recs);
-    printf("\"devices\":[");
-    for (size_t i = 0; i < n; i++) {
-        const tp_rec_device *d = (const tp_rec_device *)recs[i];
-        printf("%s{\"id\":%" PRIu32 ",\"name\":", i ? "," : "", d->id);
-        json_str(str_or(r, d->name_sid, ""));
-        printf(",\"memory_bytes\":%" PRIu64 ",\"sm_count\":%" PRIu32
-               ",\"compute_capability\":%" PRIu32 ",\"kind\":%" PRIu32 "}",
-               d->global_memory_bytes, d->sm_count, d->compute_capability, d->kind);
-    }
-    printf("],");
+static tp_status json_thread(void *ctx, const tp_visit_thread *t) {
+    if (!t->first)
+        return TP_OK;
+    printf("%s{\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"name\":", sep(ctx), t->rec->tid,
+           t->rec->pid);
+    if (t->name)
+        json_str(t->name);
+    else
+        printf("null");
+    printf("}");
+    return TP_OK;
 }
 
-static void json_records(const tp_trace_info *in, const drop_table *d) {
+static tp_status json_device(void *ctx, const tp_rec_hdr *h) {
+    const tp_reader *r = ((printer *)ctx)->r;
+    const tp_rec_device *d = (const void *)h;
+    printf("%s{\"id\":%" PRIu32 ",\"name\":", sep(ctx), d->id);
+    json_str(str_or(r, d->name_sid, ""));
+    printf(",\"memory_bytes\":%" PRIu64 ",\"sm_count\":%" PRIu32 ",\"compute_capability\":%" PRIu32
+           ",\"kind\":%" PRIu32 "}",
+           d->global_memory_bytes, d->sm_count, d->compute_capability, d->kind);
+    return TP_OK;
+}
+
+static void json_records(const tp_trace_info *in, const info_counts *c) {
     char buf[16];
     printf("\"records\":{");
     int first = 1;
@@ -297,29 +254,94 @@ static void json_records(const tp_trace_info *in, const drop_table *d) {
             first = 0;
         }
     tp_an_drops dr;
-    drops_of(in, d, &dr);
+    drops_of(in, c, &dr);
     printf("},\"records_total\":%" PRIu64 ",\"dropped_total\":%" PRIu64
            ",\"dropped_share\":%.17g,\"dropped\":[",
            in->records_total, in->dropped_total, dr.share);
     first = 1;
     for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
         for (int k = 0; k < 5; k++)
-            if (d->count[t][k]) {
+            if (c->drops[t][k]) {
                 printf("%s{\"type\":\"%s\",\"reason\":\"%s\",\"count\":%" PRIu64 "}",
                        first ? "" : ",", t ? type_name(t, buf, sizeof buf) : "any", reason_name(k),
-                       d->count[t][k]);
+                       c->drops[t][k]);
                 first = 0;
             }
     printf("],");
 }
 
-static void print_json(const char *path, tp_reader *r) {
+/* ------------------------------------------------------------------ sections */
+
+/* The metadata sections, in the order printed; each lists its records with one visitor. */
+static const struct {
+    const char *title; /* text: "processes:"; JSON: the key before the ':' */
+    uint16_t type;     /* its count in info_counts.n */
+    tp_visitor text, json;
+} sections[] = {
+    {"processes:",
+     TP_REC_PROCESS,
+     {.meta = {[TP_REC_PROCESS] = text_process}},
+     {.meta = {[TP_REC_PROCESS] = json_process}}},
+    {"threads:", TP_REC_THREAD, {.thread = text_thread}, {.thread = json_thread}},
+    {"devices:",
+     TP_REC_DEVICE,
+     {.meta = {[TP_REC_DEVICE] = text_device}},
+     {.meta = {[TP_REC_DEVICE] = json_device}}},
+};
+
+static tp_status print_sections(tp_reader *r, const info_counts *c, int json) {
+    tp_status st = TP_OK;
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0] && st == TP_OK; i++) {
+        printer p = {r, 1};
+        if (json)
+            printf("\"%.*s\":[", (int)strlen(sections[i].title) - 1, sections[i].title);
+        else
+            printf("%-14s%zu\n", sections[i].title, c->n[sections[i].type]);
+        st = tp_visit_run(r, json ? &sections[i].json : &sections[i].text, &p, NULL);
+        if (json)
+            printf("],");
+    }
+    return st;
+}
+
+static tp_status print_text(const char *path, tp_reader *r) {
+    const tp_trace_info *in = tp_reader_info(r);
+    const tp_integrity *g = tp_reader_integrity(r);
+    char created[64], span[32];
+    utc_time(in->created_realtime_ns, created, sizeof created);
+    info_counts c = {0};
+    tp_status st = tp_visit_run(r, &counting, &c, NULL);
+    char file[8192], producer[512], integrity[1024];
+    printf("file:         %s (%" PRIu64 " bytes)\n", safe(file, sizeof file, path), g->file_bytes);
+    printf("format:       v%u.%u\n", in->version_major, in->version_minor);
+    printf("producer:     %s\n",
+           in->producer[0] ? safe(producer, sizeof producer, in->producer) : "?");
+    printf("created:      %s\n", created);
+    if (st == TP_OK)
+        st = print_sections(r, &c, 0);
+    text_records(in, &c);
+    human_ns(in->t_max - in->t_min, span, sizeof span);
+    printf("time span:    %" PRIu64 " ns (%s), from %" PRIu64 " to %" PRIu64 "\n",
+           in->t_max - in->t_min, span, in->t_min, in->t_max);
+    printf("chunks:       %" PRIu64 " read, %" PRIu64 " bad\n", g->chunks_ok, g->chunks_bad);
+    printf("index:        %s\n", g->index_ok    ? "present"
+                                 : g->index_bad ? "present but wrong (ignored)"
+                                                : "missing");
+    printf("integrity:    %s\n",
+           g->message[0] ? safe(integrity, sizeof integrity, g->message) : "ok");
+    printf("bytes lost:   %" PRIu64 "\n", g->bytes_lost);
+    if (g->unknown_records)
+        printf("unknown:      %" PRIu64 " records of unknown types skipped\n", g->unknown_records);
+    return st;
+}
+
+static tp_status print_json(const char *path, tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     const tp_integrity *g = tp_reader_integrity(r);
     char created[64];
     utc_time(in->created_realtime_ns, created, sizeof created);
-    drop_table d;
-    count_drops(r, &d);
+    info_counts c = {0};
+    tp_status st = tp_visit_run(r, &counting, &c, NULL);
     printf("{\"file\":");
     json_str(path);
     printf(",\"file_bytes\":%" PRIu64 ",\"version\":\"%u.%u\",\"producer\":", g->file_bytes,
@@ -327,10 +349,9 @@ static void print_json(const char *path, tp_reader *r) {
     json_str(in->producer);
     printf(",\"created_realtime_ns\":%" PRIu64 ",\"created\":\"%s\",", in->created_realtime_ns,
            created);
-    json_processes(r);
-    json_threads(r);
-    json_devices(r);
-    json_records(in, &d);
+    if (st == TP_OK)
+        st = print_sections(r, &c, 1);
+    json_records(in, &c);
     printf("\"t_min\":%" PRIu64 ",\"t_max\":%" PRIu64 ",\"span_ns\":%" PRIu64 ",", in->t_min,
            in->t_max, in->t_max - in->t_min);
     printf("\"integrity\":{\"chunks_ok\":%" PRIu64 ",\"chunks_bad\":%" PRIu64
@@ -340,6 +361,7 @@ static void print_json(const char *path, tp_reader *r) {
            g->index_ok ? "true" : "false", g->unknown_records);
     json_str(g->message);
     printf("}}\n");
+    return st;
 }
 
 /* ------------------------------------------------------------------ entry */
@@ -386,14 +408,13 @@ int tp_cmd_info(int argc, char **argv) {
     tp_status s = tp_reader_open(path, &r);
     if (s != TP_OK)
         return open_error(path, s, errno);
-    if (json)
-        print_json(path, r);
-    else
-        print_text(path, r);
+    s = json ? print_json(path, r) : print_text(path, r);
     const char *msg = tp_reader_integrity(r)->message;
-    if (msg[0])
+    if (s != TP_OK)
+        fprintf(stderr, "trainprof info: '%s': %s\n", path, tp_status_str(s));
+    else if (msg[0])
         fprintf(stderr, "trainprof info: warning: %s: %s\n", path, msg);
     int rc = tp_cmd_flush("info", stdout, "standard output");
     tp_reader_close(r);
-    return rc;
+    return rc == 0 && s == TP_OK ? 0 : 1;
 }

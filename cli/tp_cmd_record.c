@@ -27,9 +27,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tp_mem.h"
 #include "tp_reader.h"
 #include "tp_sigforward.h"
 #include "tp_text.h"
+#include "tp_visit.h"
 
 #define COLLECTOR_NAME "libtrainprof-collector.so"
 
@@ -287,27 +289,30 @@ static int wait_child(pid_t pid) {
     return 1;
 }
 
-/* Sums OVERHEAD durations and finds why CUDA tracing was off (a COUNTER's name). */
-static void scan_trace(tp_reader *r, uint64_t *overhead_ns, const char **cuda_off) {
-    tp_query q = {TP_REC_BIT(TP_REC_OVERHEAD) | TP_REC_BIT(TP_REC_COUNTER), 0, 0};
-    tp_cursor *c;
-    *overhead_ns = 0;
-    *cuda_off = NULL;
-    if (tp_cursor_open(r, &q, &c) != TP_OK)
-        return;
-    for (const tp_rec_hdr *h; (h = tp_cursor_next(c));) {
-        if (h->type == TP_REC_OVERHEAD) {
-            *overhead_ns += tp_record_end(h) - tp_record_ts(h);
-        } else {
-            tp_rec_counter k;
-            tp_record_get(h, &k, sizeof k);
-            const char *name = tp_reader_string(r, k.name_sid);
-            if (name && !strncmp(name, "trainprof.cuda_off: ", 20))
-                *cuda_off = name + 20;
-        }
-    }
-    tp_cursor_close(c);
+/* What the summary reads from the records: OVERHEAD durations, and why CUDA tracing was off
+ * (a COUNTER's name). */
+typedef struct {
+    const tp_reader *r;
+    uint64_t overhead_ns;
+    const char *cuda_off;
+} trace_scan;
+
+static tp_status scan_overhead(void *ctx, const tp_rec_hdr *h) {
+    ((trace_scan *)ctx)->overhead_ns += tp_record_end(h) - tp_record_ts(h);
+    return TP_OK;
 }
+
+static tp_status scan_counter(void *ctx, const tp_rec_hdr *h) {
+    trace_scan *s = ctx;
+    const char *name = tp_reader_string(s->r, ((const tp_rec_counter *)(const void *)h)->name_sid);
+    if (name && !strncmp(name, "trainprof.cuda_off: ", 20))
+        s->cuda_off = name + 20;
+    return TP_OK;
+}
+
+static const tp_visitor scanner = {
+    .data = {[TP_REC_OVERHEAD] = scan_overhead, [TP_REC_COUNTER] = scan_counter},
+};
 
 static void summarize(const char *path) {
     tp_reader *r;
@@ -330,9 +335,10 @@ static void summarize(const char *path) {
             fprintf(stderr, "%s %s %llu", any++ ? "," : "", tp_record_name((uint16_t)t),
                     (unsigned long long)in->records[t]);
     fprintf(stderr, "%s\n", any ? "" : " none");
-    uint64_t ov;
-    const char *cuda_off;
-    scan_trace(r, &ov, &cuda_off);
+    trace_scan sc = {r, 0, NULL};
+    (void)tp_visit_run(r, &scanner, &sc, NULL); /* a summary: what could be read is shown */
+    uint64_t ov = sc.overhead_ns;
+    const char *cuda_off = sc.cuda_off;
     double span = in->t_max > in->t_min ? (double)(in->t_max - in->t_min) : 0;
     fprintf(stderr, "  dropped: %llu   collector overhead: %.3f ms",
             (unsigned long long)in->dropped_total, ov / 1e6);
@@ -364,7 +370,7 @@ static int summarize_manifest(const char *manifest) {
         int seen = access(path, F_OK) != 0;
         for (size_t i = 0; i < n && !seen; i++)
             seen = strcmp(done[i], path) == 0;
-        char **grown = seen ? NULL : realloc(done, (n + 1) * sizeof *done);
+        char **grown = seen ? NULL : tp_mem_realloc(done, n + 1, sizeof *done);
         if (!grown)
             continue;
         done = grown;

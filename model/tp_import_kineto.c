@@ -18,6 +18,8 @@
 #include <zlib.h>
 
 #include "tp_hash.h"
+#include "tp_kineto_names.h"
+#include "tp_mem.h"
 #include "tp_record.h"
 
 #define MAX_FRAMES 64
@@ -386,75 +388,28 @@ static tp_cat cat_from_text(const char *s) {
 
 static tp_cat cat_of(kparse *p, uint32_t id) {
     if (id >= p->n_cat_of) {
-        size_t n = (size_t)id * 2 + 16;
-        p->cat_of = realloc(p->cat_of, n);
-        if (!p->cat_of)
-            abort();
-        memset(p->cat_of + p->n_cat_of, 0xff, n - p->n_cat_of);
-        p->n_cat_of = n;
+        size_t n = p->n_cat_of;
+        TP_MEM_XGROW(p->cat_of, p->n_cat_of, (size_t)id + 1);
+        memset(p->cat_of + n, 0xff, p->n_cat_of - n);
     }
     if (p->cat_of[id] == 0xff)
         p->cat_of[id] = (uint8_t)cat_from_text(tp_model_str(p->m, id));
     return (tp_cat)p->cat_of[id];
 }
 
-static uint8_t mem_kind_from(const char *s, size_t n) {
-    static const struct {
-        const char *text;
-        uint8_t kind;
-    } map[] = {{"Pageable", TP_MEM_PAGEABLE}, {"Pinned", TP_MEM_PINNED},
-               {"Device", TP_MEM_DEVICE},     {"Array", TP_MEM_ARRAY},
-               {"Managed", TP_MEM_MANAGED},   {"Host", TP_MEM_UNKNOWN}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strlen(map[i].text) == n && !memcmp(s, map[i].text, n))
-            return map[i].kind;
-    return TP_MEM_UNKNOWN;
-}
-
-static uint8_t copy_kind_from(const char *s) {
-    static const char *const kinds[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    for (uint8_t i = 1; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (!strncmp(s, kinds[i], 4))
-            return i;
-    return TP_COPY_UNKNOWN;
-}
-
-/* "Memcpy HtoD (Pageable -> Device)" and "Memset (Device)": the kinds in the name. */
-static void parse_copy_name(const char *s, name_info *ni) {
-    const char *open = strchr(s, '(');
-    if (!strncmp(s, "Memcpy ", 7))
-        ni->copy_kind = copy_kind_from(s + 7);
-    if (!open)
-        return;
-    const char *close = strchr(open, ')');
-    const char *arrow = strstr(open, " -> ");
-    if (!close)
-        return;
-    if (arrow && arrow < close) {
-        ni->src_kind = mem_kind_from(open + 1, (size_t)(arrow - open - 1));
-        ni->dst_kind = mem_kind_from(arrow + 4, (size_t)(close - arrow - 4));
-    } else {
-        ni->src_kind = ni->dst_kind = mem_kind_from(open + 1, (size_t)(close - open - 1));
-    }
-}
-
 static const name_info *name_info_of(kparse *p, uint32_t id) {
     if (id >= p->n_names) {
-        size_t n = (size_t)id * 2 + 64;
-        p->names = realloc(p->names, n * sizeof *p->names);
-        if (!p->names)
-            abort();
-        memset(p->names + p->n_names, 0, (n - p->n_names) * sizeof *p->names);
-        p->n_names = n;
+        size_t n = p->n_names;
+        TP_MEM_XGROW(p->names, p->n_names, (size_t)id + 1);
+        memset(p->names + n, 0, (p->n_names - n) * sizeof *p->names);
     }
     name_info *ni = &p->names[id];
     if (!ni->done) {
         const char *s = tp_model_str(p->m, id);
         ni->done = 1;
         ni->flags = tp_model_name_flags(s);
-        if (!strncmp(s, "Memcpy", 6) || !strncmp(s, "Memset", 6))
-            parse_copy_name(s, ni);
+        if (tp_kineto_is_memcpy(s) || tp_kineto_is_memset(s))
+            tp_kineto_parse_copy_name(s, &ni->copy_kind, &ni->src_kind, &ni->dst_kind);
     }
     return ni;
 }
@@ -577,10 +532,7 @@ static int commit_event(kparse *p) {
 
 static void commit_device(kparse *p) {
     tp_rank *r = p->r;
-    tp_device_info *d = realloc(r->devices, (r->n_devices + 1) * sizeof *d);
-    if (!d)
-        abort();
-    r->devices = d;
+    r->devices = tp_mem_xrealloc(r->devices, r->n_devices + 1, sizeof *r->devices);
     r->devices[r->n_devices++] = p->dev;
 }
 
@@ -617,12 +569,7 @@ static int check_scalar_slot(kparse *p) {
 }
 
 static void buf_set(strbuf *b, const unsigned char *s, size_t len) {
-    if (len + 1 > b->cap) {
-        b->cap = len + 64;
-        b->p = realloc(b->p, b->cap);
-        if (!b->p)
-            abort();
-    }
+    TP_MEM_XGROW(b->p, b->cap, len + 1);
     memcpy(b->p, s, len);
     b->p[len] = 0;
     b->len = len;

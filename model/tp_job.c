@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_mem.h"
+
 /* One loaded rank while gathering: its process and where it goes. */
 typedef struct {
     const tp_process *p; /* NULL: not a native single-process rank (left alone) */
@@ -161,9 +163,7 @@ static void set_roles(tp_rank *r, const item *it, const size_t *order, size_t fi
 
 static void gather_groups(tp_model *m, const item *it, const size_t *order) {
     size_t n = m->n_ranks, out = 0;
-    tp_rank *v = malloc(n * sizeof *v);
-    if (!v)
-        abort();
+    tp_rank *v = tp_mem_xalloc(n, sizeof *v);
     for (size_t k = 0; k < n; k++)
         v[k] = m->ranks[order[k]];
     memcpy(m->ranks, v, n * sizeof *v);
@@ -189,10 +189,8 @@ static void gather_groups(tp_model *m, const item *it, const size_t *order) {
 
 void tp_job_gather(tp_model *m) {
     size_t n = m->n_ranks;
-    item *it = calloc(n ? n : 1, sizeof *it);
-    size_t *order = calloc(n ? n : 1, sizeof *order);
-    if (!it || !order)
-        abort();
+    item *it = tp_mem_xcalloc(n, sizeof *it);
+    size_t *order = tp_mem_xcalloc(n, sizeof *order);
     for (size_t i = 0; i < n; i++) {
         const tp_rank *r = &m->ranks[i];
         it[i].p = r->native && r->n_procs == 1 ? &r->procs[0] : NULL;

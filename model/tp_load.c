@@ -15,6 +15,7 @@
 #include "tp_job.h"
 #include "tp_layout.h"
 #include "tp_load_native.h"
+#include "tp_mem.h"
 
 typedef struct {
     char **v;
@@ -25,13 +26,9 @@ typedef struct {
 #define NONE SIZE_MAX
 
 static void list_add(pathlist *l, const char *dir, const char *name) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = realloc(l->v, l->cap * sizeof *l->v);
-        l->beside = realloc(l->beside, l->cap * sizeof *l->beside);
-        if (!l->v || !l->beside)
-            abort();
-    }
+    size_t cap = l->cap;
+    TP_MEM_XGROW(l->v, l->cap, l->n + 1);
+    TP_MEM_XGROW(l->beside, cap, l->n + 1);
     l->beside[l->n] = NONE;
     size_t len = strlen(dir) + strlen(name) + 2;
     char *p = malloc(len);

@@ -1,6 +1,7 @@
-/* tp_load_native: maps every record type of a .tprof trace onto the model. NVTX ranges are
- * paired here (push/pop per thread and domain, start/end by range id); region sizes are
- * remembered by address so an unregister can report how much it released. */
+/* tp_load_native: maps every record type of a .tprof trace onto the model, as one visitor
+ * (traces/tp_visit.h) whose handlers are the table `loader` below. NVTX ranges come paired
+ * from the visitor; region sizes are remembered by address so an unregister can report how
+ * much it released. */
 #include "tp_load_native.h"
 
 #include <errno.h>
@@ -9,9 +10,12 @@
 #include <string.h>
 
 #include "tp_chunk.h"
+#include "tp_kineto_names.h"
+#include "tp_mem.h"
 #include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
+#include "tp_visit.h"
 
 typedef struct {
     tp_model *m;
@@ -19,8 +23,8 @@ typedef struct {
     tp_reader *rd;
     int64_t pid;
     int64_t t_last;
-    tp_range_stack pushes, starts;
     tp_region_map regions;
+    int gpus, cpu_devices, have_clock;
 } nload;
 
 static uint32_t intern_sid(nload *L, uint32_t sid) {
@@ -32,46 +36,34 @@ static uint32_t intern_lit(nload *L, const char *s) {
     return tp_model_intern(L->m, s, strlen(s));
 }
 
-static void push_row(nload *L, tp_event_row *row) {
+static tp_status push_row(nload *L, tp_event_row *row) {
     if (row->ts + row->dur > L->t_last)
         L->t_last = row->ts + row->dur;
     row->cat_raw = intern_lit(L, tp_cat_name((tp_cat)row->cat));
     tp_events_push(&L->r->ev, row);
-}
-
-/* ---------------------------------------------------------------- regions */
-
-/* The loader may abort on out-of-memory (STYLE: the analyzer is not the collector). */
-static void range_push(tp_range_stack *s, const tp_open_range *o) {
-    if (!tp_range_stack_push(s, o))
-        abort();
-}
-
-static void region_put(tp_region_map *m, uint64_t addr, uint64_t size) {
-    if (!tp_region_map_put(m, addr, size))
-        abort();
+    return TP_OK;
 }
 
 /* ---------------------------------------------------------------- records */
 
-static void on_api(nload *L, const tp_rec_hdr *h) {
-    tp_rec_api a;
-    tp_record_get(h, &a, sizeof a);
+static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
     tp_event_row row;
     tp_event_row_init(&row);
-    row.ts = (int64_t)a.ts;
-    row.dur = a.end > a.ts ? (int64_t)(a.end - a.ts) : 0;
-    row.name = intern_sid(L, a.name_sid);
+    row.ts = (int64_t)a->ts;
+    row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
+    row.name = intern_sid(L, a->name_sid);
     row.cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name));
     if (kind == TP_API_DEVICE)
         row.flags |= TP_EVF_LAUNCH;
     row.pid = L->pid;
-    row.tid = a.tid;
-    row.correlation = a.correlation ? (int64_t)a.correlation : -1;
-    row.stack = a.stack_id;
-    push_row(L, &row);
+    row.tid = a->tid;
+    row.correlation = a->correlation ? (int64_t)a->correlation : -1;
+    row.stack = a->stack_id;
+    return push_row(L, &row);
 }
 
 static void gpu_row(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device, uint32_t stream,
@@ -86,178 +78,155 @@ static void gpu_row(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t devic
     row->correlation = corr ? (int64_t)corr : -1;
 }
 
-static void on_kernel(nload *L, const tp_rec_hdr *h) {
-    tp_rec_kernel k;
-    tp_record_get(h, &k, sizeof k);
+static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_kernel *k = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, k.ts, k.end, k.device, k.stream, k.correlation);
+    gpu_row(&row, k->ts, k->end, k->device, k->stream, k->correlation);
     row.cat = TP_CAT_KERNEL;
-    row.name = intern_sid(L, k.name_sid);
+    row.name = intern_sid(L, k->name_sid);
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
-    push_row(L, &row);
+    return push_row(L, &row);
 }
 
-static void on_memcpy(nload *L, const tp_rec_hdr *h) {
-    tp_rec_memcpy c;
-    tp_record_get(h, &c, sizeof c);
+static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_memcpy *c = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, c.ts, c.end, c.device, c.stream, c.correlation);
-    char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", tp_copy_kind_name(c.copy_kind),
-             tp_mem_kind_name(c.src_kind), tp_mem_kind_name(c.dst_kind));
+    gpu_row(&row, c->ts, c->end, c->device, c->stream, c->correlation);
+    char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMCPY;
-    row.name = intern_lit(L, name);
-    row.bytes = (int64_t)c.bytes;
-    row.copy_kind = c.copy_kind;
-    row.src_kind = c.src_kind;
-    row.dst_kind = c.dst_kind;
+    row.name = intern_lit(
+        L, tp_kineto_memcpy_name(name, sizeof name, c->copy_kind, c->src_kind, c->dst_kind));
+    row.bytes = (int64_t)c->bytes;
+    row.copy_kind = c->copy_kind;
+    row.src_kind = c->src_kind;
+    row.dst_kind = c->dst_kind;
     row.flags = (h->flags & TP_MEMCPY_ASYNC) ? TP_EVF_ASYNC : 0;
-    push_row(L, &row);
+    return push_row(L, &row);
 }
 
-static void on_memset(nload *L, const tp_rec_hdr *h) {
-    tp_rec_memset s;
-    tp_record_get(h, &s, sizeof s);
+static tp_status on_memset(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_memset *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s.ts, s.end, s.device, s.stream, s.correlation);
-    char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", tp_mem_kind_name(s.mem_kind));
+    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
+    char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMSET;
-    row.name = intern_lit(L, name);
-    row.bytes = (int64_t)s.bytes;
-    row.src_kind = row.dst_kind = s.mem_kind;
-    push_row(L, &row);
+    row.name = intern_lit(L, tp_kineto_memset_name(name, sizeof name, s->mem_kind));
+    row.bytes = (int64_t)s->bytes;
+    row.src_kind = row.dst_kind = s->mem_kind;
+    return push_row(L, &row);
 }
 
-/* Kineto's names for CUPTI synchronization records. */
-static void on_sync(nload *L, const tp_rec_hdr *h) {
-    static const char *const names[] = {"Unknown Sync", "Event Sync", "Stream Wait Event",
-                                        "Stream Sync", "Context Sync"};
-    tp_rec_sync s;
-    tp_record_get(h, &s, sizeof s);
+static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_sync *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s.ts, s.end, s.device, s.stream, s.correlation);
-    if (s.stream == 0xffffffffu) { /* not stream-specific: a CPU-side wait */
+    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
+    if (s->stream == 0xffffffffu) { /* not stream-specific: a CPU-side wait */
         row.stream = -1;
         row.pid = L->pid;
-        row.tid = s.tid;
+        row.tid = s->tid;
     }
     row.cat = TP_CAT_CUDA_SYNC;
-    row.name = intern_lit(L, names[s.type < 5 ? s.type : 0]);
-    push_row(L, &row);
+    row.name = intern_lit(L, tp_sync_type_name(s->type));
+    return push_row(L, &row);
 }
 
-static void annotation(nload *L, const tp_open_range *o, int64_t end) {
+/* An NVTX range, paired by the visitor; ranges still open end at the trace's last time. */
+static tp_status on_range(void *ctx, const tp_visit_range *r) {
+    nload *L = ctx;
+    int64_t end = r->closed ? (int64_t)r->end : L->t_last;
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.ts = (int64_t)r->open.ts;
+    row.dur = end > row.ts ? end - row.ts : 0;
+    row.cat = TP_CAT_USER_ANNOTATION;
+    row.name = intern_sid(L, r->open.msg_sid);
+    row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
+    row.pid = L->pid;
+    row.tid = r->open.tid;
+    return push_row(L, &row);
+}
+
+static tp_status mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint64_t addr,
+                           int64_t bytes, uint32_t stack) {
+    tp_memev_row row = {ts, bytes, -1, -1, addr, dev, kind, stack, 0};
+    tp_memev_push(&L->r->mem, &row);
+    return TP_OK;
+}
+
+static tp_status on_device_mem(void *ctx, const tp_rec_hdr *h) {
+    const tp_rec_device_mem *d = (const void *)h;
+    int free_op = d->op == TP_MEMOP_FREE;
+    return mem_event(ctx, (int64_t)d->ts, free_op ? TP_MEMEV_FREE : TP_MEMEV_ALLOC,
+                     (int32_t)d->device, d->address, (int64_t)(free_op ? 0 - d->bytes : d->bytes),
+                     d->stack_id);
+}
+
+static tp_status on_heap(void *ctx, const tp_rec_hdr *h) {
+    const tp_rec_heap *p = (const void *)h;
+    /* sizes come from the file: negate in unsigned arithmetic, never overflow a signed */
+    int64_t sz = (int64_t)(p->op == TP_HEAP_REGISTER ? p->size : 0 - p->size);
+    return mem_event(ctx, (int64_t)p->ts, TP_MEMEV_HEAP, -1, p->address, sz, p->stack_id);
+}
+
+static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_region *g = (const void *)h;
+    int64_t delta;
+    if (!tp_region_map_apply(&L->regions, g->address, g->size, g->op == TP_REGION_UNREGISTER,
+                             &delta))
+        return TP_ERR_NOMEM;
+    return mem_event(L, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g->address,
+                     delta, g->stack_id);
+}
+
+static tp_status on_alloc_fail(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_alloc_fail *f = (const void *)h;
+    tp_memev_row row = {(int64_t)f->ts,
+                        (int64_t)f->requested,
+                        (int64_t)(f->reserved_bytes - f->free_bytes),
+                        (int64_t)f->reserved_bytes,
+                        0,
+                        (int32_t)f->device,
+                        TP_MEMEV_ALLOC_FAIL,
+                        f->stack_id,
+                        (int64_t)f->largest_free_block};
+    tp_memev_push(&L->r->mem, &row);
+    return TP_OK;
+}
+
+static tp_status on_dropped(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_dropped *d = (const void *)h;
+    L->r->n_dropped_records += d->count;
+    L->r->n_lost_kind[d->what < TP_MODEL_REC_KINDS ? d->what : 0] += d->count;
+    return TP_OK;
+}
+
+static tp_status on_overhead(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_overhead *o = (const void *)h;
     tp_event_row row;
     tp_event_row_init(&row);
     row.ts = (int64_t)o->ts;
-    row.dur = end > row.ts ? end - row.ts : 0;
-    row.cat = TP_CAT_USER_ANNOTATION;
-    row.name = intern_sid(L, o->msg_sid);
-    row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
+    row.dur = o->end > o->ts ? (int64_t)(o->end - o->ts) : 0;
+    row.cat = TP_CAT_OVERHEAD;
+    row.name = o->name_sid ? intern_sid(L, o->name_sid) : intern_lit(L, "trainprof overhead");
     row.pid = L->pid;
     row.tid = o->tid;
-    push_row(L, &row);
-}
-
-static void on_nvtx(nload *L, const tp_rec_hdr *h) {
-    tp_open_range o, got;
-    if (h->type == TP_REC_NVTX_PUSH) {
-        tp_rec_nvtx n;
-        tp_record_get(h, &n, sizeof n);
-        o = (tp_open_range){TP_PAIR_PUSH_KEY(n.tid, n.domain), n.ts, n.msg_sid, n.tid};
-        range_push(&L->pushes, &o);
-    } else if (h->type == TP_REC_NVTX_POP) {
-        tp_rec_nvtx_pop n;
-        tp_record_get(h, &n, sizeof n);
-        if (tp_range_stack_take(&L->pushes, TP_PAIR_PUSH_KEY(n.tid, n.domain), &got))
-            annotation(L, &got, (int64_t)n.ts);
-    } else if (h->type == TP_REC_NVTX_START) {
-        tp_rec_nvtx_start n;
-        tp_record_get(h, &n, sizeof n);
-        o = (tp_open_range){n.range_id, n.ts, n.msg_sid, n.tid};
-        range_push(&L->starts, &o);
-    } else if (h->type == TP_REC_NVTX_END) {
-        tp_rec_nvtx_end n;
-        tp_record_get(h, &n, sizeof n);
-        if (tp_range_stack_take(&L->starts, n.range_id, &got))
-            annotation(L, &got, (int64_t)n.ts);
-    }
-}
-
-static void mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint64_t addr, int64_t bytes,
-                      uint32_t stack) {
-    tp_memev_row row = {ts, bytes, -1, -1, addr, dev, kind, stack, 0};
-    tp_memev_push(&L->r->mem, &row);
-}
-
-static void on_memory(nload *L, const tp_rec_hdr *h) {
-    if (h->type == TP_REC_DEVICE_MEM) {
-        tp_rec_device_mem d;
-        tp_record_get(h, &d, sizeof d);
-        int free_op = d.op == TP_MEMOP_FREE;
-        mem_event(L, (int64_t)d.ts, free_op ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, (int32_t)d.device,
-                  d.address, (int64_t)(free_op ? 0 - d.bytes : d.bytes), d.stack_id);
-    } else if (h->type == TP_REC_HEAP) {
-        tp_rec_heap p;
-        tp_record_get(h, &p, sizeof p);
-        int64_t sz = (int64_t)(p.op == TP_HEAP_REGISTER ? p.size : 0 - p.size);
-        mem_event(L, (int64_t)p.ts, TP_MEMEV_HEAP, -1, p.address, sz, p.stack_id);
-    } else if (h->type == TP_REC_REGION) {
-        tp_rec_region g;
-        tp_record_get(h, &g, sizeof g);
-        uint64_t old = tp_region_map_take(&L->regions, g.address);
-        /* sizes come from the file: wrap in unsigned arithmetic, never overflow a signed */
-        int64_t delta = (int64_t)((g.op == TP_REGION_UNREGISTER ? 0 : g.size) - old);
-        if (g.op != TP_REGION_UNREGISTER)
-            region_put(&L->regions, g.address, g.size);
-        mem_event(L, (int64_t)g.ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g.address,
-                  delta, g.stack_id);
-    } else if (h->type == TP_REC_ALLOC_FAIL) {
-        tp_rec_alloc_fail f;
-        tp_record_get(h, &f, sizeof f);
-        tp_memev_row row = {(int64_t)f.ts,
-                            (int64_t)f.requested,
-                            (int64_t)(f.reserved_bytes - f.free_bytes),
-                            (int64_t)f.reserved_bytes,
-                            0,
-                            (int32_t)f.device,
-                            TP_MEMEV_ALLOC_FAIL,
-                            f.stack_id,
-                            (int64_t)f.largest_free_block};
-        tp_memev_push(&L->r->mem, &row);
-    }
-}
-
-static void on_other(nload *L, const tp_rec_hdr *h) {
-    if (h->type == TP_REC_DROPPED) {
-        tp_rec_dropped d;
-        tp_record_get(h, &d, sizeof d);
-        L->r->n_dropped_records += d.count;
-        L->r->n_lost_kind[d.what < TP_MODEL_REC_KINDS ? d.what : 0] += d.count;
-    } else if (h->type == TP_REC_OVERHEAD) {
-        tp_rec_overhead o;
-        tp_record_get(h, &o, sizeof o);
-        tp_event_row row;
-        tp_event_row_init(&row);
-        row.ts = (int64_t)o.ts;
-        row.dur = o.end > o.ts ? (int64_t)(o.end - o.ts) : 0;
-        row.cat = TP_CAT_OVERHEAD;
-        row.name = o.name_sid ? intern_sid(L, o.name_sid) : intern_lit(L, "trainprof overhead");
-        row.pid = L->pid;
-        row.tid = o.tid;
-        push_row(L, &row);
-    } else if (h->type == TP_REC_NVTX_MARK || h->type == TP_REC_COUNTER ||
-               h->type == TP_REC_CLOCK_SYNC) {
-        L->r->n_instant++;
-    }
+    return push_row(L, &row);
 }
 
 /* 0 for a record of a timed type whose start or end lies past TP_NS_LIMIT (a corrupt or
  * crafted clock): it is counted as skipped and never becomes a row, so no sum of times can
  * overflow later. The handlers read ts/end from the struct whatever the record's flags say,
  * so the type's layout decides here too. */
-static int time_plausible(nload *L, const tp_rec_hdr *h) {
+static int time_plausible(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
     struct {
         tp_rec_hdr h;
         uint64_t ts, end;
@@ -272,41 +241,11 @@ static int time_plausible(nload *L, const tp_rec_hdr *h) {
     return 0;
 }
 
-static void on_record(nload *L, const tp_rec_hdr *h) {
-    if (!time_plausible(L, h))
-        return;
-    switch (h->type) {
-    case TP_REC_API:
-        on_api(L, h);
-        break;
-    case TP_REC_KERNEL:
-        on_kernel(L, h);
-        break;
-    case TP_REC_MEMCPY:
-        on_memcpy(L, h);
-        break;
-    case TP_REC_MEMSET:
-        on_memset(L, h);
-        break;
-    case TP_REC_SYNC:
-        on_sync(L, h);
-        break;
-    case TP_REC_NVTX_PUSH:
-    case TP_REC_NVTX_POP:
-    case TP_REC_NVTX_START:
-    case TP_REC_NVTX_END:
-        on_nvtx(L, h);
-        break;
-    case TP_REC_DEVICE_MEM:
-    case TP_REC_HEAP:
-    case TP_REC_REGION:
-    case TP_REC_ALLOC_FAIL:
-        on_memory(L, h);
-        break;
-    default:
-        on_other(L, h);
-        break;
-    }
+/* Marks, counters and clock syncs among the data: counted as instants, not kept. */
+static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
+    (void)h;
+    ((nload *)ctx)->r->n_instant++;
+    return TP_OK;
 }
 
 /* ---------------------------------------------------------------- stacks */
@@ -316,35 +255,36 @@ static int cmp_u32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Marks Python code id `id` in the set *seen of *cap bytes (grown and zero-filled as
+ * needed); *max is the largest id marked. */
+static void note_code(uint8_t **seen, size_t *cap, uint32_t *max, uint32_t id) {
+    if (!id) /* ids start at 1 */
+        return;
+    size_t old = *cap;
+    TP_MEM_XGROW(*seen, *cap, (size_t)id + 1);
+    memset(*seen + old, 0, *cap - old);
+    (*seen)[id] = 1;
+    *max = id > *max ? id : *max;
+}
+
 /* Copies the stacks the rank's rows refer to, and the modules their frames point into, from
  * the trace into the model, so the analyses never reopen the file to read a stack. Reads only
  * the rank's rows and the reader's metadata; call it once the records are loaded. */
-/* Marks Python code id `id` in the set *seen (grown to the largest id met). */
-static void note_code(uint8_t **seen, uint32_t *max, uint32_t id) {
-    if (!id) /* ids start at 1 */
-        return;
-    if (id > *max) {
-        uint8_t *p = realloc(*seen, (size_t)id + 1);
-        if (!p)
-            abort();
-        memset(p + (*seen ? *max + 1 : 0), 0, (size_t)id + 1 - (*seen ? *max + 1 : 0));
-        *seen = p, *max = id;
-    }
-    (*seen)[id] = 1;
-}
-
+/* Copies the stacks the rank's rows refer to, the modules their frames point into and the
+ * Python code objects, from the trace into the model, so the analyses never reopen the file
+ * to read a stack. Reads only the rank's rows and the reader's metadata; call it once the
+ * records are loaded. */
 static void load_stacks(nload *L) {
     const tp_events *ev = &L->r->ev;
     const tp_memevents *mem = &L->r->mem;
-    uint32_t *ids = malloc((ev->n + mem->n + 1) * sizeof *ids);
-    uint8_t *mod_seen = calloc(TP_FRAME_NO_MODULE + 1, 1);
+    uint32_t *ids = tp_mem_xalloc(ev->n + mem->n + 1, sizeof *ids);
+    uint8_t *mod_seen = tp_mem_xcalloc(TP_FRAME_NO_MODULE + 1, 1);
     uint8_t *code_seen = NULL; /* Python code ids met, by id (TP_PYCODE_MAX_ID at most) */
+    size_t code_cap = 0;
     uint32_t max_code = 0;
     uint32_t *mods = NULL;
     uint64_t *addrs = NULL;
     size_t n = 0, cap = 0;
-    if (!ids || !mod_seen)
-        abort();
     for (size_t i = 0; i < ev->n; i++)
         if (ev->stack[i])
             ids[n++] = ev->stack[i];
@@ -357,18 +297,17 @@ static void load_stacks(nload *L) {
         const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);
         if (!f)
             continue;
-        if (nf > cap) {
+        if (nf > cap) { /* two arrays, one capacity */
             cap = nf;
-            mods = realloc(mods, cap * sizeof *mods), addrs = realloc(addrs, cap * sizeof *addrs);
-            if (!mods || !addrs)
-                abort();
+            mods = tp_mem_xrealloc(mods, cap, sizeof *mods);
+            addrs = tp_mem_xrealloc(addrs, cap, sizeof *addrs);
         }
         for (uint32_t i = 0; i < nf; i++) {
             uint32_t mo = TP_FRAME_MODULE(f[i]);
             addrs[i] = TP_FRAME_OFFSET(f[i]);
             if (TP_FRAME_IS_PYTHON(f[i])) {
                 mods[i] = TP_STACK_PYTHON;
-                note_code(&code_seen, &max_code, TP_FRAME_PY_CODE(f[i]));
+                note_code(&code_seen, &code_cap, &max_code, TP_FRAME_PY_CODE(f[i]));
                 continue;
             }
             mods[i] = mo == TP_FRAME_NO_MODULE ? TP_STACK_NO_MODULE : mo;
@@ -393,19 +332,6 @@ static void load_stacks(nload *L) {
 
 /* ---------------------------------------------------------------- metadata */
 
-/* Each named thread under its latest name; rows carry the PROCESS pid, so names do too. */
-static void load_thread_names(nload *L) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(L->rd, TP_REC_THREAD, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_thread t;
-        tp_record_get(recs[i], &t, sizeof t);
-        const char *name = tp_reader_thread_name(L->rd, t.tid);
-        if (name)
-            tp_rank_set_thread_name(L->m, L->r, L->pid, t.tid, name, strlen(name));
-    }
-}
-
 /* The trace's process (its last PROCESS record: a trace has one) for the rank's list. */
 static void load_process(nload *L, const tp_rec_process *p) {
     tp_process q = {0};
@@ -421,66 +347,84 @@ static void load_process(nload *L, const tp_rec_process *p) {
     tp_rank_add_process(L->r, &q);
 }
 
-static void load_meta(nload *L) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(L->rd, TP_REC_PROCESS, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_process p;
-        tp_record_get(recs[i], &p, sizeof p);
-        load_process(L, &p);
-        L->pid = p.pid;
-        if (p.rank >= 0 && L->r->rank < 0) {
-            L->r->rank = p.rank;
-            L->r->rank_hta = p.rank;
-            L->r->has_dist_info = 1;
-        }
-        if (p.world_size > 0)
-            L->r->world_size = p.world_size;
+static tp_status on_process(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    tp_rec_process full;
+    tp_record_get(h, &full, sizeof full); /* an older record: the appended fields are 0 */
+    const tp_rec_process *p = &full;
+    load_process(L, p);
+    L->pid = p->pid;
+    if (p->rank >= 0 && L->r->rank < 0) {
+        L->r->rank = p->rank;
+        L->r->rank_hta = p->rank;
+        L->r->has_dist_info = 1;
     }
-    load_thread_names(L);
-    n = tp_reader_meta(L->rd, TP_REC_DEVICE, &recs);
-    int gpus = 0, cpu_devices = 0;
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_device d;
-        tp_record_get(recs[i], &d, sizeof d);
-        gpus += d.kind == TP_DEVICE_GPU;
-        cpu_devices += d.kind == TP_DEVICE_CPU_ACCEL;
-        tp_device_info *v = realloc(L->r->devices, (L->r->n_devices + 1) * sizeof *v);
-        if (!v)
-            abort();
-        L->r->devices = v;
-        v[L->r->n_devices++] = (tp_device_info){(int32_t)d.id,
-                                                intern_sid(L, d.name_sid),
-                                                (int64_t)d.global_memory_bytes,
-                                                (int32_t)(d.compute_capability / 10),
-                                                (int32_t)(d.compute_capability % 10),
-                                                (int32_t)d.sm_count};
-    }
-    if (cpu_devices && !gpus)
-        L->r->device_type = TP_DEVTYPE_CPU_DEVICE;
-    n = tp_reader_meta(L->rd, TP_REC_CLOCK_SYNC, &recs);
-    if (n > 0) { /* realtime = trace clock + base_time_ns */
-        tp_rec_clock_sync c;
-        tp_record_get(recs[0], &c, sizeof c);
-        L->r->base_time_ns = (int64_t)(c.realtime_ns - c.ts);
-    }
-}
-
-static tp_status load_records(nload *L) {
-    tp_cursor *c;
-    tp_status st = tp_cursor_open(L->rd, NULL, &c);
-    if (st != TP_OK)
-        return st;
-    for (const tp_rec_hdr *h; (h = tp_cursor_next(c)) != NULL;)
-        on_record(L, h);
-    tp_cursor_close(c);
-    tp_open_range o;
-    while (L->pushes.n && tp_range_stack_take(&L->pushes, L->pushes.v[L->pushes.n - 1].key, &o))
-        annotation(L, &o, L->t_last);
-    while (L->starts.n && tp_range_stack_take(&L->starts, L->starts.v[L->starts.n - 1].key, &o))
-        annotation(L, &o, L->t_last);
+    if (p->world_size > 0)
+        L->r->world_size = p->world_size;
     return TP_OK;
 }
+
+/* Each named thread under its latest name; rows carry the PROCESS pid, so names do too. */
+static tp_status on_thread(void *ctx, const tp_visit_thread *t) {
+    nload *L = ctx;
+    if (t->first && t->name)
+        tp_rank_set_thread_name(L->m, L->r, L->pid, t->rec->tid, t->name, strlen(t->name));
+    return TP_OK;
+}
+
+static tp_status on_device(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_device *d = (const void *)h;
+    L->gpus += d->kind == TP_DEVICE_GPU;
+    L->cpu_devices += d->kind == TP_DEVICE_CPU_ACCEL;
+    L->r->devices = tp_mem_xrealloc(L->r->devices, L->r->n_devices + 1, sizeof *L->r->devices);
+    L->r->devices[L->r->n_devices++] = (tp_device_info){(int32_t)d->id,
+                                                        intern_sid(L, d->name_sid),
+                                                        (int64_t)d->global_memory_bytes,
+                                                        (int32_t)(d->compute_capability / 10),
+                                                        (int32_t)(d->compute_capability % 10),
+                                                        (int32_t)d->sm_count};
+    return TP_OK;
+}
+
+/* The first clock sync ties the trace clock to wall time: realtime = ts + base_time_ns. */
+static tp_status on_clock_sync(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_clock_sync *c = (const void *)h;
+    if (!L->have_clock)
+        L->r->base_time_ns = (int64_t)(c->realtime_ns - c->ts);
+    L->have_clock = 1;
+    return TP_OK;
+}
+
+static const tp_visitor loader = {
+    .meta =
+        {
+            [TP_REC_PROCESS] = on_process,
+            [TP_REC_DEVICE] = on_device,
+            [TP_REC_CLOCK_SYNC] = on_clock_sync,
+        },
+    .thread = on_thread,
+    .data =
+        {
+            [TP_REC_API] = on_api,
+            [TP_REC_KERNEL] = on_kernel,
+            [TP_REC_MEMCPY] = on_memcpy,
+            [TP_REC_MEMSET] = on_memset,
+            [TP_REC_SYNC] = on_sync,
+            [TP_REC_DEVICE_MEM] = on_device_mem,
+            [TP_REC_HEAP] = on_heap,
+            [TP_REC_REGION] = on_region,
+            [TP_REC_ALLOC_FAIL] = on_alloc_fail,
+            [TP_REC_DROPPED] = on_dropped,
+            [TP_REC_OVERHEAD] = on_overhead,
+            [TP_REC_NVTX_MARK] = on_instant,
+            [TP_REC_COUNTER] = on_instant,
+            [TP_REC_CLOCK_SYNC] = on_instant,
+        },
+    .range = on_range,
+    .keep = time_plausible,
+};
 
 static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load_error *e) {
     nload L = {0};
@@ -488,8 +432,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.rd = rd;
     L.r = tp_model_add_rank(m, name);
     L.r->native = 1;
-    load_meta(&L);
-    tp_status st = load_records(&L);
+    tp_status st = tp_visit_run(rd, &loader, &L, NULL);
     if (st == TP_OK)
         load_stacks(&L);
     if (L.r->n_procs) /* every row, as the rank counts them (the collector's own included) */
@@ -497,7 +440,9 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     const tp_trace_info *info = tp_reader_info(rd); /* what was kept, by kind */
     for (int t = 0; t < TP_MODEL_REC_KINDS && t < TP_REC_TYPE_LIMIT; t++)
         L.r->n_kept_kind[t] = info->records[t];
-    tp_range_stack_free(&L.pushes), tp_range_stack_free(&L.starts), tp_region_map_free(&L.regions);
+    tp_region_map_free(&L.regions);
+    if (L.cpu_devices && !L.gpus)
+        L.r->device_type = TP_DEVTYPE_CPU_DEVICE;
     const tp_integrity *in = tp_reader_integrity(rd);
     if (st != TP_OK) {
         tp_model_pop_rank(m);

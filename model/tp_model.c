@@ -9,28 +9,12 @@
 #include <string.h>
 
 #include "tp_hash.h"
+#include "tp_mem.h"
 
 /* ---------------------------------------------------------------- memory */
 
-static void *xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "trainprof: out of memory (%zu bytes)\n", n);
-        abort();
-    }
-    return q;
-}
-
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "trainprof: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-#define GROW(ptr, cap) ((ptr) = xrealloc((ptr), (cap) * sizeof *(ptr)))
+/* Resizes a column to `cap` elements (tp_mem's checked arithmetic; aborts when out of memory). */
+#define GROW(ptr, cap) ((ptr) = tp_mem_xrealloc((ptr), (cap), sizeof *(ptr)))
 
 /* ---------------------------------------------------------------- string pool */
 
@@ -52,15 +36,15 @@ struct tp_strpool {
 #define POOL_SEED 0x7470u
 
 static tp_strpool *pool_new(void) {
-    tp_strpool *p = xcalloc(1, sizeof *p);
+    tp_strpool *p = tp_mem_xcalloc(1, sizeof *p);
     p->cap = 1024;
-    p->strs = xcalloc(p->cap, sizeof *p->strs);
-    p->lens = xcalloc(p->cap, sizeof *p->lens);
-    p->hashes = xcalloc(p->cap, sizeof *p->hashes);
+    p->strs = tp_mem_xcalloc(p->cap, sizeof *p->strs);
+    p->lens = tp_mem_xcalloc(p->cap, sizeof *p->lens);
+    p->hashes = tp_mem_xcalloc(p->cap, sizeof *p->hashes);
     p->strs[0] = "";
     p->n = 1;
     p->mask = 2047;
-    p->table = xcalloc(p->mask + 1, sizeof *p->table);
+    p->table = tp_mem_xcalloc(p->mask + 1, sizeof *p->table);
     return p;
 }
 
@@ -81,7 +65,7 @@ static char *pool_store(tp_strpool *p, const char *s, size_t len) {
     if (p->n_blocks == 0 || p->used + len + 1 > p->block_cap) {
         size_t cap = len + 1 > POOL_BLOCK ? len + 1 : POOL_BLOCK;
         GROW(p->blocks, p->n_blocks + 1);
-        p->blocks[p->n_blocks++] = xrealloc(NULL, cap);
+        p->blocks[p->n_blocks++] = tp_mem_xalloc(cap, 1);
         p->block_cap = cap;
         p->used = 0;
     }
@@ -95,7 +79,7 @@ static char *pool_store(tp_strpool *p, const char *s, size_t len) {
 static void pool_rehash(tp_strpool *p) {
     p->mask = p->mask * 2 + 1;
     free(p->table);
-    p->table = xcalloc(p->mask + 1, sizeof *p->table);
+    p->table = tp_mem_xcalloc(p->mask + 1, sizeof *p->table);
     for (uint32_t id = 1; id < p->n; id++) {
         size_t i = p->hashes[id] & p->mask;
         while (p->table[i])
@@ -240,7 +224,7 @@ uint8_t tp_model_name_flags(const char *s) {
 /* ---------------------------------------------------------------- model */
 
 tp_model *tp_model_new(void) {
-    tp_model *m = xcalloc(1, sizeof *m);
+    tp_model *m = tp_mem_xcalloc(1, sizeof *m);
     m->strings = pool_new();
     return m;
 }
@@ -357,7 +341,7 @@ void tp_event_row_init(tp_event_row *r) {
 }
 
 static void events_grow(tp_events *e) {
-    e->cap = e->cap ? e->cap * 2 : 1024;
+    e->cap = tp_mem_next_cap(e->cap, e->n + 1);
     GROW(e->ts, e->cap), GROW(e->dur, e->cap), GROW(e->name, e->cap), GROW(e->cat, e->cap);
     GROW(e->cat_raw, e->cap), GROW(e->flags, e->cap), GROW(e->stream, e->cap);
     GROW(e->device, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
@@ -381,7 +365,7 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
 
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     if (e->n == e->cap) {
-        e->cap = e->cap ? e->cap * 2 : 256;
+        e->cap = tp_mem_next_cap(e->cap, e->n + 1);
         GROW(e->ts, e->cap), GROW(e->kind, e->cap), GROW(e->device, e->cap);
         GROW(e->addr, e->cap), GROW(e->bytes, e->cap), GROW(e->total_allocated, e->cap);
         GROW(e->total_reserved, e->cap), GROW(e->stack, e->cap);
@@ -465,8 +449,8 @@ static void merge_stacks(tp_model *m, tp_rank *into, const tp_stacks *s, id_base
     }
     for (size_t i = 0; i < s->n; i++) {
         const tp_stack *st = &s->v[i];
-        uint32_t *mods = xrealloc(NULL, (st->n ? st->n : 1) * sizeof *mods);
-        uint64_t *addrs = xrealloc(NULL, (st->n ? st->n : 1) * sizeof *addrs);
+        uint32_t *mods = tp_mem_xalloc(st->n, sizeof *mods);
+        uint64_t *addrs = tp_mem_xalloc(st->n, sizeof *addrs);
         for (uint32_t k = 0; k < st->n; k++) {
             uint32_t mo = s->frame_module[st->first + k];
             uint64_t a = s->frame_addr[st->first + k];
@@ -577,7 +561,7 @@ static int key_cmp(const void *x, const void *y) {
  * into a new array; frees `col`. A function, not a macro, so that a table's worth of
  * columns stays a short function; the fixed-size copies compile to plain moves. */
 static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n) {
-    char *out = xrealloc(NULL, n * elem);
+    char *out = tp_mem_xalloc(n, elem);
     const char *in = col;
     switch (elem) {
     case 8:
@@ -606,7 +590,7 @@ static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n) {
  * (new row i = old row perm[i]). The caller frees it. */
 static uint32_t *sorted_rows(sort_key *k, size_t n) {
     qsort(k, n, sizeof *k, key_cmp);
-    uint32_t *perm = xrealloc(NULL, n * sizeof *perm);
+    uint32_t *perm = tp_mem_xalloc(n, sizeof *perm);
     for (size_t i = 0; i < n; i++)
         perm[i] = k[i].row;
     return perm;
@@ -640,7 +624,7 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
  * load order so equal events keep the file's order. Skips the work when already sorted. */
 static void events_sort(tp_events *e) {
     if (!e->load_ord) { /* first finish: rows are still in load order */
-        e->load_ord = xrealloc(NULL, (e->n ? e->n : 1) * sizeof *e->load_ord);
+        e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
         for (size_t i = 0; i < e->n; i++)
             e->load_ord[i] = (uint32_t)i;
     }
@@ -650,7 +634,7 @@ static void events_sort(tp_events *e) {
             sorted = 0;
     if (sorted)
         return;
-    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
     for (size_t i = 0; i < e->n; i++)
         k[i] = (sort_key){e->ts[i], -e->dur[i], (uint32_t)i};
     uint32_t *perm = sorted_rows(k, e->n);
@@ -665,7 +649,7 @@ static void memev_sort(tp_memevents *e) {
         sorted = e->ts[i] >= e->ts[i - 1];
     if (sorted)
         return;
-    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
     for (size_t i = 0; i < e->n; i++)
         k[i] = (sort_key){e->ts[i], 0, (uint32_t)i};
     uint32_t *perm = sorted_rows(k, e->n);
@@ -689,10 +673,10 @@ static void memev_sort(tp_memevents *e) {
 /* Zeroed arrays for `nb` buckets over `nrows` rows (b must be empty: buckets_free). */
 static void buckets_alloc(tp_buckets *b, size_t nb, size_t nrows) {
     b->n = nb;
-    b->key = xcalloc(nb, sizeof *b->key);
-    b->key2 = xcalloc(nb, sizeof *b->key2);
-    b->off = xcalloc(nb + 1, sizeof *b->off);
-    b->rows = xcalloc(nrows, sizeof *b->rows);
+    b->key = tp_mem_xcalloc(nb, sizeof *b->key);
+    b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
+    b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
+    b->rows = tp_mem_xcalloc(nrows, sizeof *b->rows);
 }
 
 /* Groups the rows whose keys were filled into k[0..n) (sorted here) into CSR buckets. */
@@ -717,7 +701,7 @@ static void buckets_build(tp_buckets *b, sort_key *k, size_t n) {
 
 static void index_streams(tp_rank *r) {
     const tp_events *e = &r->ev;
-    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
     size_t n = 0;
     for (size_t i = 0; i < e->n; i++)
         if (e->stream[i] != -1)
@@ -731,7 +715,7 @@ static void index_streams(tp_rank *r) {
 /* Threads are keyed (tid, pid) in the sort so key = tid and key2 = pid. */
 static void index_threads(tp_rank *r) {
     const tp_events *e = &r->ev;
-    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
     size_t n = 0;
     for (size_t i = 0; i < e->n; i++)
         if (e->stream[i] == -1)
@@ -768,7 +752,7 @@ static void index_cats(tp_rank *r) {
 
 static void index_corr(tp_rank *r) {
     const tp_events *e = &r->ev;
-    sort_key *k = xrealloc(NULL, e->n * sizeof *k);
+    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
     size_t n = 0;
     for (size_t i = 0; i < e->n; i++)
         if (e->correlation[i] != -1)
@@ -806,11 +790,11 @@ static void resolve_nesting(tp_rank *r) {
     tp_events *e = &r->ev;
     free(e->parent);
     free(e->depth);
-    e->parent = xrealloc(NULL, (e->n ? e->n : 1) * sizeof *e->parent);
-    e->depth = xcalloc(e->n, sizeof *e->depth);
+    e->parent = tp_mem_xalloc(e->n, sizeof *e->parent);
+    e->depth = tp_mem_xcalloc(e->n, sizeof *e->depth);
     for (size_t i = 0; i < e->n; i++)
         e->parent[i] = -1;
-    uint32_t *stack = xrealloc(NULL, (e->n ? e->n : 1) * sizeof *stack);
+    uint32_t *stack = tp_mem_xalloc(e->n, sizeof *stack);
     const tp_buckets *t = &r->threads;
     for (size_t j = 0; j < t->n; j++)
         nest_thread(e, t->rows + t->off[j], t->off[j + 1] - t->off[j], stack);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "tp_hash.h"
+#include "tp_mem.h"
 
 typedef struct {
     char *path;
@@ -40,13 +41,6 @@ struct tp_symbolizer {
     size_t n_strs, cap_strs;
     tp_sym failed[TP_SYM_NO_SYMBOL + 1]; /* shared results for each failure status */
 };
-
-static void *xrealloc(void *p, size_t n) {
-    p = realloc(p, n);
-    if (!p)
-        abort(); /* the analyzer aborts on out of memory */
-    return p;
-}
 
 const char *tp_sym_status_str(tp_sym_status s) {
     switch (s) {
@@ -90,10 +84,7 @@ void tp_symbolizer_close(tp_symbolizer *s) {
 static const char *keep_str(tp_symbolizer *s, const char *str) {
     if (!str)
         return NULL;
-    if (s->n_strs == s->cap_strs) {
-        s->cap_strs = s->cap_strs ? 2 * s->cap_strs : 64;
-        s->strs = xrealloc(s->strs, s->cap_strs * sizeof *s->strs);
-    }
+    TP_MEM_XGROW(s->strs, s->cap_strs, s->n_strs + 1); /* the analyzer aborts on OOM */
     char *c = strdup(str);
     if (!c)
         abort();
@@ -147,10 +138,7 @@ static size_t module_get(tp_symbolizer *s, const char *path, const uint8_t *bid,
         if (s->mods[i].build_id_len == n && (!n || !memcmp(s->mods[i].build_id, bid, n)) &&
             !strcmp(s->mods[i].path, path))
             return i;
-    if (s->n_mods == s->cap_mods) {
-        s->cap_mods = s->cap_mods ? 2 * s->cap_mods : 16;
-        s->mods = xrealloc(s->mods, s->cap_mods * sizeof *s->mods);
-    }
+    TP_MEM_XGROW(s->mods, s->cap_mods, s->n_mods + 1);
     sym_module *m = &s->mods[s->n_mods];
     memset(m, 0, sizeof *m);
     m->path = strdup(path);
@@ -240,9 +228,7 @@ static void resolve_dwarf(tp_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr addr, t
 }
 
 static tp_sym *resolve(tp_symbolizer *s, const sym_module *m, uint64_t vaddr) {
-    tp_sym *out = calloc(1, sizeof *out);
-    if (!out)
-        abort();
+    tp_sym *out = tp_mem_xcalloc(1, sizeof *out);
     Dwarf_Addr addr = vaddr + m->bias;
     GElf_Off off;
     GElf_Sym sym;
@@ -270,9 +256,7 @@ static void cache_grow(tp_symbolizer *s) {
     sym_slot *old = s->slots;
     size_t n_old = s->n_slots;
     s->n_slots = n_old ? 2 * n_old : 256;
-    s->slots = calloc(s->n_slots, sizeof *s->slots);
-    if (!s->slots)
-        abort();
+    s->slots = tp_mem_xcalloc(s->n_slots, sizeof *s->slots);
     for (size_t i = 0; i < n_old; i++)
         if (old[i].mod)
             s->slots[slot_of(s, old[i].mod, old[i].vaddr)] = old[i];

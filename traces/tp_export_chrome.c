@@ -1,9 +1,10 @@
 /* tp_export_chrome: a .tprof trace as Kineto-dialect Chrome trace JSON (spec: docs/export.md).
  *
- * One pass over the records in file order. GPU activity goes to pid = device id, tid =
+ * Two visitors (traces/tp_visit.h): `header` over the metadata, then `events` over the
+ * metadata and every record in file order. GPU activity goes to pid = device id, tid =
  * stream (as Kineto does); CPU-side records go to the PROCESS record's pid and the thread
- * id. NVTX push/pop pairs per (tid, domain) and start/end by range id, exactly as the
- * analyzer's native loader pairs them, so a report of the export and one of the trace agree. */
+ * id. NVTX ranges come paired by the visitor, exactly as the model's native loader gets
+ * them, so a report of the export and one of the trace agree. */
 #include "tp_export_chrome.h"
 
 #include <errno.h>
@@ -17,7 +18,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tp_kineto_names.h"
 #include "tp_pairing.h"
+#include "tp_visit.h"
 
 /* ---------------------------------------------------------------- output */
 
@@ -122,12 +125,20 @@ typedef struct {
     uint32_t pid;
     int first;
     uint64_t t_last;
-    tp_range_stack pushes, starts;
     tp_region_map regions;
     int64_t dev_allocated[MAX_DEVICES]; /* DEVICE_MEM running totals per device */
     int64_t region_allocated, heap_reserved;
     tp_export_stats st;
+    /* from the header's pass over the metadata */
+    tp_rec_process process; /* the first PROCESS record; valid when have_process */
+    int have_process, have_clock, n_devices;
+    int64_t base_time_ns; /* first CLOCK_SYNC: realtime - trace clock */
 } ctx;
+
+/* A handler's verdict: a failed write ends the walk (the export is removed). */
+static tp_status written(const ctx *c) {
+    return c->w->failed ? TP_ERR_IO : TP_OK;
+}
 
 static const char *sid_or(ctx *c, uint32_t sid, const char *dflt) {
     const char *s = tp_reader_string(c->r, sid);
@@ -182,127 +193,102 @@ static void bytes_args(ctx *c, uint64_t bytes, uint64_t ts, uint64_t end) {
     out_fmt(c->w, ", \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.6g}}", bytes, gbps);
 }
 
-static void on_kernel(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_kernel k;
-    tp_record_get(h, &k, sizeof k);
-    ev_begin(c, 'X', "kernel", sid_or(c, k.name_sid, "(unnamed kernel)"));
-    ev_where(c, k.device, k.stream, k.ts, &k.end);
-    gpu_args(c, k.device, k.context, k.stream, k.correlation);
+static tp_status on_kernel(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_kernel *k = (const void *)h;
+    ev_begin(c, 'X', "kernel", sid_or(c, k->name_sid, "(unnamed kernel)"));
+    ev_where(c, k->device, k->stream, k->ts, &k->end);
+    gpu_args(c, k->device, k->context, k->stream, k->correlation);
     out_fmt(c->w,
             ", \"registers per thread\": %u, \"shared memory\": %" PRIu32 ", \"grid\": [%" PRIu32
             ", %" PRIu32 ", %" PRIu32 "], \"block\": [%u, %u, %u]}}",
-            k.registers_per_thread, k.static_shared_bytes + k.dynamic_shared_bytes, k.grid_x,
-            k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z);
-    flow(c, 'f', k.correlation, k.device, k.stream, k.ts);
+            k->registers_per_thread, k->static_shared_bytes + k->dynamic_shared_bytes, k->grid_x,
+            k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z);
+    flow(c, 'f', k->correlation, k->device, k->stream, k->ts);
+    return written(c);
 }
 
-static void on_memcpy(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_memcpy m;
-    tp_record_get(h, &m, sizeof m);
-    char name[96];
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", tp_copy_kind_name(m.copy_kind),
-             tp_mem_kind_name(m.src_kind), tp_mem_kind_name(m.dst_kind));
-    ev_begin(c, 'X', "gpu_memcpy", name);
-    ev_where(c, m.device, m.stream, m.ts, &m.end);
-    gpu_args(c, m.device, m.context, m.stream, m.correlation);
-    bytes_args(c, m.bytes, m.ts, m.end);
-    flow(c, 'f', m.correlation, m.device, m.stream, m.ts);
+static tp_status on_memcpy(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_memcpy *m = (const void *)h;
+    char name[TP_KINETO_NAME_MAX];
+    ev_begin(c, 'X', "gpu_memcpy",
+             tp_kineto_memcpy_name(name, sizeof name, m->copy_kind, m->src_kind, m->dst_kind));
+    ev_where(c, m->device, m->stream, m->ts, &m->end);
+    gpu_args(c, m->device, m->context, m->stream, m->correlation);
+    bytes_args(c, m->bytes, m->ts, m->end);
+    flow(c, 'f', m->correlation, m->device, m->stream, m->ts);
+    return written(c);
 }
 
-static void on_memset(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_memset m;
-    tp_record_get(h, &m, sizeof m);
-    char name[64];
-    snprintf(name, sizeof name, "Memset (%s)", tp_mem_kind_name(m.mem_kind));
-    ev_begin(c, 'X', "gpu_memset", name);
-    ev_where(c, m.device, m.stream, m.ts, &m.end);
-    gpu_args(c, m.device, m.context, m.stream, m.correlation);
-    bytes_args(c, m.bytes, m.ts, m.end);
-    flow(c, 'f', m.correlation, m.device, m.stream, m.ts);
+static tp_status on_memset(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_memset *m = (const void *)h;
+    char name[TP_KINETO_NAME_MAX];
+    ev_begin(c, 'X', "gpu_memset", tp_kineto_memset_name(name, sizeof name, m->mem_kind));
+    ev_where(c, m->device, m->stream, m->ts, &m->end);
+    gpu_args(c, m->device, m->context, m->stream, m->correlation);
+    bytes_args(c, m->bytes, m->ts, m->end);
+    flow(c, 'f', m->correlation, m->device, m->stream, m->ts);
+    return written(c);
 }
 
-/* Kineto's names for CUPTI synchronization records; a sync on no stream is a CPU-side wait
- * and goes to the waiting thread's row (as the native loader does). */
-static void on_sync(ctx *c, const tp_rec_hdr *h) {
-    static const char *const names[] = {"Unknown Sync", "Event Sync", "Stream Wait Event",
-                                        "Stream Sync", "Context Sync"};
-    tp_rec_sync s;
-    tp_record_get(h, &s, sizeof s);
-    int cpu = s.stream == 0xffffffffu;
-    int64_t stream = cpu ? -1 : (int64_t)s.stream;
-    ev_begin(c, 'X', "cuda_sync", names[s.type < 5 ? s.type : 0]);
-    ev_where(c, cpu ? c->pid : s.device, cpu ? s.tid : stream, s.ts, &s.end);
-    gpu_args(c, s.device, s.context, stream, s.correlation);
-    out_fmt(c->w, ", \"event\": %" PRIu64 "}}", s.event);
+/* A sync on no stream is a CPU-side wait and goes to the waiting thread's row (as the
+ * native loader does). */
+static tp_status on_sync(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_sync *s = (const void *)h;
+    int cpu = s->stream == 0xffffffffu;
+    int64_t stream = cpu ? -1 : (int64_t)s->stream;
+    ev_begin(c, 'X', "cuda_sync", tp_sync_type_name(s->type));
+    ev_where(c, cpu ? c->pid : s->device, cpu ? s->tid : stream, s->ts, &s->end);
+    gpu_args(c, s->device, s->context, stream, s->correlation);
+    out_fmt(c->w, ", \"event\": %" PRIu64 "}}", s->event);
+    return written(c);
 }
 
 /* ---------------------------------------------------------------- CPU records */
 
-static void on_api(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_api a;
-    tp_record_get(h, &a, sizeof a);
+static tp_status on_api(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
     ev_begin(c, 'X', kind == TP_API_DRIVER ? "cuda_driver" : "cuda_runtime",
-             sid_or(c, a.name_sid, "(unnamed API)"));
-    ev_where(c, c->pid, a.tid, a.ts, &a.end);
+             sid_or(c, a->name_sid, "(unnamed API)"));
+    ev_where(c, c->pid, a->tid, a->ts, &a->end);
     out_fmt(c->w,
             ", \"args\": {\"cbid\": %" PRIu32 ", \"correlation\": %" PRIu32 ", \"result\": %" PRId32
             "}}",
-            a.cbid, a.correlation, a.result);
-    flow(c, 's', a.correlation, c->pid, a.tid, a.ts);
+            a->cbid, a->correlation, a->result);
+    flow(c, 's', a->correlation, c->pid, a->tid, a->ts);
+    return written(c);
 }
 
-static void annotation(ctx *c, const tp_open_range *o, uint64_t end) {
-    ev_begin(c, 'X', "user_annotation", sid_or(c, o->msg_sid, ""));
-    ev_where(c, c->pid, o->tid, o->ts, &end);
+/* An NVTX range, paired by the visitor; one never closed ends where the trace ends, as in
+ * the native loader. */
+static tp_status on_range(void *cx, const tp_visit_range *r) {
+    ctx *c = cx;
+    uint64_t end = r->closed ? r->end : c->t_last;
+    ev_begin(c, 'X', "user_annotation", sid_or(c, r->open.msg_sid, ""));
+    ev_where(c, c->pid, r->open.tid, r->open.ts, &end);
     out_str(c->w, "}");
+    return written(c);
 }
 
-static int on_nvtx(ctx *c, const tp_rec_hdr *h) {
-    tp_open_range o, got;
-    if (h->type == TP_REC_NVTX_PUSH) {
-        tp_rec_nvtx n;
-        tp_record_get(h, &n, sizeof n);
-        o = (tp_open_range){TP_PAIR_PUSH_KEY(n.tid, n.domain), n.ts, n.msg_sid, n.tid};
-        return tp_range_stack_push(&c->pushes, &o);
-    }
-    if (h->type == TP_REC_NVTX_START) {
-        tp_rec_nvtx_start n;
-        tp_record_get(h, &n, sizeof n);
-        o = (tp_open_range){n.range_id, n.ts, n.msg_sid, n.tid};
-        return tp_range_stack_push(&c->starts, &o);
-    }
-    int ok;
-    uint64_t end;
-    if (h->type == TP_REC_NVTX_POP) {
-        tp_rec_nvtx_pop n;
-        tp_record_get(h, &n, sizeof n);
-        ok = tp_range_stack_take(&c->pushes, TP_PAIR_PUSH_KEY(n.tid, n.domain), &got), end = n.ts;
-    } else {
-        tp_rec_nvtx_end n;
-        tp_record_get(h, &n, sizeof n);
-        ok = tp_range_stack_take(&c->starts, n.range_id, &got), end = n.ts;
-    }
-    if (ok)
-        annotation(c, &got, end);
-    else
-        c->st.nvtx_unpaired++;
-    return 1;
-}
-
-static void on_mark(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_nvtx n;
-    tp_record_get(h, &n, sizeof n);
-    ev_begin(c, 'i', "user_annotation", sid_or(c, n.msg_sid, ""));
-    ev_where(c, c->pid, n.tid, n.ts, NULL);
+static tp_status on_mark(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_nvtx *n = (const void *)h;
+    ev_begin(c, 'i', "user_annotation", sid_or(c, n->msg_sid, ""));
+    ev_where(c, c->pid, n->tid, n->ts, NULL);
     out_str(c->w, ", \"s\": \"t\"}");
+    return written(c);
 }
 
 /* ---------------------------------------------------------------- memory */
 
 /* Kineto's "[memory]" instant; Device Type 1 = CUDA; device -1 for allocator-level events. */
-static void mem_instant(ctx *c, const char *name, uint64_t ts, uint32_t tid, int64_t dev,
-                        uint64_t addr, int64_t bytes, int64_t allocated, int64_t reserved) {
+static tp_status mem_instant(ctx *c, const char *name, uint64_t ts, uint32_t tid, int64_t dev,
+                             uint64_t addr, int64_t bytes, int64_t allocated, int64_t reserved) {
     ev_begin(c, 'i', "cpu_instant_event", name);
     ev_where(c, c->pid, tid, ts, NULL);
     out_fmt(c->w,
@@ -310,250 +296,229 @@ static void mem_instant(ctx *c, const char *name, uint64_t ts, uint32_t tid, int
             ", \"Total Allocated\": %" PRId64 ", \"Bytes\": %" PRId64 ", \"Addr\": %" PRIu64
             ", \"Device Type\": 1, \"Device Id\": %" PRId64 "}}",
             reserved, allocated, bytes, addr, dev);
+    return written(c);
 }
 
-static void on_device_mem(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_device_mem d;
-    tp_record_get(h, &d, sizeof d);
-    int64_t bytes = d.op == TP_MEMOP_FREE ? -(int64_t)d.bytes : (int64_t)d.bytes;
+static tp_status on_device_mem(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_device_mem *d = (const void *)h;
+    int64_t bytes = d->op == TP_MEMOP_FREE ? -(int64_t)d->bytes : (int64_t)d->bytes;
     int64_t total = 0;
-    if (d.device < MAX_DEVICES)
-        total = c->dev_allocated[d.device] += bytes;
+    if (d->device < MAX_DEVICES)
+        total = c->dev_allocated[d->device] += bytes;
     /* cudaMalloc'd memory is both allocated and reserved from the driver's point of view */
-    mem_instant(c, "[memory]", d.ts, d.tid, d.device, d.address, bytes, total, total);
+    return mem_instant(c, "[memory]", d->ts, d->tid, d->device, d->address, bytes, total, total);
 }
 
-static void on_heap(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_heap p;
-    tp_record_get(h, &p, sizeof p);
-    c->heap_reserved += p.op == TP_HEAP_REGISTER ? (int64_t)p.size : -(int64_t)p.size;
+static tp_status on_heap(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_heap *p = (const void *)h;
+    c->heap_reserved += p->op == TP_HEAP_REGISTER ? (int64_t)p->size : -(int64_t)p->size;
     /* A pool changes what is reserved, not what is allocated: Bytes 0 (see docs/export.md). */
-    mem_instant(c, "[memory]", p.ts, p.tid, -1, p.address, 0, c->region_allocated,
-                c->heap_reserved);
+    return mem_instant(c, "[memory]", p->ts, p->tid, -1, p->address, 0, c->region_allocated,
+                       c->heap_reserved);
 }
 
-static void on_region(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_region g;
-    tp_record_get(h, &g, sizeof g);
-    uint64_t old = tp_region_map_take(&c->regions, g.address);
-    int64_t delta = (int64_t)(g.op == TP_REGION_UNREGISTER ? 0 : g.size) - (int64_t)old;
-    if (g.op != TP_REGION_UNREGISTER)
-        tp_region_map_put(&c->regions, g.address, g.size);
+static tp_status on_region(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_region *g = (const void *)h;
+    int64_t delta;
+    if (!tp_region_map_apply(&c->regions, g->address, g->size, g->op == TP_REGION_UNREGISTER,
+                             &delta))
+        return TP_ERR_NOMEM;
     c->region_allocated += delta;
-    mem_instant(c, "[memory]", g.ts, g.tid, -1, g.address, delta, c->region_allocated,
-                c->heap_reserved);
+    return mem_instant(c, "[memory]", g->ts, g->tid, -1, g->address, delta, c->region_allocated,
+                       c->heap_reserved);
 }
 
-static void on_alloc_fail(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_alloc_fail f;
-    tp_record_get(h, &f, sizeof f);
-    mem_instant(c, "[OutOfMemory]", f.ts, f.tid, f.device, 0, (int64_t)f.requested,
-                (int64_t)(f.reserved_bytes - f.free_bytes), (int64_t)f.reserved_bytes);
+static tp_status on_alloc_fail(void *cx, const tp_rec_hdr *h) {
+    const tp_rec_alloc_fail *f = (const void *)h;
+    return mem_instant(cx, "[OutOfMemory]", f->ts, f->tid, f->device, 0, (int64_t)f->requested,
+                       (int64_t)(f->reserved_bytes - f->free_bytes), (int64_t)f->reserved_bytes);
 }
 
 /* ---------------------------------------------------------------- other records */
 
-static void on_counter(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_counter k;
-    tp_record_get(h, &k, sizeof k);
-    const char *name = sid_or(c, k.name_sid, "counter");
+static tp_status on_counter(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_counter *k = (const void *)h;
+    const char *name = sid_or(c, k->name_sid, "counter");
     ev_begin(c, 'C', "counter", name);
-    ev_where(c, c->pid, k.tid, k.ts, NULL);
+    ev_where(c, c->pid, k->tid, k->ts, NULL);
     out_str(c->w, ", \"args\": {");
     out_jstr(c->w, name);
     if (h->flags & TP_COUNTER_F64) {
         double v;
-        memcpy(&v, &k.value, sizeof v);
+        memcpy(&v, &k->value, sizeof v);
         out_fmt(c->w, ": %.17g}}", v == v && v - v == 0 ? v : 0.0); /* no NaN/inf in JSON */
     } else {
-        out_fmt(c->w, ": %" PRId64 "}}", (int64_t)k.value);
+        out_fmt(c->w, ": %" PRId64 "}}", (int64_t)k->value);
     }
+    return written(c);
 }
 
-static void on_overhead(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_overhead o;
-    tp_record_get(h, &o, sizeof o);
-    ev_begin(c, 'X', "overhead", sid_or(c, o.name_sid, "trainprof overhead"));
-    ev_where(c, c->pid, o.tid, o.ts, &o.end);
-    out_fmt(c->w, ", \"args\": {\"kind\": %" PRIu32 "}}", o.kind);
+static tp_status on_overhead(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_overhead *o = (const void *)h;
+    ev_begin(c, 'X', "overhead", sid_or(c, o->name_sid, "trainprof overhead"));
+    ev_where(c, c->pid, o->tid, o->ts, &o->end);
+    out_fmt(c->w, ", \"args\": {\"kind\": %" PRIu32 "}}", o->kind);
+    return written(c);
 }
 
-static void on_dropped(ctx *c, const tp_rec_hdr *h) {
-    tp_rec_dropped d;
-    tp_record_get(h, &d, sizeof d);
-    const char *what = d.what ? tp_record_name((uint16_t)d.what) : "any";
+static tp_status on_dropped(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_dropped *d = (const void *)h;
+    const char *what = d->what ? tp_record_name((uint16_t)d->what) : "any";
     ev_begin(c, 'i', "trainprof", "trainprof dropped records");
-    ev_where(c, c->pid, 0, d.ts, NULL);
-    out_fmt(c->w, ", \"s\": \"p\", \"args\": {\"count\": %" PRIu64 ", \"what\": ", d.count);
+    ev_where(c, c->pid, 0, d->ts, NULL);
+    out_fmt(c->w, ", \"s\": \"p\", \"args\": {\"count\": %" PRIu64 ", \"what\": ", d->count);
     out_jstr(c->w, what ? what : "unknown");
-    out_fmt(c->w, ", \"reason\": %" PRIu32 "}}", d.reason);
+    out_fmt(c->w, ", \"reason\": %" PRIu32 "}}", d->reason);
+    return written(c);
 }
 
-static int on_record(ctx *c, const tp_rec_hdr *h) {
-    switch (h->type) {
-    case TP_REC_KERNEL:
-        on_kernel(c, h);
-        break;
-    case TP_REC_MEMCPY:
-        on_memcpy(c, h);
-        break;
-    case TP_REC_MEMSET:
-        on_memset(c, h);
-        break;
-    case TP_REC_SYNC:
-        on_sync(c, h);
-        break;
-    case TP_REC_API:
-        on_api(c, h);
-        break;
-    case TP_REC_NVTX_PUSH:
-    case TP_REC_NVTX_POP:
-    case TP_REC_NVTX_START:
-    case TP_REC_NVTX_END:
-        return on_nvtx(c, h);
-    case TP_REC_NVTX_MARK:
-        on_mark(c, h);
-        break;
-    case TP_REC_DEVICE_MEM:
-        on_device_mem(c, h);
-        break;
-    case TP_REC_HEAP:
-        on_heap(c, h);
-        break;
-    case TP_REC_REGION:
-        on_region(c, h);
-        break;
-    case TP_REC_ALLOC_FAIL:
-        on_alloc_fail(c, h);
-        break;
-    case TP_REC_COUNTER:
-        on_counter(c, h);
-        break;
-    case TP_REC_OVERHEAD:
-        on_overhead(c, h);
-        break;
-    case TP_REC_DROPPED:
-        on_dropped(c, h);
-        break;
-    default:
-        break; /* CLOCK_SYNC goes to baseTimeNanoseconds; unknown types are skipped */
-    }
-    return 1;
-}
+/* ---------------------------------------------------------------- metadata events */
 
-/* ---------------------------------------------------------------- metadata */
-
-static void meta(ctx *c, const char *what, int64_t pid, int64_t tid, const char *name) {
+static tp_status meta(ctx *c, const char *what, int64_t pid, int64_t tid, const char *name) {
     ev_begin(c, 'M', "__metadata", what);
     out_fmt(c->w,
             ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": 0, \"args\": {\"name\": ", pid,
             tid);
     out_jstr(c->w, name);
     out_str(c->w, "}}");
+    return written(c);
 }
 
-static void process_meta(ctx *c) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(c->r, TP_REC_PROCESS, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_process p;
-        tp_record_get(recs[i], &p, sizeof p);
-        const char *exe = tp_reader_string(c->r, p.exe_sid);
-        const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-        meta(c, "process_name", p.pid, 0, base ? base : "process");
-    }
-    n = tp_reader_meta(c->r, TP_REC_THREAD, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_thread t;
-        tp_record_get(recs[i], &t, sizeof t);
-        const char *name = tp_reader_thread_name(c->r, t.tid);
-        int later = 0; /* a rename: write the thread once, under its latest name */
-        for (size_t j = i + 1; j < n && !later; j++)
-            later = ((const tp_rec_thread *)recs[j])->tid == t.tid;
-        if (name && !later)
-            meta(c, "thread_name", c->pid, t.tid, name);
-    }
+static tp_status on_process(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_process *p = (const void *)h;
+    const char *exe = tp_reader_string(c->r, p->exe_sid);
+    const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    return meta(c, "process_name", p->pid, 0, base ? base : "process");
 }
 
-static void device_meta(ctx *c) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(c->r, TP_REC_DEVICE, &recs);
+/* A renamed thread is written once, under its latest name, where its last record was. */
+static tp_status on_thread(void *cx, const tp_visit_thread *t) {
+    return t->last && t->name ? meta(cx, "thread_name", ((ctx *)cx)->pid, t->rec->tid, t->name)
+                              : TP_OK;
+}
+
+static tp_status on_device(void *cx, const tp_rec_hdr *h) {
+    const tp_rec_device *d = (const void *)h;
     char buf[64];
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_device d;
-        tp_record_get(recs[i], &d, sizeof d);
-        snprintf(buf, sizeof buf, "%s %" PRIu32, d.kind == TP_DEVICE_GPU ? "GPU" : "Device", d.id);
-        meta(c, "process_name", d.id, 0, buf);
-    }
-    n = tp_reader_meta(c->r, TP_REC_STREAM, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_stream s;
-        tp_record_get(recs[i], &s, sizeof s);
-        snprintf(buf, sizeof buf, "stream %" PRIu32, s.stream);
-        meta(c, "thread_name", s.device, s.stream, buf);
-    }
+    snprintf(buf, sizeof buf, "%s %" PRIu32, d->kind == TP_DEVICE_GPU ? "GPU" : "Device", d->id);
+    return meta(cx, "process_name", d->id, 0, buf);
 }
 
-static void write_header(ctx *c) {
-    const tp_rec_hdr *const *recs;
-    out_str(c->w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
-    size_t n = tp_reader_meta(c->r, TP_REC_DEVICE, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_device d;
-        tp_record_get(recs[i], &d, sizeof d);
-        out_fmt(c->w, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", i ? "," : "", d.id);
-        out_jstr(c->w, sid_or(c, d.name_sid, ""));
-        out_fmt(c->w,
-                ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %" PRIu32
-                ", \"computeMinor\": %" PRIu32 ", \"numSms\": %" PRIu32 "}",
-                d.global_memory_bytes, d.compute_capability / 10, d.compute_capability % 10,
-                d.sm_count);
-    }
-    out_str(c->w, n ? "\n  ],\n" : "],\n");
-    n = tp_reader_meta(c->r, TP_REC_PROCESS, &recs);
-    if (n) {
-        tp_rec_process p;
-        tp_record_get(recs[0], &p, sizeof p);
-        c->pid = p.pid;
-        /* `"rank": N` with one space: HTA finds the rank with a regex over the text */
-        if (p.rank >= 0)
-            out_fmt(c->w,
-                    "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %" PRId32
-                    ", \"world_size\": %" PRId32 "},\n",
-                    p.rank, p.world_size);
-    }
-    out_str(c->w, "  \"traceEvents\": [");
+static tp_status on_stream(void *cx, const tp_rec_hdr *h) {
+    const tp_rec_stream *s = (const void *)h;
+    char buf[64];
+    snprintf(buf, sizeof buf, "stream %" PRIu32, s->stream);
+    return meta(cx, "thread_name", s->device, s->stream, buf);
+}
+
+/* The trace: metadata events, then every record, then the ranges left open. */
+static const tp_visitor events = {
+    .meta =
+        {
+            [TP_REC_PROCESS] = on_process,
+            [TP_REC_DEVICE] = on_device,
+            [TP_REC_STREAM] = on_stream,
+        },
+    .thread = on_thread,
+    .data =
+        {
+            [TP_REC_KERNEL] = on_kernel,
+            [TP_REC_MEMCPY] = on_memcpy,
+            [TP_REC_MEMSET] = on_memset,
+            [TP_REC_SYNC] = on_sync,
+            [TP_REC_API] = on_api,
+            [TP_REC_NVTX_MARK] = on_mark,
+            [TP_REC_DEVICE_MEM] = on_device_mem,
+            [TP_REC_HEAP] = on_heap,
+            [TP_REC_REGION] = on_region,
+            [TP_REC_ALLOC_FAIL] = on_alloc_fail,
+            [TP_REC_COUNTER] = on_counter,
+            [TP_REC_OVERHEAD] = on_overhead,
+            [TP_REC_DROPPED] = on_dropped,
+        }, /* CLOCK_SYNC goes to baseTimeNanoseconds; unknown types are skipped */
+    .range = on_range,
+};
+
+/* ---------------------------------------------------------------- header and footer */
+
+static tp_status head_process(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    if (!c->have_process)
+        c->process = *(const tp_rec_process *)(const void *)h;
+    c->have_process = 1;
+    return TP_OK;
+}
+
+static tp_status head_device(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_device *d = (const void *)h;
+    out_fmt(c->w, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", c->n_devices++ ? "," : "", d->id);
+    out_jstr(c->w, sid_or(c, d->name_sid, ""));
+    out_fmt(c->w,
+            ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %" PRIu32
+            ", \"computeMinor\": %" PRIu32 ", \"numSms\": %" PRIu32 "}",
+            d->global_memory_bytes, d->compute_capability / 10, d->compute_capability % 10,
+            d->sm_count);
+    return written(c);
 }
 
 /* Kineto: wall-clock ns of an event = baseTimeNanoseconds + ts * 1000. */
-static void write_footer(ctx *c) {
-    const tp_rec_hdr *const *recs;
-    out_str(c->w, "\n  ],\n  \"displayTimeUnit\": \"ms\"");
-    if (tp_reader_meta(c->r, TP_REC_CLOCK_SYNC, &recs) > 0) {
-        tp_rec_clock_sync s;
-        tp_record_get(recs[0], &s, sizeof s);
-        out_fmt(c->w, ",\n  \"baseTimeNanoseconds\": %" PRId64, (int64_t)(s.realtime_ns - s.ts));
+static tp_status head_clock(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    const tp_rec_clock_sync *s = (const void *)h;
+    if (!c->have_clock)
+        c->base_time_ns = (int64_t)(s->realtime_ns - s->ts);
+    c->have_clock = 1;
+    return TP_OK;
+}
+
+/* What the header and footer need: devices, the first process and the first clock sync. */
+static const tp_visitor header = {
+    .meta =
+        {
+            [TP_REC_PROCESS] = head_process,
+            [TP_REC_DEVICE] = head_device,
+            [TP_REC_CLOCK_SYNC] = head_clock,
+        },
+};
+
+static tp_status write_header(ctx *c) {
+    out_str(c->w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
+    tp_status st = tp_visit_run(c->r, &header, c, NULL);
+    out_str(c->w, c->n_devices ? "\n  ],\n" : "],\n");
+    if (c->have_process) {
+        c->pid = c->process.pid;
+        /* `"rank": N` with one space: HTA finds the rank with a regex over the text */
+        if (c->process.rank >= 0)
+            out_fmt(c->w,
+                    "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %" PRId32
+                    ", \"world_size\": %" PRId32 "},\n",
+                    c->process.rank, c->process.world_size);
     }
+    out_str(c->w, "  \"traceEvents\": [");
+    return st;
+}
+
+static void write_footer(ctx *c) {
+    out_str(c->w, "\n  ],\n  \"displayTimeUnit\": \"ms\"");
+    if (c->have_clock)
+        out_fmt(c->w, ",\n  \"baseTimeNanoseconds\": %" PRId64, c->base_time_ns);
     out_fmt(c->w, ",\n  \"trainprof\": {\"dropped\": %" PRIu64 "}\n}\n",
             tp_reader_info(c->r)->dropped_total);
 }
 
-static tp_status write_records(ctx *c) {
-    tp_cursor *cur;
-    tp_status st = tp_cursor_open(c->r, NULL, &cur);
-    if (st != TP_OK)
-        return st;
-    for (const tp_rec_hdr *h; (h = tp_cursor_next(cur)) && !c->w->failed;)
-        if (!on_record(c, h)) {
-            st = TP_ERR_NOMEM;
-            break;
-        }
-    tp_cursor_close(cur);
-    tp_open_range o; /* ranges never closed end where the trace ends, as in the native loader */
-    while (c->pushes.n && tp_range_stack_take(&c->pushes, c->pushes.v[c->pushes.n - 1].key, &o))
-        annotation(c, &o, c->t_last), c->st.nvtx_unclosed++;
-    while (c->starts.n && tp_range_stack_take(&c->starts, c->starts.v[c->starts.n - 1].key, &o))
-        annotation(c, &o, c->t_last), c->st.nvtx_unclosed++;
+static tp_status write_events(ctx *c) {
+    tp_visit_stats vs;
+    tp_status st = tp_visit_run(c->r, &events, c, &vs);
+    c->st.nvtx_unclosed = vs.nvtx_unclosed;
+    c->st.nvtx_unpaired = vs.nvtx_unpaired;
     return st;
 }
 
@@ -591,10 +556,9 @@ tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_s
         goto done;
     w->gz = gz, w->failed = 0, w->err_no = 0, w->n = 0;
     c->w = w, c->r = r, c->first = 1;
-    write_header(c);
-    process_meta(c);
-    device_meta(c);
-    st = write_records(c);
+    st = write_header(c);
+    if (st == TP_OK)
+        st = write_events(c);
     write_footer(c);
     out_flush(w);
     if (st == TP_OK && w->failed)
@@ -612,11 +576,8 @@ done:
     } else if (stats) {
         *stats = c->st;
     }
-    if (c) {
-        tp_range_stack_free(&c->pushes);
-        tp_range_stack_free(&c->starts);
+    if (c)
         tp_region_map_free(&c->regions);
-    }
     free(c), free(w);
     return st;
 }

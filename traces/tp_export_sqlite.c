@@ -1,9 +1,10 @@
 /* tp_export_sqlite: a .tprof trace as an SQLite database (schema: docs/export.md).
  *
  * The schema lives in one table (`tables` below): each record kind's table, its typed
- * columns and the insert statement prepared for it. Strings and stacks are written once
- * each, for the ids the exported rows refer to (the reader looks them up by id; it does
- * not list them). Everything goes in one transaction. */
+ * columns and the insert statement prepared for it. The rows come from one visitor
+ * (traces/tp_visit.h, `exporter` below). Strings and stacks are written once each, for the
+ * ids the exported rows refer to (the reader looks them up by id; it does not list them).
+ * Everything goes in one transaction. */
 #include "tp_export_sqlite.h"
 
 #include <inttypes.h>
@@ -13,6 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "tp_kineto_names.h"
+#include "tp_mem.h"
+#include "tp_visit.h"
 
 enum {
     T_PROCESS,
@@ -114,8 +119,9 @@ static const char *const views =
     "LEFT JOIN strings s ON s.id = o.name_id;"
     "CREATE VIEW stacks_named AS SELECT st.*, m.path AS module_path FROM stacks st "
     "LEFT JOIN modules m ON m.module_id = st.module_id;"
-    "CREATE VIEW memcpy_named AS SELECT m.*, 'Memcpy ' || m.copy_kind || ' (' || m.src_kind "
-    "|| ' -> ' || m.dst_kind || ')' AS name FROM memcpy m;";
+    /* the name tp_kineto_memcpy_name gives, spelled in SQL */
+    "CREATE VIEW memcpy_named AS SELECT m.*, '" TP_KINETO_MEMCPY " ' || m.copy_kind || ' (' || "
+    "m.src_kind || ' -> ' || m.dst_kind || ')' AS name FROM memcpy m;";
 
 /* One bound value. */
 typedef struct {
@@ -142,18 +148,11 @@ typedef struct {
     int failed; /* an SQLite or allocation error; the first message is in err */
     char err[256];
     uint64_t rows;
-    struct range_stack {
-        struct open_range {
-            uint64_t key, ts;
-            uint32_t tid, domain, msg_sid, category, color, kind;
-        } * v;
-        size_t n, cap;
-    } pushes, starts;
-    uint64_t t_last;
+    uint64_t t_last;      /* latest end of any data record: where ranges never closed end */
+    uint32_t pid;         /* the first PROCESS record's, for threads that carry none */
+    sqlite3_stmt *py_ins; /* python_code's insert, once a PYCODE record made the table */
+    int have_pid;
 } sctx;
-
-typedef struct open_range open_range;
-typedef struct range_stack range_stack;
 
 static void db_fail(sctx *c, const char *what) {
     if (!c->failed)
@@ -164,16 +163,12 @@ static void db_fail(sctx *c, const char *what) {
 static uint32_t mark(sctx *c, idset *s, uint32_t id) {
     if (!id)
         return 0;
-    if (id / 8 >= s->n) {
-        size_t n = (size_t)id / 8 * 2 + 64;
-        uint8_t *b = realloc(s->bits, n);
-        if (!b) {
-            c->failed = 1, snprintf(c->err, sizeof c->err, "out of memory");
-            return id;
-        }
-        memset(b + s->n, 0, n - s->n);
-        s->bits = b, s->n = n;
+    size_t old = s->n;
+    if (!TP_MEM_GROW(s->bits, s->n, (size_t)id / 8 + 1)) {
+        c->failed = 1, snprintf(c->err, sizeof c->err, "out of memory");
+        return id;
     }
+    memset(s->bits + old, 0, s->n - old);
     s->bits[id / 8] |= (uint8_t)(1u << (id % 8));
     return id;
 }
@@ -221,197 +216,154 @@ static const char *pick(const char *const *names, size_t n, unsigned i) {
 
 /* ---------------------------------------------------------------- records */
 
-static void on_gpu(sctx *c, const tp_rec_hdr *h) {
+/* A handler's verdict: after an SQLite or allocation error the walk stops (c->err says why). */
+static tp_status ok(const sctx *c) {
+    return c->failed ? TP_ERR_IO : TP_OK;
+}
+
+static tp_status on_kernel(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_kernel *k = (const void *)h;
+    INSERT(c, T_KERNELS, VI(k->ts), VI(k->end), VI(k->correlation), sid(c, k->name_sid),
+           VI(k->device), VI(k->context), VI(k->stream), VI(k->grid_x), VI(k->grid_y),
+           VI(k->grid_z), VI(k->block_x), VI(k->block_y), VI(k->block_z),
+           VI(k->registers_per_thread), VI(k->static_shared_bytes), VI(k->dynamic_shared_bytes),
+           VI(k->graph_id), VI(k->graph_node_id));
+    return ok(c);
+}
+
+static tp_status on_memcpy(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_memcpy *m = (const void *)h;
+    INSERT(c, T_MEMCPY, VI(m->ts), VI(m->end), VI(m->bytes), VI(m->correlation), VI(m->device),
+           VI(m->context), VI(m->stream), VS(tp_copy_kind_name(m->copy_kind)),
+           VS(tp_mem_kind_name(m->src_kind)), VS(tp_mem_kind_name(m->dst_kind)), VI(m->src_device),
+           VI(m->dst_device), VI(m->runtime_correlation), VI(m->graph_id),
+           VI((h->flags & TP_MEMCPY_ASYNC) != 0));
+    return ok(c);
+}
+
+static tp_status on_memset(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_memset *m = (const void *)h;
+    INSERT(c, T_MEMSET, VI(m->ts), VI(m->end), VI(m->bytes), VI(m->correlation), VI(m->device),
+           VI(m->context), VI(m->stream), VI(m->value), VS(tp_mem_kind_name(m->mem_kind)));
+    return ok(c);
+}
+
+static tp_status on_sync(void *cx, const tp_rec_hdr *h) {
     static const char *const sync_types[] = {"unknown", "event", "stream_wait_event", "stream",
                                              "context"};
-    if (h->type == TP_REC_KERNEL) {
-        tp_rec_kernel k;
-        tp_record_get(h, &k, sizeof k);
-        INSERT(c, T_KERNELS, VI(k.ts), VI(k.end), VI(k.correlation), sid(c, k.name_sid),
-               VI(k.device), VI(k.context), VI(k.stream), VI(k.grid_x), VI(k.grid_y), VI(k.grid_z),
-               VI(k.block_x), VI(k.block_y), VI(k.block_z), VI(k.registers_per_thread),
-               VI(k.static_shared_bytes), VI(k.dynamic_shared_bytes), VI(k.graph_id),
-               VI(k.graph_node_id));
-    } else if (h->type == TP_REC_MEMCPY) {
-        tp_rec_memcpy m;
-        tp_record_get(h, &m, sizeof m);
-        INSERT(c, T_MEMCPY, VI(m.ts), VI(m.end), VI(m.bytes), VI(m.correlation), VI(m.device),
-               VI(m.context), VI(m.stream), VS(tp_copy_kind_name(m.copy_kind)),
-               VS(tp_mem_kind_name(m.src_kind)), VS(tp_mem_kind_name(m.dst_kind)), VI(m.src_device),
-               VI(m.dst_device), VI(m.runtime_correlation), VI(m.graph_id),
-               VI((h->flags & TP_MEMCPY_ASYNC) != 0));
-    } else if (h->type == TP_REC_MEMSET) {
-        tp_rec_memset m;
-        tp_record_get(h, &m, sizeof m);
-        INSERT(c, T_MEMSET, VI(m.ts), VI(m.end), VI(m.bytes), VI(m.correlation), VI(m.device),
-               VI(m.context), VI(m.stream), VI(m.value), VS(tp_mem_kind_name(m.mem_kind)));
-    } else {
-        tp_rec_sync s;
-        tp_record_get(h, &s, sizeof s);
-        INSERT(c, T_SYNC, VI(s.ts), VI(s.end), VI(s.correlation), VS(PICK(sync_types, s.type)),
-               VI(s.device), VI(s.context), s.stream == 0xffffffffu ? VI(-1) : VI(s.stream),
-               VI(s.tid), VI(s.event));
-    }
+    sctx *c = cx;
+    const tp_rec_sync *s = (const void *)h;
+    INSERT(c, T_SYNC, VI(s->ts), VI(s->end), VI(s->correlation), VS(PICK(sync_types, s->type)),
+           VI(s->device), VI(s->context), s->stream == 0xffffffffu ? VI(-1) : VI(s->stream),
+           VI(s->tid), VI(s->event));
+    return ok(c);
 }
 
-static void on_api(sctx *c, const tp_rec_hdr *h) {
+static tp_status on_api(void *cx, const tp_rec_hdr *h) {
     static const char *const kinds[] = {"unknown", "runtime", "driver", "device"};
-    tp_rec_api a;
-    tp_record_get(h, &a, sizeof a);
-    INSERT(c, T_API, VI(a.ts), VI(a.end), VI(a.tid), VI(a.correlation), VI(a.cbid),
-           sid(c, a.name_sid), stk(c, a.stack_id), VI(a.result),
+    sctx *c = cx;
+    const tp_rec_api *a = (const void *)h;
+    INSERT(c, T_API, VI(a->ts), VI(a->end), VI(a->tid), VI(a->correlation), VI(a->cbid),
+           sid(c, a->name_sid), stk(c, a->stack_id), VI(a->result),
            VS(PICK(kinds, h->flags & TP_RF_TYPE_MASK)));
+    return ok(c);
 }
 
-static void range_row(sctx *c, const open_range *o, uint64_t end, int closed) {
-    INSERT(c, T_NVTX_RANGES, VI(o->ts), VI(end), VI(o->tid), VI(o->domain), sid(c, o->msg_sid),
-           VI(o->category), VI(o->color), VS(o->kind ? "start_end" : "push_pop"), VI(closed));
+/* An NVTX range, paired by the visitor (as the model's native loader gets them); one
+ * never closed ends where the trace's last record does. */
+static tp_status on_range(void *cx, const tp_visit_range *r) {
+    sctx *c = cx;
+    const tp_open_range *o = &r->open;
+    INSERT(c, T_NVTX_RANGES, VI(o->ts), VI(r->closed ? r->end : c->t_last), VI(o->tid),
+           VI(o->domain), sid(c, o->msg_sid), VI(o->category), VI(o->color),
+           VS(o->opened_by == TP_REC_NVTX_START ? "start_end" : "push_pop"), VI(r->closed));
+    return ok(c);
 }
 
-static void range_push(sctx *c, range_stack *s, const open_range *o) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        open_range *v = realloc(s->v, cap * sizeof *v);
-        if (!v) {
-            c->failed = 1, snprintf(c->err, sizeof c->err, "out of memory");
-            return;
-        }
-        s->v = v, s->cap = cap;
-    }
-    s->v[s->n++] = *o;
+static tp_status on_mark(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_nvtx *n = (const void *)h;
+    uint32_t color = (h->flags & TP_NVTX_HAS_COLOR) ? n->color : 0;
+    INSERT(c, T_NVTX_MARKS, VI(n->ts), VI(n->tid), VI(n->domain), sid(c, n->msg_sid),
+           VI(n->category), VI(color));
+    return ok(c);
 }
 
-/* Innermost open range with `key` (the analyzer's native loader pairs the same way). */
-static void range_close(sctx *c, range_stack *s, uint64_t key, uint64_t end) {
-    for (size_t i = s->n; i-- > 0;) {
-        if (s->v[i].key != key)
-            continue;
-        range_row(c, &s->v[i], end, 1);
-        memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
-        s->n--;
-        return;
-    }
-}
-
-static void on_nvtx(sctx *c, const tp_rec_hdr *h) {
-    if (h->type == TP_REC_NVTX_PUSH || h->type == TP_REC_NVTX_MARK) {
-        tp_rec_nvtx n;
-        tp_record_get(h, &n, sizeof n);
-        uint32_t color = (n.h.flags & TP_NVTX_HAS_COLOR) ? n.color : 0;
-        if (h->type == TP_REC_NVTX_MARK) {
-            INSERT(c, T_NVTX_MARKS, VI(n.ts), VI(n.tid), VI(n.domain), sid(c, n.msg_sid),
-                   VI(n.category), VI(color));
-            return;
-        }
-        open_range o = {((uint64_t)n.tid << 32) | n.domain,
-                        n.ts,
-                        n.tid,
-                        n.domain,
-                        n.msg_sid,
-                        n.category,
-                        color,
-                        0};
-        range_push(c, &c->pushes, &o);
-    } else if (h->type == TP_REC_NVTX_START) {
-        tp_rec_nvtx_start n;
-        tp_record_get(h, &n, sizeof n);
-        uint32_t color = (n.h.flags & TP_NVTX_HAS_COLOR) ? n.color : 0;
-        open_range o = {n.range_id, n.ts, n.tid, n.domain, n.msg_sid, n.category, color, 1};
-        range_push(c, &c->starts, &o);
-    } else if (h->type == TP_REC_NVTX_POP) {
-        tp_rec_nvtx_pop n;
-        tp_record_get(h, &n, sizeof n);
-        range_close(c, &c->pushes, ((uint64_t)n.tid << 32) | n.domain, n.ts);
-    } else {
-        tp_rec_nvtx_end n;
-        tp_record_get(h, &n, sizeof n);
-        range_close(c, &c->starts, n.range_id, n.ts);
-    }
-}
-
-static void on_memory(sctx *c, const tp_rec_hdr *h) {
+static tp_status on_device_mem(void *cx, const tp_rec_hdr *h) {
     static const char *const mem_ops[] = {"unknown", "alloc", "free"};
+    sctx *c = cx;
+    const tp_rec_device_mem *d = (const void *)h;
+    INSERT(c, T_DEVICE_MEM, VI(d->ts), VS(PICK(mem_ops, d->op)), VI(d->address), VI(d->bytes),
+           VI(d->device), VI(d->context), VI(d->stream), VS(tp_mem_kind_name(d->mem_kind)),
+           VI(d->correlation), stk(c, d->stack_id), VI(d->tid));
+    return ok(c);
+}
+
+static tp_status on_heap(void *cx, const tp_rec_hdr *h) {
     static const char *const heap_ops[] = {"unknown", "register", "unregister", "reset"};
+    sctx *c = cx;
+    const tp_rec_heap *p = (const void *)h;
+    INSERT(c, T_HEAPS, VI(p->ts), VS(PICK(heap_ops, p->op)), VI(p->heap), VI(p->address),
+           VI(p->size), VI(p->tid), VI(p->domain), VI(p->usage), VI(p->mem_type),
+           stk(c, p->stack_id), sid(c, p->name_sid));
+    return ok(c);
+}
+
+static tp_status on_region(void *cx, const tp_rec_hdr *h) {
     static const char *const region_ops[] = {"unknown", "register", "resize", "unregister"};
-    if (h->type == TP_REC_DEVICE_MEM) {
-        tp_rec_device_mem d;
-        tp_record_get(h, &d, sizeof d);
-        INSERT(c, T_DEVICE_MEM, VI(d.ts), VS(PICK(mem_ops, d.op)), VI(d.address), VI(d.bytes),
-               VI(d.device), VI(d.context), VI(d.stream), VS(tp_mem_kind_name(d.mem_kind)),
-               VI(d.correlation), stk(c, d.stack_id), VI(d.tid));
-    } else if (h->type == TP_REC_HEAP) {
-        tp_rec_heap p;
-        tp_record_get(h, &p, sizeof p);
-        INSERT(c, T_HEAPS, VI(p.ts), VS(PICK(heap_ops, p.op)), VI(p.heap), VI(p.address),
-               VI(p.size), VI(p.tid), VI(p.domain), VI(p.usage), VI(p.mem_type), stk(c, p.stack_id),
-               sid(c, p.name_sid));
-    } else if (h->type == TP_REC_REGION) {
-        tp_rec_region g;
-        tp_record_get(h, &g, sizeof g);
-        INSERT(c, T_REGIONS, VI(g.ts), VS(PICK(region_ops, g.op)), VI(g.heap), VI(g.address),
-               VI(g.size), VI(g.tid), VI(g.domain), stk(c, g.stack_id), sid(c, g.name_sid));
-    } else {
-        tp_rec_alloc_fail f;
-        tp_record_get(h, &f, sizeof f);
-        INSERT(c, T_ALLOC_FAILURES, VI(f.ts), VI(f.requested), VI(f.reserved_bytes),
-               VI(f.free_bytes), VI(f.largest_free_block), VI(f.tid), VI(f.device),
-               stk(c, f.stack_id));
-    }
+    sctx *c = cx;
+    const tp_rec_region *g = (const void *)h;
+    INSERT(c, T_REGIONS, VI(g->ts), VS(PICK(region_ops, g->op)), VI(g->heap), VI(g->address),
+           VI(g->size), VI(g->tid), VI(g->domain), stk(c, g->stack_id), sid(c, g->name_sid));
+    return ok(c);
 }
 
-static void on_other(sctx *c, const tp_rec_hdr *h) {
+static tp_status on_alloc_fail(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_alloc_fail *f = (const void *)h;
+    INSERT(c, T_ALLOC_FAILURES, VI(f->ts), VI(f->requested), VI(f->reserved_bytes),
+           VI(f->free_bytes), VI(f->largest_free_block), VI(f->tid), VI(f->device),
+           stk(c, f->stack_id));
+    return ok(c);
+}
+
+static tp_status on_counter(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_counter *k = (const void *)h;
+    double d;
+    memcpy(&d, &k->value, sizeof d);
+    val v = (h->flags & TP_COUNTER_F64) ? (val){'d', 0, d, NULL} : VI(k->value);
+    INSERT(c, T_COUNTERS, VI(k->ts), sid(c, k->name_sid), VI(k->tid), v);
+    return ok(c);
+}
+
+static tp_status on_dropped(void *cx, const tp_rec_hdr *h) {
     static const char *const reasons[] = {"unknown", "ring_full", "no_buffer", "cupti", "convert"};
-    if (h->type == TP_REC_COUNTER) {
-        tp_rec_counter k;
-        tp_record_get(h, &k, sizeof k);
-        double d;
-        memcpy(&d, &k.value, sizeof d);
-        val v = (h->flags & TP_COUNTER_F64) ? (val){'d', 0, d, NULL} : VI(k.value);
-        INSERT(c, T_COUNTERS, VI(k.ts), sid(c, k.name_sid), VI(k.tid), v);
-    } else if (h->type == TP_REC_DROPPED) {
-        tp_rec_dropped d;
-        tp_record_get(h, &d, sizeof d);
-        const char *what = d.what ? tp_record_name((uint16_t)d.what) : "any";
-        INSERT(c, T_DROPPED, VI(d.ts), VI(d.count), VS(what ? what : "unknown"),
-               VS(PICK(reasons, d.reason)));
-    } else if (h->type == TP_REC_OVERHEAD) {
-        tp_rec_overhead o;
-        tp_record_get(h, &o, sizeof o);
-        INSERT(c, T_OVERHEAD, VI(o.ts), VI(o.end), VI(o.tid), VI(o.kind), sid(c, o.name_sid));
-    }
+    sctx *c = cx;
+    const tp_rec_dropped *d = (const void *)h;
+    const char *what = d->what ? tp_record_name((uint16_t)d->what) : "any";
+    INSERT(c, T_DROPPED, VI(d->ts), VI(d->count), VS(what ? what : "unknown"),
+           VS(PICK(reasons, d->reason)));
+    return ok(c);
 }
 
-static void on_record(sctx *c, const tp_rec_hdr *h) {
+static tp_status on_overhead(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_overhead *o = (const void *)h;
+    INSERT(c, T_OVERHEAD, VI(o->ts), VI(o->end), VI(o->tid), VI(o->kind), sid(c, o->name_sid));
+    return ok(c);
+}
+
+/* Every data record moves the trace's end (clock syncs excepted: they bracket the run). */
+static tp_status note_end(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
     uint64_t end = tp_record_end(h);
     if (end > c->t_last && h->type != TP_REC_CLOCK_SYNC)
         c->t_last = end;
-    switch (h->type) {
-    case TP_REC_KERNEL:
-    case TP_REC_MEMCPY:
-    case TP_REC_MEMSET:
-    case TP_REC_SYNC:
-        on_gpu(c, h);
-        break;
-    case TP_REC_API:
-        on_api(c, h);
-        break;
-    case TP_REC_NVTX_PUSH:
-    case TP_REC_NVTX_POP:
-    case TP_REC_NVTX_START:
-    case TP_REC_NVTX_END:
-    case TP_REC_NVTX_MARK:
-        on_nvtx(c, h);
-        break;
-    case TP_REC_DEVICE_MEM:
-    case TP_REC_HEAP:
-    case TP_REC_REGION:
-    case TP_REC_ALLOC_FAIL:
-        on_memory(c, h);
-        break;
-    default:
-        on_other(c, h);
-        break;
-    }
+    return TP_OK;
 }
 
 /* ---------------------------------------------------------------- metadata */
@@ -420,52 +372,46 @@ static const char *str(sctx *c, uint32_t id) {
     return tp_reader_string(c->r, id);
 }
 
-static void meta_process(sctx *c) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(c->r, TP_REC_PROCESS, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_process p;
-        tp_record_get(recs[i], &p, sizeof p);
-        INSERT(c, T_PROCESS, VI(p.pid), VI(p.ppid), VI(p.rank), VI(p.world_size), VI(p.local_rank),
-               VS(str(c, p.host_sid)), VS(str(c, p.cmdline_sid)), VS(str(c, p.exe_sid)),
-               VI(p.start_realtime_ns), VS(str(c, p.producer_sid)));
-    }
-    uint32_t pid = n ? ((const tp_rec_process *)recs[0])->pid : 0;
-    n = tp_reader_meta(c->r, TP_REC_THREAD, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_thread t;
-        tp_record_get(recs[i], &t, sizeof t);
-        int later = 0; /* a rename: one row per thread, with its latest name */
-        for (size_t j = i + 1; j < n && !later; j++)
-            later = ((const tp_rec_thread *)recs[j])->tid == t.tid;
-        if (!later)
-            INSERT(c, T_THREADS, VI(t.tid), VI(t.pid ? t.pid : pid),
-                   VS(tp_reader_thread_name(c->r, t.tid)));
-    }
+static tp_status on_process(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_process *p = (const void *)h;
+    INSERT(c, T_PROCESS, VI(p->pid), VI(p->ppid), VI(p->rank), VI(p->world_size), VI(p->local_rank),
+           VS(str(c, p->host_sid)), VS(str(c, p->cmdline_sid)), VS(str(c, p->exe_sid)),
+           VI(p->start_realtime_ns), VS(str(c, p->producer_sid)));
+    if (!c->have_pid)
+        c->pid = p->pid;
+    c->have_pid = 1;
+    return ok(c);
 }
 
-static void meta_devices(sctx *c) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(c->r, TP_REC_DEVICE, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_device d;
-        tp_record_get(recs[i], &d, sizeof d);
-        INSERT(c, T_DEVICES, VI(d.id), VS(str(c, d.name_sid)), VI(d.global_memory_bytes),
-               VI(d.sm_count), VI(d.compute_capability),
-               VS(d.kind == TP_DEVICE_GPU         ? "gpu"
-                  : d.kind == TP_DEVICE_CPU_ACCEL ? "cpu"
-                                                  : "?"));
-    }
-    n = tp_reader_meta(c->r, TP_REC_MODULE, &recs);
-    for (size_t i = 0; i < n; i++) {
-        tp_rec_module m;
-        tp_record_get(recs[i], &m, sizeof m);
-        char hex[65] = "";
-        for (uint32_t b = 0; b < m.build_id_len && b < 32; b++)
-            snprintf(hex + 2 * b, 3, "%02x", m.build_id[b]);
-        INSERT(c, T_MODULES, VI(m.id), VS(str(c, m.path_sid)), VI(m.load_bias), VI(m.lo), VI(m.hi),
-               VS(hex));
-    }
+/* One row per thread, with its latest name. */
+static tp_status on_thread(void *cx, const tp_visit_thread *t) {
+    sctx *c = cx;
+    if (t->last)
+        INSERT(c, T_THREADS, VI(t->rec->tid), VI(t->rec->pid ? t->rec->pid : c->pid), VS(t->name));
+    return ok(c);
+}
+
+static tp_status on_device(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_device *d = (const void *)h;
+    INSERT(c, T_DEVICES, VI(d->id), VS(str(c, d->name_sid)), VI(d->global_memory_bytes),
+           VI(d->sm_count), VI(d->compute_capability),
+           VS(d->kind == TP_DEVICE_GPU         ? "gpu"
+              : d->kind == TP_DEVICE_CPU_ACCEL ? "cpu"
+                                               : "?"));
+    return ok(c);
+}
+
+static tp_status on_module(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_module *m = (const void *)h;
+    char hex[65] = "";
+    for (uint32_t b = 0; b < m->build_id_len && b < 32; b++)
+        snprintf(hex + 2 * b, 3, "%02x", m->build_id[b]);
+    INSERT(c, T_MODULES, VI(m->id), VS(str(c, m->path_sid)), VI(m->load_bias), VI(m->lo), VI(m->hi),
+           VS(hex));
+    return ok(c);
 }
 
 /* The strings and stacks rows referred to (ids collected while inserting). */
@@ -483,6 +429,35 @@ static void meta_ids(sctx *c) {
         if (c->sids.bits[id / 8] & (1u << (id % 8)))
             INSERT(c, T_STRINGS, VI(id), VS(str(c, (uint32_t)id)));
 }
+
+/* Every table but strings and stacks, which meta_ids fills afterwards. */
+static const tp_visitor exporter = {
+    .meta =
+        {
+            [TP_REC_PROCESS] = on_process,
+            [TP_REC_MODULE] = on_module,
+            [TP_REC_DEVICE] = on_device,
+        },
+    .thread = on_thread,
+    .each = note_end,
+    .data =
+        {
+            [TP_REC_KERNEL] = on_kernel,
+            [TP_REC_MEMCPY] = on_memcpy,
+            [TP_REC_MEMSET] = on_memset,
+            [TP_REC_SYNC] = on_sync,
+            [TP_REC_API] = on_api,
+            [TP_REC_NVTX_MARK] = on_mark,
+            [TP_REC_DEVICE_MEM] = on_device_mem,
+            [TP_REC_HEAP] = on_heap,
+            [TP_REC_REGION] = on_region,
+            [TP_REC_ALLOC_FAIL] = on_alloc_fail,
+            [TP_REC_COUNTER] = on_counter,
+            [TP_REC_DROPPED] = on_dropped,
+            [TP_REC_OVERHEAD] = on_overhead,
+        },
+    .range = on_range,
+};
 
 /* ---------------------------------------------------------------- database */
 
@@ -519,15 +494,10 @@ static int create_schema(sctx *c) {
 
 /* Python code objects (traces of CPython programs, v1.2): a table of their names and a view
  * of the stacks with Python frames resolved (module 65534 = TP_FRAME_PYTHON; its offset holds
- * code id << 24 | line). Only in exports of traces that have them, so the schema of other
- * traces' exports stays as it was. */
-static void meta_python(sctx *c) {
-    const tp_rec_hdr *const *recs;
-    size_t n = tp_reader_meta(c->r, TP_REC_PYCODE, &recs);
+ * code id << 24 | line). Created at the first PYCODE record, so the schema of other traces'
+ * exports stays as it was. */
+static int python_schema(sctx *c) {
     char sql[768];
-    sqlite3_stmt *st = NULL;
-    if (!n || c->failed)
-        return;
     snprintf(sql, sizeof sql,
              "CREATE TABLE python_code (code_id INTEGER PRIMARY KEY, function TEXT, file TEXT, "
              "first_line INTEGER);"
@@ -538,44 +508,42 @@ static void meta_python(sctx *c) {
              "c.code_id = st.offset >> 24;",
              TP_FRAME_PYTHON, TP_PYLINE_MAX, TP_FRAME_PYTHON);
     if (!exec(c, sql) ||
-        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO python_code VALUES (?,?,?,?)", -1, &st,
-                           NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO python_code VALUES (?,?,?,?)", -1,
+                           &c->py_ins, NULL) != SQLITE_OK) {
         db_fail(c, "python_code");
-        return;
+        return 0;
     }
-    for (size_t i = 0; i < n && !c->failed; i++) {
-        tp_rec_pycode p;
-        tp_record_get(recs[i], &p, sizeof p);
-        sqlite3_bind_int64(st, 1, p.id);
-        sqlite3_bind_text(st, 2, str(c, p.name_sid), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 3, str(c, p.file_sid), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(st, 4, p.first_line);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            db_fail(c, "python_code");
-        sqlite3_reset(st);
-        c->rows++;
-    }
-    sqlite3_finalize(st);
+    return 1;
 }
+
+static tp_status on_pycode(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_pycode *p = (const void *)h;
+    if (!c->py_ins && !python_schema(c))
+        return TP_ERR_IO;
+    sqlite3_bind_int64(c->py_ins, 1, p->id);
+    sqlite3_bind_text(c->py_ins, 2, str(c, p->name_sid), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(c->py_ins, 3, str(c, p->file_sid), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(c->py_ins, 4, p->first_line);
+    if (sqlite3_step(c->py_ins) != SQLITE_DONE)
+        db_fail(c, "python_code");
+    sqlite3_reset(c->py_ins);
+    c->rows++;
+    return ok(c);
+}
+
+/* After the strings and stacks: the Python code objects. */
+static const tp_visitor python = {.meta = {[TP_REC_PYCODE] = on_pycode}};
 
 static tp_status export_all(sctx *c) {
     if (!create_schema(c))
         return TP_ERR_IO;
-    meta_process(c);
-    meta_devices(c);
-    tp_cursor *cur;
-    tp_status st = tp_cursor_open(c->r, NULL, &cur);
-    if (st != TP_OK)
-        return st;
-    for (const tp_rec_hdr *h; !c->failed && (h = tp_cursor_next(cur));)
-        on_record(c, h);
-    tp_cursor_close(cur);
-    for (size_t i = c->pushes.n; i-- > 0;) /* never closed: end where the trace ends */
-        range_row(c, &c->pushes.v[i], c->t_last, 0);
-    for (size_t i = c->starts.n; i-- > 0;)
-        range_row(c, &c->starts.v[i], c->t_last, 0);
+    tp_status st = tp_visit_run(c->r, &exporter, c, NULL);
+    if (st != TP_OK && !c->failed)
+        return st; /* the visitor's own failure (out of memory), not a row's */
     meta_ids(c);
-    meta_python(c);
+    if (!c->failed && (st = tp_visit_run(c->r, &python, c, NULL)) != TP_OK && !c->failed)
+        return st;
     if (!c->failed)
         exec(c, "COMMIT;");
     return c->failed ? TP_ERR_IO : TP_OK;
@@ -606,6 +574,7 @@ tp_status tp_export_sqlite(tp_reader *r, const char *path, uint64_t *rows, char 
     }
     for (int t = 0; t < T_COUNT; t++)
         sqlite3_finalize(c->ins[t]);
+    sqlite3_finalize(c->py_ins);
     if (sqlite3_close(c->db) != SQLITE_OK && st == TP_OK)
         st = TP_ERR_IO;
     if (st != TP_OK) {
@@ -615,7 +584,7 @@ tp_status tp_export_sqlite(tp_reader *r, const char *path, uint64_t *rows, char 
     } else if (rows) {
         *rows = c->rows;
     }
-    free(c->sids.bits), free(c->stacks.bits), free(c->pushes.v), free(c->starts.v);
+    free(c->sids.bits), free(c->stacks.bits);
     free(c);
     return st;
 }

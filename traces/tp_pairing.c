@@ -1,18 +1,14 @@
 /* tp_pairing: open-range stacks and the live-region map (see tp_pairing.h). */
 #include "tp_pairing.h"
 
+#include "tp_mem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 int tp_range_stack_push(tp_range_stack *s, const tp_open_range *o) {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        tp_open_range *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return 0;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (!TP_MEM_GROW(s->v, s->cap, s->n + 1))
+        return 0;
     s->v[s->n++] = *o;
     return 1;
 }
@@ -43,8 +39,9 @@ static size_t region_slot(const tp_region_map *m, uint64_t addr) {
 }
 
 static int region_grow(tp_region_map *m) {
-    size_t cap = m->cap ? m->cap * 2 : 256;
-    tp_region_map g = {calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(uint64_t)), cap, 0};
+    size_t cap = m->cap ? m->cap * 2 : 256; /* a power of two: slots are hash & (cap - 1) */
+    tp_region_map g = {tp_mem_calloc(cap, sizeof(uint64_t)), tp_mem_calloc(cap, sizeof(uint64_t)),
+                       cap, 0};
     if (!g.addr || !g.size) {
         free(g.addr);
         free(g.size);
@@ -93,6 +90,14 @@ uint64_t tp_region_map_take(tp_region_map *m, uint64_t addr) {
         m->size[k] = s;
     }
     return size;
+}
+
+int tp_region_map_apply(tp_region_map *m, uint64_t addr, uint64_t size, int unregister,
+                        int64_t *delta) {
+    uint64_t old = tp_region_map_take(m, addr);
+    /* sizes come from the file: subtract in unsigned arithmetic, never overflow a signed */
+    *delta = (int64_t)((unregister ? 0 : size) - old);
+    return unregister || tp_region_map_put(m, addr, size);
 }
 
 void tp_region_map_free(tp_region_map *m) {

@@ -10,6 +10,7 @@
 #include "tp_reader.h"
 
 #include "tp_chunk.h"
+#include "tp_mem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,22 +94,8 @@ struct tp_cursor {
     decoder dec;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap)
-        return 1;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return 0;
-    *p = q;
-    *cap = n;
-    return 1;
-}
-
 static int own(tp_reader *r, void *p) {
-    if (!p || !grow((void **)&r->owned, &r->owned_cap, r->nowned + 1, sizeof(void *))) {
+    if (!p || !TP_MEM_GROW(r->owned, r->owned_cap, r->nowned + 1)) {
         free(p);
         return 0;
     }
@@ -128,7 +115,7 @@ static int decompress(decoder *d, const uint8_t *data, const chunk_ref *c, uint8
     const tp_chunk_header *h = &c->h;
     const uint8_t *payload = data + c->off + sizeof *h;
     size_t raw = h->raw_bytes;
-    if (!grow((void **)dst, cap, raw ? raw : 8, 1))
+    if (!tp_mem_grow((void **)dst, cap, raw ? raw : 8, 1))
         return 0;
     if (h->codec == TP_CODEC_NONE) {
         if (h->payload_bytes != raw)
@@ -166,7 +153,7 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
 /* ------------------------------------------------------------------ metadata */
 
 static int id_add(id_table *t, uint32_t id, uint32_t n, uint64_t seq, const void *p) {
-    if (!grow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v))
+    if (!TP_MEM_GROW(t->v, t->cap, t->n + 1))
         return 0;
     t->v[t->n++] = (id_entry){id, n, seq, p};
     return 1;
@@ -234,7 +221,7 @@ static int load_meta_record(tp_reader *r, tp_rec_hdr *h) {
         return load_stack(r, h);
     const tp_rec_hdr *f = full_record(r, h);
     rec_list *l = &r->meta[h->type];
-    if (!f || !grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+    if (!f || !TP_MEM_GROW(l->v, l->cap, l->n + 1))
         return 0;
     l->v[l->n++] = f;
     if (h->type == TP_REC_MODULE)
@@ -389,7 +376,7 @@ static int index_totals_ok(const tp_reader *r) {
 static int take_chunk(tp_reader *r, const chunk_ref *c) {
     int bad = 0;
     if (c->h.kind == TP_CHUNK_DATA) {
-        if (!grow((void **)&r->chunks, &r->chunks_cap, r->nchunks + 1, sizeof *r->chunks))
+        if (!TP_MEM_GROW(r->chunks, r->chunks_cap, r->nchunks + 1))
             return 0;
         r->chunks[r->nchunks++] = *c;
     } else if (c->h.kind == TP_CHUNK_META) {

@@ -37,18 +37,6 @@ const tp_rec_info *tp_record_info(uint16_t type) {
     return &record_infos[type];
 }
 
-const char *tp_copy_kind_name(unsigned kind) {
-    static const char *const names[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "Unknown";
-}
-
-const char *tp_mem_kind_name(unsigned kind) {
-    static const char *const names[] = {"Unknown", "Pageable", "Pinned",        "Device",
-                                        "Array",   "Managed",  "Device Static", "Managed Static"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "Unknown";
-}
-
 const char *tp_record_name(uint16_t type) {
     return tp_record_info(type)->name;
 }

@@ -515,12 +515,6 @@ typedef struct {
 /* Returns the description of `type` (a zeroed struct for unknown types). */
 const tp_rec_info *tp_record_info(uint16_t type);
 
-/* Kineto's spellings of copy kinds ("HtoD", "DtoH", "PtoP", ...) and memory kinds
- * ("Pageable", "Pinned", "Device", ...), as in "Memcpy HtoD (Pageable -> Device)";
- * "Unknown" for values outside the enums. Static strings. */
-const char *tp_copy_kind_name(unsigned kind);
-const char *tp_mem_kind_name(unsigned kind);
-
 /* Name of a type ("KERNEL"), or NULL when unknown. */
 const char *tp_record_name(uint16_t type);
 

@@ -14,6 +14,7 @@
 
 #include "tp_chunk.h"
 #include "tp_hash.h"
+#include "tp_mem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -165,21 +166,7 @@ static tp_status opts_resolve(const tp_writer_opts *in, tp_writer_opts *o) {
     return TP_OK;
 }
 
-/* ------------------------------------------------------------------ growable buffers */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap)
-        return 1;
-    size_t n = *cap ? *cap : 4096 / elem + 1;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return 0;
-    *p = q;
-    *cap = n;
-    return 1;
-}
+/* ------------------------------------------------------------------ chunk buffers */
 
 static void chunk_reset(chunk_buf *c) {
     c->len = 0;
@@ -191,7 +178,7 @@ static void chunk_reset(chunk_buf *c) {
 
 /* Appends one record; updates the chunk's time range and type mask. */
 static int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
-    if (!grow((void **)&c->buf, &c->cap, c->len + r->size, 1))
+    if (!TP_MEM_GROW(c->buf, c->cap, c->len + r->size))
         return 0;
     memcpy(c->buf + c->len, r, r->size);
     c->len += r->size;
@@ -292,7 +279,7 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
     *src = c->buf;
     if (!filter || w->opts.no_filter)
         return TP_FILTER_NONE;
-    if (!grow((void **)&w->filt, &w->filt_cap, c->len, 1)) {
+    if (!TP_MEM_GROW(w->filt, w->filt_cap, c->len)) {
         set_err(w, TP_ERR_NOMEM);
         return -1;
     }
@@ -310,7 +297,7 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     if (f < 0)
         return;
     size_t bound = ZSTD_compressBound(len);
-    if (!grow((void **)&w->zbuf, &w->zbuf_cap, bound, 1)) {
+    if (!TP_MEM_GROW(w->zbuf, w->zbuf_cap, bound)) {
         set_err(w, TP_ERR_NOMEM);
         return;
     }
@@ -340,8 +327,7 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
         set_err(w, s);
         return;
     }
-    if (kind != TP_CHUNK_INDEX &&
-        grow((void **)&w->index, &w->index_cap, w->index_len + 1, sizeof *w->index)) {
+    if (kind != TP_CHUNK_INDEX && TP_MEM_GROW(w->index, w->index_cap, w->index_len + 1)) {
         w->index[w->index_len++] =
             (tp_index_entry){w->file_off, kind, 0, c->count, c->t_min, c->t_max, c->mask};
     }
@@ -1000,7 +986,7 @@ static int intern_grow(intern_table *t) {
     size_t ncap = t->cap ? t->cap * 2 : 256;
     intern_entry *old = t->slots;
     size_t ocap = t->cap;
-    t->slots = calloc(ncap, sizeof *t->slots);
+    t->slots = tp_mem_calloc(ncap, sizeof *t->slots);
     if (!t->slots) {
         t->slots = old;
         return 0;

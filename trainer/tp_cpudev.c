@@ -19,6 +19,7 @@
 
 #include "tp_devbackend.h"
 #include "tp_kcpu.h"
+#include "tp_mem.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -408,15 +409,9 @@ static void cpu_seg_free(void *impl, void *ptr, size_t bytes) {
     size_t i = 0;
     while (i < d->nfree && d->free_ranges[i].off < off)
         i++;
-    if (d->nfree == d->capfree) {
-        size_t cap = d->capfree * 2;
-        range *nr = realloc(d->free_ranges, cap * sizeof *nr);
-        if (!nr) { /* cannot record it: the range is lost to this run, nothing breaks */
-            pthread_mutex_unlock(&d->mem_mu);
-            return;
-        }
-        d->free_ranges = nr;
-        d->capfree = cap;
+    if (!TP_MEM_GROW(d->free_ranges, d->capfree, d->nfree + 1)) {
+        pthread_mutex_unlock(&d->mem_mu); /* cannot record it: the range is lost to this run */
+        return;
     }
     memmove(&d->free_ranges[i + 1], &d->free_ranges[i], (d->nfree - i) * sizeof(range));
     d->free_ranges[i] = (range){off, len};

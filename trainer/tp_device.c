@@ -2,6 +2,7 @@
 #include "tp_device.h"
 
 #include "tp_devbackend.h"
+#include "tp_mem.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -96,16 +97,10 @@ void *tp_device_host_alloc(tp_device *d, size_t bytes, int pinned) {
     if (!p)
         return NULL;
     pthread_mutex_lock(&d->host_mu);
-    if (d->host_count == d->host_cap) {
-        size_t cap = d->host_cap ? 2 * d->host_cap : 16;
-        host_buf *nb = realloc(d->host, cap * sizeof *nb);
-        if (!nb) {
-            pthread_mutex_unlock(&d->host_mu);
-            d->be.host_free(d->impl, p, bytes, pinned);
-            return NULL;
-        }
-        d->host = nb;
-        d->host_cap = cap;
+    if (!TP_MEM_GROW(d->host, d->host_cap, d->host_count + 1)) {
+        pthread_mutex_unlock(&d->host_mu);
+        d->be.host_free(d->impl, p, bytes, pinned);
+        return NULL;
     }
     d->host[d->host_count++] = (host_buf){p, bytes, pinned};
     pthread_mutex_unlock(&d->host_mu);

@@ -6,14 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tp_mem.h"
 #include "tp_tui_layout.h"
-
-static void *xrealloc(void *p, size_t n) {
-    p = realloc(p, n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 void tp_tui_table_init(tp_tui_table *t, const tp_tui_col *cols, int ncols, int sort_col) {
     memset(t, 0, sizeof *t);
@@ -37,10 +31,10 @@ void tp_tui_table_free(tp_tui_table *t) {
 void tp_tui_table_add(tp_tui_table *t, const char *const *text, const double *keys) {
     size_t nc = (size_t)t->ncols;
     if (t->nrows == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 16;
-        t->text = xrealloc(t->text, t->cap * nc * sizeof *t->text);
-        t->key = xrealloc(t->key, t->cap * nc * sizeof *t->key);
-        t->shown = xrealloc(t->shown, t->cap * sizeof *t->shown);
+        t->cap = tp_mem_next_cap(t->cap, t->nrows + 1); /* three arrays, one capacity */
+        t->text = tp_mem_xrealloc(t->text, t->cap * nc, sizeof *t->text);
+        t->key = tp_mem_xrealloc(t->key, t->cap * nc, sizeof *t->key);
+        t->shown = tp_mem_xrealloc(t->shown, t->cap, sizeof *t->shown);
     }
     for (size_t c = 0; c < nc; c++) {
         t->text[t->nrows * nc + c] = strdup(text[c] ? text[c] : "");

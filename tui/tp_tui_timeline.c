@@ -1,6 +1,7 @@
 /* tp_tui_timeline: the Timeline view (see the header). The window and busy fractions come
  * from tp_tui_layout; this file only decides what goes where and handles the keys. */
 #include "tp_tui_timeline.h"
+#include "tp_mem.h"
 #include "tp_units.h"
 
 #include <stdio.h>
@@ -44,10 +45,8 @@ static void place(tp_tui_timeline *tl, int w) {
     }
     clamp(tl);
     if (w > tl->cap) {
-        tl->frac = realloc(tl->frac, (size_t)w * sizeof *tl->frac);
-        tl->touched = realloc(tl->touched, (size_t)w * sizeof *tl->touched);
-        if (!tl->frac || !tl->touched)
-            abort();
+        tl->frac = tp_mem_xrealloc(tl->frac, (size_t)w, sizeof *tl->frac);
+        tl->touched = tp_mem_xrealloc(tl->touched, (size_t)w, sizeof *tl->touched);
         tl->cap = w;
     }
 }

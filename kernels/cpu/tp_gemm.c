@@ -295,10 +295,17 @@ static void cache_init(void) {
     cache_key_ok = pthread_key_create(&cache_key, cache_free) == 0;
 }
 
+/* Its own allocation, not common/tp_mem: kernels depend on nothing of ours (the trainer's
+ * kernels stand in for a user's, docs/ARCHITECTURE.md), and this buffer needs 64-byte
+ * alignment and no copy of the old contents. The size is checked the same way. */
 static float *grow(float **buf, size_t *cap, size_t count) {
     if (*cap >= count)
         return *buf;
     free(*buf);
+    *buf = NULL;
+    *cap = 0;
+    if (count > (SIZE_MAX - 63) / sizeof(float))
+        return NULL; /* count * sizeof(float), rounded up to 64, would wrap */
     size_t bytes = (count * sizeof(float) + 63) & ~(size_t)63;
     *buf = aligned_alloc(64, bytes);
     *cap = *buf ? count : 0;

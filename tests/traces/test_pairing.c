@@ -17,11 +17,11 @@ static void test_range_stack_nesting(void) {
     tp_range_stack s = {0};
     uint64_t a = TP_PAIR_PUSH_KEY(7, 1), b = TP_PAIR_PUSH_KEY(7, 2);
     CHECK(a != b);
-    tp_open_range o = {a, 10, 100, 7};
+    tp_open_range o = {.key = a, .ts = 10, .msg_sid = 100, .tid = 7};
     CHECK(tp_range_stack_push(&s, &o));
-    o = (tp_open_range){b, 20, 200, 7};
+    o = (tp_open_range){.key = b, .ts = 20, .msg_sid = 200, .tid = 7};
     CHECK(tp_range_stack_push(&s, &o));
-    o = (tp_open_range){a, 30, 300, 7};
+    o = (tp_open_range){.key = a, .ts = 30, .msg_sid = 300, .tid = 7};
     CHECK(tp_range_stack_push(&s, &o));
     tp_open_range got;
     CHECK(tp_range_stack_take(&s, a, &got));
@@ -74,8 +74,25 @@ static void test_region_map_churn(void) {
     CHECK_EQ_U(tp_region_map_take(&m, 0x7f0000000000ull), 0);
 }
 
+/* A region's REGISTER, RESIZE and UNREGISTER move exactly the bytes they change. */
+static void test_region_map_apply(void) {
+    tp_region_map m = {0};
+    int64_t d = 0;
+    CHECK(tp_region_map_apply(&m, 0x1000, 300, 0, &d));
+    CHECK_EQ_I(d, 300);
+    CHECK(tp_region_map_apply(&m, 0x1000, 100, 0, &d)); /* shrink */
+    CHECK_EQ_I(d, -200);
+    CHECK(tp_region_map_apply(&m, 0x1000, 0, 1, &d));
+    CHECK_EQ_I(d, -100);
+    CHECK(tp_region_map_apply(&m, 0x1000, 0, 1, &d)); /* unknown: nothing released */
+    CHECK_EQ_I(d, 0);
+    CHECK_EQ_U(m.n, 0);
+    tp_region_map_free(&m);
+}
+
 int main(void) {
     TP_RUN(test_range_stack_nesting);
     TP_RUN(test_region_map_churn);
+    TP_RUN(test_region_map_apply);
     return tp_test_summary();
 }

@@ -1,0 +1,73 @@
+/* tp_mem: array allocation with the size arithmetic checked, and one growth rule.
+ *
+ * Every array that trainprof allocates or grows goes through here, so `n * size` is computed
+ * in one place, where an overflow is refused instead of wrapping into a short buffer, and
+ * every growable array grows the same way (tp_mem_next_cap). Zero-sized requests get one
+ * byte, so NULL always means failure.
+ *
+ * Two families let each binary keep its failure policy (STYLE.md rule 5):
+ *  - tp_mem_alloc, _calloc, _realloc, _grow return NULL / 0 and leave the caller's memory as
+ *    it was: for the collector, the trace library and the trainer, which never abort;
+ *  - tp_mem_xalloc, _xcalloc, _xrealloc, _xgrow print one line on stderr and abort(): for the
+ *    analyzer, the TUI and the CLI, which may. The collector never calls them. */
+#ifndef TP_MEM_H
+#define TP_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* n * size into *bytes; returns 0 (and leaves *bytes alone) when the product overflows. */
+static inline int tp_mem_mul(size_t n, size_t size, size_t *bytes) {
+    if (size && n > SIZE_MAX / size)
+        return 0;
+    *bytes = n * size;
+    return 1;
+}
+
+/* The capacity an array of `cap` elements grows to so that it holds `need`: `cap` (16 when
+ * empty) doubled until it is at least `need`; exactly `need` where doubling would overflow.
+ * Returns `cap` when it already suffices. For callers that grow several arrays together. */
+size_t tp_mem_next_cap(size_t cap, size_t need);
+
+/* ---- failure returns NULL / 0 ---- */
+
+/* Uninitialised room for n elements of `size` bytes; NULL when out of memory or n * size
+ * overflows. Free with free(). */
+void *tp_mem_alloc(size_t n, size_t size);
+
+/* The same, zero-filled. */
+void *tp_mem_calloc(size_t n, size_t size);
+
+/* Resizes `p` (NULL: allocates) to n elements of `size` bytes, keeping its contents up to the
+ * smaller size. NULL on failure, and then `p` is untouched and still the caller's. */
+void *tp_mem_realloc(void *p, size_t n, size_t size);
+
+/* The part of tp_mem_grow that reallocates (called when *cap < need). */
+int tp_mem_grow_slow(void **p, size_t *cap, size_t need, size_t size);
+
+/* Makes the array *p of *cap elements of `size` bytes hold at least `need` (capacity from
+ * tp_mem_next_cap; new elements uninitialised). Returns 1, or 0 when out of memory or on
+ * overflow, and then *p and *cap are unchanged. Inline: it runs once per record in the
+ * writer's drain, where a call for the common "already big enough" case shows. */
+static inline int tp_mem_grow(void **p, size_t *cap, size_t need, size_t size) {
+    return need <= *cap || tp_mem_grow_slow(p, cap, need, size);
+}
+
+/* tp_mem_grow for a typed array `arr` with capacity variable `cap` (a size_t lvalue). */
+#define TP_MEM_GROW(arr, cap, need) tp_mem_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+/* ---- failure aborts (analyzer, TUI, CLI only) ---- */
+
+void *tp_mem_xalloc(size_t n, size_t size);
+void *tp_mem_xcalloc(size_t n, size_t size);
+void *tp_mem_xrealloc(void *p, size_t n, size_t size);
+void tp_mem_xgrow_slow(void **p, size_t *cap, size_t need, size_t size);
+
+static inline void tp_mem_xgrow(void **p, size_t *cap, size_t need, size_t size) {
+    if (need > *cap)
+        tp_mem_xgrow_slow(p, cap, need, size);
+}
+
+#define TP_MEM_XGROW(arr, cap, need) tp_mem_xgrow((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+#endif

@@ -1,0 +1,73 @@
+/* Tests of tp_kineto_names: the names are Kineto's, byte for byte, and every name built
+ * parses back to the kinds it was built from (the native loader writes them, the Kineto
+ * importer reads them: a mismatch would split one kind of copy into two in the report). */
+#include "tp_kineto_names.h"
+
+#include "tp_record.h"
+#include "tp_test.h"
+
+static void test_spellings(void) {
+    char b[TP_KINETO_NAME_MAX];
+    CHECK_STR(tp_kineto_memcpy_name(b, sizeof b, TP_COPY_HTOD, TP_MEM_PAGEABLE, TP_MEM_DEVICE),
+              "Memcpy HtoD (Pageable -> Device)");
+    CHECK_STR(tp_kineto_memcpy_name(b, sizeof b, TP_COPY_DTOH, TP_MEM_DEVICE, TP_MEM_PINNED),
+              "Memcpy DtoH (Device -> Pinned)");
+    CHECK_STR(tp_kineto_memset_name(b, sizeof b, TP_MEM_DEVICE), "Memset (Device)");
+    CHECK_STR(tp_sync_type_name(TP_SYNC_EVENT), "Event Sync");
+    CHECK_STR(tp_sync_type_name(TP_SYNC_STREAM_WAIT_EVENT), "Stream Wait Event");
+    CHECK_STR(tp_sync_type_name(TP_SYNC_STREAM), "Stream Sync");
+    CHECK_STR(tp_sync_type_name(TP_SYNC_CONTEXT), "Context Sync");
+    CHECK_STR(tp_sync_type_name(TP_SYNC_UNKNOWN), "Unknown Sync");
+    CHECK_STR(tp_sync_type_name(99), "Unknown Sync");
+    CHECK_STR(tp_copy_kind_name(TP_COPY_PTOP), "PtoP");
+    CHECK_STR(tp_copy_kind_name(200), "Unknown");
+    CHECK_STR(tp_mem_kind_name(TP_MEM_MANAGED_STATIC), "Managed Static");
+    CHECK_STR(tp_mem_kind_name(8), "Unknown");
+    /* the longest name fits the advertised buffer */
+    CHECK(strlen(tp_kineto_memcpy_name(b, sizeof b, TP_COPY_PTOP, TP_MEM_MANAGED_STATIC,
+                                       TP_MEM_MANAGED_STATIC)) < TP_KINETO_NAME_MAX - 1);
+    CHECK(tp_kineto_is_memcpy(b) && !tp_kineto_is_memset(b));
+    CHECK(!tp_kineto_is_memcpy("cudaMemcpy") && tp_kineto_is_memset("Memset (Device)"));
+}
+
+/* Every copy kind x source x destination, and every memset, round trips. */
+static void test_round_trip(void) {
+    char b[TP_KINETO_NAME_MAX];
+    uint8_t c, s, d;
+    for (unsigned k = TP_COPY_HTOD; k <= TP_COPY_PTOP; k++)
+        for (unsigned x = TP_MEM_PAGEABLE; x <= TP_MEM_MANAGED_STATIC; x++)
+            for (unsigned y = TP_MEM_PAGEABLE; y <= TP_MEM_MANAGED_STATIC; y++) {
+                tp_kineto_parse_copy_name(tp_kineto_memcpy_name(b, sizeof b, k, x, y), &c, &s, &d);
+                if (c != k || s != x || d != y) {
+                    CHECK_STR(b, "(parses back)");
+                    return;
+                }
+            }
+    for (unsigned x = TP_MEM_PAGEABLE; x <= TP_MEM_MANAGED_STATIC; x++) {
+        tp_kineto_parse_copy_name(tp_kineto_memset_name(b, sizeof b, x), &c, &s, &d);
+        CHECK_EQ_U(c, TP_COPY_UNKNOWN);
+        CHECK_EQ_U(s, x);
+        CHECK_EQ_U(d, x);
+    }
+}
+
+/* Spellings other profilers use come out unknown, never as a wrong kind. */
+static void test_foreign_names(void) {
+    uint8_t c = 9, s = 9, d = 9;
+    tp_kineto_parse_copy_name("Memcpy HtoD (Host -> Device)", &c, &s, &d); /* ROCm */
+    CHECK_EQ_U(c, TP_COPY_HTOD);
+    CHECK_EQ_U(s, TP_MEM_UNKNOWN);
+    CHECK_EQ_U(d, TP_MEM_DEVICE);
+    tp_kineto_parse_copy_name("Memset (Unknown)", &c, &s, &d);
+    CHECK_EQ_U(s, TP_MEM_UNKNOWN);
+    tp_kineto_parse_copy_name("Memcpy XtoY (Pinned", &c, &s, &d); /* cut off */
+    CHECK_EQ_U(c, TP_COPY_UNKNOWN);
+    CHECK_EQ_U(s + d, 0);
+}
+
+int main(void) {
+    TP_RUN(test_spellings);
+    TP_RUN(test_round_trip);
+    TP_RUN(test_foreign_names);
+    return tp_test_summary();
+}

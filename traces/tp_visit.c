@@ -1,0 +1,242 @@
+/* tp_visit: the record walk and its dispatch (see tp_visit.h).
+ *
+ * Dispatch is by table: v->data[type] for records, `pairing` below for the NVTX halves. The
+ * per-record cost is a bounds-free table load, one size compare and an indirect call; the
+ * zero-extending copy happens only for records shorter than this build's struct. */
+#include "tp_visit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_mem.h"
+
+/* Room for the longest fixed-size record, for zero-extending shorter (older) ones. */
+#define EXT_BYTES 256
+#define TP_VISIT_FITS(name, value, st, timed, interval)                                            \
+    static_assert(sizeof(st) <= EXT_BYTES, #st " must fit the zero-extension buffer");
+TP_RECORD_TABLE(TP_VISIT_FITS)
+#undef TP_VISIT_FITS
+
+/* One walk's state. */
+typedef struct {
+    const tp_visitor *v;
+    void *ctx;
+    tp_reader *r;
+    uint32_t min_size[TP_REC_TYPE_LIMIT];
+    tp_range_stack pushes, starts;
+    tp_visit_stats st;
+    uint64_t ext[EXT_BYTES / 8];
+} walk;
+
+/* ---------------------------------------------------------------- metadata */
+
+enum { FIRST = 1, LAST = 2 };
+
+typedef struct {
+    uint32_t tid;
+    size_t i; /* position in file order */
+} tid_at;
+
+static int tid_at_cmp(const void *a, const void *b) {
+    const tid_at *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* flags[i] = FIRST / LAST when recs[i] is its tid's first / last THREAD record. Sorting
+ * keeps this O(n log n) for traces with many short-lived threads. */
+static int thread_flags(const tp_rec_hdr *const *recs, size_t n, uint8_t *flags) {
+    tid_at *ord = tp_mem_alloc(n, sizeof *ord);
+    if (!ord)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        ord[i] = (tid_at){((const tp_rec_thread *)recs[i])->tid, i};
+    qsort(ord, n, sizeof *ord, tid_at_cmp);
+    for (size_t k = 0; k < n; k++) {
+        flags[ord[k].i] |= k == 0 || ord[k - 1].tid != ord[k].tid ? FIRST : 0;
+        flags[ord[k].i] |= k + 1 == n || ord[k + 1].tid != ord[k].tid ? LAST : 0;
+    }
+    free(ord);
+    return 1;
+}
+
+static tp_status visit_threads(walk *w, const tp_rec_hdr *const *recs, size_t n) {
+    uint8_t *flags = n ? tp_mem_calloc(n, 1) : NULL;
+    if (n && (!flags || !thread_flags(recs, n, flags))) {
+        free(flags);
+        return TP_ERR_NOMEM;
+    }
+    tp_status st = TP_OK;
+    for (size_t i = 0; i < n && st == TP_OK; i++) {
+        if (w->v->meta[TP_REC_THREAD])
+            st = w->v->meta[TP_REC_THREAD](w->ctx, recs[i]);
+        const tp_rec_thread *t = (const tp_rec_thread *)recs[i];
+        tp_visit_thread d = {t, tp_reader_thread_name(w->r, t->tid), (flags[i] & FIRST) != 0,
+                             (flags[i] & LAST) != 0};
+        if (st == TP_OK)
+            st = w->v->thread(w->ctx, &d);
+    }
+    free(flags);
+    return st;
+}
+
+/* The reader keeps metadata records at full length already (tp_reader_meta). */
+static tp_status visit_meta(walk *w) {
+    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        int digest = t == TP_REC_THREAD && w->v->thread;
+        tp_visit_fn fn = w->v->meta[t];
+        if (!fn && !digest)
+            continue;
+        const tp_rec_hdr *const *recs;
+        size_t n = tp_reader_meta(w->r, t, &recs);
+        if (digest) {
+            tp_status st = visit_threads(w, recs, n);
+            if (st != TP_OK)
+                return st;
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            tp_status st = fn(w->ctx, recs[i]);
+            if (st != TP_OK)
+                return st;
+        }
+    }
+    return TP_OK;
+}
+
+/* ---------------------------------------------------------------- NVTX pairing */
+
+static tp_status open_range(tp_range_stack *s, const tp_open_range *o) {
+    return tp_range_stack_push(s, o) ? TP_OK : TP_ERR_NOMEM;
+}
+
+static tp_status close_range(walk *w, tp_range_stack *s, uint64_t key, uint64_t end) {
+    tp_visit_range r = {.end = end, .closed = 1};
+    if (!tp_range_stack_take(s, key, &r.open)) {
+        w->st.nvtx_unpaired++;
+        return TP_OK;
+    }
+    return w->v->range(w->ctx, &r);
+}
+
+static uint32_t color_of(const tp_rec_hdr *h, uint32_t color) {
+    return (h->flags & TP_NVTX_HAS_COLOR) ? color : 0;
+}
+
+static tp_status pair_push(walk *w, const tp_rec_hdr *h) {
+    const tp_rec_nvtx *n = (const void *)h;
+    tp_open_range o = {.key = TP_PAIR_PUSH_KEY(n->tid, n->domain),
+                       .ts = n->ts,
+                       .msg_sid = n->msg_sid,
+                       .tid = n->tid,
+                       .domain = n->domain,
+                       .category = n->category,
+                       .color = color_of(h, n->color),
+                       .opened_by = TP_REC_NVTX_PUSH};
+    return open_range(&w->pushes, &o);
+}
+
+static tp_status pair_start(walk *w, const tp_rec_hdr *h) {
+    const tp_rec_nvtx_start *n = (const void *)h;
+    tp_open_range o = {.key = n->range_id,
+                       .ts = n->ts,
+                       .msg_sid = n->msg_sid,
+                       .tid = n->tid,
+                       .domain = n->domain,
+                       .category = n->category,
+                       .color = color_of(h, n->color),
+                       .opened_by = TP_REC_NVTX_START};
+    return open_range(&w->starts, &o);
+}
+
+static tp_status pair_pop(walk *w, const tp_rec_hdr *h) {
+    const tp_rec_nvtx_pop *n = (const void *)h;
+    return close_range(w, &w->pushes, TP_PAIR_PUSH_KEY(n->tid, n->domain), n->ts);
+}
+
+static tp_status pair_end(walk *w, const tp_rec_hdr *h) {
+    const tp_rec_nvtx_end *n = (const void *)h;
+    return close_range(w, &w->starts, n->range_id, n->ts);
+}
+
+static tp_status (*const pairing[TP_REC_TYPE_LIMIT])(walk *, const tp_rec_hdr *) = {
+    [TP_REC_NVTX_PUSH] = pair_push,
+    [TP_REC_NVTX_POP] = pair_pop,
+    [TP_REC_NVTX_START] = pair_start,
+    [TP_REC_NVTX_END] = pair_end,
+};
+
+/* Ranges never closed, innermost first: pushes, then starts. */
+static tp_status flush_open(walk *w, tp_range_stack *s) {
+    tp_visit_range r = {.closed = 0};
+    while (s->n) {
+        r.open = s->v[--s->n];
+        w->st.nvtx_unclosed++;
+        tp_status st = w->v->range(w->ctx, &r);
+        if (st != TP_OK)
+            return st;
+    }
+    return TP_OK;
+}
+
+/* ---------------------------------------------------------------- data */
+
+/* The types whose chunks are worth decoding; 0: none. */
+static uint64_t wanted(const tp_visitor *v) {
+    if (v->each)
+        return ~0ull;
+    uint64_t m = 0;
+    for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        m |= v->data[t] || (v->range && pairing[t]) ? TP_REC_BIT(t) : 0;
+    return m;
+}
+
+static tp_status visit_record(walk *w, const tp_rec_hdr *h) {
+    const tp_visitor *v = w->v;
+    tp_status st = TP_OK;
+    w->st.records++;
+    if (h->size < w->min_size[h->type]) { /* an older writer's shorter record */
+        tp_record_get(h, w->ext, w->min_size[h->type]);
+        h = (const tp_rec_hdr *)w->ext;
+    }
+    if (v->keep && !v->keep(w->ctx, h))
+        return TP_OK;
+    if (v->each && (st = v->each(w->ctx, h)) != TP_OK)
+        return st;
+    if (v->range && pairing[h->type] && (st = pairing[h->type](w, h)) != TP_OK)
+        return st;
+    return v->data[h->type] ? v->data[h->type](w->ctx, h) : TP_OK;
+}
+
+static tp_status visit_data(walk *w) {
+    tp_query q = {wanted(w->v), 0, 0};
+    if (!q.type_mask)
+        return TP_OK;
+    tp_cursor *c;
+    tp_status st = tp_cursor_open(w->r, &q, &c);
+    if (st != TP_OK)
+        return st;
+    for (const tp_rec_hdr *h; st == TP_OK && (h = tp_cursor_next(c)) != NULL;)
+        st = visit_record(w, h); /* the cursor returns known types only: h->type < LIMIT */
+    tp_cursor_close(c);
+    if (st == TP_OK && w->v->range)
+        st = flush_open(w, &w->pushes);
+    if (st == TP_OK && w->v->range)
+        st = flush_open(w, &w->starts);
+    return st;
+}
+
+tp_status tp_visit_run(tp_reader *r, const tp_visitor *v, void *ctx, tp_visit_stats *stats) {
+    walk w = {.v = v, .ctx = ctx, .r = r};
+    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        w.min_size[t] = tp_record_info(t)->min_size;
+    tp_status st = visit_meta(&w);
+    if (st == TP_OK)
+        st = visit_data(&w);
+    tp_range_stack_free(&w.pushes);
+    tp_range_stack_free(&w.starts);
+    if (stats)
+        *stats = w.st;
+    return st;
+}
