@@ -1,10 +1,12 @@
 /* trainprof export: a .tprof trace as Chrome/Kineto trace JSON or an SQLite database.
  *
  * `trainprof export TRACE --format chrome|sqlite [-o FILE]`, the formats being rows of a
- * table {name, extension, writer}. The default output is TRACE with .tprof replaced by the
- * format's extension (.json, .sqlite); an -o ending in .gz gets gzip-compressed JSON.
- * A damaged trace exports what is readable, with a warning on stderr. Exit status: 0 done,
- * 1 the trace cannot be read or the output cannot be written, 2 usage error. */
+ * table {name, extension, writer, recording}. Chrome JSON holds TRACE's whole recording: the
+ * traces of its other processes beside it (docs/collector.md, "One recording") come along,
+ * each process under its pid; SQLite holds TRACE alone. The default output is TRACE with .tprof
+ * replaced by the format's extension (.json, .sqlite); an -o ending in .gz gets gzip-compressed
+ * JSON. A damaged trace exports what is readable, with a warning on stderr. Exit status: 0 done, 1
+ * the trace cannot be read or the output cannot be written, 2 usage error. */
 #include "tp_cmd.h"
 
 #include <errno.h>
@@ -14,6 +16,7 @@
 
 #include "tp_export_chrome.h"
 #include "tp_export_sqlite.h"
+#include "tp_layout.h"
 #include "tp_reader.h"
 #include "tp_text.h"
 
@@ -22,40 +25,46 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Each writer exports reader `r` to `out`; on success `done` says what was written ("1234
- * events"), on failure `err` why (may stay "": then the status says it). */
-typedef tp_status (*export_fn)(tp_reader *r, const char *out, char *done, size_t done_len,
-                               char *err, size_t err_len);
+/* Each writer exports the `n` traces of a recording (r[0] the main one; a writer of one trace
+ * at a time takes r[0]) to `out`; on success `done` says what was written ("1234 events"), on
+ * failure `err` why (may stay "": then the status says it). */
+typedef tp_status (*export_fn)(tp_reader *const *r, size_t n, const char *out, char *done,
+                               size_t done_len, char *err, size_t err_len);
 
-static tp_status write_chrome(tp_reader *r, const char *out, char *done, size_t done_len, char *err,
-                              size_t err_len) {
+static tp_status write_chrome(tp_reader *const *r, size_t n, const char *out, char *done,
+                              size_t done_len, char *err, size_t err_len) {
     tp_export_stats s = {0};
-    tp_status st = tp_export_chrome(r, out, ends_with(out, ".gz"), &s, err, err_len);
+    tp_status st = tp_export_chrome_set(r, n, out, ends_with(out, ".gz"), &s, err, err_len);
     snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
     return st;
 }
 
-static tp_status write_sqlite(tp_reader *r, const char *out, char *done, size_t done_len, char *err,
-                              size_t err_len) {
+static tp_status write_sqlite(tp_reader *const *r, size_t n, const char *out, char *done,
+                              size_t done_len, char *err, size_t err_len) {
     uint64_t rows = 0;
-    tp_status st = tp_export_sqlite(r, out, &rows, err, err_len);
+    (void)n;
+    tp_status st = tp_export_sqlite(r[0], out, &rows, err, err_len);
     snprintf(done, done_len, "%llu rows", (unsigned long long)rows);
     return st;
 }
 
-/* The export formats: --format name, default extension (in place of .tprof), writer, and
- * what the format is for (the usage text). */
+/* The export formats: --format name, default extension (in place of .tprof), writer, whether
+ * it writes a whole recording into one file (else the trace named only), and what the format
+ * is for (the usage text). */
 static const struct {
     const char *name, *ext;
     export_fn write;
+    int recording;
     const char *help;
 } formats[] = {
-    {"chrome", ".json", write_chrome,
+    {"chrome", ".json", write_chrome, 1,
      "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
      "                   chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
-     "gzip-compressed"},
-    {"sqlite", ".sqlite", write_sqlite,
-     "an SQLite database: typed tables, named views (schema: docs/export.md)"},
+     "gzip-compressed; the\n"
+     "                   traces of the recording's other processes beside TRACE come along"},
+    {"sqlite", ".sqlite", write_sqlite, 0,
+     "an SQLite database: typed tables, named views (schema: docs/export.md); TRACE\n"
+     "                   only (export a recording's other processes one by one)"},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -141,10 +150,10 @@ static int parse_args(int argc, char **argv, export_args *a) {
     return -1;
 }
 
-static int run_export(tp_reader *r, const export_args *a, const char *out) {
+static int run_export(tp_reader *const *r, size_t n, const export_args *a, const char *out) {
     char err[512] = "", done[64], safe[4096];
     tp_status st =
-        formats[format_index(a->format)].write(r, out, done, sizeof done, err, sizeof err);
+        formats[format_index(a->format)].write(r, n, out, done, sizeof done, err, sizeof err);
     /* The output's name comes from the trace's, the error may quote the trace: both are
      * printed terminal-safe (tp_text). */
     if (st == TP_OK)
@@ -155,6 +164,49 @@ static int run_export(tp_reader *r, const export_args *a, const char *out) {
                 tp_text_safe(safe, sizeof safe, err[0] ? err : tp_status_str(st)));
     return st == TP_OK ? 0 : 1;
 }
+
+/* The recording id of trace `r` (its PROCESS record's job_id), 0 when unknown. */
+static uint64_t job_of(const tp_reader *r) {
+    const tp_rec_hdr *const *recs;
+    tp_rec_process p = {0};
+    if (tp_reader_meta(r, TP_REC_PROCESS, &recs) > 0)
+        tp_record_get(recs[0], &p, sizeof p);
+    return p.job_id;
+}
+
+/* After r[0] (TRACE), the traces of its recording's other processes beside it (tp_layout),
+ * those that carry its recording id; returns how many readers r holds in all (at most cap).
+ * A format that writes one trace only says that the others are not in its output. */
+static size_t open_recording(const export_args *a, tp_reader **r, size_t cap) {
+    char **paths, safe[4096];
+    size_t n = 1, found = 0;
+    uint64_t job = job_of(r[0]);
+    if (!job || tp_layout_members(a->trace, &paths, &found) != TP_OK)
+        return 1;
+    for (size_t i = 0; i < found && n < cap; i++) {
+        tp_reader *m;
+        if (tp_reader_open(paths[i], &m) != TP_OK)
+            continue;
+        if (job_of(m) == job)
+            r[n++] = m;
+        else
+            tp_reader_close(m);
+    }
+    tp_layout_free(paths, found);
+    if (n > 1 && !formats[format_index(a->format)].recording) {
+        fprintf(stderr,
+                "trainprof export: note: %zu other process%s of this recording (%s) %s not in "
+                "this file; export %s one by one, or use --format chrome for one file\n",
+                n - 1, n > 2 ? "es" : "", tp_text_safe(safe, sizeof safe, a->trace),
+                n > 2 ? "are" : "is", n > 2 ? "them" : "it");
+        for (size_t i = 1; i < n; i++)
+            tp_reader_close(r[i]);
+        n = 1;
+    }
+    return n;
+}
+
+#define MAX_PROCESSES 4096 /* traces of one recording written into one file */
 
 int tp_cmd_export(int argc, char **argv) {
     export_args a = {0};
@@ -174,9 +226,16 @@ int tp_cmd_export(int argc, char **argv) {
     if (msg[0])
         fprintf(stderr, "trainprof export: warning: %s: %s (exporting what is readable)\n", a.trace,
                 msg);
+    tp_reader **set = calloc(MAX_PROCESSES, sizeof *set);
+    if (!set)
+        abort();
+    set[0] = r;
+    size_t n = open_recording(&a, set, MAX_PROCESSES);
     char *dflt = a.output ? NULL : default_output(a.trace, formats[format_index(a.format)].ext);
-    rc = (a.output || dflt) ? run_export(r, &a, a.output ? a.output : dflt) : 1;
+    rc = (a.output || dflt) ? run_export(set, n, &a, a.output ? a.output : dflt) : 1;
     free(dflt);
-    tp_reader_close(r);
+    for (size_t i = 0; i < n; i++)
+        tp_reader_close(set[i]);
+    free(set);
     return rc;
 }

@@ -234,24 +234,16 @@ static int listed(const pathlist *l, const char *path) {
 static void add_recording(pathlist *files, const char *path) {
     size_t main = files->n;
     list_add(files, "", path);
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 0, path);
-    DIR *d = opendir(slash ? (dir[0] ? dir : "/") : ".");
-    pathlist found = {0};
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-        if (tp_layout_is_member(base, e->d_name))
-            list_add(&found, slash ? (dir[0] ? dir : "/") : "", e->d_name);
-    if (d)
-        closedir(d);
-    qsort(found.v, found.n, sizeof *found.v, cmp_str);
-    for (size_t i = 0; i < found.n; i++)
-        if (!listed(files, found.v[i])) {
-            list_add(files, "", found.v[i]);
+    char **found;
+    size_t n;
+    if (tp_layout_members(path, &found, &n) != TP_OK)
+        abort(); /* out of memory: the analyzer may abort */
+    for (size_t i = 0; i < n; i++)
+        if (!listed(files, found[i])) {
+            list_add(files, "", found[i]);
             files->beside[files->n - 1] = main;
         }
-    list_free(&found);
+    tp_layout_free(found, n);
 }
 
 /* A trace found beside a main trace belongs to its recording only when both carry the same

@@ -123,6 +123,9 @@ typedef struct {
     jout *w;
     tp_reader *r;
     uint32_t pid;
+    uint64_t id_base; /* added to correlation and flow ids: 0, or k << 32 for the k-th
+                         process of a recording (each process numbers its own from 1) */
+    size_t n_procs;   /* processes written into this one file (a recording: several) */
     int first;
     uint64_t t_last;
     tp_region_map regions;
@@ -132,7 +135,8 @@ typedef struct {
     /* from the header's pass over the metadata */
     tp_rec_process process; /* the first PROCESS record; valid when have_process */
     int have_process, have_clock, n_devices;
-    int64_t base_time_ns; /* first CLOCK_SYNC: realtime - trace clock */
+    int64_t base_time_ns;             /* first CLOCK_SYNC: realtime - trace clock */
+    uint32_t device_ids[MAX_DEVICES]; /* those in deviceProperties (a recording: once each) */
 } ctx;
 
 /* A handler's verdict: a failed write ends the walk (the export is removed). */
@@ -175,7 +179,7 @@ static void flow(ctx *c, char ph, uint32_t corr, int64_t pid, int64_t tid, uint6
     if (!corr)
         return;
     ev_begin(c, ph, "ac2g", "ac2g");
-    out_fmt(c->w, ", \"id\": %" PRIu32, corr);
+    out_fmt(c->w, ", \"id\": %" PRIu64, c->id_base + corr);
     ev_where(c, pid, tid, ts, NULL);
     out_str(c->w, ph == 'f' ? ", \"bp\": \"e\"}" : "}");
     c->st.flows++;
@@ -184,8 +188,8 @@ static void flow(ctx *c, char ph, uint32_t corr, int64_t pid, int64_t tid, uint6
 static void gpu_args(ctx *c, uint32_t dev, uint32_t context, int64_t stream, uint32_t corr) {
     out_fmt(c->w,
             ", \"args\": {\"device\": %" PRIu32 ", \"context\": %" PRIu32 ", \"stream\": %" PRId64
-            ", \"correlation\": %" PRIu32,
-            dev, context, stream, corr);
+            ", \"correlation\": %" PRIu64,
+            dev, context, stream, corr ? c->id_base + corr : 0);
 }
 
 static void bytes_args(ctx *c, uint64_t bytes, uint64_t ts, uint64_t end) {
@@ -257,9 +261,9 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
              sid_or(c, a->name_sid, "(unnamed API)"));
     ev_where(c, c->pid, a->tid, a->ts, &a->end);
     out_fmt(c->w,
-            ", \"args\": {\"cbid\": %" PRIu32 ", \"correlation\": %" PRIu32 ", \"result\": %" PRId32
+            ", \"args\": {\"cbid\": %" PRIu32 ", \"correlation\": %" PRIu64 ", \"result\": %" PRId32
             "}}",
-            a->cbid, a->correlation, a->result);
+            a->cbid, a->correlation ? c->id_base + a->correlation : 0, a->result);
     flow(c, 's', a->correlation, c->pid, a->tid, a->ts);
     return written(c);
 }
@@ -390,12 +394,30 @@ static tp_status meta(ctx *c, const char *what, int64_t pid, int64_t tid, const 
     return written(c);
 }
 
+/* A process of a recording written with others is named with its role, "python3 (main)" /
+ * "python3 (worker of 4100)", and sorted in the order given (the main process first). */
 static tp_status on_process(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
-    const tp_rec_process *p = (const void *)h;
-    const char *exe = tp_reader_string(c->r, p->exe_sid);
+    tp_rec_process p;
+    tp_record_get(h, &p, sizeof p);
+    const char *exe = tp_reader_string(c->r, p.exe_sid);
     const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-    return meta(c, "process_name", p->pid, 0, base ? base : "process");
+    if (c->n_procs < 2)
+        return meta(c, "process_name", p.pid, 0, base ? base : "process");
+    char name[512];
+    if (p.root_pid && p.pid != p.root_pid)
+        snprintf(name, sizeof name, "%s (worker of %" PRIu32 ")", base ? base : "process", p.ppid);
+    else
+        snprintf(name, sizeof name, "%s (main)", base ? base : "process");
+    tp_status st = meta(c, "process_name", p.pid, 0, name);
+    if (st != TP_OK)
+        return st;
+    ev_begin(c, 'M', "__metadata", "process_sort_index");
+    out_fmt(c->w,
+            ", \"pid\": %" PRIu32 ", \"tid\": 0, \"ts\": 0, \"args\": {\"sort_index\": %" PRIu64
+            "}}",
+            p.pid, c->id_base >> 32);
+    return written(c);
 }
 
 /* A renamed thread is written once, under its latest name, where its last record was. */
@@ -459,6 +481,11 @@ static tp_status head_process(void *cx, const tp_rec_hdr *h) {
 static tp_status head_device(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     const tp_rec_device *d = (const void *)h;
+    for (int i = 0; i < c->n_devices && i < MAX_DEVICES; i++)
+        if (c->device_ids[i] == d->id) /* a recording's processes share their devices */
+            return TP_OK;
+    if (c->n_devices < MAX_DEVICES)
+        c->device_ids[c->n_devices] = d->id;
     out_fmt(c->w, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", c->n_devices++ ? "," : "", d->id);
     out_jstr(c->w, sid_or(c, d->name_sid, ""));
     out_fmt(c->w,
@@ -489,9 +516,16 @@ static const tp_visitor header = {
         },
 };
 
-static tp_status write_header(ctx *c) {
+/* The header: the devices of every trace of the set, the main (first) one's process and
+ * clock. */
+static tp_status write_header(ctx *c, tp_reader *const *r, size_t n) {
     out_str(c->w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
-    tp_status st = tp_visit_run(c->r, &header, c, NULL);
+    tp_status st = TP_OK;
+    for (size_t k = 0; k < n && st == TP_OK; k++) {
+        c->r = r[k];
+        st = tp_visit_run(c->r, &header, c, NULL);
+    }
+    c->r = r[0];
     out_str(c->w, c->n_devices ? "\n  ],\n" : "],\n");
     if (c->have_process) {
         c->pid = c->process.pid;
@@ -506,19 +540,35 @@ static tp_status write_header(ctx *c) {
     return st;
 }
 
-static void write_footer(ctx *c) {
+static void write_footer(ctx *c, tp_reader *const *r, size_t n) {
+    uint64_t dropped = 0;
+    for (size_t k = 0; k < n; k++)
+        dropped += tp_reader_info(r[k])->dropped_total;
     out_str(c->w, "\n  ],\n  \"displayTimeUnit\": \"ms\"");
     if (c->have_clock)
         out_fmt(c->w, ",\n  \"baseTimeNanoseconds\": %" PRId64, c->base_time_ns);
-    out_fmt(c->w, ",\n  \"trainprof\": {\"dropped\": %" PRIu64 "}\n}\n",
-            tp_reader_info(c->r)->dropped_total);
+    out_fmt(c->w, ",\n  \"trainprof\": {\"dropped\": %" PRIu64 "}\n}\n", dropped);
 }
 
-static tp_status write_events(ctx *c) {
-    tp_visit_stats vs;
-    tp_status st = tp_visit_run(c->r, &events, c, &vs);
-    c->st.nvtx_unclosed = vs.nvtx_unclosed;
-    c->st.nvtx_unpaired = vs.nvtx_unpaired;
+/* The events of every trace of the set, each under its own process (its PROCESS pid), with
+ * its correlation and flow ids moved past those of the ones before (id_base). */
+static tp_status write_events(ctx *c, tp_reader *const *r, size_t n) {
+    tp_status st = TP_OK;
+    for (size_t k = 0; k < n && st == TP_OK; k++) {
+        const tp_rec_hdr *const *recs;
+        c->r = r[k];
+        c->id_base = (uint64_t)k << 32;
+        if (tp_reader_meta(c->r, TP_REC_PROCESS, &recs) > 0)
+            c->pid = ((const tp_rec_process *)(const void *)recs[0])->pid;
+        c->t_last = 0; /* state of one process: its last time, its memory totals */
+        tp_region_map_free(&c->regions);
+        memset(c->dev_allocated, 0, sizeof c->dev_allocated);
+        c->region_allocated = c->heap_reserved = 0;
+        tp_visit_stats vs;
+        st = tp_visit_run(c->r, &events, c, &vs);
+        c->st.nvtx_unclosed += vs.nvtx_unclosed;
+        c->st.nvtx_unpaired += vs.nvtx_unpaired;
+    }
     return st;
 }
 
@@ -541,6 +591,11 @@ static gzFile open_output(const char *path, int gzip, int *regular) {
 
 tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_stats *stats,
                            char *err, size_t err_size) {
+    return tp_export_chrome_set(&r, 1, path, gzip, stats, err, err_size);
+}
+
+tp_status tp_export_chrome_set(tp_reader *const *r, size_t n, const char *path, int gzip,
+                               tp_export_stats *stats, char *err, size_t err_size) {
     int regular;
     gzFile gz = open_output(path, gzip, &regular);
     if (!gz) {
@@ -555,11 +610,11 @@ tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_s
     if (!w || !c)
         goto done;
     w->gz = gz, w->failed = 0, w->err_no = 0, w->n = 0;
-    c->w = w, c->r = r, c->first = 1;
-    st = write_header(c);
+    c->w = w, c->r = r[0], c->first = 1, c->n_procs = n;
+    st = write_header(c, r, n);
     if (st == TP_OK)
-        st = write_events(c);
-    write_footer(c);
+        st = write_events(c, r, n);
+    write_footer(c, r, n);
     out_flush(w);
     if (st == TP_OK && w->failed)
         st = TP_ERR_IO;

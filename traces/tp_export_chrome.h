@@ -28,4 +28,14 @@ typedef struct {
 tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_stats *stats,
                            char *err, size_t err_size);
 
+/* The same for the `n` >= 1 traces of one recording (docs/collector.md, "One recording"),
+ * `r[0]` the main process's, into one file: each process's events under its own pid, named
+ * with its role ("python3 (main)", "python3 (worker of 4100)") and sorted in the order given;
+ * the k-th trace's correlation and flow ids offset by k * 2^32 so that no launch meets another
+ * process's kernel; the header (distributedInfo, baseTimeNanoseconds) from `r[0]`, the
+ * devices of all, the drops summed. With n == 1 the output is tp_export_chrome's, byte for
+ * byte. */
+tp_status tp_export_chrome_set(tp_reader *const *r, size_t n, const char *path, int gzip,
+                               tp_export_stats *stats, char *err, size_t err_size);
+
 #endif

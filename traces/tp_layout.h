@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "tp_status.h"
+
 /* The trace of process `pid` of the recording whose main trace is `main_path`:
  * "<main_path without .tprof>.<pid>.tprof" into buf. Returns 0, or -1 when it does not fit. */
 int tp_layout_process_path(const char *main_path, long pid, char *buf, size_t len);
@@ -25,5 +27,15 @@ int tp_layout_exec_path(const char *path, int k, char *buf, size_t len);
 /* 1 when `name` (a file name, no folder) is the trace of another process or image of the
  * recording whose main trace's file name is `main_name`, else 0. */
 int tp_layout_is_member(const char *main_name, const char *name);
+
+/* The traces of the recording whose main trace is `main_path`, other than it: the files beside
+ * it (same folder) whose names tp_layout_is_member accepts, as paths (the folder part of
+ * `main_path` kept as written), sorted by name, into *out (*n of them; free with
+ * tp_layout_free). TP_OK (none: *n = 0; a folder that cannot be read has none), or
+ * TP_ERR_NOMEM with nothing to free. */
+tp_status tp_layout_members(const char *main_path, char ***out, size_t *n);
+
+/* Frees what tp_layout_members returned (NULL: no-op). */
+void tp_layout_free(char **v, size_t n);
 
 #endif

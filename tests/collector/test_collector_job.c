@@ -1,8 +1,8 @@
 /* test_collector_job: one recording is one job. A real program that forks workers ending in
  * _exit (as DataLoader workers do), recorded by the real `trainprof record`, leaves its traces
- * side by side (STEM.PID.tprof next to the main one), and `trainprof report` (given the main trace, or the folder) shows one rank with
- * three processes, not three ranks; two recordings with RANK=0 and RANK=1 in one folder are
- * two ranks, each with its processes. argv: trainprof, job_app. */
+ * side by side (STEM.PID.tprof next to the main one), and `trainprof report` (given the main trace,
+ * or the folder) shows one rank with three processes, not three ranks; two recordings with RANK=0
+ * and RANK=1 in one folder are two ranks, each with its processes. argv: trainprof, job_app. */
 #include <yajl/yajl_tree.h>
 
 #include "tc_run.h"
@@ -110,6 +110,7 @@ static void check_job(yajl_val rank, int workers, int rank_no) {
 }
 
 static void test_workers_are_one_rank(void) {
+    long long main_pid = -1;
     const char *args[] = {"2", "_exit", NULL}; /* as DataLoader workers end */
     CHECK_EQ_I(tc_record(&R, NULL, NULL, args), 0);
     char names[8][300];
@@ -141,6 +142,9 @@ static void test_workers_are_one_rank(void) {
         yajl_val ranks = get(v, "ranks", NULL);
         CHECK(ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len == 1);
         check_job(YAJL_GET_ARRAY(ranks)->values[0], 2, 0);
+        yajl_val procs = get(YAJL_GET_ARRAY(ranks)->values[0], "processes", NULL);
+        if (procs && YAJL_IS_ARRAY(procs) && YAJL_GET_ARRAY(procs)->len)
+            main_pid = num(YAJL_GET_ARRAY(procs)->values[0], "pid");
         yajl_tree_free(v);
         free(res);
     }
@@ -159,6 +163,32 @@ static void test_workers_are_one_rank(void) {
         marked++;
     CHECK_EQ_I(marked, 2);
     CHECK(strstr(res->out, "\n>job_app ") != NULL); /* the main thread's lane first */
+    /* Exported, the recording is one Chrome trace: each process under its pid, named with its
+     * role, and `report` on it counts the same events as on the traces. */
+    const char *chrome[] = {"export", names[main_i], "--format", "chrome", "-o", "job.json", NULL};
+    cli(res, chrome);
+    CHECK_EQ_I(res->status, 0);
+    char json_path[400], want[80];
+    snprintf(json_path, sizeof json_path, "%s/job.json", R.dir);
+    FILE *jf = fopen(json_path, "r");
+    CHECK(jf != NULL);
+    size_t jn = fread(res->out, 1, sizeof res->out - 1, jf);
+    res->out[jn] = 0;
+    fclose(jf);
+    CHECK(strstr(res->out, "\"name\": \"job_app (main)\"") != NULL);
+    snprintf(want, sizeof want, "\"name\": \"job_app (worker of %lld)\"", main_pid);
+    int workers_named = 0;
+    for (const char *s = res->out; (s = strstr(s, want)); s++)
+        workers_named++;
+    CHECK_EQ_I(workers_named, 2);
+    const char *reimport[] = {"report", "job.json", "--format", "json", NULL};
+    cli(res, reimport);
+    CHECK_EQ_I(res->status, 0);
+    CHECK(strstr(res->out, "\"n_events\": 13,") != NULL); /* 4 + 2 x 3 ranges, 3 OVERHEAD */
+    const char *sqlite[] = {"export", names[main_i], "--format", "sqlite", "-o", "job.db", NULL};
+    cli(res, sqlite);
+    CHECK_EQ_I(res->status, 0);
+    CHECK(strstr(res->err, "note: 2 other processes of this recording") != NULL);
     free(res);
     tc_cleanup(&R);
 }
