@@ -2,25 +2,34 @@
  *
  * `trainprof export TRACE --format chrome|sqlite [-o FILE]`. The default output is TRACE
  * with .tprof replaced by .json or .sqlite; an -o ending in .gz gets gzip-compressed JSON.
- * A damaged trace exports what is readable, with a warning on stderr. Exit status: 0 done,
+ * A damaged trace exports what is readable, with a warning on stderr. An existing output file
+ * is kept unless --force; the trace itself is never an output. The export is written into a
+ * private folder next to the output and renamed into place when complete, so a failed or
+ * concurrent export never leaves half a file under the name and a symbolic link is replaced,
+ * never followed; a device or pipe (/dev/stdout) is written in place. Exit status: 0 done,
  * 1 the trace cannot be read or the output cannot be written, 2 usage error. */
 #include "tp_cmd.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tp_export_chrome.h"
 #include "tp_export_sqlite.h"
+#include "tp_outfile.h"
 #include "tp_reader.h"
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: trainprof export TRACE --format chrome|sqlite [-o FILE]\n\n"
+    fprintf(out, "usage: trainprof export TRACE --format chrome|sqlite [-o FILE] [--force]\n\n"
                  "Writes a .tprof trace as Chrome trace JSON in PyTorch-profiler (Kineto) form\n"
                  "(opens in Perfetto UI, chrome://tracing, HTA and `trainprof report`) or as an\n"
                  "SQLite database (schema: docs/export.md). Default FILE: TRACE with .json or\n"
-                 ".sqlite in place of .tprof; a FILE ending in .gz is gzip-compressed JSON.\n");
+                 ".sqlite in place of .tprof; a FILE ending in .gz is gzip-compressed JSON.\n"
+                 "An existing FILE is kept unless --force.\n");
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -43,6 +52,7 @@ static char *default_output(const char *trace, const char *ext) {
 
 typedef struct {
     const char *trace, *format, *output;
+    int force;
 } export_args;
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
@@ -52,6 +62,8 @@ static int parse_args(int argc, char **argv, export_args *a) {
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(s, "--force")) {
+            a->force = 1;
         } else if ((!strcmp(s, "--format") || !strcmp(s, "-o")) && i + 1 < argc) {
             *(s[1] == 'o' ? &a->output : &a->format) = argv[++i];
         } else if (!strncmp(s, "--format=", 9)) {
@@ -78,25 +90,114 @@ static int parse_args(int argc, char **argv, export_args *a) {
     return -1;
 }
 
-static int run_export(tp_reader *r, const export_args *a, const char *out) {
+/* Says `err` ("PATH: what"), naming `shown` where the exporter wrote `path`. */
+static void say_error(const char *err, const char *path, const char *shown) {
+    size_t n = strlen(path);
+    if (!strncmp(err, path, n))
+        fprintf(stderr, "trainprof export: %s%s\n", shown, err + n);
+    else
+        fprintf(stderr, "trainprof export: %s\n", err);
+}
+
+/* Exports into `path`; messages name `shown`, the file the user asked for. */
+static int run_export(tp_reader *r, const export_args *a, const char *path, const char *shown) {
     char err[512] = "";
     tp_status st;
     if (!strcmp(a->format, "chrome")) {
         tp_export_stats s;
-        st = tp_export_chrome(r, out, ends_with(out, ".gz"), &s, err, sizeof err);
+        st = tp_export_chrome(r, path, ends_with(shown, ".gz"), &s, err, sizeof err);
         if (st == TP_OK)
-            fprintf(stderr, "trainprof export: wrote %s (%llu events)\n", out,
+            fprintf(stderr, "trainprof export: wrote %s (%llu events)\n", shown,
                     (unsigned long long)s.events);
     } else {
         uint64_t rows = 0;
-        st = tp_export_sqlite(r, out, &rows, err, sizeof err);
+        st = tp_export_sqlite(r, path, &rows, err, sizeof err);
         if (st == TP_OK)
-            fprintf(stderr, "trainprof export: wrote %s (%llu rows)\n", out,
+            fprintf(stderr, "trainprof export: wrote %s (%llu rows)\n", shown,
                     (unsigned long long)rows);
     }
     if (st != TP_OK)
-        fprintf(stderr, "trainprof export: %s\n", err[0] ? err : tp_status_str(st));
+        say_error(err[0] ? err : tp_status_str(st), path, shown);
     return st == TP_OK ? 0 : 1;
+}
+
+typedef enum { OUT_NEW, OUT_REPLACE, OUT_STREAM } out_kind;
+
+/* How `out` is written: as a new file, replacing one (--force), or in place when it is a
+ * device or pipe. Returns -1 after saying why it may not be written at all. */
+static int classify_output(const char *trace, const char *out, int force, out_kind *k) {
+    struct stat l, t;
+    tp_file_id in, at;
+    if (tp_outfile_id(out, &at) == 0 && tp_outfile_id(trace, &in) == 0 && in.dev == at.dev &&
+        in.ino == at.ino) {
+        fprintf(stderr, "trainprof export: %s is the trace being exported; choose another -o\n",
+                out);
+        return -1;
+    }
+    *k = OUT_NEW;
+    if (lstat(out, &l) != 0)
+        return 0;
+    int is_link = S_ISLNK(l.st_mode), target = stat(out, &t) == 0;
+    if (S_ISDIR(l.st_mode) || (is_link && target && S_ISDIR(t.st_mode))) {
+        fprintf(stderr, "trainprof export: %s: is a directory\n", out);
+        return -1;
+    }
+    if (!S_ISREG(l.st_mode) && !is_link) {
+        *k = OUT_STREAM;
+        return 0;
+    }
+    if (is_link && target && !S_ISREG(t.st_mode)) { /* /dev/stdout and the like */
+        *k = OUT_STREAM;
+        return 0;
+    }
+    if (!force) {
+        fprintf(stderr, "trainprof export: %s already exists; use --force to replace it\n", out);
+        return -1;
+    }
+    *k = OUT_REPLACE;
+    return 0;
+}
+
+/* Exports into DIR/.trainprof-export-XXXXXX/NAME and renames that to `out` when complete. */
+static int export_via_temp(tp_reader *r, const export_args *a, const char *out, int replace) {
+    char dir[PATH_MAX], tmpdir[PATH_MAX + 32], tmp[2 * PATH_MAX + 64];
+    const char *slash = strrchr(out, '/');
+    const char *name = slash ? slash + 1 : out;
+    if (tp_outfile_dirname(out, dir, sizeof dir) != 0 ||
+        (size_t)snprintf(tmpdir, sizeof tmpdir, "%s/.trainprof-export-XXXXXX", dir) >=
+            sizeof tmpdir) {
+        fprintf(stderr, "trainprof export: output path too long: %s\n", out);
+        return 1;
+    }
+    if (!mkdtemp(tmpdir)) {
+        fprintf(stderr, "trainprof export: cannot create %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    snprintf(tmp, sizeof tmp, "%s/%s", tmpdir, name);
+    int rc = run_export(r, a, tmp, out);
+    if (rc == 0) {
+        tp_status st = tp_outfile_publish(tmp, out, replace);
+        if (st == TP_ERR_EXISTS)
+            fprintf(stderr, "trainprof export: %s appeared meanwhile; use --force to replace it\n",
+                    out);
+        else if (st != TP_OK)
+            fprintf(stderr, "trainprof export: cannot create %s: %s\n", out, strerror(errno));
+        rc = st == TP_OK ? 0 : 1;
+    }
+    unlink(tmp); /* what is left when the export or the rename failed */
+    snprintf(tmp, sizeof tmp, "%s/%s-journal", tmpdir, name);
+    unlink(tmp);
+    rmdir(tmpdir);
+    return rc;
+}
+
+static int export_to(tp_reader *r, const export_args *a, const char *out) {
+    out_kind k;
+    if (classify_output(a->trace, out, a->force, &k) != 0)
+        return 1;
+    if (k == OUT_STREAM)
+        return run_export(r, a, out, out);
+    return export_via_temp(r, a, out, k == OUT_REPLACE);
 }
 
 int tp_cmd_export(int argc, char **argv) {
@@ -117,7 +218,7 @@ int tp_cmd_export(int argc, char **argv) {
                 msg);
     char *dflt =
         a.output ? NULL : default_output(a.trace, a.format[0] == 'c' ? ".json" : ".sqlite");
-    rc = (a.output || dflt) ? run_export(r, &a, a.output ? a.output : dflt) : 1;
+    rc = (a.output || dflt) ? export_to(r, &a, a.output ? a.output : dflt) : 1;
     free(dflt);
     tp_reader_close(r);
     return rc;

@@ -13,6 +13,7 @@
 
 #include "tp_collector_guard.h"
 #include "tp_nvtx_hooks.h"
+#include "tp_outfile.h"
 
 #ifndef TP_VERSION
 #define TP_VERSION "0.1.0"
@@ -270,6 +271,38 @@ static int make_absolute(char *path, size_t cap) {
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
+/* Creates the trace file, never opening an existing one: the -o file is the empty file
+ * `record` reserved before the start (claimed while it is still that file; created anew
+ * once an exec'd image set it aside), or replaced only under TRAINPROF_FORCE without a
+ * reservation; a default name taken by another file becomes NAME.2.tprof, NAME.3.tprof...
+ * Sets *id to the file it created (0 when it claimed the reservation). */
+static tp_status create_trace_file(int *fd, tp_file_id *id) {
+    const tp_collector_config *c = &tp_g.cfg;
+    int own = c->output[0] && getpid() == c->target_pid;
+    *id = (tp_file_id){0, 0};
+    if (own && c->output_ino) {
+        tp_status s = tp_outfile_claim(tp_g.path, &(tp_file_id){c->output_dev, c->output_ino}, fd);
+        if (s != TP_ERR_NOT_FOUND)
+            return s; /* ours, or another file now: not ours to write */
+    }
+    if (own)
+        return tp_outfile_create(tp_g.path, c->force && !c->output_ino, fd, id);
+    char base[sizeof tp_g.path];
+    memcpy(base, tp_g.path, sizeof base);
+    tp_status s = tp_outfile_create(tp_g.path, 0, fd, id);
+    for (int k = 2; s == TP_ERR_EXISTS && k < 100; k++)
+        if (tp_collector_config_alt_path(base, k, tp_g.path, sizeof tp_g.path) == 0)
+            s = tp_outfile_create(tp_g.path, 0, fd, id);
+    return s;
+}
+
+static void say_untraced(tp_status s, int err) {
+    fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path,
+            s == TP_ERR_OPEN     ? strerror(err)
+            : s == TP_ERR_EXISTS ? "another file took its name"
+                                 : tp_status_str(s));
+}
+
 static tp_status open_writer(void) {
     if (tp_collector_config_path(&tp_g.cfg, (long)getpid(), program_invocation_short_name,
                                  tp_g.path, sizeof tp_g.path) != 0 ||
@@ -277,16 +310,22 @@ static tp_status open_writer(void) {
         return TP_ERR_ARG;
     tp_writer_opts o;
     tp_writer_opts_default(&o);
-    o.buffer_bytes = tp_g.cfg.buffer_bytes;
-    if (o.buffer_bytes < ((size_t)1 << 20))
-        o.ring_bytes = 4096; /* tiny budgets (tests) still get several small rings */
-    o.background = 1;
+    o.buffer_bytes = tp_g.cfg.buffer_bytes; /* rings start at 1/256 of it and grow */
+    o.background = !tp_g.cfg.drain_at_exit;
     o.flush_ms = tp_g.cfg.flush_ms;
     o.producer = TP_PRODUCER;
-    tp_status s = tp_writer_open(tp_g.path, &o, &tp_g.writer);
+    int fd;
+    tp_file_id made;
+    tp_status s = create_trace_file(&fd, &made);
+    if (s == TP_OK)
+        s = tp_writer_open_fd(fd, &o, &tp_g.writer);
     if (s != TP_OK) {
-        fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path,
-                tp_status_str(s));
+        int err = errno;
+        tp_file_id now;
+        if (made.ino && tp_outfile_id(tp_g.path, &now) == 0 && now.ino == made.ino &&
+            now.dev == made.dev)
+            unlink(tp_g.path); /* the file this call created, left without a header */
+        say_untraced(s, err);
         tp_g.writer = NULL;
         return s;
     }
