@@ -159,7 +159,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static void one_step(int s, nvtxStringHandle_t reg) {
+__attribute__((noinline)) static void one_step(int s, nvtxStringHandle_t reg) {
     nvtxRangePushA("step");
     push_ex(g_app, "forward", 0xff00ff00u, (uint64_t)s);
     nvtxMarkA("mark-A");
