@@ -575,6 +575,7 @@ static tp_status start_thread(tp_writer *w) {
         return TP_OK;
     if (pthread_create(&w->thread, NULL, bg_main, w) != 0)
         return TP_ERR_NOMEM;
+    pthread_setname_np(w->thread, "trainprof-drain"); /* for top/perf in a profiled job */
     w->have_thread = 1;
     return TP_OK;
 }
