@@ -297,10 +297,11 @@ static tp_status create_trace_file(int *fd, tp_file_id *id) {
 }
 
 static void say_untraced(tp_status s, int err) {
-    fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path,
-            s == TP_ERR_OPEN     ? strerror(err)
-            : s == TP_ERR_EXISTS ? "another file took its name"
-                                 : tp_status_str(s));
+    const char *why = s == TP_ERR_OPEN ? strerror(err) : tp_status_str(s);
+    if (s == TP_ERR_EXISTS)
+        why = tp_g.cfg.output_ino ? "another program replaced the file `trainprof record` made"
+                                  : "the file exists (TRAINPROF_FORCE=1 replaces it)";
+    fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path, why);
 }
 
 static tp_status open_writer(void) {
