@@ -29,6 +29,8 @@
 #define RING_MIN ((size_t)4 << 10)
 #define RING_FIRST_MAX ((size_t)1 << 20)
 #define RING_MAX ((size_t)1 << 30)
+#define RESERVE_PART 16 /* 1/16 of the budget is kept for the first rings of threads to come */
+#define HURRY_PART 4    /* more than 1/4 of the budget waiting: store data chunks uncompressed */
 #define META_REC_MAX (16u << 20)
 #define REASON_SLOTS 8
 
@@ -107,6 +109,7 @@ struct tp_writer {
     uint64_t (*now)(void *ctx);
     void *now_ctx;
     uint64_t xdrops_seen[REASON_SLOTS][TP_REC_TYPE_LIMIT];
+    int hurry; /* this drain cycle found the drain behind: skip filter and zstd for data */
 
     pthread_mutex_t stage_lock;
     tp_stage *stages;
@@ -284,7 +287,8 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
 static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filter) {
     const uint8_t *src;
     size_t len = c->len;
-    int f = apply_filter(w, c, filter, &src);
+    int raw = w->hurry && kind == TP_CHUNK_DATA;
+    int f = apply_filter(w, c, filter && !raw, &src);
     if (f < 0)
         return;
     size_t bound = ZSTD_compressBound(len);
@@ -294,9 +298,10 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     }
     tp_chunk_header h = {.magic = TP_CHUNK_MAGIC, .kind = kind, .codec = TP_CODEC_ZSTD};
     h.filter = (uint8_t)f;
-    size_t n = ZSTD_compressCCtx(w->cctx, w->zbuf, bound, src, len, w->opts.zstd_level);
+    size_t n = raw ? 0 : ZSTD_compressCCtx(w->cctx, w->zbuf, bound, src, len, w->opts.zstd_level);
     const uint8_t *payload = w->zbuf;
-    if (ZSTD_isError(n) || n >= len) {
+    w->stats.chunks_raw += (uint64_t)raw;
+    if (raw || ZSTD_isError(n) || n >= len) {
         h.codec = TP_CODEC_NONE;
         payload = src;
         n = len;
@@ -473,12 +478,25 @@ static void stage_release(tp_writer *w, tp_stage *s) {
     stage_free(s);
 }
 
-/* The drain; caller holds drain_lock. `cut`: also write what it has as chunks. */
+/* Bytes the producers have committed and the drain has not taken yet. */
+static uint64_t backlog(tp_writer *w, tp_stage *s) {
+    uint64_t n = 0;
+    for (; s; s = s->next)
+        n += atomic_load_explicit(&s->head, memory_order_relaxed) -
+             atomic_load_explicit(&s->tail, memory_order_relaxed);
+    return n;
+}
+
+/* The drain; caller holds drain_lock. `cut`: also write what it has as chunks. When more
+ * than 1/HURRY_PART of the budget waits (the drain thread is not scheduled enough on a
+ * loaded machine, or a burst), this cycle stores its data chunks as they are: compression is
+ * most of the drain's CPU time, and a bigger file is better than dropped events. */
 static void drain_locked(tp_writer *w, int cut) {
     uint64_t t0 = mono_now(NULL);
     pthread_mutex_lock(&w->stage_lock);
     tp_stage *s = w->stages;
     pthread_mutex_unlock(&w->stage_lock);
+    w->hurry = !w->opts.block_when_full && backlog(w, s) > w->opts.buffer_bytes / HURRY_PART;
     /* Only the drain unlinks stages and new ones go in at the head, so the list from the
      * snapshot on stays valid while we walk it. */
     while (s) {
@@ -850,14 +868,31 @@ static void count_drop(tp_stage *s, uint16_t type) {
                           memory_order_relaxed);
 }
 
-/* The ring is full: seal it and go on in one twice as large, when the budget has room and
- * the new ring stays within ring_max. Runs on the producer's thread, at most
- * log2(ring_max / first ring) times per stage: one lock, one malloc. Returns 0 when the
- * ring cannot grow. */
+/* Takes the bytes of the ring a full stage goes on in: twice its ring (at most ring_max),
+ * halved while it does not fit the budget less the part kept for threads still to start,
+ * never below a first ring. Returns the ring's size, 0 when none fits. */
+static uint64_t budget_take_ring(tp_writer *w, uint64_t cap) {
+    uint64_t want = cap * 2 < w->ring_max ? cap * 2 : w->ring_max;
+    uint64_t reserve = w->opts.buffer_bytes / RESERVE_PART;
+    pthread_mutex_lock(&w->stage_lock);
+    uint64_t used = w->budget_used + reserve,
+             room = used < w->opts.buffer_bytes ? w->opts.buffer_bytes - used : 0;
+    while (want > w->opts.ring_bytes && want > room)
+        want >>= 1;
+    if (want <= room)
+        w->budget_used += want;
+    pthread_mutex_unlock(&w->stage_lock);
+    return want <= room ? want : 0;
+}
+
+/* The ring is full: seal it and go on in a new one, twice as large while the budget has
+ * room (budget_take_ring). A thread's records stay in order: the drain empties the sealed
+ * ring first. Runs on the producer's thread: one lock and one malloc per new ring, which
+ * doubles until the budget is nearly spent. Returns 0 when no ring fits. */
 static int stage_grow(tp_stage *s) {
     tp_writer *w = s->w;
-    uint64_t cap = s->cap * 2;
-    if (cap > w->ring_max || !budget_take(w, cap))
+    uint64_t cap = budget_take_ring(w, s->cap);
+    if (!cap)
         return 0;
     tp_ring *r = ring_new(cap, s->pos, 1);
     if (!r) {

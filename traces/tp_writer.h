@@ -2,15 +2,16 @@
  *
  * Hot path: each producing thread owns a tp_stage, a lock-free single-producer ring.
  * tp_stage_reserve/commit cost a few loads and stores, never a lock, syscall or malloc while
- * the ring has room. A full ring grows: the producer seals it and goes on in one twice as
- * large (one lock and one malloc, at most log2(ring_max / first ring) times per thread);
- * when the budget has no room for that, the record is dropped and counted by type (later
- * written as DROPPED). One drain (the writer's background thread, or tp_writer_flush) moves
+ * the ring has room. A full ring grows: the producer seals it and goes on in a new one (one
+ * lock and one malloc), twice as large while the budget has room, smaller when it is nearly
+ * spent; when no ring fits, the record is dropped and counted by type (later written as
+ * DROPPED). One drain (the writer's background thread, or tp_writer_flush) moves
  * committed records from all rings into chunks, compresses them with zstd and appends them
  * to the file, and frees the sealed rings it empties.
  * Memory is bounded by opts.buffer_bytes: rings come out of that budget, one ring is at most
- * half of it, a thread that finds the budget spent gets no ring and its events count as
- * dropped (tp_writer_count_drop).
+ * half of it, growth leaves 1/16 of it to the first rings of threads still to start, a thread
+ * that finds the budget spent gets no ring and its events count as dropped
+ * (tp_writer_count_drop).
  *
  * Metadata (strings, stacks, modules, threads, ...) goes through thread-safe, locked calls;
  * it is written in META chunks that always precede the data chunks that refer to it, so a
@@ -30,8 +31,9 @@ typedef struct tp_stage tp_stage;
 typedef struct {
     size_t buffer_bytes;  /* all staging rings together; 0 = 64 MiB */
     size_t ring_bytes;    /* a thread's first ring, rounded up to a power of two; 0 = 1/256 of
-                             the budget within [4 KiB, 1 MiB]. A full ring doubles while the
-                             budget allows, up to half the budget */
+                             the budget within [4 KiB, 1 MiB]. A full ring is followed by
+                             one twice as large while the budget allows (at most half the
+                             budget) */
     size_t chunk_bytes;   /* uncompressed bytes per data chunk; 0 = 256 KiB */
     int zstd_level;       /* 0 = -1, a zstd fast level: measured best for lane-delta records
                              (docs/PERFORMANCE.md); any zstd level, negative included */
@@ -112,6 +114,8 @@ typedef struct {
     uint64_t records_total, dropped_total;
     uint64_t chunks, bytes_raw, bytes_file;
     uint64_t overhead_ns; /* time spent draining, compressing, writing */
+    uint64_t chunks_raw;  /* data chunks stored unfiltered and uncompressed because the drain
+                             was behind (over 1/4 of the budget waiting) */
 } tp_writer_stats;
 
 /* Counts so far (drain first with tp_writer_flush for exact figures). */

@@ -187,10 +187,11 @@ static void test_counted_drops(void) {
 
 /* One thread floods FLOOD records with no drain running (background off: nothing leaves the
  * rings until close), so what the rings hold is decided by the budget alone, not by timing.
- * *read gets the records read back, *dropped what DROPPED records count. */
+ * *read gets the records read back, *dropped what DROPPED records count, *raw the data chunks
+ * stored uncompressed (the drain found over 1/4 of the budget waiting). */
 static void flood_one_thread(size_t budget, uint64_t *read, uint64_t *stage_drops,
-                             uint64_t *dropped) {
-    *read = *stage_drops = *dropped = UINT64_MAX;
+                             uint64_t *dropped, uint64_t *raw) {
+    *read = *stage_drops = *dropped = *raw = UINT64_MAX;
     char path[256];
     tt_temp_path(path, sizeof path, "flood");
     tp_writer_opts o;
@@ -212,6 +213,10 @@ static void flood_one_thread(size_t budget, uint64_t *read, uint64_t *stage_drop
     }
     *stage_drops = tp_stage_dropped(s);
     tp_stage_close(s);
+    CHECK_OK(tp_writer_flush(w));
+    tp_writer_stats st;
+    tp_writer_get_stats(w, &st);
+    *raw = st.chunks_raw;
     CHECK_OK(tp_writer_close(w));
     readback rb;
     read_back(path, &rb);
@@ -224,25 +229,27 @@ static void flood_one_thread(size_t budget, uint64_t *read, uint64_t *stage_drop
 
 /* A big budget holds the whole flood: the ring grew, across rings in order. */
 static void test_budget_holds_flood(void) {
-    uint64_t read, stage_drops, dropped;
-    flood_one_thread((size_t)64 << 20, &read, &stage_drops, &dropped);
+    uint64_t read, stage_drops, dropped, raw;
+    flood_one_thread((size_t)64 << 20, &read, &stage_drops, &dropped, &raw);
     CHECK_EQ_U(read, FLOOD);
     CHECK_EQ_U(stage_drops, 0);
     CHECK_EQ_U(dropped, 0);
+    CHECK_EQ_U(raw, 0); /* 9.6 MB waiting is under 1/4 of 64 MiB: compressed as usual */
 }
 
 /* A small budget drops, counts every drop, and still holds more than one fixed first ring
  * could: the rings used the budget. */
 static void test_small_budget_counts(void) {
     size_t budget = (size_t)4 << 20;
-    uint64_t read, stage_drops, dropped;
-    flood_one_thread(budget, &read, &stage_drops, &dropped);
+    uint64_t read, stage_drops, dropped, raw;
+    flood_one_thread(budget, &read, &stage_drops, &dropped, &raw);
     printf("  4 MiB budget: read %" PRIu64 ", dropped %" PRIu64 "\n", read, dropped);
     CHECK(dropped > 0);
     CHECK_EQ_U(dropped, stage_drops);
     CHECK_EQ_U(read + dropped, FLOOD);
     CHECK(read * sizeof(tp_rec_api) > budget / 2); /* grew past half the budget... */
     CHECK(read * sizeof(tp_rec_api) <= budget);    /* ...and never past it */
+    CHECK(raw > 0); /* the full budget waiting: stored uncompressed, and read back above */
 }
 
 /* Rings that start at 4 KiB and grow while the background drain empties and frees the old
