@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_ivset.h"
 #include "tp_an_stats.h"
 
 const char *tp_an_kernel_class_label(unsigned mask, char *buf, size_t size) {
@@ -40,8 +41,7 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     tp_edge *e = tp_an_alloc(2 * v->n_gpu + 2, sizeof *e);
     int64_t *ts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
             *end = tp_an_alloc(v->n_gpu + 1, sizeof *end);
-    int64_t *mts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
-            *mend = tp_an_alloc(v->n_gpu + 1, sizeof *end);
+    tp_an_ivset m = {0};
     size_t ne = 0;
     for (int t = 0; t < 3; t++) {
         size_t k = 0;
@@ -50,10 +50,10 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
                 ts[k] = v->ts[i];
                 end[k++] = v->end[i];
             }
-        size_t m = tp_an_merge(ts, end, k, mts, mend);
-        for (size_t j = 0; j < m; j++) {
-            e[ne++] = (tp_edge){mts[j], 1 << t};
-            e[ne++] = (tp_edge){mend[j], -(1 << t)};
+        tp_an_ivset_merge_hta(ts, end, k, &m);
+        for (size_t j = 0; j < m.n; j++) {
+            e[ne++] = (tp_edge){m.a[j], 1 << t};
+            e[ne++] = (tp_edge){m.b[j], -(1 << t)};
         }
     }
     qsort(e, ne, sizeof *e, cmp_edge);
@@ -71,8 +71,7 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     free(e);
     free(ts);
     free(end);
-    free(mts);
-    free(mend);
+    tp_an_ivset_free(&m);
 }
 
 typedef struct {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_enclosing.h"
 #include "tp_an_stats.h"
 
 static int cmp_name(const void *a, const void *b) {
@@ -23,14 +24,6 @@ static tp_an_range *find(tp_an_nvtx *out, uint32_t name) {
     if (!out->n)
         return NULL;
     return bsearch(&key, out->r, out->n, sizeof *out->r, cmp_name);
-}
-
-/* Innermost USER_ANNOTATION row enclosing model row `row` (itself excluded), or -1. */
-static long enclosing_range(const tp_events *ev, long row) {
-    long p = ev->parent[row];
-    while (p >= 0 && ev->cat[p] != TP_CAT_USER_ANNOTATION)
-        p = ev->parent[p];
-    return p;
 }
 
 typedef struct {
@@ -78,7 +71,9 @@ static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
         if (!v->gpu[i] || (c != TP_CAT_KERNEL && c != TP_CAT_MEMCPY && c != TP_CAT_MEMSET))
             continue;
         int64_t d = v->end[i] - v->ts[i];
-        long a = v->link[i] >= 0 ? enclosing_range(ev, (long)v->row[v->link[i]]) : -1;
+        long a = v->link[i] >= 0
+                     ? tp_an_enclosing_row(ev, (long)v->row[v->link[i]], TP_AN_RANGES_ANNOTATIONS)
+                     : -1;
         tp_an_range *r = a >= 0 ? find(out, ev->name[a]) : NULL;
         if (!r) {
             out->unattributed_ops++;

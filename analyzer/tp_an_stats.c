@@ -1,4 +1,4 @@
-/* tp_an_stats: pandas/numpy-compatible statistics, argsort and interval merging. */
+/* tp_an_stats: pandas/numpy-compatible statistics and argsort. */
 #include "tp_an_stats.h"
 
 #include <math.h>
@@ -218,37 +218,4 @@ void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx) {
     for (size_t i = 0; i < n; i++)
         idx[i] = kp[i].row;
     free(kp);
-}
-
-size_t tp_an_merge(const int64_t *ts, const int64_t *end, size_t n, int64_t *mts, int64_t *mend) {
-    if (n == 0)
-        return 0;
-    size_t *idx = tp_an_alloc(n, sizeof *idx);
-    tp_an_argsort_np(ts, n, idx);
-    size_t m = 0;
-    int64_t cummax = 0;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = idx[k];
-        /* HTA: group starts when ts > cummax(previous ends); the first row always starts. */
-        if (k == 0 || ts[i] > cummax) {
-            mts[m] = ts[i];
-            mend[m] = end[i];
-            m++;
-        } else {
-            if (ts[i] < mts[m - 1])
-                mts[m - 1] = ts[i];
-            if (end[i] > mend[m - 1])
-                mend[m - 1] = end[i];
-        }
-        cummax = (k == 0 || end[i] > cummax) ? end[i] : cummax;
-    }
-    free(idx);
-    return m;
-}
-
-int64_t tp_an_merged_len(const int64_t *mts, const int64_t *mend, size_t n) {
-    int64_t s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += mend[i] - mts[i];
-    return s;
 }

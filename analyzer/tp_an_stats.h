@@ -3,8 +3,8 @@
  * tp_an_describe computes what pandas' Series.describe() reports (count, mean, sample
  * standard deviation, min, linear-interpolated quartiles, max), so numbers can be compared
  * with HTA's one for one. tp_an_argsort_np reproduces numpy's (unstable) quicksort argsort,
- * because HTA's results depend on the order it leaves equal timestamps in. tp_an_merge
- * merges intervals the way HTA's merge_kernel_intervals does. All functions are pure. */
+ * because HTA's results depend on the order it leaves equal timestamps in (interval merging,
+ * which needs it, is in tp_an_ivset). All functions are pure. */
 #ifndef TP_AN_STATS_H
 #define TP_AN_STATS_H
 
@@ -41,14 +41,6 @@ typedef struct {
 /* Sorts a[0..n) by key, then row: equal keys come out contiguous and in row order, whatever
  * order qsort leaves ties in. */
 void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n);
-
-/* Merges [ts[i], end[i]) intervals like HTA (sort by start; a row opens a new interval when
- * its start is after every previous end). Writes the merged intervals into mts/mend
- * (capacity n), returns their count. Negative-length rows are kept as HTA keeps them. */
-size_t tp_an_merge(const int64_t *ts, const int64_t *end, size_t n, int64_t *mts, int64_t *mend);
-
-/* Sum of end - start over merged intervals. */
-int64_t tp_an_merged_len(const int64_t *mts, const int64_t *mend, size_t n);
 
 /* Growable arrays: *p is reallocated to hold at least `need` elements of `size` bytes;
  * *cap tracks the capacity. Aborts on out of memory (analyzer policy). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_ivset.h"
 #include "tp_an_stats.h"
 
 int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last) {
@@ -18,17 +19,16 @@ int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, i
         end[k] = v->end[i];
         k++;
     }
-    int64_t *mts = tp_an_alloc(k + 1, sizeof *mts), *mend = tp_an_alloc(k + 1, sizeof *mend);
-    size_t m = tp_an_merge(ts, end, k, mts, mend);
-    int64_t len = tp_an_merged_len(mts, mend, m);
+    tp_an_ivset m = {0};
+    tp_an_ivset_merge_hta(ts, end, k, &m);
+    int64_t len = tp_an_ivset_len(&m);
     if (first)
-        *first = m ? mts[0] : 0;
+        *first = m.n ? m.a[0] : 0;
     if (last)
-        *last = m ? mend[m - 1] : 0;
+        *last = m.n ? m.b[m.n - 1] : 0;
     free(ts);
     free(end);
-    free(mts);
-    free(mend);
+    tp_an_ivset_free(&m);
     return len;
 }
 

@@ -17,11 +17,15 @@
  * Severity is in [0, 1]: time findings give the share of the window they explain; "oom" and
  * "fragmentation-oom" give 1 (the job stopped); "memory-growth" gives the share of the peak
  * allocated memory that accumulated over the window. Findings under 3 % are left out
- * (except failures). Findings are sorted by severity, descending; ties keep a fixed order.
- * The diagnosis only reads the model; for native traces it may open the rank's trace file
- * again (read-only) to read a stack, and symbolizes its frames offline from the modules'
- * files (tp_symbolize: "func (file:line)"; module+offset when the file is gone, rebuilt or
- * has no symbols, or with opts.no_symbols). */
+ * (except failures). Findings are sorted by severity, descending; ties follow the rules'
+ * fixed order.
+ *
+ * Each finding id is one rule of a table (tp_diag_rules.h: {id, function, order,
+ * description}); tp_diagnose_rules lists them. The diagnosis only reads the model, stacks
+ * included (tp_rank_stack: it never opens the trace file), and symbolizes their frames
+ * offline from the modules' files (tp_symbolize: "func (file:line)"; module+offset when the
+ * file is gone, rebuilt or has no symbols, or with opts.no_symbols). Nothing in a finding
+ * has a fixed size: texts, metrics and frames are as long as they need to be. */
 #ifndef TP_DIAGNOSE_H
 #define TP_DIAGNOSE_H
 
@@ -30,16 +34,14 @@
 
 #include "tp_an_view.h"
 
-#define TP_DIAG_MAX_METRICS 10
-#define TP_DIAG_MAX_FRAMES 16
-
 /* One frame of the CPU stack behind a finding (JSON "frames"), innermost first. Symbolized
- * offline (tp_symbolize) unless opts.no_symbols; an inlined function is a frame of its own. */
+ * offline (tp_symbolize) unless opts.no_symbols; an inlined function is a frame of its own.
+ * The strings are owned by the diagnosis and never NULL. */
 typedef struct {
-    char module[64];     /* file name of the module; "" when the frame has none (raw address) */
+    char *module;        /* file name of the module; "" when the frame has none (raw address) */
     uint64_t offset;     /* ELF virtual address in the module (raw address without one) */
-    char func[128];      /* "" when not symbolized */
-    char file[256];      /* source file as the debug info names it; "" when unknown */
+    char *func;          /* "" when not symbolized */
+    char *file;          /* source file as the debug info names it; "" when unknown */
     int line;            /* 0: unknown */
     int inlined;         /* 1: inlined into the next frame (same module and offset) */
     const char *symbols; /* static: "ok", or why it is not symbolized ("off", "build-id
@@ -52,17 +54,23 @@ typedef struct {
     double value;
 } tp_diag_metric;
 
+/* One finding. The texts are owned by the diagnosis and never NULL. */
 typedef struct {
-    const char *id;  /* stable id (static): "input-bound", "pageable-h2d", ... */
+    const char *id;  /* stable id (static, the rule's): "input-bound", "pageable-h2d", ... */
     double severity; /* [0, 1], see above */
-    char title[160];
-    char evidence[768];
-    char advice[384];
-    char source[512]; /* NVTX range / CPU stack behind it; "" when unknown */
+    char *title;
+    char *evidence;
+    char *advice;
+    char *source; /* NVTX range / CPU stack behind it; "" when unknown */
     size_t n_metrics;
-    tp_diag_metric metrics[TP_DIAG_MAX_METRICS];
-    size_t n_frames; /* the CPU stack in `source`, structured; 0 when none */
-    tp_diag_frame frames[TP_DIAG_MAX_FRAMES];
+    tp_diag_metric *metrics;
+    size_t n_frames; /* the CPU stack in `source`, structured (every frame); 0 when none */
+    tp_diag_frame *frames;
+    /* Where the evidence is, as model rows (rows of the view's rank), for front ends that
+     * show it (the TUI jumps there): the range `source` names first, and the op the
+     * finding points at (the longest sync call, the slowest copy call). -1: none. */
+    long range_row;
+    long op_row;
 } tp_finding;
 
 typedef struct {
@@ -72,6 +80,21 @@ typedef struct {
     size_t n_steps;     /* steps found (0: the window is the GPU span) */
     double utilization; /* busy share of the window; NaN when the window is empty */
 } tp_diagnosis;
+
+typedef struct tp_diag_ctx tp_diag_ctx; /* a diagnosis in progress (tp_diag_ctx.h) */
+
+/* A rule: one finding id and the function that judges it. `run` appends at most one finding
+ * with this rule's id to the diagnosis in progress. Among findings of equal severity, the
+ * lower `order` comes first. */
+typedef struct tp_diag_rule {
+    const char *id;
+    void (*run)(tp_diag_ctx *d, const struct tp_diag_rule *self);
+    unsigned order;
+    const char *description; /* one line: what it detects */
+} tp_diag_rule;
+
+/* The rules, in the order they run (a static table); returns their count. */
+size_t tp_diagnose_rules(const tp_diag_rule **rules);
 
 /* Diagnoses the rank seen by `v` into `out` (owned by the caller; free with
  * tp_diagnose_free). Never fails; aborts on out of memory like the rest of the analyzer. */

@@ -1,7 +1,7 @@
 /* tp_report: text and JSON rendering of every analysis, rank by rank.
  *
- * The report computes one tp_rank_report per rank (a view and the results of every
- * analysis), renders it, frees it, and moves on, so memory stays at one rank's worth. */
+ * The report runs tp_rank_analysis for one rank (a view and the results of every analysis),
+ * renders it, frees it, and moves on, so memory stays at one rank's worth. */
 #include "tp_report.h"
 
 #include <assert.h>
@@ -10,53 +10,15 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_rank_analysis.h"
 #include "tp_units.h"
-#include "tp_an_idle.h"
-#include "tp_an_kernels.h"
-#include "tp_an_launch.h"
-#include "tp_an_memory.h"
-#include "tp_an_nvtx.h"
-#include "tp_an_overlap.h"
-#include "tp_an_queue.h"
-#include "tp_an_temporal.h"
-#include "tp_an_view.h"
-#include "tp_diagnose.h"
 
 void tp_report_opts_init(tp_report_opts *o) {
     memset(o, 0, sizeof *o);
     o->format = TP_REPORT_TEXT;
+    tp_an_opts_init(&o->an);
     o->rank = -1;
     o->top = 10;
-}
-
-void tp_report_rank_run(tp_rank_report *rr, const tp_model *m, const tp_rank *r,
-                        const tp_report_opts *o) {
-    tp_an_opts ao;
-    tp_an_opts_init(&ao);
-    ao.compat_hta = o->compat_hta;
-    ao.include_last_step = o->include_last_step;
-    ao.no_ns_rounding = o->no_ns_rounding;
-    ao.no_symbols = o->no_symbols;
-    tp_an_view_build(&rr->v, m, r, &ao);
-    tp_an_temporal_run(&rr->v, &rr->t);
-    tp_an_idle_run(&rr->v, &rr->idle);
-    tp_an_kernels_run(&rr->v, &rr->k);
-    tp_an_launch_run(&rr->v, &rr->l);
-    tp_an_queue_run(&rr->v, &rr->q);
-    tp_an_memory_run(&rr->v, &rr->mem);
-    tp_an_overlap_run(&rr->v, &rr->ov);
-    tp_an_nvtx_run(&rr->v, &rr->nv);
-    tp_diagnose_run(&rr->v, &rr->dg);
-}
-
-void tp_report_rank_free(tp_rank_report *rr) {
-    tp_an_idle_free(&rr->idle);
-    tp_an_kernels_free(&rr->k);
-    tp_an_queue_free(&rr->q);
-    tp_an_memory_free(&rr->mem);
-    tp_an_nvtx_free(&rr->nv);
-    tp_diagnose_free(&rr->dg);
-    tp_an_view_free(&rr->v);
 }
 
 static double pct(int64_t a, int64_t b) {
@@ -125,7 +87,7 @@ static void text_wrapped(FILE *f, const char *label, const char *text) {
 }
 
 /* The findings first, most severe first: what is wrong and what to do, before the numbers. */
-static void text_diagnosis(FILE *f, const tp_rank_report *rr) {
+static void text_diagnosis(FILE *f, const tp_rank_analysis *rr) {
     const tp_diagnosis *d = &rr->dg;
     char bp[32];
     fprintf(f, "Diagnosis");
@@ -148,7 +110,7 @@ static void text_diagnosis(FILE *f, const tp_rank_report *rr) {
     fprintf(f, "\n");
 }
 
-static void text_summary(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     char b1[32], b2[32], b3[32], bp[32], nb[128];
     const tp_an_temporal *t = &rr->t;
     fprintf(f, "Summary\n");
@@ -192,7 +154,7 @@ static void text_summary(FILE *f, const tp_rank_report *rr, const tp_report_opts
     fprintf(f, "\n");
 }
 
-static void text_kernels(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+static void text_kernels(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     char b1[32], b2[32], b3[32], bp[32], nb[128], lb[96];
     fprintf(f, "Kernel types (time with exactly these types running)\n");
     for (unsigned c = 1; c < TP_KT_CLASSES; c++)
@@ -215,7 +177,7 @@ static void text_kernels(FILE *f, const tp_rank_report *rr, const tp_report_opts
     fprintf(f, "\n");
 }
 
-static void text_idle(FILE *f, const tp_rank_report *rr) {
+static void text_idle(FILE *f, const tp_rank_analysis *rr) {
     char b1[32], b2[32], b3[32], bp[32];
     (void)bp;
     fprintf(f, "Idle time per stream (gap before each op; kernel wait: gap < %s)\n",
@@ -240,7 +202,7 @@ static void text_dist(FILE *f, const char *label, const tp_an_dist *d) {
             fmt_time(b5, 32, d->max));
 }
 
-static void text_launch(FILE *f, const tp_rank_report *rr) {
+static void text_launch(FILE *f, const tp_rank_analysis *rr) {
     const tp_an_launch *l = &rr->l;
     fprintf(f, "Kernel launches (%zu CPU call / GPU op pairs)\n", l->n_pairs);
     if (!l->n_pairs) {
@@ -258,7 +220,7 @@ static void text_launch(FILE *f, const tp_rank_report *rr) {
             (long long)(rr->v.opts.launch_delay_cutoff_ns / 1000), l->n_delay_outliers);
 }
 
-static void text_queue(FILE *f, const tp_rank_report *rr) {
+static void text_queue(FILE *f, const tp_rank_analysis *rr) {
     char b1[32], b2[32];
     fprintf(f, "Launch queue length per stream (median launch call %s)\n",
             tp_units_dur(b1, 32, rr->q.median_launch_ns));
@@ -273,7 +235,7 @@ static void text_queue(FILE *f, const tp_rank_report *rr) {
     fprintf(f, "\n");
 }
 
-static void text_memory(FILE *f, const tp_rank_report *rr) {
+static void text_memory(FILE *f, const tp_rank_analysis *rr) {
     char b1[32], b2[32];
     fprintf(f, "Memory bandwidth (concurrent GB/s while active)\n");
     fprintf(f, "  %-16s %8s %10s %10s %10s\n", "type", "points", "mean", "median", "max");
@@ -295,7 +257,7 @@ static void text_memory(FILE *f, const tp_rank_report *rr) {
     fprintf(f, "\n");
 }
 
-static void text_ranges(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     char b1[32], b2[32], b3[32], b4[32], nb[128];
     if (!rr->nv.n)
         return;
@@ -316,7 +278,7 @@ static void text_ranges(FILE *f, const tp_rank_report *rr, const tp_report_opts 
             tp_units_dur(b1, 32, (double)rr->nv.unattributed_ns));
 }
 
-static void text_rank(FILE *f, const tp_rank_report *rr, const tp_report_opts *o) {
+static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
     fprintf(f, "== rank %d: %s (%s, %zu events, %zu %s)%s ==\n\n", rr->v.rank,
             r->file ? r->file : "-", tp_devtype_name(r->device_type), rr->v.n, rr->v.n_gpu,
@@ -424,7 +386,7 @@ static void json_idle(yajl_gen g, const tp_an_idle *idle) {
     yajl_gen_array_close(g);
 }
 
-static void json_kernels(yajl_gen g, const tp_rank_report *rr) {
+static void json_kernels(yajl_gen g, const tp_rank_analysis *rr) {
     char lb[96];
     jstr(g, "kernel_types");
     yajl_gen_array_open(g);
@@ -512,7 +474,7 @@ static void json_memory(yajl_gen g, const tp_an_memory *m) {
     yajl_gen_array_close(g);
 }
 
-static void json_ranges(yajl_gen g, const tp_rank_report *rr) {
+static void json_ranges(yajl_gen g, const tp_rank_analysis *rr) {
     jstr(g, "ranges");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < rr->nv.n; i++) {
@@ -580,7 +542,7 @@ static void json_findings(yajl_gen g, const tp_diagnosis *d) {
     yajl_gen_array_close(g);
 }
 
-static void json_rank(yajl_gen g, const tp_rank_report *rr) {
+static void json_rank(yajl_gen g, const tp_rank_analysis *rr) {
     const tp_rank *r = rr->v.r;
     yajl_gen_map_open(g);
     jint(g, "rank", rr->v.rank);
@@ -613,14 +575,14 @@ static void json_rank(yajl_gen g, const tp_rank_report *rr) {
 static void json_head(yajl_gen g, const tp_model *m, const tp_report_opts *o) {
     yajl_gen_map_open(g);
     jkv(g, "schema", "trainprof-report/v1");
-    jkv(g, "mode", o->compat_hta ? "hta" : "native");
+    jkv(g, "mode", o->an.compat_hta ? "hta" : "native");
     jstr(g, "options");
     yajl_gen_map_open(g);
     jstr(g, "include_last_step");
-    yajl_gen_bool(g, o->include_last_step);
+    yajl_gen_bool(g, o->an.include_last_step);
     jstr(g, "no_ns_rounding");
-    yajl_gen_bool(g, o->no_ns_rounding);
-    jint(g, "kernel_wait_ns", 30000);
+    yajl_gen_bool(g, o->an.no_ns_rounding);
+    jint(g, "kernel_wait_ns", o->an.kernel_wait_ns);
     jint(g, "rank", o->rank);
     yajl_gen_map_close(g);
     jint(g, "n_ranks", (long long)m->n_ranks);
@@ -637,33 +599,25 @@ static void json_print(void *ctx, const char *s, size_t len) {
 static int rank_selected(const tp_rank *r, const tp_report_opts *o) {
     if (o->rank < 0)
         return 1;
-    return (o->compat_hta ? r->rank_hta : r->rank) == o->rank;
+    return (o->an.compat_hta ? r->rank_hta : r->rank) == o->rank;
 }
 
 /* Multi-rank jobs: one line per rank first, so stragglers stand out before the details. */
 static void text_ranks_table(FILE *f, const tp_model *m, const tp_report_opts *o) {
     char b1[32], b2[32], b3[32], b4[32], p1[32], p2[32];
-    tp_an_opts ao;
-    tp_an_opts_init(&ao);
-    ao.compat_hta = o->compat_hta;
-    ao.include_last_step = o->include_last_step;
-    ao.no_ns_rounding = o->no_ns_rounding;
     fprintf(f, "Ranks\n  %6s %12s %10s %12s %12s %12s %10s\n", "rank", "GPU span", "util", "idle",
             "compute", "non-compute", "overlap");
     for (size_t i = 0; i < m->n_ranks; i++) {
         if (!rank_selected(&m->ranks[i], o))
             continue;
-        tp_an_view v;
-        tp_an_temporal t;
-        tp_an_overlap ov;
-        tp_an_view_build(&v, m, &m->ranks[i], &ao);
-        tp_an_temporal_run(&v, &t);
-        tp_an_overlap_run(&v, &ov);
-        fprintf(f, "  %6d %s %10s %s %s %s %10s\n", v.rank, fmt_time(b1, 32, (double)t.span),
-                fmt_pct(p1, 32, pct(t.busy, t.span)), fmt_time(b2, 32, (double)t.idle),
-                fmt_time(b3, 32, (double)t.compute), fmt_time(b4, 32, (double)t.non_compute),
-                fmt_pct(p2, 32, ov.pct));
-        tp_an_view_free(&v);
+        tp_rank_analysis a;
+        tp_rank_analysis_run(&a, m, &m->ranks[i], &o->an, TP_RA_TEMPORAL | TP_RA_OVERLAP);
+        const tp_an_temporal *t = &a.t;
+        fprintf(f, "  %6d %s %10s %s %s %s %10s\n", a.v.rank, fmt_time(b1, 32, (double)t->span),
+                fmt_pct(p1, 32, pct(t->busy, t->span)), fmt_time(b2, 32, (double)t->idle),
+                fmt_time(b3, 32, (double)t->compute), fmt_time(b4, 32, (double)t->non_compute),
+                fmt_pct(p2, 32, a.ov.pct));
+        tp_rank_analysis_free(&a);
     }
     fprintf(f, "\n");
 }
@@ -684,21 +638,20 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
         json_head(g, m, opts);
     } else {
         fprintf(out, "trainprof report: %zu rank(s), %s mode\n\n", sel,
-                opts->compat_hta ? "HTA-compatible" : "native (exact ns)");
+                opts->an.compat_hta ? "HTA-compatible" : "native (exact ns)");
         if (sel > 1)
             text_ranks_table(out, m, opts);
     }
     for (size_t i = 0; i < m->n_ranks; i++) {
         if (!rank_selected(&m->ranks[i], opts))
             continue;
-        tp_rank_report rr;
-        memset(&rr, 0, sizeof rr);
-        tp_report_rank_run(&rr, m, &m->ranks[i], opts);
+        tp_rank_analysis rr;
+        tp_rank_analysis_run(&rr, m, &m->ranks[i], &opts->an, TP_RA_ALL);
         if (g)
             json_rank(g, &rr);
         else
             text_rank(out, &rr, opts);
-        tp_report_rank_free(&rr);
+        tp_rank_analysis_free(&rr);
     }
     if (g) {
         yajl_gen_array_close(g);

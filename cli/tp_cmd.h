@@ -1,10 +1,15 @@
 /* tp_cmd: the subcommands of the `trainprof` program, one file each.
  * Each takes the arguments after its name (argv[0] is the subcommand) and returns the
- * process exit status: 0 success, 1 failure (message on stderr), 2 usage error. */
+ * process exit status: 0 success, 1 failure (message on stderr), 2 usage error.
+ *
+ * The commands that analyze traces (report, tui) share one prologue, tp_cmd_traces_main:
+ * options from a table, trace paths, loading, the model's lifetime; each command only
+ * declares its options and what it does with the model. */
 #ifndef TP_CMD_H
 #define TP_CMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tp_model.h"
 
@@ -14,9 +19,40 @@ int tp_cmd_report(int argc, char **argv);
 int tp_cmd_tui(int argc, char **argv);
 int tp_cmd_export(int argc, char **argv);
 
-/* Loads the traces a subcommand was given (files or folders, any mix of formats) for
- * `trainprof CMD`: the loader's notes go to stderr, and a failure is reported there as
- * "trainprof CMD: ...". Returns 0 with *out set (close it with tp_model_close), or 1. */
-int tp_cmd_load(const char *cmd, const char *const *paths, size_t n, tp_model **out);
+/* How an option's value is stored into the command's argument struct. */
+typedef enum {
+    TP_OPT_FLAG,  /* no value: the int field becomes 1 */
+    TP_OPT_INT,   /* a decimal integer in [lo, hi] into the int field */
+    TP_OPT_STR,   /* the value itself into the const char * field */
+    TP_OPT_PARSE, /* parse(value, field) stores it and returns 0, or -1 to refuse it */
+} tp_cmd_opt_kind;
+
+/* One option: a row of a command's table. */
+typedef struct {
+    const char *name; /* "--rank" */
+    tp_cmd_opt_kind kind;
+    size_t off; /* offsetof the field in the command's argument struct */
+    int lo, hi; /* TP_OPT_INT: accepted range */
+    int (*parse)(const char *value, void *field);
+    const char *bad; /* the usage error after the option's name: "takes a number" */
+} tp_cmd_opt;
+
+/* A command over traces: its name (for messages), its --help text, its options, and what it
+ * does with the loaded model (returns the exit status). */
+typedef struct {
+    const char *name;
+    void (*usage)(FILE *out);
+    const tp_cmd_opt *opts;
+    size_t n_opts;
+    int (*run)(const tp_model *m, void *args);
+} tp_cmd_traces;
+
+/* `trainprof NAME TRACE... [options]`: parses argv into `args` (the command's argument
+ * struct, defaults already set; every word that is not an option is a trace: a file or a
+ * folder, any mix of formats), loads the traces into one model (the loader's notes and
+ * errors on stderr as "trainprof NAME: ..."), runs c->run and frees the model. Returns 0
+ * after --help (usage on stdout), 2 for a usage error (message and usage on stderr), 1 when
+ * loading fails, else what c->run returns. */
+int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv);
 
 #endif

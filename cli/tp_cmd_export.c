@@ -1,7 +1,8 @@
 /* trainprof export: a .tprof trace as Chrome/Kineto trace JSON or an SQLite database.
  *
- * `trainprof export TRACE --format chrome|sqlite [-o FILE]`. The default output is TRACE
- * with .tprof replaced by .json or .sqlite; an -o ending in .gz gets gzip-compressed JSON.
+ * `trainprof export TRACE --format chrome|sqlite [-o FILE]`, the formats being rows of a
+ * table {name, extension, writer}. The default output is TRACE with .tprof replaced by the
+ * format's extension (.json, .sqlite); an -o ending in .gz gets gzip-compressed JSON.
  * A damaged trace exports what is readable, with a warning on stderr. An existing output file
  * is kept unless --force; the trace itself is never an output. The export is written into a
  * private folder next to the output and renamed into place when complete, so a failed or
@@ -23,18 +24,76 @@
 #include "tp_outfile.h"
 #include "tp_reader.h"
 
-static void usage(FILE *out) {
-    fprintf(out, "usage: trainprof export TRACE --format chrome|sqlite [-o FILE] [--force]\n\n"
-                 "Writes a .tprof trace as Chrome trace JSON in PyTorch-profiler (Kineto) form\n"
-                 "(opens in Perfetto UI, chrome://tracing, HTA and `trainprof report`) or as an\n"
-                 "SQLite database (schema: docs/export.md). Default FILE: TRACE with .json or\n"
-                 ".sqlite in place of .tprof; a FILE ending in .gz is gzip-compressed JSON.\n"
-                 "An existing FILE is kept unless --force.\n");
-}
-
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Each writer exports reader `r` to `out`; on success `done` says what was written ("1234
+ * events"), on failure `err` why (may stay "": then the status says it). */
+typedef tp_status (*export_fn)(tp_reader *r, const char *out, char *done, size_t done_len,
+                               char *err, size_t err_len);
+
+static tp_status write_chrome(tp_reader *r, const char *out, char *done, size_t done_len, char *err,
+                              size_t err_len) {
+    tp_export_stats s = {0};
+    tp_status st = tp_export_chrome(r, out, ends_with(out, ".gz"), &s, err, err_len);
+    snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
+    return st;
+}
+
+static tp_status write_sqlite(tp_reader *r, const char *out, char *done, size_t done_len, char *err,
+                              size_t err_len) {
+    uint64_t rows = 0;
+    tp_status st = tp_export_sqlite(r, out, &rows, err, err_len);
+    snprintf(done, done_len, "%llu rows", (unsigned long long)rows);
+    return st;
+}
+
+/* The export formats: --format name, default extension (in place of .tprof), writer, and
+ * what the format is for (the usage text). */
+static const struct {
+    const char *name, *ext;
+    export_fn write;
+    const char *help;
+} formats[] = {
+    {"chrome", ".json", write_chrome,
+     "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
+     "                   chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
+     "gzip-compressed"},
+    {"sqlite", ".sqlite", write_sqlite,
+     "an SQLite database: typed tables, named views (schema: docs/export.md)"},
+};
+#define N_FORMATS (sizeof formats / sizeof formats[0])
+
+/* "chrome|sqlite" (sep "|") or "chrome or sqlite" (sep " or ") */
+static const char *format_names(char *buf, size_t n, const char *sep) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < N_FORMATS && used < n; i++) {
+        int w = snprintf(buf + used, n - used, "%s%s", i ? sep : "", formats[i].name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+static void usage(FILE *out) {
+    char names[64];
+    fprintf(out,
+            "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n\n"
+            "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
+            "extension in place of .tprof. An existing FILE is kept unless --force.\n",
+            format_names(names, sizeof names, "|"));
+    for (size_t i = 0; i < N_FORMATS; i++)
+        fprintf(out, "  %-7s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
+}
+
+/* The row of format `name`, or -1. */
+static int format_index(const char *name) {
+    for (size_t i = 0; name && i < N_FORMATS; i++)
+        if (!strcmp(name, formats[i].name))
+            return (int)i;
+    return -1;
 }
 
 /* TRACE minus ".tprof", plus `ext`; caller frees. */
@@ -83,8 +142,10 @@ static int parse_args(int argc, char **argv, export_args *a) {
         usage(stderr);
         return 2;
     }
-    if (strcmp(a->format, "chrome") && strcmp(a->format, "sqlite")) {
-        fprintf(stderr, "trainprof export: unknown format '%s' (chrome or sqlite)\n", a->format);
+    if (format_index(a->format) < 0) {
+        char names[64];
+        fprintf(stderr, "trainprof export: unknown format '%s' (%s)\n", a->format,
+                format_names(names, sizeof names, " or "));
         return 2;
     }
     return -1;
@@ -99,24 +160,15 @@ static void say_error(const char *err, const char *path, const char *shown) {
         fprintf(stderr, "trainprof export: %s\n", err);
 }
 
-/* Exports into `path`; messages name `shown`, the file the user asked for. */
+/* Exports into `path`; messages name `shown`, the file the user asked for (the same name
+ * as `path` but for the folder, so the chrome writer's .gz test sees the same suffix). */
 static int run_export(tp_reader *r, const export_args *a, const char *path, const char *shown) {
-    char err[512] = "";
-    tp_status st;
-    if (!strcmp(a->format, "chrome")) {
-        tp_export_stats s;
-        st = tp_export_chrome(r, path, ends_with(shown, ".gz"), &s, err, sizeof err);
-        if (st == TP_OK)
-            fprintf(stderr, "trainprof export: wrote %s (%llu events)\n", shown,
-                    (unsigned long long)s.events);
-    } else {
-        uint64_t rows = 0;
-        st = tp_export_sqlite(r, path, &rows, err, sizeof err);
-        if (st == TP_OK)
-            fprintf(stderr, "trainprof export: wrote %s (%llu rows)\n", shown,
-                    (unsigned long long)rows);
-    }
-    if (st != TP_OK)
+    char err[512] = "", done[64];
+    tp_status st =
+        formats[format_index(a->format)].write(r, path, done, sizeof done, err, sizeof err);
+    if (st == TP_OK)
+        fprintf(stderr, "trainprof export: wrote %s (%s)\n", shown, done);
+    else
         say_error(err[0] ? err : tp_status_str(st), path, shown);
     return st == TP_OK ? 0 : 1;
 }
@@ -216,8 +268,7 @@ int tp_cmd_export(int argc, char **argv) {
     if (msg[0])
         fprintf(stderr, "trainprof export: warning: %s: %s (exporting what is readable)\n", a.trace,
                 msg);
-    char *dflt =
-        a.output ? NULL : default_output(a.trace, a.format[0] == 'c' ? ".json" : ".sqlite");
+    char *dflt = a.output ? NULL : default_output(a.trace, formats[format_index(a.format)].ext);
     rc = (a.output || dflt) ? export_to(r, &a, a.output ? a.output : dflt) : 1;
     free(dflt);
     tp_reader_close(r);

@@ -1,11 +1,73 @@
-/* tp_cmd_load: the trace loading that `report` and `tui` share (see tp_cmd.h). */
+/* tp_cmd_load: the prologue that `report` and `tui` share (see tp_cmd.h): options from the
+ * command's table, trace paths, loading, and the model's lifetime. */
 #include "tp_cmd.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tp_load.h"
 
-int tp_cmd_load(const char *cmd, const char *const *paths, size_t n, tp_model **out) {
+static int parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Stores `val` for option `o` into `args`. Returns 0, or -1 for a missing or bad value. */
+static int set_opt(const tp_cmd_opt *o, const char *val, void *args) {
+    void *field = (char *)args + o->off;
+    switch (o->kind) {
+    case TP_OPT_FLAG:
+        *(int *)field = 1;
+        return 0;
+    case TP_OPT_INT:
+        return val ? parse_int(val, o->lo, o->hi, field) : -1;
+    case TP_OPT_STR:
+        return val ? (*(const char **)field = val, 0) : -1;
+    case TP_OPT_PARSE:
+        return val ? o->parse(val, field) : -1;
+    }
+    return -1;
+}
+
+static const tp_cmd_opt *find_opt(const tp_cmd_traces *c, const char *name) {
+    for (size_t i = 0; i < c->n_opts; i++)
+        if (!strcmp(c->opts[i].name, name))
+            return &c->opts[i];
+    return NULL;
+}
+
+/* Returns 0 ok, 1 --help given, 2 usage error (message printed). */
+static int parse_args(const tp_cmd_traces *c, void *args, int argc, char **argv, const char **paths,
+                      size_t *n_paths) {
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "-h") || !strcmp(s, "--help"))
+            return 1;
+        const tp_cmd_opt *o = find_opt(c, s);
+        if (o) {
+            if (set_opt(o, val, args) != 0)
+                return fprintf(stderr, "trainprof %s: %s %s\n", c->name, s, o->bad), 2;
+            i += o->kind != TP_OPT_FLAG;
+        } else if (s[0] == '-' && s[1]) {
+            return fprintf(stderr, "trainprof %s: unknown option '%s'\n", c->name, s), 2;
+        } else {
+            paths[(*n_paths)++] = s;
+        }
+    }
+    if (*n_paths == 0)
+        return fprintf(stderr, "trainprof %s: no trace given\n", c->name), 2;
+    return 0;
+}
+
+/* Loads the traces: the loader's notes go to stderr, and a failure is reported there as
+ * "trainprof CMD: ...". Returns 0 with *out set, or 1. */
+static int load(const char *cmd, const char *const *paths, size_t n, tp_model **out) {
     tp_load_result res;
     tp_status st = tp_load_paths(paths, n, out, &res);
     if (res.notes[0])
@@ -15,4 +77,25 @@ int tp_cmd_load(const char *cmd, const char *const *paths, size_t n, tp_model **
         return 1;
     }
     return 0;
+}
+
+int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv) {
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    if (!paths)
+        abort();
+    size_t n = 0;
+    int rc = parse_args(c, args, argc, argv, paths, &n);
+    if (rc != 0) {
+        c->usage(rc == 1 ? stdout : stderr);
+        free(paths);
+        return rc == 1 ? 0 : 2;
+    }
+    tp_model *m;
+    rc = load(c->name, paths, n, &m);
+    free(paths);
+    if (rc != 0)
+        return rc;
+    rc = c->run(m, args);
+    tp_model_close(m);
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tp_hash.h"
+#include "tp_pyframes.h"
 
 #define MAX_MODULES 1024
 #define CAPTURE_DEPTH 64
@@ -106,6 +107,7 @@ static void refresh_modules(tp_writer *w) {
     pthread_mutex_lock(&g_mods_mu);
     dl_iterate_phdr(refresh_one, &ctx);
     pthread_mutex_unlock(&g_mods_mu);
+    tp_pyframes_modules_changed(); /* libpython may have just been loaded */
 }
 
 static int find_module(uint64_t pc) {
@@ -131,6 +133,7 @@ void tp_stacks_reset(void) {
      * lock may have been copied held): start over with a fresh lock. */
     pthread_mutex_init(&g_mods_mu, NULL);
     atomic_store(&g_nmods, 0);
+    tp_pyframes_reset();
 }
 
 uint32_t tp_stacks_module_count(void) {
@@ -163,14 +166,25 @@ uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
     if (skip >= n)
         return 0;
     uint32_t depth = (uint32_t)(n - skip);
-    uint64_t h = tp_hash_bytes(pcs + skip, depth * sizeof(void *), depth);
+    /* The calling thread's Python frames (none outside CPython): part of the cache key, since
+     * one native stack runs many Python lines. */
+    tp_pyframe py[TP_PYFRAMES_MAX];
+    uint64_t py_hash;
+    uint32_t n_py = tp_pyframes_walk(py, TP_PYFRAMES_MAX, &py_hash);
+    uint64_t h = tp_hash_bytes(pcs + skip, depth * sizeof(void *), depth ^ py_hash);
     uint32_t slot = (uint32_t)(h & (TP_STACK_CACHE_SLOTS - 1));
     if (cache && cache->hash[slot] == h)
         return cache->id[slot];
-    uint64_t frames[CAPTURE_DEPTH];
+    uint64_t frames[CAPTURE_DEPTH], merged[TP_STACK_MAX_FRAMES];
+    const uint64_t *out = frames;
     tp_stacks_encode(w, pcs + skip, depth, frames);
+    if (n_py) {
+        depth =
+            tp_pyframes_merge(w, pcs + skip, frames, depth, py, n_py, merged, TP_STACK_MAX_FRAMES);
+        out = merged;
+    }
     uint32_t id = 0;
-    if (tp_writer_intern_stack(w, frames, depth, &id) != TP_OK)
+    if (tp_writer_intern_stack(w, out, depth, &id) != TP_OK)
         return 0;
     if (cache) {
         cache->hash[slot] = h;

@@ -517,6 +517,47 @@ static int create_schema(sctx *c) {
     return exec(c, views);
 }
 
+/* Python code objects (traces of CPython programs, v1.2): a table of their names and a view
+ * of the stacks with Python frames resolved (module 65534 = TP_FRAME_PYTHON; its offset holds
+ * code id << 24 | line). Only in exports of traces that have them, so the schema of other
+ * traces' exports stays as it was. */
+static void meta_python(sctx *c) {
+    const tp_rec_hdr *const *recs;
+    size_t n = tp_reader_meta(c->r, TP_REC_PYCODE, &recs);
+    char sql[768];
+    sqlite3_stmt *st = NULL;
+    if (!n || c->failed)
+        return;
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE python_code (code_id INTEGER PRIMARY KEY, function TEXT, file TEXT, "
+             "first_line INTEGER);"
+             "CREATE VIEW stacks_python AS SELECT st.stack_id, st.depth, st.module_id, "
+             "st.offset, m.path AS module_path, c.function, c.file, CASE WHEN st.module_id = %u "
+             "THEN st.offset & %u END AS line FROM stacks st LEFT JOIN modules m ON "
+             "m.module_id = st.module_id LEFT JOIN python_code c ON st.module_id = %u AND "
+             "c.code_id = st.offset >> 24;",
+             TP_FRAME_PYTHON, TP_PYLINE_MAX, TP_FRAME_PYTHON);
+    if (!exec(c, sql) ||
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO python_code VALUES (?,?,?,?)", -1, &st,
+                           NULL) != SQLITE_OK) {
+        db_fail(c, "python_code");
+        return;
+    }
+    for (size_t i = 0; i < n && !c->failed; i++) {
+        tp_rec_pycode p;
+        tp_record_get(recs[i], &p, sizeof p);
+        sqlite3_bind_int64(st, 1, p.id);
+        sqlite3_bind_text(st, 2, str(c, p.name_sid), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, str(c, p.file_sid), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 4, p.first_line);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            db_fail(c, "python_code");
+        sqlite3_reset(st);
+        c->rows++;
+    }
+    sqlite3_finalize(st);
+}
+
 static tp_status export_all(sctx *c) {
     if (!create_schema(c))
         return TP_ERR_IO;
@@ -534,6 +575,7 @@ static tp_status export_all(sctx *c) {
     for (size_t i = c->starts.n; i-- > 0;)
         range_row(c, &c->starts.v[i], c->t_last, 0);
     meta_ids(c);
+    meta_python(c);
     if (!c->failed)
         exec(c, "COMMIT;");
     return c->failed ? TP_ERR_IO : TP_OK;

@@ -74,7 +74,7 @@ struct tp_reader {
     /* metadata */
     void **owned;
     size_t nowned, owned_cap;
-    id_table strings, stacks, modules, threads;
+    id_table strings, stacks, modules, threads, pycodes;
     rec_list meta[TP_REC_TYPE_LIMIT];
     uint64_t meta_seq;
     decoder dec;
@@ -239,6 +239,8 @@ static int load_meta_record(tp_reader *r, tp_rec_hdr *h) {
     l->v[l->n++] = f;
     if (h->type == TP_REC_MODULE)
         return id_add(&r->modules, ((const tp_rec_module *)f)->id, 0, r->meta_seq, f);
+    if (h->type == TP_REC_PYCODE)
+        return id_add(&r->pycodes, ((const tp_rec_pycode *)f)->id, 0, r->meta_seq, f);
     if (h->type == TP_REC_THREAD) {
         const tp_rec_thread *t = (const tp_rec_thread *)f;
         return id_add(&r->threads, t->tid, t->name_sid, r->meta_seq, f);
@@ -267,7 +269,7 @@ static int load_meta_chunk(tp_reader *r, const chunk_ref *c, int *bad) {
 }
 
 static void meta_sort(tp_reader *r) {
-    id_table *t[] = {&r->strings, &r->stacks, &r->modules, &r->threads};
+    id_table *t[] = {&r->strings, &r->stacks, &r->modules, &r->threads, &r->pycodes};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (t[i]->n)
             qsort(t[i]->v, t[i]->n, sizeof *t[i]->v, id_cmp);
@@ -567,6 +569,7 @@ void tp_reader_close(tp_reader *r) {
     free(r->strings.v);
     free(r->stacks.v);
     free(r->modules.v);
+    free(r->pycodes.v);
     free(r->threads.v);
     for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
         free(r->meta[t].v);
@@ -648,6 +651,11 @@ const uint64_t *tp_reader_stack(const tp_reader *r, uint32_t id, uint32_t *n) {
 
 const tp_rec_module *tp_reader_module(const tp_reader *r, uint32_t id) {
     const id_entry *e = id_find(&r->modules, id);
+    return e ? e->p : NULL;
+}
+
+const tp_rec_pycode *tp_reader_pycode(const tp_reader *r, uint32_t id) {
+    const id_entry *e = id ? id_find(&r->pycodes, id) : NULL;
     return e ? e->p : NULL;
 }
 

@@ -66,11 +66,15 @@ const uint64_t *tp_reader_stack(const tp_reader *r, uint32_t id, uint32_t *n);
 /* The MODULE record with `id`, or NULL. */
 const tp_rec_module *tp_reader_module(const tp_reader *r, uint32_t id);
 
+/* The PYCODE record with `id` (the code of a TP_FRAME_PYTHON frame), or NULL. */
+const tp_rec_pycode *tp_reader_pycode(const tp_reader *r, uint32_t id);
+
 /* The latest name of thread `tid` (NULL when never named). */
 const char *tp_reader_thread_name(const tp_reader *r, uint32_t tid);
 
 /* All metadata records of one type in file order (PROCESS, THREAD, MODULE, DOMAIN, CATEGORY,
- * DEVICE, STREAM, EXT_CORRELATION, CLOCK_SYNC). Returns the count; *recs owned by the reader. */
+ * DEVICE, STREAM, EXT_CORRELATION, PYCODE, CLOCK_SYNC). Returns the count; *recs owned by the
+ * reader. */
 size_t tp_reader_meta(const tp_reader *r, uint16_t type, const tp_rec_hdr *const **recs);
 
 /* ---- iteration ---- */

@@ -27,6 +27,7 @@ static_assert(sizeof(tp_rec_kernel) == 88, "kernel");
 static_assert(sizeof(tp_rec_memcpy) == 72, "memcpy");
 static_assert(sizeof(tp_rec_memset) == 56, "memset");
 static_assert(sizeof(tp_rec_sync) == 56, "sync");
+static_assert(sizeof(tp_rec_pycode) == 24, "pycode"); /* appended in v1.2 */
 
 static const tp_rec_info unknown_info = {0, 0, 0};
 

@@ -44,6 +44,7 @@ typedef struct {
     X(DEVICE, 8, tp_rec_device, 0, 0)                                                              \
     X(STREAM, 9, tp_rec_stream, 0, 0)                                                              \
     X(EXT_CORRELATION, 10, tp_rec_ext_correlation, 0, 0)                                           \
+    X(PYCODE, 11, tp_rec_pycode, 0, 0)                                                             \
     X(CLOCK_SYNC, 16, tp_rec_clock_sync, 1, 0)                                                     \
     X(NVTX_PUSH, 17, tp_rec_nvtx, 1, 0)                                                            \
     X(NVTX_POP, 18, tp_rec_nvtx_pop, 1, 0)                                                         \
@@ -125,6 +126,19 @@ typedef struct {
 #define TP_FRAME_OFFSET(f) ((f)&0xffffffffffffull)
 #define TP_STACK_MAX_FRAMES 128
 
+/* A Python frame (v1.2): module TP_FRAME_PYTHON, then the PYCODE id in bits 24-47 and the
+ * line in bits 0-23 (0: unknown). Python frames sit in the stack where the interpreter ran
+ * them: innermost first, each group just before the native frame of the evaluation loop
+ * that ran it, as `py-spy --native` shows them. */
+#define TP_FRAME_PYTHON 0xfffeu
+#define TP_PYCODE_MAX_ID 0xffffffu
+#define TP_PYLINE_MAX 0xffffffu
+#define TP_FRAME_PY_MAKE(code, line)                                                               \
+    TP_FRAME_MAKE(TP_FRAME_PYTHON, ((uint64_t)(code) << 24) | ((uint64_t)(line)&TP_PYLINE_MAX))
+#define TP_FRAME_IS_PYTHON(f) (TP_FRAME_MODULE(f) == TP_FRAME_PYTHON)
+#define TP_FRAME_PY_CODE(f) ((uint32_t)(TP_FRAME_OFFSET(f) >> 24))
+#define TP_FRAME_PY_LINE(f) ((uint32_t)((f)&TP_PYLINE_MAX))
+
 /* Variable size: nframes frames. */
 typedef struct {
     tp_rec_hdr h;
@@ -132,6 +146,17 @@ typedef struct {
     uint32_t nframes;
     uint64_t frames[];
 } tp_rec_stack;
+
+/* A Python code object (a function, a module body, a class body), written once and referred
+ * to by Python frames (TP_FRAME_PY_MAKE). Code objects with the same file, name and first
+ * line share one id. */
+typedef struct {
+    tp_rec_hdr h;
+    uint32_t id;         /* 1 .. TP_PYCODE_MAX_ID */
+    uint32_t file_sid;   /* co_filename, as the interpreter has it */
+    uint32_t name_sid;   /* co_qualname ("Model.forward"; 3.11+), co_name before */
+    uint32_t first_line; /* co_firstlineno */
+} tp_rec_pycode;
 
 /* NVTX domain (id 0 is the default domain and needs no record). flags bit 0: destroyed. */
 typedef struct {

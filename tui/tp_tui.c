@@ -2,10 +2,12 @@
  * (title bar, body, help bar). Everything here is headless; tp_tui_term.c adds ncurses. */
 #include "tp_tui.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_tui_data.h"
+#include "tp_tui_diagnosis.h"
 #include "tp_tui_layout.h"
 #include "tp_tui_panel.h"
 #include "tp_tui_summary.h"
@@ -13,6 +15,7 @@
 
 struct tp_tui {
     const tp_model *m;
+    tp_an_opts an;
     size_t rank_idx;
     tp_tui_data d;
     tp_tui_panel *panels[TP_TUI_N_VIEWS];
@@ -24,21 +27,12 @@ struct tp_tui {
     int rendered;
 };
 
-static const char *const view_names[TP_TUI_N_VIEWS] = {"summary", "timeline", "kernels", "ranges",
-                                                       "copies"};
-
 void tp_tui_opts_init(tp_tui_opts *o) {
     memset(o, 0, sizeof *o);
     o->rank = -1;
     o->width = 120;
     o->height = 40;
-}
-
-int tp_tui_view_index(const char *name) {
-    for (int i = 0; name && i < TP_TUI_N_VIEWS; i++)
-        if (!strcmp(name, view_names[i]) || (name[0] == '1' + i && !name[1]))
-            return i;
-    return -1;
+    tp_an_opts_init(&o->an);
 }
 
 /* ------------------------------------------------------------------ table panel */
@@ -46,6 +40,8 @@ int tp_tui_view_index(const char *name) {
 typedef struct {
     tp_tui_panel super;
     const char *noun; /* "kernels" */
+    const tp_tui_data *d;
+    long (*index)(const tp_tui_data *d, long row); /* table row listing model row; NULL */
 } table_panel;
 
 static void table_draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
@@ -90,6 +86,13 @@ static void table_destroy(tp_tui_panel *p) {
     free(p);
 }
 
+static void table_show_row(tp_tui_panel *p, long row) {
+    table_panel *tp = (table_panel *)p;
+    long i = tp->index(tp->d, row);
+    if (i >= 0)
+        tp_tui_table_select(p->table, (size_t)i);
+}
+
 static tp_tui_panel *table_panel_new(tp_tui_table *t, const char *name, const char *title,
                                      const char *noun) {
     table_panel *tp = calloc(1, sizeof *tp);
@@ -106,6 +109,56 @@ static tp_tui_panel *table_panel_new(tp_tui_table *t, const char *name, const ch
     return &tp->super;
 }
 
+/* ------------------------------------------------------------------ views */
+
+static tp_tui_panel *kernels_new(tp_tui_data *d) {
+    return table_panel_new(&d->kernels, "kernels", "Kernels", "kernels");
+}
+
+static tp_tui_panel *ranges_new(tp_tui_data *d) {
+    tp_tui_panel *p = table_panel_new(&d->ranges, "ranges", "Ranges", "ranges");
+    table_panel *tp = (table_panel *)p;
+    tp->d = d, tp->index = tp_tui_data_range_index;
+    p->show_row = table_show_row;
+    return p;
+}
+
+static tp_tui_panel *copies_new(tp_tui_data *d) {
+    return table_panel_new(&d->copies, "copies", "Copies", "copy kinds");
+}
+
+static tp_tui_panel *summary_new(tp_tui_data *d) {
+    return tp_tui_summary_new(d);
+}
+
+static tp_tui_panel *timeline_new(tp_tui_data *d) {
+    return tp_tui_timeline_new(d);
+}
+
+static tp_tui_panel *diagnosis_new(tp_tui_data *d) {
+    return tp_tui_diagnosis_new(d);
+}
+
+/* The views, in the order of their keys (1..6) and of the title bar. */
+static const struct {
+    const char *name; /* --view name, and the panel's name */
+    tp_tui_panel *(*make)(tp_tui_data *d);
+} views[TP_TUI_N_VIEWS] = {
+    {"summary", summary_new}, {"timeline", timeline_new}, {"kernels", kernels_new},
+    {"ranges", ranges_new},   {"copies", copies_new},     {"diagnosis", diagnosis_new},
+};
+
+int tp_tui_view_index(const char *name) {
+    for (int i = 0; name && i < TP_TUI_N_VIEWS; i++)
+        if (!strcmp(name, views[i].name) || (name[0] == '1' + i && !name[1]))
+            return i;
+    return -1;
+}
+
+const char *tp_tui_view_name(int i) {
+    return i >= 0 && i < TP_TUI_N_VIEWS ? views[i].name : NULL;
+}
+
 /* ------------------------------------------------------------------ app */
 
 static void free_rank(tp_tui *t) {
@@ -119,14 +172,12 @@ static void free_rank(tp_tui *t) {
 static void load_rank(tp_tui *t, size_t idx) {
     free_rank(t);
     t->rank_idx = idx;
-    tp_tui_data_build(&t->d, t->m, &t->m->ranks[idx]);
-    t->panels[0] = tp_tui_summary_new(&t->d);
-    t->panels[1] = tp_tui_timeline_new(&t->d);
-    t->panels[2] = table_panel_new(&t->d.kernels, "kernels", "Kernels", "kernels");
-    t->panels[3] = table_panel_new(&t->d.ranges, "ranges", "Ranges", "ranges");
-    t->panels[4] = table_panel_new(&t->d.copies, "copies", "Copies", "copy kinds");
-    for (int i = 0; i < TP_TUI_N_VIEWS; i++)
+    tp_tui_data_build(&t->d, t->m, &t->m->ranks[idx], &t->an);
+    for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
+        t->panels[i] = views[i].make(&t->d);
+        assert(!strcmp(t->panels[i]->name, views[i].name));
         t->panels[i]->ascii = t->ascii;
+    }
     t->searching = 0;
     t->rendered = 0;
 }
@@ -143,16 +194,18 @@ tp_status tp_tui_open(tp_tui **out, const tp_model *m, const tp_tui_opts *o, cha
     if (!r)
         return snprintf(err, errlen, "no rank %d in the trace", o->rank), TP_ERR_NOT_FOUND;
     int view = o->view ? tp_tui_view_index(o->view) : 0;
-    if (view < 0)
-        return snprintf(err, errlen,
-                        "unknown view '%s' (summary, timeline, kernels, ranges, "
-                        "copies)",
-                        o->view),
-               TP_ERR_ARG;
+    if (view < 0) {
+        int n = snprintf(err, errlen, "unknown view '%s' (", o->view);
+        for (int i = 0; i < TP_TUI_N_VIEWS && n > 0 && (size_t)n < errlen; i++)
+            n += snprintf(err + n, errlen - (size_t)n, "%s%s", views[i].name,
+                          i + 1 < TP_TUI_N_VIEWS ? ", " : ")");
+        return TP_ERR_ARG;
+    }
     tp_tui *t = calloc(1, sizeof *t);
     if (!t)
         abort();
     t->m = m;
+    t->an = o->an;
     t->view = view;
     t->ascii = o->ascii;
     tp_tui_resize(t, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40);
@@ -199,6 +252,16 @@ static int page_rows(const tp_tui *t) {
     return t->h - 5 > 1 ? t->h - 5 : 1;
 }
 
+/* Shows the row panel p asked for in the view it named. */
+static void jump(tp_tui *t, tp_tui_panel *p) {
+    int v = tp_tui_view_index(p->jump_view);
+    p->jump_view = NULL;
+    if (v < 0 || !t->panels[v]->show_row)
+        return;
+    t->view = v;
+    t->panels[v]->show_row(t->panels[v], p->jump_row);
+}
+
 int tp_tui_key(tp_tui *t, int k) {
     tp_tui_panel *p = t->panels[t->view];
     if (!t->rendered)
@@ -221,8 +284,8 @@ int tp_tui_key(tp_tui *t, int k) {
     else if (k == '/' && p->table) {
         t->searching = 1;
         snprintf(t->query, sizeof t->query, "%s", p->table->search);
-    } else
-        p->key(p, k, page_rows(t));
+    } else if (p->key(p, k, page_rows(t)) && p->jump_view)
+        jump(t, p);
     return 0;
 }
 
@@ -244,8 +307,8 @@ static void draw_help(tp_tui *t, tp_tui_grid *g, int y) {
                            t->query);
         return;
     }
-    tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_TITLE, " q Quit  Tab/1-5 View  %s%s%s",
-                       p->table ? "s Sort  / Search  " : "", p->help,
+    tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_TITLE, " q Quit  Tab/1-%d View  %s%s%s",
+                       TP_TUI_N_VIEWS, p->table ? "s Sort  / Search  " : "", p->help,
                        t->m->n_ranks > 1 ? "  r Rank" : "");
 }
 

@@ -1,9 +1,9 @@
 /* tp_tui: the interactive terminal UI over a loaded trace, and its headless snapshot mode.
  *
- * A tp_tui holds one rank's data (tp_tui_data) and five panels: Summary, Timeline, Kernels,
- * Ranges, Copies. It is driven by keys (tp_tui_key) and drawn into a character grid
- * (tp_tui_render); the ncurses front end (tp_tui_run) only moves keys in and the grid out,
- * and --snapshot prints the same grid as text, so everything but the terminal itself runs
+ * A tp_tui holds one rank's data (tp_tui_data) and one panel per view, from a table: Summary,
+ * Timeline, Kernels, Ranges, Copies, Diagnosis. It is driven by keys (tp_tui_key) and drawn into a
+ * character grid (tp_tui_render); the ncurses front end (tp_tui_run) only moves keys in and the
+ * grid out, and --snapshot prints the same grid as text, so everything but the terminal itself runs
  * headless in tests. Keys are this header's TP_TUI_KEY_* codes or plain characters. The
  * model must outlive the tp_tui; the library never exits and never prints to stdout except
  * in tp_tui_snapshot onto the FILE it is given. */
@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "tp_an_view.h"
 #include "tp_model.h"
 #include "tp_status.h"
 #include "tp_tui_grid.h"
@@ -23,7 +24,9 @@ typedef struct {
     int rank;         /* rank number to show; -1: the first */
     const char *view; /* starting view by name (tp_tui_view_index); NULL: summary */
     int width, height;
-    int ascii; /* 1: draw with ASCII only (non-UTF-8 terminals) */
+    int ascii;     /* 1: draw with ASCII only (non-UTF-8 terminals) */
+    tp_an_opts an; /* the analyses' options, as `trainprof report` takes them (native mode;
+                      no_symbols: stacks in the diagnosis as module+offset) */
 } tp_tui_opts;
 
 /* Special keys (plain characters are passed as themselves). */
@@ -43,12 +46,17 @@ enum {
     TP_TUI_KEY_TAB = '\t'
 };
 
-#define TP_TUI_N_VIEWS 5
+#define TP_TUI_N_VIEWS 6
 
+/* Fills the defaults: the first rank, Summary, 120x40, tp_an_opts_init's analyses. */
 void tp_tui_opts_init(tp_tui_opts *o);
 
-/* 0..4 for "summary", "timeline", "kernels", "ranges", "copies" (or "1".."5"); -1 else. */
+/* 0..5 for "summary", "timeline", "kernels", "ranges", "copies", "diagnosis" (or "1".."6");
+ * -1 else. */
 int tp_tui_view_index(const char *name);
+
+/* The --view name of view i (0 <= i < TP_TUI_N_VIEWS), else NULL. */
+const char *tp_tui_view_name(int i);
 
 /* Opens the UI state over a finished model. TP_ERR_NOT_FOUND (message in err) when
  * opts->rank names no rank, TP_ERR_EMPTY when the model has no rank, TP_ERR_ARG for a bad
@@ -65,7 +73,7 @@ void tp_tui_resize(tp_tui *t, int w, int h);
 /* Handles one key. Returns 1 when it asks to quit (q), else 0. */
 int tp_tui_key(tp_tui *t, int key);
 
-/* Index of the current view (0..4). */
+/* Index of the current view (0..TP_TUI_N_VIEWS - 1). */
 int tp_tui_current_view(const tp_tui *t);
 
 /* Draws the current frame and returns it (owned by t, valid until the next call). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_enclosing.h"
 #include "tp_tui_layout.h"
 
 #define DUR(buf, x) tp_units_dur(buf, sizeof buf, (double)(x))
@@ -18,8 +19,8 @@ static void build_kernels(tp_tui_data *d) {
                                       {"type", 13, 0}};
     tp_tui_table_init(&d->kernels, cols, 7, 2);
     d->kernels.empty = "(no GPU kernels, copies or memsets in this rank)";
-    for (size_t i = 0; i < d->k.n; i++) {
-        const tp_an_kernel_row *k = &d->k.k[i];
+    for (size_t i = 0; i < d->a.k.n; i++) {
+        const tp_an_kernel_row *k = &d->a.k.k[i];
         char cnt[24], b[4][32];
         snprintf(cnt, sizeof cnt, "%zu", k->count);
         const char *txt[] = {tp_model_str(d->m, k->name),
@@ -42,8 +43,8 @@ static void build_ranges(tp_tui_data *d) {
                                       {"min", 10, 1},      {"max", 10, 1}};
     tp_tui_table_init(&d->ranges, cols, 8, 2);
     d->ranges.empty = "(no NVTX ranges or annotations in this rank)";
-    for (size_t i = 0; i < d->nv.n; i++) {
-        const tp_an_range *r = &d->nv.r[i];
+    for (size_t i = 0; i < d->a.nv.n; i++) {
+        const tp_an_range *r = &d->a.nv.r[i];
         char cnt[24], ops[24], b[5][32];
         snprintf(cnt, sizeof cnt, "%zu", r->count);
         snprintf(ops, sizeof ops, "%zu", r->n_gpu_ops);
@@ -72,8 +73,8 @@ static void build_copies(tp_tui_data *d) {
                                       {"max GB/s", 9, 1}};
     tp_tui_table_init(&d->copies, cols, 6, 3);
     d->copies.empty = "(no copies or memsets in this rank)";
-    for (size_t i = 0; i < d->mem.n_copy; i++) {
-        const tp_an_copy *c = &d->mem.copy[i];
+    for (size_t i = 0; i < d->a.mem.n_copy; i++) {
+        const tp_an_copy *c = &d->a.mem.copy[i];
         char name[64], cnt[24], by[32], busy[32], bw[32], mx[32];
         snprintf(name, sizeof name, c->copy_kind == TP_AN_MEMSET_KIND ? "%s on %s" : "%s from %s",
                  tp_an_copy_kind_name(c->copy_kind), tp_an_mem_kind_name(c->src_kind));
@@ -91,14 +92,14 @@ static void build_copies(tp_tui_data *d) {
                         isnan(c->max_gbps) ? -1 : c->max_gbps};
         tp_tui_table_add(&d->copies, txt, key);
     }
-    if (d->mem.n_bw)
+    if (d->a.mem.n_bw)
         tp_tui_table_note(&d->copies, "Concurrent bandwidth while active, GB/s (mean / median / "
                                       "max over the step function):");
-    for (size_t i = 0; i < d->mem.n_bw && i < 7; i++) {
-        const tp_an_describe_t *b = &d->mem.bw[i].bw;
+    for (size_t i = 0; i < d->a.mem.n_bw && i < 7; i++) {
+        const tp_an_describe_t *b = &d->a.mem.bw[i].bw;
         char line[128];
         snprintf(line, sizeof line, "  %-16s %10.2f %10.2f %10.2f   (%zu points)",
-                 d->mem.bw[i].type, b->mean, b->p50, b->max, b->count);
+                 d->a.mem.bw[i].type, b->mean, b->p50, b->max, b->count);
         tp_tui_table_note(&d->copies, line);
     }
     tp_tui_table_refresh(&d->copies);
@@ -130,19 +131,18 @@ static void build_lanes(tp_tui_data *d) {
             d->t_last = r->ev.ts[i] + r->ev.dur[i];
 }
 
-void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r) {
+/* The analyses the views show (launch, queue and overlap have no view yet). */
+#define TUI_ANALYSES                                                                               \
+    (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_MEMORY | TP_RA_NVTX | TP_RA_DIAGNOSIS)
+
+void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o) {
     memset(d, 0, sizeof *d);
     d->m = m;
     d->r = r;
-    tp_an_view_build(&d->v, m, r, NULL);
-    tp_an_temporal_run(&d->v, &d->t);
-    tp_an_idle_run(&d->v, &d->idle);
-    tp_an_kernels_run(&d->v, &d->k);
-    tp_an_memory_run(&d->v, &d->mem);
-    tp_an_nvtx_run(&d->v, &d->nv);
-    for (size_t s = 0; s < d->idle.n; s++)
+    tp_rank_analysis_run(&d->a, m, r, o, TUI_ANALYSES);
+    for (size_t s = 0; s < d->a.idle.n; s++)
         for (int c = 0; c < TP_IDLE_COUNT; c++)
-            d->idle_split[c] += d->idle.s[s].idle[c];
+            d->idle_split[c] += d->a.idle.s[s].idle[c];
     build_kernels(d);
     build_ranges(d);
     build_copies(d);
@@ -154,12 +154,18 @@ void tp_tui_data_free(tp_tui_data *d) {
     tp_tui_table_free(&d->ranges);
     tp_tui_table_free(&d->copies);
     free(d->lanes);
-    tp_an_idle_free(&d->idle);
-    tp_an_kernels_free(&d->k);
-    tp_an_memory_free(&d->mem);
-    tp_an_nvtx_free(&d->nv);
-    tp_an_view_free(&d->v);
+    tp_rank_analysis_free(&d->a);
     memset(d, 0, sizeof *d);
+}
+
+long tp_tui_data_range_index(const tp_tui_data *d, long row) {
+    const tp_events *ev = &d->r->ev;
+    if (row < 0 || (size_t)row >= ev->n || ev->cat[row] != TP_CAT_USER_ANNOTATION)
+        return -1;
+    for (size_t i = 0; i < d->a.nv.n; i++)
+        if (d->a.nv.r[i].name == ev->name[row])
+            return (long)i;
+    return -1;
 }
 
 long tp_tui_data_op_at(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, int64_t b) {
@@ -197,8 +203,5 @@ long tp_tui_data_launcher(const tp_tui_data *d, long row) {
 }
 
 long tp_tui_data_range_of(const tp_tui_data *d, long row) {
-    const tp_events *ev = &d->r->ev;
-    while (row >= 0 && ev->cat[row] != TP_CAT_USER_ANNOTATION)
-        row = ev->parent[row];
-    return row;
+    return tp_an_enclosing_row(&d->r->ev, row, TP_AN_RANGES_ANNOTATIONS | TP_AN_ENCLOSING_SELF);
 }

@@ -1,20 +1,17 @@
 /* tp_tui_data: what the TUI shows about one rank, computed once from the analyzer.
  *
- * The numbers come from the analyzer's public analyses (tp_an_*), run in native mode, so
- * the TUI and `trainprof report` always agree; this module only arranges them: the three
- * tables (kernels, ranges, copies), the timeline lanes (one per GPU stream, then one per
- * CPU thread, as rows of the model's stream and thread indexes) and the lookups behind the
- * timeline cursor. The model must outlive the data. */
+ * The numbers come from tp_rank_analysis, the same call `trainprof report` makes, under the
+ * options the TUI was given (native mode by default), so the TUI and the report always
+ * agree; this module only arranges them: the three tables (kernels, ranges, copies), the
+ * timeline lanes (one per GPU stream, then one per CPU thread, as rows of the model's stream
+ * and thread indexes) and the lookups behind the timeline cursor. The model must outlive the
+ * data. */
 #ifndef TP_TUI_DATA_H
 #define TP_TUI_DATA_H
 
-#include "tp_an_idle.h"
-#include "tp_an_kernels.h"
-#include "tp_an_memory.h"
-#include "tp_an_nvtx.h"
-#include "tp_an_temporal.h"
 #include "tp_an_view.h"
 #include "tp_model.h"
+#include "tp_rank_analysis.h"
 #include "tp_tui_table.h"
 
 typedef struct {
@@ -28,12 +25,7 @@ typedef struct {
 typedef struct {
     const tp_model *m;
     const tp_rank *r;
-    tp_an_view v;
-    tp_an_temporal t;
-    tp_an_idle idle;
-    tp_an_kernels k;
-    tp_an_memory mem;
-    tp_an_nvtx nv;
+    tp_rank_analysis a;                /* the view, the analyses the views show, diagnosis */
     int64_t idle_split[TP_IDLE_COUNT]; /* summed over streams */
     int64_t t_first, t_last;           /* first start and last end of any event of the rank */
     tp_tui_lane *lanes;
@@ -41,9 +33,14 @@ typedef struct {
     tp_tui_table kernels, ranges, copies;
 } tp_tui_data;
 
-/* Runs the analyses for rank `r` of `m` and builds tables and lanes. Aborts on OOM. */
-void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r);
+/* Runs the analyses for rank `r` of `m` under `o` (NULL: defaults, native mode) and builds
+ * tables and lanes. Aborts on OOM. */
+void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o);
 void tp_tui_data_free(tp_tui_data *d);
+
+/* The row of the ranges table (= index in d->a.nv) that lists annotation row `row` (the
+ * range with its name); -1 when `row` is not an annotation or not listed. */
+long tp_tui_data_range_index(const tp_tui_data *d, long row);
 
 /* The model row of lane `l` best shown for time [a, b): among the rows overlapping it
  * (a zero-length row overlaps when a <= ts < b), the deepest (innermost range), then the

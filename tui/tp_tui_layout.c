@@ -216,6 +216,42 @@ int tp_tui_fit(char *out, size_t cap, const char *s, int cols) {
     return w;
 }
 
+/* Display columns of s[0..n), and in *fit the bytes of its longest prefix of at most `cols`
+ * columns (at least one character). */
+static int span_width(const char *s, size_t n, int cols, size_t *fit) {
+    size_t o = 0;
+    int w = 0;
+    *fit = 0;
+    while (o < n) {
+        uint32_t cp;
+        int k = tp_tui_utf8_next(s + o, n - o, &cp);
+        w += tp_tui_cp_width(cp), o += (size_t)k;
+        if (w <= cols || *fit == 0)
+            *fit = o;
+    }
+    return w;
+}
+
+size_t tp_tui_wrap(const char *s, int cols, const char **next) {
+    size_t end = 0, at = 0; /* end: bytes of the words placed; at: where the next one starts */
+    int w = 0;
+    for (;;) {
+        size_t ws = at + strspn(s + at, " "), we = ws + strcspn(s + ws, " "), fit;
+        if (we == ws)
+            break;
+        int ww = span_width(s + ws, we - ws, cols, &fit), gap = end ? (int)(ws - end) : 0;
+        if (end && w + gap + ww > cols)
+            break;
+        if (!end && ww > cols) { /* a word wider than the line: cut it */
+            end = ws + fit;
+            break;
+        }
+        w += gap + ww, end = we, at = we;
+    }
+    *next = s + end + strspn(s + end, " ");
+    return end;
+}
+
 /* ------------------------------------------------------------------ screen */
 
 tp_tui_screen tp_tui_screen_split(int w, int h) {

@@ -4,7 +4,8 @@
  *   - the timeline window: which nanoseconds each screen cell shows, zoom and pan;
  *   - the per-cell "busy fraction" of a lane (union of its intervals, so nested CPU ranges
  *     are not counted twice) and the eighth-block glyph that draws it;
- *   - UTF-8 display width and truncation with "…" (names are user text: any bytes);
+ *   - UTF-8 display width, truncation with "…" (names are user text: any bytes) and word
+ *     wrapping;
  *   - the screen split (title, body, help bar) and the "terminal too small" rule;
  *   - human units for durations. */
 #ifndef TP_TUI_LAYOUT_H
@@ -71,6 +72,12 @@ int tp_tui_str_width(const char *s);
  * the last column is "…". Control characters and invalid bytes become '?'. Returns the
  * columns written. out is always NUL-terminated (cap >= 1). */
 int tp_tui_fit(char *out, size_t cap, const char *s, int cols);
+
+/* Word wrap: the length in bytes of the line that starts at `s` in `cols` display columns
+ * (words kept whole, with the spaces between them; a word longer than a line is cut at a
+ * character boundary); *next is set to where the next line starts (the spaces after the line
+ * skipped; at the NUL at the end). A line holds at least one character when any is left. */
+size_t tp_tui_wrap(const char *s, int cols, const char **next);
 
 /* Screen split. Too small (ok == 0) below TP_TUI_MIN_W x TP_TUI_MIN_H. */
 #define TP_TUI_MIN_W 40

@@ -73,12 +73,12 @@ static void head(writer *w, const tp_tui_data *d) {
     const tp_rank *r = d->r;
     line(w, TP_TUI_A_HEADER, "Rank %d  %s", r->rank, r->file ? r->file : "-");
     line(w, TP_TUI_A_NORMAL, "  %s, %zu events, %zu GPU ops, %zu streams, %zu CPU threads",
-         tp_devtype_name(r->device_type), d->v.n, d->v.n_gpu, r->streams.n, r->threads.n);
+         tp_devtype_name(r->device_type), d->a.v.n, d->a.v.n_gpu, r->streams.n, r->threads.n);
     line(w, TP_TUI_A_NORMAL, "%s", "");
 }
 
 static void temporal(writer *w, const tp_tui_data *d, int ascii) {
-    const tp_an_temporal *t = &d->t;
+    const tp_an_temporal *t = &d->a.t;
     char b1[32], b2[32], b3[32], bb[256];
     double util = pct(t->busy, t->span);
     line(w, TP_TUI_A_NORMAL, "  %-20s %s", "Span", rdur(b1, 32, (double)t->span, 12));
@@ -108,24 +108,24 @@ static void tops(writer *w, const tp_tui_data *d) {
     char b1[32], b2[32], nm[256];
     int nw = w->g->w - 40 < 20 ? 20 : w->g->w - 40;
     line(w, TP_TUI_A_HEADER, "Top kernels%*s %8s %12s %8s", nw - 9, "", "count", "total", "% busy");
-    for (size_t i = 0; i < d->k.n && i < 10; i++) {
-        tp_tui_fit(nm, sizeof nm, tp_model_str(d->m, d->k.k[i].name), nw);
+    for (size_t i = 0; i < d->a.k.n && i < 10; i++) {
+        tp_tui_fit(nm, sizeof nm, tp_model_str(d->m, d->a.k.k[i].name), nw);
         line(w, TP_TUI_A_NORMAL, "  %s%*s %8zu %s %6.2f %%", nm, nw - tp_tui_str_width(nm), "",
-             d->k.k[i].count, rdur(b1, 32, (double)d->k.k[i].sum, 12),
-             pct(d->k.k[i].sum, d->t.busy));
+             d->a.k.k[i].count, rdur(b1, 32, (double)d->a.k.k[i].sum, 12),
+             pct(d->a.k.k[i].sum, d->a.t.busy));
     }
     line(w, TP_TUI_A_NORMAL, "%s", "");
-    if (!d->nv.n) {
+    if (!d->a.nv.n) {
         line(w, TP_TUI_A_NORMAL, "No NVTX ranges or annotations in this rank.");
         return;
     }
     line(w, TP_TUI_A_HEADER, "Top ranges%*s %8s %12s %12s", nw - 8, "", "count", "total",
          "GPU time");
-    for (size_t i = 0; i < d->nv.n && i < 10; i++) {
-        tp_tui_fit(nm, sizeof nm, tp_model_str(d->m, d->nv.r[i].name), nw);
+    for (size_t i = 0; i < d->a.nv.n && i < 10; i++) {
+        tp_tui_fit(nm, sizeof nm, tp_model_str(d->m, d->a.nv.r[i].name), nw);
         line(w, TP_TUI_A_NORMAL, "  %s%*s %8zu %s %s", nm, nw - tp_tui_str_width(nm), "",
-             d->nv.r[i].count, rdur(b1, 32, (double)d->nv.r[i].total, 12),
-             rdur(b2, 32, (double)d->nv.r[i].gpu_ns, 12));
+             d->a.nv.r[i].count, rdur(b1, 32, (double)d->a.nv.r[i].total, 12),
+             rdur(b2, 32, (double)d->a.nv.r[i].gpu_ns, 12));
     }
 }
 
@@ -133,10 +133,11 @@ static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     tp_tui_summary *s = (tp_tui_summary *)p;
     writer w = {g, y, h, s->top, 0};
     head(&w, s->d);
-    if (s->d->t.has_gpu) {
+    if (s->d->a.t.has_gpu) {
         temporal(&w, s->d, p->ascii);
     } else {
-        line(&w, TP_TUI_A_WARN, "  No GPU activity in this rank (%zu CPU-side events).", s->d->v.n);
+        line(&w, TP_TUI_A_WARN, "  No GPU activity in this rank (%zu CPU-side events).",
+             s->d->a.v.n);
         line(&w, TP_TUI_A_NORMAL,
              "  The Timeline (2) shows the CPU threads; Ranges (4) the annotations.");
         line(&w, TP_TUI_A_NORMAL, "%s", "");

@@ -106,6 +106,11 @@ void tp_tui_table_search(tp_tui_table *t, const char *s) {
     rebuild(t, (size_t)-1);
 }
 
+void tp_tui_table_select(tp_tui_table *t, size_t row) {
+    t->search[0] = 0;
+    rebuild(t, row);
+}
+
 void tp_tui_table_move(tp_tui_table *t, long d) {
     long s = (long)t->sel + d, last = (long)t->nshown - 1;
     t->sel = (size_t)(s > last ? last : s < 0 ? 0 : s);

@@ -55,6 +55,10 @@ void tp_tui_table_next_sort(tp_tui_table *t);
 /* Shows only rows whose name contains `s` ("" shows all); selects the first. */
 void tp_tui_table_search(tp_tui_table *t, const char *s);
 
+/* Clears the search and selects row `row` (numbered in the order rows were added); the next
+ * draw scrolls it into view. An unknown row selects the first shown. */
+void tp_tui_table_select(tp_tui_table *t, size_t row);
+
 /* Moves the selection by `d` rows (clamped). */
 void tp_tui_table_move(tp_tui_table *t, long d);
 

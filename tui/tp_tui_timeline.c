@@ -37,6 +37,7 @@ static void place(tp_tui_timeline *tl, int w) {
             tl->cursor = c < 0 ? 0 : c >= w ? w - 1 : c;
         }
     } else if (w != tl->win.width) {
+        tl->pinned = -1;
         tl->win = tp_tui_window_make(tl->win.t0, tl->win.span, w);
         if (tl->cursor >= w)
             tl->cursor = w - 1;
@@ -113,7 +114,7 @@ static void draw_info(tp_tui_timeline *tl, tp_tui_grid *g, int y) {
     int64_t a, b;
     char t1[40], t2[40], t3[32];
     tp_tui_timeline_cursor_span(tl, &a, &b);
-    long row = tp_tui_data_op_at(d, l, a, b);
+    long row = tl->pinned >= 0 ? tl->pinned : tp_tui_data_op_at(d, l, a, b);
     if (row < 0) {
         tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_NORMAL,
                            "Under cursor: nothing on %s in [%s, %s)", l->label, REL(t1, a),
@@ -147,10 +148,45 @@ static void draw_info(tp_tui_timeline *tl, tp_tui_grid *g, int y) {
                            REL(t2, ev->ts[call]), rname);
 }
 
+/* The lane holding model row `row`, or -1. */
+static long lane_of(const tp_tui_data *d, long row) {
+    for (size_t li = 0; li < d->n_lanes; li++)
+        for (size_t i = 0; i < d->lanes[li].n; i++)
+            if (d->lanes[li].rows[i] == (uint32_t)row)
+                return (long)li;
+    return -1;
+}
+
+/* Selects the lane of tl->target, zooms so that the row covers about 8 cells with its start
+ * a quarter into the window, and puts the cursor on its start. Other ops may share that
+ * cell, so the row is pinned: the info lines name it until a key moves the cursor. Needs
+ * the plot width: runs at draw time. */
+static void show_target(tp_tui_timeline *tl) {
+    long row = tl->target, li = lane_of(tl->d, row);
+    tl->target = -1;
+    if (li < 0)
+        return;
+    const tp_events *ev = &tl->d->r->ev;
+    int w = tl->win.width, at = w / 4;
+    int64_t cell = ev->dur[row] / 8 > 0 ? ev->dur[row] / 8 : 1;
+    tl->lane = (size_t)li;
+    tl->win = tp_tui_window_make(ev->ts[row] - cell * at, cell * w, w);
+    clamp(tl);
+    int c = tp_tui_time_cell(&tl->win, ev->ts[row]);
+    tl->cursor = c < 0 ? 0 : c >= w ? w - 1 : c;
+    tl->pinned = row;
+}
+
+static void show_row(tp_tui_panel *p, long row) {
+    ((tp_tui_timeline *)p)->target = row;
+}
+
 static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     tp_tui_timeline *tl = (tp_tui_timeline *)p;
     tp_tui_timeline_cols cols = tp_tui_timeline_split(g->w);
     place(tl, cols.plot_w);
+    if (tl->target >= 0)
+        show_target(tl);
     draw_header(tl, g, y);
     if (!tl->d->n_lanes) {
         tp_tui_grid_put(g, 0, y + 2, "(no events in this rank)", g->w, TP_TUI_A_NORMAL);
@@ -226,11 +262,7 @@ static int move_cursor(tp_tui_timeline *tl, int d) {
     return 1;
 }
 
-static int key(tp_tui_panel *p, int k, int page_rows) {
-    tp_tui_timeline *tl = (tp_tui_timeline *)p;
-    size_t nl = tl->d->n_lanes;
-    if (!nl || !tl->placed)
-        return 0;
+static int move(tp_tui_timeline *tl, int k, size_t nl) {
     switch (k) {
     case TP_TUI_KEY_LEFT:
         return move_cursor(tl, -1);
@@ -279,6 +311,16 @@ static int key(tp_tui_panel *p, int k, int page_rows) {
     }
 }
 
+static int key(tp_tui_panel *p, int k, int page_rows) {
+    tp_tui_timeline *tl = (tp_tui_timeline *)p;
+    size_t nl = tl->d->n_lanes;
+    (void)page_rows;
+    if (!nl || !tl->placed || !move(tl, k, nl))
+        return 0;
+    tl->pinned = -1; /* the cursor, the lane or the window moved */
+    return 1;
+}
+
 static void destroy(tp_tui_panel *p) {
     tp_tui_timeline *tl = (tp_tui_timeline *)p;
     free(tl->frac);
@@ -296,7 +338,9 @@ tp_tui_panel *tp_tui_timeline_new(const tp_tui_data *d) {
                                        "n/p next/prev op  0 reset",
                                .draw = draw,
                                .key = key,
-                               .destroy = destroy};
+                               .destroy = destroy,
+                               .show_row = show_row};
     tl->d = d;
+    tl->target = tl->pinned = -1;
     return &tl->super;
 }

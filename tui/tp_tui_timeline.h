@@ -5,7 +5,9 @@
  * start, duration, stream or thread, correlation, the CPU call that launched it and the
  * NVTX range around that call. + and - zoom around the cursor; PgUp/PgDn pan by half a
  * window; the cursor pushes the window when it reaches an edge; n / p jump to the next /
- * previous op on the lane. Times on screen are relative to the rank's first event. */
+ * previous op on the lane. Times on screen are relative to the rank's first event. Another
+ * view can ask it to show a model row (show_row): the row's lane is selected and the window
+ * zoomed around the row, with the cursor on its start. */
 #ifndef TP_TUI_TIMELINE_H
 #define TP_TUI_TIMELINE_H
 
@@ -19,7 +21,9 @@ typedef struct {
     tp_tui_window win; /* win.width follows the plot width at each draw */
     int cursor;        /* cell in the plot */
     size_t lane, lane_top;
-    int placed; /* the initial window/cursor has been set for a plot width */
+    int placed;  /* the initial window/cursor has been set for a plot width */
+    long target; /* model row to show at the next draw (show_row); -1: none */
+    long pinned; /* row the info lines name (the one shown by show_row) until a key; -1 */
     double *frac;
     uint32_t *touched;
     int cap;

@@ -1,6 +1,7 @@
-/* test_an_stats: pandas-compatible describe, numpy percentiles and argsort, HTA's interval
- * merge. The argsort reference permutations come from numpy 1.24.2's
- * np.argsort(kind="quicksort"), the version HTA's expected answers were computed with. */
+/* test_an_stats: pandas-compatible describe, numpy percentiles and argsort. The argsort
+ * reference permutations come from numpy 1.24.2's np.argsort(kind="quicksort"), the version
+ * HTA's expected answers were computed with. HTA's interval merge, which uses the argsort, is
+ * tested with the interval sets (test_an_ivset). */
 #include "tp_an_stats.h"
 #include "tp_test.h"
 
@@ -45,23 +46,9 @@ static void test_argsort_numpy(void) {
         CHECK_EQ_U(idx[i], refb[i]);
 }
 
-static void test_merge(void) {
-    int64_t ts[] = {50, 0, 200, 90, 300};
-    int64_t end[] = {150, 100, 260, 95, 290}; /* last one: negative length after rounding */
-    int64_t mts[5], mend[5];
-    size_t m = tp_an_merge(ts, end, 5, mts, mend);
-    CHECK_EQ_U(m, 3);
-    CHECK_EQ_I(mts[0], 0);
-    CHECK_EQ_I(mend[0], 150);
-    CHECK_EQ_I(mts[1], 200);
-    CHECK_EQ_I(mend[2], 290);
-    CHECK_EQ_I(tp_an_merged_len(mts, mend, m), 150 + 60 - 10);
-}
-
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
     TP_RUN(test_argsort_numpy);
-    TP_RUN(test_merge);
     return tp_test_summary();
 }

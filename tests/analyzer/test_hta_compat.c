@@ -17,7 +17,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "tp_load.h"
-#include "tp_report.h"
+#include "tp_rank_analysis.h"
 #include "tp_test.h"
 
 /* (set, variant, metric) triples that cannot match, and why. NULL variant: all variants. */
@@ -101,8 +101,9 @@ static void check(tp_ctx *c, const char *what, double expected, double mine, tp_
 
 /* ---------------------------------------------------------------- per-rank state */
 
-/* The report's own per-rank analyses: the test checks what `trainprof report` computes. */
-typedef tp_rank_report tp_rk;
+/* The per-rank analyses `trainprof report` runs (tp_rank_analysis): the test checks what the
+ * report computes. */
+typedef tp_rank_analysis tp_rk;
 
 static tp_rk *find_rank(tp_rk *rk, size_t n, double rank) {
     for (size_t i = 0; i < n; i++)
@@ -351,14 +352,14 @@ static void check_overlap(tp_ctx *c, tp_rk *rk, size_t n, yajl_val arr) {
 
 /* ---------------------------------------------------------------- driver */
 
-static void run_ranks(const tp_model *m, const tp_report_opts *o, tp_rk *rk) {
+static void run_ranks(const tp_model *m, const tp_an_opts *o, tp_rk *rk) {
     for (size_t i = 0; i < m->n_ranks; i++)
-        tp_report_rank_run(&rk[i], m, &m->ranks[i], o);
+        tp_rank_analysis_run(&rk[i], m, &m->ranks[i], o, TP_RA_ALL);
 }
 
 static void free_ranks(tp_rk *rk, size_t n) {
     for (size_t i = 0; i < n; i++)
-        tp_report_rank_free(&rk[i]);
+        tp_rank_analysis_free(&rk[i]);
 }
 
 static int has_error(yajl_val res, const char *analysis) {
@@ -366,8 +367,8 @@ static int has_error(yajl_val res, const char *analysis) {
 }
 
 static void check_variant(tp_ctx *c, const tp_model *m, yajl_val res) {
-    tp_report_opts o;
-    tp_report_opts_init(&o);
+    tp_an_opts o;
+    tp_an_opts_init(&o);
     o.compat_hta = 1;
     o.no_symbols = 1; /* HTA's numbers need no stacks */
     o.include_last_step = YAJL_IS_TRUE(get(res, "include_last_profiler_step"));

@@ -35,6 +35,9 @@ static void resolve_all(const tp_reader *r, const tp_rec_hdr *h) {
         const tp_rec_module *m = tp_reader_module(r, id);
         if (m)
             touch(m, sizeof *m);
+        const tp_rec_pycode *pc = tp_reader_pycode(r, id);
+        if (pc)
+            touch(pc, sizeof *pc);
         s = tp_reader_thread_name(r, id);
         if (s)
             touch(s, strlen(s));

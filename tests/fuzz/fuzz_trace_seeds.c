@@ -14,9 +14,9 @@ static const uint16_t types[] = {
     TP_REC_API,        TP_REC_KERNEL,   TP_REC_MEMCPY,     TP_REC_MEMSET,     TP_REC_SYNC,
     TP_REC_DEVICE_MEM, TP_REC_HEAP,     TP_REC_REGION,     TP_REC_ALLOC_FAIL, TP_REC_COUNTER,
     TP_REC_OVERHEAD,   TP_REC_DROPPED};
-static const uint16_t meta[] = {TP_REC_PROCESS, TP_REC_THREAD,          TP_REC_MODULE,
-                                TP_REC_DOMAIN,  TP_REC_CATEGORY,        TP_REC_DEVICE,
-                                TP_REC_STREAM,  TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC};
+static const uint16_t meta[] = {
+    TP_REC_PROCESS, TP_REC_THREAD, TP_REC_MODULE,          TP_REC_DOMAIN,     TP_REC_CATEGORY,
+    TP_REC_DEVICE,  TP_REC_STREAM, TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC, TP_REC_PYCODE};
 
 /* Small ids so that record fields hit real strings, stacks and modules when fuzzed. */
 static void small_ids(uint8_t *rec) {
@@ -37,8 +37,9 @@ static int write_seed(const char *path, int variant) {
     uint32_t id;
     tp_writer_intern_string(w, "kernel", 6, &id);
     tp_writer_intern_string(w, "main", 4, &id);
-    uint64_t frames[3] = {TP_FRAME_MAKE(1, 0x400), TP_FRAME_MAKE(1, 0x800), 0x1234};
-    tp_writer_intern_stack(w, frames, 3, &id);
+    uint64_t frames[4] = {TP_FRAME_MAKE(1, 0x400), TP_FRAME_PY_MAKE(1, 12), TP_FRAME_MAKE(1, 0x800),
+                          0x1234};
+    tp_writer_intern_stack(w, frames, 4, &id);
     uint64_t seed = 42 + (uint64_t)variant;
     uint8_t rec[128];
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {

@@ -15,9 +15,9 @@ static const uint16_t data_types[] = {
     TP_REC_OVERHEAD,   TP_REC_DROPPED};
 #define NDATA (sizeof data_types / sizeof data_types[0])
 
-static const uint16_t meta_types[] = {TP_REC_PROCESS, TP_REC_THREAD,          TP_REC_MODULE,
-                                      TP_REC_DOMAIN,  TP_REC_CATEGORY,        TP_REC_DEVICE,
-                                      TP_REC_STREAM,  TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC};
+static const uint16_t meta_types[] = {
+    TP_REC_PROCESS, TP_REC_THREAD, TP_REC_MODULE,          TP_REC_DOMAIN,     TP_REC_CATEGORY,
+    TP_REC_DEVICE,  TP_REC_STREAM, TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC, TP_REC_PYCODE};
 #define NMETA (sizeof meta_types / sizeof meta_types[0])
 #define NRECS 3000
 
@@ -59,6 +59,11 @@ static void make_meta(size_t i, uint64_t *seed) {
         m->id = 7;
         m->path_sid = ex.sid_path;
         m->build_id_len = 20;
+    } else if (h->type == TP_REC_PYCODE) {
+        tp_rec_pycode *c = (tp_rec_pycode *)h;
+        c->id = 3;
+        c->file_sid = ex.sid_cmd;
+        c->name_sid = ex.sid_thread;
     }
     note_time(h);
 }
@@ -85,6 +90,7 @@ static void make_data(size_t i, uint64_t *seed) {
 static void intern_all(tp_writer *w) {
     for (int i = 0; i < 5; i++)
         ex.frames[i] = TP_FRAME_MAKE(i == 4 ? TP_FRAME_NO_MODULE : 7, 0x1000u * (i + 1) + i);
+    ex.frames[2] = TP_FRAME_PY_MAKE(3, 4242); /* a Python frame: PYCODE 3, line 4242 */
     tp_writer_intern_string(w, "ampere_sgemm_128x64_nn", 22, &ex.sid_kernel);
     tp_writer_intern_string(w, "node-17.cluster", 15, &ex.sid_host);
     tp_writer_intern_string(w, "python train.py --epochs 3", 26, &ex.sid_cmd);
@@ -142,7 +148,7 @@ static void write_trace(const char *path, int finish, int no_filter) {
 static void check_info(tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     CHECK_EQ_U(in->version_major, 1);
-    CHECK_EQ_U(in->version_minor, 1);
+    CHECK_EQ_U(in->version_minor, 2);
     CHECK_STR(in->producer, "roundtrip-test");
     CHECK(in->created_realtime_ns > 1600000000ull * 1000000000ull);
     uint64_t total = 0;
@@ -194,6 +200,12 @@ static void check_meta(tp_reader *r) {
     CHECK(f && memcmp(f, ex.frames, sizeof ex.frames) == 0);
     CHECK_EQ_U(TP_FRAME_MODULE(f[0]), 7);
     CHECK_EQ_U(TP_FRAME_MODULE(f[4]), TP_FRAME_NO_MODULE);
+    CHECK(TP_FRAME_IS_PYTHON(f[2]) && !TP_FRAME_IS_PYTHON(f[1]));
+    CHECK_EQ_U(TP_FRAME_PY_CODE(f[2]), 3);
+    CHECK_EQ_U(TP_FRAME_PY_LINE(f[2]), 4242);
+    const tp_rec_pycode *pc = tp_reader_pycode(r, TP_FRAME_PY_CODE(f[2]));
+    CHECK(pc && pc->name_sid == ex.sid_thread && pc->file_sid == ex.sid_cmd);
+    CHECK(tp_reader_pycode(r, 4) == NULL && tp_reader_pycode(r, 0) == NULL);
     CHECK(tp_reader_stack(r, 12345, &n) == NULL && n == 0);
     tp_reader_stack(r, ex.stack0_id, &n);
     CHECK_EQ_U(n, 0);

@@ -213,6 +213,36 @@ static void test_fit_random(void) {
     tp_tui_grid_free(&g);
 }
 
+/* Wraps s at cols into lines joined by '|'. */
+static const char *wrap_all(const char *s, int cols) {
+    static char out[512];
+    size_t o = 0;
+    while (*s && o + 2 < sizeof out) {
+        const char *next;
+        size_t n = tp_tui_wrap(s, cols, &next);
+        if (n == 0 || next <= s) /* no progress: the loop would never end */
+            return "(stuck)";
+        o += (size_t)snprintf(out + o, sizeof out - o, "%s%.*s", o ? "|" : "", (int)n, s);
+        s = next;
+    }
+    out[o < sizeof out ? o : sizeof out - 1] = 0;
+    return out;
+}
+
+static void test_wrap(void) {
+    CHECK_STR(wrap_all("the device waits for the input", 10), "the device|waits for|the input");
+    CHECK_STR(wrap_all("exactly ten", 11), "exactly ten");
+    CHECK_STR(wrap_all("a  b", 4), "a  b");                     /* inner spaces kept on a line */
+    CHECK_STR(wrap_all("a   b", 2), "a|b");                     /* dropped at a break */
+    CHECK_STR(wrap_all("abcdefghij xy", 4), "abcd|efgh|ij|xy"); /* a long word is cut */
+    /* Widths are display columns: "µs" is two bytes but one column per character. */
+    CHECK_STR(wrap_all("12 \u00b5s 34 \u00b5s", 5), "12 \u00b5s|34 \u00b5s");
+    CHECK_STR(wrap_all("\u5bbd\u5bbd\u5bbd", 4), "\u5bbd\u5bbd|\u5bbd"); /* wide: 2 columns */
+    const char *next;
+    CHECK_EQ_U(tp_tui_wrap("", 10, &next), 0);
+    CHECK(*next == 0);
+}
+
 int main(void) {
     TP_RUN(test_cell_mapping);
     TP_RUN(test_zoom_clamp);
@@ -221,5 +251,6 @@ int main(void) {
     TP_RUN(test_screen);
     TP_RUN(test_grid);
     TP_RUN(test_fit_random);
+    TP_RUN(test_wrap);
     return tp_test_summary();
 }

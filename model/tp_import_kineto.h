@@ -9,19 +9,25 @@
  * (Kernel, Memcpy, Memset, Runtime, Operator) and ROCm traces.
  *
  * On bad input (not JSON, truncated gzip or JSON, wrong types, absurd numbers, invalid
- * UTF-8, an empty file, no traceEvents) it returns an error and writes one line naming the
- * file and the byte offset (in the decompressed text) into `err`; the model is left as it
- * was (the partial rank is removed). It never crashes, prints or exits. */
+ * UTF-8, an empty file, no traceEvents) it returns an error with its position (line, column
+ * and byte offset in the decompressed text, the event it is in) as a tp_load_error, or as
+ * that error's one line; the model is left as it was (the partial rank is removed). It never
+ * crashes, prints or exits. */
 #ifndef TP_IMPORT_KINETO_H
 #define TP_IMPORT_KINETO_H
 
 #include <stddef.h>
 
+#include "tp_load_error.h"
 #include "tp_model.h"
 #include "tp_status.h"
 
 /* Imports `path` as one new rank of `m`. Returns TP_OK, TP_ERR_OPEN, TP_ERR_EMPTY,
- * TP_ERR_TRUNCATED or TP_ERR_PARSE; on error `err` (err_len bytes, may be 0) says why. */
+ * TP_ERR_TRUNCATED or TP_ERR_PARSE; *e (always set) holds the error's parts. */
+tp_status tp_import_kineto_load(tp_model *m, const char *path, tp_load_error *e);
+
+/* The same with the error as one line ("FILE:LINE:COL: byte N: ...") in `err` (err_len
+ * bytes; NULL or 0: not wanted). */
 tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t err_len);
 
 /* Same over `len` bytes of JSON or gzip'ed JSON at `data`; `name` labels the rank and errors. */

@@ -252,6 +252,8 @@ static void rank_free(tp_rank *r) {
     buckets_free(&r->threads);
     buckets_free(&r->cats);
     free(r->tn_pid), free(r->tn_tid), free(r->tn_name);
+    free(r->stacks.v), free(r->stacks.frame_module), free(r->stacks.frame_addr);
+    free(r->stacks.modules), free(r->stacks.pycodes);
 }
 
 void tp_model_close(tp_model *m) {
@@ -643,6 +645,79 @@ static int rank_cmp(const void *x, const void *y) {
     return (p->rank > q->rank) - (p->rank < q->rank);
 }
 
+/* ---------------------------------------------------------------- call stacks */
+
+void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
+                       size_t n) {
+    tp_stacks *s = &r->stacks;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        GROW(s->v, s->cap);
+    }
+    if (s->n_frames + n > s->frames_cap) {
+        while (s->n_frames + n > s->frames_cap)
+            s->frames_cap = s->frames_cap ? 2 * s->frames_cap : 1024;
+        GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
+    }
+    s->v[s->n++] = (tp_stack){id, (uint32_t)n, s->n_frames};
+    memcpy(s->frame_module + s->n_frames, module, n * sizeof *module);
+    memcpy(s->frame_addr + s->n_frames, addr, n * sizeof *addr);
+    s->n_frames += n;
+}
+
+void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *path,
+                              const uint8_t *build_id, size_t len) {
+    tp_stacks *s = &r->stacks;
+    if (s->n_modules == s->modules_cap) {
+        s->modules_cap = s->modules_cap ? 2 * s->modules_cap : 16;
+        GROW(s->modules, s->modules_cap);
+    }
+    tp_stack_module *mo = &s->modules[s->n_modules++];
+    memset(mo, 0, sizeof *mo);
+    mo->id = id;
+    mo->path = path ? tp_model_intern(m, path, strlen(path)) : 0;
+    mo->build_id_len = (uint32_t)(len < sizeof mo->build_id ? len : sizeof mo->build_id);
+    if (mo->build_id_len)
+        memcpy(mo->build_id, build_id, mo->build_id_len);
+}
+
+void tp_rank_add_stack_pycode(tp_model *m, tp_rank *r, uint32_t id, const char *file,
+                              const char *name, uint32_t first_line) {
+    tp_stacks *s = &r->stacks;
+    if (s->n_pycodes == s->pycodes_cap) {
+        s->pycodes_cap = s->pycodes_cap ? 2 * s->pycodes_cap : 16;
+        GROW(s->pycodes, s->pycodes_cap);
+    }
+    s->pycodes[s->n_pycodes++] =
+        (tp_stack_pycode){id, file ? tp_model_intern(m, file, strlen(file)) : 0,
+                          name ? tp_model_intern(m, name, strlen(name)) : 0, first_line};
+}
+
+static int stack_cmp(const void *x, const void *y) {
+    uint32_t a = ((const tp_stack *)x)->id, b = ((const tp_stack *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static int module_cmp(const void *x, const void *y) {
+    uint32_t a = ((const tp_stack_module *)x)->id, b = ((const tp_stack_module *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static int pycode_cmp(const void *x, const void *y) {
+    uint32_t a = ((const tp_stack_pycode *)x)->id, b = ((const tp_stack_pycode *)y)->id;
+    return (a > b) - (a < b);
+}
+
+/* Stacks, modules and code objects by id, for the lookups; the frames stay where they are. */
+static void stacks_sort(tp_stacks *s) {
+    if (s->n_pycodes > 1)
+        qsort(s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, stack_cmp);
+    if (s->n_modules > 1)
+        qsort(s->modules, s->n_modules, sizeof *s->modules, module_cmp);
+}
+
 void tp_model_finish(tp_model *m) {
     for (size_t i = 0; i < m->n_ranks; i++) {
         tp_rank *r = &m->ranks[i];
@@ -656,6 +731,7 @@ void tp_model_finish(tp_model *m) {
         index_cats(r);
         index_corr(r);
         resolve_nesting(r);
+        stacks_sort(&r->stacks);
     }
     if (m->n_ranks > 1)
         qsort(m->ranks, m->n_ranks, sizeof *m->ranks, rank_cmp);
@@ -691,4 +767,32 @@ const tp_rank *tp_model_rank(const tp_model *m, int rank) {
         if (m->ranks[i].rank == rank)
             return &m->ranks[i];
     return NULL;
+}
+
+size_t tp_rank_stack(const tp_rank *r, uint32_t id, const uint32_t **module,
+                     const uint64_t **addr) {
+    const tp_stacks *s = &r->stacks;
+    tp_stack key = {id, 0, 0};
+    const tp_stack *st = id && s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp) : NULL;
+    if (!st || !st->n)
+        return 0;
+    *module = s->frame_module + st->first;
+    *addr = s->frame_addr + st->first;
+    return st->n;
+}
+
+const tp_stack_module *tp_rank_stack_module(const tp_rank *r, uint32_t id) {
+    const tp_stacks *s = &r->stacks;
+    tp_stack_module key = {.id = id};
+    if (id == TP_STACK_NO_MODULE || !s->n_modules)
+        return NULL;
+    return bsearch(&key, s->modules, s->n_modules, sizeof *s->modules, module_cmp);
+}
+
+const tp_stack_pycode *tp_rank_stack_pycode(const tp_rank *r, uint32_t id) {
+    const tp_stacks *s = &r->stacks;
+    tp_stack_pycode key = {.id = id};
+    if (!s->n_pycodes)
+        return NULL;
+    return bsearch(&key, s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
 }

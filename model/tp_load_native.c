@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_chunk.h"
 #include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
@@ -284,6 +285,88 @@ static void on_record(nload *L, const tp_rec_hdr *h) {
     }
 }
 
+/* ---------------------------------------------------------------- stacks */
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Copies the stacks the rank's rows refer to, and the modules their frames point into, from
+ * the trace into the model, so the analyses never reopen the file to read a stack. Reads only
+ * the rank's rows and the reader's metadata; call it once the records are loaded. */
+/* Marks Python code id `id` in the set *seen (grown to the largest id met). */
+static void note_code(uint8_t **seen, uint32_t *max, uint32_t id) {
+    if (!id) /* ids start at 1 */
+        return;
+    if (id > *max) {
+        uint8_t *p = realloc(*seen, (size_t)id + 1);
+        if (!p)
+            abort();
+        memset(p + (*seen ? *max + 1 : 0), 0, (size_t)id + 1 - (*seen ? *max + 1 : 0));
+        *seen = p, *max = id;
+    }
+    (*seen)[id] = 1;
+}
+
+static void load_stacks(nload *L) {
+    const tp_events *ev = &L->r->ev;
+    const tp_memevents *mem = &L->r->mem;
+    uint32_t *ids = malloc((ev->n + mem->n + 1) * sizeof *ids);
+    uint8_t *mod_seen = calloc(TP_FRAME_NO_MODULE + 1, 1);
+    uint8_t *code_seen = NULL; /* Python code ids met, by id (TP_PYCODE_MAX_ID at most) */
+    uint32_t max_code = 0;
+    uint32_t *mods = NULL;
+    uint64_t *addrs = NULL;
+    size_t n = 0, cap = 0;
+    if (!ids || !mod_seen)
+        abort();
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->stack[i])
+            ids[n++] = ev->stack[i];
+    for (size_t i = 0; i < mem->n; i++)
+        if (mem->stack[i])
+            ids[n++] = mem->stack[i];
+    qsort(ids, n, sizeof *ids, cmp_u32);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t nf = 0;
+        const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);
+        if (!f)
+            continue;
+        if (nf > cap) {
+            cap = nf;
+            mods = realloc(mods, cap * sizeof *mods), addrs = realloc(addrs, cap * sizeof *addrs);
+            if (!mods || !addrs)
+                abort();
+        }
+        for (uint32_t i = 0; i < nf; i++) {
+            uint32_t mo = TP_FRAME_MODULE(f[i]);
+            addrs[i] = TP_FRAME_OFFSET(f[i]);
+            if (TP_FRAME_IS_PYTHON(f[i])) {
+                mods[i] = TP_STACK_PYTHON;
+                note_code(&code_seen, &max_code, TP_FRAME_PY_CODE(f[i]));
+                continue;
+            }
+            mods[i] = mo == TP_FRAME_NO_MODULE ? TP_STACK_NO_MODULE : mo;
+            mod_seen[mo] = 1;
+        }
+        tp_rank_add_stack(L->r, ids[k], mods, addrs, nf);
+    }
+    for (uint32_t id = 0; id < TP_FRAME_NO_MODULE; id++) {
+        const tp_rec_module *mo = mod_seen[id] ? tp_reader_module(L->rd, id) : NULL;
+        if (mo)
+            tp_rank_add_stack_module(L->m, L->r, id, tp_reader_string(L->rd, mo->path_sid),
+                                     mo->build_id, mo->build_id_len);
+    }
+    for (uint32_t id = 1; id <= max_code; id++) {
+        const tp_rec_pycode *c = code_seen[id] ? tp_reader_pycode(L->rd, id) : NULL;
+        if (c)
+            tp_rank_add_stack_pycode(L->m, L->r, id, tp_reader_string(L->rd, c->file_sid),
+                                     tp_reader_string(L->rd, c->name_sid), c->first_line);
+    }
+    free(ids), free(mod_seen), free(code_seen), free(mods), free(addrs);
+}
+
 /* ---------------------------------------------------------------- metadata */
 
 /* Each named thread under its latest name; rows carry the PROCESS pid, so names do too. */
@@ -359,8 +442,7 @@ static tp_status load_records(nload *L) {
     return TP_OK;
 }
 
-static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, char *err,
-                           size_t err_len) {
+static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load_error *e) {
     nload L = {0};
     L.m = m;
     L.rd = rd;
@@ -368,46 +450,56 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, char *e
     L.r->native = 1;
     load_meta(&L);
     tp_status st = load_records(&L);
+    if (st == TP_OK)
+        load_stacks(&L);
     tp_range_stack_free(&L.pushes), tp_range_stack_free(&L.starts), tp_region_map_free(&L.regions);
     const tp_integrity *in = tp_reader_integrity(rd);
     if (st != TP_OK) {
         tp_model_pop_rank(m);
-        snprintf(err, err_len, "%s: %s", name, tp_status_str(st));
+        tp_load_error_set(e, st, "%s", tp_status_str(st));
     } else if (in && in->message[0]) {
-        snprintf(err, err_len, "%s: %s", name, in->message);
+        tp_load_error_set(e, TP_OK, "%s", in->message); /* a note: damage skipped */
     }
+    return st;
+}
+
+int tp_load_native_sniff(const void *head, size_t len) {
+    size_t n = len < sizeof TP_FILE_MAGIC - 1 ? len : sizeof TP_FILE_MAGIC - 1;
+    return len > 0 && memcmp(head, TP_FILE_MAGIC, n) == 0; /* a cut magic: let the reader say */
+}
+
+tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e) {
+    tp_load_error_init(e, path);
+    tp_reader *rd;
+    tp_status st = tp_reader_open(path, &rd);
+    if (st != TP_OK)
+        return tp_load_error_set(e, st, "%s", tp_status_str(st));
+    st = load_from(m, path, rd, e);
+    tp_reader_close(rd);
+    return st;
+}
+
+/* The string forms: the error's (or note's) one line into err. */
+static tp_status formatted(tp_status st, const tp_load_error *e, char *err, size_t err_len) {
+    if (err && err_len)
+        tp_load_error_format(e, err, err_len);
     return st;
 }
 
 tp_status tp_load_native_file(tp_model *m, const char *path, char *err, size_t err_len) {
-    char dummy[1];
-    if (!err || !err_len)
-        err = dummy, err_len = sizeof dummy;
-    err[0] = 0;
-    tp_reader *rd;
-    tp_status st = tp_reader_open(path, &rd);
-    if (st != TP_OK) {
-        snprintf(err, err_len, "%s: %s", path, tp_status_str(st));
-        return st;
-    }
-    st = load_from(m, path, rd, err, err_len);
-    tp_reader_close(rd);
-    return st;
+    tp_load_error e;
+    return formatted(tp_load_native_load(m, path, &e), &e, err, err_len);
 }
 
 tp_status tp_load_native_mem(tp_model *m, const char *name, const void *data, size_t size,
                              char *err, size_t err_len) {
-    char dummy[1];
-    if (!err || !err_len)
-        err = dummy, err_len = sizeof dummy;
-    err[0] = 0;
+    tp_load_error e;
+    tp_load_error_init(&e, name);
     tp_reader *rd;
     tp_status st = tp_reader_open_mem(data, size, &rd);
-    if (st != TP_OK) {
-        snprintf(err, err_len, "%s: %s", name, tp_status_str(st));
-        return st;
-    }
-    st = load_from(m, name, rd, err, err_len);
+    if (st != TP_OK)
+        return formatted(tp_load_error_set(&e, st, "%s", tp_status_str(st)), &e, err, err_len);
+    st = load_from(m, name, rd, &e);
     tp_reader_close(rd);
-    return st;
+    return formatted(st, &e, err, err_len);
 }

@@ -5,19 +5,22 @@
  * not look like traces (README.md, *.txt, ...) are skipped; a named file is loaded by its
  * content whatever its name. Ranks come from each file (distributedInfo, PROCESS record);
  * files that bring no rank, or a rank already taken, get the next free number and a note.
- * Errors name the file and the position (tp_import_kineto.h). */
+ * The formats are rows of a table (file names, a sniff of the first bytes, a loader). Errors
+ * name the file and the position (tp_load_error), in parts and as one line. */
 #ifndef TP_LOAD_H
 #define TP_LOAD_H
 
 #include <stddef.h>
 
+#include "tp_load_error.h"
 #include "tp_model.h"
 #include "tp_status.h"
 
 typedef struct {
-    char error[1024]; /* the first error, one line naming the file; "" on success */
-    char notes[1024]; /* non-fatal remarks (skipped files, renumbered ranks), lines */
-    size_t n_files;   /* trace files loaded */
+    tp_load_error failure; /* the first error in parts (status TP_OK on success) */
+    char error[1024];      /* the first error, one line naming the file; "" on success */
+    char notes[1024];      /* non-fatal remarks (skipped files, renumbered ranks), lines */
+    size_t n_files;        /* trace files loaded */
 } tp_load_result;
 
 /* Loads `n` paths into a new finished model (*out, free with tp_model_close). On error *out

@@ -1,8 +1,10 @@
-/* tp_load: expands folders, picks a loader per file by content, then finishes the model. */
+/* tp_load: expands folders, picks a loader per file by content from the table of formats,
+ * then finishes the model. */
 #include "tp_load.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,23 @@ static void list_free(pathlist *l) {
     free(l->v);
 }
 
+/* A trace format: the file names a folder scan takes for it, how its first bytes look, and
+ * its loader (which fills the model's next rank, or leaves the model as it was). */
+typedef struct {
+    const char *name;
+    const char *ext[2]; /* NULL: unused */
+    int (*sniff)(const void *head, size_t len);
+    tp_status (*load)(tp_model *m, const char *path, tp_load_error *e);
+} trace_format;
+
+/* The sniffs are disjoint (JSON / gzip vs the .tprof magic), so the order only sets the
+ * order of the formats in messages. */
+static const trace_format formats[] = {
+    {"Kineto JSON", {".json", ".json.gz"}, tp_import_kineto_sniff, tp_import_kineto_load},
+    {".tprof", {".tprof", NULL}, tp_load_native_sniff, tp_load_native_load},
+};
+#define N_FORMATS (sizeof formats / sizeof formats[0])
+
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && !strcmp(s + n - k, suffix);
@@ -44,7 +63,32 @@ static int ends_with(const char *s, const char *suffix) {
 
 /* Names a folder scan treats as traces. */
 static int trace_name(const char *name) {
-    return ends_with(name, ".tprof") || ends_with(name, ".json") || ends_with(name, ".json.gz");
+    for (size_t f = 0; f < N_FORMATS; f++)
+        for (size_t i = 0; i < 2 && formats[f].ext[i]; i++)
+            if (ends_with(name, formats[f].ext[i]))
+                return 1;
+    return 0;
+}
+
+/* The extensions (or, with names, the formats' names), "a, b, c", the last separated by
+ * `last` (", " or " or "). */
+static const char *list_formats(char *buf, size_t n, int names, const char *last) {
+    const char *items[2 * N_FORMATS];
+    size_t k = 0;
+    for (size_t f = 0; f < N_FORMATS; f++)
+        for (size_t i = 0; i < (names ? 1 : 2) && formats[f].ext[i]; i++)
+            items[k++] = names ? formats[f].name : formats[f].ext[i];
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < k && used < n; i++) {
+        int w = snprintf(buf + used, n - used, "%s%s",
+                         i == 0      ? ""
+                         : i + 1 < k ? ", "
+                                     : last,
+                         items[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
 }
 
 /* Appends "a: b\n" to the notes (silently cut when full). */
@@ -60,6 +104,27 @@ static void note(tp_load_result *res, const char *a, const char *b) {
     res->notes[used] = 0;
 }
 
+/* Records the error of the load in parts and as its line. Returns `st`. */
+static tp_status failed(tp_load_result *res, const tp_load_error *e) {
+    res->failure = *e;
+    tp_load_error_format(e, res->error, sizeof res->error);
+    return e->status;
+}
+
+static tp_status fail(tp_load_result *res, tp_status st, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static tp_status fail(tp_load_result *res, tp_status st, const char *file, const char *fmt, ...) {
+    tp_load_error e;
+    tp_load_error_init(&e, file);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.reason, sizeof e.reason, fmt, ap);
+    va_end(ap);
+    e.status = st;
+    return failed(res, &e);
+}
+
 static int cmp_str(const void *x, const void *y) {
     return strcmp(*(char *const *)x, *(char *const *)y);
 }
@@ -68,8 +133,7 @@ static int cmp_str(const void *x, const void *y) {
 static tp_status expand_dir(const char *dir, pathlist *l, tp_load_result *res) {
     DIR *d = opendir(dir);
     if (!d) {
-        snprintf(res->error, sizeof res->error, "%s: cannot open folder: %s", dir, strerror(errno));
-        return TP_ERR_OPEN;
+        return fail(res, TP_ERR_OPEN, dir, "cannot open folder: %s", strerror(errno));
     }
     pathlist found = {0};
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
@@ -78,15 +142,18 @@ static tp_status expand_dir(const char *dir, pathlist *l, tp_load_result *res) {
         if (trace_name(e->d_name)) {
             list_add(&found, dir, e->d_name);
         } else {
-            note(res, e->d_name, "skipped (not a .tprof, .json or .json.gz file)");
+            char exts[128], why[160];
+            snprintf(why, sizeof why, "skipped (not a %s file)",
+                     list_formats(exts, sizeof exts, 0, " or "));
+            note(res, e->d_name, why);
         }
     }
     closedir(d);
     if (found.n == 0) {
-        snprintf(res->error, sizeof res->error,
-                 "%s: no trace files in this folder (.tprof, .json, .json.gz)", dir);
+        char exts[128];
         list_free(&found);
-        return TP_ERR_EMPTY;
+        return fail(res, TP_ERR_EMPTY, dir, "no trace files in this folder (%s)",
+                    list_formats(exts, sizeof exts, 0, ", "));
     }
     qsort(found.v, found.n, sizeof *found.v, cmp_str);
     for (size_t i = 0; i < found.n; i++)
@@ -95,32 +162,31 @@ static tp_status expand_dir(const char *dir, pathlist *l, tp_load_result *res) {
     return TP_OK;
 }
 
-/* Chooses the loader by the first bytes: JSON or gzip -> Kineto, else .tprof. */
+/* Chooses the loader by the file's first bytes. The loader's error (or note) comes back in
+ * parts and is written here, once, as one line. */
 static tp_status load_file(tp_model *m, const char *path, tp_load_result *res) {
     unsigned char head[4096] = {0};
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(res->error, sizeof res->error, "%s: cannot open: %s", path, strerror(errno));
-        return TP_ERR_OPEN;
-    }
+    if (!f)
+        return fail(res, TP_ERR_OPEN, path, "cannot open: %s", strerror(errno));
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
-    if (n == 0) {
-        snprintf(res->error, sizeof res->error, "%s: empty file", path);
-        return TP_ERR_EMPTY;
+    if (n == 0)
+        return fail(res, TP_ERR_EMPTY, path, "empty file");
+    const trace_format *fmt = NULL;
+    for (size_t i = 0; i < N_FORMATS && !fmt; i++)
+        fmt = formats[i].sniff(head, n) ? &formats[i] : NULL;
+    if (!fmt) {
+        char names[64];
+        return fail(res, TP_ERR_FORMAT, path, "not a trace: neither %s",
+                    list_formats(names, sizeof names, 1, " nor "));
     }
-    char msg[512] = "";
-    tp_status st;
-    if (tp_import_kineto_sniff(head, n)) {
-        st = tp_import_kineto_file(m, path, res->error, sizeof res->error);
-    } else {
-        st = tp_load_native_file(m, path, msg, sizeof msg);
-        if (st != TP_OK)
-            snprintf(res->error, sizeof res->error, "%s (neither Kineto JSON nor .tprof)", msg);
-        else if (msg[0])
-            note(res, path, msg + strlen(path) + (strlen(msg) > strlen(path) + 1 ? 2 : 0));
-    }
-    return st;
+    tp_load_error e;
+    if (fmt->load(m, path, &e) != TP_OK)
+        return failed(res, &e);
+    if (e.reason[0])
+        note(res, path, e.reason);
+    return TP_OK;
 }
 
 /* Ranks must be unique: a file without one, or with one already taken, gets the next free
@@ -157,8 +223,7 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
     for (size_t i = 0; i < n && st == TP_OK; i++) {
         struct stat sb;
         if (stat(paths[i], &sb) != 0) {
-            snprintf(res->error, sizeof res->error, "%s: %s", paths[i], strerror(errno));
-            st = TP_ERR_OPEN;
+            st = fail(res, TP_ERR_OPEN, paths[i], "%s", strerror(errno));
         } else if (S_ISDIR(sb.st_mode)) {
             st = expand_dir(paths[i], &files, res);
         } else {
@@ -166,8 +231,7 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
         }
     }
     if (st == TP_OK && files.n == 0) {
-        snprintf(res->error, sizeof res->error, "no trace given");
-        st = TP_ERR_ARG;
+        st = fail(res, TP_ERR_ARG, NULL, "no trace given");
     }
     tp_model *m = tp_model_new();
     for (size_t i = 0; i < files.n && st == TP_OK; i++)

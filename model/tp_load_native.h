@@ -12,12 +12,21 @@
 
 #include <stddef.h>
 
+#include "tp_load_error.h"
 #include "tp_model.h"
 #include "tp_status.h"
 
-/* Loads `path` as a new rank of `m`. On error the model is unchanged and `err` names the
- * file and the reason. Damage the reader could skip is not an error; it is noted in `err`
- * ("" otherwise) with TP_OK. */
+/* 1 when the first `len` bytes of a file are (a prefix of) a .tprof file's magic; used by
+ * tp_load to pick a loader. */
+int tp_load_native_sniff(const void *head, size_t len);
+
+/* Loads `path` as a new rank of `m`. On error the model is unchanged and *e (always set)
+ * holds the reason. Damage the reader could skip is not an error: TP_OK, with the damage
+ * as the note in e->reason ("" otherwise). */
+tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e);
+
+/* The same with the error or note as one line ("FILE: reason") in `err` ("" when none; NULL
+ * or 0: not wanted). */
 tp_status tp_load_native_file(tp_model *m, const char *path, char *err, size_t err_len);
 
 /* Same over an in-memory image (tests, fuzzing); `name` labels the rank. */

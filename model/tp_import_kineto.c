@@ -112,8 +112,7 @@ typedef struct {
     uint64_t col0;     /* bytes after the last of them, at the start of the current chunk */
     const unsigned char *chunk; /* the chunk yajl is parsing; NULL between chunks */
     size_t chunk_len;
-    char *err;
-    size_t err_len;
+    tp_load_error *e; /* the first error, in parts */
     tp_status st;
     frame kind[MAX_FRAMES];
     int depth; /* frames open; kind[depth-1] is the innermost when depth <= MAX_FRAMES */
@@ -178,9 +177,9 @@ static void advance_lines(kparse *p, const unsigned char *buf, size_t n) {
     p->col0 = k ? n - last - 1 : p->col0 + n;
 }
 
-/* Records the first error: "FILE:LINE:COL: byte N: traceEvents[i]: message" (byte N counts
- * from 0 in the decompressed text). Returns 0 so callbacks
- * can `return fail(...)` and stop yajl. */
+/* Records the first error with its position: line, column and byte (from 0) in the
+ * decompressed text, and the event it is in ("traceEvents[i]"). Returns 0 so callbacks can
+ * `return fail(...)` and stop yajl. */
 static int fail(kparse *p, tp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -188,23 +187,19 @@ static int fail(kparse *p, tp_status st, const char *fmt, ...) {
     if (p->st != TP_OK)
         return 0;
     p->st = st;
-    if (!p->err || p->err_len == 0)
-        return 0;
-    char msg[400];
+    tp_load_error *e = p->e;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(e->reason, sizeof e->reason, fmt, ap);
     va_end(ap);
+    e->status = st;
     int in_event = 0;
     for (int i = 0; i < p->depth && i < MAX_FRAMES; i++)
         in_event |= p->kind[i] == F_EVENT;
-    uint64_t line, col;
-    cur_line_col(p, &line, &col);
-    char where[64] = "";
+    cur_line_col(p, &e->line, &e->col);
+    e->byte = cur_offset(p);
     if (in_event)
-        snprintf(where, sizeof where, "traceEvents[%llu]: ", (unsigned long long)p->event_idx);
-    snprintf(p->err, p->err_len, "%s:%llu:%llu: byte %llu: %s%s", p->file, (unsigned long long)line,
-             (unsigned long long)col, (unsigned long long)cur_offset(p), where, msg);
+        snprintf(e->where, sizeof e->where, "traceEvents[%llu]", (unsigned long long)p->event_idx);
     return 0;
 }
 
@@ -1045,14 +1040,12 @@ static tp_status finish(kparse *p) {
     return p->st;
 }
 
-static void kparse_init(kparse *p, tp_model *m, const char *file, char *err, size_t err_len) {
+static void kparse_init(kparse *p, tp_model *m, const char *file, tp_load_error *e) {
     memset(p, 0, sizeof *p);
     p->m = m;
     p->file = file;
-    p->err = err;
-    p->err_len = err_len;
-    if (err && err_len)
-        err[0] = 0;
+    p->e = e;
+    tp_load_error_init(e, file);
     p->r = tp_model_add_rank(m, file);
     p->h = yajl_alloc(&callbacks, NULL, p);
     if (!p->h)
@@ -1111,10 +1104,11 @@ static void feed_gzip_mem(kparse *p, const void *data, size_t len) {
     free(out);
 }
 
-tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
-                               char *err, size_t err_len) {
+/* tp_import_kineto_mem with the error in parts. */
+static tp_status load_mem(tp_model *m, const char *name, const void *data, size_t len,
+                          tp_load_error *e) {
     kparse p;
-    kparse_init(&p, m, name, err, err_len);
+    kparse_init(&p, m, name, e);
     yajl_handle h = p.h;
     const unsigned char *d = data;
     if (len == 0)
@@ -1264,18 +1258,36 @@ static void read_stream(kparse *p, gzFile gz) {
         finish(p);
 }
 
-tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t err_len) {
+tp_status tp_import_kineto_load(tp_model *m, const char *path, tp_load_error *e) {
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
-        if (err && err_len)
-            snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
-        return TP_ERR_OPEN;
+        tp_load_error_init(e, path);
+        return tp_load_error_set(e, TP_ERR_OPEN, "cannot open: %s",
+                                 strerror(errno ? errno : ENOENT));
     }
     gzbuffer(gz, 256 * 1024);
     kparse p;
-    kparse_init(&p, m, path, err, err_len);
+    kparse_init(&p, m, path, e);
     yajl_handle h = p.h;
     read_stream(&p, gz);
     gzclose(gz);
     return kparse_done(&p, h);
+}
+
+/* The string forms: the error's one line into err (tp_load_error_format). */
+static tp_status formatted(tp_status st, const tp_load_error *e, char *err, size_t err_len) {
+    if (err && err_len)
+        tp_load_error_format(e, err, err_len);
+    return st;
+}
+
+tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t err_len) {
+    tp_load_error e;
+    return formatted(tp_import_kineto_load(m, path, &e), &e, err, err_len);
+}
+
+tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
+                               char *err, size_t err_len) {
+    tp_load_error e;
+    return formatted(load_mem(m, name, data, len, &e), &e, err, err_len);
 }

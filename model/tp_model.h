@@ -8,7 +8,9 @@
  *   - names and raw category strings are interned in one per-model pool (tp_model_str);
  *   - after tp_model_finish: indexes by correlation, stream, thread and kind exist, and the
  *     nesting of CPU-side ranges (ops, annotations, runtime calls) on each thread is
- *     resolved once (parent row and depth per row).
+ *     resolved once (parent row and depth per row);
+ *   - native ranks carry the call stacks their rows refer to (frames and modules, tp_stacks),
+ *     so nothing after loading needs the trace file again.
  * The model is read-only for analyses: they read the arrays directly (struct of arrays,
  * row i of every column is event i). Loaders and tests build one through tp_model_new,
  * tp_model_add_rank, tp_events_push / tp_memev_push and tp_model_finish. */
@@ -78,7 +80,7 @@ typedef struct {
     uint8_t *copy_kind;   /* tp_copy_kind (memcpy rows), else 0 */
     uint8_t *src_kind;    /* tp_mem_kind (memcpy src, memset target), else 0 */
     uint8_t *dst_kind;    /* tp_mem_kind (memcpy dst), else 0 */
-    uint32_t *stack;      /* native stack id (resolve with the rank's file); 0: none */
+    uint32_t *stack;      /* native stack id (tp_rank_stack); 0: none */
     int32_t *parent;      /* row of the innermost enclosing CPU-side range on the same
                              (pid, tid), -1: none or a GPU-side row (set by finish) */
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
@@ -116,7 +118,7 @@ typedef struct {
     int64_t *bytes;           /* signed delta */
     int64_t *total_allocated; /* -1: unknown */
     int64_t *total_reserved;  /* -1: unknown */
-    uint32_t *stack;          /* native stack id; 0: none */
+    uint32_t *stack;          /* native stack id (tp_rank_stack); 0: none */
     int64_t *largest_free;    /* ALLOC_FAIL: the allocator's largest free block; -1: unknown;
                                  0 on other rows */
 } tp_memevents;
@@ -149,6 +151,52 @@ typedef struct {
     int32_t compute_major, compute_minor;
     int32_t num_sms;
 } tp_device_info;
+
+/* A module (ELF file) that stack frames point into, with the build-id recorded with it, so
+ * frames can be symbolized offline and a file rebuilt since the recording recognized. */
+typedef struct {
+    uint32_t id;           /* the trace's module id (tp_stacks.frame_module) */
+    uint32_t path;         /* string pool id of the file's path; 0: unknown */
+    uint32_t build_id_len; /* bytes of build_id used; 0: unknown */
+    uint8_t build_id[32];
+} tp_stack_module;
+
+#define TP_STACK_NO_MODULE UINT32_MAX /* frame_module of a frame that is a raw address */
+/* frame_module of a Python frame; its frame_addr packs the code id (bits 24-47, a
+ * tp_stack_pycode id) and the line (bits 0-23, 0: unknown), as the trace's frames do. */
+#define TP_STACK_PYTHON (UINT32_MAX - 1)
+#define TP_STACK_PY_CODE(addr) ((uint32_t)((addr) >> 24))
+#define TP_STACK_PY_LINE(addr) ((uint32_t)((addr)&0xffffffu))
+
+/* A Python code object that Python frames point at: function and file, as string pool ids. */
+typedef struct {
+    uint32_t id;
+    uint32_t file; /* string pool id of co_filename; 0: unknown */
+    uint32_t name; /* string pool id of the (qualified) function name; 0: unknown */
+    uint32_t first_line;
+} tp_stack_pycode;
+
+/* One interned stack: frames [first, first + n) of tp_stacks' frame columns. */
+typedef struct {
+    uint32_t id;
+    uint32_t n;
+    size_t first;
+} tp_stack;
+
+/* The CPU call stacks of a rank (native traces; Kineto ranks have none): stacks by id, as
+ * rows refer to them (tp_events.stack, tp_memevents.stack), innermost frame first, and the
+ * modules their frames point into. Read them with tp_rank_stack / tp_rank_stack_module. */
+typedef struct {
+    size_t n, cap;
+    tp_stack *v; /* sorted by id after finish */
+    size_t n_frames, frames_cap;
+    uint32_t *frame_module; /* tp_stack_module id; TP_STACK_NO_MODULE: a raw address */
+    uint64_t *frame_addr;   /* ELF virtual address in the module (or the raw address) */
+    size_t n_modules, modules_cap;
+    tp_stack_module *modules; /* sorted by id after finish */
+    size_t n_pycodes, pycodes_cap;
+    tp_stack_pycode *pycodes; /* sorted by id after finish */
+} tp_stacks;
 
 /* A (pid, tid) or stream bucket of row numbers, sorted by ts (CSR layout). */
 typedef struct {
@@ -194,6 +242,7 @@ typedef struct {
     size_t n_thread_names;
     int64_t *tn_pid, *tn_tid;
     uint32_t *tn_name; /* string pool id */
+    tp_stacks stacks;  /* call stacks the rows refer to (tp_rank_add_stack) */
 } tp_rank;
 
 typedef struct tp_strpool tp_strpool;
@@ -254,6 +303,22 @@ void tp_rank_set_thread_name(tp_model *m, tp_rank *r, int64_t pid, int64_t tid, 
  * thread was never named. Works before and after finish. */
 const char *tp_rank_thread_name(const tp_model *m, const tp_rank *r, int64_t pid, int64_t tid);
 
+/* Adds stack `id` (> 0; each id once per rank) of `n` frames, innermost first: frame i is
+ * address addr[i] in module module[i] (TP_STACK_NO_MODULE: a raw address). Copies both. */
+void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
+                       size_t n);
+
+/* Adds module `id` (each id once per rank): its file's path (`path` interned; NULL:
+ * unknown) and the build-id recorded with it (`len` bytes of `build_id`, at most 32 kept;
+ * 0: unknown). */
+void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *path,
+                              const uint8_t *build_id, size_t len);
+
+/* Adds Python code object `id` (each id once per rank) that Python frames point at:
+ * function `name` and `file` (interned; NULL: unknown), first line `first_line`. */
+void tp_rank_add_stack_pycode(tp_model *m, tp_rank *r, uint32_t id, const char *file,
+                              const char *name, uint32_t first_line);
+
 /* ---- queries (after finish) ---- */
 
 /* Rows with correlation `corr`, sorted by ts: returns the count and sets *rows to the first
@@ -262,6 +327,18 @@ size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows);
 
 /* Bucket index of stream `stream` in r->streams, -1 when absent. */
 long tp_rank_stream_index(const tp_rank *r, int64_t stream);
+
+/* Frames of stack `id` of `r`: returns their count (0 when the stack is unknown, or id 0)
+ * and points *module and *addr at the frames' columns, innermost first (owned by the
+ * model; unchanged when 0 is returned). */
+size_t tp_rank_stack(const tp_rank *r, uint32_t id, const uint32_t **module, const uint64_t **addr);
+
+/* Module `id` of `r`'s stacks, NULL when unknown (or TP_STACK_NO_MODULE). */
+const tp_stack_module *tp_rank_stack_module(const tp_rank *r, uint32_t id);
+
+/* Python code object `id` of `r`'s stacks (TP_STACK_PY_CODE of a Python frame), NULL when
+ * unknown. */
+const tp_stack_pycode *tp_rank_stack_pycode(const tp_rank *r, uint32_t id);
 
 /* The rank with number `rank`, or NULL. */
 const tp_rank *tp_model_rank(const tp_model *m, int rank);

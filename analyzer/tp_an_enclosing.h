@@ -1,0 +1,37 @@
+/* tp_an_enclosing: which range encloses an event, or a moment on a thread.
+ *
+ * The one "enclosing range" query of the analyses, the diagnosis and the TUI. It reads the
+ * nesting the model resolved once (tp_events.parent: the innermost enclosing CPU-side row on
+ * the same thread) and walks up to the first row whose category is one of `kinds`:
+ * NVTX ranges and record_function annotations only (TP_AN_RANGES_ANNOTATIONS: what the
+ * Ranges analysis and the TUI name), or also framework ops and Python functions
+ * (TP_AN_RANGES_ALL: what the diagnosis names as a source). Runtime calls and kernels are
+ * never ranges. Queries are O(nesting depth), O(log n) more for a moment in time; pure. */
+#ifndef TP_AN_ENCLOSING_H
+#define TP_AN_ENCLOSING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_model.h"
+
+/* Sets of range categories (1 << tp_cat), for `kinds`. */
+#define TP_AN_RANGES_ANNOTATIONS (1u << TP_CAT_USER_ANNOTATION)
+#define TP_AN_RANGES_ALL                                                                           \
+    (TP_AN_RANGES_ANNOTATIONS | (1u << TP_CAT_CPU_OP) | (1u << TP_CAT_PYTHON_FUNCTION))
+/* Or-ed into `kinds`: the row itself counts when it is such a range. */
+#define TP_AN_ENCLOSING_SELF (1u << 31)
+
+/* 1 when category `cat` is one of `kinds`. */
+int tp_an_is_range(uint8_t cat, unsigned kinds);
+
+/* The innermost range of `kinds` enclosing model row `row` (the row itself only with
+ * TP_AN_ENCLOSING_SELF), -1 when none or row < 0. For a GPU op, ask for its launching CPU
+ * call: GPU rows have no parent. */
+long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds);
+
+/* The innermost range of `kinds` on thread bucket `bucket` of r->threads that contains
+ * time `t` (ts <= t < ts + dur), -1 when none. */
+long tp_an_enclosing_at(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds);
+
+#endif

@@ -1,0 +1,129 @@
+/* tp_an_ivset: interval sets (see the header). One merge loop serves both the plain union
+ * and HTA's rule: only what is fed to it (clipped, non-empty, sorted by start; or every
+ * interval in numpy's order) differs. */
+#include "tp_an_ivset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+
+typedef struct {
+    int64_t a, b;
+} span;
+
+static void reserve(tp_an_ivset *s, size_t need) {
+    if (need <= s->cap)
+        return;
+    size_t cap = s->cap;
+    tp_an_grow((void **)&s->a, &cap, need, sizeof *s->a);
+    tp_an_grow((void **)&s->b, &s->cap, need, sizeof *s->b);
+}
+
+static void push(tp_an_ivset *s, int64_t a, int64_t b) {
+    reserve(s, s->n + 1);
+    s->a[s->n] = a, s->b[s->n] = b, s->n++;
+}
+
+/* Replaces out's runs by p[0..n) merged in the given order: a span opens a run when it
+ * starts after every end seen so far (HTA's cummax), else it widens the last run. */
+static void merge_in_order(tp_an_ivset *out, const span *p, size_t n) {
+    out->n = 0;
+    int64_t cummax = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k == 0 || p[k].a > cummax) {
+            push(out, p[k].a, p[k].b);
+        } else {
+            size_t l = out->n - 1;
+            out->a[l] = p[k].a < out->a[l] ? p[k].a : out->a[l];
+            out->b[l] = p[k].b > out->b[l] ? p[k].b : out->b[l];
+        }
+        cummax = k == 0 || p[k].b > cummax ? p[k].b : cummax;
+    }
+}
+
+void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
+    if (b > a)
+        push(s, a, b);
+}
+
+static int cmp_span(const void *x, const void *y) {
+    const span *p = x, *q = y;
+    return (p->a > q->a) - (p->a < q->a);
+}
+
+/* Ties in the sort do not matter: spans are non-empty, so equal starts merge either way. */
+void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
+    span *p = tp_an_alloc(s->n + 1, sizeof *p);
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        span c = {s->a[i] > lo ? s->a[i] : lo, s->b[i] < hi ? s->b[i] : hi};
+        if (c.b > c.a)
+            p[k++] = c;
+    }
+    qsort(p, k, sizeof *p, cmp_span);
+    merge_in_order(s, p, k);
+    free(p);
+}
+
+int64_t tp_an_ivset_len(const tp_an_ivset *s) {
+    int64_t t = 0;
+    for (size_t i = 0; i < s->n; i++)
+        t += s->b[i] - s->a[i];
+    return t;
+}
+
+/* out = x AND y (keep = 1) or x AND NOT y (keep = 0): one sweep over both sets. */
+static void combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_ivset *out) {
+    out->n = 0;
+    size_t j = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        int64_t a = x->a[i], b = x->b[i];
+        while (j < y->n && y->b[j] <= a)
+            j++;
+        for (size_t k = j; k < y->n && y->a[k] < b; k++) {
+            int64_t ya = y->a[k] > a ? y->a[k] : a, yb = y->b[k] < b ? y->b[k] : b;
+            if (keep)
+                tp_an_ivset_add(out, ya, yb);
+            else
+                tp_an_ivset_add(out, a, ya);
+            a = yb;
+        }
+        if (!keep)
+            tp_an_ivset_add(out, a, b);
+    }
+}
+
+void tp_an_ivset_and(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *out) {
+    combine(x, y, 1, out);
+}
+
+void tp_an_ivset_minus(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *out) {
+    combine(x, y, 0, out);
+}
+
+int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y) {
+    tp_an_ivset t = {0};
+    combine(x, y, 1, &t);
+    int64_t n = tp_an_ivset_len(&t);
+    tp_an_ivset_free(&t);
+    return n;
+}
+
+void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out) {
+    size_t *idx = tp_an_alloc(n + 1, sizeof *idx);
+    span *p = tp_an_alloc(n + 1, sizeof *p);
+    tp_an_argsort_np(ts, n, idx);
+    for (size_t k = 0; k < n; k++)
+        p[k] = (span){ts[idx[k]], end[idx[k]]};
+    merge_in_order(out, p, n);
+    free(p);
+    free(idx);
+}
+
+void tp_an_ivset_free(tp_an_ivset *s) {
+    if (!s)
+        return;
+    free(s->a), free(s->b);
+    memset(s, 0, sizeof *s);
+}

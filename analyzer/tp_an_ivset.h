@@ -1,0 +1,58 @@
+/* tp_an_ivset: sets of time intervals [a, b) in ns, the one interval code of the analyses.
+ *
+ * A set is a plain growable list of runs. It is *normalized* when its runs are sorted,
+ * disjoint, non-empty and not touching (every run ends before the next one starts); the set
+ * operations (length, intersection, difference) read normalized sets and write normalized
+ * sets. There are two ways to get one from raw intervals:
+ *   - tp_an_ivset_add, then tp_an_ivset_norm: the plain union, clipped to a window (empty and
+ *     negative intervals mean nothing and are dropped). The diagnosis uses it.
+ *   - tp_an_ivset_merge_hta: Holistic Trace Analysis' merge_kernel_intervals rule, which the
+ *     HTA-compatible analyses (temporal, kernel types) must follow: it keeps zero- and
+ *     negative-length intervals (HTA's ns rounding makes them) as runs, and the tie order of
+ *     numpy's quicksort decides how such a run merges. Its result is a list of runs, not
+ *     normalized when such intervals are present; tp_an_ivset_len still sums it as HTA does.
+ * Both merge with the same rule (a run opens where an interval starts after every end seen
+ * so far), so they agree on every input whose intervals all have a positive length.
+ * Aborts on out of memory, like the rest of the analyzer. */
+#ifndef TP_AN_IVSET_H
+#define TP_AN_IVSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t *a, *b; /* starts and ends of the runs */
+    size_t n, cap;
+} tp_an_ivset;
+
+/* Appends [a, b) to `s` (zero-initialized or used); nothing when b <= a. Leaves `s`
+ * unnormalized. */
+void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b);
+
+/* Sorts and merges `s` in place into a normalized set, keeping only the part inside
+ * [lo, hi) (INT64_MIN, INT64_MAX: everything). */
+void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi);
+
+/* Sum of b - a over the runs. */
+int64_t tp_an_ivset_len(const tp_an_ivset *s);
+
+/* out = x AND y; x and y normalized; out is overwritten (its storage reused) and must not
+ * be x or y. */
+void tp_an_ivset_and(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *out);
+
+/* out = x AND NOT y; same rules as tp_an_ivset_and. */
+void tp_an_ivset_minus(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *out);
+
+/* Length of x AND y without building it; x and y normalized. */
+int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y);
+
+/* HTA's merge of the intervals [ts[i], end[i]) for i < n into `out` (overwritten): visited
+ * in numpy.argsort(ts, kind="quicksort") order, an interval opens a new run when it starts
+ * after every end seen so far, else it widens the last run. Intervals of any length are
+ * kept, as HTA keeps them. */
+void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out);
+
+/* Frees the runs and zeroes `s`; NULL: no-op. */
+void tp_an_ivset_free(tp_an_ivset *s);
+
+#endif

@@ -1,0 +1,357 @@
+/* tp_diag_ctx: building the shared state of a diagnosis (see the header): threads, steps,
+ * window, interval sets, idle split; and the row predicates and finding helpers the rules
+ * share. */
+#include "tp_diag_ctx.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_enclosing.h"
+#include "tp_an_stats.h"
+
+/* ---------------------------------------------------------------- names */
+
+static int icontains(const char *s, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+static int is_step_name(const char *s) {
+    return strncmp(s, "ProfilerStep#", 13) == 0 || strcasecmp(s, "step") == 0 ||
+           strcasecmp(s, "train_step") == 0 || strcasecmp(s, "training_step") == 0 ||
+           strcasecmp(s, "train step") == 0;
+}
+
+/* Host time spent getting the next batch: NVTX/user ranges and ops named like data loading
+ * ("dataloader wait", PyTorch's "enumerate(DataLoader)#...__next__", "get_batch"). */
+static int is_data_name(const char *s) {
+    static const char *const k[] = {"dataloader", "data loader", "data_loader", "data wait",
+                                    "data_wait",  "next_data",   "get_batch",   "input pipeline",
+                                    "load batch", "fetch batch"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (icontains(s, k[i]))
+            return 1;
+    return 0;
+}
+
+unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
+    uint32_t id = d->ev->name[row];
+    if (!d->ncls[id]) {
+        const char *s = tp_model_str(d->v->m, id);
+        d->ncls[id] = (uint8_t)(TP_DIAG_NC_KNOWN | (is_step_name(s) ? TP_DIAG_NC_STEP : 0) |
+                                (is_data_name(s) ? TP_DIAG_NC_DATA : 0) |
+                                (strstr(s, "Synchronize") ? TP_DIAG_NC_SYNC : 0) |
+                                (strstr(s, "Wait") ? TP_DIAG_NC_WAIT : 0));
+    }
+    return d->ncls[id];
+}
+
+/* ---------------------------------------------------------------- rows */
+
+int tp_diag_is_api(uint8_t cat) {
+    return cat == TP_CAT_CUDA_RUNTIME || cat == TP_CAT_CUDA_DRIVER;
+}
+
+int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row) {
+    if (tp_diag_is_api(d->ev->cat[row]))
+        return (tp_diag_name_class(d, row) & TP_DIAG_NC_SYNC) != 0;
+    return d->ev->cat[row] == TP_CAT_CUDA_SYNC && !(tp_diag_name_class(d, row) & TP_DIAG_NC_WAIT);
+}
+
+static int cmp_thread(const tp_diag_thread *t, int64_t pid, int64_t tid) {
+    if (t->pid != pid)
+        return t->pid < pid ? -1 : 1;
+    return (t->tid > tid) - (t->tid < tid);
+}
+
+/* Index of the first thread >= (pid, tid) in the sorted list. */
+static size_t thread_pos(const tp_diag_ctx *d, int64_t pid, int64_t tid) {
+    size_t lo = 0, hi = d->n_th;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_thread(&d->th[mid], pid, tid) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tp_diag_launch_thread(const tp_diag_ctx *d, int64_t pid, int64_t tid) {
+    if (!d->n_th)
+        return 1;
+    size_t k = thread_pos(d, pid, tid);
+    return k < d->n_th && cmp_thread(&d->th[k], pid, tid) == 0;
+}
+
+static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid) {
+    size_t k = thread_pos(d, pid, tid);
+    if (k < d->n_th && cmp_thread(&d->th[k], pid, tid) == 0) {
+        d->th[k].launches++;
+        return;
+    }
+    tp_an_grow((void **)&d->th, &d->cap_th, d->n_th + 1, sizeof *d->th);
+    memmove(d->th + k + 1, d->th + k, (d->n_th - k) * sizeof *d->th);
+    d->th[k] = (tp_diag_thread){pid, tid, 1, d->n_th};
+    d->n_th++;
+}
+
+void tp_diag_clear_seen(tp_diag_ctx *d) {
+    memset(d->seen, 0, d->ev->n + 1);
+}
+
+long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
+    const uint32_t *rows;
+    int64_t corr = d->ev->correlation[row];
+    size_t n = corr >= 0 ? tp_rank_corr_rows(d->r, corr, &rows) : 0;
+    for (size_t k = 0; k < n; k++)
+        if (d->ev->stream[rows[k]] == -1 && tp_diag_is_api(d->ev->cat[rows[k]]))
+            return rows[k];
+    return -1;
+}
+
+int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {
+    if (tp_diag_is_api(d->ev->cat[row]) || d->ev->stream[row] == -1)
+        return tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]);
+    return tp_diag_cpu_call(d, row) < 0;
+}
+
+/* ---------------------------------------------------------------- threads, steps, window */
+
+/* The r->threads bucket of the thread that launched the most kernels (the first seen among
+ * equals), -1 when none has one. */
+static long main_bucket(const tp_diag_ctx *d) {
+    const tp_diag_thread *best = NULL;
+    long bucket = -1;
+    for (size_t t = 0; t < d->n_th; t++) {
+        const tp_diag_thread *x = &d->th[t];
+        if (best && (x->launches < best->launches ||
+                     (x->launches == best->launches && x->first > best->first)))
+            continue;
+        for (size_t b = 0; b < d->r->threads.n; b++)
+            if (d->r->threads.key[b] == x->tid && d->r->threads.key2[b] == x->pid) {
+                best = x, bucket = (long)b;
+                break;
+            }
+    }
+    return bucket;
+}
+
+/* The training threads are those that launch kernels (loader workers that only copy or wait
+ * on events are not); without correlated kernels, every thread that launches anything. */
+static void find_threads_and_steps(tp_diag_ctx *d) {
+    tp_diag_clear_seen(d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        long c = d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL ? tp_diag_cpu_call(d, row) : -1;
+        if (c >= 0)
+            note_launch_thread(d, d->ev->pid[c], d->ev->tid[c]);
+    }
+    tp_diag_clear_seen(d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        if (!d->n_th && !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH))
+            note_launch_thread(d, d->ev->pid[row], d->ev->tid[row]);
+    }
+    d->main_bucket = main_bucket(d);
+    tp_diag_clear_seen(d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        if (!d->v->gpu[i] && tp_an_is_range(d->ev->cat[row], TP_AN_RANGES_ALL) &&
+            (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) &&
+            tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]))
+            tp_an_ivset_add(&d->steps, d->v->ts[i], tp_diag_vend(d->v, i));
+    }
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int64_t a, b;
+} pair;
+
+static int cmp_pair_nest(const void *x, const void *y) {
+    const pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b < q->b) - (p->b > q->b); /* the enclosing one first */
+}
+
+/* Steps nested in a step (a "step" range inside ProfilerStep#N) are the same step: only the
+ * outermost count, and their ends are the sample points for memory growth. */
+static void count_steps(tp_diag_ctx *d) {
+    pair *p = tp_an_alloc(d->steps.n + 1, sizeof *p);
+    for (size_t i = 0; i < d->steps.n; i++)
+        p[i] = (pair){d->steps.a[i], d->steps.b[i]};
+    qsort(p, d->steps.n, sizeof *p, cmp_pair_nest);
+    d->step_end = tp_an_alloc(d->steps.n + 1, sizeof *d->step_end);
+    int64_t last_end = INT64_MIN;
+    for (size_t i = 0; i < d->steps.n; i++) {
+        if (p[i].b <= last_end && d->n_step_end)
+            continue;
+        d->step_end[d->n_step_end++] = p[i].b;
+        last_end = p[i].b;
+    }
+    qsort(d->step_end, d->n_step_end, sizeof *d->step_end, cmp_i64);
+    d->out->n_steps = d->n_step_end;
+    free(p);
+}
+
+/* The window: the union of the steps' span, else the GPU span. */
+static void set_window(tp_diag_ctx *d) {
+    int64_t g0 = INT64_MAX, g1 = INT64_MIN;
+    for (size_t i = 0; i < d->v->n; i++)
+        if (d->v->gpu[i]) {
+            g0 = d->v->ts[i] < g0 ? d->v->ts[i] : g0;
+            g1 = tp_diag_vend(d->v, i) > g1 ? tp_diag_vend(d->v, i) : g1;
+        }
+    count_steps(d);
+    tp_an_ivset_norm(&d->steps, INT64_MIN, INT64_MAX);
+    if (d->steps.n) {
+        d->w0 = d->steps.a[0], d->w1 = d->steps.b[d->steps.n - 1];
+    } else if (g0 < g1) {
+        d->w0 = g0, d->w1 = g1;
+    }
+    if (g0 >= g1) /* no device activity: nothing to judge in time */
+        d->w0 = d->w1 = 0;
+    d->win = d->w1 - d->w0;
+    d->out->window_ns = d->win;
+}
+
+/* ---------------------------------------------------------------- interval sets */
+
+static void collect_sets(tp_diag_ctx *d) {
+    tp_diag_clear_seen(d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        uint8_t cat = d->ev->cat[row];
+        int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
+        if (d->v->gpu[i]) {
+            tp_an_ivset_add(&d->busy, a, b);
+            if (cat == TP_CAT_KERNEL)
+                tp_an_ivset_add(&d->kernels, a, b);
+            else if (cat == TP_CAT_MEMCPY)
+                tp_an_ivset_add(&d->copies, a, b);
+        }
+        if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row))
+            tp_an_ivset_add(&d->sync, a, b);
+        else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
+                 (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
+                 tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]))
+            tp_an_ivset_add(&d->data, a, b);
+    }
+    tp_an_ivset_norm(&d->busy, d->w0, d->w1);
+    tp_an_ivset_norm(&d->kernels, d->w0, d->w1);
+    tp_an_ivset_norm(&d->copies, d->w0, d->w1);
+    tp_an_ivset_norm(&d->sync, d->w0, d->w1);
+    tp_an_ivset_norm(&d->data, d->w0, d->w1);
+    tp_an_ivset win = {0};
+    tp_an_ivset_add(&win, d->w0, d->w1);
+    tp_an_ivset_minus(&win, &d->busy, &d->idle);
+    tp_an_ivset_free(&win);
+}
+
+static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
+    tp_an_ivset nosync = {0}, rest = {0}, shortg = {0};
+    memset(s, 0, sizeof *s);
+    s->idle = tp_an_ivset_len(&d->idle);
+    s->sync = tp_an_ivset_and_len(&d->idle, &d->sync);
+    tp_an_ivset_minus(&d->idle, &d->sync, &nosync);
+    s->data = tp_an_ivset_and_len(&nosync, &d->data);
+    tp_an_ivset_minus(&nosync, &d->data, &rest);
+    for (size_t i = 0; i < d->idle.n; i++)
+        if (d->idle.b[i] - d->idle.a[i] < d->v->opts.kernel_wait_ns)
+            tp_an_ivset_add(&shortg, d->idle.a[i], d->idle.b[i]);
+    s->shortg = tp_an_ivset_and_len(&rest, &shortg);
+    tp_an_ivset_minus(&rest, &shortg, &s->other_set);
+    s->other = tp_an_ivset_len(&s->other_set);
+    tp_an_ivset_free(&nosync), tp_an_ivset_free(&rest), tp_an_ivset_free(&shortg);
+}
+
+void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
+    memset(out, 0, sizeof *out);
+    out->utilization = NAN;
+    memset(d, 0, sizeof *d);
+    d->v = v, d->r = v->r, d->ev = &v->r->ev, d->out = out;
+    d->launch_verdict = -1;
+    d->seen = tp_an_alloc(d->ev->n + 1, 1);
+    uint32_t max_name = 0;
+    for (size_t i = 0; i < d->ev->n; i++)
+        max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
+    d->n_names = (size_t)max_name + 1;
+    d->ncls = tp_an_alloc(d->n_names, 1);
+    find_threads_and_steps(d);
+    set_window(d);
+    if (d->win > 0) {
+        collect_sets(d);
+        split_idle(d, &d->split);
+        out->utilization = 1.0 - tp_diag_share(d->split.idle, d->win);
+    }
+}
+
+void tp_diag_ctx_free(tp_diag_ctx *d) {
+    tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
+    tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
+    tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
+    free(d->step_end), free(d->seen), free(d->ncls), free(d->th);
+    tp_symbolizer_close(d->sym);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---------------------------------------------------------------- findings */
+
+double tp_diag_share(int64_t a, int64_t b) {
+    return b > 0 ? (double)a / (double)b : 0.0;
+}
+
+const char *tp_diag_window_words(const tp_diag_ctx *d) {
+    return d->out->n_steps ? "of step time" : "of the GPU span";
+}
+
+void tp_diag_cat(char **s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n <= 0) {
+        if (!*s)
+            *s = tp_an_alloc(1, 1);
+        return;
+    }
+    size_t len = *s ? strlen(*s) : 0;
+    char *p = realloc(*s, len + (size_t)n + 1);
+    if (!p)
+        abort();
+    va_start(ap, fmt);
+    vsnprintf(p + len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *s = p;
+}
+
+tp_finding *tp_diag_add(tp_diag_ctx *d, const tp_diag_rule *rule, double severity) {
+    tp_diagnosis *o = d->out;
+    size_t cap = o->n;
+    tp_an_grow((void **)&o->f, &cap, o->n + 1, sizeof *o->f);
+    tp_finding *f = &o->f[o->n++];
+    memset(f, 0, sizeof *f);
+    f->id = rule->id;
+    f->severity = severity < 0 ? 0 : severity > 1 ? 1 : severity;
+    f->range_row = f->op_row = -1;
+    d->cur = f;
+    tp_diag_cat(&f->title, "%s", "");
+    tp_diag_cat(&f->evidence, "%s", "");
+    tp_diag_cat(&f->advice, "%s", "");
+    tp_diag_cat(&f->source, "%s", "");
+    return f;
+}
+
+void tp_diag_put_metric(tp_finding *f, const char *key, double value) {
+    size_t cap = f->n_metrics;
+    tp_an_grow((void **)&f->metrics, &cap, f->n_metrics + 1, sizeof *f->metrics);
+    f->metrics[f->n_metrics++] = (tp_diag_metric){key, value};
+}

@@ -1,0 +1,126 @@
+/* tp_diag_ctx: the diagnosis of one rank in progress, shared by every rule.
+ *
+ * Built once before the rules run (tp_diag_ctx_init): the training threads (those whose
+ * calls launched kernels), the steps and the analysis window, and merged interval sets
+ * (tp_an_ivset) clipped to the window: device busy and idle, host time blocked in syncs and
+ * inside data-loading ranges on the training threads, kernels, copies; then the device idle
+ * split by what the host was doing. Rules read these, visit the view's rows through
+ * TP_DIAG_FOR_ROWS (each model row once, even when the HTA-compatible view repeats it, so
+ * sums are not inflated), classify rows with the shared predicates below, and write their
+ * finding through tp_diag_add / tp_diag_put_metric / tp_diag_cat. No count here is capped: the
+ * threads, names and texts grow as needed. Internal to the diagnosis (tp_diagnose.c and the
+ * tp_diag_*.c rule families). */
+#ifndef TP_DIAG_CTX_H
+#define TP_DIAG_CTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_an_ivset.h"
+#include "tp_diagnose.h"
+#include "tp_symbolize.h"
+
+#define TP_DIAG_MIN_SEVERITY 0.03 /* findings explaining less are left out */
+
+/* A thread that launched GPU work, and how many kernels it launched. */
+typedef struct {
+    int64_t pid, tid;
+    size_t launches;
+    size_t first; /* order in which it was first seen (ties for the main thread) */
+} tp_diag_thread;
+
+/* The window's device idle, split by the first class that holds for each nanosecond: a
+ * training thread blocked in a sync, inside a data-loading range, a short gap between ops
+ * (< opts.kernel_wait_ns), or other host work. */
+typedef struct {
+    int64_t idle, sync, data, shortg, other;
+    tp_an_ivset other_set; /* the "other host work" idle itself */
+} tp_diag_idle;
+
+struct tp_diag_ctx {
+    const tp_an_view *v;
+    const tp_rank *r;
+    const tp_events *ev;
+    tp_diagnosis *out;
+    uint8_t *seen;      /* model row visited by the current pass */
+    tp_diag_thread *th; /* training threads, sorted by (pid, tid) */
+    size_t n_th, cap_th;
+    long main_bucket; /* r->threads bucket of the busiest training thread; -1: none */
+    int64_t w0, w1, win;
+    tp_an_ivset steps, busy, idle, sync, data, kernels, copies; /* normalized, in the window */
+    tp_diag_idle split;                                         /* zero when win == 0 */
+    int64_t *step_end; /* every step's end, ascending (nested steps count once) */
+    size_t n_step_end;
+    uint8_t *ncls;      /* TP_DIAG_NC_* class of each name id, 0 until first asked */
+    size_t n_names;     /* name ids are < n_names */
+    tp_symbolizer *sym; /* opened on first use (tp_diag_stack), unless opts.no_symbols */
+    int sym_tried;
+    tp_finding *cur;    /* the finding being written (tp_diag_add) */
+    int launch_verdict; /* launch-bound fires: 1 / 0; -1 until judged (tp_diag_launch.c,
+                           whose two rules both need it) */
+};
+
+/* Builds everything above for the rank seen by `v`; findings go to `out` (zeroed here). */
+void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out);
+void tp_diag_ctx_free(tp_diag_ctx *d);
+
+/* ---- rows ---- */
+
+/* Visits view index i and model row `row` once per model row (a new pass starts with
+ * tp_diag_clear_seen). */
+#define TP_DIAG_FOR_ROWS(d, i, row)                                                                \
+    for (size_t i = 0, row = 0; i < (d)->v->n; i++)                                                \
+        if ((row = (d)->v->row[i]), !(d)->seen[row] && ((d)->seen[row] = 1))
+
+void tp_diag_clear_seen(tp_diag_ctx *d);
+
+/* End of view index i, never before its start. */
+static inline int64_t tp_diag_vend(const tp_an_view *v, size_t i) {
+    return v->end[i] > v->ts[i] ? v->end[i] : v->ts[i];
+}
+
+/* Name classes, computed once per name id (the string tests are the costly part of a pass). */
+#define TP_DIAG_NC_KNOWN 1u
+#define TP_DIAG_NC_STEP 2u /* "step", "train_step", "ProfilerStep#N", ... */
+#define TP_DIAG_NC_DATA 4u /* data loading: "dataloader", "get_batch", ... */
+#define TP_DIAG_NC_SYNC 8u /* "...Synchronize..." */
+#define TP_DIAG_NC_WAIT 16u
+
+unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row);
+
+int tp_diag_is_api(uint8_t cat); /* a CUDA runtime or driver call */
+
+/* A row where the host waits for the device: *Synchronize API calls, CPU-side SYNC records
+ * and Kineto's cuda_sync events ("Stream Wait Event" is a device-side wait: left out). */
+int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row);
+
+/* A sync row that blocked a training thread. A SYNC record correlated with its API call is
+ * the same wait seen from the device: the API row (with its thread) stands for both. */
+int tp_diag_host_sync(const tp_diag_ctx *d, size_t row);
+
+/* 1 when (pid, tid) is a training thread (every thread when none launched anything). */
+int tp_diag_launch_thread(const tp_diag_ctx *d, int64_t pid, int64_t tid);
+
+/* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1. */
+long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row);
+
+/* ---- findings ---- */
+
+/* a / b, 0 when b <= 0. */
+double tp_diag_share(int64_t a, int64_t b);
+
+/* "of step time" or "of the GPU span". */
+const char *tp_diag_window_words(const tp_diag_ctx *d);
+
+/* Appends a finding of `rule` with `severity` (clamped to [0, 1]), empty texts and no
+ * evidence rows, and makes it the current one (d->cur: tp_diag_range_label records the first
+ * range it names). The pointer is valid until the next tp_diag_add. */
+tp_finding *tp_diag_add(tp_diag_ctx *d, const tp_diag_rule *rule, double severity);
+
+/* Appends metric `key` (a static string). */
+void tp_diag_put_metric(tp_finding *f, const char *key, double value);
+
+/* Appends printf-formatted text to the heap string *s (NULL: a new one). */
+void tp_diag_cat(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,164 @@
+/* tp_diag_launch: the host-side rules, launch-bound and low-utilization.
+ *
+ * Both explain the idle that neither a sync nor a data-loading range explains. Launch-bound
+ * owns it when kernels are tiny (median under 10 us) and the device finishes them faster
+ * than the host issues them: the median kernel is shorter than the host time per launch
+ * (the window less the time in syncs and data loading, over the training threads' launch
+ * calls), which is itself at most opts.launch_delay_cutoff_ns (over that it is not launch
+ * overhead but other host work). Severity: short-gap plus other-host idle. Otherwise
+ * low-utilization reports the other-host idle when the device is busy under 60 % and that
+ * idle is at least 10 % of the window; its source is the range open on the main training
+ * thread in the middle of each such idle interval. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+#include "tp_diag_ctx.h"
+#include "tp_diag_rules.h"
+#include "tp_diag_source.h"
+#include "tp_units.h"
+
+/* What launch-bound judges. */
+typedef struct {
+    size_t nk, n_short, nl;   /* kernels in the window, shorter than their call, launch calls */
+    double median_ns, gap_ns; /* median kernel, host time per launch */
+    int64_t cost;             /* short-gap + other-host idle */
+    double sev;
+} launch_stats;
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n) {
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return tp_an_percentile_sorted(v, n, 50);
+}
+
+/* Launch calls of the training threads inside the window. */
+static size_t count_launches(tp_diag_ctx *d) {
+    size_t n = 0;
+    tp_diag_clear_seen(d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        n += !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) && d->v->ts[i] >= d->w0 &&
+             d->v->ts[i] < d->w1 && tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]);
+    }
+    return n;
+}
+
+/* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
+ * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
+static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
+    double *gd = tp_an_alloc(d->v->n_gpu + 1, sizeof *gd);
+    memset(st, 0, sizeof *st);
+    tp_diag_clear_seen(d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_KERNEL || d->v->ts[i] < d->w0 ||
+            d->v->ts[i] >= d->w1)
+            continue;
+        double k = (double)(tp_diag_vend(d->v, i) - d->v->ts[i]);
+        gd[st->nk++] = k;
+        long c = tp_diag_cpu_call(d, row);
+        if (c < 0)
+            continue;
+        if (bl)
+            tp_diag_blame_add(d, bl, tp_diag_enclosing(d, c), 1);
+        st->n_short += d->ev->dur[c] <= d->v->opts.runtime_cutoff_ns && k < (double)d->ev->dur[c];
+    }
+    tp_an_ivset sync_only = {0};
+    tp_an_ivset_minus(&d->sync, &d->data, &sync_only);
+    int64_t host_free = d->win - tp_an_ivset_len(&sync_only) - tp_an_ivset_len(&d->data);
+    tp_an_ivset_free(&sync_only);
+    st->nl = count_launches(d);
+    st->median_ns = median(gd, st->nk);
+    st->gap_ns = st->nl ? (double)host_free / (double)st->nl : NAN;
+    free(gd);
+    st->cost = d->split.shortg + d->split.other;
+    st->sev = tp_diag_share(st->cost, d->win);
+    d->launch_verdict =
+        d->win > 0 && st->nk && st->median_ns < 10000.0 && st->median_ns < st->gap_ns &&
+        st->gap_ns <= (double)d->v->opts.launch_delay_cutoff_ns && st->sev >= TP_DIAG_MIN_SEVERITY;
+    return d->launch_verdict;
+}
+
+/* Whether launch-bound fires, judged once per rank whichever rule asks first. */
+static int launch_bound_fires(tp_diag_ctx *d) {
+    launch_stats st;
+    return d->launch_verdict >= 0 ? d->launch_verdict : launch_bound(d, &st, NULL);
+}
+
+void tp_diag_launch_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
+    launch_stats st;
+    tp_diag_blame bl = {0};
+    if (d->win <= 0 || !launch_bound(d, &st, &bl)) {
+        tp_diag_blame_free(&bl);
+        return;
+    }
+    tp_finding *f = tp_diag_add(d, self, st.sev);
+    char b1[32], b2[32];
+    tp_diag_cat(&f->title,
+                "launch-bound: many tiny kernels; the device waits on per-launch host overhead");
+    char per[48] = "";
+    if (d->out->n_steps)
+        snprintf(per, sizeof per, " (%.0f per step)", (double)st.nk / (double)d->out->n_steps);
+    tp_diag_cat(&f->evidence,
+                "%zu kernels%s; median kernel %s while the host spends %s per launch (time "
+                "outside syncs and data loading over %zu launches); %zu (%.0f%%) kernels are "
+                "shorter than their launch call; the device is busy %.1f%% %s and idles %.1f%% "
+                "between launches with the host neither syncing nor loading data",
+                st.nk, per, tp_units_dur(b1, 32, st.median_ns), tp_units_dur(b2, 32, st.gap_ns),
+                st.nl, st.n_short, 100 * tp_diag_share((int64_t)st.n_short, (int64_t)st.nk),
+                100 - 100 * tp_diag_share(d->split.idle, d->win), tp_diag_window_words(d),
+                100 * st.sev);
+    tp_diag_cat(&f->advice,
+                "fuse small kernels (torch.compile, fused/foreach optimizers), capture the step in "
+                "a CUDA graph, use larger batches or fewer, wider layers; cut per-op Python "
+                "overhead");
+    tp_diag_blame_source(d, &bl, tp_diag_blame_sum(&bl), "of the launches", &f->source);
+    tp_diag_put_metric(f, "kernels", (double)st.nk);
+    tp_diag_put_metric(f, "short_kernels", (double)st.n_short);
+    tp_diag_put_metric(f, "median_kernel_ns", st.median_ns);
+    tp_diag_put_metric(f, "host_ns_per_launch", st.gap_ns);
+    tp_diag_put_metric(f, "launch_idle_ns", (double)st.cost);
+    tp_diag_put_metric(f, "window_ns", (double)d->win);
+    tp_diag_blame_free(&bl);
+}
+
+void tp_diag_low_utilization(tp_diag_ctx *d, const tp_diag_rule *self) {
+    const tp_diag_idle *s = &d->split;
+    double util = 1.0 - tp_diag_share(s->idle, d->win), sev = tp_diag_share(s->other, d->win);
+    if (d->win <= 0 || util >= 0.6 || sev < 0.10 || launch_bound_fires(d))
+        return; /* launch-bound owns the unexplained idle when it fires */
+    tp_diag_blame bl = {0};
+    for (size_t i = 0; i < s->other_set.n; i++) {
+        int64_t mid = s->other_set.a[i] + (s->other_set.b[i] - s->other_set.a[i]) / 2;
+        tp_diag_blame_add(d, &bl, tp_diag_range_at(d, mid), s->other_set.b[i] - s->other_set.a[i]);
+    }
+    tp_finding *f = tp_diag_add(d, self, sev);
+    tp_diag_cat(&f->title,
+                "low-utilization: the device is busy only %.0f%% %s, waiting on host work",
+                100 * util, tp_diag_window_words(d));
+    tp_diag_cat(&f->evidence,
+                "device idle %.1f%% %s: %.1f%% of it while the host was blocked in sync calls, "
+                "%.1f%% in data-loading ranges, %.1f%% in gaps under %lld \u00b5s between ops, "
+                "%.1f%% while the host did other work (CPU busy between launches)",
+                100 * tp_diag_share(s->idle, d->win), tp_diag_window_words(d),
+                100 * tp_diag_share(s->sync, s->idle), 100 * tp_diag_share(s->data, s->idle),
+                100 * tp_diag_share(s->shortg, s->idle),
+                (long long)(d->v->opts.kernel_wait_ns / 1000),
+                100 * tp_diag_share(s->other, s->idle));
+    tp_diag_cat(&f->advice,
+                "profile the host side of the step (CPU ops, Python) between launches; move work "
+                "off the training thread, batch small operations, or capture the step with CUDA "
+                "graphs / torch.compile");
+    tp_diag_blame_source(d, &bl, s->other, "of it", &f->source);
+    tp_diag_put_metric(f, "idle_ns", (double)s->idle);
+    tp_diag_put_metric(f, "host_other_idle_ns", (double)s->other);
+    tp_diag_put_metric(f, "window_ns", (double)d->win);
+    tp_diag_blame_free(&bl);
+}

@@ -1,0 +1,49 @@
+/* tp_diag_rules: the table of diagnosis rules, one row per finding id.
+ *
+ * A row is {id, function, order, description}: the stable id findings carry, the function
+ * that judges it (defined in the family file tp_diag_<family>.c and declared here, from the
+ * row), its place among findings of equal severity (0 first), and one line on what it
+ * detects. Rows run in the order listed; a rule never depends on another having run (what
+ * two rules share, e.g. whether launch-bound fires, is a function both call).
+ *
+ * Adding a rule is a row here and its function in a family file; nothing else. Mistakes do
+ * not compile: the orders must be 0..N-1, each once (static_assert in tp_diagnose.c); a
+ * function named in a row must exist (link error); a rule function without a row has no
+ * prototype (-Wmissing-prototypes). test_diag_rules checks the ids are unique. */
+#ifndef TP_DIAG_RULES_H
+#define TP_DIAG_RULES_H
+
+#include "tp_diagnose.h"
+
+/* X(id, function, order, description) */
+#define TP_DIAG_RULES(X)                                                                           \
+    /* tp_diag_input.c */                                                                          \
+    X("input-bound", tp_diag_input_bound, 2,                                                       \
+      "the device idles while the training thread waits in data-loading ranges")                   \
+    /* tp_diag_sync.c */                                                                           \
+    X("sync-stall", tp_diag_sync_stall, 4,                                                         \
+      "the host blocks on device synchronization and the device runs dry meanwhile")               \
+    /* tp_diag_launch.c */                                                                         \
+    X("launch-bound", tp_diag_launch_bound, 5,                                                     \
+      "tiny kernels: the device waits on the host's per-launch overhead")                          \
+    X("low-utilization", tp_diag_low_utilization, 8,                                               \
+      "the device idles while the host does other work (unless launch-bound explains it)")         \
+    /* tp_diag_copies.c */                                                                         \
+    X("pageable-h2d", tp_diag_pageable_h2d, 3, "host-to-device copies from pageable memory")       \
+    X("sync-h2d", tp_diag_sync_h2d, 6,                                                             \
+      "synchronous host-to-device copies from non-pageable memory block the host")                 \
+    X("copy-not-overlapped", tp_diag_copy_not_overlapped, 7,                                       \
+      "copies run while no kernel runs on any stream")                                             \
+    /* tp_diag_memory.c */                                                                         \
+    X("fragmentation-oom", tp_diag_fragmentation_oom, 0,                                           \
+      "an allocation failed although enough memory was free, in pieces too small")                 \
+    X("oom", tp_diag_oom, 1, "an allocation failed: the device ran out of memory")                 \
+    X("memory-growth", tp_diag_memory_growth, 9,                                                   \
+      "allocated device memory keeps rising across steps")
+
+#define TP_DIAG_RULE_PROTO(id, fn, order, description)                                             \
+    void fn(tp_diag_ctx *d, const tp_diag_rule *self);
+TP_DIAG_RULES(TP_DIAG_RULE_PROTO)
+#undef TP_DIAG_RULE_PROTO
+
+#endif

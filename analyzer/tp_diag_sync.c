@@ -1,0 +1,96 @@
+/* tp_diag_sync: the synchronization rule (sync-stall).
+ *
+ * The host blocks in sync calls (cudaStreamSynchronize, loss.item(), ...) on a training
+ * thread. Every such call drains the launch queue, so the device idles from the moment it
+ * catches up until the host launches again: the *drain* is the idle gaps that began during
+ * a sync, less data loading, each at most as long as that sync (had the host not blocked,
+ * it would have been ahead by no more than that). Severity: when syncs are frequent (>= 0.5
+ * per step, or >= 10 without steps) the larger of the host time blocked and the drain, else
+ * the drain. The source is the range that holds the sync calls, with the longest one's
+ * stack. */
+#include <math.h>
+
+#include "tp_diag_ctx.h"
+#include "tp_diag_rules.h"
+#include "tp_diag_source.h"
+#include "tp_diag_stack.h"
+#include "tp_units.h"
+
+/* Idle that began while the host was blocked in a sync (see the file comment). */
+static int64_t drain_ns(const tp_diag_ctx *d) {
+    const tp_an_ivset *idle = &d->idle, *sync = &d->sync, *data = &d->data;
+    int64_t drain = 0;
+    for (size_t g = 0, k = 0, j = 0; g < idle->n; g++) {
+        while (k < sync->n && sync->b[k] < idle->a[g])
+            k++;
+        if (k == sync->n || sync->a[k] > idle->a[g])
+            continue;
+        int64_t len = idle->b[g] - idle->a[g];
+        while (j < data->n && data->b[j] <= idle->a[g])
+            j++;
+        for (size_t q = j; q < data->n && data->a[q] < idle->b[g]; q++)
+            len -= (data->b[q] < idle->b[g] ? data->b[q] : idle->b[g]) -
+                   (data->a[q] > idle->a[g] ? data->a[q] : idle->a[g]);
+        drain += len < sync->b[k] - sync->a[k] ? len : sync->b[k] - sync->a[k];
+    }
+    return drain;
+}
+
+void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
+    if (d->win <= 0)
+        return;
+    size_t n_api = 0, n_rec = 0;
+    long worst = -1;
+    tp_diag_blame bl = {0};
+    tp_diag_clear_seen(d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        if (d->v->ts[i] < d->w0 || d->v->ts[i] >= d->w1 || !tp_diag_is_sync_row(d, row) ||
+            !tp_diag_host_sync(d, row))
+            continue;
+        if (!tp_diag_is_api(d->ev->cat[row])) {
+            n_rec++;
+            continue;
+        }
+        n_api++;
+        tp_diag_blame_add(d, &bl, tp_diag_enclosing(d, (long)row), d->ev->dur[row]);
+        if (worst < 0 || d->ev->dur[row] > d->ev->dur[worst])
+            worst = (long)row;
+    }
+    size_t n_sync = n_api ? n_api : n_rec;
+    int64_t host = tp_an_ivset_len(&d->sync), drain = drain_ns(d);
+    double per_step = d->out->n_steps ? (double)n_sync / (double)d->out->n_steps : NAN;
+    int frequent = d->out->n_steps ? per_step >= 0.5 : n_sync >= 10;
+    double sev = tp_diag_share(frequent ? (host > drain ? host : drain) : drain, d->win);
+    if (!n_sync || sev < TP_DIAG_MIN_SEVERITY) {
+        tp_diag_blame_free(&bl);
+        return;
+    }
+    tp_finding *f = tp_diag_add(d, self, sev);
+    char b1[32], b2[32], b3[32];
+    tp_diag_cat(&f->title, "sync-stall: the host blocks on device synchronization%s",
+                frequent && d->out->n_steps ? " every step (like loss.item() every step)" : "");
+    tp_diag_cat(&f->evidence, "host blocked %s (%.1f%% %s) in %zu sync calls",
+                tp_units_dur(b1, 32, (double)host), 100 * tp_diag_share(host, d->win),
+                tp_diag_window_words(d), n_sync);
+    if (d->out->n_steps)
+        tp_diag_cat(&f->evidence, " (%.2f per step)", per_step);
+    tp_diag_cat(&f->evidence,
+                ", mean %s each; the device ran dry during them and idled %s (%.1f%%) until the "
+                "host launched again (outside data loading)",
+                tp_units_dur(b2, 32, n_sync ? (double)host / (double)n_sync : 0),
+                tp_units_dur(b3, 32, (double)drain), 100 * tp_diag_share(drain, d->win));
+    tp_diag_cat(&f->advice,
+                "do not read device values back every step (loss.item(), .cpu(), print(tensor), "
+                "torch.cuda.synchronize()): accumulate on the device and read every N steps; use "
+                "non_blocking copies and events instead of full synchronization");
+    tp_diag_blame_source(d, &bl, tp_diag_blame_sum(&bl), "of it", &f->source);
+    if (worst >= 0)
+        tp_diag_stack_append(d, d->ev->stack[worst], f);
+    f->op_row = worst;
+    tp_diag_put_metric(f, "host_blocked_ns", (double)host);
+    tp_diag_put_metric(f, "syncs", (double)n_sync);
+    tp_diag_put_metric(f, "syncs_per_step", per_step);
+    tp_diag_put_metric(f, "drain_idle_ns", (double)drain);
+    tp_diag_put_metric(f, "window_ns", (double)d->win);
+    tp_diag_blame_free(&bl);
+}

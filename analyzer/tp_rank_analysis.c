@@ -1,0 +1,67 @@
+/* tp_rank_analysis: the analyses of a rank, from one table (see the header). */
+#include "tp_rank_analysis.h"
+
+#include <string.h>
+
+static void run_temporal(tp_rank_analysis *a) {
+    tp_an_temporal_run(&a->v, &a->t);
+}
+static void run_idle(tp_rank_analysis *a) {
+    tp_an_idle_run(&a->v, &a->idle);
+}
+static void run_kernels(tp_rank_analysis *a) {
+    tp_an_kernels_run(&a->v, &a->k);
+}
+static void run_launch(tp_rank_analysis *a) {
+    tp_an_launch_run(&a->v, &a->l);
+}
+static void run_queue(tp_rank_analysis *a) {
+    tp_an_queue_run(&a->v, &a->q);
+}
+static void run_memory(tp_rank_analysis *a) {
+    tp_an_memory_run(&a->v, &a->mem);
+}
+static void run_overlap(tp_rank_analysis *a) {
+    tp_an_overlap_run(&a->v, &a->ov);
+}
+static void run_nvtx(tp_rank_analysis *a) {
+    tp_an_nvtx_run(&a->v, &a->nv);
+}
+static void run_diagnosis(tp_rank_analysis *a) {
+    tp_diagnose_run(&a->v, &a->dg);
+}
+
+/* The analyses in the order they run (the report's order). Each reads only the view. */
+static const struct {
+    unsigned bit;
+    void (*run)(tp_rank_analysis *a);
+} analyses[] = {
+    {TP_RA_TEMPORAL, run_temporal}, {TP_RA_IDLE, run_idle},   {TP_RA_KERNELS, run_kernels},
+    {TP_RA_LAUNCH, run_launch},     {TP_RA_QUEUE, run_queue}, {TP_RA_MEMORY, run_memory},
+    {TP_RA_OVERLAP, run_overlap},   {TP_RA_NVTX, run_nvtx},   {TP_RA_DIAGNOSIS, run_diagnosis},
+};
+
+void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
+                          const tp_an_opts *o, unsigned which) {
+    memset(ra, 0, sizeof *ra);
+    tp_an_view_build(&ra->v, m, r, o);
+    for (size_t i = 0; i < sizeof analyses / sizeof analyses[0]; i++)
+        if (which & analyses[i].bit) {
+            analyses[i].run(ra);
+            ra->ran |= analyses[i].bit;
+        }
+}
+
+void tp_rank_analysis_free(tp_rank_analysis *ra) {
+    if (!ra)
+        return;
+    /* Every free takes a zeroed result, so the ones that did not run need no test. */
+    tp_an_idle_free(&ra->idle);
+    tp_an_kernels_free(&ra->k);
+    tp_an_queue_free(&ra->q);
+    tp_an_memory_free(&ra->mem);
+    tp_an_nvtx_free(&ra->nv);
+    tp_diagnose_free(&ra->dg);
+    tp_an_view_free(&ra->v);
+    memset(ra, 0, sizeof *ra);
+}

@@ -1,0 +1,60 @@
+/* tp_rank_analysis: every analysis of one rank, run in one place for every front end.
+ *
+ * `trainprof report`, the TUI (and live mode next) look at a rank through this module: one
+ * view (tp_an_view) built under one tp_an_opts, then the analyses asked for, always in the
+ * same order and with the same options, so a figure shown by any of them is the same call on
+ * the same rows. The result owns what the analyses allocated; the model must outlive it. */
+#ifndef TP_RANK_ANALYSIS_H
+#define TP_RANK_ANALYSIS_H
+
+#include "tp_an_idle.h"
+#include "tp_an_kernels.h"
+#include "tp_an_launch.h"
+#include "tp_an_memory.h"
+#include "tp_an_nvtx.h"
+#include "tp_an_overlap.h"
+#include "tp_an_queue.h"
+#include "tp_an_temporal.h"
+#include "tp_an_view.h"
+#include "tp_diagnose.h"
+#include "tp_model.h"
+
+/* The analyses, as bits of the `which` argument. */
+enum {
+    TP_RA_TEMPORAL = 1u << 0,
+    TP_RA_IDLE = 1u << 1,
+    TP_RA_KERNELS = 1u << 2,
+    TP_RA_LAUNCH = 1u << 3,
+    TP_RA_QUEUE = 1u << 4,
+    TP_RA_MEMORY = 1u << 5,
+    TP_RA_OVERLAP = 1u << 6,
+    TP_RA_NVTX = 1u << 7,
+    TP_RA_DIAGNOSIS = 1u << 8,
+    TP_RA_ALL = (1u << 9) - 1
+};
+
+/* Every analysis of one rank. Results of analyses not asked for are zero. */
+typedef struct {
+    tp_an_view v;
+    unsigned ran; /* TP_RA_* bits of the analyses that ran */
+    tp_an_temporal t;
+    tp_an_idle idle;
+    tp_an_kernels k;
+    tp_an_launch l;
+    tp_an_queue q;
+    tp_an_memory mem;
+    tp_an_overlap ov;
+    tp_an_nvtx nv;
+    tp_diagnosis dg;
+} tp_rank_analysis;
+
+/* Builds the view of rank `r` of `m` under `o` (NULL: tp_an_opts_init's defaults) and runs
+ * the analyses whose TP_RA_* bit is in `which` into *ra (overwritten). Never fails; aborts on
+ * out of memory like the analyses. Free with tp_rank_analysis_free. */
+void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
+                          const tp_an_opts *o, unsigned which);
+
+/* Frees what tp_rank_analysis_run allocated (not the model); NULL is a no-op. */
+void tp_rank_analysis_free(tp_rank_analysis *ra);
+
+#endif

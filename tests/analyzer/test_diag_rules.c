@@ -1,0 +1,78 @@
+/* test_diag_rules: the rule table (tp_diag_rules.h) is well formed, and the findings follow
+ * it: every id once, every rule with a function and a description, the tie orders 0..N-1
+ * each once (also a static_assert in tp_diagnose.c), and equal severities sorted by order. */
+#include "tp_diagnose.h"
+
+#include "tp_an_fixture.h"
+#include "tp_test.h"
+
+static void test_table(void) {
+    const tp_diag_rule *r;
+    size_t n = tp_diagnose_rules(&r);
+    CHECK_EQ_U(n, 10);
+    unsigned seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(r[i].id && r[i].id[0]);
+        CHECK(r[i].run != NULL);
+        CHECK(r[i].description && strlen(r[i].description) > 10);
+        CHECK(r[i].order < n);
+        CHECK(!(seen & (1u << r[i].order)));
+        seen |= 1u << r[i].order;
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(r[i].id, r[j].id) != 0);
+    }
+}
+
+/* The order of the rule with `id`. */
+static unsigned order_of(const char *id) {
+    const tp_diag_rule *r;
+    size_t n = tp_diagnose_rules(&r);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(r[i].id, id) == 0)
+            return r[i].order;
+    return (unsigned)n;
+}
+
+static void alloc_fail(fx_model *f, int64_t ts) {
+    tp_memev_row row = {0};
+    row.ts = ts;
+    row.kind = TP_MEMEV_ALLOC_FAIL;
+    row.bytes = 1 << 20;
+    row.device = 0;
+    tp_memev_push(&f->r->mem, &row);
+}
+
+/* An oom (severity 1) and findings of other rules: equal severities come out by order, and
+ * every finding's id is a rule's. */
+static void test_ties(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 3; s++) { /* input-bound, as in test_diagnose */
+        double t = 1000.0 * s;
+        fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, t, 1000, -1, -1);
+        fx_ev(&f, "dataloader wait", TP_CAT_USER_ANNOTATION, t, 600, -1, -1);
+        fx_launch(&f, "conv_fwd", t + 600, 10, t + 610, 390, 1, s + 1);
+    }
+    alloc_fail(&f, 5000);
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+    tp_diagnosis d;
+    tp_diagnose_run(&v, &d);
+    CHECK_EQ_U(d.n, 2);
+    CHECK_STR(d.f[0].id, "oom");
+    CHECK_STR(d.f[1].id, "input-bound");
+    for (size_t i = 0; i < d.n; i++) {
+        CHECK(order_of(d.f[i].id) < 10);
+        CHECK(i == 0 || d.f[i].severity < d.f[i - 1].severity ||
+              order_of(d.f[i].id) > order_of(d.f[i - 1].id));
+    }
+    tp_diagnose_free(&d);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+int main(void) {
+    TP_RUN(test_table);
+    TP_RUN(test_ties);
+    return tp_test_summary();
+}
