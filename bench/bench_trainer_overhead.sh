@@ -26,7 +26,8 @@ for sc in "${scenarios[@]}"; do
     # fragmentation-oom ends in an out-of-memory exit on purpose: its status is not ours.
     /usr/bin/time -f "%U %S" -o "$tmp/b.cpu" \
       "$trainer" "${args[@]}" --json-summary "$tmp/b.json" >/dev/null 2>&1 || true
-    /usr/bin/time -f "%U %S" -o "$tmp/p.cpu" "$trainprof" record --force -o "$tmp/t.tprof" -- \
+    rm -f "$tmp/t.tprof" # (not --force: the same command measures builds from before it)
+    /usr/bin/time -f "%U %S" -o "$tmp/p.cpu" "$trainprof" record -o "$tmp/t.tprof" -- \
       "$trainer" "${args[@]}" --json-summary "$tmp/p.json" >/dev/null 2>"$tmp/rec.err" || true
     python3 - "$tmp" >>"$tmp/rows" <<'PY'
 import json, re, sys
