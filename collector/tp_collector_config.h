@@ -28,6 +28,13 @@ typedef struct {
     int fork_trace;                 /* TRAINPROF_FORK: trace (default) | none */
     int32_t rank, world_size, local_rank; /* -1 when absent */
     char error[256];                      /* first problem found, "" when none */
+
+    /* TRAINPROF_OUTPUT_ID=DEV:INO: the empty file `record` created at `output` before the
+     * start, which the target process claims (0: none). */
+    uint64_t output_dev, output_ino;
+    int force;         /* TRAINPROF_FORCE=1: an existing `output` may be replaced */
+    int drain_at_exit; /* TRAINPROF_DRAIN=exit (tests): no background drain, so what the
+                          rings hold depends on the budget alone */
 } tp_collector_config;
 
 typedef const char *(*tp_getenv_fn)(const char *name);
@@ -40,5 +47,9 @@ void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get);
  * the directory of `output` or "." without one. Returns 0, or -1 when it does not fit. */
 int tp_collector_config_path(const tp_collector_config *c, long pid, const char *program, char *buf,
                              size_t len);
+
+/* The k-th (k >= 2) alternative to a default trace name taken by another file:
+ * "NAME.tprof" -> "NAME.k.tprof". Returns 0, or -1 when it does not fit. */
+int tp_collector_config_alt_path(const char *path, int k, char *buf, size_t len);
 
 #endif
