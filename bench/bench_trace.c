@@ -230,6 +230,7 @@ static double bench_end_to_end(const event_mix *m, const bench_opts *o, size_t *
         tp_writer_opts wo;
         tp_writer_opts_default(&wo);
         wo.block_when_full = 1;
+        wo.ring_bytes = 1u << 20;
         wo.zstd_level = o->level;
         wo.chunk_bytes = o->chunk;
         wo.no_filter = o->no_filter;

@@ -5,18 +5,26 @@
  * traces of its other processes beside it (docs/collector.md, "One recording") come along,
  * each process under its pid; SQLite holds TRACE alone. The default output is TRACE with .tprof
  * replaced by the format's extension (.json, .sqlite); an -o ending in .gz gets gzip-compressed
- * JSON. A damaged trace exports what is readable, with a warning on stderr. Exit status: 0 done, 1
- * the trace cannot be read or the output cannot be written, 2 usage error. */
+ * JSON. A damaged trace exports what is readable, with a warning on stderr. An existing output file
+ * is kept unless --force; the trace itself is never an output. The export is written into a
+ * private folder next to the output and renamed into place when complete, so a failed or
+ * concurrent export never leaves half a file under the name and a symbolic link is replaced,
+ * never followed; a device or pipe (/dev/stdout) is written in place. Exit status: 0 done,
+ * 1 the trace cannot be read or the output cannot be written, 2 usage error. */
 #include "tp_cmd.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tp_export_chrome.h"
 #include "tp_export_sqlite.h"
 #include "tp_layout.h"
+#include "tp_outfile.h"
 #include "tp_reader.h"
 #include "tp_text.h"
 
@@ -25,25 +33,30 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Each writer exports the `n` traces of a recording (r[0] the main one; a writer of one trace
- * at a time takes r[0]) to `out`; on success `done` says what was written ("1234 events"), on
- * failure `err` why (may stay "": then the status says it). */
-typedef tp_status (*export_fn)(tp_reader *const *r, size_t n, const char *out, char *done,
-                               size_t done_len, char *err, size_t err_len);
+/* The traces to export: TRACE first, then those of its recording's other processes. */
+typedef struct {
+    tp_reader **r;
+    size_t n;
+} trace_set;
 
-static tp_status write_chrome(tp_reader *const *r, size_t n, const char *out, char *done,
-                              size_t done_len, char *err, size_t err_len) {
+/* Each writer exports the set (a writer of one trace at a time takes r[0]) to `out`; on
+ * success `done` says what was written ("1234 events"), on failure `err` why (may stay "":
+ * then the status says it). */
+typedef tp_status (*export_fn)(const trace_set *t, const char *out, char *done, size_t done_len,
+                               char *err, size_t err_len);
+
+static tp_status write_chrome(const trace_set *t, const char *out, char *done, size_t done_len,
+                              char *err, size_t err_len) {
     tp_export_stats s = {0};
-    tp_status st = tp_export_chrome_set(r, n, out, ends_with(out, ".gz"), &s, err, err_len);
+    tp_status st = tp_export_chrome_set(t->r, t->n, out, ends_with(out, ".gz"), &s, err, err_len);
     snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
     return st;
 }
 
-static tp_status write_sqlite(tp_reader *const *r, size_t n, const char *out, char *done,
-                              size_t done_len, char *err, size_t err_len) {
+static tp_status write_sqlite(const trace_set *t, const char *out, char *done, size_t done_len,
+                              char *err, size_t err_len) {
     uint64_t rows = 0;
-    (void)n;
-    tp_status st = tp_export_sqlite(r[0], out, &rows, err, err_len);
+    tp_status st = tp_export_sqlite(t->r[0], out, &rows, err, err_len);
     snprintf(done, done_len, "%llu rows", (unsigned long long)rows);
     return st;
 }
@@ -82,9 +95,9 @@ static const char *format_names(char *buf, size_t n, const char *sep) {
 static void usage(FILE *out) {
     char names[64];
     fprintf(out,
-            "usage: trainprof export TRACE --format %s [-o FILE]\n\n"
+            "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
-            "extension in place of .tprof.\n",
+            "extension in place of .tprof. An existing FILE is kept unless --force.\n",
             format_names(names, sizeof names, "|"));
     for (size_t i = 0; i < N_FORMATS; i++)
         fprintf(out, "  %-7s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
@@ -113,6 +126,7 @@ static char *default_output(const char *trace, const char *ext) {
 
 typedef struct {
     const char *trace, *format, *output;
+    int force;
 } export_args;
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
@@ -122,6 +136,8 @@ static int parse_args(int argc, char **argv, export_args *a) {
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(s, "--force")) {
+            a->force = 1;
         } else if ((!strcmp(s, "--format") || !strcmp(s, "-o")) && i + 1 < argc) {
             *(s[1] == 'o' ? &a->output : &a->format) = argv[++i];
         } else if (!strncmp(s, "--format=", 9)) {
@@ -150,19 +166,113 @@ static int parse_args(int argc, char **argv, export_args *a) {
     return -1;
 }
 
-static int run_export(tp_reader *const *r, size_t n, const export_args *a, const char *out) {
+/* Says `err` ("PATH: what"), naming `shown` where the exporter wrote `path`; terminal-safe
+ * (tp_text), as the error may quote the trace. */
+static void say_error(const char *err, const char *path, const char *shown) {
+    size_t n = strlen(path);
+    char line[4096];
+    if (!strncmp(err, path, n))
+        snprintf(line, sizeof line, "%s%s", shown, err + n);
+    else
+        snprintf(line, sizeof line, "%s", err);
+    fputs("trainprof export: ", stderr);
+    tp_text_fputs(line, stderr);
+    fputc('\n', stderr);
+}
+
+/* Exports into `path`; messages name `shown`, the file the user asked for (the same name
+ * as `path` but for the folder, so the chrome writer's .gz test sees the same suffix). */
+static int run_export(const trace_set *t, const export_args *a, const char *path,
+                      const char *shown) {
     char err[512] = "", done[64], safe[4096];
     tp_status st =
-        formats[format_index(a->format)].write(r, n, out, done, sizeof done, err, sizeof err);
-    /* The output's name comes from the trace's, the error may quote the trace: both are
-     * printed terminal-safe (tp_text). */
+        formats[format_index(a->format)].write(t, path, done, sizeof done, err, sizeof err);
+    /* The output's name comes from the trace's: printed terminal-safe (tp_text). */
     if (st == TP_OK)
-        fprintf(stderr, "trainprof export: wrote %s (%s)\n", tp_text_safe(safe, sizeof safe, out),
+        fprintf(stderr, "trainprof export: wrote %s (%s)\n", tp_text_safe(safe, sizeof safe, shown),
                 done);
     else
-        fprintf(stderr, "trainprof export: %s\n",
-                tp_text_safe(safe, sizeof safe, err[0] ? err : tp_status_str(st)));
+        say_error(err[0] ? err : tp_status_str(st), path, shown);
     return st == TP_OK ? 0 : 1;
+}
+
+typedef enum { OUT_NEW, OUT_REPLACE, OUT_STREAM } out_kind;
+
+/* How `out` is written: as a new file, replacing one (--force), or in place when it is a
+ * device or pipe. Returns -1 after saying why it may not be written at all. */
+static int classify_output(const char *trace, const char *out, int force, out_kind *k) {
+    struct stat l, t;
+    tp_file_id in, at;
+    if (tp_outfile_id(out, &at) == 0 && tp_outfile_id(trace, &in) == 0 && in.dev == at.dev &&
+        in.ino == at.ino) {
+        fprintf(stderr, "trainprof export: %s is the trace being exported; choose another -o\n",
+                out);
+        return -1;
+    }
+    *k = OUT_NEW;
+    if (lstat(out, &l) != 0)
+        return 0;
+    int is_link = S_ISLNK(l.st_mode), target = stat(out, &t) == 0;
+    if (S_ISDIR(l.st_mode) || (is_link && target && S_ISDIR(t.st_mode))) {
+        fprintf(stderr, "trainprof export: %s: is a directory\n", out);
+        return -1;
+    }
+    if (!S_ISREG(l.st_mode) && !is_link) {
+        *k = OUT_STREAM;
+        return 0;
+    }
+    if (is_link && target && !S_ISREG(t.st_mode)) { /* /dev/stdout and the like */
+        *k = OUT_STREAM;
+        return 0;
+    }
+    if (!force) {
+        fprintf(stderr, "trainprof export: %s already exists; use --force to replace it\n", out);
+        return -1;
+    }
+    *k = OUT_REPLACE;
+    return 0;
+}
+
+/* Exports into DIR/.trainprof-export-XXXXXX/NAME and renames that to `out` when complete. */
+static int export_via_temp(const trace_set *t, const export_args *a, const char *out, int replace) {
+    char dir[PATH_MAX], tmpdir[PATH_MAX + 32], tmp[2 * PATH_MAX + 64];
+    const char *slash = strrchr(out, '/');
+    const char *name = slash ? slash + 1 : out;
+    if (tp_outfile_dirname(out, dir, sizeof dir) != 0 ||
+        (size_t)snprintf(tmpdir, sizeof tmpdir, "%s/.trainprof-export-XXXXXX", dir) >=
+            sizeof tmpdir) {
+        fprintf(stderr, "trainprof export: output path too long: %s\n", out);
+        return 1;
+    }
+    if (!mkdtemp(tmpdir)) {
+        fprintf(stderr, "trainprof export: cannot create %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    snprintf(tmp, sizeof tmp, "%s/%s", tmpdir, name);
+    int rc = run_export(t, a, tmp, out);
+    if (rc == 0) {
+        tp_status st = tp_outfile_publish(tmp, out, replace);
+        if (st == TP_ERR_EXISTS)
+            fprintf(stderr, "trainprof export: %s appeared meanwhile; use --force to replace it\n",
+                    out);
+        else if (st != TP_OK)
+            fprintf(stderr, "trainprof export: cannot create %s: %s\n", out, strerror(errno));
+        rc = st == TP_OK ? 0 : 1;
+    }
+    unlink(tmp); /* what is left when the export or the rename failed */
+    snprintf(tmp, sizeof tmp, "%s/%s-journal", tmpdir, name);
+    unlink(tmp);
+    rmdir(tmpdir);
+    return rc;
+}
+
+static int export_to(const trace_set *t, const export_args *a, const char *out) {
+    out_kind k;
+    if (classify_output(a->trace, out, a->force, &k) != 0)
+        return 1;
+    if (k == OUT_STREAM)
+        return run_export(t, a, out, out);
+    return export_via_temp(t, a, out, k == OUT_REPLACE);
 }
 
 /* The recording id of trace `r` (its PROCESS record's job_id), 0 when unknown. */
@@ -174,39 +284,37 @@ static uint64_t job_of(const tp_reader *r) {
     return p.job_id;
 }
 
-/* After r[0] (TRACE), the traces of its recording's other processes beside it (tp_layout),
- * those that carry its recording id; returns how many readers r holds in all (at most cap).
- * A format that writes one trace only says that the others are not in its output. */
-static size_t open_recording(const export_args *a, tp_reader **r, size_t cap) {
+#define MAX_PROCESSES 4096 /* traces of one recording written into one file */
+
+/* After t->r[0] (TRACE), the traces of its recording's other processes beside it
+ * (tp_layout) that carry its recording id. A format that writes one trace only says that the
+ * others are not in its output, and takes none. */
+static void open_recording(const export_args *a, trace_set *t) {
     char **paths, safe[4096];
-    size_t n = 1, found = 0;
-    uint64_t job = job_of(r[0]);
+    size_t found = 0;
+    uint64_t job = job_of(t->r[0]);
     if (!job || tp_layout_members(a->trace, &paths, &found) != TP_OK)
-        return 1;
-    for (size_t i = 0; i < found && n < cap; i++) {
+        return;
+    for (size_t i = 0; i < found && t->n < MAX_PROCESSES; i++) {
         tp_reader *m;
         if (tp_reader_open(paths[i], &m) != TP_OK)
             continue;
         if (job_of(m) == job)
-            r[n++] = m;
+            t->r[t->n++] = m;
         else
             tp_reader_close(m);
     }
     tp_layout_free(paths, found);
-    if (n > 1 && !formats[format_index(a->format)].recording) {
+    if (t->n > 1 && !formats[format_index(a->format)].recording) {
         fprintf(stderr,
                 "trainprof export: note: %zu other process%s of this recording (%s) %s not in "
                 "this file; export %s one by one, or use --format chrome for one file\n",
-                n - 1, n > 2 ? "es" : "", tp_text_safe(safe, sizeof safe, a->trace),
-                n > 2 ? "are" : "is", n > 2 ? "them" : "it");
-        for (size_t i = 1; i < n; i++)
-            tp_reader_close(r[i]);
-        n = 1;
+                t->n - 1, t->n > 2 ? "es" : "", tp_text_safe(safe, sizeof safe, a->trace),
+                t->n > 2 ? "are" : "is", t->n > 2 ? "them" : "it");
+        while (t->n > 1)
+            tp_reader_close(t->r[--t->n]);
     }
-    return n;
 }
-
-#define MAX_PROCESSES 4096 /* traces of one recording written into one file */
 
 int tp_cmd_export(int argc, char **argv) {
     export_args a = {0};
@@ -226,16 +334,16 @@ int tp_cmd_export(int argc, char **argv) {
     if (msg[0])
         fprintf(stderr, "trainprof export: warning: %s: %s (exporting what is readable)\n", a.trace,
                 msg);
-    tp_reader **set = calloc(MAX_PROCESSES, sizeof *set);
-    if (!set)
+    trace_set t = {calloc(MAX_PROCESSES, sizeof *t.r), 1};
+    if (!t.r)
         abort();
-    set[0] = r;
-    size_t n = open_recording(&a, set, MAX_PROCESSES);
+    t.r[0] = r;
+    open_recording(&a, &t);
     char *dflt = a.output ? NULL : default_output(a.trace, formats[format_index(a.format)].ext);
-    rc = (a.output || dflt) ? run_export(set, n, &a, a.output ? a.output : dflt) : 1;
+    rc = (a.output || dflt) ? export_to(&t, &a, a.output ? a.output : dflt) : 1;
     free(dflt);
-    for (size_t i = 0; i < n; i++)
-        tp_reader_close(set[i]);
-    free(set);
+    for (size_t i = 0; i < t.n; i++)
+        tp_reader_close(t.r[i]);
+    free(t.r);
     return rc;
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "tp_mem.h"
+#include "tp_outfile.h"
 #include "tp_reader.h"
 #include "tp_sigforward.h"
 #include "tp_text.h"
@@ -37,8 +38,10 @@
 
 typedef struct {
     const char *output, *stacks, *capture, *delay, *duration, *buffer_mb;
-    int no_cuda;
+    int no_cuda, force;
     char **cmd;
+    char output_abs[PATH_MAX]; /* -o made absolute (the program may chdir) */
+    tp_file_id output_id;      /* the empty file reserved at -o before the start */
 } record_opts;
 
 static volatile sig_atomic_t g_child = 0;
@@ -57,11 +60,12 @@ static struct {
 #define NFWD (sizeof g_fwd / sizeof g_fwd[0])
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: trainprof record [-o FILE] [--stacks none|api|all]\n"
+    fprintf(f, "usage: trainprof record [-o FILE [--force]] [--stacks none|api|all]\n"
                "                        [--capture nvtx:RANGE[@DOMAIN] | --delay S --duration S]\n"
                "                        [--buffer-mb N] [--no-cuda] -- CMD ARGS...\n"
                "Runs CMD with the trainprof collector injected and writes a .tprof trace\n"
-               "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n");
+               "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n"
+               "An existing FILE is kept unless --force; FILE's folder is created when missing.\n");
 }
 
 static int is_number(const char *s, int allow_dot) {
@@ -100,8 +104,8 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         }
         if (a[0] != '-')
             break;
-        if (!strcmp(a, "--no-cuda")) {
-            o->no_cuda = 1;
+        if (!strcmp(a, "--no-cuda") || !strcmp(a, "--force")) {
+            *(a[2] == 'n' ? &o->no_cuda : &o->force) = 1;
             continue;
         }
         const char **slot = !strcmp(a, "-o") || !strcmp(a, "--output") ? &o->output
@@ -209,14 +213,18 @@ static void child_env(const record_opts *o, const char *lib, const char *manifes
     snprintf(buf, sizeof buf, "%ld", (long)getpid());
     setenv("TRAINPROF_TARGET_PID", buf, 1);
     if (o->output) {
-        char abs[PATH_MAX + 1] = "";
-        if (o->output[0] != '/' && getcwd(abs, PATH_MAX - 2))
-            strcat(abs, "/");
-        snprintf(buf, sizeof buf, "%s%s", o->output[0] == '/' ? "" : abs, o->output);
-        setenv("TRAINPROF_OUTPUT", buf, 1);
+        setenv("TRAINPROF_OUTPUT", o->output_abs, 1);
+        snprintf(buf, sizeof buf, "%llu:%llu", (unsigned long long)o->output_id.dev,
+                 (unsigned long long)o->output_id.ino);
+        setenv("TRAINPROF_OUTPUT_ID", buf, 1);
     } else {
         unsetenv("TRAINPROF_OUTPUT");
+        unsetenv("TRAINPROF_OUTPUT_ID");
     }
+    if (o->force)
+        setenv("TRAINPROF_FORCE", "1", 1);
+    else
+        unsetenv("TRAINPROF_FORCE");
     set_env("TRAINPROF_STACKS", o->stacks);
     set_env("TRAINPROF_CAPTURE", o->capture);
     set_env("TRAINPROF_DELAY_S", o->delay);
@@ -314,12 +322,40 @@ static const tp_visitor scanner = {
     .data = {[TP_REC_OVERHEAD] = scan_overhead, [TP_REC_COUNTER] = scan_counter},
 };
 
-static void summarize(const char *path) {
+/* Record types a trace holds whatever the program did: metadata and the collector's own. */
+static const uint16_t not_events[] = {
+    TP_REC_PROCESS, TP_REC_THREAD,          TP_REC_STRING,     TP_REC_MODULE,  TP_REC_STACK,
+    TP_REC_DOMAIN,  TP_REC_CATEGORY,        TP_REC_DEVICE,     TP_REC_STREAM,  TP_REC_DROPPED,
+    TP_REC_PAD,     TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD};
+
+/* 1 when the trace holds events of the program or dropped some (the collector's COUNTER
+ * saying why CUDA was off is not one). */
+static int has_events(const tp_trace_info *in, const char *cuda_off) {
+    uint64_t n = cuda_off ? (uint64_t)-1 : 0; /* that one COUNTER */
+    for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        n += in->records[t];
+    for (size_t i = 0; i < sizeof not_events / sizeof not_events[0]; i++)
+        n -= in->records[not_events[i]];
+    return n > 0 || in->dropped_total > 0;
+}
+
+/* Said once when no trace of the run holds a single event: what would have made some. */
+static void say_no_events(void) {
+    fprintf(stderr,
+            "trainprof record: no events were recorded. Events come from NVTX ranges and marks\n"
+            "  (the nvtx package, torch.cuda.nvtx.range_push/range_pop, or\n"
+            "  torch.autograd.profiler.emit_nvtx() around torch code), from CUDA work (kernels,\n"
+            "  copies, allocations; needs CUDA tracing on) and from devices that report through\n"
+            "  trainprof/activity.h. torch.profiler.record_function alone produces none.\n");
+}
+
+/* Prints the summary of one trace; returns has_events (0 when unreadable). */
+static int summarize(const char *path) {
     tp_reader *r;
     tp_status s = tp_reader_open(path, &r);
     if (s != TP_OK) {
         fprintf(stderr, "trainprof: %s: %s\n", path, tp_status_why(s, errno));
-        return;
+        return 0;
     }
     const tp_trace_info *in = tp_reader_info(r);
     const tp_integrity *ig = tp_reader_integrity(r);
@@ -350,13 +386,15 @@ static void summarize(const char *path) {
     if (ig->message[0])
         fprintf(stderr, "  integrity: %s\n", ig->message);
     fprintf(stderr, "  next: trainprof report %s\n", safe_path);
+    int events = has_events(in, cuda_off);
     tp_reader_close(r);
+    return events;
 }
 
 /* Each line of the manifest is "<pid> <path>". A path can appear twice (a process that
  * exec'd into a program of the same name, under -o); traces the collector deleted (empty
  * ones of processes that exec'd or were not the started program) are skipped silently. */
-static int summarize_manifest(const char *manifest) {
+static int summarize_manifest(const char *manifest, int *events) {
     FILE *f = fopen(manifest, "r");
     char line[PATH_MAX + 64];
     char **done = NULL;
@@ -377,7 +415,7 @@ static int summarize_manifest(const char *manifest) {
         done[n] = strdup(path);
         if (!done[n])
             continue;
-        summarize(path);
+        *events |= summarize(path);
         n++;
     }
     for (size_t i = 0; i < n; i++)
@@ -386,6 +424,64 @@ static int summarize_manifest(const char *manifest) {
     if (f)
         fclose(f);
     return (int)n;
+}
+
+/* -o as an absolute path into o->output_abs; 0, or -1 when it does not fit. */
+static int absolute_output(record_opts *o) {
+    char cwd[PATH_MAX];
+    if (o->output[0] == '/')
+        cwd[0] = 0;
+    else if (!getcwd(cwd, sizeof cwd))
+        return -1;
+    int n =
+        snprintf(o->output_abs, sizeof o->output_abs, "%s%s%s", cwd, cwd[0] ? "/" : "", o->output);
+    return n > 0 && (size_t)n < sizeof o->output_abs ? 0 : -1;
+}
+
+/* Before the program starts, so that a long run never ends untraced and two recordings never
+ * share a file: the traces' folder exists (made when missing) and -o is reserved as a new,
+ * empty file (an existing one only replaced with --force; a symbolic link is replaced
+ * itself, never followed). The collector in the program claims that reservation. Returns 0,
+ * or 1 with one line said. */
+static int prepare_output(record_opts *o) {
+    char dir[PATH_MAX];
+    if (!o->output) { /* default names, in the current folder */
+        if (access(".", W_OK | X_OK) == 0)
+            return 0;
+        fprintf(stderr, "trainprof record: cannot write traces into the current folder: %s\n",
+                strerror(errno));
+        return 1;
+    }
+    if (absolute_output(o) != 0 || tp_outfile_dirname(o->output_abs, dir, sizeof dir) != 0) {
+        fprintf(stderr, "trainprof record: output path too long: %s\n", o->output);
+        return 1;
+    }
+    if (tp_outfile_mkdirs(dir) != TP_OK) {
+        fprintf(stderr, "trainprof record: cannot create folder %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    int fd;
+    tp_status st = tp_outfile_create(o->output_abs, o->force, &fd, &o->output_id);
+    if (st == TP_ERR_EXISTS) {
+        fprintf(stderr, "trainprof record: %s already exists; use --force to replace it\n",
+                o->output);
+        return 1;
+    }
+    if (st != TP_OK) {
+        fprintf(stderr, "trainprof record: cannot create %s: %s\n", o->output, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* After the run: a reservation nobody wrote into (the program never started, or never loaded
+ * the collector) is not a trace; remove it while it is still that empty file. */
+static void drop_unused_reservation(const record_opts *o) {
+    struct stat sb;
+    if (o->output && lstat(o->output_abs, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0 &&
+        (uint64_t)sb.st_dev == o->output_id.dev && (uint64_t)sb.st_ino == o->output_id.ino)
+        unlink(o->output_abs);
 }
 
 static int make_manifest(char *out, size_t len) {
@@ -416,8 +512,11 @@ int tp_cmd_record(int argc, char **argv) {
                 COLLECTOR_NAME);
         return 1;
     }
+    if (prepare_output(&o) != 0)
+        return 1;
     if (make_manifest(manifest, sizeof manifest) != 0) {
         fprintf(stderr, "trainprof record: cannot create a temporary file: %s\n", strerror(errno));
+        drop_unused_reservation(&o);
         return 1;
     }
     fflush(NULL);
@@ -426,6 +525,7 @@ int tp_cmd_record(int argc, char **argv) {
     if (pid < 0) {
         fprintf(stderr, "trainprof record: fork: %s\n", strerror(errno));
         unlink(manifest);
+        drop_unused_reservation(&o);
         return 1;
     }
     if (pid == 0) {
@@ -437,8 +537,12 @@ int tp_cmd_record(int argc, char **argv) {
     }
     g_child = pid;
     int rc = wait_child(pid);
-    if (summarize_manifest(manifest) == 0 && rc != 127)
+    int events = 0, traces = summarize_manifest(manifest, &events);
+    if (traces == 0 && rc != 127)
         fprintf(stderr, "trainprof record: the program wrote no trace\n");
+    else if (traces > 0 && !events)
+        say_no_events();
     unlink(manifest);
+    drop_unused_reservation(&o);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tp_layout.h"
+#include "tp_outfile.h"
 
 #ifndef TP_VERSION
 #define TP_VERSION "0.1.0"
@@ -383,6 +384,39 @@ static int fd_floor(void) {
     return (int)(rl.rlim_cur < 1024 ? rl.rlim_cur : 1024) - 24;
 }
 
+/* Creates the trace file, never opening an existing one: the -o file is the empty file
+ * `record` reserved before the start (claimed while it is still that file; created anew
+ * once an exec'd image set it aside), or replaced only under TRAINPROF_FORCE without a
+ * reservation; a default name taken by another file becomes NAME.2.tprof, NAME.3.tprof...
+ * Sets *id to the file it created (0 when it claimed the reservation). */
+static tp_status create_trace_file(int *fd, tp_file_id *id) {
+    const tp_collector_config *c = &tp_g.cfg;
+    int own = c->output[0] && getpid() == c->target_pid;
+    *id = (tp_file_id){0, 0};
+    if (own && c->output_ino) {
+        tp_status s = tp_outfile_claim(tp_g.path, &(tp_file_id){c->output_dev, c->output_ino}, fd);
+        if (s != TP_ERR_NOT_FOUND)
+            return s; /* ours, or another file now: not ours to write */
+    }
+    if (own)
+        return tp_outfile_create(tp_g.path, c->force && !c->output_ino, fd, id);
+    char base[sizeof tp_g.path];
+    memcpy(base, tp_g.path, sizeof base);
+    tp_status s = tp_outfile_create(tp_g.path, 0, fd, id);
+    for (int k = 2; s == TP_ERR_EXISTS && k < 100; k++)
+        if (tp_collector_config_alt_path(base, k, tp_g.path, sizeof tp_g.path) == 0)
+            s = tp_outfile_create(tp_g.path, 0, fd, id);
+    return s;
+}
+
+static void say_untraced(tp_status s, int err) {
+    const char *why = tp_status_why(s, err);
+    if (s == TP_ERR_EXISTS)
+        why = tp_g.cfg.output_ino ? "another program replaced the file `trainprof record` made"
+                                  : "the file exists (TRAINPROF_FORCE=1 replaces it)";
+    fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path, why);
+}
+
 static tp_status open_writer(void) {
     if (tp_collector_config_path(&tp_g.cfg, (long)getpid(), program_invocation_short_name,
                                  tp_g.path, sizeof tp_g.path) != 0 ||
@@ -391,17 +425,23 @@ static tp_status open_writer(void) {
     tp_writer_opts o;
     tp_writer_opts_default(&o);
     o.fd_floor = fd_floor();
-    o.buffer_bytes = tp_g.cfg.buffer_bytes;
-    if (o.buffer_bytes < ((size_t)1 << 20))
-        o.ring_bytes = 4096; /* tiny budgets (tests) still get several small rings */
-    o.background = 1;
+    o.buffer_bytes = tp_g.cfg.buffer_bytes; /* rings start at 1/256 of it and grow */
+    o.background = !tp_g.cfg.drain_at_exit;
     o.flush_ms = tp_g.cfg.flush_ms;
     o.producer = TP_PRODUCER;
+    int fd;
+    tp_file_id made;
     tp_writer *w;
-    tp_status s = tp_writer_open(tp_g.path, &o, &w);
+    tp_status s = create_trace_file(&fd, &made);
+    if (s == TP_OK)
+        s = tp_writer_open_fd(fd, tp_g.path, &o, &w);
     if (s != TP_OK) {
-        fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path,
-                tp_status_why(s, errno));
+        int err = errno;
+        tp_file_id now;
+        if (made.ino && tp_outfile_id(tp_g.path, &now) == 0 && now.ino == made.ino &&
+            now.dev == made.dev)
+            unlink(tp_g.path); /* the file this call created, left without a header */
+        say_untraced(s, err);
         return s;
     }
     tp_writer_set_clock(w, clock_cb, NULL);

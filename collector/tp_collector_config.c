@@ -107,6 +107,8 @@ static void load_numbers(tp_collector_config *c, tp_getenv_fn get) {
     c->flush_ms = 200;
     if (v && *v && parse_long(v, 1, 3600000, &n) == 0)
         c->flush_ms = (unsigned)n;
+    v = get("TRAINPROF_DRAIN");
+    c->drain_at_exit = v && !strcmp(v, "exit");
     v = get("TRAINPROF_TARGET_PID");
     c->target_pid = (v && *v && parse_long(v, 1, 1L << 30, &n) == 0) ? n : -1;
 }
@@ -163,6 +165,18 @@ int tp_collector_config_next_gen(long pid, uint32_t gen, char *buf, size_t len) 
     return 0;
 }
 
+/* "DEV:INO" as `record` writes it; malformed or absent: no reservation. */
+static void load_output_id(tp_collector_config *c, const char *v) {
+    unsigned long long dev, ino;
+    char tail;
+    if (v && sscanf(v, "%llu:%llu%c", &dev, &ino, &tail) == 2 && ino) {
+        c->output_dev = dev;
+        c->output_ino = ino;
+    } else if (v && *v) {
+        set_error(c, "TRAINPROF_OUTPUT_ID", v);
+    }
+}
+
 static const char *plain_getenv(const char *name) {
     return getenv(name);
 }
@@ -174,6 +188,9 @@ void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get) {
     const char *v = get("TRAINPROF_OUTPUT");
     if (v && strlen(v) < sizeof c->output)
         strcpy(c->output, v);
+    load_output_id(c, get("TRAINPROF_OUTPUT_ID"));
+    v = get("TRAINPROF_FORCE");
+    c->force = v && *v && strcmp(v, "0") != 0;
     v = get("TRAINPROF_MANIFEST");
     if (v && strlen(v) < sizeof c->manifest)
         strcpy(c->manifest, v);
@@ -210,4 +227,11 @@ int tp_collector_config_path(const tp_collector_config *c, long pid, const char 
         snprintf(rank, sizeof rank, "-rank%d", (int)c->rank);
     int n = snprintf(buf, len, "%.*s/%s%s-%ld.tprof", dirlen, dir, base, rank, pid);
     return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int tp_collector_config_alt_path(const char *path, int k, char *buf, size_t len) {
+    size_t n = strlen(path);
+    size_t stem = n > 6 && !strcmp(path + n - 6, ".tprof") ? n - 6 : n;
+    int m = snprintf(buf, len, "%.*s.%d.tprof", (int)stem, path, k);
+    return m < 0 || (size_t)m >= len ? -1 : 0;
 }

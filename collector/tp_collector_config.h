@@ -32,6 +32,13 @@ typedef struct {
     long gen_pid;          /* TRAINPROF_EXEC_GEN "<pid>:<gen>": an exec'ing image of `gen_pid` */
     uint32_t gen;          /* left it to its generation `gen` (tp_collector_config_exec_gen) */
     char error[256];       /* first problem found, "" when none */
+
+    /* TRAINPROF_OUTPUT_ID=DEV:INO: the empty file `record` created at `output` before the
+     * start, which the target process claims (0: none). */
+    uint64_t output_dev, output_ino;
+    int force;         /* TRAINPROF_FORCE=1: an existing `output` may be replaced */
+    int drain_at_exit; /* TRAINPROF_DRAIN=exit (tests): no background drain, so what the
+                          rings hold depends on the budget alone */
 } tp_collector_config;
 
 typedef const char *(*tp_getenv_fn)(const char *name);
@@ -60,5 +67,9 @@ int tp_collector_config_path(const tp_collector_config *c, long pid, const char 
  * image is generation `gen`: "<pid>:<gen + 1>" into buf. Returns 0, or -1 when it does not
  * fit. Pure, and safe between vfork and exec (no allocation). */
 int tp_collector_config_next_gen(long pid, uint32_t gen, char *buf, size_t len);
+
+/* The k-th (k >= 2) alternative to a default trace name taken by another file:
+ * "NAME.tprof" -> "NAME.k.tprof". Returns 0, or -1 when it does not fit. */
+int tp_collector_config_alt_path(const char *path, int k, char *buf, size_t len);
 
 #endif

@@ -47,7 +47,7 @@ void tp_clock_init(tp_clock *clk, unsigned calib_ms, int force_monotonic) {
         return;
     if (calib_ms == 0)
         calib_ms = 2;
-    uint64_t t0, n0, t1, n1;
+    uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0; /* set by tsc_pair; -O3 cannot tell */
     tsc_pair(&t0, &n0);
     do {
         tsc_pair(&t1, &n1);

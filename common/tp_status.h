@@ -20,7 +20,8 @@
     X(TP_ERR_UNSUPPORTED, "unsupported")                                                           \
     X(TP_ERR_PARSE, "parse error")                                                                 \
     X(TP_ERR_STATE, "invalid state")                                                               \
-    X(TP_ERR_EMPTY, "no data")
+    X(TP_ERR_EMPTY, "no data")                                                                     \
+    X(TP_ERR_EXISTS, "file exists")
 
 typedef enum {
 #define TP_STATUS_ENUM(name, text) name,

@@ -11,7 +11,7 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)" --target trainprof trainprof-trainer tp_collector
 mkdir -p out
 trace="out/trainer-$scenario.tprof"
-build/cli/trainprof record -o "$trace" -- \
+build/cli/trainprof record --force -o "$trace" -- \
   build/trainer/trainprof-trainer --device cpu --scenario "$scenario" --steps 60 "$@"
 echo
 build/cli/trainprof report "$trace"

@@ -29,27 +29,47 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define RING_MAX (1ull << 30)
+#define RING_MIN ((size_t)4 << 10)
+#define RING_FIRST_MAX ((size_t)1 << 20)
+#define RING_MAX ((size_t)1 << 30)
+#define RESERVE_PART 16 /* 1/16 of the budget is kept for the first rings of threads to come */
+#define HURRY_PART 4    /* more than 1/4 of the budget waiting: store data chunks uncompressed */
 #define META_REC_MAX (16u << 20)
 #define REASON_SLOTS 8
+
+/* One ring of a stage. A stage starts with one ring; when a record does not fit and the
+ * budget allows, the producer seals the ring (`end` = the position where it stopped) and goes
+ * on in one twice as large. The drain empties a sealed ring, frees it and follows `next`, so
+ * a thread's records stay in order across rings. Positions are stage-wide byte counts; a
+ * ring holds positions [start, end) at offsets `position % cap`. */
+typedef struct tp_ring {
+    uint8_t *buf;
+    uint64_t cap;
+    uint64_t start;       /* position of its first byte */
+    _Atomic uint64_t end; /* UINT64_MAX while the producer writes into it */
+    struct tp_ring *next; /* the ring after it: set before `end` is published */
+    int counted;          /* its bytes came out of the budget */
+} tp_ring;
 
 struct tp_stage {
     /* Producer's cache lines: written by the owning thread only. */
     _Alignas(64) _Atomic uint64_t head; /* published end of committed records */
     uint64_t pos;                       /* start of the record being reserved */
     uint64_t pending_end;               /* its end */
-    uint64_t cached_tail;               /* last tail seen; refreshed when space seems short */
+    uint64_t cached_tail;               /* last tail seen, >= the ring's start; refreshed when
+                                           space seems short */
     uint64_t check_at;                  /* position at which to look at the fill level */
+    uint8_t *ring;                      /* the producer's ring (pring's buf, cap, cap - 1) */
+    uint64_t cap, mask;
+    tp_ring *pring;
     _Atomic uint64_t dropped[TP_REC_TYPE_LIMIT];
     /* Drain's cache line. */
     _Alignas(64) _Atomic uint64_t tail;
+    tp_ring *dring; /* the oldest ring not yet emptied (pring once the drain caught up) */
     uint64_t dropped_seen[TP_REC_TYPE_LIMIT];
     _Atomic int closed;
-    uint8_t *ring;
-    uint64_t cap, mask;
     tp_writer *w;
     uint32_t tid;
-    int counted; /* came out of the budget */
     tp_stage *next;
 };
 
@@ -101,10 +121,12 @@ struct tp_writer {
     uint64_t (*now)(void *ctx);
     void *now_ctx;
     uint64_t xdrops_seen[REASON_SLOTS][TP_REC_TYPE_LIMIT];
+    int hurry; /* this drain cycle found the drain behind: skip filter and zstd for data */
 
     pthread_mutex_t stage_lock;
     tp_stage *stages;
     size_t budget_used;
+    size_t ring_max; /* the largest ring a stage may grow to */
 
     pthread_mutex_t shared_lock;
     tp_stage *shared;
@@ -135,11 +157,20 @@ static uint64_t mono_now(void *ctx) {
 void tp_writer_opts_default(tp_writer_opts *o) {
     memset(o, 0, sizeof *o);
     o->buffer_bytes = 64u << 20;
-    o->ring_bytes = 1u << 20;
+    o->ring_bytes = 0; /* from the budget, see opts_resolve */
     o->chunk_bytes = 256u << 10;
     o->zstd_level = -1;
     o->background = 0;
     o->flush_ms = 200;
+}
+
+/* A thread's first ring when the caller does not choose: 1/256 of the budget, so that 256
+ * threads find a ring and a busy one grows its own, within [4 KiB, 1 MiB]. */
+static size_t first_ring(size_t budget) {
+    size_t r = RING_MIN;
+    while (r < RING_FIRST_MAX && r * 2 <= budget / 256)
+        r <<= 1;
+    return r;
 }
 
 /* Fills zeros with defaults and rounds the ring to a power of two. */
@@ -150,20 +181,30 @@ static tp_status opts_resolve(const tp_writer_opts *in, tp_writer_opts *o) {
     if (!o->buffer_bytes)
         o->buffer_bytes = d.buffer_bytes;
     if (!o->ring_bytes)
-        o->ring_bytes = d.ring_bytes;
+        o->ring_bytes = first_ring(o->buffer_bytes);
     if (!o->chunk_bytes)
         o->chunk_bytes = d.chunk_bytes;
     if (!o->zstd_level)
         o->zstd_level = d.zstd_level;
     if (!o->flush_ms)
         o->flush_ms = d.flush_ms;
-    if (o->ring_bytes < 4096 || o->ring_bytes > RING_MAX || o->chunk_bytes > TP_CHUNK_RAW_MAX / 2)
+    if (o->ring_bytes < RING_MIN || o->ring_bytes > RING_MAX ||
+        o->chunk_bytes > TP_CHUNK_RAW_MAX / 2)
         return TP_ERR_ARG;
-    size_t r = 4096;
+    size_t r = RING_MIN;
     while (r < o->ring_bytes)
         r <<= 1;
     o->ring_bytes = r;
     return TP_OK;
+}
+
+/* The largest ring one stage may grow to: half the budget, so that a busy thread can never
+ * hold all of it (a power of two, at least the first ring). */
+static size_t ring_limit(const tp_writer_opts *o) {
+    size_t r = o->ring_bytes;
+    while (r * 2 <= o->buffer_bytes / 2 && r * 2 <= RING_MAX)
+        r <<= 1;
+    return r;
 }
 
 /* ------------------------------------------------------------------ chunk buffers */
@@ -253,7 +294,7 @@ static int fd_verify(tp_writer *w) {
     if (fd_names_file(w, w->fd))
         return 1;
     w->fd = -1;
-    int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+    int fd = w->path ? open(w->path, O_WRONLY | O_CLOEXEC) : -1;
     if (fd >= 0 && (!fd_names_file(w, fd) || lseek(fd, (off_t)w->file_off, SEEK_SET) < 0)) {
         close(fd);
         fd = -1;
@@ -293,7 +334,8 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
 static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filter) {
     const uint8_t *src;
     size_t len = c->len;
-    int f = apply_filter(w, c, filter, &src);
+    int raw = w->hurry && kind == TP_CHUNK_DATA;
+    int f = apply_filter(w, c, filter && !raw, &src);
     if (f < 0)
         return;
     size_t bound = ZSTD_compressBound(len);
@@ -303,9 +345,10 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     }
     tp_chunk_header h = {.magic = TP_CHUNK_MAGIC, .kind = kind, .codec = TP_CODEC_ZSTD};
     h.filter = (uint8_t)f;
-    size_t n = ZSTD_compressCCtx(w->cctx, w->zbuf, bound, src, len, w->opts.zstd_level);
+    size_t n = raw ? 0 : ZSTD_compressCCtx(w->cctx, w->zbuf, bound, src, len, w->opts.zstd_level);
     const uint8_t *payload = w->zbuf;
-    if (ZSTD_isError(n) || n >= len) {
+    w->stats.chunks_raw += (uint64_t)raw;
+    if (raw || ZSTD_isError(n) || n >= len) {
         h.codec = TP_CODEC_NONE;
         payload = src;
         n = len;
@@ -401,22 +444,39 @@ static void add_dropped(tp_writer *w, uint32_t what, uint32_t reason, uint64_t n
 
 /* ------------------------------------------------------------------ the drain */
 
-/* Moves one stage's committed records into the data chunk; returns 1 when the stage is
- * closed and empty (the caller frees it). */
+/* Moves ring `r`'s records in [tail, limit) into the data chunk; returns the new tail. */
+static uint64_t drain_ring(tp_writer *w, const tp_ring *r, uint64_t tail, uint64_t limit) {
+    uint64_t mask = r->cap - 1;
+    while (tail < limit) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(r->buf + (tail & mask));
+        uint64_t avail = limit - tail, to_end = r->cap - (tail & mask);
+        if (!tp_rec_size_ok(h, avail < to_end ? avail : to_end))
+            return limit; /* a producer wrote a bad header: skip what it published */
+        if (h->type != TP_REC_PAD)
+            add_data(w, h);
+        tail += h->size;
+    }
+    return tail;
+}
+
+static void ring_free(tp_writer *w, tp_ring *r);
+
+/* Moves one stage's committed records into the data chunk, ring after ring, freeing the
+ * sealed rings it empties; returns 1 when the stage is closed and empty (the caller frees
+ * it). `closed` is read before `head`, so a closed stage's head is final. */
 static int drain_stage(tp_writer *w, tp_stage *s) {
     int closed = atomic_load_explicit(&s->closed, memory_order_acquire);
     uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
-    while (tail < head) {
-        const tp_rec_hdr *r = (const tp_rec_hdr *)(s->ring + (tail & s->mask));
-        uint64_t avail = head - tail, to_end = s->cap - (tail & s->mask);
-        if (!tp_rec_size_ok(r, avail < to_end ? avail : to_end)) {
-            tail = head; /* a producer wrote a bad header: skip what it published */
+    for (;;) {
+        tp_ring *r = s->dring;
+        /* After `head`: a head past a seal point makes that seal (and `next`) visible. */
+        uint64_t end = atomic_load_explicit(&r->end, memory_order_acquire);
+        tail = drain_ring(w, r, tail, head < end ? head : end);
+        if (end == UINT64_MAX || tail < end)
             break;
-        }
-        if (r->type != TP_REC_PAD)
-            add_data(w, r);
-        tail += r->size;
+        s->dring = r->next;
+        ring_free(w, r);
     }
     atomic_store_explicit(&s->tail, tail, memory_order_release);
     for (uint32_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
@@ -440,8 +500,13 @@ static void drain_writer_drops(tp_writer *w) {
         }
 }
 
+/* Frees a stage and its rings without budget bookkeeping (the writer is going away). */
 static void stage_free(tp_stage *s) {
-    free(s->ring);
+    for (tp_ring *r = s->dring, *n; r; r = n) {
+        n = r->next;
+        free(r->buf);
+        free(r);
+    }
     free(s);
 }
 
@@ -453,13 +518,28 @@ static void stage_release(tp_writer *w, tp_stage *s) {
             *p = s->next;
             break;
         }
-    if (s->counted)
-        w->budget_used -= s->cap;
     pthread_mutex_unlock(&w->stage_lock);
+    for (tp_ring *r = s->dring, *n; r; r = n) {
+        n = r->next;
+        ring_free(w, r);
+    }
+    s->dring = NULL;
     stage_free(s);
 }
 
-/* The drain; caller holds drain_lock. `cut`: also write what it has as chunks. */
+/* Bytes the producers have committed and the drain has not taken yet. */
+static uint64_t backlog(tp_writer *w, tp_stage *s) {
+    uint64_t n = 0;
+    for (; s; s = s->next)
+        n += atomic_load_explicit(&s->head, memory_order_relaxed) -
+             atomic_load_explicit(&s->tail, memory_order_relaxed);
+    return n;
+}
+
+/* The drain; caller holds drain_lock. `cut`: also write what it has as chunks. When more
+ * than 1/HURRY_PART of the budget waits (the drain thread is not scheduled enough on a
+ * loaded machine, or a burst), this cycle stores its data chunks as they are: compression is
+ * most of the drain's CPU time, and a bigger file is better than dropped events. */
 static void drain_locked(tp_writer *w, int cut) {
     if (w->sealed)
         return;
@@ -467,6 +547,7 @@ static void drain_locked(tp_writer *w, int cut) {
     pthread_mutex_lock(&w->stage_lock);
     tp_stage *s = w->stages;
     pthread_mutex_unlock(&w->stage_lock);
+    w->hurry = !w->opts.block_when_full && backlog(w, s) > w->opts.buffer_bytes / HURRY_PART;
     /* Only the drain unlinks stages and new ones go in at the head, so the list from the
      * snapshot on stays valid while we walk it. */
     while (s) {
@@ -574,6 +655,7 @@ static tp_status start_thread(tp_writer *w) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return TP_ERR_NOMEM;
+    pthread_setname_np(w->thread, "trainprof-drain"); /* for top/perf in a profiled job */
     w->have_thread = 1;
     pthread_mutex_lock(&w->cv_lock);
     while (!w->running)
@@ -638,37 +720,51 @@ static void writer_free(tp_writer *w) {
 
 tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer **out) {
     *out = NULL;
+    tp_writer_opts o; /* bad options leave the file alone */
+    tp_status s = opts_resolve(opts, &o);
+    if (s != TP_OK)
+        return s;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return TP_ERR_OPEN;
+    return tp_writer_open_fd(fd, path, &o, out);
+}
+
+tp_status tp_writer_open_fd(int fd, const char *path, const tp_writer_opts *opts, tp_writer **out) {
+    *out = NULL;
     tp_writer *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        close(fd);
         return TP_ERR_NOMEM;
-    w->fd = -1;
+    }
+    w->fd = fd;
     init_locks(w);
+    struct stat st;
+    tp_status e = fstat(fd, &st) != 0                 ? TP_ERR_OPEN
+                  : path && !(w->path = strdup(path)) ? TP_ERR_NOMEM
+                                                      : TP_OK;
+    if (e != TP_OK) {
+        close(fd);
+        w->fd = -1;
+        writer_free(w);
+        return e;
+    }
+    w->dev = st.st_dev; /* the file's identity: a descriptor is ours only if it names it */
+    w->ino = st.st_ino;
     tp_status s = opts_resolve(opts, &w->opts);
     if (s != TP_OK)
         goto fail;
+    w->ring_max = ring_limit(&w->opts);
     w->pid = getpid();
     w->now = mono_now;
     chunk_reset(&w->data);
     chunk_reset(&w->meta);
     chunk_reset(&w->meta_spare);
+    w->fd = fd_raise(fd, w->opts.fd_floor);
     w->cctx = ZSTD_createCCtx();
     s = TP_ERR_NOMEM;
     if (!w->cctx)
         goto fail;
-    w->path = strdup(path);
-    if (!w->path)
-        goto fail;
-    s = TP_ERR_OPEN;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        if (fd >= 0)
-            close(fd);
-        goto fail;
-    }
-    w->dev = st.st_dev;
-    w->ino = st.st_ino;
-    w->fd = fd_raise(fd, w->opts.fd_floor);
     s = write_file_header(w);
     if (s == TP_OK)
         s = start_thread(w);
@@ -677,9 +773,9 @@ tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer
     *out = w;
     return TP_OK;
 fail:;
-    int e = errno; /* why open or the header write failed, for the caller's message */
+    int err = errno; /* why open or the header write failed, for the caller's message */
     writer_free(w);
-    errno = e;
+    errno = err;
     return s;
 }
 
@@ -804,42 +900,82 @@ void tp_writer_get_stats(tp_writer *w, tp_writer_stats *out) {
 
 /* ------------------------------------------------------------------ staging */
 
-static tp_stage *stage_new(tp_writer *w, uint32_t tid, int counted) {
-    tp_stage *s = aligned_alloc(64, sizeof *s);
-    if (!s)
-        return NULL;
-    memset(s, 0, sizeof *s);
-    s->cap = w->opts.ring_bytes;
-    s->mask = s->cap - 1;
-    s->ring = aligned_alloc(64, s->cap);
-    if (!s->ring) {
-        free(s);
+/* Takes `bytes` from the budget; 0 when they do not fit. */
+static int budget_take(tp_writer *w, size_t bytes) {
+    pthread_mutex_lock(&w->stage_lock);
+    int fits = w->budget_used + bytes <= w->opts.buffer_bytes;
+    if (fits)
+        w->budget_used += bytes;
+    pthread_mutex_unlock(&w->stage_lock);
+    return fits;
+}
+
+static void budget_give(tp_writer *w, size_t bytes) {
+    pthread_mutex_lock(&w->stage_lock);
+    w->budget_used -= bytes;
+    pthread_mutex_unlock(&w->stage_lock);
+}
+
+/* A ring of `cap` bytes (power of two) whose first byte is stage position `start`. */
+static tp_ring *ring_new(uint64_t cap, uint64_t start, int counted) {
+    tp_ring *r = malloc(sizeof *r);
+    uint8_t *buf = aligned_alloc(64, cap);
+    if (!r || !buf) {
+        free(r);
+        free(buf);
         return NULL;
     }
-    memset(s->ring, 0, s->cap); /* fault the pages in now, not on the hot path */
+    *r = (tp_ring){.buf = buf, .cap = cap, .start = start, .counted = counted};
+    atomic_init(&r->end, UINT64_MAX);
+    return r;
+}
+
+static void ring_free(tp_writer *w, tp_ring *r) {
+    if (r->counted)
+        budget_give(w, r->cap);
+    free(r->buf);
+    free(r);
+}
+
+/* Makes `r` the ring the producer writes into. */
+static void stage_use_ring(tp_stage *s, tp_ring *r) {
+    s->pring = r;
+    s->ring = r->buf;
+    s->cap = r->cap;
+    s->mask = r->cap - 1;
+    s->cached_tail = r->start;
+    s->check_at = r->start + r->cap / 2;
+}
+
+static tp_stage *stage_new(tp_writer *w, uint32_t tid, int counted) {
+    tp_stage *s = aligned_alloc(64, sizeof *s);
+    tp_ring *r = ring_new(w->opts.ring_bytes, 0, counted);
+    if (!s || !r) {
+        free(s);
+        if (r)
+            r->counted = 0, ring_free(w, r);
+        if (counted)
+            budget_give(w, w->opts.ring_bytes);
+        return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    memset(r->buf, 0, r->cap); /* fault the pages in now, not on the hot path */
     s->w = w;
     s->tid = tid;
-    s->counted = counted;
-    s->check_at = s->cap / 2;
+    s->dring = r;
+    stage_use_ring(s, r);
     return s;
 }
 
 tp_status tp_writer_stage_open(tp_writer *w, uint32_t tid, tp_stage **out) {
     *out = NULL;
-    pthread_mutex_lock(&w->stage_lock);
-    int fits = w->budget_used + w->opts.ring_bytes <= w->opts.buffer_bytes;
-    if (fits)
-        w->budget_used += w->opts.ring_bytes;
-    pthread_mutex_unlock(&w->stage_lock);
-    if (!fits)
+    if (!budget_take(w, w->opts.ring_bytes))
         return TP_ERR_FULL;
-    tp_stage *s = stage_new(w, tid, 1);
+    tp_stage *s = stage_new(w, tid, 1); /* on failure its ring gave the bytes back */
     pthread_mutex_lock(&w->stage_lock);
     if (s) {
         s->next = w->stages;
         w->stages = s;
-    } else {
-        w->budget_used -= w->opts.ring_bytes;
     }
     pthread_mutex_unlock(&w->stage_lock);
     *out = s;
@@ -858,16 +994,65 @@ static void count_drop(tp_stage *s, uint16_t type) {
                           memory_order_relaxed);
 }
 
+/* Takes the bytes of the ring a full stage goes on in: twice its ring (at most ring_max),
+ * halved while it does not fit the budget less the part kept for threads still to start,
+ * never below a first ring. Returns the ring's size, 0 when none fits. */
+static uint64_t budget_take_ring(tp_writer *w, uint64_t cap) {
+    uint64_t want = cap * 2 < w->ring_max ? cap * 2 : w->ring_max;
+    uint64_t reserve = w->opts.buffer_bytes / RESERVE_PART;
+    pthread_mutex_lock(&w->stage_lock);
+    uint64_t used = w->budget_used + reserve,
+             room = used < w->opts.buffer_bytes ? w->opts.buffer_bytes - used : 0;
+    while (want > w->opts.ring_bytes && want > room)
+        want >>= 1;
+    if (want <= room)
+        w->budget_used += want;
+    pthread_mutex_unlock(&w->stage_lock);
+    return want <= room ? want : 0;
+}
+
+/* The ring is full: seal it and go on in a new one, twice as large while the budget has
+ * room (budget_take_ring). A thread's records stay in order: the drain empties the sealed
+ * ring first. Runs on the producer's thread: one lock and one malloc per new ring, which
+ * doubles until the budget is nearly spent. Returns 0 when no ring fits. */
+static int stage_grow(tp_stage *s) {
+    tp_writer *w = s->w;
+    uint64_t cap = budget_take_ring(w, s->cap);
+    if (!cap)
+        return 0;
+    tp_ring *r = ring_new(cap, s->pos, 1);
+    if (!r) {
+        budget_give(w, cap);
+        return 0;
+    }
+    tp_ring *old = s->pring;
+    old->next = r;
+    atomic_store_explicit(&old->end, s->pos, memory_order_release);
+    stage_use_ring(s, r);
+    writer_wake(w); /* a full ring means the drain is behind */
+    return 1;
+}
+
 /* Slow path of reserve: the ring looked full. Blocks (drains itself) when the writer is in
- * block_when_full mode, else counts the drop. */
+ * block_when_full mode, else grows the ring or, when the budget is spent, counts the drop. */
 static void *stage_full(tp_stage *s, uint32_t size, uint16_t type) {
     int valid = size >= sizeof(tp_rec_hdr) && size % 8 == 0 && size <= s->cap / 2;
     if (valid && s->w->opts.block_when_full) {
         drain(s->w, 0);
         return tp_stage_reserve(s, size, type);
     }
+    if (valid && stage_grow(s))
+        return tp_stage_reserve(s, size, type);
     count_drop(s, type);
     return NULL;
+}
+
+/* Loads the drain's tail; the producer's ring is free from max(tail, its start) on (the
+ * drain may still be emptying an older ring). Returns the tail as loaded. */
+static uint64_t stage_refresh_tail(tp_stage *s) {
+    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+    s->cached_tail = tail > s->pring->start ? tail : s->pring->start;
+    return tail;
 }
 
 void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type) {
@@ -875,7 +1060,7 @@ void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type) {
     uint64_t pad = off + size > s->cap ? s->cap - off : 0;
     uint64_t end = pos + pad + size;
     if (end - s->cached_tail > s->cap || size - 8u > s->cap / 2 || (size & 7u)) {
-        s->cached_tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+        stage_refresh_tail(s);
         if (end - s->cached_tail > s->cap || size - 8u > s->cap / 2 || (size & 7u))
             return stage_full(s, size, type);
     }
@@ -891,10 +1076,10 @@ void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type) {
     return s->ring + (pos & s->mask);
 }
 
-/* Past the check point: refresh the tail and wake the drain when over half full. */
+/* Past the check point: refresh the tail and wake the drain when over half full (older
+ * rings not yet emptied count as fill). */
 static void stage_check_fill(tp_stage *s) {
-    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
-    s->cached_tail = tail;
+    uint64_t tail = stage_refresh_tail(s);
     if (s->pos - tail >= s->cap / 2) {
         writer_wake(s->w);
         s->check_at = s->pos + s->cap / 8;

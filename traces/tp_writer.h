@@ -1,12 +1,17 @@
 /* tp_writer: writes a .tprof trace (format v1, docs/trace-format.md).
  *
  * Hot path: each producing thread owns a tp_stage, a lock-free single-producer ring.
- * tp_stage_reserve/commit cost a few loads and stores, never a lock, syscall or malloc; when
- * the ring is full the record is dropped and counted by type (later written as DROPPED).
- * One drain (the writer's background thread, or tp_writer_flush) moves committed records
- * from all rings into chunks, compresses them with zstd and appends them to the file.
- * Memory is bounded by opts.buffer_bytes: rings come out of that budget, a thread that finds
- * the budget spent gets no ring and its events count as dropped (tp_writer_count_drop).
+ * tp_stage_reserve/commit cost a few loads and stores, never a lock, syscall or malloc while
+ * the ring has room. A full ring grows: the producer seals it and goes on in a new one (one
+ * lock and one malloc), twice as large while the budget has room, smaller when it is nearly
+ * spent; when no ring fits, the record is dropped and counted by type (later written as
+ * DROPPED). One drain (the writer's background thread, or tp_writer_flush) moves
+ * committed records from all rings into chunks, compresses them with zstd and appends them
+ * to the file, and frees the sealed rings it empties.
+ * Memory is bounded by opts.buffer_bytes: rings come out of that budget, one ring is at most
+ * half of it, growth leaves 1/16 of it to the first rings of threads still to start, a thread
+ * that finds the budget spent gets no ring and its events count as dropped
+ * (tp_writer_count_drop).
  *
  * Metadata (strings, stacks, modules, threads, ...) goes through thread-safe, locked calls;
  * it is written in META chunks that always precede the data chunks that refer to it, so a
@@ -25,7 +30,10 @@ typedef struct tp_stage tp_stage;
 
 typedef struct {
     size_t buffer_bytes;  /* all staging rings together; 0 = 64 MiB */
-    size_t ring_bytes;    /* one thread's ring, power of two; 0 = 1 MiB */
+    size_t ring_bytes;    /* a thread's first ring, rounded up to a power of two; 0 = 1/256 of
+                             the budget within [4 KiB, 1 MiB]. A full ring is followed by
+                             one twice as large while the budget allows (at most half the
+                             budget) */
     size_t chunk_bytes;   /* uncompressed bytes per data chunk; 0 = 256 KiB */
     int zstd_level;       /* 0 = -1, a zstd fast level: measured best for lane-delta records
                              (docs/PERFORMANCE.md); any zstd level, negative included */
@@ -45,6 +53,12 @@ void tp_writer_opts_default(tp_writer_opts *o);
 /* Creates `path` (truncating it) and writes the file header. `opts` may be NULL. On
  * TP_ERR_OPEN or TP_ERR_IO errno says why (ENOSPC, EACCES, ...); see tp_status_why. */
 tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer **out);
+
+/* The same on `fd`, an empty file opened for writing by the caller (who chose how to create
+ * it: tp_outfile). The writer owns `fd` from here on, also when this fails. `path` names the
+ * same file, so it can be reopened when the program takes the descriptor away (NULL: it
+ * cannot be; the trace then stops there). */
+tp_status tp_writer_open_fd(int fd, const char *path, const tp_writer_opts *opts, tp_writer **out);
 
 /* Drains every ring, writes the index and trailer, closes the file and frees everything,
  * stages included. Returns the first I/O error met during the writer's life, with errno set
@@ -138,6 +152,8 @@ typedef struct {
     uint64_t overhead_ns; /* time spent draining, compressing, writing */
     uint32_t fd_reopens;  /* times the file was reopened after its descriptor was lost */
     int fd_lost;          /* 1: the descriptor was lost and the file could not be reopened */
+    uint64_t chunks_raw;  /* data chunks stored unfiltered and uncompressed because the drain
+                             was behind (over 1/4 of the budget waiting) */
 } tp_writer_stats;
 
 /* Counts so far (drain first with tp_writer_flush for exact figures). */

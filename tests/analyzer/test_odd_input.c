@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,7 +19,7 @@
 #include "tp_test.h"
 #include "tp_writer.h"
 
-static const char *prog, *collector;
+static const char *prog, *collector, *nvtx_app;
 static char dir[256];
 
 /* ---------------------------------------------------------------- helpers */
@@ -276,9 +277,12 @@ static void test_cli_enospc(void) {
     }
 }
 
-/* The collector, unable to write its trace, gives the system's reason (ENOSPC), once. Not
- * under ASan: an instrumented collector cannot be preloaded into an uninstrumented program
- * (the collector's process tests are labelled no-sanitize for the same reason). */
+/* The collector never writes into an existing file, and never replaces a device even when
+ * told to (TRAINPROF_FORCE): it says so once, the program runs untraced, /dev/full stays a
+ * device. (Before the no-overwrite rule this wrote into /dev/full and checked the ENOSPC
+ * message; the writer's errno is checked by test_writer_errno above.) Not under ASan: an
+ * instrumented collector cannot be preloaded into an uninstrumented program (the
+ * collector's process tests are labelled no-sanitize for the same reason). */
 static void test_collector_enospc(void) {
 #if defined(__SANITIZE_ADDRESS__)
     printf("     (collector preload skipped under ASan)\n");
@@ -286,14 +290,16 @@ static void test_collector_enospc(void) {
 #endif
     char ld[600];
     snprintf(ld, sizeof ld, "LD_PRELOAD=%s", collector);
-    const char *env[] = {ld, "TRAINPROF_OUTPUT=/dev/full", "TRAINPROF_TARGET_PID=self", NULL};
-    const char *argv[] = {"/bin/true", NULL};
+    const char *env[] = {ld, "TRAINPROF_OUTPUT=/dev/full", "TRAINPROF_FORCE=1",
+                         "TRAINPROF_TARGET_PID=self", NULL};
+    const char *argv[] = {nvtx_app, "touch", "/dev/null", NULL};
     run_result r;
     run(&r, "/dev/null", env, argv);
     CHECK_EQ_I(r.status, 0); /* the program itself is untouched */
-    const char *hit = strstr(r.err, "No space left on device");
-    CHECK(hit != NULL && strstr(hit + 1, "No space left on device") == NULL);
-    CHECK(strstr(r.err, "input/output error") == NULL);
+    const char *hit = strstr(r.err, "cannot write trace /dev/full");
+    CHECK(hit != NULL && strstr(hit + 1, "cannot write trace") == NULL);
+    struct stat sb;
+    CHECK(stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode));
 }
 
 /* ---------------------------------------------------------------- CLI refusals */
@@ -331,11 +337,11 @@ static void test_buffer_mb(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s TRAINPROF COLLECTOR\n", argv[0]);
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s TRAINPROF COLLECTOR NVTX_APP\n", argv[0]);
         return 2;
     }
-    prog = argv[1], collector = argv[2];
+    prog = argv[1], collector = argv[2], nvtx_app = argv[3];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/tp_odd_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))

@@ -3,6 +3,7 @@
  *
  *   nvtx_app [normal]      STEPS steps on the main thread and WORKERS named worker threads
  *   nvtx_app flood N       N marks as fast as possible (buffer exhaustion)
+ *   nvtx_app touch FILE    creates FILE (proof that it ran), one range "touched"
  *   nvtx_app wait          a few ranges, prints "ready", then sleeps (SIGTERM/SIGKILL tests)
  *   nvtx_app exit          a few ranges, waits for the periodic drain, then _exit(3)
  *   nvtx_app fork          one range, forks; parent and child each push their own range
@@ -177,7 +178,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static void one_step(int s, nvtxStringHandle_t reg) {
+__attribute__((noinline)) static void one_step(int s, nvtxStringHandle_t reg) {
     nvtxRangePushA("step");
     push_ex(g_app, "forward", 0xff00ff00u, (uint64_t)s);
     nvtxMarkA("mark-A");
@@ -467,6 +468,12 @@ int main(int argc, char **argv) {
         for (long i = 0; i < n; i++)
             nvtxMarkA("flood");
         return 0;
+    }
+    if (!strcmp(mode, "touch") && argc > 2) {
+        FILE *f = fopen(argv[2], "w");
+        nvtxRangePushA("touched");
+        nvtxRangePop();
+        return f && fclose(f) == 0 ? 0 : 1;
     }
     if (!strcmp(mode, "wait") || !strcmp(mode, "exit")) {
         for (int i = 0; i < 10; i++) {

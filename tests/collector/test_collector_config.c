@@ -109,6 +109,30 @@ static void test_recording_layout(void) {
     CHECK_EQ_U(tp_collector_config_exec_gen(&c, 0), 0);
 }
 
+/* The reservation `record` made at -o, --force, the test drain hook, names taken by others. */
+static void test_output_reservation(void) {
+    const char *env[] = {"TRAINPROF_OUTPUT_ID=2049:123456", "TRAINPROF_FORCE=1",
+                         "TRAINPROF_DRAIN=exit", NULL};
+    tp_collector_config c;
+    load(&c, env);
+    CHECK_EQ_U(c.output_dev, 2049);
+    CHECK_EQ_U(c.output_ino, 123456);
+    CHECK_EQ_I(c.force, 1);
+    CHECK_EQ_I(c.drain_at_exit, 1);
+    CHECK_STR(c.error, "");
+    load(&c, NULL);
+    CHECK_EQ_U(c.output_ino, 0);
+    CHECK_EQ_I(c.force + c.drain_at_exit, 0);
+    const char *bad[] = {"TRAINPROF_OUTPUT_ID=12:x", NULL};
+    load(&c, bad);
+    CHECK_EQ_U(c.output_ino, 0);
+    CHECK(strstr(c.error, "TRAINPROF_OUTPUT_ID=12:x") != NULL);
+    char p[64];
+    CHECK_EQ_I(tp_collector_config_alt_path("/d/app-7.tprof", 2, p, sizeof p), 0);
+    CHECK_STR(p, "/d/app-7.2.tprof");
+    CHECK_EQ_I(tp_collector_config_alt_path("/d/app-7.tprof", 12, p, 8), -1);
+}
+
 static void test_wide_to_utf8(void) {
     char buf[16];
     CHECK_EQ_U(tp_nvtx_wide_to_utf8(L"a\u00fc\u20ac\U0001F600", buf, sizeof buf), 10);
@@ -123,6 +147,7 @@ int main(void) {
     TP_RUN(test_time_window_and_errors);
     TP_RUN(test_output_for_children);
     TP_RUN(test_recording_layout);
+    TP_RUN(test_output_reservation);
     TP_RUN(test_wide_to_utf8);
     return tp_test_summary();
 }

@@ -350,6 +350,36 @@ static void test_buffer_exhaustion(void) {
     tc_cleanup(&R);
 }
 
+/* --buffer-mb decides what a flood keeps. TRAINPROF_DRAIN=exit stops the background drain,
+ * so nothing leaves the rings before exit and the outcome depends on the budget alone. */
+static void flood_with_budget(const char *mb, int *read, uint64_t *dropped) {
+    const char *env[] = {"TRAINPROF_DRAIN=exit", NULL};
+    const char *opts[] = {"--buffer-mb", mb, NULL};
+    const char *args[] = {"flood", "200000", NULL};
+    *read = -1;
+    CHECK_EQ_I(tc_record(&R, env, opts, args), 0);
+    tp_reader *rd = open_only_trace(&R, 1);
+    CHECK(rd != NULL);
+    *read = tc_count(rd, TP_REC_NVTX_MARK, "flood");
+    *dropped = tc_dropped(rd, TP_REC_NVTX_MARK);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
+static void test_buffer_budget(void) {
+    int read;
+    uint64_t dropped;
+    flood_with_budget("64", &read, &dropped); /* 200000 marks of 56 bytes: 11.2 MB */
+    CHECK_EQ_I(read, 200000);
+    CHECK_EQ_U(dropped, 0);
+    flood_with_budget("4", &read, &dropped);
+    printf("4 MiB: %d read + %llu dropped\n", read, (unsigned long long)dropped);
+    CHECK(dropped > 0);
+    CHECK_EQ_U((uint64_t)read + dropped, 200000);
+    CHECK((uint64_t)read * sizeof(tp_rec_nvtx) > (2u << 20)); /* more than half the budget */
+    CHECK((uint64_t)read * sizeof(tp_rec_nvtx) <= (4u << 20));
+}
+
 static void test_capture_nvtx(void) {
     const char *opts[] = {"--capture", "nvtx:capture-me", NULL};
     const char *args[] = {"capture", NULL};
@@ -418,6 +448,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_closed_descriptors);
     TP_RUN(test_lost_descriptor);
     TP_RUN(test_buffer_exhaustion);
+    TP_RUN(test_buffer_budget);
     TP_RUN(test_capture_nvtx);
     TP_RUN(test_time_window);
     TP_RUN(test_bad_command_lines);

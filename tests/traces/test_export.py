@@ -9,7 +9,10 @@ usage: test_export.py TRAINPROF TRAINER SAMPLES_DIR
     (docs/export.md): device_type, launch and queue statistics of non-CUDA launch APIs;
 (b) every kernel's ts/dur in the JSON is the exact ns of the trace (read as decimals);
 (c) the SQLite file gives the record counts of `trainprof info --json` and the report's sums;
-(d) bad input: not a trace, truncated trace, unwritable output, bad format."""
+(d) bad input: not a trace, truncated trace, unwritable output, bad format;
+(e) no silent overwrite: an existing output (the default name too) is kept unless --force,
+    the trace itself is never an output and stays intact, a symbolic link is never followed
+    (with --force the link itself is replaced), no temporary folder is left behind."""
 import decimal
 import gzip
 import json
@@ -216,6 +219,53 @@ def bad_input(tmp, good):
     check(r.returncode == 2, "missing --format accepted")
 
 
+def overwrite_rules(tmp, good):
+    d = os.path.join(tmp, "overwrite")
+    os.mkdir(d)
+    trace = os.path.join(d, "t.tprof")
+    shutil.copy(good, trace)
+    data = open(trace, "rb").read()
+    os.symlink("t.tprof", os.path.join(d, "to-trace.json"))
+    secret = os.path.join(d, "secret.txt")
+    open(secret, "w").write("secret\n")
+    for fmt, ext in (("chrome", ".json"), ("sqlite", ".sqlite")):
+        for out in (trace, os.path.join(d, "to-trace.json")):  # itself, or through a link
+            for force in ([], ["--force"]):
+                r = run("export", trace, "--format", fmt, "-o", out, *force)
+                check(r.returncode == 1 and "is the trace being exported" in r.stderr,
+                      f"{fmt} onto the input {out} {force}: {r.returncode} {r.stderr}")
+                check(open(trace, "rb").read() == data, f"{fmt} onto the input: input changed")
+        out = os.path.join(d, "t" + ext)  # also the default output name
+        open(out, "w").write("keep me\n")
+        for args in ([], ["-o", out]):
+            r = run("export", trace, "--format", fmt, *args)
+            check(r.returncode == 1 and "already exists; use --force" in r.stderr,
+                  f"{fmt} onto an existing {args}: {r.returncode} {r.stderr}")
+            check(open(out, "rb").read() == b"keep me\n", f"{fmt}: existing output changed")
+        r = run("export", trace, "--format", fmt, "-o", out, "--force")
+        check(r.returncode == 0, f"{fmt} --force: {r.returncode} {r.stderr}")
+        if fmt == "chrome":
+            check("traceEvents" in json.load(open(out)), "--force: no JSON written")
+        else:
+            check(sqlite3.connect(out).execute("select count(*) from kernels").fetchone()[0] > 0,
+                  "--force: no database written")
+        link = os.path.join(d, "to-secret" + ext)
+        os.symlink("secret.txt", link)
+        r = run("export", trace, "--format", fmt, "-o", link)
+        check(r.returncode == 1 and "already exists" in r.stderr, f"{fmt} onto a link: {r.stderr}")
+        r = run("export", trace, "--format", fmt, "-o", link, "--force")
+        check(r.returncode == 0 and not os.path.islink(link) and os.path.isfile(link),
+              f"{fmt} --force onto a link: the link was not replaced: {r.stderr}")
+        check(open(secret).read() == "secret\n", f"{fmt} --force followed the link")
+        dangling = os.path.join(d, "dangling" + ext)
+        os.symlink("nowhere" + ext, dangling)
+        r = run("export", trace, "--format", fmt, "-o", dangling)
+        check(r.returncode == 1 and not os.path.exists(os.path.join(d, "nowhere" + ext)),
+              f"{fmt} through a dangling link: {r.returncode} {r.stderr}")
+    left = [n for n in os.listdir(d) if n.startswith(".trainprof-export-")]
+    check(not left, f"temporary folders left behind: {left}")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="tp-export-") as tmp:
         traces = sorted(os.path.join(SAMPLES, f) for f in os.listdir(SAMPLES) if f.endswith(".tprof"))
@@ -231,6 +281,7 @@ def main():
             export_one(t, tmp)
         odd_names(tmp)
         bad_input(tmp, traces[0])  # a sample: large enough to keep kernels when cut
+        overwrite_rules(tmp, traces[0])
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

@@ -181,6 +181,100 @@ static void test_counted_drops(void) {
     unlink(path);
 }
 
+/* ---- rings follow the budget ---- */
+
+#define FLOOD 200000 /* 48-byte API records: 9.6 MB */
+
+/* One thread floods FLOOD records with no drain running (background off: nothing leaves the
+ * rings until close), so what the rings hold is decided by the budget alone, not by timing.
+ * *read gets the records read back, *dropped what DROPPED records count, *raw the data chunks
+ * stored uncompressed (the drain found over 1/4 of the budget waiting). */
+static void flood_one_thread(size_t budget, uint64_t *read, uint64_t *stage_drops,
+                             uint64_t *dropped, uint64_t *raw) {
+    *read = *stage_drops = *dropped = *raw = UINT64_MAX;
+    char path[256];
+    tt_temp_path(path, sizeof path, "flood");
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.buffer_bytes = budget; /* first ring and growth from the budget alone */
+    tp_writer *w;
+    CHECK_OK(tp_writer_open(path, &o, &w));
+    tp_stage *s;
+    CHECK_OK(tp_writer_stage_open(w, 7, &s));
+    tp_rec_api a;
+    memset(&a, 0, sizeof a);
+    TP_REC_INIT(&a, TP_REC_API);
+    a.tid = 100;
+    for (uint32_t i = 0; i < FLOOD; i++) {
+        a.ts = 1000000u + (uint64_t)i * 50u;
+        a.end = a.ts + 20;
+        a.correlation = i;
+        tp_stage_write(s, &a);
+    }
+    *stage_drops = tp_stage_dropped(s);
+    tp_stage_close(s);
+    CHECK_OK(tp_writer_flush(w));
+    tp_writer_stats st;
+    tp_writer_get_stats(w, &st);
+    *raw = st.chunks_raw;
+    CHECK_OK(tp_writer_close(w));
+    readback rb;
+    read_back(path, &rb);
+    CHECK(rb.in_order);
+    CHECK_EQ_U(rb.dropped_nobuf, 0);
+    *dropped = rb.dropped_ring;
+    *read = rb.per_thread[0];
+    unlink(path);
+}
+
+/* A big budget holds the whole flood: the ring grew, across rings in order. */
+static void test_budget_holds_flood(void) {
+    uint64_t read, stage_drops, dropped, raw;
+    flood_one_thread((size_t)64 << 20, &read, &stage_drops, &dropped, &raw);
+    CHECK_EQ_U(read, FLOOD);
+    CHECK_EQ_U(stage_drops, 0);
+    CHECK_EQ_U(dropped, 0);
+    CHECK_EQ_U(raw, 0); /* 9.6 MB waiting is under 1/4 of 64 MiB: compressed as usual */
+}
+
+/* A small budget drops, counts every drop, and still holds more than one fixed first ring
+ * could: the rings used the budget. */
+static void test_small_budget_counts(void) {
+    size_t budget = (size_t)4 << 20;
+    uint64_t read, stage_drops, dropped, raw;
+    flood_one_thread(budget, &read, &stage_drops, &dropped, &raw);
+    printf("  4 MiB budget: read %" PRIu64 ", dropped %" PRIu64 "\n", read, dropped);
+    CHECK(dropped > 0);
+    CHECK_EQ_U(dropped, stage_drops);
+    CHECK_EQ_U(read + dropped, FLOOD);
+    CHECK(read * sizeof(tp_rec_api) > budget / 2); /* grew past half the budget... */
+    CHECK(read * sizeof(tp_rec_api) <= budget);    /* ...and never past it */
+    CHECK(raw > 0); /* the full budget waiting: stored uncompressed, and read back above */
+}
+
+/* Rings that start at 4 KiB and grow while the background drain empties and frees the old
+ * ones under the producers' feet (the seal/next protocol; run it under TSan too). The
+ * budget is large enough to hold every record even if the drain never ran. */
+static void test_growth_while_draining(void) {
+    char path[256];
+    tt_temp_path(path, sizeof path, "grow");
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.ring_bytes = 4096;
+    o.buffer_bytes = (size_t)256 << 20;
+    o.background = 1;
+    o.flush_ms = 1;
+    producer ps[NTHREADS];
+    run_producers(path, &o, ps);
+    readback rb;
+    read_back(path, &rb);
+    for (int i = 0; i < NTHREADS; i++)
+        CHECK_EQ_U(rb.per_thread[i], PER_THREAD);
+    CHECK(rb.in_order);
+    CHECK_EQ_U(rb.dropped_ring + rb.dropped_nobuf, 0);
+    unlink(path);
+}
+
 /* ---- everything at once: interning, stages, the locked slow path, flushes ---- */
 
 #define MIXED_PER_THREAD 40000
@@ -307,6 +401,9 @@ int main(void) {
     TP_RUN(test_lossless);
     TP_RUN(test_blocking);
     TP_RUN(test_counted_drops);
+    TP_RUN(test_budget_holds_flood);
+    TP_RUN(test_small_budget_counts);
+    TP_RUN(test_growth_while_draining);
     TP_RUN(test_mixed);
     return tp_test_summary();
 }
