@@ -23,8 +23,8 @@
 #define TP_FILE_MAGIC "TPROF\r\n\x1a" /* 8 bytes, no NUL: catches text-mode mangling */
 #define TP_FILE_BOM 0x01020304u
 #define TP_FILE_VERSION_MAJOR 1
-#define TP_FILE_VERSION_MINOR 3 /* 1.1: NVTX stack_id; 1.2: PYCODE and Python frames;
-                                   1.3: PROCESS job_id, root_pid, exec_gen */
+/* 1.1: NVTX stack_id; 1.2: PYCODE and Python frames; 1.3: PROCESS job_id, root_pid, exec_gen */
+#define TP_FILE_VERSION_MINOR 3
 #define TP_FILE_HEADER_SIZE 64u
 
 /* 'TPCH' and 'TPIX' as the bytes appear in the file, read as little-endian u32. */
