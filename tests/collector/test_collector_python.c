@@ -119,6 +119,7 @@ static void test_ctrl_c(void) {
     tp_reader *rd = open_trace(0);
     CHECK(rd != NULL);
     check_complete(rd);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 11); /* "outer" and ten "step" */
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "outer"), 1);
     tp_reader_close(rd);
     tc_cleanup(&R);
@@ -156,6 +157,7 @@ static void test_terminal_ctrl_c(void) {
     tp_reader *rd = open_trace(0);
     CHECK(rd != NULL);
     check_complete(rd);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 11);
     tp_reader_close(rd);
     tc_cleanup(&R);
 }
