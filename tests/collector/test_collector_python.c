@@ -121,22 +121,26 @@ static void test_ctrl_c(void) {
     tp_reader *rd = open_trace(0);
     CHECK(rd != NULL);
     check_complete(rd);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 11); /* "outer" and ten "step" */
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "outer"), 1);
     tp_reader_close(rd);
     tc_cleanup(&R);
 }
 
-/* The second may arrive inside the except block (a second KeyboardInterrupt, Python then
- * dies of SIGINT) or merge with the first: either way the trace is whole. */
+/* The second may merge with the first, or raise a second KeyboardInterrupt anywhere in the
+ * program's unwinding or except block (Python then dies of SIGINT, maybe before a range's
+ * pop: the program's own doing). Either way the trace is closed with its index. */
 static void test_two_quick_ctrl_c(void) {
     char out[4096];
     int rc = ctrlc_run(2, -1, out, sizeof out);
     CHECK(rc == 0 || rc == 128 + SIGINT);
-    CHECK(strstr(out, "caught\n") != NULL);
     tp_reader *rd = open_trace(0);
     CHECK(rd != NULL);
-    check_complete(rd);
+    int indexed = tp_reader_integrity(rd)->index_ok;
+    int outer = tc_count(rd, TP_REC_NVTX_PUSH, "outer");
     tp_reader_close(rd);
+    CHECK(indexed);
+    CHECK_EQ_I(outer, 1);
     tc_cleanup(&R);
 }
 
@@ -155,6 +159,7 @@ static void test_terminal_ctrl_c(void) {
     tp_reader *rd = open_trace(0);
     CHECK(rd != NULL);
     check_complete(rd);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 11);
     tp_reader_close(rd);
     tc_cleanup(&R);
 }
