@@ -4,9 +4,15 @@
  * call NVTX or CUDA, NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH); all name the same file,
  * so it loads once. Options travel as TRAINPROF_* variables (collector/tp_collector_config.h).
  * Every traced process appends its trace path to a manifest file, which is how this command
- * finds the traces of children the program started. The program's exit status is ours;
- * SIGINT/SIGTERM sent to us (not by the terminal, which signals the child itself) are
- * forwarded to the child. */
+ * finds the traces of children the program started. The program's exit status is ours.
+ *
+ * Signals: the program must see what it would see without us. It inherits our SIGINT and
+ * SIGTERM dispositions as we got them (an ignored signal stays ignored: `trap '' TERM`,
+ * background jobs). A SIGINT/SIGTERM some process sent to us is passed on to the program,
+ * marked (common/tp_sigforward.h) so that the collector in the program drops it when the
+ * same sender's signal already reached the program directly (a signal to the whole process
+ * group, as a job scheduler or `kill -INT -PGID` sends): the program gets it once. The
+ * terminal's Ctrl-C reaches the program directly and is never passed on. */
 #include "tp_cmd.h"
 
 #include <errno.h>
@@ -20,6 +26,7 @@
 #include <unistd.h>
 
 #include "tp_reader.h"
+#include "tp_sigforward.h"
 
 #define COLLECTOR_NAME "libtrainprof-collector.so"
 
@@ -30,6 +37,19 @@ typedef struct {
 } record_opts;
 
 static volatile sig_atomic_t g_child = 0;
+
+/* The signals passed on to the program, their dispositions when we started, and per sender
+ * how many we passed on (the collector pairs copies with direct deliveries by this count). */
+#define FWD_SENDERS 16
+static struct {
+    int sig;
+    struct sigaction start;
+    struct {
+        pid_t sender;
+        uint16_t count;
+    } from[FWD_SENDERS];
+} g_fwd[] = {{.sig = SIGINT}, {.sig = SIGTERM}};
+#define NFWD (sizeof g_fwd / sizeof g_fwd[0])
 
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof record [-o FILE] [--stacks none|api|all]\n"
@@ -183,21 +203,52 @@ static void child_env(const record_opts *o, const char *lib, const char *manifes
         setenv("TRAINPROF_NO_CUDA", "1", 1);
 }
 
-/* Forward signals that someone sent to us; the terminal's go to the child directly. */
-static void forward(int sig, siginfo_t *info, void *uc) {
-    (void)uc;
-    if (g_child > 0 && info && info->si_code <= 0)
-        kill((pid_t)g_child, sig);
+/* The how-many-th signal from `sender` this is (1, 2, ...). Runs in a signal handler. */
+static uint16_t next_count(size_t k, pid_t sender) {
+    size_t i = 0;
+    while (i < FWD_SENDERS && g_fwd[k].from[i].sender && g_fwd[k].from[i].sender != sender)
+        i++;
+    if (i == FWD_SENDERS) /* full: forget one */
+        i = (size_t)sender % FWD_SENDERS;
+    if (g_fwd[k].from[i].sender != sender)
+        g_fwd[k].from[i].sender = sender, g_fwd[k].from[i].count = 0;
+    return ++g_fwd[k].from[i].count;
 }
 
+/* Passes on a signal a process sent to us (si_code <= 0); the terminal's (SI_KERNEL) went to
+ * the program directly. */
+static void forward(int sig, siginfo_t *info, void *uc) {
+    (void)uc;
+    if (g_child <= 0 || !info || info->si_code > 0)
+        return;
+    for (size_t k = 0; k < NFWD; k++) {
+        if (g_fwd[k].sig != sig)
+            continue;
+        union sigval v;
+        v.sival_ptr = (void *)(uintptr_t)tp_sigfwd_encode((uint32_t)info->si_pid,
+                                                          next_count(k, info->si_pid));
+        sigqueue((pid_t)g_child, sig, v);
+    }
+}
+
+/* Only signals that are not ignored: an ignored one stays ignored, for us and the program. */
 static void install_forwarding(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = forward;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    for (size_t k = 0; k < NFWD; k++) {
+        sigaction(g_fwd[k].sig, NULL, &g_fwd[k].start);
+        if (g_fwd[k].start.sa_handler != SIG_IGN || (g_fwd[k].start.sa_flags & SA_SIGINFO))
+            sigaction(g_fwd[k].sig, &sa, NULL);
+    }
+}
+
+/* In the child: the dispositions we were started with (exec keeps an ignored signal). */
+static void restore_signals(void) {
+    for (size_t k = 0; k < NFWD; k++)
+        sigaction(g_fwd[k].sig, &g_fwd[k].start, NULL);
 }
 
 static int wait_child(pid_t pid) {
@@ -347,8 +398,7 @@ int tp_cmd_record(int argc, char **argv) {
         return 1;
     }
     if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        restore_signals();
         child_env(&o, lib, manifest);
         execvp(o.cmd[0], o.cmd);
         fprintf(stderr, "trainprof record: cannot run %s: %s\n", o.cmd[0], strerror(errno));

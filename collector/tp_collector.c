@@ -1,18 +1,18 @@
-/* tp_collector: singleton lifecycle, per-thread state and string interning. */
+/* tp_collector: singleton lifecycle, clients, fork handling, per-thread state and string
+ * interning. */
 #include "tp_collector.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
-
-#include "tp_collector_guard.h"
-#include "tp_nvtx_hooks.h"
 
 #ifndef TP_VERSION
 #define TP_VERSION "0.1.0"
@@ -21,22 +21,80 @@
 
 tp_collector tp_g;
 __thread tp_tstate *tp_tls __attribute__((tls_model("initial-exec")));
+__thread int tp_busy __attribute__((tls_model("initial-exec")));
+__thread int tp_busy_deferred __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
 static int g_clock_ready;
 static _Atomic int g_cuda_said;
+static pid_t g_writer_pid;   /* the process that opened tp_g.writer */
+static tp_writer *g_retired; /* a sealed writer: its rings stay valid for late producers */
+
+/* Clients: appended under g_mu; the tap reads them from the drain thread (count published
+ * after the entry). */
+static tp_collector_client g_clients[TP_COLLECTOR_MAX_CLIENTS];
+static _Atomic int g_nclients;
+
+void tp_collector_busy_raise(void) {
+    int sig = tp_busy_deferred;
+    tp_busy_deferred = 0;
+    raise(sig);
+}
+
+/* ---------------------------------------------------------------- clients */
+
+static void tap_dispatch(void *ctx, const tp_rec_hdr *rec) {
+    (void)ctx;
+    int n = atomic_load_explicit(&g_nclients, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (g_clients[i].on_drain)
+            g_clients[i].on_drain(g_clients[i].ctx, rec);
+}
+
+static int any_tap(void) {
+    for (int i = 0; i < atomic_load(&g_nclients); i++)
+        if (g_clients[i].on_drain)
+            return 1;
+    return 0;
+}
+
+tp_status tp_collector_add_client(const tp_collector_client *c) {
+    pthread_mutex_lock(&g_mu);
+    int n = atomic_load(&g_nclients);
+    tp_status s = n < TP_COLLECTOR_MAX_CLIENTS ? TP_OK : TP_ERR_FULL;
+    if (s == TP_OK) {
+        g_clients[n] = *c;
+        atomic_store_explicit(&g_nclients, n + 1, memory_order_release);
+        if (c->on_drain && tp_g.writer)
+            tp_writer_set_tap(tp_g.writer, tap_dispatch, NULL);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return s;
+}
+
+/* Calls member `fn` of every client that has it. */
+#define EACH_CLIENT(fn)                                                                            \
+    do {                                                                                           \
+        int n_ = atomic_load(&g_nclients);                                                         \
+        for (int i_ = 0; i_ < n_; i_++)                                                            \
+            if (g_clients[i_].fn)                                                                  \
+                g_clients[i_].fn();                                                                \
+    } while (0)
 
 /* ---------------------------------------------------------------- per-thread state */
 
 /* Thread exit: hand the ring back so its last events reach the file. */
 static void thread_state_destroy(void *p) {
     tp_tstate *t = p;
+    tp_collector_busy_enter();
     pthread_mutex_lock(&g_mu);
     if (t->stage && t->gen == atomic_load(&tp_g.gen) && atomic_load(&tp_g.active))
         tp_stage_close(t->stage);
     pthread_mutex_unlock(&g_mu);
+    tp_collector_busy_leave();
     if (tp_tls == t)
         tp_tls = NULL;
     free(t);
@@ -88,7 +146,18 @@ void tp_collector_load(void) {
         tp_collector_start(&cfg);
 }
 
+static tp_tstate *thread_slow_locked(void);
+
 tp_tstate *tp_collector_thread_slow(void) {
+    if (!atomic_load(&tp_g.active) && !atomic_load(&g_lazy))
+        return NULL;
+    tp_collector_busy_enter();
+    tp_tstate *t = thread_slow_locked();
+    tp_collector_busy_leave();
+    return t;
+}
+
+static tp_tstate *thread_slow_locked(void) {
     if (!atomic_load(&tp_g.active) && !(atomic_load(&g_lazy) && start_deferred()))
         return NULL;
     uint32_t gen = atomic_load(&tp_g.gen);
@@ -120,8 +189,10 @@ tp_tstate *tp_collector_thread_slow(void) {
 uint32_t tp_collector_intern_n(const char *s, size_t len) {
     uint32_t id = 0;
     tp_writer *w = tp_g.writer;
+    tp_collector_busy_enter();
     if (!w || tp_writer_intern_string(w, s, len, &id) != TP_OK)
-        return 0;
+        id = 0;
+    tp_collector_busy_leave();
     return id;
 }
 
@@ -148,8 +219,10 @@ uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
 
 void tp_collector_meta(const void *rec) {
     tp_writer *w = tp_g.writer;
+    tp_collector_busy_enter();
     if (w)
         (void)tp_writer_write_meta(w, rec);
+    tp_collector_busy_leave();
 }
 
 void tp_collector_cuda_off(const char *why) {
@@ -162,8 +235,11 @@ void tp_collector_cuda_off(const char *why) {
     c.ts = tp_collector_now();
     c.name_sid = tp_collector_intern_n(name, n > 0 && (size_t)n < sizeof name ? (size_t)n : 0);
     c.value = 1;
-    if (tp_g.writer && !atomic_load(&g_cuda_said))
-        (void)tp_writer_write(tp_g.writer, &c);
+    tp_writer *w = tp_g.writer;
+    tp_collector_busy_enter();
+    if (w && !atomic_load(&g_cuda_said))
+        (void)tp_writer_write(w, &c);
+    tp_collector_busy_leave();
     if (!atomic_exchange(&g_cuda_said, 1))
         fprintf(stderr, "trainprof: CUDA tracing off (%s); NVTX and CPU events still recorded\n",
                 why);
@@ -255,8 +331,6 @@ static void write_overhead(tp_writer *w) {
     (void)tp_writer_write(w, &r);
 }
 
-static pid_t g_writer_pid; /* the process that opened tp_g.writer */
-
 /* Programs chdir: the trace path must not depend on the directory at exit (unlink of an
  * empty trace, the manifest `trainprof record` reads). */
 static int make_absolute(char *path, size_t cap) {
@@ -270,6 +344,16 @@ static int make_absolute(char *path, size_t cap) {
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
+/* Where the trace's descriptor goes: high, so the program's own descriptors get the numbers
+ * they would get without us, but within the first 1024 (select() limits, and a table sized
+ * for a huge RLIMIT_NOFILE would be copied at every fork). */
+static int fd_floor(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < 128)
+        return 0;
+    return (int)(rl.rlim_cur < 1024 ? rl.rlim_cur : 1024) - 24;
+}
+
 static tp_status open_writer(void) {
     if (tp_collector_config_path(&tp_g.cfg, (long)getpid(), program_invocation_short_name,
                                  tp_g.path, sizeof tp_g.path) != 0 ||
@@ -277,21 +361,25 @@ static tp_status open_writer(void) {
         return TP_ERR_ARG;
     tp_writer_opts o;
     tp_writer_opts_default(&o);
+    o.fd_floor = fd_floor();
     o.buffer_bytes = tp_g.cfg.buffer_bytes;
     if (o.buffer_bytes < ((size_t)1 << 20))
         o.ring_bytes = 4096; /* tiny budgets (tests) still get several small rings */
     o.background = 1;
     o.flush_ms = tp_g.cfg.flush_ms;
     o.producer = TP_PRODUCER;
-    tp_status s = tp_writer_open(tp_g.path, &o, &tp_g.writer);
+    tp_writer *w;
+    tp_status s = tp_writer_open(tp_g.path, &o, &w);
     if (s != TP_OK) {
         fprintf(stderr, "trainprof: cannot write trace %s: %s; running untraced\n", tp_g.path,
                 tp_status_why(s, errno));
-        tp_g.writer = NULL;
         return s;
     }
-    tp_writer_set_clock(tp_g.writer, clock_cb, NULL);
+    tp_writer_set_clock(w, clock_cb, NULL);
+    if (any_tap())
+        tp_writer_set_tap(w, tap_dispatch, NULL);
     g_writer_pid = getpid();
+    tp_g.writer = w;
     return TP_OK;
 }
 
@@ -309,7 +397,7 @@ static void start_locked(const tp_collector_config *cfg) {
     if (open_writer() != TP_OK)
         return;
     write_process();
-    tp_nvtx_rewrite_domains();
+    EACH_CLIENT(on_start);
     tp_stacks_reset();
     tp_stacks_init(tp_g.writer, (const void *)tp_collector_start);
     write_clock_sync();
@@ -322,22 +410,50 @@ static void start_locked(const tp_collector_config *cfg) {
     atomic_store(&tp_g.active, 1);
 }
 
+static void fork_child(void);
+
+static void arm_fork(void) {
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
 tp_status tp_collector_start(const tp_collector_config *cfg) {
+    pthread_once(&g_fork_once, arm_fork);
+    tp_collector_busy_enter();
     pthread_mutex_lock(&g_mu);
     if (!atomic_load(&tp_g.active) && !tp_g.writer)
         start_locked(cfg);
     tp_status s = tp_g.writer ? TP_OK : TP_ERR_OPEN;
     pthread_mutex_unlock(&g_mu);
-    if (s == TP_OK)
-        tp_guard_install();
+    tp_collector_busy_leave();
     return s;
 }
 
 void tp_collector_flush(void) {
+    tp_collector_busy_enter();
     pthread_mutex_lock(&g_mu);
     if (tp_g.writer && atomic_load(&tp_g.active))
         (void)tp_writer_flush(tp_g.writer);
     pthread_mutex_unlock(&g_mu);
+    tp_collector_busy_leave();
+}
+
+int tp_collector_fd(void) {
+    tp_writer *w = tp_g.writer;
+    return w ? tp_writer_fd(w) : -1;
+}
+
+int tp_collector_owns_fd(int fd) {
+    return fd >= 0 && tp_collector_fd() == fd;
+}
+
+void tp_collector_release_fd(int fd) {
+    tp_writer *w = tp_g.writer;
+    if (fd >= 0 && w)
+        tp_writer_release_fd(w, fd);
+}
+
+int tp_collector_recording_here(void) {
+    return tp_g.writer && atomic_load(&tp_g.active) && getpid() == g_writer_pid;
 }
 
 /* 1 when the trace holds events, not just the metadata every process writes. */
@@ -381,34 +497,54 @@ static void set_aside(void) {
     }
 }
 
-static void finish(int execing) {
-    void (*hook)(void) = tp_g.before_close;
-    if (hook && atomic_load(&tp_g.active))
-        hook(); /* its buffers reach us through tp_writer_write: the writer must be open */
-    pthread_mutex_lock(&g_mu);
+/* The sealed writer is kept, not freed: other threads of a process that is exiting may still
+ * hold its stages for a moment (they write into memory nobody drains). A previous one can
+ * go: its producers are long gone. */
+static void retire(tp_writer *w) {
+    tp_writer_close(g_retired);
+    g_retired = w;
+}
+
+static void say_result(tp_status s, int err, const tp_writer_stats *st) {
+    if (st->fd_lost)
+        fprintf(stderr,
+                "trainprof: %s: the program closed the trace's file descriptor and the file "
+                "could not be reopened; the trace ends there\n",
+                tp_g.path);
+    else if (s != TP_OK)
+        fprintf(stderr, "trainprof: error writing %s: %s\n", tp_g.path, tp_status_why(s, err));
+}
+
+static void finish_locked(int execing) {
     tp_writer *w = tp_g.writer;
-    if (!w || !atomic_exchange(&tp_g.active, 0)) {
-        pthread_mutex_unlock(&g_mu);
+    if (!w || !atomic_exchange(&tp_g.active, 0))
         return;
-    }
     /* Threads that passed the `active` check a moment ago may still be writing one record
-     * into their ring; give them time to finish before the rings are freed. */
+     * into their ring; give them time to commit it. */
     usleep(2000);
     write_overhead(w);
     write_clock_sync();
     tp_writer_stats st;
-    (void)tp_writer_flush(w);
-    tp_writer_get_stats(w, &st);
-    tp_status s = tp_writer_close(w);
+    tp_status s = tp_writer_seal(w);
     int err = errno; /* the reason for s; the calls below may change errno */
+    tp_writer_get_stats(w, &st);
     tp_g.writer = NULL;
+    retire(w);
     if (s == TP_OK && discard_if_empty(&st, execing))
         unlink(tp_g.path);
     else if (s == TP_OK && execing)
         set_aside();
+    say_result(s, err, &st);
+}
+
+static void finish(int execing) {
+    tp_collector_busy_enter();
+    if (atomic_load(&tp_g.active))
+        EACH_CLIENT(before_close); /* CUPTI's buffers reach us through the open writer */
+    pthread_mutex_lock(&g_mu);
+    finish_locked(execing);
     pthread_mutex_unlock(&g_mu);
-    if (s != TP_OK)
-        fprintf(stderr, "trainprof: error writing %s: %s\n", tp_g.path, tp_status_why(s, err));
+    tp_collector_busy_leave();
 }
 
 void tp_collector_finish(void) {
@@ -422,11 +558,20 @@ void tp_collector_before_exec(void) {
         finish(1);
 }
 
-/* Fork child: the parent's writer belongs to the parent. Called with no lock held (the
- * child has one thread; g_mu may have been held by another parent thread: reinitialise). */
-void tp_collector_after_fork_child(void);
-void tp_collector_after_fork_child(void) {
+void tp_collector_finish_here(void) {
+    if (getpid() == g_writer_pid)
+        finish(0);
+}
+
+/* Fork child (pthread_atfork): one thread, and every lock another parent thread held is
+ * copied held. The parent's writer belongs to the parent. */
+static void fork_child(void) {
     pthread_mutex_init(&g_mu, NULL);
+    tp_busy = 0;
+    tp_busy_deferred = 0;
+    EACH_CLIENT(after_fork_child);
+    tp_writer_abandon(g_retired); /* memory only: the parent sealed it */
+    g_retired = NULL;
     tp_writer *old = tp_g.writer;
     tp_g.writer = NULL;
     atomic_store(&tp_g.active, 0);

@@ -2,10 +2,14 @@
  * the NVTX, CUPTI and activity-API hooks write through.
  *
  * Life: tp_collector_start opens the writer (background drain), writes PROCESS, MODULE and
- * CLOCK_SYNC records and arms the exit, fork and signal handling; tp_collector_finish writes
- * the end CLOCK_SYNC and the drops and closes the trace exactly once. Hooks call
- * tp_collector_thread() first: it returns NULL when nothing is being recorded, so a hook then
- * costs one TLS load and a compare. Everything here is internal to the collector library. */
+ * CLOCK_SYNC records; tp_collector_finish writes the end CLOCK_SYNC and the drops and seals
+ * the trace exactly once. Hooks call tp_collector_thread() first: it returns NULL when
+ * nothing is being recorded, so a hook then costs one TLS load and a compare.
+ *
+ * The core knows none of its clients (NVTX hooks, the exit/signal guard, CUPTI, live taps):
+ * each registers a tp_collector_client, and the core calls it at start, before the trace
+ * closes, in a fork child, and for every record the drain writes (the tap). The core owns
+ * the fork handling (pthread_atfork). Everything here is internal to the collector library. */
 #ifndef TP_COLLECTOR_H
 #define TP_COLLECTOR_H
 
@@ -44,21 +48,64 @@ typedef struct tp_tstate {
 
 typedef struct {
     tp_collector_config cfg;
-    tp_writer *writer;
+    tp_writer *_Atomic writer; /* read by interposed close() on any thread */
     tp_clock clock;
     _Atomic int active;       /* 1 while recording is possible */
     _Atomic uint32_t gen;     /* bumped by every start, so old thread states are dropped */
     _Atomic int capture_open; /* --capture nvtx: ranges of that name open now */
     uint64_t t_begin, t_end;  /* --delay/--duration window on the trace clock */
     char path[4096];
-    char cupti_status[256];     /* why CUDA tracing is off, "" when on or not tried */
-    void (*before_close)(void); /* CUPTI's forced flush, run while the writer is open */
+    char cupti_status[256]; /* why CUDA tracing is off, "" when on or not tried */
 } tp_collector;
+
+/* A part of the collector the core calls back. Every member may be NULL. */
+typedef struct {
+    const char *name;
+    /* Recording began in this process (the writer is open, nothing recorded yet); runs
+     * under the core's lock: write metadata, start helpers, never call start/finish. */
+    void (*on_start)(void);
+    /* The trace is about to close: hand over what you hold (the writer still takes records;
+     * CUPTI's forced flush). */
+    void (*before_close)(void);
+    /* In a fork child (one thread, right after fork): re-initialise your locks and forget
+     * threads that did not survive. The parent's trace is dropped after these run. */
+    void (*after_fork_child)(void);
+    /* The tap: every record the drain writes to the file, in file order (metadata before the
+     * data that uses it), on the drain's thread under its lock: keep it short and never call
+     * into the collector. `ctx` is passed back. */
+    void (*on_drain)(void *ctx, const tp_rec_hdr *rec);
+    void *ctx;
+} tp_collector_client;
+
+#define TP_COLLECTOR_MAX_CLIENTS 8
+
+/* Registers `c` (copied). Clients added while recording get on_drain from now on but miss
+ * on_start. TP_ERR_FULL past TP_COLLECTOR_MAX_CLIENTS. */
+tp_status tp_collector_add_client(const tp_collector_client *c);
 
 extern tp_collector tp_g;
 /* initial-exec: one TLS load on the hot path instead of a __tls_get_addr call; the
  * collector needs 8 bytes of static TLS, which glibc keeps in reserve for dlopen. */
 extern __thread tp_tstate *tp_tls __attribute__((tls_model("initial-exec")));
+
+/* Nesting of collector code that holds a lock on this thread (slow paths: interning,
+ * metadata, thread set-up, domains, stack misses). A signal handler that would wait for the
+ * trace to close must not wait while it is > 0 (closing needs that lock): it defers its
+ * signal (tp_busy_deferred) and tp_collector_busy_leave raises it again once the lock is
+ * released. The hot path (a cached push or pop) never touches it. */
+extern __thread int tp_busy __attribute__((tls_model("initial-exec")));
+extern __thread int tp_busy_deferred __attribute__((tls_model("initial-exec")));
+
+static inline void tp_collector_busy_enter(void) {
+    tp_busy++;
+}
+
+void tp_collector_busy_raise(void);
+
+static inline void tp_collector_busy_leave(void) {
+    if (--tp_busy == 0 && __builtin_expect(tp_busy_deferred != 0, 0))
+        tp_collector_busy_raise();
+}
 
 /* At library load (LD_PRELOAD constructor): starts now in the process `trainprof record`
  * started (or when no target is known), else at the process's first event. */
@@ -74,8 +121,26 @@ void tp_collector_finish(void);
  * new image starts its own. An empty trace is deleted then (see discard_if_empty). */
 void tp_collector_before_exec(void);
 
+/* Finishes the trace if this process opened it (never a vfork child's parent's trace). For
+ * the exit paths that run no atexit handlers (_exit, death by signal). */
+void tp_collector_finish_here(void);
+
+/* 1 when this process is recording into a trace of its own now. */
+int tp_collector_recording_here(void);
+
 /* Drains all rings to the file now (signal helper, tests). */
 void tp_collector_flush(void);
+
+/* The trace file's descriptor now, -1 when none. */
+int tp_collector_fd(void);
+
+/* 1 when `fd` is the trace file's descriptor (the program must not close it: to the program
+ * that number is not open). */
+int tp_collector_owns_fd(int fd);
+
+/* The program is about to make `fd` its own (dup2 onto it): if it is the trace's, the writer
+ * lets go of it (and reopens its file elsewhere before its next write). */
+void tp_collector_release_fd(int fd);
 
 /* tp_collector_thread's slow path: starts a deferred trace, (re)creates this thread's state
  * after start or fork. A thread refused a ring (budget spent) still gets a state whose
@@ -126,7 +191,10 @@ static inline void tp_collector_emit(tp_tstate *t, const void *rec) {
 static inline uint32_t tp_collector_stack(tp_tstate *t, tp_stacks_mode needed) {
     if (tp_g.cfg.stacks < needed || needed == TP_STACKS_NONE)
         return 0;
-    return tp_stacks_capture(tp_g.writer, &t->stacks);
+    tp_collector_busy_enter(); /* a miss interns the stack (locked) */
+    uint32_t id = tp_stacks_capture(tp_g.writer, &t->stacks);
+    tp_collector_busy_leave();
+    return id;
 }
 
 /* Writes a metadata record; ignores errors (the trace simply lacks it). */

@@ -5,8 +5,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <pthread.h>
+
 #include "tp_activity_impl.h"
 #include "tp_collector.h"
+#include "tp_collector_guard.h"
+#include "tp_collector_interpose.h"
 #include "tp_nvtx_hooks.h"
 #if TP_HAVE_CUPTI
 #include "tp_cupti.h"
@@ -19,9 +23,24 @@ TP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table
 TP_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info);
 TP_EXPORT const tp_activity_table *tp_activity_get_table(uint32_t version);
 
+/* The core's clients, once per image, before anything can start the collector (an entry
+ * point may be called before our constructor when another library's constructor uses NVTX). */
+static pthread_once_t g_setup = PTHREAD_ONCE_INIT;
+
+static void setup(void) {
+    tp_interpose_init();
+    tp_nvtx_register();
+    tp_guard_register();
+}
+
+static void start(void) {
+    pthread_once(&g_setup, setup);
+    tp_collector_start(NULL);
+}
+
 /* Called by the CUDA driver inside cuInit. Never fails the application. */
 int InitializeInjection(void) {
-    tp_collector_start(NULL);
+    start();
 #if TP_HAVE_CUPTI
     return tp_cupti_start();
 #else
@@ -32,23 +51,24 @@ int InitializeInjection(void) {
 
 /* Called once per NVTX instance (each DSO using the NVTX v3 headers). */
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
-    tp_collector_start(NULL);
+    start();
     return tp_nvtx_init_core(get_export_table);
 }
 
 int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info) {
-    tp_collector_start(NULL);
+    start();
     return tp_nvtx_init_ext(info);
 }
 
 const tp_activity_table *tp_activity_get_table(uint32_t version) {
-    tp_collector_start(NULL);
+    start();
     return tp_activity_impl_table(version);
 }
 
 /* LD_PRELOAD: start before main so a program that never calls NVTX or CUDA still gets a
  * trace with its process metadata (other processes of the run start at their first event). */
 __attribute__((constructor)) static void collector_load(void) {
+    pthread_once(&g_setup, setup);
     tp_collector_load();
 }
 

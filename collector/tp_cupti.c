@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,6 +221,7 @@ static void write_overhead(uint64_t start, uint64_t end) {
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
                                       size_t valid) {
     (void)size;
+    tp_collector_busy_enter(); /* writes under the writer's locks, maybe on a program thread */
     uint64_t t0 = tp_collector_now();
     const tp_cupti_conv conv = {NULL, intern_cb, api_name_cb, corr_get, device_of_context};
     CUpti_Activity *rec = NULL;
@@ -236,6 +238,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     if (g_pool.nfree < POOL_BUFFERS)
         g_pool.free[g_pool.nfree++] = buf;
     pthread_mutex_unlock(&g_pool.mu);
+    tp_collector_busy_leave();
 }
 
 /* ---------------------------------------------------------------- setup */
@@ -313,7 +316,7 @@ static int enable_all(void) {
     return 1;
 }
 
-int tp_cupti_start(void) {
+static int cupti_start(void) {
     if (atomic_exchange(&g_started, 1) || !atomic_load(&tp_g.active))
         return 1;
     if (tp_g.cfg.no_cuda) {
@@ -338,8 +341,20 @@ int tp_cupti_start(void) {
         return 1;
     }
     if (enable_all()) {
-        tp_g.before_close = cupti_before_close;
+        tp_collector_client c = {.name = "cupti", .before_close = cupti_before_close};
+        tp_collector_add_client(&c);
         atomic_store(&g_running, 1);
     }
     return 1;
+}
+
+/* CUPTI starts its own threads from these calls; they inherit a mask with every signal
+ * blocked, so the program's signal handlers never run (and wait for the trace) on them. */
+int tp_cupti_start(void) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int r = cupti_start();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r;
 }

@@ -274,6 +274,7 @@ static uint32_t intern_ascii(const char *s) {
 static nvtxDomainHandle_t domain_create(uint32_t name_sid, const char *ascii) {
     if (!tp_collector_thread() || !name_sid || !ascii)
         return NULL;
+    tp_collector_busy_enter();
     pthread_mutex_lock(&g_dom.mu);
     uint32_t id = 0;
     for (uint32_t i = 0; i < g_dom.n && !id; i++)
@@ -290,13 +291,15 @@ static nvtxDomainHandle_t domain_create(uint32_t name_sid, const char *ascii) {
         tp_collector_meta(&r);
     }
     pthread_mutex_unlock(&g_dom.mu);
+    tp_collector_busy_leave();
     if (id && ascii && tp_g.cfg.capture_domain[0] && !strcmp(ascii, tp_g.cfg.capture_domain))
         atomic_store(&g_dom.capture_domain, id);
     return (nvtxDomainHandle_t)(uintptr_t)id;
 }
 
-void tp_nvtx_rewrite_domains(void) {
-    pthread_mutex_init(&g_dom.mu, NULL); /* a fork child may have copied it held */
+/* Client hook: the core's lock is held and nothing is recorded yet, so no domain_create
+ * runs now in this process (it needs a recording thread state). */
+static void rewrite_domains(void) {
     for (uint32_t i = 0; i < g_dom.n; i++) {
         tp_rec_domain r;
         TP_REC_CLEAR(&r, TP_REC_DOMAIN);
@@ -304,6 +307,17 @@ void tp_nvtx_rewrite_domains(void) {
         r.name_sid = g_dom.name_sid[i] = intern_ascii(g_dom.name[i]);
         tp_collector_meta(&r);
     }
+}
+
+/* Client hook: a parent thread may have held the lock at fork time. */
+static void domains_after_fork(void) {
+    pthread_mutex_init(&g_dom.mu, NULL);
+}
+
+void tp_nvtx_register(void) {
+    tp_collector_client c = {
+        .name = "nvtx", .on_start = rewrite_domains, .after_fork_child = domains_after_fork};
+    tp_collector_add_client(&c);
 }
 
 static void domain_destroy(nvtxDomainHandle_t d) {
@@ -314,9 +328,11 @@ static void domain_destroy(nvtxDomainHandle_t d) {
     TP_REC_CLEAR(&r, TP_REC_DOMAIN);
     r.h.flags |= 1; /* destroyed */
     r.id = id;
+    tp_collector_busy_enter();
     pthread_mutex_lock(&g_dom.mu);
     r.name_sid = id <= g_dom.n ? g_dom.name_sid[id - 1] : 0;
     pthread_mutex_unlock(&g_dom.mu);
+    tp_collector_busy_leave();
     tp_collector_meta(&r);
 }
 

@@ -22,9 +22,11 @@ int tp_nvtx_init_core(NvtxGetExportTableFunc_t get_export_table);
 /* InitializeInjectionNvtxExtension body: hooks the memory extension, declines others. */
 int tp_nvtx_init_ext(nvtxExtModuleInfo_t *info);
 
-/* Writes the DOMAIN records of every domain created so far into the current trace (a fork
- * child's new trace: the program still holds the handles). */
-void tp_nvtx_rewrite_domains(void);
+/* Registers the NVTX side as a collector client: at every start it writes the DOMAIN
+ * records of the domains created so far (a fork child's new trace: the program still holds
+ * the handles); in a fork child it re-initialises the domain table's lock. Once, before the
+ * collector starts. */
+void tp_nvtx_register(void);
 
 /* Converts a wide string to UTF-8 into `out` (always NUL-terminated, cut at a character
  * boundary when it does not fit). Returns the byte length written. */

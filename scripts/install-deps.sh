@@ -16,6 +16,7 @@ packages=(
   clang llvm libclang-rt-14-dev  # libFuzzer targets, sanitizer runtimes
   binutils           # addr2line: offline symbolization in tests
   python3            # a few test helpers
+  python3-venv       # .deps/pyenv: real CPython programs under the collector (nvtx package)
   time               # /usr/bin/time for the benchmarks' peak-memory figures
 )
 
@@ -55,6 +56,15 @@ with zipfile.ZipFile(whl) as z:
 PY
   rm -rf "$tmp"
 fi
+# Real CPython programs under the collector (tests/collector/test_collector_python) use the
+# `nvtx` PyPI package, in a virtual environment of their own: .deps/pyenv.
+pyenv="$here/.deps/pyenv"
+if ! "$pyenv/bin/python3" -c "import nvtx" >/dev/null 2>&1; then
+  echo "install-deps: making $pyenv with the nvtx package"
+  python3 -m venv "$pyenv"
+  "$pyenv/bin/python3" -m pip install -q nvtx
+fi
+
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: CUDA toolkit found: the CUPTI collector and CUDA kernels will be built"
 else

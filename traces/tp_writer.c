@@ -18,9 +18,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,7 +74,14 @@ typedef struct {
 
 struct tp_writer {
     tp_writer_opts opts;
-    int fd;
+    _Atomic int fd; /* -1 when sealed or released; read by other threads (tp_writer_fd) */
+    char *path;     /* to reopen the file when the descriptor was taken away */
+    dev_t dev;      /* the file's identity: a descriptor is ours only if it names this */
+    ino_t ino;
+    int fd_lost; /* the descriptor was lost and the file could not be reopened */
+    int sealed;  /* tp_writer_seal ran: nothing is drained or written any more */
+    tp_writer_tap tap;
+    void *tap_ctx;
     pid_t pid;
     tp_status err; /* first I/O error */
     int err_errno; /* errno when it happened (it may happen on the writer thread, whose
@@ -111,6 +120,7 @@ struct tp_writer {
     _Atomic int wake_flag;
     int stop;
     int have_thread;
+    int running; /* the background thread has started (cv_lock) */
     pthread_t thread;
 };
 
@@ -231,6 +241,51 @@ static void set_err(tp_writer *w, tp_status s) {
     }
 }
 
+static int fd_names_file(const tp_writer *w, int fd) {
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino;
+}
+
+/* Moves `fd` to the lowest free number >= floor (when asked), out of the program's way. */
+static int fd_raise(int fd, int floor) {
+    if (floor <= 0 || fd >= floor)
+        return fd;
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+    if (hi < 0)
+        return fd; /* no room up there: stay where open() put it */
+    close(fd);
+    return hi;
+}
+
+/* 1 when w->fd still names the trace file, after reopening it by path if the program took
+ * the descriptor away. A descriptor that is not ours is never closed or written: its number
+ * may be one of the program's files now. */
+static int fd_verify(tp_writer *w) {
+    if (w->fd_lost)
+        return 0;
+    if (fd_names_file(w, w->fd))
+        return 1;
+    w->fd = -1;
+    int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0 && (!fd_names_file(w, fd) || lseek(fd, (off_t)w->file_off, SEEK_SET) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) {
+        w->fd_lost = 1;
+        w->stats.fd_lost = 1;
+        return 0;
+    }
+    w->fd = fd_raise(fd, w->opts.fd_floor);
+    w->stats.fd_reopens++;
+    return 1;
+}
+
+/* Appends to the trace file through a descriptor proven to be ours. */
+static tp_status file_write(tp_writer *w, struct iovec *iov, int n) {
+    return fd_verify(w) ? write_all(w->fd, iov, n) : TP_ERR_IO;
+}
+
 /* Applies the lane-delta filter to `c` into w->filt unless told not to; returns the filter
  * used (-1 on out-of-memory) and sets *src to the bytes to compress. */
 static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint8_t **src) {
@@ -280,7 +335,7 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     static const uint8_t zeros[8];
     struct iovec iov[3] = {
         {&h, sizeof h}, {(void *)payload, n}, {(void *)zeros, TP_REC_ALIGN(n) - n}};
-    tp_status s = write_all(w->fd, iov, 3);
+    tp_status s = file_write(w, iov, 3);
     if (s != TP_OK) {
         set_err(w, s);
         return;
@@ -296,11 +351,14 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     w->stats.bytes_file = w->file_off;
 }
 
-/* Counts the records of a chunk about to be written into the per-type totals. */
+/* Counts the records of a chunk about to be written into the per-type totals, and shows
+ * each to the tap (so it sees the file's order: metadata before the data that uses it). */
 static void count_records(tp_writer *w, const chunk_buf *c) {
     size_t off = 0;
     while (off + sizeof(tp_rec_hdr) <= c->len) {
         const tp_rec_hdr *r = (const tp_rec_hdr *)(c->buf + off);
+        if (w->tap)
+            w->tap(w->tap_ctx, r);
         if (r->type < TP_REC_TYPE_LIMIT)
             w->stats.records[r->type]++;
         if (r->type == TP_REC_DROPPED) {
@@ -417,6 +475,8 @@ static void stage_release(tp_writer *w, tp_stage *s) {
 
 /* The drain; caller holds drain_lock. `cut`: also write what it has as chunks. */
 static void drain_locked(tp_writer *w, int cut) {
+    if (w->sealed)
+        return;
     uint64_t t0 = mono_now(NULL);
     pthread_mutex_lock(&w->stage_lock);
     tp_stage *s = w->stages;
@@ -447,6 +507,8 @@ static void *bg_main(void *arg) {
     tp_writer *w = arg;
     uint64_t next_cut = mono_now(NULL) + (uint64_t)w->opts.flush_ms * 1000000u;
     pthread_mutex_lock(&w->cv_lock);
+    w->running = 1;
+    pthread_cond_broadcast(&w->cv);
     while (!w->stop) {
         if (!atomic_load(&w->wake_flag)) {
             struct timespec ts = {(time_t)(next_cut / 1000000000u), (long)(next_cut % 1000000000u)};
@@ -495,7 +557,7 @@ static tp_status write_file_header(tp_writer *w) {
     fh.header_crc = tp_chunk_crc_skip(&fh, sizeof fh, offsetof(tp_file_header, header_crc));
     struct iovec iov = {&fh, sizeof fh};
     w->file_off = sizeof fh;
-    return write_all(w->fd, &iov, 1);
+    return file_write(w, &iov, 1);
 }
 
 static void init_locks(tp_writer *w) {
@@ -511,13 +573,26 @@ static void init_locks(tp_writer *w) {
     pthread_condattr_destroy(&ca);
 }
 
-/* Starts the background drain; last step of open, once everything it touches exists. */
+/* Starts the background drain; last step of open, once everything it touches exists. The
+ * thread is born with every signal blocked: a host program's signal handler must never run
+ * on it (a handler that waits for the trace to be closed would wait for itself). Returns
+ * once it runs: a host program that forks right after open must not copy a thread that is
+ * half-way through its start (a runtime lock it holds then stays held in the child). */
 static tp_status start_thread(tp_writer *w) {
     if (!w->opts.background)
         return TP_OK;
-    if (pthread_create(&w->thread, NULL, bg_main, w) != 0)
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, bg_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
         return TP_ERR_NOMEM;
     w->have_thread = 1;
+    pthread_mutex_lock(&w->cv_lock);
+    while (!w->running)
+        pthread_cond_wait(&w->cv, &w->cv_lock);
+    pthread_mutex_unlock(&w->cv_lock);
     return TP_OK;
 }
 
@@ -545,8 +620,11 @@ static void writer_free(tp_writer *w) {
     }
     if (w->shared)
         stage_free(w->shared);
-    if (w->fd >= 0)
-        close(w->fd);
+    int fd = w->fd;
+    w->fd = -1;
+    if (fd_names_file(w, fd))
+        close(fd);
+    free(w->path);
     ZSTD_freeCCtx(w->cctx);
     free(w->data.buf);
     free(w->meta.buf);
@@ -591,10 +669,20 @@ tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer
     s = TP_ERR_NOMEM;
     if (!w->cctx)
         goto fail;
-    s = TP_ERR_OPEN;
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0)
+    w->path = strdup(path);
+    if (!w->path)
         goto fail;
+    s = TP_ERR_OPEN;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        goto fail;
+    }
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+    w->fd = fd_raise(fd, w->opts.fd_floor);
     s = write_file_header(w);
     if (s == TP_OK)
         s = start_thread(w);
@@ -634,29 +722,65 @@ static void write_index(tp_writer *w) {
         return;
     tp_trailer tr = {at, (uint32_t)(w->file_off - at), TP_TRAILER_MAGIC};
     struct iovec iov = {&tr, sizeof tr};
-    set_err(w, write_all(w->fd, &iov, 1));
+    set_err(w, file_write(w, &iov, 1));
     w->file_off += sizeof tr;
     w->stats.bytes_file = w->file_off;
+}
+
+tp_status tp_writer_seal(tp_writer *w) {
+    if (!w)
+        return TP_OK;
+    stop_thread(w);
+    pthread_mutex_lock(&w->drain_lock);
+    if (!w->sealed) {
+        drain_locked(w, 1);
+        if (w->err == TP_OK)
+            write_index(w);
+        w->sealed = 1;
+        int fd = w->fd;
+        w->fd = -1; /* first: close() may be interposed and ask tp_writer_fd */
+        if (fd_names_file(w, fd) && close(fd) != 0)
+            set_err(w, TP_ERR_IO);
+    }
+    tp_status s = w->err;
+    int e = w->err_errno;
+    pthread_mutex_unlock(&w->drain_lock);
+    if (s != TP_OK)
+        errno = e;
+    return s;
 }
 
 tp_status tp_writer_close(tp_writer *w) {
     if (!w)
         return TP_OK;
-    stop_thread(w);
-    pthread_mutex_lock(&w->drain_lock);
-    drain_locked(w, 1);
-    if (w->err == TP_OK)
-        write_index(w);
-    pthread_mutex_unlock(&w->drain_lock);
-    if (close(w->fd) != 0)
-        set_err(w, TP_ERR_IO);
-    w->fd = -1;
-    tp_status s = w->err;
-    int e = w->err_errno;
+    tp_status s = tp_writer_seal(w);
+    int e = errno; /* the reason for s (writer_free may change errno) */
     writer_free(w);
     if (s != TP_OK)
         errno = e;
     return s;
+}
+
+int tp_writer_fd(tp_writer *w) {
+    return w ? atomic_load(&w->fd) : -1;
+}
+
+int tp_writer_release_fd(tp_writer *w, int fd) {
+    if (!w || fd < 0 || atomic_load(&w->fd) != fd)
+        return 0;
+    pthread_mutex_lock(&w->drain_lock); /* a write in progress finishes first */
+    int mine = w->fd == fd;
+    if (mine)
+        w->fd = -1;
+    pthread_mutex_unlock(&w->drain_lock);
+    return mine;
+}
+
+void tp_writer_set_tap(tp_writer *w, tp_writer_tap tap, void *ctx) {
+    pthread_mutex_lock(&w->drain_lock);
+    w->tap = tap;
+    w->tap_ctx = tap ? ctx : NULL;
+    pthread_mutex_unlock(&w->drain_lock);
 }
 
 tp_status tp_writer_flush(tp_writer *w) {

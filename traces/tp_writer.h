@@ -35,6 +35,8 @@ typedef struct {
                              (offline tools; never in the collector) */
     const char *producer; /* stored in the file header, e.g. "trainprof-collector 0.1.0" */
     int no_filter;        /* 1: store records without the lane-delta filter (comparisons) */
+    int fd_floor;         /* > 0: keep the file's descriptor at or above this number, out of
+                             the way of a host program's own descriptors (the collector) */
 } tp_writer_opts;
 
 /* Fills `o` with the defaults above. */
@@ -48,6 +50,13 @@ tp_status tp_writer_open(const char *path, const tp_writer_opts *opts, tp_writer
  * stages included. Returns the first I/O error met during the writer's life, with errno set
  * to the system's reason for it (even when it happened on the writer thread). NULL: no-op. */
 tp_status tp_writer_close(tp_writer *w);
+
+/* Completes the file as tp_writer_close does (drain, index, trailer, descriptor closed,
+ * background thread stopped) but frees nothing: threads that still hold a stage may go on
+ * writing into it harmlessly (those records are not written). For a process that is about
+ * to exit or exec while other threads run. Later calls, flushes and drains do nothing;
+ * tp_writer_close then only frees. Returns what tp_writer_close would, errno set alike. */
+tp_status tp_writer_seal(tp_writer *w);
 
 /* Drains every ring and writes what it has as complete chunks (a later crash keeps them).
  * Returns the first error so far, errno set as for tp_writer_close. */
@@ -95,6 +104,28 @@ tp_status tp_writer_intern_stack(tp_writer *w, const uint64_t *frames, uint32_t 
 /* Writes a metadata record (PROCESS, THREAD, MODULE, DOMAIN, CATEGORY, DEVICE, STREAM, ...). */
 tp_status tp_writer_write_meta(tp_writer *w, const void *rec);
 
+/* ---- the file descriptor, inside a host program ----
+ * Before every write the writer checks (fstat: device and inode) that its descriptor still
+ * names its file. When the program closed it behind the writer's back (a raw close_range
+ * syscall) or reused its number, the writer never touches that descriptor again: it reopens
+ * its file by path (same inode, at the same offset) or, when that fails, writes nothing more
+ * (stats.fd_lost; tp_writer_close returns TP_ERR_IO). */
+
+/* The descriptor the writer writes to now, -1 when none (sealed, released). */
+int tp_writer_fd(tp_writer *w);
+
+/* If `fd` is the writer's descriptor, stops using it (the caller is about to replace it, e.g.
+ * dup2 onto it) and returns 1; the writer reopens its file before its next write. Waits for
+ * a write in progress, so no write can reach whatever `fd` becomes. Else returns 0. */
+int tp_writer_release_fd(tp_writer *w, int fd);
+
+/* Called by the drain for every record it writes to the file (data records as they are
+ * drained, the writer's own DROPPED records, metadata as its chunk is written), in file
+ * order, under the writer's drain lock: keep it short, never call back into the writer.
+ * NULL removes it. */
+typedef void (*tp_writer_tap)(void *ctx, const tp_rec_hdr *rec);
+void tp_writer_set_tap(tp_writer *w, tp_writer_tap tap, void *ctx);
+
 /* Trace-clock time used for DROPPED/OVERHEAD records the writer makes itself. The caller
  * passes its clock's reader; default: CLOCK_MONOTONIC. */
 void tp_writer_set_clock(tp_writer *w, uint64_t (*now)(void *ctx), void *ctx);
@@ -105,6 +136,8 @@ typedef struct {
     uint64_t records_total, dropped_total;
     uint64_t chunks, bytes_raw, bytes_file;
     uint64_t overhead_ns; /* time spent draining, compressing, writing */
+    uint32_t fd_reopens;  /* times the file was reopened after its descriptor was lost */
+    int fd_lost;          /* 1: the descriptor was lost and the file could not be reopened */
 } tp_writer_stats;
 
 /* Counts so far (drain first with tp_writer_flush for exact figures). */

@@ -11,14 +11,33 @@
  *   nvtx_app activity      reports a CPU device's work through trainprof/activity.h
  *   nvtx_app cuda          calls the collector's InitializeInjection as the CUDA driver would,
  *                          then one NVTX range (no GPU here: CUPTI refuses)
- *   nvtx_app exec          one range "before-exec", then execv()s itself in mode "plain" */
+ *   nvtx_app exec          one range "before-exec", then execv()s itself in mode "plain"
+ *   nvtx_app quickexit     10 ranges, then _exit(3) at once (no drain has run yet)
+ *   nvtx_app quick_Exit    the same through _Exit(4)
+ *   nvtx_app forkexit N    N children, each 5 ranges "child" then _exit(0) at once
+ *   nvtx_app blocked       blocks SIGINT on its only thread, prints "ready", waits until a
+ *                          SIGINT is pending (the collector's threads must not take it), then
+ *                          unblocks it and dies of it
+ *   nvtx_app rawclose      closes every descriptor >= 3 by the raw close_range syscall (past
+ *                          the collector's wrappers), then writes own.dat and 100 ranges
+ *   nvtx_app libcclose     the same through glibc's closefrom(3); prints the number own.dat
+ *                          got ("fd 3" without trainprof)
+ *   nvtx_app dup2          dup2()s own.dat onto the trace's descriptor and writes through it
+ *   nvtx_app lostfd        as rawclose, but first moves the trace file away (to NAME.moved),
+ *                          so the collector cannot reopen it
+ *   nvtx_app ignterm       expects SIGTERM ignored (started so), raises it, prints "alive"
+ *   nvtx_app sigview       sigaction/signal round trips on SIGINT/SIGTERM; prints "ok" */
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtMem.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -262,8 +281,181 @@ static int run_cuda(void) {
     return 0;
 }
 
+static void ranges(const char *name, int n) {
+    for (int i = 0; i < n; i++) {
+        nvtxRangePushA(name);
+        nvtxRangePop();
+    }
+}
+
+static int run_fork_exit(int n) {
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            ranges("child", 5);
+            _exit(0);
+        }
+        int st;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+            return 1;
+    }
+    ranges("parent", 1);
+    return 0;
+}
+
+static int run_blocked(void) {
+    ranges("early", 10);
+    sigset_t s, pending;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigprocmask(SIG_BLOCK, &s, NULL);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    do { /* polls a state, not a clock: the test's kill() makes it pending for good */
+        usleep(1000);
+        sigpending(&pending);
+    } while (!sigismember(&pending, SIGINT));
+    sigprocmask(SIG_UNBLOCK, &s, NULL);
+    return 5; /* not reached: SIGINT's default action */
+}
+
+/* Writes own.dat through `fd`: the bytes the test expects. */
+static int write_own(int fd) {
+    static const char line[] = "the program's own data\n";
+    for (int i = 0; i < 50; i++)
+        if (write(fd, line, sizeof line - 1) != (ssize_t)(sizeof line - 1))
+            return 1;
+    return 0;
+}
+
+static int run_close_all(int raw) {
+    ranges("before", 10);
+    if (raw)
+        syscall(SYS_close_range, 3u, ~0u, 0);
+    else
+        closefrom(3);
+    int fd = open("own.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    printf("fd %d\n", fd);
+    fflush(stdout);
+    int bad = fd < 0 || write_own(fd);
+    ranges("after", 100);
+    return bad || close(fd) != 0;
+}
+
+/* The descriptor whose link names a .tprof file (its path into `path`), -1 when none. */
+static int trace_fd_path(char *path, size_t len) {
+    DIR *d = opendir("/proc/self/fd");
+    int found = -1;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char link[300], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n > 6 && !memcmp(target + n - 6, ".tprof", 6)) {
+            found = atoi(e->d_name);
+            snprintf(path, len, "%.*s", (int)n, target);
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static int trace_fd(void) {
+    char path[4096];
+    return trace_fd_path(path, sizeof path);
+}
+
+static int run_lost_fd(void) {
+    char path[4096], moved[4200];
+    ranges("before", 10);
+    if (trace_fd_path(path, sizeof path) < 0)
+        return 9;
+    snprintf(moved, sizeof moved, "%s.moved", path);
+    if (rename(path, moved) != 0)
+        return 9;
+    syscall(SYS_close_range, 3u, ~0u, 0);
+    int fd = open("own.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int bad = fd < 0 || write_own(fd);
+    ranges("after", 100);
+    return bad || close(fd) != 0;
+}
+
+static int run_dup2(void) {
+    ranges("before", 10);
+    int t = trace_fd(), fd = open("own.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (t < 0 || fd < 0 || dup2(fd, t) != t)
+        return 7;
+    close(fd);
+    int bad = write_own(t);
+    ranges("after", 100);
+    return bad || close(t) != 0;
+}
+
+static int run_ignterm(void) {
+    struct sigaction sa;
+    if (sigaction(SIGTERM, NULL, &sa) != 0 || sa.sa_handler != SIG_IGN)
+        return 8;
+    ranges("early", 1);
+    raise(SIGTERM);
+    printf("alive\n");
+    return 0;
+}
+
+static volatile sig_atomic_t g_hits;
+
+static void on_int(int sig) {
+    (void)sig;
+    g_hits++;
+}
+
+/* What the program installs is what it reads back, and the kernel acts on it. */
+static int run_sigview(void) {
+    ranges("early", 1);
+    struct sigaction sa, back;
+    if (sigaction(SIGINT, NULL, &back) != 0 || back.sa_handler != SIG_DFL ||
+        (back.sa_flags & SA_SIGINFO))
+        return 10;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_int;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGUSR1);
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGINT, NULL, &back) != 0 ||
+        back.sa_handler != on_int || !sigismember(&back.sa_mask, SIGUSR1) ||
+        (back.sa_flags & (SA_RESETHAND | SA_RESTART | SA_SIGINFO)) != (SA_RESETHAND | SA_RESTART))
+        return 11;
+    raise(SIGINT); /* runs on_int once and resets to the default (SA_RESETHAND) */
+    if (g_hits != 1 || sigaction(SIGINT, NULL, &back) != 0 || back.sa_handler != SIG_DFL)
+        return 12;
+    if (signal(SIGTERM, on_int) != SIG_DFL || signal(SIGTERM, SIG_IGN) != on_int ||
+        signal(SIGTERM, SIG_DFL) != SIG_IGN)
+        return 13;
+    printf("ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "normal";
+    if (!strcmp(mode, "quickexit") || !strcmp(mode, "quick_Exit")) {
+        ranges("early", 10);
+        if (mode[5] == 'e')
+            _exit(3);
+        _Exit(4);
+    }
+    if (!strcmp(mode, "forkexit"))
+        return run_fork_exit(argc > 2 ? atoi(argv[2]) : 4);
+    if (!strcmp(mode, "blocked"))
+        return run_blocked();
+    if (!strcmp(mode, "rawclose") || !strcmp(mode, "libcclose"))
+        return run_close_all(mode[0] == 'r');
+    if (!strcmp(mode, "dup2"))
+        return run_dup2();
+    if (!strcmp(mode, "lostfd"))
+        return run_lost_fd();
+    if (!strcmp(mode, "ignterm"))
+        return run_ignterm();
+    if (!strcmp(mode, "sigview"))
+        return run_sigview();
     if (!strcmp(mode, "normal"))
         return run_normal();
     if (!strcmp(mode, "capture"))

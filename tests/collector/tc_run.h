@@ -22,8 +22,13 @@ typedef struct {
     char dir[256]; /* fresh working directory of the run */
     char trainprof[PATH_MAX];
     char app[PATH_MAX];
-    pid_t pid;  /* the `trainprof record` process */
-    int out_fd; /* read end of its stdout */
+    pid_t pid;       /* the `trainprof record` process */
+    int out_fd;      /* read end of its stdout */
+    int own_group;   /* 1: the run leads its own process group (pid == pgid), to be signalled
+                        as a terminal signals a job */
+    int ignore_sig;  /* a signal the run starts with ignored (`trap '' TERM`), 0 for none */
+    const char *tty; /* a pseudo-terminal's slave: the run gets it as controlling terminal
+                        and stdin, in a session of its own (Ctrl-C through the terminal) */
 } tc_run;
 
 /* Paths come from the command line: argv[1] = trainprof, argv[2] = test program. */
@@ -68,6 +73,17 @@ static inline void tc_start(tc_run *r, const char *const *env, const char *const
         close(p[0]);
         if (chdir(r->dir) != 0)
             _exit(126);
+        if (r->own_group)
+            setpgid(0, 0);
+        if (r->tty) { /* a session leader's first terminal becomes its controlling one */
+            setsid();
+            int t = open(r->tty, O_RDWR);
+            if (t < 0)
+                _exit(125);
+            dup2(t, 0);
+        }
+        if (r->ignore_sig)
+            signal(r->ignore_sig, SIG_IGN);
         for (int i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
         /* Sanitizer builds: the collector comes in through LD_PRELOAD, ahead of the
@@ -113,6 +129,26 @@ static inline int tc_record(tc_run *r, const char *const *env, const char *const
     return tc_wait(r);
 }
 
+/* Reads the rest of the program's stdout into `buf` (NUL-terminated, cut to fit). */
+static inline void tc_read_all(tc_run *r, char *buf, size_t len) {
+    size_t n = 0;
+    ssize_t k;
+    while (n + 1 < len && (k = read(r->out_fd, buf + n, len - 1 - n)) > 0)
+        n += (size_t)k;
+    buf[n] = 0;
+    char sink[4096];
+    while (read(r->out_fd, sink, sizeof sink) > 0)
+        ;
+}
+
+/* Occurrences of `needle` in `hay`. */
+static inline int tc_occurrences(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
 /* Reads one line of the program's stdout (blocking). Returns 0 on success. */
 static inline int tc_read_line(tc_run *r, char *line, size_t len) {
     size_t n = 0;
@@ -147,7 +183,7 @@ static inline int tc_trace(const tc_run *r, int n, char *path, size_t len) {
 }
 
 /* The contents of r->dir/stderr.txt (static buffer). */
-static const char *tc_stderr(const tc_run *r) {
+static inline const char *tc_stderr(const tc_run *r) {
     static char buf[16384];
     char p[300];
     snprintf(p, sizeof p, "%s/stderr.txt", r->dir);

@@ -1,8 +1,11 @@
 /* test_collector_lifecycle: however nvtx_app ends, its trace is readable and holds what it
  * should: a program that never calls NVTX, fork (one trace per process, or none for the
- * child), SIGTERM (to the program, and forwarded by `trainprof record`), SIGKILL and _exit
- * (the periodic drain's chunks survive), buffer exhaustion (read + dropped == written),
- * --capture nvtx:NAME, and bad command lines. */
+ * child), SIGTERM (to the program, and forwarded by `trainprof record`), SIGKILL (the
+ * periodic drain's chunks survive), _exit/_Exit at once and in fork children (every event,
+ * indexed, no empty file), SIGINT that only the program's blocked thread may take, two quick
+ * SIGINTs to the process group, ignored SIGTERM, the program's view of its dispositions,
+ * descriptors closed or replaced behind the collector's back, buffer exhaustion (read +
+ * dropped == written), --capture nvtx:NAME, and bad command lines. */
 #include "tc_run.h"
 #include "tp_test.h"
 
@@ -93,8 +96,8 @@ static void test_fork(void) {
 }
 
 /* Starts nvtx_app `mode` and returns the app's pid once it printed "ready <pid>". */
-static pid_t start_waiting(const char *const *env) {
-    const char *args[] = {"wait", NULL};
+static pid_t start_mode(const char *mode, const char *const *env) {
+    const char *args[] = {mode, NULL};
     tc_fresh_dir(&R);
     tc_start(&R, env, NULL, args);
     char line[128];
@@ -102,6 +105,10 @@ static pid_t start_waiting(const char *const *env) {
     if (tc_read_line(&R, line, sizeof line) != 0 || sscanf(line, "ready %d", &pid) != 1)
         return 0;
     return (pid_t)pid;
+}
+
+static pid_t start_waiting(const char *const *env) {
+    return start_mode("wait", env);
 }
 
 static void test_sigterm(void) {
@@ -142,15 +149,168 @@ static void test_sigkill(void) {
     tc_cleanup(&R);
 }
 
-/* _exit skips atexit and destructors: what the periodic drain wrote is what is kept. */
+/* _exit skips atexit and destructors: the collector's _exit closes the trace first. */
 static void test_underscore_exit(void) {
     const char *env[] = {"TRAINPROF_FLUSH_MS=100", NULL};
     const char *args[] = {"exit", NULL};
     CHECK_EQ_I(tc_record(&R, env, NULL, args), 3);
-    tp_reader *rd = open_only_trace(&R, 0);
+    tp_reader *rd = open_only_trace(&R, 1);
     CHECK(rd != NULL);
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "early"), 10);
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_POP, NULL), 10);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
+/* _exit/_Exit right after the events, before any drain could run: all kept, indexed. */
+static void test_quick_exit(void) {
+    static const struct {
+        const char *mode;
+        int rc;
+    } cases[] = {{"quickexit", 3}, {"quick_Exit", 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[] = {cases[i].mode, NULL};
+        CHECK_EQ_I(tc_record(&R, NULL, NULL, args), cases[i].rc);
+        tp_reader *rd = open_only_trace(&R, 1);
+        CHECK(rd != NULL);
+        CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "early"), 10);
+        CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_POP, NULL), 10);
+        tp_reader_close(rd);
+        tc_cleanup(&R);
+    }
+}
+
+/* Fork children that _exit at once (as multiprocessing workers do): each keeps its ranges
+ * in an indexed trace, and no empty or header-only file is left. */
+static void test_fork_exit(void) {
+    const char *opts[] = {"-o", "parent.tprof", NULL};
+    const char *args[] = {"forkexit", "4", NULL};
+    CHECK_EQ_I(tc_record(&R, NULL, opts, args), 0);
+    CHECK_EQ_I(tc_trace(&R, 0, NULL, 0), 5);
+    int children = 0;
+    for (int i = 0; i < 5; i++) {
+        char path[1024];
+        tp_reader *rd;
+        tc_trace(&R, i, path, sizeof path);
+        CHECK_OK(tp_reader_open(path, &rd));
+        int indexed = tp_reader_integrity(rd)->index_ok;
+        int parent = strstr(path, "/parent.tprof") != NULL;
+        int pushes = tc_count(rd, TP_REC_NVTX_PUSH, parent ? "parent" : "child");
+        tp_reader_close(rd);
+        CHECK(indexed);
+        CHECK_EQ_I(pushes, parent ? 1 : 5);
+        children += !parent;
+    }
+    CHECK_EQ_I(children, 4);
+    tc_cleanup(&R);
+}
+
+/* The program's only thread blocks SIGINT: no thread of the collector may take it (the
+ * writer thread did, and stalled the exit for 3 s waiting for itself). It stays pending
+ * until the program unblocks it, then kills the program with an indexed trace. */
+static void test_signal_not_on_collector_threads(void) {
+    pid_t app = start_mode("blocked", NULL);
+    CHECK(app > 0);
+    kill(app, SIGINT);
+    CHECK_EQ_I(tc_wait(&R), 128 + SIGINT);
+    tp_reader *rd = open_only_trace(&R, 1);
+    CHECK(rd != NULL);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "early"), 10);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
+/* SIGINT twice at once to the whole process group (record forwards a copy of each). */
+static void test_two_quick_sigints(void) {
+    R.own_group = 1;
+    pid_t app = start_waiting(NULL);
+    R.own_group = 0;
+    CHECK(app > 0);
+    kill(-R.pid, SIGINT);
+    kill(-R.pid, SIGINT);
+    CHECK_EQ_I(tc_wait(&R), 128 + SIGINT);
+    tp_reader *rd = open_only_trace(&R, 1);
+    CHECK(rd != NULL);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "early"), 10);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
+/* Started with SIGTERM ignored (`trap '' TERM`, nohup): the program sees it ignored and
+ * survives raising it. */
+static void test_ignored_stays_ignored(void) {
+    const char *args[] = {"ignterm", NULL};
+    R.ignore_sig = SIGTERM;
+    int rc = tc_record(&R, NULL, NULL, args);
+    R.ignore_sig = 0;
+    CHECK_EQ_I(rc, 0);
+    tp_reader *rd = open_only_trace(&R, 1);
+    CHECK(rd != NULL);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "early"), 1);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
+/* sigaction/signal read back what the program set, and the kernel acts on it. */
+static void test_signal_view(void) {
+    const char *args[] = {"sigview", NULL};
+    CHECK_EQ_I(tc_record(&R, NULL, NULL, args), 0);
+    tc_cleanup(&R);
+}
+
+static int own_file_ok(void) {
+    static const char line[] = "the program's own data\n";
+    char own[2048] = "", expect[2048] = "", p[300];
+    for (int i = 0; i < 50; i++)
+        strcat(expect, line);
+    snprintf(p, sizeof p, "%s/own.dat", R.dir);
+    FILE *f = fopen(p, "rb");
+    size_t n = f ? fread(own, 1, sizeof own - 1, f) : 0;
+    if (f)
+        fclose(f);
+    own[n] = 0;
+    return !strcmp(own, expect);
+}
+
+/* Closing every descriptor (past the wrappers, through them) or dup2 onto the trace's:
+ * the program's own file holds exactly its bytes and gets the number it would get without
+ * trainprof; the trace keeps every range and its index. */
+static void check_close_mode(const char *mode) {
+    const char *args[] = {mode, NULL};
+    char out[256] = "";
+    tc_fresh_dir(&R);
+    tc_start(&R, NULL, NULL, args);
+    tc_read_all(&R, out, sizeof out);
+    CHECK_EQ_I(tc_wait(&R), 0);
+    if (strcmp(mode, "dup2"))
+        CHECK_STR(out, "fd 3\n");
+    CHECK(own_file_ok());
+    tp_reader *rd = open_only_trace(&R, 1);
+    CHECK(rd != NULL);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "before"), 10);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "after"), 100);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
+static void test_closed_descriptors(void) {
+    check_close_mode("rawclose");
+    check_close_mode("libcclose");
+    check_close_mode("dup2");
+}
+
+/* The descriptor closed behind our back and the file moved away: the collector stops
+ * writing (never into the program's file), says so once, and what it wrote stays readable. */
+static void test_lost_descriptor(void) {
+    const char *opts[] = {"-o", "lost.tprof", NULL};
+    const char *args[] = {"lostfd", NULL};
+    CHECK_EQ_I(tc_record(&R, NULL, opts, args), 0);
+    CHECK(own_file_ok());
+    CHECK_EQ_I(tc_occurrences(tc_stderr(&R), "could not be reopened"), 1);
+    char path[600];
+    tp_reader *rd;
+    snprintf(path, sizeof path, "%s/lost.tprof.moved", R.dir);
+    CHECK_OK(tp_reader_open(path, &rd)); /* whatever the drain wrote before */
     tp_reader_close(rd);
     tc_cleanup(&R);
 }
@@ -195,14 +355,14 @@ static void test_time_window(void) {
     const char *args[] = {"exit", NULL};
     const char *late[] = {"--delay", "0.3", NULL};
     CHECK_EQ_I(tc_record(&R, env, late, args), 3);
-    tp_reader *rd = open_only_trace(&R, 0);
+    tp_reader *rd = open_only_trace(&R, 1);
     CHECK(rd != NULL);
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 0);
     tp_reader_close(rd);
     tc_cleanup(&R);
     const char *early[] = {"--delay", "0", "--duration", "0.3", NULL};
     CHECK_EQ_I(tc_record(&R, env, early, args), 3);
-    rd = open_only_trace(&R, 0);
+    rd = open_only_trace(&R, 1);
     CHECK(rd != NULL);
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "early"), 10);
     tp_reader_close(rd);
@@ -231,6 +391,14 @@ int main(int argc, char **argv) {
     TP_RUN(test_sigterm);
     TP_RUN(test_sigkill);
     TP_RUN(test_underscore_exit);
+    TP_RUN(test_quick_exit);
+    TP_RUN(test_fork_exit);
+    TP_RUN(test_signal_not_on_collector_threads);
+    TP_RUN(test_two_quick_sigints);
+    TP_RUN(test_ignored_stays_ignored);
+    TP_RUN(test_signal_view);
+    TP_RUN(test_closed_descriptors);
+    TP_RUN(test_lost_descriptor);
     TP_RUN(test_buffer_exhaustion);
     TP_RUN(test_capture_nvtx);
     TP_RUN(test_time_window);

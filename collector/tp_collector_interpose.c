@@ -1,0 +1,189 @@
+/* tp_collector_interpose: the libc functions the collector replaces in the program (besides
+ * exec, tp_collector_exec.c), so that the program behaves exactly as without it and the
+ * trace loses nothing however the program ends.
+ *
+ * - sigaction, signal, bsd_signal, sysv_signal, siginterrupt, sigignore: SIGINT/SIGTERM go
+ *   through the guard's virtual view (tp_collector_guard.h); every other signal to libc.
+ *   (sigset() and raw rt_sigaction syscalls bypass the view: see docs/collector.md.)
+ * - _exit, _Exit: the trace is finished first (atexit handlers do not run there).
+ * - close, close_range, closefrom: the trace's descriptor is not the program's; to the
+ *   program that number is not open, so close() of it fails with EBADF and ranges skip it.
+ * - dup2, dup3 onto the trace's descriptor: the program may make that number its own; the
+ *   writer lets go of it first (and reopens its file elsewhere).
+ * These are in the shared library only (not in tp_collector_core), so in-process tests keep
+ * their libc. A wrapper called before the library's constructor resolves what it needs. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tp_collector.h"
+#include "tp_collector_guard.h"
+#include "tp_collector_interpose.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef void (*exit_fn)(int);
+typedef int (*close_fn)(int);
+typedef int (*close_range_fn)(unsigned, unsigned, int);
+typedef void (*closefrom_fn)(int);
+typedef int (*dup2_fn)(int, int);
+typedef int (*dup3_fn)(int, int, int);
+
+static struct {
+    exit_fn exit_, exit_upper;
+    close_fn close;
+    close_range_fn close_range;
+    closefrom_fn closefrom;
+    dup2_fn dup2;
+    dup3_fn dup3;
+} R;
+
+static void *next(const char *name) {
+    return dlsym(RTLD_NEXT, name);
+}
+
+static void resolve(void) {
+    R.exit_ = (exit_fn)next("_exit");
+    R.exit_upper = (exit_fn)next("_Exit");
+    R.close = (close_fn)next("close");
+    R.close_range = (close_range_fn)next("close_range");
+    R.closefrom = (closefrom_fn)next("closefrom");
+    R.dup2 = (dup2_fn)next("dup2");
+    R.dup3 = (dup3_fn)next("dup3");
+}
+
+#define REAL(fn) (R.fn ? R.fn : (resolve(), R.fn))
+
+/* ---------------------------------------------------------------- signals */
+
+static int my_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    return tp_guard_sigaction(sig, act, old);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+    __attribute__((alias("my_sigaction")));
+
+EXPORT tp_sighandler signal(int sig, tp_sighandler handler) {
+    return tp_guard_signal(sig, handler, 0);
+}
+
+/* Exported by glibc, declared only for old X/Open programs. */
+tp_sighandler bsd_signal(int sig, tp_sighandler handler);
+
+EXPORT tp_sighandler bsd_signal(int sig, tp_sighandler handler) {
+    return tp_guard_signal(sig, handler, 0);
+}
+
+EXPORT tp_sighandler sysv_signal(int sig, tp_sighandler handler) {
+    return tp_guard_signal(sig, handler, 1);
+}
+
+EXPORT int siginterrupt(int sig, int flag) {
+    struct sigaction a;
+    if (tp_guard_sigaction(sig, NULL, &a) < 0)
+        return -1;
+    a.sa_flags = flag ? a.sa_flags & ~SA_RESTART : a.sa_flags | SA_RESTART;
+    return tp_guard_sigaction(sig, &a, NULL);
+}
+
+EXPORT int sigignore(int sig) {
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = SIG_IGN;
+    sigemptyset(&a.sa_mask);
+    return tp_guard_sigaction(sig, &a, NULL);
+}
+
+/* ---------------------------------------------------------------- exits */
+
+static _Noreturn void exit_with(exit_fn f, int status) {
+    tp_guard_before_exit();
+    if (f)
+        f(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+EXPORT _Noreturn void _exit(int status) {
+    exit_with(REAL(exit_), status);
+}
+
+EXPORT _Noreturn void _Exit(int status) {
+    exit_with(REAL(exit_upper), status);
+}
+
+/* ---------------------------------------------------------------- descriptors */
+
+EXPORT int close(int fd) {
+    if (tp_collector_owns_fd(fd)) {
+        errno = EBADF;
+        return -1;
+    }
+    close_fn f = REAL(close);
+    return f ? f(fd) : (int)syscall(SYS_close, fd);
+}
+
+/* close_range(first, last) of the program's descriptors only. */
+static int close_span(unsigned first, unsigned last, int flags) {
+    if (first > last)
+        return 0;
+    close_range_fn f = REAL(close_range);
+    return f ? f(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags) {
+    int ours = tp_collector_fd();
+    if (ours < 0 || (unsigned)ours < first || (unsigned)ours > last ||
+        (flags & CLOSE_RANGE_CLOEXEC))
+        return close_span(first, last, flags);
+    int a = close_span(first, (unsigned)ours - 1, flags);
+    int b = (unsigned)ours < last ? close_span((unsigned)ours + 1, last, flags) : 0;
+    return a < 0 ? a : b;
+}
+
+EXPORT void closefrom(int lowfd) {
+    int ours = tp_collector_fd();
+    closefrom_fn f = REAL(closefrom);
+    if (ours >= lowfd && lowfd >= 0) {
+        close_span((unsigned)lowfd, (unsigned)ours - 1, 0);
+        lowfd = ours + 1;
+    }
+    if (f)
+        f(lowfd);
+    else
+        close_span(lowfd < 0 ? 0 : (unsigned)lowfd, ~0u, 0);
+}
+
+/* dup2/dup3 onto our number: the writer lets go of it first (only when the call can succeed:
+ * a bad `oldfd` leaves `newfd` alone). */
+static void make_room(int oldfd, int newfd) {
+    if (oldfd != newfd && tp_collector_owns_fd(newfd) && fcntl(oldfd, F_GETFD) != -1)
+        tp_collector_release_fd(newfd);
+}
+
+EXPORT int dup2(int oldfd, int newfd) {
+    make_room(oldfd, newfd);
+    dup2_fn f = REAL(dup2);
+    return f ? f(oldfd, newfd) : (int)syscall(SYS_dup2, oldfd, newfd);
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags) {
+    make_room(oldfd, newfd);
+    dup3_fn f = REAL(dup3);
+    return f ? f(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+void tp_interpose_init(void) {
+    resolve();
+    /* Our wrappers only see the program's calls when we come first in its symbol lookup
+     * (LD_PRELOAD); reached by dlopen alone, the guard must leave signals alone. */
+    if (dlsym(RTLD_DEFAULT, "sigaction") == (void *)my_sigaction)
+        tp_guard_set_interposed();
+}
