@@ -1244,20 +1244,13 @@ tp_status tp_import_kineto_load(tp_model *m, const char *path, tp_load_error *e)
     return kparse_done(&p, h);
 }
 
-/* The string forms: the error's one line into err (tp_load_error_format). */
-static tp_status formatted(tp_status st, const tp_load_error *e, char *err, size_t err_len) {
-    if (err && err_len)
-        tp_load_error_format(e, err, err_len);
-    return st;
-}
-
 tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t err_len) {
     tp_load_error e;
-    return formatted(tp_import_kineto_load(m, path, &e), &e, err, err_len);
+    return tp_load_error_string(tp_import_kineto_load(m, path, &e), &e, err, err_len);
 }
 
 tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
                                char *err, size_t err_len) {
     tp_load_error e;
-    return formatted(load_mem(m, name, data, len, &e), &e, err, err_len);
+    return tp_load_error_string(load_mem(m, name, data, len, &e), &e, err, err_len);
 }

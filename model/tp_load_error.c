@@ -35,3 +35,9 @@ char *tp_load_error_format(const tp_load_error *e, char *buf, size_t n) {
         snprintf(buf, n, "%s", e->reason);
     return buf;
 }
+
+tp_status tp_load_error_string(tp_status st, const tp_load_error *e, char *err, size_t err_len) {
+    if (err && err_len)
+        tp_load_error_format(e, err, err_len);
+    return st;
+}

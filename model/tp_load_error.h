@@ -35,4 +35,7 @@ tp_status tp_load_error_set(tp_load_error *e, tp_status status, const char *fmt,
  * *e holds no reason. Returns buf. */
 char *tp_load_error_format(const tp_load_error *e, char *buf, size_t n);
 
+/* For the loaders' string forms: formats *e into err (when err and err_len) and returns st. */
+tp_status tp_load_error_string(tp_status st, const tp_load_error *e, char *err, size_t err_len);
+
 #endif

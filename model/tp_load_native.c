@@ -469,16 +469,9 @@ tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e) {
     return st;
 }
 
-/* The string forms: the error's (or note's) one line into err. */
-static tp_status formatted(tp_status st, const tp_load_error *e, char *err, size_t err_len) {
-    if (err && err_len)
-        tp_load_error_format(e, err, err_len);
-    return st;
-}
-
 tp_status tp_load_native_file(tp_model *m, const char *path, char *err, size_t err_len) {
     tp_load_error e;
-    return formatted(tp_load_native_load(m, path, &e), &e, err, err_len);
+    return tp_load_error_string(tp_load_native_load(m, path, &e), &e, err, err_len);
 }
 
 tp_status tp_load_native_mem(tp_model *m, const char *name, const void *data, size_t size,
@@ -488,8 +481,9 @@ tp_status tp_load_native_mem(tp_model *m, const char *name, const void *data, si
     tp_reader *rd;
     tp_status st = tp_reader_open_mem(data, size, &rd);
     if (st != TP_OK)
-        return formatted(tp_load_error_set(&e, st, "%s", tp_status_str(st)), &e, err, err_len);
+        return tp_load_error_string(tp_load_error_set(&e, st, "%s", tp_status_str(st)), &e, err,
+                                    err_len);
     st = load_from(m, name, rd, &e);
     tp_reader_close(rd);
-    return formatted(st, &e, err, err_len);
+    return tp_load_error_string(st, &e, err, err_len);
 }
