@@ -31,6 +31,8 @@ typedef struct {
     int64_t launch_delay_cutoff_ns; /* launch delays longer than this are outliers (100 µs) */
     int no_symbols;                 /* diagnosis: show stacks as module+offset, never opening
                                        the modules' files (trainprof report --no-symbols) */
+    int ops_by_shapes; /* CPU-op table: one row per (name, input shapes) (--group-by shapes) */
+    int ops_by_total;  /* CPU-op table: sorted by total time, not self (--sort-ops total) */
 } tp_an_opts;
 
 /* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */

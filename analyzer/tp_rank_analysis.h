@@ -7,6 +7,7 @@
 #ifndef TP_RANK_ANALYSIS_H
 #define TP_RANK_ANALYSIS_H
 
+#include "tp_an_cpuops.h"
 #include "tp_an_drops.h"
 #include "tp_an_idle.h"
 #include "tp_an_kernels.h"
@@ -31,7 +32,8 @@ enum {
     TP_RA_OVERLAP = 1u << 6,
     TP_RA_NVTX = 1u << 7,
     TP_RA_DIAGNOSIS = 1u << 8,
-    TP_RA_ALL = (1u << 9) - 1
+    TP_RA_CPUOPS = 1u << 9,
+    TP_RA_ALL = (1u << 10) - 1
 };
 
 /* Every analysis of one rank. Results of analyses not asked for are zero. */
@@ -48,6 +50,7 @@ typedef struct {
     tp_an_overlap ov;
     tp_an_nvtx nv;
     tp_diagnosis dg;
+    tp_an_cpuops ops; /* the CPU operators table */
 } tp_rank_analysis;
 
 /* Builds the view of rank `r` of `m` under `o` (NULL: tp_an_opts_init's defaults) and runs

@@ -12,6 +12,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_rank_analysis.h"
+#include "tp_report_cpuops.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
 #include "tp_text.h"
@@ -306,7 +307,7 @@ static const tp_report_text_section text_sections[] = {
     {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
     {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
     {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
-    {"ranges", TP_RS_DEVICE, text_ranges},
+    {"ranges", TP_RS_ALWAYS, text_ranges},       {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_text},
 };
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -608,12 +609,19 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 /* The JSON keys of a rank, in print order (docs/report-schema.md); every rank has every key
  * except those that exist only when there is something to say (processes, dropped, skipped). */
 static const tp_report_json_section json_sections[] = {
-    {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
-    {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
-    {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
-    {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
-    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
+    {"processes", TP_RS_ALWAYS, json_processes},
+    {"dropped", TP_RS_ALWAYS, json_dropped},
+    {"skipped", TP_RS_ALWAYS, json_skipped},
+    {"temporal", TP_RS_ALWAYS, json_temporal},
+    {"idle", TP_RS_ALWAYS, json_idle},
+    {"kernels", TP_RS_ALWAYS, json_kernels},
+    {"launch", TP_RS_ALWAYS, json_launch},
+    {"queue", TP_RS_ALWAYS, json_queue},
+    {"memory", TP_RS_ALWAYS, json_memory},
+    {"overlap", TP_RS_ALWAYS, json_overlap},
+    {"ranges", TP_RS_ALWAYS, json_ranges},
+    {"findings", TP_RS_ALWAYS, json_findings},
+    {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_json},
 };
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {

@@ -19,17 +19,35 @@ typedef struct {
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof report TRACE... [--rank N] [--format text|json] [--compat hta]\n"
                "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
-               "                        [--no-symbols] [-o FILE]\n"
+               "                        [--no-symbols] [--group-by name|shapes]\n"
+               "                        [--sort-ops self|total] [-o FILE]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
                "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
                "CPU stacks are symbolized from the recorded modules' files (function, file:line);\n"
-               "--no-symbols keeps them as module+offset.\n");
+               "--no-symbols keeps them as module+offset.\n"
+               "The CPU-operator table (framework ops and annotation ranges, self and total\n"
+               "time) has one row per name, or per name and input shapes with --group-by\n"
+               "shapes; --sort-ops total sorts it by total instead of self time.\n");
 }
 
 static int parse_format(const char *v, void *field) {
     if (strcmp(v, "text") && strcmp(v, "json"))
         return -1;
     *(tp_report_format *)field = strcmp(v, "json") ? TP_REPORT_TEXT : TP_REPORT_JSON;
+    return 0;
+}
+
+static int parse_group_by(const char *v, void *field) {
+    if (strcmp(v, "name") && strcmp(v, "shapes"))
+        return -1;
+    *(int *)field = !strcmp(v, "shapes");
+    return 0;
+}
+
+static int parse_sort_ops(const char *v, void *field) {
+    if (strcmp(v, "self") && strcmp(v, "total"))
+        return -1;
+    *(int *)field = !strcmp(v, "total");
     return 0;
 }
 
@@ -47,6 +65,9 @@ static const tp_cmd_opt options[] = {
     OPT("--include-last-step", TP_OPT_FLAG, o.an.include_last_step, 0, 0, NULL, ""),
     OPT("--no-ns-rounding", TP_OPT_FLAG, o.an.no_ns_rounding, 0, 0, NULL, ""),
     OPT("--no-symbols", TP_OPT_FLAG, o.an.no_symbols, 0, 0, NULL, ""),
+    OPT("--group-by", TP_OPT_PARSE, o.an.ops_by_shapes, 0, 0, parse_group_by,
+        "takes name or shapes"),
+    OPT("--sort-ops", TP_OPT_PARSE, o.an.ops_by_total, 0, 0, parse_sort_ops, "takes self or total"),
     OPT("-o", TP_OPT_STR, out, 0, 0, NULL, "takes a file name"),
 };
 #undef OPT

@@ -19,6 +19,7 @@
 
 #include "tp_hash.h"
 #include "tp_kineto_names.h"
+#include "tp_kineto_stacks.h"
 #include "tp_mem.h"
 #include "tp_record.h"
 
@@ -26,7 +27,17 @@
 #define CHUNK (1u << 20)
 #define NS_LIMIT TP_NS_LIMIT /* |ts| and dur beyond this are absurd (year 2116+) */
 
-typedef enum { F_SKIP, F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DEVPROPS, F_DEVPROP, F_DIST } frame;
+typedef enum {
+    F_SKIP,
+    F_TOP,
+    F_EVENTS,
+    F_EVENT,
+    F_ARGS,
+    F_DEVPROPS,
+    F_DEVPROP,
+    F_DIST,
+    F_DIMS /* args "Input Dims" and the arrays inside it, kept as text */
+} frame;
 
 typedef enum {
     K_NONE,
@@ -57,7 +68,11 @@ typedef enum {
     K_MEM_BYTES,
     K_TOTAL_ALLOC,
     K_TOTAL_RES,
-    K_ARG_NAME, /* args.name of "thread_name" / "process_name" metadata events */
+    K_ARG_NAME,  /* args.name of "thread_name" / "process_name" metadata events */
+    K_DIMS,      /* "Input Dims" / "Input dims" (record_shapes) */
+    K_SEQ,       /* "Sequence number" (autograd) */
+    K_FWD_TID,   /* "Fwd thread id" (a backward op's forward thread) */
+    K_CALLSTACK, /* "Call stack" (with_stack in PyTorch <= 1.10): "file(line): func;..." */
     /* deviceProperties[] */
     K_ID,
     K_DP_NAME,
@@ -90,7 +105,10 @@ typedef struct {
     unsigned have;
     char ph;
     strbuf name, cat;
-    strbuf arg_name; /* args.name (ph "M" metadata events) */
+    strbuf arg_name;  /* args.name (ph "M" metadata events) */
+    strbuf dims;      /* args "Input Dims" as text, "[[2, 3], []]" */
+    strbuf callstack; /* args "Call stack", innermost frame first */
+    int64_t seq, fwd_tid;
     int64_t ts, dur, pid, tid;
     int ts_frac, dur_frac;
     int64_t stream, device, correlation, external_id, bytes;
@@ -128,7 +146,9 @@ typedef struct {
     name_info *names; /* by name id */
     size_t n_names;
     /* HTA's rank regex `"rank":\s+(\d+)` over the raw text */
-    int rank_state; /* 0 searching, 1 after "rank":, 2 in spaces, 3 in digits, 4 done */
+    tp_kineto_stacks *stacks; /* Python frames and call stacks of the rank (Call stack args,
+                                 python_function events) */
+    int rank_state;           /* 0 searching, 1 after "rank":, 2 in spaces, 3 in digits, 4 done */
     int64_t rank_val;
     char rank_tail[8];
     size_t rank_tail_len;
@@ -419,7 +439,8 @@ static const name_info *name_info_of(kparse *p, uint32_t id) {
 static void event_reset(event *e) {
     e->have = 0;
     e->ph = 0;
-    e->name.len = e->cat.len = e->arg_name.len = 0;
+    e->name.len = e->cat.len = e->arg_name.len = e->dims.len = e->callstack.len = 0;
+    e->seq = e->fwd_tid = -1;
     e->ts = e->dur = 0;
     e->pid = e->tid = 0;
     e->ts_frac = e->dur_frac = 0;
@@ -473,6 +494,11 @@ static int commit_row(kparse *p, event *e) {
     row.pid = e->pid, row.tid = e->tid;
     row.correlation = e->correlation, row.external_id = e->external_id;
     row.bytes = e->bytes, row.bw_gbps = e->bw;
+    if (e->dims.len)
+        row.shapes = tp_model_intern(p->m, e->dims.p, strlen(e->dims.p));
+    row.seq = e->seq, row.fwd_tid = e->fwd_tid;
+    if (e->callstack.len)
+        row.stack = tp_kineto_stacks_call_stack(p->stacks, e->callstack.p, e->callstack.len);
     tp_events_push(&p->r->ev, &row);
     p->r->has_fractional_ts |= e->ts_frac;
     p->r->has_fractional_dur |= e->dur_frac;
@@ -575,6 +601,33 @@ static void buf_set(strbuf *b, const unsigned char *s, size_t len) {
     b->len = len;
 }
 
+/* Appends `n` bytes to the "Input Dims" text, after ", " unless it follows an opening
+ * bracket. Texts past DIMS_MAX bytes end in "..." (a shape label, not data). */
+#define DIMS_MAX 480
+static void dims_put(strbuf *b, const char *s, size_t n) {
+    if (b->len >= DIMS_MAX)
+        return;
+    int sep = b->len && b->p[b->len - 1] != '[', cut = b->len + n + 2 > DIMS_MAX;
+    if (cut)
+        s = "...", n = 3, sep = 0;
+    TP_MEM_XGROW(b->p, b->cap, b->len + n + 3);
+    if (sep)
+        memcpy(b->p + b->len, ", ", 2), b->len += 2;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    if (cut)
+        b->len = DIMS_MAX; /* nothing more; the text ends at its NUL */
+}
+
+static void dims_close(strbuf *b) {
+    if (b->len >= DIMS_MAX)
+        return;
+    TP_MEM_XGROW(b->p, b->cap, b->len + 2);
+    b->p[b->len++] = ']';
+    b->p[b->len] = 0;
+}
+
 static int cb_null(void *ctx) {
     kparse *p = ctx;
     return check_scalar_slot(p); /* null fields count as absent */
@@ -668,6 +721,12 @@ static int args_number(kparse *p, event *e, const char *s, size_t n) {
     case K_TOTAL_RES:
         e->total_res = v;
         break;
+    case K_SEQ:
+        e->seq = v;
+        break;
+    case K_FWD_TID:
+        e->fwd_tid = v;
+        break;
     default:
         break;
     }
@@ -716,6 +775,10 @@ static int cb_number(void *ctx, const char *s, size_t n) {
     frame f = top_frame(p);
     if (f == F_EVENT)
         return event_number(p, &p->ev, s, n);
+    if (f == F_DIMS) {
+        dims_put(&p->ev.dims, s, n);
+        return 1;
+    }
     if (f == F_ARGS)
         return args_number(p, &p->ev, s, n);
     return meta_number(p, f, s, n);
@@ -761,6 +824,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
         p->ev.stream = parse_int_str((const char *)s, n, &v) == 0 ? v : -1;
     } else if (f == F_ARGS && p->k == K_ARG_NAME) {
         buf_set(&p->ev.arg_name, s, n);
+    } else if (f == F_ARGS && p->k == K_CALLSTACK) {
+        buf_set(&p->ev.callstack, s, n);
+    } else if (f == F_DIMS) {
+        dims_put(&p->ev.dims, (const char *)s, n);
     } else if (f == F_DEVPROP && p->k == K_DP_NAME) {
         p->dev.name = tp_model_intern(p->m, (const char *)s, n);
     } else if (f == F_DIST && p->k == K_BACKEND) {
@@ -810,6 +877,14 @@ static key args_key(const unsigned char *s, size_t n) {
         return K_TOTAL_RES;
     if (KEY_IS("name"))
         return K_ARG_NAME;
+    if (KEY_IS("Input Dims") || KEY_IS("Input dims"))
+        return K_DIMS;
+    if (KEY_IS("Sequence number"))
+        return K_SEQ;
+    if (KEY_IS("Fwd thread id"))
+        return K_FWD_TID;
+    if (KEY_IS("Call stack"))
+        return K_CALLSTACK;
     return K_NONE;
 }
 
@@ -874,6 +949,8 @@ static int cb_start_array(void *ctx) {
         nf = F_EVENTS, p->saw_events = 1;
     else if (f == F_TOP && p->k == K_DEVPROPS)
         nf = F_DEVPROPS;
+    else if ((f == F_ARGS && p->k == K_DIMS) || f == F_DIMS)
+        nf = F_DIMS, dims_put(&p->ev.dims, "[", 1);
     else if (f == F_EVENT && p->k != K_NONE && p->k != K_ARGS)
         return type_error(p, p->k == K_TS || p->k == K_DUR ? "a number" : "a string");
     else if (f == F_EVENTS)
@@ -900,6 +977,8 @@ static int cb_end_map(void *ctx) {
 
 static int cb_end_array(void *ctx) {
     kparse *p = ctx;
+    if (top_frame(p) == F_DIMS)
+        dims_close(&p->ev.dims);
     p->depth--;
     p->k = K_NONE;
     return 1;
@@ -1020,6 +1099,7 @@ static void kparse_init(kparse *p, tp_model *m, const char *file, tp_load_error 
     p->h = yajl_alloc(&callbacks, NULL, p);
     if (!p->h)
         abort();
+    p->stacks = tp_kineto_stacks_open(m, p->r);
     event_reset(&p->ev);
 }
 
@@ -1030,8 +1110,13 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
     free(p->ev.name.p);
     free(p->ev.cat.p);
     free(p->ev.arg_name.p);
+    free(p->ev.dims.p);
+    free(p->ev.callstack.p);
     free(p->cat_of);
     free(p->names);
+    if (p->st == TP_OK)
+        tp_kineto_stacks_python(p->stacks);
+    tp_kineto_stacks_close(p->stacks);
     if (p->st != TP_OK) {
         tp_model_pop_rank(p->m);
         return p->st;

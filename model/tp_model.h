@@ -113,6 +113,11 @@ typedef struct {
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
     uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
                              among kept rows), set by finish; HTA's tie order needs it */
+    uint32_t *shapes;     /* Kineto args "Input Dims" as text ("[[2, 3], []]"), string pool
+                             id; 0: none (the CPU-op table's --group-by shapes) */
+    int64_t *seq;         /* Kineto args "Sequence number" (autograd); -1: none */
+    int64_t *fwd_tid;     /* Kineto args "Fwd thread id" (a backward op's forward thread);
+                             -1: none */
 } tp_events;
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
@@ -125,6 +130,8 @@ typedef struct {
     int64_t pid, tid, correlation, external_id, bytes;
     double bw_gbps;
     uint32_t stack;
+    uint32_t shapes;
+    int64_t seq, fwd_tid;
 } tp_event_row;
 
 /* Memory events: Kineto "[memory]" instant events, native DEVICE_MEM/HEAP/REGION/ALLOC_FAIL. */

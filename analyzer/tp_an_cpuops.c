@@ -1,0 +1,167 @@
+/* tp_an_cpuops: the CPU operators table (see the header). */
+#include "tp_an_cpuops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+
+/* One op or range call, before grouping. */
+typedef struct {
+    uint32_t name, shapes, fwd_name;
+    uint8_t cat;
+    int64_t dur, self;
+} call;
+
+static int cmp_call(const void *a, const void *b) {
+    const call *x = a, *y = b;
+    if (x->cat != y->cat)
+        return x->cat < y->cat ? -1 : 1;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    return (x->shapes > y->shapes) - (x->shapes < y->shapes);
+}
+
+/* Forward ops by autograd sequence number: the outermost (then earliest) one first. */
+typedef struct {
+    int64_t seq;
+    uint16_t depth;
+    uint32_t row;
+} fwd_op;
+
+static int cmp_fwd(const void *a, const void *b) {
+    const fwd_op *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static int is_table_row(const tp_an_view *v, size_t i) {
+    uint8_t c = v->r->ev.cat[v->row[i]];
+    return !v->gpu[i] && (c == TP_CAT_CPU_OP || c == TP_CAT_USER_ANNOTATION);
+}
+
+/* Sum of the durations of each row's direct children (model nesting), by model row. */
+static int64_t *child_sums(const tp_events *ev) {
+    int64_t *sum = tp_an_alloc(ev->n + 1, sizeof *sum);
+    for (size_t j = 0; j < ev->n; j++)
+        if (ev->parent[j] >= 0)
+            sum[ev->parent[j]] = tp_an_add(sum[ev->parent[j]], ev->dur[j]);
+    return sum;
+}
+
+/* The forward ops (cpu_op rows with a sequence number and no forward thread), sorted. */
+static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
+    fwd_op *f = tp_an_alloc(ev->n + 1, sizeof *f);
+    *n = 0;
+    for (size_t j = 0; j < ev->n; j++)
+        if (ev->cat[j] == TP_CAT_CPU_OP && ev->seq[j] >= 0 && ev->fwd_tid[j] < 0)
+            f[(*n)++] = (fwd_op){ev->seq[j], ev->depth[j], (uint32_t)j};
+    if (*n)
+        qsort(f, *n, sizeof *f, cmp_fwd);
+    return f;
+}
+
+/* Name of the forward op of backward row `row`, 0 when it is none or unknown. */
+static uint32_t forward_name(const tp_events *ev, const fwd_op *f, size_t n, size_t row) {
+    if (ev->fwd_tid[row] < 0 || ev->seq[row] < 0)
+        return 0;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f[mid].seq < ev->seq[row])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && f[lo].seq == ev->seq[row] ? ev->name[f[lo].row] : 0;
+}
+
+/* The calls of the table, one per model row; sets out->span and out->has_shapes. */
+static call *collect(const tp_an_view *v, tp_an_cpuops *out, size_t *n) {
+    const tp_events *ev = &v->r->ev;
+    int64_t *sum = child_sums(ev);
+    size_t nf;
+    fwd_op *f = forward_ops(ev, &nf);
+    call *c = tp_an_alloc(v->n + 1, sizeof *c);
+    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    *n = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        size_t row = v->row[i];
+        if (v->gpu[i])
+            continue;
+        t0 = ev->ts[row] < t0 ? ev->ts[row] : t0;
+        t1 = ev->ts[row] + ev->dur[row] > t1 ? ev->ts[row] + ev->dur[row] : t1;
+        if (!is_table_row(v, i))
+            continue;
+        out->has_shapes |= ev->shapes[row] != 0;
+        c[(*n)++] = (call){ev->name[row],
+                           v->opts.ops_by_shapes ? ev->shapes[row] : 0,
+                           forward_name(ev, f, nf, row),
+                           ev->cat[row],
+                           ev->dur[row],
+                           ev->dur[row] - sum[row]};
+    }
+    out->span = t1 > t0 ? t1 - t0 : 0;
+    free(sum), free(f);
+    return c;
+}
+
+static int cmp_op(const void *a, const void *b, int by_total) {
+    const tp_an_cpuop *x = a, *y = b;
+    int64_t p = by_total ? x->total : x->self, q = by_total ? y->total : y->self;
+    if (p != q)
+        return p > q ? -1 : 1;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    if (x->shapes != y->shapes)
+        return x->shapes < y->shapes ? -1 : 1;
+    return (x->cat > y->cat) - (x->cat < y->cat);
+}
+static int cmp_self(const void *a, const void *b) {
+    return cmp_op(a, b, 0);
+}
+static int cmp_total(const void *a, const void *b) {
+    return cmp_op(a, b, 1);
+}
+
+void tp_an_cpuops_run(const tp_an_view *v, tp_an_cpuops *out) {
+    memset(out, 0, sizeof *out);
+    out->by_shapes = v->opts.ops_by_shapes != 0;
+    out->by_total = v->opts.ops_by_total != 0;
+    size_t n;
+    call *c = collect(v, out, &n);
+    if (n)
+        qsort(c, n, sizeof *c, cmp_call);
+    out->op = tp_an_alloc(n + 1, sizeof *out->op);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || cmp_call(&c[i], &c[i - 1]))
+            out->op[out->n++] =
+                (tp_an_cpuop){.name = c[i].name, .shapes = c[i].shapes, .cat = c[i].cat};
+        tp_an_cpuop *o = &out->op[out->n - 1];
+        o->count++;
+        o->total = tp_an_add(o->total, c[i].dur);
+        o->self = tp_an_add(o->self, c[i].self);
+        out->self_sum = tp_an_add(out->self_sum, c[i].self);
+        if (!o->fwd_name)
+            o->fwd_name = c[i].fwd_name;
+    }
+    for (size_t k = 0; k < out->n; k++)
+        out->op[k].mean = (double)out->op[k].total / (double)out->op[k].count;
+    if (out->n)
+        qsort(out->op, out->n, sizeof *out->op, out->by_total ? cmp_total : cmp_self);
+    free(c);
+}
+
+void tp_an_cpuops_free(tp_an_cpuops *out) {
+    if (!out)
+        return;
+    free(out->op);
+    memset(out, 0, sizeof *out);
+}
+
+const char *tp_an_cpuop_kind(const tp_an_cpuop *op) {
+    return op->cat == TP_CAT_CPU_OP ? "op" : "range";
+}

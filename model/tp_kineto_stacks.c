@@ -1,0 +1,255 @@
+/* tp_kineto_stacks: Python stacks of Kineto traces (see the header).
+ *
+ * Stacks of python_function events form a tree: a stack is its innermost frame on top of the
+ * stack of the enclosing call, so each distinct (enclosing stack, frame) pair is interned once
+ * in a hash table and gets the next stack id; its frames are its own followed by its
+ * parent's. Code objects are keyed by "file\x1ffunction" through the model's string pool. */
+#include "tp_kineto_stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_mem.h"
+
+typedef struct {
+    uint64_t addr;   /* the frame: code id << 24 | line */
+    uint32_t parent; /* enclosing stack id; 0: none */
+    uint32_t id;     /* 0: empty slot */
+} node_slot;
+
+struct tp_kineto_stacks {
+    tp_model *m;
+    tp_rank *r;
+    uint32_t next_stack, next_code;
+    uint32_t *code_of_key; /* by string id of "file\x1ffunction": code id; 0: none yet */
+    size_t n_code_of_key;
+    uint32_t *stack_of_text; /* by string id of a "Call stack" text: stack id */
+    size_t n_stack_of_text;
+    node_slot *slots; /* python_function stacks: (parent, frame) -> id, open addressing */
+    size_t n_slots, used;
+    uint32_t *parent_of; /* by stack id: the enclosing stack (tree stacks only) */
+    uint64_t *frame_of;  /* by stack id: its innermost frame (tree stacks only) */
+    size_t cap_ids;
+};
+
+tp_kineto_stacks *tp_kineto_stacks_open(tp_model *m, tp_rank *r) {
+    tp_kineto_stacks *s = tp_mem_xcalloc(1, sizeof *s);
+    s->m = m, s->r = r;
+    s->next_stack = s->next_code = 1;
+    return s;
+}
+
+void tp_kineto_stacks_close(tp_kineto_stacks *s) {
+    if (!s)
+        return;
+    free(s->code_of_key), free(s->stack_of_text), free(s->slots);
+    free(s->parent_of), free(s->frame_of);
+    free(s);
+}
+
+/* Grows a uint32 map indexed by string id so that `id` is a valid index (new entries 0). */
+static void map_fit(uint32_t **map, size_t *n, uint32_t id) {
+    if (id < *n)
+        return;
+    size_t old = *n;
+    TP_MEM_XGROW(*map, *n, (size_t)id + 1);
+    memset(*map + old, 0, (*n - old) * sizeof **map);
+}
+
+/* The code id of function `func` in `file` (first line `first`, 0: unknown). */
+static uint32_t code_id(tp_kineto_stacks *s, const char *file, size_t nf, const char *func,
+                        size_t nfn, uint32_t first) {
+    char *key = tp_mem_xalloc(nf + nfn + 2, 1);
+    memcpy(key, file, nf);
+    key[nf] = '\x1f';
+    memcpy(key + nf + 1, func, nfn);
+    key[nf + 1 + nfn] = 0;
+    uint32_t k = tp_model_intern(s->m, key, nf + nfn + 1);
+    map_fit(&s->code_of_key, &s->n_code_of_key, k);
+    if (!s->code_of_key[k]) {
+        key[nf] = 0; /* two NUL-terminated strings: file, function */
+        s->code_of_key[k] = s->next_code++;
+        tp_rank_add_stack_pycode(s->m, s->r, s->code_of_key[k], nf ? key : NULL, key + nf + 1,
+                                 first);
+    }
+    free(key);
+    return s->code_of_key[k];
+}
+
+/* One frame text, "file(line): func" (anything else is a function name alone), as a Python
+ * frame address. `first`: the line is the function's first line (python_function names). */
+static uint64_t frame_addr(tp_kineto_stacks *s, const char *t, size_t n, int first) {
+    size_t close = 0, open = 0; /* t[open] == '(', t[close] == ')' of the first "): " */
+    while (close + 2 < n && !(t[close] == ')' && t[close + 1] == ':' && t[close + 2] == ' '))
+        close++;
+    int ok = close + 2 < n;
+    for (open = close; ok && open > 0 && t[open] != '(';)
+        open--;
+    ok = ok && t[open] == '(' && open > 0 && open + 1 < close;
+    uint32_t line = 0;
+    for (size_t i = open + 1; ok && i < close; i++) {
+        ok = t[i] >= '0' && t[i] <= '9';
+        line = line < 0xffffffu / 10 ? line * 10 + (uint32_t)(t[i] - '0') : 0xffffffu;
+    }
+    if (!ok)
+        return (uint64_t)code_id(s, "", 0, t, n, 0) << 24;
+    uint32_t code = code_id(s, t, open, t + close + 3, n - close - 3, first ? line : 0);
+    return ((uint64_t)code << 24) | line;
+}
+
+/* Makes room for stack id `id` in the tree columns. */
+static void ids_fit(tp_kineto_stacks *s, uint32_t id) {
+    if (id < s->cap_ids)
+        return;
+    size_t cap = s->cap_ids, old = cap;
+    TP_MEM_XGROW(s->parent_of, cap, (size_t)id + 1);
+    cap = old;
+    TP_MEM_XGROW(s->frame_of, cap, (size_t)id + 1);
+    s->cap_ids = cap;
+    memset(s->parent_of + old, 0, (cap - old) * sizeof *s->parent_of);
+    memset(s->frame_of + old, 0, (cap - old) * sizeof *s->frame_of);
+}
+
+uint32_t tp_kineto_stacks_call_stack(tp_kineto_stacks *s, const char *text, size_t len) {
+    uint32_t k = tp_model_intern(s->m, text, len);
+    map_fit(&s->stack_of_text, &s->n_stack_of_text, k);
+    if (s->stack_of_text[k])
+        return s->stack_of_text[k];
+    size_t nf = 0, cap = 0;
+    uint32_t *mods = NULL;
+    uint64_t *addrs = NULL;
+    for (size_t a = 0; a < len;) {
+        size_t b = a;
+        while (b < len && text[b] != ';')
+            b++;
+        if (b > a) {
+            size_t c2 = cap;
+            TP_MEM_XGROW(mods, cap, nf + 1);
+            TP_MEM_XGROW(addrs, c2, nf + 1);
+            mods[nf] = TP_STACK_PYTHON;
+            addrs[nf++] = frame_addr(s, text + a, b - a, 0);
+        }
+        a = b + 1;
+    }
+    uint32_t id = 0;
+    if (nf) {
+        id = s->next_stack++;
+        tp_rank_add_stack(s->r, id, mods, addrs, nf);
+    }
+    free(mods), free(addrs);
+    s->stack_of_text[k] = id;
+    return id;
+}
+
+static size_t slot_of(const tp_kineto_stacks *s, uint32_t parent, uint64_t addr) {
+    uint64_t h = (addr * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)parent * 0xc2b2ae3d27d4eb4full);
+    size_t i = (size_t)(h >> 17) & (s->n_slots - 1);
+    while (s->slots[i].id && (s->slots[i].parent != parent || s->slots[i].addr != addr))
+        i = (i + 1) & (s->n_slots - 1);
+    return i;
+}
+
+static void slots_grow(tp_kineto_stacks *s) {
+    node_slot *old = s->slots;
+    size_t n = s->n_slots;
+    s->n_slots = n ? 2 * n : 1024;
+    s->slots = tp_mem_xcalloc(s->n_slots, sizeof *s->slots);
+    for (size_t i = 0; i < n; i++)
+        if (old[i].id)
+            s->slots[slot_of(s, old[i].parent, old[i].addr)] = old[i];
+    free(old);
+}
+
+/* The stack of frame `addr` called from stack `parent` (0: none), added on first sight. */
+static uint32_t tree_stack(tp_kineto_stacks *s, uint32_t parent, uint64_t addr) {
+    if (2 * (s->used + 1) > s->n_slots)
+        slots_grow(s);
+    size_t i = slot_of(s, parent, addr);
+    if (s->slots[i].id)
+        return s->slots[i].id;
+    uint32_t id = s->next_stack++;
+    s->slots[i] = (node_slot){addr, parent, id};
+    s->used++;
+    ids_fit(s, id);
+    s->parent_of[id] = parent, s->frame_of[id] = addr;
+    size_t n = 0;
+    for (uint32_t k = id; k; k = s->parent_of[k])
+        n++;
+    uint32_t *mods = tp_mem_xalloc(n, sizeof *mods);
+    uint64_t *addrs = tp_mem_xalloc(n, sizeof *addrs);
+    n = 0;
+    for (uint32_t k = id; k; k = s->parent_of[k])
+        mods[n] = TP_STACK_PYTHON, addrs[n++] = s->frame_of[k];
+    tp_rank_add_stack(s->r, id, mods, addrs, n);
+    free(mods), free(addrs);
+    return id;
+}
+
+typedef struct {
+    int64_t pid, tid, ts, negdur;
+    uint32_t row;
+} thread_key;
+
+static int cmp_key(const void *x, const void *y) {
+    const thread_key *a = x, *b = y;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (a->negdur != b->negdur)
+        return a->negdur < b->negdur ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+/* One thread's rows in time order: the nesting rule of the model (tp_model_finish), with the
+ * stack of the innermost open python_function carried along. */
+static void thread_pass(tp_kineto_stacks *s, const thread_key *k, size_t n, uint32_t *open,
+                        uint32_t *open_stack) {
+    tp_events *e = &s->r->ev;
+    size_t depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t row = k[i].row;
+        int64_t end = e->ts[row] + e->dur[row];
+        while (depth > 0) {
+            uint32_t top = open[depth - 1];
+            int64_t top_end = e->ts[top] + e->dur[top];
+            if (top_end > e->ts[row] && top_end >= end)
+                break;
+            if (top_end == e->ts[row] && e->dur[row] == 0 && e->dur[top] > 0)
+                break;
+            depth--;
+        }
+        uint32_t cur = depth ? open_stack[depth - 1] : 0;
+        if (e->cat[row] == TP_CAT_PYTHON_FUNCTION) {
+            const char *name = tp_model_str(s->m, e->name[row]);
+            cur = tree_stack(s, cur, frame_addr(s, name, strlen(name), 1));
+        }
+        if (!e->stack[row])
+            e->stack[row] = cur;
+        open[depth] = row, open_stack[depth++] = cur;
+    }
+}
+
+void tp_kineto_stacks_python(tp_kineto_stacks *s) {
+    tp_events *e = &s->r->ev;
+    size_t n = 0, py = 0;
+    for (size_t i = 0; i < e->n; i++)
+        py += e->cat[i] == TP_CAT_PYTHON_FUNCTION;
+    if (!py)
+        return;
+    thread_key *k = tp_mem_xalloc(e->n + 1, sizeof *k);
+    for (size_t i = 0; i < e->n; i++)
+        if (e->stream[i] == -1)
+            k[n++] = (thread_key){e->pid[i], e->tid[i], e->ts[i], -e->dur[i], (uint32_t)i};
+    qsort(k, n, sizeof *k, cmp_key);
+    uint32_t *open = tp_mem_xalloc(n + 1, sizeof *open);
+    uint32_t *open_stack = tp_mem_xalloc(n + 1, sizeof *open_stack);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && k[b].pid == k[a].pid && k[b].tid == k[a].tid; b++)
+            ;
+        thread_pass(s, k + a, b - a, open, open_stack);
+    }
+    free(k), free(open), free(open_stack);
+}
