@@ -1,0 +1,179 @@
+/* test_an_cpuops: the CPU-operator table (tp_an_cpuops) and what the Kineto importer keeps for
+ * it and for stacks: input shapes, autograd sequence numbers, "Call stack" args and
+ * python_function events as model stacks (tp_kineto_stacks), on small traces written here
+ * with known answers. The same table on real traces is test_cpuops_peer's. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tp_an_cpuops.h"
+#include "tp_import_kineto.h"
+#include "tp_model.h"
+#include "tp_rank_analysis.h"
+#include "tp_test.h"
+
+/* Thread 1: step [0, 100) holds linear [10, 60) which holds addmm [20, 50) which holds a
+ * launch [25, 30); then addmm [60, 80) alone; a backward op (seq 7, forward thread 1) on thread
+ * 2. Python: train.py(10): main encloses step, model.py(20): forward encloses linear. */
+static const char *trace =
+    "{\"traceEvents\": ["
+    "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"train.py(10): main\",\"pid\":1,"
+    "\"tid\":1,\"ts\":0,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":0,"
+    "\"dur\":99},"
+    "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"model.py(20): forward\",\"pid\":1,"
+    "\"tid\":1,\"ts\":9,\"dur\":52},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":10,"
+    "\"dur\":50,\"args\":{\"Input Dims\":[[4, 8], [16, 8], [16]],\"Sequence number\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":20,"
+    "\"dur\":30,\"args\":{\"Input Dims\":[[16], [4, 8], [8, 16]],\"Sequence number\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":25,\"dur\":5,\"args\":{\"correlation\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":10,"
+    "\"args\":{\"stream\":7,\"correlation\":3,\"device\":0}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":60,"
+    "\"dur\":20,\"args\":{\"Input Dims\":[[2], [2, 2], [2, 2]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"AddmmBackward0\",\"pid\":1,\"tid\":2,\"ts\":120,"
+    "\"dur\":6,\"args\":{\"Sequence number\":7,\"Fwd thread id\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":2,\"ts\":121,"
+    "\"dur\":2,\"args\":{\"Call stack\":\"lib/ops.py(5): mm;train.py(12): main\"}}"
+    "]}";
+
+static tp_model *load(void) {
+    char err[256];
+    tp_model *m = tp_model_new();
+    if (tp_import_kineto_mem(m, "t.json", trace, strlen(trace), err, sizeof err) != TP_OK) {
+        fprintf(stderr, "import: %s\n", err);
+        return NULL;
+    }
+    tp_model_finish(m);
+    return m;
+}
+
+static long row_of(const tp_model *m, const char *name, int64_t ts_ns) {
+    const tp_events *ev = &m->ranks[0].ev;
+    for (size_t i = 0; i < ev->n; i++)
+        if (!strcmp(tp_model_str(m, ev->name[i]), name) && ev->ts[i] == ts_ns)
+            return (long)i;
+    return -1;
+}
+
+/* "func file:line" of every frame of the stack of `row`, innermost first, "; "-separated;
+ * "?" for a frame that is not a known Python frame. */
+static const char *stack_text(const tp_model *m, long row, char *buf, size_t n) {
+    const tp_rank *r = &m->ranks[0];
+    const uint32_t *mod;
+    const uint64_t *addr;
+    size_t k = tp_rank_stack(r, r->ev.stack[row], &mod, &addr), at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < k && at < n; i++) {
+        const tp_stack_pycode *c = tp_rank_stack_pycode(r, TP_STACK_PY_CODE(addr[i]));
+        if (!c || mod[i] != TP_STACK_PYTHON) {
+            at += (size_t)snprintf(buf + at, n - at, "%s?", i ? "; " : "");
+            continue;
+        }
+        at += (size_t)snprintf(buf + at, n - at, "%s%s %s:%u", i ? "; " : "",
+                               tp_model_str(m, c->name), tp_model_str(m, c->file),
+                               (unsigned)TP_STACK_PY_LINE(addr[i]));
+    }
+    return buf;
+}
+
+static void test_import_fields(void) {
+    tp_model *m = load();
+    CHECK(m != NULL);
+    const tp_events *ev = &m->ranks[0].ev;
+    long lin = row_of(m, "aten::linear", 10000), bw = row_of(m, "AddmmBackward0", 120000);
+    CHECK(lin >= 0 && bw >= 0);
+    CHECK_STR(tp_model_str(m, ev->shapes[lin]), "[[4, 8], [16, 8], [16]]");
+    CHECK_EQ_I(ev->seq[lin], 7);
+    CHECK_EQ_I(ev->fwd_tid[lin], -1);
+    CHECK_EQ_I(ev->seq[bw], 7);
+    CHECK_EQ_I(ev->fwd_tid[bw], 1);
+    CHECK_EQ_U(ev->shapes[bw], 0);
+    tp_model_close(m);
+}
+
+static void test_python_stacks(void) {
+    tp_model *m = load();
+    CHECK(m != NULL);
+    const tp_events *ev = &m->ranks[0].ev;
+    char b[512];
+    CHECK_STR(stack_text(m, row_of(m, "aten::addmm", 20000), b, sizeof b),
+              "forward model.py:20; main train.py:10");
+    CHECK_STR(stack_text(m, row_of(m, "cudaLaunchKernel", 25000), b, sizeof b),
+              "forward model.py:20; main train.py:10");
+    CHECK_STR(stack_text(m, row_of(m, "aten::addmm", 60000), b, sizeof b), "main train.py:10");
+    CHECK_STR(stack_text(m, row_of(m, "step", 0), b, sizeof b), "main train.py:10");
+    /* "Call stack" args, innermost first, with the calling lines */
+    CHECK_STR(stack_text(m, row_of(m, "aten::mm", 121000), b, sizeof b),
+              "mm lib/ops.py:5; main train.py:12");
+    /* the same stack is one id; a GPU op has none (its launching call has it) */
+    CHECK_EQ_U(ev->stack[row_of(m, "aten::addmm", 20000)],
+               ev->stack[row_of(m, "cudaLaunchKernel", 25000)]);
+    CHECK_EQ_U(ev->stack[row_of(m, "gemm", 40000)], 0);
+    CHECK_EQ_U(ev->stack[row_of(m, "AddmmBackward0", 120000)], 0);
+    /* one code object per function: main appears in both kinds of stacks once */
+    CHECK_EQ_U(m->ranks[0].stacks.n_pycodes, 3);
+    tp_model_close(m);
+}
+
+static const tp_an_cpuop *find_op(const tp_model *m, const tp_an_cpuops *c, const char *name,
+                                  const char *shapes) {
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(tp_model_str(m, c->op[i].name), name) &&
+            (!shapes || !strcmp(tp_model_str(m, c->op[i].shapes), shapes)))
+            return &c->op[i];
+    return NULL;
+}
+
+static void test_table(void) {
+    tp_model *m = load();
+    CHECK(m != NULL);
+    tp_rank_analysis a;
+    tp_rank_analysis_run(&a, m, &m->ranks[0], NULL, TP_RA_CPUOPS);
+    const tp_an_cpuops *c = &a.ops;
+    CHECK_EQ_U(c->n, 5); /* step, linear, addmm, AddmmBackward0, mm */
+    const tp_an_cpuop *addmm = find_op(m, c, "aten::addmm", NULL);
+    CHECK(addmm != NULL);
+    CHECK_EQ_U(addmm->count, 2);
+    CHECK_EQ_I(addmm->total, 50000);
+    CHECK_EQ_I(addmm->self, 45000); /* minus the 5 µs launch call */
+    const tp_an_cpuop *lin = find_op(m, c, "aten::linear", NULL);
+    CHECK_EQ_I(lin->self, 20000);
+    /* step [0, 99): its child is the forward python_function [9, 61) and addmm [60, 80) is a
+     * sibling of that (it overlaps its end), so both are direct children */
+    const tp_an_cpuop *step = find_op(m, c, "step", NULL);
+    CHECK_STR(tp_an_cpuop_kind(step), "range");
+    CHECK_EQ_I(step->self, 99000 - 52000 - 20000);
+    CHECK_STR(tp_an_cpuop_kind(addmm), "op");
+    /* sorted by self, descending */
+    for (size_t i = 1; i < c->n; i++)
+        CHECK(c->op[i - 1].self >= c->op[i].self);
+    CHECK_STR(tp_model_str(m, c->op[0].name), "aten::addmm");
+    /* the backward op names the outermost forward op of its sequence number */
+    CHECK_STR(tp_model_str(m, find_op(m, c, "AddmmBackward0", NULL)->fwd_name), "aten::linear");
+    CHECK_EQ_I(c->span, 126000);
+    tp_rank_analysis_free(&a);
+
+    tp_an_opts o;
+    tp_an_opts_init(&o);
+    o.ops_by_shapes = 1, o.ops_by_total = 1;
+    tp_rank_analysis_run(&a, m, &m->ranks[0], &o, TP_RA_CPUOPS);
+    c = &a.ops;
+    CHECK_EQ_U(c->n, 6); /* the two addmm calls had different shapes */
+    CHECK(c->has_shapes);
+    const tp_an_cpuop *big = find_op(m, c, "aten::addmm", "[[16], [4, 8], [8, 16]]");
+    CHECK(big != NULL);
+    CHECK_EQ_U(big->count, 1);
+    CHECK_EQ_I(big->self, 25000);
+    CHECK_STR(tp_model_str(m, c->op[0].name), "step"); /* by total now */
+    tp_rank_analysis_free(&a);
+    tp_model_close(m);
+}
+
+int main(void) {
+    TP_RUN(test_import_fields);
+    TP_RUN(test_python_stacks);
+    TP_RUN(test_table);
+    return tp_test_summary();
+}
