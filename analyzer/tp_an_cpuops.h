@@ -29,7 +29,7 @@ typedef struct {
     size_t n;
     tp_an_cpuop *op;  /* sorted as above */
     int64_t span;     /* the CPU span: first start to last end of the rank's CPU-side rows */
-    int64_t self_sum; /* sum of every row's self time */
+    int64_t self_sum; /* sum of every call's self time ("self %" is a share of it) */
     int by_shapes, by_total;
     int has_shapes; /* some op carried input shapes */
 } tp_an_cpuops;

@@ -59,7 +59,12 @@
       "allocated device memory keeps rising across steps")                                         \
     /* tp_diag_drops.c */                                                                          \
     X("dropped-records", tp_diag_dropped_records, 10, 0,                                           \
-      "the collector dropped records while recording: every figure is a lower bound")
+      "the collector dropped records while recording: every figure is a lower bound")              \
+    /* tp_diag_host.c: ranks without device activity */                                            \
+    X("host-input-bound", tp_diag_host_input_bound, 11, TP_DIAG_NEEDS_RANGES,                      \
+      "no device: data loading takes >= 30 % of the steps")                                        \
+    X("host-overhead", tp_diag_host_overhead, 12, TP_DIAG_NEEDS_RANGES,                            \
+      "no device: Python and per-op dispatch outside any operator dominate the steps")
 
 #define TP_DIAG_RULE_PROTO(id, fn, order, needs, description)                                      \
     void fn(tp_diag_ctx *d, const tp_diag_rule *self);

@@ -98,6 +98,10 @@ typedef struct tp_diag_rule {
     const char *description; /* one line: what it detects */
 } tp_diag_rule;
 
+/* 1 when rule `r` judges from device activity (kernels, copies, memsets), so that a rank
+ * without any cannot be judged by it: the report lists these for such ranks. */
+int tp_diag_rule_needs_device(const tp_diag_rule *r);
+
 /* The rules, in the order they run (a static table); returns their count. */
 size_t tp_diagnose_rules(const tp_diag_rule **rules);
 

@@ -30,6 +30,9 @@ static void run_nvtx(tp_rank_analysis *a) {
 static void run_cpuops(tp_rank_analysis *a) {
     tp_an_cpuops_run(&a->v, &a->ops);
 }
+static void run_host(tp_rank_analysis *a) {
+    tp_an_host_run(&a->v, &a->host);
+}
 static void run_diagnosis(tp_rank_analysis *a) {
     tp_diagnose_run(&a->v, &a->dg);
 }
@@ -42,7 +45,7 @@ static const struct {
     {TP_RA_TEMPORAL, run_temporal}, {TP_RA_IDLE, run_idle},   {TP_RA_KERNELS, run_kernels},
     {TP_RA_LAUNCH, run_launch},     {TP_RA_QUEUE, run_queue}, {TP_RA_MEMORY, run_memory},
     {TP_RA_OVERLAP, run_overlap},   {TP_RA_NVTX, run_nvtx},   {TP_RA_DIAGNOSIS, run_diagnosis},
-    {TP_RA_CPUOPS, run_cpuops},
+    {TP_RA_CPUOPS, run_cpuops},     {TP_RA_HOST, run_host},
 };
 
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
@@ -68,6 +71,7 @@ void tp_rank_analysis_free(tp_rank_analysis *ra) {
     tp_an_nvtx_free(&ra->nv);
     tp_diagnose_free(&ra->dg);
     tp_an_cpuops_free(&ra->ops);
+    tp_an_host_free(&ra->host);
     tp_an_view_free(&ra->v);
     memset(ra, 0, sizeof *ra);
 }

@@ -9,6 +9,7 @@
 
 #include "tp_an_cpuops.h"
 #include "tp_an_drops.h"
+#include "tp_an_host.h"
 #include "tp_an_idle.h"
 #include "tp_an_kernels.h"
 #include "tp_an_launch.h"
@@ -33,7 +34,8 @@ enum {
     TP_RA_NVTX = 1u << 7,
     TP_RA_DIAGNOSIS = 1u << 8,
     TP_RA_CPUOPS = 1u << 9,
-    TP_RA_ALL = (1u << 10) - 1
+    TP_RA_HOST = 1u << 10,
+    TP_RA_ALL = (1u << 11) - 1
 };
 
 /* Every analysis of one rank. Results of analyses not asked for are zero. */
@@ -51,6 +53,7 @@ typedef struct {
     tp_an_nvtx nv;
     tp_diagnosis dg;
     tp_an_cpuops ops; /* the CPU operators table */
+    tp_an_host host;  /* steps, what filled them, threads (the host side) */
 } tp_rank_analysis;
 
 /* Builds the view of rank `r` of `m` under `o` (NULL: tp_an_opts_init's defaults) and runs

@@ -13,6 +13,7 @@
 
 #include "tp_rank_analysis.h"
 #include "tp_report_cpuops.h"
+#include "tp_report_host.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
 #include "tp_text.h"
@@ -37,15 +38,19 @@ void tp_report_opts_init(tp_report_opts *o) {
 static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     const tp_diagnosis *d = &rr->dg;
-    char bp[32];
+    char bp[32], nj[512];
     fprintf(f, "Diagnosis");
     if (d->window_ns > 0)
         fprintf(f, " (device busy %s of %s)", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
+    else if (!rr->t.has_gpu)
+        fprintf(f, " (no device activity: judged from the host's steps)");
     fprintf(f, "\n");
+    if (!rr->t.has_gpu) /* what a rank without device activity cannot tell */
+        fprintf(f, "  not judged without device activity: %s\n",
+                tp_report_host_not_judged(nj, sizeof nj));
     if (!d->n)
-        fprintf(f, "  %s\n",
-                d->window_ns > 0 ? "no problem found" : "nothing to judge: no device activity");
+        fprintf(f, "  %s\n", rr->t.has_gpu ? "no problem found" : "no problem found on the host");
     for (size_t i = 0; i < d->n; i++) {
         const tp_finding *x = &d->f[i];
         fprintf(f, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(x->severity), 100 * x->severity);
@@ -302,12 +307,20 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 /* The text report of a rank, in print order: what was lost and what is wrong before the
  * numbers. */
 static const tp_report_text_section text_sections[] = {
-    {"processes", TP_RS_ALWAYS, text_processes}, {"dropped", TP_RS_ALWAYS, text_dropped},
-    {"skipped", TP_RS_ALWAYS, text_skipped},     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
-    {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
-    {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
-    {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
-    {"ranges", TP_RS_ALWAYS, text_ranges},       {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_text},
+    {"processes", TP_RS_ALWAYS, text_processes},
+    {"dropped", TP_RS_ALWAYS, text_dropped},
+    {"skipped", TP_RS_ALWAYS, text_skipped},
+    {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
+    {"summary", TP_RS_ALWAYS, text_summary},
+    {"steps", TP_RS_HOST, tp_report_host_steps_text},
+    {"kernels", TP_RS_DEVICE, text_kernels},
+    {"idle", TP_RS_DEVICE, text_idle},
+    {"launch", TP_RS_DEVICE, text_launch},
+    {"queue", TP_RS_DEVICE, text_queue},
+    {"memory", TP_RS_DEVICE, text_memory},
+    {"ranges", TP_RS_ALWAYS, text_ranges},
+    {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_text},
+    {"threads", TP_RS_HOST, tp_report_host_threads_text},
 };
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -321,7 +334,7 @@ static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts 
             rr->v.trimmed ? " [last profiler step trimmed]" : "");
     free(file);
     for (size_t i = 0; i < sizeof text_sections / sizeof text_sections[0]; i++)
-        if (!(text_sections[i].when & TP_RS_DEVICE) || rr->t.has_gpu)
+        if (tp_report_section_shown(text_sections[i].when, rr))
             text_sections[i].text(f, rr, o);
 }
 
@@ -622,6 +635,7 @@ static const tp_report_json_section json_sections[] = {
     {"ranges", TP_RS_ALWAYS, json_ranges},
     {"findings", TP_RS_ALWAYS, json_findings},
     {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_json},
+    {"host", TP_RS_ALWAYS, tp_report_host_json},
 };
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -637,7 +651,7 @@ static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_op
     tp_rj_str(g, "has_gpu");
     yajl_gen_bool(g, rr->t.has_gpu);
     for (size_t i = 0; i < sizeof json_sections / sizeof json_sections[0]; i++)
-        if (!(json_sections[i].when & TP_RS_DEVICE) || rr->t.has_gpu)
+        if (tp_report_section_shown(json_sections[i].when, rr))
             json_sections[i].json(g, rr, o);
     yajl_gen_map_close(g);
 }

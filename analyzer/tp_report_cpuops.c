@@ -15,7 +15,7 @@ void tp_report_cpuops_text(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fwd |= c->op[i].fwd_name != 0;
     fprintf(f,
             "CPU operators (top %zu of %zu by %s time%s; self = not in a child on the same "
-            "thread; %% of the CPU span %s)\n",
+            "thread, self %% = share of all self time; CPU span %s)\n",
             top < c->n ? top : c->n, c->n, c->by_total ? "total" : "self",
             shapes ? ", by input shapes" : "", tp_units_dur(b1, sizeof b1, (double)c->span));
     fprintf(f, "  %-50s %-5s %8s %12s %8s %12s %12s", "name", "kind", "count", "self", "self %",
@@ -30,7 +30,7 @@ void tp_report_cpuops_text(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fprintf(f, "  %-50s %-5s %8zu %12s %8s %12s %12s",
                 tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, x->name), 50), tp_an_cpuop_kind(x),
                 x->count, tp_rf_time(b1, sizeof b1, (double)x->self),
-                tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(x->self, c->span)),
+                tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(x->self, c->self_sum)),
                 tp_rf_time(b2, sizeof b2, (double)x->total), tp_rf_time(b3, sizeof b3, x->mean));
         if (shapes)
             fprintf(f, fwd ? "  %-30s" : "  %s",
@@ -64,7 +64,7 @@ void tp_report_cpuops_json(yajl_gen g, const tp_rank_analysis *rr, const tp_repo
         tp_rj_int(g, "self_ns", x->self);
         tp_rj_int(g, "total_ns", x->total);
         tp_rj_num(g, "mean_ns", x->mean);
-        tp_rj_num(g, "self_pct", tp_rf_pct(x->self, c->span));
+        tp_rj_num(g, "self_pct", tp_rf_pct(x->self, c->self_sum));
         tp_rj_kv(g, "forward_op", tp_model_str(rr->v.m, x->fwd_name));
         yajl_gen_map_close(g);
     }

@@ -14,7 +14,13 @@
 enum {
     TP_RS_ALWAYS = 0,
     TP_RS_DEVICE = 1u << 0, /* only for a rank with device activity (rr->t.has_gpu) */
+    TP_RS_HOST = 1u << 1,   /* only for a rank without (its report is about the host) */
 };
+
+/* 1 when a section marked `when` is printed for rank analysis `rr`. */
+static inline int tp_report_section_shown(unsigned when, const tp_rank_analysis *rr) {
+    return !((when & TP_RS_DEVICE) && !rr->t.has_gpu) && !((when & TP_RS_HOST) && rr->t.has_gpu);
+}
 
 typedef void (*tp_report_text_fn)(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o);
 typedef void (*tp_report_json_fn)(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o);

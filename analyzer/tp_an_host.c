@@ -1,0 +1,264 @@
+/* tp_an_host: steps, step filling and threads of a rank's host side (see the header). */
+#include "tp_an_host.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tp_an_enclosing.h"
+#include "tp_an_ivset.h"
+
+static int icontains(const char *s, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+int tp_an_host_step_name(const char *s) {
+    return strncmp(s, "ProfilerStep#", 13) == 0 || strcasecmp(s, "step") == 0 ||
+           strcasecmp(s, "train_step") == 0 || strcasecmp(s, "training_step") == 0 ||
+           strcasecmp(s, "train step") == 0;
+}
+
+/* Host time spent getting the next batch: NVTX/user ranges and ops named like data loading
+ * ("dataloader wait", PyTorch's "enumerate(DataLoader)#...__next__", "get_batch"). */
+int tp_an_host_data_name(const char *s) {
+    static const char *const k[] = {"dataloader", "data loader", "data_loader", "data wait",
+                                    "data_wait",  "next_data",   "get_batch",   "input pipeline",
+                                    "load batch", "fetch batch"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (icontains(s, k[i]))
+            return 1;
+    return 0;
+}
+
+/* The CPU-side rows of a view that are ranges (annotations, ops, Python functions). */
+static int is_range(const tp_an_view *v, size_t i) {
+    return !v->gpu[i] && tp_an_is_range(v->r->ev.cat[v->row[i]], TP_AN_RANGES_ALL);
+}
+
+static int64_t row_end(const tp_events *ev, size_t row) {
+    return ev->ts[row] + ev->dur[row];
+}
+
+typedef struct {
+    int64_t pid, tid;
+} thread_id;
+
+/* Threads that hold a step, sorted (pid, tid), and the steps' intervals (outermost only). */
+typedef struct {
+    thread_id *t;
+    size_t n;
+    tp_an_ivset steps; /* every step range, not merged */
+} step_info;
+
+static int cmp_tid(const void *a, const void *b) {
+    const thread_id *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int on_step_thread(const step_info *s, int64_t pid, int64_t tid) {
+    thread_id k = {pid, tid};
+    return !s->n || bsearch(&k, s->t, s->n, sizeof k, cmp_tid) != NULL;
+}
+
+static void find_steps(const tp_an_view *v, step_info *s) {
+    const tp_events *ev = &v->r->ev;
+    memset(s, 0, sizeof *s);
+    s->t = tp_an_alloc(v->n + 1, sizeof *s->t);
+    for (size_t i = 0; i < v->n; i++) {
+        size_t row = v->row[i];
+        if (!is_range(v, i) || !tp_an_host_step_name(tp_model_str(v->m, ev->name[row])))
+            continue;
+        tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
+        s->t[s->n++] = (thread_id){ev->pid[row], ev->tid[row]};
+    }
+    if (s->n)
+        qsort(s->t, s->n, sizeof *s->t, cmp_tid);
+}
+
+typedef struct {
+    int64_t a, b;
+} span;
+
+static int cmp_span_nest(const void *x, const void *y) {
+    const span *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b < q->b) - (p->b > q->b); /* the enclosing one first */
+}
+
+/* Step lengths: a step inside another (a "step" range in ProfilerStep#N) is the same step,
+ * so only the outermost count; the window runs from the first start to the last end. */
+static void describe_steps(const tp_an_ivset *steps, tp_an_host *out) {
+    span *p = tp_an_alloc(steps->n + 1, sizeof *p);
+    double *d = tp_an_alloc(steps->n + 1, sizeof *d);
+    for (size_t i = 0; i < steps->n; i++)
+        p[i] = (span){steps->a[i], steps->b[i]};
+    qsort(p, steps->n, sizeof *p, cmp_span_nest);
+    int64_t last_end = INT64_MIN;
+    size_t n = 0;
+    for (size_t i = 0; i < steps->n; i++) {
+        if (p[i].b <= last_end)
+            continue;
+        d[n++] = (double)(p[i].b - p[i].a);
+        last_end = p[i].b;
+        out->w1 = p[i].b > out->w1 || n == 1 ? p[i].b : out->w1;
+    }
+    out->n_steps = n;
+    if (n)
+        out->w0 = p[0].a;
+    tp_an_describe(d, n, &out->step_ns);
+    free(p), free(d);
+}
+
+/* Without steps the window is the CPU span: first start to last end of any CPU-side row. */
+static void cpu_span(const tp_an_view *v, tp_an_host *out) {
+    const tp_events *ev = &v->r->ev;
+    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    for (size_t i = 0; i < v->n; i++)
+        if (!v->gpu[i]) {
+            t0 = ev->ts[v->row[i]] < t0 ? ev->ts[v->row[i]] : t0;
+            t1 = row_end(ev, v->row[i]) > t1 ? row_end(ev, v->row[i]) : t1;
+        }
+    if (t0 < t1)
+        out->w0 = t0, out->w1 = t1;
+}
+
+static int is_data_row(const tp_an_view *v, size_t row) {
+    const char *name = tp_model_str(v->m, v->r->ev.name[row]);
+    return tp_an_host_data_name(name) || strcasecmp(name, "data") == 0;
+}
+
+/* Per data-loading name: its time in the window (the name that takes most is reported). */
+typedef struct {
+    uint32_t name;
+    int64_t ns;
+} name_ns;
+
+static int cmp_name_ns(const void *a, const void *b) {
+    const name_ns *x = a, *y = b;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+static uint32_t top_name(name_ns *a, size_t n) {
+    if (n)
+        qsort(a, n, sizeof *a, cmp_name_ns);
+    uint32_t best = 0;
+    int64_t best_ns = -1, run = 0;
+    for (size_t i = 0; i < n; i++) {
+        run = (i && a[i].name == a[i - 1].name ? run : 0) + a[i].ns;
+        if (run > best_ns || (run == best_ns && a[i].name < best))
+            best = a[i].name, best_ns = run;
+    }
+    return best;
+}
+
+/* Data loading and framework ops in the window, on the step threads. */
+static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out) {
+    const tp_events *ev = &v->r->ev;
+    tp_an_ivset data = {0}, ops = {0}, rest = {0};
+    name_ns *names = tp_an_alloc(v->n + 1, sizeof *names);
+    size_t nn = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        size_t row = v->row[i];
+        int64_t a = ev->ts[row], b = row_end(ev, row);
+        if (!is_range(v, i) || b <= out->w0 || a >= out->w1 ||
+            !on_step_thread(s, ev->pid[row], ev->tid[row]))
+            continue;
+        a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
+        if (is_data_row(v, row)) {
+            tp_an_ivset_add(&data, a, b);
+            names[nn++] = (name_ns){ev->name[row], b - a};
+        } else if (ev->cat[row] == TP_CAT_CPU_OP &&
+                   !tp_an_host_step_name(tp_model_str(v->m, ev->name[row]))) {
+            tp_an_ivset_add(&ops, a, b);
+            out->n_ops++;
+        }
+    }
+    tp_an_ivset_norm(&data, out->w0, out->w1);
+    tp_an_ivset_norm(&ops, out->w0, out->w1);
+    tp_an_ivset_minus(&ops, &data, &rest);
+    out->data_ns = tp_an_ivset_len(&data);
+    out->ops_ns = tp_an_ivset_len(&rest);
+    out->data_name = top_name(names, nn);
+    free(names);
+    tp_an_ivset_free(&data), tp_an_ivset_free(&ops), tp_an_ivset_free(&rest);
+}
+
+typedef struct {
+    int64_t pid, tid, a, b;
+} thread_row;
+
+static int cmp_thread_row(const void *x, const void *y) {
+    const thread_row *p = x, *q = y;
+    if (p->pid != q->pid)
+        return p->pid < q->pid ? -1 : 1;
+    if (p->tid != q->tid)
+        return p->tid < q->tid ? -1 : 1;
+    return (p->a > q->a) - (p->a < q->a);
+}
+
+static int cmp_busy(const void *x, const void *y) {
+    const tp_an_host_thread *p = x, *q = y;
+    if (p->busy != q->busy)
+        return p->busy > q->busy ? -1 : 1;
+    return cmp_thread_row(&(thread_row){p->pid, p->tid, 0, 0}, &(thread_row){q->pid, q->tid, 0, 0});
+}
+
+/* One entry per (pid, tid): rows, busy time (rows sorted by start: a running union). */
+static void fill_threads(const tp_an_view *v, tp_an_host *out) {
+    const tp_events *ev = &v->r->ev;
+    thread_row *t = tp_an_alloc(v->n + 1, sizeof *t);
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (!v->gpu[i])
+            t[n++] = (thread_row){ev->pid[v->row[i]], ev->tid[v->row[i]], ev->ts[v->row[i]],
+                                  row_end(ev, v->row[i])};
+    if (n)
+        qsort(t, n, sizeof *t, cmp_thread_row);
+    out->th = tp_an_alloc(n + 1, sizeof *out->th);
+    int64_t open_end = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!i || t[i].pid != t[i - 1].pid || t[i].tid != t[i - 1].tid) {
+            out->th[out->n_threads++] =
+                (tp_an_host_thread){.pid = t[i].pid, .tid = t[i].tid, .first = t[i].a};
+            open_end = t[i].a;
+        }
+        tp_an_host_thread *h = &out->th[out->n_threads - 1];
+        h->n_events++;
+        h->last = t[i].b > h->last ? t[i].b : h->last;
+        if (t[i].b > open_end) { /* the part past what is already counted */
+            h->busy = tp_an_add(h->busy, t[i].b - (t[i].a > open_end ? t[i].a : open_end));
+            open_end = t[i].b;
+        }
+    }
+    if (out->n_threads)
+        qsort(out->th, out->n_threads, sizeof *out->th, cmp_busy);
+    free(t);
+}
+
+void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {
+    memset(out, 0, sizeof *out);
+    step_info s;
+    find_steps(v, &s);
+    describe_steps(&s.steps, out);
+    if (!out->n_steps)
+        cpu_span(v, out);
+    if (out->w1 > out->w0)
+        fill_window(v, &s, out);
+    fill_threads(v, out);
+    free(s.t);
+    tp_an_ivset_free(&s.steps);
+}
+
+void tp_an_host_free(tp_an_host *out) {
+    if (!out)
+        return;
+    free(out->th);
+    memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""A diagnosis without a GPU (issue 10): real CPython programs (tests/e2e/host_prog.py,
+through the nvtx package) recorded by `trainprof record`, then `trainprof report`.
+
+- input-bound (a "data" range inside each step) and input-bound-next (a DataLoader __next__
+  range before each step) are diagnosed host-input-bound with a data share >= 30 %;
+- healthy is not;
+- every one gets the full text report of a CPU-only rank: the diagnosis says what it cannot
+  judge without device activity, then Steps, Annotation ranges, CPU operators and Threads.
+The programs sleep 10x longer for data than they compute (or 1/50 as long), so only the
+structure is asserted, never a duration.
+
+usage: check_host_diagnosis.py TRAINPROF PYTHON PROGRAM
+Exit 0 pass, 1 fail, 77 skip (no .deps/pyenv with the nvtx package; a failure under CI=true).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what)
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+    return p.stdout
+
+
+def main():
+    tp, python, prog = sys.argv[1:4]
+    if not os.path.exists(python):  # scripts/install-deps.sh makes .deps/pyenv
+        if os.environ.get("CI") == "true":
+            print("FAIL: %s missing and CI=true" % python)
+            return 1
+        print("SKIP: %s missing (scripts/install-deps.sh)" % python)
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in ("input-bound", "input-bound-next", "healthy"):
+            trace = os.path.join(tmp, mode + ".tprof")
+            run([tp, "record", "-o", trace, "--", python, prog, mode])
+            rank = json.loads(run([tp, "report", "--format", "json", trace]))["ranks"][0]
+            text = run([tp, "report", trace])
+            check(not rank["has_gpu"], "%s: recorded device activity" % mode)
+            ids = [f["id"] for f in rank["findings"]]
+            host = rank["host"]
+            check(host["n_steps"] == 8, "%s: %d steps, expected 8" % (mode, host["n_steps"]))
+            share = host["data_ns"] / host["window_ns"]
+            if mode == "healthy":
+                check("host-input-bound" not in ids, "healthy: diagnosed %s" % ids)
+                check(share < 0.30, "healthy: data share %.2f" % share)
+                check("no problem found on the host" in text, "healthy: text says a problem")
+            else:
+                check(ids[:1] == ["host-input-bound"], "%s: findings %s" % (mode, ids))
+                f = rank["findings"][0] if ids else {"metrics": {}, "source": ""}
+                check(f["metrics"].get("share", 0) >= 0.30, "%s: share %s" % (mode, f["metrics"]))
+                want = "data" if mode == "input-bound" else "__next__"
+                check(want in f["source"], "%s: source %r" % (mode, f["source"]))
+                check("input-bound: the training loop waits for data" in text,
+                      "%s: no input-bound finding in the text" % mode)
+            check("input-bound" in host["not_judged"] and "launch-bound" in host["not_judged"],
+                  "%s: not_judged %s" % (mode, host["not_judged"]))
+            check("not judged without device activity: input-bound" in text,
+                  "%s: the text does not say what it cannot judge" % mode)
+            at = [text.find(s) for s in ("\nDiagnosis", "\nSummary", "\nSteps (8", "\nAnnotation "
+                                         "ranges", "\nCPU operators", "\nThreads (")]
+            check(all(a >= 0 for a in at) and at == sorted(at),
+                  "%s: text sections missing or out of order %s" % (mode, at))
+            names = {o["name"] for o in rank["cpu_ops"]["ops"]}
+            check({"step", "forward", "backward"} <= names, "%s: cpu_ops %s" % (mode, names))
+    print("%d failures" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
