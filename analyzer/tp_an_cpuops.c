@@ -22,7 +22,8 @@ static int cmp_call(const void *a, const void *b) {
     return (x->shapes > y->shapes) - (x->shapes < y->shapes);
 }
 
-/* Forward ops by autograd sequence number: the outermost (then earliest) one first. */
+/* Forward ops by autograd sequence number: the outermost first, and among those the latest:
+ * ops that ran before the one that created the autograd node saw the same (next) number. */
 typedef struct {
     int64_t seq;
     uint16_t depth;
@@ -35,7 +36,7 @@ static int cmp_fwd(const void *a, const void *b) {
         return x->seq < y->seq ? -1 : 1;
     if (x->depth != y->depth)
         return x->depth < y->depth ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
+    return (x->row < y->row) - (x->row > y->row);
 }
 
 static int is_table_row(const tp_an_view *v, size_t i) {
@@ -52,21 +53,61 @@ static int64_t *child_sums(const tp_events *ev) {
     return sum;
 }
 
-/* The forward ops (cpu_op rows with a sequence number and no forward thread), sorted. */
-static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
-    fwd_op *f = tp_an_alloc(ev->n + 1, sizeof *f);
+/* Ops above `row` on its thread (Python functions and other ranges do not count, so a trace
+ * with and without with_stack rank the same ops outermost). */
+static uint16_t op_depth(const tp_events *ev, size_t row) {
+    uint16_t d = 0;
+    for (int32_t p = ev->parent[row]; p >= 0 && d < UINT16_MAX; p = ev->parent[p])
+        d += ev->cat[p] == TP_CAT_CPU_OP;
+    return d;
+}
+
+typedef struct {
+    int64_t pid, tid;
+} thread_key;
+
+static int cmp_thread(const void *a, const void *b) {
+    const thread_key *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The threads that run backward ops (autograd engine threads), sorted. */
+static thread_key *backward_threads(const tp_events *ev, size_t *n) {
+    thread_key *t = tp_an_alloc(ev->n + 1, sizeof *t);
     *n = 0;
     for (size_t j = 0; j < ev->n; j++)
-        if (ev->cat[j] == TP_CAT_CPU_OP && ev->seq[j] >= 0 && ev->fwd_tid[j] < 0)
-            f[(*n)++] = (fwd_op){ev->seq[j], ev->depth[j], (uint32_t)j};
+        if (ev->fwd_tid[j] > 0)
+            t[(*n)++] = (thread_key){ev->pid[j], ev->tid[j]};
+    if (*n)
+        qsort(t, *n, sizeof *t, cmp_thread);
+    return t;
+}
+
+/* The forward ops: cpu_op rows with a sequence number and forward thread 0 or none, on a
+ * thread that runs no backward op (sequence numbers count per thread: an autograd thread's
+ * own ops, such as a checkpoint's recomputation, number apart from the forward's). */
+static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
+    size_t nb;
+    thread_key *bt = backward_threads(ev, &nb);
+    fwd_op *f = tp_an_alloc(ev->n + 1, sizeof *f);
+    *n = 0;
+    for (size_t j = 0; j < ev->n; j++) {
+        thread_key k = {ev->pid[j], ev->tid[j]};
+        if (ev->cat[j] == TP_CAT_CPU_OP && ev->seq[j] >= 0 && ev->fwd_tid[j] <= 0 &&
+            !(nb && bsearch(&k, bt, nb, sizeof k, cmp_thread)))
+            f[(*n)++] = (fwd_op){ev->seq[j], op_depth(ev, j), (uint32_t)j};
+    }
     if (*n)
         qsort(f, *n, sizeof *f, cmp_fwd);
+    free(bt);
     return f;
 }
 
 /* Name of the forward op of backward row `row`, 0 when it is none or unknown. */
 static uint32_t forward_name(const tp_events *ev, const fwd_op *f, size_t n, size_t row) {
-    if (ev->fwd_tid[row] < 0 || ev->seq[row] < 0)
+    if (ev->fwd_tid[row] <= 0 || ev->seq[row] < 0)
         return 0;
     size_t lo = 0, hi = n;
     while (lo < hi) {

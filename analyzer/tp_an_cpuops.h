@@ -6,8 +6,9 @@
  * duration minus the durations of its direct children on the same thread (the model's
  * nesting: ops, annotations, runtime calls and Python functions directly inside it), so the
  * self times of one thread never count a nanosecond twice. A backward op (Kineto args "Fwd
- * thread id") names the forward op that created it: the outermost forward op with the same
- * autograd "Sequence number", as torch.profiler links them. Times are the model's exact ns
+ * thread id" > 0; forward ops write 0 or nothing) names the forward op that created it: of the
+ * forward ops with its autograd "Sequence number", the outermost, and of those the last (the
+ * one whose autograd node took the number). Times are the model's exact ns
  * (never HTA-rounded). Rows are sorted by self time (opts.ops_by_total: total time),
  * descending; ties by name. */
 #ifndef TP_AN_CPUOPS_H
