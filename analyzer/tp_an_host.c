@@ -174,7 +174,7 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
         if (is_data_row(v, row)) {
             tp_an_ivset_add(&data, a, b);
             names[nn++] = (name_ns){ev->name[row], b - a};
-        } else if (ev->cat[row] == TP_CAT_CPU_OP &&
+        } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
                    !tp_an_host_step_name(tp_model_str(v->m, ev->name[row]))) {
             tp_an_ivset_add(&ops, a, b);
             out->n_ops++;

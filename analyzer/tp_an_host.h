@@ -29,7 +29,7 @@ typedef struct {
     int64_t w0, w1;           /* the window (see above); w0 == w1: nothing on the CPU */
     int64_t data_ns;          /* data loading in the window, on the step threads */
     int64_t ops_ns;           /* framework ops in the window outside data loading */
-    size_t n_ops;             /* framework op rows in the window on the step threads */
+    size_t n_ops;             /* framework op rows (not empty) in the window, step threads */
     uint32_t data_name;       /* the data-loading range name with the most time; 0: none */
     size_t n_threads;
     tp_an_host_thread *th; /* busiest first */

@@ -43,11 +43,15 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
     if (d->window_ns > 0)
         fprintf(f, " (device busy %s of %s)", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
-    else if (!rr->t.has_gpu)
-        fprintf(f, " (no device activity: judged from the host's steps)");
+    /* a rank without device activity (or whose device records were all dropped) is judged
+     * from its host side, and says what that cannot tell */
+    int lost = tp_an_drops_lost(&rr->drops, tp_an_drops_device_kinds()) != 0;
+    if (d->window_ns <= 0 && !rr->t.has_gpu)
+        fprintf(f, " (%s: judged from the host's steps)",
+                lost ? "every device record was dropped" : "no device activity");
     fprintf(f, "\n");
-    if (!rr->t.has_gpu) /* what a rank without device activity cannot tell */
-        fprintf(f, "  not judged without device activity: %s\n",
+    if (!rr->t.has_gpu)
+        fprintf(f, "  not judged without device %s: %s\n", lost ? "records" : "activity",
                 tp_report_host_not_judged(nj, sizeof nj));
     if (!d->n)
         fprintf(f, "  %s\n", rr->t.has_gpu ? "no problem found" : "no problem found on the host");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tp_an_cpuops.h"
+#include "tp_diagnose.h"
 #include "tp_import_kineto.h"
 #include "tp_model.h"
 #include "tp_rank_analysis.h"
@@ -171,9 +172,67 @@ static void test_table(void) {
     tp_model_close(m);
 }
 
+/* A CPU-only torch.profiler-like trace: 4 steps of 100 µs (ProfilerStep#N), each holding a
+ * data-loading range of `data_us` and then one aten::mm of `op_us`. */
+static tp_model *cpu_trace(int data_us, int op_us) {
+    char json[8192];
+    size_t at = (size_t)snprintf(json, sizeof json, "{\"traceEvents\": [");
+    for (int k = 0; k < 4; k++) {
+        int t = 1000 + 100 * k;
+        at += (size_t)snprintf(json + at, sizeof json - at,
+                               "%s{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+                               "\"ProfilerStep#%d\",\"pid\":5,\"tid\":5,\"ts\":%d,\"dur\":100},"
+                               "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+                               "\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\","
+                               "\"pid\":5,\"tid\":5,\"ts\":%d,\"dur\":%d},"
+                               "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":5,"
+                               "\"tid\":5,\"ts\":%d,\"dur\":%d}",
+                               k ? "," : "", k, t, t, data_us, t + data_us, op_us);
+    }
+    snprintf(json + at, sizeof json - at, "]}");
+    char err[256];
+    tp_model *m = tp_model_new();
+    if (tp_import_kineto_mem(m, "cpu.json", json, strlen(json), err, sizeof err) != TP_OK) {
+        fprintf(stderr, "import: %s\n", err);
+        tp_model_close(m);
+        return NULL;
+    }
+    tp_model_finish(m);
+    return m;
+}
+
+/* Which host rules fire: bit 0 host-input-bound, bit 1 host-overhead; -1 on failure. */
+static int host_findings(int data_us, int op_us, double *share) {
+    tp_model *m = cpu_trace(data_us, op_us);
+    if (!m)
+        return -1;
+    tp_rank_analysis a;
+    tp_rank_analysis_run(&a, m, &m->ranks[0], NULL, TP_RA_ALL);
+    const tp_finding *in = tp_diagnosis_find(&a.dg, "host-input-bound");
+    const tp_finding *ov = tp_diagnosis_find(&a.dg, "host-overhead");
+    *share = in ? tp_finding_metric(in, "share") : ov ? tp_finding_metric(ov, "share") : 0;
+    int r = (in ? 1 : 0) | (ov ? 2 : 0);
+    if (a.host.n_steps != 4 || a.host.w1 - a.host.w0 != 400000)
+        r = -1;
+    tp_rank_analysis_free(&a);
+    tp_model_close(m);
+    return r;
+}
+
+static void test_host_rules(void) {
+    double share;
+    CHECK_EQ_I(host_findings(40, 50, &share), 1); /* data 40 % of the steps */
+    CHECK(share > 0.399 && share < 0.401);
+    CHECK_EQ_I(host_findings(20, 75, &share), 0); /* healthy: data 20 %, ops 75 % */
+    CHECK_EQ_I(host_findings(5, 20, &share), 2);  /* 75 % neither op nor data */
+    CHECK(share > 0.749 && share < 0.751);
+    CHECK_EQ_I(host_findings(45, 0, &share), 1); /* no ops: overhead is not judged */
+}
+
 int main(void) {
     TP_RUN(test_import_fields);
     TP_RUN(test_python_stacks);
     TP_RUN(test_table);
+    TP_RUN(test_host_rules);
     return tp_test_summary();
 }
