@@ -217,7 +217,8 @@ typedef struct {
     size_t first;
 } tp_stack;
 
-/* The CPU call stacks of a rank (native traces; Kineto ranks have none): stacks by id, as
+/* The CPU call stacks of a rank (native traces; Kineto traces: Python stacks from their
+ * python_function events and "Call stack" args, tp_kineto_stacks): stacks by id, as
  * rows refer to them (tp_events.stack, tp_memevents.stack), innermost frame first, and the
  * modules their frames point into. Read them with tp_rank_stack / tp_rank_stack_module. */
 typedef struct {
