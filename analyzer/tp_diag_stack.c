@@ -145,7 +145,9 @@ void tp_diag_stack_append(tp_diag_ctx *d, uint32_t stack, tp_finding *f) {
             continue;
         const char *sep = !shown ? "; stack: " : i > last + 1 ? " < ... < " : " < ";
         shown++, last = i;
-        if (is_python(x))
+        if (is_python(x) && !x->file[0]) /* a C function called from Python (Kineto) */
+            tp_diag_cat(&f->source, "%s%s", sep, x->func);
+        else if (is_python(x))
             tp_diag_cat(&f->source, "%s%s:%d in %s", sep, file_base(x->file), x->line, x->func);
         else if (x->func[0] && x->line > 0)
             tp_diag_cat(&f->source, "%s%s (%s:%d)", sep, x->func, file_base(x->file), x->line);

@@ -6,6 +6,7 @@
  * parent's. Code objects are keyed by "file\x1ffunction" through the model's string pool. */
 #include "tp_kineto_stacks.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,18 @@ static uint32_t code_id(tp_kineto_stacks *s, const char *file, size_t nf, const 
     return s->code_of_key[k];
 }
 
+/* Length of `t` before an object address: "<built-in method to of Tensor object at
+ * 0x7f...>" ends in " at 0x" + hex digits + ">", which differs per object, so the caller cuts
+ * it out (keeping the ">") and the method is one code object; n when there is none. */
+static size_t without_address(const char *t, size_t n) {
+    size_t h = n;
+    if (h < 8 || t[h - 1] != '>')
+        return n;
+    for (h--; h > 0 && isxdigit((unsigned char)t[h - 1]); h--)
+        ;
+    return h >= 6 && !memcmp(t + h - 6, " at 0x", 6) ? h - 6 : n;
+}
+
 /* One frame text, "file(line): func" (anything else is a function name alone), as a Python
  * frame address. `first`: the line is the function's first line (python_function names). */
 static uint64_t frame_addr(tp_kineto_stacks *s, const char *t, size_t n, int first) {
@@ -91,8 +104,15 @@ static uint64_t frame_addr(tp_kineto_stacks *s, const char *t, size_t n, int fir
         ok = t[i] >= '0' && t[i] <= '9';
         line = line < 0xffffffu / 10 ? line * 10 + (uint32_t)(t[i] - '0') : 0xffffffu;
     }
-    if (!ok)
-        return (uint64_t)code_id(s, "", 0, t, n, 0) << 24;
+    if (!ok) { /* "<built-in method to of Tensor object at 0x7f...>": one code per method */
+        size_t k = without_address(t, n);
+        char *name = tp_mem_xalloc(k + 2, 1);
+        memcpy(name, t, k);
+        name[k] = '>';
+        uint32_t code = code_id(s, "", 0, name, k < n ? k + 1 : k, 0);
+        free(name);
+        return (uint64_t)code << 24;
+    }
     uint32_t code = code_id(s, t, open, t + close + 3, n - close - 3, first ? line : 0);
     return ((uint64_t)code << 24) | line;
 }
