@@ -10,21 +10,16 @@
 void tp_report_host_steps_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     const tp_an_host *h = &rr->host;
-    char b1[32], b2[32], b3[32], b4[32], bp[32];
+    char b1[32], bp[32];
     int64_t win = h->w1 - h->w0, other = win - h->data_ns - h->ops_ns;
     if (win <= 0)
         return;
-    if (h->n_steps) {
-        const tp_an_describe_t *s = &h->step_ns;
-        fprintf(f, "Steps (%zu, %s from the first start to the last end)\n", h->n_steps,
+    if (h->n_steps)
+        fprintf(f, "Step time on the host (%zu steps, %s from the first start to the last end)\n",
+                h->n_steps, tp_units_dur(b1, sizeof b1, (double)win));
+    else
+        fprintf(f, "CPU span on the host (no steps named; %s)\n",
                 tp_units_dur(b1, sizeof b1, (double)win));
-        fprintf(f, "  %12s %12s %12s %12s\n", "mean", "min", "median", "max");
-        fprintf(f, "  %s %s %s %s\n", tp_rf_time(b1, 32, s->mean), tp_rf_time(b2, 32, s->min),
-                tp_rf_time(b3, 32, s->p50), tp_rf_time(b4, 32, s->max));
-    } else {
-        fprintf(f, "Steps: none named (the CPU span, %s, stands for them)\n",
-                tp_units_dur(b1, sizeof b1, (double)win));
-    }
     fprintf(f, "  %-40s %12s %9s\n", "data loading", tp_rf_time(b1, 32, (double)h->data_ns),
             tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(h->data_ns, win)));
     fprintf(f, "  %-40s %12s %9s\n", "framework ops (outside data loading)",
@@ -92,7 +87,6 @@ void tp_report_host_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     tp_rj_str(g, "host");
     yajl_gen_map_open(g);
     tp_rj_int(g, "n_steps", (long long)h->n_steps);
-    tp_rj_describe(g, "step_ns", &h->step_ns);
     tp_rj_int(g, "window_ns", h->w1 - h->w0);
     tp_rj_int(g, "data_ns", h->data_ns);
     tp_rj_int(g, "ops_ns", h->ops_ns);

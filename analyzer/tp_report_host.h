@@ -6,14 +6,14 @@
 
 #include "tp_report_section.h"
 
-/* "Steps": count and length of the steps, and their split into data loading, framework ops
- * and the rest. */
+/* "Step time on the host": the steps' window split into data loading, framework ops and the
+ * rest (their count and lengths are the report's "Steps" line). */
 void tp_report_host_steps_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o);
 
 /* "Threads": the busiest threads (top N), events and busy time. */
 void tp_report_host_threads_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o);
 
-/* "host": {"n_steps", "step_ns", "window_ns", "data_ns", "ops_ns", "n_ops", "data_range",
+/* "host": {"n_steps", "window_ns", "data_ns", "ops_ns", "n_ops", "data_range",
  * "threads": [...], "not_judged": [rule ids needing a device, when the rank has none]}. */
 void tp_report_host_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o);
 

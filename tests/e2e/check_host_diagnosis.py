@@ -6,7 +6,8 @@ through the nvtx package) recorded by `trainprof record`, then `trainprof report
   range before each step) are diagnosed host-input-bound with a data share >= 30 %;
 - healthy is not;
 - every one gets the full text report of a CPU-only rank: the diagnosis says what it cannot
-  judge without device activity, then Steps, Annotation ranges, CPU operators and Threads.
+  judge without device activity, then Steps, Step time on the host, Annotation ranges, CPU
+  operators and Threads.
 The programs sleep 10x longer for data than they compute (or 1/50 as long), so only the
 structure is asserted, never a duration.
 
@@ -70,8 +71,9 @@ def main():
                   "%s: not_judged %s" % (mode, host["not_judged"]))
             check("not judged without device activity: input-bound" in text,
                   "%s: the text does not say what it cannot judge" % mode)
-            at = [text.find(s) for s in ("\nDiagnosis", "\nSummary", "\nSteps (8", "\nAnnotation "
-                                         "ranges", "\nCPU operators", "\nThreads (")]
+            heads = ("\nDiagnosis", "\nSummary", "\nSteps: 8", "\nStep time on the host (8 steps",
+                     "\nAnnotation ranges", "\nCPU operators", "\nThreads (")
+            at = [text.find(s) for s in heads]
             check(all(a >= 0 for a in at) and at == sorted(at),
                   "%s: text sections missing or out of order %s" % (mode, at))
             names = {o["name"] for o in rank["cpu_ops"]["ops"]}
