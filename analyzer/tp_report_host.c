@@ -15,8 +15,8 @@ void tp_report_host_steps_text(FILE *f, const tp_rank_analysis *rr, const tp_rep
     if (win <= 0)
         return;
     if (h->n_steps)
-        fprintf(f, "Step time on the host (%zu steps, %s from the first start to the last end)\n",
-                h->n_steps, tp_units_dur(b1, sizeof b1, (double)win));
+        fprintf(f, "Step time on the host (%zu step%s, %s from the first start to the last end)\n",
+                h->n_steps, h->n_steps == 1 ? "" : "s", tp_units_dur(b1, sizeof b1, (double)win));
     else
         fprintf(f, "CPU span on the host (no steps named; %s)\n",
                 tp_units_dur(b1, sizeof b1, (double)win));
