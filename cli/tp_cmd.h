@@ -69,4 +69,10 @@ int tp_cmd_flush(const char *cmd, FILE *out, const char *name);
  * returns 1; returns 0, saying nothing, for anything else. */
 int tp_cmd_not_native(const char *cmd, const char *path);
 
+/* Option parsers (tp_cmd_opt TP_OPT_PARSE) of the CPU-operator table, for report and tui:
+ * --group-by name|shapes sets the int at `field` to 0|1 (tp_an_opts.ops_by_shapes),
+ * --sort-ops self|total to 0|1 (ops_by_total). Return 0, or -1 for another value. */
+int tp_cmd_parse_group_by(const char *v, void *field);
+int tp_cmd_parse_sort_ops(const char *v, void *field);
+
 #endif

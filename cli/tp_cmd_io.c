@@ -44,3 +44,17 @@ int tp_cmd_not_native(const char *cmd, const char *path) {
     tp_model_close(m);
     return 1;
 }
+
+int tp_cmd_parse_group_by(const char *v, void *field) {
+    if (strcmp(v, "name") && strcmp(v, "shapes"))
+        return -1;
+    *(int *)field = !strcmp(v, "shapes");
+    return 0;
+}
+
+int tp_cmd_parse_sort_ops(const char *v, void *field) {
+    if (strcmp(v, "self") && strcmp(v, "total"))
+        return -1;
+    *(int *)field = !strcmp(v, "total");
+    return 0;
+}

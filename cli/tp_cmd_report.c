@@ -37,20 +37,6 @@ static int parse_format(const char *v, void *field) {
     return 0;
 }
 
-static int parse_group_by(const char *v, void *field) {
-    if (strcmp(v, "name") && strcmp(v, "shapes"))
-        return -1;
-    *(int *)field = !strcmp(v, "shapes");
-    return 0;
-}
-
-static int parse_sort_ops(const char *v, void *field) {
-    if (strcmp(v, "self") && strcmp(v, "total"))
-        return -1;
-    *(int *)field = !strcmp(v, "total");
-    return 0;
-}
-
 static int parse_compat(const char *v, void *field) {
     return strcmp(v, "hta") ? -1 : (*(int *)field = 1, 0);
 }
@@ -65,9 +51,10 @@ static const tp_cmd_opt options[] = {
     OPT("--include-last-step", TP_OPT_FLAG, o.an.include_last_step, 0, 0, NULL, ""),
     OPT("--no-ns-rounding", TP_OPT_FLAG, o.an.no_ns_rounding, 0, 0, NULL, ""),
     OPT("--no-symbols", TP_OPT_FLAG, o.an.no_symbols, 0, 0, NULL, ""),
-    OPT("--group-by", TP_OPT_PARSE, o.an.ops_by_shapes, 0, 0, parse_group_by,
+    OPT("--group-by", TP_OPT_PARSE, o.an.ops_by_shapes, 0, 0, tp_cmd_parse_group_by,
         "takes name or shapes"),
-    OPT("--sort-ops", TP_OPT_PARSE, o.an.ops_by_total, 0, 0, parse_sort_ops, "takes self or total"),
+    OPT("--sort-ops", TP_OPT_PARSE, o.an.ops_by_total, 0, 0, tp_cmd_parse_sort_ops,
+        "takes self or total"),
     OPT("-o", TP_OPT_STR, out, 0, 0, NULL, "takes a file name"),
 };
 #undef OPT

@@ -19,6 +19,7 @@ typedef struct {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof tui TRACE... [--rank N] [--view NAME] [--no-symbols]\n"
+               "                      [--group-by name|shapes] [--sort-ops self|total]\n"
                "       trainprof tui TRACE... --snapshot [--width W] [--height H] [--view NAME]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
                "per-rank files. Views:");
@@ -27,7 +28,8 @@ static void usage(FILE *f) {
     fprintf(f,
             " (or 1-%d).\n"
             "--snapshot prints one frame of the view as text instead of starting the UI.\n"
-            "--no-symbols shows the diagnosis' CPU stacks as module+offset.\n",
+            "--no-symbols shows the diagnosis' CPU stacks as module+offset.\n"
+            "--group-by and --sort-ops arrange the CPU ops view as `trainprof report` does.\n",
             TP_TUI_N_VIEWS);
 }
 
@@ -75,6 +77,10 @@ int tp_cmd_tui(int argc, char **argv) {
         OPT("--height", TP_OPT_INT, o.height, 1, 1000, NULL, "takes a number from 1 to 1000"),
         OPT("--view", TP_OPT_PARSE, o.view, 0, 0, parse_view, views),
         OPT("--no-symbols", TP_OPT_FLAG, o.an.no_symbols, 0, 0, NULL, ""),
+        OPT("--group-by", TP_OPT_PARSE, o.an.ops_by_shapes, 0, 0, tp_cmd_parse_group_by,
+            "takes name or shapes"),
+        OPT("--sort-ops", TP_OPT_PARSE, o.an.ops_by_total, 0, 0, tp_cmd_parse_sort_ops,
+            "takes self or total"),
     };
 #undef OPT
     const tp_cmd_traces cmd = {"tui", usage, options, sizeof options / sizeof options[0],

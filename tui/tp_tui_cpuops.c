@@ -21,7 +21,7 @@ static void fill(cpuops_panel *p, const tp_tui_data *d) {
         {"self %", 8, 1},         {"total", 10, 1},        {"mean", 10, 1},
         {"kind", 6, 0},           {"input shapes", 28, 0}, {"forward op", 24, 0}};
     const tp_an_cpuops *c = &d->a.ops;
-    tp_tui_table_init(&p->t, cols, 9, 2);
+    tp_tui_table_init(&p->t, cols, 9, c->by_total ? 4 : 2); /* the column the table sorts by */
     p->t.empty = "(no framework ops or annotation ranges in this rank)";
     for (size_t i = 0; i < c->n; i++) {
         const tp_an_cpuop *x = &c->op[i];

@@ -75,6 +75,18 @@ static void test_rows_are_the_report_table(void) {
     tp_tui_close(t);
 }
 
+/* --sort-ops total (tp_an_opts.ops_by_total): the view opens sorted by total time. */
+static void test_sorted_by_total(void) {
+    tp_tui_opts o;
+    tp_tui_opts_init(&o);
+    o.view = "cpuops", o.width = 160, o.height = 40, o.an.ops_by_total = 1;
+    char err[256];
+    tp_tui *t = NULL;
+    CHECK_OK(tp_tui_open(&t, sample, &o, err, sizeof err));
+    CHECK(screen_find(t, "sorted by total") >= 0);
+    tp_tui_close(t);
+}
+
 static void test_empty(void) {
     tp_model *m = tp_model_new();
     tp_rank *r = tp_model_add_rank(m, "k.json");
@@ -102,6 +114,7 @@ int main(void) {
         return 1;
     }
     TP_RUN(test_rows_are_the_report_table);
+    TP_RUN(test_sorted_by_total);
     TP_RUN(test_empty);
     tp_model_close(sample);
     return tp_test_summary();
