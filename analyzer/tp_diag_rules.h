@@ -57,13 +57,16 @@
       "an allocation failed: the device ran out of memory")                                        \
     X("memory-growth", tp_diag_memory_growth, 9, TP_DIAG_NEEDS_MEMORY,                             \
       "allocated device memory keeps rising across steps")                                         \
+    /* tp_diag_comm.c */                                                                           \
+    X("exposed-comm", tp_diag_exposed_comm, 11, TP_DIAG_KIND(KERNEL),                              \
+      "collective kernels run with no computation alongside: the device waits on communication")   \
     /* tp_diag_drops.c */                                                                          \
     X("dropped-records", tp_diag_dropped_records, 10, 0,                                           \
       "the collector dropped records while recording: every figure is a lower bound")              \
     /* tp_diag_host.c: ranks without device activity */                                            \
-    X("host-input-bound", tp_diag_host_input_bound, 11, TP_DIAG_NEEDS_RANGES,                      \
+    X("host-input-bound", tp_diag_host_input_bound, 12, TP_DIAG_NEEDS_RANGES,                      \
       "no device: data loading takes >= 30 % of the steps")                                        \
-    X("host-overhead", tp_diag_host_overhead, 12, TP_DIAG_NEEDS_RANGES,                            \
+    X("host-overhead", tp_diag_host_overhead, 13, TP_DIAG_NEEDS_RANGES,                            \
       "no device: Python and per-op dispatch outside any operator dominate the steps")
 
 #define TP_DIAG_RULE_PROTO(id, fn, order, needs, description)                                      \
