@@ -1,0 +1,45 @@
+/* tp_cupti_interpose: the CUPTI entry points through which another CUPTI client of the
+ * process (torch.profiler's Kineto, most often) takes CUDA tracing from us. CUDA 13 has one
+ * activity-buffer callback pair, one timestamp source and one set of enabled kinds per
+ * process: a second client that registers its callbacks gets our buffers, its clock changes
+ * our timestamps, and when it stops it disables the kinds we enabled. Exported from the
+ * shared library (LD_PRELOAD puts it ahead of libcupti), each wrapper tells tp_cupti first
+ * (which flushes what is ours, stops and records the moment), then calls the real function.
+ * Our own calls go through the dlsym'ed pointers and never come here. */
+#include <cupti.h>
+
+#include "tp_cupti.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef CUptiResult (*register_fn)(CUpti_BuffersCallbackRequestFunc,
+                                   CUpti_BuffersCallbackCompleteFunc);
+typedef CUptiResult (*clock_fn)(CUpti_TimestampCallbackFunc);
+typedef CUptiResult (*kind_fn)(CUpti_ActivityKind);
+typedef CUptiResult (*finalize_fn)(void);
+
+EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                           CUpti_BuffersCallbackCompleteFunc done) {
+    tp_cupti_foreign("cuptiActivityRegisterCallbacks", !tp_cupti_is_ours((void (*)(void))req));
+    register_fn real = (register_fn)tp_cupti_real("cuptiActivityRegisterCallbacks");
+    return real ? real(req, done) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) {
+    tp_cupti_foreign("cuptiActivityRegisterTimestampCallback",
+                     !tp_cupti_is_ours((void (*)(void))f));
+    clock_fn real = (clock_fn)tp_cupti_real("cuptiActivityRegisterTimestampCallback");
+    return real ? real(f) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
+    tp_cupti_foreign("cuptiActivityDisable", 1);
+    kind_fn real = (kind_fn)tp_cupti_real("cuptiActivityDisable");
+    return real ? real(kind) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+EXPORT CUptiResult CUPTIAPI cuptiFinalize(void) {
+    tp_cupti_foreign("cuptiFinalize", 1);
+    finalize_fn real = (finalize_fn)tp_cupti_real("cuptiFinalize");
+    return real ? real() : CUPTI_ERROR_NOT_INITIALIZED;
+}
