@@ -2,6 +2,7 @@
 #include "tp_cupti.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -634,10 +635,21 @@ int tp_cupti_is_ours(void (*fn)(void)) {
            fn == (void (*)(void))trace_clock;
 }
 
+/* dl_iterate_phdr: the path of the first loaded libcupti (any version: a CUDA 12 PyTorch's
+ * Kineto calls through our wrappers too). */
+static int find_cupti(struct dl_phdr_info *info, size_t size, void *out) {
+    (void)size;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "/libcupti.so"))
+        return 0;
+    snprintf(out, PATH_MAX, "%s", info->dlpi_name);
+    return 1;
+}
+
 void *tp_cupti_real(const char *name) {
     void *h = atomic_load(&g_handle);
-    if (!h) /* the caller's libcupti (a reference kept: it stays loaded for the call) */
-        h = dlopen("libcupti.so.13", RTLD_NOLOAD | RTLD_LAZY);
+    char path[PATH_MAX] = "";
+    if (!h && dl_iterate_phdr(find_cupti, path)) /* the caller's (a reference is kept) */
+        h = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
     return h ? dlsym(h, name) : dlsym(RTLD_NEXT, name);
 }
 

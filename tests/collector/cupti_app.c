@@ -240,7 +240,9 @@ static void CUPTIAPI their_complete(CUcontext ctx, uint32_t stream, uint8_t *buf
 static int run_kineto(void) {
     cuda_init();
     launch("before_kernel"); /* still in a buffer of ours when the other client comes */
-    cuptiActivityRegisterCallbacks(their_request, their_complete);
+    if (cuptiActivityRegisterCallbacks(their_request, their_complete) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+        return 7;
     launch("after_kernel");
     cuptiActivityFlushAll(0);
     printf("theirs=%d\n", g_theirs);

@@ -379,6 +379,21 @@ static void test_kineto_takes_over(void) {
     done();
 }
 
+/* With CUDA tracing off (libcupti never opened by us), the wrappers only pass the other
+ * client's calls on to the real libcupti. */
+static void test_other_client_alone(void) {
+    const char *args[] = {"kineto", NULL};
+    const char *opts[] = {"--no-cuda", NULL};
+    tc_fresh_dir(&R);
+    tc_start(&R, NULL, opts, args);
+    char out[256];
+    tc_read_all(&R, out, sizeof out);
+    CHECK_EQ_I(tc_wait(&R), 0);
+    CHECK(strstr(out, "theirs=1") != NULL);
+    CHECK(strstr(tc_stderr(&R), "another CUPTI client") == NULL);
+    tc_cleanup(&R);
+}
+
 static void test_never_injected(void) {
     const char *env[] = {"TP_STANDIN_NO_INJECTION=1", NULL};
     const char *args[] = {"launch", NULL};
@@ -418,6 +433,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_capture);
     TP_RUN(test_fork_child_disarmed);
     TP_RUN(test_kineto_takes_over);
+    TP_RUN(test_other_client_alone);
     TP_RUN(test_never_injected);
     TP_RUN(test_big_buffer);
     TP_RUN(test_correlation_wrap);
