@@ -334,6 +334,16 @@ static void text_dropped(FILE *f, const tp_rank_analysis *rr) {
         fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
 }
 
+/* Why the trace has no (or, after another CUPTI client took over, no more) CUDA records. */
+static void text_cuda_off(FILE *f, const tp_rank_analysis *rr) {
+    uint32_t why = rr->v.r->cuda_off;
+    if (!why)
+        return;
+    fprintf(f, "CUDA: not traced (");
+    tp_text_fputs(tp_model_str(rr->v.m, why), f);
+    fprintf(f, ")\n\n");
+}
+
 /* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
  * that nobody reads a span or a finding without knowing what was left out of it. */
 static void text_skipped(FILE *f, const tp_rank *r) {
@@ -363,6 +373,7 @@ static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts 
     free(file);
     text_processes(f, rr);
     text_dropped(f, rr);
+    text_cuda_off(f, rr);
     text_skipped(f, r);
     text_diagnosis(f, rr);
     text_summary(f, rr, o);

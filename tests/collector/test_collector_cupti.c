@@ -236,15 +236,24 @@ static void check_metadata(void) {
     CHECK_EQ_U(((const tp_rec_stream *)(const void *)recs[0])->context, 1);
 }
 
-static void check_report(void) {
-    char path[1024], cmd[PATH_MAX + 1100], out[65536];
+/* `trainprof report` on the run's trace, into a static buffer ("" when it failed). */
+static const char *report(void) {
+    static char out[65536];
+    char path[1024], cmd[PATH_MAX + 1100];
     tc_trace(&R, 0, path, sizeof path);
     snprintf(cmd, sizeof cmd, "'%s' report '%s' 2>&1", R.trainprof, path);
     FILE *p = popen(cmd, "r");
     size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
     out[n] = 0;
-    CHECK(p && pclose(p) == 0);
+    if (!p || pclose(p) != 0)
+        out[0] = 0;
+    return out;
+}
+
+static void check_report(void) {
+    const char *out = report();
     CHECK(strstr(out, "gemm_kernel") != NULL);
+    CHECK(strstr(out, "CUDA: not traced") == NULL);
 }
 
 static void test_lifecycle(void) {
@@ -376,6 +385,8 @@ static void test_kineto_takes_over(void) {
     CHECK_EQ_I(kernels_named("before_kernel"), 1); /* ours, flushed before the handover */
     CHECK_EQ_I(kernels_named("after_kernel"), 0);
     CHECK_EQ_I(counter("trainprof.cuda_off: another CUPTI client"), 1);
+    CHECK(strstr(report(), "CUDA: not traced (another CUPTI client took CUDA tracing over") !=
+          NULL);
     done();
 }
 
