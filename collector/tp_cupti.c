@@ -92,6 +92,7 @@ static _Atomic int g_running; /* our activity buffers flow; 0 once stopped or ta
 static _Atomic int g_accept;  /* completed buffers are written (0 once the trace closes) */
 static _Atomic int g_inflight;
 static _Atomic int g_exit_flushed;
+static _Atomic int g_foreign_first; /* another client registered activity callbacks first */
 
 /* correlation id -> launch-site stack id | CORR_CAPTURED, direct-mapped; a newer id
  * overwrites an older (counted when that older one's records had not arrived yet). */
@@ -525,6 +526,11 @@ static int cupti_start(void) {
         tp_collector_cuda_off("--no-cuda");
         return 1;
     }
+    if (atomic_load(&g_foreign_first)) { /* taking its buffers would blind it */
+        tp_collector_cuda_off("another CUPTI client (torch.profiler/Kineto?) registered its "
+                              "activity callbacks before CUDA started; CUPTI is left to it");
+        return 1;
+    }
     char why[256];
     if (!load_cupti(why, sizeof why)) {
         tp_collector_cuda_off(why);
@@ -654,6 +660,8 @@ void *tp_cupti_real(const char *name) {
 }
 
 void tp_cupti_foreign(const char *call, int takes) {
+    if (takes && !atomic_load(&g_started) && !strcmp(call, "cuptiActivityRegisterCallbacks"))
+        atomic_store(&g_foreign_first, 1);
     if (!takes || getpid() != g_pid || !atomic_exchange(&g_running, 0))
         return;
     /* Our buffers still go to our callbacks: hand them over before the other client's. */

@@ -23,7 +23,8 @@
  *   required activity kind, named) turns CUDA off with every callback disabled, said once;
  * - another CUPTI client in the process (torch.profiler / Kineto) re-registering the
  *   activity callbacks or disabling kinds (tp_cupti_interpose.c): our buffers are flushed
- *   first, then CUDA tracing stops and the trace says from when on CUDA data is missing;
+ *   first, then CUDA tracing stops and the trace says from when on CUDA data is missing; a
+ *   client that registered its callbacks before CUDA started keeps CUPTI (we never start);
  * - libcuda loaded but InitializeInjection never called (driver ignoring
  *   CUDA_INJECTION64_PATH, sandbox): said at the end.
  * Buffers are flushed every flush period and forced at exit by an atexit handler registered

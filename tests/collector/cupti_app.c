@@ -18,6 +18,7 @@
  *   cupti_app fork         a launch, then a fork child that launches and exits normally
  *   cupti_app kineto       a launch, then a second CUPTI client registers its own buffer
  *                          callbacks (as torch.profiler does), then another launch
+ *   cupti_app kinetofirst  the second client registers its callbacks before cuInit
  *   cupti_app bigbuf N     N runtime calls whose API records fill whole 4 MiB buffers
  *   cupti_app wrap N       N launches whose records never arrive, then the first one's */
 #include <nvtx3/nvToolsExt.h>
@@ -249,6 +250,18 @@ static int run_kineto(void) {
     return 0;
 }
 
+/* The other client was there first (torch.profiler started before CUDA): it keeps CUPTI. */
+static int run_kineto_first(void) {
+    if (cuptiActivityRegisterCallbacks(their_request, their_complete) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+        return 7;
+    cuda_init();
+    launch("their_kernel");
+    cuptiActivityFlushAll(0);
+    printf("theirs=%d\n", g_theirs);
+    return 0;
+}
+
 static int run_bigbuf(long n) {
     cuda_init();
     for (long i = 0; i < n; i++) {
@@ -301,6 +314,8 @@ int main(int argc, char **argv) {
         return run_fork();
     if (!strcmp(mode, "kineto"))
         return run_kineto();
+    if (!strcmp(mode, "kinetofirst"))
+        return run_kineto_first();
     if (!strcmp(mode, "bigbuf"))
         return run_bigbuf(n);
     if (!strcmp(mode, "wrap"))

@@ -390,6 +390,19 @@ static void test_kineto_takes_over(void) {
     done();
 }
 
+/* A client that registered first keeps CUPTI: we never take its buffers. */
+static void test_other_client_first(void) {
+    const char *args[] = {"kinetofirst", NULL};
+    tc_fresh_dir(&R);
+    tc_start(&R, NULL, NULL, args);
+    char out[256];
+    tc_read_all(&R, out, sizeof out);
+    CHECK_EQ_I(tc_wait(&R), 0);
+    CHECK(strstr(out, "theirs=1") != NULL);
+    CHECK(strstr(tc_stderr(&R), "registered its activity callbacks before CUDA started") != NULL);
+    tc_cleanup(&R);
+}
+
 /* With CUDA tracing off (libcupti never opened by us), the wrappers only pass the other
  * client's calls on to the real libcupti. */
 static void test_other_client_alone(void) {
@@ -444,6 +457,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_capture);
     TP_RUN(test_fork_child_disarmed);
     TP_RUN(test_kineto_takes_over);
+    TP_RUN(test_other_client_first);
     TP_RUN(test_other_client_alone);
     TP_RUN(test_never_injected);
     TP_RUN(test_big_buffer);
