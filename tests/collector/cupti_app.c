@@ -18,6 +18,7 @@
  *   cupti_app fork         a launch, then a fork child that launches and exits normally
  *   cupti_app kineto       a launch, then a second CUPTI client registers its own buffer
  *                          callbacks (as torch.profiler does), then another launch
+ *   cupti_app starve       launches into more buffers than the collector's pool holds
  *   cupti_app kinetofirst  the second client registers its callbacks before cuInit
  *   cupti_app bigbuf N     N runtime calls whose API records fill whole 4 MiB buffers
  *   cupti_app wrap N       N launches whose records never arrive, then the first one's */
@@ -250,6 +251,19 @@ static int run_kineto(void) {
     return 0;
 }
 
+/* Nine buffers filled before any completes: the collector's pool has eight, so the ninth
+ * launch finds none (its records dropped by CUPTI, counted); then a launch after completion. */
+static int run_starve(void) {
+    cuda_init();
+    for (int i = 0; i < 9; i++) {
+        launch("kept_kernel");
+        tp_standin_close_buffer();
+    }
+    tp_standin_complete(0);
+    launch("kept_kernel");
+    return 0;
+}
+
 /* The other client was there first (torch.profiler started before CUDA): it keeps CUPTI. */
 static int run_kineto_first(void) {
     if (cuptiActivityRegisterCallbacks(their_request, their_complete) != CUPTI_SUCCESS ||
@@ -314,6 +328,8 @@ int main(int argc, char **argv) {
         return run_fork();
     if (!strcmp(mode, "kineto"))
         return run_kineto();
+    if (!strcmp(mode, "starve"))
+        return run_starve();
     if (!strcmp(mode, "kinetofirst"))
         return run_kineto_first();
     if (!strcmp(mode, "bigbuf"))

@@ -439,6 +439,16 @@ static void test_big_buffer(void) {
     done();
 }
 
+/* The pool's 8 buffers all held by CUPTI: the 9th launch's 3 records find no buffer. */
+static void test_pool_starved(void) {
+    const char *args[] = {"starve", NULL};
+    CHECK(run(NULL, NULL, args));
+    CHECK_EQ_I(tc_count(g_rd, TP_REC_KERNEL, NULL), 9);
+    CHECK_EQ_I(counter("trainprof.cupti.buffers_refused"), 3);
+    CHECK_EQ_U(tc_dropped(g_rd, 0), 3); /* CUPTI's count of what it could not store */
+    done();
+}
+
 /* 2^18 + 10 launches before any record arrives: the table's overwrites are counted. */
 static void test_correlation_wrap(void) {
     const char *args[] = {"wrap", "262154", NULL};
@@ -462,5 +472,6 @@ int main(int argc, char **argv) {
     TP_RUN(test_never_injected);
     TP_RUN(test_big_buffer);
     TP_RUN(test_correlation_wrap);
+    TP_RUN(test_pool_starved);
     return tp_test_summary();
 }
