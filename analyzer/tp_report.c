@@ -565,6 +565,13 @@ static void json_dropped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
+/* "cuda_off": why CUDA was not (or, from some point, no longer) traced; only when it was so. */
+static void json_cuda_off(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    if (rr->v.r->cuda_off)
+        tp_rj_kv(g, "cuda_off", tp_model_str(rr->v.m, rr->v.r->cuda_off));
+}
+
 /* "processes": the rank's processes in tree order, only when it holds more than one. */
 static void json_processes(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
@@ -620,11 +627,12 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
  * except those that exist only when there is something to say (processes, dropped, skipped). */
 static const tp_report_json_section json_sections[] = {
     {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
-    {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
-    {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
-    {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
-    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
+    {"cuda_off", TP_RS_ALWAYS, json_cuda_off},   {"skipped", TP_RS_ALWAYS, json_skipped},
+    {"temporal", TP_RS_ALWAYS, json_temporal},   {"idle", TP_RS_ALWAYS, json_idle},
+    {"kernels", TP_RS_ALWAYS, json_kernels},     {"launch", TP_RS_ALWAYS, json_launch},
+    {"queue", TP_RS_ALWAYS, json_queue},         {"memory", TP_RS_ALWAYS, json_memory},
+    {"overlap", TP_RS_ALWAYS, json_overlap},     {"ranges", TP_RS_ALWAYS, json_ranges},
+    {"findings", TP_RS_ALWAYS, json_findings},
 };
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {

@@ -236,18 +236,23 @@ static void check_metadata(void) {
     CHECK_EQ_U(((const tp_rec_stream *)(const void *)recs[0])->context, 1);
 }
 
-/* `trainprof report` on the run's trace, into a static buffer ("" when it failed). */
-static const char *report(void) {
+/* `trainprof report [--format json]` on the run's trace, into a static buffer ("" when it
+ * failed). */
+static const char *report_as(const char *format) {
     static char out[65536];
     char path[1024], cmd[PATH_MAX + 1100];
     tc_trace(&R, 0, path, sizeof path);
-    snprintf(cmd, sizeof cmd, "'%s' report '%s' 2>&1", R.trainprof, path);
+    snprintf(cmd, sizeof cmd, "'%s' report --format %s '%s' 2>&1", R.trainprof, format, path);
     FILE *p = popen(cmd, "r");
     size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
     out[n] = 0;
     if (!p || pclose(p) != 0)
         out[0] = 0;
     return out;
+}
+
+static const char *report(void) {
+    return report_as("text");
 }
 
 static void check_report(void) {
@@ -387,6 +392,8 @@ static void test_kineto_takes_over(void) {
     CHECK_EQ_I(counter("trainprof.cuda_off: another CUPTI client"), 1);
     CHECK(strstr(report(), "CUDA: not traced (another CUPTI client took CUDA tracing over") !=
           NULL);
+    CHECK(strstr(report_as("json"),
+                 "\"cuda_off\": \"another CUPTI client took CUDA tracing over") != NULL);
     done();
 }
 
