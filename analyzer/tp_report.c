@@ -294,6 +294,17 @@ static void text_dropped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
         fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
 }
 
+/* Why the trace has no (or, after another CUPTI client took over, no more) CUDA records. */
+static void text_cuda_off(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    uint32_t why = rr->v.r->cuda_off;
+    if (!why)
+        return;
+    fprintf(f, "CUDA: not traced (");
+    tp_text_fputs(tp_model_str(rr->v.m, why), f);
+    fprintf(f, ")\n\n");
+}
+
 /* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
  * that nobody reads a span or a finding without knowing what was left out of it. */
 static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -315,14 +326,17 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 
 /* The text report of a rank, in print order: what was lost and what is wrong before the
  * numbers. */
+/* clang-format off: one row per line, so that adding a section is a one-line change */
 static const tp_report_text_section text_sections[] = {
     {"processes", TP_RS_ALWAYS, text_processes}, {"dropped", TP_RS_ALWAYS, text_dropped},
-    {"skipped", TP_RS_ALWAYS, text_skipped},     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
-    {"summary", TP_RS_ALWAYS, text_summary},     {"steps", TP_RS_ALWAYS, text_steps},
-    {"kernels", TP_RS_DEVICE, text_kernels},     {"idle", TP_RS_DEVICE, text_idle},
-    {"launch", TP_RS_DEVICE, text_launch},       {"queue", TP_RS_DEVICE, text_queue},
-    {"memory", TP_RS_DEVICE, text_memory},       {"ranges", TP_RS_DEVICE, text_ranges},
+    {"cuda_off", TP_RS_ALWAYS, text_cuda_off},   {"skipped", TP_RS_ALWAYS, text_skipped},
+    {"diagnosis", TP_RS_ALWAYS, text_diagnosis}, {"summary", TP_RS_ALWAYS, text_summary},
+    {"steps", TP_RS_ALWAYS, text_steps},         {"kernels", TP_RS_DEVICE, text_kernels},
+    {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
+    {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
+    {"ranges", TP_RS_DEVICE, text_ranges},
 };
+/* clang-format on */
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
@@ -569,6 +583,13 @@ static void json_dropped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
+/* "cuda_off": why CUDA was not (or, from some point, no longer) traced; only when it was so. */
+static void json_cuda_off(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    if (rr->v.r->cuda_off)
+        tp_rj_kv(g, "cuda_off", tp_model_str(rr->v.m, rr->v.r->cuda_off));
+}
+
 /* "processes": the rank's processes in tree order, only when it holds more than one. */
 static void json_processes(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
@@ -634,15 +655,17 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 
 /* The JSON keys of a rank, in print order (docs/report-schema.md); every rank has every key
  * except those that exist only when there is something to say (processes, dropped, skipped). */
+/* clang-format off: one row per line, so that adding a section is a one-line change */
 static const tp_report_json_section json_sections[] = {
     {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
-    {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
-    {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
-    {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
-    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"steps", TP_RS_ALWAYS, json_steps},
-    {"findings", TP_RS_ALWAYS, json_findings},
+    {"cuda_off", TP_RS_ALWAYS, json_cuda_off},   {"skipped", TP_RS_ALWAYS, json_skipped},
+    {"temporal", TP_RS_ALWAYS, json_temporal},   {"idle", TP_RS_ALWAYS, json_idle},
+    {"kernels", TP_RS_ALWAYS, json_kernels},     {"launch", TP_RS_ALWAYS, json_launch},
+    {"queue", TP_RS_ALWAYS, json_queue},         {"memory", TP_RS_ALWAYS, json_memory},
+    {"overlap", TP_RS_ALWAYS, json_overlap},     {"ranges", TP_RS_ALWAYS, json_ranges},
+    {"steps", TP_RS_ALWAYS, json_steps},         {"findings", TP_RS_ALWAYS, json_findings},
 };
+/* clang-format on */
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
