@@ -11,9 +11,11 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_an_stacks.h"
 #include "tp_rank_analysis.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
+#include "tp_report_stacks.h"
 #include "tp_text.h"
 #include "tp_units.h"
 
@@ -306,7 +308,7 @@ static const tp_report_text_section text_sections[] = {
     {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
     {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
     {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
-    {"ranges", TP_RS_DEVICE, text_ranges},
+    {"ranges", TP_RS_DEVICE, text_ranges},       {"stacks", TP_RS_DEVICE, tp_report_stacks_text},
 };
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -613,7 +615,8 @@ static const tp_report_json_section json_sections[] = {
     {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
     {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
     {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
+    {"ranges", TP_RS_ALWAYS, json_ranges},       {"stacks", TP_RS_ALWAYS, tp_report_stacks_json},
+    {"findings", TP_RS_ALWAYS, json_findings},
 };
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -646,6 +649,8 @@ static void json_head(yajl_gen g, const tp_model *m, const tp_report_opts *o) {
     yajl_gen_bool(g, o->an.no_ns_rounding);
     tp_rj_int(g, "kernel_wait_ns", o->an.kernel_wait_ns);
     tp_rj_int(g, "rank", o->rank);
+    tp_rj_int(g, "stack_depth",
+              o->an.stack_depth > 0 ? o->an.stack_depth : TP_AN_STACK_DEPTH_DEFAULT);
     yajl_gen_map_close(g);
     tp_rj_int(g, "n_ranks", (long long)m->n_ranks);
     tp_rj_str(g, "ranks");
