@@ -61,7 +61,7 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
 }
 
 static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    char b1[32], b2[32], b3[32], bp[32], nb[128];
+    char b1[32], b2[32], b3[32], bp[32], nb[128], lb[512];
     const tp_an_temporal *t = &rr->t;
     fprintf(f, "Summary\n");
     if (!t->has_gpu) {
@@ -106,10 +106,11 @@ static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     if (rr->nv.n)
         fprintf(f, "  top ranges:\n");
     for (size_t i = 0; i < rr->nv.n && i < top; i++)
-        fprintf(f, "    %-60s %8zu %12s  GPU %s\n",
-                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->nv.r[i].name), 60),
-                rr->nv.r[i].count, T(rr->nv.r[i].total),
-                tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
+        fprintf(
+            f, "    %-60s %8zu %12s  GPU %s\n",
+            tp_rf_clip(nb, sizeof nb, tp_an_range_label(rr->v.m, &rr->nv.r[i], lb, sizeof lb), 60),
+            rr->nv.r[i].count, T(rr->nv.r[i].total),
+            tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
     fprintf(f, "\n");
 }
 
@@ -221,7 +222,7 @@ static void text_memory(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
 }
 
 static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    char b1[32], b2[32], b3[32], b4[32], nb[128];
+    char b1[32], b2[32], b3[32], b4[32], nb[128], lb[512];
     if (!rr->nv.n)
         return;
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
@@ -232,8 +233,8 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     for (size_t i = 0; i < rr->nv.n && i < top; i++) {
         const tp_an_range *r = &rr->nv.r[i];
         fprintf(f, "  %-50s %8zu %12s %12s %12s %8zu %12s\n",
-                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, r->name), 50), r->count,
-                tp_rf_time(b1, 32, (double)r->total), tp_rf_time(b2, 32, r->mean),
+                tp_rf_clip(nb, sizeof nb, tp_an_range_label(rr->v.m, r, lb, sizeof lb), 50),
+                r->count, tp_rf_time(b1, 32, (double)r->total), tp_rf_time(b2, 32, r->mean),
                 tp_rf_time(b3, 32, (double)r->max), r->n_gpu_ops,
                 tp_rf_time(b4, 32, (double)r->gpu_ns));
     }
@@ -471,6 +472,7 @@ static void json_ranges(yajl_gen g, const tp_rank_analysis *rr, const tp_report_
         const tp_an_range *r = &rr->nv.r[i];
         yajl_gen_map_open(g);
         tp_rj_kv(g, "name", tp_model_str(rr->v.m, r->name));
+        tp_rj_kv(g, "domain", tp_model_str(rr->v.m, r->domain));
         tp_rj_int(g, "count", (long long)r->count);
         tp_rj_int(g, "total_ns", r->total);
         tp_rj_num(g, "mean_ns", r->mean);

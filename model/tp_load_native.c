@@ -32,6 +32,21 @@ static uint32_t intern_sid(nload *L, uint32_t sid) {
     return s ? tp_model_intern(L->m, s, strlen(s)) : 0;
 }
 
+/* The name of NVTX domain `id` (its DOMAIN record, the latest when renamed), interned; 0 for
+ * the default domain (id 0) or a domain without a record. Domains are few: a linear search. */
+static uint32_t domain_name(nload *L, uint32_t id) {
+    const tp_rec_hdr *const *recs;
+    size_t n = id ? tp_reader_meta(L->rd, TP_REC_DOMAIN, &recs) : 0;
+    uint32_t name = 0;
+    for (size_t i = 0; i < n; i++) {
+        tp_rec_domain d = {0};
+        tp_record_get(recs[i], &d, sizeof d);
+        if (d.id == id)
+            name = intern_sid(L, d.name_sid);
+    }
+    return name;
+}
+
 static uint32_t intern_lit(nload *L, const char *s) {
     return tp_model_intern(L->m, s, strlen(s));
 }
@@ -148,6 +163,7 @@ static tp_status on_range(void *ctx, const tp_visit_range *r) {
     row.pid = L->pid;
     row.tid = r->open.tid;
     row.stack = r->open.stack_id;
+    row.domain = domain_name(L, r->open.domain);
     return push_row(L, &row);
 }
 

@@ -113,6 +113,8 @@ typedef struct {
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
     uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
                              among kept rows), set by finish; HTA's tie order needs it */
+    uint32_t *domain;     /* native NVTX ranges: string pool id of their domain's name
+                             (nvtxDomainCreate); 0: NVTX's default domain, or not a range */
 } tp_events;
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
@@ -125,6 +127,7 @@ typedef struct {
     int64_t pid, tid, correlation, external_id, bytes;
     double bw_gbps;
     uint32_t stack;
+    uint32_t domain; /* tp_events.domain */
 } tp_event_row;
 
 /* Memory events: Kineto "[memory]" instant events, native DEVICE_MEM/HEAP/REGION/ALLOC_FAIL. */

@@ -33,12 +33,18 @@ def train_step():
     backward(2)  # @step_bwd
 
 
+def aux_forward():  # a range of the same name in another NVTX domain: never merged
+    nvtx.push_range("forward", domain="aux")  # @aux_push
+    nvtx.pop_range(domain="aux")
+
+
 def child():
     lib.tsh_launch(b"child_kernel", 50000)  # @child_launch
 
 
 for _ in range(4):
     train_step()  # @main_step
+aux_forward()
 lib.tsh_thread(b"c_thread_kernel", 30000, 5)
 pid = os.fork()
 if pid == 0:

@@ -10,11 +10,12 @@ chose (never a timing):
 (a) report JSON "launch_stacks": one group per launching line, Python frames first, in order
     (function, line), with the kernels' exact count and GPU time; the C thread's group has
     native frames only (tsh_launch); the child's group is there; the text report and the TUI's
-    Stacks view name the same lines; --stack-depth 1 keeps one frame per group;
+    Stacks view name the same lines; --stack-depth 1 keeps one frame per group; ranges of one
+    name in two NVTX domains stay two ranges (report JSON and text);
 (b) SQLite export: the recording in one database (both processes, rows tagged with their
     pid), the ranges' push stacks (nvtx_ranges.stack_id) in the symbolized frames table: the
     Python frames of the push, in order, between native frames; tsh_launch symbolized with its
-    file and line; the domains table;
+    file and line; the domains table names the second domain;
 (c) folded export: weights per leaf equal the program's GPU time (gpu), the ranges' durations
     from the SQLite export (range), the API calls' (cpu); frames root first;
 (d) the trainer (C, CPU device) under --stacks api: folded GPU weights per kernel equal the
@@ -92,11 +93,15 @@ def check_report(trace):
             check(not py_frames(g["frames"]) and funcs[:1] in (["tsh_launch"], ["tp_activity_api"])
                   and "tsh_launch" in funcs and "thread_main" in funcs,
                   f"{name}: native frames expected, got {[x['label'] for x in g['frames']]}")
+    ranges = {(x["domain"], x["name"]): x["count"] for x in ranks[0]["ranges"]}
+    check(ranges == {("", "forward"): 4, ("", "backward"): 4, ("aux", "forward"): 1},
+          f"ranges by domain and name: {ranges}")
     order = [g["kernels"][0]["name"] for g in ls["stacks"]]
     check(order == ["gemm_bwd", "gemm_fwd", "c_thread_kernel", "child_kernel"],
           f"groups by GPU time: {order}")
     r = run("report", trace)
     text = r.stdout
+    check(re.search(r"\n  \[aux\] forward +1 ", text) is not None, "text report: [aux] forward")
     sec = text[text.find("GPU time by launching stack"):]
     want = [f"stacks_prog.py:{LINE['bwd_launch']} in backward",
             f"stacks_prog.py:{LINE['step_bwd']} in train_step",
@@ -131,7 +136,7 @@ def check_sqlite(trace, db):
     for name, fn, push, call in (("forward", "forward", "fwd_push", "step_fwd"),
                                  ("backward", "backward", "bwd_push", "step_bwd")):
         stacks = con.execute("SELECT stack_id, pid FROM nvtx_ranges_named WHERE name = ? AND "
-                             "stack_id != 0", (name,)).fetchall()
+                             "stack_id != 0 AND domain_name IS NULL", (name,)).fetchall()
         check(len(stacks) == 4, f"{name}: {len(stacks)} ranges with a stack, want 4")
         for stack, pid in sorted(set(stacks)):
             rows = con.execute("SELECT depth, kind, function, line FROM frames WHERE stack_id = ? "
@@ -153,6 +158,12 @@ def check_sqlite(trace, db):
                           "(SELECT 1 FROM domains d WHERE d.domain_id = n.domain AND "
                           "d.pid = n.pid)").fetchone()[0]
     check(unnamed == 0, f"{unnamed} ranges in a domain missing from the domains table")
+    aux = con.execute("SELECT n.name, d.name, f.function, f.line FROM nvtx_ranges_named n "
+                      "JOIN domains d ON d.domain_id = n.domain AND d.pid = n.pid JOIN frames f ON "
+                      "f.stack_id = n.stack_id AND f.pid = n.pid AND f.kind = 'python' "
+                      "AND f.function = 'aux_forward'").fetchall()
+    check(aux == [("forward", "aux", "aux_forward", LINE["aux_push"])],
+          f"the aux domain's range: {aux}")
     return con
 
 
