@@ -30,8 +30,9 @@ typedef struct {
 } tp_an_nvtx;
 
 /* How front ends name range `r`: "[domain] name" when its name is shared with a range of
- * another domain and its own is not the default one (so the rows read apart), else its name (a program that keeps all its
- * ranges in one domain reads as before), into buf (n bytes; truncated). Returns buf. */
+ * another domain and its own is not the default one (so the rows read apart), else its name (a
+ * program that keeps all its ranges in one domain reads as before), into buf (n bytes; truncated).
+ * Returns buf. */
 const char *tp_an_range_label(const tp_model *m, const tp_an_range *r, char *buf, size_t n);
 
 /* Runs the analysis over view `v` and fills `out` (overwritten; it owns its arrays until
