@@ -258,7 +258,24 @@ static int time_plausible(void *ctx, const tp_rec_hdr *h) {
     return 0;
 }
 
-/* Marks, counters and clock syncs among the data: counted as instants, not kept. */
+/* An NVTX mark: an instant row (TP_EVF_MARK) on its thread, with its domain, so the report's
+ * marks table and the TUI's timeline see it; it is no range (category OTHER). */
+static tp_status on_mark(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_nvtx *n = (const void *)h;
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.ts = (int64_t)n->ts;
+    row.dur = 0;
+    row.name = intern_sid(L, n->msg_sid);
+    row.flags = TP_EVF_MARK;
+    row.pid = L->pid;
+    row.tid = n->tid;
+    row.domain = domain_name(L, n->domain);
+    return push_row(L, &row);
+}
+
+/* Counters and clock syncs among the data: counted as instants, not kept. */
 static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
     (void)h;
     ((nload *)ctx)->r->n_instant++;
@@ -435,7 +452,7 @@ static const tp_visitor loader = {
             [TP_REC_ALLOC_FAIL] = on_alloc_fail,
             [TP_REC_DROPPED] = on_dropped,
             [TP_REC_OVERHEAD] = on_overhead,
-            [TP_REC_NVTX_MARK] = on_instant,
+            [TP_REC_NVTX_MARK] = on_mark,
             [TP_REC_COUNTER] = on_instant,
             [TP_REC_CLOCK_SYNC] = on_instant,
         },

@@ -84,6 +84,9 @@ const char *tp_skip_key(tp_skip s);
 #define TP_EVF_PROFILER_STEP 0x02u /* name starts with "ProfilerStep#" */
 #define TP_EVF_NCCL 0x04u          /* kernel name contains "nccl" (case-sensitive) */
 #define TP_EVF_ASYNC 0x08u         /* native: memcpy issued by an async API */
+#define TP_EVF_MARK                                                                                \
+    0x10u /* native: an NVTX mark (nvtxMarkA): an instant, dur 0,                                  \
+             category OTHER, with its domain (tp_events.domain) */
 
 /* All events of one rank that have a duration. Columns have n rows; optional columns hold
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the

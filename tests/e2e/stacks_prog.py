@@ -31,10 +31,12 @@ def backward(n):
 def train_step():
     forward(3)  # @step_fwd
     backward(2)  # @step_bwd
+    nvtx.mark("step-done")
 
 
 def aux_forward():  # a range of the same name in another NVTX domain: never merged
     nvtx.push_range("forward", domain="aux")  # @aux_push
+    nvtx.mark("step-done", domain="aux")
     nvtx.pop_range(domain="aux")
 
 

@@ -11,7 +11,7 @@ chose (never a timing):
     (function, line), with the kernels' exact count and GPU time; the C thread's group has
     native frames only (tsh_launch); the child's group is there; the text report and the TUI's
     Stacks view name the same lines; --stack-depth 1 keeps one frame per group; ranges of one
-    name in two NVTX domains stay two ranges (report JSON and text);
+    name in two NVTX domains stay two ranges, and marks two marks (report JSON and text);
 (b) SQLite export: the recording in one database (both processes, rows tagged with their
     pid), the ranges' push stacks (nvtx_ranges.stack_id) in the symbolized frames table: the
     Python frames of the push, in order, between native frames; tsh_launch symbolized with its
@@ -96,12 +96,16 @@ def check_report(trace):
     ranges = {(x["domain"], x["name"]): x["count"] for x in ranks[0]["ranges"]}
     check(ranges == {("", "forward"): 4, ("", "backward"): 4, ("aux", "forward"): 1},
           f"ranges by domain and name: {ranges}")
+    marks = {(x["domain"], x["name"]): x["count"] for x in ranks[0]["marks"]}
+    check(marks == {("", "step-done"): 4, ("aux", "step-done"): 1}, f"NVTX marks: {marks}")
     order = [g["kernels"][0]["name"] for g in ls["stacks"]]
     check(order == ["gemm_bwd", "gemm_fwd", "c_thread_kernel", "child_kernel"],
           f"groups by GPU time: {order}")
     r = run("report", trace)
     text = r.stdout
     check(re.search(r"\n  \[aux\] forward +1 ", text) is not None, "text report: [aux] forward")
+    check(re.search(r"\n  \[aux\] step-done +1 ", text) is not None
+          and re.search(r"\n  step-done +4 ", text) is not None, "text report: NVTX marks")
     sec = text[text.find("GPU time by launching stack"):]
     want = [f"stacks_prog.py:{LINE['bwd_launch']} in backward",
             f"stacks_prog.py:{LINE['step_bwd']} in train_step",
