@@ -141,19 +141,16 @@ static const struct {
     export_fn write;
     int recording;
     const char *help;
-} formats[] = {{
-    "chrome",
-    ".json",
-    write_chrome,
-    1,
-    "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
-    "                    chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
-    "gzip-compressed; the\n" traces of the recording's other processes beside TRACE come along"}, {
-        "folded", ".folded", write_folded, 1,
-        "folded stacks (frame;frame;... WEIGHT, root first) for flamegraph.pl and\n"
-        "                    speedscope; --weight gpu (default: GPU time of the kernels each "
-        "stack\n"
-        "                    launched), range (NVTX range time) or cpu (API call time), in ns"},
+} formats[] = {
+    {"chrome", ".json", write_chrome, 1,
+     "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
+     "                    chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
+     "gzip-compressed; the\n"
+     "                    traces of the recording's other processes beside TRACE come along"},
+    {"folded", ".folded", write_folded, 1,
+     "folded stacks (frame;frame;... WEIGHT, root first) for flamegraph.pl and\n"
+     "                    speedscope; --weight gpu (default: GPU time of the kernels each stack\n"
+     "                    launched), range (NVTX range time) or cpu (API call time), in ns"},
     {"perfetto", ".pftrace", write_perfetto, 1,
      "Perfetto's native protobuf trace: opens in ui.perfetto.dev and trace_processor;\n"
      "                    nested NVTX slices per thread, a track per stream, launch flows,\n"
