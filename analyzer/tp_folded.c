@@ -147,7 +147,8 @@ tp_status tp_folded_write(FILE *out, const tp_model *m, const tp_folded_opts *o,
     size_t n = 0, cap = 0;
     for (size_t r = 0; r < m->n_ranks; r++)
         n = rank_lines(m, &m->ranks[r], o, weights[w].pick, &lines, &cap, n);
-    qsort(lines, n, sizeof *lines, cmp_line);
+    if (n)
+        qsort(lines, n, sizeof *lines, cmp_line);
     for (size_t i = 0, j; i < n; i = j) {
         int64_t ns = lines[i].ns;
         uint64_t k = lines[i].n;
