@@ -120,6 +120,11 @@ static tp_status write_folded(const trace_set *t, const char *out, char *done, s
         snprintf(err, err_len, "%s: %s", out, strerror(errno));
     snprintf(done, done_len, "%llu stacks, %s weight %lld ns", (unsigned long long)s.lines,
              t->weight ? t->weight : "gpu", (long long)s.total_ns);
+    if (st == TP_OK && !s.lines) /* an empty file opens as an empty flame graph: say why */
+        fprintf(stderr,
+                "trainprof export: note: no %s event has a recorded stack (record with "
+                "--stacks api, or --stacks all for ranges)\n",
+                t->weight ? t->weight : "gpu");
     tp_model_close(m);
     return st;
 }

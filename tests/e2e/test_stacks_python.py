@@ -209,6 +209,10 @@ def check_folded(trace, con, d):
     check(by_leaf(lines) == want and len(want) >= 2, f"range weights {by_leaf(lines)} != {want}")
     lines = folded(trace, os.path.join(d, "c.folded"), "--weight", "cpu")
     check(by_leaf(lines) == {"tshLaunchKernel": 26 * 1000}, f"cpu weights {by_leaf(lines)}")
+    r = run("export", trace, "--format", "folded", "--no-symbols", "-o", "/dev/stdout")
+    check(r.returncode == 0 and all(re.search(r"\+0x[0-9a-f]+;|:\d+ in |^[^;]*;", ln)
+                                    for ln in r.stdout.splitlines()) and "tsh_launch" not in r.stdout,
+          f"folded --no-symbols keeps module+offset: {r.stdout[:300]}")
     r = run("export", trace, "--format", "folded", "--weight", "wall")
     check(r.returncode == 2 and "--weight" in r.stderr, f"--weight wall: {r.stderr}")
 
