@@ -242,7 +242,7 @@ static void events_free(tp_events *e) {
     free(e->stream), free(e->device), free(e->pid), free(e->tid), free(e->correlation);
     free(e->external_id), free(e->bytes), free(e->bw_gbps), free(e->copy_kind);
     free(e->src_kind), free(e->dst_kind), free(e->stack), free(e->parent), free(e->depth);
-    free(e->load_ord);
+    free(e->load_ord), free(e->domain);
     memset(e, 0, sizeof *e);
 }
 
@@ -347,7 +347,7 @@ static void events_grow(tp_events *e) {
     GROW(e->device, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
     GROW(e->correlation, e->cap), GROW(e->external_id, e->cap), GROW(e->bytes, e->cap);
     GROW(e->bw_gbps, e->cap), GROW(e->copy_kind, e->cap), GROW(e->src_kind, e->cap);
-    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap);
+    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap), GROW(e->domain, e->cap);
 }
 
 void tp_events_push(tp_events *e, const tp_event_row *r) {
@@ -361,6 +361,7 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     e->correlation[i] = r->correlation, e->external_id[i] = r->external_id;
     e->bytes[i] = r->bytes, e->bw_gbps[i] = r->bw_gbps, e->copy_kind[i] = r->copy_kind;
     e->src_kind[i] = r->src_kind, e->dst_kind[i] = r->dst_kind, e->stack[i] = r->stack;
+    e->domain[i] = r->domain;
 }
 
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
@@ -410,6 +411,7 @@ static tp_event_row event_row(const tp_events *e, size_t i) {
     r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
     r.correlation = e->correlation[i], r.external_id = e->external_id[i];
     r.bytes = e->bytes[i], r.bw_gbps = e->bw_gbps[i], r.stack = e->stack[i];
+    r.domain = e->domain[i];
     return r;
 }
 
@@ -616,6 +618,7 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
     PERMUTE(e->src_kind, perm, n);
     PERMUTE(e->dst_kind, perm, n);
     PERMUTE(e->stack, perm, n);
+    PERMUTE(e->domain, perm, n);
     PERMUTE(e->load_ord, perm, n);
     e->cap = n;
 }

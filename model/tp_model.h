@@ -84,6 +84,9 @@ const char *tp_skip_key(tp_skip s);
 #define TP_EVF_PROFILER_STEP 0x02u /* name starts with "ProfilerStep#" */
 #define TP_EVF_NCCL 0x04u          /* kernel name contains "nccl" (case-sensitive) */
 #define TP_EVF_ASYNC 0x08u         /* native: memcpy issued by an async API */
+#define TP_EVF_MARK                                                                                \
+    0x10u /* native: an NVTX mark (nvtxMarkA): an instant, dur 0,                                  \
+             category OTHER, with its domain (tp_events.domain) */
 
 /* All events of one rank that have a duration. Columns have n rows; optional columns hold
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
@@ -113,6 +116,8 @@ typedef struct {
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
     uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
                              among kept rows), set by finish; HTA's tie order needs it */
+    uint32_t *domain;     /* native NVTX ranges: string pool id of their domain's name
+                             (nvtxDomainCreate); 0: NVTX's default domain, or not a range */
 } tp_events;
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
@@ -125,6 +130,7 @@ typedef struct {
     int64_t pid, tid, correlation, external_id, bytes;
     double bw_gbps;
     uint32_t stack;
+    uint32_t domain; /* tp_events.domain */
 } tp_event_row;
 
 /* Memory events: Kineto "[memory]" instant events, native DEVICE_MEM/HEAP/REGION/ALLOC_FAIL. */

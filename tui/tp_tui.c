@@ -11,6 +11,7 @@
 #include "tp_tui_diagnosis.h"
 #include "tp_tui_layout.h"
 #include "tp_tui_panel.h"
+#include "tp_tui_stacks.h"
 #include "tp_tui_summary.h"
 #include "tp_tui_timeline.h"
 
@@ -145,8 +146,9 @@ static const struct {
     const char *name; /* --view name, and the panel's name */
     tp_tui_panel *(*make)(tp_tui_data *d);
 } views[TP_TUI_N_VIEWS] = {
-    {"summary", summary_new}, {"timeline", timeline_new}, {"kernels", kernels_new},
-    {"ranges", ranges_new},   {"copies", copies_new},     {"diagnosis", diagnosis_new},
+    {"summary", summary_new},      {"timeline", timeline_new}, {"kernels", kernels_new},
+    {"ranges", ranges_new},        {"copies", copies_new},     {"diagnosis", diagnosis_new},
+    {"stacks", tp_tui_stacks_new},
 };
 
 int tp_tui_view_index(const char *name) {

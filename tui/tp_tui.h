@@ -46,7 +46,7 @@ enum {
     TP_TUI_KEY_TAB = '\t'
 };
 
-#define TP_TUI_N_VIEWS 6
+#define TP_TUI_N_VIEWS 7
 
 /* Fills the defaults: the first rank, Summary, 120x40, tp_an_opts_init's analyses. */
 void tp_tui_opts_init(tp_tui_opts *o);
