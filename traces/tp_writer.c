@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -572,20 +571,8 @@ static void drain(tp_writer *w, int cut) {
     pthread_mutex_unlock(&w->drain_lock);
 }
 
-/* The drain runs as SCHED_BATCH: the same CPU share as any thread, but when it wakes it does
- * not preempt the thread running on that core (CFS's wakeup preemption), so a producer that
- * woke it keeps its core and the drain takes the next idle moment or the next tick. Where
- * the policy is refused, it stays as it was. */
-static void drain_thread_policy(void) {
-#ifdef SCHED_BATCH
-    struct sched_param sp = {0};
-    (void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
-#endif
-}
-
 static void *bg_main(void *arg) {
     tp_writer *w = arg;
-    drain_thread_policy();
     uint64_t next_cut = mono_now(NULL) + (uint64_t)w->opts.flush_ms * 1000000u;
     pthread_mutex_lock(&w->cv_lock);
     w->running = 1;
