@@ -33,6 +33,8 @@ typedef struct {
                                        the modules' files (trainprof report --no-symbols) */
     int ops_by_shapes; /* CPU-op table: one row per (name, input shapes) (--group-by shapes) */
     int ops_by_total;  /* CPU-op table: sorted by total time, not self (--sort-ops total) */
+    int stack_depth;   /* launching stacks: frames per group (tp_an_stacks;
+                          --stack-depth); 0: TP_AN_STACK_DEPTH_DEFAULT */
 } tp_an_opts;
 
 /* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */

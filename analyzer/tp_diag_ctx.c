@@ -291,7 +291,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
     free(d->step_end), free(d->seen), free(d->ncls), free(d->th);
-    tp_symbolizer_close(d->sym);
+    tp_an_frames_close(d->fx);
     memset(d, 0, sizeof *d);
 }
 

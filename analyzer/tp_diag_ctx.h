@@ -18,7 +18,7 @@
 
 #include "tp_an_ivset.h"
 #include "tp_diagnose.h"
-#include "tp_symbolize.h"
+#include "tp_an_frames.h"
 
 #define TP_DIAG_MIN_SEVERITY 0.03 /* findings explaining less are left out */
 
@@ -53,8 +53,7 @@ struct tp_diag_ctx {
     size_t n_step_end;
     uint8_t *ncls;      /* TP_DIAG_NC_* class of each name id, 0 until first asked */
     size_t n_names;     /* name ids are < n_names */
-    tp_symbolizer *sym; /* opened on first use (tp_diag_stack), unless opts.no_symbols */
-    int sym_tried;
+    tp_an_frames *fx;   /* the rank's stacks as frames, opened on first use (tp_diag_stack) */
     tp_finding *cur;    /* the finding being written (tp_diag_add) */
     int launch_verdict; /* launch-bound fires: 1 / 0; -1 until judged (tp_diag_launch.c,
                            whose two rules both need it) */

@@ -12,11 +12,14 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_an_ranks.h"
+#include "tp_an_stacks.h"
 #include "tp_rank_analysis.h"
 #include "tp_report_cpuops.h"
 #include "tp_report_host.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
+#include "tp_report_marks.h"
+#include "tp_report_stacks.h"
 #include "tp_text.h"
 #include "tp_units.h"
 
@@ -70,7 +73,7 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
 }
 
 static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    char b1[32], b2[32], b3[32], bp[32], nb[128];
+    char b1[32], b2[32], b3[32], bp[32], nb[128], lb[512];
     const tp_an_temporal *t = &rr->t;
     fprintf(f, "Summary\n");
     if (!t->has_gpu) {
@@ -115,10 +118,11 @@ static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     if (rr->nv.n)
         fprintf(f, "  top ranges:\n");
     for (size_t i = 0; i < rr->nv.n && i < top; i++)
-        fprintf(f, "    %-60s %8zu %12s  GPU %s\n",
-                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->nv.r[i].name), 60),
-                rr->nv.r[i].count, T(rr->nv.r[i].total),
-                tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
+        fprintf(
+            f, "    %-60s %8zu %12s  GPU %s\n",
+            tp_rf_clip(nb, sizeof nb, tp_an_range_label(rr->v.m, &rr->nv.r[i], lb, sizeof lb), 60),
+            rr->nv.r[i].count, T(rr->nv.r[i].total),
+            tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
     fprintf(f, "\n");
 }
 
@@ -230,7 +234,7 @@ static void text_memory(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
 }
 
 static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    char b1[32], b2[32], b3[32], b4[32], nb[128];
+    char b1[32], b2[32], b3[32], b4[32], nb[128], lb[512];
     if (!rr->nv.n)
         return;
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
@@ -241,8 +245,8 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     for (size_t i = 0; i < rr->nv.n && i < top; i++) {
         const tp_an_range *r = &rr->nv.r[i];
         fprintf(f, "  %-50s %8zu %12s %12s %12s %8zu %12s\n",
-                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, r->name), 50), r->count,
-                tp_rf_time(b1, 32, (double)r->total), tp_rf_time(b2, 32, r->mean),
+                tp_rf_clip(nb, sizeof nb, tp_an_range_label(rr->v.m, r, lb, sizeof lb), 50),
+                r->count, tp_rf_time(b1, 32, (double)r->total), tp_rf_time(b2, 32, r->mean),
                 tp_rf_time(b3, 32, (double)r->max), r->n_gpu_ops,
                 tp_rf_time(b4, 32, (double)r->gpu_ns));
     }
@@ -304,6 +308,17 @@ static void text_dropped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
         fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
 }
 
+/* Why the trace has no (or, after another CUPTI client took over, no more) CUDA records. */
+static void text_cuda_off(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    uint32_t why = rr->v.r->cuda_off;
+    if (!why)
+        return;
+    fprintf(f, "CUDA: not traced (");
+    tp_text_fputs(tp_model_str(rr->v.m, why), f);
+    fprintf(f, ")\n\n");
+}
+
 /* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
  * that nobody reads a span or a finding without knowing what was left out of it. */
 static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -325,9 +340,12 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 
 /* The text report of a rank, in print order: what was lost and what is wrong before the
  * numbers. */
+/* One row per line, so that adding a section is a one-line change. */
+// clang-format off
 static const tp_report_text_section text_sections[] = {
     {"processes", TP_RS_ALWAYS, text_processes},
     {"dropped", TP_RS_ALWAYS, text_dropped},
+    {"cuda_off", TP_RS_ALWAYS, text_cuda_off},
     {"skipped", TP_RS_ALWAYS, text_skipped},
     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
     {"summary", TP_RS_ALWAYS, text_summary},
@@ -339,9 +357,12 @@ static const tp_report_text_section text_sections[] = {
     {"queue", TP_RS_DEVICE, text_queue},
     {"memory", TP_RS_DEVICE, text_memory},
     {"ranges", TP_RS_ALWAYS, text_ranges},
+    {"stacks", TP_RS_DEVICE, tp_report_stacks_text},
+    {"marks", TP_RS_ALWAYS, tp_report_marks_text},
     {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_text},
     {"threads", TP_RS_HOST, tp_report_host_threads_text},
 };
+// clang-format on
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
@@ -503,6 +524,7 @@ static void json_ranges(yajl_gen g, const tp_rank_analysis *rr, const tp_report_
         const tp_an_range *r = &rr->nv.r[i];
         yajl_gen_map_open(g);
         tp_rj_kv(g, "name", tp_model_str(rr->v.m, r->name));
+        tp_rj_kv(g, "domain", tp_model_str(rr->v.m, r->domain));
         tp_rj_int(g, "count", (long long)r->count);
         tp_rj_int(g, "total_ns", r->total);
         tp_rj_num(g, "mean_ns", r->mean);
@@ -588,6 +610,13 @@ static void json_dropped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
+/* "cuda_off": why CUDA was not (or, from some point, no longer) traced; only when it was so. */
+static void json_cuda_off(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    if (rr->v.r->cuda_off)
+        tp_rj_kv(g, "cuda_off", tp_model_str(rr->v.m, rr->v.r->cuda_off));
+}
+
 /* "processes": the rank's processes in tree order, only when it holds more than one. */
 static void json_processes(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
@@ -653,16 +682,29 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 
 /* The JSON keys of a rank, in print order (docs/report-schema.md); every rank has every key
  * except those that exist only when there is something to say (processes, dropped, skipped). */
+/* One row per line, so that adding a section is a one-line change. */
+// clang-format off
 static const tp_report_json_section json_sections[] = {
-    {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
-    {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
-    {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
-    {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
-    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"steps", TP_RS_ALWAYS, json_steps},
-    {"findings", TP_RS_ALWAYS, json_findings},   {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_json},
+    {"processes", TP_RS_ALWAYS, json_processes},
+    {"dropped", TP_RS_ALWAYS, json_dropped},
+    {"cuda_off", TP_RS_ALWAYS, json_cuda_off},
+    {"skipped", TP_RS_ALWAYS, json_skipped},
+    {"temporal", TP_RS_ALWAYS, json_temporal},
+    {"idle", TP_RS_ALWAYS, json_idle},
+    {"kernels", TP_RS_ALWAYS, json_kernels},
+    {"launch", TP_RS_ALWAYS, json_launch},
+    {"queue", TP_RS_ALWAYS, json_queue},
+    {"memory", TP_RS_ALWAYS, json_memory},
+    {"overlap", TP_RS_ALWAYS, json_overlap},
+    {"ranges", TP_RS_ALWAYS, json_ranges},
+    {"stacks", TP_RS_ALWAYS, tp_report_stacks_json},
+    {"marks", TP_RS_ALWAYS, tp_report_marks_json},
+    {"steps", TP_RS_ALWAYS, json_steps},
+    {"findings", TP_RS_ALWAYS, json_findings},
+    {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_json},
     {"host", TP_RS_ALWAYS, tp_report_host_json},
 };
+// clang-format on
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
@@ -694,6 +736,8 @@ static void json_head(yajl_gen g, const tp_model *m, const tp_report_opts *o) {
     yajl_gen_bool(g, o->an.no_ns_rounding);
     tp_rj_int(g, "kernel_wait_ns", o->an.kernel_wait_ns);
     tp_rj_int(g, "rank", o->rank);
+    tp_rj_int(g, "stack_depth",
+              o->an.stack_depth > 0 ? o->an.stack_depth : TP_AN_STACK_DEPTH_DEFAULT);
     yajl_gen_map_close(g);
     tp_rj_int(g, "n_ranks", (long long)m->n_ranks);
     tp_rj_str(g, "ranks");

@@ -19,12 +19,13 @@ typedef struct {
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof report TRACE... [--rank N] [--format text|json] [--compat hta]\n"
                "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
-               "                        [--no-symbols] [--group-by name|shapes]\n"
+               "                        [--no-symbols] [--stack-depth N] [--group-by name|shapes]\n"
                "                        [--sort-ops self|total] [-o FILE]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
                "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
                "CPU stacks are symbolized from the recorded modules' files (function, file:line);\n"
-               "--no-symbols keeps them as module+offset.\n"
+               "--no-symbols keeps them as module+offset. --stack-depth N: frames per launching\n"
+               "stack in \"GPU time by launching stack\" (default 5, at most 64).\n"
                "The CPU-operator table (framework ops and annotation ranges, self and total\n"
                "time) has one row per name, or per name and input shapes with --group-by\n"
                "shapes; --sort-ops total sorts it by total instead of self time.\n");
@@ -55,6 +56,7 @@ static const tp_cmd_opt options[] = {
         "takes name or shapes"),
     OPT("--sort-ops", TP_OPT_PARSE, o.an.ops_by_total, 0, 0, tp_cmd_parse_sort_ops,
         "takes self or total"),
+    OPT("--stack-depth", TP_OPT_INT, o.an.stack_depth, 1, 64, NULL, "takes a number from 1 to 64"),
     OPT("-o", TP_OPT_STR, out, 0, 0, NULL, "takes a file name"),
 };
 #undef OPT

@@ -19,7 +19,8 @@ typedef struct {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof tui TRACE... [--rank N] [--view NAME] [--no-symbols]\n"
-               "                      [--group-by name|shapes] [--sort-ops self|total]\n"
+               "                      [--stack-depth N] [--group-by name|shapes]\n"
+               "                      [--sort-ops self|total]\n"
                "       trainprof tui TRACE... --snapshot [--width W] [--height H] [--view NAME]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
                "per-rank files. Views:");
@@ -29,6 +30,7 @@ static void usage(FILE *f) {
             " (or 1-%d).\n"
             "--snapshot prints one frame of the view as text instead of starting the UI.\n"
             "--no-symbols shows the diagnosis' CPU stacks as module+offset.\n"
+            "--stack-depth N: frames per launching stack in the Stacks view (default 5).\n"
             "--group-by and --sort-ops arrange the CPU ops view as `trainprof report` does.\n",
             TP_TUI_N_VIEWS);
 }
@@ -81,6 +83,8 @@ int tp_cmd_tui(int argc, char **argv) {
             "takes name or shapes"),
         OPT("--sort-ops", TP_OPT_PARSE, o.an.ops_by_total, 0, 0, tp_cmd_parse_sort_ops,
             "takes self or total"),
+        OPT("--stack-depth", TP_OPT_INT, o.an.stack_depth, 1, 64, NULL,
+            "takes a number from 1 to 64"),
     };
 #undef OPT
     const tp_cmd_traces cmd = {"tui", usage, options, sizeof options / sizeof options[0],

@@ -31,6 +31,9 @@ static void setup(void) {
     tp_interpose_init();
     tp_nvtx_register();
     tp_guard_register();
+#if TP_HAVE_CUPTI
+    tp_cupti_register();
+#endif
 }
 
 static void start(void) {

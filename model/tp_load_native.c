@@ -32,6 +32,21 @@ static uint32_t intern_sid(nload *L, uint32_t sid) {
     return s ? tp_model_intern(L->m, s, strlen(s)) : 0;
 }
 
+/* The name of NVTX domain `id` (its DOMAIN record, the latest when renamed), interned; 0 for
+ * the default domain (id 0) or a domain without a record. Domains are few: a linear search. */
+static uint32_t domain_name(nload *L, uint32_t id) {
+    const tp_rec_hdr *const *recs;
+    size_t n = id ? tp_reader_meta(L->rd, TP_REC_DOMAIN, &recs) : 0;
+    uint32_t name = 0;
+    for (size_t i = 0; i < n; i++) {
+        tp_rec_domain d = {0};
+        tp_record_get(recs[i], &d, sizeof d);
+        if (d.id == id)
+            name = intern_sid(L, d.name_sid);
+    }
+    return name;
+}
+
 static uint32_t intern_lit(nload *L, const char *s) {
     return tp_model_intern(L->m, s, strlen(s));
 }
@@ -147,6 +162,8 @@ static tp_status on_range(void *ctx, const tp_visit_range *r) {
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
     row.pid = L->pid;
     row.tid = r->open.tid;
+    row.stack = r->open.stack_id;
+    row.domain = domain_name(L, r->open.domain);
     return push_row(L, &row);
 }
 
@@ -241,11 +258,40 @@ static int time_plausible(void *ctx, const tp_rec_hdr *h) {
     return 0;
 }
 
-/* Marks, counters and clock syncs among the data: counted as instants, not kept. */
+/* An NVTX mark: an instant row (TP_EVF_MARK) on its thread, with its domain, so the report's
+ * marks table and the TUI's timeline see it; it is no range (category OTHER). */
+static tp_status on_mark(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_nvtx *n = (const void *)h;
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.ts = (int64_t)n->ts;
+    row.dur = 0;
+    row.name = intern_sid(L, n->msg_sid);
+    row.flags = TP_EVF_MARK;
+    row.pid = L->pid;
+    row.tid = n->tid;
+    row.domain = domain_name(L, n->domain);
+    return push_row(L, &row);
+}
+
+/* Counters and clock syncs among the data: counted as instants, not kept. */
 static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
     (void)h;
     ((nload *)ctx)->r->n_instant++;
     return TP_OK;
+}
+
+/* A counter is an instant; the collector's "trainprof.cuda_off: <why>" is also kept. */
+static tp_status on_counter(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    tp_rec_counter c;
+    tp_record_get(h, &c, sizeof c);
+    const char *name = tp_reader_string(L->rd, c.name_sid);
+    static const char prefix[] = "trainprof.cuda_off: ";
+    if (name && !strncmp(name, prefix, sizeof prefix - 1) && !L->r->cuda_off)
+        L->r->cuda_off = intern_lit(L, name + sizeof prefix - 1);
+    return on_instant(ctx, h);
 }
 
 /* ---------------------------------------------------------------- stacks */
@@ -418,8 +464,8 @@ static const tp_visitor loader = {
             [TP_REC_ALLOC_FAIL] = on_alloc_fail,
             [TP_REC_DROPPED] = on_dropped,
             [TP_REC_OVERHEAD] = on_overhead,
-            [TP_REC_NVTX_MARK] = on_instant,
-            [TP_REC_COUNTER] = on_instant,
+            [TP_REC_NVTX_MARK] = on_mark,
+            [TP_REC_COUNTER] = on_counter,
             [TP_REC_CLOCK_SYNC] = on_instant,
         },
     .range = on_range,

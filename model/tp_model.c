@@ -244,6 +244,7 @@ static void events_free(tp_events *e) {
     free(e->src_kind), free(e->dst_kind), free(e->stack), free(e->parent), free(e->depth);
     free(e->load_ord);
     free(e->shapes), free(e->seq), free(e->fwd_tid);
+    free(e->load_ord), free(e->domain);
     memset(e, 0, sizeof *e);
 }
 
@@ -351,6 +352,7 @@ static void events_grow(tp_events *e) {
     GROW(e->bw_gbps, e->cap), GROW(e->copy_kind, e->cap), GROW(e->src_kind, e->cap);
     GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap);
     GROW(e->shapes, e->cap), GROW(e->seq, e->cap), GROW(e->fwd_tid, e->cap);
+    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap), GROW(e->domain, e->cap);
 }
 
 void tp_events_push(tp_events *e, const tp_event_row *r) {
@@ -365,6 +367,7 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     e->bytes[i] = r->bytes, e->bw_gbps[i] = r->bw_gbps, e->copy_kind[i] = r->copy_kind;
     e->src_kind[i] = r->src_kind, e->dst_kind[i] = r->dst_kind, e->stack[i] = r->stack;
     e->shapes[i] = r->shapes, e->seq[i] = r->seq, e->fwd_tid[i] = r->fwd_tid;
+    e->domain[i] = r->domain;
 }
 
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
@@ -415,6 +418,7 @@ static tp_event_row event_row(const tp_events *e, size_t i) {
     r.correlation = e->correlation[i], r.external_id = e->external_id[i];
     r.bytes = e->bytes[i], r.bw_gbps = e->bw_gbps[i], r.stack = e->stack[i];
     r.shapes = e->shapes[i], r.seq = e->seq[i], r.fwd_tid = e->fwd_tid[i];
+    r.domain = e->domain[i];
     return r;
 }
 
@@ -621,6 +625,7 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
     PERMUTE(e->src_kind, perm, n);
     PERMUTE(e->dst_kind, perm, n);
     PERMUTE(e->stack, perm, n);
+    PERMUTE(e->domain, perm, n);
     PERMUTE(e->load_ord, perm, n);
     PERMUTE(e->shapes, perm, n);
     PERMUTE(e->seq, perm, n);

@@ -84,6 +84,9 @@ const char *tp_skip_key(tp_skip s);
 #define TP_EVF_PROFILER_STEP 0x02u /* name starts with "ProfilerStep#" */
 #define TP_EVF_NCCL 0x04u          /* kernel name contains "nccl" (case-sensitive) */
 #define TP_EVF_ASYNC 0x08u         /* native: memcpy issued by an async API */
+#define TP_EVF_MARK                                                                                \
+    0x10u /* native: an NVTX mark (nvtxMarkA): an instant, dur 0,                                  \
+             category OTHER, with its domain (tp_events.domain) */
 
 /* All events of one rank that have a duration. Columns have n rows; optional columns hold
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
@@ -118,6 +121,8 @@ typedef struct {
     int64_t *seq;         /* Kineto args "Sequence number" (autograd); -1: none */
     int64_t *fwd_tid;     /* Kineto args "Fwd thread id" (a backward op's forward thread);
                              -1: none */
+    uint32_t *domain;     /* native NVTX ranges: string pool id of their domain's name
+                             (nvtxDomainCreate); 0: NVTX's default domain, or not a range */
 } tp_events;
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
@@ -132,6 +137,7 @@ typedef struct {
     uint32_t stack;
     uint32_t shapes;
     int64_t seq, fwd_tid;
+    uint32_t domain; /* tp_events.domain */
 } tp_event_row;
 
 /* Memory events: Kineto "[memory]" instant events, native DEVICE_MEM/HEAP/REGION/ALLOC_FAIL. */
@@ -292,6 +298,9 @@ typedef struct {
     uint64_t n_meta;            /* ph M */
     uint64_t n_dropped;         /* no dur or no cat, or cat "Trace" (HTA admission rule) */
     uint64_t n_dropped_records; /* native: DROPPED record counts */
+    /* native: why CUDA tracing was off or stopped (the collector's `trainprof.cuda_off`
+     * COUNTER, docs/collector.md), string pool id; 0: it was on throughout or never tried */
+    uint32_t cuda_off;
     /* native: what the collector kept and lost, by .tprof record type (docs/trace-format.md;
      * TP_REC_*); n_lost_kind[0]: drops of an unknown kind. Read through tp_an_drops. */
     uint64_t n_kept_kind[TP_MODEL_REC_KINDS];

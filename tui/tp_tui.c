@@ -12,6 +12,7 @@
 #include "tp_tui_diagnosis.h"
 #include "tp_tui_layout.h"
 #include "tp_tui_panel.h"
+#include "tp_tui_stacks.h"
 #include "tp_tui_summary.h"
 #include "tp_tui_timeline.h"
 
@@ -146,9 +147,9 @@ static const struct {
     const char *name; /* --view name, and the panel's name */
     tp_tui_panel *(*make)(tp_tui_data *d);
 } views[TP_TUI_N_VIEWS] = {
-    {"summary", summary_new},      {"timeline", timeline_new}, {"kernels", kernels_new},
-    {"ranges", ranges_new},        {"copies", copies_new},     {"diagnosis", diagnosis_new},
-    {"cpuops", tp_tui_cpuops_new},
+    {"summary", summary_new},      {"timeline", timeline_new},    {"kernels", kernels_new},
+    {"ranges", ranges_new},        {"copies", copies_new},        {"diagnosis", diagnosis_new},
+    {"stacks", tp_tui_stacks_new}, {"cpuops", tp_tui_cpuops_new},
 };
 
 int tp_tui_view_index(const char *name) {

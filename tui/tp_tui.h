@@ -46,13 +46,13 @@ enum {
     TP_TUI_KEY_TAB = '\t'
 };
 
-#define TP_TUI_N_VIEWS 7
+#define TP_TUI_N_VIEWS 8
 
 /* Fills the defaults: the first rank, Summary, 120x40, tp_an_opts_init's analyses. */
 void tp_tui_opts_init(tp_tui_opts *o);
 
-/* 0..6 for "summary", "timeline", "kernels", "ranges", "copies", "diagnosis", "cpuops" (or
- * "1".."7"); -1 else. */
+/* 0..7 for "summary", "timeline", "kernels", "ranges", "copies", "diagnosis", "stacks",
+ * "cpuops" (or "1".."8"); -1 else. */
 int tp_tui_view_index(const char *name);
 
 /* The --view name of view i (0 <= i < TP_TUI_N_VIEWS), else NULL. */
