@@ -189,7 +189,9 @@ static const char *file_base(const char *path) {
 
 const char *tp_an_frame_label(const tp_an_frame *x, char *buf, size_t n) {
     unsigned long long off = (unsigned long long)x->offset;
-    if (x->python)
+    if (x->python && !x->file[0]) /* no file: a C function called from Python (Kineto) */
+        snprintf(buf, n, "%s", x->func);
+    else if (x->python)
         snprintf(buf, n, "%s:%d in %s", file_base(x->file), x->line, x->func);
     else if (x->func[0] && x->line > 0)
         snprintf(buf, n, "%s (%s:%d)", x->func, file_base(x->file), x->line);

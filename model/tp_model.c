@@ -242,9 +242,8 @@ static void events_free(tp_events *e) {
     free(e->stream), free(e->device), free(e->pid), free(e->tid), free(e->correlation);
     free(e->external_id), free(e->bytes), free(e->bw_gbps), free(e->copy_kind);
     free(e->src_kind), free(e->dst_kind), free(e->stack), free(e->parent), free(e->depth);
-    free(e->load_ord);
-    free(e->shapes), free(e->seq), free(e->fwd_tid);
     free(e->load_ord), free(e->domain);
+    free(e->shapes), free(e->seq), free(e->fwd_tid);
     memset(e, 0, sizeof *e);
 }
 
@@ -350,9 +349,8 @@ static void events_grow(tp_events *e) {
     GROW(e->device, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
     GROW(e->correlation, e->cap), GROW(e->external_id, e->cap), GROW(e->bytes, e->cap);
     GROW(e->bw_gbps, e->cap), GROW(e->copy_kind, e->cap), GROW(e->src_kind, e->cap);
-    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap);
-    GROW(e->shapes, e->cap), GROW(e->seq, e->cap), GROW(e->fwd_tid, e->cap);
     GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap), GROW(e->domain, e->cap);
+    GROW(e->shapes, e->cap), GROW(e->seq, e->cap), GROW(e->fwd_tid, e->cap);
 }
 
 void tp_events_push(tp_events *e, const tp_event_row *r) {
