@@ -295,10 +295,19 @@ int tp_tui_key(tp_tui *t, int k) {
 
 static void draw_title(tp_tui *t, tp_tui_grid *g) {
     tp_tui_grid_fill(g, 0, TP_TUI_A_TITLE);
-    int x = tp_tui_grid_put(g, 0, 0, " trainprof ", g->w, TP_TUI_A_TITLE);
+    /* With many views the tabs lose a space each, then the program name, before the rank
+     * (which the user must see) would be cut off. */
+    int need = 11 + 22; /* " trainprof ", "  rank N (i of n)" */
+    for (int i = 0; i < TP_TUI_N_VIEWS; i++)
+        need += 5 + (int)strlen(t->panels[i]->title);
+    int compact = need > g->w, x = 0;
+    if (need - TP_TUI_N_VIEWS <= g->w || !compact)
+        x = tp_tui_grid_put(g, 0, 0, " trainprof ", g->w, TP_TUI_A_TITLE);
     for (int i = 0; i < TP_TUI_N_VIEWS; i++)
         x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE,
-                                i == t->view ? " [%d %s]" : "  %d %s ", i + 1, t->panels[i]->title);
+                                i == t->view ? (compact ? "[%d %s]" : " [%d %s]")
+                                             : (compact ? " %d %s " : "  %d %s "),
+                                i + 1, t->panels[i]->title);
     x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  rank %d (%zu of %zu)",
                             t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
     const tp_an_drops *dr = &t->d.a.drops; /* the report's line says the same, in full */
