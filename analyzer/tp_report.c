@@ -12,6 +12,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_rank_analysis.h"
+#include "tp_report_env.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
 #include "tp_text.h"
@@ -301,11 +302,17 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 /* The text report of a rank, in print order: what was lost and what is wrong before the
  * numbers. */
 static const tp_report_text_section text_sections[] = {
-    {"processes", TP_RS_ALWAYS, text_processes}, {"dropped", TP_RS_ALWAYS, text_dropped},
-    {"skipped", TP_RS_ALWAYS, text_skipped},     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
-    {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
-    {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
-    {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
+    {"environment", TP_RS_ALWAYS, tp_report_env_text},
+    {"processes", TP_RS_ALWAYS, text_processes},
+    {"dropped", TP_RS_ALWAYS, text_dropped},
+    {"skipped", TP_RS_ALWAYS, text_skipped},
+    {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
+    {"summary", TP_RS_ALWAYS, text_summary},
+    {"kernels", TP_RS_DEVICE, text_kernels},
+    {"idle", TP_RS_DEVICE, text_idle},
+    {"launch", TP_RS_DEVICE, text_launch},
+    {"queue", TP_RS_DEVICE, text_queue},
+    {"memory", TP_RS_DEVICE, text_memory},
     {"ranges", TP_RS_DEVICE, text_ranges},
 };
 
@@ -608,12 +615,19 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 /* The JSON keys of a rank, in print order (docs/report-schema.md); every rank has every key
  * except those that exist only when there is something to say (processes, dropped, skipped). */
 static const tp_report_json_section json_sections[] = {
-    {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
-    {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
-    {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
-    {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
-    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
+    {"environment", TP_RS_ALWAYS, tp_report_env_json},
+    {"processes", TP_RS_ALWAYS, json_processes},
+    {"dropped", TP_RS_ALWAYS, json_dropped},
+    {"skipped", TP_RS_ALWAYS, json_skipped},
+    {"temporal", TP_RS_ALWAYS, json_temporal},
+    {"idle", TP_RS_ALWAYS, json_idle},
+    {"kernels", TP_RS_ALWAYS, json_kernels},
+    {"launch", TP_RS_ALWAYS, json_launch},
+    {"queue", TP_RS_ALWAYS, json_queue},
+    {"memory", TP_RS_ALWAYS, json_memory},
+    {"overlap", TP_RS_ALWAYS, json_overlap},
+    {"ranges", TP_RS_ALWAYS, json_ranges},
+    {"findings", TP_RS_ALWAYS, json_findings},
 };
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {

@@ -9,6 +9,7 @@
 
 #include "tp_activity_impl.h"
 #include "tp_collector.h"
+#include "tp_collector_env.h"
 #include "tp_collector_guard.h"
 #include "tp_collector_interpose.h"
 #include "tp_nvtx_hooks.h"
@@ -31,6 +32,7 @@ static void setup(void) {
     tp_interpose_init();
     tp_nvtx_register();
     tp_guard_register();
+    tp_env_register();
 }
 
 static void start(void) {

@@ -17,10 +17,12 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
+#include "tp_env_keys.h"
 #include "tp_hash.h"
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_record.h"
+#include "tp_sysinfo.h"
 
 #define MAX_FRAMES 64
 #define CHUNK (1u << 20)
@@ -35,6 +37,9 @@ typedef enum {
     K_DEVPROPS,
     K_DIST,
     K_BASETIME,
+    K_CUPTI_VER,   /* top-level "cupti_version" (newer Kineto) */
+    K_RUNTIME_VER, /* "cuda_runtime_version" */
+    K_DRIVER_VER,  /* "cuda_driver_version" */
     /* event */
     K_PH,
     K_CAT,
@@ -68,7 +73,8 @@ typedef enum {
     /* distributedInfo */
     K_RANK,
     K_WORLD,
-    K_BACKEND
+    K_BACKEND,
+    K_NCCL_VER
 } key;
 
 typedef struct {
@@ -674,12 +680,65 @@ static int args_number(kparse *p, event *e, const char *s, size_t n) {
     return 1;
 }
 
+/* Kineto's version fields are the numbers the CUDA APIs return (12060 = 12.6); CUPTI's is its
+ * API version. */
+static void env_version(kparse *p, key k, int64_t v) {
+    char b[32];
+    if (v <= 0 || v > INT_MAX)
+        return;
+    if (k == K_CUPTI_VER && v >= 10000) /* CUDA 13: 130001 = 13.0.1 */
+        snprintf(b, sizeof b, "%lld.%lld.%lld", (long long)(v / 10000),
+                 (long long)(v % 10000 / 100), (long long)(v % 100));
+    else if (k == K_CUPTI_VER)
+        snprintf(b, sizeof b, "API %lld", (long long)v);
+    else
+        tp_sysinfo_cuda_version_str((int)v, b, sizeof b);
+    tp_env_key e = k == K_CUPTI_VER     ? TP_ENVK_CUPTI
+                   : k == K_RUNTIME_VER ? TP_ENVK_RUNTIME
+                                        : TP_ENVK_DRIVER_API;
+    tp_rank_set_env(p->m, p->r, -1, tp_env_key_str(e), b, 1);
+}
+
+/* deviceProperties and distributedInfo as environment facts, the keys a native trace has. */
+static void kineto_env(kparse *p) {
+    tp_rank *r = p->r;
+    char b[64];
+    for (size_t i = 0; i < r->n_devices; i++) {
+        const tp_device_info *d = &r->devices[i];
+        int32_t dev = d->id;
+        tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_NAME), tp_model_str(p->m, d->name),
+                        1);
+        if (d->num_sms > 0) {
+            snprintf(b, sizeof b, "%d", d->num_sms);
+            tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_SMS), b, 1);
+        }
+        if (d->compute_major > 0) {
+            snprintf(b, sizeof b, "%d.%d", d->compute_major, d->compute_minor);
+            tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_CC), b, 1);
+        }
+        if (d->total_global_mem > 0) {
+            snprintf(b, sizeof b, "%lld", (long long)d->total_global_mem);
+            tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_MEMORY), b, 1);
+        }
+        tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_SOURCE), "kineto", 1);
+    }
+    if (r->dist_backend)
+        tp_rank_set_env(p->m, r, -1, tp_env_key_str(TP_ENVK_DIST_BACKEND),
+                        tp_model_str(p->m, r->dist_backend), 1);
+    if (r->world_size > 0) {
+        snprintf(b, sizeof b, "%d", r->world_size);
+        tp_rank_set_env(p->m, r, -1, tp_env_key_str(TP_ENVK_DIST_WORLD), b, 1);
+    }
+}
+
 static int meta_number(kparse *p, frame f, const char *s, size_t n) {
     int64_t v;
     if (f == F_SKIP || p->k == K_NONE || parse_int(s, n, &v))
         return 1;
     if (f == F_TOP && p->k == K_BASETIME)
         p->r->base_time_ns = v;
+    else if (f == F_TOP && (p->k == K_CUPTI_VER || p->k == K_RUNTIME_VER || p->k == K_DRIVER_VER))
+        env_version(p, p->k, v);
     else if (f == F_DIST && p->k == K_RANK && v >= 0 && v <= INT_MAX)
         p->r->rank = (int)v, p->r->has_dist_info = 1;
     else if (f == F_DIST && p->k == K_WORLD && v >= 0 && v <= INT_MAX)
@@ -765,6 +824,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
         p->dev.name = tp_model_intern(p->m, (const char *)s, n);
     } else if (f == F_DIST && p->k == K_BACKEND) {
         p->r->dist_backend = tp_model_intern(p->m, (const char *)s, n);
+    } else if (f == F_DIST && p->k == K_NCCL_VER) {
+        char v[64];
+        snprintf(v, sizeof v, "%.*s", (int)(n < sizeof v ? n : sizeof v - 1), (const char *)s);
+        tp_rank_set_env(p->m, p->r, -1, tp_env_key_str(TP_ENVK_NCCL), v, 1);
     }
     return 1;
 }
@@ -816,11 +879,14 @@ static key args_key(const unsigned char *s, size_t n) {
 static key other_key(frame f, const unsigned char *s, size_t n) {
     switch (f) {
     case F_TOP:
-        return KEY_IS("traceEvents")           ? K_TRACE_EVENTS
-               : KEY_IS("deviceProperties")    ? K_DEVPROPS
-               : KEY_IS("distributedInfo")     ? K_DIST
-               : KEY_IS("baseTimeNanoseconds") ? K_BASETIME
-                                               : K_NONE;
+        return KEY_IS("traceEvents")            ? K_TRACE_EVENTS
+               : KEY_IS("deviceProperties")     ? K_DEVPROPS
+               : KEY_IS("distributedInfo")      ? K_DIST
+               : KEY_IS("baseTimeNanoseconds")  ? K_BASETIME
+               : KEY_IS("cupti_version")        ? K_CUPTI_VER
+               : KEY_IS("cuda_runtime_version") ? K_RUNTIME_VER
+               : KEY_IS("cuda_driver_version")  ? K_DRIVER_VER
+                                                : K_NONE;
     case F_DEVPROP:
         return KEY_IS("id")               ? K_ID
                : KEY_IS("name")           ? K_DP_NAME
@@ -830,10 +896,11 @@ static key other_key(frame f, const unsigned char *s, size_t n) {
                : KEY_IS("numSms")         ? K_NUMSMS
                                           : K_NONE;
     case F_DIST:
-        return KEY_IS("rank")         ? K_RANK
-               : KEY_IS("world_size") ? K_WORLD
-               : KEY_IS("backend")    ? K_BACKEND
-                                      : K_NONE;
+        return KEY_IS("rank")           ? K_RANK
+               : KEY_IS("world_size")   ? K_WORLD
+               : KEY_IS("backend")      ? K_BACKEND
+               : KEY_IS("nccl_version") ? K_NCCL_VER
+                                        : K_NONE;
     default:
         return K_NONE;
     }
@@ -1036,6 +1103,7 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
         tp_model_pop_rank(p->m);
         return p->st;
     }
+    kineto_env(p);
     p->r->rank_hta = p->rank_state == 4 ? (int)p->rank_val : 0;
     if (p->r->rank < 0 && p->rank_state == 4)
         p->r->rank = (int)p->rank_val;
