@@ -59,7 +59,21 @@ int tp_sysinfo_cpu(const char *root, char *model, size_t cap, int *cores) {
 
 /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue ..." (the open kernel
  * module says "Open Kernel Module for x86_64  580.95.05  Release Build ..."): the first word
- * after "Module" that starts with a digit. */
+ * after "Module" made of digits and dots with at least one dot. */
+static int dotted_word_after(const char *p, char *ver, size_t cap) {
+    while (*p) {
+        p += strspn(p, " \t");
+        size_t n = strcspn(p, " \t\n");
+        if (n && n < cap && strspn(p, "0123456789.") == n && memchr(p, '.', n)) {
+            memcpy(ver, p, n);
+            ver[n] = 0;
+            return 0;
+        }
+        p += n;
+    }
+    return -1;
+}
+
 int tp_sysinfo_nvidia_driver(const char *root, char *ver, size_t cap) {
     FILE *f = open_under(root, "/proc/driver/nvidia/version");
     if (!f)
@@ -68,16 +82,8 @@ int tp_sysinfo_nvidia_driver(const char *root, char *ver, size_t cap) {
     int found = -1;
     while (found && fgets(line, sizeof line, f)) {
         const char *p = strstr(line, "Module");
-        if (!strstr(line, "NVRM") || !p)
-            continue;
-        for (p += 6; *p && !isdigit((unsigned char)*p); p++)
-            ;
-        size_t n = strspn(p, "0123456789.");
-        if (n && n < cap) {
-            memcpy(ver, p, n);
-            ver[n] = 0;
-            found = 0;
-        }
+        if (strstr(line, "NVRM") && p)
+            found = dotted_word_after(p + 6, ver, cap);
     }
     fclose(f);
     return found;
