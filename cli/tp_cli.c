@@ -16,6 +16,7 @@ static const command commands[] = {
     {"info", tp_cmd_info, "show a trace's header, contents and integrity"},
     {"export", tp_cmd_export, "write a trace as Chrome/Kineto JSON or an SQLite database"},
     {"tui", tp_cmd_tui, "browse a trace in the terminal (--snapshot: print one view as text)"},
+    {"doctor", tp_cmd_doctor, "check this machine's driver, CUDA, CUPTI, cuDNN, NCCL and PyTorch"},
 };
 
 static void usage(FILE *out) {
