@@ -38,7 +38,7 @@ MODULES=(libzstd libunwind yajl zlib sqlite3 ncursesw libdw)
 HEADERS=(zstd.h x86_64-linux-gnu/libunwind.h yajl/yajl_parse.h zlib.h sqlite3.h ncursesw/curses.h
          elfutils/libdwfl.h libelf.h)
 # scenario:steps, as tests/e2e/e2e_diagnose.sh records them
-SCENARIOS=(healthy:30 input-bound:20 pageable-copies:12 sync-every-step:30 launch-bound:60
+SCENARIOS=(healthy:60 input-bound:40 pageable-copies:12 sync-every-step:60 launch-bound:300
            fragmentation-oom:400)
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
