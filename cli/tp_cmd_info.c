@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "tp_an_drops.h"
+#include "tp_env_keys.h"
 #include "tp_reader.h"
 #include "tp_text.h"
 #include "tp_visit.h"
@@ -146,34 +147,18 @@ static tp_status text_device(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
-/* ENV records: a later one with the same key and device replaces an earlier one (the
- * collector writes what it knows at start and again at the end), so only the last is shown. */
-static int env_superseded(const tp_reader *r, const tp_rec_hdr *h) {
-    const tp_rec_hdr *const *v;
-    size_t n = tp_reader_meta(r, TP_REC_ENV, &v), i = 0;
-    const tp_rec_env *e = (const void *)h;
-    while (i < n && v[i] != h)
-        i++;
-    for (i++; i < n; i++) {
-        const tp_rec_env *o = (const void *)v[i];
-        if (o->key_sid == e->key_sid && o->device == e->device)
-            return 1;
-    }
-    return 0;
-}
-
 static size_t env_count(const tp_reader *r) {
     const tp_rec_hdr *const *v;
     size_t n = tp_reader_meta(r, TP_REC_ENV, &v), k = 0;
     for (size_t i = 0; i < n; i++)
-        k += !env_superseded(r, v[i]);
+        k += !tp_env_superseded(r, v[i]);
     return k;
 }
 
 static tp_status text_env(void *ctx, const tp_rec_hdr *h) {
     const tp_reader *r = ((printer *)ctx)->r;
     const tp_rec_env *e = (const void *)h;
-    if (env_superseded(r, h))
+    if (tp_env_superseded(r, h))
         return TP_OK;
     char key[512], val[2048], dev[32] = "";
     if (e->device != TP_ENV_PROCESS)
@@ -284,7 +269,7 @@ static tp_status json_device(void *ctx, const tp_rec_hdr *h) {
 static tp_status json_env(void *ctx, const tp_rec_hdr *h) {
     const tp_reader *r = ((printer *)ctx)->r;
     const tp_rec_env *e = (const void *)h;
-    if (env_superseded(r, h))
+    if (tp_env_superseded(r, h))
         return TP_OK;
     printf("%s{\"key\":", sep(ctx));
     json_str(str_or(r, e->key_sid, ""));

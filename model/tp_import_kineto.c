@@ -28,7 +28,18 @@
 #define CHUNK (1u << 20)
 #define NS_LIMIT TP_NS_LIMIT /* |ts| and dur beyond this are absurd (year 2116+) */
 
-typedef enum { F_SKIP, F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DEVPROPS, F_DEVPROP, F_DIST } frame;
+typedef enum {
+    F_SKIP,
+    F_TOP,
+    F_EVENTS,
+    F_EVENT,
+    F_ARGS,
+    F_DEVPROPS,
+    F_DEVPROP,
+    F_DIST,
+    F_ENVS, /* trainprofEnvironment[] (trainprof's own export) */
+    F_ENV
+} frame;
 
 typedef enum {
     K_NONE,
@@ -40,6 +51,7 @@ typedef enum {
     K_CUPTI_VER,   /* top-level "cupti_version" (newer Kineto) */
     K_RUNTIME_VER, /* "cuda_runtime_version" */
     K_DRIVER_VER,  /* "cuda_driver_version" */
+    K_TP_ENV,      /* "trainprofEnvironment": a native trace's ENV records, exported */
     /* event */
     K_PH,
     K_CAT,
@@ -74,7 +86,11 @@ typedef enum {
     K_RANK,
     K_WORLD,
     K_BACKEND,
-    K_NCCL_VER
+    K_NCCL_VER,
+    /* trainprofEnvironment[] */
+    K_ENV_DEVICE,
+    K_ENV_KEY,
+    K_ENV_VALUE
 } key;
 
 typedef struct {
@@ -129,6 +145,9 @@ typedef struct {
     uint64_t event_idx;
     event ev;
     tp_device_info dev;
+    strbuf env_key, env_val; /* the trainprofEnvironment entry being read */
+    int64_t env_dev;
+    int have_tp_env; /* the trace holds trainprof's own environment: nothing to derive */
     uint8_t *cat_of; /* tp_cat by cat_raw id, 0xff = not computed */
     size_t n_cat_of;
     name_info *names; /* by name id */
@@ -699,10 +718,13 @@ static void env_version(kparse *p, key k, int64_t v) {
     tp_rank_set_env(p->m, p->r, -1, tp_env_key_str(e), b, 1);
 }
 
-/* deviceProperties and distributedInfo as environment facts, the keys a native trace has. */
+/* deviceProperties and distributedInfo as environment facts, the keys a native trace has.
+ * Not for trainprof's own export, which carries the native trace's facts as they were. */
 static void kineto_env(kparse *p) {
     tp_rank *r = p->r;
     char b[64];
+    if (p->have_tp_env)
+        return;
     for (size_t i = 0; i < r->n_devices; i++) {
         const tp_device_info *d = &r->devices[i];
         int32_t dev = d->id;
@@ -739,6 +761,8 @@ static int meta_number(kparse *p, frame f, const char *s, size_t n) {
         p->r->base_time_ns = v;
     else if (f == F_TOP && (p->k == K_CUPTI_VER || p->k == K_RUNTIME_VER || p->k == K_DRIVER_VER))
         env_version(p, p->k, v);
+    else if (f == F_ENV && p->k == K_ENV_DEVICE)
+        p->env_dev = v;
     else if (f == F_DIST && p->k == K_RANK && v >= 0 && v <= INT_MAX)
         p->r->rank = (int)v, p->r->has_dist_info = 1;
     else if (f == F_DIST && p->k == K_WORLD && v >= 0 && v <= INT_MAX)
@@ -824,6 +848,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
         p->dev.name = tp_model_intern(p->m, (const char *)s, n);
     } else if (f == F_DIST && p->k == K_BACKEND) {
         p->r->dist_backend = tp_model_intern(p->m, (const char *)s, n);
+    } else if (f == F_ENV && (p->k == K_ENV_KEY || p->k == K_ENV_VALUE)) {
+        buf_set(p->k == K_ENV_KEY ? &p->env_key : &p->env_val, s, n);
     } else if (f == F_DIST && p->k == K_NCCL_VER) {
         char v[64];
         snprintf(v, sizeof v, "%.*s", (int)(n < sizeof v ? n : sizeof v - 1), (const char *)s);
@@ -886,6 +912,7 @@ static key other_key(frame f, const unsigned char *s, size_t n) {
                : KEY_IS("cupti_version")        ? K_CUPTI_VER
                : KEY_IS("cuda_runtime_version") ? K_RUNTIME_VER
                : KEY_IS("cuda_driver_version")  ? K_DRIVER_VER
+               : KEY_IS("trainprofEnvironment") ? K_TP_ENV
                                                 : K_NONE;
     case F_DEVPROP:
         return KEY_IS("id")               ? K_ID
@@ -901,6 +928,11 @@ static key other_key(frame f, const unsigned char *s, size_t n) {
                : KEY_IS("backend")      ? K_BACKEND
                : KEY_IS("nccl_version") ? K_NCCL_VER
                                         : K_NONE;
+    case F_ENV:
+        return KEY_IS("device")  ? K_ENV_DEVICE
+               : KEY_IS("key")   ? K_ENV_KEY
+               : KEY_IS("value") ? K_ENV_VALUE
+                                 : K_NONE;
     default:
         return K_NONE;
     }
@@ -930,6 +962,11 @@ static int cb_start_map(void *ctx) {
         nf = F_DIST;
     else if (f == F_DEVPROPS)
         nf = F_DEVPROP, memset(&p->dev, 0, sizeof p->dev), p->dev.id = -1;
+    else if (f == F_ENVS) {
+        nf = F_ENV, p->env_dev = -1;
+        buf_set(&p->env_key, (const unsigned char *)"", 0);
+        buf_set(&p->env_val, (const unsigned char *)"", 0);
+    }
     push(p, nf);
     return 1;
 }
@@ -941,6 +978,8 @@ static int cb_start_array(void *ctx) {
         nf = F_EVENTS, p->saw_events = 1;
     else if (f == F_TOP && p->k == K_DEVPROPS)
         nf = F_DEVPROPS;
+    else if (f == F_TOP && p->k == K_TP_ENV)
+        nf = F_ENVS, p->have_tp_env = 1;
     else if (f == F_EVENT && p->k != K_NONE && p->k != K_ARGS)
         return type_error(p, p->k == K_TS || p->k == K_DUR ? "a number" : "a string");
     else if (f == F_EVENTS)
@@ -959,6 +998,8 @@ static int cb_end_map(void *ctx) {
         p->event_idx++;
     } else if (f == F_DEVPROP) {
         commit_device(p);
+    } else if (f == F_ENV && p->env_dev >= -1 && p->env_dev <= INT32_MAX) {
+        tp_rank_set_env(p->m, p->r, (int32_t)p->env_dev, p->env_key.p, p->env_val.p, 1);
     }
     p->depth--;
     p->k = K_NONE;
@@ -1097,6 +1138,8 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
     free(p->ev.name.p);
     free(p->ev.cat.p);
     free(p->ev.arg_name.p);
+    free(p->env_key.p);
+    free(p->env_val.p);
     free(p->cat_of);
     free(p->names);
     if (p->st != TP_OK) {

@@ -36,3 +36,17 @@ int tp_env_var_wanted(const char *name, size_t len) {
     }
     return 0;
 }
+
+int tp_env_superseded(const tp_reader *r, const tp_rec_hdr *h) {
+    const tp_rec_hdr *const *v;
+    size_t n = tp_reader_meta(r, TP_REC_ENV, &v), i = 0;
+    const tp_rec_env *e = (const void *)h;
+    while (i < n && v[i] != h)
+        i++;
+    for (i++; i < n; i++) {
+        const tp_rec_env *o = (const void *)v[i];
+        if (o->key_sid == e->key_sid && o->device == e->device)
+            return 1;
+    }
+    return 0;
+}

@@ -11,6 +11,9 @@
 
 #include <stddef.h>
 
+#include "tp_reader.h"
+#include "tp_record.h"
+
 /* X(ID, key, label, per_gpu): in display order. */
 #define TP_ENV_KEY_TABLE(X)                                                                        \
     X(HOST, "host", "host", 0)                                                                     \
@@ -63,5 +66,9 @@ const tp_env_key_info *tp_env_key_get(tp_env_key k);
  * CUDA_LAUNCH_BLOCKING, PYTORCH_CUDA_ALLOC_CONF, OMP_NUM_THREADS, NCCL_* and a few more
  * (tp_env_keys.c lists them). */
 int tp_env_var_wanted(const char *name, size_t len);
+
+/* 1 when ENV record `h` of reader `r` (one of tp_reader_meta's) is replaced by a later one
+ * with the same key and device (the latest wins), so consumers show each fact once. */
+int tp_env_superseded(const tp_reader *r, const tp_rec_hdr *h);
 
 #endif
