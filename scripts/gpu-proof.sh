@@ -244,7 +244,7 @@ torch_proof() { # torch_proof DEVICE
   "$PY" "${run[@]}" --tool torch.profiler --torch-profiler "$d/torch-profiler.json" \
     --summary "$d/steps-torch.json" || return 1
   local nf=()
-  [ "$dev" = cuda ] || nf=(--no-python-frames) # on the CPU torch launches no device work
+  [ "$dev" = cuda ] || nf=(--no-python-frames --allow-empty) # on the CPU: no device work
   "$PY" "$ROOT/scripts/gpu_proof_compare.py" --trainprof "$BUILD/cli/trainprof" \
     --ours "$d/torch-trainprof.tprof" --kineto "$d/torch-profiler.json" "${nf[@]}" \
     --steps-base "$d/steps-plain.json" --steps-ours "$d/steps-trainprof.json" \

@@ -127,6 +127,8 @@ def main():
     ap.add_argument("--range", default="train")
     ap.add_argument("--tolerance", type=float, default=0.01)
     ap.add_argument("--no-python-frames", action="store_true")
+    ap.add_argument("--allow-empty", action="store_true",
+                    help="no kernels is no failure (a CPU run of the PyTorch script)")
     ap.add_argument("--steps-base")
     ap.add_argument("--steps-ours")
     ap.add_argument("--steps-torch")
@@ -155,7 +157,7 @@ def main():
     res["totals"] = {"kernels_ours": n_o, "kernels_torch": n_k, "ns_ours": tot_o,
                      "ns_torch": tot_k, "time_ratio": ratio,
                      "time_goal_met": ratio is not None and abs(ratio - 1) <= a.tolerance}
-    if n_o == 0:
+    if n_o == 0 and not a.allow_empty:
         fail.append("no kernels in our trace's range")
     res["copies"] = {"ours": dict(c_ours), "torch": dict(c_kin)}
     if dict(c_ours) != dict(c_kin):
