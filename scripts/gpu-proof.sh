@@ -172,6 +172,11 @@ bundle_env() {
   done
   if [ $need -eq 0 ]; then echo "NOTE: the system has every -dev package; bundle not used"; return 0; fi
   local prefix=$BUNDLE/prefix
+  if ! ls "$BUNDLE"/debs/*.deb >/dev/null 2>&1; then
+    echo "this machine lacks -dev packages and $BUNDLE/debs is absent: fetch it where there is"
+    echo "network (scripts/gpu-proof.sh --fetch-bundle) and carry .deps/gpu-bundle"
+    return 1
+  fi
   unpack_bundle "$prefix" || return 1
   export PKG_CONFIG_PATH=$(bundle_pc_path "$prefix")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   command -v pkg-config >/dev/null || export PATH=$prefix/bin:$PATH
