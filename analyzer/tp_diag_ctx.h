@@ -22,6 +22,15 @@
 
 #define TP_DIAG_MIN_SEVERITY 0.03 /* findings explaining less are left out */
 
+/* What sync-stall and launch-bound add when the program ran with CUDA_LAUNCH_BLOCKING=1
+ * (tp_an_env_launch_blocking): every launch then returned only after its kernel finished, so
+ * the synchronous launches are the setting's doing before they are the code's. */
+#define TP_DIAG_LAUNCH_BLOCKING_NOTE                                                               \
+    "CUDA_LAUNCH_BLOCKING=1 was set: every kernel launch waited for its kernel to finish, which "  \
+    "by itself makes launches synchronous"
+#define TP_DIAG_LAUNCH_BLOCKING_FIX                                                                \
+    "unset CUDA_LAUNCH_BLOCKING (a debugging setting) and record again"
+
 /* A thread that launched GPU work, and how many kernels it launched. */
 typedef struct {
     int64_t pid, tid;

@@ -14,6 +14,7 @@
 
 #include "tp_an_stats.h"
 #include "tp_diag_ctx.h"
+#include "tp_an_env.h"
 #include "tp_diag_rules.h"
 #include "tp_diag_source.h"
 #include "tp_diag_stack.h"
@@ -66,14 +67,24 @@ static void report_failure(tp_diag_ctx *d, const tp_diag_rule *self, const alloc
                 a->big >= 0 ? tp_units_bytes(b4, 32, (double)a->big) : "?",
                 a->frag ? " (free memory exceeds the request but no free block fits)" : "",
                 a->fails);
-    tp_diag_cat(&f->advice, "%s",
-                a->frag ? "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or "
-                          "max_split_size_mb); do not keep activations or outputs alive across "
-                          "steps; keep batch shapes stable (pad or bucket) so freed blocks fit "
-                          "the next request"
-                        : "reduce memory per step: smaller batch with gradient accumulation, "
-                          "activation checkpointing, mixed precision; free tensors kept across "
-                          "steps");
+    int expandable = tp_an_env_expandable_segments(d->v->m, d->r);
+    if (a->frag && expandable) /* the usual cure is already on: say what is left */
+        tp_diag_cat(&f->advice, "%s",
+                    "expandable_segments is already on (PYTORCH_CUDA_ALLOC_CONF), so segments "
+                    "grow in place and the free pieces are what the program holds between them: "
+                    "do not keep activations or outputs alive across steps; keep batch shapes "
+                    "stable (pad or bucket); lower the peak (smaller batch with gradient "
+                    "accumulation, activation checkpointing); torch.cuda.empty_cache() between "
+                    "phases of different shapes");
+    else
+        tp_diag_cat(&f->advice, "%s",
+                    a->frag ? "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or "
+                              "max_split_size_mb); do not keep activations or outputs alive across "
+                              "steps; keep batch shapes stable (pad or bucket) so freed blocks fit "
+                              "the next request"
+                            : "reduce memory per step: smaller batch with gradient accumulation, "
+                              "activation checkpointing, mixed precision; free tensors kept across "
+                              "steps");
     long rg = tp_diag_range_at(d, m->ts[a->first]);
     if (rg >= 0)
         tp_diag_range_label(d, rg, &f->source);
@@ -85,6 +96,8 @@ static void report_failure(tp_diag_ctx *d, const tp_diag_rule *self, const alloc
     tp_diag_put_metric(f, "free_bytes", (double)a->fr);
     tp_diag_put_metric(f, "largest_free_bytes", (double)a->big);
     tp_diag_put_metric(f, "failures", (double)a->fails);
+    if (expandable)
+        tp_diag_put_metric(f, "expandable_segments", 1);
     tp_diag_put_metric(f, "ts_ns", (double)m->ts[a->first]);
 }
 

@@ -14,6 +14,7 @@
 #include "tp_an_ranks.h"
 #include "tp_an_stacks.h"
 #include "tp_rank_analysis.h"
+#include "tp_report_env.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
 #include "tp_report_marks.h"
@@ -333,6 +334,7 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 /* One row per line, so that adding a section is a one-line change. */
 // clang-format off
 static const tp_report_text_section text_sections[] = {
+    {"environment", TP_RS_ALWAYS, tp_report_env_text},
     {"processes", TP_RS_ALWAYS, text_processes},
     {"dropped", TP_RS_ALWAYS, text_dropped},
     {"cuda_off", TP_RS_ALWAYS, text_cuda_off},
@@ -672,6 +674,7 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 /* One row per line, so that adding a section is a one-line change. */
 // clang-format off
 static const tp_report_json_section json_sections[] = {
+    {"environment", TP_RS_ALWAYS, tp_report_env_json},
     {"processes", TP_RS_ALWAYS, json_processes},
     {"dropped", TP_RS_ALWAYS, json_dropped},
     {"cuda_off", TP_RS_ALWAYS, json_cuda_off},

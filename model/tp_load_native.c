@@ -433,6 +433,17 @@ static tp_status on_device(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
+/* The latest record of a (device, key) wins: the collector writes what it knows at start and
+ * again before the trace closes. */
+static tp_status on_env(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_env *e = (const void *)h;
+    const char *k = tp_reader_string(L->rd, e->key_sid), *v = tp_reader_string(L->rd, e->value_sid);
+    int32_t dev = e->device == TP_ENV_PROCESS || e->device > INT32_MAX ? -1 : (int32_t)e->device;
+    tp_rank_set_env(L->m, L->r, dev, k, v, 1);
+    return TP_OK;
+}
+
 /* The first clock sync ties the trace clock to wall time: realtime = ts + base_time_ns. */
 static tp_status on_clock_sync(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
@@ -448,6 +459,7 @@ static const tp_visitor loader = {
         {
             [TP_REC_PROCESS] = on_process,
             [TP_REC_DEVICE] = on_device,
+            [TP_REC_ENV] = on_env,
             [TP_REC_CLOCK_SYNC] = on_clock_sync,
         },
     .thread = on_thread,

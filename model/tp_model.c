@@ -258,6 +258,7 @@ static void rank_free(tp_rank *r) {
     free(r->procs);
     free((char *)r->file);
     free(r->devices);
+    free(r->env);
     events_free(&r->ev);
     memev_free(&r->mem);
     free(r->by_corr);
@@ -509,6 +510,10 @@ static void merge_meta(tp_model *m, tp_rank *into, const tp_rank *from) {
             into->devices[into->n_devices++] = from->devices[i];
         }
     }
+    /* the first process's environment stands; a worker adds what it alone saw */
+    for (size_t i = 0; i < from->n_env; i++)
+        tp_rank_set_env(m, into, from->env[i].device, tp_model_str(m, from->env[i].key),
+                        tp_model_str(m, from->env[i].value), 0);
     if (into->device_type == TP_DEVTYPE_CPU_ONLY)
         into->device_type = from->device_type;
     if (into->world_size < 0)
@@ -975,4 +980,35 @@ const tp_stack_pycode *tp_rank_stack_pycode(const tp_rank *r, uint32_t id) {
     if (!s->n_pycodes)
         return NULL;
     return bsearch(&key, s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
+}
+
+/* ------------------------------------------------------------------ environment */
+
+static tp_env_entry *env_find(const tp_rank *r, int32_t device, uint32_t key) {
+    for (size_t i = 0; i < r->n_env; i++)
+        if (r->env[i].device == device && r->env[i].key == key)
+            return &r->env[i];
+    return NULL;
+}
+
+void tp_rank_set_env(tp_model *m, tp_rank *r, int32_t device, const char *key, const char *value,
+                     int replace) {
+    if (!key || !key[0] || !value || !value[0])
+        return;
+    uint32_t k = tp_model_intern(m, key, strlen(key));
+    uint32_t v = tp_model_intern(m, value, strlen(value));
+    tp_env_entry *e = env_find(r, device, k);
+    if (e) {
+        if (replace)
+            e->value = v;
+        return;
+    }
+    GROW(r->env, r->n_env + 1);
+    r->env[r->n_env++] = (tp_env_entry){k, v, device};
+}
+
+const char *tp_rank_env(const tp_model *m, const tp_rank *r, int32_t device, const char *key) {
+    uint32_t k = tp_model_find_str(m, key);
+    const tp_env_entry *e = k ? env_find(r, device, k) : NULL;
+    return e ? tp_model_str(m, e->value) : NULL;
 }

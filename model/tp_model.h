@@ -185,6 +185,15 @@ typedef struct {
     int32_t num_sms;
 } tp_device_info;
 
+/* One fact about the environment a rank was recorded in (native ENV records, a Kineto trace's
+ * deviceProperties / distributedInfo / version fields): key and value as string pool ids, keys
+ * as traces/tp_env_keys.h spells them ("cuda.runtime", "gpu.name", "env.CUDA_LAUNCH_BLOCKING").
+ * `device` is -1 for the process or host, else the GPU ordinal. */
+typedef struct {
+    uint32_t key, value;
+    int32_t device;
+} tp_env_entry;
+
 /* A module (ELF file) that stack frames point into, with the build-id recorded with it, so
  * frames can be symbolized offline and a file rebuilt since the recording recognized. */
 typedef struct {
@@ -315,6 +324,9 @@ typedef struct {
     /* the processes whose events these are, main first then in tree order (tp_process) */
     size_t n_procs;
     tp_process *procs;
+    /* the environment, in the order first set (tp_rank_set_env / tp_rank_env) */
+    size_t n_env;
+    tp_env_entry *env;
 } tp_rank;
 
 typedef struct tp_strpool tp_strpool;
@@ -390,6 +402,15 @@ void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *
  * function `name` and `file` (interned; NULL: unknown), first line `first_line`. */
 void tp_rank_add_stack_pycode(tp_model *m, tp_rank *r, uint32_t id, const char *file,
                               const char *name, uint32_t first_line);
+
+/* Sets environment fact `key` = `value` of `device` (-1: process) in `r` (both interned). An
+ * existing key of that device is replaced when `replace`, else kept. Empty values are ignored. */
+void tp_rank_set_env(tp_model *m, tp_rank *r, int32_t device, const char *key, const char *value,
+                     int replace);
+
+/* The value of environment fact `key` of `device` (-1: process) in `r` (owned by the model),
+ * NULL when not recorded. */
+const char *tp_rank_env(const tp_model *m, const tp_rank *r, int32_t device, const char *key);
 
 /* Adds process `p` (copied; its file is copied too, NULL: the rank's) to rank `r`. */
 void tp_rank_add_process(tp_rank *r, const tp_process *p);

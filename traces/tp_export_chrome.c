@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tp_env_keys.h"
 #include "tp_kineto_names.h"
 #include "tp_pairing.h"
 #include "tp_visit.h"
@@ -516,8 +517,30 @@ static const tp_visitor header = {
         },
 };
 
+/* The environment of the main trace (ENV records, the latest of each key) as
+ * "trainprofEnvironment": [{"device", "key", "value"}], device -1 for the process; trainprof's
+ * Kineto importer reads it back as it was (other tools ignore an unknown top-level key). */
+static void write_env(ctx *c, const tp_reader *r) {
+    const tp_rec_hdr *const *v;
+    size_t n = tp_reader_meta(r, TP_REC_ENV, &v), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tp_rec_env *e = (const void *)v[i];
+        if (tp_env_superseded(r, v[i]))
+            continue;
+        out_fmt(c->w,
+                "%s\n    {\"device\": %lld, \"key\": ", k++ ? "," : "  \"trainprofEnvironment\": [",
+                e->device == TP_ENV_PROCESS ? -1LL : (long long)e->device);
+        out_jstr(c->w, sid_or(c, e->key_sid, ""));
+        out_str(c->w, ", \"value\": ");
+        out_jstr(c->w, sid_or(c, e->value_sid, ""));
+        out_str(c->w, "}");
+    }
+    if (k)
+        out_str(c->w, "\n  ],\n");
+}
+
 /* The header: the devices of every trace of the set, the main (first) one's process and
- * clock. */
+ * clock, and its environment. */
 static tp_status write_header(ctx *c, tp_reader *const *r, size_t n) {
     out_str(c->w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
     tp_status st = TP_OK;
@@ -527,6 +550,7 @@ static tp_status write_header(ctx *c, tp_reader *const *r, size_t n) {
     }
     c->r = r[0];
     out_str(c->w, c->n_devices ? "\n  ],\n" : "],\n");
+    write_env(c, r[0]);
     if (c->have_process) {
         c->pid = c->process.pid;
         /* `"rank": N` with one space: HTA finds the rank with a regex over the text */
