@@ -28,12 +28,25 @@ enum {
 #define EMPTY UINT64_MAX
 #define KINETO_DEVICES 64 /* Kineto's own totals are kept per device below this id */
 
-/* uint64 key -> dense index. */
+/* uint64 key -> dense index; key and value side by side, so a probe touches one line. */
 typedef struct {
-    uint64_t *key;
-    uint32_t *val;
+    uint64_t key;
+    uint32_t val;
+} islot;
+
+typedef struct {
+    islot *e;
     size_t cap, n; /* cap: a power of two, kept >= 2n */
 } imap;
+
+/* One row as the replay needs it: the hot loop reads one 24-byte record per event instead
+ * of a column each. */
+typedef struct {
+    uint64_t addr;
+    int64_t size;
+    uint32_t site;
+    uint8_t act;
+} cmd;
 
 typedef struct {
     tp_an_mblock b;
@@ -47,6 +60,7 @@ struct tp_an_memstate {
     int has_segments; /* the trace describes segments: reserved is known */
     uint8_t *act;     /* per memory row */
     uint32_t *site;   /* per memory row: site of an allocating row */
+    cmd *cmds;        /* per memory row: what the replay does, in one stream */
     tp_an_msite *sites;
     size_t n_sites, cap_sites;
     size_t pos;
@@ -70,67 +84,79 @@ static size_t slot_of(const imap *h, uint64_t k) {
 }
 
 static void imap_clear(imap *h) {
-    if (h->key)
-        memset(h->key, 0xff, h->cap * sizeof *h->key);
+    for (size_t i = 0; i < h->cap; i++)
+        h->e[i].key = EMPTY;
     h->n = 0;
 }
 
-static void imap_put(imap *h, uint64_t k, uint32_t v);
-
-static void imap_rehash(imap *h, size_t cap) {
-    imap old = *h;
-    h->cap = cap, h->n = 0;
-    h->key = tp_an_alloc(cap, sizeof *h->key);
-    h->val = tp_an_alloc(cap, sizeof *h->val);
-    memset(h->key, 0xff, cap * sizeof *h->key);
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.key[i] != EMPTY)
-            imap_put(h, old.key[i], old.val[i]);
-    free(old.key), free(old.val);
-}
-
-/* Slot holding k, or the empty slot where it would go. */
+/* Slot holding k, or the empty slot where it would go (the map must have a slot). */
 static size_t imap_find(const imap *h, uint64_t k) {
     size_t i = slot_of(h, k);
-    while (h->key[i] != EMPTY && h->key[i] != k)
+    while (h->e[i].key != EMPTY && h->e[i].key != k)
         i = (i + 1) & (h->cap - 1);
     return i;
 }
 
-static void imap_put(imap *h, uint64_t k, uint32_t v) {
+static void imap_rehash(imap *h, size_t cap) {
+    imap old = *h;
+    h->cap = cap, h->n = 0;
+    h->e = tp_an_alloc(cap, sizeof *h->e);
+    imap_clear(h);
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.e[i].key != EMPTY)
+            h->e[imap_find(h, old.e[i].key)] = old.e[i], h->n++;
+    free(old.e);
+}
+
+/* Makes room for one more key (call before imap_find when inserting). */
+static void imap_reserve(imap *h) {
     if (2 * (h->n + 1) > h->cap)
         imap_rehash(h, h->cap ? 2 * h->cap : 64);
+}
+
+static void imap_put(imap *h, uint64_t k, uint32_t v) {
+    imap_reserve(h);
     size_t i = imap_find(h, k);
-    h->n += h->key[i] == EMPTY;
-    h->key[i] = k, h->val[i] = v;
+    h->n += h->e[i].key == EMPTY;
+    h->e[i] = (islot){k, v};
 }
 
 static long imap_get(const imap *h, uint64_t k) {
     if (!h->cap)
         return -1;
     size_t i = imap_find(h, k);
-    return h->key[i] == EMPTY ? -1 : (long)h->val[i];
+    return h->e[i].key == EMPTY ? -1 : (long)h->e[i].val;
 }
 
-/* Backward-shift deletion keeps every probe chain unbroken without tombstones. */
-static void imap_del(imap *h, uint64_t k) {
-    if (!h->cap)
-        return;
-    size_t i = imap_find(h, k), mask = h->cap - 1;
-    if (h->key[i] == EMPTY)
-        return;
+/* Empties slot i. Backward-shift deletion keeps every probe chain unbroken without
+ * tombstones. */
+static void imap_del_slot(imap *h, size_t i) {
+    size_t mask = h->cap - 1;
     h->n--;
     for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-        if (h->key[j] == EMPTY)
+        if (h->e[j].key == EMPTY)
             break;
-        size_t home = slot_of(h, h->key[j]);
+        size_t home = slot_of(h, h->e[j].key);
         /* j's entry may move to i when i lies cyclically in [home, j) */
         if (((j - home) & mask) >= ((j - i) & mask)) {
-            h->key[i] = h->key[j], h->val[i] = h->val[j];
+            h->e[i] = h->e[j];
             i = j;
         }
     }
-    h->key[i] = EMPTY;
+    h->e[i].key = EMPTY;
+}
+
+static void imap_del(imap *h, uint64_t k) {
+    if (!h->cap)
+        return;
+    size_t i = imap_find(h, k);
+    if (h->e[i].key != EMPTY)
+        imap_del_slot(h, i);
+}
+
+/* Points the entry of key k (present) at v. */
+static void imap_set(imap *h, uint64_t k, uint32_t v) {
+    h->e[imap_find(h, k)].val = v;
 }
 
 static uint64_t key_of(uint64_t k) {
@@ -139,40 +165,49 @@ static uint64_t key_of(uint64_t k) {
 
 /* ---------------------------------------------------------------- blocks and segments */
 
-static void block_remove(tp_an_memstate *s, size_t i) {
-    blk *b = &s->blocks[i];
-    s->in_blocks -= b->b.size;
-    imap_del(&s->bmap, key_of(b->b.addr));
+/* Removes live block i whose hash entry is in slot `slot`; the last block moves into i. */
+static void block_remove_at(tp_an_memstate *s, size_t i, size_t slot) {
+    s->in_blocks -= s->blocks[i].b.size;
+    imap_del_slot(&s->bmap, slot);
     size_t last = --s->n_blocks;
     if (i != last) {
         s->blocks[i] = s->blocks[last];
-        imap_put(&s->bmap, key_of(s->blocks[i].b.addr), (uint32_t)i);
+        imap_set(&s->bmap, key_of(s->blocks[i].b.addr), (uint32_t)i);
     }
+}
+
+static void block_remove(tp_an_memstate *s, size_t i) {
+    block_remove_at(s, i, imap_find(&s->bmap, key_of(s->blocks[i].b.addr)));
 }
 
 static void block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t heap) {
     const tp_memevents *e = &s->r->mem;
-    long i = imap_get(&s->bmap, key_of(addr));
-    if (i >= 0) { /* registered twice: the second replaces the first */
+    imap_reserve(&s->bmap);
+    size_t slot = imap_find(&s->bmap, key_of(addr));
+    if (s->bmap.e[slot].key != EMPTY) { /* registered twice: the second replaces the first */
         s->counts.double_register++;
-        block_remove(s, (size_t)i);
+        block_remove_at(s, s->bmap.e[slot].val, slot);
+        slot = imap_find(&s->bmap, key_of(addr));
     }
-    tp_an_grow((void **)&s->blocks, &s->cap_blocks, s->n_blocks + 1, sizeof *s->blocks);
+    if (s->n_blocks == s->cap_blocks)
+        tp_an_grow((void **)&s->blocks, &s->cap_blocks, s->n_blocks + 1, sizeof *s->blocks);
     blk *b = &s->blocks[s->n_blocks];
-    b->b = (tp_an_mblock){addr, size, e->ts[row], s->site[row], e->device[row], row};
+    b->b = (tp_an_mblock){addr, size, e->ts[row], s->cmds[row].site, e->device[row], row};
     b->heap = heap;
     s->in_blocks += size;
-    imap_put(&s->bmap, key_of(addr), (uint32_t)s->n_blocks++);
+    s->bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->n_blocks++};
+    s->bmap.n++;
 }
 
 static void block_free(tp_an_memstate *s, uint64_t addr) {
-    long i = imap_get(&s->bmap, key_of(addr));
-    if (i < 0) {
+    size_t slot = s->bmap.cap ? imap_find(&s->bmap, key_of(addr)) : 0;
+    if (!s->bmap.cap || s->bmap.e[slot].key == EMPTY) {
         s->counts.unknown_unregister++;
         return;
     }
+    size_t i = s->bmap.e[slot].val;
     s->freed[s->blocks[i].b.site]++;
-    block_remove(s, (size_t)i);
+    block_remove_at(s, i, slot);
 }
 
 static void block_resize(tp_an_memstate *s, uint64_t addr, int64_t size) {
@@ -254,17 +289,16 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
 }
 
 static void apply(tp_an_memstate *s, size_t row) {
-    const tp_memevents *e = &s->r->mem;
-    switch (s->act[row]) {
+    const cmd *c = &s->cmds[row];
+    switch (c->act) {
     case A_BALLOC:
-        block_add(s, row, e->addr[row], e->op[row] ? (int64_t)e->size[row] : e->bytes[row],
-                  e->heap[row]);
+        block_add(s, row, c->addr, c->size, s->r->mem.heap[row]);
         break;
     case A_BFREE:
-        block_free(s, e->addr[row]);
+        block_free(s, c->addr);
         break;
     case A_BRESIZE:
-        block_resize(s, e->addr[row], (int64_t)e->size[row]);
+        block_resize(s, c->addr, c->size);
         break;
     case A_SREG:
         seg_add(s, row);
@@ -407,7 +441,7 @@ static void find_sites(tp_an_memstate *s) {
         }
         s->site[i] = intern_site(s, &x, &h);
     }
-    free(h.key), free(h.val);
+    free(h.e);
 }
 
 tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
@@ -425,8 +459,14 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
     tp_an_msite none = {0, {0, 0}};
     imap unused = {0};
     intern_site(s, &none, &unused); /* site 0: nothing known */
-    free(unused.key), free(unused.val);
+    free(unused.e);
     find_sites(s);
+    s->cmds = tp_an_alloc(n, sizeof *s->cmds);
+    for (size_t i = 0; i < r->mem.n; i++) {
+        const tp_memevents *e = &r->mem;
+        int64_t size = e->op[i] ? (int64_t)e->size[i] : e->bytes[i];
+        s->cmds[i] = (cmd){e->addr[i], size, s->site[i], s->act[i]};
+    }
     s->freed = tp_an_alloc(s->n_sites + 1, sizeof *s->freed);
     restart(s);
     return s;
@@ -435,8 +475,9 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
 void tp_an_memstate_close(tp_an_memstate *s) {
     if (!s)
         return;
-    free(s->freed), free(s->act), free(s->site), free(s->sites), free(s->blocks), free(s->view);
-    free(s->segs), free(s->bmap.key), free(s->bmap.val), free(s->smap.key), free(s->smap.val);
+    free(s->cmds), free(s->freed), free(s->act), free(s->site), free(s->sites), free(s->blocks),
+        free(s->view);
+    free(s->segs), free(s->bmap.e), free(s->smap.e);
     free(s);
 }
 
