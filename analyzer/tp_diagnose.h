@@ -81,6 +81,9 @@ typedef struct {
     int64_t window_ns;  /* length of the analysis window; 0: no device activity */
     size_t n_steps;     /* steps found (0: the window is the GPU span) */
     double utilization; /* busy share of the window; NaN when the window is empty */
+    int warmup_only;    /* the one step found is the first (e.g. an OOM in step 1): it holds
+                           one-time costs (first batch, allocator growth), not a steady state, so
+                           the rules that judge time shares did not run */
 } tp_diagnosis;
 
 typedef struct tp_diag_ctx tp_diag_ctx; /* a diagnosis in progress (tp_diag_ctx.h) */

@@ -42,6 +42,8 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fprintf(f, " (device busy %s of %s)", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
     fprintf(f, "\n");
+    if (d->warmup_only)
+        fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
     if (!d->n)
         fprintf(f, "  %s\n",
                 d->window_ns > 0 ? "no problem found" : "nothing to judge: no device activity");
