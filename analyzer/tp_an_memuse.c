@@ -343,7 +343,7 @@ static int64_t *site_series(const tp_an_memuse *u, size_t ns) {
         size_t nb;
         const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
         for (size_t i = 0; i < nb; i++)
-            v[s * ns + u->group[b[i].site]] += b[i].size;
+            v[s * ns + b[i].site] += b[i].size;
     }
     return v;
 }
@@ -359,9 +359,11 @@ static double slope_of(const int64_t *v, size_t stride, size_t n) {
 }
 
 /* The site whose live bytes grew most from the first to the last step end, rising in at
- * least half the intervals. */
+ * least half the intervals. Sites here are exact (stack and ranges), not holder groups: a
+ * range that allocates a kept output and a freed temporary is two sites, and the kept one is
+ * what grows. */
 static void find_growth(tp_an_memuse *u, const tp_rank *r) {
-    size_t ns = u->n_groups, n = u->n_steps;
+    size_t ns = tp_an_memstate_n_sites(u->state), n = u->n_steps;
     if (n < 4)
         return;
     int64_t *v = site_series(u, ns), best = 0;
@@ -380,19 +382,16 @@ static void find_growth(tp_an_memuse *u, const tp_rank *r) {
     free(v);
     if (!u->growth.found)
         return;
-    uint32_t grp = u->growth.site; /* a group until here */
-    u->growth.site = u->group_site[grp];
     /* within the steps: a program frees everything at exit, which says nothing */
+    uint32_t site = u->growth.site;
     int64_t end = u->steps[n - 1].end;
-    for (size_t i = 0; i < r->mem.n && r->mem.ts[i] <= end; i++) {
-        uint32_t site = tp_an_memstate_row_site(u->state, i);
-        u->growth.allocs += site != UINT32_MAX && u->group[site] == grp;
-    }
+    for (size_t i = 0; i < r->mem.n && r->mem.ts[i] <= end; i++)
+        u->growth.allocs += tp_an_memstate_row_site(u->state, i) == site;
     tp_an_memstate_seek_time(u->state, end);
     size_t nb, live = 0;
     const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
     for (size_t i = 0; i < nb; i++)
-        live += u->group[b[i].site] == grp;
+        live += b[i].site == site;
     u->growth.frees = u->growth.allocs - live;
 }
 

@@ -12,6 +12,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_rank_analysis.h"
+#include "tp_report_alloc.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
 #include "tp_text.h"
@@ -308,7 +309,7 @@ static const tp_report_text_section text_sections[] = {
     {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
     {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
     {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
-    {"ranges", TP_RS_DEVICE, text_ranges},
+    {"memory_use", TP_RS_ALWAYS, tp_report_alloc_text}, {"ranges", TP_RS_DEVICE, text_ranges},
 };
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -614,7 +615,8 @@ static const tp_report_json_section json_sections[] = {
     {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
     {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
     {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
-    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
+    {"memory", TP_RS_ALWAYS, json_memory},       {"memory_use", TP_RS_ALWAYS, tp_report_alloc_json},
+    {"overlap", TP_RS_ALWAYS, json_overlap},
     {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
 };
 
