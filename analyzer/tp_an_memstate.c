@@ -73,6 +73,7 @@ struct tp_an_memstate {
     imap bmap, smap;
     int64_t in_blocks, reserved;
     int64_t k_alloc[KINETO_DEVICES], k_res[KINETO_DEVICES]; /* Kineto: last totals; -1 */
+    int64_t k_sum[KINETO_DEVICES]; /* Kineto: running sum of Bytes (older traces say no totals) */
     tp_an_mcounts counts;
     size_t *freed; /* per site: blocks freed by an unregister or free (not by a reset) */
 };
@@ -282,6 +283,8 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
     int32_t d = e->device[row];
     if (d < 0 || d >= KINETO_DEVICES)
         return;
+    if (e->kind[row] == TP_MEMEV_ALLOC || e->kind[row] == TP_MEMEV_FREE)
+        s->k_sum[d] += e->bytes[row];
     if (e->total_allocated[row] >= 0)
         s->k_alloc[d] = e->total_allocated[row];
     if (e->total_reserved[row] >= 0)
@@ -322,7 +325,7 @@ static void restart(tp_an_memstate *s) {
     memset(&s->counts, 0, sizeof s->counts);
     memset(s->freed, 0, (s->n_sites + 1) * sizeof *s->freed);
     for (int d = 0; d < KINETO_DEVICES; d++)
-        s->k_alloc[d] = s->k_res[d] = -1;
+        s->k_alloc[d] = s->k_res[d] = -1, s->k_sum[d] = 0;
 }
 
 void tp_an_memstate_seek(tp_an_memstate *s, size_t ev) {
@@ -499,14 +502,14 @@ void tp_an_memstate_totals(const tp_an_memstate *s, tp_an_mtotals *out) {
     if (s->src != TP_AN_MSRC_KINETO)
         return;
     int64_t a = 0, res = 0;
-    int any_a = 0, any_r = 0;
+    int any_r = 0;
     for (int d = 0; d < KINETO_DEVICES; d++) {
-        if (s->k_alloc[d] >= 0)
-            a += s->k_alloc[d], any_a = 1;
+        /* a device's own total where it said one, else the sum of its Bytes so far */
+        a += s->k_alloc[d] >= 0 ? s->k_alloc[d] : s->k_sum[d];
         if (s->k_res[d] >= 0)
             res += s->k_res[d], any_r = 1;
     }
-    out->allocated = any_a ? a : s->in_blocks;
+    out->allocated = a;
     out->reserved = any_r ? res : -1;
 }
 

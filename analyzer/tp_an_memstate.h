@@ -9,9 +9,10 @@
  *   - NVTX regions present: blocks are the regions, segments the heaps (or, without heaps,
  *     the device allocations); device allocations beside heaps describe the same segments
  *     and are not counted twice;
- *   - Kineto: blocks are the device's `[memory]` events; no segment layout is known, and the
- *     allocated/reserved totals are the allocator's own (Total Allocated/Reserved) where
- *     the trace has them;
+ *   - Kineto: blocks are the device's `[memory]` events that carry an address (Addr); no
+ *     segment layout is known; allocated and reserved are the allocator's own totals (Total
+ *     Allocated/Reserved) where the trace has them, else allocated is the running sum of the
+ *     device's Bytes (older traces write Bytes only) and reserved is unknown;
  *   - otherwise: blocks are the device allocations, each its own segment.
  * Every block carries its allocation site (tp_an_msite: the stack and the enclosing range
  * when it was allocated), found once at open, so the replay itself is a hash update per

@@ -51,6 +51,8 @@ static void text_steps(FILE *f, const tp_an_memuse *u) {
 static void text_holders(FILE *f, const tp_rank_analysis *rr, const tp_an_memmoment *mo,
                          size_t top) {
     char lb[256], cb[128], b1[32], bp[32];
+    if (!mo->n_holders)
+        return;
     fprintf(f, "    %-56s %12s %7s %8s %6s\n", "allocation site", "bytes", "blocks", "share",
             "steps");
     for (size_t i = 0; i < mo->n_holders && i < top; i++) {
