@@ -10,6 +10,7 @@
 #include "tp_tui_data.h"
 #include "tp_tui_diagnosis.h"
 #include "tp_tui_layout.h"
+#include "tp_tui_memory.h"
 #include "tp_tui_panel.h"
 #include "tp_tui_summary.h"
 #include "tp_tui_timeline.h"
@@ -136,6 +137,10 @@ static tp_tui_panel *timeline_new(tp_tui_data *d) {
     return tp_tui_timeline_new(d);
 }
 
+static tp_tui_panel *memory_new(tp_tui_data *d) {
+    return tp_tui_memory_new(d);
+}
+
 static tp_tui_panel *diagnosis_new(tp_tui_data *d) {
     return tp_tui_diagnosis_new(d);
 }
@@ -147,6 +152,7 @@ static const struct {
 } views[TP_TUI_N_VIEWS] = {
     {"summary", summary_new}, {"timeline", timeline_new}, {"kernels", kernels_new},
     {"ranges", ranges_new},   {"copies", copies_new},     {"diagnosis", diagnosis_new},
+    {"memory", memory_new},
 };
 
 int tp_tui_view_index(const char *name) {
