@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_cmd_export_mem.h"
 #include "tp_export_chrome.h"
 #include "tp_export_sqlite.h"
 #include "tp_layout.h"
@@ -37,6 +38,7 @@ static int ends_with(const char *s, const char *suffix) {
 typedef struct {
     tp_reader **r;
     size_t n;
+    const char *path; /* TRACE, as given */
 } trace_set;
 
 /* Each writer exports the set (a writer of one trace at a time takes r[0]) to `out`; on
@@ -48,7 +50,11 @@ typedef tp_status (*export_fn)(const trace_set *t, const char *out, char *done, 
 static tp_status write_chrome(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     tp_export_stats s = {0};
-    tp_status st = tp_export_chrome_set(t->r, t->n, out, ends_with(out, ".gz"), &s, err, err_len);
+    tp_export_counter *mem; /* device memory counters: the allocator replay's timeline */
+    size_t n_mem = tp_cmd_export_mem_counters(t->path, &mem);
+    tp_status st = tp_export_chrome_counters(t->r, t->n, out, ends_with(out, ".gz"), mem, n_mem, &s,
+                                             err, err_len);
+    free(mem);
     snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
     return st;
 }
@@ -57,6 +63,8 @@ static tp_status write_sqlite(const trace_set *t, const char *out, char *done, s
                               char *err, size_t err_len) {
     uint64_t rows = 0;
     tp_status st = tp_export_sqlite(t->r[0], out, &rows, err, err_len);
+    if (st == TP_OK) /* live blocks at the peak and the OOM: the allocator replay's */
+        st = tp_cmd_export_mem_blocks(t->path, out, err, err_len);
     snprintf(done, done_len, "%llu rows", (unsigned long long)rows);
     return st;
 }
@@ -334,7 +342,7 @@ int tp_cmd_export(int argc, char **argv) {
     if (msg[0])
         fprintf(stderr, "trainprof export: warning: %s: %s (exporting what is readable)\n", a.trace,
                 msg);
-    trace_set t = {calloc(MAX_PROCESSES, sizeof *t.r), 1};
+    trace_set t = {calloc(MAX_PROCESSES, sizeof *t.r), 1, a.trace};
     if (!t.r)
         abort();
     t.r[0] = r;

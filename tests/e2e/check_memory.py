@@ -3,6 +3,7 @@ allocator (its --json-summary and its stderr message)."""
 import json
 import os
 import re
+import sqlite3
 import sys
 
 d = sys.argv[1]
@@ -113,6 +114,24 @@ f = fs.get("memory-growth")
 check(f is not None and KEPT in f["evidence"] and "none of its 12 blocks ever freed" in f["evidence"],
       "grow: memory-growth names the site and that it is never freed")
 check("memory_snapshot" not in (f or {}).get("advice", ""), "grow: no pointer to another tool")
+
+# exports of frag: the Chrome counters reach the trainer's peaks; SQLite's live blocks at the
+# OOM add up to what the trainer had allocated then, the kept activations among them
+rank, summ, fs = case("frag")
+counters = [e for e in load("frag.chrome.json")["traceEvents"] if e["ph"] == "C"]
+check(counters and max(e["args"]["allocated"] for e in counters) == summ["peak_allocated_bytes"],
+      "export: Chrome counter allocated peaks at the trainer's peak")
+check(counters and max(e["args"]["reserved"] for e in counters) == summ["peak_reserved_bytes"],
+      "export: Chrome counter reserved peaks at the trainer's peak reserved")
+db = sqlite3.connect(os.path.join(d, "frag.sqlite"))
+live = db.execute("SELECT SUM(size) FROM memory_live_blocks WHERE moment = 'oom'").fetchone()[0]
+check(live == summ["oom_reserved_bytes"] - summ["oom_free_bytes"],
+      "export: SQLite live blocks at the OOM add up to the trainer's allocated (%s)" % live)
+peak = db.execute("SELECT SUM(size) FROM memory_live_blocks WHERE moment = 'peak'").fetchone()[0]
+check(peak == summ["peak_allocated_bytes"], "export: SQLite live blocks at the peak")
+kept = db.execute("SELECT COUNT(*), MAX(steps_alive) FROM memory_live_blocks WHERE moment = 'oom' "
+                  "AND site = ?", (KEPT,)).fetchone()
+check(kept[0] >= 2 and kept[1] >= 2, "export: the kept activations' blocks at the OOM %s" % (kept,))
 
 if failures:
     print("%d check(s) failed" % len(failures))

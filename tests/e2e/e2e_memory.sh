@@ -5,6 +5,7 @@
 #   frag:   the fragmentation-oom scenario (kept activations pin segments; dies at step 8)
 #   big:    --batch 512 --device-memory-limit 24M (one request over the budget at step 1)
 #   grow:   --keep-activations 64, no limit (memory grows, nothing freed)
+# and frag's exports: memory counters in Chrome JSON, live blocks in SQLite.
 set -euo pipefail
 trainprof=$1 trainer=$2 python=$3 check=$4
 dir=$(mktemp -d)
@@ -24,4 +25,7 @@ run() { # name expected-exit trainer-args...
 run frag 3 --scenario fragmentation-oom --steps 400
 run big 3 --batch 512 --device-memory-limit 24M
 run grow 0 --keep-activations 64 --steps 12
+# the exports: memory counters (Chrome) and live blocks at the peak and the OOM (SQLite)
+"$trainprof" export frag.tprof --format chrome -o frag.chrome.json >/dev/null
+"$trainprof" export frag.tprof --format sqlite -o frag.sqlite >/dev/null
 "$python" "$check" "$dir"
