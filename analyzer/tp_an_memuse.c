@@ -82,35 +82,36 @@ static long step_of(const tp_an_memuse *u, int64_t t) {
 
 /* ---------------------------------------------------------------- holder groups */
 
-static const tp_an_memstate *cmp_state; /* qsort has no context argument */
+/* A site by the names that group it (sorted without a context pointer: qsort has none). */
+typedef struct {
+    uint32_t name[2], site;
+} site_key;
 
-static int cmp_site_names(const void *x, const void *y) {
-    const tp_an_msite *a = tp_an_memstate_site(cmp_state, *(const uint32_t *)x);
-    const tp_an_msite *b = tp_an_memstate_site(cmp_state, *(const uint32_t *)y);
+static int cmp_site_key(const void *x, const void *y) {
+    const site_key *a = x, *b = y;
     for (int k = 0; k < 2; k++)
         if (a->name[k] != b->name[k])
             return a->name[k] < b->name[k] ? -1 : 1;
-    return (*(const uint32_t *)x > *(const uint32_t *)y) -
-           (*(const uint32_t *)x < *(const uint32_t *)y);
+    return (a->site > b->site) - (a->site < b->site);
 }
 
+/* Holder groups: sites with the same ranges, the lowest site of each naming it. */
 static void make_groups(tp_an_memuse *u) {
     size_t ns = tp_an_memstate_n_sites(u->state);
-    uint32_t *ord = tp_an_alloc(ns + 1, sizeof *ord);
-    for (size_t i = 0; i < ns; i++)
-        ord[i] = (uint32_t)i;
-    cmp_state = u->state;
-    qsort(ord, ns, sizeof *ord, cmp_site_names);
+    site_key *k = tp_an_alloc(ns + 1, sizeof *k);
+    for (size_t i = 0; i < ns; i++) {
+        const tp_an_msite *x = tp_an_memstate_site(u->state, (uint32_t)i);
+        k[i] = (site_key){{x->name[0], x->name[1]}, (uint32_t)i};
+    }
+    qsort(k, ns, sizeof *k, cmp_site_key);
     u->group = tp_an_alloc(ns + 1, sizeof *u->group);
     u->group_site = tp_an_alloc(ns + 1, sizeof *u->group_site);
     for (size_t i = 0; i < ns; i++) {
-        const tp_an_msite *a = tp_an_memstate_site(u->state, ord[i]);
-        const tp_an_msite *p = i ? tp_an_memstate_site(u->state, ord[i - 1]) : NULL;
-        if (!p || memcmp(a->name, p->name, sizeof a->name))
-            u->group_site[u->n_groups++] = ord[i];
-        u->group[ord[i]] = (uint32_t)(u->n_groups - 1);
+        if (!i || memcmp(k[i].name, k[i - 1].name, sizeof k[i].name))
+            u->group_site[u->n_groups++] = k[i].site;
+        u->group[k[i].site] = (uint32_t)(u->n_groups - 1);
     }
-    free(ord);
+    free(k);
 }
 
 /* ---------------------------------------------------------------- timeline */

@@ -58,14 +58,18 @@ static int time_col(const tp_tui_memory *s, int64_t t) {
     return c < 0 ? 0 : c >= s->cols ? s->cols - 1 : c;
 }
 
-/* Maximum of allocated and reserved over the points in [a, b), else the value before a. */
+/* Maximum of allocated and reserved over the value holding at a and the points in [a, b). */
 static void bucket(const tp_an_memuse *u, int64_t a, int64_t b, int64_t *al, int64_t *re) {
+    size_t lo = 0, hi = u->n_points;
+    while (lo < hi) { /* the first point after a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->pt_ts[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     *al = *re = 0;
-    for (size_t i = 0; i < u->n_points; i++) {
-        if (u->pt_ts[i] >= b)
-            break;
-        if (u->pt_ts[i] < a && i + 1 < u->n_points && u->pt_ts[i + 1] <= a)
-            continue;
+    for (size_t i = lo ? lo - 1 : 0; i < u->n_points && (i < lo || u->pt_ts[i] < b); i++) {
         *al = u->pt_alloc[i] > *al ? u->pt_alloc[i] : *al;
         *re = u->pt_res[i] > *re ? u->pt_res[i] : *re;
     }
