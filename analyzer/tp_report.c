@@ -15,6 +15,7 @@
 #include "tp_an_stacks.h"
 #include "tp_rank_analysis.h"
 #include "tp_report_env.h"
+#include "tp_report_alloc.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
 #include "tp_report_marks.h"
@@ -47,6 +48,8 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fprintf(f, " (device busy %s of %s)", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
     fprintf(f, "\n");
+    if (d->warmup_only)
+        fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
     if (!d->n)
         fprintf(f, "  %s\n",
                 d->window_ns > 0 ? "no problem found" : "nothing to judge: no device activity");
@@ -347,6 +350,7 @@ static const tp_report_text_section text_sections[] = {
     {"launch", TP_RS_DEVICE, text_launch},
     {"queue", TP_RS_DEVICE, text_queue},
     {"memory", TP_RS_DEVICE, text_memory},
+    {"memory_use", TP_RS_ALWAYS, tp_report_alloc_text},
     {"ranges", TP_RS_DEVICE, text_ranges},
     {"stacks", TP_RS_DEVICE, tp_report_stacks_text},
     {"marks", TP_RS_ALWAYS, tp_report_marks_text},
@@ -685,6 +689,7 @@ static const tp_report_json_section json_sections[] = {
     {"launch", TP_RS_ALWAYS, json_launch},
     {"queue", TP_RS_ALWAYS, json_queue},
     {"memory", TP_RS_ALWAYS, json_memory},
+    {"memory_use", TP_RS_ALWAYS, tp_report_alloc_json},
     {"overlap", TP_RS_ALWAYS, json_overlap},
     {"ranges", TP_RS_ALWAYS, json_ranges},
     {"stacks", TP_RS_ALWAYS, tp_report_stacks_json},

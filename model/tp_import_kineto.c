@@ -520,6 +520,7 @@ static void commit_memory(kparse *p, event *e) {
     row.addr = e->addr;
     row.total_allocated = e->total_alloc;
     row.total_reserved = e->total_res;
+    row.pid = e->pid, row.tid = e->tid; /* the thread whose op allocated: the cpu_op around it */
     tp_memev_push(&p->r->mem, &row);
 }
 

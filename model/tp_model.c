@@ -249,6 +249,7 @@ static void events_free(tp_events *e) {
 static void memev_free(tp_memevents *e) {
     free(e->ts), free(e->kind), free(e->device), free(e->addr), free(e->bytes);
     free(e->total_allocated), free(e->total_reserved), free(e->stack), free(e->largest_free);
+    free(e->op), free(e->heap), free(e->size), free(e->pid), free(e->tid);
     memset(e, 0, sizeof *e);
 }
 
@@ -371,13 +372,16 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
         GROW(e->ts, e->cap), GROW(e->kind, e->cap), GROW(e->device, e->cap);
         GROW(e->addr, e->cap), GROW(e->bytes, e->cap), GROW(e->total_allocated, e->cap);
         GROW(e->total_reserved, e->cap), GROW(e->stack, e->cap);
-        GROW(e->largest_free, e->cap);
+        GROW(e->largest_free, e->cap), GROW(e->op, e->cap), GROW(e->heap, e->cap);
+        GROW(e->size, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
     }
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
     e->bytes[i] = r->bytes, e->total_allocated[i] = r->total_allocated;
     e->total_reserved[i] = r->total_reserved, e->stack[i] = r->stack;
     e->largest_free[i] = r->largest_free;
+    e->op[i] = r->op, e->heap[i] = r->heap, e->size[i] = r->size;
+    e->pid[i] = r->pid, e->tid[i] = r->tid;
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -491,7 +495,12 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
                           m->device[i],
                           m->kind[i],
                           moved(m->stack[i], b.stack),
-                          m->largest_free[i]};
+                          m->largest_free[i],
+                          m->op[i],
+                          m->heap[i],
+                          m->size[i],
+                          m->pid[i],
+                          m->tid[i]};
         tp_memev_push(&into->mem, &r);
     }
 }
@@ -672,6 +681,11 @@ static void memev_sort(tp_memevents *e) {
     PERMUTE(e->total_reserved, perm, n);
     PERMUTE(e->stack, perm, n);
     PERMUTE(e->largest_free, perm, n);
+    PERMUTE(e->op, perm, n);
+    PERMUTE(e->heap, perm, n);
+    PERMUTE(e->size, perm, n);
+    PERMUTE(e->pid, perm, n);
+    PERMUTE(e->tid, perm, n);
     e->cap = n;
     free(perm);
 }

@@ -154,7 +154,25 @@ typedef struct {
     uint32_t *stack;          /* native stack id (tp_rank_stack); 0: none */
     int64_t *largest_free;    /* ALLOC_FAIL: the allocator's largest free block; -1: unknown;
                                  0 on other rows */
+    /* appended for the allocator replay (analyzer/tp_an_memstate): what the record did, as
+     * the trace says, so heaps, resizes and resets are not folded into byte deltas */
+    uint8_t *op;    /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
+    uint64_t *heap; /* HEAP: its handle; REGION register: the heap it is carved from; else 0 */
+    uint64_t *size; /* HEAP register: its size; REGION register/resize: the (new) size; else 0 */
+    int64_t *pid;   /* the process and thread that made the call; -1: unknown */
+    int64_t *tid;
 } tp_memevents;
+
+/* What a native NVTX memory record did (tp_memevents.op). */
+typedef enum {
+    TP_MEMEV_OP_NONE = 0,
+    TP_MEMEV_OP_HEAP_REGISTER = 1,
+    TP_MEMEV_OP_HEAP_UNREGISTER = 2,
+    TP_MEMEV_OP_HEAP_RESET = 3,
+    TP_MEMEV_OP_REGION_REGISTER = 4,
+    TP_MEMEV_OP_REGION_RESIZE = 5,
+    TP_MEMEV_OP_REGION_UNREGISTER = 6
+} tp_memev_op;
 
 typedef struct {
     int64_t ts, bytes, total_allocated, total_reserved;
@@ -163,6 +181,9 @@ typedef struct {
     uint8_t kind;
     uint32_t stack;
     int64_t largest_free; /* ALLOC_FAIL only (see tp_memevents) */
+    uint8_t op;           /* see tp_memevents; a zeroed row is "none" except pid/tid, which */
+    uint64_t heap, size;  /* tp_memev_push stores as given: loaders set -1 when unknown */
+    int64_t pid, tid;
 } tp_memev_row;
 
 typedef enum {
