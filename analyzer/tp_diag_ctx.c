@@ -10,19 +10,37 @@
 #include <string.h>
 
 #include "tp_an_enclosing.h"
-#include "tp_an_host.h"
 #include "tp_an_stats.h"
 #include "tp_mem.h"
 
 /* ---------------------------------------------------------------- names */
 
-/* Step and data-loading names: tp_an_host's tests, one for the report and the diagnosis. */
+static int icontains(const char *s, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (strncasecmp(s, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Host time spent getting the next batch: NVTX/user ranges and ops named like data loading
+ * ("dataloader wait", PyTorch's "enumerate(DataLoader)#...__next__", "get_batch"). */
+static int is_data_name(const char *s) {
+    static const char *const k[] = {"dataloader", "data loader", "data_loader", "data wait",
+                                    "data_wait",  "next_data",   "get_batch",   "input pipeline",
+                                    "load batch", "fetch batch"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (icontains(s, k[i]))
+            return 1;
+    return 0;
+}
+
 unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
     uint32_t id = d->ev->name[row];
     if (!d->ncls[id]) {
         const char *s = tp_model_str(d->v->m, id);
-        d->ncls[id] = (uint8_t)(TP_DIAG_NC_KNOWN | (tp_an_host_step_name(s) ? TP_DIAG_NC_STEP : 0) |
-                                (tp_an_host_data_name(s) ? TP_DIAG_NC_DATA : 0) |
+        d->ncls[id] = (uint8_t)(TP_DIAG_NC_KNOWN | (tp_an_is_step_name(s) ? TP_DIAG_NC_STEP : 0) |
+                                (is_data_name(s) ? TP_DIAG_NC_DATA : 0) |
                                 (strstr(s, "Synchronize") ? TP_DIAG_NC_SYNC : 0) |
                                 (strstr(s, "Wait") ? TP_DIAG_NC_WAIT : 0));
     }
@@ -77,6 +95,14 @@ static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid) {
     memmove(d->th + k + 1, d->th + k, (d->n_th - k) * sizeof *d->th);
     d->th[k] = (tp_diag_thread){pid, tid, 1, d->n_th};
     d->n_th++;
+}
+
+const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
+    if (!d->mem) {
+        d->mem = tp_an_alloc(1, sizeof *d->mem);
+        tp_an_memuse_run(d->v, d->mem);
+    }
+    return d->mem;
 }
 
 void tp_diag_clear_seen(tp_diag_ctx *d) {
@@ -291,6 +317,8 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
     free(d->step_end), free(d->seen), free(d->ncls), free(d->th);
+    if (d->mem)
+        tp_an_memuse_free(d->mem), free(d->mem);
     tp_an_frames_close(d->fx);
     memset(d, 0, sizeof *d);
 }

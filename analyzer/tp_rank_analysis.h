@@ -14,6 +14,7 @@
 #include "tp_an_kernels.h"
 #include "tp_an_launch.h"
 #include "tp_an_memory.h"
+#include "tp_an_memuse.h"
 #include "tp_an_nvtx.h"
 #include "tp_an_overlap.h"
 #include "tp_an_queue.h"
@@ -33,9 +34,10 @@ enum {
     TP_RA_OVERLAP = 1u << 6,
     TP_RA_NVTX = 1u << 7,
     TP_RA_DIAGNOSIS = 1u << 8,
-    TP_RA_CPUOPS = 1u << 9,
-    TP_RA_HOST = 1u << 10,
-    TP_RA_ALL = (1u << 11) - 1
+    TP_RA_MEMUSE = 1u << 9, /* who holds device memory: the allocator replay (tp_an_memuse) */
+    TP_RA_CPUOPS = 1u << 10,
+    TP_RA_HOST = 1u << 11,
+    TP_RA_ALL = (1u << 12) - 1
 };
 
 /* Every analysis of one rank. Results of analyses not asked for are zero. */
@@ -52,6 +54,7 @@ typedef struct {
     tp_an_overlap ov;
     tp_an_nvtx nv;
     tp_diagnosis dg;
+    tp_an_memuse mu;
     tp_an_cpuops ops; /* the CPU operators table */
     tp_an_host host;  /* steps, what filled them, threads (the host side) */
 } tp_rank_analysis;

@@ -16,6 +16,8 @@
 #include "tp_rank_analysis.h"
 #include "tp_report_cpuops.h"
 #include "tp_report_host.h"
+#include "tp_report_env.h"
+#include "tp_report_alloc.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
 #include "tp_report_marks.h"
@@ -57,6 +59,8 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
     if (!rr->t.has_gpu)
         fprintf(f, "  not judged without device %s: %s\n", lost ? "records" : "activity",
                 tp_report_host_not_judged(nj, sizeof nj));
+    if (d->warmup_only)
+        fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
     if (!d->n)
         fprintf(f, "  %s\n", rr->t.has_gpu ? "no problem found" : "no problem found on the host");
     for (size_t i = 0; i < d->n; i++) {
@@ -343,6 +347,7 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 /* One row per line, so that adding a section is a one-line change. */
 // clang-format off
 static const tp_report_text_section text_sections[] = {
+    {"environment", TP_RS_ALWAYS, tp_report_env_text},
     {"processes", TP_RS_ALWAYS, text_processes},
     {"dropped", TP_RS_ALWAYS, text_dropped},
     {"cuda_off", TP_RS_ALWAYS, text_cuda_off},
@@ -356,6 +361,7 @@ static const tp_report_text_section text_sections[] = {
     {"launch", TP_RS_DEVICE, text_launch},
     {"queue", TP_RS_DEVICE, text_queue},
     {"memory", TP_RS_DEVICE, text_memory},
+    {"memory_use", TP_RS_ALWAYS, tp_report_alloc_text},
     {"ranges", TP_RS_ALWAYS, text_ranges},
     {"stacks", TP_RS_DEVICE, tp_report_stacks_text},
     {"marks", TP_RS_ALWAYS, tp_report_marks_text},
@@ -685,6 +691,7 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 /* One row per line, so that adding a section is a one-line change. */
 // clang-format off
 static const tp_report_json_section json_sections[] = {
+    {"environment", TP_RS_ALWAYS, tp_report_env_json},
     {"processes", TP_RS_ALWAYS, json_processes},
     {"dropped", TP_RS_ALWAYS, json_dropped},
     {"cuda_off", TP_RS_ALWAYS, json_cuda_off},
@@ -695,6 +702,7 @@ static const tp_report_json_section json_sections[] = {
     {"launch", TP_RS_ALWAYS, json_launch},
     {"queue", TP_RS_ALWAYS, json_queue},
     {"memory", TP_RS_ALWAYS, json_memory},
+    {"memory_use", TP_RS_ALWAYS, tp_report_alloc_json},
     {"overlap", TP_RS_ALWAYS, json_overlap},
     {"ranges", TP_RS_ALWAYS, json_ranges},
     {"stacks", TP_RS_ALWAYS, tp_report_stacks_json},

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_cmd_export_mem.h"
 #include "tp_export_chrome.h"
 #include "tp_export_perfetto.h"
 #include "tp_export_sqlite.h"
@@ -60,7 +61,11 @@ typedef tp_status (*export_fn)(const trace_set *t, const char *out, char *done, 
 static tp_status write_chrome(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     tp_export_stats s = {0};
-    tp_status st = tp_export_chrome_set(t->r, t->n, out, ends_with(out, ".gz"), &s, err, err_len);
+    tp_export_counter *mem; /* device memory counters: the allocator replay's timeline */
+    size_t n_mem = tp_cmd_export_mem_counters(t->trace, &mem);
+    tp_status st = tp_export_chrome_counters(t->r, t->n, out, ends_with(out, ".gz"), mem, n_mem, &s,
+                                             err, err_len);
+    free(mem);
     snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
     return st;
 }
@@ -89,6 +94,8 @@ static tp_status write_sqlite(const trace_set *t, const char *out, char *done, s
         o = (tp_export_sqlite_opts){symbolize, sym};
     tp_status st = tp_export_sqlite_set(t->r, t->n, out, &o, &rows, err, err_len);
     tp_symbolizer_close(sym);
+    if (st == TP_OK) /* live blocks at the peak and the OOM: the allocator replay's */
+        st = tp_cmd_export_mem_blocks(t->trace, out, err, err_len);
     snprintf(done, done_len, "%llu rows, %zu process%s", (unsigned long long)rows, t->n,
              t->n == 1 ? "" : "es");
     return st;

@@ -522,9 +522,9 @@ int tp_collector_recording_here(void) {
 
 /* 1 when the trace holds events, not just the metadata every process writes. */
 static int has_events(const tp_writer_stats *st) {
-    static const uint16_t meta_only[] = {TP_REC_PROCESS,  TP_REC_THREAD,     TP_REC_STRING,
-                                         TP_REC_MODULE,   TP_REC_STACK,      TP_REC_DOMAIN,
-                                         TP_REC_CATEGORY, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD};
+    static const uint16_t meta_only[] = {
+        TP_REC_PROCESS, TP_REC_THREAD,   TP_REC_STRING,     TP_REC_MODULE,   TP_REC_STACK,
+        TP_REC_DOMAIN,  TP_REC_CATEGORY, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD, TP_REC_ENV};
     uint64_t n = st->records_total + st->dropped_total;
     for (size_t i = 0; i < sizeof meta_only / sizeof meta_only[0]; i++)
         n -= st->records[meta_only[i]];

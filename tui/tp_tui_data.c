@@ -174,7 +174,7 @@ static void build_lanes(tp_tui_data *d) {
 /* The analyses the views show (launch, queue and overlap have no view yet). */
 #define TUI_ANALYSES                                                                               \
     (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_MEMORY | TP_RA_NVTX | TP_RA_DIAGNOSIS |   \
-     TP_RA_CPUOPS)
+     TP_RA_MEMUSE | TP_RA_CPUOPS)
 
 void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o) {
     memset(d, 0, sizeof *d);

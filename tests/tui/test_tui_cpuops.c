@@ -1,4 +1,4 @@
-/* test_tui_cpuops: the CPU ops view (--view cpuops, key 8) over the committed sample trace,
+/* test_tui_cpuops: the CPU ops view (--view cpuops, key 9) over the committed sample trace,
  * headless: its rows are the report's CPU-operator table (tp_an_cpuops) with the same
  * numbers, `s` re-sorts, `/` narrows; an unknown trace kind gets its empty-table line. */
 #include <stdio.h>
@@ -43,8 +43,8 @@ static void test_rows_are_the_report_table(void) {
     tp_tui *t = open_view(sample, "cpuops");
     CHECK(t != NULL);
     CHECK_EQ_I(tp_tui_current_view(t), tp_tui_view_index("cpuops"));
-    CHECK_EQ_I(tp_tui_view_index("8"), tp_tui_view_index("cpuops"));
-    CHECK(screen_find(t, "[8 CPU ops]") >= 0);
+    CHECK_EQ_I(tp_tui_view_index("9"), tp_tui_view_index("cpuops"));
+    CHECK(screen_find(t, "[9 CPU ops]") >= 0);
     tp_rank_analysis a;
     tp_rank_analysis_run(&a, sample, &sample->ranks[0], NULL, TP_RA_CPUOPS);
     CHECK(a.ops.n > 0);
