@@ -307,8 +307,8 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
                             t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
     int full = 0;
     for (int i = 0; i < TP_TUI_N_VIEWS; i++)
-        full += 4 + (int)strlen(t->panels[i]->title) + (i + 1 >= 10);
-    int named = x + full <= g->w - 24; /* leave room for the drop warning */
+        full += 5 + (int)strlen(t->panels[i]->title) + (i + 1 >= 10); /* "  2 Timeline " */
+    int named = x + full <= g->w - 32; /* leave room for the drop warning (31 columns) */
     for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
         if (i == t->view)
             x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " [%d %s]", i + 1,
