@@ -31,6 +31,10 @@ typedef struct {
     int64_t launch_delay_cutoff_ns; /* launch delays longer than this are outliers (100 µs) */
     int no_symbols;                 /* diagnosis: show stacks as module+offset, never opening
                                        the modules' files (trainprof report --no-symbols) */
+    int64_t window_lo, window_hi;   /* window_hi > window_lo: only rows that start in
+                                       [window_lo, window_hi) (model ns), as if the trace had
+                                       been cut to that window (the TUI's range statistics);
+                                       else every row */
 } tp_an_opts;
 
 /* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */
