@@ -395,8 +395,8 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
 }
 
 /* Keys of every view: the key bar shows `first` before the view's keys and `rest` after. */
-static const tp_tui_keydoc first_keys[] = {{"q", "Quit"}};
-static const tp_tui_keydoc rest_keys[] = {{"Tab/1-6", "View"}, {"r", "Rank"}};
+static const tp_tui_keydoc first_keys[] = {{"q", "Quit"}, {"r", "Rank"}};
+static const tp_tui_keydoc rest_keys[] = {{"Tab/1-6", "View"}};
 static const tp_tui_keydoc global_keys[] = {
     {"?", "this key reference"},
     {"q", "quit"},
@@ -417,8 +417,7 @@ static void draw_help(tp_tui *t, tp_tui_grid *g, int y) {
         return;
     }
     const char *kept = p->table ? p->table->search : p->find ? p->find_kept : "";
-    int n_rest = t->m->n_ranks > 1 ? 2 : 1;
-    tp_tui_help_bar(g, y, p, kept, first_keys, 1, rest_keys, n_rest);
+    tp_tui_help_bar(g, y, p, kept, first_keys, t->m->n_ranks > 1 ? 2 : 1, rest_keys, 1);
 }
 
 const tp_tui_grid *tp_tui_render(tp_tui *t) {

@@ -174,7 +174,8 @@ static void draw_group(tp_tui_timeline *tl, tp_tui_grid *g, int y, const tp_tui_
 static void draw_label(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
                        const tp_tui_tlrow *row) {
     const tp_tui_lane *l = &tl->d->lanes[row->lane];
-    int focus = row->lane == (int)tl->lane && (row->level == tl->level || row->level < 0);
+    /* '>' on the focused level's row and on its lane's name, so both read at a glance */
+    int focus = row->lane == (int)tl->lane && (row->level <= 0 || row->level == tl->level);
     char lab[160], id[32], cut[128];
     const char *mark = focus ? ">" : " ";
     if (row->level > 0) {
