@@ -49,27 +49,34 @@ static int boring(const char *module, const char *func) {
     return func && (!strcmp(func, "_start") || !strncmp(func, "__libc_start", 12));
 }
 
-/* One native frame into line (returns 0 when it is left out). */
-static int native_line(tp_tui_stacks *s, uint32_t mod, uint64_t addr, char *line) {
+/* One native frame into lines: one per function at its address, inlined ones first (as
+ * the diagnosis lists them). Returns the lines written (0: left out). */
+static int native_lines(tp_tui_stacks *s, uint32_t mod, uint64_t addr,
+                        char (*lines)[TP_TUI_STACK_LINE], int max) {
     const tp_stack_module *mo = tp_rank_stack_module(s->r, mod);
     const char *path = mo && mo->path ? tp_model_str(s->m, mo->path) : NULL;
     const char *base = base_name(path);
-    if (boring(base, NULL))
+    if (boring(base, NULL) || max < 1)
         return 0;
     tp_symbolizer *sy = path ? symbolizer(s) : NULL;
     const tp_sym *sym = sy ? tp_symbolize(sy, path, mo->build_id, mo->build_id_len, addr) : NULL;
     if (!sym || sym->status != TP_SYM_OK || !sym->n) {
-        snprintf(line, TP_TUI_STACK_LINE, "%s+0x%llx", path ? base : "?", (unsigned long long)addr);
+        snprintf(lines[0], TP_TUI_STACK_LINE, "%s+0x%llx", path ? base : "?",
+                 (unsigned long long)addr);
         return 1;
     }
-    const tp_sym_frame *f = &sym->f[0]; /* the innermost function (inlined ones first) */
     if (boring(base, sym->f[sym->n - 1].func))
         return 0;
-    if (f->file && f->line > 0)
-        snprintf(line, TP_TUI_STACK_LINE, "%s (%s:%d)", f->func, base_name(f->file), f->line);
-    else
-        snprintf(line, TP_TUI_STACK_LINE, "%s (%s)", f->func, base);
-    return 1;
+    int n = 0;
+    for (size_t k = 0; k < sym->n && n < max; k++, n++) {
+        const tp_sym_frame *f = &sym->f[k];
+        if (f->file && f->line > 0)
+            snprintf(lines[n], TP_TUI_STACK_LINE, "%s (%s:%d)%s", f->func, base_name(f->file),
+                     f->line, k + 1 < sym->n ? " inlined" : "");
+        else
+            snprintf(lines[n], TP_TUI_STACK_LINE, "%s (%s)", f->func, base);
+    }
+    return n;
 }
 
 static void python_line(tp_tui_stacks *s, uint64_t addr, char *line) {
@@ -95,7 +102,7 @@ int tp_tui_stack_lines(tp_tui_stacks *s, uint32_t id, char (*lines)[TP_TUI_STACK
          * keep the native frames up to the first Python one. */
         if (python && i > 0 && mods[i - 1] == TP_STACK_PYTHON)
             break;
-        n += native_line(s, mods[i], addrs[i], lines[n]);
+        n += native_lines(s, mods[i], addrs[i], lines + n, max - n);
     }
     return n;
 }

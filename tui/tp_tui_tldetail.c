@@ -57,8 +57,12 @@ static void stack_block(tp_tui_timeline *tl, tp_tui_grid *g, int x, int cols, in
     tp_tui_grid_printf(g, x, y++, cols, TP_TUI_A_HEADER, "%s %s:", title,
                        tp_model_str(tl->d->m, ev->name[row]));
     int n = tp_tui_stack_lines(tl->stacks, ev->stack[row], lines, MAX_FRAMES);
-    if (!n && y < end)
-        tp_tui_grid_put(g, x, y++, "  (no stack recorded)", cols, TP_TUI_A_NORMAL);
+    if (!n && y < end) /* NVTX pushes get stacks only when asked: say how */
+        tp_tui_grid_put(g, x, y++,
+                        ev->cat[row] == TP_CAT_USER_ANNOTATION && tl->d->r->native
+                            ? "  (none recorded: `trainprof record --stacks all` records them)"
+                            : "  (no stack recorded)",
+                        cols, TP_TUI_A_NORMAL);
     for (int i = 0; i < n && y < end; i++)
         tp_tui_grid_printf(g, x, y++, cols, TP_TUI_A_NORMAL, "  %s", lines[i]);
 }
