@@ -312,10 +312,10 @@ static void show_row(tp_tui_panel *p, long row) {
     ((tp_tui_timeline *)p)->target = row;
 }
 
-/* Rows of the detail pane for a body of h rows. */
-static int detail_rows(int h) {
-    int d = h / 3;
-    return d < 5 ? 5 : d > 16 ? 16 : d;
+/* Rows of the detail pane for a body of h rows (half of it for a window's statistics). */
+static int detail_rows(const tp_tui_timeline *tl, int h) {
+    int stats = tl->ws.set && tl->show_stats, d = stats ? h / 2 : h / 3;
+    return d < 5 ? 5 : d > (stats ? 30 : 16) ? (stats ? 30 : 16) : d;
 }
 
 static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
@@ -331,7 +331,7 @@ static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     }
     draw_ruler(tl, g, y + 1, cols.label_w);
     build_rows(tl);
-    int dh = detail_rows(h), nl = h - 2 - dh < 1 ? 1 : h - 2 - dh;
+    int dh = detail_rows(tl, h), nl = h - 2 - dh < 1 ? 1 : h - 2 - dh;
     int f = focus_row(tl);
     tl->top = tp_tui_scroll_to(tl->top, f, nl, tl->n_rows);
     if (f > 0 && tl->top == f && tl->rows[f - 1].lane < 0)
