@@ -170,6 +170,8 @@ static void build_lanes(tp_tui_data *d) {
         tp_tui_lane *l = &d->lanes[i];
         tp_tui_levels_build(&r->ev, l->rows, l->n, l->is_stream, &l->lv, &l->n_lv);
     }
+    for (size_t i = 0; i < r->ev.n; i++)
+        d->n_names = r->ev.name[i] >= d->n_names ? r->ev.name[i] + 1 : d->n_names;
     d->t_first = r->ev.n ? r->ev.ts[0] : 0;
     d->t_last = d->t_first;
     for (size_t i = 0; i < r->ev.n; i++)
@@ -343,7 +345,12 @@ long tp_tui_data_nth_longest(const tp_tui_data *d, uint32_t name, unsigned cats,
         }
     }
     long row = -1;
-    if (n) {
+    if (n && k % n == 0) { /* the longest: one pass */
+        size_t best = 0;
+        for (size_t i = 1; i < n; i++)
+            best = longest_first(&v[i], &v[best]) < 0 ? i : best;
+        row = v[best].row;
+    } else if (n) {
         qsort(v, n, sizeof *v, longest_first);
         row = v[k % n].row;
     }
@@ -370,16 +377,22 @@ long tp_tui_data_find(const tp_tui_data *d, const char *q, int64_t t, long after
     if (!n || !q[0])
         return -1;
     /* Rows are sorted by ts, so their order is time order: walk once around from the row
-     * after `after` (or from time t). */
+     * after `after` (or from time t). Each distinct name is matched once (match[id]: 0 not
+     * yet, 1 no, 2 yes), so a walk over millions of rows compares a few hundred names. */
     while (after < 0 && lb < n && ev->ts[lb] < t)
         lb++;
     size_t first = after >= 0 ? (size_t)after + (dir > 0 ? 1 : n - 1) : lb + (dir > 0 ? 0 : n - 1);
-    for (size_t k = 0; k < n; k++) {
+    uint8_t *match = tp_mem_xcalloc(d->n_names + 1, 1);
+    long hit = -1;
+    for (size_t k = 0; k < n && hit < 0; k++) {
         size_t i = (dir > 0 ? first + k : first + n - k) % n;
-        if (contains(tp_model_str(d->m, ev->name[i]), q))
-            return (long)i;
+        uint32_t id = ev->name[i] < d->n_names ? ev->name[i] : d->n_names;
+        if (!match[id])
+            match[id] = contains(tp_model_str(d->m, ev->name[i]), q) ? 2 : 1;
+        hit = match[id] == 2 ? (long)i : -1;
     }
-    return -1;
+    free(match);
+    return hit;
 }
 
 const char *tp_tui_data_proc_name(const tp_tui_data *d, int64_t pid, char *buf, size_t n,

@@ -35,6 +35,7 @@ typedef struct {
     tp_rank_analysis a;                /* the view, the analyses the views show, diagnosis */
     int64_t idle_split[TP_IDLE_COUNT]; /* summed over streams */
     int64_t t_first, t_last;           /* first start and last end of any event of the rank */
+    uint32_t n_names;                  /* 1 + the largest name id of the rank's rows */
     tp_tui_lane *lanes;
     size_t n_lanes;
     tp_tui_table kernels, ranges, copies;

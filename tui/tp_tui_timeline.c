@@ -165,8 +165,8 @@ static void draw_group(tp_tui_timeline *tl, tp_tui_grid *g, int y, const tp_tui_
                  name, role ? " (" : "", role ? role : "", role ? ")" : "");
     }
     int n = tp_tui_grid_put(g, 0, y, text, g->w, TP_TUI_A_HEADER);
-    for (int x = n + 1; x < g->w; x++)
-        tp_tui_grid_put(g, x, y, tl->super.ascii ? "-" : "\u2500", 1, TP_TUI_A_HEADER);
+    tp_tui_grid_glyphs(g, n + 1, y, tl->super.ascii ? "-" : "\u2500", g->w - n - 1,
+                       TP_TUI_A_HEADER);
 }
 
 /* A lane's label: name and id ("trainprof-train 1234", "stream 7"); when both do not fit,
@@ -200,15 +200,14 @@ static void draw_bar(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x, int k, l
     int ascii = tl->super.ascii;
     tp_tui_attr a = r == tl->sel ? TP_TUI_A_CURSOR : TP_TUI_A_BUSY;
     if (k == 1) {
-        tp_tui_grid_put(g, x, y, ascii ? "#" : "\u25ae", 1, a);
+        tp_tui_grid_glyphs(g, x, y, ascii ? "#" : "\u25ae", 1, a);
         return;
     }
-    tp_tui_grid_put(g, x, y, ascii ? "|" : "\u258f", 1, a);
+    tp_tui_grid_glyphs(g, x, y, ascii ? "|" : "\u258f", 1, a);
     int n = 0;
     if (k - 1 >= 3)
         n = tp_tui_grid_put(g, x + 1, y, tp_model_str(tl->d->m, events(tl)->name[r]), k - 1, a);
-    for (int c = 1 + n; c < k; c++)
-        tp_tui_grid_put(g, x + c, y, ascii ? "-" : "\u2500", 1, a);
+    tp_tui_grid_glyphs(g, x + 1 + n, y, ascii ? "-" : "\u2500", k - 1 - n, a);
 }
 
 /* The events of one level: each visible one as a bar from its first to its last cell. A
@@ -255,8 +254,8 @@ static void draw_collapsed(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
                       tl->touched);
     for (int c = 0; c < tl->win.width; c++) {
         int lvl = tp_tui_busy_level(tl->frac[c], tl->touched[c]);
-        tp_tui_grid_put(g, x0 + c, y, tp_tui_busy_glyph(lvl, tl->super.ascii), 1,
-                        lvl ? TP_TUI_A_BUSY : TP_TUI_A_NORMAL);
+        tp_tui_grid_glyphs(g, x0 + c, y, tp_tui_busy_glyph(lvl, tl->super.ascii), 1,
+                           lvl ? TP_TUI_A_BUSY : TP_TUI_A_NORMAL);
     }
 }
 
