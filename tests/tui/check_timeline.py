@@ -5,8 +5,8 @@ usage: check_timeline.py SNAPSHOT.txt TIDS.txt WIDTH HEIGHT
 The recording's timing varies from run to run, so instead of a golden frame this asserts
 what must hold at any speed: the frame's size; the process header (pid, program, main);
 three thread lanes, each labelled with its own tid (the three threads share one name);
-under each lane label its three levels: `epoch ROLE`, `step ROLE N`, `work`, named where the
-bars are wide enough (at least their first letters); the selection's detail line."""
+under each lane label its three levels: `epoch ROLE`, then three `step ROLE N`, then three
+`work` bars, named (cut with … where narrow); the selection's detail line."""
 import re
 import sys
 
@@ -38,10 +38,12 @@ def main():
     for role, tid in tids.items():
         i = labels[tid]
         levels = [lines[i + k] if i + k < len(lines) else "" for k in range(3)]
-        want = ["\u258fepoch " + role[:2], "\u258fstep " + role[:2], "\u258fwork"]
+        want = ["\u258fepoch " + role[:2], "\u258fstep", "\u258fwork"]
         for k in range(3):
             if want[k] not in levels[k]:
                 fail("lane %s (%s) level %d lacks %r" % (tid, role, k, want[k]), lines)
+        if levels[1].count("\u258f") < 3 or levels[2].count("\u258fwork") < 3:
+            fail("lane %s (%s) does not show its three steps" % (tid, role), lines)
     if not any(l.startswith("Selected: epoch ") for l in lines):
         fail("no selected epoch", lines)
     print("ok: %dx%d: three lanes, tids %s, three levels each" % (w, h, " ".join(tids.values())))

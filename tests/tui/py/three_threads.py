@@ -1,7 +1,8 @@
 """Three Python threads (the main one and two workers) with nested NVTX ranges, for the
 Timeline's lanes: each thread opens `epoch <role>` around three `step <role> N`, each around
 one `work`. A barrier starts the epochs together and another ends them together, so each
-lane's outermost bar spans most of the trace whatever the machine's speed. Writes the three
+lane's outermost bar spans most of the trace whatever the machine's speed (the ranges sleep
+long enough that the interpreter's start and exit stay a small part of it). Writes the three
 threads' native ids, one `role tid` per line, to the file named by argv[1]."""
 import sys
 import threading
@@ -22,7 +23,7 @@ def run(role):
         for i in range(3):
             with nvtx.annotate("step %s %d" % (role, i)):
                 with nvtx.annotate("work"):
-                    time.sleep(0.02)
+                    time.sleep(0.15)
         end.wait()
 
 
