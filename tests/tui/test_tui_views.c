@@ -236,11 +236,52 @@ static void test_jump_and_flow(void) {
     tp_tui_key(t, TP_TUI_KEY_ENTER); /* and back */
     snprintf(want, sizeof want, "Selected: %s", name);
     CHECK(screen_find(t, want) > 0);
+    /* m marks a window by hand: from this op's start to the next one's end. */
+    long first = -1, second = -1;
+    for (size_t i = 0; i < ev->n; i++) /* the selection: the longest `name` */
+        if (ev->name[i] == id && ev->stream[i] != -1 && ev->dur[i] == ev->dur[longest]) {
+            first = (long)i;
+            break;
+        }
+    for (size_t i = (size_t)first + 1; i < ev->n && second < 0; i++)
+        second = ev->stream[i] == ev->stream[first] && ev->ts[i] >= ev->ts[first] + ev->dur[first]
+                     ? (long)i
+                     : -1;
+    keys(t, "m");
+    CHECK(screen_find(t, "Window start marked at +") > 0);
+    keys(t, "nm");
+    char a[32], b[32];
+    snprintf(want, sizeof want, "Window +%s .. +%s",
+             tp_units_dur(a, sizeof a, (double)(ev->ts[first] - ev->ts[0])),
+             tp_units_dur(b, sizeof b, (double)(ev->ts[second] + ev->dur[second] - ev->ts[0])));
+    CHECK(second >= 0 && screen_find(t, want) > 0);
+    keys(t, "\x1b");
     keys(t, "?");
     CHECK(screen_find(t, "Keys of the Timeline view") == 1);
     CHECK(screen_find(t, "Everywhere:") > 0);
     keys(t, "x"); /* any key closes it */
     CHECK(screen_find(t, "Keys of the Timeline view") < 0);
+    /* Ranges: Enter shows the top range's longest occurrence, then the next longest. */
+    keys(t, "4");
+    CHECK(screen_find(t, "> step ") == 3);
+    uint32_t step = tp_model_find_str(sample, "step");
+    int64_t longest_step = 0, second_step = 0;
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->name[i] == step && ev->dur[i] > longest_step)
+            second_step = longest_step, longest_step = ev->dur[i];
+        else if (ev->name[i] == step && ev->dur[i] > second_step)
+            second_step = ev->dur[i];
+    tp_tui_key(t, TP_TUI_KEY_ENTER);
+    y = screen_find(t, "Selected: step");
+    tp_units_dur(dur, sizeof dur, (double)longest_step);
+    snprintf(want, sizeof want, "duration %s  thread", dur);
+    CHECK(y > 0 && strstr(screen_row(t, y + 1), want) != NULL);
+    keys(t, "4");
+    tp_tui_key(t, TP_TUI_KEY_ENTER);
+    y = screen_find(t, "Selected: step");
+    tp_units_dur(dur, sizeof dur, (double)second_step);
+    snprintf(want, sizeof want, "duration %s  thread", dur);
+    CHECK(y > 0 && strstr(screen_row(t, y + 1), want) != NULL);
     tp_tui_close(t);
 }
 
