@@ -6,7 +6,8 @@ The recording's timing varies from run to run, so instead of a golden frame this
 what must hold at any speed: the frame's size; the process header (pid, program, main);
 three thread lanes, each labelled with its own tid (the three threads share one name);
 under each lane label its three levels: `epoch ROLE`, then three `step ROLE N`, then three
-`work` bars, named (cut with … where narrow); the selection's detail line."""
+`work` bars, named (cut with … where narrow); the selection's detail line and its push stack
+(recorded with --stacks all), Python frames first."""
 import re
 import sys
 
@@ -46,6 +47,12 @@ def main():
             fail("lane %s (%s) does not show its three steps" % (tid, role), lines)
     if not any(l.startswith("Selected: epoch ") for l in lines):
         fail("no selected epoch", lines)
+    # The push stack (--stacks all): Python frames first, the program's own among them.
+    at = [i for i, l in enumerate(lines) if l.startswith("Range push stack of epoch main:")]
+    frames = lines[at[0] + 1:at[0] + 4] if at else []
+    if not frames or not frames[0].startswith("  ") or " in " not in frames[0] or \
+            not any(re.match(r"  three_threads\.py:\d+ in run$", f) for f in frames):
+        fail("the push stack does not start with Python frames", lines)
     print("ok: %dx%d: three lanes, tids %s, three levels each" % (w, h, " ".join(tids.values())))
 
 

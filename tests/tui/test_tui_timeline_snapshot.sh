@@ -6,7 +6,7 @@
 #   - a CPython program with three threads and nested NVTX ranges (tests/tui/py/
 #     three_threads.py, through the `nvtx` package), recorded now: its timing varies, so its
 #     frames are checked for structure (check_timeline.py): distinguishable lanes, levels,
-#     names.
+#     names, and the selected range's push stack with its Python frames first.
 # usage: test_tui_timeline_snapshot.sh TRAINPROF SOURCE_DIR PYTHON
 set -u
 tp=$1 src=$2 py=$3
@@ -31,7 +31,7 @@ if [ ! -x "$pyenv" ] || ! "$pyenv" -c "import nvtx" 2>/dev/null; then
     echo "SKIP: no .deps/pyenv Python with the nvtx package"
     exit 77
 fi
-"$tp" record -o "$tmp/py.tprof" -- "$pyenv" "$src/tests/tui/py/three_threads.py" \
+"$tp" record --stacks all -o "$tmp/py.tprof" -- "$pyenv" "$src/tests/tui/py/three_threads.py" \
     "$tmp/tids.txt" >"$tmp/record.log" 2>&1 || { cat "$tmp/record.log"; fail "record failed"; }
 for size in 200x50 80x24; do
     w=${size%x*} h=${size#*x}
