@@ -26,6 +26,7 @@ static void push(tp_tui_level *l, const tp_events *ev, uint32_t r) {
     int64_t end = ev->ts[r] + ev->dur[r];
     l->rows[l->n] = r;
     l->maxend[l->n] = l->n && l->maxend[l->n - 1] > end ? l->maxend[l->n - 1] : end;
+    l->cumdur[l->n + 1] = l->cumdur[l->n] + ev->dur[r];
     l->n++;
 }
 
@@ -45,6 +46,7 @@ void tp_tui_levels_build(const tp_events *ev, const uint32_t *rows, size_t n, in
     for (int k = 0; k < nl; k++) {
         lv[k].rows = tp_mem_xalloc(count[k] ? count[k] : 1, sizeof *lv[k].rows);
         lv[k].maxend = tp_mem_xalloc(count[k] ? count[k] : 1, sizeof *lv[k].maxend);
+        lv[k].cumdur = tp_mem_xcalloc(count[k] + 1, sizeof *lv[k].cumdur);
     }
     for (size_t i = 0; i < n; i++)
         push(&lv[lev[i]], ev, rows[i]);
@@ -58,6 +60,7 @@ void tp_tui_levels_free(tp_tui_level *lv, int n) {
     for (int k = 0; lv && k < n; k++) {
         free(lv[k].rows);
         free(lv[k].maxend);
+        free(lv[k].cumdur);
     }
     free(lv);
 }
@@ -97,6 +100,23 @@ size_t tp_tui_level_until(const tp_tui_level *lv, const tp_events *ev, int64_t t
             lo = mid + 1;
     }
     return lo;
+}
+
+int64_t tp_tui_level_busy(const tp_tui_level *lv, const tp_events *ev, int64_t a, int64_t b,
+                          size_t *touched) {
+    size_t i0 = tp_tui_level_seek(lv, a), i1 = tp_tui_level_until(lv, ev, b);
+    while (i0 < i1 && ev->ts[lv->rows[i0]] + ev->dur[lv->rows[i0]] < a)
+        i0++; /* reached by maxend only: an earlier long row */
+    *touched = i1 > i0 ? i1 - i0 : 0;
+    if (i1 <= i0)
+        return 0;
+    int64_t busy = lv->cumdur[i1] - lv->cumdur[i0];
+    uint32_t f = lv->rows[i0], l = lv->rows[i1 - 1];
+    if (ev->ts[f] < a)
+        busy -= a - ev->ts[f];
+    if (ev->ts[l] + ev->dur[l] > b)
+        busy -= ev->ts[l] + ev->dur[l] - b;
+    return busy < 0 ? 0 : busy > b - a ? b - a : busy;
 }
 
 long tp_tui_level_at(const tp_tui_level *lv, const tp_events *ev, int64_t t) {

@@ -18,6 +18,7 @@
 typedef struct {
     uint32_t *rows;  /* model rows at this level, sorted by ts */
     int64_t *maxend; /* maxend[i] = the latest end among rows[0..i] (non-decreasing) */
+    int64_t *cumdur; /* cumdur[i] = the durations of rows[0..i) summed (n + 1 entries) */
     size_t n;
 } tp_tui_level;
 
@@ -36,6 +37,12 @@ size_t tp_tui_level_seek(const tp_tui_level *lv, int64_t t);
 
 /* Index of the first row of `lv` that starts at or after time t; lv->n when none. */
 size_t tp_tui_level_until(const tp_tui_level *lv, const tp_events *ev, int64_t t);
+
+/* How much of [a, b) the rows of `lv` cover (ns, the rows taken as not overlapping, which
+ * a level's rows are; clipped to b - a) and how many reach into it (*touched), in two binary
+ * searches: a collapsed lane's busy glyph per cell costs O(log n). */
+int64_t tp_tui_level_busy(const tp_tui_level *lv, const tp_events *ev, int64_t a, int64_t b,
+                          size_t *touched);
 
 /* The row of `lv` best matching time t: one that contains t (the latest starting), else the
  * nearest by distance; -1 for an empty level. */

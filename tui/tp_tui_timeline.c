@@ -243,17 +243,15 @@ static void draw_level(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0, const
     }
 }
 
-/* A collapsed lane: how busy its outermost level is in each cell, in eighth blocks. */
+/* A collapsed lane: how busy its outermost level is in each cell, in eighth blocks (two
+ * binary searches a cell, tp_tui_level_busy). */
 static void draw_collapsed(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
                            const tp_tui_lane *l) {
-    const tp_tui_level *lv = &l->lv[0];
-    size_t a = tp_tui_level_seek(lv, tl->win.t0);
-    size_t b = tp_tui_level_until(lv, events(tl), tl->win.t0 + tl->win.span);
-    b = b < a ? a : b;
-    tp_tui_busy_cells(&tl->win, events(tl)->ts, events(tl)->dur, lv->rows + a, b - a, tl->frac,
-                      tl->touched);
     for (int c = 0; c < tl->win.width; c++) {
-        int lvl = tp_tui_busy_level(tl->frac[c], tl->touched[c]);
+        int64_t a = tp_tui_cell_start(&tl->win, c), b = tp_tui_cell_start(&tl->win, c + 1);
+        size_t touched = 0;
+        int64_t busy = tp_tui_level_busy(&l->lv[0], events(tl), a, b, &touched);
+        int lvl = tp_tui_busy_level((double)busy / (double)(b - a), touched > 0);
         tp_tui_grid_glyphs(g, x0 + c, y, tp_tui_busy_glyph(lvl, tl->super.ascii), 1,
                            lvl ? TP_TUI_A_BUSY : TP_TUI_A_NORMAL);
     }

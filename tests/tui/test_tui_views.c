@@ -141,6 +141,15 @@ static void test_timeline_zoom_select(void) {
     tp_tui_key(t, TP_TUI_KEY_RIGHT);
     tp_tui_key(t, TP_TUI_KEY_PGDN);
     CHECK(screen_find(t, sel) == y);
+    /* c collapses stream 0 into one row of busy glyphs and expands it again. */
+    keys(t, "0");
+    int rows_before = screen_find(t, "pid ");
+    keys(t, "c");
+    CHECK(screen_find(t, ">+stream 0") == 4);
+    CHECK(screen_find(t, "pid ") < rows_before); /* its levels folded into one row */
+    CHECK(strstr(screen_row(t, 4), "\u2588") || strstr(screen_row(t, 4), "\u2581"));
+    keys(t, "c");
+    CHECK(screen_find(t, "pid ") == rows_before);
     /* Panning never leaves the trace. */
     for (int i = 0; i < 200; i++)
         tp_tui_key(t, TP_TUI_KEY_PGUP);
