@@ -176,7 +176,7 @@ static void draw_label(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
     const tp_tui_lane *l = &tl->d->lanes[row->lane];
     /* '>' on the focused level's row and on its lane's name, so both read at a glance */
     int focus = row->lane == (int)tl->lane && (row->level <= 0 || row->level == tl->level);
-    char lab[160], id[32], cut[128];
+    char lab[200], id[32], cut[128];
     const char *mark = focus ? ">" : " ";
     if (row->level > 0) {
         tp_tui_grid_put(g, 0, y, mark, x0 - 1, focus ? TP_TUI_A_SELECT : TP_TUI_A_NORMAL);
