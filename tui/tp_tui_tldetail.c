@@ -86,6 +86,11 @@ static void event_detail(tp_tui_timeline *tl, tp_tui_grid *g, int y, int h) {
     y += used;
     if (ev->cat[row] == TP_CAT_USER_ANNOTATION) /* a range: its own push stack */
         call = -1, range = row;
+    if (!d->r->stacks.n) { /* a Kineto trace, or one recorded with --stacks none */
+        if (y < end)
+            tp_tui_grid_put(g, 0, y, "(no call stacks in this trace)", g->w, TP_TUI_A_NORMAL);
+        return;
+    }
     int two = g->w >= 100, half = g->w / 2;
     int y2 = two ? y : y + (call >= 0 ? (end - y) / 2 : 0);
     stack_block(tl, g, 0, two ? half - 1 : g->w, y, two ? end : y2, "Stack of", call);
