@@ -395,13 +395,15 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
 }
 
 /* Keys of every view: the key bar shows `first` before the view's keys and `rest` after. */
+#define STR_(x) #x
+#define STR(x) STR_(x) /* "6" for TP_TUI_N_VIEWS: the key texts follow the views table */
 static const tp_tui_keydoc first_keys[] = {{"q", "Quit"}, {"r", "Rank"}};
-static const tp_tui_keydoc rest_keys[] = {{"Tab/1-6", "View"}};
+static const tp_tui_keydoc rest_keys[] = {{"Tab/1-" STR(TP_TUI_N_VIEWS), "View"}};
 static const tp_tui_keydoc global_keys[] = {
     {"?", "this key reference"},
     {"q", "quit"},
     {"Tab/S-Tab", "next/previous view"},
-    {"1-6", "view by number"},
+    {"1-" STR(TP_TUI_N_VIEWS), "view by number"},
     {"/", "search (tables), find (Timeline)"},
     {"Esc", "clear a kept search or find"},
     {"r", "next rank"},
