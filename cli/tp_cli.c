@@ -14,7 +14,8 @@ static const command commands[] = {
     {"record", tp_cmd_record, "run a program under the collector and write a .tprof trace"},
     {"report", tp_cmd_report, "analyze traces (.tprof or PyTorch-profiler JSON) and explain them"},
     {"info", tp_cmd_info, "show a trace's header, contents and integrity"},
-    {"export", tp_cmd_export, "write a trace as Chrome/Kineto JSON or an SQLite database"},
+    {"export", tp_cmd_export, "write a trace as Chrome/Kineto JSON, a Perfetto trace or SQLite"},
+    {"diff", tp_cmd_diff, "compare two runs (figures, kernels, ranges, findings); CI gates"},
     {"tui", tp_cmd_tui, "browse a trace in the terminal (--snapshot: print one view as text)"},
 };
 
