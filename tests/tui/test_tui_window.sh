@@ -1,8 +1,9 @@
 #!/bin/sh
 # The Timeline's window statistics over one step equal `trainprof report` on the trace cut to
 # that step: export the sample to Chrome JSON, cut it to its third step (cut_trace.py), report
-# on the cut, and compare with the TUI (test_tui_window). Also checks that the cut's JSON
-# report names the same kernels, so the comparison runs on the report the CLI prints.
+# on the cut, and compare with the TUI (test_tui_window: its window analysis and its screen);
+# then the TUI's figures against the JSON `trainprof report` printed for the cut, line by line
+# (busy, span, every kernel and range row with its count and totals, the copy kinds).
 # usage: test_tui_window.sh TRAINPROF TEST_TUI_WINDOW SOURCE_DIR PYTHON
 set -u
 tp=$1 bin=$2 src=$3 py=$4
