@@ -17,7 +17,13 @@
 typedef enum { U_TIME, U_PCT, U_COUNT, U_BYTES } unit;
 
 static double step_time(const tp_rank_analysis *a) {
-    return a->dg.n_steps ? (double)a->dg.window_ns / (double)a->dg.n_steps : NAN;
+    return a->dg.n_steps ? a->dg.step_mean_ns : NAN;
+}
+static double step_p50(const tp_rank_analysis *a) {
+    return a->dg.n_steps ? a->dg.step_p50_ns : NAN;
+}
+static double step_p90(const tp_rank_analysis *a) {
+    return a->dg.n_steps ? a->dg.step_p90_ns : NAN;
 }
 static double steps(const tp_rank_analysis *a) {
     return a->dg.n_steps ? (double)a->dg.n_steps : NAN;
@@ -85,7 +91,9 @@ static const struct {
     double (*get)(const tp_rank_analysis *a);
     const char *what;
 } figures[] = {
-    {"step_time", "time per step", U_TIME, step_time, "analysis window / steps"},
+    {"step_time", "time per step (mean)", U_TIME, step_time, "mean duration of the steps"},
+    {"step_p50", "time per step (median)", U_TIME, step_p50, "median step duration"},
+    {"step_p90", "time per step (p90)", U_TIME, step_p90, "90th percentile step duration"},
     {"steps", "steps", U_COUNT, steps, "steps found (ranges named step, ProfilerStep#N)"},
     {"span", "device span", U_TIME, span, "first to last device op"},
     {"utilization", "device utilization", U_PCT, util, "busy share of the span"},

@@ -239,6 +239,20 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
             tp_units_dur(b1, 32, (double)rr->nv.unattributed_ns));
 }
 
+/* The steps' durations (tp_diagnosis: ranges named step, ProfilerStep#N, ...), only when the
+ * rank has steps. */
+static void text_steps(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_diagnosis *d = &rr->dg;
+    char b1[32], b2[32], b3[32];
+    if (!d->n_steps)
+        return;
+    fprintf(f, "Steps: %zu, time per step mean %s, median %s, p90 %s\n\n", d->n_steps,
+            tp_units_dur(b1, sizeof b1, d->step_mean_ns),
+            tp_units_dur(b2, sizeof b2, d->step_p50_ns),
+            tp_units_dur(b3, sizeof b3, d->step_p90_ns));
+}
+
 /* Depth of process k in its rank's tree (0: a main process). */
 static int proc_depth(const tp_rank *r, size_t k) {
     int d = 0;
@@ -303,10 +317,10 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 static const tp_report_text_section text_sections[] = {
     {"processes", TP_RS_ALWAYS, text_processes}, {"dropped", TP_RS_ALWAYS, text_dropped},
     {"skipped", TP_RS_ALWAYS, text_skipped},     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
-    {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
-    {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
-    {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
-    {"ranges", TP_RS_DEVICE, text_ranges},
+    {"summary", TP_RS_ALWAYS, text_summary},     {"steps", TP_RS_ALWAYS, text_steps},
+    {"kernels", TP_RS_DEVICE, text_kernels},     {"idle", TP_RS_DEVICE, text_idle},
+    {"launch", TP_RS_DEVICE, text_launch},       {"queue", TP_RS_DEVICE, text_queue},
+    {"memory", TP_RS_DEVICE, text_memory},       {"ranges", TP_RS_DEVICE, text_ranges},
 };
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -594,6 +608,18 @@ static void json_skipped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
+/* "steps": {"count", "mean_ns", "p50_ns", "p90_ns"}; the times null without steps. */
+static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    tp_rj_str(g, "steps");
+    yajl_gen_map_open(g);
+    tp_rj_int(g, "count", (long long)rr->dg.n_steps);
+    tp_rj_num(g, "mean_ns", rr->dg.step_mean_ns);
+    tp_rj_num(g, "p50_ns", rr->dg.step_p50_ns);
+    tp_rj_num(g, "p90_ns", rr->dg.step_p90_ns);
+    yajl_gen_map_close(g);
+}
+
 static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     tp_rj_str(g, "overlap");
@@ -613,7 +639,8 @@ static const tp_report_json_section json_sections[] = {
     {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
     {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
     {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
+    {"ranges", TP_RS_ALWAYS, json_ranges},       {"steps", TP_RS_ALWAYS, json_steps},
+    {"findings", TP_RS_ALWAYS, json_findings},
 };
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {

@@ -13,8 +13,10 @@ usage: test_diff.py TRAINPROF SAMPLES_DIR
 import json
 import math
 import os
+import sqlite3
 import subprocess
 import sys
+import tempfile
 
 TP, SAMPLES = sys.argv[1:3]
 A = os.path.join(SAMPLES, "cpu-trainer-input-bound.tprof")
@@ -70,6 +72,10 @@ for key, rkey in (("span", "span_ns"), ("busy", "busy_ns"), ("idle", "idle_ns"),
     check(close(fig[key]["change"], fig[key]["new"] - fig[key]["base"]), "%s: change = new - base" % key)
     check(close(fig[key]["change_pct"], 100 * (fig[key]["new"] - fig[key]["base"]) / fig[key]["base"]),
           "%s: relative change = (new - base) / base" % key)
+for key, rkey in (("step_time", "mean_ns"), ("step_p50", "p50_ns"), ("step_p90", "p90_ns"),
+                  ("steps", "count")):
+    check(close(fig[key]["base"], ra["steps"][rkey]) and close(fig[key]["new"], rb["steps"][rkey]),
+          "figure %s is the report's steps %s" % (key, rkey))
 check(close(fig["utilization"]["base"], 100 * ra["temporal"]["busy_ns"] / ra["temporal"]["span_ns"]),
       "utilization is busy / span")
 kern = {k["name"]: k for k in rank["kernels"]}
@@ -88,6 +94,27 @@ check({i for i, s in st.items() if s == "new"} == idb - ida
       and {i for i, s in st.items() if s == "gone"} == ida - idb
       and {i for i, s in st.items() if s == "kept"} == ida & idb,
       "findings new/gone/kept are the reports' set differences (%s)" % st)
+
+# The step statistics themselves, recomputed from the trace's own 'step' ranges (SQLite export):
+# mean, and numpy's linear percentiles.
+def pct(v, q):
+    v = sorted(v)
+    k = (len(v) - 1) * q / 100.0
+    lo = int(math.floor(k))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    db = os.path.join(tmp, "a.sqlite")
+    assert run("export", A, "--format", "sqlite", "-o", db).returncode == 0
+    con = sqlite3.connect(db)
+    dur = [e - s for s, e in con.execute("select r.start, r.end from nvtx_ranges r join strings t "
+                                         "on t.id = r.name_id where t.text = 'step'")]
+    con.close()
+check(ra["steps"]["count"] == len(dur) and close(ra["steps"]["mean_ns"], sum(dur) / len(dur))
+      and close(ra["steps"]["p50_ns"], pct(dur, 50)) and close(ra["steps"]["p90_ns"], pct(dur, 90)),
+      "report steps (count, mean, p50, p90) = the 'step' ranges' own (%d steps)" % len(dur))
 
 # (c) gates
 span_pct = fig["span"]["change_pct"]
