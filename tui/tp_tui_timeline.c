@@ -328,10 +328,13 @@ static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     }
     draw_ruler(tl, g, y + 1, cols.label_w);
     build_rows(tl);
-    int dh = detail_rows(tl, h), nl = h - 2 - dh < 1 ? 1 : h - 2 - dh;
+    int dh = detail_rows(tl, h);
+    if (h - 2 - dh < 3) /* a short screen: three lane rows at least, the pane gives way */
+        dh = h - 2 - 3 < 3 ? 3 : h - 2 - 3;
+    int nl = h - 2 - dh < 1 ? 1 : h - 2 - dh;
     int f = focus_row(tl);
     tl->top = tp_tui_scroll_to(tl->top, f, nl, tl->n_rows);
-    if (f > 0 && tl->top == f && tl->rows[f - 1].lane < 0)
+    if (f > 0 && tl->top == f && tl->rows[f - 1].lane < 0 && nl > 1)
         tl->top = f - 1; /* the focused lane's group header shows with it */
     for (int k = 0; k < nl && tl->top + k < tl->n_rows; k++)
         draw_row(tl, g, y + 2 + k, cols.label_w, &tl->rows[tl->top + k]);

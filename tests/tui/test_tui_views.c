@@ -297,6 +297,8 @@ static void test_jump_and_flow(void) {
 static void test_resize_small(void) {
     tp_tui *t = open_tui(sample, "timeline", 120, 40);
     CHECK(t != NULL);
+    tp_tui_resize(t, 40, 10); /* the smallest frame still shows the focused lane */
+    CHECK(screen_find(t, ">stream 0") > 0 && screen_find(t, "Selected: ") > 0);
     tp_tui_resize(t, 30, 8);
     CHECK(strstr(screen_row(t, 0), "terminal too small") == screen_row(t, 0));
     CHECK_STR(screen_row(t, 1), "30x8, need 40x10");
