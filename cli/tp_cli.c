@@ -16,6 +16,9 @@ static const command commands[] = {
     {"info", tp_cmd_info, "show a trace's header, contents and integrity"},
     {"export", tp_cmd_export, "write a trace as Chrome/Kineto JSON or an SQLite database"},
     {"tui", tp_cmd_tui, "browse a trace in the terminal (--snapshot: print one view as text)"},
+    {"top", tp_cmd_top, "watch a live job: its GPU timeline, steps and diagnosis as it runs"},
+    {"capture", tp_cmd_capture, "write a trace of the next N steps or S seconds of a live job"},
+    {"ps", tp_cmd_ps, "list your live and idle jobs"},
 };
 
 static void usage(FILE *out) {

@@ -11,6 +11,7 @@
 #include "tp_collector.h"
 #include "tp_collector_guard.h"
 #include "tp_collector_interpose.h"
+#include "tp_live.h"
 #include "tp_nvtx_hooks.h"
 #if TP_HAVE_CUPTI
 #include "tp_cupti.h"
@@ -31,6 +32,7 @@ static void setup(void) {
     tp_interpose_init();
     tp_nvtx_register();
     tp_guard_register();
+    tp_live_register();
 }
 
 static void start(void) {
