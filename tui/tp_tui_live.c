@@ -308,7 +308,7 @@ static int draw_steps(tp_tui_live *t, tp_tui_grid *g, int y) {
     double wsteps = t->have_data ? (double)t->d.a.dg.n_steps : 0;
     double span = t->have_data ? (double)t->d.a.dg.window_ns : NAN;
     tp_tui_grid_printf(g, 0, y + 1, g->w, TP_TUI_A_NORMAL,
-                       " window: %.0f steps in %s, %s a step; device busy %.1f %% of it", wsteps,
+                       " window: %.0f steps in %s, %s a step; device busy %.2f %% of it", wsteps,
                        tp_units_dur(a, sizeof a, span),
                        tp_units_dur(b, sizeof b, wsteps > 0 ? span / wsteps : NAN),
                        t->have_data ? 100 * t->d.a.dg.utilization : NAN);
@@ -401,7 +401,7 @@ static int draw_diagnosis(tp_tui_live *t, tp_tui_grid *g, int y, int max) {
         return y;
     }
     for (size_t i = 0; i < dg->n && (int)i < max; i++)
-        tp_tui_grid_printf(g, 0, y++, g->w, TP_TUI_A_NORMAL, "   [%s %2.0f%%] %s",
+        tp_tui_grid_printf(g, 0, y++, g->w, TP_TUI_A_NORMAL, "   [%s %.1f%%] %s",
                            tp_diag_level(dg->f[i].severity), 100 * dg->f[i].severity,
                            dg->f[i].title);
     return y;
