@@ -411,9 +411,9 @@ static void draw_keys(tp_tui_live *t, tp_tui_grid *g) {
     int y = g->h - 1;
     tp_tui_grid_fill(g, y, TP_TUI_A_KEY);
     tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY,
-                       " q quit  c capture next %d steps  +/- window  w steps/seconds  v views"
-                       "  %s",
-                       t->o.capture_steps, t->msg);
+                       " q quit  c capture next %d steps  +/- window  w steps/seconds  v views",
+                       t->o.capture_steps);
+    tp_tui_grid_printf(g, 0, y - 1, g->w, TP_TUI_A_HEADER, " %s", t->msg); /* its own line */
 }
 
 const tp_tui_grid *tp_tui_live_render(tp_tui_live *t) {
@@ -432,7 +432,7 @@ const tp_tui_grid *tp_tui_live_render(tp_tui_live *t) {
     y = draw_copies_memory(t, g, y);
     y = draw_costs(t, g, y);
     y = draw_diagnosis(t, g, y, 4);
-    int left = g->h - 1 - y;
+    int left = g->h - 2 - y; /* above the message and key lines */
     if (t->have_data && left >= 6) {
         tp_tui_table_draw(&t->d.kernels, g, y, left / 2);
         tp_tui_table_draw(&t->d.ranges, g, y + left / 2, left - left / 2);
