@@ -78,8 +78,8 @@ static int find_collector(int argc, char **argv, char *out) {
 }
 
 /* Runs this program as a child in `mode`; reads "median best" from it. */
-static int run_child(const char *self, const char *lib, const char *stacks, const char *trace,
-                     double *median, double *best) {
+static int run_child(const char *self, const char *lib, const char *stacks, const char *live,
+                     const char *trace, double *median, double *best) {
     int p[2];
     if (pipe(p) != 0)
         return -1;
@@ -94,6 +94,8 @@ static int run_child(const char *self, const char *lib, const char *stacks, cons
             snprintf(buf, sizeof buf, "%d", (int)getpid());
             setenv("TRAINPROF_TARGET_PID", buf, 1);
             setenv("TRAINPROF_STACKS", stacks, 1);
+            if (live)
+                setenv("TRAINPROF_LIVE", live, 1);
         }
         execl(self, self, "--child", (char *)NULL);
         _exit(127);
@@ -131,9 +133,11 @@ int main(int argc, char **argv) {
         const char *name, *stacks;
         int tool;
         double goal;
-    } setups[] = {{"no tool loaded", "none", 0, 0},
-                  {"collector, no stacks", "none", 1, 40},
-                  {"collector, stacks (20 frames)", "all", 1, 400}};
+        const char *live; /* TRAINPROF_LIVE: `record --idle` records nothing until asked */
+    } setups[] = {{"no tool loaded", "none", 0, 0, NULL},
+                  {"collector, --idle (unwatched)", "none", 1, 40, "idle"},
+                  {"collector, no stacks", "none", 1, 40, NULL},
+                  {"collector, stacks (20 frames)", "all", 1, 400, NULL}};
     printf("NVTX push+pop pair, %d batches of %d pairs, %d-frame stack\n", BATCHES, BATCH, DEPTH);
     printf("%-32s %10s %10s %8s %12s %8s\n", "setup", "median ns", "best ns", "goal", "pushes",
            "dropped");
@@ -142,7 +146,8 @@ int main(int argc, char **argv) {
         double med = 0, best = 0;
         uint64_t pushes = 0, dropped = 0;
         unlink(trace);
-        if (run_child(self, setups[i].tool ? lib : NULL, setups[i].stacks, trace, &med, &best)) {
+        if (run_child(self, setups[i].tool ? lib : NULL, setups[i].stacks, setups[i].live, trace,
+                      &med, &best)) {
             fprintf(stderr, "bench_collector_nvtx: %s: child failed\n", setups[i].name);
             return 1;
         }
