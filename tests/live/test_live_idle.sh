@@ -26,6 +26,21 @@ poll() {
 has_sock() { compgen -G "$SOCKDIR/*.sock" >/dev/null; }
 status() { "$PY" "$HERE/live_client.py" "$SOCKDIR/$JOB.sock" status; }
 
+# Bad command lines: one line and status 2, nothing run.
+bad() {
+    "$@" >"$W/bad.out" 2>"$W/bad.err"
+    [ $? = 2 ] && [ "$(wc -l <"$W/bad.err")" -ge 1 ] || fail "not a usage error: $*"
+}
+bad "$TP" record --idle --capture nvtx:x -- true
+bad "$TP" record --idle --live -- true
+bad "$TP" record --step-range @d -- true
+bad "$TP" capture 1 --steps 0
+bad "$TP" capture 1 --steps 2 --seconds 1
+bad "$TP" capture --steps 2
+bad "$TP" top
+bad "$TP" top 1 --steps x
+bad "$TP" ps extra
+
 "$TP" record --idle -o "$W/idle.tprof" -- "$TRAINER" --steps 1000000 --log-every 1 \
     >"$W/job.log" 2>&1 &
 REC=$!
