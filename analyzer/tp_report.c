@@ -12,6 +12,8 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_rank_analysis.h"
+#include "tp_report_fmt.h"
+#include "tp_report_section.h"
 #include "tp_text.h"
 #include "tp_units.h"
 
@@ -23,85 +25,21 @@ void tp_report_opts_init(tp_report_opts *o) {
     o->top = 10;
 }
 
-static double pct(int64_t a, int64_t b) {
-    return b > 0 ? 100.0 * (double)a / (double)b : NAN;
-}
-
 /* ------------------------------------------------------------------ text */
 
-/* fmt_dur right-aligned to 12 display columns for table cells. printf pads by bytes, and
- * "µ" takes two, so the padding is done here and "%12s" then leaves the string alone. */
-static const char *fmt_time(char *buf, size_t n, double ns) {
-    char s[32];
-    tp_units_dur(s, sizeof s, ns);
-    size_t bytes = strlen(s), cols = bytes - (strstr(s, "\u00b5") ? 1 : 0);
-    size_t pad = cols < 12 ? 12 - cols : 0;
-    if (pad + bytes + 1 > n)
-        pad = 0;
-    assert(bytes + 1 <= n);
-    memset(buf, ' ', pad);
-    memcpy(buf + pad, s, bytes + 1);
-    return buf;
-}
-
-static const char *fmt_pct(char *buf, size_t n, double p) {
-    if (isnan(p))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.2f %%", p);
-    return buf;
-}
-
-/* A name from the trace, terminal-safe (tp_text), shortened to `w` bytes with a trailing
- * "..." when longer. */
-static const char *clip(char *buf, size_t n, const char *s, size_t w) {
-    if (tp_text_safe_size(s) <= w + 1 || w < 4 || w + 1 > n)
-        return tp_text_safe(buf, n, s);
-    tp_text_safe(buf, w - 2, s);
-    strcat(buf, "...");
-    return buf;
-}
-
-#define T(x) fmt_time(b1, sizeof b1, (double)(x))
-#define T2(x) fmt_time(b2, sizeof b2, (double)(x))
-#define T3(x) fmt_time(b3, sizeof b3, (double)(x))
-#define P(x) fmt_pct(bp, sizeof bp, (x))
-
-/* Writes `label` then `text` (made terminal-safe) wrapped at 100 columns, continuation lines
- * indented to match. */
-static void text_wrapped(FILE *f, const char *label, const char *raw) {
-    const size_t indent = 7 + strlen(label), width = 100;
-    char *safe = tp_text_safe_dup(raw);
-    if (!safe)
-        abort();
-    const char *text = safe;
-    fprintf(f, "     %s  ", label);
-    size_t col = indent;
-    while (*text) {
-        size_t w = strcspn(text, " ");
-        if (col > indent && col + 1 + w > width) {
-            fprintf(f, "\n%*s", (int)indent, "");
-            col = indent;
-        } else if (col > indent) {
-            fputc(' ', f);
-            col++;
-        }
-        fwrite(text, 1, w, f);
-        col += w;
-        text += w;
-        text += strspn(text, " ");
-    }
-    fputc('\n', f);
-    free(safe);
-}
+#define T(x) tp_rf_time(b1, sizeof b1, (double)(x))
+#define T2(x) tp_rf_time(b2, sizeof b2, (double)(x))
+#define T3(x) tp_rf_time(b3, sizeof b3, (double)(x))
+#define P(x) tp_rf_pct_str(bp, sizeof bp, (x))
 
 /* The findings first, most severe first: what is wrong and what to do, before the numbers. */
-static void text_diagnosis(FILE *f, const tp_rank_analysis *rr) {
+static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     const tp_diagnosis *d = &rr->dg;
     char bp[32];
     fprintf(f, "Diagnosis");
     if (d->window_ns > 0)
-        fprintf(f, " (device busy %s of %s)", fmt_pct(bp, sizeof bp, 100 * d->utilization),
+        fprintf(f, " (device busy %s of %s)", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
     fprintf(f, "\n");
     if (!d->n)
@@ -112,10 +50,10 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr) {
         fprintf(f, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(x->severity), 100 * x->severity);
         tp_text_fputs(x->title, f);
         fputc('\n', f);
-        text_wrapped(f, "evidence:", x->evidence);
+        tp_rf_wrapped(f, "evidence:", x->evidence);
         if (x->source[0])
-            text_wrapped(f, "source:  ", x->source);
-        text_wrapped(f, "fix:     ", x->advice);
+            tp_rf_wrapped(f, "source:  ", x->source);
+        tp_rf_wrapped(f, "fix:     ", x->advice);
     }
     fprintf(f, "\n");
 }
@@ -144,15 +82,15 @@ static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     int gpu = rr->v.r->device_type != TP_DEVTYPE_CPU_DEVICE;
     fprintf(f, "  %-22s %12s\n", gpu ? "GPU span" : "device span", T(t->span));
     fprintf(f, "  %-22s %12s   (busy %s)\n", gpu ? "GPU utilization" : "device utilization",
-            P(pct(t->busy, t->span)), tp_units_dur(b2, sizeof b2, (double)t->busy));
-    fprintf(f, "  %-22s %12s   %s\n", "idle", T(t->idle), P(pct(t->idle, t->span)));
+            P(tp_rf_pct(t->busy, t->span)), tp_units_dur(b2, sizeof b2, (double)t->busy));
+    fprintf(f, "  %-22s %12s   %s\n", "idle", T(t->idle), P(tp_rf_pct(t->idle, t->span)));
     fprintf(f, "    idle by cause, summed over streams: host wait %s, kernel wait %s, other %s\n",
             tp_units_dur(b1, sizeof b1, (double)split[0]),
             tp_units_dur(b2, sizeof b2, (double)split[1]),
             tp_units_dur(b3, sizeof b3, (double)split[2]));
-    fprintf(f, "  %-22s %12s   %s\n", "compute", T(t->compute), P(pct(t->compute, t->span)));
+    fprintf(f, "  %-22s %12s   %s\n", "compute", T(t->compute), P(tp_rf_pct(t->compute, t->span)));
     fprintf(f, "  %-22s %12s   %s\n", "non-compute", T(t->non_compute),
-            P(pct(t->non_compute, t->span)));
+            P(tp_rf_pct(t->non_compute, t->span)));
     if (isnan(rr->ov.pct))
         fprintf(f, "  %-22s %12s\n", "comm/comp overlap", "n/a (no communication kernels)");
     else
@@ -161,14 +99,15 @@ static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     fprintf(f, "  top kernels:\n");
     for (size_t i = 0; i < rr->k.n && i < top; i++)
         fprintf(f, "    %-60s %8zu %12s %7.2f %%\n",
-                clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->k.k[i].name), 60), rr->k.k[i].count,
-                T(rr->k.k[i].sum), pct(rr->k.k[i].sum, t->busy));
+                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->k.k[i].name), 60),
+                rr->k.k[i].count, T(rr->k.k[i].sum), tp_rf_pct(rr->k.k[i].sum, t->busy));
     if (rr->nv.n)
         fprintf(f, "  top ranges:\n");
     for (size_t i = 0; i < rr->nv.n && i < top; i++)
         fprintf(f, "    %-60s %8zu %12s  GPU %s\n",
-                clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->nv.r[i].name), 60), rr->nv.r[i].count,
-                T(rr->nv.r[i].total), tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
+                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->nv.r[i].name), 60),
+                rr->nv.r[i].count, T(rr->nv.r[i].total),
+                tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
     fprintf(f, "\n");
 }
 
@@ -178,7 +117,7 @@ static void text_kernels(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     for (unsigned c = 1; c < TP_KT_CLASSES; c++)
         if (rr->k.class_ns[c])
             fprintf(f, "  %-58s %12s %9s\n", tp_an_kernel_class_label(c, lb, sizeof lb),
-                    T(rr->k.class_ns[c]), P(pct(rr->k.class_ns[c], rr->k.class_total)));
+                    T(rr->k.class_ns[c]), P(tp_rf_pct(rr->k.class_ns[c], rr->k.class_total)));
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
     fprintf(f, "\nKernels (top %zu of %zu by total time)\n", top < rr->k.n ? top : rr->k.n,
             rr->k.n);
@@ -188,14 +127,15 @@ static void text_kernels(FILE *f, const tp_rank_analysis *rr, const tp_report_op
         const tp_an_kernel_row *k = &rr->k.k[i];
         char bm[32];
         fprintf(f, "  %-60s %-13s %8zu %12s %12s %12s %12s\n",
-                clip(nb, sizeof nb, tp_model_str(rr->v.m, k->name), 60),
+                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, k->name), 60),
                 tp_ktype_name((tp_ktype)k->ktype), k->count, T(k->sum), T2(k->mean), T3(k->min),
-                fmt_time(bm, sizeof bm, (double)k->max));
+                tp_rf_time(bm, sizeof bm, (double)k->max));
     }
     fprintf(f, "\n");
 }
 
-static void text_idle(FILE *f, const tp_rank_analysis *rr) {
+static void text_idle(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     char b1[32], b2[32], b3[32], bp[32];
     (void)bp;
     fprintf(f, "Idle time per stream (gap before each op; kernel wait: gap < %s)\n",
@@ -208,19 +148,20 @@ static void text_idle(FILE *f, const tp_rank_analysis *rr) {
             char bm[32];
             fprintf(f, "  %8lld %-12s %8zu %12s %12s %12s %12s\n", (long long)rr->idle.s[s].stream,
                     tp_idle_cat_name((tp_idle_cat)c), g->count, T(rr->idle.s[s].idle[c]),
-                    T2(g->mean), T3(g->p50), fmt_time(bm, sizeof bm, g->max));
+                    T2(g->mean), T3(g->p50), tp_rf_time(bm, sizeof bm, g->max));
         }
     fprintf(f, "\n");
 }
 
 static void text_dist(FILE *f, const char *label, const tp_an_dist *d) {
     char b1[32], b2[32], b3[32], b4[32], b5[32];
-    fprintf(f, "  %-16s %12s %12s %12s %12s %12s\n", label, fmt_time(b1, 32, d->mean),
-            fmt_time(b2, 32, d->min), fmt_time(b3, 32, d->p50), fmt_time(b4, 32, d->p95),
-            fmt_time(b5, 32, d->max));
+    fprintf(f, "  %-16s %12s %12s %12s %12s %12s\n", label, tp_rf_time(b1, 32, d->mean),
+            tp_rf_time(b2, 32, d->min), tp_rf_time(b3, 32, d->p50), tp_rf_time(b4, 32, d->p95),
+            tp_rf_time(b5, 32, d->max));
 }
 
-static void text_launch(FILE *f, const tp_rank_analysis *rr) {
+static void text_launch(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     const tp_an_launch *l = &rr->l;
     fprintf(f, "Kernel launches (%zu CPU call / GPU op pairs)\n", l->n_pairs);
     if (!l->n_pairs) {
@@ -238,7 +179,8 @@ static void text_launch(FILE *f, const tp_rank_analysis *rr) {
             (long long)(rr->v.opts.launch_delay_cutoff_ns / 1000), l->n_delay_outliers);
 }
 
-static void text_queue(FILE *f, const tp_rank_analysis *rr) {
+static void text_queue(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     char b1[32], b2[32];
     fprintf(f, "Launch queue length per stream (median launch call %s)\n",
             tp_units_dur(b1, 32, rr->q.median_launch_ns));
@@ -247,13 +189,14 @@ static void text_queue(FILE *f, const tp_rank_analysis *rr) {
     for (size_t s = 0; s < rr->q.n; s++) {
         const tp_an_queue_stream *q = &rr->q.s[s];
         fprintf(f, "  %8lld %8.2f %8.1f %8lld %12s %9zu %12s\n", (long long)q->stream, q->len.mean,
-                q->len.p50, (long long)q->max_len, fmt_time(b1, 32, (double)q->at_max_ns),
-                q->n_blocked, fmt_time(b2, 32, (double)q->blocked_ns));
+                q->len.p50, (long long)q->max_len, tp_rf_time(b1, 32, (double)q->at_max_ns),
+                q->n_blocked, tp_rf_time(b2, 32, (double)q->blocked_ns));
     }
     fprintf(f, "\n");
 }
 
-static void text_memory(FILE *f, const tp_rank_analysis *rr) {
+static void text_memory(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     char b1[32], b2[32];
     fprintf(f, "Memory bandwidth (concurrent GB/s while active)\n");
     fprintf(f, "  %-16s %8s %10s %10s %10s\n", "type", "points", "mean", "median", "max");
@@ -269,7 +212,7 @@ static void text_memory(FILE *f, const tp_rank_analysis *rr) {
         const tp_an_copy *c = &rr->mem.copy[i];
         fprintf(f, "  %-8s %-10s %8zu %12s %12s %10.2f %10.2f\n",
                 tp_an_copy_kind_name(c->copy_kind), tp_an_mem_kind_name(c->src_kind), c->count,
-                tp_units_bytes(b1, 32, (double)c->bytes), fmt_time(b2, 32, (double)c->dur_ns),
+                tp_units_bytes(b1, 32, (double)c->bytes), tp_rf_time(b2, 32, (double)c->dur_ns),
                 c->gbps, c->max_gbps);
     }
     fprintf(f, "\n");
@@ -287,10 +230,10 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     for (size_t i = 0; i < rr->nv.n && i < top; i++) {
         const tp_an_range *r = &rr->nv.r[i];
         fprintf(f, "  %-50s %8zu %12s %12s %12s %8zu %12s\n",
-                clip(nb, sizeof nb, tp_model_str(rr->v.m, r->name), 50), r->count,
-                fmt_time(b1, 32, (double)r->total), fmt_time(b2, 32, r->mean),
-                fmt_time(b3, 32, (double)r->max), r->n_gpu_ops,
-                fmt_time(b4, 32, (double)r->gpu_ns));
+                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, r->name), 50), r->count,
+                tp_rf_time(b1, 32, (double)r->total), tp_rf_time(b2, 32, r->mean),
+                tp_rf_time(b3, 32, (double)r->max), r->n_gpu_ops,
+                tp_rf_time(b4, 32, (double)r->gpu_ns));
     }
     fprintf(f, "  GPU ops outside any range: %zu (%s)\n\n", rr->nv.unattributed_ops,
             tp_units_dur(b1, 32, (double)rr->nv.unattributed_ns));
@@ -306,7 +249,8 @@ static int proc_depth(const tp_rank *r, size_t k) {
 
 /* A rank gathered from several processes (tp_job) lists them, main first, each under the one
  * it came from; a rank of one process says nothing more than its header. */
-static void text_processes(FILE *f, const tp_rank_analysis *rr) {
+static void text_processes(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     const tp_rank *r = rr->v.r;
     if (r->n_procs < 2)
         return;
@@ -328,7 +272,8 @@ static void text_processes(FILE *f, const tp_rank_analysis *rr) {
 }
 
 /* What the collector lost, said before any figure: every number below is a lower bound. */
-static void text_dropped(FILE *f, const tp_rank_analysis *rr) {
+static void text_dropped(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     char line[1024];
     if (rr->drops.lost)
         fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
@@ -336,7 +281,9 @@ static void text_dropped(FILE *f, const tp_rank_analysis *rr) {
 
 /* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
  * that nobody reads a span or a finding without knowing what was left out of it. */
-static void text_skipped(FILE *f, const tp_rank *r) {
+static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_rank *r = rr->v.r;
     uint64_t n = tp_rank_skipped(r);
     if (!n)
         return;
@@ -351,6 +298,17 @@ static void text_skipped(FILE *f, const tp_rank *r) {
     fprintf(f, ")\n\n");
 }
 
+/* The text report of a rank, in print order: what was lost and what is wrong before the
+ * numbers. */
+static const tp_report_text_section text_sections[] = {
+    {"processes", TP_RS_ALWAYS, text_processes}, {"dropped", TP_RS_ALWAYS, text_dropped},
+    {"skipped", TP_RS_ALWAYS, text_skipped},     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
+    {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
+    {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
+    {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
+    {"ranges", TP_RS_DEVICE, text_ranges},
+};
+
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
     char *file = tp_text_safe_dup(r->file ? r->file : "-");
@@ -361,112 +319,46 @@ static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts 
             r->device_type == TP_DEVTYPE_CPU_DEVICE ? "device ops" : "GPU",
             rr->v.trimmed ? " [last profiler step trimmed]" : "");
     free(file);
-    text_processes(f, rr);
-    text_dropped(f, rr);
-    text_skipped(f, r);
-    text_diagnosis(f, rr);
-    text_summary(f, rr, o);
-    if (!rr->t.has_gpu)
-        return;
-    text_kernels(f, rr, o);
-    text_idle(f, rr);
-    text_launch(f, rr);
-    text_queue(f, rr);
-    text_memory(f, rr);
-    text_ranges(f, rr, o);
+    for (size_t i = 0; i < sizeof text_sections / sizeof text_sections[0]; i++)
+        if (!(text_sections[i].when & TP_RS_DEVICE) || rr->t.has_gpu)
+            text_sections[i].text(f, rr, o);
 }
 
 /* ------------------------------------------------------------------ JSON */
 
-/* Strings are exact (yajl escapes controls); only bytes that are not UTF-8, which no JSON
- * document may hold, become U+FFFD. */
-static void jstr(yajl_gen g, const char *s) {
-    size_t n;
-    const char *u = tp_text_utf8_fix(s, strlen(s), &n);
-    if (!u)
-        abort();
-    yajl_gen_string(g, (const unsigned char *)u, n);
-    if (u != s)
-        free((void *)u);
-}
-
-static void jint(yajl_gen g, const char *k, long long v) {
-    jstr(g, k);
-    yajl_gen_integer(g, v);
-}
-
-static void jnum(yajl_gen g, const char *k, double v) {
-    jstr(g, k);
-    if (isnan(v) || isinf(v)) {
-        yajl_gen_null(g);
-        return;
-    }
-    char buf[40];
-    int n = snprintf(buf, sizeof buf, "%.17g", v);
-    yajl_gen_number(g, buf, (size_t)n);
-}
-
-static void jkv(yajl_gen g, const char *k, const char *v) {
-    jstr(g, k);
-    jstr(g, v);
-}
-
-static void jdescribe(yajl_gen g, const char *k, const tp_an_describe_t *d) {
-    jstr(g, k);
+static void json_temporal(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_an_temporal *t = &rr->t;
+    tp_rj_str(g, "temporal");
     yajl_gen_map_open(g);
-    jint(g, "count", (long long)d->count);
-    jnum(g, "mean", d->mean);
-    jnum(g, "std", d->std);
-    jnum(g, "min", d->min);
-    jnum(g, "p25", d->p25);
-    jnum(g, "p50", d->p50);
-    jnum(g, "p75", d->p75);
-    jnum(g, "max", d->max);
+    tp_rj_int(g, "span_ns", t->span);
+    tp_rj_int(g, "busy_ns", t->busy);
+    tp_rj_int(g, "idle_ns", t->idle);
+    tp_rj_int(g, "compute_ns", t->compute);
+    tp_rj_int(g, "non_compute_ns", t->non_compute);
+    tp_rj_num(g, "idle_pct", tp_rf_pct(t->idle, t->span));
+    tp_rj_num(g, "compute_pct", tp_rf_pct(t->compute, t->span));
+    tp_rj_num(g, "non_compute_pct", tp_rf_pct(t->non_compute, t->span));
     yajl_gen_map_close(g);
 }
 
-static void jdist(yajl_gen g, const char *k, const tp_an_dist *d) {
-    jstr(g, k);
-    yajl_gen_map_open(g);
-    jint(g, "count", (long long)d->count);
-    jnum(g, "sum", d->sum);
-    jnum(g, "mean", d->mean);
-    jnum(g, "min", d->min);
-    jnum(g, "p50", d->p50);
-    jnum(g, "p95", d->p95);
-    jnum(g, "max", d->max);
-    yajl_gen_map_close(g);
-}
-
-static void json_temporal(yajl_gen g, const tp_an_temporal *t) {
-    jstr(g, "temporal");
-    yajl_gen_map_open(g);
-    jint(g, "span_ns", t->span);
-    jint(g, "busy_ns", t->busy);
-    jint(g, "idle_ns", t->idle);
-    jint(g, "compute_ns", t->compute);
-    jint(g, "non_compute_ns", t->non_compute);
-    jnum(g, "idle_pct", pct(t->idle, t->span));
-    jnum(g, "compute_pct", pct(t->compute, t->span));
-    jnum(g, "non_compute_pct", pct(t->non_compute, t->span));
-    yajl_gen_map_close(g);
-}
-
-static void json_idle(yajl_gen g, const tp_an_idle *idle) {
-    jstr(g, "idle");
+static void json_idle(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_an_idle *idle = &rr->idle;
+    tp_rj_str(g, "idle");
     yajl_gen_array_open(g);
     for (size_t s = 0; s < idle->n; s++) {
         const tp_an_idle_stream *st = &idle->s[s];
         int64_t tot = tp_an_idle_total(st);
         yajl_gen_map_open(g);
-        jint(g, "stream", st->stream);
-        jint(g, "n_ops", (long long)st->n_ops);
+        tp_rj_int(g, "stream", st->stream);
+        tp_rj_int(g, "n_ops", (long long)st->n_ops);
         for (int c = 0; c < TP_IDLE_COUNT; c++) {
-            jstr(g, tp_idle_cat_name((tp_idle_cat)c));
+            tp_rj_str(g, tp_idle_cat_name((tp_idle_cat)c));
             yajl_gen_map_open(g);
-            jint(g, "idle_ns", st->idle[c]);
-            jnum(g, "ratio", tot ? (double)st->idle[c] / (double)tot : NAN);
-            jdescribe(g, "gaps_ns", &st->gaps[c]);
+            tp_rj_int(g, "idle_ns", st->idle[c]);
+            tp_rj_num(g, "ratio", tot ? (double)st->idle[c] / (double)tot : NAN);
+            tp_rj_describe(g, "gaps_ns", &st->gaps[c]);
             yajl_gen_map_close(g);
         }
         yajl_gen_map_close(g);
@@ -474,155 +366,165 @@ static void json_idle(yajl_gen g, const tp_an_idle *idle) {
     yajl_gen_array_close(g);
 }
 
-static void json_kernels(yajl_gen g, const tp_rank_analysis *rr) {
+static void json_kernels(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     char lb[96];
-    jstr(g, "kernel_types");
+    tp_rj_str(g, "kernel_types");
     yajl_gen_array_open(g);
     for (unsigned c = 1; c < TP_KT_CLASSES; c++) {
         if (!rr->k.class_ns[c])
             continue;
         yajl_gen_map_open(g);
-        jkv(g, "type", tp_an_kernel_class_label(c, lb, sizeof lb));
-        jint(g, "ns", rr->k.class_ns[c]);
-        jnum(g, "pct", pct(rr->k.class_ns[c], rr->k.class_total));
+        tp_rj_kv(g, "type", tp_an_kernel_class_label(c, lb, sizeof lb));
+        tp_rj_int(g, "ns", rr->k.class_ns[c]);
+        tp_rj_num(g, "pct", tp_rf_pct(rr->k.class_ns[c], rr->k.class_total));
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
-    jstr(g, "kernels");
+    tp_rj_str(g, "kernels");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < rr->k.n; i++) {
         const tp_an_kernel_row *k = &rr->k.k[i];
         yajl_gen_map_open(g);
-        jkv(g, "name", tp_model_str(rr->v.m, k->name));
-        jkv(g, "type", tp_ktype_name((tp_ktype)k->ktype));
-        jint(g, "count", (long long)k->count);
-        jint(g, "sum_ns", k->sum);
-        jnum(g, "mean_ns", k->mean);
-        jint(g, "min_ns", k->min);
-        jint(g, "max_ns", k->max);
-        jnum(g, "std_ns", k->std);
+        tp_rj_kv(g, "name", tp_model_str(rr->v.m, k->name));
+        tp_rj_kv(g, "type", tp_ktype_name((tp_ktype)k->ktype));
+        tp_rj_int(g, "count", (long long)k->count);
+        tp_rj_int(g, "sum_ns", k->sum);
+        tp_rj_num(g, "mean_ns", k->mean);
+        tp_rj_int(g, "min_ns", k->min);
+        tp_rj_int(g, "max_ns", k->max);
+        tp_rj_num(g, "std_ns", k->std);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
 }
 
-static void json_launch(yajl_gen g, const tp_an_launch *l) {
-    jstr(g, "launch");
+static void json_launch(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_an_launch *l = &rr->l;
+    tp_rj_str(g, "launch");
     yajl_gen_map_open(g);
-    jint(g, "n_pairs", (long long)l->n_pairs);
-    jdist(g, "cpu_ns", &l->cpu);
-    jdist(g, "gpu_ns", &l->gpu);
-    jdist(g, "delay_ns", &l->delay);
-    jint(g, "n_short_gpu", (long long)l->n_short_gpu);
-    jint(g, "n_runtime_outliers", (long long)l->n_runtime_outliers);
-    jint(g, "n_delay_outliers", (long long)l->n_delay_outliers);
+    tp_rj_int(g, "n_pairs", (long long)l->n_pairs);
+    tp_rj_dist(g, "cpu_ns", &l->cpu);
+    tp_rj_dist(g, "gpu_ns", &l->gpu);
+    tp_rj_dist(g, "delay_ns", &l->delay);
+    tp_rj_int(g, "n_short_gpu", (long long)l->n_short_gpu);
+    tp_rj_int(g, "n_runtime_outliers", (long long)l->n_runtime_outliers);
+    tp_rj_int(g, "n_delay_outliers", (long long)l->n_delay_outliers);
     yajl_gen_map_close(g);
 }
 
-static void json_queue(yajl_gen g, const tp_an_queue *q) {
-    jstr(g, "queue");
+static void json_queue(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_an_queue *q = &rr->q;
+    tp_rj_str(g, "queue");
     yajl_gen_array_open(g);
     for (size_t s = 0; s < q->n; s++) {
         yajl_gen_map_open(g);
-        jint(g, "stream", q->s[s].stream);
-        jdescribe(g, "length", &q->s[s].len);
-        jint(g, "max", q->s[s].max_len);
-        jint(g, "at_max_ns", q->s[s].at_max_ns);
-        jint(g, "n_blocked", (long long)q->s[s].n_blocked);
-        jint(g, "blocked_ns", q->s[s].blocked_ns);
+        tp_rj_int(g, "stream", q->s[s].stream);
+        tp_rj_describe(g, "length", &q->s[s].len);
+        tp_rj_int(g, "max", q->s[s].max_len);
+        tp_rj_int(g, "at_max_ns", q->s[s].at_max_ns);
+        tp_rj_int(g, "n_blocked", (long long)q->s[s].n_blocked);
+        tp_rj_int(g, "blocked_ns", q->s[s].blocked_ns);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
 }
 
-static void json_memory(yajl_gen g, const tp_an_memory *m) {
-    jstr(g, "memory_bw");
+static void json_memory(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_an_memory *m = &rr->mem;
+    tp_rj_str(g, "memory_bw");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < m->n_bw; i++) {
         yajl_gen_map_open(g);
-        jkv(g, "type", m->bw[i].type);
-        jdescribe(g, "gbps", &m->bw[i].bw);
+        tp_rj_kv(g, "type", m->bw[i].type);
+        tp_rj_describe(g, "gbps", &m->bw[i].bw);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
-    jstr(g, "copies");
+    tp_rj_str(g, "copies");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < m->n_copy; i++) {
         const tp_an_copy *c = &m->copy[i];
         yajl_gen_map_open(g);
-        jkv(g, "kind", tp_an_copy_kind_name(c->copy_kind));
-        jkv(g, "src", tp_an_mem_kind_name(c->src_kind));
-        jint(g, "count", (long long)c->count);
-        jint(g, "bytes", c->bytes);
-        jint(g, "dur_ns", c->dur_ns);
-        jnum(g, "gbps", c->gbps);
-        jnum(g, "max_gbps", c->max_gbps);
+        tp_rj_kv(g, "kind", tp_an_copy_kind_name(c->copy_kind));
+        tp_rj_kv(g, "src", tp_an_mem_kind_name(c->src_kind));
+        tp_rj_int(g, "count", (long long)c->count);
+        tp_rj_int(g, "bytes", c->bytes);
+        tp_rj_int(g, "dur_ns", c->dur_ns);
+        tp_rj_num(g, "gbps", c->gbps);
+        tp_rj_num(g, "max_gbps", c->max_gbps);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
 }
 
-static void json_ranges(yajl_gen g, const tp_rank_analysis *rr) {
-    jstr(g, "ranges");
+static void json_ranges(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    tp_rj_str(g, "ranges");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < rr->nv.n; i++) {
         const tp_an_range *r = &rr->nv.r[i];
         yajl_gen_map_open(g);
-        jkv(g, "name", tp_model_str(rr->v.m, r->name));
-        jint(g, "count", (long long)r->count);
-        jint(g, "total_ns", r->total);
-        jnum(g, "mean_ns", r->mean);
-        jint(g, "min_ns", r->min);
-        jint(g, "max_ns", r->max);
-        jint(g, "gpu_ops", (long long)r->n_gpu_ops);
-        jint(g, "gpu_ns", r->gpu_ns);
+        tp_rj_kv(g, "name", tp_model_str(rr->v.m, r->name));
+        tp_rj_int(g, "count", (long long)r->count);
+        tp_rj_int(g, "total_ns", r->total);
+        tp_rj_num(g, "mean_ns", r->mean);
+        tp_rj_int(g, "min_ns", r->min);
+        tp_rj_int(g, "max_ns", r->max);
+        tp_rj_int(g, "gpu_ops", (long long)r->n_gpu_ops);
+        tp_rj_int(g, "gpu_ns", r->gpu_ns);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
-    jstr(g, "ranges_unattributed");
+    tp_rj_str(g, "ranges_unattributed");
     yajl_gen_map_open(g);
-    jint(g, "gpu_ops", (long long)rr->nv.unattributed_ops);
-    jint(g, "gpu_ns", rr->nv.unattributed_ns);
+    tp_rj_int(g, "gpu_ops", (long long)rr->nv.unattributed_ops);
+    tp_rj_int(g, "gpu_ns", rr->nv.unattributed_ns);
     yajl_gen_map_close(g);
 }
 
 /* The CPU stack behind a finding, innermost first (appended in v1: "frames"). */
 static void json_frames(yajl_gen g, const tp_finding *x) {
-    jstr(g, "frames");
+    tp_rj_str(g, "frames");
     yajl_gen_array_open(g);
     for (size_t k = 0; k < x->n_frames; k++) {
         const tp_diag_frame *fr = &x->frames[k];
         yajl_gen_map_open(g);
-        jkv(g, "module", fr->module);
-        jint(g, "offset", (long long)fr->offset);
-        jkv(g, "function", fr->func);
-        jkv(g, "file", fr->file);
-        jint(g, "line", fr->line);
-        jstr(g, "inlined");
+        tp_rj_kv(g, "module", fr->module);
+        tp_rj_int(g, "offset", (long long)fr->offset);
+        tp_rj_kv(g, "function", fr->func);
+        tp_rj_kv(g, "file", fr->file);
+        tp_rj_int(g, "line", fr->line);
+        tp_rj_str(g, "inlined");
         yajl_gen_bool(g, fr->inlined);
-        jkv(g, "symbols", fr->symbols ? fr->symbols : "");
+        tp_rj_kv(g, "symbols", fr->symbols ? fr->symbols : "");
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
 }
 
-static void json_findings(yajl_gen g, const tp_diagnosis *d) {
-    jstr(g, "findings");
+static void json_findings(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_diagnosis *d = &rr->dg;
+    tp_rj_str(g, "findings");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < d->n; i++) {
         const tp_finding *x = &d->f[i];
         yajl_gen_map_open(g);
-        jkv(g, "id", x->id);
-        jnum(g, "severity", x->severity);
-        jkv(g, "level", tp_diag_level(x->severity));
-        jkv(g, "title", x->title);
-        jkv(g, "evidence", x->evidence);
-        jkv(g, "advice", x->advice);
-        jkv(g, "source", x->source);
-        jstr(g, "metrics");
+        tp_rj_kv(g, "id", x->id);
+        tp_rj_num(g, "severity", x->severity);
+        tp_rj_kv(g, "level", tp_diag_level(x->severity));
+        tp_rj_kv(g, "title", x->title);
+        tp_rj_kv(g, "evidence", x->evidence);
+        tp_rj_kv(g, "advice", x->advice);
+        tp_rj_kv(g, "source", x->source);
+        tp_rj_str(g, "metrics");
         yajl_gen_map_open(g);
         for (size_t k = 0; k < x->n_metrics; k++)
-            jnum(g, x->metrics[k].key, x->metrics[k].value);
+            tp_rj_num(g, x->metrics[k].key, x->metrics[k].value);
         yajl_gen_map_close(g);
         json_frames(g, x);
         yajl_gen_map_close(g);
@@ -632,109 +534,121 @@ static void json_findings(yajl_gen g, const tp_diagnosis *d) {
 
 /* "dropped_records": {"total", "of", "share", "lower_bounds": true, "by_kind": {KIND: n}},
  * only when the collector lost records. */
-static void json_dropped(yajl_gen g, const tp_an_drops *d) {
+static void json_dropped(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_an_drops *d = &rr->drops;
     if (!d->lost)
         return;
-    jstr(g, "dropped_records");
+    tp_rj_str(g, "dropped_records");
     yajl_gen_map_open(g);
-    jint(g, "total", (long long)d->lost);
-    jint(g, "of", (long long)(d->lost + d->kept));
-    jnum(g, "share", d->share);
-    jstr(g, "lower_bounds");
+    tp_rj_int(g, "total", (long long)d->lost);
+    tp_rj_int(g, "of", (long long)(d->lost + d->kept));
+    tp_rj_num(g, "share", d->share);
+    tp_rj_str(g, "lower_bounds");
     yajl_gen_bool(g, 1);
-    jstr(g, "by_kind");
+    tp_rj_str(g, "by_kind");
     yajl_gen_map_open(g);
     for (size_t i = 0; i < d->n; i++)
-        jint(g, d->k[i].name, (long long)d->k[i].lost);
+        tp_rj_int(g, d->k[i].name, (long long)d->k[i].lost);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g);
 }
 
 /* "processes": the rank's processes in tree order, only when it holds more than one. */
-static void json_processes(yajl_gen g, const tp_rank_analysis *rr) {
+static void json_processes(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
     const tp_rank *r = rr->v.r;
     if (r->n_procs < 2)
         return;
-    jstr(g, "processes");
+    tp_rj_str(g, "processes");
     yajl_gen_array_open(g);
     for (size_t k = 0; k < r->n_procs; k++) {
         const tp_process *p = &r->procs[k];
         yajl_gen_map_open(g);
-        jint(g, "pid", p->pid);
-        jint(g, "ppid", p->ppid);
-        jint(g, "exec_gen", p->exec_gen);
-        jkv(g, "role", tp_proc_role_name(p->role));
-        jint(g, "parent", p->parent);
-        jint(g, "n_events", (long long)p->n_events);
-        jkv(g, "command", tp_model_str(rr->v.m, p->command));
-        jkv(g, "file", p->file ? p->file : "");
+        tp_rj_int(g, "pid", p->pid);
+        tp_rj_int(g, "ppid", p->ppid);
+        tp_rj_int(g, "exec_gen", p->exec_gen);
+        tp_rj_kv(g, "role", tp_proc_role_name(p->role));
+        tp_rj_int(g, "parent", p->parent);
+        tp_rj_int(g, "n_events", (long long)p->n_events);
+        tp_rj_kv(g, "command", tp_model_str(rr->v.m, p->command));
+        tp_rj_kv(g, "file", p->file ? p->file : "");
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
 }
 
 /* "skipped_events": {"total": N, "<reason>": n, ...}, only when the loader skipped any. */
-static void json_skipped(yajl_gen g, const tp_rank *r) {
+static void json_skipped(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_rank *r = rr->v.r;
     uint64_t n = tp_rank_skipped(r);
     if (!n)
         return;
-    jstr(g, "skipped_events");
+    tp_rj_str(g, "skipped_events");
     yajl_gen_map_open(g);
-    jint(g, "total", (long long)n);
+    tp_rj_int(g, "total", (long long)n);
     for (int s = 0; s < TP_SKIP_COUNT; s++)
         if (r->n_skipped[s])
-            jint(g, tp_skip_key((tp_skip)s), (long long)r->n_skipped[s]);
+            tp_rj_int(g, tp_skip_key((tp_skip)s), (long long)r->n_skipped[s]);
     yajl_gen_map_close(g);
 }
 
-static void json_rank(yajl_gen g, const tp_rank_analysis *rr) {
+static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    tp_rj_str(g, "overlap");
+    yajl_gen_map_open(g);
+    tp_rj_int(g, "comm_ns", rr->ov.comm_ns);
+    tp_rj_int(g, "comp_ns", rr->ov.comp_ns);
+    tp_rj_int(g, "overlap_ns", rr->ov.overlap_ns);
+    tp_rj_num(g, "pct", rr->ov.pct);
+    yajl_gen_map_close(g);
+}
+
+/* The JSON keys of a rank, in print order (docs/report-schema.md); every rank has every key
+ * except those that exist only when there is something to say (processes, dropped, skipped). */
+static const tp_report_json_section json_sections[] = {
+    {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
+    {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
+    {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
+    {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
+    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
+    {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
+};
+
+static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
     yajl_gen_map_open(g);
-    jint(g, "rank", rr->v.rank);
-    jkv(g, "file", r->file ? r->file : "");
-    jkv(g, "device_type", tp_devtype_name(r->device_type));
-    jint(g, "n_events", (long long)rr->v.n);
-    jint(g, "n_gpu_events", (long long)rr->v.n_gpu);
-    jstr(g, "trimmed");
+    tp_rj_int(g, "rank", rr->v.rank);
+    tp_rj_kv(g, "file", r->file ? r->file : "");
+    tp_rj_kv(g, "device_type", tp_devtype_name(r->device_type));
+    tp_rj_int(g, "n_events", (long long)rr->v.n);
+    tp_rj_int(g, "n_gpu_events", (long long)rr->v.n_gpu);
+    tp_rj_str(g, "trimmed");
     yajl_gen_bool(g, rr->v.trimmed);
-    jstr(g, "has_gpu");
+    tp_rj_str(g, "has_gpu");
     yajl_gen_bool(g, rr->t.has_gpu);
-    json_processes(g, rr);
-    json_dropped(g, &rr->drops);
-    json_skipped(g, r);
-    json_temporal(g, &rr->t);
-    json_idle(g, &rr->idle);
-    json_kernels(g, rr);
-    json_launch(g, &rr->l);
-    json_queue(g, &rr->q);
-    json_memory(g, &rr->mem);
-    jstr(g, "overlap");
-    yajl_gen_map_open(g);
-    jint(g, "comm_ns", rr->ov.comm_ns);
-    jint(g, "comp_ns", rr->ov.comp_ns);
-    jint(g, "overlap_ns", rr->ov.overlap_ns);
-    jnum(g, "pct", rr->ov.pct);
-    yajl_gen_map_close(g);
-    json_ranges(g, rr);
-    json_findings(g, &rr->dg);
+    for (size_t i = 0; i < sizeof json_sections / sizeof json_sections[0]; i++)
+        if (!(json_sections[i].when & TP_RS_DEVICE) || rr->t.has_gpu)
+            json_sections[i].json(g, rr, o);
     yajl_gen_map_close(g);
 }
 
 static void json_head(yajl_gen g, const tp_model *m, const tp_report_opts *o) {
     yajl_gen_map_open(g);
-    jkv(g, "schema", "trainprof-report/v1");
-    jkv(g, "mode", o->an.compat_hta ? "hta" : "native");
-    jstr(g, "options");
+    tp_rj_kv(g, "schema", "trainprof-report/v1");
+    tp_rj_kv(g, "mode", o->an.compat_hta ? "hta" : "native");
+    tp_rj_str(g, "options");
     yajl_gen_map_open(g);
-    jstr(g, "include_last_step");
+    tp_rj_str(g, "include_last_step");
     yajl_gen_bool(g, o->an.include_last_step);
-    jstr(g, "no_ns_rounding");
+    tp_rj_str(g, "no_ns_rounding");
     yajl_gen_bool(g, o->an.no_ns_rounding);
-    jint(g, "kernel_wait_ns", o->an.kernel_wait_ns);
-    jint(g, "rank", o->rank);
+    tp_rj_int(g, "kernel_wait_ns", o->an.kernel_wait_ns);
+    tp_rj_int(g, "rank", o->rank);
     yajl_gen_map_close(g);
-    jint(g, "n_ranks", (long long)m->n_ranks);
-    jstr(g, "ranks");
+    tp_rj_int(g, "n_ranks", (long long)m->n_ranks);
+    tp_rj_str(g, "ranks");
     yajl_gen_array_open(g);
 }
 
@@ -761,10 +675,10 @@ static void text_ranks_table(FILE *f, const tp_model *m, const tp_report_opts *o
         tp_rank_analysis a;
         tp_rank_analysis_run(&a, m, &m->ranks[i], &o->an, TP_RA_TEMPORAL | TP_RA_OVERLAP);
         const tp_an_temporal *t = &a.t;
-        fprintf(f, "  %6d %s %10s %s %s %s %10s\n", a.v.rank, fmt_time(b1, 32, (double)t->span),
-                fmt_pct(p1, 32, pct(t->busy, t->span)), fmt_time(b2, 32, (double)t->idle),
-                fmt_time(b3, 32, (double)t->compute), fmt_time(b4, 32, (double)t->non_compute),
-                fmt_pct(p2, 32, a.ov.pct));
+        fprintf(f, "  %6d %s %10s %s %s %s %10s\n", a.v.rank, tp_rf_time(b1, 32, (double)t->span),
+                tp_rf_pct_str(p1, 32, tp_rf_pct(t->busy, t->span)),
+                tp_rf_time(b2, 32, (double)t->idle), tp_rf_time(b3, 32, (double)t->compute),
+                tp_rf_time(b4, 32, (double)t->non_compute), tp_rf_pct_str(p2, 32, a.ov.pct));
         tp_rank_analysis_free(&a);
     }
     fprintf(f, "\n");
@@ -796,7 +710,7 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
         tp_rank_analysis rr;
         tp_rank_analysis_run(&rr, m, &m->ranks[i], &opts->an, TP_RA_ALL);
         if (g)
-            json_rank(g, &rr);
+            json_rank(g, &rr, opts);
         else
             text_rank(out, &rr, opts);
         tp_rank_analysis_free(&rr);

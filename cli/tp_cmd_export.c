@@ -1,16 +1,17 @@
-/* trainprof export: a .tprof trace as Chrome/Kineto trace JSON or an SQLite database.
+/* trainprof export: a .tprof trace as Chrome/Kineto trace JSON, a Perfetto trace or an SQLite
+ * database.
  *
- * `trainprof export TRACE --format chrome|sqlite [-o FILE]`, the formats being rows of a
- * table {name, extension, writer, recording}. Chrome JSON holds TRACE's whole recording: the
- * traces of its other processes beside it (docs/collector.md, "One recording") come along,
- * each process under its pid; SQLite holds TRACE alone. The default output is TRACE with .tprof
- * replaced by the format's extension (.json, .sqlite); an -o ending in .gz gets gzip-compressed
- * JSON. A damaged trace exports what is readable, with a warning on stderr. An existing output file
- * is kept unless --force; the trace itself is never an output. The export is written into a
- * private folder next to the output and renamed into place when complete, so a failed or
- * concurrent export never leaves half a file under the name and a symbolic link is replaced,
- * never followed; a device or pipe (/dev/stdout) is written in place. Exit status: 0 done,
- * 1 the trace cannot be read or the output cannot be written, 2 usage error. */
+ * `trainprof export TRACE --format chrome|perfetto|sqlite [-o FILE]`, the formats being rows of a
+ * table {name, extension, writer, recording}. Chrome JSON and Perfetto hold TRACE's whole
+ * recording: the traces of its other processes beside it (docs/collector.md, "One recording") come
+ * along, each process under its pid; SQLite holds TRACE alone. The default output is TRACE with
+ * .tprof replaced by the format's extension (.json, .pftrace, .sqlite); an -o ending in .gz gets
+ * gzip-compressed JSON. A damaged trace exports what is readable, with a warning on stderr. An
+ * existing output file is kept unless --force; the trace itself is never an output. The export is
+ * written into a private folder next to the output and renamed into place when complete, so a
+ * failed or concurrent export never leaves half a file under the name and a symbolic link is
+ * replaced, never followed; a device or pipe (/dev/stdout) is written in place. Exit status: 0
+ * done, 1 the trace cannot be read or the output cannot be written, 2 usage error. */
 #include "tp_cmd.h"
 
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "tp_export_chrome.h"
+#include "tp_export_perfetto.h"
 #include "tp_export_sqlite.h"
 #include "tp_layout.h"
 #include "tp_outfile.h"
@@ -61,6 +63,15 @@ static tp_status write_sqlite(const trace_set *t, const char *out, char *done, s
     return st;
 }
 
+static tp_status write_perfetto(const trace_set *t, const char *out, char *done, size_t done_len,
+                                char *err, size_t err_len) {
+    tp_perfetto_stats s = {0};
+    tp_status st = tp_export_perfetto_set(t->r, t->n, out, &s, err, err_len);
+    snprintf(done, done_len, "%llu packets, %llu slices, %llu flows", (unsigned long long)s.packets,
+             (unsigned long long)s.slices, (unsigned long long)s.flows);
+    return st;
+}
+
 /* The export formats: --format name, default extension (in place of .tprof), writer, whether
  * it writes a whole recording into one file (else the trace named only), and what the format
  * is for (the usage text). */
@@ -72,12 +83,16 @@ static const struct {
 } formats[] = {
     {"chrome", ".json", write_chrome, 1,
      "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
-     "                   chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
+     "                    chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
      "gzip-compressed; the\n"
-     "                   traces of the recording's other processes beside TRACE come along"},
+     "                    traces of the recording's other processes beside TRACE come along"},
+    {"perfetto", ".pftrace", write_perfetto, 1,
+     "Perfetto's native protobuf trace: opens in ui.perfetto.dev and trace_processor;\n"
+     "                    nested NVTX slices per thread, a track per stream, launch flows,\n"
+     "                    memory counters, interned callstacks; the whole recording"},
     {"sqlite", ".sqlite", write_sqlite, 0,
      "an SQLite database: typed tables, named views (schema: docs/export.md); TRACE\n"
-     "                   only (export a recording's other processes one by one)"},
+     "                    only (export a recording's other processes one by one)"},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -100,7 +115,7 @@ static void usage(FILE *out) {
             "extension in place of .tprof. An existing FILE is kept unless --force.\n",
             format_names(names, sizeof names, "|"));
     for (size_t i = 0; i < N_FORMATS; i++)
-        fprintf(out, "  %-7s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
+        fprintf(out, "  %-8s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
 }
 
 /* The row of format `name`, or -1. */

@@ -57,12 +57,18 @@ PY
   rm -rf "$tmp"
 fi
 # Real CPython programs under the collector (tests/collector/test_collector_python) use the
-# `nvtx` PyPI package, in a virtual environment of their own: .deps/pyenv.
+# `nvtx` PyPI package, in a virtual environment of their own: .deps/pyenv. The Perfetto export
+# test decodes our .pftrace with the official schema, shipped by the `perfetto` package
+# (perfetto_trace_pb2, over `protobuf`); test-only, never a dependency of trainprof.
 pyenv="$here/.deps/pyenv"
 if ! "$pyenv/bin/python3" -c "import nvtx" >/dev/null 2>&1; then
   echo "install-deps: making $pyenv with the nvtx package"
   python3 -m venv "$pyenv"
   "$pyenv/bin/python3" -m pip install -q nvtx
+fi
+if ! "$pyenv/bin/python3" -c "import perfetto.protos.perfetto.trace.perfetto_trace_pb2" >/dev/null 2>&1; then
+  echo "install-deps: adding the perfetto schema (perfetto, protobuf) to $pyenv"
+  "$pyenv/bin/python3" -m pip install -q perfetto protobuf
 fi
 
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
