@@ -201,6 +201,11 @@ static void write_converted(const tp_cupti_rec *r) {
     tp_writer *w = tp_g.writer;
     if (!w)
         return;
+    /* `record --idle`: device records only while the live server wants records (it keeps
+     * the gate open until a capture's late device records are in). */
+    if (tp_g.cfg.capture == TP_CAPTURE_LIVE && (r->h.flags & TP_RF_TIMED) &&
+        !tp_collector_gate(tp_record_ts(&r->h)))
+        return;
     if (r->h.type == TP_REC_EXT_CORRELATION || r->h.type == TP_REC_DEVICE)
         (void)tp_writer_write_meta(w, r);
     else
