@@ -158,7 +158,27 @@ static void test_named_step(void) {
     tp_live_store_close(s);
 }
 
+/* A window asked for before anything reached the store (the first refresh of `top` on a job
+ * that just started) is an empty but whole trace. */
+static void test_empty(void) {
+    tp_live_store_opts o = {0};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    uint64_t recs = 1;
+    CHECK_OK(tp_live_store_write(s, 0, 1000, fd, &recs));
+    CHECK_EQ_U(recs, 0);
+    tp_reader *r;
+    CHECK_OK(tp_reader_open(path, &r));
+    CHECK_EQ_U(tp_reader_info(r)->records_total, 0);
+    tp_reader_close(r);
+    unlink(path);
+    tp_live_store_close(s);
+}
+
 int main(void) {
+    TP_RUN(test_empty);
     TP_RUN(test_steps);
     TP_RUN(test_window);
     TP_RUN(test_eviction);

@@ -17,7 +17,7 @@ JOB=
 cleanup() {
     T kill-server >/dev/null 2>&1
     [ -n "$JOB" ] && kill -KILL "$JOB" 2>/dev/null
-    rm -rf "$W"
+    [ -n "${KEEP:-}" ] || rm -rf "$W"
 }
 trap cleanup EXIT
 fail() {
