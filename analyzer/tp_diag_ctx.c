@@ -173,6 +173,11 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 typedef struct {
     int64_t a, b;
 } pair;
@@ -192,15 +197,25 @@ static void count_steps(tp_diag_ctx *d) {
         p[i] = (pair){d->steps.a[i], d->steps.b[i]};
     qsort(p, d->steps.n, sizeof *p, cmp_pair_nest);
     d->step_end = tp_an_alloc(d->steps.n + 1, sizeof *d->step_end);
+    double *dur = tp_an_alloc(d->steps.n + 1, sizeof *dur), sum = 0;
     int64_t last_end = INT64_MIN;
     for (size_t i = 0; i < d->steps.n; i++) {
         if (p[i].b <= last_end && d->n_step_end)
             continue;
+        dur[d->n_step_end] = (double)(p[i].b - p[i].a);
+        sum += dur[d->n_step_end];
         d->step_end[d->n_step_end++] = p[i].b;
         last_end = p[i].b;
     }
     qsort(d->step_end, d->n_step_end, sizeof *d->step_end, cmp_i64);
     d->out->n_steps = d->n_step_end;
+    /* The step time distribution: one definition for the report, diff and the cross-rank
+     * table (stragglers are judged on the median, which one slow first step cannot move). */
+    qsort(dur, d->n_step_end, sizeof *dur, cmp_double);
+    d->out->step_mean_ns = d->n_step_end ? sum / (double)d->n_step_end : NAN;
+    d->out->step_p50_ns = tp_an_percentile_sorted(dur, d->n_step_end, 50);
+    d->out->step_p90_ns = tp_an_percentile_sorted(dur, d->n_step_end, 90);
+    free(dur);
     free(p);
 }
 

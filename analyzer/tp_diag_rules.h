@@ -57,6 +57,9 @@
       "an allocation failed: the device ran out of memory")                                        \
     X("memory-growth", tp_diag_memory_growth, 9, TP_DIAG_NEEDS_MEMORY,                             \
       "allocated device memory keeps rising across steps")                                         \
+    /* tp_diag_comm.c */                                                                           \
+    X("exposed-comm", tp_diag_exposed_comm, 11, TP_DIAG_KIND(KERNEL),                              \
+      "collective kernels run with no computation alongside: the device waits on communication")   \
     /* tp_diag_drops.c */                                                                          \
     X("dropped-records", tp_diag_dropped_records, 10, 0,                                           \
       "the collector dropped records while recording: every figure is a lower bound")

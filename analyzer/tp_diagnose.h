@@ -77,9 +77,11 @@ typedef struct {
 
 typedef struct {
     size_t n;
-    tp_finding *f;      /* by severity, descending */
-    int64_t window_ns;  /* length of the analysis window; 0: no device activity */
-    size_t n_steps;     /* steps found (0: the window is the GPU span) */
+    tp_finding *f;     /* by severity, descending */
+    int64_t window_ns; /* length of the analysis window; 0: no device activity */
+    size_t n_steps;    /* steps found (0: the window is the GPU span) */
+    double step_mean_ns, step_p50_ns, step_p90_ns; /* durations of those steps (outermost
+                                                      when nested); NaN without steps */
     double utilization; /* busy share of the window; NaN when the window is empty */
 } tp_diagnosis;
 

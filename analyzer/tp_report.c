@@ -11,6 +11,7 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_an_ranks.h"
 #include "tp_rank_analysis.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
@@ -239,6 +240,20 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
             tp_units_dur(b1, 32, (double)rr->nv.unattributed_ns));
 }
 
+/* The steps' durations (tp_diagnosis: ranges named step, ProfilerStep#N, ...), only when the
+ * rank has steps. */
+static void text_steps(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    const tp_diagnosis *d = &rr->dg;
+    char b1[32], b2[32], b3[32];
+    if (!d->n_steps)
+        return;
+    fprintf(f, "Steps: %zu, time per step mean %s, median %s, p90 %s\n\n", d->n_steps,
+            tp_units_dur(b1, sizeof b1, d->step_mean_ns),
+            tp_units_dur(b2, sizeof b2, d->step_p50_ns),
+            tp_units_dur(b3, sizeof b3, d->step_p90_ns));
+}
+
 /* Depth of process k in its rank's tree (0: a main process). */
 static int proc_depth(const tp_rank *r, size_t k) {
     int d = 0;
@@ -279,6 +294,17 @@ static void text_dropped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
         fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
 }
 
+/* Why the trace has no (or, after another CUPTI client took over, no more) CUDA records. */
+static void text_cuda_off(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    uint32_t why = rr->v.r->cuda_off;
+    if (!why)
+        return;
+    fprintf(f, "CUDA: not traced (");
+    tp_text_fputs(tp_model_str(rr->v.m, why), f);
+    fprintf(f, ")\n\n");
+}
+
 /* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
  * that nobody reads a span or a finding without knowing what was left out of it. */
 static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -300,14 +326,17 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 
 /* The text report of a rank, in print order: what was lost and what is wrong before the
  * numbers. */
+/* clang-format off: one row per line, so that adding a section is a one-line change */
 static const tp_report_text_section text_sections[] = {
     {"processes", TP_RS_ALWAYS, text_processes}, {"dropped", TP_RS_ALWAYS, text_dropped},
-    {"skipped", TP_RS_ALWAYS, text_skipped},     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
-    {"summary", TP_RS_ALWAYS, text_summary},     {"kernels", TP_RS_DEVICE, text_kernels},
+    {"cuda_off", TP_RS_ALWAYS, text_cuda_off},   {"skipped", TP_RS_ALWAYS, text_skipped},
+    {"diagnosis", TP_RS_ALWAYS, text_diagnosis}, {"summary", TP_RS_ALWAYS, text_summary},
+    {"steps", TP_RS_ALWAYS, text_steps},         {"kernels", TP_RS_DEVICE, text_kernels},
     {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
     {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
     {"ranges", TP_RS_DEVICE, text_ranges},
 };
+/* clang-format on */
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
@@ -554,6 +583,13 @@ static void json_dropped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
+/* "cuda_off": why CUDA was not (or, from some point, no longer) traced; only when it was so. */
+static void json_cuda_off(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    if (rr->v.r->cuda_off)
+        tp_rj_kv(g, "cuda_off", tp_model_str(rr->v.m, rr->v.r->cuda_off));
+}
+
 /* "processes": the rank's processes in tree order, only when it holds more than one. */
 static void json_processes(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
@@ -594,6 +630,18 @@ static void json_skipped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
+/* "steps": {"count", "mean_ns", "p50_ns", "p90_ns"}; the times null without steps. */
+static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    tp_rj_str(g, "steps");
+    yajl_gen_map_open(g);
+    tp_rj_int(g, "count", (long long)rr->dg.n_steps);
+    tp_rj_num(g, "mean_ns", rr->dg.step_mean_ns);
+    tp_rj_num(g, "p50_ns", rr->dg.step_p50_ns);
+    tp_rj_num(g, "p90_ns", rr->dg.step_p90_ns);
+    yajl_gen_map_close(g);
+}
+
 static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     tp_rj_str(g, "overlap");
@@ -607,14 +655,17 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 
 /* The JSON keys of a rank, in print order (docs/report-schema.md); every rank has every key
  * except those that exist only when there is something to say (processes, dropped, skipped). */
+/* clang-format off: one row per line, so that adding a section is a one-line change */
 static const tp_report_json_section json_sections[] = {
     {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
-    {"skipped", TP_RS_ALWAYS, json_skipped},     {"temporal", TP_RS_ALWAYS, json_temporal},
-    {"idle", TP_RS_ALWAYS, json_idle},           {"kernels", TP_RS_ALWAYS, json_kernels},
-    {"launch", TP_RS_ALWAYS, json_launch},       {"queue", TP_RS_ALWAYS, json_queue},
-    {"memory", TP_RS_ALWAYS, json_memory},       {"overlap", TP_RS_ALWAYS, json_overlap},
-    {"ranges", TP_RS_ALWAYS, json_ranges},       {"findings", TP_RS_ALWAYS, json_findings},
+    {"cuda_off", TP_RS_ALWAYS, json_cuda_off},   {"skipped", TP_RS_ALWAYS, json_skipped},
+    {"temporal", TP_RS_ALWAYS, json_temporal},   {"idle", TP_RS_ALWAYS, json_idle},
+    {"kernels", TP_RS_ALWAYS, json_kernels},     {"launch", TP_RS_ALWAYS, json_launch},
+    {"queue", TP_RS_ALWAYS, json_queue},         {"memory", TP_RS_ALWAYS, json_memory},
+    {"overlap", TP_RS_ALWAYS, json_overlap},     {"ranges", TP_RS_ALWAYS, json_ranges},
+    {"steps", TP_RS_ALWAYS, json_steps},         {"findings", TP_RS_ALWAYS, json_findings},
 };
+/* clang-format on */
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
@@ -664,24 +715,83 @@ static int rank_selected(const tp_rank *r, const tp_report_opts *o) {
     return (o->an.compat_hta ? r->rank_hta : r->rank) == o->rank;
 }
 
-/* Multi-rank jobs: one line per rank first, so stragglers stand out before the details. */
-static void text_ranks_table(FILE *f, const tp_model *m, const tp_report_opts *o) {
-    char b1[32], b2[32], b3[32], b4[32], p1[32], p2[32];
-    fprintf(f, "Ranks\n  %6s %12s %10s %12s %12s %12s %10s\n", "rank", "GPU span", "util", "idle",
-            "compute", "non-compute", "overlap");
-    for (size_t i = 0; i < m->n_ranks; i++) {
-        if (!rank_selected(&m->ranks[i], o))
-            continue;
-        tp_rank_analysis a;
-        tp_rank_analysis_run(&a, m, &m->ranks[i], &o->an, TP_RA_TEMPORAL | TP_RA_OVERLAP);
-        const tp_an_temporal *t = &a.t;
-        fprintf(f, "  %6d %s %10s %s %s %s %10s\n", a.v.rank, tp_rf_time(b1, 32, (double)t->span),
-                tp_rf_pct_str(p1, 32, tp_rf_pct(t->busy, t->span)),
-                tp_rf_time(b2, 32, (double)t->idle), tp_rf_time(b3, 32, (double)t->compute),
-                tp_rf_time(b4, 32, (double)t->non_compute), tp_rf_pct_str(p2, 32, a.ov.pct));
-        tp_rank_analysis_free(&a);
+/* Multi-rank jobs: one line per rank first, and what only the ranks side by side show
+ * (tp_an_ranks: stragglers, ranks waiting in collectives), before the details. */
+static void text_ranks_table(FILE *f, const tp_an_ranks *x) {
+    char b[8][32];
+    fprintf(f, "Ranks\n  %6s %7s %12s %12s %12s %9s %12s %12s\n", "rank", "steps", "step p50",
+            "step p90", "GPU span", "util", "compute", "exposed comm");
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *r = &x->r[i];
+        fprintf(f, "  %6d %7zu %s %s %s %9s %s %s\n", r->rank, r->n_steps,
+                r->n_steps ? tp_rf_time(b[1], 32, r->step_p50_ns) : "           -",
+                r->n_steps ? tp_rf_time(b[2], 32, r->step_p90_ns) : "           -",
+                tp_rf_time(b[3], 32, (double)r->span_ns),
+                tp_rf_pct_str(b[4], 32, tp_rf_pct(r->busy_ns, r->span_ns)),
+                tp_rf_time(b[5], 32, (double)r->compute_ns),
+                r->comm_ns ? tp_rf_time(b[6], 32, (double)r->exposed_comm_ns) : "           -");
+    }
+    fprintf(f, "  median step over ranks %s\n\nCross-rank findings\n",
+            tp_units_dur(b[0], 32, x->median_step_p50_ns));
+    if (!x->n_findings)
+        fprintf(f, "  %s\n",
+                isnan(x->median_step_p50_ns) ? "nothing to compare: no steps found in the ranks"
+                                             : "no straggler, no rank waiting on the others");
+    for (size_t i = 0; i < x->n_findings; i++) {
+        const tp_an_rank_finding *g = &x->f[i];
+        fprintf(f, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(g->severity), 100 * g->severity);
+        tp_text_fputs(g->title, f);
+        fputc('\n', f);
+        tp_rf_wrapped(f, "evidence:", g->evidence);
+        tp_rf_wrapped(f, "fix:     ", g->advice);
     }
     fprintf(f, "\n");
+}
+
+/* "cross_rank": the rows and findings of tp_an_ranks (only with more than one rank). */
+static void json_cross_rank(yajl_gen g, const tp_an_ranks *x) {
+    tp_rj_str(g, "cross_rank");
+    yajl_gen_map_open(g);
+    tp_rj_num(g, "median_step_p50_ns", x->median_step_p50_ns);
+    tp_rj_num(g, "median_own_p50_ns", x->median_own_p50_ns);
+    tp_rj_str(g, "ranks");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *r = &x->r[i];
+        yajl_gen_map_open(g);
+        tp_rj_int(g, "rank", r->rank);
+        tp_rj_int(g, "steps", (long long)r->n_steps);
+        tp_rj_num(g, "step_p50_ns", r->step_p50_ns);
+        tp_rj_num(g, "step_p90_ns", r->step_p90_ns);
+        tp_rj_num(g, "own_p50_ns", r->own_p50_ns);
+        tp_rj_int(g, "span_ns", r->span_ns);
+        tp_rj_int(g, "busy_ns", r->busy_ns);
+        tp_rj_int(g, "compute_ns", r->compute_ns);
+        tp_rj_int(g, "comm_ns", r->comm_ns);
+        tp_rj_int(g, "exposed_comm_ns", r->exposed_comm_ns);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    tp_rj_str(g, "findings");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < x->n_findings; i++) {
+        const tp_an_rank_finding *f = &x->f[i];
+        yajl_gen_map_open(g);
+        tp_rj_kv(g, "id", f->id);
+        tp_rj_num(g, "severity", f->severity);
+        tp_rj_kv(g, "level", tp_diag_level(f->severity));
+        tp_rj_int(g, "rank", f->rank);
+        tp_rj_kv(g, "title", f->title);
+        tp_rj_kv(g, "evidence", f->evidence);
+        tp_rj_kv(g, "advice", f->advice);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+}
+
+static int keep_selected(const tp_rank *r, const void *arg) {
+    return rank_selected(r, arg);
 }
 
 tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *opts) {
@@ -701,8 +811,12 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
     } else {
         fprintf(out, "trainprof report: %zu rank(s), %s mode\n\n", sel,
                 opts->an.compat_hta ? "HTA-compatible" : "native (exact ns)");
-        if (sel > 1)
-            text_ranks_table(out, m, opts);
+    }
+    tp_an_ranks x = {0};
+    if (sel > 1) {
+        tp_an_ranks_run(m, &opts->an, keep_selected, opts, &x);
+        if (!g)
+            text_ranks_table(out, &x);
     }
     for (size_t i = 0; i < m->n_ranks; i++) {
         if (!rank_selected(&m->ranks[i], opts))
@@ -717,9 +831,12 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
     }
     if (g) {
         yajl_gen_array_close(g);
+        if (sel > 1)
+            json_cross_rank(g, &x);
         yajl_gen_map_close(g);
         yajl_gen_free(g);
         fputc('\n', out);
     }
+    tp_an_ranks_free(&x);
     return ferror(out) ? TP_ERR_IO : TP_OK;
 }

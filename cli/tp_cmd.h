@@ -18,6 +18,7 @@ int tp_cmd_record(int argc, char **argv);
 int tp_cmd_report(int argc, char **argv);
 int tp_cmd_tui(int argc, char **argv);
 int tp_cmd_export(int argc, char **argv);
+int tp_cmd_diff(int argc, char **argv);
 int tp_cmd_ps(int argc, char **argv);
 int tp_cmd_capture(int argc, char **argv);
 int tp_cmd_top(int argc, char **argv);
@@ -48,6 +49,9 @@ typedef struct {
     const tp_cmd_opt *opts;
     size_t n_opts;
     int (*run)(const tp_model *m, void *args);
+    /* Instead of `run`, for a command over exactly two traces, each loaded into a model of
+     * its own (diff BASE NEW): both models, in the order given. */
+    int (*run_pair)(const tp_model *a, const tp_model *b, void *args);
 } tp_cmd_traces;
 
 /* `trainprof NAME TRACE... [options]`: parses argv into `args` (the command's argument

@@ -106,6 +106,25 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
         free(paths);
         return rc == 1 ? 0 : 2;
     }
+    if (c->run_pair) {
+        if (n != 2) {
+            fprintf(stderr, "trainprof %s: takes exactly two traces (got %zu)\n", c->name, n);
+            c->usage(stderr);
+            free(paths);
+            return 2;
+        }
+        tp_model *a, *b = NULL;
+        rc = load(c->name, paths, 1, &a);
+        if (rc == 0 && (rc = load(c->name, paths + 1, 1, &b)) != 0)
+            tp_model_close(a);
+        free(paths);
+        if (rc != 0)
+            return rc;
+        rc = c->run_pair(a, b, args);
+        tp_model_close(a);
+        tp_model_close(b);
+        return rc;
+    }
     tp_model *m;
     rc = load(c->name, paths, n, &m);
     free(paths);

@@ -77,7 +77,8 @@ int tp_cmd_tui(int argc, char **argv) {
         OPT("--no-symbols", TP_OPT_FLAG, o.an.no_symbols, 0, 0, NULL, ""),
     };
 #undef OPT
-    const tp_cmd_traces cmd = {"tui", usage, options, sizeof options / sizeof options[0], show};
+    const tp_cmd_traces cmd = {"tui", usage, options, sizeof options / sizeof options[0],
+                               show,  NULL};
     tui_args a = {0};
     tp_tui_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

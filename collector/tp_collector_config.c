@@ -238,6 +238,9 @@ void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get) {
     load_numbers(c, get);
     v = get("TRAINPROF_NO_CUDA");
     c->no_cuda = v && *v && strcmp(v, "0") != 0;
+    v = get("TRAINPROF_CUPTI");
+    if (v && strlen(v) < sizeof c->cupti)
+        strcpy(c->cupti, v);
     v = get("TRAINPROF_FORK");
     c->fork_trace = !(v && !strcmp(v, "none"));
     load_ranks(c, get);

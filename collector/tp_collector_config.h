@@ -33,7 +33,8 @@ typedef struct {
     size_t buffer_bytes;            /* TRAINPROF_BUFFER_MB (default 64) */
     unsigned flush_ms;              /* TRAINPROF_FLUSH_MS (default 200) */
     int no_cuda;                    /* TRAINPROF_NO_CUDA=1 */
-    int fork_trace;                 /* TRAINPROF_FORK: trace (default) | none */
+    char cupti[4096]; /* TRAINPROF_CUPTI: the libcupti to load, and only that one ("": search) */
+    int fork_trace;   /* TRAINPROF_FORK: trace (default) | none */
     int32_t rank, world_size, local_rank; /* -1 when absent */
     uint64_t job_id;       /* TRAINPROF_JOB_ID (hex): the recording's id; 0 when absent */
     char main_trace[4096]; /* TRAINPROF_MAIN_TRACE: the started process's trace, or "" */

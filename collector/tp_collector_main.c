@@ -33,6 +33,9 @@ static void setup(void) {
     tp_nvtx_register();
     tp_guard_register();
     tp_live_register();
+#if TP_HAVE_CUPTI
+    tp_cupti_register();
+#endif
 }
 
 static void start(void) {

@@ -184,22 +184,51 @@ int tp_cupti_convert(const tp_cupti_conv *c, const CUpti_Activity *a, tp_cupti_r
     }
 }
 
-/* Requested bytes of an allocation call, or 0 when `cbid` is not one. */
-static uint64_t alloc_size(CUpti_CallbackDomain domain, uint32_t cbid, const void *params) {
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-        switch (cbid) {
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
-            return ((const cudaMalloc_v3020_params *)params)->size;
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
-            return ((const cudaMallocAsync_v11020_params *)params)->size;
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
-            return ((const cudaMallocManaged_v6000_params *)params)->size;
-        default:
-            return 0;
-        }
+/* Requested bytes of an allocation call, or 0 when `cbid` is not one: device, managed, pinned
+ * host (cudaMallocHost: the pinned staging buffers DataLoader's pin_memory asks for) and
+ * virtual-memory physical allocations (cuMemCreate: PyTorch's expandable_segments). */
+static uint64_t runtime_alloc_size(uint32_t cbid, const void *p) {
+    switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
+        return ((const cudaMalloc_v3020_params *)p)->size;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
+        return ((const cudaMallocAsync_v11020_params *)p)->size;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
+        return ((const cudaMallocManaged_v6000_params *)p)->size;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
+        return ((const cudaMallocHost_v3020_params *)p)->size;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020:
+        return ((const cudaHostAlloc_v3020_params *)p)->size;
+    default:
+        return 0;
     }
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2)
-        return ((const cuMemAlloc_v2_params *)params)->bytesize;
+}
+
+static uint64_t driver_alloc_size(uint32_t cbid, const void *p) {
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+        return ((const cuMemAlloc_v2_params *)p)->bytesize;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz:
+        return ((const cuMemAllocAsync_params *)p)->bytesize;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+        return ((const cuMemAllocManaged_params *)p)->bytesize;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
+        return ((const cuMemAllocHost_v2_params *)p)->bytesize;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
+        return ((const cuMemHostAlloc_params *)p)->bytesize;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+        return ((const cuMemCreate_params *)p)->size;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t alloc_size(CUpti_CallbackDomain domain, uint32_t cbid, const void *params) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        return runtime_alloc_size(cbid, params);
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        return driver_alloc_size(cbid, params);
     return 0;
 }
 
@@ -246,6 +275,7 @@ static int runtime_wants_stack(uint32_t cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
@@ -270,7 +300,27 @@ static int driver_wants_stack(uint32_t cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
     case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
     case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
@@ -286,4 +336,30 @@ int tp_cupti_wants_stack(CUpti_CallbackDomain domain, uint32_t cbid) {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
         return driver_wants_stack(cbid);
     return 0;
+}
+
+int tp_cupti_incomplete(const tp_cupti_rec *r) {
+    if (!(r->h.flags & TP_RF_TIMED))
+        return 0;
+    uint64_t ts = tp_record_ts(&r->h);
+    return ts == 0 || tp_record_end(&r->h) < ts;
+}
+
+uint32_t tp_cupti_correlation(const tp_cupti_rec *r) {
+    switch (r->h.type) {
+    case TP_REC_KERNEL:
+        return r->kernel.correlation;
+    case TP_REC_MEMCPY:
+        return r->memcpy.correlation;
+    case TP_REC_MEMSET:
+        return r->memset.correlation;
+    case TP_REC_DEVICE_MEM:
+        return r->device_mem.correlation;
+    case TP_REC_API:
+        return r->api.correlation;
+    case TP_REC_SYNC:
+        return r->sync.correlation;
+    default:
+        return 0;
+    }
 }

@@ -41,8 +41,18 @@ typedef union {
  * EXT_CORRELATION and DEVICE results are metadata records (tp_writer_write_meta). */
 int tp_cupti_convert(const tp_cupti_conv *c, const CUpti_Activity *a, tp_cupti_rec *out);
 
+/* 1 when `r` (converted) lacks its timing: CUPTI leaves timestamps 0 in records it could not
+ * complete (a forced flush, no device memory for timestamps); such a record would drag the
+ * trace's start to 0, so the caller drops and counts it. */
+int tp_cupti_incomplete(const tp_cupti_rec *r);
+
+/* The correlation id of converted record `r` (the API call that made it), 0 when none. */
+uint32_t tp_cupti_correlation(const tp_cupti_rec *r);
+
 /* From an API EXIT callback: when `cbid` of `domain` is an allocation (cudaMalloc,
- * cudaMallocAsync, cudaMallocManaged, cuMemAlloc) that failed for lack of memory, fills
+ * cudaMallocAsync, cudaMallocManaged, cudaMallocHost, cudaHostAlloc, cuMemAlloc,
+ * cuMemAllocAsync, cuMemAllocManaged, cuMemAllocHost, cuMemHostAlloc, cuMemCreate) that
+ * failed for lack of memory, fills
  * `out` with the requested size from `params` and returns 1; else returns 0. */
 int tp_cupti_alloc_fail(CUpti_CallbackDomain domain, uint32_t cbid, const void *params,
                         int32_t result, uint64_t ts, uint32_t tid, uint32_t device,

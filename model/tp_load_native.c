@@ -248,6 +248,18 @@ static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
+/* A counter is an instant; the collector's "trainprof.cuda_off: <why>" is also kept. */
+static tp_status on_counter(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    tp_rec_counter c;
+    tp_record_get(h, &c, sizeof c);
+    const char *name = tp_reader_string(L->rd, c.name_sid);
+    static const char prefix[] = "trainprof.cuda_off: ";
+    if (name && !strncmp(name, prefix, sizeof prefix - 1) && !L->r->cuda_off)
+        L->r->cuda_off = intern_lit(L, name + sizeof prefix - 1);
+    return on_instant(ctx, h);
+}
+
 /* ---------------------------------------------------------------- stacks */
 
 static int cmp_u32(const void *a, const void *b) {
@@ -419,7 +431,7 @@ static const tp_visitor loader = {
             [TP_REC_DROPPED] = on_dropped,
             [TP_REC_OVERHEAD] = on_overhead,
             [TP_REC_NVTX_MARK] = on_instant,
-            [TP_REC_COUNTER] = on_instant,
+            [TP_REC_COUNTER] = on_counter,
             [TP_REC_CLOCK_SYNC] = on_instant,
         },
     .range = on_range,

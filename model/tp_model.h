@@ -284,6 +284,9 @@ typedef struct {
     uint64_t n_meta;            /* ph M */
     uint64_t n_dropped;         /* no dur or no cat, or cat "Trace" (HTA admission rule) */
     uint64_t n_dropped_records; /* native: DROPPED record counts */
+    /* native: why CUDA tracing was off or stopped (the collector's `trainprof.cuda_off`
+     * COUNTER, docs/collector.md), string pool id; 0: it was on throughout or never tried */
+    uint32_t cuda_off;
     /* native: what the collector kept and lost, by .tprof record type (docs/trace-format.md;
      * TP_REC_*); n_lost_kind[0]: drops of an unknown kind. Read through tp_an_drops. */
     uint64_t n_kept_kind[TP_MODEL_REC_KINDS];

@@ -33,8 +33,8 @@ static void note(cudadev *d, int err) {
 
 static void report_errors(cudadev *d) {
     if (d->first_error && !d->reported) {
-        fprintf(stderr, "trainprof-trainer: CUDA error %d during queued work (%s)\n",
-                d->first_error, cudaGetErrorString((cudaError_t)d->first_error));
+        fprintf(stderr, "trainprof-trainer: error %d during queued work (%s)\n", d->first_error,
+                tp_kcuda_error_string(d->first_error));
         d->reported = 1;
     }
 }

@@ -24,6 +24,19 @@ static int last_error(void) {
     return (int)cudaGetLastError();
 }
 
+const char *tp_kcuda_error_string(int e) {
+    static __thread char buf[160];
+#ifdef TP_HAVE_CUDNN
+    if (e >= TP_KCUDA_CUDNN_BASE) {
+        snprintf(buf, sizeof buf, "cuDNN: %s",
+                 cudnnGetErrorString((cudnnStatus_t)(e - TP_KCUDA_CUDNN_BASE)));
+        return buf;
+    }
+#endif
+    snprintf(buf, sizeof buf, "CUDA: %s", cudaGetErrorString((cudaError_t)e));
+    return buf;
+}
+
 /* ---- elementwise ---- */
 
 __global__ void relu_fwd_k(size_t count, const float *x, float *y) {
@@ -297,11 +310,25 @@ static int desc_make(const tp_kcuda_conv *s, conv_desc *d) {
         (e = cudnnSetFilter4dDescriptor(d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->k, s->c, 3,
                                         3)) ||
         (e = cudnnSetConvolution2dDescriptor(d->conv, s->pad, s->pad, 1, 1, 1, 1,
-                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT))) {
+                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)) ||
+        (e = cudnnSetConvolutionMathType(d->conv, CUDNN_FMA_MATH))) { /* no TF32 (tp_kcuda.h) */
         desc_destroy(d);
-        return (int)e;
+        return TP_KCUDA_CUDNN_ERROR(e);
     }
     return 0;
+}
+
+/* cuDNN status -> our code (0 stays 0). */
+static int dnn(cudnnStatus_t e) {
+    return e == CUDNN_STATUS_SUCCESS ? 0 : TP_KCUDA_CUDNN_ERROR(e);
+}
+
+/* The workspace size query's verdict on `ws_bytes`: its own error, or BAD_PARAM when the
+ * caller's workspace is smaller than what the algorithm needs. */
+static int ws_check(cudnnStatus_t query, size_t need, size_t ws_bytes) {
+    if (query != CUDNN_STATUS_SUCCESS)
+        return TP_KCUDA_CUDNN_ERROR(query);
+    return need > ws_bytes ? TP_KCUDA_CUDNN_ERROR(CUDNN_STATUS_BAD_PARAM) : 0;
 }
 
 int tp_kcuda_open(tp_kcuda **out, char *err, size_t errlen) {
@@ -313,7 +340,7 @@ int tp_kcuda_open(tp_kcuda **out, char *err, size_t errlen) {
     if (e != CUDNN_STATUS_SUCCESS) {
         snprintf(err, errlen, "cudnnCreate: %s", cudnnGetErrorString(e));
         free(kc);
-        return (int)e;
+        return TP_KCUDA_CUDNN_ERROR(e);
     }
     *out = kc;
     return 0;
@@ -330,11 +357,15 @@ size_t tp_kcuda_conv_workspace(tp_kcuda *kc, const tp_kcuda_conv *s) {
     conv_desc d;
     if (desc_make(s, &d))
         return 0;
-    size_t a = 0, b = 0, c = 0;
-    cudnnGetConvolutionForwardWorkspaceSize(kc->h, d.x, d.w, d.conv, d.y, FWD_ALGO, &a);
-    cudnnGetConvolutionBackwardDataWorkspaceSize(kc->h, d.w, d.y, d.conv, d.x, BWD_DATA_ALGO, &b);
-    cudnnGetConvolutionBackwardFilterWorkspaceSize(kc->h, d.x, d.y, d.conv, d.w, BWD_FILTER_ALGO,
-                                                   &c);
+    size_t a = 0, b = 0, c = 0; /* a refused query counts 0: the call itself reports it */
+    if (cudnnGetConvolutionForwardWorkspaceSize(kc->h, d.x, d.w, d.conv, d.y, FWD_ALGO, &a))
+        a = 0;
+    if (cudnnGetConvolutionBackwardDataWorkspaceSize(kc->h, d.w, d.y, d.conv, d.x, BWD_DATA_ALGO,
+                                                     &b))
+        b = 0;
+    if (cudnnGetConvolutionBackwardFilterWorkspaceSize(kc->h, d.x, d.y, d.conv, d.w,
+                                                       BWD_FILTER_ALGO, &c))
+        c = 0;
     desc_destroy(&d);
     size_t m = a > b ? a : b;
     return m > c ? m : c;
@@ -345,13 +376,17 @@ int tp_kcuda_conv_fwd(tp_kcuda *kc, cudaStream_t st, const tp_kcuda_conv *s, con
     conv_desc d;
     int e = desc_make(s, &d);
     const float one = 1.0f, zero = 0.0f;
+    size_t need = 0;
     if (e)
         return e;
-    if (!(e = (int)cudnnSetStream(kc->h, st)))
-        e = (int)cudnnConvolutionForward(kc->h, &one, d.x, x, d.w, w, d.conv, FWD_ALGO, ws,
-                                         ws_bytes, &zero, d.y, y);
+    cudnnStatus_t q =
+        cudnnGetConvolutionForwardWorkspaceSize(kc->h, d.x, d.w, d.conv, d.y, FWD_ALGO, &need);
+    e = ws_check(q, need, ws_bytes);
+    if (!e && !(e = dnn(cudnnSetStream(kc->h, st))))
+        e = dnn(cudnnConvolutionForward(kc->h, &one, d.x, x, d.w, w, d.conv, FWD_ALGO, ws, ws_bytes,
+                                        &zero, d.y, y));
     if (!e && b)
-        e = (int)cudnnAddTensor(kc->h, &one, d.b, b, &one, d.y, y);
+        e = dnn(cudnnAddTensor(kc->h, &one, d.b, b, &one, d.y, y));
     desc_destroy(&d);
     return e;
 }
@@ -361,11 +396,15 @@ int tp_kcuda_conv_bwd_data(tp_kcuda *kc, cudaStream_t st, const tp_kcuda_conv *s
     conv_desc d;
     int e = desc_make(s, &d);
     const float one = 1.0f, zero = 0.0f;
+    size_t need = 0;
     if (e)
         return e;
-    if (!(e = (int)cudnnSetStream(kc->h, st)))
-        e = (int)cudnnConvolutionBackwardData(kc->h, &one, d.w, w, d.y, dy, d.conv, BWD_DATA_ALGO,
-                                              ws, ws_bytes, &zero, d.x, dx);
+    cudnnStatus_t q = cudnnGetConvolutionBackwardDataWorkspaceSize(kc->h, d.w, d.y, d.conv, d.x,
+                                                                   BWD_DATA_ALGO, &need);
+    e = ws_check(q, need, ws_bytes);
+    if (!e && !(e = dnn(cudnnSetStream(kc->h, st))))
+        e = dnn(cudnnConvolutionBackwardData(kc->h, &one, d.w, w, d.y, dy, d.conv, BWD_DATA_ALGO,
+                                             ws, ws_bytes, &zero, d.x, dx));
     desc_destroy(&d);
     return e;
 }
@@ -375,13 +414,17 @@ int tp_kcuda_conv_bwd_filter(tp_kcuda *kc, cudaStream_t st, const tp_kcuda_conv 
     conv_desc d;
     int e = desc_make(s, &d);
     const float one = 1.0f, zero = 0.0f;
+    size_t need = 0;
     if (e)
         return e;
-    if (!(e = (int)cudnnSetStream(kc->h, st)))
-        e = (int)cudnnConvolutionBackwardFilter(kc->h, &one, d.x, x, d.y, dy, d.conv,
-                                                BWD_FILTER_ALGO, ws, ws_bytes, &zero, d.w, dw);
+    cudnnStatus_t q = cudnnGetConvolutionBackwardFilterWorkspaceSize(kc->h, d.x, d.y, d.conv, d.w,
+                                                                     BWD_FILTER_ALGO, &need);
+    e = ws_check(q, need, ws_bytes);
+    if (!e && !(e = dnn(cudnnSetStream(kc->h, st))))
+        e = dnn(cudnnConvolutionBackwardFilter(kc->h, &one, d.x, x, d.y, dy, d.conv,
+                                               BWD_FILTER_ALGO, ws, ws_bytes, &zero, d.w, dw));
     if (!e && db)
-        e = (int)cudnnConvolutionBackwardBias(kc->h, &one, d.y, dy, &zero, d.b, db);
+        e = dnn(cudnnConvolutionBackwardBias(kc->h, &one, d.y, dy, &zero, d.b, db));
     desc_destroy(&d);
     return e;
 }

@@ -3,8 +3,12 @@
  * The same operations as kernels/cpu/tp_kcpu.h, on device pointers, queued on a given
  * stream: convolution through cuDNN (forward, backward data, backward filter + bias),
  * everything else as CUDA C kernels (a shared-memory tiled SGEMM for the linear layers).
- * Launch functions return 0 or a CUDA/cuDNN error code, and never synchronize. Semantics
- * match tp_kcpu (overwrite gradients; the loss kernel adds into acc[3]). */
+ * Launch functions return 0 or an error code, and never synchronize: a CUDA error as is, a
+ * cuDNN status as TP_KCUDA_CUDNN_ERROR(status) (tp_kcuda_error_string names either).
+ * Semantics match tp_kcpu (overwrite gradients; the loss kernel adds into acc[3]).
+ * Precision: convolutions run in FP32 with FMA only (CUDNN_FMA_MATH), never TF32 tensor cores
+ * (which Ampere and Hopper would otherwise pick), so they agree with the CPU kernels to FP32
+ * rounding. */
 #ifndef TP_KCUDA_H
 #define TP_KCUDA_H
 
@@ -18,6 +22,13 @@ extern "C" {
 
 typedef struct tp_kcuda tp_kcuda;
 
+/* cuDNN statuses are returned above every CUDA error code. */
+#define TP_KCUDA_CUDNN_BASE 100000
+#define TP_KCUDA_CUDNN_ERROR(status) (TP_KCUDA_CUDNN_BASE + (int)(status))
+
+/* "cuDNN: <cuDNN's text>" or "CUDA: <the runtime's text>" for a code returned here (static). */
+const char *tp_kcuda_error_string(int e);
+
 typedef struct {
     int n, c, h, w, k, pad;
 } tp_kcuda_conv;
@@ -27,7 +38,10 @@ int tp_kcuda_open(tp_kcuda **out, char *err, size_t errlen);
 /* Destroys the handle; NULL is a no-op. */
 void tp_kcuda_close(tp_kcuda *kc);
 
-/* Workspace bytes the three conv calls need for this shape (the max of the three). */
+/* Workspace bytes the three conv calls need for this shape (the max of the three). A query
+ * cuDNN refuses counts 0 here: each conv call queries its own size again and returns that
+ * query's error, or CUDNN_STATUS_BAD_PARAM when `ws_bytes` is below what it needs, before it
+ * queues anything. */
 size_t tp_kcuda_conv_workspace(tp_kcuda *kc, const tp_kcuda_conv *s);
 
 /* 3x3 convolution through cuDNN on stream `st`; `ws` holds ws_bytes of device workspace (at

@@ -11,7 +11,7 @@
  *   nvtx_app plain         never calls NVTX
  *   nvtx_app activity      reports a CPU device's work through trainprof/activity.h
  *   nvtx_app cuda          calls the collector's InitializeInjection as the CUDA driver would,
- *                          then one NVTX range (no GPU here: CUPTI refuses)
+ *                          then one NVTX range (CUPTI refuses without a GPU)
  *   nvtx_app exec          one range "before-exec", then execv()s itself in mode "plain"
  *   nvtx_app quickexit     10 ranges, then _exit(3) at once (no drain has run yet)
  *   nvtx_app quick_Exit    the same through _Exit(4)

@@ -2,8 +2,10 @@
  * - activity.h: a CPU device's kernel, copy, memset, sync, launch, memory and a failed
  *   allocation become the same records the CUPTI path writes; without a collector the
  *   client sees none (tp_activity_enabled() == 0).
- * - CUDA injection on a machine without a GPU: InitializeInjection returns 1, CUPTI's refusal
- *   is said once on stderr and kept in the trace, and NVTX keeps recording. */
+ * - CUDA injection with the real libcupti: InitializeInjection returns 1 and NVTX keeps
+ *   recording. Without a GPU (no /dev/nvidiactl) CUPTI refuses cuptiSubscribe, which is said
+ *   once on stderr and kept in the trace; with one CUPTI starts and nothing is said. The
+ *   deterministic refusal paths run against the CUPTI stand-in (test_collector_cupti). */
 #include "tc_run.h"
 #include "tp_test.h"
 
@@ -109,9 +111,27 @@ static void check_cuda_off(const char *opt, const char *why) {
     tc_cleanup(&R);
 }
 
+/* A GPU host: CUPTI accepted the subscriber, so CUDA tracing stays on and nothing is said. */
+static void check_cuda_on(void) {
+    const char *args[] = {"cuda", NULL};
+    CHECK_EQ_I(tc_record(&R, NULL, NULL, args), 0);
+    CHECK(strstr(tc_stderr(&R), "CUDA tracing off") == NULL);
+    CHECK(strstr(tc_stderr(&R), "CUDA: not traced") == NULL);
+    char path[1024];
+    tp_reader *rd;
+    CHECK_EQ_I(tc_trace(&R, 0, path, sizeof path), 1);
+    CHECK_OK(tp_reader_open(path, &rd));
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "after-cuda"), 1);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
 static void test_cuda_refused(void) {
 #if TP_TEST_HAVE_CUDA
-    check_cuda_off(NULL, "cuptiSubscribe");
+    if (access("/dev/nvidiactl", F_OK) == 0)
+        check_cuda_on();
+    else
+        check_cuda_off(NULL, "cuptiSubscribe");
 #else
     check_cuda_off(NULL, "built without CUDA");
 #endif

@@ -187,6 +187,64 @@ static void test_api_and_alloc_fail(void) {
                0);
 }
 
+/* Host-pinned and virtual-memory allocations (DataLoader's pin_memory, PyTorch's
+ * expandable_segments) and the driver's async copies get stacks and allocation failures too. */
+static void test_more_allocations(void) {
+    tp_rec_alloc_fail f;
+    cudaMallocHost_v3020_params h = {NULL, (size_t)1 << 33};
+    CHECK_EQ_I(tp_cupti_alloc_fail(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, &h, 2, 1, 1, 1, 0,
+                                   &f),
+               1);
+    CHECK_EQ_U(f.requested, (uint64_t)1 << 33);
+    cuMemCreate_params c = {NULL, (size_t)2 << 20, NULL, 0};
+    CHECK_EQ_I(tp_cupti_alloc_fail(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+                                   &c, 2, 1, 1, 1, 0, &f),
+               1);
+    CHECK_EQ_U(f.requested, (uint64_t)2 << 20);
+    cuMemAllocAsync_params a = {NULL, 12345, NULL};
+    CHECK_EQ_I(tp_cupti_alloc_fail(CUPTI_CB_DOMAIN_DRIVER_API,
+                                   CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, &a, 2, 1, 1, 1, 0, &f),
+               1);
+    CHECK_EQ_U(f.requested, 12345);
+    static const uint32_t driver[] = {
+        CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuMemCreate};
+    for (size_t i = 0; i < sizeof driver / sizeof driver[0]; i++)
+        CHECK_EQ_I(tp_cupti_wants_stack(CUPTI_CB_DOMAIN_DRIVER_API, driver[i]), 1);
+    CHECK_EQ_I(tp_cupti_wants_stack(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020),
+               1);
+}
+
+/* Records CUPTI left without timestamps are flagged, and every data record's correlation id
+ * is found where its struct keeps it. */
+static void test_incomplete_and_correlation(void) {
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.correlationId = 9;
+    k.name = "k";
+    tp_cupti_rec r;
+    CHECK_EQ_I(tp_cupti_convert(&CONV, (const CUpti_Activity *)&k, &r), 1);
+    CHECK_EQ_I(tp_cupti_incomplete(&r), 1); /* start = end = 0 */
+    CHECK_EQ_U(tp_cupti_correlation(&r), 9);
+    k.start = 10, k.end = 5;
+    CHECK_EQ_I(tp_cupti_convert(&CONV, (const CUpti_Activity *)&k, &r), 1);
+    CHECK_EQ_I(tp_cupti_incomplete(&r), 1); /* ends before it starts */
+    k.end = 20;
+    CHECK_EQ_I(tp_cupti_convert(&CONV, (const CUpti_Activity *)&k, &r), 1);
+    CHECK_EQ_I(tp_cupti_incomplete(&r), 0);
+    CUpti_ActivityExternalCorrelation e;
+    memset(&e, 0, sizeof e);
+    e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    e.correlationId = 3;
+    CHECK_EQ_I(tp_cupti_convert(&CONV, (const CUpti_Activity *)&e, &r), 1);
+    CHECK_EQ_I(tp_cupti_incomplete(&r), 0); /* metadata has no time */
+    CHECK_EQ_U(tp_cupti_correlation(&r), 0);
+}
+
 static void test_sync_and_others(void) {
     CUpti_ActivitySynchronization2 s;
     memset(&s, 0, sizeof s);
@@ -242,5 +300,7 @@ int main(void) {
     TP_RUN(test_memset_memory);
     TP_RUN(test_api_and_alloc_fail);
     TP_RUN(test_sync_and_others);
+    TP_RUN(test_more_allocations);
+    TP_RUN(test_incomplete_and_correlation);
     return tp_test_summary();
 }
