@@ -1,6 +1,15 @@
 /* tp_an_enclosing: enclosing-range queries over the model's nesting (see the header). */
 #include "tp_an_enclosing.h"
 
+#include <string.h>
+#include <strings.h>
+
+int tp_an_is_step_name(const char *s) {
+    return strncmp(s, "ProfilerStep#", 13) == 0 || strcasecmp(s, "step") == 0 ||
+           strcasecmp(s, "train_step") == 0 || strcasecmp(s, "training_step") == 0 ||
+           strcasecmp(s, "train step") == 0;
+}
+
 int tp_an_is_range(uint8_t cat, unsigned kinds) {
     return cat < TP_CAT_COUNT && (kinds & (1u << cat)) != 0;
 }

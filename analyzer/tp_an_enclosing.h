@@ -22,6 +22,11 @@
 /* Or-ed into `kinds`: the row itself counts when it is such a range. */
 #define TP_AN_ENCLOSING_SELF (1u << 31)
 
+/* 1 when a range named `s` is a training step: "ProfilerStep#N", "step", "train_step",
+ * "training_step", "train step" (case-insensitive but for ProfilerStep#). The diagnosis's
+ * window and the memory timeline's steps both ask this. */
+int tp_an_is_step_name(const char *s);
+
 /* 1 when category `cat` is one of `kinds`. */
 int tp_an_is_range(uint8_t cat, unsigned kinds);
 

@@ -31,6 +31,8 @@ typedef struct {
     int64_t launch_delay_cutoff_ns; /* launch delays longer than this are outliers (100 µs) */
     int no_symbols;                 /* diagnosis: show stacks as module+offset, never opening
                                        the modules' files (trainprof report --no-symbols) */
+    int stack_depth;                /* launching stacks: frames per group (tp_an_stacks;
+                                       --stack-depth); 0: TP_AN_STACK_DEPTH_DEFAULT */
 } tp_an_opts;
 
 /* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */

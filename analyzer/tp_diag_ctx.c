@@ -23,12 +23,6 @@ static int icontains(const char *s, const char *needle) {
     return 0;
 }
 
-static int is_step_name(const char *s) {
-    return strncmp(s, "ProfilerStep#", 13) == 0 || strcasecmp(s, "step") == 0 ||
-           strcasecmp(s, "train_step") == 0 || strcasecmp(s, "training_step") == 0 ||
-           strcasecmp(s, "train step") == 0;
-}
-
 /* Host time spent getting the next batch: NVTX/user ranges and ops named like data loading
  * ("dataloader wait", PyTorch's "enumerate(DataLoader)#...__next__", "get_batch"). */
 static int is_data_name(const char *s) {
@@ -45,7 +39,7 @@ unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
     uint32_t id = d->ev->name[row];
     if (!d->ncls[id]) {
         const char *s = tp_model_str(d->v->m, id);
-        d->ncls[id] = (uint8_t)(TP_DIAG_NC_KNOWN | (is_step_name(s) ? TP_DIAG_NC_STEP : 0) |
+        d->ncls[id] = (uint8_t)(TP_DIAG_NC_KNOWN | (tp_an_is_step_name(s) ? TP_DIAG_NC_STEP : 0) |
                                 (is_data_name(s) ? TP_DIAG_NC_DATA : 0) |
                                 (strstr(s, "Synchronize") ? TP_DIAG_NC_SYNC : 0) |
                                 (strstr(s, "Wait") ? TP_DIAG_NC_WAIT : 0));
@@ -101,6 +95,14 @@ static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid) {
     memmove(d->th + k + 1, d->th + k, (d->n_th - k) * sizeof *d->th);
     d->th[k] = (tp_diag_thread){pid, tid, 1, d->n_th};
     d->n_th++;
+}
+
+const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
+    if (!d->mem) {
+        d->mem = tp_an_alloc(1, sizeof *d->mem);
+        tp_an_memuse_run(d->v, d->mem);
+    }
+    return d->mem;
 }
 
 void tp_diag_clear_seen(tp_diag_ctx *d) {
@@ -315,7 +317,9 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
     free(d->step_end), free(d->seen), free(d->ncls), free(d->th);
-    tp_symbolizer_close(d->sym);
+    if (d->mem)
+        tp_an_memuse_free(d->mem), free(d->mem);
+    tp_an_frames_close(d->fx);
     memset(d, 0, sizeof *d);
 }
 

@@ -17,10 +17,20 @@
 #include <stdint.h>
 
 #include "tp_an_ivset.h"
+#include "tp_an_memuse.h"
 #include "tp_diagnose.h"
-#include "tp_symbolize.h"
+#include "tp_an_frames.h"
 
 #define TP_DIAG_MIN_SEVERITY 0.03 /* findings explaining less are left out */
+
+/* What sync-stall and launch-bound add when the program ran with CUDA_LAUNCH_BLOCKING=1
+ * (tp_an_env_launch_blocking): every launch then returned only after its kernel finished, so
+ * the synchronous launches are the setting's doing before they are the code's. */
+#define TP_DIAG_LAUNCH_BLOCKING_NOTE                                                               \
+    "CUDA_LAUNCH_BLOCKING=1 was set: every kernel launch waited for its kernel to finish, which "  \
+    "by itself makes launches synchronous"
+#define TP_DIAG_LAUNCH_BLOCKING_FIX                                                                \
+    "unset CUDA_LAUNCH_BLOCKING (a debugging setting) and record again"
 
 /* A thread that launched GPU work, and how many kernels it launched. */
 typedef struct {
@@ -53,11 +63,12 @@ struct tp_diag_ctx {
     size_t n_step_end;
     uint8_t *ncls;      /* TP_DIAG_NC_* class of each name id, 0 until first asked */
     size_t n_names;     /* name ids are < n_names */
-    tp_symbolizer *sym; /* opened on first use (tp_diag_stack), unless opts.no_symbols */
-    int sym_tried;
+    tp_an_frames *fx;   /* the rank's stacks as frames, opened on first use (tp_diag_stack) */
     tp_finding *cur;    /* the finding being written (tp_diag_add) */
     int launch_verdict; /* launch-bound fires: 1 / 0; -1 until judged (tp_diag_launch.c,
                            whose two rules both need it) */
+    tp_an_memuse *mem;  /* the memory analysis, made on first use by the memory rules
+                           (tp_diag_memuse) */
 };
 
 /* Builds everything above for the rank seen by `v`; findings go to `out` (zeroed here). */
@@ -73,6 +84,9 @@ void tp_diag_ctx_free(tp_diag_ctx *d);
         if ((row = (d)->v->row[i]), !(d)->seen[row] && ((d)->seen[row] = 1))
 
 void tp_diag_clear_seen(tp_diag_ctx *d);
+
+/* The rank's memory analysis (tp_an_memuse), run once on first use; owned by the context. */
+const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d);
 
 /* End of view index i, never before its start. */
 static inline int64_t tp_diag_vend(const tp_an_view *v, size_t i) {

@@ -16,6 +16,7 @@
 
 #include "tp_an_stats.h"
 #include "tp_diag_ctx.h"
+#include "tp_an_env.h"
 #include "tp_diag_rules.h"
 #include "tp_diag_source.h"
 #include "tp_units.h"
@@ -115,6 +116,11 @@ void tp_diag_launch_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
                 st.nl, st.n_short, 100 * tp_diag_share((int64_t)st.n_short, (int64_t)st.nk),
                 100 - 100 * tp_diag_share(d->split.idle, d->win), tp_diag_window_words(d),
                 100 * st.sev);
+    if (tp_an_env_launch_blocking(d->v->m, d->r)) {
+        tp_diag_cat(&f->evidence, "; %s", TP_DIAG_LAUNCH_BLOCKING_NOTE);
+        tp_diag_cat(&f->advice, "%s; then: ", TP_DIAG_LAUNCH_BLOCKING_FIX);
+        tp_diag_put_metric(f, "launch_blocking", 1);
+    }
     tp_diag_cat(&f->advice,
                 "fuse small kernels (torch.compile, fused/foreach optimizers), capture the step in "
                 "a CUDA graph, use larger batches or fewer, wider layers; cut per-op Python "

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "tp_diag_ctx.h"
+#include "tp_an_env.h"
 #include "tp_diag_rules.h"
 #include "tp_diag_source.h"
 #include "tp_diag_stack.h"
@@ -79,6 +80,11 @@ void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
                 "host launched again (outside data loading)",
                 tp_units_dur(b2, 32, n_sync ? (double)host / (double)n_sync : 0),
                 tp_units_dur(b3, 32, (double)drain), 100 * tp_diag_share(drain, d->win));
+    if (tp_an_env_launch_blocking(d->v->m, d->r)) {
+        tp_diag_cat(&f->evidence, "; %s", TP_DIAG_LAUNCH_BLOCKING_NOTE);
+        tp_diag_cat(&f->advice, "%s; then: ", TP_DIAG_LAUNCH_BLOCKING_FIX);
+        tp_diag_put_metric(f, "launch_blocking", 1);
+    }
     tp_diag_cat(&f->advice,
                 "do not read device values back every step (loss.item(), .cpu(), print(tensor), "
                 "torch.cuda.synchronize()): accumulate on the device and read every N steps; use "

@@ -2,7 +2,8 @@
  *
  * The shared state (window, threads, interval sets, idle split) is built once
  * (tp_diag_ctx); then every rule of TP_DIAG_RULES (tp_diag_rules.h) runs and appends at most
- * one finding; the list is sorted by severity, ties by the rules' order. */
+ * one finding; the list is sorted by severity, ties by the rules' order. A trace whose only
+ * step is the first (warm-up) is not judged on time shares (tp_diagnosis.warmup_only). */
 #include "tp_diagnose.h"
 
 #include <assert.h>
@@ -62,8 +63,14 @@ size_t tp_diagnose_rules(const tp_diag_rule **out) {
 void tp_diagnose_run(const tp_an_view *v, tp_diagnosis *out) {
     tp_diag_ctx d;
     tp_diag_ctx_init(&d, v, out);
+    /* A first step alone is warm-up: only the rules that need no more than memory records
+     * (an OOM, growth) or none (drops) judge it; shares of time in it mean nothing. A native
+     * trace records from the program's start, so its only step is the first; a PyTorch
+     * profile's one ProfilerStep#N comes after the schedule's own warm-up steps. */
+    out->warmup_only = out->n_steps == 1 && v->r->native;
     for (size_t i = 0; i < N_RULES; i++)
-        rules[i].run(&d, &rules[i]);
+        if (!out->warmup_only || !(rules[i].needs & ~(uint64_t)TP_DIAG_NEEDS_MEMORY))
+            rules[i].run(&d, &rules[i]);
     for (size_t i = 0; i < out->n; i++) /* a finding whose records were dropped says so */
         tp_diag_qualify_drops(&d, &out->f[i], &rules[order_rule(&out->f[i])]);
     if (out->n > 1)

@@ -225,9 +225,10 @@ static void fill_tables(const tp_rank_analysis *a, int side, table *kern, table 
     for (size_t i = 0; i < a->k.n; i++)
         table_add(kern, tp_model_str(a->v.m, a->k.k[i].name), side, (double)a->k.k[i].sum,
                   a->k.k[i].count);
+    char lb[512]; /* a name in two NVTX domains is two ranges: "[domain] name" */
     for (size_t i = 0; i < a->nv.n; i++)
-        table_add(rng, tp_model_str(a->v.m, a->nv.r[i].name), side, (double)a->nv.r[i].total,
-                  a->nv.r[i].count);
+        table_add(rng, tp_an_range_label(a->v.m, &a->nv.r[i], lb, sizeof lb), side,
+                  (double)a->nv.r[i].total, a->nv.r[i].count);
     for (size_t i = 0; i < a->mem.n_copy; i++) {
         char name[64];
         snprintf(name, sizeof name, "%s %s", tp_an_copy_kind_name(a->mem.copy[i].copy_kind),

@@ -27,6 +27,9 @@ static void run_overlap(tp_rank_analysis *a) {
 static void run_nvtx(tp_rank_analysis *a) {
     tp_an_nvtx_run(&a->v, &a->nv);
 }
+static void run_memuse(tp_rank_analysis *a) {
+    tp_an_memuse_run(&a->v, &a->mu);
+}
 static void run_diagnosis(tp_rank_analysis *a) {
     tp_diagnose_run(&a->v, &a->dg);
 }
@@ -39,6 +42,7 @@ static const struct {
     {TP_RA_TEMPORAL, run_temporal}, {TP_RA_IDLE, run_idle},   {TP_RA_KERNELS, run_kernels},
     {TP_RA_LAUNCH, run_launch},     {TP_RA_QUEUE, run_queue}, {TP_RA_MEMORY, run_memory},
     {TP_RA_OVERLAP, run_overlap},   {TP_RA_NVTX, run_nvtx},   {TP_RA_DIAGNOSIS, run_diagnosis},
+    {TP_RA_MEMUSE, run_memuse},
 };
 
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
@@ -63,6 +67,7 @@ void tp_rank_analysis_free(tp_rank_analysis *ra) {
     tp_an_memory_free(&ra->mem);
     tp_an_nvtx_free(&ra->nv);
     tp_diagnose_free(&ra->dg);
+    tp_an_memuse_free(&ra->mu);
     tp_an_view_free(&ra->v);
     memset(ra, 0, sizeof *ra);
 }

@@ -12,6 +12,7 @@
 #include "tp_an_kernels.h"
 #include "tp_an_launch.h"
 #include "tp_an_memory.h"
+#include "tp_an_memuse.h"
 #include "tp_an_nvtx.h"
 #include "tp_an_overlap.h"
 #include "tp_an_queue.h"
@@ -31,7 +32,8 @@ enum {
     TP_RA_OVERLAP = 1u << 6,
     TP_RA_NVTX = 1u << 7,
     TP_RA_DIAGNOSIS = 1u << 8,
-    TP_RA_ALL = (1u << 9) - 1
+    TP_RA_MEMUSE = 1u << 9, /* who holds device memory: the allocator replay (tp_an_memuse) */
+    TP_RA_ALL = (1u << 10) - 1
 };
 
 /* Every analysis of one rank. Results of analyses not asked for are zero. */
@@ -48,6 +50,7 @@ typedef struct {
     tp_an_overlap ov;
     tp_an_nvtx nv;
     tp_diagnosis dg;
+    tp_an_memuse mu;
 } tp_rank_analysis;
 
 /* Builds the view of rank `r` of `m` under `o` (NULL: tp_an_opts_init's defaults) and runs

@@ -12,9 +12,14 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_an_ranks.h"
+#include "tp_an_stacks.h"
 #include "tp_rank_analysis.h"
+#include "tp_report_env.h"
+#include "tp_report_alloc.h"
 #include "tp_report_fmt.h"
 #include "tp_report_section.h"
+#include "tp_report_marks.h"
+#include "tp_report_stacks.h"
 #include "tp_text.h"
 #include "tp_units.h"
 
@@ -43,6 +48,8 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fprintf(f, " (device busy %s of %s)", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
     fprintf(f, "\n");
+    if (d->warmup_only)
+        fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
     if (!d->n)
         fprintf(f, "  %s\n",
                 d->window_ns > 0 ? "no problem found" : "nothing to judge: no device activity");
@@ -60,7 +67,7 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
 }
 
 static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    char b1[32], b2[32], b3[32], bp[32], nb[128];
+    char b1[32], b2[32], b3[32], bp[32], nb[128], lb[512];
     const tp_an_temporal *t = &rr->t;
     fprintf(f, "Summary\n");
     if (!t->has_gpu) {
@@ -105,10 +112,11 @@ static void text_summary(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     if (rr->nv.n)
         fprintf(f, "  top ranges:\n");
     for (size_t i = 0; i < rr->nv.n && i < top; i++)
-        fprintf(f, "    %-60s %8zu %12s  GPU %s\n",
-                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, rr->nv.r[i].name), 60),
-                rr->nv.r[i].count, T(rr->nv.r[i].total),
-                tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
+        fprintf(
+            f, "    %-60s %8zu %12s  GPU %s\n",
+            tp_rf_clip(nb, sizeof nb, tp_an_range_label(rr->v.m, &rr->nv.r[i], lb, sizeof lb), 60),
+            rr->nv.r[i].count, T(rr->nv.r[i].total),
+            tp_units_dur(b2, sizeof b2, (double)rr->nv.r[i].gpu_ns));
     fprintf(f, "\n");
 }
 
@@ -220,7 +228,7 @@ static void text_memory(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
 }
 
 static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    char b1[32], b2[32], b3[32], b4[32], nb[128];
+    char b1[32], b2[32], b3[32], b4[32], nb[128], lb[512];
     if (!rr->nv.n)
         return;
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
@@ -231,8 +239,8 @@ static void text_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     for (size_t i = 0; i < rr->nv.n && i < top; i++) {
         const tp_an_range *r = &rr->nv.r[i];
         fprintf(f, "  %-50s %8zu %12s %12s %12s %8zu %12s\n",
-                tp_rf_clip(nb, sizeof nb, tp_model_str(rr->v.m, r->name), 50), r->count,
-                tp_rf_time(b1, 32, (double)r->total), tp_rf_time(b2, 32, r->mean),
+                tp_rf_clip(nb, sizeof nb, tp_an_range_label(rr->v.m, r, lb, sizeof lb), 50),
+                r->count, tp_rf_time(b1, 32, (double)r->total), tp_rf_time(b2, 32, r->mean),
                 tp_rf_time(b3, 32, (double)r->max), r->n_gpu_ops,
                 tp_rf_time(b4, 32, (double)r->gpu_ns));
     }
@@ -326,17 +334,28 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 
 /* The text report of a rank, in print order: what was lost and what is wrong before the
  * numbers. */
-/* clang-format off: one row per line, so that adding a section is a one-line change */
+/* One row per line, so that adding a section is a one-line change. */
+// clang-format off
 static const tp_report_text_section text_sections[] = {
-    {"processes", TP_RS_ALWAYS, text_processes}, {"dropped", TP_RS_ALWAYS, text_dropped},
-    {"cuda_off", TP_RS_ALWAYS, text_cuda_off},   {"skipped", TP_RS_ALWAYS, text_skipped},
-    {"diagnosis", TP_RS_ALWAYS, text_diagnosis}, {"summary", TP_RS_ALWAYS, text_summary},
-    {"steps", TP_RS_ALWAYS, text_steps},         {"kernels", TP_RS_DEVICE, text_kernels},
-    {"idle", TP_RS_DEVICE, text_idle},           {"launch", TP_RS_DEVICE, text_launch},
-    {"queue", TP_RS_DEVICE, text_queue},         {"memory", TP_RS_DEVICE, text_memory},
+    {"environment", TP_RS_ALWAYS, tp_report_env_text},
+    {"processes", TP_RS_ALWAYS, text_processes},
+    {"dropped", TP_RS_ALWAYS, text_dropped},
+    {"cuda_off", TP_RS_ALWAYS, text_cuda_off},
+    {"skipped", TP_RS_ALWAYS, text_skipped},
+    {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
+    {"summary", TP_RS_ALWAYS, text_summary},
+    {"steps", TP_RS_ALWAYS, text_steps},
+    {"kernels", TP_RS_DEVICE, text_kernels},
+    {"idle", TP_RS_DEVICE, text_idle},
+    {"launch", TP_RS_DEVICE, text_launch},
+    {"queue", TP_RS_DEVICE, text_queue},
+    {"memory", TP_RS_DEVICE, text_memory},
+    {"memory_use", TP_RS_ALWAYS, tp_report_alloc_text},
     {"ranges", TP_RS_DEVICE, text_ranges},
+    {"stacks", TP_RS_DEVICE, tp_report_stacks_text},
+    {"marks", TP_RS_ALWAYS, tp_report_marks_text},
 };
-/* clang-format on */
+// clang-format on
 
 static void text_rank(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
@@ -498,6 +517,7 @@ static void json_ranges(yajl_gen g, const tp_rank_analysis *rr, const tp_report_
         const tp_an_range *r = &rr->nv.r[i];
         yajl_gen_map_open(g);
         tp_rj_kv(g, "name", tp_model_str(rr->v.m, r->name));
+        tp_rj_kv(g, "domain", tp_model_str(rr->v.m, r->domain));
         tp_rj_int(g, "count", (long long)r->count);
         tp_rj_int(g, "total_ns", r->total);
         tp_rj_num(g, "mean_ns", r->mean);
@@ -655,17 +675,29 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 
 /* The JSON keys of a rank, in print order (docs/report-schema.md); every rank has every key
  * except those that exist only when there is something to say (processes, dropped, skipped). */
-/* clang-format off: one row per line, so that adding a section is a one-line change */
+/* One row per line, so that adding a section is a one-line change. */
+// clang-format off
 static const tp_report_json_section json_sections[] = {
-    {"processes", TP_RS_ALWAYS, json_processes}, {"dropped", TP_RS_ALWAYS, json_dropped},
-    {"cuda_off", TP_RS_ALWAYS, json_cuda_off},   {"skipped", TP_RS_ALWAYS, json_skipped},
-    {"temporal", TP_RS_ALWAYS, json_temporal},   {"idle", TP_RS_ALWAYS, json_idle},
-    {"kernels", TP_RS_ALWAYS, json_kernels},     {"launch", TP_RS_ALWAYS, json_launch},
-    {"queue", TP_RS_ALWAYS, json_queue},         {"memory", TP_RS_ALWAYS, json_memory},
-    {"overlap", TP_RS_ALWAYS, json_overlap},     {"ranges", TP_RS_ALWAYS, json_ranges},
-    {"steps", TP_RS_ALWAYS, json_steps},         {"findings", TP_RS_ALWAYS, json_findings},
+    {"environment", TP_RS_ALWAYS, tp_report_env_json},
+    {"processes", TP_RS_ALWAYS, json_processes},
+    {"dropped", TP_RS_ALWAYS, json_dropped},
+    {"cuda_off", TP_RS_ALWAYS, json_cuda_off},
+    {"skipped", TP_RS_ALWAYS, json_skipped},
+    {"temporal", TP_RS_ALWAYS, json_temporal},
+    {"idle", TP_RS_ALWAYS, json_idle},
+    {"kernels", TP_RS_ALWAYS, json_kernels},
+    {"launch", TP_RS_ALWAYS, json_launch},
+    {"queue", TP_RS_ALWAYS, json_queue},
+    {"memory", TP_RS_ALWAYS, json_memory},
+    {"memory_use", TP_RS_ALWAYS, tp_report_alloc_json},
+    {"overlap", TP_RS_ALWAYS, json_overlap},
+    {"ranges", TP_RS_ALWAYS, json_ranges},
+    {"stacks", TP_RS_ALWAYS, tp_report_stacks_json},
+    {"marks", TP_RS_ALWAYS, tp_report_marks_json},
+    {"steps", TP_RS_ALWAYS, json_steps},
+    {"findings", TP_RS_ALWAYS, json_findings},
 };
-/* clang-format on */
+// clang-format on
 
 static void json_rank(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     const tp_rank *r = rr->v.r;
@@ -697,6 +729,8 @@ static void json_head(yajl_gen g, const tp_model *m, const tp_report_opts *o) {
     yajl_gen_bool(g, o->an.no_ns_rounding);
     tp_rj_int(g, "kernel_wait_ns", o->an.kernel_wait_ns);
     tp_rj_int(g, "rank", o->rank);
+    tp_rj_int(g, "stack_depth",
+              o->an.stack_depth > 0 ? o->an.stack_depth : TP_AN_STACK_DEPTH_DEFAULT);
     yajl_gen_map_close(g);
     tp_rj_int(g, "n_ranks", (long long)m->n_ranks);
     tp_rj_str(g, "ranks");

@@ -8,12 +8,17 @@
 #   bench/bench_trainer_overhead.sh BUILD_DIR [RUNS] [STEPS] [SCENARIO...]
 # Defaults: 7 runs, 150 steps, healthy. Goals (docs/PERFORMANCE.md): step-time ratio <= 1.03
 # healthy and <= 1.05 launch-bound; 0 drops in every scenario.
+# BASELINE=OTHER_BUILD_DIR adds a third run to each repetition, recorded with that build's
+# `trainprof` and collector (e.g. main before a change), so before and after are measured in
+# the same invocation under the same load; the trainer is always BUILD_DIR's.
 set -euo pipefail
 build=${1:-build} runs=${2:-7} steps=${3:-150}
 shift $(($# < 3 ? $# : 3))
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(healthy)
-trainer="$build/trainer/trainprof-trainer" trainprof="$build/cli/trainprof"
+trainer="$build/trainer/trainprof-trainer"
+kinds=(p) tools=("$build/cli/trainprof")
+if [ -n "${BASELINE:-}" ]; then kinds+=(q); tools+=("$BASELINE/cli/trainprof"); fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -26,35 +31,46 @@ for sc in "${scenarios[@]}"; do
     # fragmentation-oom ends in an out-of-memory exit on purpose: its status is not ours.
     /usr/bin/time -f "%U %S" -o "$tmp/b.cpu" \
       "$trainer" "${args[@]}" --json-summary "$tmp/b.json" >/dev/null 2>&1 || true
-    rm -f "$tmp/t.tprof" # (not --force: the same command measures builds from before it)
-    /usr/bin/time -f "%U %S" -o "$tmp/p.cpu" "$trainprof" record -o "$tmp/t.tprof" -- \
-      "$trainer" "${args[@]}" --json-summary "$tmp/p.json" >/dev/null 2>"$tmp/rec.err" || true
-    python3 - "$tmp" >>"$tmp/rows" <<'PY'
+    for k in "${!kinds[@]}"; do
+      n=${kinds[$k]}
+      rm -f "$tmp/t.tprof" # (not --force: the same command measures builds from before it)
+      /usr/bin/time -f "%U %S" -o "$tmp/$n.cpu" "${tools[$k]}" record -o "$tmp/t.tprof" -- \
+        "$trainer" "${args[@]}" --json-summary "$tmp/$n.json" >/dev/null 2>"$tmp/$n.err" || true
+    done
+    python3 - "$tmp" "${kinds[@]}" >>"$tmp/rows" <<'PY'
 import json, re, sys
-t = sys.argv[1]
-b, p = (json.load(open(f"{t}/{n}.json"))["mean_step_ms"] for n in "bp")
-cb, cp = (sum(map(float, open(f"{t}/{n}.cpu").read().split()[-2:])) for n in "bp")
-err = open(f"{t}/rec.err").read()
-events = sum(int(n) for n in re.findall(r"[A-Z_]+ (\d+)", err.split("events:")[1].split("\n")[0]))
-dropped = sum(int(n) for n in re.findall(r"dropped: (\d+)", err))
-print(b, p, cb, cp, events, dropped)
+t, kinds = sys.argv[1], sys.argv[2:]
+row = []
+for n in ["b"] + kinds:
+    row.append(json.load(open(f"{t}/{n}.json"))["mean_step_ms"])
+    row.append(sum(map(float, open(f"{t}/{n}.cpu").read().split()[-2:])))
+    if n != "b":
+        err = open(f"{t}/{n}.err").read()
+        line = err.split("events:")[1].split("\n")[0]
+        row.append(sum(int(x) for x in re.findall(r"[A-Z_]+ (\d+)", line)))
+        row.append(sum(int(x) for x in re.findall(r"dropped: (\d+)", err)))
+print(*row)
 PY
   done
-  python3 - "$sc" "$steps" "$tmp/rows" <<'PY'
+  python3 - "$sc" "$steps" "$tmp/rows" "${kinds[@]}" <<'PY'
 import statistics, sys
-sc, steps, rows = sys.argv[1], sys.argv[2], [l.split() for l in open(sys.argv[3])]
-b = [float(r[0]) for r in rows]
-p = [float(r[1]) for r in rows]
-mb, mp = statistics.median(b), statistics.median(p)
+sc, steps, rows, kinds = sys.argv[1], sys.argv[2], [l.split() for l in open(sys.argv[3])], sys.argv[4:]
+med = statistics.median
+label = {"p": "with collector", "q": "with baseline"}
 print(f"{sc}, {steps} steps, {len(rows)} runs each:")
-print(f"  without collector median {mb:.3f} ms/step  {[round(x, 3) for x in b]}")
-print(f"  with collector    median {mp:.3f} ms/step  {[round(x, 3) for x in p]}")
-print(f"  ratio with/without: {mp / mb:.3f}")
-cb = statistics.median(float(r[2]) for r in rows)
-cp = statistics.median(float(r[3]) for r in rows)
-print(f"  CPU time median without {cb:.2f} s, with {cp:.2f} s: ratio {cp / cb:.3f}")
-print(f"  records per recorded run: {[int(r[4]) for r in rows]}")
-print(f"  dropped per recorded run: {[int(r[5]) for r in rows]}")
+b = [float(r[0]) for r in rows]
+cb = med(float(r[1]) for r in rows)
+print(f"  without collector median {med(b):.3f} ms/step  {[round(x, 3) for x in b]}")
+for i, n in enumerate(kinds):
+    o = 2 + 4 * i
+    p = [float(r[o]) for r in rows]
+    cp = med(float(r[o + 1]) for r in rows)
+    ratios = [float(r[o]) / float(r[0]) for r in rows]
+    print(f"  {label[n]:<17} median {med(p):.3f} ms/step  {[round(x, 3) for x in p]}")
+    print(f"    ratio with/without: {med(p) / med(b):.3f} (median of per-run ratios {med(ratios):.3f})")
+    print(f"    CPU time median without {cb:.2f} s, with {cp:.2f} s: ratio {cp / cb:.3f}")
+    print(f"    records per recorded run: {[int(r[o + 2]) for r in rows]}")
+    print(f"    dropped per recorded run: {[int(r[o + 3]) for r in rows]}")
 PY
 done
 echo "load average after: $(load)"

@@ -18,6 +18,7 @@ int tp_cmd_record(int argc, char **argv);
 int tp_cmd_report(int argc, char **argv);
 int tp_cmd_tui(int argc, char **argv);
 int tp_cmd_export(int argc, char **argv);
+int tp_cmd_doctor(int argc, char **argv);
 int tp_cmd_diff(int argc, char **argv);
 int tp_cmd_ps(int argc, char **argv);
 int tp_cmd_capture(int argc, char **argv);

@@ -1,17 +1,20 @@
-/* trainprof export: a .tprof trace as Chrome/Kineto trace JSON, a Perfetto trace or an SQLite
- * database.
+/* trainprof export: a .tprof trace as Chrome/Kineto trace JSON, a Perfetto trace, an SQLite
+ * database or folded stacks.
  *
- * `trainprof export TRACE --format chrome|perfetto|sqlite [-o FILE]`, the formats being rows of a
- * table {name, extension, writer, recording}. Chrome JSON and Perfetto hold TRACE's whole
- * recording: the traces of its other processes beside it (docs/collector.md, "One recording") come
- * along, each process under its pid; SQLite holds TRACE alone. The default output is TRACE with
- * .tprof replaced by the format's extension (.json, .pftrace, .sqlite); an -o ending in .gz gets
- * gzip-compressed JSON. A damaged trace exports what is readable, with a warning on stderr. An
- * existing output file is kept unless --force; the trace itself is never an output. The export is
- * written into a private folder next to the output and renamed into place when complete, so a
- * failed or concurrent export never leaves half a file under the name and a symbolic link is
- * replaced, never followed; a device or pipe (/dev/stdout) is written in place. Exit status: 0
- * done, 1 the trace cannot be read or the output cannot be written, 2 usage error. */
+ * `trainprof export TRACE --format chrome|folded|perfetto|sqlite [-o FILE]`, the formats being
+ * rows of a table {name, extension, writer, recording}. Every format holds TRACE's whole
+ * recording: the traces of its other processes beside it (docs/collector.md, "One recording")
+ * come along, each process under its pid (Chrome, Perfetto: its own pid; SQLite: a pid column in
+ * every table; folded: loaded into one model, as `report` does). SQLite's frames and folded
+ * stacks are symbolized with model/'s tp_symbolize (--no-symbols: module+offset). The default
+ * output is TRACE with .tprof replaced by the format's extension (.json, .folded, .pftrace,
+ * .sqlite); an -o ending in .gz gets gzip-compressed JSON. A damaged trace exports what is
+ * readable, with a warning on stderr. An existing output file is kept unless --force; the trace
+ * itself is never an output. The export is written into a private folder next to the output and
+ * renamed into place when complete, so a failed or concurrent export never leaves half a file
+ * under the name and a symbolic link is replaced, never followed; a device or pipe (/dev/stdout)
+ * is written in place. Exit status: 0 done, 1 the trace cannot be read or the output cannot be
+ * written, 2 usage error. */
 #include "tp_cmd.h"
 
 #include <errno.h>
@@ -22,12 +25,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_cmd_export_mem.h"
 #include "tp_export_chrome.h"
 #include "tp_export_perfetto.h"
 #include "tp_export_sqlite.h"
+#include "tp_folded.h"
+#include "tp_load.h"
 #include "tp_layout.h"
 #include "tp_outfile.h"
 #include "tp_reader.h"
+#include "tp_symbolize.h"
 #include "tp_text.h"
 
 static int ends_with(const char *s, const char *suffix) {
@@ -35,10 +42,14 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* The traces to export: TRACE first, then those of its recording's other processes. */
+/* The traces to export: TRACE first, then those of its recording's other processes; and
+ * what the formats that read a model instead (folded) need: TRACE's path and options. */
 typedef struct {
     tp_reader **r;
     size_t n;
+    const char *trace;
+    const char *weight; /* folded: --weight */
+    int no_symbols;     /* folded: --no-symbols */
 } trace_set;
 
 /* Each writer exports the set (a writer of one trace at a time takes r[0]) to `out`; on
@@ -50,16 +61,78 @@ typedef tp_status (*export_fn)(const trace_set *t, const char *out, char *done, 
 static tp_status write_chrome(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     tp_export_stats s = {0};
-    tp_status st = tp_export_chrome_set(t->r, t->n, out, ends_with(out, ".gz"), &s, err, err_len);
+    tp_export_counter *mem; /* device memory counters: the allocator replay's timeline */
+    size_t n_mem = tp_cmd_export_mem_counters(t->trace, &mem);
+    tp_status st = tp_export_chrome_counters(t->r, t->n, out, ends_with(out, ".gz"), mem, n_mem, &s,
+                                             err, err_len);
+    free(mem);
     snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
     return st;
+}
+
+/* The SQLite export's frames, symbolized by model/'s tp_symbolize (traces/, where the
+ * exporter lives, sits below model/ in the folder order and cannot reach it). */
+static size_t symbolize(void *ctx, const char *path, const uint8_t *build_id, size_t len,
+                        uint64_t vaddr, tp_export_frame *out, size_t max, const char **why) {
+    const tp_sym *sym = tp_symbolize(ctx, path, build_id, len, vaddr);
+    if (sym->status != TP_SYM_OK) {
+        *why = tp_sym_status_str(sym->status);
+        return 0;
+    }
+    size_t n = sym->n < max ? sym->n : max;
+    for (size_t k = 0; k < n; k++)
+        out[k] = (tp_export_frame){sym->f[k].func, sym->f[k].file, sym->f[k].line};
+    return n;
 }
 
 static tp_status write_sqlite(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     uint64_t rows = 0;
-    tp_status st = tp_export_sqlite(t->r[0], out, &rows, err, err_len);
-    snprintf(done, done_len, "%llu rows", (unsigned long long)rows);
+    tp_symbolizer *sym = NULL;
+    tp_export_sqlite_opts o = {NULL, NULL};
+    if (!t->no_symbols && tp_symbolizer_open(&sym) == TP_OK)
+        o = (tp_export_sqlite_opts){symbolize, sym};
+    tp_status st = tp_export_sqlite_set(t->r, t->n, out, &o, &rows, err, err_len);
+    tp_symbolizer_close(sym);
+    if (st == TP_OK) /* live blocks at the peak and the OOM: the allocator replay's */
+        st = tp_cmd_export_mem_blocks(t->trace, out, err, err_len);
+    snprintf(done, done_len, "%llu rows, %zu process%s", (unsigned long long)rows, t->n,
+             t->n == 1 ? "" : "es");
+    return st;
+}
+
+/* Folded stacks read the model (frames symbolized, kernels linked to their launches), so
+ * this writer loads TRACE (and its recording's other processes, as `report` does). */
+static tp_status write_folded(const trace_set *t, const char *out, char *done, size_t done_len,
+                              char *err, size_t err_len) {
+    tp_model *m = NULL;
+    tp_load_result res;
+    tp_status st = tp_load_paths(&t->trace, 1, &m, &res);
+    if (st != TP_OK) {
+        snprintf(err, err_len, "%s", res.error);
+        return st;
+    }
+    FILE *f = fopen(out, "w");
+    if (!f) {
+        snprintf(err, err_len, "%s: cannot create file (%s)", out, strerror(errno));
+        tp_model_close(m);
+        return TP_ERR_OPEN;
+    }
+    tp_folded_opts o = {t->weight, t->no_symbols};
+    tp_folded_stats s = {0, 0, 0};
+    st = tp_folded_write(f, m, &o, &s);
+    if (fclose(f) != 0 && st == TP_OK)
+        st = TP_ERR_IO;
+    if (st == TP_ERR_IO)
+        snprintf(err, err_len, "%s: %s", out, strerror(errno));
+    snprintf(done, done_len, "%llu stacks, %s weight %lld ns", (unsigned long long)s.lines,
+             t->weight ? t->weight : "gpu", (long long)s.total_ns);
+    if (st == TP_OK && !s.lines) /* an empty file opens as an empty flame graph: say why */
+        fprintf(stderr,
+                "trainprof export: note: no %s event has a recorded stack (record with "
+                "--stacks api, or --stacks all for ranges)\n",
+                t->weight ? t->weight : "gpu");
+    tp_model_close(m);
     return st;
 }
 
@@ -86,13 +159,18 @@ static const struct {
      "                    chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
      "gzip-compressed; the\n"
      "                    traces of the recording's other processes beside TRACE come along"},
+    {"folded", ".folded", write_folded, 1,
+     "folded stacks (frame;frame;... WEIGHT, root first) for flamegraph.pl and\n"
+     "                    speedscope; --weight gpu (default: GPU time of the kernels each stack\n"
+     "                    launched), range (NVTX range time) or cpu (API call time), in ns"},
     {"perfetto", ".pftrace", write_perfetto, 1,
      "Perfetto's native protobuf trace: opens in ui.perfetto.dev and trace_processor;\n"
      "                    nested NVTX slices per thread, a track per stream, launch flows,\n"
      "                    memory counters, interned callstacks; the whole recording"},
-    {"sqlite", ".sqlite", write_sqlite, 0,
-     "an SQLite database: typed tables, named views (schema: docs/export.md); TRACE\n"
-     "                    only (export a recording's other processes one by one)"},
+    {"sqlite", ".sqlite", write_sqlite, 1,
+     "an SQLite database: typed tables, named views, symbolized frames (schema:\n"
+     "                    docs/export.md); the recording's other processes come along, each\n"
+     "                    row tagged with its pid (--no-symbols: frames as module+offset)"},
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -110,7 +188,8 @@ static const char *format_names(char *buf, size_t n, const char *sep) {
 static void usage(FILE *out) {
     char names[64];
     fprintf(out,
-            "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n\n"
+            "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n"
+            "                        [--weight gpu|range|cpu] [--no-symbols]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
             "extension in place of .tprof. An existing FILE is kept unless --force.\n",
             format_names(names, sizeof names, "|"));
@@ -140,9 +219,16 @@ static char *default_output(const char *trace, const char *ext) {
 }
 
 typedef struct {
-    const char *trace, *format, *output;
-    int force;
+    const char *trace, *format, *output, *weight;
+    int force, no_symbols;
 } export_args;
+
+static int weight_known(const char *w) {
+    for (int i = 0; tp_folded_weight_name(i); i++)
+        if (!strcmp(w, tp_folded_weight_name(i)))
+            return 1;
+    return 0;
+}
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse_args(int argc, char **argv, export_args *a) {
@@ -153,6 +239,10 @@ static int parse_args(int argc, char **argv, export_args *a) {
             return 0;
         } else if (!strcmp(s, "--force")) {
             a->force = 1;
+        } else if (!strcmp(s, "--no-symbols")) {
+            a->no_symbols = 1;
+        } else if (!strcmp(s, "--weight") && i + 1 < argc) {
+            a->weight = argv[++i];
         } else if ((!strcmp(s, "--format") || !strcmp(s, "-o")) && i + 1 < argc) {
             *(s[1] == 'o' ? &a->output : &a->format) = argv[++i];
         } else if (!strncmp(s, "--format=", 9)) {
@@ -170,6 +260,11 @@ static int parse_args(int argc, char **argv, export_args *a) {
     }
     if (!a->trace || !a->format) {
         usage(stderr);
+        return 2;
+    }
+    if (a->weight && (strcmp(a->format, "folded") || !weight_known(a->weight))) {
+        fprintf(stderr,
+                "trainprof export: --weight takes gpu, range or cpu, with --format folded\n");
         return 2;
     }
     if (format_index(a->format) < 0) {
@@ -349,7 +444,7 @@ int tp_cmd_export(int argc, char **argv) {
     if (msg[0])
         fprintf(stderr, "trainprof export: warning: %s: %s (exporting what is readable)\n", a.trace,
                 msg);
-    trace_set t = {calloc(MAX_PROCESSES, sizeof *t.r), 1};
+    trace_set t = {calloc(MAX_PROCESSES, sizeof *t.r), 1, a.trace, a.weight, a.no_symbols};
     if (!t.r)
         abort();
     t.r[0] = r;

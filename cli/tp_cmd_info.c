@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "tp_an_drops.h"
+#include "tp_env_keys.h"
 #include "tp_reader.h"
 #include "tp_text.h"
 #include "tp_visit.h"
@@ -146,6 +147,28 @@ static tp_status text_device(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
+static size_t env_count(const tp_reader *r) {
+    const tp_rec_hdr *const *v;
+    size_t n = tp_reader_meta(r, TP_REC_ENV, &v), k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += !tp_env_superseded(r, v[i]);
+    return k;
+}
+
+static tp_status text_env(void *ctx, const tp_rec_hdr *h) {
+    const tp_reader *r = ((printer *)ctx)->r;
+    const tp_rec_env *e = (const void *)h;
+    if (tp_env_superseded(r, h))
+        return TP_OK;
+    char key[512], val[2048], dev[32] = "";
+    if (e->device != TP_ENV_PROCESS)
+        snprintf(dev, sizeof dev, "gpu %" PRIu32 " ", e->device);
+    printf("  %s%-*s %s\n", dev, (int)(28 - strlen(dev)),
+           safe(key, sizeof key, str_or(r, e->key_sid, "?")),
+           safe(val, sizeof val, str_or(r, e->value_sid, "")));
+    return TP_OK;
+}
+
 /* The analyzer's reading of the drops (tp_an_drops): the same line the report says. */
 static void drops_of(const tp_trace_info *in, const info_counts *c, tp_an_drops *out) {
     uint64_t lost[TP_MODEL_REC_KINDS] = {0};
@@ -243,6 +266,22 @@ static tp_status json_device(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
+static tp_status json_env(void *ctx, const tp_rec_hdr *h) {
+    const tp_reader *r = ((printer *)ctx)->r;
+    const tp_rec_env *e = (const void *)h;
+    if (tp_env_superseded(r, h))
+        return TP_OK;
+    printf("%s{\"key\":", sep(ctx));
+    json_str(str_or(r, e->key_sid, ""));
+    if (e->device == TP_ENV_PROCESS)
+        printf(",\"device\":null,\"value\":");
+    else
+        printf(",\"device\":%" PRIu32 ",\"value\":", e->device);
+    json_str(str_or(r, e->value_sid, ""));
+    printf("}");
+    return TP_OK;
+}
+
 static void json_records(const tp_trace_info *in, const info_counts *c) {
     char buf[16];
     printf("\"records\":{");
@@ -277,16 +316,24 @@ static const struct {
     const char *title; /* text: "processes:"; JSON: the key before the ':' */
     uint16_t type;     /* its count in info_counts.n */
     tp_visitor text, json;
+    size_t (*count)(const tp_reader *r); /* when the records are not the count; NULL: n */
 } sections[] = {
     {"processes:",
      TP_REC_PROCESS,
      {.meta = {[TP_REC_PROCESS] = text_process}},
-     {.meta = {[TP_REC_PROCESS] = json_process}}},
-    {"threads:", TP_REC_THREAD, {.thread = text_thread}, {.thread = json_thread}},
+     {.meta = {[TP_REC_PROCESS] = json_process}},
+     NULL},
+    {"threads:", TP_REC_THREAD, {.thread = text_thread}, {.thread = json_thread}, NULL},
     {"devices:",
      TP_REC_DEVICE,
      {.meta = {[TP_REC_DEVICE] = text_device}},
-     {.meta = {[TP_REC_DEVICE] = json_device}}},
+     {.meta = {[TP_REC_DEVICE] = json_device}},
+     NULL},
+    {"environment:",
+     TP_REC_ENV,
+     {.meta = {[TP_REC_ENV] = text_env}},
+     {.meta = {[TP_REC_ENV] = json_env}},
+     env_count},
 };
 
 static tp_status print_sections(tp_reader *r, const info_counts *c, int json) {
@@ -296,7 +343,8 @@ static tp_status print_sections(tp_reader *r, const info_counts *c, int json) {
         if (json)
             printf("\"%.*s\":[", (int)strlen(sections[i].title) - 1, sections[i].title);
         else
-            printf("%-14s%zu\n", sections[i].title, c->n[sections[i].type]);
+            printf("%-14s%zu\n", sections[i].title,
+                   sections[i].count ? sections[i].count(r) : c->n[sections[i].type]);
         st = tp_visit_run(r, json ? &sections[i].json : &sections[i].text, &p, NULL);
         if (json)
             printf("],");

@@ -356,9 +356,9 @@ static const tp_visitor scanner = {
 
 /* Record types a trace holds whatever the program did: metadata and the collector's own. */
 static const uint16_t not_events[] = {
-    TP_REC_PROCESS, TP_REC_THREAD,          TP_REC_STRING,     TP_REC_MODULE,  TP_REC_STACK,
-    TP_REC_DOMAIN,  TP_REC_CATEGORY,        TP_REC_DEVICE,     TP_REC_STREAM,  TP_REC_DROPPED,
-    TP_REC_PAD,     TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD};
+    TP_REC_PROCESS, TP_REC_THREAD,          TP_REC_STRING,     TP_REC_MODULE,   TP_REC_STACK,
+    TP_REC_DOMAIN,  TP_REC_CATEGORY,        TP_REC_DEVICE,     TP_REC_STREAM,   TP_REC_DROPPED,
+    TP_REC_PAD,     TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD, TP_REC_ENV};
 
 /* 1 when the trace holds events of the program or dropped some (the collector's COUNTER
  * saying why CUDA was off is not one). */

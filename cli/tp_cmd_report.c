@@ -19,11 +19,12 @@ typedef struct {
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof report TRACE... [--rank N] [--format text|json] [--compat hta]\n"
                "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
-               "                        [--no-symbols] [-o FILE]\n"
+               "                        [--no-symbols] [--stack-depth N] [-o FILE]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
                "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
                "CPU stacks are symbolized from the recorded modules' files (function, file:line);\n"
-               "--no-symbols keeps them as module+offset.\n");
+               "--no-symbols keeps them as module+offset. --stack-depth N: frames per launching\n"
+               "stack in \"GPU time by launching stack\" (default 5, at most 64).\n");
 }
 
 static int parse_format(const char *v, void *field) {
@@ -47,6 +48,7 @@ static const tp_cmd_opt options[] = {
     OPT("--include-last-step", TP_OPT_FLAG, o.an.include_last_step, 0, 0, NULL, ""),
     OPT("--no-ns-rounding", TP_OPT_FLAG, o.an.no_ns_rounding, 0, 0, NULL, ""),
     OPT("--no-symbols", TP_OPT_FLAG, o.an.no_symbols, 0, 0, NULL, ""),
+    OPT("--stack-depth", TP_OPT_INT, o.an.stack_depth, 1, 64, NULL, "takes a number from 1 to 64"),
     OPT("-o", TP_OPT_STR, out, 0, 0, NULL, "takes a file name"),
 };
 #undef OPT

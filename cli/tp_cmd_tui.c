@@ -19,6 +19,7 @@ typedef struct {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof tui TRACE... [--rank N] [--view NAME] [--no-symbols]\n"
+               "                     [--stack-depth N]\n"
                "       trainprof tui TRACE... --snapshot [--width W] [--height H] [--view NAME]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
                "per-rank files. Views:");
@@ -27,7 +28,8 @@ static void usage(FILE *f) {
     fprintf(f,
             " (or 1-%d).\n"
             "--snapshot prints one frame of the view as text instead of starting the UI.\n"
-            "--no-symbols shows the diagnosis' CPU stacks as module+offset.\n",
+            "--no-symbols shows the diagnosis' CPU stacks as module+offset.\n"
+            "--stack-depth N: frames per launching stack in the Stacks view (default 5).\n",
             TP_TUI_N_VIEWS);
 }
 
@@ -75,6 +77,8 @@ int tp_cmd_tui(int argc, char **argv) {
         OPT("--height", TP_OPT_INT, o.height, 1, 1000, NULL, "takes a number from 1 to 1000"),
         OPT("--view", TP_OPT_PARSE, o.view, 0, 0, parse_view, views),
         OPT("--no-symbols", TP_OPT_FLAG, o.an.no_symbols, 0, 0, NULL, ""),
+        OPT("--stack-depth", TP_OPT_INT, o.an.stack_depth, 1, 64, NULL,
+            "takes a number from 1 to 64"),
     };
 #undef OPT
     const tp_cmd_traces cmd = {"tui", usage, options, sizeof options / sizeof options[0],

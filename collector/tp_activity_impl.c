@@ -50,7 +50,7 @@ static void a_api(const char *name, uint64_t start, uint64_t end, uint32_t corre
     if (!t)
         return;
     tp_rec_api r;
-    TP_REC_CLEAR(&r, TP_REC_API);
+    TP_HOT_CLEAR(&r, TP_REC_API);
     r.h.flags |= TP_API_DEVICE;
     r.ts = start;
     r.end = end;
@@ -69,7 +69,7 @@ static void a_kernel(const char *name, uint32_t device, uint32_t stream, uint64_
     if (!t)
         return;
     tp_rec_kernel r;
-    TP_REC_CLEAR(&r, TP_REC_KERNEL);
+    TP_HOT_CLEAR(&r, TP_REC_KERNEL);
     SET_SPAN(&r, start, end, correlation, device, stream);
     r.name_sid = tp_collector_intern(t, name);
     if (grid)
@@ -87,7 +87,7 @@ static void a_memcpy(uint32_t copy_kind, uint32_t src_kind, uint32_t dst_kind, u
     if (!t)
         return;
     tp_rec_memcpy r;
-    TP_REC_CLEAR(&r, TP_REC_MEMCPY);
+    TP_HOT_CLEAR(&r, TP_REC_MEMCPY);
     if (async)
         r.h.flags |= TP_MEMCPY_ASYNC;
     SET_SPAN(&r, start, end, correlation, device, stream);
@@ -105,7 +105,7 @@ static void a_memset(uint32_t mem_kind, uint64_t bytes, uint32_t value, uint32_t
     if (!t)
         return;
     tp_rec_memset r;
-    TP_REC_CLEAR(&r, TP_REC_MEMSET);
+    TP_HOT_CLEAR(&r, TP_REC_MEMSET);
     SET_SPAN(&r, start, end, correlation, device, stream);
     r.bytes = bytes;
     r.value = value;
@@ -119,7 +119,7 @@ static void a_sync(uint32_t type, uint32_t device, uint32_t stream, uint64_t sta
     if (!t)
         return;
     tp_rec_sync r;
-    TP_REC_CLEAR(&r, TP_REC_SYNC);
+    TP_HOT_CLEAR(&r, TP_REC_SYNC);
     SET_SPAN(&r, start, end, correlation, device, stream);
     r.type = type;
     r.tid = t->tid;
@@ -132,7 +132,7 @@ static void a_device_mem(int is_alloc, uint64_t address, uint64_t bytes, uint32_
     if (!t)
         return;
     tp_rec_device_mem r;
-    TP_REC_CLEAR(&r, TP_REC_DEVICE_MEM);
+    TP_HOT_CLEAR(&r, TP_REC_DEVICE_MEM);
     r.ts = now;
     r.address = address;
     r.bytes = bytes;
@@ -151,7 +151,7 @@ static void a_alloc_fail(uint64_t requested, uint64_t reserved_bytes, uint64_t f
     if (!t)
         return;
     tp_rec_alloc_fail r;
-    TP_REC_CLEAR(&r, TP_REC_ALLOC_FAIL);
+    TP_HOT_CLEAR(&r, TP_REC_ALLOC_FAIL);
     r.ts = now;
     r.requested = requested;
     r.reserved_bytes = reserved_bytes;

@@ -223,14 +223,7 @@ uint32_t tp_collector_intern_n(const char *s, size_t len) {
     return id;
 }
 
-uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
-    if (!s)
-        return 0;
-    uintptr_t p = (uintptr_t)s;
-    tp_str_slot *e = &t->strs[((p >> 3) ^ (p >> 11)) & (TP_STR_CACHE_SLOTS - 1)];
-    /* strcmp stops at the first difference or NUL, so it never reads past `s`. */
-    if (e->ptr == s && strcmp(e->copy, s) == 0)
-        return e->sid;
+uint32_t tp_collector_intern_miss(tp_str_slot *e, const char *s) {
     size_t len = strlen(s);
     uint32_t sid = tp_collector_intern_n(s, len);
     if (sid && len < TP_STR_INLINE) {
@@ -459,6 +452,8 @@ static void start_locked(const tp_collector_config *cfg) {
         tp_collector_config_load(&tp_g.cfg, NULL);
     if (tp_g.cfg.error[0])
         fprintf(stderr, "trainprof: %s\n", tp_g.cfg.error);
+    for (int ty = 0; ty < TP_REC_TYPE_LIMIT; ty++)
+        tp_g.rec_flags[ty] = tp_record_info((uint16_t)ty)->flags;
     if (!g_clock_ready) {
         tp_clock_init(&tp_g.clock, 0, 0);
         g_clock_ready = 1;
@@ -528,9 +523,9 @@ int tp_collector_recording_here(void) {
 
 /* 1 when the trace holds events, not just the metadata every process writes. */
 static int has_events(const tp_writer_stats *st) {
-    static const uint16_t meta_only[] = {TP_REC_PROCESS,  TP_REC_THREAD,     TP_REC_STRING,
-                                         TP_REC_MODULE,   TP_REC_STACK,      TP_REC_DOMAIN,
-                                         TP_REC_CATEGORY, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD};
+    static const uint16_t meta_only[] = {
+        TP_REC_PROCESS, TP_REC_THREAD,   TP_REC_STRING,     TP_REC_MODULE,   TP_REC_STACK,
+        TP_REC_DOMAIN,  TP_REC_CATEGORY, TP_REC_CLOCK_SYNC, TP_REC_OVERHEAD, TP_REC_ENV};
     uint64_t n = st->records_total + st->dropped_total;
     for (size_t i = 0; i < sizeof meta_only / sizeof meta_only[0]; i++)
         n -= st->records[meta_only[i]];

@@ -15,6 +15,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tp_clock.h"
 #include "tp_collector_config.h"
@@ -56,7 +57,8 @@ typedef struct {
     _Atomic int live_open;    /* --idle: > 0 while the live server wants records */
     uint64_t t_begin, t_end;  /* --delay/--duration window on the trace clock */
     char path[4096];
-    char cupti_status[256]; /* why CUDA tracing is off, "" when on or not tried */
+    char cupti_status[256];                /* why CUDA tracing is off, "" when on or not tried */
+    uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, for TP_HOT_INIT */
 } tp_collector;
 
 /* A part of the collector the core calls back. Every member may be NULL. */
@@ -182,18 +184,76 @@ static inline int tp_collector_gate(uint64_t now) {
     }
 }
 
-/* Interned id of NUL-terminated `s` (0 for NULL). Lock-free when cached. */
-uint32_t tp_collector_intern(tp_tstate *t, const char *s);
+/* TP_REC_INIT and TP_REC_CLEAR for the hot paths: the same header, without a call (the
+ * type's flags were copied from tp_record_info into tp_g.rec_flags at start). */
+#define TP_HOT_INIT(rec, type_)                                                                    \
+    ((rec)->h.type = (type_), (rec)->h.flags = tp_g.rec_flags[(type_)],                            \
+     (rec)->h.size = (uint32_t)sizeof(*(rec)))
+#define TP_HOT_CLEAR(rec, type_) (memset((rec), 0, sizeof(*(rec))), TP_HOT_INIT((rec), (type_)))
 
 /* Interned id of `len` bytes (slow path, locked). */
 uint32_t tp_collector_intern_n(const char *s, size_t len);
 
-/* Writes an event through the thread's ring (or counts it dropped without one). */
-static inline void tp_collector_emit(tp_tstate *t, const void *rec) {
-    if (__builtin_expect(t->stage != 0, 1))
-        tp_stage_write(t->stage, rec);
-    else
-        tp_writer_count_drop(tp_g.writer, ((const tp_rec_hdr *)rec)->type, TP_DROP_NO_BUFFER, 1);
+/* tp_collector_intern's miss: interns `s` and caches it in slot `e`. */
+uint32_t tp_collector_intern_miss(tp_str_slot *e, const char *s);
+
+/* 1 when the `n` bytes at `a` and `b` are equal; 1 <= `n` <= TP_STR_INLINE. Word compares
+ * with overlapping tails, inline (a libc call cost more than the compare). */
+static inline int tp_collector_eq_small(const char *a, const char *b, uint32_t n) {
+    uint64_t x, y, u = 0;
+    if (n >= 8) {
+        for (uint32_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&x, a + i, 8), memcpy(&y, b + i, 8);
+            u |= x ^ y;
+        }
+        memcpy(&x, a + n - 8, 8), memcpy(&y, b + n - 8, 8);
+        return !(u | (x ^ y));
+    }
+    uint32_t p, q;
+    if (n >= 4) {
+        memcpy(&p, a, 4), memcpy(&q, b, 4), u = p ^ q;
+        memcpy(&p, a + n - 4, 4), memcpy(&q, b + n - 4, 4);
+        return !(u | (p ^ q));
+    }
+    for (uint32_t i = 0; i < n; i++)
+        u |= (uint8_t)(a[i] ^ b[i]);
+    return !u;
+}
+
+/* Interned id of NUL-terminated `s` (0 for NULL). Lock-free when cached: a hit needs the
+ * same pointer and the same bytes, NUL included (callers such as Python reuse buffers). The
+ * bytes are compared as words only when all len + 1 of them lie in the page of `s`, which is
+ * readable as s[0] is: a shorter string now at that address must not make us read past its
+ * end into an unmapped page. Elsewhere strcmp, which stops at the first difference. */
+static inline uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
+    if (!s)
+        return 0;
+    uintptr_t p = (uintptr_t)s;
+    tp_str_slot *e = &t->strs[((p >> 3) ^ (p >> 11)) & (TP_STR_CACHE_SLOTS - 1)];
+    if (__builtin_expect(e->ptr == s, 1)) {
+        uint32_t n = e->len + 1;
+        if ((p & 4095) + n <= 4096 ? tp_collector_eq_small(e->copy, s, n) : strcmp(e->copy, s) == 0)
+            return e->sid;
+    }
+    return tp_collector_intern_miss(e, s);
+}
+
+/* Writes an event through the thread's ring (or counts it dropped without one). A macro so
+ * that the copy has the record's size as a constant (a few vector moves, no call). */
+#define tp_collector_emit(t, rec) tp_collector_emit_sized((t), (rec), (uint32_t)sizeof(*(rec)))
+
+static inline void tp_collector_emit_sized(tp_tstate *t, const void *rec, uint32_t size) {
+    uint16_t type = ((const tp_rec_hdr *)rec)->type;
+    tp_stage *s = t->stage;
+    if (__builtin_expect(s == 0, 0)) {
+        tp_writer_count_drop(tp_g.writer, type, TP_DROP_NO_BUFFER, 1);
+        return;
+    }
+    void *d = tp_stage_reserve(s, size, type);
+    if (d) {
+        memcpy(d, rec, size);
+        tp_stage_commit(s);
+    }
 }
 
 /* Stack id of the calling thread's stack when `mode` is enabled, else 0. */

@@ -9,6 +9,7 @@
 
 #include "tp_activity_impl.h"
 #include "tp_collector.h"
+#include "tp_collector_env.h"
 #include "tp_collector_guard.h"
 #include "tp_collector_interpose.h"
 #include "tp_live.h"
@@ -36,6 +37,7 @@ static void setup(void) {
 #if TP_HAVE_CUPTI
     tp_cupti_register();
 #endif
+    tp_env_register();
 }
 
 static void start(void) {

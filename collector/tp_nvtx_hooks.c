@@ -135,7 +135,7 @@ static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const ch
     uint64_t bit = 1ull << (d < 63 ? d : 63);
     const char *text = ascii;
     tp_rec_nvtx r;
-    TP_REC_INIT(&r, TP_REC_NVTX_PUSH);
+    TP_HOT_INIT(&r, TP_REC_NVTX_PUSH);
     r.msg_sid = ascii ? tp_collector_intern(t, ascii) : attr_message(t, a, &text);
     if (__builtin_expect(tp_g.cfg.capture == TP_CAPTURE_NVTX, 0) && !t->capture_depth1 &&
         capture_matches(domain, text)) {
@@ -168,7 +168,7 @@ static int pop_common(uint32_t domain) {
     if (t->rec_mask & bit) {
         t->rec_mask &= ~bit;
         tp_rec_nvtx_pop r;
-        TP_REC_INIT(&r, TP_REC_NVTX_POP);
+        TP_HOT_INIT(&r, TP_REC_NVTX_POP);
         r.ts = tp_collector_now();
         r.tid = t->tid;
         r.domain = domain;
@@ -186,7 +186,7 @@ static void mark_common(uint32_t domain, const nvtxEventAttributes_t *a, const c
     if (!t)
         return;
     tp_rec_nvtx r;
-    TP_REC_CLEAR(&r, TP_REC_NVTX_MARK);
+    TP_HOT_CLEAR(&r, TP_REC_NVTX_MARK);
     r.ts = tp_collector_now();
     if (!tp_collector_gate(r.ts))
         return;
@@ -207,7 +207,7 @@ static nvtxRangeId_t start_common(uint32_t domain, const nvtxEventAttributes_t *
     if (!t)
         return id;
     tp_rec_nvtx_start r;
-    TP_REC_CLEAR(&r, TP_REC_NVTX_START);
+    TP_HOT_CLEAR(&r, TP_REC_NVTX_START);
     const char *text = ascii;
     r.msg_sid = ascii ? tp_collector_intern(t, ascii) : attr_message(t, a, &text);
     uint64_t none = 0;
@@ -231,7 +231,7 @@ static void end_common(nvtxRangeId_t id) {
     if (!t)
         return;
     tp_rec_nvtx_end r;
-    TP_REC_CLEAR(&r, TP_REC_NVTX_END);
+    TP_HOT_CLEAR(&r, TP_REC_NVTX_END);
     r.ts = tp_collector_now();
     r.range_id = id;
     r.tid = t->tid;
@@ -452,7 +452,7 @@ static void heap_event(nvtxDomainHandle_t d, uint64_t heap, uint64_t addr, uint6
     if (!t)
         return;
     tp_rec_heap r;
-    TP_REC_CLEAR(&r, TP_REC_HEAP);
+    TP_HOT_CLEAR(&r, TP_REC_HEAP);
     r.ts = tp_collector_now();
     if (!tp_collector_gate(r.ts))
         return;
@@ -500,7 +500,7 @@ static void h_heap_reset(nvtxDomainHandle_t d, nvtxMemHeapHandle_t h) {
 static void region_event(tp_tstate *t, uint32_t domain, uint64_t heap, uint64_t addr, uint64_t size,
                          uint32_t op, uint32_t stack) {
     tp_rec_region r;
-    TP_REC_CLEAR(&r, TP_REC_REGION);
+    TP_HOT_CLEAR(&r, TP_REC_REGION);
     r.ts = tp_collector_now();
     r.heap = heap;
     r.address = addr;

@@ -17,7 +17,8 @@
 
 #define TP_STACK_CACHE_SLOTS 256
 
-/* Per-thread front cache: raw-pc hash -> stack id. Owned by the thread's state. */
+/* Per-thread front cache: raw-pc key -> stack id, 2-way set associative (tp_stacks.c).
+ * Owned by the thread's state; all zero is empty. */
 typedef struct {
     uint64_t hash[TP_STACK_CACHE_SLOTS];
     uint32_t id[TP_STACK_CACHE_SLOTS];

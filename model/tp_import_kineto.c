@@ -17,16 +17,29 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
+#include "tp_env_keys.h"
 #include "tp_hash.h"
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_record.h"
+#include "tp_sysinfo.h"
 
 #define MAX_FRAMES 64
 #define CHUNK (1u << 20)
 #define NS_LIMIT TP_NS_LIMIT /* |ts| and dur beyond this are absurd (year 2116+) */
 
-typedef enum { F_SKIP, F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DEVPROPS, F_DEVPROP, F_DIST } frame;
+typedef enum {
+    F_SKIP,
+    F_TOP,
+    F_EVENTS,
+    F_EVENT,
+    F_ARGS,
+    F_DEVPROPS,
+    F_DEVPROP,
+    F_DIST,
+    F_ENVS, /* trainprofEnvironment[] (trainprof's own export) */
+    F_ENV
+} frame;
 
 typedef enum {
     K_NONE,
@@ -35,6 +48,10 @@ typedef enum {
     K_DEVPROPS,
     K_DIST,
     K_BASETIME,
+    K_CUPTI_VER,   /* top-level "cupti_version" (newer Kineto) */
+    K_RUNTIME_VER, /* "cuda_runtime_version" */
+    K_DRIVER_VER,  /* "cuda_driver_version" */
+    K_TP_ENV,      /* "trainprofEnvironment": a native trace's ENV records, exported */
     /* event */
     K_PH,
     K_CAT,
@@ -68,7 +85,12 @@ typedef enum {
     /* distributedInfo */
     K_RANK,
     K_WORLD,
-    K_BACKEND
+    K_BACKEND,
+    K_NCCL_VER,
+    /* trainprofEnvironment[] */
+    K_ENV_DEVICE,
+    K_ENV_KEY,
+    K_ENV_VALUE
 } key;
 
 typedef struct {
@@ -123,6 +145,9 @@ typedef struct {
     uint64_t event_idx;
     event ev;
     tp_device_info dev;
+    strbuf env_key, env_val; /* the trainprofEnvironment entry being read */
+    int64_t env_dev;
+    int have_tp_env; /* the trace holds trainprof's own environment: nothing to derive */
     uint8_t *cat_of; /* tp_cat by cat_raw id, 0xff = not computed */
     size_t n_cat_of;
     name_info *names; /* by name id */
@@ -495,6 +520,7 @@ static void commit_memory(kparse *p, event *e) {
     row.addr = e->addr;
     row.total_allocated = e->total_alloc;
     row.total_reserved = e->total_res;
+    row.pid = e->pid, row.tid = e->tid; /* the thread whose op allocated: the cpu_op around it */
     tp_memev_push(&p->r->mem, &row);
 }
 
@@ -674,12 +700,70 @@ static int args_number(kparse *p, event *e, const char *s, size_t n) {
     return 1;
 }
 
+/* Kineto's version fields are the numbers the CUDA APIs return (12060 = 12.6); CUPTI's is its
+ * API version. */
+static void env_version(kparse *p, key k, int64_t v) {
+    char b[32];
+    if (v <= 0 || v > INT_MAX)
+        return;
+    if (k == K_CUPTI_VER && v >= 10000) /* CUDA 13: 130001 = 13.0.1 */
+        snprintf(b, sizeof b, "%lld.%lld.%lld", (long long)(v / 10000),
+                 (long long)(v % 10000 / 100), (long long)(v % 100));
+    else if (k == K_CUPTI_VER)
+        snprintf(b, sizeof b, "API %lld", (long long)v);
+    else
+        tp_sysinfo_cuda_version_str((int)v, b, sizeof b);
+    tp_env_key e = k == K_CUPTI_VER     ? TP_ENVK_CUPTI
+                   : k == K_RUNTIME_VER ? TP_ENVK_RUNTIME
+                                        : TP_ENVK_DRIVER_API;
+    tp_rank_set_env(p->m, p->r, -1, tp_env_key_str(e), b, 1);
+}
+
+/* deviceProperties and distributedInfo as environment facts, the keys a native trace has.
+ * Not for trainprof's own export, which carries the native trace's facts as they were. */
+static void kineto_env(kparse *p) {
+    tp_rank *r = p->r;
+    char b[64];
+    if (p->have_tp_env)
+        return;
+    for (size_t i = 0; i < r->n_devices; i++) {
+        const tp_device_info *d = &r->devices[i];
+        int32_t dev = d->id;
+        tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_NAME), tp_model_str(p->m, d->name),
+                        1);
+        if (d->num_sms > 0) {
+            snprintf(b, sizeof b, "%d", d->num_sms);
+            tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_SMS), b, 1);
+        }
+        if (d->compute_major > 0) {
+            snprintf(b, sizeof b, "%d.%d", d->compute_major, d->compute_minor);
+            tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_CC), b, 1);
+        }
+        if (d->total_global_mem > 0) {
+            snprintf(b, sizeof b, "%lld", (long long)d->total_global_mem);
+            tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_MEMORY), b, 1);
+        }
+        tp_rank_set_env(p->m, r, dev, tp_env_key_str(TP_ENVK_GPU_SOURCE), "kineto", 1);
+    }
+    if (r->dist_backend)
+        tp_rank_set_env(p->m, r, -1, tp_env_key_str(TP_ENVK_DIST_BACKEND),
+                        tp_model_str(p->m, r->dist_backend), 1);
+    if (r->world_size > 0) {
+        snprintf(b, sizeof b, "%d", r->world_size);
+        tp_rank_set_env(p->m, r, -1, tp_env_key_str(TP_ENVK_DIST_WORLD), b, 1);
+    }
+}
+
 static int meta_number(kparse *p, frame f, const char *s, size_t n) {
     int64_t v;
     if (f == F_SKIP || p->k == K_NONE || parse_int(s, n, &v))
         return 1;
     if (f == F_TOP && p->k == K_BASETIME)
         p->r->base_time_ns = v;
+    else if (f == F_TOP && (p->k == K_CUPTI_VER || p->k == K_RUNTIME_VER || p->k == K_DRIVER_VER))
+        env_version(p, p->k, v);
+    else if (f == F_ENV && p->k == K_ENV_DEVICE)
+        p->env_dev = v;
     else if (f == F_DIST && p->k == K_RANK && v >= 0 && v <= INT_MAX)
         p->r->rank = (int)v, p->r->has_dist_info = 1;
     else if (f == F_DIST && p->k == K_WORLD && v >= 0 && v <= INT_MAX)
@@ -765,6 +849,12 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
         p->dev.name = tp_model_intern(p->m, (const char *)s, n);
     } else if (f == F_DIST && p->k == K_BACKEND) {
         p->r->dist_backend = tp_model_intern(p->m, (const char *)s, n);
+    } else if (f == F_ENV && (p->k == K_ENV_KEY || p->k == K_ENV_VALUE)) {
+        buf_set(p->k == K_ENV_KEY ? &p->env_key : &p->env_val, s, n);
+    } else if (f == F_DIST && p->k == K_NCCL_VER) {
+        char v[64];
+        snprintf(v, sizeof v, "%.*s", (int)(n < sizeof v ? n : sizeof v - 1), (const char *)s);
+        tp_rank_set_env(p->m, p->r, -1, tp_env_key_str(TP_ENVK_NCCL), v, 1);
     }
     return 1;
 }
@@ -816,11 +906,15 @@ static key args_key(const unsigned char *s, size_t n) {
 static key other_key(frame f, const unsigned char *s, size_t n) {
     switch (f) {
     case F_TOP:
-        return KEY_IS("traceEvents")           ? K_TRACE_EVENTS
-               : KEY_IS("deviceProperties")    ? K_DEVPROPS
-               : KEY_IS("distributedInfo")     ? K_DIST
-               : KEY_IS("baseTimeNanoseconds") ? K_BASETIME
-                                               : K_NONE;
+        return KEY_IS("traceEvents")            ? K_TRACE_EVENTS
+               : KEY_IS("deviceProperties")     ? K_DEVPROPS
+               : KEY_IS("distributedInfo")      ? K_DIST
+               : KEY_IS("baseTimeNanoseconds")  ? K_BASETIME
+               : KEY_IS("cupti_version")        ? K_CUPTI_VER
+               : KEY_IS("cuda_runtime_version") ? K_RUNTIME_VER
+               : KEY_IS("cuda_driver_version")  ? K_DRIVER_VER
+               : KEY_IS("trainprofEnvironment") ? K_TP_ENV
+                                                : K_NONE;
     case F_DEVPROP:
         return KEY_IS("id")               ? K_ID
                : KEY_IS("name")           ? K_DP_NAME
@@ -830,10 +924,16 @@ static key other_key(frame f, const unsigned char *s, size_t n) {
                : KEY_IS("numSms")         ? K_NUMSMS
                                           : K_NONE;
     case F_DIST:
-        return KEY_IS("rank")         ? K_RANK
-               : KEY_IS("world_size") ? K_WORLD
-               : KEY_IS("backend")    ? K_BACKEND
-                                      : K_NONE;
+        return KEY_IS("rank")           ? K_RANK
+               : KEY_IS("world_size")   ? K_WORLD
+               : KEY_IS("backend")      ? K_BACKEND
+               : KEY_IS("nccl_version") ? K_NCCL_VER
+                                        : K_NONE;
+    case F_ENV:
+        return KEY_IS("device")  ? K_ENV_DEVICE
+               : KEY_IS("key")   ? K_ENV_KEY
+               : KEY_IS("value") ? K_ENV_VALUE
+                                 : K_NONE;
     default:
         return K_NONE;
     }
@@ -863,6 +963,11 @@ static int cb_start_map(void *ctx) {
         nf = F_DIST;
     else if (f == F_DEVPROPS)
         nf = F_DEVPROP, memset(&p->dev, 0, sizeof p->dev), p->dev.id = -1;
+    else if (f == F_ENVS) {
+        nf = F_ENV, p->env_dev = -1;
+        buf_set(&p->env_key, (const unsigned char *)"", 0);
+        buf_set(&p->env_val, (const unsigned char *)"", 0);
+    }
     push(p, nf);
     return 1;
 }
@@ -874,6 +979,8 @@ static int cb_start_array(void *ctx) {
         nf = F_EVENTS, p->saw_events = 1;
     else if (f == F_TOP && p->k == K_DEVPROPS)
         nf = F_DEVPROPS;
+    else if (f == F_TOP && p->k == K_TP_ENV)
+        nf = F_ENVS, p->have_tp_env = 1;
     else if (f == F_EVENT && p->k != K_NONE && p->k != K_ARGS)
         return type_error(p, p->k == K_TS || p->k == K_DUR ? "a number" : "a string");
     else if (f == F_EVENTS)
@@ -892,6 +999,8 @@ static int cb_end_map(void *ctx) {
         p->event_idx++;
     } else if (f == F_DEVPROP) {
         commit_device(p);
+    } else if (f == F_ENV && p->env_dev >= -1 && p->env_dev <= INT32_MAX) {
+        tp_rank_set_env(p->m, p->r, (int32_t)p->env_dev, p->env_key.p, p->env_val.p, 1);
     }
     p->depth--;
     p->k = K_NONE;
@@ -1030,12 +1139,15 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
     free(p->ev.name.p);
     free(p->ev.cat.p);
     free(p->ev.arg_name.p);
+    free(p->env_key.p);
+    free(p->env_val.p);
     free(p->cat_of);
     free(p->names);
     if (p->st != TP_OK) {
         tp_model_pop_rank(p->m);
         return p->st;
     }
+    kineto_env(p);
     p->r->rank_hta = p->rank_state == 4 ? (int)p->rank_val : 0;
     if (p->r->rank < 0 && p->rank_state == 4)
         p->r->rank = (int)p->rank_val;

@@ -32,6 +32,21 @@ static uint32_t intern_sid(nload *L, uint32_t sid) {
     return s ? tp_model_intern(L->m, s, strlen(s)) : 0;
 }
 
+/* The name of NVTX domain `id` (its DOMAIN record, the latest when renamed), interned; 0 for
+ * the default domain (id 0) or a domain without a record. Domains are few: a linear search. */
+static uint32_t domain_name(nload *L, uint32_t id) {
+    const tp_rec_hdr *const *recs;
+    size_t n = id ? tp_reader_meta(L->rd, TP_REC_DOMAIN, &recs) : 0;
+    uint32_t name = 0;
+    for (size_t i = 0; i < n; i++) {
+        tp_rec_domain d = {0};
+        tp_record_get(recs[i], &d, sizeof d);
+        if (d.id == id)
+            name = intern_sid(L, d.name_sid);
+    }
+    return name;
+}
+
 static uint32_t intern_lit(nload *L, const char *s) {
     return tp_model_intern(L->m, s, strlen(s));
 }
@@ -147,12 +162,16 @@ static tp_status on_range(void *ctx, const tp_visit_range *r) {
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
     row.pid = L->pid;
     row.tid = r->open.tid;
+    row.stack = r->open.stack_id;
+    row.domain = domain_name(L, r->open.domain);
     return push_row(L, &row);
 }
 
+/* One memory row; `x` carries what the record did (op, heap, raw size, thread). */
 static tp_status mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint64_t addr,
-                           int64_t bytes, uint32_t stack) {
-    tp_memev_row row = {ts, bytes, -1, -1, addr, dev, kind, stack, 0};
+                           int64_t bytes, uint32_t stack, tp_memev_row x) {
+    tp_memev_row row = {ts,    bytes, -1,   -1,     addr,   dev,    kind,
+                        stack, 0,     x.op, x.heap, x.size, L->pid, x.tid};
     tp_memev_push(&L->r->mem, &row);
     return TP_OK;
 }
@@ -160,16 +179,24 @@ static tp_status mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint
 static tp_status on_device_mem(void *ctx, const tp_rec_hdr *h) {
     const tp_rec_device_mem *d = (const void *)h;
     int free_op = d->op == TP_MEMOP_FREE;
+    tp_memev_row x = {.tid = d->tid};
     return mem_event(ctx, (int64_t)d->ts, free_op ? TP_MEMEV_FREE : TP_MEMEV_ALLOC,
                      (int32_t)d->device, d->address, (int64_t)(free_op ? 0 - d->bytes : d->bytes),
-                     d->stack_id);
+                     d->stack_id, x);
 }
 
 static tp_status on_heap(void *ctx, const tp_rec_hdr *h) {
     const tp_rec_heap *p = (const void *)h;
     /* sizes come from the file: negate in unsigned arithmetic, never overflow a signed */
     int64_t sz = (int64_t)(p->op == TP_HEAP_REGISTER ? p->size : 0 - p->size);
-    return mem_event(ctx, (int64_t)p->ts, TP_MEMEV_HEAP, -1, p->address, sz, p->stack_id);
+    static const uint8_t ops[] = {[TP_HEAP_REGISTER] = TP_MEMEV_OP_HEAP_REGISTER,
+                                  [TP_HEAP_UNREGISTER] = TP_MEMEV_OP_HEAP_UNREGISTER,
+                                  [TP_HEAP_RESET] = TP_MEMEV_OP_HEAP_RESET};
+    tp_memev_row x = {.op = p->op < sizeof ops ? ops[p->op] : TP_MEMEV_OP_NONE,
+                      .heap = p->heap,
+                      .size = p->op == TP_HEAP_REGISTER ? p->size : 0,
+                      .tid = p->tid};
+    return mem_event(ctx, (int64_t)p->ts, TP_MEMEV_HEAP, -1, p->address, sz, p->stack_id, x);
 }
 
 static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
@@ -179,8 +206,15 @@ static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
     if (!tp_region_map_apply(&L->regions, g->address, g->size, g->op == TP_REGION_UNREGISTER,
                              &delta))
         return TP_ERR_NOMEM;
+    static const uint8_t ops[] = {[TP_REGION_REGISTER] = TP_MEMEV_OP_REGION_REGISTER,
+                                  [TP_REGION_RESIZE] = TP_MEMEV_OP_REGION_RESIZE,
+                                  [TP_REGION_UNREGISTER] = TP_MEMEV_OP_REGION_UNREGISTER};
+    tp_memev_row x = {.op = g->op < sizeof ops ? ops[g->op] : TP_MEMEV_OP_NONE,
+                      .heap = g->heap,
+                      .size = g->op == TP_REGION_UNREGISTER ? 0 : g->size,
+                      .tid = g->tid};
     return mem_event(L, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g->address,
-                     delta, g->stack_id);
+                     delta, g->stack_id, x);
 }
 
 static tp_status on_alloc_fail(void *ctx, const tp_rec_hdr *h) {
@@ -194,7 +228,12 @@ static tp_status on_alloc_fail(void *ctx, const tp_rec_hdr *h) {
                         (int32_t)f->device,
                         TP_MEMEV_ALLOC_FAIL,
                         f->stack_id,
-                        (int64_t)f->largest_free_block};
+                        (int64_t)f->largest_free_block,
+                        TP_MEMEV_OP_NONE,
+                        0,
+                        0,
+                        L->pid,
+                        f->tid};
     tp_memev_push(&L->r->mem, &row);
     return TP_OK;
 }
@@ -241,7 +280,24 @@ static int time_plausible(void *ctx, const tp_rec_hdr *h) {
     return 0;
 }
 
-/* Marks, counters and clock syncs among the data: counted as instants, not kept. */
+/* An NVTX mark: an instant row (TP_EVF_MARK) on its thread, with its domain, so the report's
+ * marks table and the TUI's timeline see it; it is no range (category OTHER). */
+static tp_status on_mark(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_nvtx *n = (const void *)h;
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.ts = (int64_t)n->ts;
+    row.dur = 0;
+    row.name = intern_sid(L, n->msg_sid);
+    row.flags = TP_EVF_MARK;
+    row.pid = L->pid;
+    row.tid = n->tid;
+    row.domain = domain_name(L, n->domain);
+    return push_row(L, &row);
+}
+
+/* Counters and clock syncs among the data: counted as instants, not kept. */
 static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
     (void)h;
     ((nload *)ctx)->r->n_instant++;
@@ -399,6 +455,17 @@ static tp_status on_device(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
+/* The latest record of a (device, key) wins: the collector writes what it knows at start and
+ * again before the trace closes. */
+static tp_status on_env(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_env *e = (const void *)h;
+    const char *k = tp_reader_string(L->rd, e->key_sid), *v = tp_reader_string(L->rd, e->value_sid);
+    int32_t dev = e->device == TP_ENV_PROCESS || e->device > INT32_MAX ? -1 : (int32_t)e->device;
+    tp_rank_set_env(L->m, L->r, dev, k, v, 1);
+    return TP_OK;
+}
+
 /* The first clock sync ties the trace clock to wall time: realtime = ts + base_time_ns. */
 static tp_status on_clock_sync(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
@@ -414,6 +481,7 @@ static const tp_visitor loader = {
         {
             [TP_REC_PROCESS] = on_process,
             [TP_REC_DEVICE] = on_device,
+            [TP_REC_ENV] = on_env,
             [TP_REC_CLOCK_SYNC] = on_clock_sync,
         },
     .thread = on_thread,
@@ -430,7 +498,7 @@ static const tp_visitor loader = {
             [TP_REC_ALLOC_FAIL] = on_alloc_fail,
             [TP_REC_DROPPED] = on_dropped,
             [TP_REC_OVERHEAD] = on_overhead,
-            [TP_REC_NVTX_MARK] = on_instant,
+            [TP_REC_NVTX_MARK] = on_mark,
             [TP_REC_COUNTER] = on_counter,
             [TP_REC_CLOCK_SYNC] = on_instant,
         },

@@ -242,13 +242,14 @@ static void events_free(tp_events *e) {
     free(e->stream), free(e->device), free(e->pid), free(e->tid), free(e->correlation);
     free(e->external_id), free(e->bytes), free(e->bw_gbps), free(e->copy_kind);
     free(e->src_kind), free(e->dst_kind), free(e->stack), free(e->parent), free(e->depth);
-    free(e->load_ord);
+    free(e->load_ord), free(e->domain);
     memset(e, 0, sizeof *e);
 }
 
 static void memev_free(tp_memevents *e) {
     free(e->ts), free(e->kind), free(e->device), free(e->addr), free(e->bytes);
     free(e->total_allocated), free(e->total_reserved), free(e->stack), free(e->largest_free);
+    free(e->op), free(e->heap), free(e->size), free(e->pid), free(e->tid);
     memset(e, 0, sizeof *e);
 }
 
@@ -258,6 +259,7 @@ static void rank_free(tp_rank *r) {
     free(r->procs);
     free((char *)r->file);
     free(r->devices);
+    free(r->env);
     events_free(&r->ev);
     memev_free(&r->mem);
     free(r->by_corr);
@@ -347,7 +349,7 @@ static void events_grow(tp_events *e) {
     GROW(e->device, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
     GROW(e->correlation, e->cap), GROW(e->external_id, e->cap), GROW(e->bytes, e->cap);
     GROW(e->bw_gbps, e->cap), GROW(e->copy_kind, e->cap), GROW(e->src_kind, e->cap);
-    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap);
+    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap), GROW(e->domain, e->cap);
 }
 
 void tp_events_push(tp_events *e, const tp_event_row *r) {
@@ -361,6 +363,7 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     e->correlation[i] = r->correlation, e->external_id[i] = r->external_id;
     e->bytes[i] = r->bytes, e->bw_gbps[i] = r->bw_gbps, e->copy_kind[i] = r->copy_kind;
     e->src_kind[i] = r->src_kind, e->dst_kind[i] = r->dst_kind, e->stack[i] = r->stack;
+    e->domain[i] = r->domain;
 }
 
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
@@ -369,13 +372,16 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
         GROW(e->ts, e->cap), GROW(e->kind, e->cap), GROW(e->device, e->cap);
         GROW(e->addr, e->cap), GROW(e->bytes, e->cap), GROW(e->total_allocated, e->cap);
         GROW(e->total_reserved, e->cap), GROW(e->stack, e->cap);
-        GROW(e->largest_free, e->cap);
+        GROW(e->largest_free, e->cap), GROW(e->op, e->cap), GROW(e->heap, e->cap);
+        GROW(e->size, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
     }
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
     e->bytes[i] = r->bytes, e->total_allocated[i] = r->total_allocated;
     e->total_reserved[i] = r->total_reserved, e->stack[i] = r->stack;
     e->largest_free[i] = r->largest_free;
+    e->op[i] = r->op, e->heap[i] = r->heap, e->size[i] = r->size;
+    e->pid[i] = r->pid, e->tid[i] = r->tid;
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -410,6 +416,7 @@ static tp_event_row event_row(const tp_events *e, size_t i) {
     r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
     r.correlation = e->correlation[i], r.external_id = e->external_id[i];
     r.bytes = e->bytes[i], r.bw_gbps = e->bw_gbps[i], r.stack = e->stack[i];
+    r.domain = e->domain[i];
     return r;
 }
 
@@ -488,7 +495,12 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
                           m->device[i],
                           m->kind[i],
                           moved(m->stack[i], b.stack),
-                          m->largest_free[i]};
+                          m->largest_free[i],
+                          m->op[i],
+                          m->heap[i],
+                          m->size[i],
+                          m->pid[i],
+                          m->tid[i]};
         tp_memev_push(&into->mem, &r);
     }
 }
@@ -507,6 +519,10 @@ static void merge_meta(tp_model *m, tp_rank *into, const tp_rank *from) {
             into->devices[into->n_devices++] = from->devices[i];
         }
     }
+    /* the first process's environment stands; a worker adds what it alone saw */
+    for (size_t i = 0; i < from->n_env; i++)
+        tp_rank_set_env(m, into, from->env[i].device, tp_model_str(m, from->env[i].key),
+                        tp_model_str(m, from->env[i].value), 0);
     if (into->device_type == TP_DEVTYPE_CPU_ONLY)
         into->device_type = from->device_type;
     if (into->world_size < 0)
@@ -616,6 +632,7 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
     PERMUTE(e->src_kind, perm, n);
     PERMUTE(e->dst_kind, perm, n);
     PERMUTE(e->stack, perm, n);
+    PERMUTE(e->domain, perm, n);
     PERMUTE(e->load_ord, perm, n);
     e->cap = n;
 }
@@ -664,6 +681,11 @@ static void memev_sort(tp_memevents *e) {
     PERMUTE(e->total_reserved, perm, n);
     PERMUTE(e->stack, perm, n);
     PERMUTE(e->largest_free, perm, n);
+    PERMUTE(e->op, perm, n);
+    PERMUTE(e->heap, perm, n);
+    PERMUTE(e->size, perm, n);
+    PERMUTE(e->pid, perm, n);
+    PERMUTE(e->tid, perm, n);
     e->cap = n;
     free(perm);
 }
@@ -972,4 +994,35 @@ const tp_stack_pycode *tp_rank_stack_pycode(const tp_rank *r, uint32_t id) {
     if (!s->n_pycodes)
         return NULL;
     return bsearch(&key, s->pycodes, s->n_pycodes, sizeof *s->pycodes, pycode_cmp);
+}
+
+/* ------------------------------------------------------------------ environment */
+
+static tp_env_entry *env_find(const tp_rank *r, int32_t device, uint32_t key) {
+    for (size_t i = 0; i < r->n_env; i++)
+        if (r->env[i].device == device && r->env[i].key == key)
+            return &r->env[i];
+    return NULL;
+}
+
+void tp_rank_set_env(tp_model *m, tp_rank *r, int32_t device, const char *key, const char *value,
+                     int replace) {
+    if (!key || !key[0] || !value || !value[0])
+        return;
+    uint32_t k = tp_model_intern(m, key, strlen(key));
+    uint32_t v = tp_model_intern(m, value, strlen(value));
+    tp_env_entry *e = env_find(r, device, k);
+    if (e) {
+        if (replace)
+            e->value = v;
+        return;
+    }
+    GROW(r->env, r->n_env + 1);
+    r->env[r->n_env++] = (tp_env_entry){k, v, device};
+}
+
+const char *tp_rank_env(const tp_model *m, const tp_rank *r, int32_t device, const char *key) {
+    uint32_t k = tp_model_find_str(m, key);
+    const tp_env_entry *e = k ? env_find(r, device, k) : NULL;
+    return e ? tp_model_str(m, e->value) : NULL;
 }

@@ -84,6 +84,9 @@ const char *tp_skip_key(tp_skip s);
 #define TP_EVF_PROFILER_STEP 0x02u /* name starts with "ProfilerStep#" */
 #define TP_EVF_NCCL 0x04u          /* kernel name contains "nccl" (case-sensitive) */
 #define TP_EVF_ASYNC 0x08u         /* native: memcpy issued by an async API */
+#define TP_EVF_MARK                                                                                \
+    0x10u /* native: an NVTX mark (nvtxMarkA): an instant, dur 0,                                  \
+             category OTHER, with its domain (tp_events.domain) */
 
 /* All events of one rank that have a duration. Columns have n rows; optional columns hold
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
@@ -113,6 +116,8 @@ typedef struct {
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
     uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
                              among kept rows), set by finish; HTA's tie order needs it */
+    uint32_t *domain;     /* native NVTX ranges: string pool id of their domain's name
+                             (nvtxDomainCreate); 0: NVTX's default domain, or not a range */
 } tp_events;
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
@@ -125,6 +130,7 @@ typedef struct {
     int64_t pid, tid, correlation, external_id, bytes;
     double bw_gbps;
     uint32_t stack;
+    uint32_t domain; /* tp_events.domain */
 } tp_event_row;
 
 /* Memory events: Kineto "[memory]" instant events, native DEVICE_MEM/HEAP/REGION/ALLOC_FAIL. */
@@ -148,7 +154,25 @@ typedef struct {
     uint32_t *stack;          /* native stack id (tp_rank_stack); 0: none */
     int64_t *largest_free;    /* ALLOC_FAIL: the allocator's largest free block; -1: unknown;
                                  0 on other rows */
+    /* appended for the allocator replay (analyzer/tp_an_memstate): what the record did, as
+     * the trace says, so heaps, resizes and resets are not folded into byte deltas */
+    uint8_t *op;    /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
+    uint64_t *heap; /* HEAP: its handle; REGION register: the heap it is carved from; else 0 */
+    uint64_t *size; /* HEAP register: its size; REGION register/resize: the (new) size; else 0 */
+    int64_t *pid;   /* the process and thread that made the call; -1: unknown */
+    int64_t *tid;
 } tp_memevents;
+
+/* What a native NVTX memory record did (tp_memevents.op). */
+typedef enum {
+    TP_MEMEV_OP_NONE = 0,
+    TP_MEMEV_OP_HEAP_REGISTER = 1,
+    TP_MEMEV_OP_HEAP_UNREGISTER = 2,
+    TP_MEMEV_OP_HEAP_RESET = 3,
+    TP_MEMEV_OP_REGION_REGISTER = 4,
+    TP_MEMEV_OP_REGION_RESIZE = 5,
+    TP_MEMEV_OP_REGION_UNREGISTER = 6
+} tp_memev_op;
 
 typedef struct {
     int64_t ts, bytes, total_allocated, total_reserved;
@@ -157,6 +181,9 @@ typedef struct {
     uint8_t kind;
     uint32_t stack;
     int64_t largest_free; /* ALLOC_FAIL only (see tp_memevents) */
+    uint8_t op;           /* see tp_memevents; a zeroed row is "none" except pid/tid, which */
+    uint64_t heap, size;  /* tp_memev_push stores as given: loaders set -1 when unknown */
+    int64_t pid, tid;
 } tp_memev_row;
 
 typedef enum {
@@ -178,6 +205,15 @@ typedef struct {
     int32_t compute_major, compute_minor;
     int32_t num_sms;
 } tp_device_info;
+
+/* One fact about the environment a rank was recorded in (native ENV records, a Kineto trace's
+ * deviceProperties / distributedInfo / version fields): key and value as string pool ids, keys
+ * as traces/tp_env_keys.h spells them ("cuda.runtime", "gpu.name", "env.CUDA_LAUNCH_BLOCKING").
+ * `device` is -1 for the process or host, else the GPU ordinal. */
+typedef struct {
+    uint32_t key, value;
+    int32_t device;
+} tp_env_entry;
 
 /* A module (ELF file) that stack frames point into, with the build-id recorded with it, so
  * frames can be symbolized offline and a file rebuilt since the recording recognized. */
@@ -309,6 +345,9 @@ typedef struct {
     /* the processes whose events these are, main first then in tree order (tp_process) */
     size_t n_procs;
     tp_process *procs;
+    /* the environment, in the order first set (tp_rank_set_env / tp_rank_env) */
+    size_t n_env;
+    tp_env_entry *env;
 } tp_rank;
 
 typedef struct tp_strpool tp_strpool;
@@ -384,6 +423,15 @@ void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *
  * function `name` and `file` (interned; NULL: unknown), first line `first_line`. */
 void tp_rank_add_stack_pycode(tp_model *m, tp_rank *r, uint32_t id, const char *file,
                               const char *name, uint32_t first_line);
+
+/* Sets environment fact `key` = `value` of `device` (-1: process) in `r` (both interned). An
+ * existing key of that device is replaced when `replace`, else kept. Empty values are ignored. */
+void tp_rank_set_env(tp_model *m, tp_rank *r, int32_t device, const char *key, const char *value,
+                     int replace);
+
+/* The value of environment fact `key` of `device` (-1: process) in `r` (owned by the model),
+ * NULL when not recorded. */
+const char *tp_rank_env(const tp_model *m, const tp_rank *r, int32_t device, const char *key);
 
 /* Adds process `p` (copied; its file is copied too, NULL: the rank's) to rank `r`. */
 void tp_rank_add_process(tp_rank *r, const tp_process *p);

@@ -24,7 +24,7 @@
 #define TP_FILE_BOM 0x01020304u
 #define TP_FILE_VERSION_MAJOR 1
 /* 1.1: NVTX stack_id; 1.2: PYCODE and Python frames; 1.3: PROCESS job_id, root_pid, exec_gen */
-#define TP_FILE_VERSION_MINOR 3
+#define TP_FILE_VERSION_MINOR 4
 #define TP_FILE_HEADER_SIZE 64u
 
 /* 'TPCH' and 'TPIX' as the bytes appear in the file, read as little-endian u32. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tp_env_keys.h"
 #include "tp_kineto_names.h"
 #include "tp_pairing.h"
 #include "tp_visit.h"
@@ -137,6 +138,8 @@ typedef struct {
     int have_process, have_clock, n_devices;
     int64_t base_time_ns;             /* first CLOCK_SYNC: realtime - trace clock */
     uint32_t device_ids[MAX_DEVICES]; /* those in deviceProperties (a recording: once each) */
+    const tp_export_counter *cnt;     /* memory counter samples from the caller */
+    size_t n_cnt;
 } ctx;
 
 /* A handler's verdict: a failed write ends the walk (the export is removed). */
@@ -516,8 +519,30 @@ static const tp_visitor header = {
         },
 };
 
+/* The environment of the main trace (ENV records, the latest of each key) as
+ * "trainprofEnvironment": [{"device", "key", "value"}], device -1 for the process; trainprof's
+ * Kineto importer reads it back as it was (other tools ignore an unknown top-level key). */
+static void write_env(ctx *c, const tp_reader *r) {
+    const tp_rec_hdr *const *v;
+    size_t n = tp_reader_meta(r, TP_REC_ENV, &v), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tp_rec_env *e = (const void *)v[i];
+        if (tp_env_superseded(r, v[i]))
+            continue;
+        out_fmt(c->w,
+                "%s\n    {\"device\": %lld, \"key\": ", k++ ? "," : "  \"trainprofEnvironment\": [",
+                e->device == TP_ENV_PROCESS ? -1LL : (long long)e->device);
+        out_jstr(c->w, sid_or(c, e->key_sid, ""));
+        out_str(c->w, ", \"value\": ");
+        out_jstr(c->w, sid_or(c, e->value_sid, ""));
+        out_str(c->w, "}");
+    }
+    if (k)
+        out_str(c->w, "\n  ],\n");
+}
+
 /* The header: the devices of every trace of the set, the main (first) one's process and
- * clock. */
+ * clock, and its environment. */
 static tp_status write_header(ctx *c, tp_reader *const *r, size_t n) {
     out_str(c->w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
     tp_status st = TP_OK;
@@ -527,6 +552,7 @@ static tp_status write_header(ctx *c, tp_reader *const *r, size_t n) {
     }
     c->r = r[0];
     out_str(c->w, c->n_devices ? "\n  ],\n" : "],\n");
+    write_env(c, r[0]);
     if (c->have_process) {
         c->pid = c->process.pid;
         /* `"rank": N` with one space: HTA finds the rank with a regex over the text */
@@ -572,6 +598,25 @@ static tp_status write_events(ctx *c, tp_reader *const *r, size_t n) {
     return st;
 }
 
+/* The caller's memory counters, one Chrome counter event each (Perfetto draws a track per
+ * name and a series per argument). */
+static void write_counters(ctx *c) {
+    for (size_t i = 0; i < c->n_cnt; i++) {
+        const tp_export_counter *k = &c->cnt[i];
+        char name[48];
+        if (k->device >= 0)
+            snprintf(name, sizeof name, "device %d memory", (int)k->device);
+        else
+            snprintf(name, sizeof name, "device memory");
+        ev_begin(c, 'C', "memory", name);
+        ev_where(c, k->pid, 0, k->ts, NULL);
+        out_fmt(c->w, ", \"args\": {\"allocated\": %" PRId64, k->allocated);
+        if (k->reserved >= 0)
+            out_fmt(c->w, ", \"reserved\": %" PRId64, k->reserved);
+        out_str(c->w, "}}");
+    }
+}
+
 static void set_err(char *err, size_t n, const char *path, const char *what) {
     if (err && n)
         snprintf(err, n, "%s: %s", path, what);
@@ -596,6 +641,12 @@ tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_s
 
 tp_status tp_export_chrome_set(tp_reader *const *r, size_t n, const char *path, int gzip,
                                tp_export_stats *stats, char *err, size_t err_size) {
+    return tp_export_chrome_counters(r, n, path, gzip, NULL, 0, stats, err, err_size);
+}
+
+tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *path, int gzip,
+                                    const tp_export_counter *counters, size_t n_counters,
+                                    tp_export_stats *stats, char *err, size_t err_size) {
     int regular;
     gzFile gz = open_output(path, gzip, &regular);
     if (!gz) {
@@ -611,9 +662,12 @@ tp_status tp_export_chrome_set(tp_reader *const *r, size_t n, const char *path, 
         goto done;
     w->gz = gz, w->failed = 0, w->err_no = 0, w->n = 0;
     c->w = w, c->r = r[0], c->first = 1, c->n_procs = n;
+    c->cnt = counters, c->n_cnt = n_counters;
     st = write_header(c, r, n);
     if (st == TP_OK)
         st = write_events(c, r, n);
+    if (st == TP_OK)
+        write_counters(c);
     write_footer(c, r, n);
     out_flush(w);
     if (st == TP_OK && w->failed)

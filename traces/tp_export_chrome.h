@@ -38,4 +38,23 @@ tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_s
 tp_status tp_export_chrome_set(tp_reader *const *r, size_t n, const char *path, int gzip,
                                tp_export_stats *stats, char *err, size_t err_size);
 
+/* One sample of a memory counter track: allocated and reserved bytes (reserved < 0:
+ * unknown) of process `pid`'s device memory at trace time `ts` (ns), for `device` (-1: the
+ * device is not known, e.g. NVTX regions). The caller computes them (the allocator replay is
+ * analyzer/tp_an_memstate, above this library); see tp_export_chrome_counters. */
+typedef struct {
+    uint32_t pid;
+    int32_t device;
+    uint64_t ts;
+    int64_t allocated, reserved;
+} tp_export_counter;
+
+/* tp_export_chrome_set, plus `n_counters` counter samples written as Chrome counter events
+ * ("ph": "C", name "device N memory" or "device memory", args allocated and reserved) after
+ * the trace's events. counters may be NULL when n_counters is 0 (then the output is
+ * tp_export_chrome_set's, byte for byte). */
+tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *path, int gzip,
+                                    const tp_export_counter *counters, size_t n_counters,
+                                    tp_export_stats *stats, char *err, size_t err_size);
+
 #endif

@@ -40,85 +40,129 @@ enum {
     T_COUNTERS,
     T_DROPPED,
     T_OVERHEAD,
+    T_FRAMES,
+    T_DOMAINS,
     T_COUNT
 };
 
+/* Every table but process and threads (which name their pid) gets a pid column after its
+ * own: a recording's processes share one database, and ids (strings, stacks, modules, code
+ * objects) are per process, so a key is (pid, key). */
 static const struct {
     const char *name, *columns; /* columns: "name TYPE, ..." */
+    const char *key;            /* the primary key's columns after pid; NULL: none */
+    int has_pid;                /* the columns name the pid already */
 } tables[T_COUNT] = {
-    [T_PROCESS] = {"process", "pid INTEGER, ppid INTEGER, rank INTEGER, world_size INTEGER, "
-                              "local_rank INTEGER, host TEXT, cmdline TEXT, exe TEXT, "
-                              "start_realtime_ns INTEGER, producer TEXT"},
-    [T_THREADS] = {"threads", "tid INTEGER PRIMARY KEY, pid INTEGER, name TEXT"},
-    [T_DEVICES] = {"devices", "id INTEGER PRIMARY KEY, name TEXT, global_memory_bytes INTEGER, "
-                              "sm_count INTEGER, compute_capability INTEGER, kind TEXT"},
-    [T_MODULES] = {"modules", "module_id INTEGER PRIMARY KEY, path TEXT, load_bias INTEGER, "
-                              "lo INTEGER, hi INTEGER, build_id TEXT"},
-    [T_STACKS] = {"stacks", "stack_id INTEGER, depth INTEGER, module_id INTEGER, "
-                            "offset INTEGER, PRIMARY KEY (stack_id, depth)"},
-    [T_STRINGS] = {"strings", "id INTEGER PRIMARY KEY, text TEXT"},
+    [T_PROCESS] = {"process",
+                   "pid INTEGER, ppid INTEGER, rank INTEGER, world_size INTEGER, "
+                   "local_rank INTEGER, host TEXT, cmdline TEXT, exe TEXT, "
+                   "start_realtime_ns INTEGER, producer TEXT",
+                   NULL, 1},
+    [T_THREADS] = {"threads", "tid INTEGER, pid INTEGER, name TEXT", "tid", 1},
+    [T_DEVICES] = {"devices",
+                   "id INTEGER, name TEXT, global_memory_bytes INTEGER, "
+                   "sm_count INTEGER, compute_capability INTEGER, kind TEXT",
+                   "id", 0},
+    [T_MODULES] = {"modules",
+                   "module_id INTEGER, path TEXT, load_bias INTEGER, "
+                   "lo INTEGER, hi INTEGER, build_id TEXT",
+                   "module_id", 0},
+    [T_STACKS] = {"stacks", "stack_id INTEGER, depth INTEGER, module_id INTEGER, offset INTEGER",
+                  "stack_id, depth", 0},
+    [T_STRINGS] = {"strings", "id INTEGER, text TEXT", "id", 0},
     [T_KERNELS] = {"kernels",
                    "start INTEGER, end INTEGER, correlation INTEGER, name_id INTEGER, "
                    "device INTEGER, context INTEGER, stream INTEGER, grid_x INTEGER, "
                    "grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER, "
                    "block_z INTEGER, registers_per_thread INTEGER, static_shared_bytes INTEGER, "
-                   "dynamic_shared_bytes INTEGER, graph_id INTEGER, graph_node_id INTEGER"},
-    [T_MEMCPY] = {"memcpy", "start INTEGER, end INTEGER, bytes INTEGER, correlation INTEGER, "
-                            "device INTEGER, context INTEGER, stream INTEGER, copy_kind TEXT, "
-                            "src_kind TEXT, dst_kind TEXT, src_device INTEGER, dst_device "
-                            "INTEGER, runtime_correlation INTEGER, graph_id INTEGER, "
-                            "async INTEGER"},
-    [T_MEMSET] = {"memset", "start INTEGER, end INTEGER, bytes INTEGER, correlation INTEGER, "
-                            "device INTEGER, context INTEGER, stream INTEGER, value INTEGER, "
-                            "mem_kind TEXT"},
-    [T_SYNC] = {"sync", "start INTEGER, end INTEGER, correlation INTEGER, type TEXT, "
-                        "device INTEGER, context INTEGER, stream INTEGER, tid INTEGER, "
-                        "event INTEGER"},
-    [T_API] = {"api", "start INTEGER, end INTEGER, tid INTEGER, correlation INTEGER, "
-                      "cbid INTEGER, name_id INTEGER, stack_id INTEGER, result INTEGER, "
-                      "kind TEXT"},
+                   "dynamic_shared_bytes INTEGER, graph_id INTEGER, graph_node_id INTEGER",
+                   NULL, 0},
+    [T_MEMCPY] = {"memcpy",
+                  "start INTEGER, end INTEGER, bytes INTEGER, correlation INTEGER, "
+                  "device INTEGER, context INTEGER, stream INTEGER, copy_kind TEXT, "
+                  "src_kind TEXT, dst_kind TEXT, src_device INTEGER, dst_device "
+                  "INTEGER, runtime_correlation INTEGER, graph_id INTEGER, "
+                  "async INTEGER",
+                  NULL, 0},
+    [T_MEMSET] = {"memset",
+                  "start INTEGER, end INTEGER, bytes INTEGER, correlation INTEGER, "
+                  "device INTEGER, context INTEGER, stream INTEGER, value INTEGER, "
+                  "mem_kind TEXT",
+                  NULL, 0},
+    [T_SYNC] = {"sync",
+                "start INTEGER, end INTEGER, correlation INTEGER, type TEXT, "
+                "device INTEGER, context INTEGER, stream INTEGER, tid INTEGER, "
+                "event INTEGER",
+                NULL, 0},
+    [T_API] = {"api",
+               "start INTEGER, end INTEGER, tid INTEGER, correlation INTEGER, "
+               "cbid INTEGER, name_id INTEGER, stack_id INTEGER, result INTEGER, "
+               "kind TEXT",
+               NULL, 0},
     [T_NVTX_RANGES] = {"nvtx_ranges",
                        "start INTEGER, end INTEGER, tid INTEGER, domain INTEGER, "
                        "name_id INTEGER, category INTEGER, color INTEGER, kind TEXT, "
-                       "closed INTEGER"},
-    [T_NVTX_MARKS] = {"nvtx_marks", "ts INTEGER, tid INTEGER, domain INTEGER, name_id INTEGER, "
-                                    "category INTEGER, color INTEGER"},
-    [T_DEVICE_MEM] = {"device_mem", "ts INTEGER, op TEXT, address INTEGER, bytes INTEGER, "
-                                    "device INTEGER, context INTEGER, stream INTEGER, "
-                                    "mem_kind TEXT, correlation INTEGER, stack_id INTEGER, "
-                                    "tid INTEGER"},
-    [T_HEAPS] = {"heaps", "ts INTEGER, op TEXT, heap INTEGER, address INTEGER, size INTEGER, "
-                          "tid INTEGER, domain INTEGER, usage INTEGER, mem_type INTEGER, "
-                          "stack_id INTEGER, name_id INTEGER"},
-    [T_REGIONS] = {"regions", "ts INTEGER, op TEXT, heap INTEGER, address INTEGER, "
-                              "size INTEGER, tid INTEGER, domain INTEGER, stack_id INTEGER, "
-                              "name_id INTEGER"},
+                       "closed INTEGER, stack_id INTEGER",
+                       NULL, 0},
+    [T_NVTX_MARKS] = {"nvtx_marks",
+                      "ts INTEGER, tid INTEGER, domain INTEGER, name_id INTEGER, "
+                      "category INTEGER, color INTEGER",
+                      NULL, 0},
+    [T_DEVICE_MEM] = {"device_mem",
+                      "ts INTEGER, op TEXT, address INTEGER, bytes INTEGER, "
+                      "device INTEGER, context INTEGER, stream INTEGER, "
+                      "mem_kind TEXT, correlation INTEGER, stack_id INTEGER, "
+                      "tid INTEGER",
+                      NULL, 0},
+    [T_HEAPS] = {"heaps",
+                 "ts INTEGER, op TEXT, heap INTEGER, address INTEGER, size INTEGER, "
+                 "tid INTEGER, domain INTEGER, usage INTEGER, mem_type INTEGER, "
+                 "stack_id INTEGER, name_id INTEGER",
+                 NULL, 0},
+    [T_REGIONS] = {"regions",
+                   "ts INTEGER, op TEXT, heap INTEGER, address INTEGER, "
+                   "size INTEGER, tid INTEGER, domain INTEGER, stack_id INTEGER, "
+                   "name_id INTEGER",
+                   NULL, 0},
     [T_ALLOC_FAILURES] = {"alloc_failures",
                           "ts INTEGER, requested INTEGER, reserved_bytes INTEGER, "
                           "free_bytes INTEGER, largest_free_block INTEGER, tid INTEGER, "
-                          "device INTEGER, stack_id INTEGER"},
-    [T_COUNTERS] = {"counters", "ts INTEGER, name_id INTEGER, tid INTEGER, value NUMERIC"},
-    [T_DROPPED] = {"dropped", "ts INTEGER, count INTEGER, what TEXT, reason TEXT"},
-    [T_OVERHEAD] = {"overhead", "start INTEGER, end INTEGER, tid INTEGER, kind INTEGER, "
-                                "name_id INTEGER"},
+                          "device INTEGER, stack_id INTEGER",
+                          NULL, 0},
+    [T_COUNTERS] = {"counters", "ts INTEGER, name_id INTEGER, tid INTEGER, value NUMERIC", NULL, 0},
+    [T_DROPPED] = {"dropped", "ts INTEGER, count INTEGER, what TEXT, reason TEXT", NULL, 0},
+    [T_OVERHEAD] = {"overhead",
+                    "start INTEGER, end INTEGER, tid INTEGER, kind INTEGER, "
+                    "name_id INTEGER",
+                    NULL, 0},
+    /* every frame of every stack, symbolized: one row per function at a native address
+     * (inline_depth 0 the innermost inlined one), Python frames by their code object */
+    [T_FRAMES] = {"frames",
+                  "stack_id INTEGER, depth INTEGER, inline_depth INTEGER, kind TEXT, "
+                  "function TEXT, file TEXT, line INTEGER, module TEXT, offset INTEGER, "
+                  "symbols TEXT",
+                  "stack_id, depth, inline_depth", 0},
+    [T_DOMAINS] = {"domains", "domain_id INTEGER, name TEXT", "domain_id", 0},
 };
 
 /* Views that join names in. */
 static const char *const views =
     "CREATE VIEW kernels_named AS SELECT k.*, s.text AS name FROM kernels k "
-    "LEFT JOIN strings s ON s.id = k.name_id;"
+    "LEFT JOIN strings s ON s.id = k.name_id AND s.pid = k.pid;"
     "CREATE VIEW api_named AS SELECT a.*, s.text AS name FROM api a "
-    "LEFT JOIN strings s ON s.id = a.name_id;"
-    "CREATE VIEW nvtx_ranges_named AS SELECT n.*, s.text AS name FROM nvtx_ranges n "
-    "LEFT JOIN strings s ON s.id = n.name_id;"
-    "CREATE VIEW nvtx_marks_named AS SELECT n.*, s.text AS name FROM nvtx_marks n "
-    "LEFT JOIN strings s ON s.id = n.name_id;"
+    "LEFT JOIN strings s ON s.id = a.name_id AND s.pid = a.pid;"
+    "CREATE VIEW nvtx_ranges_named AS SELECT n.*, s.text AS name, d.name AS domain_name "
+    "FROM nvtx_ranges n LEFT JOIN strings s ON s.id = n.name_id AND s.pid = n.pid "
+    "LEFT JOIN domains d ON d.domain_id = n.domain AND d.pid = n.pid;"
+    "CREATE VIEW nvtx_marks_named AS SELECT n.*, s.text AS name, d.name AS domain_name "
+    "FROM nvtx_marks n LEFT JOIN strings s ON s.id = n.name_id AND s.pid = n.pid "
+    "LEFT JOIN domains d ON d.domain_id = n.domain AND d.pid = n.pid;"
     "CREATE VIEW counters_named AS SELECT c.*, s.text AS name FROM counters c "
-    "LEFT JOIN strings s ON s.id = c.name_id;"
+    "LEFT JOIN strings s ON s.id = c.name_id AND s.pid = c.pid;"
     "CREATE VIEW overhead_named AS SELECT o.*, s.text AS name FROM overhead o "
-    "LEFT JOIN strings s ON s.id = o.name_id;"
+    "LEFT JOIN strings s ON s.id = o.name_id AND s.pid = o.pid;"
     "CREATE VIEW stacks_named AS SELECT st.*, m.path AS module_path FROM stacks st "
-    "LEFT JOIN modules m ON m.module_id = st.module_id;"
+    "LEFT JOIN modules m ON m.module_id = st.module_id AND m.pid = st.pid;"
     /* the name tp_kineto_memcpy_name gives, spelled in SQL */
     "CREATE VIEW memcpy_named AS SELECT m.*, '" TP_KINETO_MEMCPY " ' || m.copy_kind || ' (' || "
     "m.src_kind || ' -> ' || m.dst_kind || ')' AS name FROM memcpy m;";
@@ -149,9 +193,10 @@ typedef struct {
     char err[256];
     uint64_t rows;
     uint64_t t_last;      /* latest end of any data record: where ranges never closed end */
-    uint32_t pid;         /* the first PROCESS record's, for threads that carry none */
+    uint32_t pid;         /* the process being exported: its PROCESS record's (every row's
+                             pid column, and threads that carry none) */
     sqlite3_stmt *py_ins; /* python_code's insert, once a PYCODE record made the table */
-    int have_pid;
+    const tp_export_sqlite_opts *o; /* the frames' symbolizer */
 } sctx;
 
 static void db_fail(sctx *c, const char *what) {
@@ -185,6 +230,8 @@ static void insert(sctx *c, int table, const val *v, int n) {
     sqlite3_stmt *st = c->ins[table];
     if (c->failed)
         return;
+    if (!tables[table].has_pid)
+        sqlite3_bind_int64(st, n + 1, c->pid);
     for (int i = 0; i < n; i++) {
         if (v[i].t == 'i')
             sqlite3_bind_int64(st, i + 1, v[i].i);
@@ -279,7 +326,8 @@ static tp_status on_range(void *cx, const tp_visit_range *r) {
     const tp_open_range *o = &r->open;
     INSERT(c, T_NVTX_RANGES, VI(o->ts), VI(r->closed ? r->end : c->t_last), VI(o->tid),
            VI(o->domain), sid(c, o->msg_sid), VI(o->category), VI(o->color),
-           VS(o->opened_by == TP_REC_NVTX_START ? "start_end" : "push_pop"), VI(r->closed));
+           VS(o->opened_by == TP_REC_NVTX_START ? "start_end" : "push_pop"), VI(r->closed),
+           stk(c, o->stack_id));
     return ok(c);
 }
 
@@ -378,9 +426,6 @@ static tp_status on_process(void *cx, const tp_rec_hdr *h) {
     INSERT(c, T_PROCESS, VI(p->pid), VI(p->ppid), VI(p->rank), VI(p->world_size), VI(p->local_rank),
            VS(str(c, p->host_sid)), VS(str(c, p->cmdline_sid)), VS(str(c, p->exe_sid)),
            VI(p->start_realtime_ns), VS(str(c, p->producer_sid)));
-    if (!c->have_pid)
-        c->pid = p->pid;
-    c->have_pid = 1;
     return ok(c);
 }
 
@@ -414,6 +459,62 @@ static tp_status on_module(void *cx, const tp_rec_hdr *h) {
     return ok(c);
 }
 
+static tp_status on_domain(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    const tp_rec_domain *d = (const void *)h;
+    INSERT(c, T_DOMAINS, VI(d->id), VS(str(c, d->name_sid)));
+    return ok(c);
+}
+
+/* The file name of a path (the frames table's module names the whole path). */
+static const char *module_path(sctx *c, uint32_t id) {
+    const tp_rec_module *m = tp_reader_module(c->r, id);
+    return m ? str(c, m->path_sid) : NULL;
+}
+
+/* One native frame as rows of the frames table: a function each (inlined ones first) when
+ * the symbolizer knows the address, else one row saying why not. */
+static void native_frame(sctx *c, uint32_t id, uint32_t d, uint64_t f) {
+    uint32_t mod = TP_FRAME_MODULE(f);
+    uint64_t off = TP_FRAME_OFFSET(f);
+    if (mod == TP_FRAME_NO_MODULE) {
+        INSERT(c, T_FRAMES, VI(id), VI(d), VI(0), VS("native"), VS(NULL), VS(NULL), VS(NULL),
+               VS(NULL), VI(off), VS("no module"));
+        return;
+    }
+    const tp_rec_module *m = tp_reader_module(c->r, mod);
+    const char *path = module_path(c, mod), *why = "off";
+    tp_export_frame fr[TP_EXPORT_MAX_INLINE];
+    size_t n = 0;
+    if (m && path && c->o && c->o->symbolize)
+        n = c->o->symbolize(c->o->ctx, path, m->build_id,
+                            m->build_id_len < 32 ? m->build_id_len : 32, off, fr,
+                            TP_EXPORT_MAX_INLINE, &why);
+    if (!n)
+        INSERT(c, T_FRAMES, VI(id), VI(d), VI(0), VS("native"), VS(NULL), VS(NULL), VS(NULL),
+               VS(path), VI(off), VS(m ? why : "no module"));
+    for (size_t k = 0; k < n; k++)
+        INSERT(c, T_FRAMES, VI(id), VI(d), VI(k), VS(k + 1 < n ? "inlined" : "native"),
+               VS(fr[k].func), VS(fr[k].file), fr[k].line > 0 ? VI(fr[k].line) : VS(NULL), VS(path),
+               VI(off), VS("ok"));
+}
+
+/* The frames of stack `id`, one row per function (see tables[T_FRAMES]). */
+static void stack_frames(sctx *c, uint32_t id, const uint64_t *f, uint32_t nf) {
+    for (uint32_t d = 0; d < nf; d++) {
+        if (!TP_FRAME_IS_PYTHON(f[d])) {
+            native_frame(c, id, d, f[d]);
+            continue;
+        }
+        const tp_rec_pycode *py = tp_reader_pycode(c->r, TP_FRAME_PY_CODE(f[d]));
+        uint32_t line = TP_FRAME_PY_LINE(f[d]);
+        INSERT(c, T_FRAMES, VI(id), VI(d), VI(0), VS("python"),
+               VS(py ? str(c, py->name_sid) : NULL), VS(py ? str(c, py->file_sid) : NULL),
+               line ? VI(line) : VS(NULL), VS(NULL), VI(TP_FRAME_OFFSET(f[d])),
+               VS(py ? "python" : "unknown Python code"));
+    }
+}
+
 /* The strings and stacks rows referred to (ids collected while inserting). */
 static void meta_ids(sctx *c) {
     for (size_t id = 1; id < c->stacks.n * 8; id++) {
@@ -424,6 +525,7 @@ static void meta_ids(sctx *c) {
         for (uint32_t d = 0; d < nf; d++)
             INSERT(c, T_STACKS, VI(id), VI(d), VI(TP_FRAME_MODULE(f[d])),
                    VI(TP_FRAME_OFFSET(f[d])));
+        stack_frames(c, (uint32_t)id, f, nf);
     }
     for (size_t id = 1; id < c->sids.n * 8; id++)
         if (c->sids.bits[id / 8] & (1u << (id % 8)))
@@ -437,6 +539,7 @@ static const tp_visitor exporter = {
             [TP_REC_PROCESS] = on_process,
             [TP_REC_MODULE] = on_module,
             [TP_REC_DEVICE] = on_device,
+            [TP_REC_DOMAIN] = on_domain,
         },
     .thread = on_thread,
     .each = note_end,
@@ -474,13 +577,19 @@ static int create_schema(sctx *c) {
     if (!exec(c, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"))
         return 0;
     for (int t = 0; t < T_COUNT; t++) {
-        snprintf(sql, sizeof sql, "CREATE TABLE %s (%s);", tables[t].name, tables[t].columns);
+        int has_pid = tables[t].has_pid;
+        int len = snprintf(sql, sizeof sql, "CREATE TABLE %s (%s%s", tables[t].name,
+                           tables[t].columns, has_pid ? "" : ", pid INTEGER");
+        if (tables[t].key)
+            len += snprintf(sql + len, sizeof sql - (size_t)len, ", PRIMARY KEY (pid, %s)",
+                            tables[t].key);
+        snprintf(sql + len, sizeof sql - (size_t)len, ");");
         if (!exec(c, sql))
             return 0;
-        int ncol = 1; /* one '?' per column: count the commas outside PRIMARY KEY (...) */
-        for (const char *p = tables[t].columns; *p && strncmp(p, ", PRIMARY", 9); p++)
+        int ncol = has_pid ? 1 : 2; /* one '?' per column: the commas, and pid */
+        for (const char *p = tables[t].columns; *p; p++)
             ncol += *p == ',';
-        int len = snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s VALUES (?", tables[t].name);
+        len = snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s VALUES (?", tables[t].name);
         for (int i = 1; i < ncol; i++)
             len += snprintf(sql + len, sizeof sql - (size_t)len, ",?");
         snprintf(sql + len, sizeof sql - (size_t)len, ")");
@@ -497,18 +606,18 @@ static int create_schema(sctx *c) {
  * code id << 24 | line). Created at the first PYCODE record, so the schema of other traces'
  * exports stays as it was. */
 static int python_schema(sctx *c) {
-    char sql[768];
+    char sql[1024];
     snprintf(sql, sizeof sql,
-             "CREATE TABLE python_code (code_id INTEGER PRIMARY KEY, function TEXT, file TEXT, "
-             "first_line INTEGER);"
+             "CREATE TABLE python_code (code_id INTEGER, function TEXT, file TEXT, "
+             "first_line INTEGER, pid INTEGER, PRIMARY KEY (pid, code_id));"
              "CREATE VIEW stacks_python AS SELECT st.stack_id, st.depth, st.module_id, "
              "st.offset, m.path AS module_path, c.function, c.file, CASE WHEN st.module_id = %u "
-             "THEN st.offset & %u END AS line FROM stacks st LEFT JOIN modules m ON "
-             "m.module_id = st.module_id LEFT JOIN python_code c ON st.module_id = %u AND "
-             "c.code_id = st.offset >> 24;",
+             "THEN st.offset & %u END AS line, st.pid FROM stacks st LEFT JOIN modules m ON "
+             "m.module_id = st.module_id AND m.pid = st.pid LEFT JOIN python_code c ON "
+             "st.module_id = %u AND c.code_id = st.offset >> 24 AND c.pid = st.pid;",
              TP_FRAME_PYTHON, TP_PYLINE_MAX, TP_FRAME_PYTHON);
     if (!exec(c, sql) ||
-        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO python_code VALUES (?,?,?,?)", -1,
+        sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO python_code VALUES (?,?,?,?,?)", -1,
                            &c->py_ins, NULL) != SQLITE_OK) {
         db_fail(c, "python_code");
         return 0;
@@ -525,6 +634,7 @@ static tp_status on_pycode(void *cx, const tp_rec_hdr *h) {
     sqlite3_bind_text(c->py_ins, 2, str(c, p->name_sid), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(c->py_ins, 3, str(c, p->file_sid), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(c->py_ins, 4, p->first_line);
+    sqlite3_bind_int64(c->py_ins, 5, c->pid);
     if (sqlite3_step(c->py_ins) != SQLITE_DONE)
         db_fail(c, "python_code");
     sqlite3_reset(c->py_ins);
@@ -535,17 +645,43 @@ static tp_status on_pycode(void *cx, const tp_rec_hdr *h) {
 /* After the strings and stacks: the Python code objects. */
 static const tp_visitor python = {.meta = {[TP_REC_PYCODE] = on_pycode}};
 
-static tp_status export_all(sctx *c) {
-    if (!create_schema(c))
-        return TP_ERR_IO;
+/* The pid of trace `r`'s process (its PROCESS record's); 0 when it has none. */
+static uint32_t pid_of(const tp_reader *r) {
+    const tp_rec_hdr *const *recs;
+    tp_rec_process p = {0};
+    if (tp_reader_meta(r, TP_REC_PROCESS, &recs) > 0)
+        tp_record_get(recs[0], &p, sizeof p);
+    return p.pid;
+}
+
+/* One process's trace into the open transaction. Ids are per trace: the sets of ids its rows
+ * referred to start empty. */
+static tp_status export_one(sctx *c, tp_reader *r) {
+    c->r = r;
+    c->pid = pid_of(r);
+    c->t_last = 0;
+    if (c->sids.n)
+        memset(c->sids.bits, 0, c->sids.n);
+    if (c->stacks.n)
+        memset(c->stacks.bits, 0, c->stacks.n);
     tp_status st = tp_visit_run(c->r, &exporter, c, NULL);
     if (st != TP_OK && !c->failed)
         return st; /* the visitor's own failure (out of memory), not a row's */
     meta_ids(c);
     if (!c->failed && (st = tp_visit_run(c->r, &python, c, NULL)) != TP_OK && !c->failed)
         return st;
-    if (!c->failed)
-        exec(c, "COMMIT;");
+    return c->failed ? TP_ERR_IO : TP_OK;
+}
+
+static tp_status export_all(sctx *c, tp_reader *const *r, size_t n) {
+    if (!create_schema(c))
+        return TP_ERR_IO;
+    for (size_t i = 0; i < n; i++) {
+        tp_status st = export_one(c, r[i]);
+        if (st != TP_OK)
+            return st;
+    }
+    exec(c, "COMMIT;");
     return c->failed ? TP_ERR_IO : TP_OK;
 }
 
@@ -559,10 +695,16 @@ static void remove_file(const char *path) {
 
 tp_status tp_export_sqlite(tp_reader *r, const char *path, uint64_t *rows, char *err,
                            size_t err_size) {
+    return tp_export_sqlite_set(&r, 1, path, NULL, rows, err, err_size);
+}
+
+tp_status tp_export_sqlite_set(tp_reader *const *r, size_t n, const char *path,
+                               const tp_export_sqlite_opts *o, uint64_t *rows, char *err,
+                               size_t err_size) {
     sctx *c = calloc(1, sizeof *c);
     if (!c)
         return TP_ERR_NOMEM;
-    c->r = r;
+    c->o = o;
     remove_file(path); /* replace, never append to an old export */
     tp_status st = TP_ERR_OPEN;
     if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
@@ -570,7 +712,7 @@ tp_status tp_export_sqlite(tp_reader *r, const char *path, uint64_t *rows, char 
         snprintf(c->err, sizeof c->err, "cannot create file (%s)",
                  c->db ? sqlite3_errmsg(c->db) : "out of memory");
     } else {
-        st = export_all(c);
+        st = export_all(c, r, n);
     }
     for (int t = 0; t < T_COUNT; t++)
         sqlite3_finalize(c->ins[t]);

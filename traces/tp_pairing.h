@@ -22,6 +22,7 @@ typedef struct {
     uint32_t color;     /* ARGB; 0 when the record had none (TP_NVTX_HAS_COLOR unset) */
     uint16_t opened_by; /* TP_REC_NVTX_PUSH or TP_REC_NVTX_START */
     uint16_t reserved;
+    uint32_t stack_id; /* the opening record's stack (--stacks all); 0: none */
 } tp_open_range;
 
 #define TP_PAIR_PUSH_KEY(tid, domain) (((uint64_t)(tid) << 32) | (uint32_t)(domain))

@@ -23,6 +23,7 @@ static_assert(sizeof(tp_rec_hdr) == 8, "header");
 static_assert(sizeof(tp_rec_nvtx) == 56, "nvtx"); /* 48 before stack_id was appended */
 static_assert(sizeof(tp_rec_nvtx_pop) == 24, "nvtx pop");
 static_assert(sizeof(tp_rec_api) == 48, "api");
+static_assert(sizeof(tp_rec_env) == 24, "env");
 static_assert(sizeof(tp_rec_kernel) == 88, "kernel");
 static_assert(sizeof(tp_rec_memcpy) == 72, "memcpy");
 static_assert(sizeof(tp_rec_memset) == 56, "memset");

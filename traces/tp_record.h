@@ -45,6 +45,7 @@ typedef struct {
     X(STREAM, 9, tp_rec_stream, 0, 0)                                                              \
     X(EXT_CORRELATION, 10, tp_rec_ext_correlation, 0, 0)                                           \
     X(PYCODE, 11, tp_rec_pycode, 0, 0)                                                             \
+    X(ENV, 12, tp_rec_env, 0, 0)                                                                   \
     X(CLOCK_SYNC, 16, tp_rec_clock_sync, 1, 0)                                                     \
     X(NVTX_PUSH, 17, tp_rec_nvtx, 1, 0)                                                            \
     X(NVTX_POP, 18, tp_rec_nvtx_pop, 1, 0)                                                         \
@@ -162,6 +163,20 @@ typedef struct {
     uint32_t name_sid;   /* co_qualname ("Model.forward"; 3.11+), co_name before */
     uint32_t first_line; /* co_firstlineno */
 } tp_rec_pycode;
+
+/* One fact about the environment the trace was recorded in (v1.4): a key such as
+ * "cuda.driver" or "gpu.name" and its value, both strings (traces/tp_env_keys.h lists the keys
+ * trainprof writes; readers keep unknown keys too). `device` is TP_ENV_PROCESS for facts about
+ * the process or host, else the GPU ordinal the fact is about. The latest record with the same
+ * key and device wins, so a writer may record what it knows at start and again at the end. */
+#define TP_ENV_PROCESS 0xffffffffu
+typedef struct {
+    tp_rec_hdr h;
+    uint32_t key_sid;
+    uint32_t value_sid;
+    uint32_t device; /* TP_ENV_PROCESS, or the GPU ordinal */
+    uint32_t reserved;
+} tp_rec_env;
 
 /* NVTX domain (id 0 is the default domain and needs no record). flags bit 0: destroyed. */
 typedef struct {

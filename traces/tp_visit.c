@@ -133,7 +133,8 @@ static tp_status pair_push(walk *w, const tp_rec_hdr *h) {
                        .domain = n->domain,
                        .category = n->category,
                        .color = color_of(h, n->color),
-                       .opened_by = TP_REC_NVTX_PUSH};
+                       .opened_by = TP_REC_NVTX_PUSH,
+                       .stack_id = n->stack_id};
     return open_range(&w->pushes, &o);
 }
 
@@ -146,7 +147,8 @@ static tp_status pair_start(walk *w, const tp_rec_hdr *h) {
                        .domain = n->domain,
                        .category = n->category,
                        .color = color_of(h, n->color),
-                       .opened_by = TP_REC_NVTX_START};
+                       .opened_by = TP_REC_NVTX_START,
+                       .stack_id = n->stack_id};
     return open_range(&w->starts, &o);
 }
 

@@ -52,15 +52,9 @@ typedef struct tp_ring {
 } tp_ring;
 
 struct tp_stage {
-    /* Producer's cache lines: written by the owning thread only. */
-    _Alignas(64) _Atomic uint64_t head; /* published end of committed records */
-    uint64_t pos;                       /* start of the record being reserved */
-    uint64_t pending_end;               /* its end */
-    uint64_t cached_tail;               /* last tail seen, >= the ring's start; refreshed when
-                                           space seems short */
-    uint64_t check_at;                  /* position at which to look at the fill level */
-    uint8_t *ring;                      /* the producer's ring (pring's buf, cap, cap - 1) */
-    uint64_t cap, mask;
+    /* Producer's cache lines: written by the owning thread only. First, so that the inline
+     * reserve/commit in tp_writer.h find it at the stage's address. */
+    tp_stage_producer p;
     tp_ring *pring;
     _Atomic uint64_t dropped[TP_REC_TYPE_LIMIT];
     /* Drain's cache line. */
@@ -91,6 +85,7 @@ typedef struct {
     size_t len, cap;
     uint32_t count;
     uint64_t t_min, t_max, mask;
+    uint32_t counts[TP_REC_TYPE_LIMIT]; /* records by type, valid for the types in `mask` */
 } chunk_buf;
 
 struct tp_writer {
@@ -224,8 +219,11 @@ static int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
     memcpy(c->buf + c->len, r, r->size);
     c->len += r->size;
     c->count++;
-    if (r->type < TP_REC_TYPE_LIMIT)
-        c->mask |= TP_REC_BIT(r->type);
+    if (r->type < TP_REC_TYPE_LIMIT) {
+        uint64_t bit = TP_REC_BIT(r->type);
+        c->counts[r->type] = (c->mask & bit ? c->counts[r->type] : 0) + 1;
+        c->mask |= bit;
+    }
     if (r->flags & TP_RF_TIMED) {
         uint64_t a = tp_record_ts(r), b = tp_record_end(r);
         if (b < a)
@@ -380,16 +378,20 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     w->stats.bytes_file = w->file_off;
 }
 
-/* Counts the records of a chunk about to be written into the per-type totals, and shows
- * each to the tap (so it sees the file's order: metadata before the data that uses it). */
+/* Counts the records of a chunk about to be written into the per-type totals (from the counts
+ * chunk_add kept), and shows each to the tap (so it sees the file's order: metadata before the
+ * data that uses it). Only a tap or a DROPPED record makes it walk the records. */
 static void count_records(tp_writer *w, const chunk_buf *c) {
+    for (uint64_t m = c->mask; m; m &= m - 1)
+        w->stats.records[__builtin_ctzll(m)] += c->counts[__builtin_ctzll(m)];
+    w->stats.records_total += c->count;
+    if (!w->tap && !(c->mask & TP_REC_BIT(TP_REC_DROPPED)))
+        return;
     size_t off = 0;
     while (off + sizeof(tp_rec_hdr) <= c->len) {
         const tp_rec_hdr *r = (const tp_rec_hdr *)(c->buf + off);
         if (w->tap)
             w->tap(w->tap_ctx, r);
-        if (r->type < TP_REC_TYPE_LIMIT)
-            w->stats.records[r->type]++;
         if (r->type == TP_REC_DROPPED) {
             const tp_rec_dropped *d = (const tp_rec_dropped *)r;
             w->stats.dropped[d->what < TP_REC_TYPE_LIMIT ? d->what : 0] += d->count;
@@ -397,7 +399,6 @@ static void count_records(tp_writer *w, const chunk_buf *c) {
         }
         off += r->size;
     }
-    w->stats.records_total += c->count;
 }
 
 /* Writes pending metadata as a META chunk (called before each data chunk). */
@@ -466,7 +467,7 @@ static void ring_free(tp_writer *w, tp_ring *r);
  * it). `closed` is read before `head`, so a closed stage's head is final. */
 static int drain_stage(tp_writer *w, tp_stage *s) {
     int closed = atomic_load_explicit(&s->closed, memory_order_acquire);
-    uint64_t head = atomic_load_explicit(&s->head, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&s->p.head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
     for (;;) {
         tp_ring *r = s->dring;
@@ -531,7 +532,7 @@ static void stage_release(tp_writer *w, tp_stage *s) {
 static uint64_t backlog(tp_writer *w, tp_stage *s) {
     uint64_t n = 0;
     for (; s; s = s->next)
-        n += atomic_load_explicit(&s->head, memory_order_relaxed) -
+        n += atomic_load_explicit(&s->p.head, memory_order_relaxed) -
              atomic_load_explicit(&s->tail, memory_order_relaxed);
     return n;
 }
@@ -941,11 +942,11 @@ static void ring_free(tp_writer *w, tp_ring *r) {
 /* Makes `r` the ring the producer writes into. */
 static void stage_use_ring(tp_stage *s, tp_ring *r) {
     s->pring = r;
-    s->ring = r->buf;
-    s->cap = r->cap;
-    s->mask = r->cap - 1;
-    s->cached_tail = r->start;
-    s->check_at = r->start + r->cap / 2;
+    s->p.ring = r->buf;
+    s->p.cap = r->cap;
+    s->p.mask = r->cap - 1;
+    s->p.cached_tail = r->start;
+    s->p.check_at = r->start + r->cap / 2;
 }
 
 static tp_stage *stage_new(tp_writer *w, uint32_t tid, int counted) {
@@ -1018,17 +1019,17 @@ static uint64_t budget_take_ring(tp_writer *w, uint64_t cap) {
  * doubles until the budget is nearly spent. Returns 0 when no ring fits. */
 static int stage_grow(tp_stage *s) {
     tp_writer *w = s->w;
-    uint64_t cap = budget_take_ring(w, s->cap);
+    uint64_t cap = budget_take_ring(w, s->p.cap);
     if (!cap)
         return 0;
-    tp_ring *r = ring_new(cap, s->pos, 1);
+    tp_ring *r = ring_new(cap, s->p.pos, 1);
     if (!r) {
         budget_give(w, cap);
         return 0;
     }
     tp_ring *old = s->pring;
     old->next = r;
-    atomic_store_explicit(&old->end, s->pos, memory_order_release);
+    atomic_store_explicit(&old->end, s->p.pos, memory_order_release);
     stage_use_ring(s, r);
     writer_wake(w); /* a full ring means the drain is behind */
     return 1;
@@ -1037,7 +1038,7 @@ static int stage_grow(tp_stage *s) {
 /* Slow path of reserve: the ring looked full. Blocks (drains itself) when the writer is in
  * block_when_full mode, else grows the ring or, when the budget is spent, counts the drop. */
 static void *stage_full(tp_stage *s, uint32_t size, uint16_t type) {
-    int valid = size >= sizeof(tp_rec_hdr) && size % 8 == 0 && size <= s->cap / 2;
+    int valid = size >= sizeof(tp_rec_hdr) && size % 8 == 0 && size <= s->p.cap / 2;
     if (valid && s->w->opts.block_when_full) {
         drain(s->w, 0);
         return tp_stage_reserve(s, size, type);
@@ -1052,58 +1053,43 @@ static void *stage_full(tp_stage *s, uint32_t size, uint16_t type) {
  * drain may still be emptying an older ring). Returns the tail as loaded. */
 static uint64_t stage_refresh_tail(tp_stage *s) {
     uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
-    s->cached_tail = tail > s->pring->start ? tail : s->pring->start;
+    s->p.cached_tail = tail > s->pring->start ? tail : s->pring->start;
     return tail;
 }
 
-void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type) {
-    uint64_t pos = s->pos, off = pos & s->mask;
-    uint64_t pad = off + size > s->cap ? s->cap - off : 0;
+/* reserve's slow path (tp_writer.h): the record needs padding to the ring's end, or the last
+ * tail seen leaves no room, or the size is bad. */
+void *tp_stage__reserve_slow(tp_stage *s, uint32_t size, uint16_t type) {
+    uint64_t pos = s->p.pos, off = pos & s->p.mask;
+    uint64_t pad = off + size > s->p.cap ? s->p.cap - off : 0;
     uint64_t end = pos + pad + size;
-    if (end - s->cached_tail > s->cap || size - 8u > s->cap / 2 || (size & 7u)) {
+    if (end - s->p.cached_tail > s->p.cap || size - 8u > s->p.cap / 2 || (size & 7u)) {
         stage_refresh_tail(s);
-        if (end - s->cached_tail > s->cap || size - 8u > s->cap / 2 || (size & 7u))
+        if (end - s->p.cached_tail > s->p.cap || size - 8u > s->p.cap / 2 || (size & 7u))
             return stage_full(s, size, type);
     }
     if (pad) {
-        tp_rec_hdr *p = (tp_rec_hdr *)(s->ring + off);
+        tp_rec_hdr *p = (tp_rec_hdr *)(s->p.ring + off);
         p->type = TP_REC_PAD;
         p->flags = 0;
         p->size = (uint32_t)pad;
         pos += pad;
-        s->pos = pos;
+        s->p.pos = pos;
     }
-    s->pending_end = pos + size;
-    return s->ring + (pos & s->mask);
+    s->p.pending_end = pos + size;
+    return s->p.ring + (pos & s->p.mask);
 }
 
 /* Past the check point: refresh the tail and wake the drain when over half full (older
  * rings not yet emptied count as fill). */
-static void stage_check_fill(tp_stage *s) {
+void tp_stage__check_fill(tp_stage *s) {
     uint64_t tail = stage_refresh_tail(s);
-    if (s->pos - tail >= s->cap / 2) {
+    if (s->p.pos - tail >= s->p.cap / 2) {
         writer_wake(s->w);
-        s->check_at = s->pos + s->cap / 8;
+        s->p.check_at = s->p.pos + s->p.cap / 8;
     } else {
-        s->check_at = tail + s->cap / 2;
+        s->p.check_at = tail + s->p.cap / 2;
     }
-}
-
-void tp_stage_commit(tp_stage *s) {
-    s->pos = s->pending_end;
-    atomic_store_explicit(&s->head, s->pos, memory_order_release);
-    if (s->pos >= s->check_at)
-        stage_check_fill(s);
-}
-
-int tp_stage_write(tp_stage *s, const void *rec) {
-    const tp_rec_hdr *h = rec;
-    void *p = tp_stage_reserve(s, h->size, h->type);
-    if (!p)
-        return 0;
-    memcpy(p, rec, h->size);
-    tp_stage_commit(s);
-    return 1;
 }
 
 uint64_t tp_stage_dropped(const tp_stage *s) {

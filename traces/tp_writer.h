@@ -19,8 +19,10 @@
 #ifndef TP_WRITER_H
 #define TP_WRITER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tp_record.h"
 #include "tp_status.h"
@@ -87,15 +89,59 @@ tp_status tp_writer_stage_open(tp_writer *w, uint32_t tid, tp_stage **out);
 /* Hands the ring back: the writer drains what is left, then frees it. NULL: no-op. */
 void tp_stage_close(tp_stage *s);
 
-/* Space for one record of `size` bytes (multiple of 8), or NULL when full (the drop is
- * counted under `type`). Only the owning thread may call this. */
-void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type);
+/* The producer's half of a stage: its first member, public so that reserve and commit inline
+ * into the collector's hot paths (a call per record cost more than the work). Only the owning
+ * thread touches it; only tp_writer.c moves it to another ring. */
+typedef struct {
+    _Alignas(64) _Atomic uint64_t head; /* published end of committed records */
+    uint64_t pos;                       /* start of the record being reserved */
+    uint64_t pending_end;               /* its end */
+    uint64_t cached_tail; /* last tail seen, >= the ring's start; refreshed when space seems
+                             short */
+    uint64_t check_at;    /* position at which to look at the fill level */
+    uint8_t *ring;        /* the producer's ring: buffer, size (a power of two), size - 1 */
+    uint64_t cap, mask;
+} tp_stage_producer;
 
-/* Publishes the record last reserved (its header must be filled). */
-void tp_stage_commit(tp_stage *s);
+/* Out-of-line parts of reserve and commit (not for callers). */
+void *tp_stage__reserve_slow(tp_stage *s, uint32_t size, uint16_t type);
+void tp_stage__check_fill(tp_stage *s);
+
+/* Space for one record of `size` bytes (multiple of 8), or NULL when full (the drop is
+ * counted under `type`). Only the owning thread may call this. The common case (the record
+ * fits before the ring's end and the last tail seen) is a few loads and compares. */
+static inline void *tp_stage_reserve(tp_stage *s, uint32_t size, uint16_t type) {
+    tp_stage_producer *p = (tp_stage_producer *)(void *)s;
+    uint64_t pos = p->pos, off = pos & p->mask;
+    if (__builtin_expect(off + size <= p->cap && pos + size - p->cached_tail <= p->cap &&
+                             size - 8u <= p->cap / 2 && !(size & 7u),
+                         1)) {
+        p->pending_end = pos + size;
+        return p->ring + off;
+    }
+    return tp_stage__reserve_slow(s, size, type);
+}
+
+/* Publishes the record last reserved (its header must be filled): one release store. */
+static inline void tp_stage_commit(tp_stage *s) {
+    tp_stage_producer *p = (tp_stage_producer *)(void *)s;
+    uint64_t end = p->pending_end;
+    p->pos = end;
+    atomic_store_explicit(&p->head, end, memory_order_release);
+    if (__builtin_expect(end >= p->check_at, 0))
+        tp_stage__check_fill(s);
+}
 
 /* reserve + copy + commit. Returns 1 when written, 0 when dropped. */
-int tp_stage_write(tp_stage *s, const void *rec);
+static inline int tp_stage_write(tp_stage *s, const void *rec) {
+    const tp_rec_hdr *h = rec;
+    void *d = tp_stage_reserve(s, h->size, h->type);
+    if (!d)
+        return 0;
+    memcpy(d, rec, h->size);
+    tp_stage_commit(s);
+    return 1;
+}
 
 /* Records dropped by this stage so far (all types). */
 uint64_t tp_stage_dropped(const tp_stage *s);

@@ -10,7 +10,9 @@
 #include "tp_tui_data.h"
 #include "tp_tui_diagnosis.h"
 #include "tp_tui_layout.h"
+#include "tp_tui_memory.h"
 #include "tp_tui_panel.h"
+#include "tp_tui_stacks.h"
 #include "tp_tui_summary.h"
 #include "tp_tui_timeline.h"
 
@@ -136,6 +138,10 @@ static tp_tui_panel *timeline_new(tp_tui_data *d) {
     return tp_tui_timeline_new(d);
 }
 
+static tp_tui_panel *memory_new(tp_tui_data *d) {
+    return tp_tui_memory_new(d);
+}
+
 static tp_tui_panel *diagnosis_new(tp_tui_data *d) {
     return tp_tui_diagnosis_new(d);
 }
@@ -145,8 +151,9 @@ static const struct {
     const char *name; /* --view name, and the panel's name */
     tp_tui_panel *(*make)(tp_tui_data *d);
 } views[TP_TUI_N_VIEWS] = {
-    {"summary", summary_new}, {"timeline", timeline_new}, {"kernels", kernels_new},
-    {"ranges", ranges_new},   {"copies", copies_new},     {"diagnosis", diagnosis_new},
+    {"summary", summary_new},      {"timeline", timeline_new}, {"kernels", kernels_new},
+    {"ranges", ranges_new},        {"copies", copies_new},     {"diagnosis", diagnosis_new},
+    {"stacks", tp_tui_stacks_new}, {"memory", memory_new},
 };
 
 int tp_tui_view_index(const char *name) {
@@ -293,11 +300,24 @@ int tp_tui_key(tp_tui *t, int k) {
 static void draw_title(tp_tui *t, tp_tui_grid *g) {
     tp_tui_grid_fill(g, 0, TP_TUI_A_TITLE);
     int x = tp_tui_grid_put(g, 0, 0, " trainprof ", g->w, TP_TUI_A_TITLE);
-    for (int i = 0; i < TP_TUI_N_VIEWS; i++)
-        x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE,
-                                i == t->view ? " [%d %s]" : "  %d %s ", i + 1, t->panels[i]->title);
-    x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  rank %d (%zu of %zu)",
+    /* The rank first, so it shows at any width; then the views, named in full when they all
+     * fit, else only the current one named and the others by their key. */
+    x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " rank %d (%zu of %zu) ",
                             t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
+    int full = 0;
+    for (int i = 0; i < TP_TUI_N_VIEWS; i++)
+        full += 4 + (int)strlen(t->panels[i]->title) + (i + 1 >= 10);
+    int named = x + full <= g->w - 24; /* leave room for the drop warning */
+    for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
+        if (i == t->view)
+            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " [%d %s]", i + 1,
+                                    t->panels[i]->title);
+        else if (named)
+            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  %d %s ", i + 1,
+                                    t->panels[i]->title);
+        else
+            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " %d", i + 1);
+    }
     const tp_an_drops *dr = &t->d.a.drops; /* the report's line says the same, in full */
     if (dr->lost)
         tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_WARN, "  %.2f %% dropped: lower bounds",

@@ -1,12 +1,12 @@
 /* tp_tui: the interactive terminal UI over a loaded trace, and its headless snapshot mode.
  *
  * A tp_tui holds one rank's data (tp_tui_data) and one panel per view, from a table: Summary,
- * Timeline, Kernels, Ranges, Copies, Diagnosis. It is driven by keys (tp_tui_key) and drawn into a
- * character grid (tp_tui_render); the ncurses front end (tp_tui_run) only moves keys in and the
- * grid out, and --snapshot prints the same grid as text, so everything but the terminal itself runs
- * headless in tests. Keys are this header's TP_TUI_KEY_* codes or plain characters. The
- * model must outlive the tp_tui; the library never exits and never prints to stdout except
- * in tp_tui_snapshot onto the FILE it is given. */
+ * Timeline, Kernels, Ranges, Copies, Diagnosis, Memory. It is driven by keys (tp_tui_key) and drawn
+ * into a character grid (tp_tui_render); the ncurses front end (tp_tui_run) only moves keys in and
+ * the grid out, and --snapshot prints the same grid as text, so everything but the terminal itself
+ * runs headless in tests. Keys are this header's TP_TUI_KEY_* codes or plain characters. The model
+ * must outlive the tp_tui; the library never exits and never prints to stdout except in
+ * tp_tui_snapshot onto the FILE it is given. */
 #ifndef TP_TUI_H
 #define TP_TUI_H
 
@@ -46,13 +46,13 @@ enum {
     TP_TUI_KEY_TAB = '\t'
 };
 
-#define TP_TUI_N_VIEWS 6
+#define TP_TUI_N_VIEWS 8
 
 /* Fills the defaults: the first rank, Summary, 120x40, tp_an_opts_init's analyses. */
 void tp_tui_opts_init(tp_tui_opts *o);
 
-/* 0..5 for "summary", "timeline", "kernels", "ranges", "copies", "diagnosis" (or "1".."6");
- * -1 else. */
+/* 0..6 for "summary", "timeline", "kernels", "ranges", "copies", "diagnosis", "memory" (or
+ * "1".."7"); -1 else. */
 int tp_tui_view_index(const char *name);
 
 /* The --view name of view i (0 <= i < TP_TUI_N_VIEWS), else NULL. */

@@ -45,10 +45,10 @@ static void build_ranges(tp_tui_data *d) {
     d->ranges.empty = "(no NVTX ranges or annotations in this rank)";
     for (size_t i = 0; i < d->a.nv.n; i++) {
         const tp_an_range *r = &d->a.nv.r[i];
-        char cnt[24], ops[24], b[5][32];
+        char cnt[24], ops[24], b[5][32], lb[512];
         snprintf(cnt, sizeof cnt, "%zu", r->count);
         snprintf(ops, sizeof ops, "%zu", r->n_gpu_ops);
-        const char *txt[] = {tp_model_str(d->m, r->name),
+        const char *txt[] = {tp_an_range_label(d->m, r, lb, sizeof lb),
                              cnt,
                              DUR(b[0], r->total),
                              DUR(b[4], r->gpu_ns),
@@ -173,7 +173,8 @@ static void build_lanes(tp_tui_data *d) {
 
 /* The analyses the views show (launch, queue and overlap have no view yet). */
 #define TUI_ANALYSES                                                                               \
-    (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_MEMORY | TP_RA_NVTX | TP_RA_DIAGNOSIS)
+    (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_MEMORY | TP_RA_NVTX | TP_RA_DIAGNOSIS |   \
+     TP_RA_MEMUSE)
 
 void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o) {
     memset(d, 0, sizeof *d);
@@ -203,7 +204,7 @@ long tp_tui_data_range_index(const tp_tui_data *d, long row) {
     if (row < 0 || (size_t)row >= ev->n || ev->cat[row] != TP_CAT_USER_ANNOTATION)
         return -1;
     for (size_t i = 0; i < d->a.nv.n; i++)
-        if (d->a.nv.r[i].name == ev->name[row])
+        if (d->a.nv.r[i].name == ev->name[row] && d->a.nv.r[i].domain == ev->domain[row])
             return (long)i;
     return -1;
 }

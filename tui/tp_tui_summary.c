@@ -126,7 +126,8 @@ static void tops(writer *w, const tp_tui_data *d) {
     line(w, TP_TUI_A_HEADER, "Top ranges%*s %8s %12s %12s", nw - 8, "", "count", "total",
          "GPU time");
     for (size_t i = 0; i < d->a.nv.n && i < 10; i++) {
-        tp_tui_fit(nm, sizeof nm, tp_model_str(d->m, d->a.nv.r[i].name), nw);
+        char lb[512];
+        tp_tui_fit(nm, sizeof nm, tp_an_range_label(d->m, &d->a.nv.r[i], lb, sizeof lb), nw);
         line(w, TP_TUI_A_NORMAL, "  %s%*s %8zu %s %s", nm, nw - tp_tui_str_width(nm), "",
              d->a.nv.r[i].count, rdur(b1, 32, (double)d->a.nv.r[i].total, 12),
              rdur(b2, 32, (double)d->a.nv.r[i].gpu_ns, 12));

@@ -38,7 +38,35 @@ static void test_ranges(void) {
     tp_model_close(f.m);
 }
 
+/* One name in two NVTX domains is two ranges; only such names carry their domain in labels. */
+static void test_domains(void) {
+    fx_model f = fx_new();
+    fx_ev(&f, "fwd", TP_CAT_USER_ANNOTATION, 0, 100, -1, -1);
+    fx_ev(&f, "fwd", TP_CAT_USER_ANNOTATION, 200, 50, -1, -1);
+    f.r->ev.domain[f.r->ev.n - 1] = tp_model_intern(f.m, "aux", 3);
+    fx_ev(&f, "bwd", TP_CAT_USER_ANNOTATION, 300, 10, -1, -1);
+    f.r->ev.domain[f.r->ev.n - 1] = tp_model_intern(f.m, "aux", 3);
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_view_build(&v, f.m, f.r, NULL);
+    tp_an_nvtx nv;
+    tp_an_nvtx_run(&v, &nv);
+    CHECK_EQ_U(nv.n, 3);
+    char b[64];
+    CHECK_STR(tp_an_range_label(f.m, &nv.r[0], b, sizeof b), "fwd"); /* 100 us, default */
+    CHECK_EQ_I(nv.r[0].total, FX_US(100));
+    CHECK_EQ_I(nv.r[0].shared_name, 1);
+    CHECK_STR(tp_an_range_label(f.m, &nv.r[1], b, sizeof b), "[aux] fwd");
+    CHECK_EQ_I(nv.r[1].total, FX_US(50));
+    CHECK_STR(tp_an_range_label(f.m, &nv.r[2], b, sizeof b), "bwd"); /* one domain only */
+    CHECK_STR(tp_model_str(f.m, nv.r[2].domain), "aux");
+    tp_an_nvtx_free(&nv);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
 int main(void) {
     TP_RUN(test_ranges);
+    TP_RUN(test_domains);
     return tp_test_summary();
 }

@@ -60,6 +60,32 @@ static void test_input_bound(void) {
     tp_model_close(f.m);
 }
 
+/* A native trace whose only step is the first (an OOM in step 1): warm-up, so the same
+ * input-bound step is not judged on time shares; the failure still is. A Kineto profile's
+ * single ProfilerStep comes after the profiler's own warm-up and is judged. */
+static void test_warmup_only(void) {
+    for (int native = 0; native < 2; native++) {
+        fx_model f = fx_new();
+        f.r->native = native;
+        fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, 0, 1000, -1, -1);
+        fx_ev(&f, "dataloader wait", TP_CAT_USER_ANNOTATION, 0, 600, -1, -1);
+        fx_launch(&f, "conv_fwd", 600, 10, 610, 390, 1, 1);
+        tp_memev_row row = {0};
+        row.ts = FX_US(700), row.kind = TP_MEMEV_ALLOC_FAIL, row.bytes = 4 << 20;
+        row.device = 0, row.total_allocated = row.total_reserved = -1;
+        tp_memev_push(&f.r->mem, &row);
+        tp_model_finish(f.m);
+        tp_diagnosis d;
+        run(&f, 0, &d);
+        CHECK_EQ_U(d.n_steps, 1);
+        CHECK_EQ_I(d.warmup_only, native);
+        CHECK(tp_diagnosis_find(&d, "oom") != NULL);
+        CHECK((tp_diagnosis_find(&d, "input-bound") != NULL) == !native);
+        tp_diagnose_free(&d);
+        tp_model_close(f.m);
+    }
+}
+
 /* Four 1 ms steps; each launches a 690 µs kernel and then waits for it in
  * cudaStreamSynchronize inside "read loss": one sync per step, the host blocked 695 µs per
  * step. */
@@ -364,6 +390,7 @@ int main(int argc, char **argv) {
         return tp_test_summary();
     }
     TP_RUN(test_input_bound);
+    TP_RUN(test_warmup_only);
     TP_RUN(test_sync_stall);
     TP_RUN(test_pageable);
     TP_RUN(test_sync_h2d);

@@ -15,8 +15,9 @@ static const uint16_t types[] = {
     TP_REC_DEVICE_MEM, TP_REC_HEAP,     TP_REC_REGION,     TP_REC_ALLOC_FAIL, TP_REC_COUNTER,
     TP_REC_OVERHEAD,   TP_REC_DROPPED};
 static const uint16_t meta[] = {
-    TP_REC_PROCESS, TP_REC_THREAD, TP_REC_MODULE,          TP_REC_DOMAIN,     TP_REC_CATEGORY,
-    TP_REC_DEVICE,  TP_REC_STREAM, TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC, TP_REC_PYCODE};
+    TP_REC_PROCESS,    TP_REC_THREAD, TP_REC_MODULE, TP_REC_DOMAIN,
+    TP_REC_CATEGORY,   TP_REC_DEVICE, TP_REC_STREAM, TP_REC_EXT_CORRELATION,
+    TP_REC_CLOCK_SYNC, TP_REC_PYCODE, TP_REC_ENV};
 
 /* Small ids so that record fields hit real strings, stacks and modules when fuzzed. */
 static void small_ids(uint8_t *rec) {

@@ -16,8 +16,9 @@ static const uint16_t data_types[] = {
 #define NDATA (sizeof data_types / sizeof data_types[0])
 
 static const uint16_t meta_types[] = {
-    TP_REC_PROCESS, TP_REC_THREAD, TP_REC_MODULE,          TP_REC_DOMAIN,     TP_REC_CATEGORY,
-    TP_REC_DEVICE,  TP_REC_STREAM, TP_REC_EXT_CORRELATION, TP_REC_CLOCK_SYNC, TP_REC_PYCODE};
+    TP_REC_PROCESS,    TP_REC_THREAD, TP_REC_MODULE, TP_REC_DOMAIN,
+    TP_REC_CATEGORY,   TP_REC_DEVICE, TP_REC_STREAM, TP_REC_EXT_CORRELATION,
+    TP_REC_CLOCK_SYNC, TP_REC_PYCODE, TP_REC_ENV};
 #define NMETA (sizeof meta_types / sizeof meta_types[0])
 #define NRECS 3000
 
@@ -148,7 +149,7 @@ static void write_trace(const char *path, int finish, int no_filter) {
 static void check_info(tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     CHECK_EQ_U(in->version_major, 1);
-    CHECK_EQ_U(in->version_minor, 3);
+    CHECK_EQ_U(in->version_minor, 4);
     CHECK_STR(in->producer, "roundtrip-test");
     CHECK(in->created_realtime_ns > 1600000000ull * 1000000000ull);
     uint64_t total = 0;

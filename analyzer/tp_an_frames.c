@@ -1,0 +1,203 @@
+/* tp_an_frames: a rank's stacks as symbolized frames, resolved once each (see the header). */
+#include "tp_an_frames.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_mem.h"
+#include "tp_symbolize.h"
+
+/* One stack's frames, resolved on first use. */
+typedef struct {
+    tp_an_frame *f;
+    size_t n;
+    int done;
+} stack_frames;
+
+struct tp_an_frames {
+    const tp_model *m;
+    const tp_rank *r;
+    int no_symbols;
+    size_t max_above;
+    tp_symbolizer *sym; /* opened on first use */
+    int sym_tried;
+    stack_frames *cache; /* one per r->stacks.v entry, same order */
+    tp_an_frame *cur;    /* the frames being collected */
+    size_t n_cur, cap_cur;
+};
+
+tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
+                                size_t max_native_above) {
+    tp_an_frames *fx = tp_mem_xcalloc(1, sizeof *fx);
+    fx->m = m, fx->r = r;
+    fx->no_symbols = no_symbols;
+    fx->max_above = max_native_above;
+    fx->cache = tp_mem_xcalloc(r->stacks.n ? r->stacks.n : 1, sizeof *fx->cache);
+    return fx;
+}
+
+void tp_an_frames_close(tp_an_frames *fx) {
+    if (!fx)
+        return;
+    for (size_t i = 0; i < fx->r->stacks.n; i++)
+        free(fx->cache[i].f);
+    free(fx->cache);
+    free(fx->cur);
+    tp_symbolizer_close(fx->sym);
+    free(fx);
+}
+
+static tp_symbolizer *symbolizer(tp_an_frames *fx) {
+    if (!fx->sym_tried && !fx->no_symbols) {
+        fx->sym_tried = 1;
+        if (tp_symbolizer_open(&fx->sym) != TP_OK)
+            fx->sym = NULL;
+    }
+    return fx->sym;
+}
+
+/* libc's program start (_start, __libc_start_main, __libc_start_call_main): in every stack,
+ * so it says nothing about this one. */
+static int is_start_func(const char *func) {
+    return !strcmp(func, "_start") || !strncmp(func, "__libc_start", 12);
+}
+
+static tp_an_frame *add_frame(tp_an_frames *fx, const char *module, uint64_t off,
+                              const char *symbols) {
+    TP_MEM_XGROW(fx->cur, fx->cap_cur, fx->n_cur + 1);
+    tp_an_frame *fr = &fx->cur[fx->n_cur++];
+    *fr = (tp_an_frame){module ? module : "", off, "", "", 0, 0, 0, symbols};
+    return fr;
+}
+
+/* One raw frame -> one frame per function at that address (inlined ones first). */
+static void add_symbolized(tp_an_frames *fx, const tp_stack_module *mo, const char *path,
+                           const char *base, uint64_t off) {
+    tp_symbolizer *sy = symbolizer(fx);
+    if (!sy || !path) {
+        add_frame(fx, base, off, sy ? tp_sym_status_str(TP_SYM_NO_FILE) : "off");
+        return;
+    }
+    const tp_sym *sym = tp_symbolize(sy, path, mo->build_id, mo->build_id_len, off);
+    if (sym->status != TP_SYM_OK) {
+        add_frame(fx, base, off, tp_sym_status_str(sym->status));
+        return;
+    }
+    for (size_t k = 0; k < sym->n; k++) {
+        if (k + 1 == sym->n && is_start_func(sym->f[k].func))
+            break;
+        tp_an_frame *fr = add_frame(fx, base, off, "ok");
+        fr->func = sym->f[k].func;
+        fr->file = sym->f[k].file ? sym->f[k].file : "";
+        fr->line = sym->f[k].line;
+        fr->inlined = k + 1 < sym->n;
+    }
+}
+
+/* A Python frame: function, file and line from its code object in the model. */
+static void add_python(tp_an_frames *fx, uint64_t addr) {
+    const tp_stack_pycode *c = tp_rank_stack_pycode(fx->r, TP_STACK_PY_CODE(addr));
+    tp_an_frame *fr = add_frame(fx, NULL, 0, c ? "python" : "unknown Python code");
+    fr->func = c && c->name ? tp_model_str(fx->m, c->name) : "?";
+    fr->file = c && c->file ? tp_model_str(fx->m, c->file) : "";
+    fr->line = (int)TP_STACK_PY_LINE(addr);
+    fr->python = 1;
+}
+
+/* The module whose frames run Python code: the native frame right after a Python frame is
+ * its interpreter's evaluation loop. TP_STACK_NO_MODULE when the stack has none there. */
+static uint32_t interpreter_module(const uint32_t *mods, size_t nf) {
+    for (size_t i = 0; i + 1 < nf; i++)
+        if (mods[i] == TP_STACK_PYTHON && mods[i + 1] != TP_STACK_PYTHON)
+            return mods[i + 1];
+    return TP_STACK_NO_MODULE;
+}
+
+/* trainprof's own collector: its frames (the hook that took the stack) are in every stack. */
+static int is_collector(const char *base) {
+    return base && strstr(base, "trainprof") && strstr(base, ".so");
+}
+
+/* The frames of one stack into fx->cur (see the header for what is left out). */
+static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addrs, size_t nf) {
+    uint32_t interp = interpreter_module(mods, nf);
+    int python = interp != TP_STACK_NO_MODULE, seen_python = 0;
+    size_t above = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (mods[i] == TP_STACK_PYTHON) {
+            add_python(fx, addrs[i]);
+            seen_python = 1;
+            continue;
+        }
+        if (python &&
+            (mods[i] == interp || (!seen_python && fx->max_above && above >= fx->max_above)))
+            continue;
+        const tp_stack_module *mo = tp_rank_stack_module(fx->r, mods[i]);
+        const char *path = mo && mo->path ? tp_model_str(fx->m, mo->path) : NULL;
+        const char *base = path ? strrchr(path, '/') : NULL;
+        base = base ? base + 1 : path;
+        if (is_collector(base))
+            continue;
+        above += !seen_python;
+        if (!mo)
+            add_frame(fx, NULL, addrs[i], "no module");
+        else
+            add_symbolized(fx, mo, path, base, addrs[i]);
+    }
+}
+
+static int stack_cmp(const void *a, const void *b) {
+    uint32_t x = ((const tp_stack *)a)->id, y = ((const tp_stack *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **out) {
+    const tp_stacks *s = &fx->r->stacks;
+    tp_stack key = {stack, 0, 0};
+    const tp_stack *st = stack && s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp) : NULL;
+    if (!st)
+        return 0;
+    stack_frames *c = &fx->cache[st - s->v];
+    if (!c->done) {
+        const uint32_t *mods = NULL;
+        const uint64_t *addrs = NULL;
+        size_t nf = tp_rank_stack(fx->r, stack, &mods, &addrs);
+        fx->n_cur = 0;
+        collect(fx, mods, addrs, nf);
+        c->n = fx->n_cur;
+        c->f = c->n ? tp_mem_xalloc(c->n, sizeof *c->f) : NULL;
+        if (c->n)
+            memcpy(c->f, fx->cur, c->n * sizeof *c->f);
+        c->done = 1;
+    }
+    *out = c->f;
+    return c->n;
+}
+
+size_t tp_an_frames_first_python(const tp_an_frame *f, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (f[i].python)
+            return i;
+    return n;
+}
+
+static const char *file_base(const char *path) {
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+const char *tp_an_frame_label(const tp_an_frame *x, char *buf, size_t n) {
+    unsigned long long off = (unsigned long long)x->offset;
+    if (x->python)
+        snprintf(buf, n, "%s:%d in %s", file_base(x->file), x->line, x->func);
+    else if (x->func[0] && x->line > 0)
+        snprintf(buf, n, "%s (%s:%d)", x->func, file_base(x->file), x->line);
+    else if (x->func[0])
+        snprintf(buf, n, "%s (%s)", x->func, x->module);
+    else if (x->module[0])
+        snprintf(buf, n, "%s+0x%llx", x->module, off);
+    else
+        snprintf(buf, n, "0x%llx", off);
+    return buf;
+}

@@ -1,0 +1,639 @@
+/* tp_an_memstate: the allocator replay (see the header).
+ *
+ * Each memory-event row is turned into an action once, at open (which rows are blocks and
+ * which are segments depends on the whole trace, see the header), with the site of every
+ * allocating row. The replay then keeps live blocks and segments in dense arrays, found by
+ * key through open-addressing hashes (linear probing, backward-shift deletion): freeing a
+ * block moves the last one into its slot, so the live set is always one array. */
+#include "tp_an_memstate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_enclosing.h"
+#include "tp_an_stats.h"
+#include "tp_mem.h"
+
+enum {
+    A_SKIP,
+    A_BALLOC,  /* block allocated: addr, size */
+    A_BFREE,   /* block freed: addr */
+    A_BRESIZE, /* block resized in place: addr, size */
+    A_SREG,    /* segment registered: handle (heap) or base (device allocation), size */
+    A_SUNREG,  /* segment released (with any block still live in it) */
+    A_SRESET,  /* heap reset: its blocks released, the segment stays */
+};
+
+#define EMPTY UINT64_MAX
+#define KINETO_DEVICES 64 /* Kineto's own totals are kept per device below this id */
+
+/* uint64 key -> dense index; key and value side by side, so a probe touches one line. */
+typedef struct {
+    uint64_t key;
+    uint32_t val;
+} islot;
+
+typedef struct {
+    islot *e;
+    size_t cap, n; /* cap: a power of two, kept >= 2n */
+} imap;
+
+/* One row as the replay needs it: the hot loop reads one 24-byte record per event instead
+ * of a column each. */
+typedef struct {
+    uint64_t addr;
+    int64_t size;
+    uint32_t site;
+    uint8_t act;
+} cmd;
+
+typedef struct {
+    tp_an_mblock b;
+    uint64_t heap; /* the heap it was registered in; 0: none said */
+} blk;
+
+struct tp_an_memstate {
+    const tp_model *m;
+    const tp_rank *r;
+    tp_an_msource src;
+    int has_segments; /* the trace describes segments: reserved is known */
+    uint8_t *act;     /* per memory row */
+    uint32_t *site;   /* per memory row: site of an allocating row */
+    cmd *cmds;        /* per memory row: what the replay does, in one stream */
+    tp_an_msite *sites;
+    size_t n_sites, cap_sites;
+    size_t pos;
+    blk *blocks;
+    size_t n_blocks, cap_blocks;
+    tp_an_mblock *view; /* tp_an_memstate_blocks' copy */
+    size_t cap_view;
+    tp_an_mseg *segs;
+    size_t n_segs, cap_segs;
+    imap bmap, smap;
+    int64_t in_blocks, reserved;
+    int64_t k_alloc[KINETO_DEVICES], k_res[KINETO_DEVICES]; /* Kineto: last totals; -1 */
+    int64_t k_sum[KINETO_DEVICES]; /* Kineto: running sum of Bytes (older traces say no totals) */
+    tp_an_mcounts counts;
+    size_t *freed; /* per site: blocks freed by an unregister or free (not by a reset) */
+};
+
+/* ---------------------------------------------------------------- the hash */
+
+static size_t slot_of(const imap *h, uint64_t k) {
+    return (size_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & (h->cap - 1);
+}
+
+static void imap_clear(imap *h) {
+    for (size_t i = 0; i < h->cap; i++)
+        h->e[i].key = EMPTY;
+    h->n = 0;
+}
+
+/* Slot holding k, or the empty slot where it would go (the map must have a slot). */
+static size_t imap_find(const imap *h, uint64_t k) {
+    size_t i = slot_of(h, k);
+    while (h->e[i].key != EMPTY && h->e[i].key != k)
+        i = (i + 1) & (h->cap - 1);
+    return i;
+}
+
+static void imap_rehash(imap *h, size_t cap) {
+    imap old = *h;
+    h->cap = cap, h->n = 0;
+    h->e = tp_an_alloc(cap, sizeof *h->e);
+    imap_clear(h);
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.e[i].key != EMPTY)
+            h->e[imap_find(h, old.e[i].key)] = old.e[i], h->n++;
+    free(old.e);
+}
+
+/* Makes room for one more key (call before imap_find when inserting). */
+static void imap_reserve(imap *h) {
+    if (2 * (h->n + 1) > h->cap)
+        imap_rehash(h, h->cap ? 2 * h->cap : 64);
+}
+
+static void imap_put(imap *h, uint64_t k, uint32_t v) {
+    imap_reserve(h);
+    size_t i = imap_find(h, k);
+    h->n += h->e[i].key == EMPTY;
+    h->e[i] = (islot){k, v};
+}
+
+static long imap_get(const imap *h, uint64_t k) {
+    if (!h->cap)
+        return -1;
+    size_t i = imap_find(h, k);
+    return h->e[i].key == EMPTY ? -1 : (long)h->e[i].val;
+}
+
+/* Empties slot i. Backward-shift deletion keeps every probe chain unbroken without
+ * tombstones. */
+static void imap_del_slot(imap *h, size_t i) {
+    size_t mask = h->cap - 1;
+    h->n--;
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        if (h->e[j].key == EMPTY)
+            break;
+        size_t home = slot_of(h, h->e[j].key);
+        /* j's entry may move to i when i lies cyclically in [home, j) */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            h->e[i] = h->e[j];
+            i = j;
+        }
+    }
+    h->e[i].key = EMPTY;
+}
+
+static void imap_del(imap *h, uint64_t k) {
+    if (!h->cap)
+        return;
+    size_t i = imap_find(h, k);
+    if (h->e[i].key != EMPTY)
+        imap_del_slot(h, i);
+}
+
+/* Points the entry of key k (present) at v. */
+static void imap_set(imap *h, uint64_t k, uint32_t v) {
+    h->e[imap_find(h, k)].val = v;
+}
+
+static uint64_t key_of(uint64_t k) {
+    return k == EMPTY ? EMPTY - 1 : k; /* the one address that cannot be a key */
+}
+
+/* ---------------------------------------------------------------- blocks and segments */
+
+/* Removes live block i whose hash entry is in slot `slot`; the last block moves into i. */
+static void block_remove_at(tp_an_memstate *s, size_t i, size_t slot) {
+    s->in_blocks -= s->blocks[i].b.size;
+    imap_del_slot(&s->bmap, slot);
+    size_t last = --s->n_blocks;
+    if (i != last) {
+        s->blocks[i] = s->blocks[last];
+        imap_set(&s->bmap, key_of(s->blocks[i].b.addr), (uint32_t)i);
+    }
+}
+
+static void block_remove(tp_an_memstate *s, size_t i) {
+    block_remove_at(s, i, imap_find(&s->bmap, key_of(s->blocks[i].b.addr)));
+}
+
+static void block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t heap) {
+    const tp_memevents *e = &s->r->mem;
+    imap_reserve(&s->bmap);
+    size_t slot = imap_find(&s->bmap, key_of(addr));
+    if (s->bmap.e[slot].key != EMPTY) { /* registered twice: the second replaces the first */
+        s->counts.double_register++;
+        block_remove_at(s, s->bmap.e[slot].val, slot);
+        slot = imap_find(&s->bmap, key_of(addr));
+    }
+    if (s->n_blocks == s->cap_blocks)
+        tp_an_grow((void **)&s->blocks, &s->cap_blocks, s->n_blocks + 1, sizeof *s->blocks);
+    blk *b = &s->blocks[s->n_blocks];
+    b->b = (tp_an_mblock){addr, size, e->ts[row], s->cmds[row].site, e->device[row], row};
+    b->heap = heap;
+    s->in_blocks += size;
+    s->bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->n_blocks++};
+    s->bmap.n++;
+}
+
+static void block_free(tp_an_memstate *s, uint64_t addr) {
+    size_t slot = s->bmap.cap ? imap_find(&s->bmap, key_of(addr)) : 0;
+    if (!s->bmap.cap || s->bmap.e[slot].key == EMPTY) {
+        s->counts.unknown_unregister++;
+        return;
+    }
+    size_t i = s->bmap.e[slot].val;
+    s->freed[s->blocks[i].b.site]++;
+    block_remove_at(s, i, slot);
+}
+
+static void block_resize(tp_an_memstate *s, uint64_t addr, int64_t size) {
+    long i = imap_get(&s->bmap, key_of(addr));
+    if (i < 0) {
+        s->counts.unknown_resize++;
+        return;
+    }
+    s->in_blocks += size - s->blocks[i].b.size;
+    s->blocks[i].b.size = size;
+}
+
+/* Releases the live blocks of segment `g` (registered in its heap or lying in its range). */
+static void release_blocks_in(tp_an_memstate *s, const tp_an_mseg *g) {
+    for (size_t i = s->n_blocks; i-- > 0;) {
+        const blk *b = &s->blocks[i];
+        int inside = b->b.addr >= g->base && b->b.addr - g->base < (uint64_t)g->size;
+        if ((g->handle && b->heap == g->handle) || inside) {
+            s->counts.reset_live++;
+            block_remove(s, i);
+        }
+    }
+}
+
+static uint64_t seg_key(const tp_memevents *e, size_t row) {
+    return key_of(e->op[row] ? e->heap[row] : e->addr[row]);
+}
+
+static void seg_add(tp_an_memstate *s, size_t row) {
+    const tp_memevents *e = &s->r->mem;
+    uint64_t k = seg_key(e, row);
+    int64_t size = e->op[row] ? (int64_t)e->size[row] : e->bytes[row];
+    if (imap_get(&s->smap, k) >= 0)
+        s->counts.double_register++;
+    else {
+        tp_an_grow((void **)&s->segs, &s->cap_segs, s->n_segs + 1, sizeof *s->segs);
+        imap_put(&s->smap, k, (uint32_t)s->n_segs);
+        s->segs[s->n_segs++] = (tp_an_mseg){e->op[row] ? e->heap[row] : 0, e->addr[row], 0,
+                                            e->ts[row], e->device[row]};
+    }
+    tp_an_mseg *g = &s->segs[imap_get(&s->smap, k)];
+    s->reserved += size - g->size;
+    g->size = size;
+}
+
+/* Heap reset (`unregister` 0) or unregister / device free of a segment (1). NVTX says a
+ * reset or an unregister ends every region still in the heap: they go with it, counted. */
+static void seg_drop(tp_an_memstate *s, size_t row, int unregister) {
+    long i = imap_get(&s->smap, seg_key(&s->r->mem, row));
+    if (i < 0) {
+        s->counts.unknown_heap++;
+        return;
+    }
+    tp_an_mseg g = s->segs[i];
+    release_blocks_in(s, &g);
+    if (!unregister)
+        return;
+    s->reserved -= g.size;
+    imap_del(&s->smap, seg_key(&s->r->mem, row));
+    size_t last = --s->n_segs;
+    if ((size_t)i != last) {
+        s->segs[i] = s->segs[last];
+        const tp_an_mseg *m = &s->segs[i];
+        imap_put(&s->smap, key_of(m->handle ? m->handle : m->base), (uint32_t)i);
+    }
+}
+
+/* ---------------------------------------------------------------- replay */
+
+static void kineto_totals(tp_an_memstate *s, size_t row) {
+    const tp_memevents *e = &s->r->mem;
+    int32_t d = e->device[row];
+    if (d < 0 || d >= KINETO_DEVICES)
+        return;
+    if (e->kind[row] == TP_MEMEV_ALLOC || e->kind[row] == TP_MEMEV_FREE)
+        s->k_sum[d] += e->bytes[row];
+    if (e->total_allocated[row] >= 0)
+        s->k_alloc[d] = e->total_allocated[row];
+    if (e->total_reserved[row] >= 0)
+        s->k_res[d] = e->total_reserved[row];
+}
+
+static void apply(tp_an_memstate *s, size_t row) {
+    const cmd *c = &s->cmds[row];
+    switch (c->act) {
+    case A_BALLOC:
+        block_add(s, row, c->addr, c->size, s->r->mem.heap[row]);
+        break;
+    case A_BFREE:
+        block_free(s, c->addr);
+        break;
+    case A_BRESIZE:
+        block_resize(s, c->addr, c->size);
+        break;
+    case A_SREG:
+        seg_add(s, row);
+        break;
+    case A_SUNREG:
+        seg_drop(s, row, 1);
+        break;
+    case A_SRESET:
+        seg_drop(s, row, 0);
+        break;
+    default:
+        break;
+    }
+    if (s->src == TP_AN_MSRC_KINETO)
+        kineto_totals(s, row);
+}
+
+static void restart(tp_an_memstate *s) {
+    s->pos = 0, s->n_blocks = 0, s->n_segs = 0, s->in_blocks = 0, s->reserved = 0;
+    imap_clear(&s->bmap), imap_clear(&s->smap);
+    memset(&s->counts, 0, sizeof s->counts);
+    memset(s->freed, 0, (s->n_sites + 1) * sizeof *s->freed);
+    for (int d = 0; d < KINETO_DEVICES; d++)
+        s->k_alloc[d] = s->k_res[d] = -1, s->k_sum[d] = 0;
+}
+
+void tp_an_memstate_seek(tp_an_memstate *s, size_t ev) {
+    if (ev > s->r->mem.n)
+        ev = s->r->mem.n;
+    if (ev < s->pos)
+        restart(s);
+    for (; s->pos < ev; s->pos++)
+        apply(s, s->pos);
+}
+
+size_t tp_an_memstate_pos(const tp_an_memstate *s) {
+    return s->pos;
+}
+
+void tp_an_memstate_seek_time(tp_an_memstate *s, int64_t t) {
+    const tp_memevents *e = &s->r->mem;
+    size_t lo = 0, hi = e->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->ts[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    tp_an_memstate_seek(s, lo);
+}
+
+/* ---------------------------------------------------------------- open: actions and sites */
+
+static tp_an_msource pick_source(const tp_rank *r, int *heaps, int *devmem) {
+    const tp_memevents *e = &r->mem;
+    int regions = 0, any = 0;
+    *heaps = *devmem = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        uint8_t op = e->op[i];
+        regions |= op >= TP_MEMEV_OP_REGION_REGISTER;
+        *heaps |= op == TP_MEMEV_OP_HEAP_REGISTER;
+        *devmem |= op == TP_MEMEV_OP_NONE && e->device[i] >= 0 &&
+                   (e->kind[i] == TP_MEMEV_ALLOC || e->kind[i] == TP_MEMEV_FREE);
+        any |= e->kind[i] != TP_MEMEV_ALLOC_FAIL;
+    }
+    if (!any)
+        return TP_AN_MSRC_NONE;
+    if (!r->native)
+        return TP_AN_MSRC_KINETO;
+    return regions ? TP_AN_MSRC_NVTX : TP_AN_MSRC_DEVICE;
+}
+
+static uint8_t action_of(const tp_an_memstate *s, size_t i, int heaps) {
+    const tp_memevents *e = &s->r->mem;
+    static const uint8_t by_op[] = {
+        [TP_MEMEV_OP_HEAP_REGISTER] = A_SREG,    [TP_MEMEV_OP_HEAP_UNREGISTER] = A_SUNREG,
+        [TP_MEMEV_OP_HEAP_RESET] = A_SRESET,     [TP_MEMEV_OP_REGION_REGISTER] = A_BALLOC,
+        [TP_MEMEV_OP_REGION_RESIZE] = A_BRESIZE, [TP_MEMEV_OP_REGION_UNREGISTER] = A_BFREE,
+    };
+    int ab = e->kind[i] == TP_MEMEV_ALLOC || e->kind[i] == TP_MEMEV_FREE;
+    int alloc = e->kind[i] == TP_MEMEV_ALLOC;
+    switch (s->src) {
+    case TP_AN_MSRC_NVTX:
+        if (e->op[i] && e->op[i] < sizeof by_op)
+            return by_op[e->op[i]];
+        /* device allocations stand for segments only where no heap says it */
+        if (ab && e->device[i] >= 0 && !heaps)
+            return alloc ? A_SREG : A_SUNREG;
+        return A_SKIP;
+    case TP_AN_MSRC_KINETO:
+    case TP_AN_MSRC_DEVICE:
+        /* an allocation without an address can never be matched with its free */
+        if (ab && e->device[i] >= 0 && e->addr[i])
+            return alloc ? A_BALLOC : A_BFREE;
+        return A_SKIP;
+    default:
+        return A_SKIP;
+    }
+}
+
+/* The r->threads bucket of (pid, tid), -1 when it has no rows. */
+static long thread_bucket(const tp_rank *r, int64_t pid, int64_t tid) {
+    for (size_t b = 0; b < r->threads.n; b++)
+        if (r->threads.key[b] == tid && r->threads.key2[b] == pid)
+            return (long)b;
+    return -1;
+}
+
+static uint32_t intern_site(tp_an_memstate *s, const tp_an_msite *x, imap *h) {
+    uint64_t k = key_of(((uint64_t)x->stack << 40) ^ ((uint64_t)x->name[0] << 20) ^ x->name[1]);
+    for (long i = imap_get(h, k); i >= 0;) { /* a collision of two sites: compare */
+        if (!memcmp(&s->sites[i], x, sizeof *x))
+            return (uint32_t)i;
+        k = key_of(k * 31 + 7), i = imap_get(h, k);
+    }
+    tp_an_grow((void **)&s->sites, &s->cap_sites, s->n_sites + 1, sizeof *s->sites);
+    s->sites[s->n_sites] = *x;
+    imap_put(h, k, (uint32_t)s->n_sites);
+    return (uint32_t)s->n_sites++;
+}
+
+static void find_sites(tp_an_memstate *s) {
+    const tp_memevents *e = &s->r->mem;
+    unsigned kinds = s->r->native ? TP_AN_RANGES_ANNOTATIONS : TP_AN_RANGES_ALL;
+    imap h = {0};
+    int64_t lp = -2, lt = -2;
+    long bucket = -1;
+    for (size_t i = 0; i < e->n; i++) {
+        s->site[i] = 0;
+        if (s->act[i] != A_BALLOC)
+            continue;
+        if (e->pid[i] != lp || e->tid[i] != lt)
+            lp = e->pid[i], lt = e->tid[i], bucket = thread_bucket(s->r, lp, lt);
+        tp_an_msite x = {e->stack[i], {0, 0}};
+        long rg = bucket >= 0 ? tp_an_enclosing_at(s->r, (size_t)bucket, e->ts[i], kinds) : -1;
+        for (int k = 0; k < 2 && rg >= 0; k++) {
+            x.name[k] = s->r->ev.name[rg];
+            rg = tp_an_enclosing_row(&s->r->ev, rg, kinds);
+        }
+        s->site[i] = intern_site(s, &x, &h);
+    }
+    free(h.e);
+}
+
+tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
+    tp_an_memstate *s = tp_an_alloc(1, sizeof *s);
+    memset(s, 0, sizeof *s);
+    s->m = m, s->r = r;
+    int heaps, devmem;
+    s->src = pick_source(r, &heaps, &devmem);
+    s->has_segments = s->src == TP_AN_MSRC_NVTX && (heaps || devmem);
+    size_t n = r->mem.n ? r->mem.n : 1;
+    s->act = tp_an_alloc(n, sizeof *s->act);
+    s->site = tp_an_alloc(n, sizeof *s->site);
+    for (size_t i = 0; i < r->mem.n; i++)
+        s->act[i] = action_of(s, i, heaps);
+    tp_an_msite none = {0, {0, 0}};
+    imap unused = {0};
+    intern_site(s, &none, &unused); /* site 0: nothing known */
+    free(unused.e);
+    find_sites(s);
+    s->cmds = tp_an_alloc(n, sizeof *s->cmds);
+    for (size_t i = 0; i < r->mem.n; i++) {
+        const tp_memevents *e = &r->mem;
+        int64_t size = e->op[i] ? (int64_t)e->size[i] : e->bytes[i];
+        s->cmds[i] = (cmd){e->addr[i], size, s->site[i], s->act[i]};
+    }
+    s->freed = tp_an_alloc(s->n_sites + 1, sizeof *s->freed);
+    restart(s);
+    return s;
+}
+
+void tp_an_memstate_close(tp_an_memstate *s) {
+    if (!s)
+        return;
+    free(s->cmds), free(s->freed), free(s->act), free(s->site), free(s->sites), free(s->blocks),
+        free(s->view);
+    free(s->segs), free(s->bmap.e), free(s->smap.e);
+    free(s);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+tp_an_msource tp_an_memstate_source(const tp_an_memstate *s) {
+    return s->src;
+}
+
+const tp_rank *tp_an_memstate_rank(const tp_an_memstate *s) {
+    return s->r;
+}
+
+void tp_an_memstate_totals(const tp_an_memstate *s, tp_an_mtotals *out) {
+    out->in_blocks = s->in_blocks;
+    out->blocks = s->n_blocks, out->segments = s->n_segs;
+    out->allocated = s->in_blocks;
+    out->reserved = s->has_segments ? s->reserved : s->src == TP_AN_MSRC_DEVICE ? s->in_blocks : -1;
+    if (s->src != TP_AN_MSRC_KINETO)
+        return;
+    int64_t a = 0, res = 0;
+    int any_r = 0;
+    for (int d = 0; d < KINETO_DEVICES; d++) {
+        /* a device's own total where it said one, else the sum of its Bytes so far */
+        a += s->k_alloc[d] >= 0 ? s->k_alloc[d] : s->k_sum[d];
+        if (s->k_res[d] >= 0)
+            res += s->k_res[d], any_r = 1;
+    }
+    out->allocated = a;
+    out->reserved = any_r ? res : -1;
+}
+
+const tp_an_mcounts *tp_an_memstate_counts(const tp_an_memstate *s) {
+    return &s->counts;
+}
+
+const tp_an_mblock *tp_an_memstate_blocks(const tp_an_memstate *s, size_t *n) {
+    tp_an_memstate *w = (tp_an_memstate *)s; /* the copy is a cache of the live set */
+    tp_an_grow((void **)&w->view, &w->cap_view, s->n_blocks + 1, sizeof *w->view);
+    for (size_t i = 0; i < s->n_blocks; i++)
+        w->view[i] = s->blocks[i].b;
+    *n = s->n_blocks;
+    return w->view;
+}
+
+const tp_an_mseg *tp_an_memstate_segments(const tp_an_memstate *s, size_t *n) {
+    *n = s->n_segs;
+    return s->segs;
+}
+
+const tp_an_msite *tp_an_memstate_site(const tp_an_memstate *s, uint32_t i) {
+    return &s->sites[i < s->n_sites ? i : 0];
+}
+
+size_t tp_an_memstate_n_sites(const tp_an_memstate *s) {
+    return s->n_sites;
+}
+
+size_t tp_an_memstate_site_freed(const tp_an_memstate *s, uint32_t site) {
+    return site < s->n_sites ? s->freed[site] : 0;
+}
+
+uint32_t tp_an_memstate_row_site(const tp_an_memstate *s, size_t row) {
+    return row < s->r->mem.n && s->act[row] == A_BALLOC ? s->site[row] : UINT32_MAX;
+}
+
+/* ---------------------------------------------------------------- layouts */
+
+typedef struct {
+    uint64_t addr;
+    size_t i;
+} addr_ix;
+
+static int cmp_addr(const void *a, const void *b) {
+    uint64_t x = ((const addr_ix *)a)->addr, y = ((const addr_ix *)b)->addr;
+    return (x > y) - (x < y);
+}
+
+static void add_hole(tp_an_mlayout *l, size_t *cap, uint64_t at, int64_t size) {
+    if (size <= 0)
+        return;
+    tp_an_grow((void **)&l->hole_addr, cap, l->n_holes + 1, sizeof *l->hole_addr);
+    l->hole_size = tp_mem_xrealloc(l->hole_size, *cap, sizeof *l->hole_size);
+    l->hole_addr[l->n_holes] = at, l->hole_size[l->n_holes++] = size;
+    l->free_bytes += size;
+    l->largest_hole = size > l->largest_hole ? size : l->largest_hole;
+}
+
+/* Blocks [*k, n) of `b` (by address) that start inside segment g go into its layout. */
+static void layout_one(const tp_an_mseg *g, const addr_ix *b, const blk *blocks, size_t n,
+                       size_t *k, tp_an_mlayout *l) {
+    size_t cap = 0;
+    uint64_t end = g->base + (uint64_t)g->size, at = g->base;
+    while (*k < n && b[*k].addr < g->base)
+        (*k)++;
+    for (; *k < n && b[*k].addr < end; (*k)++) {
+        const tp_an_mblock *x = &blocks[b[*k].i].b;
+        add_hole(l, &cap, at, (int64_t)(x->addr - at));
+        l->blocks = tp_mem_xrealloc(l->blocks, l->n_blocks + 1, sizeof *l->blocks);
+        l->blocks[l->n_blocks++] = b[*k].i;
+        l->live_bytes += x->size;
+        uint64_t xe = x->addr + (uint64_t)x->size;
+        at = xe > at ? xe : at;
+    }
+    if (at < end)
+        add_hole(l, &cap, at, (int64_t)(end - at));
+}
+
+void tp_an_memstate_layouts(const tp_an_memstate *s, tp_an_mlayout **out, size_t *n_out) {
+    addr_ix *g = tp_an_alloc(s->n_segs + 1, sizeof *g),
+            *b = tp_an_alloc(s->n_blocks + 1, sizeof *b);
+    for (size_t i = 0; i < s->n_segs; i++)
+        g[i] = (addr_ix){s->segs[i].base, i};
+    for (size_t i = 0; i < s->n_blocks; i++)
+        b[i] = (addr_ix){s->blocks[i].b.addr, i};
+    qsort(g, s->n_segs, sizeof *g, cmp_addr);
+    qsort(b, s->n_blocks, sizeof *b, cmp_addr);
+    tp_an_mlayout *l = tp_mem_xcalloc(s->n_segs + 1, sizeof *l);
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_segs; i++) {
+        l[i].seg = g[i].i;
+        layout_one(&s->segs[g[i].i], b, s->blocks, s->n_blocks, &k, &l[i]);
+    }
+    free(g), free(b);
+    *out = l, *n_out = s->n_segs;
+}
+
+void tp_an_memstate_layouts_free(tp_an_mlayout *l, size_t n) {
+    for (size_t i = 0; l && i < n; i++)
+        free(l[i].blocks), free(l[i].hole_addr), free(l[i].hole_size);
+    free(l);
+}
+
+int64_t tp_an_memstate_largest_hole(const tp_an_memstate *s) {
+    if (!s->n_segs)
+        return -1;
+    tp_an_mlayout *l;
+    size_t n;
+    tp_an_memstate_layouts(s, &l, &n);
+    int64_t best = 0;
+    for (size_t i = 0; i < n; i++)
+        best = l[i].largest_hole > best ? l[i].largest_hole : best;
+    tp_an_memstate_layouts_free(l, n);
+    return best;
+}
+
+char *tp_an_msite_label(const tp_model *m, const tp_an_msite *site, char *buf, size_t cap) {
+    if (!site->name[0])
+        snprintf(buf, cap, "(no range)");
+    else if (!site->name[1])
+        snprintf(buf, cap, "range '%s'", tp_model_str(m, site->name[0]));
+    else
+        snprintf(buf, cap, "range '%s' in '%s'", tp_model_str(m, site->name[0]),
+                 tp_model_str(m, site->name[1]));
+    return buf;
+}

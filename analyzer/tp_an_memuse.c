@@ -1,0 +1,430 @@
+/* tp_an_memuse: the memory analysis over the allocator replay (see the header).
+ *
+ * One pass replays every event to draw the timeline, find the peak and the first failure;
+ * the moments (peak, failure) seek the replay back there and read its live set; growth
+ * samples each site's live bytes at every step end. */
+#include "tp_an_memuse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_enclosing.h"
+#include "tp_an_stats.h"
+#include "tp_mem.h"
+
+static const struct {
+    const char *key, *text;
+} oom_names[] = {
+#define TP_AN_OOM_ROW(name, key, text) {key, text},
+    TP_AN_OOM_TABLE(TP_AN_OOM_ROW)
+#undef TP_AN_OOM_ROW
+};
+
+const char *tp_an_oom_key(tp_an_oom_kind k) {
+    return (size_t)k < sizeof oom_names / sizeof oom_names[0] ? oom_names[k].key : "?";
+}
+
+const char *tp_an_oom_text(tp_an_oom_kind k) {
+    return (size_t)k < sizeof oom_names / sizeof oom_names[0] ? oom_names[k].text : "?";
+}
+
+/* ---------------------------------------------------------------- steps */
+
+typedef struct {
+    int64_t a, b;
+} span;
+
+static int cmp_span(const void *x, const void *y) {
+    const span *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b < q->b) - (p->b > q->b); /* the enclosing one first */
+}
+
+/* The outermost step ranges of the view, by start. */
+static void find_steps(const tp_an_view *v, tp_an_memuse *u) {
+    span *p = tp_an_alloc(v->n + 1, sizeof *p);
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        uint32_t row = v->row[i];
+        if (!v->gpu[i] && tp_an_is_range(v->r->ev.cat[row], TP_AN_RANGES_ALL) &&
+            tp_an_is_step_name(tp_model_str(v->m, v->r->ev.name[row])))
+            p[n++] = (span){v->ts[i], v->end[i] > v->ts[i] ? v->end[i] : v->ts[i]};
+    }
+    qsort(p, n, sizeof *p, cmp_span);
+    u->steps = tp_an_alloc(n + 1, sizeof *u->steps);
+    int64_t last_end = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].b <= last_end && u->n_steps)
+            continue;
+        u->steps[u->n_steps++] = (tp_an_memstep){p[i].a, p[i].b, -1, -1, -1, -1};
+        last_end = p[i].b;
+    }
+    free(p);
+}
+
+/* Steps begun in (from, to]: how many step boundaries a block allocated at `from` lived
+ * through by `to`. */
+static int64_t steps_between(const tp_an_memuse *u, int64_t from, int64_t to) {
+    int64_t k = 0;
+    for (size_t i = 0; i < u->n_steps; i++) /* steps are few; a scan keeps it obvious */
+        k += u->steps[i].start > from && u->steps[i].start <= to;
+    return k;
+}
+
+static long step_of(const tp_an_memuse *u, int64_t t) {
+    for (size_t i = 0; i < u->n_steps; i++)
+        if (u->steps[i].start <= t && t < u->steps[i].end)
+            return (long)i;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- holder groups */
+
+/* A site by the names that group it (sorted without a context pointer: qsort has none). */
+typedef struct {
+    uint32_t name[2], site;
+} site_key;
+
+static int cmp_site_key(const void *x, const void *y) {
+    const site_key *a = x, *b = y;
+    for (int k = 0; k < 2; k++)
+        if (a->name[k] != b->name[k])
+            return a->name[k] < b->name[k] ? -1 : 1;
+    return (a->site > b->site) - (a->site < b->site);
+}
+
+/* Holder groups: sites with the same ranges, the lowest site of each naming it. */
+static void make_groups(tp_an_memuse *u) {
+    size_t ns = tp_an_memstate_n_sites(u->state);
+    site_key *k = tp_an_alloc(ns + 1, sizeof *k);
+    for (size_t i = 0; i < ns; i++) {
+        const tp_an_msite *x = tp_an_memstate_site(u->state, (uint32_t)i);
+        k[i] = (site_key){{x->name[0], x->name[1]}, (uint32_t)i};
+    }
+    qsort(k, ns, sizeof *k, cmp_site_key);
+    u->group = tp_an_alloc(ns + 1, sizeof *u->group);
+    u->group_site = tp_an_alloc(ns + 1, sizeof *u->group_site);
+    for (size_t i = 0; i < ns; i++) {
+        if (!i || memcmp(k[i].name, k[i - 1].name, sizeof k[i].name))
+            u->group_site[u->n_groups++] = k[i].site;
+        u->group[k[i].site] = (uint32_t)(u->n_groups - 1);
+    }
+    free(k);
+}
+
+/* ---------------------------------------------------------------- timeline */
+
+static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, const tp_an_mtotals *x) {
+    size_t n = u->n_points;
+    if (n && u->pt_alloc[n - 1] == x->allocated && u->pt_res[n - 1] == x->reserved)
+        return;
+    if (n && u->pt_ts[n - 1] == t) /* same instant: the later state stands */
+        n = --u->n_points;
+    if (n == *cap) {
+        size_t c = *cap;
+        tp_an_grow((void **)&u->pt_ts, &c, n + 1, sizeof *u->pt_ts);
+        u->pt_alloc = tp_mem_xrealloc(u->pt_alloc, c, sizeof *u->pt_alloc);
+        u->pt_res = tp_mem_xrealloc(u->pt_res, c, sizeof *u->pt_res);
+        *cap = c;
+    }
+    u->pt_ts[n] = t, u->pt_alloc[n] = x->allocated, u->pt_res[n] = x->reserved;
+    u->n_points = n + 1;
+}
+
+/* Replays everything once: the timeline, the peak's row, the first failure. */
+static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev) {
+    const tp_memevents *e = &r->mem;
+    size_t cap = 0, first_fail = e->n;
+    u->peak_allocated = u->peak_reserved = -1;
+    *peak_ev = 0;
+    tp_an_memstate_seek(u->state, 0);
+    for (size_t i = 0; i < e->n; i++) {
+        if (e->kind[i] == TP_MEMEV_ALLOC_FAIL) {
+            first_fail = u->oom.failures++ ? first_fail : i;
+            continue;
+        }
+        tp_an_memstate_seek(u->state, i + 1);
+        tp_an_mtotals x;
+        tp_an_memstate_totals(u->state, &x);
+        if (x.allocated > u->peak_allocated)
+            u->peak_allocated = x.allocated, *peak_ev = i + 1;
+        u->peak_reserved = x.reserved > u->peak_reserved ? x.reserved : u->peak_reserved;
+        push_point(u, &cap, e->ts[i], &x);
+    }
+    tp_an_memstate_seek(u->state, e->n);
+    u->counts = *tp_an_memstate_counts(u->state);
+    return first_fail;
+}
+
+/* Value of the timeline at t (after the last point at or before t); -1 before any. */
+static size_t point_at(const tp_an_memuse *u, int64_t t) {
+    size_t lo = 0, hi = u->n_points;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->pt_ts[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo; /* points [0, lo) are at or before t */
+}
+
+static void step_figures(tp_an_memuse *u) {
+    for (size_t s = 0; s < u->n_steps; s++) {
+        tp_an_memstep *st = &u->steps[s];
+        size_t a = point_at(u, st->start), b = point_at(u, st->end);
+        if (!b)
+            continue;
+        st->alloc_end = u->pt_alloc[b - 1], st->res_end = u->pt_res[b - 1];
+        for (size_t i = a ? a - 1 : 0; i < b; i++) {
+            st->alloc_max = u->pt_alloc[i] > st->alloc_max ? u->pt_alloc[i] : st->alloc_max;
+            st->res_max = u->pt_res[i] > st->res_max ? u->pt_res[i] : st->res_max;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- moments */
+
+static int cmp_holder(const void *x, const void *y) {
+    const tp_an_holder *p = x, *q = y;
+    if (p->bytes != q->bytes)
+        return p->bytes > q->bytes ? -1 : 1;
+    return (p->site > q->site) - (p->site < q->site);
+}
+
+static int cmp_seg(const void *x, const void *y) {
+    const tp_an_segstate *p = x, *q = y;
+    if (p->free != q->free)
+        return p->free > q->free ? -1 : 1;
+    return (p->base > q->base) - (p->base < q->base);
+}
+
+static void moment_holders(const tp_an_memuse *u, tp_an_memmoment *mo) {
+    size_t nb, ns = u->n_groups;
+    const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
+    tp_an_holder *h = tp_mem_xcalloc(ns + 1, sizeof *h);
+    int64_t *oldest = tp_an_alloc(ns + 1, sizeof *oldest);
+    for (size_t i = 0; i < ns; i++)
+        h[i].site = u->group_site[i], oldest[i] = INT64_MAX;
+    for (size_t i = 0; i < nb; i++) {
+        uint32_t g = u->group[b[i].site];
+        tp_an_holder *x = &h[g];
+        x->bytes += b[i].size, x->blocks++;
+        x->largest = b[i].size > x->largest ? b[i].size : x->largest;
+        oldest[g] = b[i].ts < oldest[g] ? b[i].ts : oldest[g];
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (h[i].blocks) {
+            h[i].steps_alive = steps_between(u, oldest[i], mo->ts);
+            h[i].share = mo->in_blocks > 0 ? (double)h[i].bytes / (double)mo->in_blocks : 0;
+            h[k++] = h[i];
+        }
+    qsort(h, k, sizeof *h, cmp_holder);
+    mo->holders = h, mo->n_holders = k;
+    free(oldest);
+}
+
+/* Blocks allocated before the moment's step began pin their segment: a hole beside them
+ * cannot merge into a larger one until they go. */
+static void seg_pins(const tp_an_memuse *u, const tp_an_mlayout *l, const tp_an_mblock *b,
+                     int64_t step_start, tp_an_segstate *g) {
+    size_t ns = u->n_groups, best = 0;
+    int64_t *by_group = tp_mem_xcalloc(ns + 1, sizeof *by_group);
+    for (size_t j = 0; j < l->n_blocks; j++) {
+        const tp_an_mblock *x = &b[l->blocks[j]];
+        if (x->ts < step_start)
+            g->pinned_bytes += x->size, by_group[u->group[x->site]] += x->size;
+    }
+    for (size_t i = 0; i < ns; i++)
+        best = by_group[i] > by_group[best] ? i : best;
+    g->pin_site = by_group[best] > 0 ? u->group_site[best] : 0;
+    free(by_group);
+}
+
+static void moment_segments(const tp_an_memuse *u, int64_t request, tp_an_memmoment *mo) {
+    tp_an_mlayout *l;
+    size_t n, nb, nseg;
+    tp_an_memstate_layouts(u->state, &l, &n);
+    const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
+    const tp_an_mseg *sg = tp_an_memstate_segments(u->state, &nseg);
+    int64_t step_start = mo->step >= 0 ? u->steps[mo->step].start : mo->ts;
+    mo->segs = tp_mem_xcalloc(n + 1, sizeof *mo->segs);
+    mo->largest_hole = n ? 0 : -1;
+    for (size_t i = 0; i < n; i++) {
+        tp_an_segstate *g = &mo->segs[i];
+        const tp_an_mseg *s = &sg[l[i].seg];
+        *g = (tp_an_segstate){
+            s->base, s->size, l[i].live_bytes, l[i].free_bytes, l[i].largest_hole, l[i].n_blocks, 0,
+            0,       1};
+        g->fits = request <= 0 || l[i].largest_hole >= request;
+        seg_pins(u, &l[i], b, step_start, g);
+        mo->largest_hole = g->largest_hole > mo->largest_hole ? g->largest_hole : mo->largest_hole;
+    }
+    qsort(mo->segs, n, sizeof *mo->segs, cmp_seg);
+    mo->n_segs = n;
+    tp_an_memstate_layouts_free(l, n);
+}
+
+void tp_an_memuse_moment(const tp_an_memuse *u, size_t ev, int64_t request, tp_an_memmoment *out) {
+    const tp_rank *r = tp_an_memstate_rank(u->state);
+    memset(out, 0, sizeof *out);
+    tp_an_memstate_seek(u->state, ev);
+    out->valid = 1;
+    out->ev = tp_an_memstate_pos(u->state);
+    out->ts = out->ev ? r->mem.ts[out->ev - 1] : (r->mem.n ? r->mem.ts[0] : 0);
+    out->step = step_of(u, out->ts);
+    tp_an_mtotals x;
+    tp_an_memstate_totals(u->state, &x);
+    out->allocated = x.allocated, out->reserved = x.reserved, out->in_blocks = x.in_blocks;
+    moment_holders(u, out);
+    moment_segments(u, request, out);
+}
+
+void tp_an_memmoment_free(tp_an_memmoment *mo) {
+    if (!mo)
+        return;
+    free(mo->holders), free(mo->segs);
+    memset(mo, 0, sizeof *mo);
+}
+
+/* ---------------------------------------------------------------- the failure */
+
+static int64_t device_capacity(const tp_rank *r, int32_t dev) {
+    for (size_t i = 0; i < r->n_devices; i++)
+        if (r->devices[i].id == dev && r->devices[i].total_global_mem > 0)
+            return r->devices[i].total_global_mem;
+    return -1;
+}
+
+/* The most reserved up to time t (the allocator's ceiling so far). */
+static int64_t reserved_before(const tp_an_memuse *u, int64_t t) {
+    int64_t best = -1;
+    for (size_t i = 0; i < u->n_points && u->pt_ts[i] <= t; i++)
+        best = u->pt_res[i] > best ? u->pt_res[i] : best;
+    return best;
+}
+
+static void judge_failure(tp_an_memuse *u, const tp_rank *r, size_t row) {
+    const tp_memevents *e = &r->mem;
+    tp_an_oomfail *f = &u->oom;
+    tp_an_memuse_moment(u, row, e->bytes[row], &u->at_oom);
+    f->row = row, f->ts = e->ts[row], f->request = e->bytes[row], f->stack = e->stack[row];
+    f->device = e->device[row];
+    /* the allocator's own words when it gave them (a failed cudaMalloc says nothing) */
+    int own = e->total_reserved[row] > 0;
+    f->reserved = own ? e->total_reserved[row] : u->at_oom.reserved;
+    f->live = own && e->total_allocated[row] >= 0 ? e->total_allocated[row] : u->at_oom.allocated;
+    f->free = f->reserved >= 0 && f->live >= 0 ? f->reserved - f->live : -1;
+    f->largest_free = own ? e->largest_free[row] : u->at_oom.largest_hole;
+    int64_t seen = reserved_before(u, f->ts);
+    f->budget = seen > f->reserved ? seen : f->reserved;
+    f->device_capacity = device_capacity(r, f->device);
+    f->outside = f->device_capacity > 0 && f->reserved >= 0 ? f->device_capacity - f->reserved : -1;
+    /* free enough, and no block known to fit (an allocator that does not say its largest
+     * block is taken at its word that it could not serve the request from what was free) */
+    if (f->free >= f->request && f->request > 0 && f->largest_free < f->request)
+        f->kind = TP_AN_OOM_FRAGMENTATION;
+    else if (f->budget >= 0 && f->request > f->budget && (f->live < 0 || f->live < f->request))
+        f->kind = TP_AN_OOM_REQUEST;
+    else
+        f->kind = TP_AN_OOM_CAPACITY;
+    u->has_oom = 1;
+}
+
+/* ---------------------------------------------------------------- growth */
+
+/* Each site's live bytes at every step end: rows are steps, columns sites. */
+static int64_t *site_series(const tp_an_memuse *u, size_t ns) {
+    int64_t *v = tp_mem_xcalloc(u->n_steps * ns + 1, sizeof *v);
+    for (size_t s = 0; s < u->n_steps; s++) {
+        tp_an_memstate_seek_time(u->state, u->steps[s].end);
+        size_t nb;
+        const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
+        for (size_t i = 0; i < nb; i++)
+            v[s * ns + b[i].site] += b[i].size;
+    }
+    return v;
+}
+
+static double slope_of(const int64_t *v, size_t stride, size_t n) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = (double)i, y = (double)v[i * stride];
+        sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    double den = (double)n * sxx - sx * sx;
+    return den > 0 ? ((double)n * sxy - sx * sy) / den : 0;
+}
+
+/* The site whose live bytes grew most from the first to the last step end, rising in at
+ * least half the intervals. Sites here are exact (stack and ranges), not holder groups: a
+ * range that allocates a kept output and a freed temporary is two sites, and the kept one is
+ * what grows. */
+static void find_growth(tp_an_memuse *u, const tp_rank *r) {
+    size_t ns = tp_an_memstate_n_sites(u->state), n = u->n_steps;
+    if (n < 4)
+        return;
+    int64_t *v = site_series(u, ns), best = 0;
+    for (size_t c = 0; c < ns; c++) {
+        size_t rises = 0;
+        for (size_t s = 1; s < n; s++)
+            rises += v[s * ns + c] > v[(s - 1) * ns + c];
+        int64_t g = v[(n - 1) * ns + c] - v[c];
+        if (g > best && 2 * rises >= n - 1) {
+            best = g;
+            u->growth = (tp_an_memgrowth){
+                1, (uint32_t)c, slope_of(v + c, ns, n), v[c], v[(n - 1) * ns + c], rises, n - 1, 0,
+                0};
+        }
+    }
+    free(v);
+    if (!u->growth.found)
+        return;
+    /* within the steps: a program frees everything at exit, which says nothing */
+    uint32_t site = u->growth.site;
+    int64_t end = u->steps[n - 1].end;
+    for (size_t i = 0; i < r->mem.n && r->mem.ts[i] <= end; i++)
+        u->growth.allocs += tp_an_memstate_row_site(u->state, i) == site;
+    tp_an_memstate_seek_time(u->state, end);
+    size_t nb, live = 0;
+    const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
+    for (size_t i = 0; i < nb; i++)
+        live += b[i].site == site;
+    u->growth.frees = u->growth.allocs - live;
+}
+
+/* ---------------------------------------------------------------- run */
+
+void tp_an_memuse_run(const tp_an_view *v, tp_an_memuse *out) {
+    memset(out, 0, sizeof *out);
+    out->state = tp_an_memstate_open(v->m, v->r);
+    out->source = tp_an_memstate_source(out->state);
+    out->n_events = v->r->mem.n;
+    make_groups(out);
+    find_steps(v, out);
+    size_t peak_ev, fail = replay_all(out, v->r, &peak_ev);
+    step_figures(out);
+    if (out->source != TP_AN_MSRC_NONE)
+        tp_an_memuse_moment(out, peak_ev, 0, &out->peak);
+    if (fail < v->r->mem.n)
+        judge_failure(out, v->r, fail);
+    find_growth(out, v->r);
+}
+
+void tp_an_memuse_free(tp_an_memuse *out) {
+    if (!out)
+        return;
+    tp_an_memstate_close(out->state);
+    free(out->pt_ts), free(out->pt_alloc), free(out->pt_res), free(out->steps);
+    free(out->group), free(out->group_site);
+    tp_an_memmoment_free(&out->peak), tp_an_memmoment_free(&out->at_oom);
+    memset(out, 0, sizeof *out);
+}
+
+char *tp_an_memuse_site_label(const tp_an_memuse *u, const tp_model *m, uint32_t site, char *buf,
+                              size_t cap) {
+    return tp_an_msite_label(m, tp_an_memstate_site(u->state, site), buf, cap);
+}

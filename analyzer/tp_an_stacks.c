@@ -1,0 +1,212 @@
+/* tp_an_stacks: GPU time by launching stack (see the header). */
+#include "tp_an_stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stats.h"
+#include "tp_mem.h"
+
+/* One GPU op, with the stack of the call that launched it. */
+typedef struct {
+    uint32_t stack, name;
+    size_t group; /* set once stacks are grouped; SIZE_MAX: no stack */
+    int64_t ns;
+} op;
+
+/* A distinct stack and the text its group is keyed by. */
+typedef struct {
+    uint32_t stack;
+    char *key;
+    const tp_an_frame *f; /* the prefix */
+    size_t n;
+    size_t group;
+} stack_key;
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_key(const void *a, const void *b) {
+    const stack_key *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static int cmp_key_stack(const void *a, const void *b) {
+    const stack_key *x = a, *y = b;
+    return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static int cmp_op(const void *a, const void *b) {
+    const op *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+/* The prefix of `depth` frames the group is keyed by: from the innermost Python frame in a
+ * Python program's stack, else from the innermost frame. */
+static void prefix(tp_an_frames *fx, uint32_t stack, int depth, stack_key *k) {
+    const tp_an_frame *f = NULL;
+    size_t n = tp_an_frames_get(fx, stack, &f);
+    size_t first = tp_an_frames_first_python(f, n);
+    if (first == n)
+        first = 0;
+    k->stack = stack;
+    k->f = f + first;
+    k->n = n - first < (size_t)depth ? n - first : (size_t)depth;
+    char *key = NULL, label[1024];
+    size_t len = 0, cap = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        size_t l = strlen(tp_an_frame_label(&k->f[i], label, sizeof label));
+        TP_MEM_XGROW(key, cap, len + l + 2);
+        memcpy(key + len, label, l);
+        len += l;
+        key[len++] = '\n';
+    }
+    TP_MEM_XGROW(key, cap, len + 1);
+    key[len] = 0;
+    k->key = key;
+}
+
+int tp_an_stacks_counted(const tp_an_view *v, size_t i) {
+    return v->gpu[i] && v->ktype[i] != TP_KT_OTHER; /* tp_an_kernels' rule */
+}
+
+uint32_t tp_an_stacks_launch(const tp_an_view *v, size_t i) {
+    int32_t l = v->link[i];
+    return l >= 0 ? v->r->ev.stack[v->row[l]] : 0;
+}
+
+/* The GPU ops the kernels table counts, with their launching stacks. */
+static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops) {
+    op *ops = tp_mem_xalloc(v->n_gpu + 1, sizeof *ops);
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (!tp_an_stacks_counted(v, i))
+            continue;
+        int64_t ns = v->end[i] - v->ts[i];
+        ops[n++] = (op){tp_an_stacks_launch(v, i), v->r->ev.name[v->row[i]], SIZE_MAX, ns};
+        out->gpu_ns = tp_an_add(out->gpu_ns, ns);
+    }
+    out->n_ops = *n_ops = n;
+    return ops;
+}
+
+/* The distinct stacks of `ops`, keyed and numbered by group (equal keys, one group). */
+static stack_key *group_stacks(const tp_an_stacks *out, const op *ops, size_t n, int depth,
+                               size_t *n_keys, size_t *n_groups) {
+    uint32_t *ids = tp_mem_xalloc(n + 1, sizeof *ids);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ops[i].stack)
+            ids[m++] = ops[i].stack;
+    qsort(ids, m, sizeof *ids, cmp_u32);
+    stack_key *keys = tp_mem_xcalloc(m + 1, sizeof *keys);
+    size_t nk = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i && ids[i] == ids[i - 1])
+            continue;
+        prefix(out->fx, ids[i], depth, &keys[nk]);
+        if (keys[nk].n)
+            nk++;
+        else
+            free(keys[nk].key);
+    }
+    free(ids);
+    qsort(keys, nk, sizeof *keys, cmp_key);
+    size_t g = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (i && strcmp(keys[i].key, keys[i - 1].key))
+            g++;
+        keys[i].group = g;
+    }
+    *n_groups = nk ? g + 1 : 0;
+    qsort(keys, nk, sizeof *keys, cmp_key_stack);
+    *n_keys = nk;
+    return keys;
+}
+
+static int cmp_kernel(const void *a, const void *b) {
+    const tp_an_stack_kernel *x = a, *y = b;
+    if (x->gpu_ns != y->gpu_ns)
+        return x->gpu_ns > y->gpu_ns ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+/* Rows are sorted by GPU time, ties by their stack id (a stable order across runs). */
+static int cmp_row(const void *a, const void *b) {
+    const tp_an_stack_row *x = a, *y = b;
+    if (x->gpu_ns != y->gpu_ns)
+        return x->gpu_ns > y->gpu_ns ? -1 : 1;
+    return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+/* ops sorted by (group, name) -> one row per group, one kernel entry per name. */
+static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *keys, size_t nk,
+                      size_t n_groups) {
+    out->s = tp_mem_xcalloc(n_groups + 1, sizeof *out->s);
+    for (size_t i = 0; i < nk; i++) {
+        tp_an_stack_row *r = &out->s[keys[i].group];
+        if (!r->frames || keys[i].stack < r->stack)
+            r->stack = keys[i].stack, r->frames = keys[i].f, r->n_frames = keys[i].n;
+    }
+    qsort(ops, n, sizeof *ops, cmp_op);
+    size_t cap = 0;
+    for (size_t i = 0, j; i < n && ops[i].group != SIZE_MAX; i = j) {
+        tp_an_stack_row *r = &out->s[ops[i].group];
+        tp_an_stack_kernel k = {ops[i].name, 0, 0};
+        for (j = i; j < n && ops[j].group == ops[i].group && ops[j].name == ops[i].name; j++)
+            k.count++, k.gpu_ns = tp_an_add(k.gpu_ns, ops[j].ns);
+        cap = r->n_k;
+        tp_an_grow((void **)&r->k, &cap, r->n_k + 1, sizeof *r->k);
+        r->k[r->n_k++] = k;
+        r->count += k.count;
+        r->gpu_ns = tp_an_add(r->gpu_ns, k.gpu_ns);
+    }
+    out->n = n_groups;
+    for (size_t g = 0; g < n_groups; g++)
+        qsort(out->s[g].k, out->s[g].n_k, sizeof *out->s[g].k, cmp_kernel);
+    qsort(out->s, out->n, sizeof *out->s, cmp_row);
+}
+
+void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
+    memset(out, 0, sizeof *out);
+    if (depth <= 0)
+        depth = TP_AN_STACK_DEPTH_DEFAULT;
+    if (depth > TP_AN_STACK_DEPTH_MAX)
+        depth = TP_AN_STACK_DEPTH_MAX;
+    out->depth = depth;
+    out->fx = tp_an_frames_open(v->m, v->r, v->opts.no_symbols, 0);
+    size_t n = 0, nk = 0, n_groups = 0;
+    op *ops = gather(v, out, &n);
+    stack_key *keys = group_stacks(out, ops, n, depth, &nk, &n_groups);
+    for (size_t i = 0; i < n; i++) {
+        stack_key probe = {.stack = ops[i].stack};
+        const stack_key *k =
+            ops[i].stack ? bsearch(&probe, keys, nk, sizeof *keys, cmp_key_stack) : NULL;
+        if (k) {
+            ops[i].group = k->group;
+        } else {
+            out->no_stack++;
+            out->no_stack_ns = tp_an_add(out->no_stack_ns, ops[i].ns);
+        }
+    }
+    fill_rows(out, ops, n, keys, nk, n_groups);
+    for (size_t i = 0; i < nk; i++)
+        free(keys[i].key);
+    free(keys);
+    free(ops);
+}
+
+void tp_an_stacks_free(tp_an_stacks *s) {
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->s[i].k);
+    free(s->s);
+    tp_an_frames_close(s->fx);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,15 @@
+/* tp_report_stacks: the report's "GPU time by launching stack" section (tp_an_stacks), text
+ * and JSON, rows of tp_report.c's section tables. Private to analyzer/. */
+#ifndef TP_REPORT_STACKS_H
+#define TP_REPORT_STACKS_H
+
+#include "tp_report_section.h"
+
+/* Text: the o->top heaviest groups with their frames and kernels; nothing when no GPU op
+ * was launched from a recorded stack (a trace recorded without --stacks). */
+void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o);
+
+/* JSON: "launch_stacks" (docs/report-schema.md), every group, in every rank. */
+void tp_report_stacks_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o);
+
+#endif

@@ -1,0 +1,193 @@
+/* test_an_memstate: the allocator replay on hand-built memory events.
+ *
+ * A native rank with two heaps (segments) and regions in them: layouts (live blocks, holes,
+ * largest hole), totals at any moment, resize in place, a heap reset while regions are live,
+ * an unregister and a resize of unknown regions (counted, never a crash), seeking backwards;
+ * allocation sites from the enclosing NVTX range; Kineto [memory] events whose own totals
+ * stand for allocated and reserved. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_fixture.h"
+#include "tp_an_memstate.h"
+#include "tp_test.h"
+
+#define KiB 1024
+#define MiB (1024 * 1024)
+#define SEG_A 0x10000000ull
+#define SEG_B 0x20000000ull
+
+static void mev(fx_model *f, double ts_us, uint8_t op, uint64_t heap, uint64_t addr, int64_t size) {
+    tp_memev_row r = {0};
+    r.ts = FX_US(ts_us);
+    r.op = op;
+    r.heap = heap, r.addr = addr;
+    r.size = size > 0 ? (uint64_t)size : 0;
+    r.device = -1;
+    r.pid = 100, r.tid = 1; /* fx_ev's CPU thread */
+    int is_heap = op <= TP_MEMEV_OP_HEAP_RESET;
+    r.kind = is_heap ? TP_MEMEV_HEAP
+                     : (op == TP_MEMEV_OP_REGION_UNREGISTER ? TP_MEMEV_FREE : TP_MEMEV_ALLOC);
+    r.bytes = op == TP_MEMEV_OP_REGION_UNREGISTER ? -1 : size;
+    r.total_allocated = r.total_reserved = -1;
+    tp_memev_push(&f->r->mem, &r);
+}
+
+/* Events, in time order (µs):
+ *   1 heap A (4 MiB at SEG_A), 2 heap B (2 MiB at SEG_B)
+ *  10 'fwd': region a0 = A+0 (1 MiB), 11 a1 = A+1MiB (1 MiB), 12 a2 = A+3MiB (512 KiB)
+ *  20 'bwd': region b0 = B+0 (256 KiB)
+ *  30 resize a1 -> 2 MiB in place; 31 unregister a0
+ *  40 unregister of an unknown address; 41 resize of an unknown address
+ *  50 reset heap B (b0 live); 60 unregister heap B; 70 reset of an unknown heap */
+static fx_model build(void) {
+    fx_model f = fx_new();
+    f.r->native = 1;
+    fx_ev(&f, "fwd", TP_CAT_USER_ANNOTATION, 5, 10, -1, -1);
+    fx_ev(&f, "bwd", TP_CAT_USER_ANNOTATION, 18, 5, -1, -1);
+    mev(&f, 1, TP_MEMEV_OP_HEAP_REGISTER, SEG_A, SEG_A, 4 * MiB);
+    mev(&f, 2, TP_MEMEV_OP_HEAP_REGISTER, SEG_B, SEG_B, 2 * MiB);
+    mev(&f, 10, TP_MEMEV_OP_REGION_REGISTER, SEG_A, SEG_A, MiB);
+    mev(&f, 11, TP_MEMEV_OP_REGION_REGISTER, SEG_A, SEG_A + MiB, MiB);
+    mev(&f, 12, TP_MEMEV_OP_REGION_REGISTER, SEG_A, SEG_A + 3 * MiB, 512 * KiB);
+    mev(&f, 20, TP_MEMEV_OP_REGION_REGISTER, SEG_B, SEG_B, 256 * KiB);
+    mev(&f, 30, TP_MEMEV_OP_REGION_RESIZE, 0, SEG_A + MiB, 2 * MiB);
+    mev(&f, 31, TP_MEMEV_OP_REGION_UNREGISTER, 0, SEG_A, 0);
+    mev(&f, 40, TP_MEMEV_OP_REGION_UNREGISTER, 0, 0xdead0000ull, 0);
+    mev(&f, 41, TP_MEMEV_OP_REGION_RESIZE, 0, 0xbeef0000ull, 4 * KiB);
+    mev(&f, 50, TP_MEMEV_OP_HEAP_RESET, SEG_B, 0, 0);
+    mev(&f, 60, TP_MEMEV_OP_HEAP_UNREGISTER, SEG_B, 0, 0);
+    mev(&f, 70, TP_MEMEV_OP_HEAP_RESET, 0x999ull, 0, 0);
+    tp_model_finish(f.m);
+    return f;
+}
+
+static void totals_at(tp_an_memstate *s, size_t ev, int64_t alloc, int64_t res, size_t blocks) {
+    tp_an_mtotals t;
+    tp_an_memstate_seek(s, ev);
+    tp_an_memstate_totals(s, &t);
+    CHECK_EQ_I(t.allocated, alloc);
+    CHECK_EQ_I(t.reserved, res);
+    CHECK_EQ_U(t.blocks, blocks);
+}
+
+static void test_totals(void) {
+    fx_model f = build();
+    tp_an_memstate *s = tp_an_memstate_open(f.m, f.r);
+    CHECK_EQ_I(tp_an_memstate_source(s), TP_AN_MSRC_NVTX);
+    totals_at(s, 2, 0, 6 * MiB, 0);
+    totals_at(s, 6, 2 * MiB + 768 * KiB, 6 * MiB, 4);
+    totals_at(s, 7, 3 * MiB + 768 * KiB, 6 * MiB, 4); /* a1 resized in place to 2 MiB */
+    totals_at(s, 8, 2 * MiB + 768 * KiB, 6 * MiB, 3);
+    totals_at(s, 10, 2 * MiB + 768 * KiB, 6 * MiB, 3); /* the unknown ones changed nothing */
+    totals_at(s, 11, 2 * MiB + 512 * KiB, 6 * MiB, 2); /* reset of B released b0 */
+    totals_at(s, 12, 2 * MiB + 512 * KiB, 4 * MiB, 2); /* B unregistered */
+    totals_at(s, 13, 2 * MiB + 512 * KiB, 4 * MiB, 2);
+    const tp_an_mcounts *c = tp_an_memstate_counts(s);
+    CHECK_EQ_U(c->unknown_unregister, 1);
+    CHECK_EQ_U(c->unknown_resize, 1);
+    CHECK_EQ_U(c->reset_live, 1);
+    CHECK_EQ_U(c->unknown_heap, 1);
+    CHECK_EQ_U(c->double_register, 0);
+    size_t freed = 0; /* a0 by its unregister; b0 went with its heap's reset: not a free */
+    for (uint32_t i = 0; i < tp_an_memstate_n_sites(s); i++)
+        freed += tp_an_memstate_site_freed(s, i);
+    CHECK_EQ_U(freed, 1);
+    totals_at(s, 3, MiB, 6 * MiB, 1); /* backwards: replayed from the start */
+    CHECK_EQ_U(tp_an_memstate_counts(s)->unknown_unregister, 0);
+    tp_an_memstate_close(s);
+    tp_model_close(f.m);
+}
+
+/* After the resize and the free of a0 (8 events): A = [hole 1 MiB][a1 2 MiB][a2 512 KiB]
+ * [hole 512 KiB], B = [b0 256 KiB][hole 1.75 MiB]. */
+static void test_layout(void) {
+    fx_model f = build();
+    tp_an_memstate *s = tp_an_memstate_open(f.m, f.r);
+    tp_an_memstate_seek(s, 8);
+    tp_an_mlayout *l;
+    size_t n;
+    tp_an_memstate_layouts(s, &l, &n);
+    CHECK_EQ_U(n, 2);
+    size_t nseg;
+    const tp_an_mseg *sg = tp_an_memstate_segments(s, &nseg);
+    CHECK_EQ_U(nseg, 2);
+    CHECK_EQ_U(sg[l[0].seg].base, SEG_A);
+    CHECK_EQ_U(l[0].n_blocks, 2);
+    CHECK_EQ_U(l[0].n_holes, 2);
+    CHECK_EQ_U(l[0].hole_addr[0], SEG_A);
+    CHECK_EQ_I(l[0].hole_size[0], MiB);
+    CHECK_EQ_I(l[0].hole_size[1], 512 * KiB);
+    CHECK_EQ_I(l[0].largest_hole, MiB);
+    CHECK_EQ_I(l[0].live_bytes, 2 * MiB + 512 * KiB);
+    CHECK_EQ_I(l[0].free_bytes, MiB + 512 * KiB);
+    CHECK_EQ_U(sg[l[1].seg].base, SEG_B);
+    CHECK_EQ_I(l[1].largest_hole, 2 * MiB - 256 * KiB);
+    tp_an_memstate_layouts_free(l, n);
+    CHECK_EQ_I(tp_an_memstate_largest_hole(s), 2 * MiB - 256 * KiB);
+    tp_an_memstate_close(s);
+    tp_model_close(f.m);
+}
+
+/* Sites: a0..a2 in 'fwd', b0 in 'bwd'; the label names the range. */
+static void test_sites(void) {
+    fx_model f = build();
+    tp_an_memstate *s = tp_an_memstate_open(f.m, f.r);
+    tp_an_memstate_seek(s, 6);
+    size_t n;
+    const tp_an_mblock *b = tp_an_memstate_blocks(s, &n);
+    CHECK_EQ_U(n, 4);
+    char lb[64];
+    for (size_t i = 0; i < n; i++) {
+        const char *want = b[i].addr == SEG_B ? "range 'bwd'" : "range 'fwd'";
+        CHECK_STR(tp_an_msite_label(f.m, tp_an_memstate_site(s, b[i].site), lb, sizeof lb), want);
+    }
+    CHECK_EQ_U(tp_an_memstate_n_sites(s), 3); /* none, fwd, bwd */
+    tp_an_memstate_close(s);
+    tp_model_close(f.m);
+}
+
+/* Kineto: blocks from Addr/Bytes; allocated and reserved are the trace's own totals. */
+static void test_kineto(void) {
+    fx_model f = fx_new();
+    static const struct {
+        double ts;
+        uint64_t addr;
+        int64_t bytes, total, res;
+    } ev[] = {{1, 0x100, 4096, 10000, 20000},
+              {2, 0x200, 8192, 18192, 20000},
+              {3, 0x100, -4096, 14096, 20000},
+              {4, 0x300, -100, 13996, 20000}}; /* freed before profiling began */
+    for (size_t i = 0; i < 4; i++) {
+        tp_memev_row r = {0};
+        r.ts = FX_US(ev[i].ts), r.addr = ev[i].addr, r.bytes = ev[i].bytes;
+        r.kind = ev[i].bytes < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC;
+        r.total_allocated = ev[i].total, r.total_reserved = ev[i].res;
+        r.device = 0, r.pid = r.tid = -1;
+        tp_memev_push(&f.r->mem, &r);
+    }
+    tp_model_finish(f.m);
+    tp_an_memstate *s = tp_an_memstate_open(f.m, f.r);
+    CHECK_EQ_I(tp_an_memstate_source(s), TP_AN_MSRC_KINETO);
+    tp_an_mtotals t;
+    tp_an_memstate_seek(s, 2);
+    tp_an_memstate_totals(s, &t);
+    CHECK_EQ_I(t.allocated, 18192);
+    CHECK_EQ_I(t.reserved, 20000);
+    CHECK_EQ_I(t.in_blocks, 4096 + 8192);
+    tp_an_memstate_seek(s, 4);
+    tp_an_memstate_totals(s, &t);
+    CHECK_EQ_I(t.in_blocks, 8192);
+    CHECK_EQ_U(t.segments, 0);
+    CHECK_EQ_U(tp_an_memstate_counts(s)->unknown_unregister, 1);
+    tp_an_memstate_close(s);
+    tp_model_close(f.m);
+}
+
+int main(void) {
+    TP_RUN(test_totals);
+    TP_RUN(test_layout);
+    TP_RUN(test_sites);
+    TP_RUN(test_kineto);
+    return tp_test_summary();
+}

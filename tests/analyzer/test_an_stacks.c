@@ -1,0 +1,195 @@
+/* test_an_stacks: GPU time by launching stack (tp_an_stacks), the frames it reads
+ * (tp_an_frames) and the folded export (tp_folded), on a hand-made model whose stacks mix
+ * Python frames, the interpreter's frames, the collector's and native ones. No module file is
+ * opened (no_symbols): frames are module+offset, Python frames file:line in function. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_fixture.h"
+#include "tp_an_stacks.h"
+#include "tp_folded.h"
+#include "tp_test.h"
+
+enum { M_COLLECTOR = 1, M_CUDART = 2, M_PYTHON = 3, M_EXE = 4 };
+
+#define PYF(code, line) (((uint64_t)(code) << 24) | (line))
+
+/* A Python program's stack launching from f1 (line l1) < f2:30 < <module>:5, `inner`: the
+ * native frame of the call (libcudart.so offset). Innermost first, as the collector writes. */
+static void py_stack(fx_model *f, uint32_t id, uint64_t inner, uint32_t l1) {
+    const uint32_t mods[] = {M_COLLECTOR,     M_CUDART,        TP_STACK_PYTHON,
+                             M_PYTHON,        TP_STACK_PYTHON, M_PYTHON,
+                             TP_STACK_PYTHON, M_PYTHON,        M_EXE};
+    const uint64_t addrs[] = {0x10,  inner,     PYF(1, l1), 0x100, PYF(2, 30),
+                              0x100, PYF(3, 5), 0x200,      0x50};
+    tp_rank_add_stack(f->r, id, mods, addrs, 9);
+}
+
+/* kernel `k` (dur_us) launched by a call with stack `stack` (0: none), correlation corr */
+static void launch(fx_model *f, const char *k, double ts_us, double dur_us, uint32_t stack,
+                   int64_t corr) {
+    fx_launch(f, k, ts_us, 1, ts_us + 2, dur_us, 7, corr);
+    f->r->ev.stack[f->r->ev.n - 2] = stack;
+}
+
+static fx_model build(void) {
+    fx_model f = fx_new();
+    f.r->native = 1;
+    tp_rank_add_stack_module(f.m, f.r, M_COLLECTOR, "/opt/lib/libtrainprof-collector.so", NULL, 0);
+    tp_rank_add_stack_module(f.m, f.r, M_CUDART, "/usr/lib/libcudart.so", NULL, 0);
+    tp_rank_add_stack_module(f.m, f.r, M_PYTHON, "/usr/lib/libpython3.11.so.1.0", NULL, 0);
+    tp_rank_add_stack_module(f.m, f.r, M_EXE, "/usr/bin/python3.11", NULL, 0);
+    tp_rank_add_stack_pycode(f.m, f.r, 1, "/src/a.py", "f1", 10);
+    tp_rank_add_stack_pycode(f.m, f.r, 2, "/src/a.py", "f2", 28);
+    tp_rank_add_stack_pycode(f.m, f.r, 3, "/src/a.py", "<module>", 1);
+    py_stack(&f, 1, 0x20, 12);
+    py_stack(&f, 2, 0x30, 12); /* another native call, the same Python lines: same group */
+    py_stack(&f, 3, 0x20, 13); /* another line of f1: another group */
+    const uint32_t raw_m[] = {TP_STACK_NO_MODULE, TP_STACK_NO_MODULE};
+    const uint64_t raw_a[] = {0x1234, 0x5678};
+    tp_rank_add_stack(f.r, 4, raw_m, raw_a, 2); /* a native program's stack, no modules */
+    launch(&f, "kA", 0, 10, 1, 1);
+    launch(&f, "kA", 100, 20, 1, 2);
+    launch(&f, "kB", 200, 5, 2, 3);
+    launch(&f, "kC", 300, 7, 3, 4);
+    launch(&f, "kD", 400, 3, 0, 5); /* no stack */
+    launch(&f, "kE", 500, 4, 4, 6);
+    tp_model_finish(f.m);
+    return f;
+}
+
+static tp_an_view view(const fx_model *f) {
+    tp_an_opts o;
+    tp_an_opts_init(&o);
+    o.no_symbols = 1;
+    tp_an_view v;
+    tp_an_view_build(&v, f->m, f->r, &o);
+    return v;
+}
+
+static void test_frames(void) {
+    fx_model f = build();
+    tp_an_frames *fx = tp_an_frames_open(f.m, f.r, 1, 0);
+    const tp_an_frame *fr;
+    size_t n = tp_an_frames_get(fx, 1, &fr);
+    char b[256];
+    /* collector and interpreter frames left out: cudart, 3 Python frames, the executable */
+    CHECK_EQ_I(n, 5);
+    CHECK_STR(tp_an_frame_label(&fr[0], b, sizeof b), "libcudart.so+0x20");
+    CHECK_STR(fr[0].symbols, "off");
+    CHECK_STR(tp_an_frame_label(&fr[1], b, sizeof b), "a.py:12 in f1");
+    CHECK_STR(tp_an_frame_label(&fr[2], b, sizeof b), "a.py:30 in f2");
+    CHECK_STR(tp_an_frame_label(&fr[3], b, sizeof b), "a.py:5 in <module>");
+    CHECK_STR(tp_an_frame_label(&fr[4], b, sizeof b), "python3.11+0x50");
+    CHECK_EQ_I(tp_an_frames_first_python(fr, n), 1);
+    CHECK_EQ_I(tp_an_frames_get(fx, 99, &fr), 0); /* unknown id */
+    CHECK_EQ_I(tp_an_frames_get(fx, 4, &fr), 2);
+    CHECK_STR(tp_an_frame_label(&fr[0], b, sizeof b), "0x1234");
+    tp_an_frames_close(fx);
+    /* at most 0 native frames above the Python ones: the diagnosis' trimming */
+    fx = tp_an_frames_open(f.m, f.r, 1, 1);
+    n = tp_an_frames_get(fx, 1, &fr);
+    CHECK_EQ_I(n, 5); /* one raw native frame above is allowed: cudart stays */
+    tp_an_frames_close(fx);
+    tp_model_close(f.m);
+}
+
+static void test_groups(void) {
+    fx_model f = build();
+    tp_an_view v = view(&f);
+    tp_an_stacks s;
+    tp_an_stacks_run(&v, 3, &s);
+    CHECK_EQ_I(s.depth, 3);
+    CHECK_EQ_I(s.n_ops, 6);
+    CHECK_EQ_I(s.gpu_ns, 49000);
+    CHECK_EQ_I(s.no_stack, 1);
+    CHECK_EQ_I(s.no_stack_ns, 3000);
+    CHECK_EQ_I(s.n, 3);
+    int64_t sum = s.no_stack_ns;
+    for (size_t i = 0; i < s.n; i++)
+        sum += s.s[i].gpu_ns;
+    CHECK_EQ_I(sum, s.gpu_ns); /* every op once */
+    char b[256];
+    /* stacks 1 and 2 differ only in their native call: one group, Python frames first */
+    CHECK_EQ_I(s.s[0].count, 3);
+    CHECK_EQ_I(s.s[0].gpu_ns, 35000);
+    CHECK_EQ_I(s.s[0].n_frames, 3);
+    CHECK_STR(tp_an_frame_label(&s.s[0].frames[0], b, sizeof b), "a.py:12 in f1");
+    CHECK_STR(tp_an_frame_label(&s.s[0].frames[2], b, sizeof b), "a.py:5 in <module>");
+    CHECK_EQ_I(s.s[0].n_k, 2);
+    CHECK_STR(tp_model_str(f.m, s.s[0].k[0].name), "kA");
+    CHECK_EQ_I(s.s[0].k[0].count, 2);
+    CHECK_EQ_I(s.s[0].k[0].gpu_ns, 30000);
+    CHECK_STR(tp_model_str(f.m, s.s[0].k[1].name), "kB");
+    CHECK_EQ_I(s.s[1].gpu_ns, 7000);
+    CHECK_STR(tp_an_frame_label(&s.s[1].frames[0], b, sizeof b), "a.py:13 in f1");
+    CHECK_EQ_I(s.s[2].gpu_ns, 4000);
+    CHECK_EQ_I(s.s[2].n_frames, 2); /* a native stack: from its innermost frame */
+    CHECK_STR(tp_an_frame_label(&s.s[2].frames[0], b, sizeof b), "0x1234");
+    tp_an_stacks_free(&s);
+    /* depth 1: lines 12 and 13 of f1 still differ; depth 0 means the default */
+    tp_an_stacks_run(&v, 1, &s);
+    CHECK_EQ_I(s.n, 3);
+    CHECK_EQ_I(s.s[0].n_frames, 1);
+    tp_an_stacks_free(&s);
+    tp_an_stacks_run(&v, 0, &s);
+    CHECK_EQ_I(s.depth, TP_AN_STACK_DEPTH_DEFAULT);
+    CHECK_EQ_I(s.s[0].n_frames, 4); /* 3 Python frames and the executable */
+    tp_an_stacks_free(&s);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
+static char *folded(const fx_model *f, const char *weight, tp_folded_stats *st, tp_status *rc) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    tp_folded_opts o = {weight, 1};
+    *rc = tp_folded_write(out, f->m, &o, st);
+    fclose(out);
+    return buf;
+}
+
+static void test_folded(void) {
+    fx_model f = build();
+    tp_folded_stats st;
+    tp_status rc;
+    char *text = folded(&f, NULL, &st, &rc);
+    CHECK_EQ_I(rc, TP_OK);
+    /* root first, the kernel as the leaf, weights in ns; stacks 1 and 2 read differently */
+    CHECK_STR(text, "0x5678;0x1234;kE 4000\n"
+                    "python3.11+0x50;a.py:5 in <module>;a.py:30 in f2;a.py:12 in f1;"
+                    "libcudart.so+0x20;kA 30000\n"
+                    "python3.11+0x50;a.py:5 in <module>;a.py:30 in f2;a.py:12 in f1;"
+                    "libcudart.so+0x30;kB 5000\n"
+                    "python3.11+0x50;a.py:5 in <module>;a.py:30 in f2;a.py:13 in f1;"
+                    "libcudart.so+0x20;kC 7000\n");
+    CHECK_EQ_I(st.lines, 4);
+    CHECK_EQ_I(st.samples, 5);
+    CHECK_EQ_I(st.total_ns, 46000); /* the GPU time of the ops launched from a stack */
+    free(text);
+    text = folded(&f, "cpu", &st, &rc); /* the launch calls, 1 us each, by their stacks */
+    CHECK_EQ_I(rc, TP_OK);
+    CHECK_EQ_I(st.samples, 5);
+    CHECK_EQ_I(st.total_ns, 5000);
+    CHECK(strstr(text, "a.py:12 in f1;libcudart.so+0x20;cudaLaunchKernel 2000\n") != NULL);
+    free(text);
+    text = folded(&f, "range", &st, &rc); /* no range has a stack */
+    CHECK_EQ_I(rc, TP_OK);
+    CHECK_EQ_I(st.lines, 0);
+    free(text);
+    text = folded(&f, "wall", &st, &rc);
+    CHECK_EQ_I(rc, TP_ERR_ARG);
+    free(text);
+    CHECK_STR(tp_folded_weight_name(0), "gpu");
+    CHECK(tp_folded_weight_name(3) == NULL);
+    tp_model_close(f.m);
+}
+
+int main(void) {
+    TP_RUN(test_frames);
+    TP_RUN(test_groups);
+    TP_RUN(test_folded);
+    return tp_test_summary();
+}

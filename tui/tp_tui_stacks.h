@@ -1,0 +1,15 @@
+/* tp_tui_stacks: the Stacks view: GPU time by launching stack (tp_an_stacks, the report's
+ * "GPU time by launching stack" section, under the same options, --stack-depth included).
+ * A table of the groups (innermost frame, GPU time, share, ops, kernels), sortable and
+ * searchable like the other tables; under it the selected group's frames, innermost first
+ * (Python frames as file:line in function), and the kernels it launched. */
+#ifndef TP_TUI_STACKS_H
+#define TP_TUI_STACKS_H
+
+#include "tp_tui_data.h"
+#include "tp_tui_panel.h"
+
+/* A new Stacks panel over d (which must outlive it); it runs tp_an_stacks on d's view. */
+tp_tui_panel *tp_tui_stacks_new(tp_tui_data *d);
+
+#endif
