@@ -226,6 +226,14 @@ static int trim_cpu(const tp_an_view *v, const uint8_t *cls, const int64_t *ts, 
     return 1;
 }
 
+/* 1 when model row i is outside the options' time window (none: never). The window cuts
+ * by the model's exact start, whatever the view's clock, as cutting the trace file would. */
+static int outside_window(const tp_an_view *v, size_t i) {
+    const tp_an_opts *o = &v->opts;
+    int64_t t = v->r->ev.ts[i];
+    return o->window_hi > o->window_lo && (t < o->window_lo || t >= o->window_hi);
+}
+
 static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, const int64_t *end) {
     const tp_rank *r = v->r;
     size_t n = r->ev.n, cap = 0;
@@ -243,7 +251,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     for (int pass = 0; pass < (v->trimmed ? 2 : 1); pass++) {
         for (size_t k = 0; k < n; k++) {
             size_t i = order[k], copies = 1;
-            if (v->trimmed && cls[i] != (pass == 0))
+            if ((v->trimmed && cls[i] != (pass == 0)) || outside_window(v, i))
                 continue;
             if (v->trimmed)
                 copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1) : keep[i];
@@ -277,6 +285,8 @@ static void link_rows(tp_an_view *v, const uint8_t *cls) {
         first[v->row[k]] = (int32_t)k;
     for (size_t k = 0; k < v->n; k++) {
         long p = partner_row(v->r, v->row[k], cls);
+        if (p >= 0 && outside_window(v, (size_t)p))
+            p = -1; /* cut off with the rest of the trace outside the window */
         v->linked[k] = p >= 0;
         v->link[k] = p >= 0 ? first[p] : -1;
     }

@@ -33,6 +33,10 @@ typedef struct {
                                        the modules' files (trainprof report --no-symbols) */
     int stack_depth;                /* launching stacks: frames per group (tp_an_stacks;
                                        --stack-depth); 0: TP_AN_STACK_DEPTH_DEFAULT */
+    int64_t window_lo, window_hi;   /* window_hi > window_lo: only rows that start in
+                                       [window_lo, window_hi) (model ns), as if the trace had
+                                       been cut to that window (the TUI's range statistics);
+                                       else every row */
 } tp_an_opts;
 
 /* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tp_tui.h"
+#include "tp_tui_layout.h"
 
 typedef struct {
     int snapshot;
@@ -52,6 +53,11 @@ static int show(const tp_model *m, void *args) {
     tp_status st = a->snapshot ? tp_tui_snapshot(t, stdout) : tp_tui_run(t);
     int why = errno; /* why a write failed (TP_ERR_IO) */
     tp_tui_close(t);
+    if (st == TP_ERR_ARG) { /* only --snapshot says this: its frame cannot be drawn */
+        fprintf(stderr, "trainprof tui: --snapshot needs at least %dx%d, got %dx%d\n", TP_TUI_MIN_W,
+                TP_TUI_MIN_H, a->o.width, a->o.height);
+        return 2;
+    }
     if (st == TP_ERR_STATE)
         fprintf(stderr, "trainprof tui: needs a terminal (use --snapshot for text output)\n");
     else if (st != TP_OK)

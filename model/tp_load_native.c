@@ -162,7 +162,7 @@ static tp_status on_range(void *ctx, const tp_visit_range *r) {
     row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
     row.pid = L->pid;
     row.tid = r->open.tid;
-    row.stack = r->open.stack_id;
+    row.stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
     row.domain = domain_name(L, r->open.domain);
     return push_row(L, &row);
 }

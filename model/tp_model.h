@@ -110,7 +110,8 @@ typedef struct {
     uint8_t *copy_kind;   /* tp_copy_kind (memcpy rows), else 0 */
     uint8_t *src_kind;    /* tp_mem_kind (memcpy src, memset target), else 0 */
     uint8_t *dst_kind;    /* tp_mem_kind (memcpy dst), else 0 */
-    uint32_t *stack;      /* native stack id (tp_rank_stack); 0: none */
+    uint32_t *stack;      /* native stack id (tp_rank_stack); 0: none. API calls: the call
+                             site; NVTX ranges: the push (recorded with --stacks all) */
     int32_t *parent;      /* row of the innermost enclosing CPU-side range on the same
                              (pid, tid), -1: none or a GPU-side row (set by finish) */
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */

@@ -9,6 +9,7 @@
 
 #include "tp_tui_data.h"
 #include "tp_tui_diagnosis.h"
+#include "tp_tui_help.h"
 #include "tp_tui_layout.h"
 #include "tp_tui_memory.h"
 #include "tp_tui_panel.h"
@@ -25,6 +26,7 @@ struct tp_tui {
     int view;
     int w, h, ascii;
     int searching;
+    int help; /* the `?` key reference is shown */
     char query[64];
     tp_tui_grid grid;
     int rendered;
@@ -45,7 +47,23 @@ typedef struct {
     const char *noun; /* "kernels" */
     const tp_tui_data *d;
     long (*index)(const tp_tui_data *d, long row); /* table row listing model row; NULL */
+    size_t jumped, n_jumps; /* the row Enter showed last and how often (next: the next longest) */
 } table_panel;
+
+/* Enter on a table of names: that name's longest occurrence on the Timeline, then the next
+ * longest on each further Enter on the same row. */
+static void table_jump(tp_tui_panel *p) {
+    table_panel *tp = (table_panel *)p;
+    tp_tui_table *t = p->table;
+    if (!p->jump_cats || !p->name_of || !t->nshown)
+        return;
+    size_t row = t->shown[t->sel];
+    tp->n_jumps = row == tp->jumped ? tp->n_jumps + 1 : 0;
+    tp->jumped = row;
+    long ev = tp_tui_data_nth_longest(tp->d, p->name_of(p, row), p->jump_cats, tp->n_jumps);
+    if (ev >= 0)
+        p->jump_view = "timeline", p->jump_row = ev;
+}
 
 static void table_draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     table_panel *tp = (table_panel *)p;
@@ -80,6 +98,10 @@ static int table_key(tp_tui_panel *p, int k, int page) {
     case TP_TUI_KEY_END:
         tp_tui_table_move(t, (long)t->nrows);
         return 1;
+    case TP_TUI_KEY_ENTER:
+    case '\r':
+        table_jump(p);
+        return 1;
     default:
         return 0;
     }
@@ -96,6 +118,36 @@ static void table_show_row(tp_tui_panel *p, long row) {
         tp_tui_table_select(p->table, (size_t)i);
 }
 
+/* A table's keys, and those of a table whose Enter shows the row on the Timeline. */
+static const tp_tui_keydoc table_keys[] = {
+    {"Up/Down", "move"},        {"/", "search"}, {"s", "sort"}, {"PgUp/PgDn", "page"},
+    {"Home/End", "first/last"},
+};
+static const tp_tui_keydoc jump_keys[] = {
+    {"Up/Down", "move"}, {"Enter", "show on Timeline"}, {"/", "search"},
+    {"s", "sort"},       {"PgUp/PgDn", "page"},         {"Home/End", "first/last"},
+};
+
+/* Makes Enter on table panel p show its row's name among rows of categories `cats`. */
+static void table_jumps(tp_tui_panel *p, tp_tui_data *d, unsigned cats,
+                        uint32_t (*name_of)(const tp_tui_panel *p, size_t row)) {
+    table_panel *tp = (table_panel *)p;
+    tp->d = d;
+    tp->jumped = (size_t)-1;
+    p->jump_cats = cats, p->name_of = name_of;
+    p->keys = jump_keys, p->n_keys = (int)(sizeof jump_keys / sizeof *jump_keys);
+}
+
+static uint32_t kernel_name(const tp_tui_panel *p, size_t row) {
+    const tp_tui_data *d = ((const table_panel *)p)->d;
+    return row < d->a.k.n ? d->a.k.k[row].name : 0;
+}
+
+static uint32_t range_name(const tp_tui_panel *p, size_t row) {
+    const tp_tui_data *d = ((const table_panel *)p)->d;
+    return row < d->a.nv.n ? d->a.nv.r[row].name : 0;
+}
+
 static tp_tui_panel *table_panel_new(tp_tui_table *t, const char *name, const char *title,
                                      const char *noun) {
     table_panel *tp = calloc(1, sizeof *tp);
@@ -104,6 +156,8 @@ static tp_tui_panel *table_panel_new(tp_tui_table *t, const char *name, const ch
     tp->super = (tp_tui_panel){.name = name,
                                .title = title,
                                .help = "Up/Down/PgUp/PgDn move",
+                               .keys = table_keys,
+                               .n_keys = (int)(sizeof table_keys / sizeof *table_keys),
                                .draw = table_draw,
                                .key = table_key,
                                .destroy = table_destroy,
@@ -114,15 +168,20 @@ static tp_tui_panel *table_panel_new(tp_tui_table *t, const char *name, const ch
 
 /* ------------------------------------------------------------------ views */
 
+#define CAT(c) (1u << (c))
+
 static tp_tui_panel *kernels_new(tp_tui_data *d) {
-    return table_panel_new(&d->kernels, "kernels", "Kernels", "kernels");
+    tp_tui_panel *p = table_panel_new(&d->kernels, "kernels", "Kernels", "kernels");
+    table_jumps(p, d, CAT(TP_CAT_KERNEL) | CAT(TP_CAT_MEMCPY) | CAT(TP_CAT_MEMSET), kernel_name);
+    return p;
 }
 
 static tp_tui_panel *ranges_new(tp_tui_data *d) {
     tp_tui_panel *p = table_panel_new(&d->ranges, "ranges", "Ranges", "ranges");
     table_panel *tp = (table_panel *)p;
-    tp->d = d, tp->index = tp_tui_data_range_index;
+    tp->index = tp_tui_data_range_index;
     p->show_row = table_show_row;
+    table_jumps(p, d, CAT(TP_CAT_USER_ANNOTATION), range_name);
     return p;
 }
 
@@ -241,9 +300,18 @@ int tp_tui_current_view(const tp_tui *t) {
 }
 
 static void search_key(tp_tui *t, int k) {
+    tp_tui_panel *p = t->panels[t->view];
     size_t n = strlen(t->query);
     if (k == TP_TUI_KEY_ENTER || k == '\r') {
         t->searching = 0;
+        if (!p->table) { /* a find: keep the text and go to its next occurrence */
+            snprintf(p->find_kept, sizeof p->find_kept, "%s", t->query);
+            p->find(p, p->find_kept, 1);
+        }
+        return;
+    }
+    if (k == TP_TUI_KEY_ESC && !p->table) {
+        t->searching = 0; /* the prompt closes; what was kept stays kept */
         return;
     }
     if (k == TP_TUI_KEY_ESC)
@@ -253,7 +321,21 @@ static void search_key(tp_tui *t, int k) {
     else if (k >= 0x20 && k < 0x100 && k != 127 && n + 1 < sizeof t->query)
         t->query[n++] = (char)k; /* UTF-8 bytes arrive one by one and are kept as bytes */
     t->query[n] = 0;
-    tp_tui_table_search(t->panels[t->view]->table, t->query);
+    if (p->table)
+        tp_tui_table_search(p->table, t->query);
+}
+
+/* Esc with a kept search (a table's filter, a Timeline find) clears it; 1 when it did. */
+static int clear_kept(tp_tui_panel *p) {
+    if (p->table && p->table->search[0]) {
+        tp_tui_table_search(p->table, "");
+        return 1;
+    }
+    if (p->find && p->find_kept[0]) {
+        p->find_kept[0] = 0;
+        return 1;
+    }
+    return 0;
 }
 
 static int page_rows(const tp_tui *t) {
@@ -275,11 +357,19 @@ int tp_tui_key(tp_tui *t, int k) {
     if (!t->rendered)
         tp_tui_render(t); /* panels lay themselves out when drawn: keys act on that layout */
     t->rendered = 0;
-    if (t->searching && p->table)
+    if (t->searching && (p->table || p->find))
         return search_key(t, k), 0;
+    if (t->help) { /* any key closes the key reference (and does nothing else) */
+        t->help = 0;
+        return 0;
+    }
     if (k == 'q' || k == 'Q')
         return 1;
-    if (k >= '1' && k < '1' + TP_TUI_N_VIEWS)
+    if (k == '?')
+        t->help = 1;
+    else if (k == TP_TUI_KEY_ESC && clear_kept(p))
+        return 0;
+    else if (k >= '1' && k < '1' + TP_TUI_N_VIEWS)
         t->view = k - '1';
     else if (k == TP_TUI_KEY_TAB)
         t->view = (t->view + 1) % TP_TUI_N_VIEWS;
@@ -289,9 +379,9 @@ int tp_tui_key(tp_tui *t, int k) {
         load_rank(t, (t->rank_idx + 1) % t->m->n_ranks);
     else if (k == 's' && p->table)
         tp_tui_table_next_sort(p->table);
-    else if (k == '/' && p->table) {
+    else if (k == '/' && (p->table || p->find)) {
         t->searching = 1;
-        snprintf(t->query, sizeof t->query, "%s", p->table->search);
+        snprintf(t->query, sizeof t->query, "%s", p->table ? p->table->search : p->find_kept);
     } else if (p->key(p, k, page_rows(t)) && p->jump_view)
         jump(t, p);
     return 0;
@@ -324,17 +414,32 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
                            100 * dr->share);
 }
 
+/* Keys of every view: the key bar shows `first` before the view's keys and `rest` after. */
+#define STR_(x) #x
+#define STR(x) STR_(x) /* "6" for TP_TUI_N_VIEWS: the key texts follow the views table */
+static const tp_tui_keydoc first_keys[] = {{"q", "Quit"}, {"r", "Rank"}};
+static const tp_tui_keydoc rest_keys[] = {{"Tab/1-" STR(TP_TUI_N_VIEWS), "View"}};
+static const tp_tui_keydoc global_keys[] = {
+    {"?", "this key reference"},
+    {"q", "quit"},
+    {"Tab/S-Tab", "next/previous view"},
+    {"1-" STR(TP_TUI_N_VIEWS), "view by number"},
+    {"/", "search (tables), find (Timeline)"},
+    {"Esc", "clear a kept search or find"},
+    {"r", "next rank"},
+};
+
 static void draw_help(tp_tui *t, tp_tui_grid *g, int y) {
     const tp_tui_panel *p = t->panels[t->view];
-    tp_tui_grid_fill(g, y, TP_TUI_A_TITLE);
     if (t->searching) {
-        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY, " Search: %s_   Enter keep  Esc clear",
-                           t->query);
+        tp_tui_grid_fill(g, y, TP_TUI_A_TITLE);
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY, " %s: %s_   Enter %s  Esc %s",
+                           p->table ? "Search" : "Find", t->query, p->table ? "keep" : "find next",
+                           p->table ? "clear" : "cancel");
         return;
     }
-    tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_TITLE, " q Quit  Tab/1-%d View  %s%s%s",
-                       TP_TUI_N_VIEWS, p->table ? "s Sort  / Search  " : "", p->help,
-                       t->m->n_ranks > 1 ? "  r Rank" : "");
+    const char *kept = p->table ? p->table->search : p->find ? p->find_kept : "";
+    tp_tui_help_bar(g, y, p, kept, first_keys, t->m->n_ranks > 1 ? 2 : 1, rest_keys, 1);
 }
 
 const tp_tui_grid *tp_tui_render(tp_tui *t) {
@@ -355,12 +460,19 @@ const tp_tui_grid *tp_tui_render(tp_tui *t) {
         return g;
     }
     draw_title(t, g);
-    t->panels[t->view]->draw(t->panels[t->view], g, s.body_top, s.body_h);
+    if (t->help)
+        tp_tui_help_draw(g, s.body_top, s.body_h, t->panels[t->view], global_keys,
+                         (int)(sizeof global_keys / sizeof *global_keys) -
+                             (t->m->n_ranks > 1 ? 0 : 1));
+    else
+        t->panels[t->view]->draw(t->panels[t->view], g, s.body_top, s.body_h);
     draw_help(t, g, s.help_row);
     return g;
 }
 
 tp_status tp_tui_snapshot(tp_tui *t, FILE *out) {
+    if (!tp_tui_screen_split(t->w, t->h).ok)
+        return TP_ERR_ARG; /* a frame that says "too small" is no snapshot */
     const tp_tui_grid *g = tp_tui_render(t);
     char buf[16 * 1024];
     for (int y = 0; y < g->h; y++) {

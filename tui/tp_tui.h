@@ -80,6 +80,8 @@ int tp_tui_current_view(const tp_tui *t);
 const tp_tui_grid *tp_tui_render(tp_tui *t);
 
 /* Draws the current frame and writes it as text lines to out (trailing blanks trimmed).
+ * TP_ERR_ARG, writing nothing, when the size is below TP_TUI_MIN_W x TP_TUI_MIN_H (a frame
+ * that only says "terminal too small" is no snapshot).
  * TP_ERR_IO when writing fails, errno set to the system's reason (0 when unknown). */
 tp_status tp_tui_snapshot(tp_tui *t, FILE *out);
 

@@ -2,12 +2,14 @@
 #include "tp_tui_data.h"
 #include "tp_units.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_enclosing.h"
+#include "tp_mem.h"
 #include "tp_tui_layout.h"
 
 #define DUR(buf, x) tp_units_dur(buf, sizeof buf, (double)(x))
@@ -164,6 +166,12 @@ static void build_lanes(tp_tui_data *d) {
     size_t first_thread = d->n_lanes;
     add_lanes(d, &r->threads, 0);
     group_thread_lanes(d, first_thread);
+    for (size_t i = 0; i < d->n_lanes; i++) {
+        tp_tui_lane *l = &d->lanes[i];
+        tp_tui_levels_build(&r->ev, l->rows, l->n, l->is_stream, &l->lv, &l->n_lv);
+    }
+    for (size_t i = 0; i < r->ev.n; i++)
+        d->n_names = r->ev.name[i] >= d->n_names ? r->ev.name[i] + 1 : d->n_names;
     d->t_first = r->ev.n ? r->ev.ts[0] : 0;
     d->t_last = d->t_first;
     for (size_t i = 0; i < r->ev.n; i++)
@@ -194,6 +202,8 @@ void tp_tui_data_free(tp_tui_data *d) {
     tp_tui_table_free(&d->kernels);
     tp_tui_table_free(&d->ranges);
     tp_tui_table_free(&d->copies);
+    for (size_t i = 0; i < d->n_lanes; i++)
+        tp_tui_levels_free(d->lanes[i].lv, d->lanes[i].n_lv);
     free(d->lanes);
     tp_rank_analysis_free(&d->a);
     memset(d, 0, sizeof *d);
@@ -245,4 +255,158 @@ long tp_tui_data_launcher(const tp_tui_data *d, long row) {
 
 long tp_tui_data_range_of(const tp_tui_data *d, long row) {
     return tp_an_enclosing_row(&d->r->ev, row, TP_AN_RANGES_ANNOTATIONS | TP_AN_ENCLOSING_SELF);
+}
+
+long tp_tui_data_launched(const tp_tui_data *d, long row) {
+    const tp_events *ev = &d->r->ev;
+    if (row < 0 || ev->stream[row] != -1 || ev->correlation[row] == -1)
+        return -1;
+    const uint32_t *rows;
+    size_t n = tp_rank_corr_rows(d->r, ev->correlation[row], &rows);
+    for (size_t i = 0; i < n; i++)
+        if (ev->stream[rows[i]] != -1)
+            return rows[i];
+    return -1;
+}
+
+long tp_tui_data_lane_of(const tp_tui_data *d, long row, int *level) {
+    const tp_events *ev = &d->r->ev;
+    if (row < 0 || (size_t)row >= ev->n)
+        return -1;
+    int gpu = ev->stream[row] != -1;
+    for (size_t li = 0; li < d->n_lanes; li++) {
+        const tp_tui_lane *l = &d->lanes[li];
+        if (l->is_stream != gpu || l->key != (gpu ? ev->stream[row] : ev->tid[row]) ||
+            (!gpu && l->pid != ev->pid[row]))
+            continue;
+        for (int k = 0; k < l->n_lv; k++)
+            if (tp_tui_level_find(&l->lv[k], ev, (uint32_t)row) >= 0) {
+                if (level)
+                    *level = k;
+                return (long)li;
+            }
+    }
+    return -1;
+}
+
+long tp_tui_data_step_of(const tp_tui_data *d, long row) {
+    const tp_events *ev = &d->r->ev;
+    if (row >= 0 && ev->stream[row] != -1)
+        row = tp_tui_data_launcher(d, row);
+    long step = -1;
+    for (long p = row; p >= 0; p = ev->parent[p])
+        if (ev->cat[p] == TP_CAT_USER_ANNOTATION)
+            step = p;
+    return step;
+}
+
+long tp_tui_data_step_next(const tp_tui_data *d, long step, int dir) {
+    const tp_events *ev = &d->r->ev;
+    int k = 0;
+    long li = tp_tui_data_lane_of(d, step, &k);
+    if (li < 0)
+        return -1;
+    const tp_tui_level *lv = &d->lanes[li].lv[k];
+    long i = tp_tui_level_find(lv, ev, (uint32_t)step);
+    for (i += dir > 0 ? 1 : -1; i >= 0 && (size_t)i<lv->n; i += dir> 0 ? 1 : -1)
+        if (ev->name[lv->rows[i]] == ev->name[step] && ev->cat[lv->rows[i]] == ev->cat[step])
+            return lv->rows[i];
+    return -1;
+}
+
+typedef struct {
+    int64_t dur, ts;
+    uint32_t row;
+} by_length;
+
+static int longest_first(const void *x, const void *y) {
+    const by_length *a = x, *b = y;
+    if (a->dur != b->dur)
+        return a->dur > b->dur ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+long tp_tui_data_nth_longest(const tp_tui_data *d, uint32_t name, unsigned cats, size_t k) {
+    const tp_events *ev = &d->r->ev;
+    const tp_buckets *b = &d->r->cats;
+    by_length *v = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t c = 0; c < b->n; c++) {
+        if (b->key[c] < 0 || b->key[c] >= 32 || !(cats & (1u << b->key[c])))
+            continue;
+        for (uint32_t i = b->off[c]; i < b->off[c + 1]; i++) {
+            uint32_t r = b->rows[i];
+            if (ev->name[r] != name)
+                continue;
+            if (n == cap)
+                cap = cap ? 2 * cap : 64, v = tp_mem_xrealloc(v, cap, sizeof *v);
+            v[n++] = (by_length){ev->dur[r], ev->ts[r], r};
+        }
+    }
+    long row = -1;
+    if (n && k % n == 0) { /* the longest: one pass */
+        size_t best = 0;
+        for (size_t i = 1; i < n; i++)
+            best = longest_first(&v[i], &v[best]) < 0 ? i : best;
+        row = v[best].row;
+    } else if (n) {
+        qsort(v, n, sizeof *v, longest_first);
+        row = v[k % n].row;
+    }
+    free(v);
+    return row;
+}
+
+/* Case-insensitive strstr. */
+static int contains(const char *s, const char *q) {
+    size_t nq = strlen(q);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < nq && s[i] && tolower((unsigned char)s[i]) == tolower((unsigned char)q[i]))
+            i++;
+        if (i == nq)
+            return 1;
+    }
+    return nq == 0;
+}
+
+long tp_tui_data_find(const tp_tui_data *d, const char *q, int64_t t, long after, int dir) {
+    const tp_events *ev = &d->r->ev;
+    size_t n = ev->n, lb = 0;
+    if (!n || !q[0])
+        return -1;
+    /* Rows are sorted by ts, so their order is time order: walk once around from the row
+     * after `after` (or from time t). Each distinct name is matched once (match[id]: 0 not
+     * yet, 1 no, 2 yes), so a walk over millions of rows compares a few hundred names. */
+    while (after < 0 && lb < n && ev->ts[lb] < t)
+        lb++;
+    size_t first = after >= 0 ? (size_t)after + (dir > 0 ? 1 : n - 1) : lb + (dir > 0 ? 0 : n - 1);
+    uint8_t *match = tp_mem_xcalloc(d->n_names + 1, 1);
+    long hit = -1;
+    for (size_t k = 0; k < n && hit < 0; k++) {
+        size_t i = (dir > 0 ? first + k : first + n - k) % n;
+        uint32_t id = ev->name[i] < d->n_names ? ev->name[i] : d->n_names;
+        if (!match[id])
+            match[id] = contains(tp_model_str(d->m, ev->name[i]), q) ? 2 : 1;
+        hit = match[id] == 2 ? (long)i : -1;
+    }
+    free(match);
+    return hit;
+}
+
+const char *tp_tui_data_proc_name(const tp_tui_data *d, int64_t pid, char *buf, size_t n,
+                                  const char **role) {
+    const tp_process *p = tp_rank_process(d->r, pid);
+    *role = p ? tp_proc_role_name(p->role) : NULL;
+    const char *cmd = p ? tp_model_str(d->m, p->command) : "";
+    size_t len = strcspn(cmd, " "); /* the program, without its arguments or folder */
+    const char *base = cmd;
+    for (size_t i = 0; i < len; i++)
+        if (cmd[i] == '/')
+            base = cmd + i + 1;
+    len -= (size_t)(base - cmd);
+    snprintf(buf, n, "%.*s", (int)len, base);
+    return buf;
 }

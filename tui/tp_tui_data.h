@@ -12,6 +12,7 @@
 #include "tp_an_view.h"
 #include "tp_model.h"
 #include "tp_rank_analysis.h"
+#include "tp_tui_rows.h"
 #include "tp_tui_table.h"
 
 typedef struct {
@@ -24,6 +25,8 @@ typedef struct {
                              thread, indented one space per level below the first */
     const uint32_t *rows; /* model rows, sorted by ts */
     size_t n;
+    tp_tui_level *lv; /* the rows by nesting level (tp_tui_rows), n_lv >= 1 */
+    int n_lv;
 } tp_tui_lane;
 
 typedef struct {
@@ -32,6 +35,7 @@ typedef struct {
     tp_rank_analysis a;                /* the view, the analyses the views show, diagnosis */
     int64_t idle_split[TP_IDLE_COUNT]; /* summed over streams */
     int64_t t_first, t_last;           /* first start and last end of any event of the rank */
+    uint32_t n_names;                  /* 1 + the largest name id of the rank's rows */
     tp_tui_lane *lanes;
     size_t n_lanes;
     tp_tui_table kernels, ranges, copies;
@@ -57,5 +61,34 @@ long tp_tui_data_launcher(const tp_tui_data *d, long row);
 
 /* The innermost annotation (NVTX range) enclosing CPU row `row`, itself included. -1: none. */
 long tp_tui_data_range_of(const tp_tui_data *d, long row);
+
+/* The first GPU row that CPU row `row` launched (same correlation, on a stream); -1: none. */
+long tp_tui_data_launched(const tp_tui_data *d, long row);
+
+/* The lane showing model row `row` (-1: none) and its level there (*level, may be NULL). */
+long tp_tui_data_lane_of(const tp_tui_data *d, long row, int *level);
+
+/* The step around `row`: the outermost annotation enclosing it on its thread (a GPU row:
+ * around the call that launched it), itself included; -1: none. */
+long tp_tui_data_step_of(const tp_tui_data *d, long row);
+
+/* The next (dir > 0) or previous annotation after `step` on its lane and level with its
+ * name; -1: none. */
+long tp_tui_data_step_next(const tp_tui_data *d, long step, int dir);
+
+/* Rows whose category is in mask `cats` (bits 1 << tp_cat): the k-th longest (ties: the
+ * earlier first) of those named `name`, k taken modulo their count; -1 when none. What a
+ * table view's Enter shows on the Timeline (Kernels: kernels, copies and memsets; Ranges:
+ * annotations; any later view: its own categories). */
+long tp_tui_data_nth_longest(const tp_tui_data *d, uint32_t name, unsigned cats, size_t k);
+
+/* The next (dir > 0) or previous row after time t (ties: after row `after`) whose name
+ * contains `q` (case-insensitive), wrapping around the rank; -1 when none. */
+long tp_tui_data_find(const tp_tui_data *d, const char *q, int64_t t, long after, int dir);
+
+/* The name of the process with `pid` in the rank ("" when unknown) and its role ("main",
+ * "worker"; NULL when the rank holds no process records). */
+const char *tp_tui_data_proc_name(const tp_tui_data *d, int64_t pid, char *buf, size_t n,
+                                  const char **role);
 
 #endif

@@ -50,6 +50,14 @@ static void set_cell(tp_tui_grid *g, int x, int y, const char *s, size_t n, tp_t
     c->cont = 0;
 }
 
+void tp_tui_grid_glyphs(tp_tui_grid *g, int x, int y, const char *glyph, int n, tp_tui_attr a) {
+    if (y < 0 || y >= g->h)
+        return;
+    size_t len = strlen(glyph);
+    for (int i = x < 0 ? -x : 0; i < n && x + i < g->w; i++)
+        set_cell(g, x + i, y, glyph, len, a);
+}
+
 int tp_tui_grid_put(tp_tui_grid *g, int x, int y, const char *s, int cols, tp_tui_attr a) {
     if (y < 0 || y >= g->h || x < 0 || x >= g->w)
         return 0;

@@ -45,6 +45,11 @@ void tp_tui_grid_fill(tp_tui_grid *g, int y, tp_tui_attr a);
  * Returns the columns written. */
 int tp_tui_grid_put(tp_tui_grid *g, int x, int y, const char *s, int cols, tp_tui_attr a);
 
+/* Writes `n` copies of `glyph`, one display column each, from (x, y), clipped at the edge:
+ * the fast path for the timeline's bars and rules (the caller promises one column of valid
+ * UTF-8, such as the layout's glyphs; nothing is measured). */
+void tp_tui_grid_glyphs(tp_tui_grid *g, int x, int y, const char *glyph, int n, tp_tui_attr a);
+
 /* printf-style tp_tui_grid_put. */
 int tp_tui_grid_printf(tp_tui_grid *g, int x, int y, int cols, tp_tui_attr a, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

@@ -111,7 +111,11 @@ static void temporal(writer *w, const tp_tui_data *d, int ascii) {
 static void tops(writer *w, const tp_tui_data *d) {
     char b1[32], b2[32], nm[256];
     int nw = w->g->w - 40 < 20 ? 20 : w->g->w - 40;
-    line(w, TP_TUI_A_HEADER, "Top kernels%*s %8s %12s %8s", nw - 9, "", "count", "total", "% busy");
+    if (!d->a.k.n)
+        line(w, TP_TUI_A_NORMAL, "No GPU kernels in this trace (no kernel, copy or memset).");
+    else
+        line(w, TP_TUI_A_HEADER, "Top kernels%*s %8s %12s %8s", nw - 9, "", "count", "total",
+             "% busy");
     for (size_t i = 0; i < d->a.k.n && i < 10; i++) {
         tp_tui_fit(nm, sizeof nm, tp_model_str(d->m, d->a.k.k[i].name), nw);
         line(w, TP_TUI_A_NORMAL, "  %s%*s %8zu %s %6.2f %%", nm, nw - tp_tui_str_width(nm), "",

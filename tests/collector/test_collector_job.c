@@ -155,7 +155,7 @@ static void test_workers_are_one_rank(void) {
     CHECK(strstr(res->out, "Processes (3)") != NULL);
     /* The TUI's timeline: the workers' thread lanes, marked, under the main one's. */
     const char *tui[] = {"tui",     R.dir, "--snapshot", "--view", "timeline",
-                         "--width", "120", "--height",   "12",     NULL};
+                         "--width", "120", "--height",   "30",     NULL};
     cli(res, tui);
     CHECK_EQ_I(res->status, 0);
     int marked = 0;

@@ -104,7 +104,7 @@ def main():
 
     # Timeline: whole rank at zoom 1, one lane per stream, cursor on an op.
     tl = "\n".join(view["timeline"])
-    if "zoom 1x" not in tl or ">stream 0" not in tl or "Under cursor: " not in tl:
+    if "zoom 1x" not in tl or ">stream 0" not in tl or "Selected: " not in tl:
         fail("timeline frame lacks the header, the stream lane or the cursor line")
     print("ok: summary, kernels, ranges, copies and timeline agree with the JSON report")
 

@@ -117,7 +117,7 @@ static void test_jumps_to_range_and_op(void) {
     tp_tui_key(t, '6');
     tp_tui_key(t, 't');
     CHECK_EQ_I(tp_tui_current_view(t), 1);
-    snprintf(want, sizeof want, "Under cursor: %s", row_name(m, f->op_row));
+    snprintf(want, sizeof want, "Selected: %s", row_name(m, f->op_row));
     int y = screen_find(t, want, 1);
     CHECK(y > 0);
     char start[40], dur[40];
@@ -152,7 +152,7 @@ static void test_input_bound_range(void) {
     CHECK_EQ_I(tp_tui_current_view(t), 5);
     tp_tui_key(t, 't');
     CHECK_EQ_I(tp_tui_current_view(t), 1);
-    snprintf(want, sizeof want, "Under cursor: %s", row_name(m, f->range_row));
+    snprintf(want, sizeof want, "Selected: %s", row_name(m, f->range_row));
     CHECK(screen_find(t, want, 1) > 0);
     tp_tui_close(t);
     tp_rank_analysis_free(&a);

@@ -60,7 +60,7 @@ wait_for pg "[4 Ranges]" "> host-to-device copy "
 T send-keys -t pg 6
 wait_for pg "[6 Diagnosis]"
 T send-keys -t pg t
-wait_for pg "[2 Timeline]" ">trainprof-train" "Under cursor: tpMemcpy" \
+wait_for pg "[2 Timeline]" ">trainprof-t" "Selected: tpMemcpy" \
     "start +754.22 ms  duration 209.35 ms" "in range: host-to-device copy"
 quit pg
 

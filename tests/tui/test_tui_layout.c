@@ -5,6 +5,7 @@
 #include "tp_tui_grid.h"
 #include "tp_units.h"
 #include "tp_tui_layout.h"
+#include "tp_tui_rows.h"
 
 static void test_cell_mapping(void) {
     /* 1000 ns over 10 cells: 100 ns each. */
@@ -243,7 +244,65 @@ static void test_wrap(void) {
     CHECK(*next == 0);
 }
 
+/* Levels of a thread (by the model's nesting) and of a stream (greedy), and the lookups the
+ * Timeline draws with, against brute force. */
+static void push_ev(tp_model *m, tp_rank *r, int64_t ts, int64_t dur, int64_t stream) {
+    tp_event_row e;
+    tp_event_row_init(&e);
+    e.ts = ts, e.dur = dur, e.pid = 1, e.tid = 1, e.stream = stream;
+    e.cat = stream >= 0 ? TP_CAT_KERNEL : TP_CAT_USER_ANNOTATION;
+    e.name = tp_model_intern(m, "x", 1);
+    tp_events_push(&r->ev, &e);
+}
+
+static void test_levels(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "levels.json");
+    /* thread: [0,100) > [10,40) > [20,30), [50,90); then [200,300) */
+    push_ev(m, r, 0, 100, -1), push_ev(m, r, 10, 30, -1), push_ev(m, r, 20, 10, -1);
+    push_ev(m, r, 50, 40, -1), push_ev(m, r, 200, 100, -1);
+    /* stream: [0,50), [40,60) overlaps, [60,70) back on level 0 */
+    push_ev(m, r, 0, 50, 3), push_ev(m, r, 40, 20, 3), push_ev(m, r, 60, 10, 3);
+    tp_model_finish(m);
+    const tp_events *ev = &r->ev;
+    tp_tui_level *lv;
+    int n;
+    const tp_buckets *th = &r->threads;
+    tp_tui_levels_build(ev, th->rows + th->off[0], th->off[1] - th->off[0], 0, &lv, &n);
+    CHECK_EQ_I(n, 3);
+    CHECK_EQ_I(lv[0].n, 2);
+    CHECK_EQ_I(lv[1].n, 2);
+    CHECK_EQ_I(lv[2].n, 1);
+    CHECK_EQ_I(ev->ts[tp_tui_level_at(&lv[0], ev, 25)], 0);    /* contains 25 */
+    CHECK_EQ_I(ev->ts[tp_tui_level_at(&lv[0], ev, 160)], 200); /* nearest: 200 - 160 < 160 - 100 */
+    CHECK_EQ_I(ev->ts[tp_tui_level_at(&lv[0], ev, 150)], 0);   /* a tie: the earlier */
+    CHECK_EQ_I(ev->ts[tp_tui_level_at(&lv[1], ev, 45)], 10);   /* nearest end 40 */
+    CHECK_EQ_I(tp_tui_level_seek(&lv[1], 41), 1);
+    CHECK_EQ_I(tp_tui_level_until(&lv[1], ev, 50), 1);
+    CHECK_EQ_I(tp_tui_level_find(&lv[1], ev, lv[1].rows[1]), 1);
+    CHECK_EQ_I(tp_tui_level_find(&lv[1], ev, lv[0].rows[0]), -1);
+    size_t touched;
+    CHECK_EQ_I(tp_tui_level_busy(&lv[1], ev, 0, 100, &touched), 70); /* 30 + 40 */
+    CHECK_EQ_I(touched, 2);
+    CHECK_EQ_I(tp_tui_level_busy(&lv[1], ev, 30, 60, &touched), 20); /* 10 + 10, clipped */
+    CHECK_EQ_I(touched, 2);
+    CHECK_EQ_I(tp_tui_level_busy(&lv[1], ev, 91, 199, &touched), 0);
+    CHECK_EQ_I(touched, 0);
+    CHECK_EQ_I(tp_tui_level_busy(&lv[0], ev, 250, 260, &touched), 10);
+    tp_tui_levels_free(lv, n);
+    const tp_buckets *st = &r->streams;
+    tp_tui_levels_build(ev, st->rows + st->off[0], st->off[1] - st->off[0], 1, &lv, &n);
+    CHECK_EQ_I(n, 2);
+    CHECK_EQ_I(lv[0].n, 2);
+    CHECK_EQ_I(lv[1].n, 1);
+    CHECK_EQ_I(ev->ts[lv[1].rows[0]], 40);
+    tp_tui_levels_free(lv, n);
+    tp_tui_levels_free(NULL, 0);
+    tp_model_close(m);
+}
+
 int main(void) {
+    TP_RUN(test_levels);
     TP_RUN(test_cell_mapping);
     TP_RUN(test_zoom_clamp);
     TP_RUN(test_busy_cells);

@@ -17,9 +17,16 @@ for v in summary timeline kernels ranges copies; do
 done
 "$py" "$src/tests/tui/check_snapshot.py" "$tmp/report.json" "$tmp" || exit 1
 
-# Tiny terminal: says so.
-"$tp" tui "$sample" --snapshot --width 20 --height 5 >"$tmp/tiny.txt" || fail "tiny snapshot"
-grep -q "terminal too" "$tmp/tiny.txt" || fail "tiny frame does not say 'terminal too small'"
+# A frame that cannot be drawn is no snapshot: one line on stderr, nothing on stdout, exit 2.
+for size in "20 5" "80 8" "39 24"; do
+    set -- $size
+    "$tp" tui "$sample" --snapshot --width $1 --height $2 >"$tmp/tiny.txt" 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "${1}x$2 snapshot exited $rc"
+    [ ! -s "$tmp/tiny.txt" ] || fail "${1}x$2 snapshot printed a frame"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "needs at least 40x10, got ${1}x$2" "$tmp/err" ||
+        fail "${1}x$2 snapshot error: $(cat "$tmp/err")"
+done
 
 # Bad input: clear message and the documented exit status.
 "$tp" tui "$tmp/missing.tprof" --snapshot 2>"$tmp/err" >/dev/null

@@ -41,16 +41,17 @@ T new-session -d -s tui -x 120 -y 40 \
 
 wait_for "[1 Summary]" "Device utilization" "q Quit"
 T send-keys -t tui 2
-wait_for "[2 Timeline]" "zoom 1x" ">stream 0" "Under cursor: "
+wait_for "[2 Timeline]" "zoom 1x" ">stream 0" "Selected: " "? Keys"
 T send-keys -t tui +
 wait_for "zoom 2x"
 T send-keys -t tui +
 wait_for "zoom 4x"
 T send-keys -t tui -
 wait_for "zoom 2x"
-T send-keys -t tui Down
-# The sample's CPU lane is the trainer's main thread, named after the program (its comm).
-wait_for ">trainprof-train" " thread "
+T send-keys -t tui Down Down
+# Stream 0 has two levels (syncs overlap its kernels); then the process header and the
+# trainer's main thread, named after the program (its comm), with its tid.
+wait_for ">trainprof-t" "pid " "trainprof-trainer (main)" " thread "
 T send-keys -t tui 3
 wait_for "[3 Kernels]" "17 kernels, sorted by total" "> conv3x3_bwd_filter"
 T send-keys -t tui s

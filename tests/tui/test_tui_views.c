@@ -7,6 +7,7 @@
 #include "tp_an_kernels.h"
 #include "tp_an_temporal.h"
 #include "tp_load.h"
+#include "tp_rank_analysis.h"
 #include "tp_test.h"
 #include "tp_tui.h"
 #include "tp_units.h"
@@ -106,17 +107,18 @@ static void test_kernels_sort_search(void) {
     tp_tui_close(t);
 }
 
-/* Reads the "span X" value of the timeline header into ns via the layout formatter. */
-static void test_timeline_zoom_cursor(void) {
+/* The Timeline: zoom levels, the selection (first op of stream 0 at first), n, and that the
+ * selection survives zoom and pan. */
+static void test_timeline_zoom_select(void) {
     const tp_rank *r = &sample->ranks[0];
     tp_tui *t = open_tui(sample, "timeline", 120, 40);
     CHECK(t != NULL);
     CHECK(strstr(screen_row(t, 1), "zoom 1x") != NULL);
-    CHECK(screen_find(t, ">stream 0") == 3);
-    /* The cursor starts on the first op of stream 0. */
+    CHECK(strstr(screen_row(t, 3), "device ") == screen_row(t, 3)); /* the streams' header */
+    CHECK(screen_find(t, ">stream 0") == 4);
     uint32_t first = r->streams.rows[r->streams.off[0]];
     char want[256];
-    snprintf(want, sizeof want, "Under cursor: %s", tp_model_str(sample, r->ev.name[first]));
+    snprintf(want, sizeof want, "Selected: %s", tp_model_str(sample, r->ev.name[first]));
     CHECK(screen_find(t, want) > 0);
     CHECK(screen_find(t, "launched by: ") > 0);
     keys(t, "+");
@@ -127,28 +129,176 @@ static void test_timeline_zoom_cursor(void) {
     CHECK(strstr(screen_row(t, 1), "zoom 4x") != NULL);
     keys(t, "0");
     CHECK(strstr(screen_row(t, 1), "zoom 1x") != NULL);
-    /* n moves to the next op on the lane that starts after the cursor cell. */
-    keys(t, "++++++++++");
+    /* n: the next op on stream 0's first level; it stays selected through zoom and pan. */
     keys(t, "n");
-    int y = screen_find(t, "Under cursor: ");
+    int y = screen_find(t, "Selected: ");
     CHECK(y > 0);
+    char sel[256];
+    snprintf(sel, sizeof sel, "%s", screen_row(t, y));
     CHECK(strstr(screen_row(t, y + 1), "stream 0") != NULL);
-    /* The thread lane: CPU rows say which range they are in. */
-    tp_tui_key(t, TP_TUI_KEY_DOWN);
-    const char *tn = tp_rank_thread_name(sample, r, -1, r->threads.key[0]);
-    snprintf(want, sizeof want, ">%.12s", tn ? tn : "thread "); /* named lanes show the name */
-    CHECK(screen_find(t, want) == 4);
-    CHECK(screen_find(t, "  in range: ") > 0 || screen_find(t, "nothing on thread") > 0);
+    keys(t, "++++++");
+    CHECK(screen_find(t, sel) == y);
+    tp_tui_key(t, TP_TUI_KEY_RIGHT);
+    tp_tui_key(t, TP_TUI_KEY_PGDN);
+    CHECK(screen_find(t, sel) == y);
+    /* c collapses stream 0 into one row of busy glyphs and expands it again. */
+    keys(t, "0");
+    int rows_before = screen_find(t, "pid ");
+    keys(t, "c");
+    CHECK(screen_find(t, ">+stream 0") == 4);
+    CHECK(screen_find(t, "pid ") < rows_before); /* its levels folded into one row */
+    CHECK(strstr(screen_row(t, 4), "\u2588") || strstr(screen_row(t, 4), "\u2581"));
+    keys(t, "c");
+    CHECK(screen_find(t, "pid ") == rows_before);
     /* Panning never leaves the trace. */
-    for (int i = 0; i < 50; i++)
+    for (int i = 0; i < 200; i++)
         tp_tui_key(t, TP_TUI_KEY_PGUP);
     CHECK(strstr(screen_row(t, 1), "Window +0 ns") != NULL);
+    tp_tui_close(t);
+}
+
+/* Nesting: Down from the first step selects the event nested in it at its start, Up from
+ * that selects the step again, whatever the zoom; a step window's statistics are the
+ * analyzer's on that window. */
+static void test_timeline_nesting(void) {
+    const tp_events *ev = &sample->ranks[0].ev;
+    uint32_t step_name = tp_model_find_str(sample, "step");
+    long step = -1, child = -1;
+    for (size_t i = 0; i < ev->n && step < 0; i++)
+        step = ev->name[i] == step_name && ev->cat[i] == TP_CAT_USER_ANNOTATION ? (long)i : -1;
+    CHECK(step >= 0);
+    for (size_t i = (size_t)step + 1; i < ev->n && child < 0; i++)
+        child = ev->parent[i] == step ? (long)i : -1;
+    CHECK(child >= 0 && ev->ts[child] >= ev->ts[step]);
+    tp_tui *t = open_tui(sample, "timeline", 120, 40);
+    keys(t, "/step\n");
+    CHECK(screen_find(t, "Selected: step") > 0);
+    CHECK(screen_find(t, "Esc clear \"step\"") == 39); /* the kept find, and how to clear it */
+    tp_tui_key(t, TP_TUI_KEY_DOWN);
+    char want[256];
+    snprintf(want, sizeof want, "Selected: %s", tp_model_str(sample, ev->name[child]));
+    CHECK(screen_find(t, want) > 0);
+    keys(t, "++");
+    tp_tui_key(t, TP_TUI_KEY_UP);
+    CHECK(screen_find(t, "Selected: step") > 0);
+    keys(t, "++");
+    CHECK(screen_find(t, "Selected: step") > 0);
+    keys(t, "\x1b");
+    CHECK(screen_find(t, "Esc clear") < 0);
+    /* w: the step's window; its statistics are those of the analyzer on [start, end). */
+    keys(t, "w");
+    CHECK(screen_find(t, "Window +") > 0 && screen_find(t, ": step ") > 0);
+    tp_an_opts o;
+    tp_an_opts_init(&o);
+    o.window_lo = ev->ts[step], o.window_hi = ev->ts[step] + ev->dur[step];
+    tp_rank_analysis a;
+    tp_rank_analysis_run(&a, sample, &sample->ranks[0], &o, TP_RA_ALL);
+    CHECK(a.nv.n > 0);
+    int found = 0;
+    for (size_t i = 0; i < a.nv.n; i++)
+        found += a.nv.r[i].name == step_name && a.nv.r[i].count == 1;
+    CHECK_EQ_I(found, 1);
+    char dur[32];
+    tp_units_dur(dur, sizeof dur, (double)a.t.busy);
+    snprintf(want, sizeof want, "Device busy %s of GPU span", dur);
+    CHECK(a.t.has_gpu ? screen_find(t, want) > 0 : screen_find(t, "no GPU activity") > 0);
+    char first_window[256];
+    snprintf(first_window, sizeof first_window, "%s", screen_row(t, screen_find(t, "Window +")));
+    keys(t, "]"); /* the next step: another window */
+    CHECK(screen_find(t, ": step ") > 0 && screen_find(t, first_window) < 0);
+    keys(t, "i"); /* the event again: the step selected */
+    CHECK(screen_find(t, "Selected: step") > 0);
+    keys(t, "i\x1b");
+    CHECK(screen_find(t, "Device busy") < 0);
+    tp_rank_analysis_free(&a);
+    tp_tui_close(t);
+}
+
+/* Enter on a Kernels row: the kernel's longest occurrence, selected on its stream; Enter
+ * again on the Timeline: the call that launched it; ? shows the Timeline's keys. */
+static void test_jump_and_flow(void) {
+    const tp_events *ev = &sample->ranks[0].ev;
+    tp_tui *t = open_tui(sample, "kernels", 120, 40);
+    const char *top = screen_row(t, 3) + 2; /* "> name ..." */
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(top, " "), top);
+    uint32_t id = tp_model_find_str(sample, name);
+    long longest = -1;
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->name[i] == id && ev->stream[i] != -1 &&
+            (longest < 0 || ev->dur[i] > ev->dur[longest]))
+            longest = (long)i;
+    CHECK(longest >= 0);
+    tp_tui_key(t, TP_TUI_KEY_ENTER);
+    CHECK_EQ_I(tp_tui_current_view(t), 1);
+    char want[256], dur[32];
+    snprintf(want, sizeof want, "Selected: %s", name);
+    int y = screen_find(t, want);
+    CHECK(y > 0);
+    tp_units_dur(dur, sizeof dur, (double)ev->dur[longest]);
+    snprintf(want, sizeof want, "duration %s  stream %lld", dur, (long long)ev->stream[longest]);
+    CHECK(strstr(screen_row(t, y + 1), want) != NULL);
+    tp_tui_key(t, TP_TUI_KEY_ENTER); /* the flow: to the launching call */
+    y = screen_find(t, "Selected: ");
+    CHECK(strstr(screen_row(t, y + 1), "thread ") != NULL);
+    CHECK(screen_find(t, "Stack of ") > 0);
+    tp_tui_key(t, TP_TUI_KEY_ENTER); /* and back */
+    snprintf(want, sizeof want, "Selected: %s", name);
+    CHECK(screen_find(t, want) > 0);
+    /* m marks a window by hand: from this op's start to the next one's end. */
+    long first = -1, second = -1;
+    for (size_t i = 0; i < ev->n; i++) /* the selection: the longest `name` */
+        if (ev->name[i] == id && ev->stream[i] != -1 && ev->dur[i] == ev->dur[longest]) {
+            first = (long)i;
+            break;
+        }
+    for (size_t i = (size_t)first + 1; i < ev->n && second < 0; i++)
+        second = ev->stream[i] == ev->stream[first] && ev->ts[i] >= ev->ts[first] + ev->dur[first]
+                     ? (long)i
+                     : -1;
+    keys(t, "m");
+    CHECK(screen_find(t, "Window start marked at +") > 0);
+    keys(t, "nm");
+    char a[32], b[32];
+    snprintf(want, sizeof want, "Window +%s .. +%s",
+             tp_units_dur(a, sizeof a, (double)(ev->ts[first] - ev->ts[0])),
+             tp_units_dur(b, sizeof b, (double)(ev->ts[second] + ev->dur[second] - ev->ts[0])));
+    CHECK(second >= 0 && screen_find(t, want) > 0);
+    keys(t, "\x1b");
+    keys(t, "?");
+    CHECK(screen_find(t, "Keys of the Timeline view") == 1);
+    CHECK(screen_find(t, "Everywhere:") > 0);
+    keys(t, "x"); /* any key closes it */
+    CHECK(screen_find(t, "Keys of the Timeline view") < 0);
+    /* Ranges: Enter shows the top range's longest occurrence, then the next longest. */
+    keys(t, "4");
+    CHECK(screen_find(t, "> step ") == 3);
+    uint32_t step = tp_model_find_str(sample, "step");
+    int64_t longest_step = 0, second_step = 0;
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->name[i] == step && ev->dur[i] > longest_step)
+            second_step = longest_step, longest_step = ev->dur[i];
+        else if (ev->name[i] == step && ev->dur[i] > second_step)
+            second_step = ev->dur[i];
+    tp_tui_key(t, TP_TUI_KEY_ENTER);
+    y = screen_find(t, "Selected: step");
+    tp_units_dur(dur, sizeof dur, (double)longest_step);
+    snprintf(want, sizeof want, "duration %s  thread", dur);
+    CHECK(y > 0 && strstr(screen_row(t, y + 1), want) != NULL);
+    keys(t, "4");
+    tp_tui_key(t, TP_TUI_KEY_ENTER);
+    y = screen_find(t, "Selected: step");
+    tp_units_dur(dur, sizeof dur, (double)second_step);
+    snprintf(want, sizeof want, "duration %s  thread", dur);
+    CHECK(y > 0 && strstr(screen_row(t, y + 1), want) != NULL);
     tp_tui_close(t);
 }
 
 static void test_resize_small(void) {
     tp_tui *t = open_tui(sample, "timeline", 120, 40);
     CHECK(t != NULL);
+    tp_tui_resize(t, 40, 10); /* the smallest frame still shows the focused lane */
+    CHECK(screen_find(t, ">stream 0") > 0 && screen_find(t, "Selected: ") > 0);
     tp_tui_resize(t, 30, 8);
     CHECK(strstr(screen_row(t, 0), "terminal too small") == screen_row(t, 0));
     CHECK_STR(screen_row(t, 1), "30x8, need 40x10");
@@ -206,11 +356,17 @@ static void test_no_gpu_utf8(void) {
     CHECK(y > 0);
     CHECK(strstr(screen_row(t, y), "\u2026") != NULL);
     CHECK(tp_tui_str_width(screen_row(t, y)) <= 80);
+    keys(t, "1");
+    CHECK(screen_find(t, "No GPU kernels in this trace") > 0); /* an empty table says why */
     keys(t, "2");
     CHECK(screen_find(t, ">thread 7") > 0);
-    /* Cursor at the first event (ts 1000): the outer range is under it. */
-    CHECK(screen_find(t, "Under cursor: 数据加载") > 0);
-    keys(t, "/"); /* no table in the timeline: '/' is ignored, q still quits */
+    /* The first event (ts 1000) is selected: the outer range, drawn with its name cut. */
+    CHECK(screen_find(t, "Selected: 数据加载") > 0);
+    CHECK(screen_find(t, "\u258f数据加载") > 0);
+    keys(t, "/inner\n"); /* find: the nested range, one level down */
+    CHECK(screen_find(t, "Selected: inner") > 0);
+    tp_tui_key(t, TP_TUI_KEY_UP);
+    CHECK(screen_find(t, "Selected: 数据加载") > 0);
     CHECK(tp_tui_key(t, 'q') == 1);
     tp_tui_close(t);
     tp_model_close(m);
@@ -276,7 +432,9 @@ int main(void) {
     }
     TP_RUN(test_summary_numbers);
     TP_RUN(test_kernels_sort_search);
-    TP_RUN(test_timeline_zoom_cursor);
+    TP_RUN(test_timeline_zoom_select);
+    TP_RUN(test_timeline_nesting);
+    TP_RUN(test_jump_and_flow);
     TP_RUN(test_resize_small);
     TP_RUN(test_no_gpu_utf8);
     TP_RUN(test_thread_name_lane);

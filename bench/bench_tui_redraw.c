@@ -1,0 +1,132 @@
+/* bench_tui_redraw: what one key costs on the Timeline of a big trace (redraw included).
+ *
+ * Builds a rank in memory: S streams of back-to-back kernels and T threads, each with steps
+ * holding nested ranges and launch calls (depth 3), N events in all (default 2,000,000; the
+ * first argument changes it). Opens the TUI at 200x60 on the Timeline and times each key of a
+ * user's session (zoom in, n, Up/Down, pan, zoom out, whole rank, Enter flow, find, step
+ * window, Kernels' Enter) as tp_tui_key + tp_tui_render, reporting the median and the worst
+ * of 5 runs of each against the 16 ms frame goal (docs/PERFORMANCE.md). The lane drawing is
+ * O(cells log n) per level (tp_tui_rows), so the figures should hardly move with N. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tp_model.h"
+#include "tp_tui.h"
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint32_t str(tp_model *m, const char *s) {
+    return tp_model_intern(m, s, strlen(s));
+}
+
+static void push(tp_rank *r, int64_t ts, int64_t dur, uint32_t name, tp_cat cat, int64_t stream,
+                 int64_t tid, int64_t corr) {
+    tp_event_row e;
+    tp_event_row_init(&e);
+    e.ts = ts, e.dur = dur, e.name = name, e.cat = (uint8_t)cat, e.stream = stream;
+    e.device = stream >= 0 ? 0 : -1, e.pid = 1, e.tid = stream >= 0 ? stream : tid;
+    e.correlation = corr;
+    e.flags = cat == TP_CAT_CUDA_RUNTIME ? TP_EVF_LAUNCH : 0;
+    tp_events_push(&r->ev, &e);
+}
+
+/* One thread's step: step > (forward > launch), the launched kernel on stream `s`. */
+static void one_step(tp_model *m, tp_rank *r, int64_t t, int64_t tid, int64_t s, int64_t *corr) {
+    static uint32_t n_step, n_fwd, n_launch, n_kernel;
+    if (!n_step)
+        n_step = str(m, "step"), n_fwd = str(m, "forward conv1"),
+        n_launch = str(m, "cudaLaunchKernel"), n_kernel = str(m, "conv3x3_fwd");
+    push(r, t, 1000, n_step, TP_CAT_USER_ANNOTATION, -1, tid, -1);
+    push(r, t + 100, 600, n_fwd, TP_CAT_USER_ANNOTATION, -1, tid, -1);
+    push(r, t + 200, 100, n_launch, TP_CAT_CUDA_RUNTIME, -1, tid, *corr);
+    push(r, t + 400, 500, n_kernel, TP_CAT_KERNEL, s, -1, *corr);
+    ++*corr;
+}
+
+static tp_model *build(size_t n) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "bench.json");
+    r->rank = 0;
+    int64_t corr = 1;
+    size_t steps = n / 4, threads = 4;
+    for (size_t i = 0; i < steps; i++)
+        one_step(m, r, (int64_t)(i / threads) * 1200, (int64_t)(100 + i % threads),
+                 (int64_t)(i % threads), &corr);
+    tp_model_finish(m);
+    return m;
+}
+
+typedef struct {
+    const char *what;
+    const char *keys; /* characters; '\n' is Enter, 'U' Up, 'D' Down, 'R' Right */
+} step;
+
+static int key_of(char c) {
+    return c == '\n'  ? TP_TUI_KEY_ENTER
+           : c == 'U' ? TP_TUI_KEY_UP
+           : c == 'D' ? TP_TUI_KEY_DOWN
+           : c == 'R' ? TP_TUI_KEY_RIGHT
+                      : (unsigned char)c;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
+    double t0 = now_ms();
+    tp_model *m = build(n);
+    double t1 = now_ms();
+    tp_tui_opts o;
+    tp_tui_opts_init(&o);
+    o.view = "timeline", o.width = 200, o.height = 60;
+    tp_tui *t;
+    char err[128];
+    if (tp_tui_open(&t, m, &o, err, sizeof err) != TP_OK)
+        return fprintf(stderr, "%s\n", err), 1;
+    tp_tui_render(t);
+    double t2 = now_ms();
+    printf("bench_tui_redraw: %zu events; model %.0f ms, open + analyses + first frame %.0f ms\n",
+           m->ranks[0].ev.n, t1 - t0, t2 - t1);
+    static const step session[] = {
+        {"redraw (no key)", ""}, {"+ zoom in", "+"},
+        {"- zoom out", "-"},     {"n next", "n"},
+        {"Down level", "D"},     {"Up level", "U"},
+        {"Right pan", "R"},      {"0 whole rank", "0"},
+        {"Enter flow", "\n"},    {"w step window", "w"},
+        {"Esc", "\x1b"},         {"c collapse lane", "c"},
+        {"c expand lane", "c"},  {"/ find + Enter", "/forward\n"},
+    };
+    printf("%-22s %10s %10s   (200x60, 5 runs; goal 16 ms)\n", "key", "median ms", "max ms");
+    for (size_t s = 0; s < sizeof session / sizeof *session; s++) {
+        double v[5];
+        for (int k = 0; k < 5; k++) {
+            double a = now_ms();
+            for (const char *c = session[s].keys; *c; c++)
+                tp_tui_key(t, key_of(*c));
+            tp_tui_render(t);
+            v[k] = now_ms() - a;
+            if (session[s].keys[0] == 'c' || session[s].keys[0] == '\n')
+                break; /* a toggle: once */
+        }
+        int runs = session[s].keys[0] == 'c' || session[s].keys[0] == '\n' ? 1 : 5;
+        qsort(v, (size_t)runs, sizeof *v, cmp_d);
+        printf("%-22s %10.3f %10.3f\n", session[s].what, v[runs / 2], v[runs - 1]);
+    }
+    double a = now_ms();
+    tp_tui_key(t, '3');
+    tp_tui_key(t, TP_TUI_KEY_ENTER);
+    tp_tui_render(t);
+    printf("%-22s %10.3f %10s\n", "Kernels Enter (jump)", now_ms() - a, "");
+    tp_tui_close(t);
+    tp_model_close(m);
+    return 0;
+}
