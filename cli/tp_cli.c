@@ -18,6 +18,9 @@ static const command commands[] = {
     {"diff", tp_cmd_diff, "compare two runs (figures, kernels, ranges, findings); CI gates"},
     {"tui", tp_cmd_tui, "browse a trace in the terminal (--snapshot: print one view as text)"},
     {"doctor", tp_cmd_doctor, "check this machine's driver, CUDA, CUPTI, cuDNN, NCCL and PyTorch"},
+    {"top", tp_cmd_top, "watch a live job: its GPU timeline, steps and diagnosis as it runs"},
+    {"capture", tp_cmd_capture, "write a trace of the next N steps or S seconds of a live job"},
+    {"ps", tp_cmd_ps, "list your live and idle jobs"},
 };
 
 static void usage(FILE *out) {

@@ -37,8 +37,9 @@
 #define COLLECTOR_NAME "libtrainprof-collector.so"
 
 typedef struct {
-    const char *output, *stacks, *capture, *delay, *duration, *buffer_mb;
+    const char *output, *stacks, *capture, *delay, *duration, *buffer_mb, *step_range;
     int no_cuda, force;
+    const char *live; /* --live, --idle: TRAINPROF_LIVE (docs/live.md) */
     char **cmd;
     char output_abs[PATH_MAX]; /* -o made absolute (the program may chdir) */
     tp_file_id output_id;      /* the empty file reserved at -o before the start */
@@ -60,12 +61,16 @@ static struct {
 #define NFWD (sizeof g_fwd / sizeof g_fwd[0])
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: trainprof record [-o FILE [--force]] [--stacks none|api|all]\n"
-               "                        [--capture nvtx:RANGE[@DOMAIN] | --delay S --duration S]\n"
-               "                        [--buffer-mb N] [--no-cuda] -- CMD ARGS...\n"
-               "Runs CMD with the trainprof collector injected and writes a .tprof trace\n"
-               "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n"
-               "An existing FILE is kept unless --force; FILE's folder is created when missing.\n");
+    fprintf(
+        f, "usage: trainprof record [-o FILE [--force]] [--stacks none|api|all]\n"
+           "                        [--capture nvtx:RANGE[@DOMAIN] | --delay S --duration S]\n"
+           "                        [--buffer-mb N] [--no-cuda]\n"
+           "                        [--live | --idle] [--step-range NAME[@DOMAIN]] -- CMD ARGS...\n"
+           "Runs CMD with the trainprof collector injected and writes a .tprof trace\n"
+           "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n"
+           "An existing FILE is kept unless --force; FILE's folder is created when missing.\n"
+           "--live also serves a control socket (trainprof top/capture/ps); --idle serves\n"
+           "it and records nothing until asked (trainprof capture, trainprof top).\n");
 }
 
 static int is_number(const char *s, int allow_dot) {
@@ -108,12 +113,21 @@ static int parse_args(int argc, char **argv, record_opts *o) {
             *(a[2] == 'n' ? &o->no_cuda : &o->force) = 1;
             continue;
         }
+        if (!strcmp(a, "--live") || !strcmp(a, "--idle")) {
+            if (o->live && strcmp(o->live, a + 2)) {
+                fprintf(stderr, "trainprof record: --live and --idle exclude each other\n");
+                return 2;
+            }
+            o->live = a + 2;
+            continue;
+        }
         const char **slot = !strcmp(a, "-o") || !strcmp(a, "--output") ? &o->output
                             : !strcmp(a, "--stacks")                   ? &o->stacks
                             : !strcmp(a, "--capture")                  ? &o->capture
                             : !strcmp(a, "--delay")                    ? &o->delay
                             : !strcmp(a, "--duration")                 ? &o->duration
                             : !strcmp(a, "--buffer-mb")                ? &o->buffer_mb
+                            : !strcmp(a, "--step-range")               ? &o->step_range
                                                                        : NULL;
         if (!slot) {
             fprintf(stderr, "trainprof record: unknown option '%s'\n", a);
@@ -142,6 +156,15 @@ static int parse_args(int argc, char **argv, record_opts *o) {
     }
     if (o->capture && (o->delay || o->duration)) {
         fprintf(stderr, "trainprof record: --capture and --delay/--duration exclude each other\n");
+        return 2;
+    }
+    if (o->live && !strcmp(o->live, "idle") && (o->capture || o->delay || o->duration)) {
+        fprintf(stderr, "trainprof record: --idle records only what is asked for; it excludes "
+                        "--capture/--delay/--duration\n");
+        return 2;
+    }
+    if (o->step_range && (!o->step_range[0] || o->step_range[0] == '@')) {
+        fprintf(stderr, "trainprof record: --step-range must be NAME[@DOMAIN]\n");
         return 2;
     }
     if ((o->delay && !is_number(o->delay, 1)) || (o->duration && !is_number(o->duration, 1))) {
@@ -230,6 +253,15 @@ static void child_env(const record_opts *o, const char *lib, const char *manifes
     set_env("TRAINPROF_DELAY_S", o->delay);
     set_env("TRAINPROF_DURATION_S", o->duration);
     set_env("TRAINPROF_BUFFER_MB", o->buffer_mb);
+    /* Unset when not asked for: a `record` inside a live job must not serve too. */
+    if (o->live)
+        setenv("TRAINPROF_LIVE", o->live, 1);
+    else
+        unsetenv("TRAINPROF_LIVE");
+    if (o->step_range)
+        setenv("TRAINPROF_STEP_RANGE", o->step_range, 1);
+    else
+        unsetenv("TRAINPROF_STEP_RANGE");
     if (o->no_cuda)
         setenv("TRAINPROF_NO_CUDA", "1", 1);
 }

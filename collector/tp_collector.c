@@ -470,6 +470,7 @@ static void start_locked(const tp_collector_config *cfg) {
     tp_g.t_begin = now + tp_g.cfg.delay_ns;
     tp_g.t_end = tp_g.cfg.duration_ns ? tp_g.t_begin + tp_g.cfg.duration_ns : UINT64_MAX;
     atomic_store(&tp_g.capture_open, 0);
+    atomic_store(&tp_g.live_open, 0);
     atomic_fetch_add(&tp_g.gen, 1);
     atomic_store(&tp_g.active, 1);
 }

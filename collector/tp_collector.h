@@ -54,6 +54,7 @@ typedef struct {
     _Atomic int active;       /* 1 while recording is possible */
     _Atomic uint32_t gen;     /* bumped by every start, so old thread states are dropped */
     _Atomic int capture_open; /* --capture nvtx: ranges of that name open now */
+    _Atomic int live_open;    /* --idle: > 0 while the live server wants records */
     uint64_t t_begin, t_end;  /* --delay/--duration window on the trace clock */
     char path[4096];
     char cupti_status[256];                /* why CUDA tracing is off, "" when on or not tried */
@@ -176,6 +177,8 @@ static inline int tp_collector_gate(uint64_t now) {
         return 1;
     case TP_CAPTURE_NVTX:
         return atomic_load_explicit(&tp_g.capture_open, memory_order_relaxed) > 0;
+    case TP_CAPTURE_LIVE:
+        return atomic_load_explicit(&tp_g.live_open, memory_order_relaxed) > 0;
     default:
         return now >= tp_g.t_begin && now < tp_g.t_end;
     }

@@ -181,6 +181,45 @@ static const char *plain_getenv(const char *name) {
     return getenv(name);
 }
 
+/* Live mode (`record --live/--idle`), its store's budget and the step range. --idle takes the
+ * gate: nothing is recorded until the live server opens it. */
+static void load_live(tp_collector_config *c, tp_getenv_fn get) {
+    const char *v = get("TRAINPROF_LIVE");
+    long n;
+    if (v && *v) {
+        if (!strcmp(v, "live"))
+            c->live = TP_LIVE_ON;
+        else if (!strcmp(v, "idle"))
+            c->live = TP_LIVE_IDLE;
+        else
+            set_error(c, "TRAINPROF_LIVE", v);
+    }
+    if (c->live == TP_LIVE_IDLE)
+        c->capture = TP_CAPTURE_LIVE;
+    c->live_bytes = (size_t)32 << 20;
+    v = get("TRAINPROF_LIVE_MB");
+    if (v && *v) {
+        if (parse_long(v, 1, 1 << 16, &n) == 0)
+            c->live_bytes = (size_t)n << 20;
+        else
+            set_error(c, "TRAINPROF_LIVE_MB", v);
+    }
+    v = get("TRAINPROF_STEP_RANGE");
+    if (v && *v) {
+        const char *at = strrchr(v, '@');
+        size_t len = at ? (size_t)(at - v) : strlen(v);
+        if (!len || len >= sizeof c->step_range ||
+            (at && strlen(at + 1) >= sizeof c->step_domain)) {
+            set_error(c, "TRAINPROF_STEP_RANGE", v);
+            return;
+        }
+        memcpy(c->step_range, v, len);
+        c->step_range[len] = 0;
+        if (at)
+            strcpy(c->step_domain, at + 1);
+    }
+}
+
 void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get) {
     if (!get)
         get = plain_getenv;
@@ -206,6 +245,7 @@ void tp_collector_config_load(tp_collector_config *c, tp_getenv_fn get) {
     c->fork_trace = !(v && !strcmp(v, "none"));
     load_ranks(c, get);
     load_job(c, get);
+    load_live(c, get);
 }
 
 int tp_collector_config_path(const tp_collector_config *c, long pid, const char *program, char *buf,

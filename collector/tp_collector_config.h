@@ -11,7 +11,15 @@
 #include <stdint.h>
 
 typedef enum { TP_STACKS_NONE = 0, TP_STACKS_API = 1, TP_STACKS_ALL = 2 } tp_stacks_mode;
-typedef enum { TP_CAPTURE_ALWAYS = 0, TP_CAPTURE_NVTX = 1, TP_CAPTURE_TIME = 2 } tp_capture_mode;
+/* TP_CAPTURE_LIVE: `record --idle`: nothing is recorded until the live server opens the gate
+ * (tp_g.live_open) for a window someone asked for. */
+typedef enum {
+    TP_CAPTURE_ALWAYS = 0,
+    TP_CAPTURE_NVTX = 1,
+    TP_CAPTURE_TIME = 2,
+    TP_CAPTURE_LIVE = 3
+} tp_capture_mode;
+typedef enum { TP_LIVE_OFF = 0, TP_LIVE_ON = 1, TP_LIVE_IDLE = 2 } tp_live_mode;
 
 typedef struct {
     char output[4096];              /* TRAINPROF_OUTPUT: the traced program's trace path, or "" */
@@ -37,9 +45,13 @@ typedef struct {
     /* TRAINPROF_OUTPUT_ID=DEV:INO: the empty file `record` created at `output` before the
      * start, which the target process claims (0: none). */
     uint64_t output_dev, output_ino;
-    int force;         /* TRAINPROF_FORCE=1: an existing `output` may be replaced */
-    int drain_at_exit; /* TRAINPROF_DRAIN=exit (tests): no background drain, so what the
-                          rings hold depends on the budget alone */
+    int force;             /* TRAINPROF_FORCE=1: an existing `output` may be replaced */
+    int drain_at_exit;     /* TRAINPROF_DRAIN=exit (tests): no background drain, so what the
+                              rings hold depends on the budget alone */
+    tp_live_mode live;     /* TRAINPROF_LIVE=live|idle: serve the control socket */
+    size_t live_bytes;     /* TRAINPROF_LIVE_MB: the live store's data budget (default 32) */
+    char step_range[256];  /* TRAINPROF_STEP_RANGE=NAME[@DOMAIN] -> NAME ("" = defaults) */
+    char step_domain[256]; /* -> DOMAIN ("" = any) */
 } tp_collector_config;
 
 typedef const char *(*tp_getenv_fn)(const char *name);

@@ -12,6 +12,7 @@
 #include "tp_collector_env.h"
 #include "tp_collector_guard.h"
 #include "tp_collector_interpose.h"
+#include "tp_live.h"
 #include "tp_nvtx_hooks.h"
 #if TP_HAVE_CUPTI
 #include "tp_cupti.h"
@@ -32,6 +33,7 @@ static void setup(void) {
     tp_interpose_init();
     tp_nvtx_register();
     tp_guard_register();
+    tp_live_register();
 #if TP_HAVE_CUPTI
     tp_cupti_register();
 #endif

@@ -793,7 +793,8 @@ static void write_index(tp_writer *w) {
     uint8_t *p = c.buf;
     memcpy(p, &ih, sizeof ih);
     p += sizeof ih;
-    memcpy(p, w->index, w->index_len * sizeof(tp_index_entry));
+    if (w->index_len) /* a trace with no chunk has no index array (memcpy from NULL is UB) */
+        memcpy(p, w->index, w->index_len * sizeof(tp_index_entry));
     p += w->index_len * sizeof(tp_index_entry);
     memcpy(p, w->stats.records, sizeof w->stats.records);
     memcpy(p + sizeof w->stats.records, w->stats.dropped, sizeof w->stats.dropped);

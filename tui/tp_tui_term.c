@@ -1,8 +1,11 @@
-/* tp_tui_term: the ncurses front end of tp_tui (tp_tui_run, declared in tp_tui.h).
+/* tp_tui_term: the ncurses front end of tp_tui (tp_tui_run, declared in tp_tui.h) and of the
+ * live view (tp_tui_term_run, tp_tui_term.h: the same loop over any grid-drawing app).
  *
  * It only translates: curses keys to TP_TUI_KEY_* codes, the tp_tui grid to the screen
  * (runs of one attribute written with addstr), and KEY_RESIZE to tp_tui_resize. The
  * locale decides whether UTF-8 is drawn or everything falls back to ASCII. */
+#include "tp_tui_term.h"
+
 #include "tp_tui.h"
 
 #include <curses.h>
@@ -101,8 +104,8 @@ static void blit_row(const tp_tui_grid *g, int y, int utf8) {
     attrset(A_NORMAL);
 }
 
-static void draw(tp_tui *t, int utf8) {
-    const tp_tui_grid *g = tp_tui_render(t);
+static void draw(const tp_tui_term_app *app, int utf8) {
+    const tp_tui_grid *g = app->render(app->ctx);
     erase();
     for (int y = 0; y < g->h; y++)
         blit_row(g, y, utf8);
@@ -119,7 +122,7 @@ static void start_colors(void) {
     init_pair(3, COLOR_RED, -1);
 }
 
-tp_status tp_tui_run(tp_tui *t) {
+tp_status tp_tui_term_run(const tp_tui_term_app *app) {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return TP_ERR_STATE;
     setlocale(LC_ALL, "");
@@ -132,13 +135,19 @@ tp_status tp_tui_run(tp_tui *t) {
     curs_set(0);
     set_escdelay(25);
     start_colors();
-    tp_tui_resize(t, COLS, LINES);
+    timeout(app->tick_ms > 0 ? app->tick_ms : -1);
+    app->resize(app->ctx, COLS, LINES);
     int errs = 0;
     for (;;) {
-        draw(t, utf8);
+        draw(app, utf8);
         int k = getch();
         if (k == KEY_RESIZE) {
-            tp_tui_resize(t, COLS, LINES);
+            app->resize(app->ctx, COLS, LINES);
+            continue;
+        }
+        if (k == ERR && app->tick_ms > 0 && isatty(STDIN_FILENO)) { /* the tick, not an error */
+            if (app->tick)
+                app->tick(app->ctx);
             continue;
         }
         if (k == ERR) { /* the terminal went away: stop rather than spin */
@@ -147,9 +156,26 @@ tp_status tp_tui_run(tp_tui *t) {
             continue;
         }
         errs = 0;
-        if (tp_tui_key(t, map_key(k)))
+        if (app->key(app->ctx, map_key(k)))
             break;
     }
     endwin();
     return TP_OK;
+}
+
+static const tp_tui_grid *tui_render(void *t) {
+    return tp_tui_render(t);
+}
+
+static void tui_resize(void *t, int w, int h) {
+    tp_tui_resize(t, w, h);
+}
+
+static int tui_key(void *t, int k) {
+    return tp_tui_key(t, k);
+}
+
+tp_status tp_tui_run(tp_tui *t) {
+    tp_tui_term_app app = {t, tui_render, tui_resize, tui_key, NULL, 0};
+    return tp_tui_term_run(&app);
 }

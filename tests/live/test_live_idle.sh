@@ -1,0 +1,90 @@
+#!/bin/bash
+# `record --idle`: the job records nothing until asked (its status counts no record while it
+# runs steps), two captures in one run work (steps, then seconds), and the job's own trace
+# holds only what was asked for: its first step is the first captured one. Then fork: a
+# forked child of a live job serves nothing and does not take the parent's socket with it.
+# Real processes only; every wait polls for its condition with a generous limit.
+set -u
+TP=$1 TRAINER=$2 PY=$3 HERE=$4 NVTXPY=$5
+W=$(mktemp -d)
+export XDG_RUNTIME_DIR=$W/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+SOCKDIR=$XDG_RUNTIME_DIR/trainprof
+REC=
+JOB=
+cleanup() {
+    [ -n "$JOB" ] && kill -KILL "$JOB" 2>/dev/null
+    [ -n "$REC" ] && kill -KILL "$REC" 2>/dev/null
+    rm -rf "$W"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$W"/*.log; do echo "== $f"; tail -20 "$f"; done; exit 1; }
+poll() {
+    for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    return 1
+}
+has_sock() { compgen -G "$SOCKDIR/*.sock" >/dev/null; }
+status() { "$PY" "$HERE/live_client.py" "$SOCKDIR/$JOB.sock" status; }
+
+# Bad command lines: one line and status 2, nothing run.
+bad() {
+    "$@" >"$W/bad.out" 2>"$W/bad.err"
+    [ $? = 2 ] && [ "$(wc -l <"$W/bad.err")" -ge 1 ] || fail "not a usage error: $*"
+}
+bad "$TP" record --idle --capture nvtx:x -- true
+bad "$TP" record --idle --live -- true
+bad "$TP" record --step-range @d -- true
+bad "$TP" capture 1 --steps 0
+bad "$TP" capture 1 --steps 2 --seconds 1
+bad "$TP" capture --steps 2
+bad "$TP" top
+bad "$TP" top 1 --steps x
+bad "$TP" ps extra
+
+"$TP" record --idle -o "$W/idle.tprof" -- "$TRAINER" --steps 1000000 --log-every 1 \
+    >"$W/job.log" 2>&1 &
+REC=$!
+poll has_sock || fail "no socket"
+JOB=$(basename "$SOCKDIR"/*.sock .sock)
+stepped() { [ "$(grep -c '^step ' "$W/job.log")" -ge 3 ]; }
+poll stepped || fail "the trainer does not step"
+status >"$W/status0.txt" || fail "status"
+grep -q '^mode=idle$' "$W/status0.txt" || fail "mode: $(cat "$W/status0.txt")"
+grep -q '^records=0$' "$W/status0.txt" || fail "idle recorded: $(cat "$W/status0.txt")"
+
+"$TP" capture "$JOB" --steps 3 -o "$W/cap1.tprof" >"$W/cap1.log" 2>&1 || fail "capture 1"
+"$TP" capture "$JOB" --seconds 0.5 -o "$W/cap2.tprof" >"$W/cap2.log" 2>&1 || fail "capture 2"
+"$TP" ps >"$W/ps.txt" && grep -Eq "^$JOB +idle " "$W/ps.txt" || fail "ps: $(cat "$W/ps.txt")"
+kill -TERM "$JOB"
+wait "$REC"
+REC= JOB=
+for f in cap1 cap2 idle; do
+    "$TP" export "$W/$f.tprof" --format chrome -o "$W/$f.json" >/dev/null 2>&1 || fail "export $f"
+done
+"$PY" - "$W/cap1.json" "$W/cap2.json" "$W/idle.json" <<'PYEOF' || fail "idle traces"
+import json, sys
+def steps(path):
+    ev = json.load(open(path))["traceEvents"]
+    return sorted(e["ts"] for e in ev if e.get("name") == "step" and e.get("ph") == "X")
+cap1, cap2, idle = (steps(p) for p in sys.argv[1:])
+assert len(cap1) == 3, cap1
+assert idle and abs(idle[0] - cap1[0]) < 0.01, (idle[:2], cap1)  # nothing before it
+assert cap2 and cap2[0] > cap1[-1], (cap1, cap2)  # the second capture came later
+PYEOF
+
+# fork: the child serves nothing, and leaving does not remove the parent's socket.
+"$TP" record --live -o "$W/fork.tprof" -- "$NVTXPY" "$HERE/fork_job.py" "$W/stop" \
+    "$W/child.pid" >"$W/fork.log" 2>&1 &
+REC=$!
+poll test -s "$W/child.pid" || fail "the job did not fork"
+poll has_sock || fail "no socket for the forking job"
+JOB=$(basename "$SOCKDIR"/*.sock .sock)
+CHILD=$(cat "$W/child.pid")
+[ "$(ls "$SOCKDIR" | wc -l)" = 1 ] || fail "more than one socket: $(ls "$SOCKDIR")"
+[ ! -e "$SOCKDIR/$CHILD.sock" ] || fail "the child serves"
+touch "$W/stop"
+gone() { ! kill -0 "$CHILD" 2>/dev/null || grep -q zombie "/proc/$CHILD/status" 2>/dev/null; }
+poll gone || fail "the child did not leave"
+status >"$W/status1.txt" || fail "the parent stopped serving after its child left"
+grep -q "^pid=$JOB$" "$W/status1.txt" || fail "status: $(cat "$W/status1.txt")"
+echo ok

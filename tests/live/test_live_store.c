@@ -1,0 +1,187 @@
+/* tp_live_store: steps followed as their ranges close, windows cut at step boundaries with
+ * ranges kept whole, the budget's evictions refusing windows that reach into them, and the
+ * written window read back by the trace reader (index intact, records as given). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "tp_live_store.h"
+#include "tp_reader.h"
+#include "tp_test.h"
+
+static void add_string(tp_live_store *s, uint32_t id, const char *text) {
+    uint8_t buf[128] = {0};
+    tp_rec_string *r = (tp_rec_string *)buf;
+    size_t len = strlen(text);
+    tp_record_init_hdr(&r->h, TP_REC_STRING, (uint32_t)TP_REC_ALIGN(sizeof *r + len + 1));
+    r->id = id;
+    r->len = (uint32_t)len;
+    memcpy(r->text, text, len);
+    tp_live_store_add(s, &r->h);
+}
+
+static void push(tp_live_store *s, uint64_t ts, uint32_t tid, uint32_t sid) {
+    tp_rec_nvtx r;
+    TP_REC_CLEAR(&r, TP_REC_NVTX_PUSH);
+    r.ts = ts, r.tid = tid, r.msg_sid = sid;
+    tp_live_store_add(s, &r.h);
+}
+
+static void pop(tp_live_store *s, uint64_t ts, uint32_t tid) {
+    tp_rec_nvtx_pop r;
+    TP_REC_CLEAR(&r, TP_REC_NVTX_POP);
+    r.ts = ts, r.tid = tid;
+    tp_live_store_add(s, &r.h);
+}
+
+static void kernel(tp_live_store *s, uint64_t ts, uint64_t end) {
+    tp_rec_kernel r;
+    TP_REC_CLEAR(&r, TP_REC_KERNEL);
+    r.ts = ts, r.end = end, r.name_sid = 3;
+    tp_live_store_add(s, &r.h);
+}
+
+/* Steps k = 0..n-1 at [1000k, 1000k + 900] on thread 1, each with a "work" range and a
+ * kernel inside, and a "loader" range on thread 2 crossing every step boundary. */
+static void feed(tp_live_store *s, int n) {
+    add_string(s, 1, "step");
+    add_string(s, 2, "work");
+    add_string(s, 3, "kern");
+    add_string(s, 4, "loader");
+    for (int k = 0; k < n; k++) {
+        uint64_t t = 1000u * (uint64_t)k + 100;
+        push(s, t, 1, 1);
+        push(s, t + 10, 1, 2);
+        kernel(s, t + 20, t + 60);
+        pop(s, t + 100, 1);
+        pop(s, t + 900, 1);
+        push(s, t + 850, 2, 4);
+        pop(s, t + 1050, 2);
+    }
+}
+
+static void test_steps(void) {
+    tp_live_store_opts o = {0};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    feed(s, 10);
+    tp_live_store_stats st;
+    tp_live_store_get_stats(s, &st);
+    CHECK_EQ_U(st.steps, 10);
+    tp_live_step last[3];
+    CHECK_EQ_U(tp_live_store_last_steps(s, 3, last), 3);
+    CHECK_EQ_U(last[0].start, 7100);
+    CHECK_EQ_U(last[2].end, 9100 + 900);
+    uint64_t t0, t1;
+    CHECK(tp_live_store_steps_after(s, 3050, 4, &t0, &t1)); /* steps 3..6 */
+    CHECK_EQ_U(t0, 3100);
+    CHECK_EQ_U(t1, 6900 + 100);
+    CHECK(!tp_live_store_steps_after(s, 8000, 4, &t0, &t1)); /* only 2 have completed */
+    tp_live_store_close(s);
+}
+
+/* Counts records by type in the trace at `path`. */
+static void count(const char *path, uint64_t *n) {
+    tp_reader *r;
+    CHECK_OK(tp_reader_open(path, &r));
+    CHECK(tp_reader_integrity(r)->index_ok);
+    tp_cursor *c;
+    CHECK_OK(tp_cursor_open(r, NULL, &c));
+    for (const tp_rec_hdr *h; (h = tp_cursor_next(c));)
+        n[h->type]++;
+    CHECK_STR(tp_reader_string(r, 1), "step");
+    tp_cursor_close(c);
+    tp_reader_close(r);
+}
+
+static void test_window(void) {
+    tp_live_store_opts o = {0};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    feed(s, 10);
+    uint64_t t0, t1, recs;
+    CHECK(tp_live_store_steps_after(s, 2000, 3, &t0, &t1));
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK_OK(tp_live_store_write(s, t0, t1, fd, &recs));
+    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
+    count(path, n);
+    /* 3 steps of thread 1 (step + work each, kernels inside), thread 2's loader ranges that
+     * open inside the window (3, the last one closing after it, kept whole); the one open
+     * at t0 is left out together with its pop. */
+    CHECK_EQ_U(n[TP_REC_NVTX_PUSH], 3 * 2 + 3);
+    CHECK_EQ_U(n[TP_REC_NVTX_POP], n[TP_REC_NVTX_PUSH]);
+    CHECK_EQ_U(n[TP_REC_KERNEL], 3);
+    CHECK_EQ_U(recs, 3 * 2 * 2 + 3 * 2 + 3);
+    unlink(path);
+    tp_live_store_close(s);
+}
+
+static void test_eviction(void) {
+    tp_live_store_opts o = {.budget = 1}; /* the minimum: 4 chunks of 256 KiB */
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    feed(s, 20000); /* ~ 7 MB of records */
+    tp_live_store_stats st;
+    tp_live_store_get_stats(s, &st);
+    CHECK(st.evicted > 0);
+    CHECK(st.bytes <= (size_t)4 << 18);
+    CHECK_EQ_U(st.steps, 20000);
+    uint64_t recs;
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    /* The first steps are gone: a window over them is refused, not written incomplete. */
+    CHECK_EQ_I(tp_live_store_write(s, 100, 5000, fd, &recs), TP_ERR_EMPTY);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    tp_live_step last[2];
+    CHECK_EQ_U(tp_live_store_last_steps(s, 2, last), 2);
+    CHECK_OK(tp_live_store_write(s, last[0].start, last[1].end, fd, &recs));
+    CHECK_EQ_U(recs, 2 * 2 * 2 + 2 * 2 + 2);
+    unlink(path);
+    tp_live_store_close(s);
+}
+
+static void test_named_step(void) {
+    tp_live_store_opts o = {.step = "train_iter"};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    feed(s, 5); /* its ranges are "step": not steps under --step-range train_iter */
+    add_string(s, 9, "train_iter");
+    push(s, 10000, 1, 9);
+    pop(s, 10500, 1);
+    tp_live_store_stats st;
+    tp_live_store_get_stats(s, &st);
+    CHECK_EQ_U(st.steps, 1);
+    tp_live_store_close(s);
+}
+
+/* A window asked for before anything reached the store (the first refresh of `top` on a job
+ * that just started) is an empty but whole trace. */
+static void test_empty(void) {
+    tp_live_store_opts o = {0};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    uint64_t recs = 1;
+    CHECK_OK(tp_live_store_write(s, 0, 1000, fd, &recs));
+    CHECK_EQ_U(recs, 0);
+    tp_reader *r;
+    CHECK_OK(tp_reader_open(path, &r));
+    CHECK_EQ_U(tp_reader_info(r)->records_total, 0);
+    tp_reader_close(r);
+    unlink(path);
+    tp_live_store_close(s);
+}
+
+int main(void) {
+    TP_RUN(test_empty);
+    TP_RUN(test_steps);
+    TP_RUN(test_window);
+    TP_RUN(test_eviction);
+    TP_RUN(test_named_step);
+    return tp_test_summary();
+}
