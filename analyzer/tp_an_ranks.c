@@ -76,7 +76,7 @@ static void collective_wait(tp_an_ranks *out) {
         }
     if (n_comm < 2 || isnan(med) || med <= 0)
         return;
-    char waiting[512] = "";
+    char waiting[128] = ""; /* the waiting ranks, "0, 1, 3"; "..." after 100 characters */
     size_t used = 0, n_wait = 0;
     int64_t most = 0;
     for (size_t i = 0; i < out->n; i++) {
@@ -88,9 +88,13 @@ static void collective_wait(tp_an_ranks *out) {
         if ((double)r->exposed_comm_ns < WAIT_RATIO * (double)least->exposed_comm_ns ||
             apart < WAIT_MIN_SHARE * med)
             continue;
-        int w =
-            snprintf(waiting + used, sizeof waiting - used, "%s%d", n_wait ? ", " : "", r->rank);
-        used += w > 0 && (size_t)w < sizeof waiting - used ? (size_t)w : 0;
+        if (used < 100) {
+            int w = snprintf(waiting + used, sizeof waiting - used, "%s%d", n_wait ? ", " : "",
+                             r->rank);
+            used += w > 0 && (size_t)w < sizeof waiting - used ? (size_t)w : 0;
+            if (used >= 100)
+                used += (size_t)snprintf(waiting + used, sizeof waiting - used, ", ...");
+        }
         n_wait++;
         most = r->exposed_comm_ns > most ? r->exposed_comm_ns : most;
     }
