@@ -111,6 +111,7 @@ static void check_cuda_off(const char *opt, const char *why) {
     tc_cleanup(&R);
 }
 
+#if TP_TEST_HAVE_CUDA
 /* A GPU host: CUPTI accepted the subscriber, so CUDA tracing stays on and nothing is said. */
 static void check_cuda_on(void) {
     const char *args[] = {"cuda", NULL};
@@ -125,6 +126,7 @@ static void check_cuda_on(void) {
     tp_reader_close(rd);
     tc_cleanup(&R);
 }
+#endif
 
 static void test_cuda_refused(void) {
 #if TP_TEST_HAVE_CUDA
