@@ -27,6 +27,14 @@
  * window and the memory timeline's steps both ask this. */
 int tp_an_is_step_name(const char *s);
 
+/* The steps among `n` step intervals [a[i], b[i]) (ranges whose name passes
+ * tp_an_is_step_name): a step inside another (a "step" range inside ProfilerStep#N) is the
+ * same step, so only the outermost count. Writes them by start into *start and *end (arrays
+ * of n + 1, allocated here; the caller frees both) and returns their count. The diagnosis's
+ * steps and the host's step split both take their steps from here. */
+size_t tp_an_outer_steps(const int64_t *a, const int64_t *b, size_t n, int64_t **start,
+                         int64_t **end);
+
 /* 1 when category `cat` is one of `kinds`. */
 int tp_an_is_range(uint8_t cat, unsigned kinds);
 

@@ -79,39 +79,21 @@ static void find_steps(const tp_an_view *v, step_info *s) {
         qsort(s->t, s->n, sizeof *s->t, cmp_tid);
 }
 
-typedef struct {
-    int64_t a, b;
-} span;
-
-static int cmp_span_nest(const void *x, const void *y) {
-    const span *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return (p->b < q->b) - (p->b > q->b); /* the enclosing one first */
-}
-
 /* Step lengths: a step inside another (a "step" range in ProfilerStep#N) is the same step,
  * so only the outermost count; the window runs from the first start to the last end. */
 static void describe_steps(const tp_an_ivset *steps, tp_an_host *out) {
-    span *p = tp_an_alloc(steps->n + 1, sizeof *p);
-    double *d = tp_an_alloc(steps->n + 1, sizeof *d);
-    for (size_t i = 0; i < steps->n; i++)
-        p[i] = (span){steps->a[i], steps->b[i]};
-    qsort(p, steps->n, sizeof *p, cmp_span_nest);
-    int64_t last_end = INT64_MIN;
-    size_t n = 0;
-    for (size_t i = 0; i < steps->n; i++) {
-        if (p[i].b <= last_end)
-            continue;
-        d[n++] = (double)(p[i].b - p[i].a);
-        last_end = p[i].b;
-        out->w1 = p[i].b > out->w1 || n == 1 ? p[i].b : out->w1;
+    int64_t *start, *end;
+    size_t n = tp_an_outer_steps(steps->a, steps->b, steps->n, &start, &end);
+    double *d = tp_an_alloc(n + 1, sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        d[i] = (double)(end[i] - start[i]);
+        out->w1 = end[i] > out->w1 || i == 0 ? end[i] : out->w1;
     }
     out->n_steps = n;
     if (n)
-        out->w0 = p[0].a;
+        out->w0 = start[0];
     tp_an_describe(d, n, &out->step_ns);
-    free(p), free(d);
+    free(start), free(end), free(d);
 }
 
 /* Without steps the window is the CPU span: first start to last end of any CPU-side row. */

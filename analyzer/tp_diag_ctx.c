@@ -180,45 +180,28 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-typedef struct {
-    int64_t a, b;
-} pair;
-
-static int cmp_pair_nest(const void *x, const void *y) {
-    const pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return (p->b < q->b) - (p->b > q->b); /* the enclosing one first */
-}
-
 /* Steps nested in a step (a "step" range inside ProfilerStep#N) are the same step: only the
  * outermost count, and their ends are the sample points for memory growth. */
 static void count_steps(tp_diag_ctx *d) {
-    pair *p = tp_an_alloc(d->steps.n + 1, sizeof *p);
-    for (size_t i = 0; i < d->steps.n; i++)
-        p[i] = (pair){d->steps.a[i], d->steps.b[i]};
-    qsort(p, d->steps.n, sizeof *p, cmp_pair_nest);
-    d->step_end = tp_an_alloc(d->steps.n + 1, sizeof *d->step_end);
-    double *dur = tp_an_alloc(d->steps.n + 1, sizeof *dur), sum = 0;
-    int64_t last_end = INT64_MIN;
-    for (size_t i = 0; i < d->steps.n; i++) {
-        if (p[i].b <= last_end && d->n_step_end)
-            continue;
-        dur[d->n_step_end] = (double)(p[i].b - p[i].a);
-        sum += dur[d->n_step_end];
-        d->step_end[d->n_step_end++] = p[i].b;
-        last_end = p[i].b;
+    int64_t *start, *end;
+    size_t n = tp_an_outer_steps(d->steps.a, d->steps.b, d->steps.n, &start, &end);
+    double *dur = tp_an_alloc(n + 1, sizeof *dur), sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        dur[i] = (double)(end[i] - start[i]);
+        sum += dur[i];
     }
+    d->step_end = end;
+    d->n_step_end = n;
     qsort(d->step_end, d->n_step_end, sizeof *d->step_end, cmp_i64);
     d->out->n_steps = d->n_step_end;
     /* The step time distribution: one definition for the report, diff and the cross-rank
      * table (stragglers are judged on the median, which one slow first step cannot move). */
-    qsort(dur, d->n_step_end, sizeof *dur, cmp_double);
-    d->out->step_mean_ns = d->n_step_end ? sum / (double)d->n_step_end : NAN;
-    d->out->step_p50_ns = tp_an_percentile_sorted(dur, d->n_step_end, 50);
-    d->out->step_p90_ns = tp_an_percentile_sorted(dur, d->n_step_end, 90);
+    qsort(dur, n, sizeof *dur, cmp_double);
+    d->out->step_mean_ns = n ? sum / (double)n : NAN;
+    d->out->step_p50_ns = tp_an_percentile_sorted(dur, n, 50);
+    d->out->step_p90_ns = tp_an_percentile_sorted(dur, n, 90);
     free(dur);
-    free(p);
+    free(start);
 }
 
 /* The window: the union of the steps' span, else the GPU span. */
