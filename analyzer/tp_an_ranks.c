@@ -161,7 +161,8 @@ void tp_an_ranks_run(const tp_model *m, const tp_an_opts *o,
         stragglers(out);
         collective_wait(out);
     }
-    qsort(out->f, out->n_findings, sizeof *out->f, by_severity);
+    if (out->n_findings)
+        qsort(out->f, out->n_findings, sizeof *out->f, by_severity);
 }
 
 void tp_an_ranks_free(tp_an_ranks *out) {

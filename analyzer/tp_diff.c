@@ -326,7 +326,8 @@ static void text_table(FILE *f, const char *title, table *t, unit u, size_t top)
 }
 
 static void json_table(yajl_gen g, const char *key, table *t) {
-    qsort(t->r, t->n, sizeof *t->r, by_change);
+    if (t->n)
+        qsort(t->r, t->n, sizeof *t->r, by_change);
     tp_rj_str(g, key);
     yajl_gen_array_open(g);
     for (size_t i = 0; i < t->n; i++) {
