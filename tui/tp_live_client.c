@@ -49,7 +49,7 @@ static tp_status find_dir(char *dir, size_t len, char *err, size_t errlen) {
     }
     tp_status s = tp_live_dir_check(dir, 0, why, sizeof why);
     if (s == TP_ERR_STATE)
-        snprintf(err, errlen, "refusing to use %s", why);
+        snprintf(err, errlen, "refusing to use %.300s", why);
     else if (s != TP_OK)
         snprintf(err, errlen, "no live jobs (%s does not exist)", dir);
     return s;
