@@ -73,7 +73,7 @@ typedef struct {
     const char *id; /* the rule's id: "driver-too-old" */
     tp_doctor_level level;
     char what[3072]; /* what is wrong, with the versions */
-    char fix[1024]; /* what to do */
+    char fix[1024];  /* what to do */
 } tp_doctor_finding;
 
 /* Judges `f`; writes up to `cap` findings into out (rule order) and returns how many there
