@@ -80,25 +80,9 @@ static void table_draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
 
 static int table_key(tp_tui_panel *p, int k, int page) {
     tp_tui_table *t = p->table;
+    if (tp_tui_table_nav(t, k, page))
+        return 1;
     switch (k) {
-    case TP_TUI_KEY_UP:
-        tp_tui_table_move(t, -1);
-        return 1;
-    case TP_TUI_KEY_DOWN:
-        tp_tui_table_move(t, 1);
-        return 1;
-    case TP_TUI_KEY_PGUP:
-        tp_tui_table_move(t, -page);
-        return 1;
-    case TP_TUI_KEY_PGDN:
-        tp_tui_table_move(t, page);
-        return 1;
-    case TP_TUI_KEY_HOME:
-        tp_tui_table_move(t, -(long)t->nrows);
-        return 1;
-    case TP_TUI_KEY_END:
-        tp_tui_table_move(t, (long)t->nrows);
-        return 1;
     case TP_TUI_KEY_ENTER:
     case '\r':
         table_jump(p);

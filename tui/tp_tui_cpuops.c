@@ -58,18 +58,7 @@ static void draw(tp_tui_panel *tp, tp_tui_grid *g, int y, int h) {
 }
 
 static int key(tp_tui_panel *tp, int k, int page) {
-    tp_tui_table *t = tp->table;
-    long d = k == TP_TUI_KEY_UP     ? -1
-             : k == TP_TUI_KEY_DOWN ? 1
-             : k == TP_TUI_KEY_PGUP ? -page
-             : k == TP_TUI_KEY_PGDN ? page
-             : k == TP_TUI_KEY_HOME ? -(long)t->nrows
-             : k == TP_TUI_KEY_END  ? (long)t->nrows
-                                    : 0;
-    if (!d)
-        return 0;
-    tp_tui_table_move(t, d);
-    return 1;
+    return tp_tui_table_nav(tp->table, k, page);
 }
 
 static void destroy(tp_tui_panel *tp) {

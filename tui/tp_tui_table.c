@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "tp_mem.h"
+#include "tp_tui.h"
 #include "tp_tui_layout.h"
 
 void tp_tui_table_init(tp_tui_table *t, const tp_tui_col *cols, int ncols, int sort_col) {
@@ -182,4 +183,18 @@ void tp_tui_table_draw(tp_tui_table *t, tp_tui_grid *g, int y, int h) {
     t->top = (size_t)tp_tui_scroll_to((int)t->top, (int)t->sel, vis, (int)t->nshown);
     for (int k = 0; k < vis && t->top + (size_t)k < t->nshown; k++)
         draw_row(t, g, y + 1 + k, t->top + (size_t)k, nw, nc);
+}
+
+int tp_tui_table_nav(tp_tui_table *t, int k, int page) {
+    long d = k == TP_TUI_KEY_UP     ? -1
+             : k == TP_TUI_KEY_DOWN ? 1
+             : k == TP_TUI_KEY_PGUP ? -page
+             : k == TP_TUI_KEY_PGDN ? page
+             : k == TP_TUI_KEY_HOME ? -(long)t->nrows
+             : k == TP_TUI_KEY_END  ? (long)t->nrows
+                                    : 0;
+    if (!d)
+        return 0;
+    tp_tui_table_move(t, d);
+    return 1;
 }

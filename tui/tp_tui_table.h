@@ -62,6 +62,10 @@ void tp_tui_table_select(tp_tui_table *t, size_t row);
 /* Moves the selection by `d` rows (clamped). */
 void tp_tui_table_move(tp_tui_table *t, long d);
 
+/* The table keys every table view shares: Up/Down, PgUp/PgDn (by `page` rows), Home/End
+ * move the selection. Returns 1 when `k` was one of them, else 0 (the view's own key). */
+int tp_tui_table_nav(tp_tui_table *t, int k, int page);
+
 /* Text of shown row i, column c ("" when out of range). */
 const char *tp_tui_table_cell(const tp_tui_table *t, size_t i, int c);
 
