@@ -1,8 +1,10 @@
 """multiprocessing.Pool(4): workers emit ranges and end through os._exit (as every
 multiprocessing and DataLoader worker does); `with` terminates the pool (SIGTERM). Each
-worker marks its start ("init") and waits there for the other three, so all four have
+worker marks its start (an "init" range) and then waits for the other three, so all four have
 recorded something before any task runs (however tasks are shared, and before `with`
-terminates them)."""
+terminates them). The wait is after the range, not inside it: a worker that the barrier
+released but the scheduler of a loaded machine had not run yet could otherwise still be in
+"init" when `with` terminates the pool, and its trace would rightly hold an unclosed range."""
 import multiprocessing as mp
 import sys
 
@@ -11,7 +13,8 @@ import nvtx
 
 def init(barrier):
     with nvtx.annotate("init"):
-        barrier.wait()
+        pass
+    barrier.wait()
 
 
 def work(i):
