@@ -10,7 +10,13 @@
 typedef struct {
     tp_tui_panel super;
     tp_tui_table t;
+    const tp_tui_data *d;
+    size_t jumped, n_jumps; /* the row Enter showed last and how often (next: the next longest) */
 } cpuops_panel;
+
+/* What a row of the table can be on the Timeline: framework ops and annotation ranges. */
+#define CPUOP_CATS                                                                                 \
+    ((1u << TP_CAT_CPU_OP) | (1u << TP_CAT_USER_ANNOTATION) | (1u << TP_CAT_PYTHON_FUNCTION))
 
 #define DUR(buf, x) tp_units_dur(buf, sizeof buf, (double)(x))
 
@@ -57,8 +63,23 @@ static void draw(tp_tui_panel *tp, tp_tui_grid *g, int y, int h) {
     tp_tui_table_draw(&p->t, g, y + 1, h - 1);
 }
 
+/* Enter: the row's name at its longest occurrence on the Timeline, then the next longest on
+ * each further Enter on the same row, as the Kernels and Ranges views do. */
 static int key(tp_tui_panel *tp, int k, int page) {
-    return tp_tui_table_nav(tp->table, k, page);
+    cpuops_panel *p = (cpuops_panel *)tp;
+    if (k != TP_TUI_KEY_ENTER && k != '\r')
+        return tp_tui_table_nav(tp->table, k, page);
+    if (!p->t.nshown)
+        return 1;
+    size_t row = p->t.shown[p->t.sel];
+    if (row >= p->d->a.ops.n)
+        return 1;
+    p->n_jumps = row == p->jumped ? p->n_jumps + 1 : 0;
+    p->jumped = row;
+    long ev = tp_tui_data_nth_longest(p->d, p->d->a.ops.op[row].name, CPUOP_CATS, p->n_jumps);
+    if (ev >= 0)
+        tp->jump_view = "timeline", tp->jump_row = ev;
+    return 1;
 }
 
 static void destroy(tp_tui_panel *tp) {
@@ -72,9 +93,11 @@ tp_tui_panel *tp_tui_cpuops_new(tp_tui_data *d) {
     if (!p)
         abort();
     fill(p, d);
+    p->d = d;
+    p->jumped = (size_t)-1;
     p->super = (tp_tui_panel){.name = "cpuops",
                               .title = "CPU ops",
-                              .help = "Up/Down/PgUp/PgDn move",
+                              .help = "Up/Down/PgUp/PgDn move, Enter show on Timeline",
                               .draw = draw,
                               .key = key,
                               .destroy = destroy,

@@ -76,6 +76,26 @@ static void test_rows_are_the_report_table(void) {
 }
 
 /* --sort-ops total (tp_an_opts.ops_by_total): the view opens sorted by total time. */
+/* Enter on a row shows that op's longest occurrence on the Timeline, as Kernels and Ranges do. */
+static void test_enter_jumps_to_timeline(void) {
+    tp_tui *t = open_view(sample, "cpuops");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    int y = screen_find(t, "> ");
+    CHECK(y >= 0);
+    char name[128];
+    const char *row = screen_row(t, y) + 2;
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(row, " "), row);
+    CHECK(name[0] != 0);
+    tp_tui_key(t, TP_TUI_KEY_ENTER);
+    CHECK_EQ_I(tp_tui_current_view(t), tp_tui_view_index("timeline"));
+    char want[200];
+    snprintf(want, sizeof want, "Selected: %s", name);
+    CHECK(screen_find(t, want) > 0);
+    tp_tui_close(t);
+}
+
 static void test_sorted_by_total(void) {
     tp_tui_opts o;
     tp_tui_opts_init(&o);
@@ -114,6 +134,7 @@ int main(void) {
         return 1;
     }
     TP_RUN(test_rows_are_the_report_table);
+    TP_RUN(test_enter_jumps_to_timeline);
     TP_RUN(test_sorted_by_total);
     TP_RUN(test_empty);
     tp_model_close(sample);
