@@ -320,7 +320,7 @@ static tp_status on_device_mem(void *cx, const tp_rec_hdr *h) {
 static tp_status on_heap(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     const tp_rec_heap *p = (const void *)h;
-    c->heap_reserved += p->op == TP_HEAP_REGISTER ? (int64_t)p->size : -(int64_t)p->size;
+    c->heap_reserved += tp_heap_reserved_delta(p->op, p->size);
     /* A pool changes what is reserved, not what is allocated: Bytes 0 (see docs/export.md). */
     return mem_instant(c, "[memory]", p->ts, p->tid, -1, p->address, 0, c->region_allocated,
                        c->heap_reserved);

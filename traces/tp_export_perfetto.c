@@ -836,9 +836,10 @@ static tp_status on_device_mem(void *cx, const tp_rec_hdr *h) {
 static tp_status on_heap(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     const tp_rec_heap *p = (const void *)h;
-    if (p->op == TP_HEAP_RESET)
-        return TP_OK; /* frees the heap's regions, not the heap */
-    c->heap_reserved += p->op == TP_HEAP_REGISTER ? (int64_t)p->size : -(int64_t)p->size;
+    int64_t d = tp_heap_reserved_delta(p->op, p->size);
+    if (!d)
+        return TP_OK; /* a reset frees the heap's regions, not the heap */
+    c->heap_reserved += d;
     return counter_i(
         c, p->ts, counter_track(c, TK_RESERVED, 0, "allocator reserved (NVTX heaps)", UNIT_BYTES),
         c->heap_reserved);

@@ -2,6 +2,7 @@
 #include "tp_pairing.h"
 
 #include "tp_mem.h"
+#include "tp_record.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -104,4 +105,8 @@ void tp_region_map_free(tp_region_map *m) {
     free(m->addr);
     free(m->size);
     memset(m, 0, sizeof *m);
+}
+
+int64_t tp_heap_reserved_delta(uint32_t op, uint64_t size) {
+    return op == TP_HEAP_REGISTER ? (int64_t)size : op == TP_HEAP_UNREGISTER ? -(int64_t)size : 0;
 }

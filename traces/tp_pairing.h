@@ -61,4 +61,9 @@ int tp_region_map_apply(tp_region_map *m, uint64_t addr, uint64_t size, int unre
 
 void tp_region_map_free(tp_region_map *m);
 
+/* What a HEAP record does to the bytes an allocator holds (its reserved total): a register
+ * adds the heap's size, an unregister removes it, a reset frees the heap's regions but keeps
+ * the heap (0). The exports' memory counters share this one reading. */
+int64_t tp_heap_reserved_delta(uint32_t op, uint64_t size);
+
 #endif

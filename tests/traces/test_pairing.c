@@ -1,6 +1,7 @@
 /* Tests of tp_pairing: the open-range stack and the live-region map against simple
  * references, with enough churn to exercise growth and backward-shift deletion. */
 #include "tp_pairing.h"
+#include "tp_record.h"
 
 #include "tp_test.h"
 
@@ -90,9 +91,19 @@ static void test_region_map_apply(void) {
     tp_region_map_free(&m);
 }
 
+/* A heap's register adds its size to what the allocator holds, an unregister removes it, and
+ * a reset (its regions freed, the heap kept) changes nothing: the exports' reserved counters. */
+static void test_heap_reserved_delta(void) {
+    CHECK_EQ_I(tp_heap_reserved_delta(TP_HEAP_REGISTER, 4096), 4096);
+    CHECK_EQ_I(tp_heap_reserved_delta(TP_HEAP_UNREGISTER, 4096), -4096);
+    CHECK_EQ_I(tp_heap_reserved_delta(TP_HEAP_RESET, 4096), 0);
+    CHECK_EQ_I(tp_heap_reserved_delta(99, 4096), 0);
+}
+
 int main(void) {
     TP_RUN(test_range_stack_nesting);
     TP_RUN(test_region_map_churn);
     TP_RUN(test_region_map_apply);
+    TP_RUN(test_heap_reserved_delta);
     return tp_test_summary();
 }
