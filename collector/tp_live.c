@@ -153,8 +153,9 @@ static void status_text(char *buf, size_t cap) {
                  "refused=%llu\ncaptures=%llu\nwriter_dropped=%llu\nwriter_overhead_ns=%llu\n"
                  "now=%llu\n",
                  (long)getpid(), (long)getppid(), tp_g.cfg.live == TP_LIVE_IDLE ? "idle" : "live",
-                 (unsigned long long)(now - L.t_start), (unsigned long long)st.steps, tp_g.path,
-                 L.cmd, (unsigned long long)st.records, (unsigned long long)st.evicted,
+                 (unsigned long long)(now - L.t_start),
+                 (unsigned long long)(st.steps + atomic_load(&tp_g.idle_steps)), tp_g.path, L.cmd,
+                 (unsigned long long)st.records, (unsigned long long)st.evicted,
                  (unsigned long long)L.tap_dropped, (unsigned long long)L.updates_dropped,
                  (unsigned long long)L.refused, (unsigned long long)L.captures_done,
                  (unsigned long long)ws.dropped_total, (unsigned long long)ws.overhead_ns,

@@ -51,10 +51,22 @@ poll stepped || fail "the trainer does not step"
 status >"$W/status0.txt" || fail "status"
 grep -q '^mode=idle$' "$W/status0.txt" || fail "mode: $(cat "$W/status0.txt")"
 grep -q '^records=0$' "$W/status0.txt" || fail "idle recorded: $(cat "$W/status0.txt")"
+# ...yet it counts the steps it runs (the trainer logs each step inside its step range, so
+# the log's count before the status, less the step still open, is a floor; after it, plus
+# the open step, a ceiling).
+N1=$(grep -c '^step ' "$W/job.log")
+status >"$W/status0.txt" || fail "status"
+N2=$(grep -c '^step ' "$W/job.log")
+S0=$(sed -n 's/^steps=//p' "$W/status0.txt")
+[ "$S0" -ge $((N1 - 1)) ] && [ "$S0" -le $((N2 + 1)) ] ||
+    fail "idle steps: status says $S0, the log $N1..$N2"
+grep -q '^records=0$' "$W/status0.txt" || fail "counting steps recorded: $(cat "$W/status0.txt")"
 
 "$TP" capture "$JOB" --steps 3 -o "$W/cap1.tprof" >"$W/cap1.log" 2>&1 || fail "capture 1"
 "$TP" capture "$JOB" --seconds 0.5 -o "$W/cap2.tprof" >"$W/cap2.log" 2>&1 || fail "capture 2"
 "$TP" ps >"$W/ps.txt" && grep -Eq "^$JOB +idle " "$W/ps.txt" || fail "ps: $(cat "$W/ps.txt")"
+PS_STEPS=$(awk -v j="$JOB" '$1 == j {print $4}' "$W/ps.txt")
+[ "${PS_STEPS:-0}" -ge "$S0" ] || fail "ps shows $PS_STEPS steps, fewer than $S0 before: $(cat "$W/ps.txt")"
 kill -TERM "$JOB"
 wait "$REC"
 REC= JOB=
