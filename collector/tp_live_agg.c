@@ -21,6 +21,7 @@
 #define CELLS 64
 #define NAME_MAX_SHOWN 160
 #define RANGE_KEY (1ull << 63) /* stat keys: ranges have this bit, operations do not */
+#define CORR_SLOTS 65536u      /* launches remembered (correlation ids are sequential) */
 
 enum { IT_OP, IT_RANGE, IT_MEM };
 
@@ -30,6 +31,7 @@ typedef struct {
     uint64_t key;           /* OP: name key; RANGE: RANGE_KEY | domain << 32 | name */
     int64_t d_alloc, d_res; /* MEM */
     uint32_t stream;        /* OP: index into streams, or MAX_STREAMS: none */
+    uint32_t corr;          /* OP: the launch's correlation id, 0: none */
     uint8_t kind, group;    /* group: tp_kgroup of an operation */
 } item;
 
@@ -38,8 +40,25 @@ typedef struct {
     uint64_t key; /* + 1; 0: empty slot */
     uint64_t count;
     int64_t sum, min, max;
+    int64_t gpu_ns; /* ranges: device time of the operations launched inside (innermost) */
+    uint64_t gpu_ops;
     uint8_t group;
 } stat;
+
+/* A launch: the innermost range open on its thread when it was made. */
+typedef struct {
+    uint32_t corr;     /* 0: empty */
+    uint64_t range;    /* stat key of that range, 0: none */
+    uint64_t range_ts; /* its start */
+} launch;
+
+/* Device time for a range that started before the segment the operation is in: a window
+ * counts it only when it holds the range's start too (a window's trace pairs an operation
+ * with a range only when both are in it). */
+typedef struct {
+    uint64_t range, range_ts;
+    int64_t dur;
+} cross;
 
 typedef struct {
     stat *v;
@@ -56,6 +75,8 @@ typedef struct {
     stat_map st;
     span *sp;
     size_t n_sp, cap_sp;
+    cross *x;
+    size_t n_x, cap_x;
     int64_t d_alloc, d_res;
     uint64_t mem_events;
     int final;
@@ -71,6 +92,7 @@ struct tp_live_agg {
     } streams[MAX_STREAMS];
     int n_streams;
     tp_range_stack open; /* NVTX ranges waiting for their end */
+    launch *launches;    /* CORR_SLOTS, by correlation id modulo */
     tp_region_map regions;
     item *pend;
     size_t n_pend, cap_pend;
@@ -85,7 +107,10 @@ struct tp_live_agg {
 
 tp_status tp_live_agg_open(tp_live_agg **out) {
     tp_live_agg *a = calloc(1, sizeof *a);
-    if (!a || !(a->segs = calloc(SEGS, sizeof *a->segs))) {
+    if (!a || !(a->segs = calloc(SEGS, sizeof *a->segs)) ||
+        !(a->launches = calloc(CORR_SLOTS, sizeof *a->launches))) {
+        if (a)
+            free(a->segs);
         free(a);
         return TP_ERR_NOMEM;
     }
@@ -94,6 +119,7 @@ tp_status tp_live_agg_open(tp_live_agg **out) {
 }
 
 static void seg_free(seg *s) {
+    free(s->x);
     free(s->st.v);
     free(s->sp);
     memset(s, 0, sizeof *s);
@@ -105,6 +131,7 @@ void tp_live_agg_close(tp_live_agg *a) {
     for (size_t i = 0; i < a->n_segs; i++)
         seg_free(&a->segs[(a->head + i) % SEGS]);
     free(a->segs);
+    free(a->launches);
     free(a->pend);
     free(a->strs);
     free(a->str_off);
@@ -172,16 +199,23 @@ static stat *stat_slot(stat_map *m, uint64_t key) {
     return &m->v[i];
 }
 
-static void stat_add(stat_map *m, uint64_t key, uint8_t group, uint64_t count, int64_t sum,
-                     int64_t mn, int64_t mx) {
-    stat *s = stat_slot(m, key);
+/* Adds `x` (key and all) into m's row of the same key. */
+static void stat_merge(stat_map *m, const stat *x) {
+    stat *s = stat_slot(m, x->key - 1);
     if (!s)
         return;
-    s->group = group;
-    s->count += count;
-    s->sum += sum;
-    s->min = mn < s->min ? mn : s->min;
-    s->max = mx > s->max ? mx : s->max;
+    s->group = x->group;
+    s->count += x->count;
+    s->sum += x->sum;
+    s->min = x->min < s->min ? x->min : s->min;
+    s->max = x->max > s->max ? x->max : s->max;
+    s->gpu_ns += x->gpu_ns;
+    s->gpu_ops += x->gpu_ops;
+}
+
+static void stat_add(stat_map *m, uint64_t key, uint8_t group, int64_t d) {
+    stat x = {key + 1, 1, d, d, d, 0, 0, group};
+    stat_merge(m, &x);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -221,9 +255,9 @@ static void pend(tp_live_agg *a, const item *it) {
 }
 
 static void see_op(tp_live_agg *a, uint64_t ts, uint64_t end, uint64_t key, uint32_t device,
-                   uint32_t stream) {
+                   uint32_t stream, uint32_t corr) {
     char buf[TP_KINETO_NAME_MAX];
-    item it = {.ts = ts, .end = end > ts ? end : ts, .key = key, .kind = IT_OP};
+    item it = {.ts = ts, .end = end > ts ? end : ts, .key = key, .kind = IT_OP, .corr = corr};
     it.stream = stream_index(a, device, stream);
     if (it.stream == MAX_STREAMS)
         return;
@@ -300,33 +334,56 @@ static size_t need(uint16_t type) {
         return sizeof(tp_rec_nvtx_end);
     case TP_REC_STRING:
         return sizeof(tp_rec_string) + 1;
+    case TP_REC_API:
+        return sizeof(tp_rec_api);
     default:
         return SIZE_MAX;
     }
+}
+
+/* A launch (an API call with a correlation id): a thread's records arrive in its order, so
+ * the ranges open on it now are those open at the call. The innermost one (the model's
+ * parent chain, which analyzer/tp_an_nvtx follows) gets the device time of what it launched. */
+static void see_api(tp_live_agg *a, const tp_rec_api *c) {
+    if (!c->correlation)
+        return;
+    launch *l = &a->launches[c->correlation % CORR_SLOTS];
+    l->corr = c->correlation;
+    l->range = 0;
+    for (size_t i = a->open.n; i-- > 0;)
+        if (a->open.v[i].tid == c->tid && a->open.v[i].ts <= c->ts) {
+            const tp_open_range *o = &a->open.v[i];
+            l->range = RANGE_KEY | ((uint64_t)o->domain << 32) | o->msg_sid;
+            l->range_ts = o->ts;
+            return;
+        }
 }
 
 void tp_live_agg_add(tp_live_agg *a, const tp_rec_hdr *r) {
     if (r->size < need(r->type))
         return;
     switch (r->type) {
+    case TP_REC_API:
+        see_api(a, (const tp_rec_api *)r);
+        break;
     case TP_REC_STRING:
         see_string(a, (const tp_rec_string *)r);
         break;
     case TP_REC_KERNEL: {
         const tp_rec_kernel *k = (const tp_rec_kernel *)r;
-        see_op(a, k->ts, k->end, k->name_sid, k->device, k->stream);
+        see_op(a, k->ts, k->end, k->name_sid, k->device, k->stream, k->correlation);
         break;
     }
     case TP_REC_MEMCPY: {
         const tp_rec_memcpy *c = (const tp_rec_memcpy *)r;
         uint64_t key =
             1ull << 32 | (uint32_t)c->copy_kind << 16 | (uint32_t)c->src_kind << 8 | c->dst_kind;
-        see_op(a, c->ts, c->end, key, c->device, c->stream);
+        see_op(a, c->ts, c->end, key, c->device, c->stream, c->correlation);
         break;
     }
     case TP_REC_MEMSET: {
         const tp_rec_memset *m = (const tp_rec_memset *)r;
-        see_op(a, m->ts, m->end, 2ull << 32 | m->mem_kind, m->device, m->stream);
+        see_op(a, m->ts, m->end, 2ull << 32 | m->mem_kind, m->device, m->stream, m->correlation);
         break;
     }
     case TP_REC_REGION: {
@@ -366,19 +423,31 @@ static long seg_find(tp_live_agg *a, uint64_t ts) {
     return (long)lo - 1;
 }
 
-static void seg_put(seg *s, const item *it) {
+/* The range row an operation's device time goes to (its launch's innermost range), 0: none.
+ * Asked when the operation is attributed: by then (the watermark) its launch has arrived. */
+static const launch *launched_in(const tp_live_agg *a, uint32_t corr) {
+    const launch *l = corr ? &a->launches[corr % CORR_SLOTS] : NULL;
+    return l && l->corr == corr && l->range ? l : NULL;
+}
+
+static void seg_put(const tp_live_agg *a, seg *s, const item *it) {
     switch (it->kind) {
     case IT_MEM:
         s->d_alloc += it->d_alloc, s->d_res += it->d_res, s->mem_events++;
         break;
-    case IT_RANGE: {
-        int64_t d = (int64_t)(it->end - it->ts);
-        stat_add(&s->st, it->key, 0, 1, d, d, d);
+    case IT_RANGE:
+        stat_add(&s->st, it->key, 0, (int64_t)(it->end - it->ts));
         break;
-    }
     default: {
         int64_t d = (int64_t)(it->end - it->ts);
-        stat_add(&s->st, it->key, it->group, 1, d, d, d);
+        stat_add(&s->st, it->key, it->group, d);
+        const launch *l = launched_in(a, it->corr);
+        if (l && l->range_ts >= s->start) {
+            stat g = {l->range + 1, 0, 0, INT64_MAX, INT64_MIN, d, 1, 0};
+            stat_merge(&s->st, &g);
+        } else if (l && TP_MEM_GROW(s->x, s->cap_x, s->n_x + 1)) {
+            s->x[s->n_x++] = (cross){l->range, l->range_ts, d};
+        }
         if (TP_MEM_GROW(s->sp, s->cap_sp, s->n_sp + 1))
             s->sp[s->n_sp++] = (span){{(int64_t)it->ts, (int64_t)it->end}, it->stream};
     }
@@ -388,7 +457,7 @@ static void seg_put(seg *s, const item *it) {
 static void place(tp_live_agg *a, const item *it) {
     long i = seg_find(a, it->ts);
     if (i >= 0) {
-        seg_put(seg_at(a, (size_t)i), it);
+        seg_put(a, seg_at(a, (size_t)i), it);
     } else if (it->kind == IT_MEM) {
         a->base_alloc += it->d_alloc, a->base_res += it->d_res, a->base_events++;
     } else {
@@ -484,11 +553,15 @@ static void win_span(window *w, const span *s) {
         w->iv[w->n_iv] = s->iv, w->ivs[w->n_iv++] = s->stream;
 }
 
-static void win_seg(window *w, const seg *s) {
+static void win_seg(window *w, const seg *s, uint64_t t0) {
+    for (size_t i = 0; i < s->n_x; i++)
+        if (s->x[i].range_ts >= t0) {
+            stat g = {s->x[i].range + 1, 0, 0, INT64_MAX, INT64_MIN, s->x[i].dur, 1, 0};
+            stat_merge(&w->st, &g);
+        }
     for (size_t i = 0; i < s->st.cap; i++) {
-        const stat *x = &s->st.v[i];
-        if (x->key)
-            stat_add(&w->st, x->key - 1, x->group, x->count, x->sum, x->min, x->max);
+        if (s->st.v[i].key)
+            stat_merge(&w->st, &s->st.v[i]);
     }
     for (size_t i = 0; i < s->n_sp; i++)
         win_span(w, &s->sp[i]);
@@ -497,7 +570,7 @@ static void win_seg(window *w, const seg *s) {
 }
 
 /* A pending record: in the window, or (memory) before it. */
-static void win_pending(window *w, const item *it, uint64_t t0, uint64_t t1) {
+static void win_pending(const tp_live_agg *a, window *w, const item *it, uint64_t t0, uint64_t t1) {
     if (it->kind == IT_MEM && it->ts < t0) {
         w->alloc0 += it->d_alloc, w->res0 += it->d_res;
         return;
@@ -505,10 +578,10 @@ static void win_pending(window *w, const item *it, uint64_t t0, uint64_t t1) {
     if (it->ts < t0 || it->ts > t1)
         return;
     w->provisional = 1;
-    seg tmp = {0};
-    seg_put(&tmp, it);
+    seg tmp = {.start = UINT64_MAX}; /* every device time of it goes through the t0 test */
+    seg_put(a, &tmp, it);
     tmp.final = 1;
-    win_seg(w, &tmp);
+    win_seg(w, &tmp, t0);
     seg_free(&tmp);
 }
 
@@ -519,10 +592,10 @@ static void gather(tp_live_agg *a, uint64_t t0, uint64_t t1, window *w) {
         if (s->start < t0)
             w->alloc0 += s->d_alloc, w->res0 += s->d_res;
         else if (s->start < t1 || (s->start == t1 && t0 == t1))
-            win_seg(w, s);
+            win_seg(w, s, t0);
     }
     for (size_t i = 0; i < a->n_pend; i++)
-        win_pending(w, &a->pend[i], t0, t1);
+        win_pending(a, w, &a->pend[i], t0, t1);
     if (a->watermark < t1)
         w->provisional = 1;
 }
@@ -571,11 +644,13 @@ static void put_tables(tp_live_agg *a, const window *w, out_text *o) {
         char buf[TP_KINETO_NAME_MAX], name[NAME_MAX_SHOWN + 1];
         uint64_t key = v[i]->key - 1;
         if (key & RANGE_KEY) {
-            if (ranges >= TOP_RANGES)
+            if (ranges >= TOP_RANGES || !v[i]->count) /* only device time of it here */
                 continue;
             clean_name(str_of(a, (uint32_t)key), name, sizeof name);
-            put(o, "r%zu=%llu,%lld,%lld,%lld,%s\n", ranges++, (unsigned long long)v[i]->count,
-                (long long)v[i]->sum, (long long)v[i]->min, (long long)v[i]->max, name);
+            put(o, "r%zu=%llu,%lld,%lld,%lld,%lld,%llu,%s\n", ranges++,
+                (unsigned long long)v[i]->count, (long long)v[i]->sum, (long long)v[i]->min,
+                (long long)v[i]->max, (long long)v[i]->gpu_ns, (unsigned long long)v[i]->gpu_ops,
+                name);
         } else if (v[i]->group != TP_KGROUP_OTHER && ops < TOP_OPS) {
             clean_name(op_name(a, key, buf, sizeof buf), name, sizeof name);
             put(o, "k%zu=%llu,%lld,%lld,%lld,%u,%s\n", ops++, (unsigned long long)v[i]->count,

@@ -7,8 +7,9 @@
 
 #include "tp_liveproto.h"
 
-/* "count,sum,min,max[,group],name": the name is last, as it may hold commas. */
-static int parse_row(const char *v, int with_group, tp_live_figs_row *r) {
+/* Kernels "count,sum,min,max,group,name", ranges "count,sum,min,max,gpu_ns,gpu_ops,name": the
+ * name is last, as it may hold commas. */
+static int parse_row(const char *v, int kernels, tp_live_figs_row *r) {
     char *p;
     r->count = strtoull(v, &p, 10);
     double *num[] = {&r->sum, &r->min, &r->max};
@@ -17,10 +18,17 @@ static int parse_row(const char *v, int with_group, tp_live_figs_row *r) {
             return 0;
         *num[i] = strtod(p + 1, &p);
     }
-    if (with_group) {
+    if (kernels) {
         if (*p != ',')
             return 0;
         r->group = (int)strtol(p + 1, &p, 10);
+    } else {
+        double *gpu[] = {&r->gpu_ns, &r->gpu_ops};
+        for (int i = 0; i < 2; i++) {
+            if (*p != ',')
+                return 0;
+            *gpu[i] = strtod(p + 1, &p);
+        }
     }
     if (*p != ',')
         return 0;
@@ -28,12 +36,12 @@ static int parse_row(const char *v, int with_group, tp_live_figs_row *r) {
     return 1;
 }
 
-static size_t parse_rows(const char *text, char prefix, int with_group, tp_live_figs_row *rows) {
+static size_t parse_rows(const char *text, char prefix, int kernels, tp_live_figs_row *rows) {
     size_t n = 0;
     char key[16], v[512];
     for (; n < TP_LIVE_FIGS_ROWS; n++) {
         snprintf(key, sizeof key, "%c%zu", prefix, n);
-        if (!tp_live_get(text, key, v, sizeof v) || !parse_row(v, with_group, &rows[n]))
+        if (!tp_live_get(text, key, v, sizeof v) || !parse_row(v, kernels, &rows[n]))
             break;
     }
     return n;

@@ -16,8 +16,9 @@
 
 typedef struct {
     unsigned long long count;
-    double sum, min, max; /* ns */
-    int group;            /* kernels: tp_kgroup */
+    double sum, min, max;   /* ns */
+    int group;              /* kernels: tp_kgroup */
+    double gpu_ns, gpu_ops; /* ranges: device time and operations launched inside (innermost) */
     char name[161];
 } tp_live_figs_row;
 

@@ -483,25 +483,38 @@ static int draw_diagnosis(tp_tui_live *t, tp_tui_grid *g, int y, int max) {
     return y;
 }
 
-/* The aggregator's top kernels (kernels = 1) or ranges, by total time, in `rows` lines. */
+/* The aggregator's top kernels (kernels = 1) or ranges, by total time, in `rows` lines, in
+ * the columns of the offline tables. */
 static void draw_fig_table(tp_tui_live *t, tp_tui_grid *g, int y, int rows, int kernels) {
     static const char *const groups[] = {"COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"};
     const tp_live_figs_row *r = kernels ? t->f.kernels : t->f.ranges;
     size_t n = kernels ? t->f.n_kernels : t->f.n_ranges;
-    int namew = g->w - (kernels ? 78 : 64);
+    int namew = g->w - (kernels ? 78 : 86);
     namew = namew < 16 ? 16 : namew;
-    tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER, "  %-*s  %8s  %10s  %10s  %10s  %10s%s",
-                       namew, kernels ? "kernel" : "range", "count", "total", "mean", "min", "max",
-                       kernels ? "  type" : "");
+    if (kernels)
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER,
+                           "  %-*s  %8s  %10s  %10s  %10s  %10s  type", namew, "kernel", "count",
+                           "total", "mean", "min", "max");
+    else
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER,
+                           "  %-*s  %8s  %10s  %10s  %8s  %10s  %10s  %10s", namew, "range",
+                           "count", "total", "GPU time", "GPU ops", "mean", "min", "max");
     for (size_t i = 0; i < n && (int)i + 1 < rows; i++) {
-        char a[32], b[32], c[32], d[32];
+        char a[32], b[32], c[32], d[32], e[32], col[64];
+        if (kernels)
+            snprintf(col, sizeof col, "  %s", groups[r[i].group & 3]);
+        else
+            snprintf(col, sizeof col, "  %10s  %8.0f", tp_units_dur(e, sizeof e, r[i].gpu_ns),
+                     r[i].gpu_ops);
+        char mid[64]; /* ranges: the device time next to the total, as the offline table */
+        snprintf(mid, sizeof mid, "%s", kernels ? "" : col);
         tp_tui_grid_printf(
             g, 0, y + 1 + (int)i, g->w, i ? TP_TUI_A_NORMAL : TP_TUI_A_SELECT,
-            "%c %-*.*s  %8llu  %10s  %10s  %10s  %10s%s%s", i ? ' ' : '>', namew, namew, r[i].name,
-            r[i].count, tp_units_dur(a, sizeof a, r[i].sum),
+            "%c %-*.*s  %8llu  %10s%s  %10s  %10s  %10s%s", i ? ' ' : '>', namew, namew, r[i].name,
+            r[i].count, tp_units_dur(a, sizeof a, r[i].sum), mid,
             tp_units_dur(b, sizeof b, r[i].count ? r[i].sum / (double)r[i].count : NAN),
             tp_units_dur(c, sizeof c, r[i].min), tp_units_dur(d, sizeof d, r[i].max),
-            kernels ? "  " : "", kernels ? groups[r[i].group & 3] : "");
+            kernels ? col : "");
     }
 }
 

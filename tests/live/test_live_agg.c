@@ -53,10 +53,22 @@ static void pop(live *L, uint64_t ts) {
     add(L, &r.h);
 }
 
-static void kernel(live *L, uint64_t ts, uint64_t end, uint32_t sid, uint32_t stream) {
+static void kernel_c(live *L, uint64_t ts, uint64_t end, uint32_t sid, uint32_t stream,
+                     uint32_t corr) {
     tp_rec_kernel r;
     TP_REC_CLEAR(&r, TP_REC_KERNEL);
-    r.ts = ts, r.end = end, r.name_sid = sid, r.stream = stream;
+    r.ts = ts, r.end = end, r.name_sid = sid, r.stream = stream, r.correlation = corr;
+    add(L, &r.h);
+}
+
+static void kernel(live *L, uint64_t ts, uint64_t end, uint32_t sid, uint32_t stream) {
+    kernel_c(L, ts, end, sid, stream, 0);
+}
+
+static void launch(live *L, uint64_t ts, uint32_t corr) {
+    tp_rec_api r;
+    TP_REC_CLEAR(&r, TP_REC_API);
+    r.ts = ts, r.end = ts + 1, r.tid = 1, r.correlation = corr;
     add(L, &r.h);
 }
 
@@ -81,12 +93,15 @@ static void heap(live *L, uint64_t ts, uint64_t size) {
     add(L, &r.h);
 }
 
-/* Device work of the step starting at t: kernel A on stream 0, kernel B on stream 1
- * overlapping it (busy union 180 ns, not 200), a copy on stream 0 (10 ns). */
+/* Device work of the step starting at t, launched in its "work" range (correlation ids
+ * 10t + 1..3): kernel A on stream 0, kernel B on stream 1 overlapping it (busy union 180 ns,
+ * not 200), a copy on stream 0 (10 ns), and kernel D (12 ns) that runs in the next step. */
 static void device_work(live *L, uint64_t t) {
-    kernel(L, t + 20, t + 60, 3, 0);
-    kernel(L, t + 40, t + 200, 4, 1);
+    uint32_t c = (uint32_t)(10 * t);
+    kernel_c(L, t + 20, t + 60, 3, 0, c + 1);
+    kernel_c(L, t + 40, t + 200, 4, 1, c + 2);
     copy(L, t + 300, t + 310);
+    kernel_c(L, t + 1250, t + 1262, 5, 0, c + 3);
 }
 
 /* Steps k = first..first+n-1 at [1000k + 100, 1000k + 1000], a "work" range in each, a region
@@ -97,6 +112,8 @@ static void feed(live *L, int first, int n) {
         uint64_t t = 1000u * (uint64_t)k + 100;
         push(L, t, 1);
         push(L, t + 10, 2);
+        for (uint32_t c = 1; c <= 3; c++)
+            launch(L, t + 10 + c, (uint32_t)(10 * t) + c);
         region(L, t + 15, 0x9000, 64, TP_REGION_REGISTER);
         if (k == 5) /* kept from step 5 on */
             region(L, t + 20, 0x2000, 500, TP_REGION_REGISTER);
@@ -120,6 +137,7 @@ static void open_live(live *out) {
     add_string(&L, 2, "work");
     add_string(&L, 3, "kernA");
     add_string(&L, 4, "kernB");
+    add_string(&L, 5, "kernD");
     heap(&L, 10, 4096);                               /* before any step */
     region(&L, 20, 0x1000, 1000, TP_REGION_REGISTER); /* kept all along */
     *out = L;
@@ -162,20 +180,29 @@ static void test_window(void) {
      * pending records are in the figures already */
     const char *w = window(&L, 2100, 6000);
     CHECK_EQ_I((long long)num(w, "agg_final"), 0);
-    CHECK_EQ_I((long long)num(w, "agg_busy_ns"), 4 * 190);
+    CHECK_EQ_I((long long)num(w, "agg_busy_ns"), 4 * 202);
     tp_live_agg_advance(L.a, 20000);
     w = window(&L, 2100, 6000);
     CHECK_EQ_I((long long)num(w, "agg_final"), 1);
-    CHECK_EQ_I((long long)num(w, "agg_busy_ns"), 4 * 190);
+    CHECK_EQ_I((long long)num(w, "agg_busy_ns"), 4 * 202);
     check_row(w, "k0", "kernB", 4, 4 * 160);
     check_row(w, "k1", "kernA", 4, 4 * 40);
-    check_row(w, "k2", "Memcpy HtoD (Pinned -> Device)", 4, 4 * 10);
+    check_row(w, "k2", "kernD", 4, 4 * 12);
+    check_row(w, "k3", "Memcpy HtoD (Pinned -> Device)", 4, 4 * 10);
     check_row(w, "r0", "step", 4, 4 * 900);
     check_row(w, "r1", "work", 4, 4 * 90);
-    /* per stream: stream 0 has A and the copy (50 ns a step), stream 1 has B (160) */
+    /* launch/kernel pairing: "work" gets A and B of steps 2..5 and D of steps 2..4 (D of
+     * step 1 runs in the window but was launched before it; D of step 5 runs after it) */
     char v[512];
+    CHECK(tp_live_get(w, "r1", v, sizeof v));
+    long long f[6];
+    CHECK_EQ_I(sscanf(v, "%lld,%lld,%lld,%lld,%lld,%lld", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5]),
+               6);
+    CHECK_EQ_I(f[4], 4 * 200 + 3 * 12);
+    CHECK_EQ_I(f[5], 4 * 2 + 3);
+    /* per stream: stream 0 has A, the copy and a D (62 ns a step), stream 1 has B (160) */
     CHECK(tp_live_get(w, "s0", v, sizeof v));
-    CHECK_EQ_I(atoll(v), 4 * 50);
+    CHECK_EQ_I(atoll(v), 4 * 62);
     CHECK(tp_live_get(w, "s1", v, sizeof v));
     CHECK_EQ_I(atoll(v), 4 * 160);
     /* memory: the 1000-byte region and the heap from before the first step are there at the
@@ -189,7 +216,7 @@ static void test_window(void) {
     w = window(&L, 2100, 6000);
     CHECK_EQ_I((long long)num(w, "agg_late"), 1);
     check_row(w, "k1", "kernA", 5, 4 * 40 + 20);
-    CHECK_EQ_I((long long)num(w, "agg_busy_ns"), 4 * 190 + 20);
+    CHECK_EQ_I((long long)num(w, "agg_busy_ns"), 4 * 202 + 20);
     close_live(&L);
 }
 
