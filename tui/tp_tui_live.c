@@ -184,6 +184,33 @@ tp_status tp_tui_live_refresh(tp_tui_live *t, char *err, size_t errlen) {
     return TP_OK;
 }
 
+static int is_idle(const tp_tui_live *t) {
+    char mode[16];
+    return tp_live_get(t->st->text, "mode", mode, sizeof mode) && !strcmp(mode, "idle");
+}
+
+/* 1 when an idle job's window does not hold what was asked yet: steps recorded since `since`
+ * (the job's clock at the first request: steps it holds from an earlier watch are old). */
+static int idle_short(tp_tui_live *t, double since, double waited_s) {
+    if (!is_idle(t))
+        return 0;
+    if (t->o.by_steps)
+        return t->fell_back || (double)t->w.steps < t->o.n || (double)t->w.t0 < since;
+    return waited_s < t->o.n;
+}
+
+tp_status tp_tui_live_settle(tp_tui_live *t, int timeout_ms, char *err, size_t errlen) {
+    double since = tp_live_get_num(t->st->text, "now", 0);
+    for (int waited = 0; waited < timeout_ms && idle_short(t, since, waited / 1000.0);
+         waited += 200) {
+        usleep(200000);
+        tp_status s = tp_tui_live_refresh(t, err, errlen);
+        if (s != TP_OK)
+            return s;
+    }
+    return TP_OK;
+}
+
 /* ---------------------------------------------------------------- keys */
 
 static void start_capture(tp_tui_live *t) {
@@ -438,10 +465,11 @@ static int draw_copies_memory(tp_tui_live *t, tp_tui_grid *g, int y) {
         tp_tui_grid_printf(
             g, 0, y++, g->w, TP_TUI_A_NORMAL,
             " memory: allocated %s  reserved %s  (at the window's start %s / %s; %.0f allocator "
-            "events in the window)",
+            "events in the window%s)",
             tp_units_bytes(a, sizeof a, t->f.alloc1), tp_units_bytes(b, sizeof b, t->f.reserved1),
             tp_units_bytes(c, sizeof c, t->f.alloc0), tp_units_bytes(d, sizeof d, t->f.reserved0),
-            t->f.mem_events);
+            t->f.mem_events,
+            is_idle(t) ? "; --idle: only what was allocated while recording is known" : "");
         return y;
     }
     tp_tui_grid_printf(g, 0, y++, g->w, TP_TUI_A_NORMAL,

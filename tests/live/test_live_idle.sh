@@ -67,6 +67,11 @@ grep -q '^records=0$' "$W/status0.txt" || fail "counting steps recorded: $(cat "
 "$TP" ps >"$W/ps.txt" && grep -Eq "^$JOB +idle " "$W/ps.txt" || fail "ps: $(cat "$W/ps.txt")"
 PS_STEPS=$(awk -v j="$JOB" '$1 == j {print $4}' "$W/ps.txt")
 [ "${PS_STEPS:-0}" -ge "$S0" ] || fail "ps shows $PS_STEPS steps, fewer than $S0 before: $(cat "$W/ps.txt")"
+# top --snapshot on the idle job: it records from the request on, and the frame waits for
+# the steps asked for (not the steps an earlier watch left in the live buffer).
+"$TP" top "$JOB" --snapshot --steps 2 >"$W/snap.txt" 2>"$W/top.log" || fail "top --snapshot"
+grep -q "window: 2 steps in" "$W/snap.txt" || fail "idle snapshot: $(head -8 "$W/snap.txt")"
+grep -q "^> step " "$W/snap.txt" || fail "idle snapshot has no step row: $(cat "$W/snap.txt")"
 kill -TERM "$JOB"
 wait "$REC"
 REC= JOB=
