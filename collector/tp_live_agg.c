@@ -22,6 +22,7 @@
 #define NAME_MAX_SHOWN 160
 #define RANGE_KEY (1ull << 63) /* stat keys: ranges have this bit, operations do not */
 #define CORR_SLOTS 65536u      /* launches remembered (correlation ids are sequential) */
+#define MAX_OPEN 65536u        /* NVTX ranges open at once that are followed */
 
 enum { IT_OP, IT_RANGE, IT_MEM };
 
@@ -277,6 +278,12 @@ static void see_mem(tp_live_agg *a, uint64_t ts, int64_t d_alloc, int64_t d_res)
     pend(a, &it);
 }
 
+/* Ranges never closed (a thread that died inside one) must not grow the list without end. */
+static void open_range(tp_live_agg *a, const tp_open_range *o) {
+    if (a->open.n >= MAX_OPEN || !tp_range_stack_push(&a->open, o))
+        a->st.unplaced++;
+}
+
 static void see_nvtx(tp_live_agg *a, const tp_rec_hdr *r) {
     tp_open_range o = {0}, done;
     switch (r->type) {
@@ -284,7 +291,7 @@ static void see_nvtx(tp_live_agg *a, const tp_rec_hdr *r) {
         const tp_rec_nvtx *p = (const tp_rec_nvtx *)r;
         o.key = TP_PAIR_PUSH_KEY(p->tid, p->domain);
         o.ts = p->ts, o.msg_sid = p->msg_sid, o.tid = p->tid, o.domain = p->domain;
-        (void)tp_range_stack_push(&a->open, &o);
+        open_range(a, &o);
         break;
     }
     case TP_REC_NVTX_POP: {
@@ -297,7 +304,7 @@ static void see_nvtx(tp_live_agg *a, const tp_rec_hdr *r) {
         const tp_rec_nvtx_start *p = (const tp_rec_nvtx_start *)r;
         o.key = p->range_id;
         o.ts = p->ts, o.msg_sid = p->msg_sid, o.tid = p->tid, o.domain = p->domain;
-        (void)tp_range_stack_push(&a->open, &o);
+        open_range(a, &o);
         break;
     }
     case TP_REC_NVTX_END: {

@@ -46,7 +46,8 @@ typedef struct {
     uint64_t pending;  /* records waiting for the watermark */
     uint64_t late;     /* records attributed to a segment already final */
     uint64_t early;    /* records attributed before the watermark (pending list full) */
-    uint64_t unplaced; /* operations and ranges older than every segment kept */
+    uint64_t unplaced; /* operations and ranges older than every segment kept; ranges past
+                          65536 open at once */
     uint64_t segments; /* segments kept */
 } tp_live_agg_stats;
 
