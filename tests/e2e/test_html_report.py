@@ -168,6 +168,8 @@ def report(tmp, name, traces):
                        capture_output=True, text=True)
     check(r.returncode == 0 and not r.stdout, "%s: report --format html -o exits 0, prints "
           "nothing (%s)" % (name, r.stderr.strip()))
+    if r.returncode:
+        sys.exit(1)
     return json.loads(j.stdout), page
 
 
