@@ -42,7 +42,9 @@ static const char css[] =
     "svg .xl{text-anchor:middle}svg .bar:hover rect{opacity:.8}"
     "ul.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:14px}"
     ".sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;"
-    "vertical-align:-1px}details{margin:6px 0}";
+    "vertical-align:-1px}details{margin:6px 0}"
+    ".share{display:flex;height:22px;border-radius:4px;overflow:hidden;background:#eef0f4}"
+    ".share span{display:block;height:100%}";
 
 /* The step parts' colours, in tp_ss_part order. */
 static const char *const part_color[TP_SS_COUNT] = {"#4e79a7", "#e15759", "#f28e2b", "#b07aa1",
@@ -523,6 +525,73 @@ static void html_cpuops(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     fprintf(f, "</table>\n");
 }
 
+/* ---------------------------------------------------------------- host */
+
+/* A rank without device activity: its step window split by what the host did (tp_an_host,
+ * the text report's "Step time on the host"), as a share bar, then its busiest threads. */
+static void host_split(FILE *f, const tp_an_host *h) {
+    static const char *const label[] = {"data loading", "framework ops (outside data loading)",
+                                        "other (Python, dispatch, waits)"};
+    static const char *const color[] = {"#e15759", "#4e79a7", "#d9dde4"};
+    int64_t win = h->w1 - h->w0, part[3] = {h->data_ns, h->ops_ns, win - h->data_ns - h->ops_ns};
+    char b[32], bp[32];
+    fprintf(f, "<p class=\"sub\"");
+    attr_int(f, "host-window-ns", win);
+    attr_int(f, "host-data-ns", h->data_ns);
+    attr_int(f, "host-ops-ns", h->ops_ns);
+    fprintf(f, ">%s: %s</p>\n<div class=\"share\">",
+            h->n_steps ? "the steps, first start to last end" : "the CPU span (no steps named)",
+            tp_units_dur(b, sizeof b, (double)win));
+    for (int i = 0; i < 3; i++)
+        if (part[i] > 0)
+            fprintf(f, "<span style=\"width:%.3f%%;background:%s\" title=\"%s %s\"></span>",
+                    tp_rf_pct(part[i], win), color[i], label[i],
+                    tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(part[i], win)));
+    fprintf(f, "</div>\n<ul class=\"legend\">");
+    for (int i = 0; i < 3; i++) {
+        fprintf(f, "<li><span class=\"sw\" style=\"background:%s\"></span>%s: ", color[i],
+                label[i]);
+        tp_rh_text(f, tp_units_dur(b, sizeof b, (double)part[i]));
+        fprintf(f, " (%s)</li>", tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(part[i], win)));
+    }
+    fprintf(f, "</ul>\n");
+}
+
+static void host_threads(FILE *f, const tp_rank_analysis *rr, size_t top) {
+    static const char *const cols[] = {"thread", "pid", "tid", "events", "busy", "of its span"};
+    const tp_an_host *h = &rr->host;
+    char bp[32];
+    fprintf(f, "<h3>Threads</h3>\n");
+    shown_of(f, top, h->n_threads, "threads by busy time (inside any recorded range or call)");
+    fprintf(f, "<table class=\"threads\">\n");
+    th_row(f, cols, sizeof cols / sizeof cols[0], 1);
+    for (size_t i = 0; i < h->n_threads && i < top; i++) {
+        const tp_an_host_thread *t = &h->th[i];
+        const char *name = tp_rank_thread_name(rr->v.m, rr->v.r, t->pid, t->tid);
+        fprintf(f, "<tr");
+        attr_int(f, "busy-ns", t->busy);
+        fprintf(f, ">");
+        td_name(f, name ? name : "");
+        fprintf(f, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td>", (long long)t->pid,
+                (long long)t->tid);
+        td_count(f, t->n_events);
+        td_dur(f, (double)t->busy);
+        fprintf(f, "<td class=\"n\">%s</td></tr>\n",
+                tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(t->busy, t->last - t->first)));
+    }
+    fprintf(f, "</table>\n");
+}
+
+static void html_host(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    const tp_an_host *h = &rr->host;
+    if (h->w1 - h->w0 > 0) {
+        fprintf(f, "<h3>Step time on the host</h3>\n");
+        host_split(f, h);
+    }
+    if (h->n_threads)
+        host_threads(f, rr, top_rows(o));
+}
+
 /* ---------------------------------------------------------------- the page */
 
 typedef void (*html_fn)(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o);
@@ -539,6 +608,7 @@ static const html_section html_sections[] = {
     {"notes", TP_RS_ALWAYS, html_notes},
     {"diagnosis", TP_RS_ALWAYS, html_diagnosis},
     {"summary", TP_RS_ALWAYS, html_summary},
+    {"host", TP_RS_HOST, html_host},
     {"steps", TP_RS_DEVICE, html_steps},
     {"busy", TP_RS_DEVICE, html_busy},
     {"memory", TP_RS_ALWAYS, html_memory},

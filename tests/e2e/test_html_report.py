@@ -11,7 +11,8 @@ the same trace: GPU busy and span (utilization), step count and median, the top 
 ranges' and CPU ops' totals, the finding ids in order, the memory peak, the per-step bars
 (their parts add up to the step, their median is the report's), and with several ranks the
 cross-rank rows and findings.
-Pages: the trainer recorded under the collector (input-bound, CPU device); a synthetic
+Pages: the trainer recorded under the collector (input-bound, CPU device); a rank without a
+device (its host step split); a synthetic
 2-rank PyTorch-profiler job whose kernel and range names hold <, >, & and a </td><script>
 (shown as text, never parsed as markup) and whose rank 1 is a straggler; the peer 8-rank
 DLRM set (skipped without ../shared/peer_traces, failed under CI=true). Nothing here depends
@@ -235,6 +236,12 @@ def check_rank(name, dom, rk):
     if mu and mu["peak_allocated_bytes"] >= 0:
         check(one("data-peak-allocated-bytes") == str(mu["peak_allocated_bytes"]),
               tag + ": memory peak %d B" % mu["peak_allocated_bytes"])
+    if not rk["has_gpu"] and rk["host"]["window_ns"] > 0:
+        h = rk["host"]
+        check((one("data-host-window-ns"), one("data-host-data-ns"), one("data-host-ops-ns")) ==
+              (str(h["window_ns"]), str(h["data_ns"]), str(h["ops_ns"])),
+              tag + ": host window %d, data loading %d, ops %d as in JSON" %
+              (h["window_ns"], h["data_ns"], h["ops_ns"]))
     bars = dom.find(section=sec, table="steps", key="data-dur-ns")
     if rk["has_gpu"] and st["count"]:
         parts = ("compute", "comm", "memory", "other", "idle")
@@ -304,6 +311,20 @@ def kineto(k, world, step_us, comp_us):
             "traceEvents": ev}
 
 
+def host_only():
+    """One rank without a device: steps, the DataLoader inside them, framework ops."""
+    ev = []
+    for i in range(6):
+        t = 1000.0 + 1000 * i
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1,
+                   "tid": 1, "ts": t, "dur": 900})
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_next_",
+                   "pid": 1, "tid": 1, "ts": t + 10, "dur": 500})
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1,
+                   "ts": t + 520, "dur": 300})
+    return {"schemaVersion": 1, "traceEvents": ev}
+
+
 def main():
     if not CHROMIUM:
         skip_or_fail("chromium is not installed (scripts/install-deps.sh)")
@@ -329,6 +350,14 @@ def main():
               "synthetic-2rank: the kernel and range names with <, >, & show as their exact text")
         check(any(f["id"] == "straggler" for f in js.get("cross_rank", {}).get("findings", [])),
               "synthetic-2rank: the job has a straggler finding to show")
+
+        # a rank without a device: the host's step split instead of the device charts
+        cpu = os.path.join(tmp, "host.json")
+        with open(cpu, "w") as f:
+            json.dump(host_only(), f)
+        js, _ = check_page(tmp, "host-only", [cpu])
+        check(not js["ranks"][0]["has_gpu"] and js["ranks"][0]["host"]["data_ns"] > 0,
+              "host-only: a rank without device activity, with data loading in its steps")
 
         dlrm = os.path.join(PEER, "param_dlrm_8rank")
         if os.path.isdir(dlrm):
