@@ -289,9 +289,9 @@ ODD_KERNEL = "void gemm<float, 128>(T const&, T*) </td><script>alert(1)</script>
 ODD_RANGE = "fwd <b>bold</b> & 'quoted' \"x\""
 
 
-def kineto(k, world, step_us, comp_us):
+def kineto(k, world, step_us, comp_us, steps=8):
     ev, t = [], 1000.0
-    for i in range(8):
+    for i in range(steps):
         ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1,
                    "tid": 1, "ts": t, "dur": step_us})
         ev.append({"ph": "X", "cat": "user_annotation", "name": ODD_RANGE, "pid": 1, "tid": 1,
@@ -350,6 +350,16 @@ def main():
               "synthetic-2rank: the kernel and range names with <, >, & show as their exact text")
         check(any(f["id"] == "straggler" for f in js.get("cross_rank", {}).get("findings", [])),
               "synthetic-2rank: the job has a straggler finding to show")
+
+        # many steps: the page stays small, each bar the mean of a few steps, all counted
+        many = os.path.join(tmp, "many.json")
+        with open(many, "w") as f:
+            json.dump(kineto(0, 1, 400, 100, steps=1000), f)
+        js, dom = check_page(tmp, "1000-steps", [many], limit=400_000)
+        rows = dom.find(table="steps", key="data-step-count")
+        check(len(rows) <= 240 and max(int(r["data-step-count"]) for r in rows) > 1,
+              "1000-steps: %d bars of up to %s steps (at most 240)" %
+              (len(rows), max(int(r["data-step-count"]) for r in rows)))
 
         # a rank without a device: the host's step split instead of the device charts
         cpu = os.path.join(tmp, "host.json")
