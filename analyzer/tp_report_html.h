@@ -13,7 +13,7 @@
  * TP_RH_SERIES_POINTS points, and the page says so where it cuts.
  *
  * The figures scripts may read are data-* attributes, with the JSON report's exact values
- * (docs/report-schema.md lists them): data-busy-ns, data-step-p50-ns, data-sum-ns,
+ * (docs/analyzer.md, "The HTML report", lists them): data-busy-ns, data-step-p50-ns, data-sum-ns,
  * data-finding-id, ... Private to analyzer/. */
 #ifndef TP_REPORT_HTML_H
 #define TP_REPORT_HTML_H
