@@ -7,9 +7,9 @@
  * bars, the device's busy share over time, the memory timeline (allocated and reserved),
  * the kernel, annotation range, CPU operator and copy tables, and, with several ranks, their
  * comparison; a rank without device activity shows its host step split and threads instead
- * of the device charts. Everything is inline (CSS and SVG; no script, no font, no link outside the page),
- * every trace string is escaped (tp_rh_text), and the size is bounded whatever the trace: the
- * tables keep the top rows (--top), the charts at most TP_RH_MAX_BARS bars and
+ * of the device charts. Everything is inline (CSS and SVG; no script, no font, no link outside the
+ * page), every trace string is escaped (tp_rh_text), and the size is bounded whatever the trace:
+ * the tables keep the top rows (--top), the charts at most TP_RH_MAX_BARS bars and
  * TP_RH_SERIES_POINTS points, and the page says so where it cuts.
  *
  * The figures scripts may read are data-* attributes, with the JSON report's exact values
