@@ -480,6 +480,8 @@ static int by_stream(const void *x, const void *y) {
 /* A final segment keeps only the union of its intervals per stream (the busy time cannot
  * change any more, and the runs are fewer than the operations). */
 static void seg_compact(seg *s) {
+    if (s->n_sp < 2)
+        return;
     qsort(s->sp, s->n_sp, sizeof *s->sp, by_stream);
     size_t out = 0;
     for (size_t i = 0; i < s->n_sp;) {
@@ -707,7 +709,8 @@ size_t tp_live_agg_window(tp_live_agg *a, uint64_t t0, uint64_t t1, char *buf, s
     tp_interval *all = malloc((w.n_iv + 1) * sizeof *all);
     int64_t busy = 0;
     if (all) {
-        memcpy(all, w.iv, w.n_iv * sizeof *all);
+        if (w.n_iv)
+            memcpy(all, w.iv, w.n_iv * sizeof *all);
         busy = tp_interval_len(all, tp_interval_union(all, w.n_iv, (int64_t)t0, (int64_t)t1));
         free(all);
     }

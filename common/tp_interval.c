@@ -16,7 +16,8 @@ size_t tp_interval_union(tp_interval *p, size_t n, int64_t lo, int64_t hi) {
         if (c.b > c.a)
             p[k++] = c;
     }
-    qsort(p, k, sizeof *p, cmp_start);
+    if (k > 1)
+        qsort(p, k, sizeof *p, cmp_start);
     size_t runs = 0;
     for (size_t i = 0; i < k; i++) {
         if (runs && p[i].a <= p[runs - 1].b) {
