@@ -1,0 +1,131 @@
+/* tp_sort: LSD radix sort, 8 bits per pass, passes where every key has the same byte skipped.
+ * One read of the keys counts all eight digit histograms; each pass that remains scatters
+ * keys (and rows) into a scratch buffer and the buffers swap. Small inputs take an insertion
+ * sort, which is stable too. */
+#include "tp_sort.h"
+
+#include <stdlib.h>
+
+#include "tp_mem.h"
+
+#define RADIX_BITS 8
+#define RADIX 256
+#define PASSES 8
+#define SMALL 48 /* below this an insertion sort beats clearing 8 histograms */
+
+static void insertion(uint64_t *key, uint32_t *row, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        uint64_t k = key[i];
+        uint32_t r = row ? row[i] : 0;
+        size_t j = i;
+        for (; j > 0 && key[j - 1] > k; j--) {
+            key[j] = key[j - 1];
+            if (row)
+                row[j] = row[j - 1];
+        }
+        key[j] = k;
+        if (row)
+            row[j] = r;
+    }
+}
+
+/* Counts of every byte value at every position; returns 1 when already sorted. */
+static int histogram(const uint64_t *key, size_t n, size_t (*count)[RADIX]) {
+    int sorted = 1;
+    memset(count, 0, PASSES * sizeof *count);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key[i];
+        sorted &= i == 0 || key[i - 1] <= k;
+        for (int p = 0; p < PASSES; p++)
+            count[p][(k >> (p * RADIX_BITS)) & (RADIX - 1)]++;
+    }
+    return sorted;
+}
+
+/* One stable scatter pass by the byte at `shift`, from (k, r) into (k2, r2). */
+static void scatter(const uint64_t *k, const uint32_t *r, uint64_t *k2, uint32_t *r2, size_t n,
+                    int shift, const size_t *count) {
+    size_t at[RADIX], sum = 0;
+    for (int b = 0; b < RADIX; b++) {
+        at[b] = sum;
+        sum += count[b];
+    }
+    if (r) {
+        for (size_t i = 0; i < n; i++) {
+            size_t d = at[(k[i] >> shift) & (RADIX - 1)]++;
+            k2[d] = k[i];
+            r2[d] = r[i];
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            k2[at[(k[i] >> shift) & (RADIX - 1)]++] = k[i];
+    }
+}
+
+void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n) {
+    if (n < SMALL) {
+        insertion(key, row, n);
+        return;
+    }
+    size_t count[PASSES][RADIX]; /* 16 KiB */
+    if (histogram(key, n, count))
+        return;
+    uint64_t *k = key, *k2 = tp_mem_xalloc(n, sizeof *k2);
+    uint32_t *r = row, *r2 = row ? tp_mem_xalloc(n, sizeof *r2) : NULL;
+    for (int p = 0; p < PASSES; p++) {
+        uint64_t first = (k[0] >> (p * RADIX_BITS)) & (RADIX - 1);
+        if (count[p][first] == n)
+            continue; /* every key has this byte: the pass would not move anything */
+        scatter(k, r, k2, r2, n, p * RADIX_BITS, count[p]);
+        uint64_t *tk = k;
+        k = k2, k2 = tk;
+        uint32_t *tr = r;
+        r = r2, r2 = tr;
+    }
+    if (k != key) { /* an odd number of passes ran: the result is in the scratch buffers */
+        memcpy(key, k, n * sizeof *key);
+        if (row)
+            memcpy(row, r, n * sizeof *row);
+        k2 = k, r2 = r;
+    }
+    free(k2);
+    free(r2);
+}
+
+void tp_sort_rows_i64(const int64_t *col, uint32_t *rows, size_t n) {
+    uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
+    for (size_t i = 0; i < n; i++)
+        key[i] = tp_sort_key_i64(col[rows[i]]);
+    tp_sort_pairs(key, rows, n);
+    free(key);
+}
+
+void tp_sort_f64(double *v, size_t n) {
+    uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
+    for (size_t i = 0; i < n; i++)
+        key[i] = tp_sort_key_f64(v[i]);
+    tp_sort_pairs(key, NULL, n);
+    for (size_t i = 0; i < n; i++) { /* back from the key: the exact bits, -0.0 included */
+        uint64_t u = key[i] >> 63 ? key[i] & ~(UINT64_C(1) << 63) : ~key[i];
+        memcpy(&v[i], &u, sizeof u);
+    }
+    free(key);
+}
+
+void tp_sort_i64(int64_t *v, size_t n) {
+    uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
+    for (size_t i = 0; i < n; i++)
+        key[i] = tp_sort_key_i64(v[i]);
+    tp_sort_pairs(key, NULL, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (int64_t)(key[i] ^ (UINT64_C(1) << 63));
+    free(key);
+}
+
+uint32_t *tp_sort_order_i64(const int64_t *key, size_t n) {
+    uint32_t *rows = tp_mem_xalloc(n ? n : 1, sizeof *rows);
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (uint32_t)i;
+    tp_sort_rows_i64(key, rows, n);
+    return rows;
+}
