@@ -2,12 +2,14 @@
 #include "tp_an_host.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "tp_an_enclosing.h"
 #include "tp_an_ivset.h"
+#include "tp_sort.h"
 
 /* `needle` is lower case; the first-letter test spares a library call at most positions (this
  * runs on every CPU-side row's name). */
@@ -202,8 +204,10 @@ static void fill_threads(const tp_an_view *v, tp_an_host *out) {
         if (!v->gpu[i])
             t[n++] = (thread_row){ev->pid[v->row[i]], ev->tid[v->row[i]], ev->ts[v->row[i]],
                                   row_end(ev, v->row[i])};
-    if (n)
-        qsort(t, n, sizeof *t, cmp_thread_row);
+    /* by (pid, tid, start): stable passes, the least significant field first */
+    tp_sort_structs_i64(t, n, sizeof *t, offsetof(thread_row, a));
+    tp_sort_structs_i64(t, n, sizeof *t, offsetof(thread_row, tid));
+    tp_sort_structs_i64(t, n, sizeof *t, offsetof(thread_row, pid));
     out->th = tp_an_alloc(n + 1, sizeof *out->th);
     int64_t open_end = 0;
     for (size_t i = 0; i < n; i++) {

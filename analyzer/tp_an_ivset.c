@@ -3,10 +3,12 @@
  * interval in numpy's order) differs. */
 #include "tp_an_ivset.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_stats.h"
+#include "tp_sort.h"
 
 typedef struct {
     int64_t a, b;
@@ -47,11 +49,6 @@ void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
         push(s, a, b);
 }
 
-static int cmp_span(const void *x, const void *y) {
-    const span *p = x, *q = y;
-    return (p->a > q->a) - (p->a < q->a);
-}
-
 /* Ties in the sort do not matter: spans are non-empty, so equal starts merge either way. */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
     span *p = tp_an_alloc(s->n + 1, sizeof *p);
@@ -61,7 +58,7 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
         if (c.b > c.a)
             p[k++] = c;
     }
-    qsort(p, k, sizeof *p, cmp_span);
+    tp_sort_structs_i64(p, k, sizeof *p, offsetof(span, a));
     merge_in_order(s, p, k);
     free(p);
 }

@@ -4,6 +4,7 @@
  * sort, which is stable too. */
 #include "tp_sort.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 #include "tp_mem.h"
@@ -128,4 +129,49 @@ uint32_t *tp_sort_order_i64(const int64_t *key, size_t n) {
         rows[i] = (uint32_t)i;
     tp_sort_rows_i64(key, rows, n);
     return rows;
+}
+
+/* Reorders the structs by the keys filled for them (key[i] for struct i). */
+static void sort_structs(void *base, size_t n, size_t size, uint64_t *key) {
+    uint32_t *at = tp_mem_xalloc(n, sizeof *at);
+    for (size_t i = 0; i < n; i++)
+        at[i] = (uint32_t)i;
+    tp_sort_pairs(key, at, n);
+    char *tmp = tp_mem_xalloc(n, size);
+    const char *in = base;
+    for (size_t i = 0; i < n; i++)
+        memcpy(tmp + i * size, in + (size_t)at[i] * size, size);
+    memcpy(base, tmp, n * size);
+    free(tmp);
+    free(at);
+}
+
+void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off) {
+    if (n < 2)
+        return;
+    assert(n < UINT32_MAX);
+    uint64_t *key = tp_mem_xalloc(n, sizeof *key);
+    const char *p = (const char *)base + off;
+    for (size_t i = 0; i < n; i++, p += size) {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        key[i] = tp_sort_key_i64(v);
+    }
+    sort_structs(base, n, size, key);
+    free(key);
+}
+
+void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off) {
+    if (n < 2)
+        return;
+    assert(n < UINT32_MAX);
+    uint64_t *key = tp_mem_xalloc(n, sizeof *key);
+    const char *p = (const char *)base + off;
+    for (size_t i = 0; i < n; i++, p += size) {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        key[i] = v;
+    }
+    sort_structs(base, n, size, key);
+    free(key);
 }

@@ -43,6 +43,13 @@ void tp_sort_f64(double *v, size_t n);
 /* Sorts v[0..n) ascending. */
 void tp_sort_i64(int64_t *v, size_t n);
 
+/* Sorts n structs of `size` bytes at `base` stably by the int64_t (tp_sort_structs_i64) or
+ * uint32_t (tp_sort_structs_u32) field at byte offset `off`: a drop-in for a qsort whose
+ * comparison looks at that field alone, where the ties then keep their input order. To
+ * order by several fields, sort by the least significant one first. n < 2^32. */
+void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off);
+void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off);
+
 /* A new array (free() it) of the rows 0..n-1 in stable ascending order of key[row]. */
 uint32_t *tp_sort_order_i64(const int64_t *key, size_t n);
 

@@ -15,6 +15,7 @@
 #include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
+#include "tp_sort.h"
 #include "tp_visit.h"
 
 /* What a trace string id became in the model: its pool id and the flags its text implies
@@ -348,11 +349,6 @@ static tp_status on_counter(void *ctx, const tp_rec_hdr *h) {
 
 /* ---------------------------------------------------------------- stacks */
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Marks Python code id `id` in the set *seen of *cap bytes (grown and zero-filled as
  * needed); *max is the largest id marked. */
 static void note_code(uint8_t **seen, size_t *cap, uint32_t *max, uint32_t id) {
@@ -389,7 +385,7 @@ static void load_stacks(nload *L) {
     for (size_t i = 0; i < mem->n; i++)
         if (mem->stack[i])
             ids[n++] = mem->stack[i];
-    qsort(ids, n, sizeof *ids, cmp_u32);
+    tp_sort_structs_u32(ids, n, sizeof *ids, 0);
     for (size_t k = 0; k < n; k++) {
         uint32_t nf = 0;
         const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);

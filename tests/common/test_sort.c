@@ -4,6 +4,7 @@
  * that come out with equal keys. */
 #include "tp_sort.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -132,10 +133,44 @@ static void test_i64_values(void) {
         CHECK_EQ_I(v[i], want[i]);
 }
 
+typedef struct {
+    uint32_t name;
+    int64_t t;
+    uint32_t serial; /* input position: shows stability */
+} item;
+
+static int item_cmp(const void *a, const void *b) {
+    const item *x = a, *y = b;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->serial > y->serial) - (x->serial < y->serial);
+}
+
+/* Two struct passes (t, then name) give the (name, t, input order) order. */
+static void test_structs(void) {
+    enum { N = 4000 };
+    item *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    uint64_t s = 3;
+    for (uint32_t i = 0; i < N; i++)
+        a[i] = b[i] = (item){(uint32_t)(rnd(&s) % 30), (int64_t)(rnd(&s) % 9) - 4, i};
+    tp_sort_structs_i64(a, N, sizeof *a, offsetof(item, t));
+    tp_sort_structs_u32(a, N, sizeof *a, offsetof(item, name));
+    qsort(b, N, sizeof *b, item_cmp);
+    size_t bad = N;
+    for (size_t i = 0; i < N && bad == N; i++)
+        if (a[i].serial != b[i].serial)
+            bad = i;
+    free(a), free(b);
+    CHECK_EQ_U(bad, N);
+}
+
 int main(void) {
     TP_RUN(test_order_matches_stable_qsort);
     TP_RUN(test_two_keys);
     TP_RUN(test_doubles);
     TP_RUN(test_i64_values);
+    TP_RUN(test_structs);
     return tp_test_summary();
 }
