@@ -1,7 +1,8 @@
 /* tp_sort: LSD radix sort, 8 bits per pass, passes where every key has the same byte skipped.
- * One read of the keys counts all eight digit histograms; each pass that remains scatters
- * keys (and rows) into a scratch buffer and the buffers swap. Small inputs take an insertion
- * sort, which is stable too. */
+ * A first read of the keys finds the bits that vary (and whether they are sorted already);
+ * only those byte positions get a histogram and a pass, which scatters keys (and rows) into
+ * a scratch buffer before the buffers swap. Small inputs take an insertion sort, which is
+ * stable too. */
 #include "tp_sort.h"
 
 #include <assert.h>
@@ -30,17 +31,32 @@ static void insertion(uint64_t *key, uint32_t *row, size_t n) {
     }
 }
 
-/* Counts of every byte value at every position; returns 1 when already sorted. */
-static int histogram(const uint64_t *key, size_t n, size_t (*count)[RADIX]) {
-    int sorted = 1;
-    memset(count, 0, PASSES * sizeof *count);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = key[i];
-        sorted &= i == 0 || key[i - 1] <= k;
-        for (int p = 0; p < PASSES; p++)
-            count[p][(k >> (p * RADIX_BITS)) & (RADIX - 1)]++;
+/* The bits in which some key differs from the first; 0 when all are equal. Sets *sorted to
+ * 1 when the keys are already ascending. */
+static uint64_t varying_bits(const uint64_t *key, size_t n, int *sorted) {
+    uint64_t diff = 0;
+    int asc = 1;
+    for (size_t i = 1; i < n; i++) {
+        diff |= key[i] ^ key[0];
+        asc &= key[i - 1] <= key[i];
     }
-    return sorted;
+    *sorted = asc;
+    return diff;
+}
+
+/* Counts of every byte value at the byte positions whose bit is set in `passes`. */
+static void histogram(const uint64_t *key, size_t n, unsigned passes, size_t (*count)[RADIX]) {
+    for (int p = 0; p < PASSES; p++)
+        if (passes >> p & 1)
+            memset(count[p], 0, sizeof count[p]);
+    for (int p = 0; p < PASSES; p++) {
+        if (!(passes >> p & 1))
+            continue;
+        size_t *c = count[p];
+        int shift = p * RADIX_BITS;
+        for (size_t i = 0; i < n; i++)
+            c[(key[i] >> shift) & (RADIX - 1)]++;
+    }
 }
 
 /* One stable scatter pass by the byte at `shift`, from (k, r) into (k2, r2). */
@@ -68,15 +84,21 @@ void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n) {
         insertion(key, row, n);
         return;
     }
-    size_t count[PASSES][RADIX]; /* 16 KiB */
-    if (histogram(key, n, count))
+    int sorted;
+    uint64_t diff = varying_bits(key, n, &sorted);
+    if (sorted)
         return;
+    unsigned passes = 0; /* the byte positions in which keys differ: the only passes needed */
+    for (int p = 0; p < PASSES; p++)
+        if ((diff >> (p * RADIX_BITS)) & (RADIX - 1))
+            passes |= 1u << p;
+    size_t count[PASSES][RADIX]; /* 16 KiB */
+    histogram(key, n, passes, count);
     uint64_t *k = key, *k2 = tp_mem_xalloc(n, sizeof *k2);
     uint32_t *r = row, *r2 = row ? tp_mem_xalloc(n, sizeof *r2) : NULL;
     for (int p = 0; p < PASSES; p++) {
-        uint64_t first = (k[0] >> (p * RADIX_BITS)) & (RADIX - 1);
-        if (count[p][first] == n)
-            continue; /* every key has this byte: the pass would not move anything */
+        if (!(passes >> p & 1))
+            continue; /* every key has the same byte here: the pass would not move anything */
         scatter(k, r, k2, r2, n, p * RADIX_BITS, count[p]);
         uint64_t *tk = k;
         k = k2, k2 = tk;

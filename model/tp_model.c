@@ -265,6 +265,7 @@ static void rank_free(tp_rank *r) {
     events_free(&r->ev);
     memev_free(&r->mem);
     free(r->by_corr);
+    free(r->corr_dir);
     buckets_free(&r->streams);
     buckets_free(&r->threads);
     buckets_free(&r->cats);
@@ -774,6 +775,35 @@ static void index_cats(tp_rank *r) {
         b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
 }
 
+/* Splits the correlation range into equal slices (about one per 4 entries, at most 2^16) and
+ * records where each starts in by_corr, so a lookup bisects one slice (a few entries)
+ * instead of all of them: the correlation index is the join of every launch with its GPU
+ * work, asked once per row. */
+static void corr_directory(tp_rank *r) {
+    const int64_t *c = r->ev.correlation;
+    free(r->corr_dir);
+    r->corr_dir = NULL;
+    if (!r->n_by_corr)
+        return;
+    size_t slices = 1;
+    while (slices < (1u << 16) && slices * 4 < r->n_by_corr)
+        slices *= 2;
+    r->corr_lo = c[r->by_corr[0]];
+    r->corr_hi = c[r->by_corr[r->n_by_corr - 1]];
+    uint64_t span = (uint64_t)r->corr_hi - (uint64_t)r->corr_lo;
+    r->corr_shift = 0;
+    while ((span >> r->corr_shift) >= slices)
+        r->corr_shift++;
+    r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
+    size_t at = 0;
+    for (size_t j = 0; j <= slices; j++) { /* first entry of slice j */
+        while (at < r->n_by_corr &&
+               ((uint64_t)c[r->by_corr[at]] - (uint64_t)r->corr_lo) >> r->corr_shift < j)
+            at++;
+        r->corr_dir[j] = (uint32_t)at;
+    }
+}
+
 static void index_corr(tp_rank *r) {
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
@@ -785,6 +815,7 @@ static void index_corr(tp_rank *r) {
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
+    corr_directory(r);
 }
 
 /* Nesting on one thread: rows come sorted by (ts, longer first), so a stack of open ranges
@@ -942,6 +973,14 @@ void tp_model_finish(tp_model *m) {
 
 size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) {
     size_t lo = 0, hi = r->n_by_corr;
+    if (r->corr_dir) {
+        if (corr < r->corr_lo || corr > r->corr_hi) {
+            *rows = NULL;
+            return 0;
+        }
+        size_t j = (size_t)(((uint64_t)corr - (uint64_t)r->corr_lo) >> r->corr_shift);
+        lo = r->corr_dir[j], hi = r->corr_dir[j + 1];
+    }
     while (lo < hi) { /* first entry with correlation >= corr */
         size_t mid = lo + (hi - lo) / 2;
         if (r->ev.correlation[r->by_corr[mid]] < corr)
