@@ -2,6 +2,7 @@
 #include "tp_an_stats.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,28 +312,13 @@ static int cmp_keyrow(const void *a, const void *b) {
 }
 
 void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n) {
-    if (n >= UINT32_MAX) { /* past the radix sort's row numbers */
-        qsort(a, n, sizeof *a, cmp_keyrow);
-        return;
-    }
-    uint64_t *key = tp_an_alloc(n + 1, sizeof *key);
-    uint32_t *at = tp_an_alloc(n + 1, sizeof *at);
     int rows_ascending = 1;
-    for (size_t i = 0; i < n; i++) {
-        key[i] = a[i].row;
-        at[i] = (uint32_t)i;
-        rows_ascending &= i == 0 || a[i - 1].row <= a[i].row;
-    }
-    if (!rows_ascending) /* stable passes, the secondary key (row) first */
-        tp_sort_pairs(key, at, n);
-    for (size_t i = 0; i < n; i++)
-        key[i] = tp_sort_key_i64(a[at[i]].key);
-    tp_sort_pairs(key, at, n);
-    tp_an_keyrow *out = tp_an_alloc(n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++)
-        out[i] = a[at[i]];
-    memcpy(a, out, n * sizeof *a);
-    free(out), free(at), free(key);
+    for (size_t i = 1; i < n && rows_ascending; i++)
+        rows_ascending = a[i - 1].row <= a[i].row;
+    if (rows_ascending) /* the usual case: a stable sort by key alone gives (key, row) */
+        tp_sort_structs_i64(a, n, sizeof *a, offsetof(tp_an_keyrow, key));
+    else
+        qsort(a, n, sizeof *a, cmp_keyrow);
 }
 
 void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx) {

@@ -153,18 +153,33 @@ uint32_t *tp_sort_order_i64(const int64_t *key, size_t n) {
     return rows;
 }
 
-/* Reorders the structs by the keys filled for them (key[i] for struct i). */
+/* Reorders the structs by the keys filled for them (key[i] for struct i; freed here), in
+ * place: cycles of the permutation are followed with one struct aside, so the only scratch
+ * beyond the sort's is a row number per struct. */
 static void sort_structs(void *base, size_t n, size_t size, uint64_t *key) {
     uint32_t *at = tp_mem_xalloc(n, sizeof *at);
     for (size_t i = 0; i < n; i++)
         at[i] = (uint32_t)i;
     tp_sort_pairs(key, at, n);
-    char *tmp = tp_mem_xalloc(n, size);
-    const char *in = base;
-    for (size_t i = 0; i < n; i++)
-        memcpy(tmp + i * size, in + (size_t)at[i] * size, size);
-    memcpy(base, tmp, n * size);
-    free(tmp);
+    free(key);
+    char *b = base, *aside = tp_mem_xalloc(1, size);
+    for (size_t i = 0; i < n; i++) { /* struct i goes where at[] says: out[j] = in[at[j]] */
+        if (at[i] == i)
+            continue;
+        memcpy(aside, b + i * size, size);
+        size_t j = i;
+        for (;;) {
+            size_t k = at[j];
+            at[j] = (uint32_t)j;
+            if (k == i) {
+                memcpy(b + j * size, aside, size);
+                break;
+            }
+            memcpy(b + j * size, b + k * size, size);
+            j = k;
+        }
+    }
+    free(aside);
     free(at);
 }
 
@@ -180,7 +195,6 @@ void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off) {
         key[i] = tp_sort_key_i64(v);
     }
     sort_structs(base, n, size, key);
-    free(key);
 }
 
 void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off) {
@@ -195,5 +209,4 @@ void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off) {
         key[i] = v;
     }
     sort_structs(base, n, size, key);
-    free(key);
 }
