@@ -204,10 +204,10 @@ static void fill_threads(const tp_an_view *v, tp_an_host *out) {
         if (!v->gpu[i])
             t[n++] = (thread_row){ev->pid[v->row[i]], ev->tid[v->row[i]], ev->ts[v->row[i]],
                                   row_end(ev, v->row[i])};
-    /* by (pid, tid, start): stable passes, the least significant field first */
-    tp_sort_structs_i64(t, n, sizeof *t, offsetof(thread_row, a));
-    tp_sort_structs_i64(t, n, sizeof *t, offsetof(thread_row, tid));
-    tp_sort_structs_i64(t, n, sizeof *t, offsetof(thread_row, pid));
+    const tp_sort_field by[] = {{offsetof(thread_row, pid), 0},
+                                {offsetof(thread_row, tid), 0},
+                                {offsetof(thread_row, a), 0}};
+    tp_sort_structs(t, n, sizeof *t, by, 3);
     out->th = tp_an_alloc(n + 1, sizeof *out->th);
     int64_t open_end = 0;
     for (size_t i = 0; i < n; i++) {

@@ -104,8 +104,8 @@ static void per_name(const tp_an_view *v, tp_an_kernels *out) {
     for (size_t i = 0; i < v->n; i++)
         if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
             a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
-    tp_sort_structs_i64(a, n, sizeof *a, offsetof(tp_named, dur)); /* by (name, dur) */
-    tp_sort_structs_u32(a, n, sizeof *a, offsetof(tp_named, name));
+    const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
+    tp_sort_structs(a, n, sizeof *a, by, 2);
     out->k = tp_an_alloc(n + 1, sizeof *out->k);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && a[j].name == a[i].name; j++)

@@ -43,10 +43,21 @@ void tp_sort_f64(double *v, size_t n);
 /* Sorts v[0..n) ascending. */
 void tp_sort_i64(int64_t *v, size_t n);
 
-/* Sorts n structs of `size` bytes at `base` stably by the int64_t (tp_sort_structs_i64) or
- * uint32_t (tp_sort_structs_u32) field at byte offset `off`: a drop-in for a qsort whose
- * comparison looks at that field alone, where the ties then keep their input order. To
- * order by several fields, sort by the least significant one first. n < 2^32. */
+/* One field a struct sort orders by: its byte offset and whether it is a uint32_t (else an
+ * int64_t). */
+typedef struct {
+    size_t off;
+    int u32;
+} tp_sort_field;
+
+/* Sorts n structs of `size` bytes at `base` stably by the fields f[0..nf) (f[0] the most
+ * significant): a drop-in for a qsort whose comparison looks at those fields alone, where
+ * the ties then keep their input order. Scratch: about what qsort's merge sort takes. n <
+ * 2^32. */
+void tp_sort_structs(void *base, size_t n, size_t size, const tp_sort_field *f, size_t nf);
+
+/* The same by one int64_t (tp_sort_structs_i64) or uint32_t (tp_sort_structs_u32) field at
+ * byte offset `off`. */
 void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off);
 void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off);
 

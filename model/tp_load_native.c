@@ -385,7 +385,13 @@ static void load_stacks(nload *L) {
     for (size_t i = 0; i < mem->n; i++)
         if (mem->stack[i])
             ids[n++] = mem->stack[i];
-    tp_sort_structs_u32(ids, n, sizeof *ids, 0);
+    uint64_t *keys = tp_mem_xalloc(n + 1, sizeof *keys); /* sorted ids: each stack once */
+    for (size_t k = 0; k < n; k++)
+        keys[k] = ids[k];
+    tp_sort_pairs(keys, NULL, n);
+    for (size_t k = 0; k < n; k++)
+        ids[k] = (uint32_t)keys[k];
+    free(keys);
     for (size_t k = 0; k < n; k++) {
         uint32_t nf = 0;
         const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);

@@ -158,6 +158,18 @@ static void test_structs(void) {
     tp_sort_structs_i64(a, N, sizeof *a, offsetof(item, t));
     tp_sort_structs_u32(a, N, sizeof *a, offsetof(item, name));
     qsort(b, N, sizeof *b, item_cmp);
+    item *c = malloc(N * sizeof *c); /* the same order in one call, fields listed */
+    for (uint32_t i = 0; i < N; i++)
+        c[i] = b[(i * 7u) % N]; /* any input order: ties are then ordered by serial below */
+    const tp_sort_field by[] = {
+        {offsetof(item, name), 1}, {offsetof(item, t), 0}, {offsetof(item, serial), 1}};
+    tp_sort_structs(c, N, sizeof *c, by, 3);
+    size_t bad3 = N;
+    for (size_t i = 0; i < N && bad3 == N; i++)
+        if (c[i].serial != b[i].serial)
+            bad3 = i;
+    free(c);
+    CHECK_EQ_U(bad3, N);
     size_t bad = N;
     for (size_t i = 0; i < N && bad == N; i++)
         if (a[i].serial != b[i].serial)
