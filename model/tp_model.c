@@ -625,6 +625,13 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
  * load order so equal events keep the file's order. Skips the work when already sorted. */
+/* Orders rows[0..n) (of equal ts) by dur, longer first, stably; key[0..n) is scratch. */
+static void longer_first(const int64_t *dur, uint64_t *key, uint32_t *rows, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        key[i] = tp_sort_key_i64(-dur[rows[i]]);
+    tp_sort_pairs(key, rows, n); /* an insertion sort for the short runs of a real trace */
+}
+
 static void events_sort(tp_events *e) {
     if (!e->load_ord) { /* first finish: rows are still in load order */
         e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
@@ -637,18 +644,22 @@ static void events_sort(tp_events *e) {
             sorted = 0;
     if (sorted)
         return;
-    /* two stable radix sorts, the secondary key first: longer dur first, then ts; rows equal
-     * in both keep their current order (load order on the first finish) */
+    /* a stable radix sort by ts; then each run of equal ts (rare, and short) is ordered
+     * longer first, stably, so rows equal in both keep their current order (load order on
+     * the first finish) */
     uint64_t *key = tp_mem_xalloc(e->n, sizeof *key);
     uint32_t *perm = tp_mem_xalloc(e->n, sizeof *perm);
     for (size_t i = 0; i < e->n; i++) {
-        key[i] = tp_sort_key_i64(-e->dur[i]);
+        key[i] = tp_sort_key_i64(e->ts[i]);
         perm[i] = (uint32_t)i;
     }
     tp_sort_pairs(key, perm, e->n);
-    for (size_t i = 0; i < e->n; i++)
-        key[i] = tp_sort_key_i64(e->ts[perm[i]]);
-    tp_sort_pairs(key, perm, e->n);
+    for (size_t i = 0, j; i < e->n; i = j) {
+        for (j = i + 1; j < e->n && key[j] == key[i];)
+            j++;
+        if (j - i > 1)
+            longer_first(e->dur, key + i, perm + i, j - i);
+    }
     free(key);
     events_permute(e, perm);
     free(perm);
