@@ -3,11 +3,13 @@
  * interval in numpy's order) differs. */
 #include "tp_an_ivset.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_stats.h"
 #include "tp_interval.h"
+#include "tp_sort.h"
 
 typedef struct {
     int64_t a, b;

@@ -1,12 +1,9 @@
 /* tp_interval: interval unions (see the header). */
 #include "tp_interval.h"
 
-#include <stdlib.h>
+#include <stddef.h>
 
-static int cmp_start(const void *x, const void *y) {
-    const tp_interval *p = x, *q = y;
-    return (p->a > q->a) - (p->a < q->a);
-}
+#include "tp_sort.h"
 
 /* Ties in the sort do not matter: intervals are non-empty, so equal starts merge either way. */
 size_t tp_interval_union(tp_interval *p, size_t n, int64_t lo, int64_t hi) {
@@ -16,8 +13,7 @@ size_t tp_interval_union(tp_interval *p, size_t n, int64_t lo, int64_t hi) {
         if (c.b > c.a)
             p[k++] = c;
     }
-    if (k > 1)
-        qsort(p, k, sizeof *p, cmp_start);
+    tp_sort_structs_i64(p, k, sizeof *p, offsetof(tp_interval, a));
     size_t runs = 0;
     for (size_t i = 0; i < k; i++) {
         if (runs && p[i].a <= p[runs - 1].b) {
