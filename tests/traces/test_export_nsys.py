@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""trainprof export --format sqlite --schema nsys, end to end: the queries people write against
+`nsys export --type sqlite` files, run on ours, give `trainprof report`'s numbers.
+
+usage: test_export_nsys.py TRAINPROF TRAINER SAMPLES_DIR
+For the sample traces and a freshly recorded trainer trace (kernels, copies, memsets, device
+API calls, syncs, NVTX ranges):
+(a) the tables and columns those queries use exist under nsys's names;
+(b) top kernels by total time (StringIds joined on demangledName; and on shortName) equal the
+    report's kernels table; NVTX range summary by text (COALESCE(text, StringIds.value), domain
+    names from the NvtxDomainCreate rows) equals the report's ranges; memcpy by copyKind joined
+    to ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND, and memsets by memKind, give the report's
+    copies (count, bytes, time); the runtime API summary equals trainprof's own SQLite export;
+    every GPU op joins its launching call on correlationId; globalTid decodes to the pid;
+(c) bad option combinations and bad input: one line, non-zero exit, no output left;
+(d) the default schema (no --schema) is still trainprof's."""
+import collections
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+TP, TRAINER, SAMPLES = sys.argv[1:4]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(*args):
+    return subprocess.run([TP, *args], capture_output=True, text=True)
+
+
+def sanitizer_build(r):
+    return r.returncode != 0 and "ASan runtime does not come first" in r.stderr
+
+
+# The nsys tables and columns the queries below (and typical user SQL) rely on.
+NSYS_COLUMNS = {
+    "StringIds": ["id", "value"],
+    "ThreadNames": ["nameId", "priority", "globalTid"],
+    "TARGET_INFO_GPU": ["vmId", "id", "name", "totalMemory", "smCount", "computeMajor",
+                        "computeMinor"],
+    "CUPTI_ACTIVITY_KIND_KERNEL": ["start", "end", "deviceId", "contextId", "streamId",
+                                   "correlationId", "globalPid", "demangledName", "shortName",
+                                   "mangledName", "registersPerThread", "gridX", "gridY",
+                                   "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
+                                   "dynamicSharedMemory"],
+    "CUPTI_ACTIVITY_KIND_MEMCPY": ["start", "end", "deviceId", "contextId", "streamId",
+                                   "correlationId", "globalPid", "bytes", "copyKind", "srcKind",
+                                   "dstKind"],
+    "CUPTI_ACTIVITY_KIND_MEMSET": ["start", "end", "deviceId", "streamId", "correlationId",
+                                   "globalPid", "value", "bytes", "memKind"],
+    "CUPTI_ACTIVITY_KIND_RUNTIME": ["start", "end", "eventClass", "globalTid", "correlationId",
+                                    "nameId", "returnValue", "callchainId"],
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION": ["start", "end", "deviceId", "contextId", "streamId",
+                                            "correlationId", "globalPid", "syncType", "eventId"],
+    "NVTX_EVENTS": ["start", "end", "eventType", "rangeId", "category", "color", "text",
+                    "globalTid", "endGlobalTid", "textId", "domainId"],
+    "ENUM_CUDA_MEMCPY_OPER": ["id", "name", "label"],
+    "ENUM_CUDA_MEM_KIND": ["id", "name", "label"],
+    "ENUM_CUPTI_SYNC_TYPE": ["id", "name", "label"],
+    "ENUM_NSYS_EVENT_TYPE": ["id", "name", "label"],
+}
+
+TOP_KERNELS = """
+    SELECT s.value AS name, COUNT(*) AS calls, SUM(k.end - k.start) AS total_ns
+    FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+    JOIN StringIds AS s ON s.id = k.{col}
+    GROUP BY s.value ORDER BY total_ns DESC"""
+
+NVTX_SUMMARY = """
+    SELECT COALESCE(e.text, s.value) AS name, COALESCE(d.text, '') AS domain,
+           COUNT(*) AS instances, SUM(e.end - e.start) AS total_ns
+    FROM NVTX_EVENTS AS e
+    JOIN ENUM_NSYS_EVENT_TYPE AS t ON t.id = e.eventType
+    LEFT JOIN StringIds AS s ON s.id = e.textId
+    LEFT JOIN NVTX_EVENTS AS d ON d.eventType = 75 AND d.domainId = e.domainId
+         AND d.globalTid / 0x1000000 = e.globalTid / 0x1000000
+    WHERE t.name IN ('NvtxPushPopRange', 'NvtxStartEndRange')
+    GROUP BY 1, 2"""
+
+MEMCPY_BY_KIND = """
+    SELECT o.name, k.label, COUNT(*), SUM(m.bytes), SUM(m.end - m.start)
+    FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m
+    JOIN ENUM_CUDA_MEMCPY_OPER AS o ON o.id = m.copyKind
+    JOIN ENUM_CUDA_MEM_KIND AS k ON k.id = m.srcKind
+    GROUP BY m.copyKind, m.srcKind"""
+
+MEMSET_BY_KIND = """
+    SELECT k.label, COUNT(*), SUM(m.bytes), SUM(m.end - m.start)
+    FROM CUPTI_ACTIVITY_KIND_MEMSET AS m JOIN ENUM_CUDA_MEM_KIND AS k ON k.id = m.memKind
+    GROUP BY m.memKind"""
+
+RUNTIME_SUMMARY = """
+    SELECT s.value AS name, COUNT(*), SUM(r.end - r.start)
+    FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON s.id = r.nameId
+    GROUP BY r.nameId"""
+
+# nsys's documented example: each GPU op with the API call that launched it.
+GPU_OPS_WITH_LAUNCH = """
+    SELECT COUNT(*), COUNT(r.correlationId) FROM (
+        SELECT correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL
+        UNION ALL SELECT correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY
+        UNION ALL SELECT correlationId, globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET) AS g
+    LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = g.correlationId"""
+
+
+def report(trace):
+    r = run("report", "--format", "json", trace)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["ranks"][0]
+
+
+def export(trace, out, *extra):
+    r = run("export", trace, "--format", "sqlite", "-o", out, *extra)
+    check(r.returncode == 0, f"{trace}: export {' '.join(extra)}: {r.stderr.strip()}")
+    return sqlite3.connect(out)
+
+
+def check_schema(label, db):
+    for table, cols in NSYS_COLUMNS.items():
+        have = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+        missing = [c for c in cols if c not in have]
+        check(have and not missing, f"{label}: {table} has nsys's columns (missing {missing})")
+
+
+def check_kernels(label, db, rep):
+    want = {k["name"]: (k["count"], k["sum_ns"]) for k in rep["kernels"]
+            if not k["name"].startswith(("Memcpy", "Memset"))}  # the report lists copies too
+    rows = db.execute(TOP_KERNELS.format(col="demangledName")).fetchall()
+    check({n: (c, t) for n, c, t in rows} == want,
+          f"{label}: top kernels by demangledName = the report's kernels ({len(want)} names)")
+    check([r[2] for r in rows] == sorted((r[2] for r in rows), reverse=True) and rows,
+          f"{label}: top kernels come by total time")
+    short = db.execute(TOP_KERNELS.format(col="shortName")).fetchall()
+    check(sum(r[1] for r in short) == sum(c for c, _ in want.values())
+          and sum(r[2] for r in short) == sum(t for _, t in want.values()),
+          f"{label}: kernels by shortName add up to the report's")
+    # The trainer's kernels are plain C names: their short name is the name itself.
+    plain = [n for n in want if n.isidentifier()]
+    check(all(n in {r[0] for r in short} for n in plain), f"{label}: shortName of plain names")
+
+
+def check_ranges(label, db, rep):
+    want = {(r["name"], r["domain"]): (r["count"], r["total_ns"]) for r in rep["ranges"]}
+    got = {(n, d): (c, t) for n, d, c, t in db.execute(NVTX_SUMMARY)}
+    check(got == want and want, f"{label}: NVTX range summary = the report's ranges ({len(want)})")
+
+
+def check_copies(label, db, rep):
+    want = collections.Counter()
+    for c in rep["copies"]:
+        want[(c["kind"].lower(), c["src"])] = (c["count"], c["bytes"], c["dur_ns"])
+    got = {}
+    for name, src, n, b, ns in db.execute(MEMCPY_BY_KIND):
+        got[(name.rsplit("_", 1)[1].lower(), src.lower())] = (n, b, ns)  # CUDA_MEMCPY_KIND_HTOD
+    for src, n, b, ns in db.execute(MEMSET_BY_KIND):
+        got[("memset", src.lower())] = (n, b, ns)
+    check(got == dict(want), f"{label}: memcpy by copyKind + memsets = the report's copies "
+          f"({got} vs {dict(want)})")
+    labels = {r[0] for r in db.execute(
+        "SELECT '[CUDA memcpy ' || o.label || ']' FROM CUPTI_ACTIVITY_KIND_MEMCPY m "
+        "JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = m.copyKind")}
+    check(all(lab.startswith("[CUDA memcpy ") and "-to-" in lab for lab in labels),
+          f"{label}: nsys stats' memcpy names {sorted(labels)}")
+
+
+def check_runtime(label, db, own, info, pid):
+    got = {n: (c, t) for n, c, t in db.execute(RUNTIME_SUMMARY)}
+    want = {n: (c, t) for n, c, t in own.execute(
+        "SELECT name, COUNT(*), SUM(end - start) FROM api_named GROUP BY name")}
+    check(got == want and sum(c for c, _ in got.values()) == info.get("API", 0),
+          f"{label}: runtime API summary = trainprof's api table ({len(got)} functions)")
+    n, joined = db.execute(GPU_OPS_WITH_LAUNCH).fetchone()
+    want_n = sum(info.get(k, 0) for k in ("KERNEL", "MEMCPY", "MEMSET"))
+    check(n == want_n and joined == n, f"{label}: {joined} of {n} GPU ops join their launch call")
+    pids = {r[0] for r in db.execute("SELECT DISTINCT globalTid / 0x1000000 % 0x1000000 "
+                                     "FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+    gpids = {r[0] for r in db.execute("SELECT DISTINCT globalPid >> 24 "
+                                      "FROM CUPTI_ACTIVITY_KIND_KERNEL")}
+    check(pids == {pid} and gpids == {pid}, f"{label}: globalTid/globalPid decode to pid {pid}")
+    tids = {r[0] for r in own.execute("SELECT DISTINCT tid FROM api")}
+    got_tids = {r[0] for r in db.execute("SELECT DISTINCT globalTid % 0x1000000 "
+                                         "FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+    check(got_tids == tids, f"{label}: globalTid decodes to the calling threads")
+    named = {r[0] for r in own.execute("SELECT tid FROM threads WHERE name IS NOT NULL")}
+    got_named = {r[0] for r in db.execute(
+        "SELECT t.globalTid % 0x1000000 FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId")}
+    check(got_named == named, f"{label}: ThreadNames names the named threads")
+
+
+def check_rest(label, db, info):
+    rows = db.execute("SELECT e.name, COUNT(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION s "
+                      "JOIN ENUM_CUPTI_SYNC_TYPE e ON e.id = s.syncType GROUP BY 1").fetchall()
+    check(sum(n for _, n in rows) == info.get("SYNC", 0), f"{label}: syncs by type {rows}")
+    n = db.execute("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 34").fetchone()[0]
+    check(n == info.get("NVTX_MARK", 0), f"{label}: {n} marks")
+    devs = {r[0] for r in db.execute("SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL")}
+    gpus = {r[0] for r in db.execute("SELECT id FROM TARGET_INFO_GPU")}
+    check(devs <= gpus, f"{label}: TARGET_INFO_GPU lists the kernels' devices {devs}")
+    n = db.execute("SELECT COUNT(*) FROM StringIds WHERE value IS NULL").fetchone()[0]
+    dup = db.execute("SELECT COUNT(*) - COUNT(DISTINCT value) FROM StringIds").fetchone()[0]
+    check(n == 0 and dup == 0, f"{label}: StringIds: {n} NULL, {dup} duplicates")
+    bad = db.execute("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS "
+                     "(SELECT 1 FROM StringIds s WHERE s.id = k.shortName)").fetchone()[0]
+    check(bad == 0, f"{label}: every shortName is a StringIds id")
+    span = db.execute("SELECT startTime, stopTime, duration FROM ANALYSIS_DETAILS").fetchone()
+    first = db.execute("SELECT MIN(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
+    check(span and span[2] == span[1] - span[0] and span[0] <= first < span[1],
+          f"{label}: ANALYSIS_DETAILS spans the trace {span}")
+
+
+def check_trace(label, trace, tmp):
+    base = os.path.join(tmp, label)
+    db = export(trace, base + ".nsys.sqlite", "--schema", "nsys")
+    own = export(trace, base + ".sqlite")
+    rep = report(trace)
+    info = json.loads(run("info", "--json", trace).stdout)["records"]
+    pid = own.execute("SELECT pid FROM process").fetchone()[0]
+    check_schema(label, db)
+    check_kernels(label, db, rep)
+    check_ranges(label, db, rep)
+    check_copies(label, db, rep)
+    check_runtime(label, db, own, info, pid)
+    check_rest(label, db, info)
+    tables = {r[0] for r in own.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    check("kernels" in tables and "CUPTI_ACTIVITY_KIND_KERNEL" not in tables,
+          f"{label}: the default schema is still trainprof's")
+
+
+def bad_input(tmp, good):
+    out = os.path.join(tmp, "bad.sqlite")
+    for args, rc, what in (
+            (["--format", "chrome", "--schema", "nsys"], 2, "--schema takes"),
+            (["--format", "sqlite", "--schema", "nvprof"], 2, "--schema takes"),
+            (["--format", "perfetto", "--schema=nsys"], 2, "--schema takes"),
+            (["--format", "sqlite", "--schema"], 2, "unknown or incomplete option")):
+        r = run("export", good, "-o", out, *args)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == rc and what in lines[0] and not os.path.exists(out),
+              f"{args}: exit {r.returncode}, {lines[:1]}")
+    junk = os.path.join(tmp, "junk.tprof")
+    open(junk, "w").write("this is not a trace\n" * 10)
+    r = run("export", junk, "--format", "sqlite", "--schema", "nsys", "-o", out)
+    check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
+          and "not a trainprof trace" in r.stderr and not os.path.exists(out),
+          f"junk: {r.returncode} {r.stderr.strip()}")
+    r = run("export", good, "--format", "sqlite", "--schema", "nsys", "-o", "/nonexistent/x.sqlite")
+    check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1,
+          f"unwritable: {r.returncode} {r.stderr.strip()}")
+    r = run("export", "--help")
+    check(r.returncode == 0 and "--schema trainprof|nsys" in r.stdout, "usage names --schema")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="tp-nsys-") as tmp:
+        traces = sorted(os.path.join(SAMPLES, f) for f in os.listdir(SAMPLES) if f.endswith(".tprof"))
+        fresh = os.path.join(tmp, "fresh.tprof")
+        r = run("record", "-o", fresh, "--", TRAINER, "--device", "cpu", "--scenario", "healthy",
+                "--steps", "12")
+        if sanitizer_build(r):
+            print("note: an ASan build cannot record (the collector is preloaded); samples only")
+        else:
+            check(r.returncode == 0, f"record failed: {r.stderr}")
+            traces.append(fresh)
+        for t in traces:
+            check_trace(os.path.basename(t).replace(".tprof", ""), t, tmp)
+        bad_input(tmp, traces[0])
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
