@@ -88,13 +88,20 @@ static size_t symbolize(void *ctx, const char *path, const uint8_t *build_id, si
     return n;
 }
 
+/* The SQLite exports' symbolizer, into *o (none with --no-symbols); close what it returns. */
+static tp_symbolizer *open_symbols(const trace_set *t, tp_export_sqlite_opts *o) {
+    tp_symbolizer *sym = NULL;
+    *o = (tp_export_sqlite_opts){NULL, NULL};
+    if (!t->no_symbols && tp_symbolizer_open(&sym) == TP_OK)
+        *o = (tp_export_sqlite_opts){symbolize, sym};
+    return sym;
+}
+
 static tp_status write_sqlite(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     uint64_t rows = 0;
-    tp_symbolizer *sym = NULL;
-    tp_export_sqlite_opts o = {NULL, NULL};
-    if (!t->no_symbols && tp_symbolizer_open(&sym) == TP_OK)
-        o = (tp_export_sqlite_opts){symbolize, sym};
+    tp_export_sqlite_opts o;
+    tp_symbolizer *sym = open_symbols(t, &o);
     tp_status st = tp_export_sqlite_set(t->r, t->n, out, &o, &rows, err, err_len);
     tp_symbolizer_close(sym);
     if (st == TP_OK) /* live blocks at the peak and the OOM: the allocator replay's */
@@ -108,7 +115,10 @@ static tp_status write_sqlite(const trace_set *t, const char *out, char *done, s
 static tp_status write_sqlite_nsys(const trace_set *t, const char *out, char *done, size_t done_len,
                                    char *err, size_t err_len) {
     uint64_t rows = 0;
-    tp_status st = tp_export_sqlite_nsys(t->r, t->n, out, &rows, err, err_len);
+    tp_export_sqlite_opts o;
+    tp_symbolizer *sym = open_symbols(t, &o);
+    tp_status st = tp_export_sqlite_nsys(t->r, t->n, out, &o, &rows, err, err_len);
+    tp_symbolizer_close(sym);
     snprintf(done, done_len, "%llu rows, %zu process%s, nsys schema", (unsigned long long)rows,
              t->n, t->n == 1 ? "" : "es");
     return st;

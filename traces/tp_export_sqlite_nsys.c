@@ -8,6 +8,7 @@
  * the trace's per process, and shortName is text the trace does not hold. */
 #include "tp_export_sqlite_nsys.h"
 
+#include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ enum {
     N_SYNC,
     N_NVTX,
     N_GPU_MEM,
+    N_CHAINS,
     N_COUNT
 };
 
@@ -107,7 +109,8 @@ static const struct {
                    "start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
                    "globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, "
                    "returnValue INTEGER NOT NULL, callchainId INTEGER",
-                   "start, end, eventClass, globalTid, correlationId, nameId, returnValue"},
+                   "start, end, eventClass, globalTid, correlationId, nameId, returnValue, "
+                   "callchainId"},
     [N_SYNC] = {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
                 "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
                 "contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, "
@@ -135,6 +138,11 @@ static const struct {
                    "importedMemoryPoolProcessId INTEGER",
                    "start, globalPid, deviceId, contextId, address, bytes, memKind, "
                    "memoryOperationType, correlationId, streamId"},
+    [N_CHAINS] = {"CUDA_CALLCHAINS",
+                  "id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, "
+                  "unresolved INTEGER, originalIP INTEGER, stackDepth INTEGER NOT NULL, "
+                  "PRIMARY KEY (id, stackDepth)",
+                  "id, symbol, module, unresolved, originalIP, stackDepth"},
 };
 
 /* nsys's event types and classes we write (ENUM_NSYS_EVENT_TYPE, ENUM_NSYS_EVENT_CLASS). */
@@ -240,6 +248,10 @@ typedef struct {
     interner strings;
     uint32_t *gid, *short_gid; /* this process's string id -> StringIds id (0: not yet) */
     size_t gid_cap, short_cap;
+    uint32_t *chain; /* this process's stack id -> CUDA_CALLCHAINS id (0: not yet) */
+    size_t chain_cap;
+    uint32_t n_chains;
+    const tp_export_sqlite_opts *o; /* the frames' symbolizer */
     int failed;
     char err[256];
     uint64_t rows;
@@ -517,6 +529,54 @@ static tp_status ok(const nctx *c) {
     return c->failed ? TP_ERR_IO : TP_OK;
 }
 
+/* One frame of a call chain: a native frame named by the symbolizer (the innermost function
+ * inlined at the address) or by its address when it cannot be (unresolved 1); a Python
+ * frame as "function (file.py:LINE)" in the module of its file. */
+static void chain_frame(nctx *c, uint32_t id, uint32_t depth, uint64_t f) {
+    char buf[512];
+    if (TP_FRAME_IS_PYTHON(f)) {
+        const tp_rec_pycode *py = tp_reader_pycode(c->r, TP_FRAME_PY_CODE(f));
+        const char *fn = py ? tp_reader_string(c->r, py->name_sid) : NULL;
+        const char *file = py ? tp_reader_string(c->r, py->file_sid) : NULL;
+        snprintf(buf, sizeof buf, "%s (%s:%u)", fn ? fn : "?", file ? file : "?",
+                 (unsigned)TP_FRAME_PY_LINE(f));
+        INSERT(c, N_CHAINS, VI(id), VI(intern(c, buf)), VI(intern(c, file)), VI(!fn), VN,
+               VI(depth));
+        return;
+    }
+    uint32_t mod = TP_FRAME_MODULE(f);
+    uint64_t off = TP_FRAME_OFFSET(f);
+    const tp_rec_module *m = mod == TP_FRAME_NO_MODULE ? NULL : tp_reader_module(c->r, mod);
+    const char *path = m ? tp_reader_string(c->r, m->path_sid) : NULL, *why = NULL;
+    tp_export_frame fr[TP_EXPORT_MAX_INLINE];
+    size_t n = 0;
+    uint64_t ip = m ? m->load_bias + off : off; /* the runtime address, as nsys's originalIP */
+    if (m && path && c->o && c->o->symbolize)
+        n = c->o->symbolize(c->o->ctx, path, m->build_id,
+                            m->build_id_len < 32 ? m->build_id_len : 32, off, fr,
+                            TP_EXPORT_MAX_INLINE, &why);
+    snprintf(buf, sizeof buf, "0x%" PRIx64, ip);
+    INSERT(c, N_CHAINS, VI(id), VI(intern(c, n ? fr[0].func : buf)), VI(intern(c, path)), VI(!n),
+           VI(ip), VI(depth));
+}
+
+/* The CUDA_CALLCHAINS id of this process's stack `stack`, its rows written the first time;
+ * NULL for no stack. Depth 0 is the innermost frame, as in nsys. */
+static val chain_of(nctx *c, uint32_t stack) {
+    uint32_t nf;
+    const uint64_t *f;
+    if (!stack || !cache_room(c, &c->chain, &c->chain_cap, stack))
+        return VN;
+    if (!c->chain[stack]) {
+        if (!(f = tp_reader_stack(c->r, stack, &nf)) || !nf)
+            return VN;
+        c->chain[stack] = ++c->n_chains;
+        for (uint32_t d = 0; d < nf; d++)
+            chain_frame(c, c->chain[stack], d, f[d]);
+    }
+    return VI(c->chain[stack]);
+}
+
 static tp_status on_kernel(void *cx, const tp_rec_hdr *h) {
     nctx *c = cx;
     const tp_rec_kernel *k = (const void *)h;
@@ -558,7 +618,8 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
     int cls =
         (h->flags & TP_RF_TYPE_MASK) == TP_API_DRIVER ? CLASS_CUDA_DRIVER : CLASS_CUDA_RUNTIME;
     INSERT(c, N_RUNTIME, VI(a->ts), VI(a->end), VI(cls), global_tid(c->pid, a->tid),
-           corr(c, a->correlation), VI(gid_of(c, a->name_sid)), VI(a->result));
+           corr(c, a->correlation), VI(gid_of(c, a->name_sid)), VI(a->result),
+           chain_of(c, a->stack_id));
     return ok(c);
 }
 
@@ -912,6 +973,8 @@ static tp_status export_one(nctx *c, tp_reader *r, size_t k) {
         memset(c->gid, 0, c->gid_cap * sizeof *c->gid);
     if (c->short_cap)
         memset(c->short_gid, 0, c->short_cap * sizeof *c->short_gid);
+    if (c->chain_cap)
+        memset(c->chain, 0, c->chain_cap * sizeof *c->chain);
     tp_status st = tp_visit_run(r, &exporter, c, NULL);
     if (st != TP_OK && !c->failed)
         return st; /* the visitor's own failure (out of memory), not a row's */
@@ -964,15 +1027,17 @@ static void free_ctx(nctx *c) {
     for (size_t id = 1; id <= c->strings.n; id++)
         free(c->strings.text[id]);
     free(c->strings.text), free(c->strings.slot);
-    free(c->gid), free(c->short_gid), free(c->gpus), free(c->late);
+    free(c->gid), free(c->short_gid), free(c->chain), free(c->gpus), free(c->late);
     free(c);
 }
 
-tp_status tp_export_sqlite_nsys(tp_reader *const *r, size_t n, const char *path, uint64_t *rows,
-                                char *err, size_t err_size) {
+tp_status tp_export_sqlite_nsys(tp_reader *const *r, size_t n, const char *path,
+                                const tp_export_sqlite_opts *o, uint64_t *rows, char *err,
+                                size_t err_size) {
     nctx *c = calloc(1, sizeof *c);
     if (!c)
         return TP_ERR_NOMEM;
+    c->o = o;
     remove_file(path); /* replace, never append to an old export */
     tp_status st = TP_ERR_OPEN;
     if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=

@@ -211,6 +211,34 @@ def check_runtime(label, db, own, info, pid):
     check(got_named == named, f"{label}: ThreadNames names the named threads")
 
 
+def check_chains(label, db, own):
+    """nsys's "CUDA calls with backtraces": each call's CUDA_CALLCHAINS frames are its stack,
+    the symbolized ones named as trainprof's frames table names them."""
+    own_api = {(s, t): st for s, t, st in own.execute(
+        "SELECT start, tid, stack_id FROM api WHERE stack_id != 0")}
+    rows = db.execute("SELECT r.start, r.globalTid % 0x1000000, r.callchainId "
+                      "FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON s.id = r.nameId "
+                      "WHERE r.callchainId IS NOT NULL").fetchall()
+    check(len(rows) == len(own_api) and all((s, t) in own_api for s, t, _ in rows),
+          f"{label}: {len(rows)} calls with a callchainId, {len(own_api)} with a stack")
+    bad, resolved = [], 0
+    for s, t, chain in rows:
+        stack = own_api.get((s, t))
+        depth = own.execute("SELECT COUNT(*) FROM stacks WHERE stack_id = ?", (stack,)).fetchone()
+        got_depth = db.execute("SELECT COUNT(*) FROM CUDA_CALLCHAINS WHERE id = ?",
+                               (chain,)).fetchone()
+        want = set(own.execute("SELECT depth, function FROM frames WHERE stack_id = ? "
+                               "AND inline_depth = 0 AND symbols = 'ok'", (stack,)))
+        got = set(db.execute("SELECT c.stackDepth, s.value FROM CUDA_CALLCHAINS AS c "
+                             "JOIN StringIds AS s ON s.id = c.symbol WHERE c.id = ? "
+                             "AND c.unresolved = 0 AND c.originalIP IS NOT NULL", (chain,)))
+        resolved += len(got)
+        if depth != got_depth or got != want:
+            bad.append((s, t))
+    check(not bad, f"{label}: call chains = trainprof's stacks and frames ({len(bad)} differ)")
+    return resolved
+
+
 def check_rest(label, db, own, info):
     rows = db.execute("SELECT e.name, COUNT(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION s "
                       "JOIN ENUM_CUPTI_SYNC_TYPE e ON e.id = s.syncType GROUP BY 1").fetchall()
@@ -253,6 +281,9 @@ def check_trace(label, trace, tmp):
     check_copies(label, db, rep)
     check_runtime(label, db, own, info, pid)
     check_rest(label, db, own, info)
+    resolved = check_chains(label, db, own)
+    if label == "fresh":  # recorded here: --stacks api, the trainer binary at hand
+        check(resolved > 0, f"{label}: {resolved} call-chain frames symbolized")
     tables = {r[0] for r in own.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     check("kernels" in tables and "CUPTI_ACTIVITY_KIND_KERNEL" not in tables,
           f"{label}: the default schema is still trainprof's")
