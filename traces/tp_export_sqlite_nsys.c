@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_env_keys.h"
 #include "tp_hash.h"
 #include "tp_mem.h"
 #include "tp_visit.h"
@@ -205,6 +206,17 @@ static const enum_row dev_mem_ops[] = {{0, "CUDA_DEV_MEM_EVENT_OPR_ALLOCATION", 
                                        {1, "CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION", "Deallocation"},
                                        {-1, NULL, NULL}};
 
+/* The GPU facts of ENV records (traces/tp_env_keys.h) that have a TARGET_INFO_GPU column:
+ * the value as text, or as an integer times `scale`. */
+static const struct {
+    tp_env_key key;
+    const char *column;
+    int64_t scale; /* 0: text */
+} gpu_facts[] = {
+    {TP_ENVK_GPU_PCI, "busLocation", 0}, {TP_ENVK_GPU_CLOCK, "clockRate", 1000000}, /* MHz -> Hz */
+};
+#define N_GPU_FACTS (sizeof gpu_facts / sizeof gpu_facts[0])
+
 static const struct {
     const char *table;
     const enum_row *rows;
@@ -260,7 +272,8 @@ typedef struct {
     uint64_t t_first, t_last; /* this process's first and last times (unclosed ranges end) */
     uint64_t all_first, all_last;
     int have_session;
-    uint32_t *gpus; /* device ids already in TARGET_INFO_GPU */
+    sqlite3_stmt *gpu_fact[N_GPU_FACTS]; /* UPDATE TARGET_INFO_GPU SET column */
+    uint32_t *gpus;                      /* device ids already in TARGET_INFO_GPU */
     size_t n_gpus, gpus_cap;
     late_name *late; /* DOMAIN / CATEGORY names: rows once t_first is known */
     size_t n_late, late_cap;
@@ -810,6 +823,31 @@ static tp_status on_device(void *cx, const tp_rec_hdr *h) {
     return ok(c);
 }
 
+/* A GPU fact from an ENV record, into its device's TARGET_INFO_GPU row (ENV records come
+ * after DEVICE ones; the latest record of a key wins, as everywhere). */
+static tp_status on_env(void *cx, const tp_rec_hdr *h) {
+    nctx *c = cx;
+    const tp_rec_env *e = (const void *)h;
+    const char *key = tp_reader_string(c->r, e->key_sid), *value;
+    if (e->device == TP_ENV_PROCESS || !key || tp_env_superseded(c->r, h) ||
+        !(value = tp_reader_string(c->r, e->value_sid)))
+        return ok(c);
+    for (size_t i = 0; i < N_GPU_FACTS && !c->failed; i++) {
+        sqlite3_stmt *st = c->gpu_fact[i];
+        if (strcmp(key, tp_env_key_str(gpu_facts[i].key)) != 0)
+            continue;
+        if (gpu_facts[i].scale)
+            sqlite3_bind_int64(st, 1, strtoll(value, NULL, 10) * gpu_facts[i].scale);
+        else
+            sqlite3_bind_text(st, 1, value, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, e->device);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            fail(c, "TARGET_INFO_GPU");
+        sqlite3_reset(st);
+    }
+    return ok(c);
+}
+
 /* nsys's session start: the wall clock at trace-clock 0, so utcEpochNs + start is an
  * event's wall-clock time (as the Chrome export's baseTimeNanoseconds). First trace only. */
 static tp_status on_clock_sync(void *cx, const tp_rec_hdr *h) {
@@ -875,6 +913,7 @@ static const tp_visitor exporter = {
             [TP_REC_DOMAIN] = on_late,
             [TP_REC_CATEGORY] = on_late,
             [TP_REC_DEVICE] = on_device,
+            [TP_REC_ENV] = on_env,
             [TP_REC_CLOCK_SYNC] = on_clock_sync,
         },
     .thread = on_thread,
@@ -947,6 +986,14 @@ static int create_schema(nctx *c) {
         snprintf(sql + len, sizeof sql - (size_t)len, ")");
         if (sqlite3_prepare_v2(c->db, sql, -1, &c->ins[t], NULL) != SQLITE_OK) {
             fail(c, tables[t].name);
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < N_GPU_FACTS; i++) {
+        snprintf(sql, sizeof sql, "UPDATE TARGET_INFO_GPU SET %s = ? WHERE id = ?",
+                 gpu_facts[i].column);
+        if (sqlite3_prepare_v2(c->db, sql, -1, &c->gpu_fact[i], NULL) != SQLITE_OK) {
+            fail(c, "TARGET_INFO_GPU");
             return 0;
         }
     }
@@ -1048,6 +1095,8 @@ tp_status tp_export_sqlite_nsys(tp_reader *const *r, size_t n, const char *path,
         st = export_all(c, r, n);
     for (int t = 0; t < N_COUNT; t++)
         sqlite3_finalize(c->ins[t]), c->ins[t] = NULL;
+    for (size_t i = 0; i < N_GPU_FACTS; i++)
+        sqlite3_finalize(c->gpu_fact[i]), c->gpu_fact[i] = NULL;
     if (sqlite3_close(c->db) != SQLITE_OK && st == TP_OK)
         st = TP_ERR_IO;
     if (st != TP_OK) {
