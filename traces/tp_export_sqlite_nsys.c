@@ -934,9 +934,10 @@ static const tp_visitor exporter = {
 
 /* ---------------------------------------------------------------- database */
 
-static int exec(nctx *c, const char *sql) {
+/* Runs `sql`; on failure says `what` failed. */
+static int exec(nctx *c, const char *sql, const char *what) {
     if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-        fail(c, "schema");
+        fail(c, what);
         return 0;
     }
     return 1;
@@ -949,7 +950,7 @@ static int create_enums(nctx *c) {
         snprintf(sql, sizeof sql,
                  "CREATE TABLE %s (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);",
                  enums[e].table);
-        if (!exec(c, sql))
+        if (!exec(c, sql, "schema"))
             return 0;
         snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (?,?,?)", enums[e].table);
         if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -972,11 +973,11 @@ static int create_enums(nctx *c) {
 
 static int create_schema(nctx *c) {
     char sql[4096];
-    if (!exec(c, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"))
+    if (!exec(c, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;", "schema"))
         return 0;
     for (int t = 0; t < N_COUNT; t++) {
         snprintf(sql, sizeof sql, "CREATE TABLE %s (%s);", tables[t].name, tables[t].columns);
-        if (!exec(c, sql))
+        if (!exec(c, sql, "schema"))
             return 0;
         int len = snprintf(sql, sizeof sql, "INSERT INTO %s (%s) VALUES (?", tables[t].name,
                            tables[t].fill);
@@ -1057,7 +1058,7 @@ static tp_status export_all(nctx *c, tp_reader *const *r, size_t n) {
     INSERT(c, N_META, VS("EXPORT_SCHEMA_VERSION"), VS(TP_NSYS_SCHEMA_VERSION));
     INSERT(c, N_META, VS("EXPORT_PRODUCER"), VS("trainprof export --schema nsys"));
     INSERT(c, N_META, VS("TRAINPROF_RECORDED_BY"), VS(producer));
-    exec(c, "COMMIT;");
+    exec(c, "COMMIT;", "write");
     return ok(c);
 }
 

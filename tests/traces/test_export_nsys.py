@@ -14,12 +14,16 @@ category, marks, start/end ranges on several threads) and, given CUPTI_APP, a re
     to ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND, and memsets by memKind, give the report's
     copies (count, bytes, time); the runtime API summary equals trainprof's own SQLite export;
     every GPU op joins its launching call on correlationId; globalTid decodes to the pid;
-(c) bad option combinations and bad input: one line, non-zero exit, no output left;
+(c) bad option combinations, bad input and failed writes: one line, non-zero exit, no output
+    left;
 (d) the default schema (no --schema) is still trainprof's."""
 import collections
 import json
 import os
+import resource
+import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -289,6 +293,11 @@ def check_trace(label, trace, tmp):
           f"{label}: the default schema is still trainprof's")
 
 
+def small_files():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() then fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000))
+
+
 def bad_input(tmp, good):
     out = os.path.join(tmp, "bad.sqlite")
     for args, rc, what in (
@@ -309,6 +318,19 @@ def bad_input(tmp, good):
     r = run("export", good, "--format", "sqlite", "--schema", "nsys", "-o", "/nonexistent/x.sqlite")
     check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1,
           f"unwritable: {r.returncode} {r.stderr.strip()}")
+    big = os.path.join(tmp, "big.sqlite")  # a write that fails midway (EFBIG): nothing left
+    r = subprocess.run([TP, "export", good, "--format", "sqlite", "--schema", "nsys", "-o", big],
+                       capture_output=True, text=True, preexec_fn=small_files)
+    check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and big in r.stderr
+          and not os.path.exists(big), f"EFBIG: {r.returncode} {r.stderr.strip()}")
+    if os.path.exists("/dev/full") and stat.S_ISCHR(os.stat("/dev/full").st_mode):
+        r = run("export", good, "--format", "sqlite", "--schema", "nsys", "-o", "/dev/full")
+        check(r.returncode == 1 and "/dev/full" in r.stderr
+              and stat.S_ISCHR(os.stat("/dev/full").st_mode), f"/dev/full: {r.stderr.strip()}")
+    mine = os.path.join(tmp, "explicit.sqlite")
+    r = run("export", good, "--format", "sqlite", "--schema", "trainprof", "-o", mine)
+    check(r.returncode == 0 and sqlite3.connect(mine).execute(
+        "SELECT COUNT(*) FROM kernels").fetchone()[0] > 0, "--schema trainprof: trainprof's tables")
     r = run("export", "--help")
     check(r.returncode == 0 and "--schema trainprof|nsys" in r.stdout, "usage names --schema")
 
