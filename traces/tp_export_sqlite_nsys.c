@@ -37,6 +37,7 @@ enum {
     N_NVTX,
     N_GPU_MEM,
     N_CHAINS,
+    N_SYSTEM_ENV,
     N_COUNT
 };
 
@@ -144,6 +145,10 @@ static const struct {
                   "unresolved INTEGER, originalIP INTEGER, stackDepth INTEGER NOT NULL, "
                   "PRIMARY KEY (id, stackDepth)",
                   "id, symbol, module, unresolved, originalIP, stackDepth"},
+    [N_SYSTEM_ENV] = {"TARGET_INFO_SYSTEM_ENV",
+                      "globalVid INTEGER, devStateName TEXT, name TEXT NOT NULL, "
+                      "nameEnum INTEGER, value TEXT NOT NULL",
+                      "globalVid, name, value"},
 };
 
 /* nsys's event types and classes we write (ENUM_NSYS_EVENT_TYPE, ENUM_NSYS_EVENT_CLASS). */
@@ -216,6 +221,16 @@ static const struct {
     {TP_ENVK_GPU_PCI, "busLocation", 0}, {TP_ENVK_GPU_CLOCK, "clockRate", 1000000}, /* MHz -> Hz */
 };
 #define N_GPU_FACTS (sizeof gpu_facts / sizeof gpu_facts[0])
+
+/* Process facts under nsys's TARGET_INFO_SYSTEM_ENV names where we know them (nsys-recipes
+ * read `name = 'Hostname'`); the other facts keep trainprof's key (docs/export.md). */
+static const struct {
+    tp_env_key key;
+    const char *name;
+} system_names[] = {
+    {TP_ENVK_HOST, "Hostname"},
+    {TP_ENVK_CPU_CORES, "CpuCores"},
+};
 
 static const struct {
     const char *table;
@@ -823,15 +838,25 @@ static tp_status on_device(void *cx, const tp_rec_hdr *h) {
     return ok(c);
 }
 
-/* A GPU fact from an ENV record, into its device's TARGET_INFO_GPU row (ENV records come
- * after DEVICE ones; the latest record of a key wins, as everywhere). */
+/* An ENV record: a GPU fact into its device's TARGET_INFO_GPU row (ENV records come after
+ * DEVICE ones), a process fact into TARGET_INFO_SYSTEM_ENV; the latest record of a key wins,
+ * as everywhere. */
 static tp_status on_env(void *cx, const tp_rec_hdr *h) {
     nctx *c = cx;
     const tp_rec_env *e = (const void *)h;
     const char *key = tp_reader_string(c->r, e->key_sid), *value;
-    if (e->device == TP_ENV_PROCESS || !key || tp_env_superseded(c->r, h) ||
-        !(value = tp_reader_string(c->r, e->value_sid)))
+    if (!key || tp_env_superseded(c->r, h) || !(value = tp_reader_string(c->r, e->value_sid)))
         return ok(c);
+    if (e->device == TP_ENV_PROCESS) {
+        if (c->corr_hi) /* the recording's first process speaks for the machine */
+            return ok(c);
+        const char *name = key;
+        for (size_t i = 0; i < sizeof system_names / sizeof system_names[0]; i++)
+            if (!strcmp(key, tp_env_key_str(system_names[i].key)))
+                name = system_names[i].name;
+        INSERT(c, N_SYSTEM_ENV, VI(0), VS(name), VS(value));
+        return ok(c);
+    }
     for (size_t i = 0; i < N_GPU_FACTS && !c->failed; i++) {
         sqlite3_stmt *st = c->gpu_fact[i];
         if (strcmp(key, tp_env_key_str(gpu_facts[i].key)) != 0)

@@ -3,12 +3,13 @@
  *
  * The tables and column names are nsys's where our data fits (CUPTI_ACTIVITY_KIND_KERNEL,
  * _MEMCPY, _MEMSET, _RUNTIME, _SYNCHRONIZATION, NVTX_EVENTS, StringIds, ThreadNames,
- * PROCESSES, TARGET_INFO_GPU, CUDA_GPU_MEMORY_USAGE_EVENTS, CUDA_CALLCHAINS, the ENUM_* tables of
- * the enum columns filled, META_DATA_EXPORT, ANALYSIS_DETAILS), with nsys's conventions: timestamps
- * in ns, globalPid = pid << 24 and globalTid = globalPid | tid, every name a StringIds id. Columns
- * we cannot know are NULL. The file is specified column by column in docs/export.md (what we fill,
- * how, and how it differs from nsys). Everything goes in one transaction; an existing file at the
- * path is replaced; a failed export removes its partial file. */
+ * PROCESSES, TARGET_INFO_GPU, TARGET_INFO_SYSTEM_ENV, CUDA_GPU_MEMORY_USAGE_EVENTS,
+ * CUDA_CALLCHAINS, the ENUM_* tables of the enum columns filled, META_DATA_EXPORT,
+ * ANALYSIS_DETAILS), with nsys's conventions: timestamps in ns, globalPid = pid << 24 and
+ * globalTid = globalPid | tid, every name a StringIds id. Columns we cannot know are NULL. The
+ * file is specified column by column in docs/export.md (what we fill, how, and how it differs
+ * from nsys). Everything goes in one transaction; an existing file at the path is replaced; a
+ * failed export removes its partial file. */
 #ifndef TP_EXPORT_SQLITE_NSYS_H
 #define TP_EXPORT_SQLITE_NSYS_H
 

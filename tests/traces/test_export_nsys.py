@@ -265,6 +265,10 @@ def check_rest(label, db, own, info):
     bad = db.execute("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS "
                      "(SELECT 1 FROM StringIds s WHERE s.id = k.shortName)").fetchone()[0]
     check(bad == 0, f"{label}: every shortName is a StringIds id")
+    if info.get("ENV"):  # nsys-recipes' "SELECT value ... WHERE name = 'Hostname'"
+        host = db.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'")
+        want = own.execute("SELECT host FROM process").fetchone()
+        check(host.fetchall() == [want], f"{label}: TARGET_INFO_SYSTEM_ENV Hostname {want}")
     span = db.execute("SELECT startTime, stopTime, duration FROM ANALYSIS_DETAILS").fetchone()
     first = db.execute("SELECT MIN(start) FROM (SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME "
                        "UNION ALL SELECT start FROM NVTX_EVENTS)").fetchone()[0]

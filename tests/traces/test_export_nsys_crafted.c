@@ -4,8 +4,8 @@
  * another thread (endGlobalTid), a mark's double payload, domain and category rows, a
  * context sync (streamId -1), driver calls (eventClass 1), the second process's correlation
  * ids offset by 1 << 32 so that a join on correlationId pairs each kernel with its own
- * process's call, one StringIds row per text across processes, the session start; and an
- * output that cannot be created. */
+ * process's call, one StringIds row per text across processes, the session start, process
+ * facts under nsys's names; and an output that cannot be created. */
 #include "tp_export_sqlite_nsys.h"
 
 #include <sqlite3.h>
@@ -39,11 +39,15 @@ static void meta(tp_writer *w, uint32_t pid) {
     d.id = 0, d.name_sid = str(w, "NVIDIA H100"), d.kind = TP_DEVICE_GPU;
     d.compute_capability = 90, d.sm_count = 132, d.global_memory_bytes = 80ull << 30;
     CHECK_OK(tp_writer_write_meta(w, &d));
-    const char *env[][2] = {{"gpu.pci", "0000:3b:00.0"}, {"gpu.clock_mhz", "1980"}};
-    for (int i = 0; i < 2; i++) {
+    const char *env[][2] = {{"gpu.pci", "0000:3b:00.0"},
+                            {"gpu.clock_mhz", "1980"},
+                            {"host", "node7"},
+                            {"nccl", "2.21"}};
+    for (int i = 0; i < 4; i++) {
         tp_rec_env e;
         TP_REC_CLEAR(&e, TP_REC_ENV);
-        e.key_sid = str(w, env[i][0]), e.value_sid = str(w, env[i][1]), e.device = 0;
+        e.key_sid = str(w, env[i][0]), e.value_sid = str(w, env[i][1]);
+        e.device = i < 2 ? 0 : TP_ENV_PROCESS;
         CHECK_OK(tp_writer_write_meta(w, &e));
     }
     tp_rec_domain dom;
@@ -256,6 +260,9 @@ static void test_export(void) {
                  "|| '.' || computeMinor || ' ' || smCount FROM TARGET_INFO_GPU WHERE id = 0"),
               "NVIDIA H100 0000:3b:00.0 1980000000 9.0 132");
     CHECK_EQ_I(q("SELECT COUNT(*) FROM TARGET_INFO_GPU"), 1); /* both traces name device 0 */
+    CHECK_STR(qs("SELECT group_concat(name || '=' || value) FROM (SELECT * FROM "
+                 "TARGET_INFO_SYSTEM_ENV ORDER BY name)"),
+              "Hostname=node7,nccl=2.21"); /* once: the first process's */
     CHECK_EQ_I(q("SELECT COUNT(*) FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId "
                  "WHERE s.value = 'worker'"),
                2);
