@@ -10,7 +10,8 @@ category, marks, start/end ranges on several threads) and, given CUPTI_APP, a re
 (a) the tables and columns those queries use exist under nsys's names;
 (b) top kernels by total time (StringIds joined on demangledName; and on shortName) equal the
     report's kernels table; NVTX range summary by text (COALESCE(text, StringIds.value), domain
-    names from the NvtxDomainCreate rows) equals the report's ranges; memcpy by copyKind joined
+    names from the NvtxDomainCreate rows) equals the report's ranges, and GPU ops and time by
+    the innermost range around their launch its ranges' gpu_ops/gpu_ns; memcpy by copyKind joined
     to ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND, and memsets by memKind, give the report's
     copies (count, bytes, time); the runtime API summary equals trainprof's own SQLite export;
     every GPU op joins its launching call on correlationId; globalTid decodes to the pid;
@@ -110,6 +111,25 @@ RUNTIME_SUMMARY = """
     FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r JOIN StringIds AS s ON s.id = r.nameId
     GROUP BY r.nameId"""
 
+# nsys's "rename CUDA kernels with NVTX": each GPU op under the innermost push/pop range open on
+# the launching thread when its launch call started; GPU ops and time per range.
+GPU_BY_RANGE = """
+    WITH ops AS (
+        SELECT correlationId, end - start AS dur FROM CUPTI_ACTIVITY_KIND_KERNEL
+        UNION ALL SELECT correlationId, end - start FROM CUPTI_ACTIVITY_KIND_MEMCPY
+        UNION ALL SELECT correlationId, end - start FROM CUPTI_ACTIVITY_KIND_MEMSET),
+    launches AS (
+        SELECT r.start, r.globalTid, o.dur FROM ops AS o
+        JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = o.correlationId),
+    named AS (
+        SELECT l.dur, (SELECT COALESCE(e.text, s.value) FROM NVTX_EVENTS AS e
+                       LEFT JOIN StringIds AS s ON s.id = e.textId
+                       WHERE e.eventType = 59 AND e.globalTid = l.globalTid
+                         AND e.start <= l.start AND e.end > l.start
+                       ORDER BY e.start DESC LIMIT 1) AS range
+        FROM launches AS l)
+    SELECT range, COUNT(*), SUM(dur) FROM named GROUP BY range"""
+
 # nsys's documented example: each GPU op with the API call that launched it.
 GPU_OPS_WITH_LAUNCH = """
     SELECT COUNT(*), COUNT(r.correlationId) FROM (
@@ -159,6 +179,12 @@ def check_ranges(label, db, rep):
     want = {(r["name"], r["domain"]): (r["count"], r["total_ns"]) for r in rep["ranges"]}
     got = {(n, d): (c, t) for n, d, c, t in db.execute(NVTX_SUMMARY)}
     check(got == want and want, f"{label}: NVTX range summary = the report's ranges ({len(want)})")
+    got = {n: (c, d) for n, c, d in db.execute(GPU_BY_RANGE)}
+    want = {r["name"]: (r["gpu_ops"], r["gpu_ns"]) for r in rep["ranges"] if r["gpu_ops"]}
+    un = rep["ranges_unattributed"]
+    if un["gpu_ops"]:
+        want[None] = (un["gpu_ops"], un["gpu_ns"])
+    check(got == want, f"{label}: GPU ops and time by innermost NVTX range = the report's")
     want = {(m["name"], m["domain"]): m["count"] for m in rep["marks"]}
     got = {(n, d): c for n, d, c, _ in db.execute(
         NVTX_SUMMARY.replace("('NvtxPushPopRange', 'NvtxStartEndRange')", "('NvtxMark')"))}
