@@ -393,23 +393,29 @@ static int cache_room(nctx *c, uint32_t **a, size_t *cap, uint32_t sid) {
     return 1;
 }
 
-/* The StringIds id of this process's string `sid` (an unknown id reads as ""). */
+/* The StringIds id of this process's string `sid` (an unknown id reads as "", and is not
+ * cached: the caches grow to the largest id the trace holds, never to a damaged one). */
 static uint32_t gid_of(nctx *c, uint32_t sid) {
+    const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
+    if (!s)
+        return intern(c, NULL);
     if (!cache_room(c, &c->gid, &c->gid_cap, sid))
         return 0;
     if (!c->gid[sid])
-        c->gid[sid] = intern(c, sid ? tp_reader_string(c->r, sid) : NULL);
+        c->gid[sid] = intern(c, s);
     return c->gid[sid];
 }
 
 /* The StringIds id of the shortName of kernel name `sid`. */
 static uint32_t short_of(nctx *c, uint32_t sid) {
+    const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
+    if (!s)
+        return intern(c, NULL);
     if (!cache_room(c, &c->short_gid, &c->short_cap, sid))
         return 0;
     if (!c->short_gid[sid]) {
         char buf[1024];
-        const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
-        tp_export_nsys_short_name(s ? s : "", buf, sizeof buf);
+        tp_export_nsys_short_name(s, buf, sizeof buf);
         c->short_gid[sid] = intern(c, buf);
     }
     return c->short_gid[sid];
@@ -591,13 +597,11 @@ static void chain_frame(nctx *c, uint32_t id, uint32_t depth, uint64_t f) {
 /* The CUDA_CALLCHAINS id of this process's stack `stack`, its rows written the first time;
  * NULL for no stack. Depth 0 is the innermost frame, as in nsys. */
 static val chain_of(nctx *c, uint32_t stack) {
-    uint32_t nf;
-    const uint64_t *f;
-    if (!stack || !cache_room(c, &c->chain, &c->chain_cap, stack))
-        return VN;
+    uint32_t nf = 0;
+    const uint64_t *f = stack ? tp_reader_stack(c->r, stack, &nf) : NULL;
+    if (!f || !nf || !cache_room(c, &c->chain, &c->chain_cap, stack))
+        return VN; /* no stack, or one the trace does not hold */
     if (!c->chain[stack]) {
-        if (!(f = tp_reader_stack(c->r, stack, &nf)) || !nf)
-            return VN;
         c->chain[stack] = ++c->n_chains;
         for (uint32_t d = 0; d < nf; d++)
             chain_frame(c, c->chain[stack], d, f[d]);

@@ -127,13 +127,21 @@ static void data_a(tp_writer *w) {
     tp_stage_close(s);
 }
 
-/* Process B (pid 200): its own correlation id 1, a kernel named as A's short name. */
+/* Process B (pid 200): its own correlation id 1, a kernel named as A's short name; then a
+ * kernel whose name id and a call whose stack id the trace does not hold (as a damaged
+ * writer might leave them): exported with "" and no call chain, the export going on. */
 static void data_b(tp_writer *w) {
     uint32_t launch = str(w, "cudaLaunchKernel"), gemm = str(w, "gemm");
     tp_stage *s;
     CHECK_OK(tp_writer_stage_open(w, 201, &s));
     api(s, 2000, 201, 1, launch, TP_API_RUNTIME);
     kernel(s, 2200, 1, gemm);
+    tp_rec_api a;
+    TP_REC_CLEAR(&a, TP_REC_API);
+    a.h.flags |= TP_API_RUNTIME;
+    a.ts = 2300, a.end = 2310, a.tid = 201, a.name_sid = launch, a.stack_id = 4000000000u;
+    CHECK(tp_stage_write(s, &a));
+    kernel(s, 2320, 0, 4000000000u);
     tp_stage_close(s);
 }
 
@@ -207,6 +215,11 @@ static void test_export(void) {
     CHECK_EQ_I(q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE shortName = "
                  "(SELECT id FROM StringIds WHERE value = 'gemm')"),
                2);
+    CHECK_EQ_I(q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = "
+                 "k.demangledName AND s.id = k.shortName WHERE s.value = '' AND k.start = 2320 "
+                 "AND k.correlationId IS NULL"),
+               1);
+    CHECK_EQ_I(q("SELECT callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start = 2300"), -2);
 
     /* correlation: each kernel joins its own process's launch, B's ids offset by 2^32 */
     CHECK_EQ_I(q("SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = "
@@ -215,7 +228,7 @@ static void test_export(void) {
     CHECK_EQ_I(q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN "
                  "CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId "
                  "WHERE r.globalTid / 0x1000000 = k.globalPid / 0x1000000"),
-               2);
+               2); /* (the third kernel has no correlation) */
     CHECK_EQ_I(q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN "
                  "CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId"),
                2);
@@ -274,7 +287,7 @@ static void test_export(void) {
               "100:python3:100,200:python3:200");
     CHECK_EQ_I(q("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"), 5000000000ll - 1000);
     CHECK_EQ_I(q("SELECT startTime FROM ANALYSIS_DETAILS"), 1000);
-    CHECK_EQ_I(q("SELECT stopTime FROM ANALYSIS_DETAILS"), 2500);
+    CHECK_EQ_I(q("SELECT stopTime FROM ANALYSIS_DETAILS"), 2620);
     CHECK_STR(qs("SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_SCHEMA_VERSION'"),
               TP_NSYS_SCHEMA_VERSION);
     sqlite3_close(db);
