@@ -6,7 +6,9 @@
  * recording: the traces of its other processes beside it (docs/collector.md, "One recording")
  * come along, each process under its pid (Chrome, Perfetto: its own pid; SQLite: a pid column in
  * every table; folded: loaded into one model, as `report` does). SQLite's frames and folded
- * stacks are symbolized with model/'s tp_symbolize (--no-symbols: module+offset). The default
+ * stacks are symbolized with model/'s tp_symbolize (--no-symbols: module+offset). SQLite has
+ * two schemas, rows of their own table: trainprof's (the default) and, with --schema nsys, the
+ * tables of `nsys export --type sqlite` (traces/tp_export_sqlite_nsys). The default
  * output is TRACE with .tprof replaced by the format's extension (.json, .folded, .pftrace,
  * .sqlite); an -o ending in .gz gets gzip-compressed JSON. A damaged trace exports what is
  * readable, with a warning on stderr. An existing output file is kept unless --force; the trace
@@ -29,6 +31,7 @@
 #include "tp_export_chrome.h"
 #include "tp_export_perfetto.h"
 #include "tp_export_sqlite.h"
+#include "tp_export_sqlite_nsys.h"
 #include "tp_folded.h"
 #include "tp_load.h"
 #include "tp_layout.h"
@@ -85,19 +88,39 @@ static size_t symbolize(void *ctx, const char *path, const uint8_t *build_id, si
     return n;
 }
 
+/* The SQLite exports' symbolizer, into *o (none with --no-symbols); close what it returns. */
+static tp_symbolizer *open_symbols(const trace_set *t, tp_export_sqlite_opts *o) {
+    tp_symbolizer *sym = NULL;
+    *o = (tp_export_sqlite_opts){NULL, NULL};
+    if (!t->no_symbols && tp_symbolizer_open(&sym) == TP_OK)
+        *o = (tp_export_sqlite_opts){symbolize, sym};
+    return sym;
+}
+
 static tp_status write_sqlite(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     uint64_t rows = 0;
-    tp_symbolizer *sym = NULL;
-    tp_export_sqlite_opts o = {NULL, NULL};
-    if (!t->no_symbols && tp_symbolizer_open(&sym) == TP_OK)
-        o = (tp_export_sqlite_opts){symbolize, sym};
+    tp_export_sqlite_opts o;
+    tp_symbolizer *sym = open_symbols(t, &o);
     tp_status st = tp_export_sqlite_set(t->r, t->n, out, &o, &rows, err, err_len);
     tp_symbolizer_close(sym);
     if (st == TP_OK) /* live blocks at the peak and the OOM: the allocator replay's */
         st = tp_cmd_export_mem_blocks(t->trace, out, err, err_len);
     snprintf(done, done_len, "%llu rows, %zu process%s", (unsigned long long)rows, t->n,
              t->n == 1 ? "" : "es");
+    return st;
+}
+
+/* --schema nsys: the tables and columns of `nsys export --type sqlite` (docs/export.md). */
+static tp_status write_sqlite_nsys(const trace_set *t, const char *out, char *done, size_t done_len,
+                                   char *err, size_t err_len) {
+    uint64_t rows = 0;
+    tp_export_sqlite_opts o;
+    tp_symbolizer *sym = open_symbols(t, &o);
+    tp_status st = tp_export_sqlite_nsys(t->r, t->n, out, &o, &rows, err, err_len);
+    tp_symbolizer_close(sym);
+    snprintf(done, done_len, "%llu rows, %zu process%s, nsys schema", (unsigned long long)rows,
+             t->n, t->n == 1 ? "" : "es");
     return st;
 }
 
@@ -174,6 +197,29 @@ static const struct {
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
+/* The schemas of --format sqlite (--schema NAME; the first is the default): name, writer,
+ * what it is for (the usage text). */
+static const struct {
+    const char *name;
+    export_fn write;
+    const char *help;
+} schemas[] = {
+    {"trainprof", write_sqlite,
+     "(default) trainprof's tables: every record kind, stacks, frames, memory"},
+    {"nsys", write_sqlite_nsys,
+     "the tables and columns of `nsys export --type sqlite` (CUPTI_ACTIVITY_KIND_*,\n"
+     "                    NVTX_EVENTS, StringIds, ENUM_*, ...): SQL written for nsys runs on it"},
+};
+#define N_SCHEMAS (sizeof schemas / sizeof schemas[0])
+
+/* The row of schema `name`, or -1. */
+static int schema_index(const char *name) {
+    for (size_t i = 0; name && i < N_SCHEMAS; i++)
+        if (!strcmp(name, schemas[i].name))
+            return (int)i;
+    return -1;
+}
+
 /* "chrome|sqlite" (sep "|") or "chrome or sqlite" (sep " or ") */
 static const char *format_names(char *buf, size_t n, const char *sep) {
     size_t used = 0;
@@ -189,12 +235,16 @@ static void usage(FILE *out) {
     char names[64];
     fprintf(out,
             "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n"
-            "                        [--weight gpu|range|cpu] [--no-symbols]\n\n"
+            "                        [--weight gpu|range|cpu] [--no-symbols]\n"
+            "                        [--schema trainprof|nsys]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
             "extension in place of .tprof. An existing FILE is kept unless --force.\n",
             format_names(names, sizeof names, "|"));
     for (size_t i = 0; i < N_FORMATS; i++)
         fprintf(out, "  %-8s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
+    fprintf(out, "\n--schema, with --format sqlite:\n");
+    for (size_t i = 0; i < N_SCHEMAS; i++)
+        fprintf(out, "  %-17s %s\n", schemas[i].name, schemas[i].help);
 }
 
 /* The row of format `name`, or -1. */
@@ -220,6 +270,7 @@ static char *default_output(const char *trace, const char *ext) {
 
 typedef struct {
     const char *trace, *format, *output, *weight;
+    const char *schema; /* --schema; NULL: the format's own writer */
     int force, no_symbols;
 } export_args;
 
@@ -247,6 +298,10 @@ static int parse_args(int argc, char **argv, export_args *a) {
             *(s[1] == 'o' ? &a->output : &a->format) = argv[++i];
         } else if (!strncmp(s, "--format=", 9)) {
             a->format = s + 9;
+        } else if (!strcmp(s, "--schema") && i + 1 < argc) {
+            a->schema = argv[++i];
+        } else if (!strncmp(s, "--schema=", 9)) {
+            a->schema = s + 9;
         } else if (s[0] == '-' && s[1]) {
             fprintf(stderr, "trainprof export: unknown or incomplete option '%s'\n", s);
             usage(stderr);
@@ -265,6 +320,11 @@ static int parse_args(int argc, char **argv, export_args *a) {
     if (a->weight && (strcmp(a->format, "folded") || !weight_known(a->weight))) {
         fprintf(stderr,
                 "trainprof export: --weight takes gpu, range or cpu, with --format folded\n");
+        return 2;
+    }
+    if (a->schema && (strcmp(a->format, "sqlite") || schema_index(a->schema) < 0)) {
+        fprintf(stderr,
+                "trainprof export: --schema takes trainprof or nsys, with --format sqlite\n");
         return 2;
     }
     if (format_index(a->format) < 0) {
@@ -295,8 +355,9 @@ static void say_error(const char *err, const char *path, const char *shown) {
 static int run_export(const trace_set *t, const export_args *a, const char *path,
                       const char *shown) {
     char err[512] = "", done[64], safe[4096];
-    tp_status st =
-        formats[format_index(a->format)].write(t, path, done, sizeof done, err, sizeof err);
+    export_fn writer =
+        a->schema ? schemas[schema_index(a->schema)].write : formats[format_index(a->format)].write;
+    tp_status st = writer(t, path, done, sizeof done, err, sizeof err);
     /* The output's name comes from the trace's: printed terminal-safe (tp_text). */
     if (st == TP_OK)
         fprintf(stderr, "trainprof export: wrote %s (%s)\n", tp_text_safe(safe, sizeof safe, shown),
