@@ -190,14 +190,26 @@ static tp_tui_panel *diagnosis_new(tp_tui_data *d) {
     return tp_tui_diagnosis_new(d);
 }
 
-/* The views, in the order of their keys (1..6) and of the title bar. */
+#define RA_SUMMARY (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_NVTX)
+
+/* The views, in the order of their keys (1..9) and of the title bar, with the parts of the
+ * rank's data each draws (tp_tui_data_need): a view's panel is made, and its data computed,
+ * the first time it is shown, so the first frame costs only what the first view shows. */
 static const struct {
-    const char *name; /* --view name, and the panel's name */
+    const char *name;  /* --view name, and the panel's name */
+    const char *title; /* the title bar's, and the panel's title */
     tp_tui_panel *(*make)(tp_tui_data *d);
+    unsigned needs;
 } views[TP_TUI_N_VIEWS] = {
-    {"summary", summary_new},      {"timeline", timeline_new}, {"kernels", kernels_new},
-    {"ranges", ranges_new},        {"copies", copies_new},     {"diagnosis", diagnosis_new},
-    {"stacks", tp_tui_stacks_new}, {"memory", memory_new},     {"cpuops", tp_tui_cpuops_new},
+    {"summary", "Summary", summary_new, RA_SUMMARY},
+    {"timeline", "Timeline", timeline_new, TP_TUI_LANES},
+    {"kernels", "Kernels", kernels_new, TP_RA_KERNELS},
+    {"ranges", "Ranges", ranges_new, TP_RA_NVTX},
+    {"copies", "Copies", copies_new, TP_RA_MEMORY},
+    {"diagnosis", "Diagnosis", diagnosis_new, TP_RA_DIAGNOSIS | TP_RA_NVTX}, /* go to: Ranges */
+    {"stacks", "Stacks", tp_tui_stacks_new, 0},
+    {"memory", "Memory", memory_new, TP_RA_MEMUSE},
+    {"cpuops", "CPU ops", tp_tui_cpuops_new, TP_RA_CPUOPS},
 };
 
 int tp_tui_view_index(const char *name) {
@@ -221,15 +233,22 @@ static void free_rank(tp_tui *t) {
     tp_tui_data_free(&t->d);
 }
 
+/* View i's panel, made (with the data it draws) the first time it is asked for. */
+static tp_tui_panel *panel(tp_tui *t, int i) {
+    if (!t->panels[i]) {
+        tp_tui_data_need(&t->d, views[i].needs);
+        t->panels[i] = views[i].make(&t->d);
+        assert(!strcmp(t->panels[i]->name, views[i].name));
+        assert(!strcmp(t->panels[i]->title, views[i].title));
+        t->panels[i]->ascii = t->ascii;
+    }
+    return t->panels[i];
+}
+
 static void load_rank(tp_tui *t, size_t idx) {
     free_rank(t);
     t->rank_idx = idx;
-    tp_tui_data_build(&t->d, t->m, &t->m->ranks[idx], &t->an);
-    for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
-        t->panels[i] = views[i].make(&t->d);
-        assert(!strcmp(t->panels[i]->name, views[i].name));
-        t->panels[i]->ascii = t->ascii;
-    }
+    tp_tui_data_open(&t->d, t->m, &t->m->ranks[idx], &t->an);
     t->searching = 0;
     t->rendered = 0;
 }
@@ -280,12 +299,16 @@ void tp_tui_resize(tp_tui *t, int w, int h) {
     t->rendered = 0;
 }
 
+unsigned tp_tui_computed(const tp_tui *t) {
+    return t->d.ready;
+}
+
 int tp_tui_current_view(const tp_tui *t) {
     return t->view;
 }
 
 static void search_key(tp_tui *t, int k) {
-    tp_tui_panel *p = t->panels[t->view];
+    tp_tui_panel *p = panel(t, t->view);
     size_t n = strlen(t->query);
     if (k == TP_TUI_KEY_ENTER || k == '\r') {
         t->searching = 0;
@@ -331,14 +354,14 @@ static int page_rows(const tp_tui *t) {
 static void jump(tp_tui *t, tp_tui_panel *p) {
     int v = tp_tui_view_index(p->jump_view);
     p->jump_view = NULL;
-    if (v < 0 || !t->panels[v]->show_row)
+    if (v < 0 || !panel(t, v)->show_row)
         return;
     t->view = v;
     t->panels[v]->show_row(t->panels[v], p->jump_row);
 }
 
 int tp_tui_key(tp_tui *t, int k) {
-    tp_tui_panel *p = t->panels[t->view];
+    tp_tui_panel *p = panel(t, t->view);
     if (!t->rendered)
         tp_tui_render(t); /* panels lay themselves out when drawn: keys act on that layout */
     t->rendered = 0;
@@ -381,15 +404,15 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
                             t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
     int full = 0;
     for (int i = 0; i < TP_TUI_N_VIEWS; i++)
-        full += 5 + (int)strlen(t->panels[i]->title) + (i + 1 >= 10); /* "  2 Timeline " */
+        full += 5 + (int)strlen(views[i].title) + (i + 1 >= 10); /* "  2 Timeline " */
     int named = x + full <= g->w - 32; /* leave room for the drop warning (31 columns) */
     for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
         if (i == t->view)
             x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " [%d %s]", i + 1,
-                                    t->panels[i]->title);
+                                    views[i].title);
         else if (named)
             x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  %d %s ", i + 1,
-                                    t->panels[i]->title);
+                                    views[i].title);
         else
             x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " %d", i + 1);
     }
@@ -415,7 +438,7 @@ static const tp_tui_keydoc global_keys[] = {
 };
 
 static void draw_help(tp_tui *t, tp_tui_grid *g, int y) {
-    const tp_tui_panel *p = t->panels[t->view];
+    const tp_tui_panel *p = panel(t, t->view);
     if (t->searching) {
         tp_tui_grid_fill(g, y, TP_TUI_A_TITLE);
         tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY, " %s: %s_   Enter %s  Esc %s",
@@ -444,13 +467,14 @@ const tp_tui_grid *tp_tui_render(tp_tui *t) {
                            TP_TUI_MIN_W, TP_TUI_MIN_H);
         return g;
     }
+    tp_tui_panel *p = panel(t, t->view);
     draw_title(t, g);
     if (t->help)
-        tp_tui_help_draw(g, s.body_top, s.body_h, t->panels[t->view], global_keys,
+        tp_tui_help_draw(g, s.body_top, s.body_h, p, global_keys,
                          (int)(sizeof global_keys / sizeof *global_keys) -
                              (t->m->n_ranks > 1 ? 0 : 1));
     else
-        t->panels[t->view]->draw(t->panels[t->view], g, s.body_top, s.body_h);
+        p->draw(p, g, s.body_top, s.body_h);
     draw_help(t, g, s.help_row);
     return g;
 }

@@ -73,6 +73,11 @@ void tp_tui_resize(tp_tui *t, int w, int h);
 /* Handles one key. Returns 1 when it asks to quit (q), else 0. */
 int tp_tui_key(tp_tui *t, int key);
 
+/* The parts of the rank's data computed so far (TP_RA_* analyses, TP_TUI_LANES of
+ * tp_tui_data.h): what the views shown so far needed, each computed on a view's first frame,
+ * so that the first frame of a big trace costs only what its view draws. For tests. */
+unsigned tp_tui_computed(const tp_tui *t);
+
 /* Index of the current view (0..TP_TUI_N_VIEWS - 1). */
 int tp_tui_current_view(const tp_tui *t);
 

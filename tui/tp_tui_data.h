@@ -1,11 +1,13 @@
-/* tp_tui_data: what the TUI shows about one rank, computed once from the analyzer.
+/* tp_tui_data: what the TUI shows about one rank, computed from the analyzer when first needed.
  *
  * The numbers come from tp_rank_analysis, the same call `trainprof report` makes, under the
  * options the TUI was given (native mode by default), so the TUI and the report always
  * agree; this module only arranges them: the three tables (kernels, ranges, copies), the
  * timeline lanes (one per GPU stream, then one per CPU thread, as rows of the model's stream
  * and thread indexes) and the lookups behind the timeline cursor. The model must outlive the
- * data. */
+ * data. Each part is computed the first time a view asks for it (tp_tui_data_need): on a
+ * trace of millions of events the first frame of one view costs only what that view shows
+ * (the diagnosis alone can take seconds, the timeline's levels as long). */
 #ifndef TP_TUI_DATA_H
 #define TP_TUI_DATA_H
 
@@ -39,10 +41,23 @@ typedef struct {
     tp_tui_lane *lanes;
     size_t n_lanes;
     tp_tui_table kernels, ranges, copies;
+    unsigned ready; /* the parts computed so far: TP_RA_* bits and TP_TUI_LANES */
 } tp_tui_data;
 
-/* Runs the analyses for rank `r` of `m` under `o` (NULL: defaults, native mode) and builds
- * tables and lanes. Aborts on OOM. */
+/* The timeline's lanes (and their levels, n_names), as a part for tp_tui_data_need: a bit
+ * above every TP_RA_* bit. */
+#define TP_TUI_LANES (1u << 31)
+
+/* Builds the view of rank `r` of `m` under `o` (NULL: defaults, native mode), the drops and
+ * the rank's time span (t_first, t_last); nothing else yet. Aborts on OOM. */
+void tp_tui_data_open(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o);
+
+/* Computes the parts in `which` (TP_RA_* analyses, TP_TUI_LANES) not computed yet, and what
+ * the views draw from them (idle split, the kernels / ranges / copies tables, the lanes). The
+ * results are those an eager run would give: each analysis reads only the view. */
+void tp_tui_data_need(tp_tui_data *d, unsigned which);
+
+/* tp_tui_data_open, then every part the views show (the live view, tests). */
 void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o);
 void tp_tui_data_free(tp_tui_data *d);
 
