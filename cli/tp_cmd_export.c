@@ -35,6 +35,7 @@
 #include "tp_outfile.h"
 #include "tp_reader.h"
 #include "tp_symbolize.h"
+#include "tp_progress.h"
 #include "tp_text.h"
 
 static int ends_with(const char *s, const char *suffix) {
@@ -221,6 +222,7 @@ static char *default_output(const char *trace, const char *ext) {
 typedef struct {
     const char *trace, *format, *output, *weight;
     int force, no_symbols;
+    int quiet; /* --quiet: no progress line */
 } export_args;
 
 static int weight_known(const char *w) {
@@ -239,6 +241,8 @@ static int parse_args(int argc, char **argv, export_args *a) {
             return 0;
         } else if (!strcmp(s, "--force")) {
             a->force = 1;
+        } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
+            a->quiet = 1;
         } else if (!strcmp(s, "--no-symbols")) {
             a->no_symbols = 1;
         } else if (!strcmp(s, "--weight") && i + 1 < argc) {
@@ -294,9 +298,15 @@ static void say_error(const char *err, const char *path, const char *shown) {
  * as `path` but for the folder, so the chrome writer's .gz test sees the same suffix). */
 static int run_export(const trace_set *t, const export_args *a, const char *path,
                       const char *shown) {
-    char err[512] = "", done[64], safe[4096];
+    char err[512] = "", done[64], safe[4096], what[300];
+    tp_progress *pr = tp_cmd_progress_open("export", a->quiet);
+    snprintf(what, sizeof what, "exporting %s", tp_text_safe(safe, sizeof safe, shown));
+    tp_progress_phase(pr, what, 0);
     tp_status st =
         formats[format_index(a->format)].write(t, path, done, sizeof done, err, sizeof err);
+    if (st != TP_OK)
+        tp_progress_phase(pr, NULL, 0); /* a failure: no done line, the error says it */
+    tp_progress_close(pr);
     /* The output's name comes from the trace's: printed terminal-safe (tp_text). */
     if (st == TP_OK)
         fprintf(stderr, "trainprof export: wrote %s (%s)\n", tp_text_safe(safe, sizeof safe, shown),

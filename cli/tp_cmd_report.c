@@ -98,7 +98,7 @@ static int run(const tp_model *m, void *args) {
 
 int tp_cmd_report(int argc, char **argv) {
     static const tp_cmd_traces cmd = {"report", usage, options, sizeof options / sizeof options[0],
-                                      run,      NULL};
+                                      run,      NULL,  1};
     report_args a = {.out = NULL};
     tp_report_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

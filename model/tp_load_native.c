@@ -13,6 +13,7 @@
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_pairing.h"
+#include "tp_progress.h"
 #include "tp_reader.h"
 #include "tp_record.h"
 #include "tp_visit.h"
@@ -56,6 +57,7 @@ static tp_status push_row(nload *L, tp_event_row *row) {
         L->t_last = row->ts + row->dur;
     row->cat_raw = intern_lit(L, tp_cat_name((tp_cat)row->cat));
     tp_events_push(&L->r->ev, row);
+    tp_progress_events(L->m->progress, L->r->ev.n);
     return TP_OK;
 }
 
