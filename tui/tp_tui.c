@@ -207,7 +207,7 @@ static const struct {
     {"ranges", "Ranges", ranges_new, TP_RA_NVTX},
     {"copies", "Copies", copies_new, TP_RA_MEMORY},
     {"diagnosis", "Diagnosis", diagnosis_new, TP_RA_DIAGNOSIS | TP_RA_NVTX}, /* go to: Ranges */
-    {"stacks", "Stacks", tp_tui_stacks_new, 0},
+    {"stacks", "Stacks", tp_tui_stacks_new, TP_TUI_VIEW},
     {"memory", "Memory", memory_new, TP_RA_MEMUSE},
     {"cpuops", "CPU ops", tp_tui_cpuops_new, TP_RA_CPUOPS},
 };

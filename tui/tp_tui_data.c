@@ -183,7 +183,11 @@ void tp_tui_data_open(tp_tui_data *d, const tp_model *m, const tp_rank *r, const
     memset(d, 0, sizeof *d);
     d->m = m;
     d->r = r;
-    tp_rank_analysis_run(&d->a, m, r, o, 0);
+    if (o)
+        d->opts = *o;
+    else
+        tp_an_opts_init(&d->opts);
+    tp_an_drops_compute(r, &d->a.drops); /* the title bar's warning, on every view */
     d->t_first = r->ev.n ? r->ev.ts[0] : 0;
     d->t_last = d->t_first;
     for (size_t i = 0; i < r->ev.n; i++)
@@ -207,9 +211,13 @@ static const struct {
 };
 
 void tp_tui_data_need(tp_tui_data *d, unsigned which) {
+    if (which & TP_RA_ALL)
+        which |= TP_TUI_VIEW;
     unsigned fresh = which & ~d->ready;
     if (!fresh)
         return;
+    if (fresh & TP_TUI_VIEW) /* the view (and the drops again, the same figures) */
+        tp_rank_analysis_run(&d->a, d->m, d->r, &d->opts, 0);
     tp_rank_analysis_more(&d->a, fresh & TP_RA_ALL);
     for (size_t i = 0; i < sizeof arrangements / sizeof *arrangements; i++)
         if (fresh & arrangements[i].bit)
@@ -219,7 +227,7 @@ void tp_tui_data_need(tp_tui_data *d, unsigned which) {
 
 void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o) {
     tp_tui_data_open(d, m, r, o);
-    tp_tui_data_need(d, TUI_ANALYSES | TP_TUI_LANES);
+    tp_tui_data_need(d, TUI_ANALYSES | TP_TUI_VIEW | TP_TUI_LANES);
 }
 
 void tp_tui_data_free(tp_tui_data *d) {

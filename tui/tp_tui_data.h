@@ -34,6 +34,7 @@ typedef struct {
 typedef struct {
     const tp_model *m;
     const tp_rank *r;
+    tp_an_opts opts;                   /* the options the analyses run under */
     tp_rank_analysis a;                /* the view, the analyses the views show, diagnosis */
     int64_t idle_split[TP_IDLE_COUNT]; /* summed over streams */
     int64_t t_first, t_last;           /* first start and last end of any event of the rank */
@@ -41,18 +42,21 @@ typedef struct {
     tp_tui_lane *lanes;
     size_t n_lanes;
     tp_tui_table kernels, ranges, copies;
-    unsigned ready; /* the parts computed so far: TP_RA_* bits and TP_TUI_LANES */
+    unsigned ready; /* the parts computed so far: TP_RA_* bits, TP_TUI_VIEW, TP_TUI_LANES */
 } tp_tui_data;
 
-/* The timeline's lanes (and their levels, n_names), as a part for tp_tui_data_need: a bit
- * above every TP_RA_* bit. */
+/* Parts for tp_tui_data_need besides the TP_RA_* analyses, as bits above theirs: the timeline's
+ * lanes (and their levels, n_names), and the analyses' view of the rank (a.v), which every
+ * analysis needs (so asking for one brings it) and the Timeline does not. */
 #define TP_TUI_LANES (1u << 31)
+#define TP_TUI_VIEW (1u << 30)
 
-/* Builds the view of rank `r` of `m` under `o` (NULL: defaults, native mode), the drops and
- * the rank's time span (t_first, t_last); nothing else yet. Aborts on OOM. */
+/* Takes rank `r` of `m` and options `o` (NULL: defaults, native mode); computes the drops and
+ * the rank's time span (t_first, t_last), nothing else yet (not even the view). */
 void tp_tui_data_open(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o);
 
-/* Computes the parts in `which` (TP_RA_* analyses, TP_TUI_LANES) not computed yet, and what
+/* Computes the parts in `which` (TP_RA_* analyses, TP_TUI_VIEW, TP_TUI_LANES) not computed yet
+ * (and the view first when an analysis needs it), and what
  * the views draw from them (idle split, the kernels / ranges / copies tables, the lanes). The
  * results are those an eager run would give: each analysis reads only the view. */
 void tp_tui_data_need(tp_tui_data *d, unsigned which);
