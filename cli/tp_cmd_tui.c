@@ -47,6 +47,7 @@ static int show(const tp_model *m, void *args) {
     if (!a->snapshot) { /* draw UTF-8 only where the terminal's locale can show it */
         setlocale(LC_ALL, "");
         a->o.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+        a->o.background = 1; /* a big trace's first frame at once, "computing" until ready */
     }
     if (tp_tui_open(&t, m, &a->o, err, sizeof err) != TP_OK) {
         fprintf(stderr, "trainprof tui: %s\n", err);

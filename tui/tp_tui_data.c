@@ -187,7 +187,7 @@ void tp_tui_data_open(tp_tui_data *d, const tp_model *m, const tp_rank *r, const
         d->opts = *o;
     else
         tp_an_opts_init(&d->opts);
-    tp_an_drops_compute(r, &d->a.drops); /* the title bar's warning, on every view */
+    tp_an_drops_compute(r, &d->drops); /* the title bar's warning, on every view */
     d->t_first = r->ev.n ? r->ev.ts[0] : 0;
     d->t_last = d->t_first;
     for (size_t i = 0; i < r->ev.n; i++)

@@ -34,8 +34,10 @@ typedef struct {
 typedef struct {
     const tp_model *m;
     const tp_rank *r;
-    tp_an_opts opts;                   /* the options the analyses run under */
-    tp_rank_analysis a;                /* the view, the analyses the views show, diagnosis */
+    tp_an_opts opts;    /* the options the analyses run under */
+    tp_an_drops drops;  /* what the collector lost (the title bar), known from tp_tui_data_open
+                           on; a.drops equals it once the view is built */
+    tp_rank_analysis a; /* the view, the analyses the views show, diagnosis */
     int64_t idle_split[TP_IDLE_COUNT]; /* summed over streams */
     int64_t t_first, t_last;           /* first start and last end of any event of the rank */
     uint32_t n_names;                  /* 1 + the largest name id of the rank's rows */
