@@ -190,9 +190,10 @@ static void usage(FILE *out) {
     char names[64];
     fprintf(out,
             "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n"
-            "                        [--weight gpu|range|cpu] [--no-symbols]\n\n"
+            "                        [--weight gpu|range|cpu] [--no-symbols] [--quiet]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
-            "extension in place of .tprof. An existing FILE is kept unless --force.\n",
+            "extension in place of .tprof. An existing FILE is kept unless --force. An export\n"
+            "that takes more than 2 s shows its progress on stderr; --quiet (-q) turns it off.\n",
             format_names(names, sizeof names, "|"));
     for (size_t i = 0; i < N_FORMATS; i++)
         fprintf(out, "  %-8s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);

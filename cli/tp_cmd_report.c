@@ -20,7 +20,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: trainprof report TRACE... [--rank N] [--format text|json] [--compat hta]\n"
                "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
                "                        [--no-symbols] [--stack-depth N] [--group-by name|shapes]\n"
-               "                        [--sort-ops self|total] [-o FILE]\n"
+               "                        [--sort-ops self|total] [-o FILE] [--quiet]\n"
                "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
                "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
                "CPU stacks are symbolized from the recorded modules' files (function, file:line);\n"
@@ -28,7 +28,9 @@ static void usage(FILE *f) {
                "stack in \"GPU time by launching stack\" (default 5, at most 64).\n"
                "The CPU-operator table (framework ops and annotation ranges, self and total\n"
                "time) has one row per name, or per name and input shapes with --group-by\n"
-               "shapes; --sort-ops total sorts it by total instead of self time.\n");
+               "shapes; --sort-ops total sorts it by total instead of self time.\n"
+               "Work that takes more than 2 s shows its progress on stderr (bytes read, events,\n"
+               "elapsed); --quiet (-q) turns it off.\n");
 }
 
 static int parse_format(const char *v, void *field) {
