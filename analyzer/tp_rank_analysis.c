@@ -56,8 +56,12 @@ void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank
     memset(ra, 0, sizeof *ra);
     tp_an_view_build(&ra->v, m, r, o);
     tp_an_drops_compute(r, &ra->drops);
+    tp_rank_analysis_more(ra, which);
+}
+
+void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
     for (size_t i = 0; i < sizeof analyses / sizeof analyses[0]; i++)
-        if (which & analyses[i].bit) {
+        if ((which & analyses[i].bit) && !(ra->ran & analyses[i].bit)) {
             analyses[i].run(ra);
             ra->ran |= analyses[i].bit;
         }

@@ -65,6 +65,12 @@ typedef struct {
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
                           const tp_an_opts *o, unsigned which);
 
+/* Runs the analyses in `which` that have not run yet on the view *ra already holds (a front
+ * end that computes each analysis when a user first asks for it, tp_tui_data). The results
+ * equal those of one tp_rank_analysis_run with all the bits: each analysis reads only the
+ * view. */
+void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which);
+
 /* Frees what tp_rank_analysis_run allocated (not the model); NULL is a no-op. */
 void tp_rank_analysis_free(tp_rank_analysis *ra);
 

@@ -53,15 +53,24 @@ typedef struct {
     /* Instead of `run`, for a command over exactly two traces, each loaded into a model of
      * its own (diff BASE NEW): both models, in the order given. */
     int (*run_pair)(const tp_model *a, const tp_model *b, void *args);
+    /* The progress line (tp_progress) stays on while `run` works ("analysing"), for a command
+     * whose output is not the terminal (report); 0: it ends with loading (the TUI draws). */
+    int progress_in_run;
 } tp_cmd_traces;
 
-/* `trainprof NAME TRACE... [options]`: parses argv into `args` (the command's argument
+/* `trainprof NAME TRACE... [options] [--quiet]`: parses argv into `args` (the command's argument
  * struct, defaults already set; every word that is not an option is a trace: a file or a
  * folder, any mix of formats), loads the traces into one model (the loader's notes and
- * errors on stderr as "trainprof NAME: ..."), runs c->run and frees the model. Returns 0
+ * errors on stderr as "trainprof NAME: ..."; progress there after 2 s unless --quiet or -q),
+ * runs c->run and frees the model. Returns 0
  * after --help (usage on stdout), 2 for a usage error (message and usage on stderr), 1 when
  * loading fails, else what c->run returns. */
 int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv);
+
+/* The progress line of command `cmd` on stderr (tp_progress), or NULL when `quiet` (the
+ * --quiet option). It shows after 2 s, or after TRAINPROF_PROGRESS_AFTER_MS milliseconds
+ * when that is set (tests set 0); in place when stderr is a terminal. */
+struct tp_progress *tp_cmd_progress_open(const char *cmd, int quiet);
 
 /* Flushes `out`, the command's output (`name` in messages: a file, "standard output"),
  * and reports a failed write on it once, with the system's reason: "trainprof CMD: cannot

@@ -38,6 +38,7 @@
 #include "tp_outfile.h"
 #include "tp_reader.h"
 #include "tp_symbolize.h"
+#include "tp_progress.h"
 #include "tp_text.h"
 
 static int ends_with(const char *s, const char *suffix) {
@@ -235,10 +236,11 @@ static void usage(FILE *out) {
     char names[64];
     fprintf(out,
             "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n"
-            "                        [--weight gpu|range|cpu] [--no-symbols]\n"
+            "                        [--weight gpu|range|cpu] [--no-symbols] [--quiet]\n"
             "                        [--schema trainprof|nsys]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
-            "extension in place of .tprof. An existing FILE is kept unless --force.\n",
+            "extension in place of .tprof. An existing FILE is kept unless --force. An export\n"
+            "that takes more than 2 s shows its progress on stderr; --quiet (-q) turns it off.\n",
             format_names(names, sizeof names, "|"));
     for (size_t i = 0; i < N_FORMATS; i++)
         fprintf(out, "  %-8s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
@@ -272,6 +274,7 @@ typedef struct {
     const char *trace, *format, *output, *weight;
     const char *schema; /* --schema; NULL: the format's own writer */
     int force, no_symbols;
+    int quiet; /* --quiet: no progress line */
 } export_args;
 
 static int weight_known(const char *w) {
@@ -290,6 +293,8 @@ static int parse_args(int argc, char **argv, export_args *a) {
             return 0;
         } else if (!strcmp(s, "--force")) {
             a->force = 1;
+        } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
+            a->quiet = 1;
         } else if (!strcmp(s, "--no-symbols")) {
             a->no_symbols = 1;
         } else if (!strcmp(s, "--weight") && i + 1 < argc) {
@@ -354,10 +359,16 @@ static void say_error(const char *err, const char *path, const char *shown) {
  * as `path` but for the folder, so the chrome writer's .gz test sees the same suffix). */
 static int run_export(const trace_set *t, const export_args *a, const char *path,
                       const char *shown) {
-    char err[512] = "", done[64], safe[4096];
+    char err[512] = "", done[64], safe[4096], what[300];
     export_fn writer =
         a->schema ? schemas[schema_index(a->schema)].write : formats[format_index(a->format)].write;
+    tp_progress *pr = tp_cmd_progress_open("export", a->quiet);
+    snprintf(what, sizeof what, "exporting %s", tp_text_safe(safe, sizeof safe, shown));
+    tp_progress_phase(pr, what, 0);
     tp_status st = writer(t, path, done, sizeof done, err, sizeof err);
+    if (st != TP_OK)
+        tp_progress_phase(pr, NULL, 0); /* a failure: no done line, the error says it */
+    tp_progress_close(pr);
     /* The output's name comes from the trace's: printed terminal-safe (tp_text). */
     if (st == TP_OK)
         fprintf(stderr, "trainprof export: wrote %s (%s)\n", tp_text_safe(safe, sizeof safe, shown),

@@ -5,9 +5,26 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tp_load.h"
+#include "tp_progress.h"
 #include "tp_text.h"
+
+/* (parse_int below) */
+static int parse_int(const char *s, int lo, int hi, int *out);
+
+tp_progress *tp_cmd_progress_open(const char *cmd, int quiet) {
+    if (quiet)
+        return NULL;
+    const char *env = getenv("TRAINPROF_PROGRESS_AFTER_MS");
+    int after = 2000;
+    if (env && *env && parse_int(env, 0, 1 << 30, &after) != 0)
+        after = 2000;
+    char prog[32];
+    snprintf(prog, sizeof prog, "trainprof %s", cmd);
+    return tp_progress_open(stderr, prog, after, isatty(STDERR_FILENO));
+}
 
 static int parse_int(const char *s, int lo, int hi, int *out) {
     char *end;
@@ -45,11 +62,15 @@ static const tp_cmd_opt *find_opt(const tp_cmd_traces *c, const char *name) {
 
 /* Returns 0 ok, 1 --help given, 2 usage error (message printed). */
 static int parse_args(const tp_cmd_traces *c, void *args, int argc, char **argv, const char **paths,
-                      size_t *n_paths) {
+                      size_t *n_paths, int *quiet) {
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(s, "-h") || !strcmp(s, "--help"))
             return 1;
+        if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) { /* every command over traces */
+            *quiet = 1;
+            continue;
+        }
         const tp_cmd_opt *o = find_opt(c, s);
         if (o) {
             if (set_opt(o, val, args) != 0)
@@ -82,9 +103,10 @@ static void print_notes(const char *notes) {
 
 /* Loads the traces: the loader's notes go to stderr, and a failure is reported there as
  * "trainprof CMD: ...". Returns 0 with *out set, or 1. */
-static int load(const char *cmd, const char *const *paths, size_t n, tp_model **out) {
+static int load(const char *cmd, const char *const *paths, size_t n, tp_progress *progress,
+                tp_model **out) {
     tp_load_result res;
-    tp_status st = tp_load_paths(paths, n, out, &res);
+    tp_status st = tp_load_paths_progress(paths, n, progress, out, &res);
     print_notes(res.notes);
     if (st != TP_OK) {
         fprintf(stderr, "trainprof %s: ", cmd);
@@ -100,7 +122,8 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
     if (!paths)
         abort();
     size_t n = 0;
-    int rc = parse_args(c, args, argc, argv, paths, &n);
+    int quiet = 0;
+    int rc = parse_args(c, args, argc, argv, paths, &n, &quiet);
     if (rc != 0) {
         c->usage(rc == 1 ? stdout : stderr);
         free(paths);
@@ -114,9 +137,11 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
             return 2;
         }
         tp_model *a, *b = NULL;
-        rc = load(c->name, paths, 1, &a);
-        if (rc == 0 && (rc = load(c->name, paths + 1, 1, &b)) != 0)
+        tp_progress *pr = tp_cmd_progress_open(c->name, quiet);
+        rc = load(c->name, paths, 1, pr, &a);
+        if (rc == 0 && (rc = load(c->name, paths + 1, 1, pr, &b)) != 0)
             tp_model_close(a);
+        tp_progress_close(pr);
         free(paths);
         if (rc != 0)
             return rc;
@@ -126,11 +151,18 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
         return rc;
     }
     tp_model *m;
-    rc = load(c->name, paths, n, &m);
+    tp_progress *pr = tp_cmd_progress_open(c->name, quiet);
+    rc = load(c->name, paths, n, pr, &m);
     free(paths);
+    if (rc != 0 || !c->progress_in_run) {
+        tp_progress_close(pr); /* before the TUI takes the terminal */
+        pr = NULL;
+    }
     if (rc != 0)
         return rc;
+    tp_progress_phase(pr, "analysing", 0);
     rc = c->run(m, args);
+    tp_progress_close(pr);
     tp_model_close(m);
     return rc;
 }

@@ -21,7 +21,7 @@ static void usage(FILE *f) {
             "usage: trainprof report TRACE... [--rank N] [--format text|json|html] [--compat hta]\n"
             "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
             "                        [--no-symbols] [--stack-depth N] [--group-by name|shapes]\n"
-            "                        [--sort-ops self|total] [-o FILE]\n"
+            "                        [--sort-ops self|total] [-o FILE] [--quiet]\n"
             "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
             "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
             "--format html writes one self-contained page (charts, no script; use -o).\n"
@@ -30,7 +30,9 @@ static void usage(FILE *f) {
             "stack in \"GPU time by launching stack\" (default 5, at most 64).\n"
             "The CPU-operator table (framework ops and annotation ranges, self and total\n"
             "time) has one row per name, or per name and input shapes with --group-by\n"
-            "shapes; --sort-ops total sorts it by total instead of self time.\n");
+            "shapes; --sort-ops total sorts it by total instead of self time.\n"
+            "Work that takes more than 2 s shows its progress on stderr (bytes read, events,\n"
+            "elapsed); --quiet (-q) turns it off.\n");
 }
 
 static int parse_format(const char *v, void *field) {
@@ -104,7 +106,7 @@ static int run(const tp_model *m, void *args) {
 
 int tp_cmd_report(int argc, char **argv) {
     static const tp_cmd_traces cmd = {"report", usage, options, sizeof options / sizeof options[0],
-                                      run,      NULL};
+                                      run,      NULL,  1};
     report_args a = {.out = NULL};
     tp_report_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

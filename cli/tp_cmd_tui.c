@@ -47,6 +47,7 @@ static int show(const tp_model *m, void *args) {
     if (!a->snapshot) { /* draw UTF-8 only where the terminal's locale can show it */
         setlocale(LC_ALL, "");
         a->o.ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+        a->o.background = 1; /* a big trace's first frame at once, "computing" until ready */
     }
     if (tp_tui_open(&t, m, &a->o, err, sizeof err) != TP_OK) {
         fprintf(stderr, "trainprof tui: %s\n", err);
@@ -94,7 +95,7 @@ int tp_cmd_tui(int argc, char **argv) {
     };
 #undef OPT
     const tp_cmd_traces cmd = {"tui", usage, options, sizeof options / sizeof options[0],
-                               show,  NULL};
+                               show,  NULL,  0};
     tui_args a = {0};
     tp_tui_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

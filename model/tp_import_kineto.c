@@ -22,6 +22,7 @@
 #include "tp_kineto_names.h"
 #include "tp_kineto_stacks.h"
 #include "tp_mem.h"
+#include "tp_progress.h"
 #include "tp_record.h"
 #include "tp_sysinfo.h"
 
@@ -1396,6 +1397,7 @@ static int pump(kparse *p, gzsource *src) {
             return n == 0;
         if (feed(p, buf, (size_t)n) != TP_OK)
             return 0;
+        tp_progress_update(p->m->progress, (uint64_t)gzoffset(src->gz), p->r ? p->r->ev.n : 0);
     }
 }
 

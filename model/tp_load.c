@@ -15,6 +15,7 @@
 #include "tp_job.h"
 #include "tp_layout.h"
 #include "tp_load_native.h"
+#include "tp_progress.h"
 #include "tp_mem.h"
 
 typedef struct {
@@ -168,6 +169,14 @@ static tp_status expand_dir(const char *dir, pathlist *l, tp_load_result *res) {
     return TP_OK;
 }
 
+/* Starts progress phase "<verb> <file's base name>". */
+static void progress_phase(tp_progress *p, const char *verb, const char *path, uint64_t size) {
+    const char *base = strrchr(path, '/');
+    char what[256];
+    snprintf(what, sizeof what, "%s %s", verb, base && base[1] ? base + 1 : path);
+    tp_progress_phase(p, what, size);
+}
+
 /* Chooses the loader by the file's first bytes. The loader's error (or note) comes back in
  * parts and is written here, once, as one line. */
 static tp_status load_file(tp_model *m, const char *path, tp_load_result *res) {
@@ -188,8 +197,13 @@ static tp_status load_file(tp_model *m, const char *path, tp_load_result *res) {
                     list_formats(names, sizeof names, 1, " nor "));
     }
     tp_load_error e;
+    struct stat sb;
+    uint64_t size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    size_t before = m->n_ranks;
+    progress_phase(m->progress, "loading", path, size);
     if (fmt->load(m, path, &e) != TP_OK)
         return failed(res, &e);
+    tp_progress_done(m->progress, size, m->n_ranks > before ? m->ranks[before].ev.n : 0);
     if (e.reason[0])
         note(res, path, e.reason);
     return TP_OK;
@@ -261,6 +275,11 @@ static void check_recording(tp_model *m, size_t main_rank, tp_load_result *res) 
 }
 
 tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_load_result *res) {
+    return tp_load_paths_progress(paths, n, NULL, out, res);
+}
+
+tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress *progress,
+                                 tp_model **out, tp_load_result *res) {
     memset(res, 0, sizeof *res);
     *out = NULL;
     pathlist files = {0};
@@ -281,6 +300,7 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
         st = fail(res, TP_ERR_ARG, NULL, "no trace given");
     }
     tp_model *m = tp_model_new();
+    m->progress = progress;
     size_t *rank_of = calloc(files.n ? files.n : 1, sizeof *rank_of);
     if (!rank_of)
         abort();
@@ -297,12 +317,19 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
     list_free(&files);
     free(rank_of);
     if (st != TP_OK) {
+        tp_progress_phase(progress, NULL, 0); /* a failed phase says nothing more */
         tp_model_close(m);
         return st;
     }
     tp_job_gather(m);
     assign_ranks(m, res);
+    tp_progress_phase(progress, "building the model", 0);
     tp_model_finish(m);
+    size_t events = 0;
+    for (size_t i = 0; i < m->n_ranks; i++)
+        events += m->ranks[i].ev.n;
+    tp_progress_done(progress, 0, events);
+    m->progress = NULL; /* the caller's: it may close it while the model lives on */
     *out = m;
     return TP_OK;
 }

@@ -14,6 +14,7 @@
 
 #include "tp_load_error.h"
 #include "tp_model.h"
+#include "tp_progress.h"
 #include "tp_status.h"
 
 typedef struct {
@@ -27,5 +28,10 @@ typedef struct {
  * is NULL and res->error says why. TP_ERR_OPEN (missing path), TP_ERR_EMPTY (a folder with
  * no trace), TP_ERR_PARSE / TP_ERR_TRUNCATED (bad JSON), reader errors for .tprof. */
 tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_load_result *res);
+
+/* The same, reporting on `progress` (NULL: none): a phase per file ("loading NAME", its
+ * bytes and events as the loader reads) and one for tp_model_finish ("building the model"). */
+tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress *progress,
+                                 tp_model **out, tp_load_result *res);
 
 #endif

@@ -13,6 +13,7 @@
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_pairing.h"
+#include "tp_progress.h"
 #include "tp_reader.h"
 #include "tp_record.h"
 #include "tp_sort.h"
@@ -87,6 +88,7 @@ static tp_status push_row(nload *L, tp_event_row *row) {
         L->cat_raw[c] = intern_lit(L, tp_cat_name(c));
     row->cat_raw = L->cat_raw[c];
     tp_events_push(&L->r->ev, row);
+    tp_progress_events(L->m->progress, L->r->ev.n);
     return TP_OK;
 }
 

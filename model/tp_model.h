@@ -370,6 +370,8 @@ typedef struct {
     tp_rank *ranks; /* sorted by rank after finish */
     size_t n_ranks;
     tp_strpool *strings;
+    struct tp_progress *progress; /* while loading: where loaders report how far they got
+                                     (tp_progress; NULL: nowhere). Not owned. */
 } tp_model;
 
 /* ---- building (loaders, tests) ---- */

@@ -16,32 +16,26 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "tp_env_keys.h"
 #include "tp_kineto_names.h"
+#include "tp_ostream.h"
 #include "tp_pairing.h"
 #include "tp_visit.h"
 
 /* ---------------------------------------------------------------- output */
 
 typedef struct {
-    gzFile gz;
+    tp_ostream *os;
     int failed;
-    int err_no; /* errno of the failed write */
+    int err_no; /* errno of the failed write (from the stream, at close) */
     size_t n;
     char buf[1 << 16];
 } jout;
 
-/* Marks the output failed and keeps why (a later call may change errno). */
-static void out_fail(jout *w) {
-    w->failed = 1;
-    w->err_no = errno;
-}
-
 static void out_flush(jout *w) {
-    if (w->n && !w->failed && gzwrite(w->gz, w->buf, (unsigned)w->n) != (int)w->n)
-        out_fail(w);
+    if (w->n && !w->failed && tp_ostream_write(w->os, w->buf, w->n) != TP_OK)
+        w->failed = 1; /* the stream keeps the errno; close reports it */
     w->n = 0;
 }
 
@@ -49,8 +43,8 @@ static void out_raw(jout *w, const char *s, size_t n) {
     if (n > sizeof w->buf - w->n)
         out_flush(w);
     if (n > sizeof w->buf) { /* larger than the buffer: write through */
-        if (!w->failed && gzwrite(w->gz, s, (unsigned)n) != (int)n)
-            out_fail(w);
+        if (!w->failed && tp_ostream_write(w->os, s, n) != TP_OK)
+            w->failed = 1;
         return;
     }
     memcpy(w->buf + w->n, s, n);
@@ -622,16 +616,17 @@ static void set_err(char *err, size_t n, const char *path, const char *what) {
         snprintf(err, n, "%s: %s", path, what);
 }
 
-/* Opens `path` for zlib; *regular says whether it is a regular file, the only kind a failed
- * export may remove (never a device such as /dev/full, which root could otherwise delete). */
-static gzFile open_output(const char *path, int gzip, int *regular) {
+/* Opens `path` as a plain or parallel-gzip stream (tp_ostream); *regular says whether it is
+ * a regular file, the only kind a failed export may remove (never a device such as /dev/full,
+ * which root could otherwise delete). */
+static tp_ostream *open_output(const char *path, int gzip, int *regular) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct stat sb;
     *regular = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    gzFile gz = fd >= 0 ? gzdopen(fd, gzip ? "wb6" : "wbT") : NULL;
-    if (!gz && fd >= 0)
-        close(fd);
-    return gz;
+    tp_ostream *os = NULL;
+    if (fd >= 0 && tp_ostream_open(&os, fd, gzip, 0) != TP_OK)
+        errno = ENOMEM;
+    return os;
 }
 
 tp_status tp_export_chrome(tp_reader *r, const char *path, int gzip, tp_export_stats *stats,
@@ -648,8 +643,8 @@ tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *p
                                     const tp_export_counter *counters, size_t n_counters,
                                     tp_export_stats *stats, char *err, size_t err_size) {
     int regular;
-    gzFile gz = open_output(path, gzip, &regular);
-    if (!gz) {
+    tp_ostream *os = open_output(path, gzip, &regular);
+    if (!os) {
         char what[160];
         snprintf(what, sizeof what, "cannot create file: %s", strerror(errno));
         set_err(err, err_size, path, what);
@@ -660,7 +655,7 @@ tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *p
     tp_status st = TP_ERR_NOMEM;
     if (!w || !c)
         goto done;
-    w->gz = gz, w->failed = 0, w->err_no = 0, w->n = 0;
+    w->os = os, w->failed = 0, w->err_no = 0, w->n = 0;
     c->w = w, c->r = r[0], c->first = 1, c->n_procs = n;
     c->cnt = counters, c->n_cnt = n_counters;
     st = write_header(c, r, n);
@@ -672,12 +667,13 @@ tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *p
     out_flush(w);
     if (st == TP_OK && w->failed)
         st = TP_ERR_IO;
-done:
-    if (gzclose(gz) != Z_OK && st == TP_OK) {
-        st = TP_ERR_IO;
-        if (w)
-            w->err_no = errno;
-    }
+done:;
+    int err_no;
+    tp_status cst = tp_ostream_close(os, &err_no);
+    if (cst != TP_OK && (st == TP_OK || (w && w->failed)))
+        st = cst; /* the stream's failure says why (errno) */
+    if (w)
+        w->err_no = err_no;
     if (st != TP_OK) {
         set_err(err, err_size, path, tp_status_why(st, st == TP_ERR_IO && w ? w->err_no : 0));
         if (regular)

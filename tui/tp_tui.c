@@ -4,6 +4,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +19,29 @@
 #include "tp_tui_summary.h"
 #include "tp_tui_timeline.h"
 
+/* The background computation (tp_tui_opts.background): one thread computes the rank's data
+ * part by part (tp_tui_data_need with one bit), the parts the shown view waits for first, then
+ * every other part, so later views are ready when visited. The thread is the only writer of
+ * the data while it runs; the UI thread reads a part only after `ready` (under `mu`) says it
+ * is complete, and never reads tp_tui_data.ready itself. */
+typedef struct {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int running, stop;
+    unsigned want;  /* the parts the shown view waits for */
+    unsigned ready; /* the parts complete (a copy of d.ready, published under mu) */
+} worker;
+
 struct tp_tui {
     const tp_model *m;
     tp_an_opts an;
     size_t rank_idx;
     tp_tui_data d;
+    int background;
+    worker wk;
+    int pending_view; /* a jump into a view still computing: shown when it is there; -1 */
+    long pending_row;
     tp_tui_panel *panels[TP_TUI_N_VIEWS];
     int view;
     int w, h, ascii;
@@ -190,14 +209,26 @@ static tp_tui_panel *diagnosis_new(tp_tui_data *d) {
     return tp_tui_diagnosis_new(d);
 }
 
-/* The views, in the order of their keys (1..6) and of the title bar. */
+#define RA_SUMMARY (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_NVTX)
+
+/* The views, in the order of their keys (1..9) and of the title bar, with the parts of the
+ * rank's data each draws (tp_tui_data_need): a view's panel is made, and its data computed,
+ * the first time it is shown, so the first frame costs only what the first view shows. */
 static const struct {
-    const char *name; /* --view name, and the panel's name */
+    const char *name;  /* --view name, and the panel's name */
+    const char *title; /* the title bar's, and the panel's title */
     tp_tui_panel *(*make)(tp_tui_data *d);
+    unsigned needs;
 } views[TP_TUI_N_VIEWS] = {
-    {"summary", summary_new},      {"timeline", timeline_new}, {"kernels", kernels_new},
-    {"ranges", ranges_new},        {"copies", copies_new},     {"diagnosis", diagnosis_new},
-    {"stacks", tp_tui_stacks_new}, {"memory", memory_new},     {"cpuops", tp_tui_cpuops_new},
+    {"summary", "Summary", summary_new, RA_SUMMARY},
+    {"timeline", "Timeline", timeline_new, TP_TUI_LANES},
+    {"kernels", "Kernels", kernels_new, TP_RA_KERNELS},
+    {"ranges", "Ranges", ranges_new, TP_RA_NVTX},
+    {"copies", "Copies", copies_new, TP_RA_MEMORY},
+    {"diagnosis", "Diagnosis", diagnosis_new, TP_RA_DIAGNOSIS | TP_RA_NVTX}, /* go to: Ranges */
+    {"stacks", "Stacks", tp_tui_stacks_new, TP_TUI_VIEW},
+    {"memory", "Memory", memory_new, TP_RA_MEMUSE},
+    {"cpuops", "CPU ops", tp_tui_cpuops_new, TP_RA_CPUOPS},
 };
 
 int tp_tui_view_index(const char *name) {
@@ -213,7 +244,11 @@ const char *tp_tui_view_name(int i) {
 
 /* ------------------------------------------------------------------ app */
 
+static void worker_start(tp_tui *t);
+static void worker_stop(tp_tui *t);
+
 static void free_rank(tp_tui *t) {
+    worker_stop(t);
     for (int i = 0; i < TP_TUI_N_VIEWS; i++)
         if (t->panels[i])
             t->panels[i]->destroy(t->panels[i]);
@@ -221,17 +256,112 @@ static void free_rank(tp_tui *t) {
     tp_tui_data_free(&t->d);
 }
 
+/* Every part the views draw, in the order the background thread computes the parts no view
+ * waits for: the first views' first. */
+static unsigned all_parts(void) {
+    unsigned all = 0;
+    for (int i = 0; i < TP_TUI_N_VIEWS; i++)
+        all |= views[i].needs;
+    return all | TP_TUI_VIEW;
+}
+
+/* The next part to compute: the lowest bit the shown view waits for, else the lowest of the
+ * rest; 0 when all are done. */
+static unsigned next_part(const worker *w) {
+    unsigned todo = w->want & ~w->ready;
+    if (!todo)
+        todo = all_parts() & ~w->ready;
+    return todo & -todo;
+}
+
+static void *work(void *arg) {
+    tp_tui *t = arg;
+    worker *w = &t->wk;
+    pthread_mutex_lock(&w->mu);
+    for (unsigned part; !w->stop && (part = next_part(w));) {
+        pthread_mutex_unlock(&w->mu);
+        tp_tui_data_need(&t->d, part); /* with its view first, when an analysis */
+        pthread_mutex_lock(&w->mu);
+        w->ready = t->d.ready;
+        pthread_cond_broadcast(&w->cv);
+    }
+    w->running = 0;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Starts the background thread on the rank's data (falls back to computing on first frames
+ * when it cannot start). */
+static void worker_start(tp_tui *t) {
+    worker *w = &t->wk;
+    w->stop = 0, w->want = 0, w->ready = t->d.ready;
+    w->running = 1;
+    if (pthread_create(&w->th, NULL, work, t))
+        w->running = 0, t->background = 0;
+}
+
+/* Stops the background thread after its current part (and waits for it). */
+static void worker_stop(tp_tui *t) {
+    if (!t->background)
+        return;
+    pthread_mutex_lock(&t->wk.mu);
+    t->wk.stop = 1;
+    pthread_mutex_unlock(&t->wk.mu);
+    pthread_join(t->wk.th, NULL);
+}
+
+/* 1 when parts `needs` are computed; else asks the background thread for them first. */
+static int have(tp_tui *t, unsigned needs) {
+    if (!t->background)
+        return tp_tui_data_need(&t->d, needs), 1;
+    if (needs & TP_RA_ALL)
+        needs |= TP_TUI_VIEW;
+    pthread_mutex_lock(&t->wk.mu);
+    int ok = !(needs & ~t->wk.ready);
+    if (!ok)
+        t->wk.want = needs;
+    pthread_mutex_unlock(&t->wk.mu);
+    return ok;
+}
+
+/* Waits until the background thread has computed parts `needs` (it does them first). */
+static void wait_for(tp_tui *t, unsigned needs) {
+    if (needs & TP_RA_ALL)
+        needs |= TP_TUI_VIEW;
+    pthread_mutex_lock(&t->wk.mu);
+    t->wk.want = needs;
+    while ((needs & ~t->wk.ready) && t->wk.running)
+        pthread_cond_wait(&t->wk.cv, &t->wk.mu);
+    pthread_mutex_unlock(&t->wk.mu);
+}
+
+/* View i's panel, made (with the data it draws) the first time it is asked for; NULL while
+ * the background thread computes that data. */
+static tp_tui_panel *panel(tp_tui *t, int i) {
+    if (!t->panels[i]) {
+        if (!have(t, views[i].needs))
+            return NULL;
+        t->panels[i] = views[i].make(&t->d);
+        assert(!strcmp(t->panels[i]->name, views[i].name));
+        assert(!strcmp(t->panels[i]->title, views[i].title));
+        t->panels[i]->ascii = t->ascii;
+        if (t->pending_view == i && t->panels[i]->show_row)
+            t->panels[i]->show_row(t->panels[i], t->pending_row);
+        t->pending_view = t->pending_view == i ? -1 : t->pending_view;
+    }
+    return t->panels[i];
+}
+
 static void load_rank(tp_tui *t, size_t idx) {
     free_rank(t);
     t->rank_idx = idx;
-    tp_tui_data_build(&t->d, t->m, &t->m->ranks[idx], &t->an);
-    for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
-        t->panels[i] = views[i].make(&t->d);
-        assert(!strcmp(t->panels[i]->name, views[i].name));
-        t->panels[i]->ascii = t->ascii;
-    }
+    tp_tui_data_open(&t->d, t->m, &t->m->ranks[idx], &t->an);
     t->searching = 0;
     t->rendered = 0;
+    t->pending_view = -1;
+    if (t->background)
+        worker_start(t);
 }
 
 tp_status tp_tui_open(tp_tui **out, const tp_model *m, const tp_tui_opts *o, char *err,
@@ -260,6 +390,10 @@ tp_status tp_tui_open(tp_tui **out, const tp_model *m, const tp_tui_opts *o, cha
     t->an = o->an;
     t->view = view;
     t->ascii = o->ascii;
+    t->background = o->background;
+    t->pending_view = -1;
+    pthread_mutex_init(&t->wk.mu, NULL);
+    pthread_cond_init(&t->wk.cv, NULL);
     tp_tui_resize(t, o->width > 0 ? o->width : 120, o->height > 0 ? o->height : 40);
     load_rank(t, (size_t)(r - m->ranks));
     *out = t;
@@ -270,6 +404,8 @@ void tp_tui_close(tp_tui *t) {
     if (!t)
         return;
     free_rank(t);
+    pthread_mutex_destroy(&t->wk.mu);
+    pthread_cond_destroy(&t->wk.cv);
     tp_tui_grid_free(&t->grid);
     free(t);
 }
@@ -280,12 +416,31 @@ void tp_tui_resize(tp_tui *t, int w, int h) {
     t->rendered = 0;
 }
 
+unsigned tp_tui_computed(tp_tui *t) {
+    if (!t->background)
+        return t->d.ready;
+    pthread_mutex_lock(&t->wk.mu);
+    unsigned r = t->wk.ready;
+    pthread_mutex_unlock(&t->wk.mu);
+    return r;
+}
+
+int tp_tui_computing(tp_tui *t) {
+    return !t->panels[t->view] && !have(t, views[t->view].needs);
+}
+
+void tp_tui_wait_all(tp_tui *t) {
+    if (t->background)
+        pthread_join(t->wk.th, NULL), t->background = 0; /* the thread ends when all is done */
+    tp_tui_data_need(&t->d, all_parts());
+}
+
 int tp_tui_current_view(const tp_tui *t) {
     return t->view;
 }
 
 static void search_key(tp_tui *t, int k) {
-    tp_tui_panel *p = t->panels[t->view];
+    tp_tui_panel *p = panel(t, t->view);
     size_t n = strlen(t->query);
     if (k == TP_TUI_KEY_ENTER || k == '\r') {
         t->searching = 0;
@@ -331,14 +486,47 @@ static int page_rows(const tp_tui *t) {
 static void jump(tp_tui *t, tp_tui_panel *p) {
     int v = tp_tui_view_index(p->jump_view);
     p->jump_view = NULL;
-    if (v < 0 || !t->panels[v]->show_row)
+    if (v < 0)
+        return;
+    tp_tui_panel *to = panel(t, v);
+    if (!to) { /* still computing: shown once it is there */
+        t->view = v, t->pending_view = v, t->pending_row = p->jump_row;
+        return;
+    }
+    if (!to->show_row)
         return;
     t->view = v;
-    t->panels[v]->show_row(t->panels[v], p->jump_row);
+    to->show_row(to, p->jump_row);
+}
+
+static void load_rank(tp_tui *t, size_t idx);
+
+/* A key while the shown view waits for its data: the keys of every view (quit, views, rank)
+ * act at once; any other key waits for the view's data, so no key typed ahead is lost. Returns
+ * 1 to quit, 0 when the key was taken, -1 when the view is there now to take it. */
+static int waiting_key(tp_tui *t, int k) {
+    if (k == 'q' || k == 'Q')
+        return 1;
+    if (k == 'r' && t->m->n_ranks > 1)
+        load_rank(t, (t->rank_idx + 1) % t->m->n_ranks);
+    else if (k >= '1' && k < '1' + TP_TUI_N_VIEWS)
+        t->view = k - '1';
+    else if (k == TP_TUI_KEY_TAB)
+        t->view = (t->view + 1) % TP_TUI_N_VIEWS;
+    else if (k == TP_TUI_KEY_BTAB)
+        t->view = (t->view + TP_TUI_N_VIEWS - 1) % TP_TUI_N_VIEWS;
+    else
+        return wait_for(t, views[t->view].needs), -1;
+    return 0;
 }
 
 int tp_tui_key(tp_tui *t, int k) {
-    tp_tui_panel *p = t->panels[t->view];
+    tp_tui_panel *p = panel(t, t->view);
+    int w = p ? -1 : waiting_key(t, k);
+    if (w >= 0)
+        return t->rendered = 0, w;
+    if (!(p = panel(t, t->view)))
+        return 0; /* ALWAYS there after wait_for, unless the thread stopped */
     if (!t->rendered)
         tp_tui_render(t); /* panels lay themselves out when drawn: keys act on that layout */
     t->rendered = 0;
@@ -381,19 +569,19 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
                             t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
     int full = 0;
     for (int i = 0; i < TP_TUI_N_VIEWS; i++)
-        full += 5 + (int)strlen(t->panels[i]->title) + (i + 1 >= 10); /* "  2 Timeline " */
+        full += 5 + (int)strlen(views[i].title) + (i + 1 >= 10); /* "  2 Timeline " */
     int named = x + full <= g->w - 32; /* leave room for the drop warning (31 columns) */
     for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
         if (i == t->view)
             x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " [%d %s]", i + 1,
-                                    t->panels[i]->title);
+                                    views[i].title);
         else if (named)
             x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  %d %s ", i + 1,
-                                    t->panels[i]->title);
+                                    views[i].title);
         else
             x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " %d", i + 1);
     }
-    const tp_an_drops *dr = &t->d.a.drops; /* the report's line says the same, in full */
+    const tp_an_drops *dr = &t->d.drops; /* the report's line says the same, in full */
     if (dr->lost)
         tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_WARN, "  %.2f %% dropped: lower bounds",
                            100 * dr->share);
@@ -415,7 +603,12 @@ static const tp_tui_keydoc global_keys[] = {
 };
 
 static void draw_help(tp_tui *t, tp_tui_grid *g, int y) {
-    const tp_tui_panel *p = t->panels[t->view];
+    const tp_tui_panel *p = panel(t, t->view);
+    if (!p) {
+        tp_tui_grid_fill(g, y, TP_TUI_A_TITLE);
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY, " q Quit  Tab/1-%d View", TP_TUI_N_VIEWS);
+        return;
+    }
     if (t->searching) {
         tp_tui_grid_fill(g, y, TP_TUI_A_TITLE);
         tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY, " %s: %s_   Enter %s  Esc %s",
@@ -444,13 +637,18 @@ const tp_tui_grid *tp_tui_render(tp_tui *t) {
                            TP_TUI_MIN_W, TP_TUI_MIN_H);
         return g;
     }
+    tp_tui_panel *p = panel(t, t->view);
     draw_title(t, g);
-    if (t->help)
-        tp_tui_help_draw(g, s.body_top, s.body_h, t->panels[t->view], global_keys,
+    if (!p) /* the background thread is computing what this view shows */
+        tp_tui_grid_printf(g, 1, s.body_top + 1, g->w - 1, TP_TUI_A_NORMAL,
+                           "computing the %s view (%zu events)...", views[t->view].title,
+                           t->d.r->ev.n);
+    else if (t->help)
+        tp_tui_help_draw(g, s.body_top, s.body_h, p, global_keys,
                          (int)(sizeof global_keys / sizeof *global_keys) -
                              (t->m->n_ranks > 1 ? 0 : 1));
     else
-        t->panels[t->view]->draw(t->panels[t->view], g, s.body_top, s.body_h);
+        p->draw(p, g, s.body_top, s.body_h);
     draw_help(t, g, s.help_row);
     return g;
 }

@@ -24,9 +24,13 @@ typedef struct {
     int rank;         /* rank number to show; -1: the first */
     const char *view; /* starting view by name (tp_tui_view_index); NULL: summary */
     int width, height;
-    int ascii;     /* 1: draw with ASCII only (non-UTF-8 terminals) */
-    tp_an_opts an; /* the analyses' options, as `trainprof report` takes them (native mode;
-                      no_symbols: stacks in the diagnosis as module+offset) */
+    int ascii;      /* 1: draw with ASCII only (non-UTF-8 terminals) */
+    int background; /* 1: compute the views' data on a thread of the TUI's own, the view's
+                       first frame saying "computing" until it is there (the interactive UI:
+                       a big trace's first frame comes at once); 0: when a view is first drawn
+                       (--snapshot, tests: the frame is always the finished one) */
+    tp_an_opts an;  /* the analyses' options, as `trainprof report` takes them (native mode;
+                       no_symbols: stacks in the diagnosis as module+offset) */
 } tp_tui_opts;
 
 /* Special keys (plain characters are passed as themselves). */
@@ -72,6 +76,19 @@ void tp_tui_resize(tp_tui *t, int w, int h);
 
 /* Handles one key. Returns 1 when it asks to quit (q), else 0. */
 int tp_tui_key(tp_tui *t, int key);
+
+/* 1 while the background thread (tp_tui_opts.background) is computing data a view waits for,
+ * 0 when the current view is drawn from its data. For tests and the terminal's redraws. */
+int tp_tui_computing(tp_tui *t);
+
+/* Waits until the background thread has computed every part of the rank's data (at once
+ * without one). For tests and benchmarks. */
+void tp_tui_wait_all(tp_tui *t);
+
+/* The parts of the rank's data computed so far (TP_RA_* analyses, TP_TUI_LANES of
+ * tp_tui_data.h): what the views shown so far needed, each computed on a view's first frame,
+ * so that the first frame of a big trace costs only what its view draws. For tests. */
+unsigned tp_tui_computed(tp_tui *t);
 
 /* Index of the current view (0..TP_TUI_N_VIEWS - 1). */
 int tp_tui_current_view(const tp_tui *t);

@@ -172,11 +172,6 @@ static void build_lanes(tp_tui_data *d) {
     }
     for (size_t i = 0; i < r->ev.n; i++)
         d->n_names = r->ev.name[i] >= d->n_names ? r->ev.name[i] + 1 : d->n_names;
-    d->t_first = r->ev.n ? r->ev.ts[0] : 0;
-    d->t_last = d->t_first;
-    for (size_t i = 0; i < r->ev.n; i++)
-        if (r->ev.ts[i] + r->ev.dur[i] > d->t_last)
-            d->t_last = r->ev.ts[i] + r->ev.dur[i];
 }
 
 /* The analyses the views show (launch, queue and overlap have no view yet). */
@@ -184,18 +179,55 @@ static void build_lanes(tp_tui_data *d) {
     (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_MEMORY | TP_RA_NVTX | TP_RA_DIAGNOSIS |   \
      TP_RA_MEMUSE | TP_RA_CPUOPS)
 
-void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o) {
+void tp_tui_data_open(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o) {
     memset(d, 0, sizeof *d);
     d->m = m;
     d->r = r;
-    tp_rank_analysis_run(&d->a, m, r, o, TUI_ANALYSES);
+    if (o)
+        d->opts = *o;
+    else
+        tp_an_opts_init(&d->opts);
+    tp_an_drops_compute(r, &d->drops); /* the title bar's warning, on every view */
+    d->t_first = r->ev.n ? r->ev.ts[0] : 0;
+    d->t_last = d->t_first;
+    for (size_t i = 0; i < r->ev.n; i++)
+        if (r->ev.ts[i] + r->ev.dur[i] > d->t_last)
+            d->t_last = r->ev.ts[i] + r->ev.dur[i];
+}
+
+static void build_idle_split(tp_tui_data *d) {
     for (size_t s = 0; s < d->a.idle.n; s++)
         for (int c = 0; c < TP_IDLE_COUNT; c++)
             d->idle_split[c] += d->a.idle.s[s].idle[c];
-    build_kernels(d);
-    build_ranges(d);
-    build_copies(d);
-    build_lanes(d);
+}
+
+/* What each analysis brings besides its result: the arrangement the views draw. */
+static const struct {
+    unsigned bit;
+    void (*arrange)(tp_tui_data *d);
+} arrangements[] = {
+    {TP_RA_IDLE, build_idle_split}, {TP_RA_KERNELS, build_kernels}, {TP_RA_NVTX, build_ranges},
+    {TP_RA_MEMORY, build_copies},   {TP_TUI_LANES, build_lanes},
+};
+
+void tp_tui_data_need(tp_tui_data *d, unsigned which) {
+    if (which & TP_RA_ALL)
+        which |= TP_TUI_VIEW;
+    unsigned fresh = which & ~d->ready;
+    if (!fresh)
+        return;
+    if (fresh & TP_TUI_VIEW) /* the view (and the drops again, the same figures) */
+        tp_rank_analysis_run(&d->a, d->m, d->r, &d->opts, 0);
+    tp_rank_analysis_more(&d->a, fresh & TP_RA_ALL);
+    for (size_t i = 0; i < sizeof arrangements / sizeof *arrangements; i++)
+        if (fresh & arrangements[i].bit)
+            arrangements[i].arrange(d);
+    d->ready |= fresh;
+}
+
+void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o) {
+    tp_tui_data_open(d, m, r, o);
+    tp_tui_data_need(d, TUI_ANALYSES | TP_TUI_VIEW | TP_TUI_LANES);
 }
 
 void tp_tui_data_free(tp_tui_data *d) {

@@ -1,11 +1,13 @@
-/* tp_tui_data: what the TUI shows about one rank, computed once from the analyzer.
+/* tp_tui_data: what the TUI shows about one rank, computed from the analyzer when first needed.
  *
  * The numbers come from tp_rank_analysis, the same call `trainprof report` makes, under the
  * options the TUI was given (native mode by default), so the TUI and the report always
  * agree; this module only arranges them: the three tables (kernels, ranges, copies), the
  * timeline lanes (one per GPU stream, then one per CPU thread, as rows of the model's stream
  * and thread indexes) and the lookups behind the timeline cursor. The model must outlive the
- * data. */
+ * data. Each part is computed the first time a view asks for it (tp_tui_data_need): on a
+ * trace of millions of events the first frame of one view costs only what that view shows
+ * (the diagnosis alone can take seconds, the timeline's levels as long). */
 #ifndef TP_TUI_DATA_H
 #define TP_TUI_DATA_H
 
@@ -32,17 +34,36 @@ typedef struct {
 typedef struct {
     const tp_model *m;
     const tp_rank *r;
-    tp_rank_analysis a;                /* the view, the analyses the views show, diagnosis */
+    tp_an_opts opts;    /* the options the analyses run under */
+    tp_an_drops drops;  /* what the collector lost (the title bar), known from tp_tui_data_open
+                           on; a.drops equals it once the view is built */
+    tp_rank_analysis a; /* the view, the analyses the views show, diagnosis */
     int64_t idle_split[TP_IDLE_COUNT]; /* summed over streams */
     int64_t t_first, t_last;           /* first start and last end of any event of the rank */
     uint32_t n_names;                  /* 1 + the largest name id of the rank's rows */
     tp_tui_lane *lanes;
     size_t n_lanes;
     tp_tui_table kernels, ranges, copies;
+    unsigned ready; /* the parts computed so far: TP_RA_* bits, TP_TUI_VIEW, TP_TUI_LANES */
 } tp_tui_data;
 
-/* Runs the analyses for rank `r` of `m` under `o` (NULL: defaults, native mode) and builds
- * tables and lanes. Aborts on OOM. */
+/* Parts for tp_tui_data_need besides the TP_RA_* analyses, as bits above theirs: the timeline's
+ * lanes (and their levels, n_names), and the analyses' view of the rank (a.v), which every
+ * analysis needs (so asking for one brings it) and the Timeline does not. */
+#define TP_TUI_LANES (1u << 31)
+#define TP_TUI_VIEW (1u << 30)
+
+/* Takes rank `r` of `m` and options `o` (NULL: defaults, native mode); computes the drops and
+ * the rank's time span (t_first, t_last), nothing else yet (not even the view). */
+void tp_tui_data_open(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o);
+
+/* Computes the parts in `which` (TP_RA_* analyses, TP_TUI_VIEW, TP_TUI_LANES) not computed yet
+ * (and the view first when an analysis needs it), and what
+ * the views draw from them (idle split, the kernels / ranges / copies tables, the lanes). The
+ * results are those an eager run would give: each analysis reads only the view. */
+void tp_tui_data_need(tp_tui_data *d, unsigned which);
+
+/* tp_tui_data_open, then every part the views show (the live view, tests). */
 void tp_tui_data_build(tp_tui_data *d, const tp_model *m, const tp_rank *r, const tp_an_opts *o);
 void tp_tui_data_free(tp_tui_data *d);
 

@@ -176,6 +176,8 @@ static int tui_key(void *t, int k) {
 }
 
 tp_status tp_tui_run(tp_tui *t) {
-    tp_tui_term_app app = {t, tui_render, tui_resize, tui_key, NULL, 0};
+    /* The tick redraws: a view whose data a background thread computes (tp_tui_opts
+     * .background) shows as soon as it is there, without waiting for a key. */
+    tp_tui_term_app app = {t, tui_render, tui_resize, tui_key, NULL, 250};
     return tp_tui_term_run(&app);
 }

@@ -617,6 +617,6 @@ tp_tui_panel *tp_tui_timeline_new(const tp_tui_data *d) {
     tl->target = tl->sel = tl->mark = -1;
     tl->ws.step = -1;
     tl->collapsed = tp_mem_xcalloc(d->n_lanes + 1, 1);
-    tl->stacks = tp_tui_stacks_open(d->m, d->r, d->a.v.opts.no_symbols);
+    tl->stacks = tp_tui_stacks_open(d->m, d->r, d->opts.no_symbols);
     return &tl->super;
 }

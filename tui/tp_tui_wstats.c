@@ -13,7 +13,7 @@ void tp_tui_wstats_set(tp_tui_wstats *w, const tp_tui_data *d, int64_t lo, int64
         int64_t t = lo;
         lo = hi, hi = t;
     }
-    tp_an_opts o = d->a.v.opts;
+    tp_an_opts o = d->opts;
     o.window_lo = lo;
     o.window_hi = hi > lo ? hi : lo + 1;
     tp_rank_analysis_run(&w->a, d->m, d->r, &o, TP_TUI_WSTATS_ANALYSES);

@@ -81,7 +81,9 @@ T new-session -d -s tui2 -x 100 -y 30 \
     "env LANG=C LC_ALL=C TERM=screen '$tp' tui '$sample' --view kernels; echo \$? >'$tmp/rc'; sleep 5" ||
     fail "tmux new-session (C locale) failed"
 i=0
-until T capture-pane -p -t tui2 >"$tmp/screen" 2>/dev/null && grep -qF "[3 Kernels]" "$tmp/screen"; do
+# (the view's table, not its "computing" frame: the UI computes a view's data in the background)
+until T capture-pane -p -t tui2 >"$tmp/screen" 2>/dev/null && grep -qF "[3 Kernels]" "$tmp/screen" &&
+    grep -qF "sorted by" "$tmp/screen"; do
     [ $i -lt 100 ] || fail "C-locale session never drew"
     sleep 0.1
     i=$((i + 1))

@@ -10,6 +10,7 @@
 #include "tp_rank_analysis.h"
 #include "tp_test.h"
 #include "tp_tui.h"
+#include "tp_tui_data.h"
 #include "tp_units.h"
 #include "tp_tui_layout.h"
 
@@ -420,6 +421,102 @@ static void test_open_errors(void) {
     tp_tui_close(NULL);
 }
 
+/* The whole frame as text. */
+static char *frame_text(tp_tui *t) {
+    const tp_tui_grid *g = tp_tui_render(t);
+    size_t cap = (size_t)g->h * 16384, n = 0;
+    char *out = malloc(cap), row[16384];
+    for (int y = 0; y < g->h; y++) {
+        tp_tui_grid_row(g, y, row, sizeof row, 1);
+        n += (size_t)snprintf(out + n, cap - n, "%s\n", row);
+    }
+    return out;
+}
+
+/* Each view computes its data on its first frame, no sooner (the Timeline's first frame runs
+ * no analysis at all, not even the view they share; the Diagnosis only when shown), and a view's
+ * frame is the same whether it is the first view or shown after all the others (nothing depends on
+ * the order). */
+static void test_lazy_views(void) {
+    tp_tui *t = open_tui(sample, "timeline", 120, 40);
+    tp_tui_render(t);
+    CHECK_EQ_U(tp_tui_computed(t), TP_TUI_LANES);
+    keys(t, "1"); /* Summary */
+    tp_tui_render(t);
+    unsigned c = tp_tui_computed(t);
+    CHECK(c & TP_RA_KERNELS && c & TP_RA_TEMPORAL && c & TP_TUI_VIEW && !(c & TP_RA_DIAGNOSIS));
+    CHECK(!(c & TP_RA_MEMUSE) && !(c & TP_RA_CPUOPS));
+    keys(t, "6");
+    tp_tui_render(t);
+    CHECK(tp_tui_computed(t) & TP_RA_DIAGNOSIS);
+    tp_tui_close(t);
+    for (int v = 0; v < TP_TUI_N_VIEWS; v++) {
+        tp_tui *first = open_tui(sample, tp_tui_view_name(v), 120, 40);
+        char *a = frame_text(first);
+        tp_tui *later = open_tui(sample, tp_tui_view_name((v + 1) % TP_TUI_N_VIEWS), 120, 40);
+        for (int k = 1; k < TP_TUI_N_VIEWS; k++) {
+            tp_tui_key(later, '1' + (v + 1 + k) % TP_TUI_N_VIEWS);
+            tp_tui_render(later);
+        }
+        CHECK_EQ_I(tp_tui_current_view(later), v);
+        char *b = frame_text(later);
+        if (strcmp(a, b))
+            printf("view %s differs:\n%s\n---\n%s\n", tp_tui_view_name(v), a, b);
+        CHECK(!strcmp(a, b));
+        free(a), free(b);
+        tp_tui_close(first), tp_tui_close(later);
+    }
+}
+
+/* The background thread (tp_tui_opts.background): every view's frame, once the thread is done,
+ * is the frame drawn without it; the thread computes every part; switching ranks while it
+ * works stops and restarts it (the sanitizer builds check the handover). A frame drawn while
+ * it computes either says so or is the finished one (which of the two is up to the clock). */
+static void test_background(void) {
+    tp_tui_opts o;
+    tp_tui_opts_init(&o);
+    o.width = 120, o.height = 40, o.background = 1;
+    char err[128];
+    for (int v = 0; v < TP_TUI_N_VIEWS; v++) {
+        tp_tui *sync = open_tui(sample, tp_tui_view_name(v), 120, 40), *bg = NULL;
+        o.view = tp_tui_view_name(v);
+        CHECK_OK(tp_tui_open(&bg, sample, &o, err, sizeof err));
+        char *early = frame_text(bg);
+        char *a = frame_text(sync);
+        CHECK(strstr(early, "computing the ") || !strcmp(early, a));
+        tp_tui_wait_all(bg);
+        CHECK(!tp_tui_computing(bg));
+        char *b = frame_text(bg);
+        CHECK(!strcmp(a, b));
+        unsigned all = tp_tui_computed(bg);
+        CHECK(all & TP_TUI_LANES && all & TP_RA_DIAGNOSIS && all & TP_RA_CPUOPS &&
+              all & TP_RA_MEMUSE);
+        free(early), free(a), free(b);
+        tp_tui_close(sync), tp_tui_close(bg);
+    }
+    /* Keys right away, before the thread is done: view switches and a rank switch. */
+    tp_model *m = tp_model_new();
+    for (int k = 0; k < 2; k++) {
+        tp_rank *r = tp_model_add_rank(m, k ? "rank1.json" : "rank0.json");
+        r->rank = k;
+        tp_event_row e;
+        tp_event_row_init(&e);
+        e.ts = 1000, e.dur = 500, e.cat = TP_CAT_KERNEL, e.stream = 7, e.device = 0;
+        e.name = tp_model_intern(m, "k", 1);
+        tp_events_push(&r->ev, &e);
+    }
+    tp_model_finish(m);
+    o.view = "diagnosis";
+    tp_tui *t = NULL;
+    CHECK_OK(tp_tui_open(&t, m, &o, err, sizeof err));
+    keys(t, "2r3r6");
+    tp_tui_wait_all(t);
+    CHECK_EQ_I(tp_tui_current_view(t), 5);
+    CHECK(strstr(screen_row(t, 0), "rank 0 (1 of 2)") != NULL);
+    tp_tui_close(t);
+    tp_model_close(m);
+}
+
 int main(void) {
     const char *src = getenv("TP_SOURCE_DIR");
     char path[4096];
@@ -430,6 +527,8 @@ int main(void) {
         fprintf(stderr, "cannot load %s: %s\n", path, res.error);
         return 1;
     }
+    TP_RUN(test_lazy_views);
+    TP_RUN(test_background);
     TP_RUN(test_summary_numbers);
     TP_RUN(test_kernels_sort_search);
     TP_RUN(test_timeline_zoom_select);
