@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tp_align.h"
 #include "tp_import_kineto.h"
 #include "tp_job.h"
 #include "tp_layout.h"
@@ -303,6 +304,7 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
     tp_job_gather(m);
     assign_ranks(m, res);
     tp_model_finish(m);
+    tp_align_ranks(m);
     *out = m;
     return TP_OK;
 }

@@ -305,6 +305,34 @@ typedef struct {
     uint32_t *rows; /* event rows */
 } tp_buckets;
 
+/* Where a rank's shift onto the job clock comes from (model/tp_align). */
+typedef enum {
+    TP_CLOCK_NONE = 0,    /* not aligned: the rank or the reference has no clock pair */
+    TP_CLOCK_REFERENCE,   /* the reference rank: its clock is the job clock */
+    TP_CLOCK_SYNC,        /* native: the first CLOCK_SYNC realtime pair */
+    TP_CLOCK_KINETO_BASE, /* Kineto: baseTimeNanoseconds */
+    TP_CLOCK_AS_RECORDED  /* Kineto without baseTimeNanoseconds: ts are wall-clock already */
+} tp_clock_source;
+
+/* How the offset left after alignment was estimated (model/tp_align). */
+typedef enum {
+    TP_RESIDUAL_NONE = 0,    /* no estimate */
+    TP_RESIDUAL_REFERENCE,   /* the reference rank (0 by definition) */
+    TP_RESIDUAL_COLLECTIVES, /* median of matched communication kernels' end times */
+    TP_RESIDUAL_SYNC_PAIRS   /* the last CLOCK_SYNC pairs against the first, + uncertainty */
+} tp_clock_residual;
+
+/* A rank on the job clock (tp_align_ranks; docs/analyzer.md, "Ranks on one clock"). */
+typedef struct {
+    int aligned;             /* 1 once tp_align_ranks ran over a job of several ranks */
+    int ref_rank;            /* the rank whose clock is the job clock (the lowest) */
+    int64_t shift_ns;        /* add to this rank's ts to read them on the job clock */
+    tp_clock_source source;  /* where shift_ns comes from */
+    int64_t residual_ns;     /* estimated offset left after the shift (>= 0); -1: unknown */
+    tp_clock_residual method;
+    size_t n_matched; /* communication kernels matched (TP_RESIDUAL_COLLECTIVES) */
+} tp_rank_clock;
+
 typedef struct {
     int rank;          /* distributedInfo.rank when present, else HTA's inference, else the
                           file's position in the job */
@@ -316,7 +344,12 @@ typedef struct {
     tp_devtype device_type;
     int has_fractional_ts;  /* some ts had a fractional µs part (HTA ns rounding applies) */
     int has_fractional_dur; /* some dur had a fractional µs part */
-    int64_t base_time_ns;   /* Kineto baseTimeNanoseconds; 0: absent */
+    int64_t base_time_ns;   /* Kineto baseTimeNanoseconds, native realtime - ts of the first
+                               CLOCK_SYNC pair (tp_clocksync); 0: absent */
+    int64_t base_time_end_ns;      /* native: realtime - ts of the last CLOCK_SYNC pair */
+    uint64_t clock_uncertainty_ns; /* native: the CLOCK_SYNC pairs' uncertainty */
+    size_t n_clock_pairs;          /* native: CLOCK_SYNC pairs in the trace */
+    tp_rank_clock clock;           /* on the job clock (tp_align_ranks, tp_load_paths) */
     uint32_t dist_backend;  /* string id of distributedInfo.backend; 0: absent */
     tp_device_info *devices;
     size_t n_devices;
