@@ -63,10 +63,13 @@ typedef tp_status (*export_fn)(const trace_set *t, const char *out, char *done, 
 static tp_status write_chrome(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     tp_export_stats s = {0};
-    tp_export_counter *mem; /* device memory counters: the allocator replay's timeline */
-    size_t n_mem = tp_cmd_export_mem_counters(t->trace, &mem);
-    tp_status st = tp_export_chrome_counters(t->r, t->n, out, ends_with(out, ".gz"), mem, n_mem, &s,
-                                             err, err_len);
+    tp_export_counter *mem = NULL; /* device memory counters: the allocator replay's timeline */
+    size_t n_mem = t->job ? 0 : tp_cmd_export_mem_counters(t->trace, &mem);
+    tp_export_job j = {NULL, NULL, 0};
+    if (t->job)
+        j = (tp_export_job){t->job->place, t->job->util, t->job->n_util};
+    tp_status st = tp_export_chrome_job(t->r, t->n, t->job ? &j : NULL, mem, n_mem, out,
+                                        ends_with(out, ".gz"), &s, err, err_len);
     free(mem);
     snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
     return st;
@@ -160,7 +163,7 @@ static const struct {
     int job; /* writes a job of several ranks into one file (a folder, several TRACEs) */
     const char *help;
 } formats[] = {
-    {"chrome", ".json", write_chrome, 1, 0,
+    {"chrome", ".json", write_chrome, 1, 1,
      "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
      "                    chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
      "gzip-compressed; the\n"
@@ -199,7 +202,7 @@ static void usage(FILE *out) {
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
             "extension in place of .tprof. An existing FILE is kept unless --force.\n"
             "A job of several ranks (a FOLDER, or several TRACEs) goes into one file with\n"
-            "--format perfetto: each rank its own process, on one clock.\n",
+            "--format perfetto or chrome: each rank its own process, on one clock.\n",
             format_names(names, sizeof names, "|"));
     for (size_t i = 0; i < N_FORMATS; i++)
         fprintf(out, "  %-8s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
@@ -449,7 +452,7 @@ static int export_job(const export_args *a) {
     if (!formats[format_index(a->format)].job) {
         fprintf(stderr,
                 "trainprof export: --format %s takes one TRACE; a job of several ranks (a "
-                "folder, several TRACEs) exports with --format perfetto\n",
+                "folder, several TRACEs) exports with --format perfetto or chrome\n",
                 a->format);
         return 2;
     }

@@ -957,34 +957,6 @@ static void write_util(ctx *c) {
     }
 }
 
-static int64_t pid_of(tp_reader *r) {
-    const tp_rec_hdr *const *recs;
-    tp_rec_process p = {0};
-    if (tp_reader_meta(r, TP_REC_PROCESS, &recs) > 0)
-        tp_record_get(recs[0], &p, sizeof p);
-    return p.pid;
-}
-
-/* Trace k's pid: its own, unless an earlier trace of a job (another rank, maybe another
- * machine) took it: Perfetto would make the two one process. */
-static int64_t choose_pid(const ctx *c, tp_reader *const *r, size_t k, const int64_t *taken) {
-    int64_t pid = pid_of(r[k]) ? pid_of(r[k]) : (int64_t)k + 1;
-    for (size_t j = 0; c->job && j < k; j++)
-        if (taken[j] == pid)
-            return 0x40000000 + (int64_t)k; /* above any Linux pid (pid_max <= 2^22) */
-    return pid;
-}
-
-/* The shift of every trace, plus one constant so that the earliest is 0 or more. */
-static uint64_t shift_of(const tp_export_job *j, size_t n, size_t k) {
-    if (!j || !j->place)
-        return 0;
-    int64_t least = 0;
-    for (size_t i = 0; i < n; i++)
-        least = j->place[i].shift_ns < least ? j->place[i].shift_ns : least;
-    return (uint64_t)(j->place[k].shift_ns - least);
-}
-
 static tp_status write_all(ctx *c, tp_reader *const *r, size_t n) {
     tp_status st = TP_OK;
     int64_t *taken = calloc(n, sizeof *taken);
@@ -993,8 +965,8 @@ static tp_status write_all(ctx *c, tp_reader *const *r, size_t n) {
     for (size_t k = 0; k < n && st == TP_OK; k++) {
         reset_process(c, k);
         c->r = r[k];
-        c->pid = taken[k] = choose_pid(c, r, k, taken);
-        c->shift = shift_of(c->job, n, k);
+        c->pid = taken[k] = tp_export_job_pid(c->job, r, k, taken);
+        c->shift = tp_export_job_shift(c->job, n, k);
         process_track(c);
         tp_visit_stats vs;
         st = tp_visit_run(c->r, &events, c, &vs);

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_export_job.h"
 #include "tp_reader.h"
 #include "tp_status.h"
 
@@ -33,30 +34,6 @@ typedef struct {
     uint64_t instants;
     uint64_t nvtx_unclosed; /* ranges still open at the end, closed at the process's last time */
 } tp_perfetto_stats;
-
-/* A trace's place in a job of several ranks (tp_export_perfetto_job): its rank, named
- * "rank N" as a process, and the shift that puts its times on the job clock (model/tp_align;
- * the writer adds one constant to every trace so that no time is negative). */
-typedef struct {
-    int rank;         /* -1: named as a process of one recording */
-    int64_t shift_ns; /* added to every time of the trace */
-} tp_export_place;
-
-/* One device utilization sample: device `device` of trace `trace` (an index into the
- * readers) was busy `util` (0..1) of the window starting at `ts` (that trace's clock), until
- * the next sample of the device. The caller computes them (analyzer/tp_an_util). */
-typedef struct {
-    uint32_t trace;
-    int32_t device;
-    uint64_t ts;
-    double util;
-} tp_export_util;
-
-typedef struct {
-    const tp_export_place *place; /* one per trace, or NULL: one recording, no shift */
-    const tp_export_util *util;   /* grouped by trace, each device's in time order */
-    size_t n_util;
-} tp_export_job;
 
 /* Writes the `n` >= 1 traces of one recording, r[0] the main process's, to `path`.
  * `stats` may be NULL. On failure returns TP_ERR_OPEN (cannot create `path`), TP_ERR_IO or

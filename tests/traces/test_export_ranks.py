@@ -12,6 +12,9 @@ folder and from the four files named:
     clock shift for it, plus one constant for all ranks;
 (d) a "GPU D utilization (%)" counter per rank whose samples, weighted by their windows, add
     up to the report's busy time of that rank (tp_an_util: the report's definition);
+(f) the same as one Chrome file: "rank N" processes under their pids, a device process of
+    each rank's own, GPU events per rank as the report's, the same shifts, utilization counters
+    adding up to the report's busy time, no distributedInfo;
 (e) a job with --format sqlite: one line, exit 2; a Kineto job (the peer set
     hta_sampled_2rank, skipped without ../shared, failed under CI=true): one line, exit 1."""
 import collections
@@ -161,6 +164,49 @@ with tempfile.TemporaryDirectory() as tmp:
         check(len(u) > 2 and u[-1][1] == 0 and abs(busy - want) <= 1e-6 * want + 1,
               "rank %d: utilization x windows = busy %d ns (%.1f, %d samples)"
               % (k, want, busy, len(u)))
+
+    # the same job as one Chrome file: processes, devices, counts, clock, utilization
+    cj = os.path.join(tmp, "job.json")
+    r = run("export", "--format", "chrome", job, "-o", cj)
+    check(r.returncode == 0, "chrome export of the folder (%s)" % r.stderr.strip())
+    doc = json.load(open(cj))
+    ev = doc["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+    rank_pid = {int(n.split()[1]): p for p, n in names.items() if n.startswith("rank ")}
+    dev_pid = {int(n.split("(rank ")[1].rstrip(")")): p for p, n in names.items() if "(rank " in n}
+    check(rank_pid == pids and len(dev_pid) == 4 and len(set(dev_pid.values())) == 4,
+          "chrome: 'rank N' under each rank's pid, a device process of each rank's own (%s)" % names)
+    check("distributedInfo" not in doc, "chrome: no one rank's distributedInfo")
+    gpu = collections.Counter(e["pid"] for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    for k in range(4):
+        check(gpu[dev_pid[k]] == ranks[k]["n_gpu_events"], "chrome rank %d: %d GPU events = the "
+              "report's" % (k, gpu[dev_pid[k]]))
+    cfirst = {}
+    cutil = collections.defaultdict(list)
+    for e in ev:
+        if e.get("ph") == "M" or "ts" not in e:
+            continue
+        ts = round(e["ts"] * 1000)
+        for k in range(4):
+            if e["pid"] in (rank_pid[k], dev_pid[k]):
+                if e.get("cat") == "utilization":
+                    cutil[k].append((ts, e["args"]["utilization"]))
+                else:
+                    cfirst[k] = min(cfirst.get(k, ts), ts)
+    cown = {}
+    for k in range(4):
+        single = [e for e in json.load(open(os.path.join(tmp, "r%d.json" % k)))["traceEvents"]
+                  if e.get("ph") != "M" and "ts" in e and e.get("cat") != "memory"]
+        cown[k] = min(round(e["ts"] * 1000) for e in single)
+    consts = {cfirst[k] - cown[k] - ranks[k]["clock"]["shift_ns"] for k in range(4)}
+    check(len(consts) == 1, "chrome: every rank moved by its clock shift plus one constant (%s)"
+          % consts)
+    for k in range(4):
+        u = sorted(cutil[k])
+        busy = sum(v / 100.0 * (u[i + 1][0] - u[i][0]) for i, (t, v) in enumerate(u[:-1]))
+        want = ranks[k]["temporal"]["busy_ns"]
+        check(abs(busy - want) <= 1e-6 * want + 1000,
+              "chrome rank %d: utilization x windows = busy %d ns (%.1f)" % (k, want, busy))
 
     # (e) bad use
     r = run("export", "--format", "sqlite", job, "-o", os.path.join(tmp, "x.sqlite"))
