@@ -8,12 +8,14 @@ usage: test_load_workers.py TRAINPROF PEER_DIR
     move between string pools must keep whole): the JSON and text
     reports are byte-identical with 1, 3 and 8 workers, and the ranks come out in rank order
     with their own names;
+    strace -f sees 4 parsing threads with 4 workers, none with 1;
 (b) a job where the 7th file is damaged: the same one-line error, naming that file, with 1 and
     8 workers;
 (c) the peer set param_dlrm_8rank (skipped without ../shared, failed under CI=true): the same
     bytes with 1 and 8 workers."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,6 +71,20 @@ with tempfile.TemporaryDirectory() as tmp:
               all(o["name"].startswith("aten::op_r%d_" % r["rank"]) for o in r["cpu_ops"]["ops"]
                   if o["name"].startswith("aten::op_r"))
               for r in rep["ranks"]), "each rank keeps its own names")
+
+    # the threads are really there: strace -f sees the parsing threads (skipped without strace)
+    if shutil.which("strace"):
+        def threads(w):
+            log = os.path.join(tmp, "strace%d" % w)
+            subprocess.run(["strace", "-f", "-qq", "-o", log, TP, "report", "--format", "json", d],
+                           env=dict(os.environ, TRAINPROF_LOAD_WORKERS=str(w)),
+                           capture_output=True, check=True)
+            return len({line.split()[0] for line in open(log) if line.strip()})
+        n1, n4 = threads(1), threads(4)
+        check(n1 == 1 and n4 == 5, "1 worker: no thread; 4 workers: 4 parsing threads (%d, %d)"
+              % (n1, n4))
+    else:
+        print("skip: no strace")
 
     bad = os.path.join(tmp, "bad")
     os.mkdir(bad)
