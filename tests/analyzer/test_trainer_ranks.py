@@ -12,7 +12,8 @@ usage: test_trainer_ranks.py TRAINPROF TRAINER
 (b) the same job without --slow-rank: no cross-rank finding;
 (c) the ranks are on one clock: each rank's shift is its first CLOCK_SYNC pair's offset minus
     rank 0's, recomputed here from each trace's Chrome export (baseTimeNanoseconds), and the
-    residual comes from the last pairs (a number, never missing)."""
+    residual comes from the last pairs (a number, never missing);
+(d) the report is the same bytes loaded on 1 and 4 threads (TRAINPROF_LOAD_WORKERS)."""
 import json
 import os
 import subprocess
@@ -44,10 +45,14 @@ def record_job(d, extra):
         assert p.returncode == 0, err
 
 
-def report(path):
-    r = subprocess.run([TP, "report", "--format", "json", path], capture_output=True, text=True)
+def report(path, workers=None):
+    env = dict(os.environ)
+    if workers:
+        env["TRAINPROF_LOAD_WORKERS"] = str(workers)
+    r = subprocess.run([TP, "report", "--format", "json", path], capture_output=True, text=True,
+                       env=env)
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return r.stdout if workers else json.loads(r.stdout)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -59,6 +64,9 @@ with tempfile.TemporaryDirectory() as tmp:
           all(r["steps"] == 20 for r in x["ranks"]), "slow job: ranks 0-3, 20 steps each")
     check([(f["id"], f["rank"]) for f in x["findings"]] == [("straggler", 2)],
           "slow job: one finding, straggler rank 2 (%s)" % [(f["id"], f["rank"]) for f in x["findings"]])
+
+    check(report(slow, 1) == report(slow, 4), "native traces: the same report loaded on 1 and 4 "
+          "threads")
 
     healthy = os.path.join(tmp, "healthy")
     record_job(healthy, [])
