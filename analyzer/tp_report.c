@@ -19,6 +19,7 @@
 #include "tp_report_env.h"
 #include "tp_report_alloc.h"
 #include "tp_report_fmt.h"
+#include "tp_report_clock.h"
 #include "tp_report_html.h"
 #include "tp_report_section.h"
 #include "tp_report_marks.h"
@@ -350,6 +351,7 @@ static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
 static const tp_report_text_section text_sections[] = {
     {"environment", TP_RS_ALWAYS, tp_report_env_text},
     {"processes", TP_RS_ALWAYS, text_processes},
+    {"clock", TP_RS_ALWAYS, tp_report_clock_text},
     {"dropped", TP_RS_ALWAYS, text_dropped},
     {"cuda_off", TP_RS_ALWAYS, text_cuda_off},
     {"skipped", TP_RS_ALWAYS, text_skipped},
@@ -694,6 +696,7 @@ static void json_overlap(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 static const tp_report_json_section json_sections[] = {
     {"environment", TP_RS_ALWAYS, tp_report_env_json},
     {"processes", TP_RS_ALWAYS, json_processes},
+    {"clock", TP_RS_ALWAYS, tp_report_clock_json},
     {"dropped", TP_RS_ALWAYS, json_dropped},
     {"cuda_off", TP_RS_ALWAYS, json_cuda_off},
     {"skipped", TP_RS_ALWAYS, json_skipped},

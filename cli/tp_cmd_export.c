@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_cmd_export_job.h"
 #include "tp_cmd_export_mem.h"
 #include "tp_export_chrome.h"
 #include "tp_export_perfetto.h"
@@ -52,8 +53,9 @@ typedef struct {
     tp_reader **r;
     size_t n;
     const char *trace;
-    const char *weight; /* folded: --weight */
-    int no_symbols;     /* folded: --no-symbols */
+    const char *weight;    /* folded: --weight */
+    int no_symbols;        /* folded: --no-symbols */
+    const tp_cmd_job *job; /* a multi-rank job (a folder, several files); NULL: one recording */
 } trace_set;
 
 /* Each writer exports the set (a writer of one trace at a time takes r[0]) to `out`; on
@@ -65,10 +67,13 @@ typedef tp_status (*export_fn)(const trace_set *t, const char *out, char *done, 
 static tp_status write_chrome(const trace_set *t, const char *out, char *done, size_t done_len,
                               char *err, size_t err_len) {
     tp_export_stats s = {0};
-    tp_export_counter *mem; /* device memory counters: the allocator replay's timeline */
-    size_t n_mem = tp_cmd_export_mem_counters(t->trace, &mem);
-    tp_status st = tp_export_chrome_counters(t->r, t->n, out, ends_with(out, ".gz"), mem, n_mem, &s,
-                                             err, err_len);
+    tp_export_counter *mem = NULL; /* device memory counters: the allocator replay's timeline */
+    size_t n_mem = t->job ? 0 : tp_cmd_export_mem_counters(t->trace, &mem);
+    tp_export_job j = {NULL, NULL, 0};
+    if (t->job)
+        j = (tp_export_job){t->job->place, t->job->util, t->job->n_util};
+    tp_status st = tp_export_chrome_job(t->r, t->n, t->job ? &j : NULL, mem, n_mem, out,
+                                        ends_with(out, ".gz"), &s, err, err_len);
     free(mem);
     snprintf(done, done_len, "%llu events", (unsigned long long)s.events);
     return st;
@@ -163,7 +168,10 @@ static tp_status write_folded(const trace_set *t, const char *out, char *done, s
 static tp_status write_perfetto(const trace_set *t, const char *out, char *done, size_t done_len,
                                 char *err, size_t err_len) {
     tp_perfetto_stats s = {0};
-    tp_status st = tp_export_perfetto_set(t->r, t->n, out, &s, err, err_len);
+    tp_export_job j = {NULL, NULL, 0};
+    if (t->job)
+        j = (tp_export_job){t->job->place, t->job->util, t->job->n_util};
+    tp_status st = tp_export_perfetto_job(t->r, t->n, t->job ? &j : NULL, out, &s, err, err_len);
     snprintf(done, done_len, "%llu packets, %llu slices, %llu flows", (unsigned long long)s.packets,
              (unsigned long long)s.slices, (unsigned long long)s.flows);
     return st;
@@ -176,22 +184,23 @@ static const struct {
     const char *name, *ext;
     export_fn write;
     int recording;
+    int job; /* writes a job of several ranks into one file (a folder, several TRACEs) */
     const char *help;
 } formats[] = {
-    {"chrome", ".json", write_chrome, 1,
+    {"chrome", ".json", write_chrome, 1, 1,
      "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
      "                    chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
      "gzip-compressed; the\n"
      "                    traces of the recording's other processes beside TRACE come along"},
-    {"folded", ".folded", write_folded, 1,
+    {"folded", ".folded", write_folded, 1, 0,
      "folded stacks (frame;frame;... WEIGHT, root first) for flamegraph.pl and\n"
      "                    speedscope; --weight gpu (default: GPU time of the kernels each stack\n"
      "                    launched), range (NVTX range time) or cpu (API call time), in ns"},
-    {"perfetto", ".pftrace", write_perfetto, 1,
+    {"perfetto", ".pftrace", write_perfetto, 1, 1,
      "Perfetto's native protobuf trace: opens in ui.perfetto.dev and trace_processor;\n"
      "                    nested NVTX slices per thread, a track per stream, launch flows,\n"
      "                    memory counters, interned callstacks; the whole recording"},
-    {"sqlite", ".sqlite", write_sqlite, 1,
+    {"sqlite", ".sqlite", write_sqlite, 1, 0,
      "an SQLite database: typed tables, named views, symbolized frames (schema:\n"
      "                    docs/export.md); the recording's other processes come along, each\n"
      "                    row tagged with its pid (--no-symbols: frames as module+offset)"},
@@ -235,12 +244,14 @@ static const char *format_names(char *buf, size_t n, const char *sep) {
 static void usage(FILE *out) {
     char names[64];
     fprintf(out,
-            "usage: trainprof export TRACE --format %s [-o FILE] [--force]\n"
+            "usage: trainprof export TRACE|FOLDER... --format %s [-o FILE] [--force]\n"
             "                        [--weight gpu|range|cpu] [--no-symbols] [--quiet]\n"
             "                        [--schema trainprof|nsys]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
             "extension in place of .tprof. An existing FILE is kept unless --force. An export\n"
-            "that takes more than 2 s shows its progress on stderr; --quiet (-q) turns it off.\n",
+            "that takes more than 2 s shows its progress on stderr; --quiet (-q) turns it off.\n"
+            "A job of several ranks (a FOLDER, or several TRACEs) goes into one file with\n"
+            "--format perfetto or chrome: each rank its own process, on one clock.\n",
             format_names(names, sizeof names, "|"));
     for (size_t i = 0; i < N_FORMATS; i++)
         fprintf(out, "  %-8s %-8s %s\n", formats[i].name, formats[i].ext, formats[i].help);
@@ -270,11 +281,15 @@ static char *default_output(const char *trace, const char *ext) {
     return out;
 }
 
+#define MAX_PATHS 4096 /* TRACEs of one job on the command line */
+
 typedef struct {
     const char *trace, *format, *output, *weight;
     const char *schema; /* --schema; NULL: the format's own writer */
     int force, no_symbols;
-    int quiet; /* --quiet: no progress line */
+    int quiet;          /* --quiet: no progress line */
+    const char **paths; /* every TRACE given (trace is the first) */
+    size_t n_paths;
 } export_args;
 
 static int weight_known(const char *w) {
@@ -311,11 +326,12 @@ static int parse_args(int argc, char **argv, export_args *a) {
             fprintf(stderr, "trainprof export: unknown or incomplete option '%s'\n", s);
             usage(stderr);
             return 2;
-        } else if (a->trace) {
-            fprintf(stderr, "trainprof export: one TRACE at a time\n");
+        } else if (a->n_paths == MAX_PATHS) {
+            fprintf(stderr, "trainprof export: more than %d TRACEs\n", MAX_PATHS);
             return 2;
         } else {
-            a->trace = s;
+            a->trace = a->trace ? a->trace : s;
+            a->paths[a->n_paths++] = s;
         }
     }
     if (!a->trace || !a->format) {
@@ -498,11 +514,51 @@ static void open_recording(const export_args *a, trace_set *t) {
     }
 }
 
+static int is_dir(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* A job of several ranks (a folder, several TRACEs) into one file. */
+static int export_job(const export_args *a) {
+    if (!formats[format_index(a->format)].job) {
+        fprintf(stderr,
+                "trainprof export: --format %s takes one TRACE; a job of several ranks (a "
+                "folder, several TRACEs) exports with --format perfetto or chrome\n",
+                a->format);
+        return 2;
+    }
+    tp_cmd_job job;
+    char err[1200];
+    tp_status st = tp_cmd_job_open(a->paths, a->n_paths, &job, err, sizeof err);
+    int rc = 1;
+    if (st != TP_OK) {
+        say_error(err, "", "");
+    } else {
+        char trace[PATH_MAX]; /* the default output: the first TRACE or FOLDER, without '/' */
+        snprintf(trace, sizeof trace, "%s", a->trace);
+        for (size_t n = strlen(trace); n > 1 && trace[n - 1] == '/';)
+            trace[--n] = 0;
+        trace_set t = {job.r, job.n, trace, NULL, 0, &job};
+        export_args b = *a;
+        b.trace = trace;
+        char *dflt = a->output ? NULL : default_output(trace, formats[format_index(a->format)].ext);
+        rc = (a->output || dflt) ? export_to(&t, &b, a->output ? a->output : dflt) : 1;
+        free(dflt);
+    }
+    tp_cmd_job_close(&job);
+    return rc;
+}
+
 int tp_cmd_export(int argc, char **argv) {
     export_args a = {0};
+    const char *paths[MAX_PATHS];
+    a.paths = paths;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
+    if (a.n_paths > 1 || is_dir(a.trace))
+        return export_job(&a);
     tp_reader *r;
     tp_status st = tp_reader_open(a.trace, &r);
     if (st == TP_ERR_FORMAT && tp_cmd_not_native("export", a.trace))
@@ -516,7 +572,7 @@ int tp_cmd_export(int argc, char **argv) {
     if (msg[0])
         fprintf(stderr, "trainprof export: warning: %s: %s (exporting what is readable)\n", a.trace,
                 msg);
-    trace_set t = {calloc(MAX_PROCESSES, sizeof *t.r), 1, a.trace, a.weight, a.no_symbols};
+    trace_set t = {calloc(MAX_PROCESSES, sizeof *t.r), 1, a.trace, a.weight, a.no_symbols, NULL};
     if (!t.r)
         abort();
     t.r[0] = r;

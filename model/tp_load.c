@@ -4,13 +4,16 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "tp_align.h"
 #include "tp_import_kineto.h"
 #include "tp_job.h"
 #include "tp_layout.h"
@@ -274,6 +277,132 @@ static void check_recording(tp_model *m, size_t main_rank, tp_load_result *res) 
     tp_model_pop_rank(m);
 }
 
+/* ---------------------------------------------------------------- parsing in parallel */
+
+/* One file parsed into a model of its own, by whichever thread took it. */
+typedef struct {
+    tp_model *m;
+    tp_load_result res; /* its notes and error */
+    tp_status st;
+    int done;
+} parsed;
+
+/* The files of a load shared by the parsing threads: each takes the next file, at most
+ * `window` files ahead of the one being moved into the job's model, so a job of many files
+ * holds only that many parsed and not yet moved (memory stays bounded by the window). */
+typedef struct {
+    const pathlist *files;
+    parsed *p;
+    size_t next, moved, window;
+    int stop; /* an error before: parse nothing more */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} load_queue;
+
+/* `progress`: the load's, when one thread parses; parsing threads report nothing (their
+ * phases would interleave): the job's thread says which file it waits for instead. */
+static void parse_one(const char *path, parsed *p, tp_progress *progress) {
+    p->m = tp_model_new();
+    p->m->progress = progress;
+    p->st = load_file(p->m, path, &p->res);
+    p->m->progress = NULL;
+}
+
+static void *parse_worker(void *arg) {
+    load_queue *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->stop && q->next < q->files->n && q->next >= q->moved + q->window)
+            pthread_cond_wait(&q->cv, &q->mu);
+        if (q->stop || q->next >= q->files->n)
+            break;
+        size_t i = q->next++;
+        pthread_mutex_unlock(&q->mu);
+        parse_one(q->files->v[i], &q->p[i], NULL);
+        pthread_mutex_lock(&q->mu);
+        q->p[i].done = 1;
+        pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* How many threads parse: TRAINPROF_LOAD_WORKERS when set (>= 1), else one per core. */
+static size_t load_workers(size_t n_files) {
+    const char *env = getenv("TRAINPROF_LOAD_WORKERS");
+    long w = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    w = w < 1 ? 1 : w > 256 ? 256 : w;
+    return (size_t)w < n_files ? (size_t)w : n_files;
+}
+
+/* Appends notes (lines) to res->notes, cut where note() would cut them. */
+static void add_notes(tp_load_result *res, const char *notes) {
+    size_t used = strlen(res->notes), k = strlen(notes), room = sizeof res->notes - 1 - used;
+    k = k < room ? k : room;
+    memcpy(res->notes + used, notes, k);
+    res->notes[used + k] = 0;
+}
+
+/* Loads every file of `files` into `m`, in file order whatever thread parsed it: each file
+ * into a model of its own, then moved into `m` (tp_model_move_ranks), so that one thread or
+ * many give the same model. Stops at the first file that fails, as one thread would. */
+static tp_status load_files(tp_model *m, const pathlist *files, tp_load_result *res,
+                            size_t *loaded) {
+    load_queue q = {files,
+                    tp_mem_xcalloc(files->n + 1, sizeof *q.p),
+                    0,
+                    0,
+                    0,
+                    0,
+                    PTHREAD_MUTEX_INITIALIZER,
+                    PTHREAD_COND_INITIALIZER};
+    size_t nw = load_workers(files->n), started = 0;
+    q.window = 2 * nw;
+    pthread_t *th = tp_mem_xcalloc(nw + 1, sizeof *th);
+    for (size_t w = 0; nw > 1 && w < nw; w++)
+        started += pthread_create(&th[started], NULL, parse_worker, &q) == 0;
+    size_t *rank_of = tp_mem_xcalloc(files->n + 1, sizeof *rank_of);
+    tp_status st = TP_OK;
+    for (size_t i = 0; i < files->n && st == TP_OK; i++) {
+        parsed *p = &q.p[i];
+        if (!started) {
+            parse_one(files->v[i], p, m->progress);
+        } else {
+            progress_phase(m->progress, "loading", files->v[i], 0);
+            pthread_mutex_lock(&q.mu);
+            while (!p->done)
+                pthread_cond_wait(&q.cv, &q.mu);
+            pthread_mutex_unlock(&q.mu);
+        }
+        size_t before = m->n_ranks;
+        rank_of[i] = before;
+        if ((st = p->st) != TP_OK) {
+            res->failure = p->res.failure;
+            memcpy(res->error, p->res.error, sizeof res->error);
+        } else {
+            add_notes(res, p->res.notes);
+            if (started)
+                tp_progress_done(m->progress, 0, p->m->n_ranks ? p->m->ranks[0].ev.n : 0);
+            tp_model_move_ranks(m, p->m);
+            if (files->beside[i] != NONE && m->n_ranks > before)
+                check_recording(m, rank_of[files->beside[i]], res);
+            *loaded += m->n_ranks > before;
+        }
+        tp_model_close(p->m);
+        p->m = NULL;
+        pthread_mutex_lock(&q.mu);
+        q.moved = i + 1, q.stop = st != TP_OK;
+        pthread_cond_broadcast(&q.cv);
+        pthread_mutex_unlock(&q.mu);
+    }
+    for (size_t w = 0; w < started; w++)
+        pthread_join(th[w], NULL);
+    for (size_t i = 0; i < files->n; i++) /* parsed past a failure */
+        tp_model_close(q.p[i].m);
+    free(th), free(q.p), free(rank_of);
+    return st;
+}
+
 tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_load_result *res) {
     return tp_load_paths_progress(paths, n, NULL, out, res);
 }
@@ -301,21 +430,11 @@ tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress
     }
     tp_model *m = tp_model_new();
     m->progress = progress;
-    size_t *rank_of = calloc(files.n ? files.n : 1, sizeof *rank_of);
-    if (!rank_of)
-        abort();
     size_t loaded = 0;
-    for (size_t i = 0; i < files.n && st == TP_OK; i++) {
-        size_t before = m->n_ranks;
-        st = load_file(m, files.v[i], res);
-        rank_of[i] = before;
-        if (st == TP_OK && files.beside[i] != NONE && m->n_ranks > before)
-            check_recording(m, rank_of[files.beside[i]], res);
-        loaded += st == TP_OK && m->n_ranks > before;
-    }
+    if (st == TP_OK)
+        st = load_files(m, &files, res, &loaded);
     res->n_files = st == TP_OK ? loaded : 0;
     list_free(&files);
-    free(rank_of);
     if (st != TP_OK) {
         tp_progress_phase(progress, NULL, 0); /* a failed phase says nothing more */
         tp_model_close(m);
@@ -330,6 +449,7 @@ tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress
         events += m->ranks[i].ev.n;
     tp_progress_done(progress, 0, events);
     m->progress = NULL; /* the caller's: it may close it while the model lives on */
+    tp_align_ranks(m);
     *out = m;
     return TP_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tp_chunk.h"
+#include "tp_clocksync.h"
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_pairing.h"
@@ -36,7 +37,7 @@ typedef struct {
     int64_t pid;
     int64_t t_last;
     tp_region_map regions;
-    int gpus, cpu_devices, have_clock;
+    int gpus, cpu_devices;
     sid_slot *sids;                 /* SID_CACHE slots */
     uint32_t cat_raw[TP_CAT_COUNT]; /* pool id of each category's name; 0: not yet interned */
 } nload;
@@ -500,23 +501,12 @@ static tp_status on_env(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
-/* The first clock sync ties the trace clock to wall time: realtime = ts + base_time_ns. */
-static tp_status on_clock_sync(void *ctx, const tp_rec_hdr *h) {
-    nload *L = ctx;
-    const tp_rec_clock_sync *c = (const void *)h;
-    if (!L->have_clock)
-        L->r->base_time_ns = (int64_t)(c->realtime_ns - c->ts);
-    L->have_clock = 1;
-    return TP_OK;
-}
-
 static const tp_visitor loader = {
     .meta =
         {
             [TP_REC_PROCESS] = on_process,
             [TP_REC_DEVICE] = on_device,
             [TP_REC_ENV] = on_env,
-            [TP_REC_CLOCK_SYNC] = on_clock_sync,
         },
     .thread = on_thread,
     .data =
@@ -550,6 +540,10 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     tp_status st = tp_visit_run(rd, &loader, &L, NULL);
     if (st == TP_OK)
         load_stacks(&L);
+    tp_clocksync cs; /* realtime = ts + base_time_ns: the first pair (tp_clocksync.h) */
+    tp_clocksync_read(rd, &cs);
+    L.r->base_time_ns = cs.first_ns, L.r->base_time_end_ns = cs.last_ns;
+    L.r->clock_uncertainty_ns = cs.uncertainty_ns, L.r->n_clock_pairs = cs.n_pairs;
     if (L.r->n_procs) /* every row, as the rank counts them (the collector's own included) */
         L.r->procs[0].n_events = L.r->ev.n;
     const tp_trace_info *info = tp_reader_info(rd); /* what was kept, by kind */

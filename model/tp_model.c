@@ -130,6 +130,14 @@ uint32_t tp_model_find_str(const tp_model *m, const char *s) {
     return m->strings->table[pool_slot(m->strings, s, len, h)];
 }
 
+uint32_t tp_model_n_strings(const tp_model *m) {
+    return m->strings->n;
+}
+
+size_t tp_model_str_len(const tp_model *m, uint32_t id) {
+    return m && id < m->strings->n ? m->strings->lens[id] : 0;
+}
+
 const char *tp_model_str(const tp_model *m, uint32_t id) {
     if (!m || id >= m->strings->n)
         return "";

@@ -305,6 +305,34 @@ typedef struct {
     uint32_t *rows; /* event rows */
 } tp_buckets;
 
+/* Where a rank's shift onto the job clock comes from (model/tp_align). */
+typedef enum {
+    TP_CLOCK_NONE = 0,    /* not aligned: the rank or the reference has no clock pair */
+    TP_CLOCK_REFERENCE,   /* the reference rank: its clock is the job clock */
+    TP_CLOCK_SYNC,        /* native: the first CLOCK_SYNC realtime pair */
+    TP_CLOCK_KINETO_BASE, /* Kineto: baseTimeNanoseconds */
+    TP_CLOCK_AS_RECORDED  /* Kineto without baseTimeNanoseconds: ts are wall-clock already */
+} tp_clock_source;
+
+/* How the offset left after alignment was estimated (model/tp_align). */
+typedef enum {
+    TP_RESIDUAL_NONE = 0,    /* no estimate */
+    TP_RESIDUAL_REFERENCE,   /* the reference rank (0 by definition) */
+    TP_RESIDUAL_COLLECTIVES, /* median of matched communication kernels' end times */
+    TP_RESIDUAL_SYNC_PAIRS   /* the last CLOCK_SYNC pairs against the first, + uncertainty */
+} tp_clock_residual;
+
+/* A rank on the job clock (tp_align_ranks; docs/analyzer.md, "Ranks on one clock"). */
+typedef struct {
+    int aligned;            /* 1 once tp_align_ranks ran over a job of several ranks */
+    int ref_rank;           /* the rank whose clock is the job clock (the lowest) */
+    int64_t shift_ns;       /* add to this rank's ts to read them on the job clock */
+    tp_clock_source source; /* where shift_ns comes from */
+    int64_t residual_ns;    /* estimated offset left after the shift (>= 0); -1: unknown */
+    tp_clock_residual method;
+    size_t n_matched; /* communication kernels matched (TP_RESIDUAL_COLLECTIVES) */
+} tp_rank_clock;
+
 typedef struct {
     int rank;          /* distributedInfo.rank when present, else HTA's inference, else the
                           file's position in the job */
@@ -314,10 +342,15 @@ typedef struct {
     const char *file;  /* path as given to the loader (owned by the model) */
     int native;        /* 1: .tprof; 0: Kineto JSON */
     tp_devtype device_type;
-    int has_fractional_ts;  /* some ts had a fractional µs part (HTA ns rounding applies) */
-    int has_fractional_dur; /* some dur had a fractional µs part */
-    int64_t base_time_ns;   /* Kineto baseTimeNanoseconds; 0: absent */
-    uint32_t dist_backend;  /* string id of distributedInfo.backend; 0: absent */
+    int has_fractional_ts;         /* some ts had a fractional µs part (HTA ns rounding applies) */
+    int has_fractional_dur;        /* some dur had a fractional µs part */
+    int64_t base_time_ns;          /* Kineto baseTimeNanoseconds, native realtime - ts of the first
+                                      CLOCK_SYNC pair (tp_clocksync); 0: absent */
+    int64_t base_time_end_ns;      /* native: realtime - ts of the last CLOCK_SYNC pair */
+    uint64_t clock_uncertainty_ns; /* native: the CLOCK_SYNC pairs' uncertainty */
+    size_t n_clock_pairs;          /* native: CLOCK_SYNC pairs in the trace */
+    tp_rank_clock clock;           /* on the job clock (tp_align_ranks, tp_load_paths) */
+    uint32_t dist_backend;         /* string id of distributedInfo.backend; 0: absent */
     tp_device_info *devices;
     size_t n_devices;
     tp_events ev;
@@ -396,6 +429,20 @@ uint32_t tp_model_find_str(const tp_model *m, const char *s);
 
 /* The string with `id` (NUL-terminated, owned by the model); "" for 0 or unknown ids. */
 const char *tp_model_str(const tp_model *m, uint32_t id);
+
+/* The pool's ids run from 0 (the empty string) to tp_model_n_strings(m) - 1, in the order
+ * the strings were first interned. */
+uint32_t tp_model_n_strings(const tp_model *m);
+
+/* The length of string `id` (it may hold NUL bytes); 0 for 0 or unknown ids. */
+size_t tp_model_str_len(const tp_model *m, uint32_t id);
+
+/* Moves every rank of `from` (loaded, not finished) to the end of `into`, in order, and
+ * interns every string of `from`'s pool into `into`'s in id order first (tp_model_move.c).
+ * So loading files into models of their own, each on its own thread, and moving them into
+ * one in file order gives the ids, and so the bytes of every output, of loading them into
+ * one model one after the other. `from` keeps no rank; close it. */
+void tp_model_move_ranks(tp_model *into, tp_model *from);
 
 /* TP_EVF_LAUNCH | TP_EVF_PROFILER_STEP | TP_EVF_NCCL as implied by an event name alone
  * (loaders keep TP_EVF_LAUNCH only on runtime/driver rows). */

@@ -117,7 +117,7 @@ static void out_jstr(jout *w, const char *s) {
 typedef struct {
     jout *w;
     tp_reader *r;
-    uint32_t pid;
+    int64_t pid;      /* its PROCESS pid (in a job, another when that one is taken) */
     uint64_t id_base; /* added to correlation and flow ids: 0, or k << 32 for the k-th
                          process of a recording (each process numbers its own from 1) */
     size_t n_procs;   /* processes written into this one file (a recording: several) */
@@ -134,7 +134,22 @@ typedef struct {
     uint32_t device_ids[MAX_DEVICES]; /* those in deviceProperties (a recording: once each) */
     const tp_export_counter *cnt;     /* memory counter samples from the caller */
     size_t n_cnt;
+    const tp_export_job *job; /* a job of several ranks; NULL: one recording */
+    size_t k;                 /* the trace being written */
+    uint64_t shift;           /* added to its times (the job clock) */
 } ctx;
+
+/* The rank of the trace being written; -1 outside a job. */
+static int job_rank(const ctx *c) {
+    return c->job && c->job->place ? c->job->place[c->k].rank : -1;
+}
+
+/* The pid of device `dev`'s events: the device id (Kineto's rule), or in a job one per rank
+ * and device (every rank has its own GPU 0), above any Linux pid. */
+static int64_t dev_pid(const ctx *c, uint32_t dev) {
+    int rank = job_rank(c);
+    return rank < 0 ? (int64_t)dev : 0x50000000 + (int64_t)rank * 4096 + (dev & 0xfff);
+}
 
 /* A handler's verdict: a failed write ends the walk (the export is removed). */
 static tp_status written(const ctx *c) {
@@ -160,7 +175,7 @@ static void ev_begin(ctx *c, char ph, const char *cat, const char *name) {
 /* `, "pid": P, "tid": T, "ts": TS[, "dur": D]` for a span [ts, end) (dur only when end). */
 static void ev_where(ctx *c, int64_t pid, int64_t tid, uint64_t ts, const uint64_t *end) {
     out_fmt(c->w, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid, tid);
-    out_us(c->w, ts);
+    out_us(c->w, ts + c->shift);
     if (end) {
         out_str(c->w, ", \"dur\": ");
         out_us(c->w, *end > ts ? *end - ts : 0);
@@ -198,14 +213,14 @@ static tp_status on_kernel(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     const tp_rec_kernel *k = (const void *)h;
     ev_begin(c, 'X', "kernel", sid_or(c, k->name_sid, "(unnamed kernel)"));
-    ev_where(c, k->device, k->stream, k->ts, &k->end);
+    ev_where(c, dev_pid(c, k->device), k->stream, k->ts, &k->end);
     gpu_args(c, k->device, k->context, k->stream, k->correlation);
     out_fmt(c->w,
             ", \"registers per thread\": %u, \"shared memory\": %" PRIu32 ", \"grid\": [%" PRIu32
             ", %" PRIu32 ", %" PRIu32 "], \"block\": [%u, %u, %u]}}",
             k->registers_per_thread, k->static_shared_bytes + k->dynamic_shared_bytes, k->grid_x,
             k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z);
-    flow(c, 'f', k->correlation, k->device, k->stream, k->ts);
+    flow(c, 'f', k->correlation, dev_pid(c, k->device), k->stream, k->ts);
     return written(c);
 }
 
@@ -215,10 +230,10 @@ static tp_status on_memcpy(void *cx, const tp_rec_hdr *h) {
     char name[TP_KINETO_NAME_MAX];
     ev_begin(c, 'X', "gpu_memcpy",
              tp_kineto_memcpy_name(name, sizeof name, m->copy_kind, m->src_kind, m->dst_kind));
-    ev_where(c, m->device, m->stream, m->ts, &m->end);
+    ev_where(c, dev_pid(c, m->device), m->stream, m->ts, &m->end);
     gpu_args(c, m->device, m->context, m->stream, m->correlation);
     bytes_args(c, m->bytes, m->ts, m->end);
-    flow(c, 'f', m->correlation, m->device, m->stream, m->ts);
+    flow(c, 'f', m->correlation, dev_pid(c, m->device), m->stream, m->ts);
     return written(c);
 }
 
@@ -227,10 +242,10 @@ static tp_status on_memset(void *cx, const tp_rec_hdr *h) {
     const tp_rec_memset *m = (const void *)h;
     char name[TP_KINETO_NAME_MAX];
     ev_begin(c, 'X', "gpu_memset", tp_kineto_memset_name(name, sizeof name, m->mem_kind));
-    ev_where(c, m->device, m->stream, m->ts, &m->end);
+    ev_where(c, dev_pid(c, m->device), m->stream, m->ts, &m->end);
     gpu_args(c, m->device, m->context, m->stream, m->correlation);
     bytes_args(c, m->bytes, m->ts, m->end);
-    flow(c, 'f', m->correlation, m->device, m->stream, m->ts);
+    flow(c, 'f', m->correlation, dev_pid(c, m->device), m->stream, m->ts);
     return written(c);
 }
 
@@ -242,7 +257,7 @@ static tp_status on_sync(void *cx, const tp_rec_hdr *h) {
     int cpu = s->stream == 0xffffffffu;
     int64_t stream = cpu ? -1 : (int64_t)s->stream;
     ev_begin(c, 'X', "cuda_sync", tp_sync_type_name(s->type));
-    ev_where(c, cpu ? c->pid : s->device, cpu ? s->tid : stream, s->ts, &s->end);
+    ev_where(c, cpu ? c->pid : dev_pid(c, s->device), cpu ? s->tid : stream, s->ts, &s->end);
     gpu_args(c, s->device, s->context, stream, s->correlation);
     out_fmt(c->w, ", \"event\": %" PRIu64 "}}", s->event);
     return written(c);
@@ -402,18 +417,28 @@ static tp_status on_process(void *cx, const tp_rec_hdr *h) {
     if (c->n_procs < 2)
         return meta(c, "process_name", p.pid, 0, base ? base : "process");
     char name[512];
-    if (p.root_pid && p.pid != p.root_pid)
+    int rank = job_rank(c), worker = p.root_pid && p.pid != p.root_pid;
+    if (rank >= 0 && !worker)
+        snprintf(name, sizeof name, "rank %d", rank);
+    else if (rank >= 0)
+        snprintf(name, sizeof name, "rank %d: %s (worker of %" PRIu32 ")", rank,
+                 base ? base : "process", p.ppid);
+    else if (worker)
         snprintf(name, sizeof name, "%s (worker of %" PRIu32 ")", base ? base : "process", p.ppid);
     else
         snprintf(name, sizeof name, "%s (main)", base ? base : "process");
-    tp_status st = meta(c, "process_name", p.pid, 0, name);
+    if (p.pid && (int64_t)p.pid != c->pid) { /* another rank had its pid: say which it was */
+        size_t l = strlen(name);
+        snprintf(name + l, sizeof name - l, " (pid %" PRIu32 ")", p.pid);
+    }
+    tp_status st = meta(c, "process_name", c->pid, 0, name);
     if (st != TP_OK)
         return st;
     ev_begin(c, 'M', "__metadata", "process_sort_index");
     out_fmt(c->w,
-            ", \"pid\": %" PRIu32 ", \"tid\": 0, \"ts\": 0, \"args\": {\"sort_index\": %" PRIu64
+            ", \"pid\": %" PRId64 ", \"tid\": 0, \"ts\": 0, \"args\": {\"sort_index\": %" PRIu64
             "}}",
-            p.pid, c->id_base >> 32);
+            c->pid, c->id_base >> 32);
     return written(c);
 }
 
@@ -427,14 +452,18 @@ static tp_status on_device(void *cx, const tp_rec_hdr *h) {
     const tp_rec_device *d = (const void *)h;
     char buf[64];
     snprintf(buf, sizeof buf, "%s %" PRIu32, d->kind == TP_DEVICE_GPU ? "GPU" : "Device", d->id);
-    return meta(cx, "process_name", d->id, 0, buf);
+    if (job_rank(cx) >= 0) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, sizeof buf - l, " (rank %d)", job_rank(cx));
+    }
+    return meta(cx, "process_name", dev_pid(cx, d->id), 0, buf);
 }
 
 static tp_status on_stream(void *cx, const tp_rec_hdr *h) {
     const tp_rec_stream *s = (const void *)h;
     char buf[64];
     snprintf(buf, sizeof buf, "stream %" PRIu32, s->stream);
-    return meta(cx, "thread_name", s->device, s->stream, buf);
+    return meta(cx, "thread_name", dev_pid(cx, s->device), s->stream, buf);
 }
 
 /* The trace: metadata events, then every record, then the ranges left open. */
@@ -549,8 +578,9 @@ static tp_status write_header(ctx *c, tp_reader *const *r, size_t n) {
     write_env(c, r[0]);
     if (c->have_process) {
         c->pid = c->process.pid;
-        /* `"rank": N` with one space: HTA finds the rank with a regex over the text */
-        if (c->process.rank >= 0)
+        /* `"rank": N` with one space: HTA finds the rank with a regex over the text; a job's
+         * file is no one rank's */
+        if (c->process.rank >= 0 && !c->job)
             out_fmt(c->w,
                     "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %" PRId32
                     ", \"world_size\": %" PRId32 "},\n",
@@ -565,21 +595,43 @@ static void write_footer(ctx *c, tp_reader *const *r, size_t n) {
     for (size_t k = 0; k < n; k++)
         dropped += tp_reader_info(r[k])->dropped_total;
     out_str(c->w, "\n  ],\n  \"displayTimeUnit\": \"ms\"");
-    if (c->have_clock)
-        out_fmt(c->w, ",\n  \"baseTimeNanoseconds\": %" PRId64, c->base_time_ns);
+    if (c->have_clock) /* the first trace's wall clock, less what its times were moved by */
+        out_fmt(c->w, ",\n  \"baseTimeNanoseconds\": %" PRId64,
+                c->base_time_ns - (int64_t)tp_export_job_shift(c->job, n, 0));
     out_fmt(c->w, ",\n  \"trainprof\": {\"dropped\": %" PRIu64 "}\n}\n", dropped);
 }
 
 /* The events of every trace of the set, each under its own process (its PROCESS pid), with
  * its correlation and flow ids moved past those of the ones before (id_base). */
+/* The job's utilization samples of trace c->k, as counter events on its devices' pids. */
+static void write_util(ctx *c) {
+    for (size_t i = 0; c->job && i < c->job->n_util; i++) {
+        const tp_export_util *u = &c->job->util[i];
+        if (u->trace != c->k)
+            continue;
+        char name[48];
+        snprintf(name, sizeof name, "GPU %d utilization (%%)", (int)u->device);
+        ev_begin(c, 'C', "utilization", name);
+        ev_where(c, dev_pid(c, (uint32_t)u->device), 0, u->ts, NULL);
+        out_fmt(c->w, ", \"args\": {\"utilization\": %.17g}}", 100.0 * u->util);
+    }
+}
+
 static tp_status write_events(ctx *c, tp_reader *const *r, size_t n) {
     tp_status st = TP_OK;
+    int64_t *taken = calloc(n, sizeof *taken);
+    if (!taken)
+        return TP_ERR_NOMEM;
     for (size_t k = 0; k < n && st == TP_OK; k++) {
         const tp_rec_hdr *const *recs;
         c->r = r[k];
+        c->k = k;
+        c->shift = tp_export_job_shift(c->job, n, k);
         c->id_base = (uint64_t)k << 32;
         if (tp_reader_meta(c->r, TP_REC_PROCESS, &recs) > 0)
             c->pid = ((const tp_rec_process *)(const void *)recs[0])->pid;
+        if (c->job)
+            c->pid = taken[k] = tp_export_job_pid(c->job, r, k, taken);
         c->t_last = 0; /* state of one process: its last time, its memory totals */
         tp_region_map_free(&c->regions);
         memset(c->dev_allocated, 0, sizeof c->dev_allocated);
@@ -588,7 +640,9 @@ static tp_status write_events(ctx *c, tp_reader *const *r, size_t n) {
         st = tp_visit_run(c->r, &events, c, &vs);
         c->st.nvtx_unclosed += vs.nvtx_unclosed;
         c->st.nvtx_unpaired += vs.nvtx_unpaired;
+        write_util(c);
     }
+    free(taken);
     return st;
 }
 
@@ -642,6 +696,13 @@ tp_status tp_export_chrome_set(tp_reader *const *r, size_t n, const char *path, 
 tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *path, int gzip,
                                     const tp_export_counter *counters, size_t n_counters,
                                     tp_export_stats *stats, char *err, size_t err_size) {
+    return tp_export_chrome_job(r, n, NULL, counters, n_counters, path, gzip, stats, err, err_size);
+}
+
+tp_status tp_export_chrome_job(tp_reader *const *r, size_t n, const tp_export_job *job,
+                               const tp_export_counter *counters, size_t n_counters,
+                               const char *path, int gzip, tp_export_stats *stats, char *err,
+                               size_t err_size) {
     int regular;
     tp_ostream *os = open_output(path, gzip, &regular);
     if (!os) {
@@ -657,7 +718,7 @@ tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *p
         goto done;
     w->os = os, w->failed = 0, w->err_no = 0, w->n = 0;
     c->w = w, c->r = r[0], c->first = 1, c->n_procs = n;
-    c->cnt = counters, c->n_cnt = n_counters;
+    c->cnt = counters, c->n_cnt = n_counters, c->job = job;
     st = write_header(c, r, n);
     if (st == TP_OK)
         st = write_events(c, r, n);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_export_job.h"
 #include "tp_reader.h"
 #include "tp_status.h"
 
@@ -56,5 +57,16 @@ typedef struct {
 tp_status tp_export_chrome_counters(tp_reader *const *r, size_t n, const char *path, int gzip,
                                     const tp_export_counter *counters, size_t n_counters,
                                     tp_export_stats *stats, char *err, size_t err_size);
+
+/* The traces of a job of several ranks into one file (`job` NULL: tp_export_chrome_counters):
+ * each trace's process named "rank N" (a worker "rank N: EXE (worker of PID)") under its pid
+ * (another when two ranks' processes share one), its devices as processes of their own
+ * ("GPU D (rank N)", pid 2^30 + trace * 2^12 + device: every rank has its own GPU 0), its
+ * times shifted onto the job clock (baseTimeNanoseconds follows), no distributedInfo (the
+ * file is no one rank's); `job->util` as "GPU D utilization (%)" counter events. */
+tp_status tp_export_chrome_job(tp_reader *const *r, size_t n, const tp_export_job *job,
+                               const tp_export_counter *counters, size_t n_counters,
+                               const char *path, int gzip, tp_export_stats *stats, char *err,
+                               size_t err_size);
 
 #endif

@@ -260,6 +260,7 @@ enum {
     TK_DEVMEM,
     TK_ALLOCATED,
     TK_RESERVED,
+    TK_UTIL,
 };
 
 #define MAX_DEVICES 64
@@ -273,14 +274,16 @@ typedef struct {
     uint64_t k;      /* index of this process in the recording */
     uint32_t seq;    /* this process's packet sequence (k + 1) */
     int seq_started; /* its first packet carried SEQ_CLEARED */
-    int64_t pid;     /* its PROCESS pid */
+    int64_t pid;     /* its PROCESS pid (another when that one is taken, in a job) */
     size_t n_procs;
-    uint64_t t_last; /* its latest time seen */
-    u64map tracks;   /* uuid -> 1: described */
-    u64map names;    /* interned event names: string id -> 1 */
-    u64map frames;   /* interned frames: frame key -> iid */
-    u64map stacks;   /* interned callstacks: stack id -> 1 */
-    u64map mappings; /* interned mappings: module id + 1 -> 1 */
+    const tp_export_job *job; /* NULL: one recording */
+    uint64_t shift;           /* added to its times (job clock) */
+    uint64_t t_last;          /* its latest time seen */
+    u64map tracks;            /* uuid -> 1: described */
+    u64map names;             /* interned event names: string id -> 1 */
+    u64map frames;            /* interned frames: frame key -> iid */
+    u64map stacks;            /* interned callstacks: stack id -> 1 */
+    u64map mappings;          /* interned mappings: module id + 1 -> 1 */
     uint64_t next_iid;
     uint64_t lane_end[MAX_LANES]; /* end of the last range on each start/end lane */
     tp_region_map regions;
@@ -365,13 +368,23 @@ static uint64_t process_track(ctx *c) {
     const char *exe = str(c, p.exe_sid, "process");
     const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
     char name[512];
-    if (c->n_procs > 1 && p.root_pid && p.pid != p.root_pid)
+    int rank = c->job && c->job->place ? c->job->place[c->k].rank : -1;
+    int worker = p.root_pid && p.pid != p.root_pid;
+    if (rank >= 0 && !worker)
+        snprintf(name, sizeof name, "rank %d", rank);
+    else if (rank >= 0)
+        snprintf(name, sizeof name, "rank %d: %s (worker of %u)", rank, base, (unsigned)p.ppid);
+    else if (c->n_procs > 1 && worker)
         snprintf(name, sizeof name, "%s (worker of %u)", base, (unsigned)p.ppid);
     else if (c->n_procs > 1)
         snprintf(name, sizeof name, "%s (main)", base);
     else
         snprintf(name, sizeof name, "%s", base);
-    if (p.rank >= 0 && p.world_size > 0) {
+    if (p.pid && (int64_t)p.pid != c->pid) { /* its pid was another rank's: say which it was */
+        size_t l = strlen(name);
+        snprintf(name + l, sizeof name - l, " (pid %u)", (unsigned)p.pid);
+    }
+    if (rank < 0 && p.rank >= 0 && p.world_size > 0) {
         size_t l = strlen(name);
         snprintf(name + l, sizeof name - l, " [rank %d]", (int)p.rank);
     }
@@ -410,7 +423,11 @@ static uint64_t device_track(ctx *c, uint32_t dev) {
         return u;
     char name[96];
     snprintf(name, sizeof name, "GPU %u", dev);
-    if (c->n_procs > 1) {
+    if (c->job && c->job->place && c->job->place[c->k].rank >= 0) {
+        size_t l = strlen(name);
+        snprintf(name + l, sizeof name - l, " (rank %d, pid %lld)", c->job->place[c->k].rank,
+                 (long long)c->pid);
+    } else if (c->n_procs > 1) {
         size_t l = strlen(name);
         snprintf(name + l, sizeof name - l, " (pid %lld)", (long long)c->pid);
     }
@@ -558,7 +575,7 @@ static void seen(ctx *c, uint64_t t) {
 
 /* Opens a TrackEvent of `type` on `track`; the caller adds name and extras, then ev_end. */
 static void ev_begin(ctx *c, uint64_t ts, int type, uint64_t track) {
-    pb_uint(&c->pkt, P_TIMESTAMP, ts);
+    pb_uint(&c->pkt, P_TIMESTAMP, ts + c->shift);
     pb_uint(&c->te, TE_TYPE, (uint64_t)type);
     pb_uint(&c->te, TE_TRACK, track);
     seen(c, ts);
@@ -923,22 +940,41 @@ static void reset_process(ctx *c, size_t k) {
     c->region_allocated = c->heap_reserved = 0;
 }
 
+/* The utilization samples of trace k, on a counter track per device. */
+static void write_util(ctx *c) {
+    const tp_export_job *j = c->job;
+    for (size_t i = 0; j && i < j->n_util; i++) {
+        const tp_export_util *u = &j->util[i];
+        if (u->trace != c->k)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "GPU %d utilization (%%)", (int)u->device);
+        uint64_t track = counter_track(c, TK_UTIL, (uint64_t)(uint32_t)u->device, name, UNIT_COUNT);
+        ev_begin(c, u->ts, TE_COUNTER_TYPE, track);
+        pb_double(&c->te, TE_DCOUNTER, 100.0 * u->util);
+        ev_end(c);
+        c->st.counters++;
+    }
+}
+
 static tp_status write_all(ctx *c, tp_reader *const *r, size_t n) {
     tp_status st = TP_OK;
+    int64_t *taken = calloc(n, sizeof *taken);
+    if (!taken)
+        return TP_ERR_NOMEM;
     for (size_t k = 0; k < n && st == TP_OK; k++) {
         reset_process(c, k);
         c->r = r[k];
-        const tp_rec_hdr *const *recs;
-        tp_rec_process p = {0};
-        if (tp_reader_meta(c->r, TP_REC_PROCESS, &recs) > 0)
-            tp_record_get(recs[0], &p, sizeof p);
-        c->pid = p.pid ? (int64_t)p.pid : (int64_t)k + 1;
+        c->pid = taken[k] = tp_export_job_pid(c->job, r, k, taken);
+        c->shift = tp_export_job_shift(c->job, n, k);
         process_track(c);
         tp_visit_stats vs;
         st = tp_visit_run(c->r, &events, c, &vs);
+        write_util(c);
         if (st == TP_OK)
             st = status(c);
     }
+    free(taken);
     flush_out(c);
     return st == TP_OK ? status(c) : st;
 }
@@ -950,6 +986,12 @@ static void set_err(char *err, size_t n, const char *path, const char *what) {
 
 tp_status tp_export_perfetto_set(tp_reader *const *r, size_t n, const char *path,
                                  tp_perfetto_stats *stats, char *err, size_t err_size) {
+    return tp_export_perfetto_job(r, n, NULL, path, stats, err, err_size);
+}
+
+tp_status tp_export_perfetto_job(tp_reader *const *r, size_t n, const tp_export_job *job,
+                                 const char *path, tp_perfetto_stats *stats, char *err,
+                                 size_t err_size) {
     if (!r || !n || !path)
         return TP_ERR_ARG;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -969,6 +1011,7 @@ tp_status tp_export_perfetto_set(tp_reader *const *r, size_t n, const char *path
     if (c) {
         c->f = f;
         c->n_procs = n;
+        c->job = job;
         st = write_all(c, r, n);
     }
     if (fclose(f) != 0 && st == TP_OK) {

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_export_job.h"
 #include "tp_reader.h"
 #include "tp_status.h"
 
@@ -40,5 +41,14 @@ typedef struct {
  * when it is a regular file. */
 tp_status tp_export_perfetto_set(tp_reader *const *r, size_t n, const char *path,
                                  tp_perfetto_stats *stats, char *err, size_t err_size);
+
+/* The same for the traces of a job of several ranks (`job` NULL: tp_export_perfetto_set):
+ * each trace one process, named "rank N" (a worker "rank N: EXE (worker of PID)"), under its
+ * pid (another pid when two ranks' processes share one, the real one in the name), its times
+ * shifted onto the job clock; a counter track "GPU D utilization (%)" per device with
+ * samples. */
+tp_status tp_export_perfetto_job(tp_reader *const *r, size_t n, const tp_export_job *job,
+                                 const char *path, tp_perfetto_stats *stats, char *err,
+                                 size_t err_size);
 
 #endif

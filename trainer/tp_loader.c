@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_IN_USE };
@@ -68,8 +69,18 @@ static uint64_t batch_first(const tp_loader *l, uint64_t b) {
     return first;
 }
 
+/* The batch's input arriving from slow storage: a wait, no CPU, so that a rank made slow
+ * this way stays slow by the same amount whatever else the machine runs. */
+static void read_wait(const tp_loader *l) {
+    int us = l->o.read_latency_us;
+    struct timespec t = {us / 1000000, (long)(us % 1000000) * 1000};
+    while (us > 0 && nanosleep(&t, &t) != 0)
+        ;
+}
+
 static void fill(const tp_loader *l, slot *s, uint64_t b, float *scratch) {
     uint64_t first = batch_first(l, b);
+    read_wait(l);
     s->n = batch_size(l, b);
     for (int i = 0; i < s->n; i++) {
         float *img = s->x + (size_t)i * TP_DATA_PIXELS;

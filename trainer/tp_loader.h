@@ -28,6 +28,7 @@ typedef struct {
     int transform_cost; /* resampling passes per sample (0 = no augmentation) */
     uint64_t seed;
     uint64_t max_batches; /* batches the consumer will ask for */
+    int read_latency_us;  /* each batch first waits this long for its input (0: none) */
 } tp_loader_opts;
 
 typedef struct {

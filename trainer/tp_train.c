@@ -110,9 +110,9 @@ static tp_status open_all(run *R) {
     }
     tp_device_memset(R->dev, TP_STREAM_COMPUTE, R->acc_dev, 0, 4 * sizeof(float));
     R->acc_host = tp_device_host_alloc(R->dev, 4 * sizeof(float), 1);
-    tp_loader_opts lo = {o->workers,        o->prefetch, o->pinned,
-                         o->batch,          o->schedule, o->schedule_len,
-                         o->transform_cost, o->seed,     (uint64_t)o->steps};
+    tp_loader_opts lo = {o->workers,         o->prefetch,       o->pinned,         o->batch,
+                         o->schedule,        o->schedule_len,   o->transform_cost, o->seed,
+                         (uint64_t)o->steps, o->read_latency_us};
     if (!R->acc_host || (s = tp_loader_open(&lo, R->dev, &R->loader)) != TP_OK) {
         fail(R, "error", TP_EXIT_ERROR, "cannot start the data loader");
         return TP_ERR_NOMEM;

@@ -34,6 +34,7 @@ typedef struct {
     int schedule_len;
     int workers, prefetch, pinned;
     int transform_cost;
+    int read_latency_us; /* per batch: a slow filesystem or object store (--read-latency) */
     uint64_t seed;
     int log_every;       /* print loss/accuracy every N steps (0 = never) */
     int read_loss_every; /* read the loss back every N steps (0 = only at log steps/end) */

@@ -37,6 +37,7 @@ static void usage(FILE *f) {
                "  --steps N --batch N --batch-schedule N,N,...\n"
                "  --workers N --prefetch K --pin-memory | --no-pin-memory\n"
                "  --transform-cost N         resampling passes per sample (0 = no augmentation)\n"
+               "  --read-latency MS          each batch waits MS ms for its input (slow storage)\n"
                "  --seed N --log-every N --read-loss-every N --eval-samples N\n"
                "  --device-memory-limit B    cap on the caching allocator (K/M/G suffixes)\n"
                "  --device-memory B          CPU device arena capacity (default 4G)\n"
@@ -45,6 +46,9 @@ static void usage(FILE *f) {
                "  --scenario NAME            healthy, input-bound, pageable-copies,\n"
                "                             sync-every-step, launch-bound, fragmentation-oom\n"
                "  --json-summary FILE        write the run's numbers as JSON\n"
+               "  --slow-rank R              the process whose RANK is R does --slow-factor\n"
+               "                             times the transform work and read latency\n"
+               "  --slow-factor N            default 3\n"
                "exit codes: 0 ok, 1 error, 2 usage, 3 device out of memory, 4 no device\n");
 }
 
@@ -110,7 +114,7 @@ static int apply(tp_train_opts *o, const char *flag, const char *val, const char
         return o->pinned = 0, 1;
     NEED_VAL
     uint64_t u;
-    int ok = 0;
+    int ok = 0, u32;
     if (!strcmp(flag, "--device")) {
         ok = !strcmp(val, "cpu") || !strcmp(val, "cuda");
         o->device.kind = !strcmp(val, "cuda") ? TP_DEVICE_CUDA : TP_DEVICE_CPU;
@@ -142,6 +146,8 @@ static int apply(tp_train_opts *o, const char *flag, const char *val, const char
         ok = !parse_int(val, 1, 64, &o->prefetch);
     else if (!strcmp(flag, "--transform-cost"))
         ok = !parse_int(val, 0, 100000, &o->transform_cost);
+    else if (!strcmp(flag, "--read-latency"))
+        ok = !parse_int(val, 0, 60000, &u32) && ((o->read_latency_us = u32 * 1000), 1);
     else if (!strcmp(flag, "--seed"))
         ok = !parse_u64(val, &o->seed) && ((o->model.seed = o->seed), 1);
     else if (!strcmp(flag, "--log-every"))
@@ -188,7 +194,38 @@ static int apply_scenario(tp_train_opts *o, const char *name) {
     return -1;
 }
 
+/* A straggler for multi-rank runs: every rank runs the same command line, as under torchrun,
+ * and the one whose RANK (the environment variable launchers set) is `rank` does `factor`
+ * times the data work of the others. */
+typedef struct {
+    int rank; /* -1: none */
+    int factor;
+} slow_rank;
+
+/* Takes --slow-rank/--slow-factor at argv[i]; returns the arguments used (0: not one). */
+static int parse_slow(int argc, char **argv, int i, slow_rank *s) {
+    int is_rank = !strcmp(argv[i], "--slow-rank"), is_factor = !strcmp(argv[i], "--slow-factor");
+    if (!is_rank && !is_factor)
+        return 0;
+    if (i + 1 >= argc || parse_int(argv[i + 1], is_rank ? 0 : 1, is_rank ? 1 << 24 : 1000,
+                                   is_rank ? &s->rank : &s->factor))
+        return -1;
+    return 2;
+}
+
+static void apply_slow(tp_train_opts *o, const slow_rank *s) {
+    const char *env = getenv("RANK");
+    if (s->rank < 0 || !env || !*env || atoi(env) != s->rank)
+        return;
+    if (o->transform_cost > 0)
+        o->transform_cost =
+            o->transform_cost > 100000 / s->factor ? 100000 : o->transform_cost * s->factor;
+    o->read_latency_us =
+        o->read_latency_us > 60000000 / s->factor ? 60000000 : o->read_latency_us * s->factor;
+}
+
 static int parse_args(int argc, char **argv, tp_train_opts *o, const char **json) {
+    slow_rank slow = {-1, 3};
     for (int i = 1; i < argc; i++) /* the scenario first, so that flags override it */
         if (!strcmp(argv[i], "--scenario")) {
             if (i + 1 >= argc || apply_scenario(o, argv[i + 1])) {
@@ -202,7 +239,9 @@ static int parse_args(int argc, char **argv, tp_train_opts *o, const char **json
             usage(stdout);
             exit(TP_EXIT_OK);
         }
-        int used = apply(o, argv[i], i + 1 < argc ? argv[i + 1] : NULL, json);
+        int used = parse_slow(argc, argv, i, &slow);
+        if (!used)
+            used = apply(o, argv[i], i + 1 < argc ? argv[i + 1] : NULL, json);
         if (used < 0) {
             fprintf(stderr, "trainprof-trainer: bad option or value: %s%s%s\n", argv[i],
                     i + 1 < argc ? " " : "", i + 1 < argc ? argv[i + 1] : "");
@@ -212,6 +251,7 @@ static int parse_args(int argc, char **argv, tp_train_opts *o, const char **json
     }
     if (o->log_every < 0 || o->read_loss_every < 0)
         return -1;
+    apply_slow(o, &slow);
     return 0;
 }
 
