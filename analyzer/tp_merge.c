@@ -99,6 +99,21 @@ static int put_field(tp_an_rank_row *row, const row_field *fd, yajl_val v) {
     return 0;
 }
 
+/* 1 when `r` could come from a report: no negative time or count (the memory peak is -1 when
+ * unknown), the exposed part of the communication within it, step times finite or absent.
+ * The section's arithmetic (overlapped = comm - exposed) then cannot overflow. */
+static int row_possible(const tp_an_rank_row *r) {
+    int64_t t[] = {r->span_ns, r->busy_ns, r->compute_ns, r->comm_ns, r->data_wait_ns};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i] < 0)
+            return 0;
+    double s[] = {r->step_p50_ns, r->step_p90_ns};
+    for (size_t i = 0; i < 2; i++)
+        if (!isnan(s[i]) && (isinf(s[i]) || s[i] < 0))
+            return 0;
+    return r->mem_peak_bytes >= -1 && r->exposed_comm_ns >= 0 && r->exposed_comm_ns <= r->comm_ns;
+}
+
 /* The row of rank object `rank` (an element of the report's "ranks"). */
 static tp_status read_row(yajl_val rank, size_t i, tp_an_rank_row *row, const char *name, char *err,
                           size_t err_size) {
@@ -121,6 +136,13 @@ static tp_status read_row(yajl_val rank, size_t i, tp_an_rank_row *row, const ch
                      fields[k].kind == F_NUM ? "a number" : "an integer in range");
             return TP_ERR_PARSE;
         }
+    }
+    if (!row_possible(row)) {
+        snprintf(err, err_size,
+                 "%s: ranks[%zu].cross_rank_row holds impossible values (a negative time or "
+                 "count, exposed communication above all communication)",
+                 name, i);
+        return TP_ERR_PARSE;
     }
     return TP_OK;
 }
@@ -196,9 +218,38 @@ static tp_status add_ranks(tp_merge *mg, yajl_val top, const char *name, char *e
     return st;
 }
 
+/* The deepest nesting of arrays and objects in `json` (outside strings), counted up to
+ * MAX_DEPTH + 1: yajl's tree is built and freed by recursion, so input nested deeper than any
+ * report would overflow the stack instead of failing. */
+#define MAX_DEPTH 64
+static int too_deep(const char *json) {
+    int depth = 0, in_str = 0;
+    for (const char *c = json; *c; c++) {
+        if (in_str) {
+            if (*c == '\\' && c[1])
+                c++;
+            else if (*c == '"')
+                in_str = 0;
+        } else if (*c == '"') {
+            in_str = 1;
+        } else if (*c == '[' || *c == '{') {
+            if (++depth > MAX_DEPTH)
+                return 1;
+        } else if (*c == ']' || *c == '}') {
+            depth--;
+        }
+    }
+    return 0;
+}
+
 tp_status tp_merge_add_json(tp_merge *mg, const char *name, const char *json, char *err,
                             size_t err_size) {
     char perr[256] = "";
+    if (too_deep(json)) {
+        snprintf(err, err_size, "%s: not a trainprof report (nested deeper than %d levels)", name,
+                 MAX_DEPTH);
+        return TP_ERR_PARSE;
+    }
     yajl_val top = yajl_tree_parse(json, perr, sizeof perr);
     if (!top) {
         char *nl = strchr(perr, '\n'); /* yajl's message spans lines: keep the first */
