@@ -77,13 +77,16 @@ void tp_an_rank_row_fill(tp_an_rank_row *r, const tp_rank_analysis *a) {
     r->data_wait_ns = a->host.data_ns;
 }
 
-tp_status tp_an_ranks_add(tp_an_ranks *x, const tp_an_rank_row *row) {
-    for (size_t i = 0; i < x->n; i++)
-        if (x->r[i].rank == row->rank)
-            return TP_ERR_ARG;
+void tp_an_ranks_add(tp_an_ranks *x, const tp_an_rank_row *row) {
     x->r = tp_mem_xrealloc(x->r, x->n + 1, sizeof *x->r);
     x->r[x->n++] = *row;
-    return TP_OK;
+}
+
+long tp_an_ranks_find(const tp_an_ranks *x, int rank) {
+    for (size_t i = 0; i < x->n; i++)
+        if (x->r[i].rank == rank)
+            return (long)i;
+    return -1;
 }
 
 /* own_p50 of every row, and the medians over the rows that have each figure. */
@@ -141,10 +144,7 @@ void tp_an_ranks_run(const tp_model *m, const tp_an_opts *o,
         tp_an_rank_row row;
         tp_an_rank_row_fill(&row, &a);
         tp_rank_analysis_free(&a);
-        /* two model ranks with one number (a job and a stray trace) keep both rows: the
-         * report compares what it loaded */
-        out->r = tp_mem_xrealloc(out->r, out->n + 1, sizeof *out->r);
-        out->r[out->n++] = row;
+        tp_an_ranks_add(out, &row);
     }
     tp_an_ranks_judge(out);
 }

@@ -29,7 +29,6 @@
 #include "tp_an_view.h"
 #include "tp_model.h"
 #include "tp_rank_analysis.h"
-#include "tp_status.h"
 
 typedef struct {
     int rank;
@@ -78,8 +77,12 @@ typedef struct tp_an_rank_rule {
 /* The summary row of one rank from its analysis `a` (which ran TP_AN_RANK_ROW_NEEDS). */
 void tp_an_rank_row_fill(tp_an_rank_row *row, const tp_rank_analysis *a);
 
-/* Appends a copy of `row` to `x`. Returns TP_ERR_ARG when `x` has a row of that rank. */
-tp_status tp_an_ranks_add(tp_an_ranks *x, const tp_an_rank_row *row);
+/* Appends a copy of `row` to `x`. Two rows may carry one rank number (a job and a stray
+ * trace of the same rank: the report compares what it loaded); tp_an_ranks_find finds them. */
+void tp_an_ranks_add(tp_an_ranks *x, const tp_an_rank_row *row);
+
+/* The index of the first row of rank `rank` in `x`, or -1. */
+long tp_an_ranks_find(const tp_an_ranks *x, int rank);
 
 /* Orders the rows by rank, derives own_p50_ns, the medians, and runs the rules (with two rows
  * or more) into x->f, most severe first. Findings of an earlier call are replaced. */

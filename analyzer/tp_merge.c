@@ -181,10 +181,8 @@ static tp_status check_head(tp_merge *mg, yajl_val top, const char *name, char *
 
 /* The file that holds rank `rank` among the rows added, or NULL. */
 static const char *holder(const tp_merge *mg, int rank) {
-    for (size_t i = 0; i < mg->x.n; i++)
-        if (mg->x.r[i].rank == rank)
-            return mg->files[mg->file_of[i]];
-    return NULL;
+    long i = tp_an_ranks_find(&mg->x, rank);
+    return i < 0 ? NULL : mg->files[mg->file_of[i]];
 }
 
 /* Reads every rank's row of report `top` and adds them all, or none. */

@@ -766,10 +766,6 @@ static int rank_selected(const tp_rank *r, const tp_report_opts *o) {
     return (o->an.compat_hta ? r->rank_hta : r->rank) == o->rank;
 }
 
-static int keep_selected(const tp_rank *r, const void *arg) {
-    return rank_selected(r, arg);
-}
-
 tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *opts) {
     if (!out || !m || !opts)
         return TP_ERR_ARG;
@@ -788,22 +784,40 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
         fprintf(out, "trainprof report: %zu rank(s), %s mode\n\n", sel,
                 opts->an.compat_hta ? "HTA-compatible" : "native (exact ns)");
     }
+    /* One analysis per rank gives its section and its cross-rank row. The text prints the
+     * rows' table before the ranks, so with several ranks their text waits in `body`. */
     tp_an_ranks x = {0};
-    if (sel > 1) {
-        tp_an_ranks_run(m, &opts->an, keep_selected, opts, &x);
-        if (!g)
-            tp_report_ranks_text(out, &x);
-    }
+    char *body = NULL;
+    size_t body_len = 0;
+    FILE *rank_out = sel > 1 && !g ? open_memstream(&body, &body_len) : out;
+    if (!rank_out)
+        return TP_ERR_NOMEM;
     for (size_t i = 0; i < m->n_ranks; i++) {
         if (!rank_selected(&m->ranks[i], opts))
             continue;
         tp_rank_analysis rr;
         tp_rank_analysis_run(&rr, m, &m->ranks[i], &opts->an, TP_RA_ALL);
+        tp_an_rank_row row;
+        tp_an_rank_row_fill(&row, &rr);
+        tp_an_ranks_add(&x, &row);
         if (g)
             json_rank(g, &rr, opts);
         else
-            text_rank(out, &rr, opts);
+            text_rank(rank_out, &rr, opts);
         tp_rank_analysis_free(&rr);
+    }
+    tp_an_ranks_judge(&x);
+    if (rank_out != out) {
+        int held = fclose(rank_out) == 0; /* fails only out of memory */
+        if (held) {
+            tp_report_ranks_text(out, &x);
+            fwrite(body, 1, body_len, out);
+        }
+        free(body);
+        if (!held) {
+            tp_an_ranks_free(&x);
+            return TP_ERR_NOMEM;
+        }
     }
     if (g) {
         yajl_gen_array_close(g);
