@@ -2,10 +2,9 @@
  *
  * One summary row per rank (tp_an_rank_row), then job-level findings that no single rank can
  * show. The findings are computed from the rows alone (tp_an_ranks_judge), whoever filled
- * them: `trainprof report` fills them from the loaded traces (tp_an_rank_row_fill on the
- * tp_rank_analysis it reports each rank from; tp_an_ranks_run does the same for a front end
- * that wants the section alone), `trainprof merge` from the rows that `report --format json`
- * wrote per rank (tp_merge), so the two give the same section.
+ * them: `trainprof report` fills them from the loaded traces (tp_an_ranks_run: one
+ * tp_rank_analysis per rank, tp_an_rank_row_fill), `trainprof merge` from the rows that
+ * `report --format json` wrote per rank (tp_merge), so the two give the same section.
  *
  * The findings are the rows of a rule table (tp_diag_rank_rules.h, functions in
  * tp_diag_ranks.c):
