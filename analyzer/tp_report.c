@@ -12,6 +12,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "tp_an_ranks.h"
+#include "tp_report_ranks.h"
 #include "tp_an_stacks.h"
 #include "tp_rank_analysis.h"
 #include "tp_report_cpuops.h"
@@ -715,6 +716,7 @@ static const tp_report_json_section json_sections[] = {
     {"findings", TP_RS_ALWAYS, json_findings},
     {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_json},
     {"host", TP_RS_ALWAYS, tp_report_host_json},
+    {"cross_rank_row", TP_RS_ALWAYS, tp_report_ranks_json_section},
 };
 // clang-format on
 
@@ -768,81 +770,6 @@ static int rank_selected(const tp_rank *r, const tp_report_opts *o) {
     return (o->an.compat_hta ? r->rank_hta : r->rank) == o->rank;
 }
 
-/* Multi-rank jobs: one line per rank first, and what only the ranks side by side show
- * (tp_an_ranks: stragglers, ranks waiting in collectives), before the details. */
-static void text_ranks_table(FILE *f, const tp_an_ranks *x) {
-    char b[8][32];
-    fprintf(f, "Ranks\n  %6s %7s %12s %12s %12s %9s %12s %12s\n", "rank", "steps", "step p50",
-            "step p90", "GPU span", "util", "compute", "exposed comm");
-    for (size_t i = 0; i < x->n; i++) {
-        const tp_an_rank_row *r = &x->r[i];
-        fprintf(f, "  %6d %7zu %s %s %s %9s %s %s\n", r->rank, r->n_steps,
-                r->n_steps ? tp_rf_time(b[1], 32, r->step_p50_ns) : "           -",
-                r->n_steps ? tp_rf_time(b[2], 32, r->step_p90_ns) : "           -",
-                tp_rf_time(b[3], 32, (double)r->span_ns),
-                tp_rf_pct_str(b[4], 32, tp_rf_pct(r->busy_ns, r->span_ns)),
-                tp_rf_time(b[5], 32, (double)r->compute_ns),
-                r->comm_ns ? tp_rf_time(b[6], 32, (double)r->exposed_comm_ns) : "           -");
-    }
-    fprintf(f, "  median step over ranks %s\n\nCross-rank findings\n",
-            tp_units_dur(b[0], 32, x->median_step_p50_ns));
-    if (!x->n_findings)
-        fprintf(f, "  %s\n",
-                isnan(x->median_step_p50_ns) ? "nothing to compare: no steps found in the ranks"
-                                             : "no straggler, no rank waiting on the others");
-    for (size_t i = 0; i < x->n_findings; i++) {
-        const tp_an_rank_finding *g = &x->f[i];
-        fprintf(f, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(g->severity), 100 * g->severity);
-        tp_text_fputs(g->title, f);
-        fputc('\n', f);
-        tp_rf_wrapped(f, "evidence:", g->evidence);
-        tp_rf_wrapped(f, "fix:     ", g->advice);
-    }
-    fprintf(f, "\n");
-}
-
-/* "cross_rank": the rows and findings of tp_an_ranks (only with more than one rank). */
-static void json_cross_rank(yajl_gen g, const tp_an_ranks *x) {
-    tp_rj_str(g, "cross_rank");
-    yajl_gen_map_open(g);
-    tp_rj_num(g, "median_step_p50_ns", x->median_step_p50_ns);
-    tp_rj_num(g, "median_own_p50_ns", x->median_own_p50_ns);
-    tp_rj_str(g, "ranks");
-    yajl_gen_array_open(g);
-    for (size_t i = 0; i < x->n; i++) {
-        const tp_an_rank_row *r = &x->r[i];
-        yajl_gen_map_open(g);
-        tp_rj_int(g, "rank", r->rank);
-        tp_rj_int(g, "steps", (long long)r->n_steps);
-        tp_rj_num(g, "step_p50_ns", r->step_p50_ns);
-        tp_rj_num(g, "step_p90_ns", r->step_p90_ns);
-        tp_rj_num(g, "own_p50_ns", r->own_p50_ns);
-        tp_rj_int(g, "span_ns", r->span_ns);
-        tp_rj_int(g, "busy_ns", r->busy_ns);
-        tp_rj_int(g, "compute_ns", r->compute_ns);
-        tp_rj_int(g, "comm_ns", r->comm_ns);
-        tp_rj_int(g, "exposed_comm_ns", r->exposed_comm_ns);
-        yajl_gen_map_close(g);
-    }
-    yajl_gen_array_close(g);
-    tp_rj_str(g, "findings");
-    yajl_gen_array_open(g);
-    for (size_t i = 0; i < x->n_findings; i++) {
-        const tp_an_rank_finding *f = &x->f[i];
-        yajl_gen_map_open(g);
-        tp_rj_kv(g, "id", f->id);
-        tp_rj_num(g, "severity", f->severity);
-        tp_rj_kv(g, "level", tp_diag_level(f->severity));
-        tp_rj_int(g, "rank", f->rank);
-        tp_rj_kv(g, "title", f->title);
-        tp_rj_kv(g, "evidence", f->evidence);
-        tp_rj_kv(g, "advice", f->advice);
-        yajl_gen_map_close(g);
-    }
-    yajl_gen_array_close(g);
-    yajl_gen_map_close(g);
-}
-
 static int keep_selected(const tp_rank *r, const void *arg) {
     return rank_selected(r, arg);
 }
@@ -857,7 +784,7 @@ static void *text_open(FILE *out, const tp_model *m, const tp_report_opts *o, si
 }
 
 static void text_ranks(void *st, const tp_an_ranks *x) {
-    text_ranks_table(st, x);
+    tp_report_ranks_text(st, x);
 }
 
 static void text_rank_st(void *st, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -891,7 +818,7 @@ static void json_close(void *st, const tp_an_ranks *x) {
     json_state *j = st;
     yajl_gen_array_close(j->g);
     if (x)
-        json_cross_rank(j->g, x);
+        tp_report_ranks_json(j->g, x);
     yajl_gen_map_close(j->g);
     yajl_gen_free(j->g);
     fputc('\n', j->out);

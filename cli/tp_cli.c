@@ -16,6 +16,7 @@ static const command commands[] = {
     {"info", tp_cmd_info, "show a trace's header, contents and integrity"},
     {"export", tp_cmd_export, "write a trace as Chrome/Kineto JSON, a Perfetto trace or SQLite"},
     {"diff", tp_cmd_diff, "compare two runs (figures, kernels, ranges, findings); CI gates"},
+    {"merge", tp_cmd_merge, "the cross-rank section from per-rank `report --format json` files"},
     {"tui", tp_cmd_tui, "browse a trace in the terminal (--snapshot: print one view as text)"},
     {"doctor", tp_cmd_doctor, "check this machine's driver, CUDA, CUPTI, cuDNN, NCCL and PyTorch"},
     {"top", tp_cmd_top, "watch a live job: its GPU timeline, steps and diagnosis as it runs"},

@@ -23,6 +23,7 @@ int tp_cmd_diff(int argc, char **argv);
 int tp_cmd_ps(int argc, char **argv);
 int tp_cmd_capture(int argc, char **argv);
 int tp_cmd_top(int argc, char **argv);
+int tp_cmd_merge(int argc, char **argv);
 
 /* How an option's value is stored into the command's argument struct. */
 typedef enum {

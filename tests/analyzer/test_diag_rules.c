@@ -3,7 +3,10 @@
  * each once (also a static_assert in tp_diagnose.c), and equal severities sorted by order. */
 #include "tp_diagnose.h"
 
+#include <math.h>
+
 #include "tp_an_fixture.h"
+#include "tp_an_ranks.h"
 #include "tp_test.h"
 
 static void test_table(void) {
@@ -21,6 +24,62 @@ static void test_table(void) {
         for (size_t j = 0; j < i; j++)
             CHECK(strcmp(r[i].id, r[j].id) != 0);
     }
+}
+
+/* The cross-rank table (tp_diag_rank_rules.h): its rules, ids unique across both tables. */
+static void test_rank_table(void) {
+    const tp_an_rank_rule *r;
+    const tp_diag_rule *d;
+    size_t n = tp_an_ranks_rules(&r), nd = tp_diagnose_rules(&d);
+    CHECK_EQ_U(n, 3);
+    CHECK_STR(r[2].id, "memory-imbalance");
+    for (size_t i = 0; i < n; i++) {
+        CHECK(r[i].id && r[i].id[0] && r[i].run != NULL);
+        CHECK(r[i].description && strlen(r[i].description) > 10);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(r[i].id, r[j].id) != 0);
+        for (size_t j = 0; j < nd; j++)
+            CHECK(strcmp(r[i].id, d[j].id) != 0);
+    }
+}
+
+static tp_an_rank_row row(int rank, int64_t peak) {
+    tp_an_rank_row r = {0};
+    r.rank = rank, r.n_steps = 4, r.step_p50_ns = r.step_p90_ns = 1e6;
+    r.span_ns = r.busy_ns = r.compute_ns = 4000000;
+    r.mem_peak_bytes = peak;
+    return r;
+}
+
+/* memory-imbalance from rows alone: 1.21x the median fires, 1.19x does not, a rank without
+ * memory events takes no part (nor in the median); rows come out by rank; judging again
+ * replaces the findings. */
+static void test_rank_memory(void) {
+    const int64_t mib = 1 << 20;
+    tp_an_ranks x = {0};
+    int64_t peaks[] = {121 * mib, 100 * mib, -1, 119 * mib, 100 * mib, 100 * mib};
+    int ranks[] = {5, 0, 3, 1, 2, 4};
+    for (size_t i = 0; i < 6; i++) {
+        tp_an_rank_row r = row(ranks[i], peaks[i]);
+        tp_an_ranks_add(&x, &r);
+    }
+    CHECK_EQ_I((int)tp_an_ranks_find(&x, 3), 2);
+    CHECK_EQ_I((int)tp_an_ranks_find(&x, 7), -1);
+    for (int pass = 0; pass < 2; pass++) {
+        tp_an_ranks_judge(&x);
+        CHECK_EQ_U(x.n, 6);
+        for (size_t i = 0; i < x.n; i++)
+            CHECK_EQ_I(x.r[i].rank, (int)i);
+        CHECK(fabs(x.median_mem_peak - 100.0 * mib) < 1);
+        CHECK(fabs(x.median_own_p50_ns - 1e6) < 1e-6);
+        CHECK_EQ_U(x.n_findings, 1);
+        CHECK_STR(x.f[0].id, "memory-imbalance");
+        CHECK_EQ_I(x.f[0].rank, 5);
+        CHECK(fabs(x.f[0].severity - 21.0 / 121) < 1e-9);
+        CHECK(strstr(x.f[0].title, "rank 5") && strstr(x.f[0].title, "1.21x"));
+        CHECK(strstr(x.f[0].evidence, "over 5 ranks with memory events"));
+    }
+    tp_an_ranks_free(&x);
 }
 
 /* The order of the rule with `id`. */
@@ -73,6 +132,8 @@ static void test_ties(void) {
 
 int main(void) {
     TP_RUN(test_table);
+    TP_RUN(test_rank_table);
+    TP_RUN(test_rank_memory);
     TP_RUN(test_ties);
     return tp_test_summary();
 }

@@ -1,0 +1,139 @@
+/* tp_diag_ranks: the cross-rank rules (tp_diag_rank_rules.h), judged from the ranks' summary
+ * rows and the medians over them (tp_an_ranks), so that `report` on traces and `merge` on the
+ * per-rank JSONs find the same. */
+#include <math.h>
+#include <stdio.h>
+
+#include "tp_diag_rank_rules.h"
+#include "tp_units.h"
+
+#define STRAGGLER_RATIO 1.2 /* own work per step >= 1.2 x the median rank's */
+#define WAIT_RATIO 1.5      /* exposed communication >= 1.5 x the least */
+#define WAIT_MIN_SHARE 0.10 /* ... and apart by >= 10 % of the median step */
+#define MEMORY_RATIO 1.2    /* peak allocated >= 1.2 x the median rank's */
+
+void tp_diag_rank_straggler(tp_an_ranks *x, const tp_an_rank_rule *self) {
+    char b1[32], b2[32], b3[32], b4[32];
+    double med = x->median_own_p50_ns;
+    if (isnan(med) || med <= 0)
+        return;
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *r = &x->r[i];
+        if (isnan(r->own_p50_ns) || r->own_p50_ns < STRAGGLER_RATIO * med)
+            continue;
+        tp_an_rank_finding *f =
+            tp_an_ranks_add_finding(x, self, (r->own_p50_ns - med) / r->own_p50_ns, r->rank);
+        snprintf(f->title, sizeof f->title,
+                 "straggler: rank %d's own work per step is %.2fx the median rank's", r->rank,
+                 r->own_p50_ns / med);
+        snprintf(f->evidence, sizeof f->evidence,
+                 "rank %d: median step %s (p90 %s), %s of it outside waits in collectives, "
+                 "against %s for the median rank over %zu ranks; in a synchronous job every "
+                 "collective waits for the slowest rank",
+                 r->rank, tp_units_dur(b1, sizeof b1, r->step_p50_ns),
+                 tp_units_dur(b2, sizeof b2, r->step_p90_ns),
+                 tp_units_dur(b3, sizeof b3, r->own_p50_ns), tp_units_dur(b4, sizeof b4, med),
+                 x->n);
+        f->advice = "look at this rank's own findings (input-bound: its data loading; "
+                    "memory or sharding: an uneven share of data, sequence lengths or FSDP "
+                    "shards), its device (clocks, a shared or throttled GPU) and host (CPU "
+                    "contention, NUMA); the other ranks' exposed communication is largely "
+                    "waiting for it";
+    }
+}
+
+/* The rank with the least exposed communication among the ranks with any; NULL with fewer
+ * than two such ranks. */
+static const tp_an_rank_row *last_to_arrive(const tp_an_ranks *x) {
+    const tp_an_rank_row *least = NULL;
+    size_t n_comm = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->r[i].comm_ns > 0) {
+            n_comm++;
+            if (!least || x->r[i].exposed_comm_ns < least->exposed_comm_ns)
+                least = &x->r[i];
+        }
+    return n_comm >= 2 ? least : NULL;
+}
+
+/* Appends `rank` to the list `buf` ("0, 1, 3"), ending it with ", ..." past 100 characters. */
+static void list_rank(char *buf, size_t size, size_t *used, size_t n, int rank) {
+    if (*used >= 100)
+        return;
+    int w = snprintf(buf + *used, size - *used, "%s%d", n ? ", " : "", rank);
+    *used += w > 0 && (size_t)w < size - *used ? (size_t)w : 0;
+    if (*used >= 100)
+        *used += (size_t)snprintf(buf + *used, size - *used, ", ...");
+}
+
+void tp_diag_rank_collective_wait(tp_an_ranks *x, const tp_an_rank_rule *self) {
+    char b1[32], b2[32];
+    double med = x->median_step_p50_ns;
+    const tp_an_rank_row *least = last_to_arrive(x);
+    if (!least || isnan(med) || med <= 0)
+        return;
+    char waiting[128] = ""; /* the waiting ranks, "0, 1, 3" */
+    size_t used = 0, n_wait = 0;
+    int64_t most = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *r = &x->r[i];
+        if (r == least || r->comm_ns <= 0)
+            continue;
+        double steps = r->n_steps ? (double)r->n_steps : 1;
+        double apart = (double)(r->exposed_comm_ns - least->exposed_comm_ns) / steps;
+        if ((double)r->exposed_comm_ns < WAIT_RATIO * (double)least->exposed_comm_ns ||
+            apart < WAIT_MIN_SHARE * med)
+            continue;
+        list_rank(waiting, sizeof waiting, &used, n_wait++, r->rank);
+        most = r->exposed_comm_ns > most ? r->exposed_comm_ns : most;
+    }
+    if (!n_wait)
+        return;
+    double per_step =
+        (double)(most - least->exposed_comm_ns) / (double)(least->n_steps ? least->n_steps : 1);
+    tp_an_rank_finding *f = tp_an_ranks_add_finding(x, self, per_step / med, least->rank);
+    snprintf(f->title, sizeof f->title,
+             "collective-wait: rank%s %s wait%s in collectives for rank %d, which arrives last",
+             n_wait > 1 ? "s" : "", waiting, n_wait > 1 ? "" : "s", least->rank);
+    snprintf(f->evidence, sizeof f->evidence,
+             "communication no computation hides: up to %s on rank%s %s against %s on rank %d "
+             "(the least: it arrives last, the others wait for it inside the collective)",
+             tp_units_dur(b1, sizeof b1, (double)most), n_wait > 1 ? "s" : "", waiting,
+             tp_units_dur(b2, sizeof b2, (double)least->exposed_comm_ns), least->rank);
+    f->advice = "the time is lost before the collective on the rank that arrives last: look at "
+                "its work between collectives (its own findings, its data and shard sizes); "
+                "balancing it shortens every rank's step";
+}
+
+/* Severity: the share of the rank's peak above the median rank's, as straggler's share of
+ * its own work. */
+void tp_diag_rank_memory_imbalance(tp_an_ranks *x, const tp_an_rank_rule *self) {
+    char b1[32], b2[32];
+    double med = x->median_mem_peak;
+    if (isnan(med) || med <= 0)
+        return;
+    size_t n_mem = 0;
+    for (size_t i = 0; i < x->n; i++)
+        n_mem += x->r[i].mem_peak_bytes > 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *r = &x->r[i];
+        double peak = (double)r->mem_peak_bytes;
+        if (r->mem_peak_bytes <= 0 || peak < MEMORY_RATIO * med)
+            continue;
+        tp_an_rank_finding *f = tp_an_ranks_add_finding(x, self, (peak - med) / peak, r->rank);
+        snprintf(f->title, sizeof f->title,
+                 "memory-imbalance: rank %d's peak device memory is %.2fx the median rank's",
+                 r->rank, peak / med);
+        snprintf(f->evidence, sizeof f->evidence,
+                 "rank %d: peak allocated %s against %s for the median rank over %zu ranks "
+                 "with memory events; the job's batch and model size are bounded by this rank",
+                 r->rank, tp_units_bytes(b1, sizeof b1, peak), tp_units_bytes(b2, sizeof b2, med),
+                 n_mem);
+        f->advice = "the ranks should hold equal shares: check how parameters, optimizer state "
+                    "and activations are sharded (FSDP/ZeRO wrapping, uneven embedding tables or "
+                    "pipeline stages), whether this rank gets longer sequences or larger batches "
+                    "(bucket by length, pad evenly), and whether it alone keeps extra buffers "
+                    "(rank-0 logging, evaluation, checkpointing); its own memory report names "
+                    "who holds the peak";
+    }
+}
