@@ -34,6 +34,13 @@ tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t
 tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
                                char *err, size_t err_len);
 
+/* tp_import_kineto_mem with the traceEvents array parsed by two threads when the text (a
+ * gzip image inflated whole) is at least `split_min` bytes, as tp_import_kineto_load does for
+ * files of 4 MiB or more (TP_IMPORT_THREADS=1 turns that off). The model, its string ids and
+ * errors are those of the serial parse: tests and the fuzz target compare the two. */
+tp_status tp_import_kineto_mem_split(tp_model *m, const char *name, const void *data, size_t len,
+                                     size_t split_min, char *err, size_t err_len);
+
 /* 1 when the first `len` bytes of a file look like Kineto JSON or gzip ('{' or '[' after
  * optional whitespace, only whitespace, or 1f 8b); used by tp_load to pick a loader. */
 int tp_import_kineto_sniff(const void *head, size_t len);
