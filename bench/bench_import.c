@@ -66,7 +66,7 @@ static int run_once(const char *path, const char *data, size_t n, int split, siz
     tp_model *m = tp_model_new();
     char err[512];
     double w0 = now_s(), t0 = cpu_s();
-    tp_status st = split ? tp_import_kineto_mem_split(m, path, data, n, 0, err, sizeof err)
+    tp_status st = split ? tp_import_kineto_mem_split(m, path, data, n, 0, NULL, err, sizeof err)
                          : tp_import_kineto_mem(m, path, data, n, err, sizeof err);
     t->cpu = cpu_s() - t0;
     t->wall = now_s() - w0;
@@ -143,9 +143,9 @@ int main(int argc, char **argv) {
         }
         const char *base = strrchr(argv[i], '/');
         double mb = (double)(gz ? text : n) / 1e6;
-        printf("%-30.30s %6.1f %7zu | %6.0f %6.0f | %6.0f %6.0f | %6.2fx | ", base ? base + 1 : argv[i],
-               mb, rows, mb / ser.wall, mb / ser.cpu, mb / spl.wall, mb / spl.cpu,
-               ser.wall / spl.wall);
+        printf("%-30.30s %6.1f %7zu | %6.0f %6.0f | %6.0f %6.0f | %6.2fx | ",
+               base ? base + 1 : argv[i], mb, rows, mb / ser.wall, mb / ser.cpu, mb / spl.wall,
+               mb / spl.cpu, ser.wall / spl.wall);
         if (gz)
             printf("%7.0f %6.2fx | ", mb / inf.wall, inf.wall / spl.wall);
         else

@@ -1378,7 +1378,6 @@ int tp_import_kineto_sniff(const void *head, size_t len) {
     return i == len || s[i] == '{' || s[i] == '['; /* only whitespace: let JSON say why */
 }
 
-
 /* ---------------------------------------------------------------- split parse
  *
  * With two threads the text must be in memory whole: the second thread parses the
@@ -1390,8 +1389,8 @@ int tp_import_kineto_sniff(const void *head, size_t len) {
  * array's `]`. Any doubt (no boundary, a guess that was wrong, an error in the second range)
  * and the first parser simply reads on through the text itself, as a serial parse does, so
  * the model, its string ids and every error message are those of the serial parse. */
-#define SPLIT_MIN (4u << 20)     /* smaller texts: one thread (a thread and a copy cost more) */
-#define TEXT_MAX (1ull << 30)    /* larger texts stream through zlib in bounded memory */
+#define SPLIT_MIN (4u << 20)       /* smaller texts: one thread (a thread and a copy cost more) */
+#define TEXT_MAX (1ull << 30)      /* larger texts stream through zlib in bounded memory */
 #define SPLIT_AT(n) ((n) / 20 * 9) /* the first thread also commits the second's events */
 
 /* Threads for an import: TP_IMPORT_THREADS when set (1 = the streaming serial parse), else 2
@@ -1496,7 +1495,8 @@ static void pass_over(kparse *p, const unsigned char *buf, size_t n) {
 }
 
 /* Parses the whole text `t` with two threads; returns 0 (nothing read) when it has no event
- * boundary past SPLIT_AT or no thread could start. */
+ * boundary past SPLIT_AT or no thread could start, 2 when the second thread's events were
+ * used, 1 when the first parser read on alone. */
 static int parse_split(kparse *p, const unsigned char *t, size_t n) {
     size_t i = 0, brace, open;
     while (i < n && is_ws(t[i]))
@@ -1516,9 +1516,10 @@ static int parse_split(kparse *p, const unsigned char *t, size_t n) {
     }
     feed(p, t, brace + 1);
     pthread_join(th, NULL);
-    int between = p->st == TP_OK && p->ev_end == brace + 1 && p->depth == depth &&
-                  top_frame(p) == F_EVENTS;
-    if (between && s->ok) {
+    int between =
+        p->st == TP_OK && p->ev_end == brace + 1 && p->depth == depth && top_frame(p) == F_EVENTS;
+    int used = between && s->ok;
+    if (used) {
         size_t close = (size_t)s->q.array_end - 1;
         pass_over(p, t + brace + 1, close - (brace + 1));
         replay(p, &s->d);
@@ -1529,27 +1530,28 @@ static int parse_split(kparse *p, const unsigned char *t, size_t n) {
     }
     second_free(s);
     free(s);
-    return 1;
+    return used ? 2 : 1;
 }
 
-/* Parses the text in memory, split in two when it is at least `split_min` bytes. */
-static void parse_text(kparse *p, const unsigned char *t, size_t n, size_t split_min) {
-    if (n >= split_min && parse_split(p, t, n))
-        return;
-    if (feed(p, t, n) == TP_OK)
+/* Parses the text in memory, split in two when it is at least `split_min` bytes. Returns 1
+ * when the split was used. */
+static int parse_text(kparse *p, const unsigned char *t, size_t n, size_t split_min) {
+    int r = n >= split_min ? parse_split(p, t, n) : 0;
+    if (r == 0 && feed(p, t, n) == TP_OK)
         finish(p);
+    return r == 2;
 }
 
 /* A gzip image inflated whole by libdeflate (about twice zlib's speed), into *out (malloc'd).
  * 0 when it is not one intact gzip member of split_min..TEXT_MAX bytes: the streaming path
  * takes it then, and says what is wrong with it. */
-static int inflate_whole(const unsigned char *in, size_t len, size_t split_min,
-                         unsigned char **out, size_t *out_len) {
+static int inflate_whole(const unsigned char *in, size_t len, size_t split_min, unsigned char **out,
+                         size_t *out_len) {
     if (len < 18 || in[0] != 0x1f || in[1] != 0x8b)
         return 0;
     size_t isize = (size_t)in[len - 4] | (size_t)in[len - 3] << 8 | (size_t)in[len - 2] << 16 |
                    (size_t)in[len - 1] << 24; /* the size mod 2^32: checked by inflating */
-    if (isize < split_min || isize > TEXT_MAX)
+    if (isize == 0 || isize < split_min || isize > TEXT_MAX)
         return 0;
     struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
     unsigned char *buf = malloc(isize);
@@ -1775,21 +1777,28 @@ tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, 
 }
 
 tp_status tp_import_kineto_mem_split(tp_model *m, const char *name, const void *data, size_t len,
-                                     size_t split_min, char *err, size_t err_len) {
+                                     size_t split_min, int *split, char *err, size_t err_len) {
     tp_load_error e;
+    int used = 0;
     unsigned char *inflated = NULL;
     size_t n = 0;
-    if (!inflate_whole(data, len, split_min, &inflated, &n) &&
-        (len < split_min || (len >= 2 && ((const unsigned char *)data)[0] == 0x1f &&
-                             ((const unsigned char *)data)[1] == 0x8b)))
+    const unsigned char *d = data;
+    int gz = len >= 2 && d[0] == 0x1f && d[1] == 0x8b;
+    /* what the split cannot take goes the serial way, which also words its errors */
+    if (gz ? !inflate_whole(d, len, split_min, &inflated, &n) : len == 0 || len < split_min) {
+        if (split)
+            *split = 0;
         return tp_import_kineto_mem(m, name, data, len, err, err_len);
+    }
     kparse p;
     kparse_init(&p, m, name, &e);
     yajl_handle h = p.h;
     if (inflated)
-        parse_text(&p, inflated, n, split_min);
+        used = parse_text(&p, inflated, n, split_min);
     else
-        parse_text(&p, data, len, split_min);
+        used = parse_text(&p, data, len, split_min);
     free(inflated);
+    if (split)
+        *split = used;
     return tp_load_error_string(kparse_done(&p, h), &e, err, err_len);
 }

@@ -37,9 +37,12 @@ tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, 
 /* tp_import_kineto_mem with the traceEvents array parsed by two threads when the text (a
  * gzip image inflated whole) is at least `split_min` bytes, as tp_import_kineto_load does for
  * files of 4 MiB or more (TP_IMPORT_THREADS=1 turns that off). The model, its string ids and
- * errors are those of the serial parse: tests and the fuzz target compare the two. */
+ * errors are those of the serial parse: tests and the fuzz target compare the two. *split
+ * (NULL: not wanted) is set to 1 when the second thread's events were used, 0 when the text
+ * was read by one parser (too small, no event boundary found, or a guessed boundary that was
+ * none, e.g. inside a string). */
 tp_status tp_import_kineto_mem_split(tp_model *m, const char *name, const void *data, size_t len,
-                                     size_t split_min, char *err, size_t err_len);
+                                     size_t split_min, int *split, char *err, size_t err_len);
 
 /* 1 when the first `len` bytes of a file look like Kineto JSON or gzip ('{' or '[' after
  * optional whitespace, only whitespace, or 1f 8b); used by tp_load to pick a loader. */
