@@ -3,7 +3,8 @@
  * The parser keeps a small stack of frame kinds (top object, traceEvents array, one event,
  * its args, deviceProperties, distributedInfo); anything else is skipped. An event's fields
  * are buffered until its closing brace, then it becomes a row, a memory event or a count.
- * Numbers arrive as text (yajl_number) so µs with fractions convert exactly to ns. */
+ * Numbers arrive as text (yajl_number) so µs with fractions convert exactly to ns.
+ * Big texts are parsed by two threads (parse_split, below); small ones and huge ones stream. */
 #include "tp_import_kineto.h"
 
 #include <errno.h>

@@ -1,7 +1,10 @@
 /* tp_import_kineto: PyTorch-profiler (Kineto) Chrome-trace JSON -> tp_model.
  *
  * Streams the file through zlib (plain or gzip, detected by content) into yajl, so memory
- * depends on the number of events kept, not on the file size. One file is one rank.
+ * depends on the number of events kept, not on the file size; except that a text of 4 MiB to
+ * 1 GiB, when two cores are online (TP_IMPORT_THREADS, 1 or 2, overrides), is read whole (gzip
+ * inflated by libdeflate) and its traceEvents array parsed by two threads, with the same
+ * result as the serial parse. One file is one rank.
  * Follows HTA's admission rule (an event becomes a row when it has `dur` and `cat`, except
  * cat "Trace") and its stream rule (int(args.stream), -1 when absent or not an integer);
  * "[memory]" instant events become memory events. Timestamps in µs, integer or decimal, are

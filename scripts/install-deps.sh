@@ -9,6 +9,7 @@ packages=(
   libunwind-dev      # call stacks in the collector
   libyajl-dev        # streaming JSON parser for PyTorch-profiler traces
   zlib1g-dev         # .json.gz input and chunk checksums (crc32)
+  libdeflate-dev     # whole-file .json.gz inflate (2x zlib) for the two-thread Kineto parse
   libncurses-dev     # the terminal UI
   libsqlite3-dev     # trainprof export --format sqlite
   libdw-dev          # elfutils libdw: offline symbolization of stacks in the analyzer
