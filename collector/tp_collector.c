@@ -100,6 +100,7 @@ static void thread_state_destroy(void *p) {
     tp_collector_busy_leave();
     if (tp_tls == t)
         tp_tls = NULL;
+    tp_stacks_cache_release(&t->stacks);
     free(t);
 }
 
@@ -194,6 +195,7 @@ static tp_tstate *thread_slow_locked(void) {
     /* A stale state (made before a fork) points into the abandoned writer: just free it. */
     if (t) {
         pthread_setspecific(g_key, NULL);
+        tp_stacks_cache_release(&t->stacks);
         free(t);
         tp_tls = NULL;
     }
@@ -586,6 +588,7 @@ static void finish_locked(int execing) {
     usleep(2000);
     write_overhead(w);
     write_clock_sync();
+    tp_stacks_report();
     tp_writer_stats st;
     tp_status s = tp_writer_seal(w);
     int err = errno; /* the reason for s; the calls below may change errno */

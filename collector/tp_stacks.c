@@ -7,6 +7,8 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +27,8 @@ static module_range g_mods[MAX_MODULES];
 static _Atomic uint32_t g_nmods;
 static pthread_mutex_t g_mods_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_self_lo, g_self_hi;
+static int g_verify; /* TRAINPROF_STACKS_VERIFY=1 */
+static _Atomic uint64_t g_verify_hits, g_verify_bad;
 
 typedef struct {
     tp_writer *w;
@@ -119,6 +123,8 @@ static int find_module(uint64_t pc) {
 }
 
 tp_status tp_stacks_init(tp_writer *w, const void *self_fn) {
+    const char *v = getenv("TRAINPROF_STACKS_VERIFY");
+    g_verify = v && !strcmp(v, "1");
     refresh_modules(w);
     int self = find_module((uint64_t)(uintptr_t)self_fn);
     if (self >= 0) {
@@ -187,9 +193,297 @@ static void cache_put(tp_stack_cache *c, uint64_t key, uint32_t id) {
     c->id[set] = id;
 }
 
+/* ---------------------------------------------------------------- verified walks
+ *
+ * unw_backtrace costs ~110 instructions a frame, at every launch: most of the collector's
+ * cost on a launch-bound job. Yet a training step launches from the same few places, with
+ * the same stack each time. A walk depends on the registers it starts from and on the stack
+ * words it reads; so after one full walk (a libunwind cursor) we keep, for that starting
+ * point (stack pointer and frame pointer of the capture), the pcs and every stack address
+ * the walk read: each frame's return-address slot (the pc it yielded) and the slot each
+ * frame's caller rbp was restored from (the register a frame-pointer rule computes the CFA
+ * from). The next capture from the same starting point re-reads those slots: if each holds
+ * the same word, the same walk follows step for step, frame by frame (each slot was written
+ * by the frame that owns it: the call pushed the return address, the prologue saved rbp,
+ * and both frames are live), so the cached pcs are the stack, at a few loads a frame.
+ * Walks through a signal frame, off the thread's stack or deeper than CAPTURE_DEPTH are
+ * never cached. TRAINPROF_STACKS_VERIFY=1 unwinds every cached hit again and counts any
+ * difference (tests run the collector with it). x86-64 only; elsewhere unw_backtrace. */
+#if defined(__x86_64__)
+/* A step launches from a few dozen places, many at the same stack depth (one caller's
+ * calls into several layers): those share a stack pointer, hence a set, and the set keeps
+ * the most recent WALK_WAYS of them, tried in order of use. */
+#define WALK_SETS 16
+#define WALK_WAYS 16
+#define WALK_BP_CHECKS 16
+#define WALK_AFTER 16 /* captures before a thread gets its walk cache */
+
+typedef struct {
+    uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
+    uint32_t n, nbp;
+    int need_bp;   /* a frame's CFA came from the live rbp: compare it */
+    uint32_t lead; /* the frame compared first: where this walk parts from its neighbours */
+    int never;     /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
+    void *pcs[CAPTURE_DEPTH];
+    uint32_t ra_off[CAPTURE_DEPTH]; /* pcs[k]'s slot, from sp (k >= 1) */
+    uint32_t bp_off[WALK_BP_CHECKS];
+    uint64_t bp_val[WALK_BP_CHECKS];
+} walk_entry;
+
+struct tp_stack_walks {
+    uint64_t lo, hi;                     /* the thread's stack */
+    uint8_t seen[256];                   /* a starting point is cached when it comes back */
+    uint8_t order[WALK_SETS][WALK_WAYS]; /* entry index per way, most recently used first */
+    walk_entry e[WALK_SETS * WALK_WAYS];
+};
+
+static uint64_t walk_key(uint64_t sp) {
+    return tp_hash_mix64(sp);
+}
+
+static tp_stack_walks *walks_make(void) {
+    pthread_attr_t a;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return NULL;
+    int ok = pthread_attr_getstack(&a, &addr, &size) == 0 && addr && size;
+    pthread_attr_destroy(&a);
+    tp_stack_walks *wc = ok ? calloc(1, sizeof *wc) : NULL;
+    if (wc) {
+        wc->lo = (uint64_t)(uintptr_t)addr;
+        wc->hi = wc->lo + size;
+        for (int s = 0; s < WALK_SETS; s++)
+            for (int w = 0; w < WALK_WAYS; w++)
+                wc->order[s][w] = (uint8_t)(s * WALK_WAYS + w);
+    }
+    return wc;
+}
+
+/* The cached pcs when `e` holds for the capture at (sp, bp); 0 when not; -1 when it is a
+ * walk that is never cached (then probably, never certainly, this one). */
+static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp, void **pcs) {
+    if (e->sp != sp || (e->need_bp && e->bp != bp))
+        return 0;
+    const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
+    uint64_t lead;
+    memcpy(&lead, base + e->ra_off[e->lead], sizeof lead);
+    if (lead != (uint64_t)(uintptr_t)e->pcs[e->lead])
+        return 0; /* most misses end here, after one load */
+    if (e->never)
+        return -1;
+    for (uint32_t k = 1; k < e->n; k++) {
+        uint64_t v;
+        memcpy(&v, base + e->ra_off[k], sizeof v);
+        if (v != (uint64_t)(uintptr_t)e->pcs[k])
+            return 0;
+    }
+    for (uint32_t j = 0; j < e->nbp; j++) {
+        uint64_t v;
+        memcpy(&v, base + e->bp_off[j], sizeof v);
+        if (v != e->bp_val[j])
+            return 0;
+    }
+    memcpy(pcs, e->pcs, e->n * sizeof *pcs);
+    return (int)e->n;
+}
+
+/* The full walk from `uc`, into pcs and (when every read slot lies on the thread's stack
+ * above sp) into `e`; returns the number of pcs. */
+static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack_walks *wc,
+                     void **pcs, walk_entry *e) {
+    unw_cursor_t cur;
+    if (unw_init_local(&cur, uc) < 0)
+        return 0;
+    uint64_t uc_lo = (uint64_t)(uintptr_t)uc, uc_hi = uc_lo + sizeof *uc;
+    int n = 0, keep = e != NULL;
+    /* The frame below: its rbp, and where that came from (0: the context's register). */
+    uint64_t below_rbp = 0, below_src = 0, below_sp = 0, last_src = 0;
+    walk_entry t = {.sp = sp, .bp = bp};
+    do {
+        unw_word_t ip = 0, csp = 0, rbp = 0;
+        unw_get_reg(&cur, UNW_REG_IP, &ip);
+        unw_get_reg(&cur, UNW_REG_SP, &csp);
+        unw_get_reg(&cur, UNW_X86_64_RBP, &rbp);
+        if (!ip)
+            break;
+        if (n > 0) {
+            /* The frame below computed this frame's sp (its CFA) from rbp when a
+             * frame-pointer rule made it rbp + 16: then the walk holds only for that rbp,
+             * so the cache compares the rbp's source (the context, or the slot a frame
+             * saved it to). A realigned frame (gcc's DRAP: rbp points inside the frame, the
+             * CFA is read from rbp - 8) is not cached. */
+            if (below_rbp + 16 == (uint64_t)csp) {
+                if (!below_src)
+                    t.need_bp = 1;
+                else if (below_src != last_src) {
+                    if (t.nbp == WALK_BP_CHECKS)
+                        keep = 0;
+                    else {
+                        t.bp_off[t.nbp] = (uint32_t)(below_src - sp);
+                        t.bp_val[t.nbp++] = below_rbp;
+                    }
+                    last_src = below_src;
+                }
+            } else if (below_rbp >= below_sp + 8 && below_rbp < (uint64_t)csp &&
+                       *(const uint64_t *)(uintptr_t)(below_rbp - 8) == (uint64_t)csp) {
+                keep = 0; /* realigned (DRAP): the CFA was read through rbp */
+            }
+            uint64_t ra = (uint64_t)csp - 8;
+            if (ra < sp || ra + 8 > wc->hi || ra - sp > UINT32_MAX - 8) {
+                keep = 0;
+                t.ra_off[n] = UINT32_MAX;
+            } else
+                t.ra_off[n] = (uint32_t)(ra - sp);
+        }
+        pcs[n] = (void *)(uintptr_t)ip;
+        unw_save_loc_t loc;
+        below_rbp = rbp;
+        below_sp = csp;
+        below_src = 0;
+        if (unw_get_save_loc(&cur, UNW_X86_64_RBP, &loc) == 0 && loc.type == UNW_SLT_MEMORY) {
+            uint64_t a = (uint64_t)loc.u.addr;
+            if (!(a >= uc_lo && a < uc_hi)) { /* in the context: the register itself */
+                below_src = a;
+                if (a < sp || a + 8 > wc->hi || a - sp > UINT32_MAX - 8)
+                    keep = 0;
+            }
+        }
+        if (unw_is_signal_frame(&cur) > 0)
+            keep = 0;
+        n++;
+    } while (n < CAPTURE_DEPTH && unw_step(&cur) > 0);
+    /* A walk cut at CAPTURE_DEPTH is kept: the slots cover every frame it yields. */
+    /* Not kept: remembered as a walk never to cache, so that the next capture from here
+     * costs an unw_backtrace, not this walk again. */
+    if (e && n > 1) {
+        t.n = (uint32_t)n;
+        t.never = !keep;
+        memcpy(t.pcs, pcs, (size_t)n * sizeof *pcs);
+        *e = t;
+    }
+    return n;
+}
+
+/* Frames of pcs outside the collector: where the app's stack starts. */
+static int skip_self(void *const *pcs, int n) {
+    int skip = 0;
+    while (skip < n && (uint64_t)(uintptr_t)pcs[skip] >= g_self_lo &&
+           (uint64_t)(uintptr_t)pcs[skip] < g_self_hi)
+        skip++;
+    return skip;
+}
+
+/* The frame of `e` to compare first: the first where it parts from the most recent walk of
+ * its set from the same stack pointer (launches from one caller into several layers share
+ * their top frames), else its first frame in the app. Any frame would be correct. */
+static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const uint8_t *order) {
+    for (int w = 1; w < WALK_WAYS; w++) {
+        const walk_entry *o = &wc->e[order[w]];
+        if (o->sp != e->sp)
+            continue;
+        for (uint32_t k = 1; k < e->n && k < o->n; k++)
+            if (o->pcs[k] != e->pcs[k] || o->ra_off[k] != e->ra_off[k])
+                return k;
+        break;
+    }
+    int k = skip_self(e->pcs, (int)e->n);
+    return k >= 1 && (uint32_t)k < e->n ? (uint32_t)k : 1;
+}
+
+/* walk_lead, among the frames whose slot lies on the stack (all of them in a cached walk);
+ * 0 when none does. */
+static uint32_t walk_lead_valid(const walk_entry *e, const tp_stack_walks *wc,
+                                const uint8_t *order) {
+    uint32_t k = walk_lead(e, wc, order);
+    if (e->ra_off[k] != UINT32_MAX)
+        return k;
+    for (k = 1; k < e->n; k++)
+        if (e->ra_off[k] != UINT32_MAX)
+            return k;
+    return 0;
+}
+
+static void verify_hit(void *const *pcs, int n) {
+    void *ref[CAPTURE_DEPTH];
+    int m = unw_backtrace(ref, CAPTURE_DEPTH);
+    int a = skip_self(pcs, n), b = skip_self(ref, m);
+    int same = n - a == m - b && !memcmp(pcs + a, ref + b, (size_t)(n - a) * sizeof *pcs);
+    atomic_fetch_add(&g_verify_hits, 1);
+    if (!same)
+        atomic_fetch_add(&g_verify_bad, 1);
+}
+
+__attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache *cache) {
+    if (!cache)
+        return unw_backtrace(pcs, CAPTURE_DEPTH);
+    if (!cache->walks && ++cache->captures == WALK_AFTER) {
+        cache->walks = walks_make();
+        if (!cache->walks)
+            cache->captures = UINT32_MAX / 2; /* unknown stack: never again */
+    }
+    tp_stack_walks *wc = cache->walks;
+    if (!wc)
+        return unw_backtrace(pcs, CAPTURE_DEPTH);
+    unw_context_t uc;
+    unw_getcontext(&uc);
+    uint64_t sp = (uint64_t)uc.uc_mcontext.gregs[REG_RSP];
+    uint64_t bp = (uint64_t)uc.uc_mcontext.gregs[REG_RBP];
+    if (sp < wc->lo || sp >= wc->hi)
+        return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
+    uint64_t key = walk_key(sp);
+    uint8_t *order = wc->order[key % WALK_SETS];
+    for (int w = 0; w < WALK_WAYS; w++) {
+        uint8_t i = order[w];
+        int n = walk_hit(&wc->e[i], sp, bp, pcs);
+        if (n < 0)
+            return unw_backtrace(pcs, CAPTURE_DEPTH);
+        if (n) {
+            memmove(order + 1, order, (size_t)w);
+            order[0] = i;
+            if (g_verify)
+                verify_hit(pcs, n);
+            return n;
+        }
+    }
+    uint8_t *seen = &wc->seen[(key >> 32) % sizeof wc->seen];
+    if (*seen != (uint8_t)(key >> 8 | 1)) { /* first time here: no cursor walk for a one-off */
+        *seen = (uint8_t)(key >> 8 | 1);
+        return unw_backtrace(pcs, CAPTURE_DEPTH);
+    }
+    walk_entry e = {0};
+    int n = walk_full(&uc, sp, bp, wc, pcs, &e);
+    if (e.sp) { /* into the least recently used way, now the first */
+        uint8_t i = order[WALK_WAYS - 1];
+        memmove(order + 1, order, WALK_WAYS - 1);
+        order[0] = i;
+        e.lead = walk_lead_valid(&e, wc, order);
+        wc->e[i] = e.lead ? e : (walk_entry){0};
+    }
+    return n;
+}
+#else
+static int backtrace_cached(void **pcs, tp_stack_cache *cache) {
+    (void)cache;
+    return unw_backtrace(pcs, CAPTURE_DEPTH);
+}
+#endif
+
+void tp_stacks_cache_release(tp_stack_cache *cache) {
+    free(cache->walks);
+    cache->walks = NULL;
+}
+
+void tp_stacks_report(void) {
+    if (g_verify)
+        fprintf(stderr, "trainprof: stack walks verified: %llu cached, %llu differed\n",
+                (unsigned long long)atomic_load(&g_verify_hits),
+                (unsigned long long)atomic_load(&g_verify_bad));
+}
+
 uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
     void *pcs[CAPTURE_DEPTH];
-    int n = unw_backtrace(pcs, CAPTURE_DEPTH);
+    int n = backtrace_cached(pcs, cache);
     int skip = 0;
     while (skip < n && (uint64_t)(uintptr_t)pcs[skip] >= g_self_lo &&
            (uint64_t)(uintptr_t)pcs[skip] < g_self_hi)

@@ -17,11 +17,16 @@
 
 #define TP_STACK_CACHE_SLOTS 256
 
-/* Per-thread front cache: raw-pc key -> stack id, 2-way set associative (tp_stacks.c).
- * Owned by the thread's state; all zero is empty. */
+typedef struct tp_stack_walks tp_stack_walks;
+
+/* Per-thread front cache: raw-pc key -> stack id, 2-way set associative (tp_stacks.c), and
+ * the thread's verified walks (allocated once the thread captures often). Owned by the
+ * thread's state; all zero is empty; tp_stacks_cache_release frees what it holds. */
 typedef struct {
     uint64_t hash[TP_STACK_CACHE_SLOTS];
     uint32_t id[TP_STACK_CACHE_SLOTS];
+    uint32_t captures;     /* until the walk cache is made */
+    tp_stack_walks *walks; /* NULL: not made yet, or the thread's stack is unknown */
 } tp_stack_cache;
 
 /* Builds the module map and writes it to `w` as MODULE records. `self_fn` is any function of
@@ -36,6 +41,13 @@ void tp_stacks_reset(void);
 /* Captures the calling thread's stack and returns its interned id; 0 when the stack is empty
  * or could not be interned. Thread-safe; `cache` belongs to the calling thread. */
 uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache);
+
+/* Frees what `cache` holds (thread exit, a stale state after fork). */
+void tp_stacks_cache_release(tp_stack_cache *cache);
+
+/* TRAINPROF_STACKS_VERIFY=1 (tests): every stack taken from a verified walk is also unwound
+ * in full and compared; this prints the counts on stderr. No-op otherwise. */
+void tp_stacks_report(void);
 
 /* Maps raw return addresses to frames (TP_FRAME_MAKE); refreshes the module map on a miss.
  * Exposed for tests. Returns the number of frames written to `out` (<= n). */

@@ -1,0 +1,102 @@
+/* stackwalk_app: NVTX pushes from call paths that a stack cache keyed by the stack pointer
+ * would confuse, for test_collector_stackwalk.py (run under `--stacks all`):
+ *   via_f / via_g   two callers with the same frame at the same depth: the pushes share a
+ *                   stack pointer, not a stack;
+ *   alloca          a frame-pointer function with a frame of varying size;
+ *   realigned       a function that realigns its stack (force_align_arg_pointer);
+ *   deepK           one function recursing K = 0..3 times: K + 1 of its frames;
+ *   thread_f        via_f's path on a second thread;
+ *   signal          a push from a signal handler on an alternate signal stack.
+ * Each name is pushed N times in an interleaved order. The program's functions are
+ * noinline and tail calls are off (see CMakeLists.txt), so every path keeps its frames. */
+#include <alloca.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 300
+
+static volatile int g_sink;
+
+__attribute__((noinline)) static void emit(const char *name) {
+    nvtxRangePushA(name);
+    g_sink++;
+    nvtxRangePop();
+}
+
+__attribute__((noinline)) static void path_f(const char *name) {
+    emit(name);
+    g_sink++;
+}
+
+__attribute__((noinline)) static void path_g(const char *name) {
+    emit(name);
+    g_sink += 2; /* not path_f's code: identical functions are folded into one */
+}
+
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void path_alloca(int k) {
+    volatile char *p = alloca(16 + 48 * (size_t)(k % 5));
+    p[0] = 1;
+    emit("alloca");
+    g_sink += p[0];
+}
+
+/* Realigned with arguments on the stack: gcc reaches them through a dynamic realignment
+ * pointer (DRAP), and the frame's CFA is read through rbp. */
+__attribute__((noinline, force_align_arg_pointer)) static void
+path_realigned(int a, int b, int c, int d, int e, int f, int g, int k) {
+    _Alignas(64) volatile char buf[64];
+    volatile char *extra = alloca(16 + (size_t)(k % 3) * 32); /* a dynamic frame too */
+    extra[0] = 0;
+    buf[k & 63] = (char)(a + b + c + d + e + f + g + extra[0]);
+    emit("realigned");
+    g_sink += buf[k & 63];
+}
+
+__attribute__((noinline)) static void path_deep(int d, const char *name) {
+    if (d)
+        path_deep(d - 1, name);
+    else
+        emit(name);
+    g_sink++;
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    emit("signal");
+}
+
+static void *thread_main(void *arg) {
+    (void)arg;
+    for (int i = 0; i < N; i++)
+        path_f("thread_f");
+    return NULL;
+}
+
+int main(void) {
+    static const char *const deep[] = {"deep0", "deep1", "deep2", "deep3"};
+    stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_ONSTACK;
+    if (!ss.ss_sp || sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL))
+        return 1;
+    pthread_t th;
+    if (pthread_create(&th, NULL, thread_main, NULL))
+        return 1;
+    for (int i = 0; i < N; i++) {
+        path_f("via_f");
+        path_g("via_g");
+        path_alloca(i);
+        path_realigned(1, 2, 3, 4, 5, 6, 7, i);
+        for (int d = 0; d < 4; d++)
+            path_deep((d + i) % 4, deep[(d + i) % 4]);
+        if (i % 50 == 0)
+            raise(SIGUSR1);
+    }
+    pthread_join(th, NULL);
+    return 0;
+}
