@@ -190,6 +190,10 @@ static void count_steps(tp_diag_ctx *d) {
         dur[i] = (double)(end[i] - start[i]);
         sum += dur[i];
     }
+    /* the steps by start, kept in the result (the step-time breakdown reads them) */
+    d->out->step_start = start;
+    d->out->step_end = tp_an_alloc(n + 1, sizeof *end);
+    memcpy(d->out->step_end, end, n * sizeof *end);
     d->step_end = end;
     d->n_step_end = n;
     qsort(d->step_end, d->n_step_end, sizeof *d->step_end, cmp_i64);
@@ -201,7 +205,6 @@ static void count_steps(tp_diag_ctx *d) {
     d->out->step_p50_ns = tp_an_percentile_sorted(dur, n, 50);
     d->out->step_p90_ns = tp_an_percentile_sorted(dur, n, 90);
     free(dur);
-    free(start);
 }
 
 /* The window: the union of the steps' span, else the GPU span. */

@@ -91,6 +91,7 @@ void tp_diagnose_free(tp_diagnosis *d) {
     for (size_t i = 0; i < d->n; i++)
         finding_free(&d->f[i]);
     free(d->f);
+    free(d->step_start), free(d->step_end);
     memset(d, 0, sizeof *d);
 }
 

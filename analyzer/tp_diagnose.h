@@ -82,10 +82,12 @@ typedef struct {
     size_t n_steps;    /* steps found (0: the window is the GPU span) */
     double step_mean_ns, step_p50_ns, step_p90_ns; /* durations of those steps (outermost
                                                       when nested); NaN without steps */
-    double utilization; /* busy share of the window; NaN when the window is empty */
-    int warmup_only;    /* the one step found is the first (e.g. an OOM in step 1): it holds
-                           one-time costs (first batch, allocator growth), not a steady state, so
-                           the rules that judge time shares did not run */
+    int64_t *step_start, *step_end; /* those steps, by start (n_steps of each): the HTML
+                                       report's per-step bars */
+    double utilization;             /* busy share of the window; NaN when the window is empty */
+    int warmup_only; /* the one step found is the first (e.g. an OOM in step 1): it holds
+                        one-time costs (first batch, allocator growth), not a steady state, so
+                        the rules that judge time shares did not run */
 } tp_diagnosis;
 
 typedef struct tp_diag_ctx tp_diag_ctx; /* a diagnosis in progress (tp_diag_ctx.h) */

@@ -19,6 +19,7 @@
 #include "tp_report_env.h"
 #include "tp_report_alloc.h"
 #include "tp_report_fmt.h"
+#include "tp_report_html.h"
 #include "tp_report_section.h"
 #include "tp_report_marks.h"
 #include "tp_report_stacks.h"
@@ -843,49 +844,102 @@ static int keep_selected(const tp_rank *r, const void *arg) {
     return rank_selected(r, arg);
 }
 
+/* ------------------------------------------------------------------ renderers */
+
+static void *text_open(FILE *out, const tp_model *m, const tp_report_opts *o, size_t n_ranks) {
+    (void)m;
+    fprintf(out, "trainprof report: %zu rank(s), %s mode\n\n", n_ranks,
+            o->an.compat_hta ? "HTA-compatible" : "native (exact ns)");
+    return out;
+}
+
+static void text_ranks(void *st, const tp_an_ranks *x) {
+    text_ranks_table(st, x);
+}
+
+static void text_rank_st(void *st, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    text_rank(st, rr, o);
+}
+
+/* The JSON renderer's state: the generator and the file it prints to. */
+typedef struct {
+    yajl_gen g;
+    FILE *out;
+} json_state;
+
+static void *json_open(FILE *out, const tp_model *m, const tp_report_opts *o, size_t n_ranks) {
+    (void)n_ranks;
+    json_state *j = malloc(sizeof *j);
+    if (!j || !(j->g = yajl_gen_alloc(NULL)))
+        abort();
+    j->out = out;
+    yajl_gen_config(j->g, yajl_gen_beautify, 1);
+    yajl_gen_config(j->g, yajl_gen_print_callback, json_print, (void *)out);
+    json_head(j->g, m, o);
+    return j;
+}
+
+static void json_rank_st(void *st, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    json_rank(((json_state *)st)->g, rr, o);
+}
+
+/* The cross-rank object follows the ranks array (docs/report-schema.md). */
+static void json_close(void *st, const tp_an_ranks *x) {
+    json_state *j = st;
+    yajl_gen_array_close(j->g);
+    if (x)
+        json_cross_rank(j->g, x);
+    yajl_gen_map_close(j->g);
+    yajl_gen_free(j->g);
+    fputc('\n', j->out);
+    free(j);
+}
+
+/* The output formats; a new one is a row here and a module of its own (tp_report_html). */
+// clang-format off
+static const tp_report_renderer renderers[] = {
+    {TP_REPORT_TEXT, text_open, text_ranks, text_rank_st, NULL},
+    {TP_REPORT_JSON, json_open, NULL, json_rank_st, json_close},
+    {TP_REPORT_HTML, tp_report_html_open, tp_report_html_ranks, tp_report_html_rank,
+     tp_report_html_close},
+};
+// clang-format on
+
+static const tp_report_renderer *renderer(tp_report_format f) {
+    for (size_t i = 0; i < sizeof renderers / sizeof renderers[0]; i++)
+        if (renderers[i].format == f)
+            return &renderers[i];
+    return NULL;
+}
+
 tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *opts) {
     if (!out || !m || !opts)
+        return TP_ERR_ARG;
+    const tp_report_renderer *rd = renderer(opts->format);
+    if (!rd)
         return TP_ERR_ARG;
     size_t sel = 0;
     for (size_t i = 0; i < m->n_ranks; i++)
         sel += rank_selected(&m->ranks[i], opts);
     if (!sel)
         return TP_ERR_NOT_FOUND;
-    yajl_gen g = NULL;
-    if (opts->format == TP_REPORT_JSON) {
-        g = yajl_gen_alloc(NULL);
-        yajl_gen_config(g, yajl_gen_beautify, 1);
-        yajl_gen_config(g, yajl_gen_print_callback, json_print, (void *)out);
-        json_head(g, m, opts);
-    } else {
-        fprintf(out, "trainprof report: %zu rank(s), %s mode\n\n", sel,
-                opts->an.compat_hta ? "HTA-compatible" : "native (exact ns)");
-    }
+    void *st = rd->open(out, m, opts, sel);
     tp_an_ranks x = {0};
     if (sel > 1) {
         tp_an_ranks_run(m, &opts->an, keep_selected, opts, &x);
-        if (!g)
-            text_ranks_table(out, &x);
+        if (rd->ranks)
+            rd->ranks(st, &x);
     }
     for (size_t i = 0; i < m->n_ranks; i++) {
         if (!rank_selected(&m->ranks[i], opts))
             continue;
         tp_rank_analysis rr;
         tp_rank_analysis_run(&rr, m, &m->ranks[i], &opts->an, TP_RA_ALL);
-        if (g)
-            json_rank(g, &rr, opts);
-        else
-            text_rank(out, &rr, opts);
+        rd->rank(st, &rr, opts);
         tp_rank_analysis_free(&rr);
     }
-    if (g) {
-        yajl_gen_array_close(g);
-        if (sel > 1)
-            json_cross_rank(g, &x);
-        yajl_gen_map_close(g);
-        yajl_gen_free(g);
-        fputc('\n', out);
-    }
+    if (rd->close)
+        rd->close(st, sel > 1 ? &x : NULL);
     tp_an_ranks_free(&x);
     return ferror(out) ? TP_ERR_IO : TP_OK;
 }

@@ -16,7 +16,9 @@
 #include "tp_model.h"
 #include "tp_status.h"
 
-typedef enum { TP_REPORT_TEXT = 0, TP_REPORT_JSON = 1 } tp_report_format;
+/* TEXT: for people in a terminal; JSON: for scripts; HTML: one self-contained page with
+ * charts (tp_report_html), the same figures as the other two. */
+typedef enum { TP_REPORT_TEXT = 0, TP_REPORT_JSON = 1, TP_REPORT_HTML = 2 } tp_report_format;
 
 typedef struct {
     tp_report_format format;

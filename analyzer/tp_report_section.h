@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_an_ranks.h"
 #include "tp_rank_analysis.h"
 #include "tp_report.h"
 
@@ -36,5 +37,18 @@ typedef struct {
     unsigned when;
     tp_report_json_fn json;
 } tp_report_json_section;
+
+/* One output format of the report: a row of tp_report.c's renderer table. tp_report_write
+ * calls open (NULL: nothing to set up; returns the renderer's state), then `ranks` when more
+ * than one rank is reported (the cross-rank comparison, before the ranks), `rank` for each
+ * rank, and close with the same comparison (NULL for one rank). Every renderer reads the
+ * same tp_rank_analysis and tp_an_ranks results. */
+typedef struct {
+    tp_report_format format;
+    void *(*open)(FILE *out, const tp_model *m, const tp_report_opts *o, size_t n_ranks);
+    void (*ranks)(void *st, const tp_an_ranks *x);
+    void (*rank)(void *st, const tp_rank_analysis *rr, const tp_report_opts *o);
+    void (*close)(void *st, const tp_an_ranks *x);
+} tp_report_renderer;
 
 #endif

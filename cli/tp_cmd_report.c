@@ -17,25 +17,31 @@ typedef struct {
 } report_args;
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: trainprof report TRACE... [--rank N] [--format text|json] [--compat hta]\n"
-               "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
-               "                        [--no-symbols] [--stack-depth N] [--group-by name|shapes]\n"
-               "                        [--sort-ops self|total] [-o FILE]\n"
-               "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
-               "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
-               "CPU stacks are symbolized from the recorded modules' files (function, file:line);\n"
-               "--no-symbols keeps them as module+offset. --stack-depth N: frames per launching\n"
-               "stack in \"GPU time by launching stack\" (default 5, at most 64).\n"
-               "The CPU-operator table (framework ops and annotation ranges, self and total\n"
-               "time) has one row per name, or per name and input shapes with --group-by\n"
-               "shapes; --sort-ops total sorts it by total instead of self time.\n");
+    fprintf(f,
+            "usage: trainprof report TRACE... [--rank N] [--format text|json|html] [--compat hta]\n"
+            "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
+            "                        [--no-symbols] [--stack-depth N] [--group-by name|shapes]\n"
+            "                        [--sort-ops self|total] [-o FILE]\n"
+            "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
+            "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
+            "--format html writes one self-contained page (charts, no script; use -o).\n"
+            "CPU stacks are symbolized from the recorded modules' files (function, file:line);\n"
+            "--no-symbols keeps them as module+offset. --stack-depth N: frames per launching\n"
+            "stack in \"GPU time by launching stack\" (default 5, at most 64).\n"
+            "The CPU-operator table (framework ops and annotation ranges, self and total\n"
+            "time) has one row per name, or per name and input shapes with --group-by\n"
+            "shapes; --sort-ops total sorts it by total instead of self time.\n");
 }
 
 static int parse_format(const char *v, void *field) {
-    if (strcmp(v, "text") && strcmp(v, "json"))
-        return -1;
-    *(tp_report_format *)field = strcmp(v, "json") ? TP_REPORT_TEXT : TP_REPORT_JSON;
-    return 0;
+    static const struct {
+        const char *name;
+        tp_report_format format;
+    } formats[] = {{"text", TP_REPORT_TEXT}, {"json", TP_REPORT_JSON}, {"html", TP_REPORT_HTML}};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (!strcmp(v, formats[i].name))
+            return *(tp_report_format *)field = formats[i].format, 0;
+    return -1;
 }
 
 static int parse_compat(const char *v, void *field) {
@@ -47,7 +53,7 @@ static int parse_compat(const char *v, void *field) {
 static const tp_cmd_opt options[] = {
     OPT("--rank", TP_OPT_INT, o.rank, 0, 1000000, NULL, "takes a number"),
     OPT("--top", TP_OPT_INT, o.top, 0, 1000000, NULL, "takes a number"),
-    OPT("--format", TP_OPT_PARSE, o.format, 0, 0, parse_format, "takes text or json"),
+    OPT("--format", TP_OPT_PARSE, o.format, 0, 0, parse_format, "takes text, json or html"),
     OPT("--compat", TP_OPT_PARSE, o.an.compat_hta, 0, 0, parse_compat, "takes 'hta'"),
     OPT("--include-last-step", TP_OPT_FLAG, o.an.include_last_step, 0, 0, NULL, ""),
     OPT("--no-ns-rounding", TP_OPT_FLAG, o.an.no_ns_rounding, 0, 0, NULL, ""),

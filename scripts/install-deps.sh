@@ -14,6 +14,7 @@ packages=(
   libsqlite3-dev     # trainprof export --format sqlite
   libdw-dev          # elfutils libdw: offline symbolization of stacks in the analyzer
   tmux               # drives the terminal UI in tests
+  chromium           # test-only: renders `report --format html` headless (screenshot, DOM)
   clang llvm libclang-rt-14-dev  # libFuzzer targets, sanitizer runtimes
   binutils           # addr2line: offline symbolization in tests
   python3            # a few test helpers
