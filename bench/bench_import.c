@@ -1,17 +1,20 @@
-/* bench_import: Kineto JSON import throughput on one core.
+/* bench_import: Kineto JSON import throughput, serial and split over two threads.
  *
- * For each file (uncompressed JSON, already in the page cache after a warm-up run) it
- * reports MB/s of the importer reading the file (tp_import_kineto_file: zlib's transparent
- * read + yajl + model building), by wall clock and by process CPU time (the machine is
- * shared, so CPU time is the steadier figure), MB/s of the parse from memory
- * (tp_import_kineto_mem, no I/O, CPU time), and the time of tp_model_finish (sort, indexes,
- * nesting). Best of N runs (default 3).
- * Figures are MB/s (10^6 bytes of JSON per second).
- * usage: bench_import [-n RUNS] FILE.json... */
+ * For each file (plain or gzip'ed JSON, read into memory first, so no I/O is timed) it times,
+ * alternating, best of N runs (default 3): the serial parse (tp_import_kineto_mem: zlib
+ * streaming + yajl + model building) and the split parse (tp_import_kineto_mem_split: gzip
+ * inflated whole by libdeflate, the traceEvents array parsed by two threads), each by wall
+ * clock and by process CPU time, and for gzip input zlib's inflate alone (what `gzip -dc`
+ * does, minus its write). `split x` is serial wall / split wall (2.0 = halved); `vs inflate`
+ * is the split import's speed over inflate alone. Then the time of tp_model_finish.
+ * Figures are MB/s of JSON text (10^6 bytes of decompressed JSON per second); on a shared
+ * machine give ratios from one run, with the load.
+ * usage: bench_import [-n RUNS] FILE.json[.gz]... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "tp_import_kineto.h"
 #include "tp_model.h"
@@ -47,27 +50,62 @@ static char *slurp(const char *path, size_t *n) {
     return buf;
 }
 
-/* One timed import; returns CPU seconds (*wall_s: wall seconds), or -1 on error.
- * *finish_s gets the CPU time of tp_model_finish. */
-static double run_once(const char *path, const char *data, size_t n, size_t *rows, double *finish_s,
-                       double *wall_s) {
+typedef struct {
+    double wall, cpu;
+} timing;
+
+static void best(timing *b, timing t) {
+    b->wall = t.wall < b->wall ? t.wall : b->wall;
+    b->cpu = t.cpu < b->cpu ? t.cpu : b->cpu;
+}
+
+/* One timed import (split or serial); *rows: rows of the rank; *finish_s: the CPU time of
+ * tp_model_finish. Returns 0, or -1 on error. */
+static int run_once(const char *path, const char *data, size_t n, int split, size_t *rows,
+                    double *finish_s, timing *t) {
     tp_model *m = tp_model_new();
     char err[512];
     double w0 = now_s(), t0 = cpu_s();
-    tp_status st = data ? tp_import_kineto_mem(m, path, data, n, err, sizeof err)
-                        : tp_import_kineto_file(m, path, err, sizeof err);
-    double t1 = cpu_s();
-    *wall_s = now_s() - w0;
+    tp_status st = split ? tp_import_kineto_mem_split(m, path, data, n, 0, NULL, err, sizeof err)
+                         : tp_import_kineto_mem(m, path, data, n, err, sizeof err);
+    t->cpu = cpu_s() - t0;
+    t->wall = now_s() - w0;
     if (st != TP_OK) {
         fprintf(stderr, "bench_import: %s\n", err);
         tp_model_close(m);
         return -1;
     }
+    double f0 = cpu_s();
     tp_model_finish(m);
-    *finish_s = cpu_s() - t1;
+    *finish_s = cpu_s() - f0;
     *rows = m->ranks[0].ev.n;
     tp_model_close(m);
-    return t1 - t0;
+    return 0;
+}
+
+/* zlib inflate alone over a gzip image (1 MiB output buffer, as a pipe reader would);
+ * returns the decompressed size, *t its time. */
+static size_t inflate_only(const char *data, size_t n, timing *t) {
+    static unsigned char out[1 << 20];
+    double w0 = now_s(), t0 = cpu_s();
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        return 0;
+    z.next_in = (unsigned char *)(uintptr_t)data;
+    z.avail_in = (unsigned)n;
+    size_t total = 0;
+    int zr;
+    do {
+        z.next_out = out;
+        z.avail_out = sizeof out;
+        zr = inflate(&z, Z_NO_FLUSH);
+        total += sizeof out - z.avail_out;
+    } while (zr == Z_OK);
+    inflateEnd(&z);
+    t->cpu = cpu_s() - t0;
+    t->wall = now_s() - w0;
+    return zr == Z_STREAM_END ? total : 0;
 }
 
 int main(int argc, char **argv) {
@@ -75,33 +113,44 @@ int main(int argc, char **argv) {
     if (argc > 2 && !strcmp(argv[1], "-n"))
         runs = atoi(argv[2]), first = 3;
     if (first >= argc || runs < 1) {
-        fprintf(stderr, "usage: bench_import [-n RUNS] FILE.json...\n");
+        fprintf(stderr, "usage: bench_import [-n RUNS] FILE.json[.gz]...\n");
         return 2;
     }
-    printf("%-36s %7s %8s %11s %10s %10s %10s\n", "file", "MB", "rows", "file wall", "file cpu",
-           "mem cpu", "finish ms");
+    printf("%-30s %6s %7s | %6s %6s | %6s %6s | %7s | %7s %7s | %6s\n", "file", "MB", "rows",
+           "serial", "cpu", "split", "cpu", "split x", "inflate", "vs infl", "fin ms");
     for (int i = first; i < argc; i++) {
-        size_t n = 0, rows = 0;
+        size_t n = 0, rows = 0, text = 0;
         char *data = slurp(argv[i], &n);
         if (!data) {
             fprintf(stderr, "bench_import: cannot read %s\n", argv[i]);
             return 1;
         }
-        double best_file = 1e30, best_wall = 1e30, best_mem = 1e30, best_fin = 1e30, fin, wall;
+        int gz = n >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
+        timing ser = {1e30, 1e30}, spl = {1e30, 1e30}, inf = {1e30, 1e30}, t;
+        double fin = 1e30, f;
         for (int r = 0; r < runs; r++) {
-            double a = run_once(argv[i], NULL, n, &rows, &fin, &wall);
-            best_wall = wall < best_wall ? wall : best_wall;
-            double b = run_once(argv[i], data, n, &rows, &fin, &wall);
-            if (a < 0 || b < 0)
+            if (run_once(argv[i], data, n, 0, &rows, &f, &t))
                 return 1;
-            best_file = a < best_file ? a : best_file;
-            best_mem = b < best_mem ? b : best_mem;
-            best_fin = fin < best_fin ? fin : best_fin;
+            best(&ser, t);
+            if (run_once(argv[i], data, n, 1, &rows, &f, &t))
+                return 1;
+            best(&spl, t);
+            fin = f < fin ? f : fin;
+            if (gz) {
+                text = inflate_only(data, n, &t);
+                best(&inf, t);
+            }
         }
         const char *base = strrchr(argv[i], '/');
-        double mb = (double)n / 1e6;
-        printf("%-36.36s %7.1f %8zu %11.1f %10.1f %10.1f %10.1f\n", base ? base + 1 : argv[i], mb,
-               rows, mb / best_wall, mb / best_file, mb / best_mem, best_fin * 1e3);
+        double mb = (double)(gz ? text : n) / 1e6;
+        printf("%-30.30s %6.1f %7zu | %6.0f %6.0f | %6.0f %6.0f | %6.2fx | ",
+               base ? base + 1 : argv[i], mb, rows, mb / ser.wall, mb / ser.cpu, mb / spl.wall,
+               mb / spl.cpu, ser.wall / spl.wall);
+        if (gz)
+            printf("%7.0f %6.2fx | ", mb / inf.wall, inf.wall / spl.wall);
+        else
+            printf("%7s %7s | ", "-", "-");
+        printf("%6.1f\n", fin * 1e3);
         free(data);
     }
     return 0;

@@ -1,7 +1,10 @@
 /* tp_import_kineto: PyTorch-profiler (Kineto) Chrome-trace JSON -> tp_model.
  *
  * Streams the file through zlib (plain or gzip, detected by content) into yajl, so memory
- * depends on the number of events kept, not on the file size. One file is one rank.
+ * depends on the number of events kept, not on the file size; except that a text of 4 MiB to
+ * 1 GiB, when two cores are online (TP_IMPORT_THREADS, 1 or 2, overrides), is read whole (gzip
+ * inflated by libdeflate) and its traceEvents array parsed by two threads, with the same
+ * result as the serial parse. One file is one rank.
  * Follows HTA's admission rule (an event becomes a row when it has `dur` and `cat`, except
  * cat "Trace") and its stream rule (int(args.stream), -1 when absent or not an integer);
  * "[memory]" instant events become memory events. Timestamps in µs, integer or decimal, are
@@ -33,6 +36,16 @@ tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t
 /* Same over `len` bytes of JSON or gzip'ed JSON at `data`; `name` labels the rank and errors. */
 tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
                                char *err, size_t err_len);
+
+/* tp_import_kineto_mem with the traceEvents array parsed by two threads when the text (a
+ * gzip image inflated whole) is at least `split_min` bytes, as tp_import_kineto_load does for
+ * files of 4 MiB or more (TP_IMPORT_THREADS=1 turns that off). The model, its string ids and
+ * errors are those of the serial parse: tests and the fuzz target compare the two. *split
+ * (NULL: not wanted) is set to 1 when the second thread's events were used, 0 when the text
+ * was read by one parser (too small, no event boundary found, or a guessed boundary that was
+ * none, e.g. inside a string). */
+tp_status tp_import_kineto_mem_split(tp_model *m, const char *name, const void *data, size_t len,
+                                     size_t split_min, int *split, char *err, size_t err_len);
 
 /* 1 when the first `len` bytes of a file look like Kineto JSON or gzip ('{' or '[' after
  * optional whitespace, only whitespace, or 1f 8b); used by tp_load to pick a loader. */

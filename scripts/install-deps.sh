@@ -9,7 +9,7 @@ packages=(
   libunwind-dev      # call stacks in the collector
   libyajl-dev        # streaming JSON parser for PyTorch-profiler traces
   zlib1g-dev         # .json.gz input and chunk checksums (crc32)
-  libdeflate-dev     # export -o x.json.gz: gzip members deflated on every core (tp_ostream)
+  libdeflate-dev     # gzip members deflated on every core (export .json.gz), whole-file inflate (import)
   libncurses-dev     # the terminal UI
   libsqlite3-dev     # trainprof export --format sqlite
   libdw-dev          # elfutils libdw: offline symbolization of stacks in the analyzer

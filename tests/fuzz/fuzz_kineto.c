@@ -1,8 +1,10 @@
 /* fuzz_kineto: fuzz target for the analyzer's loaders: input that looks like JSON or gzip
  * goes to the Kineto importer (tp_import_kineto_mem), anything else to the native .tprof
  * loader (tp_load_native_mem); then the model's finishing pass (sort, indexes, nesting)
- * runs over whatever was admitted, and the report (text or JSON) (every analysis and the diagnosis)
- * over the model, so impossible values are fuzzed all the way to the figures.
+ * runs over whatever was admitted (and the split parse of tp_import_kineto_mem_split must
+ * agree with the serial one: status, error line, counts), and the report (text or JSON) (every
+ * analysis and the diagnosis) over the model, so impossible values are fuzzed all the way to the
+ * figures.
  *
  * Built by tp_add_fuzz (tests/fuzz/CMakeLists.txt) as a plain driver over the seed corpus
  * (the importer's fixtures, tests/analyzer/data: valid traces of both generations and one
@@ -11,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_import_kineto.h"
 #include "tp_load_native.h"
@@ -28,6 +31,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* a failed import leaves no rank behind and always explains itself */
     if (st != TP_OK && (m->n_ranks != 0 || err[0] == 0))
         abort();
+    if (tp_import_kineto_sniff(data, size)) { /* the split parse (two threads) says the same */
+        tp_model *s = tp_model_new();
+        char err2[512];
+        tp_status st2 =
+            tp_import_kineto_mem_split(s, "fuzz", data, size, 0, NULL, err2, sizeof err2);
+        if (st2 != st || (st != TP_OK && strcmp(err, err2)) || s->n_ranks != m->n_ranks ||
+            (st == TP_OK &&
+             (s->ranks[0].ev.n != m->ranks[0].ev.n || s->ranks[0].mem.n != m->ranks[0].mem.n ||
+              s->ranks[0].n_json_events != m->ranks[0].n_json_events)))
+            abort();
+        tp_model_close(s);
+    }
     tp_model_finish(m);
     FILE *out = m->n_ranks ? fopen("/dev/null", "w") : NULL;
     if (out) {
