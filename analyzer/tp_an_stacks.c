@@ -55,7 +55,7 @@ static void prefix(tp_an_frames *fx, uint32_t stack, int depth, stack_key *k) {
     if (first == n)
         first = 0;
     k->stack = stack;
-    k->f = f + first;
+    k->f = f ? f + first : NULL; /* no frames: NULL + 0 is undefined in C */
     k->n = n - first < (size_t)depth ? n - first : (size_t)depth;
     char *key = NULL, label[1024];
     size_t len = 0, cap = 0;
