@@ -76,9 +76,11 @@ with tempfile.TemporaryDirectory() as tmp:
     if shutil.which("strace"):
         def threads(w):
             log = os.path.join(tmp, "strace%d" % w)
-            subprocess.run(["strace", "-f", "-qq", "-o", log, TP, "report", "--format", "json", d],
+            # --quiet: no progress ticker thread; one import thread per file
+            subprocess.run(["strace", "-f", "-qq", "-o", log, TP, "report", "--quiet", "--format",
+                            "json", d],
                            # LeakSanitizer cannot run under ptrace (the ASan build's tests)
-                           env=dict(os.environ, TRAINPROF_LOAD_WORKERS=str(w),
+                           env=dict(os.environ, TRAINPROF_LOAD_WORKERS=str(w), TP_IMPORT_THREADS="1",
                                     ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") +
                                     ":detect_leaks=0"),
                            capture_output=True, check=True)
