@@ -73,4 +73,17 @@ const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *bu
 tp_sym_status tp_symbolizer_module_status(tp_symbolizer *s, const char *path,
                                           const uint8_t *build_id, size_t build_id_len);
 
+/* What a symbolizer has done so far: how many module files it opened (each once, whatever
+ * their status) and how many addresses it resolved (each (module, address) once; repeated
+ * lookups are cache hits). Lets a test check that a report symbolizes a frame at most once
+ * and only the frames it shows. */
+typedef struct {
+    size_t modules;  /* module files opened */
+    size_t resolved; /* addresses resolved in an open module */
+    size_t lookups;  /* tp_symbolize calls, hits included */
+} tp_symbolizer_stats;
+
+/* Fills *out with `s`'s counts (zeros for NULL). */
+void tp_symbolizer_get_stats(const tp_symbolizer *s, tp_symbolizer_stats *out);
+
 #endif
