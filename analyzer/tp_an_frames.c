@@ -92,6 +92,11 @@ static void add_symbolized(tp_an_frames *fx, const tp_stack_module *mo, const ch
         add_frame(fx, base, off, sy ? tp_sym_status_str(TP_SYM_NO_FILE) : "off");
         return;
     }
+    /* libc's start is left out whole: its symbol-table name says so without reading libc's
+     * (compressed) DWARF. */
+    const char *owner = tp_symbolize_func(sy, path, mo->build_id, mo->build_id_len, off);
+    if (owner && is_start_func(owner))
+        return;
     const tp_sym *sym = tp_symbolize(sy, path, mo->build_id, mo->build_id_len, off);
     if (sym->status != TP_SYM_OK) {
         add_frame(fx, base, off, tp_sym_status_str(sym->status));

@@ -289,3 +289,17 @@ const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *bu
     }
     return s->slots[i].sym;
 }
+
+const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t *build_id,
+                              size_t build_id_len, uint64_t vaddr) {
+    if (!s || !path)
+        return NULL;
+    size_t mi = module_get(s, path, build_id, build_id_len); /* may move s->mods */
+    const sym_module *m = &s->mods[mi];
+    if (m->status != TP_SYM_OK)
+        return NULL;
+    GElf_Off off;
+    GElf_Sym sym;
+    /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
+    return dwfl_module_addrinfo(m->mod, vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
+}

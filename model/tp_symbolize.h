@@ -68,6 +68,13 @@ void tp_symbolizer_close(tp_symbolizer *s);
 const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *build_id,
                            size_t build_id_len, uint64_t vaddr);
 
+/* The name of the function holding `vaddr` from the module's symbol table only, without
+ * reading its DWARF (decompressing a library's debug info costs more than everything else in
+ * a report): lets a caller skip addresses it will leave out (libc's program start). NULL when
+ * unknown or the module is unusable. Owned by `s` (valid until tp_symbolizer_close). */
+const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t *build_id,
+                              size_t build_id_len, uint64_t vaddr);
+
 /* How the module at (path, build_id) opened: TP_SYM_OK when its file is usable (it may still
  * lack symbols for some address). Opens it when not yet open. */
 tp_sym_status tp_symbolizer_module_status(tp_symbolizer *s, const char *path,
