@@ -1,17 +1,22 @@
 /* tp_an_host: steps, step filling and threads of a rank's host side (see the header). */
 #include "tp_an_host.h"
 
+#include <ctype.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "tp_an_enclosing.h"
 #include "tp_an_ivset.h"
+#include "tp_sort.h"
 
+/* `needle` is lower case; the first-letter test spares a library call at most positions (this
+ * runs on every CPU-side row's name). */
 static int icontains(const char *s, const char *needle) {
     size_t n = strlen(needle);
     for (; *s; s++)
-        if (strncasecmp(s, needle, n) == 0)
+        if (tolower((unsigned char)*s) == needle[0] && strncasecmp(s, needle, n) == 0)
             return 1;
     return 0;
 }
@@ -199,8 +204,10 @@ static void fill_threads(const tp_an_view *v, tp_an_host *out) {
         if (!v->gpu[i])
             t[n++] = (thread_row){ev->pid[v->row[i]], ev->tid[v->row[i]], ev->ts[v->row[i]],
                                   row_end(ev, v->row[i])};
-    if (n)
-        qsort(t, n, sizeof *t, cmp_thread_row);
+    const tp_sort_field by[] = {{offsetof(thread_row, pid), 0},
+                                {offsetof(thread_row, tid), 0},
+                                {offsetof(thread_row, a), 0}};
+    tp_sort_structs(t, n, sizeof *t, by, 3);
     out->th = tp_an_alloc(n + 1, sizeof *out->th);
     int64_t open_end = 0;
     for (size_t i = 0; i < n; i++) {

@@ -3,10 +3,13 @@
  * interval in numpy's order) differs. */
 #include "tp_an_ivset.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_stats.h"
+#include "tp_interval.h"
+#include "tp_sort.h"
 
 typedef struct {
     int64_t a, b;
@@ -47,22 +50,15 @@ void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
         push(s, a, b);
 }
 
-static int cmp_span(const void *x, const void *y) {
-    const span *p = x, *q = y;
-    return (p->a > q->a) - (p->a < q->a);
-}
-
-/* Ties in the sort do not matter: spans are non-empty, so equal starts merge either way. */
+/* The plain union is common/tp_interval's: the live aggregator computes busy with it too. */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
-    span *p = tp_an_alloc(s->n + 1, sizeof *p);
-    size_t k = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        span c = {s->a[i] > lo ? s->a[i] : lo, s->b[i] < hi ? s->b[i] : hi};
-        if (c.b > c.a)
-            p[k++] = c;
-    }
-    qsort(p, k, sizeof *p, cmp_span);
-    merge_in_order(s, p, k);
+    tp_interval *p = tp_an_alloc(s->n + 1, sizeof *p);
+    for (size_t i = 0; i < s->n; i++)
+        p[i] = (tp_interval){s->a[i], s->b[i]};
+    size_t runs = tp_interval_union(p, s->n, lo, hi);
+    s->n = 0;
+    for (size_t i = 0; i < runs; i++)
+        push(s, p[i].a, p[i].b);
     free(p);
 }
 

@@ -3,12 +3,14 @@
 #include "tp_an_kernels.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_ivset.h"
 #include "tp_an_stats.h"
+#include "tp_sort.h"
 
 const char *tp_an_kernel_class_label(unsigned mask, char *buf, size_t size) {
     buf[0] = 0;
@@ -29,11 +31,6 @@ typedef struct {
     int64_t t;
     int delta; /* +mask at a start, -mask at an end */
 } tp_edge;
-
-static int cmp_edge(const void *a, const void *b) {
-    int64_t x = ((const tp_edge *)a)->t, y = ((const tp_edge *)b)->t;
-    return (x > y) - (x < y);
-}
 
 /* Merges each type's intervals, then sweeps all edges: the running mask says which types
  * are active until the next edge. Ties do not matter: equal-time edges bound empty spans. */
@@ -56,7 +53,7 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
             e[ne++] = (tp_edge){m.b[j], -(1 << t)};
         }
     }
-    qsort(e, ne, sizeof *e, cmp_edge);
+    tp_sort_structs_i64(e, ne, sizeof *e, offsetof(tp_edge, t));
     int running = 0;
     for (size_t j = 0; j + 1 < ne; j++) {
         running += e[j].delta;
@@ -78,13 +75,6 @@ typedef struct {
     uint32_t name;
     int64_t dur;
 } tp_named;
-
-static int cmp_named(const void *a, const void *b) {
-    const tp_named *x = a, *y = b;
-    if (x->name != y->name)
-        return x->name < y->name ? -1 : 1;
-    return (x->dur > y->dur) - (x->dur < y->dur);
-}
 
 static int cmp_row_sum(const void *a, const void *b) {
     const tp_an_kernel_row *x = a, *y = b;
@@ -114,7 +104,8 @@ static void per_name(const tp_an_view *v, tp_an_kernels *out) {
     for (size_t i = 0; i < v->n; i++)
         if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
             a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
-    qsort(a, n, sizeof *a, cmp_named);
+    const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
+    tp_sort_structs(a, n, sizeof *a, by, 2);
     out->k = tp_an_alloc(n + 1, sizeof *out->k);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && a[j].name == a[i].name; j++)

@@ -98,10 +98,9 @@ static double median_launch(const tp_an_view *v) {
     for (size_t i = 0; i < v->n; i++)
         if (is_launch(v, i))
             d[n++] = (double)(v->end[i] - v->ts[i]);
-    tp_an_describe_t s;
-    tp_an_describe(d, n, &s);
+    double p50 = n ? tp_an_percentile(d, n, 50) : 0;
     free(d);
-    return n ? s.p50 : 0;
+    return p50;
 }
 
 /* One stream: steps in time order (ord restricted to the stream). */

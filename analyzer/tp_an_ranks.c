@@ -15,11 +15,6 @@
 #define WAIT_RATIO 1.5      /* exposed communication >= 1.5 x the least */
 #define WAIT_MIN_SHARE 0.10 /* ... and apart by >= 10 % of the median step */
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int by_severity(const void *a, const void *b) {
     const tp_an_rank_finding *x = a, *y = b;
     return (x->severity < y->severity) - (x->severity > y->severity);
@@ -152,10 +147,8 @@ void tp_an_ranks_run(const tp_model *m, const tp_an_opts *o,
         }
         tp_rank_analysis_free(&a);
     }
-    qsort(p50, n_p50, sizeof *p50, cmp_double);
-    out->median_step_p50_ns = tp_an_percentile_sorted(p50, n_p50, 50);
-    qsort(own, n_p50, sizeof *own, cmp_double);
-    out->median_own_p50_ns = tp_an_percentile_sorted(own, n_p50, 50);
+    out->median_step_p50_ns = tp_an_percentile(p50, n_p50, 50);
+    out->median_own_p50_ns = tp_an_percentile(own, n_p50, 50);
     free(p50), free(own);
     if (out->n >= 2) {
         stragglers(out);

@@ -2,10 +2,12 @@
 #include "tp_an_stats.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_mem.h"
+#include "tp_sort.h"
 
 /* The analyses' names for tp_mem's aborting calls, kept so the analyses read as before. */
 void *tp_an_alloc(size_t n, size_t size) {
@@ -21,6 +23,110 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* numpy's _lerp between v[0] and v[1] at fraction `frac`: a + (b - a) * t, computed from the
+ * nearer end for t >= 0.5. */
+static double percentile_between(const double *v, double frac) {
+    double a = v[0], b = v[1];
+    double d = b - a;
+    return frac >= 0.5 ? b - d * (1.0 - frac) : a + d * frac;
+}
+
+static int any_nan(const double *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (isnan(v[i]))
+            return 1;
+    return 0;
+}
+
+/* Ascending, as qsort with cmp_double leaves numbers (the radix sort orders every value the
+ * comparison distinguishes the same way). NaNs compare as neither smaller nor larger, so
+ * where one is present the order is qsort's own, and qsort keeps it. */
+static void sort_values(double *v, size_t n) {
+    if (any_nan(v, n))
+        qsort(v, n, sizeof *v, cmp_double);
+    else
+        tp_sort_f64(v, n);
+}
+
+static void swap_dbl(double *a, double *b) {
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static double median3(double a, double b, double c) {
+    return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+}
+
+/* Moves the k-th smallest of v[0..n) (no NaN) to v[k], smaller ones before it, larger or
+ * equal ones after it: quickselect with a three-way partition (runs of equal values end it
+ * early), and a radix sort of what is left when the pivots keep choosing badly. */
+static void select_nth(double *v, size_t n, size_t k) {
+    size_t lo = 0, hi = n, rounds = 0, limit = 16;
+    for (size_t m = n; m > 1; m >>= 1)
+        limit += 2;
+    while (hi - lo > 16) {
+        if (++rounds > limit) {
+            tp_sort_f64(v + lo, hi - lo);
+            return;
+        }
+        double p = median3(v[lo], v[lo + (hi - lo) / 2], v[hi - 1]);
+        size_t lt = lo, i = lo, gt = hi; /* [lo,lt) < p, [lt,i) == p, [gt,hi) > p */
+        while (i < gt) {
+            if (v[i] < p)
+                swap_dbl(&v[lt++], &v[i++]);
+            else if (v[i] > p)
+                swap_dbl(&v[i], &v[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return;
+    }
+    for (size_t i = lo + 1; i < hi; i++) /* insertion sort of the last few */
+        for (size_t j = i; j > lo && v[j] < v[j - 1]; j--)
+            swap_dbl(&v[j], &v[j - 1]);
+}
+
+double tp_an_percentile(double *v, size_t n, double q) {
+    if (n == 0)
+        return NAN;
+    if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
+        qsort(v, n, sizeof *v, cmp_double);
+        return tp_an_percentile_sorted(v, n, q);
+    }
+    double pos = (double)(n - 1) * (q / 100.0); /* as tp_an_percentile_sorted */
+    size_t lo = (size_t)floor(pos);
+    if (lo >= n - 1)
+        lo = n - 1;
+    select_nth(v, n, lo);
+    if (lo == n - 1)
+        return v[lo];
+    double next = v[lo + 1]; /* the sorted neighbour: the smallest value after v[lo] */
+    for (size_t i = lo + 2; i < n; i++)
+        next = v[i] < next ? v[i] : next;
+    double pair[2] = {v[lo], next}; /* the sorted array's v[lo] and v[lo + 1] */
+    return percentile_between(pair, pos - (double)lo);
+}
+
+int tp_an_sum_exact(const double *v, size_t n, double *sum) {
+    double s = 0, mag = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] != floor(v[i])) /* NaN too */
+            return 0;
+        s += v[i];
+        mag += fabs(v[i]);
+        if (!(mag <= 4503599627370496.0)) /* 2^52: mag itself stays exact; infinities too */
+            return 0;
+    }
+    *sum = s;
+    return 1;
+}
+
 double tp_an_percentile_sorted(const double *v, size_t n, double q) {
     if (n == 0)
         return NAN;
@@ -29,11 +135,7 @@ double tp_an_percentile_sorted(const double *v, size_t n, double q) {
     size_t lo = (size_t)floor(pos);
     if (lo >= n - 1)
         return v[n - 1];
-    double frac = pos - (double)lo;
-    double a = v[lo], b = v[lo + 1];
-    /* numpy's _lerp: a + (b - a) * t, computed from the nearer end for t >= 0.5. */
-    double d = b - a;
-    return frac >= 0.5 ? b - d * (1.0 - frac) : a + d * frac;
+    return percentile_between(v + lo, pos - (double)lo);
 }
 
 void tp_an_describe(double *v, size_t n, tp_an_describe_t *out) {
@@ -42,7 +144,7 @@ void tp_an_describe(double *v, size_t n, tp_an_describe_t *out) {
     out->mean = out->std = out->min = out->p25 = out->p50 = out->p75 = out->max = NAN;
     if (n == 0)
         return;
-    qsort(v, n, sizeof *v, cmp_double);
+    sort_values(v, n);
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += v[i];
@@ -148,7 +250,24 @@ static size_t *np_partition(const int64_t *v, size_t *pl, size_t *pr) {
     return pi;
 }
 
+/* Distinct keys have one ascending order, whatever the algorithm: the stable radix order.
+ * Returns 0 (idx untouched) when two keys are equal, where numpy's own order is needed. */
+static int argsort_distinct(const int64_t *v, size_t n, size_t *idx) {
+    if (n < 64 || n >= UINT32_MAX)
+        return 0;
+    uint32_t *rows = tp_sort_order_i64(v, n);
+    int distinct = 1;
+    for (size_t i = 1; i < n && distinct; i++)
+        distinct = v[rows[i - 1]] != v[rows[i]];
+    for (size_t i = 0; i < n && distinct; i++)
+        idx[i] = rows[i];
+    free(rows);
+    return distinct;
+}
+
 void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
+    if (argsort_distinct(v, num, tosort))
+        return;
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
     if (num < 2)
@@ -193,15 +312,18 @@ static int cmp_keyrow(const void *a, const void *b) {
 }
 
 void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n) {
-    qsort(a, n, sizeof *a, cmp_keyrow);
+    int rows_ascending = 1;
+    for (size_t i = 1; i < n && rows_ascending; i++)
+        rows_ascending = a[i - 1].row <= a[i].row;
+    if (rows_ascending) /* the usual case: a stable sort by key alone gives (key, row) */
+        tp_sort_structs_i64(a, n, sizeof *a, offsetof(tp_an_keyrow, key));
+    else
+        qsort(a, n, sizeof *a, cmp_keyrow);
 }
 
 void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx) {
-    tp_an_keyrow *kp = tp_an_alloc(n + 1, sizeof *kp);
+    uint32_t *rows = tp_sort_order_i64(key, n);
     for (size_t i = 0; i < n; i++)
-        kp[i] = (tp_an_keyrow){key[i], i};
-    tp_an_keyrow_sort(kp, n);
-    for (size_t i = 0; i < n; i++)
-        idx[i] = kp[i].row;
-    free(kp);
+        idx[i] = rows[i];
+    free(rows);
 }

@@ -24,6 +24,16 @@ void tp_an_describe(double *v, size_t n, tp_an_describe_t *out);
 /* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
 double tp_an_percentile_sorted(const double *v, size_t n, double q);
 
+/* The same figure for `n` values in any order, by selection instead of a sort (v is the
+ * caller's scratch and comes back reordered): exactly the double tp_an_percentile_sorted
+ * returns for the values sorted. */
+double tp_an_percentile(double *v, size_t n, double q);
+
+/* Sets *sum to v[0] + ... + v[n-1] and returns 1 when that sum is the same in every order
+ * (every value a whole number and their magnitudes adding up to at most 2^52, so no
+ * addition rounds); returns 0 otherwise. */
+int tp_an_sum_exact(const double *v, size_t n, double *sum);
+
 /* Writes into idx[0..n) the permutation numpy.argsort(key, kind="quicksort") returns for
  * key[0..n) (equal keys come out in numpy's order, not in input order). */
 void tp_an_argsort_np(const int64_t *key, size_t n, size_t *idx);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tp_an_stats.h"
+#include "tp_kgroup.h"
 #include "tp_kineto_names.h"
 
 void tp_an_opts_init(tp_an_opts *o) {
@@ -29,32 +30,15 @@ static int starts(const char *s, const char *p) {
     return strncmp(s, p, strlen(p)) == 0;
 }
 
-/* HTA's ComputeKernelGroupingPattern, inverted: names that are NOT compute kernels.
- * Python's re.match anchors at the start, so ".*X" means "contains X". */
-static int hta_not_compute(const char *n) {
-    static const char *const prefixes[] = {"nccl",        TP_KINETO_SYNC_STREAM_WAIT_EVENT,
-                                           "runFunction", "hip",
-                                           "job_exe",     "packet",
-                                           "pe_exe",      "cpum_exe_subgraph",
-                                           "hccl",        "collective_subgraph_execution"};
-    static const char *const contains[] = {TP_KINETO_MEMCPY, TP_KINETO_MEMSET, "dma", "Sync"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-        if (starts(n, prefixes[i]))
-            return 1;
-    for (size_t i = 0; i < sizeof contains / sizeof *contains; i++)
-        if (strstr(n, contains[i]))
-            return 1;
-    /* (cuda.*LaunchKernel) at the start */
-    return starts(n, "cuda") && strstr(n + 4, "LaunchKernel") != NULL;
-}
+/* The grouping rule is traces/tp_kgroup's (the live aggregator uses it too). */
+_Static_assert((int)TP_KT_COMPUTATION == TP_KGROUP_COMPUTATION &&
+                   (int)TP_KT_MEMORY == TP_KGROUP_MEMORY &&
+                   (int)TP_KT_COMMUNICATION == TP_KGROUP_COMMUNICATION &&
+                   (int)TP_KT_OTHER == TP_KGROUP_OTHER,
+               "tp_ktype follows tp_kgroup");
 
 tp_ktype tp_ktype_of(const char *n) {
-    if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel"))
-        return TP_KT_COMMUNICATION;
-    if (tp_kineto_is_memcpy(n) || starts(n, "hipMemcpy") || tp_kineto_is_memset(n) ||
-        starts(n, "hipMemset") || starts(n, "dma"))
-        return TP_KT_MEMORY;
-    return hta_not_compute(n) ? TP_KT_OTHER : TP_KT_COMPUTATION;
+    return (tp_ktype)tp_kgroup_of(n);
 }
 
 const char *tp_an_view_name(const tp_an_view *v, size_t i) {

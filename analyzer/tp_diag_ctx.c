@@ -175,11 +175,6 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Steps nested in a step (a "step" range inside ProfilerStep#N) are the same step: only the
  * outermost count, and their ends are the sample points for memory growth. */
 static void count_steps(tp_diag_ctx *d) {
@@ -200,10 +195,9 @@ static void count_steps(tp_diag_ctx *d) {
     d->out->n_steps = d->n_step_end;
     /* The step time distribution: one definition for the report, diff and the cross-rank
      * table (stragglers are judged on the median, which one slow first step cannot move). */
-    qsort(dur, n, sizeof *dur, cmp_double);
     d->out->step_mean_ns = n ? sum / (double)n : NAN;
-    d->out->step_p50_ns = tp_an_percentile_sorted(dur, n, 50);
-    d->out->step_p90_ns = tp_an_percentile_sorted(dur, n, 90);
+    d->out->step_p50_ns = tp_an_percentile(dur, n, 50);
+    d->out->step_p90_ns = tp_an_percentile(dur, n, 90);
     free(dur);
 }
 

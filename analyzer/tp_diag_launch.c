@@ -29,16 +29,8 @@ typedef struct {
     double sev;
 } launch_stats;
 
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n) {
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof *v, cmp_dbl);
-    return tp_an_percentile_sorted(v, n, 50);
+    return tp_an_percentile(v, n, 50); /* NaN when n == 0 */
 }
 
 /* Launch calls of the training threads inside the window. */

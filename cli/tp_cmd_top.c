@@ -121,6 +121,8 @@ static int watch(top_opts *o) {
         return 1;
     }
     tp_status s = tp_tui_live_refresh(t, err, sizeof err);
+    if (s == TP_OK && o->snapshot) /* an --idle job records from this request on */
+        s = tp_tui_live_settle(t, 60000, err, sizeof err);
     if (s == TP_OK && o->snapshot) {
         s = tp_tui_live_snapshot(t, stdout);
         tp_tui_live_close(t);

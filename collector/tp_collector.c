@@ -215,6 +215,14 @@ static tp_tstate *thread_slow_locked(void) {
 
 /* ---------------------------------------------------------------- strings */
 
+/* --idle: does this text name a step range ("step", "ProfilerStep#N", or --step-range)? */
+static int is_step_text(const char *s, size_t len) {
+    const char *want = tp_g.cfg.step_range;
+    if (want[0])
+        return strlen(want) == len && !memcmp(s, want, len);
+    return (len == 4 && !memcmp(s, "step", 4)) || (len > 13 && !memcmp(s, "ProfilerStep#", 13));
+}
+
 uint32_t tp_collector_intern_n(const char *s, size_t len) {
     uint32_t id = 0;
     tp_writer *w = tp_g.writer;
@@ -222,6 +230,9 @@ uint32_t tp_collector_intern_n(const char *s, size_t len) {
     if (!w || tp_writer_intern_string(w, s, len, &id) != TP_OK)
         id = 0;
     tp_collector_busy_leave();
+    if (id && id < TP_STEP_SIDS && tp_g.cfg.live == TP_LIVE_IDLE && is_step_text(s, len))
+        atomic_fetch_or_explicit(&tp_g.step_sids[id / 8], (uint8_t)(1u << (id % 8)),
+                                 memory_order_relaxed);
     return id;
 }
 

@@ -24,6 +24,7 @@
 
 #define TP_STR_CACHE_SLOTS 256
 #define TP_STR_INLINE 40
+#define TP_STEP_SIDS 65536
 
 /* One slot of the pointer-keyed string cache: a hit needs the same pointer AND the same
  * bytes (a copy is kept), because callers such as Python reuse buffers for other text. */
@@ -41,6 +42,7 @@ typedef struct tp_tstate {
     int depth;          /* NVTX push depth (all domains together, as NVTX returns it) */
     uint64_t rec_mask;  /* bit d: the push at depth d was recorded, so its pop is too */
     int capture_depth1; /* depth + 1 of the push that opened --capture, 0 = none */
+    int idle_step1;     /* --idle: depth + 1 of an unrecorded step push, 0 = none */
     int rt_depth;       /* CUDA runtime API nesting (driver calls inside reuse its stack) */
     uint32_t rt_stack;
     tp_str_slot strs[TP_STR_CACHE_SLOTS];
@@ -55,7 +57,13 @@ typedef struct {
     _Atomic uint32_t gen;     /* bumped by every start, so old thread states are dropped */
     _Atomic int capture_open; /* --capture nvtx: ranges of that name open now */
     _Atomic int live_open;    /* --idle: > 0 while the live server wants records */
-    uint64_t t_begin, t_end;  /* --delay/--duration window on the trace clock */
+    /* --idle: steps completed while nothing was recorded (their push found the gate shut),
+     * so `ps` counts every step without recording any. Step names are found when a string
+     * is interned (slow path): a bit per string id below TP_STEP_SIDS. */
+    _Atomic uint64_t idle_steps;
+    _Atomic uint32_t step_domain; /* id of the --step-range domain once created, 0: none */
+    _Atomic uint8_t step_sids[TP_STEP_SIDS / 8];
+    uint64_t t_begin, t_end; /* --delay/--duration window on the trace clock */
     char path[4096];
     char cupti_status[256];                /* why CUDA tracing is off, "" when on or not tried */
     uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, for TP_HOT_INIT */
@@ -168,6 +176,18 @@ static inline tp_tstate *tp_collector_thread(void) {
 
 static inline uint64_t tp_collector_now(void) {
     return tp_clock_now(&tp_g.clock);
+}
+
+/* --idle: 1 when `sid` names a step range and `domain` is the step range's (any domain
+ * when --step-range named none). */
+static inline int tp_collector_is_step(uint32_t sid, uint32_t domain) {
+    if (sid >= TP_STEP_SIDS ||
+        !(atomic_load_explicit(&tp_g.step_sids[sid / 8], memory_order_relaxed) & (1u << (sid % 8))))
+        return 0;
+    if (!tp_g.cfg.step_domain[0])
+        return 1;
+    uint32_t want = atomic_load_explicit(&tp_g.step_domain, memory_order_relaxed);
+    return want && domain == want;
 }
 
 /* 1 when an event at `now` is inside the --delay/--duration window or capture range. */

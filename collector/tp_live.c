@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tp_collector.h"
+#include "tp_live_agg.h"
 #include "tp_live_store.h"
 #include "tp_liveproto.h"
 
@@ -64,6 +65,7 @@ static struct {
     char sock[108];
     char cmd[512];
     tp_live_store *store;
+    tp_live_agg *agg;
     client cl[MAX_CLIENTS];
     capture cap[MAX_CAPTURES];
     uint64_t t_start, lease_until, wm_ns;
@@ -101,9 +103,12 @@ static void ingest(void) {
         const tp_rec_hdr *r = (const tp_rec_hdr *)(buf + off);
         if (r->size < sizeof *r || off + r->size > n)
             break;
-        tp_live_store_add(L.store, r);
+        tp_live_store_add(L.store, r); /* first: it tells the aggregator of step edges */
+        tp_live_agg_add(L.agg, r);
         off += r->size;
     }
+    uint64_t now = tp_collector_now();
+    tp_live_agg_advance(L.agg, now > L.wm_ns ? now - L.wm_ns : 0);
 }
 
 /* ---------------------------------------------------------------- replies */
@@ -153,8 +158,9 @@ static void status_text(char *buf, size_t cap) {
                  "refused=%llu\ncaptures=%llu\nwriter_dropped=%llu\nwriter_overhead_ns=%llu\n"
                  "now=%llu\n",
                  (long)getpid(), (long)getppid(), tp_g.cfg.live == TP_LIVE_IDLE ? "idle" : "live",
-                 (unsigned long long)(now - L.t_start), (unsigned long long)st.steps, tp_g.path,
-                 L.cmd, (unsigned long long)st.records, (unsigned long long)st.evicted,
+                 (unsigned long long)(now - L.t_start),
+                 (unsigned long long)(st.steps + atomic_load(&tp_g.idle_steps)), tp_g.path, L.cmd,
+                 (unsigned long long)st.records, (unsigned long long)st.evicted,
                  (unsigned long long)L.tap_dropped, (unsigned long long)L.updates_dropped,
                  (unsigned long long)L.refused, (unsigned long long)L.captures_done,
                  (unsigned long long)ws.dropped_total, (unsigned long long)ws.overhead_ns,
@@ -219,13 +225,39 @@ static void on_window(int i, const char *text) {
         reply_error(i, s == TP_ERR_EMPTY ? "the window is older than the live buffer holds"
                                          : "cannot write the window");
     } else {
-        char buf[256];
+        static char buf[TP_LIVE_REPLY_MAX]; /* only this thread uses it */
         snprintf(buf, sizeof buf, "t0=%llu\nt1=%llu\nsteps=%zu\nrecords=%llu\n",
                  (unsigned long long)t0, (unsigned long long)t1, k, (unsigned long long)recs);
+        if (by_steps) /* the figures of the same window, at the same moment */
+            tp_live_agg_window(L.agg, t0, t1, buf, sizeof buf);
         reply(i, TP_LIVE_OK, buf, keep);
     }
     if (keep >= 0)
         close(keep);
+}
+
+/* The aggregator's figures of the last N steps: no trace is cut. */
+static void on_figures(int i, const char *text) {
+    int by_steps;
+    uint64_t n;
+    if (parse_span(i, text, &by_steps, &n) != 0)
+        return;
+    L.lease_until = tp_collector_now() + LEASE_NS;
+    if (!by_steps || n > TP_LIVE_AGG_STEPS) {
+        reply_error(i, "figures are kept for the last 512 steps: give steps=N, N <= 512");
+        return;
+    }
+    tp_live_step steps[TP_LIVE_AGG_STEPS];
+    size_t k = tp_live_store_last_steps(L.store, (size_t)n, steps);
+    if (!k) {
+        reply_error(i, "no step has completed yet");
+        return;
+    }
+    static char buf[TP_LIVE_REPLY_MAX]; /* only this thread uses it */
+    snprintf(buf, sizeof buf, "t0=%llu\nt1=%llu\nsteps=%zu\n", (unsigned long long)steps[0].start,
+             (unsigned long long)steps[k - 1].end, k);
+    tp_live_agg_window(L.agg, steps[0].start, steps[k - 1].end, buf, sizeof buf);
+    reply(i, TP_LIVE_OK, buf, -1);
 }
 
 static void on_capture(int i, const char *text, int fd) {
@@ -301,6 +333,8 @@ static void on_readable(int i) {
         reply(i, TP_LIVE_OK, buf, -1);
     } else if (m.type == TP_LIVE_WINDOW) {
         on_window(i, m.text);
+    } else if (m.type == TP_LIVE_FIGURES) {
+        on_figures(i, m.text);
     } else {
         reply_error(i, "unknown request type");
     }
@@ -462,9 +496,19 @@ static int make_socket(void) {
     return 0;
 }
 
+static void on_edge(void *ctx, uint64_t ts) {
+    tp_live_agg_edge(ctx, ts);
+}
+
 static int make_state(void) {
-    tp_live_store_opts so = {tp_g.cfg.live_bytes, tp_g.cfg.step_range, tp_g.cfg.step_domain,
-                             "trainprof-collector live"};
+    if (tp_live_agg_open(&L.agg) != TP_OK)
+        return -1;
+    tp_live_store_opts so = {tp_g.cfg.live_bytes,
+                             tp_g.cfg.step_range,
+                             tp_g.cfg.step_domain,
+                             "trainprof-collector live",
+                             on_edge,
+                             L.agg};
     L.stage = malloc(STAGE_BYTES);
     L.spare = malloc(STAGE_BYTES);
     if (!L.stage || !L.spare || tp_live_store_open(&so, &L.store) != TP_OK ||

@@ -164,7 +164,13 @@ static open_key *open_find(tp_live_store *s, uint32_t tid, uint32_t domain) {
     return NULL; /* more threads than slots: their steps are not followed */
 }
 
+static void edge(tp_live_store *s, uint64_t ts) {
+    if (s->o.edge)
+        s->o.edge(s->o.edge_ctx, ts);
+}
+
 static void step_done(tp_live_store *s, uint64_t start, uint64_t end) {
+    edge(s, end);
     s->steps[s->st.steps % STEP_HIST] = (tp_live_step){start, end};
     s->st.steps++;
 }
@@ -178,6 +184,7 @@ static void see_push(tp_live_store *s, const tp_rec_nvtx *r) {
         k->n < OPEN_STEPS) {
         k->at[k->n] = k->depth;
         k->ts[k->n++] = r->ts;
+        edge(s, r->ts);
     }
 }
 
@@ -197,6 +204,7 @@ static void see_start(tp_live_store *s, const tp_rec_nvtx_start *r) {
         if (!s->starts[i].id) {
             s->starts[i].id = r->range_id + 1;
             s->starts[i].ts = r->ts;
+            edge(s, r->ts);
             return;
         }
 }

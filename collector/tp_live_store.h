@@ -31,6 +31,10 @@ typedef struct {
     const char *step;     /* the step range's name; NULL or "": "step" and "ProfilerStep#N" */
     const char *domain;   /* its NVTX domain's name; NULL or "": any domain */
     const char *producer; /* written into the header of every trace it writes */
+    /* NULL, or called with the time of every step start and end as the store finds them
+     * (the live aggregator's segment edges: one step detection for both). */
+    void (*edge)(void *ctx, uint64_t ts);
+    void *edge_ctx;
 } tp_live_store_opts;
 
 typedef struct {

@@ -145,6 +145,9 @@ static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const ch
     r.ts = tp_collector_now();
     if (!tp_collector_gate(r.ts)) {
         t->rec_mask &= ~bit;
+        if (__builtin_expect(tp_g.cfg.live == TP_LIVE_IDLE, 0) && !t->idle_step1 &&
+            tp_collector_is_step(r.msg_sid, domain))
+            t->idle_step1 = d + 1; /* counted when it pops: only completed steps count */
         return d;
     }
     t->rec_mask |= bit;
@@ -177,6 +180,10 @@ static int pop_common(uint32_t domain) {
     if (t->capture_depth1 == d + 1) {
         t->capture_depth1 = 0;
         atomic_fetch_sub(&tp_g.capture_open, 1);
+    }
+    if (__builtin_expect(t->idle_step1 == d + 1, 0)) {
+        t->idle_step1 = 0;
+        atomic_fetch_add_explicit(&tp_g.idle_steps, 1, memory_order_relaxed);
     }
     return d;
 }
@@ -294,6 +301,8 @@ static nvtxDomainHandle_t domain_create(uint32_t name_sid, const char *ascii) {
     tp_collector_busy_leave();
     if (id && ascii && tp_g.cfg.capture_domain[0] && !strcmp(ascii, tp_g.cfg.capture_domain))
         atomic_store(&g_dom.capture_domain, id);
+    if (id && ascii && tp_g.cfg.step_domain[0] && !strcmp(ascii, tp_g.cfg.step_domain))
+        atomic_store(&tp_g.step_domain, id);
     return (nvtxDomainHandle_t)(uintptr_t)id;
 }
 

@@ -25,6 +25,7 @@ typedef enum {
     TP_LIVE_STATUS = 1,  /* -> OK: pid, mode, uptime, steps, trace path, ... */
     TP_LIVE_WINDOW = 2,  /* steps=N | seconds=S -> OK with a memfd holding the window's trace */
     TP_LIVE_CAPTURE = 3, /* steps=N | seconds=S, the output file attached -> OK, later DONE */
+    TP_LIVE_FIGURES = 4, /* steps=N -> OK: the aggregator's figures of the last N steps */
     TP_LIVE_OK = 0x81,
     TP_LIVE_ERROR = 0x82, /* error=<one line> */
     TP_LIVE_DONE = 0x83   /* a capture was written: steps=, records=, t0=, t1= */

@@ -15,7 +15,18 @@
 #include "tp_pairing.h"
 #include "tp_reader.h"
 #include "tp_record.h"
+#include "tp_sort.h"
 #include "tp_visit.h"
+
+/* What a trace string id became in the model: its pool id and the flags its text implies
+ * (tp_model_name_flags). Millions of records name a few hundred strings, so a direct-mapped
+ * cache by sid saves a lookup, a hash and a string search per record. */
+typedef struct {
+    uint32_t sid, id; /* sid 0: empty slot (sid 0 is never a string) */
+    uint8_t flags;
+} sid_slot;
+
+#define SID_CACHE 4096 /* a power of two */
 
 typedef struct {
     tp_model *m;
@@ -25,11 +36,28 @@ typedef struct {
     int64_t t_last;
     tp_region_map regions;
     int gpus, cpu_devices, have_clock;
+    sid_slot *sids;                 /* SID_CACHE slots */
+    uint32_t cat_raw[TP_CAT_COUNT]; /* pool id of each category's name; 0: not yet interned */
 } nload;
 
+static const sid_slot *sid_lookup(nload *L, uint32_t sid) {
+    sid_slot *e = &L->sids[sid & (SID_CACHE - 1)];
+    if (e->sid != sid || sid == 0) {
+        const char *s = tp_reader_string(L->rd, sid);
+        e->sid = sid;
+        e->id = s ? tp_model_intern(L->m, s, strlen(s)) : 0;
+        e->flags = tp_model_name_flags(tp_model_str(L->m, e->id));
+    }
+    return e;
+}
+
 static uint32_t intern_sid(nload *L, uint32_t sid) {
-    const char *s = tp_reader_string(L->rd, sid);
-    return s ? tp_model_intern(L->m, s, strlen(s)) : 0;
+    return sid_lookup(L, sid)->id;
+}
+
+/* tp_model_name_flags of the text of `sid`. */
+static uint8_t sid_flags(nload *L, uint32_t sid) {
+    return sid_lookup(L, sid)->flags;
 }
 
 /* The name of NVTX domain `id` (its DOMAIN record, the latest when renamed), interned; 0 for
@@ -54,7 +82,10 @@ static uint32_t intern_lit(nload *L, const char *s) {
 static tp_status push_row(nload *L, tp_event_row *row) {
     if (row->ts + row->dur > L->t_last)
         L->t_last = row->ts + row->dur;
-    row->cat_raw = intern_lit(L, tp_cat_name((tp_cat)row->cat));
+    tp_cat c = row->cat < TP_CAT_COUNT ? (tp_cat)row->cat : TP_CAT_OTHER;
+    if (!L->cat_raw[c])
+        L->cat_raw[c] = intern_lit(L, tp_cat_name(c));
+    row->cat_raw = L->cat_raw[c];
     tp_events_push(&L->r->ev, row);
     return TP_OK;
 }
@@ -71,7 +102,7 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
     row.name = intern_sid(L, a->name_sid);
     row.cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
-    row.flags = tp_model_name_flags(tp_model_str(L->m, row.name));
+    row.flags = sid_flags(L, a->name_sid);
     if (kind == TP_API_DEVICE)
         row.flags |= TP_EVF_LAUNCH;
     row.pid = L->pid;
@@ -100,7 +131,7 @@ static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     gpu_row(&row, k->ts, k->end, k->device, k->stream, k->correlation);
     row.cat = TP_CAT_KERNEL;
     row.name = intern_sid(L, k->name_sid);
-    row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
+    row.flags = sid_flags(L, k->name_sid) & (uint8_t)~TP_EVF_LAUNCH;
     return push_row(L, &row);
 }
 
@@ -159,7 +190,7 @@ static tp_status on_range(void *ctx, const tp_visit_range *r) {
     row.dur = end > row.ts ? end - row.ts : 0;
     row.cat = TP_CAT_USER_ANNOTATION;
     row.name = intern_sid(L, r->open.msg_sid);
-    row.flags = tp_model_name_flags(tp_model_str(L->m, row.name)) & (uint8_t)~TP_EVF_LAUNCH;
+    row.flags = sid_flags(L, r->open.msg_sid) & (uint8_t)~TP_EVF_LAUNCH;
     row.pid = L->pid;
     row.tid = r->open.tid;
     row.stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
@@ -318,11 +349,6 @@ static tp_status on_counter(void *ctx, const tp_rec_hdr *h) {
 
 /* ---------------------------------------------------------------- stacks */
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Marks Python code id `id` in the set *seen of *cap bytes (grown and zero-filled as
  * needed); *max is the largest id marked. */
 static void note_code(uint8_t **seen, size_t *cap, uint32_t *max, uint32_t id) {
@@ -359,7 +385,13 @@ static void load_stacks(nload *L) {
     for (size_t i = 0; i < mem->n; i++)
         if (mem->stack[i])
             ids[n++] = mem->stack[i];
-    qsort(ids, n, sizeof *ids, cmp_u32);
+    uint64_t *keys = tp_mem_xalloc(n + 1, sizeof *keys); /* sorted ids: each stack once */
+    for (size_t k = 0; k < n; k++)
+        keys[k] = ids[k];
+    tp_sort_pairs(keys, NULL, n);
+    for (size_t k = 0; k < n; k++)
+        ids[k] = (uint32_t)keys[k];
+    free(keys);
     for (size_t k = 0; k < n; k++) {
         uint32_t nf = 0;
         const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);
@@ -512,6 +544,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.rd = rd;
     L.r = tp_model_add_rank(m, name);
     L.r->native = 1;
+    L.sids = tp_mem_xcalloc(SID_CACHE, sizeof *L.sids);
     tp_status st = tp_visit_run(rd, &loader, &L, NULL);
     if (st == TP_OK)
         load_stacks(&L);
@@ -521,6 +554,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     for (int t = 0; t < TP_MODEL_REC_KINDS && t < TP_REC_TYPE_LIMIT; t++)
         L.r->n_kept_kind[t] = info->records[t];
     tp_region_map_free(&L.regions);
+    free(L.sids);
     if (L.cpu_devices && !L.gpus)
         L.r->device_type = TP_DEVTYPE_CPU_DEVICE;
     const tp_integrity *in = tp_reader_integrity(rd);

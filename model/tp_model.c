@@ -10,6 +10,7 @@
 
 #include "tp_hash.h"
 #include "tp_mem.h"
+#include "tp_sort.h"
 
 /* ---------------------------------------------------------------- memory */
 
@@ -264,6 +265,7 @@ static void rank_free(tp_rank *r) {
     events_free(&r->ev);
     memev_free(&r->mem);
     free(r->by_corr);
+    free(r->corr_dir);
     buckets_free(&r->streams);
     buckets_free(&r->threads);
     buckets_free(&r->cats);
@@ -564,20 +566,6 @@ void tp_model_merge_rank(tp_model *m, size_t into_i, size_t from_i) {
 
 /* ---------------------------------------------------------------- sorting */
 
-typedef struct {
-    int64_t a, b;
-    uint32_t row;
-} sort_key;
-
-static int key_cmp(const void *x, const void *y) {
-    const sort_key *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return p->row < q->row ? -1 : p->row > q->row;
-}
-
 /* Column `col` (n elements of `elem` bytes) permuted by `perm` (new row i = old row perm[i])
  * into a new array; frees `col`. A function, not a macro, so that a table's worth of
  * columns stays a short function; the fixed-size copies compile to plain moves. */
@@ -606,16 +594,6 @@ static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n) {
 }
 
 #define PERMUTE(col, perm, n) ((col) = permuted((col), sizeof *(col), (perm), (n)))
-
-/* Sorts k[0..n) and returns its rows in that order: the permutation that sorts the columns
- * (new row i = old row perm[i]). The caller frees it. */
-static uint32_t *sorted_rows(sort_key *k, size_t n) {
-    qsort(k, n, sizeof *k, key_cmp);
-    uint32_t *perm = tp_mem_xalloc(n, sizeof *perm);
-    for (size_t i = 0; i < n; i++)
-        perm[i] = k[i].row;
-    return perm;
-}
 
 static void events_permute(tp_events *e, const uint32_t *perm) {
     size_t n = e->n;
@@ -647,6 +625,13 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
  * load order so equal events keep the file's order. Skips the work when already sorted. */
+/* Orders rows[0..n) (of equal ts) by dur, longer first, stably; key[0..n) is scratch. */
+static void longer_first(const int64_t *dur, uint64_t *key, uint32_t *rows, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        key[i] = tp_sort_key_i64(-dur[rows[i]]);
+    tp_sort_pairs(key, rows, n); /* an insertion sort for the short runs of a real trace */
+}
+
 static void events_sort(tp_events *e) {
     if (!e->load_ord) { /* first finish: rows are still in load order */
         e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
@@ -659,11 +644,23 @@ static void events_sort(tp_events *e) {
             sorted = 0;
     if (sorted)
         return;
-    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
-    for (size_t i = 0; i < e->n; i++)
-        k[i] = (sort_key){e->ts[i], -e->dur[i], (uint32_t)i};
-    uint32_t *perm = sorted_rows(k, e->n);
-    free(k);
+    /* a stable radix sort by ts; then each run of equal ts (rare, and short) is ordered
+     * longer first, stably, so rows equal in both keep their current order (load order on
+     * the first finish) */
+    uint64_t *key = tp_mem_xalloc(e->n, sizeof *key);
+    uint32_t *perm = tp_mem_xalloc(e->n, sizeof *perm);
+    for (size_t i = 0; i < e->n; i++) {
+        key[i] = tp_sort_key_i64(e->ts[i]);
+        perm[i] = (uint32_t)i;
+    }
+    tp_sort_pairs(key, perm, e->n);
+    for (size_t i = 0, j; i < e->n; i = j) {
+        for (j = i + 1; j < e->n && key[j] == key[i];)
+            j++;
+        if (j - i > 1)
+            longer_first(e->dur, key + i, perm + i, j - i);
+    }
+    free(key);
     events_permute(e, perm);
     free(perm);
 }
@@ -674,11 +671,7 @@ static void memev_sort(tp_memevents *e) {
         sorted = e->ts[i] >= e->ts[i - 1];
     if (sorted)
         return;
-    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
-    for (size_t i = 0; i < e->n; i++)
-        k[i] = (sort_key){e->ts[i], 0, (uint32_t)i};
-    uint32_t *perm = sorted_rows(k, e->n);
-    free(k);
+    uint32_t *perm = tp_sort_order_i64(e->ts, e->n);
     size_t n = e->n;
     PERMUTE(e->ts, perm, n);
     PERMUTE(e->kind, perm, n);
@@ -709,49 +702,62 @@ static void buckets_alloc(tp_buckets *b, size_t nb, size_t nrows) {
     b->rows = tp_mem_xcalloc(nrows, sizeof *b->rows);
 }
 
-/* Groups the rows whose keys were filled into k[0..n) (sorted here) into CSR buckets. */
-static void buckets_build(tp_buckets *b, sort_key *k, size_t n) {
+static int same_bucket(const int64_t *key, const int64_t *key2, uint32_t a, uint32_t b) {
+    return key[a] == key[b] && (!key2 || key2[a] == key2[b]);
+}
+
+/* Groups rows[0..n) (ascending row numbers, so in time order) into CSR buckets by
+ * (key[row], key2[row]) (key2 NULL: 0), rows in each bucket staying in time order. Takes
+ * `rows`. */
+static void buckets_build(tp_buckets *b, const int64_t *key, const int64_t *key2, uint32_t *rows,
+                          size_t n) {
     buckets_free(b);
-    qsort(k, n, sizeof *k, key_cmp);
+    if (key2) /* stable passes: the secondary key first */
+        tp_sort_rows_i64(key2, rows, n);
+    tp_sort_rows_i64(key, rows, n);
     size_t nb = 0;
     for (size_t i = 0; i < n; i++)
-        nb += i == 0 || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b;
-    buckets_alloc(b, nb, n);
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || k[i].a != k[i - 1].a || k[i].b != k[i - 1].b) {
-            b->key[j] = k[i].a;
-            b->key2[j] = k[i].b;
+        nb += i == 0 || !same_bucket(key, key2, rows[i], rows[i - 1]);
+    b->n = nb;
+    b->key = tp_mem_xcalloc(nb, sizeof *b->key);
+    b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
+    b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
+    b->rows = rows;
+    for (size_t i = 0, j = 0; i < n; i++)
+        if (i == 0 || !same_bucket(key, key2, rows[i], rows[i - 1])) {
+            b->key[j] = key[rows[i]];
+            b->key2[j] = key2 ? key2[rows[i]] : 0;
             b->off[j++] = (uint32_t)i;
         }
-        b->rows[i] = k[i].row;
-    }
     b->off[nb] = (uint32_t)n;
+}
+
+/* Rows of `e` (ascending) whose stream is (want_gpu) or is not (!want_gpu) -1. */
+static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
+    uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if ((e->stream[i] != -1) == want_gpu)
+            rows[k++] = (uint32_t)i;
+    *n = k;
+    return rows;
 }
 
 static void index_streams(tp_rank *r) {
     const tp_events *e = &r->ev;
-    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
-    size_t n = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (e->stream[i] != -1)
-            k[n++] = (sort_key){e->stream[i], 0, (uint32_t)i};
-    buckets_build(&r->streams, k, n);
+    size_t n;
+    uint32_t *rows = rows_where_gpu(e, 1, &n);
+    buckets_build(&r->streams, e->stream, NULL, rows, n);
     for (size_t j = 0; j < r->streams.n; j++) /* key2: the device of the stream's first row */
         r->streams.key2[j] = e->device[r->streams.rows[r->streams.off[j]]];
-    free(k);
 }
 
-/* Threads are keyed (tid, pid) in the sort so key = tid and key2 = pid. */
+/* Threads are keyed (tid, pid): key = tid and key2 = pid. */
 static void index_threads(tp_rank *r) {
     const tp_events *e = &r->ev;
-    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
-    size_t n = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (e->stream[i] == -1)
-            k[n++] = (sort_key){e->tid[i], e->pid[i], (uint32_t)i};
-    buckets_build(&r->threads, k, n);
-    free(k);
+    size_t n;
+    uint32_t *rows = rows_where_gpu(e, 0, &n);
+    buckets_build(&r->threads, e->tid, e->pid, rows, n);
 }
 
 /* Per-category row lists by counting sort (few categories; rows stay in time order). */
@@ -780,17 +786,47 @@ static void index_cats(tp_rank *r) {
         b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
 }
 
+/* Splits the correlation range into equal slices (about one per 4 entries, at most 2^16) and
+ * records where each starts in by_corr, so a lookup bisects one slice (a few entries)
+ * instead of all of them: the correlation index is the join of every launch with its GPU
+ * work, asked once per row. */
+static void corr_directory(tp_rank *r) {
+    const int64_t *c = r->ev.correlation;
+    free(r->corr_dir);
+    r->corr_dir = NULL;
+    if (!r->n_by_corr)
+        return;
+    size_t slices = 1;
+    while (slices < (1u << 16) && slices * 4 < r->n_by_corr)
+        slices *= 2;
+    r->corr_lo = c[r->by_corr[0]];
+    r->corr_hi = c[r->by_corr[r->n_by_corr - 1]];
+    uint64_t span = (uint64_t)r->corr_hi - (uint64_t)r->corr_lo;
+    r->corr_shift = 0;
+    while ((span >> r->corr_shift) >= slices)
+        r->corr_shift++;
+    r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
+    size_t at = 0;
+    for (size_t j = 0; j <= slices; j++) { /* first entry of slice j */
+        while (at < r->n_by_corr &&
+               ((uint64_t)c[r->by_corr[at]] - (uint64_t)r->corr_lo) >> r->corr_shift < j)
+            at++;
+        r->corr_dir[j] = (uint32_t)at;
+    }
+}
+
 static void index_corr(tp_rank *r) {
     const tp_events *e = &r->ev;
-    sort_key *k = tp_mem_xalloc(e->n, sizeof *k);
+    uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t n = 0;
     for (size_t i = 0; i < e->n; i++)
         if (e->correlation[i] != -1)
-            k[n++] = (sort_key){e->correlation[i], 0, (uint32_t)i};
+            rows[n++] = (uint32_t)i;
+    tp_sort_rows_i64(e->correlation, rows, n); /* stable: (correlation, row) */
     free(r->by_corr);
-    r->by_corr = sorted_rows(k, n);
+    r->by_corr = rows;
     r->n_by_corr = n;
-    free(k);
+    corr_directory(r);
 }
 
 /* Nesting on one thread: rows come sorted by (ts, longer first), so a stack of open ranges
@@ -948,6 +984,14 @@ void tp_model_finish(tp_model *m) {
 
 size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) {
     size_t lo = 0, hi = r->n_by_corr;
+    if (r->corr_dir) {
+        if (corr < r->corr_lo || corr > r->corr_hi) {
+            *rows = NULL;
+            return 0;
+        }
+        size_t j = (size_t)(((uint64_t)corr - (uint64_t)r->corr_lo) >> r->corr_shift);
+        lo = r->corr_dir[j], hi = r->corr_dir[j + 1];
+    }
     while (lo < hi) { /* first entry with correlation >= corr */
         size_t mid = lo + (hi - lo) / 2;
         if (r->ev.correlation[r->by_corr[mid]] < corr)

@@ -342,6 +342,11 @@ typedef struct {
     /* indexes (tp_model_finish) */
     uint32_t *by_corr; /* rows with correlation != -1 sorted by (correlation, ts) */
     size_t n_by_corr;
+    /* a directory over by_corr for tp_rank_corr_rows (finish): entries of correlation c lie
+     * in [corr_dir[j], corr_dir[j + 1]) with j = (c - corr_lo) >> corr_shift */
+    int64_t corr_lo, corr_hi;
+    int corr_shift;
+    uint32_t *corr_dir; /* NULL: no correlated rows */
     tp_buckets streams; /* rows with stream != -1, per stream id */
     tp_buckets threads; /* rows with stream == -1, per (pid, tid) */
     tp_buckets cats;    /* every row, per tp_cat (key; key2 = 0): per-kind row lists */

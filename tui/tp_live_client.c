@@ -161,6 +161,7 @@ tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const
     w->t1 = (unsigned long long)tp_live_get_num(m->text, "t1", 0);
     w->records = (unsigned long long)tp_live_get_num(m->text, "records", 0);
     w->steps = (size_t)tp_live_get_num(m->text, "steps", 0);
+    w->reply = m->text;
     if (save && save_copy(m->fd, save) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", save, strerror(errno));
         close(m->fd);
@@ -175,6 +176,18 @@ tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const
     if (s != TP_OK)
         snprintf(err, errlen, "job %ld's window: %s", c->pid, res.error);
     return s;
+}
+
+tp_status tp_live_client_figures(tp_live_client *c, double n, tp_live_msg *m, char *err,
+                                 size_t errlen) {
+    char req[64];
+    span_text(req, sizeof req, 1, n);
+    tp_status s = call(c, TP_LIVE_FIGURES, req, -1, m, err, errlen);
+    if (s != TP_OK)
+        return strstr(err, "no step has completed") ? TP_ERR_EMPTY : s;
+    if (m->fd >= 0)
+        close(m->fd);
+    return TP_OK;
 }
 
 tp_status tp_live_client_capture(tp_live_client *c, int by_steps, double n, int fd, char *err,

@@ -32,6 +32,8 @@ tp_status tp_live_client_status(tp_live_client *c, tp_live_msg *m, char *err, si
 typedef struct {
     unsigned long long t0, t1, records;
     size_t steps;
+    const char *reply; /* the job's reply text (with the aggregator's figures of a window of
+                          steps); valid until the next call on any client */
 } tp_live_window;
 
 /* The last `n` steps (by_steps) or seconds as a finished model (*out; tp_model_close).
@@ -39,6 +41,11 @@ typedef struct {
  * the job has no complete step yet (by_steps). */
 tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const char *save,
                                 tp_model **out, tp_live_window *w, char *err, size_t errlen);
+
+/* The job's aggregator figures of the last `n` steps (no trace is cut): the reply text in
+ * *m (keys in docs/live-protocol.md). TP_ERR_EMPTY when no step has completed yet. */
+tp_status tp_live_client_figures(tp_live_client *c, double n, tp_live_msg *m, char *err,
+                                 size_t errlen);
 
 /* Asks for a capture of the next `n` whole steps (by_steps) or seconds into `fd` (an empty
  * file opened for writing; the job writes it, the caller still closes its own copy).

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tp_live_client.h"
+#include "tp_live_figs.h"
 #include "tp_mem.h"
 #include "tp_outfile.h"
 #include "tp_tui.h"
@@ -21,6 +22,11 @@
 #include "tp_units.h"
 
 #define MAX_STREAMS 6
+/* The figures come from the job's aggregator at every refresh; a window's trace (for the
+ * diagnosis, copies, drops and the offline views, which need the whole model) is cut and
+ * loaded every CUT_EVERY-th refresh only (every 2 s at 2 Hz), and at every refresh while the
+ * views are open or a --save file is asked for. */
+#define CUT_EVERY 4
 
 struct tp_tui_live {
     tp_tui_live_opts o;
@@ -38,6 +44,8 @@ struct tp_tui_live {
     tp_tui_grid g;
     tp_tui *views; /* the offline views over the window, while open */
     int view;
+    tp_live_figs f; /* the job's aggregator figures of the window (every refresh) */
+    unsigned ticks; /* refreshes so far: a trace is cut every CUT_EVERY-th */
 };
 
 void tp_tui_live_opts_init(tp_tui_live_opts *o) {
@@ -131,6 +139,7 @@ static tp_status fetch_window(tp_tui_live *t, char *err, size_t errlen) {
     drop_window(t);
     t->m = m;
     t->w = w;
+    tp_live_figs_parse(t->o.by_steps && !t->fell_back ? w.reply : NULL, &t->f);
     if (m->n_ranks) {
         tp_tui_data_build(&t->d, m, &m->ranks[0], &t->o.an);
         t->have_data = 1;
@@ -138,12 +147,29 @@ static tp_status fetch_window(tp_tui_live *t, char *err, size_t errlen) {
     return TP_OK;
 }
 
+/* 1 when this refresh can do with the aggregator's figures (and did), 0 when a window's trace
+ * must be cut. */
+static int figures_only(tp_tui_live *t, char *err, size_t errlen) {
+    if (!t->m || t->views || t->o.save || !t->o.by_steps || t->o.n > 512 ||
+        t->ticks % CUT_EVERY == 0)
+        return 0;
+    tp_live_msg *m = malloc(sizeof *m);
+    if (!m)
+        abort();
+    tp_status s = tp_live_client_figures(t->c, t->o.n, m, err, errlen);
+    if (s == TP_OK)
+        tp_live_figs_parse(m->text, &t->f);
+    free(m);
+    return s == TP_OK && t->f.have;
+}
+
 tp_status tp_tui_live_refresh(tp_tui_live *t, char *err, size_t errlen) {
     tp_status s = tp_live_client_status(t->c, t->st, err, errlen);
     if (s != TP_OK)
         return s;
-    if ((s = fetch_window(t, err, errlen)) != TP_OK)
+    if (!figures_only(t, err, errlen) && (s = fetch_window(t, err, errlen)) != TP_OK)
         return s;
+    t->ticks++;
     if (t->cap)
         poll_capture(t);
     if (t->view && t->m) {
@@ -154,6 +180,33 @@ tp_status tp_tui_live_refresh(tp_tui_live *t, char *err, size_t errlen) {
         char e[256];
         if (tp_tui_open(&t->views, t->m, &vo, e, sizeof e) != TP_OK)
             t->view = 0;
+    }
+    return TP_OK;
+}
+
+static int is_idle(const tp_tui_live *t) {
+    char mode[16];
+    return tp_live_get(t->st->text, "mode", mode, sizeof mode) && !strcmp(mode, "idle");
+}
+
+/* 1 when an idle job's window does not hold what was asked yet: steps recorded since `since`
+ * (the job's clock at the first request: steps it holds from an earlier watch are old). */
+static int idle_short(tp_tui_live *t, double since, double waited_s) {
+    if (!is_idle(t))
+        return 0;
+    if (t->o.by_steps)
+        return t->fell_back || (double)t->w.steps < t->o.n || (double)t->w.t0 < since;
+    return waited_s < t->o.n;
+}
+
+tp_status tp_tui_live_settle(tp_tui_live *t, int timeout_ms, char *err, size_t errlen) {
+    double since = tp_live_get_num(t->st->text, "now", 0);
+    for (int waited = 0; waited < timeout_ms && idle_short(t, since, waited / 1000.0);
+         waited += 200) {
+        usleep(200000);
+        tp_status s = tp_tui_live_refresh(t, err, errlen);
+        if (s != TP_OK)
+            return s;
     }
     return TP_OK;
 }
@@ -307,16 +360,53 @@ static int draw_steps(tp_tui_live *t, tp_tui_grid *g, int y) {
     sparkline(g, 92, y, g->w - 93, sps, n, t->o.ascii);
     double wsteps = t->have_data ? (double)t->d.a.dg.n_steps : 0;
     double span = t->have_data ? (double)t->d.a.dg.window_ns : NAN;
+    double busy = t->have_data ? 100 * t->d.a.dg.utilization : NAN;
+    if (t->f.have) { /* the aggregator's: the same definitions, kept up to date */
+        wsteps = (double)t->f.steps, span = t->f.t1 - t->f.t0;
+        busy = span > 0 ? 100 * t->f.busy_ns / span : NAN;
+    }
     tp_tui_grid_printf(g, 0, y + 1, g->w, TP_TUI_A_NORMAL,
-                       " window: %.0f steps in %s, %s a step; device busy %.2f %% of it", wsteps,
+                       " window: %.0f steps in %s, %s a step; device busy %.2f %% of it%s", wsteps,
                        tp_units_dur(a, sizeof a, span),
-                       tp_units_dur(b, sizeof b, wsteps > 0 ? span / wsteps : NAN),
-                       t->have_data ? 100 * t->d.a.dg.utilization : NAN);
+                       tp_units_dur(b, sizeof b, wsteps > 0 ? span / wsteps : NAN), busy,
+                       t->f.have && !t->f.final ? "  (provisional: device records may still arrive)"
+                                                : "");
     return y + 2;
+}
+
+/* The aggregator's streams: each cell shows the share of its part of the window. */
+static int draw_fig_streams(tp_tui_live *t, tp_tui_grid *g, int y) {
+    int cols = g->w - 30;
+    double span = t->f.t1 - t->f.t0;
+    int devices = 0; /* more than one device: the label names it */
+    for (size_t i = 1; i < t->f.n_streams; i++)
+        devices |= t->f.streams[i].device != t->f.streams[0].device;
+    for (size_t i = 0; i < t->f.n_streams; i++) {
+        const tp_live_figs_stream *s = &t->f.streams[i];
+        if (devices)
+            tp_tui_grid_printf(g, 0, y, 20, TP_TUI_A_NORMAL, " dev %u stream %u", s->device,
+                               s->stream);
+        else
+            tp_tui_grid_printf(g, 0, y, 20, TP_TUI_A_NORMAL, " stream %u", s->stream);
+        for (int c = 0; c < cols && s->n_cells; c++) {
+            double f = s->cells[(long)c * s->n_cells / cols];
+            tp_tui_grid_put(g, 20 + c, y,
+                            tp_tui_busy_glyph(tp_tui_busy_level(f, f > 0), t->o.ascii), 1,
+                            TP_TUI_A_BUSY);
+        }
+        tp_tui_grid_printf(g, 21 + cols, y, 9, TP_TUI_A_NORMAL, "%5.1f %%",
+                           span > 0 ? 100 * s->busy_ns / span : 0.0);
+        y++;
+    }
+    if (!t->f.n_streams)
+        tp_tui_grid_put(g, 0, y++, " (no device activity in the window)", g->w, TP_TUI_A_NORMAL);
+    return y;
 }
 
 /* One sparkline per stream: the busy share of each cell over the window. */
 static int draw_streams(tp_tui_live *t, tp_tui_grid *g, int y) {
+    if (t->f.have && g->w - 30 >= 4)
+        return draw_fig_streams(t, g, y);
     int shown = 0, cols = g->w - 30;
     if (!t->have_data || cols < 4)
         return y;
@@ -368,6 +458,20 @@ static int draw_copies_memory(tp_tui_live *t, tp_tui_grid *g, int y) {
         if (isnan(re) && me->total_reserved[i] >= 0)
             re = (double)me->total_reserved[i];
     }
+    if (t->f.have && t->f.have_mem && isnan(al) && isnan(re)) {
+        /* The allocator's NVTX regions and heaps, as the aggregator followed them from the
+         * job's start: the window starts with the state before it, not with zero. */
+        char c[32], d[32];
+        tp_tui_grid_printf(
+            g, 0, y++, g->w, TP_TUI_A_NORMAL,
+            " memory: allocated %s  reserved %s  (at the window's start %s / %s; %.0f allocator "
+            "events in the window%s)",
+            tp_units_bytes(a, sizeof a, t->f.alloc1), tp_units_bytes(b, sizeof b, t->f.reserved1),
+            tp_units_bytes(c, sizeof c, t->f.alloc0), tp_units_bytes(d, sizeof d, t->f.reserved0),
+            t->f.mem_events,
+            is_idle(t) ? "; --idle: only what was allocated while recording is known" : "");
+        return y;
+    }
     tp_tui_grid_printf(g, 0, y++, g->w, TP_TUI_A_NORMAL,
                        " memory: allocated %s  reserved %s  (%zu allocator events in the window)",
                        isnan(al) ? "-" : tp_units_bytes(a, sizeof a, al),
@@ -407,6 +511,41 @@ static int draw_diagnosis(tp_tui_live *t, tp_tui_grid *g, int y, int max) {
     return y;
 }
 
+/* The aggregator's top kernels (kernels = 1) or ranges, by total time, in `rows` lines, in
+ * the columns of the offline tables. */
+static void draw_fig_table(tp_tui_live *t, tp_tui_grid *g, int y, int rows, int kernels) {
+    static const char *const groups[] = {"COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"};
+    const tp_live_figs_row *r = kernels ? t->f.kernels : t->f.ranges;
+    size_t n = kernels ? t->f.n_kernels : t->f.n_ranges;
+    int namew = g->w - (kernels ? 78 : 86);
+    namew = namew < 16 ? 16 : namew;
+    if (kernels)
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER,
+                           "  %-*s  %8s  %10s  %10s  %10s  %10s  type", namew, "kernel", "count",
+                           "total", "mean", "min", "max");
+    else
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER,
+                           "  %-*s  %8s  %10s  %10s  %8s  %10s  %10s  %10s", namew, "range",
+                           "count", "total", "GPU time", "GPU ops", "mean", "min", "max");
+    for (size_t i = 0; i < n && (int)i + 1 < rows; i++) {
+        char a[32], b[32], c[32], d[32], e[32], col[64];
+        if (kernels)
+            snprintf(col, sizeof col, "  %s", groups[r[i].group & 3]);
+        else
+            snprintf(col, sizeof col, "  %10s  %8.0f", tp_units_dur(e, sizeof e, r[i].gpu_ns),
+                     r[i].gpu_ops);
+        char mid[64]; /* ranges: the device time next to the total, as the offline table */
+        snprintf(mid, sizeof mid, "%s", kernels ? "" : col);
+        tp_tui_grid_printf(
+            g, 0, y + 1 + (int)i, g->w, i ? TP_TUI_A_NORMAL : TP_TUI_A_SELECT,
+            "%c %-*.*s  %8llu  %10s%s  %10s  %10s  %10s%s", i ? ' ' : '>', namew, namew, r[i].name,
+            r[i].count, tp_units_dur(a, sizeof a, r[i].sum), mid,
+            tp_units_dur(b, sizeof b, r[i].count ? r[i].sum / (double)r[i].count : NAN),
+            tp_units_dur(c, sizeof c, r[i].min), tp_units_dur(d, sizeof d, r[i].max),
+            kernels ? col : "");
+    }
+}
+
 static void draw_keys(tp_tui_live *t, tp_tui_grid *g) {
     int y = g->h - 1;
     tp_tui_grid_fill(g, y, TP_TUI_A_KEY);
@@ -433,7 +572,10 @@ const tp_tui_grid *tp_tui_live_render(tp_tui_live *t) {
     y = draw_costs(t, g, y);
     y = draw_diagnosis(t, g, y, 4);
     int left = g->h - 2 - y; /* above the message and key lines */
-    if (t->have_data && left >= 6) {
+    if (t->f.have && left >= 6) {
+        draw_fig_table(t, g, y, left / 2, 1);
+        draw_fig_table(t, g, y + left / 2, left - left / 2, 0);
+    } else if (t->have_data && left >= 6) {
         tp_tui_table_draw(&t->d.kernels, g, y, left / 2);
         tp_tui_table_draw(&t->d.ranges, g, y + left / 2, left - left / 2);
     }

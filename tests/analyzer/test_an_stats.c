@@ -3,7 +3,38 @@
  * HTA's expected answers were computed with. HTA's interval merge, which uses the argsort, is
  * tested with the interval sets (test_an_ivset). */
 #include "tp_an_stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_launch.h"
 #include "tp_test.h"
+
+static uint64_t rnd(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int same_bits(double a, double b) {
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* n values of shape `shape`: few distinct whole numbers, wide whole numbers, fractions. */
+static void fill(double *v, size_t n, int shape, uint64_t *s) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd(s);
+        v[i] = shape == 0   ? (double)(r % 5)
+               : shape == 1 ? (double)(r % 1000000007)
+                            : (double)(r % 100000) / 7.0;
+    }
+}
 
 static void test_describe(void) {
     double v[] = {4, 1, 3, 2};
@@ -46,9 +77,120 @@ static void test_argsort_numpy(void) {
         CHECK_EQ_U(idx[i], refb[i]);
 }
 
+/* Selection gives the very double the sorted definition gives, for every size, shape and q. */
+static void test_percentile_by_selection(void) {
+    const size_t sizes[] = {1, 2, 3, 16, 17, 18, 100, 1001, 20000};
+    const double qs[] = {0, 25, 50, 75, 90, 95, 99, 100};
+    uint64_t s = 12345;
+    for (int shape = 0; shape < 3; shape++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            size_t n = sizes[z];
+            double *v = malloc(n * sizeof *v), *sorted = malloc(n * sizeof *v);
+            double *work = malloc(n * sizeof *v);
+            fill(v, n, shape, &s);
+            memcpy(sorted, v, n * sizeof *v);
+            qsort(sorted, n, sizeof *v, cmp_dbl);
+            for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) {
+                memcpy(work, v, n * sizeof *v);
+                double got = tp_an_percentile(work, n, qs[k]);
+                double want = tp_an_percentile_sorted(sorted, n, qs[k]);
+                if (!same_bits(got, want))
+                    fprintf(stderr, "n %zu shape %d q %g: %.17g vs %.17g\n", n, shape, qs[k], got,
+                            want);
+                CHECK(same_bits(got, want));
+            }
+            free(v), free(sorted), free(work);
+        }
+    CHECK(isnan(tp_an_percentile(NULL, 0, 50)));
+}
+
+/* tp_an_dist_of skips the sort only where the sum cannot change: every figure bit for bit as
+ * describe's, for whole numbers (the fast path) and fractions (the sorted path). */
+static void test_dist_matches_describe(void) {
+    uint64_t s = 99;
+    for (int shape = 0; shape < 3; shape++) {
+        enum { N = 5001 };
+        double *v = malloc(N * sizeof *v), *w = malloc(N * sizeof *v);
+        fill(v, N, shape, &s);
+        memcpy(w, v, N * sizeof *v);
+        tp_an_dist d;
+        tp_an_dist_of(v, N, &d);
+        tp_an_describe_t ds;
+        tp_an_describe(w, N, &ds);
+        CHECK(same_bits(d.sum, ds.sum) && same_bits(d.mean, ds.mean));
+        CHECK(same_bits(d.min, ds.min) && same_bits(d.max, ds.max));
+        CHECK(same_bits(d.p50, tp_an_percentile_sorted(w, N, 50)));
+        CHECK(same_bits(d.p95, tp_an_percentile_sorted(w, N, 95)));
+        free(v), free(w);
+    }
+    double sum;
+    double frac[] = {1, 2.5};
+    CHECK(!tp_an_sum_exact(frac, 2, &sum));
+    double big[] = {4503599627370496.0, 1};
+    CHECK(!tp_an_sum_exact(big, 2, &sum));
+    double ok[] = {3, -4, 5};
+    CHECK(tp_an_sum_exact(ok, 3, &sum) && sum == 4);
+}
+
+static int cmp_keyrow(const void *a, const void *b) {
+    const tp_an_keyrow *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Key then row, rows given in any order, as the qsort it replaced. */
+static void test_keyrow_sort(void) {
+    enum { N = 3000 };
+    tp_an_keyrow *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    uint64_t s = 5;
+    for (int ascending = 0; ascending < 2; ascending++) {
+        for (size_t i = 0; i < N; i++)
+            a[i] = b[i] = (tp_an_keyrow){(int64_t)(rnd(&s) % 40) - 20,
+                                         ascending ? i : (size_t)(rnd(&s) % 1000)};
+        tp_an_keyrow_sort(a, N);
+        qsort(b, N, sizeof *b, cmp_keyrow);
+        size_t bad = N;
+        for (size_t i = 0; i < N && bad == N; i++)
+            if (a[i].key != b[i].key || a[i].row != b[i].row)
+                bad = i;
+        CHECK_EQ_U(bad, N);
+    }
+    free(a), free(b);
+}
+
+/* Distinct keys: numpy's order is the ascending one (the radix path); with ties the numpy
+ * port still sorts (its tie order is pinned by test_argsort_numpy). */
+static void test_argsort_large(void) {
+    enum { N = 5000 };
+    int64_t *k = malloc(N * sizeof *k);
+    size_t *idx = malloc(N * sizeof *idx);
+    for (int ties = 0; ties < 2; ties++) {
+        for (size_t i = 0; i < N; i++)
+            k[i] = ties ? (int64_t)((i * 7919) % 1000) : (int64_t)((i * 7919) % N) - 100;
+        tp_an_argsort_np(k, N, idx);
+        size_t bad = N;
+        for (size_t i = 1; i < N && bad == N; i++)
+            if (k[idx[i - 1]] > k[idx[i]])
+                bad = i;
+        CHECK_EQ_U(bad, N);
+        char *seen = calloc(N, 1);
+        for (size_t i = 0; i < N; i++)
+            seen[idx[i]]++;
+        for (size_t i = 0; i < N; i++)
+            CHECK_EQ_U(seen[i], 1);
+        free(seen);
+    }
+    free(k), free(idx);
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
     TP_RUN(test_argsort_numpy);
+    TP_RUN(test_percentile_by_selection);
+    TP_RUN(test_dist_matches_describe);
+    TP_RUN(test_keyrow_sort);
+    TP_RUN(test_argsort_large);
     return tp_test_summary();
 }

@@ -45,6 +45,19 @@ def main():
     top = r["ranges"][0]
     assert name == top["name"] and int(count) == top["count"], (rows[1], top)
     close(dur(total), top["total_ns"], "top range total")
+    # Every range row: count, total, and the device time of what was launched inside (the
+    # launch/kernel pairing by correlation).
+    ranges = {x["name"]: x for x in r["ranges"]}
+    table = snap[snap.index("\n  range "):]
+    rows = re.findall(r"^[> ] (.+?)\s{2,}(\d+)\s+([\d.]+ \S+)\s+([\d.]+ \S+)\s+(\d+)\s",
+                      table, re.M)
+    assert len(rows) >= 5, table
+    for name, count, total, gpu, ops in rows:
+        x = ranges[name.strip()]
+        assert int(count) == x["count"], (name, count, x)
+        close(dur(total), x["total_ns"], name + " total")
+        assert int(ops) == x["gpu_ops"], (name, ops, x)
+        close(dur(gpu), x["gpu_ns"], name + " GPU time")
     print("ok: window %d steps, %.2f %% busy, severity %.1f %%" % (steps, busy, 100 * f["severity"]))
 
 

@@ -5,6 +5,8 @@ clients a job must survive (garbage, oversized, wrong version, floods, never rea
 
 usage: live_client.py SOCKET ACTION
   status      one STATUS request; prints the reply's text (exit 1 on an ERROR reply)
+  figures N   one FIGURES request for the last N steps; prints the reply's text (exit 1 on
+              an ERROR reply)
   garbage     bytes that are no frame; prints the reply type and text
   oversize    a request longer than the limit
   badversion  a frame of protocol version 99
@@ -19,7 +21,7 @@ import sys
 import time
 
 MAGIC, VERSION = 0x564C5054, 1
-STATUS, WINDOW, OK, ERROR = 1, 2, 0x81, 0x82
+STATUS, WINDOW, FIGURES, OK, ERROR = 1, 2, 4, 0x81, 0x82
 
 
 def frame(kind, text=b"", version=VERSION, magic=MAGIC):
@@ -54,6 +56,11 @@ def main():
     s = connect(path)
     if action == "status":
         s.send(frame(STATUS))
+        kind, text = reply(s)
+        print(text.decode())
+        return 0 if kind == OK else 1
+    if action == "figures":
+        s.send(frame(FIGURES, b"steps=%d\n" % int(sys.argv[3])))
         kind, text = reply(s)
         print(text.decode())
         return 0 if kind == OK else 1

@@ -80,6 +80,24 @@ PYEOF
 "$TP" report --format json "$W/win.tprof" >"$W/win.json" || fail "report on the window"
 "$PY" "$HERE/check_live_vs_report.py" "$W/snap3.txt" "$W/win.json" || fail "live vs report"
 
+# The allocator's memory (NVTX memory extension) is shown, with the state from before the
+# window: the trainer's weights were allocated long before these 4 steps.
+grep -Eq "memory: allocated [1-9][0-9.]* [KMG]?i?B  reserved [1-9][0-9.]* [KMG]?i?B  \(at the window's start [1-9]" \
+    "$W/snap3.txt" || fail "no allocator memory: $(grep memory: "$W/snap3.txt")"
+
+# The aggregator's figures on their own (the request `top` makes between cut windows), from
+# a client written from the protocol's description.
+"$PY" "$HERE/live_client.py" "$SOCK" figures 3 >"$W/figures.txt" || fail "figures: $(cat "$W/figures.txt")"
+"$PY" - "$W/figures.txt" <<'PYEOF' || fail "figures: $(cat "$W/figures.txt")"
+import sys
+kv = dict(l.split("=", 1) for l in open(sys.argv[1]).read().splitlines() if "=" in l)
+t0, t1 = int(kv["agg_t0"]), int(kv["agg_t1"])
+assert int(kv["steps"]) == 3 and t1 > t0 and 0 < int(kv["agg_busy_ns"]) <= t1 - t0, kv
+step = [kv[k] for k in kv if k.startswith("r") and kv[k].endswith(",step")]
+assert len(step) == 1 and step[0].split(",")[0] == "3", step
+assert "k0" in kv and int(kv["agg_alloc0"]) > 0 and int(kv["agg_reserved1"]) > 0, kv
+PYEOF
+
 # Misbehaving clients get an error and the job goes on.
 for a in garbage oversize badversion; do
     "$PY" "$HERE/live_client.py" "$SOCK" $a >"$W/$a.txt" 2>&1 || fail "$a: $(cat "$W/$a.txt")"

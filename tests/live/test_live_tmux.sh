@@ -60,6 +60,14 @@ T send-keys -t top 3
 wait_for "[3 Kernels]"
 T send-keys -t top v
 wait_for "trainprof top" "c capture next 3 steps"
+# The refreshes between cut windows draw the aggregator's figures: the allocator's memory
+# with its state at the window's start, and the ranges' device time.
+wait_for "at the window's start" "GPU time" "dataloader wait"
+# Seconds instead of steps (a cut window every refresh), then steps again.
+T send-keys -t top w
+wait_for "window: last 10.0 s" "input-bound: the device waits"
+T send-keys -t top w
+wait_for "window: last 20 steps" "at the window's start"
 T send-keys -t top q
 for _ in $(seq 600); do [ -s "$W/rc" ] && break; sleep 0.2; done
 [ "$(cat "$W/rc" 2>/dev/null)" = 0 ] || fail "top did not end with status 0"

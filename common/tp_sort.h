@@ -1,0 +1,67 @@
+/* tp_sort: stable radix sorts on integer keys, for every place that needs time order.
+ *
+ * The analyzer orders millions of rows by timestamps, ids and durations; a comparison sort
+ * (qsort) spends most of its time in the comparison callback. These sorts are LSD radix sorts
+ * over 64-bit keys: linear in n, stable (equal keys keep their input order, so sorting by a
+ * secondary key first and the primary key second sorts by both), and they skip every byte
+ * position in which all keys agree (timestamps of one trace differ in their low 4-5 bytes
+ * only). Signed integers and doubles are mapped onto unsigned keys that order the same way
+ * (tp_sort_key_i64, tp_sort_key_f64).
+ *
+ * Scratch memory comes from tp_mem's aborting allocator: for the analyzer, the TUI and the
+ * CLI, never for the collector. */
+#ifndef TP_SORT_H
+#define TP_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The unsigned key that orders like the signed value `v`. */
+static inline uint64_t tp_sort_key_i64(int64_t v) {
+    return (uint64_t)v ^ (UINT64_C(1) << 63);
+}
+
+/* The unsigned key that orders like the double `d` (-0.0 just before +0.0; NaNs with the sign
+ * bit set first, the others last). */
+static inline uint64_t tp_sort_key_f64(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+/* Sorts key[0..n) ascending, stably, moving row[i] with key[i] (row may be NULL). */
+void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n);
+
+/* Reorders rows[0..n) stably by col[rows[i]] ascending (col is indexed by row). */
+void tp_sort_rows_i64(const int64_t *col, uint32_t *rows, size_t n);
+
+/* Sorts v[0..n) ascending (as qsort with a < / > comparison does for numbers; -0.0 comes
+ * before 0.0). */
+void tp_sort_f64(double *v, size_t n);
+
+/* Sorts v[0..n) ascending. */
+void tp_sort_i64(int64_t *v, size_t n);
+
+/* One field a struct sort orders by: its byte offset and whether it is a uint32_t (else an
+ * int64_t). */
+typedef struct {
+    size_t off;
+    int u32;
+} tp_sort_field;
+
+/* Sorts n structs of `size` bytes at `base` stably by the fields f[0..nf) (f[0] the most
+ * significant): a drop-in for a qsort whose comparison looks at those fields alone, where
+ * the ties then keep their input order. Scratch: about what qsort's merge sort takes. n <
+ * 2^32. */
+void tp_sort_structs(void *base, size_t n, size_t size, const tp_sort_field *f, size_t nf);
+
+/* The same by one int64_t (tp_sort_structs_i64) or uint32_t (tp_sort_structs_u32) field at
+ * byte offset `off`. */
+void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off);
+void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off);
+
+/* A new array (free() it) of the rows 0..n-1 in stable ascending order of key[row]. */
+uint32_t *tp_sort_order_i64(const int64_t *key, size_t n);
+
+#endif

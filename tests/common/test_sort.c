@@ -1,0 +1,188 @@
+/* Tests of tp_sort: every sort agrees with a comparison sort (qsort with an explicit tie
+ * rule) on random inputs of many sizes, with many ties, negative values, keys that differ
+ * only in high bytes, already sorted and reversed input; stability is checked by the rows
+ * that come out with equal keys. */
+#include "tp_sort.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tp_test.h"
+
+static uint64_t rnd(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+typedef struct {
+    int64_t k;
+    uint32_t row;
+} ref_pair;
+
+static int ref_cmp(const void *a, const void *b) {
+    const ref_pair *x = a, *y = b;
+    if (x->k != y->k)
+        return x->k < y->k ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* A key of shape `shape`: few distinct values, full 64-bit range, timestamps, high bytes. */
+static int64_t make_key(uint64_t *s, int shape, size_t i, size_t n) {
+    switch (shape) {
+    case 0:
+        return (int64_t)(rnd(s) % 7) - 3;
+    case 1:
+        return (int64_t)rnd(s);
+    case 2:
+        return INT64_C(1700000000000000000) + (int64_t)(rnd(s) % 20000000000ull);
+    case 3:
+        return (int64_t)(rnd(s) % 5) << 56;
+    case 4:
+        return (int64_t)i; /* already sorted */
+    default:
+        return (int64_t)(n - i); /* reversed */
+    }
+}
+
+static void check_rows(const int64_t *col, size_t n) {
+    uint32_t *rows = tp_sort_order_i64(col, n);
+    ref_pair *ref = malloc((n + 1) * sizeof *ref);
+    for (size_t i = 0; i < n; i++)
+        ref[i] = (ref_pair){col[i], (uint32_t)i};
+    qsort(ref, n, sizeof *ref, ref_cmp);
+    size_t bad = n;
+    for (size_t i = 0; i < n && bad == n; i++)
+        if (rows[i] != ref[i].row)
+            bad = i;
+    free(rows);
+    free(ref);
+    CHECK_EQ_U(bad, n); /* the first row that differs; n: none */
+}
+
+static void test_order_matches_stable_qsort(void) {
+    const size_t sizes[] = {0, 1, 2, 5, 47, 48, 49, 200, 1000, 70000};
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int shape = 0; shape < 6; shape++)
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            size_t n = sizes[z];
+            int64_t *col = malloc((n + 1) * sizeof *col);
+            for (size_t i = 0; i < n; i++)
+                col[i] = make_key(&s, shape, i, n);
+            check_rows(col, n);
+            free(col);
+        }
+}
+
+/* Sorting rows by a secondary then a primary key sorts by both (what tp_model relies on). */
+static void test_two_keys(void) {
+    enum { N = 5000 };
+    int64_t *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    uint32_t rows[N];
+    uint64_t s = 42;
+    for (size_t i = 0; i < N; i++) {
+        a[i] = (int64_t)(rnd(&s) % 50);
+        b[i] = (int64_t)(rnd(&s) % 3) - 1;
+        rows[i] = (uint32_t)i;
+    }
+    tp_sort_rows_i64(b, rows, N);
+    tp_sort_rows_i64(a, rows, N);
+    size_t bad = N;
+    for (size_t i = 1; i < N && bad == N; i++) {
+        uint32_t p = rows[i - 1], q = rows[i];
+        if (a[p] > a[q] || (a[p] == a[q] && (b[p] > b[q] || (b[p] == b[q] && p > q))))
+            bad = i;
+    }
+    free(a), free(b);
+    CHECK_EQ_U(bad, N);
+}
+
+static int dbl_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_doubles(void) {
+    enum { N = 3000 };
+    double *v = malloc(N * sizeof *v), *w = malloc(N * sizeof *w);
+    uint64_t s = 7;
+    for (size_t i = 0; i < N; i++) {
+        double d = (double)(int64_t)(rnd(&s) % 2001 - 1000) / 8.0;
+        v[i] = w[i] = i % 97 == 0 ? 1e300 * (i % 2 ? 1 : -1) : d;
+    }
+    tp_sort_f64(v, N);
+    qsort(w, N, sizeof *w, dbl_cmp);
+    size_t bad = N;
+    for (size_t i = 0; i < N && bad == N; i++)
+        if (v[i] != w[i])
+            bad = i;
+    CHECK_EQ_U(bad, N);
+    double z[] = {0.0, -0.0, -1.5, 2.0};
+    tp_sort_f64(z, 4);
+    CHECK(z[0] == -1.5 && signbit(z[1]) && !signbit(z[2]) && z[3] == 2.0);
+    free(v), free(w);
+}
+
+static void test_i64_values(void) {
+    int64_t v[] = {5, INT64_MIN, -1, INT64_MAX, 0, -1, 3};
+    tp_sort_i64(v, 7);
+    const int64_t want[] = {INT64_MIN, -1, -1, 0, 3, 5, INT64_MAX};
+    for (size_t i = 0; i < 7; i++)
+        CHECK_EQ_I(v[i], want[i]);
+}
+
+typedef struct {
+    uint32_t name;
+    int64_t t;
+    uint32_t serial; /* input position: shows stability */
+} item;
+
+static int item_cmp(const void *a, const void *b) {
+    const item *x = a, *y = b;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->serial > y->serial) - (x->serial < y->serial);
+}
+
+/* Two struct passes (t, then name) give the (name, t, input order) order. */
+static void test_structs(void) {
+    enum { N = 4000 };
+    item *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    uint64_t s = 3;
+    for (uint32_t i = 0; i < N; i++)
+        a[i] = b[i] = (item){(uint32_t)(rnd(&s) % 30), (int64_t)(rnd(&s) % 9) - 4, i};
+    tp_sort_structs_i64(a, N, sizeof *a, offsetof(item, t));
+    tp_sort_structs_u32(a, N, sizeof *a, offsetof(item, name));
+    qsort(b, N, sizeof *b, item_cmp);
+    item *c = malloc(N * sizeof *c); /* the same order in one call, fields listed */
+    for (uint32_t i = 0; i < N; i++)
+        c[i] = b[(i * 7u) % N]; /* any input order: ties are then ordered by serial below */
+    const tp_sort_field by[] = {
+        {offsetof(item, name), 1}, {offsetof(item, t), 0}, {offsetof(item, serial), 1}};
+    tp_sort_structs(c, N, sizeof *c, by, 3);
+    size_t bad3 = N;
+    for (size_t i = 0; i < N && bad3 == N; i++)
+        if (c[i].serial != b[i].serial)
+            bad3 = i;
+    free(c);
+    CHECK_EQ_U(bad3, N);
+    size_t bad = N;
+    for (size_t i = 0; i < N && bad == N; i++)
+        if (a[i].serial != b[i].serial)
+            bad = i;
+    free(a), free(b);
+    CHECK_EQ_U(bad, N);
+}
+
+int main(void) {
+    TP_RUN(test_order_matches_stable_qsort);
+    TP_RUN(test_two_keys);
+    TP_RUN(test_doubles);
+    TP_RUN(test_i64_values);
+    TP_RUN(test_structs);
+    return tp_test_summary();
+}
