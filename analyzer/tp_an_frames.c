@@ -8,11 +8,15 @@
 #include "tp_mem.h"
 #include "tp_symbolize.h"
 
-/* One stack's frames, resolved on first use. */
+/* One stack's frames, resolved on first use: all of them (f), or only the prefix a table
+ * groups by (pre, when the whole stack was not needed). */
 typedef struct {
     tp_an_frame *f;
     size_t n;
     int done;
+    tp_an_frame *pre;
+    size_t n_pre;
+    int pre_depth; /* 0: no prefix yet */
 } stack_frames;
 
 struct tp_an_frames {
@@ -20,8 +24,8 @@ struct tp_an_frames {
     const tp_rank *r;
     int no_symbols;
     size_t max_above;
-    tp_symbolizer *sym; /* opened on first use */
-    int sym_tried;
+    tp_symbolizer *sym; /* shared (borrowed) or opened on first use (owned) */
+    int sym_tried, sym_owned;
     stack_frames *cache; /* one per r->stacks.v entry, same order */
     tp_an_frame *cur;    /* the frames being collected */
     size_t n_cur, cap_cur;
@@ -29,8 +33,15 @@ struct tp_an_frames {
 
 tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
                                 size_t max_native_above) {
+    return tp_an_frames_open_shared(m, r, NULL, no_symbols, max_native_above);
+}
+
+tp_an_frames *tp_an_frames_open_shared(const tp_model *m, const tp_rank *r, tp_symbolizer *shared,
+                                       int no_symbols, size_t max_native_above) {
     tp_an_frames *fx = tp_mem_xcalloc(1, sizeof *fx);
     fx->m = m, fx->r = r;
+    fx->sym = shared;
+    fx->sym_tried = shared != NULL;
     fx->no_symbols = no_symbols;
     fx->max_above = max_native_above;
     fx->cache = tp_mem_xcalloc(r->stacks.n ? r->stacks.n : 1, sizeof *fx->cache);
@@ -41,10 +52,11 @@ void tp_an_frames_close(tp_an_frames *fx) {
     if (!fx)
         return;
     for (size_t i = 0; i < fx->r->stacks.n; i++)
-        free(fx->cache[i].f);
+        free(fx->cache[i].f), free(fx->cache[i].pre);
     free(fx->cache);
     free(fx->cur);
-    tp_symbolizer_close(fx->sym);
+    if (fx->sym_owned)
+        tp_symbolizer_close(fx->sym);
     free(fx);
 }
 
@@ -53,8 +65,9 @@ static tp_symbolizer *symbolizer(tp_an_frames *fx) {
         fx->sym_tried = 1;
         if (tp_symbolizer_open(&fx->sym) != TP_OK)
             fx->sym = NULL;
+        fx->sym_owned = fx->sym != NULL;
     }
-    return fx->sym;
+    return fx->no_symbols ? NULL : fx->sym;
 }
 
 /* libc's program start (_start, __libc_start_main, __libc_start_call_main): in every stack,
@@ -79,6 +92,11 @@ static void add_symbolized(tp_an_frames *fx, const tp_stack_module *mo, const ch
         add_frame(fx, base, off, sy ? tp_sym_status_str(TP_SYM_NO_FILE) : "off");
         return;
     }
+    /* libc's start is left out whole: its symbol-table name says so without reading libc's
+     * (compressed) DWARF. */
+    const char *owner = tp_symbolize_func(sy, path, mo->build_id, mo->build_id_len, off);
+    if (owner && is_start_func(owner))
+        return;
     const tp_sym *sym = tp_symbolize(sy, path, mo->build_id, mo->build_id_len, off);
     if (sym->status != TP_SYM_OK) {
         add_frame(fx, base, off, tp_sym_status_str(sym->status));
@@ -119,12 +137,15 @@ static int is_collector(const char *base) {
     return base && strstr(base, "trainprof") && strstr(base, ".so");
 }
 
-/* The frames of one stack into fx->cur (see the header for what is left out). */
-static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addrs, size_t nf) {
+/* The frames of one stack into fx->cur (see the header for what is left out), from raw
+ * frame `from` on, stopping once `limit` frames are there (0: no limit): what is not needed
+ * is never symbolized. */
+static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addrs, size_t nf,
+                    size_t from, size_t limit) {
     uint32_t interp = interpreter_module(mods, nf);
     int python = interp != TP_STACK_NO_MODULE, seen_python = 0;
     size_t above = 0;
-    for (size_t i = 0; i < nf; i++) {
+    for (size_t i = from; i < nf && (!limit || fx->n_cur < limit); i++) {
         if (mods[i] == TP_STACK_PYTHON) {
             add_python(fx, addrs[i]);
             seen_python = 1;
@@ -152,27 +173,68 @@ static int stack_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **out) {
+static stack_frames *cached(tp_an_frames *fx, uint32_t stack) {
     const tp_stacks *s = &fx->r->stacks;
     tp_stack key = {stack, 0, 0};
     const tp_stack *st = stack && s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp) : NULL;
-    if (!st)
+    return st ? &fx->cache[st - s->v] : NULL;
+}
+
+/* A copy of fx->cur (NULL when empty). */
+static tp_an_frame *copy_cur(const tp_an_frames *fx) {
+    tp_an_frame *f = fx->n_cur ? tp_mem_xalloc(fx->n_cur, sizeof *f) : NULL;
+    if (fx->n_cur)
+        memcpy(f, fx->cur, fx->n_cur * sizeof *f);
+    return f;
+}
+
+size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **out) {
+    stack_frames *c = cached(fx, stack);
+    if (!c)
         return 0;
-    stack_frames *c = &fx->cache[st - s->v];
     if (!c->done) {
         const uint32_t *mods = NULL;
         const uint64_t *addrs = NULL;
         size_t nf = tp_rank_stack(fx->r, stack, &mods, &addrs);
         fx->n_cur = 0;
-        collect(fx, mods, addrs, nf);
+        collect(fx, mods, addrs, nf, 0, 0);
         c->n = fx->n_cur;
-        c->f = c->n ? tp_mem_xalloc(c->n, sizeof *c->f) : NULL;
-        if (c->n)
-            memcpy(c->f, fx->cur, c->n * sizeof *c->f);
+        c->f = copy_cur(fx);
         c->done = 1;
     }
     *out = c->f;
     return c->n;
+}
+
+size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp_an_frame **out) {
+    stack_frames *c = cached(fx, stack);
+    *out = NULL;
+    if (!c || depth <= 0)
+        return 0;
+    if (c->done) { /* the whole stack is there already: its prefix is a slice of it */
+        size_t first = tp_an_frames_first_python(c->f, c->n);
+        first = first == c->n ? 0 : first;
+        *out = c->f + first;
+        return c->n - first < (size_t)depth ? c->n - first : (size_t)depth;
+    }
+    if (c->pre_depth != depth) {
+        const uint32_t *mods = NULL;
+        const uint64_t *addrs = NULL;
+        size_t nf = tp_rank_stack(fx->r, stack, &mods, &addrs), from = 0;
+        /* A Python program's stack reads from its innermost Python frame: the native frames
+         * inner to it are not part of the prefix, so they are not symbolized. */
+        while (from < nf && mods[from] != TP_STACK_PYTHON)
+            from++;
+        from = from == nf ? 0 : from;
+        fx->n_cur = 0;
+        collect(fx, mods, addrs, nf, from, (size_t)depth);
+        free(c->pre);
+        c->n_pre = fx->n_cur < (size_t)depth ? fx->n_cur : (size_t)depth;
+        c->pre = copy_cur(fx);
+        c->pre_depth = depth;
+    }
+    *out = c->pre;
+    return c->n_pre;
 }
 
 size_t tp_an_frames_first_python(const tp_an_frame *f, size_t n) {

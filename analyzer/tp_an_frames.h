@@ -12,8 +12,9 @@
  * stack. A file that is missing or rebuilt since the recording keeps module+offset and says
  * why (tp_an_frame.symbols).
  *
- * Each stack is resolved once per handle; what tp_an_frames_get returns stays valid until
- * tp_an_frames_close. The model must outlive the handle. Aborts on out of memory, like the
+ * Each stack is resolved once per handle (and each address once per symbolizer, which the
+ * readers of one report share: tp_an_frames_open_shared); what tp_an_frames_get returns stays valid
+ * until tp_an_frames_close. The model must outlive the handle. Aborts on out of memory, like the
  * rest of the analyzer. */
 #ifndef TP_AN_FRAMES_H
 #define TP_AN_FRAMES_H
@@ -22,6 +23,7 @@
 #include <stdint.h>
 
 #include "tp_model.h"
+#include "tp_symbolize.h"
 
 /* One frame. Strings are never NULL; they belong to the handle or the model. */
 typedef struct {
@@ -46,12 +48,26 @@ typedef struct tp_an_frames tp_an_frames;
 tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
                                 size_t max_native_above);
 
+/* The same, symbolizing with `shared` (borrowed: it must outlive the handle and the frames
+ * it returned, whose names it owns) so that every reader of one report resolves each address
+ * once; NULL: the handle opens its own on first use. */
+tp_an_frames *tp_an_frames_open_shared(const tp_model *m, const tp_rank *r, tp_symbolizer *shared,
+                                       int no_symbols, size_t max_native_above);
+
 /* Frees the handle and every frame it returned. NULL: no-op. */
 void tp_an_frames_close(tp_an_frames *fx);
 
 /* The frames of stack `stack`, innermost first: returns their count (0 for stack 0 or an
  * unknown id) and points *out at them (owned by the handle). */
 size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **out);
+
+/* The first `depth` (at most) frames of stack `stack` from its innermost Python frame (from
+ * its innermost frame when it has none): what a table grouping stacks by their prefix shows.
+ * The same frames as tp_an_frames_get's from there on, but only the raw frames they come from
+ * are symbolized (a stack's outer frames, libc's start among them, never are). *out points
+ * at them (owned by the handle, valid until it closes; a later call for the same stack with
+ * another depth replaces them). Returns their count, 0 for stack 0 or an unknown id. */
+size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp_an_frame **out);
 
 /* Index of the first Python frame among `n` frames, n when none: a Python program's stack
  * reads from there, the frames before it being the native call that was being made. */

@@ -49,14 +49,8 @@ static int cmp_op(const void *a, const void *b) {
 /* The prefix of `depth` frames the group is keyed by: from the innermost Python frame in a
  * Python program's stack, else from the innermost frame. */
 static void prefix(tp_an_frames *fx, uint32_t stack, int depth, stack_key *k) {
-    const tp_an_frame *f = NULL;
-    size_t n = tp_an_frames_get(fx, stack, &f);
-    size_t first = tp_an_frames_first_python(f, n);
-    if (first == n)
-        first = 0;
     k->stack = stack;
-    k->f = f ? f + first : NULL; /* no frames: NULL + 0 is undefined in C */
-    k->n = n - first < (size_t)depth ? n - first : (size_t)depth;
+    k->n = tp_an_frames_prefix(fx, stack, depth, &k->f);
     char *key = NULL, label[1024];
     size_t len = 0, cap = 0;
     for (size_t i = 0; i < k->n; i++) {
@@ -179,7 +173,7 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
     if (depth > TP_AN_STACK_DEPTH_MAX)
         depth = TP_AN_STACK_DEPTH_MAX;
     out->depth = depth;
-    out->fx = tp_an_frames_open(v->m, v->r, v->opts.no_symbols, 0);
+    out->fx = tp_an_frames_open_shared(v->m, v->r, v->opts.symbolizer, v->opts.no_symbols, 0);
     size_t n = 0, nk = 0, n_groups = 0;
     op *ops = gather(v, out, &n);
     stack_key *keys = group_stacks(out, ops, n, depth, &nk, &n_groups);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "tp_model.h"
+#include "tp_symbolize.h"
 
 /* Options shared by all analyses. */
 typedef struct {
@@ -31,6 +32,10 @@ typedef struct {
     int64_t launch_delay_cutoff_ns; /* launch delays longer than this are outliers (100 µs) */
     int no_symbols;                 /* diagnosis: show stacks as module+offset, never opening
                                        the modules' files (trainprof report --no-symbols) */
+    tp_symbolizer *symbolizer;      /* borrowed: the one symbolizer every stack reader of a
+                                       report shares, so that each module is opened and each
+                                       address resolved once per report (tp_report_write
+                                       opens it); NULL: each reader opens its own */
     int ops_by_shapes; /* CPU-op table: one row per (name, input shapes) (--group-by shapes) */
     int ops_by_total;  /* CPU-op table: sorted by total time, not self (--sort-ops total) */
     int stack_depth;   /* launching stacks: frames per group (tp_an_stacks;

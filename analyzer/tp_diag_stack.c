@@ -24,7 +24,8 @@ static char *dup_str(const char *s) {
 /* The frames of stack `stack` (innermost first) into f->frames. */
 static void collect_frames(tp_diag_ctx *d, uint32_t stack, tp_finding *f) {
     if (!d->fx)
-        d->fx = tp_an_frames_open(d->v->m, d->r, d->v->opts.no_symbols, NATIVE_ABOVE_PYTHON);
+        d->fx = tp_an_frames_open_shared(d->v->m, d->r, d->v->opts.symbolizer,
+                                         d->v->opts.no_symbols, NATIVE_ABOVE_PYTHON);
     const tp_an_frame *fr = NULL;
     size_t n = tp_an_frames_get(d->fx, stack, &fr);
     if (!n)

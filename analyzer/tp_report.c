@@ -853,23 +853,30 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
         sel += rank_selected(&m->ranks[i], opts);
     if (!sel)
         return TP_ERR_NOT_FOUND;
-    void *st = rd->open(out, m, opts, sel);
+    /* One symbolizer for the whole report: the diagnosis, the stacks table and every rank
+     * share its modules and resolved addresses (docs/PERFORMANCE.md). */
+    tp_report_opts o = *opts;
+    tp_symbolizer *own = NULL;
+    if (!o.an.no_symbols && !o.an.symbolizer && tp_symbolizer_open(&own) == TP_OK)
+        o.an.symbolizer = own;
+    void *st = rd->open(out, m, &o, sel);
     tp_an_ranks x = {0};
     if (sel > 1) {
-        tp_an_ranks_run(m, &opts->an, keep_selected, opts, &x);
+        tp_an_ranks_run(m, &o.an, keep_selected, &o, &x);
         if (rd->ranks)
             rd->ranks(st, &x);
     }
     for (size_t i = 0; i < m->n_ranks; i++) {
-        if (!rank_selected(&m->ranks[i], opts))
+        if (!rank_selected(&m->ranks[i], &o))
             continue;
         tp_rank_analysis rr;
-        tp_rank_analysis_run(&rr, m, &m->ranks[i], &opts->an, TP_RA_ALL);
-        rd->rank(st, &rr, opts);
+        tp_rank_analysis_run(&rr, m, &m->ranks[i], &o.an, TP_RA_ALL);
+        rd->rank(st, &rr, &o);
         tp_rank_analysis_free(&rr);
     }
     if (rd->close)
         rd->close(st, sel > 1 ? &x : NULL);
     tp_an_ranks_free(&x);
+    tp_symbolizer_close(own);
     return ferror(out) ? TP_ERR_IO : TP_OK;
 }

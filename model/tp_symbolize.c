@@ -40,7 +40,14 @@ struct tp_symbolizer {
     char **strs; /* every string handed out, freed at close */
     size_t n_strs, cap_strs;
     tp_sym failed[TP_SYM_NO_SYMBOL + 1]; /* shared results for each failure status */
+    size_t n_lookups;
 };
+
+void tp_symbolizer_get_stats(const tp_symbolizer *s, tp_symbolizer_stats *out) {
+    *out = (tp_symbolizer_stats){0, 0, 0};
+    if (s)
+        *out = (tp_symbolizer_stats){s->n_mods, s->n_used, s->n_lookups};
+}
 
 const char *tp_sym_status_str(tp_sym_status s) {
     switch (s) {
@@ -268,6 +275,7 @@ const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *bu
     static const tp_sym no_file = {TP_SYM_NO_FILE, 0, {{0}}};
     if (!s || !path)
         return &no_file;
+    s->n_lookups++;
     size_t mi = module_get(s, path, build_id, build_id_len);
     const sym_module *m = &s->mods[mi];
     if (m->status != TP_SYM_OK)
@@ -280,4 +288,18 @@ const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *bu
         s->n_used++;
     }
     return s->slots[i].sym;
+}
+
+const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t *build_id,
+                              size_t build_id_len, uint64_t vaddr) {
+    if (!s || !path)
+        return NULL;
+    size_t mi = module_get(s, path, build_id, build_id_len); /* may move s->mods */
+    const sym_module *m = &s->mods[mi];
+    if (m->status != TP_SYM_OK)
+        return NULL;
+    GElf_Off off;
+    GElf_Sym sym;
+    /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
+    return dwfl_module_addrinfo(m->mod, vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
 }

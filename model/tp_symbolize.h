@@ -68,9 +68,29 @@ void tp_symbolizer_close(tp_symbolizer *s);
 const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *build_id,
                            size_t build_id_len, uint64_t vaddr);
 
+/* The name of the function holding `vaddr` from the module's symbol table only, without
+ * reading its DWARF (decompressing a library's debug info costs more than everything else in
+ * a report): lets a caller skip addresses it will leave out (libc's program start). NULL when
+ * unknown or the module is unusable. Owned by `s` (valid until tp_symbolizer_close). */
+const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t *build_id,
+                              size_t build_id_len, uint64_t vaddr);
+
 /* How the module at (path, build_id) opened: TP_SYM_OK when its file is usable (it may still
  * lack symbols for some address). Opens it when not yet open. */
 tp_sym_status tp_symbolizer_module_status(tp_symbolizer *s, const char *path,
                                           const uint8_t *build_id, size_t build_id_len);
+
+/* What a symbolizer has done so far: how many module files it opened (each once, whatever
+ * their status) and how many addresses it resolved (each (module, address) once; repeated
+ * lookups are cache hits). Lets a test check that a report symbolizes a frame at most once
+ * and only the frames it shows. */
+typedef struct {
+    size_t modules;  /* module files opened */
+    size_t resolved; /* addresses resolved in an open module */
+    size_t lookups;  /* tp_symbolize calls, hits included */
+} tp_symbolizer_stats;
+
+/* Fills *out with `s`'s counts (zeros for NULL). */
+void tp_symbolizer_get_stats(const tp_symbolizer *s, tp_symbolizer_stats *out);
 
 #endif

@@ -11,7 +11,9 @@
 #include "../collector/tc_run.h"
 #include "tp_test.h"
 
+#include "tp_an_frames.h"
 #include "tp_diagnose.h"
+#include "tp_report.h"
 #include "tp_load_native.h"
 #include "tp_symbolize.h"
 #include "tp_writer.h"
@@ -363,6 +365,96 @@ static void test_diagnosis_stacks(void) {
     CHECK(strstr(out, "\"frames\": [") != NULL);
 }
 
+static tp_model *load_model(const char *path) {
+    tp_model *m = tp_model_new();
+    char err[512];
+    if (tp_load_native_file(m, path, err, sizeof err) != TP_OK) {
+        fprintf(stderr, "load %s: %s\n", path, err);
+        tp_model_close(m);
+        return NULL;
+    }
+    tp_model_finish(m);
+    return m;
+}
+
+/* A table's prefix of a stack symbolizes only the frames it holds (libc's start, at the
+ * stack's outer end, is never opened), and reads the same as the whole stack's first frames;
+ * two readers sharing one symbolizer resolve each address once. */
+static void test_lazy_prefix(void) {
+    tp_model *m = load_model(g_trace);
+    if (!m)
+        TP_FAIL_("%s", "no model");
+    tp_symbolizer *s;
+    CHECK_OK(tp_symbolizer_open(&s));
+    tp_an_frames *a = tp_an_frames_open_shared(m, &m->ranks[0], s, 0, 0);
+    tp_an_frames *b = tp_an_frames_open_shared(m, &m->ranks[0], s, 0, 0);
+    const tp_an_frame *pre = NULL, *all = NULL;
+    size_t np = tp_an_frames_prefix(a, g_region_stack, 2, &pre);
+    tp_symbolizer_stats st;
+    tp_symbolizer_get_stats(s, &st);
+    CHECK_EQ_U(np, 2);
+    CHECK(st.resolved >= 1 && st.resolved <= 2); /* inlined frames share an address */
+    CHECK_EQ_U(st.modules, 1);                   /* nvtx_app only: not libc */
+    size_t n = tp_an_frames_get(b, g_region_stack, &all);
+    CHECK(n > np);
+    for (size_t i = 0; i < np && i < n; i++) {
+        CHECK_STR(pre[i].func, all[i].func);
+        CHECK_EQ_I(pre[i].line, all[i].line);
+        CHECK_EQ_U(pre[i].offset, all[i].offset);
+    }
+    tp_symbolizer_stats st2;
+    tp_symbolizer_get_stats(s, &st2);
+    CHECK(st2.modules > 1); /* the whole stack reaches libc */
+    size_t resolved = st2.resolved;
+    tp_an_frames_get(a, g_region_stack, &all); /* the other reader: nothing new to resolve */
+    tp_symbolizer_get_stats(s, &st2);
+    CHECK_EQ_U(st2.resolved, resolved);
+    tp_an_frames_close(a);
+    tp_an_frames_close(b);
+    tp_symbolizer_close(s);
+    tp_model_close(m);
+}
+
+/* A report (text, then JSON) with an injected symbolizer: every stack reader goes through
+ * it, and the forged trace's frames are each resolved once however often they are shown. */
+static void test_report_symbolizes_once(void) {
+    char good[300];
+    snprintf(good, sizeof good, "%s/forged-good.tprof", R.dir);
+    tp_model *m = load_model(good);
+    if (!m)
+        TP_FAIL_("%s", "no model");
+    uint32_t nf = 0;
+    const uint64_t *fr = tp_reader_stack(g_rd, g_region_stack, &nf);
+    size_t app_frames = 0; /* distinct addresses: a recursion-free stack */
+    for (uint32_t i = 0; fr && i < nf; i++)
+        app_frames += TP_FRAME_MODULE(fr[i]) == g_app_mod;
+    tp_symbolizer *s;
+    CHECK_OK(tp_symbolizer_open(&s));
+    tp_report_opts o;
+    tp_report_opts_init(&o);
+    o.an.symbolizer = s;
+    FILE *out = fopen("/dev/null", "w");
+    CHECK(out != NULL);
+    size_t first = 0;
+    for (int fmt = 0; out && fmt < 2; fmt++) {
+        o.format = fmt ? TP_REPORT_JSON : TP_REPORT_TEXT;
+        CHECK_OK(tp_report_write(out, m, &o));
+        tp_symbolizer_stats st;
+        tp_symbolizer_get_stats(s, &st);
+        CHECK(st.lookups > 0);
+        CHECK_EQ_U(st.modules, 1);
+        /* the finding's frames: every app frame but _start (left out unresolved) */
+        CHECK(st.resolved >= 3 && st.resolved < app_frames);
+        if (fmt)
+            CHECK_EQ_U(st.resolved, first); /* the JSON resolved nothing again */
+        first = st.resolved;
+    }
+    if (out)
+        fclose(out);
+    tp_symbolizer_close(s);
+    tp_model_close(m);
+}
+
 int main(int argc, char **argv) {
     tc_init(&R, argc, argv);
     TP_RUN(test_record);
@@ -371,6 +463,8 @@ int main(int argc, char **argv) {
     TP_RUN(test_build_id_mismatch);
     TP_RUN(test_bad_files);
     TP_RUN(test_diagnosis_stacks);
+    TP_RUN(test_lazy_prefix);
+    TP_RUN(test_report_symbolizes_once);
     tp_reader_close(g_rd);
     /* unlinking while reading the directory can skip entries: repeat until it is gone */
     for (int i = 0; i < 8 && access(R.dir, F_OK) == 0; i++)
