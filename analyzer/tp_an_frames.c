@@ -214,7 +214,7 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
     if (c->done) { /* the whole stack is there already: its prefix is a slice of it */
         size_t first = tp_an_frames_first_python(c->f, c->n);
         first = first == c->n ? 0 : first;
-        *out = c->f + first;
+        *out = c->f ? c->f + first : NULL; /* an empty stack: no NULL + 0 */
         return c->n - first < (size_t)depth ? c->n - first : (size_t)depth;
     }
     if (c->pre_depth != depth) {
