@@ -409,8 +409,14 @@ static void progress_captures(uint64_t now) {
             c->have_window =
                 tp_live_store_steps_after(L.store, c->after, (size_t)c->n, &c->t0, &c->t1);
         /* Device records arrive after the host's (CUPTI buffers, the drain period): wait a
-         * few drains past the window's end before cutting it. */
-        if (c->have_window && now > c->t1 + L.wm_ns)
+         * few drains past the window's end before cutting it, and until the drain has
+         * brought records from past that wait (a drain slowed down, e.g. on a loaded
+         * machine, lags the clock); a job that records nothing more is cut after 20 waits. */
+        if (!c->have_window || now <= c->t1 + L.wm_ns)
+            continue;
+        tp_live_store_stats st;
+        tp_live_store_get_stats(L.store, &st);
+        if (st.last_ts > c->t1 + L.wm_ns || now > c->t1 + 20 * L.wm_ns)
             finish_capture(c);
     }
 }

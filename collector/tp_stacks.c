@@ -262,34 +262,37 @@ static tp_stack_walks *walks_make(void) {
 
 /* The cached pcs when `e` holds for the capture at (sp, bp); 0 when not; -1 when it is a
  * walk that is never cached (then probably, never certainly, this one). */
+/* Reads words of the calling thread's live stack frames that belong to other functions
+ * (locals out of scope among them, when the walk does not match): deliberate, so not
+ * instrumented by ASan. The slots are 8-byte aligned (return addresses and pushes). */
+#define TP_READS_OTHER_FRAMES __attribute__((no_sanitize_address))
+
+static TP_READS_OTHER_FRAMES uint64_t stack_word(const unsigned char *base, uint32_t off) {
+    return *(const uint64_t *)(const void *)(base + off);
+}
+
+TP_READS_OTHER_FRAMES
 static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp, void **pcs) {
     if (e->sp != sp || (e->need_bp && e->bp != bp))
         return 0;
     const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
-    uint64_t lead;
-    memcpy(&lead, base + e->ra_off[e->lead], sizeof lead);
-    if (lead != (uint64_t)(uintptr_t)e->pcs[e->lead])
+    if (stack_word(base, e->ra_off[e->lead]) != (uint64_t)(uintptr_t)e->pcs[e->lead])
         return 0; /* most misses end here, after one load */
     if (e->never)
         return -1;
-    for (uint32_t k = 1; k < e->n; k++) {
-        uint64_t v;
-        memcpy(&v, base + e->ra_off[k], sizeof v);
-        if (v != (uint64_t)(uintptr_t)e->pcs[k])
+    for (uint32_t k = 1; k < e->n; k++)
+        if (stack_word(base, e->ra_off[k]) != (uint64_t)(uintptr_t)e->pcs[k])
             return 0;
-    }
-    for (uint32_t j = 0; j < e->nbp; j++) {
-        uint64_t v;
-        memcpy(&v, base + e->bp_off[j], sizeof v);
-        if (v != e->bp_val[j])
+    for (uint32_t j = 0; j < e->nbp; j++)
+        if (stack_word(base, e->bp_off[j]) != e->bp_val[j])
             return 0;
-    }
     memcpy(pcs, e->pcs, e->n * sizeof *pcs);
     return (int)e->n;
 }
 
 /* The full walk from `uc`, into pcs and (when every read slot lies on the thread's stack
  * above sp) into `e`; returns the number of pcs. */
+TP_READS_OTHER_FRAMES
 static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack_walks *wc,
                      void **pcs, walk_entry *e) {
     unw_cursor_t cur;
