@@ -193,6 +193,15 @@ static void cache_put(tp_stack_cache *c, uint64_t key, uint32_t id) {
     c->id[set] = id;
 }
 
+/* Frames of pcs outside the collector: where the app's stack starts. */
+static int skip_self(void *const *pcs, int n) {
+    int skip = 0;
+    while (skip < n && (uint64_t)(uintptr_t)pcs[skip] >= g_self_lo &&
+           (uint64_t)(uintptr_t)pcs[skip] < g_self_hi)
+        skip++;
+    return skip;
+}
+
 /* ---------------------------------------------------------------- verified walks
  *
  * unw_backtrace costs ~110 instructions a frame, at every launch: most of the collector's
@@ -368,38 +377,26 @@ static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack
     return n;
 }
 
-/* Frames of pcs outside the collector: where the app's stack starts. */
-static int skip_self(void *const *pcs, int n) {
-    int skip = 0;
-    while (skip < n && (uint64_t)(uintptr_t)pcs[skip] >= g_self_lo &&
-           (uint64_t)(uintptr_t)pcs[skip] < g_self_hi)
-        skip++;
-    return skip;
-}
-
 /* The frame of `e` to compare first: the first where it parts from the most recent walk of
  * its set from the same stack pointer (launches from one caller into several layers share
- * their top frames), else its first frame in the app. Any frame would be correct. */
+ * their top frames), else its first frame in the app; any frame whose slot lies on the
+ * stack would be correct (all of them in a cached walk). 0 when no slot does. */
 static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const uint8_t *order) {
-    for (int w = 1; w < WALK_WAYS; w++) {
+    uint32_t k = 0;
+    for (int w = 1; w < WALK_WAYS && !k; w++) {
         const walk_entry *o = &wc->e[order[w]];
         if (o->sp != e->sp)
             continue;
-        for (uint32_t k = 1; k < e->n && k < o->n; k++)
-            if (o->pcs[k] != e->pcs[k] || o->ra_off[k] != e->ra_off[k])
-                return k;
+        for (uint32_t j = 1; j < e->n && j < o->n && !k; j++)
+            if (o->pcs[j] != e->pcs[j] || o->ra_off[j] != e->ra_off[j])
+                k = j;
         break;
     }
-    int k = skip_self(e->pcs, (int)e->n);
-    return k >= 1 && (uint32_t)k < e->n ? (uint32_t)k : 1;
-}
-
-/* walk_lead, among the frames whose slot lies on the stack (all of them in a cached walk);
- * 0 when none does. */
-static uint32_t walk_lead_valid(const walk_entry *e, const tp_stack_walks *wc,
-                                const uint8_t *order) {
-    uint32_t k = walk_lead(e, wc, order);
-    if (e->ra_off[k] != UINT32_MAX)
+    if (!k) {
+        int app = skip_self(e->pcs, (int)e->n);
+        k = app >= 1 && (uint32_t)app < e->n ? (uint32_t)app : 1;
+    }
+    if (k < e->n && e->ra_off[k] != UINT32_MAX)
         return k;
     for (k = 1; k < e->n; k++)
         if (e->ra_off[k] != UINT32_MAX)
@@ -460,7 +457,7 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         uint8_t i = order[WALK_WAYS - 1];
         memmove(order + 1, order, WALK_WAYS - 1);
         order[0] = i;
-        e.lead = walk_lead_valid(&e, wc, order);
+        e.lead = walk_lead(&e, wc, order);
         wc->e[i] = e.lead ? e : (walk_entry){0};
     }
     return n;
@@ -487,10 +484,7 @@ void tp_stacks_report(void) {
 uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
     void *pcs[CAPTURE_DEPTH];
     int n = backtrace_cached(pcs, cache);
-    int skip = 0;
-    while (skip < n && (uint64_t)(uintptr_t)pcs[skip] >= g_self_lo &&
-           (uint64_t)(uintptr_t)pcs[skip] < g_self_hi)
-        skip++;
+    int skip = skip_self(pcs, n);
     if (skip >= n)
         return 0;
     uint32_t depth = (uint32_t)(n - skip);
