@@ -5,36 +5,11 @@
 # usage: test_tui_diagnosis_tmux.sh TRAINPROF SOURCE_DIR        (skips, exit 77, without tmux)
 set -u
 tp=$1 src=$2
-command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 1
 sock=tp-tui-diag-$$
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "---- screen ----"
-    cat "$tmp/screen" 2>/dev/null
-    exit 1
-}
+. "$(dirname "$0")/tmux_lib.sh"
 
 # Waits (up to 10 s) until the screen of session $1 contains every other argument.
-wait_for() {
-    s=$1
-    shift
-    i=0
-    while [ $i -lt 100 ]; do
-        T capture-pane -p -t "$s" >"$tmp/screen" 2>/dev/null
-        ok=1
-        for w in "$@"; do
-            grep -qF -- "$w" "$tmp/screen" || ok=0
-        done
-        [ $ok -eq 1 ] && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "screen never showed: $*"
-}
+wait_for() { wait_in "$@"; }
 
 start() { # session trace
     rm -f "$tmp/rc.$1"

@@ -10,18 +10,8 @@
 # usage: test_tui_timeline_tmux.sh TRAINPROF TRAINER       (skips, exit 77, without tmux)
 set -u
 tp=$1 trainer=$2
-command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 1
 sock=tp-tl-test-$$
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "---- screen ----"
-    cat "$tmp/screen" 2>/dev/null
-    exit 1
-}
+. "$(dirname "$0")/tmux_lib.sh"
 
 if ! "$tp" record --stacks all -o "$tmp/t.tprof" -- "$trainer" --device cpu --steps 4 --seed 1 \
     >"$tmp/record.log" 2>&1; then
@@ -32,31 +22,9 @@ if ! "$tp" record --stacks all -o "$tmp/t.tprof" -- "$trainer" --device cpu --st
 fi
 
 # Waits (up to 10 s) until the screen contains every argument (fixed strings).
-wait_for() {
-    i=0
-    while [ $i -lt 100 ]; do
-        T capture-pane -p -t tl >"$tmp/screen" 2>/dev/null
-        ok=1
-        for s in "$@"; do
-            grep -qF -- "$s" "$tmp/screen" || ok=0
-        done
-        [ $ok -eq 1 ] && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "screen never showed: $*"
-}
+wait_for() { wait_in tl "$@"; }
 # Waits (up to 10 s) until the screen no longer shows s.
-lacks() {
-    i=0
-    while [ $i -lt 100 ]; do
-        T capture-pane -p -t tl >"$tmp/screen" 2>/dev/null
-        grep -qF -- "$1" "$tmp/screen" || return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "screen still shows: $1"
-}
+lacks() { lacks_in tl "$1"; }
 
 T new-session -d -s tl -x 160 -y 48 \
     "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen '$tp' tui '$tmp/t.tprof' --view timeline; echo \$? >'$tmp/rc'; sleep 5" ||

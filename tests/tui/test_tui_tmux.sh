@@ -5,35 +5,12 @@
 # usage: test_tui_tmux.sh TRAINPROF SOURCE_DIR          (skips, exit 77, without tmux)
 set -u
 tp=$1 src=$2
-command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
-sample=$src/traces/samples/cpu-trainer-input-bound.tprof
-tmp=$(mktemp -d) || exit 1
 sock=tp-tui-test-$$
-T() { tmux -L "$sock" -f /dev/null "$@"; }
-cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "---- screen ----"
-    cat "$tmp/screen" 2>/dev/null
-    exit 1
-}
+. "$(dirname "$0")/tmux_lib.sh"
+sample=$src/traces/samples/cpu-trainer-input-bound.tprof
 
 # Waits (up to 10 s) until the screen contains every argument (fixed strings).
-wait_for() {
-    i=0
-    while [ $i -lt 100 ]; do
-        T capture-pane -p -t tui >"$tmp/screen" 2>/dev/null
-        ok=1
-        for s in "$@"; do
-            grep -qF -- "$s" "$tmp/screen" || ok=0
-        done
-        [ $ok -eq 1 ] && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "screen never showed: $*"
-}
+wait_for() { wait_in tui "$@"; }
 
 T new-session -d -s tui -x 120 -y 40 \
     "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen '$tp' tui '$sample'; echo \$? >'$tmp/rc'; sleep 5" ||
