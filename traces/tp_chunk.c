@@ -43,12 +43,8 @@ void tp_chunk_header_seal(tp_chunk_header *h) {
     h->header_crc = tp_chunk_crc_skip(h, sizeof *h, offsetof(tp_chunk_header, header_crc));
 }
 
-/* Types the filter applies to: fixed-size types < 64 (not PAD, STRING, STACK). */
-#define FILTERED_TYPES                                                                             \
-    (~(TP_REC_BIT(TP_REC_PAD) | TP_REC_BIT(TP_REC_STRING) | TP_REC_BIT(TP_REC_STACK)))
-
 static inline int filtered(uint16_t type) {
-    return type < TP_REC_TYPE_LIMIT && (FILTERED_TYPES >> type & 1);
+    return tp_filter_applies(type);
 }
 
 void tp_filter_encode(const uint8_t *src, uint8_t *dst, size_t n) {
