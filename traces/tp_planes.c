@@ -116,6 +116,23 @@ static inline void block_from_planes(const uint8_t *planes, size_t nw, uint8_t *
 }
 #endif
 
+/* out[i] = a[i] + b[i] (sign 1) or a[i] - b[i] (sign -1), i < n, two lanes at a time where
+ * SSE2 is there. `out` may be `a` or lie before it (each pair is loaded before it is stored). */
+static inline void lanes_delta(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n,
+                               int sign) {
+    size_t i = 0;
+#ifdef PLANES_SSE2
+    for (; i + 2 <= n; i += 2) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(a + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(b + i));
+        _mm_storeu_si128((__m128i *)(out + i),
+                         sign > 0 ? _mm_add_epi64(x, y) : _mm_sub_epi64(x, y));
+    }
+#endif
+    for (; i < n; i++)
+        out[i] = sign > 0 ? a[i] + b[i] : a[i] - b[i];
+}
+
 /* Body words (nw u64, contiguous at `words`) to the planes at `out`: plane k, nw bytes long,
  * at out + k * nw holds byte k of every word. */
 static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
@@ -170,11 +187,10 @@ void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t
             prev[h->type] = cur;
         }
         if (old && ((const tp_rec_hdr *)old)->size == h->size)
-            for (size_t x = 1; x < words; x++)
-                *body++ = cur[x] - old[x];
+            lanes_delta(body, cur + 1, old + 1, words - 1, -1);
         else
-            for (size_t x = 1; x < words; x++)
-                *body++ = cur[x];
+            memcpy(body, cur + 1, 8 * (words - 1));
+        body += words - 1;
         off += h->size;
     }
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
@@ -220,11 +236,10 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
             prev[h.type] = cur;
         }
         if (old && ((const tp_rec_hdr *)old)->size == h.size)
-            for (size_t x = 1; x < words; x++)
-                cur[x] = *body++ + old[x];
+            lanes_delta(cur + 1, body, old + 1, words - 1, 1);
         else
-            for (size_t x = 1; x < words; x++)
-                cur[x] = *body++;
+            memmove(cur + 1, body, 8 * (words - 1));
+        body += words - 1;
         memcpy(cur, &h, 8);
         off += h.size;
     }
