@@ -3,8 +3,9 @@
  * The filter subtracts, lane by lane (u64 after the 8-byte record header), the previous
  * record of the same type and size in the chunk. Records of one type written in a row differ
  * in little (a timestamp, a correlation id that grows by one), so the output is mostly zero
- * bytes and small deltas, which zstd shrinks to a few bytes per record. The header lane is
- * left as it is, so the decoder can walk the records and undo the deltas in place. */
+ * bytes and small deltas, which the codec (tp_codec.h) shrinks to a few bytes per record. The
+ * header lane is left as it is, so the decoder can walk the records and undo the deltas in
+ * place. */
 #include "tp_chunk.h"
 
 #include <string.h>
