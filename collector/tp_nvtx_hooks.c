@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -126,6 +127,67 @@ static int capture_matches(uint32_t domain, const char *text) {
 }
 
 /* ---------------------------------------------------------------- push / pop / mark */
+
+/* The fast paths: what push_common and pop_common do in the hot configuration
+ * (tp_collector_hot_thread: the gate always open, no push stacks, the TSC clock), for a
+ * message already in the thread's string cache, when the ring has room without out-of-line
+ * work and the depth has a mask bit of its own (< 63). They write the record in place and
+ * call nothing. They return -1, having changed nothing, when any of that does not hold;
+ * then the general path runs. The gate being open, --capture nvtx and --idle never set
+ * capture_depth1 or idle_step1 here, so the pop has nothing else to do. */
+/* The fast paths store pairs of u32 fields as one little-endian u64. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "u32 pairs stored as one u64");
+_Static_assert(offsetof(tp_rec_nvtx, domain) == offsetof(tp_rec_nvtx, tid) + 4 &&
+                   offsetof(tp_rec_nvtx, msg_sid) == offsetof(tp_rec_nvtx, tid) + 8 &&
+                   offsetof(tp_rec_nvtx, category) == offsetof(tp_rec_nvtx, tid) + 12 &&
+                   offsetof(tp_rec_nvtx_pop, domain) == offsetof(tp_rec_nvtx_pop, tid) + 4,
+               "tid, domain, msg_sid, category are adjacent");
+
+static inline int push_fast(tp_tstate *t, uint32_t domain, uint32_t sid) {
+    int d = t->depth;
+    uint64_t end;
+    void *p;
+    if (__builtin_expect((unsigned)d >= 63, 0) || !tp_collector_place(t, sizeof(tp_rec_nvtx), &p, &end))
+        return -1;
+    tp_rec_nvtx *r = p;
+    TP_HOT_HDR(r, TP_REC_NVTX_PUSH);
+    r->ts = tp_collector_now_hot();
+    /* Pairs of u32 fields as one u64 store each (the compiler does not merge them). */
+    uint64_t w[2] = {t->tid | (uint64_t)domain << 32, sid}; /* tid, domain; msg_sid, category */
+    memcpy(&r->tid, w, sizeof w);
+    memset(&r->color, 0, sizeof *r - offsetof(tp_rec_nvtx, color));
+    tp_stage_commit_fast(t->stage, end);
+    t->depth = d + 1;
+    t->rec_mask |= 1ull << d;
+    return d;
+}
+
+static inline int pop_fast(tp_tstate *t, uint32_t domain) {
+    int d = t->depth - 1;
+    uint64_t end;
+    void *p;
+    if (__builtin_expect((unsigned)d >= 63 || !(t->rec_mask >> d & 1), 0) ||
+        !tp_collector_place(t, sizeof(tp_rec_nvtx_pop), &p, &end))
+        return -1;
+    tp_rec_nvtx_pop *r = p;
+    TP_HOT_HDR(r, TP_REC_NVTX_POP);
+    r->ts = tp_collector_now_hot();
+    uint64_t w = t->tid | (uint64_t)domain << 32; /* tid, domain */
+    memcpy(&r->tid, &w, sizeof w);
+    tp_stage_commit_fast(t->stage, end);
+    t->depth = d;
+    t->rec_mask &= ~(1ull << d);
+    return d;
+}
+
+/* push's fast path for an ASCII message (NULL when not served). */
+static inline tp_tstate *push_ascii_fast(const char *m, tp_str_slot **slot) {
+    tp_tstate *t = tp_collector_hot_thread();
+    if (!t || !m)
+        return NULL;
+    *slot = tp_collector_str_slot(t, m);
+    return tp_collector_str_hit(*slot, m) ? t : NULL;
+}
 
 static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii) {
     tp_tstate *t = tp_collector_thread();
@@ -376,6 +438,11 @@ static int h_push_ex(const nvtxEventAttributes_t *a) {
     return push_common(0, a, NULL);
 }
 static int h_push_a(const char *m) {
+    tp_str_slot *e;
+    tp_tstate *t = push_ascii_fast(m, &e);
+    int d;
+    if (t && (d = push_fast(t, 0, e->sid)) >= 0)
+        return d;
     return push_common(0, NULL, m ? m : "");
 }
 static int h_push_w(const wchar_t *m) {
@@ -384,6 +451,10 @@ static int h_push_w(const wchar_t *m) {
     return push_common(0, &a, NULL);
 }
 static int h_pop(void) {
+    tp_tstate *t = tp_collector_hot_thread();
+    int d;
+    if (t && (d = pop_fast(t, 0)) >= 0)
+        return d;
     return pop_common(0);
 }
 static void h_name_cat_a(uint32_t c, const char *n) {
@@ -414,6 +485,10 @@ static int h_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
     return push_common(DOMAIN_ID(d), a, NULL);
 }
 static int h_dpop(nvtxDomainHandle_t d) {
+    tp_tstate *t = tp_collector_hot_thread();
+    int k;
+    if (t && (k = pop_fast(t, DOMAIN_ID(d))) >= 0)
+        return k;
     return pop_common(DOMAIN_ID(d));
 }
 static nvtxResourceHandle_t h_res_create(nvtxDomainHandle_t d, nvtxResourceAttributes_t *a) {
