@@ -59,8 +59,8 @@ typedef struct {
     tp_collector_config cfg;
     tp_writer *_Atomic writer; /* read by interposed close() on any thread */
     tp_clock clock;
-    _Atomic int active;       /* 1 while recording is possible */
-    _Atomic uint32_t gen;     /* bumped by every start, so old thread states are dropped */
+    _Atomic int active;   /* 1 while recording is possible */
+    _Atomic uint32_t gen; /* bumped by every start, so old thread states are dropped */
     /* gen while recording in the hot configuration (tp_collector_hot_config), else 0: a
      * thread state whose `hot` equals it is current and recording, in one compare. */
     _Atomic uint32_t hot;

@@ -147,7 +147,8 @@ static inline int push_fast(tp_tstate *t, uint32_t domain, uint32_t sid) {
     int d = t->depth;
     uint64_t end;
     void *p;
-    if (__builtin_expect((unsigned)d >= 63, 0) || !tp_collector_place(t, sizeof(tp_rec_nvtx), &p, &end))
+    if (__builtin_expect((unsigned)d >= 63, 0) ||
+        !tp_collector_place(t, sizeof(tp_rec_nvtx), &p, &end))
         return -1;
     tp_rec_nvtx *r = p;
     TP_HOT_HDR(r, TP_REC_NVTX_PUSH);
