@@ -288,7 +288,10 @@ static inline int tp_collector_eq_small(const char *a, const char *b, uint32_t n
 /* The slot of the thread's string cache that may hold `s`. */
 static inline tp_str_slot *tp_collector_str_slot(tp_tstate *t, const char *s) {
     uintptr_t p = (uintptr_t)s;
-    return &t->strs[((p >> 3) ^ (p >> 11)) & (TP_STR_CACHE_SLOTS - 1)];
+    /* Slot ((p >> 3) ^ (p >> 11)) % TP_STR_CACHE_SLOTS, its byte offset computed in fewer
+     * steps: (p ^ (p >> 8)) keeps those bits at 3..10, a slot is 64 = 8 << 3 bytes. */
+    _Static_assert(TP_STR_CACHE_SLOTS == 256 && sizeof(tp_str_slot) == 64, "the offset below");
+    return (tp_str_slot *)(void *)((char *)t->strs + ((p ^ (p >> 8)) & (255u << 3)) * 8);
 }
 
 /* 1 when slot `e` holds non-NULL `s` and its bytes lie in one page (word compares, no call);

@@ -143,7 +143,8 @@ _Static_assert(offsetof(tp_rec_nvtx, domain) == offsetof(tp_rec_nvtx, tid) + 4 &
                    offsetof(tp_rec_nvtx_pop, domain) == offsetof(tp_rec_nvtx_pop, tid) + 4,
                "tid, domain, msg_sid, category are adjacent");
 
-static inline int push_fast(tp_tstate *t, uint32_t domain, uint32_t sid) {
+static inline int push_fast(tp_tstate *t, uint32_t domain, uint32_t sid,
+                            const nvtxEventAttributes_t *a) {
     int d = t->depth;
     uint64_t end;
     void *p;
@@ -153,10 +154,20 @@ static inline int push_fast(tp_tstate *t, uint32_t domain, uint32_t sid) {
     tp_rec_nvtx *r = p;
     TP_HOT_HDR(r, TP_REC_NVTX_PUSH);
     r->ts = tp_collector_now_hot();
-    /* Pairs of u32 fields as one u64 store each (the compiler does not merge them). */
-    uint64_t w[2] = {t->tid | (uint64_t)domain << 32, sid}; /* tid, domain; msg_sid, category */
-    memcpy(&r->tid, w, sizeof w);
-    memset(&r->color, 0, sizeof *r - offsetof(tp_rec_nvtx, color));
+    if (a) { /* as push_common fills them */
+        uint16_t flags = r->h.flags;
+        uint32_t category = 0, color = 0, ptype = 0;
+        uint64_t payload = 0;
+        attr_fill(a, &flags, &category, &color, &ptype, &payload);
+        r->h.flags = flags;
+        r->tid = t->tid, r->domain = domain, r->msg_sid = sid, r->category = category;
+        r->color = color, r->payload_type = ptype, r->payload = payload;
+        r->stack_id = r->reserved1 = 0;
+    } else { /* pairs of u32 fields as one u64 store each (the compiler does not merge them) */
+        uint64_t w[2] = {t->tid | (uint64_t)domain << 32, sid}; /* tid, domain; sid, category */
+        memcpy(&r->tid, w, sizeof w);
+        memset(&r->color, 0, sizeof *r - offsetof(tp_rec_nvtx, color));
+    }
     tp_stage_commit_fast(t->stage, end);
     t->depth = d + 1;
     t->rec_mask |= 1ull << d;
@@ -179,15 +190,6 @@ static inline int pop_fast(tp_tstate *t, uint32_t domain) {
     t->depth = d;
     t->rec_mask &= ~(1ull << d);
     return d;
-}
-
-/* push's fast path for an ASCII message (NULL when not served). */
-static inline tp_tstate *push_ascii_fast(const char *m, tp_str_slot **slot) {
-    tp_tstate *t = tp_collector_hot_thread();
-    if (!t || !m)
-        return NULL;
-    *slot = tp_collector_str_slot(t, m);
-    return tp_collector_str_hit(*slot, m) ? t : NULL;
 }
 
 static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii) {
@@ -249,6 +251,48 @@ static int pop_common(uint32_t domain) {
         atomic_fetch_add_explicit(&tp_g.idle_steps, 1, memory_order_relaxed);
     }
     return d;
+}
+
+/* The message id of ASCII `m` when the thread's string cache has it without a call: 1 and
+ * *sid, else 0. */
+static inline int ascii_fast(tp_tstate *t, const char *m, uint32_t *sid) {
+    if (!m)
+        return 0;
+    tp_str_slot *e = tp_collector_str_slot(t, m);
+    if (!tp_collector_str_hit(e, m))
+        return 0;
+    *sid = e->sid;
+    return 1;
+}
+
+/* The message id of attributes the fast path serves (ASCII in the cache, or registered):
+ * 1 and *sid, else 0. */
+static inline int attr_fast(tp_tstate *t, const nvtxEventAttributes_t *a, uint32_t *sid) {
+    if (!a)
+        return 0;
+    if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+        return ascii_fast(t, a->message.ascii, sid);
+    *sid = (uint32_t)(uintptr_t)a->message.registered;
+    return a->messageType == NVTX_MESSAGE_TYPE_REGISTERED;
+}
+
+/* push with attributes: the fast path when it serves them, else push_common. */
+static inline int push_attr(uint32_t domain, const nvtxEventAttributes_t *a) {
+    tp_tstate *t = tp_collector_hot_thread();
+    uint32_t sid;
+    int d;
+    if (t && attr_fast(t, a, &sid) && (d = push_fast(t, domain, sid, a)) >= 0)
+        return d;
+    return push_common(domain, a, NULL);
+}
+
+/* pop: the fast path when it serves it, else pop_common. */
+static inline int pop_any(uint32_t domain) {
+    tp_tstate *t = tp_collector_hot_thread();
+    int d;
+    if (t && (d = pop_fast(t, domain)) >= 0)
+        return d;
+    return pop_common(domain);
 }
 
 static void mark_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii) {
@@ -436,13 +480,13 @@ static void h_end(nvtxRangeId_t id) {
     end_common(id);
 }
 static int h_push_ex(const nvtxEventAttributes_t *a) {
-    return push_common(0, a, NULL);
+    return push_attr(0, a);
 }
 static int h_push_a(const char *m) {
-    tp_str_slot *e;
-    tp_tstate *t = push_ascii_fast(m, &e);
+    tp_tstate *t = tp_collector_hot_thread();
+    uint32_t sid;
     int d;
-    if (t && (d = push_fast(t, 0, e->sid)) >= 0)
+    if (t && ascii_fast(t, m, &sid) && (d = push_fast(t, 0, sid, NULL)) >= 0)
         return d;
     return push_common(0, NULL, m ? m : "");
 }
@@ -452,11 +496,7 @@ static int h_push_w(const wchar_t *m) {
     return push_common(0, &a, NULL);
 }
 static int h_pop(void) {
-    tp_tstate *t = tp_collector_hot_thread();
-    int d;
-    if (t && (d = pop_fast(t, 0)) >= 0)
-        return d;
-    return pop_common(0);
+    return pop_any(0);
 }
 static void h_name_cat_a(uint32_t c, const char *n) {
     name_category(0, c, intern_ascii(n));
@@ -483,14 +523,10 @@ static void h_dend(nvtxDomainHandle_t d, nvtxRangeId_t id) {
     (void)d, end_common(id);
 }
 static int h_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
-    return push_common(DOMAIN_ID(d), a, NULL);
+    return push_attr(DOMAIN_ID(d), a);
 }
 static int h_dpop(nvtxDomainHandle_t d) {
-    tp_tstate *t = tp_collector_hot_thread();
-    int k;
-    if (t && (k = pop_fast(t, DOMAIN_ID(d))) >= 0)
-        return k;
-    return pop_common(DOMAIN_ID(d));
+    return pop_any(DOMAIN_ID(d));
 }
 static nvtxResourceHandle_t h_res_create(nvtxDomainHandle_t d, nvtxResourceAttributes_t *a) {
     static char resource; /* resources are accepted and not recorded */
