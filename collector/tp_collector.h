@@ -190,8 +190,8 @@ static inline uint64_t tp_collector_now(void) {
 }
 
 /* The hooks' fast paths serve only the common configuration, tested once at start rather
- * than at every event: the gate always open (no --capture, --delay or --duration), no stack
- * at NVTX pushes, the TSC clock. Every other case takes the general path. */
+ * than at every event: the gate always open (no --capture, --delay, --duration or --idle),
+ * no stack at NVTX pushes, the TSC clock. Every other case takes the general path. */
 #define TP_HOT_NEVER UINT32_MAX /* a tstate's `hot` that matches no tp_g.hot */
 
 static inline int tp_collector_hot_config(void) {

@@ -134,8 +134,8 @@ static int capture_matches(uint32_t domain, const char *text) {
  * work and the depth has a mask bit of its own (< 63). They write the record in place and
  * call nothing. They return -1, having changed nothing, when any of that does not hold;
  * then the general path runs. The gate being open, --capture nvtx and --idle never set
- * capture_depth1 or idle_step1 here, so the pop has nothing else to do. */
-/* The fast paths store pairs of u32 fields as one little-endian u64. */
+ * capture_depth1 or idle_step1 here, so the pop has nothing else to do. They store pairs of
+ * u32 fields as one little-endian u64. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "u32 pairs stored as one u64");
 _Static_assert(offsetof(tp_rec_nvtx, domain) == offsetof(tp_rec_nvtx, tid) + 4 &&
                    offsetof(tp_rec_nvtx, msg_sid) == offsetof(tp_rec_nvtx, tid) + 8 &&
