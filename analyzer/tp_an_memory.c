@@ -66,7 +66,7 @@ static int op_bw(const tp_an_view *v, size_t i, double *bw, int64_t *dur) {
     const tp_events *ev = &v->r->ev;
     *dur = v->end[i] - v->ts[i];
     if (v->opts.compat_hta) {
-        double b = ev->bw_gbps[v->row[i]];
+        double b = tp_ev_bw_gbps(ev, v->row[i]);
         *bw = isnan(b) ? 0.0 : b;
         if (*dur == 0)
             *dur = 1000; /* HTA issue #20: 0 µs ops count as 1 µs */

@@ -130,6 +130,13 @@ uint32_t tp_model_find_str(const tp_model *m, const char *s) {
     return m->strings->table[pool_slot(m->strings, s, len, h)];
 }
 
+size_t tp_model_strings_bytes(const tp_model *m) {
+    const tp_strpool *p = m->strings;
+    size_t b = sizeof *p + p->n_blocks * (sizeof *p->blocks + POOL_BLOCK);
+    b += (size_t)p->cap * (sizeof *p->strs + sizeof *p->lens + sizeof *p->hashes);
+    return b + (p->mask + 1) * sizeof *p->table;
+}
+
 uint32_t tp_model_n_strings(const tp_model *m) {
     return m->strings->n;
 }
@@ -247,12 +254,9 @@ static void buckets_free(tp_buckets *b) {
 }
 
 static void events_free(tp_events *e) {
-    free(e->ts), free(e->dur), free(e->name), free(e->cat), free(e->cat_raw), free(e->flags);
-    free(e->stream), free(e->device), free(e->pid), free(e->tid), free(e->correlation);
-    free(e->external_id), free(e->bytes), free(e->bw_gbps), free(e->copy_kind);
-    free(e->src_kind), free(e->dst_kind), free(e->stack), free(e->parent), free(e->depth);
-    free(e->load_ord), free(e->domain);
-    free(e->shapes), free(e->seq), free(e->fwd_tid);
+#define FREE_COL(c, none) free(e->c);
+    TP_EV_ALL(FREE_COL)
+#undef FREE_COL
     memset(e, 0, sizeof *e);
 }
 
@@ -342,6 +346,72 @@ void tp_model_pop_rank(tp_model *m) {
         rank_free(&m->ranks[--m->n_ranks]);
 }
 
+/* ---------------------------------------------------------------- optional columns */
+
+/* Creates optional column *col for e->cap rows, rows [0, n) "none" as `none` (one element of
+ * `elem` bytes) says. */
+static void *opt_create(const tp_events *e, size_t elem, const void *none, size_t n) {
+    char *col = tp_mem_xalloc(e->cap ? e->cap : 1, elem);
+    for (size_t i = 0; i < n; i++)
+        memcpy(col + i * elem, none, elem);
+    return col;
+}
+
+static void opt_put_i64(tp_events *e, int64_t **col, size_t row, int64_t v) {
+    static const int64_t none = -1;
+    if (!*col && v == none)
+        return;
+    if (!*col)
+        *col = opt_create(e, sizeof **col, &none, row);
+    (*col)[row] = v;
+}
+
+static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
+    static const uint32_t none = 0;
+    if (!*col && v == none)
+        return;
+    if (!*col)
+        *col = opt_create(e, sizeof **col, &none, row);
+    (*col)[row] = v;
+}
+
+static void opt_put_f64(tp_events *e, double **col, size_t row, double v) {
+    if (!*col && isnan(v))
+        return;
+    if (!*col) {
+        const double none = NAN;
+        *col = opt_create(e, sizeof **col, &none, row);
+    }
+    (*col)[row] = v;
+}
+
+/* The category text: absent while every row of a category has the text its first row had
+ * (a native trace's canonical names; a Kineto trace's "Kernel" or "kernel"); created, every
+ * earlier row filled from cat_raw_dflt, at the first row that differs. */
+static void opt_put_cat_raw(tp_events *e, size_t row, uint32_t v) {
+    unsigned c = e->cat[row] < TP_CAT_COUNT ? e->cat[row] : TP_CAT_OTHER;
+    if (!(e->cat_raw_seen & (1u << c))) {
+        e->cat_raw_seen |= 1u << c;
+        e->cat_raw_dflt[c] = v;
+    }
+    if (!e->cat_raw_opt && v == e->cat_raw_dflt[c])
+        return;
+    if (!e->cat_raw_opt) {
+        e->cat_raw_opt = tp_mem_xalloc(e->cap ? e->cap : 1, sizeof *e->cat_raw_opt);
+        for (size_t i = 0; i < row; i++)
+            e->cat_raw_opt[i] = tp_ev_cat_raw(e, i);
+    }
+    e->cat_raw_opt[row] = v;
+}
+
+void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain) {
+    opt_put_u32(e, &e->domain_opt, row, domain);
+}
+
+void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps) {
+    opt_put_f64(e, &e->bw_gbps_opt, row, bw_gbps);
+}
+
 void tp_event_row_init(tp_event_row *r) {
     memset(r, 0, sizeof *r);
     r->cat = TP_CAT_OTHER;
@@ -354,15 +424,24 @@ void tp_event_row_init(tp_event_row *r) {
     r->seq = r->fwd_tid = -1;
 }
 
+/* Resizes every allocated column to `cap` rows (the derived ones only once finish made them:
+ * a push after finish keeps them in step until the next finish remakes them). */
+static void events_resize(tp_events *e, size_t cap) {
+    e->cap = cap;
+    cap = cap ? cap : 1;
+#define RESIZE_COL(c, none)                                                                        \
+    if (e->c)                                                                                      \
+        GROW(e->c, cap);
+    TP_EV_OPTIONAL(RESIZE_COL)
+    TP_EV_DERIVED(RESIZE_COL)
+#undef RESIZE_COL
+#define RESIZE_DENSE(c, none) GROW(e->c, cap);
+    TP_EV_DENSE(RESIZE_DENSE)
+#undef RESIZE_DENSE
+}
+
 static void events_grow(tp_events *e) {
-    e->cap = tp_mem_next_cap(e->cap, e->n + 1);
-    GROW(e->ts, e->cap), GROW(e->dur, e->cap), GROW(e->name, e->cap), GROW(e->cat, e->cap);
-    GROW(e->cat_raw, e->cap), GROW(e->flags, e->cap), GROW(e->stream, e->cap);
-    GROW(e->device, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
-    GROW(e->correlation, e->cap), GROW(e->external_id, e->cap), GROW(e->bytes, e->cap);
-    GROW(e->bw_gbps, e->cap), GROW(e->copy_kind, e->cap), GROW(e->src_kind, e->cap);
-    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap), GROW(e->domain, e->cap);
-    GROW(e->shapes, e->cap), GROW(e->seq, e->cap), GROW(e->fwd_tid, e->cap);
+    events_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
 }
 
 void tp_events_push(tp_events *e, const tp_event_row *r) {
@@ -371,13 +450,20 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
         events_grow(e);
     size_t i = e->n++;
     e->ts[i] = r->ts, e->dur[i] = r->dur, e->name[i] = r->name, e->cat[i] = r->cat;
-    e->cat_raw[i] = r->cat_raw, e->flags[i] = r->flags, e->stream[i] = r->stream;
+    e->flags[i] = r->flags, e->stream[i] = r->stream;
     e->device[i] = r->device, e->pid[i] = r->pid, e->tid[i] = r->tid;
-    e->correlation[i] = r->correlation, e->external_id[i] = r->external_id;
-    e->bytes[i] = r->bytes, e->bw_gbps[i] = r->bw_gbps, e->copy_kind[i] = r->copy_kind;
+    e->correlation[i] = r->correlation;
+    e->bytes[i] = r->bytes, e->copy_kind[i] = r->copy_kind;
     e->src_kind[i] = r->src_kind, e->dst_kind[i] = r->dst_kind, e->stack[i] = r->stack;
-    e->shapes[i] = r->shapes, e->seq[i] = r->seq, e->fwd_tid[i] = r->fwd_tid;
-    e->domain[i] = r->domain;
+    if (e->parent) /* pushed after a finish: the next finish derives these again */
+        e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
+    opt_put_cat_raw(e, i, r->cat_raw);
+    opt_put_i64(e, &e->external_id_opt, i, r->external_id);
+    opt_put_f64(e, &e->bw_gbps_opt, i, r->bw_gbps);
+    opt_put_u32(e, &e->shapes_opt, i, r->shapes);
+    opt_put_i64(e, &e->seq_opt, i, r->seq);
+    opt_put_i64(e, &e->fwd_tid_opt, i, r->fwd_tid);
+    opt_put_u32(e, &e->domain_opt, i, r->domain);
 }
 
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
@@ -424,14 +510,14 @@ const tp_process *tp_rank_process(const tp_rank *r, int64_t pid) {
 /* Row i of `e` as a row to push. */
 static tp_event_row event_row(const tp_events *e, size_t i) {
     tp_event_row r;
-    r.ts = e->ts[i], r.dur = e->dur[i], r.name = e->name[i], r.cat_raw = e->cat_raw[i];
+    r.ts = e->ts[i], r.dur = e->dur[i], r.name = e->name[i], r.cat_raw = tp_ev_cat_raw(e, i);
     r.cat = e->cat[i], r.flags = e->flags[i], r.copy_kind = e->copy_kind[i];
     r.src_kind = e->src_kind[i], r.dst_kind = e->dst_kind[i], r.stream = e->stream[i];
     r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
-    r.correlation = e->correlation[i], r.external_id = e->external_id[i];
-    r.bytes = e->bytes[i], r.bw_gbps = e->bw_gbps[i], r.stack = e->stack[i];
-    r.shapes = e->shapes[i], r.seq = e->seq[i], r.fwd_tid = e->fwd_tid[i];
-    r.domain = e->domain[i];
+    r.correlation = e->correlation[i], r.external_id = tp_ev_external_id(e, i);
+    r.bytes = e->bytes[i], r.bw_gbps = tp_ev_bw_gbps(e, i), r.stack = e->stack[i];
+    r.shapes = tp_ev_shapes(e, i), r.seq = tp_ev_seq(e, i), r.fwd_tid = tp_ev_fwd_tid(e, i);
+    r.domain = tp_ev_domain(e, i);
     return r;
 }
 
@@ -603,31 +689,14 @@ static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n) {
 
 #define PERMUTE(col, perm, n) ((col) = permuted((col), sizeof *(col), (perm), (n)))
 
+/* Permutes every allocated column; each comes out with exactly n rows (no growth slack). */
 static void events_permute(tp_events *e, const uint32_t *perm) {
     size_t n = e->n;
-    PERMUTE(e->ts, perm, n);
-    PERMUTE(e->dur, perm, n);
-    PERMUTE(e->name, perm, n);
-    PERMUTE(e->cat, perm, n);
-    PERMUTE(e->cat_raw, perm, n);
-    PERMUTE(e->flags, perm, n);
-    PERMUTE(e->stream, perm, n);
-    PERMUTE(e->device, perm, n);
-    PERMUTE(e->pid, perm, n);
-    PERMUTE(e->tid, perm, n);
-    PERMUTE(e->correlation, perm, n);
-    PERMUTE(e->external_id, perm, n);
-    PERMUTE(e->bytes, perm, n);
-    PERMUTE(e->bw_gbps, perm, n);
-    PERMUTE(e->copy_kind, perm, n);
-    PERMUTE(e->src_kind, perm, n);
-    PERMUTE(e->dst_kind, perm, n);
-    PERMUTE(e->stack, perm, n);
-    PERMUTE(e->domain, perm, n);
-    PERMUTE(e->load_ord, perm, n);
-    PERMUTE(e->shapes, perm, n);
-    PERMUTE(e->seq, perm, n);
-    PERMUTE(e->fwd_tid, perm, n);
+#define PERMUTE_COL(c, none)                                                                       \
+    if (e->c)                                                                                      \
+        PERMUTE(e->c, perm, n);
+    TP_EV_ALL(PERMUTE_COL)
+#undef PERMUTE_COL
     e->cap = n;
 }
 
@@ -699,6 +768,19 @@ static void memev_sort(tp_memevents *e) {
     free(perm);
 }
 
+/* Frees the growth slack (up to half of every column while loading) once the rows are all
+ * there: an unsorted table lost it in the permutation already. */
+static void memev_fit(tp_memevents *e) {
+    if (e->cap == e->n || !e->n)
+        return;
+    size_t n = e->n;
+    GROW(e->ts, n), GROW(e->kind, n), GROW(e->device, n), GROW(e->addr, n), GROW(e->bytes, n);
+    GROW(e->total_allocated, n), GROW(e->total_reserved, n), GROW(e->stack, n);
+    GROW(e->largest_free, n), GROW(e->op, n), GROW(e->heap, n), GROW(e->size, n);
+    GROW(e->pid, n), GROW(e->tid, n);
+    e->cap = n;
+}
+
 /* ---------------------------------------------------------------- indexes */
 
 /* Zeroed arrays for `nb` buckets over `nrows` rows (b must be empty: buckets_free). */
@@ -748,7 +830,7 @@ static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
         if ((e->stream[i] != -1) == want_gpu)
             rows[k++] = (uint32_t)i;
     *n = k;
-    return rows;
+    return tp_mem_xrealloc(rows, k ? k : 1, sizeof *rows); /* the index keeps it: no slack */
 }
 
 static void index_streams(tp_rank *r) {
@@ -830,7 +912,8 @@ static void index_corr(tp_rank *r) {
     for (size_t i = 0; i < e->n; i++)
         if (e->correlation[i] != -1)
             rows[n++] = (uint32_t)i;
-    tp_sort_rows_i64(e->correlation, rows, n); /* stable: (correlation, row) */
+    rows = tp_mem_xrealloc(rows, n ? n : 1, sizeof *rows); /* kept: no slack */
+    tp_sort_rows_i64(e->correlation, rows, n);             /* stable: (correlation, row) */
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
@@ -975,7 +1058,10 @@ void tp_model_finish(tp_model *m) {
         if (r->rank < 0)
             r->rank = (int)i;
         events_sort(&r->ev);
+        if (r->ev.cap != r->ev.n)
+            events_resize(&r->ev, r->ev.n);
         memev_sort(&r->mem);
+        memev_fit(&r->mem);
         derive_device_type(m, r);
         index_streams(r);
         index_threads(r);

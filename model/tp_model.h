@@ -17,6 +17,7 @@
 #ifndef TP_MODEL_H
 #define TP_MODEL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,23 +91,29 @@ const char *tp_skip_key(tp_skip s);
 
 /* All events of one rank that have a duration. Columns have n rows; optional columns hold
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
- * event has none or it is not an integer), so "GPU event" == stream != -1. */
+ * event has none or it is not an integer), so "GPU event" == stream != -1.
+ *
+ * Memory (issue 13): the columns every row needs are plain arrays, read directly. The ones
+ * most rows leave at "none" (Kineto args, NVTX domains, the category text) are *optional*:
+ * their array (the `*_opt` fields) stays NULL until a row sets a value other than "none",
+ * so a trace that never has one pays nothing for it. Read those through tp_ev_seq() and the
+ * other tp_ev_* accessors below, never through the `*_opt` pointers; tests that edit a
+ * model in place set them with tp_events_set_*. After tp_model_finish every array holds
+ * exactly n rows (no growth slack). tp_model_mem_account (tp_model_mem.h) says where the
+ * bytes go. */
 typedef struct {
     size_t n, cap;
     int64_t *ts;          /* ns, sorted ascending after tp_model_finish */
     int64_t *dur;         /* ns, >= 0 */
     uint32_t *name;       /* string pool id (0 = "") */
     uint8_t *cat;         /* tp_cat */
-    uint32_t *cat_raw;    /* string pool id of the category text as written ("Kernel") */
     uint8_t *flags;       /* TP_EVF_* */
     int64_t *stream;      /* -1: none */
     int32_t *device;      /* -1: none */
     int64_t *pid;         /* Kineto pid (GPU events: device id); native: process id */
     int64_t *tid;         /* Kineto tid (GPU events: stream); native: thread id */
     int64_t *correlation; /* -1: none */
-    int64_t *external_id; /* Kineto "External id"; -1: none */
     int64_t *bytes;       /* copies and memsets; -1: unknown */
-    double *bw_gbps;      /* Kineto args "memory bandwidth (GB/s)"; NaN: absent */
     uint8_t *copy_kind;   /* tp_copy_kind (memcpy rows), else 0 */
     uint8_t *src_kind;    /* tp_mem_kind (memcpy src, memset target), else 0 */
     uint8_t *dst_kind;    /* tp_mem_kind (memcpy dst), else 0 */
@@ -117,14 +124,70 @@ typedef struct {
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
     uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
                              among kept rows), set by finish; HTA's tie order needs it */
-    uint32_t *shapes;     /* Kineto args "Input Dims" as text ("[[2, 3], []]"), string pool
-                             id; 0: none (the CPU-op table's --group-by shapes) */
-    int64_t *seq;         /* Kineto args "Sequence number" (autograd); -1: none */
-    int64_t *fwd_tid;     /* Kineto args "Fwd thread id" (a backward op's forward thread);
-                             -1: none */
-    uint32_t *domain;     /* native NVTX ranges: string pool id of their domain's name
-                             (nvtxDomainCreate); 0: NVTX's default domain, or not a range */
+    /* optional columns: NULL while every row is "none"; read through the tp_ev_* accessors */
+    uint32_t *cat_raw_opt;    /* tp_ev_cat_raw: string pool id of the category text as
+                                 written ("Kernel"); absent while each category was written
+                                 one way only (cat_raw_dflt) */
+    int64_t *external_id_opt; /* tp_ev_external_id: Kineto "External id"; -1: none */
+    double *bw_gbps_opt;      /* tp_ev_bw_gbps: Kineto args "memory bandwidth (GB/s)";
+                                 NaN: absent */
+    uint32_t *shapes_opt;     /* tp_ev_shapes: Kineto args "Input Dims" as text ("[[2, 3],
+                                 []]"), string pool id; 0: none (--group-by shapes) */
+    int64_t *seq_opt;         /* tp_ev_seq: Kineto args "Sequence number"; -1: none */
+    int64_t *fwd_tid_opt;     /* tp_ev_fwd_tid: Kineto args "Fwd thread id" (a backward op's
+                                 forward thread); -1: none */
+    uint32_t *domain_opt;     /* tp_ev_domain: native NVTX ranges: string pool id of their
+                                 domain's name (nvtxDomainCreate); 0: the default domain */
+    uint32_t cat_raw_dflt[TP_CAT_COUNT]; /* the text each category was first written as */
+    uint32_t cat_raw_seen;               /* bit c: cat_raw_dflt[c] is set */
 } tp_events;
+
+/* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
+ * the optional ones; the ones tp_model_finish derives. `none` is the value that means
+ * "nothing" (TP_EV_ALWAYS: every row carries one; NaN for bw_gbps_opt); tp_model_mem
+ * counts the rows that hold something else. One list, so growing, permuting, fitting,
+ * freeing and accounting never miss a column. */
+#define TP_EV_ALWAYS INT64_MIN
+#define TP_EV_DENSE(X)                                                                             \
+    X(ts, TP_EV_ALWAYS)                                                                            \
+    X(dur, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0) X(stream, -1) X(device, -1)   \
+        X(pid, TP_EV_ALWAYS) X(tid, TP_EV_ALWAYS) X(correlation, -1) X(bytes, -1) X(copy_kind, 0)  \
+            X(src_kind, 0) X(dst_kind, 0) X(stack, 0)
+#define TP_EV_OPTIONAL(X)                                                                          \
+    X(cat_raw_opt, TP_EV_ALWAYS)                                                                   \
+    X(external_id_opt, -1) X(bw_gbps_opt, 0) X(shapes_opt, 0) X(seq_opt, -1) X(fwd_tid_opt, -1)    \
+        X(domain_opt, 0)
+#define TP_EV_DERIVED(X) X(parent, -1) X(depth, TP_EV_ALWAYS) X(load_ord, TP_EV_ALWAYS)
+#define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
+
+/* The optional columns' values of row `row` (see tp_events). */
+static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
+    unsigned c = e->cat[row] < TP_CAT_COUNT ? e->cat[row] : TP_CAT_OTHER;
+    return e->cat_raw_opt ? e->cat_raw_opt[row] : e->cat_raw_dflt[c];
+}
+static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
+    return e->external_id_opt ? e->external_id_opt[row] : -1;
+}
+static inline double tp_ev_bw_gbps(const tp_events *e, size_t row) {
+    return e->bw_gbps_opt ? e->bw_gbps_opt[row] : (double)NAN;
+}
+static inline uint32_t tp_ev_shapes(const tp_events *e, size_t row) {
+    return e->shapes_opt ? e->shapes_opt[row] : 0;
+}
+static inline int64_t tp_ev_seq(const tp_events *e, size_t row) {
+    return e->seq_opt ? e->seq_opt[row] : -1;
+}
+static inline int64_t tp_ev_fwd_tid(const tp_events *e, size_t row) {
+    return e->fwd_tid_opt ? e->fwd_tid_opt[row] : -1;
+}
+static inline uint32_t tp_ev_domain(const tp_events *e, size_t row) {
+    return e->domain_opt ? e->domain_opt[row] : 0;
+}
+
+/* Sets an optional column of row `row` (< n) in place, creating the column when needed
+ * (tests and fixtures that edit a loaded model; loaders push whole rows instead). */
+void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain);
+void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps);
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
 typedef struct {
@@ -433,6 +496,9 @@ const char *tp_model_str(const tp_model *m, uint32_t id);
 /* The pool's ids run from 0 (the empty string) to tp_model_n_strings(m) - 1, in the order
  * the strings were first interned. */
 uint32_t tp_model_n_strings(const tp_model *m);
+
+/* Bytes the string pool holds (blocks, ids, hash table), for tp_model_mem. */
+size_t tp_model_strings_bytes(const tp_model *m);
 
 /* The length of string `id` (it may hold NUL bytes); 0 for 0 or unknown ids. */
 size_t tp_model_str_len(const tp_model *m, uint32_t id);

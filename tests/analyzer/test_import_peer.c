@@ -71,7 +71,7 @@ static size_t count_where(const tp_model *m, const tp_rank *r, const char *name,
     size_t n = 0;
     for (size_t i = 0; i < r->ev.n; i++)
         n += (!name || !strcmp(tp_model_str(m, r->ev.name[i]), name)) &&
-             (!cat_raw || !strcmp(tp_model_str(m, r->ev.cat_raw[i]), cat_raw));
+             (!cat_raw || !strcmp(tp_model_str(m, tp_ev_cat_raw(&r->ev, i)), cat_raw));
     return n;
 }
 

@@ -66,7 +66,7 @@ static inline void fx_copy(fx_model *f, const char *name, double ts_us, double d
     ev->bytes[i] = bytes;
     ev->copy_kind[i] = copy_kind;
     ev->src_kind[i] = src_kind;
-    ev->bw_gbps[i] = dur_us > 0 ? (double)bytes / (dur_us * 1000.0) : 0;
+    tp_events_set_bw_gbps(ev, i, dur_us > 0 ? (double)bytes / (dur_us * 1000.0) : 0);
 }
 
 #endif
