@@ -257,13 +257,14 @@ static void events_free(tp_events *e) {
 #define FREE_COL(c, none) free(e->c);
     TP_EV_ALL(FREE_COL)
 #undef FREE_COL
+    free(e->copies);
     memset(e, 0, sizeof *e);
 }
 
 static void memev_free(tp_memevents *e) {
-    free(e->ts), free(e->kind), free(e->device), free(e->addr), free(e->bytes);
-    free(e->total_allocated), free(e->total_reserved), free(e->stack), free(e->largest_free);
-    free(e->op), free(e->heap), free(e->size), free(e->pid), free(e->tid);
+#define FREE_COL(c, none) free(e->c);
+    TP_MEMEV_ALL(FREE_COL)
+#undef FREE_COL
     memset(e, 0, sizeof *e);
 }
 
@@ -397,11 +398,57 @@ static void opt_put_cat_raw(tp_events *e, size_t row, uint32_t v) {
     if (!e->cat_raw_opt && v == e->cat_raw_dflt[c])
         return;
     if (!e->cat_raw_opt) {
-        e->cat_raw_opt = tp_mem_xalloc(e->cap ? e->cap : 1, sizeof *e->cat_raw_opt);
-        for (size_t i = 0; i < row; i++)
-            e->cat_raw_opt[i] = tp_ev_cat_raw(e, i);
+        uint32_t *col = tp_mem_xalloc(e->cap ? e->cap : 1, sizeof *col);
+        for (size_t i = 0; i < row; i++) /* tp_ev_cat_raw while the column is still absent */
+            col[i] = tp_ev_cat_raw(e, i);
+        e->cat_raw_opt = col;
     }
     e->cat_raw_opt[row] = v;
+}
+
+/* Sets the copy facts of `row`: its entry replaced, or a new one inserted in row order (at the
+ * end while loading, as rows only grow). */
+static void copies_put(tp_events *e, size_t row, int64_t bytes, uint8_t ck, uint8_t src,
+                       uint8_t dst) {
+    size_t at = e->n_copies;
+    while (at > 0 && e->copies[at - 1].row >= row)
+        at--;
+    if (at == e->n_copies || e->copies[at].row != row) {
+        TP_MEM_XGROW(e->copies, e->copies_cap, e->n_copies + 1);
+        memmove(e->copies + at + 1, e->copies + at, (e->n_copies - at) * sizeof *e->copies);
+        e->n_copies++;
+    }
+    e->copies[at] = (tp_ev_copy){(uint32_t)row, ck, src, dst, bytes};
+}
+
+void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_kind,
+                        uint8_t src_kind, uint8_t dst_kind) {
+    copies_put(e, row, bytes, copy_kind, src_kind, dst_kind);
+}
+
+/* The side table after the rows moved (new row i = old row perm[i]): each entry renumbered,
+ * then put back in row order; fitted to its count. */
+static void copies_permute(tp_events *e, const uint32_t *perm) {
+    if (!e->n_copies)
+        return;
+    uint32_t *new_of = tp_mem_xalloc(e->n, sizeof *new_of); /* old row -> new row */
+    for (size_t i = 0; i < e->n; i++)
+        new_of[perm[i]] = (uint32_t)i;
+    uint64_t *key = tp_mem_xalloc(e->n_copies, sizeof *key);
+    uint32_t *order = tp_mem_xalloc(e->n_copies, sizeof *order);
+    for (size_t k = 0; k < e->n_copies; k++) {
+        e->copies[k].row = new_of[e->copies[k].row];
+        key[k] = e->copies[k].row;
+        order[k] = (uint32_t)k;
+    }
+    free(new_of);
+    tp_sort_pairs(key, order, e->n_copies);
+    tp_ev_copy *sorted = tp_mem_xalloc(e->n_copies, sizeof *sorted);
+    for (size_t k = 0; k < e->n_copies; k++)
+        sorted[k] = e->copies[order[k]];
+    free(key), free(order), free(e->copies);
+    e->copies = sorted;
+    e->copies_cap = e->n_copies;
 }
 
 void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain) {
@@ -452,9 +499,9 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     e->ts[i] = r->ts, e->dur[i] = r->dur, e->name[i] = r->name, e->cat[i] = r->cat;
     e->flags[i] = r->flags, e->stream[i] = r->stream;
     e->device[i] = r->device, e->pid[i] = r->pid, e->tid[i] = r->tid;
-    e->correlation[i] = r->correlation;
-    e->bytes[i] = r->bytes, e->copy_kind[i] = r->copy_kind;
-    e->src_kind[i] = r->src_kind, e->dst_kind[i] = r->dst_kind, e->stack[i] = r->stack;
+    e->correlation[i] = r->correlation, e->stack[i] = r->stack;
+    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind)
+        copies_put(e, i, r->bytes, r->copy_kind, r->src_kind, r->dst_kind);
     if (e->parent) /* pushed after a finish: the next finish derives these again */
         e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
     opt_put_cat_raw(e, i, r->cat_raw);
@@ -466,22 +513,45 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     opt_put_u32(e, &e->domain_opt, i, r->domain);
 }
 
-void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
-    if (e->n == e->cap) {
-        e->cap = tp_mem_next_cap(e->cap, e->n + 1);
-        GROW(e->ts, e->cap), GROW(e->kind, e->cap), GROW(e->device, e->cap);
-        GROW(e->addr, e->cap), GROW(e->bytes, e->cap), GROW(e->total_allocated, e->cap);
-        GROW(e->total_reserved, e->cap), GROW(e->stack, e->cap);
-        GROW(e->largest_free, e->cap), GROW(e->op, e->cap), GROW(e->heap, e->cap);
-        GROW(e->size, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
+/* Resizes every allocated memory-event column to `cap` rows. */
+static void memev_resize(tp_memevents *e, size_t cap) {
+    e->cap = cap;
+    cap = cap ? cap : 1;
+#define RESIZE_COL(c, none)                                                                        \
+    if (e->c)                                                                                      \
+        GROW(e->c, cap);
+    TP_MEMEV_OPTIONAL(RESIZE_COL)
+#undef RESIZE_COL
+#define RESIZE_DENSE(c, none) GROW(e->c, cap);
+    TP_MEMEV_DENSE(RESIZE_DENSE)
+#undef RESIZE_DENSE
+}
+
+/* An optional memory-event column's value for `row` (created at the first value other than
+ * `none`, the rows before it filled with `none`). */
+static void memev_opt_put(const tp_memevents *e, int64_t **col, size_t row, int64_t v,
+                          int64_t none) {
+    if (!*col && v == none)
+        return;
+    if (!*col) {
+        *col = tp_mem_xalloc(e->cap ? e->cap : 1, sizeof **col);
+        for (size_t i = 0; i < row; i++)
+            (*col)[i] = none;
     }
+    (*col)[row] = v;
+}
+
+void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
+    if (e->n == e->cap)
+        memev_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
-    e->bytes[i] = r->bytes, e->total_allocated[i] = r->total_allocated;
-    e->total_reserved[i] = r->total_reserved, e->stack[i] = r->stack;
-    e->largest_free[i] = r->largest_free;
+    e->bytes[i] = r->bytes, e->stack[i] = r->stack;
     e->op[i] = r->op, e->heap[i] = r->heap, e->size[i] = r->size;
     e->pid[i] = r->pid, e->tid[i] = r->tid;
+    memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
+    memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
+    memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -511,11 +581,12 @@ const tp_process *tp_rank_process(const tp_rank *r, int64_t pid) {
 static tp_event_row event_row(const tp_events *e, size_t i) {
     tp_event_row r;
     r.ts = e->ts[i], r.dur = e->dur[i], r.name = e->name[i], r.cat_raw = tp_ev_cat_raw(e, i);
-    r.cat = e->cat[i], r.flags = e->flags[i], r.copy_kind = e->copy_kind[i];
-    r.src_kind = e->src_kind[i], r.dst_kind = e->dst_kind[i], r.stream = e->stream[i];
+    const tp_ev_copy *c = tp_ev_copy_of(e, i);
+    r.cat = e->cat[i], r.flags = e->flags[i], r.copy_kind = c ? c->copy_kind : 0;
+    r.src_kind = c ? c->src_kind : 0, r.dst_kind = c ? c->dst_kind : 0, r.stream = e->stream[i];
     r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
     r.correlation = e->correlation[i], r.external_id = tp_ev_external_id(e, i);
-    r.bytes = e->bytes[i], r.bw_gbps = tp_ev_bw_gbps(e, i), r.stack = e->stack[i];
+    r.bytes = c ? c->bytes : -1, r.bw_gbps = tp_ev_bw_gbps(e, i), r.stack = e->stack[i];
     r.shapes = tp_ev_shapes(e, i), r.seq = tp_ev_seq(e, i), r.fwd_tid = tp_ev_fwd_tid(e, i);
     r.domain = tp_ev_domain(e, i);
     return r;
@@ -590,13 +661,13 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
     for (size_t i = 0; i < m->n; i++) {
         tp_memev_row r = {m->ts[i],
                           m->bytes[i],
-                          m->total_allocated[i],
-                          m->total_reserved[i],
+                          tp_memev_total_allocated(m, i),
+                          tp_memev_total_reserved(m, i),
                           m->addr[i],
                           m->device[i],
                           m->kind[i],
                           moved(m->stack[i], b.stack),
-                          m->largest_free[i],
+                          tp_memev_largest_free(m, i),
                           m->op[i],
                           m->heap[i],
                           m->size[i],
@@ -698,6 +769,7 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
     TP_EV_ALL(PERMUTE_COL)
 #undef PERMUTE_COL
     e->cap = n;
+    copies_permute(e, perm);
 }
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
@@ -750,20 +822,11 @@ static void memev_sort(tp_memevents *e) {
         return;
     uint32_t *perm = tp_sort_order_i64(e->ts, e->n);
     size_t n = e->n;
-    PERMUTE(e->ts, perm, n);
-    PERMUTE(e->kind, perm, n);
-    PERMUTE(e->device, perm, n);
-    PERMUTE(e->addr, perm, n);
-    PERMUTE(e->bytes, perm, n);
-    PERMUTE(e->total_allocated, perm, n);
-    PERMUTE(e->total_reserved, perm, n);
-    PERMUTE(e->stack, perm, n);
-    PERMUTE(e->largest_free, perm, n);
-    PERMUTE(e->op, perm, n);
-    PERMUTE(e->heap, perm, n);
-    PERMUTE(e->size, perm, n);
-    PERMUTE(e->pid, perm, n);
-    PERMUTE(e->tid, perm, n);
+#define PERMUTE_COL(c, none)                                                                       \
+    if (e->c)                                                                                      \
+        PERMUTE(e->c, perm, n);
+    TP_MEMEV_ALL(PERMUTE_COL)
+#undef PERMUTE_COL
     e->cap = n;
     free(perm);
 }
@@ -771,14 +834,8 @@ static void memev_sort(tp_memevents *e) {
 /* Frees the growth slack (up to half of every column while loading) once the rows are all
  * there: an unsorted table lost it in the permutation already. */
 static void memev_fit(tp_memevents *e) {
-    if (e->cap == e->n || !e->n)
-        return;
-    size_t n = e->n;
-    GROW(e->ts, n), GROW(e->kind, n), GROW(e->device, n), GROW(e->addr, n), GROW(e->bytes, n);
-    GROW(e->total_allocated, n), GROW(e->total_reserved, n), GROW(e->stack, n);
-    GROW(e->largest_free, n), GROW(e->op, n), GROW(e->heap, n), GROW(e->size, n);
-    GROW(e->pid, n), GROW(e->tid, n);
-    e->cap = n;
+    if (e->cap != e->n && e->n)
+        memev_resize(e, e->n);
 }
 
 /* ---------------------------------------------------------------- indexes */
@@ -1060,6 +1117,10 @@ void tp_model_finish(tp_model *m) {
         events_sort(&r->ev);
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
+        if (r->ev.copies_cap != r->ev.n_copies && r->ev.n_copies) {
+            GROW(r->ev.copies, r->ev.n_copies);
+            r->ev.copies_cap = r->ev.n_copies;
+        }
         memev_sort(&r->mem);
         memev_fit(&r->mem);
         derive_device_type(m, r);

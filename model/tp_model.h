@@ -101,6 +101,15 @@ const char *tp_skip_key(tp_skip s);
  * model in place set them with tp_events_set_*. After tp_model_finish every array holds
  * exactly n rows (no growth slack). tp_model_mem_account (tp_model_mem.h) says where the
  * bytes go. */
+/* One row's copy facts (tp_events.copies). */
+typedef struct {
+    uint32_t row;
+    uint8_t copy_kind; /* tp_copy_kind (memcpy rows), else 0 */
+    uint8_t src_kind;  /* tp_mem_kind (memcpy src, memset target), else 0 */
+    uint8_t dst_kind;  /* tp_mem_kind (memcpy dst), else 0 */
+    int64_t bytes;     /* copies and memsets; -1: unknown */
+} tp_ev_copy;
+
 typedef struct {
     size_t n, cap;
     int64_t *ts;          /* ns, sorted ascending after tp_model_finish */
@@ -113,10 +122,6 @@ typedef struct {
     int64_t *pid;         /* Kineto pid (GPU events: device id); native: process id */
     int64_t *tid;         /* Kineto tid (GPU events: stream); native: thread id */
     int64_t *correlation; /* -1: none */
-    int64_t *bytes;       /* copies and memsets; -1: unknown */
-    uint8_t *copy_kind;   /* tp_copy_kind (memcpy rows), else 0 */
-    uint8_t *src_kind;    /* tp_mem_kind (memcpy src, memset target), else 0 */
-    uint8_t *dst_kind;    /* tp_mem_kind (memcpy dst), else 0 */
     uint32_t *stack;      /* native stack id (tp_rank_stack); 0: none. API calls: the call
                              site; NVTX ranges: the push (recorded with --stacks all) */
     int32_t *parent;      /* row of the innermost enclosing CPU-side range on the same
@@ -138,6 +143,11 @@ typedef struct {
                                  forward thread); -1: none */
     uint32_t *domain_opt;     /* tp_ev_domain: native NVTX ranges: string pool id of their
                                  domain's name (nvtxDomainCreate); 0: the default domain */
+    /* copies and memsets (well under 1 % of the rows): a side table of the rows that have any
+     * of bytes / copy_kind / src_kind / dst_kind, ascending by row; read through tp_ev_bytes,
+     * tp_ev_copy_kind, tp_ev_src_kind, tp_ev_dst_kind */
+    size_t n_copies, copies_cap;
+    tp_ev_copy *copies;
     uint32_t cat_raw_dflt[TP_CAT_COUNT]; /* the text each category was first written as */
     uint32_t cat_raw_seen;               /* bit c: cat_raw_dflt[c] is set */
 } tp_events;
@@ -150,13 +160,14 @@ typedef struct {
 #define TP_EV_ALWAYS INT64_MIN
 #define TP_EV_DENSE(X)                                                                             \
     X(ts, TP_EV_ALWAYS)                                                                            \
-    X(dur, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0) X(stream, -1) X(device, -1)   \
-        X(pid, TP_EV_ALWAYS) X(tid, TP_EV_ALWAYS) X(correlation, -1) X(bytes, -1) X(copy_kind, 0)  \
-            X(src_kind, 0) X(dst_kind, 0) X(stack, 0)
+    X(dur, TP_EV_ALWAYS)                                                                           \
+    X(name, 0)                                                                                     \
+    X(cat, TP_EV_ALWAYS) X(flags, 0) X(stream, -1) X(device, -1) X(pid, TP_EV_ALWAYS)              \
+        X(tid, TP_EV_ALWAYS) X(correlation, -1) X(stack, 0)
 #define TP_EV_OPTIONAL(X)                                                                          \
     X(cat_raw_opt, TP_EV_ALWAYS)                                                                   \
-    X(external_id_opt, -1) X(bw_gbps_opt, 0) X(shapes_opt, 0) X(seq_opt, -1) X(fwd_tid_opt, -1)    \
-        X(domain_opt, 0)
+    X(external_id_opt, -1)                                                                         \
+    X(bw_gbps_opt, 0) X(shapes_opt, 0) X(seq_opt, -1) X(fwd_tid_opt, -1) X(domain_opt, 0)
 #define TP_EV_DERIVED(X) X(parent, -1) X(depth, TP_EV_ALWAYS) X(load_ord, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 
@@ -183,6 +194,39 @@ static inline int64_t tp_ev_fwd_tid(const tp_events *e, size_t row) {
 static inline uint32_t tp_ev_domain(const tp_events *e, size_t row) {
     return e->domain_opt ? e->domain_opt[row] : 0;
 }
+
+/* The copy facts of row `row`, NULL when it has none (tp_events.copies). */
+static inline const tp_ev_copy *tp_ev_copy_of(const tp_events *e, size_t row) {
+    size_t lo = 0, hi = e->n_copies;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->copies[mid].row < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->n_copies && e->copies[lo].row == row ? &e->copies[lo] : NULL;
+}
+static inline int64_t tp_ev_bytes(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->bytes : -1;
+}
+static inline uint8_t tp_ev_copy_kind(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->copy_kind : 0;
+}
+static inline uint8_t tp_ev_src_kind(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->src_kind : 0;
+}
+static inline uint8_t tp_ev_dst_kind(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->dst_kind : 0;
+}
+
+/* Sets the copy facts of row `row` (< n) in place (test fixtures). */
+void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_kind,
+                        uint8_t src_kind, uint8_t dst_kind);
 
 /* Sets an optional column of row `row` (< n) in place, creating the column when needed
  * (tests and fixtures that edit a loaded model; loaders push whole rows instead). */
@@ -215,16 +259,19 @@ typedef enum {
 
 typedef struct {
     size_t n, cap;
-    int64_t *ts;              /* ns, sorted after finish */
-    uint8_t *kind;            /* tp_memev_kind */
-    int32_t *device;          /* -1: CPU / unknown */
-    uint64_t *addr;           /* 0: unknown */
-    int64_t *bytes;           /* signed delta */
-    int64_t *total_allocated; /* -1: unknown */
-    int64_t *total_reserved;  /* -1: unknown */
-    uint32_t *stack;          /* native stack id (tp_rank_stack); 0: none */
-    int64_t *largest_free;    /* ALLOC_FAIL: the allocator's largest free block; -1: unknown;
-                                 0 on other rows */
+    int64_t *ts;     /* ns, sorted after finish */
+    uint8_t *kind;   /* tp_memev_kind */
+    int32_t *device; /* -1: CPU / unknown */
+    uint64_t *addr;  /* 0: unknown */
+    int64_t *bytes;  /* signed delta */
+    uint32_t *stack; /* native stack id (tp_rank_stack); 0: none */
+    /* optional (as in tp_events): NULL while no row has a value; tp_memev_total_allocated,
+     * tp_memev_total_reserved, tp_memev_largest_free read them. Native traces set them on
+     * ALLOC_FAIL rows only, Kineto on every row. */
+    int64_t *total_allocated_opt; /* -1: unknown */
+    int64_t *total_reserved_opt;  /* -1: unknown */
+    int64_t *largest_free_opt;    /* ALLOC_FAIL: the allocator's largest free block; -1:
+                                     unknown; 0 on other rows */
     /* appended for the allocator replay (analyzer/tp_an_memstate): what the record did, as
      * the trace says, so heaps, resizes and resets are not folded into byte deltas */
     uint8_t *op;    /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
@@ -244,6 +291,26 @@ typedef enum {
     TP_MEMEV_OP_REGION_RESIZE = 5,
     TP_MEMEV_OP_REGION_UNREGISTER = 6
 } tp_memev_op;
+
+static inline int64_t tp_memev_total_allocated(const tp_memevents *e, size_t row) {
+    return e->total_allocated_opt ? e->total_allocated_opt[row] : -1;
+}
+static inline int64_t tp_memev_total_reserved(const tp_memevents *e, size_t row) {
+    return e->total_reserved_opt ? e->total_reserved_opt[row] : -1;
+}
+static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
+    return e->largest_free_opt ? e->largest_free_opt[row] : 0;
+}
+
+/* The columns of tp_memevents as tables (see TP_EV_DENSE). */
+#define TP_MEMEV_DENSE(X)                                                                          \
+    X(ts, TP_EV_ALWAYS)                                                                            \
+    X(kind, TP_EV_ALWAYS)                                                                          \
+    X(device, -1) X(addr, 0) X(bytes, TP_EV_ALWAYS) X(stack, 0) X(op, 0) X(heap, 0) X(size, 0)     \
+        X(pid, -1) X(tid, -1)
+#define TP_MEMEV_OPTIONAL(X)                                                                       \
+    X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0)
+#define TP_MEMEV_ALL(X) TP_MEMEV_DENSE(X) TP_MEMEV_OPTIONAL(X)
 
 typedef struct {
     int64_t ts, bytes, total_allocated, total_reserved;

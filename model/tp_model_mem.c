@@ -31,11 +31,15 @@ static size_t rank_stacks_bytes(const tp_stacks *s) {
            s->modules_cap * sizeof *s->modules + s->pycodes_cap * sizeof *s->pycodes;
 }
 
-static size_t memev_row_bytes(const tp_memevents *e) {
-    return sizeof *e->ts + sizeof *e->kind + sizeof *e->device + sizeof *e->addr +
-           sizeof *e->bytes + sizeof *e->total_allocated + sizeof *e->total_reserved +
-           sizeof *e->stack + sizeof *e->largest_free + sizeof *e->op + sizeof *e->heap +
-           sizeof *e->size + sizeof *e->pid + sizeof *e->tid;
+/* Bytes of the memory-event columns that are there. */
+static size_t memev_bytes(const tp_memevents *e) {
+    size_t b = 0;
+#define MEMEV_COL(c, none)                                                                         \
+    if (e->c)                                                                                      \
+        b += (e->cap ? e->cap : 1) * sizeof *e->c;
+    TP_MEMEV_ALL(MEMEV_COL)
+#undef MEMEV_COL
+    return b;
 }
 
 /* Adds rank `r`'s event columns to `a`: bytes, rows in use, bytes in use per category. */
@@ -58,6 +62,15 @@ static void account_events(const tp_events *e, tp_model_mem *a) {
     }
     TP_EV_ALL(ACCOUNT_COL)
 #undef ACCOUNT_COL
+    tp_model_mem_col *side = &a->cols[k++]; /* the copies' side table: an entry per copy row */
+    side->name = "copies (side)";
+    side->elem = sizeof *e->copies;
+    side->bytes += e->copies_cap * sizeof *e->copies;
+    side->used += e->n_copies;
+    for (size_t c = 0; c < e->n_copies; c++) {
+        uint8_t cat = e->cat[e->copies[c].row];
+        a->cat_used_bytes[cat < TP_CAT_COUNT ? cat : TP_CAT_OTHER] += sizeof *e->copies;
+    }
     a->n_cols = k;
     for (size_t i = 0; i < e->n; i++)
         a->cat_rows[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
@@ -70,7 +83,7 @@ void tp_model_mem_account(const tp_model *m, tp_model_mem *a) {
         account_events(&r->ev, a);
         a->n_events += r->ev.n;
         a->n_memev += r->mem.n;
-        a->memev_bytes += r->mem.cap * memev_row_bytes(&r->mem);
+        a->memev_bytes += memev_bytes(&r->mem);
         a->index_bytes += rank_index_bytes(r);
         a->stacks_bytes += rank_stacks_bytes(&r->stacks);
     }

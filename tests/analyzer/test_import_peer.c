@@ -114,11 +114,11 @@ static void check_file(const char *set, const tp_model *m, yajl_val fe, yajl_val
             if (strcmp(tp_model_str(m, r->ev.name[j]), name))
                 continue;
             if (strstr(name, "HtoD"))
-                CHECK_EQ_I(r->ev.copy_kind[j], TP_COPY_HTOD);
+                CHECK_EQ_I(tp_ev_copy_kind(&r->ev, j), TP_COPY_HTOD);
             if (strstr(name, "(Pageable"))
-                CHECK_EQ_I(r->ev.src_kind[j], TP_MEM_PAGEABLE);
+                CHECK_EQ_I(tp_ev_src_kind(&r->ev, j), TP_MEM_PAGEABLE);
             if (strstr(name, "(Pinned"))
-                CHECK_EQ_I(r->ev.src_kind[j], TP_MEM_PINNED);
+                CHECK_EQ_I(tp_ev_src_kind(&r->ev, j), TP_MEM_PINNED);
         }
     }
     yajl_val rb = get(fe, "runtime_by_name");
