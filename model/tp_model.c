@@ -376,16 +376,6 @@ static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
     (*col)[row] = v;
 }
 
-static void opt_put_f64(tp_events *e, double **col, size_t row, double v) {
-    if (!*col && isnan(v))
-        return;
-    if (!*col) {
-        const double none = NAN;
-        *col = opt_create(e, sizeof **col, &none, row);
-    }
-    (*col)[row] = v;
-}
-
 /* The category text: absent while every row of a category has the text its first row had
  * (a native trace's canonical names; a Kineto trace's "Kernel" or "kernel"); created, every
  * earlier row filled from cat_raw_dflt, at the first row that differs. */
@@ -408,8 +398,7 @@ static void opt_put_cat_raw(tp_events *e, size_t row, uint32_t v) {
 
 /* Sets the copy facts of `row`: its entry replaced, or a new one inserted in row order (at the
  * end while loading, as rows only grow). */
-static void copies_put(tp_events *e, size_t row, int64_t bytes, uint8_t ck, uint8_t src,
-                       uint8_t dst) {
+static void copies_put(tp_events *e, size_t row, const tp_ev_copy *c) {
     size_t at = e->n_copies;
     while (at > 0 && e->copies[at - 1].row >= row)
         at--;
@@ -418,12 +407,21 @@ static void copies_put(tp_events *e, size_t row, int64_t bytes, uint8_t ck, uint
         memmove(e->copies + at + 1, e->copies + at, (e->n_copies - at) * sizeof *e->copies);
         e->n_copies++;
     }
-    e->copies[at] = (tp_ev_copy){(uint32_t)row, ck, src, dst, bytes};
+    e->copies[at] = *c;
+    e->copies[at].row = (uint32_t)row;
 }
+
+/* A side-table entry that holds nothing. */
+static const tp_ev_copy copy_none = {0, 0, 0, 0, -1, NAN};
 
 void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_kind,
                         uint8_t src_kind, uint8_t dst_kind) {
-    copies_put(e, row, bytes, copy_kind, src_kind, dst_kind);
+    tp_ev_copy c = copy_none;
+    const tp_ev_copy *had = tp_ev_copy_of(e, row);
+    if (had)
+        c = *had;
+    c.bytes = bytes, c.copy_kind = copy_kind, c.src_kind = src_kind, c.dst_kind = dst_kind;
+    copies_put(e, row, &c);
 }
 
 /* The side table after the rows moved (new row i = old row perm[i]): each entry renumbered,
@@ -456,7 +454,12 @@ void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain) {
 }
 
 void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps) {
-    opt_put_f64(e, &e->bw_gbps_opt, row, bw_gbps);
+    tp_ev_copy c = copy_none;
+    const tp_ev_copy *had = tp_ev_copy_of(e, row);
+    if (had)
+        c = *had;
+    c.bw_gbps = bw_gbps;
+    copies_put(e, row, &c);
 }
 
 void tp_event_row_init(tp_event_row *r) {
@@ -500,13 +503,14 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     e->flags[i] = r->flags, e->stream[i] = r->stream;
     e->device[i] = r->device, e->pid[i] = r->pid, e->tid[i] = r->tid;
     e->correlation[i] = r->correlation, e->stack[i] = r->stack;
-    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind)
-        copies_put(e, i, r->bytes, r->copy_kind, r->src_kind, r->dst_kind);
+    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
+        copies_put(e, i,
+                   &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
+                                 r->bw_gbps});
     if (e->parent) /* pushed after a finish: the next finish derives these again */
         e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
     opt_put_cat_raw(e, i, r->cat_raw);
     opt_put_i64(e, &e->external_id_opt, i, r->external_id);
-    opt_put_f64(e, &e->bw_gbps_opt, i, r->bw_gbps);
     opt_put_u32(e, &e->shapes_opt, i, r->shapes);
     opt_put_i64(e, &e->seq_opt, i, r->seq);
     opt_put_i64(e, &e->fwd_tid_opt, i, r->fwd_tid);
@@ -586,7 +590,7 @@ static tp_event_row event_row(const tp_events *e, size_t i) {
     r.src_kind = c ? c->src_kind : 0, r.dst_kind = c ? c->dst_kind : 0, r.stream = e->stream[i];
     r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
     r.correlation = e->correlation[i], r.external_id = tp_ev_external_id(e, i);
-    r.bytes = c ? c->bytes : -1, r.bw_gbps = tp_ev_bw_gbps(e, i), r.stack = e->stack[i];
+    r.bytes = c ? c->bytes : -1, r.bw_gbps = c ? c->bw_gbps : NAN, r.stack = e->stack[i];
     r.shapes = tp_ev_shapes(e, i), r.seq = tp_ev_seq(e, i), r.fwd_tid = tp_ev_fwd_tid(e, i);
     r.domain = tp_ev_domain(e, i);
     return r;

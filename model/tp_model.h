@@ -108,6 +108,7 @@ typedef struct {
     uint8_t src_kind;  /* tp_mem_kind (memcpy src, memset target), else 0 */
     uint8_t dst_kind;  /* tp_mem_kind (memcpy dst), else 0 */
     int64_t bytes;     /* copies and memsets; -1: unknown */
+    double bw_gbps;    /* Kineto args "memory bandwidth (GB/s)"; NaN: absent */
 } tp_ev_copy;
 
 typedef struct {
@@ -134,8 +135,6 @@ typedef struct {
                                  written ("Kernel"); absent while each category was written
                                  one way only (cat_raw_dflt) */
     int64_t *external_id_opt; /* tp_ev_external_id: Kineto "External id"; -1: none */
-    double *bw_gbps_opt;      /* tp_ev_bw_gbps: Kineto args "memory bandwidth (GB/s)";
-                                 NaN: absent */
     uint32_t *shapes_opt;     /* tp_ev_shapes: Kineto args "Input Dims" as text ("[[2, 3],
                                  []]"), string pool id; 0: none (--group-by shapes) */
     int64_t *seq_opt;         /* tp_ev_seq: Kineto args "Sequence number"; -1: none */
@@ -154,7 +153,7 @@ typedef struct {
 
 /* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
  * the optional ones; the ones tp_model_finish derives. `none` is the value that means
- * "nothing" (TP_EV_ALWAYS: every row carries one; NaN for bw_gbps_opt); tp_model_mem
+ * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem
  * counts the rows that hold something else. One list, so growing, permuting, fitting,
  * freeing and accounting never miss a column. */
 #define TP_EV_ALWAYS INT64_MIN
@@ -162,12 +161,13 @@ typedef struct {
     X(ts, TP_EV_ALWAYS)                                                                            \
     X(dur, TP_EV_ALWAYS)                                                                           \
     X(name, 0)                                                                                     \
-    X(cat, TP_EV_ALWAYS) X(flags, 0) X(stream, -1) X(device, -1) X(pid, TP_EV_ALWAYS)              \
-        X(tid, TP_EV_ALWAYS) X(correlation, -1) X(stack, 0)
+    X(cat, TP_EV_ALWAYS)                                                                           \
+    X(flags, 0) X(stream, -1) X(device, -1) X(pid, TP_EV_ALWAYS) X(tid, TP_EV_ALWAYS)              \
+        X(correlation, -1) X(stack, 0)
 #define TP_EV_OPTIONAL(X)                                                                          \
     X(cat_raw_opt, TP_EV_ALWAYS)                                                                   \
     X(external_id_opt, -1)                                                                         \
-    X(bw_gbps_opt, 0) X(shapes_opt, 0) X(seq_opt, -1) X(fwd_tid_opt, -1) X(domain_opt, 0)
+    X(shapes_opt, 0) X(seq_opt, -1) X(fwd_tid_opt, -1) X(domain_opt, 0)
 #define TP_EV_DERIVED(X) X(parent, -1) X(depth, TP_EV_ALWAYS) X(load_ord, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 
@@ -178,9 +178,6 @@ static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
 }
 static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
     return e->external_id_opt ? e->external_id_opt[row] : -1;
-}
-static inline double tp_ev_bw_gbps(const tp_events *e, size_t row) {
-    return e->bw_gbps_opt ? e->bw_gbps_opt[row] : (double)NAN;
 }
 static inline uint32_t tp_ev_shapes(const tp_events *e, size_t row) {
     return e->shapes_opt ? e->shapes_opt[row] : 0;
@@ -210,6 +207,10 @@ static inline const tp_ev_copy *tp_ev_copy_of(const tp_events *e, size_t row) {
 static inline int64_t tp_ev_bytes(const tp_events *e, size_t row) {
     const tp_ev_copy *c = tp_ev_copy_of(e, row);
     return c ? c->bytes : -1;
+}
+static inline double tp_ev_bw_gbps(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->bw_gbps : (double)NAN;
 }
 static inline uint8_t tp_ev_copy_kind(const tp_events *e, size_t row) {
     const tp_ev_copy *c = tp_ev_copy_of(e, row);
@@ -306,8 +307,9 @@ static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
 #define TP_MEMEV_DENSE(X)                                                                          \
     X(ts, TP_EV_ALWAYS)                                                                            \
     X(kind, TP_EV_ALWAYS)                                                                          \
-    X(device, -1) X(addr, 0) X(bytes, TP_EV_ALWAYS) X(stack, 0) X(op, 0) X(heap, 0) X(size, 0)     \
-        X(pid, -1) X(tid, -1)
+    X(device, -1)                                                                                  \
+    X(addr, 0) X(bytes, TP_EV_ALWAYS) X(stack, 0) X(op, 0) X(heap, 0) X(size, 0) X(pid, -1)        \
+        X(tid, -1)
 #define TP_MEMEV_OPTIONAL(X)                                                                       \
     X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0)
 #define TP_MEMEV_ALL(X) TP_MEMEV_DENSE(X) TP_MEMEV_OPTIONAL(X)

@@ -4,11 +4,11 @@
  * - Optional columns (Kineto args, NVTX domains, the category text) stay absent while no row
  *   sets them; the accessors then answer "none". The first row that sets one creates it with
  *   the earlier rows "none", and after finish's sort every value is still on its own row.
- * - Copy facts (bytes, copy/src/dst kind) live in a side table that follows its rows
+ * - Copy facts (bytes, copy/src/dst kind, bandwidth) live in a side table that follows its rows
  *   through the sort.
  * - After finish no column has growth slack: tp_model_mem counts exactly n rows of each
  *   column that is there, and the bytes per event of a trace without Kineto args are the
- *   dense columns' sum (72), not the 137 of every column.
+ *   dense columns' sum (72) plus 24 per copy, not the 137 of every column.
  * - A real recording (the committed sample traces) loads with the optional Kineto columns
  *   absent and at most 80 bytes of event columns per event.
  * Every check is on values and counts, never on time. */
@@ -63,7 +63,7 @@ static void test_optional_absent(void) {
     tp_model *m = native_like(1000);
     const tp_events *e = &m->ranks[0].ev;
     CHECK_EQ_U(e->n, 1000);
-    CHECK(e->external_id_opt == NULL && e->bw_gbps_opt == NULL && e->shapes_opt == NULL);
+    CHECK(e->external_id_opt == NULL && e->shapes_opt == NULL);
     CHECK(e->seq_opt == NULL && e->fwd_tid_opt == NULL && e->domain_opt == NULL);
     CHECK(e->cat_raw_opt == NULL); /* each category written one way */
     CHECK_EQ_I(tp_ev_seq(e, 3), -1);
@@ -120,7 +120,8 @@ static void test_optional_created(void) {
     }
     tp_model_finish(m);
     const tp_events *e = &r->ev;
-    CHECK(e->seq_opt && e->external_id_opt && e->shapes_opt && e->fwd_tid_opt && e->bw_gbps_opt);
+    CHECK(e->seq_opt && e->external_id_opt && e->shapes_opt && e->fwd_tid_opt);
+    CHECK_EQ_U(e->n_copies, 5); /* the rows with a bandwidth */
     CHECK(e->cat_raw_opt != NULL);
     CHECK(e->domain_opt == NULL);
     for (size_t k = 0; k < e->n; k++) {
@@ -180,7 +181,7 @@ static void test_sample_trace(void) {
     const tp_events *e = &m->ranks[0].ev;
     CHECK(e->n > 500);
     CHECK(e->seq_opt == NULL && e->external_id_opt == NULL && e->shapes_opt == NULL);
-    CHECK(e->fwd_tid_opt == NULL && e->bw_gbps_opt == NULL && e->cat_raw_opt == NULL);
+    CHECK(e->fwd_tid_opt == NULL && e->cat_raw_opt == NULL);
     CHECK(e->n_copies > 0); /* the pageable-copies scenario copies */
     tp_model_mem a;
     tp_model_mem_account(m, &a);
