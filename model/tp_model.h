@@ -153,23 +153,21 @@ typedef struct {
 
 /* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
  * the optional ones; the ones tp_model_finish derives. `none` is the value that means
- * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem
- * counts the rows that hold something else. One list, so growing, permuting, fitting,
- * freeing and accounting never miss a column. */
+ * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem counts the rows that hold something
+ * else. One list, so growing, permuting, fitting, freeing and accounting never miss a column. (Laid
+ * out by hand: clang-format reflows these tables differently on each run.) */
 #define TP_EV_ALWAYS INT64_MIN
+/* clang-format off */
 #define TP_EV_DENSE(X)                                                                             \
-    X(ts, TP_EV_ALWAYS)                                                                            \
-    X(dur, TP_EV_ALWAYS)                                                                           \
-    X(name, 0)                                                                                     \
-    X(cat, TP_EV_ALWAYS)                                                                           \
-    X(flags, 0) X(stream, -1) X(device, -1) X(pid, TP_EV_ALWAYS) X(tid, TP_EV_ALWAYS)              \
-        X(correlation, -1) X(stack, 0)
+    X(ts, TP_EV_ALWAYS) X(dur, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0)           \
+    X(stream, -1) X(device, -1) X(pid, TP_EV_ALWAYS) X(tid, TP_EV_ALWAYS) X(correlation, -1)       \
+    X(stack, 0)
 #define TP_EV_OPTIONAL(X)                                                                          \
-    X(cat_raw_opt, TP_EV_ALWAYS)                                                                   \
-    X(external_id_opt, -1)                                                                         \
-    X(shapes_opt, 0) X(seq_opt, -1) X(fwd_tid_opt, -1) X(domain_opt, 0)
+    X(cat_raw_opt, TP_EV_ALWAYS) X(external_id_opt, -1) X(shapes_opt, 0) X(seq_opt, -1)            \
+    X(fwd_tid_opt, -1) X(domain_opt, 0)
 #define TP_EV_DERIVED(X) X(parent, -1) X(depth, TP_EV_ALWAYS) X(load_ord, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
+/* clang-format on */
 
 /* The optional columns' values of row `row` (see tp_events). */
 static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
@@ -304,15 +302,14 @@ static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
 }
 
 /* The columns of tp_memevents as tables (see TP_EV_DENSE). */
+/* clang-format off */
 #define TP_MEMEV_DENSE(X)                                                                          \
-    X(ts, TP_EV_ALWAYS)                                                                            \
-    X(kind, TP_EV_ALWAYS)                                                                          \
-    X(device, -1)                                                                                  \
-    X(addr, 0) X(bytes, TP_EV_ALWAYS) X(stack, 0) X(op, 0) X(heap, 0) X(size, 0) X(pid, -1)        \
-        X(tid, -1)
+    X(ts, TP_EV_ALWAYS) X(kind, TP_EV_ALWAYS) X(device, -1) X(addr, 0) X(bytes, TP_EV_ALWAYS)      \
+    X(stack, 0) X(op, 0) X(heap, 0) X(size, 0) X(pid, -1) X(tid, -1)
 #define TP_MEMEV_OPTIONAL(X)                                                                       \
     X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0)
 #define TP_MEMEV_ALL(X) TP_MEMEV_DENSE(X) TP_MEMEV_OPTIONAL(X)
+/* clang-format on */
 
 typedef struct {
     int64_t ts, bytes, total_allocated, total_reserved;
