@@ -190,8 +190,28 @@ static void test_sample_trace(void) {
     tp_model_close(m);
 }
 
+/* Rows already in time order: finish does not permute, and still frees the growth slack. */
+static void test_sorted_fit(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "sorted");
+    for (int i = 0; i < 1500; i++) { /* the columns grow to 2048 rows */
+        tp_event_row row;
+        tp_event_row_init(&row);
+        row.ts = i, row.dur = 1, row.pid = 1, row.tid = 1;
+        tp_events_push(&r->ev, &row);
+    }
+    CHECK(r->ev.cap > r->ev.n);
+    tp_model_finish(m);
+    CHECK_EQ_U(r->ev.cap, 1500);
+    tp_model_mem a;
+    tp_model_mem_account(m, &a);
+    CHECK_EQ_U(a.events_bytes, 1500 * dense_row_bytes(&r->ev));
+    tp_model_close(m);
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
+    TP_RUN(test_sorted_fit);
     TP_RUN(test_optional_created);
     TP_RUN(test_memev_optional);
     TP_RUN(test_sample_trace);
