@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_namememo.h"
 #include "tp_an_stats.h"
 #include "tp_kgroup.h"
 #include "tp_kineto_names.h"
@@ -282,16 +283,25 @@ static int native_gpu(const tp_events *ev, size_t i) {
     return ev->stream[i] != -1 && (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET);
 }
 
+/* The kernel type depends on the name only, so it is decided once per pool id (the regular
+ * expressions cost more than everything else the view does per row). */
+static int ktype_test(const char *name) {
+    return (int)tp_ktype_of(name);
+}
+
 static void classify(tp_an_view *v) {
     const tp_events *ev = &v->r->ev;
+    tp_an_namememo kt;
+    tp_an_namememo_open(&kt, v->m, ktype_test);
     v->n_gpu = 0;
     for (size_t k = 0; k < v->n; k++) {
         size_t i = v->row[k];
         v->gpu[k] = v->opts.compat_hta ? ev->stream[i] != -1 : native_gpu(ev, i);
-        v->ktype[k] = v->gpu[k] ? (uint8_t)tp_ktype_of(tp_model_str(v->m, ev->name[i]))
-                                : (uint8_t)TP_KT_OTHER;
+        v->ktype[k] =
+            v->gpu[k] ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
         v->n_gpu += v->gpu[k];
     }
+    tp_an_namememo_close(&kt);
 }
 
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts) {
