@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_sort.h"
+
 static int hta_queue_launch(const char *n) {
     static const char *const names[] = {"cudaLaunchKernel",
                                         "cudaLaunchKernelExC",
@@ -128,6 +130,39 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
     free(len);
 }
 
+/* 1 when the order of steps with equal times can change a result: two steps of one stream at
+ * the same time that differ (in delta or launch call). Steps that are alike are
+ * interchangeable, so then any time order gives numpy's results. `ord`: the steps in a time
+ * order. Long runs of one time are not inspected (numpy's order is taken). */
+static int ties_matter(const tp_step *s, const size_t *ord, size_t n) {
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && s[ord[b]].ts == s[ord[a]].ts; b++)
+            ;
+        if (b - a > 64)
+            return 1;
+        for (size_t i = a; i < b; i++)
+            for (size_t j = i + 1; j < b; j++) {
+                const tp_step *x = &s[ord[i]], *y = &s[ord[j]];
+                if (x->stream == y->stream && (x->delta != y->delta || x->launch != y->launch))
+                    return 1;
+            }
+    }
+    return 0;
+}
+
+/* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
+ * stable radix order when ties cannot matter, numpy's quicksort otherwise. */
+static void time_order(const tp_steps *st, int64_t *key, size_t *ord) {
+    for (size_t k = 0; k < st->n; k++)
+        key[k] = st->s[k].ts;
+    uint32_t *rows = tp_sort_order_i64(key, st->n);
+    for (size_t k = 0; k < st->n; k++)
+        ord[k] = rows[k];
+    free(rows);
+    if (ties_matter(st->s, ord, st->n))
+        tp_an_argsort_np(key, st->n, ord);
+}
+
 /* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
  * order); one stream_run per group, streams by id. */
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
@@ -137,9 +172,7 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     int64_t *key = tp_an_alloc(st.n + 1, sizeof *key);
     size_t *ord = tp_an_alloc(st.n + 1, sizeof *ord), *grp = tp_an_alloc(st.n + 1, sizeof *grp);
     size_t *sub = tp_an_alloc(st.n + 1, sizeof *sub);
-    for (size_t k = 0; k < st.n; k++)
-        key[k] = st.s[k].ts;
-    tp_an_argsort_np(key, st.n, ord);
+    time_order(&st, key, ord);
     for (size_t k = 0; k < st.n; k++)
         key[k] = st.s[ord[k]].stream;
     tp_an_stable_order(key, st.n, grp);
