@@ -54,19 +54,6 @@ static int gpu_row(const tp_an_view *v, size_t i) {
     return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
 }
 
-/* First entry of `a` (n, sorted, keyed by correlation) with correlation `c`; n when none. */
-static size_t lower(const tp_an_keyrow *a, size_t n, int64_t c) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid].key < c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
  * GPU steps (GPU rows whose correlation has a launch call), both in view order. */
 static void collect_steps(const tp_an_view *v, tp_steps *st) {
@@ -78,20 +65,31 @@ static void collect_steps(const tp_an_view *v, tp_steps *st) {
         if (is_launch(v, i))
             l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
     }
+    /* Both sorted by correlation, one merge pass pairs them: per launch (by its place in l,
+     * the view order) the run of g with its correlation, per GPU row whether a launch has
+     * its correlation. ls holds places in l, which order like the view rows. */
+    tp_an_keyrow *ls = tp_an_alloc(nl + 1, sizeof *ls);
+    for (size_t k = 0; k < nl; k++)
+        ls[k] = (tp_an_keyrow){l[k].key, k};
     tp_an_keyrow_sort(g, ng);
-    for (size_t k = 0; k < nl; k++) /* l is in view order here */
-        for (size_t j = lower(g, ng, l[k].key); j < ng && g[j].key == l[k].key; j++)
-            add_step(st, v->ts[l[k].row], tp_an_view_stream(v, g[j].row), +1, l[k].row);
-    tp_an_keyrow_sort(l, nl);
-    for (size_t i = 0; i < v->n; i++) {
-        if (!gpu_row(v, i))
-            continue;
-        size_t j = lower(l, nl, tp_an_view_corr(v, i));
-        if (j < nl && l[j].key == tp_an_view_corr(v, i))
-            add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
+    tp_an_keyrow_sort(ls, nl);
+    size_t *g_at = tp_an_alloc(nl + 1, sizeof *g_at), *g_n = tp_an_alloc(nl + 1, sizeof *g_n);
+    uint8_t *launched = tp_an_alloc(v->n + 1, 1);
+    for (size_t k = 0, j = 0; k < nl; k++) {
+        while (j < ng && g[j].key < ls[k].key)
+            j++;
+        size_t e = j;
+        while (e < ng && g[e].key == ls[k].key)
+            launched[g[e++].row] = 1;
+        g_at[ls[k].row] = j, g_n[ls[k].row] = e - j;
     }
-    free(g);
-    free(l);
+    for (size_t k = 0; k < nl; k++) /* l is in view order */
+        for (size_t j = g_at[k]; j < g_at[k] + g_n[k]; j++)
+            add_step(st, v->ts[l[k].row], tp_an_view_stream(v, g[j].row), +1, l[k].row);
+    for (size_t i = 0; i < v->n; i++)
+        if (launched[i]) /* a GPU row whose correlation has a launch call */
+            add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
+    free(g), free(l), free(ls), free(g_at), free(g_n), free(launched);
 }
 
 static double median_launch(const tp_an_view *v) {
