@@ -65,31 +65,31 @@ static void collect_steps(const tp_an_view *v, tp_steps *st) {
         if (is_launch(v, i))
             l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
     }
-    /* Both sorted by correlation, one merge pass pairs them: per launch (by its place in l,
-     * the view order) the run of g with its correlation, per GPU row whether a launch has
-     * its correlation. ls holds places in l, which order like the view rows. */
-    tp_an_keyrow *ls = tp_an_alloc(nl + 1, sizeof *ls);
+    /* Both sorted by correlation, one merge pass pairs them: per launch (by its place k in
+     * the view order; l[].row becomes that place) the first entry of g with its correlation,
+     * per GPU row whether a launch has its correlation. */
+    uint32_t *lrow = tp_an_alloc(nl + 1, sizeof *lrow), *g_at = tp_an_alloc(nl + 1, sizeof *g_at);
     for (size_t k = 0; k < nl; k++)
-        ls[k] = (tp_an_keyrow){l[k].key, k};
+        lrow[k] = (uint32_t)l[k].row, l[k].row = k;
     tp_an_keyrow_sort(g, ng);
-    tp_an_keyrow_sort(ls, nl);
-    size_t *g_at = tp_an_alloc(nl + 1, sizeof *g_at), *g_n = tp_an_alloc(nl + 1, sizeof *g_n);
+    tp_an_keyrow_sort(l, nl);
     uint8_t *launched = tp_an_alloc(v->n + 1, 1);
     for (size_t k = 0, j = 0; k < nl; k++) {
-        while (j < ng && g[j].key < ls[k].key)
+        while (j < ng && g[j].key < l[k].key)
             j++;
-        size_t e = j;
-        while (e < ng && g[e].key == ls[k].key)
-            launched[g[e++].row] = 1;
-        g_at[ls[k].row] = j, g_n[ls[k].row] = e - j;
+        for (size_t e = j; e < ng && g[e].key == l[k].key; e++)
+            launched[g[e].row] = 1;
+        g_at[l[k].row] = (uint32_t)j;
     }
-    for (size_t k = 0; k < nl; k++) /* l is in view order */
-        for (size_t j = g_at[k]; j < g_at[k] + g_n[k]; j++)
-            add_step(st, v->ts[l[k].row], tp_an_view_stream(v, g[j].row), +1, l[k].row);
+    for (size_t k = 0; k < nl; k++) { /* launches in view order */
+        int64_t c = tp_an_view_corr(v, lrow[k]);
+        for (size_t j = g_at[k]; j < ng && g[j].key == c; j++)
+            add_step(st, v->ts[lrow[k]], tp_an_view_stream(v, g[j].row), +1, lrow[k]);
+    }
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */
             add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
-    free(g), free(l), free(ls), free(g_at), free(g_n), free(launched);
+    free(g), free(l), free(lrow), free(g_at), free(launched);
 }
 
 static double median_launch(const tp_an_view *v) {
