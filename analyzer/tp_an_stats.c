@@ -276,9 +276,8 @@ static int argsort_distinct(const int64_t *v, size_t n, size_t *idx, uint8_t **t
 /* Scratch for sorting the parts of numpy's recursion whose keys are distinct. */
 typedef struct {
     const uint8_t *tie; /* per index: its key occurs more than once; NULL: unknown */
-    uint64_t *key;
+    uint64_t *key;      /* radix keys, then the sorted indices */
     uint32_t *row;
-    size_t *idx;
 } np_shortcut;
 
 /* When no key of tosort[pl..pr] occurs twice in the whole array, sorts that part (any sort of
@@ -296,8 +295,9 @@ static int np_sort_if_distinct(const int64_t *v, size_t *pl, size_t *pr, np_shor
     }
     tp_sort_pairs(s->key, s->row, n);
     for (size_t i = 0; i < n; i++)
-        s->idx[i] = pl[s->row[i]];
-    memcpy(pl, s->idx, n * sizeof *pl);
+        s->key[i] = pl[s->row[i]];
+    for (size_t i = 0; i < n; i++)
+        pl[i] = (size_t)s->key[i];
     return 1;
 }
 
@@ -312,7 +312,6 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
     if (sc.tie) {
         sc.key = tp_mem_xalloc(num, sizeof *sc.key);
         sc.row = tp_mem_xalloc(num, sizeof *sc.row);
-        sc.idx = tp_mem_xalloc(num, sizeof *sc.idx);
     }
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
@@ -352,7 +351,7 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
         cdepth = *(--psdepth);
     }
 done:
-    free((void *)sc.tie), free(sc.key), free(sc.row), free(sc.idx);
+    free((void *)sc.tie), free(sc.key), free(sc.row);
 }
 
 static int cmp_keyrow(const void *a, const void *b) {
