@@ -273,11 +273,9 @@ static int argsort_distinct(const int64_t *v, size_t n, size_t *idx, uint8_t **t
     return distinct;
 }
 
-/* Scratch for sorting the parts of numpy's recursion whose keys are distinct. */
+/* What sorting the parts of numpy's recursion whose keys are distinct needs. */
 typedef struct {
     const uint8_t *tie; /* per index: its key occurs more than once; NULL: unknown */
-    uint64_t *key;      /* radix keys, then the sorted indices */
-    uint32_t *row;
 } np_shortcut;
 
 /* When no key of tosort[pl..pr] occurs twice in the whole array, sorts that part (any sort of
@@ -289,15 +287,19 @@ static int np_sort_if_distinct(const int64_t *v, size_t *pl, size_t *pr, np_shor
     for (size_t i = 0; i < n; i++)
         if (s->tie[pl[i]])
             return 0;
+    /* scratch of the part's size only (the caller's arrays are large already) */
+    uint64_t *key = tp_mem_xalloc(n, sizeof *key); /* radix keys, then the sorted indices */
+    uint32_t *row = tp_mem_xalloc(n, sizeof *row);
     for (size_t i = 0; i < n; i++) {
-        s->key[i] = tp_sort_key_i64(v[pl[i]]);
-        s->row[i] = (uint32_t)i;
+        key[i] = tp_sort_key_i64(v[pl[i]]);
+        row[i] = (uint32_t)i;
     }
-    tp_sort_pairs(s->key, s->row, n);
+    tp_sort_pairs(key, row, n);
     for (size_t i = 0; i < n; i++)
-        s->key[i] = pl[s->row[i]];
+        key[i] = pl[row[i]];
     for (size_t i = 0; i < n; i++)
-        pl[i] = (size_t)s->key[i];
+        pl[i] = (size_t)key[i];
+    free(key), free(row);
     return 1;
 }
 
@@ -309,10 +311,6 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
     np_shortcut sc = {0};
     if (argsort_distinct(v, num, tosort, (uint8_t **)&sc.tie))
         return;
-    if (sc.tie) {
-        sc.key = tp_mem_xalloc(num, sizeof *sc.key);
-        sc.row = tp_mem_xalloc(num, sizeof *sc.row);
-    }
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
     if (num < 2)
@@ -351,7 +349,7 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
         cdepth = *(--psdepth);
     }
 done:
-    free((void *)sc.tie), free(sc.key), free(sc.row);
+    free((void *)sc.tie);
 }
 
 static int cmp_keyrow(const void *a, const void *b) {
