@@ -305,7 +305,8 @@ static void test_argsort_shortcut(void) {
                 else if (shape == 2) /* two ascending runs, overlapping times, one tie */
                     k[i] = i < n / 2 ? (int64_t)i * 10 : (int64_t)(i - n / 2) * 10 + 3;
                 else if (shape == 3)
-                    k[i] = i < n / 2 ? (int64_t)i * 10 : (int64_t)(i - n / 2) * 10 + 3 * (int64_t)(i % 3);
+                    k[i] = i < n / 2 ? (int64_t)i * 10
+                                     : (int64_t)(i - n / 2) * 10 + 3 * (int64_t)(i % 3);
                 else /* descending with a few equal neighbours */
                     k[i] = (int64_t)(n - i) / (i % 11 ? 1 : 2);
             }
