@@ -6,7 +6,7 @@
  * lock and one malloc), twice as large while the budget has room, smaller when it is nearly
  * spent; when no ring fits, the record is dropped and counted by type (later written as
  * DROPPED). One drain (the writer's background thread, or tp_writer_flush) moves
- * committed records from all rings into chunks, compresses them with zstd and appends them
+ * committed records from all rings into chunks, compresses them (LZ4 or zstd) and appends them
  * to the file, and frees the sealed rings it empties.
  * Memory is bounded by opts.buffer_bytes: rings come out of that budget, one ring is at most
  * half of it, growth leaves 1/16 of it to the first rings of threads still to start, a thread
@@ -37,8 +37,11 @@ typedef struct {
                              one twice as large while the budget allows (at most half the
                              budget) */
     size_t chunk_bytes;   /* uncompressed bytes per data chunk; 0 = 256 KiB */
-    int zstd_level;       /* 0 = -1, a zstd fast level: measured best for lane-delta records
-                             (docs/PERFORMANCE.md); any zstd level, negative included */
+    const char *codec;    /* chunk codec by name, tp_codec.h: "lz4", "zstd" or "none"; NULL =
+                             TP_CODEC_DEFAULT_NAME (lz4: measured cheapest per record to write
+                             and to read, docs/PERFORMANCE.md); an unknown name is TP_ERR_ARG */
+    int zstd_level;       /* with codec "zstd": 0 = -1, a zstd fast level: measured best for
+                             lane-delta records; any zstd level, negative included */
     int background;       /* 1: a writer thread drains every flush_ms and when rings fill */
     unsigned flush_ms;    /* 0 = 200 */
     int block_when_full;  /* 1: a full ring is drained by its producer instead of dropping
@@ -130,6 +133,39 @@ static inline void tp_stage_commit(tp_stage *s) {
     atomic_store_explicit(&p->head, end, memory_order_release);
     if (__builtin_expect(end >= p->check_at, 0))
         tp_stage__check_fill(s);
+}
+
+/* For a producer that writes many records of at most `max` bytes in place: the position up
+ * to which records may go with tp_stage_place and tp_stage_commit_fast, none of reserve's or
+ * commit's out-of-line work falling due before it (the ring's end, the last tail seen, the
+ * next fill check). Valid until the next tp_stage_reserve or tp_stage_commit on `s` (they may
+ * move the stage to another ring); the current position when there is no room. */
+static inline uint64_t tp_stage_fast_limit(const tp_stage *s, uint32_t max) {
+    const tp_stage_producer *p = (const tp_stage_producer *)(const void *)s;
+    uint64_t lim = (p->pos | p->mask) + 1, tail_lim = p->cached_tail + p->cap;
+    lim = tail_lim < lim ? tail_lim : lim;
+    lim = p->check_at - 1 < lim ? p->check_at - 1 : lim;
+    return max - 8u <= p->cap / 2 && lim > p->pos ? lim : p->pos;
+}
+
+/* Space for a record of `size` bytes (a multiple of 8, <= the limit's `max`): 1 and the
+ * space in *rec when the record ends by `limit` (from tp_stage_fast_limit), else 0. Publish
+ * it with tp_stage_commit_fast(s, *end). */
+static inline int tp_stage_place(tp_stage *s, uint32_t size, uint64_t limit, void **rec,
+                                 uint64_t *end) {
+    tp_stage_producer *p = (tp_stage_producer *)(void *)s;
+    uint64_t pos = p->pos;
+    *end = pos + size;
+    if (__builtin_expect(*end > limit, 0))
+        return 0;
+    *rec = p->ring + (pos & p->mask);
+    return 1;
+}
+
+static inline void tp_stage_commit_fast(tp_stage *s, uint64_t end) {
+    tp_stage_producer *p = (tp_stage_producer *)(void *)s;
+    p->pos = end;
+    atomic_store_explicit(&p->head, end, memory_order_release);
 }
 
 /* reserve + copy + commit. Returns 1 when written, 0 when dropped. */
