@@ -1,15 +1,17 @@
 /* tp_an_cpuops: the CPU operators table (see the header). */
 #include "tp_an_cpuops.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_stats.h"
+#include "tp_sort.h"
 
 /* One op or range call, before grouping. */
 typedef struct {
     uint32_t name, shapes, fwd_name;
-    uint8_t cat;
+    uint32_t cat; /* a tp_cat; 32 bits for the radix sort */
     int64_t dur, self;
 } call;
 
@@ -174,13 +176,15 @@ void tp_an_cpuops_run(const tp_an_view *v, tp_an_cpuops *out) {
     out->by_total = v->opts.ops_by_total != 0;
     size_t n;
     call *c = collect(v, out, &n);
-    if (n)
-        qsort(c, n, sizeof *c, cmp_call);
+    /* stable, as glibc's merge sort was: the first fwd_name of a group stays the same */
+    const tp_sort_field by[] = {
+        {offsetof(call, cat), 1}, {offsetof(call, name), 1}, {offsetof(call, shapes), 1}};
+    tp_sort_structs(c, n, sizeof *c, by, 3);
     out->op = tp_an_alloc(n + 1, sizeof *out->op);
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || cmp_call(&c[i], &c[i - 1]))
             out->op[out->n++] =
-                (tp_an_cpuop){.name = c[i].name, .shapes = c[i].shapes, .cat = c[i].cat};
+                (tp_an_cpuop){.name = c[i].name, .shapes = c[i].shapes, .cat = (uint8_t)c[i].cat};
         tp_an_cpuop *o = &out->op[out->n - 1];
         o->count++;
         o->total = tp_an_add(o->total, c[i].dur);

@@ -9,6 +9,7 @@
 
 #include "tp_an_enclosing.h"
 #include "tp_an_ivset.h"
+#include "tp_an_namememo.h"
 #include "tp_sort.h"
 
 /* `needle` is lower case; the first-letter test spares a library call at most positions (this
@@ -73,13 +74,16 @@ static void find_steps(const tp_an_view *v, step_info *s) {
     const tp_events *ev = &v->r->ev;
     memset(s, 0, sizeof *s);
     s->t = tp_an_alloc(v->n + 1, sizeof *s->t);
+    tp_an_namememo step;
+    tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
-        if (!is_range(v, i) || !tp_an_host_step_name(tp_model_str(v->m, ev->name[row])))
+        if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
             continue;
         tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
         s->t[s->n++] = (thread_id){ev->pid[row], ev->tid[row]};
     }
+    tp_an_namememo_close(&step);
     if (s->n)
         qsort(s->t, s->n, sizeof *s->t, cmp_tid);
 }
@@ -114,8 +118,7 @@ static void cpu_span(const tp_an_view *v, tp_an_host *out) {
         out->w0 = t0, out->w1 = t1;
 }
 
-static int is_data_row(const tp_an_view *v, size_t row) {
-    const char *name = tp_model_str(v->m, v->r->ev.name[row]);
+static int is_data_name(const char *name) {
     return tp_an_host_data_name(name) || strcasecmp(name, "data") == 0;
 }
 
@@ -149,6 +152,9 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
     tp_an_ivset data = {0}, ops = {0}, rest = {0};
     name_ns *names = tp_an_alloc(v->n + 1, sizeof *names);
     size_t nn = 0;
+    tp_an_namememo data_name, step;
+    tp_an_namememo_open(&data_name, v->m, is_data_name);
+    tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
         int64_t a = ev->ts[row], b = row_end(ev, row);
@@ -156,15 +162,16 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
             !on_step_thread(s, ev->pid[row], ev->tid[row]))
             continue;
         a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
-        if (is_data_row(v, row)) {
+        if (tp_an_namememo_get(&data_name, ev->name[row])) {
             tp_an_ivset_add(&data, a, b);
             names[nn++] = (name_ns){ev->name[row], b - a};
         } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
-                   !tp_an_host_step_name(tp_model_str(v->m, ev->name[row]))) {
+                   !tp_an_namememo_get(&step, ev->name[row])) {
             tp_an_ivset_add(&ops, a, b);
             out->n_ops++;
         }
     }
+    tp_an_namememo_close(&data_name), tp_an_namememo_close(&step);
     tp_an_ivset_norm(&data, out->w0, out->w1);
     tp_an_ivset_norm(&ops, out->w0, out->w1);
     tp_an_ivset_minus(&ops, &data, &rest);

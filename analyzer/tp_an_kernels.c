@@ -10,6 +10,7 @@
 
 #include "tp_an_ivset.h"
 #include "tp_an_stats.h"
+#include "tp_mem.h"
 #include "tp_sort.h"
 
 const char *tp_an_kernel_class_label(unsigned mask, char *buf, size_t size) {
@@ -32,15 +33,41 @@ typedef struct {
     int delta; /* +mask at a start, -mask at an end */
 } tp_edge;
 
+/* The edges of the three types in time order, ties by type: what a stable sort of the
+ * concatenation gives. Each type's run is ascending when its merged intervals are disjoint
+ * and none ends before it starts (HTA's rounding can make one); then merging the three runs
+ * is that order, else the runs are sorted. */
+static void order_edges(tp_edge *e, const size_t *off, tp_edge *out) {
+    size_t at[3] = {off[0], off[1], off[2]}, n = 0;
+    for (int t = 0; t < 3; t++)
+        for (size_t j = off[t] + 1; j < off[t + 1]; j++)
+            if (e[j].t < e[j - 1].t) {
+                tp_sort_structs_i64(e, off[3], sizeof *e, offsetof(tp_edge, t));
+                memcpy(out, e, off[3] * sizeof *e);
+                return;
+            }
+    for (;;) {
+        int best = -1;
+        for (int t = 0; t < 3; t++)
+            if (at[t] < off[t + 1] && (best < 0 || e[at[t]].t < e[at[best]].t))
+                best = t;
+        if (best < 0)
+            break;
+        out[n++] = e[at[best]++];
+    }
+}
+
 /* Merges each type's intervals, then sweeps all edges: the running mask says which types
  * are active until the next edge. Ties do not matter: equal-time edges bound empty spans. */
 static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
-    tp_edge *e = tp_an_alloc(2 * v->n_gpu + 2, sizeof *e);
+    tp_edge *e = tp_an_alloc(2 * v->n_gpu + 2, sizeof *e), *sorted;
+    size_t off[4] = {0};
     int64_t *ts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
             *end = tp_an_alloc(v->n_gpu + 1, sizeof *end);
     tp_an_ivset m = {0};
     size_t ne = 0;
     for (int t = 0; t < 3; t++) {
+        off[t] = ne;
         size_t k = 0;
         for (size_t i = 0; i < v->n; i++)
             if (v->gpu[i] && v->ktype[i] == t) {
@@ -53,7 +80,11 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
             e[ne++] = (tp_edge){m.b[j], -(1 << t)};
         }
     }
-    tp_sort_structs_i64(e, ne, sizeof *e, offsetof(tp_edge, t));
+    off[3] = ne;
+    sorted = tp_mem_xalloc(ne + 1, sizeof *sorted);
+    order_edges(e, off, sorted);
+    free(e);
+    e = sorted;
     int running = 0;
     for (size_t j = 0; j + 1 < ne; j++) {
         running += e[j].delta;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tp_an_enclosing.h"
+#include "tp_an_namememo.h"
 #include "tp_an_stats.h"
 #include "tp_mem.h"
 
@@ -46,12 +47,15 @@ static int cmp_span(const void *x, const void *y) {
 static void find_steps(const tp_an_view *v, tp_an_memuse *u) {
     span *p = tp_an_alloc(v->n + 1, sizeof *p);
     size_t n = 0;
+    tp_an_namememo step;
+    tp_an_namememo_open(&step, v->m, tp_an_is_step_name);
     for (size_t i = 0; i < v->n; i++) {
         uint32_t row = v->row[i];
         if (!v->gpu[i] && tp_an_is_range(v->r->ev.cat[row], TP_AN_RANGES_ALL) &&
-            tp_an_is_step_name(tp_model_str(v->m, v->r->ev.name[row])))
+            tp_an_namememo_get(&step, v->r->ev.name[row]))
             p[n++] = (span){v->ts[i], v->end[i] > v->ts[i] ? v->end[i] : v->ts[i]};
     }
+    tp_an_namememo_close(&step);
     qsort(p, n, sizeof *p, cmp_span);
     u->steps = tp_an_alloc(n + 1, sizeof *u->steps);
     int64_t last_end = INT64_MIN;

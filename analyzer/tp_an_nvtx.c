@@ -1,12 +1,14 @@
 /* tp_an_nvtx: annotation range summary and GPU time per range. */
 #include "tp_an_nvtx.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_enclosing.h"
 #include "tp_an_stats.h"
+#include "tp_sort.h"
 
 /* Ranges are keyed by (name, domain): one name in two NVTX domains is two ranges. */
 static uint64_t range_key(uint32_t name, uint32_t domain) {
@@ -34,14 +36,9 @@ static tp_an_range *find(tp_an_nvtx *out, uint32_t name, uint32_t domain) {
 }
 
 typedef struct {
-    uint64_t key; /* range_key */
+    uint32_t name, domain; /* sorted as range_key: by name, then domain */
     int64_t dur;
 } tp_named_dur;
-
-static int cmp_named_dur(const void *a, const void *b) {
-    uint64_t x = ((const tp_named_dur *)a)->key, y = ((const tp_named_dur *)b)->key;
-    return (x > y) - (x < y);
-}
 
 /* One tp_an_range per annotation name and domain, sorted by (name id, domain) (for find). */
 static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
@@ -50,17 +47,19 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (!v->gpu[i] && ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION)
-            a[n++] = (tp_named_dur){range_key(ev->name[v->row[i]], tp_ev_domain(ev, v->row[i])),
-                                    v->end[i] - v->ts[i]};
-    if (n)
-        qsort(a, n, sizeof *a, cmp_named_dur);
+            a[n++] =
+                (tp_named_dur){ev->name[v->row[i]], tp_ev_domain(ev, v->row[i]),
+                               v->end[i] - v->ts[i]};
+    const tp_sort_field by[] = {{offsetof(tp_named_dur, name), 1},
+                                {offsetof(tp_named_dur, domain), 1}};
+    tp_sort_structs(a, n, sizeof *a, by, 2);
     out->r = tp_an_alloc(n + 1, sizeof *out->r);
     for (size_t i = 0; i < n; i++) {
-        int fresh = i == 0 || a[i].key != a[i - 1].key;
+        int fresh = i == 0 || a[i].name != a[i - 1].name || a[i].domain != a[i - 1].domain;
         tp_an_range *r = fresh ? &out->r[out->n++] : &out->r[out->n - 1];
         if (fresh) {
-            r->name = (uint32_t)(a[i].key >> 32);
-            r->domain = (uint32_t)a[i].key;
+            r->name = a[i].name;
+            r->domain = a[i].domain;
             r->min = r->max = a[i].dur;
         }
         r->count++;

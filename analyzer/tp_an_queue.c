@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_sort.h"
+
 static int hta_queue_launch(const char *n) {
     static const char *const names[] = {"cudaLaunchKernel",
                                         "cudaLaunchKernelExC",
@@ -52,19 +54,6 @@ static int gpu_row(const tp_an_view *v, size_t i) {
     return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
 }
 
-/* First entry of `a` (n, sorted, keyed by correlation) with correlation `c`; n when none. */
-static size_t lower(const tp_an_keyrow *a, size_t n, int64_t c) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid].key < c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
  * GPU steps (GPU rows whose correlation has a launch call), both in view order. */
 static void collect_steps(const tp_an_view *v, tp_steps *st) {
@@ -76,20 +65,31 @@ static void collect_steps(const tp_an_view *v, tp_steps *st) {
         if (is_launch(v, i))
             l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
     }
+    /* Both sorted by correlation, one merge pass pairs them: per launch (by its place k in
+     * the view order; l[].row becomes that place) the first entry of g with its correlation,
+     * per GPU row whether a launch has its correlation. */
+    uint32_t *lrow = tp_an_alloc(nl + 1, sizeof *lrow), *g_at = tp_an_alloc(nl + 1, sizeof *g_at);
+    for (size_t k = 0; k < nl; k++)
+        lrow[k] = (uint32_t)l[k].row, l[k].row = k;
     tp_an_keyrow_sort(g, ng);
-    for (size_t k = 0; k < nl; k++) /* l is in view order here */
-        for (size_t j = lower(g, ng, l[k].key); j < ng && g[j].key == l[k].key; j++)
-            add_step(st, v->ts[l[k].row], tp_an_view_stream(v, g[j].row), +1, l[k].row);
     tp_an_keyrow_sort(l, nl);
-    for (size_t i = 0; i < v->n; i++) {
-        if (!gpu_row(v, i))
-            continue;
-        size_t j = lower(l, nl, tp_an_view_corr(v, i));
-        if (j < nl && l[j].key == tp_an_view_corr(v, i))
-            add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
+    uint8_t *launched = tp_an_alloc(v->n + 1, 1);
+    for (size_t k = 0, j = 0; k < nl; k++) {
+        while (j < ng && g[j].key < l[k].key)
+            j++;
+        for (size_t e = j; e < ng && g[e].key == l[k].key; e++)
+            launched[g[e].row] = 1;
+        g_at[l[k].row] = (uint32_t)j;
     }
-    free(g);
-    free(l);
+    for (size_t k = 0; k < nl; k++) { /* launches in view order */
+        int64_t c = tp_an_view_corr(v, lrow[k]);
+        for (size_t j = g_at[k]; j < ng && g[j].key == c; j++)
+            add_step(st, v->ts[lrow[k]], tp_an_view_stream(v, g[j].row), +1, lrow[k]);
+    }
+    for (size_t i = 0; i < v->n; i++)
+        if (launched[i]) /* a GPU row whose correlation has a launch call */
+            add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
+    free(g), free(l), free(lrow), free(g_at), free(launched);
 }
 
 static double median_launch(const tp_an_view *v) {
@@ -128,6 +128,39 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
     free(len);
 }
 
+/* 1 when the order of steps with equal times can change a result: two steps of one stream at
+ * the same time that differ (in delta or launch call). Steps that are alike are
+ * interchangeable, so then any time order gives numpy's results. `ord`: the steps in a time
+ * order. Long runs of one time are not inspected (numpy's order is taken). */
+static int ties_matter(const tp_step *s, const size_t *ord, size_t n) {
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && s[ord[b]].ts == s[ord[a]].ts; b++)
+            ;
+        if (b - a > 64)
+            return 1;
+        for (size_t i = a; i < b; i++)
+            for (size_t j = i + 1; j < b; j++) {
+                const tp_step *x = &s[ord[i]], *y = &s[ord[j]];
+                if (x->stream == y->stream && (x->delta != y->delta || x->launch != y->launch))
+                    return 1;
+            }
+    }
+    return 0;
+}
+
+/* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
+ * stable radix order when ties cannot matter, numpy's quicksort otherwise. */
+static void time_order(const tp_steps *st, int64_t *key, size_t *ord) {
+    for (size_t k = 0; k < st->n; k++)
+        key[k] = st->s[k].ts;
+    uint32_t *rows = tp_sort_order_i64(key, st->n);
+    for (size_t k = 0; k < st->n; k++)
+        ord[k] = rows[k];
+    free(rows);
+    if (ties_matter(st->s, ord, st->n))
+        tp_an_argsort_np(key, st->n, ord);
+}
+
 /* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
  * order); one stream_run per group, streams by id. */
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
@@ -137,9 +170,7 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     int64_t *key = tp_an_alloc(st.n + 1, sizeof *key);
     size_t *ord = tp_an_alloc(st.n + 1, sizeof *ord), *grp = tp_an_alloc(st.n + 1, sizeof *grp);
     size_t *sub = tp_an_alloc(st.n + 1, sizeof *sub);
-    for (size_t k = 0; k < st.n; k++)
-        key[k] = st.s[k].ts;
-    tp_an_argsort_np(key, st.n, ord);
+    time_order(&st, key, ord);
     for (size_t k = 0; k < st.n; k++)
         key[k] = st.s[ord[k]].stream;
     tp_an_stable_order(key, st.n, grp);

@@ -1,18 +1,22 @@
 /* tp_an_stacks: GPU time by launching stack (see the header). */
 #include "tp_an_stacks.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_stats.h"
 #include "tp_mem.h"
+#include "tp_sort.h"
 
 /* One GPU op, with the stack of the call that launched it. */
 typedef struct {
     uint32_t stack, name;
-    size_t group; /* set once stacks are grouped; SIZE_MAX: no stack */
+    int64_t group; /* set once stacks are grouped; NO_GROUP: no stack (sorts last) */
     int64_t ns;
 } op;
+
+#define NO_GROUP INT64_MAX
 
 /* A distinct stack and the text its group is keyed by. */
 typedef struct {
@@ -23,11 +27,6 @@ typedef struct {
     size_t group;
 } stack_key;
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 static int cmp_key(const void *a, const void *b) {
     const stack_key *x = a, *y = b;
     int c = strcmp(x->key, y->key);
@@ -37,13 +36,6 @@ static int cmp_key(const void *a, const void *b) {
 static int cmp_key_stack(const void *a, const void *b) {
     const stack_key *x = a, *y = b;
     return (x->stack > y->stack) - (x->stack < y->stack);
-}
-
-static int cmp_op(const void *a, const void *b) {
-    const op *x = a, *y = b;
-    if (x->group != y->group)
-        return x->group < y->group ? -1 : 1;
-    return (x->name > y->name) - (x->name < y->name);
 }
 
 /* The prefix of `depth` frames the group is keyed by: from the innermost Python frame in a
@@ -82,7 +74,7 @@ static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops) {
         if (!tp_an_stacks_counted(v, i))
             continue;
         int64_t ns = v->end[i] - v->ts[i];
-        ops[n++] = (op){tp_an_stacks_launch(v, i), v->r->ev.name[v->row[i]], SIZE_MAX, ns};
+        ops[n++] = (op){tp_an_stacks_launch(v, i), v->r->ev.name[v->row[i]], NO_GROUP, ns};
         out->gpu_ns = tp_an_add(out->gpu_ns, ns);
     }
     out->n_ops = *n_ops = n;
@@ -97,7 +89,7 @@ static stack_key *group_stacks(const tp_an_stacks *out, const op *ops, size_t n,
     for (size_t i = 0; i < n; i++)
         if (ops[i].stack)
             ids[m++] = ops[i].stack;
-    qsort(ids, m, sizeof *ids, cmp_u32);
+    tp_sort_structs_u32(ids, m, sizeof *ids, 0);
     stack_key *keys = tp_mem_xcalloc(m + 1, sizeof *keys);
     size_t nk = 0;
     for (size_t i = 0; i < m; i++) {
@@ -147,9 +139,10 @@ static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *key
         if (!r->frames || keys[i].stack < r->stack)
             r->stack = keys[i].stack, r->frames = keys[i].f, r->n_frames = keys[i].n;
     }
-    qsort(ops, n, sizeof *ops, cmp_op);
+    const tp_sort_field by[] = {{offsetof(op, group), 0}, {offsetof(op, name), 1}};
+    tp_sort_structs(ops, n, sizeof *ops, by, 2); /* by (group, name) */
     size_t cap = 0;
-    for (size_t i = 0, j; i < n && ops[i].group != SIZE_MAX; i = j) {
+    for (size_t i = 0, j; i < n && ops[i].group != NO_GROUP; i = j) {
         tp_an_stack_row *r = &out->s[ops[i].group];
         tp_an_stack_kernel k = {ops[i].name, 0, 0};
         for (j = i; j < n && ops[j].group == ops[i].group && ops[j].name == ops[i].name; j++)
@@ -182,7 +175,7 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
         const stack_key *k =
             ops[i].stack ? bsearch(&probe, keys, nk, sizeof *keys, cmp_key_stack) : NULL;
         if (k) {
-            ops[i].group = k->group;
+            ops[i].group = (int64_t)k->group;
         } else {
             out->no_stack++;
             out->no_stack_ns = tp_an_add(out->no_stack_ns, ops[i].ns);

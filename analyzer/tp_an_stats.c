@@ -251,8 +251,10 @@ static size_t *np_partition(const int64_t *v, size_t *pl, size_t *pr) {
 }
 
 /* Distinct keys have one ascending order, whatever the algorithm: the stable radix order.
- * Returns 0 (idx untouched) when two keys are equal, where numpy's own order is needed. */
-static int argsort_distinct(const int64_t *v, size_t n, size_t *idx) {
+ * Returns 0 (idx untouched) when two keys are equal, where numpy's own order is needed; then
+ * *tie (when not NULL) gets a new array (free() it) that marks, per index, the keys that
+ * occur more than once. */
+static int argsort_distinct(const int64_t *v, size_t n, size_t *idx, uint8_t **tie) {
     if (n < 64 || n >= UINT32_MAX)
         return 0;
     uint32_t *rows = tp_sort_order_i64(v, n);
@@ -261,27 +263,71 @@ static int argsort_distinct(const int64_t *v, size_t n, size_t *idx) {
         distinct = v[rows[i - 1]] != v[rows[i]];
     for (size_t i = 0; i < n && distinct; i++)
         idx[i] = rows[i];
+    if (!distinct && tie) {
+        *tie = tp_mem_xcalloc(n, 1);
+        for (size_t i = 1; i < n; i++)
+            if (v[rows[i - 1]] == v[rows[i]])
+                (*tie)[rows[i - 1]] = (*tie)[rows[i]] = 1;
+    }
     free(rows);
     return distinct;
 }
 
+/* What sorting the parts of numpy's recursion whose keys are distinct needs. */
+typedef struct {
+    const uint8_t *tie; /* per index: its key occurs more than once; NULL: unknown */
+} np_shortcut;
+
+/* When no key of tosort[pl..pr] occurs twice in the whole array, sorts that part (any sort of
+ * distinct keys gives the one order numpy's would) and returns 1; else 0. */
+static int np_sort_if_distinct(const int64_t *v, size_t *pl, size_t *pr, np_shortcut *s) {
+    if (!s->tie)
+        return 0;
+    size_t n = (size_t)(pr - pl + 1);
+    for (size_t i = 0; i < n; i++)
+        if (s->tie[pl[i]])
+            return 0;
+    /* scratch of the part's size only (the caller's arrays are large already) */
+    uint64_t *key = tp_mem_xalloc(n, sizeof *key); /* radix keys, then the sorted indices */
+    uint32_t *row = tp_mem_xalloc(n, sizeof *row);
+    for (size_t i = 0; i < n; i++) {
+        key[i] = tp_sort_key_i64(v[pl[i]]);
+        row[i] = (uint32_t)i;
+    }
+    tp_sort_pairs(key, row, n);
+    for (size_t i = 0; i < n; i++)
+        key[i] = pl[row[i]];
+    for (size_t i = 0; i < n; i++)
+        pl[i] = (size_t)key[i];
+    free(key), free(row);
+    return 1;
+}
+
+/* numpy's introsort, where every part whose keys are all distinct (most of them, when few
+ * keys repeat) is finished by a radix sort instead: numpy's partitions, and hence which
+ * indices each part holds, are followed exactly; only the order inside a part is reached
+ * another way, and for distinct keys it is the same. */
 void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
-    if (argsort_distinct(v, num, tosort))
+    np_shortcut sc = {0};
+    if (argsort_distinct(v, num, tosort, (uint8_t **)&sc.tie))
         return;
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
     if (num < 2)
-        return;
+        goto done;
     size_t *pl = tosort, *pr = tosort + num - 1;
     size_t *stack[NP_QS_STACK], **sptr = stack;
     int depth[NP_QS_STACK], *psdepth = depth;
     int cdepth = np_msb(num) * 2;
     for (;;) {
         if (cdepth < 0) {
-            np_aheapsort(v, pl, (size_t)(pr - pl + 1));
+            if (!np_sort_if_distinct(v, pl, pr, &sc))
+                np_aheapsort(v, pl, (size_t)(pr - pl + 1));
             goto stack_pop;
         }
         while ((pr - pl) > NP_SMALL_QUICKSORT) {
+            if (np_sort_if_distinct(v, pl, pr, &sc))
+                goto stack_pop;
             size_t *pi = np_partition(v, pl, pr);
             if (pi - pl < pr - pi) {
                 *sptr++ = pi + 1;
@@ -302,6 +348,8 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
         pl = *(--sptr);
         cdepth = *(--psdepth);
     }
+done:
+    free((void *)sc.tie);
 }
 
 static int cmp_keyrow(const void *a, const void *b) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_namememo.h"
 #include "tp_an_stats.h"
 #include "tp_kgroup.h"
 #include "tp_kineto_names.h"
@@ -247,34 +248,45 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     free(keep);
 }
 
-/* Last row (by time) of the other class sharing row i's correlation, or -1. */
-static long partner_row(const tp_rank *r, size_t i, const uint8_t *cls) {
-    int64_t corr = r->ev.correlation[i];
-    if (corr == -1)
-        return -1;
-    const uint32_t *rows;
-    size_t n = tp_rank_corr_rows(r, corr, &rows);
-    for (size_t j = n; j-- > 0;)
-        if (cls[rows[j]] != cls[i])
-            return rows[j];
-    return -1;
+#define NO_PARTNER UINT32_MAX
+
+/* Per model row: the last row (by time) of the other class sharing its correlation, or
+ * NO_PARTNER. One pass over the correlation index (rows by correlation, then time), whose
+ * runs are the rows sharing a correlation; rows with correlation -1 are not in it. */
+static uint32_t *partner_rows(const tp_rank *r, const uint8_t *cls) {
+    size_t n = r->ev.n;
+    const int64_t *c = r->ev.correlation;
+    const uint32_t *bc = r->by_corr;
+    uint32_t *p = tp_an_alloc(n ? n : 1, sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = NO_PARTNER;
+    for (size_t s = 0, e; s < r->n_by_corr; s = e) {
+        uint32_t last[2] = {NO_PARTNER, NO_PARTNER}; /* per class */
+        for (e = s; e < r->n_by_corr && c[bc[e]] == c[bc[s]]; e++)
+            last[cls[bc[e]] != 0] = bc[e];
+        for (size_t k = s; k < e; k++)
+            p[bc[k]] = last[cls[bc[k]] == 0];
+    }
+    return p;
 }
 
 static void link_rows(tp_an_view *v, const uint8_t *cls) {
     size_t nm = v->r->ev.n;
     int32_t *first = tp_an_alloc(nm ? nm : 1, sizeof *first);
+    uint32_t *partner = partner_rows(v->r, cls);
     for (size_t i = 0; i < nm; i++)
         first[i] = -1;
     for (size_t k = v->n; k-- > 0;)
         first[v->row[k]] = (int32_t)k;
     for (size_t k = 0; k < v->n; k++) {
-        long p = partner_row(v->r, v->row[k], cls);
+        long p = partner[v->row[k]] == NO_PARTNER ? -1 : (long)partner[v->row[k]];
         if (p >= 0 && outside_window(v, (size_t)p))
             p = -1; /* cut off with the rest of the trace outside the window */
         v->linked[k] = p >= 0;
         v->link[k] = p >= 0 ? first[p] : -1;
     }
     free(first);
+    free(partner);
 }
 
 static int native_gpu(const tp_events *ev, size_t i) {
@@ -282,16 +294,25 @@ static int native_gpu(const tp_events *ev, size_t i) {
     return ev->stream[i] != -1 && (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET);
 }
 
+/* The kernel type depends on the name only, so it is decided once per pool id (the regular
+ * expressions cost more than everything else the view does per row). */
+static int ktype_test(const char *name) {
+    return (int)tp_ktype_of(name);
+}
+
 static void classify(tp_an_view *v) {
     const tp_events *ev = &v->r->ev;
+    tp_an_namememo kt;
+    tp_an_namememo_open(&kt, v->m, ktype_test);
     v->n_gpu = 0;
     for (size_t k = 0; k < v->n; k++) {
         size_t i = v->row[k];
         v->gpu[k] = v->opts.compat_hta ? ev->stream[i] != -1 : native_gpu(ev, i);
-        v->ktype[k] = v->gpu[k] ? (uint8_t)tp_ktype_of(tp_model_str(v->m, ev->name[i]))
-                                : (uint8_t)TP_KT_OTHER;
+        v->ktype[k] =
+            v->gpu[k] ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
         v->n_gpu += v->gpu[k];
     }
+    tp_an_namememo_close(&kt);
 }
 
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts) {

@@ -98,6 +98,8 @@ static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid) {
 }
 
 const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
+    if (d->mem_given)
+        return d->mem_given;
     if (!d->mem) {
         d->mem = tp_an_alloc(1, sizeof *d->mem);
         tp_an_memuse_run(d->v, d->mem);

@@ -69,6 +69,8 @@ struct tp_diag_ctx {
                            whose two rules both need it) */
     tp_an_memuse *mem;  /* the memory analysis, made on first use by the memory rules
                            (tp_diag_memuse) */
+    const tp_an_memuse *mem_given; /* borrowed: the caller's memory analysis of the same
+                                      view (tp_diagnose_run_with); NULL: none */
 };
 
 /* Builds everything above for the rank seen by `v`; findings go to `out` (zeroed here). */

@@ -61,8 +61,13 @@ size_t tp_diagnose_rules(const tp_diag_rule **out) {
 }
 
 void tp_diagnose_run(const tp_an_view *v, tp_diagnosis *out) {
+    tp_diagnose_run_with(v, NULL, out);
+}
+
+void tp_diagnose_run_with(const tp_an_view *v, const tp_an_memuse *mu, tp_diagnosis *out) {
     tp_diag_ctx d;
     tp_diag_ctx_init(&d, v, out);
+    d.mem_given = mu;
     /* A first step alone is warm-up: only the rules that need no more than memory records
      * (an OOM, growth) or none (drops) judge it; shares of time in it mean nothing. A native
      * trace records from the program's start, so its only step is the first; a PyTorch

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_an_memuse.h"
 #include "tp_an_view.h"
 
 /* One frame of the CPU stack behind a finding (JSON "frames"), innermost first. Symbolized
@@ -115,6 +116,11 @@ size_t tp_diagnose_rules(const tp_diag_rule **rules);
 /* Diagnoses the rank seen by `v` into `out` (owned by the caller; free with
  * tp_diagnose_free). Never fails; aborts on out of memory like the rest of the analyzer. */
 void tp_diagnose_run(const tp_an_view *v, tp_diagnosis *out);
+
+/* The same, with the memory analysis of the same view already made (`mu`, borrowed; it must
+ * be tp_an_memuse_run's result for `v`): the memory rules read it instead of running the
+ * allocator replay a second time. NULL: as tp_diagnose_run. */
+void tp_diagnose_run_with(const tp_an_view *v, const tp_an_memuse *mu, tp_diagnosis *out);
 
 void tp_diagnose_free(tp_diagnosis *d); /* NULL: no-op */
 

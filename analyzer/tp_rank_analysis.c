@@ -36,8 +36,14 @@ static void run_cpuops(tp_rank_analysis *a) {
 static void run_host(tp_rank_analysis *a) {
     tp_an_host_run(&a->v, &a->host);
 }
+/* The memory rules read the memory analysis: it runs here, once, for both (the replay is
+ * one of the costliest analyses). */
 static void run_diagnosis(tp_rank_analysis *a) {
-    tp_diagnose_run(&a->v, &a->dg);
+    if (!(a->ran & TP_RA_MEMUSE)) {
+        run_memuse(a);
+        a->ran |= TP_RA_MEMUSE;
+    }
+    tp_diagnose_run_with(&a->v, &a->mu, &a->dg);
 }
 
 /* The analyses in the order they run (the report's order). Each reads only the view. */

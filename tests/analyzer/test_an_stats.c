@@ -4,6 +4,7 @@
  * tested with the interval sets (test_an_ivset). */
 #include "tp_an_stats.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,144 @@ static void test_argsort_large(void) {
     free(k), free(idx);
 }
 
+/* ---- the numpy port as it was before its shortcut (numpy 1.24's aquicksort, plain): the
+ * reference that tp_an_argsort_np's shortcut for distinct parts must match exactly. */
+static void ref_sift(const int64_t *v, size_t *a, size_t i, size_t n) {
+    size_t tmp = a[i], j;
+    for (j = i << 1; j <= n;) {
+        if (j < n && v[a[j]] < v[a[j + 1]])
+            j += 1;
+        if (v[tmp] < v[a[j]]) {
+            a[i] = a[j];
+            i = j;
+            j += j;
+        } else
+            break;
+    }
+    a[i] = tmp;
+}
+
+static void ref_heapsort(const int64_t *v, size_t *tosort, size_t n) {
+    size_t *a = tosort - 1;
+    for (size_t l = n >> 1; l > 0; --l)
+        ref_sift(v, a, l, n);
+    for (; n > 1;) {
+        size_t tmp = a[n];
+        a[n] = a[1];
+        a[1] = tmp;
+        n -= 1;
+        ref_sift(v, a, 1, n);
+    }
+}
+
+#define REF_SWAP(a, b)                                                                             \
+    do {                                                                                           \
+        size_t t_ = (a);                                                                           \
+        (a) = (b);                                                                                 \
+        (b) = t_;                                                                                  \
+    } while (0)
+
+static void ref_argsort(const int64_t *v, size_t num, size_t *tosort) {
+    for (size_t i = 0; i < num; i++)
+        tosort[i] = i;
+    if (num < 2)
+        return;
+    size_t *pl = tosort, *pr = tosort + num - 1, *stack[128], **sptr = stack;
+    int depth[128], *psdepth = depth, cdepth = 0;
+    for (size_t m = num; m >>= 1;)
+        cdepth++;
+    cdepth *= 2;
+    for (;;) {
+        if (cdepth < 0) {
+            ref_heapsort(v, pl, (size_t)(pr - pl + 1));
+            goto pop;
+        }
+        while ((pr - pl) > 15) {
+            size_t *pm = pl + ((pr - pl) >> 1);
+            if (v[*pm] < v[*pl])
+                REF_SWAP(*pm, *pl);
+            if (v[*pr] < v[*pm])
+                REF_SWAP(*pr, *pm);
+            if (v[*pm] < v[*pl])
+                REF_SWAP(*pm, *pl);
+            int64_t vp = v[*pm];
+            size_t *pi = pl, *pj = pr - 1;
+            REF_SWAP(*pm, *pj);
+            for (;;) {
+                do
+                    ++pi;
+                while (v[*pi] < vp);
+                do
+                    --pj;
+                while (vp < v[*pj]);
+                if (pi >= pj)
+                    break;
+                REF_SWAP(*pi, *pj);
+            }
+            REF_SWAP(*pi, *(pr - 1));
+            if (pi - pl < pr - pi) {
+                *sptr++ = pi + 1;
+                *sptr++ = pr;
+                pr = pi - 1;
+            } else {
+                *sptr++ = pl;
+                *sptr++ = pi - 1;
+                pl = pi + 1;
+            }
+            *psdepth++ = --cdepth;
+        }
+        for (size_t *pi = pl + 1; pi <= pr; ++pi) {
+            size_t vi = *pi, *pj = pi, *pk = pi - 1;
+            int64_t x = v[vi];
+            while (pj > pl && x < v[*pk])
+                *pj-- = *pk--;
+            *pj = vi;
+        }
+    pop:
+        if (sptr == stack)
+            break;
+        pr = *(--sptr);
+        pl = *(--sptr);
+        cdepth = *(--psdepth);
+    }
+}
+
+/* The shortcut (radix sorts of the parts whose keys are distinct) leaves every permutation
+ * as the plain port makes it: few ties, many ties, two sorted runs (the queue analysis's
+ * input, which drives numpy into its heapsort), a run with a tie pair across the runs. */
+static void test_argsort_shortcut(void) {
+    enum { N = 20000 };
+    int64_t *k = malloc(N * sizeof *k);
+    size_t *got = malloc(N * sizeof *got), *want = malloc(N * sizeof *want);
+    uint64_t s = 777;
+    for (int shape = 0; shape < 5; shape++)
+        for (size_t n = 64; n <= N; n = n * 5 + 3) {
+            for (size_t i = 0; i < n; i++) {
+                if (shape == 0) /* distinct but a few repeated */
+                    k[i] = (int64_t)(rnd(&s) % 1000000000) * (i % 97 ? 1 : 0);
+                else if (shape == 1) /* many ties */
+                    k[i] = (int64_t)(rnd(&s) % 50);
+                else if (shape == 2) /* two ascending runs, overlapping times, one tie */
+                    k[i] = i < n / 2 ? (int64_t)i * 10 : (int64_t)(i - n / 2) * 10 + 3;
+                else if (shape == 3)
+                    k[i] = i < n / 2 ? (int64_t)i * 10
+                                     : (int64_t)(i - n / 2) * 10 + 3 * (int64_t)(i % 3);
+                else /* descending with a few equal neighbours */
+                    k[i] = (int64_t)(n - i) / (i % 11 ? 1 : 2);
+            }
+            tp_an_argsort_np(k, n, got);
+            ref_argsort(k, n, want);
+            size_t bad = n;
+            for (size_t i = 0; i < n && bad == n; i++)
+                if (got[i] != want[i])
+                    bad = i;
+            if (bad != n)
+                fprintf(stderr, "shape %d n %zu: first difference at %zu\n", shape, n, bad);
+            CHECK_EQ_U(bad, n);
+        }
+    free(k), free(got), free(want);
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -192,5 +331,6 @@ int main(void) {
     TP_RUN(test_dist_matches_describe);
     TP_RUN(test_keyrow_sort);
     TP_RUN(test_argsort_large);
+    TP_RUN(test_argsort_shortcut);
     return tp_test_summary();
 }
