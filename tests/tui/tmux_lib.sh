@@ -1,9 +1,9 @@
 # tmux_lib.sh: what the tmux-driven TUI tests share; sourced, with `sock` (the private tmux
 # server's name) set first. Skips (exit 77) without tmux. Defines: tmp (a folder removed at
 # exit, with the server), T (tmux on that server), fail (prints the last screen, exit 1),
-# wait_in SESSION TEXT... (up to 10 s until the screen shows every TEXT, fixed strings) and
-# lacks_in SESSION TEXT (up to 10 s until it no longer shows TEXT). Screens are polled, so no
-# test depends on how fast the machine is, only on the 10 s bound.
+# wait_in SESSION TEXT... (up to 60 s until the screen shows every TEXT, fixed strings) and
+# lacks_in SESSION TEXT (up to 60 s until it no longer shows TEXT). Screens are polled, so no
+# test depends on how fast the machine is, only on a bound no loaded machine reaches.
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 T() { tmux -L "$sock" -f /dev/null "$@"; }
@@ -20,7 +20,7 @@ wait_in() {
     _s=$1
     shift
     _i=0
-    while [ $_i -lt 100 ]; do
+    while [ $_i -lt 600 ]; do
         T capture-pane -p -t "$_s" >"$tmp/screen" 2>/dev/null
         _ok=1
         for _w in "$@"; do
@@ -35,7 +35,7 @@ wait_in() {
 
 lacks_in() {
     _i=0
-    while [ $_i -lt 100 ]; do
+    while [ $_i -lt 600 ]; do
         T capture-pane -p -t "$1" >"$tmp/screen" 2>/dev/null
         grep -qF -- "$2" "$tmp/screen" || return 0
         sleep 0.1
