@@ -27,6 +27,7 @@
 
 #include "tp_env_keys.h"
 #include "tp_hash.h"
+#include "tp_json_walk.h"
 #include "tp_kineto_names.h"
 #include "tp_kineto_stacks.h"
 #include "tp_mem.h"
@@ -1320,54 +1321,6 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
     return TP_OK;
 }
 
-/* Inflates a gzip image in memory chunk by chunk into the parser. */
-static void feed_gzip_mem(kparse *p, const void *data, size_t len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        abort();
-    unsigned char *out = malloc(CHUNK);
-    if (!out)
-        abort();
-    z.next_in = (unsigned char *)(uintptr_t)data;
-    z.avail_in = len > UINT_MAX ? UINT_MAX : (unsigned)len;
-    int zr = Z_OK;
-    while (zr == Z_OK && p->st == TP_OK) {
-        z.next_out = out;
-        z.avail_out = CHUNK;
-        zr = inflate(&z, Z_NO_FLUSH);
-        size_t n = CHUNK - z.avail_out;
-        if (n && feed(p, out, n) != TP_OK)
-            break;
-        if (zr == Z_BUF_ERROR || (zr == Z_OK && z.avail_in == 0 && n < CHUNK))
-            zr = Z_BUF_ERROR; /* input ended inside the stream */
-    }
-    if (p->st == TP_OK && zr == Z_STREAM_END)
-        finish(p);
-    else if (p->st == TP_OK && zr == Z_BUF_ERROR)
-        fail(p, TP_ERR_TRUNCATED, "truncated gzip stream");
-    else if (p->st == TP_OK)
-        fail(p, TP_ERR_PARSE, "gzip stream damaged: %s", z.msg ? z.msg : "inflate error");
-    inflateEnd(&z);
-    free(out);
-}
-
-/* tp_import_kineto_mem with the error in parts. */
-static tp_status load_mem(tp_model *m, const char *name, const void *data, size_t len,
-                          tp_load_error *e) {
-    kparse p;
-    kparse_init(&p, m, name, e);
-    yajl_handle h = p.h;
-    const unsigned char *d = data;
-    if (len == 0)
-        fail(&p, TP_ERR_EMPTY, "empty file");
-    else if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b)
-        feed_gzip_mem(&p, data, len);
-    else if (feed(&p, data, len) == TP_OK)
-        finish(&p);
-    return kparse_done(&p, h);
-}
-
 int tp_import_kineto_sniff(const void *head, size_t len) {
     const unsigned char *s = head;
     if (len >= 2 && s[0] == 0x1f && s[1] == 0x8b)
@@ -1719,23 +1672,314 @@ static void source_close(gzsource *s) {
         free(s->buf[i]);
 }
 
-/* Feeds every chunk to the parser; returns 1 when the stream ended cleanly. */
-static int pump(kparse *p, gzsource *src) {
-    for (;;) {
-        unsigned char *buf;
-        int n = source_next(src, &buf);
-        if (n <= 0)
-            return n == 0;
-        if (feed(p, buf, (size_t)n) != TP_OK)
-            return 0;
-        tp_progress_update(p->m->progress, (uint64_t)gzoffset(src->gz), p->r ? p->r->ev.n : 0);
+/* ---------------------------------------------------------------- simdjson pieces
+ *
+ * The default import: the text streams through a window of a few MiB; yajl reads it up to
+ * the `[` of the traceEvents array, then simdjson (tp_json_walk) walks the array in pieces
+ * that end at an event boundary, the last one (`}` ws `,` ws `{`) in the window, and the
+ * rest of the text (the last event, `]` and what follows) goes to yajl again. A piece ends at
+ * the last boundary within PIECE bytes, or the first one after when there is none. Each is
+ * walked as the array `[piece]` by a parser that keeps its events (defer_event, as the split
+ * parse's second thread does); they are committed in order (replay) only when the whole piece
+ * was valid JSON. A piece that starts at an event boundary and is one valid array ends at a
+ * boundary too, so a guessed boundary inside a string fails the walk instead of misleading it.
+ * A failed walk commits nothing: yajl reads that piece itself, and on to the next boundary
+ * until it stands between two events, where the walk resumes (an error: yajl words it, with
+ * its position). So the model, its string ids and every error are yajl's. */
+#define PIECE (1u << 20)       /* text per walk: the window holds about twice this */
+#define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
+#define WIN_PAD TP_JSON_WALK_PADDING
+
+/* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. */
+typedef long (*pull_fn)(void *src, const unsigned char **buf);
+
+/* TP_IMPORT_PARSER=yajl: yajl alone (the import before simdjson; bench and tests compare). */
+static int use_walker(void) {
+    const char *s = getenv("TP_IMPORT_PARSER");
+    return !(s && !strcmp(s, "yajl"));
+}
+
+typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
+
+typedef struct {
+    kparse *p;
+    tp_json_walk *w;
+    size_t piece;     /* text per walk (tests use tiny pieces) */
+    unsigned char *t; /* the window: t[lo..hi) not yet handed on; t[lo-1] is ours to write */
+    size_t lo, hi, cap;
+    phase ph;
+    int ev_depth;   /* p->depth inside the traceEvents array */
+    int comma_owed; /* yajl saw an event, and the `,` after the last one it saw was passed over */
+    int resync;     /* yajl reads until it stands between two events again */
+    kparse q;       /* the walk's parser: keeps its events in d */
+    deferred d;
+    tp_load_error qe;
+    uint64_t walked; /* pieces committed */
+} pieces;
+
+static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece) {
+    memset(s, 0, sizeof *s);
+    s->p = p, s->w = w, s->piece = piece ? piece : PIECE;
+    s->cap = 2 * s->piece + CHUNK + WIN_PAD + 1;
+    s->t = tp_mem_xrealloc(NULL, s->cap, 1);
+    s->lo = s->hi = 1;
+    s->q.defer = &s->d;
+    s->q.e = &s->qe;
+    event_reset(&s->q.ev);
+}
+
+static void pieces_free(pieces *s) {
+    free(s->t);
+    free(s->q.ev.name.p);
+    free(s->q.ev.cat.p);
+    free(s->q.ev.arg_name.p);
+    free(s->q.ev.dims.p);
+    free(s->q.ev.callstack.p);
+    free(s->d.ev);
+    free(s->d.text);
+}
+
+/* Appends n bytes, moving the unread text to the front or growing the window as needed. */
+static void window_put(pieces *s, const unsigned char *buf, size_t n) {
+    if (s->hi + n + WIN_PAD > s->cap) {
+        memmove(s->t, s->t + s->lo - 1, s->hi - s->lo + 1);
+        s->hi -= s->lo - 1, s->lo = 1;
     }
+    if (s->hi + n + WIN_PAD > s->cap) {
+        s->cap = 2 * (s->hi + n + WIN_PAD);
+        s->t = tp_mem_xrealloc(s->t, s->cap, 1);
+    }
+    memcpy(s->t + s->hi, buf, n);
+    s->hi += n;
+}
+
+/* Hands t[lo..lo+n) to yajl (after the `,` it is owed). */
+static tp_status window_feed(pieces *s, size_t n) {
+    if (s->comma_owed) {
+        s->comma_owed = 0;
+        if (yajl_parse(s->p->h, (const unsigned char *)",", 1) != yajl_status_ok)
+            return fail(s->p, TP_ERR_PARSE, "parse stopped"), s->p->st; /* ALWAYS: it is one */
+    }
+    tp_status st = n ? feed(s->p, s->t + s->lo, n) : s->p->st;
+    s->lo += n;
+    return st;
+}
+
+/* PH_PREFIX: yajl reads up to each `[` in turn until one opened the traceEvents array. */
+static void prefix_step(pieces *s) {
+    kparse *p = s->p;
+    while (s->ph == PH_PREFIX && s->lo < s->hi && p->st == TP_OK) {
+        const unsigned char *b = memchr(s->t + s->lo, '[', s->hi - s->lo);
+        size_t n = b ? (size_t)(b - (s->t + s->lo)) + 1 : s->hi - s->lo;
+        window_feed(s, n);
+        if (b && p->st == TP_OK && top_frame(p) == F_EVENTS && p->event_idx == 0 && p->depth <= 2)
+            s->ph = PH_EVENTS, s->ev_depth = p->depth;
+    }
+}
+
+/* The last `}` ws `,` ws `{` in t[from..hi). */
+static int last_boundary(const unsigned char *t, size_t from, size_t hi, size_t *brace,
+                         size_t *open) {
+    size_t end = hi;
+    while (end > from) {
+        const unsigned char *o = memrchr(t + from, '{', end - from);
+        if (!o)
+            return 0;
+        size_t j = (size_t)(o - t);
+        while (j > from && is_ws(t[j - 1]))
+            j--;
+        if (j > from && t[j - 1] == ',') {
+            for (j--; j > from && is_ws(t[j - 1]);)
+                j--;
+            if (j > from && t[j - 1] == '}') {
+                *brace = j - 1, *open = (size_t)(o - t);
+                return 1;
+            }
+        }
+        end = (size_t)(o - t);
+    }
+    return 0;
+}
+
+static const tp_json_walk_cb walk_callbacks = {cb_null,    cb_bool,        cb_number,
+                                               cb_string,  cb_start_map,   cb_map_key,
+                                               cb_end_map, cb_start_array, cb_end_array};
+
+/* Walks t[start..brace] as `[...]` into s->d; 1 when every event of it was read. */
+static int walk_piece(pieces *s, size_t start, size_t brace) {
+    kparse *q = &s->q;
+    q->st = TP_OK;
+    q->depth = s->ev_depth;
+    q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
+    q->kind[1] = F_EVENTS;
+    q->k = K_NONE;
+    q->event_idx = s->p->event_idx;
+    s->d.n = s->d.text_len = 0;
+    tp_load_error_init(&s->qe, "");
+    unsigned char before = s->t[start - 1], after = s->t[brace + 1];
+    s->t[start - 1] = '[', s->t[brace + 1] = ']';
+    int ok = tp_json_walk_elements(s->w, (const char *)s->t + start - 1, brace + 3 - start,
+                                   &walk_callbacks, q) &&
+             q->st == TP_OK && q->depth == s->ev_depth;
+    s->t[start - 1] = before, s->t[brace + 1] = after;
+    return ok;
+}
+
+/* yajl reads on up to the `}` at `brace`; when it then stands between two events, the walk
+ * resumes at `open`, else (inside a string or a nested value: the guess was no boundary)
+ * yajl goes on to the next boundary first; after the array, yajl reads the rest. */
+static void yajl_to(pieces *s, size_t brace, size_t open) {
+    kparse *p = s->p;
+    if (window_feed(s, brace + 1 - s->lo) != TP_OK)
+        return;
+    if (p->ev_end == p->base_off && p->depth == s->ev_depth && top_frame(p) == F_EVENTS) {
+        pass_over(p, s->t + s->lo, open - s->lo);
+        s->lo = open;
+        s->comma_owed = 1;
+        s->resync = 0;
+    } else if (p->depth < s->ev_depth) {
+        s->ph = PH_SERIAL;
+    }
+}
+
+/* PH_EVENTS with enough text in the window (or all there is, `eof`): one piece, walked or
+ * read by yajl; or, without a boundary, PH_SERIAL (at the end, or past WINDOW_MAX). */
+static void events_step(pieces *s, int eof) {
+    size_t start = s->lo, brace, open;
+    while (!s->resync && start < s->hi && is_ws(s->t[start]))
+        start++;
+    size_t lim = s->hi - start > s->piece ? start + s->piece : s->hi;
+    int found = s->resync ? find_boundary(s->t, s->hi, s->lo, &brace, &open)
+                          : start < s->hi && s->t[start] == '{' &&
+                                (last_boundary(s->t, start + 1, lim, &brace, &open) ||
+                                 find_boundary(s->t, s->hi, lim, &brace, &open));
+    if (!found) {
+        if (eof || s->hi - s->lo > WINDOW_MAX ||
+            (!s->resync && start < s->hi && s->t[start] != '{'))
+            s->ph = PH_SERIAL;
+        return; /* else: read more */
+    }
+    if (!s->resync && walk_piece(s, start, brace)) {
+        pass_over(s->p, s->t + s->lo, open - s->lo);
+        replay(s->p, &s->d);
+        s->lo = open;
+        s->walked++;
+        return;
+    }
+    s->resync = 1; /* an error (yajl words it), or a guess that was no boundary */
+    yajl_to(s, brace, open);
+}
+
+/* Reads the source through the window into the parser; returns 1 when it ended cleanly
+ * (the text the window still holds is read before a read error is reported, as yajl alone
+ * would have read it). */
+static int pump_pieces(pieces *s, pull_fn pull, void *src) {
+    kparse *p = s->p;
+    while (p->st == TP_OK) {
+        const unsigned char *buf;
+        long n = pull(src, &buf);
+        if (n <= 0) {
+            while (s->ph == PH_EVENTS && p->st == TP_OK)
+                events_step(s, 1);
+            if (p->st == TP_OK)
+                window_feed(s, s->hi - s->lo);
+            return n == 0 && p->st == TP_OK;
+        }
+        if (s->ph == PH_SERIAL) {
+            feed(p, buf, (size_t)n);
+            continue;
+        }
+        window_put(s, buf, (size_t)n);
+        if (s->ph == PH_PREFIX)
+            prefix_step(s);
+        while (s->ph == PH_EVENTS && p->st == TP_OK && s->hi - s->lo >= s->piece) {
+            size_t lo = s->lo;
+            events_step(s, 0);
+            if (s->lo == lo && s->ph == PH_EVENTS)
+                break; /* one event longer than the window holds: read on */
+        }
+        if (s->ph == PH_SERIAL && p->st == TP_OK)
+            window_feed(s, s->hi - s->lo);
+    }
+    return 0;
+}
+
+/* Sources: the file (through gzsource), plain text in memory, gzip in memory. */
+typedef struct {
+    gzsource *g;
+    kparse *p;
+} filesrc;
+
+static long pull_file(void *arg, const unsigned char **buf) {
+    filesrc *f = arg;
+    unsigned char *b;
+    int n = source_next(f->g, &b);
+    *buf = b;
+    if (n > 0)
+        tp_progress_update(f->p->m->progress, (uint64_t)gzoffset(f->g->gz),
+                           f->p->r ? f->p->r->ev.n : 0);
+    return n;
+}
+
+typedef struct {
+    const unsigned char *d;
+    size_t len, off;
+} memsrc;
+
+static long pull_mem(void *arg, const unsigned char **buf) {
+    memsrc *m = arg;
+    size_t n = m->len - m->off < CHUNK ? m->len - m->off : CHUNK;
+    *buf = m->d + m->off;
+    m->off += n;
+    return (long)n;
+}
+
+typedef struct {
+    z_stream z;
+    unsigned char *out;
+    int zr; /* Z_OK while inflating; then Z_STREAM_END, Z_BUF_ERROR (input ended) or an error */
+} gzmemsrc;
+
+static long pull_gzmem(void *arg, const unsigned char **buf) {
+    gzmemsrc *g = arg;
+    while (g->zr == Z_OK) {
+        g->z.next_out = g->out;
+        g->z.avail_out = CHUNK;
+        g->zr = inflate(&g->z, Z_NO_FLUSH);
+        size_t n = CHUNK - g->z.avail_out;
+        if (g->zr == Z_BUF_ERROR || (g->zr == Z_OK && g->z.avail_in == 0 && n < CHUNK))
+            g->zr = Z_BUF_ERROR; /* input ended inside the stream */
+        if (n) {
+            *buf = g->out;
+            return (long)n;
+        }
+    }
+    return g->zr == Z_STREAM_END ? 0 : -1;
+}
+
+/* Runs the source into the parser, through the walker unless `mode` is 0 or it cannot run
+ * here; *walked (NULL: not wanted) counts the pieces it committed. Returns pump's result. */
+static int pump_source(kparse *p, pull_fn pull, void *src, int mode, size_t piece,
+                       uint64_t *walked) {
+    tp_json_walk *w = mode ? tp_json_walk_open() : NULL;
+    pieces *s = tp_mem_xrealloc(NULL, 1, sizeof *s);
+    pieces_init(s, p, w, piece);
+    if (!w)
+        s->ph = PH_SERIAL;
+    int clean = pump_pieces(s, pull, src);
+    if (walked)
+        *walked = s->walked;
+    pieces_free(s);
+    free(s);
+    tp_json_walk_close(w);
+    return clean;
 }
 
 static void read_stream(kparse *p, gzFile gz) {
     gzsource src;
     source_open(&src, gz);
-    int clean = pump(p, &src);
+    filesrc f = {&src, p};
+    int clean = pump_source(p, pull_file, &f, use_walker(), 0, NULL);
     source_close(&src);
     if (p->st != TP_OK)
         return;
@@ -1747,6 +1991,43 @@ static void read_stream(kparse *p, gzFile gz) {
         fail(p, TP_ERR_PARSE, "gzip stream damaged: %s", msg);
     else
         finish(p);
+}
+
+/* tp_import_kineto_mem with the error in parts; `mode` 0: yajl alone, 1: with the walker
+ * (pieces of `piece` bytes, 0: PIECE). */
+static tp_status load_mem(tp_model *m, const char *name, const void *data, size_t len,
+                          tp_load_error *e, int mode, size_t piece, uint64_t *walked) {
+    kparse p;
+    kparse_init(&p, m, name, e);
+    yajl_handle h = p.h;
+    const unsigned char *d = data;
+    if (walked)
+        *walked = 0;
+    if (len == 0) {
+        fail(&p, TP_ERR_EMPTY, "empty file");
+    } else if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
+        gzmemsrc g;
+        memset(&g, 0, sizeof g);
+        if (inflateInit2(&g.z, 16 + MAX_WBITS) != Z_OK)
+            abort();
+        g.out = tp_mem_xrealloc(NULL, CHUNK, 1);
+        g.z.next_in = (unsigned char *)(uintptr_t)data;
+        g.z.avail_in = len > UINT_MAX ? UINT_MAX : (unsigned)len;
+        pump_source(&p, pull_gzmem, &g, mode, piece, walked);
+        if (p.st == TP_OK && g.zr == Z_STREAM_END)
+            finish(&p);
+        else if (p.st == TP_OK && g.zr == Z_BUF_ERROR)
+            fail(&p, TP_ERR_TRUNCATED, "truncated gzip stream");
+        else if (p.st == TP_OK)
+            fail(&p, TP_ERR_PARSE, "gzip stream damaged: %s", g.z.msg ? g.z.msg : "inflate error");
+        inflateEnd(&g.z);
+        free(g.out);
+    } else {
+        memsrc src = {d, len, 0};
+        if (pump_source(&p, pull_mem, &src, mode, piece, walked) && p.st == TP_OK)
+            finish(&p);
+    }
+    return kparse_done(&p, h);
 }
 
 tp_status tp_import_kineto_load(tp_model *m, const char *path, tp_load_error *e) {
@@ -1777,7 +2058,16 @@ tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t
 tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
                                char *err, size_t err_len) {
     tp_load_error e;
-    return tp_load_error_string(load_mem(m, name, data, len, &e), &e, err, err_len);
+    return tp_load_error_string(load_mem(m, name, data, len, &e, use_walker(), 0, NULL), &e, err,
+                                err_len);
+}
+
+tp_status tp_import_kineto_mem_parser(tp_model *m, const char *name, const void *data, size_t len,
+                                      int walker, size_t piece, uint64_t *walked, char *err,
+                                      size_t err_len) {
+    tp_load_error e;
+    return tp_load_error_string(load_mem(m, name, data, len, &e, walker, piece, walked), &e, err,
+                                err_len);
 }
 
 tp_status tp_import_kineto_mem_split(tp_model *m, const char *name, const void *data, size_t len,
