@@ -1204,6 +1204,28 @@ static void rank_continue(kparse *p, const char *s, size_t n) {
     }
 }
 
+/* The first `"rank":` in s[0..n), NULL when none. This runs over every byte of a trace
+ * without one (most): glibc's memmem took 5 % of the import's CPU, so SSE2 tests three of
+ * the pattern's bytes (`"` at 0, `k` at 4, `:` at 6) for 16 starts at once. */
+static const char *find_rank_key(const char *s, size_t n) {
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i q = _mm_set1_epi8('"'), k = _mm_set1_epi8('k'), c = _mm_set1_epi8(':');
+    for (; i + 22 <= n; i += 16) {
+        __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)), q);
+        __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 4)), k);
+        __m128i d = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 6)), c);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_and_si128(a, b), d));
+        for (; m; m &= m - 1) {
+            const char *at = s + i + __builtin_ctz(m);
+            if (!memcmp(at, "\"rank\":", 7))
+                return at;
+        }
+    }
+#endif
+    return memmem(s + i, n - i, "\"rank\":", 7);
+}
+
 /* Scans one chunk for the first `"rank":\s+(\d+)` as HTA does (a line-wise regex; the
  * whitespace class excludes the newline). Matches split across chunks are found. */
 static void rank_scan(kparse *p, const char *s, size_t n) {
@@ -1226,7 +1248,7 @@ static void rank_scan(kparse *p, const char *s, size_t n) {
         }
     }
     for (const char *q = s; p->rank_state == 0 && q < s + n;) {
-        const char *hit = memmem(q, (size_t)(s + n - q), pat, plen);
+        const char *hit = find_rank_key(q, (size_t)(s + n - q));
         if (!hit)
             break;
         p->rank_state = 1;
@@ -1693,13 +1715,32 @@ static void source_close(gzsource *s) {
 /* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. */
 typedef long (*pull_fn)(void *src, const unsigned char **buf);
 
-/* TP_IMPORT_PARSER=yajl: yajl alone (the import before simdjson; bench and tests compare). */
-static int use_walker(void) {
-    const char *s = getenv("TP_IMPORT_PARSER");
-    return !(s && !strcmp(s, "yajl"));
+/* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
+ * before simdjson; bench and tests compare); else the walker, on a thread of its own when
+ * two cores are online and TP_IMPORT_THREADS is not 1. */
+static int walker_mode(void) {
+    const char *s = getenv("TP_IMPORT_PARSER"), *t = getenv("TP_IMPORT_THREADS");
+    if (s && !strcmp(s, "yajl"))
+        return 0;
+    return (t && *t && atoi(t) == 1) || sysconf(_SC_NPROCESSORS_ONLN) < 2 ? 1 : 2;
 }
 
 typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
+
+/* A piece in flight: its text copied out of the window (so the window may move), walked by
+ * its own parser into its own deferred events. */
+typedef enum { S_FREE, S_QUEUED, S_DONE } slot_state;
+
+typedef struct {
+    kparse q;
+    deferred d;
+    tp_load_error qe;
+    unsigned char *txt; /* `[` piece `]` and padding */
+    size_t len, cap;
+    size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
+    int ok;
+    slot_state state; /* under pieces.mu when threaded */
+} slot;
 
 typedef struct {
     kparse *p;
@@ -1711,39 +1752,95 @@ typedef struct {
     int ev_depth;   /* p->depth inside the traceEvents array */
     int comma_owed; /* yajl saw an event, and the `,` after the last one it saw was passed over */
     int resync;     /* yajl reads until it stands between two events again */
-    kparse q;       /* the walk's parser: keeps its events in d */
-    deferred d;
-    tp_load_error qe;
+    slot slots[2];  /* pieces in flight, oldest first from `head` */
+    int head, inflight;
     uint64_t walked; /* pieces committed */
+    /* With a second core the walks run on a worker thread while this one commits the
+     * previous piece's events (replay): the work splits about evenly between the two. */
+    int threaded, stop;
+    unsigned next_job; /* the worker's next slot: next_job % 2 */
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
 } pieces;
 
-static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece) {
+static const tp_json_walk_cb walk_callbacks;
+
+/* Walks a slot's text into its deferred events; sets ok. */
+static void walk_slot(pieces *s, slot *sl) {
+    kparse *q = &sl->q;
+    sl->ok = tp_json_walk_elements(s->w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
+             q->st == TP_OK && q->depth == s->ev_depth;
+}
+
+static void *walker_main(void *arg) {
+    pieces *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        slot *sl = &s->slots[s->next_job % 2];
+        while (sl->state != S_QUEUED && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (s->stop)
+            break;
+        pthread_mutex_unlock(&s->mu);
+        walk_slot(s, sl);
+        pthread_mutex_lock(&s->mu);
+        sl->state = S_DONE;
+        s->next_job++;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int threaded) {
     memset(s, 0, sizeof *s);
     s->p = p, s->w = w, s->piece = piece ? piece : PIECE;
     s->cap = 2 * s->piece + CHUNK + WIN_PAD + 1;
     s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     s->lo = s->hi = 1;
-    s->q.defer = &s->d;
-    s->q.e = &s->qe;
-    event_reset(&s->q.ev);
+    for (int i = 0; i < 2; i++) {
+        s->slots[i].q.defer = &s->slots[i].d;
+        s->slots[i].q.e = &s->slots[i].qe;
+        event_reset(&s->slots[i].q.ev);
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->threaded = w && threaded && pthread_create(&s->th, NULL, walker_main, s) == 0;
 }
 
 static void pieces_free(pieces *s) {
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->th, NULL);
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
     free(s->t);
-    free(s->q.ev.name.p);
-    free(s->q.ev.cat.p);
-    free(s->q.ev.arg_name.p);
-    free(s->q.ev.dims.p);
-    free(s->q.ev.callstack.p);
-    free(s->d.ev);
-    free(s->d.text);
+    for (int i = 0; i < 2; i++) {
+        slot *sl = &s->slots[i];
+        free(sl->q.ev.name.p);
+        free(sl->q.ev.cat.p);
+        free(sl->q.ev.arg_name.p);
+        free(sl->q.ev.dims.p);
+        free(sl->q.ev.callstack.p);
+        free(sl->d.ev);
+        free(sl->d.text);
+        free(sl->txt);
+    }
 }
 
 /* Appends n bytes, moving the unread text to the front or growing the window as needed. */
 static void window_put(pieces *s, const unsigned char *buf, size_t n) {
     if (s->hi + n + WIN_PAD > s->cap) {
-        memmove(s->t, s->t + s->lo - 1, s->hi - s->lo + 1);
-        s->hi -= s->lo - 1, s->lo = 1;
+        size_t shift = s->lo - 1;
+        memmove(s->t, s->t + shift, s->hi - shift);
+        s->hi -= shift, s->lo = 1;
+        for (int i = 0; i < 2; i++)
+            s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
     }
     if (s->hi + n + WIN_PAD > s->cap) {
         s->cap = 2 * (s->hi + n + WIN_PAD);
@@ -1805,24 +1902,64 @@ static const tp_json_walk_cb walk_callbacks = {cb_null,    cb_bool,        cb_nu
                                                cb_string,  cb_start_map,   cb_map_key,
                                                cb_end_map, cb_start_array, cb_end_array};
 
-/* Walks t[start..brace] as `[...]` into s->d; 1 when every event of it was read. */
-static int walk_piece(pieces *s, size_t start, size_t brace) {
-    kparse *q = &s->q;
+/* Puts t[start..brace] in flight as `[...]`: walked now, or queued for the worker. */
+static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
+    slot *sl = &s->slots[(s->head + s->inflight++) % 2];
+    kparse *q = &sl->q;
     q->st = TP_OK;
     q->depth = s->ev_depth;
     q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
     q->kind[1] = F_EVENTS;
     q->k = K_NONE;
     q->event_idx = s->p->event_idx;
-    s->d.n = s->d.text_len = 0;
-    tp_load_error_init(&s->qe, "");
-    unsigned char before = s->t[start - 1], after = s->t[brace + 1];
-    s->t[start - 1] = '[', s->t[brace + 1] = ']';
-    int ok = tp_json_walk_elements(s->w, (const char *)s->t + start - 1, brace + 3 - start,
-                                   &walk_callbacks, q) &&
-             q->st == TP_OK && q->depth == s->ev_depth;
-    s->t[start - 1] = before, s->t[brace + 1] = after;
-    return ok;
+    sl->d.n = sl->d.text_len = 0;
+    tp_load_error_init(&sl->qe, "");
+    sl->start = start, sl->brace = brace, sl->open = open;
+    sl->len = brace + 3 - start;
+    if (sl->cap < sl->len + WIN_PAD) {
+        sl->cap = sl->len + WIN_PAD;
+        sl->txt = tp_mem_xrealloc(sl->txt, sl->cap, 1);
+    }
+    sl->txt[0] = '[';
+    memcpy(sl->txt + 1, s->t + start, sl->len - 2);
+    sl->txt[sl->len - 1] = ']';
+    if (!s->threaded) {
+        walk_slot(s, sl);
+        sl->state = S_DONE;
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    sl->state = S_QUEUED;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Waits for the oldest piece in flight and takes it out of flight; returns its slot. */
+static slot *retire(pieces *s) {
+    slot *sl = &s->slots[s->head];
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        while (sl->state != S_DONE)
+            pthread_cond_wait(&s->cv, &s->mu);
+        pthread_mutex_unlock(&s->mu);
+    }
+    sl->state = S_FREE;
+    s->head = (s->head + 1) % 2;
+    s->inflight--;
+    return sl;
+}
+
+/* The next piece from window index `from`: 1 with its bounds, 0 when the window has none. */
+static int next_piece(pieces *s, size_t from, size_t *start, size_t *brace, size_t *open) {
+    size_t i = from;
+    while (i < s->hi && is_ws(s->t[i]))
+        i++;
+    *start = i;
+    if (i == s->hi || s->t[i] != '{')
+        return 0;
+    size_t lim = s->hi - i > s->piece ? i + s->piece : s->hi;
+    return last_boundary(s->t, i + 1, lim, brace, open) ||
+           find_boundary(s->t, s->hi, lim, brace, open);
 }
 
 /* yajl reads on up to the `}` at `brace`; when it then stands between two events, the walk
@@ -1842,32 +1979,48 @@ static void yajl_to(pieces *s, size_t brace, size_t open) {
     }
 }
 
-/* PH_EVENTS with enough text in the window (or all there is, `eof`): one piece, walked or
- * read by yajl; or, without a boundary, PH_SERIAL (at the end, or past WINDOW_MAX). */
-static void events_step(pieces *s, int eof) {
-    size_t start = s->lo, brace, open;
-    while (!s->resync && start < s->hi && is_ws(s->t[start]))
-        start++;
-    size_t lim = s->hi - start > s->piece ? start + s->piece : s->hi;
-    int found = s->resync ? find_boundary(s->t, s->hi, s->lo, &brace, &open)
-                          : start < s->hi && s->t[start] == '{' &&
-                                (last_boundary(s->t, start + 1, lim, &brace, &open) ||
-                                 find_boundary(s->t, s->hi, lim, &brace, &open));
-    if (!found) {
-        if (eof || s->hi - s->lo > WINDOW_MAX ||
-            (!s->resync && start < s->hi && s->t[start] != '{'))
+/* PH_EVENTS: puts the next piece in flight when the window holds enough text (or all there
+ * is, `eof`), and commits the oldest one when two are in flight or no more can go; a failed
+ * walk hands its text, and all after it, to yajl (yajl_to). Without a boundary and with
+ * nothing in flight: PH_SERIAL (at the end, or past WINDOW_MAX). Returns 1 when it made
+ * progress, 0 when it needs more text. */
+static int events_step(pieces *s, int eof) {
+    size_t start = s->hi, brace, open;
+    if (s->resync) {
+        if (find_boundary(s->t, s->hi, s->lo, &brace, &open))
+            yajl_to(s, brace, open);
+        else if (eof || s->hi - s->lo > WINDOW_MAX)
             s->ph = PH_SERIAL;
-        return; /* else: read more */
+        else
+            return 0;
+        return 1;
     }
-    if (!s->resync && walk_piece(s, start, brace)) {
-        pass_over(s->p, s->t + s->lo, open - s->lo);
-        replay(s->p, &s->d);
-        s->lo = open;
+    size_t from = s->inflight ? s->slots[(s->head + s->inflight - 1) % 2].open : s->lo;
+    int room = s->inflight < 2 && (eof || s->hi - from >= s->piece);
+    if (room && next_piece(s, from, &start, &brace, &open)) {
+        dispatch(s, start, brace, open);
+        if (s->inflight < 2)
+            return 1;
+    } else if (!s->inflight) {
+        if (eof || s->hi - s->lo > WINDOW_MAX || (start < s->hi && s->t[start] != '{'))
+            s->ph = PH_SERIAL;
+        return s->ph == PH_SERIAL;
+    } else if (!eof && s->inflight < 2 && s->hi - from < s->piece) {
+        return 0; /* read on while the worker walks */
+    }
+    slot *sl = retire(s);
+    if (sl->ok) {
+        pass_over(s->p, s->t + s->lo, sl->open - s->lo);
+        replay(s->p, &sl->d);
+        s->lo = sl->open;
         s->walked++;
-        return;
+        return 1;
     }
+    while (s->inflight) /* walked from a boundary that yajl must confirm first */
+        retire(s);
     s->resync = 1; /* an error (yajl words it), or a guess that was no boundary */
-    yajl_to(s, brace, open);
+    yajl_to(s, sl->brace, sl->open);
+    return 1;
 }
 
 /* Reads the source through the window into the parser; returns 1 when it ended cleanly
@@ -1892,12 +2045,8 @@ static int pump_pieces(pieces *s, pull_fn pull, void *src) {
         window_put(s, buf, (size_t)n);
         if (s->ph == PH_PREFIX)
             prefix_step(s);
-        while (s->ph == PH_EVENTS && p->st == TP_OK && s->hi - s->lo >= s->piece) {
-            size_t lo = s->lo;
-            events_step(s, 0);
-            if (s->lo == lo && s->ph == PH_EVENTS)
-                break; /* one event longer than the window holds: read on */
-        }
+        while (s->ph == PH_EVENTS && p->st == TP_OK && events_step(s, 0))
+            ;
         if (s->ph == PH_SERIAL && p->st == TP_OK)
             window_feed(s, s->hi - s->lo);
     }
@@ -1957,13 +2106,14 @@ static long pull_gzmem(void *arg, const unsigned char **buf) {
     return g->zr == Z_STREAM_END ? 0 : -1;
 }
 
-/* Runs the source into the parser, through the walker unless `mode` is 0 or it cannot run
- * here; *walked (NULL: not wanted) counts the pieces it committed. Returns pump's result. */
+/* Runs the source into the parser: `mode` 0 yajl alone, 1 with the walker, 2 with the walker
+ * on a thread of its own (mode 1 and 2 fall back to yajl alone where it cannot run); *walked (NULL:
+ * not wanted) counts the pieces it committed. Returns pump's result. */
 static int pump_source(kparse *p, pull_fn pull, void *src, int mode, size_t piece,
                        uint64_t *walked) {
     tp_json_walk *w = mode ? tp_json_walk_open() : NULL;
     pieces *s = tp_mem_xrealloc(NULL, 1, sizeof *s);
-    pieces_init(s, p, w, piece);
+    pieces_init(s, p, w, piece, mode == 2);
     if (!w)
         s->ph = PH_SERIAL;
     int clean = pump_pieces(s, pull, src);
@@ -1979,7 +2129,7 @@ static void read_stream(kparse *p, gzFile gz) {
     gzsource src;
     source_open(&src, gz);
     filesrc f = {&src, p};
-    int clean = pump_source(p, pull_file, &f, use_walker(), 0, NULL);
+    int clean = pump_source(p, pull_file, &f, walker_mode(), 0, NULL);
     source_close(&src);
     if (p->st != TP_OK)
         return;
@@ -2058,7 +2208,7 @@ tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t
 tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
                                char *err, size_t err_len) {
     tp_load_error e;
-    return tp_load_error_string(load_mem(m, name, data, len, &e, use_walker(), 0, NULL), &e, err,
+    return tp_load_error_string(load_mem(m, name, data, len, &e, walker_mode(), 0, NULL), &e, err,
                                 err_len);
 }
 

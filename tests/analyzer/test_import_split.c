@@ -89,19 +89,22 @@ static int compare_opt(const char *name, const void *data, size_t len, int repor
         ok = 0;
     }
     /* the default import (simdjson pieces) against yajl alone, with pieces of one event
-     * (every boundary a piece's end) and of a few events */
-    size_t pieces[] = {1, 300};
-    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0] && ok; i++) {
+     * (every boundary a piece's end) and of a few events, walked here and on a thread */
+    struct {
+        int mode;
+        size_t piece;
+    } walks[] = {{1, 1}, {2, 1}, {2, 300}};
+    for (size_t i = 0; i < sizeof walks / sizeof walks[0] && ok; i++) {
         tp_model *c = tp_model_new(), *y = tp_model_new();
         char ec[600] = "", ey[600] = "";
         uint64_t w = 0;
-        tp_status sc =
-            tp_import_kineto_mem_parser(c, name, data, len, 1, pieces[i], &w, ec, sizeof ec);
+        tp_status sc = tp_import_kineto_mem_parser(c, name, data, len, walks[i].mode,
+                                                   walks[i].piece, &w, ec, sizeof ec);
         tp_status sy = tp_import_kineto_mem_parser(y, name, data, len, 0, 0, NULL, ey, sizeof ey);
         walked_total += w;
         if (sc != sy || strcmp(ec, ey) || sy != sa || strcmp(ey, ea) || !same_rows(c, y)) {
-            fprintf(stderr, "%s (%zu bytes): yajl %d '%s', simdjson (piece %zu) %d '%s'\n", name,
-                    len, sy, ey, pieces[i], sc, ec);
+            fprintf(stderr, "%s (%zu bytes): yajl %d '%s', simdjson (mode %d piece %zu) %d '%s'\n",
+                    name, len, sy, ey, walks[i].mode, walks[i].piece, sc, ec);
             ok = 0;
         }
         tp_model_close(c);
