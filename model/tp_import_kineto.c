@@ -1711,6 +1711,7 @@ static void source_close(gzsource *s) {
 #define PIECE (1u << 20)       /* text per walk: the window holds about twice this */
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
+#define WINDOW (6 * PIECE + CHUNK) /* text held: pieces in flight and read ahead */
 
 /* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. */
 typedef long (*pull_fn)(void *src, const unsigned char **buf);
@@ -1796,7 +1797,7 @@ static void *walker_main(void *arg) {
 static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int threaded) {
     memset(s, 0, sizeof *s);
     s->p = p, s->w = w, s->piece = piece ? piece : PIECE;
-    s->cap = 2 * s->piece + CHUNK + WIN_PAD + 1;
+    s->cap = WINDOW + WIN_PAD + 1; /* compacting moves up to 2 pieces: rarely, when this is big */
     s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     s->lo = s->hi = 1;
     for (int i = 0; i < 2; i++) {
