@@ -7,7 +7,9 @@ packages=(
   build-essential cmake pkg-config git
   libzstd-dev        # chunk compression in .tprof files
   libunwind-dev      # call stacks in the collector
-  libyajl-dev        # streaming JSON parser for PyTorch-profiler traces
+  libyajl-dev        # streaming JSON parser for PyTorch-profiler traces (prefix, tail, errors; merge's tree)
+  libsimdjson-dev    # simdjson On-Demand: walks the traceEvents array of Kineto traces (model/tp_json_walk)
+  rapidjson-dev      # header-only; only bench/bench_json_parsers (the parser comparison), optional
   zlib1g-dev         # .json.gz input and chunk checksums (crc32)
   libdeflate-dev     # gzip members deflated on every core (export .json.gz), whole-file inflate (import)
   libncurses-dev     # the terminal UI
