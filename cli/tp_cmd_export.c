@@ -184,23 +184,24 @@ static const struct {
     const char *name, *ext;
     export_fn write;
     int recording;
-    int job; /* writes a job of several ranks into one file (a folder, several TRACEs) */
+    int job;    /* writes a job of several ranks into one file (a folder, several TRACEs) */
+    int stream; /* written front to back, so `-o -` can be standard output (SQLite seeks) */
     const char *help;
 } formats[] = {
-    {"chrome", ".json", write_chrome, 1, 1,
+    {"chrome", ".json", write_chrome, 1, 1, 1,
      "Chrome trace JSON in PyTorch-profiler (Kineto) form: opens in Perfetto UI,\n"
      "                    chrome://tracing, HTA and `trainprof report`; -o FILE.gz: "
      "gzip-compressed; the\n"
      "                    traces of the recording's other processes beside TRACE come along"},
-    {"folded", ".folded", write_folded, 1, 0,
+    {"folded", ".folded", write_folded, 1, 0, 1,
      "folded stacks (frame;frame;... WEIGHT, root first) for flamegraph.pl and\n"
      "                    speedscope; --weight gpu (default: GPU time of the kernels each stack\n"
      "                    launched), range (NVTX range time) or cpu (API call time), in ns"},
-    {"perfetto", ".pftrace", write_perfetto, 1, 1,
+    {"perfetto", ".pftrace", write_perfetto, 1, 1, 1,
      "Perfetto's native protobuf trace: opens in ui.perfetto.dev and trace_processor;\n"
      "                    nested NVTX slices per thread, a track per stream, launch flows,\n"
      "                    memory counters, interned callstacks; the whole recording"},
-    {"sqlite", ".sqlite", write_sqlite, 1, 0,
+    {"sqlite", ".sqlite", write_sqlite, 1, 0, 0,
      "an SQLite database: typed tables, named views, symbolized frames (schema:\n"
      "                    docs/export.md); the recording's other processes come along, each\n"
      "                    row tagged with its pid (--no-symbols: frames as module+offset)"},
@@ -244,12 +245,13 @@ static const char *format_names(char *buf, size_t n, const char *sep) {
 static void usage(FILE *out) {
     char names[64];
     fprintf(out,
-            "usage: trainprof export TRACE|FOLDER... --format %s [-o FILE] [--force]\n"
+            "usage: trainprof export TRACE|FOLDER... --format %s [-o FILE|-] [--force]\n"
             "                        [--weight gpu|range|cpu] [--no-symbols] [--quiet]\n"
             "                        [--schema trainprof|nsys]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
-            "extension in place of .tprof. An existing FILE is kept unless --force. An export\n"
-            "that takes more than 2 s shows its progress on stderr; --quiet (-q) turns it off.\n"
+            "extension in place of .tprof; -o - writes standard output (not sqlite). An\n"
+            "existing FILE is kept unless --force. An export that takes more than 2 s shows\n"
+            "its progress on stderr; --quiet (-q) turns it off.\n"
             "A job of several ranks (a FOLDER, or several TRACEs) goes into one file with\n"
             "--format perfetto or chrome: each rank its own process, on one clock.\n",
             format_names(names, sizeof names, "|"));
@@ -466,6 +468,14 @@ static int export_via_temp(const trace_set *t, const export_args *a, const char 
 
 static int export_to(const trace_set *t, const export_args *a, const char *out) {
     out_kind k;
+    if (!strcmp(out, "-")) { /* standard output, as most tools read `-o -` */
+        if (!formats[format_index(a->format)].stream) {
+            fprintf(stderr, "trainprof export: --format %s needs a file (-o FILE), not -\n",
+                    a->format);
+            return 1;
+        }
+        return run_export(t, a, "/dev/stdout", "standard output");
+    }
     if (classify_output(a->trace, out, a->force, &k) != 0)
         return 1;
     if (k == OUT_STREAM)

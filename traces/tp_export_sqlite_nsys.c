@@ -292,8 +292,6 @@ typedef struct {
     size_t n_gpus, gpus_cap;
     late_name *late; /* DOMAIN / CATEGORY names: rows once t_first is known */
     size_t n_late, late_cap;
-    tp_visit_range pending; /* a closed start/end range waiting for its END's thread */
-    int has_pending;
 } nctx;
 
 static void fail(nctx *c, const char *what) {
@@ -769,25 +767,12 @@ static void write_range(nctx *c, const tp_visit_range *r, val end_tid) {
 }
 
 /* An NVTX range, paired by the visitor as the model's loader pairs them; one never closed
- * ends where the process's last record does. A closed start/end range waits for its END
- * (the visitor's next call, data[NVTX_END]), which says the thread it ended on. */
+ * ends where the process's last record does. A closed start/end range says the thread it
+ * ended on (endGlobalTid). */
 static tp_status on_range(void *cx, const tp_visit_range *r) {
     nctx *c = cx;
-    if (r->open.opened_by == TP_REC_NVTX_START && r->closed) {
-        c->pending = *r;
-        c->has_pending = 1;
-    } else {
-        write_range(c, r, VN);
-    }
-    return ok(c);
-}
-
-static tp_status on_nvtx_end(void *cx, const tp_rec_hdr *h) {
-    nctx *c = cx;
-    const tp_rec_nvtx_end *e = (const void *)h;
-    if (c->has_pending)
-        write_range(c, &c->pending, global_tid(c->pid, e->tid));
-    c->has_pending = 0;
+    int ended = r->open.opened_by == TP_REC_NVTX_START && r->closed;
+    write_range(c, r, ended ? global_tid(c->pid, r->end_tid) : VN);
     return ok(c);
 }
 
@@ -955,7 +940,6 @@ static const tp_visitor exporter = {
             [TP_REC_SYNC] = on_sync,
             [TP_REC_API] = on_api,
             [TP_REC_NVTX_MARK] = on_mark,
-            [TP_REC_NVTX_END] = on_nvtx_end,
             [TP_REC_DEVICE_MEM] = on_device_mem,
         },
     .range = on_range,
@@ -1045,7 +1029,6 @@ static tp_status export_one(nctx *c, tp_reader *r, size_t k) {
     c->r = r;
     c->corr_hi = (uint64_t)k << 32;
     c->t_first = UINT64_MAX, c->t_last = 0;
-    c->has_pending = 0;
     if (c->gid_cap)
         memset(c->gid, 0, c->gid_cap * sizeof *c->gid);
     if (c->short_cap)
@@ -1057,8 +1040,6 @@ static tp_status export_one(nctx *c, tp_reader *r, size_t k) {
         return st; /* the visitor's own failure (out of memory), not a row's */
     if (c->t_first == UINT64_MAX)
         c->t_first = 0;
-    if (c->has_pending) /* an END the visitor paired but never handed over: cannot happen */
-        write_range(c, &c->pending, VN);
     write_late(c);
     if (c->t_last > c->t_first) {
         c->all_first = c->all_first < c->t_first ? c->all_first : c->t_first;

@@ -24,6 +24,14 @@ typedef struct {
     tp_reader *r;
     uint32_t min_size[TP_REC_TYPE_LIMIT];
     tp_range_stack pushes, starts;
+    /* ENDs that came before their START in file order: a range ended on another thread
+     * whose chunk was written first. range id -> 1 + index into `early`. */
+    tp_region_map early_ids;
+    struct early_end {
+        uint64_t ts;
+        uint32_t tid;
+    } * early;
+    size_t n_early, cap_early;
     tp_visit_stats st;
     uint64_t ext[EXT_BYTES / 8];
 } walk;
@@ -111,13 +119,37 @@ static tp_status open_range(tp_range_stack *s, const tp_open_range *o) {
     return tp_range_stack_push(s, o) ? TP_OK : TP_ERR_NOMEM;
 }
 
-static tp_status close_range(walk *w, tp_range_stack *s, uint64_t key, uint64_t end) {
-    tp_visit_range r = {.end = end, .closed = 1};
+static tp_status close_range(walk *w, tp_range_stack *s, uint64_t key, uint64_t end,
+                             uint32_t end_tid) {
+    tp_visit_range r = {.end = end, .end_tid = end_tid, .closed = 1};
     if (!tp_range_stack_take(s, key, &r.open)) {
         w->st.nvtx_unpaired++;
         return TP_OK;
     }
     return w->v->range(w->ctx, &r);
+}
+
+/* An END with no open START: kept until its START comes (chunks of different threads reach
+ * the file in drain order, not time order), counted unpaired if none does. A second early
+ * END of one id replaces the first, which is unpaired. */
+static tp_status keep_early_end(walk *w, uint64_t id, uint64_t ts, uint32_t tid) {
+    if (id == 0) { /* no range has id 0 (the map cannot hold it) */
+        w->st.nvtx_unpaired++;
+        return TP_OK;
+    }
+    if (w->n_early == w->cap_early) {
+        size_t cap = w->cap_early ? 2 * w->cap_early : 16;
+        struct early_end *v = tp_mem_realloc(w->early, cap, sizeof *v);
+        if (!v)
+            return TP_ERR_NOMEM;
+        w->early = v, w->cap_early = cap;
+    }
+    w->early[w->n_early] = (struct early_end){ts, tid};
+    w->st.nvtx_unpaired += tp_region_map_take(&w->early_ids, id) != 0;
+    if (!tp_region_map_put(&w->early_ids, id, w->n_early + 1))
+        return TP_ERR_NOMEM;
+    w->n_early++;
+    return TP_OK;
 }
 
 static uint32_t color_of(const tp_rec_hdr *h, uint32_t color) {
@@ -140,6 +172,7 @@ static tp_status pair_push(walk *w, const tp_rec_hdr *h) {
 
 static tp_status pair_start(walk *w, const tp_rec_hdr *h) {
     const tp_rec_nvtx_start *n = (const void *)h;
+    uint64_t slot = w->early_ids.n ? tp_region_map_take(&w->early_ids, n->range_id) : 0;
     tp_open_range o = {.key = n->range_id,
                        .ts = n->ts,
                        .msg_sid = n->msg_sid,
@@ -149,17 +182,27 @@ static tp_status pair_start(walk *w, const tp_rec_hdr *h) {
                        .color = color_of(h, n->color),
                        .opened_by = TP_REC_NVTX_START,
                        .stack_id = n->stack_id};
+    if (slot) { /* its END came first: the range is whole now */
+        tp_visit_range r = {.open = o,
+                            .end = w->early[slot - 1].ts,
+                            .end_tid = w->early[slot - 1].tid,
+                            .closed = 1};
+        return w->v->range(w->ctx, &r);
+    }
     return open_range(&w->starts, &o);
 }
 
 static tp_status pair_pop(walk *w, const tp_rec_hdr *h) {
     const tp_rec_nvtx_pop *n = (const void *)h;
-    return close_range(w, &w->pushes, TP_PAIR_PUSH_KEY(n->tid, n->domain), n->ts);
+    return close_range(w, &w->pushes, TP_PAIR_PUSH_KEY(n->tid, n->domain), n->ts, n->tid);
 }
 
 static tp_status pair_end(walk *w, const tp_rec_hdr *h) {
     const tp_rec_nvtx_end *n = (const void *)h;
-    return close_range(w, &w->starts, n->range_id, n->ts);
+    tp_visit_range r = {.end = n->ts, .end_tid = n->tid, .closed = 1};
+    if (tp_range_stack_take(&w->starts, n->range_id, &r.open))
+        return w->v->range(w->ctx, &r);
+    return keep_early_end(w, n->range_id, n->ts, n->tid);
 }
 
 static tp_status (*const pairing[TP_REC_TYPE_LIMIT])(walk *, const tp_rec_hdr *) = {
@@ -226,6 +269,7 @@ static tp_status visit_data(walk *w) {
         st = flush_open(w, &w->pushes);
     if (st == TP_OK && w->v->range)
         st = flush_open(w, &w->starts);
+    w->st.nvtx_unpaired += w->early_ids.n; /* ENDs whose START never came */
     return st;
 }
 
@@ -238,6 +282,8 @@ tp_status tp_visit_run(tp_reader *r, const tp_visitor *v, void *ctx, tp_visit_st
         st = visit_data(&w);
     tp_range_stack_free(&w.pushes);
     tp_range_stack_free(&w.starts);
+    tp_region_map_free(&w.early_ids);
+    free(w.early);
     if (stats)
         *stats = w.st;
     return st;

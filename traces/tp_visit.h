@@ -47,6 +47,7 @@ typedef struct {
 typedef struct {
     tp_open_range open; /* what the PUSH / START said: ts, tid, msg_sid, domain, color, ... */
     uint64_t end;       /* time of the POP / END; 0 when !closed */
+    uint32_t end_tid;   /* thread of the POP / END (a start/end range may end elsewhere) */
     int closed;         /* 0: still open when the trace ended; the consumer picks the end */
 } tp_visit_range;
 
@@ -61,7 +62,9 @@ typedef struct {
     int (*keep)(void *ctx, const tp_rec_hdr *rec);
     /* data records by type */
     tp_visit_fn data[TP_REC_TYPE_LIMIT];
-    /* NVTX ranges, paired: called as the POP / END arrives, before that record's data[] */
+    /* NVTX ranges, paired: called as the POP / END arrives, before that record's data[];
+     * a start/end range whose END came first in file order (ended on a thread whose chunk
+     * was written earlier) is called as its START arrives */
     tp_status (*range)(void *ctx, const tp_visit_range *r);
 } tp_visitor;
 

@@ -278,6 +278,24 @@ def overwrite_rules(tmp, good):
     check(not left, f"temporary folders left behind: {left}")
 
 
+def to_stdout(tmp, good):
+    """-o - is standard output for the formats written front to back; SQLite refuses."""
+    d = os.path.join(tmp, "stdout")
+    os.mkdir(d)
+    ref = os.path.join(d, "ref.json")
+    check(run("export", good, "--format", "chrome", "-o", ref).returncode == 0, "chrome to a file")
+    r = subprocess.run([TP, "export", good, "--format", "chrome", "-o", "-"], cwd=d,
+                       capture_output=True)
+    check(r.returncode == 0 and r.stdout == open(ref, "rb").read(),
+          f"chrome -o -: {r.returncode} {len(r.stdout)} bytes, {r.stderr[-200:]!r}")
+    check("wrote standard output" in r.stderr.decode(), f"chrome -o -: {r.stderr[-200:]!r}")
+    r = subprocess.run([TP, "export", good, "--format", "sqlite", "-o", "-"], cwd=d,
+                       capture_output=True)
+    check(r.returncode == 1 and b"needs a file" in r.stderr and not r.stdout,
+          f"sqlite -o -: {r.returncode} {r.stderr!r}")
+    check(os.listdir(d) == ["ref.json"], f"-o - left files: {os.listdir(d)}")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="tp-export-") as tmp:
         traces = sorted(os.path.join(SAMPLES, f) for f in os.listdir(SAMPLES) if f.endswith(".tprof"))
@@ -294,6 +312,7 @@ def main():
         odd_names(tmp)
         bad_input(tmp, traces[0])  # a sample: large enough to keep kernels when cut
         overwrite_rules(tmp, traces[0])
+        to_stdout(tmp, traces[0])
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

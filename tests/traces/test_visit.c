@@ -107,22 +107,27 @@ static void dropped(tp_stage *s, uint64_t ts) {
 }
 
 /* The data, in file order. Ranges: r1 [100,400) tid 1 dom 0 with r2 [150,200) nested and r3
- * [120,300) on dom 1 around them; r4 start/end [130,500) ending on another thread; a pop
- * with nothing open; r5 pushed and never popped; a start never ended. */
+ * [120,300) on dom 1 around them; r4 start/end [130,500) ending on another thread; a
+ * start/end range [140,450) whose END (tid 3) comes before its START in the file, as when
+ * the ending thread's chunk is drained first; an END whose START never comes; a pop with
+ * nothing open; r5 pushed and never popped; a start never ended. */
 static void write_data(tp_writer *w) {
     tp_stage *s;
     CHECK_OK(tp_writer_stage_open(w, 1, &s));
     push(s, 100, 1, 0, sid_r1, 1);
+    end(s, 450, 99, 3);  /* before its START */
+    end(s, 460, 123, 3); /* never started */
     push(s, 120, 1, 1, sid_r3, 0);
     start(s, 130, 77, 1, sid_r4);
     push(s, 150, 1, 0, sid_r2, 0);
     kernel(s, 160, sizeof(tp_rec_kernel));
-    pop(s, 200, 1, 0);  /* closes r2, the innermost on (1, 0) */
-    pop(s, 300, 1, 1);  /* closes r3 */
-    pop(s, 350, 9, 0);  /* nothing open on (9, 0) */
-    kernel(s, 380, 72); /* short record */
-    pop(s, 400, 1, 0);  /* closes r1 */
-    end(s, 500, 77, 2); /* r4, ended on tid 2 */
+    pop(s, 200, 1, 0);            /* closes r2, the innermost on (1, 0) */
+    pop(s, 300, 1, 1);            /* closes r3 */
+    start(s, 140, 99, 1, sid_r2); /* its END came first: whole now */
+    pop(s, 350, 9, 0);            /* nothing open on (9, 0) */
+    kernel(s, 380, 72);           /* short record */
+    pop(s, 400, 1, 0);            /* closes r1 */
+    end(s, 500, 77, 2);           /* r4, ended on tid 2 */
     push(s, 600, 2, 0, sid_r5, 0);
     start(s, 650, 88, 2, sid_r5);
     dropped(s, 700);
@@ -262,16 +267,17 @@ static void test_ranges(void) {
         uint64_t ts, end;
         int closed;
         uint16_t by;
-        uint32_t tid, domain, color;
-    } want[] = {{150, 200, 1, TP_REC_NVTX_PUSH, 1, 0, 0},
-                {120, 300, 1, TP_REC_NVTX_PUSH, 1, 1, 0},
-                {100, 400, 1, TP_REC_NVTX_PUSH, 1, 0, 0xff00ff00u},
-                {130, 500, 1, TP_REC_NVTX_START, 1, 2, 0},
-                {600, 0, 0, TP_REC_NVTX_PUSH, 2, 0, 0},
-                {650, 0, 0, TP_REC_NVTX_START, 2, 2, 0}};
-    uint32_t msg[] = {sid_r2, sid_r3, sid_r1, sid_r4, sid_r5, sid_r5};
-    CHECK_EQ_U(s.n_rng, 6);
-    for (size_t i = 0; i < 6 && i < s.n_rng; i++) {
+        uint32_t tid, domain, color, end_tid;
+    } want[] = {{150, 200, 1, TP_REC_NVTX_PUSH, 1, 0, 0, 1},
+                {120, 300, 1, TP_REC_NVTX_PUSH, 1, 1, 0, 1},
+                {140, 450, 1, TP_REC_NVTX_START, 1, 2, 0, 3},
+                {100, 400, 1, TP_REC_NVTX_PUSH, 1, 0, 0xff00ff00u, 1},
+                {130, 500, 1, TP_REC_NVTX_START, 1, 2, 0, 2},
+                {600, 0, 0, TP_REC_NVTX_PUSH, 2, 0, 0, 0},
+                {650, 0, 0, TP_REC_NVTX_START, 2, 2, 0, 0}};
+    uint32_t msg[] = {sid_r2, sid_r3, sid_r2, sid_r1, sid_r4, sid_r5, sid_r5};
+    CHECK_EQ_U(s.n_rng, 7);
+    for (size_t i = 0; i < 7 && i < s.n_rng; i++) {
         const tp_visit_range *g = &s.rng[i];
         CHECK_EQ_U(g->open.ts, want[i].ts);
         CHECK_EQ_U(g->end, want[i].end);
@@ -281,11 +287,12 @@ static void test_ranges(void) {
         CHECK_EQ_U(g->open.domain, want[i].domain);
         CHECK_EQ_U(g->open.color, want[i].color);
         CHECK_EQ_U(g->open.msg_sid, msg[i]);
+        CHECK_EQ_U(g->end_tid, want[i].end_tid);
         CHECK_EQ_U(g->open.category, want[i].by == TP_REC_NVTX_PUSH ? 4 : 0);
     }
-    CHECK_EQ_U(st.nvtx_unpaired, 1);
+    CHECK_EQ_U(st.nvtx_unpaired, 2); /* the pop with nothing open, the END never started */
     CHECK_EQ_U(st.nvtx_unclosed, 2);
-    CHECK_EQ_U(st.records, 14); /* kernels, drop and the 11 NVTX halves; nothing else asked */
+    CHECK_EQ_U(st.records, 17); /* kernels, drop and the 14 NVTX halves; nothing else asked */
     tp_reader_close(r);
 }
 
@@ -322,9 +329,9 @@ static void test_filter(void) {
     tp_visitor each = {.each = on_data};
     memset(&s, 0, sizeof s);
     CHECK_OK(tp_visit_run(r, &each, &s, &st));
-    CHECK_EQ_U(s.n_data, 14); /* every data record */
+    CHECK_EQ_U(s.n_data, 17); /* every data record */
     CHECK_EQ_U(s.data_type[0], TP_REC_NVTX_PUSH);
-    CHECK_EQ_U(s.data_type[13], TP_REC_DROPPED);
+    CHECK_EQ_U(s.data_type[16], TP_REC_DROPPED);
     tp_reader_close(r);
 }
 
@@ -340,7 +347,7 @@ static void test_handler_error(void) {
     CHECK_EQ_U(s.kernels, 1);
     CHECK_EQ_U(s.n_data, 0);   /* the later DROPPED never came */
     CHECK_EQ_U(s.n_rng, 0);    /* nor did any range close */
-    CHECK_EQ_U(st.records, 5); /* push, push, start, push, kernel */
+    CHECK_EQ_U(st.records, 7); /* push, end, end, push, start, push, kernel */
     tp_reader_close(r);
 }
 
