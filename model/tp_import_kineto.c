@@ -1758,8 +1758,9 @@ typedef struct {
     uint64_t walked; /* pieces committed */
     /* With a second core the walks run on a worker thread while this one commits the
      * previous piece's events (replay): the work splits about evenly between the two. */
-    int threaded, stop;
-    unsigned next_job; /* the worker's next slot: next_job % 2 */
+    int want_thread, threaded, stop; /* the thread starts with the first piece (small texts:
+                                        none) */
+    unsigned next_job;               /* the worker's next slot: next_job % 2 */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -1807,7 +1808,7 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
     }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    s->threaded = w && threaded && pthread_create(&s->th, NULL, walker_main, s) == 0;
+    s->want_thread = w && threaded;
 }
 
 static void pieces_free(pieces *s) {
@@ -1924,6 +1925,10 @@ static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
     sl->txt[0] = '[';
     memcpy(sl->txt + 1, s->t + start, sl->len - 2);
     sl->txt[sl->len - 1] = ']';
+    if (s->want_thread) {
+        s->want_thread = 0;
+        s->threaded = pthread_create(&s->th, NULL, walker_main, s) == 0;
+    }
     if (!s->threaded) {
         walk_slot(s, sl);
         sl->state = S_DONE;
@@ -1997,6 +2002,10 @@ static int events_step(pieces *s, int eof) {
         return 1;
     }
     size_t from = s->inflight ? s->slots[(s->head + s->inflight - 1) % 2].open : s->lo;
+    if (eof && !s->walked && !s->inflight && s->hi - s->lo < s->piece) {
+        s->ph = PH_SERIAL; /* less than one piece of events: yajl alone costs less */
+        return 1;
+    }
     int room = s->inflight < 2 && (eof || s->hi - from >= s->piece);
     if (room && next_piece(s, from, &start, &brace, &open)) {
         dispatch(s, start, brace, open);
