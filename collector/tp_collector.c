@@ -206,6 +206,7 @@ static tp_tstate *thread_slow_locked(void) {
     t->tid = (uint32_t)gettid();
     if (tp_writer_stage_open(tp_g.writer, t->tid, &t->stage) != TP_OK)
         t->stage = NULL;
+    t->hot = t->stage && atomic_load(&tp_g.hot) == gen ? gen : TP_HOT_NEVER;
     write_thread(t->tid);
     pthread_once(&g_key_once, make_key);
     pthread_setspecific(g_key, t);
@@ -241,7 +242,7 @@ uint32_t tp_collector_intern_miss(tp_str_slot *e, const char *s) {
     uint32_t sid = tp_collector_intern_n(s, len);
     if (sid && len < TP_STR_INLINE) {
         memcpy(e->copy, s, len + 1);
-        e->len = (uint32_t)len;
+        e->len = (uint32_t)len | (((uintptr_t)s & 4095) + len + 1 > 4096 ? TP_STR_XPAGE : 0);
         e->sid = sid;
         e->ptr = s;
     }
@@ -465,8 +466,12 @@ static void start_locked(const tp_collector_config *cfg) {
         tp_collector_config_load(&tp_g.cfg, NULL);
     if (tp_g.cfg.error[0])
         fprintf(stderr, "trainprof: %s\n", tp_g.cfg.error);
-    for (int ty = 0; ty < TP_REC_TYPE_LIMIT; ty++)
-        tp_g.rec_flags[ty] = tp_record_info((uint16_t)ty)->flags;
+    for (int ty = 0; ty < TP_REC_TYPE_LIMIT; ty++) {
+        const tp_rec_info *ri = tp_record_info((uint16_t)ty);
+        tp_rec_hdr h = {.type = (uint16_t)ty, .flags = ri->flags, .size = ri->min_size};
+        tp_g.rec_flags[ty] = ri->flags;
+        memcpy(&tp_g.rec_hdr[ty], &h, sizeof h);
+    }
     if (!g_clock_ready) {
         tp_clock_init(&tp_g.clock, 0, 0);
         g_clock_ready = 1;
@@ -484,8 +489,9 @@ static void start_locked(const tp_collector_config *cfg) {
     tp_g.t_end = tp_g.cfg.duration_ns ? tp_g.t_begin + tp_g.cfg.duration_ns : UINT64_MAX;
     atomic_store(&tp_g.capture_open, 0);
     atomic_store(&tp_g.live_open, 0);
-    atomic_fetch_add(&tp_g.gen, 1);
+    uint32_t gen = atomic_fetch_add(&tp_g.gen, 1) + 1;
     atomic_store(&tp_g.active, 1);
+    atomic_store(&tp_g.hot, tp_collector_hot_config() ? gen : 0);
 }
 
 static void fork_child(void);
@@ -592,6 +598,7 @@ static void say_result(tp_status s, int err, const tp_writer_stats *st) {
 
 static void finish_locked(int execing) {
     tp_writer *w = tp_g.writer;
+    atomic_store(&tp_g.hot, 0); /* before `active`: no fast path sees hot on, active off */
     if (!w || !atomic_exchange(&tp_g.active, 0))
         return;
     /* Threads that passed the `active` check a moment ago may still be writing one record
@@ -651,6 +658,7 @@ static void fork_child(void) {
     tp_writer *old = tp_g.writer;
     tp_g.writer = NULL;
     atomic_store(&tp_g.active, 0);
+    atomic_store(&tp_g.hot, 0);
     atomic_fetch_add(&tp_g.gen, 1);
     /* Frees the parent's writer memory without touching its file, its thread (absent here)
      * or its locks (copied mid-use); the file is only ever written by the parent. */

@@ -23,7 +23,7 @@
 #include "tp_writer.h"
 
 #define TP_STR_CACHE_SLOTS 256
-#define TP_STR_INLINE 40
+#define TP_STR_INLINE 48 /* a slot of 64 bytes: one cache line, indexed by a shift */
 #define TP_STEP_SIDS 65536
 
 /* One slot of the pointer-keyed string cache: a hit needs the same pointer AND the same
@@ -31,9 +31,11 @@
 typedef struct {
     const char *ptr;
     uint32_t sid;
-    uint32_t len;
+    uint32_t len; /* strlen(copy), | TP_STR_XPAGE when the len + 1 bytes at ptr cross a page */
     char copy[TP_STR_INLINE];
 } tp_str_slot;
+#define TP_STR_XPAGE 0x80000000u
+_Static_assert(sizeof(tp_str_slot) == 64, "a string-cache slot is one cache line");
 
 typedef struct tp_tstate {
     tp_stage *stage; /* NULL: the buffer budget was spent; events count as dropped */
@@ -45,6 +47,10 @@ typedef struct tp_tstate {
     int idle_step1;     /* --idle: depth + 1 of an unrecorded step push, 0 = none */
     int rt_depth;       /* CUDA runtime API nesting (driver calls inside reuse its stack) */
     uint32_t rt_stack;
+    uint32_t hot; /* tp_g.hot when made and it has a ring: the hooks' fast paths may serve it;
+                     else TP_HOT_NEVER */
+    uint64_t fast_limit; /* hot: tp_stage_fast_limit(stage, TP_FAST_MAX) after the last
+                            general write (tp_collector_place); 0 before the first */
     tp_str_slot strs[TP_STR_CACHE_SLOTS];
     tp_stack_cache stacks;
 } tp_tstate;
@@ -53,8 +59,11 @@ typedef struct {
     tp_collector_config cfg;
     tp_writer *_Atomic writer; /* read by interposed close() on any thread */
     tp_clock clock;
-    _Atomic int active;       /* 1 while recording is possible */
-    _Atomic uint32_t gen;     /* bumped by every start, so old thread states are dropped */
+    _Atomic int active;   /* 1 while recording is possible */
+    _Atomic uint32_t gen; /* bumped by every start, so old thread states are dropped */
+    /* gen while recording in the hot configuration (tp_collector_hot_config), else 0: a
+     * thread state whose `hot` equals it is current and recording, in one compare. */
+    _Atomic uint32_t hot;
     _Atomic int capture_open; /* --capture nvtx: ranges of that name open now */
     _Atomic int live_open;    /* --idle: > 0 while the live server wants records */
     /* --idle: steps completed while nothing was recorded (their push found the gate shut),
@@ -67,6 +76,8 @@ typedef struct {
     char path[4096];
     char cupti_status[256];                /* why CUDA tracing is off, "" when on or not tried */
     uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, for TP_HOT_INIT */
+    uint64_t rec_hdr[TP_REC_TYPE_LIMIT];   /* a type's header (of its table struct's size) as
+                                              one word, for TP_HOT_HDR */
 } tp_collector;
 
 /* A part of the collector the core calls back. Every member may be NULL. */
@@ -178,6 +189,35 @@ static inline uint64_t tp_collector_now(void) {
     return tp_clock_now(&tp_g.clock);
 }
 
+/* The hooks' fast paths serve only the common configuration, tested once at start rather
+ * than at every event: the gate always open (no --capture, --delay, --duration or --idle),
+ * no stack at NVTX pushes, the TSC clock. Every other case takes the general path. */
+#define TP_HOT_NEVER UINT32_MAX /* a tstate's `hot` that matches no tp_g.hot */
+
+static inline int tp_collector_hot_config(void) {
+    return tp_g.cfg.capture == TP_CAPTURE_ALWAYS && tp_g.cfg.stacks < TP_STACKS_ALL &&
+           TP_CLOCK_HAVE_TSC && tp_g.clock.use_tsc;
+}
+
+/* The calling thread's state when a fast path may serve it (recording, hot configuration, a
+ * ring of its own), else NULL: then take the general path (tp_collector_thread). */
+static inline tp_tstate *tp_collector_hot_thread(void) {
+    tp_tstate *t = tp_tls;
+    if (__builtin_expect(t != 0, 1) &&
+        t->hot == atomic_load_explicit(&tp_g.hot, memory_order_relaxed))
+        return t;
+    return NULL;
+}
+
+/* tp_collector_now for a thread tp_collector_hot_thread returned: the TSC, without a test. */
+static inline uint64_t tp_collector_now_hot(void) {
+#if TP_CLOCK_HAVE_TSC
+    return tp_clock_now_tsc(&tp_g.clock);
+#else
+    return tp_collector_now();
+#endif
+}
+
 /* --idle: 1 when `sid` names a step range and `domain` is the step range's (any domain
  * when --step-range named none). */
 static inline int tp_collector_is_step(uint32_t sid, uint32_t domain) {
@@ -209,6 +249,9 @@ static inline int tp_collector_gate(uint64_t now) {
 #define TP_HOT_INIT(rec, type_)                                                                    \
     ((rec)->h.type = (type_), (rec)->h.flags = tp_g.rec_flags[(type_)],                            \
      (rec)->h.size = (uint32_t)sizeof(*(rec)))
+/* TP_HOT_INIT as one store, for a record of the struct tp_record.h's table names for its
+ * type (whose size the header word holds). */
+#define TP_HOT_HDR(rec, type_) memcpy(&(rec)->h, &tp_g.rec_hdr[(type_)], sizeof(tp_rec_hdr))
 #define TP_HOT_CLEAR(rec, type_) (memset((rec), 0, sizeof(*(rec))), TP_HOT_INIT((rec), (type_)))
 
 /* Interned id of `len` bytes (slow path, locked). */
@@ -221,8 +264,10 @@ uint32_t tp_collector_intern_miss(tp_str_slot *e, const char *s);
  * with overlapping tails, inline (a libc call cost more than the compare). */
 static inline int tp_collector_eq_small(const char *a, const char *b, uint32_t n) {
     uint64_t x, y, u = 0;
-    if (n >= 8) {
-        for (uint32_t i = 0; i + 8 <= n; i += 8) {
+    if (n >= 8) { /* the first 8, the words between (n > 16 only), the last 8 */
+        memcpy(&x, a, 8), memcpy(&y, b, 8);
+        u = x ^ y;
+        for (uint32_t i = 8; i + 8 < n; i += 8) {
             memcpy(&x, a + i, 8), memcpy(&y, b + i, 8);
             u |= x ^ y;
         }
@@ -240,6 +285,21 @@ static inline int tp_collector_eq_small(const char *a, const char *b, uint32_t n
     return !u;
 }
 
+/* The slot of the thread's string cache that may hold `s`. */
+static inline tp_str_slot *tp_collector_str_slot(tp_tstate *t, const char *s) {
+    uintptr_t p = (uintptr_t)s;
+    /* Slot ((p >> 3) ^ (p >> 11)) % TP_STR_CACHE_SLOTS, its byte offset computed in fewer
+     * steps: (p ^ (p >> 8)) keeps those bits at 3..10, a slot is 64 = 8 << 3 bytes. */
+    _Static_assert(TP_STR_CACHE_SLOTS == 256 && sizeof(tp_str_slot) == 64, "the offset below");
+    return (tp_str_slot *)(void *)((char *)t->strs + ((p ^ (p >> 8)) & (255u << 3)) * 8);
+}
+
+/* 1 when slot `e` holds non-NULL `s` and its bytes lie in one page (word compares, no call);
+ * 0 otherwise: fast paths leave the rest to tp_collector_intern. */
+static inline int tp_collector_str_hit(const tp_str_slot *e, const char *s) {
+    return e->ptr == s && !(e->len & TP_STR_XPAGE) && tp_collector_eq_small(e->copy, s, e->len + 1);
+}
+
 /* Interned id of NUL-terminated `s` (0 for NULL). Lock-free when cached: a hit needs the
  * same pointer and the same bytes, NUL included (callers such as Python reuse buffers). The
  * bytes are compared as words only when all len + 1 of them lie in the page of `s`, which is
@@ -248,19 +308,20 @@ static inline int tp_collector_eq_small(const char *a, const char *b, uint32_t n
 static inline uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
     if (!s)
         return 0;
-    uintptr_t p = (uintptr_t)s;
-    tp_str_slot *e = &t->strs[((p >> 3) ^ (p >> 11)) & (TP_STR_CACHE_SLOTS - 1)];
-    if (__builtin_expect(e->ptr == s, 1)) {
-        uint32_t n = e->len + 1;
-        if ((p & 4095) + n <= 4096 ? tp_collector_eq_small(e->copy, s, n) : strcmp(e->copy, s) == 0)
-            return e->sid;
-    }
+    tp_str_slot *e = tp_collector_str_slot(t, s);
+    if (__builtin_expect(tp_collector_str_hit(e, s), 1))
+        return e->sid;
+    if (e->ptr == s && (e->len & TP_STR_XPAGE) && strcmp(e->copy, s) == 0)
+        return e->sid;
     return tp_collector_intern_miss(e, s);
 }
 
 /* Writes an event through the thread's ring (or counts it dropped without one). A macro so
  * that the copy has the record's size as a constant (a few vector moves, no call). */
 #define tp_collector_emit(t, rec) tp_collector_emit_sized((t), (rec), (uint32_t)sizeof(*(rec)))
+
+/* The largest record the fast paths write with tp_collector_place. */
+#define TP_FAST_MAX 64
 
 static inline void tp_collector_emit_sized(tp_tstate *t, const void *rec, uint32_t size) {
     uint16_t type = ((const tp_rec_hdr *)rec)->type;
@@ -274,6 +335,18 @@ static inline void tp_collector_emit_sized(tp_tstate *t, const void *rec, uint32
         memcpy(d, rec, size);
         tp_stage_commit(s);
     }
+    /* reserve and commit may have moved the stage to another ring or past a check: the fast
+     * paths' limit is taken again (they fall back here when it runs out). */
+    if (t->hot != TP_HOT_NEVER)
+        t->fast_limit = tp_stage_fast_limit(s, TP_FAST_MAX);
+}
+
+/* Space in the thread's ring for a fast path's record of `size` (<= TP_FAST_MAX) bytes, none
+ * of the ring's out-of-line work due: 1 and the space in *rec, *end for tp_stage_commit_fast;
+ * 0: use tp_collector_emit (which then takes a new limit). Only for a thread
+ * tp_collector_hot_thread returned (it has a ring). */
+static inline int tp_collector_place(tp_tstate *t, uint32_t size, void **rec, uint64_t *end) {
+    return tp_stage_place(t->stage, size, t->fast_limit, rec, end);
 }
 
 /* Stack id of the calling thread's stack when `mode` is enabled, else 0. */

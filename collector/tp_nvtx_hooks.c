@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -127,6 +128,70 @@ static int capture_matches(uint32_t domain, const char *text) {
 
 /* ---------------------------------------------------------------- push / pop / mark */
 
+/* The fast paths: what push_common and pop_common do in the hot configuration
+ * (tp_collector_hot_thread: the gate always open, no push stacks, the TSC clock), for a
+ * message already in the thread's string cache, when the ring has room without out-of-line
+ * work and the depth has a mask bit of its own (< 63). They write the record in place and
+ * call nothing. They return -1, having changed nothing, when any of that does not hold;
+ * then the general path runs. The gate being open, --capture nvtx and --idle never set
+ * capture_depth1 or idle_step1 here, so the pop has nothing else to do. They store pairs of
+ * u32 fields as one little-endian u64. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "u32 pairs stored as one u64");
+_Static_assert(offsetof(tp_rec_nvtx, domain) == offsetof(tp_rec_nvtx, tid) + 4 &&
+                   offsetof(tp_rec_nvtx, msg_sid) == offsetof(tp_rec_nvtx, tid) + 8 &&
+                   offsetof(tp_rec_nvtx, category) == offsetof(tp_rec_nvtx, tid) + 12 &&
+                   offsetof(tp_rec_nvtx_pop, domain) == offsetof(tp_rec_nvtx_pop, tid) + 4,
+               "tid, domain, msg_sid, category are adjacent");
+
+static inline int push_fast(tp_tstate *t, uint32_t domain, uint32_t sid,
+                            const nvtxEventAttributes_t *a) {
+    int d = t->depth;
+    uint64_t end;
+    void *p;
+    if (__builtin_expect((unsigned)d >= 63, 0) ||
+        !tp_collector_place(t, sizeof(tp_rec_nvtx), &p, &end))
+        return -1;
+    tp_rec_nvtx *r = p;
+    TP_HOT_HDR(r, TP_REC_NVTX_PUSH);
+    r->ts = tp_collector_now_hot();
+    if (a) { /* as push_common fills them */
+        uint16_t flags = r->h.flags;
+        uint32_t category = 0, color = 0, ptype = 0;
+        uint64_t payload = 0;
+        attr_fill(a, &flags, &category, &color, &ptype, &payload);
+        r->h.flags = flags;
+        r->tid = t->tid, r->domain = domain, r->msg_sid = sid, r->category = category;
+        r->color = color, r->payload_type = ptype, r->payload = payload;
+        r->stack_id = r->reserved1 = 0;
+    } else { /* pairs of u32 fields as one u64 store each (the compiler does not merge them) */
+        uint64_t w[2] = {t->tid | (uint64_t)domain << 32, sid}; /* tid, domain; sid, category */
+        memcpy(&r->tid, w, sizeof w);
+        memset(&r->color, 0, sizeof *r - offsetof(tp_rec_nvtx, color));
+    }
+    tp_stage_commit_fast(t->stage, end);
+    t->depth = d + 1;
+    t->rec_mask |= 1ull << d;
+    return d;
+}
+
+static inline int pop_fast(tp_tstate *t, uint32_t domain) {
+    int d = t->depth - 1;
+    uint64_t end;
+    void *p;
+    if (__builtin_expect((unsigned)d >= 63 || !(t->rec_mask >> d & 1), 0) ||
+        !tp_collector_place(t, sizeof(tp_rec_nvtx_pop), &p, &end))
+        return -1;
+    tp_rec_nvtx_pop *r = p;
+    TP_HOT_HDR(r, TP_REC_NVTX_POP);
+    r->ts = tp_collector_now_hot();
+    uint64_t w = t->tid | (uint64_t)domain << 32; /* tid, domain */
+    memcpy(&r->tid, &w, sizeof w);
+    tp_stage_commit_fast(t->stage, end);
+    t->depth = d;
+    t->rec_mask &= ~(1ull << d);
+    return d;
+}
+
 static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii) {
     tp_tstate *t = tp_collector_thread();
     if (!t)
@@ -186,6 +251,48 @@ static int pop_common(uint32_t domain) {
         atomic_fetch_add_explicit(&tp_g.idle_steps, 1, memory_order_relaxed);
     }
     return d;
+}
+
+/* The message id of ASCII `m` when the thread's string cache has it without a call: 1 and
+ * *sid, else 0. */
+static inline int ascii_fast(tp_tstate *t, const char *m, uint32_t *sid) {
+    if (!m)
+        return 0;
+    tp_str_slot *e = tp_collector_str_slot(t, m);
+    if (!tp_collector_str_hit(e, m))
+        return 0;
+    *sid = e->sid;
+    return 1;
+}
+
+/* The message id of attributes the fast path serves (ASCII in the cache, or registered):
+ * 1 and *sid, else 0. */
+static inline int attr_fast(tp_tstate *t, const nvtxEventAttributes_t *a, uint32_t *sid) {
+    if (!a)
+        return 0;
+    if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+        return ascii_fast(t, a->message.ascii, sid);
+    *sid = (uint32_t)(uintptr_t)a->message.registered;
+    return a->messageType == NVTX_MESSAGE_TYPE_REGISTERED;
+}
+
+/* push with attributes: the fast path when it serves them, else push_common. */
+static inline int push_attr(uint32_t domain, const nvtxEventAttributes_t *a) {
+    tp_tstate *t = tp_collector_hot_thread();
+    uint32_t sid;
+    int d;
+    if (t && attr_fast(t, a, &sid) && (d = push_fast(t, domain, sid, a)) >= 0)
+        return d;
+    return push_common(domain, a, NULL);
+}
+
+/* pop: the fast path when it serves it, else pop_common. */
+static inline int pop_any(uint32_t domain) {
+    tp_tstate *t = tp_collector_hot_thread();
+    int d;
+    if (t && (d = pop_fast(t, domain)) >= 0)
+        return d;
+    return pop_common(domain);
 }
 
 static void mark_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii) {
@@ -373,9 +480,14 @@ static void h_end(nvtxRangeId_t id) {
     end_common(id);
 }
 static int h_push_ex(const nvtxEventAttributes_t *a) {
-    return push_common(0, a, NULL);
+    return push_attr(0, a);
 }
 static int h_push_a(const char *m) {
+    tp_tstate *t = tp_collector_hot_thread();
+    uint32_t sid;
+    int d;
+    if (t && ascii_fast(t, m, &sid) && (d = push_fast(t, 0, sid, NULL)) >= 0)
+        return d;
     return push_common(0, NULL, m ? m : "");
 }
 static int h_push_w(const wchar_t *m) {
@@ -384,7 +496,7 @@ static int h_push_w(const wchar_t *m) {
     return push_common(0, &a, NULL);
 }
 static int h_pop(void) {
-    return pop_common(0);
+    return pop_any(0);
 }
 static void h_name_cat_a(uint32_t c, const char *n) {
     name_category(0, c, intern_ascii(n));
@@ -411,10 +523,10 @@ static void h_dend(nvtxDomainHandle_t d, nvtxRangeId_t id) {
     (void)d, end_common(id);
 }
 static int h_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
-    return push_common(DOMAIN_ID(d), a, NULL);
+    return push_attr(DOMAIN_ID(d), a);
 }
 static int h_dpop(nvtxDomainHandle_t d) {
-    return pop_common(DOMAIN_ID(d));
+    return pop_any(DOMAIN_ID(d));
 }
 static nvtxResourceHandle_t h_res_create(nvtxDomainHandle_t d, nvtxResourceAttributes_t *a) {
     static char resource; /* resources are accepted and not recorded */

@@ -47,13 +47,20 @@ static inline uint64_t tp_clock_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+#if TP_CLOCK_HAVE_TSC
+/* Current trace time from the TSC: only when clk->use_tsc (for callers that checked it once
+ * for many calls). */
+static inline uint64_t tp_clock_now_tsc(const tp_clock *clk) {
+    uint64_t d = __rdtsc() - clk->base_tsc;
+    return clk->base_ns + (uint64_t)(((unsigned __int128)d * clk->mult) >> 32);
+}
+#endif
+
 /* Current trace time in nanoseconds. */
 static inline uint64_t tp_clock_now(const tp_clock *clk) {
 #if TP_CLOCK_HAVE_TSC
-    if (clk->use_tsc) {
-        uint64_t d = __rdtsc() - clk->base_tsc;
-        return clk->base_ns + (uint64_t)(((unsigned __int128)d * clk->mult) >> 32);
-    }
+    if (clk->use_tsc)
+        return tp_clock_now_tsc(clk);
 #endif
     return tp_clock_monotonic_ns();
 }

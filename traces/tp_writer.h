@@ -132,6 +132,39 @@ static inline void tp_stage_commit(tp_stage *s) {
         tp_stage__check_fill(s);
 }
 
+/* For a producer that writes many records of at most `max` bytes in place: the position up
+ * to which records may go with tp_stage_place and tp_stage_commit_fast, none of reserve's or
+ * commit's out-of-line work falling due before it (the ring's end, the last tail seen, the
+ * next fill check). Valid until the next tp_stage_reserve or tp_stage_commit on `s` (they may
+ * move the stage to another ring); the current position when there is no room. */
+static inline uint64_t tp_stage_fast_limit(const tp_stage *s, uint32_t max) {
+    const tp_stage_producer *p = (const tp_stage_producer *)(const void *)s;
+    uint64_t lim = (p->pos | p->mask) + 1, tail_lim = p->cached_tail + p->cap;
+    lim = tail_lim < lim ? tail_lim : lim;
+    lim = p->check_at - 1 < lim ? p->check_at - 1 : lim;
+    return max - 8u <= p->cap / 2 && lim > p->pos ? lim : p->pos;
+}
+
+/* Space for a record of `size` bytes (a multiple of 8, <= the limit's `max`): 1 and the
+ * space in *rec when the record ends by `limit` (from tp_stage_fast_limit), else 0. Publish
+ * it with tp_stage_commit_fast(s, *end). */
+static inline int tp_stage_place(tp_stage *s, uint32_t size, uint64_t limit, void **rec,
+                                 uint64_t *end) {
+    tp_stage_producer *p = (tp_stage_producer *)(void *)s;
+    uint64_t pos = p->pos;
+    *end = pos + size;
+    if (__builtin_expect(*end > limit, 0))
+        return 0;
+    *rec = p->ring + (pos & p->mask);
+    return 1;
+}
+
+static inline void tp_stage_commit_fast(tp_stage *s, uint64_t end) {
+    tp_stage_producer *p = (tp_stage_producer *)(void *)s;
+    p->pos = end;
+    atomic_store_explicit(&p->head, end, memory_order_release);
+}
+
 /* reserve + copy + commit. Returns 1 when written, 0 when dropped. */
 static inline int tp_stage_write(tp_stage *s, const void *rec) {
     const tp_rec_hdr *h = rec;

@@ -3,6 +3,11 @@
  *
  *   nvtx_app [normal]      STEPS steps on the main thread and WORKERS named worker threads
  *   nvtx_app flood N       N marks as fast as possible (buffer exhaustion)
+ *   nvtx_app pairs N       N iterations of: push "outer", push a reused buffer holding "buf-a"
+ *                          or "buf-b" in turn, pop, pop, and a mark "tick" every 64th; then
+ *                          "page-long" across a page end pushed and popped twice, then "abc"
+ *                          at its address, the next page unreadable, twice (the collector's
+ *                          fast paths: string cache, records in place, ring limits)
  *   nvtx_app touch FILE    creates FILE (proof that it ran), one range "touched"
  *   nvtx_app wait          a few ranges, prints "ready", then sleeps (SIGTERM/SIGKILL tests)
  *   nvtx_app exit          a few ranges, waits for the periodic drain, then _exit(3)
@@ -40,6 +45,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <wchar.h>
 #include <dlfcn.h>
@@ -229,6 +235,35 @@ static int run_capture(void) {
     nvtxRangePushA("after");
     nvtxMarkA("after-mark");
     nvtxRangePop();
+    return 0;
+}
+
+static int run_pairs(long n) {
+    static char buf[16];
+    for (long i = 0; i < n; i++) {
+        nvtxRangePushA("outer");
+        snprintf(buf, sizeof buf, "buf-%c", i % 2 ? 'b' : 'a');
+        nvtxRangePushA(buf);
+        nvtxRangePop();
+        nvtxRangePop();
+        if (i % 64 == 63)
+            nvtxMarkA("tick");
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    char *base =
+        mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return 1;
+    char *p = base + page - 5; /* "page-long" runs into the second page */
+    strcpy(p, "page-long");
+    for (int i = 0; i < 2; i++)
+        nvtxRangePushA(p), nvtxRangePop();
+    strcpy(p, "abc"); /* now ends in the first page; the second goes away */
+    if (mprotect(base + page, (size_t)page, PROT_NONE) != 0)
+        return 1;
+    for (int i = 0; i < 2; i++)
+        nvtxRangePushA(p), nvtxRangePop();
+    munmap(base, (size_t)page * 2);
     return 0;
 }
 
@@ -463,6 +498,8 @@ int main(int argc, char **argv) {
         return run_capture();
     if (!strcmp(mode, "fork"))
         return run_fork();
+    if (!strcmp(mode, "pairs"))
+        return run_pairs(argc > 2 ? atol(argv[2]) : 1000);
     if (!strcmp(mode, "flood")) {
         long n = argc > 2 ? atol(argv[2]) : 100000;
         for (long i = 0; i < n; i++)

@@ -350,6 +350,27 @@ static void test_buffer_exhaustion(void) {
     tc_cleanup(&R);
 }
 
+/* The same with push/pop pairs, which take the fast paths while a ring has room: each one
+ * the ring refuses is counted, push and pop alike. */
+static void test_buffer_exhaustion_pairs(void) {
+    const char *env[] = {"TRAINPROF_BUFFER_KB=4", NULL};
+    const char *args[] = {"pairs", "100000", NULL};
+    CHECK_EQ_I(tc_record(&R, env, NULL, args), 0);
+    tp_reader *rd = open_only_trace(&R, 1);
+    CHECK(rd != NULL);
+    int push = tc_count(rd, TP_REC_NVTX_PUSH, NULL), pop = tc_count(rd, TP_REC_NVTX_POP, NULL);
+    uint64_t push_lost = tc_dropped(rd, TP_REC_NVTX_PUSH);
+    uint64_t pop_lost = tc_dropped(rd, TP_REC_NVTX_POP);
+    printf("pairs: %d + %llu pushes, %d + %llu pops\n", push, (unsigned long long)push_lost, pop,
+           (unsigned long long)pop_lost);
+    CHECK(push_lost > 0);
+    CHECK(push > 0);
+    CHECK_EQ_U((uint64_t)push + push_lost, 2 * 100000 + 4);
+    CHECK_EQ_U((uint64_t)pop + pop_lost, 2 * 100000 + 4);
+    tp_reader_close(rd);
+    tc_cleanup(&R);
+}
+
 /* --buffer-mb decides what a flood keeps. TRAINPROF_DRAIN=exit stops the background drain,
  * so nothing leaves the rings before exit and the outcome depends on the budget alone. */
 static void flood_with_budget(const char *mb, int *read, uint64_t *dropped) {
@@ -448,6 +469,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_closed_descriptors);
     TP_RUN(test_lost_descriptor);
     TP_RUN(test_buffer_exhaustion);
+    TP_RUN(test_buffer_exhaustion_pairs);
     TP_RUN(test_buffer_budget);
     TP_RUN(test_capture_nvtx);
     TP_RUN(test_time_window);

@@ -350,6 +350,40 @@ static void test_stack_modes(void) {
     tc_cleanup(&r2);
 }
 
+/* The fast paths of push and pop (the default configuration): nvtx_app pairs with a budget
+ * that holds every record, so that rings fill, wrap and grow (the fast paths stop at each
+ * ring limit and the general path goes on) and nothing may be lost: exact counts, names
+ * (a reused buffer, a string across a page end) and nesting. */
+static void test_fast_paths(void) {
+    enum { N = 30000 };
+    tc_run r2 = R;
+    char path[1024], n[16];
+    snprintf(n, sizeof n, "%d", N);
+    const char *env[] = {"TRAINPROF_BUFFER_KB=16384", NULL};
+    const char *args[] = {"pairs", n, NULL};
+    CHECK_EQ_I(tc_record(&r2, env, NULL, args), 0);
+    CHECK_EQ_I(tc_trace(&r2, 0, path, sizeof path), 1);
+    tp_reader *rd;
+    CHECK_OK(tp_reader_open(path, &rd));
+    CHECK_EQ_U(tc_dropped(rd, 0), 0);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "outer"), N);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "buf-a"), N / 2);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "buf-b"), N / 2);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "page-long"), 2);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "abc"), 2);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 2 * N + 4);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_POP, NULL), 2 * N + 4);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_MARK, "tick"), N / 64);
+    g_npairs = 0;
+    CHECK_EQ_I(build_nesting(rd), 0);
+    CHECK_EQ_I(pairs("outer/buf-a"), N / 2);
+    CHECK_EQ_I(pairs("outer/buf-b"), N / 2);
+    CHECK_EQ_I(pairs("/outer"), N);
+    CHECK_EQ_I(g_npairs, 5);
+    tp_reader_close(rd);
+    tc_cleanup(&r2);
+}
+
 int main(int argc, char **argv) {
     tc_init(&R, argc, argv);
     TP_RUN(test_record_runs);
@@ -362,6 +396,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_heaps_regions);
     TP_RUN(test_default_names);
     TP_RUN(test_stack_modes);
+    TP_RUN(test_fast_paths);
     tp_reader_close(g_rd);
     if (!tp_test_failures)
         tc_cleanup(&R);
