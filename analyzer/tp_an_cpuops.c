@@ -78,7 +78,7 @@ static thread_key *backward_threads(const tp_events *ev, size_t *n) {
     thread_key *t = tp_an_alloc(ev->n + 1, sizeof *t);
     *n = 0;
     for (size_t j = 0; j < ev->n; j++)
-        if (ev->fwd_tid[j] > 0)
+        if (tp_ev_fwd_tid(ev, j) > 0)
             t[(*n)++] = (thread_key){ev->pid[j], ev->tid[j]};
     if (*n)
         qsort(t, *n, sizeof *t, cmp_thread);
@@ -95,9 +95,9 @@ static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
     *n = 0;
     for (size_t j = 0; j < ev->n; j++) {
         thread_key k = {ev->pid[j], ev->tid[j]};
-        if (ev->cat[j] == TP_CAT_CPU_OP && ev->seq[j] >= 0 && ev->fwd_tid[j] <= 0 &&
+        if (ev->cat[j] == TP_CAT_CPU_OP && tp_ev_seq(ev, j) >= 0 && tp_ev_fwd_tid(ev, j) <= 0 &&
             !(nb && bsearch(&k, bt, nb, sizeof k, cmp_thread)))
-            f[(*n)++] = (fwd_op){ev->seq[j], op_depth(ev, j), (uint32_t)j};
+            f[(*n)++] = (fwd_op){tp_ev_seq(ev, j), op_depth(ev, j), (uint32_t)j};
     }
     if (*n)
         qsort(f, *n, sizeof *f, cmp_fwd);
@@ -107,17 +107,17 @@ static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
 
 /* Name of the forward op of backward row `row`, 0 when it is none or unknown. */
 static uint32_t forward_name(const tp_events *ev, const fwd_op *f, size_t n, size_t row) {
-    if (ev->fwd_tid[row] <= 0 || ev->seq[row] < 0)
+    if (tp_ev_fwd_tid(ev, row) <= 0 || tp_ev_seq(ev, row) < 0)
         return 0;
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (f[mid].seq < ev->seq[row])
+        if (f[mid].seq < tp_ev_seq(ev, row))
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < n && f[lo].seq == ev->seq[row] ? ev->name[f[lo].row] : 0;
+    return lo < n && f[lo].seq == tp_ev_seq(ev, row) ? ev->name[f[lo].row] : 0;
 }
 
 /* The calls of the table, one per model row; sets out->span and out->has_shapes. */
@@ -137,9 +137,9 @@ static call *collect(const tp_an_view *v, tp_an_cpuops *out, size_t *n) {
         t1 = ev->ts[row] + ev->dur[row] > t1 ? ev->ts[row] + ev->dur[row] : t1;
         if (!is_table_row(v, i))
             continue;
-        out->has_shapes |= ev->shapes[row] != 0;
+        out->has_shapes |= tp_ev_shapes(ev, row) != 0;
         c[(*n)++] = (call){ev->name[row],
-                           v->opts.ops_by_shapes ? ev->shapes[row] : 0,
+                           v->opts.ops_by_shapes ? tp_ev_shapes(ev, row) : 0,
                            forward_name(ev, f, nf, row),
                            ev->cat[row],
                            ev->dur[row],

@@ -30,7 +30,7 @@ void tp_an_marks_run(const tp_an_view *v, tp_an_marks *out) {
     for (size_t i = 0; i < v->n; i++) {
         uint32_t row = v->row[i];
         if (!v->gpu[i] && (ev->flags[row] & TP_EVF_MARK))
-            a[n++] = (tp_an_mark){ev->name[row], ev->domain[row], 1, v->ts[i], v->ts[i]};
+            a[n++] = (tp_an_mark){ev->name[row], tp_ev_domain(ev, row), 1, v->ts[i], v->ts[i]};
     }
     qsort(a, n, sizeof *a, cmp_key);
     for (size_t i = 0; i < n; i++) {

@@ -66,13 +66,13 @@ static int op_bw(const tp_an_view *v, size_t i, double *bw, int64_t *dur) {
     const tp_events *ev = &v->r->ev;
     *dur = v->end[i] - v->ts[i];
     if (v->opts.compat_hta) {
-        double b = ev->bw_gbps[v->row[i]];
+        double b = tp_ev_bw_gbps(ev, v->row[i]);
         *bw = isnan(b) ? 0.0 : b;
         if (*dur == 0)
             *dur = 1000; /* HTA issue #20: 0 µs ops count as 1 µs */
         return 1;
     }
-    int64_t bytes = ev->bytes[v->row[i]];
+    int64_t bytes = tp_ev_bytes(ev, v->row[i]);
     if (*dur <= 0 || bytes < 0)
         return 0;
     *bw = (double)bytes / (double)*dur;
@@ -156,15 +156,15 @@ static void copy_stats(const tp_an_view *v, tp_an_memory *out) {
         size_t r = v->row[i];
         if (!v->gpu[i] || (ev->cat[r] != TP_CAT_MEMCPY && ev->cat[r] != TP_CAT_MEMSET))
             continue;
-        uint8_t ck = ev->cat[r] == TP_CAT_MEMSET ? TP_AN_MEMSET_KIND : ev->copy_kind[r];
-        tp_an_copy *c = copy_slot(out, &cap, ck, ev->src_kind[r]);
+        uint8_t ck = ev->cat[r] == TP_CAT_MEMSET ? TP_AN_MEMSET_KIND : tp_ev_copy_kind(ev, r);
+        tp_an_copy *c = copy_slot(out, &cap, ck, tp_ev_src_kind(ev, r));
         int64_t d = v->end[i] - v->ts[i];
         c->count++;
         c->dur_ns = tp_an_add(c->dur_ns, d);
-        if (ev->bytes[r] > 0) {
-            c->bytes = tp_an_add(c->bytes, ev->bytes[r]);
-            if (d > 0 && (double)ev->bytes[r] / (double)d > c->max_gbps)
-                c->max_gbps = (double)ev->bytes[r] / (double)d;
+        if (tp_ev_bytes(ev, r) > 0) {
+            c->bytes = tp_an_add(c->bytes, tp_ev_bytes(ev, r));
+            if (d > 0 && (double)tp_ev_bytes(ev, r) / (double)d > c->max_gbps)
+                c->max_gbps = (double)tp_ev_bytes(ev, r) / (double)d;
         }
     }
     for (size_t k = 0; k < out->n_copy; k++)

@@ -285,10 +285,10 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
         return;
     if (e->kind[row] == TP_MEMEV_ALLOC || e->kind[row] == TP_MEMEV_FREE)
         s->k_sum[d] += e->bytes[row];
-    if (e->total_allocated[row] >= 0)
-        s->k_alloc[d] = e->total_allocated[row];
-    if (e->total_reserved[row] >= 0)
-        s->k_res[d] = e->total_reserved[row];
+    if (tp_memev_total_allocated(e, row) >= 0)
+        s->k_alloc[d] = tp_memev_total_allocated(e, row);
+    if (tp_memev_total_reserved(e, row) >= 0)
+        s->k_res[d] = tp_memev_total_reserved(e, row);
 }
 
 static void apply(tp_an_memstate *s, size_t row) {

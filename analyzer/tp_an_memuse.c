@@ -314,11 +314,12 @@ static void judge_failure(tp_an_memuse *u, const tp_rank *r, size_t row) {
     f->row = row, f->ts = e->ts[row], f->request = e->bytes[row], f->stack = e->stack[row];
     f->device = e->device[row];
     /* the allocator's own words when it gave them (a failed cudaMalloc says nothing) */
-    int own = e->total_reserved[row] > 0;
-    f->reserved = own ? e->total_reserved[row] : u->at_oom.reserved;
-    f->live = own && e->total_allocated[row] >= 0 ? e->total_allocated[row] : u->at_oom.allocated;
+    int own = tp_memev_total_reserved(e, row) > 0;
+    f->reserved = own ? tp_memev_total_reserved(e, row) : u->at_oom.reserved;
+    f->live = own && tp_memev_total_allocated(e, row) >= 0 ? tp_memev_total_allocated(e, row)
+                                                           : u->at_oom.allocated;
     f->free = f->reserved >= 0 && f->live >= 0 ? f->reserved - f->live : -1;
-    f->largest_free = own ? e->largest_free[row] : u->at_oom.largest_hole;
+    f->largest_free = own ? tp_memev_largest_free(e, row) : u->at_oom.largest_hole;
     int64_t seen = reserved_before(u, f->ts);
     f->budget = seen > f->reserved ? seen : f->reserved;
     f->device_capacity = device_capacity(r, f->device);

@@ -50,7 +50,7 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (!v->gpu[i] && ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION)
-            a[n++] = (tp_named_dur){range_key(ev->name[v->row[i]], ev->domain[v->row[i]]),
+            a[n++] = (tp_named_dur){range_key(ev->name[v->row[i]], tp_ev_domain(ev, v->row[i])),
                                     v->end[i] - v->ts[i]};
     if (n)
         qsort(a, n, sizeof *a, cmp_named_dur);
@@ -87,7 +87,7 @@ static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
         long a = v->link[i] >= 0
                      ? tp_an_enclosing_row(ev, (long)v->row[v->link[i]], TP_AN_RANGES_ANNOTATIONS)
                      : -1;
-        tp_an_range *r = a >= 0 ? find(out, ev->name[a], ev->domain[a]) : NULL;
+        tp_an_range *r = a >= 0 ? find(out, ev->name[a], tp_ev_domain(ev, a)) : NULL;
         if (!r) {
             out->unattributed_ops++;
             out->unattributed_ns = tp_an_add(out->unattributed_ns, d);

@@ -46,7 +46,7 @@ const char *tp_an_view_name(const tp_an_view *v, size_t i) {
 }
 
 const char *tp_an_view_cat(const tp_an_view *v, size_t i) {
-    return tp_model_str(v->m, v->r->ev.cat_raw[v->row[i]]);
+    return tp_model_str(v->m, tp_ev_cat_raw(&v->r->ev, v->row[i]));
 }
 
 /* ^ProfilerStep#(\d+) */

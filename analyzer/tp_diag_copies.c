@@ -31,7 +31,7 @@ enum { PAGEABLE, PINNED, SYNC_H2D, N_GROUPS };
 
 static void group_add(tp_diag_ctx *d, copy_group *g, size_t i, size_t row, long call) {
     g->n++;
-    g->bytes = tp_an_add(g->bytes, d->ev->bytes[row] > 0 ? d->ev->bytes[row] : 0);
+    g->bytes = tp_an_add(g->bytes, tp_ev_bytes(d->ev, row) > 0 ? tp_ev_bytes(d->ev, row) : 0);
     g->dev_ns = tp_an_add(g->dev_ns, tp_diag_vend(d->v, i) - d->v->ts[i]);
     tp_an_ivset_add(&g->dev, d->v->ts[i], tp_diag_vend(d->v, i));
     if (call < 0)
@@ -58,15 +58,15 @@ static void collect_h2d(tp_diag_ctx *d, copy_group g[N_GROUPS]) {
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_MEMCPY ||
-            d->ev->copy_kind[row] != TP_COPY_HTOD || d->v->ts[i] >= d->w1 ||
+            tp_ev_copy_kind(d->ev, row) != TP_COPY_HTOD || d->v->ts[i] >= d->w1 ||
             tp_diag_vend(d->v, i) <= d->w0)
             continue;
         long call = tp_diag_cpu_call(d, row);
-        if (d->ev->src_kind[row] == TP_MEM_PAGEABLE)
+        if (tp_ev_src_kind(d->ev, row) == TP_MEM_PAGEABLE)
             group_add(d, &g[PAGEABLE], i, row, call);
-        else if (d->ev->src_kind[row] == TP_MEM_PINNED)
+        else if (tp_ev_src_kind(d->ev, row) == TP_MEM_PINNED)
             group_add(d, &g[PINNED], i, row, call);
-        if (d->ev->src_kind[row] != TP_MEM_PAGEABLE && !copy_is_async(d, row, call))
+        if (tp_ev_src_kind(d->ev, row) != TP_MEM_PAGEABLE && !copy_is_async(d, row, call))
             group_add(d, &g[SYNC_H2D], i, row, call);
     }
 }

@@ -6,11 +6,13 @@
  * step one host-to-device copy and one memset with their API calls. Events are generated up
  * front so only the trace code is timed. Measured in CPU time, each best of a few runs:
  *   staging      producer cost per event into its ring (reserve+copy+commit), one thread;
- *   end-to-end   staging + drain + filter + zstd + write(2) on one core (producer drains);
+ *   end-to-end   staging + drain + filter + codec + write(2) on one core (producer drains);
  *   size         file bytes per event;
  *   read         open (all CRCs checked) + iterate every record, one thread.
- * usage: bench_trace [-n EVENTS] [-o FILE] [-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w]
- * (-F: without the lane-delta filter, to see what it buys; -w: wall-clock time) */
+ * usage: bench_trace [-n EVENTS] [-o FILE] [-C CODEC] [-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS]
+ *                    [-F] [-w]
+ * (-C: lz4 (default), zstd or none; -F: without the filter, to see what it buys; -w:
+ * wall-clock time) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp_chunk.h"
+#include "tp_codec.h"
 #include "tp_reader.h"
 #include "tp_writer.h"
 
@@ -34,6 +38,7 @@ typedef struct {
     int level, runs;
     size_t chunk;
     int no_filter;
+    const char *codec;
 } bench_opts;
 
 /* CPU time of this process by default: every measurement runs on one thread, and the
@@ -232,6 +237,7 @@ static double bench_end_to_end(const event_mix *m, const bench_opts *o, size_t *
         wo.block_when_full = 1;
         wo.ring_bytes = 1u << 20;
         wo.zstd_level = o->level;
+        wo.codec = o->codec;
         wo.chunk_bytes = o->chunk;
         wo.no_filter = o->no_filter;
         wo.producer = "bench_trace";
@@ -286,13 +292,15 @@ static void row(const char *what, double v, const char *unit, double goal, int l
 }
 
 static int parse(int argc, char **argv, bench_opts *o) {
-    *o = (bench_opts){4000000, "/tmp/bench_trace.tprof", 0, 5, 256u << 10, 0};
+    *o = (bench_opts){4000000, "/tmp/bench_trace.tprof", 0, 5, 256u << 10, 0, NULL};
     int c;
-    while ((c = getopt(argc, argv, "n:o:l:c:r:Fw")) != -1) {
+    while ((c = getopt(argc, argv, "n:o:C:l:c:r:Fw")) != -1) {
         if (c == 'n')
             o->events = strtoull(optarg, NULL, 10);
         else if (c == 'o')
             o->path = optarg;
+        else if (c == 'C')
+            o->codec = optarg;
         else if (c == 'l')
             o->level = atoi(optarg);
         else if (c == 'c')
@@ -306,14 +314,14 @@ static int parse(int argc, char **argv, bench_opts *o) {
         else
             return 0;
     }
-    return o->events > 0 && o->runs > 0;
+    return o->events > 0 && o->runs > 0 && tp_codec_by_name(o->codec);
 }
 
 int main(int argc, char **argv) {
     bench_opts o;
     if (!parse(argc, argv, &o)) {
-        fprintf(stderr, "usage: bench_trace [-n EVENTS] [-o FILE] [-l ZSTD_LEVEL] [-c CHUNK_KIB] "
-                        "[-r RUNS] [-F] [-w]\n");
+        fprintf(stderr, "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|zstd|none] "
+                        "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w]\n");
         return 2;
     }
     event_mix m;
@@ -324,11 +332,14 @@ int main(int argc, char **argv) {
         tp_writer_opts_default(&d);
         o.level = d.zstd_level;
     }
-    printf("trace format benchmark: %zu events (%.1f bytes/event raw), zstd level %d, "
+    const tp_codec_info *ci = tp_codec_by_name(o.codec);
+    printf("trace format benchmark: %zu events (%.1f bytes/event raw), codec %s (zstd level %d), "
            "chunks of %zu KiB, filter %s, best of %d runs, %s time\n\n",
-           m.n, (double)m.bytes / (double)m.n, o.level, o.chunk >> 10,
-           o.no_filter ? "off" : "lane-delta", o.runs,
-           bench_clock == CLOCK_MONOTONIC ? "wall-clock" : "CPU");
+           m.n, (double)m.bytes / (double)m.n, ci->name, o.level, o.chunk >> 10,
+           o.no_filter                           ? "off"
+           : ci->filter == TP_FILTER_LANE_PLANES ? "lane-delta + byte planes"
+                                                 : "lane-delta",
+           o.runs, bench_clock == CLOCK_MONOTONIC ? "wall-clock" : "CPU");
     printf("%-34s %10s %-8s %8s %8s\n", "measure", "value", "unit", "goal", "ratio");
     double stage = bench_staging(&m, &o);
     size_t file_bytes = 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_codec.h"
 #include "tp_layout.h"
 
 static void set_error(tp_collector_config *c, const char *name, const char *value) {
@@ -107,6 +108,11 @@ static void load_numbers(tp_collector_config *c, tp_getenv_fn get) {
     c->flush_ms = 200;
     if (v && *v && parse_long(v, 1, 3600000, &n) == 0)
         c->flush_ms = (unsigned)n;
+    v = get("TRAINPROF_CODEC");
+    if (v && *v && tp_codec_by_name(v) && strlen(v) < sizeof c->codec)
+        strcpy(c->codec, v);
+    else if (v && *v)
+        set_error(c, "TRAINPROF_CODEC", v);
     v = get("TRAINPROF_DRAIN");
     c->drain_at_exit = v && !strcmp(v, "exit");
     v = get("TRAINPROF_TARGET_PID");

@@ -32,6 +32,8 @@ typedef struct {
     uint64_t delay_ns, duration_ns; /* duration 0 = until exit */
     size_t buffer_bytes;            /* TRAINPROF_BUFFER_MB (default 64) */
     unsigned flush_ms;              /* TRAINPROF_FLUSH_MS (default 200) */
+    char codec[16];                 /* TRAINPROF_CODEC: lz4 | zstd | none ("": the writer's
+                                       default, lz4) */
     int no_cuda;                    /* TRAINPROF_NO_CUDA=1 */
     char cupti[4096]; /* TRAINPROF_CUPTI: the libcupti to load, and only that one ("": search) */
     int fork_trace;   /* TRAINPROF_FORK: trace (default) | none */

@@ -130,6 +130,13 @@ uint32_t tp_model_find_str(const tp_model *m, const char *s) {
     return m->strings->table[pool_slot(m->strings, s, len, h)];
 }
 
+size_t tp_model_strings_bytes(const tp_model *m) {
+    const tp_strpool *p = m->strings;
+    size_t b = sizeof *p + p->n_blocks * (sizeof *p->blocks + POOL_BLOCK);
+    b += (size_t)p->cap * (sizeof *p->strs + sizeof *p->lens + sizeof *p->hashes);
+    return b + (p->mask + 1) * sizeof *p->table;
+}
+
 uint32_t tp_model_n_strings(const tp_model *m) {
     return m->strings->n;
 }
@@ -247,19 +254,17 @@ static void buckets_free(tp_buckets *b) {
 }
 
 static void events_free(tp_events *e) {
-    free(e->ts), free(e->dur), free(e->name), free(e->cat), free(e->cat_raw), free(e->flags);
-    free(e->stream), free(e->device), free(e->pid), free(e->tid), free(e->correlation);
-    free(e->external_id), free(e->bytes), free(e->bw_gbps), free(e->copy_kind);
-    free(e->src_kind), free(e->dst_kind), free(e->stack), free(e->parent), free(e->depth);
-    free(e->load_ord), free(e->domain);
-    free(e->shapes), free(e->seq), free(e->fwd_tid);
+#define FREE_COL(c, none) free(e->c);
+    TP_EV_ALL(FREE_COL)
+#undef FREE_COL
+    free(e->copies);
     memset(e, 0, sizeof *e);
 }
 
 static void memev_free(tp_memevents *e) {
-    free(e->ts), free(e->kind), free(e->device), free(e->addr), free(e->bytes);
-    free(e->total_allocated), free(e->total_reserved), free(e->stack), free(e->largest_free);
-    free(e->op), free(e->heap), free(e->size), free(e->pid), free(e->tid);
+#define FREE_COL(c, none) free(e->c);
+    TP_MEMEV_ALL(FREE_COL)
+#undef FREE_COL
     memset(e, 0, sizeof *e);
 }
 
@@ -342,6 +347,121 @@ void tp_model_pop_rank(tp_model *m) {
         rank_free(&m->ranks[--m->n_ranks]);
 }
 
+/* ---------------------------------------------------------------- optional columns */
+
+/* Creates optional column *col for e->cap rows, rows [0, n) "none" as `none` (one element of
+ * `elem` bytes) says. */
+static void *opt_create(const tp_events *e, size_t elem, const void *none, size_t n) {
+    char *col = tp_mem_xalloc(e->cap ? e->cap : 1, elem);
+    for (size_t i = 0; i < n; i++)
+        memcpy(col + i * elem, none, elem);
+    return col;
+}
+
+static void opt_put_i64(tp_events *e, int64_t **col, size_t row, int64_t v) {
+    static const int64_t none = -1;
+    if (!*col && v == none)
+        return;
+    if (!*col)
+        *col = opt_create(e, sizeof **col, &none, row);
+    (*col)[row] = v;
+}
+
+static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
+    static const uint32_t none = 0;
+    if (!*col && v == none)
+        return;
+    if (!*col)
+        *col = opt_create(e, sizeof **col, &none, row);
+    (*col)[row] = v;
+}
+
+/* The category text: absent while every row of a category has the text its first row had
+ * (a native trace's canonical names; a Kineto trace's "Kernel" or "kernel"); created, every
+ * earlier row filled from cat_raw_dflt, at the first row that differs. */
+static void opt_put_cat_raw(tp_events *e, size_t row, uint32_t v) {
+    unsigned c = e->cat[row] < TP_CAT_COUNT ? e->cat[row] : TP_CAT_OTHER;
+    if (!(e->cat_raw_seen & (1u << c))) {
+        e->cat_raw_seen |= 1u << c;
+        e->cat_raw_dflt[c] = v;
+    }
+    if (!e->cat_raw_opt && v == e->cat_raw_dflt[c])
+        return;
+    if (!e->cat_raw_opt) {
+        uint32_t *col = tp_mem_xalloc(e->cap ? e->cap : 1, sizeof *col);
+        for (size_t i = 0; i < row; i++) /* tp_ev_cat_raw while the column is still absent */
+            col[i] = tp_ev_cat_raw(e, i);
+        e->cat_raw_opt = col;
+    }
+    e->cat_raw_opt[row] = v;
+}
+
+/* Sets the copy facts of `row`: its entry replaced, or a new one inserted in row order (at the
+ * end while loading, as rows only grow). */
+static void copies_put(tp_events *e, size_t row, const tp_ev_copy *c) {
+    size_t at = e->n_copies;
+    while (at > 0 && e->copies[at - 1].row >= row)
+        at--;
+    if (at == e->n_copies || e->copies[at].row != row) {
+        TP_MEM_XGROW(e->copies, e->copies_cap, e->n_copies + 1);
+        memmove(e->copies + at + 1, e->copies + at, (e->n_copies - at) * sizeof *e->copies);
+        e->n_copies++;
+    }
+    e->copies[at] = *c;
+    e->copies[at].row = (uint32_t)row;
+}
+
+/* A side-table entry that holds nothing. */
+static const tp_ev_copy copy_none = {0, 0, 0, 0, -1, NAN};
+
+void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_kind,
+                        uint8_t src_kind, uint8_t dst_kind) {
+    tp_ev_copy c = copy_none;
+    const tp_ev_copy *had = tp_ev_copy_of(e, row);
+    if (had)
+        c = *had;
+    c.bytes = bytes, c.copy_kind = copy_kind, c.src_kind = src_kind, c.dst_kind = dst_kind;
+    copies_put(e, row, &c);
+}
+
+/* The side table after the rows moved (new row i = old row perm[i]): each entry renumbered,
+ * then put back in row order; fitted to its count. */
+static void copies_permute(tp_events *e, const uint32_t *perm) {
+    if (!e->n_copies)
+        return;
+    uint32_t *new_of = tp_mem_xalloc(e->n, sizeof *new_of); /* old row -> new row */
+    for (size_t i = 0; i < e->n; i++)
+        new_of[perm[i]] = (uint32_t)i;
+    uint64_t *key = tp_mem_xalloc(e->n_copies, sizeof *key);
+    uint32_t *order = tp_mem_xalloc(e->n_copies, sizeof *order);
+    for (size_t k = 0; k < e->n_copies; k++) {
+        e->copies[k].row = new_of[e->copies[k].row];
+        key[k] = e->copies[k].row;
+        order[k] = (uint32_t)k;
+    }
+    free(new_of);
+    tp_sort_pairs(key, order, e->n_copies);
+    tp_ev_copy *sorted = tp_mem_xalloc(e->n_copies, sizeof *sorted);
+    for (size_t k = 0; k < e->n_copies; k++)
+        sorted[k] = e->copies[order[k]];
+    free(key), free(order), free(e->copies);
+    e->copies = sorted;
+    e->copies_cap = e->n_copies;
+}
+
+void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain) {
+    opt_put_u32(e, &e->domain_opt, row, domain);
+}
+
+void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps) {
+    tp_ev_copy c = copy_none;
+    const tp_ev_copy *had = tp_ev_copy_of(e, row);
+    if (had)
+        c = *had;
+    c.bw_gbps = bw_gbps;
+    copies_put(e, row, &c);
+}
+
 void tp_event_row_init(tp_event_row *r) {
     memset(r, 0, sizeof *r);
     r->cat = TP_CAT_OTHER;
@@ -354,15 +474,24 @@ void tp_event_row_init(tp_event_row *r) {
     r->seq = r->fwd_tid = -1;
 }
 
+/* Resizes every allocated column to `cap` rows (the derived ones only once finish made them:
+ * a push after finish keeps them in step until the next finish remakes them). */
+static void events_resize(tp_events *e, size_t cap) {
+    e->cap = cap;
+    cap = cap ? cap : 1;
+#define RESIZE_COL(c, none)                                                                        \
+    if (e->c)                                                                                      \
+        GROW(e->c, cap);
+    TP_EV_OPTIONAL(RESIZE_COL)
+    TP_EV_DERIVED(RESIZE_COL)
+#undef RESIZE_COL
+#define RESIZE_DENSE(c, none) GROW(e->c, cap);
+    TP_EV_DENSE(RESIZE_DENSE)
+#undef RESIZE_DENSE
+}
+
 static void events_grow(tp_events *e) {
-    e->cap = tp_mem_next_cap(e->cap, e->n + 1);
-    GROW(e->ts, e->cap), GROW(e->dur, e->cap), GROW(e->name, e->cap), GROW(e->cat, e->cap);
-    GROW(e->cat_raw, e->cap), GROW(e->flags, e->cap), GROW(e->stream, e->cap);
-    GROW(e->device, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
-    GROW(e->correlation, e->cap), GROW(e->external_id, e->cap), GROW(e->bytes, e->cap);
-    GROW(e->bw_gbps, e->cap), GROW(e->copy_kind, e->cap), GROW(e->src_kind, e->cap);
-    GROW(e->dst_kind, e->cap), GROW(e->stack, e->cap), GROW(e->domain, e->cap);
-    GROW(e->shapes, e->cap), GROW(e->seq, e->cap), GROW(e->fwd_tid, e->cap);
+    events_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
 }
 
 void tp_events_push(tp_events *e, const tp_event_row *r) {
@@ -371,31 +500,62 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
         events_grow(e);
     size_t i = e->n++;
     e->ts[i] = r->ts, e->dur[i] = r->dur, e->name[i] = r->name, e->cat[i] = r->cat;
-    e->cat_raw[i] = r->cat_raw, e->flags[i] = r->flags, e->stream[i] = r->stream;
+    e->flags[i] = r->flags, e->stream[i] = r->stream;
     e->device[i] = r->device, e->pid[i] = r->pid, e->tid[i] = r->tid;
-    e->correlation[i] = r->correlation, e->external_id[i] = r->external_id;
-    e->bytes[i] = r->bytes, e->bw_gbps[i] = r->bw_gbps, e->copy_kind[i] = r->copy_kind;
-    e->src_kind[i] = r->src_kind, e->dst_kind[i] = r->dst_kind, e->stack[i] = r->stack;
-    e->shapes[i] = r->shapes, e->seq[i] = r->seq, e->fwd_tid[i] = r->fwd_tid;
-    e->domain[i] = r->domain;
+    e->correlation[i] = r->correlation, e->stack[i] = r->stack;
+    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
+        copies_put(e, i,
+                   &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
+                                 r->bw_gbps});
+    if (e->parent) /* pushed after a finish: the next finish derives these again */
+        e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
+    opt_put_cat_raw(e, i, r->cat_raw);
+    opt_put_i64(e, &e->external_id_opt, i, r->external_id);
+    opt_put_u32(e, &e->shapes_opt, i, r->shapes);
+    opt_put_i64(e, &e->seq_opt, i, r->seq);
+    opt_put_i64(e, &e->fwd_tid_opt, i, r->fwd_tid);
+    opt_put_u32(e, &e->domain_opt, i, r->domain);
+}
+
+/* Resizes every allocated memory-event column to `cap` rows. */
+static void memev_resize(tp_memevents *e, size_t cap) {
+    e->cap = cap;
+    cap = cap ? cap : 1;
+#define RESIZE_COL(c, none)                                                                        \
+    if (e->c)                                                                                      \
+        GROW(e->c, cap);
+    TP_MEMEV_OPTIONAL(RESIZE_COL)
+#undef RESIZE_COL
+#define RESIZE_DENSE(c, none) GROW(e->c, cap);
+    TP_MEMEV_DENSE(RESIZE_DENSE)
+#undef RESIZE_DENSE
+}
+
+/* An optional memory-event column's value for `row` (created at the first value other than
+ * `none`, the rows before it filled with `none`). */
+static void memev_opt_put(const tp_memevents *e, int64_t **col, size_t row, int64_t v,
+                          int64_t none) {
+    if (!*col && v == none)
+        return;
+    if (!*col) {
+        *col = tp_mem_xalloc(e->cap ? e->cap : 1, sizeof **col);
+        for (size_t i = 0; i < row; i++)
+            (*col)[i] = none;
+    }
+    (*col)[row] = v;
 }
 
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
-    if (e->n == e->cap) {
-        e->cap = tp_mem_next_cap(e->cap, e->n + 1);
-        GROW(e->ts, e->cap), GROW(e->kind, e->cap), GROW(e->device, e->cap);
-        GROW(e->addr, e->cap), GROW(e->bytes, e->cap), GROW(e->total_allocated, e->cap);
-        GROW(e->total_reserved, e->cap), GROW(e->stack, e->cap);
-        GROW(e->largest_free, e->cap), GROW(e->op, e->cap), GROW(e->heap, e->cap);
-        GROW(e->size, e->cap), GROW(e->pid, e->cap), GROW(e->tid, e->cap);
-    }
+    if (e->n == e->cap)
+        memev_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
-    e->bytes[i] = r->bytes, e->total_allocated[i] = r->total_allocated;
-    e->total_reserved[i] = r->total_reserved, e->stack[i] = r->stack;
-    e->largest_free[i] = r->largest_free;
+    e->bytes[i] = r->bytes, e->stack[i] = r->stack;
     e->op[i] = r->op, e->heap[i] = r->heap, e->size[i] = r->size;
     e->pid[i] = r->pid, e->tid[i] = r->tid;
+    memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
+    memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
+    memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -424,14 +584,15 @@ const tp_process *tp_rank_process(const tp_rank *r, int64_t pid) {
 /* Row i of `e` as a row to push. */
 static tp_event_row event_row(const tp_events *e, size_t i) {
     tp_event_row r;
-    r.ts = e->ts[i], r.dur = e->dur[i], r.name = e->name[i], r.cat_raw = e->cat_raw[i];
-    r.cat = e->cat[i], r.flags = e->flags[i], r.copy_kind = e->copy_kind[i];
-    r.src_kind = e->src_kind[i], r.dst_kind = e->dst_kind[i], r.stream = e->stream[i];
+    r.ts = e->ts[i], r.dur = e->dur[i], r.name = e->name[i], r.cat_raw = tp_ev_cat_raw(e, i);
+    const tp_ev_copy *c = tp_ev_copy_of(e, i);
+    r.cat = e->cat[i], r.flags = e->flags[i], r.copy_kind = c ? c->copy_kind : 0;
+    r.src_kind = c ? c->src_kind : 0, r.dst_kind = c ? c->dst_kind : 0, r.stream = e->stream[i];
     r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
-    r.correlation = e->correlation[i], r.external_id = e->external_id[i];
-    r.bytes = e->bytes[i], r.bw_gbps = e->bw_gbps[i], r.stack = e->stack[i];
-    r.shapes = e->shapes[i], r.seq = e->seq[i], r.fwd_tid = e->fwd_tid[i];
-    r.domain = e->domain[i];
+    r.correlation = e->correlation[i], r.external_id = tp_ev_external_id(e, i);
+    r.bytes = c ? c->bytes : -1, r.bw_gbps = c ? c->bw_gbps : NAN, r.stack = e->stack[i];
+    r.shapes = tp_ev_shapes(e, i), r.seq = tp_ev_seq(e, i), r.fwd_tid = tp_ev_fwd_tid(e, i);
+    r.domain = tp_ev_domain(e, i);
     return r;
 }
 
@@ -504,13 +665,13 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
     for (size_t i = 0; i < m->n; i++) {
         tp_memev_row r = {m->ts[i],
                           m->bytes[i],
-                          m->total_allocated[i],
-                          m->total_reserved[i],
+                          tp_memev_total_allocated(m, i),
+                          tp_memev_total_reserved(m, i),
                           m->addr[i],
                           m->device[i],
                           m->kind[i],
                           moved(m->stack[i], b.stack),
-                          m->largest_free[i],
+                          tp_memev_largest_free(m, i),
                           m->op[i],
                           m->heap[i],
                           m->size[i],
@@ -603,32 +764,16 @@ static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n) {
 
 #define PERMUTE(col, perm, n) ((col) = permuted((col), sizeof *(col), (perm), (n)))
 
+/* Permutes every allocated column; each comes out with exactly n rows (no growth slack). */
 static void events_permute(tp_events *e, const uint32_t *perm) {
     size_t n = e->n;
-    PERMUTE(e->ts, perm, n);
-    PERMUTE(e->dur, perm, n);
-    PERMUTE(e->name, perm, n);
-    PERMUTE(e->cat, perm, n);
-    PERMUTE(e->cat_raw, perm, n);
-    PERMUTE(e->flags, perm, n);
-    PERMUTE(e->stream, perm, n);
-    PERMUTE(e->device, perm, n);
-    PERMUTE(e->pid, perm, n);
-    PERMUTE(e->tid, perm, n);
-    PERMUTE(e->correlation, perm, n);
-    PERMUTE(e->external_id, perm, n);
-    PERMUTE(e->bytes, perm, n);
-    PERMUTE(e->bw_gbps, perm, n);
-    PERMUTE(e->copy_kind, perm, n);
-    PERMUTE(e->src_kind, perm, n);
-    PERMUTE(e->dst_kind, perm, n);
-    PERMUTE(e->stack, perm, n);
-    PERMUTE(e->domain, perm, n);
-    PERMUTE(e->load_ord, perm, n);
-    PERMUTE(e->shapes, perm, n);
-    PERMUTE(e->seq, perm, n);
-    PERMUTE(e->fwd_tid, perm, n);
+#define PERMUTE_COL(c, none)                                                                       \
+    if (e->c)                                                                                      \
+        PERMUTE(e->c, perm, n);
+    TP_EV_ALL(PERMUTE_COL)
+#undef PERMUTE_COL
     e->cap = n;
+    copies_permute(e, perm);
 }
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
@@ -681,22 +826,20 @@ static void memev_sort(tp_memevents *e) {
         return;
     uint32_t *perm = tp_sort_order_i64(e->ts, e->n);
     size_t n = e->n;
-    PERMUTE(e->ts, perm, n);
-    PERMUTE(e->kind, perm, n);
-    PERMUTE(e->device, perm, n);
-    PERMUTE(e->addr, perm, n);
-    PERMUTE(e->bytes, perm, n);
-    PERMUTE(e->total_allocated, perm, n);
-    PERMUTE(e->total_reserved, perm, n);
-    PERMUTE(e->stack, perm, n);
-    PERMUTE(e->largest_free, perm, n);
-    PERMUTE(e->op, perm, n);
-    PERMUTE(e->heap, perm, n);
-    PERMUTE(e->size, perm, n);
-    PERMUTE(e->pid, perm, n);
-    PERMUTE(e->tid, perm, n);
+#define PERMUTE_COL(c, none)                                                                       \
+    if (e->c)                                                                                      \
+        PERMUTE(e->c, perm, n);
+    TP_MEMEV_ALL(PERMUTE_COL)
+#undef PERMUTE_COL
     e->cap = n;
     free(perm);
+}
+
+/* Frees the growth slack (up to half of every column while loading) once the rows are all
+ * there: an unsorted table lost it in the permutation already. */
+static void memev_fit(tp_memevents *e) {
+    if (e->cap != e->n && e->n)
+        memev_resize(e, e->n);
 }
 
 /* ---------------------------------------------------------------- indexes */
@@ -748,7 +891,7 @@ static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
         if ((e->stream[i] != -1) == want_gpu)
             rows[k++] = (uint32_t)i;
     *n = k;
-    return rows;
+    return tp_mem_xrealloc(rows, k ? k : 1, sizeof *rows); /* the index keeps it: no slack */
 }
 
 static void index_streams(tp_rank *r) {
@@ -830,7 +973,8 @@ static void index_corr(tp_rank *r) {
     for (size_t i = 0; i < e->n; i++)
         if (e->correlation[i] != -1)
             rows[n++] = (uint32_t)i;
-    tp_sort_rows_i64(e->correlation, rows, n); /* stable: (correlation, row) */
+    rows = tp_mem_xrealloc(rows, n ? n : 1, sizeof *rows); /* kept: no slack */
+    tp_sort_rows_i64(e->correlation, rows, n);             /* stable: (correlation, row) */
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
@@ -975,7 +1119,14 @@ void tp_model_finish(tp_model *m) {
         if (r->rank < 0)
             r->rank = (int)i;
         events_sort(&r->ev);
+        if (r->ev.cap != r->ev.n)
+            events_resize(&r->ev, r->ev.n);
+        if (r->ev.copies_cap != r->ev.n_copies && r->ev.n_copies) {
+            GROW(r->ev.copies, r->ev.n_copies);
+            r->ev.copies_cap = r->ev.n_copies;
+        }
         memev_sort(&r->mem);
+        memev_fit(&r->mem);
         derive_device_type(m, r);
         index_streams(r);
         index_threads(r);

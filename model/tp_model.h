@@ -17,6 +17,7 @@
 #ifndef TP_MODEL_H
 #define TP_MODEL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,26 +91,38 @@ const char *tp_skip_key(tp_skip s);
 
 /* All events of one rank that have a duration. Columns have n rows; optional columns hold
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
- * event has none or it is not an integer), so "GPU event" == stream != -1. */
+ * event has none or it is not an integer), so "GPU event" == stream != -1.
+ *
+ * Memory (issue 13): the columns every row needs are plain arrays, read directly. The ones
+ * most rows leave at "none" (Kineto args, NVTX domains, the category text) are *optional*:
+ * their array (the `*_opt` fields) stays NULL until a row sets a value other than "none",
+ * so a trace that never has one pays nothing for it. Read those through tp_ev_seq() and the
+ * other tp_ev_* accessors below, never through the `*_opt` pointers; tests that edit a
+ * model in place set them with tp_events_set_*. After tp_model_finish every array holds
+ * exactly n rows (no growth slack). tp_model_mem_account (tp_model_mem.h) says where the
+ * bytes go. */
+/* One row's copy facts (tp_events.copies). */
+typedef struct {
+    uint32_t row;
+    uint8_t copy_kind; /* tp_copy_kind (memcpy rows), else 0 */
+    uint8_t src_kind;  /* tp_mem_kind (memcpy src, memset target), else 0 */
+    uint8_t dst_kind;  /* tp_mem_kind (memcpy dst), else 0 */
+    int64_t bytes;     /* copies and memsets; -1: unknown */
+    double bw_gbps;    /* Kineto args "memory bandwidth (GB/s)"; NaN: absent */
+} tp_ev_copy;
+
 typedef struct {
     size_t n, cap;
     int64_t *ts;          /* ns, sorted ascending after tp_model_finish */
     int64_t *dur;         /* ns, >= 0 */
     uint32_t *name;       /* string pool id (0 = "") */
     uint8_t *cat;         /* tp_cat */
-    uint32_t *cat_raw;    /* string pool id of the category text as written ("Kernel") */
     uint8_t *flags;       /* TP_EVF_* */
     int64_t *stream;      /* -1: none */
     int32_t *device;      /* -1: none */
     int64_t *pid;         /* Kineto pid (GPU events: device id); native: process id */
     int64_t *tid;         /* Kineto tid (GPU events: stream); native: thread id */
     int64_t *correlation; /* -1: none */
-    int64_t *external_id; /* Kineto "External id"; -1: none */
-    int64_t *bytes;       /* copies and memsets; -1: unknown */
-    double *bw_gbps;      /* Kineto args "memory bandwidth (GB/s)"; NaN: absent */
-    uint8_t *copy_kind;   /* tp_copy_kind (memcpy rows), else 0 */
-    uint8_t *src_kind;    /* tp_mem_kind (memcpy src, memset target), else 0 */
-    uint8_t *dst_kind;    /* tp_mem_kind (memcpy dst), else 0 */
     uint32_t *stack;      /* native stack id (tp_rank_stack); 0: none. API calls: the call
                              site; NVTX ranges: the push (recorded with --stacks all) */
     int32_t *parent;      /* row of the innermost enclosing CPU-side range on the same
@@ -117,14 +130,107 @@ typedef struct {
     uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
     uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
                              among kept rows), set by finish; HTA's tie order needs it */
-    uint32_t *shapes;     /* Kineto args "Input Dims" as text ("[[2, 3], []]"), string pool
-                             id; 0: none (the CPU-op table's --group-by shapes) */
-    int64_t *seq;         /* Kineto args "Sequence number" (autograd); -1: none */
-    int64_t *fwd_tid;     /* Kineto args "Fwd thread id" (a backward op's forward thread);
-                             -1: none */
-    uint32_t *domain;     /* native NVTX ranges: string pool id of their domain's name
-                             (nvtxDomainCreate); 0: NVTX's default domain, or not a range */
+    /* optional columns: NULL while every row is "none"; read through the tp_ev_* accessors */
+    uint32_t *cat_raw_opt;    /* tp_ev_cat_raw: string pool id of the category text as
+                                 written ("Kernel"); absent while each category was written
+                                 one way only (cat_raw_dflt) */
+    int64_t *external_id_opt; /* tp_ev_external_id: Kineto "External id"; -1: none */
+    uint32_t *shapes_opt;     /* tp_ev_shapes: Kineto args "Input Dims" as text ("[[2, 3],
+                                 []]"), string pool id; 0: none (--group-by shapes) */
+    int64_t *seq_opt;         /* tp_ev_seq: Kineto args "Sequence number"; -1: none */
+    int64_t *fwd_tid_opt;     /* tp_ev_fwd_tid: Kineto args "Fwd thread id" (a backward op's
+                                 forward thread); -1: none */
+    uint32_t *domain_opt;     /* tp_ev_domain: native NVTX ranges: string pool id of their
+                                 domain's name (nvtxDomainCreate); 0: the default domain */
+    /* copies and memsets (well under 1 % of the rows): a side table of the rows that have any
+     * of bytes / copy_kind / src_kind / dst_kind, ascending by row; read through tp_ev_bytes,
+     * tp_ev_copy_kind, tp_ev_src_kind, tp_ev_dst_kind */
+    size_t n_copies, copies_cap;
+    tp_ev_copy *copies;
+    uint32_t cat_raw_dflt[TP_CAT_COUNT]; /* the text each category was first written as */
+    uint32_t cat_raw_seen;               /* bit c: cat_raw_dflt[c] is set */
 } tp_events;
+
+/* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
+ * the optional ones; the ones tp_model_finish derives. `none` is the value that means
+ * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem counts the rows that hold something
+ * else. One list, so growing, permuting, fitting, freeing and accounting never miss a column. (Laid
+ * out by hand: clang-format reflows these tables differently on each run.) */
+#define TP_EV_ALWAYS INT64_MIN
+/* clang-format off */
+#define TP_EV_DENSE(X)                                                                             \
+    X(ts, TP_EV_ALWAYS) X(dur, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0)           \
+    X(stream, -1) X(device, -1) X(pid, TP_EV_ALWAYS) X(tid, TP_EV_ALWAYS) X(correlation, -1)       \
+    X(stack, 0)
+#define TP_EV_OPTIONAL(X)                                                                          \
+    X(cat_raw_opt, TP_EV_ALWAYS) X(external_id_opt, -1) X(shapes_opt, 0) X(seq_opt, -1)            \
+    X(fwd_tid_opt, -1) X(domain_opt, 0)
+#define TP_EV_DERIVED(X) X(parent, -1) X(depth, TP_EV_ALWAYS) X(load_ord, TP_EV_ALWAYS)
+#define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
+/* clang-format on */
+
+/* The optional columns' values of row `row` (see tp_events). */
+static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
+    unsigned c = e->cat[row] < TP_CAT_COUNT ? e->cat[row] : TP_CAT_OTHER;
+    return e->cat_raw_opt ? e->cat_raw_opt[row] : e->cat_raw_dflt[c];
+}
+static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
+    return e->external_id_opt ? e->external_id_opt[row] : -1;
+}
+static inline uint32_t tp_ev_shapes(const tp_events *e, size_t row) {
+    return e->shapes_opt ? e->shapes_opt[row] : 0;
+}
+static inline int64_t tp_ev_seq(const tp_events *e, size_t row) {
+    return e->seq_opt ? e->seq_opt[row] : -1;
+}
+static inline int64_t tp_ev_fwd_tid(const tp_events *e, size_t row) {
+    return e->fwd_tid_opt ? e->fwd_tid_opt[row] : -1;
+}
+static inline uint32_t tp_ev_domain(const tp_events *e, size_t row) {
+    return e->domain_opt ? e->domain_opt[row] : 0;
+}
+
+/* The copy facts of row `row`, NULL when it has none (tp_events.copies). */
+static inline const tp_ev_copy *tp_ev_copy_of(const tp_events *e, size_t row) {
+    size_t lo = 0, hi = e->n_copies;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->copies[mid].row < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->n_copies && e->copies[lo].row == row ? &e->copies[lo] : NULL;
+}
+static inline int64_t tp_ev_bytes(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->bytes : -1;
+}
+static inline double tp_ev_bw_gbps(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->bw_gbps : (double)NAN;
+}
+static inline uint8_t tp_ev_copy_kind(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->copy_kind : 0;
+}
+static inline uint8_t tp_ev_src_kind(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->src_kind : 0;
+}
+static inline uint8_t tp_ev_dst_kind(const tp_events *e, size_t row) {
+    const tp_ev_copy *c = tp_ev_copy_of(e, row);
+    return c ? c->dst_kind : 0;
+}
+
+/* Sets the copy facts of row `row` (< n) in place (test fixtures). */
+void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_kind,
+                        uint8_t src_kind, uint8_t dst_kind);
+
+/* Sets an optional column of row `row` (< n) in place, creating the column when needed
+ * (tests and fixtures that edit a loaded model; loaders push whole rows instead). */
+void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain);
+void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps);
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
 typedef struct {
@@ -152,16 +258,19 @@ typedef enum {
 
 typedef struct {
     size_t n, cap;
-    int64_t *ts;              /* ns, sorted after finish */
-    uint8_t *kind;            /* tp_memev_kind */
-    int32_t *device;          /* -1: CPU / unknown */
-    uint64_t *addr;           /* 0: unknown */
-    int64_t *bytes;           /* signed delta */
-    int64_t *total_allocated; /* -1: unknown */
-    int64_t *total_reserved;  /* -1: unknown */
-    uint32_t *stack;          /* native stack id (tp_rank_stack); 0: none */
-    int64_t *largest_free;    /* ALLOC_FAIL: the allocator's largest free block; -1: unknown;
-                                 0 on other rows */
+    int64_t *ts;     /* ns, sorted after finish */
+    uint8_t *kind;   /* tp_memev_kind */
+    int32_t *device; /* -1: CPU / unknown */
+    uint64_t *addr;  /* 0: unknown */
+    int64_t *bytes;  /* signed delta */
+    uint32_t *stack; /* native stack id (tp_rank_stack); 0: none */
+    /* optional (as in tp_events): NULL while no row has a value; tp_memev_total_allocated,
+     * tp_memev_total_reserved, tp_memev_largest_free read them. Native traces set them on
+     * ALLOC_FAIL rows only, Kineto on every row. */
+    int64_t *total_allocated_opt; /* -1: unknown */
+    int64_t *total_reserved_opt;  /* -1: unknown */
+    int64_t *largest_free_opt;    /* ALLOC_FAIL: the allocator's largest free block; -1:
+                                     unknown; 0 on other rows */
     /* appended for the allocator replay (analyzer/tp_an_memstate): what the record did, as
      * the trace says, so heaps, resizes and resets are not folded into byte deltas */
     uint8_t *op;    /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
@@ -181,6 +290,26 @@ typedef enum {
     TP_MEMEV_OP_REGION_RESIZE = 5,
     TP_MEMEV_OP_REGION_UNREGISTER = 6
 } tp_memev_op;
+
+static inline int64_t tp_memev_total_allocated(const tp_memevents *e, size_t row) {
+    return e->total_allocated_opt ? e->total_allocated_opt[row] : -1;
+}
+static inline int64_t tp_memev_total_reserved(const tp_memevents *e, size_t row) {
+    return e->total_reserved_opt ? e->total_reserved_opt[row] : -1;
+}
+static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
+    return e->largest_free_opt ? e->largest_free_opt[row] : 0;
+}
+
+/* The columns of tp_memevents as tables (see TP_EV_DENSE). */
+/* clang-format off */
+#define TP_MEMEV_DENSE(X)                                                                          \
+    X(ts, TP_EV_ALWAYS) X(kind, TP_EV_ALWAYS) X(device, -1) X(addr, 0) X(bytes, TP_EV_ALWAYS)      \
+    X(stack, 0) X(op, 0) X(heap, 0) X(size, 0) X(pid, -1) X(tid, -1)
+#define TP_MEMEV_OPTIONAL(X)                                                                       \
+    X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0)
+#define TP_MEMEV_ALL(X) TP_MEMEV_DENSE(X) TP_MEMEV_OPTIONAL(X)
+/* clang-format on */
 
 typedef struct {
     int64_t ts, bytes, total_allocated, total_reserved;
@@ -433,6 +562,9 @@ const char *tp_model_str(const tp_model *m, uint32_t id);
 /* The pool's ids run from 0 (the empty string) to tp_model_n_strings(m) - 1, in the order
  * the strings were first interned. */
 uint32_t tp_model_n_strings(const tp_model *m);
+
+/* Bytes the string pool holds (blocks, ids, hash table), for tp_model_mem. */
+size_t tp_model_strings_bytes(const tp_model *m);
 
 /* The length of string `id` (it may hold NUL bytes); 0 for 0 or unknown ids. */
 size_t tp_model_str_len(const tp_model *m, uint32_t id);

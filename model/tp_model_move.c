@@ -10,12 +10,15 @@ static void remap_ids(tp_rank *r, const uint32_t *map) {
     tp_events *e = &r->ev;
     for (size_t i = 0; i < e->n; i++) {
         e->name[i] = map[e->name[i]];
-        e->cat_raw[i] = map[e->cat_raw[i]];
-        if (e->shapes)
-            e->shapes[i] = map[e->shapes[i]];
-        if (e->domain)
-            e->domain[i] = map[e->domain[i]];
+        if (e->cat_raw_opt)
+            e->cat_raw_opt[i] = map[e->cat_raw_opt[i]];
+        if (e->shapes_opt)
+            e->shapes_opt[i] = map[e->shapes_opt[i]];
+        if (e->domain_opt)
+            e->domain_opt[i] = map[e->domain_opt[i]];
     }
+    for (size_t c = 0; c < TP_CAT_COUNT; c++)
+        e->cat_raw_dflt[c] = map[e->cat_raw_dflt[c]];
     for (size_t i = 0; i < r->n_devices; i++)
         r->devices[i].name = map[r->devices[i].name];
     for (size_t i = 0; i < r->n_env; i++)

@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
-  libzstd-dev        # chunk compression in .tprof files
+  libzstd-dev        # chunk compression in .tprof files (TRAINPROF_CODEC=zstd; traces before format 1.5)
+  liblz4-dev         # chunk compression in .tprof files: the default codec since format 1.5
   libunwind-dev      # call stacks in the collector
   libyajl-dev        # streaming JSON parser for PyTorch-profiler traces (prefix, tail, errors; merge's tree)
   libsimdjson-dev    # simdjson On-Demand: walks the traceEvents array of Kineto traces (model/tp_json_walk)

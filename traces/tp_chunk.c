@@ -3,8 +3,9 @@
  * The filter subtracts, lane by lane (u64 after the 8-byte record header), the previous
  * record of the same type and size in the chunk. Records of one type written in a row differ
  * in little (a timestamp, a correlation id that grows by one), so the output is mostly zero
- * bytes and small deltas, which zstd shrinks to a few bytes per record. The header lane is
- * left as it is, so the decoder can walk the records and undo the deltas in place. */
+ * bytes and small deltas, which the codec (tp_codec.h) shrinks to a few bytes per record. The
+ * header lane is left as it is, so the decoder can walk the records and undo the deltas in
+ * place. */
 #include "tp_chunk.h"
 
 #include <string.h>
@@ -43,12 +44,8 @@ void tp_chunk_header_seal(tp_chunk_header *h) {
     h->header_crc = tp_chunk_crc_skip(h, sizeof *h, offsetof(tp_chunk_header, header_crc));
 }
 
-/* Types the filter applies to: fixed-size types < 64 (not PAD, STRING, STACK). */
-#define FILTERED_TYPES                                                                             \
-    (~(TP_REC_BIT(TP_REC_PAD) | TP_REC_BIT(TP_REC_STRING) | TP_REC_BIT(TP_REC_STACK)))
-
 static inline int filtered(uint16_t type) {
-    return type < TP_REC_TYPE_LIMIT && (FILTERED_TYPES >> type & 1);
+    return tp_filter_applies(type);
 }
 
 void tp_filter_encode(const uint8_t *src, uint8_t *dst, size_t n) {

@@ -6,7 +6,7 @@
  * refuses to build on a big-endian host rather than write files others cannot read.
  *
  * Also here: the lane-delta filter that turns runs of similar fixed-size records into
- * mostly-zero bytes before zstd, and the crc32 helpers (zlib's, not hand-written).
+ * mostly-zero bytes before compression, and the crc32 helpers (zlib's, not hand-written).
  * Spec: docs/trace-format.md. */
 #ifndef TP_CHUNK_H
 #define TP_CHUNK_H
@@ -23,8 +23,9 @@
 #define TP_FILE_MAGIC "TPROF\r\n\x1a" /* 8 bytes, no NUL: catches text-mode mangling */
 #define TP_FILE_BOM 0x01020304u
 #define TP_FILE_VERSION_MAJOR 1
-/* 1.1: NVTX stack_id; 1.2: PYCODE and Python frames; 1.3: PROCESS job_id, root_pid, exec_gen */
-#define TP_FILE_VERSION_MINOR 4
+/* 1.1: NVTX stack_id; 1.2: PYCODE and Python frames; 1.3: PROCESS job_id, root_pid, exec_gen;
+ * 1.5: codec 2 (lz4) and filter 2 (lane delta, then byte planes) */
+#define TP_FILE_VERSION_MINOR 5
 #define TP_FILE_HEADER_SIZE 64u
 
 /* 'TPCH' and 'TPIX' as the bytes appear in the file, read as little-endian u32. */
@@ -47,8 +48,14 @@ typedef struct {
 } tp_file_header;
 
 typedef enum { TP_CHUNK_DATA = 1, TP_CHUNK_META = 2, TP_CHUNK_INDEX = 3 } tp_chunk_kind;
-typedef enum { TP_CODEC_NONE = 0, TP_CODEC_ZSTD = 1 } tp_chunk_codec;
-typedef enum { TP_FILTER_NONE = 0, TP_FILTER_LANE_DELTA = 1 } tp_chunk_filter;
+/* The codecs themselves: tp_codec.h. */
+typedef enum { TP_CODEC_NONE = 0, TP_CODEC_ZSTD = 1, TP_CODEC_LZ4 = 2 } tp_chunk_codec;
+/* LANE_PLANES: the lane-delta filter, then the byte-plane layout (tp_planes.h). */
+typedef enum {
+    TP_FILTER_NONE = 0,
+    TP_FILTER_LANE_DELTA = 1,
+    TP_FILTER_LANE_PLANES = 2
+} tp_chunk_filter;
 
 typedef struct {
     uint32_t magic;         /* TP_CHUNK_MAGIC */
@@ -122,6 +129,15 @@ int tp_chunk_header_ok(const tp_chunk_header *h);
 
 /* Seals `h`: computes header_crc. */
 void tp_chunk_header_seal(tp_chunk_header *h);
+
+/* Types the lane-delta filter applies to: fixed-size types < 64 (not PAD, STRING, STACK). */
+#define TP_FILTER_TYPES                                                                            \
+    (~(TP_REC_BIT(TP_REC_PAD) | TP_REC_BIT(TP_REC_STRING) | TP_REC_BIT(TP_REC_STACK)))
+
+/* 1 when the lane-delta filter applies to records of `type`. */
+static inline int tp_filter_applies(uint16_t type) {
+    return type < TP_REC_TYPE_LIMIT && (TP_FILTER_TYPES >> type & 1);
+}
 
 /* Lane-delta filter over `n` bytes of well-formed records (sizes checked by the caller):
  * writes the filtered form of `src` to `dst` (same length, no overlap). */

@@ -13,7 +13,9 @@
 #include "tp_reader.h"
 
 #include "tp_chunk.h"
+#include "tp_codec.h"
 #include "tp_mem.h"
+#include "tp_planes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,11 +26,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
-/* What decoding a chunk needs (one per reader and per cursor, so cursors are independent). */
+/* What decoding a chunk needs (one per reader and per cursor, so cursors are independent):
+ * the codecs' state, and for byte-plane chunks the decompressed layout before it is undone. */
 typedef struct {
-    ZSTD_DCtx *dctx;
+    tp_codec_ctx *cx;
+    uint8_t *planes;
+    size_t planes_cap;
 } decoder;
 
 typedef struct {
@@ -110,8 +114,14 @@ static int own(tp_reader *r, void *p) {
 
 /* ------------------------------------------------------------------ chunk decoding */
 
+static int decoder_init(decoder *d) {
+    d->cx = tp_codec_ctx_open();
+    return d->cx != NULL;
+}
+
 static void decoder_free(decoder *d) {
-    ZSTD_freeDCtx(d->dctx);
+    tp_codec_ctx_close(d->cx);
+    free(d->planes);
 }
 
 /* Decompresses chunk `c` into *dst (grown). Returns 0 unless it yields exactly raw_bytes. */
@@ -122,16 +132,22 @@ static int decompress(decoder *d, const uint8_t *data, const chunk_ref *c, uint8
     size_t raw = h->raw_bytes;
     if (!tp_mem_grow((void **)dst, cap, raw ? raw : 8, 1))
         return 0;
-    if (h->codec == TP_CODEC_NONE) {
-        if (h->payload_bytes != raw)
-            return 0;
-        memcpy(*dst, payload, raw);
-        return 1;
-    }
-    if (h->codec != TP_CODEC_ZSTD || ZSTD_getFrameContentSize(payload, h->payload_bytes) != raw)
+    return tp_codec_decompress(d->cx, h->codec, *dst, raw, payload, h->payload_bytes);
+}
+
+/* Undoes filter 2 (byte planes and lane delta) of `raw` bytes in *buf: through d->planes,
+ * since the layout cannot be undone in place. Returns 0 when it does not describe
+ * well-formed records. */
+static int planes_undo(decoder *d, uint8_t **buf, size_t *cap, size_t raw) {
+    if (!tp_mem_grow((void **)&d->planes, &d->planes_cap, raw ? raw : 8, 1))
         return 0;
-    size_t n = ZSTD_decompressDCtx(d->dctx, *dst, raw, payload, h->payload_bytes);
-    return !ZSTD_isError(n) && n == raw;
+    uint8_t *t = d->planes; /* swap buffers: the layout moves to the scratch one */
+    size_t tc = d->planes_cap;
+    d->planes = *buf;
+    d->planes_cap = *cap;
+    *buf = t;
+    *cap = tc;
+    return tp_planes_decode(d->planes, *buf, raw) == raw;
 }
 
 /* Decodes chunk `c` into *buf. Returns the bytes of well-formed records, or -1 when the
@@ -145,7 +161,9 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
     *whole = 0;
     if (raw > TP_CHUNK_RAW_MAX || !decompress(d, data, c, buf, cap))
         return -1;
-    if (h->filter == TP_FILTER_LANE_DELTA)
+    if (h->filter == TP_FILTER_LANE_PLANES)
+        ok = planes_undo(d, buf, cap, raw) ? raw : 0;
+    else if (h->filter == TP_FILTER_LANE_DELTA)
         ok = tp_filter_decode(*buf, raw);
     else if (h->filter == TP_FILTER_NONE)
         ok = tp_filter_decode_none(*buf, raw);
@@ -442,8 +460,8 @@ static int take_chunk(tp_reader *r, const chunk_ref *c) {
 
 static int chunk_plausible(const chunk_ref *c) {
     const tp_chunk_header *h = &c->h;
-    return h->kind >= TP_CHUNK_DATA && h->kind <= TP_CHUNK_INDEX && h->codec <= TP_CODEC_ZSTD &&
-           h->filter <= TP_FILTER_LANE_DELTA && h->raw_bytes <= TP_CHUNK_RAW_MAX;
+    return h->kind >= TP_CHUNK_DATA && h->kind <= TP_CHUNK_INDEX && tp_codec_by_id(h->codec) &&
+           h->filter <= TP_FILTER_LANE_PLANES && h->raw_bytes <= TP_CHUNK_RAW_MAX;
 }
 
 static int trailer_magic_at(const tp_reader *r, uint64_t pos) {
@@ -549,8 +567,7 @@ static tp_status reader_init(tp_reader *r) {
     tp_status s = check_header(r);
     if (s != TP_OK)
         return s;
-    r->dec.dctx = ZSTD_createDCtx();
-    if (!r->dec.dctx)
+    if (!decoder_init(&r->dec))
         return TP_ERR_NOMEM;
     uint64_t body = r->fh.header_size;
     read_index(r, body);
@@ -768,8 +785,7 @@ tp_status tp_cursor_open(tp_reader *r, const tp_query *q, tp_cursor **out) {
             c->known |= TP_REC_BIT(t);
     c->want = c->known & c->q.type_mask;
     c->timed = timed_query(&c->q);
-    c->dec.dctx = ZSTD_createDCtx();
-    if (!c->dec.dctx) {
+    if (!decoder_init(&c->dec)) {
         free(c);
         return TP_ERR_NOMEM;
     }

@@ -4,7 +4,7 @@
  *  - a tp_stage is a single-producer/single-consumer ring: the owner advances `head` with a
  *    release store, the drain advances `tail` the same way; neither ever blocks the other;
  *  - drain_lock serialises drains (background thread, tp_writer_flush, blocked producers)
- *    and guards everything the drain owns: the chunk builder, zstd context, file and stats;
+ *    and guards everything the drain owns: the chunk builder, codec context, file and stats;
  *  - stage_lock guards the stage list and the memory budget;
  *  - meta_lock guards the interning tables and the pending META buffer;
  *  - cv_lock/cv wake the background thread; producers take it only when they set the
@@ -13,8 +13,10 @@
 #include "tp_writer.h"
 
 #include "tp_chunk.h"
+#include "tp_codec.h"
 #include "tp_hash.h"
 #include "tp_mem.h"
+#include "tp_planes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +29,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #define RING_MIN ((size_t)4 << 10)
 #define RING_FIRST_MAX ((size_t)1 << 20)
@@ -106,9 +107,10 @@ struct tp_writer {
 
     pthread_mutex_t drain_lock;
     chunk_buf data;
-    uint8_t *filt, *zbuf;
-    size_t filt_cap, zbuf_cap;
-    ZSTD_CCtx *cctx;
+    uint8_t *filt, *planes, *zbuf;
+    size_t filt_cap, planes_cap, zbuf_cap;
+    tp_codec_ctx *cx;
+    const tp_codec_info *codec; /* opts.codec's */
     uint64_t seq;
     tp_index_entry *index;
     size_t index_len, index_cap;
@@ -116,7 +118,7 @@ struct tp_writer {
     uint64_t (*now)(void *ctx);
     void *now_ctx;
     uint64_t xdrops_seen[REASON_SLOTS][TP_REC_TYPE_LIMIT];
-    int hurry; /* this drain cycle found the drain behind: skip filter and zstd for data */
+    int hurry; /* this drain cycle found the drain behind: skip filter and codec for data */
 
     pthread_mutex_t stage_lock;
     tp_stage *stages;
@@ -184,7 +186,7 @@ static tp_status opts_resolve(const tp_writer_opts *in, tp_writer_opts *o) {
     if (!o->flush_ms)
         o->flush_ms = d.flush_ms;
     if (o->ring_bytes < RING_MIN || o->ring_bytes > RING_MAX ||
-        o->chunk_bytes > TP_CHUNK_RAW_MAX / 2)
+        o->chunk_bytes > TP_CHUNK_RAW_MAX / 2 || !tp_codec_by_name(o->codec))
         return TP_ERR_ARG;
     size_t r = RING_MIN;
     while (r < o->ring_bytes)
@@ -312,23 +314,30 @@ static tp_status file_write(tp_writer *w, struct iovec *iov, int n) {
     return fd_verify(w) ? write_all(w->fd, iov, n) : TP_ERR_IO;
 }
 
-/* Applies the lane-delta filter to `c` into w->filt unless told not to; returns the filter
- * used (-1 on out-of-memory) and sets *src to the bytes to compress. */
+/* Applies the codec's filter to `c` into w->filt unless told not to: the lane delta, or for
+ * LANE_PLANES the lane delta laid out in byte planes (w->planes is scratch for it). Returns
+ * the filter used (-1 on out-of-memory) and sets *src to the bytes to compress. */
 static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint8_t **src) {
     *src = c->buf;
     if (!filter || w->opts.no_filter)
         return TP_FILTER_NONE;
-    if (!TP_MEM_GROW(w->filt, w->filt_cap, c->len)) {
+    int planes = w->codec->filter == TP_FILTER_LANE_PLANES;
+    if (!TP_MEM_GROW(w->filt, w->filt_cap, c->len) ||
+        (planes && !TP_MEM_GROW(w->planes, w->planes_cap, c->len))) {
         set_err(w, TP_ERR_NOMEM);
         return -1;
     }
-    tp_filter_encode(c->buf, w->filt, c->len);
     *src = w->filt;
-    return TP_FILTER_LANE_DELTA;
+    if (!planes) {
+        tp_filter_encode(c->buf, w->filt, c->len);
+        return TP_FILTER_LANE_DELTA;
+    }
+    tp_planes_encode(c->buf, w->filt, w->planes, c->len);
+    return TP_FILTER_LANE_PLANES;
 }
 
 /* Filters (when `filter`) and compresses a chunk's records, appends the chunk to the file
- * and to the index. Stores the bytes as they are when zstd does not make them smaller. */
+ * and to the index. Stores the bytes as they are when the codec does not make them smaller. */
 static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filter) {
     const uint8_t *src;
     size_t len = c->len;
@@ -336,17 +345,18 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     int f = apply_filter(w, c, filter && !raw, &src);
     if (f < 0)
         return;
-    size_t bound = ZSTD_compressBound(len);
-    if (!TP_MEM_GROW(w->zbuf, w->zbuf_cap, bound)) {
+    size_t bound = tp_codec_bound(w->codec, len);
+    if (!TP_MEM_GROW(w->zbuf, w->zbuf_cap, bound ? bound : 8)) {
         set_err(w, TP_ERR_NOMEM);
         return;
     }
-    tp_chunk_header h = {.magic = TP_CHUNK_MAGIC, .kind = kind, .codec = TP_CODEC_ZSTD};
+    tp_chunk_header h = {.magic = TP_CHUNK_MAGIC, .kind = kind, .codec = w->codec->id};
     h.filter = (uint8_t)f;
-    size_t n = raw ? 0 : ZSTD_compressCCtx(w->cctx, w->zbuf, bound, src, len, w->opts.zstd_level);
+    size_t n =
+        raw ? 0 : tp_codec_compress(w->cx, w->codec, w->zbuf, bound, src, len, w->opts.zstd_level);
     const uint8_t *payload = w->zbuf;
     w->stats.chunks_raw += (uint64_t)raw;
-    if (raw || ZSTD_isError(n) || n >= len) {
+    if (raw || n == 0 || n >= len) {
         h.codec = TP_CODEC_NONE;
         payload = src;
         n = len;
@@ -694,11 +704,12 @@ static void writer_free(tp_writer *w) {
     if (fd_names_file(w, fd))
         close(fd);
     free(w->path);
-    ZSTD_freeCCtx(w->cctx);
+    tp_codec_ctx_close(w->cx);
     free(w->data.buf);
     free(w->meta.buf);
     free(w->meta_spare.buf);
     free(w->filt);
+    free(w->planes);
     free(w->zbuf);
     free(w->index);
     intern_free(&w->strings);
@@ -762,9 +773,11 @@ tp_status tp_writer_open_fd(int fd, const char *path, const tp_writer_opts *opts
     chunk_reset(&w->meta);
     chunk_reset(&w->meta_spare);
     w->fd = fd_raise(fd, w->opts.fd_floor);
-    w->cctx = ZSTD_createCCtx();
+    w->codec = tp_codec_by_name(w->opts.codec);
+    w->opts.codec = w->codec->name; /* the caller's string need not outlive the call */
+    w->cx = tp_codec_ctx_open();
     s = TP_ERR_NOMEM;
-    if (!w->cctx)
+    if (!w->cx)
         goto fail;
     s = write_file_header(w);
     if (s == TP_OK)

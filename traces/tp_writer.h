@@ -6,7 +6,7 @@
  * lock and one malloc), twice as large while the budget has room, smaller when it is nearly
  * spent; when no ring fits, the record is dropped and counted by type (later written as
  * DROPPED). One drain (the writer's background thread, or tp_writer_flush) moves
- * committed records from all rings into chunks, compresses them with zstd and appends them
+ * committed records from all rings into chunks, compresses them (LZ4 or zstd) and appends them
  * to the file, and frees the sealed rings it empties.
  * Memory is bounded by opts.buffer_bytes: rings come out of that budget, one ring is at most
  * half of it, growth leaves 1/16 of it to the first rings of threads still to start, a thread
@@ -37,8 +37,11 @@ typedef struct {
                              one twice as large while the budget allows (at most half the
                              budget) */
     size_t chunk_bytes;   /* uncompressed bytes per data chunk; 0 = 256 KiB */
-    int zstd_level;       /* 0 = -1, a zstd fast level: measured best for lane-delta records
-                             (docs/PERFORMANCE.md); any zstd level, negative included */
+    const char *codec;    /* chunk codec by name, tp_codec.h: "lz4", "zstd" or "none"; NULL =
+                             TP_CODEC_DEFAULT_NAME (lz4: measured cheapest per record to write
+                             and to read, docs/PERFORMANCE.md); an unknown name is TP_ERR_ARG */
+    int zstd_level;       /* with codec "zstd": 0 = -1, a zstd fast level: measured best for
+                             lane-delta records; any zstd level, negative included */
     int background;       /* 1: a writer thread drains every flush_ms and when rings fill */
     unsigned flush_ms;    /* 0 = 200 */
     int block_when_full;  /* 1: a full ring is drained by its producer instead of dropping

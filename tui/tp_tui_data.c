@@ -246,7 +246,7 @@ long tp_tui_data_range_index(const tp_tui_data *d, long row) {
     if (row < 0 || (size_t)row >= ev->n || ev->cat[row] != TP_CAT_USER_ANNOTATION)
         return -1;
     for (size_t i = 0; i < d->a.nv.n; i++)
-        if (d->a.nv.r[i].name == ev->name[row] && d->a.nv.r[i].domain == ev->domain[row])
+        if (d->a.nv.r[i].name == ev->name[row] && d->a.nv.r[i].domain == tp_ev_domain(ev, row))
             return (long)i;
     return -1;
 }

@@ -453,10 +453,10 @@ static int draw_copies_memory(tp_tui_live *t, tp_tui_grid *g, int y) {
     double al = NAN, re = NAN;
     const tp_memevents *me = t->have_data ? &t->d.r->mem : NULL;
     for (size_t i = me ? me->n : 0; i-- > 0 && (isnan(al) || isnan(re));) {
-        if (isnan(al) && me->total_allocated[i] >= 0)
-            al = (double)me->total_allocated[i];
-        if (isnan(re) && me->total_reserved[i] >= 0)
-            re = (double)me->total_reserved[i];
+        if (isnan(al) && tp_memev_total_allocated(me, i) >= 0)
+            al = (double)tp_memev_total_allocated(me, i);
+        if (isnan(re) && tp_memev_total_reserved(me, i) >= 0)
+            re = (double)tp_memev_total_reserved(me, i);
     }
     if (t->f.have && t->f.have_mem && isnan(al) && isnan(re)) {
         /* The allocator's NVTX regions and heaps, as the aggregator followed them from the

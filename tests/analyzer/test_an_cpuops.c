@@ -85,12 +85,12 @@ static void test_import_fields(void) {
     const tp_events *ev = &m->ranks[0].ev;
     long lin = row_of(m, "aten::linear", 10000), bw = row_of(m, "AddmmBackward0", 120000);
     CHECK(lin >= 0 && bw >= 0);
-    CHECK_STR(tp_model_str(m, ev->shapes[lin]), "[[4, 8], [16, 8], [16]]");
-    CHECK_EQ_I(ev->seq[lin], 7);
-    CHECK_EQ_I(ev->fwd_tid[lin], -1);
-    CHECK_EQ_I(ev->seq[bw], 7);
-    CHECK_EQ_I(ev->fwd_tid[bw], 1);
-    CHECK_EQ_U(ev->shapes[bw], 0);
+    CHECK_STR(tp_model_str(m, tp_ev_shapes(ev, lin)), "[[4, 8], [16, 8], [16]]");
+    CHECK_EQ_I(tp_ev_seq(ev, lin), 7);
+    CHECK_EQ_I(tp_ev_fwd_tid(ev, lin), -1);
+    CHECK_EQ_I(tp_ev_seq(ev, bw), 7);
+    CHECK_EQ_I(tp_ev_fwd_tid(ev, bw), 1);
+    CHECK_EQ_U(tp_ev_shapes(ev, bw), 0);
     tp_model_close(m);
 }
 

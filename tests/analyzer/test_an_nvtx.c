@@ -43,9 +43,9 @@ static void test_domains(void) {
     fx_model f = fx_new();
     fx_ev(&f, "fwd", TP_CAT_USER_ANNOTATION, 0, 100, -1, -1);
     fx_ev(&f, "fwd", TP_CAT_USER_ANNOTATION, 200, 50, -1, -1);
-    f.r->ev.domain[f.r->ev.n - 1] = tp_model_intern(f.m, "aux", 3);
+    tp_events_set_domain(&f.r->ev, f.r->ev.n - 1, tp_model_intern(f.m, "aux", 3));
     fx_ev(&f, "bwd", TP_CAT_USER_ANNOTATION, 300, 10, -1, -1);
-    f.r->ev.domain[f.r->ev.n - 1] = tp_model_intern(f.m, "aux", 3);
+    tp_events_set_domain(&f.r->ev, f.r->ev.n - 1, tp_model_intern(f.m, "aux", 3));
     tp_model_finish(f.m);
     tp_an_view v;
     tp_an_view_build(&v, f.m, f.r, NULL);

@@ -77,8 +77,8 @@ static void test_current_format(void) {
     CHECK_EQ_I(r->ev.stream[k], 7);
     CHECK_EQ_I(r->ev.device[k], 0);
     CHECK_EQ_I(r->ev.correlation[k], 77);
-    CHECK_EQ_I(r->ev.external_id[k], 2);
-    CHECK_STR(tp_model_str(m, r->ev.cat_raw[k]), "kernel");
+    CHECK_EQ_I(tp_ev_external_id(&r->ev, k), 2);
+    CHECK_STR(tp_model_str(m, tp_ev_cat_raw(&r->ev, k)), "kernel");
 
     long l = find_row(m, r, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME);
     CHECK(l >= 0);
@@ -89,21 +89,21 @@ static void test_current_format(void) {
 
     long c = find_row(m, r, "Memcpy HtoD (Pageable -> Device)", TP_CAT_MEMCPY);
     CHECK(c >= 0);
-    CHECK_EQ_I(r->ev.bytes[c], 4096);
-    CHECK_EQ_I(r->ev.copy_kind[c], TP_COPY_HTOD);
-    CHECK_EQ_I(r->ev.src_kind[c], TP_MEM_PAGEABLE);
-    CHECK_EQ_I(r->ev.dst_kind[c], TP_MEM_DEVICE);
-    CHECK_NEAR(r->ev.bw_gbps[c], 0.4096, 1e-12);
+    CHECK_EQ_I(tp_ev_bytes(&r->ev, c), 4096);
+    CHECK_EQ_I(tp_ev_copy_kind(&r->ev, c), TP_COPY_HTOD);
+    CHECK_EQ_I(tp_ev_src_kind(&r->ev, c), TP_MEM_PAGEABLE);
+    CHECK_EQ_I(tp_ev_dst_kind(&r->ev, c), TP_MEM_DEVICE);
+    CHECK_NEAR(tp_ev_bw_gbps(&r->ev, c), 0.4096, 1e-12);
     long d = find_row(m, r, "Memcpy DtoH (Device -> Pinned)", TP_CAT_MEMCPY);
     CHECK(d >= 0);
     CHECK_EQ_I(r->ev.stream[d], 20); /* "20" as a string: int("20") */
-    CHECK_EQ_I(r->ev.copy_kind[d], TP_COPY_DTOH);
-    CHECK_EQ_I(r->ev.dst_kind[d], TP_MEM_PINNED);
-    CHECK(isnan(r->ev.bw_gbps[d]));
+    CHECK_EQ_I(tp_ev_copy_kind(&r->ev, d), TP_COPY_DTOH);
+    CHECK_EQ_I(tp_ev_dst_kind(&r->ev, d), TP_MEM_PINNED);
+    CHECK(isnan(tp_ev_bw_gbps(&r->ev, d)));
     long s = find_row(m, r, "Memset (Device)", TP_CAT_MEMSET);
     CHECK(s >= 0);
-    CHECK_EQ_I(r->ev.src_kind[s], TP_MEM_DEVICE);
-    CHECK_EQ_I(r->ev.bytes[s], 128);
+    CHECK_EQ_I(tp_ev_src_kind(&r->ev, s), TP_MEM_DEVICE);
+    CHECK_EQ_I(tp_ev_bytes(&r->ev, s), 128);
     CHECK(find_row(m, r, "Stream Sync", TP_CAT_CUDA_SYNC) >= 0);
     long cu = find_row(m, r, "cuLaunchKernel", TP_CAT_CUDA_DRIVER);
     CHECK(cu >= 0);
@@ -111,7 +111,7 @@ static void test_current_format(void) {
     CHECK(r->ev.flags[cu] & TP_EVF_LAUNCH);
     long o = find_row(m, r, "mine", TP_CAT_OTHER);
     CHECK(o >= 0);
-    CHECK_STR(tp_model_str(m, r->ev.cat_raw[o]), "custom_thing");
+    CHECK_STR(tp_model_str(m, tp_ev_cat_raw(&r->ev, o)), "custom_thing");
     long step = find_row(m, r, "ProfilerStep#7", TP_CAT_USER_ANNOTATION);
     CHECK(step >= 0);
     CHECK_EQ_I(r->ev.ts[step], 1000500);
@@ -166,8 +166,8 @@ static void test_current_format(void) {
     CHECK_EQ_I(r->mem.bytes[0], 512);
     CHECK_EQ_I(r->mem.device[0], 0);
     CHECK_EQ_U(r->mem.addr[0], 140000000000000ULL);
-    CHECK_EQ_I(r->mem.total_allocated[0], 1536);
-    CHECK_EQ_I(r->mem.total_reserved[0], 2097152);
+    CHECK_EQ_I(tp_memev_total_allocated(&r->mem, 0), 1536);
+    CHECK_EQ_I(tp_memev_total_reserved(&r->mem, 0), 2097152);
     CHECK_EQ_I(r->mem.kind[1], TP_MEMEV_FREE);
     CHECK_EQ_I(r->mem.bytes[1], -512);
     tp_model_close(m);
@@ -198,10 +198,10 @@ static void test_old_format(void) {
     CHECK_EQ_U(r->ev.n, 5);
     long c = find_row(m, r, "Memcpy HtoD (Pinned -> Device)", TP_CAT_MEMCPY);
     CHECK(c >= 0);
-    CHECK_STR(tp_model_str(m, r->ev.cat_raw[c]), "Memcpy");
-    CHECK_EQ_I(r->ev.src_kind[c], TP_MEM_PINNED);
+    CHECK_STR(tp_model_str(m, tp_ev_cat_raw(&r->ev, c)), "Memcpy");
+    CHECK_EQ_I(tp_ev_src_kind(&r->ev, c), TP_MEM_PINNED);
     CHECK_EQ_I(r->ev.tid[c], 7); /* "stream 7" */
-    CHECK_EQ_I(r->ev.external_id[c], 537);
+    CHECK_EQ_I(tp_ev_external_id(&r->ev, c), 537);
     CHECK_EQ_I(r->ev.ts[c], 1623142623529248000LL);
     long rt = find_row(m, r, "cudaMemcpyAsync", TP_CAT_CUDA_RUNTIME);
     CHECK(rt >= 0);

@@ -163,8 +163,8 @@ static void test_native_model(void) {
     long c = find_row(m, r, "Memcpy HtoD (Pageable -> Device)");
     CHECK(c >= 0);
     CHECK_EQ_I(r->ev.cat[c], TP_CAT_MEMCPY);
-    CHECK_EQ_I(r->ev.bytes[c], 4096);
-    CHECK_EQ_I(r->ev.src_kind[c], TP_MEM_PAGEABLE);
+    CHECK_EQ_I(tp_ev_bytes(&r->ev, c), 4096);
+    CHECK_EQ_I(tp_ev_src_kind(&r->ev, c), TP_MEM_PAGEABLE);
     long s = find_row(m, r, "Memset (Device)");
     CHECK(s >= 0);
     CHECK_EQ_I(r->ev.stream[s], 8);
@@ -193,7 +193,7 @@ static void test_native_model(void) {
     CHECK_EQ_I(r->mem.bytes[1], 256);  /* region registered */
     CHECK_EQ_I(r->mem.bytes[2], -256); /* and unregistered: size remembered */
     CHECK_EQ_I(r->mem.kind[3], TP_MEMEV_ALLOC_FAIL);
-    CHECK_EQ_I(r->mem.total_allocated[3], 2000);
+    CHECK_EQ_I(tp_memev_total_allocated(&r->mem, 3), 2000);
     CHECK_EQ_I(r->mem.bytes[4], -(1 << 20));
     tp_model_close(m);
 

@@ -71,7 +71,7 @@ static size_t count_where(const tp_model *m, const tp_rank *r, const char *name,
     size_t n = 0;
     for (size_t i = 0; i < r->ev.n; i++)
         n += (!name || !strcmp(tp_model_str(m, r->ev.name[i]), name)) &&
-             (!cat_raw || !strcmp(tp_model_str(m, r->ev.cat_raw[i]), cat_raw));
+             (!cat_raw || !strcmp(tp_model_str(m, tp_ev_cat_raw(&r->ev, i)), cat_raw));
     return n;
 }
 
@@ -114,11 +114,11 @@ static void check_file(const char *set, const tp_model *m, yajl_val fe, yajl_val
             if (strcmp(tp_model_str(m, r->ev.name[j]), name))
                 continue;
             if (strstr(name, "HtoD"))
-                CHECK_EQ_I(r->ev.copy_kind[j], TP_COPY_HTOD);
+                CHECK_EQ_I(tp_ev_copy_kind(&r->ev, j), TP_COPY_HTOD);
             if (strstr(name, "(Pageable"))
-                CHECK_EQ_I(r->ev.src_kind[j], TP_MEM_PAGEABLE);
+                CHECK_EQ_I(tp_ev_src_kind(&r->ev, j), TP_MEM_PAGEABLE);
             if (strstr(name, "(Pinned"))
-                CHECK_EQ_I(r->ev.src_kind[j], TP_MEM_PINNED);
+                CHECK_EQ_I(tp_ev_src_kind(&r->ev, j), TP_MEM_PINNED);
         }
     }
     yajl_val rb = get(fe, "runtime_by_name");

@@ -62,9 +62,11 @@ static int same_rows(const tp_model *a, const tp_model *b) {
         if (n != y->n || a->ranks[r].mem.n != b->ranks[r].mem.n ||
             a->ranks[r].n_json_events != b->ranks[r].n_json_events)
             return 0;
+        for (size_t i = 0; i < n; i++)
+            if (tp_ev_cat_raw(x, i) != tp_ev_cat_raw(y, i) ||
+                tp_ev_shapes(x, i) != tp_ev_shapes(y, i))
+                return 0;
         if (n && (memcmp(x->name, y->name, n * sizeof *x->name) ||
-                  memcmp(x->cat_raw, y->cat_raw, n * sizeof *x->cat_raw) ||
-                  memcmp(x->shapes, y->shapes, n * sizeof *x->shapes) ||
                   memcmp(x->ts, y->ts, n * sizeof *x->ts) ||
                   memcmp(x->dur, y->dur, n * sizeof *x->dur) ||
                   memcmp(x->stream, y->stream, n * sizeof *x->stream)))

@@ -63,10 +63,8 @@ static inline void fx_copy(fx_model *f, const char *name, double ts_us, double d
           7, corr);
     tp_events *ev = &f->r->ev;
     size_t i = ev->n - 1;
-    ev->bytes[i] = bytes;
-    ev->copy_kind[i] = copy_kind;
-    ev->src_kind[i] = src_kind;
-    ev->bw_gbps[i] = dur_us > 0 ? (double)bytes / (dur_us * 1000.0) : 0;
+    tp_events_set_copy(ev, i, bytes, copy_kind, src_kind, 0);
+    tp_events_set_bw_gbps(ev, i, dur_us > 0 ? (double)bytes / (dur_us * 1000.0) : 0);
 }
 
 #endif

@@ -26,6 +26,7 @@ static void test_defaults(void) {
     CHECK_EQ_U(c.buffer_bytes, 64u << 20);
     CHECK_EQ_I(c.rank, -1);
     CHECK_EQ_I(c.fork_trace, 1);
+    CHECK_STR(c.codec, ""); /* the writer's default */
     CHECK_STR(c.error, "");
     char p[256];
     CHECK_EQ_I(tp_collector_config_path(&c, 42, "/usr/bin/python3", p, sizeof p), 0);
@@ -68,6 +69,20 @@ static void test_time_window_and_errors(void) {
     CHECK_EQ_I(c.capture, TP_CAPTURE_ALWAYS);
     CHECK_EQ_U(c.buffer_bytes, 64u << 20);
     CHECK(c.error[0] != 0);
+}
+
+/* TRAINPROF_CODEC picks the chunk codec by the writer's names; an unknown one is said once
+ * and the writer's default is kept. */
+static void test_codec(void) {
+    const char *zstd[] = {"TRAINPROF_CODEC=zstd", NULL};
+    tp_collector_config c;
+    load(&c, zstd);
+    CHECK_STR(c.codec, "zstd");
+    CHECK_STR(c.error, "");
+    const char *bad[] = {"TRAINPROF_CODEC=brotli", NULL};
+    load(&c, bad);
+    CHECK_STR(c.codec, "");
+    CHECK(strstr(c.error, "TRAINPROF_CODEC=brotli") != NULL);
 }
 
 /* -o applies to the target process only; its children go next to it under their own name. */
@@ -145,6 +160,7 @@ int main(void) {
     TP_RUN(test_defaults);
     TP_RUN(test_options);
     TP_RUN(test_time_window_and_errors);
+    TP_RUN(test_codec);
     TP_RUN(test_output_for_children);
     TP_RUN(test_recording_layout);
     TP_RUN(test_output_reservation);

@@ -53,7 +53,7 @@ def info_env(trace):
     r = subprocess.run([TP, "info", "--json", trace], capture_output=True, text=True)
     check(r.returncode == 0, "info: " + r.stderr)
     doc = json.loads(r.stdout)
-    check(doc["version"] == "1.4", "format version " + doc["version"])
+    check(tuple(map(int, doc["version"].split("."))) >= (1, 4), "format version " + doc["version"])
     env = {}
     for e in doc["environment"]:
         env[(e["device"], e["key"])] = e["value"]

@@ -1,6 +1,8 @@
 /* Writes seed traces for fuzz_trace_reader into the directory given: a small trace with
- * every record type, the same without an index, cut in half, and one with records from a
- * "newer writer" (an unknown type, an appended tail). Small, so libFuzzer can mutate them. */
+ * every record type, the same without an index, cut in half, one with records from a
+ * "newer writer" (an unknown type, an appended tail), and the first one again with zstd
+ * chunks (the default codec is lz4 over byte planes; committed seeds in corpus/trace are
+ * older zstd traces). Small, so libFuzzer can mutate them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ static int write_seed(const char *path, int variant) {
     tp_writer_opts_default(&o);
     o.chunk_bytes = 512;
     o.producer = "fuzz-seed";
+    o.codec = variant == 4 ? "zstd" : NULL;
     tp_writer *w;
     if (tp_writer_open(path, &o, &w) != TP_OK)
         return 0;
@@ -85,11 +88,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     mkdir(argv[1], 0755); /* may exist already */
-    char p[4][4096];
-    const char *names[4] = {"seed_full", "seed_noindex", "seed_cut", "seed_newer"};
-    for (int i = 0; i < 4; i++)
+    char p[5][4096];
+    const char *names[5] = {"seed_full", "seed_noindex", "seed_cut", "seed_newer", "seed_zstd"};
+    for (int i = 0; i < 5; i++)
         snprintf(p[i], sizeof p[i], "%s/%s", argv[1], names[i]);
-    int ok =
-        write_seed(p[0], 0) && write_seed(p[1], 1) && cut_half(p[0], p[2]) && write_seed(p[3], 3);
+    int ok = write_seed(p[0], 0) && write_seed(p[1], 1) && cut_half(p[0], p[2]) &&
+             write_seed(p[3], 3) && write_seed(p[4], 4);
     return ok ? 0 : 1;
 }

@@ -4,9 +4,9 @@
  * must print the true counts and no "integrity: ok". A resealed but unchanged index is kept. */
 #include <fcntl.h>
 #include <sys/wait.h>
-#include <zstd.h>
 
 #include "tp_chunk.h"
+#include "tp_codec.h"
 #include "tp_reader.h"
 #include "tp_test.h"
 #include "tp_writer.h"
@@ -113,13 +113,13 @@ static uint8_t *craft(patch_fn patch, size_t *size) {
     memcpy(&h, file + tr.index_offset, sizeof h);
     const uint8_t *stored = file + tr.index_offset + sizeof h;
     index_view v = {malloc(h.raw_bytes), h.raw_bytes, {0, 0}};
-    if (h.codec == TP_CODEC_ZSTD &&
-        ZSTD_decompress(v.payload, v.len, stored, h.payload_bytes) != v.len) {
+    tp_codec_ctx *cx = tp_codec_ctx_open();
+    int ok = tp_codec_decompress(cx, h.codec, v.payload, v.len, stored, h.payload_bytes);
+    tp_codec_ctx_close(cx);
+    if (!ok) {
         free(v.payload);
         return NULL;
     }
-    if (h.codec == TP_CODEC_NONE)
-        memcpy(v.payload, stored, v.len);
     memcpy(&v.head, v.payload, sizeof v.head);
     patch(&v);
     h.codec = TP_CODEC_NONE;

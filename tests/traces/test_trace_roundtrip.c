@@ -1,6 +1,7 @@
 /* Round trip of every record type through tp_writer and tp_reader, field by field, plus
  * format evolution: records from a newer writer (appended tail, unknown type) and from an
  * older one (shorter records) read correctly. */
+#include "tp_chunk.h"
 #include "tp_reader.h"
 #include "tp_test.h"
 #include "tp_writer.h"
@@ -107,7 +108,7 @@ static void intern_all(tp_writer *w) {
 
 /* Writes the full trace to `path`; with `finish` 0 it flushes and abandons the writer, so
  * the file has every chunk but no index. */
-static void write_trace(const char *path, int finish, int no_filter) {
+static void write_trace(const char *path, int finish, int no_filter, const char *codec) {
     memset(&ex, 0, sizeof ex);
     ex.t_min = UINT64_MAX;
     uint64_t seed = 0x1234567;
@@ -116,6 +117,7 @@ static void write_trace(const char *path, int finish, int no_filter) {
     o.chunk_bytes = 4096;
     o.producer = "roundtrip-test";
     o.no_filter = no_filter;
+    o.codec = codec;
     tp_writer *w;
     CHECK_OK(tp_writer_open(path, &o, &w));
     intern_all(w);
@@ -149,7 +151,7 @@ static void write_trace(const char *path, int finish, int no_filter) {
 static void check_info(tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     CHECK_EQ_U(in->version_major, 1);
-    CHECK_EQ_U(in->version_minor, 4);
+    CHECK_EQ_U(in->version_minor, 5);
     CHECK_STR(in->producer, "roundtrip-test");
     CHECK(in->created_realtime_ns > 1600000000ull * 1000000000ull);
     uint64_t total = 0;
@@ -248,7 +250,7 @@ static void check_queries(tp_reader *r) {
 static void test_every_type(void) {
     char path[256];
     tt_temp_path(path, sizeof path, "rt");
-    write_trace(path, 1, 0);
+    write_trace(path, 1, 0, NULL);
     tp_reader *r;
     CHECK_OK(tp_reader_open(path, &r));
     const tp_integrity *g = tp_reader_integrity(r);
@@ -271,7 +273,7 @@ static void test_every_type(void) {
 static void test_no_index_scan(void) {
     char path[256];
     tt_temp_path(path, sizeof path, "noidx");
-    write_trace(path, 0, 0);
+    write_trace(path, 0, 0, NULL);
     tp_reader *r;
     CHECK_OK(tp_reader_open(path, &r));
     const tp_integrity *g = tp_reader_integrity(r);
@@ -482,7 +484,7 @@ static void test_malformed_meta(void) {
 static void test_unfiltered(void) {
     char path[256];
     tt_temp_path(path, sizeof path, "nofilt");
-    write_trace(path, 1, 1);
+    write_trace(path, 1, 1, NULL);
     tp_reader *r;
     CHECK_OK(tp_reader_open(path, &r));
     CHECK_EQ_U(tp_reader_integrity(r)->chunks_bad, 0);
@@ -495,6 +497,69 @@ static void test_unfiltered(void) {
 
 /* A full disk fails the open (the header cannot be written); a bad path fails it too; a
  * closed stage's ring goes back to the budget once drained. */
+/* Walks the chunk headers of the file at `path` as they lie in it: counts its DATA chunks
+ * (*data), those stored with `filter` (returned) and those stored with `codec` (*coded). */
+static int count_chunks(const char *path, int codec, int filter, int *data, int *coded) {
+    size_t n;
+    uint8_t *b = tt_read_file(path, &n);
+    int filtered = 0;
+    *data = *coded = 0;
+    for (size_t pos = TP_FILE_HEADER_SIZE; b && pos + sizeof(tp_chunk_header) <= n;) {
+        tp_chunk_header h;
+        memcpy(&h, b + pos, sizeof h);
+        if (!tp_chunk_header_ok(&h))
+            break; /* the trailer */
+        if (h.kind == TP_CHUNK_DATA) {
+            (*data)++;
+            filtered += h.filter == filter;
+            *coded += h.codec == codec;
+        }
+        pos += tp_chunk_span(&h);
+    }
+    free(b);
+    return filtered;
+}
+
+/* Every codec the writer offers round-trips every record type; each stores its data chunks
+ * with its own codec and filter (lz4 by default, over byte planes), and the reader of this
+ * build reads them all, old zstd chunks included. */
+static void test_codecs(void) {
+    static const struct {
+        const char *name;
+        int codec, filter;
+    } cases[] = {{NULL, TP_CODEC_LZ4, TP_FILTER_LANE_PLANES},
+                 {"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_PLANES},
+                 {"zstd", TP_CODEC_ZSTD, TP_FILTER_LANE_DELTA},
+                 {"none", TP_CODEC_NONE, TP_FILTER_LANE_DELTA}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        tt_temp_path(path, sizeof path, "codec");
+        write_trace(path, 1, 0, cases[i].name);
+        int data, coded; /* a chunk the codec cannot shrink is stored as it is (codec 0) */
+        CHECK_EQ_I(count_chunks(path, cases[i].codec, cases[i].filter, &data, &coded), data);
+        CHECK(data > 5);
+        CHECK(coded >= data - 2);
+        tp_reader *r;
+        CHECK_OK(tp_reader_open(path, &r));
+        CHECK_EQ_U(tp_reader_integrity(r)->chunks_bad, 0);
+        CHECK(tp_reader_integrity(r)->index_ok);
+        check_info(r);
+        check_records(r);
+        check_meta(r);
+        tp_reader_close(r);
+        unlink(path);
+    }
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.codec = "brotli";
+    tp_writer *w = NULL;
+    char path[256];
+    tt_temp_path(path, sizeof path, "badcodec");
+    CHECK_EQ_I(tp_writer_open(path, &o, &w), TP_ERR_ARG);
+    CHECK(w == NULL);
+    CHECK(access(path, F_OK) != 0); /* bad options leave no file */
+}
+
 static void test_writer_errors_and_budget(void) {
     tp_writer *w;
     CHECK_EQ_I(tp_writer_open("/nonexistent-dir/x.tprof", NULL, &w), TP_ERR_OPEN);
@@ -530,6 +595,7 @@ static void test_writer_errors_and_budget(void) {
 int main(void) {
     TP_RUN(test_every_type);
     TP_RUN(test_unfiltered);
+    TP_RUN(test_codecs);
     TP_RUN(test_no_index_scan);
     TP_RUN(test_evolution);
     TP_RUN(test_slow_path_and_drops);

@@ -1,0 +1,219 @@
+/* test_model_mem: the model's memory layout (issue 13) keeps every value while paying only
+ * for what a trace uses.
+ *
+ * - Optional columns (Kineto args, NVTX domains, the category text) stay absent while no row
+ *   sets them; the accessors then answer "none". The first row that sets one creates it with
+ *   the earlier rows "none", and after finish's sort every value is still on its own row.
+ * - Copy facts (bytes, copy/src/dst kind, bandwidth) live in a side table that follows its rows
+ *   through the sort.
+ * - After finish no column has growth slack: tp_model_mem counts exactly n rows of each
+ *   column that is there, and the bytes per event of a trace without Kineto args are the
+ *   dense columns' sum (72) plus 24 per copy, not the 137 of every column.
+ * - A real recording (the committed sample traces) loads with the optional Kineto columns
+ *   absent and at most 80 bytes of event columns per event.
+ * Every check is on values and counts, never on time. */
+#include "tp_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_load.h"
+#include "tp_model.h"
+#include "tp_model_mem.h"
+
+/* Bytes per row of the columns every row has plus the derived ones (tp_model.h). */
+static size_t dense_row_bytes(const tp_events *e) {
+    size_t b = 0;
+#define ADD(c, none) b += sizeof *e->c;
+    TP_EV_DENSE(ADD)
+    TP_EV_DERIVED(ADD)
+#undef ADD
+    return b;
+}
+
+/* n rows pushed in reverse time order (so finish must permute), none of them setting an
+ * optional column; every 10th a copy with bytes = 1000 + its ts. */
+static tp_model *native_like(size_t n) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "native-like");
+    uint32_t name = tp_model_intern(m, "cudaLaunchKernel", 16);
+    uint32_t cat = tp_model_intern(m, "cuda_runtime", 12);
+    for (size_t i = 0; i < n; i++) {
+        tp_event_row row;
+        tp_event_row_init(&row);
+        row.ts = (int64_t)(n - i) * 10;
+        row.dur = 5;
+        row.name = name;
+        row.cat = TP_CAT_CUDA_RUNTIME;
+        row.cat_raw = cat;
+        row.pid = 1, row.tid = 2;
+        if (i % 10 == 0) {
+            row.cat = TP_CAT_MEMCPY, row.bytes = 1000 + row.ts;
+            row.copy_kind = 1, row.src_kind = 2, row.dst_kind = 3;
+            row.stream = 7, row.device = 0;
+        }
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    return m;
+}
+
+static void test_optional_absent(void) {
+    tp_model *m = native_like(1000);
+    const tp_events *e = &m->ranks[0].ev;
+    CHECK_EQ_U(e->n, 1000);
+    CHECK(e->external_id_opt == NULL && e->shapes_opt == NULL);
+    CHECK(e->seq_opt == NULL && e->fwd_tid_opt == NULL && e->domain_opt == NULL);
+    CHECK(e->cat_raw_opt == NULL); /* each category written one way */
+    CHECK_EQ_I(tp_ev_seq(e, 3), -1);
+    CHECK_EQ_I(tp_ev_external_id(e, 3), -1);
+    CHECK(isnan(tp_ev_bw_gbps(e, 3)));
+    CHECK_EQ_U(tp_ev_domain(e, 3), 0);
+    CHECK_STR(tp_model_str(m, tp_ev_cat_raw(e, 500)), "cuda_runtime");
+    /* copies follow their rows: bytes = 1000 + ts, kinds kept, others none */
+    CHECK_EQ_U(e->n_copies, 100);
+    size_t copies = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        if (e->cat[i] == TP_CAT_MEMCPY) {
+            copies++;
+            CHECK_EQ_I(tp_ev_bytes(e, i), 1000 + e->ts[i]);
+            CHECK_EQ_U(tp_ev_copy_kind(e, i), 1);
+            CHECK_EQ_U(tp_ev_src_kind(e, i), 2);
+            CHECK_EQ_U(tp_ev_dst_kind(e, i), 3);
+        } else {
+            CHECK_EQ_I(tp_ev_bytes(e, i), -1);
+            CHECK_EQ_U(tp_ev_copy_kind(e, i), 0);
+        }
+        if (i)
+            CHECK(e->ts[i] > e->ts[i - 1]);
+    }
+    CHECK_EQ_U(copies, 100);
+    /* no slack: exactly n rows of each column, the side table exactly its entries */
+    tp_model_mem a;
+    tp_model_mem_account(m, &a);
+    CHECK_EQ_U(e->cap, e->n);
+    CHECK_EQ_U(a.events_bytes, 1000 * dense_row_bytes(e) + 100 * sizeof(tp_ev_copy));
+    CHECK_EQ_U(dense_row_bytes(e), 72);
+    tp_model_close(m);
+}
+
+/* Kineto-like rows: args appear from row 3 on, a category written two ways. */
+static void test_optional_created(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "kineto-like");
+    uint32_t op = tp_model_intern(m, "cpu_op", 6), Op = tp_model_intern(m, "Operator", 8);
+    uint32_t dims = tp_model_intern(m, "[[2, 3]]", 8);
+    for (int i = 0; i < 8; i++) {
+        tp_event_row row;
+        tp_event_row_init(&row);
+        row.ts = (8 - i) * 100; /* reversed: finish permutes */
+        row.dur = 10;
+        row.cat = TP_CAT_CPU_OP;
+        row.cat_raw = i == 5 ? Op : op;
+        row.pid = 1, row.tid = 1;
+        if (i >= 3) {
+            row.seq = 40 + i, row.fwd_tid = i == 4 ? 9 : -1, row.external_id = 500 + i;
+            row.shapes = dims, row.bw_gbps = 1.5 * i;
+        }
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK(e->seq_opt && e->external_id_opt && e->shapes_opt && e->fwd_tid_opt);
+    CHECK_EQ_U(e->n_copies, 5); /* the rows with a bandwidth */
+    CHECK(e->cat_raw_opt != NULL);
+    CHECK(e->domain_opt == NULL);
+    for (size_t k = 0; k < e->n; k++) {
+        int i = 8 - (int)(e->ts[k] / 100); /* the push that made row k */
+        CHECK_EQ_I(tp_ev_seq(e, k), i >= 3 ? 40 + i : -1);
+        CHECK_EQ_I(tp_ev_external_id(e, k), i >= 3 ? 500 + i : -1);
+        CHECK_EQ_I(tp_ev_fwd_tid(e, k), i == 4 ? 9 : -1);
+        CHECK_EQ_U(tp_ev_shapes(e, k), i >= 3 ? dims : 0);
+        if (i >= 3)
+            CHECK_NEAR(tp_ev_bw_gbps(e, k), 1.5 * i, 0);
+        else
+            CHECK(isnan(tp_ev_bw_gbps(e, k)));
+        CHECK_STR(tp_model_str(m, tp_ev_cat_raw(e, k)), i == 5 ? "Operator" : "cpu_op");
+    }
+    tp_model_close(m);
+}
+
+/* Memory events: the allocator totals are absent unless a row has them. */
+static void test_memev_optional(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "mem");
+    for (int i = 0; i < 5; i++) {
+        tp_memev_row row = {0};
+        row.ts = 100 - i, row.bytes = 64, row.kind = TP_MEMEV_ALLOC, row.device = 0;
+        row.total_allocated = row.total_reserved = -1;
+        row.pid = row.tid = -1;
+        if (i == 3)
+            row.total_allocated = 4096, row.total_reserved = 8192, row.largest_free = 77;
+        tp_memev_push(&r->mem, &row);
+    }
+    tp_model_finish(m);
+    const tp_memevents *e = &r->mem;
+    CHECK(e->total_allocated_opt && e->total_reserved_opt && e->largest_free_opt);
+    for (size_t k = 0; k < e->n; k++) {
+        int i = 100 - (int)e->ts[k];
+        CHECK_EQ_I(tp_memev_total_allocated(e, k), i == 3 ? 4096 : -1);
+        CHECK_EQ_I(tp_memev_total_reserved(e, k), i == 3 ? 8192 : -1);
+        CHECK_EQ_I(tp_memev_largest_free(e, k), i == 3 ? 77 : 0);
+    }
+    CHECK_EQ_U(e->cap, e->n);
+    tp_model_close(m);
+}
+
+/* A recording of the trainer (committed sample): the Kineto columns absent, <= 80 B/event. */
+static void test_sample_trace(void) {
+    const char *src = getenv("TP_SOURCE_DIR");
+    if (!src)
+        TP_SKIP("TP_SOURCE_DIR not set");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/traces/samples/cpu-trainer-pageable-copies.tprof", src);
+    const char *paths[] = {path};
+    tp_model *m = NULL;
+    tp_load_result res;
+    CHECK_OK(tp_load_paths(paths, 1, &m, &res));
+    if (!m)
+        return;
+    const tp_events *e = &m->ranks[0].ev;
+    CHECK(e->n > 500);
+    CHECK(e->seq_opt == NULL && e->external_id_opt == NULL && e->shapes_opt == NULL);
+    CHECK(e->fwd_tid_opt == NULL && e->cat_raw_opt == NULL);
+    CHECK(e->n_copies > 0); /* the pageable-copies scenario copies */
+    tp_model_mem a;
+    tp_model_mem_account(m, &a);
+    CHECK_EQ_U(a.n_events, e->n);
+    CHECK(a.events_bytes <= 80 * a.n_events);
+    tp_model_close(m);
+}
+
+/* Rows already in time order: finish does not permute, and still frees the growth slack. */
+static void test_sorted_fit(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "sorted");
+    for (int i = 0; i < 1500; i++) { /* the columns grow to 2048 rows */
+        tp_event_row row;
+        tp_event_row_init(&row);
+        row.ts = i, row.dur = 1, row.pid = 1, row.tid = 1;
+        tp_events_push(&r->ev, &row);
+    }
+    CHECK(r->ev.cap > r->ev.n);
+    tp_model_finish(m);
+    CHECK_EQ_U(r->ev.cap, 1500);
+    tp_model_mem a;
+    tp_model_mem_account(m, &a);
+    CHECK_EQ_U(a.events_bytes, 1500 * dense_row_bytes(&r->ev));
+    tp_model_close(m);
+}
+
+int main(void) {
+    TP_RUN(test_optional_absent);
+    TP_RUN(test_sorted_fit);
+    TP_RUN(test_optional_created);
+    TP_RUN(test_memev_optional);
+    TP_RUN(test_sample_trace);
+    return tp_test_summary();
+}

@@ -1,0 +1,247 @@
+/* tp_planes: the byte-plane layout of filter 2 (see tp_planes.h).
+ *
+ * Body words are moved in blocks of eight: an 8x8 byte transpose turns eight words into one
+ * 8-byte piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks; elsewhere,
+ * or with TP_PLANES_NO_SIMD defined (the tests build both), 12 masked swaps of u64 words. The
+ * last nw % 8 body words go byte by byte. */
+#include "tp_planes.h"
+
+#include "tp_chunk.h"
+
+#include <string.h>
+
+#if defined(__SSE2__) && !defined(TP_PLANES_NO_SIMD)
+#define PLANES_SSE2 1
+#endif
+
+#ifndef PLANES_SSE2
+/* Swaps the bytes of a and b selected by `mask` (in b) and `mask << shift` (in a). */
+#define SWAP_BLOCKS(a, b, shift, mask)                                                             \
+    do {                                                                                           \
+        uint64_t t_ = (((a) >> (shift)) ^ (b)) & (mask);                                           \
+        (a) ^= t_ << (shift);                                                                      \
+        (b) ^= t_;                                                                                 \
+    } while (0)
+
+/* Transposes the 8x8 byte matrix held in w (row i = the bytes of w[i], little-endian):
+ * afterwards byte i of w[k] is what byte k of w[i] was. Three rounds of swapping blocks
+ * across the diagonal: 4x4, then 2x2, then single bytes (written out: the compiler does not
+ * unroll a loop of this at -O2, and this is a third of the codec's cost). */
+static inline void transpose8(uint64_t w[8]) {
+    const uint64_t m32 = 0x00000000ffffffffull, m16 = 0x0000ffff0000ffffull,
+                   m8 = 0x00ff00ff00ff00ffull;
+    SWAP_BLOCKS(w[0], w[4], 32, m32);
+    SWAP_BLOCKS(w[1], w[5], 32, m32);
+    SWAP_BLOCKS(w[2], w[6], 32, m32);
+    SWAP_BLOCKS(w[3], w[7], 32, m32);
+    SWAP_BLOCKS(w[0], w[2], 16, m16);
+    SWAP_BLOCKS(w[1], w[3], 16, m16);
+    SWAP_BLOCKS(w[4], w[6], 16, m16);
+    SWAP_BLOCKS(w[5], w[7], 16, m16);
+    SWAP_BLOCKS(w[0], w[1], 8, m8);
+    SWAP_BLOCKS(w[2], w[3], 8, m8);
+    SWAP_BLOCKS(w[4], w[5], 8, m8);
+    SWAP_BLOCKS(w[6], w[7], 8, m8);
+}
+#endif
+
+#ifdef PLANES_SSE2
+#include <emmintrin.h>
+
+/* The 8x8 byte transpose in SSE2 registers, used both ways. In four registers of 16 bytes,
+ * a byte's index has 2 register bits and 4 byte bits; unpack{lo,hi}_epi8 of two registers
+ * that differ in register bit X moves X into byte bit 0, shifts the byte bits up and sends
+ * byte bit 3 into register bit X. Three such rounds (X = 1, 0, 1) turn "register j = words
+ * 2j, 2j+1" into "register j = planes 2m, 2m+1" with m = {0, 2, 1, 3}[j], and the same
+ * rounds turn planes loaded that way back into words stored that way. */
+static inline void unpack_rounds(__m128i x[4]) {
+    __m128i y[4];
+    y[0] = _mm_unpacklo_epi8(x[0], x[2]);
+    y[2] = _mm_unpackhi_epi8(x[0], x[2]);
+    y[1] = _mm_unpacklo_epi8(x[1], x[3]);
+    y[3] = _mm_unpackhi_epi8(x[1], x[3]);
+    x[0] = _mm_unpacklo_epi8(y[0], y[1]);
+    x[1] = _mm_unpackhi_epi8(y[0], y[1]);
+    x[2] = _mm_unpacklo_epi8(y[2], y[3]);
+    x[3] = _mm_unpackhi_epi8(y[2], y[3]);
+    y[0] = _mm_unpacklo_epi8(x[0], x[2]);
+    y[2] = _mm_unpackhi_epi8(x[0], x[2]);
+    y[1] = _mm_unpacklo_epi8(x[1], x[3]);
+    y[3] = _mm_unpackhi_epi8(x[1], x[3]);
+    /* register j now holds pair m = {0, 2, 1, 3}[j]: put pair m in x[m] */
+    x[0] = y[0];
+    x[2] = y[1];
+    x[1] = y[2];
+    x[3] = y[3];
+}
+
+/* Eight body words at `words` to bytes 0..7 of each of the 8 planes (nw bytes apart). */
+static inline void block_to_planes(const uint8_t *words, uint8_t *planes, size_t nw) {
+    __m128i x[4];
+    for (int j = 0; j < 4; j++)
+        x[j] = _mm_loadu_si128((const __m128i *)(words + 16 * j));
+    unpack_rounds(x);
+    for (int m = 0; m < 4; m++) {
+        _mm_storel_epi64((__m128i *)(planes + 2 * (size_t)m * nw), x[m]);
+        _mm_storel_epi64((__m128i *)(planes + (2 * (size_t)m + 1) * nw),
+                         _mm_unpackhi_epi64(x[m], x[m]));
+    }
+}
+
+static inline void block_from_planes(const uint8_t *planes, size_t nw, uint8_t *words) {
+    __m128i x[4];
+    for (int j = 0; j < 4; j++)
+        x[j] = _mm_unpacklo_epi64(
+            _mm_loadl_epi64((const __m128i *)(planes + 2 * (size_t)j * nw)),
+            _mm_loadl_epi64((const __m128i *)(planes + (2 * (size_t)j + 1) * nw)));
+    unpack_rounds(x);
+    for (int m = 0; m < 4; m++)
+        _mm_storeu_si128((__m128i *)(words + 16 * m), x[m]);
+}
+#else
+static inline void block_to_planes(const uint8_t *words, uint8_t *planes, size_t nw) {
+    uint64_t w[8];
+    memcpy(w, words, sizeof w);
+    transpose8(w);
+    for (int k = 0; k < 8; k++)
+        memcpy(planes + (size_t)k * nw, &w[k], 8);
+}
+
+static inline void block_from_planes(const uint8_t *planes, size_t nw, uint8_t *words) {
+    uint64_t w[8];
+    for (int k = 0; k < 8; k++)
+        memcpy(&w[k], planes + (size_t)k * nw, 8);
+    transpose8(w);
+    memcpy(words, w, sizeof w);
+}
+#endif
+
+/* out[i] = a[i] + b[i] (sign 1) or a[i] - b[i] (sign -1), i < n, two lanes at a time where
+ * SSE2 is there. `out` may be `a` or lie before it (each pair is loaded before it is stored). */
+static inline void lanes_delta(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n,
+                               int sign) {
+    size_t i = 0;
+#ifdef PLANES_SSE2
+    for (; i + 2 <= n; i += 2) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(a + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(b + i));
+        _mm_storeu_si128((__m128i *)(out + i),
+                         sign > 0 ? _mm_add_epi64(x, y) : _mm_sub_epi64(x, y));
+    }
+#endif
+    for (; i < n; i++)
+        out[i] = sign > 0 ? a[i] + b[i] : a[i] - b[i];
+}
+
+/* Body words (nw u64, contiguous at `words`) to the planes at `out`: plane k, nw bytes long,
+ * at out + k * nw holds byte k of every word. */
+static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
+    size_t b = 0;
+    for (; b + 8 <= nw; b += 8)
+        block_to_planes(words + 8 * b, out + b, nw);
+    for (; b < nw; b++)
+        for (int k = 0; k < 8; k++)
+            out[(size_t)k * nw + b] = words[8 * b + (size_t)k];
+}
+
+/* The inverse of words_to_planes. */
+static void planes_to_words(const uint8_t *in, size_t nw, uint8_t *words) {
+    size_t b = 0;
+    for (; b + 8 <= nw; b += 8)
+        block_from_planes(in + b, nw, words + 8 * b);
+    for (; b < nw; b++)
+        for (int k = 0; k < 8; k++)
+            words[8 * b + (size_t)k] = in[(size_t)k * nw + b];
+}
+
+/* Records in `n` bytes, or 0 when they are not well-formed to the last byte. */
+static size_t count_records(const uint8_t *src, size_t n) {
+    size_t off = 0, k = 0;
+    while (off < n) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
+        if (n - off < sizeof *h || !tp_rec_size_ok(h, n - off))
+            return 0;
+        off += h->size;
+        k++;
+    }
+    return k;
+}
+
+void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    size_t k = count_records(src, n);
+    if (!k) { /* never from the writer; keeps the bytes, which then fail to decode */
+        memcpy(dst, src, n);
+        return;
+    }
+    /* Headers to the front of dst, the lane-delta body words in order into scratch, then
+     * scratch's words to the planes behind the headers. */
+    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0}; /* previous record of each type (source) */
+    uint64_t *body = (uint64_t *)scratch;
+    for (size_t off = 0, i = 0; i < k; i++) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
+        const uint64_t *cur = (const uint64_t *)h, *old = NULL;
+        size_t words = h->size / 8;
+        memcpy(dst + 8 * i, h, 8);
+        if (tp_filter_applies(h->type)) {
+            old = prev[h->type];
+            prev[h->type] = cur;
+        }
+        if (old && ((const tp_rec_hdr *)old)->size == h->size)
+            lanes_delta(body, cur + 1, old + 1, words - 1, -1);
+        else
+            memcpy(body, cur + 1, 8 * (words - 1));
+        body += words - 1;
+        off += h->size;
+    }
+    words_to_planes(scratch, n / 8 - k, dst + 8 * k);
+}
+
+/* Records whose headers lie at the front of a layout of `n` bytes, or 0 when the headers do
+ * not describe exactly n bytes of well-formed records. Header k is at 8k, and since every
+ * record is >= 8 bytes, 8k <= the bytes counted so far < n while the walk goes on. */
+static size_t count_headers(const uint8_t *src, size_t n) {
+    size_t total = 0, k = 0;
+    while (total < n) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + 8 * k);
+        if (!tp_rec_size_ok(h, n - total))
+            return 0;
+        total += h->size;
+        k++;
+    }
+    return k;
+}
+
+size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
+    if (n % 8)
+        return 0;
+    size_t k = count_headers(src, n);
+    if (!k)
+        return 0;
+    /* The body words, in order, to the end of dst; then each record takes its header from
+     * src and its words from there, adding back the lanes of the previous decoded record of
+     * its type. Record i ends where the words of record i + 1 start, at the latest, so
+     * nothing is overwritten before it is read, and decoded records stay as they are. */
+    size_t nw = n / 8 - k;
+    const uint64_t *body = (const uint64_t *)(dst + 8 * k);
+    planes_to_words(src + 8 * k, nw, dst + 8 * k);
+    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0}; /* previous decoded record of each type */
+    for (size_t off = 0, i = 0; i < k; i++) {
+        tp_rec_hdr h;
+        memcpy(&h, src + 8 * i, 8);
+        uint64_t *cur = (uint64_t *)(dst + off);
+        const uint64_t *old = NULL;
+        size_t words = h.size / 8;
+        if (tp_filter_applies(h.type)) {
+            old = prev[h.type];
+            prev[h.type] = cur;
+        }
+        if (old && ((const tp_rec_hdr *)old)->size == h.size)
+            lanes_delta(cur + 1, body, old + 1, words - 1, 1);
+        else
+            memmove(cur + 1, body, 8 * (words - 1));
+        body += words - 1;
+        memcpy(cur, &h, 8);
+        off += h.size;
+    }
+    return n;
+}

@@ -1,0 +1,32 @@
+/* tp_planes: filter 2 of trace format 1.5: the lane-delta filter, then a byte-plane layout;
+ * what the writer applies before LZ4.
+ *
+ * After the lane delta most u64 lanes are small numbers: a few low bytes that change, six or
+ * seven zero bytes, interleaved record by record. An LZ-only codec such as LZ4 (no entropy
+ * stage) pays a token and an offset for every short match between them (14 B/event on
+ * bench_trace's mix). This layout puts the 8-byte record headers first, in order, then the
+ * remaining u64 words ("body") as eight planes: byte 0 of every body word, then byte 1, ...
+ * byte 7. The high planes are long runs of zeros, which LZ4 stores in a few bytes and copies
+ * fast (docs/PERFORMANCE.md, "Chunk codec").
+ *
+ * Both directions take `n` bytes of well-formed records (or their layout) and write the other
+ * form, same length, to a distinct buffer. Spec: docs/trace-format.md, section 4.1. */
+#ifndef TP_PLANES_H
+#define TP_PLANES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Applies the lane-delta filter (tp_chunk.h) to the `n` bytes of records at `src` and writes
+ * the plane layout of the result to `dst`; `scratch` holds n bytes (its contents are garbage
+ * afterwards). The caller passes well-formed records only (sizes >= 8, multiples of 8,
+ * summing to n), as the writer does. All buffers 8-byte aligned, distinct. */
+void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
+
+/* Undoes tp_planes_encode, lane delta included: writes the records to `dst` (8-byte aligned,
+ * distinct from src). The layout has no boundaries to resynchronise on, so the chunk is
+ * decoded whole or not at all: returns n when the headers describe exactly n bytes of
+ * well-formed records, else 0 (dst then holds garbage). */
+size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n);
+
+#endif
