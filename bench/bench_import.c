@@ -1,12 +1,15 @@
-/* bench_import: Kineto JSON import throughput, serial and split over two threads.
+/* bench_import: Kineto JSON import throughput: yajl alone, simdjson pieces, yajl split.
  *
  * For each file (plain or gzip'ed JSON, read into memory first, so no I/O is timed) it times,
- * alternating, best of N runs (default 3): the serial parse (tp_import_kineto_mem: zlib
- * streaming + yajl + model building) and the split parse (tp_import_kineto_mem_split: gzip
- * inflated whole by libdeflate, the traceEvents array parsed by two threads), each by wall
- * clock and by process CPU time, and for gzip input zlib's inflate alone (what `gzip -dc`
- * does, minus its write). `split x` is serial wall / split wall (2.0 = halved); `vs inflate`
- * is the split import's speed over inflate alone. Then the time of tp_model_finish.
+ * alternating, best of N runs (default 3): yajl alone (tp_import_kineto_mem_parser walker 0:
+ * zlib streaming + yajl + model building, the import before simdjson), the default import
+ * (walker 1: the traceEvents array walked by simdjson On-Demand in 1 MiB pieces) and the
+ * opt-in split parse (tp_import_kineto_mem_split: gzip inflated whole by libdeflate, the
+ * array parsed by two yajl threads), each by wall clock and by process CPU time, and for gzip
+ * input zlib's inflate alone (what `gzip -dc` does, minus its write). `simd` walks on the
+ * importing thread (`x cpu`: yajl CPU / its CPU), `simd2` on a worker thread as the import
+ * does with two cores (`x wall`: yajl wall / its wall); `vs infl` is simd2's wall speed over
+ * inflate alone (1.0: as fast as decompression). Then the ms of tp_model_finish.
  * Figures are MB/s of JSON text (10^6 bytes of decompressed JSON per second); on a shared
  * machine give ratios from one run, with the load.
  * usage: bench_import [-n RUNS] FILE.json[.gz]... */
@@ -59,15 +62,17 @@ static void best(timing *b, timing t) {
     b->cpu = t.cpu < b->cpu ? t.cpu : b->cpu;
 }
 
-/* One timed import (split or serial); *rows: rows of the rank; *finish_s: the CPU time of
- * tp_model_finish. Returns 0, or -1 on error. */
-static int run_once(const char *path, const char *data, size_t n, int split, size_t *rows,
+/* One timed import (mode 0 yajl, 1 simdjson pieces, 2 the same with a walker thread, 3 split);
+ * *rows: rows of the rank; *finish_s: the CPU time of tp_model_finish. Returns 0, or -1 on error.
+ */
+static int run_once(const char *path, const char *data, size_t n, int mode, size_t *rows,
                     double *finish_s, timing *t) {
     tp_model *m = tp_model_new();
     char err[512];
     double w0 = now_s(), t0 = cpu_s();
-    tp_status st = split ? tp_import_kineto_mem_split(m, path, data, n, 0, NULL, err, sizeof err)
-                         : tp_import_kineto_mem(m, path, data, n, err, sizeof err);
+    tp_status st =
+        mode == 3 ? tp_import_kineto_mem_split(m, path, data, n, 0, NULL, err, sizeof err)
+                  : tp_import_kineto_mem_parser(m, path, data, n, mode, 0, NULL, err, sizeof err);
     t->cpu = cpu_s() - t0;
     t->wall = now_s() - w0;
     if (st != TP_OK) {
@@ -116,8 +121,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_import [-n RUNS] FILE.json[.gz]...\n");
         return 2;
     }
-    printf("%-30s %6s %7s | %6s %6s | %6s %6s | %7s | %7s %7s | %6s\n", "file", "MB", "rows",
-           "serial", "cpu", "split", "cpu", "split x", "inflate", "vs infl", "fin ms");
+    printf("%-30s %6s %7s | %6s %6s | %6s %6s | %6s %6s | %6s %6s | %7s %7s | %6s\n", "file", "MB",
+           "rows", "yajl", "cpu", "simd", "cpu", "x wall", "x cpu", "split", "cpu", "inflate",
+           "vs infl", "fin ms");
     for (int i = first; i < argc; i++) {
         size_t n = 0, rows = 0, text = 0;
         char *data = slurp(argv[i], &n);
@@ -126,13 +132,20 @@ int main(int argc, char **argv) {
             return 1;
         }
         int gz = n >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
-        timing ser = {1e30, 1e30}, spl = {1e30, 1e30}, inf = {1e30, 1e30}, t;
+        timing ser = {1e30, 1e30}, sim = {1e30, 1e30}, sim2 = {1e30, 1e30}, spl = {1e30, 1e30},
+               inf = {1e30, 1e30}, t;
         double fin = 1e30, f;
         for (int r = 0; r < runs; r++) {
             if (run_once(argv[i], data, n, 0, &rows, &f, &t))
                 return 1;
             best(&ser, t);
             if (run_once(argv[i], data, n, 1, &rows, &f, &t))
+                return 1;
+            best(&sim, t);
+            if (run_once(argv[i], data, n, 2, &rows, &f, &t))
+                return 1;
+            best(&sim2, t);
+            if (run_once(argv[i], data, n, 3, &rows, &f, &t))
                 return 1;
             best(&spl, t);
             fin = f < fin ? f : fin;
@@ -143,14 +156,16 @@ int main(int argc, char **argv) {
         }
         const char *base = strrchr(argv[i], '/');
         double mb = (double)(gz ? text : n) / 1e6;
-        printf("%-30.30s %6.1f %7zu | %6.0f %6.0f | %6.0f %6.0f | %6.2fx | ",
-               base ? base + 1 : argv[i], mb, rows, mb / ser.wall, mb / ser.cpu, mb / spl.wall,
-               mb / spl.cpu, ser.wall / spl.wall);
+        printf("%-24.24s %5.1f %6zu | %5.0f %5.0f | %5.0f %5.0f %5.2fx | %5.0f %5.0f %5.2fx | "
+               "%5.0f %5.0f | ",
+               base ? base + 1 : argv[i], mb, rows, mb / ser.wall, mb / ser.cpu, mb / sim.wall,
+               mb / sim.cpu, ser.cpu / sim.cpu, mb / sim2.wall, mb / sim2.cpu, ser.wall / sim2.wall,
+               mb / spl.wall, mb / spl.cpu);
         if (gz)
-            printf("%7.0f %6.2fx | ", mb / inf.wall, inf.wall / spl.wall);
+            printf("%7.0f %6.2fx | ", mb / inf.wall, inf.wall / sim2.wall);
         else
             printf("%7s %7s | ", "-", "-");
-        printf("%6.1f\n", fin * 1e3);
+        printf("%5.1f\n", fin * 1e3);
         free(data);
     }
     return 0;

@@ -27,6 +27,7 @@
 
 #include "tp_env_keys.h"
 #include "tp_hash.h"
+#include "tp_json_walk.h"
 #include "tp_kineto_names.h"
 #include "tp_kineto_stacks.h"
 #include "tp_mem.h"
@@ -1203,6 +1204,28 @@ static void rank_continue(kparse *p, const char *s, size_t n) {
     }
 }
 
+/* The first `"rank":` in s[0..n), NULL when none. This runs over every byte of a trace
+ * without one (most): glibc's memmem took 5 % of the import's CPU, so SSE2 tests three of
+ * the pattern's bytes (`"` at 0, `k` at 4, `:` at 6) for 16 starts at once. */
+static const char *find_rank_key(const char *s, size_t n) {
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i q = _mm_set1_epi8('"'), k = _mm_set1_epi8('k'), c = _mm_set1_epi8(':');
+    for (; i + 22 <= n; i += 16) {
+        __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i)), q);
+        __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 4)), k);
+        __m128i d = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + i + 6)), c);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_and_si128(a, b), d));
+        for (; m; m &= m - 1) {
+            const char *at = s + i + __builtin_ctz(m);
+            if (!memcmp(at, "\"rank\":", 7))
+                return at;
+        }
+    }
+#endif
+    return memmem(s + i, n - i, "\"rank\":", 7);
+}
+
 /* Scans one chunk for the first `"rank":\s+(\d+)` as HTA does (a line-wise regex; the
  * whitespace class excludes the newline). Matches split across chunks are found. */
 static void rank_scan(kparse *p, const char *s, size_t n) {
@@ -1225,7 +1248,7 @@ static void rank_scan(kparse *p, const char *s, size_t n) {
         }
     }
     for (const char *q = s; p->rank_state == 0 && q < s + n;) {
-        const char *hit = memmem(q, (size_t)(s + n - q), pat, plen);
+        const char *hit = find_rank_key(q, (size_t)(s + n - q));
         if (!hit)
             break;
         p->rank_state = 1;
@@ -1318,54 +1341,6 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
     if (p->r->rank < 0 && p->rank_state == 4)
         p->r->rank = (int)p->rank_val;
     return TP_OK;
-}
-
-/* Inflates a gzip image in memory chunk by chunk into the parser. */
-static void feed_gzip_mem(kparse *p, const void *data, size_t len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        abort();
-    unsigned char *out = malloc(CHUNK);
-    if (!out)
-        abort();
-    z.next_in = (unsigned char *)(uintptr_t)data;
-    z.avail_in = len > UINT_MAX ? UINT_MAX : (unsigned)len;
-    int zr = Z_OK;
-    while (zr == Z_OK && p->st == TP_OK) {
-        z.next_out = out;
-        z.avail_out = CHUNK;
-        zr = inflate(&z, Z_NO_FLUSH);
-        size_t n = CHUNK - z.avail_out;
-        if (n && feed(p, out, n) != TP_OK)
-            break;
-        if (zr == Z_BUF_ERROR || (zr == Z_OK && z.avail_in == 0 && n < CHUNK))
-            zr = Z_BUF_ERROR; /* input ended inside the stream */
-    }
-    if (p->st == TP_OK && zr == Z_STREAM_END)
-        finish(p);
-    else if (p->st == TP_OK && zr == Z_BUF_ERROR)
-        fail(p, TP_ERR_TRUNCATED, "truncated gzip stream");
-    else if (p->st == TP_OK)
-        fail(p, TP_ERR_PARSE, "gzip stream damaged: %s", z.msg ? z.msg : "inflate error");
-    inflateEnd(&z);
-    free(out);
-}
-
-/* tp_import_kineto_mem with the error in parts. */
-static tp_status load_mem(tp_model *m, const char *name, const void *data, size_t len,
-                          tp_load_error *e) {
-    kparse p;
-    kparse_init(&p, m, name, e);
-    yajl_handle h = p.h;
-    const unsigned char *d = data;
-    if (len == 0)
-        fail(&p, TP_ERR_EMPTY, "empty file");
-    else if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b)
-        feed_gzip_mem(&p, data, len);
-    else if (feed(&p, data, len) == TP_OK)
-        finish(&p);
-    return kparse_done(&p, h);
 }
 
 int tp_import_kineto_sniff(const void *head, size_t len) {
@@ -1719,23 +1694,452 @@ static void source_close(gzsource *s) {
         free(s->buf[i]);
 }
 
-/* Feeds every chunk to the parser; returns 1 when the stream ended cleanly. */
-static int pump(kparse *p, gzsource *src) {
+/* ---------------------------------------------------------------- simdjson pieces
+ *
+ * The default import: the text streams through a window of a few MiB; yajl reads it up to
+ * the `[` of the traceEvents array, then simdjson (tp_json_walk) walks the array in pieces
+ * that end at an event boundary, the last one (`}` ws `,` ws `{`) in the window, and the
+ * rest of the text (the last event, `]` and what follows) goes to yajl again. A piece ends at
+ * the last boundary within PIECE bytes, or the first one after when there is none. Each is
+ * walked as the array `[piece]` by a parser that keeps its events (defer_event, as the split
+ * parse's second thread does); they are committed in order (replay) only when the whole piece
+ * was valid JSON. A piece that starts at an event boundary and is one valid array ends at a
+ * boundary too, so a guessed boundary inside a string fails the walk instead of misleading it.
+ * A failed walk commits nothing: yajl reads that piece itself, and on to the next boundary
+ * until it stands between two events, where the walk resumes (an error: yajl words it, with
+ * its position). So the model, its string ids and every error are yajl's. */
+#define PIECE (1u << 20)       /* text per walk: the window holds about twice this */
+#define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
+#define WIN_PAD TP_JSON_WALK_PADDING
+#define WINDOW (6 * PIECE + CHUNK) /* text held: pieces in flight and read ahead */
+
+/* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. */
+typedef long (*pull_fn)(void *src, const unsigned char **buf);
+
+/* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
+ * before simdjson; bench and tests compare); else the walker, on a thread of its own when
+ * two cores are online and TP_IMPORT_THREADS is not 1. */
+static int walker_mode(void) {
+    const char *s = getenv("TP_IMPORT_PARSER"), *t = getenv("TP_IMPORT_THREADS");
+    if (s && !strcmp(s, "yajl"))
+        return 0;
+    return (t && *t && atoi(t) == 1) || sysconf(_SC_NPROCESSORS_ONLN) < 2 ? 1 : 2;
+}
+
+typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
+
+/* A piece in flight: its text copied out of the window (so the window may move), walked by
+ * its own parser into its own deferred events. */
+typedef enum { S_FREE, S_QUEUED, S_DONE } slot_state;
+
+typedef struct {
+    kparse q;
+    deferred d;
+    tp_load_error qe;
+    unsigned char *txt; /* `[` piece `]` and padding */
+    size_t len, cap;
+    size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
+    int ok;
+    slot_state state; /* under pieces.mu when threaded */
+} slot;
+
+typedef struct {
+    kparse *p;
+    tp_json_walk *w;
+    size_t piece;     /* text per walk (tests use tiny pieces) */
+    unsigned char *t; /* the window: t[lo..hi) not yet handed on; t[lo-1] is ours to write */
+    size_t lo, hi, cap;
+    phase ph;
+    int ev_depth;   /* p->depth inside the traceEvents array */
+    int comma_owed; /* yajl saw an event, and the `,` after the last one it saw was passed over */
+    int resync;     /* yajl reads until it stands between two events again */
+    slot slots[2];  /* pieces in flight, oldest first from `head` */
+    int head, inflight;
+    uint64_t walked; /* pieces committed */
+    /* With a second core the walks run on a worker thread while this one commits the
+     * previous piece's events (replay): the work splits about evenly between the two. */
+    int want_thread, threaded, stop; /* the thread starts with the first piece (small texts:
+                                        none) */
+    unsigned next_job;               /* the worker's next slot: next_job % 2 */
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} pieces;
+
+static const tp_json_walk_cb walk_callbacks;
+
+/* Walks a slot's text into its deferred events; sets ok. */
+static void walk_slot(pieces *s, slot *sl) {
+    kparse *q = &sl->q;
+    sl->ok = tp_json_walk_elements(s->w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
+             q->st == TP_OK && q->depth == s->ev_depth;
+}
+
+static void *walker_main(void *arg) {
+    pieces *s = arg;
+    pthread_mutex_lock(&s->mu);
     for (;;) {
-        unsigned char *buf;
-        int n = source_next(src, &buf);
-        if (n <= 0)
-            return n == 0;
-        if (feed(p, buf, (size_t)n) != TP_OK)
-            return 0;
-        tp_progress_update(p->m->progress, (uint64_t)gzoffset(src->gz), p->r ? p->r->ev.n : 0);
+        slot *sl = &s->slots[s->next_job % 2];
+        while (sl->state != S_QUEUED && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (s->stop)
+            break;
+        pthread_mutex_unlock(&s->mu);
+        walk_slot(s, sl);
+        pthread_mutex_lock(&s->mu);
+        sl->state = S_DONE;
+        s->next_job++;
+        pthread_cond_broadcast(&s->cv);
     }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int threaded) {
+    memset(s, 0, sizeof *s);
+    s->p = p, s->w = w, s->piece = piece ? piece : PIECE;
+    s->cap = WINDOW + WIN_PAD + 1; /* compacting moves up to 2 pieces: rarely, when this is big */
+    s->t = tp_mem_xrealloc(NULL, s->cap, 1);
+    s->lo = s->hi = 1;
+    for (int i = 0; i < 2; i++) {
+        s->slots[i].q.defer = &s->slots[i].d;
+        s->slots[i].q.e = &s->slots[i].qe;
+        event_reset(&s->slots[i].q.ev);
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->want_thread = w && threaded;
+}
+
+static void pieces_free(pieces *s) {
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->th, NULL);
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s->t);
+    for (int i = 0; i < 2; i++) {
+        slot *sl = &s->slots[i];
+        free(sl->q.ev.name.p);
+        free(sl->q.ev.cat.p);
+        free(sl->q.ev.arg_name.p);
+        free(sl->q.ev.dims.p);
+        free(sl->q.ev.callstack.p);
+        free(sl->d.ev);
+        free(sl->d.text);
+        free(sl->txt);
+    }
+}
+
+/* Appends n bytes, moving the unread text to the front or growing the window as needed. */
+static void window_put(pieces *s, const unsigned char *buf, size_t n) {
+    if (s->hi + n + WIN_PAD > s->cap) {
+        size_t shift = s->lo - 1;
+        memmove(s->t, s->t + shift, s->hi - shift);
+        s->hi -= shift, s->lo = 1;
+        for (int i = 0; i < 2; i++)
+            s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
+    }
+    if (s->hi + n + WIN_PAD > s->cap) {
+        s->cap = 2 * (s->hi + n + WIN_PAD);
+        s->t = tp_mem_xrealloc(s->t, s->cap, 1);
+    }
+    memcpy(s->t + s->hi, buf, n);
+    s->hi += n;
+}
+
+/* Hands t[lo..lo+n) to yajl (after the `,` it is owed). */
+static tp_status window_feed(pieces *s, size_t n) {
+    if (s->comma_owed) {
+        s->comma_owed = 0;
+        if (yajl_parse(s->p->h, (const unsigned char *)",", 1) != yajl_status_ok)
+            return fail(s->p, TP_ERR_PARSE, "parse stopped"), s->p->st; /* ALWAYS: it is one */
+    }
+    tp_status st = n ? feed(s->p, s->t + s->lo, n) : s->p->st;
+    s->lo += n;
+    return st;
+}
+
+/* PH_PREFIX: yajl reads up to each `[` in turn until one opened the traceEvents array. */
+static void prefix_step(pieces *s) {
+    kparse *p = s->p;
+    while (s->ph == PH_PREFIX && s->lo < s->hi && p->st == TP_OK) {
+        const unsigned char *b = memchr(s->t + s->lo, '[', s->hi - s->lo);
+        size_t n = b ? (size_t)(b - (s->t + s->lo)) + 1 : s->hi - s->lo;
+        window_feed(s, n);
+        if (b && p->st == TP_OK && top_frame(p) == F_EVENTS && p->event_idx == 0 && p->depth <= 2)
+            s->ph = PH_EVENTS, s->ev_depth = p->depth;
+    }
+}
+
+/* The last `}` ws `,` ws `{` in t[from..hi). */
+static int last_boundary(const unsigned char *t, size_t from, size_t hi, size_t *brace,
+                         size_t *open) {
+    size_t end = hi;
+    while (end > from) {
+        const unsigned char *o = memrchr(t + from, '{', end - from);
+        if (!o)
+            return 0;
+        size_t j = (size_t)(o - t);
+        while (j > from && is_ws(t[j - 1]))
+            j--;
+        if (j > from && t[j - 1] == ',') {
+            for (j--; j > from && is_ws(t[j - 1]);)
+                j--;
+            if (j > from && t[j - 1] == '}') {
+                *brace = j - 1, *open = (size_t)(o - t);
+                return 1;
+            }
+        }
+        end = (size_t)(o - t);
+    }
+    return 0;
+}
+
+static const tp_json_walk_cb walk_callbacks = {cb_null,    cb_bool,        cb_number,
+                                               cb_string,  cb_start_map,   cb_map_key,
+                                               cb_end_map, cb_start_array, cb_end_array};
+
+/* Puts t[start..brace] in flight as `[...]`: walked now, or queued for the worker. */
+static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
+    slot *sl = &s->slots[(s->head + s->inflight++) % 2];
+    kparse *q = &sl->q;
+    q->st = TP_OK;
+    q->depth = s->ev_depth;
+    q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
+    q->kind[1] = F_EVENTS;
+    q->k = K_NONE;
+    q->event_idx = s->p->event_idx;
+    sl->d.n = sl->d.text_len = 0;
+    tp_load_error_init(&sl->qe, "");
+    sl->start = start, sl->brace = brace, sl->open = open;
+    sl->len = brace + 3 - start;
+    if (sl->cap < sl->len + WIN_PAD) {
+        sl->cap = sl->len + WIN_PAD;
+        sl->txt = tp_mem_xrealloc(sl->txt, sl->cap, 1);
+    }
+    sl->txt[0] = '[';
+    memcpy(sl->txt + 1, s->t + start, sl->len - 2);
+    sl->txt[sl->len - 1] = ']';
+    if (s->want_thread) {
+        s->want_thread = 0;
+        s->threaded = pthread_create(&s->th, NULL, walker_main, s) == 0;
+    }
+    if (!s->threaded) {
+        walk_slot(s, sl);
+        sl->state = S_DONE;
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    sl->state = S_QUEUED;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Waits for the oldest piece in flight and takes it out of flight; returns its slot. */
+static slot *retire(pieces *s) {
+    slot *sl = &s->slots[s->head];
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        while (sl->state != S_DONE)
+            pthread_cond_wait(&s->cv, &s->mu);
+        pthread_mutex_unlock(&s->mu);
+    }
+    sl->state = S_FREE;
+    s->head = (s->head + 1) % 2;
+    s->inflight--;
+    return sl;
+}
+
+/* The next piece from window index `from`: 1 with its bounds, 0 when the window has none. */
+static int next_piece(pieces *s, size_t from, size_t *start, size_t *brace, size_t *open) {
+    size_t i = from;
+    while (i < s->hi && is_ws(s->t[i]))
+        i++;
+    *start = i;
+    if (i == s->hi || s->t[i] != '{')
+        return 0;
+    size_t lim = s->hi - i > s->piece ? i + s->piece : s->hi;
+    return last_boundary(s->t, i + 1, lim, brace, open) ||
+           find_boundary(s->t, s->hi, lim, brace, open);
+}
+
+/* yajl reads on up to the `}` at `brace`; when it then stands between two events, the walk
+ * resumes at `open`, else (inside a string or a nested value: the guess was no boundary)
+ * yajl goes on to the next boundary first; after the array, yajl reads the rest. */
+static void yajl_to(pieces *s, size_t brace, size_t open) {
+    kparse *p = s->p;
+    if (window_feed(s, brace + 1 - s->lo) != TP_OK)
+        return;
+    if (p->ev_end == p->base_off && p->depth == s->ev_depth && top_frame(p) == F_EVENTS) {
+        pass_over(p, s->t + s->lo, open - s->lo);
+        s->lo = open;
+        s->comma_owed = 1;
+        s->resync = 0;
+    } else if (p->depth < s->ev_depth) {
+        s->ph = PH_SERIAL;
+    }
+}
+
+/* PH_EVENTS: puts the next piece in flight when the window holds enough text (or all there
+ * is, `eof`), and commits the oldest one when two are in flight or no more can go; a failed
+ * walk hands its text, and all after it, to yajl (yajl_to). Without a boundary and with
+ * nothing in flight: PH_SERIAL (at the end, or past WINDOW_MAX). Returns 1 when it made
+ * progress, 0 when it needs more text. */
+static int events_step(pieces *s, int eof) {
+    size_t start = s->hi, brace, open;
+    if (s->resync) {
+        if (find_boundary(s->t, s->hi, s->lo, &brace, &open))
+            yajl_to(s, brace, open);
+        else if (eof || s->hi - s->lo > WINDOW_MAX)
+            s->ph = PH_SERIAL;
+        else
+            return 0;
+        return 1;
+    }
+    size_t from = s->inflight ? s->slots[(s->head + s->inflight - 1) % 2].open : s->lo;
+    if (eof && !s->walked && !s->inflight && s->hi - s->lo < s->piece) {
+        s->ph = PH_SERIAL; /* less than one piece of events: yajl alone costs less */
+        return 1;
+    }
+    int room = s->inflight < 2 && (eof || s->hi - from >= s->piece);
+    if (room && next_piece(s, from, &start, &brace, &open)) {
+        dispatch(s, start, brace, open);
+        if (s->inflight < 2)
+            return 1;
+    } else if (!s->inflight) {
+        if (eof || s->hi - s->lo > WINDOW_MAX || (start < s->hi && s->t[start] != '{'))
+            s->ph = PH_SERIAL;
+        return s->ph == PH_SERIAL;
+    } else if (!eof && s->inflight < 2 && s->hi - from < s->piece) {
+        return 0; /* read on while the worker walks */
+    }
+    slot *sl = retire(s);
+    if (sl->ok) {
+        pass_over(s->p, s->t + s->lo, sl->open - s->lo);
+        replay(s->p, &sl->d);
+        s->lo = sl->open;
+        s->walked++;
+        return 1;
+    }
+    while (s->inflight) /* walked from a boundary that yajl must confirm first */
+        retire(s);
+    s->resync = 1; /* an error (yajl words it), or a guess that was no boundary */
+    yajl_to(s, sl->brace, sl->open);
+    return 1;
+}
+
+/* Reads the source through the window into the parser; returns 1 when it ended cleanly
+ * (the text the window still holds is read before a read error is reported, as yajl alone
+ * would have read it). */
+static int pump_pieces(pieces *s, pull_fn pull, void *src) {
+    kparse *p = s->p;
+    while (p->st == TP_OK) {
+        const unsigned char *buf;
+        long n = pull(src, &buf);
+        if (n <= 0) {
+            while (s->ph == PH_EVENTS && p->st == TP_OK)
+                events_step(s, 1);
+            if (p->st == TP_OK)
+                window_feed(s, s->hi - s->lo);
+            return n == 0 && p->st == TP_OK;
+        }
+        if (s->ph == PH_SERIAL) {
+            feed(p, buf, (size_t)n);
+            continue;
+        }
+        window_put(s, buf, (size_t)n);
+        if (s->ph == PH_PREFIX)
+            prefix_step(s);
+        while (s->ph == PH_EVENTS && p->st == TP_OK && events_step(s, 0))
+            ;
+        if (s->ph == PH_SERIAL && p->st == TP_OK)
+            window_feed(s, s->hi - s->lo);
+    }
+    return 0;
+}
+
+/* Sources: the file (through gzsource), plain text in memory, gzip in memory. */
+typedef struct {
+    gzsource *g;
+    kparse *p;
+} filesrc;
+
+static long pull_file(void *arg, const unsigned char **buf) {
+    filesrc *f = arg;
+    unsigned char *b;
+    int n = source_next(f->g, &b);
+    *buf = b;
+    if (n > 0)
+        tp_progress_update(f->p->m->progress, (uint64_t)gzoffset(f->g->gz),
+                           f->p->r ? f->p->r->ev.n : 0);
+    return n;
+}
+
+typedef struct {
+    const unsigned char *d;
+    size_t len, off;
+} memsrc;
+
+static long pull_mem(void *arg, const unsigned char **buf) {
+    memsrc *m = arg;
+    size_t n = m->len - m->off < CHUNK ? m->len - m->off : CHUNK;
+    *buf = m->d + m->off;
+    m->off += n;
+    return (long)n;
+}
+
+typedef struct {
+    z_stream z;
+    unsigned char *out;
+    int zr; /* Z_OK while inflating; then Z_STREAM_END, Z_BUF_ERROR (input ended) or an error */
+} gzmemsrc;
+
+static long pull_gzmem(void *arg, const unsigned char **buf) {
+    gzmemsrc *g = arg;
+    while (g->zr == Z_OK) {
+        g->z.next_out = g->out;
+        g->z.avail_out = CHUNK;
+        g->zr = inflate(&g->z, Z_NO_FLUSH);
+        size_t n = CHUNK - g->z.avail_out;
+        if (g->zr == Z_BUF_ERROR || (g->zr == Z_OK && g->z.avail_in == 0 && n < CHUNK))
+            g->zr = Z_BUF_ERROR; /* input ended inside the stream */
+        if (n) {
+            *buf = g->out;
+            return (long)n;
+        }
+    }
+    return g->zr == Z_STREAM_END ? 0 : -1;
+}
+
+/* Runs the source into the parser: `mode` 0 yajl alone, 1 with the walker, 2 with the walker
+ * on a thread of its own (mode 1 and 2 fall back to yajl alone where it cannot run); *walked (NULL:
+ * not wanted) counts the pieces it committed. Returns pump's result. */
+static int pump_source(kparse *p, pull_fn pull, void *src, int mode, size_t piece,
+                       uint64_t *walked) {
+    tp_json_walk *w = mode ? tp_json_walk_open() : NULL;
+    pieces *s = tp_mem_xrealloc(NULL, 1, sizeof *s);
+    pieces_init(s, p, w, piece, mode == 2);
+    if (!w)
+        s->ph = PH_SERIAL;
+    int clean = pump_pieces(s, pull, src);
+    if (walked)
+        *walked = s->walked;
+    pieces_free(s);
+    free(s);
+    tp_json_walk_close(w);
+    return clean;
 }
 
 static void read_stream(kparse *p, gzFile gz) {
     gzsource src;
     source_open(&src, gz);
-    int clean = pump(p, &src);
+    filesrc f = {&src, p};
+    int clean = pump_source(p, pull_file, &f, walker_mode(), 0, NULL);
     source_close(&src);
     if (p->st != TP_OK)
         return;
@@ -1747,6 +2151,43 @@ static void read_stream(kparse *p, gzFile gz) {
         fail(p, TP_ERR_PARSE, "gzip stream damaged: %s", msg);
     else
         finish(p);
+}
+
+/* tp_import_kineto_mem with the error in parts; `mode` 0: yajl alone, 1: with the walker
+ * (pieces of `piece` bytes, 0: PIECE). */
+static tp_status load_mem(tp_model *m, const char *name, const void *data, size_t len,
+                          tp_load_error *e, int mode, size_t piece, uint64_t *walked) {
+    kparse p;
+    kparse_init(&p, m, name, e);
+    yajl_handle h = p.h;
+    const unsigned char *d = data;
+    if (walked)
+        *walked = 0;
+    if (len == 0) {
+        fail(&p, TP_ERR_EMPTY, "empty file");
+    } else if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
+        gzmemsrc g;
+        memset(&g, 0, sizeof g);
+        if (inflateInit2(&g.z, 16 + MAX_WBITS) != Z_OK)
+            abort();
+        g.out = tp_mem_xrealloc(NULL, CHUNK, 1);
+        g.z.next_in = (unsigned char *)(uintptr_t)data;
+        g.z.avail_in = len > UINT_MAX ? UINT_MAX : (unsigned)len;
+        pump_source(&p, pull_gzmem, &g, mode, piece, walked);
+        if (p.st == TP_OK && g.zr == Z_STREAM_END)
+            finish(&p);
+        else if (p.st == TP_OK && g.zr == Z_BUF_ERROR)
+            fail(&p, TP_ERR_TRUNCATED, "truncated gzip stream");
+        else if (p.st == TP_OK)
+            fail(&p, TP_ERR_PARSE, "gzip stream damaged: %s", g.z.msg ? g.z.msg : "inflate error");
+        inflateEnd(&g.z);
+        free(g.out);
+    } else {
+        memsrc src = {d, len, 0};
+        if (pump_source(&p, pull_mem, &src, mode, piece, walked) && p.st == TP_OK)
+            finish(&p);
+    }
+    return kparse_done(&p, h);
 }
 
 tp_status tp_import_kineto_load(tp_model *m, const char *path, tp_load_error *e) {
@@ -1777,7 +2218,16 @@ tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t
 tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
                                char *err, size_t err_len) {
     tp_load_error e;
-    return tp_load_error_string(load_mem(m, name, data, len, &e), &e, err, err_len);
+    return tp_load_error_string(load_mem(m, name, data, len, &e, walker_mode(), 0, NULL), &e, err,
+                                err_len);
+}
+
+tp_status tp_import_kineto_mem_parser(tp_model *m, const char *name, const void *data, size_t len,
+                                      int walker, size_t piece, uint64_t *walked, char *err,
+                                      size_t err_len) {
+    tp_load_error e;
+    return tp_load_error_string(load_mem(m, name, data, len, &e, walker, piece, walked), &e, err,
+                                err_len);
 }
 
 tp_status tp_import_kineto_mem_split(tp_model *m, const char *name, const void *data, size_t len,

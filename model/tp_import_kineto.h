@@ -20,6 +20,7 @@
 #define TP_IMPORT_KINETO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tp_load_error.h"
 #include "tp_model.h"
@@ -36,6 +37,16 @@ tp_status tp_import_kineto_file(tp_model *m, const char *path, char *err, size_t
 /* Same over `len` bytes of JSON or gzip'ed JSON at `data`; `name` labels the rank and errors. */
 tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, size_t len,
                                char *err, size_t err_len);
+
+/* tp_import_kineto_mem with the parser chosen: `walker` 0 reads with yajl alone (the import
+ * before simdjson), 1 walks the traceEvents array with simdjson in pieces of `piece` bytes,
+ * 2 the same with the walks on a second thread (what the import does with two cores)
+ * (0: the default, 1 MiB; tests use a few bytes so that every event boundary is a piece's)
+ * where the CPU can (tp_json_walk_usable). *walked (NULL: not wanted) is set to the number of
+ * pieces the walker read; the model, string ids and errors are the same either way. */
+tp_status tp_import_kineto_mem_parser(tp_model *m, const char *name, const void *data, size_t len,
+                                      int walker, size_t piece, uint64_t *walked, char *err,
+                                      size_t err_len);
 
 /* tp_import_kineto_mem with the traceEvents array parsed by two threads when the text (a
  * gzip image inflated whole) is at least `split_min` bytes, as tp_import_kineto_load does for

@@ -8,7 +8,9 @@ packages=(
   libzstd-dev        # chunk compression in .tprof files (TRAINPROF_CODEC=zstd; traces before format 1.5)
   liblz4-dev         # chunk compression in .tprof files: the default codec since format 1.5
   libunwind-dev      # call stacks in the collector
-  libyajl-dev        # streaming JSON parser for PyTorch-profiler traces
+  libyajl-dev        # streaming JSON parser for PyTorch-profiler traces (prefix, tail, errors; merge's tree)
+  libsimdjson-dev    # simdjson On-Demand: walks the traceEvents array of Kineto traces (model/tp_json_walk)
+  rapidjson-dev      # header-only; only bench/bench_json_parsers (the parser comparison), optional
   zlib1g-dev         # .json.gz input and chunk checksums (crc32)
   libdeflate-dev     # gzip members deflated on every core (export .json.gz), whole-file inflate (import)
   libncurses-dev     # the terminal UI

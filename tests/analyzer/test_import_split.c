@@ -12,8 +12,12 @@
  *     the error);
  *   - the real peer traces ($TP_PEER_TRACES, skipped when absent): every file of 4 MiB or
  *     more is split, and `trainprof report` prints the same JSON with TP_IMPORT_THREADS=1
- *     and 2. argv[1] is the trainprof binary. */
+ *     and 2. argv[1] is the trainprof binary.
+ * The default import (the traceEvents array walked by simdjson in pieces) is compared with
+ * yajl alone on every text above too (tp_import_kineto_mem_parser), with pieces of one event
+ * and of a few. */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +75,8 @@ static int same_rows(const tp_model *a, const tp_model *b) {
     return 1;
 }
 
+static uint64_t walked_total; /* pieces the simdjson walker committed (compare_opt) */
+
 /* Imports `t` serially and split (split_min 0); checks both agree (with `reports`, their
  * report JSON too). Returns 1 when the split was taken, 0 when not, -1 when they differ. */
 static int compare_opt(const char *name, const void *data, size_t len, int reports) {
@@ -83,7 +89,30 @@ static int compare_opt(const char *name, const void *data, size_t len, int repor
         fprintf(stderr, "%s (%zu bytes): serial %d '%s', split %d '%s'\n", name, len, sa, ea, sb,
                 eb);
         ok = 0;
-    } else if (sa == TP_OK) {
+    }
+    /* the default import (simdjson pieces) against yajl alone, with pieces of one event
+     * (every boundary a piece's end) and of a few events, walked here and on a thread */
+    struct {
+        int mode;
+        size_t piece;
+    } walks[] = {{1, 1}, {2, 1}, {2, 300}};
+    for (size_t i = 0; i < sizeof walks / sizeof walks[0] && ok; i++) {
+        tp_model *c = tp_model_new(), *y = tp_model_new();
+        char ec[600] = "", ey[600] = "";
+        uint64_t w = 0;
+        tp_status sc = tp_import_kineto_mem_parser(c, name, data, len, walks[i].mode,
+                                                   walks[i].piece, &w, ec, sizeof ec);
+        tp_status sy = tp_import_kineto_mem_parser(y, name, data, len, 0, 0, NULL, ey, sizeof ey);
+        walked_total += w;
+        if (sc != sy || strcmp(ec, ey) || sy != sa || strcmp(ey, ea) || !same_rows(c, y)) {
+            fprintf(stderr, "%s (%zu bytes): yajl %d '%s', simdjson (mode %d piece %zu) %d '%s'\n",
+                    name, len, sy, ey, walks[i].mode, walks[i].piece, sc, ec);
+            ok = 0;
+        }
+        tp_model_close(c);
+        tp_model_close(y);
+    }
+    if (ok && sa == TP_OK) {
         tp_model_finish(a);
         tp_model_finish(b);
         for (int hta = 0; reports && hta < 2 && ok; hta++) {
@@ -196,8 +225,9 @@ static void test_crafted(void) {
                 taken_tricky += r == 1 && tricky;
             }
     CHECK(taken > 100);
-    CHECK(refused > 5);      /* a guess inside a string was caught */
-    CHECK(taken_tricky > 5); /* and a real boundary after look-alikes was used */
+    CHECK(walked_total > 1000); /* the simdjson walker read most pieces itself */
+    CHECK(refused > 5);         /* a guess inside a string was caught */
+    CHECK(taken_tricky > 5);    /* and a real boundary after look-alikes was used */
 }
 
 /* Every prefix: errors (truncated strings, objects, the array, the trailer) read the same. */

@@ -1,0 +1,63 @@
+/* tp_json_walk: the elements of a JSON array walked with simdjson's On-Demand parser, each
+ * token handed to callbacks shaped like yajl's (the Kineto importer's yajl callbacks serve
+ * both parsers unchanged).
+ *
+ * A C API over a thin C++ shim (tp_json_walk.cpp), used only by the Kineto importer. The
+ * walk validates what it hands on as yajl does (structure, strings, UTF-8, number grammar)
+ * and stops at the first error or at the first callback that returns 0; it never says where
+ * or why: the importer then reads the same text with yajl, which words the error. simdjson's
+ * On-Demand code is chosen at compile time: on x86-64 the shim is built for haswell (AVX2)
+ * and a CPU without it gets no walker (the importer then uses yajl alone). */
+#ifndef TP_JSON_WALK_H
+#define TP_JSON_WALK_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every callback gets the walk's ctx and returns 1 to go on, 0 to stop the walk. Numbers
+ * come as their JSON text (never converted), strings and keys unescaped (not NUL-ended). */
+typedef struct {
+    int (*on_null)(void *ctx);
+    int (*on_bool)(void *ctx, int v);
+    int (*on_number)(void *ctx, const char *s, size_t n);
+    int (*on_string)(void *ctx, const unsigned char *s, size_t n);
+    int (*start_map)(void *ctx);
+    int (*map_key)(void *ctx, const unsigned char *s, size_t n);
+    int (*end_map)(void *ctx);
+    int (*start_array)(void *ctx);
+    int (*end_array)(void *ctx);
+} tp_json_walk_cb;
+
+/* Extra bytes the walker may read past a text's end (their values do not matter). */
+#define TP_JSON_WALK_PADDING 64
+
+typedef struct tp_json_walk tp_json_walk;
+
+/* 1 when this CPU can run the walker (always, except x86-64 without AVX2/BMI/PCLMUL/LZCNT). */
+int tp_json_walk_usable(void);
+
+/* A walker with its parser buffers (grown to the largest text walked); NULL when
+ * tp_json_walk_usable() says no. Aborts on out-of-memory (an analyzer-side module). */
+tp_json_walk *tp_json_walk_open(void);
+
+/* NULL is a no-op. */
+void tp_json_walk_close(tp_json_walk *w);
+
+/* Walks text[0..len), which must be one JSON array, calling cb for the tokens of each of its
+ * elements (not for the array itself); text[len..len+TP_JSON_WALK_PADDING) must be readable.
+ * Returns 1 when the whole text was one valid array and every callback returned 1; 0
+ * otherwise (invalid JSON, trailing content, a callback's 0). */
+int tp_json_walk_elements(tp_json_walk *w, const char *text, size_t len, const tp_json_walk_cb *cb,
+                          void *ctx);
+
+/* The name of the simdjson code the walker uses ("haswell", "arm64", ...: bench, docs). */
+const char *tp_json_walk_impl(const tp_json_walk *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

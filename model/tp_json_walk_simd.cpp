@@ -1,0 +1,161 @@
+/* tp_json_walk_simd.cpp: the C++ side of tp_json_walk, simdjson On-Demand behind three
+ * extern "C" functions that tp_json_walk.c (C) calls.
+ *
+ * On x86-64 this file is compiled for haswell (AVX2, BMI, PCLMUL, LZCNT) so that On-Demand,
+ * whose code is chosen at compile time, uses its SIMD stage 1; tp_json_walk.c calls it only
+ * when the CPU has those. It is the program's only C++ translation unit using simdjson, so
+ * no inline function compiled here for AVX2 can be picked for code that runs without it. */
+#include <simdjson.h>
+
+#include <new>
+#include <utility>
+#include <string_view>
+
+#include "tp_json_walk.h"
+
+static_assert(TP_JSON_WALK_PADDING >= simdjson::SIMDJSON_PADDING, "padding below simdjson's");
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+/* JSON's number grammar, which On-Demand's raw token does not check:
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+bool json_number(std::string_view s) {
+    size_t i = 0, n = s.size();
+    if (i < n && s[i] == '-')
+        i++;
+    if (i < n && s[i] == '0')
+        i++;
+    else if (i < n && is_digit(s[i]))
+        while (i < n && is_digit(s[i]))
+            i++;
+    else
+        return false;
+    if (i < n && s[i] == '.') {
+        size_t d = ++i;
+        while (i < n && is_digit(s[i]))
+            i++;
+        if (i == d)
+            return false;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d = i;
+        while (i < n && is_digit(s[i]))
+            i++;
+        if (i == d)
+            return false;
+    }
+    return i == n;
+}
+
+/* The raw token of a number ends at the next structural character, so it may carry the
+ * whitespace before it. */
+std::string_view trim_ws(std::string_view s) {
+    size_t n = s.size();
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
+        n--;
+    return s.substr(0, n);
+}
+
+const unsigned char *bytes(std::string_view s) {
+    return reinterpret_cast<const unsigned char *>(s.data());
+}
+
+bool walk(od::value v, const tp_json_walk_cb *cb, void *ctx);
+
+bool walk_object(od::value v, const tp_json_walk_cb *cb, void *ctx) {
+    od::object o;
+    if (v.get_object().get(o) || !cb->start_map(ctx))
+        return false;
+    for (auto res : o) {
+        od::field f;
+        std::string_view key;
+        if (std::move(res).get(f) || f.unescaped_key().get(key))
+            return false;
+        if (!cb->map_key(ctx, bytes(key), key.size()) || !walk(f.value(), cb, ctx))
+            return false;
+    }
+    return cb->end_map(ctx);
+}
+
+bool walk_array(od::value v, const tp_json_walk_cb *cb, void *ctx) {
+    od::array a;
+    if (v.get_array().get(a) || !cb->start_array(ctx))
+        return false;
+    for (auto elem : a) {
+        od::value e;
+        if (std::move(elem).get(e) || !walk(e, cb, ctx))
+            return false;
+    }
+    return cb->end_array(ctx);
+}
+
+bool walk_scalar(od::value v, od::json_type t, const tp_json_walk_cb *cb, void *ctx) {
+    if (t == od::json_type::string) {
+        std::string_view s;
+        return !v.get_string().get(s) && cb->on_string(ctx, bytes(s), s.size());
+    }
+    if (t == od::json_type::number) {
+        std::string_view s = trim_ws(v.raw_json_token());
+        return json_number(s) && cb->on_number(ctx, s.data(), s.size());
+    }
+    if (t == od::json_type::boolean) {
+        bool b;
+        return !v.get_bool().get(b) && cb->on_bool(ctx, b);
+    }
+    bool null = false;
+    return !v.is_null().get(null) && null && cb->on_null(ctx);
+}
+
+bool walk(od::value v, const tp_json_walk_cb *cb, void *ctx) {
+    od::json_type t;
+    if (v.type().get(t))
+        return false;
+    if (t == od::json_type::object)
+        return walk_object(v, cb, ctx);
+    if (t == od::json_type::array)
+        return walk_array(v, cb, ctx);
+    return walk_scalar(v, t, cb, ctx);
+}
+
+} // namespace
+
+extern "C" void *tp_json_walk_simd_new(void) {
+    return new (std::nothrow) od::parser();
+}
+
+extern "C" void tp_json_walk_simd_free(void *parser) {
+    delete static_cast<od::parser *>(parser);
+}
+
+extern "C" const char *tp_json_walk_simd_impl(void) {
+    return SIMDJSON_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION);
+}
+
+/* Catches nothing: simdjson's On-Demand API reports errors as values, and the callbacks are C. */
+extern "C" int tp_json_walk_simd_run(void *parser, const char *text, size_t len,
+                                     const tp_json_walk_cb *cb, void *ctx) {
+    od::parser *p = static_cast<od::parser *>(parser);
+    simdjson::padded_string_view in(text, len, len + TP_JSON_WALK_PADDING);
+    od::document doc;
+    if (p->iterate(in).get(doc))
+        return 0;
+    od::array a;
+    if (doc.get_array().get(a))
+        return 0;
+    for (auto elem : a) {
+        od::value e;
+        if (std::move(elem).get(e) || !walk(e, cb, ctx))
+            return 0;
+    }
+    const char *rest; /* anything after the array is an error: OUT_OF_BOUNDS says none */
+    return doc.current_location().get(rest) == simdjson::OUT_OF_BOUNDS ? 1 : 0;
+}
