@@ -47,9 +47,8 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (!v->gpu[i] && ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION)
-            a[n++] =
-                (tp_named_dur){ev->name[v->row[i]], tp_ev_domain(ev, v->row[i]),
-                               v->end[i] - v->ts[i]};
+            a[n++] = (tp_named_dur){ev->name[v->row[i]], tp_ev_domain(ev, v->row[i]),
+                                    v->end[i] - v->ts[i]};
     const tp_sort_field by[] = {{offsetof(tp_named_dur, name), 1},
                                 {offsetof(tp_named_dur, domain), 1}};
     tp_sort_structs(a, n, sizeof *a, by, 2);

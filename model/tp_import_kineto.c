@@ -1708,7 +1708,8 @@ static void source_close(gzsource *s) {
  * A failed walk commits nothing: yajl reads that piece itself, and on to the next boundary
  * until it stands between two events, where the walk resumes (an error: yajl words it, with
  * its position). So the model, its string ids and every error are yajl's. */
-#define PIECE (1u << 18) /* text per walk: 256 KiB (1 MiB: +5 MiB of peak on a 35 MB text, no faster) */
+#define PIECE                                                                                      \
+    (1u << 18) /* text per walk: 256 KiB (1 MiB: +5 MiB of peak on a 35 MB text, no faster) */
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
 #define WINDOW (6 * PIECE + CHUNK) /* text held: pieces in flight and read ahead */
