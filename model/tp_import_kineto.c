@@ -1679,17 +1679,24 @@ static int source_next(gzsource *s, unsigned char **buf) {
     return n;
 }
 
+/* Ends a worker that waits on `cv` for work or `*stop` (the gz reader, the walker): tells
+ * it to stop and joins it when it was started, then destroys the pair. */
+static void worker_end(pthread_mutex_t *mu, pthread_cond_t *cv, int *stop, int started,
+                       const pthread_t *th) {
+    if (started) {
+        pthread_mutex_lock(mu);
+        *stop = 1;
+        pthread_cond_broadcast(cv);
+        pthread_mutex_unlock(mu);
+        pthread_join(*th, NULL);
+    }
+    pthread_mutex_destroy(mu);
+    pthread_cond_destroy(cv);
+}
+
 /* Stops and joins the reader; afterwards gzerror() may be asked about the stream. */
 static void source_close(gzsource *s) {
-    if (s->threaded) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = 1;
-        pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
-        pthread_join(s->th, NULL);
-    }
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->cv);
+    worker_end(&s->mu, &s->cv, &s->stop, s->threaded, &s->th);
     for (int i = 0; i < NBUF; i++)
         free(s->buf[i]);
 }
@@ -1813,15 +1820,7 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
 }
 
 static void pieces_free(pieces *s) {
-    if (s->threaded) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = 1;
-        pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
-        pthread_join(s->th, NULL);
-    }
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->cv);
+    worker_end(&s->mu, &s->cv, &s->stop, s->threaded, &s->th);
     free(s->t);
     for (int i = 0; i < 2; i++) {
         slot *sl = &s->slots[i];
