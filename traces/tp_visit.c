@@ -24,14 +24,11 @@ typedef struct {
     tp_reader *r;
     uint32_t min_size[TP_REC_TYPE_LIMIT];
     tp_range_stack pushes, starts;
-    /* ENDs that came before their START in file order: a range ended on another thread
-     * whose chunk was written first. range id -> 1 + index into `early`. */
+    /* ENDs that came before their START in file order (a range ended on another thread
+     * whose chunk was written first): `early` keeps each END's time and thread (taken ones
+     * stay as holes), `early_ids` maps its range id to 1 + its index there. */
+    tp_range_stack early;
     tp_region_map early_ids;
-    struct early_end {
-        uint64_t ts;
-        uint32_t tid;
-    } * early;
-    size_t n_early, cap_early;
     tp_visit_stats st;
     uint64_t ext[EXT_BYTES / 8];
 } walk;
@@ -137,18 +134,10 @@ static tp_status keep_early_end(walk *w, uint64_t id, uint64_t ts, uint32_t tid)
         w->st.nvtx_unpaired++;
         return TP_OK;
     }
-    if (w->n_early == w->cap_early) {
-        size_t cap = w->cap_early ? 2 * w->cap_early : 16;
-        struct early_end *v = tp_mem_realloc(w->early, cap, sizeof *v);
-        if (!v)
-            return TP_ERR_NOMEM;
-        w->early = v, w->cap_early = cap;
-    }
-    w->early[w->n_early] = (struct early_end){ts, tid};
+    tp_open_range e = {.key = id, .ts = ts, .tid = tid};
     w->st.nvtx_unpaired += tp_region_map_take(&w->early_ids, id) != 0;
-    if (!tp_region_map_put(&w->early_ids, id, w->n_early + 1))
+    if (!tp_range_stack_push(&w->early, &e) || !tp_region_map_put(&w->early_ids, id, w->early.n))
         return TP_ERR_NOMEM;
-    w->n_early++;
     return TP_OK;
 }
 
@@ -183,10 +172,8 @@ static tp_status pair_start(walk *w, const tp_rec_hdr *h) {
                        .opened_by = TP_REC_NVTX_START,
                        .stack_id = n->stack_id};
     if (slot) { /* its END came first: the range is whole now */
-        tp_visit_range r = {.open = o,
-                            .end = w->early[slot - 1].ts,
-                            .end_tid = w->early[slot - 1].tid,
-                            .closed = 1};
+        const tp_open_range *e = &w->early.v[slot - 1];
+        tp_visit_range r = {.open = o, .end = e->ts, .end_tid = e->tid, .closed = 1};
         return w->v->range(w->ctx, &r);
     }
     return open_range(&w->starts, &o);
@@ -282,8 +269,8 @@ tp_status tp_visit_run(tp_reader *r, const tp_visitor *v, void *ctx, tp_visit_st
         st = visit_data(&w);
     tp_range_stack_free(&w.pushes);
     tp_range_stack_free(&w.starts);
+    tp_range_stack_free(&w.early);
     tp_region_map_free(&w.early_ids);
-    free(w.early);
     if (stats)
         *stats = w.st;
     return st;
