@@ -49,6 +49,10 @@ void tp_collector_busy_raise(void) {
 
 /* ---------------------------------------------------------------- clients */
 
+static int tap_wanted(const tp_collector_client *c) {
+    return c->on_drain && (!c->wants_drain || c->wants_drain());
+}
+
 static void tap_dispatch(void *ctx, const tp_rec_hdr *rec) {
     (void)ctx;
     int n = atomic_load_explicit(&g_nclients, memory_order_acquire);
@@ -59,7 +63,7 @@ static void tap_dispatch(void *ctx, const tp_rec_hdr *rec) {
 
 static int any_tap(void) {
     for (int i = 0; i < atomic_load(&g_nclients); i++)
-        if (g_clients[i].on_drain)
+        if (tap_wanted(&g_clients[i]))
             return 1;
     return 0;
 }
@@ -71,7 +75,7 @@ tp_status tp_collector_add_client(const tp_collector_client *c) {
     if (s == TP_OK) {
         g_clients[n] = *c;
         atomic_store_explicit(&g_nclients, n + 1, memory_order_release);
-        if (c->on_drain && tp_g.writer)
+        if (tap_wanted(c) && tp_g.writer)
             tp_writer_set_tap(tp_g.writer, tap_dispatch, NULL);
     }
     pthread_mutex_unlock(&g_mu);

@@ -96,6 +96,10 @@ typedef struct {
      * data that uses it), on the drain's thread under its lock: keep it short and never call
      * into the collector. `ctx` is passed back. */
     void (*on_drain)(void *ctx, const tp_rec_hdr *rec);
+    /* Whether on_drain wants this recording's records, asked when the writer opens (NULL:
+     * always). Without a taker the drain never walks a chunk's records (~70 instructions a
+     * record on a launch-bound job). */
+    int (*wants_drain)(void);
     void *ctx;
 } tp_collector_client;
 

@@ -602,11 +602,17 @@ static void after_fork_child(void) {
     L.gate_held = 0;
 }
 
+/* Only `record --live/--idle` serves a live view: without it nothing reads the tap. */
+static int wants_drain(void) {
+    return tp_g.cfg.live != TP_LIVE_OFF;
+}
+
 void tp_live_register(void) {
     tp_collector_client c = {.name = "live",
                              .on_start = on_start,
                              .before_close = before_close,
                              .after_fork_child = after_fork_child,
-                             .on_drain = on_drain};
+                             .on_drain = on_drain,
+                             .wants_drain = wants_drain};
     tp_collector_add_client(&c);
 }

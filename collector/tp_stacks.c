@@ -230,9 +230,10 @@ static int skip_self(void *const *pcs, int n) {
 typedef struct {
     uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
     uint32_t n, nbp;
-    int need_bp;   /* a frame's CFA came from the live rbp: compare it */
-    uint32_t lead; /* the frame compared first: where this walk parts from its neighbours */
-    int never;     /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
+    int need_bp;       /* a frame's CFA came from the live rbp: compare it */
+    uint32_t lead;     /* the frame compared first: where this walk parts from its neighbours */
+    int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
+    uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
     void *pcs[CAPTURE_DEPTH];
     uint32_t ra_off[CAPTURE_DEPTH]; /* pcs[k]'s slot, from sp (k >= 1) */
     uint32_t bp_off[WALK_BP_CHECKS];
@@ -269,8 +270,9 @@ static tp_stack_walks *walks_make(void) {
     return wc;
 }
 
-/* The cached pcs when `e` holds for the capture at (sp, bp); 0 when not; -1 when it is a
- * walk that is never cached (then probably, never certainly, this one). */
+/* The number of cached pcs when `e` holds for the capture at (sp, bp) (they are e->pcs); 0
+ * when not; -1 when it is a walk that is never cached (then probably, never certainly, this
+ * one). */
 /* Reads words of the calling thread's live stack frames that belong to other functions
  * (locals out of scope among them, when the walk does not match): deliberate, so not
  * instrumented by ASan. The slots are 8-byte aligned (return addresses and pushes). */
@@ -281,7 +283,7 @@ static TP_READS_OTHER_FRAMES uint64_t stack_word(const unsigned char *base, uint
 }
 
 TP_READS_OTHER_FRAMES
-static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp, void **pcs) {
+static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
     if (e->sp != sp || (e->need_bp && e->bp != bp))
         return 0;
     const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
@@ -295,7 +297,6 @@ static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp, void **pcs) {
     for (uint32_t j = 0; j < e->nbp; j++)
         if (stack_word(base, e->bp_off[j]) != e->bp_val[j])
             return 0;
-    memcpy(pcs, e->pcs, e->n * sizeof *pcs);
     return (int)e->n;
 }
 
@@ -414,7 +415,16 @@ static void verify_hit(void *const *pcs, int n) {
         atomic_fetch_add(&g_verify_bad, 1);
 }
 
-__attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache *cache) {
+/* The capture's starting point, read from the registers: a hit needs only these two, and
+ * unw_getcontext costs more than the rest of a hit (it saves the x87 environment with
+ * fnstenv), so only a full walk takes the context. */
+#define WALK_START(sp, bp) __asm__ volatile("mov %%rsp, %0\n\tmov %%rbp, %1" : "=r"(sp), "=r"(bp))
+
+/* The calling thread's pcs: in `pcs`, or, on a verified walk's hit, in (*hit)->pcs (not
+ * copied: the caller may need only the walk's stack id). Returns their number. */
+__attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache *cache,
+                                                      walk_entry **hit) {
+    *hit = NULL;
     if (!cache)
         return unw_backtrace(pcs, CAPTURE_DEPTH);
     if (!cache->walks && ++cache->captures == WALK_AFTER) {
@@ -425,24 +435,23 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
     tp_stack_walks *wc = cache->walks;
     if (!wc)
         return unw_backtrace(pcs, CAPTURE_DEPTH);
-    unw_context_t uc;
-    unw_getcontext(&uc);
-    uint64_t sp = (uint64_t)uc.uc_mcontext.gregs[REG_RSP];
-    uint64_t bp = (uint64_t)uc.uc_mcontext.gregs[REG_RBP];
+    uint64_t sp, bp;
+    WALK_START(sp, bp);
     if (sp < wc->lo || sp >= wc->hi)
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
     uint64_t key = walk_key(sp);
     uint8_t *order = wc->order[key % WALK_SETS];
     for (int w = 0; w < WALK_WAYS; w++) {
         uint8_t i = order[w];
-        int n = walk_hit(&wc->e[i], sp, bp, pcs);
+        int n = walk_hit(&wc->e[i], sp, bp);
         if (n < 0)
             return unw_backtrace(pcs, CAPTURE_DEPTH);
         if (n) {
             memmove(order + 1, order, (size_t)w);
             order[0] = i;
             if (g_verify)
-                verify_hit(pcs, n);
+                verify_hit(wc->e[i].pcs, n);
+            *hit = &wc->e[i];
             return n;
         }
     }
@@ -451,8 +460,16 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         *seen = (uint8_t)(key >> 8 | 1);
         return unw_backtrace(pcs, CAPTURE_DEPTH);
     }
+    unw_context_t uc;
+    unw_getcontext(&uc);
+    /* The walk is keyed on the registers read above. rsp is this frame's, fixed after the
+     * prologue (else the walk is not kept). rbp may have changed since, but then this
+     * function saved the caller's value first and the walk reads that from its slot (a
+     * compared slot); the live register matters only when no frame saved it, and then it
+     * is the one read above (or rbp is this frame's pointer: fixed too). */
+    int same_start = (uint64_t)uc.uc_mcontext.gregs[REG_RSP] == sp;
     walk_entry e = {0};
-    int n = walk_full(&uc, sp, bp, wc, pcs, &e);
+    int n = walk_full(&uc, sp, bp, wc, pcs, same_start ? &e : NULL);
     if (e.sp) { /* into the least recently used way, now the first */
         uint8_t i = order[WALK_WAYS - 1];
         memmove(order + 1, order, WALK_WAYS - 1);
@@ -463,8 +480,14 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
     return n;
 }
 #else
-static int backtrace_cached(void **pcs, tp_stack_cache *cache) {
+typedef struct {
+    void *pcs[CAPTURE_DEPTH];
+    uint32_t stack_id;
+} walk_entry;
+
+static int backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit) {
     (void)cache;
+    *hit = NULL;
     return unw_backtrace(pcs, CAPTURE_DEPTH);
 }
 #endif
@@ -482,33 +505,40 @@ void tp_stacks_report(void) {
 }
 
 uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
-    void *pcs[CAPTURE_DEPTH];
-    int n = backtrace_cached(pcs, cache);
-    int skip = skip_self(pcs, n);
-    if (skip >= n)
-        return 0;
-    uint32_t depth = (uint32_t)(n - skip);
+    void *buf[CAPTURE_DEPTH];
+    walk_entry *hit;
+    int n = backtrace_cached(buf, cache, &hit);
     /* The calling thread's Python frames (none outside CPython): part of the cache key, since
      * one native stack runs many Python lines. */
     tp_pyframe py[TP_PYFRAMES_MAX];
     uint64_t py_hash;
     uint32_t n_py = tp_pyframes_walk(py, TP_PYFRAMES_MAX, &py_hash);
-    uint64_t h = pcs_key(pcs + skip, depth, depth ^ py_hash);
-    uint32_t hit = cache ? cache_find(cache, h) : 0;
-    if (hit)
-        return hit;
-    uint64_t frames[CAPTURE_DEPTH], merged[TP_STACK_MAX_FRAMES];
-    const uint64_t *out = frames;
-    tp_stacks_encode(w, pcs + skip, depth, frames);
-    if (n_py) {
-        depth =
-            tp_pyframes_merge(w, pcs + skip, frames, depth, py, n_py, merged, TP_STACK_MAX_FRAMES);
-        out = merged;
-    }
-    uint32_t id = 0;
-    if (tp_writer_intern_stack(w, out, depth, &id) != TP_OK)
+    /* A verified walk without Python frames is always the same stack: its id, kept in the
+     * walk, skips the key and the look-up. */
+    if (hit && !n_py && hit->stack_id)
+        return hit->stack_id;
+    void *const *pcs = hit ? hit->pcs : buf;
+    int skip = skip_self(pcs, n);
+    if (skip >= n)
         return 0;
-    if (cache && id)
-        cache_put(cache, h, id);
+    uint32_t depth = (uint32_t)(n - skip);
+    uint64_t h = pcs_key(pcs + skip, depth, depth ^ py_hash);
+    uint32_t id = cache ? cache_find(cache, h) : 0;
+    if (!id) {
+        uint64_t frames[CAPTURE_DEPTH], merged[TP_STACK_MAX_FRAMES];
+        const uint64_t *out = frames;
+        tp_stacks_encode(w, pcs + skip, depth, frames);
+        if (n_py) {
+            depth = tp_pyframes_merge(w, pcs + skip, frames, depth, py, n_py, merged,
+                                      TP_STACK_MAX_FRAMES);
+            out = merged;
+        }
+        if (tp_writer_intern_stack(w, out, depth, &id) != TP_OK)
+            return 0;
+        if (cache && id)
+            cache_put(cache, h, id);
+    }
+    if (hit && !n_py)
+        hit->stack_id = id;
     return id;
 }
