@@ -438,6 +438,7 @@ static tp_status open_writer(void) {
     o.fd_floor = fd_floor();
     o.buffer_bytes = tp_g.cfg.buffer_bytes; /* rings start at 1/256 of it and grow */
     o.background = !tp_g.cfg.drain_at_exit;
+    o.drain_nice = tp_g.cfg.drain_nice;
     o.flush_ms = tp_g.cfg.flush_ms;
     o.codec = tp_g.cfg.codec[0] ? tp_g.cfg.codec : NULL;
     o.producer = TP_PRODUCER;

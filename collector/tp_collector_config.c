@@ -115,6 +115,16 @@ static void load_numbers(tp_collector_config *c, tp_getenv_fn get) {
         set_error(c, "TRAINPROF_CODEC", v);
     v = get("TRAINPROF_DRAIN");
     c->drain_at_exit = v && !strcmp(v, "exit");
+    /* How much nicer than the program the drain thread runs (0: as the program, one thread;
+     * docs/collector.md, "The drain"). */
+    v = get("TRAINPROF_DRAIN_NICE");
+    c->drain_nice = TP_DRAIN_NICE_DEFAULT;
+    if (v && *v) {
+        if (parse_long(v, 0, 19, &n) == 0)
+            c->drain_nice = (int)n;
+        else
+            set_error(c, "TRAINPROF_DRAIN_NICE", v);
+    }
     v = get("TRAINPROF_TARGET_PID");
     c->target_pid = (v && *v && parse_long(v, 1, 1L << 30, &n) == 0) ? n : -1;
 }

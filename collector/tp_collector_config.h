@@ -50,11 +50,16 @@ typedef struct {
     int force;             /* TRAINPROF_FORCE=1: an existing `output` may be replaced */
     int drain_at_exit;     /* TRAINPROF_DRAIN=exit (tests): no background drain, so what the
                               rings hold depends on the budget alone */
+    int drain_nice;        /* TRAINPROF_DRAIN_NICE 0-19 (default TP_DRAIN_NICE_DEFAULT): the
+                              drain's nice value above the program's (tp_writer_opts) */
     tp_live_mode live;     /* TRAINPROF_LIVE=live|idle: serve the control socket */
     size_t live_bytes;     /* TRAINPROF_LIVE_MB: the live store's data budget (default 32) */
     char step_range[256];  /* TRAINPROF_STEP_RANGE=NAME[@DOMAIN] -> NAME ("" = defaults) */
     char step_domain[256]; /* -> DOMAIN ("" = any) */
 } tp_collector_config;
+
+/* The drain takes idle CPU, not the program's: see docs/collector.md, "The drain". */
+#define TP_DRAIN_NICE_DEFAULT 19
 
 typedef const char *(*tp_getenv_fn)(const char *name);
 

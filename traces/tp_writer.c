@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -142,6 +143,14 @@ struct tp_writer {
     int have_thread;
     int running; /* the background thread has started (cv_lock) */
     pthread_t thread;
+    /* opts.drain_nice: the drain at the program's priority, woken when the nice one is
+     * starved (cv_lock guards its flag's waits as above) */
+    pthread_cond_t cv_urgent;
+    _Atomic int urgent_flag;
+    uint64_t next_cut; /* when the next periodic cut is due (cv_lock) */
+    int have_urgent;
+    int urgent_running;
+    pthread_t urgent;
 };
 
 static uint64_t mono_now(void *ctx) {
@@ -581,23 +590,72 @@ static void drain(tp_writer *w, int cut) {
     pthread_mutex_unlock(&w->drain_lock);
 }
 
+/* opts.drain_nice: this thread's nice value raised by that much (a thread attribute on
+ * Linux). Never lowered again: that needs privileges. */
+static void drain_lower_priority(const tp_writer *w) {
+    if (w->opts.drain_nice <= 0)
+        return;
+    id_t tid = (id_t)gettid();
+    errno = 0;
+    int cur = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0)
+        (void)setpriority(PRIO_PROCESS, tid, cur + w->opts.drain_nice);
+}
+
+/* Whether a cut is due at `now` with `grace` ns of lateness allowed, and if so, the next one
+ * scheduled (cv_lock held). */
+static int cut_due(tp_writer *w, uint64_t now, uint64_t grace) {
+    if (now < w->next_cut + grace)
+        return 0;
+    w->next_cut = now + (uint64_t)w->opts.flush_ms * 1000000u;
+    return 1;
+}
+
+static struct timespec abs_time(uint64_t ns) {
+    return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+}
+
 static void *bg_main(void *arg) {
     tp_writer *w = arg;
-    uint64_t next_cut = mono_now(NULL) + (uint64_t)w->opts.flush_ms * 1000000u;
+    drain_lower_priority(w);
     pthread_mutex_lock(&w->cv_lock);
     w->running = 1;
     pthread_cond_broadcast(&w->cv);
     while (!w->stop) {
         if (!atomic_load(&w->wake_flag)) {
-            struct timespec ts = {(time_t)(next_cut / 1000000000u), (long)(next_cut % 1000000000u)};
+            struct timespec ts = abs_time(w->next_cut);
             pthread_cond_timedwait(&w->cv, &w->cv_lock, &ts);
         }
         atomic_store(&w->wake_flag, 0);
+        int cut = cut_due(w, mono_now(NULL), 0);
         pthread_mutex_unlock(&w->cv_lock);
-        uint64_t now = mono_now(NULL);
-        int cut = now >= next_cut;
-        if (cut)
-            next_cut = now + (uint64_t)w->opts.flush_ms * 1000000u;
+        drain(w, cut);
+        pthread_mutex_lock(&w->cv_lock);
+    }
+    pthread_mutex_unlock(&w->cv_lock);
+    return NULL;
+}
+
+/* The drain at the program's priority (opts.drain_nice): sleeps until a ring passes 3/4 full
+ * or has to grow, i.e. until the nice drain is behind, and drains once; it also makes a
+ * periodic cut that is a period late (the nice drain starved), so that what a kill -9 keeps
+ * does not depend on the nice drain getting CPU time. */
+static void *urgent_main(void *arg) {
+    tp_writer *w = arg;
+    uint64_t grace = (uint64_t)w->opts.flush_ms * 1000000u;
+    pthread_mutex_lock(&w->cv_lock);
+    w->urgent_running = 1;
+    pthread_cond_broadcast(&w->cv);
+    while (!w->stop) {
+        if (!atomic_load(&w->urgent_flag)) {
+            struct timespec ts = abs_time(w->next_cut + grace);
+            pthread_cond_timedwait(&w->cv_urgent, &w->cv_lock, &ts);
+        }
+        int woken = atomic_exchange(&w->urgent_flag, 0);
+        int cut = cut_due(w, mono_now(NULL), grace);
+        if (!woken && !cut)
+            continue;
+        pthread_mutex_unlock(&w->cv_lock);
         drain(w, cut);
         pthread_mutex_lock(&w->cv_lock);
     }
@@ -612,6 +670,17 @@ static void writer_wake(tp_writer *w) {
         return;
     pthread_mutex_lock(&w->cv_lock);
     pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->cv_lock);
+}
+
+/* A ring is nearly full: the nice drain did not come. At most one wake per drain. */
+static void writer_wake_urgent(tp_writer *w) {
+    if (!w->have_urgent || atomic_load_explicit(&w->urgent_flag, memory_order_relaxed))
+        return;
+    if (atomic_exchange(&w->urgent_flag, 1))
+        return;
+    pthread_mutex_lock(&w->cv_lock);
+    pthread_cond_signal(&w->cv_urgent);
     pthread_mutex_unlock(&w->cv_lock);
 }
 
@@ -648,6 +717,7 @@ static void init_locks(tp_writer *w) {
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
+    pthread_cond_init(&w->cv_urgent, &ca);
     pthread_condattr_destroy(&ca);
 }
 
@@ -659,17 +729,24 @@ static void init_locks(tp_writer *w) {
 static tp_status start_thread(tp_writer *w) {
     if (!w->opts.background)
         return TP_OK;
+    w->next_cut = mono_now(NULL) + (uint64_t)w->opts.flush_ms * 1000000u;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&w->thread, NULL, bg_main, w);
+    int rc_urgent =
+        rc == 0 && w->opts.drain_nice > 0 ? pthread_create(&w->urgent, NULL, urgent_main, w) : -1;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return TP_ERR_NOMEM;
     pthread_setname_np(w->thread, "trainprof-drain"); /* for top/perf in a profiled job */
     w->have_thread = 1;
+    if (rc_urgent == 0) {
+        pthread_setname_np(w->urgent, "trainprof-rush"); /* <= 15 characters */
+        w->have_urgent = 1;
+    }
     pthread_mutex_lock(&w->cv_lock);
-    while (!w->running)
+    while (!w->running || (w->have_urgent && !w->urgent_running))
         pthread_cond_wait(&w->cv, &w->cv_lock);
     pthread_mutex_unlock(&w->cv_lock);
     return TP_OK;
@@ -681,9 +758,12 @@ static void stop_thread(tp_writer *w) {
     pthread_mutex_lock(&w->cv_lock);
     w->stop = 1;
     pthread_cond_signal(&w->cv);
+    pthread_cond_signal(&w->cv_urgent);
     pthread_mutex_unlock(&w->cv_lock);
     pthread_join(w->thread, NULL);
-    w->have_thread = 0;
+    if (w->have_urgent)
+        pthread_join(w->urgent, NULL);
+    w->have_thread = w->have_urgent = 0;
 }
 
 static void intern_free(intern_table *t) {
@@ -727,6 +807,7 @@ static void writer_free(tp_writer *w) {
     pthread_mutex_destroy(&w->meta_lock);
     pthread_mutex_destroy(&w->cv_lock);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->cv_urgent);
     free(w);
 }
 
@@ -1045,6 +1126,7 @@ static int stage_grow(tp_stage *s) {
     atomic_store_explicit(&old->end, s->p.pos, memory_order_release);
     stage_use_ring(s, r);
     writer_wake(w); /* a full ring means the drain is behind */
+    writer_wake_urgent(w);
     return 1;
 }
 
@@ -1099,6 +1181,8 @@ void tp_stage__check_fill(tp_stage *s) {
     uint64_t tail = stage_refresh_tail(s);
     if (s->p.pos - tail >= s->p.cap / 2) {
         writer_wake(s->w);
+        if (s->p.pos - tail >= s->p.cap / 4 * 3)
+            writer_wake_urgent(s->w);
         s->p.check_at = s->p.pos + s->p.cap / 8;
     } else {
         s->p.check_at = tail + s->p.cap / 2;

@@ -50,6 +50,10 @@ typedef struct {
     int no_filter;        /* 1: store records without the lane-delta filter (comparisons) */
     int fd_floor;         /* > 0: keep the file's descriptor at or above this number, out of
                              the way of a host program's own descriptors (the collector) */
+    int drain_nice;       /* with background, > 0: the drain thread runs this much nicer than
+                             the program, so that it takes idle CPU rather than the program's,
+                             and a second thread at the program's priority drains whenever a
+                             ring passes 3/4 full (the first one is starved); 0: one thread */
 } tp_writer_opts;
 
 /* Fills `o` with the defaults above. */

@@ -3,7 +3,10 @@
  * come back in order; with small rings (and one thread denied a ring by the budget) what
  * is read plus what DROPPED records count equals what was attempted, exactly.
  * Run under -DTP_SANITIZE=thread too. */
+#include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "tp_reader.h"
@@ -397,6 +400,74 @@ static void test_mixed(void) {
     unlink(path);
 }
 
+/* The nice value of this process's thread named `name`; INT32_MIN when there is none. */
+static int task_nice(const char *name) {
+    int nice = INT32_MIN;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[300], buf[1024] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        int same = fgets(buf, sizeof buf, f) && !strcmp(strtok(buf, "\n"), name);
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        if (!same || !(f = fopen(path, "r")))
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')'); /* then: state (field 3) ... nice (field 19) */
+        int field = 2;
+        for (; p && *p && field < 19; p++)
+            if (*p == ' ')
+                field++;
+        if (p && field == 19)
+            nice = atoi(p);
+    }
+    if (d)
+        closedir(d);
+    return nice;
+}
+
+/* opts.drain_nice: the drain thread runs that much nicer than the program, a second one at
+ * the program's priority stands by, and small rings lose nothing (they grow while the nice
+ * drain is behind, and the second one drains when a ring passes 3/4). */
+static void test_nice_drain(void) {
+    char path[256];
+    tt_temp_path(path, sizeof path, "conc-nice");
+    tp_writer_opts o;
+    tp_writer_opts_default(&o);
+    o.ring_bytes = 64u << 10;
+    o.buffer_bytes = 64u << 20;
+    o.background = 1;
+    o.flush_ms = 1;
+    o.drain_nice = 7;
+    int base = getpriority(PRIO_PROCESS, 0);
+    tp_writer *w;
+    CHECK_OK(tp_writer_open(path, &o, &w));
+    CHECK_EQ_I(task_nice("trainprof-drain"), base + 7 > 19 ? 19 : base + 7);
+    CHECK_EQ_I(task_nice("trainprof-rush"), base);
+    CHECK_OK(tp_writer_close(w));
+    CHECK_EQ_I(task_nice("trainprof-rush"), INT32_MIN); /* joined */
+    unlink(path);
+    producer ps[NTHREADS];
+    run_producers(path, &o, ps);
+    readback rb;
+    read_back(path, &rb);
+    for (int i = 0; i < NTHREADS; i++)
+        CHECK_EQ_U(rb.per_thread[i], PER_THREAD);
+    CHECK(rb.in_order);
+    CHECK_EQ_U(rb.dropped_ring + rb.dropped_nobuf, 0);
+    o.drain_nice = 0; /* the default: one drain, at the program's priority */
+    CHECK_OK(tp_writer_open(path, &o, &w));
+    CHECK_EQ_I(task_nice("trainprof-drain"), base);
+    CHECK_EQ_I(task_nice("trainprof-rush"), INT32_MIN);
+    CHECK_OK(tp_writer_close(w));
+    unlink(path);
+}
+
 int main(void) {
     TP_RUN(test_lossless);
     TP_RUN(test_blocking);
@@ -405,5 +476,6 @@ int main(void) {
     TP_RUN(test_small_budget_counts);
     TP_RUN(test_growth_while_draining);
     TP_RUN(test_mixed);
+    TP_RUN(test_nice_drain);
     return tp_test_summary();
 }
