@@ -240,10 +240,19 @@ typedef struct {
     uint64_t bp_val[WALK_BP_CHECKS];
 } walk_entry;
 
+/* What a capture compares first, for each entry, kept apart from the entries: a set's 16
+ * tags lie in 6 cache lines, where its entries' fields lie in 32 (~1 KB an entry). */
+typedef struct {
+    uint64_t sp;       /* e.sp; 0: empty */
+    uint64_t lead_pc;  /* e.pcs[e.lead] */
+    uint64_t lead_off; /* e.ra_off[e.lead] */
+} walk_tag;
+
 struct tp_stack_walks {
     uint64_t lo, hi;                     /* the thread's stack */
     uint8_t seen[256];                   /* a starting point is cached when it comes back */
     uint8_t order[WALK_SETS][WALK_WAYS]; /* entry index per way, most recently used first */
+    walk_tag tag[WALK_SETS * WALK_WAYS]; /* tag[i] is e[i]'s */
     walk_entry e[WALK_SETS * WALK_WAYS];
 };
 
@@ -282,15 +291,23 @@ static TP_READS_OTHER_FRAMES uint64_t stack_word(const unsigned char *base, uint
     return *(const uint64_t *)(const void *)(base + off);
 }
 
+/* 1 when e[i] may hold for the capture at sp: its first compared slot holds its word. */
+TP_READS_OTHER_FRAMES
+static int tag_hit(const walk_tag *t, uint64_t sp) {
+    return t->sp == sp &&
+           stack_word((const unsigned char *)(uintptr_t)sp, (uint32_t)t->lead_off) == t->lead_pc;
+}
+
+/* After tag_hit: the number of cached pcs when `e` holds for the capture at (sp, bp) (they
+ * are e->pcs); 0 when not; -1 when it is a walk that is never cached (then probably, never
+ * certainly, this one). */
 TP_READS_OTHER_FRAMES
 static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
-    if (e->sp != sp || (e->need_bp && e->bp != bp))
+    if (e->need_bp && e->bp != bp)
         return 0;
-    const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
-    if (stack_word(base, e->ra_off[e->lead]) != (uint64_t)(uintptr_t)e->pcs[e->lead])
-        return 0; /* most misses end here, after one load */
     if (e->never)
         return -1;
+    const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
     for (uint32_t k = 1; k < e->n; k++)
         if (stack_word(base, e->ra_off[k]) != (uint64_t)(uintptr_t)e->pcs[k])
             return 0;
@@ -443,6 +460,8 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
     uint8_t *order = wc->order[key % WALK_SETS];
     for (int w = 0; w < WALK_WAYS; w++) {
         uint8_t i = order[w];
+        if (!tag_hit(&wc->tag[i], sp))
+            continue;
         int n = walk_hit(&wc->e[i], sp, bp);
         if (n < 0)
             return unw_backtrace(pcs, CAPTURE_DEPTH);
@@ -476,6 +495,8 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         order[0] = i;
         e.lead = walk_lead(&e, wc, order);
         wc->e[i] = e.lead ? e : (walk_entry){0};
+        wc->tag[i] = e.lead ? (walk_tag){e.sp, (uint64_t)(uintptr_t)e.pcs[e.lead], e.ra_off[e.lead]}
+                            : (walk_tag){0};
     }
     return n;
 }
