@@ -148,6 +148,12 @@ struct tp_writer {
     pthread_cond_t cv_urgent;
     _Atomic int urgent_flag;
     uint64_t next_cut; /* when the next periodic cut is due (cv_lock) */
+    /* Threads waiting for drain_lock (lock_drain), +1 once stopping. A nice drain is starved
+     * whenever the program's threads keep the cores busy, and must not hold up the threads
+     * that wait for its lock at the program's priority (the second drain, a close at _exit):
+     * it gives way between records while this is not zero. */
+    _Atomic int want_lock;
+    int giving_way; /* drain_lock is held by the nice drain (then it reads want_lock) */
     int have_urgent;
     int urgent_running;
     pthread_t urgent;
@@ -465,9 +471,16 @@ static void add_dropped(tp_writer *w, uint32_t what, uint32_t reason, uint64_t n
 /* ------------------------------------------------------------------ the drain */
 
 /* Moves ring `r`'s records in [tail, limit) into the data chunk; returns the new tail. */
+/* 1 when the nice drain holding drain_lock should let it go now (see want_lock). */
+static int give_way(const tp_writer *w) {
+    return w->giving_way && atomic_load_explicit(&w->want_lock, memory_order_relaxed);
+}
+
 static uint64_t drain_ring(tp_writer *w, const tp_ring *r, uint64_t tail, uint64_t limit) {
     uint64_t mask = r->cap - 1;
-    while (tail < limit) {
+    for (uint32_t k = 1; tail < limit; k++) {
+        if (k % 64 == 0 && give_way(w))
+            break;
         const tp_rec_hdr *h = (const tp_rec_hdr *)(r->buf + (tail & mask));
         uint64_t avail = limit - tail, to_end = r->cap - (tail & mask);
         if (!tp_rec_size_ok(h, avail < to_end ? avail : to_end))
@@ -499,6 +512,8 @@ static int drain_stage(tp_writer *w, tp_stage *s) {
         ring_free(w, r);
     }
     atomic_store_explicit(&s->tail, tail, memory_order_release);
+    if (tail < head) /* the nice drain gave way: the rest is for the next drain */
+        closed = 0;
     for (uint32_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
         uint64_t d = atomic_load_explicit(&s->dropped[t], memory_order_relaxed);
         if (d != s->dropped_seen[t]) {
@@ -560,9 +575,9 @@ static uint64_t backlog(tp_writer *w, tp_stage *s) {
  * than 1/HURRY_PART of the budget waits (the drain thread is not scheduled enough on a
  * loaded machine, or a burst), this cycle stores its data chunks as they are: compression is
  * most of the drain's CPU time, and a bigger file is better than dropped events. */
-static void drain_locked(tp_writer *w, int cut) {
+static int drain_locked(tp_writer *w, int cut) {
     if (w->sealed)
-        return;
+        return 1;
     uint64_t t0 = mono_now(NULL);
     pthread_mutex_lock(&w->stage_lock);
     tp_stage *s = w->stages;
@@ -570,22 +585,31 @@ static void drain_locked(tp_writer *w, int cut) {
     w->hurry = !w->opts.block_when_full && backlog(w, s) > w->opts.buffer_bytes / HURRY_PART;
     /* Only the drain unlinks stages and new ones go in at the head, so the list from the
      * snapshot on stays valid while we walk it. */
-    while (s) {
+    while (s && !give_way(w)) {
         tp_stage *next = s->next;
         if (drain_stage(w, s))
             stage_release(w, s);
         s = next;
     }
-    if (w->shared)
+    int done = !give_way(w);
+    if (w->shared && done)
         drain_stage(w, w->shared);
     drain_writer_drops(w);
-    if (cut)
+    if (cut && done)
         cut_chunk(w);
     w->stats.overhead_ns += mono_now(NULL) - t0;
+    return done;
+}
+
+/* drain_lock, for every thread but the nice drain: counted in want_lock while it waits. */
+static void lock_drain(tp_writer *w) {
+    atomic_fetch_add_explicit(&w->want_lock, 1, memory_order_relaxed);
+    pthread_mutex_lock(&w->drain_lock);
+    atomic_fetch_sub_explicit(&w->want_lock, 1, memory_order_relaxed);
 }
 
 static void drain(tp_writer *w, int cut) {
-    pthread_mutex_lock(&w->drain_lock);
+    lock_drain(w);
     drain_locked(w, cut);
     pthread_mutex_unlock(&w->drain_lock);
 }
@@ -629,8 +653,17 @@ static void *bg_main(void *arg) {
         atomic_store(&w->wake_flag, 0);
         int cut = cut_due(w, mono_now(NULL), 0);
         pthread_mutex_unlock(&w->cv_lock);
-        drain(w, cut);
+        pthread_mutex_lock(&w->drain_lock);
+        w->giving_way = w->have_urgent;
+        int done = drain_locked(w, cut);
+        w->giving_way = 0;
+        pthread_mutex_unlock(&w->drain_lock);
         pthread_mutex_lock(&w->cv_lock);
+        if (!done) { /* gave way: come back for the rest, and for the cut */
+            atomic_store(&w->wake_flag, 1);
+            if (cut)
+                w->next_cut = 0;
+        }
     }
     pthread_mutex_unlock(&w->cv_lock);
     return NULL;
@@ -755,6 +788,7 @@ static tp_status start_thread(tp_writer *w) {
 static void stop_thread(tp_writer *w) {
     if (!w->have_thread)
         return;
+    atomic_fetch_add(&w->want_lock, 1); /* a nice drain in progress gives way */
     pthread_mutex_lock(&w->cv_lock);
     w->stop = 1;
     pthread_cond_signal(&w->cv);
@@ -909,7 +943,7 @@ tp_status tp_writer_seal(tp_writer *w) {
     if (!w)
         return TP_OK;
     stop_thread(w);
-    pthread_mutex_lock(&w->drain_lock);
+    lock_drain(w);
     if (!w->sealed) {
         drain_locked(w, 1);
         if (w->err == TP_OK)
@@ -946,7 +980,7 @@ int tp_writer_fd(tp_writer *w) {
 int tp_writer_release_fd(tp_writer *w, int fd) {
     if (!w || fd < 0 || atomic_load(&w->fd) != fd)
         return 0;
-    pthread_mutex_lock(&w->drain_lock); /* a write in progress finishes first */
+    lock_drain(w); /* a write in progress finishes first */
     int mine = w->fd == fd;
     if (mine)
         w->fd = -1;
@@ -955,14 +989,14 @@ int tp_writer_release_fd(tp_writer *w, int fd) {
 }
 
 void tp_writer_set_tap(tp_writer *w, tp_writer_tap tap, void *ctx) {
-    pthread_mutex_lock(&w->drain_lock);
+    lock_drain(w);
     w->tap = tap;
     w->tap_ctx = tap ? ctx : NULL;
     pthread_mutex_unlock(&w->drain_lock);
 }
 
 tp_status tp_writer_flush(tp_writer *w) {
-    pthread_mutex_lock(&w->drain_lock);
+    lock_drain(w);
     drain_locked(w, 1);
     tp_status s = w->err;
     int e = w->err_errno;
@@ -982,14 +1016,14 @@ void tp_writer_abandon(tp_writer *w) {
 }
 
 void tp_writer_set_clock(tp_writer *w, uint64_t (*now)(void *ctx), void *ctx) {
-    pthread_mutex_lock(&w->drain_lock);
+    lock_drain(w);
     w->now = now ? now : mono_now;
     w->now_ctx = now ? ctx : NULL;
     pthread_mutex_unlock(&w->drain_lock);
 }
 
 void tp_writer_get_stats(tp_writer *w, tp_writer_stats *out) {
-    pthread_mutex_lock(&w->drain_lock);
+    lock_drain(w);
     *out = w->stats;
     pthread_mutex_unlock(&w->drain_lock);
 }
@@ -1209,7 +1243,7 @@ tp_status tp_writer_write(tp_writer *w, const void *rec) {
     pthread_mutex_lock(&w->shared_lock);
     if (!w->shared) {
         tp_stage *s = stage_new(w, 0, 0);
-        pthread_mutex_lock(&w->drain_lock); /* the drain reads w->shared under this lock */
+        lock_drain(w); /* the drain reads w->shared under this lock */
         w->shared = s;
         pthread_mutex_unlock(&w->drain_lock);
     }
