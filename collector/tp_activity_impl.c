@@ -9,9 +9,13 @@
 static _Atomic uint32_t g_next_corr = TP_ACTIVITY_FIRST_CORRELATION;
 static _Atomic uint32_t g_next_device = TP_ACTIVITY_FIRST_DEVICE;
 
-/* Thread state when an event at [start, ...) should be recorded, else NULL. */
+/* Thread state when an event at [start, ...) should be recorded, else NULL: a hot thread
+ * (recording, the gate always open) in one compare. */
 static tp_tstate *recording(uint64_t start) {
-    tp_tstate *t = tp_collector_thread();
+    tp_tstate *t = tp_collector_hot_thread();
+    if (t)
+        return t;
+    t = tp_collector_thread();
     return t && tp_collector_gate(start) ? t : NULL;
 }
 

@@ -324,10 +324,20 @@ static inline uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
  * that the copy has the record's size as a constant (a few vector moves, no call). */
 #define tp_collector_emit(t, rec) tp_collector_emit_sized((t), (rec), (uint32_t)sizeof(*(rec)))
 
-/* The largest record the fast paths write with tp_collector_place. */
-#define TP_FAST_MAX 64
+/* The largest record the fast paths write with tp_collector_place (KERNEL's 88 bytes). */
+#define TP_FAST_MAX 96
 
 static inline void tp_collector_emit_sized(tp_tstate *t, const void *rec, uint32_t size) {
+    /* A hot thread's ring with room before its next out-of-line work (the fast paths' limit;
+     * 0 on other threads and before the first write): the copy and one release store. */
+    void *p;
+    uint64_t end;
+    if (t->fast_limit && size <= TP_FAST_MAX &&
+        tp_stage_place(t->stage, size, t->fast_limit, &p, &end)) {
+        memcpy(p, rec, size);
+        tp_stage_commit_fast(t->stage, end);
+        return;
+    }
     uint16_t type = ((const tp_rec_hdr *)rec)->type;
     tp_stage *s = t->stage;
     if (__builtin_expect(s == 0, 0)) {
