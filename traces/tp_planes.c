@@ -1,9 +1,14 @@
 /* tp_planes: the byte-plane layout of filter 2 (see tp_planes.h).
  *
- * Body words are moved in blocks of eight: an 8x8 byte transpose turns eight words into one
- * 8-byte piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks; elsewhere,
- * or with TP_PLANES_NO_SIMD defined (the tests build both), 12 masked swaps of u64 words. The
- * last nw % 8 body words go byte by byte. */
+ * Body words are moved in blocks: an 8x8 byte transpose turns eight words into one 8-byte
+ * piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks, and reading does
+ * 16 words at a time in 24; elsewhere, or with TP_PLANES_NO_SIMD defined (the tests build
+ * it), 12 masked swaps of u64 words. The last few body words go byte by byte.
+ *
+ * Decoding is also compiled a second time with AVX2 (tp_planes_avx2.c includes this file),
+ * which moves 32 words per transpose and four lanes per add, and is chosen at run time when
+ * the CPU has AVX2 (TP_PLANES_AVX2 is set by the build on x86-64; TP_PLANES_NO_AVX2, or a
+ * CPU without it, keeps SSE2; the tests build both). */
 #include "tp_planes.h"
 
 #include "tp_chunk.h"
@@ -47,6 +52,17 @@ static inline void transpose8(uint64_t w[8]) {
 
 #ifdef PLANES_SSE2
 #include <emmintrin.h>
+#endif
+#if defined(PLANES_SSE2) && defined(__AVX2__)
+#include <immintrin.h>
+#define PLANES_AVX2_CODE 1 /* this is the AVX2 compilation (tp_planes_avx2.c) */
+#endif
+#if defined(PLANES_SSE2) && defined(TP_PLANES_AVX2) && !defined(TP_PLANES_NO_AVX2) &&              \
+    !defined(PLANES_AVX2_CODE)
+#define PLANES_DISPATCH 1 /* tp_planes_decode picks the AVX2 compilation when the CPU can */
+#endif
+
+#ifdef PLANES_SSE2
 
 /* The 8x8 byte transpose in SSE2 registers, used both ways. In four registers of 16 bytes,
  * a byte's index has 2 register bits and 4 byte bits; unpack{lo,hi}_epi8 of two registers
@@ -129,6 +145,39 @@ static inline void block16_from_planes(const uint8_t *planes, size_t nw, uint8_t
     _mm_storeu_si128(w + 6, _mm_unpacklo_epi32(b0_3, b4_3));
     _mm_storeu_si128(w + 7, _mm_unpackhi_epi32(b0_3, b4_3));
 }
+
+#ifdef PLANES_AVX2_CODE
+/* block16_from_planes on 32 words: the unpacks work within each 16-byte half, so the low
+ * halves hold words 0-15 and the high halves words 16-31, put in order by 8 permutes. */
+static inline void block32_from_planes(const uint8_t *planes, size_t nw, uint8_t *words) {
+#define LOAD_PLANE(k) _mm256_loadu_si256((const __m256i *)(planes + (size_t)(k)*nw))
+    __m256i p0 = LOAD_PLANE(0), p1 = LOAD_PLANE(1), p2 = LOAD_PLANE(2), p3 = LOAD_PLANE(3);
+    __m256i p4 = LOAD_PLANE(4), p5 = LOAD_PLANE(5), p6 = LOAD_PLANE(6), p7 = LOAD_PLANE(7);
+#undef LOAD_PLANE
+    __m256i a01_0 = _mm256_unpacklo_epi8(p0, p1), a01_1 = _mm256_unpackhi_epi8(p0, p1);
+    __m256i a23_0 = _mm256_unpacklo_epi8(p2, p3), a23_1 = _mm256_unpackhi_epi8(p2, p3);
+    __m256i a45_0 = _mm256_unpacklo_epi8(p4, p5), a45_1 = _mm256_unpackhi_epi8(p4, p5);
+    __m256i a67_0 = _mm256_unpacklo_epi8(p6, p7), a67_1 = _mm256_unpackhi_epi8(p6, p7);
+    __m256i b0_0 = _mm256_unpacklo_epi16(a01_0, a23_0), b0_1 = _mm256_unpackhi_epi16(a01_0, a23_0);
+    __m256i b0_2 = _mm256_unpacklo_epi16(a01_1, a23_1), b0_3 = _mm256_unpackhi_epi16(a01_1, a23_1);
+    __m256i b4_0 = _mm256_unpacklo_epi16(a45_0, a67_0), b4_1 = _mm256_unpackhi_epi16(a45_0, a67_0);
+    __m256i b4_2 = _mm256_unpacklo_epi16(a45_1, a67_1), b4_3 = _mm256_unpackhi_epi16(a45_1, a67_1);
+    /* rM: words 2M, 2M + 1 (low half) and 16 + 2M, 17 + 2M (high half) */
+    __m256i r0 = _mm256_unpacklo_epi32(b0_0, b4_0), r1 = _mm256_unpackhi_epi32(b0_0, b4_0);
+    __m256i r2 = _mm256_unpacklo_epi32(b0_1, b4_1), r3 = _mm256_unpackhi_epi32(b0_1, b4_1);
+    __m256i r4 = _mm256_unpacklo_epi32(b0_2, b4_2), r5 = _mm256_unpackhi_epi32(b0_2, b4_2);
+    __m256i r6 = _mm256_unpacklo_epi32(b0_3, b4_3), r7 = _mm256_unpackhi_epi32(b0_3, b4_3);
+    __m256i *w = (__m256i *)words;
+    _mm256_storeu_si256(w + 0, _mm256_permute2x128_si256(r0, r1, 0x20));
+    _mm256_storeu_si256(w + 1, _mm256_permute2x128_si256(r2, r3, 0x20));
+    _mm256_storeu_si256(w + 2, _mm256_permute2x128_si256(r4, r5, 0x20));
+    _mm256_storeu_si256(w + 3, _mm256_permute2x128_si256(r6, r7, 0x20));
+    _mm256_storeu_si256(w + 4, _mm256_permute2x128_si256(r0, r1, 0x31));
+    _mm256_storeu_si256(w + 5, _mm256_permute2x128_si256(r2, r3, 0x31));
+    _mm256_storeu_si256(w + 6, _mm256_permute2x128_si256(r4, r5, 0x31));
+    _mm256_storeu_si256(w + 7, _mm256_permute2x128_si256(r6, r7, 0x31));
+}
+#endif
 #else
 static inline void block_to_planes(const uint8_t *words, uint8_t *planes, size_t nw) {
     uint64_t w[8];
@@ -169,6 +218,7 @@ static inline void lanes_delta(uint64_t *out, const uint64_t *a, const uint64_t 
         out[i] = sign > 0 ? a[i] + b[i] : a[i] - b[i];
 }
 
+#ifndef PLANES_AVX2_CODE
 /* Body words (nw u64, contiguous at `words`) to the planes at `out`: plane k, nw bytes long,
  * at out + k * nw holds byte k of every word. */
 static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
@@ -180,9 +230,15 @@ static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
             out[(size_t)k * nw + b] = words[8 * b + (size_t)k];
 }
 
+#endif
+
 /* The inverse of words_to_planes. */
 static void planes_to_words(const uint8_t *in, size_t nw, uint8_t *words) {
     size_t b = 0;
+#ifdef PLANES_AVX2_CODE
+    for (; b + 32 <= nw; b += 32)
+        block32_from_planes(in + b, nw, words + 8 * b);
+#endif
     for (; b + 16 <= nw; b += 16)
         block16_from_planes(in + b, nw, words + 8 * b);
     for (; b + 8 <= nw; b += 8)
@@ -192,6 +248,7 @@ static void planes_to_words(const uint8_t *in, size_t nw, uint8_t *words) {
             words[8 * b + (size_t)k] = in[(size_t)k * nw + b];
 }
 
+#ifndef PLANES_AVX2_CODE
 /* Records in `n` bytes, or 0 when they are not well-formed to the last byte. */
 static size_t count_records(const uint8_t *src, size_t n) {
     size_t off = 0, k = 0;
@@ -234,6 +291,8 @@ void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
+#endif
+
 /* Records whose headers lie at the front of a layout of `n` bytes, or 0 when the headers do
  * not describe exactly n bytes of well-formed records. Header k is at 8k, and since every
  * record is >= 8 bytes, 8k <= the bytes counted so far < n while the walk goes on. */
@@ -258,7 +317,19 @@ static size_t count_headers(const uint8_t *src, size_t n) {
  * place). */
 static inline void body_put_wide(uint64_t *out, const uint64_t *body, const uint64_t *old,
                                  size_t words) {
-#ifdef PLANES_SSE2
+#if defined(PLANES_AVX2_CODE)
+    if (old) {
+        for (size_t j = 0; j < words; j += 4) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(body + j));
+            __m256i y = _mm256_loadu_si256((const __m256i *)(old + j));
+            _mm256_storeu_si256((__m256i *)(out + j), _mm256_add_epi64(x, y));
+        }
+    } else {
+        for (size_t j = 0; j < words; j += 4)
+            _mm256_storeu_si256((__m256i *)(out + j),
+                                _mm256_loadu_si256((const __m256i *)(body + j)));
+    }
+#elif defined(PLANES_SSE2)
     if (old) {
         for (size_t j = 0; j < words; j += 4) {
             __m128i x0 = _mm_loadu_si128((const __m128i *)(body + j));
@@ -320,7 +391,7 @@ static inline uint64_t *record_put(uint64_t *cur, const uint8_t *hdr, const uint
     return cur + 1 + words;
 }
 
-size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
+static size_t decode(const uint8_t *src, uint8_t *dst, size_t n) {
     if (n % 8)
         return 0;
     size_t k = count_headers(src, n);
@@ -343,3 +414,17 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
         cur = record_put(cur, src + 8 * i, &body, prev, 0);
     return n;
 }
+
+#ifdef PLANES_AVX2_CODE
+size_t tp_planes__decode_avx2(const uint8_t *src, uint8_t *dst, size_t n) {
+    return decode(src, dst, n);
+}
+#else
+size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__decode_avx2(src, dst, n);
+#endif
+    return decode(src, dst, n);
+}
+#endif
