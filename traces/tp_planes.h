@@ -23,13 +23,8 @@
  * summing to n), as the writer does. All buffers 8-byte aligned, distinct. */
 void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
-/* Bytes after the first n of `src` and `dst` that tp_planes_decode may read (their values
- * never matter): wide steps read a little past the last body word. */
-#define TP_PLANES_DECODE_SLACK 32u
-
 /* Undoes tp_planes_encode, lane delta included: writes the records to `dst` (8-byte aligned,
- * distinct from src). Both buffers must hold n + TP_PLANES_DECODE_SLACK bytes; the slack is
- * read, never written. The layout has no boundaries to resynchronise on, so the chunk is
+ * distinct from src). The layout has no boundaries to resynchronise on, so the chunk is
  * decoded whole or not at all: returns n when the headers describe exactly n bytes of
  * well-formed records, else 0 (dst then holds garbage). */
 size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n);

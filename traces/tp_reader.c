@@ -150,7 +150,7 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
         return -1;
     if (h->filter == TP_FILTER_LANE_PLANES) {
         if (!decompress(d, data, c, &d->planes, &d->planes_cap) ||
-            !tp_mem_grow((void **)buf, cap, raw + TP_PLANES_DECODE_SLACK, 1))
+            !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1))
             return -1;
         ok = tp_planes_decode(d->planes, *buf, raw);
     } else if (!decompress(d, data, c, buf, cap)) {
