@@ -334,9 +334,9 @@ static inline void piece16(uint64_t *out, const uint64_t *body, const uint64_t *
  * In pieces of 32 bytes (AVX2), then 16 (SSE2), then 8, each loaded before it is stored, so
  * `body` may lie at or after `out` (the layout is undone in place). No piece reaches past the
  * record: `old` was split the same way, so each piece of it is read back from exactly one
- * earlier store, which the CPU forwards. (Steps of 4 words that ran past the record's end
+ * earlier store, which the CPU can forward. (Steps of 4 words that ran past the record's end
  * took fewer instructions, 170 against 187 per event, but were slower: their reads of `old`
- * straddled the next record's first stores and waited for the store buffer.) */
+ * straddled the next record's first stores; docs/PERFORMANCE.md, "Reading, second round".) */
 static inline void body_put(uint64_t *out, const uint64_t *body, const uint64_t *old,
                             size_t words) {
     size_t j = 0;
