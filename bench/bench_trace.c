@@ -10,9 +10,10 @@
  *   size         file bytes per event;
  *   read         open (all CRCs checked) + iterate every record, one thread.
  * usage: bench_trace [-n EVENTS] [-o FILE] [-C CODEC] [-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS]
- *                    [-F] [-w]
+ *                    [-F] [-w] [-R]
  * (-C: lz4 (default), zstd or none; -F: without the filter, to see what it buys; -w:
- * wall-clock time) */
+ * wall-clock time; -R: only read FILE as it is, e.g. a trace an earlier run or another build
+ * wrote, so that a profiler sees the reader alone) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ typedef struct {
     size_t chunk;
     int no_filter;
     const char *codec;
+    int read_only;
 } bench_opts;
 
 /* CPU time of this process by default: every measurement runs on one thread, and the
@@ -263,7 +265,8 @@ static double bench_end_to_end(const event_mix *m, const bench_opts *o, size_t *
     return (double)m->n / best;
 }
 
-static double bench_read(const event_mix *m, const bench_opts *o) {
+/* Events per second reading o->path; `expect` events (0: any number, counted into *seen). */
+static double bench_read(size_t expect, const bench_opts *o, size_t *seen) {
     double best = 1e9;
     for (int run = 0; run < o->runs; run++) {
         double t0 = now_s();
@@ -278,11 +281,12 @@ static double bench_read(const event_mix *m, const bench_opts *o) {
         tp_cursor_close(c);
         tp_reader_close(r);
         double t = now_s() - t0;
-        if (n != m->n || sum == 0)
-            fprintf(stderr, "bench: read %zu of %zu events\n", n, m->n);
+        if ((expect && n != expect) || sum == 0)
+            fprintf(stderr, "bench: read %zu of %zu events\n", n, expect);
+        *seen = n;
         best = t < best ? t : best;
     }
-    return (double)m->n / best;
+    return (double)*seen / best;
 }
 
 static void row(const char *what, double v, const char *unit, double goal, int lower_better) {
@@ -292,9 +296,9 @@ static void row(const char *what, double v, const char *unit, double goal, int l
 }
 
 static int parse(int argc, char **argv, bench_opts *o) {
-    *o = (bench_opts){4000000, "/tmp/bench_trace.tprof", 0, 5, 256u << 10, 0, NULL};
+    *o = (bench_opts){4000000, "/tmp/bench_trace.tprof", 0, 5, 256u << 10, 0, NULL, 0};
     int c;
-    while ((c = getopt(argc, argv, "n:o:C:l:c:r:Fw")) != -1) {
+    while ((c = getopt(argc, argv, "n:o:C:l:c:r:FwR")) != -1) {
         if (c == 'n')
             o->events = strtoull(optarg, NULL, 10);
         else if (c == 'o')
@@ -311,6 +315,8 @@ static int parse(int argc, char **argv, bench_opts *o) {
             o->no_filter = 1;
         else if (c == 'w')
             bench_clock = CLOCK_MONOTONIC;
+        else if (c == 'R')
+            o->read_only = 1;
         else
             return 0;
     }
@@ -321,8 +327,16 @@ int main(int argc, char **argv) {
     bench_opts o;
     if (!parse(argc, argv, &o)) {
         fprintf(stderr, "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|zstd|none] "
-                        "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w]\n");
+                        "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w] [-R]\n");
         return 2;
+    }
+    if (o.read_only) {
+        size_t n = 0;
+        double rd = bench_read(0, &o, &n);
+        printf("read %s: %zu events, best of %d runs, %s time\n", o.path, n, o.runs,
+               bench_clock == CLOCK_MONOTONIC ? "wall-clock" : "CPU");
+        row("read (open + iterate all)", rd / 1e6, "M ev/s", 50, 0);
+        return 0;
     }
     event_mix m;
     if (!make_mix(&m, o.events))
@@ -344,7 +358,8 @@ int main(int argc, char **argv) {
     double stage = bench_staging(&m, &o);
     size_t file_bytes = 0;
     double e2e = bench_end_to_end(&m, &o, &file_bytes);
-    double rd = bench_read(&m, &o);
+    size_t seen;
+    double rd = bench_read(m.n, &o, &seen);
     row("staging, per thread", stage / 1e6, "M ev/s", 20, 0);
     row("end-to-end to disk, one core", e2e / 1e6, "M ev/s", 5, 0);
     row("file size", (double)file_bytes / (double)m.n, "B/event", 12, 1);

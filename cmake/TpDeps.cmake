@@ -6,7 +6,7 @@ pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4) # the default chunk codec
 pkg_check_modules(UNWIND REQUIRED IMPORTED_TARGET libunwind)
 pkg_check_modules(YAJL REQUIRED IMPORTED_TARGET yajl)
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
-pkg_check_modules(DEFLATE REQUIRED IMPORTED_TARGET libdeflate) # parallel gzip export, whole-file import inflate
+pkg_check_modules(DEFLATE REQUIRED IMPORTED_TARGET libdeflate) # chunk crc32, parallel gzip export, whole-file import inflate
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3) # trainprof export --format sqlite
 pkg_check_modules(NCURSES REQUIRED IMPORTED_TARGET ncursesw)
 pkg_check_modules(DW REQUIRED IMPORTED_TARGET libdw) # elfutils: offline stack symbolization

@@ -1,5 +1,6 @@
 /* tp_hash: small, fast non-cryptographic hashes for interning (strings, stacks) and
- * a CRC-free integrity check is NOT this module's job (chunks use zlib's crc32). */
+ * a CRC-free integrity check is NOT this module's job (chunks use the zlib CRC-32, computed
+ * by libdeflate). */
 #ifndef TP_HASH_H
 #define TP_HASH_H
 

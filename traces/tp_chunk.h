@@ -6,7 +6,7 @@
  * refuses to build on a big-endian host rather than write files others cannot read.
  *
  * Also here: the lane-delta filter that turns runs of similar fixed-size records into
- * mostly-zero bytes before compression, and the crc32 helpers (zlib's, not hand-written).
+ * mostly-zero bytes before compression, and the crc32 helpers (libdeflate's, not hand-written).
  * Spec: docs/trace-format.md. */
 #ifndef TP_CHUNK_H
 #define TP_CHUNK_H
@@ -113,7 +113,7 @@ static_assert(sizeof(tp_trailer) == 16, "trailer");
 #define TP_CRC_EQ(computed, stored) ((computed) == (stored))
 #endif
 
-/* crc32 (zlib) of `n` bytes. */
+/* crc32 (the zlib/gzip CRC-32, computed by libdeflate) of `n` bytes. */
 uint32_t tp_chunk_crc(const void *p, size_t n);
 
 /* crc32 of a header of `n` bytes whose u32 CRC field at `crc_off` counts as zero. */

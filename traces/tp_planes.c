@@ -1,9 +1,14 @@
 /* tp_planes: the byte-plane layout of filter 2 (see tp_planes.h).
  *
- * Body words are moved in blocks of eight: an 8x8 byte transpose turns eight words into one
- * 8-byte piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks; elsewhere,
- * or with TP_PLANES_NO_SIMD defined (the tests build both), 12 masked swaps of u64 words. The
- * last nw % 8 body words go byte by byte. */
+ * Body words are moved in blocks: an 8x8 byte transpose turns eight words into one 8-byte
+ * piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks, and reading does
+ * 16 words at a time in 24; elsewhere, or with TP_PLANES_NO_SIMD defined (the tests build
+ * it), 12 masked swaps of u64 words. The last few body words go byte by byte.
+ *
+ * Decoding is also compiled a second time with AVX2 (tp_planes_avx2.c includes this file),
+ * which moves 32 words per transpose and four lanes per add, and is chosen at run time when
+ * the CPU has AVX2 (TP_PLANES_AVX2 is set by the build on x86-64; TP_PLANES_NO_AVX2, or a
+ * CPU without it, keeps SSE2; the tests build both). */
 #include "tp_planes.h"
 
 #include "tp_chunk.h"
@@ -47,6 +52,17 @@ static inline void transpose8(uint64_t w[8]) {
 
 #ifdef PLANES_SSE2
 #include <emmintrin.h>
+#endif
+#if defined(PLANES_SSE2) && defined(__AVX2__)
+#include <immintrin.h>
+#define PLANES_AVX2_CODE 1 /* this is the AVX2 compilation (tp_planes_avx2.c) */
+#endif
+#if defined(PLANES_SSE2) && defined(TP_PLANES_AVX2) && !defined(TP_PLANES_NO_AVX2) &&              \
+    !defined(PLANES_AVX2_CODE)
+#define PLANES_DISPATCH 1 /* tp_planes_decode picks the AVX2 compilation when the CPU can */
+#endif
+
+#ifdef PLANES_SSE2
 
 /* The 8x8 byte transpose in SSE2 registers, used both ways. In four registers of 16 bytes,
  * a byte's index has 2 register bits and 4 byte bits; unpack{lo,hi}_epi8 of two registers
@@ -98,6 +114,70 @@ static inline void block_from_planes(const uint8_t *planes, size_t nw, uint8_t *
     for (int m = 0; m < 4; m++)
         _mm_storeu_si128((__m128i *)(words + 16 * m), x[m]);
 }
+
+/* Sixteen body words from 16 bytes of each plane: 8 loads, 24 unpacks, 8 stores, against 56
+ * instructions for two calls of block_from_planes. Round 1 interleaves the bytes of planes
+ * (0,1) (2,3) (4,5) (6,7) into u16 pairs, round 2 those into u32 quads, round 3 those into
+ * whole words. Written out: GCC at -O2 keeps loops over register arrays as loops, on the
+ * stack. */
+static inline void block16_from_planes(const uint8_t *planes, size_t nw, uint8_t *words) {
+#define LOAD_PLANE(k) _mm_loadu_si128((const __m128i *)(planes + (size_t)(k)*nw))
+    __m128i p0 = LOAD_PLANE(0), p1 = LOAD_PLANE(1), p2 = LOAD_PLANE(2), p3 = LOAD_PLANE(3);
+    __m128i p4 = LOAD_PLANE(4), p5 = LOAD_PLANE(5), p6 = LOAD_PLANE(6), p7 = LOAD_PLANE(7);
+#undef LOAD_PLANE
+    /* aXY_L: bytes X and Y of words 0-7 (L = 0) or 8-15 (L = 1) */
+    __m128i a01_0 = _mm_unpacklo_epi8(p0, p1), a01_1 = _mm_unpackhi_epi8(p0, p1);
+    __m128i a23_0 = _mm_unpacklo_epi8(p2, p3), a23_1 = _mm_unpackhi_epi8(p2, p3);
+    __m128i a45_0 = _mm_unpacklo_epi8(p4, p5), a45_1 = _mm_unpackhi_epi8(p4, p5);
+    __m128i a67_0 = _mm_unpacklo_epi8(p6, p7), a67_1 = _mm_unpackhi_epi8(p6, p7);
+    /* bX_m: bytes X..X+3 of words 4m .. 4m + 3 */
+    __m128i b0_0 = _mm_unpacklo_epi16(a01_0, a23_0), b0_1 = _mm_unpackhi_epi16(a01_0, a23_0);
+    __m128i b0_2 = _mm_unpacklo_epi16(a01_1, a23_1), b0_3 = _mm_unpackhi_epi16(a01_1, a23_1);
+    __m128i b4_0 = _mm_unpacklo_epi16(a45_0, a67_0), b4_1 = _mm_unpackhi_epi16(a45_0, a67_0);
+    __m128i b4_2 = _mm_unpacklo_epi16(a45_1, a67_1), b4_3 = _mm_unpackhi_epi16(a45_1, a67_1);
+    __m128i *w = (__m128i *)words;
+    _mm_storeu_si128(w + 0, _mm_unpacklo_epi32(b0_0, b4_0));
+    _mm_storeu_si128(w + 1, _mm_unpackhi_epi32(b0_0, b4_0));
+    _mm_storeu_si128(w + 2, _mm_unpacklo_epi32(b0_1, b4_1));
+    _mm_storeu_si128(w + 3, _mm_unpackhi_epi32(b0_1, b4_1));
+    _mm_storeu_si128(w + 4, _mm_unpacklo_epi32(b0_2, b4_2));
+    _mm_storeu_si128(w + 5, _mm_unpackhi_epi32(b0_2, b4_2));
+    _mm_storeu_si128(w + 6, _mm_unpacklo_epi32(b0_3, b4_3));
+    _mm_storeu_si128(w + 7, _mm_unpackhi_epi32(b0_3, b4_3));
+}
+
+#ifdef PLANES_AVX2_CODE
+/* block16_from_planes on 32 words: the unpacks work within each 16-byte half, so the low
+ * halves hold words 0-15 and the high halves words 16-31, put in order by 8 permutes. */
+static inline void block32_from_planes(const uint8_t *planes, size_t nw, uint8_t *words) {
+#define LOAD_PLANE(k) _mm256_loadu_si256((const __m256i *)(planes + (size_t)(k)*nw))
+    __m256i p0 = LOAD_PLANE(0), p1 = LOAD_PLANE(1), p2 = LOAD_PLANE(2), p3 = LOAD_PLANE(3);
+    __m256i p4 = LOAD_PLANE(4), p5 = LOAD_PLANE(5), p6 = LOAD_PLANE(6), p7 = LOAD_PLANE(7);
+#undef LOAD_PLANE
+    __m256i a01_0 = _mm256_unpacklo_epi8(p0, p1), a01_1 = _mm256_unpackhi_epi8(p0, p1);
+    __m256i a23_0 = _mm256_unpacklo_epi8(p2, p3), a23_1 = _mm256_unpackhi_epi8(p2, p3);
+    __m256i a45_0 = _mm256_unpacklo_epi8(p4, p5), a45_1 = _mm256_unpackhi_epi8(p4, p5);
+    __m256i a67_0 = _mm256_unpacklo_epi8(p6, p7), a67_1 = _mm256_unpackhi_epi8(p6, p7);
+    __m256i b0_0 = _mm256_unpacklo_epi16(a01_0, a23_0), b0_1 = _mm256_unpackhi_epi16(a01_0, a23_0);
+    __m256i b0_2 = _mm256_unpacklo_epi16(a01_1, a23_1), b0_3 = _mm256_unpackhi_epi16(a01_1, a23_1);
+    __m256i b4_0 = _mm256_unpacklo_epi16(a45_0, a67_0), b4_1 = _mm256_unpackhi_epi16(a45_0, a67_0);
+    __m256i b4_2 = _mm256_unpacklo_epi16(a45_1, a67_1), b4_3 = _mm256_unpackhi_epi16(a45_1, a67_1);
+    /* rM: words 2M, 2M + 1 (low half) and 16 + 2M, 17 + 2M (high half) */
+    __m256i r0 = _mm256_unpacklo_epi32(b0_0, b4_0), r1 = _mm256_unpackhi_epi32(b0_0, b4_0);
+    __m256i r2 = _mm256_unpacklo_epi32(b0_1, b4_1), r3 = _mm256_unpackhi_epi32(b0_1, b4_1);
+    __m256i r4 = _mm256_unpacklo_epi32(b0_2, b4_2), r5 = _mm256_unpackhi_epi32(b0_2, b4_2);
+    __m256i r6 = _mm256_unpacklo_epi32(b0_3, b4_3), r7 = _mm256_unpackhi_epi32(b0_3, b4_3);
+    __m256i *w = (__m256i *)words;
+    _mm256_storeu_si256(w + 0, _mm256_permute2x128_si256(r0, r1, 0x20));
+    _mm256_storeu_si256(w + 1, _mm256_permute2x128_si256(r2, r3, 0x20));
+    _mm256_storeu_si256(w + 2, _mm256_permute2x128_si256(r4, r5, 0x20));
+    _mm256_storeu_si256(w + 3, _mm256_permute2x128_si256(r6, r7, 0x20));
+    _mm256_storeu_si256(w + 4, _mm256_permute2x128_si256(r0, r1, 0x31));
+    _mm256_storeu_si256(w + 5, _mm256_permute2x128_si256(r2, r3, 0x31));
+    _mm256_storeu_si256(w + 6, _mm256_permute2x128_si256(r4, r5, 0x31));
+    _mm256_storeu_si256(w + 7, _mm256_permute2x128_si256(r6, r7, 0x31));
+}
+#endif
 #else
 static inline void block_to_planes(const uint8_t *words, uint8_t *planes, size_t nw) {
     uint64_t w[8];
@@ -113,6 +193,11 @@ static inline void block_from_planes(const uint8_t *planes, size_t nw, uint8_t *
         memcpy(&w[k], planes + (size_t)k * nw, 8);
     transpose8(w);
     memcpy(words, w, sizeof w);
+}
+
+static inline void block16_from_planes(const uint8_t *planes, size_t nw, uint8_t *words) {
+    block_from_planes(planes, nw, words);
+    block_from_planes(planes + 8, nw, words + 64);
 }
 #endif
 
@@ -133,6 +218,7 @@ static inline void lanes_delta(uint64_t *out, const uint64_t *a, const uint64_t 
         out[i] = sign > 0 ? a[i] + b[i] : a[i] - b[i];
 }
 
+#ifndef PLANES_AVX2_CODE
 /* Body words (nw u64, contiguous at `words`) to the planes at `out`: plane k, nw bytes long,
  * at out + k * nw holds byte k of every word. */
 static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
@@ -144,9 +230,17 @@ static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
             out[(size_t)k * nw + b] = words[8 * b + (size_t)k];
 }
 
+#endif
+
 /* The inverse of words_to_planes. */
 static void planes_to_words(const uint8_t *in, size_t nw, uint8_t *words) {
     size_t b = 0;
+#ifdef PLANES_AVX2_CODE
+    for (; b + 32 <= nw; b += 32)
+        block32_from_planes(in + b, nw, words + 8 * b);
+#endif
+    for (; b + 16 <= nw; b += 16)
+        block16_from_planes(in + b, nw, words + 8 * b);
     for (; b + 8 <= nw; b += 8)
         block_from_planes(in + b, nw, words + 8 * b);
     for (; b < nw; b++)
@@ -154,6 +248,7 @@ static void planes_to_words(const uint8_t *in, size_t nw, uint8_t *words) {
             words[8 * b + (size_t)k] = in[(size_t)k * nw + b];
 }
 
+#ifndef PLANES_AVX2_CODE
 /* Records in `n` bytes, or 0 when they are not well-formed to the last byte. */
 static size_t count_records(const uint8_t *src, size_t n) {
     size_t off = 0, k = 0;
@@ -196,22 +291,88 @@ void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
+#endif
+
 /* Records whose headers lie at the front of a layout of `n` bytes, or 0 when the headers do
  * not describe exactly n bytes of well-formed records. Header k is at 8k, and since every
  * record is >= 8 bytes, 8k <= the bytes counted so far < n while the walk goes on. */
 static size_t count_headers(const uint8_t *src, size_t n) {
     size_t total = 0, k = 0;
     while (total < n) {
-        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + 8 * k);
-        if (!tp_rec_size_ok(h, n - total))
+        uint32_t size;
+        memcpy(&size, src + 8 * k + offsetof(tp_rec_hdr, size), 4);
+        /* size >= 8 and a multiple of 8, in one test: size - 8 wraps for 0..7 */
+        if ((size - 8) & (0x80000000u | 7u))
             return 0;
-        total += h->size;
+        total += size;
         k++;
     }
-    return k;
+    return total == n ? k : 0;
 }
 
-size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
+/* One piece of a record's body: `out` = `body` (+ `old`), 32 or 16 bytes; loaded before it is
+ * stored. */
+#ifdef PLANES_AVX2_CODE
+static inline void piece32(uint64_t *out, const uint64_t *body, const uint64_t *old) {
+    __m256i x = _mm256_loadu_si256((const __m256i *)body);
+    if (old)
+        x = _mm256_add_epi64(x, _mm256_loadu_si256((const __m256i *)old));
+    _mm256_storeu_si256((__m256i *)out, x);
+}
+#endif
+#ifdef PLANES_SSE2
+static inline void piece16(uint64_t *out, const uint64_t *body, const uint64_t *old) {
+    __m128i x = _mm_loadu_si128((const __m128i *)body);
+    if (old)
+        x = _mm_add_epi64(x, _mm_loadu_si128((const __m128i *)old));
+    _mm_storeu_si128((__m128i *)out, x);
+}
+#endif
+
+/* The body of one record: `words` u64 from `body` to `out`, plus the lanes of `old` (the
+ * previous decoded record of its type, same size) when there is one: the lane delta undone.
+ * In pieces of 32 bytes (AVX2), then 16 (SSE2), then 8, each loaded before it is stored, so
+ * `body` may lie at or after `out` (the layout is undone in place). No piece reaches past the
+ * record: `old` was split the same way, so each piece of it is read back from exactly one
+ * earlier store, which the CPU can forward. (Steps of 4 words that ran past the record's end
+ * took fewer instructions, 170 against 187 per event, but were slower: their reads of `old`
+ * straddled the next record's first stores; docs/PERFORMANCE.md, "Reading, second round".) */
+static inline void body_put(uint64_t *out, const uint64_t *body, const uint64_t *old,
+                            size_t words) {
+    size_t j = 0;
+#ifdef PLANES_AVX2_CODE
+    for (; j + 4 <= words; j += 4)
+        piece32(out + j, body + j, old ? old + j : NULL);
+#endif
+#ifdef PLANES_SSE2
+    for (; j + 2 <= words; j += 2)
+        piece16(out + j, body + j, old ? old + j : NULL);
+#endif
+    for (; j < words; j++)
+        out[j] = body[j] + (old ? old[j] : 0);
+}
+
+/* Puts the next record together at `cur` from its header `hdr` and the words at *body;
+ * returns where the record after it goes. */
+static inline uint64_t *record_put(uint64_t *cur, const uint8_t *hdr, const uint64_t **body,
+                                   const uint64_t **prev) {
+    tp_rec_hdr h;
+    memcpy(&h, hdr, 8);
+    size_t words = h.size / 8 - 1;
+    const uint64_t *old = NULL;
+    if (tp_filter_applies(h.type)) {
+        old = prev[h.type];
+        prev[h.type] = cur;
+    }
+    if (old && ((const tp_rec_hdr *)old)->size != h.size)
+        old = NULL;
+    body_put(cur + 1, *body, old ? old + 1 : NULL, words);
+    memcpy(cur, &h, 8);
+    *body += words;
+    return cur + 1 + words;
+}
+
+static size_t decode(const uint8_t *src, uint8_t *dst, size_t n) {
     if (n % 8)
         return 0;
     size_t k = count_headers(src, n);
@@ -219,29 +380,28 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
         return 0;
     /* The body words, in order, to the end of dst; then each record takes its header from
      * src and its words from there, adding back the lanes of the previous decoded record of
-     * its type. Record i ends where the words of record i + 1 start, at the latest, so
-     * nothing is overwritten before it is read, and decoded records stay as they are. */
+     * its type. The words of record i lie 8 (k - i - 1) bytes after where record i ends, so
+     * nothing is overwritten before it is read and decoded records stay as they are. */
     size_t nw = n / 8 - k;
     const uint64_t *body = (const uint64_t *)(dst + 8 * k);
     planes_to_words(src + 8 * k, nw, dst + 8 * k);
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0}; /* previous decoded record of each type */
-    for (size_t off = 0, i = 0; i < k; i++) {
-        tp_rec_hdr h;
-        memcpy(&h, src + 8 * i, 8);
-        uint64_t *cur = (uint64_t *)(dst + off);
-        const uint64_t *old = NULL;
-        size_t words = h.size / 8;
-        if (tp_filter_applies(h.type)) {
-            old = prev[h.type];
-            prev[h.type] = cur;
-        }
-        if (old && ((const tp_rec_hdr *)old)->size == h.size)
-            lanes_delta(cur + 1, body, old + 1, words - 1, 1);
-        else
-            memmove(cur + 1, body, 8 * (words - 1));
-        body += words - 1;
-        memcpy(cur, &h, 8);
-        off += h.size;
-    }
+    uint64_t *cur = (uint64_t *)dst;
+    for (size_t i = 0; i < k; i++)
+        cur = record_put(cur, src + 8 * i, &body, prev);
     return n;
 }
+
+#ifdef PLANES_AVX2_CODE
+size_t tp_planes__decode_avx2(const uint8_t *src, uint8_t *dst, size_t n) {
+    return decode(src, dst, n);
+}
+#else
+size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__decode_avx2(src, dst, n);
+#endif
+    return decode(src, dst, n);
+}
+#endif

@@ -29,4 +29,8 @@ void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t
  * well-formed records, else 0 (dst then holds garbage). */
 size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n);
 
+/* Internal: tp_planes_decode compiled for AVX2 (tp_planes_avx2.c); call it only on a CPU with
+ * AVX2. tp_planes_decode chooses it by itself. */
+size_t tp_planes__decode_avx2(const uint8_t *src, uint8_t *dst, size_t n);
+
 #endif

@@ -100,6 +100,7 @@ struct tp_cursor {
     uint64_t known;  /* TP_REC_BIT of the types this reader knows */
     uint64_t want;   /* known types the query asks for */
     int timed;       /* the query has a time window */
+    uint64_t fast;   /* `want` without a time window, else 0: returned without more tests */
     decoder dec;
 };
 
@@ -135,40 +136,32 @@ static int decompress(decoder *d, const uint8_t *data, const chunk_ref *c, uint8
     return tp_codec_decompress(d->cx, h->codec, *dst, raw, payload, h->payload_bytes);
 }
 
-/* Undoes filter 2 (byte planes and lane delta) of `raw` bytes in *buf: through d->planes,
- * since the layout cannot be undone in place. Returns 0 when it does not describe
- * well-formed records. */
-static int planes_undo(decoder *d, uint8_t **buf, size_t *cap, size_t raw) {
-    if (!tp_mem_grow((void **)&d->planes, &d->planes_cap, raw ? raw : 8, 1))
-        return 0;
-    uint8_t *t = d->planes; /* swap buffers: the layout moves to the scratch one */
-    size_t tc = d->planes_cap;
-    d->planes = *buf;
-    d->planes_cap = *cap;
-    *buf = t;
-    *cap = tc;
-    return tp_planes_decode(d->planes, *buf, raw) == raw;
-}
-
 /* Decodes chunk `c` into *buf. Returns the bytes of well-formed records, or -1 when the
  * chunk cannot be decoded at all. *whole is 1 when every byte decoded into records. (Undoing
  * the filter here, in one pass, measured faster than undoing it record by record as a cursor
- * returns them.) */
+ * returns them.) Byte planes cannot be undone in place: their layout is decompressed into
+ * d->planes and put back together into *buf. */
 static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, uint8_t **buf,
                          size_t *cap, int *whole) {
     const tp_chunk_header *h = &c->h;
     size_t raw = h->raw_bytes, ok;
     *whole = 0;
-    if (raw > TP_CHUNK_RAW_MAX || !decompress(d, data, c, buf, cap))
+    if (raw > TP_CHUNK_RAW_MAX)
         return -1;
-    if (h->filter == TP_FILTER_LANE_PLANES)
-        ok = planes_undo(d, buf, cap, raw) ? raw : 0;
-    else if (h->filter == TP_FILTER_LANE_DELTA)
+    if (h->filter == TP_FILTER_LANE_PLANES) {
+        if (!decompress(d, data, c, &d->planes, &d->planes_cap) ||
+            !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1))
+            return -1;
+        ok = tp_planes_decode(d->planes, *buf, raw);
+    } else if (!decompress(d, data, c, buf, cap)) {
+        return -1;
+    } else if (h->filter == TP_FILTER_LANE_DELTA) {
         ok = tp_filter_decode(*buf, raw);
-    else if (h->filter == TP_FILTER_NONE)
+    } else if (h->filter == TP_FILTER_NONE) {
         ok = tp_filter_decode_none(*buf, raw);
-    else
+    } else {
         return -1;
+    }
     *whole = ok == raw;
     return (long)ok;
 }
@@ -500,9 +493,12 @@ static int walk(tp_reader *r, uint64_t pos, uint64_t end) {
          * chunk it lists is cross-checked here. tp_reader_info and tp_reader_integrity check
          * whatever no cursor reached, so every figure is as if checked now. */
         c.pending = r->integ.index_ok && c.h.kind == TP_CHUNK_DATA && chunk_plausible(&c);
+        /* The INDEX chunk's payload CRC held in read_index, or index_ok would be 0. */
+        int checked = r->integ.index_ok && pos == r->index_off;
         if (!chunk_plausible(&c) ||
-            (!c.pending && !TP_CRC_EQ(tp_chunk_crc(r->data + pos + sizeof c.h, c.h.payload_bytes),
-                                      c.h.payload_crc))) {
+            (!c.pending && !checked &&
+             !TP_CRC_EQ(tp_chunk_crc(r->data + pos + sizeof c.h, c.h.payload_bytes),
+                        c.h.payload_crc))) {
             r->integ.chunks_bad++;
             r->integ.bytes_lost += span;
         } else if (!take_chunk(r, &c)) {
@@ -785,6 +781,7 @@ tp_status tp_cursor_open(tp_reader *r, const tp_query *q, tp_cursor **out) {
             c->known |= TP_REC_BIT(t);
     c->want = c->known & c->q.type_mask;
     c->timed = timed_query(&c->q);
+    c->fast = c->timed ? 0 : c->want;
     if (!decoder_init(&c->dec)) {
         free(c);
         return TP_ERR_NOMEM;
@@ -815,7 +812,7 @@ static int in_window(const tp_query *q, const tp_rec_hdr *h) {
     return ts < q->t_end && (end > q->t_begin || ts >= q->t_begin);
 }
 
-static int record_wanted(tp_cursor *c, const tp_rec_hdr *h) {
+static __attribute__((noinline)) int record_wanted(tp_cursor *c, const tp_rec_hdr *h) {
     uint64_t bit = h->type < TP_REC_TYPE_LIMIT ? TP_REC_BIT(h->type) : 0;
     if (bit & c->want)
         return !c->timed || in_window(&c->q, h);
@@ -848,15 +845,35 @@ static int next_chunk(tp_cursor *c) {
     return 0;
 }
 
-const tp_rec_hdr *tp_cursor_next(tp_cursor *c) {
-    for (;;) {
-        while (c->off < c->len) {
-            const tp_rec_hdr *h = (const tp_rec_hdr *)(c->buf + c->off);
-            c->off += h->size;
-            if (record_wanted(c, h))
-                return h;
+/* The next record of the current chunk the cursor returns, or NULL at the chunk's end. The
+ * common case (a known type the query wants, no time window) is tested first from one mask,
+ * so the loop needs no call; everything else goes through record_wanted. */
+static inline const tp_rec_hdr *scan_chunk(tp_cursor *c) {
+    const uint8_t *buf = c->buf;
+    size_t off = c->off, len = c->len;
+    while (off < len) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(buf + off);
+        off += h->size;
+        if ((h->type < TP_REC_TYPE_LIMIT && (c->fast >> h->type & 1)) || record_wanted(c, h)) {
+            c->off = off;
+            return h;
         }
-        if (!next_chunk(c))
-            return NULL;
     }
+    c->off = off;
+    return NULL;
+}
+
+/* Out of line: what tp_cursor_next needs once per chunk. */
+static __attribute__((noinline)) const tp_rec_hdr *next_in_next_chunks(tp_cursor *c) {
+    while (next_chunk(c)) {
+        const tp_rec_hdr *h = scan_chunk(c);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+const tp_rec_hdr *tp_cursor_next(tp_cursor *c) {
+    const tp_rec_hdr *h = scan_chunk(c);
+    return h ? h : next_in_next_chunks(c);
 }
