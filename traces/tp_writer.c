@@ -654,7 +654,7 @@ static void *bg_main(void *arg) {
         int cut = cut_due(w, mono_now(NULL), 0);
         pthread_mutex_unlock(&w->cv_lock);
         pthread_mutex_lock(&w->drain_lock);
-        w->giving_way = w->have_urgent;
+        w->giving_way = w->opts.drain_nice > 0; /* opts are fixed once open */
         int done = drain_locked(w, cut);
         w->giving_way = 0;
         pthread_mutex_unlock(&w->drain_lock);
