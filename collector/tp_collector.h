@@ -37,12 +37,18 @@ typedef struct {
 #define TP_STR_XPAGE 0x80000000u
 _Static_assert(sizeof(tp_str_slot) == 64, "a string-cache slot is one cache line");
 
+/* NVTX push depths whose pops are matched exactly (a recursive program may nest deeper than
+ * a word's 64 bits). */
+#define TP_NVTX_DEPTH_MAX 1024
+
 typedef struct tp_tstate {
     tp_stage *stage; /* NULL: the buffer budget was spent; events count as dropped */
     uint32_t gen;    /* tp_g.gen when made; a mismatch (fork, restart) makes a new one */
     uint32_t tid;
-    int depth;          /* NVTX push depth (all domains together, as NVTX returns it) */
-    uint64_t rec_mask;  /* bit d: the push at depth d was recorded, so its pop is too */
+    int depth;         /* NVTX push depth (all domains together, as NVTX returns it) */
+    uint64_t rec_mask; /* bit d: the push at depth d was recorded, so its pop is too */
+    /* the same for depths 64 to TP_NVTX_DEPTH_MAX - 1; deeper pushes share the last bit */
+    uint64_t rec_deep[TP_NVTX_DEPTH_MAX / 64 - 1];
     int capture_depth1; /* depth + 1 of the push that opened --capture, 0 = none */
     int idle_step1;     /* --idle: depth + 1 of an unrecorded step push, 0 = none */
     int rt_depth;       /* CUDA runtime API nesting (driver calls inside reuse its stack) */

@@ -192,12 +192,23 @@ static inline int pop_fast(tp_tstate *t, uint32_t domain) {
     return d;
 }
 
+/* The word and bit that say whether the push at depth d was recorded (rec_mask, rec_deep). */
+static uint64_t *rec_bit(tp_tstate *t, int d, uint64_t *bit) {
+    if (d < 64) {
+        *bit = 1ull << d;
+        return &t->rec_mask;
+    }
+    int k = d - 64 < TP_NVTX_DEPTH_MAX - 65 ? d - 64 : TP_NVTX_DEPTH_MAX - 65;
+    *bit = 1ull << (k % 64);
+    return &t->rec_deep[k / 64];
+}
+
 static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii) {
     tp_tstate *t = tp_collector_thread();
     if (!t)
         return 0;
     int d = t->depth++;
-    uint64_t bit = 1ull << (d < 63 ? d : 63);
+    uint64_t bit, *word = rec_bit(t, d, &bit);
     const char *text = ascii;
     tp_rec_nvtx r;
     TP_HOT_INIT(&r, TP_REC_NVTX_PUSH);
@@ -209,13 +220,13 @@ static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const ch
     }
     r.ts = tp_collector_now();
     if (!tp_collector_gate(r.ts)) {
-        t->rec_mask &= ~bit;
+        *word &= ~bit;
         if (__builtin_expect(tp_g.cfg.live == TP_LIVE_IDLE, 0) && !t->idle_step1 &&
             tp_collector_is_step(r.msg_sid, domain))
             t->idle_step1 = d + 1; /* counted when it pops: only completed steps count */
         return d;
     }
-    t->rec_mask |= bit;
+    *word |= bit;
     r.tid = t->tid;
     r.domain = domain;
     r.category = r.color = r.payload_type = 0;
@@ -232,9 +243,9 @@ static int pop_common(uint32_t domain) {
     if (!t || t->depth <= 0)
         return -1;
     int d = --t->depth;
-    uint64_t bit = 1ull << (d < 63 ? d : 63);
-    if (t->rec_mask & bit) {
-        t->rec_mask &= ~bit;
+    uint64_t bit, *word = rec_bit(t, d, &bit);
+    if (*word & bit) {
+        *word &= ~bit;
         tp_rec_nvtx_pop r;
         TP_HOT_INIT(&r, TP_REC_NVTX_POP);
         r.ts = tp_collector_now();

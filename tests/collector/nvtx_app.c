@@ -264,6 +264,10 @@ static int run_pairs(long n) {
     for (int i = 0; i < 2; i++)
         nvtxRangePushA(p), nvtxRangePop();
     munmap(base, (size_t)page * 2);
+    for (int i = 0; i < 100; i++) /* deeper than a word's 64 bits of recorded pushes */
+        nvtxRangePushA("deep");
+    for (int i = 0; i < 100; i++)
+        nvtxRangePop();
     return 0;
 }
 

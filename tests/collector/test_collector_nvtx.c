@@ -39,7 +39,7 @@ static int pairs(const char *key) {
 /* Rebuilds each thread's range stack from PUSH/POP records (file order is time order within
  * a thread) and counts parent/child name pairs. Returns the number of unbalanced pops. */
 static int build_nesting(tp_reader *rd) {
-    enum { MAXT = 8, DEPTH = 16 };
+    enum { MAXT = 8, DEPTH = 128 };
     uint32_t tids[MAXT] = {0};
     const char *stack[MAXT][DEPTH];
     int depth[MAXT] = {0}, bad = 0;
@@ -371,15 +371,18 @@ static void test_fast_paths(void) {
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "buf-b"), N / 2);
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "page-long"), 2);
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "abc"), 2);
-    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 2 * N + 4);
-    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_POP, NULL), 2 * N + 4);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, "deep"), 100);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_PUSH, NULL), 2 * N + 4 + 100);
+    CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_POP, NULL), 2 * N + 4 + 100);
     CHECK_EQ_I(tc_count(rd, TP_REC_NVTX_MARK, "tick"), N / 64);
     g_npairs = 0;
     CHECK_EQ_I(build_nesting(rd), 0);
     CHECK_EQ_I(pairs("outer/buf-a"), N / 2);
     CHECK_EQ_I(pairs("outer/buf-b"), N / 2);
     CHECK_EQ_I(pairs("/outer"), N);
-    CHECK_EQ_I(g_npairs, 5);
+    CHECK_EQ_I(pairs("/deep"), 1); /* every one of the 100 closed: pops past depth 63 too */
+    CHECK_EQ_I(pairs("deep/deep"), 99);
+    CHECK_EQ_I(g_npairs, 7);
     tp_reader_close(rd);
     tc_cleanup(&r2);
 }
