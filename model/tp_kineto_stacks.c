@@ -7,7 +7,6 @@
 #include "tp_kineto_stacks.h"
 
 #include <ctype.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,21 +208,6 @@ static uint32_t tree_stack(tp_kineto_stacks *s, uint32_t parent, uint64_t addr) 
     return id;
 }
 
-typedef struct {
-    int64_t pid, tid, ts, negdur;
-    uint32_t row;
-} thread_key;
-
-/* The order of a thread pass: (pid, tid, ts, -dur), ties in row order. A stable radix sort
- * (tp_sort_structs) over the keys built in row order gives it; qsort's comparisons and its
- * indirect moves of 40-byte keys were 1/3 of the import's instructions on a 62 MB trace. */
-static const tp_sort_field key_order[] = {
-    {offsetof(thread_key, pid), 0},
-    {offsetof(thread_key, tid), 0},
-    {offsetof(thread_key, ts), 0},
-    {offsetof(thread_key, negdur), 0},
-};
-
 /* The frame of python_function name `name` (a string id): frame_addr once per name (code ids
  * are still given in order of first sight), then from the cache. */
 static uint64_t name_frame(tp_kineto_stacks *s, uint32_t name) {
@@ -241,12 +225,12 @@ static uint64_t name_frame(tp_kineto_stacks *s, uint32_t name) {
 
 /* One thread's rows in time order: the nesting rule of the model (tp_model_finish), with the
  * stack of the innermost open python_function carried along. */
-static void thread_pass(tp_kineto_stacks *s, const thread_key *k, size_t n, uint32_t *open,
+static void thread_pass(tp_kineto_stacks *s, const uint32_t *rows, size_t n, uint32_t *open,
                         uint32_t *open_stack) {
     tp_events *e = &s->r->ev;
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t row = k[i].row;
+        uint32_t row = rows[i];
         int64_t end = e->ts[row] + e->dur[row];
         while (depth > 0) {
             uint32_t top = open[depth - 1];
@@ -266,6 +250,28 @@ static void thread_pass(tp_kineto_stacks *s, const thread_key *k, size_t n, uint
     }
 }
 
+/* The CPU-side rows (stream -1) in the order of a thread pass: (pid, tid, ts, -dur), ties in
+ * row order, by stable radix sorts from the least significant key (the whole order that qsort
+ * with a comparison of 40-byte keys gave; that was 1/3 of the import's instructions on a 62 MB
+ * trace). *n: their count; free() the result. */
+static uint32_t *thread_order(const tp_events *e, size_t *n) {
+    uint32_t *rows = tp_mem_xalloc(e->n + 1, sizeof *rows);
+    int64_t *negdur = tp_mem_xalloc(e->n + 1, sizeof *negdur);
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        negdur[i] = -e->dur[i];
+        if (e->stream[i] == -1)
+            rows[k++] = (uint32_t)i;
+    }
+    tp_sort_rows_i64(negdur, rows, k);
+    tp_sort_rows_i64(e->ts, rows, k);
+    tp_sort_rows_i64(e->tid, rows, k);
+    tp_sort_rows_i64(e->pid, rows, k);
+    free(negdur);
+    *n = k;
+    return rows;
+}
+
 void tp_kineto_stacks_python(tp_kineto_stacks *s) {
     tp_events *e = &s->r->ev;
     size_t n = 0, py = 0;
@@ -273,17 +279,14 @@ void tp_kineto_stacks_python(tp_kineto_stacks *s) {
         py += e->cat[i] == TP_CAT_PYTHON_FUNCTION;
     if (!py)
         return;
-    thread_key *k = tp_mem_xalloc(e->n + 1, sizeof *k);
-    for (size_t i = 0; i < e->n; i++)
-        if (e->stream[i] == -1)
-            k[n++] = (thread_key){e->pid[i], e->tid[i], e->ts[i], -e->dur[i], (uint32_t)i};
-    tp_sort_structs(k, n, sizeof *k, key_order, sizeof key_order / sizeof key_order[0]);
+    uint32_t *rows = thread_order(e, &n);
     uint32_t *open = tp_mem_xalloc(n + 1, sizeof *open);
     uint32_t *open_stack = tp_mem_xalloc(n + 1, sizeof *open_stack);
     for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && k[b].pid == k[a].pid && k[b].tid == k[a].tid; b++)
+        int64_t pid = e->pid[rows[a]], tid = e->tid[rows[a]];
+        for (b = a + 1; b < n && e->pid[rows[b]] == pid && e->tid[rows[b]] == tid; b++)
             ;
-        thread_pass(s, k + a, b - a, open, open_stack);
+        thread_pass(s, rows + a, b - a, open, open_stack);
     }
-    free(k), free(open), free(open_stack);
+    free(rows), free(open), free(open_stack);
 }
