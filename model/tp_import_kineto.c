@@ -1121,11 +1121,15 @@ static key other_key(frame f, const unsigned char *s, size_t n) {
     }
 }
 
+/* Returns 2 (the walker's "skip": yajl takes it as 1) for a key whose value every callback
+ * ignores, K_NONE in an event, its args or a skipped value: scalars there are dropped (see
+ * event_number, args_number, meta_number, event_string, cb_string) and objects and arrays
+ * become F_SKIP frames, whose contents are dropped the same way. */
 static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
     kparse *p = ctx;
     frame f = top_frame(p);
     p->k = f == F_EVENT ? event_key(s, n) : f == F_ARGS ? args_key(s, n) : other_key(f, s, n);
-    return 1;
+    return p->k == K_NONE && (f == F_EVENT || f == F_ARGS || f == F_SKIP) ? 2 : 1;
 }
 
 static int cb_start_map(void *ctx) {

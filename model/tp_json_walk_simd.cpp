@@ -71,6 +71,23 @@ const unsigned char *bytes(std::string_view s) {
 
 bool walk(od::value &v, const tp_json_walk_cb *cb, void *ctx);
 
+/* The callbacks for a value whose tokens its map_key said nobody wants (it returned 2): the
+ * walk still validates it. */
+int skip0(void *) {
+    return 1;
+}
+int skip_bool(void *, int) {
+    return 1;
+}
+int skip_number(void *, const char *, size_t) {
+    return 1;
+}
+int skip_string(void *, const unsigned char *, size_t) {
+    return 1;
+}
+const tp_json_walk_cb skip_cb = {skip0,       skip_bool, skip_number, skip_string, skip0,
+                                 skip_string, skip0,     skip0,       skip0};
+
 /* Fields and elements are used in place (value_unsafe() after the error check): copying
  * them out (get(), values passed by value) cost store-forwarding stalls on their 16-byte
  * parts, most of the walk's time by perf. */
@@ -83,8 +100,9 @@ bool walk_object(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
             return false;
         od::field &f = res.value_unsafe();
         std::string_view key;
-        if (f.unescaped_key().get(key) || !cb->map_key(ctx, bytes(key), key.size()) ||
-            !walk(f.value(), cb, ctx))
+        int go;
+        if (f.unescaped_key().get(key) || !(go = cb->map_key(ctx, bytes(key), key.size())) ||
+            !walk(f.value(), go == 2 ? &skip_cb : cb, ctx))
             return false;
     }
     return cb->end_map(ctx);
