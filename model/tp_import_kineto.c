@@ -353,17 +353,18 @@ static int parse_us_slow(const char *s, size_t n, int64_t *out, int *frac) {
     return 0;
 }
 
-/* parse_us for what Kineto writes, -?D{1,15}(.D{1,3})? ("2915995397672.546"): whole µs and
- * the ns digits as two integers, the same value and flag as parse_us_slow (it cannot leave
- * the range: < 10^18 ns); anything else goes the slow way. The slow way's per-digit overflow
- * checks and the division cost ~280 instructions per ts, 5 % of an import. */
+/* parse_us for what Kineto writes, -?D{1,16}(.D{1,3})? ("2915995397672.546",
+ * "1669783687464181"): whole µs and the ns digits as two integers (< 10^19 ns: no overflow),
+ * the same value and flag as parse_us_slow, which is exact for up to 19 digits; anything else,
+ * and values past NS_LIMIT, go the slow way. Its per-digit overflow checks and its division
+ * cost ~280 instructions per ts, 5 % of an import. */
 static int parse_us(const char *s, size_t n, int64_t *out, int *frac) {
     static const uint64_t ns_per_digit[] = {1000, 100, 10, 1};
     size_t i = n && s[0] == '-', d = i, f;
     uint64_t us = 0, ns = 0;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
         us = us * 10 + (uint64_t)(s[i] - '0');
-    if (i == d || i - d > 15)
+    if (i == d || i - d > 16)
         return parse_us_slow(s, n, out, frac);
     if (i < n && s[i] == '.') {
         for (f = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
@@ -372,9 +373,9 @@ static int parse_us(const char *s, size_t n, int64_t *out, int *frac) {
             return parse_us_slow(s, n, out, frac);
         ns *= ns_per_digit[i - f];
     }
-    if (i != n)
-        return parse_us_slow(s, n, out, frac);
     uint64_t v = us * 1000 + ns;
+    if (i != n || v > (uint64_t)NS_LIMIT)
+        return parse_us_slow(s, n, out, frac);
     *frac = ns != 0;
     *out = s[0] == '-' ? -(int64_t)v : (int64_t)v;
     return 0;
