@@ -139,6 +139,9 @@ typedef struct {
     double bw;
     int64_t dev_type, dev_id, mem_bytes, total_alloc, total_res;
     uint64_t addr;
+    /* tp_model_str_hash of name, cat and dims, 0: not computed. A deferred event gets them on
+     * the thread that parsed it (defer_event), so the thread that commits only looks them up. */
+    uint64_t name_h, cat_h, dims_h;
 } event;
 
 /* What a name implies, computed once per interned name. */
@@ -532,6 +535,7 @@ static void event_reset(event *e) {
     e->mem_bytes = 0;
     e->total_alloc = e->total_res = -1;
     e->addr = 0;
+    e->name_h = e->cat_h = e->dims_h = 0;
 }
 
 /* Why an event's times cannot be true, or TP_SKIP_COUNT when they can. Kineto writes times
@@ -547,6 +551,11 @@ static tp_skip bad_times(const event *e, int has_dur) {
     return TP_SKIP_COUNT;
 }
 
+/* `len` bytes of `s` interned; `h`: their tp_model_str_hash, 0 when not computed. */
+static uint32_t intern(kparse *p, const char *s, size_t len, uint64_t h) {
+    return h ? tp_model_intern_hashed(p->m, s, len, h) : tp_model_intern(p->m, s, len);
+}
+
 static int commit_row(kparse *p, event *e) {
     if (!(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
@@ -559,8 +568,8 @@ static int commit_row(kparse *p, event *e) {
     tp_event_row_init(&row);
     row.ts = e->ts;
     row.dur = e->dur;
-    row.name = tp_model_intern(p->m, e->name.p, e->name.len);
-    row.cat_raw = tp_model_intern(p->m, e->cat.p, e->cat.len);
+    row.name = intern(p, e->name.p, e->name.len, e->name_h);
+    row.cat_raw = intern(p, e->cat.p, e->cat.len, e->cat_h);
     row.cat = (uint8_t)cat_of(p, row.cat_raw);
     const name_info *ni = name_info_of(p, row.name);
     row.flags = ni->flags;
@@ -577,7 +586,7 @@ static int commit_row(kparse *p, event *e) {
     row.correlation = e->correlation, row.external_id = e->external_id;
     row.bytes = e->bytes, row.bw_gbps = e->bw;
     if (e->dims.len)
-        row.shapes = tp_model_intern(p->m, e->dims.p, strlen(e->dims.p));
+        row.shapes = intern(p, e->dims.p, strlen(e->dims.p), e->dims_h);
     row.seq = e->seq, row.fwd_tid = e->fwd_tid;
     if (e->callstack.len)
         row.stack = tp_kineto_stacks_call_stack(p->stacks, e->callstack.p, e->callstack.len);
@@ -681,6 +690,9 @@ static int defer_event(kparse *p) {
     defer_str(d, &c->arg_name, e->arg_name.len);
     defer_str(d, &c->dims, e->dims.len ? strlen(e->dims.p) : 0); /* commit reads it to NUL */
     defer_str(d, &c->callstack, e->callstack.len);
+    c->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
+    c->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
+    c->dims_h = e->dims.len ? tp_model_str_hash(e->dims.p, strlen(e->dims.p)) : 0;
     return 1;
 }
 
