@@ -679,7 +679,8 @@ static void defer_str(deferred *d, strbuf *b, size_t n) {
 static int defer_event(kparse *p) {
     event *e = &p->ev;
     int trace_cat = e->cat.len == 5 && !memcmp(e->cat.p, "Trace", 5);
-    if ((e->have & H_DUR) && (e->have & H_CAT) && !trace_cat && !(e->have & H_TS))
+    int row = (e->have & H_DUR) && (e->have & H_CAT) && !trace_cat; /* commit_event's test */
+    if (row && !(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
     deferred *d = p->defer;
     TP_MEM_XGROW(d->ev, d->cap, d->n + 1);
@@ -690,9 +691,11 @@ static int defer_event(kparse *p) {
     defer_str(d, &c->arg_name, e->arg_name.len);
     defer_str(d, &c->dims, e->dims.len ? strlen(e->dims.p) : 0); /* commit reads it to NUL */
     defer_str(d, &c->callstack, e->callstack.len);
-    c->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
-    c->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
-    c->dims_h = e->dims.len ? tp_model_str_hash(e->dims.p, strlen(e->dims.p)) : 0;
+    if (row) { /* only rows intern their strings */
+        c->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
+        c->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
+        c->dims_h = e->dims.len ? tp_model_str_hash(e->dims.p, strlen(e->dims.p)) : 0;
+    }
     return 1;
 }
 
