@@ -248,12 +248,17 @@ static void cur_line_col(const kparse *p, uint64_t *line, uint64_t *col) {
     *col = (k ? off - last - 1 : p->col0 + off) + 1;
 }
 
+/* Carries the line count over n bytes that hold k newlines, the last at index `last`. */
+static void advance_counted(kparse *p, size_t n, uint64_t k, size_t last) {
+    p->lines += k;
+    p->col0 = k ? n - last - 1 : p->col0 + n;
+}
+
 /* After a chunk parsed: carries the line count over to the next one. */
 static void advance_lines(kparse *p, const unsigned char *buf, size_t n) {
     size_t last = 0;
     uint64_t k = count_lines(buf, n, &last);
-    p->lines += k;
-    p->col0 = k ? n - last - 1 : p->col0 + n;
+    advance_counted(p, n, k, last);
 }
 
 /* Records the first error with its position: line, column and byte (from 0) in the
@@ -1795,6 +1800,8 @@ typedef struct {
     unsigned char *txt; /* `[` piece `]` and padding */
     size_t len, cap;
     size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
+    uint64_t nl;    /* newlines in t[start..brace], counted by the walk's thread (walk_slot) */
+    size_t nl_last; /* index from start of the last of them */
     int ok;
     slot_state state; /* under pieces.mu when threaded */
 } slot;
@@ -1825,11 +1832,25 @@ typedef struct {
 
 static const tp_json_walk_cb walk_callbacks;
 
-/* Walks a slot's text into its deferred events; sets ok. */
+/* Walks a slot's text into its deferred events; sets ok, and counts the piece's newlines for
+ * the line numbers of later errors (pass_slot), here rather than on the thread that commits. */
 static void walk_slot(pieces *s, slot *sl) {
     kparse *q = &sl->q;
     sl->ok = tp_json_walk_elements(s->w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
              q->st == TP_OK && q->depth == s->ev_depth;
+    sl->nl_last = 0;
+    sl->nl = sl->ok ? count_lines(sl->txt + 1, sl->len - 2, &sl->nl_last) : 0;
+}
+
+/* pass_over for t[lo..open) of a walked slot: the piece's newlines were counted (walk_slot),
+ * the text around it (`,` and whitespace) is counted here. */
+static void pass_slot(pieces *s, const slot *sl) {
+    kparse *p = s->p;
+    rank_scan(p, (const char *)s->t + s->lo, sl->open - s->lo);
+    p->base_off += sl->open - s->lo;
+    advance_lines(p, s->t + s->lo, sl->start - s->lo);
+    advance_counted(p, sl->brace + 1 - sl->start, sl->nl, sl->nl_last);
+    advance_lines(p, s->t + sl->brace + 1, sl->open - sl->brace - 1);
 }
 
 static void *walker_main(void *arg) {
@@ -2082,7 +2103,7 @@ static int events_step(pieces *s, int eof) {
     }
     slot *sl = retire(s);
     if (sl->ok) {
-        pass_over(s->p, s->t + s->lo, sl->open - s->lo);
+        pass_slot(s, sl);
         replay(s->p, &sl->d);
         s->lo = sl->open;
         s->walked++;
