@@ -12,7 +12,10 @@
 #
 # usage: HTA_PYTHON=/path/python bench/bench_report_vs_hta.sh [BUILD_DIR] [PEER_TRACES]
 #        env: RUNS (default 3), MIN_MB (sets smaller than this are skipped, default 0),
-#             SETS (space-separated set names, default all), REPORT_ARGS (default --compat hta)
+#             SETS (space-separated set names, default all), REPORT_ARGS (default --compat hta),
+#             BEFORE (another build dir: its trainprof runs in each round too, after ours, and
+#             a second line per set, "SET(before)", gives its figures against the same HTA
+#             runs, so a change is measured before and after in one invocation)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -23,6 +26,8 @@ args=${REPORT_ARGS:---compat hta}
 hta_py=${HTA_PYTHON:-}
 bin=$build/cli/trainprof
 [ -x "$bin" ] || { echo "no $bin (build the trainprof target)" >&2; exit 2; }
+before_bin=${BEFORE:+$BEFORE/cli/trainprof}
+[ -z "$before_bin" ] || [ -x "$before_bin" ] || { echo "no $before_bin" >&2; exit 2; }
 [ -d "$peer/traces" ] || { echo "no peer traces at $peer" >&2; exit 2; }
 [ -n "$hta_py" ] && [ -x "$hta_py" ] || { echo "set HTA_PYTHON to a Python with HTA v0.6.1" >&2; exit 2; }
 "$hta_py" -c 'import hta.trace_analysis' 2>/dev/null || { echo "$hta_py: cannot import hta" >&2; exit 2; }
@@ -59,16 +64,18 @@ for dir in "$peer"/traces/*/; do
     fi
     mb=$(for f in "$dir"*; do gzip -dcf "$f"; done | wc -c | awk '{printf "%.1f", $1 / 1e6}')
     awk -v a="$mb" -v b="$min_mb" 'BEGIN { exit !(a < b) }' && continue
-    rm -f "$tmp/ours" "$tmp/hta"
+    rm -f "$tmp/ours" "$tmp/before" "$tmp/hta"
     ok=1
     i=0
     while [ $i -lt "$runs" ]; do
         run ours "$bin" report "$dir" $args || ok=0
+        [ -z "$before_bin" ] || run before "$before_bin" report "$dir" $args || ok=0
         run hta "$hta_py" "$here/bench/hta_default_analyses.py" "$dir" || ok=0
         i=$((i + 1))
     done
     [ $ok = 1 ] || continue
-    echo "$set_name $mb $(best ours) $(best hta)" | awk '{
+    { echo "$set_name $mb $(best ours) $(best hta)"
+      [ -z "$before_bin" ] || echo "$set_name(before) $mb $(best before) $(best hta)"; } | awk '{
         xw = ($3 > 0) ? $6 / $3 : 0; xc = ($4 > 0) ? $7 / $4 : 0; mr = ($8 > 0) ? $5 / $8 : 0;
         goal = ($2 < 10) ? "-" : ((xw >= 30 && xc >= 30 && mr <= 0.1) ? "met" : "MISSED");
         printf "%-32s %6.1f | %6.2f %6.2f %6.1f | %7.2f %7.2f %7.1f | %5.1fx %5.1fx %5.3f %s\n",

@@ -7,6 +7,7 @@
  * Big texts are parsed by two threads (parse_split, below); small ones and huge ones stream. */
 #include "tp_import_kineto.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libdeflate.h>
@@ -138,6 +139,9 @@ typedef struct {
     double bw;
     int64_t dev_type, dev_id, mem_bytes, total_alloc, total_res;
     uint64_t addr;
+    /* tp_model_str_hash of name, cat and dims, 0: not computed. A deferred event gets them on
+     * the thread that parsed it (defer_event), so the thread that commits only looks them up. */
+    uint64_t name_h, cat_h, dims_h;
 } event;
 
 /* What a name implies, computed once per interned name. */
@@ -244,12 +248,17 @@ static void cur_line_col(const kparse *p, uint64_t *line, uint64_t *col) {
     *col = (k ? off - last - 1 : p->col0 + off) + 1;
 }
 
+/* Carries the line count over n bytes that hold k newlines, the last at index `last`. */
+static void advance_counted(kparse *p, size_t n, uint64_t k, size_t last) {
+    p->lines += k;
+    p->col0 = k ? n - last - 1 : p->col0 + n;
+}
+
 /* After a chunk parsed: carries the line count over to the next one. */
 static void advance_lines(kparse *p, const unsigned char *buf, size_t n) {
     size_t last = 0;
     uint64_t k = count_lines(buf, n, &last);
-    p->lines += k;
-    p->col0 = k ? n - last - 1 : p->col0 + n;
+    advance_counted(p, n, k, last);
 }
 
 /* Records the first error with its position: line, column and byte (from 0) in the
@@ -291,7 +300,7 @@ static const char *key_name(key k) {
  * powers of ten as integers, never through a double. *frac is set when the value is not a
  * whole number of µs. Sub-ns digits round to nearest. Returns 0, or -1 when out of range
  * or not a number. */
-static int parse_us(const char *s, size_t n, int64_t *out, int *frac) {
+static int parse_us_slow(const char *s, size_t n, int64_t *out, int *frac) {
     size_t i = 0;
     int neg = 0, exp10 = 3, digits = 0, lost = 0;
     uint64_t mant = 0;
@@ -349,6 +358,34 @@ static int parse_us(const char *s, size_t n, int64_t *out, int *frac) {
         return -1;
     *frac = fraction || lost || v % 1000 != 0;
     *out = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}
+
+/* parse_us for what Kineto writes, -?D{1,16}(.D{1,3})? ("2915995397672.546",
+ * "1669783687464181"): whole µs and the ns digits as two integers (< 10^19 ns: no overflow),
+ * the same value and flag as parse_us_slow, which is exact for up to 19 digits; anything else,
+ * and values past NS_LIMIT, go the slow way. Its per-digit overflow checks and its division
+ * cost ~280 instructions per ts, 5 % of an import. */
+static int parse_us(const char *s, size_t n, int64_t *out, int *frac) {
+    static const uint64_t ns_per_digit[] = {1000, 100, 10, 1};
+    size_t i = n && s[0] == '-', d = i, f;
+    uint64_t us = 0, ns = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        us = us * 10 + (uint64_t)(s[i] - '0');
+    if (i == d || i - d > 16)
+        return parse_us_slow(s, n, out, frac);
+    if (i < n && s[i] == '.') {
+        for (f = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            ns = ns * 10 + (uint64_t)(s[i] - '0');
+        if (i == f || i - f > 3)
+            return parse_us_slow(s, n, out, frac);
+        ns *= ns_per_digit[i - f];
+    }
+    uint64_t v = us * 1000 + ns;
+    if (i != n || v > (uint64_t)NS_LIMIT)
+        return parse_us_slow(s, n, out, frac);
+    *frac = ns != 0;
+    *out = s[0] == '-' ? -(int64_t)v : (int64_t)v;
     return 0;
 }
 
@@ -503,6 +540,7 @@ static void event_reset(event *e) {
     e->mem_bytes = 0;
     e->total_alloc = e->total_res = -1;
     e->addr = 0;
+    e->name_h = e->cat_h = e->dims_h = 0;
 }
 
 /* Why an event's times cannot be true, or TP_SKIP_COUNT when they can. Kineto writes times
@@ -518,6 +556,11 @@ static tp_skip bad_times(const event *e, int has_dur) {
     return TP_SKIP_COUNT;
 }
 
+/* `len` bytes of `s` interned; `h`: their tp_model_str_hash, 0 when not computed. */
+static uint32_t intern(kparse *p, const char *s, size_t len, uint64_t h) {
+    return h ? tp_model_intern_hashed(p->m, s, len, h) : tp_model_intern(p->m, s, len);
+}
+
 static int commit_row(kparse *p, event *e) {
     if (!(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
@@ -530,8 +573,8 @@ static int commit_row(kparse *p, event *e) {
     tp_event_row_init(&row);
     row.ts = e->ts;
     row.dur = e->dur;
-    row.name = tp_model_intern(p->m, e->name.p, e->name.len);
-    row.cat_raw = tp_model_intern(p->m, e->cat.p, e->cat.len);
+    row.name = intern(p, e->name.p, e->name.len, e->name_h);
+    row.cat_raw = intern(p, e->cat.p, e->cat.len, e->cat_h);
     row.cat = (uint8_t)cat_of(p, row.cat_raw);
     const name_info *ni = name_info_of(p, row.name);
     row.flags = ni->flags;
@@ -548,7 +591,7 @@ static int commit_row(kparse *p, event *e) {
     row.correlation = e->correlation, row.external_id = e->external_id;
     row.bytes = e->bytes, row.bw_gbps = e->bw;
     if (e->dims.len)
-        row.shapes = tp_model_intern(p->m, e->dims.p, strlen(e->dims.p));
+        row.shapes = intern(p, e->dims.p, strlen(e->dims.p), e->dims_h);
     row.seq = e->seq, row.fwd_tid = e->fwd_tid;
     if (e->callstack.len)
         row.stack = tp_kineto_stacks_call_stack(p->stacks, e->callstack.p, e->callstack.len);
@@ -641,7 +684,8 @@ static void defer_str(deferred *d, strbuf *b, size_t n) {
 static int defer_event(kparse *p) {
     event *e = &p->ev;
     int trace_cat = e->cat.len == 5 && !memcmp(e->cat.p, "Trace", 5);
-    if ((e->have & H_DUR) && (e->have & H_CAT) && !trace_cat && !(e->have & H_TS))
+    int row = (e->have & H_DUR) && (e->have & H_CAT) && !trace_cat; /* commit_event's test */
+    if (row && !(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
     deferred *d = p->defer;
     TP_MEM_XGROW(d->ev, d->cap, d->n + 1);
@@ -652,6 +696,11 @@ static int defer_event(kparse *p) {
     defer_str(d, &c->arg_name, e->arg_name.len);
     defer_str(d, &c->dims, e->dims.len ? strlen(e->dims.p) : 0); /* commit reads it to NUL */
     defer_str(d, &c->callstack, e->callstack.len);
+    if (row) { /* only rows intern their strings */
+        c->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
+        c->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
+        c->dims_h = e->dims.len ? tp_model_str_hash(e->dims.p, strlen(e->dims.p)) : 0;
+    }
     return 1;
 }
 
@@ -1093,11 +1142,15 @@ static key other_key(frame f, const unsigned char *s, size_t n) {
     }
 }
 
+/* Returns 2 (the walker's "skip": yajl takes it as 1) for a key whose value every callback
+ * ignores, K_NONE in an event, its args or a skipped value: scalars there are dropped (see
+ * event_number, args_number, meta_number, event_string, cb_string) and objects and arrays
+ * become F_SKIP frames, whose contents are dropped the same way. */
 static int cb_map_key(void *ctx, const unsigned char *s, size_t n) {
     kparse *p = ctx;
     frame f = top_frame(p);
     p->k = f == F_EVENT ? event_key(s, n) : f == F_ARGS ? args_key(s, n) : other_key(f, s, n);
-    return 1;
+    return p->k == K_NONE && (f == F_EVENT || f == F_ARGS || f == F_SKIP) ? 2 : 1;
 }
 
 static int cb_start_map(void *ctx) {
@@ -1747,6 +1800,8 @@ typedef struct {
     unsigned char *txt; /* `[` piece `]` and padding */
     size_t len, cap;
     size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
+    uint64_t nl;    /* newlines in t[start..brace], counted by the walk's thread (walk_slot) */
+    size_t nl_last; /* index from start of the last of them */
     int ok;
     slot_state state; /* under pieces.mu when threaded */
 } slot;
@@ -1755,8 +1810,9 @@ typedef struct {
     kparse *p;
     tp_json_walk *w;
     size_t piece;     /* text per walk (tests use tiny pieces) */
-    unsigned char *t; /* the window: t[lo..hi) not yet handed on; t[lo-1] is ours to write */
+    unsigned char *t; /* the window: t[lo..hi) not yet handed on */
     size_t lo, hi, cap;
+    int borrowed; /* t is the source's own text (whole in memory): chunks extend hi, no copy */
     phase ph;
     int ev_depth;   /* p->depth inside the traceEvents array */
     int comma_owed; /* yajl saw an event, and the `,` after the last one it saw was passed over */
@@ -1776,11 +1832,25 @@ typedef struct {
 
 static const tp_json_walk_cb walk_callbacks;
 
-/* Walks a slot's text into its deferred events; sets ok. */
+/* Walks a slot's text into its deferred events; sets ok, and counts the piece's newlines for
+ * the line numbers of later errors (pass_slot), here rather than on the thread that commits. */
 static void walk_slot(pieces *s, slot *sl) {
     kparse *q = &sl->q;
     sl->ok = tp_json_walk_elements(s->w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
              q->st == TP_OK && q->depth == s->ev_depth;
+    sl->nl_last = 0;
+    sl->nl = sl->ok ? count_lines(sl->txt + 1, sl->len - 2, &sl->nl_last) : 0;
+}
+
+/* pass_over for t[lo..open) of a walked slot: the piece's newlines were counted (walk_slot),
+ * the text around it (`,` and whitespace) is counted here. */
+static void pass_slot(pieces *s, const slot *sl) {
+    kparse *p = s->p;
+    rank_scan(p, (const char *)s->t + s->lo, sl->open - s->lo);
+    p->base_off += sl->open - s->lo;
+    advance_lines(p, s->t + s->lo, sl->start - s->lo);
+    advance_counted(p, sl->brace + 1 - sl->start, sl->nl, sl->nl_last);
+    advance_lines(p, s->t + sl->brace + 1, sl->open - sl->brace - 1);
 }
 
 static void *walker_main(void *arg) {
@@ -1803,12 +1873,18 @@ static void *walker_main(void *arg) {
     return NULL;
 }
 
-static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int threaded) {
+/* `whole`: the text to borrow as the window (pump_source), NULL for a window of our own. */
+static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int threaded,
+                        const unsigned char *whole) {
     memset(s, 0, sizeof *s);
     s->p = p, s->w = w, s->piece = piece ? piece : PIECE;
-    s->cap = WINDOW + WIN_PAD + 1; /* compacting moves up to 2 pieces: rarely, when this is big */
-    s->t = tp_mem_xrealloc(NULL, s->cap, 1);
-    s->lo = s->hi = 1;
+    if (whole) {
+        s->t = (unsigned char *)(uintptr_t)whole; /* only read */
+        s->borrowed = 1;
+    } else {
+        s->cap = WINDOW + WIN_PAD; /* compacting moves up to 2 pieces: rarely, when this is big */
+        s->t = tp_mem_xrealloc(NULL, s->cap, 1);
+    }
     for (int i = 0; i < 2; i++) {
         s->slots[i].q.defer = &s->slots[i].d;
         s->slots[i].q.e = &s->slots[i].qe;
@@ -1821,7 +1897,8 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
 
 static void pieces_free(pieces *s) {
     worker_end(&s->mu, &s->cv, &s->stop, s->threaded, &s->th);
-    free(s->t);
+    if (!s->borrowed)
+        free(s->t);
     for (int i = 0; i < 2; i++) {
         slot *sl = &s->slots[i];
         free(sl->q.ev.name.p);
@@ -1835,12 +1912,18 @@ static void pieces_free(pieces *s) {
     }
 }
 
-/* Appends n bytes, moving the unread text to the front or growing the window as needed. */
+/* Appends n bytes, moving the unread text to the front or growing the window as needed; a
+ * borrowed window only moves its end (the chunk follows the last one in memory). */
 static void window_put(pieces *s, const unsigned char *buf, size_t n) {
+    if (s->borrowed) {
+        assert(buf == s->t + s->hi);
+        s->hi += n;
+        return;
+    }
     if (s->hi + n + WIN_PAD > s->cap) {
-        size_t shift = s->lo - 1;
+        size_t shift = s->lo;
         memmove(s->t, s->t + shift, s->hi - shift);
-        s->hi -= shift, s->lo = 1;
+        s->hi -= shift, s->lo = 0;
         for (int i = 0; i < 2; i++)
             s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
     }
@@ -2020,7 +2103,7 @@ static int events_step(pieces *s, int eof) {
     }
     slot *sl = retire(s);
     if (sl->ok) {
-        pass_over(s->p, s->t + s->lo, sl->open - s->lo);
+        pass_slot(s, sl);
         replay(s->p, &sl->d);
         s->lo = sl->open;
         s->walked++;
@@ -2118,12 +2201,15 @@ static long pull_gzmem(void *arg, const unsigned char **buf) {
 
 /* Runs the source into the parser: `mode` 0 yajl alone, 1 with the walker, 2 with the walker
  * on a thread of its own (mode 1 and 2 fall back to yajl alone where it cannot run); *walked (NULL:
- * not wanted) counts the pieces it committed. Returns pump's result. */
-static int pump_source(kparse *p, pull_fn pull, void *src, int mode, size_t piece,
-                       uint64_t *walked) {
+ * not wanted) counts the pieces it committed. `whole`: the source's text, when it is all in
+ * memory and its chunks follow one another there (pull_mem): the window borrows it instead of
+ * copying every byte (the walker copies its pieces anyway, to bracket them). Returns pump's
+ * result. */
+static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *whole, int mode,
+                       size_t piece, uint64_t *walked) {
     tp_json_walk *w = mode ? tp_json_walk_open() : NULL;
     pieces *s = tp_mem_xrealloc(NULL, 1, sizeof *s);
-    pieces_init(s, p, w, piece, mode == 2);
+    pieces_init(s, p, w, piece, mode == 2, whole);
     if (!w)
         s->ph = PH_SERIAL;
     int clean = pump_pieces(s, pull, src);
@@ -2139,7 +2225,7 @@ static void read_stream(kparse *p, gzFile gz) {
     gzsource src;
     source_open(&src, gz);
     filesrc f = {&src, p};
-    int clean = pump_source(p, pull_file, &f, walker_mode(), 0, NULL);
+    int clean = pump_source(p, pull_file, &f, NULL, walker_mode(), 0, NULL);
     source_close(&src);
     if (p->st != TP_OK)
         return;
@@ -2173,7 +2259,7 @@ static tp_status load_mem(tp_model *m, const char *name, const void *data, size_
         g.out = tp_mem_xrealloc(NULL, CHUNK, 1);
         g.z.next_in = (unsigned char *)(uintptr_t)data;
         g.z.avail_in = len > UINT_MAX ? UINT_MAX : (unsigned)len;
-        pump_source(&p, pull_gzmem, &g, mode, piece, walked);
+        pump_source(&p, pull_gzmem, &g, NULL, mode, piece, walked);
         if (p.st == TP_OK && g.zr == Z_STREAM_END)
             finish(&p);
         else if (p.st == TP_OK && g.zr == Z_BUF_ERROR)
@@ -2184,7 +2270,7 @@ static tp_status load_mem(tp_model *m, const char *name, const void *data, size_
         free(g.out);
     } else {
         memsrc src = {d, len, 0};
-        if (pump_source(&p, pull_mem, &src, mode, piece, walked) && p.st == TP_OK)
+        if (pump_source(&p, pull_mem, &src, d, mode, piece, walked) && p.st == TP_OK)
             finish(&p);
     }
     return kparse_done(&p, h);

@@ -69,36 +69,57 @@ const unsigned char *bytes(std::string_view s) {
     return reinterpret_cast<const unsigned char *>(s.data());
 }
 
-bool walk(od::value v, const tp_json_walk_cb *cb, void *ctx);
+bool walk(od::value &v, const tp_json_walk_cb *cb, void *ctx);
 
-bool walk_object(od::value v, const tp_json_walk_cb *cb, void *ctx) {
+/* The callbacks for a value whose tokens its map_key said nobody wants (it returned 2): the
+ * walk still validates it. */
+int skip0(void *) {
+    return 1;
+}
+int skip_bool(void *, int) {
+    return 1;
+}
+int skip_number(void *, const char *, size_t) {
+    return 1;
+}
+int skip_string(void *, const unsigned char *, size_t) {
+    return 1;
+}
+const tp_json_walk_cb skip_cb = {skip0,       skip_bool, skip_number, skip_string, skip0,
+                                 skip_string, skip0,     skip0,       skip0};
+
+/* Fields and elements are used in place (value_unsafe() after the error check): copying
+ * them out (get(), values passed by value) cost store-forwarding stalls on their 16-byte
+ * parts, most of the walk's time by perf. */
+bool walk_object(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
     od::object o;
     if (v.get_object().get(o) || !cb->start_map(ctx))
         return false;
     for (auto res : o) {
-        od::field f;
-        std::string_view key;
-        if (std::move(res).get(f) || f.unescaped_key().get(key))
+        if (res.error())
             return false;
-        if (!cb->map_key(ctx, bytes(key), key.size()) || !walk(f.value(), cb, ctx))
+        od::field &f = res.value_unsafe();
+        std::string_view key;
+        int go;
+        if (f.unescaped_key().get(key) || !(go = cb->map_key(ctx, bytes(key), key.size())) ||
+            !walk(f.value(), go == 2 ? &skip_cb : cb, ctx))
             return false;
     }
     return cb->end_map(ctx);
 }
 
-bool walk_array(od::value v, const tp_json_walk_cb *cb, void *ctx) {
+bool walk_array(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
     od::array a;
     if (v.get_array().get(a) || !cb->start_array(ctx))
         return false;
     for (auto elem : a) {
-        od::value e;
-        if (std::move(elem).get(e) || !walk(e, cb, ctx))
+        if (elem.error() || !walk(elem.value_unsafe(), cb, ctx))
             return false;
     }
     return cb->end_array(ctx);
 }
 
-bool walk_scalar(od::value v, od::json_type t, const tp_json_walk_cb *cb, void *ctx) {
+bool walk_scalar(od::value &v, od::json_type t, const tp_json_walk_cb *cb, void *ctx) {
     if (t == od::json_type::string) {
         std::string_view s;
         return !v.get_string().get(s) && cb->on_string(ctx, bytes(s), s.size());
@@ -115,7 +136,7 @@ bool walk_scalar(od::value v, od::json_type t, const tp_json_walk_cb *cb, void *
     return !v.is_null().get(null) && null && cb->on_null(ctx);
 }
 
-bool walk(od::value v, const tp_json_walk_cb *cb, void *ctx) {
+bool walk(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
     od::json_type t;
     if (v.type().get(t))
         return false;
@@ -152,8 +173,7 @@ extern "C" int tp_json_walk_simd_run(void *parser, const char *text, size_t len,
     if (doc.get_array().get(a))
         return 0;
     for (auto elem : a) {
-        od::value e;
-        if (std::move(elem).get(e) || !walk(e, cb, ctx))
+        if (elem.error() || !walk(elem.value_unsafe(), cb, ctx))
             return 0;
     }
     const char *rest; /* anything after the array is an error: OUT_OF_BOUNDS says none */

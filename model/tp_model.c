@@ -98,11 +98,19 @@ static size_t pool_slot(const tp_strpool *p, const char *s, size_t len, uint64_t
     return i;
 }
 
+uint64_t tp_model_str_hash(const char *s, size_t len) {
+    return tp_hash_bytes(s, len, POOL_SEED);
+}
+
 uint32_t tp_model_intern(tp_model *m, const char *s, size_t len) {
+    return len ? tp_model_intern_hashed(m, s, len, tp_hash_bytes(s, len, POOL_SEED)) : 0;
+}
+
+uint32_t tp_model_intern_hashed(tp_model *m, const char *s, size_t len, uint64_t h) {
     tp_strpool *p = m->strings;
     if (len == 0)
         return 0;
-    uint64_t h = tp_hash_bytes(s, len, POOL_SEED);
+    assert(h == tp_hash_bytes(s, len, POOL_SEED));
     size_t slot = pool_slot(p, s, len, h);
     if (p->table[slot])
         return p->table[slot];

@@ -553,6 +553,13 @@ void tp_model_pop_rank(tp_model *m);
 /* Interns `len` bytes of `s` and returns the id (0 only for the empty string). */
 uint32_t tp_model_intern(tp_model *m, const char *s, size_t len);
 
+/* The pool's hash of `len` bytes of `s` (never 0), for tp_model_intern_hashed: a loader can
+ * hash on a thread of its own and intern on the model's. */
+uint64_t tp_model_str_hash(const char *s, size_t len);
+
+/* tp_model_intern with h = tp_model_str_hash(s, len) computed before. */
+uint32_t tp_model_intern_hashed(tp_model *m, const char *s, size_t len, uint64_t h);
+
 /* Looks up an interned string without adding it; 0 when absent (or empty). */
 uint32_t tp_model_find_str(const tp_model *m, const char *s);
 
