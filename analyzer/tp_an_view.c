@@ -1,6 +1,8 @@
 /* tp_an_view: row admission and timing for the analyses, native or HTA-compatible. */
 #include "tp_an_view.h"
 
+#include "tp_decimal.h"
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -85,11 +87,7 @@ size_t tp_an_profiler_step_names(const tp_model *m) {
 /* The double Python's float() gives for the µs decimal text of `ns` (HTA parses the JSON
  * numbers into doubles; its rounding works on those, not on exact values). */
 static double ns_to_us_double(int64_t ns) {
-    char buf[48];
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000,
-             (unsigned)(a % 1000));
-    return strtod(buf, NULL);
+    return tp_decimal_ns_to_us(ns);
 }
 
 /* Start and end of model row i in view time. */
