@@ -205,7 +205,7 @@ static int cmp_busy(const void *x, const void *y) {
 /* One entry per (pid, tid): rows, busy time (rows sorted by start: a running union). */
 static void fill_threads(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
-    thread_row *t = tp_an_alloc(v->n + 1, sizeof *t);
+    thread_row *t = tp_an_tmp(v, v->n, sizeof *t);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (!v->gpu[i])
@@ -214,7 +214,7 @@ static void fill_threads(const tp_an_view *v, tp_an_host *out) {
     const tp_sort_field by[] = {{offsetof(thread_row, pid), 0},
                                 {offsetof(thread_row, tid), 0},
                                 {offsetof(thread_row, a), 0}};
-    tp_sort_structs(t, n, sizeof *t, by, 3);
+    tp_sort_structs_s(t, n, sizeof *t, by, 3, v->scratch);
     out->th = tp_an_alloc(n + 1, sizeof *out->th);
     int64_t open_end = 0;
     for (size_t i = 0; i < n; i++) {
@@ -233,7 +233,7 @@ static void fill_threads(const tp_an_view *v, tp_an_host *out) {
     }
     if (out->n_threads)
         qsort(out->th, out->n_threads, sizeof *out->th, cmp_busy);
-    free(t);
+    tp_an_tmp_put(v, t);
 }
 
 void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {

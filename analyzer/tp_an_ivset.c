@@ -11,10 +11,6 @@
 #include "tp_interval.h"
 #include "tp_sort.h"
 
-typedef struct {
-    int64_t a, b;
-} span;
-
 static void reserve(tp_an_ivset *s, size_t need) {
     if (need <= s->cap)
         return;
@@ -28,21 +24,35 @@ static void push(tp_an_ivset *s, int64_t a, int64_t b) {
     s->a[s->n] = a, s->b[s->n] = b, s->n++;
 }
 
-/* Replaces out's runs by p[0..n) merged in the given order: a span opens a run when it
- * starts after every end seen so far (HTA's cummax), else it widens the last run. */
-static void merge_in_order(tp_an_ivset *out, const span *p, size_t n) {
+/* Replaces out's runs by the intervals [ts[idx[k]], end[idx[k]]) merged in the order of idx:
+ * an interval opens a run when it starts after every end seen so far (HTA's cummax), else
+ * it widens the last run. */
+static void merge_in_order(tp_an_ivset *out, const int64_t *ts, const int64_t *end,
+                           const size_t *idx, size_t n) {
+    tp_an_ivmerge m;
+    tp_an_ivmerge_start(&m, out);
+    for (size_t k = 0; k < n; k++)
+        tp_an_ivmerge_add(&m, ts[idx[k]], end[idx[k]]);
+}
+
+void tp_an_ivmerge_start(tp_an_ivmerge *m, tp_an_ivset *out) {
     out->n = 0;
-    int64_t cummax = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (k == 0 || p[k].a > cummax) {
-            push(out, p[k].a, p[k].b);
-        } else {
-            size_t l = out->n - 1;
-            out->a[l] = p[k].a < out->a[l] ? p[k].a : out->a[l];
-            out->b[l] = p[k].b > out->b[l] ? p[k].b : out->b[l];
-        }
-        cummax = k == 0 || p[k].b > cummax ? p[k].b : cummax;
+    m->out = out;
+    m->cummax = 0;
+    m->k = 0;
+}
+
+void tp_an_ivmerge_add(tp_an_ivmerge *m, int64_t a, int64_t b) {
+    tp_an_ivset *out = m->out;
+    if (m->k == 0 || a > m->cummax) {
+        push(out, a, b);
+    } else {
+        size_t l = out->n - 1;
+        out->a[l] = a < out->a[l] ? a : out->a[l];
+        out->b[l] = b > out->b[l] ? b : out->b[l];
     }
+    m->cummax = m->k == 0 || b > m->cummax ? b : m->cummax;
+    m->k++;
 }
 
 void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
@@ -106,15 +116,12 @@ int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y) {
     return n;
 }
 
-void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out) {
-    size_t *idx = tp_an_alloc(n + 1, sizeof *idx);
-    span *p = tp_an_alloc(n + 1, sizeof *p);
-    tp_an_argsort_np(ts, n, idx);
-    for (size_t k = 0; k < n; k++)
-        p[k] = (span){ts[idx[k]], end[idx[k]]};
-    merge_in_order(out, p, n);
-    free(p);
-    free(idx);
+void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out,
+                           tp_scratch *s) {
+    size_t *idx = tp_scratch_get(s, n, sizeof *idx);
+    tp_an_argsort_np(ts, n, idx, s);
+    merge_in_order(out, ts, end, idx, n);
+    tp_scratch_put(s, idx);
 }
 
 void tp_an_ivset_free(tp_an_ivset *s) {
