@@ -9,6 +9,7 @@
 
 #include "tp_an_stats.h"
 #include "tp_interval.h"
+#include "tp_mem.h"
 #include "tp_sort.h"
 
 static void reserve(tp_an_ivset *s, size_t need) {
@@ -17,6 +18,25 @@ static void reserve(tp_an_ivset *s, size_t need) {
     size_t cap = s->cap;
     tp_an_grow((void **)&s->a, &cap, need, sizeof *s->a);
     tp_an_grow((void **)&s->b, &s->cap, need, sizeof *s->b);
+}
+
+void tp_an_ivset_bound(tp_an_ivset *s, size_t most) {
+    s->n = 0;
+    if (most <= s->cap)
+        return;
+    free(s->a), free(s->b); /* the runs are dropped: nothing to copy */
+    s->a = tp_mem_xalloc(most, sizeof *s->a);
+    s->b = tp_mem_xalloc(most, sizeof *s->b);
+    s->cap = most;
+}
+
+void tp_an_ivset_fit(tp_an_ivset *s) {
+    if (s->cap <= s->n + TP_AN_IVSET_SLACK)
+        return;
+    size_t n = s->n ? s->n : 1; /* realloc to fewer bytes shrinks in place */
+    s->a = tp_mem_xrealloc(s->a, n, sizeof *s->a);
+    s->b = tp_mem_xrealloc(s->b, n, sizeof *s->b);
+    s->cap = n;
 }
 
 static void push(tp_an_ivset *s, int64_t a, int64_t b) {
@@ -70,6 +90,7 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
     for (size_t i = 0; i < runs; i++)
         push(s, p[i].a, p[i].b);
     free(p);
+    tp_an_ivset_fit(s);
 }
 
 int64_t tp_an_ivset_len(const tp_an_ivset *s) {
@@ -81,7 +102,7 @@ int64_t tp_an_ivset_len(const tp_an_ivset *s) {
 
 /* out = x AND y (keep = 1) or x AND NOT y (keep = 0): one sweep over both sets. */
 static void combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_ivset *out) {
-    out->n = 0;
+    tp_an_ivset_bound(out, x->n + y->n); /* each run of y splits at most one of x */
     size_t j = 0;
     for (size_t i = 0; i < x->n; i++) {
         int64_t a = x->a[i], b = x->b[i];
@@ -98,6 +119,7 @@ static void combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_
         if (!keep)
             tp_an_ivset_add(out, a, b);
     }
+    tp_an_ivset_fit(out);
 }
 
 void tp_an_ivset_and(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *out) {
@@ -120,7 +142,9 @@ void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_a
                            tp_scratch *s) {
     size_t *idx = tp_scratch_get(s, n, sizeof *idx);
     tp_an_argsort_np(ts, n, idx, s);
+    tp_an_ivset_bound(out, n);
     merge_in_order(out, ts, end, idx, n);
+    tp_an_ivset_fit(out);
     tp_scratch_put(s, idx);
 }
 

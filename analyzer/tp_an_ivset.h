@@ -66,6 +66,15 @@ typedef struct {
 void tp_an_ivmerge_start(tp_an_ivmerge *m, tp_an_ivset *out);
 void tp_an_ivmerge_add(tp_an_ivmerge *m, int64_t a, int64_t b);
 
+/* Empties `s` and gives it room for `most` runs at once, where an operation knows how many
+ * it can make at most: a large set is then not regrown run by run (each regrowth of a heap
+ * block copies it into new pages), and pages past the runs written are never touched.
+ * tp_an_ivset_fit gives the room not used back (when more than TP_AN_IVSET_SLACK runs). The
+ * set operations and merges here do both themselves. */
+#define TP_AN_IVSET_SLACK 4096
+void tp_an_ivset_bound(tp_an_ivset *s, size_t most);
+void tp_an_ivset_fit(tp_an_ivset *s);
+
 /* Frees the runs and zeroes `s`; NULL: no-op. */
 void tp_an_ivset_free(tp_an_ivset *s);
 

@@ -11,12 +11,14 @@
 void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out) {
     if (v->gpu_order) { /* distinct starts: the subset's sorted order is gpu_order filtered */
         tp_an_ivmerge m;
+        tp_an_ivset_bound(out, v->n_gpu);
         tp_an_ivmerge_start(&m, out);
         for (size_t k = 0; k < v->n_gpu; k++) {
             uint32_t i = v->gpu_order[k];
             if (kt_mask & (1u << v->ktype[i]))
                 tp_an_ivmerge_add(&m, v->ts[i], v->end[i]);
         }
+        tp_an_ivset_fit(out);
         return;
     }
     int64_t *ts = tp_an_tmp(v, v->n_gpu, sizeof *ts), *end = tp_an_tmp(v, v->n_gpu, sizeof *end);
