@@ -3,6 +3,7 @@
  * can take it back. */
 #include "tp_scratch.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct tp_scratch {
                                     first */
     size_t n;
     size_t kept, budget; /* bytes in keep[], and the most it may hold */
+    pthread_mutex_t mu;  /* the TUI runs analyses of one view on two threads */
 };
 
 static blk_head *head(void *p) {
@@ -33,20 +35,26 @@ static size_t cap_of(void *p) {
 tp_scratch *tp_scratch_open(size_t budget) {
     tp_scratch *s = tp_mem_xcalloc(1, sizeof *s);
     s->budget = budget;
+    pthread_mutex_init(&s->mu, NULL);
     return s;
 }
 
 void tp_scratch_trim(tp_scratch *s) {
     if (!s)
         return;
+    pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < s->n; i++)
         free(head(s->keep[i]));
     s->n = 0;
     s->kept = 0;
+    pthread_mutex_unlock(&s->mu);
 }
 
 void tp_scratch_close(tp_scratch *s) {
+    if (!s)
+        return;
     tp_scratch_trim(s);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
@@ -77,7 +85,12 @@ static void *get(tp_scratch *s, size_t n, size_t size, int zero) {
         fprintf(stderr, "trainprof: out of memory (%zu x %zu bytes)\n", n, size);
         abort(); /* as tp_mem's aborting family does */
     }
-    void *p = s && bytes >= TP_SCRATCH_MIN ? take(s, bytes) : NULL;
+    void *p = NULL;
+    if (s && bytes >= TP_SCRATCH_MIN) {
+        pthread_mutex_lock(&s->mu);
+        p = take(s, bytes);
+        pthread_mutex_unlock(&s->mu);
+    }
     if (!p)
         return fresh(bytes, zero); /* calloc: fresh mmapped pages need no memset */
     if (zero)
@@ -102,6 +115,7 @@ void tp_scratch_put(tp_scratch *s, void *p) {
     }
     /* The oldest kept blocks go first until this one fits in the count and the budget: the
      * blocks of the analysis running now are the likeliest to be asked for again. */
+    pthread_mutex_lock(&s->mu);
     while (s->n == TP_SCRATCH_KEEP || s->kept + cap_of(p) > s->budget) {
         s->kept -= cap_of(s->keep[0]);
         free(head(s->keep[0]));
@@ -109,8 +123,14 @@ void tp_scratch_put(tp_scratch *s, void *p) {
     }
     s->keep[s->n++] = p;
     s->kept += cap_of(p);
+    pthread_mutex_unlock(&s->mu);
 }
 
-size_t tp_scratch_kept(const tp_scratch *s) {
-    return s ? s->kept : 0;
+size_t tp_scratch_kept(tp_scratch *s) {
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    size_t k = s->kept;
+    pthread_mutex_unlock(&s->mu);
+    return k;
 }

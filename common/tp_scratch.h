@@ -15,8 +15,10 @@
  * budget is what a caller trades of peak memory for fewer page faults.
  *
  * Failure policy: the aborting family of tp_mem (analyzer, TUI, CLI only; never the
- * collector). One handle is used by one thread at a time. Every function takes a NULL
- * handle and then behaves as plain malloc/calloc/free, so code can take a scratch optionally. */
+ * collector). A handle may be shared by threads (a mutex guards the list: the TUI computes
+ * a view's analyses on a worker thread while its UI thread may run one). Every function takes
+ * a NULL handle and then behaves as plain malloc/calloc/free, so code can take a scratch
+ * optionally. */
 #ifndef TP_SCRATCH_H
 #define TP_SCRATCH_H
 
@@ -50,6 +52,6 @@ void tp_scratch_put(tp_scratch *s, void *p);
 void tp_scratch_trim(tp_scratch *s);
 
 /* Bytes in kept blocks (for tests and measurements). */
-size_t tp_scratch_kept(const tp_scratch *s);
+size_t tp_scratch_kept(tp_scratch *s);
 
 #endif
