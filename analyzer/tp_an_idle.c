@@ -29,15 +29,15 @@ static int idle_row(const tp_an_view *v, size_t i) {
 }
 
 static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_idle_stream *s) {
-    int64_t *key = tp_an_alloc(n, sizeof *key);
-    size_t *ord = tp_an_alloc(n, sizeof *ord);
+    int64_t *key = tp_an_tmp(v, n, sizeof *key);
+    size_t *ord = tp_an_tmp(v, n, sizeof *ord);
     double *gap[TP_IDLE_COUNT];
     size_t ng[TP_IDLE_COUNT] = {0};
     for (int c = 0; c < TP_IDLE_COUNT; c++)
-        gap[c] = tp_an_alloc(n, sizeof(double));
+        gap[c] = tp_an_tmp(v, n, sizeof(double));
     for (size_t k = 0; k < n; k++)
         key[k] = v->ts[rows[k]];
-    tp_an_argsort_np(key, n, ord);
+    tp_an_argsort_np(key, n, ord, v->scratch);
     s->n_ops = n;
     for (size_t k = 1; k < n; k++) {
         size_t i = rows[ord[k]];
@@ -53,25 +53,25 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
     }
     for (int c = 0; c < TP_IDLE_COUNT; c++) {
         tp_an_describe(gap[c], ng[c], &s->gaps[c]);
-        free(gap[c]);
+        tp_an_tmp_put(v, gap[c]);
     }
-    free(key);
-    free(ord);
+    tp_an_tmp_put(v, key);
+    tp_an_tmp_put(v, ord);
 }
 
 /* Ops grouped by stream (stable: each group keeps the view's order), then one stream_run per
  * group; streams come out by id. */
 void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
     memset(out, 0, sizeof *out);
-    size_t *rows = tp_an_alloc(v->n + 1, sizeof *rows), nr = 0;
+    size_t *rows = tp_an_tmp(v, v->n, sizeof *rows), nr = 0;
     for (size_t i = 0; i < v->n; i++)
         if (idle_row(v, i))
             rows[nr++] = i;
-    int64_t *key = tp_an_alloc(nr + 1, sizeof *key);
-    size_t *ord = tp_an_alloc(nr + 1, sizeof *ord), *sub = tp_an_alloc(nr + 1, sizeof *sub);
+    int64_t *key = tp_an_tmp(v, nr, sizeof *key);
+    size_t *ord = tp_an_tmp(v, nr, sizeof *ord), *sub = tp_an_tmp(v, nr, sizeof *sub);
     for (size_t k = 0; k < nr; k++)
         key[k] = tp_an_view_stream(v, rows[k]);
-    tp_an_stable_order(key, nr, ord);
+    tp_an_stable_order(key, nr, ord, v->scratch);
     out->s = tp_an_alloc(nr + 1, sizeof *out->s);
     for (size_t a = 0, b; a < nr; a = b) {
         for (b = a; b < nr && key[ord[b]] == key[ord[a]]; b++)
@@ -80,10 +80,10 @@ void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
         s->stream = key[ord[a]];
         stream_run(v, sub, b - a, s);
     }
-    free(key);
-    free(ord);
-    free(sub);
-    free(rows);
+    tp_an_tmp_put(v, key);
+    tp_an_tmp_put(v, ord);
+    tp_an_tmp_put(v, sub);
+    tp_an_tmp_put(v, rows);
 }
 
 void tp_an_idle_free(tp_an_idle *out) {

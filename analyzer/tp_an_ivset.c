@@ -9,11 +9,8 @@
 
 #include "tp_an_stats.h"
 #include "tp_interval.h"
+#include "tp_mem.h"
 #include "tp_sort.h"
-
-typedef struct {
-    int64_t a, b;
-} span;
 
 static void reserve(tp_an_ivset *s, size_t need) {
     if (need <= s->cap)
@@ -23,26 +20,59 @@ static void reserve(tp_an_ivset *s, size_t need) {
     tp_an_grow((void **)&s->b, &s->cap, need, sizeof *s->b);
 }
 
+void tp_an_ivset_bound(tp_an_ivset *s, size_t most) {
+    s->n = 0;
+    if (most <= s->cap)
+        return;
+    free(s->a), free(s->b); /* the runs are dropped: nothing to copy */
+    s->a = tp_mem_xalloc(most, sizeof *s->a);
+    s->b = tp_mem_xalloc(most, sizeof *s->b);
+    s->cap = most;
+}
+
+void tp_an_ivset_fit(tp_an_ivset *s) {
+    if (s->cap <= s->n + TP_AN_IVSET_SLACK)
+        return;
+    size_t n = s->n ? s->n : 1; /* realloc to fewer bytes shrinks in place */
+    s->a = tp_mem_xrealloc(s->a, n, sizeof *s->a);
+    s->b = tp_mem_xrealloc(s->b, n, sizeof *s->b);
+    s->cap = n;
+}
+
 static void push(tp_an_ivset *s, int64_t a, int64_t b) {
     reserve(s, s->n + 1);
     s->a[s->n] = a, s->b[s->n] = b, s->n++;
 }
 
-/* Replaces out's runs by p[0..n) merged in the given order: a span opens a run when it
- * starts after every end seen so far (HTA's cummax), else it widens the last run. */
-static void merge_in_order(tp_an_ivset *out, const span *p, size_t n) {
+/* Replaces out's runs by the intervals [ts[idx[k]], end[idx[k]]) merged in the order of idx:
+ * an interval opens a run when it starts after every end seen so far (HTA's cummax), else
+ * it widens the last run. */
+static void merge_in_order(tp_an_ivset *out, const int64_t *ts, const int64_t *end,
+                           const size_t *idx, size_t n) {
+    tp_an_ivmerge m;
+    tp_an_ivmerge_start(&m, out);
+    for (size_t k = 0; k < n; k++)
+        tp_an_ivmerge_add(&m, ts[idx[k]], end[idx[k]]);
+}
+
+void tp_an_ivmerge_start(tp_an_ivmerge *m, tp_an_ivset *out) {
     out->n = 0;
-    int64_t cummax = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (k == 0 || p[k].a > cummax) {
-            push(out, p[k].a, p[k].b);
-        } else {
-            size_t l = out->n - 1;
-            out->a[l] = p[k].a < out->a[l] ? p[k].a : out->a[l];
-            out->b[l] = p[k].b > out->b[l] ? p[k].b : out->b[l];
-        }
-        cummax = k == 0 || p[k].b > cummax ? p[k].b : cummax;
+    m->out = out;
+    m->cummax = 0;
+    m->k = 0;
+}
+
+void tp_an_ivmerge_add(tp_an_ivmerge *m, int64_t a, int64_t b) {
+    tp_an_ivset *out = m->out;
+    if (m->k == 0 || a > m->cummax) {
+        push(out, a, b);
+    } else {
+        size_t l = out->n - 1;
+        out->a[l] = a < out->a[l] ? a : out->a[l];
+        out->b[l] = b > out->b[l] ? b : out->b[l];
     }
+    m->cummax = m->k == 0 || b > m->cummax ? b : m->cummax;
+    m->k++;
 }
 
 void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
@@ -60,6 +90,7 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
     for (size_t i = 0; i < runs; i++)
         push(s, p[i].a, p[i].b);
     free(p);
+    tp_an_ivset_fit(s);
 }
 
 int64_t tp_an_ivset_len(const tp_an_ivset *s) {
@@ -71,7 +102,7 @@ int64_t tp_an_ivset_len(const tp_an_ivset *s) {
 
 /* out = x AND y (keep = 1) or x AND NOT y (keep = 0): one sweep over both sets. */
 static void combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_ivset *out) {
-    out->n = 0;
+    tp_an_ivset_bound(out, x->n + y->n); /* each run of y splits at most one of x */
     size_t j = 0;
     for (size_t i = 0; i < x->n; i++) {
         int64_t a = x->a[i], b = x->b[i];
@@ -88,6 +119,7 @@ static void combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_
         if (!keep)
             tp_an_ivset_add(out, a, b);
     }
+    tp_an_ivset_fit(out);
 }
 
 void tp_an_ivset_and(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *out) {
@@ -106,15 +138,14 @@ int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y) {
     return n;
 }
 
-void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out) {
-    size_t *idx = tp_an_alloc(n + 1, sizeof *idx);
-    span *p = tp_an_alloc(n + 1, sizeof *p);
-    tp_an_argsort_np(ts, n, idx);
-    for (size_t k = 0; k < n; k++)
-        p[k] = (span){ts[idx[k]], end[idx[k]]};
-    merge_in_order(out, p, n);
-    free(p);
-    free(idx);
+void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out,
+                           tp_scratch *s) {
+    size_t *idx = tp_scratch_get(s, n, sizeof *idx);
+    tp_an_argsort_np(ts, n, idx, s);
+    tp_an_ivset_bound(out, n);
+    merge_in_order(out, ts, end, idx, n);
+    tp_an_ivset_fit(out);
+    tp_scratch_put(s, idx);
 }
 
 void tp_an_ivset_free(tp_an_ivset *s) {

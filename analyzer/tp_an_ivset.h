@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_scratch.h"
+
 typedef struct {
     int64_t *a, *b; /* starts and ends of the runs */
     size_t n, cap;
@@ -49,8 +51,29 @@ int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y);
 /* HTA's merge of the intervals [ts[i], end[i]) for i < n into `out` (overwritten): visited
  * in numpy.argsort(ts, kind="quicksort") order, an interval opens a new run when it starts
  * after every end seen so far, else it widens the last run. Intervals of any length are
- * kept, as HTA keeps them. */
-void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out);
+ * kept, as HTA keeps them. Scratch arrays come from `s` (NULL: malloc). */
+void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out,
+                           tp_scratch *s);
+
+/* The merge of tp_an_ivset_merge_hta fed one interval at a time, for callers that have the
+ * intervals in numpy's argsort order already: start (out's runs are replaced), then add each
+ * interval in that order. */
+typedef struct {
+    tp_an_ivset *out;
+    int64_t cummax; /* the largest end so far */
+    size_t k;       /* intervals added */
+} tp_an_ivmerge;
+void tp_an_ivmerge_start(tp_an_ivmerge *m, tp_an_ivset *out);
+void tp_an_ivmerge_add(tp_an_ivmerge *m, int64_t a, int64_t b);
+
+/* Empties `s` and gives it room for `most` runs at once, where an operation knows how many
+ * it can make at most: a large set is then not regrown run by run (each regrowth of a heap
+ * block copies it into new pages), and pages past the runs written are never touched.
+ * tp_an_ivset_fit gives the room not used back (when more than TP_AN_IVSET_SLACK runs). The
+ * set operations and merges here do both themselves. */
+#define TP_AN_IVSET_SLACK 4096
+void tp_an_ivset_bound(tp_an_ivset *s, size_t most);
+void tp_an_ivset_fit(tp_an_ivset *s);
 
 /* Frees the runs and zeroes `s`; NULL: no-op. */
 void tp_an_ivset_free(tp_an_ivset *s);

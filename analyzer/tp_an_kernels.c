@@ -10,6 +10,7 @@
 
 #include "tp_an_ivset.h"
 #include "tp_an_stats.h"
+#include "tp_an_temporal.h"
 #include "tp_mem.h"
 #include "tp_sort.h"
 
@@ -62,19 +63,11 @@ static void order_edges(tp_edge *e, const size_t *off, tp_edge *out) {
 static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     tp_edge *e = tp_an_alloc(2 * v->n_gpu + 2, sizeof *e), *sorted;
     size_t off[4] = {0};
-    int64_t *ts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
-            *end = tp_an_alloc(v->n_gpu + 1, sizeof *end);
     tp_an_ivset m = {0};
     size_t ne = 0;
     for (int t = 0; t < 3; t++) {
         off[t] = ne;
-        size_t k = 0;
-        for (size_t i = 0; i < v->n; i++)
-            if (v->gpu[i] && v->ktype[i] == t) {
-                ts[k] = v->ts[i];
-                end[k++] = v->end[i];
-            }
-        tp_an_ivset_merge_hta(ts, end, k, &m);
+        tp_an_gpu_merge(v, 1u << t, &m);
         for (size_t j = 0; j < m.n; j++) {
             e[ne++] = (tp_edge){m.a[j], 1 << t};
             e[ne++] = (tp_edge){m.b[j], -(1 << t)};
@@ -97,8 +90,6 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     for (int c = 1; c < TP_KT_CLASSES; c++)
         out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
     free(e);
-    free(ts);
-    free(end);
     tp_an_ivset_free(&m);
 }
 

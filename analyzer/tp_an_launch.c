@@ -77,12 +77,12 @@ static void add_pair(tp_pairs *p, const tp_an_view *v, size_t c, size_t g) {
 }
 
 static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
-    tp_an_keyrow *a = tp_an_alloc(v->n + 1, sizeof *a);
+    tp_an_keyrow *a = tp_an_tmp(v, v->n, sizeof *a);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (tp_an_view_corr(v, i) != -1 || v->opts.compat_hta)
             a[n++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
-    tp_an_keyrow_sort(a, n);
+    tp_an_keyrow_sort(a, n, v->scratch);
     for (size_t s = 0, e; s < n; s = e) {
         for (e = s; e < n && a[e].key == a[s].key; e++)
             ;
@@ -96,7 +96,7 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
                     add_pair(p, v, a[x].row, a[y].row);
         }
     }
-    free(a);
+    tp_an_tmp_put(v, a);
 }
 
 void tp_an_launch_run(const tp_an_view *v, tp_an_launch *out) {

@@ -104,7 +104,7 @@ static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
     double *vals = tp_an_alloc(s.n + 1, sizeof *vals);
     for (size_t k = 0; k < s.n; k++)
         key[k] = s.p[k].ts;
-    tp_an_argsort_np(key, s.n, ord);
+    tp_an_argsort_np(key, s.n, ord, v->scratch);
     out->bw = tp_an_alloc(s.nt + 1, sizeof *out->bw);
     out->n_bw = s.nt;
     for (size_t ty = 0; ty < s.nt; ty++) {

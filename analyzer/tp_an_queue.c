@@ -57,7 +57,7 @@ static int gpu_row(const tp_an_view *v, size_t i) {
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
  * GPU steps (GPU rows whose correlation has a launch call), both in view order. */
 static void collect_steps(const tp_an_view *v, tp_steps *st) {
-    tp_an_keyrow *g = tp_an_alloc(v->n + 1, sizeof *g), *l = tp_an_alloc(v->n + 1, sizeof *l);
+    tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
     for (size_t i = 0; i < v->n; i++) {
         if (gpu_row(v, i))
@@ -68,12 +68,12 @@ static void collect_steps(const tp_an_view *v, tp_steps *st) {
     /* Both sorted by correlation, one merge pass pairs them: per launch (by its place k in
      * the view order; l[].row becomes that place) the first entry of g with its correlation,
      * per GPU row whether a launch has its correlation. */
-    uint32_t *lrow = tp_an_alloc(nl + 1, sizeof *lrow), *g_at = tp_an_alloc(nl + 1, sizeof *g_at);
+    uint32_t *lrow = tp_an_tmp(v, nl, sizeof *lrow), *g_at = tp_an_tmp(v, nl, sizeof *g_at);
     for (size_t k = 0; k < nl; k++)
         lrow[k] = (uint32_t)l[k].row, l[k].row = k;
-    tp_an_keyrow_sort(g, ng);
-    tp_an_keyrow_sort(l, nl);
-    uint8_t *launched = tp_an_alloc(v->n + 1, 1);
+    tp_an_keyrow_sort(g, ng, v->scratch);
+    tp_an_keyrow_sort(l, nl, v->scratch);
+    uint8_t *launched = tp_an_tmp0(v, v->n, 1);
     for (size_t k = 0, j = 0; k < nl; k++) {
         while (j < ng && g[j].key < l[k].key)
             j++;
@@ -89,24 +89,25 @@ static void collect_steps(const tp_an_view *v, tp_steps *st) {
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */
             add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
-    free(g), free(l), free(lrow), free(g_at), free(launched);
+    tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, lrow), tp_an_tmp_put(v, g_at);
+    tp_an_tmp_put(v, launched);
 }
 
 static double median_launch(const tp_an_view *v) {
-    double *d = tp_an_alloc(v->n + 1, sizeof *d);
+    double *d = tp_an_tmp(v, v->n, sizeof *d);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (is_launch(v, i))
             d[n++] = (double)(v->end[i] - v->ts[i]);
     double p50 = n ? tp_an_percentile(d, n, 50) : 0;
-    free(d);
+    tp_an_tmp_put(v, d);
     return p50;
 }
 
 /* One stream: steps in time order (ord restricted to the stream). */
 static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord, size_t n,
                        double median, tp_an_queue_stream *q) {
-    double *len = tp_an_alloc(n + 1, sizeof *len);
+    double *len = tp_an_tmp(v, n, sizeof *len);
     int64_t cur = 0, mx = 0;
     for (size_t k = 0; k < n; k++) {
         cur += s[ord[k]].delta;
@@ -125,7 +126,7 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
         }
     }
     tp_an_describe(len, n, &q->len);
-    free(len);
+    tp_an_tmp_put(v, len);
 }
 
 /* 1 when the order of steps with equal times can change a result: two steps of one stream at
@@ -150,15 +151,12 @@ static int ties_matter(const tp_step *s, const size_t *ord, size_t n) {
 
 /* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
  * stable radix order when ties cannot matter, numpy's quicksort otherwise. */
-static void time_order(const tp_steps *st, int64_t *key, size_t *ord) {
+static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, size_t *ord) {
     for (size_t k = 0; k < st->n; k++)
         key[k] = st->s[k].ts;
-    uint32_t *rows = tp_sort_order_i64(key, st->n);
-    for (size_t k = 0; k < st->n; k++)
-        ord[k] = rows[k];
-    free(rows);
+    tp_an_stable_order(key, st->n, ord, v->scratch);
     if (ties_matter(st->s, ord, st->n))
-        tp_an_argsort_np(key, st->n, ord);
+        tp_an_argsort_np(key, st->n, ord, v->scratch);
 }
 
 /* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
@@ -167,13 +165,13 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     memset(out, 0, sizeof *out);
     tp_steps st = {0};
     collect_steps(v, &st);
-    int64_t *key = tp_an_alloc(st.n + 1, sizeof *key);
-    size_t *ord = tp_an_alloc(st.n + 1, sizeof *ord), *grp = tp_an_alloc(st.n + 1, sizeof *grp);
-    size_t *sub = tp_an_alloc(st.n + 1, sizeof *sub);
-    time_order(&st, key, ord);
+    int64_t *key = tp_an_tmp(v, st.n, sizeof *key);
+    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
+    size_t *sub = tp_an_tmp(v, st.n, sizeof *sub);
+    time_order(v, &st, key, ord);
     for (size_t k = 0; k < st.n; k++)
         key[k] = st.s[ord[k]].stream;
-    tp_an_stable_order(key, st.n, grp);
+    tp_an_stable_order(key, st.n, grp, v->scratch);
     out->median_launch_ns = median_launch(v);
     out->s = tp_an_alloc(st.n + 1, sizeof *out->s);
     for (size_t a = 0, b; a < st.n; a = b) {
@@ -183,10 +181,10 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
         q->stream = key[grp[a]];
         stream_run(v, st.s, sub, b - a, out->median_launch_ns, q);
     }
-    free(key);
-    free(ord);
-    free(grp);
-    free(sub);
+    tp_an_tmp_put(v, key);
+    tp_an_tmp_put(v, ord);
+    tp_an_tmp_put(v, grp);
+    tp_an_tmp_put(v, sub);
     free(st.s);
 }
 

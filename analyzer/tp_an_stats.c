@@ -254,28 +254,29 @@ static size_t *np_partition(const int64_t *v, size_t *pl, size_t *pr) {
  * Returns 0 (idx untouched) when two keys are equal, where numpy's own order is needed; then
  * *tie (when not NULL) gets a new array (free() it) that marks, per index, the keys that
  * occur more than once. */
-static int argsort_distinct(const int64_t *v, size_t n, size_t *idx, uint8_t **tie) {
+static int argsort_distinct(const int64_t *v, size_t n, size_t *idx, uint8_t **tie, tp_scratch *s) {
     if (n < 64 || n >= UINT32_MAX)
         return 0;
-    uint32_t *rows = tp_sort_order_i64(v, n);
+    uint32_t *rows = tp_sort_order_i64_s(v, n, s);
     int distinct = 1;
     for (size_t i = 1; i < n && distinct; i++)
         distinct = v[rows[i - 1]] != v[rows[i]];
     for (size_t i = 0; i < n && distinct; i++)
         idx[i] = rows[i];
     if (!distinct && tie) {
-        *tie = tp_mem_xcalloc(n, 1);
+        *tie = tp_scratch_get0(s, n, 1);
         for (size_t i = 1; i < n; i++)
             if (v[rows[i - 1]] == v[rows[i]])
                 (*tie)[rows[i - 1]] = (*tie)[rows[i]] = 1;
     }
-    free(rows);
+    tp_scratch_put(s, rows);
     return distinct;
 }
 
 /* What sorting the parts of numpy's recursion whose keys are distinct needs. */
 typedef struct {
-    const uint8_t *tie; /* per index: its key occurs more than once; NULL: unknown */
+    uint8_t *tie; /* per index: its key occurs more than once; NULL: unknown */
+    tp_scratch *s;
 } np_shortcut;
 
 /* When no key of tosort[pl..pr] occurs twice in the whole array, sorts that part (any sort of
@@ -288,18 +289,18 @@ static int np_sort_if_distinct(const int64_t *v, size_t *pl, size_t *pr, np_shor
         if (s->tie[pl[i]])
             return 0;
     /* scratch of the part's size only (the caller's arrays are large already) */
-    uint64_t *key = tp_mem_xalloc(n, sizeof *key); /* radix keys, then the sorted indices */
-    uint32_t *row = tp_mem_xalloc(n, sizeof *row);
+    uint64_t *key = tp_scratch_get(s->s, n, sizeof *key); /* radix keys, then the indices */
+    uint32_t *row = tp_scratch_get(s->s, n, sizeof *row);
     for (size_t i = 0; i < n; i++) {
         key[i] = tp_sort_key_i64(v[pl[i]]);
         row[i] = (uint32_t)i;
     }
-    tp_sort_pairs(key, row, n);
+    tp_sort_pairs_s(key, row, n, s->s);
     for (size_t i = 0; i < n; i++)
         key[i] = pl[row[i]];
     for (size_t i = 0; i < n; i++)
         pl[i] = (size_t)key[i];
-    free(key), free(row);
+    tp_scratch_put(s->s, key), tp_scratch_put(s->s, row);
     return 1;
 }
 
@@ -307,9 +308,9 @@ static int np_sort_if_distinct(const int64_t *v, size_t *pl, size_t *pr, np_shor
  * keys repeat) is finished by a radix sort instead: numpy's partitions, and hence which
  * indices each part holds, are followed exactly; only the order inside a part is reached
  * another way, and for distinct keys it is the same. */
-void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
-    np_shortcut sc = {0};
-    if (argsort_distinct(v, num, tosort, (uint8_t **)&sc.tie))
+void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort, tp_scratch *s) {
+    np_shortcut sc = {NULL, s};
+    if (argsort_distinct(v, num, tosort, &sc.tie, s))
         return;
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
@@ -349,7 +350,7 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort) {
         cdepth = *(--psdepth);
     }
 done:
-    free((void *)sc.tie);
+    tp_scratch_put(s, sc.tie);
 }
 
 static int cmp_keyrow(const void *a, const void *b) {
@@ -359,19 +360,19 @@ static int cmp_keyrow(const void *a, const void *b) {
     return (x->row > y->row) - (x->row < y->row);
 }
 
-void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n) {
+void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n, tp_scratch *s) {
     int rows_ascending = 1;
     for (size_t i = 1; i < n && rows_ascending; i++)
         rows_ascending = a[i - 1].row <= a[i].row;
     if (rows_ascending) /* the usual case: a stable sort by key alone gives (key, row) */
-        tp_sort_structs_i64(a, n, sizeof *a, offsetof(tp_an_keyrow, key));
+        tp_sort_structs_i64_s(a, n, sizeof *a, offsetof(tp_an_keyrow, key), s);
     else
         qsort(a, n, sizeof *a, cmp_keyrow);
 }
 
-void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx) {
-    uint32_t *rows = tp_sort_order_i64(key, n);
+void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx, tp_scratch *s) {
+    uint32_t *rows = tp_sort_order_i64_s(key, n, s);
     for (size_t i = 0; i < n; i++)
         idx[i] = rows[i];
-    free(rows);
+    tp_scratch_put(s, rows);
 }

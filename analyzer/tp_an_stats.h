@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_scratch.h"
+
 /* Summary of a sample. Fields that are undefined for the sample (everything when count is 0,
  * std when count < 2) are NaN. */
 typedef struct {
@@ -35,12 +37,13 @@ double tp_an_percentile(double *v, size_t n, double q);
 int tp_an_sum_exact(const double *v, size_t n, double *sum);
 
 /* Writes into idx[0..n) the permutation numpy.argsort(key, kind="quicksort") returns for
- * key[0..n) (equal keys come out in numpy's order, not in input order). */
-void tp_an_argsort_np(const int64_t *key, size_t n, size_t *idx);
+ * key[0..n) (equal keys come out in numpy's order, not in input order). Scratch arrays
+ * come from `s` (NULL: malloc), as in the two functions below. */
+void tp_an_argsort_np(const int64_t *key, size_t n, size_t *idx, tp_scratch *s);
 
 /* Writes into idx[0..n) the stable ascending order of key[0..n): equal keys keep their
  * input order, so groups of equal keys come out contiguous and internally unchanged. */
-void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx);
+void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx, tp_scratch *s);
 
 /* A row and the key it is grouped by (e.g. its correlation id). */
 typedef struct {
@@ -50,7 +53,7 @@ typedef struct {
 
 /* Sorts a[0..n) by key, then row: equal keys come out contiguous and in row order, whatever
  * order qsort leaves ties in. */
-void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n);
+void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n, tp_scratch *s);
 
 /* a + b, saturating at INT64_MAX / INT64_MIN instead of overflowing: sums of times and sizes
  * stay in range for any real trace, and only crafted input (every time may reach 2^62 ns)

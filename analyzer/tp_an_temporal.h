@@ -6,6 +6,7 @@
 #ifndef TP_AN_TEMPORAL_H
 #define TP_AN_TEMPORAL_H
 
+#include "tp_an_ivset.h"
 #include "tp_an_view.h"
 
 typedef struct {
@@ -21,5 +22,9 @@ void tp_an_temporal_run(const tp_an_view *v, tp_an_temporal *out);
 /* Union length of the view's GPU rows whose ktype bit is set in `kt_mask` (1 << tp_ktype);
  * writes the merged first start / last end when non-NULL. Returns 0 for no rows. */
 int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last);
+
+/* The runs of those rows, merged by HTA's rule (tp_an_ivset_merge_hta) into `out`
+ * (overwritten). */
+void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out);
 
 #endif

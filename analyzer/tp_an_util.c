@@ -19,14 +19,13 @@ static int32_t row_device(const tp_an_view *v, size_t i) {
 
 /* The busy runs of device `dev`: its GPU rows merged as tp_an_gpu_union merges them. */
 static void device_busy(const tp_an_view *v, int32_t dev, tp_an_ivset *out) {
-    int64_t *ts = tp_an_alloc(v->n_gpu + 1, sizeof *ts),
-            *end = tp_an_alloc(v->n_gpu + 1, sizeof *end);
+    int64_t *ts = tp_an_tmp(v, v->n_gpu, sizeof *ts), *end = tp_an_tmp(v, v->n_gpu, sizeof *end);
     size_t k = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->gpu[i] && row_device(v, i) == dev)
             ts[k] = v->ts[i], end[k] = v->end[i], k++;
-    tp_an_ivset_merge_hta(ts, end, k, out);
-    free(ts), free(end);
+    tp_an_ivset_merge_hta(ts, end, k, out, v->scratch);
+    tp_an_tmp_put(v, ts), tp_an_tmp_put(v, end);
 }
 
 /* Busy time of runs `s` (sorted, as merged) inside [lo, hi). */

@@ -14,6 +14,7 @@
 #include "tp_an_stats.h"
 #include "tp_kgroup.h"
 #include "tp_kineto_names.h"
+#include "tp_sort.h"
 
 void tp_an_opts_init(tp_an_opts *o) {
     memset(o, 0, sizeof *o);
@@ -138,16 +139,20 @@ static int gpu_class(const tp_events *ev, size_t i, const tp_syncnames *s) {
     return ev->name[i] && (ev->name[i] == s->event_sync || ev->name[i] == s->context_sync);
 }
 
-static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
-    if (v->n + 1 > *cap) {
+static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
+    if (need > *cap) {
         size_t c = *cap;
-        tp_an_grow((void **)&v->row, &c, v->n + 1, sizeof *v->row);
+        tp_an_grow((void **)&v->row, &c, need, sizeof *v->row);
         c = *cap;
-        tp_an_grow((void **)&v->ts, &c, v->n + 1, sizeof *v->ts);
+        tp_an_grow((void **)&v->ts, &c, need, sizeof *v->ts);
         c = *cap;
-        tp_an_grow((void **)&v->end, &c, v->n + 1, sizeof *v->end);
+        tp_an_grow((void **)&v->end, &c, need, sizeof *v->end);
         *cap = c;
     }
+}
+
+static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
+    reserve_rows(v, cap, v->n + 1);
     v->row[v->n] = row;
     v->ts[v->n] = ts;
     v->end[v->n] = end;
@@ -172,7 +177,7 @@ static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, 
  * time order otherwise. */
 static uint32_t *row_order(const tp_an_view *v) {
     const tp_events *ev = &v->r->ev;
-    uint32_t *order = tp_an_alloc(ev->n + 1, sizeof *order);
+    uint32_t *order = tp_an_tmp(v, ev->n, sizeof *order);
     int by_load = v->opts.compat_hta && ev->load_ord;
     for (size_t i = 0; i < ev->n; i++)
         order[by_load ? ev->load_ord[i] : i] = (uint32_t)i;
@@ -222,13 +227,15 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     size_t n = r->ev.n, cap = 0;
     uint8_t *keep = NULL;
     if (v->opts.compat_hta && tp_an_profiler_step_names(v->m) >= 2) {
-        keep = tp_an_alloc(n, 1);
+        keep = tp_an_tmp0(v, n, 1);
         v->trimmed = trim_cpu(v, cls, ts, keep);
     }
     size_t kept_neg1 = 0;
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && r->ev.correlation[i] == -1;
     uint32_t *order = row_order(v);
+    if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
+        reserve_rows(v, &cap, n);
     /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
      * rows (pass 1); untrimmed, one pass in order. */
     for (int pass = 0; pass < (v->trimmed ? 2 : 1); pass++) {
@@ -242,8 +249,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
                 push_row(v, &cap, (uint32_t)i, ts[i], end[i]);
         }
     }
-    free(order);
-    free(keep);
+    tp_an_tmp_put(v, order);
+    tp_an_tmp_put(v, keep);
 }
 
 #define NO_PARTNER UINT32_MAX
@@ -251,11 +258,12 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
 /* Per model row: the last row (by time) of the other class sharing its correlation, or
  * NO_PARTNER. One pass over the correlation index (rows by correlation, then time), whose
  * runs are the rows sharing a correlation; rows with correlation -1 are not in it. */
-static uint32_t *partner_rows(const tp_rank *r, const uint8_t *cls) {
+static uint32_t *partner_rows(const tp_an_view *v, const uint8_t *cls) {
+    const tp_rank *r = v->r;
     size_t n = r->ev.n;
     const int64_t *c = r->ev.correlation;
     const uint32_t *bc = r->by_corr;
-    uint32_t *p = tp_an_alloc(n ? n : 1, sizeof *p);
+    uint32_t *p = tp_an_tmp(v, n, sizeof *p);
     for (size_t i = 0; i < n; i++)
         p[i] = NO_PARTNER;
     for (size_t s = 0, e; s < r->n_by_corr; s = e) {
@@ -270,8 +278,8 @@ static uint32_t *partner_rows(const tp_rank *r, const uint8_t *cls) {
 
 static void link_rows(tp_an_view *v, const uint8_t *cls) {
     size_t nm = v->r->ev.n;
-    int32_t *first = tp_an_alloc(nm ? nm : 1, sizeof *first);
-    uint32_t *partner = partner_rows(v->r, cls);
+    int32_t *first = tp_an_tmp(v, nm, sizeof *first);
+    uint32_t *partner = partner_rows(v, cls);
     for (size_t i = 0; i < nm; i++)
         first[i] = -1;
     for (size_t k = v->n; k-- > 0;)
@@ -283,8 +291,8 @@ static void link_rows(tp_an_view *v, const uint8_t *cls) {
         v->linked[k] = p >= 0;
         v->link[k] = p >= 0 ? first[p] : -1;
     }
-    free(first);
-    free(partner);
+    tp_an_tmp_put(v, first);
+    tp_an_tmp_put(v, partner);
 }
 
 static int native_gpu(const tp_events *ev, size_t i) {
@@ -313,6 +321,27 @@ static void classify(tp_an_view *v) {
     tp_an_namememo_close(&kt);
 }
 
+/* v->gpu_order (see the header): one radix sort of the GPU rows' starts, kept when they are
+ * all distinct. */
+static void order_gpu(tp_an_view *v) {
+    if (v->n_gpu == 0 || v->n_gpu >= UINT32_MAX)
+        return;
+    uint64_t *key = tp_an_tmp(v, v->n_gpu, sizeof *key);
+    uint32_t *rows = tp_an_alloc(v->n_gpu, sizeof *rows);
+    for (size_t i = 0, k = 0; i < v->n; i++)
+        if (v->gpu[i])
+            key[k] = tp_sort_key_i64(v->ts[i]), rows[k++] = (uint32_t)i;
+    tp_sort_pairs_s(key, rows, v->n_gpu, v->scratch);
+    int distinct = 1;
+    for (size_t k = 1; k < v->n_gpu && distinct; k++)
+        distinct = key[k] != key[k - 1];
+    tp_an_tmp_put(v, key);
+    if (distinct)
+        v->gpu_order = rows;
+    else
+        free(rows);
+}
+
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts) {
     memset(v, 0, sizeof *v);
     v->m = m;
@@ -323,8 +352,12 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         tp_an_opts_init(&v->opts);
     v->rank = v->opts.compat_hta ? r->rank_hta : r->rank;
     size_t n = r->ev.n;
-    int64_t *ts = tp_an_alloc(n, sizeof *ts), *end = tp_an_alloc(n, sizeof *end);
-    uint8_t *cls = tp_an_alloc(n, 1);
+    /* Scratch kept between the analyses: up to 24 bytes per row (three columns of int64):
+     * on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak RSS
+     * (docs/PERFORMANCE.md); more kept blocks saved little and cost peak. */
+    v->scratch = tp_scratch_open(24 * n);
+    int64_t *ts = tp_an_tmp(v, n, sizeof *ts), *end = tp_an_tmp(v, n, sizeof *end);
+    uint8_t *cls = tp_an_tmp(v, n, 1);
     tp_clockmode c;
     clock_mode(&c, r, &v->opts);
     tp_syncnames s = {tp_model_find_str(m, TP_KINETO_SYNC_EVENT),
@@ -341,9 +374,10 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     v->linked = tp_an_alloc(vn, 1);
     classify(v);
     link_rows(v, cls);
-    free(ts);
-    free(end);
-    free(cls);
+    order_gpu(v);
+    tp_an_tmp_put(v, ts);
+    tp_an_tmp_put(v, end);
+    tp_an_tmp_put(v, cls);
 }
 
 void tp_an_view_free(tp_an_view *v) {
@@ -356,5 +390,7 @@ void tp_an_view_free(tp_an_view *v) {
     free(v->ktype);
     free(v->link);
     free(v->linked);
+    free(v->gpu_order);
+    tp_scratch_close(v->scratch);
     memset(v, 0, sizeof *v);
 }

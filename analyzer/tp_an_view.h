@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "tp_model.h"
+#include "tp_scratch.h"
 #include "tp_symbolize.h"
 
 /* Options shared by all analyses. */
@@ -80,7 +81,12 @@ typedef struct {
     uint8_t *linked; /* 1: a correlated partner existed before trimming (HTA index_correlation
                         > 0) */
     size_t n_gpu;
-    int trimmed; /* 1: profiler-step trimming was applied */
+    uint32_t *gpu_order; /* the n_gpu GPU rows by start, when no two of them start at the same
+                            time (then numpy's argsort of any subset of their starts is this
+                            order filtered, and HTA's merges need no sort); else NULL */
+    int trimmed;         /* 1: profiler-step trimming was applied */
+    tp_scratch *scratch; /* the analyses' per-row scratch arrays (tp_an_tmp): blocks given
+                            back stay mapped for the next analysis of this view */
 } tp_an_view;
 
 /* Builds the view of rank `r` of `m` under `opts` (NULL: defaults). Aborts on out of
@@ -89,6 +95,19 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
 
 /* Frees the view's arrays (not the model it points into); NULL is a no-op. */
 void tp_an_view_free(tp_an_view *v);
+
+/* A scratch array of n elements (n == 0 allowed) for an analysis of `v`, uninitialised
+ * (tp_an_tmp) or zeroed (tp_an_tmp0); give it back with tp_an_tmp_put, never free(). Large
+ * ones are reused by the next request of this view (common/tp_scratch). */
+static inline void *tp_an_tmp(const tp_an_view *v, size_t n, size_t size) {
+    return tp_scratch_get(v->scratch, n, size);
+}
+static inline void *tp_an_tmp0(const tp_an_view *v, size_t n, size_t size) {
+    return tp_scratch_get0(v->scratch, n, size);
+}
+static inline void tp_an_tmp_put(const tp_an_view *v, void *p) {
+    tp_scratch_put(v->scratch, p);
+}
 
 /* Name of view row i (never NULL). */
 const char *tp_an_view_name(const tp_an_view *v, size_t i);

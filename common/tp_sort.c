@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "tp_mem.h"
+#include "tp_scratch.h"
 
 #define RADIX_BITS 8
 #define RADIX 256
@@ -80,6 +81,10 @@ static void scatter(const uint64_t *k, const uint32_t *r, uint64_t *k2, uint32_t
 }
 
 void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n) {
+    tp_sort_pairs_s(key, row, n, NULL);
+}
+
+void tp_sort_pairs_s(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s) {
     if (n < SMALL) {
         insertion(key, row, n);
         return;
@@ -94,8 +99,8 @@ void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n) {
             passes |= 1u << p;
     size_t count[PASSES][RADIX]; /* 16 KiB */
     histogram(key, n, passes, count);
-    uint64_t *k = key, *k2 = tp_mem_xalloc(n, sizeof *k2);
-    uint32_t *r = row, *r2 = row ? tp_mem_xalloc(n, sizeof *r2) : NULL;
+    uint64_t *k = key, *k2 = tp_scratch_get(s, n, sizeof *k2);
+    uint32_t *r = row, *r2 = row ? tp_scratch_get(s, n, sizeof *r2) : NULL;
     for (int p = 0; p < PASSES; p++) {
         if (!(passes >> p & 1))
             continue; /* every key has the same byte here: the pass would not move anything */
@@ -111,16 +116,20 @@ void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n) {
             memcpy(row, r, n * sizeof *row);
         k2 = k, r2 = r;
     }
-    free(k2);
-    free(r2);
+    tp_scratch_put(s, k2);
+    tp_scratch_put(s, r2);
 }
 
 void tp_sort_rows_i64(const int64_t *col, uint32_t *rows, size_t n) {
-    uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
+    tp_sort_rows_i64_s(col, rows, n, NULL);
+}
+
+void tp_sort_rows_i64_s(const int64_t *col, uint32_t *rows, size_t n, tp_scratch *s) {
+    uint64_t *key = tp_scratch_get(s, n, sizeof *key);
     for (size_t i = 0; i < n; i++)
         key[i] = tp_sort_key_i64(col[rows[i]]);
-    tp_sort_pairs(key, rows, n);
-    free(key);
+    tp_sort_pairs_s(key, rows, n, s);
+    tp_scratch_put(s, key);
 }
 
 void tp_sort_f64(double *v, size_t n) {
@@ -150,6 +159,14 @@ uint32_t *tp_sort_order_i64(const int64_t *key, size_t n) {
     for (size_t i = 0; i < n; i++)
         rows[i] = (uint32_t)i;
     tp_sort_rows_i64(key, rows, n);
+    return rows;
+}
+
+uint32_t *tp_sort_order_i64_s(const int64_t *key, size_t n, tp_scratch *s) {
+    uint32_t *rows = tp_scratch_get(s, n, sizeof *rows);
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (uint32_t)i;
+    tp_sort_rows_i64_s(key, rows, n, s);
     return rows;
 }
 
@@ -189,36 +206,45 @@ static uint64_t field_key(const char *p, const tp_sort_field *f) {
  * field from the least significant; the structs move once, gathered into a copy (sequential
  * writes: a cycle-following permutation in place measured slower). */
 void tp_sort_structs(void *base, size_t n, size_t size, const tp_sort_field *f, size_t nf) {
+    tp_sort_structs_s(base, n, size, f, nf, NULL);
+}
+
+void tp_sort_structs_s(void *base, size_t n, size_t size, const tp_sort_field *f, size_t nf,
+                       tp_scratch *s) {
     if (n < 2 || nf == 0)
         return;
     assert(n < UINT32_MAX);
     const char *b = base;
-    uint64_t *key = tp_mem_xalloc(n, sizeof *key);
-    uint32_t *at = tp_mem_xalloc(n, sizeof *at);
+    uint64_t *key = tp_scratch_get(s, n, sizeof *key);
+    uint32_t *at = tp_scratch_get(s, n, sizeof *at);
     for (size_t i = 0; i < n; i++)
         at[i] = (uint32_t)i;
     for (size_t k = nf; k-- > 0;) {
         for (size_t i = 0; i < n; i++)
             key[i] = field_key(b + (size_t)at[i] * size, &f[k]);
-        tp_sort_pairs(key, at, n);
+        tp_sort_pairs_s(key, at, n, s);
     }
-    free(key);
+    tp_scratch_put(s, key);
     int moved = 0;
     for (size_t i = 0; i < n && !moved; i++)
         moved = at[i] != i;
     if (moved) {
-        char *tmp = tp_mem_xalloc(n, size);
+        char *tmp = tp_scratch_get(s, n, size);
         for (size_t i = 0; i < n; i++)
             copy_struct(tmp + i * size, b + (size_t)at[i] * size, size);
         memcpy(base, tmp, n * size);
-        free(tmp);
+        tp_scratch_put(s, tmp);
     }
-    free(at);
+    tp_scratch_put(s, at);
 }
 
 void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off) {
+    tp_sort_structs_i64_s(base, n, size, off, NULL);
+}
+
+void tp_sort_structs_i64_s(void *base, size_t n, size_t size, size_t off, tp_scratch *s) {
     tp_sort_field f = {off, 0};
-    tp_sort_structs(base, n, size, &f, 1);
+    tp_sort_structs_s(base, n, size, &f, 1, s);
 }
 
 void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off) {

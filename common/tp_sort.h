@@ -9,13 +9,16 @@
  * (tp_sort_key_i64, tp_sort_key_f64).
  *
  * Scratch memory comes from tp_mem's aborting allocator: for the analyzer, the TUI and the
- * CLI, never for the collector. */
+ * CLI, never for the collector. The `_s` variants take it from a tp_scratch cache instead
+ * (NULL: the same as without), so that many sorts in a row reuse the same pages. */
 #ifndef TP_SORT_H
 #define TP_SORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "tp_scratch.h"
 
 /* The unsigned key that orders like the signed value `v`. */
 static inline uint64_t tp_sort_key_i64(int64_t v) {
@@ -32,9 +35,11 @@ static inline uint64_t tp_sort_key_f64(double d) {
 
 /* Sorts key[0..n) ascending, stably, moving row[i] with key[i] (row may be NULL). */
 void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n);
+void tp_sort_pairs_s(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s);
 
 /* Reorders rows[0..n) stably by col[rows[i]] ascending (col is indexed by row). */
 void tp_sort_rows_i64(const int64_t *col, uint32_t *rows, size_t n);
+void tp_sort_rows_i64_s(const int64_t *col, uint32_t *rows, size_t n, tp_scratch *s);
 
 /* Sorts v[0..n) ascending (as qsort with a < / > comparison does for numbers; -0.0 comes
  * before 0.0). */
@@ -55,13 +60,19 @@ typedef struct {
  * the ties then keep their input order. Scratch: about what qsort's merge sort takes. n <
  * 2^32. */
 void tp_sort_structs(void *base, size_t n, size_t size, const tp_sort_field *f, size_t nf);
+void tp_sort_structs_s(void *base, size_t n, size_t size, const tp_sort_field *f, size_t nf,
+                       tp_scratch *s);
 
 /* The same by one int64_t (tp_sort_structs_i64) or uint32_t (tp_sort_structs_u32) field at
  * byte offset `off`. */
 void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off);
+void tp_sort_structs_i64_s(void *base, size_t n, size_t size, size_t off, tp_scratch *s);
 void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off);
 
 /* A new array (free() it) of the rows 0..n-1 in stable ascending order of key[row]. */
 uint32_t *tp_sort_order_i64(const int64_t *key, size_t n);
+
+/* The same in a block of `s` (give it back with tp_scratch_put, never free()). */
+uint32_t *tp_sort_order_i64_s(const int64_t *key, size_t n, tp_scratch *s);
 
 #endif

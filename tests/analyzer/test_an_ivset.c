@@ -108,7 +108,7 @@ static void test_merge_hta(void) {
     int64_t ts[] = {50, 0, 200, 90, 300};
     int64_t end[] = {150, 100, 260, 95, 290}; /* last one: negative length after rounding */
     tp_an_ivset s = {0};
-    tp_an_ivset_merge_hta(ts, end, 5, &s);
+    tp_an_ivset_merge_hta(ts, end, 5, &s, NULL);
     const int64_t *mts = s.a, *mend = s.b;
     CHECK_EQ_U(s.n, 3);
     CHECK_EQ_I(mts[0], 0);
@@ -116,7 +116,7 @@ static void test_merge_hta(void) {
     CHECK_EQ_I(mts[1], 200);
     CHECK_EQ_I(mend[2], 290);
     CHECK_EQ_I(tp_an_ivset_len(&s), 150 + 60 - 10);
-    tp_an_ivset_merge_hta(ts, end, 0, &s);
+    tp_an_ivset_merge_hta(ts, end, 0, &s, NULL);
     CHECK_EQ_U(s.n, 0);
     tp_an_ivset_free(&s);
 }
@@ -126,10 +126,10 @@ static void test_merge_hta(void) {
 static void test_merge_hta_ties(void) {
     int64_t ts[] = {10, 10}, end_a[] = {5, 20}, end_b[] = {20, 5};
     tp_an_ivset s = {0};
-    tp_an_ivset_merge_hta(ts, end_a, 2, &s);
+    tp_an_ivset_merge_hta(ts, end_a, 2, &s, NULL);
     CHECK_EQ_U(s.n, 2);
     CHECK_EQ_I(tp_an_ivset_len(&s), -5 + 10);
-    tp_an_ivset_merge_hta(ts, end_b, 2, &s);
+    tp_an_ivset_merge_hta(ts, end_b, 2, &s, NULL);
     CHECK_EQ_U(s.n, 1);
     CHECK_EQ_I(tp_an_ivset_len(&s), 10);
     tp_an_ivset_free(&s);
@@ -146,7 +146,7 @@ static void test_merge_agree(void) {
             tp_an_ivset_add(&u, ts[i], end[i]);
         }
         tp_an_ivset_norm(&u, INT64_MIN, INT64_MAX);
-        tp_an_ivset_merge_hta(ts, end, n, &h);
+        tp_an_ivset_merge_hta(ts, end, n, &h, NULL);
         CHECK_EQ_U(u.n, h.n);
         for (size_t i = 0; i < u.n && i < h.n; i++) {
             CHECK_EQ_I(u.a[i], h.a[i]);

@@ -68,12 +68,12 @@ static void test_argsort_numpy(void) {
     int64_t a[] = {3, 3, 1, 3, 4, 2, 4, 0, 4, 3, 3, 0, 2, 3, 1, 0, 4};
     size_t ref[] = {7, 15, 11, 2, 14, 5, 12, 0, 1, 3, 13, 9, 10, 8, 4, 6, 16};
     size_t idx[17];
-    tp_an_argsort_np(a, 17, idx);
+    tp_an_argsort_np(a, 17, idx, NULL);
     for (size_t i = 0; i < 17; i++)
         CHECK_EQ_U(idx[i], ref[i]);
     int64_t b[] = {3, 1, 2, 1, 3, 2, 1, 0, 0, 2, 1, 3};
     size_t refb[] = {7, 8, 1, 3, 6, 10, 2, 5, 9, 0, 4, 11}; /* small: stable insertion */
-    tp_an_argsort_np(b, 12, idx);
+    tp_an_argsort_np(b, 12, idx, NULL);
     for (size_t i = 0; i < 12; i++)
         CHECK_EQ_U(idx[i], refb[i]);
 }
@@ -149,7 +149,7 @@ static void test_keyrow_sort(void) {
         for (size_t i = 0; i < N; i++)
             a[i] = b[i] = (tp_an_keyrow){(int64_t)(rnd(&s) % 40) - 20,
                                          ascending ? i : (size_t)(rnd(&s) % 1000)};
-        tp_an_keyrow_sort(a, N);
+        tp_an_keyrow_sort(a, N, NULL);
         qsort(b, N, sizeof *b, cmp_keyrow);
         size_t bad = N;
         for (size_t i = 0; i < N && bad == N; i++)
@@ -169,7 +169,7 @@ static void test_argsort_large(void) {
     for (int ties = 0; ties < 2; ties++) {
         for (size_t i = 0; i < N; i++)
             k[i] = ties ? (int64_t)((i * 7919) % 1000) : (int64_t)((i * 7919) % N) - 100;
-        tp_an_argsort_np(k, N, idx);
+        tp_an_argsort_np(k, N, idx, NULL);
         size_t bad = N;
         for (size_t i = 1; i < N && bad == N; i++)
             if (k[idx[i - 1]] > k[idx[i]])
@@ -310,7 +310,7 @@ static void test_argsort_shortcut(void) {
                 else /* descending with a few equal neighbours */
                     k[i] = (int64_t)(n - i) / (i % 11 ? 1 : 2);
             }
-            tp_an_argsort_np(k, n, got);
+            tp_an_argsort_np(k, n, got, NULL);
             ref_argsort(k, n, want);
             size_t bad = n;
             for (size_t i = 0; i < n && bad == n; i++)

@@ -1,0 +1,117 @@
+/* Tests of tp_scratch: a block given back is handed out again to a request it fits (the
+ * point of the cache: no fresh pages), the tightest fit wins, the budget and the count bound
+ * what is kept (oldest out first), zeroed requests come back zeroed even from a reused
+ * block, small blocks and NULL handles fall through to malloc/free; and the radix sorts give
+ * the same result through a scratch as without. */
+#include "tp_scratch.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_sort.h"
+#include "tp_test.h"
+
+#define MB ((size_t)1 << 20)
+
+static void test_reuse_and_fit(void) {
+    tp_scratch *s = tp_scratch_open(64 * MB);
+    char *a = tp_scratch_get(s, 4 * MB, 1), *b = tp_scratch_get(s, 8 * MB, 1);
+    memset(a, 1, 4 * MB), memset(b, 2, 8 * MB);
+    tp_scratch_put(s, a);
+    tp_scratch_put(s, b);
+    CHECK_EQ_U(tp_scratch_kept(s), 12 * MB);
+    char *c = tp_scratch_get(s, 3 * MB, 1); /* both fit: the smaller one comes back */
+    CHECK(c == a);
+    char *d = tp_scratch_get(s, 5 * MB, 1);
+    CHECK(d == b);
+    CHECK_EQ_U(tp_scratch_kept(s), 0);
+    tp_scratch_put(s, c);
+    uint64_t *z = tp_scratch_get0(s, MB / 8, 8); /* reused, and zeroed */
+    CHECK(z == (void *)a);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < MB / 8; i++)
+        nonzero += z[i] != 0;
+    CHECK_EQ_U(nonzero, 0);
+    char *e = tp_scratch_get(s, 9 * MB, 1); /* nothing kept fits: a new block */
+    CHECK(e != b && e != a);
+    tp_scratch_put(s, z), tp_scratch_put(s, d), tp_scratch_put(s, e);
+    tp_scratch_close(s);
+}
+
+static void test_bounds(void) {
+    tp_scratch *s = tp_scratch_open(10 * MB);
+    void *a = tp_scratch_get(s, 4 * MB, 1), *b = tp_scratch_get(s, 4 * MB, 1);
+    void *c = tp_scratch_get(s, 4 * MB, 1), *big = tp_scratch_get(s, 11 * MB, 1);
+    void *small = tp_scratch_get(s, 100, 1);
+    tp_scratch_put(s, a), tp_scratch_put(s, b);
+    CHECK_EQ_U(tp_scratch_kept(s), 8 * MB);
+    tp_scratch_put(s, c); /* over the budget: the oldest (a) goes */
+    CHECK_EQ_U(tp_scratch_kept(s), 8 * MB);
+    tp_scratch_put(s, big);   /* larger than the budget: freed, nothing else goes */
+    tp_scratch_put(s, small); /* small: freed */
+    CHECK_EQ_U(tp_scratch_kept(s), 8 * MB);
+    void *x = tp_scratch_get(s, 4 * MB, 1), *y = tp_scratch_get(s, 4 * MB, 1);
+    CHECK((x == b && y == c) || (x == c && y == b));
+    tp_scratch_put(s, x), tp_scratch_put(s, y);
+    void *many[TP_SCRATCH_KEEP + 2];
+    tp_scratch_trim(s);
+    CHECK_EQ_U(tp_scratch_kept(s), 0);
+    tp_scratch_close(s);
+    s = tp_scratch_open(1000 * MB);
+    for (size_t i = 0; i < TP_SCRATCH_KEEP + 2; i++)
+        many[i] = tp_scratch_get(s, MB, 1);
+    for (size_t i = 0; i < TP_SCRATCH_KEEP + 2; i++)
+        tp_scratch_put(s, many[i]);
+    CHECK_EQ_U(tp_scratch_kept(s), TP_SCRATCH_KEEP * MB); /* the count bounds it too */
+    tp_scratch_close(s);
+}
+
+static void test_null_handle(void) {
+    void *p = tp_scratch_get(NULL, 2 * MB, 1), *q = tp_scratch_get0(NULL, 0, 8);
+    CHECK(p != NULL && q != NULL);
+    memset(p, 3, 2 * MB);
+    tp_scratch_put(NULL, p);
+    tp_scratch_put(NULL, q);
+    tp_scratch_put(NULL, NULL);
+    tp_scratch_close(NULL);
+    CHECK_EQ_U(tp_scratch_kept(NULL), 0);
+}
+
+static uint64_t rnd(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* The sorts through one scratch, many times in a row (reused blocks hold the previous
+ * sort's data), against the same sorts without one. */
+static void test_sorts_through_scratch(void) {
+    tp_scratch *s = tp_scratch_open(256 * MB);
+    uint64_t seed = 88172645463325252ull;
+    size_t bad = 0;
+    for (int round = 0; round < 6; round++) {
+        size_t n = (size_t)300000 + (size_t)round * 70001;
+        int64_t *col = malloc(n * sizeof *col);
+        for (size_t i = 0; i < n; i++)
+            col[i] = (int64_t)(rnd(&seed) % (round % 2 ? 1000 : 100000000000ull));
+        uint32_t *a = tp_sort_order_i64(col, n), *b = tp_sort_order_i64_s(col, n, s);
+        for (size_t i = 0; i < n; i++)
+            bad += a[i] != b[i];
+        free(a);
+        tp_scratch_put(s, b);
+        free(col);
+    }
+    CHECK_EQ_U(bad, 0);
+    CHECK(tp_scratch_kept(s) > 0);
+    tp_scratch_close(s);
+}
+
+int main(void) {
+    TP_RUN(test_reuse_and_fit);
+    TP_RUN(test_bounds);
+    TP_RUN(test_null_handle);
+    TP_RUN(test_sorts_through_scratch);
+    return tp_test_summary();
+}
