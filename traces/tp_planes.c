@@ -183,11 +183,17 @@ static inline void block16_to_planes(const uint8_t *words, uint8_t *planes, size
 static inline void block32_to_planes(const uint8_t *words, uint8_t *planes, size_t nw) {
     const __m256i *w = (const __m256i *)words;
     __m256i r[8];
-    for (int j = 0; j < 4; j++) {
-        __m256i lo = _mm256_loadu_si256(w + j), hi = _mm256_loadu_si256(w + 4 + j);
-        r[2 * j] = _mm256_permute2x128_si256(lo, hi, 0x20);
-        r[2 * j + 1] = _mm256_permute2x128_si256(lo, hi, 0x31);
-    }
+#define LOAD_PAIR(j)                                                                               \
+    do {                                                                                           \
+        __m256i lo_ = _mm256_loadu_si256(w + (j)), hi_ = _mm256_loadu_si256(w + 4 + (j));          \
+        r[2 * (j)] = _mm256_permute2x128_si256(lo_, hi_, 0x20);                                    \
+        r[2 * (j) + 1] = _mm256_permute2x128_si256(lo_, hi_, 0x31);                                \
+    } while (0)
+    LOAD_PAIR(0); /* written out: GCC kept the loop of four */
+    LOAD_PAIR(1);
+    LOAD_PAIR(2);
+    LOAD_PAIR(3);
+#undef LOAD_PAIR
     ENC_ROUNDS(__m256i, _mm256_unpacklo_epi8, _mm256_unpackhi_epi8, r);
 #define STORE_PLANE(k, j) _mm256_storeu_si256((__m256i *)(planes + (size_t)(k)*nw), r[j])
     STORE_PLANE(0, 0);
