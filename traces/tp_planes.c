@@ -1,14 +1,15 @@
 /* tp_planes: the byte-plane layout of filter 2 (see tp_planes.h).
  *
  * Body words are moved in blocks: an 8x8 byte transpose turns eight words into one 8-byte
- * piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks, and reading does
- * 16 words at a time in 24; elsewhere, or with TP_PLANES_NO_SIMD defined (the tests build
- * it), 12 masked swaps of u64 words. The last few body words go byte by byte.
+ * piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks, reading does 16
+ * words at a time in 24 and writing 16 at a time in 32 (with whole 16-byte stores);
+ * elsewhere, or with TP_PLANES_NO_SIMD defined (the tests build it), 12 masked swaps of u64
+ * words. The last few body words go byte by byte.
  *
- * Decoding is also compiled a second time with AVX2 (tp_planes_avx2.c includes this file),
- * which moves 32 words per transpose and four lanes per add, and is chosen at run time when
- * the CPU has AVX2 (TP_PLANES_AVX2 is set by the build on x86-64; TP_PLANES_NO_AVX2, or a
- * CPU without it, keeps SSE2; the tests build both). */
+ * Both directions are also compiled a second time with AVX2 (tp_planes_avx2.c includes this
+ * file), which moves 32 words per transpose and four lanes per add or subtract, and is
+ * chosen at run time when the CPU has AVX2 (TP_PLANES_AVX2 is set by the build on x86-64;
+ * TP_PLANES_NO_AVX2, or a CPU without it, keeps SSE2; the tests build both). */
 #include "tp_planes.h"
 
 #include "tp_chunk.h"
@@ -293,23 +294,6 @@ static inline void block16_from_planes(const uint8_t *planes, size_t nw, uint8_t
     block_from_planes(planes + 8, nw, words + 64);
 }
 #endif
-
-/* out[i] = a[i] + b[i] (sign 1) or a[i] - b[i] (sign -1), i < n, two lanes at a time where
- * SSE2 is there. `out` may be `a` or lie before it (each pair is loaded before it is stored). */
-static inline void lanes_delta(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n,
-                               int sign) {
-    size_t i = 0;
-#ifdef PLANES_SSE2
-    for (; i + 2 <= n; i += 2) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(a + i));
-        __m128i y = _mm_loadu_si128((const __m128i *)(b + i));
-        _mm_storeu_si128((__m128i *)(out + i),
-                         sign > 0 ? _mm_add_epi64(x, y) : _mm_sub_epi64(x, y));
-    }
-#endif
-    for (; i < n; i++)
-        out[i] = sign > 0 ? a[i] + b[i] : a[i] - b[i];
-}
 
 /* Body words (nw u64, contiguous at `words`) to the planes at `out`: plane k, nw bytes long,
  * at out + k * nw holds byte k of every word. */
