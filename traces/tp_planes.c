@@ -1,14 +1,15 @@
 /* tp_planes: the byte-plane layout of filter 2 (see tp_planes.h).
  *
  * Body words are moved in blocks: an 8x8 byte transpose turns eight words into one 8-byte
- * piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks, and reading does
- * 16 words at a time in 24; elsewhere, or with TP_PLANES_NO_SIMD defined (the tests build
- * it), 12 masked swaps of u64 words. The last few body words go byte by byte.
+ * piece of each plane, and back. SSE2 (every x86-64) does it in 12 unpacks, reading does 16
+ * words at a time in 24 and writing 16 at a time in 32 (with whole 16-byte stores);
+ * elsewhere, or with TP_PLANES_NO_SIMD defined (the tests build it), 12 masked swaps of u64
+ * words. The last few body words go byte by byte.
  *
- * Decoding is also compiled a second time with AVX2 (tp_planes_avx2.c includes this file),
- * which moves 32 words per transpose and four lanes per add, and is chosen at run time when
- * the CPU has AVX2 (TP_PLANES_AVX2 is set by the build on x86-64; TP_PLANES_NO_AVX2, or a
- * CPU without it, keeps SSE2; the tests build both). */
+ * Both directions are also compiled a second time with AVX2 (tp_planes_avx2.c includes this
+ * file), which moves 32 words per transpose and four lanes per add or subtract, and is
+ * chosen at run time when the CPU has AVX2 (TP_PLANES_AVX2 is set by the build on x86-64;
+ * TP_PLANES_NO_AVX2, or a CPU without it, keeps SSE2; the tests build both). */
 #include "tp_planes.h"
 
 #include "tp_chunk.h"
@@ -115,6 +116,99 @@ static inline void block_from_planes(const uint8_t *planes, size_t nw, uint8_t *
         _mm_storeu_si128((__m128i *)(words + 16 * m), x[m]);
 }
 
+/* One round of the encoder's 16-word transpose: registers a and b (which differ in one bit X
+ * of their index) become their bytes interleaved, low halves into x[a], high halves into
+ * x[b]. In 16-byte registers, a byte's position has 4 bits; the round shifts them up by one,
+ * puts X into bit 0 and sends the old bit 3 into index bit X. */
+#define ENC_ROUND(T, LO, HI, x, y, a, b)                                                           \
+    do {                                                                                           \
+        T lo_ = LO(y[a], y[b]), hi_ = HI(y[a], y[b]);                                              \
+        x[a] = lo_;                                                                                \
+        x[b] = hi_;                                                                                \
+    } while (0)
+
+/* Registers r[0..7] = words (2j, 2j + 1) of a block: word bits (w3 w2 w1) index the register,
+ * (w0 b2 b1 b0) the byte. Four rounds on index bits w3, w2, w1, w0 leave the position =
+ * (w3 w2 w1 w0) and the index = (b0 b2 b1): plane b is in r[{0, 4, 1, 5, 2, 6, 3, 7}[b]]. 32
+ * unpacks for 16 words, against 24 plus 8 unpackhi_epi64 and 16 half stores for two 8-word
+ * blocks. Written out for the same reason as block16_from_planes. */
+#define ENC_ROUNDS(T, LO, HI, r)                                                                   \
+    do {                                                                                           \
+        T s_[8];                                                                                   \
+        ENC_ROUND(T, LO, HI, s_, r, 0, 4);                                                         \
+        ENC_ROUND(T, LO, HI, s_, r, 1, 5);                                                         \
+        ENC_ROUND(T, LO, HI, s_, r, 2, 6);                                                         \
+        ENC_ROUND(T, LO, HI, s_, r, 3, 7);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 0, 2);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 1, 3);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 4, 6);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 5, 7);                                                         \
+        ENC_ROUND(T, LO, HI, s_, r, 0, 1);                                                         \
+        ENC_ROUND(T, LO, HI, s_, r, 2, 3);                                                         \
+        ENC_ROUND(T, LO, HI, s_, r, 4, 5);                                                         \
+        ENC_ROUND(T, LO, HI, s_, r, 6, 7);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 0, 4);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 1, 5);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 2, 6);                                                         \
+        ENC_ROUND(T, LO, HI, r, s_, 3, 7);                                                         \
+    } while (0)
+
+/* Sixteen body words at `words` to bytes 0..15 of each of the 8 planes (nw bytes apart). */
+static inline void block16_to_planes(const uint8_t *words, uint8_t *planes, size_t nw) {
+    __m128i r[8];
+    r[0] = _mm_loadu_si128((const __m128i *)words + 0);
+    r[1] = _mm_loadu_si128((const __m128i *)words + 1);
+    r[2] = _mm_loadu_si128((const __m128i *)words + 2);
+    r[3] = _mm_loadu_si128((const __m128i *)words + 3);
+    r[4] = _mm_loadu_si128((const __m128i *)words + 4);
+    r[5] = _mm_loadu_si128((const __m128i *)words + 5);
+    r[6] = _mm_loadu_si128((const __m128i *)words + 6);
+    r[7] = _mm_loadu_si128((const __m128i *)words + 7);
+    ENC_ROUNDS(__m128i, _mm_unpacklo_epi8, _mm_unpackhi_epi8, r);
+#define STORE_PLANE(k, j) _mm_storeu_si128((__m128i *)(planes + (size_t)(k)*nw), r[j])
+    STORE_PLANE(0, 0);
+    STORE_PLANE(1, 4);
+    STORE_PLANE(2, 1);
+    STORE_PLANE(3, 5);
+    STORE_PLANE(4, 2);
+    STORE_PLANE(5, 6);
+    STORE_PLANE(6, 3);
+    STORE_PLANE(7, 7);
+#undef STORE_PLANE
+}
+
+#ifdef PLANES_AVX2_CODE
+/* block16_to_planes on 32 words: register j holds words (2j, 2j + 1) in its low half and
+ * (16 + 2j, 17 + 2j) in its high half (8 permutes), the unpacks work within each half, and
+ * plane b comes out as 32 bytes in order. */
+static inline void block32_to_planes(const uint8_t *words, uint8_t *planes, size_t nw) {
+    const __m256i *w = (const __m256i *)words;
+    __m256i r[8];
+#define LOAD_PAIR(j)                                                                               \
+    do {                                                                                           \
+        __m256i lo_ = _mm256_loadu_si256(w + (j)), hi_ = _mm256_loadu_si256(w + 4 + (j));          \
+        r[2 * (j)] = _mm256_permute2x128_si256(lo_, hi_, 0x20);                                    \
+        r[2 * (j) + 1] = _mm256_permute2x128_si256(lo_, hi_, 0x31);                                \
+    } while (0)
+    LOAD_PAIR(0); /* written out: GCC kept the loop of four */
+    LOAD_PAIR(1);
+    LOAD_PAIR(2);
+    LOAD_PAIR(3);
+#undef LOAD_PAIR
+    ENC_ROUNDS(__m256i, _mm256_unpacklo_epi8, _mm256_unpackhi_epi8, r);
+#define STORE_PLANE(k, j) _mm256_storeu_si256((__m256i *)(planes + (size_t)(k)*nw), r[j])
+    STORE_PLANE(0, 0);
+    STORE_PLANE(1, 4);
+    STORE_PLANE(2, 1);
+    STORE_PLANE(3, 5);
+    STORE_PLANE(4, 2);
+    STORE_PLANE(5, 6);
+    STORE_PLANE(6, 3);
+    STORE_PLANE(7, 7);
+#undef STORE_PLANE
+}
+#endif
+
 /* Sixteen body words from 16 bytes of each plane: 8 loads, 24 unpacks, 8 stores, against 56
  * instructions for two calls of block_from_planes. Round 1 interleaves the bytes of planes
  * (0,1) (2,3) (4,5) (6,7) into u16 pairs, round 2 those into u32 quads, round 3 those into
@@ -201,36 +295,24 @@ static inline void block16_from_planes(const uint8_t *planes, size_t nw, uint8_t
 }
 #endif
 
-/* out[i] = a[i] + b[i] (sign 1) or a[i] - b[i] (sign -1), i < n, two lanes at a time where
- * SSE2 is there. `out` may be `a` or lie before it (each pair is loaded before it is stored). */
-static inline void lanes_delta(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n,
-                               int sign) {
-    size_t i = 0;
-#ifdef PLANES_SSE2
-    for (; i + 2 <= n; i += 2) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(a + i));
-        __m128i y = _mm_loadu_si128((const __m128i *)(b + i));
-        _mm_storeu_si128((__m128i *)(out + i),
-                         sign > 0 ? _mm_add_epi64(x, y) : _mm_sub_epi64(x, y));
-    }
-#endif
-    for (; i < n; i++)
-        out[i] = sign > 0 ? a[i] + b[i] : a[i] - b[i];
-}
-
-#ifndef PLANES_AVX2_CODE
 /* Body words (nw u64, contiguous at `words`) to the planes at `out`: plane k, nw bytes long,
  * at out + k * nw holds byte k of every word. */
 static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
     size_t b = 0;
+#ifdef PLANES_AVX2_CODE
+    for (; b + 32 <= nw; b += 32)
+        block32_to_planes(words + 8 * b, out + b, nw);
+#endif
+#ifdef PLANES_SSE2
+    for (; b + 16 <= nw; b += 16)
+        block16_to_planes(words + 8 * b, out + b, nw);
+#endif
     for (; b + 8 <= nw; b += 8)
         block_to_planes(words + 8 * b, out + b, nw);
     for (; b < nw; b++)
         for (int k = 0; k < 8; k++)
             out[(size_t)k * nw + b] = words[8 * b + (size_t)k];
 }
-
-#endif
 
 /* The inverse of words_to_planes. */
 static void planes_to_words(const uint8_t *in, size_t nw, uint8_t *words) {
@@ -248,49 +330,115 @@ static void planes_to_words(const uint8_t *in, size_t nw, uint8_t *words) {
             words[8 * b + (size_t)k] = in[(size_t)k * nw + b];
 }
 
-#ifndef PLANES_AVX2_CODE
-/* Records in `n` bytes, or 0 when they are not well-formed to the last byte. */
-static size_t count_records(const uint8_t *src, size_t n) {
+/* The lane delta of one record's body: `words` u64 of `cur` minus those of `old` (the previous
+ * record of its type, same size) when there is one, else copied, to `out`. In pieces of 32
+ * bytes (AVX2), then 16 (SSE2), then 8, none past the record: the last record ends where the
+ * chunk does. Inline pieces rather than a memcpy call per record: bodies are 1 to 12 words
+ * on the writer's usual mix, where the call cost more than the copy. */
+static inline void body_delta(uint64_t *out, const uint64_t *cur, const uint64_t *old,
+                              size_t words) {
+    size_t j = 0;
+#ifdef PLANES_AVX2_CODE
+    for (; j + 4 <= words; j += 4) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(cur + j));
+        if (old)
+            x = _mm256_sub_epi64(x, _mm256_loadu_si256((const __m256i *)(old + j)));
+        _mm256_storeu_si256((__m256i *)(out + j), x);
+    }
+#endif
+#ifdef PLANES_SSE2
+    for (; j + 2 <= words; j += 2) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(cur + j));
+        if (old)
+            x = _mm_sub_epi64(x, _mm_loadu_si128((const __m128i *)(old + j)));
+        _mm_storeu_si128((__m128i *)(out + j), x);
+    }
+#endif
+    for (; j < words; j++)
+        out[j] = cur[j] - (old ? old[j] : 0);
+}
+
+/* body_delta for a record followed by at least 32 more bytes of the chunk: whole pieces of 32
+ * (AVX2) or 16 bytes (SSE2) that may run up to 24 bytes past the body. What they read past it
+ * lies within the chunk (the next record's bytes, or for `old` the records after it), and
+ * what they write past it lies within scratch (which holds n bytes, the bodies n - 8k) and is
+ * overwritten by the next bodies or never read. Unlike decoding, nothing read here was
+ * written by the pass, so running over costs no store forwarding; it saves the 2- and 1-word
+ * tails of each body (bench_trace's bodies are 7 words on average). */
+static inline void body_delta_over(uint64_t *out, const uint64_t *cur, const uint64_t *old,
+                                   size_t words) {
+#if defined(PLANES_AVX2_CODE)
+    if (old)
+        for (size_t j = 0; j < words; j += 4)
+            _mm256_storeu_si256((__m256i *)(out + j),
+                                _mm256_sub_epi64(_mm256_loadu_si256((const __m256i *)(cur + j)),
+                                                 _mm256_loadu_si256((const __m256i *)(old + j))));
+    else
+        for (size_t j = 0; j < words; j += 4)
+            _mm256_storeu_si256((__m256i *)(out + j),
+                                _mm256_loadu_si256((const __m256i *)(cur + j)));
+#elif defined(PLANES_SSE2)
+    if (old)
+        for (size_t j = 0; j < words; j += 2)
+            _mm_storeu_si128((__m128i *)(out + j),
+                             _mm_sub_epi64(_mm_loadu_si128((const __m128i *)(cur + j)),
+                                           _mm_loadu_si128((const __m128i *)(old + j))));
+    else
+        for (size_t j = 0; j < words; j += 2)
+            _mm_storeu_si128((__m128i *)(out + j), _mm_loadu_si128((const __m128i *)(cur + j)));
+#else
+    body_delta(out, cur, old, words);
+#endif
+}
+
+/* One pass over the records: each header to the front of dst, each body's lane delta in
+ * order into scratch, the sizes checked on the way (the record count is only known at the
+ * end, and with it where the planes start); then scratch's words to the planes behind the
+ * headers. */
+static void encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0}; /* previous record of each type (source) */
+    uint64_t *body = (uint64_t *)scratch, *hdrs = (uint64_t *)dst;
     size_t off = 0, k = 0;
     while (off < n) {
         const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
-        if (n - off < sizeof *h || !tp_rec_size_ok(h, n - off))
-            return 0;
-        off += h->size;
-        k++;
-    }
-    return k;
-}
-
-void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
-    size_t k = count_records(src, n);
-    if (!k) { /* never from the writer; keeps the bytes, which then fail to decode */
-        memcpy(dst, src, n);
-        return;
-    }
-    /* Headers to the front of dst, the lane-delta body words in order into scratch, then
-     * scratch's words to the planes behind the headers. */
-    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0}; /* previous record of each type (source) */
-    uint64_t *body = (uint64_t *)scratch;
-    for (size_t off = 0, i = 0; i < k; i++) {
-        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
+        if (n - off < sizeof *h || !tp_rec_size_ok(h, n - off)) {
+            /* never from the writer; keeps the bytes, which then fail to decode */
+            memcpy(dst, src, n);
+            return;
+        }
         const uint64_t *cur = (const uint64_t *)h, *old = NULL;
-        size_t words = h->size / 8;
-        memcpy(dst + 8 * i, h, 8);
+        size_t words = h->size / 8 - 1;
+        hdrs[k++] = cur[0];
         if (tp_filter_applies(h->type)) {
             old = prev[h->type];
             prev[h->type] = cur;
+            if (old && ((const tp_rec_hdr *)old)->size != h->size)
+                old = NULL;
         }
-        if (old && ((const tp_rec_hdr *)old)->size == h->size)
-            lanes_delta(body, cur + 1, old + 1, words - 1, -1);
+        if (n - off >= (size_t)h->size + 32) /* not one of the last records: see body_delta_over */
+            body_delta_over(body, cur + 1, old ? old + 1 : NULL, words);
         else
-            memcpy(body, cur + 1, 8 * (words - 1));
-        body += words - 1;
+            body_delta(body, cur + 1, old ? old + 1 : NULL, words);
+        body += words;
         off += h->size;
     }
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
+#ifdef PLANES_AVX2_CODE
+void tp_planes__encode_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    encode(src, dst, scratch, n);
+}
+#else
+void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2")) {
+        tp_planes__encode_avx2(src, dst, scratch, n);
+        return;
+    }
+#endif
+    encode(src, dst, scratch, n);
+}
 #endif
 
 /* Records whose headers lie at the front of a layout of `n` bytes, or 0 when the headers do

@@ -29,8 +29,9 @@ void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t
  * well-formed records, else 0 (dst then holds garbage). */
 size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n);
 
-/* Internal: tp_planes_decode compiled for AVX2 (tp_planes_avx2.c); call it only on a CPU with
- * AVX2. tp_planes_decode chooses it by itself. */
+/* Internal: tp_planes_decode and tp_planes_encode compiled for AVX2 (tp_planes_avx2.c); call
+ * them only on a CPU with AVX2. The public functions choose them by themselves. */
 size_t tp_planes__decode_avx2(const uint8_t *src, uint8_t *dst, size_t n);
+void tp_planes__encode_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
 #endif

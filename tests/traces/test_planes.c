@@ -2,7 +2,12 @@
  * layout built here byte by byte from the lane-delta filter's output, round trips over record
  * mixes of every shape (filtered and unfiltered types, one type in two sizes, unknown types,
  * bodies of fewer than 8 words and not a multiple of 8), and layouts that must be refused.
- * Built twice: with the SSE2 transpose and with TP_PLANES_NO_SIMD (the portable one). */
+ * The encoder is also checked differentially: on random and crafted mixes (body word counts
+ * on each side of the 8/16/32-word transpose blocks, header-only records, one type in two
+ * sizes, long bodies, malformed input), its bytes must equal the reference's, encoding from
+ * and into heap buffers of exactly n bytes (ASan sees any read past the last record). Built
+ * three times: as the library runs it (AVX2 where the CPU has it), with TP_PLANES_NO_AVX2
+ * (SSE2) and with TP_PLANES_NO_SIMD (the portable code). */
 #include "tp_chunk.h"
 #include "tp_planes.h"
 #include "tp_test.h"
@@ -90,6 +95,88 @@ static void test_round_trips(void) {
     round_trip(3, 400, 4);
 }
 
+/* tp_planes_encode of src[0..n) from and into heap buffers of exactly n bytes, against the
+ * reference (or, for input that is not well-formed records, against the bytes unchanged). */
+static void differential(size_t n, int well_formed) {
+    if (well_formed)
+        reference(n);
+    else
+        memcpy(want, src, n);
+    uint8_t *in = malloc(n ? n : 1), *out = malloc(n ? n : 1), *tmp = malloc(n ? n : 1);
+    memcpy(in, src, n);
+    memset(out, 0xee, n);
+    tp_planes_encode(in, out, tmp, n);
+    CHECK(memcmp(out, want, n) == 0);
+    CHECK(memcmp(in, src, n) == 0); /* the source is left as it was */
+    if (well_formed) {
+        uint8_t *back;
+        CHECK_EQ_U(decode(out, n, &back), n);
+        CHECK(memcmp(back, src, n) == 0);
+    }
+    free(in);
+    free(out);
+    free(tmp);
+}
+
+/* Records of `type` (and `size`), `count` of them, appended at src + n; returns the new n. */
+static size_t append_run(size_t n, uint16_t type, uint32_t size, size_t count, uint64_t *seed) {
+    for (size_t i = 0; i < count && n + size <= MAXB; i++)
+        n += put(src + n, type, size, seed, i);
+    return n;
+}
+
+static void test_encode_differential(void) {
+    uint64_t seed = 11;
+    /* Random mixes: every shape, lengths from one record to a full buffer. */
+    for (int r = 0; r < 400; r++) {
+        size_t records = 1 + tt_rand(&seed) % (r < 300 ? 70 : 3000);
+        differential(make_mix((int)(tt_rand(&seed) % 4), records, &seed), 1);
+    }
+    /* Body word counts 0..200, so that every tail of the 32-, 16- and 8-word blocks occurs:
+     * one-word records of a filtered type (deltas), of an unknown one (copies), and words
+     * spread over records of 3 and 5 words, with header-only records between them. */
+    static const uint16_t kinds[] = {TP_REC_API, 200, TP_REC_KERNEL};
+    for (size_t nw = 0; nw <= 200; nw++)
+        for (int kind = 0; kind < 3; kind++) {
+            size_t n = 0;
+            if (kind < 2)
+                n = append_run(0, kinds[kind], 16, nw, &seed);
+            else {
+                size_t left = nw;
+                n = append_run(n, TP_REC_NVTX_POP, 8, 1, &seed);
+                for (size_t i = 0; left; i++) {
+                    uint32_t words = left >= 5 && i % 2 ? 5 : left >= 3 ? 3 : (uint32_t)left;
+                    n = append_run(n, kinds[2], 8 * (words + 1), 1, &seed);
+                    n = append_run(n, TP_REC_NVTX_POP, 8, i % 3 == 0, &seed);
+                    left -= words;
+                }
+            }
+            differential(n, 1);
+        }
+    /* One type in two sizes, alternating (the delta applies only between equal sizes), and
+     * bodies of 31..34 words (AVX2 and SSE2 pieces and their tails). */
+    for (uint32_t w = 1; w <= 34; w++) {
+        size_t n = 0;
+        for (int i = 0; i < 20; i++)
+            n = append_run(n, TP_REC_API, 8 * (1 + (i % 3 ? w : 2)), 1, &seed);
+        differential(n, 1);
+    }
+    /* A chunk of header-only records, and the empty chunk. */
+    differential(append_run(0, TP_REC_NVTX_POP, 8, 100, &seed), 1);
+    differential(0, 1);
+    /* Not well-formed: a size of 0, one not a multiple of 8, one past the end. The encoder
+     * keeps the bytes as they are (the writer never passes such input). */
+    static const uint32_t bad[] = {0, 4, 20, 1u << 20};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+        for (int at = 0; at < 3; at++) {
+            size_t n = make_mix(1, 30, &seed), off = 0;
+            for (int i = 0; i < 10 * at; i++)
+                off += ((tp_rec_hdr *)(src + off))->size;
+            ((tp_rec_hdr *)(src + off))->size = bad[b];
+            differential(n, 0);
+        }
+}
+
 /* The chunk the writer sees most: API and KERNEL in turn, small deltas. The high planes are
  * zero, which is what the layout is for. */
 static void test_high_planes_zero(void) {
@@ -141,6 +228,7 @@ static void test_refused(void) {
 
 int main(void) {
     TP_RUN(test_round_trips);
+    TP_RUN(test_encode_differential);
     TP_RUN(test_high_planes_zero);
     TP_RUN(test_refused);
     return tp_test_summary();
