@@ -58,8 +58,9 @@ typedef struct {
     char step_domain[256]; /* -> DOMAIN ("" = any) */
 } tp_collector_config;
 
-/* The drain takes idle CPU, not the program's: see docs/collector.md, "The drain". */
-#define TP_DRAIN_NICE_DEFAULT 19
+/* One drain thread at the program's priority: a nice drain was measured slower on the
+ * launch-bound trainer (docs/collector.md, "The drain"). */
+#define TP_DRAIN_NICE_DEFAULT 0
 
 typedef const char *(*tp_getenv_fn)(const char *name);
 

@@ -85,6 +85,22 @@ static void test_codec(void) {
     CHECK(strstr(c.error, "TRAINPROF_CODEC=brotli") != NULL);
 }
 
+/* TRAINPROF_DRAIN_NICE: 0 (one drain at the program's priority) unless set to 0-19; any
+ * other value is said and the default kept. */
+static void test_drain_nice(void) {
+    tp_collector_config c;
+    load(&c, NULL);
+    CHECK_EQ_I(c.drain_nice, 0);
+    const char *seven[] = {"TRAINPROF_DRAIN_NICE=7", NULL};
+    load(&c, seven);
+    CHECK_EQ_I(c.drain_nice, 7);
+    CHECK_STR(c.error, "");
+    const char *bad[] = {"TRAINPROF_DRAIN_NICE=20", NULL};
+    load(&c, bad);
+    CHECK_EQ_I(c.drain_nice, 0);
+    CHECK(strstr(c.error, "TRAINPROF_DRAIN_NICE=20") != NULL);
+}
+
 /* -o applies to the target process only; its children go next to it under their own name. */
 static void test_output_for_children(void) {
     const char *env[] = {"TRAINPROF_OUTPUT=/data/run/out.tprof", "TRAINPROF_TARGET_PID=100",
@@ -161,6 +177,7 @@ int main(void) {
     TP_RUN(test_options);
     TP_RUN(test_time_window_and_errors);
     TP_RUN(test_codec);
+    TP_RUN(test_drain_nice);
     TP_RUN(test_output_for_children);
     TP_RUN(test_recording_layout);
     TP_RUN(test_output_reservation);
