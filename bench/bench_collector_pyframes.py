@@ -96,7 +96,7 @@ def down(n, how, distinct):
 def run_child(tp, python, how, depth, stacks, distinct, trace):
     cmd = [python, os.path.abspath(__file__), "--child", how, str(depth), str(int(distinct))]
     if stacks:
-        cmd = [tp, "record", "--stacks", stacks, "-o", trace, "--"] + cmd
+        cmd = [tp, "record", "--force", "--stacks", stacks, "-o", trace, "--"] + cmd  # one file, reused
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"bench_collector_pyframes: child failed: {r.stderr[-2000:]}")
