@@ -85,12 +85,6 @@ size_t tp_an_profiler_step_names(const tp_model *m) {
     return distinct;
 }
 
-/* The double Python's float() gives for the µs decimal text of `ns` (HTA parses the JSON
- * numbers into doubles; its rounding works on those, not on exact values). */
-static double ns_to_us_double(int64_t ns) {
-    return tp_decimal_ns_to_us(ns);
-}
-
 /* Start and end of model row i in view time. */
 typedef struct {
     int mode;        /* 0 exact, 1 HTA rounding, 2 HTA doubles without rounding */
@@ -105,7 +99,9 @@ static void row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int6
         *end = ev->ts[i] + ev->dur[i];
         return;
     }
-    double t = ns_to_us_double(ev->ts[i]), d = ns_to_us_double(ev->dur[i]);
+    /* HTA parses the JSON numbers into doubles and rounds from those, not from exact values:
+     * the double Python's float() gives for the µs decimal text. */
+    double t = tp_decimal_ns_to_us(ev->ts[i]), d = tp_decimal_ns_to_us(ev->dur[i]);
     if (c->mode == 1) {
         *ts = (int64_t)ceil(t) * 1000;
         *end = (int64_t)floor(t + d) * 1000;

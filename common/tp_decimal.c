@@ -2,6 +2,7 @@
 #include "tp_decimal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* |1000 x - a| scaled by 2^19, exactly: x is a double >= 2^53 / 1000 > 2^42 here, whose ulp
  * is at least 2^-10, so x * 2^19 is an integer; with a < 2^64 every term fits 128 bits. */
@@ -11,10 +12,11 @@ static unsigned __int128 scaled_error(double x, uint64_t a) {
     return lhs > rhs ? lhs - rhs : rhs - lhs;
 }
 
+/* 1 when x's significand is even: its lowest bit is the lowest bit of the IEEE encoding. */
 static int mantissa_even(double x) {
-    int e;
-    double m = frexp(x, &e); /* x = m * 2^e, m in [0.5, 1): 53 bits of m */
-    return ((uint64_t)ldexp(m, 53) & 1u) == 0;
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return (b & 1u) == 0;
 }
 
 double tp_decimal_ns_to_us(int64_t ns) {

@@ -543,6 +543,15 @@ static void event_reset(event *e) {
     e->name_h = e->cat_h = e->dims_h = 0;
 }
 
+/* Frees an event's text buffers (event_reset keeps them for the next event). */
+static void event_free(event *e) {
+    free(e->name.p);
+    free(e->cat.p);
+    free(e->arg_name.p);
+    free(e->dims.p);
+    free(e->callstack.p);
+}
+
 /* Why an event's times cannot be true, or TP_SKIP_COUNT when they can. Kineto writes times
  * since the epoch or since baseTimeNanoseconds, never before it, and no negative length:
  * such an event is skipped and counted rather than clamped into a span or a finding. */
@@ -668,6 +677,11 @@ typedef struct deferred {
     char *text;
     size_t text_len, text_cap;
 } deferred;
+
+static void deferred_free(deferred *d) {
+    free(d->ev);
+    free(d->text);
+}
 
 static void defer_str(deferred *d, strbuf *b, size_t n) {
     TP_MEM_XGROW(d->text, d->text_cap, d->text_len + n + 1);
@@ -1373,13 +1387,9 @@ static void kparse_init(kparse *p, tp_model *m, const char *file, tp_load_error 
  * in the rank numbers. */
 static tp_status kparse_done(kparse *p, yajl_handle h) {
     yajl_free(h);
-    free(p->ev.name.p);
-    free(p->ev.cat.p);
-    free(p->ev.arg_name.p);
+    event_free(&p->ev);
     free(p->env_key.p);
     free(p->env_val.p);
-    free(p->ev.dims.p);
-    free(p->ev.callstack.p);
     free(p->cat_of);
     free(p->names);
     if (p->st == TP_OK)
@@ -1508,13 +1518,8 @@ static void second_init(second *s, const unsigned char *t, size_t from, size_t n
 
 static void second_free(second *s) {
     yajl_free(s->q.h);
-    free(s->q.ev.name.p);
-    free(s->q.ev.cat.p);
-    free(s->q.ev.arg_name.p);
-    free(s->q.ev.dims.p);
-    free(s->q.ev.callstack.p);
-    free(s->d.ev);
-    free(s->d.text);
+    event_free(&s->q.ev);
+    deferred_free(&s->d);
 }
 
 /* Text the first parser passes over (the second parser read it): positions and the rank
@@ -1901,13 +1906,8 @@ static void pieces_free(pieces *s) {
         free(s->t);
     for (int i = 0; i < 2; i++) {
         slot *sl = &s->slots[i];
-        free(sl->q.ev.name.p);
-        free(sl->q.ev.cat.p);
-        free(sl->q.ev.arg_name.p);
-        free(sl->q.ev.dims.p);
-        free(sl->q.ev.callstack.p);
-        free(sl->d.ev);
-        free(sl->d.text);
+        event_free(&sl->q.ev);
+        deferred_free(&sl->d);
         free(sl->txt);
     }
 }

@@ -700,25 +700,23 @@ static void *urgent_main(void *arg) {
     return NULL;
 }
 
-static void writer_wake(tp_writer *w) {
-    if (!w->have_thread || atomic_load_explicit(&w->wake_flag, memory_order_relaxed))
-        return;
-    if (atomic_exchange(&w->wake_flag, 1))
+/* Sets `flag` and signals `cv` unless the flag is already set: at most one wake (and one
+ * lock) per drain cycle, whatever the number of producers that ask. */
+static void wake_once(tp_writer *w, int have, _Atomic int *flag, pthread_cond_t *cv) {
+    if (!have || atomic_load_explicit(flag, memory_order_relaxed) || atomic_exchange(flag, 1))
         return;
     pthread_mutex_lock(&w->cv_lock);
-    pthread_cond_signal(&w->cv);
+    pthread_cond_signal(cv);
     pthread_mutex_unlock(&w->cv_lock);
 }
 
-/* A ring is nearly full: the nice drain did not come. At most one wake per drain. */
+static void writer_wake(tp_writer *w) {
+    wake_once(w, w->have_thread, &w->wake_flag, &w->cv);
+}
+
+/* A ring is nearly full: the nice drain did not come. */
 static void writer_wake_urgent(tp_writer *w) {
-    if (!w->have_urgent || atomic_load_explicit(&w->urgent_flag, memory_order_relaxed))
-        return;
-    if (atomic_exchange(&w->urgent_flag, 1))
-        return;
-    pthread_mutex_lock(&w->cv_lock);
-    pthread_cond_signal(&w->cv_urgent);
-    pthread_mutex_unlock(&w->cv_lock);
+    wake_once(w, w->have_urgent, &w->urgent_flag, &w->cv_urgent);
 }
 
 /* ------------------------------------------------------------------ open / close */

@@ -108,6 +108,22 @@ static void read_back(const char *path, readback *rb) {
     tp_reader_close(r);
 }
 
+/* Every record attempted is read or counted dropped, each thread's in order: what a producer
+ * wrote is read, the full rings' drops are the stages' own counts. *read_out: records read. */
+static void check_accounted(const readback *rb, const producer *ps, uint64_t *read_out) {
+    uint64_t read = 0, stage_drops = 0;
+    *read_out = 0;
+    for (int i = 0; i < NTHREADS; i++) {
+        CHECK_EQ_U(rb->per_thread[i], ps[i].written);
+        read += rb->per_thread[i];
+        stage_drops += ps[i].dropped_stage;
+    }
+    CHECK(rb->in_order);
+    CHECK_EQ_U(rb->dropped_ring, stage_drops);
+    *read_out = read;
+    CHECK_EQ_U(read + rb->dropped_ring + rb->dropped_nobuf, (uint64_t)NTHREADS * PER_THREAD);
+}
+
 static void test_lossless(void) {
     char path[256];
     tt_temp_path(path, sizeof path, "conc1");
@@ -165,20 +181,12 @@ static void test_counted_drops(void) {
     run_producers(path, &o, ps);
     readback rb;
     read_back(path, &rb);
-    uint64_t read = 0, written = 0, stage_drops = 0, nobuf = 0;
-    for (int i = 0; i < NTHREADS; i++) {
-        read += rb.per_thread[i];
-        written += ps[i].written;
-        stage_drops += ps[i].dropped_stage;
+    uint64_t read, nobuf = 0;
+    check_accounted(&rb, ps, &read);
+    for (int i = 0; i < NTHREADS; i++)
         nobuf += ps[i].dropped_nobuf;
-        CHECK_EQ_U(rb.per_thread[i], ps[i].written);
-    }
-    CHECK(rb.in_order);
-    CHECK_EQ_U(read, written);
     CHECK_EQ_U(nobuf, PER_THREAD); /* exactly one thread found the budget spent */
     CHECK_EQ_U(rb.dropped_nobuf, nobuf);
-    CHECK_EQ_U(rb.dropped_ring, stage_drops);
-    CHECK_EQ_U(read + rb.dropped_ring + rb.dropped_nobuf, (uint64_t)NTHREADS * PER_THREAD);
     printf("  read %" PRIu64 ", dropped by full rings %" PRIu64 ", without a ring %" PRIu64 "\n",
            read, rb.dropped_ring, rb.dropped_nobuf);
     unlink(path);
@@ -457,15 +465,8 @@ static void test_nice_drain(void) {
     run_producers(path, &o, ps);
     readback rb;
     read_back(path, &rb);
-    uint64_t read = 0, stage_drops = 0;
-    for (int i = 0; i < NTHREADS; i++) {
-        CHECK_EQ_U(rb.per_thread[i], ps[i].written);
-        read += rb.per_thread[i];
-        stage_drops += ps[i].dropped_stage;
-    }
-    CHECK(rb.in_order);
-    CHECK_EQ_U(rb.dropped_ring, stage_drops);
-    CHECK_EQ_U(read + rb.dropped_ring + rb.dropped_nobuf, (uint64_t)NTHREADS * PER_THREAD);
+    uint64_t read;
+    check_accounted(&rb, ps, &read);
     o.drain_nice = 0; /* the default: one drain, at the program's priority */
     CHECK_OK(tp_writer_open(path, &o, &w));
     CHECK_EQ_I(task_nice("trainprof-drain"), base);
