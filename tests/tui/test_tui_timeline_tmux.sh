@@ -61,8 +61,8 @@ T send-keys -t tl 3 / c o n v 3 x 3 _ f w d Enter
 wait_for "[3 Kernels]" 'search "conv3x3_fwd": 1 shown' "> conv3x3_fwd"
 T send-keys -t tl Enter
 wait_for "[2 Timeline]" "Selected: conv3x3_fwd" "[kernel]" ">stream "
-grep -F "Selected: conv3x3_fwd" -A1 "$tmp/screen" | grep -qF "  stream " ||
-    fail "conv3x3_fwd is not on a stream"
+on_stream() { grep -F "Selected: conv3x3_fwd" -A1 "$tmp/screen" | grep -qF "  stream "; }
+holds_in tl "conv3x3_fwd is not on a stream" on_stream
 T send-keys -t tl Enter
 wait_for "Selected: tpLaunchKernel" "[cuda_runtime]" "launched: conv3x3_fwd on stream" \
     "Stack of tpLaunchKernel:" "launch_conv" "Range push stack of forward conv"

@@ -2,8 +2,11 @@
 # server's name) set first. Skips (exit 77) without tmux. Defines: tmp (a folder removed at
 # exit, with the server), T (tmux on that server), fail (prints the last screen, exit 1),
 # wait_in SESSION TEXT... (up to 60 s until the screen shows every TEXT, fixed strings) and
-# lacks_in SESSION TEXT (up to 60 s until it no longer shows TEXT). Screens are polled, so no
-# test depends on how fast the machine is, only on a bound no loaded machine reaches.
+# lacks_in SESSION TEXT (up to 60 s until it no longer shows TEXT) and holds_in SESSION WHAT
+# CMD... (up to 60 s until CMD, run on a fresh capture in $tmp/screen, succeeds; else fails
+# with WHAT). Screens are polled, so no test depends on how fast the machine is, only on a
+# bound no loaded machine reaches; a capture can hold part of a frame (curses may paint one
+# in several writes), so a check on what else a screen shows polls too.
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux not installed"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 T() { tmux -L "$sock" -f /dev/null "$@"; }
@@ -42,4 +45,17 @@ lacks_in() {
         _i=$((_i + 1))
     done
     fail "screen still shows: $2"
+}
+
+holds_in() {
+    _s=$1 _what=$2
+    shift 2
+    _i=0
+    while [ $_i -lt 600 ]; do
+        T capture-pane -p -t "$_s" >"$tmp/screen" 2>/dev/null
+        "$@" && return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    fail "$_what"
 }
