@@ -21,7 +21,7 @@ start() { # session trace
 quit() { # session
     T send-keys -t "$1" q
     i=0
-    while [ ! -s "$tmp/rc.$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    while [ ! -s "$tmp/rc.$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
     [ "$(cat "$tmp/rc.$1" 2>/dev/null)" = 0 ] || fail "$1: trainprof tui did not exit 0 after q"
 }
 

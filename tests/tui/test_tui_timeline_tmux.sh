@@ -78,6 +78,6 @@ lacks "Keys of the Timeline view"
 
 T send-keys -t tl q
 i=0
-while [ ! -s "$tmp/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -s "$tmp/rc" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || fail "trainprof tui did not exit 0 after q"
 echo "ok: Timeline nesting, zoom, step window, jump from Kernels and launch flow in a real terminal"

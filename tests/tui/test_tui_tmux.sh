@@ -48,7 +48,7 @@ wait_for "[4 Ranges]" "> step"
 
 T send-keys -t tui q
 i=0
-while [ ! -s "$tmp/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -s "$tmp/rc" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ -s "$tmp/rc" ] || fail "trainprof tui did not exit after q"
 rc=$(cat "$tmp/rc")
 [ "$rc" = 0 ] || fail "trainprof tui exited $rc"
@@ -70,7 +70,7 @@ ascii_only || fail "non-ASCII timeline in the C locale"
 grep -q '[#@*]' "$tmp/screen" || fail "no ASCII busy glyphs in the C-locale timeline"
 T send-keys -t tui2 q
 i=0
-while [ ! -s "$tmp/rc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -s "$tmp/rc" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || fail "C-locale session did not exit 0 after q"
 
 echo "ok: tmux-driven session (views, zoom, lanes, sort, search, resize, quit)"
