@@ -226,16 +226,21 @@ static int skip_self(void *const *pcs, int n) {
 #define WALK_WAYS 16
 #define WALK_BP_CHECKS 16
 #define WALK_AFTER 16 /* captures before a thread gets its walk cache */
+/* A hit compares the return-address slots four at a time (one branch per four); the last
+ * slot is repeated up to a multiple of four, so the arrays have room for three more. */
+#define WALK_GROUP 4
+#define WALK_SLOTS (CAPTURE_DEPTH + WALK_GROUP - 1)
 
 typedef struct {
     uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
     uint32_t n, nbp;
-    int need_bp;       /* a frame's CFA came from the live rbp: compare it */
-    uint32_t lead;     /* the frame compared first: where this walk parts from its neighbours */
+    uint32_t nra;         /* 1 + (n - 1) rounded up to WALK_GROUP: pcs[1..nra) are compared */
+    int need_bp;          /* a frame's CFA came from the live rbp: compare it */
+    uint32_t lead, lead2; /* the frames compared first: where it parts from its neighbours */
     int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
     uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
-    void *pcs[CAPTURE_DEPTH];
-    uint32_t ra_off[CAPTURE_DEPTH]; /* pcs[k]'s slot, from sp (k >= 1) */
+    void *pcs[WALK_SLOTS];       /* [n, nra): pcs[n - 1] again */
+    uint32_t ra_off[WALK_SLOTS]; /* pcs[k]'s slot, from sp (k >= 1); [n, nra) as pcs */
     uint32_t bp_off[WALK_BP_CHECKS];
     uint64_t bp_val[WALK_BP_CHECKS];
 } walk_entry;
@@ -243,9 +248,9 @@ typedef struct {
 /* What a capture compares first, for each entry, kept apart from the entries: a set's 16
  * tags lie in 6 cache lines, where its entries' fields lie in 32 (~1 KB an entry). */
 typedef struct {
-    uint64_t sp;       /* e.sp; 0: empty */
-    uint64_t lead_pc;  /* e.pcs[e.lead] */
-    uint64_t lead_off; /* e.ra_off[e.lead] */
+    uint64_t sp;                  /* e.sp; 0: empty */
+    uint64_t lead_pc, lead2_pc;   /* e.pcs[e.lead], e.pcs[e.lead2] */
+    uint32_t lead_off, lead2_off; /* e.ra_off[e.lead], e.ra_off[e.lead2] */
 } walk_tag;
 
 struct tp_stack_walks {
@@ -256,8 +261,21 @@ struct tp_stack_walks {
     walk_entry e[WALK_SETS * WALK_WAYS];
 };
 
+/* One multiply: its high bits depend on every bit of sp (the set, the one-off filter's
+ * slot and tag come from them); the full mix cost ~12 instructions at every capture. */
 static uint64_t walk_key(uint64_t sp) {
-    return tp_hash_mix64(sp);
+    return sp * 0x9e3779b97f4a7c15ull;
+}
+
+/* A hit at way `w` > 0 of a set's order moves one way forward: walks used often drift to the
+ * front and stay clear of the last way, which a new walk takes. Moving it to the front cost a
+ * memmove call (~20 instructions) at half the hits. */
+static void order_hit(uint8_t *order, int w) {
+    if (w) {
+        uint8_t i = order[w];
+        order[w] = order[w - 1];
+        order[w - 1] = i;
+    }
 }
 
 static tp_stack_walks *walks_make(void) {
@@ -294,8 +312,9 @@ static TP_READS_OTHER_FRAMES uint64_t stack_word(const unsigned char *base, uint
 /* 1 when e[i] may hold for the capture at sp: its first compared slot holds its word. */
 TP_READS_OTHER_FRAMES
 static int tag_hit(const walk_tag *t, uint64_t sp) {
-    return t->sp == sp &&
-           stack_word((const unsigned char *)(uintptr_t)sp, (uint32_t)t->lead_off) == t->lead_pc;
+    const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
+    return t->sp == sp && stack_word(base, t->lead_off) == t->lead_pc &&
+           stack_word(base, t->lead2_off) == t->lead2_pc;
 }
 
 /* After tag_hit: the number of cached pcs when `e` holds for the capture at (sp, bp) (they
@@ -308,9 +327,15 @@ static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
     if (e->never)
         return -1;
     const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
-    for (uint32_t k = 1; k < e->n; k++)
-        if (stack_word(base, e->ra_off[k]) != (uint64_t)(uintptr_t)e->pcs[k])
+    /* Four slots a branch: ~4.5 instructions a frame where one compare each took 7. */
+    for (uint32_t k = 1; k < e->nra; k += WALK_GROUP) {
+        uint64_t d = (stack_word(base, e->ra_off[k]) ^ (uint64_t)(uintptr_t)e->pcs[k]) |
+                     (stack_word(base, e->ra_off[k + 1]) ^ (uint64_t)(uintptr_t)e->pcs[k + 1]) |
+                     (stack_word(base, e->ra_off[k + 2]) ^ (uint64_t)(uintptr_t)e->pcs[k + 2]) |
+                     (stack_word(base, e->ra_off[k + 3]) ^ (uint64_t)(uintptr_t)e->pcs[k + 3]);
+        if (d)
             return 0;
+    }
     for (uint32_t j = 0; j < e->nbp; j++)
         if (stack_word(base, e->bp_off[j]) != e->bp_val[j])
             return 0;
@@ -390,36 +415,73 @@ static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack
         t.n = (uint32_t)n;
         t.never = !keep;
         memcpy(t.pcs, pcs, (size_t)n * sizeof *pcs);
+        t.nra = 1 + ((uint32_t)n - 1 + WALK_GROUP - 1) / WALK_GROUP * WALK_GROUP;
+        for (uint32_t k = (uint32_t)n; k < t.nra; k++) /* comparing a slot twice changes nothing */
+            t.pcs[k] = t.pcs[n - 1], t.ra_off[k] = t.ra_off[n - 1];
         *e = t;
     }
     return n;
 }
 
-/* The frame of `e` to compare first: the first where it parts from the most recent walk of
- * its set from the same stack pointer (launches from one caller into several layers share
- * their top frames), else its first frame in the app; any frame whose slot lies on the
- * stack would be correct (all of them in a cached walk). 0 when no slot does. */
-static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const uint8_t *order) {
-    uint32_t k = 0;
-    for (int w = 1; w < WALK_WAYS && !k; w++) {
-        const walk_entry *o = &wc->e[order[w]];
-        if (o->sp != e->sp)
-            continue;
-        for (uint32_t j = 1; j < e->n && j < o->n && !k; j++)
-            if (o->pcs[j] != e->pcs[j] || o->ra_off[j] != e->ra_off[j])
-                k = j;
-        break;
-    }
-    if (!k) {
-        int app = skip_self(e->pcs, (int)e->n);
-        k = app >= 1 && (uint32_t)app < e->n ? (uint32_t)app : 1;
-    }
-    if (k < e->n && e->ra_off[k] != UINT32_MAX)
-        return k;
-    for (k = 1; k < e->n; k++)
-        if (e->ra_off[k] != UINT32_MAX)
-            return k;
+/* 1 when a capture that `o` holds for reads, at `e`'s frame k's slot, a word other than
+ * e's: `o` has a slot at that address (return address or saved rbp) holding another word. */
+static int walk_differs_at(const walk_entry *e, uint32_t k, const walk_entry *o) {
+    uint32_t off = e->ra_off[k];
+    uint64_t pc = (uint64_t)(uintptr_t)e->pcs[k];
+    for (uint32_t j = 1; j < o->n; j++)
+        if (o->ra_off[j] == off)
+            return (uint64_t)(uintptr_t)o->pcs[j] != pc;
+    for (uint32_t j = 0; j < o->nbp; j++)
+        if (o->bp_off[j] == off)
+            return o->bp_val[j] != pc;
     return 0;
+}
+
+/* A frame of `e` to compare first (its tag): of the frames whose slot lies on the stack, the
+ * one where the walks of its set from the same stack pointer differ from it most often (the
+ * earliest of those), counting only those that agree with it at frame `first` (0: all), so
+ * that a capture one of them holds for fails there at once. One caller launching from
+ * several places shares every frame but one or two with its neighbours (a 2 x 2 of call
+ * sites at two depths needs two frames to tell its four walks apart); a lead shared with a
+ * neighbour sends that neighbour's captures on to compare all their slots here. Any frame
+ * whose slot lies on the stack is correct (all of them in a cached walk): tags only order
+ * the work. 0 when no slot does. */
+static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const uint8_t *order,
+                          uint32_t first) {
+    uint32_t best = 0;
+    int best_d = -1;
+    for (uint32_t k = 1; k < e->n; k++) {
+        if (e->ra_off[k] == UINT32_MAX)
+            continue;
+        int d = 0;
+        for (int w = 0; w < WALK_WAYS; w++) {
+            const walk_entry *o = &wc->e[order[w]];
+            if (o != e && o->sp == e->sp && !(first && walk_differs_at(e, first, o)))
+                d += walk_differs_at(e, k, o);
+        }
+        if (d > best_d)
+            best = k, best_d = d;
+    }
+    return best;
+}
+
+/* Sets the tag of every walk of the set `order` from stack pointer `sp` (a new walk from there
+ * changes which of their frames tell them apart best). */
+static void walk_retag(tp_stack_walks *wc, const uint8_t *order, uint64_t sp) {
+    for (int w = 0; w < WALK_WAYS; w++) {
+        uint8_t i = order[w];
+        walk_entry *o = &wc->e[i];
+        if (o->sp != sp)
+            continue;
+        o->lead = walk_lead(o, wc, order, 0);
+        o->lead2 = o->lead ? walk_lead(o, wc, order, o->lead) : 0;
+        if (o->lead)
+            wc->tag[i] = (walk_tag){o->sp, (uint64_t)(uintptr_t)o->pcs[o->lead],
+                                    (uint64_t)(uintptr_t)o->pcs[o->lead2], o->ra_off[o->lead],
+                                    o->ra_off[o->lead2]};
+        else
+            *o = (walk_entry){0}, wc->tag[i] = (walk_tag){0};
+    }
 }
 
 static void verify_hit(void *const *pcs, int n) {
@@ -457,7 +519,8 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
     if (sp < wc->lo || sp >= wc->hi)
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
     uint64_t key = walk_key(sp);
-    uint8_t *order = wc->order[key % WALK_SETS];
+    uint8_t *order = wc->order[key >> 60];
+    _Static_assert(WALK_SETS == 16, "the set is the key's top 4 bits");
     for (int w = 0; w < WALK_WAYS; w++) {
         uint8_t i = order[w];
         if (!tag_hit(&wc->tag[i], sp))
@@ -466,17 +529,16 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         if (n < 0)
             return unw_backtrace(pcs, CAPTURE_DEPTH);
         if (n) {
-            memmove(order + 1, order, (size_t)w);
-            order[0] = i;
+            order_hit(order, w);
             if (g_verify)
                 verify_hit(wc->e[i].pcs, n);
             *hit = &wc->e[i];
             return n;
         }
     }
-    uint8_t *seen = &wc->seen[(key >> 32) % sizeof wc->seen];
-    if (*seen != (uint8_t)(key >> 8 | 1)) { /* first time here: no cursor walk for a one-off */
-        *seen = (uint8_t)(key >> 8 | 1);
+    uint8_t *seen = &wc->seen[(key >> 52) % sizeof wc->seen];
+    if (*seen != (uint8_t)(key >> 40 | 1)) { /* first time here: no cursor walk for a one-off */
+        *seen = (uint8_t)(key >> 40 | 1);
         return unw_backtrace(pcs, CAPTURE_DEPTH);
     }
     unw_context_t uc;
@@ -493,10 +555,8 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         uint8_t i = order[WALK_WAYS - 1];
         memmove(order + 1, order, WALK_WAYS - 1);
         order[0] = i;
-        e.lead = walk_lead(&e, wc, order);
-        wc->e[i] = e.lead ? e : (walk_entry){0};
-        wc->tag[i] = e.lead ? (walk_tag){e.sp, (uint64_t)(uintptr_t)e.pcs[e.lead], e.ra_off[e.lead]}
-                            : (walk_tag){0};
+        wc->e[i] = e;
+        walk_retag(wc, order, e.sp);
     }
     return n;
 }
@@ -525,17 +585,16 @@ void tp_stacks_report(void) {
                 (unsigned long long)atomic_load(&g_verify_bad));
 }
 
-uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
-    void *buf[CAPTURE_DEPTH];
-    walk_entry *hit;
-    int n = backtrace_cached(buf, cache, &hit);
+/* The rest of a capture after its native pcs: Python frames, the key, the thread's cache and,
+ * on a miss, interning. Apart from tp_stacks_capture so that a hit does not pay for this
+ * frame's arrays and saved registers. */
+__attribute__((noinline)) static uint32_t capture_rest(tp_writer *w, tp_stack_cache *cache,
+                                                       void *const *buf, int n, walk_entry *hit) {
     /* The calling thread's Python frames (none outside CPython): part of the cache key, since
      * one native stack runs many Python lines. */
     tp_pyframe py[TP_PYFRAMES_MAX];
     uint64_t py_hash;
     uint32_t n_py = tp_pyframes_walk(py, TP_PYFRAMES_MAX, &py_hash);
-    /* A verified walk without Python frames is always the same stack: its id, kept in the
-     * walk, skips the key and the look-up. */
     if (hit && !n_py && hit->stack_id)
         return hit->stack_id;
     void *const *pcs = hit ? hit->pcs : buf;
@@ -562,4 +621,16 @@ uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
     if (hit && !n_py)
         hit->stack_id = id;
     return id;
+}
+
+uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
+    void *buf[CAPTURE_DEPTH];
+    walk_entry *hit;
+    int n = backtrace_cached(buf, cache, &hit);
+    /* A verified walk without Python frames is always the same stack: its id, kept in the
+     * walk, skips the key and the look-up (and, in a process without a CPython to walk, the
+     * call that would say so). */
+    if (hit && hit->stack_id && tp_pyframes_none())
+        return hit->stack_id;
+    return capture_rest(w, cache, buf, n, hit);
 }
