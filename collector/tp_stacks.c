@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -226,21 +227,24 @@ static int skip_self(void *const *pcs, int n) {
 #define WALK_WAYS 16
 #define WALK_BP_CHECKS 16
 #define WALK_AFTER 16 /* captures before a thread gets its walk cache */
-/* A hit compares the return-address slots four at a time (one branch per four); the last
- * slot is repeated up to a multiple of four, so the arrays have room for three more. */
+/* A hit compares its slots (return addresses, then saved rbps) four at a time, one branch per
+ * four; the last slot is repeated up to a multiple of four. */
 #define WALK_GROUP 4
-#define WALK_SLOTS (CAPTURE_DEPTH + WALK_GROUP - 1)
+#define WALK_SLOTS (CAPTURE_DEPTH + WALK_BP_CHECKS + WALK_GROUP - 1)
 
 typedef struct {
     uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
     uint32_t n, nbp;
-    uint32_t nra;         /* 1 + (n - 1) rounded up to WALK_GROUP: pcs[1..nra) are compared */
-    int need_bp;          /* a frame's CFA came from the live rbp: compare it */
+    uint32_t ncmp; /* n - 1 + nbp rounded up to WALK_GROUP: slots [1, 1 + ncmp) are compared */
+    int need_bp;   /* a frame's CFA came from the live rbp: compare it */
     uint32_t lead, lead2; /* the frames compared first: where it parts from its neighbours */
     int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
     uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
-    void *pcs[WALK_SLOTS];       /* [n, nra): pcs[n - 1] again */
-    uint32_t ra_off[WALK_SLOTS]; /* pcs[k]'s slot, from sp (k >= 1); [n, nra) as pcs */
+    int check;         /* need_bp || never: the hit's one test before it compares */
+    /* The compared slots, from sp, and their words: [1, n) the return-address slots of the
+     * pcs, so pcs[k] is frame k's pc; [n, n + nbp) bp_off/bp_val; then the last again. */
+    void *pcs[WALK_SLOTS];
+    uint32_t ra_off[WALK_SLOTS];
     uint32_t bp_off[WALK_BP_CHECKS];
     uint64_t bp_val[WALK_BP_CHECKS];
 } walk_entry;
@@ -254,8 +258,8 @@ typedef struct {
 } walk_tag;
 
 struct tp_stack_walks {
-    uint64_t lo, hi;                     /* the thread's stack */
-    uint8_t seen[256];                   /* a starting point is cached when it comes back */
+    uint64_t lo, hi;   /* the thread's stack */
+    uint32_t seen[64]; /* a starting point is cached when it comes back: 4 byte tags a set */
     uint8_t order[WALK_SETS][WALK_WAYS]; /* entry index per way, most recently used first */
     walk_tag tag[WALK_SETS * WALK_WAYS]; /* tag[i] is e[i]'s */
     walk_entry e[WALK_SETS * WALK_WAYS];
@@ -265,6 +269,17 @@ struct tp_stack_walks {
  * slot and tag come from them); the full mix cost ~12 instructions at every capture. */
 static uint64_t walk_key(uint64_t sp) {
     return sp * 0x9e3779b97f4a7c15ull;
+}
+
+/* 1 when `tag` is among the set's four most recent (its bytes); else 0, and it becomes the
+ * most recent. Four ways: with one, two starting points whose tags shared a byte took turns
+ * evicting each other and neither was ever cached (unwound in full at every capture). */
+static int seen_before(uint32_t *set, uint8_t tag) {
+    uint32_t x = *set ^ (tag * 0x01010101u); /* a zero byte where the tag is */
+    if ((x - 0x01010101u) & ~x & 0x80808080u)
+        return 1;
+    *set = *set << 8 | tag;
+    return 0;
 }
 
 /* A hit at way `w` > 0 of a set's order moves one way forward: walks used often drift to the
@@ -322,23 +337,24 @@ static int tag_hit(const walk_tag *t, uint64_t sp) {
  * certainly, this one). */
 TP_READS_OTHER_FRAMES
 static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
-    if (e->need_bp && e->bp != bp)
-        return 0;
-    if (e->never)
-        return -1;
+    if (__builtin_expect(e->check, 0)) {
+        if (e->need_bp && e->bp != bp)
+            return 0;
+        if (e->never)
+            return -1;
+    }
     const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
-    /* Four slots a branch: ~4.5 instructions a frame where one compare each took 7. */
-    for (uint32_t k = 1; k < e->nra; k += WALK_GROUP) {
-        uint64_t d = (stack_word(base, e->ra_off[k]) ^ (uint64_t)(uintptr_t)e->pcs[k]) |
-                     (stack_word(base, e->ra_off[k + 1]) ^ (uint64_t)(uintptr_t)e->pcs[k + 1]) |
-                     (stack_word(base, e->ra_off[k + 2]) ^ (uint64_t)(uintptr_t)e->pcs[k + 2]) |
-                     (stack_word(base, e->ra_off[k + 3]) ^ (uint64_t)(uintptr_t)e->pcs[k + 3]);
+    /* Four slots a branch: ~4.5 instructions a slot where one compare each took 7. */
+    const uint32_t *off = e->ra_off + 1, *end = off + e->ncmp;
+    void *const *w = e->pcs + 1;
+    for (; off < end; off += WALK_GROUP, w += WALK_GROUP) {
+        uint64_t d = (stack_word(base, off[0]) ^ (uint64_t)(uintptr_t)w[0]) |
+                     (stack_word(base, off[1]) ^ (uint64_t)(uintptr_t)w[1]) |
+                     (stack_word(base, off[2]) ^ (uint64_t)(uintptr_t)w[2]) |
+                     (stack_word(base, off[3]) ^ (uint64_t)(uintptr_t)w[3]);
         if (d)
             return 0;
     }
-    for (uint32_t j = 0; j < e->nbp; j++)
-        if (stack_word(base, e->bp_off[j]) != e->bp_val[j])
-            return 0;
     return (int)e->n;
 }
 
@@ -415,9 +431,13 @@ static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack
         t.n = (uint32_t)n;
         t.never = !keep;
         memcpy(t.pcs, pcs, (size_t)n * sizeof *pcs);
-        t.nra = 1 + ((uint32_t)n - 1 + WALK_GROUP - 1) / WALK_GROUP * WALK_GROUP;
-        for (uint32_t k = (uint32_t)n; k < t.nra; k++) /* comparing a slot twice changes nothing */
-            t.pcs[k] = t.pcs[n - 1], t.ra_off[k] = t.ra_off[n - 1];
+        t.check = t.need_bp || t.never;
+        uint32_t last = (uint32_t)n + t.nbp - 1; /* the rbp slots after the frames' */
+        for (uint32_t j = 0; j < t.nbp; j++)
+            t.pcs[n + j] = (void *)(uintptr_t)t.bp_val[j], t.ra_off[n + j] = t.bp_off[j];
+        t.ncmp = (last + WALK_GROUP - 1) / WALK_GROUP * WALK_GROUP;
+        for (uint32_t k = last + 1; k < 1 + t.ncmp; k++) /* a slot compared twice: no change */
+            t.pcs[k] = t.pcs[last], t.ra_off[k] = t.ra_off[last];
         *e = t;
     }
     return n;
@@ -448,8 +468,16 @@ static int walk_differs_at(const walk_entry *e, uint32_t k, const walk_entry *o)
  * the work. 0 when no slot does. */
 static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const uint8_t *order,
                           uint32_t first) {
+    /* Among frames that tell as many apart, the one nearest `pref`: the app's first frame's
+     * caller (its caller for the second lead). Walks yet to come differ there more often than
+     * in the collector's frames, which every capture shares: a walk never cached tagged there
+     * took every later capture from its stack pointer (a path not walked yet, too) to
+     * unw_backtrace for good. */
+    int app = skip_self(e->pcs, (int)e->n);
+    int pref = app + (first ? 2 : 1);
+    pref = pref < (int)e->n ? pref : (int)e->n - 1;
     uint32_t best = 0;
-    int best_d = -1;
+    int best_score = INT32_MIN;
     for (uint32_t k = 1; k < e->n; k++) {
         if (e->ra_off[k] == UINT32_MAX)
             continue;
@@ -459,8 +487,9 @@ static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const u
             if (o != e && o->sp == e->sp && !(first && walk_differs_at(e, first, o)))
                 d += walk_differs_at(e, k, o);
         }
-        if (d > best_d)
-            best = k, best_d = d;
+        int score = d * (CAPTURE_DEPTH + 1) - abs((int)k - pref);
+        if (score > best_score)
+            best = k, best_score = score;
     }
     return best;
 }
@@ -525,22 +554,20 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         uint8_t i = order[w];
         if (!tag_hit(&wc->tag[i], sp))
             continue;
-        int n = walk_hit(&wc->e[i], sp, bp);
+        walk_entry *e = &wc->e[i];
+        int n = walk_hit(e, sp, bp);
         if (n < 0)
             return unw_backtrace(pcs, CAPTURE_DEPTH);
         if (n) {
             order_hit(order, w);
             if (g_verify)
-                verify_hit(wc->e[i].pcs, n);
-            *hit = &wc->e[i];
+                verify_hit(e->pcs, n);
+            *hit = e;
             return n;
         }
     }
-    uint8_t *seen = &wc->seen[(key >> 52) % sizeof wc->seen];
-    if (*seen != (uint8_t)(key >> 40 | 1)) { /* first time here: no cursor walk for a one-off */
-        *seen = (uint8_t)(key >> 40 | 1);
-        return unw_backtrace(pcs, CAPTURE_DEPTH);
-    }
+    if (!seen_before(&wc->seen[(key >> 54) % 64], (uint8_t)(key >> 40 | 1)))
+        return unw_backtrace(pcs, CAPTURE_DEPTH); /* first time here: no walk for a one-off */
     unw_context_t uc;
     unw_getcontext(&uc);
     /* The walk is keyed on the registers read above. rsp is this frame's, fixed after the
