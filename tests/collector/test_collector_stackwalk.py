@@ -43,9 +43,11 @@ def main():
             check(differed == 0, f"{differed} cached walks differed from a full unwind")
             # 7,206 pushes; the first captures of each path and thread are full walks, and
             # the signal's and the coroutine's are never cached (not on the thread's stack)
-            # (5,307-5,308 here; fewer when a walk never cached, tagged in the collector's
-            # frames, took the far_* pushes that share its stack pointer: 4,711)
-            check(cached >= 5200, f"only {cached} pushes served by the walk cache")
+            # (5,307-5,308 in RelWithDebInfo; 4,711 when a walk never cached, tagged in the
+            # collector's frames, took the far_* pushes that share its stack pointer. The
+            # asan preset (-O0, a saved rbp in every frame) gives 5,002: far_*'s 16+ saved
+            # rbps are more than a walk keeps, so those are never cached there)
+            check(cached >= 4800, f"only {cached} pushes served by the walk cache")
         db = os.path.join(tmp, "t.sqlite")
         r = subprocess.run([trainprof, "export", "--format", "sqlite", "-o", db, trace],
                            capture_output=True, text=True, timeout=100)
