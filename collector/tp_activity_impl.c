@@ -10,8 +10,9 @@ static _Atomic uint32_t g_next_corr = TP_ACTIVITY_FIRST_CORRELATION;
 static _Atomic uint32_t g_next_device = TP_ACTIVITY_FIRST_DEVICE;
 
 /* Thread state when an event at [start, ...) should be recorded, else NULL: a hot thread
- * (recording, the gate always open) in one compare. */
-static tp_tstate *recording(uint64_t start) {
+ * (recording, the gate always open) in one compare. always_inline: gcc called it (~12
+ * instructions a record). */
+__attribute__((always_inline)) static inline tp_tstate *recording(uint64_t start) {
     tp_tstate *t = tp_collector_hot_thread();
     if (t)
         return t;

@@ -310,12 +310,14 @@ static inline int tp_collector_str_hit(const tp_str_slot *e, const char *s) {
     return e->ptr == s && !(e->len & TP_STR_XPAGE) && tp_collector_eq_small(e->copy, s, e->len + 1);
 }
 
-/* Interned id of NUL-terminated `s` (0 for NULL). Lock-free when cached: a hit needs the
+/* Interned id of NUL-terminated `s` (0 for NULL). always_inline: gcc split it and called the
+ * hit's compare out of line (~35 instructions a call). Lock-free when cached: a hit needs the
  * same pointer and the same bytes, NUL included (callers such as Python reuse buffers). The
  * bytes are compared as words only when all len + 1 of them lie in the page of `s`, which is
  * readable as s[0] is: a shorter string now at that address must not make us read past its
  * end into an unmapped page. Elsewhere strcmp, which stops at the first difference. */
-static inline uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
+__attribute__((always_inline)) static inline uint32_t tp_collector_intern(tp_tstate *t,
+                                                                          const char *s) {
     if (!s)
         return 0;
     tp_str_slot *e = tp_collector_str_slot(t, s);
@@ -333,7 +335,10 @@ static inline uint32_t tp_collector_intern(tp_tstate *t, const char *s) {
 /* The largest record the fast paths write with tp_collector_place (KERNEL's 88 bytes). */
 #define TP_FAST_MAX 96
 
-static inline void tp_collector_emit_sized(tp_tstate *t, const void *rec, uint32_t size) {
+/* always_inline: left to itself gcc made this a call in the activity and region hooks (~10
+ * instructions of call, spills and the size as a variable, at every record). */
+__attribute__((always_inline)) static inline void
+tp_collector_emit_sized(tp_tstate *t, const void *rec, uint32_t size) {
     /* A hot thread's ring with room before its next out-of-line work (the fast paths' limit;
      * 0 on other threads and before the first write): the copy and one release store. */
     void *p;

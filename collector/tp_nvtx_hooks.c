@@ -645,8 +645,9 @@ static void region_event(tp_tstate *t, uint32_t domain, uint64_t heap, uint64_t 
 }
 
 static tp_tstate *region_thread(uint32_t *stack) {
-    tp_tstate *t = tp_collector_thread();
-    if (!t || !tp_collector_gate(tp_collector_now()))
+    /* A hot thread records with the gate always open: no clock read for the gate. */
+    tp_tstate *t = tp_collector_hot_thread();
+    if (!t && (!(t = tp_collector_thread()) || !tp_collector_gate(tp_collector_now())))
         return NULL;
     *stack = tp_collector_stack(t, TP_STACKS_API);
     return t;

@@ -120,6 +120,16 @@ typedef struct {
 static py_runtime g_py;
 static pthread_mutex_t g_resolve_mu = PTHREAD_MUTEX_INITIALIZER;
 
+_Atomic int tp_pyframes__none;
+
+/* Every change of g_py.state goes through here, so that tp_pyframes_none() (a capture's test
+ * before it calls tp_pyframes_walk) follows it. */
+static void set_state(int s) {
+    atomic_store_explicit(&tp_pyframes__none, s == PY_ABSENT || s == PY_UNSUPPORTED,
+                          memory_order_relaxed);
+    atomic_store_explicit(&g_py.state, s, memory_order_release);
+}
+
 /* dl_iterate_phdr callback: the path of a loaded libpython3*. */
 static int find_libpython(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
@@ -236,7 +246,7 @@ static int resolve(void) {
     int s = atomic_load(&g_py.state);
     if (s == PY_UNRESOLVED) {
         s = resolve_locked();
-        atomic_store_explicit(&g_py.state, s, memory_order_release);
+        set_state(s);
     }
     pthread_mutex_unlock(&g_resolve_mu);
     return s;
@@ -244,7 +254,9 @@ static int resolve(void) {
 
 void tp_pyframes_modules_changed(void) {
     int absent = PY_ABSENT;
-    atomic_compare_exchange_strong(&g_py.state, &absent, PY_UNRESOLVED);
+    /* The flag only ever cleared here: a resolution racing with this sets its own. */
+    if (atomic_compare_exchange_strong(&g_py.state, &absent, PY_UNRESOLVED))
+        atomic_store_explicit(&tp_pyframes__none, 0, memory_order_relaxed);
 }
 
 const char *tp_pyframes_status(void) {
@@ -404,7 +416,7 @@ static int verify(uintptr_t ts) {
         }
         if (!ok) {
             g_py.why = "CPython layout check failed";
-            atomic_store(&g_py.state, PY_UNSUPPORTED);
+            set_state(PY_UNSUPPORTED);
         } else if (done) {
             atomic_store_explicit(&g_py.verified, 1, memory_order_release);
         }

@@ -24,6 +24,7 @@
 #ifndef TP_PYFRAMES_H
 #define TP_PYFRAMES_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,15 @@ typedef struct {
  * Python state. *hash is set to a hash of the frames (code, name, offset), for the caller's
  * stack cache. Lock-free except for the first call in a process (resolution, checked walk). */
 uint32_t tp_pyframes_walk(tp_pyframe *out, uint32_t max, uint64_t *hash);
+
+/* 1 while tp_pyframes_walk returns 0 without looking (the process was looked at and has no
+ * CPython whose frames it can walk: not CPython, or a version or build it does not support;
+ * looked at again after a library is loaded), so a capture can skip the call: ~25
+ * instructions of a ~100-instruction cached capture. The flag is tp_pyframes.c's. */
+extern _Atomic int tp_pyframes__none __attribute__((visibility("hidden")));
+static inline int tp_pyframes_none(void) {
+    return atomic_load_explicit(&tp_pyframes__none, memory_order_relaxed);
+}
 
 /* Merges `n_py` walked frames into the `n_native` native frames (TP_FRAME_MAKE, innermost
  * first, with `pcs` their return addresses), writing at most `max` frames to `out`: each

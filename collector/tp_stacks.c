@@ -226,16 +226,24 @@ static int skip_self(void *const *pcs, int n) {
 #define WALK_WAYS 16
 #define WALK_BP_CHECKS 16
 #define WALK_AFTER 16 /* captures before a thread gets its walk cache */
+/* A hit compares its slots (return addresses, then saved rbps) four at a time, one branch per
+ * four; the last slot is repeated up to a multiple of four. */
+#define WALK_GROUP 4
+#define WALK_SLOTS (CAPTURE_DEPTH + WALK_BP_CHECKS + WALK_GROUP - 1)
 
 typedef struct {
     uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
     uint32_t n, nbp;
-    int need_bp;       /* a frame's CFA came from the live rbp: compare it */
-    uint32_t lead;     /* the frame compared first: where this walk parts from its neighbours */
+    uint32_t ncmp; /* n - 1 + nbp rounded up to WALK_GROUP: slots [1, 1 + ncmp) are compared */
+    int need_bp;   /* a frame's CFA came from the live rbp: compare it */
+    uint32_t lead, lead2; /* the frames compared first: where it parts from its neighbours */
     int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
     uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
-    void *pcs[CAPTURE_DEPTH];
-    uint32_t ra_off[CAPTURE_DEPTH]; /* pcs[k]'s slot, from sp (k >= 1) */
+    int check;         /* need_bp || never: the hit's one test before it compares */
+    /* The compared slots, from sp, and their words: [1, n) the return-address slots of the
+     * pcs, so pcs[k] is frame k's pc; [n, n + nbp) bp_off/bp_val; then the last again. */
+    void *pcs[WALK_SLOTS];
+    uint32_t ra_off[WALK_SLOTS];
     uint32_t bp_off[WALK_BP_CHECKS];
     uint64_t bp_val[WALK_BP_CHECKS];
 } walk_entry;
@@ -243,21 +251,45 @@ typedef struct {
 /* What a capture compares first, for each entry, kept apart from the entries: a set's 16
  * tags lie in 6 cache lines, where its entries' fields lie in 32 (~1 KB an entry). */
 typedef struct {
-    uint64_t sp;       /* e.sp; 0: empty */
-    uint64_t lead_pc;  /* e.pcs[e.lead] */
-    uint64_t lead_off; /* e.ra_off[e.lead] */
+    uint64_t sp;                  /* e.sp; 0: empty */
+    uint64_t lead_pc, lead2_pc;   /* e.pcs[e.lead], e.pcs[e.lead2] */
+    uint32_t lead_off, lead2_off; /* e.ra_off[e.lead], e.ra_off[e.lead2] */
 } walk_tag;
 
 struct tp_stack_walks {
-    uint64_t lo, hi;                     /* the thread's stack */
-    uint8_t seen[256];                   /* a starting point is cached when it comes back */
+    uint64_t lo, hi;   /* the thread's stack */
+    uint32_t seen[64]; /* a starting point is cached when it comes back: 4 byte tags a set */
     uint8_t order[WALK_SETS][WALK_WAYS]; /* entry index per way, most recently used first */
     walk_tag tag[WALK_SETS * WALK_WAYS]; /* tag[i] is e[i]'s */
     walk_entry e[WALK_SETS * WALK_WAYS];
 };
 
+/* One multiply: its high bits depend on every bit of sp (the set, the one-off filter's
+ * slot and tag come from them); the full mix cost ~12 instructions at every capture. */
 static uint64_t walk_key(uint64_t sp) {
-    return tp_hash_mix64(sp);
+    return sp * 0x9e3779b97f4a7c15ull;
+}
+
+/* 1 when `tag` is among the set's four most recent (its bytes); else 0, and it becomes the
+ * most recent. Four ways: with one, two starting points whose tags shared a byte took turns
+ * evicting each other and neither was ever cached (unwound in full at every capture). */
+static int seen_before(uint32_t *set, uint8_t tag) {
+    uint32_t x = *set ^ (tag * 0x01010101u); /* a zero byte where the tag is */
+    if ((x - 0x01010101u) & ~x & 0x80808080u)
+        return 1;
+    *set = *set << 8 | tag;
+    return 0;
+}
+
+/* A hit at way `w` > 0 of a set's order moves one way forward: walks used often drift to the
+ * front and stay clear of the last way, which a new walk takes. Moving it to the front cost a
+ * memmove call (~20 instructions) at half the hits. */
+static void order_hit(uint8_t *order, int w) {
+    if (w) {
+        uint8_t i = order[w];
+        order[w] = order[w - 1];
+        order[w - 1] = i;
+    }
 }
 
 static tp_stack_walks *walks_make(void) {
@@ -294,8 +326,9 @@ static TP_READS_OTHER_FRAMES uint64_t stack_word(const unsigned char *base, uint
 /* 1 when e[i] may hold for the capture at sp: its first compared slot holds its word. */
 TP_READS_OTHER_FRAMES
 static int tag_hit(const walk_tag *t, uint64_t sp) {
-    return t->sp == sp &&
-           stack_word((const unsigned char *)(uintptr_t)sp, (uint32_t)t->lead_off) == t->lead_pc;
+    const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
+    return t->sp == sp && stack_word(base, t->lead_off) == t->lead_pc &&
+           stack_word(base, t->lead2_off) == t->lead2_pc;
 }
 
 /* After tag_hit: the number of cached pcs when `e` holds for the capture at (sp, bp) (they
@@ -303,17 +336,24 @@ static int tag_hit(const walk_tag *t, uint64_t sp) {
  * certainly, this one). */
 TP_READS_OTHER_FRAMES
 static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
-    if (e->need_bp && e->bp != bp)
-        return 0;
-    if (e->never)
-        return -1;
+    if (__builtin_expect(e->check, 0)) {
+        if (e->need_bp && e->bp != bp)
+            return 0;
+        if (e->never)
+            return -1;
+    }
     const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
-    for (uint32_t k = 1; k < e->n; k++)
-        if (stack_word(base, e->ra_off[k]) != (uint64_t)(uintptr_t)e->pcs[k])
+    /* Four slots a branch: ~4.5 instructions a slot where one compare each took 7. */
+    const uint32_t *off = e->ra_off + 1, *end = off + e->ncmp;
+    void *const *w = e->pcs + 1;
+    for (; off < end; off += WALK_GROUP, w += WALK_GROUP) {
+        uint64_t d = (stack_word(base, off[0]) ^ (uint64_t)(uintptr_t)w[0]) |
+                     (stack_word(base, off[1]) ^ (uint64_t)(uintptr_t)w[1]) |
+                     (stack_word(base, off[2]) ^ (uint64_t)(uintptr_t)w[2]) |
+                     (stack_word(base, off[3]) ^ (uint64_t)(uintptr_t)w[3]);
+        if (d)
             return 0;
-    for (uint32_t j = 0; j < e->nbp; j++)
-        if (stack_word(base, e->bp_off[j]) != e->bp_val[j])
-            return 0;
+    }
     return (int)e->n;
 }
 
@@ -390,36 +430,86 @@ static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack
         t.n = (uint32_t)n;
         t.never = !keep;
         memcpy(t.pcs, pcs, (size_t)n * sizeof *pcs);
+        t.check = t.need_bp || t.never;
+        uint32_t last = (uint32_t)n + t.nbp - 1; /* the rbp slots after the frames' */
+        for (uint32_t j = 0; j < t.nbp; j++)
+            t.pcs[n + j] = (void *)(uintptr_t)t.bp_val[j], t.ra_off[n + j] = t.bp_off[j];
+        t.ncmp = (last + WALK_GROUP - 1) / WALK_GROUP * WALK_GROUP;
+        for (uint32_t k = last + 1; k < 1 + t.ncmp; k++) /* a slot compared twice: no change */
+            t.pcs[k] = t.pcs[last], t.ra_off[k] = t.ra_off[last];
         *e = t;
     }
     return n;
 }
 
-/* The frame of `e` to compare first: the first where it parts from the most recent walk of
- * its set from the same stack pointer (launches from one caller into several layers share
- * their top frames), else its first frame in the app; any frame whose slot lies on the
- * stack would be correct (all of them in a cached walk). 0 when no slot does. */
-static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const uint8_t *order) {
-    uint32_t k = 0;
-    for (int w = 1; w < WALK_WAYS && !k; w++) {
-        const walk_entry *o = &wc->e[order[w]];
-        if (o->sp != e->sp)
-            continue;
-        for (uint32_t j = 1; j < e->n && j < o->n && !k; j++)
-            if (o->pcs[j] != e->pcs[j] || o->ra_off[j] != e->ra_off[j])
-                k = j;
-        break;
-    }
-    if (!k) {
-        int app = skip_self(e->pcs, (int)e->n);
-        k = app >= 1 && (uint32_t)app < e->n ? (uint32_t)app : 1;
-    }
-    if (k < e->n && e->ra_off[k] != UINT32_MAX)
-        return k;
-    for (k = 1; k < e->n; k++)
-        if (e->ra_off[k] != UINT32_MAX)
-            return k;
+/* 1 when a capture that `o` holds for reads, at `e`'s frame k's slot, a word other than
+ * e's: `o` has a slot at that address (return address or saved rbp) holding another word. */
+static int walk_differs_at(const walk_entry *e, uint32_t k, const walk_entry *o) {
+    uint32_t off = e->ra_off[k];
+    uint64_t pc = (uint64_t)(uintptr_t)e->pcs[k];
+    for (uint32_t j = 1; j < o->n; j++)
+        if (o->ra_off[j] == off)
+            return (uint64_t)(uintptr_t)o->pcs[j] != pc;
+    for (uint32_t j = 0; j < o->nbp; j++)
+        if (o->bp_off[j] == off)
+            return o->bp_val[j] != pc;
     return 0;
+}
+
+/* A frame of `e` to compare first (its tag): of the frames whose slot lies on the stack, the
+ * one where the walks of its set from the same stack pointer differ from it most often (the
+ * earliest of those), counting only those that agree with it at frame `first` (0: all), so
+ * that a capture one of them holds for fails there at once. One caller launching from
+ * several places shares every frame but one or two with its neighbours (a 2 x 2 of call
+ * sites at two depths needs two frames to tell its four walks apart); a lead shared with a
+ * neighbour sends that neighbour's captures on to compare all their slots here. Any frame
+ * whose slot lies on the stack is correct (all of them in a cached walk): tags only order
+ * the work. 0 when no slot does. */
+static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const uint8_t *order,
+                          uint32_t first) {
+    /* Among frames that tell as many apart, the one nearest `pref`: the app's first frame's
+     * caller (its caller for the second lead). Walks yet to come differ there more often than
+     * in the collector's frames, which every capture shares: a walk never cached tagged there
+     * took every later capture from its stack pointer (a path not walked yet, too) to
+     * unw_backtrace for good. */
+    int app = skip_self(e->pcs, (int)e->n);
+    int pref = app + (first ? 2 : 1);
+    pref = pref < (int)e->n ? pref : (int)e->n - 1;
+    uint32_t best = 0;
+    int best_score = INT32_MIN;
+    for (uint32_t k = 1; k < e->n; k++) {
+        if (e->ra_off[k] == UINT32_MAX)
+            continue;
+        int d = 0;
+        for (int w = 0; w < WALK_WAYS; w++) {
+            const walk_entry *o = &wc->e[order[w]];
+            if (o != e && o->sp == e->sp && !(first && walk_differs_at(e, first, o)))
+                d += walk_differs_at(e, k, o);
+        }
+        int score = d * (CAPTURE_DEPTH + 1) - abs((int)k - pref);
+        if (score > best_score)
+            best = k, best_score = score;
+    }
+    return best;
+}
+
+/* Sets the tag of every walk of the set `order` from stack pointer `sp` (a new walk from there
+ * changes which of their frames tell them apart best). */
+static void walk_retag(tp_stack_walks *wc, const uint8_t *order, uint64_t sp) {
+    for (int w = 0; w < WALK_WAYS; w++) {
+        uint8_t i = order[w];
+        walk_entry *o = &wc->e[i];
+        if (o->sp != sp)
+            continue;
+        o->lead = walk_lead(o, wc, order, 0);
+        o->lead2 = o->lead ? walk_lead(o, wc, order, o->lead) : 0;
+        if (o->lead)
+            wc->tag[i] = (walk_tag){o->sp, (uint64_t)(uintptr_t)o->pcs[o->lead],
+                                    (uint64_t)(uintptr_t)o->pcs[o->lead2], o->ra_off[o->lead],
+                                    o->ra_off[o->lead2]};
+        else
+            *o = (walk_entry){0}, wc->tag[i] = (walk_tag){0};
+    }
 }
 
 static void verify_hit(void *const *pcs, int n) {
@@ -457,28 +547,26 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
     if (sp < wc->lo || sp >= wc->hi)
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
     uint64_t key = walk_key(sp);
-    uint8_t *order = wc->order[key % WALK_SETS];
+    uint8_t *order = wc->order[key >> 60];
+    _Static_assert(WALK_SETS == 16, "the set is the key's top 4 bits");
     for (int w = 0; w < WALK_WAYS; w++) {
         uint8_t i = order[w];
         if (!tag_hit(&wc->tag[i], sp))
             continue;
-        int n = walk_hit(&wc->e[i], sp, bp);
+        walk_entry *e = &wc->e[i];
+        int n = walk_hit(e, sp, bp);
         if (n < 0)
             return unw_backtrace(pcs, CAPTURE_DEPTH);
         if (n) {
-            memmove(order + 1, order, (size_t)w);
-            order[0] = i;
+            order_hit(order, w);
             if (g_verify)
-                verify_hit(wc->e[i].pcs, n);
-            *hit = &wc->e[i];
+                verify_hit(e->pcs, n);
+            *hit = e;
             return n;
         }
     }
-    uint8_t *seen = &wc->seen[(key >> 32) % sizeof wc->seen];
-    if (*seen != (uint8_t)(key >> 8 | 1)) { /* first time here: no cursor walk for a one-off */
-        *seen = (uint8_t)(key >> 8 | 1);
-        return unw_backtrace(pcs, CAPTURE_DEPTH);
-    }
+    if (!seen_before(&wc->seen[(key >> 54) % 64], (uint8_t)(key >> 40 | 1)))
+        return unw_backtrace(pcs, CAPTURE_DEPTH); /* first time here: no walk for a one-off */
     unw_context_t uc;
     unw_getcontext(&uc);
     /* The walk is keyed on the registers read above. rsp is this frame's, fixed after the
@@ -493,10 +581,8 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         uint8_t i = order[WALK_WAYS - 1];
         memmove(order + 1, order, WALK_WAYS - 1);
         order[0] = i;
-        e.lead = walk_lead(&e, wc, order);
-        wc->e[i] = e.lead ? e : (walk_entry){0};
-        wc->tag[i] = e.lead ? (walk_tag){e.sp, (uint64_t)(uintptr_t)e.pcs[e.lead], e.ra_off[e.lead]}
-                            : (walk_tag){0};
+        wc->e[i] = e;
+        walk_retag(wc, order, e.sp);
     }
     return n;
 }
@@ -525,17 +611,16 @@ void tp_stacks_report(void) {
                 (unsigned long long)atomic_load(&g_verify_bad));
 }
 
-uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
-    void *buf[CAPTURE_DEPTH];
-    walk_entry *hit;
-    int n = backtrace_cached(buf, cache, &hit);
+/* The rest of a capture after its native pcs: Python frames, the key, the thread's cache and,
+ * on a miss, interning. Apart from tp_stacks_capture so that a hit does not pay for this
+ * frame's arrays and saved registers. */
+__attribute__((noinline)) static uint32_t capture_rest(tp_writer *w, tp_stack_cache *cache,
+                                                       void *const *buf, int n, walk_entry *hit) {
     /* The calling thread's Python frames (none outside CPython): part of the cache key, since
      * one native stack runs many Python lines. */
     tp_pyframe py[TP_PYFRAMES_MAX];
     uint64_t py_hash;
     uint32_t n_py = tp_pyframes_walk(py, TP_PYFRAMES_MAX, &py_hash);
-    /* A verified walk without Python frames is always the same stack: its id, kept in the
-     * walk, skips the key and the look-up. */
     if (hit && !n_py && hit->stack_id)
         return hit->stack_id;
     void *const *pcs = hit ? hit->pcs : buf;
@@ -562,4 +647,16 @@ uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
     if (hit && !n_py)
         hit->stack_id = id;
     return id;
+}
+
+uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
+    void *buf[CAPTURE_DEPTH];
+    walk_entry *hit;
+    int n = backtrace_cached(buf, cache, &hit);
+    /* A verified walk without Python frames is always the same stack: its id, kept in the
+     * walk, skips the key and the look-up (and, in a process without a CPython to walk, the
+     * call that would say so). */
+    if (hit && hit->stack_id && tp_pyframes_none())
+        return hit->stack_id;
+    return capture_rest(w, cache, buf, n, hit);
 }

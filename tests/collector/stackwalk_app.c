@@ -6,14 +6,26 @@
  *   realigned       a function that realigns its stack (force_align_arg_pointer);
  *   deepK           one function recursing K = 0..3 times: K + 1 of its frames;
  *   thread_f        via_f's path on a second thread;
- *   signal          a push from a signal handler on an alternate signal stack.
+ *   signal          a push from a signal handler on an alternate signal stack;
+ *   pair_XY         outer_X (a or b) calling inner_Y (c or d): four stacks at one stack
+ *                   pointer that differ at two frames (each pair of them at one);
+ *   jump_a / jump_b a push, then a longjmp out of a deeper frame and a push from another
+ *                   path at the same depth;
+ *   reuse_f/reuse_g two threads one after the other (glibc reuses the first one's stack
+ *                   for the second), each with its own path;
+ *   coroutine       a push from a ucontext coroutine's own stack;
+ *   far_a / far_b   two callers with the same frame at the same depth under 16 frames of one
+ *                   chain: the stacks differ only far from the push (a cache that stopped
+ *                   comparing at some depth would mix them up).
  * Each name is pushed N times in an interleaved order. The program's functions are
  * noinline and tail calls are off (see CMakeLists.txt), so every path keeps its frames. */
 #include <alloca.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <setjmp.h>
 #include <string.h>
+#include <ucontext.h>
 
 #define N 300
 
@@ -62,6 +74,94 @@ __attribute__((noinline)) static void path_deep(int d, const char *name) {
     g_sink++;
 }
 
+__attribute__((noinline)) static void inner_c(const char *name) {
+    emit(name);
+    g_sink += 3;
+}
+
+__attribute__((noinline)) static void inner_d(const char *name) {
+    emit(name);
+    g_sink += 4;
+}
+
+__attribute__((noinline)) static void outer_a(int inner, const char *name) {
+    if (inner)
+        inner_d(name);
+    else
+        inner_c(name);
+    g_sink += 5;
+}
+
+__attribute__((noinline)) static void outer_b(int inner, const char *name) {
+    if (inner)
+        inner_d(name);
+    else
+        inner_c(name);
+    g_sink += 6;
+}
+
+static jmp_buf g_jump;
+
+__attribute__((noinline)) static void jump_deeper(void) {
+    emit("jump_a");
+    longjmp(g_jump, 1);
+}
+
+__attribute__((noinline)) static void jump_a(void) {
+    jump_deeper();
+    g_sink += 7;
+}
+
+__attribute__((noinline)) static void jump_b(void) {
+    emit("jump_b");
+    g_sink += 8;
+}
+
+__attribute__((noinline)) static void chain(int d, const char *name) {
+    if (d)
+        chain(d - 1, name);
+    else
+        emit(name);
+    g_sink += 11; /* not path_deep's code (identical functions are folded into one) */
+}
+
+__attribute__((noinline)) static void far_a(void) {
+    chain(15, "far_a");
+    g_sink += 9;
+}
+
+__attribute__((noinline)) static void far_b(void) {
+    chain(15, "far_b");
+    g_sink += 10;
+}
+
+/* setjmp in a frame of its own (main's loop variables are not clobbered by the longjmp). */
+__attribute__((noinline)) static void jump_round(void) {
+    if (!setjmp(g_jump))
+        jump_a();
+    else
+        jump_b();
+}
+
+static void *reuse_main(void *arg) {
+    for (int i = 0; i < N; i++) {
+        if (arg)
+            path_g("reuse_g");
+        else
+            path_f("reuse_f");
+    }
+    return NULL;
+}
+
+static ucontext_t g_main_uc, g_coro_uc;
+
+static void coroutine(void) {
+    for (;;) {
+        path_f("coroutine");
+        swapcontext(&g_coro_uc, &g_main_uc);
+    }
+}
+
 static void on_signal(int sig) {
     (void)sig;
     emit("signal");
@@ -85,6 +185,15 @@ int main(void) {
     if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL))
         return 1;
     pthread_t th;
+    for (int k = 0; k < 2; k++) /* one after the other: the second gets the first one's stack */
+        if (pthread_create(&th, NULL, reuse_main, k ? "g" : NULL) || pthread_join(th, NULL))
+            return 1;
+    static char coro_stack[1 << 16];
+    if (getcontext(&g_coro_uc))
+        return 1;
+    g_coro_uc.uc_stack = (stack_t){.ss_sp = coro_stack, .ss_size = sizeof coro_stack};
+    g_coro_uc.uc_link = NULL;
+    makecontext(&g_coro_uc, coroutine, 0);
     if (pthread_create(&th, NULL, thread_main, NULL))
         return 1;
     for (int i = 0; i < N; i++) {
@@ -94,6 +203,19 @@ int main(void) {
         path_realigned(1, 2, 3, 4, 5, 6, 7, i);
         for (int d = 0; d < 4; d++)
             path_deep((d + i) % 4, deep[(d + i) % 4]);
+        static const char *const pairs[] = {"pair_ac", "pair_ad", "pair_bc", "pair_bd"};
+        for (int q = 0; q < 4; q++) {
+            int x = (q + i) % 4;
+            if (x < 2)
+                outer_a(x & 1, pairs[x]);
+            else
+                outer_b(x & 1, pairs[x]);
+        }
+        jump_round();
+        far_a();
+        far_b();
+        if (swapcontext(&g_main_uc, &g_coro_uc))
+            return 1;
         if (i % 50 == 0)
             raise(SIGUSR1);
     }
