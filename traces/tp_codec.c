@@ -104,7 +104,9 @@ static int lz4_decompress(tp_codec_ctx *x, uint8_t *dst, size_t raw, const uint8
 static const codec codecs[] = {
     {{"none", TP_CODEC_NONE, TP_FILTER_LANE_DELTA}, none_bound, none_compress, none_decompress},
     {{"zstd", TP_CODEC_ZSTD, TP_FILTER_LANE_DELTA}, zstd_bound, zstd_compress, zstd_decompress},
-    {{"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_PLANES}, lz4_bound, lz4_compress, lz4_decompress},
+    {{"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS}, lz4_bound, lz4_compress, lz4_decompress},
+    /* format 1.5's default layout, which 1.5 readers read (they skip filter 3 chunks) */
+    {{"lz4-planes", TP_CODEC_LZ4, TP_FILTER_LANE_PLANES}, lz4_bound, lz4_compress, lz4_decompress},
 };
 #define NCODECS (sizeof codecs / sizeof codecs[0])
 

@@ -340,7 +340,7 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
     *src = c->buf;
     if (!filter || w->opts.no_filter)
         return TP_FILTER_NONE;
-    int planes = w->codec->filter == TP_FILTER_LANE_PLANES;
+    int planes = w->codec->filter != TP_FILTER_LANE_DELTA;
     if (!TP_MEM_GROW(w->filt, w->filt_cap, c->len) ||
         (planes && !TP_MEM_GROW(w->planes, w->planes_cap, c->len))) {
         set_err(w, TP_ERR_NOMEM);
@@ -351,8 +351,11 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
         tp_filter_encode(c->buf, w->filt, c->len);
         return TP_FILTER_LANE_DELTA;
     }
-    tp_planes_encode(c->buf, w->filt, w->planes, c->len);
-    return TP_FILTER_LANE_PLANES;
+    if (w->codec->filter == TP_FILTER_LANE_COLUMNS)
+        tp_planes_encode_columns(c->buf, w->filt, w->planes, c->len);
+    else
+        tp_planes_encode(c->buf, w->filt, w->planes, c->len);
+    return w->codec->filter;
 }
 
 /* Filters (when `filter`) and compresses a chunk's records, appends the chunk to the file
