@@ -562,29 +562,35 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
  * The other records' bodies follow all groups, in record order, from `rest`. */
 typedef struct {
     uint32_t count[TP_REC_TYPE_LIMIT];
-    uint32_t size[TP_REC_TYPE_LIMIT]; /* of every record of the type; UINT32_MAX: sizes differ */
+    uint32_t any[TP_REC_TYPE_LIMIT], all[TP_REC_TYPE_LIMIT]; /* sizes or-ed, and-ed */
     uint64_t *col[TP_REC_TYPE_LIMIT]; /* next word of the group; NULL: not a group */
     uint64_t *rest;
 } col_plan;
 
-/* Counts a record of a filtered type (from its header) into the plan. */
+static void plan_init(col_plan *p) {
+    memset(p->count, 0, sizeof p->count);
+    memset(p->any, 0, sizeof p->any);
+    memset(p->all, 0xff, sizeof p->all);
+}
+
+/* Counts a record (from its header) into the plan, without a branch on its size: the sizes of a
+ * type are all equal exactly when or-ing them gives what and-ing them gives. */
 static inline void plan_count(col_plan *p, uint16_t type, uint32_t size) {
-    if (!tp_filter_applies(type))
+    if (type >= TP_REC_TYPE_LIMIT)
         return;
-    if (p->count[type]++ == 0)
-        p->size[type] = size;
-    else if (p->size[type] != size)
-        p->size[type] = UINT32_MAX;
+    p->count[type]++;
+    p->any[type] |= size;
+    p->all[type] &= size;
 }
 
 /* Lays the groups out from `words` on, in increasing type order, and the rest after them. */
 static void plan_place(col_plan *p, uint64_t *words) {
     for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++) {
         p->col[t] = NULL;
-        if (!p->count[t] || p->size[t] == UINT32_MAX)
+        if (!p->count[t] || p->any[t] != p->all[t] || !tp_filter_applies((uint16_t)t))
             continue;
         p->col[t] = words;
-        words += (size_t)p->count[t] * (p->size[t] / 8 - 1);
+        words += (size_t)p->count[t] * (p->any[t] / 8 - 1);
     }
     p->rest = words;
 }
@@ -595,7 +601,7 @@ static void plan_place(col_plan *p, uint64_t *words) {
  * scattered stores are one word each: the lanes of one record go `count` words apart. */
 static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
     col_plan p;
-    memset(p.count, 0, sizeof p.count);
+    plan_init(&p);
     uint64_t *hdrs = (uint64_t *)dst;
     size_t off = 0, k = 0;
     while (off < n) {
@@ -614,14 +620,10 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
         const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
         const uint64_t *cur = (const uint64_t *)h + 1, *old = NULL;
         size_t words = h->size / 8 - 1;
-        if (tp_filter_applies(h->type)) {
+        uint64_t *col = h->type < TP_REC_TYPE_LIMIT ? p.col[h->type] : NULL;
+        if (col) { /* a group: all of one size, so every record but the first has an `old` */
             old = prev[h->type];
             prev[h->type] = cur;
-            if (old && ((const tp_rec_hdr *)(old - 1))->size != h->size)
-                old = NULL;
-        }
-        uint64_t *col = h->type < TP_REC_TYPE_LIMIT ? p.col[h->type] : NULL;
-        if (col) {
             size_t stride = p.count[h->type];
             p.col[h->type] = col + 1;
             if (old)
@@ -631,6 +633,12 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
                 for (size_t j = 0; j < words; j++)
                     col[j * stride] = cur[j];
         } else {
+            if (tp_filter_applies(h->type)) {
+                old = prev[h->type];
+                prev[h->type] = cur;
+                if (old && ((const tp_rec_hdr *)(old - 1))->size != h->size)
+                    old = NULL;
+            }
             body_delta(p.rest, cur, old, words);
             p.rest += words;
         }
@@ -650,7 +658,7 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
     if (!k)
         return 0;
     col_plan p;
-    memset(p.count, 0, sizeof p.count);
+    plan_init(&p);
     for (size_t i = 0; i < k; i++) {
         tp_rec_hdr h;
         memcpy(&h, src + 8 * i, 8);
@@ -665,14 +673,10 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
         memcpy(&h, src + 8 * i, 8);
         size_t words = h.size / 8 - 1;
         const uint64_t *old = NULL;
-        if (tp_filter_applies(h.type)) {
+        const uint64_t *col = h.type < TP_REC_TYPE_LIMIT ? p.col[h.type] : NULL;
+        if (col) { /* a group: every record but the first has an `old` of its size */
             old = prev[h.type];
             prev[h.type] = cur;
-            if (old && ((const tp_rec_hdr *)old)->size != h.size)
-                old = NULL;
-        }
-        const uint64_t *col = h.type < TP_REC_TYPE_LIMIT ? p.col[h.type] : NULL;
-        if (col) {
             size_t stride = p.count[h.type];
             p.col[h.type] = (uint64_t *)col + 1;
             if (old)
@@ -682,6 +686,12 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
                 for (size_t j = 0; j < words; j++)
                     cur[1 + j] = col[j * stride];
         } else {
+            if (tp_filter_applies(h.type)) {
+                old = prev[h.type];
+                prev[h.type] = cur;
+                if (old && ((const tp_rec_hdr *)old)->size != h.size)
+                    old = NULL;
+            }
             body_put(cur + 1, p.rest, old ? old + 1 : NULL, words);
             p.rest += words;
         }
