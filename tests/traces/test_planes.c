@@ -209,6 +209,16 @@ static void test_encode_differential(void) {
             n = append_run(n, TP_REC_API, 8 * (1 + (i % 3 ? w : 2)), 1, &seed);
         differential(n, 1);
     }
+    /* Filter 3's groups of every body length from 0 to 20 words (its lanes are written out up to
+     * 12, looped past that), with another group and an unfiltered type between them. */
+    for (uint32_t w = 0; w <= 20; w++) {
+        size_t n = 0;
+        for (int i = 0; i < 7; i++) {
+            n = append_run(n, TP_REC_KERNEL, 8 * (w + 1), 1 + (size_t)i % 2, &seed);
+            n = append_run(n, i % 3 ? TP_REC_API : 200, 8 * (1 + (w + 3) % 7), 1, &seed);
+        }
+        differential(n, 1);
+    }
     /* A chunk of header-only records, and the empty chunk. */
     differential(append_run(0, TP_REC_NVTX_POP, 8, 100, &seed), 1);
     differential(0, 1);
