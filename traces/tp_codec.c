@@ -12,6 +12,7 @@
 struct tp_codec_ctx {
     ZSTD_CCtx *zc;
     ZSTD_DCtx *zd;
+    LZ4_stream_t *lz; /* kept between chunks: see lz4_compress */
 };
 
 typedef struct {
@@ -84,12 +85,22 @@ static size_t lz4_bound(size_t n) {
     return n <= TP_CHUNK_RAW_MAX ? (size_t)LZ4_compressBound((int)n) : 0;
 }
 
+/* One independent block per chunk, as LZ4_compress_fast writes it, from a stream state kept in
+ * the context and reset the fast way (no dictionary): LZ4_compress_fast builds a 16 KiB state
+ * on the stack and clears it for every call (a 16 KiB memset per chunk: 14 instructions per
+ * record in callgrind's count, and 16 KiB of L1 written), where LZ4_resetStream_fast only
+ * moves the state's offset on. (LZ4_compress_fast_extState_fastReset would say the same
+ * directly, but liblz4.so does not export it.) */
 static size_t lz4_compress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src, size_t n,
                            int level) {
-    (void)x, (void)level;
+    (void)level;
     if (n > TP_CHUNK_RAW_MAX || cap > INT32_MAX)
         return 0;
-    int k = LZ4_compress_fast((const char *)src, (char *)dst, (int)n, (int)cap, LZ4_ACCELERATION);
+    if (!x->lz && !(x->lz = LZ4_createStream()))
+        return 0;
+    LZ4_resetStream_fast(x->lz);
+    int k = LZ4_compress_fast_continue(x->lz, (const char *)src, (char *)dst, (int)n, (int)cap,
+                                       LZ4_ACCELERATION);
     return k > 0 ? (size_t)k : 0;
 }
 
@@ -142,6 +153,7 @@ void tp_codec_ctx_close(tp_codec_ctx *x) {
         return;
     ZSTD_freeCCtx(x->zc);
     ZSTD_freeDCtx(x->zd);
+    LZ4_freeStream(x->lz);
     free(x);
 }
 
