@@ -326,7 +326,7 @@ static int parse(int argc, char **argv, bench_opts *o) {
 int main(int argc, char **argv) {
     bench_opts o;
     if (!parse(argc, argv, &o)) {
-        fprintf(stderr, "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|zstd|none] "
+        fprintf(stderr, "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|lz4-planes|zstd|none] "
                         "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w] [-R]\n");
         return 2;
     }
@@ -350,9 +350,10 @@ int main(int argc, char **argv) {
     printf("trace format benchmark: %zu events (%.1f bytes/event raw), codec %s (zstd level %d), "
            "chunks of %zu KiB, filter %s, best of %d runs, %s time\n\n",
            m.n, (double)m.bytes / (double)m.n, ci->name, o.level, o.chunk >> 10,
-           o.no_filter                           ? "off"
-           : ci->filter == TP_FILTER_LANE_PLANES ? "lane-delta + byte planes"
-                                                 : "lane-delta",
+           o.no_filter                            ? "off"
+           : ci->filter == TP_FILTER_LANE_COLUMNS ? "lane-delta + columns + byte planes"
+           : ci->filter == TP_FILTER_LANE_PLANES  ? "lane-delta + byte planes"
+                                                  : "lane-delta",
            o.runs, bench_clock == CLOCK_MONOTONIC ? "wall-clock" : "CPU");
     printf("%-34s %10s %-8s %8s %8s\n", "measure", "value", "unit", "goal", "ratio");
     double stage = bench_staging(&m, &o);

@@ -553,3 +553,226 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
     return decode(src, dst, n);
 }
 #endif
+
+/* ------------------------------------------------------------------ filter 3: columns */
+
+/* Where each type's body words go in filter 3's word order: a type is a column group when the
+ * lane delta applies to it and all its records in the chunk have one size; its words start at
+ * col[type] (lane 1 of each record in order, then lane 2, ...), `count[type]` records apart.
+ * The other records' bodies follow all groups, in record order, from `rest`. */
+typedef struct {
+    uint32_t count[TP_REC_TYPE_LIMIT];
+    uint32_t any[TP_REC_TYPE_LIMIT], all[TP_REC_TYPE_LIMIT]; /* sizes or-ed, and-ed */
+    uint64_t *col[TP_REC_TYPE_LIMIT]; /* next word of the group; NULL: not a group */
+    uint64_t *rest;
+} col_plan;
+
+static void plan_init(col_plan *p) {
+    memset(p->count, 0, sizeof p->count);
+    memset(p->any, 0, sizeof p->any);
+    memset(p->all, 0xff, sizeof p->all);
+}
+
+/* Counts a record (from its header) into the plan, without a branch on its size: the sizes of a
+ * type are all equal exactly when or-ing them gives what and-ing them gives. */
+static inline void plan_count(col_plan *p, uint16_t type, uint32_t size) {
+    if (type >= TP_REC_TYPE_LIMIT)
+        return;
+    p->count[type]++;
+    p->any[type] |= size;
+    p->all[type] &= size;
+}
+
+/* Lays the groups out from `words` on, in increasing type order, and the rest after them. */
+static void plan_place(col_plan *p, uint64_t *words) {
+    for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        p->col[t] = NULL;
+        if (!p->count[t] || p->any[t] != p->all[t] || !tp_filter_applies((uint16_t)t))
+            continue;
+        p->col[t] = words;
+        words += (size_t)p->count[t] * (p->any[t] / 8 - 1);
+    }
+    p->rest = words;
+}
+
+/* Lane j of a group's record: `*q` moves `stride` words per lane. Written out from the last lane
+ * down, falling through (bodies of up to 12 words, every record type but the variable ones):
+ * four instructions a word, where a loop took ~8 with its counter and address. */
+#define COL_LANES(CASE)                                                                            \
+    CASE(11)                                                                                       \
+    CASE(10) CASE(9) CASE(8) CASE(7) CASE(6) CASE(5) CASE(4) CASE(3) CASE(2) CASE(1) CASE(0)
+
+static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, const uint64_t *old,
+                               size_t words) {
+    if (words > 12) {
+        for (size_t j = 0; j < words; j++, q += stride)
+            *q = cur[j] - old[j];
+        return;
+    }
+    q += stride * words;
+    switch (words) {
+#define SCATTER(j)                                                                                 \
+    case (j) + 1:                                                                                  \
+        q -= stride;                                                                               \
+        *q = cur[j] - old[j];                                                                      \
+        __attribute__((fallthrough));
+        COL_LANES(SCATTER)
+#undef SCATTER
+    default:
+        break;
+    }
+}
+
+static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old,
+                              size_t words) {
+    if (words > 12) {
+        for (size_t j = 0; j < words; j++, q += stride)
+            out[j] = *q + old[j];
+        return;
+    }
+    q += stride * words;
+    switch (words) {
+#define GATHER(j)                                                                                  \
+    case (j) + 1:                                                                                  \
+        q -= stride;                                                                               \
+        out[j] = *q + old[j];                                                                      \
+        __attribute__((fallthrough));
+        COL_LANES(GATHER)
+#undef GATHER
+    default:
+        break;
+    }
+}
+
+/* Filter 3's encoder: a first walk writes the headers to the front of dst, checks the sizes
+ * and counts the records of each type; a second one puts each body's lane delta where its
+ * group (or the rest) has it in scratch; then scratch's words to the planes, as filter 2. The
+ * scattered stores are one word each: the lanes of one record go `count` words apart. */
+static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    col_plan p;
+    plan_init(&p);
+    uint64_t *hdrs = (uint64_t *)dst;
+    size_t off = 0, k = 0;
+    while (off < n) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
+        if (n - off < sizeof *h || !tp_rec_size_ok(h, n - off)) {
+            memcpy(dst, src, n); /* never from the writer, as in encode */
+            return;
+        }
+        hdrs[k++] = *(const uint64_t *)h;
+        plan_count(&p, h->type, h->size);
+        off += h->size;
+    }
+    plan_place(&p, (uint64_t *)scratch);
+    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
+    for (off = 0; off < n;) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
+        const uint64_t *cur = (const uint64_t *)h + 1, *old = NULL;
+        size_t words = h->size / 8 - 1;
+        uint64_t *col = h->type < TP_REC_TYPE_LIMIT ? p.col[h->type] : NULL;
+        if (col) { /* a group: all of one size, so every record but the first has an `old` */
+            old = prev[h->type];
+            prev[h->type] = cur;
+            size_t stride = p.count[h->type];
+            p.col[h->type] = col + 1;
+            if (old)
+                col_scatter(col, stride, cur, old, words);
+            else
+                for (size_t j = 0; j < words; j++)
+                    col[j * stride] = cur[j];
+        } else {
+            if (tp_filter_applies(h->type)) {
+                old = prev[h->type];
+                prev[h->type] = cur;
+                if (old && ((const tp_rec_hdr *)(old - 1))->size != h->size)
+                    old = NULL;
+            }
+            body_delta(p.rest, cur, old, words);
+            p.rest += words;
+        }
+        off += h->size;
+    }
+    words_to_planes(scratch, n / 8 - k, dst + 8 * k);
+}
+
+/* Filter 3's decoder: the headers checked and counted as by filter 2's, the planes to words
+ * in scratch, then each record put together from its header and its lanes, gathered from its
+ * group (or taken from the rest in order), plus the lanes of the previous decoded record of
+ * its type. */
+static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    if (n % 8)
+        return 0;
+    size_t k = count_headers(src, n);
+    if (!k)
+        return 0;
+    col_plan p;
+    plan_init(&p);
+    for (size_t i = 0; i < k; i++) {
+        tp_rec_hdr h;
+        memcpy(&h, src + 8 * i, 8);
+        plan_count(&p, h.type, h.size);
+    }
+    planes_to_words(src + 8 * k, n / 8 - k, scratch);
+    plan_place(&p, (uint64_t *)scratch);
+    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
+    uint64_t *cur = (uint64_t *)dst;
+    for (size_t i = 0; i < k; i++) {
+        tp_rec_hdr h;
+        memcpy(&h, src + 8 * i, 8);
+        size_t words = h.size / 8 - 1;
+        const uint64_t *old = NULL;
+        const uint64_t *col = h.type < TP_REC_TYPE_LIMIT ? p.col[h.type] : NULL;
+        if (col) { /* a group: every record but the first has an `old` of its size */
+            old = prev[h.type];
+            prev[h.type] = cur;
+            size_t stride = p.count[h.type];
+            p.col[h.type] = (uint64_t *)col + 1;
+            if (old)
+                col_gather(cur + 1, col, stride, old + 1, words);
+            else
+                for (size_t j = 0; j < words; j++)
+                    cur[1 + j] = col[j * stride];
+        } else {
+            if (tp_filter_applies(h.type)) {
+                old = prev[h.type];
+                prev[h.type] = cur;
+                if (old && ((const tp_rec_hdr *)old)->size != h.size)
+                    old = NULL;
+            }
+            body_put(cur + 1, p.rest, old ? old + 1 : NULL, words);
+            p.rest += words;
+        }
+        memcpy(cur, &h, 8);
+        cur += 1 + words;
+    }
+    return n;
+}
+
+#ifdef PLANES_AVX2_CODE
+void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    encode_columns(src, dst, scratch, n);
+}
+
+size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
+                                      size_t n) {
+    return decode_columns(src, dst, scratch, n);
+}
+#else
+void tp_planes_encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2")) {
+        tp_planes__encode_columns_avx2(src, dst, scratch, n);
+        return;
+    }
+#endif
+    encode_columns(src, dst, scratch, n);
+}
+
+size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__decode_columns_avx2(src, dst, scratch, n);
+#endif
+    return decode_columns(src, dst, scratch, n);
+}
+#endif

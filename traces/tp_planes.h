@@ -29,9 +29,24 @@ void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t
  * well-formed records, else 0 (dst then holds garbage). */
 size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n);
 
+/* Filter 3 (format 1.6): as tp_planes_encode, but the body words are in column order first:
+ * the records of each type that the lane delta applies to, when all of one size in the chunk,
+ * give their lane 1 words in record order, then their lane 2 words, ...; types in increasing
+ * order; then the bodies of all other records, in record order (docs/trace-format.md, 4.2).
+ * A lane of one type changes in the same way record after record (a correlation id by 1, a
+ * stream not at all), so each plane gets long runs where filter 2 had them interleaved with
+ * the other lanes: LZ4 finds fewer, longer matches (docs/PERFORMANCE.md, "Chunk codec"). */
+void tp_planes_encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
+
+/* Undoes tp_planes_encode_columns into `dst`, with `scratch` (n bytes, distinct) for the
+ * words; returns n or 0 as tp_planes_decode. */
+size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
+
 /* Internal: tp_planes_decode and tp_planes_encode compiled for AVX2 (tp_planes_avx2.c); call
  * them only on a CPU with AVX2. The public functions choose them by themselves. */
 size_t tp_planes__decode_avx2(const uint8_t *src, uint8_t *dst, size_t n);
 void tp_planes__encode_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
+void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
+size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
 #endif

@@ -33,6 +33,8 @@ typedef struct {
     tp_codec_ctx *cx;
     uint8_t *planes;
     size_t planes_cap;
+    uint8_t *words; /* filter 3's body words in column order */
+    size_t words_cap;
 } decoder;
 
 typedef struct {
@@ -123,6 +125,7 @@ static int decoder_init(decoder *d) {
 static void decoder_free(decoder *d) {
     tp_codec_ctx_close(d->cx);
     free(d->planes);
+    free(d->words);
 }
 
 /* Decompresses chunk `c` into *dst (grown). Returns 0 unless it yields exactly raw_bytes. */
@@ -153,6 +156,12 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
             !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1))
             return -1;
         ok = tp_planes_decode(d->planes, *buf, raw);
+    } else if (h->filter == TP_FILTER_LANE_COLUMNS) {
+        if (!decompress(d, data, c, &d->planes, &d->planes_cap) ||
+            !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1) ||
+            !tp_mem_grow((void **)&d->words, &d->words_cap, raw ? raw : 8, 1))
+            return -1;
+        ok = tp_planes_decode_columns(d->planes, *buf, d->words, raw);
     } else if (!decompress(d, data, c, buf, cap)) {
         return -1;
     } else if (h->filter == TP_FILTER_LANE_DELTA) {
@@ -454,7 +463,7 @@ static int take_chunk(tp_reader *r, const chunk_ref *c) {
 static int chunk_plausible(const chunk_ref *c) {
     const tp_chunk_header *h = &c->h;
     return h->kind >= TP_CHUNK_DATA && h->kind <= TP_CHUNK_INDEX && tp_codec_by_id(h->codec) &&
-           h->filter <= TP_FILTER_LANE_PLANES && h->raw_bytes <= TP_CHUNK_RAW_MAX;
+           h->filter <= TP_FILTER_LANE_COLUMNS && h->raw_bytes <= TP_CHUNK_RAW_MAX;
 }
 
 static int trailer_magic_at(const tp_reader *r, uint64_t pos) {

@@ -340,7 +340,7 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
     *src = c->buf;
     if (!filter || w->opts.no_filter)
         return TP_FILTER_NONE;
-    int planes = w->codec->filter == TP_FILTER_LANE_PLANES;
+    int planes = w->codec->filter != TP_FILTER_LANE_DELTA;
     if (!TP_MEM_GROW(w->filt, w->filt_cap, c->len) ||
         (planes && !TP_MEM_GROW(w->planes, w->planes_cap, c->len))) {
         set_err(w, TP_ERR_NOMEM);
@@ -351,8 +351,11 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
         tp_filter_encode(c->buf, w->filt, c->len);
         return TP_FILTER_LANE_DELTA;
     }
-    tp_planes_encode(c->buf, w->filt, w->planes, c->len);
-    return TP_FILTER_LANE_PLANES;
+    if (w->codec->filter == TP_FILTER_LANE_COLUMNS)
+        tp_planes_encode_columns(c->buf, w->filt, w->planes, c->len);
+    else
+        tp_planes_encode(c->buf, w->filt, w->planes, c->len);
+    return w->codec->filter;
 }
 
 /* Filters (when `filter`) and compresses a chunk's records, appends the chunk to the file
@@ -482,16 +485,28 @@ static int give_way(const tp_writer *w) {
 
 static uint64_t drain_ring(tp_writer *w, const tp_ring *r, uint64_t tail, uint64_t limit) {
     uint64_t mask = r->cap - 1;
-    for (uint32_t k = 1; tail < limit; k++) {
-        if (k % 64 == 0 && give_way(w))
-            break;
-        const tp_rec_hdr *h = (const tp_rec_hdr *)(r->buf + (tail & mask));
-        uint64_t avail = limit - tail, to_end = r->cap - (tail & mask);
-        if (!tp_rec_size_ok(h, avail < to_end ? avail : to_end))
-            return limit; /* a producer wrote a bad header: skip what it published */
-        if (h->type != TP_REC_PAD)
-            add_data(w, h);
-        tail += h->size;
+    uint32_t k = 0;
+    while (tail < limit) {
+        /* The records up to the ring's end or `limit`, whichever comes first (no record runs
+         * past the ring's end), walked with a pointer: the bounds once per span, not per record
+         * (~6 instructions a record less). */
+        uint64_t off = tail & mask, span = r->cap - off;
+        if (span > limit - tail)
+            span = limit - tail;
+        const uint8_t *start = r->buf + off, *p = start, *end = start + span;
+        while (p < end) {
+            const tp_rec_hdr *h = (const tp_rec_hdr *)p;
+            uint32_t size = h->size;
+            /* size >= 8 and a multiple of 8 in one test (size - 8 wraps for 0..7), within span */
+            if (((size - 8) & (0x80000000u | 7u)) || size > (size_t)(end - p))
+                return limit; /* a producer wrote a bad header: skip what it published */
+            if (h->type != TP_REC_PAD)
+                add_data(w, h);
+            p += size;
+            if (++k % 64 == 0 && give_way(w))
+                return tail + (uint64_t)(p - start);
+        }
+        tail += span;
     }
     return tail;
 }

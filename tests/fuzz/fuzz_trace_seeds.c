@@ -1,8 +1,9 @@
 /* Writes seed traces for fuzz_trace_reader into the directory given: a small trace with
  * every record type, the same without an index, cut in half, one with records from a
  * "newer writer" (an unknown type, an appended tail), and the first one again with zstd
- * chunks (the default codec is lz4 over byte planes; committed seeds in corpus/trace are
- * older zstd traces). Small, so libFuzzer can mutate them. */
+ * chunks and with lz4 over byte planes (filter 2, format 1.5's layout; the default codec is
+ * lz4 over columns and byte planes, filter 3; committed seeds in corpus/trace are older zstd
+ * traces). Small, so libFuzzer can mutate them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,8 @@ static int write_seed(const char *path, int variant) {
     tp_writer_opts_default(&o);
     o.chunk_bytes = 512;
     o.producer = "fuzz-seed";
-    o.codec = variant == 4 ? "zstd" : NULL;
+    static const char *const codecs[] = {[4] = "zstd", [5] = "lz4-planes"};
+    o.codec = codecs[variant]; /* NULL: the default */
     tp_writer *w;
     if (tp_writer_open(path, &o, &w) != TP_OK)
         return 0;
@@ -88,11 +90,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     mkdir(argv[1], 0755); /* may exist already */
-    char p[5][4096];
-    const char *names[5] = {"seed_full", "seed_noindex", "seed_cut", "seed_newer", "seed_zstd"};
-    for (int i = 0; i < 5; i++)
+    char p[6][4096];
+    const char *names[6] = {"seed_full",  "seed_noindex", "seed_cut",
+                            "seed_newer", "seed_zstd",    "seed_lz4_planes"};
+    for (int i = 0; i < 6; i++)
         snprintf(p[i], sizeof p[i], "%s/%s", argv[1], names[i]);
     int ok = write_seed(p[0], 0) && write_seed(p[1], 1) && cut_half(p[0], p[2]) &&
-             write_seed(p[3], 3) && write_seed(p[4], 4);
+             write_seed(p[3], 3) && write_seed(p[4], 4) && write_seed(p[5], 5);
     return ok ? 0 : 1;
 }

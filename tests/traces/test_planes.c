@@ -1,6 +1,7 @@
-/* test_planes: filter 2 (lane delta + byte planes, traces/tp_planes.c) against a reference
- * layout built here byte by byte from the lane-delta filter's output, round trips over record
- * mixes of every shape (filtered and unfiltered types, one type in two sizes, unknown types,
+/* test_planes: filter 2 (lane delta + byte planes, traces/tp_planes.c) and filter 3 (the same
+ * with the words grouped by type and lane first) against reference layouts built here byte by
+ * byte from the lane-delta filter's output; every test runs once per filter; round trips over
+ * record mixes of every shape (filtered and unfiltered types, one type in two sizes, unknown types,
  * bodies of fewer than 8 words and not a multiple of 8), and layouts that must be refused.
  * The encoder is also checked differentially: on random and crafted mixes (body word counts
  * on each side of the 8/16/32-word transpose blocks, header-only records, one type in two
@@ -16,6 +17,14 @@
 #define MAXB (64u << 10)
 
 static uint8_t src[MAXB], filt[MAXB], want[MAXB], got[MAXB], scratch[MAXB];
+static int columns; /* the filter under test: 0 = filter 2, 1 = filter 3 */
+
+static void encode(const uint8_t *in, uint8_t *out, uint8_t *tmp, size_t n) {
+    if (columns)
+        tp_planes_encode_columns(in, out, tmp, n);
+    else
+        tp_planes_encode(in, out, tmp, n);
+}
 
 /* tp_planes_decode into a heap buffer of exactly n bytes (malloc(0) aside), so that ASan
  * sees any read or write past the chunk. Returns the decoded length; the bytes are left in
@@ -26,7 +35,12 @@ static size_t decode(const uint8_t *layout, size_t n, uint8_t **out) {
     buf = malloc(n ? n : 1);
     memset(buf, 0xee, n);
     *out = buf;
-    return tp_planes_decode(layout, buf, n);
+    if (!columns)
+        return tp_planes_decode(layout, buf, n);
+    uint8_t *words = malloc(n ? n : 1); /* exactly n bytes, too */
+    size_t d = tp_planes_decode_columns(layout, buf, words, n);
+    free(words);
+    return d;
 }
 
 /* One record of `type` and `size` at p: lanes that grow by small steps (what the filter
@@ -48,10 +62,15 @@ static size_t make_mix(int shape, size_t records, uint64_t *seed) {
     size_t n = 0;
     for (size_t i = 0; i < records; i++) {
         uint16_t t = types[shape == 0 ? i % 2 : tt_rand(seed) % 7];
-        static const uint32_t max_words[] = {12, 12, 2, 80}; /* 3: bodies of many pieces */
+        if (shape == 4 && i % 3 == 0)
+            t = types[i % 2]; /* runs of API, KERNEL */
+        /* 3: bodies of many pieces; 4: each type in one size (filter 3's groups) */
+        static const uint32_t max_words[] = {12, 12, 2, 80, 12};
         uint32_t size = 8 * (1 + (uint32_t)(tt_rand(seed) % max_words[shape]));
         if (shape == 0)
             size = t == TP_REC_API ? 64 : 96;
+        if (shape == 4)
+            size = 8 * (1 + t % 13);
         if (n + size > MAXB)
             break;
         n += put(src + n, t, size, seed, i);
@@ -59,16 +78,44 @@ static size_t make_mix(int shape, size_t records, uint64_t *seed) {
     return n;
 }
 
-/* The layout as docs/trace-format.md section 4.1 says, from the lane-delta filter's output. */
+/* Filter 3's grouping (docs/trace-format.md 4.2): the size of every record of `type` in the
+ * chunk when the lane delta applies to it and they all have one size; else 0. */
+static uint32_t group_size(size_t n, uint16_t type) {
+    uint32_t size = 0;
+    if (!tp_filter_applies(type))
+        return 0;
+    for (size_t off = 0; off < n; off += ((tp_rec_hdr *)(filt + off))->size) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(filt + off);
+        if (h->type != type)
+            continue;
+        if (size && h->size != size)
+            return 0;
+        size = h->size;
+    }
+    return size;
+}
+
+/* The layout as docs/trace-format.md section 4.1 (4.2 for filter 3) says, from the lane-delta
+ * filter's output. */
 static void reference(size_t n) {
     tp_filter_encode(src, filt, n);
     size_t k = 0, nw = 0;
     static uint64_t words[MAXB / 8];
-    for (size_t off = 0; off < n; off += ((tp_rec_hdr *)(filt + off))->size) {
-        uint32_t size = ((tp_rec_hdr *)(filt + off))->size;
+    for (size_t off = 0; off < n; off += ((tp_rec_hdr *)(filt + off))->size)
         memcpy(want + 8 * k++, filt + off, 8);
-        memcpy(words + nw, filt + off + 8, size - 8);
-        nw += size / 8 - 1;
+    for (uint16_t t = 0; columns && t < 64; t++) { /* the groups, lane by lane */
+        uint32_t size = group_size(n, t);
+        for (uint32_t lane = 1; lane < size / 8; lane++)
+            for (size_t off = 0; off < n; off += ((tp_rec_hdr *)(filt + off))->size)
+                if (((tp_rec_hdr *)(filt + off))->type == t)
+                    memcpy(words + nw++, filt + off + 8 * lane, 8);
+    }
+    for (size_t off = 0; off < n; off += ((tp_rec_hdr *)(filt + off))->size) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(filt + off);
+        if (columns && h->type < 64 && group_size(n, h->type))
+            continue;
+        memcpy(words + nw, filt + off + 8, h->size - 8);
+        nw += h->size / 8 - 1;
     }
     for (size_t b = 0; b < 8; b++)
         for (size_t j = 0; j < nw; j++)
@@ -78,7 +125,7 @@ static void reference(size_t n) {
 static void round_trip(int shape, size_t records, uint64_t seed) {
     size_t n = make_mix(shape, records, &seed);
     reference(n);
-    tp_planes_encode(src, got, scratch, n);
+    encode(src, got, scratch, n);
     CHECK(memcmp(got, want, n) == 0);
     uint8_t *back;
     CHECK_EQ_U(decode(got, n, &back), n);
@@ -87,12 +134,13 @@ static void round_trip(int shape, size_t records, uint64_t seed) {
 
 static void test_round_trips(void) {
     for (size_t records = 1; records < 40; records++)
-        for (int shape = 0; shape < 4; shape++)
+        for (int shape = 0; shape < 5; shape++)
             round_trip(shape, records, 7 + records);
     round_trip(0, 600, 1);
     round_trip(1, 3000, 2);
     round_trip(2, 5000, 3);
     round_trip(3, 400, 4);
+    round_trip(4, 3000, 5);
 }
 
 /* tp_planes_encode of src[0..n) from and into heap buffers of exactly n bytes, against the
@@ -105,7 +153,7 @@ static void differential(size_t n, int well_formed) {
     uint8_t *in = malloc(n ? n : 1), *out = malloc(n ? n : 1), *tmp = malloc(n ? n : 1);
     memcpy(in, src, n);
     memset(out, 0xee, n);
-    tp_planes_encode(in, out, tmp, n);
+    encode(in, out, tmp, n);
     CHECK(memcmp(out, want, n) == 0);
     CHECK(memcmp(in, src, n) == 0); /* the source is left as it was */
     if (well_formed) {
@@ -130,7 +178,7 @@ static void test_encode_differential(void) {
     /* Random mixes: every shape, lengths from one record to a full buffer. */
     for (int r = 0; r < 400; r++) {
         size_t records = 1 + tt_rand(&seed) % (r < 300 ? 70 : 3000);
-        differential(make_mix((int)(tt_rand(&seed) % 4), records, &seed), 1);
+        differential(make_mix((int)(tt_rand(&seed) % 5), records, &seed), 1);
     }
     /* Body word counts 0..200, so that every tail of the 32-, 16- and 8-word blocks occurs:
      * one-word records of a filtered type (deltas), of an unknown one (copies), and words
@@ -161,6 +209,16 @@ static void test_encode_differential(void) {
             n = append_run(n, TP_REC_API, 8 * (1 + (i % 3 ? w : 2)), 1, &seed);
         differential(n, 1);
     }
+    /* Filter 3's groups of every body length from 0 to 20 words (its lanes are written out up to
+     * 12, looped past that), with another group and an unfiltered type between them. */
+    for (uint32_t w = 0; w <= 20; w++) {
+        size_t n = 0;
+        for (int i = 0; i < 7; i++) {
+            n = append_run(n, TP_REC_KERNEL, 8 * (w + 1), 1 + (size_t)i % 2, &seed);
+            n = append_run(n, i % 3 ? TP_REC_API : 200, 8 * (1 + (w + 3) % 7), 1, &seed);
+        }
+        differential(n, 1);
+    }
     /* A chunk of header-only records, and the empty chunk. */
     differential(append_run(0, TP_REC_NVTX_POP, 8, 100, &seed), 1);
     differential(0, 1);
@@ -187,7 +245,7 @@ static void test_high_planes_zero(void) {
             uint64_t v = 1000 * (off / 80) + x; /* lanes that grow steadily */
             memcpy(src + off + x, &v, 8);
         }
-    tp_planes_encode(src, got, scratch, n);
+    encode(src, got, scratch, n);
     size_t k = 200, nw = n / 8 - k, zeros = 0;
     for (size_t j = 3 * nw; j < 8 * nw; j++)
         zeros += got[8 * k + j] == 0;
@@ -198,7 +256,7 @@ static void test_high_planes_zero(void) {
 static void test_refused(void) {
     uint64_t seed = 9;
     size_t n = make_mix(1, 50, &seed);
-    tp_planes_encode(src, got, scratch, n);
+    encode(src, got, scratch, n);
     uint8_t *back;
     CHECK_EQ_U(decode(got, n - 4, &back), 0); /* not a multiple of 8 */
     tp_rec_hdr h;
@@ -227,9 +285,11 @@ static void test_refused(void) {
 }
 
 int main(void) {
-    TP_RUN(test_round_trips);
-    TP_RUN(test_encode_differential);
-    TP_RUN(test_high_planes_zero);
-    TP_RUN(test_refused);
+    for (columns = 0; columns < 2; columns++) {
+        TP_RUN(test_round_trips);
+        TP_RUN(test_encode_differential);
+        TP_RUN(test_high_planes_zero);
+        TP_RUN(test_refused);
+    }
     return tp_test_summary();
 }

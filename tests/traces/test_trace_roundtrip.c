@@ -151,7 +151,7 @@ static void write_trace(const char *path, int finish, int no_filter, const char 
 static void check_info(tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     CHECK_EQ_U(in->version_major, 1);
-    CHECK_EQ_U(in->version_minor, 5);
+    CHECK_EQ_U(in->version_minor, 6);
     CHECK_STR(in->producer, "roundtrip-test");
     CHECK(in->created_realtime_ns > 1600000000ull * 1000000000ull);
     uint64_t total = 0;
@@ -440,6 +440,50 @@ static void test_ring_full(void) {
     unlink(path);
 }
 
+/* A producer that writes a bad size into a record it reserved (0, not a multiple of 8, past
+ * what it published): the drain keeps the records before it, skips what that producer had
+ * published from there on (the next record cannot be found), and drains what comes later as
+ * usual. */
+static void test_bad_ring_header(void) {
+    char path[256];
+    tt_temp_path(path, sizeof path, "badhdr");
+    static const uint32_t bad[] = {0, 12, 1u << 20};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        tp_writer *w;
+        CHECK_OK(tp_writer_open(path, NULL, &w));
+        tp_stage *s;
+        CHECK_OK(tp_writer_stage_open(w, 1, &s));
+        tp_rec_api a;
+        uint64_t seed = 1;
+        for (int i = 0; i < 6; i++) {
+            tt_fill(&a, TP_REC_API, (uint64_t)i, &seed);
+            if (i == 3) { /* the bad one, between records 2 and 4 */
+                tp_rec_hdr *h = tp_stage_reserve(s, sizeof a, TP_REC_API);
+                CHECK(h != NULL);
+                if (h) {
+                    a.h.size = bad[b];
+                    memcpy(h, &a, sizeof a);
+                    tp_stage_commit(s);
+                }
+            } else {
+                CHECK(tp_stage_write(s, &a));
+            }
+        }
+        CHECK_OK(tp_writer_flush(w));
+        for (int i = 0; i < 4; i++) {
+            tt_fill(&a, TP_REC_API, (uint64_t)(10 + i), &seed);
+            CHECK(tp_stage_write(s, &a));
+        }
+        CHECK_OK(tp_writer_close(w));
+        tp_reader *r;
+        CHECK_OK(tp_reader_open(path, &r));
+        CHECK_EQ_U(tp_reader_info(r)->records[TP_REC_API], 3 + 4);
+        CHECK_EQ_U(tp_reader_integrity(r)->chunks_bad, 0);
+        tp_reader_close(r);
+    }
+    unlink(path);
+}
+
 /* Metadata that passes the CRCs but is malformed (a buggy writer): ignored, never read
  * past, and the well-formed records around it still load. */
 static void test_malformed_meta(void) {
@@ -521,14 +565,15 @@ static int count_chunks(const char *path, int codec, int filter, int *data, int 
 }
 
 /* Every codec the writer offers round-trips every record type; each stores its data chunks
- * with its own codec and filter (lz4 by default, over byte planes), and the reader of this
- * build reads them all, old zstd chunks included. */
+ * with its own codec and filter (lz4 by default, over columns and byte planes), and the reader of
+ * this build reads them all, old zstd chunks included. */
 static void test_codecs(void) {
     static const struct {
         const char *name;
         int codec, filter;
-    } cases[] = {{NULL, TP_CODEC_LZ4, TP_FILTER_LANE_PLANES},
-                 {"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_PLANES},
+    } cases[] = {{NULL, TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
+                 {"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
+                 {"lz4-planes", TP_CODEC_LZ4, TP_FILTER_LANE_PLANES},
                  {"zstd", TP_CODEC_ZSTD, TP_FILTER_LANE_DELTA},
                  {"none", TP_CODEC_NONE, TP_FILTER_LANE_DELTA}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -600,6 +645,7 @@ int main(void) {
     TP_RUN(test_evolution);
     TP_RUN(test_slow_path_and_drops);
     TP_RUN(test_ring_full);
+    TP_RUN(test_bad_ring_header);
     TP_RUN(test_malformed_meta);
     TP_RUN(test_writer_errors_and_budget);
     return tp_test_summary();
