@@ -457,6 +457,10 @@ static void copies_permute(tp_events *e, const uint32_t *perm) {
     e->copies_cap = e->n_copies;
 }
 
+void tp_events_set_thread(tp_events *e, size_t row, int64_t pid, int64_t tid) {
+    e->pid[row] = pid, e->tid[row] = tid;
+}
+
 void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain) {
     opt_put_u32(e, &e->domain_opt, row, domain);
 }

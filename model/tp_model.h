@@ -169,6 +169,28 @@ typedef struct {
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 /* clang-format on */
 
+/* Row `row`'s duration, stream, device, pid, tid and correlation (see tp_events). Every read
+ * goes through these, never through the arrays: the model may keep a column narrower than the
+ * value it holds. Static inline, so a read costs what the array access did. */
+static inline int64_t tp_ev_dur(const tp_events *e, size_t row) {
+    return e->dur[row];
+}
+static inline int64_t tp_ev_stream(const tp_events *e, size_t row) {
+    return e->stream[row];
+}
+static inline int32_t tp_ev_device(const tp_events *e, size_t row) {
+    return e->device[row];
+}
+static inline int64_t tp_ev_pid(const tp_events *e, size_t row) {
+    return e->pid[row];
+}
+static inline int64_t tp_ev_tid(const tp_events *e, size_t row) {
+    return e->tid[row];
+}
+static inline int64_t tp_ev_corr(const tp_events *e, size_t row) {
+    return e->correlation[row];
+}
+
 /* The optional columns' values of row `row` (see tp_events). */
 static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
     unsigned c = e->cat[row] < TP_CAT_COUNT ? e->cat[row] : TP_CAT_OTHER;
@@ -230,6 +252,8 @@ void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_ki
 /* Sets an optional column of row `row` (< n) in place, creating the column when needed
  * (tests and fixtures that edit a loaded model; loaders push whole rows instead). */
 void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain);
+/* Moves row `row` (< n) to thread `tid` of process `pid` (test fixtures). */
+void tp_events_set_thread(tp_events *e, size_t row, int64_t pid, int64_t tid);
 void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps);
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
@@ -679,7 +703,7 @@ const tp_rank *tp_model_rank(const tp_model *m, int rank);
 
 /* 1 when the row is GPU-side (HTA's rule: stream != -1). */
 static inline int tp_events_is_gpu(const tp_events *ev, size_t row) {
-    return ev->stream[row] != -1;
+    return tp_ev_stream(ev, row) != -1;
 }
 
 #endif
