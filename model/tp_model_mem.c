@@ -71,6 +71,26 @@ static void account_events(const tp_events *e, tp_model_mem *a) {
         uint8_t cat = e->cat[e->copies[c].row];
         a->cat_used_bytes[cat < TP_CAT_COUNT ? cat : TP_CAT_OTHER] += sizeof *e->copies;
     }
+    tp_model_mem_col *places = &a->cols[k++]; /* the places and their hash table */
+    places->name = "places (side)";
+    places->elem = sizeof *e->places;
+    places->bytes += e->places_cap * sizeof *e->places +
+                     (e->place_slots ? (e->place_mask + 1) * sizeof *e->place_slots : 0);
+    places->used += e->n_places;
+#define ACCOUNT_WIDE(w) /* a narrow column's wide values: an entry per row that has one */         \
+    {                                                                                              \
+        tp_model_mem_col *col = &a->cols[k++];                                                     \
+        col->name = #w " (side)";                                                                  \
+        col->elem = sizeof *e->w.row + sizeof *e->w.val;                                           \
+        col->bytes += e->w.cap * col->elem;                                                        \
+        col->used += e->w.n;                                                                       \
+        for (size_t c = 0; c < e->w.n; c++) {                                                      \
+            uint8_t cat = e->cat[e->w.row[c]];                                                     \
+            a->cat_used_bytes[cat < TP_CAT_COUNT ? cat : TP_CAT_OTHER] += col->elem;               \
+        }                                                                                          \
+    }
+    TP_EV_WIDES(ACCOUNT_WIDE)
+#undef ACCOUNT_WIDE
     a->n_cols = k;
     for (size_t i = 0; i < e->n; i++)
         a->cat_rows[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
@@ -99,10 +119,10 @@ static double per(size_t bytes, uint64_t n) {
 }
 
 void tp_model_mem_print(const tp_model_mem *a, FILE *f) {
-    fprintf(f, "%-16s %5s %14s %9s %7s\n", "column", "elem", "bytes", "B/event", "used");
+    fprintf(f, "%-24s %5s %14s %9s %7s\n", "column", "elem", "bytes", "B/event", "used");
     for (size_t c = 0; c < a->n_cols; c++) {
         const tp_model_mem_col *col = &a->cols[c];
-        fprintf(f, "%-16s %5zu %14zu %9.2f %6.1f%%%s\n", col->name, col->elem, col->bytes,
+        fprintf(f, "%-24s %5zu %14zu %9.2f %6.1f%%%s\n", col->name, col->elem, col->bytes,
                 per(col->bytes, a->n_events),
                 a->n_events ? 100.0 * (double)col->used / (double)a->n_events : 0.0,
                 col->bytes ? "" : "  (absent)");
