@@ -460,16 +460,19 @@ static void opt_put_narrow(tp_events *e, uint32_t **col, tp_ev_wide *w, size_t r
 
 /* ---------------------------------------------------------------- places */
 
-_Static_assert(sizeof(tp_ev_place) == 4 * sizeof(int64_t) + 2 * sizeof(uint32_t),
-               "tp_ev_place has no padding (hashed as bytes)");
-
 static int place_eq(const tp_ev_place *a, const tp_ev_place *b) {
     return a->pid == b->pid && a->tid == b->tid && a->stream == b->stream &&
            a->fwd_tid == b->fwd_tid && a->device == b->device && a->corr_hi == b->corr_hi;
 }
 
+/* The fields folded by odd multipliers, then mixed (found for every row while loading). */
 static uint64_t place_hash(const tp_ev_place *p) {
-    return tp_hash_bytes(p, sizeof *p, POOL_SEED);
+    uint64_t h = (uint64_t)p->pid * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)p->tid * 0xc2b2ae3d27d4eb4fULL;
+    h ^= (uint64_t)p->stream * 0x165667b19e3779f9ULL;
+    h ^= (uint64_t)p->fwd_tid * 0x27d4eb2f165667c5ULL;
+    h ^= ((uint64_t)(uint32_t)p->device << 32 | p->corr_hi) * 0x94d049bb133111ebULL;
+    return tp_hash_mix64(h);
 }
 
 /* Slot of place `p` in the table: holds its index + 1, or 0 where it would go. */
@@ -1426,16 +1429,29 @@ size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) 
         size_t j = (size_t)(((uint64_t)corr - (uint64_t)r->corr_lo) >> r->corr_shift);
         lo = r->corr_dir[j], hi = r->corr_dir[j + 1];
     }
-    while (lo < hi) { /* first entry with correlation >= corr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (tp_ev_corr(&r->ev, r->by_corr[mid]) < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
+    const tp_events *e = &r->ev;
+    size_t end;
+    if (!e->corr_hi_any && !e->wide_corr.n) { /* every indexed id is its own code */
+        while (lo < hi) {                     /* first entry with correlation >= corr */
+            size_t mid = lo + (hi - lo) / 2;
+            if ((int64_t)e->corr32[r->by_corr[mid]] < corr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (end = lo; end < r->n_by_corr && (int64_t)e->corr32[r->by_corr[end]] == corr;)
+            end++;
+    } else {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tp_ev_corr(e, r->by_corr[mid]) < corr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (end = lo; end < r->n_by_corr && tp_ev_corr(e, r->by_corr[end]) == corr;)
+            end++;
     }
-    size_t end = lo;
-    while (end < r->n_by_corr && tp_ev_corr(&r->ev, r->by_corr[end]) == corr)
-        end++;
     *rows = end > lo ? r->by_corr + lo : NULL;
     return end - lo;
 }

@@ -125,8 +125,7 @@ typedef struct {
     double bw_gbps;    /* Kineto args "memory bandwidth (GB/s)"; NaN: absent */
 } tp_ev_copy;
 
-/* Where a row ran, shared by the rows that have the same (tp_events.places). No padding:
- * places are hashed as bytes. */
+/* Where a row ran, shared by the rows that have the same (tp_events.places). */
 typedef struct {
     int64_t pid;      /* Kineto pid (GPU events: device id); native: process id */
     int64_t tid;      /* Kineto tid (GPU events: stream); native: thread id */
