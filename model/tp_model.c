@@ -847,10 +847,10 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
                           moved(m->stack[i], b.stack),
                           tp_memev_largest_free(m, i),
                           m->op[i],
-                          m->heap[i],
-                          m->size[i],
-                          m->pid[i],
-                          m->tid[i]};
+                          tp_memev_heap(m, i),
+                          tp_memev_size(m, i),
+                          tp_memev_pid(m, i),
+                          tp_memev_tid(m, i)};
         tp_memev_push(&into->mem, &r);
     }
 }

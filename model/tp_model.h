@@ -398,6 +398,20 @@ static inline int64_t tp_memev_total_reserved(const tp_memevents *e, size_t row)
 static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
     return e->largest_free_opt ? e->largest_free_opt[row] : 0;
 }
+/* The calling process and thread of row `row`, and the heap handle and size of a HEAP or
+ * REGION record (see tp_memevents); read through these, never through the arrays. */
+static inline int64_t tp_memev_pid(const tp_memevents *e, size_t row) {
+    return e->pid[row];
+}
+static inline int64_t tp_memev_tid(const tp_memevents *e, size_t row) {
+    return e->tid[row];
+}
+static inline uint64_t tp_memev_heap(const tp_memevents *e, size_t row) {
+    return e->heap[row];
+}
+static inline uint64_t tp_memev_size(const tp_memevents *e, size_t row) {
+    return e->size[row];
+}
 
 /* The columns of tp_memevents as tables (see TP_EV_DENSE). */
 /* clang-format off */
