@@ -268,7 +268,7 @@ static void events_free(tp_events *e) {
 #define FREE_WIDE(w) free(e->w.row), free(e->w.val);
     TP_EV_WIDES(FREE_WIDE)
 #undef FREE_WIDE
-    free(e->places), free(e->place_slots);
+    free(e->places.v), free(e->places.slots);
     free(e->copies);
     memset(e, 0, sizeof *e);
 }
@@ -277,6 +277,8 @@ static void memev_free(tp_memevents *e) {
 #define FREE_COL(c, none) free(e->c);
     TP_MEMEV_ALL(FREE_COL)
 #undef FREE_COL
+    free(e->threads.v), free(e->threads.slots);
+    free(e->wide_thread.row), free(e->wide_thread.val);
     memset(e, 0, sizeof *e);
 }
 
@@ -476,51 +478,74 @@ static uint64_t place_hash(const tp_ev_place *p) {
 }
 
 /* Slot of place `p` in the table: holds its index + 1, or 0 where it would go. */
-static size_t place_slot(const tp_events *e, const tp_ev_place *p) {
-    size_t i = place_hash(p) & e->place_mask;
-    for (uint32_t k; (k = e->place_slots[i]) != 0; i = (i + 1) & e->place_mask)
-        if (place_eq(&e->places[k - 1], p))
+static size_t place_slot(const tp_ev_places *t, const tp_ev_place *p) {
+    size_t i = place_hash(p) & t->mask;
+    for (uint32_t k; (k = t->slots[i]) != 0; i = (i + 1) & t->mask)
+        if (place_eq(&t->v[k - 1], p))
             break;
     return i;
 }
 
-static void place_rehash(tp_events *e) {
-    e->place_mask = e->place_slots ? e->place_mask * 2 + 1 : 63;
-    free(e->place_slots);
-    e->place_slots = tp_mem_xcalloc(e->place_mask + 1, sizeof *e->place_slots);
-    for (size_t k = 0; k < e->n_places; k++)
-        e->place_slots[place_slot(e, &e->places[k])] = (uint32_t)k + 1;
+static void place_rehash(tp_ev_places *t) {
+    t->mask = t->slots ? t->mask * 2 + 1 : 63;
+    free(t->slots);
+    t->slots = tp_mem_xcalloc(t->mask + 1, sizeof *t->slots);
+    for (size_t k = 0; k < t->n; k++)
+        t->slots[place_slot(t, &t->v[k])] = (uint32_t)k + 1;
 }
 
-/* The index of place `p`, added when new. */
-static size_t place_find(tp_events *e, const tp_ev_place *p) {
-    if (e->n_places && place_eq(&e->places[e->place_last], p))
-        return e->place_last;
-    if (!e->place_slots)
-        place_rehash(e);
-    size_t slot = place_slot(e, p);
-    if (!e->place_slots[slot]) {
-        TP_MEM_XGROW(e->places, e->places_cap, e->n_places + 1);
-        e->places[e->n_places++] = *p;
-        e->corr_hi_any |= p->corr_hi != 0;
-        e->place_slots[slot] = (uint32_t)e->n_places;
-        if (e->n_places * 2 > e->place_mask)
-            place_rehash(e);
-        return e->place_last = e->n_places - 1;
+/* The index of place `p` in `t`, added when new. */
+static size_t place_find(tp_ev_places *t, const tp_ev_place *p) {
+    if (t->n && place_eq(&t->v[t->last], p))
+        return t->last;
+    if (!t->slots)
+        place_rehash(t);
+    size_t slot = place_slot(t, p);
+    if (!t->slots[slot]) {
+        TP_MEM_XGROW(t->v, t->cap, t->n + 1);
+        t->v[t->n++] = *p;
+        t->slots[slot] = (uint32_t)t->n;
+        if (t->n * 2 > t->mask)
+            place_rehash(t);
+        return t->last = t->n - 1;
     }
-    return e->place_last = e->place_slots[slot] - 1;
+    return t->last = t->slots[slot] - 1;
+}
+
+/* Sets col[row] to the index of place `p` in `t` (past 65,534 places: TP_EV_PLACE_WIDE, the
+ * index in `w`). */
+static void place_index_put(tp_ev_places *t, tp_ev_wide *w, uint16_t *col, size_t row,
+                            const tp_ev_place *p) {
+    size_t k = place_find(t, p);
+    if (k < TP_EV_PLACE_WIDE) {
+        if (w->n && w->row[w->n - 1] >= row)
+            wide_drop(w, row); /* an edit in place */
+        col[row] = (uint16_t)k;
+    } else {
+        col[row] = TP_EV_PLACE_WIDE;
+        wide_put(w, row, (int64_t)k);
+    }
 }
 
 /* Sets row `row`'s place to `p`. */
 static void place_put(tp_events *e, size_t row, const tp_ev_place *p) {
-    size_t k = place_find(e, p);
-    if (k < TP_EV_PLACE_WIDE) {
-        if (e->wide_place.n && e->wide_place.row[e->wide_place.n - 1] >= row)
-            wide_drop(&e->wide_place, row); /* an edit in place */
-        e->place[row] = (uint16_t)k;
-    } else {
-        e->place[row] = TP_EV_PLACE_WIDE;
-        wide_put(&e->wide_place, row, (int64_t)k);
+    e->corr_hi_any |= p->corr_hi != 0;
+    place_index_put(&e->places, &e->wide_place, e->place, row, p);
+}
+
+/* Fits a place table to its entries. */
+static void places_fit(tp_ev_places *t) {
+    if (t->cap != t->n && t->n) {
+        GROW(t->v, t->n);
+        t->cap = t->n;
+    }
+}
+
+/* Fits a side table of wide values to its entries. */
+static void wide_fit(tp_ev_wide *w) {
+    if (w->cap != w->n && w->n) {
+        GROW(w->row, w->n), GROW(w->val, w->n);
+        w->cap = w->n;
     }
 }
 
@@ -717,14 +742,26 @@ static void memev_opt_put(const tp_memevents *e, int64_t **col, size_t row, int6
     (*col)[row] = v;
 }
 
+/* The same for an optional uint64_t column whose "none" is 0. */
+static void memev_opt_put_u64(const tp_memevents *e, uint64_t **col, size_t row, uint64_t v) {
+    if (!*col && v == 0)
+        return;
+    if (!*col)
+        *col = tp_mem_xcalloc(e->cap ? e->cap : 1, sizeof **col);
+    (*col)[row] = v;
+}
+
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     if (e->n == e->cap)
         memev_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
     e->bytes[i] = r->bytes, e->stack[i] = r->stack;
-    e->op[i] = r->op, e->heap[i] = r->heap, e->size[i] = r->size;
-    e->pid[i] = r->pid, e->tid[i] = r->tid;
+    e->op[i] = r->op;
+    memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
+    memev_opt_put_u64(e, &e->size_opt, i, r->size);
+    place_index_put(&e->threads, &e->wide_thread, e->thread, i,
+                    &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0});
     memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
     memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
     memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
@@ -1035,17 +1072,10 @@ static void events_fit_side(tp_events *e) {
         GROW(e->copies, e->n_copies);
         e->copies_cap = e->n_copies;
     }
-#define FIT_WIDE(w)                                                                                \
-    if (e->w.cap != e->w.n && e->w.n) {                                                            \
-        GROW(e->w.row, e->w.n), GROW(e->w.val, e->w.n);                                            \
-        e->w.cap = e->w.n;                                                                         \
-    }
+#define FIT_WIDE(w) wide_fit(&e->w);
     TP_EV_WIDES(FIT_WIDE)
 #undef FIT_WIDE
-    if (e->places_cap != e->n_places && e->n_places) {
-        GROW(e->places, e->n_places);
-        e->places_cap = e->n_places;
-    }
+    places_fit(&e->places);
 }
 
 static void memev_sort(tp_memevents *e) {
@@ -1064,6 +1094,13 @@ static void memev_sort(tp_memevents *e) {
 #undef PERMUTE_COL
     spares_free(&sp);
     e->cap = n;
+    if (e->wide_thread.n) { /* the side table follows its rows */
+        uint32_t *new_of = tp_mem_xalloc(n, sizeof *new_of);
+        for (size_t i = 0; i < n; i++)
+            new_of[perm[i]] = (uint32_t)i;
+        wide_permute(&e->wide_thread, new_of);
+        free(new_of);
+    }
     free(perm);
 }
 
@@ -1072,6 +1109,8 @@ static void memev_sort(tp_memevents *e) {
 static void memev_fit(tp_memevents *e) {
     if (e->cap != e->n && e->n)
         memev_resize(e, e->n);
+    places_fit(&e->threads);
+    wide_fit(&e->wide_thread);
 }
 
 /* ---------------------------------------------------------------- indexes */
@@ -1108,10 +1147,10 @@ static int cmp_stream_place(const void *x, const void *y) {
 
 /* Per place: its rank in the order `cmp` gives (places `cmp` calls equal share one). */
 static uint64_t *place_ranks(const tp_events *e, int (*cmp)(const void *, const void *)) {
-    size_t n = e->n_places;
+    size_t n = e->places.n;
     place_at *v = tp_mem_xalloc(n + 1, sizeof *v);
     for (size_t k = 0; k < n; k++)
-        v[k].p = e->places[k], v[k].k = (uint32_t)k;
+        v[k].p = e->places.v[k], v[k].k = (uint32_t)k;
     qsort(v, n, sizeof *v, cmp);
     uint64_t *rank = tp_mem_xalloc(n + 1, sizeof *rank);
     for (size_t k = 0, r = 0; k < n; k++) {

@@ -136,6 +136,16 @@ typedef struct {
     uint32_t corr_hi; /* the high 32 bits of the rows' correlation ids (0 for rows without) */
 } tp_ev_place;
 
+/* Distinct places in the order first seen, and an open-addressing table of their indexes + 1
+ * (0: empty) by hash, to find a row's place while loading. */
+typedef struct {
+    size_t n, cap;
+    tp_ev_place *v;
+    uint32_t *slots;
+    size_t mask;
+    size_t last; /* the place found last (rows of one thread come in runs) */
+} tp_ev_places;
+
 /* The values of a narrow column that do not fit its 32-bit codes, by row (ascending). */
 typedef struct {
     size_t n, cap;
@@ -177,14 +187,8 @@ typedef struct {
                                     wide_seq); -1: none */
     uint32_t *domain_opt;        /* tp_ev_domain: native NVTX ranges: string pool id of their
                                     domain's name (nvtxDomainCreate); 0: the default domain */
-    /* the distinct places of the rows, in the order first seen, and an open-addressing table
-     * of their indexes + 1 (0: empty) by hash, to find a row's place while loading */
-    size_t n_places, places_cap;
-    tp_ev_place *places;
-    uint32_t *place_slots;
-    size_t place_mask;
-    size_t place_last; /* the place found last (rows of one thread come in runs) */
-    int corr_hi_any;   /* a place has corr_hi != 0 (else tp_ev_corr skips the place) */
+    tp_ev_places places;         /* the distinct places of the rows */
+    int corr_hi_any;             /* a place has corr_hi != 0 (else tp_ev_corr skips the place) */
     /* narrow columns' values that do not fit their codes (TP_EV_WIDES) */
     tp_ev_wide wide_dur, wide_corr, wide_external_id, wide_seq, wide_place;
     /* copies and memsets (well under 1 % of the rows): a side table of the rows that have any
@@ -232,7 +236,7 @@ static inline size_t tp_ev_place_index(const tp_events *e, size_t row) {
     return k != TP_EV_PLACE_WIDE ? k : (size_t)tp_ev_wide_get(&e->wide_place, row);
 }
 static inline const tp_ev_place *tp_ev_place_of(const tp_events *e, size_t row) {
-    return &e->places[tp_ev_place_index(e, row)];
+    return &e->places.v[tp_ev_place_index(e, row)];
 }
 
 /* Row `row`'s duration, stream, device, pid, tid and correlation (see tp_events). Every read
@@ -371,11 +375,15 @@ typedef struct {
                                      unknown; 0 on other rows */
     /* appended for the allocator replay (analyzer/tp_an_memstate): what the record did, as
      * the trace says, so heaps, resizes and resets are not folded into byte deltas */
-    uint8_t *op;    /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
-    uint64_t *heap; /* HEAP: its handle; REGION register: the heap it is carved from; else 0 */
-    uint64_t *size; /* HEAP register: its size; REGION register/resize: the (new) size; else 0 */
-    int64_t *pid;   /* the process and thread that made the call; -1: unknown */
-    int64_t *tid;
+    uint8_t *op;          /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
+    uint16_t *thread;     /* the process and thread that made the call (tp_memev_pid,
+                             tp_memev_tid; -1: unknown): an index into threads, as tp_events.place */
+    uint64_t *heap_opt;   /* tp_memev_heap: HEAP: its handle; REGION register: the heap it is
+                             carved from; else 0 (optional: native HEAP/REGION records only) */
+    uint64_t *size_opt;   /* tp_memev_size: HEAP register: its size; REGION register/resize: the
+                             (new) size; else 0 (optional) */
+    tp_ev_places threads; /* pid and tid (the other fields -1, 0) */
+    tp_ev_wide wide_thread;
 } tp_memevents;
 
 /* What a native NVTX memory record did (tp_memevents.op). */
@@ -400,26 +408,31 @@ static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
 }
 /* The calling process and thread of row `row`, and the heap handle and size of a HEAP or
  * REGION record (see tp_memevents); read through these, never through the arrays. */
+static inline const tp_ev_place *tp_memev_thread_of(const tp_memevents *e, size_t row) {
+    uint16_t k = e->thread[row];
+    return &e->threads.v[k != TP_EV_PLACE_WIDE ? k : (size_t)tp_ev_wide_get(&e->wide_thread, row)];
+}
 static inline int64_t tp_memev_pid(const tp_memevents *e, size_t row) {
-    return e->pid[row];
+    return tp_memev_thread_of(e, row)->pid;
 }
 static inline int64_t tp_memev_tid(const tp_memevents *e, size_t row) {
-    return e->tid[row];
+    return tp_memev_thread_of(e, row)->tid;
 }
 static inline uint64_t tp_memev_heap(const tp_memevents *e, size_t row) {
-    return e->heap[row];
+    return e->heap_opt ? e->heap_opt[row] : 0;
 }
 static inline uint64_t tp_memev_size(const tp_memevents *e, size_t row) {
-    return e->size[row];
+    return e->size_opt ? e->size_opt[row] : 0;
 }
 
 /* The columns of tp_memevents as tables (see TP_EV_DENSE). */
 /* clang-format off */
 #define TP_MEMEV_DENSE(X)                                                                          \
     X(ts, TP_EV_ALWAYS) X(kind, TP_EV_ALWAYS) X(device, -1) X(addr, 0) X(bytes, TP_EV_ALWAYS)      \
-    X(stack, 0) X(op, 0) X(heap, 0) X(size, 0) X(pid, -1) X(tid, -1)
+    X(stack, 0) X(op, 0) X(thread, TP_EV_ALWAYS)
 #define TP_MEMEV_OPTIONAL(X)                                                                       \
-    X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0)
+    X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0) X(heap_opt, 0)    \
+    X(size_opt, 0)
 #define TP_MEMEV_ALL(X) TP_MEMEV_DENSE(X) TP_MEMEV_OPTIONAL(X)
 /* clang-format on */
 

@@ -31,9 +31,15 @@ static size_t rank_stacks_bytes(const tp_stacks *s) {
            s->modules_cap * sizeof *s->modules + s->pycodes_cap * sizeof *s->pycodes;
 }
 
-/* Bytes of the memory-event columns that are there. */
+/* Bytes of a place table and its hash table. */
+static size_t places_bytes(const tp_ev_places *t) {
+    return t->cap * sizeof *t->v + (t->slots ? (t->mask + 1) * sizeof *t->slots : 0);
+}
+
+/* Bytes of the memory-event columns that are there, their threads and side table. */
 static size_t memev_bytes(const tp_memevents *e) {
-    size_t b = 0;
+    size_t b = places_bytes(&e->threads);
+    b += e->wide_thread.cap * (sizeof *e->wide_thread.row + sizeof *e->wide_thread.val);
 #define MEMEV_COL(c, none)                                                                         \
     if (e->c)                                                                                      \
         b += (e->cap ? e->cap : 1) * sizeof *e->c;
@@ -73,10 +79,9 @@ static void account_events(const tp_events *e, tp_model_mem *a) {
     }
     tp_model_mem_col *places = &a->cols[k++]; /* the places and their hash table */
     places->name = "places (side)";
-    places->elem = sizeof *e->places;
-    places->bytes += e->places_cap * sizeof *e->places +
-                     (e->place_slots ? (e->place_mask + 1) * sizeof *e->place_slots : 0);
-    places->used += e->n_places;
+    places->elem = sizeof *e->places.v;
+    places->bytes += places_bytes(&e->places);
+    places->used += e->places.n;
 #define ACCOUNT_WIDE(w) /* a narrow column's wide values: an entry per row that has one */         \
     {                                                                                              \
         tp_model_mem_col *col = &a->cols[k++];                                                     \

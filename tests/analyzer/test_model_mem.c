@@ -39,7 +39,7 @@ static size_t dense_row_bytes(const tp_events *e) {
 
 /* Bytes of the places and their hash table. */
 static size_t places_bytes(const tp_events *e) {
-    return e->n_places * sizeof *e->places + (e->place_mask + 1) * sizeof *e->place_slots;
+    return e->places.n * sizeof *e->places.v + (e->places.mask + 1) * sizeof *e->places.slots;
 }
 
 /* n rows pushed in reverse time order (so finish must permute), none of them setting an
@@ -75,7 +75,7 @@ static void test_optional_absent(void) {
     CHECK_EQ_U(e->n, 1000);
     CHECK(e->external_id32_opt == NULL && e->shapes_opt == NULL);
     CHECK(e->seq32_opt == NULL && e->domain_opt == NULL);
-    CHECK_EQ_U(e->n_places, 2); /* thread (1, 2) and stream 7 */
+    CHECK_EQ_U(e->places.n, 2); /* thread (1, 2) and stream 7 */
     CHECK_EQ_I(tp_ev_fwd_tid(e, 3), -1);
     CHECK(e->cat_raw_opt == NULL); /* each category written one way */
     CHECK_EQ_I(tp_ev_seq(e, 3), -1);
@@ -134,7 +134,7 @@ static void test_optional_created(void) {
     tp_model_finish(m);
     const tp_events *e = &r->ev;
     CHECK(e->seq32_opt && e->external_id32_opt && e->shapes_opt);
-    CHECK_EQ_U(e->n_places, 2); /* (1, 1) with and without a Fwd thread id */
+    CHECK_EQ_U(e->places.n, 2); /* (1, 1) with and without a Fwd thread id */
     CHECK_EQ_U(e->n_copies, 5); /* the rows with a bandwidth */
     CHECK(e->cat_raw_opt != NULL);
     CHECK(e->domain_opt == NULL);
@@ -153,7 +153,8 @@ static void test_optional_created(void) {
     tp_model_close(m);
 }
 
-/* Memory events: the allocator totals are absent unless a row has them. */
+/* Memory events: the allocator totals, heap handles and sizes are absent unless a row has
+ * them; the calling threads are places; all follow their rows through the sort. */
 static void test_memev_optional(void) {
     tp_model *m = tp_model_new();
     tp_rank *r = tp_model_add_rank(m, "mem");
@@ -161,7 +162,7 @@ static void test_memev_optional(void) {
         tp_memev_row row = {0};
         row.ts = 100 - i, row.bytes = 64, row.kind = TP_MEMEV_ALLOC, row.device = 0;
         row.total_allocated = row.total_reserved = -1;
-        row.pid = row.tid = -1;
+        row.pid = i == 4 ? -1 : 100 + i % 2, row.tid = i == 4 ? -1 : 7;
         if (i == 3)
             row.total_allocated = 4096, row.total_reserved = 8192, row.largest_free = 77;
         tp_memev_push(&r->mem, &row);
@@ -169,11 +170,35 @@ static void test_memev_optional(void) {
     tp_model_finish(m);
     const tp_memevents *e = &r->mem;
     CHECK(e->total_allocated_opt && e->total_reserved_opt && e->largest_free_opt);
+    CHECK(e->heap_opt == NULL && e->size_opt == NULL);
+    CHECK_EQ_U(e->threads.n, 3);
     for (size_t k = 0; k < e->n; k++) {
         int i = 100 - (int)e->ts[k];
+        CHECK_EQ_I(tp_memev_pid(e, k), i == 4 ? -1 : 100 + i % 2);
+        CHECK_EQ_I(tp_memev_tid(e, k), i == 4 ? -1 : 7);
+        CHECK_EQ_U(tp_memev_heap(e, k), 0);
         CHECK_EQ_I(tp_memev_total_allocated(e, k), i == 3 ? 4096 : -1);
         CHECK_EQ_I(tp_memev_total_reserved(e, k), i == 3 ? 8192 : -1);
         CHECK_EQ_I(tp_memev_largest_free(e, k), i == 3 ? 77 : 0);
+    }
+    CHECK_EQ_U(e->cap, e->n);
+    tp_model_close(m);
+    m = tp_model_new(); /* a heap register: the heap and size columns appear, kept per row */
+    r = tp_model_add_rank(m, "heap");
+    for (int i = 0; i < 3; i++) {
+        tp_memev_row row = {0};
+        row.ts = 10 - i, row.kind = TP_MEMEV_HEAP, row.pid = row.tid = 1;
+        row.total_allocated = row.total_reserved = -1;
+        if (i == 1)
+            row.heap = 0xabc, row.size = 1 << 20;
+        tp_memev_push(&r->mem, &row);
+    }
+    tp_model_finish(m);
+    e = &r->mem;
+    CHECK(e->heap_opt && e->size_opt);
+    for (size_t k = 0; k < e->n; k++) {
+        CHECK_EQ_U(tp_memev_heap(e, k), e->ts[k] == 9 ? 0xabc : 0);
+        CHECK_EQ_U(tp_memev_size(e, k), e->ts[k] == 9 ? 1 << 20 : 0);
     }
     CHECK_EQ_U(e->cap, e->n);
     tp_model_close(m);
@@ -294,7 +319,7 @@ static void test_many_places(void) {
     }
     tp_model_finish(m);
     const tp_events *e = &r->ev;
-    CHECK_EQ_U(e->n_places, (size_t)n);
+    CHECK_EQ_U(e->places.n, (size_t)n);
     CHECK_EQ_U(e->wide_place.n, (size_t)n - TP_EV_PLACE_WIDE);
     for (size_t k = 0; k < e->n; k++)
         CHECK_EQ_I(tp_ev_tid(e, k), 1000 + n - e->ts[k]);
