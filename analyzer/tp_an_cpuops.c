@@ -51,7 +51,7 @@ static int64_t *child_sums(const tp_events *ev) {
     int64_t *sum = tp_an_alloc(ev->n + 1, sizeof *sum);
     for (size_t j = 0; j < ev->n; j++)
         if (ev->parent[j] >= 0)
-            sum[ev->parent[j]] = tp_an_add(sum[ev->parent[j]], ev->dur[j]);
+            sum[ev->parent[j]] = tp_an_add(sum[ev->parent[j]], tp_ev_dur(ev, j));
     return sum;
 }
 
@@ -81,7 +81,7 @@ static thread_key *backward_threads(const tp_events *ev, size_t *n) {
     *n = 0;
     for (size_t j = 0; j < ev->n; j++)
         if (tp_ev_fwd_tid(ev, j) > 0)
-            t[(*n)++] = (thread_key){ev->pid[j], ev->tid[j]};
+            t[(*n)++] = (thread_key){tp_ev_pid(ev, j), tp_ev_tid(ev, j)};
     if (*n)
         qsort(t, *n, sizeof *t, cmp_thread);
     return t;
@@ -96,7 +96,7 @@ static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
     fwd_op *f = tp_an_alloc(ev->n + 1, sizeof *f);
     *n = 0;
     for (size_t j = 0; j < ev->n; j++) {
-        thread_key k = {ev->pid[j], ev->tid[j]};
+        thread_key k = {tp_ev_pid(ev, j), tp_ev_tid(ev, j)};
         if (ev->cat[j] == TP_CAT_CPU_OP && tp_ev_seq(ev, j) >= 0 && tp_ev_fwd_tid(ev, j) <= 0 &&
             !(nb && bsearch(&k, bt, nb, sizeof k, cmp_thread)))
             f[(*n)++] = (fwd_op){tp_ev_seq(ev, j), op_depth(ev, j), (uint32_t)j};
@@ -136,7 +136,7 @@ static call *collect(const tp_an_view *v, tp_an_cpuops *out, size_t *n) {
         if (v->gpu[i])
             continue;
         t0 = ev->ts[row] < t0 ? ev->ts[row] : t0;
-        t1 = ev->ts[row] + ev->dur[row] > t1 ? ev->ts[row] + ev->dur[row] : t1;
+        t1 = ev->ts[row] + tp_ev_dur(ev, row) > t1 ? ev->ts[row] + tp_ev_dur(ev, row) : t1;
         if (!is_table_row(v, i))
             continue;
         out->has_shapes |= tp_ev_shapes(ev, row) != 0;
@@ -144,8 +144,8 @@ static call *collect(const tp_an_view *v, tp_an_cpuops *out, size_t *n) {
                            v->opts.ops_by_shapes ? tp_ev_shapes(ev, row) : 0,
                            forward_name(ev, f, nf, row),
                            ev->cat[row],
-                           ev->dur[row],
-                           ev->dur[row] - sum[row]};
+                           tp_ev_dur(ev, row),
+                           tp_ev_dur(ev, row) - sum[row]};
     }
     out->span = t1 > t0 ? t1 - t0 : 0;
     free(sum), free(f);

@@ -76,7 +76,7 @@ long tp_an_enclosing_at(const tp_rank *r, size_t bucket, int64_t t, unsigned kin
     if (lo == b->off[bucket])
         return -1;
     long p = b->rows[lo - 1];
-    while (p >= 0 && !(tp_an_is_range(ev->cat[p], kinds) && ev->ts[p] + ev->dur[p] > t))
+    while (p >= 0 && !(tp_an_is_range(ev->cat[p], kinds) && ev->ts[p] + tp_ev_dur(ev, p) > t))
         p = ev->parent[p];
     return p;
 }

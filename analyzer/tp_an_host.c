@@ -43,8 +43,12 @@ static int is_range(const tp_an_view *v, size_t i) {
     return !v->gpu[i] && tp_an_is_range(v->r->ev.cat[v->row[i]], TP_AN_RANGES_ALL);
 }
 
+static int64_t row_ts(const tp_events *ev, size_t row) {
+    return ev->ts[row];
+}
+
 static int64_t row_end(const tp_events *ev, size_t row) {
-    return ev->ts[row] + ev->dur[row];
+    return ev->ts[row] + tp_ev_dur(ev, row);
 }
 
 typedef struct {
@@ -81,7 +85,7 @@ static void find_steps(const tp_an_view *v, step_info *s) {
         if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
             continue;
         tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
-        s->t[s->n++] = (thread_id){ev->pid[row], ev->tid[row]};
+        s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
     }
     tp_an_namememo_close(&step);
     if (s->n)
@@ -159,7 +163,7 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
         size_t row = v->row[i];
         int64_t a = ev->ts[row], b = row_end(ev, row);
         if (!is_range(v, i) || b <= out->w0 || a >= out->w1 ||
-            !on_step_thread(s, ev->pid[row], ev->tid[row]))
+            !on_step_thread(s, tp_ev_pid(ev, row), tp_ev_tid(ev, row)))
             continue;
         a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
         if (tp_an_namememo_get(&data_name, ev->name[row])) {
@@ -212,10 +216,10 @@ static size_t cpu_rows_by_thread(const tp_an_view *v, uint32_t *rows) {
         if (!v->gpu[i])
             rows[n++] = v->row[i];
     uint64_t *key = tp_an_tmp(v, n, sizeof *key);
-    const int64_t *by[] = {ev->ts, ev->tid, ev->pid};
+    int64_t (*const by[])(const tp_events *, size_t) = {row_ts, tp_ev_tid, tp_ev_pid};
     for (size_t c = 0; c < sizeof by / sizeof *by; c++) {
         for (size_t k = 0; k < n; k++)
-            key[k] = tp_sort_key_i64(by[c][rows[k]]);
+            key[k] = tp_sort_key_i64(by[c](ev, rows[k]));
         tp_sort_pairs_s(key, rows, n, v->scratch);
     }
     tp_an_tmp_put(v, key);
@@ -232,9 +236,10 @@ static void fill_threads(const tp_an_view *v, tp_an_host *out) {
     for (size_t i = 0; i < n; i++) {
         uint32_t r = rows[i];
         int64_t a = ev->ts[r], b = row_end(ev, r);
-        if (!i || ev->pid[r] != ev->pid[rows[i - 1]] || ev->tid[r] != ev->tid[rows[i - 1]]) {
+        if (!i || tp_ev_pid(ev, r) != tp_ev_pid(ev, rows[i - 1]) ||
+            tp_ev_tid(ev, r) != tp_ev_tid(ev, rows[i - 1])) {
             out->th[out->n_threads++] =
-                (tp_an_host_thread){.pid = ev->pid[r], .tid = ev->tid[r], .first = a};
+                (tp_an_host_thread){.pid = tp_ev_pid(ev, r), .tid = tp_ev_tid(ev, r), .first = a};
             open_end = a;
         }
         tp_an_host_thread *h = &out->th[out->n_threads - 1];

@@ -234,19 +234,19 @@ static void release_blocks_in(tp_an_memstate *s, const tp_an_mseg *g) {
 }
 
 static uint64_t seg_key(const tp_memevents *e, size_t row) {
-    return key_of(e->op[row] ? e->heap[row] : e->addr[row]);
+    return key_of(e->op[row] ? tp_memev_heap(e, row) : e->addr[row]);
 }
 
 static void seg_add(tp_an_memstate *s, size_t row) {
     const tp_memevents *e = &s->r->mem;
     uint64_t k = seg_key(e, row);
-    int64_t size = e->op[row] ? (int64_t)e->size[row] : e->bytes[row];
+    int64_t size = e->op[row] ? (int64_t)tp_memev_size(e, row) : e->bytes[row];
     if (imap_get(&s->smap, k) >= 0)
         s->counts.double_register++;
     else {
         tp_an_grow((void **)&s->segs, &s->cap_segs, s->n_segs + 1, sizeof *s->segs);
         imap_put(&s->smap, k, (uint32_t)s->n_segs);
-        s->segs[s->n_segs++] = (tp_an_mseg){e->op[row] ? e->heap[row] : 0, e->addr[row], 0,
+        s->segs[s->n_segs++] = (tp_an_mseg){e->op[row] ? tp_memev_heap(e, row) : 0, e->addr[row], 0,
                                             e->ts[row], e->device[row]};
     }
     tp_an_mseg *g = &s->segs[imap_get(&s->smap, k)];
@@ -295,7 +295,7 @@ static void apply(tp_an_memstate *s, size_t row) {
     const cmd *c = &s->cmds[row];
     switch (c->act) {
     case A_BALLOC:
-        block_add(s, row, c->addr, c->size, s->r->mem.heap[row]);
+        block_add(s, row, c->addr, c->size, tp_memev_heap(&s->r->mem, row));
         break;
     case A_BFREE:
         block_free(s, c->addr);
@@ -434,8 +434,8 @@ static void find_sites(tp_an_memstate *s) {
         s->site[i] = 0;
         if (s->act[i] != A_BALLOC)
             continue;
-        if (e->pid[i] != lp || e->tid[i] != lt)
-            lp = e->pid[i], lt = e->tid[i], bucket = thread_bucket(s->r, lp, lt);
+        if (tp_memev_pid(e, i) != lp || tp_memev_tid(e, i) != lt)
+            lp = tp_memev_pid(e, i), lt = tp_memev_tid(e, i), bucket = thread_bucket(s->r, lp, lt);
         tp_an_msite x = {e->stack[i], {0, 0}};
         long rg = bucket >= 0 ? tp_an_enclosing_at(s->r, (size_t)bucket, e->ts[i], kinds) : -1;
         for (int k = 0; k < 2 && rg >= 0; k++) {
@@ -467,7 +467,7 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
     s->cmds = tp_an_alloc(n, sizeof *s->cmds);
     for (size_t i = 0; i < r->mem.n; i++) {
         const tp_memevents *e = &r->mem;
-        int64_t size = e->op[i] ? (int64_t)e->size[i] : e->bytes[i];
+        int64_t size = e->op[i] ? (int64_t)tp_memev_size(e, i) : e->bytes[i];
         s->cmds[i] = (cmd){e->addr[i], size, s->site[i], s->act[i]};
     }
     s->freed = tp_an_alloc(s->n_sites + 1, sizeof *s->freed);

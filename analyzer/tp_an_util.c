@@ -14,7 +14,7 @@ int64_t tp_an_util_width(int64_t span_ns) {
 }
 
 static int32_t row_device(const tp_an_view *v, size_t i) {
-    return v->r->ev.device[v->row[i]];
+    return tp_ev_device(&v->r->ev, v->row[i]);
 }
 
 /* The busy runs of device `dev`: its GPU rows merged as tp_an_gpu_union merges them. */

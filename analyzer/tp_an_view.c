@@ -96,12 +96,12 @@ static void row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int6
                       int64_t *end) {
     if (c->mode == 0) {
         *ts = ev->ts[i];
-        *end = ev->ts[i] + ev->dur[i];
+        *end = ev->ts[i] + tp_ev_dur(ev, i);
         return;
     }
     /* HTA parses the JSON numbers into doubles and rounds from those, not from exact values:
      * the double Python's float() gives for the µs decimal text. */
-    double t = tp_decimal_ns_to_us(ev->ts[i]), d = tp_decimal_ns_to_us(ev->dur[i]);
+    double t = tp_decimal_ns_to_us(ev->ts[i]), d = tp_decimal_ns_to_us(tp_ev_dur(ev, i));
     if (c->mode == 1) {
         *ts = (int64_t)ceil(t) * 1000;
         *end = (int64_t)floor(t + d) * 1000;
@@ -130,7 +130,7 @@ typedef struct {
 } tp_syncnames;
 
 static int gpu_class(const tp_events *ev, size_t i, const tp_syncnames *s) {
-    if (ev->stream[i] >= 0 && ev->correlation[i] >= 0)
+    if (tp_ev_stream(ev, i) >= 0 && tp_ev_corr(ev, i) >= 0)
         return 1;
     return ev->name[i] && (ev->name[i] == s->event_sync || ev->name[i] == s->context_sync);
 }
@@ -158,7 +158,7 @@ static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64
 /* Kept CPU-class rows sharing row i's correlation (HTA's inner merge multiplicity). */
 static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, const uint8_t *keep,
                                 size_t kept_neg1) {
-    int64_t corr = r->ev.correlation[i];
+    int64_t corr = tp_ev_corr(&r->ev, i);
     if (corr == -1)
         return kept_neg1;
     const uint32_t *rows;
@@ -228,7 +228,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     }
     size_t kept_neg1 = 0;
     for (size_t i = 0; v->trimmed && i < n; i++)
-        kept_neg1 += !cls[i] && keep[i] && r->ev.correlation[i] == -1;
+        kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
     uint32_t *order = row_order(v);
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
         reserve_rows(v, &cap, n);
@@ -257,14 +257,14 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
 static uint32_t *partner_rows(const tp_an_view *v, const uint8_t *cls) {
     const tp_rank *r = v->r;
     size_t n = r->ev.n;
-    const int64_t *c = r->ev.correlation;
+    const tp_events *ev = &r->ev;
     const uint32_t *bc = r->by_corr;
     uint32_t *p = tp_an_tmp(v, n, sizeof *p);
     for (size_t i = 0; i < n; i++)
         p[i] = NO_PARTNER;
     for (size_t s = 0, e; s < r->n_by_corr; s = e) {
         uint32_t last[2] = {NO_PARTNER, NO_PARTNER}; /* per class */
-        for (e = s; e < r->n_by_corr && c[bc[e]] == c[bc[s]]; e++)
+        for (e = s; e < r->n_by_corr && tp_ev_corr(ev, bc[e]) == tp_ev_corr(ev, bc[s]); e++)
             last[cls[bc[e]] != 0] = bc[e];
         for (size_t k = s; k < e; k++)
             p[bc[k]] = last[cls[bc[k]] == 0];
@@ -293,7 +293,8 @@ static void link_rows(tp_an_view *v, const uint8_t *cls) {
 
 static int native_gpu(const tp_events *ev, size_t i) {
     uint8_t c = ev->cat[i];
-    return ev->stream[i] != -1 && (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET);
+    return tp_ev_stream(ev, i) != -1 &&
+           (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET);
 }
 
 /* The kernel type depends on the name only, so it is decided once per pool id (the regular
@@ -309,7 +310,7 @@ static void classify(tp_an_view *v) {
     v->n_gpu = 0;
     for (size_t k = 0; k < v->n; k++) {
         size_t i = v->row[k];
-        v->gpu[k] = v->opts.compat_hta ? ev->stream[i] != -1 : native_gpu(ev, i);
+        v->gpu[k] = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
         v->ktype[k] =
             v->gpu[k] ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
         v->n_gpu += v->gpu[k];

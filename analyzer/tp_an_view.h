@@ -117,10 +117,10 @@ const char *tp_an_view_cat(const tp_an_view *v, size_t i);
 
 /* Column accessors through the row map. */
 static inline int64_t tp_an_view_stream(const tp_an_view *v, size_t i) {
-    return v->r->ev.stream[v->row[i]];
+    return tp_ev_stream(&v->r->ev, v->row[i]);
 }
 static inline int64_t tp_an_view_corr(const tp_an_view *v, size_t i) {
-    return v->r->ev.correlation[v->row[i]];
+    return tp_ev_corr(&v->r->ev, v->row[i]);
 }
 
 /* Number of distinct ProfilerStep#N names among the model's events (all ranks). */

@@ -36,9 +36,9 @@ static void group_add(tp_diag_ctx *d, copy_group *g, size_t i, size_t row, long 
     tp_an_ivset_add(&g->dev, d->v->ts[i], tp_diag_vend(d->v, i));
     if (call < 0)
         return;
-    tp_an_ivset_add(&g->host, d->ev->ts[call], d->ev->ts[call] + d->ev->dur[call]);
-    tp_diag_blame_add(d, &g->bl, tp_diag_enclosing(d, call), d->ev->dur[call]);
-    if (g->worst < 0 || d->ev->dur[call] > d->ev->dur[g->worst])
+    tp_an_ivset_add(&g->host, d->ev->ts[call], d->ev->ts[call] + tp_ev_dur(d->ev, call));
+    tp_diag_blame_add(d, &g->bl, tp_diag_enclosing(d, call), tp_ev_dur(d->ev, call));
+    if (g->worst < 0 || tp_ev_dur(d->ev, call) > tp_ev_dur(d->ev, g->worst))
         g->worst = call, g->api_name = d->ev->name[call];
 }
 

@@ -113,17 +113,17 @@ void tp_diag_clear_seen(tp_diag_ctx *d) {
 
 long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
     const uint32_t *rows;
-    int64_t corr = d->ev->correlation[row];
+    int64_t corr = tp_ev_corr(d->ev, row);
     size_t n = corr >= 0 ? tp_rank_corr_rows(d->r, corr, &rows) : 0;
     for (size_t k = 0; k < n; k++)
-        if (d->ev->stream[rows[k]] == -1 && tp_diag_is_api(d->ev->cat[rows[k]]))
+        if (tp_ev_stream(d->ev, rows[k]) == -1 && tp_diag_is_api(d->ev->cat[rows[k]]))
             return rows[k];
     return -1;
 }
 
 int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {
-    if (tp_diag_is_api(d->ev->cat[row]) || d->ev->stream[row] == -1)
-        return tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]);
+    if (tp_diag_is_api(d->ev->cat[row]) || tp_ev_stream(d->ev, row) == -1)
+        return tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
     return tp_diag_cpu_call(d, row) < 0;
 }
 
@@ -155,19 +155,19 @@ static void find_threads_and_steps(tp_diag_ctx *d) {
     TP_DIAG_FOR_ROWS(d, i, row) {
         long c = d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL ? tp_diag_cpu_call(d, row) : -1;
         if (c >= 0)
-            note_launch_thread(d, d->ev->pid[c], d->ev->tid[c]);
+            note_launch_thread(d, tp_ev_pid(d->ev, c), tp_ev_tid(d->ev, c));
     }
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         if (!d->n_th && !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH))
-            note_launch_thread(d, d->ev->pid[row], d->ev->tid[row]);
+            note_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
     }
     d->main_bucket = main_bucket(d);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         if (!d->v->gpu[i] && tp_an_is_range(d->ev->cat[row], TP_AN_RANGES_ALL) &&
             (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) &&
-            tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]))
+            tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row)))
             tp_an_ivset_add(&d->steps, d->v->ts[i], tp_diag_vend(d->v, i));
     }
 }
@@ -242,7 +242,7 @@ static void collect_sets(tp_diag_ctx *d) {
             tp_an_ivset_add(&d->sync, a, b);
         else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
                  (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
-                 tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]))
+                 tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row)))
             tp_an_ivset_add(&d->data, a, b);
     }
     tp_an_ivset_norm(&d->busy, d->w0, d->w1);

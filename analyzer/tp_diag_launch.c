@@ -39,7 +39,8 @@ static size_t count_launches(tp_diag_ctx *d) {
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         n += !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) && d->v->ts[i] >= d->w0 &&
-             d->v->ts[i] < d->w1 && tp_diag_launch_thread(d, d->ev->pid[row], d->ev->tid[row]);
+             d->v->ts[i] < d->w1 &&
+             tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
     }
     return n;
 }
@@ -61,7 +62,8 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
             continue;
         if (bl)
             tp_diag_blame_add(d, bl, tp_diag_enclosing(d, c), 1);
-        st->n_short += d->ev->dur[c] <= d->v->opts.runtime_cutoff_ns && k < (double)d->ev->dur[c];
+        st->n_short +=
+            tp_ev_dur(d->ev, c) <= d->v->opts.runtime_cutoff_ns && k < (double)tp_ev_dur(d->ev, c);
     }
     tp_an_ivset sync_only = {0};
     tp_an_ivset_minus(&d->sync, &d->data, &sync_only);

@@ -53,8 +53,8 @@ void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
             continue;
         }
         n_api++;
-        tp_diag_blame_add(d, &bl, tp_diag_enclosing(d, (long)row), d->ev->dur[row]);
-        if (worst < 0 || d->ev->dur[row] > d->ev->dur[worst])
+        tp_diag_blame_add(d, &bl, tp_diag_enclosing(d, (long)row), tp_ev_dur(d->ev, row));
+        if (worst < 0 || tp_ev_dur(d->ev, row) > tp_ev_dur(d->ev, worst))
             worst = (long)row;
     }
     size_t n_sync = n_api ? n_api : n_rec;

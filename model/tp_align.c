@@ -29,9 +29,9 @@ static int64_t *comm_ends(const tp_rank *r, size_t *n) {
     int64_t *v = NULL;
     size_t k = 0, cap = 0;
     for (size_t i = 0; i < e->n; i++)
-        if ((e->flags[i] & TP_EVF_NCCL) && e->cat[i] == TP_CAT_KERNEL && e->stream[i] != -1) {
+        if ((e->flags[i] & TP_EVF_NCCL) && e->cat[i] == TP_CAT_KERNEL && tp_ev_stream(e, i) != -1) {
             TP_MEM_XGROW(v, cap, k + 1);
-            v[k++] = e->ts[i] + e->dur[i];
+            v[k++] = e->ts[i] + tp_ev_dur(e, i);
         }
     if (k)
         qsort(v, k, sizeof *v, cmp_i64);

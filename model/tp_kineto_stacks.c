@@ -231,13 +231,13 @@ static void thread_pass(tp_kineto_stacks *s, const uint32_t *rows, size_t n, uin
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t row = rows[i];
-        int64_t end = e->ts[row] + e->dur[row];
+        int64_t end = e->ts[row] + tp_ev_dur(e, row);
         while (depth > 0) {
             uint32_t top = open[depth - 1];
-            int64_t top_end = e->ts[top] + e->dur[top];
+            int64_t top_end = e->ts[top] + tp_ev_dur(e, top);
             if (top_end > e->ts[row] && top_end >= end)
                 break;
-            if (top_end == e->ts[row] && e->dur[row] == 0 && e->dur[top] > 0)
+            if (top_end == e->ts[row] && tp_ev_dur(e, row) == 0 && tp_ev_dur(e, top) > 0)
                 break;
             depth--;
         }
@@ -259,14 +259,19 @@ static uint32_t *thread_order(const tp_events *e, size_t *n) {
     int64_t *negdur = tp_mem_xalloc(e->n + 1, sizeof *negdur);
     size_t k = 0;
     for (size_t i = 0; i < e->n; i++) {
-        negdur[i] = -e->dur[i];
-        if (e->stream[i] == -1)
+        negdur[i] = -tp_ev_dur(e, i);
+        if (tp_ev_stream(e, i) == -1)
             rows[k++] = (uint32_t)i;
     }
     tp_sort_rows_i64(negdur, rows, k);
     tp_sort_rows_i64(e->ts, rows, k);
-    tp_sort_rows_i64(e->tid, rows, k);
-    tp_sort_rows_i64(e->pid, rows, k);
+    int64_t *key = negdur; /* the rows' tid, then pid (read through the accessors) */
+    for (size_t j = 0; j < k; j++)
+        key[rows[j]] = tp_ev_tid(e, rows[j]);
+    tp_sort_rows_i64(key, rows, k);
+    for (size_t j = 0; j < k; j++)
+        key[rows[j]] = tp_ev_pid(e, rows[j]);
+    tp_sort_rows_i64(key, rows, k);
     free(negdur);
     *n = k;
     return rows;
@@ -283,8 +288,8 @@ void tp_kineto_stacks_python(tp_kineto_stacks *s) {
     uint32_t *open = tp_mem_xalloc(n + 1, sizeof *open);
     uint32_t *open_stack = tp_mem_xalloc(n + 1, sizeof *open_stack);
     for (size_t a = 0, b; a < n; a = b) {
-        int64_t pid = e->pid[rows[a]], tid = e->tid[rows[a]];
-        for (b = a + 1; b < n && e->pid[rows[b]] == pid && e->tid[rows[b]] == tid; b++)
+        int64_t pid = tp_ev_pid(e, rows[a]), tid = tp_ev_tid(e, rows[a]);
+        for (b = a + 1; b < n && tp_ev_pid(e, rows[b]) == pid && tp_ev_tid(e, rows[b]) == tid; b++)
             ;
         thread_pass(s, rows + a, b - a, open, open_stack);
     }

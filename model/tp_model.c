@@ -265,6 +265,10 @@ static void events_free(tp_events *e) {
 #define FREE_COL(c, none) free(e->c);
     TP_EV_ALL(FREE_COL)
 #undef FREE_COL
+#define FREE_WIDE(w) free(e->w.row), free(e->w.val);
+    TP_EV_WIDES(FREE_WIDE)
+#undef FREE_WIDE
+    free(e->places.v), free(e->places.slots);
     free(e->copies);
     memset(e, 0, sizeof *e);
 }
@@ -273,6 +277,8 @@ static void memev_free(tp_memevents *e) {
 #define FREE_COL(c, none) free(e->c);
     TP_MEMEV_ALL(FREE_COL)
 #undef FREE_COL
+    free(e->threads.v), free(e->threads.slots);
+    free(e->wide_thread.row), free(e->wide_thread.val);
     memset(e, 0, sizeof *e);
 }
 
@@ -366,13 +372,194 @@ static void *opt_create(const tp_events *e, size_t elem, const void *none, size_
     return col;
 }
 
-static void opt_put_i64(tp_events *e, int64_t **col, size_t row, int64_t v) {
-    static const int64_t none = -1;
-    if (!*col && v == none)
+/* ---------------------------------------------------------------- narrow columns */
+
+/* Sets the wide value of `row`: its entry replaced, or a new one inserted in row order (at the
+ * end while loading, as rows only grow). */
+static void wide_put(tp_ev_wide *w, size_t row, int64_t v) {
+    size_t at = w->n;
+    while (at > 0 && w->row[at - 1] >= row)
+        at--;
+    if (at == w->n || w->row[at] != row) {
+        if (w->n == w->cap) {
+            w->cap = tp_mem_next_cap(w->cap, w->n + 1);
+            GROW(w->row, w->cap), GROW(w->val, w->cap);
+        }
+        memmove(w->row + at + 1, w->row + at, (w->n - at) * sizeof *w->row);
+        memmove(w->val + at + 1, w->val + at, (w->n - at) * sizeof *w->val);
+        w->n++;
+    }
+    w->row[at] = (uint32_t)row, w->val[at] = v;
+}
+
+int64_t tp_ev_wide_get(const tp_ev_wide *w, size_t row) {
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->row[mid] < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->n && w->row[lo] == row ? w->val[lo] : -1;
+}
+
+/* Drops the wide value of `row`, if any (a row edited in place to a value that fits). */
+static void wide_drop(tp_ev_wide *w, size_t row) {
+    for (size_t at = 0; at < w->n; at++)
+        if (w->row[at] == row) {
+            memmove(w->row + at, w->row + at + 1, (w->n - at - 1) * sizeof *w->row);
+            memmove(w->val + at, w->val + at + 1, (w->n - at - 1) * sizeof *w->val);
+            w->n--;
+            return;
+        }
+}
+
+/* The 32-bit code of value `v` of `row` in a narrow column whose wide values are `w`. */
+static uint32_t narrow_put(tp_ev_wide *w, size_t row, int64_t v) {
+    if (v >= 0 && v < TP_EV_U32_WIDE) {
+        if (w->n && w->row[w->n - 1] >= row) /* an edit in place: the row may have had one */
+            wide_drop(w, row);
+        return (uint32_t)v;
+    }
+    if (v == -1)
+        return TP_EV_U32_NONE;
+    wide_put(w, row, v);
+    return TP_EV_U32_WIDE;
+}
+
+/* The side table after the rows moved (new_of: old row -> new row): each entry renumbered,
+ * then put back in row order; fitted to its count. */
+static void wide_permute(tp_ev_wide *w, const uint32_t *new_of) {
+    if (!w->n) {
+        free(w->row), free(w->val);
+        memset(w, 0, sizeof *w);
+        return;
+    }
+    uint64_t *key = tp_mem_xalloc(w->n, sizeof *key);
+    uint32_t *order = tp_mem_xalloc(w->n, sizeof *order);
+    for (size_t k = 0; k < w->n; k++)
+        key[k] = new_of[w->row[k]], order[k] = (uint32_t)k;
+    tp_sort_pairs(key, order, w->n);
+    uint32_t *row = tp_mem_xalloc(w->n, sizeof *row);
+    int64_t *val = tp_mem_xalloc(w->n, sizeof *val);
+    for (size_t k = 0; k < w->n; k++)
+        row[k] = (uint32_t)key[k], val[k] = w->val[order[k]];
+    free(key), free(order), free(w->row), free(w->val);
+    w->row = row, w->val = val, w->cap = w->n;
+}
+
+/* Sets optional narrow column *col of `row` to `v` (created at the first value other than
+ * -1, the rows before it -1). */
+static void opt_put_narrow(tp_events *e, uint32_t **col, tp_ev_wide *w, size_t row, int64_t v) {
+    static const uint32_t none = TP_EV_U32_NONE;
+    if (!*col && v == -1)
         return;
     if (!*col)
         *col = opt_create(e, sizeof **col, &none, row);
-    (*col)[row] = v;
+    (*col)[row] = narrow_put(w, row, v);
+}
+
+/* ---------------------------------------------------------------- places */
+
+static int place_eq(const tp_ev_place *a, const tp_ev_place *b) {
+    return a->pid == b->pid && a->tid == b->tid && a->stream == b->stream &&
+           a->fwd_tid == b->fwd_tid && a->device == b->device && a->corr_hi == b->corr_hi;
+}
+
+/* The fields folded by odd multipliers, then mixed (found for every row while loading). */
+static uint64_t place_hash(const tp_ev_place *p) {
+    uint64_t h = (uint64_t)p->pid * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)p->tid * 0xc2b2ae3d27d4eb4fULL;
+    h ^= (uint64_t)p->stream * 0x165667b19e3779f9ULL;
+    h ^= (uint64_t)p->fwd_tid * 0x27d4eb2f165667c5ULL;
+    h ^= ((uint64_t)(uint32_t)p->device << 32 | p->corr_hi) * 0x94d049bb133111ebULL;
+    return tp_hash_mix64(h);
+}
+
+/* Slot of place `p` in the table: holds its index + 1, or 0 where it would go. */
+static size_t place_slot(const tp_ev_places *t, const tp_ev_place *p) {
+    size_t i = place_hash(p) & t->mask;
+    for (uint32_t k; (k = t->slots[i]) != 0; i = (i + 1) & t->mask)
+        if (place_eq(&t->v[k - 1], p))
+            break;
+    return i;
+}
+
+static void place_rehash(tp_ev_places *t) {
+    t->mask = t->slots ? t->mask * 2 + 1 : 63;
+    free(t->slots);
+    t->slots = tp_mem_xcalloc(t->mask + 1, sizeof *t->slots);
+    for (size_t k = 0; k < t->n; k++)
+        t->slots[place_slot(t, &t->v[k])] = (uint32_t)k + 1;
+}
+
+/* The index of place `p` in `t`, added when new. */
+static size_t place_find(tp_ev_places *t, const tp_ev_place *p) {
+    if (t->n && place_eq(&t->v[t->last], p))
+        return t->last;
+    if (!t->slots)
+        place_rehash(t);
+    size_t slot = place_slot(t, p);
+    if (!t->slots[slot]) {
+        TP_MEM_XGROW(t->v, t->cap, t->n + 1);
+        t->v[t->n++] = *p;
+        t->slots[slot] = (uint32_t)t->n;
+        if (t->n * 2 > t->mask)
+            place_rehash(t);
+        return t->last = t->n - 1;
+    }
+    return t->last = t->slots[slot] - 1;
+}
+
+/* Sets col[row] to the index of place `p` in `t` (past 65,534 places: TP_EV_PLACE_WIDE, the
+ * index in `w`). */
+static void place_index_put(tp_ev_places *t, tp_ev_wide *w, uint16_t *col, size_t row,
+                            const tp_ev_place *p) {
+    size_t k = place_find(t, p);
+    if (k < TP_EV_PLACE_WIDE) {
+        if (w->n && w->row[w->n - 1] >= row)
+            wide_drop(w, row); /* an edit in place */
+        col[row] = (uint16_t)k;
+    } else {
+        col[row] = TP_EV_PLACE_WIDE;
+        wide_put(w, row, (int64_t)k);
+    }
+}
+
+/* Sets row `row`'s place to `p`. */
+static void place_put(tp_events *e, size_t row, const tp_ev_place *p) {
+    e->corr_hi_any |= p->corr_hi != 0;
+    place_index_put(&e->places, &e->wide_place, e->place, row, p);
+}
+
+/* Fits a place table to its entries. */
+static void places_fit(tp_ev_places *t) {
+    if (t->cap != t->n && t->n) {
+        GROW(t->v, t->n);
+        t->cap = t->n;
+    }
+}
+
+/* Fits a side table of wide values to its entries. */
+static void wide_fit(tp_ev_wide *w) {
+    if (w->cap != w->n && w->n) {
+        GROW(w->row, w->n), GROW(w->val, w->n);
+        w->cap = w->n;
+    }
+}
+
+/* Row `row`'s correlation id `c` as its code, with the high half it needs in its place. */
+static uint32_t corr_put(tp_events *e, size_t row, int64_t c, uint32_t *hi) {
+    uint32_t lo = (uint32_t)((uint64_t)c & UINT32_MAX);
+    *hi = 0;
+    if (c != -1 && lo < TP_EV_U32_WIDE) {
+        if (e->wide_corr.n && e->wide_corr.row[e->wide_corr.n - 1] >= row)
+            wide_drop(&e->wide_corr, row); /* an edit in place */
+        *hi = (uint32_t)((uint64_t)c >> 32);
+        return lo;
+    }
+    return narrow_put(&e->wide_corr, row, c); /* -1, or a low half that is a code */
 }
 
 static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
@@ -432,14 +619,11 @@ void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_ki
     copies_put(e, row, &c);
 }
 
-/* The side table after the rows moved (new row i = old row perm[i]): each entry renumbered,
+/* The side table after the rows moved (new_of: old row -> new row): each entry renumbered,
  * then put back in row order; fitted to its count. */
-static void copies_permute(tp_events *e, const uint32_t *perm) {
+static void copies_permute(tp_events *e, const uint32_t *new_of) {
     if (!e->n_copies)
         return;
-    uint32_t *new_of = tp_mem_xalloc(e->n, sizeof *new_of); /* old row -> new row */
-    for (size_t i = 0; i < e->n; i++)
-        new_of[perm[i]] = (uint32_t)i;
     uint64_t *key = tp_mem_xalloc(e->n_copies, sizeof *key);
     uint32_t *order = tp_mem_xalloc(e->n_copies, sizeof *order);
     for (size_t k = 0; k < e->n_copies; k++) {
@@ -447,7 +631,6 @@ static void copies_permute(tp_events *e, const uint32_t *perm) {
         key[k] = e->copies[k].row;
         order[k] = (uint32_t)k;
     }
-    free(new_of);
     tp_sort_pairs(key, order, e->n_copies);
     tp_ev_copy *sorted = tp_mem_xalloc(e->n_copies, sizeof *sorted);
     for (size_t k = 0; k < e->n_copies; k++)
@@ -455,6 +638,12 @@ static void copies_permute(tp_events *e, const uint32_t *perm) {
     free(key), free(order), free(e->copies);
     e->copies = sorted;
     e->copies_cap = e->n_copies;
+}
+
+void tp_events_set_thread(tp_events *e, size_t row, int64_t pid, int64_t tid) {
+    tp_ev_place p = *tp_ev_place_of(e, row);
+    p.pid = pid, p.tid = tid;
+    place_put(e, row, &p);
 }
 
 void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain) {
@@ -507,10 +696,11 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     if (e->n == e->cap)
         events_grow(e);
     size_t i = e->n++;
-    e->ts[i] = r->ts, e->dur[i] = r->dur, e->name[i] = r->name, e->cat[i] = r->cat;
-    e->flags[i] = r->flags, e->stream[i] = r->stream;
-    e->device[i] = r->device, e->pid[i] = r->pid, e->tid[i] = r->tid;
-    e->correlation[i] = r->correlation, e->stack[i] = r->stack;
+    e->ts[i] = r->ts, e->dur32[i] = narrow_put(&e->wide_dur, i, r->dur), e->name[i] = r->name;
+    e->cat[i] = r->cat, e->flags[i] = r->flags, e->stack[i] = r->stack;
+    uint32_t hi;
+    e->corr32[i] = corr_put(e, i, r->correlation, &hi);
+    place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
     if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
         copies_put(e, i,
                    &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
@@ -518,10 +708,9 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     if (e->parent) /* pushed after a finish: the next finish derives these again */
         e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
     opt_put_cat_raw(e, i, r->cat_raw);
-    opt_put_i64(e, &e->external_id_opt, i, r->external_id);
+    opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
     opt_put_u32(e, &e->shapes_opt, i, r->shapes);
-    opt_put_i64(e, &e->seq_opt, i, r->seq);
-    opt_put_i64(e, &e->fwd_tid_opt, i, r->fwd_tid);
+    opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
     opt_put_u32(e, &e->domain_opt, i, r->domain);
 }
 
@@ -553,14 +742,26 @@ static void memev_opt_put(const tp_memevents *e, int64_t **col, size_t row, int6
     (*col)[row] = v;
 }
 
+/* The same for an optional uint64_t column whose "none" is 0. */
+static void memev_opt_put_u64(const tp_memevents *e, uint64_t **col, size_t row, uint64_t v) {
+    if (!*col && v == 0)
+        return;
+    if (!*col)
+        *col = tp_mem_xcalloc(e->cap ? e->cap : 1, sizeof **col);
+    (*col)[row] = v;
+}
+
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     if (e->n == e->cap)
         memev_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
     e->bytes[i] = r->bytes, e->stack[i] = r->stack;
-    e->op[i] = r->op, e->heap[i] = r->heap, e->size[i] = r->size;
-    e->pid[i] = r->pid, e->tid[i] = r->tid;
+    e->op[i] = r->op;
+    memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
+    memev_opt_put_u64(e, &e->size_opt, i, r->size);
+    place_index_put(&e->threads, &e->wide_thread, e->thread, i,
+                    &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0});
     memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
     memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
     memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
@@ -592,12 +793,14 @@ const tp_process *tp_rank_process(const tp_rank *r, int64_t pid) {
 /* Row i of `e` as a row to push. */
 static tp_event_row event_row(const tp_events *e, size_t i) {
     tp_event_row r;
-    r.ts = e->ts[i], r.dur = e->dur[i], r.name = e->name[i], r.cat_raw = tp_ev_cat_raw(e, i);
+    r.ts = e->ts[i], r.dur = tp_ev_dur(e, i), r.name = e->name[i];
+    r.cat_raw = tp_ev_cat_raw(e, i);
     const tp_ev_copy *c = tp_ev_copy_of(e, i);
     r.cat = e->cat[i], r.flags = e->flags[i], r.copy_kind = c ? c->copy_kind : 0;
-    r.src_kind = c ? c->src_kind : 0, r.dst_kind = c ? c->dst_kind : 0, r.stream = e->stream[i];
-    r.device = e->device[i], r.pid = e->pid[i], r.tid = e->tid[i];
-    r.correlation = e->correlation[i], r.external_id = tp_ev_external_id(e, i);
+    r.src_kind = c ? c->src_kind : 0, r.dst_kind = c ? c->dst_kind : 0;
+    r.stream = tp_ev_stream(e, i), r.device = tp_ev_device(e, i);
+    r.pid = tp_ev_pid(e, i), r.tid = tp_ev_tid(e, i);
+    r.correlation = tp_ev_corr(e, i), r.external_id = tp_ev_external_id(e, i);
     r.bytes = c ? c->bytes : -1, r.bw_gbps = c ? c->bw_gbps : NAN, r.stack = e->stack[i];
     r.shapes = tp_ev_shapes(e, i), r.seq = tp_ev_seq(e, i), r.fwd_tid = tp_ev_fwd_tid(e, i);
     r.domain = tp_ev_domain(e, i);
@@ -681,10 +884,10 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
                           moved(m->stack[i], b.stack),
                           tp_memev_largest_free(m, i),
                           m->op[i],
-                          m->heap[i],
-                          m->size[i],
-                          m->pid[i],
-                          m->tid[i]};
+                          tp_memev_heap(m, i),
+                          tp_memev_size(m, i),
+                          tp_memev_pid(m, i),
+                          tp_memev_tid(m, i)};
         tp_memev_push(&into->mem, &r);
     }
 }
@@ -804,15 +1007,28 @@ static void events_permute(tp_events *e, const uint32_t *perm) {
 #undef PERMUTE_COL
     spares_free(&sp);
     e->cap = n;
-    copies_permute(e, perm);
+    int side = e->n_copies > 0; /* side tables follow their rows */
+#define ANY_WIDE(w) side |= e->w.n > 0;
+    TP_EV_WIDES(ANY_WIDE)
+#undef ANY_WIDE
+    if (!side)
+        return;
+    uint32_t *new_of = tp_mem_xalloc(n, sizeof *new_of); /* old row -> new row */
+    for (size_t i = 0; i < n; i++)
+        new_of[perm[i]] = (uint32_t)i;
+    copies_permute(e, new_of);
+#define PERMUTE_WIDE(w) wide_permute(&e->w, new_of);
+    TP_EV_WIDES(PERMUTE_WIDE)
+#undef PERMUTE_WIDE
+    free(new_of);
 }
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
  * load order so equal events keep the file's order. Skips the work when already sorted. */
 /* Orders rows[0..n) (of equal ts) by dur, longer first, stably; key[0..n) is scratch. */
-static void longer_first(const int64_t *dur, uint64_t *key, uint32_t *rows, size_t n) {
+static void longer_first(const tp_events *e, uint64_t *key, uint32_t *rows, size_t n) {
     for (size_t i = 0; i < n; i++)
-        key[i] = tp_sort_key_i64(-dur[rows[i]]);
+        key[i] = tp_sort_key_i64(-tp_ev_dur(e, rows[i]));
     tp_sort_pairs(key, rows, n); /* an insertion sort for the short runs of a real trace */
 }
 
@@ -824,7 +1040,8 @@ static void events_sort(tp_events *e) {
     }
     int sorted = 1;
     for (size_t i = 1; i < e->n && sorted; i++)
-        if (e->ts[i] < e->ts[i - 1] || (e->ts[i] == e->ts[i - 1] && e->dur[i] > e->dur[i - 1]))
+        if (e->ts[i] < e->ts[i - 1] ||
+            (e->ts[i] == e->ts[i - 1] && tp_ev_dur(e, i) > tp_ev_dur(e, i - 1)))
             sorted = 0;
     if (sorted)
         return;
@@ -842,11 +1059,23 @@ static void events_sort(tp_events *e) {
         for (j = i + 1; j < e->n && key[j] == key[i];)
             j++;
         if (j - i > 1)
-            longer_first(e->dur, key + i, perm + i, j - i);
+            longer_first(e, key + i, perm + i, j - i);
     }
     free(key);
     events_permute(e, perm);
     free(perm);
+}
+
+/* Gives the side tables' and the places' growth slack back (their entries are all there). */
+static void events_fit_side(tp_events *e) {
+    if (e->copies_cap != e->n_copies && e->n_copies) {
+        GROW(e->copies, e->n_copies);
+        e->copies_cap = e->n_copies;
+    }
+#define FIT_WIDE(w) wide_fit(&e->w);
+    TP_EV_WIDES(FIT_WIDE)
+#undef FIT_WIDE
+    places_fit(&e->places);
 }
 
 static void memev_sort(tp_memevents *e) {
@@ -865,6 +1094,13 @@ static void memev_sort(tp_memevents *e) {
 #undef PERMUTE_COL
     spares_free(&sp);
     e->cap = n;
+    if (e->wide_thread.n) { /* the side table follows its rows */
+        uint32_t *new_of = tp_mem_xalloc(n, sizeof *new_of);
+        for (size_t i = 0; i < n; i++)
+            new_of[perm[i]] = (uint32_t)i;
+        wide_permute(&e->wide_thread, new_of);
+        free(new_of);
+    }
     free(perm);
 }
 
@@ -873,6 +1109,8 @@ static void memev_sort(tp_memevents *e) {
 static void memev_fit(tp_memevents *e) {
     if (e->cap != e->n && e->n)
         memev_resize(e, e->n);
+    places_fit(&e->threads);
+    wide_fit(&e->wide_thread);
 }
 
 /* ---------------------------------------------------------------- indexes */
@@ -886,34 +1124,69 @@ static void buckets_alloc(tp_buckets *b, size_t nb, size_t nrows) {
     b->rows = tp_mem_xcalloc(nrows, sizeof *b->rows);
 }
 
-static int same_bucket(const int64_t *key, const int64_t *key2, uint32_t a, uint32_t b) {
-    return key[a] == key[b] && (!key2 || key2[a] == key2[b]);
+/* A place and its index, for ordering places (place_ranks). */
+typedef struct {
+    tp_ev_place p;
+    uint32_t k;
+} place_at;
+
+static int cmp_i64(int64_t a, int64_t b) {
+    return (a > b) - (a < b);
 }
 
-/* Groups rows[0..n) (ascending row numbers, so in time order) into CSR buckets by
- * (key[row], key2[row]) (key2 NULL: 0), rows in each bucket staying in time order. Takes
- * `rows`. */
-static void buckets_build(tp_buckets *b, const int64_t *key, const int64_t *key2, uint32_t *rows,
-                          size_t n) {
+/* Threads in (tid, pid) order, streams in stream order. */
+static int cmp_thread_place(const void *x, const void *y) {
+    const tp_ev_place *a = &((const place_at *)x)->p, *b = &((const place_at *)y)->p;
+    int c = cmp_i64(a->tid, b->tid);
+    return c ? c : cmp_i64(a->pid, b->pid);
+}
+
+static int cmp_stream_place(const void *x, const void *y) {
+    return cmp_i64(((const place_at *)x)->p.stream, ((const place_at *)y)->p.stream);
+}
+
+/* Per place: its rank in the order `cmp` gives (places `cmp` calls equal share one). */
+static uint64_t *place_ranks(const tp_events *e, int (*cmp)(const void *, const void *)) {
+    size_t n = e->places.n;
+    place_at *v = tp_mem_xalloc(n + 1, sizeof *v);
+    for (size_t k = 0; k < n; k++)
+        v[k].p = e->places.v[k], v[k].k = (uint32_t)k;
+    qsort(v, n, sizeof *v, cmp);
+    uint64_t *rank = tp_mem_xalloc(n + 1, sizeof *rank);
+    for (size_t k = 0, r = 0; k < n; k++) {
+        r += k > 0 && cmp(&v[k - 1], &v[k]) != 0;
+        rank[v[k].k] = r;
+    }
+    free(v);
+    return rank;
+}
+
+/* Groups rows[0..n) (ascending row numbers, so in time order) into CSR buckets of the places
+ * that `cmp` calls equal, in its order, rows in each bucket staying in time order (a stable
+ * sort by the place's rank: as stable sorts by the places' fields would). Keys are set by the
+ * caller. Takes `rows`. */
+static void buckets_by_place(tp_buckets *b, const tp_events *e,
+                             int (*cmp)(const void *, const void *), uint32_t *rows, size_t n) {
     buckets_free(b);
-    if (key2) /* stable passes: the secondary key first */
-        tp_sort_rows_i64(key2, rows, n);
-    tp_sort_rows_i64(key, rows, n);
+    uint64_t *rank = place_ranks(e, cmp);
+    uint64_t *key = tp_mem_xalloc(n + 1, sizeof *key);
+    for (size_t i = 0; i < n; i++)
+        key[i] = rank[tp_ev_place_index(e, rows[i])];
+    free(rank);
+    tp_sort_pairs(key, rows, n);
     size_t nb = 0;
     for (size_t i = 0; i < n; i++)
-        nb += i == 0 || !same_bucket(key, key2, rows[i], rows[i - 1]);
+        nb += i == 0 || key[i] != key[i - 1];
     b->n = nb;
     b->key = tp_mem_xcalloc(nb, sizeof *b->key);
     b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
     b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
     b->rows = rows;
     for (size_t i = 0, j = 0; i < n; i++)
-        if (i == 0 || !same_bucket(key, key2, rows[i], rows[i - 1])) {
-            b->key[j] = key[rows[i]];
-            b->key2[j] = key2 ? key2[rows[i]] : 0;
+        if (i == 0 || key[i] != key[i - 1])
             b->off[j++] = (uint32_t)i;
-        }
     b->off[nb] = (uint32_t)n;
+    free(key);
 }
 
 /* Rows of `e` (ascending) whose stream is (want_gpu) or is not (!want_gpu) -1. */
@@ -921,19 +1194,23 @@ static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t k = 0;
     for (size_t i = 0; i < e->n; i++)
-        if ((e->stream[i] != -1) == want_gpu)
+        if ((tp_ev_stream(e, i) != -1) == want_gpu)
             rows[k++] = (uint32_t)i;
     *n = k;
     return tp_mem_xrealloc(rows, k ? k : 1, sizeof *rows); /* the index keeps it: no slack */
 }
 
+/* Streams are keyed by stream id; key2: the device of the stream's first row. */
 static void index_streams(tp_rank *r) {
     const tp_events *e = &r->ev;
     size_t n;
     uint32_t *rows = rows_where_gpu(e, 1, &n);
-    buckets_build(&r->streams, e->stream, NULL, rows, n);
-    for (size_t j = 0; j < r->streams.n; j++) /* key2: the device of the stream's first row */
-        r->streams.key2[j] = e->device[r->streams.rows[r->streams.off[j]]];
+    tp_buckets *b = &r->streams;
+    buckets_by_place(b, e, cmp_stream_place, rows, n);
+    for (size_t j = 0; j < b->n; j++) {
+        b->key[j] = tp_ev_stream(e, b->rows[b->off[j]]);
+        b->key2[j] = tp_ev_device(e, b->rows[b->off[j]]);
+    }
 }
 
 /* Threads are keyed (tid, pid): key = tid and key2 = pid. */
@@ -941,7 +1218,12 @@ static void index_threads(tp_rank *r) {
     const tp_events *e = &r->ev;
     size_t n;
     uint32_t *rows = rows_where_gpu(e, 0, &n);
-    buckets_build(&r->threads, e->tid, e->pid, rows, n);
+    tp_buckets *b = &r->threads;
+    buckets_by_place(b, e, cmp_thread_place, rows, n);
+    for (size_t j = 0; j < b->n; j++) {
+        b->key[j] = tp_ev_tid(e, b->rows[b->off[j]]);
+        b->key2[j] = tp_ev_pid(e, b->rows[b->off[j]]);
+    }
 }
 
 /* Per-category row lists by counting sort (few categories; rows stay in time order). */
@@ -975,7 +1257,7 @@ static void index_cats(tp_rank *r) {
  * instead of all of them: the correlation index is the join of every launch with its GPU
  * work, asked once per row. */
 static void corr_directory(tp_rank *r) {
-    const int64_t *c = r->ev.correlation;
+    const tp_events *e = &r->ev;
     free(r->corr_dir);
     r->corr_dir = NULL;
     if (!r->n_by_corr)
@@ -983,8 +1265,8 @@ static void corr_directory(tp_rank *r) {
     size_t slices = 1;
     while (slices < (1u << 16) && slices * 4 < r->n_by_corr)
         slices *= 2;
-    r->corr_lo = c[r->by_corr[0]];
-    r->corr_hi = c[r->by_corr[r->n_by_corr - 1]];
+    r->corr_lo = tp_ev_corr(e, r->by_corr[0]);
+    r->corr_hi = tp_ev_corr(e, r->by_corr[r->n_by_corr - 1]);
     uint64_t span = (uint64_t)r->corr_hi - (uint64_t)r->corr_lo;
     r->corr_shift = 0;
     while ((span >> r->corr_shift) >= slices)
@@ -993,7 +1275,8 @@ static void corr_directory(tp_rank *r) {
     size_t at = 0;
     for (size_t j = 0; j <= slices; j++) { /* first entry of slice j */
         while (at < r->n_by_corr &&
-               ((uint64_t)c[r->by_corr[at]] - (uint64_t)r->corr_lo) >> r->corr_shift < j)
+               ((uint64_t)tp_ev_corr(e, r->by_corr[at]) - (uint64_t)r->corr_lo) >> r->corr_shift <
+                   j)
             at++;
         r->corr_dir[j] = (uint32_t)at;
     }
@@ -1004,10 +1287,14 @@ static void index_corr(tp_rank *r) {
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t n = 0;
     for (size_t i = 0; i < e->n; i++)
-        if (e->correlation[i] != -1)
+        if (e->corr32[i] != TP_EV_U32_NONE)
             rows[n++] = (uint32_t)i;
     rows = tp_mem_xrealloc(rows, n ? n : 1, sizeof *rows); /* kept: no slack */
-    tp_sort_rows_i64(e->correlation, rows, n);             /* stable: (correlation, row) */
+    uint64_t *key = tp_mem_xalloc(n + 1, sizeof *key);
+    for (size_t k = 0; k < n; k++)
+        key[k] = tp_sort_key_i64(tp_ev_corr(e, rows[k]));
+    tp_sort_pairs(key, rows, n); /* stable: (correlation, row) */
+    free(key);
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
@@ -1021,13 +1308,13 @@ static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, uint32_t *
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t row = rows[i];
-        int64_t end = e->ts[row] + e->dur[row];
+        int64_t end = e->ts[row] + tp_ev_dur(e, row);
         while (depth > 0) {
             uint32_t top = stack[depth - 1];
-            int64_t top_end = e->ts[top] + e->dur[top];
+            int64_t top_end = e->ts[top] + tp_ev_dur(e, top);
             if (top_end > e->ts[row] && top_end >= end)
                 break;
-            if (top_end == e->ts[row] && e->dur[row] == 0 && e->dur[top] > 0)
+            if (top_end == e->ts[row] && tp_ev_dur(e, row) == 0 && tp_ev_dur(e, top) > 0)
                 break; /* a zero-length event at a range's end still belongs to it */
             depth--;
         }
@@ -1060,7 +1347,7 @@ static void derive_device_type(const tp_model *m, tp_rank *r) {
     const tp_events *e = &r->ev;
     int gpu = 0, hip = 0;
     for (size_t i = 0; i < e->n && !hip; i++) {
-        gpu |= e->stream[i] != -1 || e->cat[i] == TP_CAT_KERNEL;
+        gpu |= tp_ev_stream(e, i) != -1 || e->cat[i] == TP_CAT_KERNEL;
         const char *name = tp_model_str(m, e->name[i]);
         hip |=
             e->cat[i] == TP_CAT_CUDA_RUNTIME && name[0] == 'h' && name[1] == 'i' && name[2] == 'p';
@@ -1154,10 +1441,7 @@ void tp_model_finish(tp_model *m) {
         events_sort(&r->ev);
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
-        if (r->ev.copies_cap != r->ev.n_copies && r->ev.n_copies) {
-            GROW(r->ev.copies, r->ev.n_copies);
-            r->ev.copies_cap = r->ev.n_copies;
-        }
+        events_fit_side(&r->ev);
         memev_sort(&r->mem);
         memev_fit(&r->mem);
         derive_device_type(m, r);
@@ -1184,16 +1468,29 @@ size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) 
         size_t j = (size_t)(((uint64_t)corr - (uint64_t)r->corr_lo) >> r->corr_shift);
         lo = r->corr_dir[j], hi = r->corr_dir[j + 1];
     }
-    while (lo < hi) { /* first entry with correlation >= corr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->ev.correlation[r->by_corr[mid]] < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
+    const tp_events *e = &r->ev;
+    size_t end;
+    if (!e->corr_hi_any && !e->wide_corr.n) { /* every indexed id is its own code */
+        while (lo < hi) {                     /* first entry with correlation >= corr */
+            size_t mid = lo + (hi - lo) / 2;
+            if ((int64_t)e->corr32[r->by_corr[mid]] < corr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (end = lo; end < r->n_by_corr && (int64_t)e->corr32[r->by_corr[end]] == corr;)
+            end++;
+    } else {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (tp_ev_corr(e, r->by_corr[mid]) < corr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (end = lo; end < r->n_by_corr && tp_ev_corr(e, r->by_corr[end]) == corr;)
+            end++;
     }
-    size_t end = lo;
-    while (end < r->n_by_corr && r->ev.correlation[r->by_corr[end]] == corr)
-        end++;
     *rows = end > lo ? r->by_corr + lo : NULL;
     return end - lo;
 }

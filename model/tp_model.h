@@ -11,8 +11,9 @@
  *     resolved once (parent row and depth per row);
  *   - native ranks carry the call stacks their rows refer to (frames and modules, tp_stacks),
  *     so nothing after loading needs the trace file again.
- * The model is read-only for analyses: they read the arrays directly (struct of arrays,
- * row i of every column is event i). Loaders and tests build one through tp_model_new,
+ * The model is read-only for analyses: they read it through the tp_ev_* accessors (struct
+ * of arrays, row i of every column is event i; several columns are stored narrower than they
+ * read, see tp_events). Loaders and tests build one through tp_model_new,
  * tp_model_add_rank, tp_events_push / tp_memev_push and tp_model_finish. */
 #ifndef TP_MODEL_H
 #define TP_MODEL_H
@@ -93,14 +94,27 @@ const char *tp_skip_key(tp_skip s);
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
  * event has none or it is not an integer), so "GPU event" == stream != -1.
  *
- * Memory (issue 13): the columns every row needs are plain arrays, read directly. The ones
- * most rows leave at "none" (Kineto args, NVTX domains, the category text) are *optional*:
- * their array (the `*_opt` fields) stays NULL until a row sets a value other than "none",
- * so a trace that never has one pays nothing for it. Read those through tp_ev_seq() and the
- * other tp_ev_* accessors below, never through the `*_opt` pointers; tests that edit a
- * model in place set them with tp_events_set_*. After tp_model_finish every array holds
- * exactly n rows (no growth slack). tp_model_mem_account (tp_model_mem.h) says where the
- * bytes go. */
+ * Memory (issue 13): every value is read through the tp_ev_* accessors below (static inline:
+ * they cost about what an array access does), never through the arrays, because most are
+ * not stored as the type they are read as:
+ *   - *narrow columns*: dur, correlation, External id and Sequence number are 32-bit codes
+ *     (TP_EV_U32_*): the value itself when it fits below TP_EV_U32_WIDE, -1 as
+ *     TP_EV_U32_NONE, else TP_EV_U32_WIDE with the value in the column's side table of wide
+ *     values (tp_ev_wide, by row: the rare duration over 4.29 s, a negative id). A
+ *     correlation keeps its high 32 bits in its row's place (tp_ev_place.corr_hi: the
+ *     per-process offset of a merged rank, tp_model_merge_rank), so only its low half is per
+ *     row;
+ *   - *places*: pid, tid, stream, device and Fwd thread id take few values per rank (its
+ *     threads and streams), so each distinct combination is one tp_ev_place and a row holds a
+ *     2-byte index into them (TP_EV_PLACE_WIDE: the index is in wide_place, past 65,534
+ *     places);
+ *   - *optional columns* (the `*_opt` fields: Kineto args, NVTX domains, the category text)
+ *     stay NULL until a row sets a value other than "none", so a trace that never has one
+ *     pays nothing for it;
+ *   - copy facts sit in a side table of the rows that have them (tp_ev_copy).
+ * Tests that edit a model in place use tp_events_set_*. After tp_model_finish every array
+ * holds exactly n rows (no growth slack) and every side table exactly its entries.
+ * tp_model_mem_account (tp_model_mem.h) says where the bytes go. */
 /* One row's copy facts (tp_events.copies). */
 typedef struct {
     uint32_t row;
@@ -111,37 +125,72 @@ typedef struct {
     double bw_gbps;    /* Kineto args "memory bandwidth (GB/s)"; NaN: absent */
 } tp_ev_copy;
 
+/* Where a row ran, shared by the rows that have the same (tp_events.places). */
+typedef struct {
+    int64_t pid;      /* Kineto pid (GPU events: device id); native: process id */
+    int64_t tid;      /* Kineto tid (GPU events: stream); native: thread id */
+    int64_t stream;   /* -1: none */
+    int64_t fwd_tid;  /* Kineto args "Fwd thread id" (a backward op's forward thread); -1:
+                         none */
+    int32_t device;   /* -1: none */
+    uint32_t corr_hi; /* the high 32 bits of the rows' correlation ids (0 for rows without) */
+} tp_ev_place;
+
+/* Distinct places in the order first seen, and an open-addressing table of their indexes + 1
+ * (0: empty) by hash, to find a row's place while loading. */
 typedef struct {
     size_t n, cap;
-    int64_t *ts;          /* ns, sorted ascending after tp_model_finish */
-    int64_t *dur;         /* ns, >= 0 */
-    uint32_t *name;       /* string pool id (0 = "") */
-    uint8_t *cat;         /* tp_cat */
-    uint8_t *flags;       /* TP_EVF_* */
-    int64_t *stream;      /* -1: none */
-    int32_t *device;      /* -1: none */
-    int64_t *pid;         /* Kineto pid (GPU events: device id); native: process id */
-    int64_t *tid;         /* Kineto tid (GPU events: stream); native: thread id */
-    int64_t *correlation; /* -1: none */
-    uint32_t *stack;      /* native stack id (tp_rank_stack); 0: none. API calls: the call
-                             site; NVTX ranges: the push (recorded with --stacks all) */
-    int32_t *parent;      /* row of the innermost enclosing CPU-side range on the same
-                             (pid, tid), -1: none or a GPU-side row (set by finish) */
-    uint16_t *depth;      /* nesting depth (0 = outermost), set by finish */
-    uint32_t *load_ord;   /* the row's position in load order (Kineto: traceEvents order
-                             among kept rows), set by finish; HTA's tie order needs it */
+    tp_ev_place *v;
+    uint32_t *slots;
+    size_t mask;
+    size_t last; /* the place found last (rows of one thread come in runs) */
+} tp_ev_places;
+
+/* The values of a narrow column that do not fit its 32-bit codes, by row (ascending). */
+typedef struct {
+    size_t n, cap;
+    uint32_t *row;
+    int64_t *val;
+} tp_ev_wide;
+
+#define TP_EV_U32_NONE UINT32_MAX        /* a narrow column's code for -1 */
+#define TP_EV_U32_WIDE (UINT32_MAX - 1u) /* the value is in the column's tp_ev_wide */
+#define TP_EV_PLACE_WIDE UINT16_MAX      /* the place index is in tp_events.wide_place */
+
+typedef struct {
+    size_t n, cap;
+    int64_t *ts;        /* ns, sorted ascending after tp_model_finish */
+    uint32_t *dur32;    /* tp_ev_dur: ns, >= 0 (narrow, wide_dur) */
+    uint32_t *name;     /* string pool id (0 = "") */
+    uint8_t *cat;       /* tp_cat */
+    uint8_t *flags;     /* TP_EVF_* */
+    uint16_t *place;    /* index into places (tp_ev_pid, tp_ev_tid, tp_ev_stream, tp_ev_device,
+                           tp_ev_fwd_tid) */
+    uint32_t *corr32;   /* tp_ev_corr: the low 32 bits of the correlation id (narrow,
+                           wide_corr; the high ones in the place); -1: none */
+    uint32_t *stack;    /* native stack id (tp_rank_stack); 0: none. API calls: the call
+                           site; NVTX ranges: the push (recorded with --stacks all) */
+    int32_t *parent;    /* row of the innermost enclosing CPU-side range on the same
+                           (pid, tid), -1: none or a GPU-side row (set by finish) */
+    uint16_t *depth;    /* nesting depth (0 = outermost), set by finish */
+    uint32_t *load_ord; /* the row's position in load order (Kineto: traceEvents order
+                           among kept rows), set by finish; HTA's tie order needs it */
     /* optional columns: NULL while every row is "none"; read through the tp_ev_* accessors */
-    uint32_t *cat_raw_opt;    /* tp_ev_cat_raw: string pool id of the category text as
-                                 written ("Kernel"); absent while each category was written
-                                 one way only (cat_raw_dflt) */
-    int64_t *external_id_opt; /* tp_ev_external_id: Kineto "External id"; -1: none */
-    uint32_t *shapes_opt;     /* tp_ev_shapes: Kineto args "Input Dims" as text ("[[2, 3],
-                                 []]"), string pool id; 0: none (--group-by shapes) */
-    int64_t *seq_opt;         /* tp_ev_seq: Kineto args "Sequence number"; -1: none */
-    int64_t *fwd_tid_opt;     /* tp_ev_fwd_tid: Kineto args "Fwd thread id" (a backward op's
-                                 forward thread); -1: none */
-    uint32_t *domain_opt;     /* tp_ev_domain: native NVTX ranges: string pool id of their
-                                 domain's name (nvtxDomainCreate); 0: the default domain */
+    uint32_t *cat_raw_opt;       /* tp_ev_cat_raw: string pool id of the category text as
+                                    written ("Kernel"); absent while each category was written
+                                    one way only (cat_raw_dflt) */
+    uint32_t *external_id32_opt; /* tp_ev_external_id: Kineto "External id" (narrow,
+                                    wide_external_id); -1: none */
+    uint32_t *shapes_opt;        /* tp_ev_shapes: Kineto args "Input Dims" as text ("[[2, 3],
+                                    []]"), string pool id; 0: none (--group-by shapes) */
+    uint32_t *seq32_opt;         /* tp_ev_seq: Kineto args "Sequence number" (narrow,
+                                    wide_seq); -1: none */
+    uint32_t *domain_opt;        /* tp_ev_domain: native NVTX ranges: string pool id of their
+                                    domain's name (nvtxDomainCreate); 0: the default domain */
+    tp_ev_places places;         /* the distinct places of the rows */
+    int corr_hi_any;             /* a place has corr_hi != 0 (else tp_ev_corr skips the place) */
+    /* narrow columns' values that do not fit their codes (TP_EV_WIDES) */
+    tp_ev_wide wide_dur, wide_corr, wide_external_id, wide_seq, wide_place;
     /* copies and memsets (well under 1 % of the rows): a side table of the rows that have any
      * of bytes / copy_kind / src_kind / dst_kind, ascending by row; read through tp_ev_bytes,
      * tp_ev_copy_kind, tp_ev_src_kind, tp_ev_dst_kind */
@@ -155,19 +204,68 @@ typedef struct {
  * the optional ones; the ones tp_model_finish derives. `none` is the value that means
  * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem counts the rows that hold something
  * else. One list, so growing, permuting, fitting, freeing and accounting never miss a column. (Laid
- * out by hand: clang-format reflows these tables differently on each run.) */
+ * out by hand: clang-format reflows these tables differently on each run.) TP_EV_WIDES: the
+ * side tables of the narrow columns. */
 #define TP_EV_ALWAYS INT64_MIN
 /* clang-format off */
 #define TP_EV_DENSE(X)                                                                             \
-    X(ts, TP_EV_ALWAYS) X(dur, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0)           \
-    X(stream, -1) X(device, -1) X(pid, TP_EV_ALWAYS) X(tid, TP_EV_ALWAYS) X(correlation, -1)       \
-    X(stack, 0)
+    X(ts, TP_EV_ALWAYS) X(dur32, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0)         \
+    X(place, TP_EV_ALWAYS) X(corr32, TP_EV_U32_NONE) X(stack, 0)
 #define TP_EV_OPTIONAL(X)                                                                          \
-    X(cat_raw_opt, TP_EV_ALWAYS) X(external_id_opt, -1) X(shapes_opt, 0) X(seq_opt, -1)            \
-    X(fwd_tid_opt, -1) X(domain_opt, 0)
+    X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE) X(shapes_opt, 0)             \
+    X(seq32_opt, TP_EV_U32_NONE) X(domain_opt, 0)
 #define TP_EV_DERIVED(X) X(parent, -1) X(depth, TP_EV_ALWAYS) X(load_ord, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
+#define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)
 /* clang-format on */
+
+/* The wide value of row `row` (present: its code says so). Out of line: the accessors stay
+ * a load and a compare, small enough to inline everywhere, and wide values are rare. */
+int64_t tp_ev_wide_get(const tp_ev_wide *w, size_t row);
+
+/* The value a narrow column's code `v` of row `row` stands for. */
+static inline int64_t tp_ev_u32_value(uint32_t v, const tp_ev_wide *w, size_t row) {
+    if (v < TP_EV_U32_WIDE)
+        return v;
+    return v == TP_EV_U32_NONE ? -1 : tp_ev_wide_get(w, row);
+}
+
+/* Row `row`'s place (tp_ev_place). */
+static inline size_t tp_ev_place_index(const tp_events *e, size_t row) {
+    uint16_t k = e->place[row];
+    return k != TP_EV_PLACE_WIDE ? k : (size_t)tp_ev_wide_get(&e->wide_place, row);
+}
+static inline const tp_ev_place *tp_ev_place_of(const tp_events *e, size_t row) {
+    return &e->places.v[tp_ev_place_index(e, row)];
+}
+
+/* Row `row`'s duration, stream, device, pid, tid and correlation (see tp_events). Every read
+ * goes through these, never through the arrays: the model keeps them narrower than the value
+ * they hold. Static inline, so a read costs about what an array access does. */
+static inline int64_t tp_ev_dur(const tp_events *e, size_t row) {
+    uint32_t v = e->dur32[row];
+    return v < TP_EV_U32_WIDE ? v : tp_ev_wide_get(&e->wide_dur, row);
+}
+static inline int64_t tp_ev_stream(const tp_events *e, size_t row) {
+    return tp_ev_place_of(e, row)->stream;
+}
+static inline int32_t tp_ev_device(const tp_events *e, size_t row) {
+    return tp_ev_place_of(e, row)->device;
+}
+static inline int64_t tp_ev_pid(const tp_events *e, size_t row) {
+    return tp_ev_place_of(e, row)->pid;
+}
+static inline int64_t tp_ev_tid(const tp_events *e, size_t row) {
+    return tp_ev_place_of(e, row)->tid;
+}
+static inline int64_t tp_ev_corr(const tp_events *e, size_t row) {
+    uint32_t v = e->corr32[row];
+    if (v >= TP_EV_U32_WIDE)
+        return v == TP_EV_U32_NONE ? -1 : tp_ev_wide_get(&e->wide_corr, row);
+    if (!e->corr_hi_any)
+        return v;
+    return (int64_t)(((uint64_t)tp_ev_place_of(e, row)->corr_hi << 32) | v);
+}
 
 /* The optional columns' values of row `row` (see tp_events). */
 static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
@@ -175,16 +273,18 @@ static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
     return e->cat_raw_opt ? e->cat_raw_opt[row] : e->cat_raw_dflt[c];
 }
 static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
-    return e->external_id_opt ? e->external_id_opt[row] : -1;
+    return e->external_id32_opt
+               ? tp_ev_u32_value(e->external_id32_opt[row], &e->wide_external_id, row)
+               : -1;
 }
 static inline uint32_t tp_ev_shapes(const tp_events *e, size_t row) {
     return e->shapes_opt ? e->shapes_opt[row] : 0;
 }
 static inline int64_t tp_ev_seq(const tp_events *e, size_t row) {
-    return e->seq_opt ? e->seq_opt[row] : -1;
+    return e->seq32_opt ? tp_ev_u32_value(e->seq32_opt[row], &e->wide_seq, row) : -1;
 }
 static inline int64_t tp_ev_fwd_tid(const tp_events *e, size_t row) {
-    return e->fwd_tid_opt ? e->fwd_tid_opt[row] : -1;
+    return tp_ev_place_of(e, row)->fwd_tid;
 }
 static inline uint32_t tp_ev_domain(const tp_events *e, size_t row) {
     return e->domain_opt ? e->domain_opt[row] : 0;
@@ -230,6 +330,8 @@ void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_ki
 /* Sets an optional column of row `row` (< n) in place, creating the column when needed
  * (tests and fixtures that edit a loaded model; loaders push whole rows instead). */
 void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain);
+/* Moves row `row` (< n) to thread `tid` of process `pid` (test fixtures). */
+void tp_events_set_thread(tp_events *e, size_t row, int64_t pid, int64_t tid);
 void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps);
 
 /* One row to append (tp_events_push); tp_event_row_init fills the "none" values. */
@@ -273,11 +375,15 @@ typedef struct {
                                      unknown; 0 on other rows */
     /* appended for the allocator replay (analyzer/tp_an_memstate): what the record did, as
      * the trace says, so heaps, resizes and resets are not folded into byte deltas */
-    uint8_t *op;    /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
-    uint64_t *heap; /* HEAP: its handle; REGION register: the heap it is carved from; else 0 */
-    uint64_t *size; /* HEAP register: its size; REGION register/resize: the (new) size; else 0 */
-    int64_t *pid;   /* the process and thread that made the call; -1: unknown */
-    int64_t *tid;
+    uint8_t *op;          /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
+    uint16_t *thread;     /* the process and thread that made the call (tp_memev_pid,
+                             tp_memev_tid; -1: unknown): an index into threads, as tp_events.place */
+    uint64_t *heap_opt;   /* tp_memev_heap: HEAP: its handle; REGION register: the heap it is
+                             carved from; else 0 (optional: native HEAP/REGION records only) */
+    uint64_t *size_opt;   /* tp_memev_size: HEAP register: its size; REGION register/resize: the
+                             (new) size; else 0 (optional) */
+    tp_ev_places threads; /* pid and tid (the other fields -1, 0) */
+    tp_ev_wide wide_thread;
 } tp_memevents;
 
 /* What a native NVTX memory record did (tp_memevents.op). */
@@ -300,14 +406,33 @@ static inline int64_t tp_memev_total_reserved(const tp_memevents *e, size_t row)
 static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
     return e->largest_free_opt ? e->largest_free_opt[row] : 0;
 }
+/* The calling process and thread of row `row`, and the heap handle and size of a HEAP or
+ * REGION record (see tp_memevents); read through these, never through the arrays. */
+static inline const tp_ev_place *tp_memev_thread_of(const tp_memevents *e, size_t row) {
+    uint16_t k = e->thread[row];
+    return &e->threads.v[k != TP_EV_PLACE_WIDE ? k : (size_t)tp_ev_wide_get(&e->wide_thread, row)];
+}
+static inline int64_t tp_memev_pid(const tp_memevents *e, size_t row) {
+    return tp_memev_thread_of(e, row)->pid;
+}
+static inline int64_t tp_memev_tid(const tp_memevents *e, size_t row) {
+    return tp_memev_thread_of(e, row)->tid;
+}
+static inline uint64_t tp_memev_heap(const tp_memevents *e, size_t row) {
+    return e->heap_opt ? e->heap_opt[row] : 0;
+}
+static inline uint64_t tp_memev_size(const tp_memevents *e, size_t row) {
+    return e->size_opt ? e->size_opt[row] : 0;
+}
 
 /* The columns of tp_memevents as tables (see TP_EV_DENSE). */
 /* clang-format off */
 #define TP_MEMEV_DENSE(X)                                                                          \
     X(ts, TP_EV_ALWAYS) X(kind, TP_EV_ALWAYS) X(device, -1) X(addr, 0) X(bytes, TP_EV_ALWAYS)      \
-    X(stack, 0) X(op, 0) X(heap, 0) X(size, 0) X(pid, -1) X(tid, -1)
+    X(stack, 0) X(op, 0) X(thread, TP_EV_ALWAYS)
 #define TP_MEMEV_OPTIONAL(X)                                                                       \
-    X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0)
+    X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0) X(heap_opt, 0)    \
+    X(size_opt, 0)
 #define TP_MEMEV_ALL(X) TP_MEMEV_DENSE(X) TP_MEMEV_OPTIONAL(X)
 /* clang-format on */
 
@@ -679,7 +804,7 @@ const tp_rank *tp_model_rank(const tp_model *m, int rank);
 
 /* 1 when the row is GPU-side (HTA's rule: stream != -1). */
 static inline int tp_events_is_gpu(const tp_events *ev, size_t row) {
-    return ev->stream[row] != -1;
+    return tp_ev_stream(ev, row) != -1;
 }
 
 #endif

@@ -31,9 +31,15 @@ static size_t rank_stacks_bytes(const tp_stacks *s) {
            s->modules_cap * sizeof *s->modules + s->pycodes_cap * sizeof *s->pycodes;
 }
 
-/* Bytes of the memory-event columns that are there. */
+/* Bytes of a place table and its hash table. */
+static size_t places_bytes(const tp_ev_places *t) {
+    return t->cap * sizeof *t->v + (t->slots ? (t->mask + 1) * sizeof *t->slots : 0);
+}
+
+/* Bytes of the memory-event columns that are there, their threads and side table. */
 static size_t memev_bytes(const tp_memevents *e) {
-    size_t b = 0;
+    size_t b = places_bytes(&e->threads);
+    b += e->wide_thread.cap * (sizeof *e->wide_thread.row + sizeof *e->wide_thread.val);
 #define MEMEV_COL(c, none)                                                                         \
     if (e->c)                                                                                      \
         b += (e->cap ? e->cap : 1) * sizeof *e->c;
@@ -71,6 +77,25 @@ static void account_events(const tp_events *e, tp_model_mem *a) {
         uint8_t cat = e->cat[e->copies[c].row];
         a->cat_used_bytes[cat < TP_CAT_COUNT ? cat : TP_CAT_OTHER] += sizeof *e->copies;
     }
+    tp_model_mem_col *places = &a->cols[k++]; /* the places and their hash table */
+    places->name = "places (side)";
+    places->elem = sizeof *e->places.v;
+    places->bytes += places_bytes(&e->places);
+    places->used += e->places.n;
+#define ACCOUNT_WIDE(w) /* a narrow column's wide values: an entry per row that has one */         \
+    {                                                                                              \
+        tp_model_mem_col *col = &a->cols[k++];                                                     \
+        col->name = #w " (side)";                                                                  \
+        col->elem = sizeof *e->w.row + sizeof *e->w.val;                                           \
+        col->bytes += e->w.cap * col->elem;                                                        \
+        col->used += e->w.n;                                                                       \
+        for (size_t c = 0; c < e->w.n; c++) {                                                      \
+            uint8_t cat = e->cat[e->w.row[c]];                                                     \
+            a->cat_used_bytes[cat < TP_CAT_COUNT ? cat : TP_CAT_OTHER] += col->elem;               \
+        }                                                                                          \
+    }
+    TP_EV_WIDES(ACCOUNT_WIDE)
+#undef ACCOUNT_WIDE
     a->n_cols = k;
     for (size_t i = 0; i < e->n; i++)
         a->cat_rows[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
@@ -99,10 +124,10 @@ static double per(size_t bytes, uint64_t n) {
 }
 
 void tp_model_mem_print(const tp_model_mem *a, FILE *f) {
-    fprintf(f, "%-16s %5s %14s %9s %7s\n", "column", "elem", "bytes", "B/event", "used");
+    fprintf(f, "%-24s %5s %14s %9s %7s\n", "column", "elem", "bytes", "B/event", "used");
     for (size_t c = 0; c < a->n_cols; c++) {
         const tp_model_mem_col *col = &a->cols[c];
-        fprintf(f, "%-16s %5zu %14zu %9.2f %6.1f%%%s\n", col->name, col->elem, col->bytes,
+        fprintf(f, "%-24s %5zu %14zu %9.2f %6.1f%%%s\n", col->name, col->elem, col->bytes,
                 per(col->bytes, a->n_events),
                 a->n_events ? 100.0 * (double)col->used / (double)a->n_events : 0.0,
                 col->bytes ? "" : "  (absent)");

@@ -191,8 +191,8 @@ void tp_tui_data_open(tp_tui_data *d, const tp_model *m, const tp_rank *r, const
     d->t_first = r->ev.n ? r->ev.ts[0] : 0;
     d->t_last = d->t_first;
     for (size_t i = 0; i < r->ev.n; i++)
-        if (r->ev.ts[i] + r->ev.dur[i] > d->t_last)
-            d->t_last = r->ev.ts[i] + r->ev.dur[i];
+        if (r->ev.ts[i] + tp_ev_dur(&r->ev, i) > d->t_last)
+            d->t_last = r->ev.ts[i] + tp_ev_dur(&r->ev, i);
 }
 
 static void build_idle_split(tp_tui_data *d) {
@@ -257,7 +257,7 @@ long tp_tui_data_op_at(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, in
     int64_t best_ov = -1;
     for (size_t i = 0; i < l->n && ev->ts[l->rows[i]] < b; i++) {
         uint32_t r = l->rows[i];
-        int64_t s = ev->ts[r], e = s + ev->dur[r];
+        int64_t s = ev->ts[r], e = s + tp_ev_dur(ev, r);
         if (e < a || (e == a && e > s))
             continue;
         int64_t ov = (e < b ? e : b) - (s > a ? s : a);
@@ -270,13 +270,13 @@ long tp_tui_data_op_at(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, in
 
 long tp_tui_data_launcher(const tp_tui_data *d, long row) {
     const tp_events *ev = &d->r->ev;
-    if (row < 0 || ev->stream[row] == -1 || ev->correlation[row] == -1)
+    if (row < 0 || tp_ev_stream(ev, row) == -1 || tp_ev_corr(ev, row) == -1)
         return -1;
     const uint32_t *rows;
-    size_t n = tp_rank_corr_rows(d->r, ev->correlation[row], &rows);
+    size_t n = tp_rank_corr_rows(d->r, tp_ev_corr(ev, row), &rows);
     long best = -1;
     for (size_t i = 0; i < n; i++) {
-        if (ev->stream[rows[i]] != -1)
+        if (tp_ev_stream(ev, rows[i]) != -1)
             continue;
         if (best < 0 ||
             ((ev->flags[rows[i]] & TP_EVF_LAUNCH) && !(ev->flags[best] & TP_EVF_LAUNCH)))
@@ -291,12 +291,12 @@ long tp_tui_data_range_of(const tp_tui_data *d, long row) {
 
 long tp_tui_data_launched(const tp_tui_data *d, long row) {
     const tp_events *ev = &d->r->ev;
-    if (row < 0 || ev->stream[row] != -1 || ev->correlation[row] == -1)
+    if (row < 0 || tp_ev_stream(ev, row) != -1 || tp_ev_corr(ev, row) == -1)
         return -1;
     const uint32_t *rows;
-    size_t n = tp_rank_corr_rows(d->r, ev->correlation[row], &rows);
+    size_t n = tp_rank_corr_rows(d->r, tp_ev_corr(ev, row), &rows);
     for (size_t i = 0; i < n; i++)
-        if (ev->stream[rows[i]] != -1)
+        if (tp_ev_stream(ev, rows[i]) != -1)
             return rows[i];
     return -1;
 }
@@ -305,11 +305,11 @@ long tp_tui_data_lane_of(const tp_tui_data *d, long row, int *level) {
     const tp_events *ev = &d->r->ev;
     if (row < 0 || (size_t)row >= ev->n)
         return -1;
-    int gpu = ev->stream[row] != -1;
+    int gpu = tp_ev_stream(ev, row) != -1;
     for (size_t li = 0; li < d->n_lanes; li++) {
         const tp_tui_lane *l = &d->lanes[li];
-        if (l->is_stream != gpu || l->key != (gpu ? ev->stream[row] : ev->tid[row]) ||
-            (!gpu && l->pid != ev->pid[row]))
+        if (l->is_stream != gpu || l->key != (gpu ? tp_ev_stream(ev, row) : tp_ev_tid(ev, row)) ||
+            (!gpu && l->pid != tp_ev_pid(ev, row)))
             continue;
         for (int k = 0; k < l->n_lv; k++)
             if (tp_tui_level_find(&l->lv[k], ev, (uint32_t)row) >= 0) {
@@ -323,7 +323,7 @@ long tp_tui_data_lane_of(const tp_tui_data *d, long row, int *level) {
 
 long tp_tui_data_step_of(const tp_tui_data *d, long row) {
     const tp_events *ev = &d->r->ev;
-    if (row >= 0 && ev->stream[row] != -1)
+    if (row >= 0 && tp_ev_stream(ev, row) != -1)
         row = tp_tui_data_launcher(d, row);
     long step = -1;
     for (long p = row; p >= 0; p = ev->parent[p])
@@ -374,7 +374,7 @@ long tp_tui_data_nth_longest(const tp_tui_data *d, uint32_t name, unsigned cats,
                 continue;
             if (n == cap)
                 cap = cap ? 2 * cap : 64, v = tp_mem_xrealloc(v, cap, sizeof *v);
-            v[n++] = (by_length){ev->dur[r], ev->ts[r], r};
+            v[n++] = (by_length){tp_ev_dur(ev, r), ev->ts[r], r};
         }
     }
     long row = -1;

@@ -418,7 +418,14 @@ static int draw_streams(tp_tui_live *t, tp_tui_grid *g, int y) {
         const tp_tui_lane *ln = &t->d.lanes[l];
         if (!ln->is_stream)
             continue;
-        tp_tui_busy_cells(&win, ev->ts, ev->dur, ln->rows, ln->n, frac, touched);
+        /* the lane's times as arrays: tp_tui_busy_cells knows no model, and durations are
+         * read through tp_ev_dur */
+        int64_t *ts = tp_mem_xalloc(ln->n + 1, sizeof *ts),
+                *dur = tp_mem_xalloc(ln->n + 1, sizeof *dur);
+        for (size_t i = 0; i < ln->n; i++)
+            ts[i] = ev->ts[ln->rows[i]], dur[i] = tp_ev_dur(ev, ln->rows[i]);
+        tp_tui_busy_cells(&win, ts, dur, NULL, ln->n, frac, touched);
+        free(ts), free(dur);
         double sum = 0;
         tp_tui_grid_printf(g, 0, y, 20, TP_TUI_A_NORMAL, " %s", ln->label);
         for (int c = 0; c < cols; c++) {

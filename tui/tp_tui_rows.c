@@ -18,15 +18,15 @@ static int stream_level(const tp_events *ev, uint32_t r, int64_t *last_end, int 
         k = MAX_STREAM_LEVELS - 1;
     if (k == *n)
         (*n)++;
-    last_end[k] = ev->ts[r] + ev->dur[r];
+    last_end[k] = ev->ts[r] + tp_ev_dur(ev, r);
     return k;
 }
 
 static void push(tp_tui_level *l, const tp_events *ev, uint32_t r) {
-    int64_t end = ev->ts[r] + ev->dur[r];
+    int64_t end = ev->ts[r] + tp_ev_dur(ev, r);
     l->rows[l->n] = r;
     l->maxend[l->n] = l->n && l->maxend[l->n - 1] > end ? l->maxend[l->n - 1] : end;
-    l->cumdur[l->n + 1] = l->cumdur[l->n] + ev->dur[r];
+    l->cumdur[l->n + 1] = l->cumdur[l->n] + tp_ev_dur(ev, r);
     l->n++;
 }
 
@@ -105,7 +105,7 @@ size_t tp_tui_level_until(const tp_tui_level *lv, const tp_events *ev, int64_t t
 int64_t tp_tui_level_busy(const tp_tui_level *lv, const tp_events *ev, int64_t a, int64_t b,
                           size_t *touched) {
     size_t i0 = tp_tui_level_seek(lv, a), i1 = tp_tui_level_until(lv, ev, b);
-    while (i0 < i1 && ev->ts[lv->rows[i0]] + ev->dur[lv->rows[i0]] < a)
+    while (i0 < i1 && ev->ts[lv->rows[i0]] + tp_ev_dur(ev, lv->rows[i0]) < a)
         i0++; /* reached by maxend only: an earlier long row */
     *touched = i1 > i0 ? i1 - i0 : 0;
     if (i1 <= i0)
@@ -114,8 +114,8 @@ int64_t tp_tui_level_busy(const tp_tui_level *lv, const tp_events *ev, int64_t a
     uint32_t f = lv->rows[i0], l = lv->rows[i1 - 1];
     if (ev->ts[f] < a)
         busy -= a - ev->ts[f];
-    if (ev->ts[l] + ev->dur[l] > b)
-        busy -= ev->ts[l] + ev->dur[l] - b;
+    if (ev->ts[l] + tp_ev_dur(ev, l) > b)
+        busy -= ev->ts[l] + tp_ev_dur(ev, l) - b;
     return busy < 0 ? 0 : busy > b - a ? b - a : busy;
 }
 
@@ -125,7 +125,7 @@ long tp_tui_level_at(const tp_tui_level *lv, const tp_events *ev, int64_t t) {
     size_t u = upper(lv, ev, t); /* rows before u start at or before t */
     for (size_t i = u; i-- > 0;) {
         uint32_t r = lv->rows[i];
-        if (ev->ts[r] + ev->dur[r] >= t)
+        if (ev->ts[r] + tp_ev_dur(ev, r) >= t)
             return r; /* contains t (a zero-length row at t too) */
         if (lv->maxend[i] < t)
             break; /* nothing earlier reaches t */
@@ -134,7 +134,7 @@ long tp_tui_level_at(const tp_tui_level *lv, const tp_events *ev, int64_t t) {
     int64_t best_d = 0;
     if (u > 0) {
         uint32_t r = lv->rows[u - 1];
-        best = r, best_d = t - (ev->ts[r] + ev->dur[r]);
+        best = r, best_d = t - (ev->ts[r] + tp_ev_dur(ev, r));
     }
     if (u < lv->n && (best < 0 || ev->ts[lv->rows[u]] - t < best_d))
         best = lv->rows[u];

@@ -58,7 +58,7 @@ static void reveal(tp_tui_timeline *tl) {
     if (tl->sel < 0)
         return;
     const tp_events *ev = events(tl);
-    int64_t s = ev->ts[tl->sel], e = s + ev->dur[tl->sel];
+    int64_t s = ev->ts[tl->sel], e = s + tp_ev_dur(ev, tl->sel);
     int64_t a = tl->win.t0, b = a + tl->win.span;
     if ((s >= a && s < b) || (e > a && e <= b) || (s <= a && e >= b))
         return;
@@ -223,7 +223,7 @@ static void draw_level(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0, const
         i = j > i ? j : i;
         while (i < lv->n) { /* maxend may come from an earlier long row: skip what ended */
             uint32_t r = lv->rows[i];
-            int64_t e = ev->ts[r] + ev->dur[r];
+            int64_t e = ev->ts[r] + tp_ev_dur(ev, r);
             if (e > t || (e == t && ev->ts[r] == t))
                 break;
             i++;
@@ -235,7 +235,9 @@ static void draw_level(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0, const
         if (s >= w)
             break;
         s = s < x ? x : s;
-        int e = ev->dur[r] > 0 ? tp_tui_time_cell(&tl->win, ev->ts[r] + ev->dur[r] - 1) + 1 : s + 1;
+        int e = tp_ev_dur(ev, r) > 0
+                    ? tp_tui_time_cell(&tl->win, ev->ts[r] + tp_ev_dur(ev, r) - 1) + 1
+                    : s + 1;
         e = e > w ? w : e <= s ? s + 1 : e;
         draw_bar(tl, g, y, x0 + s, e - s, r);
         x = e;
@@ -262,9 +264,10 @@ static void draw_collapsed(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
 static void mark_selected(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0) {
     const tp_events *ev = events(tl);
     int s = tp_tui_time_cell(&tl->win, ev->ts[tl->sel]);
-    int e = tp_tui_time_cell(&tl->win,
-                             ev->ts[tl->sel] + (ev->dur[tl->sel] ? ev->dur[tl->sel] - 1 : 0)) +
-            1;
+    int e =
+        tp_tui_time_cell(&tl->win, ev->ts[tl->sel] +
+                                       (tp_ev_dur(ev, tl->sel) ? tp_ev_dur(ev, tl->sel) - 1 : 0)) +
+        1;
     s = s < 0 ? 0 : s;
     e = e > tl->win.width ? tl->win.width : e;
     if (s < tl->win.width && e > 0)
@@ -300,7 +303,7 @@ static void show_target(tp_tui_timeline *tl) {
     select_row(tl, row);
     const tp_events *ev = events(tl);
     int w = tl->win.width, at = w / 4;
-    int64_t cell = ev->dur[row] / 8 > 0 ? ev->dur[row] / 8 : 1;
+    int64_t cell = tp_ev_dur(ev, row) / 8 > 0 ? tp_ev_dur(ev, row) / 8 : 1;
     tl->win = tp_tui_window_make(ev->ts[row] - cell * at, cell * w, w);
     clamp(tl);
 }
@@ -350,7 +353,7 @@ static void pan(tp_tui_timeline *tl, int64_t delta) {
 
 static int64_t sel_mid(const tp_tui_timeline *tl) {
     const tp_events *ev = events(tl);
-    return tl->sel >= 0 ? ev->ts[tl->sel] + ev->dur[tl->sel] / 2 : tl->anchor;
+    return tl->sel >= 0 ? ev->ts[tl->sel] + tp_ev_dur(ev, tl->sel) / 2 : tl->anchor;
 }
 
 /* Zooms 2x in or out around the selection (it stays at the window's center). */
@@ -366,7 +369,7 @@ static void fit(tp_tui_timeline *tl) {
     if (tl->sel < 0)
         return;
     const tp_events *ev = events(tl);
-    int64_t d = ev->dur[tl->sel] > 0 ? ev->dur[tl->sel] : 1;
+    int64_t d = tp_ev_dur(ev, tl->sel) > 0 ? tp_ev_dur(ev, tl->sel) : 1;
     tl->win = tp_tui_window_make(ev->ts[tl->sel] - d / 8, d + d / 4, tl->win.width);
     clamp(tl);
 }
@@ -414,8 +417,8 @@ static void sibling(tp_tui_timeline *tl, int dir) {
 static void flow(tp_tui_timeline *tl) {
     if (tl->sel < 0)
         return;
-    long to = events(tl)->stream[tl->sel] != -1 ? tp_tui_data_launcher(tl->d, tl->sel)
-                                                : tp_tui_data_launched(tl->d, tl->sel);
+    long to = tp_ev_stream(events(tl), tl->sel) != -1 ? tp_tui_data_launcher(tl->d, tl->sel)
+                                                      : tp_tui_data_launched(tl->d, tl->sel);
     if (to < 0)
         return;
     long li = tp_tui_data_lane_of(tl->d, to, NULL);
@@ -439,7 +442,7 @@ static void mark(tp_tui_timeline *tl) {
         tl->mark = tl->sel >= 0 ? ev->ts[tl->sel] : tl->anchor;
         return;
     }
-    int64_t end = tl->sel >= 0 ? ev->ts[tl->sel] + ev->dur[tl->sel] : tl->anchor;
+    int64_t end = tl->sel >= 0 ? ev->ts[tl->sel] + tp_ev_dur(ev, tl->sel) : tl->anchor;
     int64_t lo = tl->mark < end ? tl->mark : (tl->sel >= 0 ? ev->ts[tl->sel] : end);
     int64_t hi = tl->mark < end ? end : tl->mark;
     set_window(tl, lo, hi, -1);
@@ -453,7 +456,7 @@ static void step(tp_tui_timeline *tl, int dir) {
     if (s < 0)
         return;
     const tp_events *ev = events(tl);
-    set_window(tl, ev->ts[s], ev->ts[s] + ev->dur[s], s);
+    set_window(tl, ev->ts[s], ev->ts[s] + tp_ev_dur(ev, s), s);
     select_row(tl, s);
     if (dir)
         fit(tl);

@@ -18,31 +18,31 @@ static int event_lines(tp_tui_timeline *tl, tp_tui_grid *g, int y, long row, lon
     char t1[40], t2[40], t3[32], where[48], corr[32] = "-";
     tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER, "Selected: %s",
                        tp_model_str(d->m, ev->name[row]));
-    if (ev->stream[row] != -1)
-        snprintf(where, sizeof where, "stream %lld", (long long)ev->stream[row]);
+    if (tp_ev_stream(ev, row) != -1)
+        snprintf(where, sizeof where, "stream %lld", (long long)tp_ev_stream(ev, row));
     else
-        snprintf(where, sizeof where, "thread %lld", (long long)ev->tid[row]);
-    if (ev->correlation[row] != -1)
-        snprintf(corr, sizeof corr, "%lld", (long long)ev->correlation[row]);
+        snprintf(where, sizeof where, "thread %lld", (long long)tp_ev_tid(ev, row));
+    if (tp_ev_corr(ev, row) != -1)
+        snprintf(corr, sizeof corr, "%lld", (long long)tp_ev_corr(ev, row));
     tp_tui_grid_printf(g, 0, y + 1, g->w, TP_TUI_A_NORMAL,
                        "  start %s  duration %s  %s  correlation %s  [%s]", REL(t1, ev->ts[row]),
-                       tp_units_dur(t3, sizeof t3, (double)ev->dur[row]), where, corr,
+                       tp_units_dur(t3, sizeof t3, (double)tp_ev_dur(ev, row)), where, corr,
                        tp_cat_name((tp_cat)ev->cat[row]));
     const char *rname = range >= 0 ? tp_model_str(d->m, ev->name[range]) : "(none)";
-    if (ev->stream[row] == -1)
+    if (tp_ev_stream(ev, row) == -1)
         tp_tui_grid_printf(g, 0, y + 2, g->w, TP_TUI_A_NORMAL, "  in range: %s", rname);
     else if (call < 0)
         tp_tui_grid_printf(g, 0, y + 2, g->w, TP_TUI_A_NORMAL, "  launched by: (unknown)");
     else
         tp_tui_grid_printf(g, 0, y + 2, g->w, TP_TUI_A_NORMAL,
                            "  launched by: %s (thread %lld, %s)  in range: %s",
-                           tp_model_str(d->m, ev->name[call]), (long long)ev->tid[call],
+                           tp_model_str(d->m, ev->name[call]), (long long)tp_ev_tid(ev, call),
                            REL(t2, ev->ts[call]), rname);
-    long gpu = ev->stream[row] == -1 ? tp_tui_data_launched(d, row) : -1;
+    long gpu = tp_ev_stream(ev, row) == -1 ? tp_tui_data_launched(d, row) : -1;
     if (gpu < 0)
         return 3;
     tp_tui_grid_printf(g, 0, y + 3, g->w, TP_TUI_A_NORMAL, "  launched: %s on stream %lld at %s",
-                       tp_model_str(d->m, ev->name[gpu]), (long long)ev->stream[gpu],
+                       tp_model_str(d->m, ev->name[gpu]), (long long)tp_ev_stream(ev, gpu),
                        REL(t1, ev->ts[gpu]));
     return 4;
 }
@@ -78,7 +78,7 @@ static void event_detail(tp_tui_timeline *tl, tp_tui_grid *g, int y, int h) {
                            REL(t, tl->anchor));
         return;
     }
-    int gpu = ev->stream[row] != -1;
+    int gpu = tp_ev_stream(ev, row) != -1;
     long call = gpu ? tp_tui_data_launcher(d, row) : row;
     long range = tp_tui_data_range_of(d, gpu ? call : ev->parent[row]);
     int used = event_lines(tl, g, y, row, call, range);

@@ -35,12 +35,12 @@ static void test_many_threads(void) {
     const int n = 70;
     for (int k = 0; k < n; k++) {
         fx_launch(&f, "tiny", k, 0.2, k + 0.5, 1, 1, k + 1);
-        ev->tid[ev->n - 2] = 1000 + k;
+        tp_events_set_thread(ev, ev->n - 2, tp_ev_pid(ev, ev->n - 2), 1000 + k);
     }
     fx_ev(&f, "cudaStreamSynchronize", TP_CAT_CUDA_RUNTIME, n + 0.5, 400, -1, -1);
-    ev->tid[ev->n - 1] = 1000 + n - 1;
+    tp_events_set_thread(ev, ev->n - 1, tp_ev_pid(ev, ev->n - 1), 1000 + n - 1);
     fx_launch(&f, "big", n + 400.5, 0.2, n + 401, 100, 1, n + 1);
-    ev->tid[ev->n - 2] = 1000 + n - 1;
+    tp_events_set_thread(ev, ev->n - 2, tp_ev_pid(ev, ev->n - 2), 1000 + n - 1);
     tp_model_finish(f.m);
     tp_diagnosis d;
     run(&f, 1, &d);

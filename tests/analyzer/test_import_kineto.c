@@ -73,19 +73,19 @@ static void test_current_format(void) {
     long k = find_row(m, r, "void add_kernel<float>(float*)", TP_CAT_KERNEL);
     CHECK(k >= 0);
     CHECK_EQ_I(r->ev.ts[k], 1030123);
-    CHECK_EQ_I(r->ev.dur[k], 3500);
-    CHECK_EQ_I(r->ev.stream[k], 7);
-    CHECK_EQ_I(r->ev.device[k], 0);
-    CHECK_EQ_I(r->ev.correlation[k], 77);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, k), 3500);
+    CHECK_EQ_I(tp_ev_stream(&r->ev, k), 7);
+    CHECK_EQ_I(tp_ev_device(&r->ev, k), 0);
+    CHECK_EQ_I(tp_ev_corr(&r->ev, k), 77);
     CHECK_EQ_I(tp_ev_external_id(&r->ev, k), 2);
     CHECK_STR(tp_model_str(m, tp_ev_cat_raw(&r->ev, k)), "kernel");
 
     long l = find_row(m, r, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME);
     CHECK(l >= 0);
     CHECK_EQ_I(r->ev.ts[l], 1012001);
-    CHECK_EQ_I(r->ev.dur[l], 5250);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, l), 5250);
     CHECK(r->ev.flags[l] & TP_EVF_LAUNCH);
-    CHECK_EQ_I(r->ev.stream[l], -1);
+    CHECK_EQ_I(tp_ev_stream(&r->ev, l), -1);
 
     long c = find_row(m, r, "Memcpy HtoD (Pageable -> Device)", TP_CAT_MEMCPY);
     CHECK(c >= 0);
@@ -96,7 +96,7 @@ static void test_current_format(void) {
     CHECK_NEAR(tp_ev_bw_gbps(&r->ev, c), 0.4096, 1e-12);
     long d = find_row(m, r, "Memcpy DtoH (Device -> Pinned)", TP_CAT_MEMCPY);
     CHECK(d >= 0);
-    CHECK_EQ_I(r->ev.stream[d], 20); /* "20" as a string: int("20") */
+    CHECK_EQ_I(tp_ev_stream(&r->ev, d), 20); /* "20" as a string: int("20") */
     CHECK_EQ_I(tp_ev_copy_kind(&r->ev, d), TP_COPY_DTOH);
     CHECK_EQ_I(tp_ev_dst_kind(&r->ev, d), TP_MEM_PINNED);
     CHECK(isnan(tp_ev_bw_gbps(&r->ev, d)));
@@ -107,7 +107,7 @@ static void test_current_format(void) {
     CHECK(find_row(m, r, "Stream Sync", TP_CAT_CUDA_SYNC) >= 0);
     long cu = find_row(m, r, "cuLaunchKernel", TP_CAT_CUDA_DRIVER);
     CHECK(cu >= 0);
-    CHECK_EQ_I(r->ev.stream[cu], -1); /* "0x0": int() fails -> -1 */
+    CHECK_EQ_I(tp_ev_stream(&r->ev, cu), -1); /* "0x0": int() fails -> -1 */
     CHECK(r->ev.flags[cu] & TP_EVF_LAUNCH);
     long o = find_row(m, r, "mine", TP_CAT_OTHER);
     CHECK(o >= 0);
@@ -181,7 +181,7 @@ static void test_gzip_equals_plain(void) {
     CHECK_EQ_U(a->ranks[0].ev.n, b->ranks[0].ev.n);
     for (size_t i = 0; i < a->ranks[0].ev.n; i++) {
         CHECK_EQ_I(a->ranks[0].ev.ts[i], b->ranks[0].ev.ts[i]);
-        CHECK_EQ_I(a->ranks[0].ev.dur[i], b->ranks[0].ev.dur[i]);
+        CHECK_EQ_I(tp_ev_dur(&a->ranks[0].ev, i), tp_ev_dur(&b->ranks[0].ev, i));
     }
     tp_model_close(a);
     tp_model_close(b);
@@ -200,13 +200,13 @@ static void test_old_format(void) {
     CHECK(c >= 0);
     CHECK_STR(tp_model_str(m, tp_ev_cat_raw(&r->ev, c)), "Memcpy");
     CHECK_EQ_I(tp_ev_src_kind(&r->ev, c), TP_MEM_PINNED);
-    CHECK_EQ_I(r->ev.tid[c], 7); /* "stream 7" */
+    CHECK_EQ_I(tp_ev_tid(&r->ev, c), 7); /* "stream 7" */
     CHECK_EQ_I(tp_ev_external_id(&r->ev, c), 537);
     CHECK_EQ_I(r->ev.ts[c], 1623142623529248000LL);
     long rt = find_row(m, r, "cudaMemcpyAsync", TP_CAT_CUDA_RUNTIME);
     CHECK(rt >= 0);
     CHECK(r->ev.flags[rt] & TP_EVF_LAUNCH);
-    CHECK_EQ_I(r->ev.tid[rt], 25738); /* "25738" */
+    CHECK_EQ_I(tp_ev_tid(&r->ev, rt), 25738); /* "25738" */
     CHECK(find_row(m, r, "volta_sgemm_128x64_nn", TP_CAT_KERNEL) >= 0);
     CHECK(find_row(m, r, "aten::empty", TP_CAT_CPU_OP) >= 0);
     CHECK(find_row(m, r, "Memset (Device)", TP_CAT_MEMSET) >= 0);
@@ -222,10 +222,10 @@ static void test_array_and_exponents(void) {
     CHECK(m != NULL);
     const tp_rank *r = &m->ranks[0];
     CHECK_EQ_U(r->ev.n, 2);
-    CHECK_EQ_I(r->ev.ts[0], 1500);  /* 1.5e0 µs */
-    CHECK_EQ_I(r->ev.dur[0], 2001); /* 2.0005 µs rounds half up to 2001 ns */
+    CHECK_EQ_I(r->ev.ts[0], 1500);          /* 1.5e0 µs */
+    CHECK_EQ_I(tp_ev_dur(&r->ev, 0), 2001); /* 2.0005 µs rounds half up to 2001 ns */
     CHECK_EQ_I(r->ev.ts[1], 5000);
-    CHECK_EQ_I(r->ev.dur[1], 1000);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, 1), 1000);
     CHECK_EQ_I(r->device_type, TP_DEVTYPE_AMD); /* a hip* runtime call */
     tp_model_close(m);
 }
@@ -243,9 +243,9 @@ static void test_exact_ns(void) {
     tp_model_finish(m);
     const tp_rank *r = &m->ranks[0];
     CHECK_EQ_I(r->ev.ts[1], 1712195495505582988LL);
-    CHECK_EQ_I(r->ev.dur[1], 4928);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, 1), 4928);
     CHECK_EQ_I(r->ev.ts[0], 3000); /* negative times are skipped (test_odd_input) */
-    CHECK_EQ_I(r->ev.dur[0], 0);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, 0), 0);
     tp_model_close(m);
 }
 

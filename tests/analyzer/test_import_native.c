@@ -145,12 +145,12 @@ static void test_native_model(void) {
     CHECK(k >= 0);
     CHECK_EQ_I(r->ev.cat[k], TP_CAT_KERNEL);
     CHECK_EQ_I(r->ev.ts[k], 2000);
-    CHECK_EQ_I(r->ev.dur[k], 1000);
-    CHECK_EQ_I(r->ev.stream[k], 7);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, k), 1000);
+    CHECK_EQ_I(tp_ev_stream(&r->ev, k), 7);
     long l = find_row(m, r, "cudaLaunchKernel");
     CHECK(l >= 0);
     CHECK(r->ev.flags[l] & TP_EVF_LAUNCH);
-    CHECK_EQ_I(r->ev.pid[l], 4242);
+    CHECK_EQ_I(tp_ev_pid(&r->ev, l), 4242);
     const uint32_t *rows;
     CHECK_EQ_U(tp_rank_corr_rows(r, 5, &rows), 2);
     long dev = find_row(m, r, "tp_cpu_matmul");
@@ -167,25 +167,25 @@ static void test_native_model(void) {
     CHECK_EQ_I(tp_ev_src_kind(&r->ev, c), TP_MEM_PAGEABLE);
     long s = find_row(m, r, "Memset (Device)");
     CHECK(s >= 0);
-    CHECK_EQ_I(r->ev.stream[s], 8);
+    CHECK_EQ_I(tp_ev_stream(&r->ev, s), 8);
     long y = find_row(m, r, "Context Sync");
     CHECK(y >= 0);
-    CHECK_EQ_I(r->ev.stream[y], -1);
+    CHECK_EQ_I(tp_ev_stream(&r->ev, y), -1);
     CHECK_EQ_I(r->streams.n, 2);
 
     long outer = find_row(m, r, "outer"), inner = find_row(m, r, "inner");
     CHECK(outer >= 0 && inner >= 0);
     CHECK_EQ_I(r->ev.cat[outer], TP_CAT_USER_ANNOTATION);
     CHECK_EQ_I(r->ev.ts[outer], 500);
-    CHECK_EQ_I(r->ev.dur[outer], 3500);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, outer), 3500);
     CHECK_EQ_I(r->ev.ts[inner], 900);
-    CHECK_EQ_I(r->ev.dur[inner], 700);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, inner), 700);
     CHECK_EQ_I(r->ev.parent[inner], outer);
     CHECK_EQ_I(r->ev.parent[l], inner); /* the launch ran inside "inner" */
     CHECK_EQ_I(r->ev.depth[l], 2);
     long as = find_row(m, r, "async");
     CHECK(as >= 0);
-    CHECK_EQ_I(r->ev.dur[as], 1300);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, as), 1300);
 
     CHECK_EQ_U(r->mem.n, 5);
     CHECK_EQ_I(r->mem.kind[0], TP_MEMEV_ALLOC);

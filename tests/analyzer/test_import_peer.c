@@ -189,7 +189,7 @@ static void check_kernel_names(const char *set, const tp_model *m, yajl_val res)
         uint32_t id = tp_model_find_str(m, name);
         size_t n = 0;
         for (size_t j = 0; r && id && j < r->ev.n; j++)
-            n += r->ev.name[j] == id && r->ev.stream[j] != -1;
+            n += r->ev.name[j] == id && tp_ev_stream(&r->ev, j) != -1;
         if (n == 0 || (exact && (long long)n != get_int(k, "count", -1))) {
             fprintf(stderr, "%s: kernel \"%.60s\": %zu rows, HTA count %lld\n", set, name, n,
                     get_int(k, "count", -1));
@@ -246,24 +246,25 @@ static void test_expected_inventory(void) {
 static void check_invariants(const tp_rank *r) {
     const tp_events *e = &r->ev;
     for (size_t i = 1; i < e->n; i++)
-        CHECK(e->ts[i] > e->ts[i - 1] || (e->ts[i] == e->ts[i - 1] && e->dur[i] <= e->dur[i - 1]));
+        CHECK(e->ts[i] > e->ts[i - 1] ||
+              (e->ts[i] == e->ts[i - 1] && tp_ev_dur(e, i) <= tp_ev_dur(e, i - 1)));
     size_t in_streams = 0, in_threads = r->threads.off[r->threads.n];
     for (size_t j = 0; j < r->streams.n; j++)
         for (uint32_t k = r->streams.off[j]; k < r->streams.off[j + 1]; k++, in_streams++) {
-            CHECK_EQ_I(e->stream[r->streams.rows[k]], r->streams.key[j]);
+            CHECK_EQ_I(tp_ev_stream(e, r->streams.rows[k]), r->streams.key[j]);
             if (k > r->streams.off[j])
                 CHECK(r->streams.rows[k] > r->streams.rows[k - 1]);
         }
     CHECK_EQ_U(in_streams + in_threads, e->n);
     for (size_t k = 1; k < r->n_by_corr; k++)
-        CHECK(e->correlation[r->by_corr[k]] >= e->correlation[r->by_corr[k - 1]]);
+        CHECK(tp_ev_corr(e, r->by_corr[k]) >= tp_ev_corr(e, r->by_corr[k - 1]));
     for (size_t i = 0; i < e->n; i++) {
         int32_t p = e->parent[i];
         if (p < 0)
             continue;
-        CHECK(e->ts[p] <= e->ts[i] && e->ts[p] + e->dur[p] >= e->ts[i] + e->dur[i]);
+        CHECK(e->ts[p] <= e->ts[i] && e->ts[p] + tp_ev_dur(e, p) >= e->ts[i] + tp_ev_dur(e, i));
         CHECK_EQ_I(e->depth[i], e->depth[p] + 1);
-        CHECK_EQ_I(e->tid[p], e->tid[i]);
+        CHECK_EQ_I(tp_ev_tid(e, p), tp_ev_tid(e, i));
     }
 }
 
@@ -317,8 +318,8 @@ static void test_ns_resolution_values(void) {
     }
     CHECK(kernel >= 0 && launch >= 0);
     CHECK_EQ_I(r->ev.ts[kernel], 1712195495505582988LL);
-    CHECK_EQ_I(r->ev.dur[kernel], 4928);
-    CHECK_EQ_I(r->ev.stream[kernel], 7);
+    CHECK_EQ_I(tp_ev_dur(&r->ev, kernel), 4928);
+    CHECK_EQ_I(tp_ev_stream(&r->ev, kernel), 7);
     CHECK(r->ev.ts[launch] < r->ev.ts[kernel]);
     CHECK(r->has_fractional_ts);
     tp_model_close(m);

@@ -64,12 +64,11 @@ static int same_rows(const tp_model *a, const tp_model *b) {
             return 0;
         for (size_t i = 0; i < n; i++)
             if (tp_ev_cat_raw(x, i) != tp_ev_cat_raw(y, i) ||
-                tp_ev_shapes(x, i) != tp_ev_shapes(y, i))
+                tp_ev_shapes(x, i) != tp_ev_shapes(y, i) || tp_ev_dur(x, i) != tp_ev_dur(y, i) ||
+                tp_ev_stream(x, i) != tp_ev_stream(y, i))
                 return 0;
         if (n && (memcmp(x->name, y->name, n * sizeof *x->name) ||
-                  memcmp(x->ts, y->ts, n * sizeof *x->ts) ||
-                  memcmp(x->dur, y->dur, n * sizeof *x->dur) ||
-                  memcmp(x->stream, y->stream, n * sizeof *x->stream)))
+                  memcmp(x->ts, y->ts, n * sizeof *x->ts)))
             return 0;
     }
     return 1;

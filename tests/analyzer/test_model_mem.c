@@ -8,9 +8,14 @@
  *   through the sort.
  * - After finish no column has growth slack: tp_model_mem counts exactly n rows of each
  *   column that is there, and the bytes per event of a trace without Kineto args are the
- *   dense columns' sum (72) plus 24 per copy, not the 137 of every column.
+ *   dense columns' sum (38) plus 24 per copy and the places, not the 137 of every column.
+ * - Narrow columns (dur, correlation, External id, Sequence number: 32-bit codes) keep every
+ *   64-bit value: the ones that do not fit go to side tables that follow their rows through
+ *   the sort; a merged process's correlation ids (high half set) keep theirs in the place.
+ * - Places (pid, tid, stream, device, Fwd thread id) are shared by the rows that have the
+ *   same; past 65,534 of them a row's place index goes to a side table, values intact.
  * - A real recording (the committed sample traces) loads with the optional Kineto columns
- *   absent and at most 80 bytes of event columns per event.
+ *   absent and at most 48 bytes of event columns per event.
  * Every check is on values and counts, never on time. */
 #include "tp_test.h"
 
@@ -30,6 +35,11 @@ static size_t dense_row_bytes(const tp_events *e) {
     TP_EV_DERIVED(ADD)
 #undef ADD
     return b;
+}
+
+/* Bytes of the places and their hash table. */
+static size_t places_bytes(const tp_events *e) {
+    return e->places.n * sizeof *e->places.v + (e->places.mask + 1) * sizeof *e->places.slots;
 }
 
 /* n rows pushed in reverse time order (so finish must permute), none of them setting an
@@ -63,8 +73,10 @@ static void test_optional_absent(void) {
     tp_model *m = native_like(1000);
     const tp_events *e = &m->ranks[0].ev;
     CHECK_EQ_U(e->n, 1000);
-    CHECK(e->external_id_opt == NULL && e->shapes_opt == NULL);
-    CHECK(e->seq_opt == NULL && e->fwd_tid_opt == NULL && e->domain_opt == NULL);
+    CHECK(e->external_id32_opt == NULL && e->shapes_opt == NULL);
+    CHECK(e->seq32_opt == NULL && e->domain_opt == NULL);
+    CHECK_EQ_U(e->places.n, 2); /* thread (1, 2) and stream 7 */
+    CHECK_EQ_I(tp_ev_fwd_tid(e, 3), -1);
     CHECK(e->cat_raw_opt == NULL); /* each category written one way */
     CHECK_EQ_I(tp_ev_seq(e, 3), -1);
     CHECK_EQ_I(tp_ev_external_id(e, 3), -1);
@@ -93,8 +105,9 @@ static void test_optional_absent(void) {
     tp_model_mem a;
     tp_model_mem_account(m, &a);
     CHECK_EQ_U(e->cap, e->n);
-    CHECK_EQ_U(a.events_bytes, 1000 * dense_row_bytes(e) + 100 * sizeof(tp_ev_copy));
-    CHECK_EQ_U(dense_row_bytes(e), 72);
+    CHECK_EQ_U(a.events_bytes,
+               1000 * dense_row_bytes(e) + 100 * sizeof(tp_ev_copy) + places_bytes(e));
+    CHECK_EQ_U(dense_row_bytes(e), 38);
     tp_model_close(m);
 }
 
@@ -120,7 +133,8 @@ static void test_optional_created(void) {
     }
     tp_model_finish(m);
     const tp_events *e = &r->ev;
-    CHECK(e->seq_opt && e->external_id_opt && e->shapes_opt && e->fwd_tid_opt);
+    CHECK(e->seq32_opt && e->external_id32_opt && e->shapes_opt);
+    CHECK_EQ_U(e->places.n, 2); /* (1, 1) with and without a Fwd thread id */
     CHECK_EQ_U(e->n_copies, 5); /* the rows with a bandwidth */
     CHECK(e->cat_raw_opt != NULL);
     CHECK(e->domain_opt == NULL);
@@ -139,7 +153,8 @@ static void test_optional_created(void) {
     tp_model_close(m);
 }
 
-/* Memory events: the allocator totals are absent unless a row has them. */
+/* Memory events: the allocator totals, heap handles and sizes are absent unless a row has
+ * them; the calling threads are places; all follow their rows through the sort. */
 static void test_memev_optional(void) {
     tp_model *m = tp_model_new();
     tp_rank *r = tp_model_add_rank(m, "mem");
@@ -147,7 +162,7 @@ static void test_memev_optional(void) {
         tp_memev_row row = {0};
         row.ts = 100 - i, row.bytes = 64, row.kind = TP_MEMEV_ALLOC, row.device = 0;
         row.total_allocated = row.total_reserved = -1;
-        row.pid = row.tid = -1;
+        row.pid = i == 4 ? -1 : 100 + i % 2, row.tid = i == 4 ? -1 : 7;
         if (i == 3)
             row.total_allocated = 4096, row.total_reserved = 8192, row.largest_free = 77;
         tp_memev_push(&r->mem, &row);
@@ -155,11 +170,35 @@ static void test_memev_optional(void) {
     tp_model_finish(m);
     const tp_memevents *e = &r->mem;
     CHECK(e->total_allocated_opt && e->total_reserved_opt && e->largest_free_opt);
+    CHECK(e->heap_opt == NULL && e->size_opt == NULL);
+    CHECK_EQ_U(e->threads.n, 3);
     for (size_t k = 0; k < e->n; k++) {
         int i = 100 - (int)e->ts[k];
+        CHECK_EQ_I(tp_memev_pid(e, k), i == 4 ? -1 : 100 + i % 2);
+        CHECK_EQ_I(tp_memev_tid(e, k), i == 4 ? -1 : 7);
+        CHECK_EQ_U(tp_memev_heap(e, k), 0);
         CHECK_EQ_I(tp_memev_total_allocated(e, k), i == 3 ? 4096 : -1);
         CHECK_EQ_I(tp_memev_total_reserved(e, k), i == 3 ? 8192 : -1);
         CHECK_EQ_I(tp_memev_largest_free(e, k), i == 3 ? 77 : 0);
+    }
+    CHECK_EQ_U(e->cap, e->n);
+    tp_model_close(m);
+    m = tp_model_new(); /* a heap register: the heap and size columns appear, kept per row */
+    r = tp_model_add_rank(m, "heap");
+    for (int i = 0; i < 3; i++) {
+        tp_memev_row row = {0};
+        row.ts = 10 - i, row.kind = TP_MEMEV_HEAP, row.pid = row.tid = 1;
+        row.total_allocated = row.total_reserved = -1;
+        if (i == 1)
+            row.heap = 0xabc, row.size = 1 << 20;
+        tp_memev_push(&r->mem, &row);
+    }
+    tp_model_finish(m);
+    e = &r->mem;
+    CHECK(e->heap_opt && e->size_opt);
+    for (size_t k = 0; k < e->n; k++) {
+        CHECK_EQ_U(tp_memev_heap(e, k), e->ts[k] == 9 ? 0xabc : 0);
+        CHECK_EQ_U(tp_memev_size(e, k), e->ts[k] == 9 ? 1 << 20 : 0);
     }
     CHECK_EQ_U(e->cap, e->n);
     tp_model_close(m);
@@ -180,13 +219,13 @@ static void test_sample_trace(void) {
         return;
     const tp_events *e = &m->ranks[0].ev;
     CHECK(e->n > 500);
-    CHECK(e->seq_opt == NULL && e->external_id_opt == NULL && e->shapes_opt == NULL);
-    CHECK(e->fwd_tid_opt == NULL && e->cat_raw_opt == NULL);
+    CHECK(e->seq32_opt == NULL && e->external_id32_opt == NULL && e->shapes_opt == NULL);
+    CHECK(e->cat_raw_opt == NULL);
     CHECK(e->n_copies > 0); /* the pageable-copies scenario copies */
     tp_model_mem a;
     tp_model_mem_account(m, &a);
     CHECK_EQ_U(a.n_events, e->n);
-    CHECK(a.events_bytes <= 80 * a.n_events);
+    CHECK(a.events_bytes <= 48 * a.n_events);
     tp_model_close(m);
 }
 
@@ -205,7 +244,88 @@ static void test_sorted_fit(void) {
     CHECK_EQ_U(r->ev.cap, 1500);
     tp_model_mem a;
     tp_model_mem_account(m, &a);
-    CHECK_EQ_U(a.events_bytes, 1500 * dense_row_bytes(&r->ev));
+    CHECK_EQ_U(a.events_bytes, 1500 * dense_row_bytes(&r->ev) + places_bytes(&r->ev));
+    tp_model_close(m);
+}
+
+/* The value of push i in test_wide_values: some fit 32 bits, some do not. */
+static int64_t wide_dur(int i) {
+    return i % 3 == 0 ? (INT64_C(5) << 32) + i : i % 3 == 1 ? 4294967294 + i % 2 : 1000 + i;
+}
+static int64_t wide_corr(int i) {
+    static const int64_t v[] = {-1, 7, (INT64_C(1) << 32) + 7, -5, 4294967295, 4294967294, 0};
+    return v[i % 7];
+}
+static int64_t wide_id(int i) {
+    return i % 4 == 0 ? -1 : i % 4 == 1 ? INT64_C(1) << 40 : i % 4 == 2 ? -7 : 12345;
+}
+
+/* Values past 32 bits in the narrow columns: kept exactly, through the sort, by the
+ * correlation index, and through an edit in place. */
+static void test_wide_values(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "wide");
+    const int n = 700;
+    for (int i = 0; i < n; i++) {
+        tp_event_row row;
+        tp_event_row_init(&row);
+        row.ts = (n - i) * 10; /* reversed: finish permutes */
+        row.dur = wide_dur(i), row.correlation = wide_corr(i);
+        row.external_id = wide_id(i), row.seq = wide_id(i + 1);
+        row.fwd_tid = i % 5 == 0 ? 77 : -1;
+        row.pid = 1, row.tid = i % 2 ? 2 : INT64_C(1) << 50;
+        row.stream = i % 7 == 3 ? 9 : -1, row.device = row.stream == 9 ? 1 : -1;
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK(e->wide_dur.n > 0 && e->wide_corr.n > 0 && e->wide_external_id.n > 0);
+    CHECK(e->wide_seq.n > 0 && e->corr_hi_any);
+    for (size_t k = 0; k < e->n; k++) {
+        int i = n - (int)(e->ts[k] / 10); /* the push that made row k */
+        CHECK_EQ_I(tp_ev_dur(e, k), wide_dur(i));
+        CHECK_EQ_I(tp_ev_corr(e, k), wide_corr(i));
+        CHECK_EQ_I(tp_ev_external_id(e, k), wide_id(i));
+        CHECK_EQ_I(tp_ev_seq(e, k), wide_id(i + 1));
+        CHECK_EQ_I(tp_ev_fwd_tid(e, k), i % 5 == 0 ? 77 : -1);
+        CHECK_EQ_I(tp_ev_tid(e, k), i % 2 ? 2 : INT64_C(1) << 50);
+        CHECK_EQ_I(tp_ev_stream(e, k), i % 7 == 3 ? 9 : -1);
+        CHECK_EQ_I(tp_ev_device(e, k), i % 7 == 3 ? 1 : -1);
+    }
+    for (int j = 0; j < 7; j++) { /* the index finds each correlation id, (1 << 32) + 7 too */
+        const uint32_t *rows;
+        size_t c = tp_rank_corr_rows(r, wide_corr(j), &rows);
+        CHECK_EQ_U(c, wide_corr(j) == -1 ? 0 : 100);
+        for (size_t k = 0; k < c; k++)
+            CHECK_EQ_I(tp_ev_corr(e, rows[k]), wide_corr(j));
+    }
+    /* an edit in place: a row whose place index is narrow and one moved to a new place */
+    tp_events_set_thread(&r->ev, 5, 3, 4);
+    CHECK_EQ_I(tp_ev_pid(e, 5), 3);
+    CHECK_EQ_I(tp_ev_tid(e, 5), 4);
+    tp_model_close(m);
+}
+
+/* More places than a 2-byte index holds: the rows past 65,534 places keep theirs exactly. */
+static void test_many_places(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "places");
+    const int n = 70000;
+    for (int i = 0; i < n; i++) {
+        tp_event_row row;
+        tp_event_row_init(&row);
+        row.ts = n - i, row.dur = 1, row.pid = 1, row.tid = 1000 + i;
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK_EQ_U(e->places.n, (size_t)n);
+    CHECK_EQ_U(e->wide_place.n, (size_t)n - TP_EV_PLACE_WIDE);
+    for (size_t k = 0; k < e->n; k++)
+        CHECK_EQ_I(tp_ev_tid(e, k), 1000 + n - e->ts[k]);
+    CHECK_EQ_U(r->threads.n, (size_t)n); /* one thread bucket each, in tid order */
+    for (size_t j = 1; j < r->threads.n; j++)
+        CHECK(r->threads.key[j] > r->threads.key[j - 1]);
     tp_model_close(m);
 }
 
@@ -215,5 +335,7 @@ int main(void) {
     TP_RUN(test_optional_created);
     TP_RUN(test_memev_optional);
     TP_RUN(test_sample_trace);
+    TP_RUN(test_wide_values);
+    TP_RUN(test_many_places);
     return tp_test_summary();
 }

@@ -104,7 +104,7 @@ static void test_jumps_to_range_and_op(void) {
     /* The op is the longest call of its name: the one the evidence is about. */
     for (size_t i = 0; i < ev->n; i++)
         if (ev->name[i] == ev->name[f->op_row])
-            CHECK(ev->dur[i] <= ev->dur[f->op_row]);
+            CHECK(tp_ev_dur(ev, i) <= tp_ev_dur(ev, f->op_row));
     tp_tui *t = open_tui(m, "diagnosis", 40);
     char want[256];
     snprintf(want, sizeof want, "Enter range '%s' in Ranges, t '%s' on the Timeline",
@@ -122,9 +122,9 @@ static void test_jumps_to_range_and_op(void) {
     CHECK(y > 0);
     char start[40], dur[40];
     tp_units_dur(start, sizeof start, (double)(ev->ts[f->op_row] - ev->ts[0]));
-    tp_units_dur(dur, sizeof dur, (double)ev->dur[f->op_row]);
+    tp_units_dur(dur, sizeof dur, (double)tp_ev_dur(ev, f->op_row));
     snprintf(want, sizeof want, "  start +%s  duration %s  thread %lld", start, dur,
-             (long long)ev->tid[f->op_row]);
+             (long long)tp_ev_tid(ev, f->op_row));
     CHECK(strstr(screen_row(t, y + 1), want) == screen_row(t, y + 1));
     snprintf(want, sizeof want, "  in range: %s", row_name(m, f->range_row));
     CHECK_STR(screen_row(t, y + 2), want);

@@ -191,7 +191,7 @@ static void test_timeline_nesting(void) {
     CHECK(screen_find(t, "Window +") > 0 && screen_find(t, ": step ") > 0);
     tp_an_opts o;
     tp_an_opts_init(&o);
-    o.window_lo = ev->ts[step], o.window_hi = ev->ts[step] + ev->dur[step];
+    o.window_lo = ev->ts[step], o.window_hi = ev->ts[step] + tp_ev_dur(ev, step);
     tp_rank_analysis a;
     tp_rank_analysis_run(&a, sample, &sample->ranks[0], &o, TP_RA_ALL);
     CHECK(a.nv.n > 0);
@@ -226,8 +226,8 @@ static void test_jump_and_flow(void) {
     uint32_t id = tp_model_find_str(sample, name);
     long longest = -1;
     for (size_t i = 0; i < ev->n; i++)
-        if (ev->name[i] == id && ev->stream[i] != -1 &&
-            (longest < 0 || ev->dur[i] > ev->dur[longest]))
+        if (ev->name[i] == id && tp_ev_stream(ev, i) != -1 &&
+            (longest < 0 || tp_ev_dur(ev, i) > tp_ev_dur(ev, longest)))
             longest = (long)i;
     CHECK(longest >= 0);
     tp_tui_key(t, TP_TUI_KEY_ENTER);
@@ -236,8 +236,9 @@ static void test_jump_and_flow(void) {
     snprintf(want, sizeof want, "Selected: %s", name);
     int y = screen_find(t, want);
     CHECK(y > 0);
-    tp_units_dur(dur, sizeof dur, (double)ev->dur[longest]);
-    snprintf(want, sizeof want, "duration %s  stream %lld", dur, (long long)ev->stream[longest]);
+    tp_units_dur(dur, sizeof dur, (double)tp_ev_dur(ev, longest));
+    snprintf(want, sizeof want, "duration %s  stream %lld", dur,
+             (long long)tp_ev_stream(ev, longest));
     CHECK(strstr(screen_row(t, y + 1), want) != NULL);
     tp_tui_key(t, TP_TUI_KEY_ENTER); /* the flow: to the launching call */
     y = screen_find(t, "Selected: ");
@@ -249,21 +250,24 @@ static void test_jump_and_flow(void) {
     /* m marks a window by hand: from this op's start to the next one's end. */
     long first = -1, second = -1;
     for (size_t i = 0; i < ev->n; i++) /* the selection: the longest `name` */
-        if (ev->name[i] == id && ev->stream[i] != -1 && ev->dur[i] == ev->dur[longest]) {
+        if (ev->name[i] == id && tp_ev_stream(ev, i) != -1 &&
+            tp_ev_dur(ev, i) == tp_ev_dur(ev, longest)) {
             first = (long)i;
             break;
         }
     for (size_t i = (size_t)first + 1; i < ev->n && second < 0; i++)
-        second = ev->stream[i] == ev->stream[first] && ev->ts[i] >= ev->ts[first] + ev->dur[first]
+        second = tp_ev_stream(ev, i) == tp_ev_stream(ev, first) &&
+                         ev->ts[i] >= ev->ts[first] + tp_ev_dur(ev, first)
                      ? (long)i
                      : -1;
     keys(t, "m");
     CHECK(screen_find(t, "Window start marked at +") > 0);
     keys(t, "nm");
     char a[32], b[32];
-    snprintf(want, sizeof want, "Window +%s .. +%s",
-             tp_units_dur(a, sizeof a, (double)(ev->ts[first] - ev->ts[0])),
-             tp_units_dur(b, sizeof b, (double)(ev->ts[second] + ev->dur[second] - ev->ts[0])));
+    snprintf(
+        want, sizeof want, "Window +%s .. +%s",
+        tp_units_dur(a, sizeof a, (double)(ev->ts[first] - ev->ts[0])),
+        tp_units_dur(b, sizeof b, (double)(ev->ts[second] + tp_ev_dur(ev, second) - ev->ts[0])));
     CHECK(second >= 0 && screen_find(t, want) > 0);
     keys(t, "\x1b");
     keys(t, "?");
@@ -277,10 +281,10 @@ static void test_jump_and_flow(void) {
     uint32_t step = tp_model_find_str(sample, "step");
     int64_t longest_step = 0, second_step = 0;
     for (size_t i = 0; i < ev->n; i++)
-        if (ev->name[i] == step && ev->dur[i] > longest_step)
-            second_step = longest_step, longest_step = ev->dur[i];
-        else if (ev->name[i] == step && ev->dur[i] > second_step)
-            second_step = ev->dur[i];
+        if (ev->name[i] == step && tp_ev_dur(ev, i) > longest_step)
+            second_step = longest_step, longest_step = tp_ev_dur(ev, i);
+        else if (ev->name[i] == step && tp_ev_dur(ev, i) > second_step)
+            second_step = tp_ev_dur(ev, i);
     tp_tui_key(t, TP_TUI_KEY_ENTER);
     y = screen_find(t, "Selected: step");
     tp_units_dur(dur, sizeof dur, (double)longest_step);
