@@ -1075,22 +1075,44 @@ static int rank_cmp(const void *x, const void *y) {
 
 /* ---------------------------------------------------------------- call stacks */
 
-void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
-                       size_t n) {
+size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n) {
     tp_stacks *s = &r->stacks;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        GROW(s->v, s->cap);
-    }
     if (s->n_frames + n > s->frames_cap) {
         while (s->n_frames + n > s->frames_cap)
             s->frames_cap = s->frames_cap ? 2 * s->frames_cap : 1024;
         GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
     }
-    s->v[s->n++] = (tp_stack){id, (uint32_t)n, s->n_frames};
-    memcpy(s->frame_module + s->n_frames, module, n * sizeof *module);
-    memcpy(s->frame_addr + s->n_frames, addr, n * sizeof *addr);
+    size_t first = s->n_frames;
+    memcpy(s->frame_module + first, module, n * sizeof *module);
+    memcpy(s->frame_addr + first, addr, n * sizeof *addr);
     s->n_frames += n;
+    return first;
+}
+
+void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n) {
+    tp_stacks *s = &r->stacks;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        GROW(s->v, s->cap);
+    }
+    s->v[s->n++] = (tp_stack){id, (uint32_t)n, first};
+}
+
+void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
+                       size_t n) {
+    tp_rank_add_stack_frames(r, id, tp_rank_add_frames(r, module, addr, n), n);
+}
+
+void tp_rank_reserve_stacks(tp_rank *r, size_t stacks, size_t frames) {
+    tp_stacks *s = &r->stacks;
+    if (s->n + stacks > s->cap) {
+        s->cap = s->n + stacks;
+        GROW(s->v, s->cap);
+    }
+    if (s->n_frames + frames > s->frames_cap) {
+        s->frames_cap = s->n_frames + frames;
+        GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
+    }
 }
 
 void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *path,

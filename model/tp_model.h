@@ -615,6 +615,17 @@ const char *tp_rank_thread_name(const tp_model *m, const tp_rank *r, int64_t pid
 void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
                        size_t n);
 
+/* The same in two steps, for stacks that share frames (a caller's Python stack is the tail
+ * of each of its callees'): tp_rank_add_frames appends `n` frames and returns the index of
+ * the first; tp_rank_add_stack_frames adds stack `id` over frames [first, first + n) added
+ * before. */
+size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n);
+void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n);
+
+/* Makes room for `stacks` more stacks of `frames` more frames in all, so that adding them
+ * regrows nothing (a caller that knows the total: no doubling slack, no freed copies). */
+void tp_rank_reserve_stacks(tp_rank *r, size_t stacks, size_t frames);
+
 /* Adds module `id` (each id once per rank): its file's path (`path` interned; NULL:
  * unknown) and the build-id recorded with it (`len` bytes of `build_id`, at most 32 kept;
  * 0: unknown). */
