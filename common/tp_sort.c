@@ -132,6 +132,100 @@ void tp_sort_rows_i64_s(const int64_t *col, uint32_t *rows, size_t n, tp_scratch
     tp_scratch_put(s, key);
 }
 
+/* The distinct (a, b) pairs of the rows, by open addressing: the pair of a row is found
+ * again cheaply (rows of one thread come in runs: the last pair is tried first). */
+typedef struct {
+    int64_t a, b;
+} pair;
+
+#define PAIRS_MAX (1u << 12) /* more distinct pairs (threads): the three passes */
+
+static int cmp_pair(const void *x, const void *y) {
+    const pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Bits needed for values 0..v. */
+static unsigned bits_for(uint64_t v) {
+    unsigned k = 0;
+    for (; v; v >>= 1)
+        k++;
+    return k;
+}
+
+/* key[i] = the index of (a, b)[rows[i]] among the distinct pairs, listed in *p (*np of them),
+ * in order of first sight; 0 when there are more than PAIRS_MAX. */
+static int pair_index(const int64_t *a, const int64_t *b, const uint32_t *rows, size_t n,
+                      uint64_t *key, pair *p, size_t *np) {
+    enum { SLOTS = 2 * PAIRS_MAX };
+    uint32_t *slot = tp_mem_xcalloc(SLOTS, sizeof *slot); /* pair index + 1; 0: empty */
+    size_t m = 0, last = SIZE_MAX;
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        int64_t x = a[rows[i]], y = b[rows[i]];
+        if (last != SIZE_MAX && p[last].a == x && p[last].b == y) {
+            key[i] = last;
+            continue;
+        }
+        uint64_t h = ((uint64_t)x * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)y * 0xc2b2ae3d27d4eb4full);
+        size_t j = (size_t)(h >> 40) & (SLOTS - 1);
+        while (slot[j] && (p[slot[j] - 1].a != x || p[slot[j] - 1].b != y))
+            j = (j + 1) & (SLOTS - 1);
+        if (!slot[j]) {
+            if (m == PAIRS_MAX) {
+                ok = 0;
+                break;
+            }
+            p[m] = (pair){x, y};
+            slot[j] = (uint32_t)++m;
+        }
+        key[i] = last = slot[j] - 1;
+    }
+    free(slot);
+    *np = m;
+    return ok;
+}
+
+void tp_sort_rows3_i64_s(const int64_t *a, const int64_t *b, const int64_t *c, uint32_t *rows,
+                         size_t n, tp_scratch *s) {
+    uint64_t *key = n >= SMALL ? tp_scratch_get(s, n, sizeof *key) : NULL;
+    pair *p = key ? tp_mem_xalloc(PAIRS_MAX, sizeof *p) : NULL;
+    size_t np = 0;
+    if (key && pair_index(a, b, rows, n, key, p, &np)) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k = tp_sort_key_i64(c[rows[i]]);
+            lo = k < lo ? k : lo;
+            hi = k > hi ? k : hi;
+        }
+        unsigned cb = bits_for(hi - lo), rb = bits_for(np - 1);
+        if (cb + rb <= 64) {
+            /* the pairs' ranks in (a, b) order, by index of first sight */
+            pair *sorted = tp_mem_xalloc(np, sizeof *sorted);
+            memcpy(sorted, p, np * sizeof *p);
+            qsort(sorted, np, sizeof *sorted, cmp_pair);
+            uint64_t *rank = tp_mem_xalloc(np, sizeof *rank);
+            for (size_t i = 0; i < np; i++) {
+                pair *at = bsearch(&p[i], sorted, np, sizeof *sorted, cmp_pair);
+                rank[i] = cb == 64 ? 0 : (uint64_t)(at - sorted) << cb;
+            }
+            for (size_t i = 0; i < n; i++)
+                key[i] = rank[key[i]] | (tp_sort_key_i64(c[rows[i]]) - lo);
+            tp_sort_pairs_s(key, rows, n, s);
+            free(sorted), free(rank), free(p);
+            tp_scratch_put(s, key);
+            return;
+        }
+    }
+    free(p);
+    tp_scratch_put(s, key);
+    tp_sort_rows_i64_s(c, rows, n, s);
+    tp_sort_rows_i64_s(b, rows, n, s);
+    tp_sort_rows_i64_s(a, rows, n, s);
+}
+
 void tp_sort_f64(double *v, size_t n) {
     uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
     for (size_t i = 0; i < n; i++)

@@ -41,6 +41,13 @@ void tp_sort_pairs_s(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s);
 void tp_sort_rows_i64(const int64_t *col, uint32_t *rows, size_t n);
 void tp_sort_rows_i64_s(const int64_t *col, uint32_t *rows, size_t n, tp_scratch *s);
 
+/* Reorders rows[0..n) stably by (a, b, c)[rows[i]] ascending: what three passes of
+ * tp_sort_rows_i64 by c, b and a do (rows by thread and time: a = pid, b = tid, c = ts). When
+ * the distinct (a, b) pairs are few and c's range leaves room, it is one pass over a packed
+ * key: the pair's rank in (a, b) order above c's offset from its minimum. */
+void tp_sort_rows3_i64_s(const int64_t *a, const int64_t *b, const int64_t *c, uint32_t *rows,
+                         size_t n, tp_scratch *s);
+
 /* Sorts v[0..n) ascending (as qsort with a < / > comparison does for numbers; -0.0 comes
  * before 0.0). */
 void tp_sort_f64(double *v, size_t n);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_test.h"
 
@@ -99,6 +100,37 @@ static void test_two_keys(void) {
     CHECK_EQ_U(bad, N);
 }
 
+/* tp_sort_rows3_i64_s gives what three passes of tp_sort_rows_i64 give: with few (a, b) pairs
+ * and a narrow c (the packed pass), with c spanning all 64 bits, and with more distinct pairs
+ * than the packed key takes (the passes), on a subset of the rows in scrambled order. */
+static void test_three_keys(void) {
+    enum { N = 6000 };
+    int64_t *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *c = malloc(N * sizeof *c);
+    uint32_t *r1 = malloc(N * sizeof *r1), *r3 = malloc(N * sizeof *r3);
+    static const struct {
+        uint64_t pairs, span; /* a, b from a pairs x pairs grid; c below span (0: any) */
+    } cases[] = {{3, 1000}, {40, 1u << 30}, {2, 0}, {1, 0}, {200, 5}, {1, 1}};
+    uint64_t s = 7;
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        for (size_t i = 0; i < N; i++) {
+            a[i] = (int64_t)(rnd(&s) % cases[t].pairs) - 1;
+            b[i] = (int64_t)(rnd(&s) % cases[t].pairs) * -1000003;
+            c[i] = cases[t].span ? (int64_t)(rnd(&s) % cases[t].span) - 7 : (int64_t)rnd(&s);
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < N; i++) /* every third row left out, the rest reversed */
+            if (i % 3)
+                r1[n++] = (uint32_t)(N - 1 - i);
+        memcpy(r3, r1, n * sizeof *r1);
+        tp_sort_rows_i64(c, r1, n);
+        tp_sort_rows_i64(b, r1, n);
+        tp_sort_rows_i64(a, r1, n);
+        tp_sort_rows3_i64_s(a, b, c, r3, n, NULL);
+        CHECK(memcmp(r1, r3, n * sizeof *r1) == 0);
+    }
+    free(a), free(b), free(c), free(r1), free(r3);
+}
+
 static int dbl_cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -181,6 +213,7 @@ static void test_structs(void) {
 int main(void) {
     TP_RUN(test_order_matches_stable_qsort);
     TP_RUN(test_two_keys);
+    TP_RUN(test_three_keys);
     TP_RUN(test_doubles);
     TP_RUN(test_i64_values);
     TP_RUN(test_structs);
