@@ -58,10 +58,11 @@ static const struct {
     {TP_RA_DIAGNOSIS, run_diagnosis}, {TP_RA_CPUOPS, run_cpuops}, {TP_RA_HOST, run_host},
 };
 
-/* With two cores these run on a thread of their own while this one runs the rest: about
- * half of the analyses' time each on a 62 MB Kineto trace (the diagnosis and the host
- * analysis are the two costliest). */
-#define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS | TP_RA_CPUOPS | TP_RA_HOST)
+/* With two cores these run on a thread of their own while this one runs the rest (the
+ * diagnosis is the costliest analysis on a 62 MB Kineto trace: ~7 of ~35 ms). The host and
+ * CPU-op analyses there too balanced the time better but added up to 3.5 MiB of peak RSS
+ * (their arrays of one entry per row alive at the same time as the others'). */
+#define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
 
 typedef struct {
     tp_rank_analysis *ra;

@@ -1870,6 +1870,8 @@ typedef struct {
     zfile *zf;
     unsigned char *buf[NBUF];
     long len[NBUF];
+    uint64_t off[NBUF];          /* compressed bytes read when the chunk was (progress) */
+    uint64_t cur_off;            /* off of the chunk the consumer holds */
     unsigned produced, consumed; /* chunk counters; the reader runs at most NBUF ahead */
     int holding;                 /* the consumer still uses chunk `consumed` */
     int stop, threaded;
@@ -1892,6 +1894,7 @@ static void *reader_main(void *arg) {
         n = zf_read(s->zf, s->buf[slot], CHUNK);
         pthread_mutex_lock(&s->mu);
         s->len[slot] = n;
+        s->off[slot] = s->zf->offset;
         s->produced++;
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
@@ -1916,7 +1919,9 @@ static void source_open(gzsource *s, zfile *zf) {
 static long source_next(gzsource *s, unsigned char **buf) {
     if (!s->threaded) {
         *buf = s->buf[0];
-        return zf_read(s->zf, s->buf[0], CHUNK);
+        long n = zf_read(s->zf, s->buf[0], CHUNK);
+        s->cur_off = s->zf->offset;
+        return n;
     }
     pthread_mutex_lock(&s->mu);
     if (s->holding) {
@@ -1928,6 +1933,7 @@ static long source_next(gzsource *s, unsigned char **buf) {
         pthread_cond_wait(&s->cv, &s->mu);
     unsigned slot = s->consumed % NBUF;
     long n = s->len[slot];
+    s->cur_off = s->off[slot];
     s->holding = 1;
     pthread_mutex_unlock(&s->mu);
     *buf = s->buf[slot];
@@ -2262,9 +2268,11 @@ static slot *retire(pieces *s) {
         pthread_mutex_lock(&s->mu);
         while (sl->state != S_DONE)
             pthread_cond_wait(&s->cv, &s->mu);
+        sl->state = S_FREE; /* the walkers read the states under the lock */
         pthread_mutex_unlock(&s->mu);
+    } else {
+        sl->state = S_FREE;
     }
-    sl->state = S_FREE;
     s->head = (s->head + 1) % NSLOT;
     s->inflight--;
     return sl;
@@ -2390,7 +2398,7 @@ static long pull_file(void *arg, const unsigned char **buf) {
     long n = source_next(f->g, &b);
     *buf = b;
     if (n > 0)
-        tp_progress_update(f->p->m->progress, f->g->zf->offset, f->p->r ? f->p->r->ev.n : 0);
+        tp_progress_update(f->p->m->progress, f->g->cur_off, f->p->r ? f->p->r->ev.n : 0);
     return n;
 }
 
