@@ -304,12 +304,14 @@ static uint32_t *thread_order(const tp_events *e, size_t *n) {
             uint64_t d = tp_sort_key_i64(e->dur[i]);
             longest = d > longest ? d : longest;
         }
-    uint64_t *key = tp_mem_xalloc(k + 1, sizeof *key);
+    tp_scratch *sc = tp_scratch_open(20 * (k + 1)); /* the two sorts' blocks, reused */
+    uint64_t *key = tp_scratch_get(sc, k + 1, sizeof *key);
     for (size_t i = 0; i < k; i++)
         key[i] = longest - tp_sort_key_i64(e->dur[rows[i]]);
-    tp_sort_pairs(key, rows, k);
-    free(key);
-    tp_sort_rows3_i64_s(e->pid, e->tid, e->ts, rows, k, NULL);
+    tp_sort_pairs_s(key, rows, k, sc);
+    tp_scratch_put(sc, key);
+    tp_sort_rows3_i64_s(e->pid, e->tid, e->ts, rows, k, sc);
+    tp_scratch_close(sc);
     *n = k;
     return rows;
 }

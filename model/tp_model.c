@@ -816,7 +816,7 @@ static void longer_first(const int64_t *dur, uint64_t *key, uint32_t *rows, size
     tp_sort_pairs(key, rows, n); /* an insertion sort for the short runs of a real trace */
 }
 
-static void events_sort(tp_events *e) {
+static void events_sort(tp_events *e, tp_scratch *sc) {
     if (!e->load_ord) { /* first finish: rows are still in load order */
         e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
         for (size_t i = 0; i < e->n; i++)
@@ -831,22 +831,22 @@ static void events_sort(tp_events *e) {
     /* a stable radix sort by ts; then each run of equal ts (rare, and short) is ordered
      * longer first, stably, so rows equal in both keep their current order (load order on
      * the first finish) */
-    uint64_t *key = tp_mem_xalloc(e->n, sizeof *key);
-    uint32_t *perm = tp_mem_xalloc(e->n, sizeof *perm);
+    uint64_t *key = tp_scratch_get(sc, e->n, sizeof *key);
+    uint32_t *perm = tp_scratch_get(sc, e->n, sizeof *perm);
     for (size_t i = 0; i < e->n; i++) {
         key[i] = tp_sort_key_i64(e->ts[i]);
         perm[i] = (uint32_t)i;
     }
-    tp_sort_pairs(key, perm, e->n);
+    tp_sort_pairs_s(key, perm, e->n, sc);
     for (size_t i = 0, j; i < e->n; i = j) {
         for (j = i + 1; j < e->n && key[j] == key[i];)
             j++;
         if (j - i > 1)
             longer_first(e->dur, key + i, perm + i, j - i);
     }
-    free(key);
+    tp_scratch_put(sc, key);
     events_permute(e, perm);
-    free(perm);
+    tp_scratch_put(sc, perm);
 }
 
 static void memev_sort(tp_memevents *e) {
@@ -894,11 +894,11 @@ static int same_bucket(const int64_t *key, const int64_t *key2, uint32_t a, uint
  * (key[row], key2[row]) (key2 NULL: 0), rows in each bucket staying in time order. Takes
  * `rows`. */
 static void buckets_build(tp_buckets *b, const int64_t *key, const int64_t *key2, uint32_t *rows,
-                          size_t n) {
+                          size_t n, tp_scratch *sc) {
     buckets_free(b);
     if (key2) /* stable passes: the secondary key first */
-        tp_sort_rows_i64(key2, rows, n);
-    tp_sort_rows_i64(key, rows, n);
+        tp_sort_rows_i64_s(key2, rows, n, sc);
+    tp_sort_rows_i64_s(key, rows, n, sc);
     size_t nb = 0;
     for (size_t i = 0; i < n; i++)
         nb += i == 0 || !same_bucket(key, key2, rows[i], rows[i - 1]);
@@ -927,21 +927,21 @@ static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
     return tp_mem_xrealloc(rows, k ? k : 1, sizeof *rows); /* the index keeps it: no slack */
 }
 
-static void index_streams(tp_rank *r) {
+static void index_streams(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     size_t n;
     uint32_t *rows = rows_where_gpu(e, 1, &n);
-    buckets_build(&r->streams, e->stream, NULL, rows, n);
+    buckets_build(&r->streams, e->stream, NULL, rows, n, sc);
     for (size_t j = 0; j < r->streams.n; j++) /* key2: the device of the stream's first row */
         r->streams.key2[j] = e->device[r->streams.rows[r->streams.off[j]]];
 }
 
 /* Threads are keyed (tid, pid): key = tid and key2 = pid. */
-static void index_threads(tp_rank *r) {
+static void index_threads(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     size_t n;
     uint32_t *rows = rows_where_gpu(e, 0, &n);
-    buckets_build(&r->threads, e->tid, e->pid, rows, n);
+    buckets_build(&r->threads, e->tid, e->pid, rows, n, sc);
 }
 
 /* Per-category row lists by counting sort (few categories; rows stay in time order). */
@@ -999,7 +999,7 @@ static void corr_directory(tp_rank *r) {
     }
 }
 
-static void index_corr(tp_rank *r) {
+static void index_corr(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t n = 0;
@@ -1007,7 +1007,7 @@ static void index_corr(tp_rank *r) {
         if (e->correlation[i] != -1)
             rows[n++] = (uint32_t)i;
     rows = tp_mem_xrealloc(rows, n ? n : 1, sizeof *rows); /* kept: no slack */
-    tp_sort_rows_i64(e->correlation, rows, n);             /* stable: (correlation, row) */
+    tp_sort_rows_i64_s(e->correlation, rows, n, sc);       /* stable: (correlation, row) */
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
@@ -1173,7 +1173,10 @@ void tp_model_finish(tp_model *m) {
         tp_rank *r = &m->ranks[i];
         if (r->rank < 0)
             r->rank = (int)i;
-        events_sort(&r->ev);
+        /* the sorts' scratch blocks are reused from sort to sort instead of mapped afresh
+         * (with the CLI's fixed mmap threshold each one cost a page fault per 4 KiB) */
+        tp_scratch *sc = tp_scratch_open(24 * r->ev.n);
+        events_sort(&r->ev, sc);
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         if (r->ev.copies_cap != r->ev.n_copies && r->ev.n_copies) {
@@ -1183,10 +1186,11 @@ void tp_model_finish(tp_model *m) {
         memev_sort(&r->mem);
         memev_fit(&r->mem);
         derive_device_type(m, r);
-        index_streams(r);
-        index_threads(r);
+        index_streams(r, sc);
+        index_threads(r, sc);
         index_cats(r);
-        index_corr(r);
+        index_corr(r, sc);
+        tp_scratch_close(sc);
         resolve_nesting(r);
         stacks_sort(&r->stacks);
     }
