@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_namememo.h"
+
 /* The figures tp_an_describe gives, without its sort where the sum cannot depend on the order
  * (tp_an_sum_exact: durations in ns): min and max by a scan, percentiles by selection. */
 void tp_an_dist_of(double *v, size_t n, tp_an_dist *d) {
@@ -38,15 +40,11 @@ static int hta_launch_name(const char *n) {
            strcmp(n, "runFunction - job_prep_and_submit_for_execution") == 0;
 }
 
-/* Does this correlation group (keyed by correlation) hold a launch call? */
-static int group_launches(const tp_an_view *v, const tp_an_keyrow *g, size_t n) {
-    for (size_t k = 0; k < n; k++) {
-        size_t i = g[k].row;
-        if (v->opts.compat_hta ? hta_launch_name(tp_an_view_name(v, i))
-                               : (v->r->ev.flags[v->row[i]] & TP_EVF_LAUNCH) != 0)
-            return 1;
-    }
-    return 0;
+/* Does view row i launch? HTA's names through a memo (one test per name id, not per row). */
+static int row_launches(const tp_an_view *v, tp_an_namememo *hta, size_t i) {
+    uint32_t row = v->row[i];
+    return v->opts.compat_hta ? tp_an_namememo_get(hta, v->r->ev.name[row])
+                              : (v->r->ev.flags[row] & TP_EVF_LAUNCH) != 0;
 }
 
 static int cpu_side(const tp_an_view *v, size_t i) {
@@ -76,27 +74,69 @@ static void add_pair(tp_pairs *p, const tp_an_view *v, size_t c, size_t g) {
     p->n++;
 }
 
+/* The pairs of one correlation group (view rows g[0..n), in row order): every CPU-side row
+ * with every GPU row, when some row of the group launches. */
+static void group_pairs(const tp_an_view *v, tp_an_namememo *hta, const uint32_t *g, size_t n,
+                        tp_pairs *p) {
+    size_t k = 0;
+    while (k < n && !row_launches(v, hta, g[k]))
+        k++;
+    if (k == n)
+        return;
+    for (size_t x = 0; x < n; x++) {
+        if (!cpu_side(v, g[x]))
+            continue;
+        for (size_t y = 0; y < n; y++)
+            if (v->opts.compat_hta ? tp_an_view_stream(v, g[y]) != -1 : v->gpu[g[y]])
+                add_pair(p, v, g[x], g[y]);
+    }
+}
+
+/* Groups the view's rows by correlation, in the order of the keys, rows in row order within
+ * a group (HTA's merge of the CPU and GPU frames on correlation). HTA mode groups the rows
+ * without a correlation (-1, most rows: Python functions, CPU ops) too; they are gathered by
+ * a scan instead of being sorted with the others, which took 16 bytes per view row and a sort
+ * of all of them. */
 static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
-    tp_an_keyrow *a = tp_an_tmp(v, v->n, sizeof *a);
-    size_t n = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (tp_an_view_corr(v, i) != -1 || v->opts.compat_hta)
-            a[n++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+    tp_an_namememo hta;
+    tp_an_namememo_open(&hta, v->m, hta_launch_name);
+    size_t n = 0, none = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        int64_t c = tp_an_view_corr(v, i);
+        n += c != -1;
+        none += c == -1;
+    }
+    tp_an_keyrow *a = tp_an_tmp(v, n, sizeof *a);
+    uint32_t *g = tp_an_tmp(v, v->opts.compat_hta ? none : 0, sizeof *g);
+    size_t ng = 0;
+    n = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        int64_t c = tp_an_view_corr(v, i);
+        if (c != -1)
+            a[n++] = (tp_an_keyrow){c, i};
+        else if (v->opts.compat_hta)
+            g[ng++] = (uint32_t)i;
+    }
     tp_an_keyrow_sort(a, n, v->scratch);
+    int none_done = !ng;
     for (size_t s = 0, e; s < n; s = e) {
+        if (!none_done && a[s].key > -1) { /* the -1 group in its place in key order */
+            group_pairs(v, &hta, g, ng, p);
+            none_done = 1;
+        }
         for (e = s; e < n && a[e].key == a[s].key; e++)
             ;
-        if (!group_launches(v, a + s, e - s))
-            continue;
-        for (size_t x = s; x < e; x++) {
-            if (!cpu_side(v, a[x].row))
-                continue;
-            for (size_t y = s; y < e; y++)
-                if (v->opts.compat_hta ? tp_an_view_stream(v, a[y].row) != -1 : v->gpu[a[y].row])
-                    add_pair(p, v, a[x].row, a[y].row);
-        }
+        /* rows of a group, in row order, in the space of its keyrows (read before written) */
+        uint32_t *rows = (uint32_t *)(void *)(a + s);
+        for (size_t k = 0; k < e - s; k++)
+            rows[k] = (uint32_t)a[s + k].row;
+        group_pairs(v, &hta, rows, e - s, p);
     }
+    if (!none_done)
+        group_pairs(v, &hta, g, ng, p);
+    tp_an_tmp_put(v, g);
     tp_an_tmp_put(v, a);
+    tp_an_namememo_close(&hta);
 }
 
 void tp_an_launch_run(const tp_an_view *v, tp_an_launch *out) {

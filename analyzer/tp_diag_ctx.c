@@ -10,37 +10,18 @@
 #include <string.h>
 
 #include "tp_an_enclosing.h"
+#include "tp_an_host.h"
 #include "tp_an_stats.h"
 #include "tp_mem.h"
 
 /* ---------------------------------------------------------------- names */
-
-static int icontains(const char *s, const char *needle) {
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (strncasecmp(s, needle, n) == 0)
-            return 1;
-    return 0;
-}
-
-/* Host time spent getting the next batch: NVTX/user ranges and ops named like data loading
- * ("dataloader wait", PyTorch's "enumerate(DataLoader)#...__next__", "get_batch"). */
-static int is_data_name(const char *s) {
-    static const char *const k[] = {"dataloader", "data loader", "data_loader", "data wait",
-                                    "data_wait",  "next_data",   "get_batch",   "input pipeline",
-                                    "load batch", "fetch batch"};
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (icontains(s, k[i]))
-            return 1;
-    return 0;
-}
 
 unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
     uint32_t id = d->ev->name[row];
     if (!d->ncls[id]) {
         const char *s = tp_model_str(d->v->m, id);
         d->ncls[id] = (uint8_t)(TP_DIAG_NC_KNOWN | (tp_an_is_step_name(s) ? TP_DIAG_NC_STEP : 0) |
-                                (is_data_name(s) ? TP_DIAG_NC_DATA : 0) |
+                                (tp_an_host_data_name(s) ? TP_DIAG_NC_DATA : 0) |
                                 (strstr(s, "Synchronize") ? TP_DIAG_NC_SYNC : 0) |
                                 (strstr(s, "Wait") ? TP_DIAG_NC_WAIT : 0));
     }

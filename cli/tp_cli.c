@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 typedef struct {
     const char *name;
@@ -32,6 +35,15 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+#ifdef __GLIBC__
+    /* Blocks from 256 KiB up are mapped on their own and unmapped when freed. glibc's default
+     * raises that threshold to the size of each such block freed (up to 32 MiB), after which
+     * the import's and the analyses' arrays of a few MiB came from the heap, whose freed
+     * room stayed resident and whose calloc clears every page: `report --compat hta` peaked
+     * 2-7 MiB higher on every peer trace of >= 10 MB (43.1 against 37.0 MiB on a 62 MB one),
+     * for ~30 % fewer page faults (~2 % of its CPU time). */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
     if (argc < 2) {
         usage(stderr);
         return 2;

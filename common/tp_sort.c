@@ -132,6 +132,38 @@ void tp_sort_rows_i64_s(const int64_t *col, uint32_t *rows, size_t n, tp_scratch
     tp_scratch_put(s, key);
 }
 
+/* Bits needed for values 0..v. */
+static unsigned bits_for(uint64_t v) {
+    unsigned k = 0;
+    for (; v; v >>= 1)
+        k++;
+    return k;
+}
+
+void tp_sort_rows_grouped_s(uint64_t (*group)(const void *ctx, uint32_t row), const void *ctx,
+                            size_t ngroups, const int64_t *c, uint32_t *rows, size_t n,
+                            tp_scratch *s) {
+    uint64_t *key = tp_scratch_get(s, n ? n : 1, sizeof *key);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = tp_sort_key_i64(c[rows[i]]);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    unsigned cb = n ? bits_for(hi - lo) : 0, gb = bits_for(ngroups ? ngroups - 1 : 0);
+    if (cb + gb <= 64) { /* one pass: the group above c's offset from its minimum */
+        for (size_t i = 0; i < n; i++)
+            key[i] =
+                (gb ? group(ctx, rows[i]) << (cb & 63) : 0) | (tp_sort_key_i64(c[rows[i]]) - lo);
+    } else { /* two stable passes: c, then the group */
+        tp_sort_rows_i64_s(c, rows, n, s);
+        for (size_t i = 0; i < n; i++)
+            key[i] = group(ctx, rows[i]);
+    }
+    tp_sort_pairs_s(key, rows, n, s);
+    tp_scratch_put(s, key);
+}
+
 void tp_sort_f64(double *v, size_t n) {
     uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
     for (size_t i = 0; i < n; i++)

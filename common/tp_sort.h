@@ -41,6 +41,14 @@ void tp_sort_pairs_s(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s);
 void tp_sort_rows_i64(const int64_t *col, uint32_t *rows, size_t n);
 void tp_sort_rows_i64_s(const int64_t *col, uint32_t *rows, size_t n, tp_scratch *s);
 
+/* Reorders rows[0..n) stably by (group(ctx, row), c[row]) ascending, where group gives a
+ * row's group rank (< ngroups; e.g. its thread's rank in (pid, tid) order, so rows come by
+ * thread and time): one pass over a packed key (the rank above c's offset from its minimum)
+ * when both fit in 64 bits, else a pass by c and one by the rank. */
+void tp_sort_rows_grouped_s(uint64_t (*group)(const void *ctx, uint32_t row), const void *ctx,
+                            size_t ngroups, const int64_t *c, uint32_t *rows, size_t n,
+                            tp_scratch *s);
+
 /* Sorts v[0..n) ascending (as qsort with a < / > comparison does for numbers; -0.0 comes
  * before 0.0). */
 void tp_sort_f64(double *v, size_t n);

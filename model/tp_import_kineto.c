@@ -12,6 +12,9 @@
 #include <fcntl.h>
 #include <libdeflate.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -37,7 +40,8 @@
 #include "tp_sysinfo.h"
 
 #define MAX_FRAMES 64
-#define CHUNK (1u << 20)
+/* Text per read: 256 KiB (NBUF of them ahead; 1 MiB cost up to 3 MiB of peak RSS). */
+#define CHUNK (1u << 18)
 #define NS_LIMIT TP_NS_LIMIT /* |ts| and dur beyond this are absurd (year 2116+) */
 
 typedef enum {
@@ -1655,14 +1659,205 @@ static int load_whole(tp_model *m, const char *path, tp_load_error *e, size_t sp
     return 1;
 }
 
-/* Reads the file through zlib (gzip or plain) into the parser. */
-/* zlib's message without the "PATH: " prefix gzerror puts in front. */
-static const char *gz_message(gzFile gz, const char *path, int *zerr) {
-    const char *msg = gzerror(gz, zerr);
-    size_t n = strlen(path);
-    if (msg && !strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ')
-        msg += n + 2;
-    return msg ? msg : "read error";
+/* ---------------------------------------------------------------- the file's text
+ *
+ * What gzread gives, read here with zlib's inflate directly: a gzip file's members one after
+ * another (what follows the last member and is no gzip header is ignored), a file that does
+ * not start with a gzip header as it is. The difference: zlib checks each member's header
+ * (and its header CRC) itself, but its CRC-32 of the text is turned off after the header
+ * (inflateValidate) and computed here by libdeflate, ~20x faster than zlib 1.2's (which was
+ * 46 % of the reading thread's instructions); the trailer is compared here, with zlib's words.
+ * Reads fill the caller's buffer whole but at the end, and an error drops the text of the
+ * read it happened in, as gzread does, so the parser sees the same chunks and the same
+ * errors. */
+#define ZIN (64u << 10) /* compressed bytes per read() */
+
+typedef enum { ZF_LOOK, ZF_GZIP, ZF_COPY, ZF_END } zf_how;
+
+typedef struct {
+    int fd;
+    zf_how how;
+    int direct; /* no gzip member seen yet (a file without one is copied) */
+    int eof;    /* read() said end of file */
+    z_stream z;
+    gz_header head;        /* head.done: this member's header is read (validation then off) */
+    int validating;        /* zlib still computes the member's check */
+    uint32_t crc;          /* of the member's text */
+    uint32_t isize;        /* its length, mod 2^32 */
+    unsigned char tail[8]; /* the last 8 input bytes consumed before z.next_in's buffer */
+    uint64_t offset;       /* compressed bytes read */
+    int err;               /* Z_OK, Z_BUF_ERROR (truncated), Z_DATA_ERROR, Z_ERRNO, ... */
+    char msg[128];
+    unsigned char in[ZIN];
+} zfile;
+
+static void zf_error(zfile *f, int err, const char *msg) {
+    f->err = err;
+    snprintf(f->msg, sizeof f->msg, "%s", msg);
+}
+
+/* More input after what z.next_in holds: 1 with some, 0 at the end of the file, -1 on a read
+ * error. Consumed bytes go; the last 8 of them are kept (a trailer may end there). */
+static int zf_fill(zfile *f) {
+    if (f->eof)
+        return 0;
+    size_t used = (size_t)(f->z.next_in - f->in);
+    if (used >= 8) {
+        memcpy(f->tail, f->z.next_in - 8, 8);
+    } else if (used) {
+        memmove(f->tail, f->tail + used, 8 - used);
+        memcpy(f->tail + 8 - used, f->in, used);
+    }
+    memmove(f->in, f->z.next_in, f->z.avail_in);
+    f->z.next_in = f->in;
+    ssize_t n;
+    do
+        n = read(f->fd, f->in + f->z.avail_in, ZIN - f->z.avail_in);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        zf_error(f, Z_ERRNO, strerror(errno));
+        return -1;
+    }
+    f->eof = n == 0;
+    f->z.avail_in += (unsigned)n;
+    f->offset += (uint64_t)n;
+    return n > 0;
+}
+
+/* The little-endian word at `k` bytes before z.next_in (k <= 8: in the buffer or the tail). */
+static uint32_t zf_word_before(const zfile *f, size_t k) {
+    unsigned char b[4];
+    size_t used = (size_t)(f->z.next_in - f->in);
+    for (size_t i = 0; i < 4; i++) {
+        size_t back = k - i; /* byte i of the word is `back` bytes before next_in */
+        b[i] = back <= used ? f->z.next_in[-(ptrdiff_t)back] : f->tail[8 - (back - used)];
+    }
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* gz_look: at the start and after each member, a gzip header starts a member; anything else
+ * is the text itself at the start, and ignored after a member. -1 on a read error. */
+static int zf_look(zfile *f) {
+    if (f->z.avail_in < 2 && zf_fill(f) < 0)
+        return -1;
+    if (f->z.avail_in > 1 && f->z.next_in[0] == 31 && f->z.next_in[1] == 139) {
+        inflateReset(&f->z);
+        inflateValidate(&f->z, 1); /* the header's CRC is zlib's to check */
+        memset(&f->head, 0, sizeof f->head);
+        inflateGetHeader(&f->z, &f->head);
+        f->validating = 1;
+        f->crc = 0, f->isize = 0;
+        f->how = ZF_GZIP, f->direct = 0;
+    } else if (!f->direct) {
+        f->how = ZF_END;
+    } else {
+        f->how = f->z.avail_in ? ZF_COPY : ZF_END;
+    }
+    return 0;
+}
+
+/* Inflates into out[0..*n) until it is full or the member ends; *n: what it produced. 0, or
+ * -1 on an error (zlib's, or this member's trailer). */
+static int zf_inflate(zfile *f, unsigned char *out, size_t *n) {
+    size_t room = *n;
+    *n = 0;
+    while (*n < room) {
+        if (f->z.avail_in == 0 && zf_fill(f) < 0)
+            return -1;
+        if (f->z.avail_in == 0) {
+            zf_error(f, Z_BUF_ERROR, "unexpected end of file");
+            f->how = ZF_END;
+            return 0;
+        }
+        f->z.next_out = out + *n;
+        f->z.avail_out = (unsigned)(room - *n);
+        int ret = inflate(&f->z, Z_NO_FLUSH);
+        if (ret == Z_STREAM_ERROR || ret == Z_NEED_DICT) {
+            zf_error(f, Z_STREAM_ERROR, "internal error: inflate stream corrupt");
+            return -1;
+        }
+        if (ret == Z_MEM_ERROR) {
+            zf_error(f, Z_MEM_ERROR, "out of memory");
+            return -1;
+        }
+        if (ret == Z_DATA_ERROR) {
+            zf_error(f, Z_DATA_ERROR, f->z.msg ? f->z.msg : "compressed data error");
+            return -1;
+        }
+        size_t got = room - *n - f->z.avail_out;
+        f->crc = (uint32_t)libdeflate_crc32(f->crc, out + *n, got);
+        f->isize += (uint32_t)got;
+        *n += got;
+        if (f->validating && f->head.done == 1) {
+            inflateValidate(&f->z, 0);
+            f->validating = 0;
+        }
+        if (ret == Z_STREAM_END) {
+            if (zf_word_before(f, 8) != f->crc) {
+                zf_error(f, Z_DATA_ERROR, "incorrect data check");
+                return -1;
+            }
+            if (zf_word_before(f, 4) != f->isize) {
+                zf_error(f, Z_DATA_ERROR, "incorrect length check");
+                return -1;
+            }
+            f->how = ZF_LOOK;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* gzread(f, buf, len): the bytes read (len but at the end), 0 at the end, -1 on an error
+ * (zf_err says which; a truncated stream ends with what it gave and Z_BUF_ERROR). */
+static long zf_read(zfile *f, unsigned char *buf, size_t len) {
+    if (f->err != Z_OK && f->err != Z_BUF_ERROR)
+        return -1;
+    size_t got = 0;
+    while (got < len && f->how != ZF_END) {
+        if (f->how == ZF_LOOK) {
+            if (zf_look(f) < 0)
+                return -1;
+        } else if (f->how == ZF_COPY) {
+            if (f->z.avail_in == 0 && zf_fill(f) < 0)
+                return -1;
+            if (f->z.avail_in == 0) {
+                f->how = ZF_END;
+                break;
+            }
+            size_t k = f->z.avail_in < len - got ? f->z.avail_in : len - got;
+            memcpy(buf + got, f->z.next_in, k);
+            f->z.next_in += k, f->z.avail_in -= (unsigned)k;
+            got += k;
+        } else {
+            size_t k = len - got;
+            if (zf_inflate(f, buf + got, &k) < 0)
+                return -1;
+            got += k;
+        }
+    }
+    return (long)got;
+}
+
+/* Opens `path` for zf_read; NULL with errno set when it cannot be opened. */
+static zfile *zf_open(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    zfile *f = tp_mem_xcalloc(1, sizeof *f);
+    f->fd = fd;
+    f->direct = 1;
+    f->how = ZF_LOOK;
+    f->z.next_in = f->in;
+    if (inflateInit2(&f->z, 15 + 16) != Z_OK)
+        abort(); /* out of memory only */
+    return f;
+}
+
+static void zf_close(zfile *f) {
+    inflateEnd(&f->z);
+    close(f->fd);
+    free(f);
 }
 
 /* The decompressed text as a sequence of chunks. For gzip input a reader thread inflates
@@ -1672,9 +1867,11 @@ static const char *gz_message(gzFile gz, const char *path, int *zerr) {
 #define NBUF 4
 
 typedef struct {
-    gzFile gz;
+    zfile *zf;
     unsigned char *buf[NBUF];
-    int len[NBUF];
+    long len[NBUF];
+    uint64_t off[NBUF];          /* compressed bytes read when the chunk was (progress) */
+    uint64_t cur_off;            /* off of the chunk the consumer holds */
     unsigned produced, consumed; /* chunk counters; the reader runs at most NBUF ahead */
     int holding;                 /* the consumer still uses chunk `consumed` */
     int stop, threaded;
@@ -1685,7 +1882,7 @@ typedef struct {
 
 static void *reader_main(void *arg) {
     gzsource *s = arg;
-    for (int n = 1; n > 0;) {
+    for (long n = 1; n > 0;) {
         pthread_mutex_lock(&s->mu);
         while (s->produced - s->consumed == NBUF && !s->stop)
             pthread_cond_wait(&s->cv, &s->mu);
@@ -1694,9 +1891,10 @@ static void *reader_main(void *arg) {
         if (stop)
             break;
         unsigned slot = s->produced % NBUF;
-        n = gzread(s->gz, s->buf[slot], CHUNK);
+        n = zf_read(s->zf, s->buf[slot], CHUNK);
         pthread_mutex_lock(&s->mu);
         s->len[slot] = n;
+        s->off[slot] = s->zf->offset;
         s->produced++;
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
@@ -1704,22 +1902,26 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
-static void source_open(gzsource *s, gzFile gz) {
+static void source_open(gzsource *s, zfile *zf) {
     memset(s, 0, sizeof *s);
-    s->gz = gz;
+    s->zf = zf;
     for (int i = 0; i < NBUF; i++)
         if (!(s->buf[i] = malloc(CHUNK)))
             abort();
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    s->threaded = !gzdirect(gz) && pthread_create(&s->th, NULL, reader_main, s) == 0;
+    if (zf->how == ZF_LOOK && zf_look(zf) < 0)
+        zf->how = ZF_END; /* the read error is zf's, reported after the (empty) text */
+    s->threaded = zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
 }
 
 /* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. */
-static int source_next(gzsource *s, unsigned char **buf) {
+static long source_next(gzsource *s, unsigned char **buf) {
     if (!s->threaded) {
         *buf = s->buf[0];
-        return gzread(s->gz, s->buf[0], CHUNK);
+        long n = zf_read(s->zf, s->buf[0], CHUNK);
+        s->cur_off = s->zf->offset;
+        return n;
     }
     pthread_mutex_lock(&s->mu);
     if (s->holding) {
@@ -1730,7 +1932,8 @@ static int source_next(gzsource *s, unsigned char **buf) {
     while (s->produced == s->consumed)
         pthread_cond_wait(&s->cv, &s->mu);
     unsigned slot = s->consumed % NBUF;
-    int n = s->len[slot];
+    long n = s->len[slot];
+    s->cur_off = s->off[slot];
     s->holding = 1;
     pthread_mutex_unlock(&s->mu);
     *buf = s->buf[slot];
@@ -1752,7 +1955,7 @@ static void worker_end(pthread_mutex_t *mu, pthread_cond_t *cv, int *stop, int s
     pthread_cond_destroy(cv);
 }
 
-/* Stops and joins the reader; afterwards gzerror() may be asked about the stream. */
+/* Stops and joins the reader; afterwards zf's error may be read. */
 static void source_close(gzsource *s) {
     worker_end(&s->mu, &s->cv, &s->stop, s->threaded, &s->th);
     for (int i = 0; i < NBUF; i++)
@@ -1773,8 +1976,9 @@ static void source_close(gzsource *s) {
  * A failed walk commits nothing: yajl reads that piece itself, and on to the next boundary
  * until it stands between two events, where the walk resumes (an error: yajl words it, with
  * its position). So the model, its string ids and every error are yajl's. */
-#define PIECE                                                                                      \
-    (1u << 18) /* text per walk: 256 KiB (1 MiB: +5 MiB of peak on a 35 MB text, no faster) */
+/* Text per walk: 128 KiB (1 MiB: +5 MiB of peak on a 35 MB text, no faster; 256 KiB: +0.4-1.3
+ * MiB, the same CPU time). */
+#define PIECE (1u << 17)
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
 #define WINDOW (6 * PIECE + CHUNK) /* text held: pieces in flight and read ahead */
@@ -1783,8 +1987,8 @@ static void source_close(gzsource *s) {
 typedef long (*pull_fn)(void *src, const unsigned char **buf);
 
 /* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
- * before simdjson; bench and tests compare); else the walker, on a thread of its own when
- * two cores are online and TP_IMPORT_THREADS is not 1. */
+ * before simdjson; bench and tests compare); else the walker, on threads of its own (NWALK;
+ * TP_IMPORT_WALKERS=1: one) when two cores are online and TP_IMPORT_THREADS is not 1. */
 static int walker_mode(void) {
     const char *s = getenv("TP_IMPORT_PARSER"), *t = getenv("TP_IMPORT_THREADS");
     if (s && !strcmp(s, "yajl"))
@@ -1796,7 +2000,7 @@ typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
 
 /* A piece in flight: its text copied out of the window (so the window may move), walked by
  * its own parser into its own deferred events. */
-typedef enum { S_FREE, S_QUEUED, S_DONE } slot_state;
+typedef enum { S_FREE, S_QUEUED, S_WALKING, S_DONE } slot_state;
 
 typedef struct {
     kparse q;
@@ -1811,7 +2015,10 @@ typedef struct {
     slot_state state; /* under pieces.mu when threaded */
 } slot;
 
-typedef struct {
+#define NSLOT 3 /* pieces in flight: one being committed, one per walker */
+#define NWALK 2 /* walker threads */
+
+typedef struct pieces {
     kparse *p;
     tp_json_walk *w;
     size_t piece;     /* text per walk (tests use tiny pieces) */
@@ -1822,15 +2029,21 @@ typedef struct {
     int ev_depth;   /* p->depth inside the traceEvents array */
     int comma_owed; /* yajl saw an event, and the `,` after the last one it saw was passed over */
     int resync;     /* yajl reads until it stands between two events again */
-    slot slots[2];  /* pieces in flight, oldest first from `head` */
+    slot slots[NSLOT]; /* pieces in flight, oldest first from `head` */
     int head, inflight;
     uint64_t walked; /* pieces committed */
-    /* With a second core the walks run on a worker thread while this one commits the
-     * previous piece's events (replay): the work splits about evenly between the two. */
-    int want_thread, threaded, stop; /* the thread starts with the first piece (small texts:
-                                        none) */
-    unsigned next_job;               /* the worker's next slot: next_job % 2 */
-    pthread_t th;
+    /* With a second core the walks run on NWALK worker threads while this one commits the
+     * oldest piece's events (replay) and the reader inflates: the walks are two thirds of
+     * the import's work, so one walker was the import's critical path while the other core
+     * had room (the walker's thread: 1,366 M instructions on xdit, the others 650 M). */
+    int want_thread, stop; /* the threads start with the first piece (small texts: none) */
+    int n_walkers;         /* started */
+    unsigned next_job;     /* the next piece a worker takes: slot next_job % NSLOT */
+    struct walker {
+        struct pieces *s;
+        tp_json_walk *w; /* each walker's own parser */
+        pthread_t th;
+    } walkers[NWALK];
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } pieces;
@@ -1839,9 +2052,9 @@ static const tp_json_walk_cb walk_callbacks;
 
 /* Walks a slot's text into its deferred events; sets ok, and counts the piece's newlines for
  * the line numbers of later errors (pass_slot), here rather than on the thread that commits. */
-static void walk_slot(pieces *s, slot *sl) {
+static void walk_slot(pieces *s, tp_json_walk *w, slot *sl) {
     kparse *q = &sl->q;
-    sl->ok = tp_json_walk_elements(s->w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
+    sl->ok = tp_json_walk_elements(w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
              q->st == TP_OK && q->depth == s->ev_depth;
     sl->nl_last = 0;
     sl->nl = sl->ok ? count_lines(sl->txt + 1, sl->len - 2, &sl->nl_last) : 0;
@@ -1858,20 +2071,23 @@ static void pass_slot(pieces *s, const slot *sl) {
     advance_lines(p, s->t + sl->brace + 1, sl->open - sl->brace - 1);
 }
 
+/* A walker takes the pieces in the order they were queued (the next job's slot, once it is
+ * queued), so at most NWALK are walked at once and each by one thread. */
 static void *walker_main(void *arg) {
-    pieces *s = arg;
+    struct walker *me = arg;
+    pieces *s = me->s;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        slot *sl = &s->slots[s->next_job % 2];
-        while (sl->state != S_QUEUED && !s->stop)
+        while (s->slots[s->next_job % NSLOT].state != S_QUEUED && !s->stop)
             pthread_cond_wait(&s->cv, &s->mu);
         if (s->stop)
             break;
+        slot *sl = &s->slots[s->next_job++ % NSLOT];
+        sl->state = S_WALKING;
         pthread_mutex_unlock(&s->mu);
-        walk_slot(s, sl);
+        walk_slot(s, me->w, sl);
         pthread_mutex_lock(&s->mu);
         sl->state = S_DONE;
-        s->next_job++;
         pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->mu);
@@ -1890,7 +2106,7 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
         s->cap = WINDOW + WIN_PAD; /* compacting moves up to 2 pieces: rarely, when this is big */
         s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NSLOT; i++) {
         s->slots[i].q.defer = &s->slots[i].d;
         s->slots[i].q.e = &s->slots[i].qe;
         event_reset(&s->slots[i].q.ev);
@@ -1901,10 +2117,20 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
 }
 
 static void pieces_free(pieces *s) {
-    worker_end(&s->mu, &s->cv, &s->stop, s->threaded, &s->th);
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    for (int k = 0; k < s->n_walkers; k++) {
+        pthread_join(s->walkers[k].th, NULL);
+        if (s->walkers[k].w != s->w)
+            tp_json_walk_close(s->walkers[k].w);
+    }
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
     if (!s->borrowed)
         free(s->t);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NSLOT; i++) {
         slot *sl = &s->slots[i];
         event_free(&sl->q.ev);
         deferred_free(&sl->d);
@@ -1924,7 +2150,7 @@ static void window_put(pieces *s, const unsigned char *buf, size_t n) {
         size_t shift = s->lo;
         memmove(s->t, s->t + shift, s->hi - shift);
         s->hi -= shift, s->lo = 0;
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < NSLOT; i++)
             s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
     }
     if (s->hi + n + WIN_PAD > s->cap) {
@@ -1989,7 +2215,7 @@ static const tp_json_walk_cb walk_callbacks = {cb_null,    cb_bool,        cb_nu
 
 /* Puts t[start..brace] in flight as `[...]`: walked now, or queued for the worker. */
 static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
-    slot *sl = &s->slots[(s->head + s->inflight++) % 2];
+    slot *sl = &s->slots[(s->head + s->inflight++) % NSLOT];
     kparse *q = &sl->q;
     q->st = TP_OK;
     q->depth = s->ev_depth;
@@ -2008,12 +2234,24 @@ static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
     sl->txt[0] = '[';
     memcpy(sl->txt + 1, s->t + start, sl->len - 2);
     sl->txt[sl->len - 1] = ']';
-    if (s->want_thread) {
+    if (s->want_thread) { /* the first walker uses the parser opened for the import */
         s->want_thread = 0;
-        s->threaded = pthread_create(&s->th, NULL, walker_main, s) == 0;
+        const char *e = getenv("TP_IMPORT_WALKERS");
+        int n = e && *e && atoi(e) >= 1 && atoi(e) < NWALK ? atoi(e) : NWALK;
+        for (int k = 0; k < n; k++) {
+            struct walker *wk = &s->walkers[s->n_walkers];
+            wk->s = s;
+            wk->w = k ? tp_json_walk_open() : s->w;
+            if (!wk->w || pthread_create(&wk->th, NULL, walker_main, wk) != 0) {
+                if (wk->w && wk->w != s->w)
+                    tp_json_walk_close(wk->w);
+                break;
+            }
+            s->n_walkers++;
+        }
     }
-    if (!s->threaded) {
-        walk_slot(s, sl);
+    if (!s->n_walkers) {
+        walk_slot(s, s->w, sl);
         sl->state = S_DONE;
         return;
     }
@@ -2026,14 +2264,16 @@ static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
 /* Waits for the oldest piece in flight and takes it out of flight; returns its slot. */
 static slot *retire(pieces *s) {
     slot *sl = &s->slots[s->head];
-    if (s->threaded) {
+    if (s->n_walkers) {
         pthread_mutex_lock(&s->mu);
         while (sl->state != S_DONE)
             pthread_cond_wait(&s->cv, &s->mu);
+        sl->state = S_FREE; /* the walkers read the states under the lock */
         pthread_mutex_unlock(&s->mu);
+    } else {
+        sl->state = S_FREE;
     }
-    sl->state = S_FREE;
-    s->head = (s->head + 1) % 2;
+    s->head = (s->head + 1) % NSLOT;
     s->inflight--;
     return sl;
 }
@@ -2084,21 +2324,21 @@ static int events_step(pieces *s, int eof) {
             return 0;
         return 1;
     }
-    size_t from = s->inflight ? s->slots[(s->head + s->inflight - 1) % 2].open : s->lo;
+    size_t from = s->inflight ? s->slots[(s->head + s->inflight - 1) % NSLOT].open : s->lo;
     if (eof && !s->walked && !s->inflight && s->hi - s->lo < s->piece) {
         s->ph = PH_SERIAL; /* less than one piece of events: yajl alone costs less */
         return 1;
     }
-    int room = s->inflight < 2 && (eof || s->hi - from >= s->piece);
+    int room = s->inflight < NSLOT && (eof || s->hi - from >= s->piece);
     if (room && next_piece(s, from, &start, &brace, &open)) {
         dispatch(s, start, brace, open);
-        if (s->inflight < 2)
+        if (s->inflight < NSLOT)
             return 1;
     } else if (!s->inflight) {
         if (eof || s->hi - s->lo > WINDOW_MAX || (start < s->hi && s->t[start] != '{'))
             s->ph = PH_SERIAL;
         return s->ph == PH_SERIAL;
-    } else if (!eof && s->inflight < 2 && s->hi - from < s->piece) {
+    } else if (!eof && s->inflight < NSLOT && s->hi - from < s->piece) {
         return 0; /* read on while the worker walks */
     }
     slot *sl = retire(s);
@@ -2155,11 +2395,10 @@ typedef struct {
 static long pull_file(void *arg, const unsigned char **buf) {
     filesrc *f = arg;
     unsigned char *b;
-    int n = source_next(f->g, &b);
+    long n = source_next(f->g, &b);
     *buf = b;
     if (n > 0)
-        tp_progress_update(f->p->m->progress, (uint64_t)gzoffset(f->g->gz),
-                           f->p->r ? f->p->r->ev.n : 0);
+        tp_progress_update(f->p->m->progress, f->g->cur_off, f->p->r ? f->p->r->ev.n : 0);
     return n;
 }
 
@@ -2221,16 +2460,21 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     return clean;
 }
 
-static void read_stream(kparse *p, gzFile gz) {
+static void read_stream(kparse *p, zfile *zf) {
     gzsource src;
-    source_open(&src, gz);
+    source_open(&src, zf);
     filesrc f = {&src, p};
     int clean = pump_source(p, pull_file, &f, NULL, walker_mode(), 0, NULL);
     source_close(&src);
+#ifdef __GLIBC__
+    /* The reader's and walkers' threads are gone; what their malloc arenas (and the window's
+     * heap) kept would count in the RSS of everything after the import: give it back. */
+    malloc_trim(0);
+#endif
     if (p->st != TP_OK)
         return;
-    int zerr;
-    const char *msg = gz_message(gz, p->file, &zerr);
+    int zerr = zf->err;
+    const char *msg = zf->msg;
     if (zerr == Z_BUF_ERROR)
         fail(p, TP_ERR_TRUNCATED, "truncated gzip stream (%s)", msg);
     else if (zerr != Z_OK || !clean)
@@ -2281,18 +2525,17 @@ tp_status tp_import_kineto_load(tp_model *m, const char *path, tp_load_error *e)
     int threads = import_threads();
     if (threads >= 2 && load_whole(m, path, e, SPLIT_MIN, &st))
         return st;
-    gzFile gz = gzopen(path, "rb");
-    if (!gz) {
+    zfile *zf = zf_open(path);
+    if (!zf) {
         tp_load_error_init(e, path);
         return tp_load_error_set(e, TP_ERR_OPEN, "cannot open: %s",
                                  strerror(errno ? errno : ENOENT));
     }
-    gzbuffer(gz, 256 * 1024);
     kparse p;
     kparse_init(&p, m, path, e);
     yajl_handle h = p.h;
-    read_stream(&p, gz);
-    gzclose(gz);
+    read_stream(&p, zf);
+    zf_close(zf);
     return kparse_done(&p, h);
 }
 

@@ -1032,7 +1032,7 @@ static void longer_first(const tp_events *e, uint64_t *key, uint32_t *rows, size
     tp_sort_pairs(key, rows, n); /* an insertion sort for the short runs of a real trace */
 }
 
-static void events_sort(tp_events *e) {
+static void events_sort(tp_events *e, tp_scratch *sc) {
     if (!e->load_ord) { /* first finish: rows are still in load order */
         e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
         for (size_t i = 0; i < e->n; i++)
@@ -1048,22 +1048,22 @@ static void events_sort(tp_events *e) {
     /* a stable radix sort by ts; then each run of equal ts (rare, and short) is ordered
      * longer first, stably, so rows equal in both keep their current order (load order on
      * the first finish) */
-    uint64_t *key = tp_mem_xalloc(e->n, sizeof *key);
-    uint32_t *perm = tp_mem_xalloc(e->n, sizeof *perm);
+    uint64_t *key = tp_scratch_get(sc, e->n, sizeof *key);
+    uint32_t *perm = tp_scratch_get(sc, e->n, sizeof *perm);
     for (size_t i = 0; i < e->n; i++) {
         key[i] = tp_sort_key_i64(e->ts[i]);
         perm[i] = (uint32_t)i;
     }
-    tp_sort_pairs(key, perm, e->n);
+    tp_sort_pairs_s(key, perm, e->n, sc);
     for (size_t i = 0, j; i < e->n; i = j) {
         for (j = i + 1; j < e->n && key[j] == key[i];)
             j++;
         if (j - i > 1)
             longer_first(e, key + i, perm + i, j - i);
     }
-    free(key);
+    tp_scratch_put(sc, key);
     events_permute(e, perm);
-    free(perm);
+    tp_scratch_put(sc, perm);
 }
 
 /* Gives the side tables' and the places' growth slack back (their entries are all there). */
@@ -1161,19 +1161,46 @@ static uint64_t *place_ranks(const tp_events *e, int (*cmp)(const void *, const 
     return rank;
 }
 
+/* Threads in (pid, tid) order: a thread pass's order. */
+static int cmp_pid_tid_place(const void *x, const void *y) {
+    const tp_ev_place *a = &((const place_at *)x)->p, *b = &((const place_at *)y)->p;
+    int c = cmp_i64(a->pid, b->pid);
+    return c ? c : cmp_i64(a->tid, b->tid);
+}
+
+typedef struct {
+    const tp_events *e;
+    const uint64_t *rank; /* per place */
+} thread_rank_ctx;
+
+static uint64_t thread_rank_of(const void *ctx, uint32_t row) {
+    const thread_rank_ctx *t = ctx;
+    return t->rank[tp_ev_place_index(t->e, row)];
+}
+
+void tp_events_sort_rows_by_thread(const tp_events *e, uint32_t *rows, size_t n, tp_scratch *s) {
+    thread_rank_ctx t = {e, place_ranks(e, cmp_pid_tid_place)};
+    size_t ngroups = 0;
+    for (size_t k = 0; k < e->places.n; k++)
+        ngroups = t.rank[k] + 1 > ngroups ? t.rank[k] + 1 : ngroups;
+    tp_sort_rows_grouped_s(thread_rank_of, &t, ngroups, e->ts, rows, n, s);
+    free((void *)t.rank);
+}
+
 /* Groups rows[0..n) (ascending row numbers, so in time order) into CSR buckets of the places
  * that `cmp` calls equal, in its order, rows in each bucket staying in time order (a stable
  * sort by the place's rank: as stable sorts by the places' fields would). Keys are set by the
  * caller. Takes `rows`. */
 static void buckets_by_place(tp_buckets *b, const tp_events *e,
-                             int (*cmp)(const void *, const void *), uint32_t *rows, size_t n) {
+                             int (*cmp)(const void *, const void *), uint32_t *rows, size_t n,
+                             tp_scratch *sc) {
     buckets_free(b);
     uint64_t *rank = place_ranks(e, cmp);
-    uint64_t *key = tp_mem_xalloc(n + 1, sizeof *key);
+    uint64_t *key = tp_scratch_get(sc, n + 1, sizeof *key);
     for (size_t i = 0; i < n; i++)
         key[i] = rank[tp_ev_place_index(e, rows[i])];
     free(rank);
-    tp_sort_pairs(key, rows, n);
+    tp_sort_pairs_s(key, rows, n, sc);
     size_t nb = 0;
     for (size_t i = 0; i < n; i++)
         nb += i == 0 || key[i] != key[i - 1];
@@ -1186,7 +1213,7 @@ static void buckets_by_place(tp_buckets *b, const tp_events *e,
         if (i == 0 || key[i] != key[i - 1])
             b->off[j++] = (uint32_t)i;
     b->off[nb] = (uint32_t)n;
-    free(key);
+    tp_scratch_put(sc, key);
 }
 
 /* Rows of `e` (ascending) whose stream is (want_gpu) or is not (!want_gpu) -1. */
@@ -1201,12 +1228,12 @@ static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
 }
 
 /* Streams are keyed by stream id; key2: the device of the stream's first row. */
-static void index_streams(tp_rank *r) {
+static void index_streams(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     size_t n;
     uint32_t *rows = rows_where_gpu(e, 1, &n);
     tp_buckets *b = &r->streams;
-    buckets_by_place(b, e, cmp_stream_place, rows, n);
+    buckets_by_place(b, e, cmp_stream_place, rows, n, sc);
     for (size_t j = 0; j < b->n; j++) {
         b->key[j] = tp_ev_stream(e, b->rows[b->off[j]]);
         b->key2[j] = tp_ev_device(e, b->rows[b->off[j]]);
@@ -1214,12 +1241,12 @@ static void index_streams(tp_rank *r) {
 }
 
 /* Threads are keyed (tid, pid): key = tid and key2 = pid. */
-static void index_threads(tp_rank *r) {
+static void index_threads(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     size_t n;
     uint32_t *rows = rows_where_gpu(e, 0, &n);
     tp_buckets *b = &r->threads;
-    buckets_by_place(b, e, cmp_thread_place, rows, n);
+    buckets_by_place(b, e, cmp_thread_place, rows, n, sc);
     for (size_t j = 0; j < b->n; j++) {
         b->key[j] = tp_ev_tid(e, b->rows[b->off[j]]);
         b->key2[j] = tp_ev_pid(e, b->rows[b->off[j]]);
@@ -1282,7 +1309,7 @@ static void corr_directory(tp_rank *r) {
     }
 }
 
-static void index_corr(tp_rank *r) {
+static void index_corr(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t n = 0;
@@ -1290,11 +1317,11 @@ static void index_corr(tp_rank *r) {
         if (e->corr32[i] != TP_EV_U32_NONE)
             rows[n++] = (uint32_t)i;
     rows = tp_mem_xrealloc(rows, n ? n : 1, sizeof *rows); /* kept: no slack */
-    uint64_t *key = tp_mem_xalloc(n + 1, sizeof *key);
+    uint64_t *key = tp_scratch_get(sc, n + 1, sizeof *key);
     for (size_t k = 0; k < n; k++)
         key[k] = tp_sort_key_i64(tp_ev_corr(e, rows[k]));
-    tp_sort_pairs(key, rows, n); /* stable: (correlation, row) */
-    free(key);
+    tp_sort_pairs_s(key, rows, n, sc); /* stable: (correlation, row) */
+    tp_scratch_put(sc, key);
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
@@ -1362,22 +1389,44 @@ static int rank_cmp(const void *x, const void *y) {
 
 /* ---------------------------------------------------------------- call stacks */
 
-void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
-                       size_t n) {
+size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n) {
     tp_stacks *s = &r->stacks;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        GROW(s->v, s->cap);
-    }
     if (s->n_frames + n > s->frames_cap) {
         while (s->n_frames + n > s->frames_cap)
             s->frames_cap = s->frames_cap ? 2 * s->frames_cap : 1024;
         GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
     }
-    s->v[s->n++] = (tp_stack){id, (uint32_t)n, s->n_frames};
-    memcpy(s->frame_module + s->n_frames, module, n * sizeof *module);
-    memcpy(s->frame_addr + s->n_frames, addr, n * sizeof *addr);
+    size_t first = s->n_frames;
+    memcpy(s->frame_module + first, module, n * sizeof *module);
+    memcpy(s->frame_addr + first, addr, n * sizeof *addr);
     s->n_frames += n;
+    return first;
+}
+
+void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n) {
+    tp_stacks *s = &r->stacks;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        GROW(s->v, s->cap);
+    }
+    s->v[s->n++] = (tp_stack){id, (uint32_t)n, first};
+}
+
+void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
+                       size_t n) {
+    tp_rank_add_stack_frames(r, id, tp_rank_add_frames(r, module, addr, n), n);
+}
+
+void tp_rank_reserve_stacks(tp_rank *r, size_t stacks, size_t frames) {
+    tp_stacks *s = &r->stacks;
+    if (s->n + stacks > s->cap) {
+        s->cap = s->n + stacks;
+        GROW(s->v, s->cap);
+    }
+    if (s->n_frames + frames > s->frames_cap) {
+        s->frames_cap = s->n_frames + frames;
+        GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
+    }
 }
 
 void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *path,
@@ -1438,17 +1487,21 @@ void tp_model_finish(tp_model *m) {
         tp_rank *r = &m->ranks[i];
         if (r->rank < 0)
             r->rank = (int)i;
-        events_sort(&r->ev);
+        /* the sorts' scratch blocks are reused from sort to sort instead of mapped afresh
+         * (with the CLI's fixed mmap threshold each one cost a page fault per 4 KiB) */
+        tp_scratch *sc = tp_scratch_open(24 * r->ev.n);
+        events_sort(&r->ev, sc);
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
         memev_sort(&r->mem);
         memev_fit(&r->mem);
         derive_device_type(m, r);
-        index_streams(r);
-        index_threads(r);
+        index_streams(r, sc);
+        index_threads(r, sc);
         index_cats(r);
-        index_corr(r);
+        index_corr(r, sc);
+        tp_scratch_close(sc);
         resolve_nesting(r);
         stacks_sort(&r->stacks);
     }

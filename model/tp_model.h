@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_scratch.h"
 #include "tp_status.h"
 
 /* Event categories. Kineto's current and 2021 names map onto these (gpu_memcpy and Memcpy
@@ -322,6 +323,10 @@ static inline uint8_t tp_ev_dst_kind(const tp_events *e, size_t row) {
     const tp_ev_copy *c = tp_ev_copy_of(e, row);
     return c ? c->dst_kind : 0;
 }
+
+/* Reorders rows[0..n) stably by (pid, tid, ts): rows by thread, each thread's in time order
+ * (a thread pass's order). `s` may be NULL. */
+void tp_events_sort_rows_by_thread(const tp_events *e, uint32_t *rows, size_t n, tp_scratch *s);
 
 /* Sets the copy facts of row `row` (< n) in place (test fixtures). */
 void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_kind,
@@ -739,6 +744,17 @@ const char *tp_rank_thread_name(const tp_model *m, const tp_rank *r, int64_t pid
  * address addr[i] in module module[i] (TP_STACK_NO_MODULE: a raw address). Copies both. */
 void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
                        size_t n);
+
+/* The same in two steps, for stacks that share frames (a caller's Python stack is the tail
+ * of each of its callees'): tp_rank_add_frames appends `n` frames and returns the index of
+ * the first; tp_rank_add_stack_frames adds stack `id` over frames [first, first + n) added
+ * before. */
+size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n);
+void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n);
+
+/* Makes room for `stacks` more stacks of `frames` more frames in all, so that adding them
+ * regrows nothing (a caller that knows the total: no doubling slack, no freed copies). */
+void tp_rank_reserve_stacks(tp_rank *r, size_t stacks, size_t frames);
 
 /* Adds module `id` (each id once per rank): its file's path (`path` interned; NULL:
  * unknown) and the build-id recorded with it (`len` bytes of `build_id`, at most 32 kept;

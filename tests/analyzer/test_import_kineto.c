@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "tp_import_kineto.h"
 #include "tp_load.h"
@@ -296,6 +297,70 @@ static void test_mem_gzip(void) {
     tp_model_close(m);
 }
 
+/* Writes `n` bytes to a new file at `path`. */
+static void put_file(const char *path, const void *d, size_t n) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ_U(fwrite(d, 1, n, f), n);
+    fclose(f);
+}
+
+/* The file importer reads gzip as gzread did: every member in turn, what follows the last
+ * one ignored; a member whose trailer (CRC-32 of the text, its length) does not match is an
+ * error in zlib's words (the importer checks the trailer itself: zlib's check is off). */
+static void test_gzip_members(void) {
+    FILE *f = fopen(data("kineto_current.json"), "rb");
+    CHECK(f != NULL);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tp_gzm_%d.json.gz", (int)getpid());
+    static unsigned char gz[65536 * 2];
+    size_t len = 0;
+    for (int half = 0; half < 2; half++) { /* two members: the text's two halves */
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        CHECK(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+        z.next_in = (unsigned char *)text + (half ? n / 2 : 0);
+        z.avail_in = (unsigned)(half ? n - n / 2 : n / 2);
+        z.next_out = gz + len;
+        z.avail_out = (unsigned)(sizeof gz - len);
+        CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
+        len += z.total_out;
+        deflateEnd(&z);
+    }
+    static const struct {
+        int flip; /* byte from the end to change; 0: none */
+        const char *tail, *needle;
+        tp_status st;
+    } cases[] = {
+        {0, "", NULL, TP_OK},
+        {0, "trailing bytes, not gzip", NULL, TP_OK},
+        {8, "", "gzip stream damaged: incorrect data check", TP_ERR_PARSE},
+        {2, "", "gzip stream damaged: incorrect length check", TP_ERR_PARSE},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        static unsigned char img[65536 * 2 + 64];
+        memcpy(img, gz, len);
+        if (cases[c].flip)
+            img[len - (size_t)cases[c].flip] ^= 1;
+        memcpy(img + len, cases[c].tail, strlen(cases[c].tail));
+        put_file(path, img, len + strlen(cases[c].tail));
+        tp_model *m = tp_model_new();
+        char err[256];
+        CHECK_EQ_I(tp_import_kineto_file(m, path, err, sizeof err), cases[c].st);
+        if (cases[c].st == TP_OK)
+            CHECK_EQ_U(m->ranks[0].ev.n, 13); /* both halves */
+        else if (!strstr(err, cases[c].needle))
+            fprintf(stderr, "got: %s\n", err);
+        if (cases[c].st != TP_OK)
+            CHECK(strstr(err, cases[c].needle) != NULL);
+        tp_model_close(m);
+    }
+    unlink(path);
+}
+
 /* HTA's `"rank":\s+(\d+)` inference: needs a space; the first match wins. */
 static void test_rank_inference(void) {
     const char *json = "{\"x\": {\"rank\":5}, \"y\": {\"rank\": 12},\n"
@@ -476,6 +541,7 @@ int main(void) {
     TP_RUN(test_array_and_exponents);
     TP_RUN(test_exact_ns);
     TP_RUN(test_mem_gzip);
+    TP_RUN(test_gzip_members);
     TP_RUN(test_error_line_column);
     TP_RUN(test_rank_inference);
     TP_RUN(test_bad_inputs_library);

@@ -76,11 +76,13 @@ with tempfile.TemporaryDirectory() as tmp:
     if shutil.which("strace"):
         def threads(w):
             log = os.path.join(tmp, "strace%d" % w)
-            # --quiet: no progress ticker thread; one import thread per file
+            # --quiet: no progress ticker thread; one import thread per file; the analyses on
+            # this thread alone (TP_ANALYSIS_THREADS=1: else a second one per rank)
             subprocess.run(["strace", "-f", "-qq", "-o", log, TP, "report", "--quiet", "--format",
                             "json", d],
                            # LeakSanitizer cannot run under ptrace (the ASan build's tests)
                            env=dict(os.environ, TRAINPROF_LOAD_WORKERS=str(w), TP_IMPORT_THREADS="1",
+                                    TP_ANALYSIS_THREADS="1",
                                     ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") +
                                     ":detect_leaks=0"),
                            capture_output=True, check=True)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_test.h"
 
@@ -99,6 +100,41 @@ static void test_two_keys(void) {
     CHECK_EQ_U(bad, N);
 }
 
+/* tp_sort_rows_grouped_s gives what a pass by c and a pass by the group give: with few groups
+ * and a narrow c (the packed pass), with c spanning all 64 bits and with many groups (the two
+ * passes), with one group, on a subset of the rows in scrambled order. */
+static uint64_t group_of(const void *ctx, uint32_t row) {
+    return ((const uint64_t *)ctx)[row];
+}
+
+static void test_grouped(void) {
+    enum { N = 6000 };
+    int64_t *g = malloc(N * sizeof *g), *c = malloc(N * sizeof *c);
+    uint64_t *gu = malloc(N * sizeof *gu);
+    uint32_t *r1 = malloc(N * sizeof *r1), *r2 = malloc(N * sizeof *r2);
+    static const struct {
+        uint64_t groups, span; /* group below groups; c below span (0: any) */
+    } cases[] = {{3, 1000}, {1600, 1u << 30}, {2, 0}, {1, 0}, {40000, 5}, {1, 1}, {5000, 0}};
+    uint64_t s = 7;
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        for (size_t i = 0; i < N; i++) {
+            gu[i] = rnd(&s) % cases[t].groups;
+            g[i] = (int64_t)gu[i];
+            c[i] = cases[t].span ? (int64_t)(rnd(&s) % cases[t].span) - 7 : (int64_t)rnd(&s);
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < N; i++) /* every third row left out, the rest reversed */
+            if (i % 3)
+                r1[n++] = (uint32_t)(N - 1 - i);
+        memcpy(r2, r1, n * sizeof *r1);
+        tp_sort_rows_i64(c, r1, n);
+        tp_sort_rows_i64(g, r1, n);
+        tp_sort_rows_grouped_s(group_of, gu, cases[t].groups, c, r2, n, NULL);
+        CHECK(memcmp(r1, r2, n * sizeof *r1) == 0);
+    }
+    free(g), free(gu), free(c), free(r1), free(r2);
+}
+
 static int dbl_cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -181,6 +217,7 @@ static void test_structs(void) {
 int main(void) {
     TP_RUN(test_order_matches_stable_qsort);
     TP_RUN(test_two_keys);
+    TP_RUN(test_grouped);
     TP_RUN(test_doubles);
     TP_RUN(test_i64_values);
     TP_RUN(test_structs);
