@@ -87,7 +87,9 @@ typedef struct {
     size_t len, cap;
     uint32_t count;
     uint64_t t_min, t_max, mask;
-    uint32_t counts[TP_REC_TYPE_LIMIT]; /* records by type (0 for the types not in `mask`) */
+    /* records by type (0 for the types not in `mask`) and their sizes: filter 3's census,
+     * kept while the records are copied in so that its encoder need not walk them first */
+    tp_planes_census census;
 } chunk_buf;
 
 struct tp_writer {
@@ -228,7 +230,7 @@ static void chunk_reset(chunk_buf *c) {
     c->t_min = UINT64_MAX;
     c->t_max = 0;
     c->mask = 0;
-    memset(c->counts, 0, sizeof c->counts);
+    tp_planes_census_reset(&c->census);
 }
 
 /* Appends one record; updates the chunk's time range and type mask. Inline, as is add_data:
@@ -242,7 +244,7 @@ static inline int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
     c->len += r->size;
     c->count++;
     if (r->type < TP_REC_TYPE_LIMIT) {
-        c->counts[r->type]++;
+        tp_planes_census_add(&c->census, r->type, r->size);
         c->mask |= TP_REC_BIT(r->type);
     }
     if (r->flags & TP_RF_TIMED) {
@@ -352,7 +354,7 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
         return TP_FILTER_LANE_DELTA;
     }
     if (w->codec->filter == TP_FILTER_LANE_COLUMNS)
-        tp_planes_encode_columns(c->buf, w->filt, w->planes, c->len);
+        tp_planes_encode_columns_census(c->buf, w->filt, w->planes, c->len, &c->census);
     else
         tp_planes_encode(c->buf, w->filt, w->planes, c->len);
     return w->codec->filter;
@@ -415,7 +417,7 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
  * data that uses it). Only a tap or a DROPPED record makes it walk the records. */
 static void count_records(tp_writer *w, const chunk_buf *c) {
     for (uint64_t m = c->mask; m; m &= m - 1)
-        w->stats.records[__builtin_ctzll(m)] += c->counts[__builtin_ctzll(m)];
+        w->stats.records[__builtin_ctzll(m)] += c->census.count[__builtin_ctzll(m)];
     w->stats.records_total += c->count;
     if (!w->tap && !(c->mask & TP_REC_BIT(TP_REC_DROPPED)))
         return;
