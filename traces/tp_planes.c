@@ -557,40 +557,33 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n) {
 /* ------------------------------------------------------------------ filter 3: columns */
 
 /* Where each type's body words go in filter 3's word order: a type is a column group when the
- * lane delta applies to it and all its records in the chunk have one size; its words start at
- * col[type] (lane 1 of each record in order, then lane 2, ...), `count[type]` records apart.
- * The other records' bodies follow all groups, in record order, from `rest`. */
+ * lane delta applies to it and all its records in the chunk have one size (its census's `any`
+ * equals its `all`); its words start at col[type] (lane 1 of each record in order, then lane 2,
+ * ...), `count[type]` records apart. The other records' bodies follow all groups, in record
+ * order, from `rest`. */
 typedef struct {
-    uint32_t count[TP_REC_TYPE_LIMIT];
-    uint32_t any[TP_REC_TYPE_LIMIT], all[TP_REC_TYPE_LIMIT]; /* sizes or-ed, and-ed */
+    tp_planes_census n;
     uint64_t *col[TP_REC_TYPE_LIMIT]; /* next word of the group; NULL: not a group */
     uint64_t *rest;
 } col_plan;
 
-static void plan_init(col_plan *p) {
-    memset(p->count, 0, sizeof p->count);
-    memset(p->any, 0, sizeof p->any);
-    memset(p->all, 0xff, sizeof p->all);
+/* Compiled twice like the rest (tp_planes_avx2.c), so defined in the one compilation only. */
+#ifndef PLANES_AVX2_CODE
+void tp_planes_census_reset(tp_planes_census *c) {
+    memset(c->count, 0, sizeof c->count);
+    memset(c->any, 0, sizeof c->any);
+    memset(c->all, 0xff, sizeof c->all);
 }
-
-/* Counts a record (from its header) into the plan, without a branch on its size: the sizes of a
- * type are all equal exactly when or-ing them gives what and-ing them gives. */
-static inline void plan_count(col_plan *p, uint16_t type, uint32_t size) {
-    if (type >= TP_REC_TYPE_LIMIT)
-        return;
-    p->count[type]++;
-    p->any[type] |= size;
-    p->all[type] &= size;
-}
+#endif
 
 /* Lays the groups out from `words` on, in increasing type order, and the rest after them. */
 static void plan_place(col_plan *p, uint64_t *words) {
     for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++) {
         p->col[t] = NULL;
-        if (!p->count[t] || p->any[t] != p->all[t] || !tp_filter_applies((uint16_t)t))
+        if (!p->n.count[t] || p->n.any[t] != p->n.all[t] || !tp_filter_applies((uint16_t)t))
             continue;
         p->col[t] = words;
-        words += (size_t)p->count[t] * (p->any[t] / 8 - 1);
+        words += (size_t)p->n.count[t] * (p->n.any[t] / 8 - 1);
     }
     p->rest = words;
 }
@@ -644,36 +637,42 @@ static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, c
     }
 }
 
-/* Filter 3's encoder: a first walk writes the headers to the front of dst, checks the sizes
- * and counts the records of each type; a second one puts each body's lane delta where its
- * group (or the rest) has it in scratch; then scratch's words to the planes, as filter 2. The
- * scattered stores are one word each: the lanes of one record go `count` words apart. */
-static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+/* Filter 3's encoder: unless the caller has the census (the writer counts while it copies the
+ * records in), a first walk checks the sizes and counts the records of each type; then one walk
+ * writes the headers to the front of dst and puts each body's lane delta where its group (or the
+ * rest) has it in scratch; then scratch's words to the planes, as filter 2. The scattered stores
+ * are one word each: the lanes of one record go `count` words apart. */
+static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                           const tp_planes_census *census) {
     col_plan p;
-    plan_init(&p);
-    uint64_t *hdrs = (uint64_t *)dst;
-    size_t off = 0, k = 0;
-    while (off < n) {
-        const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
-        if (n - off < sizeof *h || !tp_rec_size_ok(h, n - off)) {
-            memcpy(dst, src, n); /* never from the writer, as in encode */
-            return;
+    if (census) {
+        p.n = *census;
+    } else {
+        tp_planes_census_reset(&p.n);
+        for (size_t off = 0; off < n;) {
+            const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
+            if (n - off < sizeof *h || !tp_rec_size_ok(h, n - off)) {
+                memcpy(dst, src, n); /* never from the writer, as in encode */
+                return;
+            }
+            tp_planes_census_add(&p.n, h->type, h->size);
+            off += h->size;
         }
-        hdrs[k++] = *(const uint64_t *)h;
-        plan_count(&p, h->type, h->size);
-        off += h->size;
     }
     plan_place(&p, (uint64_t *)scratch);
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
-    for (off = 0; off < n;) {
+    uint64_t *hdrs = (uint64_t *)dst;
+    size_t k = 0;
+    for (size_t off = 0; off < n;) {
         const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
         const uint64_t *cur = (const uint64_t *)h + 1, *old = NULL;
+        hdrs[k++] = *(const uint64_t *)h;
         size_t words = h->size / 8 - 1;
         uint64_t *col = h->type < TP_REC_TYPE_LIMIT ? p.col[h->type] : NULL;
         if (col) { /* a group: all of one size, so every record but the first has an `old` */
             old = prev[h->type];
             prev[h->type] = cur;
-            size_t stride = p.count[h->type];
+            size_t stride = p.n.count[h->type];
             p.col[h->type] = col + 1;
             if (old)
                 col_scatter(col, stride, cur, old, words);
@@ -706,11 +705,11 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
     if (!k)
         return 0;
     col_plan p;
-    plan_init(&p);
+    tp_planes_census_reset(&p.n);
     for (size_t i = 0; i < k; i++) {
         tp_rec_hdr h;
         memcpy(&h, src + 8 * i, 8);
-        plan_count(&p, h.type, h.size);
+        tp_planes_census_add(&p.n, h.type, h.size);
     }
     planes_to_words(src + 8 * k, n / 8 - k, scratch);
     plan_place(&p, (uint64_t *)scratch);
@@ -725,7 +724,7 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
         if (col) { /* a group: every record but the first has an `old` of its size */
             old = prev[h.type];
             prev[h.type] = cur;
-            size_t stride = p.count[h.type];
+            size_t stride = p.n.count[h.type];
             p.col[h.type] = (uint64_t *)col + 1;
             if (old)
                 col_gather(cur + 1, col, stride, old + 1, words);
@@ -749,8 +748,9 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
 }
 
 #ifdef PLANES_AVX2_CODE
-void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
-    encode_columns(src, dst, scratch, n);
+void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                                    const tp_planes_census *census) {
+    encode_columns(src, dst, scratch, n, census);
 }
 
 size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
@@ -758,14 +758,19 @@ size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t 
     return decode_columns(src, dst, scratch, n);
 }
 #else
-void tp_planes_encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+void tp_planes_encode_columns_census(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                                     const tp_planes_census *census) {
 #ifdef PLANES_DISPATCH
     if (__builtin_cpu_supports("avx2")) {
-        tp_planes__encode_columns_avx2(src, dst, scratch, n);
+        tp_planes__encode_columns_avx2(src, dst, scratch, n, census);
         return;
     }
 #endif
-    encode_columns(src, dst, scratch, n);
+    encode_columns(src, dst, scratch, n, census);
+}
+
+void tp_planes_encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    tp_planes_encode_columns_census(src, dst, scratch, n, NULL);
 }
 
 size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {

@@ -14,6 +14,8 @@
 #ifndef TP_PLANES_H
 #define TP_PLANES_H
 
+#include "tp_record.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +40,32 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n);
  * the other lanes: LZ4 finds fewer, longer matches (docs/PERFORMANCE.md, "Chunk codec"). */
 void tp_planes_encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
+/* Filter 3's census of a chunk: per record type (below TP_REC_TYPE_LIMIT), how many records
+ * and their sizes or-ed and and-ed (equal exactly when all are one size). The encoder needs it
+ * to place each type's columns before it can put any body there; a writer that keeps one while
+ * it copies the records in (tp_planes_census_add per record, after tp_planes_census_reset)
+ * spares the encoder its first walk over the chunk. */
+typedef struct {
+    uint32_t count[TP_REC_TYPE_LIMIT];
+    uint32_t any[TP_REC_TYPE_LIMIT], all[TP_REC_TYPE_LIMIT];
+} tp_planes_census;
+
+void tp_planes_census_reset(tp_planes_census *c);
+
+/* Counts one record (from its header) into the census, without a branch on its size. */
+static inline void tp_planes_census_add(tp_planes_census *c, uint16_t type, uint32_t size) {
+    if (type >= TP_REC_TYPE_LIMIT)
+        return;
+    c->count[type]++;
+    c->any[type] |= size;
+    c->all[type] &= size;
+}
+
+/* tp_planes_encode_columns with the census of exactly these `n` bytes of well-formed records
+ * (the writer's chunk): same output, one walk over the records fewer. */
+void tp_planes_encode_columns_census(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                                     const tp_planes_census *census);
+
 /* Undoes tp_planes_encode_columns into `dst`, with `scratch` (n bytes, distinct) for the
  * words; returns n or 0 as tp_planes_decode. */
 size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
@@ -46,7 +74,8 @@ size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scrat
  * them only on a CPU with AVX2. The public functions choose them by themselves. */
 size_t tp_planes__decode_avx2(const uint8_t *src, uint8_t *dst, size_t n);
 void tp_planes__encode_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
-void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
+void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                                    const tp_planes_census *census);
 size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
 #endif

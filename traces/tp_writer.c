@@ -87,7 +87,9 @@ typedef struct {
     size_t len, cap;
     uint32_t count;
     uint64_t t_min, t_max, mask;
-    uint32_t counts[TP_REC_TYPE_LIMIT]; /* records by type (0 for the types not in `mask`) */
+    /* records by type (0 for the types not in `mask`) and their sizes: filter 3's census,
+     * kept while the records are copied in so that its encoder need not walk them first */
+    tp_planes_census census;
 } chunk_buf;
 
 struct tp_writer {
@@ -108,6 +110,7 @@ struct tp_writer {
 
     pthread_mutex_t drain_lock;
     chunk_buf data;
+    size_t data_room; /* bytes data may reach with no cut and no growth: min(cap, chunk_bytes) */
     uint8_t *filt, *planes, *zbuf;
     size_t filt_cap, planes_cap, zbuf_cap;
     tp_codec_ctx *cx;
@@ -228,21 +231,19 @@ static void chunk_reset(chunk_buf *c) {
     c->t_min = UINT64_MAX;
     c->t_max = 0;
     c->mask = 0;
-    memset(c->counts, 0, sizeof c->counts);
+    tp_planes_census_reset(&c->census);
 }
 
-/* Appends one record; updates the chunk's time range and type mask. Inline, as is add_data:
- * both run once per record in the drain's loop (with the counts zeroed per chunk, the ring to
- * chunk part went from 130 to 90 instructions per record; docs/PERFORMANCE.md, "Writing,
- * second round"). */
-static inline int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
-    if (!TP_MEM_GROW(c->buf, c->cap, c->len + r->size))
-        return 0;
+/* Appends one record to a buffer with room for it; updates the chunk's time range, type mask
+ * and census. Inline, as is add_data: both run once per record in the drain's loop (with the
+ * counts zeroed per chunk, the ring to chunk part went from 130 to 90 instructions per record;
+ * docs/PERFORMANCE.md, "Writing, second round"). */
+static inline void chunk_put(chunk_buf *c, const tp_rec_hdr *r) {
     memcpy(c->buf + c->len, r, r->size);
     c->len += r->size;
     c->count++;
     if (r->type < TP_REC_TYPE_LIMIT) {
-        c->counts[r->type]++;
+        tp_planes_census_add(&c->census, r->type, r->size);
         c->mask |= TP_REC_BIT(r->type);
     }
     if (r->flags & TP_RF_TIMED) {
@@ -254,6 +255,13 @@ static inline int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
         if (b > c->t_max)
             c->t_max = b;
     }
+}
+
+/* chunk_put after making room for the record; 0 when out of memory. */
+static inline int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
+    if (!TP_MEM_GROW(c->buf, c->cap, c->len + r->size))
+        return 0;
+    chunk_put(c, r);
     return 1;
 }
 
@@ -352,7 +360,7 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
         return TP_FILTER_LANE_DELTA;
     }
     if (w->codec->filter == TP_FILTER_LANE_COLUMNS)
-        tp_planes_encode_columns(c->buf, w->filt, w->planes, c->len);
+        tp_planes_encode_columns_census(c->buf, w->filt, w->planes, c->len, &c->census);
     else
         tp_planes_encode(c->buf, w->filt, w->planes, c->len);
     return w->codec->filter;
@@ -415,7 +423,7 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
  * data that uses it). Only a tap or a DROPPED record makes it walk the records. */
 static void count_records(tp_writer *w, const chunk_buf *c) {
     for (uint64_t m = c->mask; m; m &= m - 1)
-        w->stats.records[__builtin_ctzll(m)] += c->counts[__builtin_ctzll(m)];
+        w->stats.records[__builtin_ctzll(m)] += c->census.count[__builtin_ctzll(m)];
     w->stats.records_total += c->count;
     if (!w->tap && !(c->mask & TP_REC_BIT(TP_REC_DROPPED)))
         return;
@@ -459,10 +467,17 @@ static void cut_chunk(tp_writer *w) {
 }
 
 static inline void add_data(tp_writer *w, const tp_rec_hdr *r) {
+    /* The usual record fits both the chunk and its buffer: one test for the two (~5
+     * instructions a record less), the others take the way that cuts or grows. */
+    if (w->data.len + r->size <= w->data_room) {
+        chunk_put(&w->data, r);
+        return;
+    }
     if (w->data.len && w->data.len + r->size > w->opts.chunk_bytes)
         cut_chunk(w);
     if (!chunk_add(&w->data, r))
         set_err(w, TP_ERR_NOMEM);
+    w->data_room = w->data.cap < w->opts.chunk_bytes ? w->data.cap : w->opts.chunk_bytes;
 }
 
 static void add_dropped(tp_writer *w, uint32_t what, uint32_t reason, uint64_t n) {
