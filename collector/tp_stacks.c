@@ -260,7 +260,10 @@ struct tp_stack_walks {
     uint64_t lo, hi;   /* the thread's stack */
     uint32_t seen[64]; /* a starting point is cached when it comes back: 4 byte tags a set */
     uint8_t order[WALK_SETS][WALK_WAYS]; /* entry index per way, most recently used first */
-    walk_tag tag[WALK_SETS * WALK_WAYS]; /* tag[i] is e[i]'s */
+    /* tag[s][w] is e[order[s][w]]'s: kept in the order of use (moved with `order`), so a
+     * capture scans its set's tags in a row, at ~5 instructions a way where the lookup
+     * through `order` took 11. */
+    walk_tag tag[WALK_SETS][WALK_WAYS];
     walk_entry e[WALK_SETS * WALK_WAYS];
 };
 
@@ -281,15 +284,16 @@ static int seen_before(uint32_t *set, uint8_t tag) {
     return 0;
 }
 
-/* A hit at way `w` > 0 of a set's order moves one way forward: walks used often drift to the
- * front and stay clear of the last way, which a new walk takes. Moving it to the front cost a
- * memmove call (~20 instructions) at half the hits. */
-static void order_hit(uint8_t *order, int w) {
-    if (w) {
-        uint8_t i = order[w];
-        order[w] = order[w - 1];
-        order[w - 1] = i;
-    }
+/* A hit at way `w` > 0 of a set's order moves one way forward (its tag with it): walks used
+ * often drift to the front and stay clear of the last way, which a new walk takes. Moving it
+ * to the front cost a memmove call (~20 instructions) at half the hits. */
+static void order_hit(uint8_t *order, walk_tag *tags, int w) {
+    uint8_t i = order[w];
+    order[w] = order[w - 1];
+    order[w - 1] = i;
+    walk_tag t = tags[w];
+    tags[w] = tags[w - 1];
+    tags[w - 1] = t;
 }
 
 static tp_stack_walks *walks_make(void) {
@@ -495,7 +499,7 @@ static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const u
 
 /* Sets the tag of every walk of the set `order` from stack pointer `sp` (a new walk from there
  * changes which of their frames tell them apart best). */
-static void walk_retag(tp_stack_walks *wc, const uint8_t *order, uint64_t sp) {
+static void walk_retag(tp_stack_walks *wc, const uint8_t *order, walk_tag *tags, uint64_t sp) {
     for (int w = 0; w < WALK_WAYS; w++) {
         uint8_t i = order[w];
         walk_entry *o = &wc->e[i];
@@ -504,11 +508,11 @@ static void walk_retag(tp_stack_walks *wc, const uint8_t *order, uint64_t sp) {
         o->lead = walk_lead(o, wc, order, 0);
         o->lead2 = o->lead ? walk_lead(o, wc, order, o->lead) : 0;
         if (o->lead)
-            wc->tag[i] = (walk_tag){o->sp, (uint64_t)(uintptr_t)o->pcs[o->lead],
-                                    (uint64_t)(uintptr_t)o->pcs[o->lead2], o->ra_off[o->lead],
-                                    o->ra_off[o->lead2]};
+            tags[w] = (walk_tag){o->sp, (uint64_t)(uintptr_t)o->pcs[o->lead],
+                                 (uint64_t)(uintptr_t)o->pcs[o->lead2], o->ra_off[o->lead],
+                                 o->ra_off[o->lead2]};
         else
-            *o = (walk_entry){0}, wc->tag[i] = (walk_tag){0};
+            *o = (walk_entry){0}, tags[w] = (walk_tag){0};
     }
 }
 
@@ -548,17 +552,18 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
     uint64_t key = walk_key(sp);
     uint8_t *order = wc->order[key >> 60];
+    walk_tag *tags = wc->tag[key >> 60];
     _Static_assert(WALK_SETS == 16, "the set is the key's top 4 bits");
     for (int w = 0; w < WALK_WAYS; w++) {
-        uint8_t i = order[w];
-        if (!tag_hit(&wc->tag[i], sp))
+        if (!tag_hit(&tags[w], sp))
             continue;
-        walk_entry *e = &wc->e[i];
+        walk_entry *e = &wc->e[order[w]];
         int n = walk_hit(e, sp, bp);
         if (n < 0)
             return unw_backtrace(pcs, CAPTURE_DEPTH);
         if (n) {
-            order_hit(order, w);
+            if (w)
+                order_hit(order, tags, w);
             if (g_verify)
                 verify_hit(e->pcs, n);
             *hit = e;
@@ -580,9 +585,10 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
     if (e.sp) { /* into the least recently used way, now the first */
         uint8_t i = order[WALK_WAYS - 1];
         memmove(order + 1, order, WALK_WAYS - 1);
+        memmove(tags + 1, tags, (WALK_WAYS - 1) * sizeof *tags);
         order[0] = i;
         wc->e[i] = e;
-        walk_retag(wc, order, e.sp);
+        walk_retag(wc, order, tags, e.sp);
     }
     return n;
 }
