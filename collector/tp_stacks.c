@@ -351,14 +351,15 @@ static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
     /* Four slots a branch: ~4.5 instructions a slot where one compare each took 7. */
     const uint32_t *off = e->ra_off + 1, *end = off + e->ncmp;
     void *const *w = e->pcs + 1;
-    for (; off < end; off += WALK_GROUP, w += WALK_GROUP) {
+    do { /* a kept walk has two frames or more: ncmp >= WALK_GROUP */
         uint64_t d = (stack_word(base, off[0]) ^ (uint64_t)(uintptr_t)w[0]) |
                      (stack_word(base, off[1]) ^ (uint64_t)(uintptr_t)w[1]) |
                      (stack_word(base, off[2]) ^ (uint64_t)(uintptr_t)w[2]) |
                      (stack_word(base, off[3]) ^ (uint64_t)(uintptr_t)w[3]);
         if (d)
             return 0;
-    }
+        off += WALK_GROUP, w += WALK_GROUP;
+    } while (off < end);
     return (int)e->n;
 }
 
