@@ -231,7 +231,7 @@ static int skip_self(void *const *pcs, int n) {
 #define WALK_GROUP 4
 #define WALK_SLOTS (CAPTURE_DEPTH + WALK_BP_CHECKS + WALK_GROUP - 1)
 
-typedef struct {
+typedef struct walk_entry {
     uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
     uint32_t n, nbp;
     uint32_t ncmp; /* n - 1 + nbp rounded up to WALK_GROUP: slots [1, 1 + ncmp) are compared */
@@ -254,13 +254,17 @@ typedef struct {
     uint64_t sp;                  /* e.sp; 0: empty */
     uint64_t lead_pc, lead2_pc;   /* e.pcs[e.lead], e.pcs[e.lead2] */
     uint32_t lead_off, lead2_off; /* e.ra_off[e.lead], e.ra_off[e.lead2] */
+    struct walk_entry *e;         /* the entry: a hit reaches it without `order`'s index */
 } walk_tag;
 
 struct tp_stack_walks {
     uint64_t lo, hi;   /* the thread's stack */
     uint32_t seen[64]; /* a starting point is cached when it comes back: 4 byte tags a set */
     uint8_t order[WALK_SETS][WALK_WAYS]; /* entry index per way, most recently used first */
-    walk_tag tag[WALK_SETS * WALK_WAYS]; /* tag[i] is e[i]'s */
+    /* tag[s][w] is e[order[s][w]]'s: kept in the order of use (moved with `order`), so a
+     * capture scans its set's tags in a row, at ~5 instructions a way where the lookup
+     * through `order` took 11. */
+    walk_tag tag[WALK_SETS][WALK_WAYS];
     walk_entry e[WALK_SETS * WALK_WAYS];
 };
 
@@ -281,15 +285,16 @@ static int seen_before(uint32_t *set, uint8_t tag) {
     return 0;
 }
 
-/* A hit at way `w` > 0 of a set's order moves one way forward: walks used often drift to the
- * front and stay clear of the last way, which a new walk takes. Moving it to the front cost a
- * memmove call (~20 instructions) at half the hits. */
-static void order_hit(uint8_t *order, int w) {
-    if (w) {
-        uint8_t i = order[w];
-        order[w] = order[w - 1];
-        order[w - 1] = i;
-    }
+/* A hit at way `w` > 0 of a set's order moves one way forward (its tag with it): walks used
+ * often drift to the front and stay clear of the last way, which a new walk takes. Moving it
+ * to the front cost a memmove call (~20 instructions) at half the hits. */
+static void order_hit(uint8_t *order, walk_tag *tags, int w) {
+    uint8_t i = order[w];
+    order[w] = order[w - 1];
+    order[w - 1] = i;
+    walk_tag t = tags[w];
+    tags[w] = tags[w - 1];
+    tags[w - 1] = t;
 }
 
 static tp_stack_walks *walks_make(void) {
@@ -346,26 +351,24 @@ static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
     /* Four slots a branch: ~4.5 instructions a slot where one compare each took 7. */
     const uint32_t *off = e->ra_off + 1, *end = off + e->ncmp;
     void *const *w = e->pcs + 1;
-    for (; off < end; off += WALK_GROUP, w += WALK_GROUP) {
+    do { /* a kept walk has two frames or more: ncmp >= WALK_GROUP */
         uint64_t d = (stack_word(base, off[0]) ^ (uint64_t)(uintptr_t)w[0]) |
                      (stack_word(base, off[1]) ^ (uint64_t)(uintptr_t)w[1]) |
                      (stack_word(base, off[2]) ^ (uint64_t)(uintptr_t)w[2]) |
                      (stack_word(base, off[3]) ^ (uint64_t)(uintptr_t)w[3]);
         if (d)
             return 0;
-    }
+        off += WALK_GROUP, w += WALK_GROUP;
+    } while (off < end);
     return (int)e->n;
 }
 
-/* The full walk from `uc`, into pcs and (when every read slot lies on the thread's stack
- * above sp) into `e`; returns the number of pcs. */
+/* The full walk from `cur` (the capture's frame, at sp), into pcs and (when every read
+ * slot lies on the thread's stack above sp) into `e`; returns the number of pcs. */
 TP_READS_OTHER_FRAMES
-static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack_walks *wc,
+static int walk_full(unw_cursor_t *c, uint64_t sp, uint64_t bp, const tp_stack_walks *wc,
                      void **pcs, walk_entry *e) {
-    unw_cursor_t cur;
-    if (unw_init_local(&cur, uc) < 0)
-        return 0;
-    uint64_t uc_lo = (uint64_t)(uintptr_t)uc, uc_hi = uc_lo + sizeof *uc;
+    unw_cursor_t cur = *c;
     int n = 0, keep = e != NULL;
     /* The frame below: its rbp, and where that came from (0: the context's register). */
     uint64_t below_rbp = 0, below_src = 0, below_sp = 0, last_src = 0;
@@ -384,9 +387,13 @@ static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack
              * saved it to). A realigned frame (gcc's DRAP: rbp points inside the frame, the
              * CFA is read from rbp - 8) is not cached. */
             if (below_rbp + 16 == (uint64_t)csp) {
-                if (!below_src)
+                if (!below_src) {
+                    /* The live register: the hit compares the one read at its start, so the
+                     * walk holds only if that is the value this rule used. */
                     t.need_bp = 1;
-                else if (below_src != last_src) {
+                    if (below_rbp != bp)
+                        keep = 0;
+                } else if (below_src != last_src) {
                     if (t.nbp == WALK_BP_CHECKS)
                         keep = 0;
                     else {
@@ -413,9 +420,11 @@ static int walk_full(unw_context_t *uc, uint64_t sp, uint64_t bp, const tp_stack
         below_src = 0;
         if (unw_get_save_loc(&cur, UNW_X86_64_RBP, &loc) == 0 && loc.type == UNW_SLT_MEMORY) {
             uint64_t a = (uint64_t)loc.u.addr;
-            if (!(a >= uc_lo && a < uc_hi)) { /* in the context: the register itself */
+            /* Below sp (walk_miss's context or saved registers): the register itself, as
+             * the capture's frame had it at the call. */
+            if (a >= sp) {
                 below_src = a;
-                if (a < sp || a + 8 > wc->hi || a - sp > UINT32_MAX - 8)
+                if (a + 8 > wc->hi || a - sp > UINT32_MAX - 8)
                     keep = 0;
             }
         }
@@ -495,7 +504,7 @@ static uint32_t walk_lead(const walk_entry *e, const tp_stack_walks *wc, const u
 
 /* Sets the tag of every walk of the set `order` from stack pointer `sp` (a new walk from there
  * changes which of their frames tell them apart best). */
-static void walk_retag(tp_stack_walks *wc, const uint8_t *order, uint64_t sp) {
+static void walk_retag(tp_stack_walks *wc, const uint8_t *order, walk_tag *tags, uint64_t sp) {
     for (int w = 0; w < WALK_WAYS; w++) {
         uint8_t i = order[w];
         walk_entry *o = &wc->e[i];
@@ -504,15 +513,18 @@ static void walk_retag(tp_stack_walks *wc, const uint8_t *order, uint64_t sp) {
         o->lead = walk_lead(o, wc, order, 0);
         o->lead2 = o->lead ? walk_lead(o, wc, order, o->lead) : 0;
         if (o->lead)
-            wc->tag[i] = (walk_tag){o->sp, (uint64_t)(uintptr_t)o->pcs[o->lead],
-                                    (uint64_t)(uintptr_t)o->pcs[o->lead2], o->ra_off[o->lead],
-                                    o->ra_off[o->lead2]};
+            tags[w] = (walk_tag){o->sp,
+                                 (uint64_t)(uintptr_t)o->pcs[o->lead],
+                                 (uint64_t)(uintptr_t)o->pcs[o->lead2],
+                                 o->ra_off[o->lead],
+                                 o->ra_off[o->lead2],
+                                 o};
         else
-            *o = (walk_entry){0}, wc->tag[i] = (walk_tag){0};
+            *o = (walk_entry){0}, tags[w] = (walk_tag){0};
     }
 }
 
-static void verify_hit(void *const *pcs, int n) {
+__attribute__((noinline, cold)) static void verify_hit(void *const *pcs, int n) {
     void *ref[CAPTURE_DEPTH];
     int m = unw_backtrace(ref, CAPTURE_DEPTH);
     int a = skip_self(pcs, n), b = skip_self(ref, m);
@@ -527,10 +539,46 @@ static void verify_hit(void *const *pcs, int n) {
  * fnstenv), so only a full walk takes the context. */
 #define WALK_START(sp, bp) __asm__ volatile("mov %%rsp, %0\n\tmov %%rbp, %1" : "=r"(sp), "=r"(bp))
 
+/* backtrace_cached's miss (the capture at sp, bp found no walk), apart from it so that a hit
+ * pays neither for its locals (a context, a cursor, an entry: ~3 KB) nor for the registers
+ * they need: the pcs, and the walk kept when it can be. The walk starts one step up from
+ * here, in the capture's frame (tp_stacks_capture, where backtrace_cached is inlined) at this
+ * call: rsp is that fixed frame's, sp (else the walk is not kept). rbp may have changed since
+ * the hit read it (gcc uses it as a register), but then the frame saved the caller's value
+ * first and the walk reads that from its slot (a compared slot); where the live register was
+ * used, walk_full keeps the walk only if it is the value read at sp. Never a tail call: the
+ * step back must land in the capture's frame. */
+__attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, uint64_t sp,
+                                               uint64_t bp, uint64_t key) {
+    if (!seen_before(&wc->seen[(key >> 54) % 64], (uint8_t)(key >> 40 | 1)))
+        return unw_backtrace(pcs, CAPTURE_DEPTH); /* first time here: no walk for a one-off */
+    unw_context_t uc;
+    unw_cursor_t cur;
+    unw_word_t csp = 0;
+    if (unw_getcontext(&uc) < 0 || unw_init_local(&cur, &uc) < 0 || unw_step(&cur) <= 0 ||
+        unw_get_reg(&cur, UNW_REG_SP, &csp) < 0)
+        return unw_backtrace(pcs, CAPTURE_DEPTH);
+    walk_entry e = {0};
+    int n = walk_full(&cur, sp, bp, wc, pcs, (uint64_t)csp == sp ? &e : NULL);
+    if (e.sp) { /* into the least recently used way, now the first */
+        uint8_t *order = wc->order[key >> 60];
+        walk_tag *tags = wc->tag[key >> 60];
+        uint8_t i = order[WALK_WAYS - 1];
+        memmove(order + 1, order, WALK_WAYS - 1);
+        memmove(tags + 1, tags, (WALK_WAYS - 1) * sizeof *tags);
+        order[0] = i;
+        wc->e[i] = e;
+        walk_retag(wc, order, tags, e.sp);
+    }
+    return n;
+}
+
 /* The calling thread's pcs: in `pcs`, or, on a verified walk's hit, in (*hit)->pcs (not
- * copied: the caller may need only the walk's stack id). Returns their number. */
-__attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache *cache,
-                                                      walk_entry **hit) {
+ * copied: the caller may need only the walk's stack id). Returns their number. Inlined into
+ * tp_stacks_capture, whose frame is then the capture's start (walk_miss steps back to it):
+ * a hit then pays for one frame's prologue and call, not two. */
+__attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp_stack_cache *cache,
+                                                                  walk_entry **hit) {
     *hit = NULL;
     if (!cache)
         return unw_backtrace(pcs, CAPTURE_DEPTH);
@@ -548,42 +596,27 @@ __attribute__((noinline)) static int backtrace_cached(void **pcs, tp_stack_cache
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
     uint64_t key = walk_key(sp);
     uint8_t *order = wc->order[key >> 60];
+    walk_tag *tags = wc->tag[key >> 60];
     _Static_assert(WALK_SETS == 16, "the set is the key's top 4 bits");
     for (int w = 0; w < WALK_WAYS; w++) {
-        uint8_t i = order[w];
-        if (!tag_hit(&wc->tag[i], sp))
+        if (!tag_hit(&tags[w], sp))
             continue;
-        walk_entry *e = &wc->e[i];
+        walk_entry *e = tags[w].e;
         int n = walk_hit(e, sp, bp);
         if (n < 0)
             return unw_backtrace(pcs, CAPTURE_DEPTH);
         if (n) {
-            order_hit(order, w);
+            if (w)
+                order_hit(order, tags, w);
             if (g_verify)
                 verify_hit(e->pcs, n);
             *hit = e;
             return n;
         }
     }
-    if (!seen_before(&wc->seen[(key >> 54) % 64], (uint8_t)(key >> 40 | 1)))
-        return unw_backtrace(pcs, CAPTURE_DEPTH); /* first time here: no walk for a one-off */
-    unw_context_t uc;
-    unw_getcontext(&uc);
-    /* The walk is keyed on the registers read above. rsp is this frame's, fixed after the
-     * prologue (else the walk is not kept). rbp may have changed since, but then this
-     * function saved the caller's value first and the walk reads that from its slot (a
-     * compared slot); the live register matters only when no frame saved it, and then it
-     * is the one read above (or rbp is this frame's pointer: fixed too). */
-    int same_start = (uint64_t)uc.uc_mcontext.gregs[REG_RSP] == sp;
-    walk_entry e = {0};
-    int n = walk_full(&uc, sp, bp, wc, pcs, same_start ? &e : NULL);
-    if (e.sp) { /* into the least recently used way, now the first */
-        uint8_t i = order[WALK_WAYS - 1];
-        memmove(order + 1, order, WALK_WAYS - 1);
-        order[0] = i;
-        wc->e[i] = e;
-        walk_retag(wc, order, e.sp);
-    }
+    int n = walk_miss(pcs, wc, sp, bp, key);
+    /* Not a tail call: walk_miss unwinds from this frame, at this sp. */
+    __asm__ volatile("" : "+r"(n));
     return n;
 }
 #else
