@@ -185,6 +185,10 @@ def check_ranges(label, db, rep):
     if un["gpu_ops"]:
         want[None] = (un["gpu_ops"], un["gpu_ns"])
     check(got == want, f"{label}: GPU ops and time by innermost NVTX range = the report's")
+    if got != want:
+        for k in sorted(set(got) | set(want), key=str):
+            if got.get(k) != want.get(k):
+                print(f"     {k!r}: sql {got.get(k)}, report {want.get(k)}")
     want = {(m["name"], m["domain"]): m["count"] for m in rep["marks"]}
     got = {(n, d): c for n, d, c, _ in db.execute(
         NVTX_SUMMARY.replace("('NvtxPushPopRange', 'NvtxStartEndRange')", "('NvtxMark')"))}
