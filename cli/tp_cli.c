@@ -1,5 +1,6 @@
 /* trainprof: the command-line front end. Dispatches to one tp_cmd_* per subcommand. */
 #include "tp_cmd.h"
+#include "tp_mem.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
-#ifdef __GLIBC__
+#if TP_GLIBC_MALLOC
     /* Blocks from 256 KiB up are mapped on their own and unmapped when freed. glibc's default
      * raises that threshold to the size of each such block freed (up to 32 MiB), after which
      * the import's and the analyses' arrays of a few MiB came from the heap, whose freed

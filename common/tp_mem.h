@@ -16,6 +16,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 1 when malloc is glibc's own, so its tuning calls (mallopt, malloc_trim) mean something.
+ * Not under ASan or TSan: their allocator replaces glibc's, whose arenas then stay
+ * uninitialized until such a call sets them up behind the sanitizer's back; from two loader
+ * threads at once that race ended a `report` of a multi-rank folder in "malloc assertion
+ * failure in __malloc_arena_thread_freeres" at a thread's exit. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TP_SANITIZED_MALLOC 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TP_SANITIZED_MALLOC 1
+#endif
+#if defined(__GLIBC__) && !defined(TP_SANITIZED_MALLOC)
+#define TP_GLIBC_MALLOC 1
+#else
+#define TP_GLIBC_MALLOC 0
+#endif
+
 /* n * size into *bytes; returns 0 (and leaves *bytes alone) when the product overflows. */
 static inline int tp_mem_mul(size_t n, size_t size, size_t *bytes) {
     if (size && n > SIZE_MAX / size)

@@ -2466,7 +2466,7 @@ static void read_stream(kparse *p, zfile *zf) {
     filesrc f = {&src, p};
     int clean = pump_source(p, pull_file, &f, NULL, walker_mode(), 0, NULL);
     source_close(&src);
-#ifdef __GLIBC__
+#if TP_GLIBC_MALLOC
     /* The reader's and walkers' threads are gone; what their malloc arenas (and the window's
      * heap) kept would count in the RSS of everything after the import: give it back. */
     malloc_trim(0);
