@@ -3,7 +3,8 @@
 # sets, in the same minute: for each set the two tools run alternately (ours, HTA, ours,
 # HTA, ...), RUNS times each, so both see the same machine load. Reports per tool the best
 # wall time, the best CPU time (user+sys, steadier on a shared machine) and the peak RSS, and
-# the ratios HTA/ours. Goal on sets of >= 10 MB of JSON: >= 30x faster (CPU and wall) and
+# the ratios HTA/ours (bench/timed_run.py: to the microsecond; GNU time's 10 ms steps were a
+# tenth of a 0.1 s report). Goal on sets of >= 10 MB of JSON: >= 30x faster (CPU and wall) and
 # <= 1/10 of HTA's peak memory. The load (`uptime`) is printed before and after.
 #
 # HTA is never a trainprof dependency: point HTA_PYTHON at a Python where HTA v0.6.1 is
@@ -31,7 +32,7 @@ before_bin=${BEFORE:+$BEFORE/cli/trainprof}
 [ -d "$peer/traces" ] || { echo "no peer traces at $peer" >&2; exit 2; }
 [ -n "$hta_py" ] && [ -x "$hta_py" ] || { echo "set HTA_PYTHON to a Python with HTA v0.6.1" >&2; exit 2; }
 "$hta_py" -c 'import hta.trace_analysis' 2>/dev/null || { echo "$hta_py: cannot import hta" >&2; exit 2; }
-command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
+command -v python3 >/dev/null && [ -x /usr/bin/time ] || { echo "needs python3 and GNU time (bench/timed_run.py)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -39,17 +40,17 @@ trap 'rm -rf "$tmp"' EXIT
 run() {
     tag=$1
     shift
-    if ! /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err"; then
+    if ! python3 "$here/bench/timed_run.py" "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err"; then
         echo "$set_name: $tag failed: $(grep -v '^[[:space:]]*$' "$tmp/err" | tail -1)" >&2
         return 1
     fi
-    tail -1 "$tmp/time" | awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' >>"$tmp/$tag"
+    cat "$tmp/time" >>"$tmp/$tag"
 }
 
 # best TAG: "best_wall best_cpu peak_mib" over the runs in $tmp/TAG.
 best() {
     awk 'NR == 1 || $1 < w { w = $1 } NR == 1 || $2 < c { c = $2 } $3 > m { m = $3 }
-         END { printf "%.2f %.2f %.1f", w, c, m / 1024 }' "$tmp/$1"
+         END { printf "%.4f %.4f %.1f", w, c, m / 1024 }' "$tmp/$1"
 }
 
 echo "load before: $(uptime)"
@@ -78,7 +79,7 @@ for dir in "$peer"/traces/*/; do
       [ -z "$before_bin" ] || echo "$set_name(before) $mb $(best before) $(best hta)"; } | awk '{
         xw = ($3 > 0) ? $6 / $3 : 0; xc = ($4 > 0) ? $7 / $4 : 0; mr = ($8 > 0) ? $5 / $8 : 0;
         goal = ($2 < 10) ? "-" : ((xw >= 30 && xc >= 30 && mr <= 0.1) ? "met" : "MISSED");
-        printf "%-32s %6.1f | %6.2f %6.2f %6.1f | %7.2f %7.2f %7.1f | %5.1fx %5.1fx %5.3f %s\n",
+        printf "%-32s %6.1f | %6.3f %6.3f %6.1f | %7.2f %7.2f %7.1f | %5.1fx %5.1fx %5.3f %s\n",
                $1, $2, $3, $4, $5, $6, $7, $8, xw, xc, mr, goal }'
 done
 echo "load after: $(uptime)"
