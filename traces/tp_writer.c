@@ -512,7 +512,9 @@ static uint64_t drain_ring(tp_writer *w, const tp_ring *r, uint64_t tail, uint64
         while (p < end) {
             const tp_rec_hdr *h = (const tp_rec_hdr *)p;
             uint32_t size = h->size;
-            /* size >= 8 and a multiple of 8 in one test (size - 8 wraps for 0..7), within span */
+            /* tp_rec_size_ok in one test: size >= 8 and a multiple of 8 (size - 8 wraps for
+             * 0..7), within span. Calling it here cost 17 instructions per record more
+             * (callgrind, bench_trace -n 200000: 154.2 M against 150.8 M in all). */
             if (((size - 8) & (0x80000000u | 7u)) || size > (size_t)(end - p))
                 return limit; /* a producer wrote a bad header: skip what it published */
             if (h->type != TP_REC_PAD)
