@@ -234,9 +234,8 @@ static int skip_self(void *const *pcs, int n) {
 typedef struct walk_entry {
     uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
     uint32_t n, nbp;
-    uint32_t ncmp; /* n - 1 + nbp rounded up to WALK_GROUP: slots [1, 1 + ncmp) are compared */
-    int need_bp;   /* a frame's CFA came from the live rbp: compare it */
-    uint32_t lead, lead2; /* the frames compared first: where it parts from its neighbours */
+    uint32_t ncmp;     /* n - 1 + nbp rounded up to WALK_GROUP: slots [1, 1 + ncmp) are compared */
+    int need_bp;       /* a frame's CFA came from the live rbp: compare it */
     int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
     uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
     int check;         /* need_bp || never: the hit's one test before it compares */
@@ -252,8 +251,8 @@ typedef struct walk_entry {
  * tags lie in 6 cache lines, where its entries' fields lie in 32 (~1 KB an entry). */
 typedef struct {
     uint64_t sp;                  /* e.sp; 0: empty */
-    uint64_t lead_pc, lead2_pc;   /* e.pcs[e.lead], e.pcs[e.lead2] */
-    uint32_t lead_off, lead2_off; /* e.ra_off[e.lead], e.ra_off[e.lead2] */
+    uint64_t lead_pc, lead2_pc;   /* e.pcs[lead], e.pcs[lead2] (walk_retag's leads) */
+    uint32_t lead_off, lead2_off; /* e.ra_off[lead], e.ra_off[lead2] */
     struct walk_entry *e;         /* the entry: a hit reaches it without `order`'s index */
 } walk_tag;
 
@@ -510,14 +509,15 @@ static void walk_retag(tp_stack_walks *wc, const uint8_t *order, walk_tag *tags,
         walk_entry *o = &wc->e[i];
         if (o->sp != sp)
             continue;
-        o->lead = walk_lead(o, wc, order, 0);
-        o->lead2 = o->lead ? walk_lead(o, wc, order, o->lead) : 0;
-        if (o->lead)
+        /* the frames compared first: where it parts from its neighbours */
+        uint32_t lead = walk_lead(o, wc, order, 0);
+        uint32_t lead2 = lead ? walk_lead(o, wc, order, lead) : 0;
+        if (lead)
             tags[w] = (walk_tag){o->sp,
-                                 (uint64_t)(uintptr_t)o->pcs[o->lead],
-                                 (uint64_t)(uintptr_t)o->pcs[o->lead2],
-                                 o->ra_off[o->lead],
-                                 o->ra_off[o->lead2],
+                                 (uint64_t)(uintptr_t)o->pcs[lead],
+                                 (uint64_t)(uintptr_t)o->pcs[lead2],
+                                 o->ra_off[lead],
+                                 o->ra_off[lead2],
                                  o};
         else
             *o = (walk_entry){0}, tags[w] = (walk_tag){0};
