@@ -3,12 +3,12 @@
  * For each file (plain or gzip'ed JSON, read into memory first, so no I/O is timed) it times,
  * alternating, best of N runs (default 3): yajl alone (tp_import_kineto_mem_parser walker 0:
  * zlib streaming + yajl + model building, the import before simdjson), the default import
- * (walker 1: the traceEvents array walked by simdjson On-Demand in 1 MiB pieces) and the
+ * (walker 1: the traceEvents array walked by simdjson On-Demand in 128 KiB pieces) and the
  * opt-in split parse (tp_import_kineto_mem_split: gzip inflated whole by libdeflate, the
  * array parsed by two yajl threads), each by wall clock and by process CPU time, and for gzip
  * input zlib's inflate alone (in memory, 1 MiB at a time) and `gzip -dc FILE >/dev/null` (the
  * command a user compares with: a process, its read and its inflate). `simd` walks on the
- * importing thread (`x cpu`: yajl CPU / its CPU), `simd2` on a worker thread as the import
+ * importing thread (`x cpu`: yajl CPU / its CPU), `simd2` on worker threads as the import
  * does with two cores (`x wall`: yajl wall / its wall); `vs infl` is simd2's wall speed over
  * inflate alone (1.0: as fast as decompression), `vs gzip` over `gzip -dc`'s wall speed.
  * Then the ms of tp_model_finish.
