@@ -112,7 +112,10 @@ RUNTIME_SUMMARY = """
     GROUP BY r.nameId"""
 
 # nsys's "rename CUDA kernels with NVTX": each GPU op under the innermost push/pop range open on
-# the launching thread when its launch call started; GPU ops and time per range.
+# the launching thread when its launch call started; GPU ops and time per range. Written so it
+# is well defined: of two ranges that start at the same nanosecond the shorter is the inner
+# one, and an op whose launch call was dropped (a full ring under load) stays, with no range,
+# as the report's unattributed ops do, instead of vanishing in an inner join.
 GPU_BY_RANGE = """
     WITH ops AS (
         SELECT correlationId, end - start AS dur FROM CUPTI_ACTIVITY_KIND_KERNEL
@@ -120,13 +123,13 @@ GPU_BY_RANGE = """
         UNION ALL SELECT correlationId, end - start FROM CUPTI_ACTIVITY_KIND_MEMSET),
     launches AS (
         SELECT r.start, r.globalTid, o.dur FROM ops AS o
-        JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = o.correlationId),
+        LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = o.correlationId),
     named AS (
         SELECT l.dur, (SELECT COALESCE(e.text, s.value) FROM NVTX_EVENTS AS e
                        LEFT JOIN StringIds AS s ON s.id = e.textId
                        WHERE e.eventType = 59 AND e.globalTid = l.globalTid
                          AND e.start <= l.start AND e.end > l.start
-                       ORDER BY e.start DESC LIMIT 1) AS range
+                       ORDER BY e.start DESC, e.end ASC LIMIT 1) AS range
         FROM launches AS l)
     SELECT range, COUNT(*), SUM(dur) FROM named GROUP BY range"""
 
