@@ -1,4 +1,5 @@
-/* tp_sort: LSD radix sort, 8 bits per pass, passes where every key has the same byte skipped.
+/* tp_sort: LSD radix sort, 8 bits per pass, passes where every key has the same byte skipped
+ * (or, where that takes fewer passes, digits of up to 11 bits over the bits that vary).
  * A first read of the keys finds the bits that vary (and whether they are sorted already);
  * only those byte positions get a histogram and a pass, which scatters keys (and rows) into
  * a scratch buffer before the buffers swap. Small inputs take an insertion sort, which is
@@ -45,38 +46,69 @@ static uint64_t varying_bits(const uint64_t *key, size_t n, int *sorted) {
     return diff;
 }
 
-/* Counts of every byte value at the byte positions whose bit is set in `passes`. */
-static void histogram(const uint64_t *key, size_t n, unsigned passes, size_t (*count)[RADIX]) {
+/* Digits of up to MAX_BITS bits: a key that varies in 38 bits (nanosecond timestamps of a
+ * few minutes) takes 4 passes of 10 bits instead of 5 of 8; the histograms (2048 counts a
+ * pass) still fit in L2. */
+#define MAX_BITS 11
+#define MAX_PASSES 8
+
+/* The passes of one sort: digit p is (key >> shift[p]) & mask[p]. */
+typedef struct {
+    int n;
+    int shift[MAX_PASSES];
+    uint64_t mask[MAX_PASSES];
+} plan_t;
+
+/* The fewer of: one 8-bit pass per byte in which keys differ (bytes where all agree move
+ * nothing), or equal digits of <= MAX_BITS bits over the span from the lowest to the
+ * highest varying bit. Every digit covers only bits above the previous one's, so LSD order
+ * over them is the order of the keys. */
+static void plan_passes(uint64_t diff, plan_t *pl) {
+    pl->n = 0;
     for (int p = 0; p < PASSES; p++)
-        if (passes >> p & 1)
-            memset(count[p], 0, sizeof count[p]);
-    for (int p = 0; p < PASSES; p++) {
-        if (!(passes >> p & 1))
-            continue;
-        size_t *c = count[p];
-        int shift = p * RADIX_BITS;
-        for (size_t i = 0; i < n; i++)
-            c[(key[i] >> shift) & (RADIX - 1)]++;
+        if ((diff >> (p * RADIX_BITS)) & (RADIX - 1)) {
+            pl->shift[pl->n] = p * RADIX_BITS;
+            pl->mask[pl->n++] = RADIX - 1;
+        }
+    int lo = __builtin_ctzll(diff), hi = 63 - __builtin_clzll(diff), span = hi - lo + 1;
+    int np = (span + MAX_BITS - 1) / MAX_BITS;
+    if (np >= pl->n)
+        return;
+    int w = (span + np - 1) / np;
+    pl->n = np;
+    for (int p = 0; p < np; p++) {
+        pl->shift[p] = lo + p * w;
+        pl->mask[p] = (UINT64_C(1) << w) - 1;
     }
 }
 
-/* One stable scatter pass by the byte at `shift`, from (k, r) into (k2, r2). */
+/* Counts of every digit value of every pass, in one read of the keys. */
+static void histogram(const uint64_t *key, size_t n, const plan_t *pl, size_t *count) {
+    memset(count, 0, (size_t)pl->n * ((size_t)1 << MAX_BITS) * sizeof *count);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key[i];
+        for (int p = 0; p < pl->n; p++)
+            count[((size_t)p << MAX_BITS) + ((k >> pl->shift[p]) & pl->mask[p])]++;
+    }
+}
+
+/* One stable scatter pass by the digit (k >> shift) & mask, from (k, r) into (k2, r2). */
 static void scatter(const uint64_t *k, const uint32_t *r, uint64_t *k2, uint32_t *r2, size_t n,
-                    int shift, const size_t *count) {
-    size_t at[RADIX], sum = 0;
-    for (int b = 0; b < RADIX; b++) {
+                    int shift, uint64_t mask, const size_t *count, size_t *at) {
+    size_t sum = 0;
+    for (uint64_t b = 0; b <= mask; b++) {
         at[b] = sum;
         sum += count[b];
     }
     if (r) {
         for (size_t i = 0; i < n; i++) {
-            size_t d = at[(k[i] >> shift) & (RADIX - 1)]++;
+            size_t d = at[(k[i] >> shift) & mask]++;
             k2[d] = k[i];
             r2[d] = r[i];
         }
     } else {
         for (size_t i = 0; i < n; i++)
-            k2[at[(k[i] >> shift) & (RADIX - 1)]++] = k[i];
+            k2[at[(k[i] >> shift) & mask]++] = k[i];
     }
 }
 
@@ -93,23 +125,22 @@ void tp_sort_pairs_s(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s) {
     uint64_t diff = varying_bits(key, n, &sorted);
     if (sorted)
         return;
-    unsigned passes = 0; /* the byte positions in which keys differ: the only passes needed */
-    for (int p = 0; p < PASSES; p++)
-        if ((diff >> (p * RADIX_BITS)) & (RADIX - 1))
-            passes |= 1u << p;
-    size_t count[PASSES][RADIX]; /* 16 KiB */
-    histogram(key, n, passes, count);
+    plan_t pl;
+    plan_passes(diff, &pl);
+    /* the histograms and the running offsets: up to 136 KiB, too much for a stack */
+    size_t *count = tp_mem_xalloc(((size_t)pl.n + 1) << MAX_BITS, sizeof *count);
+    size_t *at = count + ((size_t)pl.n << MAX_BITS);
+    histogram(key, n, &pl, count);
     uint64_t *k = key, *k2 = tp_scratch_get(s, n, sizeof *k2);
     uint32_t *r = row, *r2 = row ? tp_scratch_get(s, n, sizeof *r2) : NULL;
-    for (int p = 0; p < PASSES; p++) {
-        if (!(passes >> p & 1))
-            continue; /* every key has the same byte here: the pass would not move anything */
-        scatter(k, r, k2, r2, n, p * RADIX_BITS, count[p]);
+    for (int p = 0; p < pl.n; p++) {
+        scatter(k, r, k2, r2, n, pl.shift[p], pl.mask[p], count + ((size_t)p << MAX_BITS), at);
         uint64_t *tk = k;
         k = k2, k2 = tk;
         uint32_t *tr = r;
         r = r2, r2 = tr;
     }
+    free(count);
     if (k != key) { /* an odd number of passes ran: the result is in the scratch buffers */
         memcpy(key, k, n * sizeof *key);
         if (row)

@@ -140,15 +140,20 @@ static int cmp_keyrow(const void *a, const void *b) {
     return (x->row > y->row) - (x->row < y->row);
 }
 
-/* Key then row, rows given in any order, as the qsort it replaced. */
+/* Key then row, rows given in any order, as the qsort it replaced; keys of a narrow range
+ * (sorted packed with the row) and of the full 64 bits (that do not fit beside a row). */
 static void test_keyrow_sort(void) {
     enum { N = 3000 };
     tp_an_keyrow *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
     uint64_t s = 5;
-    for (int ascending = 0; ascending < 2; ascending++) {
-        for (size_t i = 0; i < N; i++)
-            a[i] = b[i] = (tp_an_keyrow){(int64_t)(rnd(&s) % 40) - 20,
-                                         ascending ? i : (size_t)(rnd(&s) % 1000)};
+    for (int mode = 0; mode < 4; mode++) {
+        int ascending = mode & 1, wide = mode >> 1;
+        for (size_t i = 0; i < N; i++) {
+            int64_t k = wide ? (int64_t)rnd(&s) : (int64_t)(rnd(&s) % 40) - 20;
+            if (wide && i % 3 == 0 && i)
+                k = a[i - 1].key; /* ties among wide keys too */
+            a[i] = b[i] = (tp_an_keyrow){k, ascending ? i : (size_t)(rnd(&s) % 1000)};
+        }
         tp_an_keyrow_sort(a, N, NULL);
         qsort(b, N, sizeof *b, cmp_keyrow);
         size_t bad = N;
