@@ -141,7 +141,7 @@ static int cmp_keyrow(const void *a, const void *b) {
 }
 
 /* Key then row, rows given in any order, as the qsort it replaced; keys of a narrow range
- * (sorted packed with the row) and of the full 64 bits (that do not fit beside a row). */
+ * and of the full 64 bits. */
 static void test_keyrow_sort(void) {
     enum { N = 3000 };
     tp_an_keyrow *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
