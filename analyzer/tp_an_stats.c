@@ -41,10 +41,40 @@ static int any_nan(const double *v, size_t n) {
 /* Ascending, as qsort with cmp_double leaves numbers (the radix sort orders every value the
  * comparison distinguishes the same way). NaNs compare as neither smaller nor larger, so
  * where one is present the order is qsort's own, and qsort keeps it. */
+/* Whole numbers within a span of COUNT_SPAN (the queue's lengths, counts): sorted by
+ * counting, which writes the same ascending array as the radix sort (each value is lo + its
+ * offset, exact below 2^53) in two reads and one write instead of 3-4 passes over 8-byte
+ * keys. Returns 0 (v untouched) for anything else; -0.0 too, which the radix sort orders
+ * before 0.0 and counting would not tell apart. No NaN in v. */
+#define COUNT_SPAN 4096
+static int sort_counting(double *v, size_t n) {
+    if (n < COUNT_SPAN)
+        return 0;
+    double lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    if (!(lo > -9007199254740992.0 && hi < 9007199254740992.0 && hi - lo < COUNT_SPAN))
+        return 0;
+    size_t count[COUNT_SPAN] = {0};
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        if ((double)(int64_t)x != x || (x == 0 && signbit(x)))
+            return 0;
+        count[(size_t)(x - lo)]++;
+    }
+    size_t at = 0;
+    for (size_t b = 0; b <= (size_t)(hi - lo); b++)
+        for (double x = lo + (double)b; count[b]; count[b]--)
+            v[at++] = x;
+    return 1;
+}
+
 static void sort_values(double *v, size_t n) {
     if (any_nan(v, n))
         qsort(v, n, sizeof *v, cmp_double);
-    else
+    else if (!sort_counting(v, n))
         tp_sort_f64(v, n);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tp_an_launch.h"
+#include "tp_sort.h"
 #include "tp_test.h"
 
 static uint64_t rnd(uint64_t *s) {
@@ -328,6 +329,37 @@ static void test_argsort_shortcut(void) {
     free(k), free(got), free(want);
 }
 
+/* Whole numbers in a narrow span are sorted by counting: the same array (bit for bit) and
+ * figures as the radix sort; -0.0, fractions and wide spans take the radix sort. */
+static void test_describe_counting(void) {
+    enum { N = 20000 };
+    double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    uint64_t s = 11;
+    for (int mode = 0; mode < 5; mode++) {
+        for (size_t i = 0; i < N; i++)
+            a[i] = mode == 3 ? (double)(rnd(&s) % 9000) : (double)(rnd(&s) % 300) - 150;
+        if (mode == 1)
+            a[N / 2] = -0.0;
+        if (mode == 2)
+            a[7] = 0.5;
+        if (mode == 4)
+            a[3] = 1e300; /* wide */
+        memcpy(b, a, N * sizeof *a);
+        tp_an_describe_t x, y;
+        tp_an_describe(a, N, &x);
+        tp_sort_f64(b, N);
+        CHECK(memcmp(a, b, N * sizeof *a) == 0);
+        double sum = 0;
+        for (size_t i = 0; i < N; i++)
+            sum += b[i];
+        y.sum = sum;
+        CHECK(x.sum == y.sum);
+        CHECK(x.min == b[0] && x.max == b[N - 1]);
+        CHECK(x.p50 == tp_an_percentile_sorted(b, N, 50));
+    }
+    free(a), free(b);
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -335,6 +367,7 @@ int main(void) {
     TP_RUN(test_percentile_by_selection);
     TP_RUN(test_dist_matches_describe);
     TP_RUN(test_keyrow_sort);
+    TP_RUN(test_describe_counting);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     return tp_test_summary();
