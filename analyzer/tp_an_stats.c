@@ -122,18 +122,18 @@ static void select_nth(double *v, size_t n, size_t k) {
             swap_dbl(&v[j], &v[j - 1]);
 }
 
-double tp_an_percentile(double *v, size_t n, double q) {
-    if (n == 0)
-        return NAN;
-    if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
-        qsort(v, n, sizeof *v, cmp_double);
-        return tp_an_percentile_sorted(v, n, q);
-    }
+/* The percentile q of v[0..n) (no NaN, n > 0) by selection, where v[0..from) hold the
+ * `from` smallest values already (from <= the index selected, or one past it when v[index]
+ * is in its place too: after a selection of a lower percentile): only v[from..n) is
+ * searched. Sets *at to the index of the lower neighbour. */
+static double percentile_from(double *v, size_t n, double q, size_t from, size_t *at) {
     double pos = (double)(n - 1) * (q / 100.0); /* as tp_an_percentile_sorted */
     size_t lo = (size_t)floor(pos);
     if (lo >= n - 1)
         lo = n - 1;
-    select_nth(v, n, lo);
+    *at = lo;
+    if (lo >= from)
+        select_nth(v + from, n - from, lo - from);
     if (lo == n - 1)
         return v[lo];
     double next = v[lo + 1]; /* the sorted neighbour: the smallest value after v[lo] */
@@ -141,6 +141,29 @@ double tp_an_percentile(double *v, size_t n, double q) {
         next = v[i] < next ? v[i] : next;
     double pair[2] = {v[lo], next}; /* the sorted array's v[lo] and v[lo + 1] */
     return percentile_between(pair, pos - (double)lo);
+}
+
+double tp_an_percentile(double *v, size_t n, double q) {
+    if (n == 0)
+        return NAN;
+    if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
+        qsort(v, n, sizeof *v, cmp_double);
+        return tp_an_percentile_sorted(v, n, q);
+    }
+    size_t at;
+    return percentile_from(v, n, q, 0, &at);
+}
+
+void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
+    if (n == 0 || any_nan(v, n)) {
+        *p1 = tp_an_percentile(v, n, q1);
+        *p2 = tp_an_percentile(v, n, q2);
+        return;
+    }
+    size_t at;
+    *p1 = percentile_from(v, n, q1, 0, &at);
+    /* v[0..at] are the at + 1 smallest now: the second selection searches above them */
+    *p2 = percentile_from(v, n, q2, at + 1, &at);
 }
 
 int tp_an_sum_exact(const double *v, size_t n, double *sum) {

@@ -360,6 +360,27 @@ static void test_describe_counting(void) {
     free(a), free(b);
 }
 
+/* Two percentiles at once: the same doubles as tp_an_percentile_sorted on the sorted
+ * values, for pairs of equal, near and far ranks, with ties, and tiny n. */
+static void test_percentile2(void) {
+    const double qs[][2] = {{50, 95}, {50, 90}, {50, 50}, {0, 100}, {95, 100}, {10, 11}};
+    const size_t ns[] = {1, 2, 3, 17, 1000, 4099};
+    uint64_t s = 3;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof qs / sizeof *qs; b++) {
+            size_t n = ns[a];
+            double *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+            for (size_t i = 0; i < n; i++)
+                v[i] = w[i] = (double)(rnd(&s) % (b % 2 ? 7 : 100000)) / 4;
+            tp_sort_f64(w, n);
+            double p1, p2;
+            tp_an_percentile2(v, n, qs[b][0], qs[b][1], &p1, &p2);
+            CHECK(p1 == tp_an_percentile_sorted(w, n, qs[b][0]));
+            CHECK(p2 == tp_an_percentile_sorted(w, n, qs[b][1]));
+            free(v), free(w);
+        }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -368,6 +389,7 @@ int main(void) {
     TP_RUN(test_dist_matches_describe);
     TP_RUN(test_keyrow_sort);
     TP_RUN(test_describe_counting);
+    TP_RUN(test_percentile2);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     return tp_test_summary();
