@@ -20,8 +20,7 @@ void tp_an_dist_of(double *v, size_t n, tp_an_dist *d) {
             d->min = v[i] < d->min ? v[i] : d->min;
             d->max = v[i] > d->max ? v[i] : d->max;
         }
-        d->p50 = tp_an_percentile(v, n, 50);
-        d->p95 = tp_an_percentile(v, n, 95);
+        tp_an_percentile2(v, n, 50, 95, &d->p50, &d->p95);
         return;
     }
     tp_an_describe_t s;

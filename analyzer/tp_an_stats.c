@@ -41,10 +41,40 @@ static int any_nan(const double *v, size_t n) {
 /* Ascending, as qsort with cmp_double leaves numbers (the radix sort orders every value the
  * comparison distinguishes the same way). NaNs compare as neither smaller nor larger, so
  * where one is present the order is qsort's own, and qsort keeps it. */
+/* Whole numbers within a span of COUNT_SPAN (the queue's lengths, counts): sorted by
+ * counting, which writes the same ascending array as the radix sort (each value is lo + its
+ * offset, exact below 2^53) in two reads and one write instead of 3-4 passes over 8-byte
+ * keys. Returns 0 (v untouched) for anything else; -0.0 too, which the radix sort orders
+ * before 0.0 and counting would not tell apart. No NaN in v. */
+#define COUNT_SPAN 4096
+static int sort_counting(double *v, size_t n) {
+    if (n < COUNT_SPAN)
+        return 0;
+    double lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    if (!(lo > -9007199254740992.0 && hi < 9007199254740992.0 && hi - lo < COUNT_SPAN))
+        return 0;
+    size_t count[COUNT_SPAN] = {0};
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        if ((double)(int64_t)x != x || (x == 0 && signbit(x)))
+            return 0;
+        count[(size_t)(x - lo)]++;
+    }
+    size_t at = 0;
+    for (size_t b = 0; b <= (size_t)(hi - lo); b++)
+        for (double x = lo + (double)b; count[b]; count[b]--)
+            v[at++] = x;
+    return 1;
+}
+
 static void sort_values(double *v, size_t n) {
     if (any_nan(v, n))
         qsort(v, n, sizeof *v, cmp_double);
-    else
+    else if (!sort_counting(v, n))
         tp_sort_f64(v, n);
 }
 
@@ -92,18 +122,18 @@ static void select_nth(double *v, size_t n, size_t k) {
             swap_dbl(&v[j], &v[j - 1]);
 }
 
-double tp_an_percentile(double *v, size_t n, double q) {
-    if (n == 0)
-        return NAN;
-    if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
-        qsort(v, n, sizeof *v, cmp_double);
-        return tp_an_percentile_sorted(v, n, q);
-    }
+/* The percentile q of v[0..n) (no NaN, n > 0) by selection, where v[0..from) hold the
+ * `from` smallest values already (from <= the index selected, or one past it when v[index]
+ * is in its place too: after a selection of a lower percentile): only v[from..n) is
+ * searched. Sets *at to the index of the lower neighbour. */
+static double percentile_from(double *v, size_t n, double q, size_t from, size_t *at) {
     double pos = (double)(n - 1) * (q / 100.0); /* as tp_an_percentile_sorted */
     size_t lo = (size_t)floor(pos);
     if (lo >= n - 1)
         lo = n - 1;
-    select_nth(v, n, lo);
+    *at = lo;
+    if (lo >= from)
+        select_nth(v + from, n - from, lo - from);
     if (lo == n - 1)
         return v[lo];
     double next = v[lo + 1]; /* the sorted neighbour: the smallest value after v[lo] */
@@ -111,6 +141,29 @@ double tp_an_percentile(double *v, size_t n, double q) {
         next = v[i] < next ? v[i] : next;
     double pair[2] = {v[lo], next}; /* the sorted array's v[lo] and v[lo + 1] */
     return percentile_between(pair, pos - (double)lo);
+}
+
+double tp_an_percentile(double *v, size_t n, double q) {
+    if (n == 0)
+        return NAN;
+    if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
+        qsort(v, n, sizeof *v, cmp_double);
+        return tp_an_percentile_sorted(v, n, q);
+    }
+    size_t at;
+    return percentile_from(v, n, q, 0, &at);
+}
+
+void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
+    if (n == 0 || any_nan(v, n)) {
+        *p1 = tp_an_percentile(v, n, q1);
+        *p2 = tp_an_percentile(v, n, q2);
+        return;
+    }
+    size_t at;
+    *p1 = percentile_from(v, n, q1, 0, &at);
+    /* v[0..at] are the at + 1 smallest now: the second selection searches above them */
+    *p2 = percentile_from(v, n, q2, at + 1, &at);
 }
 
 int tp_an_sum_exact(const double *v, size_t n, double *sum) {
@@ -360,11 +413,28 @@ static int cmp_keyrow(const void *a, const void *b) {
     return (x->row > y->row) - (x->row < y->row);
 }
 
+/* Rows ascending and below 2^32: the keys and rows sorted as pairs by key (stable, so rows
+ * stay ascending within a key) and written back, instead of sorting indices and gathering the
+ * 16-byte structs into a copy (10-15 % faster on 4.8 M, and 16 bytes a row less scratch). */
+static void keyrow_sort_pairs(tp_an_keyrow *a, size_t n, tp_scratch *s) {
+    uint64_t *k = tp_scratch_get(s, n, sizeof *k);
+    uint32_t *r = tp_scratch_get(s, n, sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        k[i] = tp_sort_key_i64(a[i].key), r[i] = (uint32_t)a[i].row;
+    tp_sort_pairs_s(k, r, n, s);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (tp_an_keyrow){(int64_t)(k[i] ^ (UINT64_C(1) << 63)), r[i]};
+    tp_scratch_put(s, k);
+    tp_scratch_put(s, r);
+}
+
 void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n, tp_scratch *s) {
     int rows_ascending = 1;
     for (size_t i = 1; i < n && rows_ascending; i++)
         rows_ascending = a[i - 1].row <= a[i].row;
-    if (rows_ascending) /* the usual case: a stable sort by key alone gives (key, row) */
+    if (rows_ascending && n && a[n - 1].row <= UINT32_MAX)
+        keyrow_sort_pairs(a, n, s); /* the usual case: a stable sort by key gives (key, row) */
+    else if (rows_ascending)
         tp_sort_structs_i64_s(a, n, sizeof *a, offsetof(tp_an_keyrow, key), s);
     else
         qsort(a, n, sizeof *a, cmp_keyrow);

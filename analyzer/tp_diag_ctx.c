@@ -179,8 +179,7 @@ static void count_steps(tp_diag_ctx *d) {
     /* The step time distribution: one definition for the report, diff and the cross-rank
      * table (stragglers are judged on the median, which one slow first step cannot move). */
     d->out->step_mean_ns = n ? sum / (double)n : NAN;
-    d->out->step_p50_ns = tp_an_percentile(dur, n, 50);
-    d->out->step_p90_ns = tp_an_percentile(dur, n, 90);
+    tp_an_percentile2(dur, n, 50, 90, &d->out->step_p50_ns, &d->out->step_p90_ns);
     free(dur);
 }
 

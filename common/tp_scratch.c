@@ -73,6 +73,29 @@ static void *take(tp_scratch *s, size_t bytes) {
     return p;
 }
 
+/* The largest kept block, taken out of the cache; NULL when none. */
+static void *take_largest(tp_scratch *s) {
+    if (!s->n)
+        return NULL;
+    size_t best = 0;
+    for (size_t i = 1; i < s->n; i++)
+        if (cap_of(s->keep[i]) > cap_of(s->keep[best]))
+            best = i;
+    void *p = s->keep[best];
+    memmove(s->keep + best, s->keep + best + 1, (--s->n - best) * sizeof *s->keep);
+    s->kept -= cap_of(p);
+    return p;
+}
+
+/* Kept block `p` (too small) resized to `bytes`: glibc moves a mapped block with mremap,
+ * which keeps its pages, so only the part beyond the old size is fresh (a new block would be
+ * fresh throughout, and the kept one would stay resident beside it). */
+static void *grow(void *p, size_t bytes) {
+    blk_head *h = tp_mem_xrealloc(head(p), 1, sizeof *h + bytes);
+    h->cap = bytes;
+    return h + 1;
+}
+
 static void *fresh(size_t bytes, int zero) {
     blk_head *h = zero ? tp_mem_xcalloc(1, sizeof *h + bytes) : tp_mem_xalloc(1, sizeof *h + bytes);
     h->cap = bytes;
@@ -85,12 +108,16 @@ static void *get(tp_scratch *s, size_t n, size_t size, int zero) {
         fprintf(stderr, "trainprof: out of memory (%zu x %zu bytes)\n", n, size);
         abort(); /* as tp_mem's aborting family does */
     }
-    void *p = NULL;
+    void *p = NULL, *small = NULL;
     if (s && bytes >= TP_SCRATCH_MIN) {
         pthread_mutex_lock(&s->mu);
         p = take(s, bytes);
+        if (!p)
+            small = take_largest(s);
         pthread_mutex_unlock(&s->mu);
     }
+    if (small)
+        p = grow(small, bytes);
     if (!p)
         return fresh(bytes, zero); /* calloc: fresh mmapped pages need no memset */
     if (zero)

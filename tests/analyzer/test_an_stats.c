@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tp_an_launch.h"
+#include "tp_sort.h"
 #include "tp_test.h"
 
 static uint64_t rnd(uint64_t *s) {
@@ -140,15 +141,20 @@ static int cmp_keyrow(const void *a, const void *b) {
     return (x->row > y->row) - (x->row < y->row);
 }
 
-/* Key then row, rows given in any order, as the qsort it replaced. */
+/* Key then row, rows given in any order, as the qsort it replaced; keys of a narrow range
+ * and of the full 64 bits. */
 static void test_keyrow_sort(void) {
     enum { N = 3000 };
     tp_an_keyrow *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
     uint64_t s = 5;
-    for (int ascending = 0; ascending < 2; ascending++) {
-        for (size_t i = 0; i < N; i++)
-            a[i] = b[i] = (tp_an_keyrow){(int64_t)(rnd(&s) % 40) - 20,
-                                         ascending ? i : (size_t)(rnd(&s) % 1000)};
+    for (int mode = 0; mode < 4; mode++) {
+        int ascending = mode & 1, wide = mode >> 1;
+        for (size_t i = 0; i < N; i++) {
+            int64_t k = wide ? (int64_t)rnd(&s) : (int64_t)(rnd(&s) % 40) - 20;
+            if (wide && i % 3 == 0 && i)
+                k = a[i - 1].key; /* ties among wide keys too */
+            a[i] = b[i] = (tp_an_keyrow){k, ascending ? i : (size_t)(rnd(&s) % 1000)};
+        }
         tp_an_keyrow_sort(a, N, NULL);
         qsort(b, N, sizeof *b, cmp_keyrow);
         size_t bad = N;
@@ -323,6 +329,58 @@ static void test_argsort_shortcut(void) {
     free(k), free(got), free(want);
 }
 
+/* Whole numbers in a narrow span are sorted by counting: the same array (bit for bit) and
+ * figures as the radix sort; -0.0, fractions and wide spans take the radix sort. */
+static void test_describe_counting(void) {
+    enum { N = 20000 };
+    double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    uint64_t s = 11;
+    for (int mode = 0; mode < 5; mode++) {
+        for (size_t i = 0; i < N; i++)
+            a[i] = mode == 3 ? (double)(rnd(&s) % 9000) : (double)(rnd(&s) % 300) - 150;
+        if (mode == 1)
+            a[N / 2] = -0.0;
+        if (mode == 2)
+            a[7] = 0.5;
+        if (mode == 4)
+            a[3] = 1e300; /* wide */
+        memcpy(b, a, N * sizeof *a);
+        tp_an_describe_t x, y;
+        tp_an_describe(a, N, &x);
+        tp_sort_f64(b, N);
+        CHECK(memcmp(a, b, N * sizeof *a) == 0);
+        double sum = 0;
+        for (size_t i = 0; i < N; i++)
+            sum += b[i];
+        y.sum = sum;
+        CHECK(x.sum == y.sum);
+        CHECK(x.min == b[0] && x.max == b[N - 1]);
+        CHECK(x.p50 == tp_an_percentile_sorted(b, N, 50));
+    }
+    free(a), free(b);
+}
+
+/* Two percentiles at once: the same doubles as tp_an_percentile_sorted on the sorted
+ * values, for pairs of equal, near and far ranks, with ties, and tiny n. */
+static void test_percentile2(void) {
+    const double qs[][2] = {{50, 95}, {50, 90}, {50, 50}, {0, 100}, {95, 100}, {10, 11}};
+    const size_t ns[] = {1, 2, 3, 17, 1000, 4099};
+    uint64_t s = 3;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof qs / sizeof *qs; b++) {
+            size_t n = ns[a];
+            double *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+            for (size_t i = 0; i < n; i++)
+                v[i] = w[i] = (double)(rnd(&s) % (b % 2 ? 7 : 100000)) / 4;
+            tp_sort_f64(w, n);
+            double p1, p2;
+            tp_an_percentile2(v, n, qs[b][0], qs[b][1], &p1, &p2);
+            CHECK(p1 == tp_an_percentile_sorted(w, n, qs[b][0]));
+            CHECK(p2 == tp_an_percentile_sorted(w, n, qs[b][1]));
+            free(v), free(w);
+        }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -330,6 +388,8 @@ int main(void) {
     TP_RUN(test_percentile_by_selection);
     TP_RUN(test_dist_matches_describe);
     TP_RUN(test_keyrow_sort);
+    TP_RUN(test_describe_counting);
+    TP_RUN(test_percentile2);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     return tp_test_summary();

@@ -1,7 +1,7 @@
 /* Tests of tp_sort: every sort agrees with a comparison sort (qsort with an explicit tie
  * rule) on random inputs of many sizes, with many ties, negative values, keys that differ
- * only in high bytes, already sorted and reversed input; stability is checked by the rows
- * that come out with equal keys. */
+ * only in high bytes or in bit ranges that are not whole bytes, a few ascending runs, already
+ * sorted and reversed input; stability is checked by the rows that come out with equal keys. */
 #include "tp_sort.h"
 
 #include <stddef.h>
@@ -43,6 +43,14 @@ static int64_t make_key(uint64_t *s, int shape, size_t i, size_t n) {
         return (int64_t)(rnd(s) % 5) << 56;
     case 4:
         return (int64_t)i; /* already sorted */
+    case 5:
+        return (int64_t)((rnd(s) % (1u << 23)) << 3); /* 23 bits from bit 3: 11-bit digits */
+    case 6:
+        return (int64_t)((rnd(s) % 3) << 40 | rnd(s) % 256); /* two bytes far apart */
+    case 7: /* two ascending runs with ties within and across them: merged */
+        return (int64_t)((i < n / 2 ? i : i - n / 2) / 3);
+    case 8: /* five ascending runs */
+        return (int64_t)((i % (n / 5 + 1)) / 2);
     default:
         return (int64_t)(n - i); /* reversed */
     }
@@ -66,7 +74,7 @@ static void check_rows(const int64_t *col, size_t n) {
 static void test_order_matches_stable_qsort(void) {
     const size_t sizes[] = {0, 1, 2, 5, 47, 48, 49, 200, 1000, 70000};
     uint64_t s = 0x9e3779b97f4a7c15ull;
-    for (int shape = 0; shape < 6; shape++)
+    for (int shape = 0; shape < 10; shape++)
         for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
             size_t n = sizes[z];
             int64_t *col = malloc((n + 1) * sizeof *col);
