@@ -6,26 +6,53 @@
 #include <string.h>
 
 #include "tp_an_stats.h"
-#include "tp_sort.h"
+#include "tp_hash.h"
 
-/* One op or range call, before grouping. */
+/* The table's groups by (cat, name, shapes), found through an open-addressing table of
+ * group indexes + 1 (0: empty slot). The calls are added in view order, one at a time: a
+ * group's sums and its first forward name come out as a stable sort of all the calls by
+ * (cat, name, shapes) gave them, without the per-call array and its sort (up to ~70 bytes a
+ * CPU call at once: the analysis's peak, docs/PERFORMANCE.md). */
 typedef struct {
-    uint32_t name, shapes, fwd_name;
-    uint32_t cat; /* a tp_cat; 32 bits for the radix sort */
-    int64_t dur, self;
-} call;
+    tp_an_cpuops *out;
+    size_t cap_ops;
+    uint32_t *slot;
+    size_t mask; /* slots - 1; slots a power of two, at least twice the groups */
+} groups;
 
-static int cmp_call(const void *a, const void *b) {
-    const call *x = a, *y = b;
-    if (x->cat != y->cat)
-        return x->cat < y->cat ? -1 : 1;
-    if (x->name != y->name)
-        return x->name < y->name ? -1 : 1;
-    return (x->shapes > y->shapes) - (x->shapes < y->shapes);
+static uint64_t group_hash(uint32_t name, uint32_t shapes, uint8_t cat) {
+    return tp_hash_mix64(((uint64_t)name << 32 | shapes) ^ ((uint64_t)cat << 56));
 }
 
-/* Forward ops by autograd sequence number: the outermost first, and among those the latest:
- * ops that ran before the one that created the autograd node saw the same (next) number. */
+static void groups_rehash(groups *g, size_t slots) {
+    free(g->slot);
+    g->slot = tp_an_alloc(slots, sizeof *g->slot);
+    g->mask = slots - 1;
+    for (size_t k = 0; k < g->out->n; k++) {
+        const tp_an_cpuop *o = &g->out->op[k];
+        size_t h = group_hash(o->name, o->shapes, o->cat) & g->mask;
+        while (g->slot[h])
+            h = (h + 1) & g->mask;
+        g->slot[h] = (uint32_t)(k + 1);
+    }
+}
+
+static tp_an_cpuop *group_of(groups *g, uint32_t name, uint32_t shapes, uint8_t cat) {
+    size_t h = group_hash(name, shapes, cat) & g->mask;
+    for (; g->slot[h]; h = (h + 1) & g->mask) {
+        tp_an_cpuop *o = &g->out->op[g->slot[h] - 1];
+        if (o->name == name && o->shapes == shapes && o->cat == cat)
+            return o;
+    }
+    tp_an_cpuops *out = g->out;
+    tp_an_grow((void **)&out->op, &g->cap_ops, out->n + 1, sizeof *out->op);
+    out->op[out->n] = (tp_an_cpuop){.name = name, .shapes = shapes, .cat = cat};
+    g->slot[h] = (uint32_t)(++out->n);
+    if (2 * out->n > g->mask + 1)
+        groups_rehash(g, 2 * (g->mask + 1));
+    return &out->op[out->n - 1];
+}
+
 typedef struct {
     int64_t seq;
     uint16_t depth;
@@ -122,15 +149,16 @@ static uint32_t forward_name(const tp_events *ev, const fwd_op *f, size_t n, siz
     return lo < n && f[lo].seq == tp_ev_seq(ev, row) ? ev->name[f[lo].row] : 0;
 }
 
-/* The calls of the table, one per model row; sets out->span and out->has_shapes. */
-static call *collect(const tp_an_view *v, tp_an_cpuops *out, size_t *n) {
+/* Adds the table's calls, one per view row, to their groups; sets out->span, out->self_sum
+ * and out->has_shapes. */
+static void collect(const tp_an_view *v, tp_an_cpuops *out) {
     const tp_events *ev = &v->r->ev;
     int64_t *sum = child_sums(ev);
     size_t nf;
     fwd_op *f = forward_ops(ev, &nf);
-    call *c = tp_an_alloc(v->n + 1, sizeof *c);
+    groups g = {.out = out};
+    groups_rehash(&g, 64);
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-    *n = 0;
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
         if (v->gpu[i])
@@ -140,16 +168,18 @@ static call *collect(const tp_an_view *v, tp_an_cpuops *out, size_t *n) {
         if (!is_table_row(v, i))
             continue;
         out->has_shapes |= tp_ev_shapes(ev, row) != 0;
-        c[(*n)++] = (call){ev->name[row],
-                           v->opts.ops_by_shapes ? tp_ev_shapes(ev, row) : 0,
-                           forward_name(ev, f, nf, row),
-                           ev->cat[row],
-                           tp_ev_dur(ev, row),
-                           tp_ev_dur(ev, row) - sum[row]};
+        int64_t dur = tp_ev_dur(ev, row), self = dur - sum[row];
+        tp_an_cpuop *o = group_of(&g, ev->name[row],
+                                  v->opts.ops_by_shapes ? tp_ev_shapes(ev, row) : 0, ev->cat[row]);
+        o->count++;
+        o->total = tp_an_add(o->total, dur);
+        o->self = tp_an_add(o->self, self);
+        out->self_sum = tp_an_add(out->self_sum, self);
+        if (!o->fwd_name)
+            o->fwd_name = forward_name(ev, f, nf, row);
     }
     out->span = t1 > t0 ? t1 - t0 : 0;
-    free(sum), free(f);
-    return c;
+    free(sum), free(f), free(g.slot);
 }
 
 static int cmp_op(const void *a, const void *b, int by_total) {
@@ -174,30 +204,11 @@ void tp_an_cpuops_run(const tp_an_view *v, tp_an_cpuops *out) {
     memset(out, 0, sizeof *out);
     out->by_shapes = v->opts.ops_by_shapes != 0;
     out->by_total = v->opts.ops_by_total != 0;
-    size_t n;
-    call *c = collect(v, out, &n);
-    /* stable, as glibc's merge sort was: the first fwd_name of a group stays the same */
-    const tp_sort_field by[] = {
-        {offsetof(call, cat), 1}, {offsetof(call, name), 1}, {offsetof(call, shapes), 1}};
-    tp_sort_structs(c, n, sizeof *c, by, 3);
-    out->op = tp_an_alloc(n + 1, sizeof *out->op);
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || cmp_call(&c[i], &c[i - 1]))
-            out->op[out->n++] =
-                (tp_an_cpuop){.name = c[i].name, .shapes = c[i].shapes, .cat = (uint8_t)c[i].cat};
-        tp_an_cpuop *o = &out->op[out->n - 1];
-        o->count++;
-        o->total = tp_an_add(o->total, c[i].dur);
-        o->self = tp_an_add(o->self, c[i].self);
-        out->self_sum = tp_an_add(out->self_sum, c[i].self);
-        if (!o->fwd_name)
-            o->fwd_name = c[i].fwd_name;
-    }
+    collect(v, out);
     for (size_t k = 0; k < out->n; k++)
         out->op[k].mean = (double)out->op[k].total / (double)out->op[k].count;
     if (out->n)
         qsort(out->op, out->n, sizeof *out->op, out->by_total ? cmp_total : cmp_self);
-    free(c);
 }
 
 void tp_an_cpuops_free(tp_an_cpuops *out) {

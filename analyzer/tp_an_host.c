@@ -216,33 +216,75 @@ static size_t cpu_rows_by_thread(const tp_an_view *v, uint32_t *rows) {
     return n;
 }
 
+/* Adds row r (start a, end b) of its thread to the last entry of out->th, or opens one. */
+static void thread_add(const tp_events *ev, tp_an_host *out, uint32_t r, int first_of_thread,
+                       int64_t *open_end) {
+    int64_t a = ev->ts[r], b = row_end(ev, r);
+    if (first_of_thread) {
+        out->th[out->n_threads++] =
+            (tp_an_host_thread){.pid = tp_ev_pid(ev, r), .tid = tp_ev_tid(ev, r), .first = a};
+        *open_end = a;
+    }
+    tp_an_host_thread *h = &out->th[out->n_threads - 1];
+    h->n_events++;
+    h->last = b > h->last ? b : h->last;
+    if (b > *open_end) { /* the part past what is already counted */
+        h->busy = tp_an_add(h->busy, b - (a > *open_end ? a : *open_end));
+        *open_end = b;
+    }
+}
+
+/* fill_threads from the model's per-thread row lists (rows with stream -1, by start), each
+ * row taken as often as it is a CPU row of the view; 0 when the view has a CPU row with a
+ * stream (native mode: not in those lists) or one more than 255 times. A thread's entry
+ * does not depend on the order of rows that start together (its busy time is their union),
+ * so this gives the sort's figures without the sort (24 bytes a CPU row at once: the host
+ * analysis was the report's peak on the larger peer traces, docs/PERFORMANCE.md). */
+static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
+    const tp_events *ev = &v->r->ev;
+    const tp_buckets *t = &v->r->threads;
+    uint8_t *mult = tp_an_tmp0(v, ev->n, 1);
+    int ok = 1;
+    for (size_t i = 0; i < v->n && ok; i++)
+        if (!v->gpu[i]) {
+            uint32_t r = v->row[i];
+            ok = tp_ev_stream(ev, r) == -1 && mult[r] < UINT8_MAX;
+            mult[r]++;
+        }
+    if (ok) {
+        size_t nt = 0;
+        for (size_t k = 0; k < t->n; k++) /* entries: at most one per bucket */
+            nt += t->off[k + 1] > t->off[k];
+        out->th = tp_an_alloc(nt + 1, sizeof *out->th);
+        int64_t open_end = 0;
+        for (size_t k = 0; k < t->n; k++) {
+            int first = 1;
+            for (size_t j = t->off[k]; j < t->off[k + 1]; j++)
+                for (uint8_t c = mult[t->rows[j]]; c > 0; c--, first = 0)
+                    thread_add(ev, out, t->rows[j], first, &open_end);
+        }
+    }
+    tp_an_tmp_put(v, mult);
+    return ok;
+}
+
 /* One entry per (pid, tid): rows, busy time (rows sorted by start: a running union). */
 static void fill_threads(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
-    uint32_t *rows = tp_an_tmp(v, v->n, sizeof *rows);
-    size_t n = cpu_rows_by_thread(v, rows);
-    out->th = tp_an_alloc(n + 1, sizeof *out->th);
-    int64_t open_end = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t r = rows[i];
-        int64_t a = ev->ts[r], b = row_end(ev, r);
-        if (!i || tp_ev_pid(ev, r) != tp_ev_pid(ev, rows[i - 1]) ||
-            tp_ev_tid(ev, r) != tp_ev_tid(ev, rows[i - 1])) {
-            out->th[out->n_threads++] =
-                (tp_an_host_thread){.pid = tp_ev_pid(ev, r), .tid = tp_ev_tid(ev, r), .first = a};
-            open_end = a;
-        }
-        tp_an_host_thread *h = &out->th[out->n_threads - 1];
-        h->n_events++;
-        h->last = b > h->last ? b : h->last;
-        if (b > open_end) { /* the part past what is already counted */
-            h->busy = tp_an_add(h->busy, b - (a > open_end ? a : open_end));
-            open_end = b;
-        }
+    if (!threads_from_index(v, out)) {
+        uint32_t *rows = tp_an_tmp(v, v->n, sizeof *rows);
+        size_t n = cpu_rows_by_thread(v, rows);
+        out->th = tp_an_alloc(n + 1, sizeof *out->th);
+        int64_t open_end = 0;
+        for (size_t i = 0; i < n; i++)
+            thread_add(ev, out, rows[i],
+                       !i || tp_ev_pid(ev, rows[i]) != tp_ev_pid(ev, rows[i - 1]) ||
+                           tp_ev_tid(ev, rows[i]) != tp_ev_tid(ev, rows[i - 1]),
+                       &open_end);
+        tp_an_tmp_put(v, rows);
     }
     if (out->n_threads)
         qsort(out->th, out->n_threads, sizeof *out->th, cmp_busy);
-    tp_an_tmp_put(v, rows);
 }
 
 void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {

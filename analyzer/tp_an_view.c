@@ -221,11 +221,8 @@ static int outside_window(const tp_an_view *v, size_t i) {
 static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, const int64_t *end) {
     const tp_rank *r = v->r;
     size_t n = r->ev.n, cap = 0;
-    uint8_t *keep = NULL;
-    if (v->opts.compat_hta && tp_an_profiler_step_names(v->m) >= 2) {
-        keep = tp_an_tmp0(v, n, 1);
-        v->trimmed = trim_cpu(v, cls, ts, keep);
-    }
+    uint8_t *keep = tp_an_tmp0(v, n, 1); /* the caller saw >= 2 step names */
+    v->trimmed = trim_cpu(v, cls, ts, keep);
     size_t kept_neg1 = 0;
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
@@ -247,6 +244,24 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     }
     tp_an_tmp_put(v, order);
     tp_an_tmp_put(v, keep);
+}
+
+/* admit_rows without trimming: each row at most once, in row_order, its times computed
+ * straight into the view's columns (not first for every row into scratch: 16 bytes a row
+ * more at once, and a copy). */
+static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
+    size_t n = v->r->ev.n, cap = 0;
+    uint32_t *order = row_order(v);
+    reserve_rows(v, &cap, n);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        if (outside_window(v, i))
+            continue;
+        v->row[v->n] = (uint32_t)i;
+        row_times(&v->r->ev, i, c, &v->ts[v->n], &v->end[v->n]);
+        v->n++;
+    }
+    tp_an_tmp_put(v, order);
 }
 
 #define NO_PARTNER UINT32_MAX
@@ -353,17 +368,23 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
      * on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak RSS
      * (docs/PERFORMANCE.md); more kept blocks saved little and cost peak. */
     v->scratch = tp_scratch_open(24 * n);
-    int64_t *ts = tp_an_tmp(v, n, sizeof *ts), *end = tp_an_tmp(v, n, sizeof *end);
     uint8_t *cls = tp_an_tmp(v, n, 1);
     tp_clockmode c;
     clock_mode(&c, r, &v->opts);
     tp_syncnames s = {tp_model_find_str(m, TP_KINETO_SYNC_EVENT),
                       tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT)};
-    for (size_t i = 0; i < n; i++) {
-        row_times(&r->ev, i, &c, &ts[i], &end[i]);
+    for (size_t i = 0; i < n; i++)
         cls[i] = (uint8_t)gpu_class(&r->ev, i, &s);
+    int64_t *ts = NULL, *end = NULL;
+    if (v->opts.compat_hta && tp_an_profiler_step_names(m) >= 2) {
+        /* trimming reads every row's time before it admits rows */
+        ts = tp_an_tmp(v, n, sizeof *ts), end = tp_an_tmp(v, n, sizeof *end);
+        for (size_t i = 0; i < n; i++)
+            row_times(&r->ev, i, &c, &ts[i], &end[i]);
+        admit_rows(v, cls, ts, end);
+    } else {
+        admit_untrimmed(v, &c);
     }
-    admit_rows(v, cls, ts, end);
     size_t vn = v->n ? v->n : 1;
     v->gpu = tp_an_alloc(vn, 1);
     v->ktype = tp_an_alloc(vn, 1);
