@@ -49,12 +49,6 @@ static uint32_t a_device(const char *name, uint64_t memory_bytes) {
     return id;
 }
 
-/* Two adjacent u32 fields (the first in the low half: x86-64 and the other little-endian
- * targets, as the NVTX fast path) or a u64 as one store. */
-static inline void put64(void *dst, uint64_t v) {
-    memcpy(dst, &v, sizeof v);
-}
-
 /* An API record, through the general path (a cleared copy, then tp_collector_emit). */
 __attribute__((noinline)) static void api_emit(tp_tstate *t, uint64_t start, uint64_t end,
                                                uint32_t correlation, uint32_t sid, uint32_t stack,
@@ -107,12 +101,12 @@ static void a_api(const char *name, uint64_t start, uint64_t end, uint32_t corre
      * are its bits 16..31 on x86-64 (and the other little-endian targets) */
     uint64_t h = tp_g.rec_hdr[TP_REC_API] | (uint64_t)TP_API_DEVICE << 16;
     tp_rec_api *r = p;
-    put64(&r->h, h);
+    tp_put64(&r->h, h);
     r->ts = start;
     r->end = end;
-    put64(&r->tid, t->tid | (uint64_t)correlation << 32);
-    put64(&r->cbid, (uint64_t)sid << 32); /* cbid 0, name_sid */
-    put64(&r->stack_id, stack | (uint64_t)(uint32_t)result << 32);
+    tp_put64(&r->tid, t->tid | (uint64_t)correlation << 32);
+    tp_put64(&r->cbid, (uint64_t)sid << 32); /* cbid 0, name_sid */
+    tp_put64(&r->stack_id, stack | (uint64_t)(uint32_t)result << 32);
     tp_stage_commit_fast(stage, e);
 }
 
@@ -161,16 +155,16 @@ static void a_kernel(const char *name, uint32_t device, uint32_t stream, uint64_
     tp_stage *stage = t->stage;
     uint64_t h = tp_g.rec_hdr[TP_REC_KERNEL];
     tp_rec_kernel *r = p;
-    put64(&r->h, h);
+    tp_put64(&r->h, h);
     r->ts = start;
     r->end = end;
-    put64(&r->correlation, correlation | (uint64_t)sid << 32);
-    put64(&r->device, device); /* context 0 */
-    put64(&r->stream, stream | g0 << 32);
-    put64(&r->grid_y, g12);
-    put64(&r->block_x, bw);
-    put64(&r->static_shared_bytes, 0); /* and dynamic_shared_bytes */
-    put64(&r->graph_id, 0);            /* and reserved */
+    tp_put64(&r->correlation, correlation | (uint64_t)sid << 32);
+    tp_put64(&r->device, device); /* context 0 */
+    tp_put64(&r->stream, stream | g0 << 32);
+    tp_put64(&r->grid_y, g12);
+    tp_put64(&r->block_x, bw);
+    tp_put64(&r->static_shared_bytes, 0); /* and dynamic_shared_bytes */
+    tp_put64(&r->graph_id, 0);            /* and reserved */
     r->graph_node_id = 0;
     tp_stage_commit_fast(stage, e);
 }

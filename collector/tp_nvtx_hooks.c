@@ -664,9 +664,9 @@ __attribute__((always_inline)) static inline void region_event(tp_tstate *t, int
     r->heap = heap;
     r->address = addr;
     r->size = size;
-    /* tid, domain; op, stack_id; name_sid, reserved: u32 pairs as u64 stores */
-    uint64_t w[3] = {t->tid | (uint64_t)domain << 32, op | (uint64_t)stack << 32, 0};
-    memcpy(&r->tid, w, sizeof w);
+    tp_put64(&r->tid, t->tid | (uint64_t)domain << 32);
+    tp_put64(&r->op, op | (uint64_t)stack << 32); /* op, stack_id */
+    tp_put64(&r->name_sid, 0);                    /* name_sid, reserved */
     tp_stage_commit_fast(t->stage, end);
 }
 

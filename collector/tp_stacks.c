@@ -28,6 +28,9 @@ static _Atomic uint32_t g_nmods;
 static pthread_mutex_t g_mods_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_self_lo, g_self_hi;
 static int g_verify; /* TRAINPROF_STACKS_VERIFY=1 */
+/* tp_stacks_init's busy_enter and busy_leave (no-ops when NULL), around a capture's slow
+ * paths. */
+static void (*g_busy_enter)(void), (*g_busy_leave)(void);
 static _Atomic uint64_t g_verify_hits, g_verify_bad;
 
 typedef struct {
@@ -122,7 +125,10 @@ static int find_module(uint64_t pc) {
     return -1;
 }
 
-tp_status tp_stacks_init(tp_writer *w, const void *self_fn) {
+tp_status tp_stacks_init(tp_writer *w, const void *self_fn, void (*busy_enter)(void),
+                         void (*busy_leave)(void)) {
+    g_busy_enter = busy_enter;
+    g_busy_leave = busy_leave;
     const char *v = getenv("TRAINPROF_STACKS_VERIFY");
     g_verify = v && !strcmp(v, "1");
     refresh_modules(w);
@@ -200,6 +206,22 @@ static int skip_self(void *const *pcs, int n) {
            (uint64_t)(uintptr_t)pcs[skip] < g_self_hi)
         skip++;
     return skip;
+}
+
+static void busy_enter(void) {
+    if (g_busy_enter)
+        g_busy_enter();
+}
+
+static void busy_leave(void) {
+    if (g_busy_leave)
+        g_busy_leave();
+}
+
+/* A capture's full unwind, a slow path: busy from here to the end of tp_stacks_capture. */
+__attribute__((noinline)) static int backtrace_slow(void **pcs) {
+    busy_enter();
+    return unw_backtrace(pcs, CAPTURE_DEPTH);
 }
 
 /* ---------------------------------------------------------------- verified walks
@@ -621,6 +643,7 @@ __attribute__((noinline, cold)) static void verify_hit(void *const *pcs, int n) 
  * step back must land in the capture's frame. */
 __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, uint64_t sp,
                                                uint64_t bp, uint64_t key) {
+    busy_enter(); /* a slow path (see tp_stacks_capture) */
     if (!seen_before(&wc->seen[(key >> 54) % 64], (uint8_t)(key >> 40 | 1))) {
         walk_follow(wc, NULL);
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* first time here: no walk for a one-off */
@@ -658,7 +681,7 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
                                                                   walk_entry **hit) {
     *hit = NULL;
     if (!cache)
-        return unw_backtrace(pcs, CAPTURE_DEPTH);
+        return backtrace_slow(pcs);
     if (!cache->walks && ++cache->captures == WALK_AFTER) {
         cache->walks = walks_make();
         if (!cache->walks)
@@ -666,11 +689,11 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
     }
     tp_stack_walks *wc = cache->walks;
     if (!wc)
-        return unw_backtrace(pcs, CAPTURE_DEPTH);
+        return backtrace_slow(pcs);
     uint64_t sp, bp;
     WALK_START(sp, bp);
     if (sp < wc->lo || sp >= wc->hi)
-        return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
+        return backtrace_slow(pcs); /* a signal stack, a coroutine's */
     walk_entry *p = wc->prev, *e = p->next[0];
     if (walk_is(e, sp))
         wc->prev = e; /* p->next[0] is e already */
@@ -695,7 +718,7 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
         int n = walk_hit(e, sp, bp);
         if (n < 0) {
             walk_follow(wc, NULL);
-            return unw_backtrace(pcs, CAPTURE_DEPTH);
+            return backtrace_slow(pcs);
         }
         if (n) {
             if (w)
@@ -721,7 +744,7 @@ typedef struct {
 static int backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit) {
     (void)cache;
     *hit = NULL;
-    return unw_backtrace(pcs, CAPTURE_DEPTH);
+    return backtrace_slow(pcs);
 }
 #endif
 
@@ -781,8 +804,16 @@ uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
     int n = backtrace_cached(buf, cache, &hit);
     /* A verified walk without Python frames is always the same stack: its id, kept in the
      * walk, skips the key and the look-up (and, in a process without a CPython to walk, the
-     * call that would say so). */
-    if (hit && hit->stack_id && tp_pyframes_none())
-        return hit->stack_id;
-    return capture_rest(w, cache, buf, n, hit);
+     * call that would say so). It takes no lock, so it is not busy: every other way through
+     * a capture is, from its first slow call (backtrace_slow and walk_miss enter, without a
+     * hit) to the end (~7 instructions a capture less in the hooks, which raised and lowered
+     * the count around every capture). */
+    if (hit) {
+        if (hit->stack_id && tp_pyframes_none())
+            return hit->stack_id;
+        busy_enter();
+    }
+    uint32_t id = capture_rest(w, cache, buf, n, hit);
+    busy_leave();
+    return id;
 }
