@@ -692,8 +692,8 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
         return backtrace_slow(pcs);
     uint64_t sp, bp;
     WALK_START(sp, bp);
-    if (sp < wc->lo || sp >= wc->hi)
-        return backtrace_slow(pcs); /* a signal stack, a coroutine's */
+    /* A walk's sp is on the thread's stack (checked below before one is kept), so a
+     * candidate's sp equal to this one says this one is too. */
     walk_entry *p = wc->prev, *e = p->next[0];
     if (walk_is(e, sp))
         wc->prev = e; /* p->next[0] is e already */
@@ -707,6 +707,8 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
         *hit = e;
         return (int)e->n;
     }
+    if (sp < wc->lo || sp >= wc->hi)
+        return backtrace_slow(pcs); /* a signal stack, a coroutine's */
     uint64_t key = walk_key(sp);
     uint8_t *order = wc->order[key >> 60];
     walk_tag *tags = wc->tag[key >> 60];
