@@ -52,7 +52,7 @@ double bench_capture(int n) {
         if (tp_writer_open(path, NULL, &w) != TP_OK)
             return -1;
         unlink(path);
-        tp_stacks_init(w, (const void *)bench_capture);
+        tp_stacks_init(w, (const void *)bench_capture, NULL, NULL);
     }
     uint64_t sink = 0;
     double best = 1e18;

@@ -47,6 +47,15 @@ void tp_collector_busy_raise(void) {
     raise(sig);
 }
 
+/* A capture's slow paths take locks (tp_stacks_init). */
+static void stacks_busy_enter(void) {
+    tp_collector_busy_enter();
+}
+
+static void stacks_busy_leave(void) {
+    tp_collector_busy_leave();
+}
+
 /* ---------------------------------------------------------------- clients */
 
 static int tap_wanted(const tp_collector_client *c) {
@@ -487,7 +496,8 @@ static void start_locked(const tp_collector_config *cfg) {
     write_process();
     EACH_CLIENT(on_start);
     tp_stacks_reset();
-    tp_stacks_init(tp_g.writer, (const void *)tp_collector_start);
+    tp_stacks_init(tp_g.writer, (const void *)tp_collector_start, stacks_busy_enter,
+                   stacks_busy_leave);
     write_clock_sync();
     append_manifest();
     uint64_t now = tp_collector_now();

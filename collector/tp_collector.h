@@ -264,6 +264,14 @@ static inline int tp_collector_gate(uint64_t now) {
 #define TP_HOT_HDR(rec, type_) memcpy(&(rec)->h, &tp_g.rec_hdr[(type_)], sizeof(tp_rec_hdr))
 #define TP_HOT_CLEAR(rec, type_) (memset((rec), 0, sizeof(*(rec))), TP_HOT_INIT((rec), (type_)))
 
+/* A u64, or two adjacent u32 fields (the first in the low half: x86-64 and the other
+ * little-endian targets, as the NVTX fast path packs them), as one store to a record in the
+ * ring; written through memcpy so the compiler stores it directly, not through an array on
+ * the stack. */
+static inline void tp_put64(void *dst, uint64_t v) {
+    memcpy(dst, &v, sizeof v);
+}
+
 /* Interned id of `len` bytes (slow path, locked). */
 uint32_t tp_collector_intern_n(const char *s, size_t len);
 
@@ -378,10 +386,8 @@ static inline int tp_collector_place(tp_tstate *t, uint32_t size, void **rec, ui
 static inline uint32_t tp_collector_stack(tp_tstate *t, tp_stacks_mode needed) {
     if (tp_g.cfg.stacks < needed || needed == TP_STACKS_NONE)
         return 0;
-    tp_collector_busy_enter(); /* a miss interns the stack (locked) */
-    uint32_t id = tp_stacks_capture(tp_g.writer, &t->stacks);
-    tp_collector_busy_leave();
-    return id;
+    /* busy while it may hold a lock (a miss interns the stack): tp_stacks_init's hooks */
+    return tp_stacks_capture(tp_g.writer, &t->stacks);
 }
 
 /* Writes a metadata record; ignores errors (the trace simply lacks it). */

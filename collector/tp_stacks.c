@@ -28,6 +28,9 @@ static _Atomic uint32_t g_nmods;
 static pthread_mutex_t g_mods_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_self_lo, g_self_hi;
 static int g_verify; /* TRAINPROF_STACKS_VERIFY=1 */
+/* tp_stacks_init's busy_enter and busy_leave (no-ops when NULL), around a capture's slow
+ * paths. */
+static void (*g_busy_enter)(void), (*g_busy_leave)(void);
 static _Atomic uint64_t g_verify_hits, g_verify_bad;
 
 typedef struct {
@@ -122,7 +125,10 @@ static int find_module(uint64_t pc) {
     return -1;
 }
 
-tp_status tp_stacks_init(tp_writer *w, const void *self_fn) {
+tp_status tp_stacks_init(tp_writer *w, const void *self_fn, void (*busy_enter)(void),
+                         void (*busy_leave)(void)) {
+    g_busy_enter = busy_enter;
+    g_busy_leave = busy_leave;
     const char *v = getenv("TRAINPROF_STACKS_VERIFY");
     g_verify = v && !strcmp(v, "1");
     refresh_modules(w);
@@ -202,6 +208,22 @@ static int skip_self(void *const *pcs, int n) {
     return skip;
 }
 
+static void busy_enter(void) {
+    if (g_busy_enter)
+        g_busy_enter();
+}
+
+static void busy_leave(void) {
+    if (g_busy_leave)
+        g_busy_leave();
+}
+
+/* A capture's full unwind, a slow path: busy from here to the end of tp_stacks_capture. */
+__attribute__((noinline)) static int backtrace_slow(void **pcs) {
+    busy_enter();
+    return unw_backtrace(pcs, CAPTURE_DEPTH);
+}
+
 /* ---------------------------------------------------------------- verified walks
  *
  * unw_backtrace costs ~110 instructions a frame, at every launch: most of the collector's
@@ -226,19 +248,25 @@ static int skip_self(void *const *pcs, int n) {
 #define WALK_WAYS 16
 #define WALK_BP_CHECKS 16
 #define WALK_AFTER 16 /* captures before a thread gets its walk cache */
-/* A hit compares its slots (return addresses, then saved rbps) four at a time, one branch per
- * four; the last slot is repeated up to a multiple of four. */
+/* A hit compares its slots (return addresses, then saved rbps) one by one, unrolled, for
+ * walks of up to WALK_UNROLLED slots (every launch's in the trainer); longer ones four at a
+ * time, one branch per four, the last slot repeated up to a multiple of four. */
+#define WALK_UNROLLED 20
 #define WALK_GROUP 4
 #define WALK_SLOTS (CAPTURE_DEPTH + WALK_BP_CHECKS + WALK_GROUP - 1)
 
 typedef struct walk_entry {
     uint64_t sp, bp; /* the capture's starting point; sp == 0: empty */
     uint32_t n, nbp;
-    uint32_t ncmp;     /* n - 1 + nbp rounded up to WALK_GROUP: slots [1, 1 + ncmp) are compared */
+    uint32_t nslot;    /* n - 1 + nbp: slots [1, 1 + nslot) are compared */
+    uint32_t ncmp;     /* nslot rounded up to WALK_GROUP (a walk of more than WALK_UNROLLED) */
     int need_bp;       /* a frame's CFA came from the live rbp: compare it */
     int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
     uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
     int check;         /* need_bp || never: the hit's one test before it compares */
+    /* The walks of the captures that followed this one's the last two times (NULL: none
+     * yet), the latest first: the next capture tries them first (see tp_stack_walks.prev). */
+    struct walk_entry *next[2];
     /* The compared slots, from sp, and their words: [1, n) the return-address slots of the
      * pcs, so pcs[k] is frame k's pc; [n, n + nbp) bp_off/bp_val; then the last again. */
     void *pcs[WALK_SLOTS];
@@ -257,7 +285,12 @@ typedef struct {
 } walk_tag;
 
 struct tp_stack_walks {
-    uint64_t lo, hi;   /* the thread's stack */
+    uint64_t lo, hi; /* the thread's stack */
+    /* A training step captures from the same places in the same order at every step, so
+     * the walks that followed the last capture's walk before are tried first, with no key,
+     * set or tag (the full compare decides, as for any candidate): `prev` is the last
+     * capture's walk, `none` when it had none (sp 0: never a candidate). */
+    struct walk_entry *prev;
     uint32_t seen[64]; /* a starting point is cached when it comes back: 4 byte tags a set */
     uint8_t order[WALK_SETS][WALK_WAYS]; /* entry index per way, most recently used first */
     /* tag[s][w] is e[order[s][w]]'s: kept in the order of use (moved with `order`), so a
@@ -265,6 +298,7 @@ struct tp_stack_walks {
      * through `order` took 11. */
     walk_tag tag[WALK_SETS][WALK_WAYS];
     walk_entry e[WALK_SETS * WALK_WAYS];
+    walk_entry none;
 };
 
 /* One multiply: its high bits depend on every bit of sp (the set, the one-off filter's
@@ -306,6 +340,7 @@ static tp_stack_walks *walks_make(void) {
     pthread_attr_destroy(&a);
     tp_stack_walks *wc = ok ? calloc(1, sizeof *wc) : NULL;
     if (wc) {
+        wc->prev = &wc->none;
         wc->lo = (uint64_t)(uintptr_t)addr;
         wc->hi = wc->lo + size;
         for (int s = 0; s < WALK_SETS; s++)
@@ -335,18 +370,46 @@ static int tag_hit(const walk_tag *t, uint64_t sp) {
            stack_word(base, t->lead2_off) == t->lead2_pc;
 }
 
-/* After tag_hit: the number of cached pcs when `e` holds for the capture at (sp, bp) (they
- * are e->pcs); 0 when not; -1 when it is a walk that is never cached (then probably, never
- * certainly, this one). */
+/* 1 when every compared slot of `e` (a kept walk from sp) holds its word at sp: then e's
+ * walk is the capture's, frame for frame (see above). */
 TP_READS_OTHER_FRAMES
-static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
-    if (__builtin_expect(e->check, 0)) {
-        if (e->need_bp && e->bp != bp)
-            return 0;
-        if (e->never)
-            return -1;
-    }
+__attribute__((always_inline)) static inline int walk_same(const walk_entry *e, uint64_t sp) {
     const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
+    /* Unrolled, entered at the walk's last slot (a jump table): 4 instructions a slot, no
+     * loop, no padding slots, where the loop of four-slot groups took ~19 a group. */
+#define WALK_SAME_AT(k)                                                                            \
+    case k:                                                                                        \
+        if (stack_word(base, e->ra_off[k]) != (uint64_t)(uintptr_t)e->pcs[k])                      \
+            return 0;                                                                              \
+        __attribute__((fallthrough))
+    _Static_assert(WALK_UNROLLED == 20, "the cases below");
+    switch (e->nslot) {
+        WALK_SAME_AT(20);
+        WALK_SAME_AT(19);
+        WALK_SAME_AT(18);
+        WALK_SAME_AT(17);
+        WALK_SAME_AT(16);
+        WALK_SAME_AT(15);
+        WALK_SAME_AT(14);
+        WALK_SAME_AT(13);
+        WALK_SAME_AT(12);
+        WALK_SAME_AT(11);
+        WALK_SAME_AT(10);
+        WALK_SAME_AT(9);
+        WALK_SAME_AT(8);
+        WALK_SAME_AT(7);
+        WALK_SAME_AT(6);
+        WALK_SAME_AT(5);
+        WALK_SAME_AT(4);
+        WALK_SAME_AT(3);
+        WALK_SAME_AT(2);
+        WALK_SAME_AT(1);
+    case 0:
+        return 1;
+    default:
+        break;
+    }
+#undef WALK_SAME_AT
     /* Four slots a branch: ~4.5 instructions a slot where one compare each took 7. */
     const uint32_t *off = e->ra_off + 1, *end = off + e->ncmp;
     void *const *w = e->pcs + 1;
@@ -359,7 +422,35 @@ static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
             return 0;
         off += WALK_GROUP, w += WALK_GROUP;
     } while (off < end);
-    return (int)e->n;
+    return 1;
+}
+
+/* After tag_hit: the number of cached pcs when `e` holds for the capture at (sp, bp) (they
+ * are e->pcs); 0 when not; -1 when it is a walk that is never cached (then probably, never
+ * certainly, this one). */
+static int walk_hit(const walk_entry *e, uint64_t sp, uint64_t bp) {
+    if (__builtin_expect(e->check, 0)) {
+        if (e->need_bp && e->bp != bp)
+            return 0;
+        if (e->never)
+            return -1;
+    }
+    return walk_same(e, sp) ? (int)e->n : 0;
+}
+
+/* The capture's walk is `e` (NULL: it has none): the previous one's latest successor, and
+ * where the next capture starts looking. */
+static void walk_follow(tp_stack_walks *wc, walk_entry *e) {
+    walk_entry *p = wc->prev;
+    if (e && p->next[0] != e)
+        p->next[1] = p->next[0], p->next[0] = e;
+    wc->prev = e ? e : &wc->none;
+}
+
+/* 1 when `e` (NULL: none) is the walk of the capture at sp, compared in full; walks to be
+ * checked first (need_bp, never) are left to walk_hit. */
+__attribute__((always_inline)) static inline int walk_is(const walk_entry *e, uint64_t sp) {
+    return e && e->sp == sp && !e->check && walk_same(e, sp);
 }
 
 /* The full walk from `cur` (the capture's frame, at sp), into pcs and (when every read
@@ -442,6 +533,8 @@ static int walk_full(unw_cursor_t *c, uint64_t sp, uint64_t bp, const tp_stack_w
         uint32_t last = (uint32_t)n + t.nbp - 1; /* the rbp slots after the frames' */
         for (uint32_t j = 0; j < t.nbp; j++)
             t.pcs[n + j] = (void *)(uintptr_t)t.bp_val[j], t.ra_off[n + j] = t.bp_off[j];
+        t.nslot = last;
+        t.next[0] = t.next[1] = NULL;
         t.ncmp = (last + WALK_GROUP - 1) / WALK_GROUP * WALK_GROUP;
         for (uint32_t k = last + 1; k < 1 + t.ncmp; k++) /* a slot compared twice: no change */
             t.pcs[k] = t.pcs[last], t.ra_off[k] = t.ra_off[last];
@@ -550,14 +643,19 @@ __attribute__((noinline, cold)) static void verify_hit(void *const *pcs, int n) 
  * step back must land in the capture's frame. */
 __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, uint64_t sp,
                                                uint64_t bp, uint64_t key) {
-    if (!seen_before(&wc->seen[(key >> 54) % 64], (uint8_t)(key >> 40 | 1)))
+    busy_enter(); /* a slow path (see tp_stacks_capture) */
+    if (!seen_before(&wc->seen[(key >> 54) % 64], (uint8_t)(key >> 40 | 1))) {
+        walk_follow(wc, NULL);
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* first time here: no walk for a one-off */
+    }
     unw_context_t uc;
     unw_cursor_t cur;
     unw_word_t csp = 0;
     if (unw_getcontext(&uc) < 0 || unw_init_local(&cur, &uc) < 0 || unw_step(&cur) <= 0 ||
-        unw_get_reg(&cur, UNW_REG_SP, &csp) < 0)
+        unw_get_reg(&cur, UNW_REG_SP, &csp) < 0) {
+        walk_follow(wc, NULL);
         return unw_backtrace(pcs, CAPTURE_DEPTH);
+    }
     walk_entry e = {0};
     int n = walk_full(&cur, sp, bp, wc, pcs, (uint64_t)csp == sp ? &e : NULL);
     if (e.sp) { /* into the least recently used way, now the first */
@@ -569,7 +667,9 @@ __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, u
         order[0] = i;
         wc->e[i] = e;
         walk_retag(wc, order, tags, e.sp);
-    }
+        walk_follow(wc, wc->e[i].sp ? &wc->e[i] : NULL);
+    } else
+        walk_follow(wc, NULL);
     return n;
 }
 
@@ -581,7 +681,7 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
                                                                   walk_entry **hit) {
     *hit = NULL;
     if (!cache)
-        return unw_backtrace(pcs, CAPTURE_DEPTH);
+        return backtrace_slow(pcs);
     if (!cache->walks && ++cache->captures == WALK_AFTER) {
         cache->walks = walks_make();
         if (!cache->walks)
@@ -589,11 +689,26 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
     }
     tp_stack_walks *wc = cache->walks;
     if (!wc)
-        return unw_backtrace(pcs, CAPTURE_DEPTH);
+        return backtrace_slow(pcs);
     uint64_t sp, bp;
     WALK_START(sp, bp);
+    /* A walk's sp is on the thread's stack (checked below before one is kept), so a
+     * candidate's sp equal to this one says this one is too. */
+    walk_entry *p = wc->prev, *e = p->next[0];
+    if (walk_is(e, sp))
+        wc->prev = e; /* p->next[0] is e already */
+    else if (walk_is(e = p->next[1], sp))
+        walk_follow(wc, e);
+    else
+        e = NULL;
+    if (e) {
+        if (g_verify)
+            verify_hit(e->pcs, (int)e->n);
+        *hit = e;
+        return (int)e->n;
+    }
     if (sp < wc->lo || sp >= wc->hi)
-        return unw_backtrace(pcs, CAPTURE_DEPTH); /* a signal stack, a coroutine's */
+        return backtrace_slow(pcs); /* a signal stack, a coroutine's */
     uint64_t key = walk_key(sp);
     uint8_t *order = wc->order[key >> 60];
     walk_tag *tags = wc->tag[key >> 60];
@@ -601,13 +716,16 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
     for (int w = 0; w < WALK_WAYS; w++) {
         if (!tag_hit(&tags[w], sp))
             continue;
-        walk_entry *e = tags[w].e;
+        e = tags[w].e;
         int n = walk_hit(e, sp, bp);
-        if (n < 0)
-            return unw_backtrace(pcs, CAPTURE_DEPTH);
+        if (n < 0) {
+            walk_follow(wc, NULL);
+            return backtrace_slow(pcs);
+        }
         if (n) {
             if (w)
                 order_hit(order, tags, w);
+            walk_follow(wc, e);
             if (g_verify)
                 verify_hit(e->pcs, n);
             *hit = e;
@@ -628,7 +746,7 @@ typedef struct {
 static int backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit) {
     (void)cache;
     *hit = NULL;
-    return unw_backtrace(pcs, CAPTURE_DEPTH);
+    return backtrace_slow(pcs);
 }
 #endif
 
@@ -688,8 +806,16 @@ uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
     int n = backtrace_cached(buf, cache, &hit);
     /* A verified walk without Python frames is always the same stack: its id, kept in the
      * walk, skips the key and the look-up (and, in a process without a CPython to walk, the
-     * call that would say so). */
-    if (hit && hit->stack_id && tp_pyframes_none())
-        return hit->stack_id;
-    return capture_rest(w, cache, buf, n, hit);
+     * call that would say so). It takes no lock, so it is not busy: every other way through
+     * a capture is, from its first slow call (backtrace_slow and walk_miss enter, without a
+     * hit) to the end (~7 instructions a capture less in the hooks, which raised and lowered
+     * the count around every capture). */
+    if (hit) {
+        if (hit->stack_id && tp_pyframes_none())
+            return hit->stack_id;
+        busy_enter();
+    }
+    uint32_t id = capture_rest(w, cache, buf, n, hit);
+    busy_leave();
+    return id;
 }

@@ -30,16 +30,20 @@ typedef struct {
 } tp_stack_cache;
 
 /* Builds the module map and writes it to `w` as MODULE records. `self_fn` is any function of
- * the collector library (its frames are skipped). Not thread-safe against captures: call once
- * before any thread captures. */
-tp_status tp_stacks_init(tp_writer *w, const void *self_fn);
+ * the collector library (its frames are skipped). A capture calls `busy_enter` before any
+ * work that may take a lock (unwinding in full, interning) and `busy_leave` once it is done
+ * (each may be NULL); a capture served by a verified walk calls neither. Not thread-safe
+ * against captures: call once before any thread captures. */
+tp_status tp_stacks_init(tp_writer *w, const void *self_fn, void (*busy_enter)(void),
+                         void (*busy_leave)(void));
 
 /* Forgets the module map (fork child with a new writer: call tp_stacks_init again). Only
  * while no thread captures. */
 void tp_stacks_reset(void);
 
 /* Captures the calling thread's stack and returns its interned id; 0 when the stack is empty
- * or could not be interned. Thread-safe; `cache` belongs to the calling thread. */
+ * or could not be interned. Thread-safe; `cache` belongs to the calling thread. Busy (see
+ * tp_stacks_init) while it may hold a lock. */
 uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache);
 
 /* Frees what `cache` holds (thread exit, a stale state after fork). */
