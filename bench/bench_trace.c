@@ -326,8 +326,10 @@ static int parse(int argc, char **argv, bench_opts *o) {
 int main(int argc, char **argv) {
     bench_opts o;
     if (!parse(argc, argv, &o)) {
-        fprintf(stderr, "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|lz4-planes|zstd|none] "
-                        "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w] [-R]\n");
+        fprintf(
+            stderr,
+            "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|lz4-columns|lz4-planes|zstd|none] "
+            "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w] [-R]\n");
         return 2;
     }
     if (o.read_only) {
@@ -350,7 +352,9 @@ int main(int argc, char **argv) {
     printf("trace format benchmark: %zu events (%.1f bytes/event raw), codec %s (zstd level %d), "
            "chunks of %zu KiB, filter %s, best of %d runs, %s time\n\n",
            m.n, (double)m.bytes / (double)m.n, ci->name, o.level, o.chunk >> 10,
-           o.no_filter                            ? "off"
+           o.no_filter ? "off"
+           : ci->filter == TP_FILTER_LANE_SPARSE
+               ? "lane-delta + columns + byte planes, zero pieces out"
            : ci->filter == TP_FILTER_LANE_COLUMNS ? "lane-delta + columns + byte planes"
            : ci->filter == TP_FILTER_LANE_PLANES  ? "lane-delta + byte planes"
                                                   : "lane-delta",

@@ -694,16 +694,12 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
-/* Filter 3's decoder: the headers checked and counted as by filter 2's, the planes to words
- * in scratch, then each record put together from its header and its lanes, gathered from its
- * group (or taken from the rest in order), plus the lanes of the previous decoded record of
- * its type. */
-static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
-    if (n % 8)
-        return 0;
-    size_t k = count_headers(src, n);
-    if (!k)
-        return 0;
+/* Filter 3's decoder, given the k headers at src's front checked as filter 2's decoder checks
+ * them (decode_columns, or filter 4's unsparse, walks them): the planes to words in scratch,
+ * then each record put together from its header and its lanes, gathered from its group (or
+ * taken from the rest in order), plus the lanes of the previous decoded record of its type. */
+static size_t decode_columns_k(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                               size_t k) {
     col_plan p;
     tp_planes_census_reset(&p.n);
     for (size_t i = 0; i < k; i++) {
@@ -747,6 +743,13 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
     return n;
 }
 
+static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    if (n % 8)
+        return 0;
+    size_t k = count_headers(src, n);
+    return k ? decode_columns_k(src, dst, scratch, n, k) : 0;
+}
+
 #ifdef PLANES_AVX2_CODE
 void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
                                     const tp_planes_census *census) {
@@ -756,6 +759,11 @@ void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *s
 size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
                                       size_t n) {
     return decode_columns(src, dst, scratch, n);
+}
+
+size_t tp_planes__decode_columns_k_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
+                                        size_t n, size_t k) {
+    return decode_columns_k(src, dst, scratch, n, k);
 }
 #else
 void tp_planes_encode_columns_census(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
@@ -779,5 +787,183 @@ size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scrat
         return tp_planes__decode_columns_avx2(src, dst, scratch, n);
 #endif
     return decode_columns(src, dst, scratch, n);
+}
+#endif
+
+/* ------------------------------------------------------------------ filter 4: sparse planes */
+
+/* Filter 4 leaves out the all-zero pieces of this many bytes of filter 3's planes. 64: about
+ * half the plane bytes go (launch-bound trainer: 59 -> 24-31 bytes a record) for as many
+ * compressed bytes as before; 16 or 32 left out more zeros but broke up more of LZ4's matches
+ * (docs/PERFORMANCE.md, "Writing, fifth round"). */
+#define SPARSE_PIECE 64
+
+/* The bitmap's bytes for planes of `p` bytes: a bit a piece, in whole u64 words. */
+static size_t sparse_bitmap_bytes(size_t p) {
+    size_t pieces = (p + SPARSE_PIECE - 1) / SPARSE_PIECE;
+    return 8 * ((pieces + 63) / 64);
+}
+
+/* Copies the 64 bytes at `p` to `out`; 1 when they are not all zero. The caller moves its
+ * cursor past the copy only then: no branch on the data. */
+static inline int piece_put(uint8_t *out, const uint8_t *p) {
+#if defined(PLANES_AVX2_CODE)
+    __m256i a = _mm256_loadu_si256((const __m256i *)p);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
+    _mm256_storeu_si256((__m256i *)out, a);
+    _mm256_storeu_si256((__m256i *)(out + 32), b);
+    __m256i o = _mm256_or_si256(a, b);
+    return !_mm256_testz_si256(o, o);
+#elif defined(PLANES_SSE2)
+    __m128i a = _mm_loadu_si128((const __m128i *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(p + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(p + 32));
+    __m128i d = _mm_loadu_si128((const __m128i *)(p + 48));
+    _mm_storeu_si128((__m128i *)out, a);
+    _mm_storeu_si128((__m128i *)(out + 16), b);
+    _mm_storeu_si128((__m128i *)(out + 32), c);
+    _mm_storeu_si128((__m128i *)(out + 48), d);
+    __m128i o = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(o, _mm_setzero_si128())) != 0xffff;
+#else
+    uint64_t w[8];
+    memcpy(w, p, sizeof w);
+    memcpy(out, w, sizeof w);
+    return (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0;
+#endif
+}
+
+/* In place: the stored pieces move down over the left-out ones (a piece goes to a multiple of
+ * 64 bytes at or before where it was read, so never half over itself), then the bitmap, kept
+ * in `map` meanwhile, after them; the headers stay where they are. */
+static size_t sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+    size_t p = n - 8 * k, full = p / SPARSE_PIECE;
+    const uint8_t *in = layout + 8 * k;
+    uint8_t *out = layout + 8 * k;
+    /* A bitmap word per 64 pieces, the pieces in an inner loop: no test of the position for
+     * the word's end at every piece. */
+    for (size_t w0 = 0; w0 < full; w0 += 64) {
+        size_t end = full - w0 < 64 ? full - w0 : 64;
+        const uint8_t *q = in + SPARSE_PIECE * w0;
+        uint64_t word = 0;
+        for (size_t j = 0; j < end; j++) {
+            uint64_t nz = (uint64_t)piece_put(out, q + SPARSE_PIECE * j);
+            word |= nz << j;
+            out += SPARSE_PIECE * nz;
+        }
+        map[w0 / 64] = word;
+    }
+    if (p % SPARSE_PIECE) { /* the last piece, shorter */
+        const uint8_t *q = in + SPARSE_PIECE * full;
+        uint8_t nz = 0;
+        for (size_t j = 0; j < p % SPARSE_PIECE; j++)
+            nz |= q[j];
+        if (full % 64 == 0)
+            map[full / 64] = 0;
+        if (nz) {
+            map[full / 64] |= (uint64_t)1 << (full % 64);
+            memmove(out, q, p % SPARSE_PIECE);
+            out += p % SPARSE_PIECE;
+        }
+    }
+    size_t bb = sparse_bitmap_bytes(p);
+    memcpy(out, map, bb);
+    return (size_t)(out + bb - layout);
+}
+
+#ifdef PLANES_AVX2_CODE
+size_t tp_planes__sparse_avx2(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+    return sparse(layout, n, k, map);
+}
+#else
+size_t tp_planes_sparse_bound(size_t n, size_t k) {
+    return n + sparse_bitmap_bytes(n - 8 * k);
+}
+
+size_t tp_planes_sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__sparse_avx2(layout, n, k, map);
+#endif
+    return sparse(layout, n, k, map);
+}
+
+/* The headers of filter 4's form, as count_headers, but reading only the m bytes there are. */
+static size_t sparse_headers(const uint8_t *src, size_t m, size_t n) {
+    size_t total = 0, k = 0;
+    while (total < n) {
+        uint32_t size;
+        if (8 * k + 8 > m)
+            return 0;
+        memcpy(&size, src + 8 * k + offsetof(tp_rec_hdr, size), 4);
+        if ((size - 8) & (0x80000000u | 7u))
+            return 0;
+        total += size;
+        k++;
+    }
+    return total == n ? k : 0;
+}
+
+/* tp_planes_unsparse, returning the number of records (0: refused). */
+static size_t unsparse(const uint8_t *src, size_t m, uint8_t *layout, size_t n) {
+    if (n % 8 || !n)
+        return 0;
+    size_t k = sparse_headers(src, m, n);
+    if (!k)
+        return 0;
+    size_t p = n - 8 * k, bb = sparse_bitmap_bytes(p),
+           pieces = (p + SPARSE_PIECE - 1) / SPARSE_PIECE;
+    if (8 * k + bb > m)
+        return 0;
+    const uint8_t *bits = src + m - bb;
+    /* The bitmap must give exactly the m bytes there are, and no piece past the planes. */
+    size_t stored = 0;
+    for (size_t j = 0; j < bb / 8; j++) {
+        uint64_t word;
+        memcpy(&word, bits + 8 * j, 8);
+        if (j == bb / 8 - 1 && pieces % 64 && word >> (pieces % 64))
+            return 0;
+        stored += (size_t)__builtin_popcountll(word);
+    }
+    size_t last = p % SPARSE_PIECE, body = SPARSE_PIECE * stored;
+    if (last && bits[(pieces - 1) / 8] >> ((pieces - 1) % 8) & 1)
+        body -= SPARSE_PIECE - last;
+    if (8 * k + body + bb != m)
+        return 0;
+    memcpy(layout, src, 8 * k);
+    const uint8_t *in = src + 8 * k;
+    uint8_t *out = layout + 8 * k;
+    size_t i = 0;
+    for (; i < p / SPARSE_PIECE; i++, out += SPARSE_PIECE) {
+        if (bits[i / 8] >> (i % 8) & 1) {
+            memcpy(out, in, SPARSE_PIECE);
+            in += SPARSE_PIECE;
+        } else {
+            memset(out, 0, SPARSE_PIECE);
+        }
+    }
+    if (last) {
+        if (bits[i / 8] >> (i % 8) & 1)
+            memcpy(out, in, last);
+        else
+            memset(out, 0, last);
+    }
+    return k;
+}
+
+size_t tp_planes_unsparse(const uint8_t *src, size_t m, uint8_t *layout, size_t n) {
+    return unsparse(src, m, layout, n) ? n : 0;
+}
+
+size_t tp_planes_decode_sparse(const uint8_t *src, size_t m, uint8_t *layout, uint8_t *dst,
+                               uint8_t *scratch, size_t n) {
+    size_t k = unsparse(src, m, layout, n);
+    if (!k)
+        return 0;
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__decode_columns_k_avx2(layout, dst, scratch, n, k);
+#endif
+    return decode_columns_k(layout, dst, scratch, n, k);
 }
 #endif
