@@ -595,6 +595,25 @@ static void plan_place(col_plan *p, uint64_t *words) {
     CASE(11)                                                                                       \
     CASE(10) CASE(9) CASE(8) CASE(7) CASE(6) CASE(5) CASE(4) CASE(3) CASE(2) CASE(1) CASE(0)
 
+#ifdef PLANES_SSE2
+/* Lanes j and j + 1 (going down: *q moves back a lane before each store): one subtraction for
+ * both, the low half stored to lane j's place, the high half to lane j + 1's. */
+#define SCATTER_PAIR(j)                                                                            \
+    do {                                                                                           \
+        __m128i x_ = _mm_sub_epi64(_mm_loadu_si128((const __m128i *)(cur + (j))),                  \
+                                   _mm_loadu_si128((const __m128i *)(old + (j))));                 \
+        q -= stride;                                                                               \
+        _mm_storeh_pd((double *)q, _mm_castsi128_pd(x_));                                          \
+        q -= stride;                                                                               \
+        _mm_storel_epi64((__m128i *)q, x_);                                                        \
+    } while (0)
+#define SCATTER_ONE(j)                                                                             \
+    do {                                                                                           \
+        q -= stride;                                                                               \
+        *q = cur[j] - old[j];                                                                      \
+    } while (0)
+#endif
+
 static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, const uint64_t *old,
                                size_t words) {
     if (words > 12) {
@@ -603,6 +622,56 @@ static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, 
         return;
     }
     q += stride * words;
+#ifdef PLANES_SSE2
+    /* Two lanes a step, from the last pair down; an odd body stores its last lane alone first.
+     * Three instructions a word where one at a time took four (the body's 16-byte loads stay
+     * within the record: lanes j, j + 1 < words). */
+    switch (words) {
+    case 11:
+        SCATTER_ONE(10);
+        goto pairs10;
+    case 9:
+        SCATTER_ONE(8);
+        goto pairs8;
+    case 7:
+        SCATTER_ONE(6);
+        goto pairs6;
+    case 5:
+        SCATTER_ONE(4);
+        goto pairs4;
+    case 3:
+        SCATTER_ONE(2);
+        goto pairs2;
+    case 1:
+        SCATTER_ONE(0);
+        return;
+    case 12:
+        SCATTER_PAIR(10);
+        __attribute__((fallthrough));
+    case 10:
+    pairs10:
+        SCATTER_PAIR(8);
+        __attribute__((fallthrough));
+    case 8:
+    pairs8:
+        SCATTER_PAIR(6);
+        __attribute__((fallthrough));
+    case 6:
+    pairs6:
+        SCATTER_PAIR(4);
+        __attribute__((fallthrough));
+    case 4:
+    pairs4:
+        SCATTER_PAIR(2);
+        __attribute__((fallthrough));
+    case 2:
+    pairs2:
+        SCATTER_PAIR(0);
+        __attribute__((fallthrough));
+    default:
+        break;
+    }
+#else
     switch (words) {
 #define SCATTER(j)                                                                                 \
     case (j) + 1:                                                                                  \
@@ -614,6 +683,7 @@ static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, 
     default:
         break;
     }
+#endif
 }
 
 static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old,
@@ -792,11 +862,11 @@ size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scrat
 
 /* ------------------------------------------------------------------ filter 4: sparse planes */
 
-/* Filter 4 leaves out the all-zero pieces of this many bytes of filter 3's planes. 64: about
- * half the plane bytes go (launch-bound trainer: 59 -> 24-31 bytes a record) for as many
- * compressed bytes as before; 16 or 32 left out more zeros but broke up more of LZ4's matches
- * (docs/PERFORMANCE.md, "Writing, fifth round"). */
-#define SPARSE_PIECE 64
+/* Filter 4 leaves out the all-zero pieces of this many bytes of filter 3's planes. 128: over
+ * half the record bytes go (launch-bound trainer: 59 -> 26-35 bytes a record) and the files get
+ * smaller; 64 left out a few bytes more but broke up more of LZ4's matches (files as large or
+ * 1 % larger), 16 and 32 more so (docs/PERFORMANCE.md, "Writing, fifth round"). */
+#define SPARSE_PIECE 128
 
 /* The bitmap's bytes for planes of `p` bytes: a bit a piece, in whole u64 words. */
 static size_t sparse_bitmap_bytes(size_t p) {
@@ -804,38 +874,44 @@ static size_t sparse_bitmap_bytes(size_t p) {
     return 8 * ((pieces + 63) / 64);
 }
 
-/* Copies the 64 bytes at `p` to `out`; 1 when they are not all zero. The caller moves its
- * cursor past the copy only then: no branch on the data. */
+/* Copies the SPARSE_PIECE bytes at `p` to `out`; 1 when they are not all zero. The caller
+ * moves its cursor past the copy only then: no branch on the data. (Each part is loaded
+ * before it is stored, so `out` may lie at `p`.) */
 static inline int piece_put(uint8_t *out, const uint8_t *p) {
 #if defined(PLANES_AVX2_CODE)
-    __m256i a = _mm256_loadu_si256((const __m256i *)p);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
-    _mm256_storeu_si256((__m256i *)out, a);
-    _mm256_storeu_si256((__m256i *)(out + 32), b);
-    __m256i o = _mm256_or_si256(a, b);
+    __m256i o = _mm256_setzero_si256();
+#pragma GCC unroll 8 /* -O2 keeps a loop of 4 otherwise: 38 instructions a piece against 18 */
+    for (int j = 0; j < SPARSE_PIECE; j += 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(p + j));
+        _mm256_storeu_si256((__m256i *)(out + j), x);
+        o = _mm256_or_si256(o, x);
+    }
     return !_mm256_testz_si256(o, o);
 #elif defined(PLANES_SSE2)
-    __m128i a = _mm_loadu_si128((const __m128i *)p);
-    __m128i b = _mm_loadu_si128((const __m128i *)(p + 16));
-    __m128i c = _mm_loadu_si128((const __m128i *)(p + 32));
-    __m128i d = _mm_loadu_si128((const __m128i *)(p + 48));
-    _mm_storeu_si128((__m128i *)out, a);
-    _mm_storeu_si128((__m128i *)(out + 16), b);
-    _mm_storeu_si128((__m128i *)(out + 32), c);
-    _mm_storeu_si128((__m128i *)(out + 48), d);
-    __m128i o = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+    __m128i o = _mm_setzero_si128();
+#pragma GCC unroll 8
+    for (int j = 0; j < SPARSE_PIECE; j += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(p + j));
+        _mm_storeu_si128((__m128i *)(out + j), x);
+        o = _mm_or_si128(o, x);
+    }
     return _mm_movemask_epi8(_mm_cmpeq_epi8(o, _mm_setzero_si128())) != 0xffff;
 #else
-    uint64_t w[8];
-    memcpy(w, p, sizeof w);
-    memcpy(out, w, sizeof w);
-    return (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) != 0;
+    uint64_t o = 0;
+#pragma GCC unroll 16
+    for (int j = 0; j < SPARSE_PIECE; j += 8) {
+        uint64_t x;
+        memcpy(&x, p + j, 8);
+        memcpy(out + j, &x, 8);
+        o |= x;
+    }
+    return o != 0;
 #endif
 }
 
 /* In place: the stored pieces move down over the left-out ones (a piece goes to a multiple of
- * 64 bytes at or before where it was read, so never half over itself), then the bitmap, kept
- * in `map` meanwhile, after them; the headers stay where they are. */
+ * SPARSE_PIECE bytes at or before where it was read, so never part over itself), then the bitmap,
+ * kept in `map` meanwhile, after them; the headers stay where they are. */
 static size_t sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
     size_t p = n - 8 * k, full = p / SPARSE_PIECE;
     const uint8_t *in = layout + 8 * k;

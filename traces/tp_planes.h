@@ -71,7 +71,7 @@ void tp_planes_encode_columns_census(const uint8_t *src, uint8_t *dst, uint8_t *
 size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
 /* Filter 4 (format 1.7): filter 3's layout of `n` bytes (k headers, then the planes) with the
- * planes' all-zero 64-byte pieces left out: the k headers, the stored pieces in order (the
+ * planes' all-zero 128-byte pieces left out: the k headers, the stored pieces in order (the
  * last piece may be shorter), then a bitmap of the pieces (bit i of u64 word i / 64 set: piece
  * i is stored) (docs/trace-format.md, 4.3). Most of filter 3's plane bytes are long zero runs
  * (the high bytes of small deltas), on which LZ4 still spends about an instruction a byte;

@@ -300,21 +300,23 @@ static void test_refused(void) {
 
 /* ------------------------------------------------------------------ filter 4 */
 
+#define PIECE 128 /* docs/trace-format.md 4.3 */
+
 /* Filter 4's form of filter 3's layout `want` (n bytes, k headers) as docs/trace-format.md
- * section 4.3 says: the headers, the planes' 64-byte pieces that are not all zero in order
+ * section 4.3 says: the headers, the planes' PIECE-byte pieces that are not all zero in order
  * (the last one as long as it is), then one bit a piece, in u64 words. Returns its length. */
 static size_t sparse_reference(const uint8_t *layout, size_t n, size_t k, uint8_t *out) {
-    size_t p = n - 8 * k, pieces = (p + 63) / 64, m = 8 * k;
+    size_t p = n - 8 * k, pieces = (p + PIECE - 1) / PIECE, m = 8 * k;
     memcpy(out, layout, 8 * k);
-    static uint8_t bits[MAXB / 64 / 8 + 8];
+    static uint8_t bits[MAXB / PIECE / 8 + 8];
     memset(bits, 0, sizeof bits);
     for (size_t i = 0; i < pieces; i++) {
-        size_t len = p - 64 * i < 64 ? p - 64 * i : 64, z = 1;
+        size_t len = p - PIECE * i < PIECE ? p - PIECE * i : PIECE, z = 1;
         for (size_t j = 0; j < len; j++)
-            z &= layout[8 * k + 64 * i + j] == 0;
+            z &= layout[8 * k + PIECE * i + j] == 0;
         if (z)
             continue;
-        memcpy(out + m, layout + 8 * k + 64 * i, len);
+        memcpy(out + m, layout + 8 * k + PIECE * i, len);
         m += len;
         bits[i / 8] |= (uint8_t)(1u << (i % 8));
     }
@@ -406,7 +408,7 @@ static void test_sparse(void) {
         }
         sparse_check(n);
         CHECK(sparse_len < n || count < 8);
-        saw_short += (n - 8 * count) % 64 != 0;
+        saw_short += (n - 8 * count) % PIECE != 0;
     }
     CHECK(saw_short > 200);
     sparse_check(append_run(0, TP_REC_NVTX_POP, 8, 100, &seed)); /* headers only: no planes */
@@ -422,7 +424,7 @@ static void test_sparse(void) {
         CHECK_EQ_U(unsparse(form, m - d, n, back_layout), 0);
         CHECK_EQ_U(unsparse(form, m + d < sizeof form ? m + d : m - 8, n, back_layout), 0);
     }
-    size_t pieces = (n - 8 * k + 63) / 64, bb = 8 * ((pieces + 63) / 64);
+    size_t pieces = (n - 8 * k + PIECE - 1) / PIECE, bb = 8 * ((pieces + 63) / 64);
     uint8_t *bits = form + m - bb;
     for (size_t i = 0; i < pieces; i++)
         if (bits[i / 8] >> (i % 8) & 1) {
