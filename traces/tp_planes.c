@@ -980,62 +980,76 @@ static size_t sparse_headers(const uint8_t *src, size_t m, size_t n) {
     return total == n ? k : 0;
 }
 
-/* tp_planes_unsparse, returning the number of records (0: refused). */
-static size_t unsparse(const uint8_t *src, size_t m, uint8_t *layout, size_t n) {
+/* Moves a piece from `src` to `dst` (the same place or not overlapping): all
+ * of it loaded before any of it is stored, in registers, not a call. */
+static inline void piece_move(uint8_t *dst, const uint8_t *src) {
+    uint8_t t[SPARSE_PIECE];
+    memcpy(t, src, SPARSE_PIECE);
+    memcpy(dst, t, SPARSE_PIECE);
+}
+
+/* tp_planes_unsparse, returning the number of records (0: refused). In place, from the last
+ * piece back: a stored piece moves up by a multiple of SPARSE_PIECE bytes (or stays), and a
+ * left-out piece is zeroed where no piece still to be moved lies (those are all below it). */
+static size_t unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
     if (n % 8 || !n)
         return 0;
-    size_t k = sparse_headers(src, m, n);
+    size_t k = sparse_headers(buf, m, n);
     if (!k)
         return 0;
     size_t p = n - 8 * k, bb = sparse_bitmap_bytes(p),
            pieces = (p + SPARSE_PIECE - 1) / SPARSE_PIECE;
     if (8 * k + bb > m)
         return 0;
-    const uint8_t *bits = src + m - bb;
+    memcpy(map, buf + m - bb, bb); /* the pieces may move over it */
     /* The bitmap must give exactly the m bytes there are, and no piece past the planes. */
     size_t stored = 0;
     for (size_t j = 0; j < bb / 8; j++) {
         uint64_t word;
-        memcpy(&word, bits + 8 * j, 8);
+        memcpy(&word, map + 8 * j, 8);
         if (j == bb / 8 - 1 && pieces % 64 && word >> (pieces % 64))
             return 0;
         stored += (size_t)__builtin_popcountll(word);
     }
     size_t last = p % SPARSE_PIECE, body = SPARSE_PIECE * stored;
-    if (last && bits[(pieces - 1) / 8] >> ((pieces - 1) % 8) & 1)
+    if (last && map[(pieces - 1) / 8] >> ((pieces - 1) % 8) & 1)
         body -= SPARSE_PIECE - last;
     if (8 * k + body + bb != m)
         return 0;
-    memcpy(layout, src, 8 * k);
-    const uint8_t *in = src + 8 * k;
-    uint8_t *out = layout + 8 * k;
-    size_t i = 0;
-    for (; i < p / SPARSE_PIECE; i++, out += SPARSE_PIECE) {
-        if (bits[i / 8] >> (i % 8) & 1) {
-            memcpy(out, in, SPARSE_PIECE);
-            in += SPARSE_PIECE;
+    uint8_t *planes = buf + 8 * k, *in = planes + body;
+    size_t i = pieces;
+    if (last) { /* the last piece, shorter */
+        i--;
+        if (map[i / 8] >> (i % 8) & 1) {
+            in -= last;
+            memmove(planes + SPARSE_PIECE * i, in, last);
+        } else {
+            memset(planes + SPARSE_PIECE * i, 0, last);
+        }
+    }
+    while (i-- > 0) {
+        uint8_t *out = planes + SPARSE_PIECE * i;
+        if (map[i / 8] >> (i % 8) & 1) {
+            in -= SPARSE_PIECE;
+            if (in == out) /* every piece below is stored too: all in place */
+                break;
+            piece_move(out, in);
         } else {
             memset(out, 0, SPARSE_PIECE);
         }
     }
-    if (last) {
-        if (bits[i / 8] >> (i % 8) & 1)
-            memcpy(out, in, last);
-        else
-            memset(out, 0, last);
-    }
     return k;
 }
 
-size_t tp_planes_unsparse(const uint8_t *src, size_t m, uint8_t *layout, size_t n) {
-    return unsparse(src, m, layout, n) ? n : 0;
+size_t tp_planes_unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
+    return unsparse(buf, m, n, map) ? n : 0;
 }
 
-size_t tp_planes_decode_sparse(const uint8_t *src, size_t m, uint8_t *layout, uint8_t *dst,
-                               uint8_t *scratch, size_t n) {
-    size_t k = unsparse(src, m, layout, n);
+size_t tp_planes_decode_sparse(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n) {
+    size_t k = unsparse(buf, m, n, scratch);
     if (!k)
         return 0;
+    uint8_t *layout = buf;
 #ifdef PLANES_DISPATCH
     if (__builtin_cpu_supports("avx2"))
         return tp_planes__decode_columns_k_avx2(layout, dst, scratch, n, k);

@@ -86,17 +86,17 @@ size_t tp_planes_sparse_bound(size_t n, size_t k);
  * the form's length. */
 size_t tp_planes_sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map);
 
-/* Undoes tp_planes_sparse: `src` holds m bytes of filter 4's form of a chunk of n bytes of
- * records; writes the filter-3 layout (n bytes) to `layout` (distinct). Returns n, or 0 when
- * the headers do not describe n bytes of well-formed records or the pieces and the bitmap do
- * not make exactly m bytes (then `layout` holds garbage). */
-size_t tp_planes_unsparse(const uint8_t *src, size_t m, uint8_t *layout, size_t n);
+/* Undoes tp_planes_sparse in place: `buf` holds the m bytes of filter 4's form of a chunk of
+ * n bytes of records and has room for max(m, n); afterwards its first n bytes are filter 3's
+ * layout. `map` holds tp_planes_sparse_bound(n, 0) - n bytes (the bitmap is copied there
+ * first). Returns n, or 0 when the headers do not describe n bytes of well-formed records or
+ * the pieces and the bitmap do not make exactly m bytes (then `buf` holds garbage). */
+size_t tp_planes_unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map);
 
-/* tp_planes_unsparse into `layout` (n bytes), then tp_planes_decode_columns of it into `dst`
- * with `scratch` (n bytes; may be `src`, which is not read once the layout is rebuilt): the
- * records' headers walked once, not twice. Returns n or 0. */
-size_t tp_planes_decode_sparse(const uint8_t *src, size_t m, uint8_t *layout, uint8_t *dst,
-                               uint8_t *scratch, size_t n);
+/* tp_planes_unsparse of `buf`, then tp_planes_decode_columns of it into `dst` with `scratch`
+ * (n bytes, distinct; also the bitmap's copy): the records' headers walked once, not twice.
+ * Returns n or 0. */
+size_t tp_planes_decode_sparse(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n);
 
 /* Internal: tp_planes_decode and tp_planes_encode compiled for AVX2 (tp_planes_avx2.c); call
  * them only on a CPU with AVX2. The public functions choose them by themselves. */

@@ -163,17 +163,15 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
             return -1;
         ok = tp_planes_decode_columns(d->planes, *buf, d->words, raw);
     } else if (h->filter == TP_FILTER_LANE_SPARSE) {
-        /* decompressed into d->words, which is filter 3's scratch once the layout is rebuilt
-         * from it into d->planes */
+        /* decompressed into d->planes, where the layout is rebuilt in place */
         size_t bound = tp_planes_sparse_bound(raw, 0), m;
-        if (!tp_mem_grow((void **)&d->words, &d->words_cap, bound ? bound : 8, 1) ||
-            !tp_codec_decompress_upto(d->cx, h->codec, d->words, bound, data + c->off + sizeof *h,
+        if (!tp_mem_grow((void **)&d->planes, &d->planes_cap, bound ? bound : 8, 1) ||
+            !tp_codec_decompress_upto(d->cx, h->codec, d->planes, bound, data + c->off + sizeof *h,
                                       h->payload_bytes, &m) ||
-            !tp_mem_grow((void **)&d->planes, &d->planes_cap, raw ? raw : 8, 1) ||
-            !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1))
+            !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1) ||
+            !tp_mem_grow((void **)&d->words, &d->words_cap, raw ? raw : 8, 1))
             return -1;
-        /* a layout that does not add up decodes to nothing, as filter 3's */
-        ok = raw ? tp_planes_decode_sparse(d->words, m, d->planes, *buf, d->words, raw) : 0;
+        ok = raw ? tp_planes_decode_sparse(d->planes, m, *buf, d->words, raw) : 0;
     } else if (!decompress(d, data, c, buf, cap)) {
         return -1;
     } else if (h->filter == TP_FILTER_LANE_DELTA) {

@@ -332,16 +332,17 @@ static size_t records_in(size_t n) {
     return k;
 }
 
-/* tp_planes_unsparse of src[0..m) into a heap buffer of exactly n bytes, from one of exactly m
- * bytes (ASan sees any access past either). */
+/* tp_planes_unsparse of form[0..m) in a heap buffer of exactly max(m, n) bytes, with a bitmap
+ * scratch of exactly its size (ASan sees any access past either); the layout to `layout`. */
 static size_t unsparse(const uint8_t *form, size_t m, size_t n, uint8_t *layout) {
-    uint8_t *in = malloc(m ? m : 1), *out = malloc(n ? n : 1);
-    memcpy(in, form, m);
-    size_t d = tp_planes_unsparse(in, m, out, n);
+    size_t room = m > n ? m : n, mapb = tp_planes_sparse_bound(n, 0) - n;
+    uint8_t *buf = malloc(room ? room : 1), *map = malloc(mapb ? mapb : 1);
+    memcpy(buf, form, m);
+    size_t d = tp_planes_unsparse(buf, m, n, map);
     if (d)
-        memcpy(layout, out, n);
-    free(in);
-    free(out);
+        memcpy(layout, buf, n);
+    free(buf);
+    free(map);
     return d;
 }
 
@@ -372,13 +373,13 @@ static void sparse_check(size_t n) {
         CHECK(memcmp(back_layout, want, n) == 0);
         CHECK_EQ_U(decode(back_layout, n, &back), n);
         CHECK(memcmp(back, src, n) == 0);
-        /* the reader's way: both steps in one, the form's buffer reused as scratch */
-        uint8_t *in = malloc(bound), *lay = malloc(n), *recs = malloc(n);
+        /* the reader's way: both steps in one */
+        uint8_t *in = malloc(m > n ? m : n), *words = malloc(n), *recs = malloc(n);
         memcpy(in, form_got, m);
-        CHECK_EQ_U(tp_planes_decode_sparse(in, m, lay, recs, in, n), n);
+        CHECK_EQ_U(tp_planes_decode_sparse(in, m, recs, words, n), n);
         CHECK(memcmp(recs, src, n) == 0);
         free(in);
-        free(lay);
+        free(words);
         free(recs);
     }
     free(buf);
