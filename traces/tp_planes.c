@@ -686,6 +686,26 @@ static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, 
 #endif
 }
 
+#ifdef PLANES_SSE2
+/* col_scatter's pairs undone: lanes j + 1 and j loaded from their places into one register,
+ * the previous record's pair added with one 16-byte load (that record was put together in the
+ * same pairs, so the load is served by one earlier store) and stored as one. */
+#define GATHER_PAIR(j)                                                                             \
+    do {                                                                                           \
+        q -= stride;                                                                               \
+        __m128d h_ = _mm_loadh_pd(_mm_setzero_pd(), (const double *)q);                            \
+        q -= stride;                                                                               \
+        __m128i x_ = _mm_or_si128(_mm_castpd_si128(h_), _mm_loadl_epi64((const __m128i *)q));      \
+        x_ = _mm_add_epi64(x_, _mm_loadu_si128((const __m128i *)(old + (j))));                     \
+        _mm_storeu_si128((__m128i *)(out + (j)), x_);                                              \
+    } while (0)
+#define GATHER_ONE(j)                                                                              \
+    do {                                                                                           \
+        q -= stride;                                                                               \
+        out[j] = *q + old[j];                                                                      \
+    } while (0)
+#endif
+
 static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old,
                               size_t words) {
     if (words > 12) {
@@ -694,6 +714,53 @@ static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, c
         return;
     }
     q += stride * words;
+#ifdef PLANES_SSE2
+    switch (words) { /* as col_scatter's */
+    case 11:
+        GATHER_ONE(10);
+        goto pairs10;
+    case 9:
+        GATHER_ONE(8);
+        goto pairs8;
+    case 7:
+        GATHER_ONE(6);
+        goto pairs6;
+    case 5:
+        GATHER_ONE(4);
+        goto pairs4;
+    case 3:
+        GATHER_ONE(2);
+        goto pairs2;
+    case 1:
+        GATHER_ONE(0);
+        return;
+    case 12:
+        GATHER_PAIR(10);
+        __attribute__((fallthrough));
+    case 10:
+    pairs10:
+        GATHER_PAIR(8);
+        __attribute__((fallthrough));
+    case 8:
+    pairs8:
+        GATHER_PAIR(6);
+        __attribute__((fallthrough));
+    case 6:
+    pairs6:
+        GATHER_PAIR(4);
+        __attribute__((fallthrough));
+    case 4:
+    pairs4:
+        GATHER_PAIR(2);
+        __attribute__((fallthrough));
+    case 2:
+    pairs2:
+        GATHER_PAIR(0);
+        __attribute__((fallthrough));
+    default:
+        break;
+    }
+#else
     switch (words) {
 #define GATHER(j)                                                                                  \
     case (j) + 1:                                                                                  \
@@ -705,6 +772,7 @@ static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, c
     default:
         break;
     }
+#endif
 }
 
 /* Filter 3's encoder: unless the caller has the census (the writer counts while it copies the
