@@ -10,10 +10,12 @@
  *   size         file bytes per event;
  *   read         open (all CRCs checked) + iterate every record, one thread.
  * usage: bench_trace [-n EVENTS] [-o FILE] [-C CODEC] [-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS]
- *                    [-F] [-w] [-R]
- * (-C: lz4 (default), zstd or none; -F: without the filter, to see what it buys; -w:
- * wall-clock time; -R: only read FILE as it is, e.g. a trace an earlier run or another build
- * wrote, so that a profiler sees the reader alone) */
+ *                    [-F] [-w] [-R] [-i TRACE]
+ * (-C: lz4 (default), lz4-columns, lz4-planes, zstd or none; -F: without the filter, to see
+ * what it buys; -w: wall-clock time; -R: only read FILE as it is, e.g. a trace an earlier run
+ * or another build wrote, so that a profiler sees the reader alone; -i: the mix is TRACE's
+ * data records in file order instead, e.g. a recorded trainer's, so that builds compare on
+ * one real record stream; -n is then ignored) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,7 @@ typedef struct {
     int no_filter;
     const char *codec;
     int read_only;
+    const char *input; /* -i: the mix from this trace */
 } bench_opts;
 
 /* CPU time of this process by default: every measurement runs on one thread, and the
@@ -167,6 +170,39 @@ static void gen_step(gen *g, uint32_t step) {
         gen_nvtx(g, 0, 0);
     }
     gen_nvtx(g, 0, 0);
+}
+
+/* -i: the data records of the trace at `path`, in file order. */
+static int load_mix(event_mix *m, const char *path) {
+    tp_reader *r;
+    tp_cursor *c;
+    if (tp_reader_open(path, &r) != TP_OK)
+        return 0;
+    if (tp_cursor_open(r, NULL, &c) != TP_OK) {
+        tp_reader_close(r);
+        return 0;
+    }
+    size_t cap = 1u << 20;
+    m->buf = malloc(cap);
+    m->n = m->bytes = 0;
+    const tp_rec_hdr *h;
+    while (m->buf && (h = tp_cursor_next(c))) {
+        if (m->bytes + h->size > cap) {
+            uint8_t *b = realloc(m->buf, cap *= 2);
+            if (!b) {
+                free(m->buf);
+                m->buf = NULL;
+                break;
+            }
+            m->buf = b;
+        }
+        memcpy(m->buf + m->bytes, h, h->size);
+        m->bytes += h->size;
+        m->n++;
+    }
+    tp_cursor_close(c);
+    tp_reader_close(r);
+    return m->buf && m->n;
 }
 
 static int make_mix(event_mix *m, size_t events) {
@@ -296,9 +332,9 @@ static void row(const char *what, double v, const char *unit, double goal, int l
 }
 
 static int parse(int argc, char **argv, bench_opts *o) {
-    *o = (bench_opts){4000000, "/tmp/bench_trace.tprof", 0, 5, 256u << 10, 0, NULL, 0};
+    *o = (bench_opts){4000000, "/tmp/bench_trace.tprof", 0, 5, 256u << 10, 0, NULL, 0, NULL};
     int c;
-    while ((c = getopt(argc, argv, "n:o:C:l:c:r:FwR")) != -1) {
+    while ((c = getopt(argc, argv, "n:o:C:l:c:r:FwRi:")) != -1) {
         if (c == 'n')
             o->events = strtoull(optarg, NULL, 10);
         else if (c == 'o')
@@ -317,6 +353,8 @@ static int parse(int argc, char **argv, bench_opts *o) {
             bench_clock = CLOCK_MONOTONIC;
         else if (c == 'R')
             o->read_only = 1;
+        else if (c == 'i')
+            o->input = optarg;
         else
             return 0;
     }
@@ -326,8 +364,10 @@ static int parse(int argc, char **argv, bench_opts *o) {
 int main(int argc, char **argv) {
     bench_opts o;
     if (!parse(argc, argv, &o)) {
-        fprintf(stderr, "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|lz4-planes|zstd|none] "
-                        "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w] [-R]\n");
+        fprintf(
+            stderr,
+            "usage: bench_trace [-n EVENTS] [-o FILE] [-C lz4|lz4-columns|lz4-planes|zstd|none] "
+            "[-l ZSTD_LEVEL] [-c CHUNK_KIB] [-r RUNS] [-F] [-w] [-R] [-i TRACE]\n");
         return 2;
     }
     if (o.read_only) {
@@ -339,8 +379,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     event_mix m;
-    if (!make_mix(&m, o.events))
+    if (!(o.input ? load_mix(&m, o.input) : make_mix(&m, o.events))) {
+        fprintf(stderr, "bench: no events%s%s\n", o.input ? " in " : "", o.input ? o.input : "");
         return 1;
+    }
     if (!o.level) { /* show the level the writer will use */
         tp_writer_opts d;
         tp_writer_opts_default(&d);
@@ -350,7 +392,9 @@ int main(int argc, char **argv) {
     printf("trace format benchmark: %zu events (%.1f bytes/event raw), codec %s (zstd level %d), "
            "chunks of %zu KiB, filter %s, best of %d runs, %s time\n\n",
            m.n, (double)m.bytes / (double)m.n, ci->name, o.level, o.chunk >> 10,
-           o.no_filter                            ? "off"
+           o.no_filter ? "off"
+           : ci->filter == TP_FILTER_LANE_SPARSE
+               ? "lane-delta + columns + byte planes, zero pieces out"
            : ci->filter == TP_FILTER_LANE_COLUMNS ? "lane-delta + columns + byte planes"
            : ci->filter == TP_FILTER_LANE_PLANES  ? "lane-delta + byte planes"
                                                   : "lane-delta",

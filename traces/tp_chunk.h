@@ -25,8 +25,9 @@
 #define TP_FILE_VERSION_MAJOR 1
 /* 1.1: NVTX stack_id; 1.2: PYCODE and Python frames; 1.3: PROCESS job_id, root_pid, exec_gen;
  * 1.5: codec 2 (lz4) and filter 2 (lane delta, then byte planes); 1.6: filter 3 (lane delta,
- * words grouped by type and lane, then byte planes) */
-#define TP_FILE_VERSION_MINOR 6
+ * words grouped by type and lane, then byte planes); 1.7: filter 4 (filter 3 without its
+ * all-zero 128-byte pieces) */
+#define TP_FILE_VERSION_MINOR 7
 #define TP_FILE_HEADER_SIZE 64u
 
 /* 'TPCH' and 'TPIX' as the bytes appear in the file, read as little-endian u32. */
@@ -52,12 +53,15 @@ typedef enum { TP_CHUNK_DATA = 1, TP_CHUNK_META = 2, TP_CHUNK_INDEX = 3 } tp_chu
 /* The codecs themselves: tp_codec.h. */
 typedef enum { TP_CODEC_NONE = 0, TP_CODEC_ZSTD = 1, TP_CODEC_LZ4 = 2 } tp_chunk_codec;
 /* LANE_PLANES: the lane-delta filter, then the byte-plane layout (tp_planes.h); LANE_COLUMNS:
- * the same with the body words grouped by type and lane first (1.6). */
+ * the same with the body words grouped by type and lane first (1.6); LANE_SPARSE: LANE_COLUMNS
+ * with the planes' all-zero 128-byte pieces left out (1.7), so the filtered bytes are fewer than
+ * raw_bytes. */
 typedef enum {
     TP_FILTER_NONE = 0,
     TP_FILTER_LANE_DELTA = 1,
     TP_FILTER_LANE_PLANES = 2,
-    TP_FILTER_LANE_COLUMNS = 3
+    TP_FILTER_LANE_COLUMNS = 3,
+    TP_FILTER_LANE_SPARSE = 4
 } tp_chunk_filter;
 
 typedef struct {

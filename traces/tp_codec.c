@@ -20,7 +20,8 @@ typedef struct {
     size_t (*bound)(size_t n);
     size_t (*compress)(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src, size_t n,
                        int level);
-    int (*decompress)(tp_codec_ctx *x, uint8_t *dst, size_t raw, const uint8_t *src, size_t n);
+    /* the bytes decoded into dst (at most cap), or -1 for a damaged payload */
+    long (*decompress)(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src, size_t n);
 } codec;
 
 /* ------------------------------------------------------------------ none */
@@ -38,13 +39,13 @@ static size_t none_compress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uin
     return n;
 }
 
-static int none_decompress(tp_codec_ctx *x, uint8_t *dst, size_t raw, const uint8_t *src,
-                           size_t n) {
+static long none_decompress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src,
+                            size_t n) {
     (void)x;
-    if (n != raw)
-        return 0;
+    if (n > cap || n > TP_CHUNK_RAW_MAX)
+        return -1;
     memcpy(dst, src, n);
-    return 1;
+    return (long)n;
 }
 
 /* ------------------------------------------------------------------ zstd */
@@ -61,22 +62,25 @@ static size_t zstd_compress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uin
     return ZSTD_isError(k) ? 0 : k;
 }
 
-/* The frame must declare its content size, and declare `raw`: checked before decoding. */
-static int zstd_decompress(tp_codec_ctx *x, uint8_t *dst, size_t raw, const uint8_t *src,
-                           size_t n) {
+/* The frame must declare its content size, and one that fits: checked before decoding. */
+static long zstd_decompress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src,
+                            size_t n) {
     if (!x->zd && !(x->zd = ZSTD_createDCtx()))
-        return 0;
-    if (ZSTD_getFrameContentSize(src, n) != raw)
-        return 0;
-    size_t k = ZSTD_decompressDCtx(x->zd, dst, raw, src, n);
-    return !ZSTD_isError(k) && k == raw;
+        return -1;
+    unsigned long long want = ZSTD_getFrameContentSize(src, n);
+    if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want > cap ||
+        want > TP_CHUNK_RAW_MAX)
+        return -1;
+    size_t k = ZSTD_decompressDCtx(x->zd, dst, (size_t)want, src, n);
+    return !ZSTD_isError(k) && k == want ? (long)k : -1;
 }
 
 /* ------------------------------------------------------------------ lz4 */
 
-/* LZ4's acceleration per layout. Filter 3's (long runs of each lane): 4, which takes 22 % fewer
- * of LZ4's instructions than LZ4's default of 1 for 4 % more bytes (bench_trace's mix: 4.76
- * against 4.59 B/event, zstd -1's size); 8 saved 8 % more for as many bytes again. Filter 2's
+/* LZ4's acceleration per layout. Filter 3's and 4's (long runs of each lane): 4, which takes
+ * 22 % fewer of LZ4's instructions than LZ4's default of 1 for 4 % more bytes (bench_trace's
+ * mix: 4.76 against 4.59 B/event, zstd -1's size); 8 saved 8 % more for as many bytes again
+ * (on filter 4, 6 and 8 give back the bytes it saves: "Writing, fifth round"). Filter 2's
  * (lz4-planes, format 1.5's layout): 1, as in 1.5; its short runs lose more to acceleration
  * (4: 9.89 against 8.81 B/event). docs/PERFORMANCE.md, "Chunk codec". */
 #define LZ4_ACCEL_COLUMNS 4
@@ -116,13 +120,14 @@ static size_t lz4_planes_compress(tp_codec_ctx *x, uint8_t *dst, size_t cap, con
     return lz4_compress_at(x, dst, cap, src, n, LZ4_ACCEL_PLANES);
 }
 
-/* LZ4_decompress_safe never writes past `raw` nor reads past `n`, whatever the payload. */
-static int lz4_decompress(tp_codec_ctx *x, uint8_t *dst, size_t raw, const uint8_t *src, size_t n) {
+/* LZ4_decompress_safe never writes past `cap` nor reads past `n`, whatever the payload. */
+static long lz4_decompress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src,
+                           size_t n) {
     (void)x;
-    if (raw > TP_CHUNK_RAW_MAX || n > INT32_MAX)
-        return 0;
-    int k = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, (int)raw);
-    return k >= 0 && (size_t)k == raw;
+    if (cap > TP_CHUNK_RAW_MAX + (TP_CHUNK_RAW_MAX >> 8) || n > INT32_MAX)
+        return -1;
+    int k = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, (int)cap);
+    return k;
 }
 
 /* ------------------------------------------------------------------ the table */
@@ -130,7 +135,9 @@ static int lz4_decompress(tp_codec_ctx *x, uint8_t *dst, size_t raw, const uint8
 static const codec codecs[] = {
     {{"none", TP_CODEC_NONE, TP_FILTER_LANE_DELTA}, none_bound, none_compress, none_decompress},
     {{"zstd", TP_CODEC_ZSTD, TP_FILTER_LANE_DELTA}, zstd_bound, zstd_compress, zstd_decompress},
-    {{"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
+    {{"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_SPARSE}, lz4_bound, lz4_columns_compress, lz4_decompress},
+    /* format 1.6's default layout, which 1.6 readers read (they skip filter 4 chunks) */
+    {{"lz4-columns", TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
      lz4_bound,
      lz4_columns_compress,
      lz4_decompress},
@@ -187,5 +194,13 @@ size_t tp_codec_compress(tp_codec_ctx *x, const tp_codec_info *c, uint8_t *dst, 
 int tp_codec_decompress(tp_codec_ctx *x, unsigned id, uint8_t *dst, size_t raw, const uint8_t *src,
                         size_t n) {
     const tp_codec_info *c = tp_codec_by_id(id);
-    return c ? codec_of(c)->decompress(x, dst, raw, src, n) : 0;
+    return c && codec_of(c)->decompress(x, dst, raw, src, n) == (long)raw;
+}
+
+int tp_codec_decompress_upto(tp_codec_ctx *x, unsigned id, uint8_t *dst, size_t cap,
+                             const uint8_t *src, size_t n, size_t *got) {
+    const tp_codec_info *c = tp_codec_by_id(id);
+    long k = c ? codec_of(c)->decompress(x, dst, cap, src, n) : -1;
+    *got = k < 0 ? 0 : (size_t)k;
+    return k >= 0;
 }

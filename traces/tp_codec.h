@@ -52,4 +52,9 @@ size_t tp_codec_compress(tp_codec_ctx *x, const tp_codec_info *c, uint8_t *dst, 
 int tp_codec_decompress(tp_codec_ctx *x, unsigned id, uint8_t *dst, size_t raw, const uint8_t *src,
                         size_t n);
 
+/* The same for a payload whose decoded length is not raw_bytes (filter 4's): decodes at most
+ * `cap` bytes and sets *got to their number. Returns 1 when the payload is valid and fits. */
+int tp_codec_decompress_upto(tp_codec_ctx *x, unsigned id, uint8_t *dst, size_t cap,
+                             const uint8_t *src, size_t n, size_t *got);
+
 #endif

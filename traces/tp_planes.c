@@ -595,6 +595,25 @@ static void plan_place(col_plan *p, uint64_t *words) {
     CASE(11)                                                                                       \
     CASE(10) CASE(9) CASE(8) CASE(7) CASE(6) CASE(5) CASE(4) CASE(3) CASE(2) CASE(1) CASE(0)
 
+#ifdef PLANES_SSE2
+/* Lanes j and j + 1 (going down: *q moves back a lane before each store): one subtraction for
+ * both, the low half stored to lane j's place, the high half to lane j + 1's. */
+#define SCATTER_PAIR(j)                                                                            \
+    do {                                                                                           \
+        __m128i x_ = _mm_sub_epi64(_mm_loadu_si128((const __m128i *)(cur + (j))),                  \
+                                   _mm_loadu_si128((const __m128i *)(old + (j))));                 \
+        q -= stride;                                                                               \
+        _mm_storeh_pd((double *)q, _mm_castsi128_pd(x_));                                          \
+        q -= stride;                                                                               \
+        _mm_storel_epi64((__m128i *)q, x_);                                                        \
+    } while (0)
+#define SCATTER_ONE(j)                                                                             \
+    do {                                                                                           \
+        q -= stride;                                                                               \
+        *q = cur[j] - old[j];                                                                      \
+    } while (0)
+#endif
+
 static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, const uint64_t *old,
                                size_t words) {
     if (words > 12) {
@@ -603,6 +622,56 @@ static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, 
         return;
     }
     q += stride * words;
+#ifdef PLANES_SSE2
+    /* Two lanes a step, from the last pair down; an odd body stores its last lane alone first.
+     * Three instructions a word where one at a time took four (the body's 16-byte loads stay
+     * within the record: lanes j, j + 1 < words). */
+    switch (words) {
+    case 11:
+        SCATTER_ONE(10);
+        goto pairs10;
+    case 9:
+        SCATTER_ONE(8);
+        goto pairs8;
+    case 7:
+        SCATTER_ONE(6);
+        goto pairs6;
+    case 5:
+        SCATTER_ONE(4);
+        goto pairs4;
+    case 3:
+        SCATTER_ONE(2);
+        goto pairs2;
+    case 1:
+        SCATTER_ONE(0);
+        return;
+    case 12:
+        SCATTER_PAIR(10);
+        __attribute__((fallthrough));
+    case 10:
+    pairs10:
+        SCATTER_PAIR(8);
+        __attribute__((fallthrough));
+    case 8:
+    pairs8:
+        SCATTER_PAIR(6);
+        __attribute__((fallthrough));
+    case 6:
+    pairs6:
+        SCATTER_PAIR(4);
+        __attribute__((fallthrough));
+    case 4:
+    pairs4:
+        SCATTER_PAIR(2);
+        __attribute__((fallthrough));
+    case 2:
+    pairs2:
+        SCATTER_PAIR(0);
+        __attribute__((fallthrough));
+    default:
+        break;
+    }
+#else
     switch (words) {
 #define SCATTER(j)                                                                                 \
     case (j) + 1:                                                                                  \
@@ -614,7 +683,28 @@ static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, 
     default:
         break;
     }
+#endif
 }
+
+#ifdef PLANES_SSE2
+/* col_scatter's pairs undone: lanes j + 1 and j loaded from their places into one register,
+ * the previous record's pair added with one 16-byte load (that record was put together in the
+ * same pairs, so the load is served by one earlier store) and stored as one. */
+#define GATHER_PAIR(j)                                                                             \
+    do {                                                                                           \
+        q -= stride;                                                                               \
+        __m128d h_ = _mm_loadh_pd(_mm_setzero_pd(), (const double *)q);                            \
+        q -= stride;                                                                               \
+        __m128i x_ = _mm_or_si128(_mm_castpd_si128(h_), _mm_loadl_epi64((const __m128i *)q));      \
+        x_ = _mm_add_epi64(x_, _mm_loadu_si128((const __m128i *)(old + (j))));                     \
+        _mm_storeu_si128((__m128i *)(out + (j)), x_);                                              \
+    } while (0)
+#define GATHER_ONE(j)                                                                              \
+    do {                                                                                           \
+        q -= stride;                                                                               \
+        out[j] = *q + old[j];                                                                      \
+    } while (0)
+#endif
 
 static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old,
                               size_t words) {
@@ -624,6 +714,53 @@ static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, c
         return;
     }
     q += stride * words;
+#ifdef PLANES_SSE2
+    switch (words) { /* as col_scatter's */
+    case 11:
+        GATHER_ONE(10);
+        goto pairs10;
+    case 9:
+        GATHER_ONE(8);
+        goto pairs8;
+    case 7:
+        GATHER_ONE(6);
+        goto pairs6;
+    case 5:
+        GATHER_ONE(4);
+        goto pairs4;
+    case 3:
+        GATHER_ONE(2);
+        goto pairs2;
+    case 1:
+        GATHER_ONE(0);
+        return;
+    case 12:
+        GATHER_PAIR(10);
+        __attribute__((fallthrough));
+    case 10:
+    pairs10:
+        GATHER_PAIR(8);
+        __attribute__((fallthrough));
+    case 8:
+    pairs8:
+        GATHER_PAIR(6);
+        __attribute__((fallthrough));
+    case 6:
+    pairs6:
+        GATHER_PAIR(4);
+        __attribute__((fallthrough));
+    case 4:
+    pairs4:
+        GATHER_PAIR(2);
+        __attribute__((fallthrough));
+    case 2:
+    pairs2:
+        GATHER_PAIR(0);
+        __attribute__((fallthrough));
+    default:
+        break;
+    }
+#else
     switch (words) {
 #define GATHER(j)                                                                                  \
     case (j) + 1:                                                                                  \
@@ -635,6 +772,7 @@ static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, c
     default:
         break;
     }
+#endif
 }
 
 /* Filter 3's encoder: unless the caller has the census (the writer counts while it copies the
@@ -694,16 +832,12 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
-/* Filter 3's decoder: the headers checked and counted as by filter 2's, the planes to words
- * in scratch, then each record put together from its header and its lanes, gathered from its
- * group (or taken from the rest in order), plus the lanes of the previous decoded record of
- * its type. */
-static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
-    if (n % 8)
-        return 0;
-    size_t k = count_headers(src, n);
-    if (!k)
-        return 0;
+/* Filter 3's decoder, given the k headers at src's front checked as filter 2's decoder checks
+ * them (decode_columns, or filter 4's unsparse, walks them): the planes to words in scratch,
+ * then each record put together from its header and its lanes, gathered from its group (or
+ * taken from the rest in order), plus the lanes of the previous decoded record of its type. */
+static size_t decode_columns_k(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                               size_t k) {
     col_plan p;
     tp_planes_census_reset(&p.n);
     for (size_t i = 0; i < k; i++) {
@@ -747,6 +881,13 @@ static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
     return n;
 }
 
+static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    if (n % 8)
+        return 0;
+    size_t k = count_headers(src, n);
+    return k ? decode_columns_k(src, dst, scratch, n, k) : 0;
+}
+
 #ifdef PLANES_AVX2_CODE
 void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
                                     const tp_planes_census *census) {
@@ -756,6 +897,11 @@ void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *s
 size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
                                       size_t n) {
     return decode_columns(src, dst, scratch, n);
+}
+
+size_t tp_planes__decode_columns_k_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
+                                        size_t n, size_t k) {
+    return decode_columns_k(src, dst, scratch, n, k);
 }
 #else
 void tp_planes_encode_columns_census(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
@@ -779,5 +925,203 @@ size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scrat
         return tp_planes__decode_columns_avx2(src, dst, scratch, n);
 #endif
     return decode_columns(src, dst, scratch, n);
+}
+#endif
+
+/* ------------------------------------------------------------------ filter 4: sparse planes */
+
+/* Filter 4 leaves out the all-zero pieces of this many bytes of filter 3's planes. 128: over
+ * half the record bytes go (launch-bound trainer: 59 -> 26-35 bytes a record) and the files get
+ * smaller; 64 left out a few bytes more but broke up more of LZ4's matches (files as large or
+ * 1 % larger), 16 and 32 more so (docs/PERFORMANCE.md, "Writing, fifth round"). */
+#define SPARSE_PIECE 128
+
+/* The bitmap's bytes for planes of `p` bytes: a bit a piece, in whole u64 words. */
+static size_t sparse_bitmap_bytes(size_t p) {
+    size_t pieces = (p + SPARSE_PIECE - 1) / SPARSE_PIECE;
+    return 8 * ((pieces + 63) / 64);
+}
+
+/* Copies the SPARSE_PIECE bytes at `p` to `out`; 1 when they are not all zero. The caller
+ * moves its cursor past the copy only then: no branch on the data. (Each part is loaded
+ * before it is stored, so `out` may lie at `p`.) */
+static inline int piece_put(uint8_t *out, const uint8_t *p) {
+#if defined(PLANES_AVX2_CODE)
+    __m256i o = _mm256_setzero_si256();
+#pragma GCC unroll 8 /* -O2 keeps a loop of 4 otherwise: 38 instructions a piece against 18 */
+    for (int j = 0; j < SPARSE_PIECE; j += 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(p + j));
+        _mm256_storeu_si256((__m256i *)(out + j), x);
+        o = _mm256_or_si256(o, x);
+    }
+    return !_mm256_testz_si256(o, o);
+#elif defined(PLANES_SSE2)
+    __m128i o = _mm_setzero_si128();
+#pragma GCC unroll 8
+    for (int j = 0; j < SPARSE_PIECE; j += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(p + j));
+        _mm_storeu_si128((__m128i *)(out + j), x);
+        o = _mm_or_si128(o, x);
+    }
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(o, _mm_setzero_si128())) != 0xffff;
+#else
+    uint64_t o = 0;
+#pragma GCC unroll 16
+    for (int j = 0; j < SPARSE_PIECE; j += 8) {
+        uint64_t x;
+        memcpy(&x, p + j, 8);
+        memcpy(out + j, &x, 8);
+        o |= x;
+    }
+    return o != 0;
+#endif
+}
+
+/* In place: the stored pieces move down over the left-out ones (a piece goes to a multiple of
+ * SPARSE_PIECE bytes at or before where it was read, so never part over itself), then the bitmap,
+ * kept in `map` meanwhile, after them; the headers stay where they are. */
+static size_t sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+    size_t p = n - 8 * k, full = p / SPARSE_PIECE;
+    const uint8_t *in = layout + 8 * k;
+    uint8_t *out = layout + 8 * k;
+    /* A bitmap word per 64 pieces, the pieces in an inner loop: no test of the position for
+     * the word's end at every piece. */
+    for (size_t w0 = 0; w0 < full; w0 += 64) {
+        size_t end = full - w0 < 64 ? full - w0 : 64;
+        const uint8_t *q = in + SPARSE_PIECE * w0;
+        uint64_t word = 0;
+        for (size_t j = 0; j < end; j++) {
+            uint64_t nz = (uint64_t)piece_put(out, q + SPARSE_PIECE * j);
+            word |= nz << j;
+            out += SPARSE_PIECE * nz;
+        }
+        map[w0 / 64] = word;
+    }
+    if (p % SPARSE_PIECE) { /* the last piece, shorter */
+        const uint8_t *q = in + SPARSE_PIECE * full;
+        uint8_t nz = 0;
+        for (size_t j = 0; j < p % SPARSE_PIECE; j++)
+            nz |= q[j];
+        if (full % 64 == 0)
+            map[full / 64] = 0;
+        if (nz) {
+            map[full / 64] |= (uint64_t)1 << (full % 64);
+            memmove(out, q, p % SPARSE_PIECE);
+            out += p % SPARSE_PIECE;
+        }
+    }
+    size_t bb = sparse_bitmap_bytes(p);
+    memcpy(out, map, bb);
+    return (size_t)(out + bb - layout);
+}
+
+#ifdef PLANES_AVX2_CODE
+size_t tp_planes__sparse_avx2(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+    return sparse(layout, n, k, map);
+}
+#else
+size_t tp_planes_sparse_bound(size_t n, size_t k) {
+    return n + sparse_bitmap_bytes(n - 8 * k);
+}
+
+size_t tp_planes_sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__sparse_avx2(layout, n, k, map);
+#endif
+    return sparse(layout, n, k, map);
+}
+
+/* The headers of filter 4's form, as count_headers, but reading only the m bytes there are. */
+static size_t sparse_headers(const uint8_t *src, size_t m, size_t n) {
+    size_t total = 0, k = 0;
+    while (total < n) {
+        uint32_t size;
+        if (8 * k + 8 > m)
+            return 0;
+        memcpy(&size, src + 8 * k + offsetof(tp_rec_hdr, size), 4);
+        if ((size - 8) & (0x80000000u | 7u))
+            return 0;
+        total += size;
+        k++;
+    }
+    return total == n ? k : 0;
+}
+
+/* Moves a piece from `src` to `dst` (the same place or not overlapping): all
+ * of it loaded before any of it is stored, in registers, not a call. */
+static inline void piece_move(uint8_t *dst, const uint8_t *src) {
+    uint8_t t[SPARSE_PIECE];
+    memcpy(t, src, SPARSE_PIECE);
+    memcpy(dst, t, SPARSE_PIECE);
+}
+
+/* tp_planes_unsparse, returning the number of records (0: refused). In place, from the last
+ * piece back: a stored piece moves up by a multiple of SPARSE_PIECE bytes (or stays), and a
+ * left-out piece is zeroed where no piece still to be moved lies (those are all below it). */
+static size_t unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
+    if (n % 8 || !n)
+        return 0;
+    size_t k = sparse_headers(buf, m, n);
+    if (!k)
+        return 0;
+    size_t p = n - 8 * k, bb = sparse_bitmap_bytes(p),
+           pieces = (p + SPARSE_PIECE - 1) / SPARSE_PIECE;
+    if (8 * k + bb > m)
+        return 0;
+    memcpy(map, buf + m - bb, bb); /* the pieces may move over it */
+    /* The bitmap must give exactly the m bytes there are, and no piece past the planes. */
+    size_t stored = 0;
+    for (size_t j = 0; j < bb / 8; j++) {
+        uint64_t word;
+        memcpy(&word, map + 8 * j, 8);
+        if (j == bb / 8 - 1 && pieces % 64 && word >> (pieces % 64))
+            return 0;
+        stored += (size_t)__builtin_popcountll(word);
+    }
+    size_t last = p % SPARSE_PIECE, body = SPARSE_PIECE * stored;
+    if (last && map[(pieces - 1) / 8] >> ((pieces - 1) % 8) & 1)
+        body -= SPARSE_PIECE - last;
+    if (8 * k + body + bb != m)
+        return 0;
+    uint8_t *planes = buf + 8 * k, *in = planes + body;
+    size_t i = pieces;
+    if (last) { /* the last piece, shorter */
+        i--;
+        if (map[i / 8] >> (i % 8) & 1) {
+            in -= last;
+            memmove(planes + SPARSE_PIECE * i, in, last);
+        } else {
+            memset(planes + SPARSE_PIECE * i, 0, last);
+        }
+    }
+    while (i-- > 0) {
+        uint8_t *out = planes + SPARSE_PIECE * i;
+        if (map[i / 8] >> (i % 8) & 1) {
+            in -= SPARSE_PIECE;
+            if (in == out) /* every piece below is stored too: all in place */
+                break;
+            piece_move(out, in);
+        } else {
+            memset(out, 0, SPARSE_PIECE);
+        }
+    }
+    return k;
+}
+
+size_t tp_planes_unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
+    return unsparse(buf, m, n, map) ? n : 0;
+}
+
+size_t tp_planes_decode_sparse(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n) {
+    size_t k = unsparse(buf, m, n, scratch);
+    if (!k)
+        return 0;
+    uint8_t *layout = buf;
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__decode_columns_k_avx2(layout, dst, scratch, n, k);
+#endif
+    return decode_columns_k(layout, dst, scratch, n, k);
 }
 #endif

@@ -70,6 +70,34 @@ void tp_planes_encode_columns_census(const uint8_t *src, uint8_t *dst, uint8_t *
  * words; returns n or 0 as tp_planes_decode. */
 size_t tp_planes_decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
+/* Filter 4 (format 1.7): filter 3's layout of `n` bytes (k headers, then the planes) with the
+ * planes' all-zero 128-byte pieces left out: the k headers, the stored pieces in order (the
+ * last piece may be shorter), then a bitmap of the pieces (bit i of u64 word i / 64 set: piece
+ * i is stored) (docs/trace-format.md, 4.3). Most of filter 3's plane bytes are long zero runs
+ * (the high bytes of small deltas), on which LZ4 still spends about an instruction a byte;
+ * without them it reads about half the bytes (docs/PERFORMANCE.md, "Writing, fifth round"). */
+
+/* The most bytes filter 4's form of a layout of n bytes with k headers can take. */
+size_t tp_planes_sparse_bound(size_t n, size_t k);
+
+/* Turns the filter-3 layout at `layout` (n bytes, its first k words the headers) into filter
+ * 4's form in place (the buffer holds tp_planes_sparse_bound(n, k) bytes); `map` holds
+ * tp_planes_sparse_bound(n, k) - n bytes (8-byte aligned) for the bitmap meanwhile. Returns
+ * the form's length. */
+size_t tp_planes_sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map);
+
+/* Undoes tp_planes_sparse in place: `buf` holds the m bytes of filter 4's form of a chunk of
+ * n bytes of records and has room for max(m, n); afterwards its first n bytes are filter 3's
+ * layout. `map` holds tp_planes_sparse_bound(n, 0) - n bytes (the bitmap is copied there
+ * first). Returns n, or 0 when the headers do not describe n bytes of well-formed records or
+ * the pieces and the bitmap do not make exactly m bytes (then `buf` holds garbage). */
+size_t tp_planes_unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map);
+
+/* tp_planes_unsparse of `buf`, then tp_planes_decode_columns of it into `dst` with `scratch`
+ * (n bytes, distinct; also the bitmap's copy): the records' headers walked once, not twice.
+ * Returns n or 0. */
+size_t tp_planes_decode_sparse(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n);
+
 /* Internal: tp_planes_decode and tp_planes_encode compiled for AVX2 (tp_planes_avx2.c); call
  * them only on a CPU with AVX2. The public functions choose them by themselves. */
 size_t tp_planes__decode_avx2(const uint8_t *src, uint8_t *dst, size_t n);
@@ -77,5 +105,8 @@ void tp_planes__encode_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, 
 void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
                                     const tp_planes_census *census);
 size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
+size_t tp_planes__sparse_avx2(uint8_t *layout, size_t n, size_t k, uint64_t *map);
+size_t tp_planes__decode_columns_k_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
+                                        size_t n, size_t k);
 
 #endif

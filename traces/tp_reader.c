@@ -162,6 +162,16 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
             !tp_mem_grow((void **)&d->words, &d->words_cap, raw ? raw : 8, 1))
             return -1;
         ok = tp_planes_decode_columns(d->planes, *buf, d->words, raw);
+    } else if (h->filter == TP_FILTER_LANE_SPARSE) {
+        /* decompressed into d->planes, where the layout is rebuilt in place */
+        size_t bound = tp_planes_sparse_bound(raw, 0), m;
+        if (!tp_mem_grow((void **)&d->planes, &d->planes_cap, bound ? bound : 8, 1) ||
+            !tp_codec_decompress_upto(d->cx, h->codec, d->planes, bound, data + c->off + sizeof *h,
+                                      h->payload_bytes, &m) ||
+            !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1) ||
+            !tp_mem_grow((void **)&d->words, &d->words_cap, raw ? raw : 8, 1))
+            return -1;
+        ok = raw ? tp_planes_decode_sparse(d->planes, m, *buf, d->words, raw) : 0;
     } else if (!decompress(d, data, c, buf, cap)) {
         return -1;
     } else if (h->filter == TP_FILTER_LANE_DELTA) {
@@ -463,7 +473,7 @@ static int take_chunk(tp_reader *r, const chunk_ref *c) {
 static int chunk_plausible(const chunk_ref *c) {
     const tp_chunk_header *h = &c->h;
     return h->kind >= TP_CHUNK_DATA && h->kind <= TP_CHUNK_INDEX && tp_codec_by_id(h->codec) &&
-           h->filter <= TP_FILTER_LANE_COLUMNS && h->raw_bytes <= TP_CHUNK_RAW_MAX;
+           h->filter <= TP_FILTER_LANE_SPARSE && h->raw_bytes <= TP_CHUNK_RAW_MAX;
 }
 
 static int trailer_magic_at(const tp_reader *r, uint64_t pos) {

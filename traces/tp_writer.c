@@ -341,38 +341,43 @@ static tp_status file_write(tp_writer *w, struct iovec *iov, int n) {
     return fd_verify(w) ? write_all(w->fd, iov, n) : TP_ERR_IO;
 }
 
-/* Applies the codec's filter to `c` into w->filt unless told not to: the lane delta, or for
- * LANE_PLANES the lane delta laid out in byte planes (w->planes is scratch for it). Returns
- * the filter used (-1 on out-of-memory) and sets *src to the bytes to compress. */
-static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint8_t **src) {
+/* Applies the codec's filter to `c` unless told not to: the lane delta into w->filt, or for
+ * LANE_PLANES and LANE_COLUMNS the lane delta laid out in byte planes there (w->planes is
+ * scratch for it), and for LANE_SPARSE that layout without its zero pieces, in place.
+ * Returns the filter used (-1 on out-of-memory) and sets *src and *len to the bytes to
+ * compress. */
+static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint8_t **src,
+                        size_t *len) {
     *src = c->buf;
+    *len = c->len;
     if (!filter || w->opts.no_filter)
         return TP_FILTER_NONE;
-    int planes = w->codec->filter != TP_FILTER_LANE_DELTA;
-    if (!TP_MEM_GROW(w->filt, w->filt_cap, c->len) ||
+    int f = w->codec->filter, planes = f != TP_FILTER_LANE_DELTA;
+    size_t room = f == TP_FILTER_LANE_SPARSE ? tp_planes_sparse_bound(c->len, c->count) : c->len;
+    if (!TP_MEM_GROW(w->filt, w->filt_cap, room) ||
         (planes && !TP_MEM_GROW(w->planes, w->planes_cap, c->len))) {
         set_err(w, TP_ERR_NOMEM);
         return -1;
     }
     *src = w->filt;
-    if (!planes) {
+    if (f == TP_FILTER_LANE_DELTA)
         tp_filter_encode(c->buf, w->filt, c->len);
-        return TP_FILTER_LANE_DELTA;
-    }
-    if (w->codec->filter == TP_FILTER_LANE_COLUMNS)
-        tp_planes_encode_columns_census(c->buf, w->filt, w->planes, c->len, &c->census);
-    else
+    else if (f == TP_FILTER_LANE_PLANES)
         tp_planes_encode(c->buf, w->filt, w->planes, c->len);
-    return w->codec->filter;
+    else
+        tp_planes_encode_columns_census(c->buf, w->filt, w->planes, c->len, &c->census);
+    if (f == TP_FILTER_LANE_SPARSE) /* the bitmap's words in w->planes, free again */
+        *len = tp_planes_sparse(w->filt, c->len, c->count, (uint64_t *)w->planes);
+    return f;
 }
 
 /* Filters (when `filter`) and compresses a chunk's records, appends the chunk to the file
  * and to the index. Stores the bytes as they are when the codec does not make them smaller. */
 static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filter) {
     const uint8_t *src;
-    size_t len = c->len;
+    size_t len; /* the filtered bytes: c->len but for filter 4 */
     int raw = w->hurry && kind == TP_CHUNK_DATA;
-    int f = apply_filter(w, c, filter && !raw, &src);
+    int f = apply_filter(w, c, filter && !raw, &src, &len);
     if (f < 0)
         return;
     size_t bound = tp_codec_bound(w->codec, len);
@@ -392,7 +397,7 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
         n = len;
     }
     h.payload_bytes = (uint32_t)n;
-    h.raw_bytes = (uint32_t)len;
+    h.raw_bytes = (uint32_t)c->len;
     h.record_count = c->count;
     h.payload_crc = tp_chunk_crc(payload, n);
     h.t_min = c->t_min;
@@ -492,15 +497,37 @@ static void add_dropped(tp_writer *w, uint32_t what, uint32_t reason, uint64_t n
 
 /* ------------------------------------------------------------------ the drain */
 
-/* Moves ring `r`'s records in [tail, limit) into the data chunk; returns the new tail. */
 /* 1 when the nice drain holding drain_lock should let it go now (see want_lock). */
 static int give_way(const tp_writer *w) {
     return w->giving_way && atomic_load_explicit(&w->want_lock, memory_order_relaxed);
 }
 
+/* Moves the records in [p, end) into the data chunk; returns where it stopped: `end`, earlier
+ * when the nice drain gives way (checked every 64 records, only when `nice`: a constant, so
+ * the usual drain's loop has no counter), or NULL at a bad header. */
+static inline const uint8_t *drain_span(tp_writer *w, const uint8_t *p, const uint8_t *end,
+                                        int nice) {
+    uint32_t k = 0;
+    while (p < end) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)p;
+        uint32_t size = h->size;
+        /* tp_rec_size_ok in one test: size >= 8 and a multiple of 8 (size - 8 wraps for
+         * 0..7), within span. Calling it here cost 17 instructions per record more
+         * (callgrind, bench_trace -n 200000: 154.2 M against 150.8 M in all). */
+        if (((size - 8) & (0x80000000u | 7u)) || size > (size_t)(end - p))
+            return NULL; /* a producer wrote a bad header */
+        if (h->type != TP_REC_PAD)
+            add_data(w, h);
+        p += size;
+        if (nice && ++k % 64 == 0 && give_way(w))
+            break;
+    }
+    return p;
+}
+
+/* Moves ring `r`'s records in [tail, limit) into the data chunk; returns the new tail. */
 static uint64_t drain_ring(tp_writer *w, const tp_ring *r, uint64_t tail, uint64_t limit) {
     uint64_t mask = r->cap - 1;
-    uint32_t k = 0;
     while (tail < limit) {
         /* The records up to the ring's end or `limit`, whichever comes first (no record runs
          * past the ring's end), walked with a pointer: the bounds once per span, not per record
@@ -508,21 +535,13 @@ static uint64_t drain_ring(tp_writer *w, const tp_ring *r, uint64_t tail, uint64
         uint64_t off = tail & mask, span = r->cap - off;
         if (span > limit - tail)
             span = limit - tail;
-        const uint8_t *start = r->buf + off, *p = start, *end = start + span;
-        while (p < end) {
-            const tp_rec_hdr *h = (const tp_rec_hdr *)p;
-            uint32_t size = h->size;
-            /* tp_rec_size_ok in one test: size >= 8 and a multiple of 8 (size - 8 wraps for
-             * 0..7), within span. Calling it here cost 17 instructions per record more
-             * (callgrind, bench_trace -n 200000: 154.2 M against 150.8 M in all). */
-            if (((size - 8) & (0x80000000u | 7u)) || size > (size_t)(end - p))
-                return limit; /* a producer wrote a bad header: skip what it published */
-            if (h->type != TP_REC_PAD)
-                add_data(w, h);
-            p += size;
-            if (++k % 64 == 0 && give_way(w))
-                return tail + (uint64_t)(p - start);
-        }
+        const uint8_t *start = r->buf + off, *end = start + span;
+        const uint8_t *stop =
+            w->giving_way ? drain_span(w, start, end, 1) : drain_span(w, start, end, 0);
+        if (!stop)
+            return limit; /* skip what the producer published */
+        if (stop < end)
+            return tail + (uint64_t)(stop - start);
         tail += span;
     }
     return tail;

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """test_collector_codec: TRAINPROF_CODEC picks the chunk codec of a real recording.
 
-The launch-bound trainer (CPU device) under `trainprof record` four times: by default, with
-TRAINPROF_CODEC=zstd, with TRAINPROF_CODEC=lz4-planes and with an unknown name. The chunk
-headers as they lie in each file (docs/trace-format.md 3.1) must carry the codec asked for (lz4
-over columns and byte planes by default, zstd with the lane delta or lz4 over byte planes, the
-1.5 layout, on request; a chunk a codec cannot shrink is stored as it is),
+The launch-bound trainer (CPU device) under `trainprof record` five times: by default, with
+TRAINPROF_CODEC=zstd, lz4-planes, lz4-columns and with an unknown name. The chunk headers as
+they lie in each file (docs/trace-format.md 3.1) must carry the codec asked for (lz4 over
+columns and byte planes without their zero pieces by default, filter 4; zstd with the lane
+delta, lz4 over byte planes, the 1.5 layout, or lz4 over columns, the 1.6 layout, on request; a
+chunk a codec cannot shrink is stored as it is),
 an unknown name must be said on stderr and fall back to the default, and every run must
 hold the same records (the trainer's are deterministic), none dropped, integrity ok.
 
@@ -78,19 +79,21 @@ def main():
         default, _ = record(tmp, "default", None)
         zstd, _ = record(tmp, "zstd", "zstd")
         planes, _ = record(tmp, "planes", "lz4-planes")
+        columns, _ = record(tmp, "columns", "lz4-columns")
         bogus, err = record(tmp, "bogus", "brotli")
-        expect("default", data_chunks(default), CODEC_LZ4, 3)
+        expect("default", data_chunks(default), CODEC_LZ4, 4)
         expect("zstd", data_chunks(zstd), CODEC_ZSTD, 1)
         expect("planes", data_chunks(planes), CODEC_LZ4, 2)
-        expect("bogus", data_chunks(bogus), CODEC_LZ4, 3)
+        expect("columns", data_chunks(columns), CODEC_LZ4, 3)
+        expect("bogus", data_chunks(bogus), CODEC_LZ4, 4)
         check("TRAINPROF_CODEC=brotli" in err, "unknown codec not said: " + err)
-        docs = [info(p) for p in (default, zstd, bogus, planes)]
+        docs = [info(p) for p in (default, zstd, bogus, planes, columns)]
         for d in docs:
             check(d.get("dropped_total") == 0, "dropped: %s" % d.get("dropped_total"))
             check(d.get("records", {}).get("KERNEL", 0) > 1000, "KERNEL records: %s" % d.get("records"))
         data = [{k: v for k, v in d.get("records", {}).items() if k in ("NVTX_PUSH", "NVTX_POP",
                  "API", "KERNEL", "MEMCPY", "SYNC")} for d in docs]
-        check(data[0] == data[1] == data[2] == data[3], "records differ between codecs: %s" % data)
+        check(all(d == data[0] for d in data), "records differ between codecs: %s" % data)
         # columns put each lane's deltas in runs: about 0.55-0.65x the 1.5 layout's bytes
         check(os.path.getsize(default) < os.path.getsize(planes), "columns not smaller than planes")
     print("%d failure(s)" % failures)

@@ -1,9 +1,10 @@
 /* Writes seed traces for fuzz_trace_reader into the directory given: a small trace with
  * every record type, the same without an index, cut in half, one with records from a
  * "newer writer" (an unknown type, an appended tail), and the first one again with zstd
- * chunks and with lz4 over byte planes (filter 2, format 1.5's layout; the default codec is
- * lz4 over columns and byte planes, filter 3; committed seeds in corpus/trace are older zstd
- * traces). Small, so libFuzzer can mutate them. */
+ * chunks, with lz4 over byte planes (filter 2, format 1.5's layout) and with lz4 over columns
+ * and byte planes (filter 3, format 1.6's; the default codec is lz4 over filter 4, the same
+ * without the planes' zero pieces; committed seeds in corpus/trace are older zstd traces). Small,
+ * so libFuzzer can mutate them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static int write_seed(const char *path, int variant) {
     tp_writer_opts_default(&o);
     o.chunk_bytes = 512;
     o.producer = "fuzz-seed";
-    static const char *const codecs[] = {[4] = "zstd", [5] = "lz4-planes"};
+    static const char *const codecs[] = {[4] = "zstd", [5] = "lz4-planes", [6] = "lz4-columns"};
     o.codec = codecs[variant]; /* NULL: the default */
     tp_writer *w;
     if (tp_writer_open(path, &o, &w) != TP_OK)
@@ -90,12 +91,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     mkdir(argv[1], 0755); /* may exist already */
-    char p[6][4096];
-    const char *names[6] = {"seed_full",  "seed_noindex", "seed_cut",
-                            "seed_newer", "seed_zstd",    "seed_lz4_planes"};
-    for (int i = 0; i < 6; i++)
+    char p[7][4096];
+    const char *names[7] = {"seed_full", "seed_noindex",    "seed_cut",        "seed_newer",
+                            "seed_zstd", "seed_lz4_planes", "seed_lz4_columns"};
+    for (int i = 0; i < 7; i++)
         snprintf(p[i], sizeof p[i], "%s/%s", argv[1], names[i]);
     int ok = write_seed(p[0], 0) && write_seed(p[1], 1) && cut_half(p[0], p[2]) &&
-             write_seed(p[3], 3) && write_seed(p[4], 4) && write_seed(p[5], 5);
+             write_seed(p[3], 3) && write_seed(p[4], 4) && write_seed(p[5], 5) &&
+             write_seed(p[6], 6);
     return ok ? 0 : 1;
 }

@@ -1,14 +1,14 @@
-/* test_planes: filter 2 (lane delta + byte planes, traces/tp_planes.c) and filter 3 (the same
- * with the words grouped by type and lane first) against reference layouts built here byte by
- * byte from the lane-delta filter's output; every test runs once per filter; round trips over
- * record mixes of every shape (filtered and unfiltered types, one type in two sizes, unknown types,
- * bodies of fewer than 8 words and not a multiple of 8), and layouts that must be refused.
- * The encoder is also checked differentially: on random and crafted mixes (body word counts
- * on each side of the 8/16/32-word transpose blocks, header-only records, one type in two
- * sizes, long bodies, malformed input), its bytes must equal the reference's (filter 3's also
- * when given the census of the records, as the writer does), encoding from
- * and into heap buffers of exactly n bytes (ASan sees any read past the last record). Built
- * three times: as the library runs it (AVX2 where the CPU has it), with TP_PLANES_NO_AVX2
+/* test_planes: filter 2 (lane delta + byte planes, traces/tp_planes.c), filter 3 (the same
+ * with the words grouped by type and lane first) and filter 4 (filter 3 without its zero
+ * pieces) against reference layouts built here byte by byte from the lane-delta filter's output;
+ * every test runs once per filter; round trips over record mixes of every shape (filtered and
+ * unfiltered types, one type in two sizes, unknown types, bodies of fewer than 8 words and not a
+ * multiple of 8), and layouts that must be refused. The encoder is also checked differentially: on
+ * random and crafted mixes (body word counts on each side of the 8/16/32-word transpose blocks,
+ * header-only records, one type in two sizes, long bodies, malformed input), its bytes must equal
+ * the reference's (filter 3's also when given the census of the records, as the writer does),
+ * encoding from and into heap buffers of exactly n bytes (ASan sees any read past the last record).
+ * Built three times: as the library runs it (AVX2 where the CPU has it), with TP_PLANES_NO_AVX2
  * (SSE2) and with TP_PLANES_NO_SIMD (the portable code). */
 #include "tp_chunk.h"
 #include "tp_planes.h"
@@ -298,7 +298,165 @@ static void test_refused(void) {
     }
 }
 
+/* ------------------------------------------------------------------ filter 4 */
+
+#define PIECE 128 /* docs/trace-format.md 4.3 */
+
+/* Filter 4's form of filter 3's layout `want` (n bytes, k headers) as docs/trace-format.md
+ * section 4.3 says: the headers, the planes' PIECE-byte pieces that are not all zero in order
+ * (the last one as long as it is), then one bit a piece, in u64 words. Returns its length. */
+static size_t sparse_reference(const uint8_t *layout, size_t n, size_t k, uint8_t *out) {
+    size_t p = n - 8 * k, pieces = (p + PIECE - 1) / PIECE, m = 8 * k;
+    memcpy(out, layout, 8 * k);
+    static uint8_t bits[MAXB / PIECE / 8 + 8];
+    memset(bits, 0, sizeof bits);
+    for (size_t i = 0; i < pieces; i++) {
+        size_t len = p - PIECE * i < PIECE ? p - PIECE * i : PIECE, z = 1;
+        for (size_t j = 0; j < len; j++)
+            z &= layout[8 * k + PIECE * i + j] == 0;
+        if (z)
+            continue;
+        memcpy(out + m, layout + 8 * k + PIECE * i, len);
+        m += len;
+        bits[i / 8] |= (uint8_t)(1u << (i % 8));
+    }
+    size_t bb = 8 * ((pieces + 63) / 64);
+    memcpy(out + m, bits, bb);
+    return m + bb;
+}
+
+static size_t records_in(size_t n) {
+    size_t k = 0;
+    for (size_t off = 0; off < n; off += ((tp_rec_hdr *)(src + off))->size)
+        k++;
+    return k;
+}
+
+/* tp_planes_unsparse of form[0..m) in a heap buffer of exactly max(m, n) bytes, with a bitmap
+ * scratch of exactly its size (ASan sees any access past either); the layout to `layout`. */
+static size_t unsparse(const uint8_t *form, size_t m, size_t n, uint8_t *layout) {
+    size_t room = m > n ? m : n, mapb = tp_planes_sparse_bound(n, 0) - n;
+    uint8_t *buf = malloc(room ? room : 1), *map = malloc(mapb ? mapb : 1);
+    memcpy(buf, form, m);
+    size_t d = tp_planes_unsparse(buf, m, n, map);
+    if (d)
+        memcpy(layout, buf, n);
+    free(buf);
+    free(map);
+    return d;
+}
+
+static size_t sparse_len; /* the form's length from the last sparse_check */
+static uint8_t form_got[MAXB + MAXB / 512 + 64], back_layout[MAXB];
+
+/* The encoder's form of src[0..n) against the reference; then back to the layout and the
+ * records. Leaves the form in `got` and its length in sparse_len. */
+static void sparse_check(size_t n) {
+    sparse_len = 0;
+    size_t k = records_in(n);
+    reference(n); /* filter 3's layout, in want */
+    static uint8_t ref[MAXB + MAXB / 512 + 64];
+    size_t mref = sparse_reference(want, n, k, ref);
+    size_t bound = tp_planes_sparse_bound(n, k);
+    CHECK(mref <= bound);
+    uint8_t *buf = malloc(bound ? bound : 1), *map = malloc(bound - n ? bound - n : 1);
+    uint8_t *tmp = malloc(n ? n : 1);
+    tp_planes_encode_columns(src, buf, tmp, n);
+    size_t m = tp_planes_sparse(buf, n, k, (uint64_t *)map);
+    CHECK_EQ_U(m, mref);
+    CHECK(memcmp(buf, ref, m) == 0);
+    memcpy(form_got, buf, m);
+    sparse_len = m;
+    if (n) {
+        uint8_t *back;
+        CHECK_EQ_U(unsparse(form_got, m, n, back_layout), n);
+        CHECK(memcmp(back_layout, want, n) == 0);
+        CHECK_EQ_U(decode(back_layout, n, &back), n);
+        CHECK(memcmp(back, src, n) == 0);
+        /* the reader's way: both steps in one */
+        uint8_t *in = malloc(m > n ? m : n), *words = malloc(n), *recs = malloc(n);
+        memcpy(in, form_got, m);
+        CHECK_EQ_U(tp_planes_decode_sparse(in, m, recs, words, n), n);
+        CHECK(memcmp(recs, src, n) == 0);
+        free(in);
+        free(words);
+        free(recs);
+    }
+    free(buf);
+    free(map);
+    free(tmp);
+}
+
+static void test_sparse(void) {
+    uint64_t seed = 21;
+    columns = 1;
+    /* Random mixes, every shape; the planes of these lengths end in pieces of every length. */
+    for (int r = 0; r < 300; r++) {
+        size_t records = 1 + tt_rand(&seed) % (r < 200 ? 70 : 3000);
+        sparse_check(make_mix((int)(tt_rand(&seed) % 5), records, &seed));
+    }
+    /* Steady lanes (most pieces zero), runs of 0..300 records: every count of pieces and of
+     * bitmap words up to 2, stored and left-out last pieces. */
+    size_t saw_short = 0;
+    for (size_t count = 1; count <= 300; count++) {
+        size_t n = 0;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t v[4] = {1000 * i, 1000 * i + 500, i, count % 3 ? 7 : i * i};
+            tp_rec_hdr h = {i % 4 ? TP_REC_KERNEL : TP_REC_API, 0, i % 4 ? 40 : 24};
+            memcpy(src + n, &h, 8);
+            memcpy(src + n + 8, v, h.size - 8);
+            n += h.size;
+        }
+        sparse_check(n);
+        CHECK(sparse_len < n || count < 8);
+        saw_short += (n - 8 * count) % PIECE != 0;
+    }
+    CHECK(saw_short > 200);
+    sparse_check(append_run(0, TP_REC_NVTX_POP, 8, 100, &seed)); /* headers only: no planes */
+    /* Refused: every length but the right one, a stored piece dropped from the bitmap, a bit
+     * past the last piece, a record size that no longer adds up. */
+    size_t n = make_mix(4, 400, &seed), k = records_in(n);
+    sparse_check(n);
+    size_t m = sparse_len;
+    CHECK(m > 0);
+    static uint8_t form[MAXB + MAXB / 512 + 64];
+    memcpy(form, form_got, m);
+    for (size_t d = 8; d <= 64; d += 8) {
+        CHECK_EQ_U(unsparse(form, m - d, n, back_layout), 0);
+        CHECK_EQ_U(unsparse(form, m + d < sizeof form ? m + d : m - 8, n, back_layout), 0);
+    }
+    size_t pieces = (n - 8 * k + PIECE - 1) / PIECE, bb = 8 * ((pieces + 63) / 64);
+    uint8_t *bits = form + m - bb;
+    for (size_t i = 0; i < pieces; i++)
+        if (bits[i / 8] >> (i % 8) & 1) {
+            bits[i / 8] ^= (uint8_t)(1u << (i % 8));
+            CHECK_EQ_U(unsparse(form, m, n, back_layout), 0);
+            bits[i / 8] ^= (uint8_t)(1u << (i % 8));
+            break;
+        }
+    if (pieces % 64) {
+        bits[bb - 1] |= 0x80;
+        CHECK_EQ_U(unsparse(form, m, n, back_layout), 0);
+        bits[bb - 1] &= 0x7f;
+    }
+    CHECK_EQ_U(unsparse(form, m, n, back_layout), n);
+    CHECK_EQ_U(unsparse(form, m, n + 8, back_layout), 0);
+    CHECK_EQ_U(unsparse(form, m, n - 4, back_layout), 0);
+    /* Random bytes: taken whole or refused, within bounds (ASan watches). */
+    for (int r = 0; r < 2000; r++) {
+        size_t len = 8 * (1 + tt_rand(&seed) % 64), want_n = 8 * (1 + tt_rand(&seed) % 80);
+        for (size_t j = 0; j < len; j++)
+            form[j] = (uint8_t)(tt_rand(&seed) % 4 ? 0 : tt_rand(&seed));
+        for (size_t j = 0; j < len; j += 8) /* plausible sizes, sometimes */
+            if (tt_rand(&seed) % 2)
+                form[j + 4] = (uint8_t)(8 * (1 + tt_rand(&seed) % 4)), form[j + 5] = 0;
+        size_t d = unsparse(form, len, want_n, back_layout);
+        CHECK(d == 0 || d == want_n);
+    }
+}
+
 int main(void) {
+    TP_RUN(test_sparse);
     for (columns = 0; columns < 2; columns++) {
         TP_RUN(test_round_trips);
         TP_RUN(test_encode_differential);

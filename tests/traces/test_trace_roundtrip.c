@@ -151,7 +151,7 @@ static void write_trace(const char *path, int finish, int no_filter, const char 
 static void check_info(tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     CHECK_EQ_U(in->version_major, 1);
-    CHECK_EQ_U(in->version_minor, 6);
+    CHECK_EQ_U(in->version_minor, 7);
     CHECK_STR(in->producer, "roundtrip-test");
     CHECK(in->created_realtime_ns > 1600000000ull * 1000000000ull);
     uint64_t total = 0;
@@ -565,14 +565,15 @@ static int count_chunks(const char *path, int codec, int filter, int *data, int 
 }
 
 /* Every codec the writer offers round-trips every record type; each stores its data chunks
- * with its own codec and filter (lz4 by default, over columns and byte planes), and the reader of
- * this build reads them all, old zstd chunks included. */
+ * with its own codec and filter (lz4 by default, over columns and byte planes without their
+ * zero pieces), and the reader of this build reads them all, old zstd chunks included. */
 static void test_codecs(void) {
     static const struct {
         const char *name;
         int codec, filter;
-    } cases[] = {{NULL, TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
-                 {"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
+    } cases[] = {{NULL, TP_CODEC_LZ4, TP_FILTER_LANE_SPARSE},
+                 {"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_SPARSE},
+                 {"lz4-columns", TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
                  {"lz4-planes", TP_CODEC_LZ4, TP_FILTER_LANE_PLANES},
                  {"zstd", TP_CODEC_ZSTD, TP_FILTER_LANE_DELTA},
                  {"none", TP_CODEC_NONE, TP_FILTER_LANE_DELTA}};
