@@ -1998,30 +1998,42 @@ static int walker_mode(void) {
 
 typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
 
-/* A piece in flight: its text copied out of the window (so the window may move) by the thread
- * that walks it, walked by its own parser into its own deferred events. */
-typedef enum { S_FREE, S_QUEUED, S_WALKING, S_DONE } slot_state;
-
+/* What one walk writes: its parser, its deferred events and the piece's text `[piece]`. Each
+ * walking thread has its own (pieces.bufs): a walk writes ~2-3 times its text's size, and
+ * into memory that another core last wrote (the other thread's walk) it ran 1.3x slower. */
 typedef struct {
     kparse q;
     deferred d;
     tp_load_error qe;
     unsigned char *txt; /* `[` piece `]` and padding */
-    size_t len, cap;
-    size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
-    uint64_t nl;    /* newlines in t[start..brace], counted by the walk's thread (walk_slot) */
-    size_t nl_last; /* index from start of the last of them */
+    size_t cap;
+    uint64_t nl;    /* newlines in the piece, counted by the walk's thread (walk_slot) */
+    size_t nl_last; /* index from the piece's start of the last of them */
     int ok;
-    /* Under pieces.mu when a helper runs: */
+    int busy; /* holds a piece in flight (under pieces.mu when the helper runs) */
+} wbuf;
+
+/* A piece in flight: its bounds in the window, copied out of it by the thread that walks it
+ * (so the window may move). */
+typedef enum { S_FREE, S_QUEUED, S_WALKING, S_DONE } slot_state;
+
+typedef struct {
+    size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
+    size_t len;                /* of `[piece]` */
+    uint64_t event_idx;        /* of its first event */
+    wbuf *b;                   /* the walk's buffers, from its thread's pool once taken */
+    unsigned char *pre;        /* its text, when window_settle copied it: `[` piece `]` */
+    size_t pre_cap;
+    /* Under pieces.mu when the helper runs: */
     slot_state state;
-    int copied;  /* txt holds the piece already (window_settle copied it) */
+    int copied;  /* pre holds the text */
     int reading; /* the helper is copying it out of the window */
 } slot;
 
 /* Pieces in flight with a helper: the importing thread walks the next queued piece itself
  * when the oldest is not walked yet, so the helper's piece and one or two of its own are
  * walked while older ones wait to be committed in order. */
-#define NSLOT 4
+#define NSLOT 6
 
 /* With two cores the import has two walking threads, the importing one and one helper:
  * both walk the pieces in the order they were queued (each takes the next one), and the
@@ -2043,13 +2055,14 @@ typedef struct pieces {
     slot slots[NSLOT]; /* pieces in flight, oldest first from `head` */
     int head, inflight;
     int depth;       /* pieces in flight at most: NSLOT with a helper, else 1 */
+    wbuf *bufs[2];   /* walks' buffers (NSLOT each): this thread's, the helper's (its own) */
     uint64_t walked; /* pieces committed */
     int want_thread; /* the helper starts with the first piece (small texts: none) */
+    int helper;      /* the helper runs (set and read by this thread) */
     /* Under mu: */
-    int helper;               /* 1 while the helper runs */
     int stop;                 /* the helper ends */
     int next_job;             /* slot of the next piece to walk, once it is queued */
-    int helper_idle, waiting; /* the helper waits for a piece; this thread for one walked */
+    int helper_idle, waiting; /* the helper waits for a piece; this thread for one */
     tp_json_walk *hw;         /* the helper's walker */
     pthread_t th;
     pthread_mutex_t mu;
@@ -2058,26 +2071,65 @@ typedef struct pieces {
 
 static const tp_json_walk_cb walk_callbacks;
 
-/* Copies a slot's piece from window text `t` as `[piece]`. */
-static void slot_copy(slot *sl, const unsigned char *t) {
-    sl->len = sl->brace + 3 - sl->start;
-    if (sl->cap < sl->len + WIN_PAD) {
-        sl->cap = sl->len + WIN_PAD;
-        sl->txt = tp_mem_xrealloc(sl->txt, sl->cap, 1);
-    }
-    sl->txt[0] = '[';
-    memcpy(sl->txt + 1, t + sl->start, sl->len - 2);
-    sl->txt[sl->len - 1] = ']';
+static void lock(pieces *s) {
+    if (s->helper)
+        pthread_mutex_lock(&s->mu);
 }
 
-/* Walks a slot's text into its deferred events; sets ok, and counts the piece's newlines for
- * the line numbers of later errors (pass_slot), here rather than on the thread that commits. */
-static void walk_slot(pieces *s, tp_json_walk *w, slot *sl) {
-    kparse *q = &sl->q;
-    sl->ok = tp_json_walk_elements(w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
-             q->st == TP_OK && q->depth == s->ev_depth;
-    sl->nl_last = 0;
-    sl->nl = sl->ok ? count_lines(sl->txt + 1, sl->len - 2, &sl->nl_last) : 0;
+static void unlock(pieces *s) {
+    if (s->helper)
+        pthread_mutex_unlock(&s->mu);
+}
+
+/* Copies t[start..brace] as `[piece]` (and room for the padding) into *buf. */
+static const unsigned char *copy_piece(unsigned char **buf, size_t *cap, const unsigned char *t,
+                                       const slot *sl) {
+    size_t len = sl->len;
+    if (*cap < len + WIN_PAD) {
+        *cap = len + WIN_PAD;
+        *buf = tp_mem_xrealloc(*buf, *cap, 1);
+    }
+    (*buf)[0] = '[';
+    memcpy(*buf + 1, t + sl->start, len - 2);
+    (*buf)[len - 1] = ']';
+    return *buf;
+}
+
+/* Under mu: takes the next queued piece for walking, with a buffer of thread `who`'s pool;
+ * NULL when none is queued. */
+static slot *take_job(pieces *s, int who) {
+    slot *sl = &s->slots[s->next_job];
+    if (sl->state != S_QUEUED)
+        return NULL;
+    s->next_job = (s->next_job + 1) % NSLOT;
+    sl->state = S_WALKING;
+    wbuf *b = s->bufs[who];
+    while (b->busy) /* NSLOT buffers for NSLOT pieces in flight: one is free */
+        b++;
+    b->busy = 1;
+    sl->b = b;
+    return sl;
+}
+
+/* Walks a taken slot's piece, `txt` (`[piece]`), into its buffer's deferred events; sets ok,
+ * and counts the piece's newlines for the line numbers of later errors (pass_slot), here
+ * rather than on the thread that commits. */
+static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char *txt) {
+    wbuf *b = sl->b;
+    kparse *q = &b->q;
+    size_t len = sl->len;
+    q->st = TP_OK;
+    q->depth = s->ev_depth;
+    q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
+    q->kind[1] = F_EVENTS;
+    q->k = K_NONE;
+    q->event_idx = sl->event_idx;
+    b->d.n = b->d.text_len = 0;
+    tp_load_error_init(&b->qe, "");
+    b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
+            q->st == TP_OK && q->depth == s->ev_depth;
+    b->nl_last = 0;
+    b->nl = b->ok ? count_lines(txt + 1, len - 2, &b->nl_last) : 0;
 }
 
 /* pass_over for t[lo..open) of a walked slot: the piece's newlines were counted (walk_slot),
@@ -2087,46 +2139,62 @@ static void pass_slot(pieces *s, const slot *sl) {
     rank_scan(p, (const char *)s->t + s->lo, sl->open - s->lo);
     p->base_off += sl->open - s->lo;
     advance_lines(p, s->t + s->lo, sl->start - s->lo);
-    advance_counted(p, sl->brace + 1 - sl->start, sl->nl, sl->nl_last);
+    advance_counted(p, sl->brace + 1 - sl->start, sl->b->nl, sl->b->nl_last);
     advance_lines(p, s->t + sl->brace + 1, sl->open - sl->brace - 1);
 }
 
-/* Under mu: takes the next queued piece for walking, NULL when none is queued. */
-static slot *take_job(pieces *s) {
-    slot *sl = &s->slots[s->next_job];
-    if (sl->state != S_QUEUED)
-        return NULL;
-    s->next_job = (s->next_job + 1) % NSLOT;
-    sl->state = S_WALKING;
-    return sl;
+/* A walking thread's NSLOT buffers. */
+static wbuf *wbufs_new(void) {
+    wbuf *v = tp_mem_xcalloc(NSLOT, sizeof *v);
+    for (int k = 0; k < NSLOT; k++) {
+        v[k].q.defer = &v[k].d;
+        v[k].q.e = &v[k].qe;
+        event_reset(&v[k].q.ev);
+    }
+    return v;
+}
+
+static void wbufs_free(wbuf *v) {
+    for (int k = 0; v && k < NSLOT; k++) {
+        event_free(&v[k].q.ev);
+        deferred_free(&v[k].d);
+        free(v[k].txt);
+    }
+    free(v);
 }
 
 /* The helper takes the pieces in the order they were queued, as this thread does (help). The
  * window (its pointer, read under mu) stays put while a piece is copied out of it (reading). */
 static void *helper_main(void *arg) {
     pieces *s = arg;
+    /* its walker and buffers from its own malloc arena, away from this thread's data */
+    tp_json_walk *w = tp_json_walk_open(); /* usable: the importing thread's opened */
+    wbuf *bufs = wbufs_new();
     pthread_mutex_lock(&s->mu);
+    s->hw = w;
+    s->bufs[1] = bufs;
     for (;;) {
         slot *sl;
-        while (!(sl = take_job(s)) && !s->stop) {
+        while (!(sl = take_job(s, 1)) && !s->stop) {
             s->helper_idle = 1;
             pthread_cond_wait(&s->work_cv, &s->mu);
             s->helper_idle = 0;
         }
         if (!sl)
             break;
+        const unsigned char *txt = sl->pre;
         if (!sl->copied) {
             const unsigned char *t = s->t;
             sl->reading = 1;
             pthread_mutex_unlock(&s->mu);
-            slot_copy(sl, t);
+            txt = copy_piece(&sl->b->txt, &sl->b->cap, t, sl);
             pthread_mutex_lock(&s->mu);
             sl->reading = 0;
             if (s->waiting)
                 pthread_cond_signal(&s->done_cv);
         }
         pthread_mutex_unlock(&s->mu);
-        walk_slot(s, s->hw, sl);
+        walk_slot(s, s->hw, sl, txt);
         pthread_mutex_lock(&s->mu);
         sl->state = S_DONE;
         if (s->waiting)
@@ -2138,31 +2206,21 @@ static void *helper_main(void *arg) {
 
 /* This thread walks the next queued piece itself; 0 when none is queued. */
 static int help(pieces *s) {
-    slot *sl;
-    if (s->helper) {
-        pthread_mutex_lock(&s->mu);
-        sl = take_job(s);
-        pthread_mutex_unlock(&s->mu);
-    } else {
-        sl = take_job(s);
-    }
+    lock(s);
+    slot *sl = take_job(s, 0);
+    unlock(s);
     if (!sl)
         return 0;
-    if (!sl->copied)
-        slot_copy(sl, s->t); /* this thread is the one that moves the window */
-    walk_slot(s, s->w, sl);
-    if (s->helper) {
-        pthread_mutex_lock(&s->mu);
-        sl->state = S_DONE;
-        pthread_mutex_unlock(&s->mu);
-    } else {
-        sl->state = S_DONE;
-    }
+    /* this thread is the one that moves the window: no lock to copy out of it */
+    walk_slot(s, s->w, sl, sl->copied ? sl->pre : copy_piece(&sl->b->txt, &sl->b->cap, s->t, sl));
+    lock(s);
+    sl->state = S_DONE;
+    unlock(s);
     return 1;
 }
 
 /* Before the window moves (window_put): no piece is being copied out of it, and the queued
- * ones are copied now. */
+ * ones are copied now (to their slot's own buffer: which thread walks them is not known). */
 static void window_settle(pieces *s) {
     if (!s->helper)
         return;
@@ -2174,7 +2232,7 @@ static void window_settle(pieces *s) {
             pthread_cond_wait(&s->done_cv, &s->mu);
         s->waiting = 0;
         if (sl->state == S_QUEUED && !sl->copied)
-            slot_copy(sl, s->t), sl->copied = 1;
+            copy_piece(&sl->pre, &sl->pre_cap, s->t, sl), sl->copied = 1;
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -2191,11 +2249,7 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
         s->cap = WINDOW + WIN_PAD; /* compacting moves up to 2 pieces: rarely, when this is big */
         s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     }
-    for (int i = 0; i < NSLOT; i++) {
-        s->slots[i].q.defer = &s->slots[i].d;
-        s->slots[i].q.e = &s->slots[i].qe;
-        event_reset(&s->slots[i].q.ev);
-    }
+    s->bufs[0] = wbufs_new();
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work_cv, NULL);
     pthread_cond_init(&s->done_cv, NULL);
@@ -2217,12 +2271,10 @@ static void pieces_free(pieces *s) {
     pthread_cond_destroy(&s->done_cv);
     if (!s->borrowed)
         free(s->t);
-    for (int i = 0; i < NSLOT; i++) {
-        slot *sl = &s->slots[i];
-        event_free(&sl->q.ev);
-        deferred_free(&sl->d);
-        free(sl->txt);
-    }
+    wbufs_free(s->bufs[0]);
+    wbufs_free(s->bufs[1]);
+    for (int i = 0; i < NSLOT; i++)
+        free(s->slots[i].pre);
 }
 
 /* Appends n bytes, moving the unread text to the front or growing the window as needed; a
@@ -2305,14 +2357,9 @@ static const tp_json_walk_cb walk_callbacks = {cb_null,    cb_bool,        cb_nu
  * start) this thread walks every piece, one in flight at a time. */
 static void start_helper(pieces *s) {
     s->want_thread = 0;
-    s->hw = tp_json_walk_open();
-    if (!s->hw)
-        return;
     s->helper = 1; /* read by this thread only: from now on the slots' states are under mu */
     if (pthread_create(&s->th, NULL, helper_main, s) != 0) {
         s->helper = 0;
-        tp_json_walk_close(s->hw);
-        s->hw = NULL;
         return;
     }
     s->depth = NSLOT;
@@ -2324,44 +2371,35 @@ static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
     if (s->want_thread)
         start_helper(s);
     slot *sl = &s->slots[(s->head + s->inflight++) % NSLOT];
-    kparse *q = &sl->q;
-    q->st = TP_OK;
-    q->depth = s->ev_depth;
-    q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
-    q->kind[1] = F_EVENTS;
-    q->k = K_NONE;
-    q->event_idx = s->p->event_idx;
-    sl->d.n = sl->d.text_len = 0;
-    tp_load_error_init(&sl->qe, "");
     sl->start = start, sl->brace = brace, sl->open = open;
+    sl->len = brace + 3 - start;
+    sl->event_idx = s->p->event_idx;
+    sl->b = NULL;
+    lock(s);
     sl->copied = 0;
-    if (!s->helper) {
-        sl->state = S_QUEUED;
-        return;
-    }
-    pthread_mutex_lock(&s->mu);
     sl->state = S_QUEUED;
-    if (s->helper_idle)
+    if (s->helper && s->helper_idle)
         pthread_cond_signal(&s->work_cv);
-    pthread_mutex_unlock(&s->mu);
+    unlock(s);
 }
 
 /* Under mu when the helper runs: whether the oldest piece in flight is walked. */
-static int oldest_done(pieces *s) {
-    if (!s->helper)
-        return s->slots[s->head].state == S_DONE;
-    pthread_mutex_lock(&s->mu);
+static int oldest_done(pieces *s, int *queued) {
+    lock(s);
     int done = s->slots[s->head].state == S_DONE;
-    pthread_mutex_unlock(&s->mu);
+    *queued = 0;
+    for (int k = 0; k < s->inflight; k++)
+        *queued += s->slots[(s->head + k) % NSLOT].state == S_QUEUED;
+    unlock(s);
     return done;
 }
 
-/* Takes the oldest piece in flight out of flight, once walked; returns its slot. `drop`: a
- * piece not walked yet is not walked at all (after a failed walk: yajl reads its text). */
+/* Takes the oldest piece in flight out of flight, once walked; returns its slot, whose buffer
+ * (NULL: none) the caller gives back (release) when done with it. `drop`: a piece not walked
+ * yet is not walked at all (after a failed walk: yajl reads its text). */
 static slot *retire(pieces *s, int drop) {
     slot *sl = &s->slots[s->head];
-    if (s->helper)
-        pthread_mutex_lock(&s->mu);
+    lock(s);
     if (sl->state == S_QUEUED && drop) { /* the next job: the ones before it were taken */
         s->next_job = (s->next_job + 1) % NSLOT;
     } else if (s->helper) {
@@ -2371,11 +2409,20 @@ static slot *retire(pieces *s, int drop) {
         s->waiting = 0;
     }
     sl->state = S_FREE; /* the helper reads the states under the lock */
-    if (s->helper)
-        pthread_mutex_unlock(&s->mu);
+    unlock(s);
     s->head = (s->head + 1) % NSLOT;
     s->inflight--;
     return sl;
+}
+
+/* Gives a retired slot's buffer back to its thread's pool. */
+static void release(pieces *s, slot *sl) {
+    if (!sl->b)
+        return;
+    lock(s);
+    sl->b->busy = 0;
+    unlock(s);
+    sl->b = NULL;
 }
 
 /* The next piece from window index `from`: 1 with its bounds, 0 when the window has none. */
@@ -2439,22 +2486,27 @@ static int events_step(pieces *s, int eof) {
             s->ph = PH_SERIAL;
         return s->ph == PH_SERIAL;
     }
-    if (!oldest_done(s)) {
+    if (!eof && s->inflight < s->depth && s->hi - from < s->piece)
+        return 0; /* read on first: the helper sleeps when it finds nothing queued */
+    int queued;
+    if (!oldest_done(s, &queued) && (queued > 1 || !s->helper)) {
+        /* the next piece is the helper's when it is the only one queued: this thread has the
+         * commits besides, and walking it would leave the helper idle */
         if (help(s))
             return 1;
-        if (!eof && s->inflight < s->depth && s->hi - from < s->piece)
-            return 0; /* read on while the helper walks */
     }
     slot *sl = retire(s, 0);
-    if (sl->ok) {
+    if (sl->b->ok) {
         pass_slot(s, sl);
-        replay(s->p, &sl->d);
+        replay(s->p, &sl->b->d);
+        release(s, sl);
         s->lo = sl->open;
         s->walked++;
         return 1;
     }
+    release(s, sl);
     while (s->inflight) /* walked from a boundary that yajl must confirm first */
-        retire(s, 1);
+        release(s, retire(s, 1));
     s->resync = 1; /* an error (yajl words it), or a guess that was no boundary */
     yajl_to(s, sl->brace, sl->open);
     return 1;
