@@ -8,12 +8,11 @@
  * array parsed by two yajl threads), each by wall clock and by process CPU time, and for gzip
  * input zlib's inflate alone (in memory, 1 MiB at a time) and `gzip -dc FILE >/dev/null` (the
  * command a user compares with: a process, its read and its inflate). `simd` walks on the
- * importing thread (`x cpu`: yajl CPU / its CPU), `simd2` on worker threads as the import
- * does with two cores (`x wall`: yajl wall / its wall); `vs infl` is simd2's wall speed over
- * inflate alone (1.0: as fast as decompression), `vs gzip` over `gzip -dc`'s wall speed.
- * Then the ms of tp_model_finish.
- * Figures are MB/s of JSON text (10^6 bytes of decompressed JSON per second); on a shared
- * machine give ratios from one run, with the load.
+ * importing thread (`x cpu`: yajl CPU / its CPU), `simd2` on the importing thread and a
+ * helper thread as the import does with two cores (`x wall`: yajl wall / its wall); `vs infl` is
+ * simd2's wall speed over inflate alone (1.0: as fast as decompression), `vs gzip` over `gzip
+ * -dc`'s wall speed. Then the ms of tp_model_finish. Figures are MB/s of JSON text (10^6 bytes of
+ * decompressed JSON per second); on a shared machine give ratios from one run, with the load.
  * usage: bench_import [-n RUNS] FILE.json[.gz]... */
 #include <fcntl.h>
 #include <spawn.h>

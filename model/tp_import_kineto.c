@@ -1989,8 +1989,8 @@ static void source_close(gzsource *s) {
 typedef long (*pull_fn)(void *src, const unsigned char **buf);
 
 /* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
- * before simdjson; bench and tests compare); else the walker, on threads of its own (NWALK;
- * TP_IMPORT_WALKERS=1: one) when two cores are online and TP_IMPORT_THREADS is not 1. */
+ * before simdjson; bench and tests compare); else the walker, on this thread and a helper
+ * thread when two cores are online and TP_IMPORT_THREADS is not 1. */
 static int walker_mode(void) {
     const char *s = getenv("TP_IMPORT_PARSER"), *t = getenv("TP_IMPORT_THREADS");
     if (s && !strcmp(s, "yajl"))
@@ -2000,29 +2000,52 @@ static int walker_mode(void) {
 
 typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
 
-/* A piece in flight: its text copied out of the window (so the window may move), walked by
- * its own parser into its own deferred events. */
-typedef enum { S_FREE, S_QUEUED, S_WALKING, S_DONE } slot_state;
-
+/* What one walk writes: its parser, its deferred events and the piece's text `[piece]`. Each
+ * walking thread has its own (pieces.bufs): a walk writes ~2-3 times its text's size, and
+ * into memory that another core last wrote (the other thread's walk) it ran 1.3x slower. */
 typedef struct {
     kparse q;
     deferred d;
     tp_load_error qe;
     unsigned char *txt; /* `[` piece `]` and padding */
-    size_t len, cap;
-    size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
-    uint64_t nl;    /* newlines in t[start..brace], counted by the walk's thread (walk_slot) */
-    size_t nl_last; /* index from start of the last of them */
+    size_t cap;
+    uint64_t nl;    /* newlines in the piece, counted by the walk's thread (walk_slot) */
+    size_t nl_last; /* index from the piece's start of the last of them */
     int ok;
-    slot_state state; /* under pieces.mu when threaded */
+    int busy; /* holds a piece in flight (under pieces.mu when the helper runs) */
+} wbuf;
+
+/* A piece in flight: its bounds in the window, copied out of it by the thread that walks it
+ * (so the window may move). */
+typedef enum { S_FREE, S_QUEUED, S_WALKING, S_DONE } slot_state;
+
+typedef struct {
+    size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
+    size_t len;                /* of `[piece]` */
+    uint64_t event_idx;        /* of its first event */
+    wbuf *b;                   /* the walk's buffers, from its thread's pool once taken */
+    unsigned char *pre;        /* its text, when window_settle copied it: `[` piece `]` */
+    size_t pre_cap;
+    /* Under pieces.mu when the helper runs: */
+    slot_state state;
+    int copied;  /* pre holds the text */
+    int reading; /* the helper is copying it out of the window */
 } slot;
 
-#define NSLOT 3 /* pieces in flight: one being committed, one per walker */
-#define NWALK 2 /* walker threads */
+/* Pieces in flight with a helper: the one the helper walks, one this thread walks, and one or
+ * two walked and waiting to be committed in order or queued. 6 was ~2 % faster by wall and
+ * +1.6-2.3 MiB of peak RSS on the small sets (each walking thread's buffers, NSLOT each). */
+#define NSLOT 4
 
+/* With two cores the import has two walking threads, the importing one and one helper:
+ * both walk the pieces in the order they were queued (each takes the next one), and the
+ * importing thread also commits them in order (replay) and reads on. Two helpers and an
+ * importing thread that only committed (before) made three threads for two cores: the
+ * helpers had two thirds of the work, the importing thread one third, and it waited for
+ * them, or they for it and for a core (wall 1.22-1.48x one thread's). */
 typedef struct pieces {
     kparse *p;
-    tp_json_walk *w;
+    tp_json_walk *w;  /* the importing thread's walker */
     size_t piece;     /* text per walk (tests use tiny pieces) */
     unsigned char *t; /* the window: t[lo..hi) not yet handed on */
     size_t lo, hi, cap;
@@ -2033,33 +2056,82 @@ typedef struct pieces {
     int resync;     /* yajl reads until it stands between two events again */
     slot slots[NSLOT]; /* pieces in flight, oldest first from `head` */
     int head, inflight;
+    int depth;       /* pieces in flight at most: NSLOT with a helper, else 1 */
+    wbuf *bufs[2];   /* walks' buffers (NSLOT each): this thread's, the helper's (its own) */
     uint64_t walked; /* pieces committed */
-    /* With a second core the walks run on NWALK worker threads while this one commits the
-     * oldest piece's events (replay) and the reader inflates: the walks are two thirds of
-     * the import's work, so one walker was the import's critical path while the other core
-     * had room (the walker's thread: 1,366 M instructions on xdit, the others 650 M). */
-    int want_thread, stop; /* the threads start with the first piece (small texts: none) */
-    int n_walkers;         /* started */
-    unsigned next_job;     /* the next piece a worker takes: slot next_job % NSLOT */
-    struct walker {
-        struct pieces *s;
-        tp_json_walk *w; /* each walker's own parser */
-        pthread_t th;
-    } walkers[NWALK];
+    int want_thread; /* the helper starts with the first piece (small texts: none) */
+    int helper;      /* the helper runs (set and read by this thread) */
+    /* Under mu: */
+    int stop;                 /* the helper ends */
+    int next_job;             /* slot of the next piece to walk, once it is queued */
+    int helper_idle, waiting; /* the helper waits for a piece; this thread for one */
+    tp_json_walk *hw;         /* the helper's walker */
+    pthread_t th;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t work_cv, done_cv; /* a piece queued (or stop); a piece walked or copied */
 } pieces;
 
 static const tp_json_walk_cb walk_callbacks;
 
-/* Walks a slot's text into its deferred events; sets ok, and counts the piece's newlines for
- * the line numbers of later errors (pass_slot), here rather than on the thread that commits. */
-static void walk_slot(pieces *s, tp_json_walk *w, slot *sl) {
-    kparse *q = &sl->q;
-    sl->ok = tp_json_walk_elements(w, (const char *)sl->txt, sl->len, &walk_callbacks, q) &&
-             q->st == TP_OK && q->depth == s->ev_depth;
-    sl->nl_last = 0;
-    sl->nl = sl->ok ? count_lines(sl->txt + 1, sl->len - 2, &sl->nl_last) : 0;
+static void lock(pieces *s) {
+    if (s->helper)
+        pthread_mutex_lock(&s->mu);
+}
+
+static void unlock(pieces *s) {
+    if (s->helper)
+        pthread_mutex_unlock(&s->mu);
+}
+
+/* Copies t[start..brace] as `[piece]` (and room for the padding) into *buf. */
+static const unsigned char *copy_piece(unsigned char **buf, size_t *cap, const unsigned char *t,
+                                       const slot *sl) {
+    size_t len = sl->len;
+    if (*cap < len + WIN_PAD) {
+        *cap = len + WIN_PAD;
+        *buf = tp_mem_xrealloc(*buf, *cap, 1);
+    }
+    (*buf)[0] = '[';
+    memcpy(*buf + 1, t + sl->start, len - 2);
+    (*buf)[len - 1] = ']';
+    return *buf;
+}
+
+/* Under mu: takes the next queued piece for walking, with a buffer of thread `who`'s pool;
+ * NULL when none is queued. */
+static slot *take_job(pieces *s, int who) {
+    slot *sl = &s->slots[s->next_job];
+    if (sl->state != S_QUEUED)
+        return NULL;
+    s->next_job = (s->next_job + 1) % NSLOT;
+    sl->state = S_WALKING;
+    wbuf *b = s->bufs[who];
+    while (b->busy) /* NSLOT buffers for NSLOT pieces in flight: one is free */
+        b++;
+    b->busy = 1;
+    sl->b = b;
+    return sl;
+}
+
+/* Walks a taken slot's piece, `txt` (`[piece]`), into its buffer's deferred events; sets ok,
+ * and counts the piece's newlines for the line numbers of later errors (pass_slot), here
+ * rather than on the thread that commits. */
+static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char *txt) {
+    wbuf *b = sl->b;
+    kparse *q = &b->q;
+    size_t len = sl->len;
+    q->st = TP_OK;
+    q->depth = s->ev_depth;
+    q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
+    q->kind[1] = F_EVENTS;
+    q->k = K_NONE;
+    q->event_idx = sl->event_idx;
+    b->d.n = b->d.text_len = 0;
+    tp_load_error_init(&b->qe, "");
+    b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
+            q->st == TP_OK && q->depth == s->ev_depth;
+    b->nl_last = 0;
+    b->nl = b->ok ? count_lines(txt + 1, len - 2, &b->nl_last) : 0;
 }
 
 /* pass_over for t[lo..open) of a walked slot: the piece's newlines were counted (walk_slot),
@@ -2069,31 +2141,102 @@ static void pass_slot(pieces *s, const slot *sl) {
     rank_scan(p, (const char *)s->t + s->lo, sl->open - s->lo);
     p->base_off += sl->open - s->lo;
     advance_lines(p, s->t + s->lo, sl->start - s->lo);
-    advance_counted(p, sl->brace + 1 - sl->start, sl->nl, sl->nl_last);
+    advance_counted(p, sl->brace + 1 - sl->start, sl->b->nl, sl->b->nl_last);
     advance_lines(p, s->t + sl->brace + 1, sl->open - sl->brace - 1);
 }
 
-/* A walker takes the pieces in the order they were queued (the next job's slot, once it is
- * queued), so at most NWALK are walked at once and each by one thread. */
-static void *walker_main(void *arg) {
-    struct walker *me = arg;
-    pieces *s = me->s;
+/* A walking thread's NSLOT buffers. */
+static wbuf *wbufs_new(void) {
+    wbuf *v = tp_mem_xcalloc(NSLOT, sizeof *v);
+    for (int k = 0; k < NSLOT; k++) {
+        v[k].q.defer = &v[k].d;
+        v[k].q.e = &v[k].qe;
+        event_reset(&v[k].q.ev);
+    }
+    return v;
+}
+
+static void wbufs_free(wbuf *v) {
+    for (int k = 0; v && k < NSLOT; k++) {
+        event_free(&v[k].q.ev);
+        deferred_free(&v[k].d);
+        free(v[k].txt);
+    }
+    free(v);
+}
+
+/* The helper takes the pieces in the order they were queued, as this thread does (help). The
+ * window (its pointer, read under mu) stays put while a piece is copied out of it (reading). */
+static void *helper_main(void *arg) {
+    pieces *s = arg;
+    /* its walker and buffers from its own malloc arena, away from this thread's data */
+    tp_json_walk *w = tp_json_walk_open(); /* usable: the importing thread's opened */
+    wbuf *bufs = wbufs_new();
     pthread_mutex_lock(&s->mu);
+    s->hw = w;
+    s->bufs[1] = bufs;
     for (;;) {
-        while (s->slots[s->next_job % NSLOT].state != S_QUEUED && !s->stop)
-            pthread_cond_wait(&s->cv, &s->mu);
-        if (s->stop)
+        slot *sl;
+        while (!(sl = take_job(s, 1)) && !s->stop) {
+            s->helper_idle = 1;
+            pthread_cond_wait(&s->work_cv, &s->mu);
+            s->helper_idle = 0;
+        }
+        if (!sl)
             break;
-        slot *sl = &s->slots[s->next_job++ % NSLOT];
-        sl->state = S_WALKING;
+        const unsigned char *txt = sl->pre;
+        if (!sl->copied) {
+            const unsigned char *t = s->t;
+            sl->reading = 1;
+            pthread_mutex_unlock(&s->mu);
+            txt = copy_piece(&sl->b->txt, &sl->b->cap, t, sl);
+            pthread_mutex_lock(&s->mu);
+            sl->reading = 0;
+            if (s->waiting)
+                pthread_cond_signal(&s->done_cv);
+        }
         pthread_mutex_unlock(&s->mu);
-        walk_slot(s, me->w, sl);
+        walk_slot(s, s->hw, sl, txt);
         pthread_mutex_lock(&s->mu);
         sl->state = S_DONE;
-        pthread_cond_broadcast(&s->cv);
+        if (s->waiting)
+            pthread_cond_signal(&s->done_cv);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
+}
+
+/* This thread walks the next queued piece itself; 0 when none is queued. */
+static int help(pieces *s) {
+    lock(s);
+    slot *sl = take_job(s, 0);
+    unlock(s);
+    if (!sl)
+        return 0;
+    /* this thread is the one that moves the window: no lock to copy out of it */
+    walk_slot(s, s->w, sl, sl->copied ? sl->pre : copy_piece(&sl->b->txt, &sl->b->cap, s->t, sl));
+    lock(s);
+    sl->state = S_DONE;
+    unlock(s);
+    return 1;
+}
+
+/* Before the window moves (window_put): no piece is being copied out of it, and the queued
+ * ones are copied now (to their slot's own buffer: which thread walks them is not known). */
+static void window_settle(pieces *s) {
+    if (!s->helper)
+        return;
+    pthread_mutex_lock(&s->mu);
+    for (int k = 0; k < s->inflight; k++) {
+        slot *sl = &s->slots[(s->head + k) % NSLOT];
+        s->waiting = 1;
+        while (sl->reading)
+            pthread_cond_wait(&s->done_cv, &s->mu);
+        s->waiting = 0;
+        if (sl->state == S_QUEUED && !sl->copied)
+            copy_piece(&sl->pre, &sl->pre_cap, s->t, sl), sl->copied = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* `whole`: the text to borrow as the window (pump_source), NULL for a window of our own. */
@@ -2108,36 +2251,32 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
         s->cap = WINDOW + WIN_PAD; /* compacting moves up to 2 pieces: rarely, when this is big */
         s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     }
-    for (int i = 0; i < NSLOT; i++) {
-        s->slots[i].q.defer = &s->slots[i].d;
-        s->slots[i].q.e = &s->slots[i].qe;
-        event_reset(&s->slots[i].q.ev);
-    }
+    s->bufs[0] = wbufs_new();
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->work_cv, NULL);
+    pthread_cond_init(&s->done_cv, NULL);
     s->want_thread = w && threaded;
+    s->depth = 1;
 }
 
 static void pieces_free(pieces *s) {
-    pthread_mutex_lock(&s->mu);
-    s->stop = 1;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    for (int k = 0; k < s->n_walkers; k++) {
-        pthread_join(s->walkers[k].th, NULL);
-        if (s->walkers[k].w != s->w)
-            tp_json_walk_close(s->walkers[k].w);
+    if (s->helper) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_signal(&s->work_cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->th, NULL);
+        tp_json_walk_close(s->hw);
     }
     pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->work_cv);
+    pthread_cond_destroy(&s->done_cv);
     if (!s->borrowed)
         free(s->t);
-    for (int i = 0; i < NSLOT; i++) {
-        slot *sl = &s->slots[i];
-        event_free(&sl->q.ev);
-        deferred_free(&sl->d);
-        free(sl->txt);
-    }
+    wbufs_free(s->bufs[0]);
+    wbufs_free(s->bufs[1]);
+    for (int i = 0; i < NSLOT; i++)
+        free(s->slots[i].pre);
 }
 
 /* Appends n bytes, moving the unread text to the front or growing the window as needed; a
@@ -2150,6 +2289,7 @@ static void window_put(pieces *s, const unsigned char *buf, size_t n) {
     }
     if (s->hi + n + WIN_PAD > s->cap) {
         size_t shift = s->lo;
+        window_settle(s);
         memmove(s->t, s->t + shift, s->hi - shift);
         s->hi -= shift, s->lo = 0;
         for (int i = 0; i < NSLOT; i++)
@@ -2215,69 +2355,76 @@ static const tp_json_walk_cb walk_callbacks = {cb_null,    cb_bool,        cb_nu
                                                cb_string,  cb_start_map,   cb_map_key,
                                                cb_end_map, cb_start_array, cb_end_array};
 
-/* Puts t[start..brace] in flight as `[...]`: walked now, or queued for the worker. */
-static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
-    slot *sl = &s->slots[(s->head + s->inflight++) % NSLOT];
-    kparse *q = &sl->q;
-    q->st = TP_OK;
-    q->depth = s->ev_depth;
-    q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
-    q->kind[1] = F_EVENTS;
-    q->k = K_NONE;
-    q->event_idx = s->p->event_idx;
-    sl->d.n = sl->d.text_len = 0;
-    tp_load_error_init(&sl->qe, "");
-    sl->start = start, sl->brace = brace, sl->open = open;
-    sl->len = brace + 3 - start;
-    if (sl->cap < sl->len + WIN_PAD) {
-        sl->cap = sl->len + WIN_PAD;
-        sl->txt = tp_mem_xrealloc(sl->txt, sl->cap, 1);
-    }
-    sl->txt[0] = '[';
-    memcpy(sl->txt + 1, s->t + start, sl->len - 2);
-    sl->txt[sl->len - 1] = ']';
-    if (s->want_thread) { /* the first walker uses the parser opened for the import */
-        s->want_thread = 0;
-        const char *e = getenv("TP_IMPORT_WALKERS");
-        int n = e && *e && atoi(e) >= 1 && atoi(e) < NWALK ? atoi(e) : NWALK;
-        for (int k = 0; k < n; k++) {
-            struct walker *wk = &s->walkers[s->n_walkers];
-            wk->s = s;
-            wk->w = k ? tp_json_walk_open() : s->w;
-            if (!wk->w || pthread_create(&wk->th, NULL, walker_main, wk) != 0) {
-                if (wk->w && wk->w != s->w)
-                    tp_json_walk_close(wk->w);
-                break;
-            }
-            s->n_walkers++;
-        }
-    }
-    if (!s->n_walkers) {
-        walk_slot(s, s->w, sl);
-        sl->state = S_DONE;
+/* Starts the helper (once, with the first piece); without it (one core, or it could not
+ * start) this thread walks every piece, one in flight at a time. */
+static void start_helper(pieces *s) {
+    s->want_thread = 0;
+    s->helper = 1; /* read by this thread only: from now on the slots' states are under mu */
+    if (pthread_create(&s->th, NULL, helper_main, s) != 0) {
+        s->helper = 0;
         return;
     }
-    pthread_mutex_lock(&s->mu);
-    sl->state = S_QUEUED;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    s->depth = NSLOT;
 }
 
-/* Waits for the oldest piece in flight and takes it out of flight; returns its slot. */
-static slot *retire(pieces *s) {
+/* Puts t[start..brace] in flight as `[...]`: queued for the next walking thread, the helper
+ * or this one (help). */
+static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
+    if (s->want_thread)
+        start_helper(s);
+    slot *sl = &s->slots[(s->head + s->inflight++) % NSLOT];
+    sl->start = start, sl->brace = brace, sl->open = open;
+    sl->len = brace + 3 - start;
+    sl->event_idx = s->p->event_idx;
+    sl->b = NULL;
+    lock(s);
+    sl->copied = 0;
+    sl->state = S_QUEUED;
+    if (s->helper && s->helper_idle)
+        pthread_cond_signal(&s->work_cv);
+    unlock(s);
+}
+
+/* Under mu when the helper runs: whether the oldest piece in flight is walked. */
+static int oldest_done(pieces *s, int *queued) {
+    lock(s);
+    int done = s->slots[s->head].state == S_DONE;
+    *queued = 0;
+    for (int k = 0; k < s->inflight; k++)
+        *queued += s->slots[(s->head + k) % NSLOT].state == S_QUEUED;
+    unlock(s);
+    return done;
+}
+
+/* Takes the oldest piece in flight out of flight, once walked; returns its slot, whose buffer
+ * (NULL: none) the caller gives back (release) when done with it. `drop`: a piece not walked
+ * yet is not walked at all (after a failed walk: yajl reads its text). */
+static slot *retire(pieces *s, int drop) {
     slot *sl = &s->slots[s->head];
-    if (s->n_walkers) {
-        pthread_mutex_lock(&s->mu);
+    lock(s);
+    if (sl->state == S_QUEUED && drop) { /* the next job: the ones before it were taken */
+        s->next_job = (s->next_job + 1) % NSLOT;
+    } else if (s->helper) {
+        s->waiting = 1;
         while (sl->state != S_DONE)
-            pthread_cond_wait(&s->cv, &s->mu);
-        sl->state = S_FREE; /* the walkers read the states under the lock */
-        pthread_mutex_unlock(&s->mu);
-    } else {
-        sl->state = S_FREE;
+            pthread_cond_wait(&s->done_cv, &s->mu);
+        s->waiting = 0;
     }
+    sl->state = S_FREE; /* the helper reads the states under the lock */
+    unlock(s);
     s->head = (s->head + 1) % NSLOT;
     s->inflight--;
     return sl;
+}
+
+/* Gives a retired slot's buffer back to its thread's pool. */
+static void release(pieces *s, slot *sl) {
+    if (!sl->b)
+        return;
+    lock(s);
+    sl->b->busy = 0;
+    unlock(s);
+    sl->b = NULL;
 }
 
 /* The next piece from window index `from`: 1 with its bounds, 0 when the window has none. */
@@ -2311,10 +2458,11 @@ static void yajl_to(pieces *s, size_t brace, size_t open) {
 }
 
 /* PH_EVENTS: puts the next piece in flight when the window holds enough text (or all there
- * is, `eof`), and commits the oldest one when two are in flight or no more can go; a failed
- * walk hands its text, and all after it, to yajl (yajl_to). Without a boundary and with
- * nothing in flight: PH_SERIAL (at the end, or past WINDOW_MAX). Returns 1 when it made
- * progress, 0 when it needs more text. */
+ * is, `eof`) and there is room; else commits the oldest one when it is walked, walks the
+ * next queued one here when it is not, or waits for the helper to finish it (or reads on,
+ * when there is room for a piece and no text for it). A failed walk hands its text, and all
+ * after it, to yajl (yajl_to). Without a boundary and with nothing in flight: PH_SERIAL (at
+ * the end, or past WINDOW_MAX). Returns 1 when it made progress, 0 when it needs more text. */
 static int events_step(pieces *s, int eof) {
     size_t start = s->hi, brace, open;
     if (s->resync) {
@@ -2331,28 +2479,36 @@ static int events_step(pieces *s, int eof) {
         s->ph = PH_SERIAL; /* less than one piece of events: yajl alone costs less */
         return 1;
     }
-    int room = s->inflight < NSLOT && (eof || s->hi - from >= s->piece);
+    int room = s->inflight < s->depth && (eof || s->hi - from >= s->piece);
     if (room && next_piece(s, from, &start, &brace, &open)) {
         dispatch(s, start, brace, open);
-        if (s->inflight < NSLOT)
-            return 1;
+        return 1;
     } else if (!s->inflight) {
         if (eof || s->hi - s->lo > WINDOW_MAX || (start < s->hi && s->t[start] != '{'))
             s->ph = PH_SERIAL;
         return s->ph == PH_SERIAL;
-    } else if (!eof && s->inflight < NSLOT && s->hi - from < s->piece) {
-        return 0; /* read on while the worker walks */
     }
-    slot *sl = retire(s);
-    if (sl->ok) {
+    if (!eof && s->inflight < s->depth && s->hi - from < s->piece)
+        return 0; /* read on first: the helper sleeps when it finds nothing queued */
+    int queued;
+    if (!oldest_done(s, &queued) && (queued > 1 || !s->helper)) {
+        /* the next piece is the helper's when it is the only one queued: this thread has the
+         * commits besides, and walking it would leave the helper idle */
+        if (help(s))
+            return 1;
+    }
+    slot *sl = retire(s, 0);
+    if (sl->b->ok) {
         pass_slot(s, sl);
-        replay(s->p, &sl->d);
+        replay(s->p, &sl->b->d);
+        release(s, sl);
         s->lo = sl->open;
         s->walked++;
         return 1;
     }
+    release(s, sl);
     while (s->inflight) /* walked from a boundary that yajl must confirm first */
-        retire(s);
+        release(s, retire(s, 1));
     s->resync = 1; /* an error (yajl words it), or a guess that was no boundary */
     yajl_to(s, sl->brace, sl->open);
     return 1;
@@ -2469,7 +2625,7 @@ static void read_stream(kparse *p, zfile *zf) {
     int clean = pump_source(p, pull_file, &f, NULL, walker_mode(), 0, NULL);
     source_close(&src);
 #if TP_GLIBC_MALLOC
-    /* The reader's and walkers' threads are gone; what their malloc arenas (and the window's
+    /* The reader's and helper's threads are gone; what their malloc arenas (and the window's
      * heap) kept would count in the RSS of everything after the import: give it back. */
     malloc_trim(0);
 #endif

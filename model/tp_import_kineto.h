@@ -40,7 +40,7 @@ tp_status tp_import_kineto_mem(tp_model *m, const char *name, const void *data, 
 
 /* tp_import_kineto_mem with the parser chosen: `walker` 0 reads with yajl alone (the import
  * before simdjson), 1 walks the traceEvents array with simdjson in pieces of `piece` bytes,
- * 2 the same with the walks on a second thread (what the import does with two cores)
+ * 2 the same with a helper thread walking beside this one (what the import does with two cores)
  * (0: the default, 1 MiB; tests use a few bytes so that every event boundary is a piece's)
  * where the CPU can (tp_json_walk_usable). *walked (NULL: not wanted) is set to the number of
  * pieces the walker read; the model, string ids and errors are the same either way. */
