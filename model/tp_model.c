@@ -99,18 +99,18 @@ static size_t pool_slot(const tp_strpool *p, const char *s, size_t len, uint64_t
 }
 
 uint64_t tp_model_str_hash(const char *s, size_t len) {
-    return tp_hash_bytes(s, len, POOL_SEED);
+    return tp_hash_table_bytes(s, len, POOL_SEED);
 }
 
 uint32_t tp_model_intern(tp_model *m, const char *s, size_t len) {
-    return len ? tp_model_intern_hashed(m, s, len, tp_hash_bytes(s, len, POOL_SEED)) : 0;
+    return len ? tp_model_intern_hashed(m, s, len, tp_hash_table_bytes(s, len, POOL_SEED)) : 0;
 }
 
 uint32_t tp_model_intern_hashed(tp_model *m, const char *s, size_t len, uint64_t h) {
     tp_strpool *p = m->strings;
     if (len == 0)
         return 0;
-    assert(h == tp_hash_bytes(s, len, POOL_SEED));
+    assert(h == tp_hash_table_bytes(s, len, POOL_SEED));
     size_t slot = pool_slot(p, s, len, h);
     if (p->table[slot])
         return p->table[slot];
@@ -134,7 +134,7 @@ uint32_t tp_model_find_str(const tp_model *m, const char *s) {
     size_t len = strlen(s);
     if (len == 0)
         return 0;
-    uint64_t h = tp_hash_bytes(s, len, POOL_SEED);
+    uint64_t h = tp_hash_table_bytes(s, len, POOL_SEED);
     return m->strings->table[pool_slot(m->strings, s, len, h)];
 }
 

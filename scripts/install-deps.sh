@@ -13,6 +13,7 @@ packages=(
   rapidjson-dev      # header-only; only bench/bench_json_parsers (the parser comparison), optional
   zlib1g-dev         # .json.gz input and chunk checksums (crc32)
   libdeflate-dev     # gzip members deflated on every core (export .json.gz), whole-file inflate (import)
+  libisal-dev        # ISA-L igzip: the Kineto import's streaming inflate (~3x zlib; optional, zlib without it)
   libncurses-dev     # the terminal UI
   libsqlite3-dev     # trainprof export --format sqlite
   libdw-dev          # elfutils libdw: offline symbolization of stacks in the analyzer

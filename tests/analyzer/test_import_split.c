@@ -165,8 +165,8 @@ static void put(text *t, const char *fmt, ...) {
     free(s);
 }
 
-/* A trace of `n` events of every kind; names and args hold boundary look-alikes, escapes
- * and nesting. `tricky` puts `}, {` (and `},\n{`) in every kernel name; `array`: a
+/* A trace of `n` events of every kind; names, keys and args hold boundary look-alikes,
+ * escapes and nesting. `tricky` puts `}, {` (and `},\n{`) in every kernel name; `array`: a
  * top-level array instead of an object. `bad`: the index of an event whose ts is a string
  * (-1: none). */
 static text craft(int n, int tricky, int array, int bad) {
@@ -197,8 +197,8 @@ static text craft(int n, int tricky, int array, int bad) {
             put(&t,
                 "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\\u00e9 }, {%d\", "
                 "\"pid\": 1, \"tid\": 2, \"ts\": %d, \"dur\": 4, \"args\": {\"Input Dims\": "
-                "[[2, 3], [], [%d]], \"Sequence number\": %d}}%s\n",
-                i % 7, i * 10 - 8, i, i, sep);
+                "[[2, 3], [], [%d]], \"Sequence%snumber\": %d}}%s\n",
+                i % 7, i * 10 - 8, i, i % 4 == 2 ? "\\u0020" : " ", i, sep); /* escaped keys too */
             break;
         case 3:
             put(&t,
