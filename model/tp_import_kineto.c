@@ -26,6 +26,7 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 #if TP_HAVE_ISAL
+#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #endif
 #ifdef __SSE2__
@@ -1709,6 +1710,17 @@ typedef struct {
     unsigned char in[ZIN];
 } zfile;
 
+/* The CRC-32 of inflated text: ISA-L's (VPCLMULQDQ where the CPU has it) checks ~58 GB/s on
+ * this VM against libdeflate 1.14's 13 GB/s, which was 2.4 % of `report`'s CPU time on a 62 MB
+ * gzip trace; the same value (zlib's crc32, reflected, pre- and post-inverted). */
+static uint32_t zf_crc32(uint32_t crc, const unsigned char *p, size_t n) {
+#if TP_HAVE_ISAL
+    return crc32_gzip_refl(crc, p, (uint64_t)n);
+#else
+    return (uint32_t)libdeflate_crc32(crc, p, n);
+#endif
+}
+
 static void zf_error(zfile *f, int err, const char *msg) {
     f->err = err;
     snprintf(f->msg, sizeof f->msg, "%s", msg);
@@ -1849,7 +1861,7 @@ static int zf_inflate_isal(zfile *f, unsigned char *out, size_t *n) {
         int moved = s->next_in != f->z.next_in;
         f->z.next_in = s->next_in;
         f->z.avail_in = s->avail_in;
-        f->crc = (uint32_t)libdeflate_crc32(f->crc, out + *n, got);
+        f->crc = zf_crc32(f->crc, out + *n, got);
         f->isize += (uint32_t)got;
         *n += got;
         if (ret < 0 || (!got && !moved && f->z.avail_in && s->block_state != ISAL_BLOCK_FINISH)) {
@@ -1902,7 +1914,7 @@ static int zf_inflate(zfile *f, unsigned char *out, size_t *n) {
         if (zf_zlib_error(f, ret) < 0)
             return -1;
         size_t got = room - *n - f->z.avail_out;
-        f->crc = (uint32_t)libdeflate_crc32(f->crc, out + *n, got);
+        f->crc = zf_crc32(f->crc, out + *n, got);
         f->isize += (uint32_t)got;
         *n += got;
         if (f->validating && f->head.done == 1) {
