@@ -374,10 +374,28 @@ static int parse_us_slow(const char *s, size_t n, int64_t *out, int *frac) {
  * the same value and flag as parse_us_slow, which is exact for up to 19 digits; anything else,
  * and values past NS_LIMIT, go the slow way. Its per-digit overflow checks and its division
  * cost ~280 instructions per ts, 5 % of an import. */
+/* s[0..8) as a decimal number into *v when all eight are digits (SWAR, little-endian: the
+ * first digit is the lowest byte). A Kineto ts has 13-16 digits before its point: two steps
+ * of this in place of 16 of the byte loop's multiply-add chain. */
+static int digits8(const char *s, uint64_t *v) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    if ((w & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
+        ((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
+        return 0;
+    w -= 0x3030303030303030ull;
+    w = (w * 10 + (w >> 8)) & 0x00ff00ff00ff00ffull;
+    w = (w * 100 + (w >> 16)) & 0x0000ffff0000ffffull;
+    *v = (w * 10000 + (w >> 32)) & 0xffffffffull;
+    return 1;
+}
+
 static int parse_us(const char *s, size_t n, int64_t *out, int *frac) {
     static const uint64_t ns_per_digit[] = {1000, 100, 10, 1};
     size_t i = n && s[0] == '-', d = i, f;
-    uint64_t us = 0, ns = 0;
+    uint64_t us = 0, ns = 0, v8;
+    for (; n - i >= 8 && i - d < 16 && digits8(s + i, &v8); i += 8)
+        us = us * 100000000 + v8;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
         us = us * 10 + (uint64_t)(s[i] - '0');
     if (i == d || i - d > 16)
