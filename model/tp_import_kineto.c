@@ -214,6 +214,21 @@ static uint64_t count_lines(const unsigned char *s, size_t n, size_t *last) {
     size_t i = 0;
 #ifdef __SSE2__
     const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    /* 64 bytes a step in four accumulators: the loop's own counting and branch per 16 bytes
+     * were as many instructions as the compares (2 % of `report`'s instructions) */
+    while (i + 64 <= n) {
+        __m128i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+        for (int r = 0; r < 255 && i + 64 <= n; r++, i += 64) {
+            a0 = _mm_sub_epi8(a0, _mm_cmpeq_epi8(_mm_loadu_si128((const void *)(s + i)), nl));
+            a1 = _mm_sub_epi8(a1, _mm_cmpeq_epi8(_mm_loadu_si128((const void *)(s + i + 16)), nl));
+            a2 = _mm_sub_epi8(a2, _mm_cmpeq_epi8(_mm_loadu_si128((const void *)(s + i + 32)), nl));
+            a3 = _mm_sub_epi8(a3, _mm_cmpeq_epi8(_mm_loadu_si128((const void *)(s + i + 48)), nl));
+        }
+        __m128i sum = _mm_add_epi64(_mm_add_epi64(_mm_sad_epu8(a0, zero), _mm_sad_epu8(a1, zero)),
+                                    _mm_add_epi64(_mm_sad_epu8(a2, zero), _mm_sad_epu8(a3, zero)));
+        k += (uint64_t)_mm_cvtsi128_si64(sum) +
+             (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sum, sum));
+    }
     while (i + 16 <= n) {
         __m128i acc = zero;
         for (int r = 0; r < 255 && i + 16 <= n; r++, i += 16)
