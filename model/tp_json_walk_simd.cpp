@@ -206,6 +206,12 @@ extern "C" int tp_json_walk_simd_run(void *parser, const char *text, size_t len,
                                      const tp_json_walk_cb *cb, void *ctx) {
     od::parser *p = static_cast<od::parser *>(parser);
     simdjson::padded_string_view in(text, len, len + TP_JSON_WALK_PADDING);
+    /* iterate() reallocates the parser's buffers for each text longer than every one before
+     * (the import's pieces: ~128 KiB, each a little over or under), and the new buffers (mapped:
+     * over 256 KiB) were faulted in again each time; half again as much room makes that rare.
+     * Their pages that are never written cost no memory. */
+    if (p->capacity() < len && len <= p->max_capacity() - len / 2 && p->allocate(len + len / 2))
+        return 0;
     od::document doc;
     if (p->iterate(in).get(doc))
         return 0;
