@@ -567,6 +567,14 @@ typedef struct {
     uint64_t *rest;
 } col_plan;
 
+/* The encoder's state of one type's group: where its next word goes, `count` words between
+ * lanes, the previous record of the group (NULL before the first, or `zeros`). */
+typedef struct {
+    uint64_t *col;
+    size_t stride;
+    const uint64_t *prev;
+} col_slot;
+
 /* Compiled twice like the rest (tp_planes_avx2.c), so defined in the one compilation only. */
 #ifndef PLANES_AVX2_CODE
 void tp_planes_census_reset(tp_planes_census *c) {
@@ -798,36 +806,47 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
         }
     }
     plan_place(&p, (uint64_t *)scratch);
+    /* Each group's state in one slot (the next word, the stride, the previous record), read
+     * and written with one index; a group of bodies up to 12 words starts from `zeros`, so its
+     * first record (stored whole) takes col_scatter's way too, with no test for it. */
+    static const uint64_t zeros[12];
+    col_slot slot[TP_REC_TYPE_LIMIT];
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
+    for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        size_t words = p.n.any[t] / 8 - 1;
+        slot[t] = (col_slot){p.col[t], p.n.count[t], p.col[t] && words <= 12 ? zeros : NULL};
+    }
     uint64_t *hdrs = (uint64_t *)dst;
     size_t k = 0;
     for (size_t off = 0; off < n;) {
         const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
         const uint64_t *cur = (const uint64_t *)h + 1, *old = NULL;
+        uint32_t size = h->size;
+        uint16_t type = h->type;
         hdrs[k++] = *(const uint64_t *)h;
-        size_t words = h->size / 8 - 1;
-        uint64_t *col = h->type < TP_REC_TYPE_LIMIT ? p.col[h->type] : NULL;
-        if (col) { /* a group: all of one size, so every record but the first has an `old` */
-            old = prev[h->type];
-            prev[h->type] = cur;
-            size_t stride = p.n.count[h->type];
-            p.col[h->type] = col + 1;
+        size_t words = size / 8 - 1;
+        off += size;
+        col_slot *g = type < TP_REC_TYPE_LIMIT ? &slot[type] : NULL;
+        if (g &&
+            g->col) { /* a group: all of one size, so every record but the first has an `old` */
+            uint64_t *col = g->col++;
+            old = g->prev;
+            g->prev = cur;
             if (old)
-                col_scatter(col, stride, cur, old, words);
+                col_scatter(col, g->stride, cur, old, words);
             else
                 for (size_t j = 0; j < words; j++)
-                    col[j * stride] = cur[j];
+                    col[j * g->stride] = cur[j];
         } else {
-            if (tp_filter_applies(h->type)) {
-                old = prev[h->type];
-                prev[h->type] = cur;
-                if (old && ((const tp_rec_hdr *)(old - 1))->size != h->size)
+            if (tp_filter_applies(type)) {
+                old = prev[type];
+                prev[type] = cur;
+                if (old && ((const tp_rec_hdr *)(old - 1))->size != size)
                     old = NULL;
             }
             body_delta(p.rest, cur, old, words);
             p.rest += words;
         }
-        off += h->size;
     }
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
