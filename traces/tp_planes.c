@@ -806,9 +806,9 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
         }
     }
     plan_place(&p, (uint64_t *)scratch);
-    /* Each group's state in one slot (the next word, the stride, the previous record), read
-     * and written with one index; a group of bodies up to 12 words starts from `zeros`, so its
-     * first record (stored whole) takes col_scatter's way too, with no test for it. */
+    /* Each group's state in one slot (the next word, the stride, the previous record), found
+     * with one index; a group of bodies up to 12 words starts from `zeros`, so its first record
+     * (stored whole: minus zeros) goes through col_scatter as the others do. */
     static const uint64_t zeros[12];
     col_slot slot[TP_REC_TYPE_LIMIT];
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
@@ -827,8 +827,8 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
         size_t words = size / 8 - 1;
         off += size;
         col_slot *g = type < TP_REC_TYPE_LIMIT ? &slot[type] : NULL;
-        if (g &&
-            g->col) { /* a group: all of one size, so every record but the first has an `old` */
+        /* a group: all of one size, so every record but the first has an `old` */
+        if (g && g->col) {
             uint64_t *col = g->col++;
             old = g->prev;
             g->prev = cur;
