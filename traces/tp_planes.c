@@ -571,7 +571,7 @@ typedef struct {
  * lanes, the previous record of the group (NULL before the first, or `zeros`). */
 typedef struct {
     uint64_t *col;
-    size_t stride;
+    size_t stride, words, reach; /* reach: stride * words, the lanes' span */
     const uint64_t *prev;
 } col_slot;
 
@@ -622,14 +622,15 @@ static void plan_place(col_plan *p, uint64_t *words) {
     } while (0)
 #endif
 
+/* `q` is the place of lane `words` (one past the last lane's: the caller has stride * words). */
 static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, const uint64_t *old,
                                size_t words) {
     if (words > 12) {
+        q -= stride * words;
         for (size_t j = 0; j < words; j++, q += stride)
             *q = cur[j] - old[j];
         return;
     }
-    q += stride * words;
 #ifdef PLANES_SSE2
     /* Two lanes a step, from the last pair down; an odd body stores its last lane alone first.
      * Three instructions a word where one at a time took four (the body's 16-byte loads stay
@@ -814,7 +815,8 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
     for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++) {
         size_t words = p.n.any[t] / 8 - 1;
-        slot[t] = (col_slot){p.col[t], p.n.count[t], p.col[t] && words <= 12 ? zeros : NULL};
+        slot[t] = (col_slot){p.col[t], p.n.count[t], words, p.n.count[t] * words,
+                             p.col[t] && words <= 12 ? zeros : NULL};
     }
     uint64_t *hdrs = (uint64_t *)dst;
     size_t k = 0;
@@ -824,7 +826,6 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
         uint32_t size = h->size;
         uint16_t type = h->type;
         hdrs[k++] = *(const uint64_t *)h;
-        size_t words = size / 8 - 1;
         off += size;
         col_slot *g = type < TP_REC_TYPE_LIMIT ? &slot[type] : NULL;
         /* a group: all of one size, so every record but the first has an `old` */
@@ -833,11 +834,12 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
             old = g->prev;
             g->prev = cur;
             if (old)
-                col_scatter(col, g->stride, cur, old, words);
+                col_scatter(col + g->reach, g->stride, cur, old, g->words);
             else
-                for (size_t j = 0; j < words; j++)
+                for (size_t j = 0; j < g->words; j++)
                     col[j * g->stride] = cur[j];
         } else {
+            size_t words = size / 8 - 1;
             if (tp_filter_applies(type)) {
                 old = prev[type];
                 prev[type] = cur;
