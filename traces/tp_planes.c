@@ -568,7 +568,7 @@ typedef struct {
 } col_plan;
 
 /* The encoder's state of one type's group: where its next word goes, `count` words between
- * lanes, the previous record of the group (NULL before the first, or `zeros`). */
+ * lanes, its body size in words, and the previous record (NULL before the first, or `zeros`). */
 typedef struct {
     uint64_t *col;
     size_t stride, words, reach; /* reach: stride * words, the lanes' span */
@@ -807,9 +807,9 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
         }
     }
     plan_place(&p, (uint64_t *)scratch);
-    /* Each group's state in one slot (the next word, the stride, the previous record), found
-     * with one index; a group of bodies up to 12 words starts from `zeros`, so its first record
-     * (stored whole: minus zeros) goes through col_scatter as the others do. */
+    /* Each group's state in one slot (col_slot), found with one index: a group's record costs
+     * no size arithmetic and no multiply. A group of bodies up to 12 words starts from `zeros`,
+     * so its first record (stored whole: minus zeros) goes through col_scatter as the others. */
     static const uint64_t zeros[12];
     col_slot slot[TP_REC_TYPE_LIMIT];
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};

@@ -235,10 +235,9 @@ static void chunk_reset(chunk_buf *c) {
 }
 
 /* Appends one record to a buffer with room for it; updates the chunk's time range and census
- * (its type mask is made from the census when it is written: chunk_mask). Inline, as is add_data:
- * both run once per record in the drain's loop (with the counts zeroed per chunk, the ring to chunk
- * part went from 130 to 90 instructions per record; docs/PERFORMANCE.md, "Writing, second round").
- */
+ * (the type mask is made from the census: chunk_mask). Inline, as is add_data (with the counts
+ * zeroed per chunk, the ring to chunk part went from 130 to 90 instructions per record;
+ * docs/PERFORMANCE.md, "Writing, second round"). */
 static inline void chunk_put(chunk_buf *c, const tp_rec_hdr *r) {
     memcpy(c->buf + c->len, r, r->size);
     c->len += r->size;
@@ -430,10 +429,9 @@ static uint64_t chunk_mask(const tp_planes_census *cs) {
     return m;
 }
 
-/* Sets the type mask of a chunk about to be written (chunk_mask) and counts its records into
- * the per-type totals (from the census), and shows each to the tap (so it sees the file's order:
- * metadata before the data that uses it). Only a tap or a DROPPED record makes it walk the records.
- */
+/* Sets the type mask of a chunk about to be written (chunk_mask), counts its records into the
+ * per-type totals (from the census) and shows each to the tap (so it sees the file's order:
+ * metadata before the data that uses it). Only a tap or a DROPPED record makes it walk them. */
 static void count_records(tp_writer *w, chunk_buf *c) {
     c->mask = chunk_mask(&c->census);
     for (uint64_t m = c->mask; m; m &= m - 1)
