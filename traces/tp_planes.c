@@ -567,6 +567,14 @@ typedef struct {
     uint64_t *rest;
 } col_plan;
 
+/* The encoder's state of one type's group: where its next word goes, `count` words between
+ * lanes, its body size in words, and the previous record (NULL before the first, or `zeros`). */
+typedef struct {
+    uint64_t *col;
+    size_t stride, words, reach; /* reach: stride * words, the lanes' span */
+    const uint64_t *prev;
+} col_slot;
+
 /* Compiled twice like the rest (tp_planes_avx2.c), so defined in the one compilation only. */
 #ifndef PLANES_AVX2_CODE
 void tp_planes_census_reset(tp_planes_census *c) {
@@ -614,14 +622,15 @@ static void plan_place(col_plan *p, uint64_t *words) {
     } while (0)
 #endif
 
+/* `q` is the place of lane `words` (one past the last lane's: the caller has stride * words). */
 static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, const uint64_t *old,
                                size_t words) {
     if (words > 12) {
+        q -= stride * words;
         for (size_t j = 0; j < words; j++, q += stride)
             *q = cur[j] - old[j];
         return;
     }
-    q += stride * words;
 #ifdef PLANES_SSE2
     /* Two lanes a step, from the last pair down; an odd body stores its last lane alone first.
      * Three instructions a word where one at a time took four (the body's 16-byte loads stay
@@ -798,36 +807,48 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
         }
     }
     plan_place(&p, (uint64_t *)scratch);
+    /* Each group's state in one slot (col_slot), found with one index: a group's record costs
+     * no size arithmetic and no multiply. A group of bodies up to 12 words starts from `zeros`,
+     * so its first record (stored whole: minus zeros) goes through col_scatter as the others. */
+    static const uint64_t zeros[12];
+    col_slot slot[TP_REC_TYPE_LIMIT];
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
+    for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        size_t words = p.n.any[t] / 8 - 1;
+        slot[t] = (col_slot){p.col[t], p.n.count[t], words, p.n.count[t] * words,
+                             p.col[t] && words <= 12 ? zeros : NULL};
+    }
     uint64_t *hdrs = (uint64_t *)dst;
     size_t k = 0;
     for (size_t off = 0; off < n;) {
         const tp_rec_hdr *h = (const tp_rec_hdr *)(src + off);
         const uint64_t *cur = (const uint64_t *)h + 1, *old = NULL;
+        uint32_t size = h->size;
+        uint16_t type = h->type;
         hdrs[k++] = *(const uint64_t *)h;
-        size_t words = h->size / 8 - 1;
-        uint64_t *col = h->type < TP_REC_TYPE_LIMIT ? p.col[h->type] : NULL;
-        if (col) { /* a group: all of one size, so every record but the first has an `old` */
-            old = prev[h->type];
-            prev[h->type] = cur;
-            size_t stride = p.n.count[h->type];
-            p.col[h->type] = col + 1;
+        off += size;
+        col_slot *g = type < TP_REC_TYPE_LIMIT ? &slot[type] : NULL;
+        /* a group: all of one size, so every record but the first has an `old` */
+        if (g && g->col) {
+            uint64_t *col = g->col++;
+            old = g->prev;
+            g->prev = cur;
             if (old)
-                col_scatter(col, stride, cur, old, words);
+                col_scatter(col + g->reach, g->stride, cur, old, g->words);
             else
-                for (size_t j = 0; j < words; j++)
-                    col[j * stride] = cur[j];
+                for (size_t j = 0; j < g->words; j++)
+                    col[j * g->stride] = cur[j];
         } else {
-            if (tp_filter_applies(h->type)) {
-                old = prev[h->type];
-                prev[h->type] = cur;
-                if (old && ((const tp_rec_hdr *)(old - 1))->size != h->size)
+            size_t words = size / 8 - 1;
+            if (tp_filter_applies(type)) {
+                old = prev[type];
+                prev[type] = cur;
+                if (old && ((const tp_rec_hdr *)(old - 1))->size != size)
                     old = NULL;
             }
             body_delta(p.rest, cur, old, words);
             p.rest += words;
         }
-        off += h->size;
     }
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }

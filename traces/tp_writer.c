@@ -234,18 +234,15 @@ static void chunk_reset(chunk_buf *c) {
     tp_planes_census_reset(&c->census);
 }
 
-/* Appends one record to a buffer with room for it; updates the chunk's time range, type mask
- * and census. Inline, as is add_data: both run once per record in the drain's loop (with the
- * counts zeroed per chunk, the ring to chunk part went from 130 to 90 instructions per record;
+/* Appends one record to a buffer with room for it; updates the chunk's time range and census
+ * (the type mask is made from the census: chunk_mask). Inline, as is add_data (with the counts
+ * zeroed per chunk, the ring to chunk part went from 130 to 90 instructions per record;
  * docs/PERFORMANCE.md, "Writing, second round"). */
 static inline void chunk_put(chunk_buf *c, const tp_rec_hdr *r) {
     memcpy(c->buf + c->len, r, r->size);
     c->len += r->size;
     c->count++;
-    if (r->type < TP_REC_TYPE_LIMIT) {
-        tp_planes_census_add(&c->census, r->type, r->size);
-        c->mask |= TP_REC_BIT(r->type);
-    }
+    tp_planes_census_add(&c->census, r->type, r->size);
     if (r->flags & TP_RF_TIMED) {
         uint64_t a = tp_record_ts(r), b = tp_record_end(r);
         if (b < a)
@@ -423,10 +420,20 @@ static void emit_chunk(tp_writer *w, uint16_t kind, const chunk_buf *c, int filt
     w->stats.bytes_file = w->file_off;
 }
 
-/* Counts the records of a chunk about to be written into the per-type totals (from the counts
- * chunk_add kept), and shows each to the tap (so it sees the file's order: metadata before the
- * data that uses it). Only a tap or a DROPPED record makes it walk the records. */
-static void count_records(tp_writer *w, const chunk_buf *c) {
+/* A chunk's type mask (TP_REC_BIT of the types in it), from its census, which counts every
+ * record of a type below TP_REC_TYPE_LIMIT: made once a chunk rather than kept per record. */
+static uint64_t chunk_mask(const tp_planes_census *cs) {
+    uint64_t m = 0;
+    for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        m |= (uint64_t)(cs->count[t] != 0) << t;
+    return m;
+}
+
+/* Sets the type mask of a chunk about to be written (chunk_mask), counts its records into the
+ * per-type totals (from the census) and shows each to the tap (so it sees the file's order:
+ * metadata before the data that uses it). Only a tap or a DROPPED record makes it walk them. */
+static void count_records(tp_writer *w, chunk_buf *c) {
+    c->mask = chunk_mask(&c->census);
     for (uint64_t m = c->mask; m; m &= m - 1)
         w->stats.records[__builtin_ctzll(m)] += c->census.count[__builtin_ctzll(m)];
     w->stats.records_total += c->count;
@@ -502,27 +509,100 @@ static int give_way(const tp_writer *w) {
     return w->giving_way && atomic_load_explicit(&w->want_lock, memory_order_relaxed);
 }
 
+/* The most bytes of records copied as one run: the walk over their headers has just brought
+ * them into the first-level cache, where the copy finds them again (a whole chunk would not
+ * stay there); and below glibc's threshold for `rep movsb` (4 KiB with AVX2), whose bytes
+ * callgrind counts one by one, so that the instruction counts stay comparable. */
+#define RUN_MAX 2048u
+
+/* Where a run starting at `run` in a span ending at `end` must stop: the span's end, the
+ * chunk's room or RUN_MAX, whichever comes first. */
+static inline const uint8_t *run_limit(const tp_writer *w, const uint8_t *run, const uint8_t *end) {
+    /* len passes data_room after a record larger than a chunk went into an empty one */
+    size_t room = w->data.len < w->data_room ? w->data_room - w->data.len : 0;
+    if (room > RUN_MAX)
+        room = RUN_MAX;
+    return room < (size_t)(end - run) ? run + room : end;
+}
+
+/* Ends a run: the counts the walk kept in registers put back, the run's records copied in one
+ * block. Not inline: a call once a run, which also keeps the compiler from packing t_min and
+ * t_max into one vector register for the stores (a pack and unpack in every timed record). */
+__attribute__((noinline)) static void run_end(tp_writer *w, const uint8_t *run, size_t n,
+                                              uint32_t count, uint64_t t_min, uint64_t t_max) {
+    chunk_buf *c = &w->data;
+    c->count = count;
+    c->t_min = t_min;
+    c->t_max = t_max;
+    memcpy(c->buf + c->len, run, n);
+    c->len += n;
+}
+
+_Static_assert(TP_REC_PAD == 0, "drain_span's one test for a pad or a type past the census");
+
 /* Moves the records in [p, end) into the data chunk; returns where it stopped: `end`, earlier
  * when the nice drain gives way (checked every 64 records, only when `nice`: a constant, so
- * the usual drain's loop has no counter), or NULL at a bad header. */
-static inline const uint8_t *drain_span(tp_writer *w, const uint8_t *p, const uint8_t *end,
-                                        int nice) {
-    uint32_t k = 0;
+ * the usual drain's loop has no counter), or NULL at a bad header.
+ *
+ * chunk_put's work a run of records at a time: the walk counts each record in (the census;
+ * the count and time range in registers) and the run is copied as one block where it ends
+ * (run_limit, a pad, a type past the census, a bad header); a record that ends a run goes
+ * through add_data. A memcpy a record, with its call and the reloads after it, cost ~20
+ * instructions a record (docs/PERFORMANCE.md, "Writing, sixth round"). The chunk's type mask
+ * is made from the census when the chunk is cut (chunk_mask). */
+__attribute__((always_inline)) static inline const uint8_t *
+drain_span(tp_writer *w, const uint8_t *p, const uint8_t *end, int nice) {
+    tp_planes_census *cs = &w->data.census;
+    const uint8_t *run = p, *lim = run_limit(w, run, end); /* [run, p): counted, not copied */
+    uint32_t count = w->data.count, k = 0;
+    uint64_t t_min = w->data.t_min, t_max = w->data.t_max;
+    int bad = 0;
     while (p < end) {
         const tp_rec_hdr *h = (const tp_rec_hdr *)p;
         uint32_t size = h->size;
-        /* tp_rec_size_ok in one test: size >= 8 and a multiple of 8 (size - 8 wraps for
-         * 0..7), within span. Calling it here cost 17 instructions per record more
-         * (callgrind, bench_trace -n 200000: 154.2 M against 150.8 M in all). */
-        if (((size - 8) & (0x80000000u | 7u)) || size > (size_t)(end - p))
-            return NULL; /* a producer wrote a bad header */
-        if (h->type != TP_REC_PAD)
-            add_data(w, h);
+        uint16_t type = h->type, flags = h->flags;
+        /* size >= 8 and a multiple of 8 in one test (size - 8 wraps for 0..7); then the pad
+         * (type 0) and the types past the census in one (type - 1 wraps for 0), and the span's
+         * end and the run's limit in one (lim <= end). */
+        if ((size - 8) & (0x80000000u | 7u)) {
+            bad = 1;
+            break;
+        }
+        if ((uint16_t)(type - 1) >= TP_REC_TYPE_LIMIT - 1 || size > (size_t)(lim - p)) {
+            if (size > (size_t)(end - p)) {
+                bad = 1; /* a producer wrote a bad header */
+                break;
+            }
+            run_end(w, run, (size_t)(p - run), count, t_min, t_max);
+            if (type != TP_REC_PAD)
+                add_data(w, h); /* cuts or grows when the chunk has no room for it */
+            p += size;
+            run = p;
+            lim = run_limit(w, run, end);
+            count = w->data.count;
+            t_min = w->data.t_min;
+            t_max = w->data.t_max;
+            continue;
+        }
+        count++;
+        cs->count[type]++;
+        cs->any[type] |= size;
+        cs->all[type] &= size;
+        if (flags & TP_RF_TIMED) { /* tp_record_ts and tp_record_end, TIMED tested once */
+            const uint64_t *body = (const uint64_t *)(h + 1);
+            uint64_t a = size >= 16 ? body[0] : 0;
+            uint64_t b = (flags & TP_RF_INTERVAL) && size >= 24 ? body[1] : a;
+            if (b < a)
+                b = a; /* an interval that ends before it starts still counts at its start */
+            t_min = a < t_min ? a : t_min;
+            t_max = b > t_max ? b : t_max;
+        }
         p += size;
         if (nice && ++k % 64 == 0 && give_way(w))
             break;
     }
-    return p;
+    run_end(w, run, (size_t)(p - run), count, t_min, t_max);
+    return bad ? NULL : p;
 }
 
 /* Moves ring `r`'s records in [tail, limit) into the data chunk; returns the new tail. */
