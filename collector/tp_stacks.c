@@ -264,8 +264,12 @@ typedef struct walk_entry {
     int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
     uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
     int check;         /* need_bp || never: the hit's one test before it compares */
-    /* The walks of the captures that followed this one's the last two times (NULL: none
-     * yet), the latest first: the next capture tries them first (see tp_stack_walks.prev). */
+    /* sp when a prediction may take this walk on its compare alone (!check), else 0 (never
+     * a capture's): walk_is's one test where it took three (sp, check). */
+    uint64_t psp;
+    /* The walks of the captures that followed this one's the last two times (the thread's
+     * `none`, whose psp is 0: none yet; never NULL, so a prediction needs no NULL test), the
+     * latest first: the next capture tries them first (see tp_stack_walks.prev). */
     struct walk_entry *next[2];
     /* The compared slots, from sp, and their words: [1, n) the return-address slots of the
      * pcs, so pcs[k] is frame k's pc; [n, n + nbp) bp_off/bp_val; then the last again. */
@@ -340,7 +344,7 @@ static tp_stack_walks *walks_make(void) {
     pthread_attr_destroy(&a);
     tp_stack_walks *wc = ok ? calloc(1, sizeof *wc) : NULL;
     if (wc) {
-        wc->prev = &wc->none;
+        wc->prev = wc->none.next[0] = wc->none.next[1] = &wc->none;
         wc->lo = (uint64_t)(uintptr_t)addr;
         wc->hi = wc->lo + size;
         for (int s = 0; s < WALK_SETS; s++)
@@ -447,10 +451,10 @@ static void walk_follow(tp_stack_walks *wc, walk_entry *e) {
     wc->prev = e ? e : &wc->none;
 }
 
-/* 1 when `e` (NULL: none) is the walk of the capture at sp, compared in full; walks to be
- * checked first (need_bp, never) are left to walk_hit. */
+/* 1 when `e` (the thread's `none`: no walk) is the walk of the capture at sp, compared in
+ * full; walks to be checked first (need_bp, never; psp 0) are left to walk_hit. */
 __attribute__((always_inline)) static inline int walk_is(const walk_entry *e, uint64_t sp) {
-    return e && e->sp == sp && !e->check && walk_same(e, sp);
+    return e->psp == sp && walk_same(e, sp);
 }
 
 /* The full walk from `cur` (the capture's frame, at sp), into pcs and (when every read
@@ -530,11 +534,11 @@ static int walk_full(unw_cursor_t *c, uint64_t sp, uint64_t bp, const tp_stack_w
         t.never = !keep;
         memcpy(t.pcs, pcs, (size_t)n * sizeof *pcs);
         t.check = t.need_bp || t.never;
+        t.psp = t.check ? 0 : sp;
         uint32_t last = (uint32_t)n + t.nbp - 1; /* the rbp slots after the frames' */
         for (uint32_t j = 0; j < t.nbp; j++)
             t.pcs[n + j] = (void *)(uintptr_t)t.bp_val[j], t.ra_off[n + j] = t.bp_off[j];
         t.nslot = last;
-        t.next[0] = t.next[1] = NULL;
         t.ncmp = (last + WALK_GROUP - 1) / WALK_GROUP * WALK_GROUP;
         for (uint32_t k = last + 1; k < 1 + t.ncmp; k++) /* a slot compared twice: no change */
             t.pcs[k] = t.pcs[last], t.ra_off[k] = t.ra_off[last];
@@ -613,7 +617,7 @@ static void walk_retag(tp_stack_walks *wc, const uint8_t *order, walk_tag *tags,
                                  o->ra_off[lead2],
                                  o};
         else
-            *o = (walk_entry){0}, tags[w] = (walk_tag){0};
+            *o = (walk_entry){.next = {&wc->none, &wc->none}}, tags[w] = (walk_tag){0};
     }
 }
 
@@ -666,6 +670,7 @@ __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, u
         memmove(tags + 1, tags, (WALK_WAYS - 1) * sizeof *tags);
         order[0] = i;
         wc->e[i] = e;
+        wc->e[i].next[0] = wc->e[i].next[1] = &wc->none; /* no successor yet */
         walk_retag(wc, order, tags, e.sp);
         walk_follow(wc, wc->e[i].sp ? &wc->e[i] : NULL);
     } else
@@ -701,9 +706,7 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
         walk_follow(wc, e);
     else
         e = NULL;
-    if (e) {
-        if (g_verify)
-            verify_hit(e->pcs, (int)e->n);
+    if (e) { /* TRAINPROF_STACKS_VERIFY checks it in tp_stacks_capture */
         *hit = e;
         return (int)e->n;
     }
@@ -726,8 +729,6 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
             if (w)
                 order_hit(order, tags, w);
             walk_follow(wc, e);
-            if (g_verify)
-                verify_hit(e->pcs, n);
             *hit = e;
             return n;
         }
@@ -747,6 +748,10 @@ static int backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit)
     (void)cache;
     *hit = NULL;
     return backtrace_slow(pcs);
+}
+
+static void verify_hit(void *const *pcs, int n) { /* never called: no walk hits here */
+    (void)pcs, (void)n;
 }
 #endif
 
@@ -795,7 +800,7 @@ __attribute__((noinline)) static uint32_t capture_rest(tp_writer *w, tp_stack_ca
         if (cache && id)
             cache_put(cache, h, id);
     }
-    if (hit && !n_py)
+    if (hit && !n_py && !g_verify) /* verified hits take the test above, without the id */
         hit->stack_id = id;
     return id;
 }
@@ -811,8 +816,12 @@ uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
      * hit) to the end (~7 instructions a capture less in the hooks, which raised and lowered
      * the count around every capture). */
     if (hit) {
+        /* Under TRAINPROF_STACKS_VERIFY no walk keeps its id (capture_rest), so this one test
+         * also sends every hit to the verify below: none at each hit here. */
         if (hit->stack_id && tp_pyframes_none())
             return hit->stack_id;
+        if (g_verify)
+            verify_hit(hit->pcs, n);
         busy_enter();
     }
     uint32_t id = capture_rest(w, cache, buf, n, hit);
