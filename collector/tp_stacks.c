@@ -249,9 +249,10 @@ __attribute__((noinline)) static int backtrace_slow(void **pcs) {
 #define WALK_BP_CHECKS 16
 #define WALK_AFTER 16 /* captures before a thread gets its walk cache */
 /* A hit compares its slots (return addresses, then saved rbps) one by one, unrolled, for
- * walks of up to WALK_UNROLLED slots (every launch's in the trainer); longer ones four at a
- * time, one branch per four, the last slot repeated up to a multiple of four. */
-#define WALK_UNROLLED 20
+ * walks of up to WALK_UNROLLED slots (every launch's in the trainer, a 24-frame NVTX push's);
+ * longer ones four at a time, one branch per four, the last slot repeated up to a multiple
+ * of four. */
+#define WALK_UNROLLED 32
 #define WALK_GROUP 4
 #define WALK_SLOTS (CAPTURE_DEPTH + WALK_BP_CHECKS + WALK_GROUP - 1)
 
@@ -387,8 +388,20 @@ __attribute__((always_inline)) static inline int walk_same_short(const walk_entr
         if (stack_word(base, e->ra_off[k]) != (uint64_t)(uintptr_t)e->pcs[k])                      \
             return 0;                                                                              \
         __attribute__((fallthrough))
-    _Static_assert(WALK_UNROLLED == 20, "the cases below");
+    _Static_assert(WALK_UNROLLED == 32, "the cases below");
     switch (e->nslot) {
+        WALK_SAME_AT(32);
+        WALK_SAME_AT(31);
+        WALK_SAME_AT(30);
+        WALK_SAME_AT(29);
+        WALK_SAME_AT(28);
+        WALK_SAME_AT(27);
+        WALK_SAME_AT(26);
+        WALK_SAME_AT(25);
+        WALK_SAME_AT(24);
+        WALK_SAME_AT(23);
+        WALK_SAME_AT(22);
+        WALK_SAME_AT(21);
         WALK_SAME_AT(20);
         WALK_SAME_AT(19);
         WALK_SAME_AT(18);
@@ -724,6 +737,17 @@ backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit, uint64_t s
         return backtrace_slow(pcs);
     if (sp < wc->lo || sp >= wc->hi)
         return backtrace_slow(pcs); /* a signal stack, a coroutine's */
+    /* The predictions of more than WALK_UNROLLED slots (psp 0: tp_stacks_capture leaves them
+     * here), compared with the loop before the set (~60 instructions less a capture). */
+    walk_entry *p = wc->prev;
+    for (int i = 0; i < 2; i++) {
+        walk_entry *c = p->next[i];
+        if (c->sp == sp && !c->check && c->nslot > WALK_UNROLLED && walk_same(c, sp)) {
+            walk_follow(wc, c);
+            *hit = c;
+            return (int)c->n;
+        }
+    }
     uint64_t key = walk_key(sp);
     uint8_t *order = wc->order[key >> 60];
     walk_tag *tags = wc->tag[key >> 60];
