@@ -504,7 +504,10 @@ static int walk_full(unw_cursor_t *c, uint64_t sp, uint64_t bp, const tp_stack_w
              * saved it to). A realigned frame (gcc's DRAP: rbp points inside the frame, the
              * CFA is read from rbp - 8) is not cached. */
             if (below_rbp + 16 == (uint64_t)csp) {
-                if (!below_src) {
+                if (n == 1 && below_rbp + 8 == sp) {
+                    /* the capture's own frame pointer (Debug builds): its CFA is sp + 8,
+                     * for every capture from sp */
+                } else if (!below_src) {
                     /* The live register: the hit compares the one read at its start, so the
                      * walk holds only if that is the value this rule used. */
                     t.need_bp = 1;
@@ -657,12 +660,17 @@ __attribute__((noinline, cold)) static void verify_hit(void *const *pcs, int n) 
 /* The capture's starting point: a hit needs only these two, and unw_getcontext costs more
  * than the rest of a hit (it saves the x87 environment with fnstenv), so only a full walk
  * takes the context. sp is the calling function's rsp at its entry (its CFA - 8: the caller's
- * return-address slot), wherever its prologue (if any) has moved rsp; bp is rbp now (the
- * walks compare it only where walk_full found it to be the value a rule used). */
+ * return-address slot), wherever its prologue (if any) has moved rsp. bp is the caller's rbp:
+ * the register, or, where the function set up a frame pointer of its own (rbp == sp - 8, as
+ * in the Debug builds), the value its prologue pushed there. The walks compare it only where
+ * walk_full found it to be the value a frame-pointer rule used. */
 #define WALK_START(sp, bp)                                                                         \
-    ((sp) = (uint64_t)(uintptr_t)__builtin_dwarf_cfa() - 8, __extension__({                        \
-         __asm__ volatile("mov %%rbp, %0" : "=r"(bp));                                             \
-     }))
+    do {                                                                                           \
+        (sp) = (uint64_t)(uintptr_t)__builtin_dwarf_cfa() - 8;                                     \
+        __asm__ volatile("mov %%rbp, %0" : "=r"(bp));                                              \
+        if ((bp) == (sp)-8)                                                                        \
+            (bp) = stack_word((const unsigned char *)(uintptr_t)(bp), 0);                          \
+    } while (0)
 
 /* backtrace_cached's miss (the capture at sp, bp found no walk), apart from it so that a hit
  * pays neither for its locals (a context, a cursor, an entry: ~3 KB) nor for the registers
