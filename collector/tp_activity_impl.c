@@ -24,6 +24,14 @@ static uint64_t a_now(void) {
     return tp_collector_now();
 }
 
+#if TP_CLOCK_HAVE_TSC
+/* a_now once the clock is the TSC, which it stays (the clock is set up once per process): no
+ * test at each read (3 of its 12 instructions; a record reads it twice). */
+static uint64_t a_now_tsc(void) {
+    return tp_clock_now_tsc(&tp_g.clock);
+}
+#endif
+
 static uint32_t a_next_correlation(void) {
     return atomic_fetch_add_explicit(&g_next_corr, 1, memory_order_relaxed);
 }
@@ -42,7 +50,7 @@ static uint32_t a_device(const char *name, uint64_t memory_bytes) {
     tp_rec_device r;
     TP_REC_CLEAR(&r, TP_REC_DEVICE);
     r.id = id;
-    r.name_sid = tp_collector_intern(t, name);
+    r.name_sid = tp_collector_intern_stable(t, name);
     r.global_memory_bytes = memory_bytes;
     r.kind = TP_DEVICE_CPU_ACCEL;
     tp_collector_meta(&r);
@@ -77,7 +85,7 @@ __attribute__((noinline)) static void api_general(const char *name, uint64_t sta
     tp_tstate *t = recording(start);
     if (!t)
         return;
-    uint32_t sid = tp_collector_intern(t, name);
+    uint32_t sid = tp_collector_intern_stable(t, name);
     api_emit(t, start, end, correlation, sid, tp_collector_stack(t, TP_STACKS_API), result);
 }
 
@@ -88,7 +96,7 @@ static void a_api(const char *name, uint64_t start, uint64_t end, uint32_t corre
         api_general(name, start, end, correlation, result);
         return;
     }
-    uint32_t sid = tp_collector_intern(t, name);
+    uint32_t sid = tp_collector_intern_stable(t, name);
     uint32_t stack = tp_collector_stack(t, TP_STACKS_API);
     void *p;
     uint64_t e;
@@ -133,11 +141,11 @@ static void a_kernel(const char *name, uint32_t device, uint32_t stream, uint64_
     tp_tstate *t = tp_collector_hot_thread();
     if (!t) {
         if ((t = recording(start)))
-            kernel_emit(t, tp_collector_intern(t, name), device, stream, start, end, correlation,
-                        grid, block);
+            kernel_emit(t, tp_collector_intern_stable(t, name), device, stream, start, end,
+                        correlation, grid, block);
         return;
     }
-    uint32_t sid = tp_collector_intern(t, name);
+    uint32_t sid = tp_collector_intern_stable(t, name);
     void *p;
     uint64_t e;
     if (!tp_collector_place(t, sizeof(tp_rec_kernel), &p, &e)) {
@@ -252,21 +260,25 @@ static void a_alloc_fail(uint64_t requested, uint64_t reserved_bytes, uint64_t f
     tp_collector_emit(t, &r);
 }
 
-static const tp_activity_table g_table = {
-    .struct_size = sizeof(tp_activity_table),
-    .version = TP_ACTIVITY_TABLE_VERSION,
-    .now = a_now,
-    .next_correlation = a_next_correlation,
-    .device = a_device,
-    .api = a_api,
-    .kernel = a_kernel,
-    .memcpy = a_memcpy,
-    .memset = a_memset,
-    .sync = a_sync,
-    .device_mem = a_device_mem,
-    .alloc_fail = a_alloc_fail,
-};
+/* The table, with `now_` as its clock read. */
+#define ACTIVITY_TABLE(now_)                                                                       \
+    {                                                                                              \
+        .struct_size = sizeof(tp_activity_table), .version = TP_ACTIVITY_TABLE_VERSION,            \
+        .now = (now_), .next_correlation = a_next_correlation, .device = a_device, .api = a_api,   \
+        .kernel = a_kernel, .memcpy = a_memcpy, .memset = a_memset, .sync = a_sync,                \
+        .device_mem = a_device_mem, .alloc_fail = a_alloc_fail,                                    \
+    }
+static const tp_activity_table g_table = ACTIVITY_TABLE(a_now);
+#if TP_CLOCK_HAVE_TSC
+static const tp_activity_table g_table_tsc = ACTIVITY_TABLE(a_now_tsc);
+#endif
 
 const tp_activity_table *tp_activity_impl_table(uint32_t version) {
-    return version == TP_ACTIVITY_TABLE_VERSION ? &g_table : NULL;
+    if (version != TP_ACTIVITY_TABLE_VERSION)
+        return NULL;
+#if TP_CLOCK_HAVE_TSC
+    if (tp_g.clock.use_tsc) /* set before the caller (tp_activity_get_table) asked, for good */
+        return &g_table_tsc;
+#endif
+    return &g_table;
 }

@@ -249,9 +249,10 @@ __attribute__((noinline)) static int backtrace_slow(void **pcs) {
 #define WALK_BP_CHECKS 16
 #define WALK_AFTER 16 /* captures before a thread gets its walk cache */
 /* A hit compares its slots (return addresses, then saved rbps) one by one, unrolled, for
- * walks of up to WALK_UNROLLED slots (every launch's in the trainer); longer ones four at a
- * time, one branch per four, the last slot repeated up to a multiple of four. */
-#define WALK_UNROLLED 20
+ * walks of up to WALK_UNROLLED slots (every launch's in the trainer, a 24-frame NVTX push's);
+ * longer ones four at a time, one branch per four, the last slot repeated up to a multiple
+ * of four. */
+#define WALK_UNROLLED 32
 #define WALK_GROUP 4
 #define WALK_SLOTS (CAPTURE_DEPTH + WALK_BP_CHECKS + WALK_GROUP - 1)
 
@@ -264,8 +265,14 @@ typedef struct walk_entry {
     int never;         /* a walk that cannot be cached (see walk_full): unw_backtrace it, always */
     uint32_t stack_id; /* the interned stack of these pcs with no Python frames; 0: not yet */
     int check;         /* need_bp || never: the hit's one test before it compares */
-    /* The walks of the captures that followed this one's the last two times (NULL: none
-     * yet), the latest first: the next capture tries them first (see tp_stack_walks.prev). */
+    /* sp when a prediction may take this walk on its compare alone (!check, at most
+     * WALK_UNROLLED slots), else 0 (never a capture's): walk_is's one test where it took
+     * three (sp, check), and the unrolled compare without a bound test; the rest are the
+     * set's. */
+    uint64_t psp;
+    /* The walks of the captures that followed this one's the last two times (the thread's
+     * `none`, whose psp is 0: none yet; never NULL, so a prediction needs no NULL test), the
+     * latest first: the next capture tries them first (see tp_stack_walks.prev). */
     struct walk_entry *next[2];
     /* The compared slots, from sp, and their words: [1, n) the return-address slots of the
      * pcs, so pcs[k] is frame k's pc; [n, n + nbp) bp_off/bp_val; then the last again. */
@@ -340,7 +347,7 @@ static tp_stack_walks *walks_make(void) {
     pthread_attr_destroy(&a);
     tp_stack_walks *wc = ok ? calloc(1, sizeof *wc) : NULL;
     if (wc) {
-        wc->prev = &wc->none;
+        wc->prev = wc->none.next[0] = wc->none.next[1] = &wc->none;
         wc->lo = (uint64_t)(uintptr_t)addr;
         wc->hi = wc->lo + size;
         for (int s = 0; s < WALK_SETS; s++)
@@ -370,20 +377,31 @@ static int tag_hit(const walk_tag *t, uint64_t sp) {
            stack_word(base, t->lead2_off) == t->lead2_pc;
 }
 
-/* 1 when every compared slot of `e` (a kept walk from sp) holds its word at sp: then e's
- * walk is the capture's, frame for frame (see above). */
+/* walk_same for a walk of up to WALK_UNROLLED slots: unrolled, entered at the walk's last slot
+ * (a jump table): 4 instructions a slot, no loop, no padding slots, where the loop of
+ * four-slot groups took ~19 a group. Few registers: tp_stacks_capture needs none saved. */
 TP_READS_OTHER_FRAMES
-__attribute__((always_inline)) static inline int walk_same(const walk_entry *e, uint64_t sp) {
+__attribute__((always_inline)) static inline int walk_same_short(const walk_entry *e, uint64_t sp) {
     const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
-    /* Unrolled, entered at the walk's last slot (a jump table): 4 instructions a slot, no
-     * loop, no padding slots, where the loop of four-slot groups took ~19 a group. */
 #define WALK_SAME_AT(k)                                                                            \
     case k:                                                                                        \
         if (stack_word(base, e->ra_off[k]) != (uint64_t)(uintptr_t)e->pcs[k])                      \
             return 0;                                                                              \
         __attribute__((fallthrough))
-    _Static_assert(WALK_UNROLLED == 20, "the cases below");
+    _Static_assert(WALK_UNROLLED == 32, "the cases below");
     switch (e->nslot) {
+        WALK_SAME_AT(32);
+        WALK_SAME_AT(31);
+        WALK_SAME_AT(30);
+        WALK_SAME_AT(29);
+        WALK_SAME_AT(28);
+        WALK_SAME_AT(27);
+        WALK_SAME_AT(26);
+        WALK_SAME_AT(25);
+        WALK_SAME_AT(24);
+        WALK_SAME_AT(23);
+        WALK_SAME_AT(22);
+        WALK_SAME_AT(21);
         WALK_SAME_AT(20);
         WALK_SAME_AT(19);
         WALK_SAME_AT(18);
@@ -407,9 +425,18 @@ __attribute__((always_inline)) static inline int walk_same(const walk_entry *e, 
     case 0:
         return 1;
     default:
-        break;
+        __builtin_unreachable(); /* nslot <= WALK_UNROLLED: no bound test */
     }
 #undef WALK_SAME_AT
+}
+
+/* 1 when every compared slot of `e` (a kept walk from sp) holds its word at sp: then e's
+ * walk is the capture's, frame for frame (see above). */
+TP_READS_OTHER_FRAMES
+__attribute__((always_inline)) static inline int walk_same(const walk_entry *e, uint64_t sp) {
+    if (e->nslot <= WALK_UNROLLED)
+        return walk_same_short(e, sp);
+    const unsigned char *base = (const unsigned char *)(uintptr_t)sp;
     /* Four slots a branch: ~4.5 instructions a slot where one compare each took 7. */
     const uint32_t *off = e->ra_off + 1, *end = off + e->ncmp;
     void *const *w = e->pcs + 1;
@@ -447,10 +474,10 @@ static void walk_follow(tp_stack_walks *wc, walk_entry *e) {
     wc->prev = e ? e : &wc->none;
 }
 
-/* 1 when `e` (NULL: none) is the walk of the capture at sp, compared in full; walks to be
- * checked first (need_bp, never) are left to walk_hit. */
+/* 1 when `e` (the thread's `none`: no walk) is the walk of the capture at sp, compared in
+ * full; walks to be checked first (need_bp, never; psp 0) are left to walk_hit. */
 __attribute__((always_inline)) static inline int walk_is(const walk_entry *e, uint64_t sp) {
-    return e && e->sp == sp && !e->check && walk_same(e, sp);
+    return e->psp == sp && walk_same_short(e, sp);
 }
 
 /* The full walk from `cur` (the capture's frame, at sp), into pcs and (when every read
@@ -477,7 +504,10 @@ static int walk_full(unw_cursor_t *c, uint64_t sp, uint64_t bp, const tp_stack_w
              * saved it to). A realigned frame (gcc's DRAP: rbp points inside the frame, the
              * CFA is read from rbp - 8) is not cached. */
             if (below_rbp + 16 == (uint64_t)csp) {
-                if (!below_src) {
+                if (n == 1 && below_rbp + 8 == sp) {
+                    /* the capture's own frame pointer (Debug builds): its CFA is sp + 8,
+                     * for every capture from sp */
+                } else if (!below_src) {
                     /* The live register: the hit compares the one read at its start, so the
                      * walk holds only if that is the value this rule used. */
                     t.need_bp = 1;
@@ -534,7 +564,7 @@ static int walk_full(unw_cursor_t *c, uint64_t sp, uint64_t bp, const tp_stack_w
         for (uint32_t j = 0; j < t.nbp; j++)
             t.pcs[n + j] = (void *)(uintptr_t)t.bp_val[j], t.ra_off[n + j] = t.bp_off[j];
         t.nslot = last;
-        t.next[0] = t.next[1] = NULL;
+        t.psp = t.check || last > WALK_UNROLLED ? 0 : sp;
         t.ncmp = (last + WALK_GROUP - 1) / WALK_GROUP * WALK_GROUP;
         for (uint32_t k = last + 1; k < 1 + t.ncmp; k++) /* a slot compared twice: no change */
             t.pcs[k] = t.pcs[last], t.ra_off[k] = t.ra_off[last];
@@ -613,7 +643,7 @@ static void walk_retag(tp_stack_walks *wc, const uint8_t *order, walk_tag *tags,
                                  o->ra_off[lead2],
                                  o};
         else
-            *o = (walk_entry){0}, tags[w] = (walk_tag){0};
+            *o = (walk_entry){.next = {&wc->none, &wc->none}}, tags[w] = (walk_tag){0};
     }
 }
 
@@ -627,20 +657,30 @@ __attribute__((noinline, cold)) static void verify_hit(void *const *pcs, int n) 
         atomic_fetch_add(&g_verify_bad, 1);
 }
 
-/* The capture's starting point, read from the registers: a hit needs only these two, and
- * unw_getcontext costs more than the rest of a hit (it saves the x87 environment with
- * fnstenv), so only a full walk takes the context. */
-#define WALK_START(sp, bp) __asm__ volatile("mov %%rsp, %0\n\tmov %%rbp, %1" : "=r"(sp), "=r"(bp))
+/* The capture's starting point: a hit needs only these two, and unw_getcontext costs more
+ * than the rest of a hit (it saves the x87 environment with fnstenv), so only a full walk
+ * takes the context. sp is the calling function's rsp at its entry (its CFA - 8: the caller's
+ * return-address slot), wherever its prologue (if any) has moved rsp. bp is the caller's rbp:
+ * the register, or, where the function set up a frame pointer of its own (rbp == sp - 8, as
+ * in the Debug builds), the value its prologue pushed there. The walks compare it only where
+ * walk_full found it to be the value a frame-pointer rule used. */
+#define WALK_START(sp, bp)                                                                         \
+    do {                                                                                           \
+        (sp) = (uint64_t)(uintptr_t)__builtin_dwarf_cfa() - 8;                                     \
+        __asm__ volatile("mov %%rbp, %0" : "=r"(bp));                                              \
+        if ((bp) == (sp)-8)                                                                        \
+            (bp) = stack_word((const unsigned char *)(uintptr_t)(bp), 0);                          \
+    } while (0)
 
 /* backtrace_cached's miss (the capture at sp, bp found no walk), apart from it so that a hit
  * pays neither for its locals (a context, a cursor, an entry: ~3 KB) nor for the registers
- * they need: the pcs, and the walk kept when it can be. The walk starts one step up from
- * here, in the capture's frame (tp_stacks_capture, where backtrace_cached is inlined) at this
- * call: rsp is that fixed frame's, sp (else the walk is not kept). rbp may have changed since
- * the hit read it (gcc uses it as a register), but then the frame saved the caller's value
- * first and the walk reads that from its slot (a compared slot); where the live register was
- * used, walk_full keeps the walk only if it is the value read at sp. Never a tail call: the
- * step back must land in the capture's frame. */
+ * they need: the pcs, and the walk kept when it can be. sp and bp are what tp_stacks_capture
+ * read at its entry (no frame yet: sp + 8 is its CFA). The walk starts in the frame below
+ * tp_stacks_capture's caller (capture_slow's or tp_stacks_capture's, found by that CFA; else
+ * the walk is not kept), so its slots are the caller's and above, all at sp or above. A
+ * frame between saved the caller's rbp below sp: walk_full then takes it as the live
+ * register (the value read at sp, which the entry had not changed) and keeps the walk only
+ * if it is that value. Never a tail call: the steps back start from here. */
 __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, uint64_t sp,
                                                uint64_t bp, uint64_t key) {
     busy_enter(); /* a slow path (see tp_stacks_capture) */
@@ -649,15 +689,27 @@ __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, u
         return unw_backtrace(pcs, CAPTURE_DEPTH); /* first time here: no walk for a one-off */
     }
     unw_context_t uc;
-    unw_cursor_t cur;
-    unw_word_t csp = 0;
-    if (unw_getcontext(&uc) < 0 || unw_init_local(&cur, &uc) < 0 || unw_step(&cur) <= 0 ||
-        unw_get_reg(&cur, UNW_REG_SP, &csp) < 0) {
+    unw_cursor_t cur, at, up;
+    if (unw_getcontext(&uc) < 0 || unw_init_local(&cur, &uc) < 0 || unw_step(&cur) <= 0) {
         walk_follow(wc, NULL);
         return unw_backtrace(pcs, CAPTURE_DEPTH);
     }
+    /* The capture's frame: the one whose caller's sp is sp + 8, tp_stacks_capture's CFA
+     * (capture_slow's when it was a tail call, else tp_stacks_capture's own). Not found (the
+     * hit did not read sp at its entry): the walk is not kept. */
+    int found = 0;
+    at = cur;
+    for (int i = 0; i < 3 && !found; i++) {
+        unw_word_t csp = 0;
+        up = at;
+        if (unw_step(&up) <= 0 || unw_get_reg(&up, UNW_REG_SP, &csp) < 0 || csp > sp + 8)
+            break;
+        found = csp == sp + 8;
+        if (!found)
+            at = up;
+    }
     walk_entry e = {0};
-    int n = walk_full(&cur, sp, bp, wc, pcs, (uint64_t)csp == sp ? &e : NULL);
+    int n = walk_full(found ? &at : &cur, sp, bp, wc, pcs, found ? &e : NULL);
     if (e.sp) { /* into the least recently used way, now the first */
         uint8_t *order = wc->order[key >> 60];
         walk_tag *tags = wc->tag[key >> 60];
@@ -666,6 +718,7 @@ __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, u
         memmove(tags + 1, tags, (WALK_WAYS - 1) * sizeof *tags);
         order[0] = i;
         wc->e[i] = e;
+        wc->e[i].next[0] = wc->e[i].next[1] = &wc->none; /* no successor yet */
         walk_retag(wc, order, tags, e.sp);
         walk_follow(wc, wc->e[i].sp ? &wc->e[i] : NULL);
     } else
@@ -673,12 +726,12 @@ __attribute__((noinline)) static int walk_miss(void **pcs, tp_stack_walks *wc, u
     return n;
 }
 
-/* The calling thread's pcs: in `pcs`, or, on a verified walk's hit, in (*hit)->pcs (not
- * copied: the caller may need only the walk's stack id). Returns their number. Inlined into
- * tp_stacks_capture, whose frame is then the capture's start (walk_miss steps back to it):
- * a hit then pays for one frame's prologue and call, not two. */
-__attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp_stack_cache *cache,
-                                                                  walk_entry **hit) {
+/* The calling thread's pcs when tp_stacks_capture's predictions did not serve it, from its
+ * starting point (sp, bp: 0 when it had no walk cache to read them for): in `pcs`, or, on a
+ * verified walk's hit, in (*hit)->pcs (not copied: the caller may need only the walk's stack
+ * id). Returns their number. */
+__attribute__((always_inline)) static inline int
+backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit, uint64_t sp, uint64_t bp) {
     *hit = NULL;
     if (!cache)
         return backtrace_slow(pcs);
@@ -688,27 +741,21 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
             cache->captures = UINT32_MAX / 2; /* unknown stack: never again */
     }
     tp_stack_walks *wc = cache->walks;
-    if (!wc)
+    if (!wc || !sp)
         return backtrace_slow(pcs);
-    uint64_t sp, bp;
-    WALK_START(sp, bp);
-    /* A walk's sp is on the thread's stack (checked below before one is kept), so a
-     * candidate's sp equal to this one says this one is too. */
-    walk_entry *p = wc->prev, *e = p->next[0];
-    if (walk_is(e, sp))
-        wc->prev = e; /* p->next[0] is e already */
-    else if (walk_is(e = p->next[1], sp))
-        walk_follow(wc, e);
-    else
-        e = NULL;
-    if (e) {
-        if (g_verify)
-            verify_hit(e->pcs, (int)e->n);
-        *hit = e;
-        return (int)e->n;
-    }
     if (sp < wc->lo || sp >= wc->hi)
         return backtrace_slow(pcs); /* a signal stack, a coroutine's */
+    /* The predictions of more than WALK_UNROLLED slots (psp 0: tp_stacks_capture leaves them
+     * here), compared with the loop before the set (~60 instructions less a capture). */
+    walk_entry *p = wc->prev;
+    for (int i = 0; i < 2; i++) {
+        walk_entry *c = p->next[i];
+        if (c->sp == sp && !c->check && c->nslot > WALK_UNROLLED && walk_same(c, sp)) {
+            walk_follow(wc, c);
+            *hit = c;
+            return (int)c->n;
+        }
+    }
     uint64_t key = walk_key(sp);
     uint8_t *order = wc->order[key >> 60];
     walk_tag *tags = wc->tag[key >> 60];
@@ -716,7 +763,7 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
     for (int w = 0; w < WALK_WAYS; w++) {
         if (!tag_hit(&tags[w], sp))
             continue;
-        e = tags[w].e;
+        walk_entry *e = tags[w].e;
         int n = walk_hit(e, sp, bp);
         if (n < 0) {
             walk_follow(wc, NULL);
@@ -726,27 +773,30 @@ __attribute__((always_inline)) static inline int backtrace_cached(void **pcs, tp
             if (w)
                 order_hit(order, tags, w);
             walk_follow(wc, e);
-            if (g_verify)
-                verify_hit(e->pcs, n);
             *hit = e;
             return n;
         }
     }
     int n = walk_miss(pcs, wc, sp, bp, key);
-    /* Not a tail call: walk_miss unwinds from this frame, at this sp. */
+    /* Not a tail call: walk_miss unwinds from its caller's frame. */
     __asm__ volatile("" : "+r"(n));
     return n;
 }
 #else
 typedef struct {
     void *pcs[CAPTURE_DEPTH];
-    uint32_t stack_id;
+    uint32_t n, stack_id;
 } walk_entry;
 
-static int backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit) {
-    (void)cache;
+static int backtrace_cached(void **pcs, tp_stack_cache *cache, walk_entry **hit, uint64_t sp,
+                            uint64_t bp) {
+    (void)cache, (void)sp, (void)bp;
     *hit = NULL;
     return backtrace_slow(pcs);
+}
+
+static void verify_hit(void *const *pcs, int n) { /* never called: no walk hits here */
+    (void)pcs, (void)n;
 }
 #endif
 
@@ -795,27 +845,64 @@ __attribute__((noinline)) static uint32_t capture_rest(tp_writer *w, tp_stack_ca
         if (cache && id)
             cache_put(cache, h, id);
     }
-    if (hit && !n_py)
+    if (hit && !n_py && !g_verify) /* verified hits take the test above, without the id */
         hit->stack_id = id;
     return id;
 }
 
-uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
+/* tp_stacks_capture past its predictions: `hit` the walk one served (its id not kept, or
+ * Python frames to walk), else NULL, and the starting point it read (see backtrace_cached). */
+__attribute__((noinline)) static uint32_t capture_slow(tp_writer *w, tp_stack_cache *cache,
+                                                       walk_entry *hit, uint64_t sp, uint64_t bp) {
     void *buf[CAPTURE_DEPTH];
-    walk_entry *hit;
-    int n = backtrace_cached(buf, cache, &hit);
-    /* A verified walk without Python frames is always the same stack: its id, kept in the
-     * walk, skips the key and the look-up (and, in a process without a CPython to walk, the
-     * call that would say so). It takes no lock, so it is not busy: every other way through
-     * a capture is, from its first slow call (backtrace_slow and walk_miss enter, without a
-     * hit) to the end (~7 instructions a capture less in the hooks, which raised and lowered
-     * the count around every capture). */
+    int n = hit ? (int)hit->n : backtrace_cached(buf, cache, &hit, sp, bp);
+    /* Every way through a capture but a verified walk with its id is busy, from its first
+     * slow call (backtrace_slow and walk_miss enter, without a hit) to the end. */
     if (hit) {
+        /* Under TRAINPROF_STACKS_VERIFY no walk keeps its id (capture_rest), so the id's test
+         * also sends every hit here, to the verify: none at each hit. */
         if (hit->stack_id && tp_pyframes_none())
             return hit->stack_id;
+        if (g_verify)
+            verify_hit(hit->pcs, n);
         busy_enter();
     }
     uint32_t id = capture_rest(w, cache, buf, n, hit);
     busy_leave();
     return id;
+}
+
+/* A training step captures from the same places in the same order at every step: the walks
+ * that followed the last capture's walk before are tried first, here, with no key, set or
+ * tag (the full compare decides), in a function with no frame and no saved registers (the
+ * rest, its buffer among them, is capture_slow's; ~20 instructions a capture less). A
+ * verified walk without Python frames is always the same stack: its id, kept in the walk,
+ * skips the key and the look-up (and, in a process without a CPython to walk, the call that
+ * would say so). It takes no lock, so it is not busy (see capture_slow). sp is read at the
+ * entry, before anything moves rsp (walk_miss keeps a walk only if sp + 8 is this frame's
+ * CFA): the starting point of every walk kept. */
+uint32_t tp_stacks_capture(tp_writer *w, tp_stack_cache *cache) {
+#if defined(__x86_64__)
+    uint64_t sp = 0, bp = 0;
+    walk_entry *e = NULL;
+    tp_stack_walks *wc = cache ? cache->walks : NULL;
+    if (wc) {
+        WALK_START(sp, bp);
+        /* A walk's sp is on the thread's stack (checked before one is kept), so a
+         * candidate's sp equal to this one says this one is too. */
+        walk_entry *p = wc->prev;
+        e = p->next[0];
+        if (walk_is(e, sp))
+            wc->prev = e; /* p->next[0] is e already */
+        else if (walk_is(e = p->next[1], sp))
+            walk_follow(wc, e);
+        else
+            e = NULL;
+        if (e && e->stack_id && tp_pyframes_none())
+            return e->stack_id;
+    }
+    return capture_slow(w, cache, e, sp, bp);
+#else
+    return capture_slow(w, cache, NULL, 0, 0);
+#endif
 }
