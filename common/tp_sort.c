@@ -51,6 +51,20 @@ static uint64_t varying_bits(const uint64_t *key, size_t n, size_t *descents) {
  * trace (one merge pass: 48-64 ms against 143-148 ms for the radix passes). */
 #define MERGE_RUNS 8
 
+/* The end of a sort that ping-pongs between (key, row) and the scratch pair (k2, r2): the
+ * sorted pairs are in (k, r); copied back when they ended in the scratch, which goes back. */
+static void pairs_done(tp_scratch *s, uint64_t *key, uint32_t *row, size_t n, uint64_t *k,
+                       uint32_t *r, uint64_t *k2, uint32_t *r2) {
+    if (k != key) {
+        memcpy(key, k, n * sizeof *key);
+        if (row)
+            memcpy(row, r, n * sizeof *row);
+        k2 = k, r2 = r;
+    }
+    tp_scratch_put(s, k2);
+    tp_scratch_put(s, r2);
+}
+
 /* Stable merge of the adjacent ascending runs [a, m) and [m, b) of (k, r) into (k2, r2). */
 static void merge2(const uint64_t *k, const uint32_t *r, uint64_t *k2, uint32_t *r2, size_t a,
                    size_t m, size_t b) {
@@ -107,14 +121,7 @@ static void merge_runs(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s) {
         uint32_t *tr = r;
         r = r2, r2 = tr;
     }
-    if (k != key) {
-        memcpy(key, k, n * sizeof *key);
-        if (row)
-            memcpy(row, r, n * sizeof *row);
-        k2 = k, r2 = r;
-    }
-    tp_scratch_put(s, k2);
-    tp_scratch_put(s, r2);
+    pairs_done(s, key, row, n, k, r, k2, r2);
 }
 
 /* Counts of every byte value at the byte positions whose bit is set in `passes`. */
@@ -186,14 +193,7 @@ void tp_sort_pairs_s(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s) {
         uint32_t *tr = r;
         r = r2, r2 = tr;
     }
-    if (k != key) { /* an odd number of passes ran: the result is in the scratch buffers */
-        memcpy(key, k, n * sizeof *key);
-        if (row)
-            memcpy(row, r, n * sizeof *row);
-        k2 = k, r2 = r;
-    }
-    tp_scratch_put(s, k2);
-    tp_scratch_put(s, r2);
+    pairs_done(s, key, row, n, k, r, k2, r2);
 }
 
 void tp_sort_rows_i64(const int64_t *col, uint32_t *rows, size_t n) {

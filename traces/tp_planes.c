@@ -441,13 +441,15 @@ void tp_planes_encode(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t
 }
 #endif
 
-/* Records whose headers lie at the front of a layout of `n` bytes, or 0 when the headers do
- * not describe exactly n bytes of well-formed records. Header k is at 8k, and since every
- * record is >= 8 bytes, 8k <= the bytes counted so far < n while the walk goes on. */
-static size_t count_headers(const uint8_t *src, size_t n) {
+/* Records whose headers lie at the front of a layout of `n` bytes of which the first `m` are
+ * there to read (m = n but in filter 4's form), or 0 when the headers do not describe exactly
+ * n bytes of well-formed records or would lie past m. Header k is at 8k. */
+static size_t count_headers_in(const uint8_t *src, size_t m, size_t n) {
     size_t total = 0, k = 0;
     while (total < n) {
         uint32_t size;
+        if (8 * k + 8 > m)
+            return 0;
         memcpy(&size, src + 8 * k + offsetof(tp_rec_hdr, size), 4);
         /* size >= 8 and a multiple of 8, in one test: size - 8 wraps for 0..7 */
         if ((size - 8) & (0x80000000u | 7u))
@@ -456,6 +458,10 @@ static size_t count_headers(const uint8_t *src, size_t n) {
         k++;
     }
     return total == n ? k : 0;
+}
+
+static size_t count_headers(const uint8_t *src, size_t n) {
+    return count_headers_in(src, n, n);
 }
 
 /* One piece of a record's body: `out` = `body` (+ `old`), 32 or 16 bytes; loaded before it is
@@ -1053,22 +1059,6 @@ size_t tp_planes_sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
     return sparse(layout, n, k, map);
 }
 
-/* The headers of filter 4's form, as count_headers, but reading only the m bytes there are. */
-static size_t sparse_headers(const uint8_t *src, size_t m, size_t n) {
-    size_t total = 0, k = 0;
-    while (total < n) {
-        uint32_t size;
-        if (8 * k + 8 > m)
-            return 0;
-        memcpy(&size, src + 8 * k + offsetof(tp_rec_hdr, size), 4);
-        if ((size - 8) & (0x80000000u | 7u))
-            return 0;
-        total += size;
-        k++;
-    }
-    return total == n ? k : 0;
-}
-
 /* Moves a piece from `src` to `dst` (the same place or not overlapping): all
  * of it loaded before any of it is stored, in registers, not a call. */
 static inline void piece_move(uint8_t *dst, const uint8_t *src) {
@@ -1083,7 +1073,7 @@ static inline void piece_move(uint8_t *dst, const uint8_t *src) {
 static size_t unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
     if (n % 8 || !n)
         return 0;
-    size_t k = sparse_headers(buf, m, n);
+    size_t k = count_headers_in(buf, m, n);
     if (!k)
         return 0;
     size_t p = n - 8 * k, bb = sparse_bitmap_bytes(p),
