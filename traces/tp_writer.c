@@ -534,8 +534,10 @@ __attribute__((noinline)) static void run_end(tp_writer *w, const uint8_t *run, 
     c->count = count;
     c->t_min = t_min;
     c->t_max = t_max;
-    memcpy(c->buf + c->len, run, n);
-    c->len += n;
+    if (n) { /* an empty run can end before the chunk has a buffer (memcpy of NULL, 0 is UB) */
+        memcpy(c->buf + c->len, run, n);
+        c->len += n;
+    }
 }
 
 _Static_assert(TP_REC_PAD == 0, "drain_span's one test for a pad or a type past the census");
