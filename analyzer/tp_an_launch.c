@@ -108,15 +108,20 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
     tp_an_keyrow *a = tp_an_tmp(v, n, sizeof *a);
     uint32_t *g = tp_an_tmp(v, v->opts.compat_hta ? none : 0, sizeof *g);
     size_t ng = 0;
-    n = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        int64_t c = tp_an_view_corr(v, i);
-        if (c != -1)
-            a[n++] = (tp_an_keyrow){c, i};
-        else if (v->opts.compat_hta)
-            g[ng++] = (uint32_t)i;
+    if (v->by_corr) { /* the rows with a correlation in (key, row) order already */
+        for (size_t k = 0; k < v->n_by_corr; k++)
+            a[k] = (tp_an_keyrow){tp_an_view_corr(v, v->by_corr[k]), v->by_corr[k]};
+    } else {
+        n = 0;
+        for (size_t i = 0; i < v->n; i++) {
+            int64_t c = tp_an_view_corr(v, i);
+            if (c != -1)
+                a[n++] = (tp_an_keyrow){c, i};
+            else if (v->opts.compat_hta)
+                g[ng++] = (uint32_t)i;
+        }
+        tp_an_keyrow_sort(a, n, v->scratch);
     }
-    tp_an_keyrow_sort(a, n, v->scratch);
     int none_done = !ng;
     for (size_t s = 0, e; s < n; s = e) {
         if (!none_done && a[s].key > -1) { /* the -1 group in its place in key order */

@@ -59,20 +59,30 @@ static int gpu_row(const tp_an_view *v, size_t i) {
 static void collect_steps(const tp_an_view *v, tp_steps *st) {
     tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        if (gpu_row(v, i))
-            g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
-        if (is_launch(v, i))
-            l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+    if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation, and a
+                         GPU row without one (-1) pairs with no launch */
+        for (size_t k = 0; k < v->n_by_corr; k++) {
+            size_t i = v->by_corr[k];
+            int64_t c = tp_an_view_corr(v, i);
+            if (gpu_row(v, i))
+                g[ng++] = (tp_an_keyrow){c, i};
+            if (is_launch(v, i))
+                l[nl++] = (tp_an_keyrow){c, i};
+        }
+    } else {
+        for (size_t i = 0; i < v->n; i++) {
+            if (gpu_row(v, i))
+                g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+            if (is_launch(v, i))
+                l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+        }
+        tp_an_keyrow_sort(g, ng, v->scratch);
+        tp_an_keyrow_sort(l, nl, v->scratch);
     }
-    /* Both sorted by correlation, one merge pass pairs them: per launch (by its place k in
-     * the view order; l[].row becomes that place) the first entry of g with its correlation,
-     * per GPU row whether a launch has its correlation. */
-    uint32_t *lrow = tp_an_tmp(v, nl, sizeof *lrow), *g_at = tp_an_tmp(v, nl, sizeof *g_at);
-    for (size_t k = 0; k < nl; k++)
-        lrow[k] = (uint32_t)l[k].row, l[k].row = k;
-    tp_an_keyrow_sort(g, ng, v->scratch);
-    tp_an_keyrow_sort(l, nl, v->scratch);
+    /* Both by (correlation, row), one merge pass pairs them: per launch (by its view row) the
+     * first entry of g with its correlation, per GPU row whether a launch has its correlation. */
+    uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
+    memset(g_at, 0xff, v->n * sizeof *g_at);
     uint8_t *launched = tp_an_tmp0(v, v->n, 1);
     for (size_t k = 0, j = 0; k < nl; k++) {
         while (j < ng && g[j].key < l[k].key)
@@ -81,15 +91,17 @@ static void collect_steps(const tp_an_view *v, tp_steps *st) {
             launched[g[e].row] = 1;
         g_at[l[k].row] = (uint32_t)j;
     }
-    for (size_t k = 0; k < nl; k++) { /* launches in view order */
-        int64_t c = tp_an_view_corr(v, lrow[k]);
-        for (size_t j = g_at[k]; j < ng && g[j].key == c; j++)
-            add_step(st, v->ts[lrow[k]], tp_an_view_stream(v, g[j].row), +1, lrow[k]);
+    for (size_t i = 0; i < v->n; i++) { /* launches in view order */
+        if (g_at[i] == UINT32_MAX)
+            continue;
+        int64_t c = tp_an_view_corr(v, i);
+        for (size_t j = g_at[i]; j < ng && g[j].key == c; j++)
+            add_step(st, v->ts[i], tp_an_view_stream(v, g[j].row), +1, i);
     }
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */
             add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
-    tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, lrow), tp_an_tmp_put(v, g_at);
+    tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
 }
 
@@ -154,9 +166,16 @@ static int ties_matter(const tp_step *s, const size_t *ord, size_t n) {
 static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, size_t *ord) {
     for (size_t k = 0; k < st->n; k++)
         key[k] = st->s[k].ts;
-    tp_an_stable_order(key, st->n, ord, v->scratch);
-    if (ties_matter(st->s, ord, st->n))
+    if (st->n >= UINT32_MAX) {
         tp_an_argsort_np(key, st->n, ord, v->scratch);
+        return;
+    }
+    uint32_t *rows = tp_sort_order_i64_s(key, st->n, v->scratch);
+    for (size_t k = 0; k < st->n; k++)
+        ord[k] = rows[k];
+    if (ties_matter(st->s, ord, st->n)) /* numpy's order, from the stable one */
+        tp_an_argsort_np_from(key, st->n, rows, ord, v->scratch);
+    tp_scratch_put(v->scratch, rows);
 }
 
 /* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time

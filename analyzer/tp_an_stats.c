@@ -303,14 +303,12 @@ static size_t *np_partition(const int64_t *v, size_t *pl, size_t *pr) {
     return pi;
 }
 
-/* Distinct keys have one ascending order, whatever the algorithm: the stable radix order.
- * Returns 0 (idx untouched) when two keys are equal, where numpy's own order is needed; then
- * *tie (when not NULL) gets a new array (free() it) that marks, per index, the keys that
- * occur more than once. */
-static int argsort_distinct(const int64_t *v, size_t n, size_t *idx, uint8_t **tie, tp_scratch *s) {
-    if (n < 64 || n >= UINT32_MAX)
-        return 0;
-    uint32_t *rows = tp_sort_order_i64_s(v, n, s);
+/* Distinct keys have one ascending order, whatever the algorithm: the stable radix order
+ * `rows` (the rows by key, stably). Returns 0 (idx untouched) when two keys are equal, where
+ * numpy's own order is needed; then *tie (when not NULL) gets a block of `s` that marks, per
+ * index, the keys that occur more than once. */
+static int argsort_distinct(const int64_t *v, size_t n, const uint32_t *rows, size_t *idx,
+                            uint8_t **tie, tp_scratch *s) {
     int distinct = 1;
     for (size_t i = 1; i < n && distinct; i++)
         distinct = v[rows[i - 1]] != v[rows[i]];
@@ -322,48 +320,57 @@ static int argsort_distinct(const int64_t *v, size_t n, size_t *idx, uint8_t **t
             if (v[rows[i - 1]] == v[rows[i]])
                 (*tie)[rows[i - 1]] = (*tie)[rows[i]] = 1;
     }
-    tp_scratch_put(s, rows);
     return distinct;
 }
 
 /* What sorting the parts of numpy's recursion whose keys are distinct needs. */
 typedef struct {
-    uint8_t *tie; /* per index: its key occurs more than once; NULL: unknown */
-    tp_scratch *s;
+    uint8_t *tie;         /* per index: its key occurs more than once; NULL: unknown */
+    const uint32_t *rows; /* all indices by key, stably (with tie) */
+    size_t n;
 } np_shortcut;
 
-/* When no key of tosort[pl..pr] occurs twice in the whole array, sorts that part (any sort of
- * distinct keys gives the one order numpy's would) and returns 1; else 0. */
+/* When no key of tosort[pl..pr] occurs twice in the whole array, sorts that part and returns
+ * 1; else 0. Such a part holds exactly the keys from its smallest to its largest: numpy's
+ * partitions put every key below a pivot on its left and every key above on its right, so a
+ * key between two of the part's that is not in it would have been split from them by a pivot
+ * between them, and one equal to the part's smallest or largest would be a repeat. Distinct
+ * keys have one ascending order, so the part is a slice of `rows`: where its smallest key
+ * is, found by bisection. */
 static int np_sort_if_distinct(const int64_t *v, size_t *pl, size_t *pr, np_shortcut *s) {
     if (!s->tie)
         return 0;
     size_t n = (size_t)(pr - pl + 1);
-    for (size_t i = 0; i < n; i++)
+    int64_t lo = v[pl[0]], hi = lo;
+    for (size_t i = 0; i < n; i++) {
         if (s->tie[pl[i]])
             return 0;
-    /* scratch of the part's size only (the caller's arrays are large already) */
-    uint64_t *key = tp_scratch_get(s->s, n, sizeof *key); /* radix keys, then the indices */
-    uint32_t *row = tp_scratch_get(s->s, n, sizeof *row);
-    for (size_t i = 0; i < n; i++) {
-        key[i] = tp_sort_key_i64(v[pl[i]]);
-        row[i] = (uint32_t)i;
+        lo = v[pl[i]] < lo ? v[pl[i]] : lo;
+        hi = v[pl[i]] > hi ? v[pl[i]] : hi;
     }
-    tp_sort_pairs_s(key, row, n, s->s);
+    size_t a = 0, b = s->n; /* the first place in rows whose key is >= lo */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (v[s->rows[m]] < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a + n > s->n || v[s->rows[a]] != lo || v[s->rows[a + n - 1]] != hi)
+        return 0; /* cannot happen (see above); numpy's own steps would still be right */
     for (size_t i = 0; i < n; i++)
-        key[i] = pl[row[i]];
-    for (size_t i = 0; i < n; i++)
-        pl[i] = (size_t)key[i];
-    tp_scratch_put(s->s, key), tp_scratch_put(s->s, row);
+        pl[i] = s->rows[a + i];
     return 1;
 }
 
 /* numpy's introsort, where every part whose keys are all distinct (most of them, when few
- * keys repeat) is finished by a radix sort instead: numpy's partitions, and hence which
- * indices each part holds, are followed exactly; only the order inside a part is reached
- * another way, and for distinct keys it is the same. */
-void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort, tp_scratch *s) {
-    np_shortcut sc = {NULL, s};
-    if (argsort_distinct(v, num, tosort, &sc.tie, s))
+ * keys repeat) is finished from the stable order instead: numpy's partitions, and hence
+ * which indices each part holds, are followed exactly; only the order inside a part is
+ * reached another way, and for distinct keys it is the same. */
+static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
+                            tp_scratch *s) {
+    np_shortcut sc = {NULL, rows, num};
+    if (rows && argsort_distinct(v, num, rows, tosort, &sc.tie, s))
         return;
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
@@ -404,6 +411,21 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort, tp_scratch *
     }
 done:
     tp_scratch_put(s, sc.tie);
+}
+
+void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort, tp_scratch *s) {
+    if (num < 64 || num >= UINT32_MAX) { /* numpy's own algorithm throughout */
+        argsort_np_rows(v, num, NULL, tosort, s);
+        return;
+    }
+    uint32_t *rows = tp_sort_order_i64_s(v, num, s);
+    argsort_np_rows(v, num, rows, tosort, s);
+    tp_scratch_put(s, rows);
+}
+
+void tp_an_argsort_np_from(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
+                           tp_scratch *s) {
+    argsort_np_rows(v, num, num < 64 ? NULL : rows, tosort, s);
 }
 
 static int cmp_keyrow(const void *a, const void *b) {

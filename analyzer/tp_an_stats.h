@@ -45,6 +45,12 @@ int tp_an_sum_exact(const double *v, size_t n, double *sum);
  * come from `s` (NULL: malloc), as in the two functions below. */
 void tp_an_argsort_np(const int64_t *key, size_t n, size_t *idx, tp_scratch *s);
 
+/* The same where the caller has the stable ascending order of the keys already (rows: the
+ * indices 0..n-1 by key, ties in index order, as tp_sort_order_i64 gives; n < 2^32), so it is
+ * not sorted again. */
+void tp_an_argsort_np_from(const int64_t *key, size_t n, const uint32_t *rows, size_t *idx,
+                           tp_scratch *s);
+
 /* Writes into idx[0..n) the stable ascending order of key[0..n): equal keys keep their
  * input order, so groups of equal keys come out contiguous and internally unchanged. */
 void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx, tp_scratch *s);

@@ -392,6 +392,10 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     v->linked = tp_an_alloc(vn, 1);
     classify(v);
     link_rows(v, cls);
+    if (!v->opts.compat_hta && v->n == n) { /* row_order's identity, nothing cut */
+        v->by_corr = r->by_corr;
+        v->n_by_corr = r->n_by_corr;
+    }
     order_gpu(v);
     tp_an_tmp_put(v, ts);
     tp_an_tmp_put(v, end);
