@@ -93,13 +93,23 @@ void tp_diag_clear_seen(tp_diag_ctx *d) {
 }
 
 long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
-    const uint32_t *rows;
-    int64_t corr = tp_ev_corr(d->ev, row);
-    size_t n = corr >= 0 ? tp_rank_corr_rows(d->r, corr, &rows) : 0;
-    for (size_t k = 0; k < n; k++)
-        if (tp_ev_stream(d->ev, rows[k]) == -1 && tp_diag_is_api(d->ev->cat[rows[k]]))
-            return rows[k];
-    return -1;
+    return (long)d->cpu_call[row] - 1;
+}
+
+/* d->cpu_call: per run of one correlation (>= 0) in the index, its first row (in row order)
+ * that is an API call on no stream, for every row of the run. */
+static void find_cpu_calls(tp_diag_ctx *d) {
+    const uint32_t *bc = d->r->by_corr;
+    d->cpu_call = tp_an_alloc(d->ev->n + 1, sizeof *d->cpu_call);
+    for (size_t s = 0, e; s < d->r->n_by_corr; s = e) {
+        int64_t corr = tp_ev_corr(d->ev, bc[s]);
+        uint32_t call = 0;
+        for (e = s; e < d->r->n_by_corr && tp_ev_corr(d->ev, bc[e]) == corr; e++)
+            if (!call && tp_ev_stream(d->ev, bc[e]) == -1 && tp_diag_is_api(d->ev->cat[bc[e]]))
+                call = bc[e] + 1;
+        for (size_t k = s; corr >= 0 && k < e; k++)
+            d->cpu_call[bc[k]] = call;
+    }
 }
 
 int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {
@@ -265,6 +275,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
         max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
     d->n_names = (size_t)max_name + 1;
     d->ncls = tp_an_alloc(d->n_names, 1);
+    find_cpu_calls(d);
     find_threads_and_steps(d);
     set_window(d);
     if (d->win > 0) {
@@ -278,7 +289,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
-    free(d->step_end), free(d->seen), free(d->ncls), free(d->th);
+    free(d->step_end), free(d->seen), free(d->ncls), free(d->th), free(d->cpu_call);
     if (d->mem)
         tp_an_memuse_free(d->mem), free(d->mem);
     tp_an_frames_close(d->fx);

@@ -71,6 +71,9 @@ struct tp_diag_ctx {
                            (tp_diag_memuse) */
     const tp_an_memuse *mem_given; /* borrowed: the caller's memory analysis of the same
                                       view (tp_diagnose_run_with); NULL: none */
+    uint32_t *cpu_call; /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
+                           every row in one pass over the correlation index: the rules ask
+                           for each kernel's call several times) */
 };
 
 /* Builds everything above for the rank seen by `v`; findings go to `out` (zeroed here). */

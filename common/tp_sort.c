@@ -221,10 +221,31 @@ void tp_sort_rows_grouped_s(uint64_t (*group)(const void *ctx, uint32_t row), co
                             tp_scratch *s) {
     uint64_t *key = tp_scratch_get(s, n ? n : 1, sizeof *key);
     uint64_t lo = UINT64_MAX, hi = 0;
+    int ascending = 1;
     for (size_t i = 0; i < n; i++) {
         uint64_t k = tp_sort_key_i64(c[rows[i]]);
+        ascending &= k >= hi || i == 0;
         lo = k < lo ? k : lo;
         hi = k > hi ? k : hi;
+    }
+    if (ascending && ngroups <= n && ngroups < (UINT64_C(1) << 24)) {
+        /* rows in c order already (a model's rows in time order): a stable sort by the group
+         * alone gives the same order, and a counting sort does it in two passes */
+        size_t *at = tp_mem_xcalloc(ngroups + 1, sizeof *at);
+        uint32_t *out = tp_scratch_get(s, n, sizeof *out);
+        for (size_t i = 0; i < n; i++) {
+            key[i] = group(ctx, rows[i]);
+            at[key[i] + 1]++;
+        }
+        for (size_t g = 0; g < ngroups; g++)
+            at[g + 1] += at[g];
+        for (size_t i = 0; i < n; i++)
+            out[at[key[i]]++] = rows[i];
+        memcpy(rows, out, n * sizeof *rows);
+        tp_scratch_put(s, out);
+        free(at);
+        tp_scratch_put(s, key);
+        return;
     }
     unsigned cb = n ? bits_for(hi - lo) : 0, gb = bits_for(ngroups ? ngroups - 1 : 0);
     if (cb + gb <= 64) { /* one pass: the group above c's offset from its minimum */

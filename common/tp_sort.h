@@ -44,7 +44,8 @@ void tp_sort_rows_i64_s(const int64_t *col, uint32_t *rows, size_t n, tp_scratch
 /* Reorders rows[0..n) stably by (group(ctx, row), c[row]) ascending, where group gives a
  * row's group rank (< ngroups; e.g. its thread's rank in (pid, tid) order, so rows come by
  * thread and time): one pass over a packed key (the rank above c's offset from its minimum)
- * when both fit in 64 bits, else a pass by c and one by the rank. */
+ * when both fit in 64 bits, else a pass by c and one by the rank; a counting sort by the rank
+ * alone when the rows come in c order already. */
 void tp_sort_rows_grouped_s(uint64_t (*group)(const void *ctx, uint32_t row), const void *ctx,
                             size_t ngroups, const int64_t *c, uint32_t *rows, size_t n,
                             tp_scratch *s);
