@@ -120,14 +120,44 @@ static void fill_row(tp_an_kernel_row *k, const tp_named *g, size_t n, uint8_t k
     k->std = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 }
 
+/* Sorts a[0..n) by (name, dur): only the values count (equal pairs are alike), so the
+ * durations are bucketed by name by counting (a trace's names are numbered densely) and each
+ * bucket's sorted as plain integers, instead of a stable sort of the structs by both fields
+ * (two passes of (key, index) pairs and a gather); a wide name range takes that sort. */
+static void sort_by_name_dur(tp_named *a, size_t n) {
+    uint32_t hi = 0;
+    for (size_t i = 0; i < n; i++)
+        hi = a[i].name > hi ? a[i].name : hi;
+    if (n < 2 || (size_t)hi > 4 * n + 4096) {
+        const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
+        tp_sort_structs(a, n, sizeof *a, by, 2);
+        return;
+    }
+    size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
+    int64_t *d = tp_mem_xalloc(n, sizeof *d);
+    for (size_t i = 0; i < n; i++)
+        at[a[i].name + 1]++;
+    for (size_t k = 0; k <= hi; k++)
+        at[k + 1] += at[k];
+    for (size_t i = 0; i < n; i++)
+        d[at[a[i].name]++] = a[i].dur; /* at[k] ends where bucket k ends */
+    for (size_t k = 0, from = 0; k <= hi; from = at[k++]) {
+        if (at[k] - from > 1)
+            tp_sort_i64(d + from, at[k] - from);
+        for (size_t i = from; i < at[k]; i++)
+            a[i] = (tp_named){(uint32_t)k, d[i]};
+    }
+    free(d);
+    free(at);
+}
+
 static void per_name(const tp_an_view *v, tp_an_kernels *out) {
     tp_named *a = tp_an_alloc(v->n_gpu + 1, sizeof *a);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
             a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
-    const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
-    tp_sort_structs(a, n, sizeof *a, by, 2);
+    sort_by_name_dur(a, n);
     out->k = tp_an_alloc(n + 1, sizeof *out->k);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && a[j].name == a[i].name; j++)

@@ -81,15 +81,36 @@ static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops) {
     return ops;
 }
 
-/* The distinct stacks of `ops`, keyed and numbered by group (equal keys, one group). */
-static stack_key *group_stacks(const tp_an_stacks *out, const op *ops, size_t n, int depth,
-                               size_t *n_keys, size_t *n_groups) {
-    uint32_t *ids = tp_mem_xalloc(n + 1, sizeof *ids);
+/* The stack ids of `ops` (0: none left out) into ids[], ascending, each once where they
+ * span no more than a few per op (a trace's stacks are numbered densely: marked in a
+ * byte per id, not sorted), else ascending with repeats. Returns how many. */
+static size_t distinct_stacks(const op *ops, size_t n, uint32_t *ids) {
+    uint32_t hi = 0;
+    for (size_t i = 0; i < n; i++)
+        hi = ops[i].stack > hi ? ops[i].stack : hi;
     size_t m = 0;
+    if ((size_t)hi <= 4 * n + 4096) {
+        uint8_t *seen = tp_mem_xcalloc((size_t)hi + 1, 1);
+        for (size_t i = 0; i < n; i++)
+            seen[ops[i].stack] = 1;
+        for (uint32_t id = 1; id <= hi && id; id++)
+            if (seen[id])
+                ids[m++] = id;
+        free(seen);
+        return m;
+    }
     for (size_t i = 0; i < n; i++)
         if (ops[i].stack)
             ids[m++] = ops[i].stack;
     tp_sort_structs_u32(ids, m, sizeof *ids, 0);
+    return m;
+}
+
+/* The distinct stacks of `ops`, keyed and numbered by group (equal keys, one group). */
+static stack_key *group_stacks(const tp_an_stacks *out, const op *ops, size_t n, int depth,
+                               size_t *n_keys, size_t *n_groups) {
+    uint32_t *ids = tp_mem_xalloc(n + 1, sizeof *ids);
+    size_t m = distinct_stacks(ops, n, ids);
     stack_key *keys = tp_mem_xcalloc(m + 1, sizeof *keys);
     size_t nk = 0;
     for (size_t i = 0; i < m; i++) {
@@ -130,7 +151,66 @@ static int cmp_row(const void *a, const void *b) {
     return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
-/* ops sorted by (group, name) -> one row per group, one kernel entry per name. */
+/* The ops of one (group, name): how many, and their time added in op order. */
+typedef struct {
+    int64_t group;
+    uint32_t name, used;
+    size_t count;
+    int64_t ns;
+} gn_sum;
+
+static int cmp_gn(const void *a, const void *b) {
+    const gn_sum *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+static size_t gn_slot(const gn_sum *t, size_t mask, int64_t group, uint32_t name) {
+    uint64_t h = ((uint64_t)group * 0x9e3779b97f4a7c15ULL) ^ (name * 0xc2b2ae3d27d4eb4fULL);
+    size_t at = (size_t)(h ^ (h >> 29)) & mask;
+    while (t[at].used && (t[at].group != group || t[at].name != name))
+        at = (at + 1) & mask;
+    return at;
+}
+
+/* The sums per (group, name) of the ops that have a group, by (group, name): what a stable
+ * sort of the ops by (group, name) and a pass over its runs gave (each sum in op order), from
+ * a hash table of the few distinct pairs instead of a sort of every op. A new array. */
+static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t *n_out) {
+    size_t mask = 255, used = 0;
+    gn_sum *t = tp_mem_xcalloc(mask + 1, sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].group == NO_GROUP)
+            continue;
+        size_t at = gn_slot(t, mask, ops[i].group, ops[i].name);
+        if (!t[at].used) {
+            if (2 * (used + 1) > mask + 1) { /* keep it at most half full */
+                size_t m2 = 2 * mask + 1;
+                gn_sum *t2 = tp_mem_xcalloc(m2 + 1, sizeof *t2);
+                for (size_t k = 0; k <= mask; k++)
+                    if (t[k].used)
+                        t2[gn_slot(t2, m2, t[k].group, t[k].name)] = t[k];
+                free(t);
+                t = t2, mask = m2;
+                at = gn_slot(t, mask, ops[i].group, ops[i].name);
+            }
+            t[at] = (gn_sum){ops[i].group, ops[i].name, 1, 0, 0};
+            used++;
+        }
+        t[at].count++;
+        t[at].ns = tp_an_add(t[at].ns, ops[i].ns);
+    }
+    size_t m = 0;
+    for (size_t k = 0; k <= mask; k++)
+        if (t[k].used)
+            t[m++] = t[k];
+    qsort(t, m, sizeof *t, cmp_gn);
+    *n_out = m;
+    return t;
+}
+
+/* ops -> one row per group, one kernel entry per name (by name). */
 static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *keys, size_t nk,
                       size_t n_groups) {
     out->s = tp_mem_xcalloc(n_groups + 1, sizeof *out->s);
@@ -139,20 +219,18 @@ static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *key
         if (!r->frames || keys[i].stack < r->stack)
             r->stack = keys[i].stack, r->frames = keys[i].f, r->n_frames = keys[i].n;
     }
-    const tp_sort_field by[] = {{offsetof(op, group), 0}, {offsetof(op, name), 1}};
-    tp_sort_structs(ops, n, sizeof *ops, by, 2); /* by (group, name) */
-    size_t cap = 0;
-    for (size_t i = 0, j; i < n && ops[i].group != NO_GROUP; i = j) {
-        tp_an_stack_row *r = &out->s[ops[i].group];
-        tp_an_stack_kernel k = {ops[i].name, 0, 0};
-        for (j = i; j < n && ops[j].group == ops[i].group && ops[j].name == ops[i].name; j++)
-            k.count++, k.gpu_ns = tp_an_add(k.gpu_ns, ops[j].ns);
+    size_t n_gn, cap = 0;
+    gn_sum *gn = sum_by_group_name(ops, n, &n_gn);
+    for (size_t i = 0; i < n_gn; i++) {
+        tp_an_stack_row *r = &out->s[gn[i].group];
+        tp_an_stack_kernel k = {gn[i].name, gn[i].count, gn[i].ns};
         cap = r->n_k;
         tp_an_grow((void **)&r->k, &cap, r->n_k + 1, sizeof *r->k);
         r->k[r->n_k++] = k;
         r->count += k.count;
         r->gpu_ns = tp_an_add(r->gpu_ns, k.gpu_ns);
     }
+    free(gn);
     out->n = n_groups;
     for (size_t g = 0; g < n_groups; g++)
         qsort(out->s[g].k, out->s[g].n_k, sizeof *out->s[g].k, cmp_kernel);
