@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tp_an_stats.h"
+#include "tp_hash.h"
 #include "tp_mem.h"
 #include "tp_sort.h"
 
@@ -167,8 +168,7 @@ static int cmp_gn(const void *a, const void *b) {
 }
 
 static size_t gn_slot(const gn_sum *t, size_t mask, int64_t group, uint32_t name) {
-    uint64_t h = ((uint64_t)group * 0x9e3779b97f4a7c15ULL) ^ (name * 0xc2b2ae3d27d4eb4fULL);
-    size_t at = (size_t)(h ^ (h >> 29)) & mask;
+    size_t at = (size_t)tp_hash_mix64((uint64_t)group << 32 ^ name) & mask;
     while (t[at].used && (t[at].group != group || t[at].name != name))
         at = (at + 1) & mask;
     return at;

@@ -169,7 +169,9 @@ void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, do
 int tp_an_sum_exact(const double *v, size_t n, double *sum) {
     double s = 0, mag = 0;
     for (size_t i = 0; i < n; i++) {
-        if (v[i] != floor(v[i])) /* NaN too */
+        /* a whole number (NaN fails; so does anything of 2^53 or more, which the bound on
+         * mag below refuses anyway): a conversion, not a call of floor per value */
+        if (!(fabs(v[i]) < 9007199254740992.0) || v[i] != (double)(int64_t)v[i])
             return 0;
         s += v[i];
         mag += fabs(v[i]);
