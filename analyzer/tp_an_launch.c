@@ -100,16 +100,18 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
     tp_an_namememo hta;
     tp_an_namememo_open(&hta, v->m, hta_launch_name);
     size_t n = 0, none = 0;
-    for (size_t i = 0; i < v->n; i++) {
+    for (size_t i = 0; i < v->n && !v->by_corr; i++) {
         int64_t c = tp_an_view_corr(v, i);
         n += c != -1;
         none += c == -1;
     }
+    if (v->by_corr) /* the rows with a correlation (not -1), in (key, row) order already */
+        n = v->n_by_corr;
     tp_an_keyrow *a = tp_an_tmp(v, n, sizeof *a);
     uint32_t *g = tp_an_tmp(v, v->opts.compat_hta ? none : 0, sizeof *g);
     size_t ng = 0;
-    if (v->by_corr) { /* the rows with a correlation in (key, row) order already */
-        for (size_t k = 0; k < v->n_by_corr; k++)
+    if (v->by_corr) {
+        for (size_t k = 0; k < n; k++)
             a[k] = (tp_an_keyrow){tp_an_view_corr(v, v->by_corr[k]), v->by_corr[k]};
     } else {
         n = 0;
