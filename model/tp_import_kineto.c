@@ -1035,19 +1035,22 @@ static int meta_number(kparse *p, frame f, const char *s, size_t n) {
     return 1;
 }
 
+/* cb_number and cb_string: an event's, its args' and its dims' frames come first, where
+ * check_scalar_slot always passes (it fails only in F_EVENTS, F_TOP or at depth 0), and it
+ * runs for the rest: one frame lookup for nearly every scalar of a trace, not two. */
 static int cb_number(void *ctx, const char *s, size_t n) {
     kparse *p = ctx;
-    if (!check_scalar_slot(p))
-        return 0;
     frame f = top_frame(p);
     if (f == F_EVENT)
         return event_number(p, &p->ev, s, n);
+    if (f == F_ARGS)
+        return args_number(p, &p->ev, s, n);
     if (f == F_DIMS) {
         dims_put(&p->ev.dims, s, n);
         return 1;
     }
-    if (f == F_ARGS)
-        return args_number(p, &p->ev, s, n);
+    if (!check_scalar_slot(p))
+        return 0;
     return meta_number(p, f, s, n);
 }
 
@@ -1081,11 +1084,11 @@ static int event_string(kparse *p, event *e, const unsigned char *s, size_t n) {
 
 static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     kparse *p = ctx;
-    if (!check_scalar_slot(p))
-        return 0;
     frame f = top_frame(p);
     if (f == F_EVENT)
         return event_string(p, &p->ev, s, n);
+    if (f != F_ARGS && f != F_DIMS && !check_scalar_slot(p))
+        return 0;
     if (f == F_ARGS && p->k == K_STREAM) { /* HTA: int("7") works, int("0x0") is -1 */
         int64_t v;
         p->ev.stream = parse_int_str((const char *)s, n, &v) == 0 ? v : -1;
