@@ -155,27 +155,24 @@ static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64
     v->n++;
 }
 
-/* Per model row: the kept CPU-class rows sharing its correlation (HTA's inner merge
- * multiplicity; kept_neg1 for correlation -1), counted once per run of the correlation index
- * (rows by correlation, then row), not once per row: a correlation shared by hundreds of rows
- * (a graph launch's kernels) cost each of them a walk over all the others. */
-static uint32_t *kept_cpu_partners(const tp_an_view *v, const uint8_t *cls, const uint8_t *keep,
-                                   size_t kept_neg1) {
-    const tp_rank *r = v->r;
-    const tp_events *ev = &r->ev;
-    const uint32_t *bc = r->by_corr;
-    uint32_t *p = tp_an_tmp(v, ev->n, sizeof *p);
-    for (size_t i = 0; i < ev->n; i++) /* rows outside the index have correlation -1 */
-        p[i] = (uint32_t)kept_neg1;
-    for (size_t s = 0, e; s < r->n_by_corr; s = e) {
-        uint32_t k = 0;
-        int64_t corr = tp_ev_corr(ev, bc[s]);
-        for (e = s; e < r->n_by_corr && tp_ev_corr(ev, bc[e]) == corr; e++)
-            k += !cls[bc[e]] && keep[bc[e]];
-        for (size_t j = s; j < e; j++)
-            p[bc[j]] = k;
-    }
-    return p;
+/* Kept CPU-class rows sharing row i's correlation (HTA's inner merge multiplicity). A
+ * correlation's rows are one run of the correlation index, and rows sharing one mostly come
+ * one after the other: the last run's count is kept (*memo_run, *memo_k), since a correlation
+ * shared by hundreds of rows (a graph launch's kernels) cost each of them a walk over all the
+ * others. */
+static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, const uint8_t *keep,
+                                size_t kept_neg1, const uint32_t **memo_run, size_t *memo_k) {
+    int64_t corr = tp_ev_corr(&r->ev, i);
+    if (corr == -1)
+        return kept_neg1;
+    const uint32_t *rows;
+    size_t n = tp_rank_corr_rows(r, corr, &rows), k = 0;
+    if (rows && rows == *memo_run)
+        return *memo_k;
+    for (size_t j = 0; j < n; j++)
+        k += !cls[rows[j]] && keep[rows[j]];
+    *memo_run = rows, *memo_k = k;
+    return k;
 }
 
 /* Model rows in the order the analyses see them: load (file) order for compat_hta, since
@@ -237,7 +234,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
     uint32_t *order = row_order(v);
-    uint32_t *partners = v->trimmed ? kept_cpu_partners(v, cls, keep, kept_neg1) : NULL;
+    const uint32_t *memo_run = NULL;
+    size_t memo_k = 0;
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
         reserve_rows(v, &cap, n);
     /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
@@ -248,13 +246,12 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
             if ((v->trimmed && cls[i] != (pass == 0)) || outside_window(v, i))
                 continue;
             if (v->trimmed)
-                copies = cls[i] ? partners[i] : keep[i];
+                copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1, &memo_run, &memo_k)
+                                : keep[i];
             for (size_t c = 0; c < copies; c++)
                 push_row(v, &cap, (uint32_t)i, ts[i], end[i]);
         }
     }
-    if (partners)
-        tp_an_tmp_put(v, partners);
     tp_an_tmp_put(v, order);
     tp_an_tmp_put(v, keep);
 }

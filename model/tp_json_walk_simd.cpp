@@ -169,7 +169,7 @@ __attribute__((noinline)) bool walk_array(od::value &v, const tp_json_walk_cb *c
 }
 
 __attribute__((always_inline)) inline bool walk_scalar(od::value &v, od::json_type t,
-                                                     const tp_json_walk_cb *cb, void *ctx) {
+                                                       const tp_json_walk_cb *cb, void *ctx) {
     if (t == od::json_type::string) {
         std::string_view s; /* the raw token starts at the opening quote */
         if (!plain_text(v.raw_json_token().data() + 1, s) && v.get_string().get(s))
@@ -188,7 +188,8 @@ __attribute__((always_inline)) inline bool walk_scalar(od::value &v, od::json_ty
     return !v.is_null().get(null) && null && cb->on_null(ctx);
 }
 
-__attribute__((always_inline)) inline bool walk(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
+__attribute__((always_inline)) inline bool walk(od::value &v, const tp_json_walk_cb *cb,
+                                                void *ctx) {
     od::json_type t;
     if (v.type().get(t))
         return false;
