@@ -155,16 +155,23 @@ static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64
     v->n++;
 }
 
-/* Kept CPU-class rows sharing row i's correlation (HTA's inner merge multiplicity). */
+/* Kept CPU-class rows sharing row i's correlation (HTA's inner merge multiplicity). A
+ * correlation's rows are one run of the correlation index, and rows sharing one mostly come
+ * one after the other: the last run's count is kept (*memo_run, *memo_k), since a correlation
+ * shared by hundreds of rows (a graph launch's kernels) cost each of them a walk over all the
+ * others. */
 static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, const uint8_t *keep,
-                                size_t kept_neg1) {
+                                size_t kept_neg1, const uint32_t **memo_run, size_t *memo_k) {
     int64_t corr = tp_ev_corr(&r->ev, i);
     if (corr == -1)
         return kept_neg1;
     const uint32_t *rows;
     size_t n = tp_rank_corr_rows(r, corr, &rows), k = 0;
+    if (rows && rows == *memo_run)
+        return *memo_k;
     for (size_t j = 0; j < n; j++)
         k += !cls[rows[j]] && keep[rows[j]];
+    *memo_run = rows, *memo_k = k;
     return k;
 }
 
@@ -227,6 +234,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
     uint32_t *order = row_order(v);
+    const uint32_t *memo_run = NULL;
+    size_t memo_k = 0;
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
         reserve_rows(v, &cap, n);
     /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
@@ -237,7 +246,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
             if ((v->trimmed && cls[i] != (pass == 0)) || outside_window(v, i))
                 continue;
             if (v->trimmed)
-                copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1) : keep[i];
+                copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1, &memo_run, &memo_k)
+                                : keep[i];
             for (size_t c = 0; c < copies; c++)
                 push_row(v, &cap, (uint32_t)i, ts[i], end[i]);
         }

@@ -1035,19 +1035,22 @@ static int meta_number(kparse *p, frame f, const char *s, size_t n) {
     return 1;
 }
 
+/* cb_number and cb_string: an event's, its args' and its dims' frames come first, where
+ * check_scalar_slot always passes (it fails only in F_EVENTS, F_TOP or at depth 0), and it
+ * runs for the rest: one frame lookup for nearly every scalar of a trace, not two. */
 static int cb_number(void *ctx, const char *s, size_t n) {
     kparse *p = ctx;
-    if (!check_scalar_slot(p))
-        return 0;
     frame f = top_frame(p);
     if (f == F_EVENT)
         return event_number(p, &p->ev, s, n);
+    if (f == F_ARGS)
+        return args_number(p, &p->ev, s, n);
     if (f == F_DIMS) {
         dims_put(&p->ev.dims, s, n);
         return 1;
     }
-    if (f == F_ARGS)
-        return args_number(p, &p->ev, s, n);
+    if (!check_scalar_slot(p))
+        return 0;
     return meta_number(p, f, s, n);
 }
 
@@ -1081,11 +1084,11 @@ static int event_string(kparse *p, event *e, const unsigned char *s, size_t n) {
 
 static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     kparse *p = ctx;
-    if (!check_scalar_slot(p))
-        return 0;
     frame f = top_frame(p);
     if (f == F_EVENT)
         return event_string(p, &p->ev, s, n);
+    if (f != F_ARGS && f != F_DIMS && !check_scalar_slot(p))
+        return 0;
     if (f == F_ARGS && p->k == K_STREAM) { /* HTA: int("7") works, int("0x0") is -1 */
         int64_t v;
         p->ev.stream = parse_int_str((const char *)s, n, &v) == 0 ? v : -1;
@@ -1123,42 +1126,41 @@ static key event_key(const unsigned char *s, size_t n) {
     return KEY_IS("name") ? K_NAME : KEY_IS("args") ? K_ARGS : K_NONE;
 }
 
+/* By length first: most keys of a trace's args are ones nobody reads ("Input type",
+ * "Profiler Event Index", "registers per thread"...), and a chain of the 19 names compared
+ * each of them with every name of its length in turn. */
 static key args_key(const unsigned char *s, size_t n) {
-    if (KEY_IS("stream"))
-        return K_STREAM;
-    if (KEY_IS("correlation"))
-        return K_CORR;
-    if (KEY_IS("External id") || KEY_IS("external id"))
-        return K_EXTID;
-    if (KEY_IS("bytes"))
-        return K_BYTES;
-    if (KEY_IS("memory bandwidth (GB/s)"))
-        return K_BW;
-    if (KEY_IS("device"))
-        return K_DEVICE;
-    if (KEY_IS("Device Type"))
-        return K_DEV_TYPE;
-    if (KEY_IS("Device Id"))
-        return K_DEV_ID;
-    if (KEY_IS("Addr"))
-        return K_ADDR;
-    if (KEY_IS("Bytes"))
-        return K_MEM_BYTES;
-    if (KEY_IS("Total Allocated"))
-        return K_TOTAL_ALLOC;
-    if (KEY_IS("Total Reserved"))
-        return K_TOTAL_RES;
-    if (KEY_IS("name"))
-        return K_ARG_NAME;
-    if (KEY_IS("Input Dims") || KEY_IS("Input dims"))
-        return K_DIMS;
-    if (KEY_IS("Sequence number"))
-        return K_SEQ;
-    if (KEY_IS("Fwd thread id"))
-        return K_FWD_TID;
-    if (KEY_IS("Call stack"))
-        return K_CALLSTACK;
-    return K_NONE;
+    switch (n) {
+    case 4:
+        return KEY_IS("Addr") ? K_ADDR : KEY_IS("name") ? K_ARG_NAME : K_NONE;
+    case 5:
+        return KEY_IS("bytes") ? K_BYTES : KEY_IS("Bytes") ? K_MEM_BYTES : K_NONE;
+    case 6:
+        return KEY_IS("stream") ? K_STREAM : KEY_IS("device") ? K_DEVICE : K_NONE;
+    case 9:
+        return KEY_IS("Device Id") ? K_DEV_ID : K_NONE;
+    case 10:
+        return KEY_IS("Input Dims") || KEY_IS("Input dims") ? K_DIMS
+               : KEY_IS("Call stack")                       ? K_CALLSTACK
+                                                            : K_NONE;
+    case 11:
+        return KEY_IS("correlation")                            ? K_CORR
+               : KEY_IS("External id") || KEY_IS("external id") ? K_EXTID
+               : KEY_IS("Device Type")                          ? K_DEV_TYPE
+                                                                : K_NONE;
+    case 13:
+        return KEY_IS("Fwd thread id") ? K_FWD_TID : K_NONE;
+    case 14:
+        return KEY_IS("Total Reserved") ? K_TOTAL_RES : K_NONE;
+    case 15:
+        return KEY_IS("Total Allocated")   ? K_TOTAL_ALLOC
+               : KEY_IS("Sequence number") ? K_SEQ
+                                           : K_NONE;
+    case 23:
+        return KEY_IS("memory bandwidth (GB/s)") ? K_BW : K_NONE;
+    default:
+        return K_NONE;
+    }
 }
 
 static key other_key(frame f, const unsigned char *s, size_t n) {

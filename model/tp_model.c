@@ -1511,6 +1511,41 @@ void tp_model_finish(tp_model *m) {
 
 /* ---------------------------------------------------------------- queries */
 
+/* by_corr[k]'s correlation; narrow: every indexed id is its own low 32 bits */
+static inline int64_t by_corr_at(const tp_rank *r, size_t k, int narrow) {
+    return narrow ? (int64_t)r->ev.corr32[r->by_corr[k]] : tp_ev_corr(&r->ev, r->by_corr[k]);
+}
+
+/* The entries of corr are by_corr[lo, end): lo bisected, then end stepped to over a few
+ * entries (most correlations have one or two rows) and bisected past them: a correlation
+ * shared by hundreds of rows (a graph launch's kernels), each of which asks for its partners,
+ * cost a step per entry per row. */
+static size_t corr_range(const tp_rank *r, int64_t corr, size_t lo, size_t hi, size_t *end_out,
+                         int narrow) {
+    while (lo < hi) { /* first entry with correlation >= corr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (by_corr_at(r, mid, narrow) < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo, top = r->n_by_corr;
+    for (int step = 0; step < 4; step++, end++)
+        if (end >= top || by_corr_at(r, end, narrow) != corr) {
+            *end_out = end;
+            return lo;
+        }
+    while (end < top) { /* first entry past them: every entry in [lo, end) equals corr */
+        size_t mid = end + (top - end) / 2;
+        if (by_corr_at(r, mid, narrow) <= corr)
+            end = mid + 1;
+        else
+            top = mid;
+    }
+    *end_out = end;
+    return lo;
+}
+
 size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) {
     size_t lo = 0, hi = r->n_by_corr;
     if (r->corr_dir) {
@@ -1523,27 +1558,10 @@ size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) 
     }
     const tp_events *e = &r->ev;
     size_t end;
-    if (!e->corr_hi_any && !e->wide_corr.n) { /* every indexed id is its own code */
-        while (lo < hi) {                     /* first entry with correlation >= corr */
-            size_t mid = lo + (hi - lo) / 2;
-            if ((int64_t)e->corr32[r->by_corr[mid]] < corr)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (end = lo; end < r->n_by_corr && (int64_t)e->corr32[r->by_corr[end]] == corr;)
-            end++;
-    } else {
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (tp_ev_corr(e, r->by_corr[mid]) < corr)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (end = lo; end < r->n_by_corr && tp_ev_corr(e, r->by_corr[end]) == corr;)
-            end++;
-    }
+    if (!e->corr_hi_any && !e->wide_corr.n) /* every indexed id is its own code */
+        lo = corr_range(r, corr, lo, hi, &end, 1);
+    else
+        lo = corr_range(r, corr, lo, hi, &end, 0);
     *rows = end > lo ? r->by_corr + lo : NULL;
     return end - lo;
 }
