@@ -11,6 +11,9 @@
 # BASELINE=OTHER_BUILD_DIR adds a third run to each repetition, recorded with that build's
 # `trainprof` and collector (e.g. main before a change), so before and after are measured in
 # the same invocation under the same load; the trainer is always BUILD_DIR's.
+# VARIANT_ENV="NAME=VALUE ..." adds a run recorded with BUILD_DIR's `trainprof` under those
+# environment settings (e.g. TRAINPROF_DRAIN_NICE=19, TRAINPROF_STACKS=none), in the same
+# rounds: a collector setting against the default under the same load.
 set -euo pipefail
 build=${1:-build} runs=${2:-7} steps=${3:-150}
 shift $(($# < 3 ? $# : 3))
@@ -18,7 +21,9 @@ scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(healthy)
 trainer="$build/trainer/trainprof-trainer"
 kinds=(p) tools=("$build/cli/trainprof")
-if [ -n "${BASELINE:-}" ]; then kinds+=(q); tools+=("$BASELINE/cli/trainprof"); fi
+envs=("")
+if [ -n "${BASELINE:-}" ]; then kinds+=(q) tools+=("$BASELINE/cli/trainprof") envs+=(""); fi
+if [ -n "${VARIANT_ENV:-}" ]; then kinds+=(v) tools+=("$build/cli/trainprof") envs+=("$VARIANT_ENV"); fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -34,7 +39,8 @@ for sc in "${scenarios[@]}"; do
     for k in "${!kinds[@]}"; do
       n=${kinds[$k]}
       rm -f "$tmp/t.tprof" # (not --force: the same command measures builds from before it)
-      /usr/bin/time -f "%U %S" -o "$tmp/$n.cpu" "${tools[$k]}" record -o "$tmp/t.tprof" -- \
+      # shellcheck disable=SC2086 # envs[k]: NAME=VALUE words
+      env ${envs[$k]} /usr/bin/time -f "%U %S" -o "$tmp/$n.cpu" "${tools[$k]}" record -o "$tmp/t.tprof" -- \
         "$trainer" "${args[@]}" --json-summary "$tmp/$n.json" >/dev/null 2>"$tmp/$n.err" || true
     done
     python3 - "$tmp" "${kinds[@]}" >>"$tmp/rows" <<'PY'
@@ -56,7 +62,7 @@ PY
 import statistics, sys
 sc, steps, rows, kinds = sys.argv[1], sys.argv[2], [l.split() for l in open(sys.argv[3])], sys.argv[4:]
 med = statistics.median
-label = {"p": "with collector", "q": "with baseline"}
+label = {"p": "with collector", "q": "with baseline", "v": "with VARIANT_ENV"}
 print(f"{sc}, {steps} steps, {len(rows)} runs each:")
 b = [float(r[0]) for r in rows]
 cb = med(float(r[1]) for r in rows)
