@@ -44,6 +44,10 @@ static void push(tp_an_ivset *s, int64_t a, int64_t b) {
     s->a[s->n] = a, s->b[s->n] = b, s->n++;
 }
 
+void tp_an_ivset_push(tp_an_ivset *s, int64_t a, int64_t b) {
+    push(s, a, b);
+}
+
 /* Replaces out's runs by the intervals [ts[idx[k]], end[idx[k]]) merged in the order of idx:
  * an interval opens a run when it starts after every end seen so far (HTA's cummax), else
  * it widens the last run. */

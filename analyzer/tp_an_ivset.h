@@ -31,6 +31,9 @@ typedef struct {
  * unnormalized. */
 void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b);
 
+/* Appends [a, b) as it is, whatever its length (a run of an HTA merge). */
+void tp_an_ivset_push(tp_an_ivset *s, int64_t a, int64_t b);
+
 /* Sorts and merges `s` in place into a normalized set, keeping only the part inside
  * [lo, hi) (INT64_MIN, INT64_MAX: everything). */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi);

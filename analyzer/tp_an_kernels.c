@@ -58,26 +58,37 @@ static void order_edges(tp_edge *e, const size_t *off, tp_edge *out) {
     }
 }
 
+typedef struct {
+    tp_edge *e;
+    size_t n;
+    int bit;
+} edge_sink;
+
+/* A merged run of one type, as its two edges. */
+static void run_edges(void *ctx, int64_t a, int64_t b) {
+    edge_sink *k = ctx;
+    k->e[k->n++] = (tp_edge){a, k->bit};
+    k->e[k->n++] = (tp_edge){b, -k->bit};
+}
+
 /* Merges each type's intervals, then sweeps all edges: the running mask says which types
- * are active until the next edge. Ties do not matter: equal-time edges bound empty spans. */
+ * are active until the next edge. Ties do not matter: equal-time edges bound empty spans.
+ * The runs go straight to edges and both edge arrays are the view's scratch: nothing of
+ * one entry per run or row is allocated fresh. */
 static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
-    tp_edge *e = tp_an_alloc(2 * v->n_gpu + 2, sizeof *e), *sorted;
+    edge_sink k = {tp_an_tmp(v, 2 * v->n_gpu + 2, sizeof *k.e), 0, 0};
+    tp_edge *sorted;
     size_t off[4] = {0};
-    tp_an_ivset m = {0};
-    size_t ne = 0;
     for (int t = 0; t < 3; t++) {
-        off[t] = ne;
-        tp_an_gpu_merge(v, 1u << t, &m);
-        for (size_t j = 0; j < m.n; j++) {
-            e[ne++] = (tp_edge){m.a[j], 1 << t};
-            e[ne++] = (tp_edge){m.b[j], -(1 << t)};
-        }
+        off[t] = k.n;
+        k.bit = 1 << t;
+        tp_an_gpu_runs(v, 1u << t, run_edges, &k);
     }
-    off[3] = ne;
-    sorted = tp_mem_xalloc(ne + 1, sizeof *sorted);
-    order_edges(e, off, sorted);
-    free(e);
-    e = sorted;
+    size_t ne = off[3] = k.n;
+    sorted = tp_an_tmp(v, ne + 1, sizeof *sorted);
+    order_edges(k.e, off, sorted);
+    tp_an_tmp_put(v, k.e);
+    tp_edge *e = sorted;
     int running = 0;
     for (size_t j = 0; j + 1 < ne; j++) {
         running += e[j].delta;
@@ -89,8 +100,7 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     }
     for (int c = 1; c < TP_KT_CLASSES; c++)
         out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
-    free(e);
-    tp_an_ivset_free(&m);
+    tp_an_tmp_put(v, e);
 }
 
 typedef struct {
@@ -124,7 +134,7 @@ static void fill_row(tp_an_kernel_row *k, const tp_named *g, size_t n, uint8_t k
  * durations are bucketed by name by counting (a trace's names are numbered densely) and each
  * bucket's sorted as plain integers, instead of a stable sort of the structs by both fields
  * (two passes of (key, index) pairs and a gather); a wide name range takes that sort. */
-static void sort_by_name_dur(tp_named *a, size_t n) {
+static void sort_by_name_dur(const tp_an_view *v, tp_named *a, size_t n) {
     uint32_t hi = 0;
     for (size_t i = 0; i < n; i++)
         hi = a[i].name > hi ? a[i].name : hi;
@@ -134,7 +144,7 @@ static void sort_by_name_dur(tp_named *a, size_t n) {
         return;
     }
     size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
-    int64_t *d = tp_mem_xalloc(n, sizeof *d);
+    int64_t *d = tp_an_tmp(v, n, sizeof *d);
     for (size_t i = 0; i < n; i++)
         at[a[i].name + 1]++;
     for (size_t k = 0; k <= hi; k++)
@@ -147,17 +157,17 @@ static void sort_by_name_dur(tp_named *a, size_t n) {
         for (size_t i = from; i < at[k]; i++)
             a[i] = (tp_named){(uint32_t)k, d[i]};
     }
-    free(d);
+    tp_an_tmp_put(v, d);
     free(at);
 }
 
 static void per_name(const tp_an_view *v, tp_an_kernels *out) {
-    tp_named *a = tp_an_alloc(v->n_gpu + 1, sizeof *a);
+    tp_named *a = tp_an_tmp(v, v->n_gpu + 1, sizeof *a);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
             a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
-    sort_by_name_dur(a, n);
+    sort_by_name_dur(v, a, n);
     out->k = tp_an_alloc(n + 1, sizeof *out->k);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && a[j].name == a[i].name; j++)
@@ -166,7 +176,7 @@ static void per_name(const tp_an_view *v, tp_an_kernels *out) {
         fill_row(&out->k[out->n++], a + i, j - i, kt);
     }
     qsort(out->k, out->n, sizeof *out->k, cmp_row_sum);
-    free(a);
+    tp_an_tmp_put(v, a);
 }
 
 void tp_an_kernels_run(const tp_an_view *v, tp_an_kernels *out) {
