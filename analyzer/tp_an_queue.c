@@ -44,12 +44,11 @@ typedef struct {
 } tp_step;
 
 typedef struct {
-    tp_step *s;
-    size_t n, cap;
+    tp_step *s; /* the view's scratch, sized once to the count of steps */
+    size_t n;
 } tp_steps;
 
 static void add_step(tp_steps *st, int64_t ts, int64_t stream, int delta, size_t launch) {
-    tp_an_grow((void **)&st->s, &st->cap, st->n + 1, sizeof *st->s);
     st->s[st->n++] = (tp_step){ts, stream, delta, launch};
 }
 
@@ -87,13 +86,18 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st)
     uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
     memset(g_at, 0xff, v->n * sizeof *g_at);
     uint8_t *launched = tp_an_tmp0(v, v->n, 1);
+    size_t steps = 0; /* counted first, so that the steps are one array written once (grown
+                         step by step, each regrowth copied ~200 MB into fresh pages) */
     for (size_t k = 0, j = 0; k < nl; k++) {
         while (j < ng && g[j].key < l[k].key)
             j++;
-        for (size_t e = j; e < ng && g[e].key == l[k].key; e++)
+        for (size_t e = j; e < ng && g[e].key == l[k].key; e++) {
+            steps += 1 + !launched[g[e].row];
             launched[g[e].row] = 1;
+        }
         g_at[l[k].row] = (uint32_t)j;
     }
+    st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     for (size_t i = 0; i < v->n; i++) { /* launches in view order */
         if (g_at[i] == UINT32_MAX)
             continue;
@@ -210,7 +214,7 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     tp_an_tmp_put(v, ord);
     tp_an_tmp_put(v, grp);
     tp_an_tmp_put(v, sub);
-    free(st.s);
+    tp_an_tmp_put(v, st.s);
 }
 
 void tp_an_queue_free(tp_an_queue *out) {
