@@ -84,8 +84,35 @@ void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
         push(s, a, b);
 }
 
-/* The plain union is common/tp_interval's: the live aggregator computes busy with it too. */
+/* The plain union is common/tp_interval's: the live aggregator computes busy with it too.
+ * The analyses mostly add intervals in time order: then the clip and merge run in place on
+ * the set's own arrays (the same runs: a normalized set is unique), with no copy of one
+ * entry per interval in fresh pages; else the copy goes through tp_interval_union's sort. */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
+    size_t k = 0;
+    int sorted = 1;
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t a = s->a[i] > lo ? s->a[i] : lo, b = s->b[i] < hi ? s->b[i] : hi;
+        if (b > a) {
+            sorted &= k == 0 || a >= s->a[k - 1];
+            s->a[k] = a, s->b[k] = b, k++;
+        }
+    }
+    s->n = k;
+    if (sorted) {
+        size_t runs = 0;
+        for (size_t i = 0; i < k; i++) {
+            if (runs && s->a[i] <= s->b[runs - 1]) {
+                if (s->b[i] > s->b[runs - 1])
+                    s->b[runs - 1] = s->b[i];
+            } else {
+                s->a[runs] = s->a[i], s->b[runs] = s->b[i], runs++;
+            }
+        }
+        s->n = runs;
+        tp_an_ivset_fit(s);
+        return;
+    }
     tp_interval *p = tp_an_alloc(s->n + 1, sizeof *p);
     for (size_t i = 0; i < s->n; i++)
         p[i] = (tp_interval){s->a[i], s->b[i]};
@@ -134,12 +161,23 @@ void tp_an_ivset_minus(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *
     combine(x, y, 0, out);
 }
 
+/* The sum of combine(x, y, 1)'s runs in its order, without writing them (no set of one
+ * entry per run in fresh pages). */
 int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y) {
-    tp_an_ivset t = {0};
-    combine(x, y, 1, &t);
-    int64_t n = tp_an_ivset_len(&t);
-    tp_an_ivset_free(&t);
-    return n;
+    int64_t t = 0;
+    size_t j = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        int64_t a = x->a[i], b = x->b[i];
+        while (j < y->n && y->b[j] <= a)
+            j++;
+        for (size_t k = j; k < y->n && y->a[k] < b; k++) {
+            int64_t ya = y->a[k] > a ? y->a[k] : a, yb = y->b[k] < b ? y->b[k] : b;
+            if (yb > ya)
+                t = tp_an_add(t, yb - ya);
+            a = yb;
+        }
+    }
+    return t;
 }
 
 void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out,
