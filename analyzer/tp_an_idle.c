@@ -52,7 +52,7 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
         gap[c][ng[c]++] = (double)g;
     }
     for (int c = 0; c < TP_IDLE_COUNT; c++) {
-        tp_an_describe(gap[c], ng[c], &s->gaps[c]);
+        tp_an_describe_s(gap[c], ng[c], &s->gaps[c], v->scratch);
         tp_an_tmp_put(v, gap[c]);
     }
     tp_an_tmp_put(v, key);

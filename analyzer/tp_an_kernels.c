@@ -38,12 +38,12 @@ typedef struct {
  * concatenation gives. Each type's run is ascending when its merged intervals are disjoint
  * and none ends before it starts (HTA's rounding can make one); then merging the three runs
  * is that order, else the runs are sorted. */
-static void order_edges(tp_edge *e, const size_t *off, tp_edge *out) {
+static void order_edges(tp_edge *e, const size_t *off, tp_edge *out, tp_scratch *s) {
     size_t at[3] = {off[0], off[1], off[2]}, n = 0;
     for (int t = 0; t < 3; t++)
         for (size_t j = off[t] + 1; j < off[t + 1]; j++)
             if (e[j].t < e[j - 1].t) {
-                tp_sort_structs_i64(e, off[3], sizeof *e, offsetof(tp_edge, t));
+                tp_sort_structs_i64_s(e, off[3], sizeof *e, offsetof(tp_edge, t), s);
                 memcpy(out, e, off[3] * sizeof *e);
                 return;
             }
@@ -86,7 +86,7 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     }
     size_t ne = off[3] = k.n;
     sorted = tp_an_tmp(v, ne + 1, sizeof *sorted);
-    order_edges(k.e, off, sorted);
+    order_edges(k.e, off, sorted, v->scratch);
     tp_an_tmp_put(v, k.e);
     tp_edge *e = sorted;
     int running = 0;
@@ -140,7 +140,7 @@ static void sort_by_name_dur(const tp_an_view *v, tp_named *a, size_t n) {
         hi = a[i].name > hi ? a[i].name : hi;
     if (n < 2 || (size_t)hi > 4 * n + 4096) {
         const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
-        tp_sort_structs(a, n, sizeof *a, by, 2);
+        tp_sort_structs_s(a, n, sizeof *a, by, 2, v->scratch);
         return;
     }
     size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
@@ -153,7 +153,7 @@ static void sort_by_name_dur(const tp_an_view *v, tp_named *a, size_t n) {
         d[at[a[i].name]++] = a[i].dur; /* at[k] ends where bucket k ends */
     for (size_t k = 0, from = 0; k <= hi; from = at[k++]) {
         if (at[k] - from > 1)
-            tp_sort_i64(d + from, at[k] - from);
+            tp_sort_i64_s(d + from, at[k] - from, v->scratch);
         for (size_t i = from; i < at[k]; i++)
             a[i] = (tp_named){(uint32_t)k, d[i]};
     }

@@ -39,8 +39,9 @@ static int is_launch(const tp_an_view *v, tp_an_namememo *hl, size_t i) {
 
 typedef struct {
     int64_t ts, stream;
-    int delta;
-    size_t launch; /* view row of the launch call (delta +1) */
+    int32_t delta;
+    uint32_t launch; /* view row of the launch call (delta +1); view rows are uint32_t (24
+                        bytes a step, not 32: millions of steps on a long trace) */
 } tp_step;
 
 typedef struct {
@@ -48,8 +49,8 @@ typedef struct {
     size_t n;
 } tp_steps;
 
-static void add_step(tp_steps *st, int64_t ts, int64_t stream, int delta, size_t launch) {
-    st->s[st->n++] = (tp_step){ts, stream, delta, launch};
+static void add_step(tp_steps *st, int64_t ts, int64_t stream, int32_t delta, size_t launch) {
+    st->s[st->n++] = (tp_step){ts, stream, delta, (uint32_t)launch};
 }
 
 static int gpu_row(const tp_an_view *v, size_t i) {
@@ -144,7 +145,7 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
             q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
         }
     }
-    tp_an_describe(len, n, &q->len);
+    tp_an_describe_s(len, n, &q->len, v->scratch);
     tp_an_tmp_put(v, len);
 }
 
