@@ -12,30 +12,37 @@
 #include "tp_mem.h"
 #include "tp_sort.h"
 
+/* The runs' arrays are tp_scratch blocks of s->sc (NULL: plain malloc behind a header): a
+ * set of the analyses' view takes blocks another analysis gave back, and gives its own back
+ * when freed or regrown, instead of fresh pages each time. */
 static void reserve(tp_an_ivset *s, size_t need) {
     if (need <= s->cap)
         return;
-    size_t cap = s->cap;
-    tp_an_grow((void **)&s->a, &cap, need, sizeof *s->a);
-    tp_an_grow((void **)&s->b, &s->cap, need, sizeof *s->b);
+    size_t cap = need > 2 * s->cap ? need : 2 * s->cap;
+    cap = cap < 16 ? 16 : cap;
+    s->a = tp_scratch_resize(s->sc, s->a, s->n * sizeof *s->a, cap, sizeof *s->a);
+    s->b = tp_scratch_resize(s->sc, s->b, s->n * sizeof *s->b, cap, sizeof *s->b);
+    s->cap = cap;
 }
 
 void tp_an_ivset_bound(tp_an_ivset *s, size_t most) {
     s->n = 0;
     if (most <= s->cap)
         return;
-    free(s->a), free(s->b); /* the runs are dropped: nothing to copy */
-    s->a = tp_mem_xalloc(most, sizeof *s->a);
-    s->b = tp_mem_xalloc(most, sizeof *s->b);
+    tp_scratch_put(s->sc, s->a), tp_scratch_put(s->sc, s->b); /* the runs are dropped */
+    s->a = tp_scratch_get(s->sc, most, sizeof *s->a);
+    s->b = tp_scratch_get(s->sc, most, sizeof *s->b);
     s->cap = most;
 }
 
 void tp_an_ivset_fit(tp_an_ivset *s) {
-    if (s->cap <= s->n + TP_AN_IVSET_SLACK)
+    /* A set of a scratch keeps its room, which goes back to the scratch with the set (its
+     * pages are resident in the scratch either way); a malloc'ed one shrinks in place. */
+    if (s->sc || s->cap <= s->n + TP_AN_IVSET_SLACK)
         return;
-    size_t n = s->n ? s->n : 1; /* realloc to fewer bytes shrinks in place */
-    s->a = tp_mem_xrealloc(s->a, n, sizeof *s->a);
-    s->b = tp_mem_xrealloc(s->b, n, sizeof *s->b);
+    size_t n = s->n ? s->n : 1;
+    s->a = tp_scratch_shrink(s->a, n, sizeof *s->a);
+    s->b = tp_scratch_shrink(s->b, n, sizeof *s->b);
     s->cap = n;
 }
 
@@ -113,14 +120,14 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
         tp_an_ivset_fit(s);
         return;
     }
-    tp_interval *p = tp_an_alloc(s->n + 1, sizeof *p);
+    tp_interval *p = tp_scratch_get(s->sc, s->n + 1, sizeof *p);
     for (size_t i = 0; i < s->n; i++)
         p[i] = (tp_interval){s->a[i], s->b[i]};
     size_t runs = tp_interval_union(p, s->n, lo, hi);
     s->n = 0;
     for (size_t i = 0; i < runs; i++)
         push(s, p[i].a, p[i].b);
-    free(p);
+    tp_scratch_put(s->sc, p);
     tp_an_ivset_fit(s);
 }
 
@@ -193,6 +200,8 @@ void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_a
 void tp_an_ivset_free(tp_an_ivset *s) {
     if (!s)
         return;
-    free(s->a), free(s->b);
+    tp_scratch *sc = s->sc;
+    tp_scratch_put(sc, s->a), tp_scratch_put(sc, s->b);
     memset(s, 0, sizeof *s);
+    s->sc = sc;
 }

@@ -240,15 +240,17 @@ static void collect_sets(tp_diag_ctx *d) {
     tp_an_ivset_norm(&d->copies, d->w0, d->w1);
     tp_an_ivset_norm(&d->sync, d->w0, d->w1);
     tp_an_ivset_norm(&d->data, d->w0, d->w1);
-    tp_an_ivset win = {0};
+    tp_an_ivset win = {.sc = d->v->scratch};
     tp_an_ivset_add(&win, d->w0, d->w1);
     tp_an_ivset_minus(&win, &d->busy, &d->idle);
     tp_an_ivset_free(&win);
 }
 
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
-    tp_an_ivset nosync = {0}, rest = {0}, shortg = {0};
+    tp_scratch *sc = d->v->scratch;
+    tp_an_ivset nosync = {.sc = sc}, rest = {.sc = sc}, shortg = {.sc = sc};
     memset(s, 0, sizeof *s);
+    s->other_set.sc = sc;
     s->idle = tp_an_ivset_len(&d->idle);
     s->sync = tp_an_ivset_and_len(&d->idle, &d->sync);
     tp_an_ivset_minus(&d->idle, &d->sync, &nosync);
@@ -269,6 +271,10 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     memset(d, 0, sizeof *d);
     d->v = v, d->r = v->r, d->ev = &v->r->ev, d->out = out;
     d->launch_verdict = -1;
+    tp_an_ivset *sets[] = {&d->steps, &d->busy,    &d->idle,  &d->sync,
+                           &d->data,  &d->kernels, &d->copies};
+    for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
+        sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
     d->seen = tp_an_alloc(d->ev->n + 1, 1);
     uint32_t max_name = 0;
     for (size_t i = 0; i < d->ev->n; i++)
