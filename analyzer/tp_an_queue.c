@@ -196,25 +196,27 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     collect_steps(v, &hl, &st);
     int64_t *key = tp_an_tmp(v, st.n, sizeof *key);
     size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
-    size_t *sub = tp_an_tmp(v, st.n, sizeof *sub);
     time_order(v, &st, key, ord);
     for (size_t k = 0; k < st.n; k++)
         key[k] = st.s[ord[k]].stream;
     tp_an_stable_order(key, st.n, grp, v->scratch);
+    /* grp becomes the steps themselves, by stream then time (each stream's run is what
+     * stream_run reads): no copy of each stream's run */
+    for (size_t k = 0; k < st.n; k++)
+        grp[k] = ord[grp[k]];
+    tp_an_tmp_put(v, key);
+    tp_an_tmp_put(v, ord);
     out->median_launch_ns = median_launch(v, &hl);
     tp_an_namememo_close(&hl);
     out->s = tp_an_alloc(st.n + 1, sizeof *out->s);
     for (size_t a = 0, b; a < st.n; a = b) {
-        for (b = a; b < st.n && key[grp[b]] == key[grp[a]]; b++)
-            sub[b - a] = ord[grp[b]];
+        for (b = a; b < st.n && st.s[grp[b]].stream == st.s[grp[a]].stream; b++)
+            ;
         tp_an_queue_stream *q = &out->s[out->n++];
-        q->stream = key[grp[a]];
-        stream_run(v, st.s, sub, b - a, out->median_launch_ns, q);
+        q->stream = st.s[grp[a]].stream;
+        stream_run(v, st.s, grp + a, b - a, out->median_launch_ns, q);
     }
-    tp_an_tmp_put(v, key);
-    tp_an_tmp_put(v, ord);
     tp_an_tmp_put(v, grp);
-    tp_an_tmp_put(v, sub);
     tp_an_tmp_put(v, st.s);
 }
 
