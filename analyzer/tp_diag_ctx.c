@@ -100,7 +100,7 @@ long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
  * that is an API call on no stream, for every row of the run. */
 static void find_cpu_calls(tp_diag_ctx *d) {
     const uint32_t *bc = d->r->by_corr;
-    d->cpu_call = tp_an_alloc(d->ev->n + 1, sizeof *d->cpu_call);
+    d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
     for (size_t s = 0, e; s < d->r->n_by_corr; s = e) {
         int64_t corr = tp_ev_corr(d->ev, bc[s]);
         uint32_t call = 0;
@@ -275,7 +275,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
                            &d->data,  &d->kernels, &d->copies};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
-    d->seen = tp_an_alloc(d->ev->n + 1, 1);
+    d->seen = tp_an_tmp0(v, d->ev->n + 1, 1);
     uint32_t max_name = 0;
     for (size_t i = 0; i < d->ev->n; i++)
         max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
@@ -295,7 +295,9 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
-    free(d->step_end), free(d->seen), free(d->ncls), free(d->th), free(d->cpu_call);
+    free(d->step_end), free(d->ncls), free(d->th);
+    tp_scratch *sc = d->v ? d->v->scratch : NULL;
+    tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
     if (d->mem)
         tp_an_memuse_free(d->mem), free(d->mem);
     tp_an_frames_close(d->fx);
