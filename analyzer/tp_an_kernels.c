@@ -34,17 +34,39 @@ typedef struct {
     int delta; /* +mask at a start, -mask at an end */
 } tp_edge;
 
-/* The edges of the three types in time order, ties by type: what a stable sort of the
- * concatenation gives. Each type's run is ascending when its merged intervals are disjoint
- * and none ends before it starts (HTA's rounding can make one); then merging the three runs
- * is that order, else the runs are sorted. */
-static void order_edges(tp_edge *e, const size_t *off, tp_edge *out, tp_scratch *s) {
-    size_t at[3] = {off[0], off[1], off[2]}, n = 0;
+/* The sweep over the edges in time order, fed one edge at a time: the running mask says
+ * which types are active from the previous edge to this one. */
+typedef struct {
+    int running, compat;
+    size_t n; /* edges seen */
+    tp_edge last;
+    tp_an_kernels *out;
+} sweep;
+
+static void sweep_edge(sweep *w, tp_edge e) {
+    if (w->n++) {
+        w->running += w->last.delta;
+        int64_t d = e.t - w->last.t;
+        if (w->compat)
+            d = d / 1000 * 1000; /* HTA: astype(int) on µs per segment */
+        if (w->running > 0 && w->running < TP_KT_CLASSES)
+            w->out->class_ns[w->running] = tp_an_add(w->out->class_ns[w->running], d);
+    }
+    w->last = e;
+}
+
+/* Sweeps the edges of the three types in time order, ties by type: what a stable sort of
+ * the concatenation gives. Each type's run is ascending when its merged intervals are
+ * disjoint and none ends before it starts (HTA's rounding can make one); then the three
+ * runs are merged as they are swept (no ordered copy), else the runs are sorted in place. */
+static void sweep_edges(tp_edge *e, const size_t *off, sweep *w, tp_scratch *s) {
+    size_t at[3] = {off[0], off[1], off[2]};
     for (int t = 0; t < 3; t++)
         for (size_t j = off[t] + 1; j < off[t + 1]; j++)
             if (e[j].t < e[j - 1].t) {
                 tp_sort_structs_i64_s(e, off[3], sizeof *e, offsetof(tp_edge, t), s);
-                memcpy(out, e, off[3] * sizeof *e);
+                for (size_t k = 0; k < off[3]; k++)
+                    sweep_edge(w, e[k]);
                 return;
             }
     for (;;) {
@@ -54,7 +76,7 @@ static void order_edges(tp_edge *e, const size_t *off, tp_edge *out, tp_scratch 
                 best = t;
         if (best < 0)
             break;
-        out[n++] = e[at[best]++];
+        sweep_edge(w, e[at[best]++]);
     }
 }
 
@@ -71,36 +93,23 @@ static void run_edges(void *ctx, int64_t a, int64_t b) {
     k->e[k->n++] = (tp_edge){b, -k->bit};
 }
 
-/* Merges each type's intervals, then sweeps all edges: the running mask says which types
- * are active until the next edge. Ties do not matter: equal-time edges bound empty spans.
- * The runs go straight to edges and both edge arrays are the view's scratch: nothing of
- * one entry per run or row is allocated fresh. */
+/* Merges each type's intervals, then sweeps all edges. Ties do not matter: equal-time
+ * edges bound empty spans. The runs go straight to edges, in the view's scratch: nothing
+ * of one entry per run or row is allocated fresh. */
 static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     edge_sink k = {tp_an_tmp(v, 2 * v->n_gpu + 2, sizeof *k.e), 0, 0};
-    tp_edge *sorted;
     size_t off[4] = {0};
     for (int t = 0; t < 3; t++) {
         off[t] = k.n;
         k.bit = 1 << t;
         tp_an_gpu_runs(v, 1u << t, run_edges, &k);
     }
-    size_t ne = off[3] = k.n;
-    sorted = tp_an_tmp(v, ne + 1, sizeof *sorted);
-    order_edges(k.e, off, sorted, v->scratch);
+    off[3] = k.n;
+    sweep w = {.compat = v->opts.compat_hta != 0, .out = out};
+    sweep_edges(k.e, off, &w, v->scratch);
     tp_an_tmp_put(v, k.e);
-    tp_edge *e = sorted;
-    int running = 0;
-    for (size_t j = 0; j + 1 < ne; j++) {
-        running += e[j].delta;
-        int64_t d = e[j + 1].t - e[j].t;
-        if (v->opts.compat_hta)
-            d = d / 1000 * 1000; /* HTA: astype(int) on µs per segment */
-        if (running > 0 && running < TP_KT_CLASSES)
-            out->class_ns[running] = tp_an_add(out->class_ns[running], d);
-    }
     for (int c = 1; c < TP_KT_CLASSES; c++)
         out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
-    tp_an_tmp_put(v, e);
 }
 
 typedef struct {
