@@ -256,6 +256,7 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
     tp_an_ivset_minus(&d->idle, &d->sync, &nosync);
     s->data = tp_an_ivset_and_len(&nosync, &d->data);
     tp_an_ivset_minus(&nosync, &d->data, &rest);
+    tp_an_ivset_free(&nosync); /* its blocks go back to the scratch, for shortg's */
     for (size_t i = 0; i < d->idle.n; i++)
         if (d->idle.b[i] - d->idle.a[i] < d->v->opts.kernel_wait_ns)
             tp_an_ivset_add(&shortg, d->idle.a[i], d->idle.b[i]);
