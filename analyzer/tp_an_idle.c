@@ -68,21 +68,21 @@ void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
         if (idle_row(v, i))
             rows[nr++] = i;
     int64_t *key = tp_an_tmp(v, nr, sizeof *key);
-    size_t *ord = tp_an_tmp(v, nr, sizeof *ord), *sub = tp_an_tmp(v, nr, sizeof *sub);
+    size_t *ord = tp_an_tmp(v, nr, sizeof *ord);
     for (size_t k = 0; k < nr; k++)
         key[k] = tp_an_view_stream(v, rows[k]);
     tp_an_stable_order(key, nr, ord, v->scratch);
     out->s = tp_an_alloc(nr + 1, sizeof *out->s);
     for (size_t a = 0, b; a < nr; a = b) {
-        for (b = a; b < nr && key[ord[b]] == key[ord[a]]; b++)
-            sub[b - a] = rows[ord[b]];
+        int64_t stream = key[ord[a]];
+        for (b = a; b < nr && key[ord[b]] == stream; b++)
+            ord[b] = rows[ord[b]]; /* the group's view rows, in place (no copy per stream) */
         tp_an_idle_stream *s = &out->s[out->n++];
-        s->stream = key[ord[a]];
-        stream_run(v, sub, b - a, s);
+        s->stream = stream;
+        stream_run(v, ord + a, b - a, s);
     }
     tp_an_tmp_put(v, key);
     tp_an_tmp_put(v, ord);
-    tp_an_tmp_put(v, sub);
     tp_an_tmp_put(v, rows);
 }
 
