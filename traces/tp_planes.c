@@ -295,29 +295,23 @@ static inline void block16_from_planes(const uint8_t *planes, size_t nw, uint8_t
 }
 #endif
 
-/* `n` body words (contiguous at `words`) to bytes 0..n-1 of planes `stride` bytes apart at
- * `out`: plane k at out + k * stride gets byte k of every word. */
-static void words_to_planes_at(const uint8_t *words, size_t n, uint8_t *out, size_t stride) {
-    size_t b = 0;
-#ifdef PLANES_AVX2_CODE
-    for (; b + 32 <= n; b += 32)
-        block32_to_planes(words + 8 * b, out + b, stride);
-#endif
-#ifdef PLANES_SSE2
-    for (; b + 16 <= n; b += 16)
-        block16_to_planes(words + 8 * b, out + b, stride);
-#endif
-    for (; b + 8 <= n; b += 8)
-        block_to_planes(words + 8 * b, out + b, stride);
-    for (; b < n; b++)
-        for (int k = 0; k < 8; k++)
-            out[(size_t)k * stride + b] = words[8 * b + (size_t)k];
-}
-
 /* Body words (nw u64, contiguous at `words`) to the planes at `out`: plane k, nw bytes long,
  * at out + k * nw holds byte k of every word. */
 static void words_to_planes(const uint8_t *words, size_t nw, uint8_t *out) {
-    words_to_planes_at(words, nw, out, nw);
+    size_t b = 0;
+#ifdef PLANES_AVX2_CODE
+    for (; b + 32 <= nw; b += 32)
+        block32_to_planes(words + 8 * b, out + b, nw);
+#endif
+#ifdef PLANES_SSE2
+    for (; b + 16 <= nw; b += 16)
+        block16_to_planes(words + 8 * b, out + b, nw);
+#endif
+    for (; b + 8 <= nw; b += 8)
+        block_to_planes(words + 8 * b, out + b, nw);
+    for (; b < nw; b++)
+        for (int k = 0; k < 8; k++)
+            out[(size_t)k * nw + b] = words[8 * b + (size_t)k];
 }
 
 /* The inverse of words_to_planes. */
@@ -865,27 +859,19 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
-static void from_columns(const uint64_t *const *col, const size_t *len, size_t ncol, size_t nw,
-                         uint8_t *out) {
-    for (size_t i = 0; i < ncol; out += len[i], i++)
-        words_to_planes_at((const uint8_t *)col[i], len[i], out, nw);
-}
-
 #ifdef PLANES_AVX2_CODE
-void tp_planes__from_columns_avx2(const uint64_t *const *col, const size_t *len, size_t ncol,
-                                  size_t nw, uint8_t *out) {
-    from_columns(col, len, ncol, nw, out);
+void tp_planes__from_words_avx2(const uint8_t *words, size_t nw, uint8_t *out) {
+    words_to_planes(words, nw, out);
 }
 #else
-void tp_planes_from_columns(const uint64_t *const *col, const size_t *len, size_t ncol, size_t nw,
-                            uint8_t *out) {
+void tp_planes_from_words(const uint8_t *words, size_t nw, uint8_t *out) {
 #ifdef PLANES_DISPATCH
     if (__builtin_cpu_supports("avx2")) {
-        tp_planes__from_columns_avx2(col, len, ncol, nw, out);
+        tp_planes__from_words_avx2(words, nw, out);
         return;
     }
 #endif
-    from_columns(col, len, ncol, nw, out);
+    words_to_planes(words, nw, out);
 }
 #endif
 

@@ -103,7 +103,6 @@ typedef struct {
     uint64_t *base; /* base_cap words */
     size_t base_cap;
     size_t cap;    /* records a lane holds: chunk_bytes / size */
-    size_t reach;  /* cap * words: from a record's lane 0 to one past its last lane */
     uint32_t size; /* the type's record size in this chunk; 0: none yet */
     uint32_t words;
     uint64_t last[COLS_WORDS_MAX]; /* the type's previous body in the chunk; zeros at first */
@@ -145,7 +144,7 @@ struct tp_writer {
      * has a record the columns cannot take, or the codec's filter is not 4: then emit_chunk
      * lays the chunk out from its records) and each type's lanes in its slot. */
     uint64_t *cols_hdr;
-    uint64_t *cols_hdrs; /* the headers, then the layout (filt: the META chunk's, written first) */
+    uint64_t *cols_hdrs; /* the headers (not in filt: the META chunk before is laid out there) */
     size_t cols_hdrs_cap;
     uint64_t cols_used; /* TP_REC_BIT of the slots in use */
     int cols_on;        /* the codec's filter is 4 and filtering is on */
@@ -317,8 +316,7 @@ static void cols_reset(tp_writer *w) {
     }
     w->cols_used = 0;
     w->cols_hdr =
-        w->cols_on && TP_MEM_GROW(w->cols_hdrs, w->cols_hdrs_cap,
-                                  tp_planes_sparse_bound(w->opts.chunk_bytes, 0) / 8 + 1)
+        w->cols_on && TP_MEM_GROW(w->cols_hdrs, w->cols_hdrs_cap, w->opts.chunk_bytes / 8 + 1)
             ? w->cols_hdrs
             : NULL;
 }
@@ -340,7 +338,6 @@ __attribute__((noinline)) static int cols_first(tp_writer *w, cols_slot *g, uint
     g->size = size;
     g->words = (uint32_t)words;
     g->cap = cap;
-    g->reach = need;
     g->col = g->base;
     w->cols_used |= TP_REC_BIT(type);
     return 1;
@@ -348,89 +345,25 @@ __attribute__((noinline)) static int cols_first(tp_writer *w, cols_slot *g, uint
 
 /* Header `h`'s record to the columns: its header to `hdr`, each lane's delta from the type's
  * previous body to the lane's column, the body kept as the next one's previous. Two lanes a
- * step (one subtraction; the halves stored `cap` words apart), from the last pair down,
- * written out by body size as filter 3's encoder (col_scatter in tp_planes.c): a loop with its
- * counter took ~7 instructions a pair. */
-#ifdef __SSE2__
-#define COLS_PAIR(j)                                                                               \
-    do {                                                                                           \
-        __m128i x_ = _mm_loadu_si128((const __m128i *)(cur + (j)));                                \
-        __m128i l_ = _mm_loadu_si128((const __m128i *)(last + (j)));                               \
-        _mm_storeu_si128((__m128i *)(last + (j)), x_);                                             \
-        x_ = _mm_sub_epi64(x_, l_);                                                                \
-        q -= cap;                                                                                  \
-        _mm_storeh_pd((double *)q, _mm_castsi128_pd(x_));                                          \
-        q -= cap;                                                                                  \
-        _mm_storel_epi64((__m128i *)q, x_);                                                        \
-    } while (0)
-#else
-#define COLS_PAIR(j)                                                                               \
-    do {                                                                                           \
-        q -= cap;                                                                                  \
-        *q = cur[(j) + 1] - last[(j) + 1];                                                         \
-        last[(j) + 1] = cur[(j) + 1];                                                              \
-        q -= cap;                                                                                  \
-        *q = cur[j] - last[j];                                                                     \
-        last[j] = cur[j];                                                                          \
-    } while (0)
-#endif
-#define COLS_ONE(j)                                                                                \
-    do {                                                                                           \
-        q -= cap;                                                                                  \
-        *q = cur[j] - last[j];                                                                     \
-        last[j] = cur[j];                                                                          \
-    } while (0)
-
+ * step (one subtraction; the halves stored `cap` words apart). */
 static inline void cols_put(cols_slot *g, uint64_t *hdr, const tp_rec_hdr *h) {
     const uint64_t *cur = (const uint64_t *)h + 1;
-    uint64_t *last = g->last;
-    size_t cap = g->cap;
-    uint64_t *q = g->col++ + g->reach;
+    uint64_t *q = g->col++, *last = g->last;
+    size_t cap = g->cap, words = g->words, j = 0;
     memcpy(hdr, h, 8);
-    switch (g->words) {
-    case 11:
-        COLS_ONE(10);
-        goto pairs10;
-    case 9:
-        COLS_ONE(8);
-        goto pairs8;
-    case 7:
-        COLS_ONE(6);
-        goto pairs6;
-    case 5:
-        COLS_ONE(4);
-        goto pairs4;
-    case 3:
-        COLS_ONE(2);
-        goto pairs2;
-    case 1:
-        COLS_ONE(0);
-        return;
-    case 12:
-        COLS_PAIR(10);
-        __attribute__((fallthrough));
-    case 10:
-    pairs10:
-        COLS_PAIR(8);
-        __attribute__((fallthrough));
-    case 8:
-    pairs8:
-        COLS_PAIR(6);
-        __attribute__((fallthrough));
-    case 6:
-    pairs6:
-        COLS_PAIR(4);
-        __attribute__((fallthrough));
-    case 4:
-    pairs4:
-        COLS_PAIR(2);
-        __attribute__((fallthrough));
-    case 2:
-    pairs2:
-        COLS_PAIR(0);
-        __attribute__((fallthrough));
-    default:
-        break;
+#ifdef __SSE2__
+    for (; j + 2 <= words; j += 2, q += 2 * cap) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(cur + j));
+        __m128i l = _mm_loadu_si128((const __m128i *)(last + j));
+        _mm_storeu_si128((__m128i *)(last + j), x);
+        x = _mm_sub_epi64(x, l);
+        _mm_storel_epi64((__m128i *)q, x);
+        _mm_storeh_pd((double *)(q + cap), _mm_castsi128_pd(x));
+    }
+#endif
+    for (; j < words; j++, q += cap) {
+        *q = cur[j] - last[j];
+        last[j] = cur[j];
     }
 }
 
@@ -448,25 +381,23 @@ static void cols_add(tp_writer *w, const tp_rec_hdr *r) {
 
 /* 1 when the columns hold data chunk `c` whole (every record went in). */
 static int cols_complete(const tp_writer *w, const chunk_buf *c) {
-    return c == &w->data && w->cols_hdr && c->len <= w->opts.chunk_bytes &&
-           (size_t)(w->cols_hdr - w->cols_hdrs) == c->count;
+    return c == &w->data && w->cols_hdr && (size_t)(w->cols_hdr - w->cols_hdrs) == c->count;
 }
 
-/* Filter 3's layout of the chunk from the columns, in cols_hdrs (which has room for filter
- * 4's form): the headers are there; each group's lanes, in type order, transposed behind them. */
+/* Filter 3's layout of the chunk into filt from the columns: the headers, then the lanes
+ * gathered in type order into `planes` and transposed behind them. */
 static void cols_layout(tp_writer *w, const chunk_buf *c) {
-    const uint64_t *col[TP_REC_TYPE_LIMIT * COLS_WORDS_MAX];
-    size_t len[TP_REC_TYPE_LIMIT * COLS_WORDS_MAX], ncol = 0, nw = 0;
+    memcpy(w->filt, w->cols_hdrs, 8 * (size_t)c->count);
+    uint64_t *words = (uint64_t *)w->planes;
+    size_t nw = 0;
     for (uint64_t m = c->mask; m; m &= m - 1) {
         unsigned t = (unsigned)__builtin_ctzll(m);
         const cols_slot *g = &w->cols[t];
         size_t n = c->census.count[t];
-        for (size_t j = 0; j < g->words; j++, ncol++, nw += n) {
-            col[ncol] = g->base + j * g->cap;
-            len[ncol] = n;
-        }
+        for (size_t j = 0; j < g->words; j++, nw += n)
+            memcpy(words + nw, g->base + j * g->cap, n * 8);
     }
-    tp_planes_from_columns(col, len, ncol, nw, (uint8_t *)(w->cols_hdrs + c->count));
+    tp_planes_from_words(w->planes, nw, w->filt + 8 * (size_t)c->count);
 }
 
 static tp_status write_all(int fd, struct iovec *iov, int n) {
@@ -562,18 +493,17 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
         set_err(w, TP_ERR_NOMEM);
         return -1;
     }
-    uint8_t *out = cols ? (uint8_t *)w->cols_hdrs : w->filt; /* cols_reset made its room */
-    *src = out;
+    *src = w->filt;
     if (f == TP_FILTER_LANE_DELTA)
-        tp_filter_encode(c->buf, out, c->len);
+        tp_filter_encode(c->buf, w->filt, c->len);
     else if (f == TP_FILTER_LANE_PLANES)
-        tp_planes_encode(c->buf, out, w->planes, c->len);
+        tp_planes_encode(c->buf, w->filt, w->planes, c->len);
     else if (cols)
         cols_layout(w, c);
     else
-        tp_planes_encode_columns_census(c->buf, out, w->planes, c->len, &c->census);
+        tp_planes_encode_columns_census(c->buf, w->filt, w->planes, c->len, &c->census);
     if (f == TP_FILTER_LANE_SPARSE) /* the bitmap's words in w->planes, free again */
-        *len = tp_planes_sparse(out, c->len, c->count, (uint64_t *)w->planes);
+        *len = tp_planes_sparse(w->filt, c->len, c->count, (uint64_t *)w->planes);
     return f;
 }
 
