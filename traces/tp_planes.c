@@ -859,22 +859,6 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
-#ifdef PLANES_AVX2_CODE
-void tp_planes__from_words_avx2(const uint8_t *words, size_t nw, uint8_t *out) {
-    words_to_planes(words, nw, out);
-}
-#else
-void tp_planes_from_words(const uint8_t *words, size_t nw, uint8_t *out) {
-#ifdef PLANES_DISPATCH
-    if (__builtin_cpu_supports("avx2")) {
-        tp_planes__from_words_avx2(words, nw, out);
-        return;
-    }
-#endif
-    words_to_planes(words, nw, out);
-}
-#endif
-
 /* Filter 3's decoder, given the k headers at src's front checked as filter 2's decoder checks
  * them (decode_columns, or filter 4's unsparse, walks them): the planes to words in scratch,
  * then each record put together from its header and its lanes, gathered from its group (or

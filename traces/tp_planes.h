@@ -40,11 +40,6 @@ size_t tp_planes_decode(const uint8_t *src, uint8_t *dst, size_t n);
  * the other lanes: LZ4 finds fewer, longer matches (docs/PERFORMANCE.md, "Chunk codec"). */
 void tp_planes_encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
 
-/* Filter 3's planes from its body words already in column order (`nw` u64 at `words`): the
- * transposition alone, to `out` (nw * 8 bytes, after the k headers), for a writer that puts
- * each body's lanes in its group's column while it walks the records (tp_writer.c, "cols"). */
-void tp_planes_from_words(const uint8_t *words, size_t nw, uint8_t *out);
-
 /* Filter 3's census of a chunk: per record type (below TP_REC_TYPE_LIMIT), how many records
  * and their sizes or-ed and and-ed (equal exactly when all are one size). The encoder needs it
  * to place each type's columns before it can put any body there; a writer that keeps one while
@@ -110,7 +105,6 @@ void tp_planes__encode_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, 
 void tp_planes__encode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
                                     const tp_planes_census *census);
 size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n);
-void tp_planes__from_words_avx2(const uint8_t *words, size_t nw, uint8_t *out);
 size_t tp_planes__sparse_avx2(uint8_t *layout, size_t n, size_t k, uint64_t *map);
 size_t tp_planes__decode_columns_k_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
                                         size_t n, size_t k);

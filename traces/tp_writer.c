@@ -20,9 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -95,19 +92,6 @@ typedef struct {
     tp_planes_census census;
 } chunk_buf;
 
-/* Filter 4's columns of one record type, built while the drain walks the rings (see
- * cols_put): lane j of the type's record i at base[j * cap + i]. */
-#define COLS_WORDS_MAX 12 /* bodies up to 96 bytes: every fixed-size record type */
-typedef struct {
-    uint64_t *col;  /* where the next record's lane 0 goes */
-    uint64_t *base; /* base_cap words */
-    size_t base_cap;
-    size_t cap;    /* records a lane holds: chunk_bytes / size */
-    uint32_t size; /* the type's record size in this chunk; 0: none yet */
-    uint32_t words;
-    uint64_t last[COLS_WORDS_MAX]; /* the type's previous body in the chunk; zeros at first */
-} cols_slot;
-
 struct tp_writer {
     tp_writer_opts opts;
     _Atomic int fd; /* -1 when sealed or released; read by other threads (tp_writer_fd) */
@@ -139,16 +123,6 @@ struct tp_writer {
     void *now_ctx;
     uint64_t xdrops_seen[REASON_SLOTS][TP_REC_TYPE_LIMIT];
     int hurry; /* this drain cycle found the drain behind: skip filter and codec for data */
-    /* Filter 4's layout of the data chunk, made while the records are copied in (cols_put):
-     * the headers at the front of `filt` (cols_hdr: the next one's place; NULL when the chunk
-     * has a record the columns cannot take, or the codec's filter is not 4: then emit_chunk
-     * lays the chunk out from its records) and each type's lanes in its slot. */
-    uint64_t *cols_hdr;
-    uint64_t *cols_hdrs; /* the headers (not in filt: the META chunk before is laid out there) */
-    size_t cols_hdrs_cap;
-    uint64_t cols_used; /* TP_REC_BIT of the slots in use */
-    int cols_on;        /* the codec's filter is 4 and filtering is on */
-    cols_slot cols[TP_REC_TYPE_LIMIT];
 
     pthread_mutex_t stage_lock;
     tp_stage *stages;
@@ -290,116 +264,6 @@ static inline int chunk_add(chunk_buf *c, const tp_rec_hdr *r) {
 
 /* ------------------------------------------------------------------ file output */
 
-/* ------------------------------------------------------------------ filter 4 while copying */
-
-/* Filter 4's layout (filter 3's, then its zero pieces left out) puts each record's header at
- * the front and its body's lane deltas in its type's columns. Laid out from the chunk's records
- * when the chunk is written, that is a second walk over them after the ring copy's, with each
- * record's type, size, group and previous record found again (~45 instructions a record on the
- * trainer's stream: docs/PERFORMANCE.md, "Collector on the trainer, tenth round"). So the
- * drain's walk puts them there as it counts the records in (drain_span, add_data): the header
- * into `cols_hdrs`, the lanes into the type's slot, a lane `cap` words apart (the type's count in
- * the chunk is not known yet), the previous body kept in the slot (the ring may be written over
- * once the drain moves on). When the chunk is written the slots' lanes are gathered in type
- * order (cols_layout) and transposed into planes as filter 3's encoder does: the same bytes.
- * The records are still copied into the chunk: a tap, a store without filter (hurry) and the
- * chunks the columns cannot take (cols_first) need them. */
-
-/* Starts the columns of a new data chunk: the slots the last one used emptied, room for the
- * headers (records are at least 8 bytes and, while the columns are on,
- * fill at most chunk_bytes). */
-static void cols_reset(tp_writer *w) {
-    for (uint64_t m = w->cols_used; m; m &= m - 1) {
-        cols_slot *g = &w->cols[__builtin_ctzll(m)];
-        g->size = 0;
-        memset(g->last, 0, sizeof g->last);
-    }
-    w->cols_used = 0;
-    w->cols_hdr =
-        w->cols_on && TP_MEM_GROW(w->cols_hdrs, w->cols_hdrs_cap, w->opts.chunk_bytes / 8 + 1)
-            ? w->cols_hdrs
-            : NULL;
-}
-
-/* The first record of `type` in the chunk, or one of another size (g->size != size): sets the
- * slot up for it, or returns 0 when the columns cannot take it: a second size of one type
- * (filter 3 puts such a type's bodies in record order), a type the lane delta leaves alone, a
- * body over COLS_WORDS_MAX words, no memory. The caller then stops the columns for the chunk. */
-__attribute__((noinline)) static int cols_first(tp_writer *w, cols_slot *g, uint16_t type,
-                                                uint32_t size) {
-    size_t words = size / 8 - 1, cap = w->opts.chunk_bytes / size;
-    if (g->size || !tp_filter_applies(type) || words > COLS_WORDS_MAX)
-        return 0;
-    if (!cap) /* a record larger than a chunk, alone in one */
-        cap = 1;
-    size_t need = cap * words;
-    if (!TP_MEM_GROW(g->base, g->base_cap, need > 0 ? need : 1))
-        return 0;
-    g->size = size;
-    g->words = (uint32_t)words;
-    g->cap = cap;
-    g->col = g->base;
-    w->cols_used |= TP_REC_BIT(type);
-    return 1;
-}
-
-/* Header `h`'s record to the columns: its header to `hdr`, each lane's delta from the type's
- * previous body to the lane's column, the body kept as the next one's previous. Two lanes a
- * step (one subtraction; the halves stored `cap` words apart). */
-static inline void cols_put(cols_slot *g, uint64_t *hdr, const tp_rec_hdr *h) {
-    const uint64_t *cur = (const uint64_t *)h + 1;
-    uint64_t *q = g->col++, *last = g->last;
-    size_t cap = g->cap, words = g->words, j = 0;
-    memcpy(hdr, h, 8);
-#ifdef __SSE2__
-    for (; j + 2 <= words; j += 2, q += 2 * cap) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(cur + j));
-        __m128i l = _mm_loadu_si128((const __m128i *)(last + j));
-        _mm_storeu_si128((__m128i *)(last + j), x);
-        x = _mm_sub_epi64(x, l);
-        _mm_storel_epi64((__m128i *)q, x);
-        _mm_storeh_pd((double *)(q + cap), _mm_castsi128_pd(x));
-    }
-#endif
-    for (; j < words; j++, q += cap) {
-        *q = cur[j] - last[j];
-        last[j] = cur[j];
-    }
-}
-
-/* cols_put for a record that add_data takes (a run's last, a DROPPED record). */
-static void cols_add(tp_writer *w, const tp_rec_hdr *r) {
-    if (!w->cols_hdr)
-        return;
-    cols_slot *g = r->type < TP_REC_TYPE_LIMIT ? &w->cols[r->type] : NULL;
-    if (!g || (g->size != r->size && !cols_first(w, g, r->type, r->size))) {
-        w->cols_hdr = NULL;
-        return;
-    }
-    cols_put(g, w->cols_hdr++, r);
-}
-
-/* 1 when the columns hold data chunk `c` whole (every record went in). */
-static int cols_complete(const tp_writer *w, const chunk_buf *c) {
-    return c == &w->data && w->cols_hdr && (size_t)(w->cols_hdr - w->cols_hdrs) == c->count;
-}
-
-/* Filter 3's layout of the chunk into filt from the columns: the headers, then the lanes
- * gathered in type order into `planes` and transposed behind them. */
-static void cols_layout(tp_writer *w, const chunk_buf *c) {
-    memcpy(w->filt, w->cols_hdrs, 8 * (size_t)c->count);
-    uint64_t *words = (uint64_t *)w->planes;
-    size_t nw = 0;
-    for (uint64_t m = c->mask; m; m &= m - 1) {
-        unsigned t = (unsigned)__builtin_ctzll(m);
-        const cols_slot *g = &w->cols[t];
-        size_t n = c->census.count[t];
-        for (size_t j = 0; j < g->words; j++, nw += n)
-            memcpy(words + nw, g->base + j * g->cap, n * 8);
-    }
-    tp_planes_from_words(w->planes, nw, w->filt + 8 * (size_t)c->count);
-}
-
 static tp_status write_all(int fd, struct iovec *iov, int n) {
     while (n > 0) {
         ssize_t k = writev(fd, iov, n);
@@ -486,7 +350,6 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
     if (!filter || w->opts.no_filter)
         return TP_FILTER_NONE;
     int f = w->codec->filter, planes = f != TP_FILTER_LANE_DELTA;
-    int cols = f == TP_FILTER_LANE_SPARSE && cols_complete(w, c);
     size_t room = f == TP_FILTER_LANE_SPARSE ? tp_planes_sparse_bound(c->len, c->count) : c->len;
     if (!TP_MEM_GROW(w->filt, w->filt_cap, room) ||
         (planes && !TP_MEM_GROW(w->planes, w->planes_cap, c->len))) {
@@ -498,8 +361,6 @@ static int apply_filter(tp_writer *w, const chunk_buf *c, int filter, const uint
         tp_filter_encode(c->buf, w->filt, c->len);
     else if (f == TP_FILTER_LANE_PLANES)
         tp_planes_encode(c->buf, w->filt, w->planes, c->len);
-    else if (cols)
-        cols_layout(w, c);
     else
         tp_planes_encode_columns_census(c->buf, w->filt, w->planes, c->len, &c->census);
     if (f == TP_FILTER_LANE_SPARSE) /* the bitmap's words in w->planes, free again */
@@ -615,7 +476,6 @@ static void cut_chunk(tp_writer *w) {
         emit_chunk(w, TP_CHUNK_DATA, &w->data, 1);
     }
     chunk_reset(&w->data);
-    cols_reset(w);
 }
 
 static inline void add_data(tp_writer *w, const tp_rec_hdr *r) {
@@ -623,14 +483,11 @@ static inline void add_data(tp_writer *w, const tp_rec_hdr *r) {
      * instructions a record less), the others take the way that cuts or grows. */
     if (w->data.len + r->size <= w->data_room) {
         chunk_put(&w->data, r);
-        cols_add(w, r);
         return;
     }
     if (w->data.len && w->data.len + r->size > w->opts.chunk_bytes)
         cut_chunk(w);
-    if (chunk_add(&w->data, r))
-        cols_add(w, r);
-    else
+    if (!chunk_add(&w->data, r))
         set_err(w, TP_ERR_NOMEM);
     w->data_room = w->data.cap < w->opts.chunk_bytes ? w->data.cap : w->opts.chunk_bytes;
 }
@@ -672,10 +529,8 @@ static inline const uint8_t *run_limit(const tp_writer *w, const uint8_t *run, c
  * block. Not inline: a call once a run, which also keeps the compiler from packing t_min and
  * t_max into one vector register for the stores (a pack and unpack in every timed record). */
 __attribute__((noinline)) static void run_end(tp_writer *w, const uint8_t *run, size_t n,
-                                              uint32_t count, uint64_t t_min, uint64_t t_max,
-                                              uint64_t *hdr) {
+                                              uint32_t count, uint64_t t_min, uint64_t t_max) {
     chunk_buf *c = &w->data;
-    w->cols_hdr = hdr;
     c->count = count;
     c->t_min = t_min;
     c->t_max = t_max;
@@ -703,7 +558,6 @@ drain_span(tp_writer *w, const uint8_t *p, const uint8_t *end, int nice) {
     const uint8_t *run = p, *lim = run_limit(w, run, end); /* [run, p): counted, not copied */
     uint32_t count = w->data.count, k = 0;
     uint64_t t_min = w->data.t_min, t_max = w->data.t_max;
-    uint64_t *hdr = w->cols_hdr; /* the columns' next header (NULL: off for this chunk) */
     int bad = 0;
     while (p < end) {
         const tp_rec_hdr *h = (const tp_rec_hdr *)p;
@@ -721,7 +575,7 @@ drain_span(tp_writer *w, const uint8_t *p, const uint8_t *end, int nice) {
                 bad = 1; /* a producer wrote a bad header */
                 break;
             }
-            run_end(w, run, (size_t)(p - run), count, t_min, t_max, hdr);
+            run_end(w, run, (size_t)(p - run), count, t_min, t_max);
             if (type != TP_REC_PAD)
                 add_data(w, h); /* cuts or grows when the chunk has no room for it */
             p += size;
@@ -730,15 +584,7 @@ drain_span(tp_writer *w, const uint8_t *p, const uint8_t *end, int nice) {
             count = w->data.count;
             t_min = w->data.t_min;
             t_max = w->data.t_max;
-            hdr = w->cols_hdr;
             continue;
-        }
-        if (hdr) {
-            cols_slot *g = &w->cols[type];
-            if (g->size != size && !cols_first(w, g, type, size))
-                hdr = NULL;
-            else
-                cols_put(g, hdr++, h);
         }
         count++;
         cs->count[type]++;
@@ -757,7 +603,7 @@ drain_span(tp_writer *w, const uint8_t *p, const uint8_t *end, int nice) {
         if (nice && ++k % 64 == 0 && give_way(w))
             break;
     }
-    run_end(w, run, (size_t)(p - run), count, t_min, t_max, hdr);
+    run_end(w, run, (size_t)(p - run), count, t_min, t_max);
     return bad ? NULL : p;
 }
 
@@ -1113,9 +959,6 @@ static void writer_free(tp_writer *w) {
     free(w->meta_spare.buf);
     free(w->filt);
     free(w->planes);
-    free(w->cols_hdrs);
-    for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++)
-        free(w->cols[t].base);
     free(w->zbuf);
     free(w->index);
     intern_free(&w->strings);
@@ -1182,8 +1025,6 @@ tp_status tp_writer_open_fd(int fd, const char *path, const tp_writer_opts *opts
     w->fd = fd_raise(fd, w->opts.fd_floor);
     w->codec = tp_codec_by_name(w->opts.codec);
     w->opts.codec = w->codec->name; /* the caller's string need not outlive the call */
-    w->cols_on = w->codec->filter == TP_FILTER_LANE_SPARSE && !w->opts.no_filter;
-    cols_reset(w);
     w->cx = tp_codec_ctx_open();
     s = TP_ERR_NOMEM;
     if (!w->cx)
