@@ -77,10 +77,11 @@ static long zstd_decompress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uin
 
 /* ------------------------------------------------------------------ lz4 */
 
-/* LZ4's acceleration per layout. Filter 3's and 4's (long runs of each lane): 4, which takes
- * 22 % fewer of LZ4's instructions than LZ4's default of 1 for 4 % more bytes (bench_trace's
- * mix: 4.76 against 4.59 B/event, zstd -1's size); 8 saved 8 % more for as many bytes again
- * (on filter 4, 6 and 8 give back the bytes it saves: "Writing, fifth round"). Filter 2's
+/* LZ4's acceleration per layout. Filter 3's (long runs of each lane; filter 4's too while chunks
+ * were 256 KiB, see LZ4_ACCEL_SPARSE): 4, which takes 22 % fewer of LZ4's instructions than
+ * LZ4's default of 1 for 4 % more bytes (bench_trace's mix: 4.76 against 4.59 B/event, zstd
+ * -1's size); 8 saved 8 % more for as many bytes again (on filter 4 with 256 KiB chunks, 6 and 8
+ * give back the bytes it saves: "Writing, fifth round"). Filter 2's
  * (lz4-planes, format 1.5's layout): 1, as in 1.5; its short runs lose more to acceleration
  * (4: 9.89 against 8.81 B/event). docs/PERFORMANCE.md, "Chunk codec". */
 #define LZ4_ACCEL_COLUMNS 4
