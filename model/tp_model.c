@@ -1033,18 +1033,20 @@ static void longer_first(const tp_events *e, uint64_t *key, uint32_t *rows, size
 }
 
 static void events_sort(tp_events *e, tp_scratch *sc) {
-    if (!e->load_ord) { /* first finish: rows are still in load order */
-        e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
-        for (size_t i = 0; i < e->n; i++)
-            e->load_ord[i] = (uint32_t)i;
-    }
+    int first = !e->load_ord; /* first finish: rows are still in load order */
     int sorted = 1;
     for (size_t i = 1; i < e->n && sorted; i++)
         if (e->ts[i] < e->ts[i - 1] ||
             (e->ts[i] == e->ts[i - 1] && tp_ev_dur(e, i) > tp_ev_dur(e, i - 1)))
             sorted = 0;
-    if (sorted)
+    if (sorted) {
+        if (first) {
+            e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
+            for (size_t i = 0; i < e->n; i++)
+                e->load_ord[i] = (uint32_t)i;
+        }
         return;
+    }
     /* a stable radix sort by ts; then each run of equal ts (rare, and short) is ordered
      * longer first, stably, so rows equal in both keep their current order (load order on
      * the first finish) */
@@ -1062,7 +1064,11 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
             longer_first(e, key + i, perm + i, j - i);
     }
     tp_scratch_put(sc, key);
-    events_permute(e, perm);
+    events_permute(e, perm); /* on the first finish without load_ord: */
+    if (first) {             /* the permutation is the load order (one copy, no gather) */
+        e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
+        memcpy(e->load_ord, perm, e->n * sizeof *perm);
+    }
     tp_scratch_put(sc, perm);
 }
 
@@ -1309,6 +1315,37 @@ static void corr_directory(tp_rank *r) {
     }
 }
 
+/* rows[0..n) (ascending) by correlation, ties in row order, by counting when the ids span
+ * at most a few per row (CUPTI numbers them from 1, one per call: a launch and its GPU rows
+ * share one), which is the stable sort's order in two passes instead of four or five; 0
+ * (nothing done) when they spread wider. */
+static int corr_counting_sort(const tp_events *e, uint32_t *rows, size_t n, tp_scratch *sc) {
+    if (n < 2)
+        return 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < n; k++) {
+        int64_t c = tp_ev_corr(e, rows[k]);
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+    }
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    if (span > 4 * (uint64_t)n)
+        return 0;
+    uint32_t *at = tp_scratch_get(sc, (size_t)span + 2, sizeof *at);
+    uint32_t *out = tp_scratch_get(sc, n, sizeof *out);
+    memset(at, 0, ((size_t)span + 2) * sizeof *at);
+    for (size_t k = 0; k < n; k++)
+        at[(uint64_t)tp_ev_corr(e, rows[k]) - (uint64_t)lo + 1]++;
+    for (size_t j = 1; j <= (size_t)span + 1; j++)
+        at[j] += at[j - 1];
+    for (size_t k = 0; k < n; k++)
+        out[at[(uint64_t)tp_ev_corr(e, rows[k]) - (uint64_t)lo]++] = rows[k];
+    memcpy(rows, out, n * sizeof *rows);
+    tp_scratch_put(sc, out);
+    tp_scratch_put(sc, at);
+    return 1;
+}
+
 static void index_corr(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
@@ -1317,11 +1354,13 @@ static void index_corr(tp_rank *r, tp_scratch *sc) {
         if (e->corr32[i] != TP_EV_U32_NONE)
             rows[n++] = (uint32_t)i;
     rows = tp_mem_xrealloc(rows, n ? n : 1, sizeof *rows); /* kept: no slack */
-    uint64_t *key = tp_scratch_get(sc, n + 1, sizeof *key);
-    for (size_t k = 0; k < n; k++)
-        key[k] = tp_sort_key_i64(tp_ev_corr(e, rows[k]));
-    tp_sort_pairs_s(key, rows, n, sc); /* stable: (correlation, row) */
-    tp_scratch_put(sc, key);
+    if (!corr_counting_sort(e, rows, n, sc)) {
+        uint64_t *key = tp_scratch_get(sc, n + 1, sizeof *key);
+        for (size_t k = 0; k < n; k++)
+            key[k] = tp_sort_key_i64(tp_ev_corr(e, rows[k]));
+        tp_sort_pairs_s(key, rows, n, sc); /* stable: (correlation, row) */
+        tp_scratch_put(sc, key);
+    }
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
