@@ -60,9 +60,11 @@ static uint32_t intern_sid(nload *L, uint32_t sid) {
     return sid_lookup(L, sid)->id;
 }
 
-/* tp_model_name_flags of the text of `sid`. */
-static uint8_t sid_flags(nload *L, uint32_t sid) {
-    return sid_lookup(L, sid)->flags;
+/* The row's name and its flags (less `drop`) from one look-up of `sid`. */
+static void row_name(nload *L, tp_event_row *row, uint32_t sid, uint8_t drop) {
+    const sid_slot *e = sid_lookup(L, sid);
+    row->name = e->id;
+    row->flags = e->flags & (uint8_t)~drop;
 }
 
 /* The name of NVTX domain `id` (its DOMAIN record, the latest when renamed), interned; 0 for
@@ -117,9 +119,8 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     tp_event_row_init(&row);
     row.ts = (int64_t)a->ts;
     row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
-    row.name = intern_sid(L, a->name_sid);
+    row_name(L, &row, a->name_sid, 0);
     row.cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
-    row.flags = sid_flags(L, a->name_sid);
     if (kind == TP_API_DEVICE)
         row.flags |= TP_EVF_LAUNCH;
     row.pid = L->pid;
@@ -147,8 +148,7 @@ static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     tp_event_row row;
     gpu_row(&row, k->ts, k->end, k->device, k->stream, k->correlation);
     row.cat = TP_CAT_KERNEL;
-    row.name = intern_sid(L, k->name_sid);
-    row.flags = sid_flags(L, k->name_sid) & (uint8_t)~TP_EVF_LAUNCH;
+    row_name(L, &row, k->name_sid, TP_EVF_LAUNCH);
     return push_row(L, &row);
 }
 
@@ -206,8 +206,7 @@ static tp_status on_range(void *ctx, const tp_visit_range *r) {
     row.ts = (int64_t)r->open.ts;
     row.dur = end > row.ts ? end - row.ts : 0;
     row.cat = TP_CAT_USER_ANNOTATION;
-    row.name = intern_sid(L, r->open.msg_sid);
-    row.flags = sid_flags(L, r->open.msg_sid) & (uint8_t)~TP_EVF_LAUNCH;
+    row_name(L, &row, r->open.msg_sid, TP_EVF_LAUNCH);
     row.pid = L->pid;
     row.tid = r->open.tid;
     row.stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */

@@ -404,6 +404,11 @@ int64_t tp_ev_wide_get(const tp_ev_wide *w, size_t row) {
     return lo < w->n && w->row[lo] == row ? w->val[lo] : -1;
 }
 
+/* 1 when `w` holds a value of row `row` or later (narrow_put drops it first). */
+static inline int wide_at_or_past(const tp_ev_wide *w, size_t row) {
+    return w->n && w->row[w->n - 1] >= row;
+}
+
 /* Drops the wide value of `row`, if any (a row edited in place to a value that fits). */
 static void wide_drop(tp_ev_wide *w, size_t row) {
     for (size_t at = 0; at < w->n; at++)
@@ -696,11 +701,25 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     if (e->n == e->cap)
         events_grow(e);
     size_t i = e->n++;
-    e->ts[i] = r->ts, e->dur32[i] = narrow_put(&e->wide_dur, i, r->dur), e->name[i] = r->name;
+    e->ts[i] = r->ts, e->name[i] = r->name;
+    /* the common cases inline (a row appended, values that fit their codes, the place of the
+     * row before); the helpers do the rest */
+    if (r->dur >= 0 && r->dur < TP_EV_U32_WIDE && !wide_at_or_past(&e->wide_dur, i))
+        e->dur32[i] = (uint32_t)r->dur;
+    else
+        e->dur32[i] = narrow_put(&e->wide_dur, i, r->dur);
     e->cat[i] = r->cat, e->flags[i] = r->flags, e->stack[i] = r->stack;
     uint32_t hi;
-    e->corr32[i] = corr_put(e, i, r->correlation, &hi);
-    place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
+    if (r->correlation == -1)
+        e->corr32[i] = TP_EV_U32_NONE, hi = 0;
+    else
+        e->corr32[i] = corr_put(e, i, r->correlation, &hi);
+    tp_ev_place p = {r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi};
+    if (e->places.n && e->places.last < TP_EV_PLACE_WIDE &&
+        place_eq(&e->places.v[e->places.last], &p) && !wide_at_or_past(&e->wide_place, i))
+        e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
+    else
+        place_put(e, i, &p);
     if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
         copies_put(e, i,
                    &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
@@ -708,10 +727,14 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     if (e->parent) /* pushed after a finish: the next finish derives these again */
         e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
     opt_put_cat_raw(e, i, r->cat_raw);
-    opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
-    opt_put_u32(e, &e->shapes_opt, i, r->shapes);
-    opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
-    opt_put_u32(e, &e->domain_opt, i, r->domain);
+    if (e->external_id32_opt || r->external_id != -1)
+        opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
+    if (e->shapes_opt || r->shapes)
+        opt_put_u32(e, &e->shapes_opt, i, r->shapes);
+    if (e->seq32_opt || r->seq != -1)
+        opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
+    if (e->domain_opt || r->domain)
+        opt_put_u32(e, &e->domain_opt, i, r->domain);
 }
 
 /* Resizes every allocated memory-event column to `cap` rows. */
