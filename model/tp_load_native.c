@@ -43,6 +43,7 @@ typedef struct {
     uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, by type */
     uint32_t dom_id, dom_name; /* the domain named last (domain_name), valid when dom_set */
     int dom_set;
+    tp_event_row row0; /* tp_event_row_init's row, copied for each record */
 } nload;
 
 static const sid_slot *sid_lookup(nload *L, uint32_t sid) {
@@ -115,8 +116,7 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)a->ts;
     row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
     row_name(L, &row, a->name_sid, 0);
@@ -130,9 +130,9 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     return push_row(L, &row);
 }
 
-static void gpu_row(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device, uint32_t stream,
-                    uint32_t corr) {
-    tp_event_row_init(row);
+static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
+                    uint32_t stream, uint32_t corr) {
+    *row = L->row0;
     row->ts = (int64_t)ts;
     row->dur = end > ts ? (int64_t)(end - ts) : 0;
     row->device = (int32_t)device;
@@ -146,7 +146,7 @@ static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_kernel *k = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, k->ts, k->end, k->device, k->stream, k->correlation);
+    gpu_row(L, &row, k->ts, k->end, k->device, k->stream, k->correlation);
     row.cat = TP_CAT_KERNEL;
     row_name(L, &row, k->name_sid, TP_EVF_LAUNCH);
     return push_row(L, &row);
@@ -156,7 +156,7 @@ static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_memcpy *c = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, c->ts, c->end, c->device, c->stream, c->correlation);
+    gpu_row(L, &row, c->ts, c->end, c->device, c->stream, c->correlation);
     char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMCPY;
     row.name = intern_lit(
@@ -173,7 +173,7 @@ static tp_status on_memset(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_memset *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
+    gpu_row(L, &row, s->ts, s->end, s->device, s->stream, s->correlation);
     char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMSET;
     row.name = intern_lit(L, tp_kineto_memset_name(name, sizeof name, s->mem_kind));
@@ -186,7 +186,7 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_sync *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
+    gpu_row(L, &row, s->ts, s->end, s->device, s->stream, s->correlation);
     if (s->stream == 0xffffffffu) { /* not stream-specific: a CPU-side wait */
         row.stream = -1;
         row.pid = L->pid;
@@ -201,8 +201,7 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_range(void *ctx, const tp_visit_range *r) {
     nload *L = ctx;
     int64_t end = r->closed ? (int64_t)r->end : L->t_last;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)r->open.ts;
     row.dur = end > row.ts ? end - row.ts : 0;
     row.cat = TP_CAT_USER_ANNOTATION;
@@ -296,8 +295,7 @@ static tp_status on_dropped(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_overhead(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_overhead *o = (const void *)h;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)o->ts;
     row.dur = o->end > o->ts ? (int64_t)(o->end - o->ts) : 0;
     row.cat = TP_CAT_OVERHEAD;
@@ -335,8 +333,7 @@ static int time_plausible(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_mark(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_nvtx *n = (const void *)h;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)n->ts;
     row.dur = 0;
     row.name = intern_sid(L, n->msg_sid);
@@ -595,6 +592,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.sids = tp_mem_xcalloc(SID_CACHE, sizeof *L.sids);
     for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
         L.rec_flags[t] = tp_record_info(t)->flags;
+    tp_event_row_init(&L.row0);
     tp_status st = tp_visit_run(rd, &loader, &L, NULL);
     if (st == TP_OK)
         load_stacks(&L);

@@ -783,11 +783,19 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     e->op[i] = r->op;
     memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
     memev_opt_put_u64(e, &e->size_opt, i, r->size);
-    place_index_put(&e->threads, &e->wide_thread, e->thread, i,
-                    &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0});
-    memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
-    memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
-    memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
+    tp_ev_place p = {r->pid, r->tid, -1, -1, -1, 0};
+    const tp_ev_places *t = &e->threads;
+    if (t->n && t->last < TP_EV_PLACE_WIDE && place_eq(&t->v[t->last], &p) &&
+        !wide_at_or_past(&e->wide_thread, i))
+        e->thread[i] = (uint16_t)t->last; /* place_index_put's result, inline */
+    else
+        place_index_put(&e->threads, &e->wide_thread, e->thread, i, &p);
+    if (e->total_allocated_opt || r->total_allocated != -1)
+        memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
+    if (e->total_reserved_opt || r->total_reserved != -1)
+        memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
+    if (e->largest_free_opt || r->largest_free != 0)
+        memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
 }
 
 /* ---------------------------------------------------------------- processes */
