@@ -581,6 +581,7 @@ static const tp_visitor loader = {
         },
     .range = on_range,
     .keep = time_plausible,
+    .read_ahead = 1, /* handlers read the reader's strings, stacks and DOMAIN records only */
 };
 
 static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load_error *e) {
