@@ -1119,8 +1119,6 @@ static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
     free(new_of);
 }
 
-/* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
- * load order so equal events keep the file's order. Skips the work when already sorted. */
 /* Orders rows[0..n) (of equal ts) by dur, longer first, stably; key[0..n) is scratch. */
 static void longer_first(const tp_events *e, uint64_t *key, uint32_t *rows, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -1128,12 +1126,92 @@ static void longer_first(const tp_events *e, uint64_t *key, uint32_t *rows, size
     tp_sort_pairs(key, rows, n); /* an insertion sort for the short runs of a real trace */
 }
 
+/* 1 when row a goes before row b: earlier, or as early and longer (ties: neither). */
+static inline int row_before(const tp_events *e, uint32_t a, uint32_t b) {
+    return e->ts[a] < e->ts[b] || (e->ts[a] == e->ts[b] && tp_ev_dur(e, a) > tp_ev_dur(e, b));
+}
+
+/* Buckets of the ts sort at most this big are finished by insertion; bigger ones (a crafted
+ * or oddly spread trace) by the radix sort. */
+#define TS_INSERTION_MAX 64
+
+/* rows[0..n) (in the order they should keep on ties) ordered by ts, longer first on equal
+ * ts, stably: a stable radix sort by ts, then each run of equal ts by duration. key: room for
+ * n keys. */
+static void ts_sort_radix(const tp_events *e, uint32_t *rows, size_t n, uint64_t *key,
+                          tp_scratch *sc) {
+    for (size_t i = 0; i < n; i++)
+        key[i] = tp_sort_key_i64(e->ts[rows[i]]);
+    tp_sort_pairs_s(key, rows, n, sc);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && key[j] == key[i];)
+            j++;
+        if (j - i > 1)
+            longer_first(e, key + i, rows + i, j - i);
+    }
+}
+
+/* The order of the rows by ts, longer first on ties, then by their current order (load
+ * order on the first finish), in perm. Rows are spread by ts over about n / 4 buckets
+ * (counting, stable), and each bucket is finished by a stable insertion sort on (ts, -dur):
+ * the load order is nearly sorted within a bucket (a thread's rows in time order, ranges
+ * emitted as they end), so this is two passes and a few moves per row, and it needs only
+ * perm and the counts where a radix sort of (key, row) pairs mapped 24 bytes per row of
+ * scratch (~150 MB and as many page faults on a 10 M-record trace). */
+static void ts_sort(const tp_events *e, uint32_t *perm, tp_scratch *sc) {
+    size_t n = e->n;
+    int64_t lo = e->ts[0], hi = e->ts[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = e->ts[i] < lo ? e->ts[i] : lo;
+        hi = e->ts[i] > hi ? e->ts[i] : hi;
+    }
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    size_t nb = 1;
+    while (nb < n / 4 && nb < ((size_t)1 << 24))
+        nb *= 2;
+    int shift = 0;
+    while ((span >> shift) >= nb)
+        shift++;
+    nb = (size_t)(span >> shift) + 1;
+    uint32_t *at = tp_scratch_get0(sc, nb + 1, sizeof *at);
+    for (size_t i = 0; i < n; i++)
+        at[(((uint64_t)e->ts[i] - (uint64_t)lo) >> shift) + 1]++;
+    size_t big = 0; /* the largest bucket that takes the radix sort */
+    for (size_t b = 1; b <= nb; b++) {
+        big = at[b] > TS_INSERTION_MAX && at[b] > big ? at[b] : big;
+        at[b] += at[b - 1];
+    }
+    for (size_t i = 0; i < n; i++)
+        perm[at[((uint64_t)e->ts[i] - (uint64_t)lo) >> shift]++] = (uint32_t)i;
+    /* at[b] is now where bucket b ends */
+    uint64_t *key = big ? tp_scratch_get(sc, big, sizeof *key) : NULL;
+    for (size_t b = 0, start = 0; b < nb; start = at[b++]) {
+        uint32_t *rows = perm + start;
+        size_t m = at[b] - start;
+        if (m > TS_INSERTION_MAX) {
+            ts_sort_radix(e, rows, m, key, sc);
+            continue;
+        }
+        for (size_t i = 1; i < m; i++) {
+            uint32_t r = rows[i];
+            size_t j = i;
+            for (; j > 0 && row_before(e, r, rows[j - 1]); j--)
+                rows[j] = rows[j - 1];
+            rows[j] = r;
+        }
+    }
+    if (key)
+        tp_scratch_put(sc, key);
+    tp_scratch_put(sc, at);
+}
+
+/* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
+ * load order so equal events keep the file's order. Skips the work when already sorted. */
 static void events_sort(tp_events *e, tp_scratch *sc) {
     int first = !e->load_ord; /* first finish: rows are still in load order */
     int sorted = 1;
     for (size_t i = 1; i < e->n && sorted; i++)
-        if (e->ts[i] < e->ts[i - 1] ||
-            (e->ts[i] == e->ts[i - 1] && tp_ev_dur(e, i) > tp_ev_dur(e, i - 1)))
+        if (row_before(e, (uint32_t)i, (uint32_t)i - 1))
             sorted = 0;
     if (sorted) {
         if (first) {
@@ -1143,23 +1221,8 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
         }
         return;
     }
-    /* a stable radix sort by ts; then each run of equal ts (rare, and short) is ordered
-     * longer first, stably, so rows equal in both keep their current order (load order on
-     * the first finish) */
-    uint64_t *key = tp_scratch_get(sc, e->n, sizeof *key);
     uint32_t *perm = tp_scratch_get(sc, e->n, sizeof *perm);
-    for (size_t i = 0; i < e->n; i++) {
-        key[i] = tp_sort_key_i64(e->ts[i]);
-        perm[i] = (uint32_t)i;
-    }
-    tp_sort_pairs_s(key, perm, e->n, sc);
-    for (size_t i = 0, j; i < e->n; i = j) {
-        for (j = i + 1; j < e->n && key[j] == key[i];)
-            j++;
-        if (j - i > 1)
-            longer_first(e, key + i, perm + i, j - i);
-    }
-    tp_scratch_put(sc, key);
+    ts_sort(e, perm, sc);
     events_permute(e, perm, sc); /* on the first finish without load_ord: */
     if (first) {                 /* the permutation is the load order (one copy, no gather) */
         e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
