@@ -1360,25 +1360,32 @@ static void buckets_by_place(tp_buckets *b, const tp_events *e,
                              int (*cmp)(const void *, const void *), uint32_t *rows, size_t n,
                              tp_scratch *sc) {
     buckets_free(b);
-    uint64_t *rank = place_ranks(e, cmp);
-    uint64_t *key = tp_scratch_get(sc, n + 1, sizeof *key);
+    uint64_t *rank = place_ranks(e, cmp); /* ranks < places.n: few, so a counting sort */
+    size_t np = e->places.n + 1;
+    uint32_t *at = tp_scratch_get0(sc, np + 1, sizeof *at);
+    uint32_t *out = tp_scratch_get(sc, n + 1, sizeof *out);
     for (size_t i = 0; i < n; i++)
-        key[i] = rank[tp_ev_place_index(e, rows[i])];
-    free(rank);
-    tp_sort_pairs_s(key, rows, n, sc);
+        at[rank[tp_ev_place_index(e, rows[i])] + 1]++;
     size_t nb = 0;
-    for (size_t i = 0; i < n; i++)
-        nb += i == 0 || key[i] != key[i - 1];
+    for (size_t k = 1; k <= np; k++) {
+        nb += at[k] > 0;
+        at[k] += at[k - 1];
+    }
     b->n = nb;
     b->key = tp_mem_xcalloc(nb, sizeof *b->key);
     b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
     b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
-    b->rows = rows;
-    for (size_t i = 0, j = 0; i < n; i++)
-        if (i == 0 || key[i] != key[i - 1])
-            b->off[j++] = (uint32_t)i;
+    for (size_t k = 0, j = 0; k < np; k++)
+        if (at[k + 1] > at[k])
+            b->off[j++] = at[k];
     b->off[nb] = (uint32_t)n;
-    tp_scratch_put(sc, key);
+    for (size_t i = 0; i < n; i++) /* stable: rows stay in time order within a bucket */
+        out[at[rank[tp_ev_place_index(e, rows[i])]]++] = rows[i];
+    memcpy(rows, out, n * sizeof *rows);
+    b->rows = rows;
+    free(rank);
+    tp_scratch_put(sc, out);
+    tp_scratch_put(sc, at);
 }
 
 /* Rows of `e` (ascending) whose stream is (want_gpu) or is not (!want_gpu) -1. */
