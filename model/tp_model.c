@@ -1221,14 +1221,15 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
         }
         return;
     }
-    uint32_t *perm = tp_scratch_get(sc, e->n, sizeof *perm);
+    /* on the first finish (no load_ord yet) the permutation is the load order: it becomes
+     * the column, neither copied nor gathered */
+    uint32_t *perm = first ? tp_mem_xalloc(e->n, sizeof *perm) : tp_scratch_get(sc, e->n, 4);
     ts_sort(e, perm, sc);
-    events_permute(e, perm, sc); /* on the first finish without load_ord: */
-    if (first) {                 /* the permutation is the load order (one copy, no gather) */
-        e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
-        memcpy(e->load_ord, perm, e->n * sizeof *perm);
-    }
-    tp_scratch_put(sc, perm);
+    events_permute(e, perm, sc);
+    if (first)
+        e->load_ord = perm;
+    else
+        tp_scratch_put(sc, perm);
 }
 
 /* Gives the side tables' and the places' growth slack back (their entries are all there). */
