@@ -40,6 +40,10 @@ typedef struct {
     int gpus, cpu_devices;
     sid_slot *sids;                 /* SID_CACHE slots */
     uint32_t cat_raw[TP_CAT_COUNT]; /* pool id of each category's name; 0: not yet interned */
+    uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, by type */
+    uint32_t dom_id, dom_name; /* the domain named last (domain_name), valid when dom_set */
+    int dom_set;
+    tp_event_row row0; /* tp_event_row_init's row, copied for each record */
 } nload;
 
 static const sid_slot *sid_lookup(nload *L, uint32_t sid) {
@@ -57,14 +61,16 @@ static uint32_t intern_sid(nload *L, uint32_t sid) {
     return sid_lookup(L, sid)->id;
 }
 
-/* tp_model_name_flags of the text of `sid`. */
-static uint8_t sid_flags(nload *L, uint32_t sid) {
-    return sid_lookup(L, sid)->flags;
+/* The row's name and its flags (less `drop`) from one look-up of `sid`. */
+static void row_name(nload *L, tp_event_row *row, uint32_t sid, uint8_t drop) {
+    const sid_slot *e = sid_lookup(L, sid);
+    row->name = e->id;
+    row->flags = e->flags & (uint8_t)~drop;
 }
 
 /* The name of NVTX domain `id` (its DOMAIN record, the latest when renamed), interned; 0 for
  * the default domain (id 0) or a domain without a record. Domains are few: a linear search. */
-static uint32_t domain_name(nload *L, uint32_t id) {
+static uint32_t domain_name_lookup(nload *L, uint32_t id) {
     const tp_rec_hdr *const *recs;
     size_t n = id ? tp_reader_meta(L->rd, TP_REC_DOMAIN, &recs) : 0;
     uint32_t name = 0;
@@ -75,6 +81,17 @@ static uint32_t domain_name(nload *L, uint32_t id) {
             name = intern_sid(L, d.name_sid);
     }
     return name;
+}
+
+/* domain_name_lookup, remembered for the last id: a trace's ranges name one domain or two
+ * (a search of the DOMAIN records per range was ~4 % of the load). The first lookup of an
+ * id interns what the search interns, in the same order, so the pool's ids do not move. */
+static uint32_t domain_name(nload *L, uint32_t id) {
+    if (!L->dom_set || L->dom_id != id) {
+        L->dom_name = domain_name_lookup(L, id);
+        L->dom_id = id, L->dom_set = 1;
+    }
+    return L->dom_name;
 }
 
 static uint32_t intern_lit(nload *L, const char *s) {
@@ -99,13 +116,11 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)a->ts;
     row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
-    row.name = intern_sid(L, a->name_sid);
+    row_name(L, &row, a->name_sid, 0);
     row.cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
-    row.flags = sid_flags(L, a->name_sid);
     if (kind == TP_API_DEVICE)
         row.flags |= TP_EVF_LAUNCH;
     row.pid = L->pid;
@@ -115,9 +130,9 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     return push_row(L, &row);
 }
 
-static void gpu_row(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device, uint32_t stream,
-                    uint32_t corr) {
-    tp_event_row_init(row);
+static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
+                    uint32_t stream, uint32_t corr) {
+    *row = L->row0;
     row->ts = (int64_t)ts;
     row->dur = end > ts ? (int64_t)(end - ts) : 0;
     row->device = (int32_t)device;
@@ -131,10 +146,9 @@ static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_kernel *k = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, k->ts, k->end, k->device, k->stream, k->correlation);
+    gpu_row(L, &row, k->ts, k->end, k->device, k->stream, k->correlation);
     row.cat = TP_CAT_KERNEL;
-    row.name = intern_sid(L, k->name_sid);
-    row.flags = sid_flags(L, k->name_sid) & (uint8_t)~TP_EVF_LAUNCH;
+    row_name(L, &row, k->name_sid, TP_EVF_LAUNCH);
     return push_row(L, &row);
 }
 
@@ -142,7 +156,7 @@ static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_memcpy *c = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, c->ts, c->end, c->device, c->stream, c->correlation);
+    gpu_row(L, &row, c->ts, c->end, c->device, c->stream, c->correlation);
     char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMCPY;
     row.name = intern_lit(
@@ -159,7 +173,7 @@ static tp_status on_memset(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_memset *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
+    gpu_row(L, &row, s->ts, s->end, s->device, s->stream, s->correlation);
     char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMSET;
     row.name = intern_lit(L, tp_kineto_memset_name(name, sizeof name, s->mem_kind));
@@ -172,7 +186,7 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_sync *s = (const void *)h;
     tp_event_row row;
-    gpu_row(&row, s->ts, s->end, s->device, s->stream, s->correlation);
+    gpu_row(L, &row, s->ts, s->end, s->device, s->stream, s->correlation);
     if (s->stream == 0xffffffffu) { /* not stream-specific: a CPU-side wait */
         row.stream = -1;
         row.pid = L->pid;
@@ -187,13 +201,11 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_range(void *ctx, const tp_visit_range *r) {
     nload *L = ctx;
     int64_t end = r->closed ? (int64_t)r->end : L->t_last;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)r->open.ts;
     row.dur = end > row.ts ? end - row.ts : 0;
     row.cat = TP_CAT_USER_ANNOTATION;
-    row.name = intern_sid(L, r->open.msg_sid);
-    row.flags = sid_flags(L, r->open.msg_sid) & (uint8_t)~TP_EVF_LAUNCH;
+    row_name(L, &row, r->open.msg_sid, TP_EVF_LAUNCH);
     row.pid = L->pid;
     row.tid = r->open.tid;
     row.stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
@@ -283,8 +295,7 @@ static tp_status on_dropped(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_overhead(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_overhead *o = (const void *)h;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)o->ts;
     row.dur = o->end > o->ts ? (int64_t)(o->end - o->ts) : 0;
     row.cat = TP_CAT_OVERHEAD;
@@ -304,10 +315,13 @@ static int time_plausible(void *ctx, const tp_rec_hdr *h) {
         tp_rec_hdr h;
         uint64_t ts, end;
     } t;
-    uint16_t f = tp_record_info(h->type)->flags;
+    uint16_t f = L->rec_flags[h->type]; /* the cursor returns known types only */
     if (!(f & TP_RF_TIMED))
         return 1;
-    tp_record_get(h, &t, sizeof t);
+    if (h->size >= sizeof t) /* every timed record is (the visitor zero-extends short ones) */
+        memcpy(&t, h, sizeof t);
+    else
+        tp_record_get(h, &t, sizeof t);
     if (t.ts <= (uint64_t)TP_NS_LIMIT && (!(f & TP_RF_INTERVAL) || t.end <= (uint64_t)TP_NS_LIMIT))
         return 1;
     L->r->n_skipped[TP_SKIP_TIME_RANGE]++;
@@ -319,8 +333,7 @@ static int time_plausible(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_mark(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_nvtx *n = (const void *)h;
-    tp_event_row row;
-    tp_event_row_init(&row);
+    tp_event_row row = L->row0;
     row.ts = (int64_t)n->ts;
     row.dur = 0;
     row.name = intern_sid(L, n->msg_sid);
@@ -364,17 +377,69 @@ static void note_code(uint8_t **seen, size_t *cap, uint32_t *max, uint32_t id) {
     *max = id > *max ? id : *max;
 }
 
-/* Copies the stacks the rank's rows refer to, and the modules their frames point into, from
- * the trace into the model, so the analyses never reopen the file to read a stack. Reads only
- * the rank's rows and the reader's metadata; call it once the records are loaded. */
+/* Marks the stack ids of `col` (n rows; 0: none) in the bit set `seen`. */
+static void mark_stacks(uint64_t *seen, const uint32_t *col, size_t n) {
+    uint32_t last = 0; /* rows of one call site come in runs */
+    for (size_t i = 0; i < n; i++)
+        if (col[i] != last) {
+            last = col[i];
+            seen[last >> 6] |= UINT64_C(1) << (last & 63);
+        }
+}
+
+/* The largest stack id of `col` (n rows), or `max`. */
+static uint32_t max_stack(const uint32_t *col, size_t n, uint32_t max) {
+    for (size_t i = 0; i < n; i++)
+        max = col[i] > max ? col[i] : max;
+    return max;
+}
+
+/* The distinct stack ids the rank's rows refer to, ascending (*n of them; free it). Ids are
+ * the collector's, counted from 1, so a bit per id up to the largest replaces a sort of
+ * every row's id (tens of MB of keys on a 10 M-record trace, for a few dozen stacks); ids
+ * far past the row count (a crafted file) take the sort. */
+static uint32_t *referenced_stacks(const tp_events *ev, const tp_memevents *mem, size_t *n) {
+    uint32_t max = max_stack(mem->stack, mem->n, max_stack(ev->stack, ev->n, 0));
+    size_t rows = ev->n + mem->n, k = 0;
+    if (max <= 64 * rows + (1u << 20)) {
+        uint64_t *seen = tp_mem_xcalloc((size_t)max / 64 + 1, sizeof *seen);
+        mark_stacks(seen, ev->stack, ev->n);
+        mark_stacks(seen, mem->stack, mem->n);
+        seen[0] &= ~UINT64_C(1); /* id 0: no stack */
+        size_t distinct = 0;
+        for (size_t w = 0; w <= max / 64; w++)
+            distinct += (size_t)__builtin_popcountll(seen[w]);
+        uint32_t *ids = tp_mem_xalloc(distinct + 1, sizeof *ids);
+        for (size_t w = 0; w <= max / 64; w++)
+            for (uint64_t b = seen[w]; b; b &= b - 1)
+                ids[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+        free(seen);
+        *n = k;
+        return ids;
+    }
+    uint64_t *keys = tp_mem_xalloc(rows + 1, sizeof *keys);
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->stack[i])
+            keys[k++] = ev->stack[i];
+    for (size_t i = 0; i < mem->n; i++)
+        if (mem->stack[i])
+            keys[k++] = mem->stack[i];
+    tp_sort_pairs(keys, NULL, k);
+    uint32_t *ids = tp_mem_xalloc(k + 1, sizeof *ids);
+    size_t d = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!d || ids[d - 1] != (uint32_t)keys[i])
+            ids[d++] = (uint32_t)keys[i];
+    free(keys);
+    *n = d;
+    return ids;
+}
+
 /* Copies the stacks the rank's rows refer to, the modules their frames point into and the
  * Python code objects, from the trace into the model, so the analyses never reopen the file
  * to read a stack. Reads only the rank's rows and the reader's metadata; call it once the
  * records are loaded. */
 static void load_stacks(nload *L) {
-    const tp_events *ev = &L->r->ev;
-    const tp_memevents *mem = &L->r->mem;
-    uint32_t *ids = tp_mem_xalloc(ev->n + mem->n + 1, sizeof *ids);
     uint8_t *mod_seen = tp_mem_xcalloc(TP_FRAME_NO_MODULE + 1, 1);
     uint8_t *code_seen = NULL; /* Python code ids met, by id (TP_PYCODE_MAX_ID at most) */
     size_t code_cap = 0;
@@ -382,22 +447,10 @@ static void load_stacks(nload *L) {
     uint32_t *mods = NULL;
     uint64_t *addrs = NULL;
     size_t n = 0, cap = 0;
-    for (size_t i = 0; i < ev->n; i++)
-        if (ev->stack[i])
-            ids[n++] = ev->stack[i];
-    for (size_t i = 0; i < mem->n; i++)
-        if (mem->stack[i])
-            ids[n++] = mem->stack[i];
-    uint64_t *keys = tp_mem_xalloc(n + 1, sizeof *keys); /* sorted ids: each stack once */
-    for (size_t k = 0; k < n; k++)
-        keys[k] = ids[k];
-    tp_sort_pairs(keys, NULL, n);
-    for (size_t k = 0; k < n; k++)
-        ids[k] = (uint32_t)keys[k];
-    free(keys);
+    uint32_t *ids = referenced_stacks(&L->r->ev, &L->r->mem, &n);
     for (size_t k = 0; k < n; k++) {
         uint32_t nf = 0;
-        const uint64_t *f = k && ids[k] == ids[k - 1] ? NULL : tp_reader_stack(L->rd, ids[k], &nf);
+        const uint64_t *f = tp_reader_stack(L->rd, ids[k], &nf);
         if (!f)
             continue;
         if (nf > cap) { /* two arrays, one capacity */
@@ -528,6 +581,7 @@ static const tp_visitor loader = {
         },
     .range = on_range,
     .keep = time_plausible,
+    .read_ahead = 1, /* handlers read the reader's strings, stacks and DOMAIN records only */
 };
 
 static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load_error *e) {
@@ -537,6 +591,9 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.r = tp_model_add_rank(m, name);
     L.r->native = 1;
     L.sids = tp_mem_xcalloc(SID_CACHE, sizeof *L.sids);
+    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
+        L.rec_flags[t] = tp_record_info(t)->flags;
+    tp_event_row_init(&L.row0);
     tp_status st = tp_visit_run(rd, &loader, &L, NULL);
     if (st == TP_OK)
         load_stacks(&L);

@@ -77,14 +77,20 @@ static long zstd_decompress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uin
 
 /* ------------------------------------------------------------------ lz4 */
 
-/* LZ4's acceleration per layout. Filter 3's and 4's (long runs of each lane): 4, which takes
- * 22 % fewer of LZ4's instructions than LZ4's default of 1 for 4 % more bytes (bench_trace's
- * mix: 4.76 against 4.59 B/event, zstd -1's size); 8 saved 8 % more for as many bytes again
- * (on filter 4, 6 and 8 give back the bytes it saves: "Writing, fifth round"). Filter 2's
+/* LZ4's acceleration per layout. Filter 3's (long runs of each lane; filter 4's too while chunks
+ * were 256 KiB, see LZ4_ACCEL_SPARSE): 4, which takes 22 % fewer of LZ4's instructions than
+ * LZ4's default of 1 for 4 % more bytes (bench_trace's mix: 4.76 against 4.59 B/event, zstd
+ * -1's size); 8 saved 8 % more for as many bytes again (on filter 4 with 256 KiB chunks, 6 and 8
+ * give back the bytes it saves: "Writing, fifth round"). Filter 2's
  * (lz4-planes, format 1.5's layout): 1, as in 1.5; its short runs lose more to acceleration
  * (4: 9.89 against 8.81 B/event). docs/PERFORMANCE.md, "Chunk codec". */
 #define LZ4_ACCEL_COLUMNS 4
 #define LZ4_ACCEL_PLANES 1
+/* Filter 4's (the default "lz4"): 6 since the writer's chunks are 1 MiB, whose longer matches
+ * more than pay for it: on the launch-bound trainer's records 175.0 drain instructions and
+ * 2.69 B a record, against 177.6 and 2.64 at 4 and 183.1 and 2.97 with 256 KiB chunks at 4
+ * (8: 173.3 and 2.73; docs/PERFORMANCE.md, "Collector on the trainer, tenth round"). */
+#define LZ4_ACCEL_SPARSE 6
 
 static size_t lz4_bound(size_t n) {
     return n <= TP_CHUNK_RAW_MAX ? (size_t)LZ4_compressBound((int)n) : 0;
@@ -114,6 +120,12 @@ static size_t lz4_columns_compress(tp_codec_ctx *x, uint8_t *dst, size_t cap, co
     return lz4_compress_at(x, dst, cap, src, n, LZ4_ACCEL_COLUMNS);
 }
 
+static size_t lz4_sparse_compress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src,
+                                  size_t n, int level) {
+    (void)level;
+    return lz4_compress_at(x, dst, cap, src, n, LZ4_ACCEL_SPARSE);
+}
+
 static size_t lz4_planes_compress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint8_t *src,
                                   size_t n, int level) {
     (void)level;
@@ -135,7 +147,7 @@ static long lz4_decompress(tp_codec_ctx *x, uint8_t *dst, size_t cap, const uint
 static const codec codecs[] = {
     {{"none", TP_CODEC_NONE, TP_FILTER_LANE_DELTA}, none_bound, none_compress, none_decompress},
     {{"zstd", TP_CODEC_ZSTD, TP_FILTER_LANE_DELTA}, zstd_bound, zstd_compress, zstd_decompress},
-    {{"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_SPARSE}, lz4_bound, lz4_columns_compress, lz4_decompress},
+    {{"lz4", TP_CODEC_LZ4, TP_FILTER_LANE_SPARSE}, lz4_bound, lz4_sparse_compress, lz4_decompress},
     /* format 1.6's default layout, which 1.6 readers read (they skip filter 4 chunks) */
     {{"lz4-columns", TP_CODEC_LZ4, TP_FILTER_LANE_COLUMNS},
      lz4_bound,

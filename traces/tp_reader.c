@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,28 @@ struct tp_reader {
     decoder dec;
 };
 
+/* One decoded chunk: its records, and whether they are counted (first decode). */
+typedef struct {
+    uint8_t *buf;
+    size_t cap, len;
+    int first_visit;
+} chunk_out;
+
+/* A cursor's read-ahead (tp_cursor_read_ahead): a thread decodes the next wanted chunk into
+ * one slot while the caller reads the records of the other. Only the thread touches the
+ * reader's chunk state (CRC checks, damage counts) and the decoder, in file order, so the
+ * figures are those of reading alone; the caller counts unknown records, as before. */
+typedef struct {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    chunk_out slot[2];
+    int full[2]; /* decoded, not yet read */
+    int done;    /* no wanted chunk left */
+    int stop;    /* the cursor is closing */
+    int cur;     /* the slot being read, -1: none */
+} read_ahead;
+
 struct tp_cursor {
     tp_reader *r;
     tp_query q;
@@ -104,6 +127,7 @@ struct tp_cursor {
     int timed;       /* the query has a time window */
     uint64_t fast;   /* `want` without a time window, else 0: returned without more tests */
     decoder dec;
+    read_ahead *ahead; /* NULL: chunks are decoded as the records are read */
 };
 
 static int own(tp_reader *r, void *p) {
@@ -809,9 +833,13 @@ tp_status tp_cursor_open(tp_reader *r, const tp_query *q, tp_cursor **out) {
     return TP_OK;
 }
 
+static void ahead_stop(tp_cursor *c);
+
 void tp_cursor_close(tp_cursor *c) {
     if (!c)
         return;
+    if (c->ahead)
+        ahead_stop(c);
     decoder_free(&c->dec);
     free(c->buf);
     free(c);
@@ -840,16 +868,16 @@ static __attribute__((noinline)) int record_wanted(tp_cursor *c, const tp_rec_hd
     return 0;
 }
 
-/* Decodes the next wanted chunk into the cursor; 0 when there is none. */
-static int next_chunk(tp_cursor *c) {
+/* Decodes the next wanted chunk into *out; 0 when there is none. */
+static int decode_next(tp_cursor *c, chunk_out *out) {
     tp_reader *r = c->r;
     while (c->next_chunk < r->nchunks) {
         chunk_ref *ch = &r->chunks[c->next_chunk++];
         if (!chunk_wanted(&c->q, &ch->h) || !settle_chunk(r, ch))
             continue;
         int whole;
-        long n = chunk_decode(&c->dec, r->data, ch, &c->buf, &c->cap, &whole);
-        c->first_visit = !ch->visited;
+        long n = chunk_decode(&c->dec, r->data, ch, &out->buf, &out->cap, &whole);
+        out->first_visit = !ch->visited;
         if (!whole && !ch->visited) { /* CRC held, content did not: writer bug or crafted file */
             r->integ.chunks_bad++;
             r->integ.chunks_ok--;
@@ -857,11 +885,113 @@ static int next_chunk(tp_cursor *c) {
         ch->visited = 1;
         if (n <= 0)
             continue;
-        c->len = (size_t)n;
-        c->off = 0;
+        out->len = (size_t)n;
         return 1;
     }
     return 0;
+}
+
+static void *ahead_main(void *arg) {
+    tp_cursor *c = arg;
+    read_ahead *a = c->ahead;
+    for (int k = 0;; k ^= 1) {
+        pthread_mutex_lock(&a->mu);
+        while (a->full[k] && !a->stop)
+            pthread_cond_wait(&a->cv, &a->mu);
+        int stop = a->stop;
+        pthread_mutex_unlock(&a->mu);
+        if (stop)
+            break;
+        int got = decode_next(c, &a->slot[k]); /* slot k is no reader's now */
+        pthread_mutex_lock(&a->mu);
+        a->full[k] = got;
+        a->done = !got;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+        if (!got)
+            break;
+    }
+    return NULL;
+}
+
+/* The next chunk from the read-ahead thread: the slot read so far is handed back. */
+static int ahead_next(tp_cursor *c) {
+    read_ahead *a = c->ahead;
+    pthread_mutex_lock(&a->mu);
+    int k = a->cur < 0 ? 0 : a->cur ^ 1;
+    if (a->cur >= 0) {
+        a->full[a->cur] = 0;
+        pthread_cond_broadcast(&a->cv);
+    }
+    while (!a->full[k] && !a->done)
+        pthread_cond_wait(&a->cv, &a->mu);
+    int got = a->full[k];
+    a->cur = got ? k : -1;
+    pthread_mutex_unlock(&a->mu);
+    if (!got)
+        return 0;
+    c->buf = a->slot[k].buf; /* the slot's: not the cursor's to free */
+    c->len = a->slot[k].len;
+    c->first_visit = a->slot[k].first_visit;
+    c->off = 0;
+    return 1;
+}
+
+static void ahead_stop(tp_cursor *c) {
+    read_ahead *a = c->ahead;
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->th, NULL);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    free(a->slot[0].buf), free(a->slot[1].buf);
+    free(a);
+    c->ahead = NULL;
+    c->buf = NULL, c->cap = c->len = c->off = 0;
+}
+
+int tp_cursor_read_ahead(tp_cursor *c) {
+    if (c->ahead || c->buf || c->next_chunk) /* before the first record only */
+        return c->ahead != NULL;
+    read_ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return 0;
+    a->cur = -1;
+    if (pthread_mutex_init(&a->mu, NULL) != 0) {
+        free(a);
+        return 0;
+    }
+    if (pthread_cond_init(&a->cv, NULL) != 0) {
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return 0;
+    }
+    c->ahead = a;
+    if (pthread_create(&a->th, NULL, ahead_main, c) != 0) {
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        c->ahead = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+/* Makes the next wanted chunk the cursor's; 0 when there is none. */
+static int next_chunk(tp_cursor *c) {
+    if (c->ahead)
+        return ahead_next(c);
+    chunk_out out = {c->buf, c->cap, 0, 0};
+    int got = decode_next(c, &out);
+    c->buf = out.buf, c->cap = out.cap; /* grown or not, the cursor's */
+    if (!got)
+        return 0;
+    c->len = out.len;
+    c->first_visit = out.first_visit;
+    c->off = 0;
+    return 1;
 }
 
 /* The next record of the current chunk the cursor returns, or NULL at the chunk's end. The

@@ -97,4 +97,13 @@ const tp_rec_hdr *tp_cursor_next(tp_cursor *c);
 
 void tp_cursor_close(tp_cursor *c); /* NULL: no-op */
 
+/* Decodes chunks ahead on a thread of the cursor's own while the caller reads records (a
+ * chunk is a few hundred records: the caller's work on them overlaps the next one's
+ * decompression). The records, their order and every count the reader keeps are the same;
+ * the reader must not be used by anything else (another cursor, tp_reader_info,
+ * tp_reader_integrity) until the cursor is closed. Call before the first tp_cursor_next.
+ * Returns 1 when the thread runs, 0 when the cursor goes on decoding as it reads (no thread
+ * could be started, or records were read already). */
+int tp_cursor_read_ahead(tp_cursor *c);
+
 #endif

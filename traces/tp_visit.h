@@ -66,6 +66,9 @@ typedef struct {
      * a start/end range whose END came first in file order (ended on a thread whose chunk
      * was written earlier) is called as its START arrives */
     tp_status (*range)(void *ctx, const tp_visit_range *r);
+    /* 1: decode chunks ahead on a second thread while the handlers run
+     * (tp_cursor_read_ahead); handlers may read the reader's metadata, nothing else of it */
+    int read_ahead;
 } tp_visitor;
 
 typedef struct {

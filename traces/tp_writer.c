@@ -173,7 +173,11 @@ void tp_writer_opts_default(tp_writer_opts *o) {
     memset(o, 0, sizeof *o);
     o->buffer_bytes = 64u << 20;
     o->ring_bytes = 0; /* from the budget, see opts_resolve */
-    o->chunk_bytes = 256u << 10;
+    /* 1 MiB: per record, the drain's filter, codec and chunk costs fall with the chunk's size
+     * (the launch-bound trainer: 183.1 -> 177.6 instructions, 2.97 -> 2.64 B at 256 KiB ->
+     * 1 MiB; docs/PERFORMANCE.md, "Collector on the trainer, tenth round"); a slow program's
+     * chunks are cut every flush_ms anyway, so a crash loses no more time of it. */
+    o->chunk_bytes = 1u << 20;
     o->zstd_level = -1;
     o->background = 0;
     o->flush_ms = 200;

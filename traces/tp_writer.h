@@ -36,7 +36,7 @@ typedef struct {
                              the budget within [4 KiB, 1 MiB]. A full ring is followed by
                              one twice as large while the budget allows (at most half the
                              budget) */
-    size_t chunk_bytes;   /* uncompressed bytes per data chunk; 0 = 256 KiB */
+    size_t chunk_bytes;   /* uncompressed bytes per data chunk; 0 = 1 MiB */
     const char *codec;    /* chunk codec by name, tp_codec.h: "lz4", "zstd" or "none"; NULL =
                              TP_CODEC_DEFAULT_NAME (lz4: measured cheapest per record to write
                              and to read, docs/PERFORMANCE.md); an unknown name is TP_ERR_ARG */

@@ -248,6 +248,52 @@ static void test_sorted_fit(void) {
     tp_model_close(m);
 }
 
+/* Finish's order, on rows shaped to reach every path of its sort (buckets finished by
+ * insertion, by the radix sort past TS_INSERTION_MAX rows, runs of equal ts, equal (ts, dur)
+ * that keep load order, a wide duration): rows by ts, longer first on ties, then in load
+ * order, each row's columns moved with it, the correlation index by (correlation, row). */
+static void test_sort_order(void) {
+    static const int shapes[][2] = {{100000, 3}, {50, 1000}, {1 << 20, 2000}, {7, 0}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        tp_model *m = tp_model_new();
+        tp_rank *r = tp_model_add_rank(m, "order");
+        uint64_t x = 88172645463325252ull + k; /* xorshift: the same rows every run */
+        int n = 6000;
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            tp_event_row row;
+            tp_event_row_init(&row);
+            /* a time spread (shape 0), a crowd at one time with some later (1, 3), or a few
+             * far-off rows (2) */
+            row.ts = (int64_t)(x % (uint64_t)shapes[k][0]) + (i % 97 == 0 ? shapes[k][1] : 0);
+            row.dur = i % 501 == 0 ? (INT64_C(1) << 33) : (int64_t)(x >> 40) % 4;
+            row.name = (uint32_t)i + 1; /* the load position, to follow the row */
+            row.correlation = (int64_t)(x >> 20) % 50 - 1;
+            row.pid = 1, row.tid = 1 + i % 3;
+            tp_events_push(&r->ev, &row);
+        }
+        tp_model_finish(m);
+        const tp_events *e = &r->ev;
+        CHECK_EQ_U(e->n, (size_t)n);
+        int ok = 1;
+        for (size_t i = 0; i < e->n; i++) {
+            ok &= e->name[i] == e->load_ord[i] + 1;
+            if (i == 0)
+                continue;
+            int64_t t0 = e->ts[i - 1], t1 = e->ts[i], d0 = tp_ev_dur(e, i - 1),
+                    d1 = tp_ev_dur(e, i);
+            ok &= t0 < t1 || (t0 == t1 && (d0 > d1 || (d0 == d1 && e->name[i - 1] < e->name[i])));
+        }
+        CHECK(ok);
+        for (size_t j = 1; j < r->n_by_corr; j++) {
+            int64_t c0 = tp_ev_corr(e, r->by_corr[j - 1]), c1 = tp_ev_corr(e, r->by_corr[j]);
+            ok &= c0 < c1 || (c0 == c1 && r->by_corr[j - 1] < r->by_corr[j]);
+        }
+        CHECK(ok);
+        tp_model_close(m);
+    }
+}
+
 /* The value of push i in test_wide_values: some fit 32 bits, some do not. */
 static int64_t wide_dur(int i) {
     return i % 3 == 0 ? (INT64_C(5) << 32) + i : i % 3 == 1 ? 4294967294 + i % 2 : 1000 + i;
@@ -332,6 +378,7 @@ static void test_many_places(void) {
 int main(void) {
     TP_RUN(test_optional_absent);
     TP_RUN(test_sorted_fit);
+    TP_RUN(test_sort_order);
     TP_RUN(test_optional_created);
     TP_RUN(test_memev_optional);
     TP_RUN(test_sample_trace);

@@ -351,6 +351,34 @@ static void test_handler_error(void) {
     tp_reader_close(r);
 }
 
+/* Chunks decoded ahead on a second thread: the same records, ranges and counts in the same
+ * order, and a handler's error still ends the walk (the thread is stopped and joined). */
+static void test_read_ahead(void) {
+    static seen a, b;
+    tp_visitor ahead = everything;
+    ahead.read_ahead = 1;
+    tp_visit_stats sa, sb;
+    for (int err = 1; err >= 0; err--) { /* 1: the first kernel fails the walk */
+        memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+        a.kernels_before_error = b.kernels_before_error = err;
+        tp_reader *r = open_trace(), *q = open_trace();
+        CHECK(r != NULL && q != NULL);
+        CHECK_EQ_I(tp_visit_run(r, &everything, &a, &sa), tp_visit_run(q, &ahead, &b, &sb));
+        CHECK_EQ_U(sa.records, sb.records);
+        CHECK_EQ_U(sa.nvtx_unpaired, sb.nvtx_unpaired);
+        CHECK_EQ_U(sa.nvtx_unclosed, sb.nvtx_unclosed);
+        CHECK_EQ_U(a.n_data, b.n_data);
+        CHECK(!memcmp(a.data_type, b.data_type, sizeof a.data_type));
+        CHECK_EQ_U(a.n_rng, b.n_rng);
+        for (size_t i = 0; i < a.n_rng; i++)
+            CHECK(a.rng[i].open.ts == b.rng[i].open.ts && a.rng[i].end == b.rng[i].end);
+        CHECK_EQ_U(a.kernels, b.kernels);
+        CHECK_EQ_U(tp_reader_integrity(r)->chunks_ok, tp_reader_integrity(q)->chunks_ok);
+        tp_reader_close(r), tp_reader_close(q);
+    }
+    CHECK_EQ_U(sa.records, 17);
+}
+
 int main(void) {
     tt_temp_path(path, sizeof path, "visit");
     write_trace(path);
@@ -360,6 +388,7 @@ int main(void) {
     TP_RUN(test_short_record);
     TP_RUN(test_filter);
     TP_RUN(test_handler_error);
+    TP_RUN(test_read_ahead);
     unlink(path);
     return tp_test_summary();
 }
