@@ -73,9 +73,10 @@ static int is_table_row(const tp_an_view *v, size_t i) {
     return !v->gpu[i] && (c == TP_CAT_CPU_OP || c == TP_CAT_USER_ANNOTATION);
 }
 
-/* Sum of the durations of each row's direct children (model nesting), by model row. */
-static int64_t *child_sums(const tp_events *ev) {
-    int64_t *sum = tp_an_alloc(ev->n + 1, sizeof *sum);
+/* Sum of the durations of each row's direct children (model nesting), by model row; the
+ * view's scratch (give it back with tp_an_tmp_put). */
+static int64_t *child_sums(const tp_an_view *v, const tp_events *ev) {
+    int64_t *sum = tp_an_tmp0(v, ev->n + 1, sizeof *sum);
     for (size_t j = 0; j < ev->n; j++)
         if (ev->parent[j] >= 0)
             sum[ev->parent[j]] = tp_an_add(sum[ev->parent[j]], tp_ev_dur(ev, j));
@@ -153,7 +154,7 @@ static uint32_t forward_name(const tp_events *ev, const fwd_op *f, size_t n, siz
  * and out->has_shapes. */
 static void collect(const tp_an_view *v, tp_an_cpuops *out) {
     const tp_events *ev = &v->r->ev;
-    int64_t *sum = child_sums(ev);
+    int64_t *sum = child_sums(v, ev);
     size_t nf;
     fwd_op *f = forward_ops(ev, &nf);
     groups g = {.out = out};
@@ -179,7 +180,7 @@ static void collect(const tp_an_view *v, tp_an_cpuops *out) {
             o->fwd_name = forward_name(ev, f, nf, row);
     }
     out->span = t1 > t0 ? t1 - t0 : 0;
-    free(sum), free(f), free(g.slot);
+    tp_an_tmp_put(v, sum), free(f), free(g.slot);
 }
 
 static int cmp_op(const void *a, const void *b, int by_total) {

@@ -52,7 +52,7 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
         gap[c][ng[c]++] = (double)g;
     }
     for (int c = 0; c < TP_IDLE_COUNT; c++) {
-        tp_an_describe(gap[c], ng[c], &s->gaps[c]);
+        tp_an_describe_s(gap[c], ng[c], &s->gaps[c], v->scratch);
         tp_an_tmp_put(v, gap[c]);
     }
     tp_an_tmp_put(v, key);
@@ -68,21 +68,21 @@ void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
         if (idle_row(v, i))
             rows[nr++] = i;
     int64_t *key = tp_an_tmp(v, nr, sizeof *key);
-    size_t *ord = tp_an_tmp(v, nr, sizeof *ord), *sub = tp_an_tmp(v, nr, sizeof *sub);
+    size_t *ord = tp_an_tmp(v, nr, sizeof *ord);
     for (size_t k = 0; k < nr; k++)
         key[k] = tp_an_view_stream(v, rows[k]);
     tp_an_stable_order(key, nr, ord, v->scratch);
     out->s = tp_an_alloc(nr + 1, sizeof *out->s);
     for (size_t a = 0, b; a < nr; a = b) {
-        for (b = a; b < nr && key[ord[b]] == key[ord[a]]; b++)
-            sub[b - a] = rows[ord[b]];
+        int64_t stream = key[ord[a]];
+        for (b = a; b < nr && key[ord[b]] == stream; b++)
+            ord[b] = rows[ord[b]]; /* the group's view rows, in place (no copy per stream) */
         tp_an_idle_stream *s = &out->s[out->n++];
-        s->stream = key[ord[a]];
-        stream_run(v, sub, b - a, s);
+        s->stream = stream;
+        stream_run(v, ord + a, b - a, s);
     }
     tp_an_tmp_put(v, key);
     tp_an_tmp_put(v, ord);
-    tp_an_tmp_put(v, sub);
     tp_an_tmp_put(v, rows);
 }
 

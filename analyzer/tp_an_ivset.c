@@ -12,36 +12,47 @@
 #include "tp_mem.h"
 #include "tp_sort.h"
 
+/* The runs' arrays are tp_scratch blocks of s->sc (NULL: plain malloc behind a header): a
+ * set of the analyses' view takes blocks another analysis gave back, and gives its own back
+ * when freed or regrown, instead of fresh pages each time. */
 static void reserve(tp_an_ivset *s, size_t need) {
     if (need <= s->cap)
         return;
-    size_t cap = s->cap;
-    tp_an_grow((void **)&s->a, &cap, need, sizeof *s->a);
-    tp_an_grow((void **)&s->b, &s->cap, need, sizeof *s->b);
+    size_t cap = need > 2 * s->cap ? need : 2 * s->cap;
+    cap = cap < 16 ? 16 : cap;
+    s->a = tp_scratch_resize(s->sc, s->a, s->n * sizeof *s->a, cap, sizeof *s->a);
+    s->b = tp_scratch_resize(s->sc, s->b, s->n * sizeof *s->b, cap, sizeof *s->b);
+    s->cap = cap;
 }
 
 void tp_an_ivset_bound(tp_an_ivset *s, size_t most) {
     s->n = 0;
     if (most <= s->cap)
         return;
-    free(s->a), free(s->b); /* the runs are dropped: nothing to copy */
-    s->a = tp_mem_xalloc(most, sizeof *s->a);
-    s->b = tp_mem_xalloc(most, sizeof *s->b);
+    tp_scratch_put(s->sc, s->a), tp_scratch_put(s->sc, s->b); /* the runs are dropped */
+    s->a = tp_scratch_get(s->sc, most, sizeof *s->a);
+    s->b = tp_scratch_get(s->sc, most, sizeof *s->b);
     s->cap = most;
 }
 
 void tp_an_ivset_fit(tp_an_ivset *s) {
-    if (s->cap <= s->n + TP_AN_IVSET_SLACK)
+    /* A set of a scratch keeps its room, which goes back to the scratch with the set (its
+     * pages are resident in the scratch either way); a malloc'ed one shrinks in place. */
+    if (s->sc || s->cap <= s->n + TP_AN_IVSET_SLACK)
         return;
-    size_t n = s->n ? s->n : 1; /* realloc to fewer bytes shrinks in place */
-    s->a = tp_mem_xrealloc(s->a, n, sizeof *s->a);
-    s->b = tp_mem_xrealloc(s->b, n, sizeof *s->b);
+    size_t n = s->n ? s->n : 1;
+    s->a = tp_scratch_shrink(s->a, n, sizeof *s->a);
+    s->b = tp_scratch_shrink(s->b, n, sizeof *s->b);
     s->cap = n;
 }
 
 static void push(tp_an_ivset *s, int64_t a, int64_t b) {
     reserve(s, s->n + 1);
     s->a[s->n] = a, s->b[s->n] = b, s->n++;
+}
+
+void tp_an_ivset_push(tp_an_ivset *s, int64_t a, int64_t b) {
+    push(s, a, b);
 }
 
 /* Replaces out's runs by the intervals [ts[idx[k]], end[idx[k]]) merged in the order of idx:
@@ -80,16 +91,43 @@ void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
         push(s, a, b);
 }
 
-/* The plain union is common/tp_interval's: the live aggregator computes busy with it too. */
+/* The plain union is common/tp_interval's: the live aggregator computes busy with it too.
+ * The analyses mostly add intervals in time order: then the clip and merge run in place on
+ * the set's own arrays (the same runs: a normalized set is unique), with no copy of one
+ * entry per interval in fresh pages; else the copy goes through tp_interval_union's sort. */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
-    tp_interval *p = tp_an_alloc(s->n + 1, sizeof *p);
+    size_t k = 0;
+    int sorted = 1;
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t a = s->a[i] > lo ? s->a[i] : lo, b = s->b[i] < hi ? s->b[i] : hi;
+        if (b > a) {
+            sorted &= k == 0 || a >= s->a[k - 1];
+            s->a[k] = a, s->b[k] = b, k++;
+        }
+    }
+    s->n = k;
+    if (sorted) {
+        size_t runs = 0;
+        for (size_t i = 0; i < k; i++) {
+            if (runs && s->a[i] <= s->b[runs - 1]) {
+                if (s->b[i] > s->b[runs - 1])
+                    s->b[runs - 1] = s->b[i];
+            } else {
+                s->a[runs] = s->a[i], s->b[runs] = s->b[i], runs++;
+            }
+        }
+        s->n = runs;
+        tp_an_ivset_fit(s);
+        return;
+    }
+    tp_interval *p = tp_scratch_get(s->sc, s->n + 1, sizeof *p);
     for (size_t i = 0; i < s->n; i++)
         p[i] = (tp_interval){s->a[i], s->b[i]};
     size_t runs = tp_interval_union(p, s->n, lo, hi);
     s->n = 0;
     for (size_t i = 0; i < runs; i++)
         push(s, p[i].a, p[i].b);
-    free(p);
+    tp_scratch_put(s->sc, p);
     tp_an_ivset_fit(s);
 }
 
@@ -130,12 +168,23 @@ void tp_an_ivset_minus(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *
     combine(x, y, 0, out);
 }
 
+/* The sum of combine(x, y, 1)'s runs in its order, without writing them (no set of one
+ * entry per run in fresh pages). */
 int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y) {
-    tp_an_ivset t = {0};
-    combine(x, y, 1, &t);
-    int64_t n = tp_an_ivset_len(&t);
-    tp_an_ivset_free(&t);
-    return n;
+    int64_t t = 0;
+    size_t j = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        int64_t a = x->a[i], b = x->b[i];
+        while (j < y->n && y->b[j] <= a)
+            j++;
+        for (size_t k = j; k < y->n && y->a[k] < b; k++) {
+            int64_t ya = y->a[k] > a ? y->a[k] : a, yb = y->b[k] < b ? y->b[k] : b;
+            if (yb > ya)
+                t = tp_an_add(t, yb - ya);
+            a = yb;
+        }
+    }
+    return t;
 }
 
 void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out,
@@ -151,6 +200,8 @@ void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_a
 void tp_an_ivset_free(tp_an_ivset *s) {
     if (!s)
         return;
-    free(s->a), free(s->b);
+    tp_scratch *sc = s->sc;
+    tp_scratch_put(sc, s->a), tp_scratch_put(sc, s->b);
     memset(s, 0, sizeof *s);
+    s->sc = sc;
 }

@@ -23,13 +23,18 @@
 #include "tp_scratch.h"
 
 typedef struct {
-    int64_t *a, *b; /* starts and ends of the runs */
+    int64_t *a, *b; /* starts and ends of the runs (tp_scratch blocks of sc) */
     size_t n, cap;
+    tp_scratch *sc; /* where the runs' arrays come from and go back to (an analysis's view's
+                       scratch); NULL: malloc. Set it on a zeroed set before the first use */
 } tp_an_ivset;
 
 /* Appends [a, b) to `s` (zero-initialized or used); nothing when b <= a. Leaves `s`
  * unnormalized. */
 void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b);
+
+/* Appends [a, b) as it is, whatever its length (a run of an HTA merge). */
+void tp_an_ivset_push(tp_an_ivset *s, int64_t a, int64_t b);
 
 /* Sorts and merges `s` in place into a normalized set, keeping only the part inside
  * [lo, hi) (INT64_MIN, INT64_MAX: everything). */
@@ -75,7 +80,7 @@ void tp_an_ivmerge_add(tp_an_ivmerge *m, int64_t a, int64_t b);
 void tp_an_ivset_bound(tp_an_ivset *s, size_t most);
 void tp_an_ivset_fit(tp_an_ivset *s);
 
-/* Frees the runs and zeroes `s`; NULL: no-op. */
+/* Frees the runs and zeroes `s` but for its scratch; NULL: no-op. */
 void tp_an_ivset_free(tp_an_ivset *s);
 
 #endif

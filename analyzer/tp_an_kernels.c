@@ -34,17 +34,39 @@ typedef struct {
     int delta; /* +mask at a start, -mask at an end */
 } tp_edge;
 
-/* The edges of the three types in time order, ties by type: what a stable sort of the
- * concatenation gives. Each type's run is ascending when its merged intervals are disjoint
- * and none ends before it starts (HTA's rounding can make one); then merging the three runs
- * is that order, else the runs are sorted. */
-static void order_edges(tp_edge *e, const size_t *off, tp_edge *out) {
-    size_t at[3] = {off[0], off[1], off[2]}, n = 0;
+/* The sweep over the edges in time order, fed one edge at a time: the running mask says
+ * which types are active from the previous edge to this one. */
+typedef struct {
+    int running, compat;
+    size_t n; /* edges seen */
+    tp_edge last;
+    tp_an_kernels *out;
+} sweep;
+
+static void sweep_edge(sweep *w, tp_edge e) {
+    if (w->n++) {
+        w->running += w->last.delta;
+        int64_t d = e.t - w->last.t;
+        if (w->compat)
+            d = d / 1000 * 1000; /* HTA: astype(int) on µs per segment */
+        if (w->running > 0 && w->running < TP_KT_CLASSES)
+            w->out->class_ns[w->running] = tp_an_add(w->out->class_ns[w->running], d);
+    }
+    w->last = e;
+}
+
+/* Sweeps the edges of the three types in time order, ties by type: what a stable sort of
+ * the concatenation gives. Each type's run is ascending when its merged intervals are
+ * disjoint and none ends before it starts (HTA's rounding can make one); then the three
+ * runs are merged as they are swept (no ordered copy), else the runs are sorted in place. */
+static void sweep_edges(tp_edge *e, const size_t *off, sweep *w, tp_scratch *s) {
+    size_t at[3] = {off[0], off[1], off[2]};
     for (int t = 0; t < 3; t++)
         for (size_t j = off[t] + 1; j < off[t + 1]; j++)
             if (e[j].t < e[j - 1].t) {
-                tp_sort_structs_i64(e, off[3], sizeof *e, offsetof(tp_edge, t));
-                memcpy(out, e, off[3] * sizeof *e);
+                tp_sort_structs_i64_s(e, off[3], sizeof *e, offsetof(tp_edge, t), s);
+                for (size_t k = 0; k < off[3]; k++)
+                    sweep_edge(w, e[k]);
                 return;
             }
     for (;;) {
@@ -54,43 +76,40 @@ static void order_edges(tp_edge *e, const size_t *off, tp_edge *out) {
                 best = t;
         if (best < 0)
             break;
-        out[n++] = e[at[best]++];
+        sweep_edge(w, e[at[best]++]);
     }
 }
 
-/* Merges each type's intervals, then sweeps all edges: the running mask says which types
- * are active until the next edge. Ties do not matter: equal-time edges bound empty spans. */
+typedef struct {
+    tp_edge *e;
+    size_t n;
+    int bit;
+} edge_sink;
+
+/* A merged run of one type, as its two edges. */
+static void run_edges(void *ctx, int64_t a, int64_t b) {
+    edge_sink *k = ctx;
+    k->e[k->n++] = (tp_edge){a, k->bit};
+    k->e[k->n++] = (tp_edge){b, -k->bit};
+}
+
+/* Merges each type's intervals, then sweeps all edges. Ties do not matter: equal-time
+ * edges bound empty spans. The runs go straight to edges, in the view's scratch: nothing
+ * of one entry per run or row is allocated fresh. */
 static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
-    tp_edge *e = tp_an_alloc(2 * v->n_gpu + 2, sizeof *e), *sorted;
+    edge_sink k = {tp_an_tmp(v, 2 * v->n_gpu + 2, sizeof *k.e), 0, 0};
     size_t off[4] = {0};
-    tp_an_ivset m = {0};
-    size_t ne = 0;
     for (int t = 0; t < 3; t++) {
-        off[t] = ne;
-        tp_an_gpu_merge(v, 1u << t, &m);
-        for (size_t j = 0; j < m.n; j++) {
-            e[ne++] = (tp_edge){m.a[j], 1 << t};
-            e[ne++] = (tp_edge){m.b[j], -(1 << t)};
-        }
+        off[t] = k.n;
+        k.bit = 1 << t;
+        tp_an_gpu_runs(v, 1u << t, run_edges, &k);
     }
-    off[3] = ne;
-    sorted = tp_mem_xalloc(ne + 1, sizeof *sorted);
-    order_edges(e, off, sorted);
-    free(e);
-    e = sorted;
-    int running = 0;
-    for (size_t j = 0; j + 1 < ne; j++) {
-        running += e[j].delta;
-        int64_t d = e[j + 1].t - e[j].t;
-        if (v->opts.compat_hta)
-            d = d / 1000 * 1000; /* HTA: astype(int) on µs per segment */
-        if (running > 0 && running < TP_KT_CLASSES)
-            out->class_ns[running] = tp_an_add(out->class_ns[running], d);
-    }
+    off[3] = k.n;
+    sweep w = {.compat = v->opts.compat_hta != 0, .out = out};
+    sweep_edges(k.e, off, &w, v->scratch);
+    tp_an_tmp_put(v, k.e);
     for (int c = 1; c < TP_KT_CLASSES; c++)
         out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
-    free(e);
-    tp_an_ivset_free(&m);
 }
 
 typedef struct {
@@ -124,17 +143,17 @@ static void fill_row(tp_an_kernel_row *k, const tp_named *g, size_t n, uint8_t k
  * durations are bucketed by name by counting (a trace's names are numbered densely) and each
  * bucket's sorted as plain integers, instead of a stable sort of the structs by both fields
  * (two passes of (key, index) pairs and a gather); a wide name range takes that sort. */
-static void sort_by_name_dur(tp_named *a, size_t n) {
+static void sort_by_name_dur(const tp_an_view *v, tp_named *a, size_t n) {
     uint32_t hi = 0;
     for (size_t i = 0; i < n; i++)
         hi = a[i].name > hi ? a[i].name : hi;
     if (n < 2 || (size_t)hi > 4 * n + 4096) {
         const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
-        tp_sort_structs(a, n, sizeof *a, by, 2);
+        tp_sort_structs_s(a, n, sizeof *a, by, 2, v->scratch);
         return;
     }
     size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
-    int64_t *d = tp_mem_xalloc(n, sizeof *d);
+    int64_t *d = tp_an_tmp(v, n, sizeof *d);
     for (size_t i = 0; i < n; i++)
         at[a[i].name + 1]++;
     for (size_t k = 0; k <= hi; k++)
@@ -143,21 +162,21 @@ static void sort_by_name_dur(tp_named *a, size_t n) {
         d[at[a[i].name]++] = a[i].dur; /* at[k] ends where bucket k ends */
     for (size_t k = 0, from = 0; k <= hi; from = at[k++]) {
         if (at[k] - from > 1)
-            tp_sort_i64(d + from, at[k] - from);
+            tp_sort_i64_s(d + from, at[k] - from, v->scratch);
         for (size_t i = from; i < at[k]; i++)
             a[i] = (tp_named){(uint32_t)k, d[i]};
     }
-    free(d);
+    tp_an_tmp_put(v, d);
     free(at);
 }
 
 static void per_name(const tp_an_view *v, tp_an_kernels *out) {
-    tp_named *a = tp_an_alloc(v->n_gpu + 1, sizeof *a);
+    tp_named *a = tp_an_tmp(v, v->n_gpu + 1, sizeof *a);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
             a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
-    sort_by_name_dur(a, n);
+    sort_by_name_dur(v, a, n);
     out->k = tp_an_alloc(n + 1, sizeof *out->k);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && a[j].name == a[i].name; j++)
@@ -166,7 +185,7 @@ static void per_name(const tp_an_view *v, tp_an_kernels *out) {
         fill_row(&out->k[out->n++], a + i, j - i, kt);
     }
     qsort(out->k, out->n, sizeof *out->k, cmp_row_sum);
-    free(a);
+    tp_an_tmp_put(v, a);
 }
 
 void tp_an_kernels_run(const tp_an_view *v, tp_an_kernels *out) {

@@ -53,18 +53,18 @@ static int cpu_side(const tp_an_view *v, size_t i) {
 }
 
 typedef struct {
-    double *cpu, *gpu, *delay;
+    double *cpu, *gpu, *delay; /* the view's scratch (grown by tp_scratch_resize) */
     size_t n, cap;
 } tp_pairs;
 
 static void add_pair(tp_pairs *p, const tp_an_view *v, size_t c, size_t g) {
-    size_t cap = p->cap;
-    tp_an_grow((void **)&p->cpu, &cap, p->n + 1, sizeof(double));
-    cap = p->cap;
-    tp_an_grow((void **)&p->gpu, &cap, p->n + 1, sizeof(double));
-    cap = p->cap;
-    tp_an_grow((void **)&p->delay, &cap, p->n + 1, sizeof(double));
-    p->cap = cap;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 1024, used = p->n * sizeof(double);
+        p->cpu = tp_scratch_resize(v->scratch, p->cpu, used, cap, sizeof(double));
+        p->gpu = tp_scratch_resize(v->scratch, p->gpu, used, cap, sizeof(double));
+        p->delay = tp_scratch_resize(v->scratch, p->delay, used, cap, sizeof(double));
+        p->cap = cap;
+    }
     int64_t cd = v->end[c] - v->ts[c], gd = v->end[g] - v->ts[g];
     int64_t delay = v->ts[g] - v->ts[c] - cd;
     p->cpu[p->n] = (double)cd;
@@ -105,25 +105,31 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
         n += c != -1;
         none += c == -1;
     }
-    if (v->by_corr) /* the rows with a correlation (not -1), in (key, row) order already */
+    if (v->by_corr) { /* the rows with a correlation (not -1), in (key, row) order already:
+                         its runs of one correlation are the groups, rows in row order (native:
+                         no -1 group), read in place */
         n = v->n_by_corr;
+        for (size_t s = 0, e; s < n; s = e) {
+            int64_t c = tp_an_view_corr(v, v->by_corr[s]);
+            for (e = s; e < n && tp_an_view_corr(v, v->by_corr[e]) == c; e++)
+                ;
+            group_pairs(v, &hta, v->by_corr + s, e - s, p);
+        }
+        tp_an_namememo_close(&hta);
+        return;
+    }
     tp_an_keyrow *a = tp_an_tmp(v, n, sizeof *a);
     uint32_t *g = tp_an_tmp(v, v->opts.compat_hta ? none : 0, sizeof *g);
     size_t ng = 0;
-    if (v->by_corr) {
-        for (size_t k = 0; k < n; k++)
-            a[k] = (tp_an_keyrow){tp_an_view_corr(v, v->by_corr[k]), v->by_corr[k]};
-    } else {
-        n = 0;
-        for (size_t i = 0; i < v->n; i++) {
-            int64_t c = tp_an_view_corr(v, i);
-            if (c != -1)
-                a[n++] = (tp_an_keyrow){c, i};
-            else if (v->opts.compat_hta)
-                g[ng++] = (uint32_t)i;
-        }
-        tp_an_keyrow_sort(a, n, v->scratch);
+    n = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        int64_t c = tp_an_view_corr(v, i);
+        if (c != -1)
+            a[n++] = (tp_an_keyrow){c, i};
+        else if (v->opts.compat_hta)
+            g[ng++] = (uint32_t)i;
     }
+    tp_an_keyrow_sort(a, n, v->scratch);
     int none_done = !ng;
     for (size_t s = 0, e; s < n; s = e) {
         if (!none_done && a[s].key > -1) { /* the -1 group in its place in key order */
@@ -159,7 +165,7 @@ void tp_an_launch_run(const tp_an_view *v, tp_an_launch *out) {
     tp_an_dist_of(p.cpu, p.n, &out->cpu);
     tp_an_dist_of(p.gpu, p.n, &out->gpu);
     tp_an_dist_of(p.delay, p.n, &out->delay);
-    free(p.cpu);
-    free(p.gpu);
-    free(p.delay);
+    tp_an_tmp_put(v, p.cpu);
+    tp_an_tmp_put(v, p.gpu);
+    tp_an_tmp_put(v, p.delay);
 }

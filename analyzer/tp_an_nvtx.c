@@ -43,7 +43,7 @@ typedef struct {
 /* One tp_an_range per annotation name and domain, sorted by (name id, domain) (for find). */
 static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
     const tp_events *ev = &v->r->ev;
-    tp_named_dur *a = tp_an_alloc(v->n + 1, sizeof *a);
+    tp_named_dur *a = tp_an_tmp(v, v->n + 1, sizeof *a);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++)
         if (!v->gpu[i] && ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION)
@@ -51,7 +51,7 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
                                     v->end[i] - v->ts[i]};
     const tp_sort_field by[] = {{offsetof(tp_named_dur, name), 1},
                                 {offsetof(tp_named_dur, domain), 1}};
-    tp_sort_structs(a, n, sizeof *a, by, 2);
+    tp_sort_structs_s(a, n, sizeof *a, by, 2, v->scratch);
     out->r = tp_an_alloc(n + 1, sizeof *out->r);
     for (size_t i = 0; i < n; i++) {
         int fresh = i == 0 || a[i].name != a[i - 1].name || a[i].domain != a[i - 1].domain;
@@ -72,7 +72,7 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
         if (k && out->r[k].name == out->r[k - 1].name)
             out->r[k].shared_name = out->r[k - 1].shared_name = 1;
     }
-    free(a);
+    tp_an_tmp_put(v, a);
 }
 
 static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {

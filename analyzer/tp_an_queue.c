@@ -37,20 +37,35 @@ static int is_launch(const tp_an_view *v, tp_an_namememo *hl, size_t i) {
     return !v->gpu[i] && (v->r->ev.flags[v->row[i]] & TP_EVF_LAUNCH);
 }
 
+/* A step of a queue: a launch call (+1) or a GPU row (-1). Its time and stream are read
+ * through the view (12 bytes a step, not 32 with them copied: millions of steps on a long
+ * trace, every one a fresh byte). */
 typedef struct {
-    int64_t ts, stream;
-    int delta;
-    size_t launch; /* view row of the launch call (delta +1) */
+    uint32_t at;   /* view row whose start is the step's time: the launch call, or the GPU row */
+    uint32_t on;   /* view row whose stream it is: the GPU row */
+    int32_t delta; /* +1: launch, -1: GPU row */
 } tp_step;
 
 typedef struct {
-    tp_step *s;
-    size_t n, cap;
+    tp_step *s; /* the view's scratch, sized once to the count of steps */
+    size_t n;
 } tp_steps;
 
-static void add_step(tp_steps *st, int64_t ts, int64_t stream, int delta, size_t launch) {
-    tp_an_grow((void **)&st->s, &st->cap, st->n + 1, sizeof *st->s);
-    st->s[st->n++] = (tp_step){ts, stream, delta, launch};
+static void add_step(tp_steps *st, size_t at, size_t on, int32_t delta) {
+    st->s[st->n++] = (tp_step){(uint32_t)at, (uint32_t)on, delta};
+}
+
+static int64_t step_ts(const tp_an_view *v, const tp_step *p) {
+    return v->ts[p->at];
+}
+
+static int64_t step_stream(const tp_an_view *v, const tp_step *p) {
+    return tp_an_view_stream(v, p->on);
+}
+
+/* The launch call of a +1 step (0 for a -1 step, all alike) */
+static uint32_t step_launch(const tp_step *p) {
+    return p->delta > 0 ? p->at : 0;
 }
 
 static int gpu_row(const tp_an_view *v, size_t i) {
@@ -87,23 +102,28 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st)
     uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
     memset(g_at, 0xff, v->n * sizeof *g_at);
     uint8_t *launched = tp_an_tmp0(v, v->n, 1);
+    size_t steps = 0; /* counted first, so that the steps are one array written once (grown
+                         step by step, each regrowth copied ~200 MB into fresh pages) */
     for (size_t k = 0, j = 0; k < nl; k++) {
         while (j < ng && g[j].key < l[k].key)
             j++;
-        for (size_t e = j; e < ng && g[e].key == l[k].key; e++)
+        for (size_t e = j; e < ng && g[e].key == l[k].key; e++) {
+            steps += 1 + !launched[g[e].row];
             launched[g[e].row] = 1;
+        }
         g_at[l[k].row] = (uint32_t)j;
     }
+    st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     for (size_t i = 0; i < v->n; i++) { /* launches in view order */
         if (g_at[i] == UINT32_MAX)
             continue;
         int64_t c = tp_an_view_corr(v, i);
         for (size_t j = g_at[i]; j < ng && g[j].key == c; j++)
-            add_step(st, v->ts[i], tp_an_view_stream(v, g[j].row), +1, i);
+            add_step(st, i, g[j].row, +1);
     }
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */
-            add_step(st, v->ts[i], tp_an_view_stream(v, i), -1, 0);
+            add_step(st, i, i, -1);
     tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
 }
@@ -133,14 +153,14 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
     for (size_t k = 0; k < n; k++) {
         const tp_step *p = &s[ord[k]];
         if ((int64_t)len[k] == mx && k + 1 < n)
-            q->at_max_ns = tp_an_add(q->at_max_ns, s[ord[k + 1]].ts - p->ts);
-        int64_t dur = p->delta > 0 ? v->end[p->launch] - v->ts[p->launch] : 0;
+            q->at_max_ns = tp_an_add(q->at_max_ns, step_ts(v, &s[ord[k + 1]]) - step_ts(v, p));
+        int64_t dur = p->delta > 0 ? v->end[p->at] - v->ts[p->at] : 0;
         if (p->delta > 0 && mx >= 2 && (int64_t)len[k] == mx && (double)dur > 4 * median) {
             q->n_blocked++;
             q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
         }
     }
-    tp_an_describe(len, n, &q->len);
+    tp_an_describe_s(len, n, &q->len, v->scratch);
     tp_an_tmp_put(v, len);
 }
 
@@ -148,16 +168,17 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
  * the same time that differ (in delta or launch call). Steps that are alike are
  * interchangeable, so then any time order gives numpy's results. `ord`: the steps in a time
  * order. Long runs of one time are not inspected (numpy's order is taken). */
-static int ties_matter(const tp_step *s, const size_t *ord, size_t n) {
+static int ties_matter(const tp_an_view *v, const tp_step *s, const size_t *ord, size_t n) {
     for (size_t a = 0, b; a < n; a = b) {
-        for (b = a + 1; b < n && s[ord[b]].ts == s[ord[a]].ts; b++)
+        for (b = a + 1; b < n && step_ts(v, &s[ord[b]]) == step_ts(v, &s[ord[a]]); b++)
             ;
         if (b - a > 64)
             return 1;
         for (size_t i = a; i < b; i++)
             for (size_t j = i + 1; j < b; j++) {
                 const tp_step *x = &s[ord[i]], *y = &s[ord[j]];
-                if (x->stream == y->stream && (x->delta != y->delta || x->launch != y->launch))
+                if (step_stream(v, x) == step_stream(v, y) &&
+                    (x->delta != y->delta || step_launch(x) != step_launch(y)))
                     return 1;
             }
     }
@@ -168,7 +189,7 @@ static int ties_matter(const tp_step *s, const size_t *ord, size_t n) {
  * stable radix order when ties cannot matter, numpy's quicksort otherwise. */
 static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, size_t *ord) {
     for (size_t k = 0; k < st->n; k++)
-        key[k] = st->s[k].ts;
+        key[k] = step_ts(v, &st->s[k]);
     if (st->n >= UINT32_MAX) {
         tp_an_argsort_np(key, st->n, ord, v->scratch);
         return;
@@ -176,7 +197,7 @@ static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, si
     uint32_t *rows = tp_sort_order_i64_s(key, st->n, v->scratch);
     for (size_t k = 0; k < st->n; k++)
         ord[k] = rows[k];
-    if (ties_matter(st->s, ord, st->n)) /* numpy's order, from the stable one */
+    if (ties_matter(v, st->s, ord, st->n)) /* numpy's order, from the stable one */
         tp_an_argsort_np_from(key, st->n, rows, ord, v->scratch);
     tp_scratch_put(v->scratch, rows);
 }
@@ -191,26 +212,28 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     collect_steps(v, &hl, &st);
     int64_t *key = tp_an_tmp(v, st.n, sizeof *key);
     size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
-    size_t *sub = tp_an_tmp(v, st.n, sizeof *sub);
     time_order(v, &st, key, ord);
     for (size_t k = 0; k < st.n; k++)
-        key[k] = st.s[ord[k]].stream;
+        key[k] = step_stream(v, &st.s[ord[k]]);
     tp_an_stable_order(key, st.n, grp, v->scratch);
+    /* grp becomes the steps themselves, by stream then time (each stream's run is what
+     * stream_run reads): no copy of each stream's run */
+    for (size_t k = 0; k < st.n; k++)
+        grp[k] = ord[grp[k]];
+    tp_an_tmp_put(v, key);
+    tp_an_tmp_put(v, ord);
     out->median_launch_ns = median_launch(v, &hl);
     tp_an_namememo_close(&hl);
     out->s = tp_an_alloc(st.n + 1, sizeof *out->s);
     for (size_t a = 0, b; a < st.n; a = b) {
-        for (b = a; b < st.n && key[grp[b]] == key[grp[a]]; b++)
-            sub[b - a] = ord[grp[b]];
+        for (b = a; b < st.n && step_stream(v, &st.s[grp[b]]) == step_stream(v, &st.s[grp[a]]); b++)
+            ;
         tp_an_queue_stream *q = &out->s[out->n++];
-        q->stream = key[grp[a]];
-        stream_run(v, st.s, sub, b - a, out->median_launch_ns, q);
+        q->stream = step_stream(v, &st.s[grp[a]]);
+        stream_run(v, st.s, grp + a, b - a, out->median_launch_ns, q);
     }
-    tp_an_tmp_put(v, key);
-    tp_an_tmp_put(v, ord);
     tp_an_tmp_put(v, grp);
-    tp_an_tmp_put(v, sub);
-    free(st.s);
+    tp_an_tmp_put(v, st.s);
 }
 
 void tp_an_queue_free(tp_an_queue *out) {

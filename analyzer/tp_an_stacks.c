@@ -69,7 +69,7 @@ uint32_t tp_an_stacks_launch(const tp_an_view *v, size_t i) {
 
 /* The GPU ops the kernels table counts, with their launching stacks. */
 static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops) {
-    op *ops = tp_mem_xalloc(v->n_gpu + 1, sizeof *ops);
+    op *ops = tp_an_tmp(v, v->n_gpu + 1, sizeof *ops); /* the view's scratch */
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++) {
         if (!tp_an_stacks_counted(v, i))
@@ -263,7 +263,7 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
     for (size_t i = 0; i < nk; i++)
         free(keys[i].key);
     free(keys);
-    free(ops);
+    tp_an_tmp_put(v, ops);
 }
 
 void tp_an_stacks_free(tp_an_stacks *s) {

@@ -71,11 +71,11 @@ static int sort_counting(double *v, size_t n) {
     return 1;
 }
 
-static void sort_values(double *v, size_t n) {
+static void sort_values(double *v, size_t n, tp_scratch *s) {
     if (any_nan(v, n))
         qsort(v, n, sizeof *v, cmp_double);
     else if (!sort_counting(v, n))
-        tp_sort_f64(v, n);
+        tp_sort_f64_s(v, n, s);
 }
 
 static void swap_dbl(double *a, double *b) {
@@ -194,12 +194,16 @@ double tp_an_percentile_sorted(const double *v, size_t n, double q) {
 }
 
 void tp_an_describe(double *v, size_t n, tp_an_describe_t *out) {
+    tp_an_describe_s(v, n, out, NULL);
+}
+
+void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *sc) {
     out->count = n;
     out->sum = 0;
     out->mean = out->std = out->min = out->p25 = out->p50 = out->p75 = out->max = NAN;
     if (n == 0)
         return;
-    sort_values(v, n);
+    sort_values(v, n, sc);
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += v[i];

@@ -22,6 +22,8 @@ typedef struct {
 
 /* Describes the `n` values of `v`; sorts `v` in place (it is the caller's scratch). */
 void tp_an_describe(double *v, size_t n, tp_an_describe_t *out);
+/* The same, its sort's arrays from `s` (NULL: malloc). */
+void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s);
 
 /* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
 double tp_an_percentile_sorted(const double *v, size_t n, double q);

@@ -8,17 +8,31 @@
 #include "tp_an_ivset.h"
 #include "tp_an_stats.h"
 
-void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out) {
+void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx) {
     if (v->gpu_order) { /* distinct starts: the subset's sorted order is gpu_order filtered */
-        tp_an_ivmerge m;
-        tp_an_ivset_bound(out, v->n_gpu);
-        tp_an_ivmerge_start(&m, out);
+        /* HTA's merge (tp_an_ivmerge_add) with only the open run kept: a run is final once
+         * an interval starts after every end seen so far, so no set of runs is built (on 10 M
+         * records that set was ~1 M runs, fresh pages for each of five unions) */
+        int64_t ra = 0, rb = 0, cummax = 0;
+        int open = 0;
         for (size_t k = 0; k < v->n_gpu; k++) {
             uint32_t i = v->gpu_order[k];
-            if (kt_mask & (1u << v->ktype[i]))
-                tp_an_ivmerge_add(&m, v->ts[i], v->end[i]);
+            if (!(kt_mask & (1u << v->ktype[i])))
+                continue;
+            int64_t a = v->ts[i], b = v->end[i];
+            if (!open || a > cummax) {
+                if (open)
+                    fn(ctx, ra, rb);
+                ra = a, rb = b;
+            } else {
+                ra = a < ra ? a : ra;
+                rb = b > rb ? b : rb;
+            }
+            cummax = !open || b > cummax ? b : cummax;
+            open = 1;
         }
-        tp_an_ivset_fit(out);
+        if (open)
+            fn(ctx, ra, rb);
         return;
     }
     int64_t *ts = tp_an_tmp(v, v->n_gpu, sizeof *ts), *end = tp_an_tmp(v, v->n_gpu, sizeof *end);
@@ -30,21 +44,45 @@ void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out) {
         end[k] = v->end[i];
         k++;
     }
-    tp_an_ivset_merge_hta(ts, end, k, out, v->scratch);
+    tp_an_ivset m = {0};
+    tp_an_ivset_merge_hta(ts, end, k, &m, v->scratch);
     tp_an_tmp_put(v, ts);
     tp_an_tmp_put(v, end);
+    for (size_t j = 0; j < m.n; j++)
+        fn(ctx, m.a[j], m.b[j]);
+    tp_an_ivset_free(&m);
+}
+
+static void run_to_set(void *ctx, int64_t a, int64_t b) {
+    tp_an_ivset_push(ctx, a, b);
+}
+
+void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out) {
+    out->n = 0;
+    tp_an_gpu_runs(v, kt_mask, run_to_set, out);
+}
+
+typedef struct {
+    int64_t len, first, last;
+    size_t n;
+} union_sum;
+
+static void run_to_sum(void *ctx, int64_t a, int64_t b) {
+    union_sum *u = ctx;
+    if (u->n++ == 0)
+        u->first = a;
+    u->last = b;
+    u->len = tp_an_add(u->len, b - a); /* in run order, as tp_an_ivset_len sums */
 }
 
 int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last) {
-    tp_an_ivset m = {0};
-    tp_an_gpu_merge(v, kt_mask, &m);
-    int64_t len = tp_an_ivset_len(&m);
+    union_sum u = {0};
+    tp_an_gpu_runs(v, kt_mask, run_to_sum, &u);
     if (first)
-        *first = m.n ? m.a[0] : 0;
+        *first = u.first;
     if (last)
-        *last = m.n ? m.b[m.n - 1] : 0;
-    tp_an_ivset_free(&m);
-    return len;
+        *last = u.last;
+    return u.len;
 }
 
 void tp_an_temporal_run(const tp_an_view *v, tp_an_temporal *out) {

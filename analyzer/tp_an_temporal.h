@@ -27,4 +27,9 @@ int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, i
  * (overwritten). */
 void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out);
 
+/* The same runs handed to fn(ctx, start, end) in order, without building the set (a caller
+ * that only sums or copies them touches no memory of one entry per run). */
+typedef void (*tp_an_run_fn)(void *ctx, int64_t a, int64_t b);
+void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx);
+
 #endif

@@ -140,7 +140,8 @@ static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
         size_t c = *cap;
         tp_an_grow((void **)&v->row, &c, need, sizeof *v->row);
         c = *cap;
-        tp_an_grow((void **)&v->ts, &c, need, sizeof *v->ts);
+        tp_an_grow((void **)&v->ts_own, &c, need, sizeof *v->ts_own);
+        v->ts = v->ts_own;
         c = *cap;
         tp_an_grow((void **)&v->end, &c, need, sizeof *v->end);
         *cap = c;
@@ -150,7 +151,7 @@ static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
 static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
     reserve_rows(v, cap, v->n + 1);
     v->row[v->n] = row;
-    v->ts[v->n] = ts;
+    v->ts_own[v->n] = ts;
     v->end[v->n] = end;
     v->n++;
 }
@@ -258,9 +259,24 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
 
 /* admit_rows without trimming: each row at most once, in row_order, its times computed
  * straight into the view's columns (not first for every row into scratch: 16 bytes a row
- * more at once, and a copy). */
+ * more at once, and a copy). When that is every model row in the model's order at the
+ * model's times (native, no window), the view's starts are the model's column itself: 8
+ * bytes a row neither copied nor resident twice. */
 static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
-    size_t n = v->r->ev.n, cap = 0;
+    const tp_events *ev = &v->r->ev;
+    size_t n = ev->n, cap = 0;
+    int same = c->mode == 0 && !(v->opts.compat_hta && ev->load_ord) &&
+               !(v->opts.window_hi > v->opts.window_lo);
+    if (same) {
+        size_t vn = n ? n : 1;
+        v->row = tp_an_alloc(vn, sizeof *v->row);
+        v->end = tp_an_alloc(vn, sizeof *v->end);
+        for (size_t i = 0; i < n; i++)
+            v->row[i] = (uint32_t)i, v->end[i] = ev->ts[i] + tp_ev_dur(ev, i);
+        v->ts = ev->ts;
+        v->n = n;
+        return;
+    }
     uint32_t *order = row_order(v);
     reserve_rows(v, &cap, n);
     for (size_t k = 0; k < n; k++) {
@@ -268,7 +284,7 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
         if (outside_window(v, i))
             continue;
         v->row[v->n] = (uint32_t)i;
-        row_times(&v->r->ev, i, c, &v->ts[v->n], &v->end[v->n]);
+        row_times(ev, i, c, &v->ts_own[v->n], &v->end[v->n]);
         v->n++;
     }
     tp_an_tmp_put(v, order);
@@ -416,7 +432,7 @@ void tp_an_view_free(tp_an_view *v) {
     if (!v)
         return;
     free(v->row);
-    free(v->ts);
+    free(v->ts_own);
     free(v->end);
     free(v->gpu);
     free(v->ktype);

@@ -71,15 +71,17 @@ typedef struct {
     tp_an_opts opts;
     int rank; /* rank number reported (compat: HTA's inference) */
     size_t n;
-    uint32_t *row;   /* row in r->ev (a row may appear more than once in compat mode) */
-    int64_t *ts;     /* ns (compat: HTA-rounded) */
-    int64_t *end;    /* ns; end < ts is possible after HTA rounding */
-    uint8_t *gpu;    /* 1: GPU event (see above) */
-    uint8_t *ktype;  /* tp_ktype of GPU rows, TP_KT_OTHER otherwise */
-    int32_t *link;   /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
-                        event it launched; -1: none in the view */
-    uint8_t *linked; /* 1: a correlated partner existed before trimming (HTA index_correlation
-                        > 0) */
+    uint32_t *row;     /* row in r->ev (a row may appear more than once in compat mode) */
+    const int64_t *ts; /* ns (compat: HTA-rounded); the model's own column (r->ev.ts) when
+                          the view's rows are the model's, in order, at its times */
+    int64_t *ts_own;   /* the view's copy behind ts, else NULL */
+    int64_t *end;      /* ns; end < ts is possible after HTA rounding */
+    uint8_t *gpu;      /* 1: GPU event (see above) */
+    uint8_t *ktype;    /* tp_ktype of GPU rows, TP_KT_OTHER otherwise */
+    int32_t *link;     /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
+                          event it launched; -1: none in the view */
+    uint8_t *linked;   /* 1: a correlated partner existed before trimming (HTA index_correlation
+                          > 0) */
     size_t n_gpu;
     uint32_t *gpu_order;     /* the n_gpu GPU rows by start, when no two of them start at the same
                                 time (then numpy's argsort of any subset of their starts is this

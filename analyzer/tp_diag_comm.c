@@ -18,7 +18,8 @@
 void tp_diag_exposed_comm(tp_diag_ctx *d, const tp_diag_rule *self) {
     if (d->win <= 0)
         return;
-    tp_an_ivset comm = {0}, comp = {0}, exposed = {0};
+    tp_scratch *sc = d->v->scratch;
+    tp_an_ivset comm = {.sc = sc}, comp = {.sc = sc}, exposed = {.sc = sc};
     int64_t *by_name = tp_mem_xcalloc(d->n_names + 1, sizeof *by_name);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {

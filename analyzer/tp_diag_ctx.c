@@ -100,7 +100,7 @@ long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
  * that is an API call on no stream, for every row of the run. */
 static void find_cpu_calls(tp_diag_ctx *d) {
     const uint32_t *bc = d->r->by_corr;
-    d->cpu_call = tp_an_alloc(d->ev->n + 1, sizeof *d->cpu_call);
+    d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
     for (size_t s = 0, e; s < d->r->n_by_corr; s = e) {
         int64_t corr = tp_ev_corr(d->ev, bc[s]);
         uint32_t call = 0;
@@ -240,20 +240,23 @@ static void collect_sets(tp_diag_ctx *d) {
     tp_an_ivset_norm(&d->copies, d->w0, d->w1);
     tp_an_ivset_norm(&d->sync, d->w0, d->w1);
     tp_an_ivset_norm(&d->data, d->w0, d->w1);
-    tp_an_ivset win = {0};
+    tp_an_ivset win = {.sc = d->v->scratch};
     tp_an_ivset_add(&win, d->w0, d->w1);
     tp_an_ivset_minus(&win, &d->busy, &d->idle);
     tp_an_ivset_free(&win);
 }
 
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
-    tp_an_ivset nosync = {0}, rest = {0}, shortg = {0};
+    tp_scratch *sc = d->v->scratch;
+    tp_an_ivset nosync = {.sc = sc}, rest = {.sc = sc}, shortg = {.sc = sc};
     memset(s, 0, sizeof *s);
+    s->other_set.sc = sc;
     s->idle = tp_an_ivset_len(&d->idle);
     s->sync = tp_an_ivset_and_len(&d->idle, &d->sync);
     tp_an_ivset_minus(&d->idle, &d->sync, &nosync);
     s->data = tp_an_ivset_and_len(&nosync, &d->data);
     tp_an_ivset_minus(&nosync, &d->data, &rest);
+    tp_an_ivset_free(&nosync); /* its blocks go back to the scratch, for shortg's */
     for (size_t i = 0; i < d->idle.n; i++)
         if (d->idle.b[i] - d->idle.a[i] < d->v->opts.kernel_wait_ns)
             tp_an_ivset_add(&shortg, d->idle.a[i], d->idle.b[i]);
@@ -269,7 +272,11 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     memset(d, 0, sizeof *d);
     d->v = v, d->r = v->r, d->ev = &v->r->ev, d->out = out;
     d->launch_verdict = -1;
-    d->seen = tp_an_alloc(d->ev->n + 1, 1);
+    tp_an_ivset *sets[] = {&d->steps, &d->busy,    &d->idle,  &d->sync,
+                           &d->data,  &d->kernels, &d->copies};
+    for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
+        sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
+    d->seen = tp_an_tmp0(v, d->ev->n + 1, 1);
     uint32_t max_name = 0;
     for (size_t i = 0; i < d->ev->n; i++)
         max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
@@ -289,7 +296,9 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
-    free(d->step_end), free(d->seen), free(d->ncls), free(d->th), free(d->cpu_call);
+    free(d->step_end), free(d->ncls), free(d->th);
+    tp_scratch *sc = d->v ? d->v->scratch : NULL;
+    tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
     if (d->mem)
         tp_an_memuse_free(d->mem), free(d->mem);
     tp_an_frames_close(d->fx);

@@ -133,6 +133,38 @@ void *tp_scratch_get0(tp_scratch *s, size_t n, size_t size) {
     return get(s, n, size, 1);
 }
 
+void *tp_scratch_resize(tp_scratch *s, void *p, size_t keep, size_t n, size_t size) {
+    if (!p)
+        return get(s, n, size, 0);
+    size_t bytes;
+    if (!tp_mem_mul(n, size, &bytes) || bytes > SIZE_MAX - sizeof(blk_head)) {
+        fprintf(stderr, "trainprof: out of memory (%zu x %zu bytes)\n", n, size);
+        abort();
+    }
+    if (bytes <= cap_of(p))
+        return p;
+    void *q = NULL;
+    if (s && bytes >= TP_SCRATCH_MIN) {
+        pthread_mutex_lock(&s->mu);
+        q = take(s, bytes);
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (!q) /* realloc: a mapped block moves with mremap, its pages kept */
+        return grow(p, bytes);
+    memcpy(q, p, keep < cap_of(p) ? keep : cap_of(p));
+    tp_scratch_put(s, p);
+    return q;
+}
+
+void *tp_scratch_shrink(void *p, size_t n, size_t size) {
+    size_t bytes;
+    if (!p || !tp_mem_mul(n, size, &bytes) || bytes >= cap_of(p))
+        return p;
+    blk_head *h = tp_mem_xrealloc(head(p), 1, sizeof *h + bytes); /* in place */
+    h->cap = bytes;
+    return h + 1;
+}
+
 void tp_scratch_put(tp_scratch *s, void *p) {
     if (!p)
         return;

@@ -45,6 +45,17 @@ void *tp_scratch_get(tp_scratch *s, size_t n, size_t size);
 /* The same, zero-filled. */
 void *tp_scratch_get0(tp_scratch *s, size_t n, size_t size);
 
+/* `p` (from tp_scratch_get*, or NULL: a new block) with room for n elements of `size`
+ * bytes, its first `keep` bytes kept: `p` itself when it is large enough, else a kept block
+ * that fits (p given back), else `p` regrown by realloc (which moves a mapped block's pages
+ * rather than copying them). The caller picks n (say twice what it needs when it grows a
+ * list one element at a time). */
+void *tp_scratch_resize(tp_scratch *s, void *p, size_t keep, size_t n, size_t size);
+
+/* `p` cut to n elements of `size` bytes (realloc to fewer bytes: in place, the tail's pages
+ * given back); p itself when it is not larger. */
+void *tp_scratch_shrink(void *p, size_t n, size_t size);
+
 /* Gives `p` (from tp_scratch_get*, or NULL) back: kept for a later request, or freed. */
 void tp_scratch_put(tp_scratch *s, void *p);
 

@@ -261,26 +261,34 @@ void tp_sort_rows_grouped_s(uint64_t (*group)(const void *ctx, uint32_t row), co
     tp_scratch_put(s, key);
 }
 
-void tp_sort_f64(double *v, size_t n) {
-    uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
+void tp_sort_f64_s(double *v, size_t n, tp_scratch *s) {
+    uint64_t *key = tp_scratch_get(s, n ? n : 1, sizeof *key);
     for (size_t i = 0; i < n; i++)
         key[i] = tp_sort_key_f64(v[i]);
-    tp_sort_pairs(key, NULL, n);
+    tp_sort_pairs_s(key, NULL, n, s);
     for (size_t i = 0; i < n; i++) { /* back from the key: the exact bits, -0.0 included */
         uint64_t u = key[i] >> 63 ? key[i] & ~(UINT64_C(1) << 63) : ~key[i];
         memcpy(&v[i], &u, sizeof u);
     }
-    free(key);
+    tp_scratch_put(s, key);
+}
+
+void tp_sort_f64(double *v, size_t n) {
+    tp_sort_f64_s(v, n, NULL);
+}
+
+void tp_sort_i64_s(int64_t *v, size_t n, tp_scratch *s) {
+    uint64_t *key = tp_scratch_get(s, n ? n : 1, sizeof *key);
+    for (size_t i = 0; i < n; i++)
+        key[i] = tp_sort_key_i64(v[i]);
+    tp_sort_pairs_s(key, NULL, n, s);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (int64_t)(key[i] ^ (UINT64_C(1) << 63));
+    tp_scratch_put(s, key);
 }
 
 void tp_sort_i64(int64_t *v, size_t n) {
-    uint64_t *key = tp_mem_xalloc(n ? n : 1, sizeof *key);
-    for (size_t i = 0; i < n; i++)
-        key[i] = tp_sort_key_i64(v[i]);
-    tp_sort_pairs(key, NULL, n);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (int64_t)(key[i] ^ (UINT64_C(1) << 63));
-    free(key);
+    tp_sort_i64_s(v, n, NULL);
 }
 
 uint32_t *tp_sort_order_i64(const int64_t *key, size_t n) {

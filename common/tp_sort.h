@@ -53,9 +53,11 @@ void tp_sort_rows_grouped_s(uint64_t (*group)(const void *ctx, uint32_t row), co
 /* Sorts v[0..n) ascending (as qsort with a < / > comparison does for numbers; -0.0 comes
  * before 0.0). */
 void tp_sort_f64(double *v, size_t n);
+void tp_sort_f64_s(double *v, size_t n, tp_scratch *s);
 
 /* Sorts v[0..n) ascending. */
 void tp_sort_i64(int64_t *v, size_t n);
+void tp_sort_i64_s(int64_t *v, size_t n, tp_scratch *s); /* arrays from s (NULL: malloc) */
 
 /* One field a struct sort orders by: its byte offset and whether it is a uint32_t (else an
  * int64_t). */

@@ -108,10 +108,43 @@ static void test_sorts_through_scratch(void) {
     tp_scratch_close(s);
 }
 
+/* resize keeps the first bytes asked for, whether the block stays, comes from the cache or
+ * is regrown; shrink cuts in place. */
+static void test_resize_and_shrink(void) {
+    tp_scratch *s = tp_scratch_open(64 * MB);
+    tp_scratch_put(s, tp_scratch_get(s, 8 * MB, 1)); /* a kept block to be taken */
+    int64_t *p = tp_scratch_get(s, 1000, sizeof *p);
+    for (int64_t i = 0; i < 1000; i++)
+        p[i] = i * 7;
+    CHECK(tp_scratch_resize(s, p, 1000 * sizeof *p, 500, sizeof *p) == p); /* fits */
+    p = tp_scratch_resize(s, p, 1000 * sizeof *p, MB / 4, sizeof *p);      /* 2 MiB: the kept one */
+    CHECK_EQ_U(tp_scratch_kept(s), 0);
+    size_t bad = 0;
+    for (int64_t i = 0; i < 1000; i++)
+        bad += p[i] != i * 7;
+    for (size_t i = 1000; i < MB / 4; i++)
+        p[i] = (int64_t)i;
+    p = tp_scratch_resize(s, p, MB / 4 * sizeof *p, 3 * MB, sizeof *p); /* 24 MiB: regrown */
+    for (int64_t i = 0; i < 1000; i++)
+        bad += p[i] != i * 7;
+    bad += p[MB / 4 - 1] != (int64_t)(MB / 4 - 1);
+    p = tp_scratch_shrink(p, 2000, sizeof *p);
+    for (int64_t i = 0; i < 1000; i++)
+        bad += p[i] != i * 7;
+    CHECK_EQ_U(bad, 0);
+    tp_scratch_put(s, p); /* now below TP_SCRATCH_MIN: freed, not kept */
+    CHECK_EQ_U(tp_scratch_kept(s), 0);
+    int64_t *q = tp_scratch_resize(NULL, NULL, 0, 10, sizeof *q); /* NULL handle, new block */
+    q[9] = 1;
+    tp_scratch_put(NULL, q);
+    tp_scratch_close(s);
+}
+
 int main(void) {
     TP_RUN(test_reuse_and_fit);
     TP_RUN(test_bounds);
     TP_RUN(test_null_handle);
     TP_RUN(test_sorts_through_scratch);
+    TP_RUN(test_resize_and_shrink);
     return tp_test_summary();
 }
