@@ -394,6 +394,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
      * on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak RSS
      * (docs/PERFORMANCE.md); more kept blocks saved little and cost peak. */
     v->scratch = tp_scratch_open(24 * n);
+    tp_scratch_move(v->scratch, m->scratch); /* the model finish's blocks, already faulted */
     uint8_t *cls = tp_an_tmp(v, n, 1);
     tp_clockmode c;
     clock_mode(&c, r, &v->opts);
