@@ -139,6 +139,8 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
         tp_model *a, *b = NULL;
         tp_progress *pr = tp_cmd_progress_open(c->name, quiet);
         rc = load(c->name, paths, 1, pr, &a);
+        if (rc == 0)
+            tp_model_trim_scratch(a); /* not resident beside b's load */
         if (rc == 0 && (rc = load(c->name, paths + 1, 1, pr, &b)) != 0)
             tp_model_close(a);
         tp_progress_close(pr);

@@ -185,6 +185,20 @@ void tp_scratch_put(tp_scratch *s, void *p) {
     pthread_mutex_unlock(&s->mu);
 }
 
+void tp_scratch_move(tp_scratch *to, tp_scratch *from) {
+    if (!to || !from || to == from)
+        return;
+    void *blk[TP_SCRATCH_KEEP];
+    pthread_mutex_lock(&from->mu); /* out of `from` first: never both locks at once */
+    size_t n = from->n;
+    memcpy(blk, from->keep, n * sizeof *blk);
+    from->n = 0;
+    from->kept = 0;
+    pthread_mutex_unlock(&from->mu);
+    for (size_t i = 0; i < n; i++)
+        tp_scratch_put(to, blk[i]);
+}
+
 size_t tp_scratch_kept(tp_scratch *s) {
     if (!s)
         return 0;

@@ -59,6 +59,10 @@ void *tp_scratch_shrink(void *p, size_t n, size_t size);
 /* Gives `p` (from tp_scratch_get*, or NULL) back: kept for a later request, or freed. */
 void tp_scratch_put(tp_scratch *s, void *p);
 
+/* Hands every block `from` keeps over to `to` (oldest first, as tp_scratch_put would keep
+ * them within `to`'s budget); either may be NULL (no-op), `from` stays usable. */
+void tp_scratch_move(tp_scratch *to, tp_scratch *from);
+
 /* Frees every kept block (the handle stays usable). */
 void tp_scratch_trim(tp_scratch *s);
 

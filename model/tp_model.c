@@ -308,6 +308,7 @@ void tp_model_close(tp_model *m) {
         rank_free(&m->ranks[i]);
     free(m->ranks);
     pool_free(m->strings);
+    tp_scratch_close(m->scratch);
     free(m);
 }
 
@@ -1688,14 +1689,24 @@ static void stacks_sort(tp_stacks *s) {
         qsort(s->modules, s->n_modules, sizeof *s->modules, module_cmp);
 }
 
+void tp_model_trim_scratch(tp_model *m) {
+    tp_scratch_trim(m->scratch);
+}
+
 void tp_model_finish(tp_model *m) {
+    /* the sorts' scratch blocks are reused from sort to sort (and rank to rank) instead of
+     * mapped afresh (with the CLI's fixed mmap threshold each one cost a page fault per 4 KiB),
+     * and kept afterwards for the first view (m->scratch) */
+    size_t most = 0;
+    for (size_t i = 0; i < m->n_ranks; i++)
+        most = m->ranks[i].ev.n > most ? m->ranks[i].ev.n : most;
+    if (!m->scratch)
+        m->scratch = tp_scratch_open(24 * most);
+    tp_scratch *sc = m->scratch;
     for (size_t i = 0; i < m->n_ranks; i++) {
         tp_rank *r = &m->ranks[i];
         if (r->rank < 0)
             r->rank = (int)i;
-        /* the sorts' scratch blocks are reused from sort to sort instead of mapped afresh
-         * (with the CLI's fixed mmap threshold each one cost a page fault per 4 KiB) */
-        tp_scratch *sc = tp_scratch_open(24 * r->ev.n);
         events_sort(&r->ev, sc);
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
@@ -1707,7 +1718,6 @@ void tp_model_finish(tp_model *m) {
         index_threads(r, sc);
         index_cats(r);
         index_corr(r, sc);
-        tp_scratch_close(sc);
         resolve_nesting(r);
         stacks_sort(&r->stacks);
     }

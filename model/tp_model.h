@@ -664,6 +664,13 @@ typedef struct {
     tp_strpool *strings;
     struct tp_progress *progress; /* while loading: where loaders report how far they got
                                      (tp_progress; NULL: nowhere). Not owned. */
+    tp_scratch *scratch; /* tp_model_finish's sort blocks, kept (up to 24 bytes a row of the
+                            largest rank) for the first analyses' view to take over
+                            (tp_an_view_build, tp_scratch_move): it then writes into pages the
+                            finish has already faulted instead of mapping fresh ones (~25 k page
+                            faults on a 10 M-record report). Empty once taken; freed with the
+                            model or by tp_model_trim_scratch. A cache, so analyses may take
+                            from it through a const model (it has its own mutex). */
 } tp_model;
 
 /* ---- building (loaders, tests) ---- */
@@ -729,6 +736,10 @@ void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
  * indexes and resolves nesting; ranks without a rank number get their position. Call once
  * after loading; idempotent. */
 void tp_model_finish(tp_model *m);
+
+/* Frees the blocks finish kept for the first view (m->scratch), for a caller that builds no
+ * view or loads another model first. */
+void tp_model_trim_scratch(tp_model *m);
 
 /* Names thread `tid` of process `pid` in rank `r` (`len` bytes of `name`, interned); a later
  * name for the same (pid, tid) replaces the earlier one. An empty name is ignored. */

@@ -1,8 +1,9 @@
 /* Tests of tp_scratch: a block given back is handed out again to a request it fits (the
  * point of the cache: no fresh pages), the tightest fit wins, the budget and the count bound
  * what is kept (oldest out first), zeroed requests come back zeroed even from a reused
- * block, small blocks and NULL handles fall through to malloc/free; and the radix sorts give
- * the same result through a scratch as without. */
+ * block, small blocks and NULL handles fall through to malloc/free, kept blocks move from
+ * one cache to another; and the radix sorts give the same result through a scratch as
+ * without. */
 #include "tp_scratch.h"
 
 #include <stdint.h>
@@ -140,11 +141,29 @@ static void test_resize_and_shrink(void) {
     tp_scratch_close(s);
 }
 
+/* tp_scratch_move: the blocks change hands (the next request of `to` gets one, `from` is
+ * empty and usable), within `to`'s budget; NULL handles are no-ops. */
+static void test_move(void) {
+    tp_scratch *from = tp_scratch_open(64 * MB), *to = tp_scratch_open(6 * MB);
+    void *a = tp_scratch_get(from, 4 * MB, 1), *b = tp_scratch_get(from, 3 * MB, 1);
+    tp_scratch_put(from, a), tp_scratch_put(from, b);
+    tp_scratch_move(to, from);
+    CHECK_EQ_U(tp_scratch_kept(from), 0);
+    CHECK_EQ_U(tp_scratch_kept(to), 3 * MB); /* a, the older, went for the budget */
+    CHECK(tp_scratch_get(to, 2 * MB, 1) == b);
+    tp_scratch_put(from, b);
+    tp_scratch_move(NULL, from), tp_scratch_move(to, NULL), tp_scratch_move(from, from);
+    CHECK_EQ_U(tp_scratch_kept(from), 3 * MB);
+    tp_scratch_close(from);
+    tp_scratch_close(to);
+}
+
 int main(void) {
     TP_RUN(test_reuse_and_fit);
     TP_RUN(test_bounds);
     TP_RUN(test_null_handle);
     TP_RUN(test_sorts_through_scratch);
     TP_RUN(test_resize_and_shrink);
+    TP_RUN(test_move);
     return tp_test_summary();
 }
