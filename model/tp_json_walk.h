@@ -12,6 +12,7 @@
 #define TP_JSON_WALK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +32,9 @@ typedef struct {
     int (*end_map)(void *ctx);
     int (*start_array)(void *ctx);
     int (*end_array)(void *ctx);
+    /* Optional (NULL: on_number): a number that is an integer of at most 18 digits, no
+     * fraction or exponent ("-0" too), with its text and its value. */
+    int (*on_integer)(void *ctx, const char *s, size_t n, int64_t v);
 } tp_json_walk_cb;
 
 /* Extra bytes the walker may read past a text's end (their values do not matter). */

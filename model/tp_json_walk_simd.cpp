@@ -34,21 +34,28 @@ bool is_ws(char c) {
  * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
  * The raw token ends at the next structural character, so it may carry whitespace after the
  * number: the grammar's longest match must be followed by whitespace alone, and `num` is that
- * match (one pass: trimming first, then matching, read the token twice). */
-__attribute__((always_inline)) inline bool json_number(std::string_view raw,
-                                                       std::string_view &num) {
+ * match (one pass: trimming first, then matching, read the token twice). An integer of at most
+ * 18 digits (no fraction, no exponent) also gets its value, *v with *is_int set: the digits
+ * are read here anyway, and the importer's callbacks read them again to convert them. */
+__attribute__((always_inline)) inline bool json_number(std::string_view raw, std::string_view &num,
+                                                       int64_t *v, bool *is_int) {
     const char *s = raw.data();
     size_t i = 0, n = raw.size();
+    uint64_t u = 0;
     if (i < n && s[i] == '-')
         i++;
+    size_t d = i;
     if (i < n && s[i] == '0')
         i++;
     else if (i < n && is_digit(s[i]))
         while (i < n && is_digit(s[i]))
-            i++;
+            u = u * 10 + (uint64_t)(s[i++] - '0'); /* wraps past 19 digits: not used then */
     else
         return false;
+    *is_int = i - d <= 18;
+    *v = s[0] == '-' ? -(int64_t)u : (int64_t)u; /* |u| < 10^18 when used */
     if (i < n && s[i] == '.') {
+        *is_int = false;
         size_t d = ++i;
         while (i < n && is_digit(s[i]))
             i++;
@@ -56,6 +63,7 @@ __attribute__((always_inline)) inline bool json_number(std::string_view raw,
             return false;
     }
     if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        *is_int = false;
         i++;
         if (i < n && (s[i] == '+' || s[i] == '-'))
             i++;
@@ -96,8 +104,11 @@ int skip_number(void *, const char *, size_t) {
 int skip_string(void *, const unsigned char *, size_t) {
     return 1;
 }
+int skip_integer(void *, const char *, size_t, int64_t) {
+    return 1;
+}
 const tp_json_walk_cb skip_cb = {skip0,       skip_bool, skip_number, skip_string, skip0,
-                                 skip_string, skip0,     skip0,       skip0};
+                                 skip_string, skip0,     skip0,       skip0,       skip_integer};
 
 /* A key or string without a backslash is its raw text up to the closing quote (stage 1
  * found that quote, and checked the UTF-8): `text` is that text, no copy. unescaped_key() and
@@ -178,7 +189,12 @@ __attribute__((always_inline)) inline bool walk_scalar(od::value &v, od::json_ty
     }
     if (t == od::json_type::number) {
         std::string_view s;
-        return json_number(v.raw_json_token(), s) && cb->on_number(ctx, s.data(), s.size());
+        int64_t val;
+        bool is_int;
+        if (!json_number(v.raw_json_token(), s, &val, &is_int))
+            return false;
+        return is_int && cb->on_integer ? cb->on_integer(ctx, s.data(), s.size(), val)
+                                        : cb->on_number(ctx, s.data(), s.size());
     }
     if (t == od::json_type::boolean) {
         bool b;
