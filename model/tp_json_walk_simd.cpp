@@ -36,7 +36,9 @@ bool is_ws(char c) {
  * number: the grammar's longest match must be followed by whitespace alone, and `num` is that
  * match (one pass: trimming first, then matching, read the token twice). An integer of at most
  * 18 digits (no fraction, no exponent) also gets its value, *v with *is_int set: the digits
- * are read here anyway, and the importer's callbacks read them again to convert them. */
+ * are read here anyway, and the importer's callbacks read them again to convert them. Without
+ * `Val` (a skipped value) the value is not computed. */
+template <bool Val>
 __attribute__((always_inline)) inline bool json_number(std::string_view raw, std::string_view &num,
                                                        int64_t *v, bool *is_int) {
     const char *s = raw.data();
@@ -48,12 +50,17 @@ __attribute__((always_inline)) inline bool json_number(std::string_view raw, std
     if (i < n && s[i] == '0')
         i++;
     else if (i < n && is_digit(s[i]))
-        while (i < n && is_digit(s[i]))
-            u = u * 10 + (uint64_t)(s[i++] - '0'); /* wraps past 19 digits: not used then */
+        while (i < n && is_digit(s[i])) {
+            if (Val)
+                u = u * 10 + (uint64_t)(s[i] - '0'); /* wraps past 19 digits: not used then */
+            i++;
+        }
     else
         return false;
-    *is_int = i - d <= 18;
-    *v = s[0] == '-' ? -(int64_t)u : (int64_t)u; /* |u| < 10^18 when used */
+    if (Val) {
+        *is_int = i - d <= 18;
+        *v = s[0] == '-' ? -(int64_t)u : (int64_t)u; /* |u| < 10^18 when used */
+    }
     if (i < n && s[i] == '.') {
         *is_int = false;
         size_t d = ++i;
@@ -86,29 +93,13 @@ const unsigned char *bytes(std::string_view s) {
     return reinterpret_cast<const unsigned char *>(s.data());
 }
 
-bool walk_object(od::value &v, const tp_json_walk_cb *cb, void *ctx);
-bool walk_array(od::value &v, const tp_json_walk_cb *cb, void *ctx);
-inline bool walk(od::value &v, const tp_json_walk_cb *cb, void *ctx);
-
-/* The callbacks for a value whose tokens its map_key said nobody wants (it returned 2): the
- * walk still validates it. */
-int skip0(void *) {
-    return 1;
-}
-int skip_bool(void *, int) {
-    return 1;
-}
-int skip_number(void *, const char *, size_t) {
-    return 1;
-}
-int skip_string(void *, const unsigned char *, size_t) {
-    return 1;
-}
-int skip_integer(void *, const char *, size_t, int64_t) {
-    return 1;
-}
-const tp_json_walk_cb skip_cb = {skip0,       skip_bool, skip_number, skip_string, skip0,
-                                 skip_string, skip0,     skip0,       skip0,       skip_integer};
+/* Skip: the walk of a value whose key's map_key returned 2 (nobody wants its tokens): it is
+ * validated as any other, but no callback is called (they were do-nothing ones, called through
+ * pointers) and no number's value is computed. */
+template <bool Skip> bool walk_object(od::value &v, const tp_json_walk_cb *cb, void *ctx);
+template <bool Skip> bool walk_array(od::value &v, const tp_json_walk_cb *cb, void *ctx);
+template <bool Skip>
+__attribute__((always_inline)) inline bool walk(od::value &v, const tp_json_walk_cb *cb, void *ctx);
 
 /* A key or string without a backslash is its raw text up to the closing quote (stage 1
  * found that quote, and checked the UTF-8): `text` is that text, no copy. unescaped_key() and
@@ -149,71 +140,76 @@ bool plain_key(od::field &f, std::string_view &key) {
 /* Only containers recurse (walk_object, walk_array: out of line); a scalar is handled in the
  * loop that met it (walk, walk_scalar: inline), since a call per value, with its saved
  * registers, cost ~20 instructions of the walk's ~170 per token. */
+template <bool Skip>
 __attribute__((noinline)) bool walk_object(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
     od::object o;
-    if (v.get_object().get(o) || !cb->start_map(ctx))
+    if (v.get_object().get(o) || (!Skip && !cb->start_map(ctx)))
         return false;
     for (auto res : o) {
         if (res.error())
             return false;
         od::field &f = res.value_unsafe();
         std::string_view key;
-        int go;
         if (!plain_key(f, key) && f.unescaped_key().get(key))
             return false;
-        if (!(go = cb->map_key(ctx, bytes(key), key.size())) ||
-            !walk(f.value(), go == 2 ? &skip_cb : cb, ctx))
+        int go = Skip ? 2 : cb->map_key(ctx, bytes(key), key.size());
+        if (!go || !(go == 2 ? walk<true>(f.value(), cb, ctx) : walk<false>(f.value(), cb, ctx)))
             return false;
     }
-    return cb->end_map(ctx);
+    return Skip || cb->end_map(ctx);
 }
 
+template <bool Skip>
 __attribute__((noinline)) bool walk_array(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
     od::array a;
-    if (v.get_array().get(a) || !cb->start_array(ctx))
+    if (v.get_array().get(a) || (!Skip && !cb->start_array(ctx)))
         return false;
     for (auto elem : a) {
-        if (elem.error() || !walk(elem.value_unsafe(), cb, ctx))
+        if (elem.error() || !walk<Skip>(elem.value_unsafe(), cb, ctx))
             return false;
     }
-    return cb->end_array(ctx);
+    return Skip || cb->end_array(ctx);
 }
 
+template <bool Skip>
 __attribute__((always_inline)) inline bool walk_scalar(od::value &v, od::json_type t,
                                                        const tp_json_walk_cb *cb, void *ctx) {
     if (t == od::json_type::string) {
         std::string_view s; /* the raw token starts at the opening quote */
         if (!plain_text(v.raw_json_token().data() + 1, s) && v.get_string().get(s))
             return false;
-        return cb->on_string(ctx, bytes(s), s.size());
+        return Skip || cb->on_string(ctx, bytes(s), s.size());
     }
     if (t == od::json_type::number) {
         std::string_view s;
-        int64_t val;
-        bool is_int;
-        if (!json_number(v.raw_json_token(), s, &val, &is_int))
+        int64_t val = 0;
+        bool is_int = false;
+        if (!json_number<!Skip>(v.raw_json_token(), s, &val, &is_int))
             return false;
+        if (Skip)
+            return true;
         return is_int && cb->on_integer ? cb->on_integer(ctx, s.data(), s.size(), val)
                                         : cb->on_number(ctx, s.data(), s.size());
     }
     if (t == od::json_type::boolean) {
         bool b;
-        return !v.get_bool().get(b) && cb->on_bool(ctx, b);
+        return !v.get_bool().get(b) && (Skip || cb->on_bool(ctx, b));
     }
     bool null = false;
-    return !v.is_null().get(null) && null && cb->on_null(ctx);
+    return !v.is_null().get(null) && null && (Skip || cb->on_null(ctx));
 }
 
+template <bool Skip>
 __attribute__((always_inline)) inline bool walk(od::value &v, const tp_json_walk_cb *cb,
                                                 void *ctx) {
     od::json_type t;
     if (v.type().get(t))
         return false;
     if (t == od::json_type::object)
-        return walk_object(v, cb, ctx);
+        return walk_object<Skip>(v, cb, ctx);
     if (t == od::json_type::array)
-        return walk_array(v, cb, ctx);
-    return walk_scalar(v, t, cb, ctx);
+        return walk_array<Skip>(v, cb, ctx);
+    return walk_scalar<Skip>(v, t, cb, ctx);
 }
 
 } // namespace
@@ -248,7 +244,7 @@ extern "C" int tp_json_walk_simd_run(void *parser, const char *text, size_t len,
     if (doc.get_array().get(a))
         return 0;
     for (auto elem : a) {
-        if (elem.error() || !walk(elem.value_unsafe(), cb, ctx))
+        if (elem.error() || !walk<false>(elem.value_unsafe(), cb, ctx))
             return 0;
     }
     const char *rest; /* anything after the array is an error: OUT_OF_BOUNDS says none */
