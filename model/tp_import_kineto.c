@@ -726,11 +726,13 @@ static void deferred_free(deferred *d) {
     free(d->text);
 }
 
-static void defer_str(deferred *d, strbuf *b, size_t n) {
-    TP_MEM_XGROW(d->text, d->text_cap, d->text_len + n + 1);
+/* Copies n bytes of b's text and a NUL to d's text, which has room (defer_event grows it
+ * once for all five). */
+static inline void defer_str(deferred *d, strbuf *b, size_t n) {
+    char *t = d->text + d->text_len;
     if (n)
-        memcpy(d->text + d->text_len, b->p, n);
-    d->text[d->text_len + n] = 0;
+        memcpy(t, b->p, n);
+    t[n] = 0;
     b->cap = d->text_len;
     b->p = NULL;
     d->text_len += n + 1;
@@ -748,15 +750,19 @@ static int defer_event(kparse *p) {
     TP_MEM_XGROW(d->ev, d->cap, d->n + 1);
     event *c = &d->ev[d->n++];
     *c = *e;
+    size_t dims_n = e->dims.len ? strlen(e->dims.p) : 0; /* commit reads it to NUL */
+    TP_MEM_XGROW(d->text, d->text_cap,
+                 d->text_len + e->name.len + e->cat.len + e->arg_name.len + dims_n +
+                     e->callstack.len + 5);
     defer_str(d, &c->name, e->name.len);
     defer_str(d, &c->cat, e->cat.len);
     defer_str(d, &c->arg_name, e->arg_name.len);
-    defer_str(d, &c->dims, e->dims.len ? strlen(e->dims.p) : 0); /* commit reads it to NUL */
+    defer_str(d, &c->dims, dims_n);
     defer_str(d, &c->callstack, e->callstack.len);
     if (row) { /* only rows intern their strings */
         c->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
         c->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
-        c->dims_h = e->dims.len ? tp_model_str_hash(e->dims.p, strlen(e->dims.p)) : 0;
+        c->dims_h = dims_n ? tp_model_str_hash(e->dims.p, dims_n) : 0;
     }
     return 1;
 }
