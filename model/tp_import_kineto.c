@@ -1106,6 +1106,22 @@ static int cb_integer(void *ctx, const char *s, size_t n, int64_t v) {
     return cb_number(ctx, s, n);
 }
 
+/* cb_number for a number whose value times 1000 the walker read (tp_json_walk's on_milli:
+ * at most 15 digits, a point and 1-3 more): an event's ts or dur as parse_us would make it
+ * (its fast path); anything else as before. */
+static int cb_milli(void *ctx, const char *s, size_t n, int64_t milli) {
+    kparse *p = ctx;
+    event *e = &p->ev;
+    if (top_frame(p) == F_EVENT && (p->k == K_TS || p->k == K_DUR) && milli >= -NS_LIMIT &&
+        milli <= NS_LIMIT) {
+        *(p->k == K_TS ? &e->ts : &e->dur) = milli;
+        *(p->k == K_TS ? &e->ts_frac : &e->dur_frac) = milli % 1000 != 0;
+        e->have |= p->k == K_TS ? H_TS : H_DUR;
+        return 1;
+    }
+    return cb_number(ctx, s, n);
+}
+
 static int event_string(kparse *p, event *e, const unsigned char *s, size_t n) {
     switch (p->k) {
     case K_PH:
@@ -2592,7 +2608,7 @@ static int last_boundary(const unsigned char *t, size_t from, size_t hi, size_t 
 
 static const tp_json_walk_cb walk_callbacks = {cb_null,      cb_bool,    cb_number,  cb_string,
                                                cb_start_map, cb_map_key, cb_end_map, cb_start_array,
-                                               cb_end_array, cb_integer};
+                                               cb_end_array, cb_integer, cb_milli};
 
 /* Starts the helper (once, with the first piece); without it (one core, or it could not
  * start) this thread walks every piece, one in flight at a time. */

@@ -35,6 +35,9 @@ typedef struct {
     /* Optional (NULL: on_number): a number that is an integer of at most 18 digits, no
      * fraction or exponent ("-0" too), with its text and its value. */
     int (*on_integer)(void *ctx, const char *s, size_t n, int64_t v);
+    /* Optional (NULL: on_number): a number of at most 15 digits, a point and 1-3 digits, no
+     * exponent ("1669783687464.181", "-0.5"), with its text and its value times 1000 (exact). */
+    int (*on_milli)(void *ctx, const char *s, size_t n, int64_t milli);
 } tp_json_walk_cb;
 
 /* Extra bytes the walker may read past a text's end (their values do not matter). */

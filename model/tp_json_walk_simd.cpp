@@ -52,13 +52,16 @@ template <bool Val> __attribute__((always_inline)) inline bool digits8(const cha
  * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
  * The raw token ends at the next structural character, so it may carry whitespace after the
  * number: the grammar's longest match must be followed by whitespace alone, and `num` is that
- * match (one pass: trimming first, then matching, read the token twice). An integer of at most
- * 18 digits (no fraction, no exponent) also gets its value, *v with *is_int set: the digits
- * are read here anyway, and the importer's callbacks read them again to convert them. Without
- * `Val` (a skipped value) the value is not computed. */
+ * match (one pass: trimming first, then matching, read the token twice). With `Val`, *kind
+ * says whether the value came too (the digits are read here anyway, and the importer's
+ * callbacks read them again to convert them): NUM_INT, an integer of at most 18 digits, *v its
+ * value; NUM_MILLI, at most 15 digits, a point and 1-3 more, no exponent (Kineto's µs times),
+ * *v its value times 1000, exact; NUM_OTHER, none. */
+enum { NUM_OTHER, NUM_INT, NUM_MILLI };
+
 template <bool Val>
 __attribute__((always_inline)) inline bool json_number(std::string_view raw, std::string_view &num,
-                                                       int64_t *v, bool *is_int) {
+                                                       int64_t *v, int *kind) {
     const char *s = raw.data();
     size_t i = 0, n = raw.size();
     uint64_t u = 0;
@@ -83,20 +86,31 @@ __attribute__((always_inline)) inline bool json_number(std::string_view raw, std
         }
     } else
         return false;
-    if (Val) {
-        *is_int = i - d <= 18;
-        *v = s[0] == '-' ? -(int64_t)u : (int64_t)u; /* |u| < 10^18 when used */
-    }
+    if (Val)
+        *kind = i - d <= 18 ? NUM_INT : NUM_OTHER; /* |u| < 10^18 when used */
     if (i < n && s[i] == '.') {
-        *is_int = false;
-        size_t d = ++i;
-        while (i < n && is_digit(s[i]))
+        static const uint64_t scale[] = {1000, 100, 10, 1};
+        size_t id = i - d, f = ++i;
+        uint64_t fv = 0;
+        while (i < n && is_digit(s[i])) {
+            if (Val)
+                fv = fv * 10 + (uint64_t)(s[i] - '0');
             i++;
-        if (i == d)
+        }
+        if (i == f)
             return false;
+        if (Val && id <= 15 && i - f <= 3) {
+            *kind = NUM_MILLI;
+            u = u * 1000 + fv * scale[i - f]; /* < 10^18 */
+        } else if (Val) {
+            *kind = NUM_OTHER;
+        }
     }
+    if (Val)
+        *v = s[0] == '-' ? -(int64_t)u : (int64_t)u;
     if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        *is_int = false;
+        if (Val)
+            *kind = NUM_OTHER;
         i++;
         if (i < n && (s[i] == '+' || s[i] == '-'))
             i++;
@@ -209,13 +223,16 @@ __attribute__((always_inline)) inline bool walk_scalar(od::value &v, od::json_ty
     if (t == od::json_type::number) {
         std::string_view s;
         int64_t val = 0;
-        bool is_int = false;
-        if (!json_number<!Skip>(v.raw_json_token(), s, &val, &is_int))
+        int kind = NUM_OTHER;
+        if (!json_number<!Skip>(v.raw_json_token(), s, &val, &kind))
             return false;
         if (Skip)
             return true;
-        return is_int && cb->on_integer ? cb->on_integer(ctx, s.data(), s.size(), val)
-                                        : cb->on_number(ctx, s.data(), s.size());
+        if (kind == NUM_INT && cb->on_integer)
+            return cb->on_integer(ctx, s.data(), s.size(), val);
+        if (kind == NUM_MILLI && cb->on_milli)
+            return cb->on_milli(ctx, s.data(), s.size(), val);
+        return cb->on_number(ctx, s.data(), s.size());
     }
     if (t == od::json_type::boolean) {
         bool b;
