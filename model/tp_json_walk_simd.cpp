@@ -31,22 +31,33 @@ bool is_ws(char c) {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-/* Whether s[0..8) are eight digits; with Val, their value into *v (SWAR, little-endian: the
- * first digit is the lowest byte; the importer's digits8). */
-template <bool Val> __attribute__((always_inline)) inline bool digits8(const char *s, uint64_t *v) {
+/* The digits that s[0..8) starts with: their count (0-8) and, with Val, their value into *v
+ * (SWAR, little-endian: the first digit is the lowest byte). The eight bytes may run past the
+ * number's token, into the text after it or its padding (tp_json_walk_elements' contract):
+ * the digits stop before the token's end, which is a structural character or whitespace. */
+template <bool Val>
+__attribute__((always_inline)) inline unsigned lead_digits(const char *s, uint64_t *v) {
     uint64_t w;
     memcpy(&w, s, 8);
-    if ((w & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
-        ((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
-        return false;
+    /* a byte is a digit when its high nibble is 3 and adding 6 leaves it so (no carry comes
+     * into a byte from the digits before it) */
+    uint64_t bad = ((w & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
+                   (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
+    unsigned k = bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
     if (Val) {
-        w -= 0x3030303030303030ull;
+        if (k == 0) {
+            *v = 0;
+            return 0;
+        }
+        w = (w - 0x3030303030303030ull) << (8 * (8 - k)); /* the k digits, zeros before them */
         w = (w * 10 + (w >> 8)) & 0x00ff00ff00ff00ffull;
         w = (w * 100 + (w >> 16)) & 0x0000ffff0000ffffull;
         *v = (w * 10000 + (w >> 32)) & 0xffffffffull;
     }
-    return true;
+    return k;
 }
+
+const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 /* JSON's number grammar, which On-Demand's raw token does not check:
  * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -71,18 +82,16 @@ __attribute__((always_inline)) inline bool json_number(std::string_view raw, std
     if (i < n && s[i] == '0')
         i++;
     else if (i < n && is_digit(s[i])) {
-        /* eight at a time while they last (a ts has 13-16 digits, ids 7-10), then one by one:
-         * with the value, ~10 instructions a digit were the walk's largest part */
-        uint64_t v8 = 0;
-        while (n - i >= 8 && digits8<Val>(s + i, &v8)) {
+        /* up to eight at a time (a ts has 13-16 digits, ids 7-10): with the value, a loop of
+         * ~10 instructions a digit was the walk's largest part */
+        for (unsigned k = 8; k == 8;) {
+            uint64_t v8 = 0;
+            k = lead_digits<Val>(s + i, &v8);
+            if (i + k > n)
+                return false; /* ALWAYS: the token ends at a structural character */
             if (Val)
-                u = u * 100000000 + v8; /* wraps past 19 digits: not used then */
-            i += 8;
-        }
-        while (i < n && is_digit(s[i])) {
-            if (Val)
-                u = u * 10 + (uint64_t)(s[i] - '0'); /* wraps past 19 digits: not used then */
-            i++;
+                u = u * pow10[k] + v8; /* wraps past 19 digits: not used then */
+            i += k;
         }
     } else
         return false;
@@ -92,10 +101,14 @@ __attribute__((always_inline)) inline bool json_number(std::string_view raw, std
         static const uint64_t scale[] = {1000, 100, 10, 1};
         size_t id = i - d, f = ++i;
         uint64_t fv = 0;
-        while (i < n && is_digit(s[i])) {
+        for (unsigned k = 8; k == 8;) {
+            uint64_t v8 = 0;
+            k = lead_digits<Val>(s + i, &v8);
+            if (i + k > n)
+                return false; /* ALWAYS, as above */
             if (Val)
-                fv = fv * 10 + (uint64_t)(s[i] - '0');
-            i++;
+                fv = fv * pow10[k] + v8;
+            i += k;
         }
         if (i == f)
             return false;
