@@ -20,8 +20,9 @@ extern "C" {
 
 /* Every callback gets the walk's ctx and returns 1 to go on, 0 to stop the walk; map_key may
  * also return 2: go on, but the value of that key is only validated, none of its tokens
- * handed on (the caller would ignore them all). Numbers come as their JSON text (never
- * converted), strings and keys unescaped (not NUL-ended). */
+ * handed on (the caller would ignore them all). Numbers come as their JSON text, and for the
+ * two common shapes (on_integer, on_milli, when set) with their value too, read as the
+ * grammar is checked; strings and keys unescaped (not NUL-ended). */
 typedef struct {
     int (*on_null)(void *ctx);
     int (*on_bool)(void *ctx, int v);
