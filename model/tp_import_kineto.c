@@ -738,6 +738,15 @@ static inline void defer_str(deferred *d, strbuf *b, size_t n) {
     d->text_len += n + 1;
 }
 
+/* *c = *e, word by word: the compiler's `rep movsq` for the 304 bytes, reading fields the
+ * callbacks had just stored, was ~40 % of cb_end_map's CPU time (perf). */
+static inline void event_copy(event *c, const event *e) {
+    _Static_assert(sizeof(event) % 8 == 0, "event: whole words");
+    uint64_t w[sizeof(event) / 8];
+    memcpy(w, e, sizeof w);
+    memcpy(c, w, sizeof w);
+}
+
 /* Keeps the current event for later. The one way commit_event can fail (a row without ts) is
  * checked here, so a replay never fails and the first parser's error positions stay its own. */
 static int defer_event(kparse *p) {
@@ -749,7 +758,7 @@ static int defer_event(kparse *p) {
     deferred *d = p->defer;
     TP_MEM_XGROW(d->ev, d->cap, d->n + 1);
     event *c = &d->ev[d->n++];
-    *c = *e;
+    event_copy(c, e);
     size_t dims_n = e->dims.len ? strlen(e->dims.p) : 0; /* commit reads it to NUL */
     TP_MEM_XGROW(d->text, d->text_cap,
                  d->text_len + e->name.len + e->cat.len + e->arg_name.len + dims_n +
