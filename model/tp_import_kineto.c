@@ -738,13 +738,19 @@ static inline void defer_str(deferred *d, strbuf *b, size_t n) {
     d->text_len += n + 1;
 }
 
-/* *c = *e, word by word: the compiler's `rep movsq` for the 304 bytes, reading fields the
- * callbacks had just stored, was ~40 % of cb_end_map's CPU time (perf). */
+/* *c = *e, 16 bytes a step: the compiler's `rep movsq` for the 304 bytes (a struct copy, or
+ * memcpy, even through a buffer of words) was ~40 % of cb_end_map's CPU time (perf); its
+ * start-up costs more than the copy. */
 static inline void event_copy(event *c, const event *e) {
-    _Static_assert(sizeof(event) % 8 == 0, "event: whole words");
-    uint64_t w[sizeof(event) / 8];
-    memcpy(w, e, sizeof w);
-    memcpy(c, w, sizeof w);
+#ifdef __SSE2__
+    _Static_assert(sizeof(event) % 16 == 0, "event: whole 16-byte steps");
+    const unsigned char *from = (const unsigned char *)e;
+    unsigned char *to = (unsigned char *)c;
+    for (size_t i = 0; i < sizeof(event); i += 16)
+        _mm_storeu_si128((__m128i *)(to + i), _mm_loadu_si128((const __m128i *)(from + i)));
+#else
+    *c = *e;
+#endif
 }
 
 /* Keeps the current event for later. The one way commit_event can fail (a row without ts) is
