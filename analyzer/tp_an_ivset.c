@@ -138,9 +138,13 @@ int64_t tp_an_ivset_len(const tp_an_ivset *s) {
     return t;
 }
 
-/* out = x AND y (keep = 1) or x AND NOT y (keep = 0): one sweep over both sets. */
-static void combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_ivset *out) {
-    tp_an_ivset_bound(out, x->n + y->n); /* each run of y splits at most one of x */
+/* out = x AND y (keep = 1) or x AND NOT y (keep = 0): one sweep over both sets. With out
+ * NULL (keep = 1 only) the runs are summed in their order instead of written: no set of one
+ * entry per run in fresh pages (tp_an_ivset_and_len). */
+static int64_t combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_ivset *out) {
+    int64_t t = 0;
+    if (out)
+        tp_an_ivset_bound(out, x->n + y->n); /* each run of y splits at most one of x */
     size_t j = 0;
     for (size_t i = 0; i < x->n; i++) {
         int64_t a = x->a[i], b = x->b[i];
@@ -148,16 +152,22 @@ static void combine(const tp_an_ivset *x, const tp_an_ivset *y, int keep, tp_an_
             j++;
         for (size_t k = j; k < y->n && y->a[k] < b; k++) {
             int64_t ya = y->a[k] > a ? y->a[k] : a, yb = y->b[k] < b ? y->b[k] : b;
-            if (keep)
+            if (!out) {
+                if (yb > ya)
+                    t = tp_an_add(t, yb - ya);
+            } else if (keep) {
                 tp_an_ivset_add(out, ya, yb);
-            else
+            } else {
                 tp_an_ivset_add(out, a, ya);
+            }
             a = yb;
         }
-        if (!keep)
+        if (out && !keep)
             tp_an_ivset_add(out, a, b);
     }
-    tp_an_ivset_fit(out);
+    if (out)
+        tp_an_ivset_fit(out);
+    return t;
 }
 
 void tp_an_ivset_and(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *out) {
@@ -168,23 +178,8 @@ void tp_an_ivset_minus(const tp_an_ivset *x, const tp_an_ivset *y, tp_an_ivset *
     combine(x, y, 0, out);
 }
 
-/* The sum of combine(x, y, 1)'s runs in its order, without writing them (no set of one
- * entry per run in fresh pages). */
 int64_t tp_an_ivset_and_len(const tp_an_ivset *x, const tp_an_ivset *y) {
-    int64_t t = 0;
-    size_t j = 0;
-    for (size_t i = 0; i < x->n; i++) {
-        int64_t a = x->a[i], b = x->b[i];
-        while (j < y->n && y->b[j] <= a)
-            j++;
-        for (size_t k = j; k < y->n && y->a[k] < b; k++) {
-            int64_t ya = y->a[k] > a ? y->a[k] : a, yb = y->b[k] < b ? y->b[k] : b;
-            if (yb > ya)
-                t = tp_an_add(t, yb - ya);
-            a = yb;
-        }
-    }
-    return t;
+    return combine(x, y, 1, NULL);
 }
 
 void tp_an_ivset_merge_hta(const int64_t *ts, const int64_t *end, size_t n, tp_an_ivset *out,
