@@ -2159,7 +2159,8 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
-static void source_open(gzsource *s, zfile *zf) {
+/* `thread`: inflate ahead on a reader thread (gzip only), else inline. */
+static void source_open(gzsource *s, zfile *zf, int thread) {
     memset(s, 0, sizeof *s);
     s->zf = zf;
     for (int i = 0; i < NBUF; i++)
@@ -2169,7 +2170,7 @@ static void source_open(gzsource *s, zfile *zf) {
     pthread_cond_init(&s->cv, NULL);
     if (zf->how == ZF_LOOK && zf_look(zf) < 0)
         zf->how = ZF_END; /* the read error is zf's, reported after the (empty) text */
-    s->threaded = zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
+    s->threaded = thread && zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
 }
 
 /* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. */
@@ -2275,7 +2276,11 @@ typedef struct {
     kparse q;
     deferred d;
     tp_load_error qe;
-    unsigned char *txt; /* `[` piece `]` and padding */
+    /* `[` piece `]` and padding, in the pool's first buffer only (wtxt): the walk copies every
+     * string it keeps (defer_event), so the text is dead once walked and a thread walks one
+     * piece at a time. One per buffer was NSLOT * ~190 KiB of fresh pages per thread (~150 of
+     * the ~3,500 page faults of a report of a 14 MB trace). */
+    unsigned char *txt;
     size_t cap;
     uint64_t nl;    /* newlines in the piece, counted by the walk's thread (walk_slot) */
     size_t nl_last; /* index from the piece's start of the last of them */
@@ -2368,6 +2373,12 @@ static const unsigned char *copy_piece(unsigned char **buf, size_t *cap, const u
     memcpy(*buf + 1, t + sl->start, len - 2);
     (*buf)[len - 1] = ']';
     return *buf;
+}
+
+/* The text buffer of thread `pool`'s walks (see wbuf.txt). */
+static unsigned char **wtxt(wbuf *pool, size_t **cap) {
+    *cap = &pool->cap;
+    return &pool->txt;
 }
 
 /* Under mu: takes the next queued piece for walking, with a buffer of thread `who`'s pool;
@@ -2463,7 +2474,9 @@ static void *helper_main(void *arg) {
             const unsigned char *t = s->t;
             sl->reading = 1;
             pthread_mutex_unlock(&s->mu);
-            txt = copy_piece(&sl->b->txt, &sl->b->cap, t, sl);
+            size_t *cap;
+            unsigned char **buf = wtxt(bufs, &cap);
+            txt = copy_piece(buf, cap, t, sl);
             pthread_mutex_lock(&s->mu);
             sl->reading = 0;
             if (s->waiting)
@@ -2488,7 +2501,9 @@ static int help(pieces *s) {
     if (!sl)
         return 0;
     /* this thread is the one that moves the window: no lock to copy out of it */
-    walk_slot(s, s->w, sl, sl->copied ? sl->pre : copy_piece(&sl->b->txt, &sl->b->cap, s->t, sl));
+    size_t *cap;
+    unsigned char **buf = wtxt(s->bufs[0], &cap);
+    walk_slot(s, s->w, sl, sl->copied ? sl->pre : copy_piece(buf, cap, s->t, sl));
     lock(s);
     sl->state = S_DONE;
     unlock(s);
@@ -2892,11 +2907,37 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     return clean;
 }
 
+/* Texts shorter than this are inflated and walked by the importing thread alone: the gz
+ * reader's and the walk helper's threads, the helper's walker and buffers cost more CPU time
+ * than they save there (a report of the 14-18 MB peer traces: no helper 1.2-1.8 ms, ~4-5 %,
+ * less CPU time and 0.4-1.6 MiB less peak RSS; no reader ~1-1.6 ms more and ~60 fewer context
+ * switches; both together +3-7 ms of wall time, of ~25; docs/PERFORMANCE.md, ninth round). */
+#define HELPER_TEXT_MIN (20u * 1000 * 1000)
+
+/* The text's length as the file says it, to choose the walker's threads only (no output
+ * depends on it): a gzip file's last ISIZE (the last member's length mod 2^32: a guess for a
+ * file of several members), else the file's size; SIZE_MAX when unknown. */
+static size_t text_hint(const zfile *zf) {
+    struct stat sb;
+    unsigned char head[2], tail[4];
+    if (fstat(zf->fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 18 ||
+        pread(zf->fd, head, 2, 0) != 2)
+        return SIZE_MAX;
+    if (head[0] != 0x1f || head[1] != 0x8b)
+        return (uint64_t)sb.st_size > SIZE_MAX ? SIZE_MAX : (size_t)sb.st_size;
+    if (pread(zf->fd, tail, 4, sb.st_size - 4) != 4)
+        return SIZE_MAX;
+    return (size_t)tail[0] | (size_t)tail[1] << 8 | (size_t)tail[2] << 16 | (size_t)tail[3] << 24;
+}
+
 static void read_stream(kparse *p, zfile *zf) {
+    int mode = walker_mode(), small = text_hint(zf) < HELPER_TEXT_MIN;
+    if (mode == 2 && small)
+        mode = 1;
     gzsource src;
-    source_open(&src, zf);
+    source_open(&src, zf, !small);
     filesrc f = {&src, p};
-    int clean = pump_source(p, pull_file, &f, NULL, walker_mode(), 0, NULL);
+    int clean = pump_source(p, pull_file, &f, NULL, mode, 0, NULL);
     source_close(&src);
 #if TP_GLIBC_MALLOC
     /* The reader's and helper's threads are gone; what their malloc arenas (and the window's
