@@ -2159,8 +2159,7 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
-/* `thread`: inflate ahead on a reader thread (gzip only), else inline. */
-static void source_open(gzsource *s, zfile *zf, int thread) {
+static void source_open(gzsource *s, zfile *zf) {
     memset(s, 0, sizeof *s);
     s->zf = zf;
     for (int i = 0; i < NBUF; i++)
@@ -2170,7 +2169,7 @@ static void source_open(gzsource *s, zfile *zf, int thread) {
     pthread_cond_init(&s->cv, NULL);
     if (zf->how == ZF_LOOK && zf_look(zf) < 0)
         zf->how = ZF_END; /* the read error is zf's, reported after the (empty) text */
-    s->threaded = thread && zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
+    s->threaded = zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
 }
 
 /* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. */
@@ -2907,11 +2906,10 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     return clean;
 }
 
-/* Texts shorter than this are inflated and walked by the importing thread alone: the gz
- * reader's and the walk helper's threads, the helper's walker and buffers cost more CPU time
- * than they save there (a report of the 14-18 MB peer traces: no helper 1.2-1.8 ms, ~4-5 %,
- * less CPU time and 0.4-1.6 MiB less peak RSS; no reader ~1-1.6 ms more and ~60 fewer context
- * switches; both together +3-7 ms of wall time, of ~25; docs/PERFORMANCE.md, ninth round). */
+/* Texts shorter than this are walked by the importing thread alone: the helper's thread, its
+ * walker and its buffers cost more CPU time than they save (a report of the 14-18 MB peer
+ * traces: 1.2-1.8 ms (~4-5 %) less CPU time, 0.4-1.6 MiB less peak RSS, the same wall time
+ * within the noise of a loaded 2-core machine; see docs/PERFORMANCE.md, ninth round). */
 #define HELPER_TEXT_MIN (20u * 1000 * 1000)
 
 /* The text's length as the file says it, to choose the walker's threads only (no output
@@ -2931,11 +2929,11 @@ static size_t text_hint(const zfile *zf) {
 }
 
 static void read_stream(kparse *p, zfile *zf) {
-    int mode = walker_mode(), small = text_hint(zf) < HELPER_TEXT_MIN;
-    if (mode == 2 && small)
+    int mode = walker_mode();
+    if (mode == 2 && text_hint(zf) < HELPER_TEXT_MIN)
         mode = 1;
     gzsource src;
-    source_open(&src, zf, !small);
+    source_open(&src, zf);
     filesrc f = {&src, p};
     int clean = pump_source(p, pull_file, &f, NULL, mode, 0, NULL);
     source_close(&src);
