@@ -395,8 +395,11 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     size_t n = r->ev.n;
     /* Scratch kept between the analyses: up to 24 bytes per row (three columns of int64):
      * on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak RSS
-     * (docs/PERFORMANCE.md); more kept blocks saved little and cost peak. */
-    v->scratch = tp_scratch_open(24 * n);
+     * (docs/PERFORMANCE.md); more kept blocks saved little and cost peak. Kineto ranks keep
+     * none: their peak per MB of JSON is a goal of its own, and on a 2.2 GB JSON the kept
+     * blocks were 50-100 MiB of it (0.32-0.35 MiB/MB, 0.30 without) for 25 % more page
+     * faults and the same CPU time (Kineto report peak, fourth round). */
+    v->scratch = tp_scratch_open(r->n_json_events ? 0 : 24 * n);
     tp_scratch_move(v->scratch, m->scratch); /* the model finish's blocks, already faulted */
     uint8_t *cls = tp_an_tmp(v, n, 1);
     tp_clockmode c;
