@@ -32,6 +32,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TP_RANK_AVX2 1
+#endif
 
 #include "tp_env_keys.h"
 #include "tp_hash.h"
@@ -1419,6 +1423,30 @@ static const char *find_rank_key(const char *s, size_t n) {
 
 #define RANK_NONE SIZE_MAX /* no `"rank":` starts in the text searched */
 
+#if TP_RANK_AVX2
+/* find_rank_key 32 starts at a time, for the walking threads (walk_slot): a walk runs only
+ * where AVX2 is (tp_json_walk_usable). The search of every piece of a trace without a rank
+ * was 62.8 M instructions of owlv2's 914 M import with SSE2. */
+__attribute__((target("avx2"))) static const char *find_rank_key_avx2(const char *s, size_t n) {
+    size_t i = 0;
+    const __m256i q = _mm256_set1_epi8('"'), k = _mm256_set1_epi8('k'), c = _mm256_set1_epi8(':');
+    for (; i + 38 <= n; i += 32) {
+        __m256i a = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i)), q);
+        __m256i b = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i + 4)), k);
+        __m256i d = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i + 6)), c);
+        unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(_mm256_and_si256(a, b), d));
+        for (; m; m &= m - 1) {
+            const char *at = s + i + __builtin_ctz(m);
+            if (!memcmp(at, "\"rank\":", 7))
+                return at;
+        }
+    }
+    return find_rank_key(s + i, n - i);
+}
+#else
+#define find_rank_key_avx2 find_rank_key
+#endif
+
 /* Scans one chunk for the first `"rank":\s+(\d+)` as HTA does (a line-wise regex; the
  * whitespace class excludes the newline). Matches split across chunks are found. `first`:
  * the index in s of the first `"rank":` (RANK_NONE: none), when the caller knows it (a walked
@@ -2432,7 +2460,8 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
             q->st == TP_OK && q->depth == s->ev_depth;
     b->nl_last = 0;
     b->nl = b->ok ? count_lines(txt + 1, len - 2, &b->nl_last) : 0;
-    const char *r = b->ok && sl->want_rank ? find_rank_key((const char *)txt + 1, len - 2) : NULL;
+    const char *r =
+        b->ok && sl->want_rank ? find_rank_key_avx2((const char *)txt + 1, len - 2) : NULL;
     b->rank_at = r ? (size_t)(r - ((const char *)txt + 1)) : RANK_NONE;
 }
 
