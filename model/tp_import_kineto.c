@@ -34,7 +34,7 @@
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define TP_RANK_AVX2 1
+#define TP_WALK_AVX2 1
 #endif
 
 #include "tp_env_keys.h"
@@ -266,6 +266,44 @@ static uint64_t count_lines(const unsigned char *s, size_t n, size_t *last) {
         *last = (size_t)(q - s);
     return k;
 }
+
+#if TP_WALK_AVX2
+/* count_lines 128 bytes a step, for the walking threads (walk_slot: AVX2 is there, see
+ * find_rank_key_avx2): 22.8 M instructions of owlv2's import with SSE2. */
+__attribute__((target("avx2"))) static uint64_t count_lines_avx2(const unsigned char *s, size_t n,
+                                                                 size_t *last) {
+    uint64_t k = 0;
+    size_t i = 0;
+    const __m256i nl = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+    while (i + 128 <= n) {
+        __m256i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+        for (int r = 0; r < 255 && i + 128 <= n; r++, i += 128) {
+            a0 = _mm256_sub_epi8(
+                a0, _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i)), nl));
+            a1 = _mm256_sub_epi8(
+                a1, _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i + 32)), nl));
+            a2 = _mm256_sub_epi8(
+                a2, _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i + 64)), nl));
+            a3 = _mm256_sub_epi8(
+                a3, _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(s + i + 96)), nl));
+        }
+        __m256i sum = _mm256_add_epi64(
+            _mm256_add_epi64(_mm256_sad_epu8(a0, zero), _mm256_sad_epu8(a1, zero)),
+            _mm256_add_epi64(_mm256_sad_epu8(a2, zero), _mm256_sad_epu8(a3, zero)));
+        __m128i h = _mm_add_epi64(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+        k += (uint64_t)_mm_cvtsi128_si64(h) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(h, h));
+    }
+    size_t rest_last = 0;
+    uint64_t rest = count_lines(s + i, n - i, &rest_last);
+    if (rest)
+        *last = i + rest_last;
+    else if (k)
+        *last = (size_t)((const unsigned char *)memrchr(s, '\n', i) - s);
+    return k + rest;
+}
+#else
+#define count_lines_avx2 count_lines
+#endif
 
 /* 1-based line and column (in bytes) of the current position, for editors. */
 static void cur_line_col(const kparse *p, uint64_t *line, uint64_t *col) {
@@ -1423,7 +1461,7 @@ static const char *find_rank_key(const char *s, size_t n) {
 
 #define RANK_NONE SIZE_MAX /* no `"rank":` starts in the text searched */
 
-#if TP_RANK_AVX2
+#if TP_WALK_AVX2
 /* find_rank_key 32 starts at a time, for the walking threads (walk_slot): a walk runs only
  * where AVX2 is (tp_json_walk_usable). The search of every piece of a trace without a rank
  * was 62.8 M instructions of owlv2's 914 M import with SSE2. */
@@ -2459,7 +2497,7 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
     b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
             q->st == TP_OK && q->depth == s->ev_depth;
     b->nl_last = 0;
-    b->nl = b->ok ? count_lines(txt + 1, len - 2, &b->nl_last) : 0;
+    b->nl = b->ok ? count_lines_avx2(txt + 1, len - 2, &b->nl_last) : 0;
     const char *r =
         b->ok && sl->want_rank ? find_rank_key_avx2((const char *)txt + 1, len - 2) : NULL;
     b->rank_at = r ? (size_t)(r - ((const char *)txt + 1)) : RANK_NONE;
