@@ -268,8 +268,8 @@ static uint64_t count_lines(const unsigned char *s, size_t n, size_t *last) {
 }
 
 #if TP_WALK_AVX2
-/* count_lines 128 bytes a step, for the walking threads (walk_slot: AVX2 is there, see
- * find_rank_key_avx2): 22.8 M instructions of owlv2's import with SSE2. */
+/* count_lines 128 bytes a step, for the walking threads where the CPU has AVX2 (pieces.avx2;
+ * the walk itself needs it on x86-64): 22.8 M instructions of owlv2's import with SSE2. */
 __attribute__((target("avx2"))) static uint64_t count_lines_avx2(const unsigned char *s, size_t n,
                                                                  size_t *last) {
     uint64_t k = 0;
@@ -1462,9 +1462,9 @@ static const char *find_rank_key(const char *s, size_t n) {
 #define RANK_NONE SIZE_MAX /* no `"rank":` starts in the text searched */
 
 #if TP_WALK_AVX2
-/* find_rank_key 32 starts at a time, for the walking threads (walk_slot): a walk runs only
- * where AVX2 is (tp_json_walk_usable). The search of every piece of a trace without a rank
- * was 62.8 M instructions of owlv2's 914 M import with SSE2. */
+/* find_rank_key 32 starts at a time, for the walking threads where the CPU has AVX2
+ * (pieces.avx2). The search of every piece of a trace without a rank was 62.8 M instructions
+ * of owlv2's 914 M import with SSE2. */
 __attribute__((target("avx2"))) static const char *find_rank_key_avx2(const char *s, size_t n) {
     size_t i = 0;
     const __m256i q = _mm256_set1_epi8('"'), k = _mm256_set1_epi8('k'), c = _mm256_set1_epi8(':');
@@ -2414,6 +2414,7 @@ typedef struct pieces {
     wbuf *bufs[2];   /* walks' buffers (NSLOT each): this thread's, the helper's (its own) */
     uint64_t walked; /* pieces committed */
     int want_thread; /* the helper starts with the first piece (small texts: none) */
+    int avx2;        /* the walking threads' scans of their pieces may use AVX2 */
     int helper;      /* the helper runs (set and read by this thread) */
     /* Under mu: */
     int stop;                 /* the helper ends */
@@ -2497,10 +2498,15 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
     b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
             q->st == TP_OK && q->depth == s->ev_depth;
     b->nl_last = 0;
-    b->nl = b->ok ? count_lines_avx2(txt + 1, len - 2, &b->nl_last) : 0;
-    const char *r =
-        b->ok && sl->want_rank ? find_rank_key_avx2((const char *)txt + 1, len - 2) : NULL;
-    b->rank_at = r ? (size_t)(r - ((const char *)txt + 1)) : RANK_NONE;
+    const char *piece = (const char *)txt + 1, *r = NULL;
+    if (b->ok)
+        b->nl = s->avx2 ? count_lines_avx2(txt + 1, len - 2, &b->nl_last)
+                        : count_lines(txt + 1, len - 2, &b->nl_last);
+    else
+        b->nl = 0;
+    if (b->ok && sl->want_rank)
+        r = s->avx2 ? find_rank_key_avx2(piece, len - 2) : find_rank_key(piece, len - 2);
+    b->rank_at = r ? (size_t)(r - piece) : RANK_NONE;
 }
 
 /* The index from t[lo] of the first `"rank":` in t[lo..open) of a walked slot (RANK_NONE:
@@ -2648,6 +2654,10 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
     pthread_cond_init(&s->done_cv, NULL);
     s->want_thread = w && threaded;
     s->depth = 1;
+#if TP_WALK_AVX2
+    __builtin_cpu_init();
+    s->avx2 = __builtin_cpu_supports("avx2");
+#endif
 }
 
 static void pieces_free(pieces *s) {
