@@ -13,7 +13,9 @@
  * simd2's wall speed over inflate alone (1.0: as fast as decompression), `vs gzip` over `gzip
  * -dc`'s wall speed. Then the ms of tp_model_finish. Figures are MB/s of JSON text (10^6 bytes of
  * decompressed JSON per second); on a shared machine give ratios from one run, with the load.
- * usage: bench_import [-n RUNS] FILE.json[.gz]... */
+ * `-d`: a gzip file is inflated in memory first and timed as the plain JSON it holds (the
+ * plain-text figures without a decompressed copy of the file on disk).
+ * usage: bench_import [-n RUNS] [-d] FILE.json[.gz]... */
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -117,6 +119,39 @@ static size_t inflate_only(const char *data, size_t n, timing *t) {
     return zr == Z_STREAM_END ? total : 0;
 }
 
+/* The text of a gzip image, malloc'd (*len its length); NULL when it is not one whole stream. */
+static char *inflate_all(const char *data, size_t n, size_t *len) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        return NULL;
+    size_t cap = 4 * n + (1 << 20), total = 0;
+    char *out = malloc(cap);
+    z.next_in = (unsigned char *)(uintptr_t)data;
+    z.avail_in = (unsigned)n;
+    int zr = Z_OK;
+    while (out && zr == Z_OK) {
+        if (total == cap) {
+            char *o = realloc(out, cap *= 2);
+            if (!o)
+                break;
+            out = o;
+        }
+        z.next_out = (unsigned char *)out + total;
+        z.avail_out = (unsigned)(cap - total > (1u << 30) ? 1u << 30 : cap - total);
+        unsigned before = z.avail_out;
+        zr = inflate(&z, Z_NO_FLUSH);
+        total += before - z.avail_out;
+    }
+    inflateEnd(&z);
+    if (zr != Z_STREAM_END) {
+        free(out);
+        return NULL;
+    }
+    *len = total;
+    return out;
+}
+
 /* `gzip -dc PATH >/dev/null` as a child; its wall time, or a negative time when it failed. */
 static double gzip_dc(const char *path) {
     extern char **environ;
@@ -135,11 +170,13 @@ static double gzip_dc(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    int runs = 3, first = 1;
+    int runs = 3, first = 1, plain = 0;
     if (argc > 2 && !strcmp(argv[1], "-n"))
         runs = atoi(argv[2]), first = 3;
+    if (first < argc && !strcmp(argv[first], "-d"))
+        plain = 1, first++;
     if (first >= argc || runs < 1) {
-        fprintf(stderr, "usage: bench_import [-n RUNS] FILE.json[.gz]...\n");
+        fprintf(stderr, "usage: bench_import [-n RUNS] [-d] FILE.json[.gz]...\n");
         return 2;
     }
     printf("%-30s %6s %7s | %6s %6s | %6s %6s | %6s %6s | %6s %6s | %7s %7s | %6s %7s | %6s\n",
@@ -153,6 +190,15 @@ int main(int argc, char **argv) {
             return 1;
         }
         int gz = n >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
+        if (gz && plain) {
+            char *text_data = inflate_all(data, n, &n);
+            free(data);
+            if (!text_data) {
+                fprintf(stderr, "bench_import: cannot inflate %s\n", argv[i]);
+                return 1;
+            }
+            data = text_data, gz = 0;
+        }
         timing ser = {1e30, 1e30}, sim = {1e30, 1e30}, sim2 = {1e30, 1e30}, spl = {1e30, 1e30},
                inf = {1e30, 1e30}, t;
         double gzw = 1e30;

@@ -308,6 +308,48 @@ static void test_gzip(void) {
     free(t.p);
 }
 
+/* HTA's rank (`"rank":\s+(\d+)`, first match in the raw text) found inside events, where the
+ * walking threads search their pieces for it: look-alikes that fail (`"rank":9`, no space;
+ * a string) before the match, at every event index, with pieces of one event and of a few,
+ * here and on a thread; the rank the same as yajl's alone. */
+static void test_rank_in_events(void) {
+    static const char *const fake[] = {"\"rank\":9", "\"rank\": \"a\"", "\"rank\":\t\"b\""};
+    static const walk_kind walks[] = {{1, 1}, {1, 300}, {2, 1}, {2, 300}, {2, 0}};
+    int found = 0;
+    for (int at = 0; at < 40; at += 3) {
+        text t = {NULL, 0};
+        put(&t, "{\"traceEvents\": [\n");
+        for (int i = 0; i < 40; i++)
+            put(&t,
+                "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+                "\"tid\": 2, \"ts\": %d, \"dur\": 1, \"args\": {%s%s\"x\": 1}}%s\n",
+                i, i * 10,
+                i == at      ? "\"rank\":  \t42"
+                : i % 4 == 1 ? fake[i % 3]
+                             : "",
+                i == at || i % 4 == 1 ? ", " : "", i + 1 < 40 ? "," : "");
+        put(&t, "]}\n");
+        tp_model *y = tp_model_new();
+        char ey[600] = "";
+        CHECK_EQ_I(tp_import_kineto_mem_parser(y, "rank", t.p, t.len, 0, 0, NULL, ey, sizeof ey),
+                   TP_OK);
+        found += y->ranks[0].rank_hta == 42;
+        for (size_t k = 0; k < sizeof walks / sizeof walks[0]; k++) {
+            tp_model *c = tp_model_new();
+            char ec[600] = "";
+            CHECK_EQ_I(tp_import_kineto_mem_parser(c, "rank", t.p, t.len, walks[k].mode,
+                                                   walks[k].piece, NULL, ec, sizeof ec),
+                       TP_OK);
+            CHECK_EQ_I(c->ranks[0].rank_hta, y->ranks[0].rank_hta);
+            CHECK(same_rows(c, y));
+            tp_model_close(c);
+        }
+        tp_model_close(y);
+        free(t.p);
+    }
+    CHECK_EQ_I(found, 14); /* every text, past the look-alikes */
+}
+
 /* ------------------------------------------------------------------ peer traces */
 
 static char *slurp(const char *path, size_t *n) {
@@ -442,6 +484,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_prefixes);
     TP_RUN(test_error_positions);
     TP_RUN(test_gzip);
+    TP_RUN(test_rank_in_events);
     TP_RUN(test_peer_traces);
     return tp_test_summary();
 }
