@@ -14,6 +14,7 @@
 #include "tp_an_stats.h"
 #include "tp_kgroup.h"
 #include "tp_kineto_names.h"
+#include "tp_par.h"
 #include "tp_sort.h"
 
 void tp_an_opts_init(tp_an_opts *o) {
@@ -383,6 +384,25 @@ static void order_gpu(tp_an_view *v) {
         free(rows);
 }
 
+typedef struct {
+    tp_an_view *v;
+    const uint8_t *cls;
+} view_part;
+
+/* The GPU rows, their kinds and time order on one thread while the other links the rows to
+ * their partners (link_part): each writes its own columns of the view, ~40 and ~45 ms on a
+ * 10 M-record trace. */
+static void classify_and_order(void *arg) {
+    const view_part *p = arg;
+    classify(p->v);
+    order_gpu(p->v);
+}
+
+static void link_part(void *arg) {
+    const view_part *p = arg;
+    link_rows(p->v, p->cls);
+}
+
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts) {
     memset(v, 0, sizeof *v);
     v->m = m;
@@ -420,13 +440,12 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     v->ktype = tp_an_alloc(vn, 1);
     v->link = tp_an_alloc(vn, sizeof *v->link);
     v->linked = tp_an_alloc(vn, 1);
-    classify(v);
-    link_rows(v, cls);
+    view_part link = {v, cls}, kinds = {v, NULL}; /* see classify_and_order */
+    tp_par_both(classify_and_order, &kinds, link_part, &link);
     if (!v->opts.compat_hta && v->n == n) { /* row_order's identity, nothing cut */
         v->by_corr = r->by_corr;
         v->n_by_corr = r->n_by_corr;
     }
-    order_gpu(v);
     tp_an_tmp_put(v, ts);
     tp_an_tmp_put(v, end);
     tp_an_tmp_put(v, cls);

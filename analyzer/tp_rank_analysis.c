@@ -4,13 +4,12 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tp_mem.h"
+#include "tp_par.h"
 
 static void run_temporal(tp_rank_analysis *a) {
     tp_an_temporal_run(&a->v, &a->t);
@@ -77,11 +76,12 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
  * last ones taken are short; on that trace the memory analysis and the diagnosis (one job:
  * the diagnosis reads it) took ~1.1 s, the queue ~0.55 s, the idle time, kernel, launch and
  * host analyses 0.13-0.17 s each, the rest under 0.1 s. */
+/* clang-format off */
 #define JOBS(X)                                                                                    \
-    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS)                                                              \
-    X(TP_RA_QUEUE)                                                                                 \
-    X(TP_RA_IDLE) X(TP_RA_KERNELS) X(TP_RA_LAUNCH) X(TP_RA_HOST) X(TP_RA_NVTX) X(TP_RA_CPUOPS)     \
-        X(TP_RA_TEMPORAL) X(TP_RA_MEMORY) X(TP_RA_OVERLAP)
+    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS) X(TP_RA_QUEUE) X(TP_RA_IDLE) X(TP_RA_KERNELS)                \
+    X(TP_RA_LAUNCH) X(TP_RA_HOST) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_TEMPORAL) X(TP_RA_MEMORY)  \
+    X(TP_RA_OVERLAP)
+/* clang-format on */
 #define AS_ITEM(bits) bits,
 #define AS_OR(bits) | (bits)
 static const unsigned jobs[] = {JOBS(AS_ITEM)};
@@ -101,8 +101,12 @@ static void take_jobs(work_list *w) {
         run_set(w->ra, w->todo & jobs[j]);
 }
 
-static void *worker_main(void *arg) {
-    take_jobs(arg);
+static void take_jobs_main(void *w) {
+    take_jobs(w);
+}
+
+static void take_jobs_and_trim(void *w) {
+    take_jobs(w);
 #if TP_GLIBC_MALLOC
     /* This thread's malloc arena keeps the small blocks its analyses freed (the diagnosis's
      * scratch) resident for the rest of the report, on top of what the other thread still
@@ -110,13 +114,6 @@ static void *worker_main(void *arg) {
      * 8 runs, docs/PERFORMANCE.md), at one trim per rank. */
     malloc_trim(0);
 #endif
-    return NULL;
-}
-
-/* Two threads unless one core is online or TP_ANALYSIS_THREADS=1. */
-static int two_threads(void) {
-    const char *e = getenv("TP_ANALYSIS_THREADS");
-    return !(e && *e && atoi(e) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 }
 
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
@@ -137,14 +134,10 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
     for (size_t j = 0; j < N_JOBS; j++)
         busy += (todo & jobs[j]) != 0;
     work_list w = {ra, todo, 0};
-    pthread_t th;
-    int threaded = busy >= 2 && two_threads() && pthread_create(&th, NULL, worker_main, &w) == 0;
-    if (threaded) {
-        take_jobs(&w);
-        pthread_join(th, NULL);
-    } else {
+    if (busy >= 2 && tp_par_two_threads())
+        tp_par_both(take_jobs_main, &w, take_jobs_and_trim, &w);
+    else
         run_set(ra, todo); /* in the table's order */
-    }
     ra->ran |= todo;
 }
 

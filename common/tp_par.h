@@ -1,0 +1,24 @@
+/* tp_par: two independent pieces of work on the two cores of a small machine.
+ *
+ * The report's serial phases (the model's finish, the analyses' view) are each a few
+ * independent passes over the whole table: on a 2-core machine one core idled while the
+ * other ran them one after the other. tp_par_both runs two such pieces at once, each on its
+ * own thread, and returns when both are done; the caller makes sure they write disjoint
+ * memory (a shared tp_scratch is fine: its mutex guards it). Results never depend on whether
+ * they ran at once.
+ *
+ * One core online, or TP_ANALYSIS_THREADS=1 in the environment (the analyses' switch too,
+ * tp_rank_analysis), and the pieces run one after the other on the calling thread, as they
+ * do when a thread cannot be created. */
+#ifndef TP_PAR_H
+#define TP_PAR_H
+
+/* 1 when work may go to a second thread: two cores or more online and TP_ANALYSIS_THREADS
+ * is not 1. */
+int tp_par_two_threads(void);
+
+/* Runs a(a_arg) on the calling thread and b(b_arg) on a second one, and returns when both
+ * have; or a then b on this thread (see the header's comment). */
+void tp_par_both(void (*a)(void *), void *a_arg, void (*b)(void *), void *b_arg);
+
+#endif

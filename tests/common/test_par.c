@@ -1,0 +1,56 @@
+/* Tests of tp_par: both pieces run, each once, with its own argument, whether on two threads
+ * or (TP_ANALYSIS_THREADS=1) one after the other on the caller's, and then in order; the
+ * switch reads 1 only as "one thread". Never depends on timing or on the machine's cores. */
+#include "tp_par.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "tp_test.h"
+
+typedef struct {
+    int runs;
+    int order; /* the value of *clock when it ran */
+    int *clock;
+    pthread_t self;
+} piece_state;
+
+static void piece(void *arg) {
+    piece_state *p = arg;
+    p->runs++;
+    p->order = (*p->clock)++;
+    p->self = pthread_self();
+}
+
+static void test_both_run(void) {
+    unsetenv("TP_ANALYSIS_THREADS");
+    int clock = 0; /* written by both: only read after tp_par_both returns */
+    piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
+    tp_par_both(piece, &a, piece, &b);
+    CHECK_EQ_U(a.runs, 1);
+    CHECK_EQ_U(b.runs, 1);
+    CHECK(pthread_equal(a.self, pthread_self()));
+    if (!tp_par_two_threads()) /* one core: in order on this thread */
+        CHECK(a.order == 0 && b.order == 1);
+}
+
+static void test_one_thread_switch(void) {
+    setenv("TP_ANALYSIS_THREADS", "1", 1);
+    CHECK(!tp_par_two_threads());
+    int clock = 0;
+    piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
+    tp_par_both(piece, &a, piece, &b);
+    CHECK(a.runs == 1 && b.runs == 1);
+    CHECK(a.order == 0 && b.order == 1);
+    CHECK(pthread_equal(a.self, pthread_self()) && pthread_equal(b.self, pthread_self()));
+    setenv("TP_ANALYSIS_THREADS", "2", 1); /* not 1: the cores decide */
+    int two = tp_par_two_threads();
+    unsetenv("TP_ANALYSIS_THREADS");
+    CHECK_EQ_U(two, tp_par_two_threads());
+}
+
+int main(void) {
+    TP_RUN(test_both_run);
+    TP_RUN(test_one_thread_switch);
+    return tp_test_summary();
+}
