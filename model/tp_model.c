@@ -694,6 +694,11 @@ static void events_resize(tp_events *e, size_t cap) {
 #undef RESIZE_DENSE
 }
 
+void tp_events_reserve(tp_events *e, size_t rows) {
+    if (rows > e->cap)
+        events_resize(e, rows);
+}
+
 static void events_grow(tp_events *e) {
     events_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
 }
@@ -774,6 +779,11 @@ static void memev_opt_put_u64(const tp_memevents *e, uint64_t **col, size_t row,
     if (!*col)
         *col = tp_mem_xcalloc(e->cap ? e->cap : 1, sizeof **col);
     (*col)[row] = v;
+}
+
+void tp_memev_reserve(tp_memevents *e, size_t rows) {
+    if (rows > e->cap)
+        memev_resize(e, rows);
 }
 
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {

@@ -766,6 +766,10 @@ const tp_trace_info *tp_reader_info(tp_reader *r) {
     return in;
 }
 
+uint64_t tp_reader_index_count(const tp_reader *r, unsigned type) {
+    return r->index_matches && type < TP_REC_TYPE_LIMIT ? index_total(r, 0, type) : 0;
+}
+
 /* ------------------------------------------------------------------ metadata lookups */
 
 const char *tp_reader_string(const tp_reader *r, uint32_t sid) {
