@@ -4,6 +4,7 @@
 #include "tp_par.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "tp_test.h"
@@ -11,20 +12,20 @@
 typedef struct {
     int runs;
     int order; /* the value of *clock when it ran */
-    int *clock;
+    atomic_int *clock;
     pthread_t self;
 } piece_state;
 
 static void piece(void *arg) {
     piece_state *p = arg;
     p->runs++;
-    p->order = (*p->clock)++;
+    p->order = atomic_fetch_add(p->clock, 1);
     p->self = pthread_self();
 }
 
 static void test_both_run(void) {
     unsetenv("TP_ANALYSIS_THREADS");
-    int clock = 0; /* written by both: only read after tp_par_both returns */
+    atomic_int clock = 0; /* taken by both */
     piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
     tp_par_both(piece, &a, piece, &b);
     CHECK_EQ_U(a.runs, 1);
@@ -37,7 +38,7 @@ static void test_both_run(void) {
 static void test_one_thread_switch(void) {
     setenv("TP_ANALYSIS_THREADS", "1", 1);
     CHECK(!tp_par_two_threads());
-    int clock = 0;
+    atomic_int clock = 0;
     piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
     tp_par_both(piece, &a, piece, &b);
     CHECK(a.runs == 1 && b.runs == 1);
