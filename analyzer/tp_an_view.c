@@ -441,7 +441,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     v->link = tp_an_alloc(vn, sizeof *v->link);
     v->linked = tp_an_alloc(vn, 1);
     view_part link = {v, cls}, kinds = {v, NULL}; /* see classify_and_order */
-    tp_par_both(classify_and_order, &kinds, link_part, &link);
+    tp_par_both(v->n, classify_and_order, &kinds, link_part, &link);
     if (!v->opts.compat_hta && v->n == n) { /* row_order's identity, nothing cut */
         v->by_corr = r->by_corr;
         v->n_by_corr = r->n_by_corr;

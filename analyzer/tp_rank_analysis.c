@@ -69,10 +69,10 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
             analyses[i].run(ra);
 }
 
-/* With two cores, two threads take these jobs from one list, each the next one when it is
- * free, so both finish at about the same time whatever the trace: a fixed split (the memory
- * analysis and the diagnosis on the second thread, tuned for Kineto sets) left one core idle
- * for ~0.35 s of ~1.45 s on a 10 M-record native trace. The costliest come first so that the
+/* With two cores and a view of TP_PAR_MIN_ROWS rows or more, two threads take these jobs from
+ * one list, each the next one when it is free, so both finish at about the same time: the
+ * fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a 10 M-record
+ * native trace. The costliest come first so that the
  * last ones taken are short; on that trace the memory analysis and the diagnosis (one job:
  * the diagnosis reads it) took ~1.1 s, the queue ~0.55 s, the idle time, kernel, launch and
  * host analyses 0.13-0.17 s each, the rest under 0.1 s. */
@@ -101,19 +101,47 @@ static void take_jobs(work_list *w) {
         run_set(w->ra, w->todo & jobs[j]);
 }
 
+/* The second thread's malloc arena keeps the small blocks its analyses freed (the
+ * diagnosis's scratch) resident for the rest of the report, on top of what the other thread
+ * still allocates: giving them back took ~0.9 MiB off hta_df_index_resolver's peak (median
+ * of 8 runs, docs/PERFORMANCE.md), at one trim per rank. */
+static void trim_arena(void) {
+#if TP_GLIBC_MALLOC
+    malloc_trim(0);
+#endif
+}
+
 static void take_jobs_main(void *w) {
     take_jobs(w);
 }
 
 static void take_jobs_and_trim(void *w) {
     take_jobs(w);
-#if TP_GLIBC_MALLOC
-    /* This thread's malloc arena keeps the small blocks its analyses freed (the diagnosis's
-     * scratch) resident for the rest of the report, on top of what the other thread still
-     * allocates: giving them back took ~0.9 MiB off hta_df_index_resolver's peak (median of
-     * 8 runs, docs/PERFORMANCE.md), at one trim per rank. */
-    malloc_trim(0);
-#endif
+    trim_arena();
+}
+
+/* Views of fewer than TP_PAR_MIN_ROWS rows (the Kineto sets: ~200 k at most) keep the fixed
+ * split tuned for their peak RSS: these on the second thread, the rest on this one in the
+ * table's order. The diagnosis is the costliest analysis on a 62 MB Kineto trace (~7 of
+ * ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
+ * 3.5 MiB of peak RSS (their arrays of one entry per row alive at the same time as the
+ * others'), and the work list raised the largest set's peak by ~1 MiB of ~27 for the same
+ * reason. */
+#define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
+
+typedef struct {
+    tp_rank_analysis *ra;
+    unsigned which;
+} fixed_part;
+
+static void run_part(void *p) {
+    const fixed_part *f = p;
+    run_set(f->ra, f->which);
+}
+
+static void run_part_and_trim(void *p) {
+    run_part(p);
+    trim_arena();
 }
 
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
@@ -133,11 +161,20 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
     size_t busy = 0; /* jobs with something to do: a second thread only for two or more */
     for (size_t j = 0; j < N_JOBS; j++)
         busy += (todo & jobs[j]) != 0;
+    fixed_part first = {ra, todo & ~SECOND_THREAD}, second = {ra, todo & SECOND_THREAD};
     work_list w = {ra, todo, 0};
-    if (busy >= 2 && tp_par_two_threads())
-        tp_par_both(take_jobs_main, &w, take_jobs_and_trim, &w);
-    else
+    if (!tp_par_two_threads()) {
         run_set(ra, todo); /* in the table's order */
+    } else if (ra->v.n >= TP_PAR_MIN_ROWS) {
+        if (busy >= 2)
+            tp_par_both(ra->v.n, take_jobs_main, &w, take_jobs_and_trim, &w);
+        else
+            run_set(ra, todo);
+    } else if (second.which && first.which) { /* at any size: see SECOND_THREAD */
+        tp_par_both(TP_PAR_MIN_ROWS, run_part, &first, run_part_and_trim, &second);
+    } else {
+        run_set(ra, todo);
+    }
     ra->ran |= todo;
 }
 

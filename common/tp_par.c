@@ -21,10 +21,11 @@ static void *piece_main(void *p) {
     return NULL;
 }
 
-void tp_par_both(void (*a)(void *), void *a_arg, void (*b)(void *), void *b_arg) {
+void tp_par_both(size_t rows, void (*a)(void *), void *a_arg, void (*b)(void *), void *b_arg) {
     piece second = {b, b_arg};
     pthread_t th;
-    if (tp_par_two_threads() && pthread_create(&th, NULL, piece_main, &second) == 0) {
+    if (rows >= TP_PAR_MIN_ROWS && tp_par_two_threads() &&
+        pthread_create(&th, NULL, piece_main, &second) == 0) {
         a(a_arg);
         pthread_join(th, NULL);
         return;

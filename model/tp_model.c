@@ -1133,7 +1133,7 @@ static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
     pc.start[pc.n_cycles] = at;
     tp_scratch_put(sc, done);
     permute_half half[2] = {{e, &pc, 0}, {e, &pc, 1}};
-    tp_par_both(permute_cols, &half[0], permute_cols, &half[1]);
+    tp_par_both(n, permute_cols, &half[0], permute_cols, &half[1]);
     tp_scratch_put(sc, pc.start);
     tp_scratch_put(sc, pc.order);
     int side = e->n_copies > 0; /* side tables follow their rows */
@@ -1768,7 +1768,7 @@ void tp_model_finish(tp_model *m) {
         memev_fit(&r->mem);
         derive_device_type(m, r);
         finish_job j = {r, sc}; /* two threads: see index_some */
-        tp_par_both(index_threads_and_nest, &j, index_some, &j);
+        tp_par_both(r->ev.n, index_threads_and_nest, &j, index_some, &j);
         stacks_sort(&r->stacks);
     }
     if (m->n_ranks > 1)

@@ -1,6 +1,7 @@
 /* Tests of tp_par: both pieces run, each once, with its own argument, whether on two threads
- * or (TP_ANALYSIS_THREADS=1) one after the other on the caller's, and then in order; the
- * switch reads 1 only as "one thread". Never depends on timing or on the machine's cores. */
+ * or (TP_ANALYSIS_THREADS=1, or little work) one after the other on the caller's, and then in
+ * order; the switch reads 1 only as "one thread". Never depends on timing or on the machine's
+ * cores. */
 #include "tp_par.h"
 
 #include <pthread.h>
@@ -27,7 +28,7 @@ static void test_both_run(void) {
     unsetenv("TP_ANALYSIS_THREADS");
     atomic_int clock = 0; /* taken by both */
     piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
-    tp_par_both(piece, &a, piece, &b);
+    tp_par_both(TP_PAR_MIN_ROWS, piece, &a, piece, &b);
     CHECK_EQ_U(a.runs, 1);
     CHECK_EQ_U(b.runs, 1);
     CHECK(pthread_equal(a.self, pthread_self()));
@@ -35,12 +36,22 @@ static void test_both_run(void) {
         CHECK(a.order == 0 && b.order == 1);
 }
 
+static void test_small_work_one_thread(void) {
+    unsetenv("TP_ANALYSIS_THREADS");
+    atomic_int clock = 0;
+    piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
+    tp_par_both(TP_PAR_MIN_ROWS - 1, piece, &a, piece, &b);
+    CHECK(a.runs == 1 && b.runs == 1);
+    CHECK(a.order == 0 && b.order == 1);
+    CHECK(pthread_equal(a.self, pthread_self()) && pthread_equal(b.self, pthread_self()));
+}
+
 static void test_one_thread_switch(void) {
     setenv("TP_ANALYSIS_THREADS", "1", 1);
     CHECK(!tp_par_two_threads());
     atomic_int clock = 0;
     piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
-    tp_par_both(piece, &a, piece, &b);
+    tp_par_both(TP_PAR_MIN_ROWS, piece, &a, piece, &b);
     CHECK(a.runs == 1 && b.runs == 1);
     CHECK(a.order == 0 && b.order == 1);
     CHECK(pthread_equal(a.self, pthread_self()) && pthread_equal(b.self, pthread_self()));
@@ -52,6 +63,7 @@ static void test_one_thread_switch(void) {
 
 int main(void) {
     TP_RUN(test_both_run);
+    TP_RUN(test_small_work_one_thread);
     TP_RUN(test_one_thread_switch);
     return tp_test_summary();
 }
