@@ -384,6 +384,30 @@ static void order_gpu(tp_an_view *v) {
         free(rows);
 }
 
+/* Each model row's class (gpu_class) into cls[], on one thread while the other admits the
+ * rows when they need no trimming (~10 and ~40 ms on a 10 M-record trace). */
+typedef struct {
+    const tp_events *ev;
+    const tp_syncnames *s;
+    uint8_t *cls;
+} class_part;
+
+static void classify_rows(void *arg) {
+    const class_part *p = arg;
+    for (size_t i = 0; i < p->ev->n; i++)
+        p->cls[i] = (uint8_t)gpu_class(p->ev, i, p->s);
+}
+
+typedef struct {
+    tp_an_view *v;
+    const tp_clockmode *c;
+} admit_part;
+
+static void admit_untrimmed_part(void *arg) {
+    const admit_part *p = arg;
+    admit_untrimmed(p->v, p->c);
+}
+
 typedef struct {
     tp_an_view *v;
     const uint8_t *cls;
@@ -423,17 +447,18 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     clock_mode(&c, r, &v->opts);
     tp_syncnames s = {tp_model_find_str(m, TP_KINETO_SYNC_EVENT),
                       tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT)};
-    for (size_t i = 0; i < n; i++)
-        cls[i] = (uint8_t)gpu_class(&r->ev, i, &s);
+    class_part classes = {&r->ev, &s, cls};
     int64_t *ts = NULL, *end = NULL;
     if (v->opts.compat_hta && tp_an_profiler_step_names(m) >= 2) {
-        /* trimming reads every row's time before it admits rows */
+        /* trimming reads every row's class and time before it admits rows */
+        classify_rows(&classes);
         ts = tp_an_tmp(v, n, sizeof *ts), end = tp_an_tmp(v, n, sizeof *end);
         for (size_t i = 0; i < n; i++)
             row_times(&r->ev, i, &c, &ts[i], &end[i]);
         admit_rows(v, cls, ts, end);
     } else {
-        admit_untrimmed(v, &c);
+        admit_part admit = {v, &c}; /* the rows' classes on the other thread meanwhile */
+        tp_par_both(n, admit_untrimmed_part, &admit, classify_rows, &classes);
     }
     size_t vn = v->n ? v->n : 1;
     v->gpu = tp_an_alloc(vn, 1);
