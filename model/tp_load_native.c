@@ -607,23 +607,17 @@ static const uint16_t event_row_types[] = {TP_REC_API,       TP_REC_KERNEL,    T
 static const uint16_t memev_row_types[] = {TP_REC_DEVICE_MEM, TP_REC_HEAP, TP_REC_REGION,
                                            TP_REC_ALLOC_FAIL};
 
-static size_t rows_of(const tp_reader *rd, const uint16_t *types, size_t n) {
-    size_t rows = 0;
-    for (size_t i = 0; i < n; i++)
-        rows += (size_t)tp_reader_index_count(rd, types[i]);
-    return rows;
-}
-
 /* Sizes the rank's tables for the rows the index says will come (a few fewer when some are
- * dropped: finish gives the rest back) and starts faulting their columns in on the other
- * core (tp_prefault): on a 10 M-record trace the loading thread took ~70 k page faults as
- * the columns grew. Without an intact index the columns grow as rows come. */
+ * dropped: finish gives the rest back; at most one a byte of the file) and starts faulting their
+ * columns in on the other core (tp_prefault): on a 10 M-record trace the loading thread took ~70 k
+ * page faults as the columns grew. Without an intact index the columns grow as rows come. */
 static void size_tables(nload *L) {
     tp_events *ev = &L->r->ev;
     tp_memevents *mem = &L->r->mem;
-    size_t n_ev = rows_of(L->rd, event_row_types, sizeof event_row_types / sizeof *event_row_types);
-    size_t n_mem =
-        rows_of(L->rd, memev_row_types, sizeof memev_row_types / sizeof *memev_row_types);
+    size_t n_ev = (size_t)tp_reader_index_count(L->rd, event_row_types,
+                                                sizeof event_row_types / sizeof *event_row_types);
+    size_t n_mem = (size_t)tp_reader_index_count(L->rd, memev_row_types,
+                                                 sizeof memev_row_types / sizeof *memev_row_types);
     if (!n_ev && !n_mem)
         return;
     tp_events_reserve(ev, n_ev);
