@@ -5,6 +5,7 @@
 #include <malloc.h>
 #endif
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,13 +166,13 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
     work_list w = {ra, todo, 0};
     if (!tp_par_two_threads()) {
         run_set(ra, todo); /* in the table's order */
-    } else if (ra->v.n >= TP_PAR_MIN_ROWS) {
+    } else if (ra->v.n >= tp_par_min_rows()) {
         if (busy >= 2)
             tp_par_both(ra->v.n, take_jobs_main, &w, take_jobs_and_trim, &w);
         else
             run_set(ra, todo);
     } else if (second.which && first.which) { /* at any size: see SECOND_THREAD */
-        tp_par_both(TP_PAR_MIN_ROWS, run_part, &first, run_part_and_trim, &second);
+        tp_par_both(SIZE_MAX, run_part, &first, run_part_and_trim, &second);
     } else {
         run_set(ra, todo);
     }

@@ -10,6 +10,11 @@ int tp_par_two_threads(void) {
     return !(e && *e && atoi(e) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 }
 
+size_t tp_par_min_rows(void) {
+    const char *e = getenv("TP_PAR_MIN_ROWS");
+    return e && *e ? (size_t)strtoull(e, NULL, 10) : TP_PAR_MIN_ROWS;
+}
+
 typedef struct {
     void (*fn)(void *);
     void *arg;
@@ -24,7 +29,7 @@ static void *piece_main(void *p) {
 void tp_par_both(size_t rows, void (*a)(void *), void *a_arg, void (*b)(void *), void *b_arg) {
     piece second = {b, b_arg};
     pthread_t th;
-    if (rows >= TP_PAR_MIN_ROWS && tp_par_two_threads() &&
+    if (rows >= tp_par_min_rows() && tp_par_two_threads() &&
         pthread_create(&th, NULL, piece_main, &second) == 0) {
         a(a_arg);
         pthread_join(th, NULL);

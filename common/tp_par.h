@@ -24,9 +24,13 @@
  * is not 1. */
 int tp_par_two_threads(void);
 
+/* TP_PAR_MIN_ROWS, or the environment's TP_PAR_MIN_ROWS when set (a number: tests set 1 so
+ * that small tables take the two-thread paths too, under TSan). */
+size_t tp_par_min_rows(void);
+
 /* Runs a(a_arg) on the calling thread and b(b_arg) on a second one, and returns when both
  * have, for work over a table of `rows` rows; or a then b on this thread when `rows` is under
- * TP_PAR_MIN_ROWS (see the header's comment). */
+ * tp_par_min_rows() (see the header's comment). */
 void tp_par_both(size_t rows, void (*a)(void *), void *a_arg, void (*b)(void *), void *b_arg);
 
 #endif

@@ -38,12 +38,25 @@ static void test_both_run(void) {
 
 static void test_small_work_one_thread(void) {
     unsetenv("TP_ANALYSIS_THREADS");
+    unsetenv("TP_PAR_MIN_ROWS");
     atomic_int clock = 0;
     piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
     tp_par_both(TP_PAR_MIN_ROWS - 1, piece, &a, piece, &b);
     CHECK(a.runs == 1 && b.runs == 1);
     CHECK(a.order == 0 && b.order == 1);
     CHECK(pthread_equal(a.self, pthread_self()) && pthread_equal(b.self, pthread_self()));
+}
+
+static void test_min_rows_from_env(void) {
+    unsetenv("TP_PAR_MIN_ROWS");
+    CHECK_EQ_U(tp_par_min_rows(), TP_PAR_MIN_ROWS);
+    setenv("TP_PAR_MIN_ROWS", "1", 1);
+    CHECK_EQ_U(tp_par_min_rows(), 1);
+    atomic_int clock = 0;
+    piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
+    tp_par_both(1, piece, &a, piece, &b); /* one row: may run on two threads now */
+    CHECK(a.runs == 1 && b.runs == 1);
+    unsetenv("TP_PAR_MIN_ROWS");
 }
 
 static void test_one_thread_switch(void) {
@@ -64,6 +77,7 @@ static void test_one_thread_switch(void) {
 int main(void) {
     TP_RUN(test_both_run);
     TP_RUN(test_small_work_one_thread);
+    TP_RUN(test_min_rows_from_env);
     TP_RUN(test_one_thread_switch);
     return tp_test_summary();
 }
