@@ -70,13 +70,13 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
             analyses[i].run(ra);
 }
 
-/* With two cores and a view of TP_PAR_MIN_ROWS rows or more, two threads take these jobs from
- * one list, each the next one when it is free, so both finish at about the same time: the
- * fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a 10 M-record
- * native trace. The costliest come first so that the
- * last ones taken are short; on that trace the memory analysis and the diagnosis (one job:
- * the diagnosis reads it) took ~1.1 s, the queue ~0.55 s, the idle time, kernel, launch and
- * host analyses 0.13-0.17 s each, the rest under 0.1 s. */
+/* With two cores and a view of tp_par_min_rows() rows or more, two threads take these jobs
+ * from one list, each the next one when it is free, so both finish at about the same time:
+ * the fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a
+ * 10 M-record native trace. The costliest come first so that the last ones taken are short;
+ * on that trace the memory analysis and the diagnosis (one job: the diagnosis reads it) took
+ * ~1.1 s, the queue ~0.55 s, the idle time, kernel, launch and host analyses 0.13-0.17 s
+ * each, the rest under 0.1 s. */
 /* clang-format off */
 #define JOBS(X)                                                                                    \
     X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS) X(TP_RA_QUEUE) X(TP_RA_IDLE) X(TP_RA_KERNELS)                \
@@ -121,7 +121,7 @@ static void take_jobs_and_trim(void *w) {
     trim_arena();
 }
 
-/* Views of fewer than TP_PAR_MIN_ROWS rows (the Kineto sets: ~200 k at most) keep the fixed
+/* Views of fewer than tp_par_min_rows() rows (the Kineto sets: ~200 k at most) keep the fixed
  * split tuned for their peak RSS: these on the second thread, the rest on this one in the
  * table's order. The diagnosis is the costliest analysis on a 62 MB Kineto trace (~7 of
  * ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
