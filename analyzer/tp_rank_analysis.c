@@ -4,12 +4,13 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tp_mem.h"
+#include "tp_par.h"
 
 static void run_temporal(tp_rank_analysis *a) {
     tp_an_temporal_run(&a->v, &a->t);
@@ -63,40 +64,85 @@ static const struct {
     {TP_RA_DIAGNOSIS, run_diagnosis}, {TP_RA_CPUOPS, run_cpuops}, {TP_RA_HOST, run_host},
 };
 
-/* With two cores these run on a thread of their own while this one runs the rest (the
- * diagnosis is the costliest analysis on a 62 MB Kineto trace: ~7 of ~35 ms). The host and
- * CPU-op analyses there too balanced the time better but added up to 3.5 MiB of peak RSS
- * (their arrays of one entry per row alive at the same time as the others'). */
-#define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
-
-typedef struct {
-    tp_rank_analysis *ra;
-    unsigned which;
-} run_job;
-
 static void run_set(tp_rank_analysis *ra, unsigned which) {
     for (size_t i = 0; i < sizeof analyses / sizeof analyses[0]; i++)
         if (which & analyses[i].bit)
             analyses[i].run(ra);
 }
 
-static void *run_job_main(void *arg) {
-    run_job *j = arg;
-    run_set(j->ra, j->which);
-#if TP_GLIBC_MALLOC
-    /* This thread's malloc arena keeps the small blocks its analyses freed (the diagnosis's
-     * scratch) resident for the rest of the report, on top of what the other thread still
-     * allocates: giving them back took ~0.9 MiB off hta_df_index_resolver's peak (median of
-     * 8 runs, docs/PERFORMANCE.md), at one trim per rank. */
-    malloc_trim(0);
-#endif
-    return NULL;
+/* With two cores and a view of tp_par_min_rows() rows or more, two threads take these jobs
+ * from one list, each the next one when it is free, so both finish at about the same time:
+ * the fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a
+ * 10 M-record native trace. The costliest come first so that the last ones taken are short;
+ * on that trace the memory analysis and the diagnosis (one job: the diagnosis reads it) took
+ * ~1.1 s, the queue ~0.55 s, the idle time, kernel, launch and host analyses 0.13-0.17 s
+ * each, the rest under 0.1 s. */
+/* clang-format off */
+#define JOBS(X)                                                                                    \
+    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS) X(TP_RA_QUEUE) X(TP_RA_IDLE) X(TP_RA_KERNELS)                \
+    X(TP_RA_LAUNCH) X(TP_RA_HOST) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_TEMPORAL) X(TP_RA_MEMORY)  \
+    X(TP_RA_OVERLAP)
+/* clang-format on */
+#define AS_ITEM(bits) bits,
+#define AS_OR(bits) | (bits)
+static const unsigned jobs[] = {JOBS(AS_ITEM)};
+_Static_assert((0 JOBS(AS_OR)) == TP_RA_ALL, "every analysis is in one job");
+#undef AS_ITEM
+#undef AS_OR
+#define N_JOBS (sizeof jobs / sizeof jobs[0])
+
+typedef struct {
+    tp_rank_analysis *ra;
+    unsigned todo;
+    atomic_size_t next; /* the next job to take */
+} work_list;
+
+static void take_jobs(work_list *w) {
+    for (size_t j; (j = atomic_fetch_add(&w->next, 1)) < N_JOBS;)
+        run_set(w->ra, w->todo & jobs[j]);
 }
 
-/* Two threads unless one core is online or TP_ANALYSIS_THREADS=1. */
-static int two_threads(void) {
-    const char *e = getenv("TP_ANALYSIS_THREADS");
-    return !(e && *e && atoi(e) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+/* The second thread's malloc arena keeps the small blocks its analyses freed (the
+ * diagnosis's scratch) resident for the rest of the report, on top of what the other thread
+ * still allocates: giving them back took ~0.9 MiB off hta_df_index_resolver's peak (median
+ * of 8 runs, docs/PERFORMANCE.md), at one trim per rank. */
+static void trim_arena(void) {
+#if TP_GLIBC_MALLOC
+    malloc_trim(0);
+#endif
+}
+
+static void take_jobs_main(void *w) {
+    take_jobs(w);
+}
+
+static void take_jobs_and_trim(void *w) {
+    take_jobs(w);
+    trim_arena();
+}
+
+/* Views of fewer than tp_par_min_rows() rows (the Kineto sets: ~200 k at most) keep the fixed
+ * split tuned for their peak RSS: these on the second thread, the rest on this one in the
+ * table's order. The diagnosis is the costliest analysis on a 62 MB Kineto trace (~7 of
+ * ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
+ * 3.5 MiB of peak RSS (their arrays of one entry per row alive at the same time as the
+ * others'), and the work list raised the largest set's peak by ~1 MiB of ~27 for the same
+ * reason. */
+#define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
+
+typedef struct {
+    tp_rank_analysis *ra;
+    unsigned which;
+} fixed_part;
+
+static void run_part(void *p) {
+    const fixed_part *f = p;
+    run_set(f->ra, f->which);
+}
+
+static void run_part_and_trim(void *p) {
+    run_part(p);
+    trim_arena();
 }
 
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
@@ -113,13 +159,23 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
         todo |= TP_RA_MEMUSE & ~ra->ran; /* the diagnosis reads it */
     /* the results do not depend on the split: each analysis writes only its own, and the
      * view's scratch cache is shared under its mutex */
-    run_job second = {ra, todo & SECOND_THREAD};
-    pthread_t th;
-    int threaded = second.which && second.which != todo && two_threads() &&
-                   pthread_create(&th, NULL, run_job_main, &second) == 0;
-    run_set(ra, threaded ? todo & ~second.which : todo);
-    if (threaded)
-        pthread_join(th, NULL);
+    size_t busy = 0; /* jobs with something to do: a second thread only for two or more */
+    for (size_t j = 0; j < N_JOBS; j++)
+        busy += (todo & jobs[j]) != 0;
+    fixed_part first = {ra, todo & ~SECOND_THREAD}, second = {ra, todo & SECOND_THREAD};
+    work_list w = {ra, todo, 0};
+    if (!tp_par_two_threads()) {
+        run_set(ra, todo); /* in the table's order */
+    } else if (ra->v.n >= tp_par_min_rows()) {
+        if (busy >= 2)
+            tp_par_both(ra->v.n, take_jobs_main, &w, take_jobs_and_trim, &w);
+        else
+            run_set(ra, todo);
+    } else if (second.which && first.which) { /* at any size: see SECOND_THREAD */
+        tp_par_both(SIZE_MAX, run_part, &first, run_part_and_trim, &second);
+    } else {
+        run_set(ra, todo);
+    }
     ra->ran |= todo;
 }
 

@@ -14,6 +14,7 @@
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_pairing.h"
+#include "tp_prefault.h"
 #include "tp_progress.h"
 #include "tp_reader.h"
 #include "tp_record.h"
@@ -43,7 +44,8 @@ typedef struct {
     uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, by type */
     uint32_t dom_id, dom_name; /* the domain named last (domain_name), valid when dom_set */
     int dom_set;
-    tp_event_row row0; /* tp_event_row_init's row, copied for each record */
+    tp_event_row row0;  /* tp_event_row_init's row, copied for each record */
+    tp_prefault *ahead; /* faulting the reserved columns in (size_tables); NULL: none */
 } nload;
 
 static const sid_slot *sid_lookup(nload *L, uint32_t sid) {
@@ -98,6 +100,17 @@ static uint32_t intern_lit(nload *L, const char *s) {
     return tp_model_intern(L->m, s, strlen(s));
 }
 
+static void stop_ahead(nload *L) {
+    tp_prefault_stop(L->ahead);
+    L->ahead = NULL;
+}
+
+static void push_memev(nload *L, const tp_memev_row *row) {
+    if (L->r->mem.n == L->r->mem.cap) /* see push_row */
+        stop_ahead(L);
+    tp_memev_push(&L->r->mem, row);
+}
+
 static tp_status push_row(nload *L, tp_event_row *row) {
     if (row->ts + row->dur > L->t_last)
         L->t_last = row->ts + row->dur;
@@ -105,6 +118,8 @@ static tp_status push_row(nload *L, tp_event_row *row) {
     if (!L->cat_raw[c])
         L->cat_raw[c] = intern_lit(L, tp_cat_name(c));
     row->cat_raw = L->cat_raw[c];
+    if (L->r->ev.n == L->r->ev.cap) /* more rows than the index said: the columns move */
+        stop_ahead(L);
     tp_events_push(&L->r->ev, row);
     tp_progress_events(L->m->progress, L->r->ev.n);
     return TP_OK;
@@ -218,7 +233,7 @@ static tp_status mem_event(nload *L, int64_t ts, uint8_t kind, int32_t dev, uint
                            int64_t bytes, uint32_t stack, tp_memev_row x) {
     tp_memev_row row = {ts,    bytes, -1,   -1,     addr,   dev,    kind,
                         stack, 0,     x.op, x.heap, x.size, L->pid, x.tid};
-    tp_memev_push(&L->r->mem, &row);
+    push_memev(L, &row);
     return TP_OK;
 }
 
@@ -280,7 +295,7 @@ static tp_status on_alloc_fail(void *ctx, const tp_rec_hdr *h) {
                         0,
                         L->pid,
                         f->tid};
-    tp_memev_push(&L->r->mem, &row);
+    push_memev(L, &row);
     return TP_OK;
 }
 
@@ -584,6 +599,45 @@ static const tp_visitor loader = {
     .read_ahead = 1, /* handlers read the reader's strings, stacks and DOMAIN records only */
 };
 
+/* The records that become a row each (ranges: the record that opens one) of the events'
+ * table and of the memory events' table. */
+static const uint16_t event_row_types[] = {TP_REC_API,       TP_REC_KERNEL,    TP_REC_MEMCPY,
+                                           TP_REC_MEMSET,    TP_REC_SYNC,      TP_REC_OVERHEAD,
+                                           TP_REC_NVTX_MARK, TP_REC_NVTX_PUSH, TP_REC_NVTX_START};
+static const uint16_t memev_row_types[] = {TP_REC_DEVICE_MEM, TP_REC_HEAP, TP_REC_REGION,
+                                           TP_REC_ALLOC_FAIL};
+
+/* Sizes the rank's tables for the rows the index says will come (a few fewer when some are
+ * dropped: finish gives the rest back; at most one a byte of the file) and starts faulting their
+ * columns in on the other core (tp_prefault): on a 10 M-record trace the loading thread took ~70 k
+ * page faults as the columns grew. Without an intact index the columns grow as rows come. */
+static void size_tables(nload *L) {
+    tp_events *ev = &L->r->ev;
+    tp_memevents *mem = &L->r->mem;
+    size_t n_ev = (size_t)tp_reader_index_count(L->rd, event_row_types,
+                                                sizeof event_row_types / sizeof *event_row_types);
+    size_t n_mem = (size_t)tp_reader_index_count(L->rd, memev_row_types,
+                                                 sizeof memev_row_types / sizeof *memev_row_types);
+    if (!n_ev && !n_mem)
+        return;
+    tp_events_reserve(ev, n_ev);
+    tp_memev_reserve(mem, n_mem);
+    /* the dense columns (the optional ones come later, if at all) */
+#define COUNT_COL(c, none) +1
+    enum { N_COLS = 0 TP_EV_DENSE(COUNT_COL) TP_MEMEV_DENSE(COUNT_COL) };
+#undef COUNT_COL
+    _Static_assert(N_COLS <= TP_PREFAULT_MAX_COLS, "tp_prefault takes every dense column");
+    tp_prefault_col cols[N_COLS];
+    size_t n = 0;
+#define EV_COL(c, none) cols[n++] = (tp_prefault_col){ev->c, sizeof *ev->c, n_ev};
+    TP_EV_DENSE(EV_COL)
+#undef EV_COL
+#define MEM_COL(c, none) cols[n++] = (tp_prefault_col){mem->c, sizeof *mem->c, n_mem};
+    TP_MEMEV_DENSE(MEM_COL)
+#undef MEM_COL
+    L->ahead = tp_prefault_start(cols, n);
+}
+
 static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load_error *e) {
     nload L = {0};
     L.m = m;
@@ -594,7 +648,9 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
         L.rec_flags[t] = tp_record_info(t)->flags;
     tp_event_row_init(&L.row0);
+    size_tables(&L);
     tp_status st = tp_visit_run(rd, &loader, &L, NULL);
+    stop_ahead(&L);
     if (st == TP_OK)
         load_stacks(&L);
     tp_clocksync cs; /* realtime = ts + base_time_ns: the first pair (tp_clocksync.h) */

@@ -731,6 +731,11 @@ void tp_event_row_init(tp_event_row *r);
  * Abort on out of memory. */
 void tp_events_push(tp_events *ev, const tp_event_row *r);
 void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
+/* Room for `rows` rows in every allocated column at once (a loader that knows how many will
+ * come: no regrowth, and the columns stay where they are while they fill); never shrinks.
+ * Abort on out of memory. */
+void tp_events_reserve(tp_events *ev, size_t rows);
+void tp_memev_reserve(tp_memevents *mem, size_t rows);
 
 /* Sorts every rank's events and memory events by time, derives device_type, builds the
  * indexes and resolves nesting; ranks without a rank number get their position. Call once

@@ -766,6 +766,14 @@ const tp_trace_info *tp_reader_info(tp_reader *r) {
     return in;
 }
 
+uint64_t tp_reader_index_count(const tp_reader *r, const uint16_t *types, size_t n) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n && r->index_matches; i++)
+        if (types[i] < TP_REC_TYPE_LIMIT) /* < 2^64 in all: see index_totals_ok */
+            sum += index_total(r, 0, types[i]);
+    return sum < r->size ? sum : r->size; /* see the header: a crafted index sizes nothing huge */
+}
+
 /* ------------------------------------------------------------------ metadata lookups */
 
 const char *tp_reader_string(const tp_reader *r, uint32_t sid) {

@@ -58,6 +58,14 @@ const tp_integrity *tp_reader_integrity(const tp_reader *r);
 /* Header fields, per-type counts and time span (from the index, or counted by a scan). */
 const tp_trace_info *tp_reader_info(tp_reader *r);
 
+/* The footer index's count of the records of types[0..n), at once: without the payload
+ * checks tp_reader_info settles first (a chunk that fails one late holds records the cursors
+ * skip), so an upper bound, for sizing; 0 without an intact index. At most the file's size
+ * in bytes (real traces take ~2.7 bytes a record): the totals are the chunk headers' counts,
+ * which nothing checks against the records before they are decoded. Call it before a
+ * cursor's read-ahead thread runs (a late failed check clears the index's standing there). */
+uint64_t tp_reader_index_count(const tp_reader *r, const uint16_t *types, size_t n);
+
 /* ---- metadata ---- */
 
 /* The string with id `sid`, or NULL when unknown (0 is never a string). Owned by the reader. */

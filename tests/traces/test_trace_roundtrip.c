@@ -253,6 +253,11 @@ static void test_every_type(void) {
     write_trace(path, 1, 0, NULL);
     tp_reader *r;
     CHECK_OK(tp_reader_open(path, &r));
+    /* the index's counts at once (before the checks below settle anything): the written ones */
+    const uint16_t some[] = {TP_REC_API, TP_REC_KERNEL, TP_REC_MEMCPY};
+    CHECK_EQ_U(tp_reader_index_count(r, some, 3),
+               ex.count[TP_REC_API] + ex.count[TP_REC_KERNEL] + ex.count[TP_REC_MEMCPY]);
+    CHECK_EQ_U(tp_reader_index_count(r, some, 0), 0);
     const tp_integrity *g = tp_reader_integrity(r);
     CHECK_EQ_U(g->index_ok, 1);
     CHECK_EQ_U(g->chunks_bad, 0);
@@ -276,6 +281,8 @@ static void test_no_index_scan(void) {
     write_trace(path, 0, 0, NULL);
     tp_reader *r;
     CHECK_OK(tp_reader_open(path, &r));
+    const uint16_t api[] = {TP_REC_API};
+    CHECK_EQ_U(tp_reader_index_count(r, api, 1), 0); /* no index: unknown */
     const tp_integrity *g = tp_reader_integrity(r);
     CHECK_EQ_U(g->index_ok, 0);
     CHECK_EQ_U(g->chunks_bad, 0);

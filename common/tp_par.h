@@ -1,0 +1,36 @@
+/* tp_par: two independent pieces of work on the two cores of a small machine.
+ *
+ * The report's serial phases (the model's finish, the analyses' view) are each a few
+ * independent passes over the whole table: on a 2-core machine one core idled while the
+ * other ran them one after the other. tp_par_both runs two such pieces at once, each on its
+ * own thread, and returns when both are done; the caller makes sure they write disjoint
+ * memory (a shared tp_scratch is fine: its mutex guards it). Results never depend on whether
+ * they ran at once.
+ *
+ * One core online, or TP_ANALYSIS_THREADS=1 in the environment (the analyses' switch too,
+ * tp_rank_analysis), and the pieces run one after the other on the calling thread, as they
+ * do when a thread cannot be created. */
+#ifndef TP_PAR_H
+#define TP_PAR_H
+
+#include <stddef.h>
+
+/* Tables of fewer rows keep to one thread: their pieces take a few ms, and a second thread's
+ * malloc arena and the blocks alive at once in both raised the peer sets' peak RSS (up to
+ * 0.6 MiB of ~27 on the largest, ~200 k rows). */
+#define TP_PAR_MIN_ROWS ((size_t)1 << 20)
+
+/* 1 when work may go to a second thread: two cores or more online and TP_ANALYSIS_THREADS
+ * is not 1. */
+int tp_par_two_threads(void);
+
+/* TP_PAR_MIN_ROWS, or the environment's TP_PAR_MIN_ROWS when set (a number: tests set 1 so
+ * that small tables take the two-thread paths too, under TSan). */
+size_t tp_par_min_rows(void);
+
+/* Runs a(a_arg) on the calling thread and b(b_arg) on a second one, and returns when both
+ * have, for work over a table of `rows` rows; or a then b on this thread when `rows` is under
+ * tp_par_min_rows() (see the header's comment). */
+void tp_par_both(size_t rows, void (*a)(void *), void *a_arg, void (*b)(void *), void *b_arg);
+
+#endif
