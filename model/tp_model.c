@@ -299,7 +299,7 @@ static void rank_free(tp_rank *r) {
     buckets_free(&r->cats);
     free(r->tn_pid), free(r->tn_tid), free(r->tn_name);
     free(r->stacks.v), free(r->stacks.frame_module), free(r->stacks.frame_addr);
-    free(r->stacks.modules), free(r->stacks.pycodes);
+    free(r->stacks.py_modules), free(r->stacks.modules), free(r->stacks.pycodes);
 }
 
 void tp_model_close(tp_model *m) {
@@ -889,7 +889,7 @@ static void merge_stacks(tp_model *m, tp_rank *into, const tp_stacks *s, id_base
         uint32_t *mods = tp_mem_xalloc(st->n, sizeof *mods);
         uint64_t *addrs = tp_mem_xalloc(st->n, sizeof *addrs);
         for (uint32_t k = 0; k < st->n; k++) {
-            uint32_t mo = s->frame_module[st->first + k];
+            uint32_t mo = s->frame_module ? s->frame_module[st->first + k] : TP_STACK_PYTHON;
             uint64_t a = s->frame_addr[st->first + k];
             if (mo == TP_STACK_PYTHON)
                 a = ((uint64_t)(TP_STACK_PY_CODE(a) + b.pycode) << 24) | TP_STACK_PY_LINE(a);
@@ -1628,15 +1628,38 @@ static int rank_cmp(const void *x, const void *y) {
 
 /* ---------------------------------------------------------------- call stacks */
 
+/* Makes frame_module a column of its own (the first frame that is not a Python one): every
+ * frame before it was TP_STACK_PYTHON. */
+static void frame_modules_own(tp_stacks *s) {
+    s->frame_module = tp_mem_xalloc(s->frames_cap ? s->frames_cap : 1, sizeof *s->frame_module);
+    for (size_t i = 0; i < s->n_frames; i++)
+        s->frame_module[i] = TP_STACK_PYTHON;
+    free(s->py_modules);
+    s->py_modules = NULL, s->py_cap = 0;
+}
+
+/* Grows the frame columns to `cap` frames (frame_module only when it is a column). */
+static void frames_grow(tp_stacks *s, size_t cap) {
+    s->frames_cap = cap;
+    GROW(s->frame_addr, s->frames_cap);
+    if (s->frame_module)
+        GROW(s->frame_module, s->frames_cap);
+}
+
 size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n) {
     tp_stacks *s = &r->stacks;
     if (s->n_frames + n > s->frames_cap) {
-        while (s->n_frames + n > s->frames_cap)
-            s->frames_cap = s->frames_cap ? 2 * s->frames_cap : 1024;
-        GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
+        size_t cap = s->frames_cap;
+        while (s->n_frames + n > cap)
+            cap = cap ? 2 * cap : 1024;
+        frames_grow(s, cap);
     }
+    for (size_t i = 0; !s->frame_module && i < n; i++)
+        if (module[i] != TP_STACK_PYTHON)
+            frame_modules_own(s);
     size_t first = s->n_frames;
-    memcpy(s->frame_module + first, module, n * sizeof *module);
+    if (s->frame_module)
+        memcpy(s->frame_module + first, module, n * sizeof *module);
     memcpy(s->frame_addr + first, addr, n * sizeof *addr);
     s->n_frames += n;
     return first;
@@ -1649,6 +1672,13 @@ void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n) {
         GROW(s->v, s->cap);
     }
     s->v[s->n++] = (tp_stack){id, (uint32_t)n, first};
+    if (!s->frame_module && n > s->py_cap) {
+        size_t old = s->py_cap;
+        s->py_cap = n;
+        GROW(s->py_modules, s->py_cap);
+        for (size_t i = old; i < n; i++)
+            s->py_modules[i] = TP_STACK_PYTHON;
+    }
 }
 
 void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
@@ -1662,10 +1692,8 @@ void tp_rank_reserve_stacks(tp_rank *r, size_t stacks, size_t frames) {
         s->cap = s->n + stacks;
         GROW(s->v, s->cap);
     }
-    if (s->n_frames + frames > s->frames_cap) {
-        s->frames_cap = s->n_frames + frames;
-        GROW(s->frame_module, s->frames_cap), GROW(s->frame_addr, s->frames_cap);
-    }
+    if (s->n_frames + frames > s->frames_cap)
+        frames_grow(s, s->n_frames + frames);
 }
 
 void tp_rank_add_stack_module(tp_model *m, tp_rank *r, uint32_t id, const char *path,
@@ -1853,7 +1881,7 @@ size_t tp_rank_stack(const tp_rank *r, uint32_t id, const uint32_t **module,
     const tp_stack *st = id && s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp) : NULL;
     if (!st || !st->n)
         return 0;
-    *module = s->frame_module + st->first;
+    *module = s->frame_module ? s->frame_module + st->first : s->py_modules;
     *addr = s->frame_addr + st->first;
     return st->n;
 }

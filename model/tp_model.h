@@ -521,8 +521,13 @@ typedef struct {
     size_t n, cap;
     tp_stack *v; /* sorted by id after finish */
     size_t n_frames, frames_cap;
-    uint32_t *frame_module; /* tp_stack_module id; TP_STACK_NO_MODULE: a raw address */
+    uint32_t *frame_module; /* tp_stack_module id; TP_STACK_NO_MODULE: a raw address. NULL
+                               while every frame is TP_STACK_PYTHON (Kineto traces' stacks):
+                               4 of a frame's 12 bytes that would all say the same */
     uint64_t *frame_addr;   /* ELF virtual address in the module (or the raw address) */
+    uint32_t *py_modules;   /* while frame_module is NULL: py_cap x TP_STACK_PYTHON, the
+                               modules tp_rank_stack gives for any stack (py_cap >= its n) */
+    size_t py_cap;
     size_t n_modules, modules_cap;
     tp_stack_module *modules; /* sorted by id after finish */
     size_t n_pycodes, pycodes_cap;
