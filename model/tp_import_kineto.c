@@ -18,6 +18,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,29 +755,83 @@ static void commit_device(kparse *p) {
 
 /* ---------------------------------------------------------------- deferred events */
 
-/* Events parsed ahead by the second thread of a split parse, in order; their strings live in
- * `text` (NUL-terminated), a strbuf's `cap` holding its offset there until replayed. */
+/* Events parsed ahead by the second thread of a split parse, or by a walk of a piece, in
+ * order, packed: an event is 304 bytes, most of them fields still at event_reset's values
+ * (2.4x the text it came from, ~1,000 events per 128 KiB piece, held by every piece in
+ * flight), so each is kept as a drec (its strings' place and lengths, which fields follow)
+ * and the 8-byte fields that differ from event_reset's, ~100-130 bytes. Their strings live
+ * in `text`, each NUL-terminated, one event's five one after the other. */
 typedef struct deferred {
-    event *ev;
-    size_t n, cap;
+    unsigned char *rec; /* the packed events: a drec and its fields' values each */
+    size_t rec_len, rec_cap;
+    size_t n;
     char *text;
     size_t text_len, text_cap;
 } deferred;
 
+typedef struct {
+    uint64_t text; /* offset in deferred.text of the name; cat, arg_name, dims, callstack follow */
+    uint32_t len[5]; /* their lengths (dims: to its NUL, as commit_event reads it) */
+    uint32_t mask;   /* bit i: field i of defer_field follows (differs from event_reset's) */
+    uint8_t have;
+    char ph;
+} drec;
+
+_Static_assert(H_PH < 256, "event.have fits a drec's byte");
+_Static_assert(sizeof(drec) % 8 == 0, "a drec keeps the values after it aligned");
+_Static_assert(offsetof(event, dur_frac) == offsetof(event, ts_frac) + 4,
+               "ts_frac and dur_frac: one 8-byte field of a drec");
+
+/* The event's 8-byte fields a drec may carry (ts_frac and dur_frac as one). */
+static const uint16_t defer_field[] = {
+    offsetof(event, seq),         offsetof(event, fwd_tid),     offsetof(event, ts),
+    offsetof(event, dur),         offsetof(event, pid),         offsetof(event, tid),
+    offsetof(event, ts_frac),     offsetof(event, stream),      offsetof(event, device),
+    offsetof(event, correlation), offsetof(event, external_id), offsetof(event, bytes),
+    offsetof(event, bw),          offsetof(event, dev_type),    offsetof(event, dev_id),
+    offsetof(event, mem_bytes),   offsetof(event, total_alloc), offsetof(event, total_res),
+    offsetof(event, addr),        offsetof(event, name_h),      offsetof(event, cat_h),
+    offsetof(event, dims_h)};
+#define N_DEFER_FIELDS (sizeof defer_field / sizeof *defer_field)
+_Static_assert(N_DEFER_FIELDS <= 32, "a drec's mask has a bit per field");
+
+/* event_reset's values (a replayed event starts as a copy and gets its drec's fields). */
+static const event defer_blank = {.seq = -1,
+                                  .fwd_tid = -1,
+                                  .stream = -1,
+                                  .device = -1,
+                                  .correlation = -1,
+                                  .external_id = -1,
+                                  .bytes = -1,
+                                  .bw = NAN,
+                                  .dev_type = -1,
+                                  .dev_id = -1,
+                                  .total_alloc = -1,
+                                  .total_res = -1};
+
+static uint64_t field_get(const event *e, size_t f) {
+    uint64_t v;
+    memcpy(&v, (const char *)e + defer_field[f], 8);
+    return v;
+}
+
 static void deferred_free(deferred *d) {
-    free(d->ev);
+    free(d->rec);
     free(d->text);
 }
 
-/* Copies n bytes of b's text and a NUL to d's text, which has room (defer_event grows it
- * once for all five). */
-static inline void defer_str(deferred *d, strbuf *b, size_t n) {
+/* Empties d, keeping its buffers for the next piece. */
+static void deferred_clear(deferred *d) {
+    d->n = d->rec_len = d->text_len = 0;
+}
+
+/* Copies n bytes of s and a NUL to d's text, which has room (defer_event grows it once for
+ * all five). */
+static inline void defer_str(deferred *d, const char *s, size_t n) {
     char *t = d->text + d->text_len;
     if (n)
-        memcpy(t, b->p, n);
+        memcpy(t, s, n);
     t[n] = 0;
-    b->cap = d->text_len;
-    b->p = NULL;
     d->text_len += n + 1;
 }
 
@@ -803,39 +858,61 @@ static int defer_event(kparse *p) {
     int row = (e->have & H_DUR) && (e->have & H_CAT) && !trace_cat; /* commit_event's test */
     if (row && !(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
-    deferred *d = p->defer;
-    TP_MEM_XGROW(d->ev, d->cap, d->n + 1);
-    event *c = &d->ev[d->n++];
-    event_copy(c, e);
-    size_t dims_n = e->dims.len ? strlen(e->dims.p) : 0; /* commit reads it to NUL */
-    TP_MEM_XGROW(d->text, d->text_cap,
-                 d->text_len + e->name.len + e->cat.len + e->arg_name.len + dims_n +
-                     e->callstack.len + 5);
-    defer_str(d, &c->name, e->name.len);
-    defer_str(d, &c->cat, e->cat.len);
-    defer_str(d, &c->arg_name, e->arg_name.len);
-    defer_str(d, &c->dims, dims_n);
-    defer_str(d, &c->callstack, e->callstack.len);
     if (row) { /* only rows intern their strings */
-        c->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
-        c->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
-        c->dims_h = dims_n ? tp_model_str_hash(e->dims.p, dims_n) : 0;
+        size_t dn = e->dims.len ? strlen(e->dims.p) : 0;
+        e->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
+        e->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
+        e->dims_h = dn ? tp_model_str_hash(e->dims.p, dn) : 0;
     }
+    deferred *d = p->defer;
+    const strbuf *str[5] = {&e->name, &e->cat, &e->arg_name, &e->dims, &e->callstack};
+    drec h = {.text = d->text_len, .have = (uint8_t)e->have, .ph = e->ph};
+    size_t sum = 0;
+    for (int k = 0; k < 5; k++) { /* dims to its NUL, as commit_event reads it */
+        size_t n = k == 3 && str[k]->len ? strlen(str[k]->p) : str[k]->len;
+        h.len[k] = (uint32_t)n;
+        sum += n + 1;
+    }
+    TP_MEM_XGROW(d->text, d->text_cap, d->text_len + sum);
+    for (int k = 0; k < 5; k++)
+        defer_str(d, str[k]->p, h.len[k]);
+    TP_MEM_XGROW(d->rec, d->rec_cap, d->rec_len + sizeof h + 8 * N_DEFER_FIELDS);
+    uint64_t *val = (uint64_t *)(void *)(d->rec + d->rec_len + sizeof h);
+    size_t nv = 0;
+    for (size_t f = 0; f < N_DEFER_FIELDS; f++) {
+        uint64_t v = field_get(e, f);
+        if (v != field_get(&defer_blank, f))
+            h.mask |= 1u << f, val[nv++] = v;
+    }
+    memcpy(d->rec + d->rec_len, &h, sizeof h);
+    d->rec_len += sizeof h + 8 * nv;
+    d->n++;
+    e->name_h = e->cat_h = e->dims_h = 0; /* the parser's own event computes none */
     return 1;
 }
 
-/* Commits the deferred events in order, as if the first parser had read them. Each is
- * committed where it lies (its texts pointed at in place): they are read once, and a copy
- * of each ~300-byte event cost more than its commit's reads of it. */
+/* Commits the deferred events in order, as if the first parser had read them: each unpacked
+ * into one event (event_reset's values and its drec's), its strings pointed at in place. */
 static void replay(kparse *p, deferred *d) {
+    event e;
+    const unsigned char *at = d->rec;
     for (size_t i = 0; i < d->n; i++) {
-        event *e = &d->ev[i];
-        e->name.p = d->text + e->name.cap;
-        e->cat.p = d->text + e->cat.cap;
-        e->arg_name.p = d->text + e->arg_name.cap;
-        e->dims.p = d->text + e->dims.cap;
-        e->callstack.p = d->text + e->callstack.cap;
-        commit_event(p, e);
+        drec h;
+        memcpy(&h, at, sizeof h);
+        const uint64_t *val = (const uint64_t *)(const void *)(at + sizeof h);
+        event_copy(&e, &defer_blank);
+        e.have = h.have, e.ph = h.ph;
+        size_t nv = 0;
+        for (uint32_t m = h.mask; m; m &= m - 1)
+            memcpy((char *)&e + defer_field[__builtin_ctz(m)], &val[nv++], 8);
+        at += sizeof h + 8 * nv;
+        strbuf *str[5] = {&e.name, &e.cat, &e.arg_name, &e.dims, &e.callstack};
+        char *t = d->text + h.text;
+        for (int k = 0; k < 5; k++) {
+            str[k]->p = t, str[k]->len = h.len[k];
+            t += h.len[k] + 1;
+        }
+        commit_event(p, &e);
         p->event_idx++;
     }
 }
@@ -2493,7 +2570,7 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
     frames_set(q);
     q->k = K_NONE;
     q->event_idx = sl->event_idx;
-    b->d.n = b->d.text_len = 0;
+    deferred_clear(&b->d);
     tp_load_error_init(&b->qe, "");
     b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
             q->st == TP_OK && q->depth == s->ev_depth;
