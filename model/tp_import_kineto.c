@@ -145,16 +145,22 @@ typedef struct {
     strbuf arg_name;  /* args.name (ph "M" metadata events) */
     strbuf dims;      /* args "Input Dims" as text, "[[2, 3], []]" */
     strbuf callstack; /* args "Call stack", innermost frame first */
-    int64_t seq, fwd_tid;
+    /* The 8-byte words from ts to addr in the groups a deferred event keeps (drec): the
+     * first DEFER_HOT words always (every row has most of them), each group after them only
+     * when a word of it differs from event_reset's (the GPU side, a CPU op's, the rest). */
     int64_t ts, dur, pid, tid;
+    /* tp_model_str_hash of name, cat and dims, 0: not computed. A deferred event gets them on
+     * the thread that parsed it (defer_event), so the thread that commits only looks them up. */
+    uint64_t name_h, cat_h;
     int ts_frac, dur_frac;
-    int64_t stream, device, correlation, external_id, bytes;
+    int64_t external_id;
+    int64_t stream, device, correlation; /* group 0 */
+    int64_t seq, fwd_tid;                /* group 1, with dims_h */
+    uint64_t dims_h;
+    int64_t bytes; /* group 2: the rest */
     double bw;
     int64_t dev_type, dev_id, mem_bytes, total_alloc, total_res;
     uint64_t addr;
-    /* tp_model_str_hash of name, cat and dims, 0: not computed. A deferred event gets them on
-     * the thread that parsed it (defer_event), so the thread that commits only looks them up. */
-    uint64_t name_h, cat_h, dims_h;
 } event;
 
 /* What a name implies, computed once per interned name. */
@@ -772,7 +778,7 @@ typedef struct deferred {
 typedef struct {
     uint64_t text; /* offset in deferred.text of the name; cat, arg_name, dims, callstack follow */
     uint32_t len[5]; /* their lengths (dims: to its NUL, as commit_event reads it) */
-    uint32_t mask;   /* bit i: field i of defer_field follows (differs from event_reset's) */
+    uint32_t mask;   /* bit g: group g's words follow (some differ from event_reset's) */
     uint8_t have;
     char ph;
 } drec;
@@ -782,38 +788,52 @@ _Static_assert(sizeof(drec) % 8 == 0, "a drec keeps the values after it aligned"
 _Static_assert(offsetof(event, dur_frac) == offsetof(event, ts_frac) + 4,
                "ts_frac and dur_frac: one 8-byte field of a drec");
 
-/* The event's 8-byte fields a drec may carry (ts_frac and dur_frac as one). */
-static const uint16_t defer_field[] = {
-    offsetof(event, seq),         offsetof(event, fwd_tid),     offsetof(event, ts),
-    offsetof(event, dur),         offsetof(event, pid),         offsetof(event, tid),
-    offsetof(event, ts_frac),     offsetof(event, stream),      offsetof(event, device),
-    offsetof(event, correlation), offsetof(event, external_id), offsetof(event, bytes),
-    offsetof(event, bw),          offsetof(event, dev_type),    offsetof(event, dev_id),
-    offsetof(event, mem_bytes),   offsetof(event, total_alloc), offsetof(event, total_res),
-    offsetof(event, addr),        offsetof(event, name_h),      offsetof(event, cat_h),
-    offsetof(event, dims_h)};
-#define N_DEFER_FIELDS (sizeof defer_field / sizeof *defer_field)
-_Static_assert(N_DEFER_FIELDS <= 32, "a drec's mask has a bit per field");
+/* A drec's words: the block from ts to addr (ts_frac and dur_frac one word), the first
+ * DEFER_HOT always, then each group's when its mask bit is set (DEFER_G, UNDEFER_G: `src`,
+ * `dst` the event's block, `val` the drec's words, `nv` their count, `h` the drec). Per group
+ * and unrolled, not a loop over the words: a test and a copy per word cost ~12 instructions,
+ * ~6 % of a report's. */
+#define DEFER_AT offsetof(event, ts)
+#define DEFER_WORDS ((offsetof(event, addr) + 8 - DEFER_AT) / 8)
+#define DEFER_HOT 8
+#define DEFER_GROUPS 3    /* words [8, 11), [11, 14), [14, 22) */
+#define DEFER_G(g, lo, n) /* group g: its first word, its count; unrolled with constant bounds */  \
+    do {                                                                                           \
+        uint64_t x_ = 0, v_;                                                                       \
+        for (unsigned f_ = (lo); f_ < (lo) + (n); f_++)                                            \
+            memcpy(&v_, src + 8 * f_, 8), x_ |= v_ ^ defer_blank_w[f_];                            \
+        if (x_) {                                                                                  \
+            memcpy(val + nv, src + 8 * (lo), 8 * (n));                                             \
+            nv += (n), h.mask |= 1u << (g);                                                        \
+        }                                                                                          \
+    } while (0)
+#define UNDEFER_G(g, lo, n)                                                                        \
+    do {                                                                                           \
+        if (h.mask >> (g)&1)                                                                       \
+            memcpy(dst + 8 * (lo), val + nv, 8 * (n)), nv += (n);                                  \
+        else                                                                                       \
+            memcpy(dst + 8 * (lo), defer_blank_w + (lo), 8 * (n));                                 \
+    } while (0)
+_Static_assert(DEFER_WORDS == 22 && offsetof(event, ts_frac) == DEFER_AT + 6 * 8 &&
+                   offsetof(event, external_id) == DEFER_AT + 7 * 8 &&
+                   offsetof(event, stream) == DEFER_AT + DEFER_HOT * 8 &&
+                   offsetof(event, seq) == DEFER_AT + (DEFER_HOT + 3) * 8 &&
+                   offsetof(event, bytes) == DEFER_AT + (DEFER_HOT + 6) * 8,
+               "a drec's words: ts to addr without holes, in their groups");
 
-/* event_reset's values (a replayed event starts as a copy and gets its drec's fields). */
-static const event defer_blank = {.seq = -1,
-                                  .fwd_tid = -1,
-                                  .stream = -1,
-                                  .device = -1,
-                                  .correlation = -1,
-                                  .external_id = -1,
-                                  .bytes = -1,
-                                  .bw = NAN,
-                                  .dev_type = -1,
-                                  .dev_id = -1,
-                                  .total_alloc = -1,
-                                  .total_res = -1};
+/* event_reset's values of the words, DEFER_AT on, as constants (the tests fold into
+ * immediates). A group whose words all equal these is left out and replayed as these, so
+ * were one to differ from event_reset's (bw's NaN), it would only cost the group's bytes. */
+/* clang-format off */
+static const uint64_t defer_blank_w[DEFER_WORDS] = {
+    0, 0, 0, 0, 0, 0, 0, UINT64_MAX,               /* ts .. ts_frac, external_id */
+    UINT64_MAX, UINT64_MAX, UINT64_MAX,            /* stream, device, correlation */
+    UINT64_MAX, UINT64_MAX, 0,                     /* seq, fwd_tid, dims_h */
+    UINT64_MAX, 0x7ff8000000000000ull, UINT64_MAX, /* bytes, bw, dev_type */
+    UINT64_MAX, 0, UINT64_MAX, UINT64_MAX, 0};     /* dev_id, mem_bytes, total_*, addr */
+/* clang-format on */ /* dev_id, mem_bytes, total_*, addr */
 
-static uint64_t field_get(const event *e, size_t f) {
-    uint64_t v;
-    memcpy(&v, (const char *)e + defer_field[f], 8);
-    return v;
-}
+#define DEFER_REC_FIRST (256u << 10) /* a drec buffer's first size (~2,000 events) */
 
 static void deferred_free(deferred *d) {
     free(d->rec);
@@ -833,21 +853,6 @@ static inline void defer_str(deferred *d, const char *s, size_t n) {
         memcpy(t, s, n);
     t[n] = 0;
     d->text_len += n + 1;
-}
-
-/* *c = *e, 16 bytes a step: the compiler's `rep movsq` for the 304 bytes (a struct copy, or
- * memcpy, even through a buffer of words) was ~40 % of cb_end_map's CPU time (perf); its
- * start-up costs more than the copy. */
-static inline void event_copy(event *c, const event *e) {
-#ifdef __SSE2__
-    _Static_assert(sizeof(event) % 16 == 0, "event: whole 16-byte steps");
-    const unsigned char *from = (const unsigned char *)e;
-    unsigned char *to = (unsigned char *)c;
-    for (size_t i = 0; i < sizeof(event); i += 16)
-        _mm_storeu_si128((__m128i *)(to + i), _mm_loadu_si128((const __m128i *)(from + i)));
-#else
-    *c = *e;
-#endif
 }
 
 /* Keeps the current event for later. The one way commit_event can fail (a row without ts) is
@@ -876,14 +881,21 @@ static int defer_event(kparse *p) {
     TP_MEM_XGROW(d->text, d->text_cap, d->text_len + sum);
     for (int k = 0; k < 5; k++)
         defer_str(d, str[k]->p, h.len[k]);
-    TP_MEM_XGROW(d->rec, d->rec_cap, d->rec_len + sizeof h + 8 * N_DEFER_FIELDS);
-    uint64_t *val = (uint64_t *)(void *)(d->rec + d->rec_len + sizeof h);
-    size_t nv = 0;
-    for (size_t f = 0; f < N_DEFER_FIELDS; f++) {
-        uint64_t v = field_get(e, f);
-        if (v != field_get(&defer_blank, f))
-            h.mask |= 1u << f, val[nv++] = v;
+    if (!d->rec_cap) { /* a mapping of its own (over malloc's mmap threshold), touched only
+                          as used and given back whole: grown from small, its old copies
+                          were holes in the heap that later allocations fragmented (+0.5 MiB
+                          on param_resnet's report) */
+        d->rec_cap = DEFER_REC_FIRST;
+        d->rec = tp_mem_xalloc(d->rec_cap, 1);
     }
+    TP_MEM_XGROW(d->rec, d->rec_cap, d->rec_len + sizeof h + 8 * DEFER_WORDS);
+    uint64_t *val = (uint64_t *)(void *)(d->rec + d->rec_len + sizeof h);
+    const unsigned char *src = (const unsigned char *)e + DEFER_AT;
+    memcpy(val, src, 8 * DEFER_HOT);
+    size_t nv = DEFER_HOT;
+    DEFER_G(0, 8, 3);
+    DEFER_G(1, 11, 3);
+    DEFER_G(2, 14, 8);
     memcpy(d->rec + d->rec_len, &h, sizeof h);
     d->rec_len += sizeof h + 8 * nv;
     d->n++;
@@ -892,7 +904,8 @@ static int defer_event(kparse *p) {
 }
 
 /* Commits the deferred events in order, as if the first parser had read them: each unpacked
- * into one event (event_reset's values and its drec's), its strings pointed at in place. */
+ * into one event (its drec's words, event_reset's for the others; the strings' caps, which
+ * commit_event does not read, left as they are), its strings pointed at in place. */
 static void replay(kparse *p, deferred *d) {
     event e;
     const unsigned char *at = d->rec;
@@ -900,11 +913,13 @@ static void replay(kparse *p, deferred *d) {
         drec h;
         memcpy(&h, at, sizeof h);
         const uint64_t *val = (const uint64_t *)(const void *)(at + sizeof h);
-        event_copy(&e, &defer_blank);
+        unsigned char *dst = (unsigned char *)&e + DEFER_AT;
+        memcpy(dst, val, 8 * DEFER_HOT);
+        size_t nv = DEFER_HOT;
+        UNDEFER_G(0, 8, 3);
+        UNDEFER_G(1, 11, 3);
+        UNDEFER_G(2, 14, 8);
         e.have = h.have, e.ph = h.ph;
-        size_t nv = 0;
-        for (uint32_t m = h.mask; m; m &= m - 1)
-            memcpy((char *)&e + defer_field[__builtin_ctz(m)], &val[nv++], 8);
         at += sizeof h + 8 * nv;
         strbuf *str[5] = {&e.name, &e.cat, &e.arg_name, &e.dims, &e.callstack};
         char *t = d->text + h.text;
