@@ -66,16 +66,58 @@ int tp_diag_launch_thread(const tp_diag_ctx *d, int64_t pid, int64_t tid) {
     return k < d->n_th && cmp_thread(&d->th[k], pid, tid) == 0;
 }
 
-static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid) {
+static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid, size_t launches) {
     size_t k = thread_pos(d, pid, tid);
     if (k < d->n_th && cmp_thread(&d->th[k], pid, tid) == 0) {
-        d->th[k].launches++;
+        d->th[k].launches += launches;
         return;
     }
     tp_an_grow((void **)&d->th, &d->cap_th, d->n_th + 1, sizeof *d->th);
     memmove(d->th + k + 1, d->th + k, (d->n_th - k) * sizeof *d->th);
-    d->th[k] = (tp_diag_thread){pid, tid, 1, d->n_th};
+    d->th[k] = (tp_diag_thread){pid, tid, launches, d->n_th};
     d->n_th++;
+}
+
+/* The launches counted per place (many rows share one), noted per thread in the order each
+ * place was first seen: the threads' counts and first-seen order are those of noting each
+ * launch on its own, at one thread search per place instead of per kernel. */
+typedef struct {
+    size_t *count, *first, seen; /* per place; first: when first seen (SIZE_MAX: never) */
+} place_tally;
+
+static void tally_open(place_tally *t, size_t n_places) {
+    t->count = tp_an_alloc(n_places + 1, sizeof *t->count);
+    t->first = tp_an_alloc(n_places + 1, sizeof *t->first);
+    memset(t->first, 0xff, (n_places + 1) * sizeof *t->first);
+    t->seen = 0;
+}
+
+static void tally_add(place_tally *t, size_t place) {
+    if (t->first[place] == SIZE_MAX)
+        t->first[place] = t->seen++;
+    t->count[place]++;
+}
+
+static void tally_note(tp_diag_ctx *d, place_tally *t) {
+    size_t np = d->ev->places.n;
+    size_t *by_first = tp_an_alloc(t->seen + 1, sizeof *by_first);
+    for (size_t p = 0; p < np; p++)
+        if (t->first[p] != SIZE_MAX)
+            by_first[t->first[p]] = p;
+    for (size_t k = 0; k < t->seen; k++) {
+        const tp_ev_place *pl = &d->ev->places.v[by_first[k]];
+        note_launch_thread(d, pl->pid, pl->tid, t->count[by_first[k]]);
+    }
+    free(by_first), free(t->count), free(t->first);
+}
+
+/* d->place_launch, once the training threads are known. */
+static void mark_launch_places(tp_diag_ctx *d) {
+    size_t np = d->ev->places.n;
+    d->place_launch = tp_an_alloc(np + 1, 1);
+    for (size_t p = 0; p < np; p++)
+        d->place_launch[p] =
+            (uint8_t)tp_diag_launch_thread(d, d->ev->places.v[p].pid, d->ev->places.v[p].tid);
 }
 
 const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
@@ -114,7 +156,7 @@ static void find_cpu_calls(tp_diag_ctx *d) {
 
 int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {
     if (tp_diag_is_api(d->ev->cat[row]) || tp_ev_stream(d->ev, row) == -1)
-        return tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
+        return tp_diag_row_launch_thread(d, row);
     return tp_diag_cpu_call(d, row) < 0;
 }
 
@@ -142,23 +184,28 @@ static long main_bucket(const tp_diag_ctx *d) {
 /* The training threads are those that launch kernels (loader workers that only copy or wait
  * on events are not); without correlated kernels, every thread that launches anything. */
 static void find_threads_and_steps(tp_diag_ctx *d) {
+    place_tally t;
+    tally_open(&t, d->ev->places.n);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         long c = d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL ? tp_diag_cpu_call(d, row) : -1;
         if (c >= 0)
-            note_launch_thread(d, tp_ev_pid(d->ev, c), tp_ev_tid(d->ev, c));
+            tally_add(&t, tp_ev_place_index(d->ev, (size_t)c));
     }
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->n_th && !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH))
-            note_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
+    if (!t.seen) { /* (as before: the first launching row's thread only, with 1 launch) */
+        for (size_t i = 0; i < d->v->n; i++)
+            if (!d->v->gpu[i] && (d->ev->flags[d->v->row[i]] & TP_EVF_LAUNCH)) {
+                tally_add(&t, tp_ev_place_index(d->ev, d->v->row[i]));
+                break;
+            }
     }
+    tally_note(d, &t);
+    mark_launch_places(d);
     d->main_bucket = main_bucket(d);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         if (!d->v->gpu[i] && tp_an_is_range(d->ev->cat[row], TP_AN_RANGES_ALL) &&
-            (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) &&
-            tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row)))
+            (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) && tp_diag_row_launch_thread(d, row))
             tp_an_ivset_add(&d->steps, d->v->ts[i], tp_diag_vend(d->v, i));
     }
 }
@@ -232,7 +279,7 @@ static void collect_sets(tp_diag_ctx *d) {
             tp_an_ivset_add(&d->sync, a, b);
         else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
                  (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
-                 tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row)))
+                 tp_diag_row_launch_thread(d, row))
             tp_an_ivset_add(&d->data, a, b);
     }
     tp_an_ivset_norm(&d->busy, d->w0, d->w1);
@@ -296,7 +343,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
-    free(d->step_end), free(d->ncls), free(d->th);
+    free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch);
     tp_scratch *sc = d->v ? d->v->scratch : NULL;
     tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
     if (d->mem)

@@ -71,9 +71,11 @@ struct tp_diag_ctx {
                            (tp_diag_memuse) */
     const tp_an_memuse *mem_given; /* borrowed: the caller's memory analysis of the same
                                       view (tp_diagnose_run_with); NULL: none */
-    uint32_t *cpu_call; /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
-                           every row in one pass over the correlation index: the rules ask
-                           for each kernel's call several times) */
+    uint32_t *cpu_call;    /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
+                              every row in one pass over the correlation index: the rules ask
+                              for each kernel's call several times) */
+    uint8_t *place_launch; /* per place (tp_events.places): tp_diag_launch_thread of its (pid,
+                              tid), found once: the rules ask it for most rows */
 };
 
 /* Builds everything above for the rank seen by `v`; findings go to `out` (zeroed here). */
@@ -119,6 +121,11 @@ int tp_diag_host_sync(const tp_diag_ctx *d, size_t row);
 
 /* 1 when (pid, tid) is a training thread (every thread when none launched anything). */
 int tp_diag_launch_thread(const tp_diag_ctx *d, int64_t pid, int64_t tid);
+
+/* tp_diag_launch_thread of model row `row`'s (pid, tid). */
+static inline int tp_diag_row_launch_thread(const tp_diag_ctx *d, size_t row) {
+    return d->place_launch[tp_ev_place_index(d->ev, row)];
+}
 
 /* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1. */
 long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row);

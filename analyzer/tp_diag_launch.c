@@ -39,8 +39,7 @@ static size_t count_launches(tp_diag_ctx *d) {
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         n += !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) && d->v->ts[i] >= d->w0 &&
-             d->v->ts[i] < d->w1 &&
-             tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
+             d->v->ts[i] < d->w1 && tp_diag_row_launch_thread(d, row);
     }
     return n;
 }
