@@ -47,4 +47,11 @@ long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds);
  * time `t` (ts <= t < ts + dur), -1 when none. */
 long tp_an_enclosing_at(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds);
 
+/* tp_an_enclosing_at for callers that ask about times mostly in ascending order on each
+ * thread: *cursor (start it at r->threads.off[bucket]) remembers where the last answer was
+ * found, and the search gallops from there (a step or two per call where binary search
+ * took twenty); a time before the cursor's restarts it. */
+long tp_an_enclosing_at_from(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds,
+                             uint32_t *cursor);
+
 #endif
