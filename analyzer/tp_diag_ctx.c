@@ -16,7 +16,7 @@
 
 /* ---------------------------------------------------------------- names */
 
-unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
+unsigned tp_diag_name_class_new(const tp_diag_ctx *d, size_t row) {
     uint32_t id = d->ev->name[row];
     if (!d->ncls[id]) {
         const char *s = tp_model_str(d->v->m, id);
@@ -29,16 +29,6 @@ unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
 }
 
 /* ---------------------------------------------------------------- rows */
-
-int tp_diag_is_api(uint8_t cat) {
-    return cat == TP_CAT_CUDA_RUNTIME || cat == TP_CAT_CUDA_DRIVER;
-}
-
-int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row) {
-    if (tp_diag_is_api(d->ev->cat[row]))
-        return (tp_diag_name_class(d, row) & TP_DIAG_NC_SYNC) != 0;
-    return d->ev->cat[row] == TP_CAT_CUDA_SYNC && !(tp_diag_name_class(d, row) & TP_DIAG_NC_WAIT);
-}
 
 static int cmp_thread(const tp_diag_thread *t, int64_t pid, int64_t tid) {
     if (t->pid != pid)

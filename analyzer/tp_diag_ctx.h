@@ -107,13 +107,25 @@ static inline int64_t tp_diag_vend(const tp_an_view *v, size_t i) {
 #define TP_DIAG_NC_SYNC 8u /* "...Synchronize..." */
 #define TP_DIAG_NC_WAIT 16u
 
-unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row);
+unsigned tp_diag_name_class_new(const tp_diag_ctx *d, size_t row); /* first ask of a name */
 
-int tp_diag_is_api(uint8_t cat); /* a CUDA runtime or driver call */
+/* Inline, as the two predicates below: the rules ask them for every row, several times. */
+static inline unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
+    uint8_t c = d->ncls[d->ev->name[row]];
+    return c ? c : tp_diag_name_class_new(d, row);
+}
+
+static inline int tp_diag_is_api(uint8_t cat) { /* a CUDA runtime or driver call */
+    return cat == TP_CAT_CUDA_RUNTIME || cat == TP_CAT_CUDA_DRIVER;
+}
 
 /* A row where the host waits for the device: *Synchronize API calls, CPU-side SYNC records
  * and Kineto's cuda_sync events ("Stream Wait Event" is a device-side wait: left out). */
-int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row);
+static inline int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row) {
+    if (tp_diag_is_api(d->ev->cat[row]))
+        return (tp_diag_name_class(d, row) & TP_DIAG_NC_SYNC) != 0;
+    return d->ev->cat[row] == TP_CAT_CUDA_SYNC && !(tp_diag_name_class(d, row) & TP_DIAG_NC_WAIT);
+}
 
 /* A sync row that blocked a training thread. A SYNC record correlated with its API call is
  * the same wait seen from the device: the API row (with its thread) stands for both. */
