@@ -121,7 +121,8 @@ const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
 }
 
 void tp_diag_clear_seen(tp_diag_ctx *d) {
-    memset(d->seen, 0, d->ev->n + 1);
+    if (!d->rows_once)
+        memset(d->seen, 0, d->ev->n + 1);
 }
 
 long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
@@ -313,7 +314,10 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
                            &d->data,  &d->kernels, &d->copies};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
-    d->seen = tp_an_tmp0(v, d->ev->n + 1, 1);
+    d->rows_once = 1;
+    for (size_t i = 1; i < v->n && d->rows_once; i++)
+        d->rows_once = v->row[i] > v->row[i - 1];
+    d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
     uint32_t max_name = 0;
     for (size_t i = 0; i < d->ev->n; i++)
         max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;

@@ -52,7 +52,9 @@ struct tp_diag_ctx {
     const tp_rank *r;
     const tp_events *ev;
     tp_diagnosis *out;
-    uint8_t *seen;      /* model row visited by the current pass */
+    uint8_t *seen;      /* model row visited by the current pass (unused when rows_once) */
+    int rows_once;      /* each model row is in the view at most once (native: the view's
+                           rows ascend): no pass needs seen, nor its clearing */
     tp_diag_thread *th; /* training threads, sorted by (pid, tid) */
     size_t n_th, cap_th;
     long main_bucket; /* r->threads bucket of the busiest training thread; -1: none */
@@ -88,7 +90,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d);
  * tp_diag_clear_seen). */
 #define TP_DIAG_FOR_ROWS(d, i, row)                                                                \
     for (size_t i = 0, row = 0; i < (d)->v->n; i++)                                                \
-        if ((row = (d)->v->row[i]), !(d)->seen[row] && ((d)->seen[row] = 1))
+        if ((row = (d)->v->row[i]), (d)->rows_once || (!(d)->seen[row] && ((d)->seen[row] = 1)))
 
 void tp_diag_clear_seen(tp_diag_ctx *d);
 
