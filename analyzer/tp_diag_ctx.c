@@ -284,24 +284,68 @@ static void collect_sets(tp_diag_ctx *d) {
     tp_an_ivset_free(&win);
 }
 
+/* What is left of [a, b) after the runs of `y` (normalized) overlapping it: handed to
+ * fn(ctx, piece start, piece end) in order, non-empty; returns the length taken out (the
+ * overlap). *j: the first run of y that may overlap, kept across calls with ascending a. */
+typedef void (*piece_fn)(void *ctx, int64_t a, int64_t b);
+
+static int64_t minus_run(int64_t a, int64_t b, const tp_an_ivset *y, size_t *j, piece_fn fn,
+                         void *ctx) {
+    int64_t taken = 0;
+    while (*j < y->n && y->b[*j] <= a)
+        (*j)++;
+    for (size_t k = *j; k < y->n && y->a[k] < b; k++) {
+        int64_t ya = y->a[k] > a ? y->a[k] : a, yb = y->b[k] < b ? y->b[k] : b;
+        if (yb > ya)
+            taken = tp_an_add(taken, yb - ya);
+        if (ya > a)
+            fn(ctx, a, ya);
+        a = yb;
+    }
+    if (b > a)
+        fn(ctx, a, b);
+    return taken;
+}
+
+/* One idle run's walk: its parts outside syncs (nosync), their parts outside data loading
+ * (rest), which go to shortg when the idle run is a short gap, else to other_set. */
+typedef struct {
+    const tp_diag_ctx *d;
+    tp_diag_idle *s;
+    size_t k; /* cursor into d->data */
+    int short_gap;
+} idle_walk;
+
+static void rest_piece(void *ctx, int64_t a, int64_t b) {
+    idle_walk *w = ctx;
+    if (w->short_gap)
+        w->s->shortg = tp_an_add(w->s->shortg, b - a);
+    else
+        tp_an_ivset_push(&w->s->other_set, a, b);
+}
+
+static void nosync_piece(void *ctx, int64_t a, int64_t b) {
+    idle_walk *w = ctx;
+    w->s->data = tp_an_add(w->s->data, minus_run(a, b, &w->d->data, &w->k, rest_piece, w));
+}
+
+/* The idle split in one walk over the idle runs, as the set algebra defines it (idle ∩ sync;
+ * (idle - sync) ∩ data; the rest in short idle gaps; other_set: what remains): the
+ * intermediate sets (idle - sync, minus data), a run per idle gap each, are not built. */
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
-    tp_scratch *sc = d->v->scratch;
-    tp_an_ivset nosync = {.sc = sc}, rest = {.sc = sc}, shortg = {.sc = sc};
     memset(s, 0, sizeof *s);
-    s->other_set.sc = sc;
+    s->other_set.sc = d->v->scratch;
     s->idle = tp_an_ivset_len(&d->idle);
-    s->sync = tp_an_ivset_and_len(&d->idle, &d->sync);
-    tp_an_ivset_minus(&d->idle, &d->sync, &nosync);
-    s->data = tp_an_ivset_and_len(&nosync, &d->data);
-    tp_an_ivset_minus(&nosync, &d->data, &rest);
-    tp_an_ivset_free(&nosync); /* its blocks go back to the scratch, for shortg's */
-    for (size_t i = 0; i < d->idle.n; i++)
-        if (d->idle.b[i] - d->idle.a[i] < d->v->opts.kernel_wait_ns)
-            tp_an_ivset_add(&shortg, d->idle.a[i], d->idle.b[i]);
-    s->shortg = tp_an_ivset_and_len(&rest, &shortg);
-    tp_an_ivset_minus(&rest, &shortg, &s->other_set);
+    tp_an_ivset_bound(&s->other_set, d->idle.n + d->sync.n + d->data.n);
+    idle_walk w = {d, s, 0, 0};
+    size_t j = 0; /* cursor into d->sync */
+    for (size_t i = 0; i < d->idle.n; i++) {
+        w.short_gap = d->idle.b[i] - d->idle.a[i] < d->v->opts.kernel_wait_ns;
+        s->sync = tp_an_add(s->sync,
+                            minus_run(d->idle.a[i], d->idle.b[i], &d->sync, &j, nosync_piece, &w));
+    }
+    tp_an_ivset_fit(&s->other_set);
     s->other = tp_an_ivset_len(&s->other_set);
-    tp_an_ivset_free(&nosync), tp_an_ivset_free(&rest), tp_an_ivset_free(&shortg);
 }
 
 void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
