@@ -45,10 +45,6 @@ size_t tp_an_outer_steps(const int64_t *a, const int64_t *b, size_t n, int64_t *
     return k;
 }
 
-int tp_an_is_range(uint8_t cat, unsigned kinds) {
-    return cat < TP_CAT_COUNT && (kinds & (1u << cat)) != 0;
-}
-
 long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds) {
     if (row < 0)
         return -1;

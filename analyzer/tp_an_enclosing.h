@@ -35,8 +35,10 @@ int tp_an_is_step_name(const char *s);
 size_t tp_an_outer_steps(const int64_t *a, const int64_t *b, size_t n, int64_t **start,
                          int64_t **end);
 
-/* 1 when category `cat` is one of `kinds`. */
-int tp_an_is_range(uint8_t cat, unsigned kinds);
+/* 1 when category `cat` is one of `kinds` (inline: asked per row by several analyses). */
+static inline int tp_an_is_range(uint8_t cat, unsigned kinds) {
+    return cat < TP_CAT_COUNT && (kinds & (1u << cat)) != 0;
+}
 
 /* The innermost range of `kinds` enclosing model row `row` (the row itself only with
  * TP_AN_ENCLOSING_SELF), -1 when none or row < 0. For a GPU op, ask for its launching CPU
