@@ -284,65 +284,59 @@ static void collect_sets(tp_diag_ctx *d) {
     tp_an_ivset_free(&win);
 }
 
-/* What is left of [a, b) after the runs of `y` (normalized) overlapping it: handed to
- * fn(ctx, piece start, piece end) in order, non-empty; returns the length taken out (the
- * overlap). *j: the first run of y that may overlap, kept across calls with ascending a. */
-typedef void (*piece_fn)(void *ctx, int64_t a, int64_t b);
+/* One piece of idle time outside syncs and data loading: in shortg when its idle run is a
+ * short gap, else a run of other_set. */
+static inline void rest_piece(tp_diag_idle *s, int short_gap, int64_t a, int64_t b) {
+    if (short_gap)
+        s->shortg = tp_an_add(s->shortg, b - a);
+    else
+        tp_an_ivset_push(&s->other_set, a, b);
+}
 
-static int64_t minus_run(int64_t a, int64_t b, const tp_an_ivset *y, size_t *j, piece_fn fn,
-                         void *ctx) {
-    int64_t taken = 0;
-    while (*j < y->n && y->b[*j] <= a)
-        (*j)++;
-    for (size_t k = *j; k < y->n && y->a[k] < b; k++) {
-        int64_t ya = y->a[k] > a ? y->a[k] : a, yb = y->b[k] < b ? y->b[k] : b;
+/* [a, b) (idle, outside syncs) minus the data-loading runs: their overlap counted in
+ * s->data, the pieces left to rest_piece. *k: the first data run that may overlap (kept
+ * across calls, a ascending), as tp_an_ivset_minus walks it. */
+static inline void nosync_piece(const tp_an_ivset *data, size_t *k, tp_diag_idle *s, int short_gap,
+                                int64_t a, int64_t b) {
+    while (*k < data->n && data->b[*k] <= a)
+        (*k)++;
+    for (size_t x = *k; x < data->n && data->a[x] < b; x++) {
+        int64_t ya = data->a[x] > a ? data->a[x] : a, yb = data->b[x] < b ? data->b[x] : b;
         if (yb > ya)
-            taken = tp_an_add(taken, yb - ya);
+            s->data = tp_an_add(s->data, yb - ya);
         if (ya > a)
-            fn(ctx, a, ya);
+            rest_piece(s, short_gap, a, ya);
         a = yb;
     }
     if (b > a)
-        fn(ctx, a, b);
-    return taken;
-}
-
-/* One idle run's walk: its parts outside syncs (nosync), their parts outside data loading
- * (rest), which go to shortg when the idle run is a short gap, else to other_set. */
-typedef struct {
-    const tp_diag_ctx *d;
-    tp_diag_idle *s;
-    size_t k; /* cursor into d->data */
-    int short_gap;
-} idle_walk;
-
-static void rest_piece(void *ctx, int64_t a, int64_t b) {
-    idle_walk *w = ctx;
-    if (w->short_gap)
-        w->s->shortg = tp_an_add(w->s->shortg, b - a);
-    else
-        tp_an_ivset_push(&w->s->other_set, a, b);
-}
-
-static void nosync_piece(void *ctx, int64_t a, int64_t b) {
-    idle_walk *w = ctx;
-    w->s->data = tp_an_add(w->s->data, minus_run(a, b, &w->d->data, &w->k, rest_piece, w));
+        rest_piece(s, short_gap, a, b);
 }
 
 /* The idle split in one walk over the idle runs, as the set algebra defines it (idle ∩ sync;
  * (idle - sync) ∩ data; the rest in short idle gaps; other_set: what remains): the
  * intermediate sets (idle - sync, minus data), a run per idle gap each, are not built. */
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
+    const tp_an_ivset *sync = &d->sync;
     memset(s, 0, sizeof *s);
     s->other_set.sc = d->v->scratch;
     s->idle = tp_an_ivset_len(&d->idle);
     tp_an_ivset_bound(&s->other_set, d->idle.n + d->sync.n + d->data.n);
-    idle_walk w = {d, s, 0, 0};
-    size_t j = 0; /* cursor into d->sync */
+    size_t j = 0, k = 0; /* cursors into sync and data */
     for (size_t i = 0; i < d->idle.n; i++) {
-        w.short_gap = d->idle.b[i] - d->idle.a[i] < d->v->opts.kernel_wait_ns;
-        s->sync = tp_an_add(s->sync,
-                            minus_run(d->idle.a[i], d->idle.b[i], &d->sync, &j, nosync_piece, &w));
+        int64_t a = d->idle.a[i], b = d->idle.b[i];
+        int short_gap = b - a < d->v->opts.kernel_wait_ns;
+        while (j < sync->n && sync->b[j] <= a) /* idle minus sync, as tp_an_ivset_minus */
+            j++;
+        for (size_t x = j; x < sync->n && sync->a[x] < b; x++) {
+            int64_t ya = sync->a[x] > a ? sync->a[x] : a, yb = sync->b[x] < b ? sync->b[x] : b;
+            if (yb > ya)
+                s->sync = tp_an_add(s->sync, yb - ya);
+            if (ya > a)
+                nosync_piece(&d->data, &k, s, short_gap, a, ya);
+            a = yb;
+        }
+        if (b > a)
+            nosync_piece(&d->data, &k, s, short_gap, a, b);
     }
     tp_an_ivset_fit(&s->other_set);
     s->other = tp_an_ivset_len(&s->other_set);
