@@ -143,9 +143,134 @@ static double percentile_from(double *v, size_t n, double q, size_t from, size_t
     return percentile_between(pair, pos - (double)lo);
 }
 
+/* ---- selection of whole numbers by their digits (durations, counts: most calls)
+ *
+ * The values of given ranks among whole numbers are found by SEL_BITS-bit digits of their
+ * offset from the minimum, top digit first: a count per digit value says which bucket holds
+ * each rank, and only those buckets' values go on to the next digit. A few plain passes
+ * over the values, where the quickselect swaps them through several partitions; the values
+ * found are the same numbers (whole numbers have one value per rank: no -0.0, no NaN). */
+#define SEL_BITS 11
+#define SEL_BUCKETS (1u << SEL_BITS)
+#define SEL_MIN 4096 /* fewer values: the quickselect (the counts' clearing would dominate) */
+#define SEL_RANKS 4
+
+/* out[k] = the value of rank r[k] (ascending, k < m <= SEL_RANKS) among u[0..n), every
+ * u[i] below 2^(shift + SEL_BITS). */
+static void select_digits(const uint64_t *u, size_t n, unsigned shift, const size_t *r, size_t m,
+                          uint64_t *out, tp_scratch *s) {
+    size_t *count = tp_scratch_get0(s, SEL_BUCKETS, sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[u[i] >> shift]++;
+    size_t bucket[SEL_RANKS], base[SEL_RANKS], at = 0, k = 0;
+    for (size_t b = 0; b < SEL_BUCKETS && k < m; at += count[b++])
+        for (; k < m && r[k] < at + count[b]; k++)
+            bucket[k] = b, base[k] = at;
+    uint64_t low = (UINT64_C(1) << shift) - 1;
+    for (size_t k0 = 0, k1; k0 < m; k0 = k1) {
+        for (k1 = k0; k1 < m && bucket[k1] == bucket[k0]; k1++)
+            ;
+        uint64_t b = bucket[k0];
+        if (shift == 0) { /* the digit is the value */
+            for (size_t x = k0; x < k1; x++)
+                out[x] = b;
+            continue;
+        }
+        size_t nb = count[b], j = 0, rr[SEL_RANKS];
+        uint64_t *w = tp_scratch_get(s, nb, sizeof *w), o[SEL_RANKS];
+        for (size_t i = 0; i < n; i++)
+            if (u[i] >> shift == b)
+                w[j++] = u[i] & low;
+        for (size_t x = k0; x < k1; x++)
+            rr[x - k0] = r[x] - base[x];
+        select_digits(w, nb, shift > SEL_BITS ? shift - SEL_BITS : 0, rr, k1 - k0, o, s);
+        for (size_t x = k0; x < k1; x++)
+            out[x] = b << shift | o[x - k0];
+        tp_scratch_put(s, w);
+    }
+    tp_scratch_put(s, count);
+}
+
+/* The values of ranks r[0..m) (ascending) among v[0..n) into out[]; 0 (nothing written)
+ * unless every value is a whole number below 2^53 in magnitude and none is -0.0. v is
+ * left as it is. */
+static int select_whole(const double *v, size_t n, const size_t *r, size_t m, double *out) {
+    uint64_t *u = tp_mem_xalloc(n + 1, sizeof *u), o[SEL_RANKS];
+    int64_t lo = (int64_t)v[0], hi = lo;
+    int whole = 1;
+    for (size_t i = 0; i < n; i++) { /* a conversion and back: NaN and fractions fail */
+        double x = v[i];
+        int64_t k = (int64_t)x;
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        whole &= ((double)k == x) & (b != UINT64_C(1) << 63); /* -0.0 too */
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+        u[i] = (uint64_t)k;
+    }
+    /* |x| < 2^53 (the conversion of larger ones is not trusted, nor exact) */
+    if (!whole || !(lo > -9007199254740992 && hi < 9007199254740992)) {
+        free(u);
+        return 0;
+    }
+    unsigned bits = 0;
+    for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
+        bits++;
+    for (size_t i = 0; i < n; i++)
+        u[i] -= (uint64_t)lo;
+    select_digits(u, n, bits > SEL_BITS ? bits - SEL_BITS : 0, r, m, o, NULL);
+    free(u);
+    for (size_t k = 0; k < m; k++)
+        out[k] = (double)(lo + (int64_t)o[k]);
+    return 1;
+}
+
+/* percentile_from's figure for each of q[0..m) (ascending, m <= 2) by select_whole; 0 when
+ * that declines. */
+static int percentiles_whole(const double *v, size_t n, const double *q, size_t m, double *p) {
+    size_t r[SEL_RANKS], nr = 0, lo[2];
+    double pos[2];
+    for (size_t k = 0; k < m; k++) {
+        pos[k] = (double)(n - 1) * (q[k] / 100.0); /* as tp_an_percentile_sorted */
+        lo[k] = (size_t)floor(pos[k]);
+        if (lo[k] >= n - 1)
+            lo[k] = n - 1;
+        r[nr++] = lo[k];
+        if (lo[k] < n - 1)
+            r[nr++] = lo[k] + 1;
+    }
+    for (size_t k = 1; k < nr; k++) /* ascending (a few: insertion), equal ranks once */
+        for (size_t j = k; j > 0 && r[j] < r[j - 1]; j--) {
+            size_t t = r[j];
+            r[j] = r[j - 1], r[j - 1] = t;
+        }
+    size_t uniq = 0;
+    for (size_t k = 0; k < nr; k++)
+        if (!uniq || r[k] != r[uniq - 1])
+            r[uniq++] = r[k];
+    double val[SEL_RANKS];
+    if (!select_whole(v, n, r, uniq, val))
+        return 0;
+    for (size_t k = 0; k < m; k++) {
+        size_t at = 0;
+        while (r[at] != lo[k])
+            at++;
+        if (lo[k] == n - 1) {
+            p[k] = val[at];
+            continue;
+        }
+        double pair[2] = {val[at], val[at + 1]}; /* the sorted array's v[lo] and v[lo + 1] */
+        p[k] = percentile_between(pair, pos[k] - (double)lo[k]);
+    }
+    return 1;
+}
+
 double tp_an_percentile(double *v, size_t n, double q) {
     if (n == 0)
         return NAN;
+    double p;
+    if (n >= SEL_MIN && percentiles_whole(v, n, &q, 1, &p)) /* (no NaN when it answers) */
+        return p;
     if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
         qsort(v, n, sizeof *v, cmp_double);
         return tp_an_percentile_sorted(v, n, q);
@@ -155,6 +280,11 @@ double tp_an_percentile(double *v, size_t n, double q) {
 }
 
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
+    double q[2] = {q1, q2}, p[2];
+    if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p)) { /* (no NaN then) */
+        *p1 = p[0], *p2 = p[1];
+        return;
+    }
     if (n == 0 || any_nan(v, n)) {
         *p1 = tp_an_percentile(v, n, q1);
         *p2 = tp_an_percentile(v, n, q2);
