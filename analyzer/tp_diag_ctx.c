@@ -355,6 +355,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     d->rows_once = 1;
     for (size_t i = 1; i < v->n && d->rows_once; i++)
         d->rows_once = v->row[i] > v->row[i - 1];
+    d->identity = d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
     d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
     uint32_t max_name = 0;
     for (size_t i = 0; i < d->ev->n; i++)

@@ -55,6 +55,8 @@ struct tp_diag_ctx {
     uint8_t *seen;      /* model row visited by the current pass (unused when rows_once) */
     int rows_once;      /* each model row is in the view at most once (native: the view's
                            rows ascend): no pass needs seen, nor its clearing */
+    int identity;       /* view row i is model row i, for every model row (native, nothing
+                           cut): a pass over a few rows can read the model's side tables */
     tp_diag_thread *th; /* training threads, sorted by (pid, tid) */
     size_t n_th, cap_th;
     long main_bucket; /* r->threads bucket of the busiest training thread; -1: none */
