@@ -266,11 +266,13 @@ static void collect_sets(tp_diag_ctx *d) {
             else if (cat == TP_CAT_MEMCPY)
                 tp_an_ivset_add(&d->copies, a, b);
         }
-        if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row))
+        if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row)) {
             tp_an_ivset_add(&d->sync, a, b);
-        else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
-                 (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
-                 tp_diag_row_launch_thread(d, row))
+            tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
+            d->sync_at[d->n_sync_at++] = i;
+        } else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
+                   (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
+                   tp_diag_row_launch_thread(d, row))
             tp_an_ivset_add(&d->data, a, b);
     }
     tp_an_ivset_norm(&d->busy, d->w0, d->w1);
@@ -376,7 +378,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
-    free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch);
+    free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch), free(d->sync_at);
     tp_scratch *sc = d->v ? d->v->scratch : NULL;
     tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
     if (d->mem)

@@ -52,9 +52,13 @@ struct tp_diag_ctx {
     const tp_rank *r;
     const tp_events *ev;
     tp_diagnosis *out;
-    uint8_t *seen;      /* model row visited by the current pass (unused when rows_once) */
-    int rows_once;      /* each model row is in the view at most once (native: the view's
-                           rows ascend): no pass needs seen, nor its clearing */
+    uint8_t *seen;   /* model row visited by the current pass (unused when rows_once) */
+    int rows_once;   /* each model row is in the view at most once (native: the view's
+                        rows ascend): no pass needs seen, nor its clearing */
+    size_t *sync_at; /* view rows of the host syncs (tp_diag_is_sync_row and
+                        tp_diag_host_sync), each model row once, in view order: found
+                        while the sync set is built (win > 0 only) */
+    size_t n_sync_at, cap_sync_at;
     int identity;       /* view row i is model row i, for every model row (native, nothing
                            cut): a pass over a few rows can read the model's side tables */
     tp_diag_thread *th; /* training threads, sorted by (pid, tid) */
