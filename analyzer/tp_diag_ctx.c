@@ -259,6 +259,8 @@ static void collect_sets(tp_diag_ctx *d) {
     TP_DIAG_FOR_ROWS(d, i, row) {
         uint8_t cat = d->ev->cat[row];
         int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
+        d->n_launch_win += !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) && a >= d->w0 &&
+                           a < d->w1 && tp_diag_row_launch_thread(d, row);
         if (d->v->gpu[i]) {
             tp_an_ivset_add(&d->busy, a, b);
             if (cat == TP_CAT_KERNEL)

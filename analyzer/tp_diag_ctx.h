@@ -59,9 +59,11 @@ struct tp_diag_ctx {
                         tp_diag_host_sync), each model row once, in view order: found
                         while the sync set is built (win > 0 only) */
     size_t n_sync_at, cap_sync_at;
-    int identity;       /* view row i is model row i, for every model row (native, nothing
-                           cut): a pass over a few rows can read the model's side tables */
-    tp_diag_thread *th; /* training threads, sorted by (pid, tid) */
+    size_t n_launch_win; /* launch calls of the training threads that start in the window
+                            (win > 0 only; launch-bound's count) */
+    int identity;        /* view row i is model row i, for every model row (native, nothing
+                            cut): a pass over a few rows can read the model's side tables */
+    tp_diag_thread *th;  /* training threads, sorted by (pid, tid) */
     size_t n_th, cap_th;
     long main_bucket; /* r->threads bucket of the busiest training thread; -1: none */
     int64_t w0, w1, win;
