@@ -147,55 +147,64 @@ static double percentile_from(double *v, size_t n, double q, size_t from, size_t
  *
  * The values of given ranks among whole numbers are found by SEL_BITS-bit digits of their
  * offset from the minimum, top digit first: a count per digit value says which bucket holds
- * each rank, and only those buckets' values go on to the next digit. A few plain passes
- * over the values, where the quickselect swaps them through several partitions; the values
- * found are the same numbers (whole numbers have one value per rank: no -0.0, no NaN). */
+ * each rank, and only that bucket's values go on to the next digit. A few plain passes over
+ * the values, where the quickselect swaps them through several partitions; the values found
+ * are the same numbers (whole numbers have one value per rank: no -0.0, no NaN). The offsets
+ * are kept in the caller's array itself (its scratch: no copy of one entry per value in
+ * fresh pages), as 64-bit patterns read and written through memcpy. */
 #define SEL_BITS 11
 #define SEL_BUCKETS (1u << SEL_BITS)
 #define SEL_MIN 4096 /* fewer values: the quickselect (the counts' clearing would dominate) */
 #define SEL_RANKS 4
 
-/* out[k] = the value of rank r[k] (ascending, k < m <= SEL_RANKS) among u[0..n), every
- * u[i] below 2^(shift + SEL_BITS). */
-static void select_digits(const uint64_t *u, size_t n, unsigned shift, const size_t *r, size_t m,
-                          uint64_t *out, tp_scratch *s) {
-    size_t *count = tp_scratch_get0(s, SEL_BUCKETS, sizeof *count);
+static inline uint64_t sel_get(const double *u, size_t i) {
+    uint64_t x;
+    memcpy(&x, &u[i], sizeof x);
+    return x;
+}
+
+static inline void sel_put(double *u, size_t i, uint64_t x) {
+    memcpy(&u[i], &x, sizeof x);
+}
+
+/* out[k] = the offset of rank r[k] (ascending, k < m <= SEL_RANKS) among the offsets
+ * u[0..n), which agree above bit shift + SEL_BITS. Reorders u. */
+static void select_digits(double *u, size_t n, unsigned shift, const size_t *r, size_t m,
+                          uint64_t *out) {
+    size_t count[SEL_BUCKETS];
+    memset(count, 0, sizeof count);
     for (size_t i = 0; i < n; i++)
-        count[u[i] >> shift]++;
+        count[sel_get(u, i) >> shift & (SEL_BUCKETS - 1)]++;
     size_t bucket[SEL_RANKS], base[SEL_RANKS], at = 0, k = 0;
     for (size_t b = 0; b < SEL_BUCKETS && k < m; at += count[b++])
         for (; k < m && r[k] < at + count[b]; k++)
             bucket[k] = b, base[k] = at;
-    uint64_t low = (UINT64_C(1) << shift) - 1;
     for (size_t k0 = 0, k1; k0 < m; k0 = k1) {
         for (k1 = k0; k1 < m && bucket[k1] == bucket[k0]; k1++)
             ;
         uint64_t b = bucket[k0];
-        if (shift == 0) { /* the digit is the value */
+        size_t nb = 0, rr[SEL_RANKS];
+        for (size_t i = 0; i < n; i++) /* the bucket's offsets to the front */
+            if ((sel_get(u, i) >> shift & (SEL_BUCKETS - 1)) == b) {
+                uint64_t x = sel_get(u, i);
+                sel_put(u, i, sel_get(u, nb));
+                sel_put(u, nb++, x);
+            }
+        if (shift == 0) { /* the bucket holds one value */
             for (size_t x = k0; x < k1; x++)
-                out[x] = b;
+                out[x] = sel_get(u, 0);
             continue;
         }
-        size_t nb = count[b], j = 0, rr[SEL_RANKS];
-        uint64_t *w = tp_scratch_get(s, nb, sizeof *w), o[SEL_RANKS];
-        for (size_t i = 0; i < n; i++)
-            if (u[i] >> shift == b)
-                w[j++] = u[i] & low;
         for (size_t x = k0; x < k1; x++)
             rr[x - k0] = r[x] - base[x];
-        select_digits(w, nb, shift > SEL_BITS ? shift - SEL_BITS : 0, rr, k1 - k0, o, s);
-        for (size_t x = k0; x < k1; x++)
-            out[x] = b << shift | o[x - k0];
-        tp_scratch_put(s, w);
+        select_digits(u, nb, shift > SEL_BITS ? shift - SEL_BITS : 0, rr, k1 - k0, out + k0);
     }
-    tp_scratch_put(s, count);
 }
 
-/* The values of ranks r[0..m) (ascending) among v[0..n) into out[]; 0 (nothing written)
- * unless every value is a whole number below 2^53 in magnitude and none is -0.0. v is
- * left as it is. */
-static int select_whole(const double *v, size_t n, const size_t *r, size_t m, double *out) {
-    uint64_t *u = tp_mem_xalloc(n + 1, sizeof *u), o[SEL_RANKS];
+/* The values of ranks r[0..m) (ascending) among v[0..n) into out[]; 0 (v untouched)
+ * unless every value is a whole number below 2^53 in magnitude and none is -0.0. On 1, v
+ * holds other bits (the caller's scratch). */
+static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *out) {
     int64_t lo = (int64_t)v[0], hi = lo;
     int whole = 1;
     for (size_t i = 0; i < n; i++) { /* a conversion and back: NaN and fractions fail */
@@ -206,20 +215,17 @@ static int select_whole(const double *v, size_t n, const size_t *r, size_t m, do
         whole &= ((double)k == x) & (b != UINT64_C(1) << 63); /* -0.0 too */
         lo = k < lo ? k : lo;
         hi = k > hi ? k : hi;
-        u[i] = (uint64_t)k;
     }
     /* |x| < 2^53 (the conversion of larger ones is not trusted, nor exact) */
-    if (!whole || !(lo > -9007199254740992 && hi < 9007199254740992)) {
-        free(u);
+    if (!whole || !(lo > -9007199254740992 && hi < 9007199254740992))
         return 0;
-    }
     unsigned bits = 0;
     for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
         bits++;
     for (size_t i = 0; i < n; i++)
-        u[i] -= (uint64_t)lo;
-    select_digits(u, n, bits > SEL_BITS ? bits - SEL_BITS : 0, r, m, o, NULL);
-    free(u);
+        sel_put(v, i, (uint64_t)((int64_t)v[i] - lo));
+    uint64_t o[SEL_RANKS];
+    select_digits(v, n, bits > SEL_BITS ? bits - SEL_BITS : 0, r, m, o);
     for (size_t k = 0; k < m; k++)
         out[k] = (double)(lo + (int64_t)o[k]);
     return 1;
@@ -227,7 +233,7 @@ static int select_whole(const double *v, size_t n, const size_t *r, size_t m, do
 
 /* percentile_from's figure for each of q[0..m) (ascending, m <= 2) by select_whole; 0 when
  * that declines. */
-static int percentiles_whole(const double *v, size_t n, const double *q, size_t m, double *p) {
+static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p) {
     size_t r[SEL_RANKS], nr = 0, lo[2];
     double pos[2];
     for (size_t k = 0; k < m; k++) {
