@@ -36,7 +36,7 @@ static double median(double *v, size_t n) {
 /* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
  * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
 static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
-    double *gd = tp_an_alloc(d->v->n_gpu + 1, sizeof *gd);
+    double *gd = tp_an_tmp(d->v, d->v->n_gpu + 1, sizeof *gd); /* pages another gave back */
     memset(st, 0, sizeof *st);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
@@ -60,7 +60,7 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     st->nl = d->n_launch_win; /* counted with the context's sets */
     st->median_ns = median(gd, st->nk);
     st->gap_ns = st->nl ? (double)host_free / (double)st->nl : NAN;
-    free(gd);
+    tp_an_tmp_put(d->v, gd);
     st->cost = d->split.shortg + d->split.other;
     st->sev = tp_diag_share(st->cost, d->win);
     d->launch_verdict =
