@@ -168,13 +168,11 @@ static inline void sel_put(double *u, size_t i, uint64_t x) {
 }
 
 /* out[k] = the offset of rank r[k] (ascending, k < m <= SEL_RANKS) among the offsets
- * u[0..n), which agree above bit shift + SEL_BITS. Reorders u. */
-static void select_digits(double *u, size_t n, unsigned shift, const size_t *r, size_t m,
-                          uint64_t *out) {
-    size_t count[SEL_BUCKETS];
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++)
-        count[sel_get(u, i) >> shift & (SEL_BUCKETS - 1)]++;
+ * u[0..n), which agree above bit shift + SEL_BITS; count: how many have each digit at
+ * `shift`. Reorders u: a bucket's offsets go to the front, its next digit counted on the
+ * way (one pass a digit). */
+static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *count,
+                          const size_t *r, size_t m, uint64_t *out) {
     size_t bucket[SEL_RANKS], base[SEL_RANKS], at = 0, k = 0;
     for (size_t b = 0; b < SEL_BUCKETS && k < m; at += count[b++])
         for (; k < m && r[k] < at + count[b]; k++)
@@ -183,21 +181,26 @@ static void select_digits(double *u, size_t n, unsigned shift, const size_t *r, 
         for (k1 = k0; k1 < m && bucket[k1] == bucket[k0]; k1++)
             ;
         uint64_t b = bucket[k0];
+        if (shift == 0) { /* the last digit: the bucket is one value */
+            for (size_t x = k0; x < k1; x++)
+                out[x] = (sel_get(u, 0) & ~(uint64_t)(SEL_BUCKETS - 1)) | b;
+            continue;
+        }
+        unsigned next = shift > SEL_BITS ? shift - SEL_BITS : 0;
+        uint32_t c2[SEL_BUCKETS];
+        memset(c2, 0, sizeof c2);
         size_t nb = 0, rr[SEL_RANKS];
-        for (size_t i = 0; i < n; i++) /* the bucket's offsets to the front */
-            if ((sel_get(u, i) >> shift & (SEL_BUCKETS - 1)) == b) {
-                uint64_t x = sel_get(u, i);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = sel_get(u, i);
+            if ((x >> shift & (SEL_BUCKETS - 1)) == b) {
+                c2[x >> next & (SEL_BUCKETS - 1)]++;
                 sel_put(u, i, sel_get(u, nb));
                 sel_put(u, nb++, x);
             }
-        if (shift == 0) { /* the bucket holds one value */
-            for (size_t x = k0; x < k1; x++)
-                out[x] = sel_get(u, 0);
-            continue;
         }
         for (size_t x = k0; x < k1; x++)
             rr[x - k0] = r[x] - base[x];
-        select_digits(u, nb, shift > SEL_BITS ? shift - SEL_BITS : 0, rr, k1 - k0, out + k0);
+        select_digits(u, nb, next, c2, rr, k1 - k0, out + k0);
     }
 }
 
@@ -206,7 +209,7 @@ static void select_digits(double *u, size_t n, unsigned shift, const size_t *r, 
  * holds other bits (the caller's scratch). */
 static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *out) {
     int64_t lo = (int64_t)v[0], hi = lo;
-    int whole = 1;
+    int whole = n < UINT32_MAX;      /* (the digit counts are 32-bit) */
     for (size_t i = 0; i < n; i++) { /* a conversion and back: NaN and fractions fail */
         double x = v[i];
         int64_t k = (int64_t)x;
@@ -222,10 +225,16 @@ static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *
     unsigned bits = 0;
     for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
         bits++;
-    for (size_t i = 0; i < n; i++)
-        sel_put(v, i, (uint64_t)((int64_t)v[i] - lo));
+    unsigned shift = bits > SEL_BITS ? bits - SEL_BITS : 0;
+    uint32_t count[SEL_BUCKETS];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) { /* the offsets, their top digit counted */
+        uint64_t x = (uint64_t)((int64_t)v[i] - lo);
+        count[x >> shift & (SEL_BUCKETS - 1)]++;
+        sel_put(v, i, x);
+    }
     uint64_t o[SEL_RANKS];
-    select_digits(v, n, bits > SEL_BITS ? bits - SEL_BITS : 0, r, m, o);
+    select_digits(v, n, shift, count, r, m, o);
     for (size_t k = 0; k < m; k++)
         out[k] = (double)(lo + (int64_t)o[k]);
     return 1;
