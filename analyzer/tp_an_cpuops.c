@@ -119,6 +119,9 @@ static thread_key *backward_threads(const tp_events *ev, size_t *n) {
  * thread that runs no backward op (sequence numbers count per thread: an autograd thread's
  * own ops, such as a checkpoint's recomputation, number apart from the forward's). */
 static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
+    *n = 0;
+    if (!ev->seq32_opt) /* no row has a sequence number (native traces): no forward op */
+        return tp_an_alloc(1, sizeof(fwd_op));
     size_t nb;
     thread_key *bt = backward_threads(ev, &nb);
     fwd_op *f = tp_an_alloc(ev->n + 1, sizeof *f);

@@ -45,10 +45,6 @@ size_t tp_an_outer_steps(const int64_t *a, const int64_t *b, size_t n, int64_t *
     return k;
 }
 
-int tp_an_is_range(uint8_t cat, unsigned kinds) {
-    return cat < TP_CAT_COUNT && (kinds & (1u << cat)) != 0;
-}
-
 long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds) {
     if (row < 0)
         return -1;
@@ -58,25 +54,60 @@ long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds) {
     return p;
 }
 
-/* The last row of the bucket starting at or before t either contains t or has an ancestor
- * that does (rows are sorted by ts and nested through parent). */
-long tp_an_enclosing_at(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds) {
-    const tp_buckets *b = &r->threads;
-    const tp_events *ev = &r->ev;
-    if (bucket >= b->n)
-        return -1;
-    uint32_t lo = b->off[bucket], hi = b->off[bucket + 1];
+/* The first place in [lo, hi) of bucket rows `rows` (by ts) whose row starts after t. */
+static uint32_t first_after(const tp_events *ev, const uint32_t *rows, uint32_t lo, uint32_t hi,
+                            int64_t t) {
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (ev->ts[b->rows[mid]] <= t)
+        if (ev->ts[rows[mid]] <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == b->off[bucket])
+    return lo;
+}
+
+/* The last row of the bucket starting at or before t (the one before place `lo`) either
+ * contains t or has an ancestor that does (rows are sorted by ts and nested through
+ * parent). */
+static long enclosing_before(const tp_rank *r, size_t bucket, uint32_t lo, int64_t t,
+                             unsigned kinds) {
+    const tp_events *ev = &r->ev;
+    if (lo == r->threads.off[bucket])
         return -1;
-    long p = b->rows[lo - 1];
+    long p = r->threads.rows[lo - 1];
     while (p >= 0 && !(tp_an_is_range(ev->cat[p], kinds) && ev->ts[p] + tp_ev_dur(ev, p) > t))
         p = ev->parent[p];
     return p;
+}
+
+long tp_an_enclosing_at(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds) {
+    const tp_buckets *b = &r->threads;
+    if (bucket >= b->n)
+        return -1;
+    uint32_t lo = first_after(&r->ev, b->rows, b->off[bucket], b->off[bucket + 1], t);
+    return enclosing_before(r, bucket, lo, t, kinds);
+}
+
+long tp_an_enclosing_at_from(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds,
+                             uint32_t *cursor) {
+    const tp_buckets *b = &r->threads;
+    const int64_t *ts = r->ev.ts;
+    if (bucket >= b->n)
+        return -1;
+    uint32_t lo = *cursor, hi = b->off[bucket + 1];
+    size_t step = 1;
+    if (lo < b->off[bucket] || lo > hi || (lo > b->off[bucket] && ts[b->rows[lo - 1]] > t))
+        lo = b->off[bucket]; /* not a place at or before t's: from the start */
+    for (;;) {               /* rows before lo start at or before t; probe lo + step - 1 */
+        uint32_t probe = hi - lo >= step ? (uint32_t)(lo + step - 1) : hi;
+        if (probe == hi || ts[b->rows[probe]] > t) {
+            lo = first_after(&r->ev, b->rows, lo, probe, t);
+            break;
+        }
+        lo = probe + 1;
+        step *= 2;
+    }
+    *cursor = lo;
+    return enclosing_before(r, bucket, lo, t, kinds);
 }

@@ -35,8 +35,10 @@ int tp_an_is_step_name(const char *s);
 size_t tp_an_outer_steps(const int64_t *a, const int64_t *b, size_t n, int64_t **start,
                          int64_t **end);
 
-/* 1 when category `cat` is one of `kinds`. */
-int tp_an_is_range(uint8_t cat, unsigned kinds);
+/* 1 when category `cat` is one of `kinds` (inline: asked per row by several analyses). */
+static inline int tp_an_is_range(uint8_t cat, unsigned kinds) {
+    return cat < TP_CAT_COUNT && (kinds & (1u << cat)) != 0;
+}
 
 /* The innermost range of `kinds` enclosing model row `row` (the row itself only with
  * TP_AN_ENCLOSING_SELF), -1 when none or row < 0. For a GPU op, ask for its launching CPU
@@ -46,5 +48,12 @@ long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds);
 /* The innermost range of `kinds` on thread bucket `bucket` of r->threads that contains
  * time `t` (ts <= t < ts + dur), -1 when none. */
 long tp_an_enclosing_at(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds);
+
+/* tp_an_enclosing_at for callers that ask about times mostly in ascending order on each
+ * thread: *cursor (start it at r->threads.off[bucket]) remembers where the last answer was
+ * found, and the search gallops from there (a step or two per call where binary search
+ * took twenty); a time before the cursor's restarts it. */
+long tp_an_enclosing_at_from(const tp_rank *r, size_t bucket, int64_t t, unsigned kinds,
+                             uint32_t *cursor);
 
 #endif

@@ -268,10 +268,74 @@ static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
     return ok;
 }
 
+typedef struct {
+    int64_t pid, tid;
+    uint32_t place;
+} place_thread;
+
+static int cmp_place_thread(const void *x, const void *y) {
+    const place_thread *p = x, *q = y;
+    if (p->pid != q->pid)
+        return p->pid < q->pid ? -1 : 1;
+    return (p->tid > q->tid) - (p->tid < q->tid);
+}
+
+/* fill_threads in one pass over the view, when its CPU rows come in time order (native: the
+ * model's order): each thread's rows are then in start order too, so a running union per
+ * thread gives the figures of the sort by (thread, start) without it. Entries in (pid, tid)
+ * order, as the sort leaves them. 0 (out untouched) when the rows are not in time order. */
+static int threads_in_time_order(const tp_an_view *v, tp_an_host *out) {
+    const tp_events *ev = &v->r->ev;
+    int64_t prev = INT64_MIN;
+    for (size_t i = 0; i < v->n; i++)
+        if (!v->gpu[i]) {
+            if (ev->ts[v->row[i]] < prev)
+                return 0;
+            prev = ev->ts[v->row[i]];
+        }
+    size_t np = ev->places.n, nt = 0;
+    place_thread *pt = tp_an_alloc(np + 1, sizeof *pt);
+    for (size_t k = 0; k < np; k++)
+        pt[k] = (place_thread){ev->places.v[k].pid, ev->places.v[k].tid, (uint32_t)k};
+    qsort(pt, np, sizeof *pt, cmp_place_thread);
+    uint32_t *thread_of = tp_an_alloc(np + 1, sizeof *thread_of); /* per place */
+    for (size_t k = 0; k < np; k++) {
+        nt += k == 0 || cmp_place_thread(&pt[k - 1], &pt[k]) != 0;
+        thread_of[pt[k].place] = (uint32_t)(nt - 1);
+    }
+    free(pt);
+    tp_an_host_thread *th = tp_an_alloc(nt + 1, sizeof *th);
+    int64_t *open_end = tp_an_alloc(nt + 1, sizeof *open_end);
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->gpu[i])
+            continue;
+        uint32_t r = v->row[i];
+        tp_an_host_thread *h = &th[thread_of[tp_ev_place_index(ev, r)]];
+        int64_t *oe = &open_end[h - th];
+        int64_t a = ev->ts[r], b = row_end(ev, r);
+        if (!h->n_events) {
+            *h = (tp_an_host_thread){.pid = tp_ev_pid(ev, r), .tid = tp_ev_tid(ev, r), .first = a};
+            *oe = a;
+        }
+        h->n_events++; /* then as thread_add */
+        h->last = b > h->last ? b : h->last;
+        if (b > *oe) {
+            h->busy = tp_an_add(h->busy, b - (a > *oe ? a : *oe));
+            *oe = b;
+        }
+    }
+    out->th = tp_an_alloc(nt + 1, sizeof *out->th);
+    for (size_t t = 0; t < nt; t++)
+        if (th[t].n_events)
+            out->th[out->n_threads++] = th[t];
+    free(th), free(open_end), free(thread_of);
+    return 1;
+}
+
 /* One entry per (pid, tid): rows, busy time (rows sorted by start: a running union). */
 static void fill_threads(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
-    if (!threads_from_index(v, out)) {
+    if (!threads_from_index(v, out) && !threads_in_time_order(v, out)) {
         uint32_t *rows = tp_an_tmp(v, v->n, sizeof *rows);
         size_t n = cpu_rows_by_thread(v, rows);
         out->th = tp_an_alloc(n + 1, sizeof *out->th);

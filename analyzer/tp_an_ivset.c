@@ -46,13 +46,12 @@ void tp_an_ivset_fit(tp_an_ivset *s) {
     s->cap = n;
 }
 
-static void push(tp_an_ivset *s, int64_t a, int64_t b) {
+void tp_an_ivset_grow(tp_an_ivset *s) {
     reserve(s, s->n + 1);
-    s->a[s->n] = a, s->b[s->n] = b, s->n++;
 }
 
-void tp_an_ivset_push(tp_an_ivset *s, int64_t a, int64_t b) {
-    push(s, a, b);
+static void push(tp_an_ivset *s, int64_t a, int64_t b) {
+    tp_an_ivset_push(s, a, b);
 }
 
 /* Replaces out's runs by the intervals [ts[idx[k]], end[idx[k]]) merged in the order of idx:
@@ -84,11 +83,6 @@ void tp_an_ivmerge_add(tp_an_ivmerge *m, int64_t a, int64_t b) {
     }
     m->cummax = m->k == 0 || b > m->cummax ? b : m->cummax;
     m->k++;
-}
-
-void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
-    if (b > a)
-        push(s, a, b);
 }
 
 /* The plain union is common/tp_interval's: the live aggregator computes busy with it too.

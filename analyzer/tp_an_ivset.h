@@ -29,12 +29,23 @@ typedef struct {
                        scratch); NULL: malloc. Set it on a zeroed set before the first use */
 } tp_an_ivset;
 
+/* Room for at least one more run (the rare part of an append, out of line). */
+void tp_an_ivset_grow(tp_an_ivset *s);
+
+/* Appends [a, b) as it is, whatever its length (a run of an HTA merge). Inline: the
+ * analyses append a run per row, millions of calls on a long trace. */
+static inline void tp_an_ivset_push(tp_an_ivset *s, int64_t a, int64_t b) {
+    if (s->n == s->cap)
+        tp_an_ivset_grow(s);
+    s->a[s->n] = a, s->b[s->n] = b, s->n++;
+}
+
 /* Appends [a, b) to `s` (zero-initialized or used); nothing when b <= a. Leaves `s`
  * unnormalized. */
-void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b);
-
-/* Appends [a, b) as it is, whatever its length (a run of an HTA merge). */
-void tp_an_ivset_push(tp_an_ivset *s, int64_t a, int64_t b);
+static inline void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
+    if (b > a)
+        tp_an_ivset_push(s, a, b);
+}
 
 /* Sorts and merges `s` in place into a normalized set, keeping only the part inside
  * [lo, hi) (INT64_MIN, INT64_MAX: everything). */

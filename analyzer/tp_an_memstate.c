@@ -436,6 +436,8 @@ static void find_sites(tp_an_memstate *s) {
     imap h = {0};
     int64_t lp = -2, lt = -2;
     long bucket = -1;
+    uint32_t *cursor = tp_an_alloc(s->r->threads.n + 1, sizeof *cursor); /* per bucket */
+    memcpy(cursor, s->r->threads.off, s->r->threads.n * sizeof *cursor);
     for (size_t i = 0; i < e->n; i++) {
         s->site[i] = 0;
         if (s->act[i] != A_BALLOC)
@@ -443,14 +445,16 @@ static void find_sites(tp_an_memstate *s) {
         if (tp_memev_pid(e, i) != lp || tp_memev_tid(e, i) != lt)
             lp = tp_memev_pid(e, i), lt = tp_memev_tid(e, i), bucket = thread_bucket(s->r, lp, lt);
         tp_an_msite x = {e->stack[i], {0, 0}};
-        long rg = bucket >= 0 ? tp_an_enclosing_at(s->r, (size_t)bucket, e->ts[i], kinds) : -1;
+        long rg = bucket >= 0 ? tp_an_enclosing_at_from(s->r, (size_t)bucket, e->ts[i], kinds,
+                                                        &cursor[bucket])
+                              : -1;
         for (int k = 0; k < 2 && rg >= 0; k++) {
             x.name[k] = s->r->ev.name[rg];
             rg = tp_an_enclosing_row(&s->r->ev, rg, kinds);
         }
         s->site[i] = intern_site(s, &x, &h);
     }
-    free(h.e);
+    free(h.e), free(cursor);
 }
 
 tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {

@@ -137,14 +137,72 @@ static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, const tp_an_mtot
     u->n_points = n + 1;
 }
 
-/* Replays everything once: the timeline, the peak's row, the first failure. */
-static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev) {
+/* ---------------------------------------------------------------- growth samples */
+
+/* Each site's live bytes at every step end (rows are steps, columns sites), and how many
+ * blocks of each site live at the last step end: sampled while the replay passes those
+ * points (the replay's state at an event is the same however it got there), instead of a
+ * second replay from the start. */
+typedef struct {
+    size_t *at;        /* per step: the replay position of its end (events at or before it) */
+    size_t next, n;    /* the next step to sample; steps sampled in all (0: none wanted) */
+    size_t ns;         /* sites */
+    int64_t *v;        /* n * ns live bytes */
+    size_t *last_live; /* per site: blocks live at the last step end */
+} growth_samples;
+
+static void samples_open(growth_samples *g, const tp_an_memuse *u, const tp_rank *r) {
+    memset(g, 0, sizeof *g);
+    if (u->n_steps < 4) /* find_growth's own bound: no growth judged */
+        return;
+    const tp_memevents *e = &r->mem;
+    g->n = u->n_steps;
+    g->ns = tp_an_memstate_n_sites(u->state);
+    g->at = tp_an_alloc(g->n + 1, sizeof *g->at);
+    for (size_t s = 0; s < g->n; s++) { /* as tp_an_memstate_seek_time finds it */
+        size_t lo = 0, hi = e->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (e->ts[mid] <= u->steps[s].end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        g->at[s] = lo;
+    }
+    g->v = tp_mem_xcalloc(g->n * g->ns + 1, sizeof *g->v);
+    g->last_live = tp_an_alloc(g->ns + 1, sizeof *g->last_live);
+}
+
+/* Samples every step whose end position is at most `limit` (positions ascend with the
+ * steps: their ends do). */
+static void samples_until(growth_samples *g, tp_an_memstate *st, size_t limit) {
+    for (; g->next < g->n && g->at[g->next] <= limit; g->next++) {
+        size_t s = g->next, nb;
+        tp_an_memstate_seek(st, g->at[s]);
+        const tp_an_mblock *b = tp_an_memstate_blocks(st, &nb);
+        for (size_t i = 0; i < nb; i++)
+            g->v[s * g->ns + b[i].site] += b[i].size;
+        for (size_t i = 0; i < nb && s + 1 == g->n; i++)
+            g->last_live[b[i].site]++;
+    }
+}
+
+static void samples_free(growth_samples *g) {
+    free(g->at), free(g->v), free(g->last_live);
+    memset(g, 0, sizeof *g);
+}
+
+/* Replays everything once: the timeline, the peak's row, the first failure, the growth
+ * samples. */
+static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, growth_samples *g) {
     const tp_memevents *e = &r->mem;
     size_t cap = 0, first_fail = e->n;
     u->peak_allocated = u->peak_reserved = -1;
     *peak_ev = 0;
     tp_an_memstate_seek(u->state, 0);
     for (size_t i = 0; i < e->n; i++) {
+        samples_until(g, u->state, i);
         if (e->kind[i] == TP_MEMEV_ALLOC_FAIL) {
             first_fail = u->oom.failures++ ? first_fail : i;
             continue;
@@ -157,6 +215,7 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev) {
         u->peak_reserved = x.reserved > u->peak_reserved ? x.reserved : u->peak_reserved;
         push_point(u, &cap, e->ts[i], &x);
     }
+    samples_until(g, u->state, e->n);
     tp_an_memstate_seek(u->state, e->n);
     u->counts = *tp_an_memstate_counts(u->state);
     return first_fail;
@@ -341,19 +400,6 @@ static void judge_failure(tp_an_memuse *u, const tp_rank *r, size_t row) {
 
 /* ---------------------------------------------------------------- growth */
 
-/* Each site's live bytes at every step end: rows are steps, columns sites. */
-static int64_t *site_series(const tp_an_memuse *u, size_t ns) {
-    int64_t *v = tp_mem_xcalloc(u->n_steps * ns + 1, sizeof *v);
-    for (size_t s = 0; s < u->n_steps; s++) {
-        tp_an_memstate_seek_time(u->state, u->steps[s].end);
-        size_t nb;
-        const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
-        for (size_t i = 0; i < nb; i++)
-            v[s * ns + b[i].site] += b[i].size;
-    }
-    return v;
-}
-
 static double slope_of(const int64_t *v, size_t stride, size_t n) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (size_t i = 0; i < n; i++) {
@@ -368,11 +414,12 @@ static double slope_of(const int64_t *v, size_t stride, size_t n) {
  * least half the intervals. Sites here are exact (stack and ranges), not holder groups: a
  * range that allocates a kept output and a freed temporary is two sites, and the kept one is
  * what grows. */
-static void find_growth(tp_an_memuse *u, const tp_rank *r) {
-    size_t ns = tp_an_memstate_n_sites(u->state), n = u->n_steps;
+static void find_growth(tp_an_memuse *u, const tp_rank *r, const growth_samples *gs) {
+    size_t ns = gs->ns, n = u->n_steps;
     if (n < 4)
         return;
-    int64_t *v = site_series(u, ns), best = 0;
+    const int64_t *v = gs->v;
+    int64_t best = 0;
     for (size_t c = 0; c < ns; c++) {
         size_t rises = 0;
         for (size_t s = 1; s < n; s++)
@@ -385,7 +432,6 @@ static void find_growth(tp_an_memuse *u, const tp_rank *r) {
                 0};
         }
     }
-    free(v);
     if (!u->growth.found)
         return;
     /* within the steps: a program frees everything at exit, which says nothing */
@@ -393,12 +439,7 @@ static void find_growth(tp_an_memuse *u, const tp_rank *r) {
     int64_t end = u->steps[n - 1].end;
     for (size_t i = 0; i < r->mem.n && r->mem.ts[i] <= end; i++)
         u->growth.allocs += tp_an_memstate_row_site(u->state, i) == site;
-    tp_an_memstate_seek_time(u->state, end);
-    size_t nb, live = 0;
-    const tp_an_mblock *b = tp_an_memstate_blocks(u->state, &nb);
-    for (size_t i = 0; i < nb; i++)
-        live += b[i].site == site;
-    u->growth.frees = u->growth.allocs - live;
+    u->growth.frees = u->growth.allocs - gs->last_live[site];
 }
 
 /* ---------------------------------------------------------------- run */
@@ -410,13 +451,16 @@ void tp_an_memuse_run(const tp_an_view *v, tp_an_memuse *out) {
     out->n_events = v->r->mem.n;
     make_groups(out);
     find_steps(v, out);
-    size_t peak_ev, fail = replay_all(out, v->r, &peak_ev);
+    growth_samples g;
+    samples_open(&g, out, v->r);
+    size_t peak_ev, fail = replay_all(out, v->r, &peak_ev, &g);
     step_figures(out);
     if (out->source != TP_AN_MSRC_NONE)
         tp_an_memuse_moment(out, peak_ev, 0, &out->peak);
     if (fail < v->r->mem.n)
         judge_failure(out, v->r, fail);
-    find_growth(out, v->r);
+    find_growth(out, v->r, &g);
+    samples_free(&g);
 }
 
 void tp_an_memuse_free(tp_an_memuse *out) {

@@ -77,6 +77,8 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
 
 static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
     const tp_events *ev = &v->r->ev;
+    long last_a = -1; /* the range found last and its entry: ops come in runs of one range */
+    tp_an_range *last_r = NULL;
     for (size_t i = 0; i < v->n; i++) {
         uint8_t c = ev->cat[v->row[i]];
         if (!v->gpu[i] || (c != TP_CAT_KERNEL && c != TP_CAT_MEMCPY && c != TP_CAT_MEMSET))
@@ -85,7 +87,9 @@ static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
         long a = v->link[i] >= 0
                      ? tp_an_enclosing_row(ev, (long)v->row[v->link[i]], TP_AN_RANGES_ANNOTATIONS)
                      : -1;
-        tp_an_range *r = a >= 0 ? find(out, ev->name[a], tp_ev_domain(ev, a)) : NULL;
+        if (a >= 0 && a != last_a)
+            last_a = a, last_r = find(out, ev->name[a], tp_ev_domain(ev, a));
+        tp_an_range *r = a >= 0 ? last_r : NULL;
         if (!r) {
             out->unattributed_ops++;
             out->unattributed_ns = tp_an_add(out->unattributed_ns, d);

@@ -72,9 +72,21 @@ static int gpu_row(const tp_an_view *v, size_t i) {
     return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
 }
 
+/* The median duration of the launch calls l[0..n) (every view row is_launch holds for). */
+static double median_launch(const tp_an_view *v, const tp_an_keyrow *l, size_t n) {
+    double *d = tp_an_tmp(v, n, sizeof *d);
+    for (size_t k = 0; k < n; k++)
+        d[k] = (double)(v->end[l[k].row] - v->ts[l[k].row]);
+    double p50 = n ? tp_an_percentile(d, n, 50) : 0; /* of the values: any order */
+    tp_an_tmp_put(v, d);
+    return p50;
+}
+
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
- * GPU steps (GPU rows whose correlation has a launch call), both in view order. */
-static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st) {
+ * GPU steps (GPU rows whose correlation has a launch call), both in view order. Sets
+ * *median to median_launch's figure: the launches are all found here (a launch call is
+ * linked, so it has a correlation and is in by_corr). */
+static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st, double *median) {
     tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
     if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation, and a
@@ -97,6 +109,7 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st)
         tp_an_keyrow_sort(g, ng, v->scratch);
         tp_an_keyrow_sort(l, nl, v->scratch);
     }
+    *median = median_launch(v, l, nl);
     /* Both by (correlation, row), one merge pass pairs them: per launch (by its view row) the
      * first entry of g with its correlation, per GPU row whether a launch has its correlation. */
     uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
@@ -126,17 +139,6 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st)
             add_step(st, i, i, -1);
     tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
-}
-
-static double median_launch(const tp_an_view *v, tp_an_namememo *hl) {
-    double *d = tp_an_tmp(v, v->n, sizeof *d);
-    size_t n = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (is_launch(v, hl, i))
-            d[n++] = (double)(v->end[i] - v->ts[i]);
-    double p50 = n ? tp_an_percentile(d, n, 50) : 0;
-    tp_an_tmp_put(v, d);
-    return p50;
 }
 
 /* One stream: steps in time order (ord restricted to the stream). */
@@ -209,7 +211,7 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     tp_steps st = {0};
     tp_an_namememo hl;
     tp_an_namememo_open(&hl, v->m, hta_queue_launch);
-    collect_steps(v, &hl, &st);
+    collect_steps(v, &hl, &st, &out->median_launch_ns);
     int64_t *key = tp_an_tmp(v, st.n, sizeof *key);
     size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
     time_order(v, &st, key, ord);
@@ -222,7 +224,6 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
         grp[k] = ord[grp[k]];
     tp_an_tmp_put(v, key);
     tp_an_tmp_put(v, ord);
-    out->median_launch_ns = median_launch(v, &hl);
     tp_an_namememo_close(&hl);
     out->s = tp_an_alloc(st.n + 1, sizeof *out->s);
     for (size_t a = 0, b; a < st.n; a = b) {

@@ -143,9 +143,149 @@ static double percentile_from(double *v, size_t n, double q, size_t from, size_t
     return percentile_between(pair, pos - (double)lo);
 }
 
+/* ---- selection of whole numbers by their digits (durations, counts: most calls)
+ *
+ * The values of given ranks among whole numbers are found by SEL_BITS-bit digits of their
+ * offset from the minimum, top digit first: a count per digit value says which bucket holds
+ * each rank, and only that bucket's values go on to the next digit. A few plain passes over
+ * the values, where the quickselect swaps them through several partitions; the values found
+ * are the same numbers (whole numbers have one value per rank: no -0.0, no NaN). The offsets
+ * are kept in the caller's array itself (its scratch: no copy of one entry per value in
+ * fresh pages), as 64-bit patterns read and written through memcpy. */
+#define SEL_BITS 11
+#define SEL_BUCKETS (1u << SEL_BITS)
+#define SEL_MIN 4096 /* fewer values: the quickselect (the counts' clearing would dominate) */
+#define SEL_RANKS 4
+
+static inline uint64_t sel_get(const double *u, size_t i) {
+    uint64_t x;
+    memcpy(&x, &u[i], sizeof x);
+    return x;
+}
+
+static inline void sel_put(double *u, size_t i, uint64_t x) {
+    memcpy(&u[i], &x, sizeof x);
+}
+
+/* out[k] = the offset of rank r[k] (ascending, k < m <= SEL_RANKS) among the offsets
+ * u[0..n), which agree above bit shift + SEL_BITS; count: how many have each digit at
+ * `shift`. Reorders u: a bucket's offsets go to the front, its next digit counted on the
+ * way (one pass a digit). */
+static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *count,
+                          const size_t *r, size_t m, uint64_t *out) {
+    size_t bucket[SEL_RANKS], base[SEL_RANKS], at = 0, k = 0;
+    for (size_t b = 0; b < SEL_BUCKETS && k < m; at += count[b++])
+        for (; k < m && r[k] < at + count[b]; k++)
+            bucket[k] = b, base[k] = at;
+    for (size_t k0 = 0, k1; k0 < m; k0 = k1) {
+        for (k1 = k0; k1 < m && bucket[k1] == bucket[k0]; k1++)
+            ;
+        uint64_t b = bucket[k0];
+        if (shift == 0) { /* the last digit: the bucket is one value */
+            for (size_t x = k0; x < k1; x++)
+                out[x] = (sel_get(u, 0) & ~(uint64_t)(SEL_BUCKETS - 1)) | b;
+            continue;
+        }
+        unsigned next = shift > SEL_BITS ? shift - SEL_BITS : 0;
+        uint32_t c2[SEL_BUCKETS];
+        memset(c2, 0, sizeof c2);
+        size_t nb = 0, rr[SEL_RANKS];
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = sel_get(u, i);
+            if ((x >> shift & (SEL_BUCKETS - 1)) == b) {
+                c2[x >> next & (SEL_BUCKETS - 1)]++;
+                sel_put(u, i, sel_get(u, nb));
+                sel_put(u, nb++, x);
+            }
+        }
+        for (size_t x = k0; x < k1; x++)
+            rr[x - k0] = r[x] - base[x];
+        select_digits(u, nb, next, c2, rr, k1 - k0, out + k0);
+    }
+}
+
+/* The values of ranks r[0..m) (ascending) among v[0..n) into out[]; 0 (v untouched)
+ * unless every value is a whole number below 2^53 in magnitude and none is -0.0. On 1, v
+ * holds other bits (the caller's scratch). */
+static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *out) {
+    int64_t lo = (int64_t)v[0], hi = lo;
+    int whole = n < UINT32_MAX;      /* (the digit counts are 32-bit) */
+    for (size_t i = 0; i < n; i++) { /* a conversion and back: NaN and fractions fail */
+        double x = v[i];
+        int64_t k = (int64_t)x;
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        whole &= ((double)k == x) & (b != UINT64_C(1) << 63); /* -0.0 too */
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    /* |x| < 2^53 (the conversion of larger ones is not trusted, nor exact) */
+    if (!whole || !(lo > -9007199254740992 && hi < 9007199254740992))
+        return 0;
+    unsigned bits = 0;
+    for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
+        bits++;
+    unsigned shift = bits > SEL_BITS ? bits - SEL_BITS : 0;
+    uint32_t count[SEL_BUCKETS];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) { /* the offsets, their top digit counted */
+        uint64_t x = (uint64_t)((int64_t)v[i] - lo);
+        count[x >> shift & (SEL_BUCKETS - 1)]++;
+        sel_put(v, i, x);
+    }
+    uint64_t o[SEL_RANKS];
+    select_digits(v, n, shift, count, r, m, o);
+    for (size_t k = 0; k < m; k++)
+        out[k] = (double)(lo + (int64_t)o[k]);
+    return 1;
+}
+
+/* percentile_from's figure for each of q[0..m) (ascending, m <= 2) by select_whole; 0 when
+ * that declines. */
+static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p) {
+    size_t r[SEL_RANKS], nr = 0, lo[2];
+    double pos[2];
+    for (size_t k = 0; k < m; k++) {
+        pos[k] = (double)(n - 1) * (q[k] / 100.0); /* as tp_an_percentile_sorted */
+        lo[k] = (size_t)floor(pos[k]);
+        if (lo[k] >= n - 1)
+            lo[k] = n - 1;
+        r[nr++] = lo[k];
+        if (lo[k] < n - 1)
+            r[nr++] = lo[k] + 1;
+    }
+    for (size_t k = 1; k < nr; k++) /* ascending (a few: insertion), equal ranks once */
+        for (size_t j = k; j > 0 && r[j] < r[j - 1]; j--) {
+            size_t t = r[j];
+            r[j] = r[j - 1], r[j - 1] = t;
+        }
+    size_t uniq = 0;
+    for (size_t k = 0; k < nr; k++)
+        if (!uniq || r[k] != r[uniq - 1])
+            r[uniq++] = r[k];
+    double val[SEL_RANKS];
+    if (!select_whole(v, n, r, uniq, val))
+        return 0;
+    for (size_t k = 0; k < m; k++) {
+        size_t at = 0;
+        while (r[at] != lo[k])
+            at++;
+        if (lo[k] == n - 1) {
+            p[k] = val[at];
+            continue;
+        }
+        double pair[2] = {val[at], val[at + 1]}; /* the sorted array's v[lo] and v[lo + 1] */
+        p[k] = percentile_between(pair, pos[k] - (double)lo[k]);
+    }
+    return 1;
+}
+
 double tp_an_percentile(double *v, size_t n, double q) {
     if (n == 0)
         return NAN;
+    double p;
+    if (n >= SEL_MIN && percentiles_whole(v, n, &q, 1, &p)) /* (no NaN when it answers) */
+        return p;
     if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
         qsort(v, n, sizeof *v, cmp_double);
         return tp_an_percentile_sorted(v, n, q);
@@ -155,6 +295,11 @@ double tp_an_percentile(double *v, size_t n, double q) {
 }
 
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
+    double q[2] = {q1, q2}, p[2];
+    if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p)) { /* (no NaN then) */
+        *p1 = p[0], *p2 = p[1];
+        return;
+    }
     if (n == 0 || any_nan(v, n)) {
         *p1 = tp_an_percentile(v, n, q1);
         *p2 = tp_an_percentile(v, n, q2);

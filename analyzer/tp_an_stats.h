@@ -29,8 +29,8 @@ void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s)
 double tp_an_percentile_sorted(const double *v, size_t n, double q);
 
 /* The same figure for `n` values in any order, by selection instead of a sort (v is the
- * caller's scratch and comes back reordered): exactly the double tp_an_percentile_sorted
- * returns for the values sorted. */
+ * caller's scratch: it comes back reordered, or, for 4096 whole numbers or more, holding
+ * other bits): exactly the double tp_an_percentile_sorted returns for the values sorted. */
 double tp_an_percentile(double *v, size_t n, double q);
 
 /* The percentiles q1 <= q2 of the same values, the second selected among the values above

@@ -21,24 +21,25 @@ void tp_diag_exposed_comm(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_scratch *sc = d->v->scratch;
     tp_an_ivset comm = {.sc = sc}, comp = {.sc = sc}, exposed = {.sc = sc};
     int64_t *by_name = tp_mem_xcalloc(d->n_names + 1, sizeof *by_name);
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->v->gpu[i])
-            continue;
-        int64_t a = d->v->ts[i] > d->w0 ? d->v->ts[i] : d->w0;
-        int64_t b = tp_diag_vend(d->v, i) < d->w1 ? tp_diag_vend(d->v, i) : d->w1;
-        if (a >= b)
-            continue;
-        if (d->v->ktype[i] == TP_KT_COMMUNICATION) {
-            tp_an_ivset_add(&comm, a, b);
-            if (d->ev->name[row] < d->n_names)
+    /* the collectives first: without any (most traces) the computation set is not needed */
+    for (int kt = 0; kt < 2; kt++) {
+        tp_an_ivset *set = kt ? &comp : &comm;
+        tp_diag_clear_seen(d);
+        TP_DIAG_FOR_ROWS(d, i, row) {
+            if (!d->v->gpu[i] || d->v->ktype[i] != (kt ? TP_KT_COMPUTATION : TP_KT_COMMUNICATION))
+                continue;
+            int64_t a = d->v->ts[i] > d->w0 ? d->v->ts[i] : d->w0;
+            int64_t b = tp_diag_vend(d->v, i) < d->w1 ? tp_diag_vend(d->v, i) : d->w1;
+            if (a >= b)
+                continue;
+            tp_an_ivset_add(set, a, b);
+            if (!kt && d->ev->name[row] < d->n_names)
                 by_name[d->ev->name[row]] += b - a;
-        } else if (d->v->ktype[i] == TP_KT_COMPUTATION) {
-            tp_an_ivset_add(&comp, a, b);
         }
+        tp_an_ivset_norm(set, d->w0, d->w1);
+        if (!comm.n)
+            break;
     }
-    tp_an_ivset_norm(&comm, d->w0, d->w1);
-    tp_an_ivset_norm(&comp, d->w0, d->w1);
     tp_an_ivset_minus(&comm, &comp, &exposed);
     int64_t comm_ns = tp_an_ivset_len(&comm), exp_ns = tp_an_ivset_len(&exposed);
     double sev = tp_diag_share(exp_ns, d->win);

@@ -50,24 +50,36 @@ static int copy_is_async(const tp_diag_ctx *d, size_t row, long call) {
     return call < 0 || strstr(tp_model_str(d->v->m, d->ev->name[call]), "Async") != NULL;
 }
 
-/* The H2D copies in the window into g[PAGEABLE], g[PINNED] and g[SYNC_H2D]. */
+/* View row i (model row `row`) into the groups when it is an H2D copy in the window. */
+static void h2d_row(tp_diag_ctx *d, copy_group g[N_GROUPS], size_t i, size_t row) {
+    if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_MEMCPY ||
+        tp_ev_copy_kind(d->ev, row) != TP_COPY_HTOD || d->v->ts[i] >= d->w1 ||
+        tp_diag_vend(d->v, i) <= d->w0)
+        return;
+    long call = tp_diag_cpu_call(d, row);
+    if (tp_ev_src_kind(d->ev, row) == TP_MEM_PAGEABLE)
+        group_add(d, &g[PAGEABLE], i, row, call);
+    else if (tp_ev_src_kind(d->ev, row) == TP_MEM_PINNED)
+        group_add(d, &g[PINNED], i, row, call);
+    if (tp_ev_src_kind(d->ev, row) != TP_MEM_PAGEABLE && !copy_is_async(d, row, call))
+        group_add(d, &g[SYNC_H2D], i, row, call);
+}
+
+/* The H2D copies in the window into g[PAGEABLE], g[PINNED] and g[SYNC_H2D]. A copy has an
+ * entry in the model's copy table (rows ascending): with the view the model's rows, that
+ * table is the pass, in the same order, instead of every row. */
 static void collect_h2d(tp_diag_ctx *d, copy_group g[N_GROUPS]) {
     memset(g, 0, N_GROUPS * sizeof *g);
     for (int k = 0; k < N_GROUPS; k++)
         g[k].worst = -1;
+    if (d->identity) {
+        for (size_t k = 0; k < d->ev->n_copies; k++)
+            h2d_row(d, g, d->ev->copies[k].row, d->ev->copies[k].row);
+        return;
+    }
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_MEMCPY ||
-            tp_ev_copy_kind(d->ev, row) != TP_COPY_HTOD || d->v->ts[i] >= d->w1 ||
-            tp_diag_vend(d->v, i) <= d->w0)
-            continue;
-        long call = tp_diag_cpu_call(d, row);
-        if (tp_ev_src_kind(d->ev, row) == TP_MEM_PAGEABLE)
-            group_add(d, &g[PAGEABLE], i, row, call);
-        else if (tp_ev_src_kind(d->ev, row) == TP_MEM_PINNED)
-            group_add(d, &g[PINNED], i, row, call);
-        if (tp_ev_src_kind(d->ev, row) != TP_MEM_PAGEABLE && !copy_is_async(d, row, call))
-            group_add(d, &g[SYNC_H2D], i, row, call);
+        h2d_row(d, g, i, row);
     }
 }
 

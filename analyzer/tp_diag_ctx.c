@@ -16,7 +16,7 @@
 
 /* ---------------------------------------------------------------- names */
 
-unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
+unsigned tp_diag_name_class_new(const tp_diag_ctx *d, size_t row) {
     uint32_t id = d->ev->name[row];
     if (!d->ncls[id]) {
         const char *s = tp_model_str(d->v->m, id);
@@ -29,16 +29,6 @@ unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
 }
 
 /* ---------------------------------------------------------------- rows */
-
-int tp_diag_is_api(uint8_t cat) {
-    return cat == TP_CAT_CUDA_RUNTIME || cat == TP_CAT_CUDA_DRIVER;
-}
-
-int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row) {
-    if (tp_diag_is_api(d->ev->cat[row]))
-        return (tp_diag_name_class(d, row) & TP_DIAG_NC_SYNC) != 0;
-    return d->ev->cat[row] == TP_CAT_CUDA_SYNC && !(tp_diag_name_class(d, row) & TP_DIAG_NC_WAIT);
-}
 
 static int cmp_thread(const tp_diag_thread *t, int64_t pid, int64_t tid) {
     if (t->pid != pid)
@@ -66,16 +56,58 @@ int tp_diag_launch_thread(const tp_diag_ctx *d, int64_t pid, int64_t tid) {
     return k < d->n_th && cmp_thread(&d->th[k], pid, tid) == 0;
 }
 
-static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid) {
+static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid, size_t launches) {
     size_t k = thread_pos(d, pid, tid);
     if (k < d->n_th && cmp_thread(&d->th[k], pid, tid) == 0) {
-        d->th[k].launches++;
+        d->th[k].launches += launches;
         return;
     }
     tp_an_grow((void **)&d->th, &d->cap_th, d->n_th + 1, sizeof *d->th);
     memmove(d->th + k + 1, d->th + k, (d->n_th - k) * sizeof *d->th);
-    d->th[k] = (tp_diag_thread){pid, tid, 1, d->n_th};
+    d->th[k] = (tp_diag_thread){pid, tid, launches, d->n_th};
     d->n_th++;
+}
+
+/* The launches counted per place (many rows share one), noted per thread in the order each
+ * place was first seen: the threads' counts and first-seen order are those of noting each
+ * launch on its own, at one thread search per place instead of per kernel. */
+typedef struct {
+    size_t *count, *first, seen; /* per place; first: when first seen (SIZE_MAX: never) */
+} place_tally;
+
+static void tally_open(place_tally *t, size_t n_places) {
+    t->count = tp_an_alloc(n_places + 1, sizeof *t->count);
+    t->first = tp_an_alloc(n_places + 1, sizeof *t->first);
+    memset(t->first, 0xff, (n_places + 1) * sizeof *t->first);
+    t->seen = 0;
+}
+
+static void tally_add(place_tally *t, size_t place) {
+    if (t->first[place] == SIZE_MAX)
+        t->first[place] = t->seen++;
+    t->count[place]++;
+}
+
+static void tally_note(tp_diag_ctx *d, place_tally *t) {
+    size_t np = d->ev->places.n;
+    size_t *by_first = tp_an_alloc(t->seen + 1, sizeof *by_first);
+    for (size_t p = 0; p < np; p++)
+        if (t->first[p] != SIZE_MAX)
+            by_first[t->first[p]] = p;
+    for (size_t k = 0; k < t->seen; k++) {
+        const tp_ev_place *pl = &d->ev->places.v[by_first[k]];
+        note_launch_thread(d, pl->pid, pl->tid, t->count[by_first[k]]);
+    }
+    free(by_first), free(t->count), free(t->first);
+}
+
+/* d->place_launch, once the training threads are known. */
+static void mark_launch_places(tp_diag_ctx *d) {
+    size_t np = d->ev->places.n;
+    d->place_launch = tp_an_alloc(np + 1, 1);
+    for (size_t p = 0; p < np; p++)
+        d->place_launch[p] =
+            (uint8_t)tp_diag_launch_thread(d, d->ev->places.v[p].pid, d->ev->places.v[p].tid);
 }
 
 const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
@@ -89,7 +121,8 @@ const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
 }
 
 void tp_diag_clear_seen(tp_diag_ctx *d) {
-    memset(d->seen, 0, d->ev->n + 1);
+    if (!d->rows_once)
+        memset(d->seen, 0, d->ev->n + 1);
 }
 
 long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
@@ -114,7 +147,7 @@ static void find_cpu_calls(tp_diag_ctx *d) {
 
 int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {
     if (tp_diag_is_api(d->ev->cat[row]) || tp_ev_stream(d->ev, row) == -1)
-        return tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
+        return tp_diag_row_launch_thread(d, row);
     return tp_diag_cpu_call(d, row) < 0;
 }
 
@@ -142,23 +175,28 @@ static long main_bucket(const tp_diag_ctx *d) {
 /* The training threads are those that launch kernels (loader workers that only copy or wait
  * on events are not); without correlated kernels, every thread that launches anything. */
 static void find_threads_and_steps(tp_diag_ctx *d) {
+    place_tally t;
+    tally_open(&t, d->ev->places.n);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         long c = d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL ? tp_diag_cpu_call(d, row) : -1;
         if (c >= 0)
-            note_launch_thread(d, tp_ev_pid(d->ev, c), tp_ev_tid(d->ev, c));
+            tally_add(&t, tp_ev_place_index(d->ev, (size_t)c));
     }
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->n_th && !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH))
-            note_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
+    if (!t.seen) { /* (as before: the first launching row's thread only, with 1 launch) */
+        for (size_t i = 0; i < d->v->n; i++)
+            if (!d->v->gpu[i] && (d->ev->flags[d->v->row[i]] & TP_EVF_LAUNCH)) {
+                tally_add(&t, tp_ev_place_index(d->ev, d->v->row[i]));
+                break;
+            }
     }
+    tally_note(d, &t);
+    mark_launch_places(d);
     d->main_bucket = main_bucket(d);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         if (!d->v->gpu[i] && tp_an_is_range(d->ev->cat[row], TP_AN_RANGES_ALL) &&
-            (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) &&
-            tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row)))
+            (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) && tp_diag_row_launch_thread(d, row))
             tp_an_ivset_add(&d->steps, d->v->ts[i], tp_diag_vend(d->v, i));
     }
 }
@@ -221,6 +259,8 @@ static void collect_sets(tp_diag_ctx *d) {
     TP_DIAG_FOR_ROWS(d, i, row) {
         uint8_t cat = d->ev->cat[row];
         int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
+        d->n_launch_win += !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) && a >= d->w0 &&
+                           a < d->w1 && tp_diag_row_launch_thread(d, row);
         if (d->v->gpu[i]) {
             tp_an_ivset_add(&d->busy, a, b);
             if (cat == TP_CAT_KERNEL)
@@ -228,11 +268,13 @@ static void collect_sets(tp_diag_ctx *d) {
             else if (cat == TP_CAT_MEMCPY)
                 tp_an_ivset_add(&d->copies, a, b);
         }
-        if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row))
+        if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row)) {
             tp_an_ivset_add(&d->sync, a, b);
-        else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
-                 (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
-                 tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row)))
+            tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
+            d->sync_at[d->n_sync_at++] = i;
+        } else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
+                   (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
+                   tp_diag_row_launch_thread(d, row))
             tp_an_ivset_add(&d->data, a, b);
     }
     tp_an_ivset_norm(&d->busy, d->w0, d->w1);
@@ -246,24 +288,62 @@ static void collect_sets(tp_diag_ctx *d) {
     tp_an_ivset_free(&win);
 }
 
+/* One piece of idle time outside syncs and data loading: in shortg when its idle run is a
+ * short gap, else a run of other_set. */
+static inline void rest_piece(tp_diag_idle *s, int short_gap, int64_t a, int64_t b) {
+    if (short_gap)
+        s->shortg = tp_an_add(s->shortg, b - a);
+    else
+        tp_an_ivset_push(&s->other_set, a, b);
+}
+
+/* [a, b) (idle, outside syncs) minus the data-loading runs: their overlap counted in
+ * s->data, the pieces left to rest_piece. *k: the first data run that may overlap (kept
+ * across calls, a ascending), as tp_an_ivset_minus walks it. */
+static inline void nosync_piece(const tp_an_ivset *data, size_t *k, tp_diag_idle *s, int short_gap,
+                                int64_t a, int64_t b) {
+    while (*k < data->n && data->b[*k] <= a)
+        (*k)++;
+    for (size_t x = *k; x < data->n && data->a[x] < b; x++) {
+        int64_t ya = data->a[x] > a ? data->a[x] : a, yb = data->b[x] < b ? data->b[x] : b;
+        if (yb > ya)
+            s->data = tp_an_add(s->data, yb - ya);
+        if (ya > a)
+            rest_piece(s, short_gap, a, ya);
+        a = yb;
+    }
+    if (b > a)
+        rest_piece(s, short_gap, a, b);
+}
+
+/* The idle split in one walk over the idle runs, as the set algebra defines it (idle ∩ sync;
+ * (idle - sync) ∩ data; the rest in short idle gaps; other_set: what remains): the
+ * intermediate sets (idle - sync, minus data), a run per idle gap each, are not built. */
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
-    tp_scratch *sc = d->v->scratch;
-    tp_an_ivset nosync = {.sc = sc}, rest = {.sc = sc}, shortg = {.sc = sc};
+    const tp_an_ivset *sync = &d->sync;
     memset(s, 0, sizeof *s);
-    s->other_set.sc = sc;
+    s->other_set.sc = d->v->scratch;
     s->idle = tp_an_ivset_len(&d->idle);
-    s->sync = tp_an_ivset_and_len(&d->idle, &d->sync);
-    tp_an_ivset_minus(&d->idle, &d->sync, &nosync);
-    s->data = tp_an_ivset_and_len(&nosync, &d->data);
-    tp_an_ivset_minus(&nosync, &d->data, &rest);
-    tp_an_ivset_free(&nosync); /* its blocks go back to the scratch, for shortg's */
-    for (size_t i = 0; i < d->idle.n; i++)
-        if (d->idle.b[i] - d->idle.a[i] < d->v->opts.kernel_wait_ns)
-            tp_an_ivset_add(&shortg, d->idle.a[i], d->idle.b[i]);
-    s->shortg = tp_an_ivset_and_len(&rest, &shortg);
-    tp_an_ivset_minus(&rest, &shortg, &s->other_set);
+    tp_an_ivset_bound(&s->other_set, d->idle.n + d->sync.n + d->data.n);
+    size_t j = 0, k = 0; /* cursors into sync and data */
+    for (size_t i = 0; i < d->idle.n; i++) {
+        int64_t a = d->idle.a[i], b = d->idle.b[i];
+        int short_gap = b - a < d->v->opts.kernel_wait_ns;
+        while (j < sync->n && sync->b[j] <= a) /* idle minus sync, as tp_an_ivset_minus */
+            j++;
+        for (size_t x = j; x < sync->n && sync->a[x] < b; x++) {
+            int64_t ya = sync->a[x] > a ? sync->a[x] : a, yb = sync->b[x] < b ? sync->b[x] : b;
+            if (yb > ya)
+                s->sync = tp_an_add(s->sync, yb - ya);
+            if (ya > a)
+                nosync_piece(&d->data, &k, s, short_gap, a, ya);
+            a = yb;
+        }
+        if (b > a)
+            nosync_piece(&d->data, &k, s, short_gap, a, b);
+    }
+    tp_an_ivset_fit(&s->other_set);
     s->other = tp_an_ivset_len(&s->other_set);
-    tp_an_ivset_free(&nosync), tp_an_ivset_free(&rest), tp_an_ivset_free(&shortg);
 }
 
 void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
@@ -276,7 +356,11 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
                            &d->data,  &d->kernels, &d->copies};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
-    d->seen = tp_an_tmp0(v, d->ev->n + 1, 1);
+    d->rows_once = 1;
+    for (size_t i = 1; i < v->n && d->rows_once; i++)
+        d->rows_once = v->row[i] > v->row[i - 1];
+    d->identity = d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
+    d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
     uint32_t max_name = 0;
     for (size_t i = 0; i < d->ev->n; i++)
         max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
@@ -296,7 +380,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
-    free(d->step_end), free(d->ncls), free(d->th);
+    free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch), free(d->sync_at);
     tp_scratch *sc = d->v ? d->v->scratch : NULL;
     tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
     if (d->mem)

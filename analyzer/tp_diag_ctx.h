@@ -52,8 +52,18 @@ struct tp_diag_ctx {
     const tp_rank *r;
     const tp_events *ev;
     tp_diagnosis *out;
-    uint8_t *seen;      /* model row visited by the current pass */
-    tp_diag_thread *th; /* training threads, sorted by (pid, tid) */
+    uint8_t *seen;   /* model row visited by the current pass (unused when rows_once) */
+    int rows_once;   /* each model row is in the view at most once (native: the view's
+                        rows ascend): no pass needs seen, nor its clearing */
+    size_t *sync_at; /* view rows of the host syncs (tp_diag_is_sync_row and
+                        tp_diag_host_sync), each model row once, in view order: found
+                        while the sync set is built (win > 0 only) */
+    size_t n_sync_at, cap_sync_at;
+    size_t n_launch_win; /* launch calls of the training threads that start in the window
+                            (win > 0 only; launch-bound's count) */
+    int identity;        /* view row i is model row i, for every model row (native, nothing
+                            cut): a pass over a few rows can read the model's side tables */
+    tp_diag_thread *th;  /* training threads, sorted by (pid, tid) */
     size_t n_th, cap_th;
     long main_bucket; /* r->threads bucket of the busiest training thread; -1: none */
     int64_t w0, w1, win;
@@ -71,9 +81,11 @@ struct tp_diag_ctx {
                            (tp_diag_memuse) */
     const tp_an_memuse *mem_given; /* borrowed: the caller's memory analysis of the same
                                       view (tp_diagnose_run_with); NULL: none */
-    uint32_t *cpu_call; /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
-                           every row in one pass over the correlation index: the rules ask
-                           for each kernel's call several times) */
+    uint32_t *cpu_call;    /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
+                              every row in one pass over the correlation index: the rules ask
+                              for each kernel's call several times) */
+    uint8_t *place_launch; /* per place (tp_events.places): tp_diag_launch_thread of its (pid,
+                              tid), found once: the rules ask it for most rows */
 };
 
 /* Builds everything above for the rank seen by `v`; findings go to `out` (zeroed here). */
@@ -86,7 +98,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d);
  * tp_diag_clear_seen). */
 #define TP_DIAG_FOR_ROWS(d, i, row)                                                                \
     for (size_t i = 0, row = 0; i < (d)->v->n; i++)                                                \
-        if ((row = (d)->v->row[i]), !(d)->seen[row] && ((d)->seen[row] = 1))
+        if ((row = (d)->v->row[i]), (d)->rows_once || (!(d)->seen[row] && ((d)->seen[row] = 1)))
 
 void tp_diag_clear_seen(tp_diag_ctx *d);
 
@@ -105,13 +117,25 @@ static inline int64_t tp_diag_vend(const tp_an_view *v, size_t i) {
 #define TP_DIAG_NC_SYNC 8u /* "...Synchronize..." */
 #define TP_DIAG_NC_WAIT 16u
 
-unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row);
+unsigned tp_diag_name_class_new(const tp_diag_ctx *d, size_t row); /* first ask of a name */
 
-int tp_diag_is_api(uint8_t cat); /* a CUDA runtime or driver call */
+/* Inline, as the two predicates below: the rules ask them for every row, several times. */
+static inline unsigned tp_diag_name_class(const tp_diag_ctx *d, size_t row) {
+    uint8_t c = d->ncls[d->ev->name[row]];
+    return c ? c : tp_diag_name_class_new(d, row);
+}
+
+static inline int tp_diag_is_api(uint8_t cat) { /* a CUDA runtime or driver call */
+    return cat == TP_CAT_CUDA_RUNTIME || cat == TP_CAT_CUDA_DRIVER;
+}
 
 /* A row where the host waits for the device: *Synchronize API calls, CPU-side SYNC records
  * and Kineto's cuda_sync events ("Stream Wait Event" is a device-side wait: left out). */
-int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row);
+static inline int tp_diag_is_sync_row(const tp_diag_ctx *d, size_t row) {
+    if (tp_diag_is_api(d->ev->cat[row]))
+        return (tp_diag_name_class(d, row) & TP_DIAG_NC_SYNC) != 0;
+    return d->ev->cat[row] == TP_CAT_CUDA_SYNC && !(tp_diag_name_class(d, row) & TP_DIAG_NC_WAIT);
+}
 
 /* A sync row that blocked a training thread. A SYNC record correlated with its API call is
  * the same wait seen from the device: the API row (with its thread) stands for both. */
@@ -119,6 +143,11 @@ int tp_diag_host_sync(const tp_diag_ctx *d, size_t row);
 
 /* 1 when (pid, tid) is a training thread (every thread when none launched anything). */
 int tp_diag_launch_thread(const tp_diag_ctx *d, int64_t pid, int64_t tid);
+
+/* tp_diag_launch_thread of model row `row`'s (pid, tid). */
+static inline int tp_diag_row_launch_thread(const tp_diag_ctx *d, size_t row) {
+    return d->place_launch[tp_ev_place_index(d->ev, row)];
+}
 
 /* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1. */
 long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row);

@@ -20,8 +20,7 @@ void tp_diag_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         if (!d->v->gpu[i] && tp_an_is_range(d->ev->cat[row], TP_AN_RANGES_ALL) &&
-            (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
-            tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row)) &&
+            (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) && tp_diag_row_launch_thread(d, row) &&
             d->v->ts[i] >= d->w0 && d->v->ts[i] < d->w1)
             tp_diag_blame_add(d, &bl, (long)row, tp_diag_vend(d->v, i) - d->v->ts[i]);
     }

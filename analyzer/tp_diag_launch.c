@@ -33,22 +33,10 @@ static double median(double *v, size_t n) {
     return tp_an_percentile(v, n, 50); /* NaN when n == 0 */
 }
 
-/* Launch calls of the training threads inside the window. */
-static size_t count_launches(tp_diag_ctx *d) {
-    size_t n = 0;
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        n += !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) && d->v->ts[i] >= d->w0 &&
-             d->v->ts[i] < d->w1 &&
-             tp_diag_launch_thread(d, tp_ev_pid(d->ev, row), tp_ev_tid(d->ev, row));
-    }
-    return n;
-}
-
 /* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
  * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
 static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
-    double *gd = tp_an_alloc(d->v->n_gpu + 1, sizeof *gd);
+    double *gd = tp_an_tmp(d->v, d->v->n_gpu + 1, sizeof *gd); /* pages another gave back */
     memset(st, 0, sizeof *st);
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
@@ -69,10 +57,10 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     tp_an_ivset_minus(&d->sync, &d->data, &sync_only);
     int64_t host_free = d->win - tp_an_ivset_len(&sync_only) - tp_an_ivset_len(&d->data);
     tp_an_ivset_free(&sync_only);
-    st->nl = count_launches(d);
+    st->nl = d->n_launch_win; /* counted with the context's sets */
     st->median_ns = median(gd, st->nk);
     st->gap_ns = st->nl ? (double)host_free / (double)st->nl : NAN;
-    free(gd);
+    tp_an_tmp_put(d->v, gd);
     st->cost = d->split.shortg + d->split.other;
     st->sev = tp_diag_share(st->cost, d->win);
     d->launch_verdict =

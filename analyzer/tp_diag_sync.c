@@ -43,10 +43,9 @@ void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
     size_t n_api = 0, n_rec = 0;
     long worst = -1;
     tp_diag_blame bl = {0};
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        if (d->v->ts[i] < d->w0 || d->v->ts[i] >= d->w1 || !tp_diag_is_sync_row(d, row) ||
-            !tp_diag_host_sync(d, row))
+    for (size_t k = 0; k < d->n_sync_at; k++) { /* the host syncs, found with the sync set */
+        size_t i = d->sync_at[k], row = d->v->row[i];
+        if (d->v->ts[i] < d->w0 || d->v->ts[i] >= d->w1)
             continue;
         if (!tp_diag_is_api(d->ev->cat[row])) {
             n_rec++;

@@ -381,6 +381,44 @@ static void test_percentile2(void) {
         }
 }
 
+/* Whole numbers (the selection by digits): every range of values, negative ones, many
+ * equal, one value only, and a -0.0 or a fraction among them (the quickselect then): the
+ * same doubles as the sorted definition, one percentile or two at once. */
+static void test_percentile_whole(void) {
+    const size_t ns[] = {4096, 4097, 30001};
+    const uint64_t spans[] = {1, 3, 1000, 1u << 20, UINT64_C(1) << 40, UINT64_C(1) << 52};
+    const double qs[][2] = {{0, 100}, {50, 95}, {50, 90}, {25, 75}, {99.9, 100}, {50, 50}};
+    uint64_t s = 77;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (int odd = 0; odd < 4; odd++) {
+                size_t n = ns[a];
+                double *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+                double *x = malloc(n * sizeof *x);
+                for (size_t i = 0; i < n; i++) {
+                    uint64_t r = rnd(&s) % spans[z];
+                    if (odd == 1) /* clustered: most values in a few low ones */
+                        r = i % 10 ? r % 5 : r;
+                    v[i] = (double)(int64_t)r - (odd == 2 ? (double)(spans[z] / 2) : 0);
+                }
+                if (odd == 3) /* a value that is not a whole number, or -0.0 */
+                    v[n / 2] = spans[z] % 2 ? -0.0 : 0.5;
+                memcpy(w, v, n * sizeof *v);
+                qsort(w, n, sizeof *w, cmp_dbl);
+                for (size_t b = 0; b < sizeof qs / sizeof *qs; b++) {
+                    double p1, p2;
+                    memcpy(x, v, n * sizeof *v);
+                    tp_an_percentile2(x, n, qs[b][0], qs[b][1], &p1, &p2);
+                    CHECK(same_bits(p1, tp_an_percentile_sorted(w, n, qs[b][0])));
+                    CHECK(same_bits(p2, tp_an_percentile_sorted(w, n, qs[b][1])));
+                    memcpy(x, v, n * sizeof *v);
+                    CHECK(same_bits(tp_an_percentile(x, n, qs[b][1]),
+                                    tp_an_percentile_sorted(w, n, qs[b][1])));
+                }
+                free(v), free(w), free(x);
+            }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -390,6 +428,7 @@ int main(void) {
     TP_RUN(test_keyrow_sort);
     TP_RUN(test_describe_counting);
     TP_RUN(test_percentile2);
+    TP_RUN(test_percentile_whole);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     return tp_test_summary();

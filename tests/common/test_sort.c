@@ -85,6 +85,23 @@ static void test_order_matches_stable_qsort(void) {
         }
 }
 
+/* Keys in one or two ascending runs (the merge path), with keys shared across the runs and
+ * within each: still the stable order. */
+static void test_order_two_runs(void) {
+    const size_t sizes[] = {1, 2, 3, 10, 999, 5000};
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+        for (size_t split = 0; split <= 3; split++) {
+            size_t n = sizes[z], m = split * n / 3;
+            int64_t *col = malloc((n + 1) * sizeof *col);
+            for (size_t i = 0; i < m; i++)
+                col[i] = (int64_t)(i / 3) * 2 - 7;
+            for (size_t i = m; i < n; i++)
+                col[i] = (int64_t)((i - m) / 2) - 5;
+            check_rows(col, n);
+            free(col);
+        }
+}
+
 /* Sorting rows by a secondary then a primary key sorts by both (what tp_model relies on). */
 static void test_two_keys(void) {
     enum { N = 5000 };
@@ -224,6 +241,7 @@ static void test_structs(void) {
 
 int main(void) {
     TP_RUN(test_order_matches_stable_qsort);
+    TP_RUN(test_order_two_runs);
     TP_RUN(test_two_keys);
     TP_RUN(test_grouped);
     TP_RUN(test_doubles);
