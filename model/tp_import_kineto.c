@@ -863,28 +863,28 @@ static int defer_event(kparse *p) {
     int row = (e->have & H_DUR) && (e->have & H_CAT) && !trace_cat; /* commit_event's test */
     if (row && !(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
-    if (row) { /* only rows intern their strings */
-        size_t dn = e->dims.len ? strlen(e->dims.p) : 0;
+    size_t dn = e->dims.len ? strlen(e->dims.p) : 0; /* commit_event reads it to its NUL */
+    if (row) {                                       /* only rows intern their strings */
         e->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
         e->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
         e->dims_h = dn ? tp_model_str_hash(e->dims.p, dn) : 0;
     }
     deferred *d = p->defer;
-    const strbuf *str[5] = {&e->name, &e->cat, &e->arg_name, &e->dims, &e->callstack};
-    drec h = {.text = d->text_len, .have = (uint8_t)e->have, .ph = e->ph};
-    size_t sum = 0;
-    for (int k = 0; k < 5; k++) { /* dims to its NUL, as commit_event reads it */
-        size_t n = k == 3 && str[k]->len ? strlen(str[k]->p) : str[k]->len;
-        h.len[k] = (uint32_t)n;
-        sum += n + 1;
-    }
-    TP_MEM_XGROW(d->text, d->text_cap, d->text_len + sum);
-    for (int k = 0; k < 5; k++)
-        defer_str(d, str[k]->p, h.len[k]);
-    if (!d->rec_cap) { /* a mapping of its own (over malloc's mmap threshold), touched only
-                          as used and given back whole: grown from small, its old copies
-                          were holes in the heap that later allocations fragmented (+0.5 MiB
-                          on param_resnet's report) */
+    drec h = {.text = d->text_len,
+              .len = {(uint32_t)e->name.len, (uint32_t)e->cat.len, (uint32_t)e->arg_name.len,
+                      (uint32_t)dn, (uint32_t)e->callstack.len},
+              .have = (uint8_t)e->have,
+              .ph = e->ph};
+    TP_MEM_XGROW(d->text, d->text_cap,
+                 d->text_len + e->name.len + e->cat.len + e->arg_name.len + dn + e->callstack.len +
+                     5);
+    defer_str(d, e->name.p, e->name.len);
+    defer_str(d, e->cat.p, e->cat.len);
+    defer_str(d, e->arg_name.p, e->arg_name.len);
+    defer_str(d, e->dims.p, dn);
+    defer_str(d, e->callstack.p, e->callstack.len);
+    if (!d->rec_cap) { /* one mapping (over malloc's mmap threshold), touched only as used
+                          and given back whole, rather than copies grown from small */
         d->rec_cap = DEFER_REC_FIRST;
         d->rec = tp_mem_xalloc(d->rec_cap, 1);
     }
@@ -921,12 +921,12 @@ static void replay(kparse *p, deferred *d) {
         UNDEFER_G(2, 14, 8);
         e.have = h.have, e.ph = h.ph;
         at += sizeof h + 8 * nv;
-        strbuf *str[5] = {&e.name, &e.cat, &e.arg_name, &e.dims, &e.callstack};
         char *t = d->text + h.text;
-        for (int k = 0; k < 5; k++) {
-            str[k]->p = t, str[k]->len = h.len[k];
-            t += h.len[k] + 1;
-        }
+        e.name.p = t, e.name.len = h.len[0], t += h.len[0] + 1;
+        e.cat.p = t, e.cat.len = h.len[1], t += h.len[1] + 1;
+        e.arg_name.p = t, e.arg_name.len = h.len[2], t += h.len[2] + 1;
+        e.dims.p = t, e.dims.len = h.len[3], t += h.len[3] + 1;
+        e.callstack.p = t, e.callstack.len = h.len[4];
         commit_event(p, &e);
         p->event_idx++;
     }
