@@ -764,11 +764,11 @@ static void commit_device(kparse *p) {
 /* Events parsed ahead by the second thread of a split parse, or by a walk of a piece, in
  * order, packed: an event is 304 bytes, most of them fields still at event_reset's values
  * (2.4x the text it came from, ~1,000 events per 128 KiB piece, held by every piece in
- * flight), so each is kept as a drec (its strings' place and lengths, which fields follow)
- * and the 8-byte fields that differ from event_reset's, ~100-130 bytes. Their strings live
- * in `text`, each NUL-terminated, one event's five one after the other. */
+ * flight), so each is kept as a drec (its strings' place and lengths, which groups follow)
+ * and its 8-byte words, those of a group only when one differs from event_reset's: 104-128
+ * bytes. Their strings live in `text`, each NUL-terminated, one event's five in a row. */
 typedef struct deferred {
-    unsigned char *rec; /* the packed events: a drec and its fields' values each */
+    unsigned char *rec; /* the packed events: a drec and its words each */
     size_t rec_len, rec_cap;
     size_t n;
     char *text;
@@ -831,7 +831,7 @@ static const uint64_t defer_blank_w[DEFER_WORDS] = {
     UINT64_MAX, UINT64_MAX, 0,                     /* seq, fwd_tid, dims_h */
     UINT64_MAX, 0x7ff8000000000000ull, UINT64_MAX, /* bytes, bw, dev_type */
     UINT64_MAX, 0, UINT64_MAX, UINT64_MAX, 0};     /* dev_id, mem_bytes, total_*, addr */
-/* clang-format on */ /* dev_id, mem_bytes, total_*, addr */
+/* clang-format on */
 
 #define DEFER_REC_FIRST (256u << 10) /* a drec buffer's first size (~2,000 events) */
 
