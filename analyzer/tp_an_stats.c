@@ -566,12 +566,12 @@ static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t l
     } while (0)
 
 static void np_pos_sift_down(const uint32_t *ge, uint32_t *a, size_t i, size_t n) {
-    uint32_t tmp = a[i];
+    uint32_t tmp = a[i], ge_tmp = ge[tmp]; /* read once: a's stores may alias ge for all C knows */
     size_t j;
     for (j = i << 1; j <= n;) {
         if (j < n && ge[a[j]] < a[j + 1])
             j += 1;
-        if (ge[tmp] < a[j]) {
+        if (ge_tmp < a[j]) {
             a[i] = a[j];
             i = j;
             j += j;
