@@ -9,6 +9,8 @@
 #include "tp_an_stats.h"
 
 void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx) {
+    if (!(kt_mask & ~v->gpu_kinds_absent & ((1u << TP_KT_COUNT) - 1)))
+        return;         /* no row of these kinds: no run (kernels asks for each kind) */
     if (v->gpu_order) { /* distinct starts: the subset's sorted order is gpu_order filtered */
         /* HTA's merge (tp_an_ivmerge_add) with only the open run kept: a run is final once
          * an interval starts after every end seen so far, so no set of runs is built (on 10 M

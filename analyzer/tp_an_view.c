@@ -354,13 +354,17 @@ static void classify(tp_an_view *v) {
     tp_an_namememo kt;
     tp_an_namememo_open(&kt, v->m, ktype_test);
     v->n_gpu = 0;
+    unsigned kinds = 0;
     for (size_t k = 0; k < v->n; k++) {
         size_t i = v->row[k];
-        v->gpu[k] = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
-        v->ktype[k] =
-            v->gpu[k] ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
-        v->n_gpu += v->gpu[k];
+        uint8_t g = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
+        uint8_t t = g ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
+        v->gpu[k] = g;
+        v->ktype[k] = t;
+        kinds |= (unsigned)g << t;
+        v->n_gpu += g;
     }
+    v->gpu_kinds_absent = ~kinds & ((1u << TP_KT_COUNT) - 1);
     tp_an_namememo_close(&kt);
 }
 
@@ -437,9 +441,14 @@ struct tp_an_gpu_sums {
     tp_an_gpu_sum s[GPU_MASKS];
 };
 
+/* The masks that select the same rows are one union: only the kinds present count */
+static unsigned gpu_sum_slot(const tp_an_view *v, unsigned kt_mask) {
+    return kt_mask & ~v->gpu_kinds_absent & (GPU_MASKS - 1);
+}
+
 int tp_an_view_gpu_sum_get(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum *out) {
     struct tp_an_gpu_sums *c = v->gpu_sums;
-    unsigned m = kt_mask & (GPU_MASKS - 1);
+    unsigned m = gpu_sum_slot(v, kt_mask);
     if (!c)
         return 0;
     pthread_mutex_lock(&c->mu);
@@ -452,7 +461,7 @@ int tp_an_view_gpu_sum_get(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum 
 
 void tp_an_view_gpu_sum_put(const tp_an_view *v, unsigned kt_mask, const tp_an_gpu_sum *s) {
     struct tp_an_gpu_sums *c = v->gpu_sums;
-    unsigned m = kt_mask & (GPU_MASKS - 1);
+    unsigned m = gpu_sum_slot(v, kt_mask);
     if (!c)
         return;
     pthread_mutex_lock(&c->mu);

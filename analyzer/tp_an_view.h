@@ -83,14 +83,16 @@ typedef struct {
     uint8_t *linked;   /* 1: a correlated partner existed before trimming (HTA index_correlation
                           > 0) */
     size_t n_gpu;
-    uint32_t *gpu_order;     /* the n_gpu GPU rows by start, when no two of them start at the same
-                                time (then numpy's argsort of any subset of their starts is this
-                                order filtered, and HTA's merges need no sort); else NULL */
-    const uint32_t *by_corr; /* the view rows with a correlation, by (correlation, row),
-                                when the view's rows are the model's in the model's order
-                                (native, no window): the model's correlation index
-                                (tp_rank.by_corr), borrowed, so analyses that group rows by
-                                correlation need no sort of their own; else NULL */
+    unsigned gpu_kinds_absent; /* bit t: no GPU row is of kind t (0: not known; a mask of only
+                                  such kinds selects nothing) */
+    uint32_t *gpu_order;       /* the n_gpu GPU rows by start, when no two of them start at the same
+                                  time (then numpy's argsort of any subset of their starts is this
+                                  order filtered, and HTA's merges need no sort); else NULL */
+    const uint32_t *by_corr;   /* the view rows with a correlation, by (correlation, row),
+                                  when the view's rows are the model's in the model's order
+                                  (native, no window): the model's correlation index
+                                  (tp_rank.by_corr), borrowed, so analyses that group rows by
+                                  correlation need no sort of their own; else NULL */
     size_t n_by_corr;
     int trimmed;                     /* 1: profiler-step trimming was applied */
     struct tp_an_gpu_sums *gpu_sums; /* the GPU unions' figures per kind mask, found once for
