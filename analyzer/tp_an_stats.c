@@ -715,6 +715,14 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
 /* numpy's argsort of v[0..num) (num < 2^32) given its stable order `rows`. */
 static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
                             tp_scratch *s) {
+    size_t d = 1;
+    while (d < num && v[rows[d - 1]] != v[rows[d]])
+        d++;
+    if (d == num) { /* distinct keys have one ascending order, whatever the algorithm */
+        for (size_t i = 0; i < num; i++)
+            tosort[i] = rows[i];
+        return;
+    }
     uint32_t *ge = tp_scratch_get(s, num, sizeof *ge);
     size_t ng = 0; /* from the last place down: each place's key against the next one's */
     uint32_t last = (uint32_t)(num - 1);
@@ -728,12 +736,6 @@ static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, 
             ng += last == p + 1; /* a group's first pair */
         ge[p] = last;
         next = k;
-    }
-    if (!ng) { /* distinct keys have one ascending order, whatever the algorithm */
-        for (size_t i = 0; i < num; i++)
-            tosort[i] = rows[i];
-        tp_scratch_put(s, ge);
-        return;
     }
     uint32_t *g = tp_scratch_get(s, 2 * ng, sizeof *g), *u = tp_scratch_get(s, num, sizeof *u);
     for (size_t p = 0, k = 0; p < num; p = ge[p] + 1)
