@@ -102,7 +102,7 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     for (int t = 0; t < 3; t++) {
         off[t] = k.n;
         k.bit = 1 << t;
-        tp_an_gpu_runs(v, 1u << t, run_edges, &k);
+        tp_an_gpu_runs_kept(v, 1u << t, run_edges, &k); /* temporal and overlap reuse two */
     }
     off[3] = k.n;
     sweep w = {.compat = v->opts.compat_hta != 0, .out = out};

@@ -5,6 +5,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tp_mem.h"
 #include "tp_sort.h"
@@ -454,92 +457,22 @@ static size_t *np_partition(const int64_t *v, size_t *pl, size_t *pr) {
     return pi;
 }
 
-/* Distinct keys have one ascending order, whatever the algorithm: the stable radix order
- * `rows` (the rows by key, stably). Returns 0 (idx untouched) when two keys are equal, where
- * numpy's own order is needed; then *tie (when not NULL) gets a block of `s` that marks, per
- * index, the keys that occur more than once. */
-static int argsort_distinct(const int64_t *v, size_t n, const uint32_t *rows, size_t *idx,
-                            uint8_t **tie, tp_scratch *s) {
-    int distinct = 1;
-    for (size_t i = 1; i < n && distinct; i++)
-        distinct = v[rows[i - 1]] != v[rows[i]];
-    for (size_t i = 0; i < n && distinct; i++)
-        idx[i] = rows[i];
-    if (!distinct && tie) {
-        *tie = tp_scratch_get0(s, n, 1);
-        for (size_t i = 1; i < n; i++)
-            if (v[rows[i - 1]] == v[rows[i]])
-                (*tie)[rows[i - 1]] = (*tie)[rows[i]] = 1;
-    }
-    return distinct;
-}
-
-/* What sorting the parts of numpy's recursion whose keys are distinct needs. */
-typedef struct {
-    uint8_t *tie;         /* per index: its key occurs more than once; NULL: unknown */
-    const uint32_t *rows; /* all indices by key, stably (with tie) */
-    size_t n;
-} np_shortcut;
-
-/* When no key of tosort[pl..pr] occurs twice in the whole array, sorts that part and returns
- * 1; else 0. Such a part holds exactly the keys from its smallest to its largest: numpy's
- * partitions put every key below a pivot on its left and every key above on its right, so a
- * key between two of the part's that is not in it would have been split from them by a pivot
- * between them, and one equal to the part's smallest or largest would be a repeat. Distinct
- * keys have one ascending order, so the part is a slice of `rows`: where its smallest key
- * is, found by bisection. */
-static int np_sort_if_distinct(const int64_t *v, size_t *pl, size_t *pr, np_shortcut *s) {
-    if (!s->tie)
-        return 0;
-    size_t n = (size_t)(pr - pl + 1);
-    int64_t lo = v[pl[0]], hi = lo;
-    for (size_t i = 0; i < n; i++) {
-        if (s->tie[pl[i]])
-            return 0;
-        lo = v[pl[i]] < lo ? v[pl[i]] : lo;
-        hi = v[pl[i]] > hi ? v[pl[i]] : hi;
-    }
-    size_t a = 0, b = s->n; /* the first place in rows whose key is >= lo */
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (v[s->rows[m]] < lo)
-            a = m + 1;
-        else
-            b = m;
-    }
-    if (a + n > s->n || v[s->rows[a]] != lo || v[s->rows[a + n - 1]] != hi)
-        return 0; /* cannot happen (see above); numpy's own steps would still be right */
-    for (size_t i = 0; i < n; i++)
-        pl[i] = s->rows[a + i];
-    return 1;
-}
-
-/* numpy's introsort, where every part whose keys are all distinct (most of them, when few
- * keys repeat) is finished from the stable order instead: numpy's partitions, and hence
- * which indices each part holds, are followed exactly; only the order inside a part is
- * reached another way, and for distinct keys it is the same. */
-static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
-                            tp_scratch *s) {
-    np_shortcut sc = {NULL, rows, num};
-    if (rows && argsort_distinct(v, num, rows, tosort, &sc.tie, s))
-        return;
+/* numpy's plain introsort on the keys themselves (small arrays, or no stable order). */
+static void argsort_np_plain(const int64_t *v, size_t num, size_t *tosort) {
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
     if (num < 2)
-        goto done;
+        return;
     size_t *pl = tosort, *pr = tosort + num - 1;
     size_t *stack[NP_QS_STACK], **sptr = stack;
     int depth[NP_QS_STACK], *psdepth = depth;
     int cdepth = np_msb(num) * 2;
     for (;;) {
         if (cdepth < 0) {
-            if (!np_sort_if_distinct(v, pl, pr, &sc))
-                np_aheapsort(v, pl, (size_t)(pr - pl + 1));
+            np_aheapsort(v, pl, (size_t)(pr - pl + 1));
             goto stack_pop;
         }
         while ((pr - pl) > NP_SMALL_QUICKSORT) {
-            if (np_sort_if_distinct(v, pl, pr, &sc))
-                goto stack_pop;
             size_t *pi = np_partition(v, pl, pr);
             if (pi - pl < pr - pi) {
                 *sptr++ = pi + 1;
@@ -560,13 +493,268 @@ static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, 
         pl = *(--sptr);
         cdepth = *(--psdepth);
     }
-done:
-    tp_scratch_put(s, sc.tie);
+}
+
+/* ---- The same introsort on positions: each index is replaced by its place p in the stable
+ * order `rows` (the rows by key, stably), so that the elements are distinct 32-bit numbers
+ * in key order, and keys compare by place: with ge[p] the last place of p's key and gs(p)
+ * its first, key(a) < key(b) exactly when ge[a] < b, and a pivot P's scans compare each
+ * element itself with gs(P) and ge[P]. Every comparison of numpy's has the same outcome, so
+ * the moves, and hence the permutation, are numpy's; the scans read one contiguous array
+ * instead of an index and then its key (the queue analysis's input makes numpy partition
+ * ~30 times over, with heapsorts). */
+
+/* The keys that occur more than once: groups of places [g[2k], g[2k + 1]], ascending. */
+typedef struct {
+    const uint32_t *ge; /* per place: the last place with its key */
+    const uint32_t *g;
+    size_t ng;
+} np_ties;
+
+/* The first group whose last place is >= p (ng when none). */
+static size_t np_group_from(const np_ties *t, uint64_t p) {
+    size_t a = 0, b = t->ng;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (t->g[2 * m + 1] < p)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+static uint32_t np_first_place(const np_ties *t, uint32_t p) {
+    size_t k = np_group_from(t, p);
+    return k < t->ng && t->g[2 * k] <= p ? t->g[2 * k] : p;
+}
+
+/* Sorts u[0..n) itself when its keys are pairwise distinct (then ascending places are the one
+ * key order) and returns 1; else 0. Every place strictly between lo and hi is in the part
+ * (its key lies strictly between the keys of the pivots that bound the part), so a group of
+ * two or more places there is a tie for certain, found without reading the part. */
+static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t lo, int64_t hi) {
+    size_t k = np_group_from(t, (uint64_t)(lo + 1));
+    if (k < t->ng && (int64_t)t->g[2 * k] <= lo)
+        k++; /* the group of the lower pivot's key */
+    if (k < t->ng && (int64_t)t->g[2 * k + 1] < hi)
+        return 0;
+    uint32_t mn = u[0], mx = u[0];
+    for (size_t i = 1; i < n; i++) {
+        mn = u[i] < mn ? u[i] : mn;
+        mx = u[i] > mx ? u[i] : mx;
+    }
+    if ((size_t)(mx - mn) + 1 != n)
+        return 0; /* not every place of [mn, mx]: only bounding keys' places are missing */
+    /* the part is the places [mn, mx]: distinct keys unless a group has two of them */
+    for (k = np_group_from(t, (uint64_t)mn + 1); k < t->ng && t->g[2 * k] < mx; k++) {
+        uint32_t a = t->g[2 * k] > mn ? t->g[2 * k] : mn;
+        uint32_t b = t->g[2 * k + 1] < mx ? t->g[2 * k + 1] : mx;
+        if (b > a)
+            return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        u[i] = mn + (uint32_t)i;
+    return 1;
+}
+
+#define POS_SWAP(a, b)                                                                             \
+    do {                                                                                           \
+        uint32_t t_ = (a);                                                                         \
+        (a) = (b);                                                                                 \
+        (b) = t_;                                                                                  \
+    } while (0)
+
+static void np_pos_sift_down(const uint32_t *ge, uint32_t *a, size_t i, size_t n) {
+    uint32_t tmp = a[i], ge_tmp = ge[tmp]; /* read once: a's stores may alias ge for all C knows */
+    size_t j;
+    for (j = i << 1; j <= n;) {
+        if (j < n && ge[a[j]] < a[j + 1])
+            j += 1;
+        if (ge_tmp < a[j]) {
+            a[i] = a[j];
+            i = j;
+            j += j;
+        } else
+            break;
+    }
+    a[i] = tmp;
+}
+
+static void np_pos_heapsort(const uint32_t *ge, uint32_t *u, size_t n) {
+    uint32_t *a = u - 1;
+    for (size_t l = n >> 1; l > 0; --l)
+        np_pos_sift_down(ge, a, l, n);
+    for (; n > 1;) {
+        uint32_t tmp = a[n];
+        a[n] = a[1];
+        a[1] = tmp;
+        n -= 1;
+        np_pos_sift_down(ge, a, 1, n);
+    }
+}
+
+static void np_pos_insertion(const uint32_t *ge, uint32_t *pl, uint32_t *pr) {
+    for (uint32_t *pi = pl + 1; pi <= pr; ++pi) {
+        uint32_t vi = *pi, gi = ge[vi];
+        uint32_t *pj = pi, *pk = pi - 1;
+        while (pj > pl && gi < *pk)
+            *pj-- = *pk--;
+        *pj = vi;
+    }
+}
+
+/* The partition's scans: the first place after pi whose element is >= gs, and the last one
+ * before pj whose element is <= ge (numpy's `do ++pi while (v[*pi] < vp)` and `do --pj while
+ * (vp < v[*pj])`). `stop` holds such an element for certain (the pivot, the part's first
+ * element). With SSE2, when places fit in 31 bits (wide: the signed compare then orders
+ * them), eight at a time are passed over while none of them stops the scan, up to `stop`;
+ * the element-wise loop then finds the same element numpy's does. */
+static uint32_t *np_scan_up(uint32_t *pi, const uint32_t *stop, uint32_t gs, int wide) {
+#if defined(__SSE2__)
+    if (wide) {
+        __m128i g = _mm_set1_epi32((int32_t)gs);
+        for (const uint32_t *lim = stop - 7; pi + 1 <= lim; pi += 8) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(pi + 1));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(pi + 5));
+            __m128i below = _mm_and_si128(_mm_cmplt_epi32(a, g), _mm_cmplt_epi32(b, g));
+            if (_mm_movemask_ps(_mm_castsi128_ps(below)) != 0xf)
+                break;
+        }
+    }
+#else
+    (void)stop, (void)wide;
+#endif
+    do
+        ++pi;
+    while (*pi < gs);
+    return pi;
+}
+
+static uint32_t *np_scan_down(uint32_t *pj, const uint32_t *stop, uint32_t ge, int wide) {
+#if defined(__SSE2__)
+    if (wide) {
+        __m128i g = _mm_set1_epi32((int32_t)ge);
+        for (const uint32_t *lim = stop + 8; pj >= lim; pj -= 8) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(pj - 4));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(pj - 8));
+            __m128i above = _mm_and_si128(_mm_cmpgt_epi32(a, g), _mm_cmpgt_epi32(b, g));
+            if (_mm_movemask_ps(_mm_castsi128_ps(above)) != 0xf)
+                break;
+        }
+    }
+#else
+    (void)stop, (void)wide;
+#endif
+    do
+        --pj;
+    while (ge < *pj);
+    return pj;
+}
+
+typedef struct {
+    uint32_t *pl, *pr;
+    int64_t lo, hi; /* the places strictly between are all in the part */
+    int depth;
+} np_pos_part;
+
+static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
+    const uint32_t *ge = t->ge;
+    uint32_t *pl = u, *pr = u + num - 1;
+    np_pos_part stack[NP_QS_STACK / 2], *sp = stack;
+    int64_t lo = -1, hi = (int64_t)num;
+    int cdepth = np_msb(num) * 2, wide = num <= INT32_MAX;
+    for (;;) {
+        if (cdepth < 0) {
+            if (!np_pos_if_distinct(t, pl, (size_t)(pr - pl + 1), lo, hi))
+                np_pos_heapsort(ge, pl, (size_t)(pr - pl + 1));
+            goto stack_pop;
+        }
+        while ((pr - pl) > NP_SMALL_QUICKSORT) {
+            if (np_pos_if_distinct(t, pl, (size_t)(pr - pl + 1), lo, hi))
+                goto stack_pop;
+            uint32_t *pm = pl + ((pr - pl) >> 1);
+            if (ge[*pm] < *pl)
+                POS_SWAP(*pm, *pl);
+            if (ge[*pr] < *pm)
+                POS_SWAP(*pr, *pm);
+            if (ge[*pm] < *pl)
+                POS_SWAP(*pm, *pl);
+            uint32_t gs_p = np_first_place(t, *pm), ge_p = ge[*pm];
+            uint32_t *pi = pl, *pj = pr - 1;
+            POS_SWAP(*pm, *pj);
+            for (;;) {
+                pi = np_scan_up(pi, pr - 1, gs_p, wide);
+                pj = np_scan_down(pj, pl, ge_p, wide);
+                if (pi >= pj)
+                    break;
+                POS_SWAP(*pi, *pj);
+            }
+            POS_SWAP(*pi, *(pr - 1));
+            /* left of the pivot: keys up to its key, all those below; right: the rest */
+            if (pi - pl < pr - pi) {
+                *sp++ = (np_pos_part){pi + 1, pr, ge_p, hi, 0};
+                pr = pi - 1;
+                hi = gs_p;
+            } else {
+                *sp++ = (np_pos_part){pl, pi - 1, lo, gs_p, 0};
+                pl = pi + 1;
+                lo = ge_p;
+            }
+            sp[-1].depth = --cdepth;
+        }
+        np_pos_insertion(ge, pl, pr);
+    stack_pop:
+        if (sp == stack)
+            break;
+        --sp;
+        pl = sp->pl, pr = sp->pr, lo = sp->lo, hi = sp->hi, cdepth = sp->depth;
+    }
+}
+
+/* numpy's argsort of v[0..num) (num < 2^32) given its stable order `rows`. */
+static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
+                            tp_scratch *s) {
+    size_t d = 1;
+    while (d < num && v[rows[d - 1]] != v[rows[d]])
+        d++;
+    if (d == num) { /* distinct keys have one ascending order, whatever the algorithm */
+        for (size_t i = 0; i < num; i++)
+            tosort[i] = rows[i];
+        return;
+    }
+    uint32_t *ge = tp_scratch_get(s, num, sizeof *ge);
+    size_t ng = 0; /* from the last place down: each place's key against the next one's */
+    uint32_t last = (uint32_t)(num - 1);
+    int64_t next = v[rows[num - 1]];
+    ge[num - 1] = last;
+    for (size_t p = num - 1; p-- > 0;) {
+        int64_t k = v[rows[p]];
+        if (k != next)
+            last = (uint32_t)p;
+        else
+            ng += last == p + 1; /* a group's first pair */
+        ge[p] = last;
+        next = k;
+    }
+    uint32_t *g = tp_scratch_get(s, 2 * ng, sizeof *g), *u = tp_scratch_get(s, num, sizeof *u);
+    for (size_t p = 0, k = 0; p < num; p = ge[p] + 1)
+        if (ge[p] > p)
+            g[k++] = (uint32_t)p, g[k++] = ge[p];
+    for (size_t p = 0; p < num; p++)
+        u[rows[p]] = (uint32_t)p; /* numpy starts from the indices in order */
+    np_ties t = {ge, g, ng};
+    np_pos_sort(&t, u, num);
+    for (size_t i = 0; i < num; i++)
+        tosort[i] = rows[u[i]];
+    tp_scratch_put(s, u);
+    tp_scratch_put(s, g);
+    tp_scratch_put(s, ge);
 }
 
 void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort, tp_scratch *s) {
     if (num < 64 || num >= UINT32_MAX) { /* numpy's own algorithm throughout */
-        argsort_np_rows(v, num, NULL, tosort, s);
+        argsort_np_plain(v, num, tosort);
         return;
     }
     uint32_t *rows = tp_sort_order_i64_s(v, num, s);
@@ -576,7 +764,10 @@ void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort, tp_scratch *
 
 void tp_an_argsort_np_from(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
                            tp_scratch *s) {
-    argsort_np_rows(v, num, num < 64 ? NULL : rows, tosort, s);
+    if (num < 64)
+        argsort_np_plain(v, num, tosort);
+    else
+        argsort_np_rows(v, num, rows, tosort, s);
 }
 
 static int cmp_keyrow(const void *a, const void *b) {

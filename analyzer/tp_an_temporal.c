@@ -9,6 +9,8 @@
 #include "tp_an_stats.h"
 
 void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx) {
+    if (!(kt_mask & ~v->gpu_kinds_absent & ((1u << TP_KT_COUNT) - 1)))
+        return;         /* no row of these kinds: no run (kernels asks for each kind) */
     if (v->gpu_order) { /* distinct starts: the subset's sorted order is gpu_order filtered */
         /* HTA's merge (tp_an_ivmerge_add) with only the open run kept: a run is final once
          * an interval starts after every end seen so far, so no set of runs is built (on 10 M
@@ -62,22 +64,38 @@ void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out) {
     tp_an_gpu_runs(v, kt_mask, run_to_set, out);
 }
 
-typedef struct {
-    int64_t len, first, last;
-    size_t n;
-} union_sum;
-
 static void run_to_sum(void *ctx, int64_t a, int64_t b) {
-    union_sum *u = ctx;
+    tp_an_gpu_sum *u = ctx;
     if (u->n++ == 0)
         u->first = a;
     u->last = b;
     u->len = tp_an_add(u->len, b - a); /* in run order, as tp_an_ivset_len sums */
 }
 
+typedef struct {
+    tp_an_gpu_sum u;
+    tp_an_run_fn fn;
+    void *ctx;
+} sum_and_pass;
+
+static void run_sum_pass(void *ctx, int64_t a, int64_t b) {
+    sum_and_pass *p = ctx;
+    run_to_sum(&p->u, a, b);
+    p->fn(p->ctx, a, b);
+}
+
+void tp_an_gpu_runs_kept(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx) {
+    sum_and_pass p = {{0}, fn, ctx};
+    tp_an_gpu_runs(v, kt_mask, run_sum_pass, &p);
+    tp_an_view_gpu_sum_put(v, kt_mask, &p.u);
+}
+
 int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last) {
-    union_sum u = {0};
-    tp_an_gpu_runs(v, kt_mask, run_to_sum, &u);
+    tp_an_gpu_sum u = {0};
+    if (!tp_an_view_gpu_sum_get(v, kt_mask, &u)) {
+        tp_an_gpu_runs(v, kt_mask, run_to_sum, &u);
+        tp_an_view_gpu_sum_put(v, kt_mask, &u);
+    }
     if (first)
         *first = u.first;
     if (last)

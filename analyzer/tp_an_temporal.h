@@ -20,7 +20,8 @@ typedef struct {
 void tp_an_temporal_run(const tp_an_view *v, tp_an_temporal *out);
 
 /* Union length of the view's GPU rows whose ktype bit is set in `kt_mask` (1 << tp_ktype);
- * writes the merged first start / last end when non-NULL. Returns 0 for no rows. */
+ * writes the merged first start / last end when non-NULL. Returns 0 for no rows. Found
+ * once per view and mask (tp_an_view_gpu_sum_get). */
 int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last);
 
 /* The runs of those rows, merged by HTA's rule (tp_an_ivset_merge_hta) into `out`
@@ -31,5 +32,8 @@ void tp_an_gpu_merge(const tp_an_view *v, unsigned kt_mask, tp_an_ivset *out);
  * that only sums or copies them touches no memory of one entry per run). */
 typedef void (*tp_an_run_fn)(void *ctx, int64_t a, int64_t b);
 void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx);
+
+/* tp_an_gpu_runs, and the union's figures kept in the view for tp_an_gpu_union. */
+void tp_an_gpu_runs_kept(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx);
 
 #endif

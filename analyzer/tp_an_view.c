@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,13 +354,17 @@ static void classify(tp_an_view *v) {
     tp_an_namememo kt;
     tp_an_namememo_open(&kt, v->m, ktype_test);
     v->n_gpu = 0;
+    unsigned kinds = 0;
     for (size_t k = 0; k < v->n; k++) {
         size_t i = v->row[k];
-        v->gpu[k] = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
-        v->ktype[k] =
-            v->gpu[k] ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
-        v->n_gpu += v->gpu[k];
+        uint8_t g = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
+        uint8_t t = g ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
+        v->gpu[k] = g;
+        v->ktype[k] = t;
+        kinds |= (unsigned)g << t;
+        v->n_gpu += g;
     }
+    v->gpu_kinds_absent = ~kinds & ((1u << TP_KT_COUNT) - 1);
     tp_an_namememo_close(&kt);
 }
 
@@ -427,6 +432,44 @@ static void link_part(void *arg) {
     link_rows(p->v, p->cls);
 }
 
+/* The kinds are below TP_KT_COUNT, so a mask's low bits name its rows (~0u: all) */
+#define GPU_MASKS (1u << TP_KT_COUNT)
+
+struct tp_an_gpu_sums {
+    pthread_mutex_t mu; /* two threads run analyses of one view at once */
+    unsigned have;      /* bit m: s[m] found */
+    tp_an_gpu_sum s[GPU_MASKS];
+};
+
+/* The masks that select the same rows are one union: only the kinds present count */
+static unsigned gpu_sum_slot(const tp_an_view *v, unsigned kt_mask) {
+    return kt_mask & ~v->gpu_kinds_absent & (GPU_MASKS - 1);
+}
+
+int tp_an_view_gpu_sum_get(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum *out) {
+    struct tp_an_gpu_sums *c = v->gpu_sums;
+    unsigned m = gpu_sum_slot(v, kt_mask);
+    if (!c)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    int have = (c->have >> m) & 1;
+    if (have)
+        *out = c->s[m];
+    pthread_mutex_unlock(&c->mu);
+    return have;
+}
+
+void tp_an_view_gpu_sum_put(const tp_an_view *v, unsigned kt_mask, const tp_an_gpu_sum *s) {
+    struct tp_an_gpu_sums *c = v->gpu_sums;
+    unsigned m = gpu_sum_slot(v, kt_mask);
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->s[m] = *s;
+    c->have |= 1u << m;
+    pthread_mutex_unlock(&c->mu);
+}
+
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts) {
     memset(v, 0, sizeof *v);
     v->m = m;
@@ -436,6 +479,9 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     else
         tp_an_opts_init(&v->opts);
     v->rank = v->opts.compat_hta ? r->rank_hta : r->rank;
+    v->gpu_sums = tp_an_alloc(1, sizeof *v->gpu_sums);
+    memset(v->gpu_sums, 0, sizeof *v->gpu_sums);
+    pthread_mutex_init(&v->gpu_sums->mu, NULL);
     size_t n = r->ev.n;
     /* Scratch kept between the analyses: up to 24 bytes per row (three columns of int64):
      * on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak RSS
@@ -490,6 +536,10 @@ void tp_an_view_free(tp_an_view *v) {
     free(v->link);
     free(v->linked);
     free(v->gpu_order);
+    if (v->gpu_sums) {
+        pthread_mutex_destroy(&v->gpu_sums->mu);
+        free(v->gpu_sums);
+    }
     tp_scratch_close(v->scratch);
     memset(v, 0, sizeof *v);
 }

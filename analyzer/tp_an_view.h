@@ -83,16 +83,20 @@ typedef struct {
     uint8_t *linked;   /* 1: a correlated partner existed before trimming (HTA index_correlation
                           > 0) */
     size_t n_gpu;
-    uint32_t *gpu_order;     /* the n_gpu GPU rows by start, when no two of them start at the same
-                                time (then numpy's argsort of any subset of their starts is this
-                                order filtered, and HTA's merges need no sort); else NULL */
-    const uint32_t *by_corr; /* the view rows with a correlation, by (correlation, row),
-                                when the view's rows are the model's in the model's order
-                                (native, no window): the model's correlation index
-                                (tp_rank.by_corr), borrowed, so analyses that group rows by
-                                correlation need no sort of their own; else NULL */
+    unsigned gpu_kinds_absent; /* bit t: no GPU row is of kind t (0: not known; a mask of only
+                                  such kinds selects nothing) */
+    uint32_t *gpu_order;       /* the n_gpu GPU rows by start, when no two of them start at the same
+                                  time (then numpy's argsort of any subset of their starts is this
+                                  order filtered, and HTA's merges need no sort); else NULL */
+    const uint32_t *by_corr;   /* the view rows with a correlation, by (correlation, row),
+                                  when the view's rows are the model's in the model's order
+                                  (native, no window): the model's correlation index
+                                  (tp_rank.by_corr), borrowed, so analyses that group rows by
+                                  correlation need no sort of their own; else NULL */
     size_t n_by_corr;
-    int trimmed;         /* 1: profiler-step trimming was applied */
+    int trimmed;                     /* 1: profiler-step trimming was applied */
+    struct tp_an_gpu_sums *gpu_sums; /* the GPU unions' figures per kind mask, found once for
+                                        all analyses (tp_an_view_gpu_sum_get); NULL: none kept */
     tp_scratch *scratch; /* the analyses' per-row scratch arrays (tp_an_tmp): blocks given
                             back stay mapped for the next analysis of this view */
 } tp_an_view;
@@ -116,6 +120,20 @@ static inline void *tp_an_tmp0(const tp_an_view *v, size_t n, size_t size) {
 static inline void tp_an_tmp_put(const tp_an_view *v, void *p) {
     tp_scratch_put(v->scratch, p);
 }
+
+/* The figures of one union of GPU rows (tp_an_gpu_union's): its length, summed in run
+ * order, the first run's start, the last run's end, the runs. */
+typedef struct {
+    int64_t len, first, last;
+    size_t n;
+} tp_an_gpu_sum;
+
+/* The union of the GPU rows whose kind bit is in `kt_mask`, when an analysis of `v` has
+ * kept it (1; else 0): temporal, overlap and kernels merge the same kinds (computation in
+ * all three), on either analysis thread, and each merge walks every GPU row. _put keeps one
+ * (the same figures, whichever thread finds them first). */
+int tp_an_view_gpu_sum_get(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum *out);
+void tp_an_view_gpu_sum_put(const tp_an_view *v, unsigned kt_mask, const tp_an_gpu_sum *s);
 
 /* Name of view row i (never NULL). */
 const char *tp_an_view_name(const tp_an_view *v, size_t i);

@@ -301,7 +301,7 @@ static void test_argsort_shortcut(void) {
     int64_t *k = malloc(N * sizeof *k);
     size_t *got = malloc(N * sizeof *got), *want = malloc(N * sizeof *want);
     uint64_t s = 777;
-    for (int shape = 0; shape < 5; shape++)
+    for (int shape = 0; shape < 7; shape++)
         for (size_t n = 64; n <= N; n = n * 5 + 3) {
             for (size_t i = 0; i < n; i++) {
                 if (shape == 0) /* distinct but a few repeated */
@@ -313,8 +313,13 @@ static void test_argsort_shortcut(void) {
                 else if (shape == 3)
                     k[i] = i < n / 2 ? (int64_t)i * 10
                                      : (int64_t)(i - n / 2) * 10 + 3 * (int64_t)(i % 3);
-                else /* descending with a few equal neighbours */
+                else if (shape == 4) /* descending with a few equal neighbours */
                     k[i] = (int64_t)(n - i) / (i % 11 ? 1 : 2);
+                else if (shape == 5) /* launches, then their GPU rows a jitter later (ties) */
+                    k[i] = i < n / 2 ? (int64_t)i * 40
+                                     : (int64_t)(i - n / 2) * 40 + 5 + (int64_t)(rnd(&s) % 60);
+                else /* long runs of one key between distinct ones */
+                    k[i] = (int64_t)(rnd(&s) % 4 ? i : (i / 300) * 300);
             }
             tp_an_argsort_np(k, n, got, NULL);
             ref_argsort(k, n, want);
