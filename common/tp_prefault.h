@@ -9,7 +9,7 @@
  * read or written through the arrays here, so the filling thread needs no lock.
  *
  * The arrays must stay where they are until tp_prefault_stop returns: stop it before any of
- * them may move (a realloc). Not started (NULL) with one core, TP_ANALYSIS_THREADS=1
+ * them may move (a realloc). Not started (NULL) with one CPU, TP_ANALYSIS_THREADS=1
  * (tp_par_two_threads), where the kernel lacks MADV_POPULATE_WRITE, or for little work. */
 #ifndef TP_PREFAULT_H
 #define TP_PREFAULT_H
