@@ -7,9 +7,9 @@
  * memory (a shared tp_scratch is fine: its mutex guards it). Results never depend on whether
  * they ran at once.
  *
- * One core online, or TP_ANALYSIS_THREADS=1 in the environment (the analyses' switch too,
- * tp_rank_analysis), and the pieces run one after the other on the calling thread, as they
- * do when a thread cannot be created. */
+ * One CPU for this process (its affinity), or TP_ANALYSIS_THREADS=1 in the environment (the
+ * analyses' switch too, tp_rank_analysis), and the pieces run one after the other on the calling
+ * thread, as they do when a thread cannot be created. */
 #ifndef TP_PAR_H
 #define TP_PAR_H
 
@@ -20,8 +20,12 @@
  * 0.6 MiB of ~27 on the largest, ~200 k rows). */
 #define TP_PAR_MIN_ROWS ((size_t)1 << 20)
 
-/* 1 when work may go to a second thread: two cores or more online and TP_ANALYSIS_THREADS
- * is not 1. */
+/* The CPUs this process may run on (its affinity mask: taskset, a cpuset), at least 1; the
+ * cores online when the mask cannot be read. */
+int tp_par_cpus(void);
+
+/* 1 when work may go to a second thread: two CPUs or more for this process (tp_par_cpus) and
+ * TP_ANALYSIS_THREADS is not 1. */
 int tp_par_two_threads(void);
 
 /* TP_PAR_MIN_ROWS, or the environment's TP_PAR_MIN_ROWS when set (a number: tests set 1 so

@@ -9,7 +9,7 @@
  * read or written through the arrays here, so the filling thread needs no lock.
  *
  * The arrays must stay where they are until tp_prefault_stop returns: stop it before any of
- * them may move (a realloc). Not started (NULL) with one core, TP_ANALYSIS_THREADS=1
+ * them may move (a realloc). Not started (NULL) with one CPU, TP_ANALYSIS_THREADS=1
  * (tp_par_two_threads), where the kernel lacks MADV_POPULATE_WRITE, or for little work. */
 #ifndef TP_PREFAULT_H
 #define TP_PREFAULT_H
@@ -24,14 +24,20 @@ typedef struct {
 
 typedef struct tp_prefault tp_prefault;
 
-#define TP_PREFAULT_MAX_COLS 16
+#define TP_PREFAULT_MAX_COLS 32
 
 /* Starts faulting in the first cols[i].rows elements of each of cols[0..n) (n <=
  * TP_PREFAULT_MAX_COLS; the descriptions are copied), the same fraction of each at a time
  * (tables filled at their own pace, row by row); NULL when it does not start (see above). */
 tp_prefault *tp_prefault_start(const tp_prefault_col *cols, size_t n);
 
-/* Stops the thread at its next slice and waits for it; NULL is a no-op. */
+/* Adds column *col (copied) whose rows before `from` are written already: an array the writer
+ * created after the start (a table's optional column, at its first value). 1 when it will be
+ * faulted in; 0 for f NULL, stopped, or with TP_PREFAULT_MAX_COLS columns. */
+int tp_prefault_add(tp_prefault *f, const tp_prefault_col *col, size_t from);
+
+/* Stops the thread at its next slice and waits for it; NULL is a no-op. Until then it waits
+ * for columns to add once it has faulted in every one. */
 void tp_prefault_stop(tp_prefault *p);
 
 #endif

@@ -20,6 +20,7 @@
 #include "tp_load_native.h"
 #include "tp_progress.h"
 #include "tp_mem.h"
+#include "tp_par.h"
 
 typedef struct {
     char **v;
@@ -327,10 +328,11 @@ static void *parse_worker(void *arg) {
     return NULL;
 }
 
-/* How many threads parse: TRAINPROF_LOAD_WORKERS when set (>= 1), else one per core. */
+/* How many threads parse: TRAINPROF_LOAD_WORKERS when set (>= 1), else one per CPU of this process.
+ */
 static size_t load_workers(size_t n_files) {
     const char *env = getenv("TRAINPROF_LOAD_WORKERS");
-    long w = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    long w = env && *env ? strtol(env, NULL, 10) : tp_par_cpus();
     w = w < 1 ? 1 : w > 256 ? 256 : w;
     return (size_t)w < n_files ? (size_t)w : n_files;
 }

@@ -1039,112 +1039,91 @@ static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n, tp
 
 #define PERMUTE(col, perm, n, sp) ((col) = permuted((col), sizeof *(col), (perm), (n), (sp)))
 
-/* The cycles of a permutation as runs of `order`: cycle c is order[start[c] .. start[c + 1]),
- * each row's next in its cycle (the row whose value it takes) after it, the last taking the
- * first's. Walking them, a column reads `order` in sequence, as a gather reads `perm`. */
-typedef struct {
-    uint32_t *order;
-    size_t *start; /* n_cycles + 1 */
-    size_t n_cycles;
-} perm_cycles;
-
-/* Column `col` of `T` permuted in place along the cycles: every row read and written once. */
-#define CYCLE_PERMUTE(name, T)                                                                     \
-    static void name(T *col, const perm_cycles *pc) {                                              \
-        for (size_t c = 0; c < pc->n_cycles; c++) {                                                \
-            const uint32_t *o = pc->order + pc->start[c], *end = pc->order + pc->start[c + 1] - 1; \
-            T first = col[*o];                                                                     \
-            for (; o < end; o++)                                                                   \
-                col[o[0]] = col[o[1]];                                                             \
-            col[*end] = first;                                                                     \
-        }                                                                                          \
+/* Column `col` of `T` (n rows) permuted by `perm` through `tmp` (room for n): gathered into
+ * tmp, then copied back, so the column keeps its array. */
+#define GATHER_BACK(name, T)                                                                       \
+    static void name(T *col, const uint32_t *perm, size_t n, T *tmp) {                             \
+        for (size_t i = 0; i < n; i++)                                                             \
+            tmp[i] = col[perm[i]];                                                                 \
+        memcpy(col, tmp, n * sizeof *col);                                                         \
     }
-CYCLE_PERMUTE(cycle_permute8, uint64_t)
-CYCLE_PERMUTE(cycle_permute4, uint32_t)
-CYCLE_PERMUTE(cycle_permute2, uint16_t)
-CYCLE_PERMUTE(cycle_permute1, uint8_t)
-#undef CYCLE_PERMUTE
+GATHER_BACK(gather_back8, uint64_t)
+GATHER_BACK(gather_back4, uint32_t)
+GATHER_BACK(gather_back2, uint16_t)
+GATHER_BACK(gather_back1, uint8_t)
+#undef GATHER_BACK
 
-/* Column `col` (elements of `elem` bytes: 8, 4, 2 or 1) permuted in place along the cycles. */
-static void cycle_permute(void *col, size_t elem, const perm_cycles *pc) {
+/* Column `col` (n elements of `elem` bytes: 8, 4, 2 or 1) permuted in place through tmp. */
+static void gather_back(void *col, size_t elem, const uint32_t *perm, size_t n, void *tmp) {
     switch (elem) {
     case 8:
-        cycle_permute8(col, pc);
+        gather_back8(col, perm, n, tmp);
         break;
     case 4:
-        cycle_permute4(col, pc);
+        gather_back4(col, perm, n, tmp);
         break;
     case 2:
-        cycle_permute2(col, pc);
+        gather_back2(col, perm, n, tmp);
         break;
     default:
-        cycle_permute1(col, pc);
+        gather_back1(col, perm, n, tmp);
     }
 }
 
 typedef struct {
     tp_events *e;
-    const perm_cycles *pc;
-    int half; /* 0 or 1 */
+    const uint32_t *perm;
+    tp_scratch *sc;
+    uint32_t *new_of; /* the inverse, when the side tables need it (NULL: not) */
+    int half;         /* 0 or 1 */
 } permute_half;
 
-/* The columns of one half permuted along the cycles. The columns are independent, and each
- * walk is about a cache miss per row: two threads, each with half of them, take ~half the
- * time (~55 of ~115 ms on a 10 M-record trace). A column goes, in the table's order, to the
- * half with fewer bytes per row so far (ties to half 0): the same split on both threads. */
+/* The columns of one half permuted through one scratch block of this thread. The columns are
+ * independent, and each gather is about a cache miss per row: two threads, each with half of
+ * them, take ~half the time. A column goes, in the table's order, to the half with fewer bytes
+ * per row so far (ties to half 0): the same split on both threads. */
 static void permute_cols(void *arg) {
     const permute_half *h = arg;
     tp_events *e = h->e;
-    size_t bytes[2] = {0, 0};
+    size_t n = e->n, bytes[2] = {0, 0};
+    if (h->new_of) /* its half of the inverse (a page fault per 1 Ki rows, a scattered write
+                      each: ~25 ms on a 10 M-record trace); each row is written once */
+        for (size_t i = h->half ? n / 2 : 0; i < (h->half ? n : n / 2); i++)
+            h->new_of[h->perm[i]] = (uint32_t)i;
+    void *tmp = tp_scratch_get(h->sc, n, 8);
 #define PERMUTE_COL(c, none)                                                                       \
     if (e->c) {                                                                                    \
         static_assert(sizeof *e->c == 8 || sizeof *e->c == 4 || sizeof *e->c == 2 ||               \
                           sizeof *e->c == 1,                                                       \
-                      "cycle_permute moves 8-, 4-, 2- and 1-byte elements");                       \
+                      "gather_back moves 8-, 4-, 2- and 1-byte elements");                         \
         int to = bytes[1] < bytes[0];                                                              \
         bytes[to] += sizeof *e->c;                                                                 \
         if (to == h->half)                                                                         \
-            cycle_permute(e->c, sizeof *e->c, h->pc);                                              \
+            gather_back(e->c, sizeof *e->c, h->perm, n, tmp);                                      \
     }
     TP_EV_ALL(PERMUTE_COL)
 #undef PERMUTE_COL
+    tp_scratch_put(h->sc, tmp);
 }
 
-/* Permutes every allocated column in place (new row i = old row perm[i]) along the
- * permutation's cycles, found once (their rows in scratch blocks the sort has mapped
- * already): no column is copied into new pages (on a 10 M-record trace that was ~95 MB of
- * fresh pages, a page fault per 4 KiB, for old columns freed right after). The columns keep
- * their capacity (finish fits them after). */
+/* Permutes every allocated column in place (new row i = old row perm[i]): each is gathered
+ * into a scratch block of its thread and copied back. No column moves into new pages (on a
+ * 10 M-record trace that was ~95 MB of fresh pages, a page fault per 4 KiB, for old columns
+ * freed right after); the two scratch blocks stay in sc for the view. This replaced walking
+ * the permutation's cycles in place, whose search (~63 ms on a 10 M-record trace) was serial:
+ * the copies back cost less, on both threads. The columns keep their capacity (finish fits
+ * them after). */
 static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
     size_t n = e->n;
-    perm_cycles pc = {tp_scratch_get(sc, n + 1, sizeof *pc.order),
-                      tp_scratch_get(sc, n / 2 + 2, sizeof *pc.start), 0};
-    uint64_t *done = tp_scratch_get0(sc, n / 64 + 1, sizeof *done);
-    size_t at = 0;
-    for (size_t s = 0; s < n; s++) {
-        if (perm[s] == s || (done[s / 64] >> (s % 64) & 1))
-            continue;
-        pc.start[pc.n_cycles++] = at; /* a cycle has 2 rows or more: n / 2 cycles at most */
-        for (size_t j = s; !(done[j / 64] >> (j % 64) & 1); j = perm[j]) {
-            done[j / 64] |= UINT64_C(1) << (j % 64);
-            pc.order[at++] = (uint32_t)j;
-        }
-    }
-    pc.start[pc.n_cycles] = at;
-    tp_scratch_put(sc, done);
-    permute_half half[2] = {{e, &pc, 0}, {e, &pc, 1}};
-    tp_par_both(n, permute_cols, &half[0], permute_cols, &half[1]);
-    tp_scratch_put(sc, pc.start);
-    tp_scratch_put(sc, pc.order);
     int side = e->n_copies > 0; /* side tables follow their rows */
 #define ANY_WIDE(w) side |= e->w.n > 0;
     TP_EV_WIDES(ANY_WIDE)
 #undef ANY_WIDE
+    uint32_t *new_of = side ? tp_mem_xalloc(n, sizeof *new_of) : NULL; /* old row -> new row */
+    permute_half half[2] = {{e, perm, sc, new_of, 0}, {e, perm, sc, new_of, 1}};
+    tp_par_both(n, permute_cols, &half[0], permute_cols, &half[1]);
     if (!side)
         return;
-    uint32_t *new_of = tp_mem_xalloc(n, sizeof *new_of); /* old row -> new row */
-    for (size_t i = 0; i < n; i++)
-        new_of[perm[i]] = (uint32_t)i;
     copies_permute(e, new_of);
 #define PERMUTE_WIDE(w) wide_permute(&e->w, new_of);
     TP_EV_WIDES(PERMUTE_WIDE)
@@ -1184,45 +1163,65 @@ static void ts_sort_radix(const tp_events *e, uint32_t *rows, size_t n, uint64_t
     }
 }
 
-/* The order of the rows by ts, longer first on ties, then by their current order (load
- * order on the first finish), in perm. Rows are spread by ts over about n / 4 buckets
- * (counting, stable), and each bucket is finished by a stable insertion sort on (ts, -dur):
- * the load order is nearly sorted within a bucket (a thread's rows in time order, ranges
- * emitted as they end), so this is two passes and a few moves per row, and it needs only
- * perm and the counts where a radix sort of (key, row) pairs mapped 24 bytes per row of
- * scratch (~150 MB and as many page faults on a 10 M-record trace). */
-static void ts_sort(const tp_events *e, uint32_t *perm, tp_scratch *sc) {
-    size_t n = e->n;
-    int64_t lo = e->ts[0], hi = e->ts[0];
-    for (size_t i = 1; i < n; i++) {
-        lo = e->ts[i] < lo ? e->ts[i] : lo;
-        hi = e->ts[i] > hi ? e->ts[i] : hi;
+/* One thread's half of the ts sort (ts_sort): rows [from, to) and, once they are spread,
+ * the buckets [b_from, b_to). */
+typedef struct {
+    const tp_events *e;
+    uint32_t *perm;
+    tp_scratch *sc;
+    size_t from, to;
+    int64_t lo, hi; /* the half's least and greatest ts */
+    int64_t base;   /* the table's least ts */
+    int shift;      /* a row's bucket: (ts - base) >> shift */
+    size_t nb;
+    uint32_t *at;        /* nb counters: this half's rows per bucket, then where they go */
+    const uint32_t *end; /* where each bucket ends (the second half's at, once spread) */
+    size_t b_from, b_to;
+} ts_half;
+
+static void ts_range(void *arg) {
+    ts_half *h = arg;
+    const int64_t *ts = h->e->ts;
+    int64_t lo = ts[h->from], hi = ts[h->from];
+    for (size_t i = h->from + 1; i < h->to; i++) {
+        lo = ts[i] < lo ? ts[i] : lo;
+        hi = ts[i] > hi ? ts[i] : hi;
     }
-    uint64_t span = (uint64_t)hi - (uint64_t)lo;
-    size_t nb = 1;
-    while (nb < n / 4 && nb < ((size_t)1 << 24))
-        nb *= 2;
-    int shift = 0;
-    while ((span >> shift) >= nb)
-        shift++;
-    nb = (size_t)(span >> shift) + 1;
-    uint32_t *at = tp_scratch_get0(sc, nb + 1, sizeof *at);
-    for (size_t i = 0; i < n; i++)
-        at[(((uint64_t)e->ts[i] - (uint64_t)lo) >> shift) + 1]++;
-    size_t big = 0; /* the largest bucket that takes the radix sort */
-    for (size_t b = 1; b <= nb; b++) {
-        big = at[b] > TS_INSERTION_MAX && at[b] > big ? at[b] : big;
-        at[b] += at[b - 1];
-    }
-    for (size_t i = 0; i < n; i++)
-        perm[at[((uint64_t)e->ts[i] - (uint64_t)lo) >> shift]++] = (uint32_t)i;
-    /* at[b] is now where bucket b ends */
-    uint64_t *key = big ? tp_scratch_get(sc, big, sizeof *key) : NULL;
-    for (size_t b = 0, start = 0; b < nb; start = at[b++]) {
-        uint32_t *rows = perm + start;
-        size_t m = at[b] - start;
+    h->lo = lo, h->hi = hi;
+}
+
+static inline size_t ts_bucket(const ts_half *h, int64_t ts) {
+    return (size_t)(((uint64_t)ts - (uint64_t)h->base) >> h->shift);
+}
+
+static void ts_count(void *arg) {
+    ts_half *h = arg;
+    h->at = tp_scratch_get0(h->sc, h->nb, sizeof *h->at);
+    for (size_t i = h->from; i < h->to; i++)
+        h->at[ts_bucket(h, h->e->ts[i])]++;
+}
+
+static void ts_spread(void *arg) {
+    ts_half *h = arg;
+    for (size_t i = h->from; i < h->to; i++)
+        h->perm[h->at[ts_bucket(h, h->e->ts[i])]++] = (uint32_t)i;
+}
+
+/* Each of the half's buckets finished by a stable insertion sort on (ts, -dur), or the radix
+ * sort for one bigger than TS_INSERTION_MAX. */
+static void ts_finish_buckets(void *arg) {
+    ts_half *h = arg;
+    const tp_events *e = h->e;
+    uint64_t *key = NULL; /* for the radix sort (a crafted or oddly spread trace) */
+    size_t key_n = 0;
+    for (size_t b = h->b_from; b < h->b_to; b++) {
+        size_t start = b ? h->end[b - 1] : 0;
+        uint32_t *rows = h->perm + start;
+        size_t m = h->end[b] - start;
         if (m > TS_INSERTION_MAX) {
-            ts_sort_radix(e, rows, m, key, sc);
+            if (m > key_n)
+                key = tp_scratch_resize(h->sc, key, 0, key_n = m, sizeof *key);
+            ts_sort_radix(e, rows, m, key, h->sc);
             continue;
         }
         for (size_t i = 1; i < m; i++) {
@@ -1234,8 +1233,60 @@ static void ts_sort(const tp_events *e, uint32_t *perm, tp_scratch *sc) {
         }
     }
     if (key)
-        tp_scratch_put(sc, key);
-    tp_scratch_put(sc, at);
+        tp_scratch_put(h->sc, key);
+}
+
+/* The order of the rows by ts, longer first on ties, then by their current order (load
+ * order on the first finish), in perm. Rows are spread by ts over about n / 4 buckets
+ * (counting, stable), and each bucket is finished by a stable insertion sort on (ts, -dur):
+ * the load order is nearly sorted within a bucket (a thread's rows in time order, ranges
+ * emitted as they end), so this is two passes and a few moves per row, and it needs only
+ * perm and the counts where a radix sort of (key, row) pairs mapped 24 bytes per row of
+ * scratch (~150 MB and as many page faults on a 10 M-record trace). Each pass runs on two
+ * threads (tp_par_both), each with half of the rows: the first half's rows of a bucket go
+ * before the second's, as one pass in row order puts them; then each finishes the buckets
+ * that end in its half of perm. */
+static void ts_sort(const tp_events *e, uint32_t *perm, tp_scratch *sc) {
+    size_t n = e->n; /* 2 or more: a shorter table is sorted (events_sort) */
+    ts_half h[2] = {{.e = e, .perm = perm, .sc = sc, .from = 0, .to = n / 2},
+                    {.e = e, .perm = perm, .sc = sc, .from = n / 2, .to = n}};
+    tp_par_both(n, ts_range, &h[0], ts_range, &h[1]);
+    int64_t lo = h[0].lo < h[1].lo ? h[0].lo : h[1].lo, hi = h[0].hi > h[1].hi ? h[0].hi : h[1].hi;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    size_t nb = 1;
+    while (nb < n / 4 && nb < ((size_t)1 << 24))
+        nb *= 2;
+    int shift = 0;
+    while ((span >> shift) >= nb)
+        shift++;
+    nb = (size_t)(span >> shift) + 1;
+    for (int k = 0; k < 2; k++)
+        h[k].base = lo, h[k].shift = shift, h[k].nb = nb;
+    tp_par_both(n, ts_count, &h[0], ts_count, &h[1]);
+    uint32_t *at0 = h[0].at, *at1 = h[1].at;
+    uint32_t sum = 0;
+    for (size_t b = 0; b < nb; b++) { /* each half's first slot in bucket b */
+        uint32_t c0 = at0[b], c1 = at1[b];
+        at0[b] = sum;
+        at1[b] = sum + c0;
+        sum += c0 + c1;
+    }
+    tp_par_both(n, ts_spread, &h[0], ts_spread, &h[1]);
+    /* at1[b] is now where bucket b ends; the halves split the buckets near the middle row */
+    size_t mid = 0, top = nb; /* the first bucket that ends past n / 2 (at1 ascends) */
+    while (mid < top) {
+        size_t b = mid + (top - mid) / 2;
+        if (at1[b] <= n / 2)
+            mid = b + 1;
+        else
+            top = b;
+    }
+    for (int k = 0; k < 2; k++)
+        h[k].end = at1;
+    h[0].b_from = 0, h[0].b_to = mid, h[1].b_from = mid, h[1].b_to = nb;
+    tp_par_both(n, ts_finish_buckets, &h[0], ts_finish_buckets, &h[1]);
+    tp_scratch_put(sc, at1);
+    tp_scratch_put(sc, at0);
 }
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
@@ -1758,9 +1809,10 @@ typedef struct {
     tp_scratch *sc; /* shared: its mutex guards it */
 } finish_job;
 
-/* The indexes by stream, category and correlation, on one thread while the other indexes
- * the threads and resolves the nesting (which reads that index only): they read the sorted
- * columns and each writes its own index, ~80 and ~60 ms on a 10 M-record trace. */
+/* The indexes by stream, category and correlation, on one thread while the other sorts the
+ * memory events, indexes the threads and resolves the nesting (which reads that index only):
+ * they read the sorted columns and each writes its own index or table, ~80 and ~75 ms on a
+ * 10 M-record trace. */
 static void index_some(void *arg) {
     const finish_job *j = arg;
     index_streams(j->r, j->sc);
@@ -1768,8 +1820,12 @@ static void index_some(void *arg) {
     index_corr(j->r, j->sc);
 }
 
-static void index_threads_and_nest(void *arg) {
+/* The memory events' table first: its sort and permutation (~30 ms on a 10 M-record trace of
+ * 2 M memory events) touch nothing the other thread's indexes read. */
+static void mem_then_threads_and_nest(void *arg) {
     const finish_job *j = arg;
+    memev_sort(&j->r->mem);
+    memev_fit(&j->r->mem);
     index_threads(j->r, j->sc);
     resolve_nesting(j->r);
 }
@@ -1792,11 +1848,9 @@ void tp_model_finish(tp_model *m) {
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
-        memev_sort(&r->mem);
-        memev_fit(&r->mem);
         derive_device_type(m, r);
         finish_job j = {r, sc}; /* two threads: see index_some */
-        tp_par_both(r->ev.n, index_threads_and_nest, &j, index_some, &j);
+        tp_par_both(r->ev.n, mem_then_threads_and_nest, &j, index_some, &j);
         stacks_sort(&r->stacks);
     }
     if (m->n_ranks > 1)

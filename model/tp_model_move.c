@@ -40,13 +40,17 @@ static void remap_ids(tp_rank *r, const uint32_t *map) {
 void tp_model_move_ranks(tp_model *into, tp_model *from) {
     uint32_t n = tp_model_n_strings(from);
     uint32_t *map = tp_mem_xcalloc(n, sizeof *map); /* from's id -> into's; 0 -> 0 */
-    for (uint32_t id = 1; id < n; id++)
+    int same = 1; /* every id its own: `into` had no strings of its own yet (one file loaded) */
+    for (uint32_t id = 1; id < n; id++) {
         map[id] = tp_model_intern(into, tp_model_str(from, id), tp_model_str_len(from, id));
+        same &= map[id] == id;
+    }
     for (size_t i = 0; i < from->n_ranks; i++) {
         tp_rank *dst = tp_model_add_rank(into, NULL);
         free((char *)dst->file);
         *dst = from->ranks[i];
-        remap_ids(dst, map);
+        if (!same) /* a pass over every row's names (~20 ms on a 10 M-record trace) */
+            remap_ids(dst, map);
     }
     from->n_ranks = 0; /* what the ranks own went with them */
     free(map);

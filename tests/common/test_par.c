@@ -5,6 +5,7 @@
 #include "tp_par.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -74,10 +75,35 @@ static void test_one_thread_switch(void) {
     CHECK_EQ_U(two, tp_par_two_threads());
 }
 
+/* The process's affinity mask, not the cores online, says how many CPUs it has: pinned to
+ * one (as taskset -c 0 would), one thread. */
+static void test_affinity_one_cpu(void) {
+    unsetenv("TP_ANALYSIS_THREADS");
+    cpu_set_t all, one;
+    CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
+    CHECK_EQ_U(tp_par_cpus(), CPU_COUNT(&all));
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        return; /* not allowed here: nothing to check */
+    CHECK_EQ_U(tp_par_cpus(), 1);
+    CHECK(!tp_par_two_threads());
+    atomic_int clock = 0;
+    piece_state a = {0, -1, &clock, 0}, b = {0, -1, &clock, 0};
+    tp_par_both(TP_PAR_MIN_ROWS, piece, &a, piece, &b);
+    CHECK(a.order == 0 && b.order == 1);
+    CHECK(pthread_equal(b.self, pthread_self()));
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+}
+
 int main(void) {
     TP_RUN(test_both_run);
     TP_RUN(test_small_work_one_thread);
     TP_RUN(test_min_rows_from_env);
     TP_RUN(test_one_thread_switch);
+    TP_RUN(test_affinity_one_cpu);
     return tp_test_summary();
 }
