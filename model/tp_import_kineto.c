@@ -44,6 +44,7 @@
 #include "tp_kineto_names.h"
 #include "tp_kineto_stacks.h"
 #include "tp_mem.h"
+#include "tp_par.h"
 #include "tp_progress.h"
 #include "tp_record.h"
 #include "tp_sysinfo.h"
@@ -2431,12 +2432,13 @@ typedef long (*pull_fn)(void *src, const unsigned char **buf);
 
 /* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
  * before simdjson; bench and tests compare); else the walker, on this thread and a helper
- * thread when two cores are online and TP_IMPORT_THREADS is not 1. */
+ * thread when the process may use two CPUs (tp_par_cpus: its affinity) and TP_IMPORT_THREADS is
+ * not 1. */
 static int walker_mode(void) {
     const char *s = getenv("TP_IMPORT_PARSER"), *t = getenv("TP_IMPORT_THREADS");
     if (s && !strcmp(s, "yajl"))
         return 0;
-    return (t && *t && atoi(t) == 1) || sysconf(_SC_NPROCESSORS_ONLN) < 2 ? 1 : 2;
+    return (t && *t && atoi(t) == 1) || tp_par_cpus() < 2 ? 1 : 2;
 }
 
 typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tp_par.h"
+
 #define BLOCK (1u << 20)       /* input bytes per gzip member */
 #define PLAIN_BUF (256u << 10) /* the plain stream's buffer */
 #define LEVEL 6                /* as the zlib export had; libdeflate's 6 is faster and smaller */
@@ -166,8 +168,9 @@ tp_status tp_ostream_write(tp_ostream *s, const void *p, size_t n) {
     return s->gzip ? gzip_write(s, p, n) : plain_write(s, p, n);
 }
 
+/* one deflating thread per CPU this process may use (its affinity: tp_par_cpus) */
 static int default_threads(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = tp_par_cpus();
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
