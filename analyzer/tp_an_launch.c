@@ -77,8 +77,10 @@ static void add_pair(tp_pairs *p, const tp_an_view *v, size_t c, size_t g) {
  * with every GPU row, when some row of the group launches. */
 static void group_pairs(const tp_an_view *v, tp_an_namememo *hta, const uint32_t *g, size_t n,
                         tp_pairs *p) {
+    /* Natively a CPU-side row is a launching row: a group without one has no pairs, so the
+     * test whether some row launches is HTA mode's only (lb2k: ~242 k groups). */
     size_t k = 0;
-    while (k < n && !row_launches(v, hta, g[k]))
+    while (v->opts.compat_hta && k < n && !row_launches(v, hta, g[k]))
         k++;
     if (k == n)
         return;
