@@ -575,11 +575,10 @@ static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t l
 static void np_pos_sift_down(const uint32_t *ge, uint32_t *a, size_t i, size_t n) {
     uint32_t tmp = a[i], ge_tmp = ge[tmp]; /* read once: a's stores may alias ge for all C knows */
     size_t k = i;
-    for (size_t j = i << 1; j <= n; j = k << 1) {
-        if (j < n && ge[a[j]] < a[j + 1])
-            j += 1;
-        k = j;
-    }
+    size_t j = i << 1;
+    for (; j < n; j = k << 1) /* two children */
+        k = ge[a[j]] < a[j + 1] ? j + 1 : j;
+    k = j == n ? j : k; /* an only child */
     while (k > i && !(ge_tmp < a[k]))
         k >>= 1;
     for (uint32_t x = tmp;; k >>= 1) { /* tmp at k, each element above it one level up */
