@@ -73,14 +73,17 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
 /* With two cores and a view of tp_par_min_rows() rows or more, two threads take these jobs
  * from one list, each the next one when it is free, so both finish at about the same time:
  * the fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a
- * 10 M-record native trace. The costliest come first so that the last ones taken are short;
- * on that trace the memory analysis and the diagnosis (one job: the diagnosis reads it) took
- * ~1.1 s, the queue ~0.55 s, the idle time, kernel, launch and host analyses 0.13-0.17 s
- * each, the rest under 0.1 s. */
+ * 10 M-record native trace. The costliest come first so that the last ones taken are short
+ * (longest first): on that trace, in thread CPU time, the memory analysis and the diagnosis
+ * (one job: the diagnosis reads it) ~0.44 s, the queue ~0.29 s, the idle time, kernel and
+ * launch analyses 0.09-0.12 s each, NVTX ~75 ms, CPU ops ~67, host ~55, the memory
+ * operations ~32, the temporal breakdown ~15, the overlap ~0. The memory operations ran
+ * after the temporal breakdown until the thirteenth round (docs/PERFORMANCE.md), leaving
+ * the other thread idle for ~25 ms at the end. */
 /* clang-format off */
 #define JOBS(X)                                                                                    \
     X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS) X(TP_RA_QUEUE) X(TP_RA_IDLE) X(TP_RA_KERNELS)                \
-    X(TP_RA_LAUNCH) X(TP_RA_HOST) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_TEMPORAL) X(TP_RA_MEMORY)  \
+    X(TP_RA_LAUNCH) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_HOST) X(TP_RA_MEMORY) X(TP_RA_TEMPORAL)  \
     X(TP_RA_OVERLAP)
 /* clang-format on */
 #define AS_ITEM(bits) bits,
