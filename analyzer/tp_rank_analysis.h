@@ -18,6 +18,7 @@
 #include "tp_an_nvtx.h"
 #include "tp_an_overlap.h"
 #include "tp_an_queue.h"
+#include "tp_an_stacks.h"
 #include "tp_an_temporal.h"
 #include "tp_an_view.h"
 #include "tp_diagnose.h"
@@ -37,7 +38,12 @@ enum {
     TP_RA_MEMUSE = 1u << 9, /* who holds device memory: the allocator replay (tp_an_memuse) */
     TP_RA_CPUOPS = 1u << 10,
     TP_RA_HOST = 1u << 11,
-    TP_RA_ALL = (1u << 12) - 1
+    TP_RA_ALL = (1u << 12) - 1,
+    /* GPU time by launching stack (tp_an_stacks), for the report's stacks section: not in
+     * TP_RA_ALL, since it symbolizes; computed here only when the analyses take the work list
+     * (a second core, a view of tp_par_min_rows() rows or more), beside the diagnosis, which
+     * shares the symbolizer; otherwise `ran` lacks the bit and the section runs it. */
+    TP_RA_STACKS = 1u << 12
 };
 
 /* Every analysis of one rank. Results of analyses not asked for are zero. */
@@ -57,6 +63,7 @@ typedef struct {
     tp_an_memuse mu;
     tp_an_cpuops ops; /* the CPU operators table */
     tp_an_host host;  /* steps, what filled them, threads (the host side) */
+    tp_an_stacks st;  /* TP_RA_STACKS */
 } tp_rank_analysis;
 
 /* Builds the view of rank `r` of `m` under `o` (NULL: tp_an_opts_init's defaults) and runs
