@@ -50,6 +50,12 @@ static void run_host(tp_rank_analysis *a) {
 static void run_diagnosis(tp_rank_analysis *a) {
     tp_diagnose_run_with(&a->v, &a->mu, &a->dg);
 }
+static void run_stacks(tp_rank_analysis *a) {
+    tp_an_stacks_run(&a->v, a->v.opts.stack_depth, &a->st);
+}
+static void run_marks(tp_rank_analysis *a) {
+    tp_an_marks_run(&a->v, &a->mk);
+}
 
 /* The analyses in the order they run (the report's order; the memory analysis before the
  * diagnosis, which reads it). Each reads only the view (and the diagnosis the memory
@@ -62,6 +68,7 @@ static const struct {
     {TP_RA_LAUNCH, run_launch},       {TP_RA_QUEUE, run_queue},   {TP_RA_MEMORY, run_memory},
     {TP_RA_OVERLAP, run_overlap},     {TP_RA_NVTX, run_nvtx},     {TP_RA_MEMUSE, run_memuse},
     {TP_RA_DIAGNOSIS, run_diagnosis}, {TP_RA_CPUOPS, run_cpuops}, {TP_RA_HOST, run_host},
+    {TP_RA_STACKS, run_stacks},       {TP_RA_MARKS, run_marks},
 };
 
 static void run_set(tp_rank_analysis *ra, unsigned which) {
@@ -73,20 +80,24 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
 /* With two cores and a view of tp_par_min_rows() rows or more, two threads take these jobs
  * from one list, each the next one when it is free, so both finish at about the same time:
  * the fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a
- * 10 M-record native trace. The costliest come first so that the last ones taken are short;
- * on that trace the memory analysis and the diagnosis (one job: the diagnosis reads it) took
- * ~1.1 s, the queue ~0.55 s, the idle time, kernel, launch and host analyses 0.13-0.17 s
- * each, the rest under 0.1 s. */
+ * 10 M-record native trace. The costliest come first so that the last ones taken are short
+ * (longest first): on that trace, in thread CPU time, the memory analysis and the diagnosis
+ * (one job: the diagnosis reads it; the launching stacks, ~50 ms, share its symbolizer)
+ * ~0.44 s, the queue ~0.29 s, the idle time, kernel and launch analyses 0.09-0.12 s each,
+ * NVTX ~75 ms, CPU ops ~67, host ~55, the memory operations ~32, the report's NVTX marks ~25,
+ * the temporal breakdown ~15, the overlap ~0. The memory operations ran after the temporal
+ * breakdown until the thirteenth round (docs/PERFORMANCE.md), leaving the other thread idle
+ * for ~25 ms at the end. */
 /* clang-format off */
 #define JOBS(X)                                                                                    \
-    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS) X(TP_RA_QUEUE) X(TP_RA_IDLE) X(TP_RA_KERNELS)                \
-    X(TP_RA_LAUNCH) X(TP_RA_HOST) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_TEMPORAL) X(TP_RA_MEMORY)  \
-    X(TP_RA_OVERLAP)
+    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS | TP_RA_STACKS) X(TP_RA_QUEUE) X(TP_RA_IDLE)                  \
+    X(TP_RA_KERNELS) X(TP_RA_LAUNCH) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_HOST) X(TP_RA_MEMORY)   \
+    X(TP_RA_MARKS) X(TP_RA_TEMPORAL) X(TP_RA_OVERLAP)
 /* clang-format on */
 #define AS_ITEM(bits) bits,
 #define AS_OR(bits) | (bits)
 static const unsigned jobs[] = {JOBS(AS_ITEM)};
-_Static_assert((0 JOBS(AS_OR)) == TP_RA_ALL, "every analysis is in one job");
+_Static_assert((0 JOBS(AS_OR)) == (TP_RA_ALL | TP_RA_SECTIONS), "every analysis is in one job");
 #undef AS_ITEM
 #undef AS_OR
 #define N_JOBS (sizeof jobs / sizeof jobs[0])
@@ -154,9 +165,16 @@ void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank
 }
 
 void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
-    unsigned todo = which & TP_RA_ALL & ~ra->ran;
+    unsigned todo = which & (TP_RA_ALL | TP_RA_SECTIONS) & ~ra->ran;
     if (todo & TP_RA_DIAGNOSIS)
         todo |= TP_RA_MEMUSE & ~ra->ran; /* the diagnosis reads it */
+    /* The report sections' analyses only in the work list (the launching stacks in the
+     * diagnosis's job: one symbolizer, no lock): there they take ~50 + ~25 ms of a 10 M-record
+     * trace off the render, when the other core is idle; elsewhere the sections run them, as
+     * before (the Kineto sets' peak RSS stays as it was). */
+    int listed = tp_par_two_threads() && ra->v.n >= tp_par_min_rows();
+    if (!listed)
+        todo &= ~TP_RA_SECTIONS;
     /* the results do not depend on the split: each analysis writes only its own, and the
      * view's scratch cache is shared under its mutex */
     size_t busy = 0; /* jobs with something to do: a second thread only for two or more */
@@ -166,7 +184,7 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
     work_list w = {ra, todo, 0};
     if (!tp_par_two_threads()) {
         run_set(ra, todo); /* in the table's order */
-    } else if (ra->v.n >= tp_par_min_rows()) {
+    } else if (listed) {
         if (busy >= 2)
             tp_par_both(ra->v.n, take_jobs_main, &w, take_jobs_and_trim, &w);
         else
@@ -192,6 +210,8 @@ void tp_rank_analysis_free(tp_rank_analysis *ra) {
     tp_an_memuse_free(&ra->mu);
     tp_an_cpuops_free(&ra->ops);
     tp_an_host_free(&ra->host);
+    tp_an_stacks_free(&ra->st);
+    tp_an_marks_free(&ra->mk);
     tp_an_view_free(&ra->v);
     memset(ra, 0, sizeof *ra);
 }

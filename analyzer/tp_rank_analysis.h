@@ -13,11 +13,13 @@
 #include "tp_an_idle.h"
 #include "tp_an_kernels.h"
 #include "tp_an_launch.h"
+#include "tp_an_marks.h"
 #include "tp_an_memory.h"
 #include "tp_an_memuse.h"
 #include "tp_an_nvtx.h"
 #include "tp_an_overlap.h"
 #include "tp_an_queue.h"
+#include "tp_an_stacks.h"
 #include "tp_an_temporal.h"
 #include "tp_an_view.h"
 #include "tp_diagnose.h"
@@ -37,7 +39,15 @@ enum {
     TP_RA_MEMUSE = 1u << 9, /* who holds device memory: the allocator replay (tp_an_memuse) */
     TP_RA_CPUOPS = 1u << 10,
     TP_RA_HOST = 1u << 11,
-    TP_RA_ALL = (1u << 12) - 1
+    TP_RA_ALL = (1u << 12) - 1,
+    /* For the report's sections, not in TP_RA_ALL: GPU time by launching stack (tp_an_stacks;
+     * it symbolizes) and the NVTX marks (tp_an_marks). Computed here only when the analyses
+     * take the work list (a second core, a view of tp_par_min_rows() rows or more; the stacks
+     * beside the diagnosis, which shares the symbolizer); otherwise `ran` lacks the bit and
+     * the section runs it. */
+    TP_RA_STACKS = 1u << 12,
+    TP_RA_MARKS = 1u << 13,
+    TP_RA_SECTIONS = TP_RA_STACKS | TP_RA_MARKS
 };
 
 /* Every analysis of one rank. Results of analyses not asked for are zero. */
@@ -57,6 +67,8 @@ typedef struct {
     tp_an_memuse mu;
     tp_an_cpuops ops; /* the CPU operators table */
     tp_an_host host;  /* steps, what filled them, threads (the host side) */
+    tp_an_stacks st;  /* TP_RA_STACKS */
+    tp_an_marks mk;   /* TP_RA_MARKS */
 } tp_rank_analysis;
 
 /* Builds the view of rank `r` of `m` under `o` (NULL: tp_an_opts_init's defaults) and runs

@@ -1,6 +1,9 @@
 /* tp_report_stacks: GPU time by launching stack in the report (see the header). The section
- * runs tp_an_stacks on the rank's view, the same call the TUI's Stacks view makes. */
+ * reads the launching stacks the analyses computed (TP_RA_STACKS) or runs tp_an_stacks on the
+ * rank's view, the same call the TUI's Stacks view makes. */
 #include "tp_report_stacks.h"
+
+#include <string.h>
 
 #include "tp_an_stacks.h"
 #include "tp_report_fmt.h"
@@ -38,27 +41,38 @@ static void text_group(FILE *f, size_t i, const tp_an_stack_row *s, const tp_an_
     text_kernels(f, s, m);
 }
 
+/* The rank's launching stacks: those the analyses computed (TP_RA_STACKS), else into *own,
+ * which the caller frees. */
+static const tp_an_stacks *stacks_of(const tp_rank_analysis *rr, const tp_report_opts *o,
+                                     tp_an_stacks *own) {
+    memset(own, 0, sizeof *own);
+    if (rr->ran & TP_RA_STACKS)
+        return &rr->st;
+    tp_an_stacks_run(&rr->v, o->an.stack_depth, own);
+    return own;
+}
+
 void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    tp_an_stacks st;
-    tp_an_stacks_run(&rr->v, o->an.stack_depth, &st);
-    if (st.n) {
+    tp_an_stacks own;
+    const tp_an_stacks *sp = stacks_of(rr, o, &own);
+    if (sp->n) {
         char tb[32];
         size_t top = (size_t)(o->top > 0 ? o->top : 10);
         fprintf(f,
                 "GPU time by launching stack (first %d frames, innermost first; --stack-depth N)\n",
-                st.depth);
+                sp->depth);
         fprintf(f, "  %3s %12s %9s %8s  %s\n", "#", "GPU time", "share", "ops", "stack -> kernels");
-        for (size_t i = 0; i < st.n && i < top; i++)
-            text_group(f, i, &st.s[i], &st, rr->v.m);
-        if (st.n > top)
+        for (size_t i = 0; i < sp->n && i < top; i++)
+            text_group(f, i, &sp->s[i], sp, rr->v.m);
+        if (sp->n > top)
             fprintf(f, "  ... %zu more stacks (trainprof report --top N, or --format json)\n",
-                    st.n - top);
-        if (st.no_stack)
-            fprintf(f, "  without a stack: %zu ops, %s\n", st.no_stack,
-                    tp_units_dur(tb, sizeof tb, (double)st.no_stack_ns));
+                    sp->n - top);
+        if (sp->no_stack)
+            fprintf(f, "  without a stack: %zu ops, %s\n", sp->no_stack,
+                    tp_units_dur(tb, sizeof tb, (double)sp->no_stack_ns));
         fprintf(f, "\n");
     }
-    tp_an_stacks_free(&st);
+    tp_an_stacks_free(&own);
 }
 
 static void json_frame(yajl_gen g, const tp_an_frame *fr) {
@@ -104,20 +118,20 @@ static void json_group(yajl_gen g, const tp_an_stack_row *s, const tp_an_stacks 
 }
 
 void tp_report_stacks_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
-    tp_an_stacks st;
-    tp_an_stacks_run(&rr->v, o->an.stack_depth, &st);
+    tp_an_stacks own;
+    const tp_an_stacks *sp = stacks_of(rr, o, &own);
     tp_rj_str(g, "launch_stacks");
     yajl_gen_map_open(g);
-    tp_rj_int(g, "depth", st.depth);
-    tp_rj_int(g, "n_ops", (long long)st.n_ops);
-    tp_rj_int(g, "gpu_ns", st.gpu_ns);
-    tp_rj_int(g, "no_stack_ops", (long long)st.no_stack);
-    tp_rj_int(g, "no_stack_gpu_ns", st.no_stack_ns);
+    tp_rj_int(g, "depth", sp->depth);
+    tp_rj_int(g, "n_ops", (long long)sp->n_ops);
+    tp_rj_int(g, "gpu_ns", sp->gpu_ns);
+    tp_rj_int(g, "no_stack_ops", (long long)sp->no_stack);
+    tp_rj_int(g, "no_stack_gpu_ns", sp->no_stack_ns);
     tp_rj_str(g, "stacks");
     yajl_gen_array_open(g);
-    for (size_t i = 0; i < st.n; i++)
-        json_group(g, &st.s[i], &st, rr->v.m);
+    for (size_t i = 0; i < sp->n; i++)
+        json_group(g, &sp->s[i], sp, rr->v.m);
     yajl_gen_array_close(g);
     yajl_gen_map_close(g);
-    tp_an_stacks_free(&st);
+    tp_an_stacks_free(&own);
 }
