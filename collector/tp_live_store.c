@@ -352,18 +352,22 @@ typedef struct {
     u64_map start; /* range id -> 1 while its start was written */
 } window_sel;
 
-/* 1 when record `r` belongs in the window: it starts in [t0, t1], or it closes a range
- * whose opening record was written. */
+/* 1 when record `r` belongs in the window: it starts in [t0, t1] (a range opens in [t0, t1)),
+ * or it closes a range whose opening record was written. */
 static int select_rec(window_sel *w, const tp_rec_hdr *r) {
     uint64_t ts = tp_record_ts(r);
     int in = ts >= w->t0 && ts <= w->t1;
+    /* A range opened at t1 itself begins as the window ends: when a step's pop and the next
+     * step's push fall on the same clock tick (seen: ~1 step boundary in 5 on the trainer),
+     * t1 is also the next step's start, and a capture of N steps had N + 1. */
+    int opens = in && (ts < w->t1 || ts == w->t0);
     int64_t *c = NULL;
     switch (r->type) {
     case TP_REC_NVTX_PUSH: {
         const tp_rec_nvtx *p = (const tp_rec_nvtx *)r;
-        if (in && (c = map_slot(&w->push, ((uint64_t)p->tid << 32) | p->domain)))
+        if (opens && (c = map_slot(&w->push, ((uint64_t)p->tid << 32) | p->domain)))
             ++*c;
-        return in && c;
+        return opens && c;
     }
     case TP_REC_NVTX_POP: {
         const tp_rec_nvtx_pop *p = (const tp_rec_nvtx_pop *)r;
@@ -371,7 +375,7 @@ static int select_rec(window_sel *w, const tp_rec_hdr *r) {
         return c && *c > 0 && (--*c, 1);
     }
     case TP_REC_NVTX_START:
-        c = in ? map_slot(&w->start, ((const tp_rec_nvtx_start *)r)->range_id) : NULL;
+        c = opens ? map_slot(&w->start, ((const tp_rec_nvtx_start *)r)->range_id) : NULL;
         return c && (*c = 1);
     case TP_REC_NVTX_END:
         c = map_slot(&w->start, ((const tp_rec_nvtx_end *)r)->range_id);

@@ -30,7 +30,8 @@ def main():
     met = f["metrics"]
     close(window_ns, met["window_ns"], "window length")
     close(busy, 100 * (1 - met["idle_ns"] / met["window_ns"]), "device busy %")
-    assert [x["count"] for x in r["ranges"] if x["name"] == "step"] == [steps], steps
+    report_steps = [x["count"] for x in r["ranges"] if x["name"] == "step"]
+    assert report_steps == [steps], ("live steps", steps, "report's step rows", report_steps)
     sev = re.search(r"\[\w+ ([\d.]+)%\] input-bound: the device waits", snap)
     assert sev, "no input-bound line"
     close(float(sev.group(1)), 100 * f["severity"], "input-bound severity")

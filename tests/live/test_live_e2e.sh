@@ -17,7 +17,7 @@ REC=
 cleanup() {
     [ -n "$REC" ] && kill -KILL "$REC" 2>/dev/null
     [ -n "${JOB:-}" ] && kill -KILL "$JOB" 2>/dev/null
-    rm -rf "$W"
+    [ -n "${KEEP_W:-}" ] || rm -rf "$W" # KEEP_W=1 keeps the files of a failed run to look at
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$W"/*.log; do echo "== $f"; tail -20 "$f"; done; exit 1; }

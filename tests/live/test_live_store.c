@@ -120,6 +120,35 @@ static void test_window(void) {
     tp_live_store_close(s);
 }
 
+/* Steps back to back, each step's pop on the same tick as the next step's push (the clock's
+ * resolution): a window of 3 steps ends where the 4th starts, and holds 3 steps, not 4. */
+static void test_window_shared_tick(void) {
+    tp_live_store_opts o = {0};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    add_string(s, 1, "step");
+    for (uint64_t k = 0; k < 8; k++) {
+        push(s, 1000 * k + 100, 1, 1);
+        kernel(s, 1000 * k + 200, 1000 * k + 300);
+        pop(s, 1000 * (k + 1) + 100, 1);
+    }
+    uint64_t t0, t1, recs;
+    CHECK(tp_live_store_steps_after(s, 2000, 3, &t0, &t1)); /* steps 2..4 */
+    CHECK_EQ_U(t0, 2100);
+    CHECK_EQ_U(t1, 5100); /* step 5's push is at 5100 too */
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK_OK(tp_live_store_write(s, t0, t1, fd, &recs));
+    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
+    count(path, n);
+    CHECK_EQ_U(n[TP_REC_NVTX_PUSH], 3);
+    CHECK_EQ_U(n[TP_REC_NVTX_POP], 3);
+    CHECK_EQ_U(n[TP_REC_KERNEL], 3);
+    unlink(path);
+    tp_live_store_close(s);
+}
+
 static void test_eviction(void) {
     tp_live_store_opts o = {.budget = 1}; /* the minimum: 4 chunks of 256 KiB */
     tp_live_store *s;
@@ -181,6 +210,7 @@ int main(void) {
     TP_RUN(test_empty);
     TP_RUN(test_steps);
     TP_RUN(test_window);
+    TP_RUN(test_window_shared_tick);
     TP_RUN(test_eviction);
     TP_RUN(test_named_step);
     return tp_test_summary();
