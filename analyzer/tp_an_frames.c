@@ -29,6 +29,9 @@ struct tp_an_frames {
     stack_frames *cache; /* one per r->stacks.v entry, same order */
     tp_an_frame *cur;    /* the frames being collected */
     size_t n_cur, cap_cur;
+    uint32_t *mods; /* the raw frames of the stack being collected (tp_rank_stack_copy) */
+    uint64_t *addrs;
+    size_t cap_raw;
 };
 
 tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
@@ -54,7 +57,7 @@ void tp_an_frames_close(tp_an_frames *fx) {
     for (size_t i = 0; i < fx->r->stacks.n; i++)
         free(fx->cache[i].f), free(fx->cache[i].pre);
     free(fx->cache);
-    free(fx->cur);
+    free(fx->cur), free(fx->mods), free(fx->addrs);
     if (fx->sym_owned)
         tp_symbolizer_close(fx->sym);
     free(fx);
@@ -180,6 +183,18 @@ static stack_frames *cached(tp_an_frames *fx, uint32_t stack) {
     return st ? &fx->cache[st - s->v] : NULL;
 }
 
+/* The raw frames of `stack` into fx->mods and fx->addrs: returns their count. */
+static size_t raw_frames(tp_an_frames *fx, uint32_t stack) {
+    size_t nf = tp_rank_stack_copy(fx->r, stack, fx->mods, fx->addrs, fx->cap_raw);
+    if (nf > fx->cap_raw) {
+        size_t cap = fx->cap_raw;
+        TP_MEM_XGROW(fx->mods, fx->cap_raw, nf);
+        TP_MEM_XGROW(fx->addrs, cap, nf);
+        tp_rank_stack_copy(fx->r, stack, fx->mods, fx->addrs, fx->cap_raw);
+    }
+    return nf;
+}
+
 /* A copy of fx->cur (NULL when empty). */
 static tp_an_frame *copy_cur(const tp_an_frames *fx) {
     tp_an_frame *f = fx->n_cur ? tp_mem_xalloc(fx->n_cur, sizeof *f) : NULL;
@@ -193,11 +208,9 @@ size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **ou
     if (!c)
         return 0;
     if (!c->done) {
-        const uint32_t *mods = NULL;
-        const uint64_t *addrs = NULL;
-        size_t nf = tp_rank_stack(fx->r, stack, &mods, &addrs);
+        size_t nf = raw_frames(fx, stack);
         fx->n_cur = 0;
-        collect(fx, mods, addrs, nf, 0, 0);
+        collect(fx, fx->mods, fx->addrs, nf, 0, 0);
         c->n = fx->n_cur;
         c->f = copy_cur(fx);
         c->done = 1;
@@ -218,16 +231,15 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
         return c->n - first < (size_t)depth ? c->n - first : (size_t)depth;
     }
     if (c->pre_depth != depth) {
-        const uint32_t *mods = NULL;
-        const uint64_t *addrs = NULL;
-        size_t nf = tp_rank_stack(fx->r, stack, &mods, &addrs), from = 0;
+        size_t nf = raw_frames(fx, stack), from = 0;
+        const uint32_t *mods = fx->mods;
         /* A Python program's stack reads from its innermost Python frame: the native frames
          * inner to it are not part of the prefix, so they are not symbolized. */
         while (from < nf && mods[from] != TP_STACK_PYTHON)
             from++;
         from = from == nf ? 0 : from;
         fx->n_cur = 0;
-        collect(fx, mods, addrs, nf, from, (size_t)depth);
+        collect(fx, mods, fx->addrs, nf, from, (size_t)depth);
         free(c->pre);
         c->n_pre = fx->n_cur < (size_t)depth ? fx->n_cur : (size_t)depth;
         c->pre = copy_cur(fx);
