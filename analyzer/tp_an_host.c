@@ -73,8 +73,9 @@ static int on_step_thread(const step_info *s, int64_t pid, int64_t tid) {
 
 static void find_steps(const tp_an_view *v, step_info *s) {
     const tp_events *ev = &v->r->ev;
-    memset(s, 0, sizeof *s); /* s->t grown as steps come: sized by the view's rows, it was 16
-                                bytes a row at once, zeroed (111 MiB on a 2 GB trace) */
+    memset(s, 0, sizeof *s); /* s->t grown as steps come: sized by the view's rows it was 16
+                                bytes a row, zeroed by calloc (fresh mapped pages cost
+                                nothing until used, a reused heap block all of them) */
     tp_an_namememo step;
     tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
     for (size_t i = 0; i < v->n; i++) {
