@@ -11,6 +11,7 @@
 /* One stack's frames, resolved on first use: all of them (f), or only the prefix a table
  * groups by (pre, when the whole stack was not needed). */
 typedef struct {
+    uint32_t id; /* the stack; 0: an empty slot of the cache */
     tp_an_frame *f;
     size_t n;
     int done;
@@ -26,9 +27,15 @@ struct tp_an_frames {
     size_t max_above;
     tp_symbolizer *sym; /* shared (borrowed) or opened on first use (owned) */
     int sym_tried, sym_owned;
-    stack_frames *cache; /* one per r->stacks.v entry, same order */
-    tp_an_frame *cur;    /* the frames being collected */
+    stack_frames *cache; /* the stacks asked for, by id (open addressing): one entry per
+                            stack of the rank was 48 bytes each at once, 0.6 MB for a
+                            trace's 12 k Python stacks of which a report reads a few */
+    size_t n_cache, used;
+    tp_an_frame *cur; /* the frames being collected */
     size_t n_cur, cap_cur;
+    uint32_t *mods; /* the raw frames of the stack being collected (tp_rank_stack_copy) */
+    uint64_t *addrs;
+    size_t cap_raw;
 };
 
 tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
@@ -44,17 +51,16 @@ tp_an_frames *tp_an_frames_open_shared(const tp_model *m, const tp_rank *r, tp_s
     fx->sym_tried = shared != NULL;
     fx->no_symbols = no_symbols;
     fx->max_above = max_native_above;
-    fx->cache = tp_mem_xcalloc(r->stacks.n ? r->stacks.n : 1, sizeof *fx->cache);
     return fx;
 }
 
 void tp_an_frames_close(tp_an_frames *fx) {
     if (!fx)
         return;
-    for (size_t i = 0; i < fx->r->stacks.n; i++)
+    for (size_t i = 0; i < fx->n_cache; i++)
         free(fx->cache[i].f), free(fx->cache[i].pre);
     free(fx->cache);
-    free(fx->cur);
+    free(fx->cur), free(fx->mods), free(fx->addrs);
     if (fx->sym_owned)
         tp_symbolizer_close(fx->sym);
     free(fx);
@@ -173,11 +179,45 @@ static int stack_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+static size_t cache_slot(const tp_an_frames *fx, uint32_t id) {
+    size_t i = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (fx->n_cache - 1);
+    while (fx->cache[i].id && fx->cache[i].id != id)
+        i = (i + 1) & (fx->n_cache - 1);
+    return i;
+}
+
+/* The cache entry of `stack` (made on first use), NULL when the rank has no such stack. */
 static stack_frames *cached(tp_an_frames *fx, uint32_t stack) {
     const tp_stacks *s = &fx->r->stacks;
     tp_stack key = {stack, 0, 0};
-    const tp_stack *st = stack && s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp) : NULL;
-    return st ? &fx->cache[st - s->v] : NULL;
+    if (!stack || !s->n || !bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp))
+        return NULL;
+    if (2 * (fx->used + 1) > fx->n_cache) {
+        stack_frames *old = fx->cache;
+        size_t n = fx->n_cache;
+        fx->n_cache = n ? 2 * n : 64;
+        fx->cache = tp_mem_xcalloc(fx->n_cache, sizeof *fx->cache);
+        for (size_t i = 0; i < n; i++)
+            if (old[i].id)
+                fx->cache[cache_slot(fx, old[i].id)] = old[i];
+        free(old);
+    }
+    stack_frames *c = &fx->cache[cache_slot(fx, stack)];
+    if (!c->id)
+        c->id = stack, fx->used++;
+    return c;
+}
+
+/* The raw frames of `stack` into fx->mods and fx->addrs: returns their count. */
+static size_t raw_frames(tp_an_frames *fx, uint32_t stack) {
+    size_t nf = tp_rank_stack_copy(fx->r, stack, fx->mods, fx->addrs, fx->cap_raw);
+    if (nf > fx->cap_raw) {
+        size_t cap = fx->cap_raw;
+        TP_MEM_XGROW(fx->mods, fx->cap_raw, nf);
+        TP_MEM_XGROW(fx->addrs, cap, nf);
+        tp_rank_stack_copy(fx->r, stack, fx->mods, fx->addrs, fx->cap_raw);
+    }
+    return nf;
 }
 
 /* A copy of fx->cur (NULL when empty). */
@@ -193,11 +233,9 @@ size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **ou
     if (!c)
         return 0;
     if (!c->done) {
-        const uint32_t *mods = NULL;
-        const uint64_t *addrs = NULL;
-        size_t nf = tp_rank_stack(fx->r, stack, &mods, &addrs);
+        size_t nf = raw_frames(fx, stack);
         fx->n_cur = 0;
-        collect(fx, mods, addrs, nf, 0, 0);
+        collect(fx, fx->mods, fx->addrs, nf, 0, 0);
         c->n = fx->n_cur;
         c->f = copy_cur(fx);
         c->done = 1;
@@ -218,16 +256,15 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
         return c->n - first < (size_t)depth ? c->n - first : (size_t)depth;
     }
     if (c->pre_depth != depth) {
-        const uint32_t *mods = NULL;
-        const uint64_t *addrs = NULL;
-        size_t nf = tp_rank_stack(fx->r, stack, &mods, &addrs), from = 0;
+        size_t nf = raw_frames(fx, stack), from = 0;
+        const uint32_t *mods = fx->mods;
         /* A Python program's stack reads from its innermost Python frame: the native frames
          * inner to it are not part of the prefix, so they are not symbolized. */
         while (from < nf && mods[from] != TP_STACK_PYTHON)
             from++;
         from = from == nf ? 0 : from;
         fx->n_cur = 0;
-        collect(fx, mods, addrs, nf, from, (size_t)depth);
+        collect(fx, mods, fx->addrs, nf, from, (size_t)depth);
         free(c->pre);
         c->n_pre = fx->n_cur < (size_t)depth ? fx->n_cur : (size_t)depth;
         c->pre = copy_cur(fx);

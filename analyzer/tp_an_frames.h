@@ -2,7 +2,7 @@
  * every front end (the diagnosis' "source", the launching-stack table, the folded export, the
  * TUI).
  *
- * A native row refers to an interned stack by id; the model holds its frames (tp_rank_stack).
+ * A native row refers to an interned stack by id; the model holds its frames (tp_rank_stack_copy).
  * This module turns stack `id` into frames, innermost first, the way `py-spy --native` shows a
  * Python program: every raw frame becomes one frame per function at its address (inlined ones
  * first), symbolized offline with tp_symbolize from the module's file unless `no_symbols`;

@@ -55,7 +55,7 @@ typedef struct {
 /* Threads that hold a step, sorted (pid, tid), and the steps' intervals (outermost only). */
 typedef struct {
     thread_id *t;
-    size_t n;
+    size_t n, cap;
     tp_an_ivset steps; /* every step range, not merged */
 } step_info;
 
@@ -73,8 +73,9 @@ static int on_step_thread(const step_info *s, int64_t pid, int64_t tid) {
 
 static void find_steps(const tp_an_view *v, step_info *s) {
     const tp_events *ev = &v->r->ev;
-    memset(s, 0, sizeof *s);
-    s->t = tp_an_alloc(v->n + 1, sizeof *s->t);
+    memset(s, 0, sizeof *s); /* s->t grown as steps come: sized by the view's rows it was 16
+                                bytes a row, zeroed by calloc (fresh mapped pages cost
+                                nothing until used, a reused heap block all of them) */
     tp_an_namememo step;
     tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
     for (size_t i = 0; i < v->n; i++) {
@@ -82,6 +83,7 @@ static void find_steps(const tp_an_view *v, step_info *s) {
         if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
             continue;
         tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
+        tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
         s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
     }
     tp_an_namememo_close(&step);
@@ -151,8 +153,8 @@ static uint32_t top_name(name_ns *a, size_t n) {
 static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     tp_an_ivset data = {0}, ops = {0}, rest = {0};
-    name_ns *names = tp_an_alloc(v->n + 1, sizeof *names);
-    size_t nn = 0;
+    name_ns *names = NULL; /* grown as data-loading rows come (as find_steps' threads) */
+    size_t nn = 0, cap = 0;
     tp_an_namememo data_name, step;
     tp_an_namememo_open(&data_name, v->m, is_data_name);
     tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
@@ -165,6 +167,7 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
         a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
         if (tp_an_namememo_get(&data_name, ev->name[row])) {
             tp_an_ivset_add(&data, a, b);
+            tp_an_grow((void **)&names, &cap, nn + 1, sizeof *names);
             names[nn++] = (name_ns){ev->name[row], b - a};
         } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
                    !tp_an_namememo_get(&step, ev->name[row])) {
@@ -337,8 +340,11 @@ static void fill_threads(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     if (!threads_from_index(v, out) && !threads_in_time_order(v, out)) {
         uint32_t *rows = tp_an_tmp(v, v->n, sizeof *rows);
-        size_t n = cpu_rows_by_thread(v, rows);
-        out->th = tp_an_alloc(n + 1, sizeof *out->th);
+        size_t n = cpu_rows_by_thread(v, rows), nt = 0;
+        for (size_t i = 0; i < n; i++) /* the threads: an entry each, not one a CPU row */
+            nt += !i || tp_ev_pid(ev, rows[i]) != tp_ev_pid(ev, rows[i - 1]) ||
+                  tp_ev_tid(ev, rows[i]) != tp_ev_tid(ev, rows[i - 1]);
+        out->th = tp_an_alloc(nt + 1, sizeof *out->th);
         int64_t open_end = 0;
         for (size_t i = 0; i < n; i++)
             thread_add(ev, out, rows[i],

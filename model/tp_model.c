@@ -299,7 +299,7 @@ static void rank_free(tp_rank *r) {
     buckets_free(&r->cats);
     free(r->tn_pid), free(r->tn_tid), free(r->tn_name);
     free(r->stacks.v), free(r->stacks.frame_module), free(r->stacks.frame_addr);
-    free(r->stacks.py_modules), free(r->stacks.modules), free(r->stacks.pycodes);
+    free(r->stacks.frame_next), free(r->stacks.modules), free(r->stacks.pycodes);
 }
 
 void tp_model_close(tp_model *m) {
@@ -888,9 +888,10 @@ static void merge_stacks(tp_model *m, tp_rank *into, const tp_stacks *s, id_base
         const tp_stack *st = &s->v[i];
         uint32_t *mods = tp_mem_xalloc(st->n, sizeof *mods);
         uint64_t *addrs = tp_mem_xalloc(st->n, sizeof *addrs);
-        for (uint32_t k = 0; k < st->n; k++) {
-            uint32_t mo = s->frame_module ? s->frame_module[st->first + k] : TP_STACK_PYTHON;
-            uint64_t a = s->frame_addr[st->first + k];
+        for (uint32_t k = 0, f = (uint32_t)st->first; k < st->n;
+             k++, f = s->frame_next ? s->frame_next[f] : f + 1) {
+            uint32_t mo = s->frame_module ? s->frame_module[f] : TP_STACK_PYTHON;
+            uint64_t a = s->frame_addr[f];
             if (mo == TP_STACK_PYTHON)
                 a = ((uint64_t)(TP_STACK_PY_CODE(a) + b.pycode) << 24) | TP_STACK_PY_LINE(a);
             else if (mo != TP_STACK_NO_MODULE)
@@ -1685,26 +1686,32 @@ static void frame_modules_own(tp_stacks *s) {
     s->frame_module = tp_mem_xalloc(s->frames_cap ? s->frames_cap : 1, sizeof *s->frame_module);
     for (size_t i = 0; i < s->n_frames; i++)
         s->frame_module[i] = TP_STACK_PYTHON;
-    free(s->py_modules);
-    s->py_modules = NULL, s->py_cap = 0;
 }
 
-/* Grows the frame columns to `cap` frames (frame_module only when it is a column). */
+/* Grows the frame columns to `cap` frames (frame_module and frame_next only when they are
+ * columns). */
 static void frames_grow(tp_stacks *s, size_t cap) {
     s->frames_cap = cap;
     GROW(s->frame_addr, s->frames_cap);
     if (s->frame_module)
         GROW(s->frame_module, s->frames_cap);
+    if (s->frame_next)
+        GROW(s->frame_next, s->frames_cap);
 }
 
-size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n) {
-    tp_stacks *s = &r->stacks;
+/* Room for `n` more frames, doubling. */
+static void frames_fit(tp_stacks *s, size_t n) {
     if (s->n_frames + n > s->frames_cap) {
         size_t cap = s->frames_cap;
         while (s->n_frames + n > cap)
             cap = cap ? 2 * cap : 1024;
         frames_grow(s, cap);
     }
+}
+
+size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n) {
+    tp_stacks *s = &r->stacks;
+    frames_fit(s, n);
     for (size_t i = 0; !s->frame_module && i < n; i++)
         if (module[i] != TP_STACK_PYTHON)
             frame_modules_own(s);
@@ -1712,8 +1719,28 @@ size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *ad
     if (s->frame_module)
         memcpy(s->frame_module + first, module, n * sizeof *module);
     memcpy(s->frame_addr + first, addr, n * sizeof *addr);
+    for (size_t i = 0; s->frame_next && i < n; i++)
+        s->frame_next[first + i] = (uint32_t)(first + i + 1);
     s->n_frames += n;
     return first;
+}
+
+size_t tp_rank_add_frame_on(tp_rank *r, uint32_t module, uint64_t addr, size_t outer) {
+    tp_stacks *s = &r->stacks;
+    frames_fit(s, 1);
+    if (!s->frame_next) { /* the frames so far: each stack's contiguous */
+        s->frame_next = tp_mem_xalloc(s->frames_cap, sizeof *s->frame_next);
+        for (size_t i = 0; i < s->n_frames; i++)
+            s->frame_next[i] = (uint32_t)(i + 1);
+    }
+    if (!s->frame_module && module != TP_STACK_PYTHON)
+        frame_modules_own(s);
+    size_t at = s->n_frames++;
+    if (s->frame_module)
+        s->frame_module[at] = module;
+    s->frame_addr[at] = addr;
+    s->frame_next[at] = outer == SIZE_MAX ? UINT32_MAX : (uint32_t)outer;
+    return at;
 }
 
 void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n) {
@@ -1723,13 +1750,6 @@ void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n) {
         GROW(s->v, s->cap);
     }
     s->v[s->n++] = (tp_stack){id, (uint32_t)n, first};
-    if (!s->frame_module && n > s->py_cap) {
-        size_t old = s->py_cap;
-        s->py_cap = n;
-        GROW(s->py_modules, s->py_cap);
-        for (size_t i = old; i < n; i++)
-            s->py_modules[i] = TP_STACK_PYTHON;
-    }
 }
 
 void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const uint64_t *addr,
@@ -1928,15 +1948,18 @@ const tp_rank *tp_model_rank(const tp_model *m, int rank) {
     return NULL;
 }
 
-size_t tp_rank_stack(const tp_rank *r, uint32_t id, const uint32_t **module,
-                     const uint64_t **addr) {
+size_t tp_rank_stack_copy(const tp_rank *r, uint32_t id, uint32_t *module, uint64_t *addr,
+                          size_t cap) {
     const tp_stacks *s = &r->stacks;
     tp_stack key = {id, 0, 0};
     const tp_stack *st = id && s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, stack_cmp) : NULL;
-    if (!st || !st->n)
+    if (!st)
         return 0;
-    *module = s->frame_module ? s->frame_module + st->first : s->py_modules;
-    *addr = s->frame_addr + st->first;
+    size_t f = st->first;
+    for (size_t k = 0; k < st->n && k < cap; k++, f = s->frame_next ? s->frame_next[f] : f + 1) {
+        module[k] = s->frame_module ? s->frame_module[f] : TP_STACK_PYTHON;
+        addr[k] = s->frame_addr[f];
+    }
     return st->n;
 }
 

@@ -169,7 +169,7 @@ typedef struct {
                            tp_ev_fwd_tid) */
     uint32_t *corr32;   /* tp_ev_corr: the low 32 bits of the correlation id (narrow,
                            wide_corr; the high ones in the place); -1: none */
-    uint32_t *stack;    /* native stack id (tp_rank_stack); 0: none. API calls: the call
+    uint32_t *stack;    /* native stack id (tp_rank_stack_copy); 0: none. API calls: the call
                            site; NVTX ranges: the push (recorded with --stacks all) */
     int32_t *parent;    /* row of the innermost enclosing CPU-side range on the same
                            (pid, tid), -1: none or a GPU-side row (set by finish) */
@@ -370,7 +370,7 @@ typedef struct {
     int32_t *device; /* -1: CPU / unknown */
     uint64_t *addr;  /* 0: unknown */
     int64_t *bytes;  /* signed delta */
-    uint32_t *stack; /* native stack id (tp_rank_stack); 0: none */
+    uint32_t *stack; /* native stack id (tp_rank_stack_copy); 0: none */
     /* optional (as in tp_events): NULL while no row has a value; tp_memev_total_allocated,
      * tp_memev_total_reserved, tp_memev_largest_free read them. Native traces set them on
      * ALLOC_FAIL rows only, Kineto on every row. */
@@ -506,7 +506,8 @@ typedef struct {
     uint32_t first_line;
 } tp_stack_pycode;
 
-/* One interned stack: frames [first, first + n) of tp_stacks' frame columns. */
+/* One interned stack: its n frames from frame `first` of tp_stacks' frame columns on, the
+ * next (outer) one of frame i at i + 1, or at frame_next[i] where that column exists. */
 typedef struct {
     uint32_t id;
     uint32_t n;
@@ -516,7 +517,7 @@ typedef struct {
 /* The CPU call stacks of a rank (native traces; Kineto traces: Python stacks from their
  * python_function events and "Call stack" args, tp_kineto_stacks): stacks by id, as
  * rows refer to them (tp_events.stack, tp_memevents.stack), innermost frame first, and the
- * modules their frames point into. Read them with tp_rank_stack / tp_rank_stack_module. */
+ * modules their frames point into. Read them with tp_rank_stack_copy / tp_rank_stack_module. */
 typedef struct {
     size_t n, cap;
     tp_stack *v; /* sorted by id after finish */
@@ -525,9 +526,10 @@ typedef struct {
                                while every frame is TP_STACK_PYTHON (Kineto traces' stacks):
                                4 of a frame's 12 bytes that would all say the same */
     uint64_t *frame_addr;   /* ELF virtual address in the module (or the raw address) */
-    uint32_t *py_modules;   /* while frame_module is NULL: py_cap x TP_STACK_PYTHON, the
-                               modules tp_rank_stack gives for any stack (py_cap >= its n) */
-    size_t py_cap;
+    uint32_t *frame_next;   /* the frame outer to frame i (UINT32_MAX: none). NULL while
+                               every stack's frames are contiguous; a tree of stacks
+                               (tp_rank_add_frame_on: Kineto's Python stacks) stores each
+                               stack's own frame once, on its caller's */
     size_t n_modules, modules_cap;
     tp_stack_module *modules; /* sorted by id after finish */
     size_t n_pycodes, pycodes_cap;
@@ -773,6 +775,11 @@ void tp_rank_add_stack(tp_rank *r, uint32_t id, const uint32_t *module, const ui
 size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n);
 void tp_rank_add_stack_frames(tp_rank *r, uint32_t id, size_t first, size_t n);
 
+/* Appends one frame whose outer frame is frame `outer` (added before; SIZE_MAX: none) and
+ * returns its index: a stack over it (tp_rank_add_stack_frames) reads its frame, then its
+ * caller's, ... (a tree: each stack's frames are its own and its caller's stack's). */
+size_t tp_rank_add_frame_on(tp_rank *r, uint32_t module, uint64_t addr, size_t outer);
+
 /* Makes room for `stacks` more stacks of `frames` more frames in all, so that adding them
  * regrows nothing (a caller that knows the total: no doubling slack, no freed copies). */
 void tp_rank_reserve_stacks(tp_rank *r, size_t stacks, size_t frames);
@@ -824,10 +831,11 @@ size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows);
 /* Bucket index of stream `stream` in r->streams, -1 when absent. */
 long tp_rank_stream_index(const tp_rank *r, int64_t stream);
 
-/* Frames of stack `id` of `r`: returns their count (0 when the stack is unknown, or id 0)
- * and points *module and *addr at the frames' columns, innermost first (owned by the
- * model; unchanged when 0 is returned). */
-size_t tp_rank_stack(const tp_rank *r, uint32_t id, const uint32_t **module, const uint64_t **addr);
+/* Frames of stack `id` of `r`, innermost first: returns their count (0 when the stack is
+ * unknown, or id 0) and copies the first min(count, cap) of them into module[] and addr[]
+ * (a tree of stacks shares its frames, so they are not contiguous in the model). */
+size_t tp_rank_stack_copy(const tp_rank *r, uint32_t id, uint32_t *module, uint64_t *addr,
+                          size_t cap);
 
 /* Module `id` of `r`'s stacks, NULL when unknown (or TP_STACK_NO_MODULE). */
 const tp_stack_module *tp_rank_stack_module(const tp_rank *r, uint32_t id);

@@ -27,10 +27,9 @@ static size_t rank_index_bytes(const tp_rank *r) {
 
 static size_t rank_stacks_bytes(const tp_stacks *s) {
     return s->cap * sizeof *s->v +
-           s->frames_cap *
-               ((s->frame_module ? sizeof *s->frame_module : 0) + sizeof *s->frame_addr) +
-           s->py_cap * sizeof *s->py_modules + s->modules_cap * sizeof *s->modules +
-           s->pycodes_cap * sizeof *s->pycodes;
+           s->frames_cap * ((s->frame_module ? sizeof *s->frame_module : 0) +
+                            sizeof *s->frame_addr + (s->frame_next ? sizeof *s->frame_next : 0)) +
+           s->modules_cap * sizeof *s->modules + s->pycodes_cap * sizeof *s->pycodes;
 }
 
 /* Bytes of a place table and its hash table. */

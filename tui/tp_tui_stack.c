@@ -13,6 +13,9 @@ struct tp_tui_stacks {
     const tp_rank *r;
     int no_symbols, tried;
     tp_symbolizer *sym;
+    uint32_t *mods; /* the stack's raw frames (tp_rank_stack_copy) */
+    uint64_t *addrs;
+    size_t cap;
 };
 
 tp_tui_stacks *tp_tui_stacks_open(const tp_model *m, const tp_rank *r, int no_symbols) {
@@ -25,6 +28,7 @@ void tp_tui_stacks_close(tp_tui_stacks *s) {
     if (!s)
         return;
     tp_symbolizer_close(s->sym);
+    free(s->mods), free(s->addrs);
     free(s);
 }
 
@@ -87,9 +91,15 @@ static void python_line(tp_tui_stacks *s, uint64_t addr, char *line) {
 }
 
 int tp_tui_stack_lines(tp_tui_stacks *s, uint32_t id, char (*lines)[TP_TUI_STACK_LINE], int max) {
-    const uint32_t *mods = NULL;
-    const uint64_t *addrs = NULL;
-    size_t nf = id ? tp_rank_stack(s->r, id, &mods, &addrs) : 0;
+    size_t nf = id ? tp_rank_stack_copy(s->r, id, s->mods, s->addrs, s->cap) : 0;
+    if (nf > s->cap) {
+        size_t cap = s->cap;
+        TP_MEM_XGROW(s->mods, s->cap, nf);
+        TP_MEM_XGROW(s->addrs, cap, nf);
+        tp_rank_stack_copy(s->r, id, s->mods, s->addrs, s->cap);
+    }
+    const uint32_t *mods = s->mods;
+    const uint64_t *addrs = s->addrs;
     int n = 0;
     for (size_t i = 0; i < nf && n < max; i++) /* Python frames first */
         if (mods[i] == TP_STACK_PYTHON)

@@ -1,7 +1,7 @@
 /* tp_tui_stack: a CPU call stack of the model, symbolized, as lines for the Timeline's
  * detail pane (the stack of the call that launched a kernel, the stack of an NVTX push).
  *
- * Frames come from the model (tp_rank_stack) and are named offline by tp_symbolize from the
+ * Frames come from the model (tp_rank_stack_copy) and are named offline by tp_symbolize from the
  * modules' files (function, file:line, inlined functions), or stay module+offset with
  * --no-symbols or when a file is missing or rebuilt. A Python program's frames come first
  * (innermost first), then the native ones: a user reads the code they wrote before the

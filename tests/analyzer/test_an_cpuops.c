@@ -62,9 +62,10 @@ static long row_of(const tp_model *m, const char *name, int64_t ts_ns) {
  * "?" for a frame that is not a known Python frame. */
 static const char *stack_text(const tp_model *m, long row, char *buf, size_t n) {
     const tp_rank *r = &m->ranks[0];
-    const uint32_t *mod;
-    const uint64_t *addr;
-    size_t k = tp_rank_stack(r, r->ev.stack[row], &mod, &addr), at = 0;
+    uint32_t mod[64];
+    uint64_t addr[64];
+    size_t k = tp_rank_stack_copy(r, r->ev.stack[row], mod, addr, 64), at = 0;
+    k = k < 64 ? k : 64;
     buf[0] = 0;
     for (size_t i = 0; i < k && at < n; i++) {
         const tp_stack_pycode *c = tp_rank_stack_pycode(r, TP_STACK_PY_CODE(addr[i]));

@@ -187,7 +187,61 @@ static void test_folded(void) {
     tp_model_close(f.m);
 }
 
+/* Stacks stored as a tree (tp_rank_add_frame_on: each stack's own frame on its caller's),
+ * after contiguous ones: tp_rank_stack_copy walks both the same, and tp_an_frames reads them. */
+static void test_tree(void) {
+    fx_model f = fx_new();
+    tp_rank_add_stack_pycode(f.m, f.r, 1, "/src/a.py", "f1", 10);
+    tp_rank_add_stack_pycode(f.m, f.r, 2, "/src/a.py", "f2", 28);
+    tp_rank_add_stack_pycode(f.m, f.r, 3, "/src/a.py", "<module>", 1);
+    const uint32_t py2[] = {TP_STACK_PYTHON, TP_STACK_PYTHON};
+    const uint64_t pa2[] = {PYF(2, 30), PYF(3, 5)};
+    tp_rank_add_stack(f.r, 1, py2, pa2, 2); /* contiguous: f2 < <module> */
+    size_t root = tp_rank_add_frame_on(f.r, TP_STACK_PYTHON, PYF(3, 7), SIZE_MAX);
+    tp_rank_add_stack_frames(f.r, 2, root, 1);
+    size_t mid = tp_rank_add_frame_on(f.r, TP_STACK_PYTHON, PYF(2, 31), root);
+    tp_rank_add_stack_frames(f.r, 3, mid, 2);
+    tp_rank_add_stack_frames(f.r, 4, tp_rank_add_frame_on(f.r, TP_STACK_PYTHON, PYF(1, 12), mid),
+                             3);
+    tp_rank_add_stack_frames(f.r, 5, tp_rank_add_frame_on(f.r, TP_STACK_PYTHON, PYF(1, 14), mid),
+                             3);
+    tp_rank_add_stack_frames(f.r, 6, tp_rank_add_frame_on(f.r, TP_STACK_NO_MODULE, 0xabc, root),
+                             2); /* a raw frame: the module column appears under the tree */
+    tp_rank_add_stack(f.r, 7, py2, pa2, 2); /* contiguous again, after the tree */
+    tp_model_finish(f.m);
+    uint32_t mo[4];
+    uint64_t ad[4];
+    CHECK_EQ_I(tp_rank_stack_copy(f.r, 4, mo, ad, 4), 3);
+    CHECK(ad[0] == PYF(1, 12) && ad[1] == PYF(2, 31) && ad[2] == PYF(3, 7));
+    CHECK(mo[0] == TP_STACK_PYTHON && mo[1] == TP_STACK_PYTHON && mo[2] == TP_STACK_PYTHON);
+    CHECK_EQ_I(tp_rank_stack_copy(f.r, 5, mo, ad, 2), 3); /* the count; 2 copied */
+    CHECK(ad[0] == PYF(1, 14) && ad[1] == PYF(2, 31));
+    CHECK_EQ_I(tp_rank_stack_copy(f.r, 6, mo, ad, 4), 2);
+    CHECK(mo[0] == TP_STACK_NO_MODULE && ad[0] == 0xabc && mo[1] == TP_STACK_PYTHON &&
+          ad[1] == PYF(3, 7));
+    CHECK_EQ_I(tp_rank_stack_copy(f.r, 1, mo, ad, 4), 2);
+    CHECK(ad[0] == PYF(2, 30) && ad[1] == PYF(3, 5) && mo[1] == TP_STACK_PYTHON);
+    CHECK_EQ_I(tp_rank_stack_copy(f.r, 7, mo, ad, 4), 2);
+    CHECK(ad[0] == PYF(2, 30) && ad[1] == PYF(3, 5));
+    CHECK_EQ_I(tp_rank_stack_copy(f.r, 8, mo, ad, 4), 0); /* unknown */
+    CHECK_EQ_I(tp_rank_stack_copy(f.r, 0, mo, ad, 4), 0);
+    tp_an_frames *fx = tp_an_frames_open(f.m, f.r, 1, 0);
+    const tp_an_frame *fr;
+    char b[256];
+    CHECK_EQ_I(tp_an_frames_get(fx, 4, &fr), 3);
+    CHECK_STR(tp_an_frame_label(&fr[0], b, sizeof b), "a.py:12 in f1");
+    CHECK_STR(tp_an_frame_label(&fr[2], b, sizeof b), "a.py:7 in <module>");
+    CHECK_EQ_I(tp_an_frames_prefix(fx, 5, 2, &fr), 2);
+    CHECK_STR(tp_an_frame_label(&fr[1], b, sizeof b), "a.py:31 in f2");
+    CHECK_EQ_I(tp_an_frames_get(fx, 9, &fr), 0);
+    for (uint32_t id = 1; id <= 7; id++) /* every stack once: the cache grows past none */
+        CHECK(tp_an_frames_get(fx, id, &fr) > 0);
+    tp_an_frames_close(fx);
+    tp_model_close(f.m);
+}
+
 int main(void) {
+    TP_RUN(test_tree);
     TP_RUN(test_frames);
     TP_RUN(test_groups);
     TP_RUN(test_folded);
