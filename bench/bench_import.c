@@ -264,13 +264,13 @@ typedef struct {
     job_kind kind;
     const char *path, *data;
     size_t n;
-    int cpu; /* < 0: not pinned */
-    pthread_barrier_t *go;
-    int want_model;     /* JOB_IMPORT: keep the model (for same_model) */
-    tp_model *model;    /* the model kept */
-    uint64_t *mem;      /* JOB_MEM: MEM_BYTES of its own */
-    unsigned char *out; /* JOB_ZLIB: 1 MiB of its own */
-    double w0, w1, cpu_used;
+    int walker;                        /* JOB_IMPORT: 1 one thread, 2 the two-thread import */
+    int cpu;                           /* the CPU it runs on; < 0: any of the process's */
+    int want_model;                    /* JOB_IMPORT: keep the model (for same_model) */
+    tp_model *model;                   /* the model kept */
+    uint64_t *mem;                     /* JOB_MEM: MEM_BYTES of its own */
+    unsigned char *out;                /* JOB_ZLIB: 1 MiB of its own */
+    double w0, w1, cpu_used, proc_cpu; /* its thread's CPU time; the process's */
     int failed;
     uint64_t sink;
 } job;
@@ -295,32 +295,44 @@ static uint64_t mem_loop(const uint64_t *v) {
     return s;
 }
 
-static void *job_main(void *arg) {
-    job *j = arg;
-    if (j->cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(j->cpu, &set);
-        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    }
-    if (j->go)
-        pthread_barrier_wait(j->go);
-    double c0 = thread_cpu_s();
+/* Two threads that live through the whole run and take a job each round (a thread's first
+ * malloc arena use faults in fresh pages: a new thread per job ran its import ~1.5x slower
+ * than the main thread did); job i runs on worker i, pinned to its job's CPU. */
+typedef struct {
+    pthread_t th[2];
+    pthread_barrier_t start, end; /* the main thread and both workers */
+    job *j[2];                    /* this round's; NULL: none */
+    int quit;
+    cpu_set_t all; /* the process's CPUs, for jobs on any */
+} crew;
+
+typedef struct {
+    crew *c;
+    int i;
+} worker_arg;
+
+static void run_job(job *j, const cpu_set_t *all) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    if (j->cpu >= 0)
+        CPU_SET(j->cpu, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, j->cpu >= 0 ? &one : all);
+    double c0 = thread_cpu_s(), p0 = cpu_s();
     j->w0 = now_s();
     if (j->kind == JOB_IMPORT) {
         tp_model *m = tp_model_new();
         char err[512];
-        j->failed = tp_import_kineto_mem_parser(m, j->path, j->data, j->n, 1, 0, NULL, err,
+        j->failed = tp_import_kineto_mem_parser(m, j->path, j->data, j->n, j->walker, 0, NULL, err,
                                                 sizeof err) != TP_OK;
         j->w1 = now_s();
-        j->cpu_used = thread_cpu_s() - c0;
+        j->cpu_used = thread_cpu_s() - c0, j->proc_cpu = cpu_s() - p0;
         if (j->failed)
             fprintf(stderr, "bench_import: %s\n", err);
         if (j->want_model && !j->failed)
             j->model = m;
         else
             tp_model_close(m);
-        return NULL;
+        return;
     }
     if (j->kind == JOB_INT) {
         j->sink = int_loop();
@@ -331,39 +343,72 @@ static void *job_main(void *arg) {
         j->failed = inflate_into(j->data, j->n, &t, j->out, 1u << 20) == 0;
     }
     j->w1 = now_s();
-    j->cpu_used = thread_cpu_s() - c0;
-    return NULL;
+    j->cpu_used = thread_cpu_s() - c0, j->proc_cpu = cpu_s() - p0;
 }
 
-/* Runs `k` (1 or 2) copies of job `proto` at once on threads of their own, the i-th pinned
- * to cpu[i] (when there are two); returns the wall from the first start to the last end
- * (< 0: a job failed), *cpu_each the mean CPU time of one. js[i].model: the models kept. */
-static double run_jobs(job js[2], int k, const job *proto, const int cpu[2], double *cpu_each) {
-    pthread_t th[2];
-    pthread_barrier_t go;
-    pthread_barrier_init(&go, NULL, (unsigned)k);
-    for (int i = 0; i < k; i++) {
-        uint64_t *mem = js[i].mem;
-        unsigned char *out = js[i].out;
-        js[i] = *proto;
-        js[i].mem = mem, js[i].out = out;
-        js[i].cpu = cpu[1] >= 0 ? cpu[i] : -1;
-        js[i].go = &go;
-        if (pthread_create(&th[i], NULL, job_main, &js[i]) != 0) {
+static void *worker_main(void *arg) {
+    worker_arg *a = arg;
+    crew *c = a->c;
+    for (;;) {
+        pthread_barrier_wait(&c->start);
+        if (c->quit)
+            return NULL;
+        if (c->j[a->i])
+            run_job(c->j[a->i], &c->all);
+        pthread_barrier_wait(&c->end);
+    }
+}
+
+static worker_arg crew_args[2];
+
+static void crew_start(crew *c) {
+    memset(c, 0, sizeof *c);
+    if (sched_getaffinity(0, sizeof c->all, &c->all) != 0)
+        exit(1);
+    pthread_barrier_init(&c->start, NULL, 3);
+    pthread_barrier_init(&c->end, NULL, 3);
+    for (int i = 0; i < 2; i++) {
+        crew_args[i] = (worker_arg){c, i};
+        if (pthread_create(&c->th[i], NULL, worker_main, &crew_args[i]) != 0) {
             fprintf(stderr, "bench_import: no thread\n");
             exit(1);
         }
     }
+}
+
+static void crew_stop(crew *c) {
+    c->quit = 1;
+    pthread_barrier_wait(&c->start);
+    for (int i = 0; i < 2; i++)
+        pthread_join(c->th[i], NULL);
+    pthread_barrier_destroy(&c->start);
+    pthread_barrier_destroy(&c->end);
+}
+
+/* Runs `k` (1 or 2) copies of job `proto` at once on the crew's workers, the i-th on cpu[i]
+ * (any CPU when there are not two, or when `anywhere`); returns the wall from the first
+ * start to the last end (< 0: a job failed), *cpu_each the mean CPU time of one.
+ * js[i].model: the models kept. */
+static double run_jobs(crew *cr, job js[2], int k, const job *proto, const int cpu[2], int anywhere,
+                       double *cpu_each) {
+    for (int i = 0; i < 2; i++) {
+        uint64_t *mem = js[i].mem;
+        unsigned char *out = js[i].out;
+        js[i] = *proto;
+        js[i].mem = mem, js[i].out = out;
+        js[i].cpu = cpu[1] >= 0 && !anywhere ? cpu[i] : -1;
+        cr->j[i] = i < k ? &js[i] : NULL;
+    }
+    pthread_barrier_wait(&cr->start);
+    pthread_barrier_wait(&cr->end);
     double w0 = 1e30, w1 = 0, c = 0;
     int failed = 0;
     for (int i = 0; i < k; i++) {
-        pthread_join(th[i], NULL);
         w0 = js[i].w0 < w0 ? js[i].w0 : w0;
         w1 = js[i].w1 > w1 ? js[i].w1 : w1;
         c += js[i].cpu_used;
         failed |= js[i].failed;
     }
-    pthread_barrier_destroy(&go);
     *cpu_each = c / k;
     return failed ? -1 : w1 - w0;
 }
@@ -402,28 +447,29 @@ enum {
 /* -c for one file: `data` the text (or gzip) imported, `gz`/`gz_n` a gzip image for the zlib
  * control (NULL: none). Returns 0, 1 when the models differ or an import failed. */
 static int ceiling(const char *path, const char *data, size_t n, double mb, const char *gz,
-                   size_t gz_n, int runs, const int cpu[2], job js[2]) {
+                   size_t gz_n, int runs, const int cpu[2], crew *cr, job js[2]) {
     double *col[C_COLS];
     for (int c = 0; c < C_COLS; c++)
         col[c] = calloc((size_t)runs, sizeof **col);
-    job imp = {.kind = JOB_IMPORT, .path = path, .data = data, .n = n, .want_model = 1};
+    job imp =
+            {.kind = JOB_IMPORT, .path = path, .data = data, .n = n, .walker = 1, .want_model = 1},
+        imp2 = imp;
+    imp2.walker = 2;
+    const int swapped[2] = {cpu[1], cpu[0]};
     double ce;
-    /* the models first: (a) on a thread, (b)'s two, (c) here; also a warm-up of each */
-    if (run_jobs(js, 1, &imp, cpu, &ce) < 0)
+    /* the models first: (a), (b)'s two, (c); also a warm-up of each */
+    if (run_jobs(cr, js, 1, &imp, cpu, 0, &ce) < 0)
         return 1;
     tp_model *one = js[0].model;
-    if (run_jobs(js, 2, &imp, cpu, &ce) < 0)
+    if (run_jobs(cr, js, 1, &imp2, cpu, 1, &ce) < 0)
         return 1;
-    tp_model *two = tp_model_new();
-    char err[512];
-    if (tp_import_kineto_mem_parser(two, path, data, n, 2, 0, NULL, err, sizeof err) != TP_OK) {
-        fprintf(stderr, "bench_import: %s\n", err);
+    tp_model *two = js[0].model;
+    if (run_jobs(cr, js, 2, &imp, cpu, 0, &ce) < 0)
         return 1;
-    }
     int same = same_model(one, two) && same_model(one, js[0].model) && same_model(one, js[1].model);
     tp_model_close(one), tp_model_close(two), tp_model_close(js[0].model),
         tp_model_close(js[1].model);
-    imp.want_model = 0;
+    imp.want_model = imp2.want_model = 0;
     if (!same) {
         fprintf(stderr,
                 "bench_import: %s: the models of the one-thread, pair and two-thread "
@@ -434,26 +480,20 @@ static int ceiling(const char *path, const char *data, size_t n, double mb, cons
     job ij = {.kind = JOB_INT}, mj = {.kind = JOB_MEM},
         zj = {.kind = JOB_ZLIB, .data = gz, .n = gz_n};
     for (int r = 0; r < runs; r++) {
-        if ((col[C_ONE][r] = run_jobs(js, 1, &imp, cpu, &col[C_ONE_CPU][r])) < 0 ||
-            (col[C_PAIR][r] = run_jobs(js, 2, &imp, cpu, &col[C_PAIR_CPU][r])) < 0)
+        const int *one_cpu = r % 2 ? swapped : cpu; /* alone: each CPU in turn */
+        if ((col[C_ONE][r] = run_jobs(cr, js, 1, &imp, one_cpu, 0, &col[C_ONE_CPU][r])) < 0 ||
+            (col[C_PAIR][r] = run_jobs(cr, js, 2, &imp, cpu, 0, &col[C_PAIR_CPU][r])) < 0 ||
+            (col[C_TWO][r] = run_jobs(cr, js, 1, &imp2, cpu, 1, &col[C_MAIN][r])) < 0)
             return 1;
         col[C_PAIR_BUSY][r] = 2 * col[C_PAIR_CPU][r] / col[C_PAIR][r];
-        tp_model *m = tp_model_new();
-        double w0 = now_s(), c0 = cpu_s(), t0 = thread_cpu_s();
-        tp_status st = tp_import_kineto_mem_parser(m, path, data, n, 2, 0, NULL, err, sizeof err);
-        col[C_TWO][r] = now_s() - w0;
-        col[C_MAIN][r] = thread_cpu_s() - t0;
-        col[C_HELP][r] = cpu_s() - c0 - col[C_MAIN][r];
-        tp_model_close(m);
-        if (st != TP_OK)
-            return 1;
-        col[C_INT1][r] = run_jobs(js, 1, &ij, cpu, &ce);
-        col[C_INT2][r] = run_jobs(js, 2, &ij, cpu, &ce);
-        col[C_MEM1][r] = run_jobs(js, 1, &mj, cpu, &ce);
-        col[C_MEM2][r] = run_jobs(js, 2, &mj, cpu, &ce);
+        col[C_HELP][r] = js[0].proc_cpu - col[C_MAIN][r];
+        col[C_INT1][r] = run_jobs(cr, js, 1, &ij, one_cpu, 0, &ce);
+        col[C_INT2][r] = run_jobs(cr, js, 2, &ij, cpu, 0, &ce);
+        col[C_MEM1][r] = run_jobs(cr, js, 1, &mj, one_cpu, 0, &ce);
+        col[C_MEM2][r] = run_jobs(cr, js, 2, &mj, cpu, 0, &ce);
         if (gz) {
-            col[C_ZLIB1][r] = run_jobs(js, 1, &zj, cpu, &ce);
-            col[C_ZLIB2][r] = run_jobs(js, 2, &zj, cpu, &ce);
+            col[C_ZLIB1][r] = run_jobs(cr, js, 1, &zj, one_cpu, 0, &ce);
+            col[C_ZLIB2][r] = run_jobs(cr, js, 2, &zj, cpu, 0, &ce);
         }
     }
     double med[C_COLS], lo[C_COLS];
@@ -496,8 +536,11 @@ static int ceiling_main(char **files, int nfiles, int runs, int plain) {
         for (size_t k = 0; k < MEM_BYTES / sizeof *js[i].mem; k++)
             js[i].mem[k] = k * 0x9e3779b97f4a7c15ull + (uint64_t)i;
     }
+    crew cr;
+    crew_start(&cr);
     if (cpu[1] >= 0)
-        printf("two CPUs: %d and %d (pair and controls pinned; one and two not)\n", cpu[0], cpu[1]);
+        printf("two CPUs: %d and %d (one and pair pinned, one on each in turn; two not)\n", cpu[0],
+               cpu[1]);
     else
         printf("one CPU: nothing pinned\n");
     printf("%-18s %-4s %5s | %5s %5s %5s | %6s %6s %5s | %5s %5s | %5s %5s %5s | %6s %6s %6s\n",
@@ -518,11 +561,12 @@ static int ceiling_main(char **files, int nfiles, int runs, int plain) {
         double mb = (double)(gz ? text_n : n) / 1e6;
         const char *d = gz && plain ? text : data;
         size_t dn = gz && plain ? text_n : n;
-        if (ceiling(files[i], d, dn, mb, gz ? data : NULL, gz ? n : 0, runs, cpu, js))
+        if (ceiling(files[i], d, dn, mb, gz ? data : NULL, gz ? n : 0, runs, cpu, &cr, js))
             return 1;
         free(text);
         free(data);
     }
+    crew_stop(&cr);
     for (int i = 0; i < 2; i++)
         free(js[i].mem), free(js[i].out);
     return 0;
