@@ -17,21 +17,25 @@
  * plain-text figures without a decompressed copy of the file on disk).
  *
  * `-c`: the machine's two-core ceiling next to the import's, side by side (issue 13: does
- * anything get 2x on this machine's two CPUs?). Per file, alternating, N rounds: (a) `one`, the
- * one-thread import (walker 1) alone; (b) `pair`, two one-thread imports of the same text at
- * once, each its own model on a thread of its own (pinned to two different CPUs when the
- * affinity has two); (c) `two`, the two-thread import (walker 2). Printed by median (best in
- * brackets): `hw` = 2*t(a)/t(b), the throughput two CPUs give two copies of the same work;
- * `code` = t(a)/t(c), the two-thread import's speedup; `of hw` = code/hw, how much of what the
- * machine gives the import takes. `infl`: CPU time of one import in (b) over (a)'s (the same
- * instructions, slower per instruction with both CPUs busy); `pbusy`: (b)'s CPU time over its
- * wall, 2.0 when both its threads had a CPU throughout (below: other processes took one; on
- * the `best` line the most of the rounds); `main`/`help`: CPU ms of the
- * importing thread and of the helper in (c) (process CPU minus the importing thread's), so
- * `busy` = their sum over (c)'s wall. Controls that are not ours, same rounds: `int`, a fixed
- * integer loop (registers only), and for a gzip file `zlib`, inflate of it in memory, each
- * alone and two at once on the two CPUs: their `hw` factors. First, every file's models of (a),
- * (b)'s two and (c) are compared column by column (exit 1 when they differ).
+ * anything get 2x on this machine's two CPUs?). Per file, alternating, N rounds, on two worker
+ * threads that live through the run (a new thread per import ran it ~1.5x slower: its malloc
+ * arena's pages faulted in anew): (a) `one`, the one-thread import (walker 1) alone, pinned
+ * to each of the two CPUs in turn; (b) `pair`, two one-thread imports of the same text at
+ * once, each its own model, pinned to the two CPUs; (c) `two`, the two-thread import (walker
+ * 2, free to use both CPUs, as the CLI runs it). A line of medians, then one of the least of
+ * each series (`best`): `hw` = 2*t(a)/t(b), the throughput two CPUs give two copies of the
+ * same work; `code` = t(a)/t(c), the two-thread import's speedup; `of hw` = code/hw, how much
+ * of what the machine gives the import takes. `infl`: CPU time of one import in (b) over (a)'s
+ * (above 1: the same instructions slower with both CPUs busy); `pbusy`: (b)'s CPU time over
+ * its wall, 2.0 when both its threads had a CPU throughout (below: other processes took one;
+ * on the `best` line the most of the rounds); `main`/`help`: CPU ms of the importing thread
+ * and of the helper in (c) (process CPU minus the importing thread's), `busy` their sum over
+ * (c)'s wall. Controls that are not ours, same rounds, each alone and two at once on the two
+ * CPUs, their `hw` factors: `int`, a fixed integer loop (registers only), `mem`, a read of 64
+ * MiB per thread (memory bandwidth), and for a gzip file `zlib`, its inflate in memory. First,
+ * every file's models of (a), (b)'s two and (c) are compared column by column, strings and
+ * stacks (exit 1 when they differ). Run it under `chrt -f 10` on a shared machine: other
+ * processes' threads otherwise take the CPUs mid-import (pbusy).
  * usage: bench_import [-n RUNS] [-d] [-c] FILE.json[.gz]... */
 #include <fcntl.h>
 #include <pthread.h>
