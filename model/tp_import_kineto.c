@@ -2427,7 +2427,9 @@ static void source_close(gzsource *s) {
  * instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). */
 #define WINDOW (10 * PIECE + CHUNK)
 
-/* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. */
+/* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. *buf on
+ * entry: where a source that makes its text (pull_gzmem) may write up to CHUNK bytes (NULL:
+ * in a buffer of its own); on return, where the chunk is. */
 typedef long (*pull_fn)(void *src, const unsigned char **buf);
 
 /* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
@@ -2503,6 +2505,7 @@ typedef struct pieces {
     unsigned char *t; /* the window: t[lo..hi) not yet handed on */
     size_t lo, hi, cap;
     int borrowed; /* t is the source's own text (whole in memory): chunks extend hi, no copy */
+    int in_place; /* the source writes its chunks at t[hi] (pull_fn), not copied there */
     phase ph;
     int ev_depth;   /* p->depth inside the traceEvents array */
     int comma_owed; /* yajl saw an event, and the `,` after the last one it saw was passed over */
@@ -2779,14 +2782,9 @@ static void pieces_free(pieces *s) {
         free(s->slots[i].pre);
 }
 
-/* Appends n bytes, moving the unread text to the front or growing the window as needed; a
- * borrowed window only moves its end (the chunk follows the last one in memory). */
-static void window_put(pieces *s, const unsigned char *buf, size_t n) {
-    if (s->borrowed) {
-        assert(buf == s->t + s->hi);
-        s->hi += n;
-        return;
-    }
+/* Makes room for n more bytes at t[hi], moving the unread text to the front or growing the
+ * window as needed. */
+static void window_room(pieces *s, size_t n) {
     if (s->hi + n + WIN_PAD > s->cap) {
         size_t shift = s->lo;
         window_settle(s);
@@ -2799,6 +2797,17 @@ static void window_put(pieces *s, const unsigned char *buf, size_t n) {
         s->cap = 2 * (s->hi + n + WIN_PAD);
         s->t = tp_mem_xrealloc(s->t, s->cap, 1);
     }
+}
+
+/* Appends n bytes; a borrowed window only moves its end (the chunk follows the last one in
+ * memory), as does a chunk the source wrote in place (after window_room). */
+static void window_put(pieces *s, const unsigned char *buf, size_t n) {
+    if (s->borrowed || buf == s->t + s->hi) {
+        assert(buf == s->t + s->hi);
+        s->hi += n;
+        return;
+    }
+    window_room(s, n);
     memcpy(s->t + s->hi, buf, n);
     s->hi += n;
 }
@@ -3021,7 +3030,14 @@ static int events_step(pieces *s, int eof) {
 static int pump_pieces(pieces *s, pull_fn pull, void *src) {
     kparse *p = s->p;
     while (p->st == TP_OK) {
-        const unsigned char *buf;
+        const unsigned char *buf = NULL;
+        if (s->in_place && s->ph != PH_SERIAL) {
+            /* inflated straight into the window: its copy of every chunk was ~4 % of the
+             * import's instructions (owlv2 .json.gz from memory), on the importing thread,
+             * which bounds the two-thread import there */
+            window_room(s, CHUNK);
+            buf = s->t + s->hi;
+        }
         long n = pull(src, &buf);
         if (n <= 0) {
             while (s->ph == PH_EVENTS && p->st == TP_OK)
@@ -3082,15 +3098,16 @@ typedef struct {
 
 static long pull_gzmem(void *arg, const unsigned char **buf) {
     gzmemsrc *g = arg;
+    unsigned char *out = *buf ? (unsigned char *)(uintptr_t)*buf : g->out;
     while (g->zr == Z_OK) {
-        g->z.next_out = g->out;
+        g->z.next_out = out;
         g->z.avail_out = CHUNK;
         g->zr = inflate(&g->z, Z_NO_FLUSH);
         size_t n = CHUNK - g->z.avail_out;
         if (g->zr == Z_BUF_ERROR || (g->zr == Z_OK && g->z.avail_in == 0 && n < CHUNK))
             g->zr = Z_BUF_ERROR; /* input ended inside the stream */
         if (n) {
-            *buf = g->out;
+            *buf = out;
             return (long)n;
         }
     }
@@ -3108,6 +3125,7 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     tp_json_walk *w = mode ? tp_json_walk_open() : NULL;
     pieces *s = tp_mem_xrealloc(NULL, 1, sizeof *s);
     pieces_init(s, p, w, piece, mode == 2, whole);
+    s->in_place = pull == pull_gzmem && !whole; /* it inflates where it is told */
     if (!w)
         s->ph = PH_SERIAL;
     int clean = pump_pieces(s, pull, src);
