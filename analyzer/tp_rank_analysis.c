@@ -141,13 +141,18 @@ static void take_jobs_and_trim(void *w) {
  * reason. */
 #define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
 
-/* The order of this thread's part of the fixed split: first the analyses that keep little
- * and allocate little while the second thread's replay and diagnosis hold their scratch, then
- * the CPU-op and host analyses (their per-row arrays, 0.4-0.8 MiB on a 56 MB trace at their
- * peak), then those whose results stay to the end (kernels, launch and queue statistics). The
- * table's order (the kernels, launch and queue analyses first) ran those beside the
- * diagnosis: ~0.5 MiB more peak on tracelens_h100_owlv2 (Kineto report peak, seventh round,
- * docs/PERFORMANCE.md). The results do not depend on the order. */
+/* The fixed split in two steps, so that the analyses that allocate the most never run beside
+ * the replay and the diagnosis (whose scratch is the largest of the second thread's): first
+ * these light ones beside the second thread's part, then, alone, the CPU-op and host analyses
+ * (their per-row arrays, 0.4-0.8 MiB on a 56 MB trace) and those whose results stay to the
+ * end (kernels, launch and queue). Running the first thread's part in the table's order beside
+ * the diagnosis cost up to 1 MiB of peak RSS (tracelens_h100_owlv2, hta_df_index_resolver,
+ * tracelens_xdit_sd35; Kineto report peak, seventh round, docs/PERFORMANCE.md), and the peak
+ * varied with how the two threads met. The light ones take about as long as the replay and the
+ * diagnosis there, so the second core idles little; the results do not depend on the order. */
+#define BESIDE_DIAGNOSIS (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_MEMORY | TP_RA_OVERLAP | TP_RA_NVTX)
+
+/* This thread's order (the steps above pick from it) */
 /* clang-format off */
 #define FIRST_ORDER(X)                                                                             \
     X(TP_RA_TEMPORAL) X(TP_RA_IDLE) X(TP_RA_MEMORY) X(TP_RA_OVERLAP) X(TP_RA_NVTX) X(TP_RA_CPUOPS) \
@@ -225,7 +230,13 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
             tp_par_both(ra->v.n, take_jobs_main, &w, take_jobs_and_trim, &w);
         else
             run_set(ra, todo);
-    } else if (second.which && first.which) { /* at any size: see SECOND_THREAD */
+    } else if (second.which && (first.which & BESIDE_DIAGNOSIS)) {
+        /* at any size: see SECOND_THREAD and BESIDE_DIAGNOSIS */
+        fixed_part light = {ra, first.which & BESIDE_DIAGNOSIS};
+        fixed_part rest = {ra, first.which & ~BESIDE_DIAGNOSIS};
+        tp_par_both(SIZE_MAX, run_part, &light, run_part_and_trim, &second);
+        run_part(&rest);
+    } else if (second.which && first.which) {
         tp_par_both(SIZE_MAX, run_part, &first, run_part_and_trim, &second);
     } else {
         run_set(ra, todo);
