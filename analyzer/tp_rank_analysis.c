@@ -133,9 +133,9 @@ static void take_jobs_and_trim(void *w) {
 }
 
 /* Views of fewer than tp_par_min_rows() rows (the Kineto sets: ~200 k at most) keep the fixed
- * split tuned for their peak RSS: these on the second thread, the rest on this one in the
- * table's order. The diagnosis is the costliest analysis on a 62 MB Kineto trace (~7 of
- * ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
+ * split tuned for their peak RSS: these on the second thread, the rest on this one in two
+ * steps (BESIDE_DIAGNOSIS, below). The diagnosis is the costliest analysis on a 62 MB Kineto trace
+ * (~7 of ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
  * 3.5 MiB of peak RSS (their arrays of one entry per row alive at the same time as the
  * others'), and the work list raised the largest set's peak by ~1 MiB of ~27 for the same
  * reason. */
@@ -184,7 +184,7 @@ static void run_bit(tp_rank_analysis *ra, unsigned bit) {
 /* After each analysis its freed small blocks go back to the kernel (malloc_trim: every
  * arena, the second thread's too): what one analysis freed in the middle of a heap stayed
  * resident beside what the next one, or the other thread, allocated anew (tracelens_h100_owlv2
- * -0.3 to -0.6 MiB of peak, a dozen trims of a heap of a few MiB per rank). */
+ * -0.5 to -0.8 MiB of peak with this order, a dozen trims of a heap of a few MiB per rank). */
 static void run_part(void *p) {
     const fixed_part *f = p;
     for (size_t k = 0; k < sizeof first_order / sizeof first_order[0]; k++) {
