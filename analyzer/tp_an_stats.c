@@ -207,24 +207,10 @@ static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *c
     }
 }
 
-/* The values of ranks r[0..m) (ascending) among v[0..n) into out[]; 0 (v untouched)
- * unless every value is a whole number below 2^53 in magnitude and none is -0.0. On 1, v
- * holds other bits (the caller's scratch). */
-static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *out) {
-    int64_t lo = (int64_t)v[0], hi = lo;
-    int whole = n < UINT32_MAX;      /* (the digit counts are 32-bit) */
-    for (size_t i = 0; i < n; i++) { /* a conversion and back: NaN and fractions fail */
-        double x = v[i];
-        int64_t k = (int64_t)x;
-        uint64_t b;
-        memcpy(&b, &x, sizeof b);
-        whole &= ((double)k == x) & (b != UINT64_C(1) << 63); /* -0.0 too */
-        lo = k < lo ? k : lo;
-        hi = k > hi ? k : hi;
-    }
-    /* |x| < 2^53 (the conversion of larger ones is not trusted, nor exact) */
-    if (!whole || !(lo > -9007199254740992 && hi < 9007199254740992))
-        return 0;
+/* The values of ranks r[0..m) (ascending) among v[0..n), whole numbers in [lo, hi] (below
+ * 2^53 in magnitude, no -0.0), into out[]; v holds other bits after (the caller's scratch). */
+static void select_span(double *v, size_t n, const size_t *r, size_t m, double *out, int64_t lo,
+                        int64_t hi) {
     unsigned bits = 0;
     for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
         bits++;
@@ -240,12 +226,35 @@ static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *
     select_digits(v, n, shift, count, r, m, o);
     for (size_t k = 0; k < m; k++)
         out[k] = (double)(lo + (int64_t)o[k]);
+}
+
+/* select_span's values; 0 (v untouched) unless every value is a whole number below 2^53 in
+ * magnitude and none is -0.0. */
+static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *out) {
+    int64_t lo = (int64_t)v[0], hi = lo;
+    int whole = n < UINT32_MAX;      /* (the digit counts are 32-bit) */
+    for (size_t i = 0; i < n; i++) { /* a conversion and back: NaN and fractions fail */
+        double x = v[i];
+        int64_t k = (int64_t)x;
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        whole &= ((double)k == x) & (b != UINT64_C(1) << 63); /* -0.0 too */
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    /* |x| < 2^53 (the conversion of larger ones is not trusted, nor exact) */
+    if (!whole || !(lo > -9007199254740992 && hi < 9007199254740992))
+        return 0;
+    select_span(v, n, r, m, out, lo, hi);
     return 1;
 }
 
 /* percentile_from's figure for each of q[0..m) (ascending, m <= 2) by select_whole; 0 when
- * that declines. */
-static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p) {
+ * that declines. range: the values' least and greatest, known to be whole numbers below
+ * 2^53 in magnitude, none -0.0 (then select_span, without select_whole's pass); NULL: not
+ * known. */
+static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p,
+                             const int64_t *range) {
     size_t r[SEL_RANKS], nr = 0, lo[2];
     double pos[2];
     for (size_t k = 0; k < m; k++) {
@@ -267,7 +276,9 @@ static int percentiles_whole(double *v, size_t n, const double *q, size_t m, dou
         if (!uniq || r[k] != r[uniq - 1])
             r[uniq++] = r[k];
     double val[SEL_RANKS];
-    if (!select_whole(v, n, r, uniq, val))
+    if (range)
+        select_span(v, n, r, uniq, val, range[0], range[1]);
+    else if (!select_whole(v, n, r, uniq, val))
         return 0;
     for (size_t k = 0; k < m; k++) {
         size_t at = 0;
@@ -287,7 +298,7 @@ double tp_an_percentile(double *v, size_t n, double q) {
     if (n == 0)
         return NAN;
     double p;
-    if (n >= SEL_MIN && percentiles_whole(v, n, &q, 1, &p)) /* (no NaN when it answers) */
+    if (n >= SEL_MIN && percentiles_whole(v, n, &q, 1, &p, NULL)) /* (no NaN when it answers) */
         return p;
     if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
         qsort(v, n, sizeof *v, cmp_double);
@@ -299,7 +310,7 @@ double tp_an_percentile(double *v, size_t n, double q) {
 
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
     double q[2] = {q1, q2}, p[2];
-    if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p)) { /* (no NaN then) */
+    if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p, NULL)) { /* (no NaN then) */
         *p1 = p[0], *p2 = p[1];
         return;
     }
@@ -327,6 +338,32 @@ int tp_an_sum_exact(const double *v, size_t n, double *sum) {
             return 0;
     }
     *sum = s;
+    return 1;
+}
+
+int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, double *min,
+                       double *max, double *p1, double *p2) {
+    if (n < SEL_MIN || n >= UINT32_MAX || !(q1 <= q2))
+        return 0;
+    double s = 0, mag = 0, mn = v[0], mx = v[0];
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) { /* tp_an_sum_exact's tests, and -0.0 */
+        double x = v[i];
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        ok &= (fabs(x) < 9007199254740992.0) & (x == (double)(int64_t)x) & (b != UINT64_C(1) << 63);
+        s += x;
+        mag += fabs(x);
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+    }
+    /* mag only grows, so its bound at the end is its bound at every step, as tested there */
+    if (!ok || !(mag <= 4503599627370496.0))
+        return 0;
+    double q[2] = {q1, q2}, p[2];
+    int64_t range[2] = {(int64_t)mn, (int64_t)mx};
+    percentiles_whole(v, n, q, 2, p, range);
+    *sum = s, *min = mn, *max = mx, *p1 = p[0], *p2 = p[1];
     return 1;
 }
 

@@ -37,6 +37,13 @@ double tp_an_percentile(double *v, size_t n, double q);
  * the first only (about half the work of two tp_an_percentile calls); the same doubles. */
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2);
 
+/* tp_an_sum_exact's sum, the least and greatest value, and tp_an_percentile2's percentiles
+ * q1 <= q2, in one read of v[0..n) before the selection, when every value is a whole number
+ * (none -0.0) whose magnitudes sum to at most 2^52 and n is large enough for the selection by
+ * digits: returns 1 and reorders v; else 0, v untouched (ask the figures one by one). */
+int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, double *min,
+                       double *max, double *p1, double *p2);
+
 /* Sets *sum to v[0] + ... + v[n-1] and returns 1 when that sum is the same in every order
  * (every value a whole number and their magnitudes adding up to at most 2^52, so no
  * addition rounds); returns 0 otherwise. */

@@ -270,8 +270,9 @@ static inline int training_launch(const tp_diag_ctx *d, size_t i, size_t row) {
 /* One pass over the rows, before the window is known: the steps, the GPU span, and the sets
  * (unclipped: tp_an_ivset_norm clips them to the window after), the host syncs, the
  * training threads' launch calls (all of them: *n_launch), whether the rows visited come
- * in time order (*asc) and the largest name id of a row visited (*max_name; NULL: not asked). A GPU row's duplicates in an HTA-compatible view have its times, so
- * the span over the rows visited is the span over every view row. */
+ * in time order (*asc) and the largest name id of a row visited (*max_name; NULL: not asked). A GPU
+ * row's duplicates in an HTA-compatible view have its times, so the span over the rows visited is
+ * the span over every view row. */
 static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc,
                          uint32_t *max_name) {
     int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
@@ -295,8 +296,7 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
                 tp_an_ivset_add(&d->copies, a, b);
         } else {
             if (tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
-                (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) &&
-                tp_diag_row_launch_thread(d, row))
+                (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) && tp_diag_row_launch_thread(d, row))
                 tp_an_ivset_add(&d->steps, a, b);
             nl += training_launch(d, i, row);
         }
@@ -422,14 +422,13 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
                            &d->data,  &d->kernels, &d->copies};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
-    if (v->by_corr) { /* the model's rows in its order (tp_an_view): no pass to tell */
+    if (v->by_corr) {             /* the model's rows in its order (tp_an_view): no pass to tell */
         d->rows_once = d->identity = 1;
     } else {
         d->rows_once = 1;
         for (size_t i = 1; i < v->n && d->rows_once; i++)
             d->rows_once = v->row[i] > v->row[i - 1];
-        d->identity =
-            d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
+        d->identity = d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
     }
     d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
     /* the classes by name id (every id is below the pool's count); n_names: one past the

@@ -424,6 +424,47 @@ static void test_percentile_whole(void) {
             }
 }
 
+/* tp_an_whole_stats2 gives what tp_an_sum_exact, a min/max scan and tp_an_percentile2 give,
+ * and declines (v untouched) where one of them would not take the whole-number path. */
+static void test_whole_stats2(void) {
+    const size_t ns[] = {100, 4096, 30001};
+    const uint64_t spans[] = {1, 1000, 1u << 20, UINT64_C(1) << 40};
+    uint64_t s = 99;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (int odd = 0; odd < 5; odd++) {
+                size_t n = ns[a];
+                double *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+                for (size_t i = 0; i < n; i++)
+                    v[i] = (double)(int64_t)(rnd(&s) % spans[z]) -
+                           (odd == 1 ? (double)(spans[z] / 2) : 0);
+                if (odd == 2)
+                    v[n / 3] = -0.0;
+                if (odd == 3)
+                    v[n / 3] = 0.5;
+                if (odd == 4)
+                    v[n / 3] = 4503599627370496.0; /* magnitudes over 2^52 in all */
+                memcpy(w, v, n * sizeof *v);
+                double sum, mn, mx, p1, p2, wsum = 0, wp1, wp2;
+                int got = tp_an_whole_stats2(v, n, 50, 95, &sum, &mn, &mx, &p1, &p2);
+                int want = n >= 4096 && odd != 2 && odd != 3 && tp_an_sum_exact(w, n, &wsum);
+                CHECK(got == want);
+                if (!got) {
+                    CHECK(memcmp(v, w, n * sizeof *v) == 0);
+                } else {
+                    double wmn = w[0], wmx = w[0];
+                    for (size_t i = 1; i < n; i++) {
+                        wmn = w[i] < wmn ? w[i] : wmn;
+                        wmx = w[i] > wmx ? w[i] : wmx;
+                    }
+                    tp_an_percentile2(w, n, 50, 95, &wp1, &wp2);
+                    CHECK(same_bits(sum, wsum) && same_bits(mn, wmn) && same_bits(mx, wmx));
+                    CHECK(same_bits(p1, wp1) && same_bits(p2, wp2));
+                }
+                free(v), free(w);
+            }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -434,6 +475,7 @@ int main(void) {
     TP_RUN(test_describe_counting);
     TP_RUN(test_percentile2);
     TP_RUN(test_percentile_whole);
+    TP_RUN(test_whole_stats2);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     return tp_test_summary();
