@@ -141,29 +141,49 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st,
     tp_an_tmp_put(v, launched);
 }
 
-/* One stream: steps in time order (ord restricted to the stream). */
+/* One stream: steps in time order (ord restricted to the stream). The lengths are whole
+ * numbers within [least, greatest] (a step changes them by one): their distribution is
+ * described from a count per length (tp_an_describe_counts) instead of an array of one
+ * length per step and its sort, unless the lengths spread wider than the steps. */
 static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord, size_t n,
                        double median, tp_an_queue_stream *q) {
-    double *len = tp_an_tmp(v, n, sizeof *len);
-    int64_t cur = 0, mx = 0;
+    int64_t cur = 0, mx = 0, mn = 0;
     for (size_t k = 0; k < n; k++) {
         cur += s[ord[k]].delta;
-        len[k] = (double)cur;
         mx = k == 0 || cur > mx ? cur : mx;
+        mn = k == 0 || cur < mn ? cur : mn;
     }
     q->max_len = mx;
+    size_t span = (size_t)(mx - mn) + 1;
+    size_t *count = span <= n ? tp_an_tmp0(v, span, sizeof *count) : NULL;
+    double *len = count ? NULL : tp_an_tmp(v, n, sizeof *len);
+    cur = 0;
     for (size_t k = 0; k < n; k++) {
         const tp_step *p = &s[ord[k]];
-        if ((int64_t)len[k] == mx && k + 1 < n)
+        cur += p->delta;
+        if (count)
+            count[cur - mn]++;
+        else
+            len[k] = (double)cur;
+        if (cur != mx)
+            continue;
+        if (k + 1 < n)
             q->at_max_ns = tp_an_add(q->at_max_ns, step_ts(v, &s[ord[k + 1]]) - step_ts(v, p));
-        int64_t dur = p->delta > 0 ? v->end[p->at] - v->ts[p->at] : 0;
-        if (p->delta > 0 && mx >= 2 && (int64_t)len[k] == mx && (double)dur > 4 * median) {
-            q->n_blocked++;
-            q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
+        if (p->delta > 0 && mx >= 2) { /* the call's duration: read only where it counts */
+            int64_t dur = v->end[p->at] - v->ts[p->at];
+            if ((double)dur > 4 * median) {
+                q->n_blocked++;
+                q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
+            }
         }
     }
-    tp_an_describe_s(len, n, &q->len, v->scratch);
-    tp_an_tmp_put(v, len);
+    if (count) {
+        tp_an_describe_counts(count, span, mn, n, &q->len);
+        tp_an_tmp_put(v, count);
+    } else {
+        tp_an_describe_s(len, n, &q->len, v->scratch);
+        tp_an_tmp_put(v, len);
+    }
 }
 
 /* 1 when the order of steps with equal times can change a result: two steps of one stream at
@@ -204,35 +224,75 @@ static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, si
     tp_scratch_put(v->scratch, rows);
 }
 
+/* The streams of the view's places, by id: ids[0..n) ascending and distinct, of_place[p]
+ * the index of place p's stream (a rank has a few places: a step's stream group is one
+ * look-up of its GPU row's place). */
+typedef struct {
+    int64_t *ids;
+    uint32_t *of_place;
+    size_t n;
+} stream_ids;
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void stream_ids_open(const tp_an_view *v, stream_ids *si) {
+    const tp_ev_places *pl = &v->r->ev.places;
+    si->ids = tp_an_alloc(pl->n + 1, sizeof *si->ids);
+    si->of_place = tp_an_alloc(pl->n + 1, sizeof *si->of_place);
+    for (size_t p = 0; p < pl->n; p++)
+        si->ids[p] = pl->v[p].stream;
+    qsort(si->ids, pl->n, sizeof *si->ids, cmp_i64);
+    si->n = 0;
+    for (size_t p = 0; p < pl->n; p++)
+        if (!si->n || si->ids[p] != si->ids[si->n - 1])
+            si->ids[si->n++] = si->ids[p];
+    for (size_t p = 0; p < pl->n; p++) {
+        const int64_t *at = bsearch(&pl->v[p].stream, si->ids, si->n, sizeof *si->ids, cmp_i64);
+        si->of_place[p] = (uint32_t)(at - si->ids);
+    }
+}
+
 /* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
- * order); one stream_run per group, streams by id. */
+ * order: a counting sort by the stream's index); one stream_run per group, streams by id. */
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     memset(out, 0, sizeof *out);
     tp_steps st = {0};
     tp_an_namememo hl;
     tp_an_namememo_open(&hl, v->m, hta_queue_launch);
     collect_steps(v, &hl, &st, &out->median_launch_ns);
+    tp_an_namememo_close(&hl);
     int64_t *key = tp_an_tmp(v, st.n, sizeof *key);
     size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
     time_order(v, &st, key, ord);
-    for (size_t k = 0; k < st.n; k++)
-        key[k] = step_stream(v, &st.s[ord[k]]);
-    tp_an_stable_order(key, st.n, grp, v->scratch);
-    /* grp becomes the steps themselves, by stream then time (each stream's run is what
-     * stream_run reads): no copy of each stream's run */
-    for (size_t k = 0; k < st.n; k++)
-        grp[k] = ord[grp[k]];
     tp_an_tmp_put(v, key);
+    stream_ids si;
+    stream_ids_open(v, &si);
+    uint32_t *g = tp_an_tmp(v, st.n, sizeof *g); /* each step's stream index, in step order */
+    size_t *at = tp_an_alloc(si.n + 1, sizeof *at);
+    for (size_t k = 0; k < st.n; k++)
+        g[k] = si.of_place[tp_ev_place_index(&v->r->ev, v->row[st.s[k].on])];
+    for (size_t k = 0; k < st.n; k++)
+        at[g[ord[k]] + 1]++;
+    for (size_t j = 0; j < si.n; j++)
+        at[j + 1] += at[j];
+    /* grp: the steps themselves, by stream then time (each stream's run is what stream_run
+     * reads): no copy of each stream's run */
+    for (size_t k = 0; k < st.n; k++)
+        grp[at[g[ord[k]]]++] = ord[k];
+    tp_an_tmp_put(v, g);
     tp_an_tmp_put(v, ord);
-    tp_an_namememo_close(&hl);
-    out->s = tp_an_alloc(st.n + 1, sizeof *out->s);
-    for (size_t a = 0, b; a < st.n; a = b) {
-        for (b = a; b < st.n && step_stream(v, &st.s[grp[b]]) == step_stream(v, &st.s[grp[a]]); b++)
-            ;
+    out->s = tp_an_alloc(si.n + 1, sizeof *out->s);
+    for (size_t j = 0, a = 0; j < si.n; a = at[j++]) { /* at[j]: where group j ends now */
+        if (at[j] == a)
+            continue;
         tp_an_queue_stream *q = &out->s[out->n++];
-        q->stream = step_stream(v, &st.s[grp[a]]);
-        stream_run(v, st.s, grp + a, b - a, out->median_launch_ns, q);
+        q->stream = si.ids[j];
+        stream_run(v, st.s, grp + a, at[j] - a, out->median_launch_ns, q);
     }
+    free(at), free(si.ids), free(si.of_place);
     tp_an_tmp_put(v, grp);
     tp_an_tmp_put(v, st.s);
 }

@@ -407,6 +407,63 @@ void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *sc
     out->p75 = tp_an_percentile_sorted(v, n, 75);
 }
 
+/* The sorted array's value at rank r: lo + the bucket whose counts reach past r. */
+static double counted_at(const size_t *count, int64_t lo, size_t r) {
+    size_t b = 0;
+    for (size_t seen = count[0]; seen <= r; seen += count[++b])
+        ;
+    return (double)(lo + (int64_t)b);
+}
+
+static double counted_percentile(const size_t *count, int64_t lo, size_t n, double q) {
+    double pos = (double)(n - 1) * (q / 100.0); /* as tp_an_percentile_sorted */
+    size_t at = (size_t)floor(pos);
+    if (at >= n - 1)
+        return counted_at(count, lo, n - 1);
+    double pair[2] = {counted_at(count, lo, at), counted_at(count, lo, at + 1)};
+    return percentile_between(pair, pos - (double)at);
+}
+
+void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t n,
+                           tp_an_describe_t *out) {
+    out->count = n;
+    out->sum = 0;
+    out->mean = out->std = out->min = out->p25 = out->p50 = out->p75 = out->max = NAN;
+    if (n == 0)
+        return;
+    int64_t hi = lo + (int64_t)span - 1;
+    uint64_t most = (uint64_t)(lo < 0 ? -lo : lo) > (uint64_t)(hi < 0 ? -hi : hi)
+                        ? (uint64_t)(lo < 0 ? -lo : lo)
+                        : (uint64_t)(hi < 0 ? -hi : hi);
+    double s = 0;
+    if (most == 0 || n <= (UINT64_C(1) << 53) / most) { /* every partial sum exact */
+        int64_t t = 0;
+        for (size_t b = 0; b < span; b++)
+            t += (int64_t)count[b] * (lo + (int64_t)b);
+        s = (double)t;
+    } else {
+        for (size_t b = 0; b < span; b++)
+            for (size_t c = 0; c < count[b]; c++)
+                s += (double)(lo + (int64_t)b);
+    }
+    out->sum = s;
+    out->mean = s / (double)n;
+    if (n > 1) { /* each value's term added once per value, in the sorted order */
+        double ss = 0;
+        for (size_t b = 0; b < span; b++) {
+            double x = (double)(lo + (int64_t)b), d = (x - out->mean) * (x - out->mean);
+            for (size_t c = 0; c < count[b]; c++)
+                ss += d;
+        }
+        out->std = sqrt(ss / (double)(n - 1));
+    }
+    out->min = counted_at(count, lo, 0);
+    out->max = counted_at(count, lo, n - 1);
+    out->p25 = counted_percentile(count, lo, n, 25);
+    out->p50 = counted_percentile(count, lo, n, 50);
+    out->p75 = counted_percentile(count, lo, n, 75);
+}
+
 /* ---- numpy's aquicksort (numpy/core/src/npysort/quicksort.cpp, v1.24), ported as is. */
 
 #define NP_SMALL_QUICKSORT 15

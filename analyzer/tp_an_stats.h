@@ -25,6 +25,12 @@ void tp_an_describe(double *v, size_t n, tp_an_describe_t *out);
 /* The same, its sort's arrays from `s` (NULL: malloc). */
 void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s);
 
+/* tp_an_describe of n whole numbers given as counts: count[b] of them are lo + b (b < span;
+ * every value below 2^53 in magnitude). The same doubles as tp_an_describe of the values
+ * (sums over their sorted order), without an array of them nor its sort. */
+void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t n,
+                           tp_an_describe_t *out);
+
 /* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
 double tp_an_percentile_sorted(const double *v, size_t n, double q);
 

@@ -465,6 +465,34 @@ static void test_whole_stats2(void) {
             }
 }
 
+/* tp_an_describe_counts gives tp_an_describe's doubles for the values the counts stand for
+ * (queue lengths: small, negative too; large ones, whose sum is added value by value). */
+static void test_describe_counts(void) {
+    const int64_t los[] = {0, -7, 3, INT64_C(1) << 50};
+    const size_t spans[] = {1, 2, 9, 300};
+    uint64_t s = 5;
+    for (size_t a = 0; a < sizeof los / sizeof *los; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (size_t n = 1; n < 6000; n = n * 3 + 1) {
+                size_t *count = calloc(spans[z], sizeof *count);
+                double *v = malloc(n * sizeof *v);
+                for (size_t i = 0; i < n; i++) {
+                    size_t b = (size_t)(rnd(&s) % spans[z]);
+                    count[b]++;
+                    v[i] = (double)(los[a] + (int64_t)b);
+                }
+                tp_an_describe_t x, y;
+                tp_an_describe_counts(count, spans[z], los[a], n, &x);
+                tp_an_describe(v, n, &y);
+                CHECK(x.count == y.count && same_bits(x.sum, y.sum) && same_bits(x.mean, y.mean));
+                CHECK(same_bits(x.std, y.std) && same_bits(x.min, y.min) &&
+                      same_bits(x.max, y.max));
+                CHECK(same_bits(x.p25, y.p25) && same_bits(x.p50, y.p50) &&
+                      same_bits(x.p75, y.p75));
+                free(count), free(v);
+            }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -476,6 +504,7 @@ int main(void) {
     TP_RUN(test_percentile2);
     TP_RUN(test_percentile_whole);
     TP_RUN(test_whole_stats2);
+    TP_RUN(test_describe_counts);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     return tp_test_summary();
