@@ -35,9 +35,17 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
     size_t ng[TP_IDLE_COUNT] = {0};
     for (int c = 0; c < TP_IDLE_COUNT; c++)
         gap[c] = tp_an_tmp(v, n, sizeof(double));
-    for (size_t k = 0; k < n; k++)
-        key[k] = v->ts[rows[k]];
-    tp_an_argsort_np(key, n, ord, v->scratch);
+    int rising = 1; /* distinct starts in view order (native: the model's time order) */
+    for (size_t k = 1; k < n && rising; k++)
+        rising = v->ts[rows[k]] > v->ts[rows[k - 1]];
+    if (rising) { /* numpy's argsort of distinct ascending keys: their order */
+        for (size_t k = 0; k < n; k++)
+            ord[k] = k;
+    } else {
+        for (size_t k = 0; k < n; k++)
+            key[k] = v->ts[rows[k]];
+        tp_an_argsort_np(key, n, ord, v->scratch);
+    }
     s->n_ops = n;
     for (size_t k = 1; k < n; k++) {
         size_t i = rows[ord[k]];
@@ -52,7 +60,7 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
         gap[c][ng[c]++] = (double)g;
     }
     for (int c = 0; c < TP_IDLE_COUNT; c++) {
-        tp_an_describe_s(gap[c], ng[c], &s->gaps[c], v->scratch);
+        tp_an_describe_any_s(gap[c], ng[c], &s->gaps[c], v->scratch);
         tp_an_tmp_put(v, gap[c]);
     }
     tp_an_tmp_put(v, key);

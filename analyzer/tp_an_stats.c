@@ -464,6 +464,30 @@ void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t 
     out->p75 = counted_percentile(count, lo, n, 75);
 }
 
+void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *sc) {
+    int whole = n >= COUNT_SPAN && n < UINT32_MAX;
+    int64_t lo = n ? (int64_t)v[0] : 0, hi = lo;
+    for (size_t i = 0; whole && i < n; i++) { /* as select_whole tests: NaN, fractions fail */
+        double x = v[i];
+        int64_t k = (int64_t)x;
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        whole &= ((double)k == x) & (b != UINT64_C(1) << 63) & (fabs(x) < 9007199254740992.0);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    if (!whole || (uint64_t)(hi - lo) >= n) { /* wider than the values: their sort */
+        tp_an_describe_s(v, n, out, sc);
+        return;
+    }
+    size_t span = (size_t)(hi - lo) + 1;
+    size_t *count = tp_scratch_get0(sc, span, sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[(int64_t)v[i] - lo]++;
+    tp_an_describe_counts(count, span, lo, n, out);
+    tp_scratch_put(sc, count);
+}
+
 /* ---- numpy's aquicksort (numpy/core/src/npysort/quicksort.cpp, v1.24), ported as is. */
 
 #define NP_SMALL_QUICKSORT 15

@@ -31,6 +31,10 @@ void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s)
 void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t n,
                            tp_an_describe_t *out);
 
+/* tp_an_describe_s's figures, leaving v in no particular order: many whole numbers within a
+ * span no wider than their count are counted (tp_an_describe_counts), not sorted. */
+void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s);
+
 /* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
 double tp_an_percentile_sorted(const double *v, size_t n, double q);
 

@@ -489,6 +489,19 @@ static void test_describe_counts(void) {
                       same_bits(x.max, y.max));
                 CHECK(same_bits(x.p25, y.p25) && same_bits(x.p50, y.p50) &&
                       same_bits(x.p75, y.p75));
+                for (int odd = 0; odd < 3; odd++) { /* counted, sorted (wide, a fraction) */
+                    for (size_t i = 0; i < n; i++)
+                        v[i] = (double)(los[a] + (int64_t)(rnd(&s) % spans[z]));
+                    v[n / 2] += odd == 1 ? (double)(4 * n) : odd == 2 ? 0.5 : 0;
+                    double *w = malloc(n * sizeof *w);
+                    memcpy(w, v, n * sizeof *v);
+                    tp_an_describe_any_s(v, n, &x, NULL);
+                    tp_an_describe(w, n, &y);
+                    CHECK(same_bits(x.sum, y.sum) && same_bits(x.std, y.std) &&
+                          same_bits(x.p50, y.p50) && same_bits(x.p75, y.p75) &&
+                          same_bits(x.min, y.min) && same_bits(x.max, y.max));
+                    free(w);
+                }
                 free(count), free(v);
             }
 }
