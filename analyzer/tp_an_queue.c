@@ -47,11 +47,16 @@ typedef struct {
 } tp_step;
 
 typedef struct {
-    tp_step *s; /* the view's scratch, sized once to the count of steps */
+    tp_step *s;  /* the view's scratch, sized once to the count of steps */
+    int64_t *ts; /* per step: its time (step_ts), written with it */
+    uint32_t *g; /* per step: its stream's index (stream_ids) */
     size_t n;
 } tp_steps;
 
-static void add_step(tp_steps *st, size_t at, size_t on, int32_t delta) {
+static void add_step(tp_steps *st, const tp_an_view *v, size_t at, size_t on, int32_t delta,
+                     uint32_t g) {
+    st->ts[st->n] = v->ts[at];
+    st->g[st->n] = g;
     st->s[st->n++] = (tp_step){(uint32_t)at, (uint32_t)on, delta};
 }
 
@@ -72,21 +77,50 @@ static int gpu_row(const tp_an_view *v, size_t i) {
     return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
 }
 
-/* The median duration of the launch calls l[0..n) (every view row is_launch holds for). */
-static double median_launch(const tp_an_view *v, const tp_an_keyrow *l, size_t n) {
-    double *d = tp_an_tmp(v, n, sizeof *d);
-    for (size_t k = 0; k < n; k++)
-        d[k] = (double)(v->end[l[k].row] - v->ts[l[k].row]);
-    double p50 = n ? tp_an_percentile(d, n, 50) : 0; /* of the values: any order */
-    tp_an_tmp_put(v, d);
-    return p50;
+/* The streams of the view's places, by id: ids[0..n) ascending and distinct, of_place[p]
+ * the index of place p's stream (a rank has a few places: a step's stream group is one
+ * look-up of its GPU row's place). */
+typedef struct {
+    int64_t *ids;
+    uint32_t *of_place;
+    size_t n;
+} stream_ids;
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void stream_ids_open(const tp_an_view *v, stream_ids *si) {
+    const tp_ev_places *pl = &v->r->ev.places;
+    si->ids = tp_an_alloc(pl->n + 1, sizeof *si->ids);
+    si->of_place = tp_an_alloc(pl->n + 1, sizeof *si->of_place);
+    for (size_t p = 0; p < pl->n; p++)
+        si->ids[p] = pl->v[p].stream;
+    qsort(si->ids, pl->n, sizeof *si->ids, cmp_i64);
+    si->n = 0;
+    for (size_t p = 0; p < pl->n; p++)
+        if (!si->n || si->ids[p] != si->ids[si->n - 1])
+            si->ids[si->n++] = si->ids[p];
+    for (size_t p = 0; p < pl->n; p++) {
+        const int64_t *at = bsearch(&pl->v[p].stream, si->ids, si->n, sizeof *si->ids, cmp_i64);
+        si->of_place[p] = (uint32_t)(at - si->ids);
+    }
+}
+
+/* The stream index of view row i (a GPU row). */
+static uint32_t row_group(const tp_an_view *v, const stream_ids *si, size_t i) {
+    return si->of_place[tp_ev_place_index(&v->r->ev, v->row[i])];
 }
 
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
- * GPU steps (GPU rows whose correlation has a launch call), both in view order. Sets
- * *median to median_launch's figure: the launches are all found here (a launch call is
- * linked, so it has a correlation and is in by_corr). */
-static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st, double *median) {
+ * GPU steps (GPU rows whose correlation has a launch call), both in view order, each with
+ * its time and stream index. Sets *median to the median duration of the launch calls (every
+ * view row is_launch holds for: all are found here, a launch call being linked, so it has a
+ * correlation and is in by_corr; their durations in view order, as the median is of the
+ * values in any order). */
+static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_ids *si,
+                          tp_steps *st, double *median) {
     tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
     if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation, and a
@@ -109,7 +143,6 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st,
         tp_an_keyrow_sort(g, ng, v->scratch);
         tp_an_keyrow_sort(l, nl, v->scratch);
     }
-    *median = median_launch(v, l, nl);
     /* Both by (correlation, row), one merge pass pairs them: per launch (by its view row) the
      * first entry of g with its correlation, per GPU row whether a launch has its correlation. */
     uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
@@ -127,16 +160,23 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st,
         g_at[l[k].row] = (uint32_t)j;
     }
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
+    st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
+    st->g = tp_an_tmp(v, steps + 1, sizeof *st->g);
+    double *d = tp_an_tmp(v, nl + 1, sizeof *d);
+    size_t nd = 0;
     for (size_t i = 0; i < v->n; i++) { /* launches in view order */
         if (g_at[i] == UINT32_MAX)
             continue;
+        d[nd++] = (double)(v->end[i] - v->ts[i]);
         int64_t c = tp_an_view_corr(v, i);
         for (size_t j = g_at[i]; j < ng && g[j].key == c; j++)
-            add_step(st, i, g[j].row, +1);
+            add_step(st, v, i, g[j].row, +1, row_group(v, si, g[j].row));
     }
+    *median = nd ? tp_an_percentile(d, nd, 50) : 0;
+    tp_an_tmp_put(v, d);
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */
-            add_step(st, i, i, -1);
+            add_step(st, v, i, i, -1, row_group(v, si, i));
     tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
 }
@@ -209,9 +249,8 @@ static int ties_matter(const tp_an_view *v, const tp_step *s, const size_t *ord,
 
 /* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
  * stable radix order when ties cannot matter, numpy's quicksort otherwise. */
-static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, size_t *ord) {
-    for (size_t k = 0; k < st->n; k++)
-        key[k] = step_ts(v, &st->s[k]);
+static void time_order(const tp_an_view *v, const tp_steps *st, size_t *ord) {
+    const int64_t *key = st->ts;
     if (st->n >= UINT32_MAX) {
         tp_an_argsort_np(key, st->n, ord, v->scratch);
         return;
@@ -224,37 +263,6 @@ static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, si
     tp_scratch_put(v->scratch, rows);
 }
 
-/* The streams of the view's places, by id: ids[0..n) ascending and distinct, of_place[p]
- * the index of place p's stream (a rank has a few places: a step's stream group is one
- * look-up of its GPU row's place). */
-typedef struct {
-    int64_t *ids;
-    uint32_t *of_place;
-    size_t n;
-} stream_ids;
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void stream_ids_open(const tp_an_view *v, stream_ids *si) {
-    const tp_ev_places *pl = &v->r->ev.places;
-    si->ids = tp_an_alloc(pl->n + 1, sizeof *si->ids);
-    si->of_place = tp_an_alloc(pl->n + 1, sizeof *si->of_place);
-    for (size_t p = 0; p < pl->n; p++)
-        si->ids[p] = pl->v[p].stream;
-    qsort(si->ids, pl->n, sizeof *si->ids, cmp_i64);
-    si->n = 0;
-    for (size_t p = 0; p < pl->n; p++)
-        if (!si->n || si->ids[p] != si->ids[si->n - 1])
-            si->ids[si->n++] = si->ids[p];
-    for (size_t p = 0; p < pl->n; p++) {
-        const int64_t *at = bsearch(&pl->v[p].stream, si->ids, si->n, sizeof *si->ids, cmp_i64);
-        si->of_place[p] = (uint32_t)(at - si->ids);
-    }
-}
-
 /* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
  * order: a counting sort by the stream's index); one stream_run per group, streams by id. */
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
@@ -262,18 +270,15 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     tp_steps st = {0};
     tp_an_namememo hl;
     tp_an_namememo_open(&hl, v->m, hta_queue_launch);
-    collect_steps(v, &hl, &st, &out->median_launch_ns);
-    tp_an_namememo_close(&hl);
-    int64_t *key = tp_an_tmp(v, st.n, sizeof *key);
-    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
-    time_order(v, &st, key, ord);
-    tp_an_tmp_put(v, key);
     stream_ids si;
     stream_ids_open(v, &si);
-    uint32_t *g = tp_an_tmp(v, st.n, sizeof *g); /* each step's stream index, in step order */
+    collect_steps(v, &hl, &si, &st, &out->median_launch_ns);
+    tp_an_namememo_close(&hl);
+    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
+    time_order(v, &st, ord);
+    tp_an_tmp_put(v, st.ts);
+    const uint32_t *g = st.g; /* each step's stream index, in step order */
     size_t *at = tp_an_alloc(si.n + 1, sizeof *at);
-    for (size_t k = 0; k < st.n; k++)
-        g[k] = si.of_place[tp_ev_place_index(&v->r->ev, v->row[st.s[k].on])];
     for (size_t k = 0; k < st.n; k++)
         at[g[ord[k]] + 1]++;
     for (size_t j = 0; j < si.n; j++)
@@ -282,7 +287,7 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
      * reads): no copy of each stream's run */
     for (size_t k = 0; k < st.n; k++)
         grp[at[g[ord[k]]]++] = ord[k];
-    tp_an_tmp_put(v, g);
+    tp_an_tmp_put(v, st.g);
     tp_an_tmp_put(v, ord);
     out->s = tp_an_alloc(si.n + 1, sizeof *out->s);
     for (size_t j = 0, a = 0; j < si.n; a = at[j++]) { /* at[j]: where group j ends now */
