@@ -308,6 +308,15 @@ double tp_an_percentile(double *v, size_t n, double q) {
     return percentile_from(v, n, q, 0, &at);
 }
 
+double tp_an_percentile_in(double *v, size_t n, double q, int64_t lo, int64_t hi) {
+    double p;
+    int64_t range[2] = {lo, hi};
+    if (n >= SEL_MIN && n < UINT32_MAX && lo > -9007199254740992 && hi < 9007199254740992 &&
+        percentiles_whole(v, n, &q, 1, &p, range))
+        return p;
+    return tp_an_percentile(v, n, q);
+}
+
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
     double q[2] = {q1, q2}, p[2];
     if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p, NULL)) { /* (no NaN then) */

@@ -43,6 +43,11 @@ double tp_an_percentile_sorted(const double *v, size_t n, double q);
  * other bits): exactly the double tp_an_percentile_sorted returns for the values sorted. */
 double tp_an_percentile(double *v, size_t n, double q);
 
+/* tp_an_percentile of values the caller knows to be whole numbers (converted from int64_t:
+ * none -0.0) whose least is lo and greatest hi: the selection by digits without a read to
+ * find that out. */
+double tp_an_percentile_in(double *v, size_t n, double q, int64_t lo, int64_t hi);
+
 /* The percentiles q1 <= q2 of the same values, the second selected among the values above
  * the first only (about half the work of two tp_an_percentile calls); the same doubles. */
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2);
