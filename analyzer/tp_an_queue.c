@@ -189,8 +189,9 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
  * numbers within [least, greatest] (a step changes them by one): their distribution is
  * described from a count per length (tp_an_describe_counts) instead of an array of one
  * length per step and its sort, unless the lengths spread wider than the steps. */
-static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord, size_t n,
+static void stream_run(const tp_an_view *v, const tp_steps *st, const size_t *ord, size_t n,
                        double median, tp_an_queue_stream *q) {
+    const tp_step *s = st->s;
     int64_t cur = 0, mx = 0, mn = 0;
     for (size_t k = 0; k < n; k++) {
         cur += s[ord[k]].delta;
@@ -212,7 +213,7 @@ static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord,
         if (cur != mx)
             continue;
         if (k + 1 < n)
-            q->at_max_ns = tp_an_add(q->at_max_ns, step_ts(v, &s[ord[k + 1]]) - step_ts(v, p));
+            q->at_max_ns = tp_an_add(q->at_max_ns, st->ts[ord[k + 1]] - st->ts[ord[k]]);
         if (p->delta > 0 && mx >= 2) { /* the call's duration: read only where it counts */
             int64_t dur = v->end[p->at] - v->ts[p->at];
             if ((double)dur > 4 * median) {
@@ -280,7 +281,6 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     tp_an_namememo_close(&hl);
     size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
     time_order(v, &st, ord);
-    tp_an_tmp_put(v, st.ts);
     const uint32_t *g = st.g; /* each step's stream index, in step order */
     size_t *at = tp_an_alloc(si.n + 1, sizeof *at);
     for (size_t k = 0; k < st.n; k++)
@@ -299,10 +299,11 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
             continue;
         tp_an_queue_stream *q = &out->s[out->n++];
         q->stream = si.ids[j];
-        stream_run(v, st.s, grp + a, at[j] - a, out->median_launch_ns, q);
+        stream_run(v, &st, grp + a, at[j] - a, out->median_launch_ns, q);
     }
     free(at), free(si.ids), free(si.of_place);
     tp_an_tmp_put(v, grp);
+    tp_an_tmp_put(v, st.ts);
     tp_an_tmp_put(v, st.s);
 }
 
