@@ -157,6 +157,8 @@ static double percentile_from(double *v, size_t n, double q, size_t from, size_t
  * fresh pages), as 64-bit patterns read and written through memcpy. */
 #define SEL_BITS 11
 #define SEL_BUCKETS (1u << SEL_BITS)
+#define SEL_WIDE_BITS 16 /* the top digit's width from SEL_WIDE_MIN values on */
+#define SEL_WIDE_MIN (1u << 17)
 #define SEL_MIN 4096 /* fewer values: the quickselect (the counts' clearing would dominate) */
 #define SEL_RANKS 4
 
@@ -171,26 +173,27 @@ static inline void sel_put(double *u, size_t i, uint64_t x) {
 }
 
 /* out[k] = the offset of rank r[k] (ascending, k < m <= SEL_RANKS) among the offsets
- * u[0..n), which agree above bit shift + SEL_BITS; count: how many have each digit at
+ * u[0..n), which agree above bit shift + width; count: how many have each digit at
  * `shift`. Reorders u: a bucket's offsets go to the front, its next digit counted on the
  * way (one pass a digit). */
-static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *count,
-                          const size_t *r, size_t m, uint64_t *out);
+static void select_digits(double *u, size_t n, unsigned shift, unsigned width,
+                          const uint32_t *count, const size_t *r, size_t m, uint64_t *out);
 
 /* select_digits' next level when ranks r[0..split) are in bucket ba and r[split..m) in bucket
  * bb (ba < bb; base: where each rank's bucket starts): a three-way partition moves ba's
  * offsets to the front and bb's to the back in one pass (one pass a bucket before: the
  * percentile pairs p50 / p95 and p50 / p90 are mostly in two), counting each one's next
  * digit on the way. */
-static void select_two(double *u, size_t n, unsigned shift, uint64_t ba, uint64_t bb,
-                       const size_t *r, const size_t *base, size_t split, size_t m, uint64_t *out) {
+static void select_two(double *u, size_t n, unsigned shift, unsigned width, uint64_t ba,
+                       uint64_t bb, const size_t *r, const size_t *base, size_t split, size_t m,
+                       uint64_t *out) {
     unsigned next = shift > SEL_BITS ? shift - SEL_BITS : 0;
     uint32_t ca[SEL_BUCKETS], cb[SEL_BUCKETS];
     memset(ca, 0, sizeof ca);
     memset(cb, 0, sizeof cb);
     size_t lo = 0, hi = n, rr[SEL_RANKS];
     for (size_t i = 0; i < hi;) { /* [0, lo): ba; [lo, i): neither; [hi, n): bb */
-        uint64_t x = sel_get(u, i), d = x >> shift & (SEL_BUCKETS - 1);
+        uint64_t x = sel_get(u, i), d = x >> shift & ((UINT64_C(1) << width) - 1);
         if (d == ba) {
             ca[x >> next & (SEL_BUCKETS - 1)]++;
             sel_put(u, i++, sel_get(u, lo));
@@ -205,14 +208,15 @@ static void select_two(double *u, size_t n, unsigned shift, uint64_t ba, uint64_
     }
     for (size_t x = 0; x < m; x++)
         rr[x] = r[x] - base[x];
-    select_digits(u, lo, next, ca, rr, split, out);
-    select_digits(u + hi, n - hi, next, cb, rr + split, m - split, out + split);
+    select_digits(u, lo, next, SEL_BITS, ca, rr, split, out);
+    select_digits(u + hi, n - hi, next, SEL_BITS, cb, rr + split, m - split, out + split);
 }
 
-static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *count,
-                          const size_t *r, size_t m, uint64_t *out) {
+static void select_digits(double *u, size_t n, unsigned shift, unsigned width,
+                          const uint32_t *count, const size_t *r, size_t m, uint64_t *out) {
     size_t bucket[SEL_RANKS], base[SEL_RANKS], at = 0, k = 0;
-    for (size_t b = 0; b < SEL_BUCKETS && k < m; at += count[b++])
+    uint64_t mask = (UINT64_C(1) << width) - 1; /* this digit's: bits [shift, shift + width) */
+    for (size_t b = 0; b <= mask && k < m; at += count[b++])
         for (; k < m && r[k] < at + count[b]; k++)
             bucket[k] = b, base[k] = at;
     size_t split = 0; /* the ranks in exactly two buckets: where the second's start */
@@ -220,7 +224,7 @@ static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *c
         if (bucket[x] != bucket[x - 1])
             split = split ? SIZE_MAX : x;
     if (shift > 0 && split && split != SIZE_MAX) { /* both buckets' values moved in one pass */
-        select_two(u, n, shift, bucket[0], bucket[split], r, base, split, m, out);
+        select_two(u, n, shift, width, bucket[0], bucket[split], r, base, split, m, out);
         return;
     }
     for (size_t k0 = 0, k1; k0 < m; k0 = k1) {
@@ -229,7 +233,7 @@ static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *c
         uint64_t b = bucket[k0];
         if (shift == 0) { /* the last digit: the bucket is one value */
             for (size_t x = k0; x < k1; x++)
-                out[x] = (sel_get(u, 0) & ~(uint64_t)(SEL_BUCKETS - 1)) | b;
+                out[x] = (sel_get(u, 0) & ~mask) | b;
             continue;
         }
         unsigned next = shift > SEL_BITS ? shift - SEL_BITS : 0;
@@ -238,7 +242,7 @@ static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *c
         size_t nb = 0, rr[SEL_RANKS];
         for (size_t i = 0; i < n; i++) {
             uint64_t x = sel_get(u, i);
-            if ((x >> shift & (SEL_BUCKETS - 1)) == b) {
+            if ((x >> shift & mask) == b) {
                 c2[x >> next & (SEL_BUCKETS - 1)]++;
                 sel_put(u, i, sel_get(u, nb));
                 sel_put(u, nb++, x);
@@ -246,7 +250,7 @@ static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *c
         }
         for (size_t x = k0; x < k1; x++)
             rr[x - k0] = r[x] - base[x];
-        select_digits(u, nb, next, c2, rr, k1 - k0, out + k0);
+        select_digits(u, nb, next, SEL_BITS, c2, rr, k1 - k0, out + k0);
     }
 }
 
@@ -257,16 +261,21 @@ static void select_span(double *v, size_t n, const size_t *r, size_t m, double *
     unsigned bits = 0;
     for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
         bits++;
-    unsigned shift = bits > SEL_BITS ? bits - SEL_BITS : 0;
-    uint32_t count[SEL_BUCKETS];
-    memset(count, 0, sizeof count);
+    /* many values: a wider top digit, so that the ranks' buckets hold few of them (with
+     * 11 bits, durations with far outliers put most values in p50's bucket, which the next
+     * level reads again); its counts' clearing is small beside them */
+    unsigned width = n >= SEL_WIDE_MIN ? SEL_WIDE_BITS : SEL_BITS;
+    unsigned shift = bits > width ? bits - width : 0;
+    uint64_t mask = (UINT64_C(1) << width) - 1;
+    uint32_t *count = tp_mem_xcalloc((size_t)mask + 1, sizeof *count);
     for (size_t i = 0; i < n; i++) { /* the offsets, their top digit counted */
         uint64_t x = (uint64_t)((int64_t)v[i] - lo);
-        count[x >> shift & (SEL_BUCKETS - 1)]++;
+        count[x >> shift & mask]++;
         sel_put(v, i, x);
     }
     uint64_t o[SEL_RANKS];
-    select_digits(v, n, shift, count, r, m, o);
+    select_digits(v, n, shift, width, count, r, m, o);
+    free(count);
     for (size_t k = 0; k < m; k++)
         out[k] = (double)(lo + (int64_t)o[k]);
 }

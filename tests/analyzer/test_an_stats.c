@@ -390,7 +390,7 @@ static void test_percentile2(void) {
  * equal, one value only, and a -0.0 or a fraction among them (the quickselect then): the
  * same doubles as the sorted definition, one percentile or two at once. */
 static void test_percentile_whole(void) {
-    const size_t ns[] = {4096, 4097, 30001};
+    const size_t ns[] = {4096, 4097, 30001, 300000}; /* the last: a wide top digit */
     const uint64_t spans[] = {1, 3, 1000, 1u << 20, UINT64_C(1) << 40, UINT64_C(1) << 52};
     const double qs[][2] = {{0, 100}, {50, 95}, {50, 90}, {25, 75}, {99.9, 100}, {50, 50}};
     uint64_t s = 77;
