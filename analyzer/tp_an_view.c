@@ -528,13 +528,15 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     memset(v->gpu_sums, 0, sizeof *v->gpu_sums);
     pthread_mutex_init(&v->gpu_sums->mu, NULL);
     size_t n = r->ev.n;
-    /* Scratch kept between the analyses: up to 24 bytes per row (three columns of int64):
-     * on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak RSS
-     * (docs/PERFORMANCE.md); more kept blocks saved little and cost peak. Kineto ranks keep
-     * none: their peak per MB of JSON is a goal of its own, and on a 2.2 GB JSON the kept
-     * blocks were 50-100 MiB of it (0.32-0.35 MiB/MB, 0.30 without) for 25 % more page
-     * faults and the same CPU time (Kineto report peak, fourth round). */
-    v->scratch = tp_scratch_open(r->n_json_events ? 0 : 24 * n);
+    /* Scratch kept between the analyses: by default up to 24 bytes per row (three columns of
+     * int64): on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak
+     * RSS (docs/PERFORMANCE.md). Kineto ranks keep none: their peak per MB of JSON is a goal
+     * of its own, and on a 2.2 GB JSON the kept blocks were 50-100 MiB of it (0.32-0.35
+     * MiB/MB, 0.30 without) for 25 % more page faults and the same CPU time (Kineto report
+     * peak, fourth round). */
+    size_t per_row =
+        v->opts.scratch_row_bytes ? v->opts.scratch_row_bytes : TP_AN_SCRATCH_ROW_BYTES;
+    v->scratch = tp_scratch_open(r->n_json_events ? 0 : per_row * n);
     tp_scratch_move(v->scratch, m->scratch); /* the model finish's blocks, already faulted */
     uint8_t *cls = tp_an_tmp(v, n, 1);
     tp_clockmode c;
