@@ -49,10 +49,9 @@ typedef struct {
                                      else every row */
 } tp_an_opts;
 
-/* The view's kept scratch per row unless the options say otherwise: three columns of int64
- * (docs/PERFORMANCE.md, native report: more kept pages mean fewer page faults for more
- * resident memory while the view lives; `report` keeps more, the TUI's long-lived views
- * this). */
+/* The view's kept scratch per row unless the options say otherwise: three columns of int64.
+ * More kept pages mean fewer page faults for more resident memory while the view lives
+ * (docs/PERFORMANCE.md, native report): `report` keeps twice this, the TUI's views this. */
 #define TP_AN_SCRATCH_ROW_BYTES 24
 
 /* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */
