@@ -4,7 +4,6 @@
 
 #include <assert.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -632,32 +631,42 @@ typedef struct {
     uint32_t new_row, old_row;
 } moved_row;
 
-/* Index of `row` in the ascending rows rows[0], rows[stride], ... (n of them, `stride`
- * uint32_t apart), or n when absent. */
-static size_t row_find(const uint32_t *rows, size_t stride, size_t n, uint32_t row) {
+/* Index of `row` in the ascending rows[0..n), or n when absent. */
+static size_t row_find(const uint32_t *rows, size_t n, uint32_t row) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (rows[mid * stride] < row)
+        if (rows[mid] < row)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < n && rows[lo * stride] == row ? lo : n;
+    return lo < n && rows[lo] == row ? lo : n;
 }
 
-/* copies_permute and wide_permute from the moved rows of every side table, ascending by new
- * row (events_permute): each table's entries come out in row order as they are found, so
- * neither the inverse permutation of all rows nor a sort is needed. The same tables. */
+/* The same in the copies (ascending by row). */
+static size_t copy_find(const tp_ev_copy *c, size_t n, uint32_t row) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid].row < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && c[lo].row == row ? lo : n;
+}
+
+/* The side tables after the rows moved, from the rows they hold (`mv`, ascending by new row:
+ * events_permute): each table's entries come out in row order as they are found, so neither
+ * the inverse permutation of every row nor a sort is needed; fitted to their counts. */
 static void copies_renumber(tp_events *e, const moved_row *mv, size_t n_mv) {
     if (!e->n_copies)
         return;
-    _Static_assert(offsetof(tp_ev_copy, row) == 0 && sizeof(tp_ev_copy) % 4 == 0,
-                   "the rows are read as uint32_t with a stride");
     tp_ev_copy *out = tp_mem_xalloc(e->n_copies, sizeof *out);
     size_t k = 0;
     for (size_t j = 0; j < n_mv; j++) {
-        size_t at = row_find(&e->copies[0].row, sizeof *e->copies / 4, e->n_copies, mv[j].old_row);
+        size_t at = copy_find(e->copies, e->n_copies, mv[j].old_row);
         if (at < e->n_copies) {
             out[k] = e->copies[at];
             out[k++].row = mv[j].new_row;
@@ -678,7 +687,7 @@ static void wide_renumber(tp_ev_wide *w, const moved_row *mv, size_t n_mv) {
     int64_t *val = tp_mem_xalloc(w->n, sizeof *val);
     size_t k = 0;
     for (size_t j = 0; j < n_mv; j++) {
-        size_t at = row_find(w->row, 1, w->n, mv[j].old_row);
+        size_t at = row_find(w->row, w->n, mv[j].old_row);
         if (at < w->n)
             row[k] = mv[j].new_row, val[k++] = w->val[at];
     }
