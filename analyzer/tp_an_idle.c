@@ -28,20 +28,18 @@ static int idle_row(const tp_an_view *v, size_t i) {
     return 0;
 }
 
-static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_idle_stream *s) {
-    int64_t *key = tp_an_tmp(v, n, sizeof *key);
-    size_t *ord = tp_an_tmp(v, n, sizeof *ord);
-    double *gap[TP_IDLE_COUNT];
-    size_t ng[TP_IDLE_COUNT] = {0};
-    for (int c = 0; c < TP_IDLE_COUNT; c++)
-        gap[c] = tp_an_tmp(v, n, sizeof(double));
-    for (size_t k = 0; k < n; k++)
-        key[k] = v->ts[rows[k]];
-    tp_an_argsort_np(key, n, ord, v->scratch);
-    s->n_ops = n;
+/* The gaps between the ops rows[ord[0..n)] (time order), by class, into gap[] (ng[] each);
+ * the idle sums into s. With ord NULL, rows' own order, while it is one of distinct rising
+ * starts: returns 0 as soon as it is not (then nothing in s counts), else 1. */
+static int classify_gaps(const tp_an_view *v, const size_t *rows, const size_t *ord, size_t n,
+                         tp_an_idle_stream *s, double **gap, size_t *ng) {
+    memset(s->idle, 0, sizeof s->idle);
+    memset(ng, 0, TP_IDLE_COUNT * sizeof *ng);
     for (size_t k = 1; k < n; k++) {
-        size_t i = rows[ord[k]];
-        int64_t prev_end = v->end[rows[ord[k - 1]]];
+        size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
+        if (!ord && v->ts[i] <= v->ts[h])
+            return 0;
+        int64_t prev_end = v->end[h];
         int64_t g = v->ts[i] - prev_end;
         int c = TP_IDLE_OTHER;
         if (v->link[i] >= 0 && v->ts[v->link[i]] > prev_end)
@@ -51,12 +49,31 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
         s->idle[c] = tp_an_add(s->idle[c], g);
         gap[c][ng[c]++] = (double)g;
     }
+    return 1;
+}
+
+static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_idle_stream *s) {
+    double *gap[TP_IDLE_COUNT];
+    size_t ng[TP_IDLE_COUNT] = {0};
+    for (int c = 0; c < TP_IDLE_COUNT; c++)
+        gap[c] = tp_an_tmp(v, n, sizeof(double));
+    s->n_ops = n;
+    /* distinct rising starts in view order (native: the model's time order) are numpy's
+     * argsort order already: the gaps are taken in that order unless a start does not rise */
+    if (!classify_gaps(v, rows, NULL, n, s, gap, ng)) {
+        int64_t *key = tp_an_tmp(v, n, sizeof *key);
+        size_t *ord = tp_an_tmp(v, n, sizeof *ord);
+        for (size_t k = 0; k < n; k++)
+            key[k] = v->ts[rows[k]];
+        tp_an_argsort_np(key, n, ord, v->scratch);
+        classify_gaps(v, rows, ord, n, s, gap, ng);
+        tp_an_tmp_put(v, key);
+        tp_an_tmp_put(v, ord);
+    }
     for (int c = 0; c < TP_IDLE_COUNT; c++) {
-        tp_an_describe_s(gap[c], ng[c], &s->gaps[c], v->scratch);
+        tp_an_describe_any_s(gap[c], ng[c], &s->gaps[c], v->scratch);
         tp_an_tmp_put(v, gap[c]);
     }
-    tp_an_tmp_put(v, key);
-    tp_an_tmp_put(v, ord);
 }
 
 /* Ops grouped by stream (stable: each group keeps the view's order), then one stream_run per

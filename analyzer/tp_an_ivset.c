@@ -89,39 +89,42 @@ void tp_an_ivmerge_add(tp_an_ivmerge *m, int64_t a, int64_t b) {
  * The analyses mostly add intervals in time order: then the clip and merge run in place on
  * the set's own arrays (the same runs: a normalized set is unique), with no copy of one
  * entry per interval in fresh pages; else the copy goes through tp_interval_union's sort. */
+/* Clips and merges in one pass while the intervals come in start order (the diagnosis's
+ * mostly do: rows in time order), writing the runs over the intervals read; from the first
+ * one out of order, the runs so far and the rest are merged by tp_interval_union (a sort).
+ * Both give the one normalized set of the union (runs that overlap or touch are one). */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
-    size_t k = 0;
-    int sorted = 1;
-    for (size_t i = 0; i < s->n; i++) {
+    size_t runs = 0, i = 0;
+    int64_t prev = INT64_MIN;
+    for (; i < s->n; i++) { /* runs <= i: each interval read makes at most one run */
         int64_t a = s->a[i] > lo ? s->a[i] : lo, b = s->b[i] < hi ? s->b[i] : hi;
-        if (b > a) {
-            sorted &= k == 0 || a >= s->a[k - 1];
-            s->a[k] = a, s->b[k] = b, k++;
+        if (b <= a)
+            continue;
+        if (a < prev)
+            break;
+        prev = a;
+        if (runs && a <= s->b[runs - 1]) {
+            if (b > s->b[runs - 1])
+                s->b[runs - 1] = b;
+        } else {
+            s->a[runs] = a, s->b[runs] = b, runs++;
         }
     }
-    s->n = k;
-    if (sorted) {
-        size_t runs = 0;
-        for (size_t i = 0; i < k; i++) {
-            if (runs && s->a[i] <= s->b[runs - 1]) {
-                if (s->b[i] > s->b[runs - 1])
-                    s->b[runs - 1] = s->b[i];
-            } else {
-                s->a[runs] = s->a[i], s->b[runs] = s->b[i], runs++;
-            }
-        }
-        s->n = runs;
-        tp_an_ivset_fit(s);
-        return;
+    if (i < s->n) {
+        size_t m = runs + (s->n - i);
+        tp_interval *p = tp_scratch_get(s->sc, m + 1, sizeof *p);
+        for (size_t k = 0; k < runs; k++)
+            p[k] = (tp_interval){s->a[k], s->b[k]};
+        for (size_t k = i; k < s->n; k++) /* (clipped by the union) */
+            p[runs + k - i] = (tp_interval){s->a[k], s->b[k]};
+        runs = tp_interval_union(p, m, lo, hi);
+        s->n = 0;
+        for (size_t k = 0; k < runs; k++)
+            push(s, p[k].a, p[k].b);
+        tp_scratch_put(s->sc, p);
+        runs = s->n;
     }
-    tp_interval *p = tp_scratch_get(s->sc, s->n + 1, sizeof *p);
-    for (size_t i = 0; i < s->n; i++)
-        p[i] = (tp_interval){s->a[i], s->b[i]};
-    size_t runs = tp_interval_union(p, s->n, lo, hi);
-    s->n = 0;
-    for (size_t i = 0; i < runs; i++)
-        push(s, p[i].a, p[i].b);
-    tp_scratch_put(s->sc, p);
+    s->n = runs;
     tp_an_ivset_fit(s);
 }
 

@@ -43,7 +43,7 @@ typedef struct {
     tp_an_kernels *out;
 } sweep;
 
-static void sweep_edge(sweep *w, tp_edge e) {
+static inline void sweep_edge(sweep *w, tp_edge e) {
     if (w->n++) {
         w->running += w->last.delta;
         int64_t d = e.t - w->last.t;
@@ -69,15 +69,27 @@ static void sweep_edges(tp_edge *e, const size_t *off, sweep *w, tp_scratch *s) 
                     sweep_edge(w, e[k]);
                 return;
             }
-    for (;;) {
-        int best = -1;
-        for (int t = 0; t < 3; t++)
-            if (at[t] < off[t + 1] && (best < 0 || e[at[t]].t < e[at[best]].t))
-                best = t;
-        if (best < 0)
-            break;
+    int live[3], nl = 0; /* the types with edges left, in type order (ties: the first) */
+    for (int t = 0; t < 3; t++)
+        if (at[t] < off[t + 1])
+            live[nl++] = t;
+    while (nl > 1) {
+        int best = live[0];
+        for (int k = 1; k < nl; k++)
+            if (e[at[live[k]]].t < e[at[best]].t)
+                best = live[k];
         sweep_edge(w, e[at[best]++]);
+        if (at[best] == off[best + 1]) { /* its run is done: the others stay in order */
+            int k = 0;
+            while (live[k] != best)
+                k++;
+            for (; k + 1 < nl; k++)
+                live[k] = live[k + 1];
+            nl--;
+        }
     }
+    for (size_t j = nl ? at[live[0]] : 0; nl && j < off[live[0] + 1]; j++)
+        sweep_edge(w, e[j]);
 }
 
 typedef struct {

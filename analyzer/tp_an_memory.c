@@ -83,15 +83,25 @@ static int cmp_type(const void *a, const void *b) {
     return strcmp(((const tp_an_membw *)a)->type, ((const tp_an_membw *)b)->type);
 }
 
+static void copy_add(const tp_an_view *v, tp_an_memory *out, size_t *cap, size_t i);
+
+/* The bandwidth series, and the copy statistics in the same pass over the rows (copy_add:
+ * every GPU copy and memset, in view order). */
 static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
     tp_series s = {0};
     size_t na = 0;
     int64_t *dur = tp_an_alloc(v->n + 1, sizeof *dur);
     size_t *rows = tp_an_alloc(v->n + 1, sizeof *rows);
     char t[16];
+    size_t cap = 0;
+    const uint8_t *cat = v->r->ev.cat;
     for (size_t i = 0; i < v->n; i++) {
         double bw;
-        if (!v->gpu[i] || v->ktype[i] != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur[na]))
+        if (!v->gpu[i])
+            continue;
+        if (cat[v->row[i]] == TP_CAT_MEMCPY || cat[v->row[i]] == TP_CAT_MEMSET)
+            copy_add(v, out, &cap, i);
+        if (v->ktype[i] != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur[na]))
             continue;
         mem_type(tp_an_view_name(v, i), t);
         add_pt(&s, v->ts[i], bw, type_index(&s, t));
@@ -149,27 +159,27 @@ static tp_an_copy *copy_slot(tp_an_memory *out, size_t *cap, uint8_t ck, uint8_t
     return c;
 }
 
-static void copy_stats(const tp_an_view *v, tp_an_memory *out) {
+/* Copy statistics: view row i (a GPU copy or memset) counted in its kind's slot. */
+static void copy_add(const tp_an_view *v, tp_an_memory *out, size_t *cap, size_t i) {
     const tp_events *ev = &v->r->ev;
-    size_t cap = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        size_t r = v->row[i];
-        if (!v->gpu[i] || (ev->cat[r] != TP_CAT_MEMCPY && ev->cat[r] != TP_CAT_MEMSET))
-            continue;
-        /* one lookup of the row's copy facts (a bisection of the side table), not five:
-         * their mispredicted branches were ~1 % of `report --compat hta`'s CPU time */
-        const tp_ev_copy *cp = tp_ev_copy_of(ev, r);
-        uint8_t ck = ev->cat[r] == TP_CAT_MEMSET ? TP_AN_MEMSET_KIND : cp ? cp->copy_kind : 0;
-        tp_an_copy *c = copy_slot(out, &cap, ck, cp ? cp->src_kind : 0);
-        int64_t d = v->end[i] - v->ts[i], bytes = cp ? cp->bytes : -1;
-        c->count++;
-        c->dur_ns = tp_an_add(c->dur_ns, d);
-        if (bytes > 0) {
-            c->bytes = tp_an_add(c->bytes, bytes);
-            if (d > 0 && (double)bytes / (double)d > c->max_gbps)
-                c->max_gbps = (double)bytes / (double)d;
-        }
+    size_t r = v->row[i];
+    /* one lookup of the row's copy facts (a bisection of the side table), not five:
+     * their mispredicted branches were ~1 % of `report --compat hta`'s CPU time */
+    const tp_ev_copy *cp = tp_ev_copy_of(ev, r);
+    uint8_t ck = ev->cat[r] == TP_CAT_MEMSET ? TP_AN_MEMSET_KIND : cp ? cp->copy_kind : 0;
+    tp_an_copy *c = copy_slot(out, cap, ck, cp ? cp->src_kind : 0);
+    int64_t d = v->end[i] - v->ts[i], bytes = cp ? cp->bytes : -1;
+    c->count++;
+    c->dur_ns = tp_an_add(c->dur_ns, d);
+    if (bytes > 0) {
+        c->bytes = tp_an_add(c->bytes, bytes);
+        if (d > 0 && (double)bytes / (double)d > c->max_gbps)
+            c->max_gbps = (double)bytes / (double)d;
     }
+}
+
+/* The copy slots' rates, and the slots by kind. */
+static void copy_finish(tp_an_memory *out) {
     for (size_t k = 0; k < out->n_copy; k++)
         out->copy[k].gbps =
             out->copy[k].dur_ns > 0 ? (double)out->copy[k].bytes / (double)out->copy[k].dur_ns : 0;
@@ -180,7 +190,7 @@ static void copy_stats(const tp_an_view *v, tp_an_memory *out) {
 void tp_an_memory_run(const tp_an_view *v, tp_an_memory *out) {
     memset(out, 0, sizeof *out);
     bw_summary(v, out);
-    copy_stats(v, out);
+    copy_finish(out);
 }
 
 void tp_an_memory_free(tp_an_memory *out) {

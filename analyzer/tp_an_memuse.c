@@ -420,20 +420,26 @@ static void find_growth(tp_an_memuse *u, const tp_rank *r, const growth_samples 
         return;
     const int64_t *v = gs->v;
     int64_t best = 0;
+    /* the rises of every site in one walk over the samples in memory order (a step's row of
+     * sites after another: a site's column is a stride of ns apart) */
+    size_t *rises = tp_mem_xcalloc(ns + 1, sizeof *rises);
+    for (size_t s = 1; s < n; s++)
+        for (size_t c = 0; c < ns; c++)
+            rises[c] += v[s * ns + c] > v[(s - 1) * ns + c];
     for (size_t c = 0; c < ns; c++) {
-        size_t rises = 0;
-        for (size_t s = 1; s < n; s++)
-            rises += v[s * ns + c] > v[(s - 1) * ns + c];
         int64_t g = v[(n - 1) * ns + c] - v[c];
-        if (g > best && 2 * rises >= n - 1) {
+        if (g > best && 2 * rises[c] >= n - 1) {
             best = g;
-            u->growth = (tp_an_memgrowth){
-                1, (uint32_t)c, slope_of(v + c, ns, n), v[c], v[(n - 1) * ns + c], rises, n - 1, 0,
-                0};
+            u->growth = (tp_an_memgrowth){1,        (uint32_t)c, 0, v[c], v[(n - 1) * ns + c],
+                                          rises[c], n - 1,       0, 0};
         }
     }
+    free(rises);
     if (!u->growth.found)
         return;
+    /* the slope of the site found (the last one to improve: computing it for each was a walk
+     * down a column each time) */
+    u->growth.slope = slope_of(v + u->growth.site, ns, n);
     /* within the steps: a program frees everything at exit, which says nothing */
     uint32_t site = u->growth.site;
     int64_t end = u->steps[n - 1].end;

@@ -8,7 +8,7 @@
 
 #include "tp_an_enclosing.h"
 #include "tp_an_stats.h"
-#include "tp_sort.h"
+#include "tp_hash.h"
 
 /* Ranges are keyed by (name, domain): one name in two NVTX domains is two ranges. */
 static uint64_t range_key(uint32_t name, uint32_t domain) {
@@ -28,54 +28,83 @@ static int cmp_total(const void *a, const void *b) {
     return cmp_name(x, y);
 }
 
-static tp_an_range *find(tp_an_nvtx *out, uint32_t name, uint32_t domain) {
-    tp_an_range key = {.name = name, .domain = domain};
-    if (!out->n)
-        return NULL;
-    return bsearch(&key, out->r, out->n, sizeof *out->r, cmp_name);
+/* The ranges by (name, domain), through an open-addressing table of indexes into out->r + 1
+ * (0: empty slot; at least twice the ranges in slots, a power of two). */
+typedef struct {
+    uint32_t *slot;
+    size_t mask, cap;
+} range_table;
+
+static size_t range_hash(uint64_t key) {
+    return (size_t)tp_hash_mix64(key);
 }
 
-typedef struct {
-    uint32_t name, domain; /* sorted as range_key: by name, then domain */
-    int64_t dur;
-} tp_named_dur;
+static void table_rehash(range_table *t, const tp_an_nvtx *out, size_t slots) {
+    free(t->slot);
+    t->slot = tp_an_alloc(slots, sizeof *t->slot);
+    t->mask = slots - 1;
+    for (size_t k = 0; k < out->n; k++) {
+        size_t h = range_hash(range_key(out->r[k].name, out->r[k].domain)) & t->mask;
+        while (t->slot[h])
+            h = (h + 1) & t->mask;
+        t->slot[h] = (uint32_t)(k + 1);
+    }
+}
 
-/* One tp_an_range per annotation name and domain, sorted by (name id, domain) (for find). */
-static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out) {
+static tp_an_range *find(const range_table *t, tp_an_nvtx *out, uint32_t name, uint32_t domain) {
+    for (size_t h = range_hash(range_key(name, domain)) & t->mask; t->slot[h];
+         h = (h + 1) & t->mask) {
+        tp_an_range *r = &out->r[t->slot[h] - 1];
+        if (r->name == name && r->domain == domain)
+            return r;
+    }
+    return NULL;
+}
+
+/* One tp_an_range per annotation name and domain, sorted by (name id, domain), found through
+ * `t`. The rows are added in view order, one at a time, to their range: each range's count,
+ * sum (in row order), min and max are what a stable sort of all of them by (name, domain)
+ * gave, without the per-row array and its sort. */
+static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *t) {
     const tp_events *ev = &v->r->ev;
-    tp_named_dur *a = tp_an_tmp(v, v->n + 1, sizeof *a);
-    size_t n = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (!v->gpu[i] && ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION)
-            a[n++] = (tp_named_dur){ev->name[v->row[i]], tp_ev_domain(ev, v->row[i]),
-                                    v->end[i] - v->ts[i]};
-    const tp_sort_field by[] = {{offsetof(tp_named_dur, name), 1},
-                                {offsetof(tp_named_dur, domain), 1}};
-    tp_sort_structs_s(a, n, sizeof *a, by, 2, v->scratch);
-    out->r = tp_an_alloc(n + 1, sizeof *out->r);
-    for (size_t i = 0; i < n; i++) {
-        int fresh = i == 0 || a[i].name != a[i - 1].name || a[i].domain != a[i - 1].domain;
-        tp_an_range *r = fresh ? &out->r[out->n++] : &out->r[out->n - 1];
-        if (fresh) {
-            r->name = a[i].name;
-            r->domain = a[i].domain;
-            r->min = r->max = a[i].dur;
+    table_rehash(t, out, 64);
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->gpu[i] || ev->cat[v->row[i]] != TP_CAT_USER_ANNOTATION)
+            continue;
+        uint32_t name = ev->name[v->row[i]], domain = tp_ev_domain(ev, v->row[i]);
+        int64_t dur = v->end[i] - v->ts[i];
+        tp_an_range *r = find(t, out, name, domain);
+        if (!r) {
+            tp_an_grow((void **)&out->r, &t->cap, out->n + 1, sizeof *out->r);
+            r = &out->r[out->n++];
+            *r = (tp_an_range){.name = name, .domain = domain, .min = dur, .max = dur};
+            if (2 * out->n > t->mask + 1)
+                table_rehash(t, out, 2 * (t->mask + 1));
+            else { /* the new range's slot: the empty one find stopped at */
+                size_t h = range_hash(range_key(name, domain)) & t->mask;
+                while (t->slot[h])
+                    h = (h + 1) & t->mask;
+                t->slot[h] = (uint32_t)out->n;
+            }
         }
         r->count++;
-        r->total = tp_an_add(r->total, a[i].dur);
-        r->min = a[i].dur < r->min ? a[i].dur : r->min;
-        r->max = a[i].dur > r->max ? a[i].dur : r->max;
+        r->total = tp_an_add(r->total, dur);
+        r->min = dur < r->min ? dur : r->min;
+        r->max = dur > r->max ? dur : r->max;
     }
+    if (!out->r) /* (an array even without ranges, as before) */
+        out->r = tp_an_alloc(1, sizeof *out->r);
+    qsort(out->r, out->n, sizeof *out->r, cmp_name); /* distinct keys */
+    table_rehash(t, out, t->mask + 1);
     for (size_t k = 0; k < out->n; k++) {
         out->r[k].mean = (double)out->r[k].total / (double)out->r[k].count;
         /* sorted by (name, domain): a name in two domains is two neighbours */
         if (k && out->r[k].name == out->r[k - 1].name)
             out->r[k].shared_name = out->r[k - 1].shared_name = 1;
     }
-    tp_an_tmp_put(v, a);
 }
 
-static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
+static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out, const range_table *t) {
     const tp_events *ev = &v->r->ev;
     long last_a = -1; /* the range found last and its entry: ops come in runs of one range */
     tp_an_range *last_r = NULL;
@@ -88,7 +117,7 @@ static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out) {
                      ? tp_an_enclosing_row(ev, (long)v->row[v->link[i]], TP_AN_RANGES_ANNOTATIONS)
                      : -1;
         if (a >= 0 && a != last_a)
-            last_a = a, last_r = find(out, ev->name[a], tp_ev_domain(ev, a));
+            last_a = a, last_r = find(t, out, ev->name[a], tp_ev_domain(ev, a));
         tp_an_range *r = a >= 0 ? last_r : NULL;
         if (!r) {
             out->unattributed_ops++;
@@ -110,8 +139,10 @@ const char *tp_an_range_label(const tp_model *m, const tp_an_range *r, char *buf
 
 void tp_an_nvtx_run(const tp_an_view *v, tp_an_nvtx *out) {
     memset(out, 0, sizeof *out);
-    summarize_ranges(v, out);
-    attribute_gpu(v, out);
+    range_table t = {0};
+    summarize_ranges(v, out, &t);
+    attribute_gpu(v, out, &t);
+    free(t.slot);
     if (out->n)
         qsort(out->r, out->n, sizeof *out->r, cmp_total);
 }

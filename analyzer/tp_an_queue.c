@@ -47,11 +47,16 @@ typedef struct {
 } tp_step;
 
 typedef struct {
-    tp_step *s; /* the view's scratch, sized once to the count of steps */
+    tp_step *s;  /* the view's scratch, sized once to the count of steps */
+    int64_t *ts; /* per step: its time (step_ts), written with it */
+    uint32_t *g; /* per step: its stream's index (stream_ids) */
     size_t n;
 } tp_steps;
 
-static void add_step(tp_steps *st, size_t at, size_t on, int32_t delta) {
+static void add_step(tp_steps *st, const tp_an_view *v, size_t at, size_t on, int32_t delta,
+                     uint32_t g) {
+    st->ts[st->n] = v->ts[at];
+    st->g[st->n] = g;
     st->s[st->n++] = (tp_step){(uint32_t)at, (uint32_t)on, delta};
 }
 
@@ -72,21 +77,50 @@ static int gpu_row(const tp_an_view *v, size_t i) {
     return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
 }
 
-/* The median duration of the launch calls l[0..n) (every view row is_launch holds for). */
-static double median_launch(const tp_an_view *v, const tp_an_keyrow *l, size_t n) {
-    double *d = tp_an_tmp(v, n, sizeof *d);
-    for (size_t k = 0; k < n; k++)
-        d[k] = (double)(v->end[l[k].row] - v->ts[l[k].row]);
-    double p50 = n ? tp_an_percentile(d, n, 50) : 0; /* of the values: any order */
-    tp_an_tmp_put(v, d);
-    return p50;
+/* The streams of the view's places, by id: ids[0..n) ascending and distinct, of_place[p]
+ * the index of place p's stream (a rank has a few places: a step's stream group is one
+ * look-up of its GPU row's place). */
+typedef struct {
+    int64_t *ids;
+    uint32_t *of_place;
+    size_t n;
+} stream_ids;
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void stream_ids_open(const tp_an_view *v, stream_ids *si) {
+    const tp_ev_places *pl = &v->r->ev.places;
+    si->ids = tp_an_alloc(pl->n + 1, sizeof *si->ids);
+    si->of_place = tp_an_alloc(pl->n + 1, sizeof *si->of_place);
+    for (size_t p = 0; p < pl->n; p++)
+        si->ids[p] = pl->v[p].stream;
+    qsort(si->ids, pl->n, sizeof *si->ids, cmp_i64);
+    si->n = 0;
+    for (size_t p = 0; p < pl->n; p++)
+        if (!si->n || si->ids[p] != si->ids[si->n - 1])
+            si->ids[si->n++] = si->ids[p];
+    for (size_t p = 0; p < pl->n; p++) {
+        const int64_t *at = bsearch(&pl->v[p].stream, si->ids, si->n, sizeof *si->ids, cmp_i64);
+        si->of_place[p] = (uint32_t)(at - si->ids);
+    }
+}
+
+/* The stream index of view row i (a GPU row). */
+static uint32_t row_group(const tp_an_view *v, const stream_ids *si, size_t i) {
+    return si->of_place[tp_ev_place_index(&v->r->ev, v->row[i])];
 }
 
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
- * GPU steps (GPU rows whose correlation has a launch call), both in view order. Sets
- * *median to median_launch's figure: the launches are all found here (a launch call is
- * linked, so it has a correlation and is in by_corr). */
-static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st, double *median) {
+ * GPU steps (GPU rows whose correlation has a launch call), both in view order, each with
+ * its time and stream index. Sets *median to the median duration of the launch calls (every
+ * view row is_launch holds for: all are found here, a launch call being linked, so it has a
+ * correlation and is in by_corr; their durations in view order, as the median is of the
+ * values in any order). */
+static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_ids *si,
+                          tp_steps *st, double *median) {
     tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
     if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation, and a
@@ -109,7 +143,6 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st,
         tp_an_keyrow_sort(g, ng, v->scratch);
         tp_an_keyrow_sort(l, nl, v->scratch);
     }
-    *median = median_launch(v, l, nl);
     /* Both by (correlation, row), one merge pass pairs them: per launch (by its view row) the
      * first entry of g with its correlation, per GPU row whether a launch has its correlation. */
     uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
@@ -127,43 +160,75 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, tp_steps *st,
         g_at[l[k].row] = (uint32_t)j;
     }
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
+    st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
+    st->g = tp_an_tmp(v, steps + 1, sizeof *st->g);
+    double *d = tp_an_tmp(v, nl + 1, sizeof *d);
+    size_t nd = 0;
+    int64_t dlo = INT64_MAX, dhi = INT64_MIN;
     for (size_t i = 0; i < v->n; i++) { /* launches in view order */
         if (g_at[i] == UINT32_MAX)
             continue;
+        int64_t dur = v->end[i] - v->ts[i];
+        d[nd++] = (double)dur;
+        dlo = dur < dlo ? dur : dlo;
+        dhi = dur > dhi ? dur : dhi;
         int64_t c = tp_an_view_corr(v, i);
         for (size_t j = g_at[i]; j < ng && g[j].key == c; j++)
-            add_step(st, i, g[j].row, +1);
+            add_step(st, v, i, g[j].row, +1, row_group(v, si, g[j].row));
     }
+    *median = nd ? tp_an_percentile_in(d, nd, 50, dlo, dhi) : 0;
+    tp_an_tmp_put(v, d);
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */
-            add_step(st, i, i, -1);
+            add_step(st, v, i, i, -1, row_group(v, si, i));
     tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
 }
 
-/* One stream: steps in time order (ord restricted to the stream). */
-static void stream_run(const tp_an_view *v, const tp_step *s, const size_t *ord, size_t n,
+/* One stream: steps in time order (ord restricted to the stream). The lengths are whole
+ * numbers within [least, greatest] (a step changes them by one): their distribution is
+ * described from a count per length (tp_an_describe_counts) instead of an array of one
+ * length per step and its sort, unless the lengths spread wider than the steps. */
+static void stream_run(const tp_an_view *v, const tp_steps *st, const size_t *ord, size_t n,
                        double median, tp_an_queue_stream *q) {
-    double *len = tp_an_tmp(v, n, sizeof *len);
-    int64_t cur = 0, mx = 0;
+    const tp_step *s = st->s;
+    int64_t cur = 0, mx = 0, mn = 0;
     for (size_t k = 0; k < n; k++) {
         cur += s[ord[k]].delta;
-        len[k] = (double)cur;
         mx = k == 0 || cur > mx ? cur : mx;
+        mn = k == 0 || cur < mn ? cur : mn;
     }
     q->max_len = mx;
+    size_t span = (size_t)(mx - mn) + 1;
+    size_t *count = span <= n ? tp_an_tmp0(v, span, sizeof *count) : NULL;
+    double *len = count ? NULL : tp_an_tmp(v, n, sizeof *len);
+    cur = 0;
     for (size_t k = 0; k < n; k++) {
         const tp_step *p = &s[ord[k]];
-        if ((int64_t)len[k] == mx && k + 1 < n)
-            q->at_max_ns = tp_an_add(q->at_max_ns, step_ts(v, &s[ord[k + 1]]) - step_ts(v, p));
-        int64_t dur = p->delta > 0 ? v->end[p->at] - v->ts[p->at] : 0;
-        if (p->delta > 0 && mx >= 2 && (int64_t)len[k] == mx && (double)dur > 4 * median) {
-            q->n_blocked++;
-            q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
+        cur += p->delta;
+        if (count)
+            count[cur - mn]++;
+        else
+            len[k] = (double)cur;
+        if (cur != mx)
+            continue;
+        if (k + 1 < n)
+            q->at_max_ns = tp_an_add(q->at_max_ns, st->ts[ord[k + 1]] - st->ts[ord[k]]);
+        if (p->delta > 0 && mx >= 2) { /* the call's duration: read only where it counts */
+            int64_t dur = v->end[p->at] - v->ts[p->at];
+            if ((double)dur > 4 * median) {
+                q->n_blocked++;
+                q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
+            }
         }
     }
-    tp_an_describe_s(len, n, &q->len, v->scratch);
-    tp_an_tmp_put(v, len);
+    if (count) {
+        tp_an_describe_counts(count, span, mn, n, &q->len);
+        tp_an_tmp_put(v, count);
+    } else {
+        tp_an_describe_s(len, n, &q->len, v->scratch);
+        tp_an_tmp_put(v, len);
+    }
 }
 
 /* 1 when the order of steps with equal times can change a result: two steps of one stream at
@@ -189,9 +254,8 @@ static int ties_matter(const tp_an_view *v, const tp_step *s, const size_t *ord,
 
 /* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
  * stable radix order when ties cannot matter, numpy's quicksort otherwise. */
-static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, size_t *ord) {
-    for (size_t k = 0; k < st->n; k++)
-        key[k] = step_ts(v, &st->s[k]);
+static void time_order(const tp_an_view *v, const tp_steps *st, size_t *ord) {
+    const int64_t *key = st->ts;
     if (st->n >= UINT32_MAX) {
         tp_an_argsort_np(key, st->n, ord, v->scratch);
         return;
@@ -205,35 +269,41 @@ static void time_order(const tp_an_view *v, const tp_steps *st, int64_t *key, si
 }
 
 /* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
- * order); one stream_run per group, streams by id. */
+ * order: a counting sort by the stream's index); one stream_run per group, streams by id. */
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     memset(out, 0, sizeof *out);
     tp_steps st = {0};
     tp_an_namememo hl;
     tp_an_namememo_open(&hl, v->m, hta_queue_launch);
-    collect_steps(v, &hl, &st, &out->median_launch_ns);
-    int64_t *key = tp_an_tmp(v, st.n, sizeof *key);
-    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
-    time_order(v, &st, key, ord);
-    for (size_t k = 0; k < st.n; k++)
-        key[k] = step_stream(v, &st.s[ord[k]]);
-    tp_an_stable_order(key, st.n, grp, v->scratch);
-    /* grp becomes the steps themselves, by stream then time (each stream's run is what
-     * stream_run reads): no copy of each stream's run */
-    for (size_t k = 0; k < st.n; k++)
-        grp[k] = ord[grp[k]];
-    tp_an_tmp_put(v, key);
-    tp_an_tmp_put(v, ord);
+    stream_ids si;
+    stream_ids_open(v, &si);
+    collect_steps(v, &hl, &si, &st, &out->median_launch_ns);
     tp_an_namememo_close(&hl);
-    out->s = tp_an_alloc(st.n + 1, sizeof *out->s);
-    for (size_t a = 0, b; a < st.n; a = b) {
-        for (b = a; b < st.n && step_stream(v, &st.s[grp[b]]) == step_stream(v, &st.s[grp[a]]); b++)
-            ;
+    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
+    time_order(v, &st, ord);
+    const uint32_t *g = st.g; /* each step's stream index, in step order */
+    size_t *at = tp_an_alloc(si.n + 1, sizeof *at);
+    for (size_t k = 0; k < st.n; k++)
+        at[g[ord[k]] + 1]++;
+    for (size_t j = 0; j < si.n; j++)
+        at[j + 1] += at[j];
+    /* grp: the steps themselves, by stream then time (each stream's run is what stream_run
+     * reads): no copy of each stream's run */
+    for (size_t k = 0; k < st.n; k++)
+        grp[at[g[ord[k]]]++] = ord[k];
+    tp_an_tmp_put(v, st.g);
+    tp_an_tmp_put(v, ord);
+    out->s = tp_an_alloc(si.n + 1, sizeof *out->s);
+    for (size_t j = 0, a = 0; j < si.n; a = at[j++]) { /* at[j]: where group j ends now */
+        if (at[j] == a)
+            continue;
         tp_an_queue_stream *q = &out->s[out->n++];
-        q->stream = step_stream(v, &st.s[grp[a]]);
-        stream_run(v, st.s, grp + a, b - a, out->median_launch_ns, q);
+        q->stream = si.ids[j];
+        stream_run(v, &st, grp + a, at[j] - a, out->median_launch_ns, q);
     }
+    free(at), free(si.ids), free(si.of_place);
     tp_an_tmp_put(v, grp);
+    tp_an_tmp_put(v, st.ts);
     tp_an_tmp_put(v, st.s);
 }
 

@@ -157,6 +157,8 @@ static double percentile_from(double *v, size_t n, double q, size_t from, size_t
  * fresh pages), as 64-bit patterns read and written through memcpy. */
 #define SEL_BITS 11
 #define SEL_BUCKETS (1u << SEL_BITS)
+#define SEL_WIDE_BITS 16 /* the top digit's width from SEL_WIDE_MIN values on */
+#define SEL_WIDE_MIN (1u << 17)
 #define SEL_MIN 4096 /* fewer values: the quickselect (the counts' clearing would dominate) */
 #define SEL_RANKS 4
 
@@ -171,22 +173,67 @@ static inline void sel_put(double *u, size_t i, uint64_t x) {
 }
 
 /* out[k] = the offset of rank r[k] (ascending, k < m <= SEL_RANKS) among the offsets
- * u[0..n), which agree above bit shift + SEL_BITS; count: how many have each digit at
+ * u[0..n), which agree above bit shift + width; count: how many have each digit at
  * `shift`. Reorders u: a bucket's offsets go to the front, its next digit counted on the
  * way (one pass a digit). */
-static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *count,
-                          const size_t *r, size_t m, uint64_t *out) {
+static void select_digits(double *u, size_t n, unsigned shift, unsigned width,
+                          const uint32_t *count, const size_t *r, size_t m, uint64_t *out);
+
+/* select_digits' next level when ranks r[0..split) are in bucket ba and r[split..m) in bucket
+ * bb (ba < bb; base: where each rank's bucket starts): a three-way partition moves ba's
+ * offsets to the front and bb's to the back in one pass (one pass a bucket before: the
+ * percentile pairs p50 / p95 and p50 / p90 are mostly in two), counting each one's next
+ * digit on the way. */
+static void select_two(double *u, size_t n, unsigned shift, unsigned width, uint64_t ba,
+                       uint64_t bb, const size_t *r, const size_t *base, size_t split, size_t m,
+                       uint64_t *out) {
+    unsigned next = shift > SEL_BITS ? shift - SEL_BITS : 0;
+    uint32_t ca[SEL_BUCKETS], cb[SEL_BUCKETS];
+    memset(ca, 0, sizeof ca);
+    memset(cb, 0, sizeof cb);
+    size_t lo = 0, hi = n, rr[SEL_RANKS];
+    for (size_t i = 0; i < hi;) { /* [0, lo): ba; [lo, i): neither; [hi, n): bb */
+        uint64_t x = sel_get(u, i), d = x >> shift & ((UINT64_C(1) << width) - 1);
+        if (d == ba) {
+            ca[x >> next & (SEL_BUCKETS - 1)]++;
+            sel_put(u, i++, sel_get(u, lo));
+            sel_put(u, lo++, x);
+        } else if (d == bb) {
+            cb[x >> next & (SEL_BUCKETS - 1)]++;
+            sel_put(u, i, sel_get(u, --hi));
+            sel_put(u, hi, x);
+        } else {
+            i++;
+        }
+    }
+    for (size_t x = 0; x < m; x++)
+        rr[x] = r[x] - base[x];
+    select_digits(u, lo, next, SEL_BITS, ca, rr, split, out);
+    select_digits(u + hi, n - hi, next, SEL_BITS, cb, rr + split, m - split, out + split);
+}
+
+static void select_digits(double *u, size_t n, unsigned shift, unsigned width,
+                          const uint32_t *count, const size_t *r, size_t m, uint64_t *out) {
     size_t bucket[SEL_RANKS], base[SEL_RANKS], at = 0, k = 0;
-    for (size_t b = 0; b < SEL_BUCKETS && k < m; at += count[b++])
+    uint64_t mask = (UINT64_C(1) << width) - 1; /* this digit's: bits [shift, shift + width) */
+    for (size_t b = 0; b <= mask && k < m; at += count[b++])
         for (; k < m && r[k] < at + count[b]; k++)
             bucket[k] = b, base[k] = at;
+    size_t split = 0; /* the ranks in exactly two buckets: where the second's start */
+    for (size_t x = 1; x < m; x++)
+        if (bucket[x] != bucket[x - 1])
+            split = split ? SIZE_MAX : x;
+    if (shift > 0 && split && split != SIZE_MAX) { /* both buckets' values moved in one pass */
+        select_two(u, n, shift, width, bucket[0], bucket[split], r, base, split, m, out);
+        return;
+    }
     for (size_t k0 = 0, k1; k0 < m; k0 = k1) {
         for (k1 = k0; k1 < m && bucket[k1] == bucket[k0]; k1++)
             ;
         uint64_t b = bucket[k0];
         if (shift == 0) { /* the last digit: the bucket is one value */
             for (size_t x = k0; x < k1; x++)
-                out[x] = (sel_get(u, 0) & ~(uint64_t)(SEL_BUCKETS - 1)) | b;
+                out[x] = (sel_get(u, 0) & ~mask) | b;
             continue;
         }
         unsigned next = shift > SEL_BITS ? shift - SEL_BITS : 0;
@@ -195,7 +242,7 @@ static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *c
         size_t nb = 0, rr[SEL_RANKS];
         for (size_t i = 0; i < n; i++) {
             uint64_t x = sel_get(u, i);
-            if ((x >> shift & (SEL_BUCKETS - 1)) == b) {
+            if ((x >> shift & mask) == b) {
                 c2[x >> next & (SEL_BUCKETS - 1)]++;
                 sel_put(u, i, sel_get(u, nb));
                 sel_put(u, nb++, x);
@@ -203,13 +250,38 @@ static void select_digits(double *u, size_t n, unsigned shift, const uint32_t *c
         }
         for (size_t x = k0; x < k1; x++)
             rr[x - k0] = r[x] - base[x];
-        select_digits(u, nb, next, c2, rr, k1 - k0, out + k0);
+        select_digits(u, nb, next, SEL_BITS, c2, rr, k1 - k0, out + k0);
     }
 }
 
-/* The values of ranks r[0..m) (ascending) among v[0..n) into out[]; 0 (v untouched)
- * unless every value is a whole number below 2^53 in magnitude and none is -0.0. On 1, v
- * holds other bits (the caller's scratch). */
+/* The values of ranks r[0..m) (ascending) among v[0..n), whole numbers in [lo, hi] (below
+ * 2^53 in magnitude, no -0.0), into out[]; v holds other bits after (the caller's scratch). */
+static void select_span(double *v, size_t n, const size_t *r, size_t m, double *out, int64_t lo,
+                        int64_t hi) {
+    unsigned bits = 0;
+    for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
+        bits++;
+    /* many values: a wider top digit, so that the ranks' buckets hold few of them (with
+     * 11 bits, durations with far outliers put most values in p50's bucket, which the next
+     * level reads again); its counts' clearing is small beside them */
+    unsigned width = n >= SEL_WIDE_MIN ? SEL_WIDE_BITS : SEL_BITS;
+    unsigned shift = bits > width ? bits - width : 0;
+    uint64_t mask = (UINT64_C(1) << width) - 1;
+    uint32_t *count = tp_mem_xcalloc((size_t)mask + 1, sizeof *count);
+    for (size_t i = 0; i < n; i++) { /* the offsets, their top digit counted */
+        uint64_t x = (uint64_t)((int64_t)v[i] - lo);
+        count[x >> shift & mask]++;
+        sel_put(v, i, x);
+    }
+    uint64_t o[SEL_RANKS];
+    select_digits(v, n, shift, width, count, r, m, o);
+    free(count);
+    for (size_t k = 0; k < m; k++)
+        out[k] = (double)(lo + (int64_t)o[k]);
+}
+
+/* select_span's values; 0 (v untouched) unless every value is a whole number below 2^53 in
+ * magnitude and none is -0.0. */
 static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *out) {
     int64_t lo = (int64_t)v[0], hi = lo;
     int whole = n < UINT32_MAX;      /* (the digit counts are 32-bit) */
@@ -225,27 +297,16 @@ static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *
     /* |x| < 2^53 (the conversion of larger ones is not trusted, nor exact) */
     if (!whole || !(lo > -9007199254740992 && hi < 9007199254740992))
         return 0;
-    unsigned bits = 0;
-    for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
-        bits++;
-    unsigned shift = bits > SEL_BITS ? bits - SEL_BITS : 0;
-    uint32_t count[SEL_BUCKETS];
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++) { /* the offsets, their top digit counted */
-        uint64_t x = (uint64_t)((int64_t)v[i] - lo);
-        count[x >> shift & (SEL_BUCKETS - 1)]++;
-        sel_put(v, i, x);
-    }
-    uint64_t o[SEL_RANKS];
-    select_digits(v, n, shift, count, r, m, o);
-    for (size_t k = 0; k < m; k++)
-        out[k] = (double)(lo + (int64_t)o[k]);
+    select_span(v, n, r, m, out, lo, hi);
     return 1;
 }
 
 /* percentile_from's figure for each of q[0..m) (ascending, m <= 2) by select_whole; 0 when
- * that declines. */
-static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p) {
+ * that declines. range: the values' least and greatest, known to be whole numbers below
+ * 2^53 in magnitude, none -0.0 (then select_span, without select_whole's pass); NULL: not
+ * known. */
+static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p,
+                             const int64_t *range) {
     size_t r[SEL_RANKS], nr = 0, lo[2];
     double pos[2];
     for (size_t k = 0; k < m; k++) {
@@ -267,7 +328,9 @@ static int percentiles_whole(double *v, size_t n, const double *q, size_t m, dou
         if (!uniq || r[k] != r[uniq - 1])
             r[uniq++] = r[k];
     double val[SEL_RANKS];
-    if (!select_whole(v, n, r, uniq, val))
+    if (range)
+        select_span(v, n, r, uniq, val, range[0], range[1]);
+    else if (!select_whole(v, n, r, uniq, val))
         return 0;
     for (size_t k = 0; k < m; k++) {
         size_t at = 0;
@@ -287,7 +350,7 @@ double tp_an_percentile(double *v, size_t n, double q) {
     if (n == 0)
         return NAN;
     double p;
-    if (n >= SEL_MIN && percentiles_whole(v, n, &q, 1, &p)) /* (no NaN when it answers) */
+    if (n >= SEL_MIN && percentiles_whole(v, n, &q, 1, &p, NULL)) /* (no NaN when it answers) */
         return p;
     if (any_nan(v, n)) { /* qsort's order, whatever it is: the definition's own */
         qsort(v, n, sizeof *v, cmp_double);
@@ -297,9 +360,18 @@ double tp_an_percentile(double *v, size_t n, double q) {
     return percentile_from(v, n, q, 0, &at);
 }
 
+double tp_an_percentile_in(double *v, size_t n, double q, int64_t lo, int64_t hi) {
+    double p;
+    int64_t range[2] = {lo, hi};
+    if (n >= SEL_MIN && n < UINT32_MAX && lo > -9007199254740992 && hi < 9007199254740992 &&
+        percentiles_whole(v, n, &q, 1, &p, range))
+        return p;
+    return tp_an_percentile(v, n, q);
+}
+
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
     double q[2] = {q1, q2}, p[2];
-    if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p)) { /* (no NaN then) */
+    if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p, NULL)) { /* (no NaN then) */
         *p1 = p[0], *p2 = p[1];
         return;
     }
@@ -327,6 +399,32 @@ int tp_an_sum_exact(const double *v, size_t n, double *sum) {
             return 0;
     }
     *sum = s;
+    return 1;
+}
+
+int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, double *min,
+                       double *max, double *p1, double *p2) {
+    if (n < SEL_MIN || n >= UINT32_MAX || !(q1 <= q2))
+        return 0;
+    double s = 0, mag = 0, mn = v[0], mx = v[0];
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) { /* tp_an_sum_exact's tests, and -0.0 */
+        double x = v[i];
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        ok &= (fabs(x) < 9007199254740992.0) & (x == (double)(int64_t)x) & (b != UINT64_C(1) << 63);
+        s += x;
+        mag += fabs(x);
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+    }
+    /* mag only grows, so its bound at the end is its bound at every step, as tested there */
+    if (!ok || !(mag <= 4503599627370496.0))
+        return 0;
+    double q[2] = {q1, q2}, p[2];
+    int64_t range[2] = {(int64_t)mn, (int64_t)mx};
+    percentiles_whole(v, n, q, 2, p, range);
+    *sum = s, *min = mn, *max = mx, *p1 = p[0], *p2 = p[1];
     return 1;
 }
 
@@ -368,6 +466,87 @@ void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *sc
     out->p25 = tp_an_percentile_sorted(v, n, 25);
     out->p50 = tp_an_percentile_sorted(v, n, 50);
     out->p75 = tp_an_percentile_sorted(v, n, 75);
+}
+
+/* The sorted array's value at rank r: lo + the bucket whose counts reach past r. */
+static double counted_at(const size_t *count, int64_t lo, size_t r) {
+    size_t b = 0;
+    for (size_t seen = count[0]; seen <= r; seen += count[++b])
+        ;
+    return (double)(lo + (int64_t)b);
+}
+
+static double counted_percentile(const size_t *count, int64_t lo, size_t n, double q) {
+    double pos = (double)(n - 1) * (q / 100.0); /* as tp_an_percentile_sorted */
+    size_t at = (size_t)floor(pos);
+    if (at >= n - 1)
+        return counted_at(count, lo, n - 1);
+    double pair[2] = {counted_at(count, lo, at), counted_at(count, lo, at + 1)};
+    return percentile_between(pair, pos - (double)at);
+}
+
+void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t n,
+                           tp_an_describe_t *out) {
+    out->count = n;
+    out->sum = 0;
+    out->mean = out->std = out->min = out->p25 = out->p50 = out->p75 = out->max = NAN;
+    if (n == 0)
+        return;
+    int64_t hi = lo + (int64_t)span - 1;
+    uint64_t most = (uint64_t)(lo < 0 ? -lo : lo) > (uint64_t)(hi < 0 ? -hi : hi)
+                        ? (uint64_t)(lo < 0 ? -lo : lo)
+                        : (uint64_t)(hi < 0 ? -hi : hi);
+    double s = 0;
+    if (most == 0 || n <= (UINT64_C(1) << 53) / most) { /* every partial sum exact */
+        int64_t t = 0;
+        for (size_t b = 0; b < span; b++)
+            t += (int64_t)count[b] * (lo + (int64_t)b);
+        s = (double)t;
+    } else {
+        for (size_t b = 0; b < span; b++)
+            for (size_t c = 0; c < count[b]; c++)
+                s += (double)(lo + (int64_t)b);
+    }
+    out->sum = s;
+    out->mean = s / (double)n;
+    if (n > 1) { /* each value's term added once per value, in the sorted order */
+        double ss = 0;
+        for (size_t b = 0; b < span; b++) {
+            double x = (double)(lo + (int64_t)b), d = (x - out->mean) * (x - out->mean);
+            for (size_t c = 0; c < count[b]; c++)
+                ss += d;
+        }
+        out->std = sqrt(ss / (double)(n - 1));
+    }
+    out->min = counted_at(count, lo, 0);
+    out->max = counted_at(count, lo, n - 1);
+    out->p25 = counted_percentile(count, lo, n, 25);
+    out->p50 = counted_percentile(count, lo, n, 50);
+    out->p75 = counted_percentile(count, lo, n, 75);
+}
+
+void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *sc) {
+    int whole = n >= COUNT_SPAN && n < UINT32_MAX;
+    int64_t lo = n ? (int64_t)v[0] : 0, hi = lo;
+    for (size_t i = 0; whole && i < n; i++) { /* as select_whole tests: NaN, fractions fail */
+        double x = v[i];
+        int64_t k = (int64_t)x;
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        whole &= ((double)k == x) & (b != UINT64_C(1) << 63) & (fabs(x) < 9007199254740992.0);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    if (!whole || (uint64_t)(hi - lo) >= n) { /* wider than the values: their sort */
+        tp_an_describe_s(v, n, out, sc);
+        return;
+    }
+    size_t span = (size_t)(hi - lo) + 1;
+    size_t *count = tp_scratch_get0(sc, span, sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[(int64_t)v[i] - lo]++;
+    tp_an_describe_counts(count, span, lo, n, out);
+    tp_scratch_put(sc, count);
 }
 
 /* ---- numpy's aquicksort (numpy/core/src/npysort/quicksort.cpp, v1.24), ported as is. */

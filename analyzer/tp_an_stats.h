@@ -25,6 +25,16 @@ void tp_an_describe(double *v, size_t n, tp_an_describe_t *out);
 /* The same, its sort's arrays from `s` (NULL: malloc). */
 void tp_an_describe_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s);
 
+/* tp_an_describe of n whole numbers given as counts: count[b] of them are lo + b (b < span;
+ * every value below 2^53 in magnitude). The same doubles as tp_an_describe of the values
+ * (sums over their sorted order), without an array of them nor its sort. */
+void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t n,
+                           tp_an_describe_t *out);
+
+/* tp_an_describe_s's figures, leaving v in no particular order: many whole numbers within a
+ * span no wider than their count are counted (tp_an_describe_counts), not sorted. */
+void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s);
+
 /* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
 double tp_an_percentile_sorted(const double *v, size_t n, double q);
 
@@ -33,9 +43,21 @@ double tp_an_percentile_sorted(const double *v, size_t n, double q);
  * other bits): exactly the double tp_an_percentile_sorted returns for the values sorted. */
 double tp_an_percentile(double *v, size_t n, double q);
 
+/* tp_an_percentile of values the caller knows to be whole numbers (converted from int64_t:
+ * none -0.0) whose least is lo and greatest hi: the selection by digits without a read to
+ * find that out. */
+double tp_an_percentile_in(double *v, size_t n, double q, int64_t lo, int64_t hi);
+
 /* The percentiles q1 <= q2 of the same values, the second selected among the values above
  * the first only (about half the work of two tp_an_percentile calls); the same doubles. */
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2);
+
+/* tp_an_sum_exact's sum, the least and greatest value, and tp_an_percentile2's percentiles
+ * q1 <= q2, in one read of v[0..n) before the selection, when every value is a whole number
+ * (none -0.0) whose magnitudes sum to at most 2^52 and n is large enough for the selection by
+ * digits: returns 1 and reorders v; else 0, v untouched (ask the figures one by one). */
+int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, double *min,
+                       double *max, double *p1, double *p2);
 
 /* Sets *sum to v[0] + ... + v[n-1] and returns 1 when that sum is the same in every order
  * (every value a whole number and their magnitudes adding up to at most 2^52, so no

@@ -8,33 +8,45 @@
 #include "tp_an_ivset.h"
 #include "tp_an_stats.h"
 
+/* The gpu_order walk of tp_an_gpu_runs. Inline, so that a caller passing its own callback
+ * (the sums, the kernels' edges) gets it inlined too: a launch-bound trace has nearly a run
+ * per GPU row, a call each. */
+static inline void runs_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn,
+                                 void *ctx) {
+    /* HTA's merge (tp_an_ivmerge_add) with only the open run kept: a run is final once
+     * an interval starts after every end seen so far, so no set of runs is built (on 10 M
+     * records that set was ~1 M runs, fresh pages for each of five unions) */
+    int64_t ra = 0, rb = 0, cummax = 0;
+    int open = 0;
+    for (size_t k = 0; k < v->n_gpu; k++) {
+        uint32_t i = v->gpu_order[k];
+        if (!(kt_mask & (1u << v->ktype[i])))
+            continue;
+        int64_t a = v->ts[i], b = v->end[i];
+        if (!open || a > cummax) {
+            if (open)
+                fn(ctx, ra, rb);
+            ra = a, rb = b;
+        } else {
+            ra = a < ra ? a : ra;
+            rb = b > rb ? b : rb;
+        }
+        cummax = !open || b > cummax ? b : cummax;
+        open = 1;
+    }
+    if (open)
+        fn(ctx, ra, rb);
+}
+
+static int no_rows(const tp_an_view *v, unsigned kt_mask) {
+    return !(kt_mask & ~v->gpu_kinds_absent & ((1u << TP_KT_COUNT) - 1));
+}
+
 void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx) {
-    if (!(kt_mask & ~v->gpu_kinds_absent & ((1u << TP_KT_COUNT) - 1)))
+    if (no_rows(v, kt_mask))
         return;         /* no row of these kinds: no run (kernels asks for each kind) */
     if (v->gpu_order) { /* distinct starts: the subset's sorted order is gpu_order filtered */
-        /* HTA's merge (tp_an_ivmerge_add) with only the open run kept: a run is final once
-         * an interval starts after every end seen so far, so no set of runs is built (on 10 M
-         * records that set was ~1 M runs, fresh pages for each of five unions) */
-        int64_t ra = 0, rb = 0, cummax = 0;
-        int open = 0;
-        for (size_t k = 0; k < v->n_gpu; k++) {
-            uint32_t i = v->gpu_order[k];
-            if (!(kt_mask & (1u << v->ktype[i])))
-                continue;
-            int64_t a = v->ts[i], b = v->end[i];
-            if (!open || a > cummax) {
-                if (open)
-                    fn(ctx, ra, rb);
-                ra = a, rb = b;
-            } else {
-                ra = a < ra ? a : ra;
-                rb = b > rb ? b : rb;
-            }
-            cummax = !open || b > cummax ? b : cummax;
-            open = 1;
-        }
-        if (open)
-            fn(ctx, ra, rb);
+        runs_in_order(v, kt_mask, fn, ctx);
         return;
     }
     int64_t *ts = tp_an_tmp(v, v->n_gpu, sizeof *ts), *end = tp_an_tmp(v, v->n_gpu, sizeof *end);
@@ -86,14 +98,20 @@ static void run_sum_pass(void *ctx, int64_t a, int64_t b) {
 
 void tp_an_gpu_runs_kept(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx) {
     sum_and_pass p = {{0}, fn, ctx};
-    tp_an_gpu_runs(v, kt_mask, run_sum_pass, &p);
+    if (v->gpu_order && !no_rows(v, kt_mask))
+        runs_in_order(v, kt_mask, run_sum_pass, &p); /* (run_sum_pass inline) */
+    else
+        tp_an_gpu_runs(v, kt_mask, run_sum_pass, &p);
     tp_an_view_gpu_sum_put(v, kt_mask, &p.u);
 }
 
 int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last) {
     tp_an_gpu_sum u = {0};
     if (!tp_an_view_gpu_sum_get(v, kt_mask, &u)) {
-        tp_an_gpu_runs(v, kt_mask, run_to_sum, &u);
+        if (v->gpu_order && !no_rows(v, kt_mask))
+            runs_in_order(v, kt_mask, run_to_sum, &u); /* (run_to_sum inline) */
+        else
+            tp_an_gpu_runs(v, kt_mask, run_to_sum, &u);
         tp_an_view_gpu_sum_put(v, kt_mask, &u);
     }
     if (first)

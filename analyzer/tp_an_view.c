@@ -319,6 +319,28 @@ static uint32_t *partner_rows(const tp_an_view *v, const uint8_t *cls) {
     return p;
 }
 
+/* link_rows when the view's rows are the model's, in order (admit_same): a row's first view
+ * row is the row itself, so each partner goes straight into the link column (no map from
+ * model rows to view rows, no partner array: 8 bytes a row of scratch and a pass that read
+ * both at random, ~1/3 of the links' time on a 10 M-record trace). */
+static void link_same(tp_an_view *v, const uint8_t *cls) {
+    const tp_rank *r = v->r;
+    const tp_events *ev = &r->ev;
+    const uint32_t *bc = r->by_corr;
+    int32_t *link = v->link;
+    for (size_t i = 0; i < v->n; i++)
+        link[i] = -1;
+    for (size_t s = 0, e; s < r->n_by_corr; s = e) {
+        int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
+        for (e = s; e < r->n_by_corr && tp_ev_corr(ev, bc[e]) == tp_ev_corr(ev, bc[s]); e++)
+            last[cls[bc[e]] != 0] = (int32_t)bc[e];
+        for (size_t k = s; k < e; k++)
+            link[bc[k]] = last[cls[bc[k]] == 0];
+    }
+    for (size_t i = 0; i < v->n; i++)
+        v->linked[i] = link[i] >= 0;
+}
+
 static void link_rows(tp_an_view *v, const uint8_t *cls) {
     size_t nm = v->r->ev.n;
     int32_t *first = tp_an_tmp(v, nm, sizeof *first);
@@ -435,6 +457,7 @@ static void admit_untrimmed_part(void *arg) {
 typedef struct {
     tp_an_view *v;
     const uint8_t *cls;
+    int same; /* the view's rows are the model's, in order (admit_same, nothing trimmed) */
 } view_part;
 
 /* The GPU rows, their kinds and time order on one thread while the other links the rows to
@@ -448,7 +471,10 @@ static void classify_and_order(void *arg) {
 
 static void link_part(void *arg) {
     const view_part *p = arg;
-    link_rows(p->v, p->cls);
+    if (p->same)
+        link_same(p->v, p->cls);
+    else
+        link_rows(p->v, p->cls);
 }
 
 /* The kinds are below TP_KT_COUNT, so a mask's low bits name its rows (~0u: all) */
@@ -502,13 +528,15 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     memset(v->gpu_sums, 0, sizeof *v->gpu_sums);
     pthread_mutex_init(&v->gpu_sums->mu, NULL);
     size_t n = r->ev.n;
-    /* Scratch kept between the analyses: up to 24 bytes per row (three columns of int64):
-     * on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak RSS
-     * (docs/PERFORMANCE.md); more kept blocks saved little and cost peak. Kineto ranks keep
-     * none: their peak per MB of JSON is a goal of its own, and on a 2.2 GB JSON the kept
-     * blocks were 50-100 MiB of it (0.32-0.35 MiB/MB, 0.30 without) for 25 % more page
-     * faults and the same CPU time (Kineto report peak, fourth round). */
-    v->scratch = tp_scratch_open(r->n_json_events ? 0 : 24 * n);
+    /* Scratch kept between the analyses: by default up to 24 bytes per row (three columns of
+     * int64): on a 10 M-record trace it took a fifth of the page faults off for 7 % more peak
+     * RSS (docs/PERFORMANCE.md). Kineto ranks keep none: their peak per MB of JSON is a goal
+     * of its own, and on a 2.2 GB JSON the kept blocks were 50-100 MiB of it (0.32-0.35
+     * MiB/MB, 0.30 without) for 25 % more page faults and the same CPU time (Kineto report
+     * peak, fourth round). */
+    size_t per_row =
+        v->opts.scratch_row_bytes ? v->opts.scratch_row_bytes : TP_AN_SCRATCH_ROW_BYTES;
+    v->scratch = tp_scratch_open(r->n_json_events ? 0 : per_row * n);
     tp_scratch_move(v->scratch, m->scratch); /* the model finish's blocks, already faulted */
     uint8_t *cls = tp_an_tmp(v, n, 1);
     tp_clockmode c;
@@ -517,6 +545,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
                       tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT)};
     class_part classes = {&r->ev, &s, cls};
     int64_t *ts = NULL, *end = NULL;
+    int same = 0;
     if (v->opts.compat_hta && tp_an_profiler_step_names(m) >= 2) {
         /* trimming reads every row's class and time before it admits rows */
         classify_rows(&classes);
@@ -527,6 +556,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     } else {
         admit_part admit = {v, &c}; /* the rows' classes on the other thread meanwhile */
         if (admit_same(v, &c)) {
+            same = 1;
             admit_untrimmed(v, &c); /* the columns, to fill: */
             size_t h = n / 5 * 3;   /* the classes (~10 ms of ~50) go with the smaller part */
             fill_part a = {v, 0, h, NULL}, b = {v, h, n, &classes};
@@ -540,7 +570,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     v->ktype = tp_an_alloc(vn, 1);
     v->link = tp_an_alloc(vn, sizeof *v->link);
     v->linked = tp_an_alloc(vn, 1);
-    view_part link = {v, cls}, kinds = {v, NULL}; /* see classify_and_order */
+    view_part link = {v, cls, same}, kinds = {v, NULL, same}; /* see classify_and_order */
     tp_par_both(v->n, classify_and_order, &kinds, link_part, &link);
     if (!v->opts.compat_hta && v->n == n) { /* row_order's identity, nothing cut */
         v->by_corr = r->by_corr;

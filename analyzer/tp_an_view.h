@@ -41,11 +41,18 @@ typedef struct {
     int ops_by_total;  /* CPU-op table: sorted by total time, not self (--sort-ops total) */
     int stack_depth;   /* launching stacks: frames per group (tp_an_stacks;
                           --stack-depth); 0: TP_AN_STACK_DEPTH_DEFAULT */
+    size_t scratch_row_bytes;     /* native ranks: the most bytes per row the view's scratch
+                                     keeps between analyses; 0: TP_AN_SCRATCH_ROW_BYTES */
     int64_t window_lo, window_hi; /* window_hi > window_lo: only rows that start in
                                      [window_lo, window_hi) (model ns), as if the trace had
                                      been cut to that window (the TUI's range statistics);
                                      else every row */
 } tp_an_opts;
+
+/* The view's kept scratch per row unless the options say otherwise: three columns of int64.
+ * More kept pages mean fewer page faults for more resident memory while the view lives
+ * (docs/PERFORMANCE.md, native report): `report` keeps twice this, the TUI's views this. */
+#define TP_AN_SCRATCH_ROW_BYTES 24
 
 /* Fills `o` with the defaults: native mode, the 30/50/100 µs cutoffs above. */
 void tp_an_opts_init(tp_an_opts *o);

@@ -70,9 +70,11 @@ static void note_launch_thread(tp_diag_ctx *d, int64_t pid, int64_t tid, size_t 
 
 /* The launches counted per place (many rows share one), noted per thread in the order each
  * place was first seen: the threads' counts and first-seen order are those of noting each
- * launch on its own, at one thread search per place instead of per kernel. */
+ * launch on its own, at one thread search per place instead of per kernel. `first` is the
+ * view row of the place's first launch (SIZE_MAX: none yet): the order of first sight in a
+ * pass in view order, whatever order the launches are tallied in. */
 typedef struct {
-    size_t *count, *first, seen; /* per place; first: when first seen (SIZE_MAX: never) */
+    size_t *count, *first, seen; /* per place; seen: places with a launch */
 } place_tally;
 
 static void tally_open(place_tally *t, size_t n_places) {
@@ -82,19 +84,25 @@ static void tally_open(place_tally *t, size_t n_places) {
     t->seen = 0;
 }
 
-static void tally_add(place_tally *t, size_t place) {
+static void tally_add(place_tally *t, size_t place, size_t at) {
     if (t->first[place] == SIZE_MAX)
-        t->first[place] = t->seen++;
+        t->seen++;
+    if (at < t->first[place])
+        t->first[place] = at;
     t->count[place]++;
 }
 
 static void tally_note(tp_diag_ctx *d, place_tally *t) {
-    size_t np = d->ev->places.n;
+    size_t np = d->ev->places.n, n = 0;
     size_t *by_first = tp_an_alloc(t->seen + 1, sizeof *by_first);
     for (size_t p = 0; p < np; p++)
-        if (t->first[p] != SIZE_MAX)
-            by_first[t->first[p]] = p;
-    for (size_t k = 0; k < t->seen; k++) {
+        if (t->first[p] != SIZE_MAX) { /* by first sight (a few places: insertion) */
+            size_t k = n++;
+            for (; k > 0 && t->first[by_first[k - 1]] > t->first[p]; k--)
+                by_first[k] = by_first[k - 1];
+            by_first[k] = p;
+        }
+    for (size_t k = 0; k < n; k++) {
         const tp_ev_place *pl = &d->ev->places.v[by_first[k]];
         note_launch_thread(d, pl->pid, pl->tid, t->count[by_first[k]]);
     }
@@ -130,8 +138,11 @@ long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
 }
 
 /* d->cpu_call: per run of one correlation (>= 0) in the index, its first row (in row order)
- * that is an API call on no stream, for every row of the run. */
-static void find_cpu_calls(tp_diag_ctx *d) {
+ * that is an API call on no stream, for every row of the run. When view row i is model row
+ * i (identity), the kernels' launches are tallied on the way (`t`; NULL: not here): a GPU
+ * kernel row with a call counts one launch for the call's place, as find_threads_and_steps's
+ * pass over the rows counts it, without that pass. */
+static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
     const uint32_t *bc = d->r->by_corr;
     d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
     for (size_t s = 0, e; s < d->r->n_by_corr; s = e) {
@@ -140,8 +151,13 @@ static void find_cpu_calls(tp_diag_ctx *d) {
         for (e = s; e < d->r->n_by_corr && tp_ev_corr(d->ev, bc[e]) == corr; e++)
             if (!call && tp_ev_stream(d->ev, bc[e]) == -1 && tp_diag_is_api(d->ev->cat[bc[e]]))
                 call = bc[e] + 1;
-        for (size_t k = s; corr >= 0 && k < e; k++)
+        if (corr < 0)
+            continue;
+        for (size_t k = s; k < e; k++) {
             d->cpu_call[bc[k]] = call;
+            if (t && call && d->v->gpu[bc[k]] && d->ev->cat[bc[k]] == TP_CAT_KERNEL)
+                tally_add(t, tp_ev_place_index(d->ev, call - 1), bc[k]);
+        }
     }
 }
 
@@ -173,32 +189,29 @@ static long main_bucket(const tp_diag_ctx *d) {
 }
 
 /* The training threads are those that launch kernels (loader workers that only copy or wait
- * on events are not); without correlated kernels, every thread that launches anything. */
-static void find_threads_and_steps(tp_diag_ctx *d) {
-    place_tally t;
-    tally_open(&t, d->ev->places.n);
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        long c = d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL ? tp_diag_cpu_call(d, row) : -1;
-        if (c >= 0)
-            tally_add(&t, tp_ev_place_index(d->ev, (size_t)c));
+ * on events are not); without correlated kernels, every thread that launches anything.
+ * `t`: the kernels' launches, tallied by find_cpu_calls unless t->count is NULL. */
+static void find_threads(tp_diag_ctx *d, place_tally *t) {
+    if (!t->count) {
+        tally_open(t, d->ev->places.n);
+        tp_diag_clear_seen(d);
+        TP_DIAG_FOR_ROWS(d, i, row) {
+            long c =
+                d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL ? tp_diag_cpu_call(d, row) : -1;
+            if (c >= 0)
+                tally_add(t, tp_ev_place_index(d->ev, (size_t)c), i);
+        }
     }
-    if (!t.seen) { /* (as before: the first launching row's thread only, with 1 launch) */
+    if (!t->seen) { /* (as before: the first launching row's thread only, with 1 launch) */
         for (size_t i = 0; i < d->v->n; i++)
             if (!d->v->gpu[i] && (d->ev->flags[d->v->row[i]] & TP_EVF_LAUNCH)) {
-                tally_add(&t, tp_ev_place_index(d->ev, d->v->row[i]));
+                tally_add(t, tp_ev_place_index(d->ev, d->v->row[i]), i);
                 break;
             }
     }
-    tally_note(d, &t);
+    tally_note(d, t);
     mark_launch_places(d);
     d->main_bucket = main_bucket(d);
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->v->gpu[i] && tp_an_is_range(d->ev->cat[row], TP_AN_RANGES_ALL) &&
-            (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) && tp_diag_row_launch_thread(d, row))
-            tp_an_ivset_add(&d->steps, d->v->ts[i], tp_diag_vend(d->v, i));
-    }
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -231,14 +244,8 @@ static void count_steps(tp_diag_ctx *d) {
     free(dur);
 }
 
-/* The window: the union of the steps' span, else the GPU span. */
-static void set_window(tp_diag_ctx *d) {
-    int64_t g0 = INT64_MAX, g1 = INT64_MIN;
-    for (size_t i = 0; i < d->v->n; i++)
-        if (d->v->gpu[i]) {
-            g0 = d->v->ts[i] < g0 ? d->v->ts[i] : g0;
-            g1 = tp_diag_vend(d->v, i) > g1 ? tp_diag_vend(d->v, i) : g1;
-        }
+/* The window: the union of the steps' span, else the GPU span [g0, g1). */
+static void set_window(tp_diag_ctx *d, int64_t g0, int64_t g1) {
     count_steps(d);
     tp_an_ivset_norm(&d->steps, INT64_MIN, INT64_MAX);
     if (d->steps.n) {
@@ -254,19 +261,44 @@ static void set_window(tp_diag_ctx *d) {
 
 /* ---------------------------------------------------------------- interval sets */
 
-static void collect_sets(tp_diag_ctx *d) {
+/* A launch call of a training thread (launch-bound counts those in the window). */
+static inline int training_launch(const tp_diag_ctx *d, size_t i, size_t row) {
+    return !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) &&
+           tp_diag_row_launch_thread(d, row);
+}
+
+/* One pass over the rows, before the window is known: the steps, the GPU span, and the sets
+ * (unclipped: tp_an_ivset_norm clips them to the window after), the host syncs, the
+ * training threads' launch calls (all of them: *n_launch), whether the rows visited come
+ * in time order (*asc) and the largest name id of a row visited (*max_name; NULL: not asked). A GPU
+ * row's duplicates in an HTA-compatible view have its times, so the span over the rows visited is
+ * the span over every view row. */
+static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc,
+                         uint32_t *max_name) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
+    size_t nl = 0;
+    uint32_t mx = 0;
+    int up = 1;
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         uint8_t cat = d->ev->cat[row];
         int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
-        d->n_launch_win += !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) && a >= d->w0 &&
-                           a < d->w1 && tp_diag_row_launch_thread(d, row);
+        mx = d->ev->name[row] > mx ? d->ev->name[row] : mx;
+        up &= a >= prev;
+        prev = a;
         if (d->v->gpu[i]) {
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
             tp_an_ivset_add(&d->busy, a, b);
             if (cat == TP_CAT_KERNEL)
                 tp_an_ivset_add(&d->kernels, a, b);
             else if (cat == TP_CAT_MEMCPY)
                 tp_an_ivset_add(&d->copies, a, b);
+        } else {
+            if (tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
+                (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) && tp_diag_row_launch_thread(d, row))
+                tp_an_ivset_add(&d->steps, a, b);
+            nl += training_launch(d, i, row);
         }
         if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row)) {
             tp_an_ivset_add(&d->sync, a, b);
@@ -277,6 +309,40 @@ static void collect_sets(tp_diag_ctx *d) {
                    tp_diag_row_launch_thread(d, row))
             tp_an_ivset_add(&d->data, a, b);
     }
+    *g0 = lo, *g1 = hi, *n_launch = nl, *asc = up;
+    if (max_name)
+        *max_name = mx;
+}
+
+/* The training threads' launch calls that start in the window, of the n_launch of them in
+ * all: with the rows in time order (asc), those before it and after it are left out by a
+ * walk from each end, over the rows outside the window only; else a pass over every row. */
+static size_t launches_in_window(const tp_diag_ctx *d, size_t n_launch, int asc) {
+    size_t n = 0;
+    if (asc && d->rows_once) {
+        size_t lo = 0, hi = d->v->n;
+        for (; lo < hi && d->v->ts[lo] < d->w0; lo++)
+            n_launch -= training_launch(d, lo, d->v->row[lo]);
+        for (; hi > lo && d->v->ts[hi - 1] >= d->w1; hi--)
+            n_launch -= training_launch(d, hi - 1, d->v->row[hi - 1]);
+        return n_launch;
+    }
+    tp_diag_clear_seen((tp_diag_ctx *)d);
+    TP_DIAG_FOR_ROWS(d, i, row) {
+        n += d->v->ts[i] >= d->w0 && d->v->ts[i] < d->w1 && training_launch(d, i, row);
+    }
+    return n;
+}
+
+/* The sets to the window, the idle time, the launches in the window; without a window
+ * (win <= 0) nothing is kept of the pass. */
+static void clip_sets(tp_diag_ctx *d, size_t n_launch, int asc) {
+    if (d->win <= 0) {
+        d->busy.n = d->kernels.n = d->copies.n = d->sync.n = d->data.n = 0;
+        d->n_sync_at = 0;
+        return;
+    }
+    d->n_launch_win = launches_in_window(d, n_launch, asc);
     tp_an_ivset_norm(&d->busy, d->w0, d->w1);
     tp_an_ivset_norm(&d->kernels, d->w0, d->w1);
     tp_an_ivset_norm(&d->copies, d->w0, d->w1);
@@ -356,21 +422,35 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
                            &d->data,  &d->kernels, &d->copies};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
-    d->rows_once = 1;
-    for (size_t i = 1; i < v->n && d->rows_once; i++)
-        d->rows_once = v->row[i] > v->row[i - 1];
-    d->identity = d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
+    if (v->by_corr) {             /* the model's rows in its order (tp_an_view): no pass to tell */
+        d->rows_once = d->identity = 1;
+    } else {
+        d->rows_once = 1;
+        for (size_t i = 1; i < v->n && d->rows_once; i++)
+            d->rows_once = v->row[i] > v->row[i - 1];
+        d->identity = d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
+    }
     d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
+    /* the classes by name id (every id is below the pool's count); n_names: one past the
+     * largest id of a row, found by the rows' pass when it visits every model row */
+    d->ncls = tp_an_alloc((size_t)tp_model_n_strings(v->m) + 1, 1);
     uint32_t max_name = 0;
-    for (size_t i = 0; i < d->ev->n; i++)
-        max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
+    if (!d->identity)
+        for (size_t i = 0; i < d->ev->n; i++)
+            max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
+    place_tally t = {0};
+    if (d->identity)
+        tally_open(&t, d->ev->places.n);
+    find_cpu_calls(d, d->identity ? &t : NULL);
+    find_threads(d, &t);
+    int64_t g0, g1;
+    size_t n_launch;
+    int asc;
+    collect_sets(d, &g0, &g1, &n_launch, &asc, d->identity ? &max_name : NULL);
     d->n_names = (size_t)max_name + 1;
-    d->ncls = tp_an_alloc(d->n_names, 1);
-    find_cpu_calls(d);
-    find_threads_and_steps(d);
-    set_window(d);
+    set_window(d, g0, g1);
+    clip_sets(d, n_launch, asc);
     if (d->win > 0) {
-        collect_sets(d);
         split_idle(d, &d->split);
         out->utilization = 1.0 - tp_diag_share(d->split.idle, d->win);
     }

@@ -29,22 +29,22 @@ typedef struct {
     double sev;
 } launch_stats;
 
-static double median(double *v, size_t n) {
-    return tp_an_percentile(v, n, 50); /* NaN when n == 0 */
-}
-
 /* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
  * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
 static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     double *gd = tp_an_tmp(d->v, d->v->n_gpu + 1, sizeof *gd); /* pages another gave back */
     memset(st, 0, sizeof *st);
+    int64_t lo = INT64_MAX, hi = INT64_MIN; /* the durations' range, for their median */
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_KERNEL || d->v->ts[i] < d->w0 ||
             d->v->ts[i] >= d->w1)
             continue;
-        double k = (double)(tp_diag_vend(d->v, i) - d->v->ts[i]);
+        int64_t dur = tp_diag_vend(d->v, i) - d->v->ts[i];
+        double k = (double)dur;
         gd[st->nk++] = k;
+        lo = dur < lo ? dur : lo;
+        hi = dur > hi ? dur : hi;
         long c = tp_diag_cpu_call(d, row);
         if (c < 0)
             continue;
@@ -58,7 +58,7 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     int64_t host_free = d->win - tp_an_ivset_len(&sync_only) - tp_an_ivset_len(&d->data);
     tp_an_ivset_free(&sync_only);
     st->nl = d->n_launch_win; /* counted with the context's sets */
-    st->median_ns = median(gd, st->nk);
+    st->median_ns = st->nk ? tp_an_percentile_in(gd, st->nk, 50, lo, hi) : NAN; /* median */
     st->gap_ns = st->nl ? (double)host_free / (double)st->nl : NAN;
     tp_an_tmp_put(d->v, gd);
     st->cost = d->split.shortg + d->split.other;

@@ -127,8 +127,14 @@ static void take_jobs_main(void *w) {
     take_jobs(w);
 }
 
+/* The second thread, out of jobs, also unmaps the view's kept scratch pages (up to 48 bytes
+ * a row in `report`), which the view's free did on the main thread after the render (~20 ms
+ * of its CPU on a 10 M-record trace; the same page faults, docs/PERFORMANCE.md). A job still
+ * running on the main thread has mostly taken its scratch by then, or takes fresh pages; a
+ * later tp_rank_analysis_more (the TUI's) starts with none kept. */
 static void take_jobs_and_trim(void *w) {
     take_jobs(w);
+    tp_scratch_trim(((work_list *)w)->ra->v.scratch);
     trim_arena();
 }
 

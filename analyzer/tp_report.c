@@ -856,6 +856,12 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
     /* One symbolizer for the whole report: the diagnosis, the stacks table and every rank
      * share its modules and resolved addresses (docs/PERFORMANCE.md). */
     tp_report_opts o = *opts;
+    /* The views live for one rank's analyses and render: keeping up to 48 bytes a row of
+     * their pages between the analyses (the default: 24) took ~10 % of a 10 M-record report's
+     * page faults off for ~4 % more peak RSS with one analysis thread, none measurable with
+     * two (docs/PERFORMANCE.md, native report, fourteenth round). */
+    if (!o.an.scratch_row_bytes)
+        o.an.scratch_row_bytes = 2 * TP_AN_SCRATCH_ROW_BYTES;
     tp_symbolizer *own = NULL;
     if (!o.an.no_symbols && !o.an.symbolizer && tp_symbolizer_open(&own) == TP_OK)
         o.an.symbolizer = own;

@@ -5,10 +5,12 @@
  * MiB) with their own mmap and returns them with munmap on free(): every such array costs a
  * page fault per 4 KiB and the kernel's zeroing of it, again for the next analysis. On a
  * 10 M-record report that was ~40 % of the CPU time. Blocks given back here instead stay
- * mapped and are handed to the next request they fit (the smallest that does), so later
- * analyses write into pages that are already there.
+ * mapped, and their pages go to the next request: a prefix of the kept range that fits it
+ * most tightly (the rest stays kept), or, when none fits, every kept range moved into the new
+ * block (mremap: the pages move, nothing is copied) before any fresh page, so later analyses
+ * write into pages that are already there whatever the sizes they ask for.
  *
- * What it keeps: at most TP_SCRATCH_KEEP blocks of at least TP_SCRATCH_MIN bytes, together at
+ * What it keeps: at most TP_SCRATCH_KEEP ranges of at least TP_SCRATCH_MIN bytes, together at
  * most the budget given to tp_scratch_open; smaller blocks (and larger than the budget) are
  * freed at once, and when a block given back does not fit, the oldest kept ones go first.
  * Kept blocks count in the process's RSS until tp_scratch_close (or tp_scratch_trim): the
@@ -68,5 +70,9 @@ void tp_scratch_trim(tp_scratch *s);
 
 /* Bytes in kept blocks (for tests and measurements). */
 size_t tp_scratch_kept(tp_scratch *s);
+
+/* What a block of `bytes` (TP_SCRATCH_MIN or more, from a handle) counts in a cache's kept
+ * bytes once given back: its pages, with the header (for tests). */
+size_t tp_scratch_block_bytes(size_t bytes);
 
 #endif

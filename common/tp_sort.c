@@ -277,7 +277,36 @@ void tp_sort_f64(double *v, size_t n) {
     tp_sort_f64_s(v, n, NULL);
 }
 
+/* Sorts v[0..n) by counting when its values span fewer than n (and 2^24) integers: a read
+ * for the least and greatest, one for the counts, one write, instead of a key conversion and
+ * radix passes (a kernel's durations: many calls, a narrow spread). Returns 0 (v untouched)
+ * otherwise. Plain values: any sort writes the same array. */
+#define COUNT_SORT_MIN 256
+static int sort_i64_counting(int64_t *v, size_t n, tp_scratch *s) {
+    if (n < COUNT_SORT_MIN || n >= UINT32_MAX)
+        return 0;
+    int64_t lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    uint64_t span = (uint64_t)hi - (uint64_t)lo; /* (two's complement: no overflow) */
+    if (span >= n || span >= (UINT64_C(1) << 24))
+        return 0;
+    uint32_t *count = tp_scratch_get0(s, (size_t)span + 1, sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[(uint64_t)v[i] - (uint64_t)lo]++;
+    size_t at = 0;
+    for (uint64_t b = 0; b <= span; b++)
+        for (uint32_t c = count[b]; c; c--)
+            v[at++] = (int64_t)((uint64_t)lo + b);
+    tp_scratch_put(s, count);
+    return 1;
+}
+
 void tp_sort_i64_s(int64_t *v, size_t n, tp_scratch *s) {
+    if (sort_i64_counting(v, n, s))
+        return;
     uint64_t *key = tp_scratch_get(s, n ? n : 1, sizeof *key);
     for (size_t i = 0; i < n; i++)
         key[i] = tp_sort_key_i64(v[i]);

@@ -626,25 +626,73 @@ void tp_events_set_copy(tp_events *e, size_t row, int64_t bytes, uint8_t copy_ki
     copies_put(e, row, &c);
 }
 
-/* The side table after the rows moved (new_of: old row -> new row): each entry renumbered,
- * then put back in row order; fitted to its count. */
-static void copies_permute(tp_events *e, const uint32_t *new_of) {
+/* A row that a side table holds, after the rows moved: its new and old row. */
+typedef struct {
+    uint32_t new_row, old_row;
+} moved_row;
+
+/* Index of `row` in the ascending rows[0..n), or n when absent. */
+static size_t row_find(const uint32_t *rows, size_t n, uint32_t row) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rows[mid] < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && rows[lo] == row ? lo : n;
+}
+
+/* The same in the copies (ascending by row). */
+static size_t copy_find(const tp_ev_copy *c, size_t n, uint32_t row) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid].row < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && c[lo].row == row ? lo : n;
+}
+
+/* The side tables after the rows moved, from the rows they hold (`mv`, ascending by new row:
+ * events_permute): each table's entries come out in row order as they are found, so neither
+ * the inverse permutation of every row nor a sort is needed; fitted to their counts. */
+static void copies_renumber(tp_events *e, const moved_row *mv, size_t n_mv) {
     if (!e->n_copies)
         return;
-    uint64_t *key = tp_mem_xalloc(e->n_copies, sizeof *key);
-    uint32_t *order = tp_mem_xalloc(e->n_copies, sizeof *order);
-    for (size_t k = 0; k < e->n_copies; k++) {
-        e->copies[k].row = new_of[e->copies[k].row];
-        key[k] = e->copies[k].row;
-        order[k] = (uint32_t)k;
+    tp_ev_copy *out = tp_mem_xalloc(e->n_copies, sizeof *out);
+    size_t k = 0;
+    for (size_t j = 0; j < n_mv; j++) {
+        size_t at = copy_find(e->copies, e->n_copies, mv[j].old_row);
+        if (at < e->n_copies) {
+            out[k] = e->copies[at];
+            out[k++].row = mv[j].new_row;
+        }
     }
-    tp_sort_pairs(key, order, e->n_copies);
-    tp_ev_copy *sorted = tp_mem_xalloc(e->n_copies, sizeof *sorted);
-    for (size_t k = 0; k < e->n_copies; k++)
-        sorted[k] = e->copies[order[k]];
-    free(key), free(order), free(e->copies);
-    e->copies = sorted;
+    free(e->copies);
+    e->copies = out;
     e->copies_cap = e->n_copies;
+}
+
+static void wide_renumber(tp_ev_wide *w, const moved_row *mv, size_t n_mv) {
+    if (!w->n) {
+        free(w->row), free(w->val);
+        memset(w, 0, sizeof *w);
+        return;
+    }
+    uint32_t *row = tp_mem_xalloc(w->n, sizeof *row);
+    int64_t *val = tp_mem_xalloc(w->n, sizeof *val);
+    size_t k = 0;
+    for (size_t j = 0; j < n_mv; j++) {
+        size_t at = row_find(w->row, w->n, mv[j].old_row);
+        if (at < w->n)
+            row[k] = mv[j].new_row, val[k++] = w->val[at];
+    }
+    free(w->row), free(w->val);
+    w->row = row, w->val = val, w->cap = w->n;
 }
 
 void tp_events_set_thread(tp_events *e, size_t row, int64_t pid, int64_t tid) {
@@ -1075,8 +1123,10 @@ typedef struct {
     tp_events *e;
     const uint32_t *perm;
     tp_scratch *sc;
-    uint32_t *new_of; /* the inverse, when the side tables need it (NULL: not) */
-    int half;         /* 0 or 1 */
+    const uint64_t *side; /* bit per old row: a side table holds it (NULL: no side table) */
+    moved_row *moved;     /* out: those rows of this half, ascending by new row */
+    size_t n_moved;
+    int half; /* 0 or 1 */
 } permute_half;
 
 /* The columns of one half permuted through one scratch block of this thread. The columns are
@@ -1084,13 +1134,17 @@ typedef struct {
  * them, take ~half the time. A column goes, in the table's order, to the half with fewer bytes
  * per row so far (ties to half 0): the same split on both threads. */
 static void permute_cols(void *arg) {
-    const permute_half *h = arg;
+    permute_half *h = arg;
     tp_events *e = h->e;
     size_t n = e->n, bytes[2] = {0, 0};
-    if (h->new_of) /* its half of the inverse (a page fault per 1 Ki rows, a scattered write
-                      each: ~25 ms on a 10 M-record trace); each row is written once */
-        for (size_t i = h->half ? n / 2 : 0; i < (h->half ? n : n / 2); i++)
-            h->new_of[h->perm[i]] = (uint32_t)i;
+    if (h->side) /* its half of the new rows that side tables hold (well under 1 %: not the
+                    inverse permutation of every row, ~25 ms of scattered writes into fresh
+                    pages on a 10 M-record trace) */
+        for (size_t i = h->half ? n / 2 : 0; i < (h->half ? n : n / 2); i++) {
+            uint32_t o = h->perm[i];
+            if (h->side[o / 64] >> (o % 64) & 1)
+                h->moved[h->n_moved++] = (moved_row){(uint32_t)i, o};
+        }
     void *tmp = tp_scratch_get(h->sc, n, 8);
 #define PERMUTE_COL(c, none)                                                                       \
     if (e->c) {                                                                                    \
@@ -1116,20 +1170,36 @@ static void permute_cols(void *arg) {
  * them after). */
 static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
     size_t n = e->n;
-    int side = e->n_copies > 0; /* side tables follow their rows */
-#define ANY_WIDE(w) side |= e->w.n > 0;
+    size_t n_side = e->n_copies; /* side tables follow their rows */
+#define ANY_WIDE(w) n_side += e->w.n;
     TP_EV_WIDES(ANY_WIDE)
 #undef ANY_WIDE
-    uint32_t *new_of = side ? tp_mem_xalloc(n, sizeof *new_of) : NULL; /* old row -> new row */
-    permute_half half[2] = {{e, perm, sc, new_of, 0}, {e, perm, sc, new_of, 1}};
+    uint64_t *side = NULL; /* the rows they hold, a bit each */
+    moved_row *moved = NULL;
+    if (n_side) {
+        side = tp_mem_xcalloc(n / 64 + 1, sizeof *side);
+        for (size_t k = 0; k < e->n_copies; k++)
+            side[e->copies[k].row / 64] |= UINT64_C(1) << (e->copies[k].row % 64);
+#define MARK_WIDE(w)                                                                               \
+    for (size_t k = 0; k < e->w.n; k++)                                                            \
+        side[e->w.row[k] / 64] |= UINT64_C(1) << (e->w.row[k] % 64);
+        TP_EV_WIDES(MARK_WIDE)
+#undef MARK_WIDE
+        moved = tp_mem_xalloc(2 * n_side, sizeof *moved); /* each half finds at most n_side */
+    }
+    permute_half half[2] = {{e, perm, sc, side, moved, 0, 0},
+                            {e, perm, sc, side, moved + n_side, 0, 1}};
     tp_par_both(n, permute_cols, &half[0], permute_cols, &half[1]);
-    if (!side)
+    if (!n_side)
         return;
-    copies_permute(e, new_of);
-#define PERMUTE_WIDE(w) wide_permute(&e->w, new_of);
-    TP_EV_WIDES(PERMUTE_WIDE)
-#undef PERMUTE_WIDE
-    free(new_of);
+    free(side);
+    memmove(moved + half[0].n_moved, moved + n_side, half[1].n_moved * sizeof *moved);
+    size_t n_moved = half[0].n_moved + half[1].n_moved; /* ascending by new row */
+    copies_renumber(e, moved, n_moved);
+#define RENUMBER_WIDE(w) wide_renumber(&e->w, moved, n_moved);
+    TP_EV_WIDES(RENUMBER_WIDE)
+#undef RENUMBER_WIDE
+    free(moved);
 }
 
 /* Orders rows[0..n) (of equal ts) by dur, longer first, stably; key[0..n) is scratch. */

@@ -390,7 +390,7 @@ static void test_percentile2(void) {
  * equal, one value only, and a -0.0 or a fraction among them (the quickselect then): the
  * same doubles as the sorted definition, one percentile or two at once. */
 static void test_percentile_whole(void) {
-    const size_t ns[] = {4096, 4097, 30001};
+    const size_t ns[] = {4096, 4097, 30001, 300000}; /* the last: a wide top digit */
     const uint64_t spans[] = {1, 3, 1000, 1u << 20, UINT64_C(1) << 40, UINT64_C(1) << 52};
     const double qs[][2] = {{0, 100}, {50, 95}, {50, 90}, {25, 75}, {99.9, 100}, {50, 50}};
     uint64_t s = 77;
@@ -424,6 +424,102 @@ static void test_percentile_whole(void) {
             }
 }
 
+/* tp_an_whole_stats2 gives what tp_an_sum_exact, a min/max scan and tp_an_percentile2 give,
+ * and declines (v untouched) where one of them would not take the whole-number path. */
+static void test_whole_stats2(void) {
+    const size_t ns[] = {100, 4096, 30001};
+    const uint64_t spans[] = {1, 1000, 1u << 20, UINT64_C(1) << 40};
+    uint64_t s = 99;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (int odd = 0; odd < 5; odd++) {
+                size_t n = ns[a];
+                double *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+                for (size_t i = 0; i < n; i++)
+                    v[i] = (double)(int64_t)(rnd(&s) % spans[z]) -
+                           (odd == 1 ? (double)(spans[z] / 2) : 0);
+                if (odd == 2)
+                    v[n / 3] = -0.0;
+                if (odd == 3)
+                    v[n / 3] = 0.5;
+                if (odd == 4)
+                    v[n / 3] = 4503599627370496.0; /* magnitudes over 2^52 in all */
+                memcpy(w, v, n * sizeof *v);
+                double sum, mn, mx, p1, p2, wsum = 0, wp1, wp2;
+                int got = tp_an_whole_stats2(v, n, 50, 95, &sum, &mn, &mx, &p1, &p2);
+                int want = n >= 4096 && odd != 2 && odd != 3 && tp_an_sum_exact(w, n, &wsum);
+                CHECK(got == want);
+                if (odd < 2) { /* from int64_t: tp_an_percentile_in with the range */
+                    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), lo = w[0],
+                           hi = w[0];
+                    for (size_t i = 0; i < n; i++) {
+                        lo = w[i] < lo ? w[i] : lo;
+                        hi = w[i] > hi ? w[i] : hi;
+                    }
+                    for (int q = 0; q <= 100; q += 25) {
+                        memcpy(x, w, n * sizeof *x), memcpy(y, w, n * sizeof *y);
+                        CHECK(same_bits(tp_an_percentile_in(x, n, q, (int64_t)lo, (int64_t)hi),
+                                        tp_an_percentile(y, n, q)));
+                    }
+                    free(x), free(y);
+                }
+                if (!got) {
+                    CHECK(memcmp(v, w, n * sizeof *v) == 0);
+                } else {
+                    double wmn = w[0], wmx = w[0];
+                    for (size_t i = 1; i < n; i++) {
+                        wmn = w[i] < wmn ? w[i] : wmn;
+                        wmx = w[i] > wmx ? w[i] : wmx;
+                    }
+                    tp_an_percentile2(w, n, 50, 95, &wp1, &wp2);
+                    CHECK(same_bits(sum, wsum) && same_bits(mn, wmn) && same_bits(mx, wmx));
+                    CHECK(same_bits(p1, wp1) && same_bits(p2, wp2));
+                }
+                free(v), free(w);
+            }
+}
+
+/* tp_an_describe_counts gives tp_an_describe's doubles for the values the counts stand for
+ * (queue lengths: small, negative too; large ones, whose sum is added value by value). */
+static void test_describe_counts(void) {
+    const int64_t los[] = {0, -7, 3, INT64_C(1) << 50};
+    const size_t spans[] = {1, 2, 9, 300};
+    uint64_t s = 5;
+    for (size_t a = 0; a < sizeof los / sizeof *los; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (size_t n = 1; n < 6000; n = n * 3 + 1) {
+                size_t *count = calloc(spans[z], sizeof *count);
+                double *v = malloc(n * sizeof *v);
+                for (size_t i = 0; i < n; i++) {
+                    size_t b = (size_t)(rnd(&s) % spans[z]);
+                    count[b]++;
+                    v[i] = (double)(los[a] + (int64_t)b);
+                }
+                tp_an_describe_t x, y;
+                tp_an_describe_counts(count, spans[z], los[a], n, &x);
+                tp_an_describe(v, n, &y);
+                CHECK(x.count == y.count && same_bits(x.sum, y.sum) && same_bits(x.mean, y.mean));
+                CHECK(same_bits(x.std, y.std) && same_bits(x.min, y.min) &&
+                      same_bits(x.max, y.max));
+                CHECK(same_bits(x.p25, y.p25) && same_bits(x.p50, y.p50) &&
+                      same_bits(x.p75, y.p75));
+                for (int odd = 0; odd < 3; odd++) { /* counted, sorted (wide, a fraction) */
+                    for (size_t i = 0; i < n; i++)
+                        v[i] = (double)(los[a] + (int64_t)(rnd(&s) % spans[z]));
+                    v[n / 2] += odd == 1 ? (double)(4 * n) : odd == 2 ? 0.5 : 0;
+                    double *w = malloc(n * sizeof *w);
+                    memcpy(w, v, n * sizeof *v);
+                    tp_an_describe_any_s(v, n, &x, NULL);
+                    tp_an_describe(w, n, &y);
+                    CHECK(same_bits(x.sum, y.sum) && same_bits(x.std, y.std) &&
+                          same_bits(x.p50, y.p50) && same_bits(x.p75, y.p75) &&
+                          same_bits(x.min, y.min) && same_bits(x.max, y.max));
+                    free(w);
+                }
+                free(count), free(v);
+            }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -434,6 +530,8 @@ int main(void) {
     TP_RUN(test_describe_counting);
     TP_RUN(test_percentile2);
     TP_RUN(test_percentile_whole);
+    TP_RUN(test_whole_stats2);
+    TP_RUN(test_describe_counts);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     return tp_test_summary();

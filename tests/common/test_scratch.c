@@ -1,5 +1,6 @@
 /* Tests of tp_scratch: a block given back is handed out again to a request it fits (the
- * point of the cache: no fresh pages), the tightest fit wins, the budget and the count bound
+ * point of the cache: no fresh pages), the tightest fit wins and its rest stays kept, a
+ * request that nothing fits gets every kept page, the budget and the count bound
  * what is kept (oldest out first), zeroed requests come back zeroed even from a reused
  * block, small blocks and NULL handles fall through to malloc/free, kept blocks move from
  * one cache to another; and the radix sorts give the same result through a scratch as
@@ -15,28 +16,39 @@
 
 #define MB ((size_t)1 << 20)
 
+/* What a block of `bytes` takes in a cache once given back (its pages). */
+#define B(bytes) tp_scratch_block_bytes(bytes)
+
 static void test_reuse_and_fit(void) {
     tp_scratch *s = tp_scratch_open(64 * MB);
     char *a = tp_scratch_get(s, 4 * MB, 1), *b = tp_scratch_get(s, 8 * MB, 1);
     memset(a, 1, 4 * MB), memset(b, 2, 8 * MB);
     tp_scratch_put(s, a);
     tp_scratch_put(s, b);
-    CHECK_EQ_U(tp_scratch_kept(s), 12 * MB);
-    char *c = tp_scratch_get(s, 3 * MB, 1); /* both fit: the smaller one comes back */
+    CHECK_EQ_U(tp_scratch_kept(s), B(4 * MB) + B(8 * MB));
+    char *c = tp_scratch_get(s, 3 * MB, 1); /* both fit: the smaller one's pages come back */
     CHECK(c == a);
+    CHECK_EQ_U(tp_scratch_kept(s), B(4 * MB) - B(3 * MB) + B(8 * MB)); /* its rest is kept */
     char *d = tp_scratch_get(s, 5 * MB, 1);
     CHECK(d == b);
-    CHECK_EQ_U(tp_scratch_kept(s), 0);
+    CHECK_EQ_U(tp_scratch_kept(s), B(4 * MB) - B(3 * MB) + B(8 * MB) - B(5 * MB));
     tp_scratch_put(s, c);
-    uint64_t *z = tp_scratch_get0(s, MB / 8, 8); /* reused, and zeroed */
-    CHECK(z == (void *)a);
+    uint64_t *z = tp_scratch_get0(s, MB / 8, 8); /* b's rest, the tightest fit, zeroed */
+    CHECK((char *)z == b + B(5 * MB));
     size_t nonzero = 0;
     for (size_t i = 0; i < MB / 8; i++)
         nonzero += z[i] != 0;
     CHECK_EQ_U(nonzero, 0);
-    char *e = tp_scratch_get(s, 9 * MB, 1); /* nothing kept fits: a new block */
-    CHECK(e != b && e != a);
+    /* nothing kept fits: every kept page moves into the new block, the rest is fresh */
+    char *e = tp_scratch_get0(s, 9 * MB, 1);
+    CHECK_EQ_U(tp_scratch_kept(s), 0);
+    nonzero = 0;
+    for (size_t i = 0; i < 9 * MB; i++)
+        nonzero += e[i] != 0;
+    CHECK_EQ_U(nonzero, 0);
+    memset(e, 5, 9 * MB);
     tp_scratch_put(s, z), tp_scratch_put(s, d), tp_scratch_put(s, e);
+    CHECK_EQ_U(tp_scratch_kept(s), B(MB) + B(5 * MB) + B(9 * MB));
     tp_scratch_close(s);
 }
 
@@ -46,12 +58,12 @@ static void test_bounds(void) {
     void *c = tp_scratch_get(s, 4 * MB, 1), *big = tp_scratch_get(s, 11 * MB, 1);
     void *small = tp_scratch_get(s, 100, 1);
     tp_scratch_put(s, a), tp_scratch_put(s, b);
-    CHECK_EQ_U(tp_scratch_kept(s), 8 * MB);
+    CHECK_EQ_U(tp_scratch_kept(s), 2 * B(4 * MB));
     tp_scratch_put(s, c); /* over the budget: the oldest (a) goes */
-    CHECK_EQ_U(tp_scratch_kept(s), 8 * MB);
+    CHECK_EQ_U(tp_scratch_kept(s), 2 * B(4 * MB));
     tp_scratch_put(s, big);   /* larger than the budget: freed, nothing else goes */
     tp_scratch_put(s, small); /* small: freed */
-    CHECK_EQ_U(tp_scratch_kept(s), 8 * MB);
+    CHECK_EQ_U(tp_scratch_kept(s), 2 * B(4 * MB));
     void *x = tp_scratch_get(s, 4 * MB, 1), *y = tp_scratch_get(s, 4 * MB, 1);
     CHECK((x == b && y == c) || (x == c && y == b));
     tp_scratch_put(s, x), tp_scratch_put(s, y);
@@ -64,7 +76,7 @@ static void test_bounds(void) {
         many[i] = tp_scratch_get(s, MB, 1);
     for (size_t i = 0; i < TP_SCRATCH_KEEP + 2; i++)
         tp_scratch_put(s, many[i]);
-    CHECK_EQ_U(tp_scratch_kept(s), TP_SCRATCH_KEEP * MB); /* the count bounds it too */
+    CHECK_EQ_U(tp_scratch_kept(s), TP_SCRATCH_KEEP * B(MB)); /* the count bounds it too */
     tp_scratch_close(s);
 }
 
@@ -119,13 +131,16 @@ static void test_resize_and_shrink(void) {
         p[i] = i * 7;
     CHECK(tp_scratch_resize(s, p, 1000 * sizeof *p, 500, sizeof *p) == p); /* fits */
     p = tp_scratch_resize(s, p, 1000 * sizeof *p, MB / 4, sizeof *p);      /* 2 MiB: the kept one */
-    CHECK_EQ_U(tp_scratch_kept(s), 0);
+    CHECK_EQ_U(tp_scratch_kept(s), B(8 * MB) - B(2 * MB));                 /* its rest */
     size_t bad = 0;
     for (int64_t i = 0; i < 1000; i++)
         bad += p[i] != i * 7;
     for (size_t i = 1000; i < MB / 4; i++)
         p[i] = (int64_t)i;
     p = tp_scratch_resize(s, p, MB / 4 * sizeof *p, 3 * MB, sizeof *p); /* 24 MiB: regrown */
+    CHECK_EQ_U(tp_scratch_kept(s), 0); /* the kept rest moved in behind p's own pages */
+    for (size_t i = MB / 4; i < 3 * MB; i++)
+        p[i] = -1;
     for (int64_t i = 0; i < 1000; i++)
         bad += p[i] != i * 7;
     bad += p[MB / 4 - 1] != (int64_t)(MB / 4 - 1);
@@ -149,11 +164,11 @@ static void test_move(void) {
     tp_scratch_put(from, a), tp_scratch_put(from, b);
     tp_scratch_move(to, from);
     CHECK_EQ_U(tp_scratch_kept(from), 0);
-    CHECK_EQ_U(tp_scratch_kept(to), 3 * MB); /* a, the older, went for the budget */
+    CHECK_EQ_U(tp_scratch_kept(to), B(3 * MB)); /* a, the older, went for the budget */
     CHECK(tp_scratch_get(to, 2 * MB, 1) == b);
     tp_scratch_put(from, b);
     tp_scratch_move(NULL, from), tp_scratch_move(to, NULL), tp_scratch_move(from, from);
-    CHECK_EQ_U(tp_scratch_kept(from), 3 * MB);
+    CHECK_EQ_U(tp_scratch_kept(from), B(2 * MB));
     tp_scratch_close(from);
     tp_scratch_close(to);
 }

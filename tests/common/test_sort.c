@@ -194,6 +194,35 @@ static void test_i64_values(void) {
         CHECK_EQ_I(v[i], want[i]);
 }
 
+static int cmp_i64v(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Narrow spreads (sorted by counting), wide ones and the extremes: qsort's array each time. */
+static void test_i64_counting(void) {
+    const size_t ns[] = {255, 256, 1000, 70000};
+    const uint64_t spans[] = {1, 7, 255, 999, 1u << 20};
+    const int64_t bases[] = {0, -500, INT64_MIN, INT64_MAX - (1 << 20)};
+    uint64_t s = 3;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+                size_t n = ns[a], bad = n;
+                int64_t *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+                for (size_t i = 0; i < n; i++)
+                    v[i] = (int64_t)((uint64_t)bases[b] + rnd(&s) % spans[z]);
+                memcpy(w, v, n * sizeof *v);
+                tp_sort_i64(v, n);
+                qsort(w, n, sizeof *w, cmp_i64v);
+                for (size_t i = 0; i < n; i++)
+                    if (v[i] != w[i])
+                        bad = i;
+                CHECK_EQ_U(bad, n);
+                free(v), free(w);
+            }
+}
+
 typedef struct {
     uint32_t name;
     int64_t t;
@@ -246,6 +275,7 @@ int main(void) {
     TP_RUN(test_grouped);
     TP_RUN(test_doubles);
     TP_RUN(test_i64_values);
+    TP_RUN(test_i64_counting);
     TP_RUN(test_structs);
     return tp_test_summary();
 }
