@@ -139,26 +139,71 @@ static void take_jobs_and_trim(void *w) {
 }
 
 /* Views of fewer than tp_par_min_rows() rows (the Kineto sets: ~200 k at most) keep the fixed
- * split tuned for their peak RSS: these on the second thread, the rest on this one in the
- * table's order. The diagnosis is the costliest analysis on a 62 MB Kineto trace (~7 of
- * ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
+ * split tuned for their peak RSS: these on the second thread, the rest on this one in two
+ * steps (BESIDE_DIAGNOSIS, below). The diagnosis is the costliest analysis on a 62 MB Kineto trace
+ * (~7 of ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
  * 3.5 MiB of peak RSS (their arrays of one entry per row alive at the same time as the
  * others'), and the work list raised the largest set's peak by ~1 MiB of ~27 for the same
  * reason. */
 #define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
+
+/* The fixed split in two steps, so that the analyses that allocate the most never run beside
+ * the replay and the diagnosis (whose scratch is the largest of the second thread's): first
+ * these beside the second thread's part, then, alone, the CPU-op analysis (its per-row arrays,
+ * 0.8 MiB at its peak on a 56 MB trace) and those whose results stay to the end (kernels,
+ * launch and queue). The first thread's part in the table's order beside the diagnosis cost
+ * up to 2 MiB of peak RSS (tracelens_h100_owlv2, hta_df_index_resolver, tracelens_xdit_sd35;
+ * Kineto report peak, seventh round, docs/PERFORMANCE.md), and the peak varied with how the
+ * two threads met. The host analysis is in the first step for the time: with it the first
+ * step takes about as long as the replay and the diagnosis on the largest sets (xdit 58 M
+ * instructions against 59 M, owlv2 32 M against 43 M), so the second core idles little; beside
+ * the diagnosis it cost +0.1 MiB of peak on owlv2, nothing measurable on the others. The
+ * results do not depend on the order. */
+#define BESIDE_DIAGNOSIS                                                                           \
+    (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_MEMORY | TP_RA_OVERLAP | TP_RA_NVTX | TP_RA_HOST)
+
+/* This thread's order (the steps above pick from it) */
+/* clang-format off */
+#define FIRST_ORDER(X)                                                                             \
+    X(TP_RA_TEMPORAL) X(TP_RA_IDLE) X(TP_RA_MEMORY) X(TP_RA_OVERLAP) X(TP_RA_NVTX) X(TP_RA_CPUOPS) \
+    X(TP_RA_HOST) X(TP_RA_LAUNCH) X(TP_RA_KERNELS) X(TP_RA_QUEUE) X(TP_RA_STACKS) X(TP_RA_MARKS)   \
+    X(TP_RA_MEMUSE) X(TP_RA_DIAGNOSIS)
+/* clang-format on */
+#define AS_ITEM(bit) bit,
+#define AS_OR(bit) | (bit)
+static const unsigned first_order[] = {FIRST_ORDER(AS_ITEM)};
+_Static_assert((0 FIRST_ORDER(AS_OR)) == (TP_RA_ALL | TP_RA_SECTIONS), "every analysis once");
+#undef AS_ITEM
+#undef AS_OR
 
 typedef struct {
     tp_rank_analysis *ra;
     unsigned which;
 } fixed_part;
 
+static void run_bit(tp_rank_analysis *ra, unsigned bit) {
+    for (size_t i = 0; i < sizeof analyses / sizeof analyses[0]; i++)
+        if (analyses[i].bit == bit)
+            analyses[i].run(ra);
+}
+
+/* After each analysis its freed small blocks go back to the kernel (malloc_trim: every
+ * arena, the second thread's too): what one analysis freed in the middle of a heap stayed
+ * resident beside what the next one, or the other thread, allocated anew (tracelens_h100_owlv2
+ * -0.5 to -0.8 MiB of peak with this order, a dozen trims of a heap of a few MiB per rank). */
 static void run_part(void *p) {
     const fixed_part *f = p;
-    run_set(f->ra, f->which);
+    for (size_t k = 0; k < sizeof first_order / sizeof first_order[0]; k++) {
+        if (f->which & first_order[k]) {
+            run_bit(f->ra, first_order[k]);
+            trim_arena();
+        }
+    }
 }
 
 static void run_part_and_trim(void *p) {
-    run_part(p);
+    const fixed_part *f = p;
+    run_set(f->ra, f->which); /* the table's order: the replay before the diagnosis */
     trim_arena();
 }
 
@@ -195,7 +240,13 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
             tp_par_both(ra->v.n, take_jobs_main, &w, take_jobs_and_trim, &w);
         else
             run_set(ra, todo);
-    } else if (second.which && first.which) { /* at any size: see SECOND_THREAD */
+    } else if (second.which && (first.which & BESIDE_DIAGNOSIS)) {
+        /* at any size: see SECOND_THREAD and BESIDE_DIAGNOSIS */
+        fixed_part light = {ra, first.which & BESIDE_DIAGNOSIS};
+        fixed_part rest = {ra, first.which & ~BESIDE_DIAGNOSIS};
+        tp_par_both(SIZE_MAX, run_part, &light, run_part_and_trim, &second);
+        run_part(&rest);
+    } else if (second.which && first.which) {
         tp_par_both(SIZE_MAX, run_part, &first, run_part_and_trim, &second);
     } else {
         run_set(ra, todo);
