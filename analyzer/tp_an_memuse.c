@@ -151,7 +151,8 @@ typedef struct {
     size_t *last_live; /* per site: blocks live at the last step end */
 } growth_samples;
 
-static void samples_open(growth_samples *g, const tp_an_memuse *u, const tp_rank *r) {
+static void samples_open(growth_samples *g, const tp_an_memuse *u, const tp_an_view *v) {
+    const tp_rank *r = v->r;
     memset(g, 0, sizeof *g);
     if (u->n_steps < 4) /* find_growth's own bound: no growth judged */
         return;
@@ -170,7 +171,7 @@ static void samples_open(growth_samples *g, const tp_an_memuse *u, const tp_rank
         }
         g->at[s] = lo;
     }
-    g->v = tp_mem_xcalloc(g->n * g->ns + 1, sizeof *g->v);
+    g->v = tp_an_tmp0(v, g->n * g->ns + 1, sizeof *g->v); /* the view's kept pages, zeroed */
     g->last_live = tp_an_alloc(g->ns + 1, sizeof *g->last_live);
 }
 
@@ -188,8 +189,9 @@ static void samples_until(growth_samples *g, tp_an_memstate *st, size_t limit) {
     }
 }
 
-static void samples_free(growth_samples *g) {
-    free(g->at), free(g->v), free(g->last_live);
+static void samples_free(growth_samples *g, const tp_an_view *v) {
+    tp_an_tmp_put(v, g->v);
+    free(g->at), free(g->last_live);
     memset(g, 0, sizeof *g);
 }
 
@@ -458,7 +460,7 @@ void tp_an_memuse_run(const tp_an_view *v, tp_an_memuse *out) {
     make_groups(out);
     find_steps(v, out);
     growth_samples g;
-    samples_open(&g, out, v->r);
+    samples_open(&g, out, v);
     size_t peak_ev, fail = replay_all(out, v->r, &peak_ev, &g);
     step_figures(out);
     if (out->source != TP_AN_MSRC_NONE)
@@ -466,7 +468,7 @@ void tp_an_memuse_run(const tp_an_view *v, tp_an_memuse *out) {
     if (fail < v->r->mem.n)
         judge_failure(out, v->r, fail);
     find_growth(out, v->r, &g);
-    samples_free(&g);
+    samples_free(&g, v);
 }
 
 void tp_an_memuse_free(tp_an_memuse *out) {

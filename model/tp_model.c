@@ -474,6 +474,12 @@ static int place_eq(const tp_ev_place *a, const tp_ev_place *b) {
            a->fwd_tid == b->fwd_tid && a->device == b->device && a->corr_hi == b->corr_hi;
 }
 
+/* place_eq against a row's own fields (no place built for the rows that repeat the last) */
+static inline int place_is(const tp_ev_place *a, const tp_event_row *r, uint32_t corr_hi) {
+    return a->pid == r->pid && a->tid == r->tid && a->stream == r->stream &&
+           a->fwd_tid == r->fwd_tid && a->device == r->device && a->corr_hi == corr_hi;
+}
+
 /* The fields folded by odd multipliers, then mixed (found for every row while loading). */
 static uint64_t place_hash(const tp_ev_place *p) {
     uint64_t h = (uint64_t)p->pid * 0x9e3779b97f4a7c15ULL;
@@ -769,12 +775,11 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
         e->corr32[i] = TP_EV_U32_NONE, hi = 0;
     else
         e->corr32[i] = corr_put(e, i, r->correlation, &hi);
-    tp_ev_place p = {r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi};
     if (e->places.n && e->places.last < TP_EV_PLACE_WIDE &&
-        place_eq(&e->places.v[e->places.last], &p) && !wide_at_or_past(&e->wide_place, i))
+        place_is(&e->places.v[e->places.last], r, hi) && !wide_at_or_past(&e->wide_place, i))
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
     else
-        place_put(e, i, &p);
+        place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
     if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
         copies_put(e, i,
                    &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
@@ -784,11 +789,15 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     opt_put_cat_raw(e, i, r->cat_raw);
     if (e->external_id32_opt || r->external_id != -1)
         opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
-    if (e->shapes_opt || r->shapes)
+    if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
+        e->shapes_opt[i] = r->shapes;
+    else if (r->shapes)
         opt_put_u32(e, &e->shapes_opt, i, r->shapes);
     if (e->seq32_opt || r->seq != -1)
         opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
-    if (e->domain_opt || r->domain)
+    if (e->domain_opt)
+        e->domain_opt[i] = r->domain;
+    else if (r->domain)
         opt_put_u32(e, &e->domain_opt, i, r->domain);
 }
 
