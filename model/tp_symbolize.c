@@ -46,17 +46,22 @@ typedef struct {
     size_t n_cus, cap_cus;
 } sym_module;
 
+/* One address's results, each found on first ask: its frames (tp_symbolize), its symbol's
+ * name (tp_symbolize_func: libdwfl's look-up scans the module's whole symbol table, ~140 k
+ * instructions a call on the trainer, and the report asks the same addresses again). */
 typedef struct {
     uint32_t mod; /* index + 1; 0: empty slot */
     uint64_t vaddr;
-    tp_sym *sym;
+    tp_sym *sym;      /* NULL: not resolved yet */
+    const char *func; /* with has_func */
+    int has_func;
 } sym_slot;
 
 struct tp_symbolizer {
     sym_module *mods;
     size_t n_mods, cap_mods;
     sym_slot *slots; /* power-of-two table */
-    size_t n_slots, n_used;
+    size_t n_slots, n_used, n_resolved;
     char **strs; /* every string handed out, freed at close */
     size_t n_strs, cap_strs;
     tp_sym failed[TP_SYM_NO_SYMBOL + 1]; /* shared results for each failure status */
@@ -66,7 +71,7 @@ struct tp_symbolizer {
 void tp_symbolizer_get_stats(const tp_symbolizer *s, tp_symbolizer_stats *out) {
     *out = (tp_symbolizer_stats){0, 0, 0};
     if (s)
-        *out = (tp_symbolizer_stats){s->n_mods, s->n_used, s->n_lookups};
+        *out = (tp_symbolizer_stats){s->n_mods, s->n_resolved, s->n_lookups};
 }
 
 const char *tp_sym_status_str(tp_sym_status s) {
@@ -386,6 +391,18 @@ static void cache_grow(tp_symbolizer *s) {
     free(old);
 }
 
+/* The slot of (mod, vaddr), made when new. */
+static sym_slot *slot_get(tp_symbolizer *s, uint32_t mod, uint64_t vaddr) {
+    if (2 * (s->n_used + 1) > s->n_slots)
+        cache_grow(s);
+    size_t i = slot_of(s, mod, vaddr);
+    if (!s->slots[i].mod) {
+        s->slots[i] = (sym_slot){mod, vaddr, NULL, NULL, 0};
+        s->n_used++;
+    }
+    return &s->slots[i];
+}
+
 const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *build_id,
                            size_t build_id_len, uint64_t vaddr) {
     static const tp_sym no_file = {TP_SYM_NO_FILE, 0, {{0}}};
@@ -396,14 +413,12 @@ const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *bu
     sym_module *m = &s->mods[mi];
     if (m->status != TP_SYM_OK)
         return &s->failed[m->status];
-    if (2 * (s->n_used + 1) > s->n_slots)
-        cache_grow(s);
-    size_t i = slot_of(s, (uint32_t)mi + 1, vaddr);
-    if (!s->slots[i].mod) {
-        s->slots[i] = (sym_slot){(uint32_t)mi + 1, vaddr, resolve(s, m, vaddr)};
-        s->n_used++;
+    sym_slot *x = slot_get(s, (uint32_t)mi + 1, vaddr);
+    if (!x->sym) {
+        x->sym = resolve(s, m, vaddr); /* resolve never touches the table */
+        s->n_resolved++;
     }
-    return s->slots[i].sym;
+    return x->sym;
 }
 
 const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t *build_id,
@@ -414,8 +429,13 @@ const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t 
     const sym_module *m = &s->mods[mi];
     if (m->status != TP_SYM_OK)
         return NULL;
-    GElf_Off off;
-    GElf_Sym sym;
-    /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
-    return dwfl_module_addrinfo(m->mod, vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
+    sym_slot *x = slot_get(s, (uint32_t)mi + 1, vaddr);
+    if (!x->has_func) {
+        GElf_Off off;
+        GElf_Sym sym;
+        /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
+        x->func = dwfl_module_addrinfo(m->mod, vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
+        x->has_func = 1;
+    }
+    return x->func;
 }
