@@ -53,6 +53,21 @@ typedef struct {
     uint64_t heap; /* the heap it was registered in; 0: none said */
 } blk;
 
+/* The replay's state at one moment: every field a seek changes. */
+typedef struct {
+    size_t pos;
+    blk *blocks;
+    size_t n_blocks, cap_blocks;
+    tp_an_mseg *segs;
+    size_t n_segs, cap_segs;
+    imap bmap, smap;
+    int64_t in_blocks, reserved;
+    int64_t k_alloc[KINETO_DEVICES], k_res[KINETO_DEVICES], k_sum[KINETO_DEVICES];
+    int k_ndev;
+    tp_an_mcounts counts;
+    size_t *freed;
+} mstate;
+
 struct tp_an_memstate {
     const tp_model *m;
     const tp_rank *r;
@@ -79,6 +94,8 @@ struct tp_an_memstate {
                  * of `report`'s instructions on a 54 MB trace) */
     tp_an_mcounts counts;
     size_t *freed; /* per site: blocks freed by an unregister or free (not by a reset) */
+    mstate kept;   /* tp_an_memstate_keep's copy; valid when has_kept */
+    int has_kept;
 };
 
 /* ---------------------------------------------------------------- the hash */
@@ -334,11 +351,78 @@ static void restart(tp_an_memstate *s) {
     s->k_ndev = 0;
 }
 
+/* Copies n elements of `size` bytes into *dst (grown to *cap). */
+static void copy_into(void **dst, size_t *cap, const void *src, size_t n, size_t size) {
+    if (n > *cap) {
+        free(*dst);
+        *dst = tp_an_alloc(n, size);
+        *cap = n;
+    }
+    if (n)
+        memcpy(*dst, src, n * size);
+}
+
+static void imap_copy(imap *dst, size_t *cap, const imap *src) {
+    copy_into((void **)&dst->e, cap, src->e, src->cap, sizeof *src->e);
+    dst->cap = src->cap, dst->n = src->n;
+}
+
+size_t tp_an_memstate_keep_cost(const tp_an_memstate *s) {
+    return s->n_blocks + s->n_segs + s->bmap.cap + s->smap.cap + s->n_sites;
+}
+
+void tp_an_memstate_keep(tp_an_memstate *s) {
+    mstate *k = &s->kept;
+    /* the copies' arrays are at least as long as their counts say (copy_into) */
+    size_t bcap = k->bmap.e ? k->bmap.cap : 0, scap = k->smap.e ? k->smap.cap : 0;
+    size_t fcap = k->freed ? s->n_sites + 1 : 0;
+    k->pos = s->pos;
+    copy_into((void **)&k->blocks, &k->cap_blocks, s->blocks, s->n_blocks, sizeof *s->blocks);
+    k->n_blocks = s->n_blocks;
+    copy_into((void **)&k->segs, &k->cap_segs, s->segs, s->n_segs, sizeof *s->segs);
+    k->n_segs = s->n_segs;
+    /* the hashes slot for slot: the state after a restore is the very one kept */
+    imap_copy(&k->bmap, &bcap, &s->bmap);
+    imap_copy(&k->smap, &scap, &s->smap);
+    k->in_blocks = s->in_blocks, k->reserved = s->reserved;
+    memcpy(k->k_alloc, s->k_alloc, sizeof k->k_alloc);
+    memcpy(k->k_res, s->k_res, sizeof k->k_res);
+    memcpy(k->k_sum, s->k_sum, sizeof k->k_sum);
+    k->k_ndev = s->k_ndev;
+    k->counts = s->counts;
+    copy_into((void **)&k->freed, &fcap, s->freed, s->n_sites + 1, sizeof *s->freed);
+    s->has_kept = 1;
+}
+
+/* The kept state made the current one. */
+static void restore(tp_an_memstate *s) {
+    const mstate *k = &s->kept;
+    size_t bcap = s->bmap.cap, scap = s->smap.cap, fcap = s->n_sites + 1;
+    s->pos = k->pos;
+    copy_into((void **)&s->blocks, &s->cap_blocks, k->blocks, k->n_blocks, sizeof *s->blocks);
+    s->n_blocks = k->n_blocks;
+    copy_into((void **)&s->segs, &s->cap_segs, k->segs, k->n_segs, sizeof *s->segs);
+    s->n_segs = k->n_segs;
+    imap_copy(&s->bmap, &bcap, &k->bmap);
+    imap_copy(&s->smap, &scap, &k->smap);
+    s->in_blocks = k->in_blocks, s->reserved = k->reserved;
+    memcpy(s->k_alloc, k->k_alloc, sizeof k->k_alloc);
+    memcpy(s->k_res, k->k_res, sizeof k->k_res);
+    memcpy(s->k_sum, k->k_sum, sizeof k->k_sum);
+    s->k_ndev = k->k_ndev;
+    s->counts = k->counts;
+    copy_into((void **)&s->freed, &fcap, k->freed, s->n_sites + 1, sizeof *s->freed);
+}
+
 void tp_an_memstate_seek(tp_an_memstate *s, size_t ev) {
     if (ev > s->r->mem.n)
         ev = s->r->mem.n;
-    if (ev < s->pos)
-        restart(s);
+    if (ev < s->pos) {
+        if (s->has_kept && s->kept.pos <= ev)
+            restore(s);
+        else
+            restart(s);
+    }
     for (; s->pos < ev; s->pos++)
         apply(s, s->pos);
 }
@@ -491,6 +575,8 @@ void tp_an_memstate_close(tp_an_memstate *s) {
     free(s->cmds), free(s->freed), free(s->act), free(s->site), free(s->sites), free(s->blocks),
         free(s->view);
     free(s->segs), free(s->bmap.e), free(s->smap.e);
+    free(s->kept.blocks), free(s->kept.segs), free(s->kept.bmap.e), free(s->kept.smap.e),
+        free(s->kept.freed);
     free(s);
 }
 
