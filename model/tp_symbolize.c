@@ -355,12 +355,10 @@ static void resolve_dwarf(tp_symbolizer *s, sym_module *m, Dwarf_Addr addr, tp_s
     free(chain);
 }
 
-static tp_sym *resolve(tp_symbolizer *s, sym_module *m, uint64_t vaddr) {
+/* `name`: the symbol table's name for the address (slot_func). */
+static tp_sym *resolve(tp_symbolizer *s, sym_module *m, uint64_t vaddr, const char *name) {
     tp_sym *out = tp_mem_xcalloc(1, sizeof *out);
     Dwarf_Addr addr = vaddr + m->bias;
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
     resolve_dwarf(s, m, addr, out);
     if (out->n && name) /* the symbol table's (linkage) name is the precise one for the owner */
         out->f[out->n - 1].func = keep_str(s, name);
@@ -403,6 +401,19 @@ static sym_slot *slot_get(tp_symbolizer *s, uint32_t mod, uint64_t vaddr) {
     return &s->slots[i];
 }
 
+/* The symbol table's name for the slot's address (NULL: none), looked up once for both
+ * tp_symbolize and tp_symbolize_func. */
+static const char *slot_func(const sym_module *m, sym_slot *x) {
+    if (!x->has_func) {
+        GElf_Off off;
+        GElf_Sym sym;
+        /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
+        x->func = dwfl_module_addrinfo(m->mod, x->vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
+        x->has_func = 1;
+    }
+    return x->func;
+}
+
 const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *build_id,
                            size_t build_id_len, uint64_t vaddr) {
     static const tp_sym no_file = {TP_SYM_NO_FILE, 0, {{0}}};
@@ -415,7 +426,7 @@ const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *bu
         return &s->failed[m->status];
     sym_slot *x = slot_get(s, (uint32_t)mi + 1, vaddr);
     if (!x->sym) {
-        x->sym = resolve(s, m, vaddr); /* resolve never touches the table */
+        x->sym = resolve(s, m, vaddr, slot_func(m, x)); /* resolve never touches the table */
         s->n_resolved++;
     }
     return x->sym;
@@ -429,13 +440,5 @@ const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t 
     const sym_module *m = &s->mods[mi];
     if (m->status != TP_SYM_OK)
         return NULL;
-    sym_slot *x = slot_get(s, (uint32_t)mi + 1, vaddr);
-    if (!x->has_func) {
-        GElf_Off off;
-        GElf_Sym sym;
-        /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
-        x->func = dwfl_module_addrinfo(m->mod, vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
-        x->has_func = 1;
-    }
-    return x->func;
+    return slot_func(m, slot_get(s, (uint32_t)mi + 1, vaddr));
 }
