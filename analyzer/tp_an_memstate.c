@@ -73,9 +73,7 @@ struct tp_an_memstate {
     const tp_rank *r;
     tp_an_msource src;
     int has_segments; /* the trace describes segments: reserved is known */
-    uint8_t *act;     /* per memory row */
-    uint32_t *site;   /* per memory row: site of an allocating row */
-    cmd *cmds;        /* per memory row: what the replay does, in one stream */
+    cmd *cmds;        /* per memory row: what the replay does (and the site of an allocating row) */
     tp_an_msite *sites;
     size_t n_sites, cap_sites;
     size_t pos;
@@ -514,7 +512,8 @@ static uint32_t intern_site(tp_an_memstate *s, const tp_an_msite *x, imap *h) {
     return (uint32_t)s->n_sites++;
 }
 
-static void find_sites(tp_an_memstate *s) {
+/* Each row's command (its action, and the site of an allocating row) in one pass. */
+static void find_cmds(tp_an_memstate *s, int heaps) {
     const tp_memevents *e = &s->r->mem;
     unsigned kinds = s->r->native ? TP_AN_RANGES_ANNOTATIONS : TP_AN_RANGES_ALL;
     imap h = {0};
@@ -523,8 +522,10 @@ static void find_sites(tp_an_memstate *s) {
     uint32_t *cursor = tp_an_alloc(s->r->threads.n + 1, sizeof *cursor); /* per bucket */
     memcpy(cursor, s->r->threads.off, s->r->threads.n * sizeof *cursor);
     for (size_t i = 0; i < e->n; i++) {
-        s->site[i] = 0;
-        if (s->act[i] != A_BALLOC)
+        uint8_t act = action_of(s, i, heaps);
+        int64_t size = e->op[i] ? (int64_t)tp_memev_size(e, i) : e->bytes[i];
+        s->cmds[i] = (cmd){e->addr[i], size, 0, act};
+        if (act != A_BALLOC)
             continue;
         if (tp_memev_pid(e, i) != lp || tp_memev_tid(e, i) != lt)
             lp = tp_memev_pid(e, i), lt = tp_memev_tid(e, i), bucket = thread_bucket(s->r, lp, lt);
@@ -536,7 +537,7 @@ static void find_sites(tp_an_memstate *s) {
             x.name[k] = s->r->ev.name[rg];
             rg = tp_an_enclosing_row(&s->r->ev, rg, kinds);
         }
-        s->site[i] = intern_site(s, &x, &h);
+        s->cmds[i].site = intern_site(s, &x, &h);
     }
     free(h.e), free(cursor);
 }
@@ -549,21 +550,12 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
     s->src = pick_source(r, &heaps, &devmem);
     s->has_segments = s->src == TP_AN_MSRC_NVTX && (heaps || devmem);
     size_t n = r->mem.n ? r->mem.n : 1;
-    s->act = tp_an_alloc(n, sizeof *s->act);
-    s->site = tp_an_alloc(n, sizeof *s->site);
-    for (size_t i = 0; i < r->mem.n; i++)
-        s->act[i] = action_of(s, i, heaps);
     tp_an_msite none = {0, {0, 0}};
     imap unused = {0};
     intern_site(s, &none, &unused); /* site 0: nothing known */
     free(unused.e);
-    find_sites(s);
     s->cmds = tp_an_alloc(n, sizeof *s->cmds);
-    for (size_t i = 0; i < r->mem.n; i++) {
-        const tp_memevents *e = &r->mem;
-        int64_t size = e->op[i] ? (int64_t)tp_memev_size(e, i) : e->bytes[i];
-        s->cmds[i] = (cmd){e->addr[i], size, s->site[i], s->act[i]};
-    }
+    find_cmds(s, heaps);
     s->freed = tp_an_alloc(s->n_sites + 1, sizeof *s->freed);
     restart(s);
     return s;
@@ -572,8 +564,7 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
 void tp_an_memstate_close(tp_an_memstate *s) {
     if (!s)
         return;
-    free(s->cmds), free(s->freed), free(s->act), free(s->site), free(s->sites), free(s->blocks),
-        free(s->view);
+    free(s->cmds), free(s->freed), free(s->sites), free(s->blocks), free(s->view);
     free(s->segs), free(s->bmap.e), free(s->smap.e);
     free(s->kept.blocks), free(s->kept.segs), free(s->kept.bmap.e), free(s->kept.smap.e),
         free(s->kept.freed);
@@ -640,7 +631,7 @@ size_t tp_an_memstate_site_freed(const tp_an_memstate *s, uint32_t site) {
 }
 
 uint32_t tp_an_memstate_row_site(const tp_an_memstate *s, size_t row) {
-    return row < s->r->mem.n && s->act[row] == A_BALLOC ? s->site[row] : UINT32_MAX;
+    return row < s->r->mem.n && s->cmds[row].act == A_BALLOC ? s->cmds[row].site : UINT32_MAX;
 }
 
 /* ---------------------------------------------------------------- layouts */
