@@ -53,14 +53,27 @@ typedef struct {
     uint64_t heap; /* the heap it was registered in; 0: none said */
 } blk;
 
+/* The replay's state at one moment: every field a seek changes. */
+typedef struct {
+    size_t pos;
+    blk *blocks;
+    size_t n_blocks, cap_blocks;
+    tp_an_mseg *segs;
+    size_t n_segs, cap_segs;
+    imap bmap, smap;
+    int64_t in_blocks, reserved;
+    int64_t k_alloc[KINETO_DEVICES], k_res[KINETO_DEVICES], k_sum[KINETO_DEVICES];
+    int k_ndev;
+    tp_an_mcounts counts;
+    size_t *freed;
+} mstate;
+
 struct tp_an_memstate {
     const tp_model *m;
     const tp_rank *r;
     tp_an_msource src;
     int has_segments; /* the trace describes segments: reserved is known */
-    uint8_t *act;     /* per memory row */
-    uint32_t *site;   /* per memory row: site of an allocating row */
-    cmd *cmds;        /* per memory row: what the replay does, in one stream */
+    cmd *cmds;        /* per memory row: what the replay does (and the site of an allocating row) */
     tp_an_msite *sites;
     size_t n_sites, cap_sites;
     size_t pos;
@@ -79,6 +92,8 @@ struct tp_an_memstate {
                  * of `report`'s instructions on a 54 MB trace) */
     tp_an_mcounts counts;
     size_t *freed; /* per site: blocks freed by an unregister or free (not by a reset) */
+    mstate kept;   /* tp_an_memstate_keep's copy; valid when has_kept */
+    int has_kept;
 };
 
 /* ---------------------------------------------------------------- the hash */
@@ -334,11 +349,78 @@ static void restart(tp_an_memstate *s) {
     s->k_ndev = 0;
 }
 
+/* Copies n elements of `size` bytes into *dst (grown to *cap). */
+static void copy_into(void **dst, size_t *cap, const void *src, size_t n, size_t size) {
+    if (n > *cap) {
+        free(*dst);
+        *dst = tp_an_alloc(n, size);
+        *cap = n;
+    }
+    if (n)
+        memcpy(*dst, src, n * size);
+}
+
+static void imap_copy(imap *dst, size_t *cap, const imap *src) {
+    copy_into((void **)&dst->e, cap, src->e, src->cap, sizeof *src->e);
+    dst->cap = src->cap, dst->n = src->n;
+}
+
+size_t tp_an_memstate_keep_cost(const tp_an_memstate *s) {
+    return s->n_blocks + s->n_segs + s->bmap.cap + s->smap.cap + s->n_sites;
+}
+
+void tp_an_memstate_keep(tp_an_memstate *s) {
+    mstate *k = &s->kept;
+    /* the copies' arrays are at least as long as their counts say (copy_into) */
+    size_t bcap = k->bmap.e ? k->bmap.cap : 0, scap = k->smap.e ? k->smap.cap : 0;
+    size_t fcap = k->freed ? s->n_sites + 1 : 0;
+    k->pos = s->pos;
+    copy_into((void **)&k->blocks, &k->cap_blocks, s->blocks, s->n_blocks, sizeof *s->blocks);
+    k->n_blocks = s->n_blocks;
+    copy_into((void **)&k->segs, &k->cap_segs, s->segs, s->n_segs, sizeof *s->segs);
+    k->n_segs = s->n_segs;
+    /* the hashes slot for slot: the state after a restore is the very one kept */
+    imap_copy(&k->bmap, &bcap, &s->bmap);
+    imap_copy(&k->smap, &scap, &s->smap);
+    k->in_blocks = s->in_blocks, k->reserved = s->reserved;
+    memcpy(k->k_alloc, s->k_alloc, sizeof k->k_alloc);
+    memcpy(k->k_res, s->k_res, sizeof k->k_res);
+    memcpy(k->k_sum, s->k_sum, sizeof k->k_sum);
+    k->k_ndev = s->k_ndev;
+    k->counts = s->counts;
+    copy_into((void **)&k->freed, &fcap, s->freed, s->n_sites + 1, sizeof *s->freed);
+    s->has_kept = 1;
+}
+
+/* The kept state made the current one. */
+static void restore(tp_an_memstate *s) {
+    const mstate *k = &s->kept;
+    size_t bcap = s->bmap.cap, scap = s->smap.cap, fcap = s->n_sites + 1;
+    s->pos = k->pos;
+    copy_into((void **)&s->blocks, &s->cap_blocks, k->blocks, k->n_blocks, sizeof *s->blocks);
+    s->n_blocks = k->n_blocks;
+    copy_into((void **)&s->segs, &s->cap_segs, k->segs, k->n_segs, sizeof *s->segs);
+    s->n_segs = k->n_segs;
+    imap_copy(&s->bmap, &bcap, &k->bmap);
+    imap_copy(&s->smap, &scap, &k->smap);
+    s->in_blocks = k->in_blocks, s->reserved = k->reserved;
+    memcpy(s->k_alloc, k->k_alloc, sizeof k->k_alloc);
+    memcpy(s->k_res, k->k_res, sizeof k->k_res);
+    memcpy(s->k_sum, k->k_sum, sizeof k->k_sum);
+    s->k_ndev = k->k_ndev;
+    s->counts = k->counts;
+    copy_into((void **)&s->freed, &fcap, k->freed, s->n_sites + 1, sizeof *s->freed);
+}
+
 void tp_an_memstate_seek(tp_an_memstate *s, size_t ev) {
     if (ev > s->r->mem.n)
         ev = s->r->mem.n;
-    if (ev < s->pos)
-        restart(s);
+    if (ev < s->pos) {
+        if (s->has_kept && s->kept.pos <= ev)
+            restore(s);
+        else
+            restart(s);
+    }
     for (; s->pos < ev; s->pos++)
         apply(s, s->pos);
 }
@@ -430,7 +512,8 @@ static uint32_t intern_site(tp_an_memstate *s, const tp_an_msite *x, imap *h) {
     return (uint32_t)s->n_sites++;
 }
 
-static void find_sites(tp_an_memstate *s) {
+/* Each row's command (its action, and the site of an allocating row) in one pass. */
+static void find_cmds(tp_an_memstate *s, int heaps) {
     const tp_memevents *e = &s->r->mem;
     unsigned kinds = s->r->native ? TP_AN_RANGES_ANNOTATIONS : TP_AN_RANGES_ALL;
     imap h = {0};
@@ -439,8 +522,10 @@ static void find_sites(tp_an_memstate *s) {
     uint32_t *cursor = tp_an_alloc(s->r->threads.n + 1, sizeof *cursor); /* per bucket */
     memcpy(cursor, s->r->threads.off, s->r->threads.n * sizeof *cursor);
     for (size_t i = 0; i < e->n; i++) {
-        s->site[i] = 0;
-        if (s->act[i] != A_BALLOC)
+        uint8_t act = action_of(s, i, heaps);
+        int64_t size = e->op[i] ? (int64_t)tp_memev_size(e, i) : e->bytes[i];
+        s->cmds[i] = (cmd){e->addr[i], size, 0, act};
+        if (act != A_BALLOC)
             continue;
         if (tp_memev_pid(e, i) != lp || tp_memev_tid(e, i) != lt)
             lp = tp_memev_pid(e, i), lt = tp_memev_tid(e, i), bucket = thread_bucket(s->r, lp, lt);
@@ -452,7 +537,7 @@ static void find_sites(tp_an_memstate *s) {
             x.name[k] = s->r->ev.name[rg];
             rg = tp_an_enclosing_row(&s->r->ev, rg, kinds);
         }
-        s->site[i] = intern_site(s, &x, &h);
+        s->cmds[i].site = intern_site(s, &x, &h);
     }
     free(h.e), free(cursor);
 }
@@ -465,21 +550,12 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
     s->src = pick_source(r, &heaps, &devmem);
     s->has_segments = s->src == TP_AN_MSRC_NVTX && (heaps || devmem);
     size_t n = r->mem.n ? r->mem.n : 1;
-    s->act = tp_an_alloc(n, sizeof *s->act);
-    s->site = tp_an_alloc(n, sizeof *s->site);
-    for (size_t i = 0; i < r->mem.n; i++)
-        s->act[i] = action_of(s, i, heaps);
     tp_an_msite none = {0, {0, 0}};
     imap unused = {0};
     intern_site(s, &none, &unused); /* site 0: nothing known */
     free(unused.e);
-    find_sites(s);
     s->cmds = tp_an_alloc(n, sizeof *s->cmds);
-    for (size_t i = 0; i < r->mem.n; i++) {
-        const tp_memevents *e = &r->mem;
-        int64_t size = e->op[i] ? (int64_t)tp_memev_size(e, i) : e->bytes[i];
-        s->cmds[i] = (cmd){e->addr[i], size, s->site[i], s->act[i]};
-    }
+    find_cmds(s, heaps);
     s->freed = tp_an_alloc(s->n_sites + 1, sizeof *s->freed);
     restart(s);
     return s;
@@ -488,9 +564,10 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
 void tp_an_memstate_close(tp_an_memstate *s) {
     if (!s)
         return;
-    free(s->cmds), free(s->freed), free(s->act), free(s->site), free(s->sites), free(s->blocks),
-        free(s->view);
+    free(s->cmds), free(s->freed), free(s->sites), free(s->blocks), free(s->view);
     free(s->segs), free(s->bmap.e), free(s->smap.e);
+    free(s->kept.blocks), free(s->kept.segs), free(s->kept.bmap.e), free(s->kept.smap.e),
+        free(s->kept.freed);
     free(s);
 }
 
@@ -554,7 +631,7 @@ size_t tp_an_memstate_site_freed(const tp_an_memstate *s, uint32_t site) {
 }
 
 uint32_t tp_an_memstate_row_site(const tp_an_memstate *s, size_t row) {
-    return row < s->r->mem.n && s->act[row] == A_BALLOC ? s->site[row] : UINT32_MAX;
+    return row < s->r->mem.n && s->cmds[row].act == A_BALLOC ? s->cmds[row].site : UINT32_MAX;
 }
 
 /* ---------------------------------------------------------------- layouts */

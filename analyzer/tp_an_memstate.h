@@ -112,6 +112,13 @@ const tp_rank *tp_an_memstate_rank(const tp_an_memstate *s);
 void tp_an_memstate_seek(tp_an_memstate *s, size_t ev);
 /* The number of rows applied so far. */
 size_t tp_an_memstate_pos(const tp_an_memstate *s);
+/* Keeps a copy of the current state (one; a later keep replaces it): a seek backwards to it
+ * or past it then starts there instead of replaying from the start. */
+void tp_an_memstate_keep(tp_an_memstate *s);
+/* What a keep copies now (live blocks, segments, hash slots, sites): a caller keeping at many
+ * moments keeps when at least this many rows were applied since its last keep, so that the
+ * copies cost no more than the replay. */
+size_t tp_an_memstate_keep_cost(const tp_an_memstate *s);
 /* Seeks to just after the last event at or before time t. */
 void tp_an_memstate_seek_time(tp_an_memstate *s, int64_t t);
 

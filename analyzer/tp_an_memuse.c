@@ -199,7 +199,7 @@ static void samples_free(growth_samples *g, const tp_an_view *v) {
  * samples. */
 static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, growth_samples *g) {
     const tp_memevents *e = &r->mem;
-    size_t cap = 0, first_fail = e->n;
+    size_t cap = 0, first_fail = e->n, kept = 0;
     u->peak_allocated = u->peak_reserved = -1;
     *peak_ev = 0;
     tp_an_memstate_seek(u->state, 0);
@@ -212,8 +212,15 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
         tp_an_memstate_seek(u->state, i + 1);
         tp_an_mtotals x;
         tp_an_memstate_totals(u->state, &x);
-        if (x.allocated > u->peak_allocated)
+        if (x.allocated > u->peak_allocated) {
             u->peak_allocated = x.allocated, *peak_ev = i + 1;
+            /* the peak's moment seeks back here: a kept state spares it the replay from the
+             * start (kept no more often than the rows replayed pay for) */
+            if (i + 1 - kept >= tp_an_memstate_keep_cost(u->state)) {
+                tp_an_memstate_keep(u->state);
+                kept = i + 1;
+            }
+        }
         u->peak_reserved = x.reserved > u->peak_reserved ? x.reserved : u->peak_reserved;
         push_point(u, &cap, e->ts[i], &x);
     }

@@ -16,6 +16,24 @@
 #include "tp_hash.h"
 #include "tp_mem.h"
 
+/* A compile unit's top-level DIEs that cover code, in DIE order, with their ranges: the
+ * first walk of a CU reads them once (dwarf_getscopes walked every top-level DIE, parsing
+ * through each one's children, at every address; on a trainer with large CUs that was ~1 M
+ * instructions an address). */
+typedef struct {
+    Dwarf_Addr lo, hi; /* [lo, hi) */
+    uint32_t die;      /* index into tops */
+} cu_range;
+
+typedef struct {
+    Dwarf_Off off; /* the CU DIE's offset */
+    int imports;   /* has DW_TAG_imported_unit children: left to dwarf_getscopes */
+    Dwarf_Die *tops;
+    size_t n_tops;
+    cu_range *ranges; /* in DIE order, each DIE's ranges in its own order */
+    size_t n_ranges;
+} cu_index;
+
 typedef struct {
     char *path;
     uint8_t build_id[32];
@@ -24,19 +42,26 @@ typedef struct {
     Dwfl_Module *mod;
     Dwarf_Addr bias;
     tp_sym_status status;
+    cu_index *cus; /* the CUs looked up so far */
+    size_t n_cus, cap_cus;
 } sym_module;
 
+/* One address's results, each found on first ask: its frames (tp_symbolize), its symbol's
+ * name (tp_symbolize_func: libdwfl's look-up scans the module's whole symbol table, ~140 k
+ * instructions a call on the trainer, and the report asks the same addresses again). */
 typedef struct {
     uint32_t mod; /* index + 1; 0: empty slot */
     uint64_t vaddr;
-    tp_sym *sym;
+    tp_sym *sym;      /* NULL: not resolved yet */
+    const char *func; /* with has_func */
+    int has_func;
 } sym_slot;
 
 struct tp_symbolizer {
     sym_module *mods;
     size_t n_mods, cap_mods;
     sym_slot *slots; /* power-of-two table */
-    size_t n_slots, n_used;
+    size_t n_slots, n_used, n_resolved;
     char **strs; /* every string handed out, freed at close */
     size_t n_strs, cap_strs;
     tp_sym failed[TP_SYM_NO_SYMBOL + 1]; /* shared results for each failure status */
@@ -46,7 +71,7 @@ struct tp_symbolizer {
 void tp_symbolizer_get_stats(const tp_symbolizer *s, tp_symbolizer_stats *out) {
     *out = (tp_symbolizer_stats){0, 0, 0};
     if (s)
-        *out = (tp_symbolizer_stats){s->n_mods, s->n_used, s->n_lookups};
+        *out = (tp_symbolizer_stats){s->n_mods, s->n_resolved, s->n_lookups};
 }
 
 const char *tp_sym_status_str(tp_sym_status s) {
@@ -76,6 +101,9 @@ void tp_symbolizer_close(tp_symbolizer *s) {
     for (size_t i = 0; i < s->n_mods; i++) {
         if (s->mods[i].dwfl)
             dwfl_end(s->mods[i].dwfl);
+        for (size_t c = 0; c < s->mods[i].n_cus; c++)
+            free(s->mods[i].cus[c].tops), free(s->mods[i].cus[c].ranges);
+        free(s->mods[i].cus);
         free(s->mods[i].path);
     }
     for (size_t i = 0; i < s->n_slots; i++)
@@ -201,25 +229,118 @@ static void push_frame(tp_symbolizer *s, tp_sym *out, const char *func, const ch
     out->n++;
 }
 
+/* ---------------------------------------------------------------- scopes
+ *
+ * The DIE chain of an address as dwarf_getscopes + dwarf_getscopes_die find it: from the CU
+ * down, the first child (in DIE order) whose ranges hold the address, to the deepest such
+ * DIE; the innermost inlined_subroutine or subprogram on that path, then its ancestors. The
+ * CU's top level comes from its index, the rest is walked as libdw walks it (dwarf_haspc on
+ * each child in order). */
+
+/* Moves d to its next sibling; 0 at the last one. */
+static int next_sibling(Dwarf_Die *d) {
+    Dwarf_Die nx;
+    if (dwarf_siblingof(d, &nx) != 0)
+        return 0;
+    *d = nx;
+    return 1;
+}
+
+static cu_index *cu_index_of(sym_module *m, Dwarf_Die *cu) {
+    Dwarf_Off off = dwarf_dieoffset(cu);
+    for (size_t i = 0; i < m->n_cus; i++)
+        if (m->cus[i].off == off)
+            return &m->cus[i];
+    TP_MEM_XGROW(m->cus, m->cap_cus, m->n_cus + 1);
+    cu_index *x = &m->cus[m->n_cus++];
+    memset(x, 0, sizeof *x);
+    x->off = off;
+    size_t cap_tops = 0, cap_ranges = 0;
+    Dwarf_Die d;
+    if (dwarf_child(cu, &d) != 0)
+        return x;
+    do {
+        if (dwarf_tag(&d) == DW_TAG_imported_unit)
+            x->imports = 1;
+        Dwarf_Addr base, lo, hi;
+        ptrdiff_t at = 0;
+        size_t first = x->n_ranges;
+        while ((at = dwarf_ranges(&d, at, &base, &lo, &hi)) > 0) {
+            TP_MEM_XGROW(x->ranges, cap_ranges, x->n_ranges + 1);
+            x->ranges[x->n_ranges++] = (cu_range){lo, hi, (uint32_t)x->n_tops};
+        }
+        if (x->n_ranges > first) {
+            TP_MEM_XGROW(x->tops, cap_tops, x->n_tops + 1);
+            x->tops[x->n_tops++] = d;
+        }
+    } while (next_sibling(&d));
+    return x;
+}
+
+static int is_func(Dwarf_Die *d) {
+    int tag = dwarf_tag(d);
+    return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram;
+}
+
+/* The path from a top-level DIE holding pc down to the deepest DIE holding it (first match at
+ * each level, as libdw's walk); returns its length, 0 when no DIE holds pc. */
+static int scope_path(const cu_index *x, Dwarf_Addr pc, Dwarf_Die **path, size_t *cap) {
+    const cu_range *r = NULL;
+    for (size_t i = 0; i < x->n_ranges && !r; i++)
+        if (x->ranges[i].lo <= pc && pc < x->ranges[i].hi)
+            r = &x->ranges[i];
+    if (!r)
+        return 0;
+    int n = 0;
+    TP_MEM_XGROW(*path, *cap, (size_t)n + 1);
+    (*path)[n++] = x->tops[r->die];
+    for (;;) {
+        Dwarf_Die c;
+        int found = 0;
+        if (dwarf_child(&(*path)[n - 1], &c) == 0)
+            do
+                found = dwarf_haspc(&c, pc) > 0;
+            while (!found && next_sibling(&c));
+        if (!found)
+            return n;
+        TP_MEM_XGROW(*path, *cap, (size_t)n + 1);
+        (*path)[n++] = c;
+    }
+}
+
 /* Inlined chain and source lines from DWARF; leaves `out` empty when there is no DWARF. */
-static void resolve_dwarf(tp_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr addr, tp_sym *out) {
+static void resolve_dwarf(tp_symbolizer *s, sym_module *m, Dwarf_Addr addr, tp_sym *out) {
     Dwarf_Addr cubias;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &cubias);
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
     if (!cu)
         return;
     const char *file = NULL;
     int line = 0;
-    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+    Dwfl_Line *l = dwfl_module_getsrc(m->mod, addr);
     if (l)
         file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-    /* dwarf_getscopes follows an inlined function into its abstract definition, so it
-     * only finds the innermost function; its concrete parents come from dwarf_getscopes_die. */
+    cu_index *x = cu_index_of(m, cu);
     Dwarf_Die *scopes = NULL, *chain = NULL;
-    int n = dwarf_getscopes(cu, addr - cubias, &scopes), nc = 0;
-    for (int i = 0; i < n && !nc; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
-            nc = dwarf_getscopes_die(&scopes[i], &chain);
+    int nc = 0;
+    size_t cap = 0;
+    if (!x->imports) {
+        /* the chain innermost first: the path's deepest function and its ancestors */
+        int n = scope_path(x, addr - cubias, &chain, &cap);
+        while (n > 0 && !is_func(&chain[n - 1]))
+            n--;
+        for (int i = 0; i < n / 2; i++) {
+            Dwarf_Die t = chain[i];
+            chain[i] = chain[n - 1 - i], chain[n - 1 - i] = t;
+        }
+        nc = n;
+    } else {
+        /* dwarf_getscopes follows an inlined function into its abstract definition, so it
+         * only finds the innermost function; its concrete parents come from
+         * dwarf_getscopes_die. */
+        int n = dwarf_getscopes(cu, addr - cubias, &scopes);
+        for (int i = 0; i < n && !nc; i++)
+            if (is_func(&scopes[i]))
+                nc = dwarf_getscopes_die(&scopes[i], &chain);
     }
     for (int i = 0; i < nc; i++) {
         int tag = dwarf_tag(&chain[i]);
@@ -234,13 +355,11 @@ static void resolve_dwarf(tp_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr addr, t
     free(chain);
 }
 
-static tp_sym *resolve(tp_symbolizer *s, const sym_module *m, uint64_t vaddr) {
+/* `name`: the symbol table's name for the address (slot_func). */
+static tp_sym *resolve(tp_symbolizer *s, sym_module *m, uint64_t vaddr, const char *name) {
     tp_sym *out = tp_mem_xcalloc(1, sizeof *out);
     Dwarf_Addr addr = vaddr + m->bias;
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
-    resolve_dwarf(s, m->mod, addr, out);
+    resolve_dwarf(s, m, addr, out);
     if (out->n && name) /* the symbol table's (linkage) name is the precise one for the owner */
         out->f[out->n - 1].func = keep_str(s, name);
     else if (!out->n && name)
@@ -270,6 +389,31 @@ static void cache_grow(tp_symbolizer *s) {
     free(old);
 }
 
+/* The slot of (mod, vaddr), made when new. */
+static sym_slot *slot_get(tp_symbolizer *s, uint32_t mod, uint64_t vaddr) {
+    if (2 * (s->n_used + 1) > s->n_slots)
+        cache_grow(s);
+    size_t i = slot_of(s, mod, vaddr);
+    if (!s->slots[i].mod) {
+        s->slots[i] = (sym_slot){mod, vaddr, NULL, NULL, 0};
+        s->n_used++;
+    }
+    return &s->slots[i];
+}
+
+/* The symbol table's name for the slot's address (NULL: none), looked up once for both
+ * tp_symbolize and tp_symbolize_func. */
+static const char *slot_func(const sym_module *m, sym_slot *x) {
+    if (!x->has_func) {
+        GElf_Off off;
+        GElf_Sym sym;
+        /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
+        x->func = dwfl_module_addrinfo(m->mod, x->vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
+        x->has_func = 1;
+    }
+    return x->func;
+}
+
 const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *build_id,
                            size_t build_id_len, uint64_t vaddr) {
     static const tp_sym no_file = {TP_SYM_NO_FILE, 0, {{0}}};
@@ -277,17 +421,15 @@ const tp_sym *tp_symbolize(tp_symbolizer *s, const char *path, const uint8_t *bu
         return &no_file;
     s->n_lookups++;
     size_t mi = module_get(s, path, build_id, build_id_len);
-    const sym_module *m = &s->mods[mi];
+    sym_module *m = &s->mods[mi];
     if (m->status != TP_SYM_OK)
         return &s->failed[m->status];
-    if (2 * (s->n_used + 1) > s->n_slots)
-        cache_grow(s);
-    size_t i = slot_of(s, (uint32_t)mi + 1, vaddr);
-    if (!s->slots[i].mod) {
-        s->slots[i] = (sym_slot){(uint32_t)mi + 1, vaddr, resolve(s, m, vaddr)};
-        s->n_used++;
+    sym_slot *x = slot_get(s, (uint32_t)mi + 1, vaddr);
+    if (!x->sym) {
+        x->sym = resolve(s, m, vaddr, slot_func(m, x)); /* resolve never touches the table */
+        s->n_resolved++;
     }
-    return s->slots[i].sym;
+    return x->sym;
 }
 
 const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t *build_id,
@@ -298,8 +440,5 @@ const char *tp_symbolize_func(tp_symbolizer *s, const char *path, const uint8_t 
     const sym_module *m = &s->mods[mi];
     if (m->status != TP_SYM_OK)
         return NULL;
-    GElf_Off off;
-    GElf_Sym sym;
-    /* libdwfl keeps the symbol table with the module: the name lives until dwfl_end */
-    return dwfl_module_addrinfo(m->mod, vaddr + m->bias, &off, &sym, NULL, NULL, NULL);
+    return slot_func(m, slot_get(s, (uint32_t)mi + 1, vaddr));
 }
