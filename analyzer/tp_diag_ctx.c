@@ -189,7 +189,9 @@ static long main_bucket(const tp_diag_ctx *d) {
 }
 
 /* The training threads are those that launch kernels (loader workers that only copy or wait
- * on events are not); without correlated kernels, every thread that launches anything.
+ * on events are not); without correlated kernels, only the thread of the first launch call in
+ * the view (what the reports have always done; the comment here used to say every launching
+ * thread, which would also take a loader worker whose copies are launch calls).
  * `t`: the kernels' launches, tallied by find_cpu_calls unless t->count is NULL. */
 static void find_threads(tp_diag_ctx *d, place_tally *t) {
     if (!t->count) {
@@ -202,7 +204,7 @@ static void find_threads(tp_diag_ctx *d, place_tally *t) {
                 tally_add(t, tp_ev_place_index(d->ev, (size_t)c), i);
         }
     }
-    if (!t->seen) { /* (as before: the first launching row's thread only, with 1 launch) */
+    if (!t->seen) { /* the first launching row's thread, counted with 1 launch */
         for (size_t i = 0; i < d->v->n; i++)
             if (!d->v->gpu[i] && (d->ev->flags[d->v->row[i]] & TP_EVF_LAUNCH)) {
                 tally_add(t, tp_ev_place_index(d->ev, d->v->row[i]), i);
