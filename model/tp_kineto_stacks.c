@@ -339,9 +339,10 @@ static int cmp_thread(const void *x, const void *y) {
                               : 0;
 }
 
-/* The CPU-side rows (stream -1) in the order of a thread pass: (pid, tid, ts, -dur), ties in
- * row order. Grouped by thread (a counting sort by the thread's rank in (pid, tid) order,
- * each thread's rows staying in row order), then each thread's in time (thread_sort). Radix
+/* The CPU-side rows (stream -1) of the threads with python_function rows, in the order of a
+ * thread pass: (pid, tid, ts, -dur), ties in row order. Grouped by thread (a counting sort by
+ * the thread's rank in (pid, tid) order, each thread's rows staying in row order), then each
+ * thread's in time (thread_sort). Radix
  * sorts of all of them (before) were 2/3 of the Python pass (~10 ms on a 62 MB trace): most
  * rows are in order already. *n: their count; free() the result. */
 static uint32_t *thread_order(const tp_events *e, size_t *n) {
@@ -363,19 +364,26 @@ static uint32_t *thread_order(const tp_events *e, size_t *n) {
         if (rank[i] != UINT32_MAX)
             while (rank[i] && !cmp_thread(&threads[rank[i] - 1], &threads[rank[i]]))
                 rank[i]--;
+    uint8_t *py = tp_mem_xcalloc(nt + 1, 1); /* by thread rank: has a python_function */
     for (size_t i = 0; i < e->n; i++) {
         uint32_t r = rank[tp_ev_place_index(e, i)];
         if (r != UINT32_MAX)
-            start[r + 1]++, k++;
+            start[r + 1]++, py[r] |= e->cat[i] == TP_CAT_PYTHON_FUNCTION;
     }
-    for (size_t t = 0; t < nt; t++)
+    /* A thread without python_function rows gets no stack from the pass (its rows keep
+     * theirs), so its rows are neither sorted nor walked. */
+    for (size_t t = 0; t < nt; t++) {
+        start[t + 1] = py[t] ? start[t + 1] : 0;
+        k += start[t + 1];
         start[t + 1] += start[t];
+    }
     uint32_t *rows = tp_mem_xalloc(k + 1, sizeof *rows);
     for (size_t i = 0; i < e->n; i++) {
         uint32_t r = rank[tp_ev_place_index(e, i)];
-        if (r != UINT32_MAX)
+        if (r != UINT32_MAX && py[r])
             rows[start[r]++] = (uint32_t)i;
     }
+    free(py);
     tp_scratch *sc = tp_scratch_open(16 * (k + 1)); /* only a thread out of order uses it */
     for (size_t t = 0, a = 0; t < nt; t++) {        /* start[t]: the end of thread t's rows now */
         thread_sort(e, rows + a, start[t] - a, sc);
