@@ -62,10 +62,13 @@ typedef struct {
     size_t n_segs, cap_segs;
     imap bmap, smap;
     int64_t in_blocks, reserved;
-    int64_t k_alloc[KINETO_DEVICES], k_res[KINETO_DEVICES], k_sum[KINETO_DEVICES];
-    int k_ndev;
+    int64_t k_alloc[KINETO_DEVICES], k_res[KINETO_DEVICES]; /* Kineto: last totals; -1 */
+    int64_t k_sum[KINETO_DEVICES]; /* Kineto: running sum of Bytes (older traces say no totals) */
+    int k_ndev; /* Kineto: 1 + the highest device seen since the restart; the totals' loop stops
+                 * there (memuse asks the totals at every event: 64 devices each time was ~1 %
+                 * of `report`'s instructions on a 54 MB trace) */
     tp_an_mcounts counts;
-    size_t *freed;
+    size_t *freed; /* per site: blocks freed by an unregister or free (not by a reset) */
 } mstate;
 
 struct tp_an_memstate {
@@ -76,23 +79,10 @@ struct tp_an_memstate {
     cmd *cmds;        /* per memory row: what the replay does (and the site of an allocating row) */
     tp_an_msite *sites;
     size_t n_sites, cap_sites;
-    size_t pos;
-    blk *blocks;
-    size_t n_blocks, cap_blocks;
+    mstate st;          /* the replay's state now */
     tp_an_mblock *view; /* tp_an_memstate_blocks' copy */
     size_t cap_view;
-    tp_an_mseg *segs;
-    size_t n_segs, cap_segs;
-    imap bmap, smap;
-    int64_t in_blocks, reserved;
-    int64_t k_alloc[KINETO_DEVICES], k_res[KINETO_DEVICES]; /* Kineto: last totals; -1 */
-    int64_t k_sum[KINETO_DEVICES]; /* Kineto: running sum of Bytes (older traces say no totals) */
-    int k_ndev; /* Kineto: 1 + the highest device seen since the restart; the totals' loop stops
-                 * there (memuse asks the totals at every event: 64 devices each time was ~1 %
-                 * of `report`'s instructions on a 54 MB trace) */
-    tp_an_mcounts counts;
-    size_t *freed; /* per site: blocks freed by an unregister or free (not by a reset) */
-    mstate kept;   /* tp_an_memstate_keep's copy; valid when has_kept */
+    mstate kept; /* tp_an_memstate_keep's copy; valid when has_kept */
     int has_kept;
 };
 
@@ -186,66 +176,67 @@ static uint64_t key_of(uint64_t k) {
 
 /* Removes live block i whose hash entry is in slot `slot`; the last block moves into i. */
 static void block_remove_at(tp_an_memstate *s, size_t i, size_t slot) {
-    s->in_blocks -= s->blocks[i].b.size;
-    imap_del_slot(&s->bmap, slot);
-    size_t last = --s->n_blocks;
+    s->st.in_blocks -= s->st.blocks[i].b.size;
+    imap_del_slot(&s->st.bmap, slot);
+    size_t last = --s->st.n_blocks;
     if (i != last) {
-        s->blocks[i] = s->blocks[last];
-        imap_set(&s->bmap, key_of(s->blocks[i].b.addr), (uint32_t)i);
+        s->st.blocks[i] = s->st.blocks[last];
+        imap_set(&s->st.bmap, key_of(s->st.blocks[i].b.addr), (uint32_t)i);
     }
 }
 
 static void block_remove(tp_an_memstate *s, size_t i) {
-    block_remove_at(s, i, imap_find(&s->bmap, key_of(s->blocks[i].b.addr)));
+    block_remove_at(s, i, imap_find(&s->st.bmap, key_of(s->st.blocks[i].b.addr)));
 }
 
 static void block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t heap) {
     const tp_memevents *e = &s->r->mem;
-    imap_reserve(&s->bmap);
-    size_t slot = imap_find(&s->bmap, key_of(addr));
-    if (s->bmap.e[slot].key != EMPTY) { /* registered twice: the second replaces the first */
-        s->counts.double_register++;
-        block_remove_at(s, s->bmap.e[slot].val, slot);
-        slot = imap_find(&s->bmap, key_of(addr));
+    imap_reserve(&s->st.bmap);
+    size_t slot = imap_find(&s->st.bmap, key_of(addr));
+    if (s->st.bmap.e[slot].key != EMPTY) { /* registered twice: the second replaces the first */
+        s->st.counts.double_register++;
+        block_remove_at(s, s->st.bmap.e[slot].val, slot);
+        slot = imap_find(&s->st.bmap, key_of(addr));
     }
-    if (s->n_blocks == s->cap_blocks)
-        tp_an_grow((void **)&s->blocks, &s->cap_blocks, s->n_blocks + 1, sizeof *s->blocks);
-    blk *b = &s->blocks[s->n_blocks];
+    if (s->st.n_blocks == s->st.cap_blocks)
+        tp_an_grow((void **)&s->st.blocks, &s->st.cap_blocks, s->st.n_blocks + 1,
+                   sizeof *s->st.blocks);
+    blk *b = &s->st.blocks[s->st.n_blocks];
     b->b = (tp_an_mblock){addr, size, e->ts[row], s->cmds[row].site, e->device[row], row};
     b->heap = heap;
-    s->in_blocks += size;
-    s->bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->n_blocks++};
-    s->bmap.n++;
+    s->st.in_blocks += size;
+    s->st.bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->st.n_blocks++};
+    s->st.bmap.n++;
 }
 
 static void block_free(tp_an_memstate *s, uint64_t addr) {
-    size_t slot = s->bmap.cap ? imap_find(&s->bmap, key_of(addr)) : 0;
-    if (!s->bmap.cap || s->bmap.e[slot].key == EMPTY) {
-        s->counts.unknown_unregister++;
+    size_t slot = s->st.bmap.cap ? imap_find(&s->st.bmap, key_of(addr)) : 0;
+    if (!s->st.bmap.cap || s->st.bmap.e[slot].key == EMPTY) {
+        s->st.counts.unknown_unregister++;
         return;
     }
-    size_t i = s->bmap.e[slot].val;
-    s->freed[s->blocks[i].b.site]++;
+    size_t i = s->st.bmap.e[slot].val;
+    s->st.freed[s->st.blocks[i].b.site]++;
     block_remove_at(s, i, slot);
 }
 
 static void block_resize(tp_an_memstate *s, uint64_t addr, int64_t size) {
-    long i = imap_get(&s->bmap, key_of(addr));
+    long i = imap_get(&s->st.bmap, key_of(addr));
     if (i < 0) {
-        s->counts.unknown_resize++;
+        s->st.counts.unknown_resize++;
         return;
     }
-    s->in_blocks += size - s->blocks[i].b.size;
-    s->blocks[i].b.size = size;
+    s->st.in_blocks += size - s->st.blocks[i].b.size;
+    s->st.blocks[i].b.size = size;
 }
 
 /* Releases the live blocks of segment `g` (registered in its heap or lying in its range). */
 static void release_blocks_in(tp_an_memstate *s, const tp_an_mseg *g) {
-    for (size_t i = s->n_blocks; i-- > 0;) {
-        const blk *b = &s->blocks[i];
+    for (size_t i = s->st.n_blocks; i-- > 0;) {
+        const blk *b = &s->st.blocks[i];
         int inside = b->b.addr >= g->base && b->b.addr - g->base < (uint64_t)g->size;
         if ((g->handle && b->heap == g->handle) || inside) {
-            s->counts.reset_live++;
+            s->st.counts.reset_live++;
             block_remove(s, i);
         }
     }
@@ -259,38 +250,38 @@ static void seg_add(tp_an_memstate *s, size_t row) {
     const tp_memevents *e = &s->r->mem;
     uint64_t k = seg_key(e, row);
     int64_t size = e->op[row] ? (int64_t)tp_memev_size(e, row) : e->bytes[row];
-    if (imap_get(&s->smap, k) >= 0)
-        s->counts.double_register++;
+    if (imap_get(&s->st.smap, k) >= 0)
+        s->st.counts.double_register++;
     else {
-        tp_an_grow((void **)&s->segs, &s->cap_segs, s->n_segs + 1, sizeof *s->segs);
-        imap_put(&s->smap, k, (uint32_t)s->n_segs);
-        s->segs[s->n_segs++] = (tp_an_mseg){e->op[row] ? tp_memev_heap(e, row) : 0, e->addr[row], 0,
-                                            e->ts[row], e->device[row]};
+        tp_an_grow((void **)&s->st.segs, &s->st.cap_segs, s->st.n_segs + 1, sizeof *s->st.segs);
+        imap_put(&s->st.smap, k, (uint32_t)s->st.n_segs);
+        s->st.segs[s->st.n_segs++] = (tp_an_mseg){e->op[row] ? tp_memev_heap(e, row) : 0,
+                                                  e->addr[row], 0, e->ts[row], e->device[row]};
     }
-    tp_an_mseg *g = &s->segs[imap_get(&s->smap, k)];
-    s->reserved += size - g->size;
+    tp_an_mseg *g = &s->st.segs[imap_get(&s->st.smap, k)];
+    s->st.reserved += size - g->size;
     g->size = size;
 }
 
 /* Heap reset (`unregister` 0) or unregister / device free of a segment (1). NVTX says a
  * reset or an unregister ends every region still in the heap: they go with it, counted. */
 static void seg_drop(tp_an_memstate *s, size_t row, int unregister) {
-    long i = imap_get(&s->smap, seg_key(&s->r->mem, row));
+    long i = imap_get(&s->st.smap, seg_key(&s->r->mem, row));
     if (i < 0) {
-        s->counts.unknown_heap++;
+        s->st.counts.unknown_heap++;
         return;
     }
-    tp_an_mseg g = s->segs[i];
+    tp_an_mseg g = s->st.segs[i];
     release_blocks_in(s, &g);
     if (!unregister)
         return;
-    s->reserved -= g.size;
-    imap_del(&s->smap, seg_key(&s->r->mem, row));
-    size_t last = --s->n_segs;
+    s->st.reserved -= g.size;
+    imap_del(&s->st.smap, seg_key(&s->r->mem, row));
+    size_t last = --s->st.n_segs;
     if ((size_t)i != last) {
-        s->segs[i] = s->segs[last];
-        const tp_an_mseg *m = &s->segs[i];
-        imap_put(&s->smap, key_of(m->handle ? m->handle : m->base), (uint32_t)i);
+        s->st.segs[i] = s->st.segs[last];
+        const tp_an_mseg *m = &s->st.segs[i];
+        imap_put(&s->st.smap, key_of(m->handle ? m->handle : m->base), (uint32_t)i);
     }
 }
 
@@ -301,14 +292,14 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
     int32_t d = e->device[row];
     if (d < 0 || d >= KINETO_DEVICES)
         return;
-    if (d >= s->k_ndev)
-        s->k_ndev = d + 1;
+    if (d >= s->st.k_ndev)
+        s->st.k_ndev = d + 1;
     if (e->kind[row] == TP_MEMEV_ALLOC || e->kind[row] == TP_MEMEV_FREE)
-        s->k_sum[d] += e->bytes[row];
+        s->st.k_sum[d] += e->bytes[row];
     if (tp_memev_total_allocated(e, row) >= 0)
-        s->k_alloc[d] = tp_memev_total_allocated(e, row);
+        s->st.k_alloc[d] = tp_memev_total_allocated(e, row);
     if (tp_memev_total_reserved(e, row) >= 0)
-        s->k_res[d] = tp_memev_total_reserved(e, row);
+        s->st.k_res[d] = tp_memev_total_reserved(e, row);
 }
 
 static void apply(tp_an_memstate *s, size_t row) {
@@ -340,13 +331,13 @@ static void apply(tp_an_memstate *s, size_t row) {
 }
 
 static void restart(tp_an_memstate *s) {
-    s->pos = 0, s->n_blocks = 0, s->n_segs = 0, s->in_blocks = 0, s->reserved = 0;
-    imap_clear(&s->bmap), imap_clear(&s->smap);
-    memset(&s->counts, 0, sizeof s->counts);
-    memset(s->freed, 0, (s->n_sites + 1) * sizeof *s->freed);
+    s->st.pos = 0, s->st.n_blocks = 0, s->st.n_segs = 0, s->st.in_blocks = 0, s->st.reserved = 0;
+    imap_clear(&s->st.bmap), imap_clear(&s->st.smap);
+    memset(&s->st.counts, 0, sizeof s->st.counts);
+    memset(s->st.freed, 0, (s->n_sites + 1) * sizeof *s->st.freed);
     for (int d = 0; d < KINETO_DEVICES; d++)
-        s->k_alloc[d] = s->k_res[d] = -1, s->k_sum[d] = 0;
-    s->k_ndev = 0;
+        s->st.k_alloc[d] = s->st.k_res[d] = -1, s->st.k_sum[d] = 0;
+    s->st.k_ndev = 0;
 }
 
 /* Copies n elements of `size` bytes into *dst (grown to *cap). */
@@ -366,67 +357,57 @@ static void imap_copy(imap *dst, size_t *cap, const imap *src) {
 }
 
 size_t tp_an_memstate_keep_cost(const tp_an_memstate *s) {
-    return s->n_blocks + s->n_segs + s->bmap.cap + s->smap.cap + s->n_sites;
+    return s->st.n_blocks + s->st.n_segs + s->st.bmap.cap + s->st.smap.cap + s->n_sites;
+}
+
+/* dst made a copy of src (n_sites: the length of the sites' freed counts); dst's arrays are
+ * reused, at least as long as their counts say (copy_into); the hashes slot for slot, so the
+ * state after a restore is the very one kept. */
+static void mstate_copy(mstate *dst, const mstate *src, size_t n_sites) {
+    size_t bcap = dst->bmap.e ? dst->bmap.cap : 0, scap = dst->smap.e ? dst->smap.cap : 0;
+    size_t fcap = dst->freed ? n_sites + 1 : 0;
+    dst->pos = src->pos;
+    copy_into((void **)&dst->blocks, &dst->cap_blocks, src->blocks, src->n_blocks,
+              sizeof *src->blocks);
+    dst->n_blocks = src->n_blocks;
+    copy_into((void **)&dst->segs, &dst->cap_segs, src->segs, src->n_segs, sizeof *src->segs);
+    dst->n_segs = src->n_segs;
+    imap_copy(&dst->bmap, &bcap, &src->bmap);
+    imap_copy(&dst->smap, &scap, &src->smap);
+    dst->in_blocks = src->in_blocks, dst->reserved = src->reserved;
+    memcpy(dst->k_alloc, src->k_alloc, sizeof dst->k_alloc);
+    memcpy(dst->k_res, src->k_res, sizeof dst->k_res);
+    memcpy(dst->k_sum, src->k_sum, sizeof dst->k_sum);
+    dst->k_ndev = src->k_ndev;
+    dst->counts = src->counts;
+    copy_into((void **)&dst->freed, &fcap, src->freed, n_sites + 1, sizeof *src->freed);
 }
 
 void tp_an_memstate_keep(tp_an_memstate *s) {
-    mstate *k = &s->kept;
-    /* the copies' arrays are at least as long as their counts say (copy_into) */
-    size_t bcap = k->bmap.e ? k->bmap.cap : 0, scap = k->smap.e ? k->smap.cap : 0;
-    size_t fcap = k->freed ? s->n_sites + 1 : 0;
-    k->pos = s->pos;
-    copy_into((void **)&k->blocks, &k->cap_blocks, s->blocks, s->n_blocks, sizeof *s->blocks);
-    k->n_blocks = s->n_blocks;
-    copy_into((void **)&k->segs, &k->cap_segs, s->segs, s->n_segs, sizeof *s->segs);
-    k->n_segs = s->n_segs;
-    /* the hashes slot for slot: the state after a restore is the very one kept */
-    imap_copy(&k->bmap, &bcap, &s->bmap);
-    imap_copy(&k->smap, &scap, &s->smap);
-    k->in_blocks = s->in_blocks, k->reserved = s->reserved;
-    memcpy(k->k_alloc, s->k_alloc, sizeof k->k_alloc);
-    memcpy(k->k_res, s->k_res, sizeof k->k_res);
-    memcpy(k->k_sum, s->k_sum, sizeof k->k_sum);
-    k->k_ndev = s->k_ndev;
-    k->counts = s->counts;
-    copy_into((void **)&k->freed, &fcap, s->freed, s->n_sites + 1, sizeof *s->freed);
+    mstate_copy(&s->kept, &s->st, s->n_sites);
     s->has_kept = 1;
 }
 
 /* The kept state made the current one. */
 static void restore(tp_an_memstate *s) {
-    const mstate *k = &s->kept;
-    size_t bcap = s->bmap.cap, scap = s->smap.cap, fcap = s->n_sites + 1;
-    s->pos = k->pos;
-    copy_into((void **)&s->blocks, &s->cap_blocks, k->blocks, k->n_blocks, sizeof *s->blocks);
-    s->n_blocks = k->n_blocks;
-    copy_into((void **)&s->segs, &s->cap_segs, k->segs, k->n_segs, sizeof *s->segs);
-    s->n_segs = k->n_segs;
-    imap_copy(&s->bmap, &bcap, &k->bmap);
-    imap_copy(&s->smap, &scap, &k->smap);
-    s->in_blocks = k->in_blocks, s->reserved = k->reserved;
-    memcpy(s->k_alloc, k->k_alloc, sizeof k->k_alloc);
-    memcpy(s->k_res, k->k_res, sizeof k->k_res);
-    memcpy(s->k_sum, k->k_sum, sizeof k->k_sum);
-    s->k_ndev = k->k_ndev;
-    s->counts = k->counts;
-    copy_into((void **)&s->freed, &fcap, k->freed, s->n_sites + 1, sizeof *s->freed);
+    mstate_copy(&s->st, &s->kept, s->n_sites);
 }
 
 void tp_an_memstate_seek(tp_an_memstate *s, size_t ev) {
     if (ev > s->r->mem.n)
         ev = s->r->mem.n;
-    if (ev < s->pos) {
+    if (ev < s->st.pos) {
         if (s->has_kept && s->kept.pos <= ev)
             restore(s);
         else
             restart(s);
     }
-    for (; s->pos < ev; s->pos++)
-        apply(s, s->pos);
+    for (; s->st.pos < ev; s->st.pos++)
+        apply(s, s->st.pos);
 }
 
 size_t tp_an_memstate_pos(const tp_an_memstate *s) {
-    return s->pos;
+    return s->st.pos;
 }
 
 void tp_an_memstate_seek_time(tp_an_memstate *s, int64_t t) {
@@ -556,18 +537,20 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
     free(unused.e);
     s->cmds = tp_an_alloc(n, sizeof *s->cmds);
     find_cmds(s, heaps);
-    s->freed = tp_an_alloc(s->n_sites + 1, sizeof *s->freed);
+    s->st.freed = tp_an_alloc(s->n_sites + 1, sizeof *s->st.freed);
     restart(s);
     return s;
+}
+
+static void mstate_free(mstate *st) {
+    free(st->blocks), free(st->segs), free(st->bmap.e), free(st->smap.e), free(st->freed);
 }
 
 void tp_an_memstate_close(tp_an_memstate *s) {
     if (!s)
         return;
-    free(s->cmds), free(s->freed), free(s->sites), free(s->blocks), free(s->view);
-    free(s->segs), free(s->bmap.e), free(s->smap.e);
-    free(s->kept.blocks), free(s->kept.segs), free(s->kept.bmap.e), free(s->kept.smap.e),
-        free(s->kept.freed);
+    mstate_free(&s->st), mstate_free(&s->kept);
+    free(s->cmds), free(s->sites), free(s->view);
     free(s);
 }
 
@@ -582,40 +565,42 @@ const tp_rank *tp_an_memstate_rank(const tp_an_memstate *s) {
 }
 
 void tp_an_memstate_totals(const tp_an_memstate *s, tp_an_mtotals *out) {
-    out->in_blocks = s->in_blocks;
-    out->blocks = s->n_blocks, out->segments = s->n_segs;
-    out->allocated = s->in_blocks;
-    out->reserved = s->has_segments ? s->reserved : s->src == TP_AN_MSRC_DEVICE ? s->in_blocks : -1;
+    out->in_blocks = s->st.in_blocks;
+    out->blocks = s->st.n_blocks, out->segments = s->st.n_segs;
+    out->allocated = s->st.in_blocks;
+    out->reserved = s->has_segments               ? s->st.reserved
+                    : s->src == TP_AN_MSRC_DEVICE ? s->st.in_blocks
+                                                  : -1;
     if (s->src != TP_AN_MSRC_KINETO)
         return;
     int64_t a = 0, res = 0;
     int any_r = 0;
-    for (int d = 0; d < s->k_ndev; d++) {
+    for (int d = 0; d < s->st.k_ndev; d++) {
         /* a device's own total where it said one, else the sum of its Bytes so far */
-        a += s->k_alloc[d] >= 0 ? s->k_alloc[d] : s->k_sum[d];
-        if (s->k_res[d] >= 0)
-            res += s->k_res[d], any_r = 1;
+        a += s->st.k_alloc[d] >= 0 ? s->st.k_alloc[d] : s->st.k_sum[d];
+        if (s->st.k_res[d] >= 0)
+            res += s->st.k_res[d], any_r = 1;
     }
     out->allocated = a;
     out->reserved = any_r ? res : -1;
 }
 
 const tp_an_mcounts *tp_an_memstate_counts(const tp_an_memstate *s) {
-    return &s->counts;
+    return &s->st.counts;
 }
 
 const tp_an_mblock *tp_an_memstate_blocks(const tp_an_memstate *s, size_t *n) {
     tp_an_memstate *w = (tp_an_memstate *)s; /* the copy is a cache of the live set */
-    tp_an_grow((void **)&w->view, &w->cap_view, s->n_blocks + 1, sizeof *w->view);
-    for (size_t i = 0; i < s->n_blocks; i++)
-        w->view[i] = s->blocks[i].b;
-    *n = s->n_blocks;
+    tp_an_grow((void **)&w->view, &w->cap_view, s->st.n_blocks + 1, sizeof *w->view);
+    for (size_t i = 0; i < s->st.n_blocks; i++)
+        w->view[i] = s->st.blocks[i].b;
+    *n = s->st.n_blocks;
     return w->view;
 }
 
 const tp_an_mseg *tp_an_memstate_segments(const tp_an_memstate *s, size_t *n) {
-    *n = s->n_segs;
-    return s->segs;
+    *n = s->st.n_segs;
+    return s->st.segs;
 }
 
 const tp_an_msite *tp_an_memstate_site(const tp_an_memstate *s, uint32_t i) {
@@ -627,7 +612,7 @@ size_t tp_an_memstate_n_sites(const tp_an_memstate *s) {
 }
 
 size_t tp_an_memstate_site_freed(const tp_an_memstate *s, uint32_t site) {
-    return site < s->n_sites ? s->freed[site] : 0;
+    return site < s->n_sites ? s->st.freed[site] : 0;
 }
 
 uint32_t tp_an_memstate_row_site(const tp_an_memstate *s, size_t row) {
@@ -677,22 +662,22 @@ static void layout_one(const tp_an_mseg *g, const addr_ix *b, const blk *blocks,
 }
 
 void tp_an_memstate_layouts(const tp_an_memstate *s, tp_an_mlayout **out, size_t *n_out) {
-    addr_ix *g = tp_an_alloc(s->n_segs + 1, sizeof *g),
-            *b = tp_an_alloc(s->n_blocks + 1, sizeof *b);
-    for (size_t i = 0; i < s->n_segs; i++)
-        g[i] = (addr_ix){s->segs[i].base, i};
-    for (size_t i = 0; i < s->n_blocks; i++)
-        b[i] = (addr_ix){s->blocks[i].b.addr, i};
-    qsort(g, s->n_segs, sizeof *g, cmp_addr);
-    qsort(b, s->n_blocks, sizeof *b, cmp_addr);
-    tp_an_mlayout *l = tp_mem_xcalloc(s->n_segs + 1, sizeof *l);
+    addr_ix *g = tp_an_alloc(s->st.n_segs + 1, sizeof *g),
+            *b = tp_an_alloc(s->st.n_blocks + 1, sizeof *b);
+    for (size_t i = 0; i < s->st.n_segs; i++)
+        g[i] = (addr_ix){s->st.segs[i].base, i};
+    for (size_t i = 0; i < s->st.n_blocks; i++)
+        b[i] = (addr_ix){s->st.blocks[i].b.addr, i};
+    qsort(g, s->st.n_segs, sizeof *g, cmp_addr);
+    qsort(b, s->st.n_blocks, sizeof *b, cmp_addr);
+    tp_an_mlayout *l = tp_mem_xcalloc(s->st.n_segs + 1, sizeof *l);
     size_t k = 0;
-    for (size_t i = 0; i < s->n_segs; i++) {
+    for (size_t i = 0; i < s->st.n_segs; i++) {
         l[i].seg = g[i].i;
-        layout_one(&s->segs[g[i].i], b, s->blocks, s->n_blocks, &k, &l[i]);
+        layout_one(&s->st.segs[g[i].i], b, s->st.blocks, s->st.n_blocks, &k, &l[i]);
     }
     free(g), free(b);
-    *out = l, *n_out = s->n_segs;
+    *out = l, *n_out = s->st.n_segs;
 }
 
 void tp_an_memstate_layouts_free(tp_an_mlayout *l, size_t n) {
@@ -702,7 +687,7 @@ void tp_an_memstate_layouts_free(tp_an_mlayout *l, size_t n) {
 }
 
 int64_t tp_an_memstate_largest_hole(const tp_an_memstate *s) {
-    if (!s->n_segs)
+    if (!s->st.n_segs)
         return -1;
     tp_an_mlayout *l;
     size_t n;
