@@ -272,16 +272,9 @@ static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
 }
 
 typedef struct {
-    int64_t pid, tid;
+    thread_id t; /* first: cmp_tid orders these too */
     uint32_t place;
 } place_thread;
-
-static int cmp_place_thread(const void *x, const void *y) {
-    const place_thread *p = x, *q = y;
-    if (p->pid != q->pid)
-        return p->pid < q->pid ? -1 : 1;
-    return (p->tid > q->tid) - (p->tid < q->tid);
-}
 
 /* fill_threads in one pass over the view, when its CPU rows come in time order (native: the
  * model's order): each thread's rows are then in start order too, so a running union per
@@ -299,11 +292,11 @@ static int threads_in_time_order(const tp_an_view *v, tp_an_host *out) {
     size_t np = ev->places.n, nt = 0;
     place_thread *pt = tp_an_alloc(np + 1, sizeof *pt);
     for (size_t k = 0; k < np; k++)
-        pt[k] = (place_thread){ev->places.v[k].pid, ev->places.v[k].tid, (uint32_t)k};
-    qsort(pt, np, sizeof *pt, cmp_place_thread);
+        pt[k] = (place_thread){{ev->places.v[k].pid, ev->places.v[k].tid}, (uint32_t)k};
+    qsort(pt, np, sizeof *pt, cmp_tid);
     uint32_t *thread_of = tp_an_alloc(np + 1, sizeof *thread_of); /* per place */
     for (size_t k = 0; k < np; k++) {
-        nt += k == 0 || cmp_place_thread(&pt[k - 1], &pt[k]) != 0;
+        nt += k == 0 || cmp_tid(&pt[k - 1], &pt[k]) != 0;
         thread_of[pt[k].place] = (uint32_t)(nt - 1);
     }
     free(pt);

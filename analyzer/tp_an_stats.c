@@ -553,9 +553,9 @@ void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch
 
 #define NP_SMALL_QUICKSORT 15
 #define NP_QS_STACK 128
-#define IDX_SWAP(a, b)                                                                             \
+#define NP_SWAP(T, a, b)                                                                           \
     do {                                                                                           \
-        size_t t_ = (a);                                                                           \
+        T t_ = (a);                                                                                \
         (a) = (b);                                                                                 \
         (b) = t_;                                                                                  \
     } while (0)
@@ -613,14 +613,14 @@ static void np_insertion(const int64_t *v, size_t *pl, size_t *pr) {
 static size_t *np_partition(const int64_t *v, size_t *pl, size_t *pr) {
     size_t *pm = pl + ((pr - pl) >> 1);
     if (v[*pm] < v[*pl])
-        IDX_SWAP(*pm, *pl);
+        NP_SWAP(size_t, *pm, *pl);
     if (v[*pr] < v[*pm])
-        IDX_SWAP(*pr, *pm);
+        NP_SWAP(size_t, *pr, *pm);
     if (v[*pm] < v[*pl])
-        IDX_SWAP(*pm, *pl);
+        NP_SWAP(size_t, *pm, *pl);
     int64_t vp = v[*pm];
     size_t *pi = pl, *pj = pr - 1;
-    IDX_SWAP(*pm, *pj);
+    NP_SWAP(size_t, *pm, *pj);
     for (;;) {
         do
             ++pi;
@@ -630,9 +630,9 @@ static size_t *np_partition(const int64_t *v, size_t *pl, size_t *pr) {
         while (vp < v[*pj]);
         if (pi >= pj)
             break;
-        IDX_SWAP(*pi, *pj);
+        NP_SWAP(size_t, *pi, *pj);
     }
-    IDX_SWAP(*pi, *(pr - 1));
+    NP_SWAP(size_t, *pi, *(pr - 1));
     return pi;
 }
 
@@ -736,13 +736,6 @@ static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t l
         u[i] = mn + (uint32_t)i;
     return 1;
 }
-
-#define POS_SWAP(a, b)                                                                             \
-    do {                                                                                           \
-        uint32_t t_ = (a);                                                                         \
-        (a) = (b);                                                                                 \
-        (b) = t_;                                                                                  \
-    } while (0)
 
 /* numpy's sift-down, found bottom-up (Floyd): numpy moves a[i] down the path of larger
  * children (the left one of equals) while it is below the next one, 2 comparisons a level.
@@ -863,22 +856,22 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
                 goto stack_pop;
             uint32_t *pm = pl + ((pr - pl) >> 1);
             if (ge[*pm] < *pl)
-                POS_SWAP(*pm, *pl);
+                NP_SWAP(uint32_t, *pm, *pl);
             if (ge[*pr] < *pm)
-                POS_SWAP(*pr, *pm);
+                NP_SWAP(uint32_t, *pr, *pm);
             if (ge[*pm] < *pl)
-                POS_SWAP(*pm, *pl);
+                NP_SWAP(uint32_t, *pm, *pl);
             uint32_t gs_p = np_first_place(t, *pm), ge_p = ge[*pm];
             uint32_t *pi = pl, *pj = pr - 1;
-            POS_SWAP(*pm, *pj);
+            NP_SWAP(uint32_t, *pm, *pj);
             for (;;) {
                 pi = np_scan_up(pi, pr - 1, gs_p, wide);
                 pj = np_scan_down(pj, pl, ge_p, wide);
                 if (pi >= pj)
                     break;
-                POS_SWAP(*pi, *pj);
+                NP_SWAP(uint32_t, *pi, *pj);
             }
-            POS_SWAP(*pi, *(pr - 1));
+            NP_SWAP(uint32_t, *pi, *(pr - 1));
             /* left of the pivot: keys up to its key, all those below; right: the rest */
             if (pi - pl < pr - pi) {
                 *sp++ = (np_pos_part){pi + 1, pr, ge_p, hi, 0};
