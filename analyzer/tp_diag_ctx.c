@@ -133,10 +133,6 @@ void tp_diag_clear_seen(tp_diag_ctx *d) {
         memset(d->seen, 0, d->ev->n + 1);
 }
 
-long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
-    return (long)d->cpu_call[row] - 1;
-}
-
 /* d->cpu_call: per run of one correlation (>= 0) in the index, its first row (in row order)
  * that is an API call on no stream, for every row of the run. When view row i is model row
  * i (identity), the kernels' launches are tallied on the way (`t`; NULL: not here): a GPU

@@ -149,8 +149,11 @@ static inline int tp_diag_row_launch_thread(const tp_diag_ctx *d, size_t row) {
     return d->place_launch[tp_ev_place_index(d->ev, row)];
 }
 
-/* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1. */
-long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row);
+/* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1.
+ * Inline: asked per kernel by several rules. */
+static inline long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
+    return (long)d->cpu_call[row] - 1;
+}
 
 /* ---- findings ---- */
 
