@@ -124,8 +124,22 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
                           tp_steps *st, double *median) {
     tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
-    if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation, and a
-                         GPU row without one (-1) pairs with no launch */
+    if (v->by_corr && !v->opts.compat_hta) { /* native: gpu_row and is_launch read inline */
+        const uint8_t *flags = v->r->ev.flags;
+        for (size_t k = 0; k < v->n_by_corr; k++) {
+            size_t i = v->by_corr[k];
+            int gpu = v->gpu[i],
+                launch = !gpu && v->linked[i] && (flags[v->row[i]] & TP_EVF_LAUNCH);
+            if (!gpu && !launch)
+                continue;
+            int64_t c = tp_an_view_corr(v, i);
+            if (gpu)
+                g[ng++] = (tp_an_keyrow){c, i};
+            else
+                l[nl++] = (tp_an_keyrow){c, i};
+        }
+    } else if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation,
+                                and a GPU row without one (-1) pairs with no launch */
         for (size_t k = 0; k < v->n_by_corr; k++) {
             size_t i = v->by_corr[k];
             int64_t c = tp_an_view_corr(v, i);
@@ -299,8 +313,8 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     time_order(v, &st, ord);
     const uint32_t *g = st.g; /* each step's stream index, in step order */
     size_t *at = tp_an_alloc(si.n + 1, sizeof *at), one = 1;
-    for (size_t k = 1; k < st.n && one; k++)
-        one = g[k] == g[0];
+    for (size_t k = 1; k < st.n; k++)
+        one &= g[k] == g[0];
     if (one) { /* every step on one stream (launch-bound training): the time order itself */
         for (size_t j = st.n ? g[0] : si.n; j < si.n; j++)
             at[j] = st.n;
