@@ -293,9 +293,16 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
             else if (cat == TP_CAT_MEMCPY)
                 tp_an_ivset_add(&d->copies, a, b);
         } else {
-            if (tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
-                (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) && tp_diag_row_launch_thread(d, row))
-                tp_an_ivset_add(&d->steps, a, b);
+            unsigned nc = tp_an_is_range(cat, TP_AN_RANGES_ALL) ? tp_diag_name_class(d, row) : 0;
+            if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_diag_row_launch_thread(d, row)) {
+                if (nc & TP_DIAG_NC_STEP)
+                    tp_an_ivset_add(&d->steps, a, b);
+                if (nc & TP_DIAG_NC_DATA) {
+                    tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1,
+                               sizeof *d->data_at);
+                    d->data_at[d->n_data_at++] = i;
+                }
+            }
             nl += training_launch(d, i, row);
         }
         if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row)) {
@@ -337,7 +344,7 @@ static size_t launches_in_window(const tp_diag_ctx *d, size_t n_launch, int asc)
 static void clip_sets(tp_diag_ctx *d, size_t n_launch, int asc) {
     if (d->win <= 0) {
         d->busy.n = d->kernels.n = d->copies.n = d->sync.n = d->data.n = 0;
-        d->n_sync_at = 0;
+        d->n_sync_at = d->n_data_at = 0;
         return;
     }
     d->n_launch_win = launches_in_window(d, n_launch, asc);
@@ -459,6 +466,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
     free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch), free(d->sync_at);
+    free(d->data_at);
     tp_scratch *sc = d->v ? d->v->scratch : NULL;
     tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
     if (d->mem)

@@ -59,6 +59,10 @@ struct tp_diag_ctx {
                         tp_diag_host_sync), each model row once, in view order: found
                         while the sync set is built (win > 0 only) */
     size_t n_sync_at, cap_sync_at;
+    size_t *data_at; /* view rows of the data-loading ranges (tp_an_is_range, TP_DIAG_NC_DATA)
+                        on the training threads, in TP_DIAG_FOR_ROWS order, found by the same
+                        pass (input-bound's rows, less its window test) */
+    size_t n_data_at, cap_data_at;
     size_t n_launch_win; /* launch calls of the training threads that start in the window
                             (win > 0 only; launch-bound's count) */
     int identity;        /* view row i is model row i, for every model row (native, nothing
