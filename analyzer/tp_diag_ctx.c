@@ -452,6 +452,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     size_t n_launch;
     int asc;
     collect_sets(d, &g0, &g1, &n_launch, &asc, d->identity ? &max_name : NULL);
+    d->gpu_by_time = d->rows_once && asc && v->gpu_order; /* distinct starts: one time order */
     d->n_names = (size_t)max_name + 1;
     set_window(d, g0, g1);
     clip_sets(d, n_launch, asc);

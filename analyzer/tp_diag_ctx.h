@@ -65,6 +65,9 @@ struct tp_diag_ctx {
     size_t n_data_at, cap_data_at;
     size_t n_launch_win; /* launch calls of the training threads that start in the window
                             (win > 0 only; launch-bound's count) */
+    int gpu_by_time;     /* rows_once, the rows visited in time order and v->gpu_order set: the
+                            GPU rows in gpu_order are those TP_DIAG_FOR_ROWS visits, in its
+                            order (a pass over the GPU rows alone may read them there) */
     int identity;        /* view row i is model row i, for every model row (native, nothing
                             cut): a pass over a few rows can read the model's side tables */
     tp_diag_thread *th;  /* training threads, sorted by (pid, tid) */
