@@ -906,23 +906,27 @@ static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, 
         return;
     }
     uint32_t *ge = tp_scratch_get(s, num, sizeof *ge);
-    size_t ng = 0; /* from the last place down: each place's key against the next one's */
+    /* from the last place down: each place's key against the next one's; a group of two or
+     * more places is written into gb as its key's run ends, from gb's end down (2 per group,
+     * at most num), so that they lie ascending from g */
+    uint32_t *gb = tp_scratch_get(s, num, sizeof *gb), *g = gb + num;
     uint32_t last = (uint32_t)(num - 1);
     int64_t next = v[rows[num - 1]];
     ge[num - 1] = last;
     for (size_t p = num - 1; p-- > 0;) {
         int64_t k = v[rows[p]];
-        if (k != next)
+        if (k != next) {
+            if (last > p + 1) /* places p + 1 .. last: one key */
+                *--g = last, *--g = (uint32_t)(p + 1);
             last = (uint32_t)p;
-        else
-            ng += last == p + 1; /* a group's first pair */
+        }
         ge[p] = last;
         next = k;
     }
-    uint32_t *g = tp_scratch_get(s, 2 * ng, sizeof *g), *u = tp_scratch_get(s, num, sizeof *u);
-    for (size_t p = 0, k = 0; p < num; p = ge[p] + 1)
-        if (ge[p] > p)
-            g[k++] = (uint32_t)p, g[k++] = ge[p];
+    if (last > 0)
+        *--g = last, *--g = 0;
+    size_t ng = (size_t)(gb + num - g) / 2;
+    uint32_t *u = tp_scratch_get(s, num, sizeof *u);
     for (size_t p = 0; p < num; p++)
         u[rows[p]] = (uint32_t)p; /* numpy starts from the indices in order */
     np_ties t = {ge, g, ng};
@@ -930,7 +934,7 @@ static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, 
     for (size_t i = 0; i < num; i++)
         tosort[i] = rows[u[i]];
     tp_scratch_put(s, u);
-    tp_scratch_put(s, g);
+    tp_scratch_put(s, gb);
     tp_scratch_put(s, ge);
 }
 
