@@ -141,19 +141,23 @@ void tp_diag_clear_seen(tp_diag_ctx *d) {
 static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
     const uint32_t *bc = d->r->by_corr;
     d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
-    for (size_t s = 0, e; s < d->r->n_by_corr; s = e) {
+    const uint8_t *cat = d->ev->cat, *gpu = d->v->gpu;
+    for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
         int64_t corr = tp_ev_corr(d->ev, bc[s]);
         uint32_t call = 0;
-        for (e = s; e < d->r->n_by_corr && tp_ev_corr(d->ev, bc[e]) == corr; e++)
-            if (!call && tp_ev_stream(d->ev, bc[e]) == -1 && tp_diag_is_api(d->ev->cat[bc[e]]))
+        for (e = s; e < n && (e == s || tp_ev_corr(d->ev, bc[e]) == corr); e++)
+            if (!call && tp_diag_is_api(cat[bc[e]]) && tp_ev_stream(d->ev, bc[e]) == -1)
                 call = bc[e] + 1;
         if (corr < 0)
             continue;
-        for (size_t k = s; k < e; k++) {
+        for (size_t k = s; k < e; k++)
             d->cpu_call[bc[k]] = call;
-            if (t && call && d->v->gpu[bc[k]] && d->ev->cat[bc[k]] == TP_CAT_KERNEL)
-                tally_add(t, tp_ev_place_index(d->ev, call - 1), bc[k]);
-        }
+        if (!t || !call)
+            continue;
+        size_t place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
+        for (size_t k = s; k < e; k++)
+            if (gpu[bc[k]] && cat[bc[k]] == TP_CAT_KERNEL)
+                tally_add(t, place, bc[k]);
     }
 }
 
