@@ -226,9 +226,8 @@ static void add_tree(tp_kineto_stacks *s, uint32_t lo) {
     free(depth), free(at);
 }
 
-/* The frame of python_function name `name` (a string id): frame_addr once per name (code ids
- * are still given in order of first sight), then from the cache. */
-static uint64_t name_frame(tp_kineto_stacks *s, uint32_t name) {
+/* name_frame on a name not seen yet. */
+static uint64_t name_frame_new(tp_kineto_stacks *s, uint32_t name) {
     if (name >= s->n_addr_of_name) {
         size_t old = s->n_addr_of_name;
         TP_MEM_XGROW(s->addr_of_name, s->n_addr_of_name, (size_t)name + 1);
@@ -239,6 +238,14 @@ static uint64_t name_frame(tp_kineto_stacks *s, uint32_t name) {
         s->addr_of_name[name] = frame_addr(s, t, strlen(t), 1);
     }
     return s->addr_of_name[name];
+}
+
+/* The frame of python_function name `name` (a string id): frame_addr once per name (code ids
+ * are still given in order of first sight), then from the cache (here, inline: the call was
+ * ~20 instructions a python_function row). */
+static inline uint64_t name_frame(tp_kineto_stacks *s, uint32_t name) {
+    uint64_t f = name < s->n_addr_of_name ? s->addr_of_name[name] : 0;
+    return f ? f : name_frame_new(s, name);
 }
 
 /* One thread's rows in time order: the nesting rule of the model (tp_model_finish), with the
@@ -270,7 +277,7 @@ static void thread_pass(tp_kineto_stacks *s, const uint32_t *rows, size_t n, uin
 
 /* Whether row a goes after row b in a thread pass: by ts, then the longer first (rows have
  * dur >= 0); equal ones stay in row order. */
-static int after(const tp_events *e, uint32_t a, uint32_t b) {
+static inline int after(const tp_events *e, uint32_t a, uint32_t b) {
     return e->ts[a] > e->ts[b] || (e->ts[a] == e->ts[b] && tp_ev_dur(e, a) < tp_ev_dur(e, b));
 }
 
@@ -441,14 +448,15 @@ static void python_serial(tp_kineto_stacks *s) {
  *      pass of thread_sort split at the middle of its output (a merge path search), so each
  *      thread writes one half of every pass; a stable sort, so the order is thread_sort's;
  *   3. the nesting (thread 0: for each row in pass order the position of its enclosing open
- *      row, as thread_pass pops and pushes) beside the stacks (thread 1: first every
- *      python_function row's frame, name_frame in pass order, then each row's stack from its
- *      enclosing row's, tree_stack in pass order, on the rows nested so far). name_frame and
- *      tree_stack are called in the serial pass's order, so code, string and stack ids are
- *      given as there (they touch disjoint state: frames and strings, the tree);
+ *      row, as thread_pass pops and pushes, and a python_function row's frame, name_frame)
+ *      beside the stacks (thread 1: each row's stack from its enclosing row's, tree_stack for
+ *      a python_function row, in pass order, on the rows thread 0 handed over so far).
+ *      name_frame and tree_stack are each called in the serial pass's order, so code, string
+ *      and stack ids are given as there (they touch disjoint state: frames and strings, the
+ *      tree);
  *   4. the tree into the rank (add_tree), on this thread.
- * Thread 0 only reads the rows' ts and dur while thread 1 writes strings, stacks and the
- * rows' stack column. */
+ * In step 3 thread 0 writes the strings and code objects (and reads the rows' ts, dur, cat,
+ * name), thread 1 the tree and the rows' stack column. */
 
 #define DUO_ROWS_MIN ((size_t)1 << 15) /* smaller tables: the serial pass (a thread ~50 us) */
 #define NEST_STEP ((size_t)4096)       /* rows nested between two hand-overs to thread 1 */
@@ -518,9 +526,13 @@ static void merge_part(const tp_events *e, const uint32_t *src, uint32_t *dst, s
         else
             l = i + 1;
     }
-    size_t a = lo + l, b = mid + (k - l);
-    for (size_t o = x; o < y; o++)
-        dst[o] = a < mid && (b >= hi || !after(e, src[a], src[b])) ? src[a++] : src[b++];
+    size_t a = lo + l, b = mid + (k - l), o = x;
+    while (o < y && a < mid && b < hi)
+        dst[o++] = after(e, src[a], src[b]) ? src[b++] : src[a++];
+    while (o < y && a < mid)
+        dst[o++] = src[a++];
+    while (o < y)
+        dst[o++] = src[b++];
 }
 
 /* Both threads: one thread's rows[a..b) into pass order, as thread_sort (a stable sort: the
@@ -579,7 +591,8 @@ static void duo_publish(duo *d, size_t n) {
     pthread_mutex_unlock(&d->mu);
 }
 
-/* Thread 0: thread_pass's nesting, each row's enclosing row (par) by position. */
+/* Thread 0: thread_pass's nesting, each row's enclosing row (par) by position, and the
+ * python_function rows' frames (name_frame, in pass order). */
 static void duo_nest(duo *d) {
     const tp_events *e = d->e;
     typedef struct {
@@ -602,6 +615,8 @@ static void duo_nest(duo *d) {
                 depth--;
             }
             d->par[i] = depth ? open[depth - 1].pos : NO_PAR;
+            if (e->cat[row] == TP_CAT_PYTHON_FUNCTION)
+                d->frame[i] = name_frame(d->s, e->name[row]);
             if (depth == cap)
                 TP_MEM_XGROW(open, cap, depth + 1);
             open[depth++] = (open_row){end, (uint32_t)i, dur > 0};
@@ -613,16 +628,11 @@ static void duo_nest(duo *d) {
     duo_publish(d, d->k);
 }
 
-/* Thread 1: the frames, then the stacks behind the nesting (tmp holds them by position). */
+/* Thread 1: the stacks, behind the nesting (tmp holds them by position). */
 static void duo_stacks(duo *d) {
     tp_kineto_stacks *s = d->s;
     tp_events *e = d->e;
     uint32_t *stk = d->tmp;
-    for (size_t i = 0; i < d->k; i++) {
-        uint32_t row = d->rows[i];
-        if (e->cat[row] == TP_CAT_PYTHON_FUNCTION)
-            d->frame[i] = name_frame(s, e->name[row]);
-    }
     for (size_t i = 0, to; i < d->k; i = to) {
         pthread_mutex_lock(&d->mu);
         while (d->nested <= i) {
