@@ -447,19 +447,20 @@ static void python_serial(tp_kineto_stacks *s) {
  *   2. each thread's rows sorted: the breaks of its runs found in halves, then each merge
  *      pass of thread_sort split at the middle of its output (a merge path search), so each
  *      thread writes one half of every pass; a stable sort, so the order is thread_sort's;
- *   3. the nesting (thread 0: for each row in pass order the position of its enclosing open
- *      row, as thread_pass pops and pushes, and a python_function row's frame, name_frame)
- *      beside the stacks (thread 1: each row's stack from its enclosing row's, tree_stack for
- *      a python_function row, in pass order, on the rows thread 0 handed over so far).
- *      name_frame and tree_stack are each called in the serial pass's order, so code, string
- *      and stack ids are given as there (they touch disjoint state: frames and strings, the
- *      tree);
- *   4. the tree into the rank (add_tree), on this thread.
- * In step 3 thread 0 writes the strings and code objects (and reads the rows' ts, dur, cat,
- * name), thread 1 the tree and the rows' stack column. */
+ *   3. the nesting (thread 0: for each row in pass order, as thread_pass pops and pushes,
+ *      the python_function row whose stack it takes, itself or the innermost open one; for
+ *      each python_function row in order, the one enclosing it and its frame, name_frame)
+ *      beside the stacks (thread 1: each python_function row's stack, tree_stack in pass
+ *      order, on the rows thread 0 handed over so far). Both are called in the serial pass's
+ *      order, so code, string and stack ids are given as there (they touch disjoint state);
+ *   4. the rows' stack column, each thread one half of the rows;
+ *   5. the tree into the rank (add_tree), on this thread.
+ * In step 3 thread 1 reads only what thread 0 handed over (no row's columns): with the rows'
+ * stacks written there too it took ~1.2x thread 0's time, with the frames ~1.6x (scratch
+ * timers, xdit); now the two end within ~0.2 ms of each other. */
 
 #define DUO_ROWS_MIN ((size_t)1 << 15) /* smaller tables: the serial pass (a thread ~50 us) */
-#define NEST_STEP ((size_t)4096)       /* rows nested between two hand-overs to thread 1 */
+#define NEST_STEP ((size_t)4096)       /* python_function rows between two hand-overs to thread 1 */
 #define NO_PAR UINT32_MAX
 
 typedef struct {
@@ -468,17 +469,21 @@ typedef struct {
     pthread_barrier_t bar;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    size_t nested;                    /* under mu: rows of `rows` whose par is set */
-    int waiting;                      /* under mu: thread 1 waits for more */
-    size_t nt;                        /* CPU threads */
-    uint32_t *rank;                   /* by place: thread rank (thread_ranks) */
-    size_t *cnt[2], *pos[2];          /* by thread rank, per half of the table: rows, next slot */
-    uint8_t *py[2];                   /* by thread rank, per half: has python_function rows */
-    size_t *seg, n_seg;               /* threads with python rows: where each starts in rows */
-    size_t k;                         /* rows of the pass */
-    uint32_t *rows, *tmp;             /* in pass order; the merges' other buffer, then stacks */
-    uint32_t *par;                    /* by position: the enclosing row's position; NO_PAR */
-    uint64_t *frame;                  /* by position: a python_function row's frame */
+    size_t nested;           /* under mu: python_function rows handed over to thread 1 */
+    int nest_done;           /* under mu: all of them */
+    int waiting;             /* under mu: thread 1 waits for more */
+    size_t nt;               /* CPU threads */
+    uint32_t *rank;          /* by place: thread rank (thread_ranks) */
+    size_t *cnt[2], *pos[2]; /* by thread rank, per half of the table: rows, next slot */
+    uint8_t *py[2];          /* by thread rank, per half: has python_function rows */
+    size_t *seg, n_seg;      /* threads with python rows: where each starts in rows */
+    size_t k;                /* rows of the pass */
+    uint32_t *rows, *tmp;    /* in pass order; the merges' other buffer, then the stacks (by
+                                python_function row) */
+    uint32_t *own;           /* by position: the python_function row (its number, in pass order)
+                                whose stack the row takes; NO_PAR: none */
+    uint32_t *py_par;        /* by python_function row: the one enclosing it; NO_PAR: none */
+    uint64_t *py_frame;      /* by python_function row: its frame (name_frame) */
     size_t brk[2][MAX_RUNS], nbrk[2]; /* a sort's run breaks, per half */
     tp_scratch *sc;                   /* time_sort's (thread 0) */
 } duo;
@@ -505,8 +510,9 @@ static void duo_layout(duo *d) {
         return;
     d->rows = tp_mem_xalloc(k + 1, sizeof *d->rows);
     d->tmp = tp_mem_xalloc(k + 1, sizeof *d->tmp);
-    d->par = tp_mem_xalloc(k + 1, sizeof *d->par);
-    d->frame = tp_mem_xalloc(k + 1, sizeof *d->frame);
+    d->own = tp_mem_xalloc(k + 1, sizeof *d->own);
+    d->py_par = tp_mem_xalloc(k + 1, sizeof *d->py_par);
+    d->py_frame = tp_mem_xalloc(k + 1, sizeof *d->py_frame);
     d->sc = tp_scratch_open(16 * (k + 1));
 }
 
@@ -582,24 +588,23 @@ static void duo_sort(duo *d, int who, size_t a, size_t b) {
     }
 }
 
-/* Thread 0 hands rows [0, n) of the nesting to thread 1. */
-static void duo_publish(duo *d, size_t n) {
+/* Thread 0 hands python_function rows [0, n) to thread 1 (`done`: all there are). */
+static void duo_publish(duo *d, size_t n, int done) {
     pthread_mutex_lock(&d->mu);
-    d->nested = n;
+    d->nested = n, d->nest_done = done;
     if (d->waiting)
         pthread_cond_signal(&d->cv);
     pthread_mutex_unlock(&d->mu);
 }
 
-/* Thread 0: thread_pass's nesting, each row's enclosing row (par) by position, and the
- * python_function rows' frames (name_frame, in pass order). */
+/* Thread 0: thread_pass's nesting; own, py_par and py_frame (see duo). */
 static void duo_nest(duo *d) {
     const tp_events *e = d->e;
     typedef struct {
         int64_t end;
-        uint32_t pos, has_dur;
+        uint32_t own, has_dur;
     } open_row;
-    size_t cap = 64;
+    size_t cap = 64, nq = 0;
     open_row *open = tp_mem_xalloc(cap, sizeof *open);
     for (size_t g = 0; g < d->n_seg; g++) {
         size_t depth = 0;
@@ -614,43 +619,54 @@ static void duo_nest(duo *d) {
                     break;
                 depth--;
             }
-            d->par[i] = depth ? open[depth - 1].pos : NO_PAR;
-            if (e->cat[row] == TP_CAT_PYTHON_FUNCTION)
-                d->frame[i] = name_frame(d->s, e->name[row]);
+            uint32_t own = depth ? open[depth - 1].own : NO_PAR;
+            if (e->cat[row] == TP_CAT_PYTHON_FUNCTION) {
+                d->py_par[nq] = own, d->py_frame[nq] = name_frame(d->s, e->name[row]);
+                own = (uint32_t)nq++;
+                if (nq % NEST_STEP == 0)
+                    duo_publish(d, nq, 0);
+            }
+            d->own[i] = own;
             if (depth == cap)
                 TP_MEM_XGROW(open, cap, depth + 1);
-            open[depth++] = (open_row){end, (uint32_t)i, dur > 0};
-            if (i % NEST_STEP == NEST_STEP - 1)
-                duo_publish(d, i + 1);
+            open[depth++] = (open_row){end, own, dur > 0};
         }
     }
     free(open);
-    duo_publish(d, d->k);
+    duo_publish(d, nq, 1);
 }
 
-/* Thread 1: the stacks, behind the nesting (tmp holds them by position). */
+/* Thread 1: the python_function rows' stacks (in tmp), behind the nesting. */
 static void duo_stacks(duo *d) {
     tp_kineto_stacks *s = d->s;
-    tp_events *e = d->e;
     uint32_t *stk = d->tmp;
-    for (size_t i = 0, to; i < d->k; i = to) {
+    for (size_t q = 0;;) {
         pthread_mutex_lock(&d->mu);
-        while (d->nested <= i) {
+        while (d->nested == q && !d->nest_done) {
             d->waiting = 1;
             pthread_cond_wait(&d->cv, &d->mu);
             d->waiting = 0;
         }
-        to = d->nested;
+        size_t to = d->nested;
+        int done = d->nest_done;
         pthread_mutex_unlock(&d->mu);
-        for (size_t j = i; j < to; j++) {
-            uint32_t row = d->rows[j], p = d->par[j];
-            uint32_t cur = p == NO_PAR ? 0 : stk[p];
-            if (e->cat[row] == TP_CAT_PYTHON_FUNCTION)
-                cur = tree_stack(s, cur, d->frame[j]);
-            stk[j] = cur;
-            if (!e->stack[row])
-                e->stack[row] = cur;
+        for (; q < to; q++) {
+            uint32_t p = d->py_par[q];
+            stk[q] = tree_stack(s, p == NO_PAR ? 0 : stk[p], d->py_frame[q]);
         }
+        if (done)
+            return;
+    }
+}
+
+/* Both threads: the stack column of thread `who`'s half of the rows. */
+static void duo_store(duo *d, int who) {
+    tp_events *e = d->e;
+    const uint32_t *stk = d->tmp;
+    for (size_t i = who ? d->k / 2 : 0, n = who ? d->k : d->k / 2; i < n; i++) {
+        uint32_t q = d->own[i], row = d->rows[i];
+        if (q != NO_PAR && !e->stack[row])
+            e->stack[row] = stk[q];
     }
 }
 
@@ -684,6 +700,8 @@ static void duo_work(duo *d, int who) {
         duo_stacks(d);
     else
         duo_nest(d);
+    duo_wait(d);
+    duo_store(d, who);
 }
 
 static void *duo_main(void *arg) {
@@ -719,7 +737,8 @@ static int python_duo(tp_kineto_stacks *s) {
     tp_scratch_close(d->sc);
     for (int h = 0; h < 2; h++)
         free(d->cnt[h]), free(d->pos[h]), free(d->py[h]);
-    free(d->rank), free(d->seg), free(d->rows), free(d->tmp), free(d->par), free(d->frame);
+    free(d->rank), free(d->seg), free(d->rows), free(d->tmp), free(d->own), free(d->py_par),
+        free(d->py_frame);
     free(d);
     return ok;
 }
