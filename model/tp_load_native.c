@@ -44,7 +44,12 @@ typedef struct {
     uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, by type */
     uint32_t dom_id, dom_name; /* the domain named last (domain_name), valid when dom_set */
     int dom_set;
-    tp_event_row row0;  /* tp_event_row_init's row, copied for each record */
+    tp_event_row row0;  /* tp_event_row_init's row, copied for each rarer record */
+    /* the rows of the common records: each type sets the same fields every time (the rest
+     * stay row0's), so a record writes only those, not a whole row */
+    tp_event_row api_row, kernel_row, range_row;
+    /* memcpy names by copy, source and destination kind (memcpy_name); 0: not yet interned */
+    uint32_t copy_names[TP_COPY_PTOP + 1][TP_MEM_MANAGED_STATIC + 1][TP_MEM_MANAGED_STATIC + 1];
     tp_prefault *ahead; /* faulting the reserved columns in (size_tables); NULL: none */
     unsigned ahead_opt; /* the optional columns ahead has: bit k, the k-th of TP_EV_OPTIONAL
                            then TP_MEMEV_OPTIONAL */
@@ -138,7 +143,7 @@ static void push_memev(nload *L, const tp_memev_row *row) {
     if (L->r->mem.n == L->r->mem.cap) /* see push_row */
         stop_ahead(L);
     tp_memev_push(&L->r->mem, row);
-    if (L->ahead && L->r->mem.n % AHEAD_LOOK_ROWS == 1)
+    if (L->r->mem.n % AHEAD_LOOK_ROWS == 1 && L->ahead)
         ahead_optional(L);
 }
 
@@ -152,9 +157,14 @@ static tp_status push_row(nload *L, tp_event_row *row) {
     if (L->r->ev.n == L->r->ev.cap) /* more rows than the index said: the columns move */
         stop_ahead(L);
     tp_events_push(&L->r->ev, row);
-    if (L->ahead && L->r->ev.n % AHEAD_LOOK_ROWS == 1)
-        ahead_optional(L);
-    tp_progress_events(L->m->progress, L->r->ev.n);
+    size_t n = L->r->ev.n;
+    _Static_assert(16384 % AHEAD_LOOK_ROWS == 0, "one test below for both");
+    if (n % AHEAD_LOOK_ROWS <= 1) { /* every few rows only */
+        if (n % AHEAD_LOOK_ROWS == 1 && L->ahead)
+            ahead_optional(L);
+        if (n % 16384 == 0) /* tp_progress_events shows multiples of 16 Ki only */
+            tp_progress_events(L->m->progress, n);
+    }
     return TP_OK;
 }
 
@@ -164,23 +174,24 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
-    tp_event_row row = L->row0;
-    row.ts = (int64_t)a->ts;
-    row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
-    row_name(L, &row, a->name_sid, 0);
-    row.cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
+    tp_event_row *row = &L->api_row;
+    row->ts = (int64_t)a->ts;
+    row->dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
+    row_name(L, row, a->name_sid, 0);
+    row->cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
     if (kind == TP_API_DEVICE)
-        row.flags |= TP_EVF_LAUNCH;
-    row.pid = L->pid;
-    row.tid = a->tid;
-    row.correlation = a->correlation ? (int64_t)a->correlation : -1;
-    row.stack = a->stack_id;
-    return push_row(L, &row);
+        row->flags |= TP_EVF_LAUNCH;
+    row->pid = L->pid;
+    row->tid = a->tid;
+    row->correlation = a->correlation ? (int64_t)a->correlation : -1;
+    row->stack = a->stack_id;
+    return push_row(L, row);
 }
 
-static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
-                    uint32_t stream, uint32_t corr) {
-    *row = L->row0;
+/* Sets the fields every GPU-side row has (the others as row0's: the row is a copy of it or
+ * kernel_row). */
+static void gpu_fields(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
+                       uint32_t stream, uint32_t corr) {
     row->ts = (int64_t)ts;
     row->dur = end > ts ? (int64_t)(end - ts) : 0;
     row->device = (int32_t)device;
@@ -190,14 +201,38 @@ static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end
     row->correlation = corr ? (int64_t)corr : -1;
 }
 
+static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
+                    uint32_t stream, uint32_t corr) {
+    *row = L->row0;
+    gpu_fields(row, ts, end, device, stream, corr);
+}
+
 static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_kernel *k = (const void *)h;
-    tp_event_row row;
-    gpu_row(L, &row, k->ts, k->end, k->device, k->stream, k->correlation);
-    row.cat = TP_CAT_KERNEL;
-    row_name(L, &row, k->name_sid, TP_EVF_LAUNCH);
-    return push_row(L, &row);
+    tp_event_row *row = &L->kernel_row;
+    gpu_fields(row, k->ts, k->end, k->device, k->stream, k->correlation);
+    row->cat = TP_CAT_KERNEL;
+    row_name(L, row, k->name_sid, TP_EVF_LAUNCH);
+    return push_row(L, row);
+}
+
+/* The interned name of a copy of these kinds: remembered for the kinds that fit the table
+ * (every kind the collector writes), since formatting and interning it took ~1.3 k
+ * instructions per copy. The first copy of each kind interns it, as before. */
+static uint32_t memcpy_name(nload *L, uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind) {
+    uint32_t *slot = copy_kind <= TP_COPY_PTOP && src_kind <= TP_MEM_MANAGED_STATIC &&
+                             dst_kind <= TP_MEM_MANAGED_STATIC
+                         ? &L->copy_names[copy_kind][src_kind][dst_kind]
+                         : NULL;
+    if (slot && *slot)
+        return *slot;
+    char name[TP_KINETO_NAME_MAX];
+    uint32_t id =
+        intern_lit(L, tp_kineto_memcpy_name(name, sizeof name, copy_kind, src_kind, dst_kind));
+    if (slot)
+        *slot = id;
+    return id;
 }
 
 static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
@@ -205,10 +240,8 @@ static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
     const tp_rec_memcpy *c = (const void *)h;
     tp_event_row row;
     gpu_row(L, &row, c->ts, c->end, c->device, c->stream, c->correlation);
-    char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMCPY;
-    row.name = intern_lit(
-        L, tp_kineto_memcpy_name(name, sizeof name, c->copy_kind, c->src_kind, c->dst_kind));
+    row.name = memcpy_name(L, c->copy_kind, c->src_kind, c->dst_kind);
     row.bytes = (int64_t)c->bytes;
     row.copy_kind = c->copy_kind;
     row.src_kind = c->src_kind;
@@ -249,16 +282,16 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_range(void *ctx, const tp_visit_range *r) {
     nload *L = ctx;
     int64_t end = r->closed ? (int64_t)r->end : L->t_last;
-    tp_event_row row = L->row0;
-    row.ts = (int64_t)r->open.ts;
-    row.dur = end > row.ts ? end - row.ts : 0;
-    row.cat = TP_CAT_USER_ANNOTATION;
-    row_name(L, &row, r->open.msg_sid, TP_EVF_LAUNCH);
-    row.pid = L->pid;
-    row.tid = r->open.tid;
-    row.stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
-    row.domain = domain_name(L, r->open.domain);
-    return push_row(L, &row);
+    tp_event_row *row = &L->range_row;
+    row->ts = (int64_t)r->open.ts;
+    row->dur = end > row->ts ? end - row->ts : 0;
+    row->cat = TP_CAT_USER_ANNOTATION;
+    row_name(L, row, r->open.msg_sid, TP_EVF_LAUNCH);
+    row->pid = L->pid;
+    row->tid = r->open.tid;
+    row->stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
+    row->domain = domain_name(L, r->open.domain);
+    return push_row(L, row);
 }
 
 /* One memory row; `x` carries what the record did (op, heap, raw size, thread). */
@@ -685,6 +718,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
         L.rec_flags[t] = tp_record_info(t)->flags;
     tp_event_row_init(&L.row0);
+    L.api_row = L.kernel_row = L.range_row = L.row0;
     size_tables(&L);
     tp_status st = tp_visit_run(rd, &loader, &L, NULL);
     stop_ahead(&L);

@@ -757,6 +757,22 @@ static void events_grow(tp_events *e) {
     events_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
 }
 
+/* What tp_events_push does for the few rows that need more than the common columns: copy
+ * facts, the derived columns of a model pushed after a finish, Kineto's External id and
+ * Sequence number. */
+static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
+    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
+        copies_put(e, i,
+                   &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
+                                 r->bw_gbps});
+    if (e->parent) /* pushed after a finish: the next finish derives these again */
+        e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
+    if (e->external_id32_opt || r->external_id != -1)
+        opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
+    if (e->seq32_opt || r->seq != -1)
+        opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
+}
+
 void tp_events_push(tp_events *e, const tp_event_row *r) {
     assert(r->dur >= 0 && r->ts >= -TP_NS_LIMIT && r->ts <= TP_NS_LIMIT && r->dur <= TP_NS_LIMIT);
     if (e->n == e->cap)
@@ -780,21 +796,18 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
     else
         place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
-    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
-        copies_put(e, i,
-                   &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
-                                 r->bw_gbps});
-    if (e->parent) /* pushed after a finish: the next finish derives these again */
-        e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
-    opt_put_cat_raw(e, i, r->cat_raw);
-    if (e->external_id32_opt || r->external_id != -1)
-        opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
+    /* one test, without branches, for what native rows never have (push_rare) */
+    if ((r->bytes != -1) | ((r->copy_kind | r->src_kind | r->dst_kind) != 0) |
+        (r->bw_gbps == r->bw_gbps) | (r->external_id != -1) | (r->seq != -1) |
+        (((uintptr_t)e->parent | (uintptr_t)e->external_id32_opt | (uintptr_t)e->seq32_opt) != 0))
+        push_rare(e, i, r);
+    unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER; /* opt_put_cat_raw's test */
+    if (e->cat_raw_opt || !(e->cat_raw_seen >> c & 1) || r->cat_raw != e->cat_raw_dflt[c])
+        opt_put_cat_raw(e, i, r->cat_raw);
     if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
         opt_put_u32(e, &e->shapes_opt, i, r->shapes);
-    if (e->seq32_opt || r->seq != -1)
-        opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
     if (e->domain_opt)
         e->domain_opt[i] = r->domain;
     else if (r->domain)
@@ -850,21 +863,31 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
     e->bytes[i] = r->bytes, e->stack[i] = r->stack;
     e->op[i] = r->op;
-    memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
-    memev_opt_put_u64(e, &e->size_opt, i, r->size);
-    tp_ev_place p = {r->pid, r->tid, -1, -1, -1, 0};
-    const tp_ev_places *t = &e->threads;
-    if (t->n && t->last < TP_EV_PLACE_WIDE && place_eq(&t->v[t->last], &p) &&
-        !wide_at_or_past(&e->wide_thread, i))
+    if (e->heap_opt) /* memev_opt_put_u64's write, without the call, once the column exists */
+        e->heap_opt[i] = r->heap;
+    else if (r->heap)
+        memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
+    if (e->size_opt)
+        e->size_opt[i] = r->size;
+    else if (r->size)
+        memev_opt_put_u64(e, &e->size_opt, i, r->size);
+    const tp_ev_places *t = &e->threads; /* places of pid and tid only: the rest is the same */
+    if (t->n && t->last < TP_EV_PLACE_WIDE && t->v[t->last].pid == r->pid &&
+        t->v[t->last].tid == r->tid && !wide_at_or_past(&e->wide_thread, i))
         e->thread[i] = (uint16_t)t->last; /* place_index_put's result, inline */
     else
-        place_index_put(&e->threads, &e->wide_thread, e->thread, i, &p);
-    if (e->total_allocated_opt || r->total_allocated != -1)
-        memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
-    if (e->total_reserved_opt || r->total_reserved != -1)
-        memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
-    if (e->largest_free_opt || r->largest_free != 0)
-        memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
+        place_index_put(&e->threads, &e->wide_thread, e->thread, i,
+                        &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0});
+    if (((uintptr_t)e->total_allocated_opt | (uintptr_t)e->total_reserved_opt |
+         (uintptr_t)e->largest_free_opt) |
+        ((r->total_allocated != -1) | (r->total_reserved != -1) | (r->largest_free != 0))) {
+        if (e->total_allocated_opt || r->total_allocated != -1)
+            memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
+        if (e->total_reserved_opt || r->total_reserved != -1)
+            memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
+        if (e->largest_free_opt || r->largest_free != 0)
+            memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
+    }
 }
 
 /* ---------------------------------------------------------------- processes */
