@@ -41,10 +41,9 @@ typedef struct {
     int gpus, cpu_devices;
     sid_slot *sids;                 /* SID_CACHE slots */
     uint32_t cat_raw[TP_CAT_COUNT]; /* pool id of each category's name; 0: not yet interned */
-    uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, by type */
-    uint32_t dom_id, dom_name; /* the domain named last (domain_name), valid when dom_set */
+    uint32_t dom_id, dom_name;      /* the domain named last (domain_name), valid when dom_set */
     int dom_set;
-    tp_event_row row0;  /* tp_event_row_init's row, copied for each rarer record */
+    tp_event_row row0; /* tp_event_row_init's row, copied for each rarer record */
     /* the rows of the common records: each type sets the same fields every time (the rest
      * stay row0's), so a record writes only those, not a whole row */
     tp_event_row api_row, kernel_row, range_row;
@@ -386,29 +385,6 @@ static tp_status on_overhead(void *ctx, const tp_rec_hdr *h) {
     return push_row(L, &row);
 }
 
-/* 0 for a record of a timed type whose start or end lies past TP_NS_LIMIT (a corrupt or
- * crafted clock): it is counted as skipped and never becomes a row, so no sum of times can
- * overflow later. The handlers read ts/end from the struct whatever the record's flags say,
- * so the type's layout decides here too. */
-static int time_plausible(void *ctx, const tp_rec_hdr *h) {
-    nload *L = ctx;
-    struct {
-        tp_rec_hdr h;
-        uint64_t ts, end;
-    } t;
-    uint16_t f = L->rec_flags[h->type]; /* the cursor returns known types only */
-    if (!(f & TP_RF_TIMED))
-        return 1;
-    if (h->size >= sizeof t) /* every timed record is (the visitor zero-extends short ones) */
-        memcpy(&t, h, sizeof t);
-    else
-        tp_record_get(h, &t, sizeof t);
-    if (t.ts <= (uint64_t)TP_NS_LIMIT && (!(f & TP_RF_INTERVAL) || t.end <= (uint64_t)TP_NS_LIMIT))
-        return 1;
-    L->r->n_skipped[TP_SKIP_TIME_RANGE]++;
-    return 0;
-}
-
 /* An NVTX mark: an instant row (TP_EVF_MARK) on its thread, with its domain, so the report's
  * marks table and the TUI's timeline see it; it is no range (category OTHER). */
 static tp_status on_mark(void *ctx, const tp_rec_hdr *h) {
@@ -661,8 +637,12 @@ static const tp_visitor loader = {
             [TP_REC_CLOCK_SYNC] = on_instant,
         },
     .range = on_range,
-    .keep = time_plausible,
     .read_ahead = 1, /* handlers read the reader's strings, stacks and DOMAIN records only */
+    /* a record of a timed type whose start or end lies past TP_NS_LIMIT (a corrupt or crafted
+     * clock) is counted as skipped and never becomes a row, so no sum of times can overflow
+     * later; the handlers read ts / end from the struct whatever the record's flags say, so
+     * the type's layout decides (tp_cursor_set_late) */
+    .t_limit = (uint64_t)TP_NS_LIMIT,
 };
 
 /* The records that become a row each (ranges: the record that opens one) of the events'
@@ -715,12 +695,12 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.r = tp_model_add_rank(m, name);
     L.r->native = 1;
     L.sids = tp_mem_xcalloc(SID_CACHE, sizeof *L.sids);
-    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
-        L.rec_flags[t] = tp_record_info(t)->flags;
     tp_event_row_init(&L.row0);
     L.api_row = L.kernel_row = L.range_row = L.row0;
     size_tables(&L);
-    tp_status st = tp_visit_run(rd, &loader, &L, NULL);
+    tp_visit_stats vs = {0};
+    tp_status st = tp_visit_run(rd, &loader, &L, &vs);
+    L.r->n_skipped[TP_SKIP_TIME_RANGE] += vs.late;
     stop_ahead(&L);
     if (st == TP_OK)
         load_stacks(&L);
