@@ -4,6 +4,7 @@
  * much it released. */
 #include "tp_load_native.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ typedef struct {
     int gpus, cpu_devices;
     sid_slot *sids;                 /* SID_CACHE slots */
     uint32_t cat_raw[TP_CAT_COUNT]; /* pool id of each category's name; 0: not yet interned */
+    uint32_t cats_pushed;           /* bit c: category c has a row (push_row_as) */
     uint32_t dom_id, dom_name;      /* the domain named last (domain_name), valid when dom_set */
     int dom_set;
     tp_event_row row0; /* tp_event_row_init's row, copied for each rarer record */
@@ -146,7 +148,10 @@ static void push_memev(nload *L, const tp_memev_row *row) {
         ahead_optional(L);
 }
 
-static tp_status push_row(nload *L, tp_event_row *row) {
+/* Appends `row`; `plain`: one of the rows kept per type (api_row, kernel_row, range_row: no
+ * copy facts, no Kineto args), which take tp_events_push_plain once their category has a row
+ * (the table then knows its text: every native row of a category has the same). */
+static tp_status push_row_as(nload *L, tp_event_row *row, int plain) {
     if (row->ts + row->dur > L->t_last)
         L->t_last = row->ts + row->dur;
     tp_cat c = row->cat < TP_CAT_COUNT ? (tp_cat)row->cat : TP_CAT_OTHER;
@@ -155,7 +160,14 @@ static tp_status push_row(nload *L, tp_event_row *row) {
     row->cat_raw = L->cat_raw[c];
     if (L->r->ev.n == L->r->ev.cap) /* more rows than the index said: the columns move */
         stop_ahead(L);
-    tp_events_push(&L->r->ev, row);
+    _Static_assert(TP_CAT_COUNT <= 32, "cats_pushed has a bit for each category");
+    if (plain && (L->cats_pushed >> c & 1)) {
+        assert(tp_events_plain(&L->r->ev, row));
+        tp_events_push_plain(&L->r->ev, row);
+    } else {
+        tp_events_push(&L->r->ev, row);
+        L->cats_pushed |= 1u << c;
+    }
     size_t n = L->r->ev.n;
     _Static_assert(16384 % AHEAD_LOOK_ROWS == 0, "one test below for both");
     if (n % AHEAD_LOOK_ROWS <= 1) { /* every few rows only */
@@ -165,6 +177,10 @@ static tp_status push_row(nload *L, tp_event_row *row) {
             tp_progress_events(L->m->progress, n);
     }
     return TP_OK;
+}
+
+static tp_status push_row(nload *L, tp_event_row *row) {
+    return push_row_as(L, row, 0);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -184,7 +200,7 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     row->tid = a->tid;
     row->correlation = a->correlation ? (int64_t)a->correlation : -1;
     row->stack = a->stack_id;
-    return push_row(L, row);
+    return push_row_as(L, row, 1);
 }
 
 /* Sets the fields every GPU-side row has (the others as row0's: the row is a copy of it or
@@ -213,7 +229,7 @@ static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     gpu_fields(row, k->ts, k->end, k->device, k->stream, k->correlation);
     row->cat = TP_CAT_KERNEL;
     row_name(L, row, k->name_sid, TP_EVF_LAUNCH);
-    return push_row(L, row);
+    return push_row_as(L, row, 1);
 }
 
 /* The interned name of a copy of these kinds: remembered for the kinds that fit the table
@@ -290,7 +306,7 @@ static tp_status on_range(void *ctx, const tp_visit_range *r) {
     row->tid = r->open.tid;
     row->stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
     row->domain = domain_name(L, r->open.domain);
-    return push_row(L, row);
+    return push_row_as(L, row, 1);
 }
 
 /* One memory row; `x` carries what the record did (op, heap, raw size, thread). */

@@ -773,14 +773,15 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
         opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
 }
 
-void tp_events_push(tp_events *e, const tp_event_row *r) {
+/* The columns every row writes (tp_events_push, tp_events_push_plain); returns the row. The
+ * common cases inline (a row appended, values that fit their codes, the place of the row
+ * before); the helpers do the rest. */
+static inline size_t push_common(tp_events *e, const tp_event_row *r) {
     assert(r->dur >= 0 && r->ts >= -TP_NS_LIMIT && r->ts <= TP_NS_LIMIT && r->dur <= TP_NS_LIMIT);
     if (e->n == e->cap)
         events_grow(e);
     size_t i = e->n++;
     e->ts[i] = r->ts, e->name[i] = r->name;
-    /* the common cases inline (a row appended, values that fit their codes, the place of the
-     * row before); the helpers do the rest */
     if (r->dur >= 0 && r->dur < TP_EV_U32_WIDE && !wide_at_or_past(&e->wide_dur, i))
         e->dur32[i] = (uint32_t)r->dur;
     else
@@ -796,14 +797,6 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
     else
         place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
-    /* one test, without branches, for what native rows never have (push_rare) */
-    if ((r->bytes != -1) | ((r->copy_kind | r->src_kind | r->dst_kind) != 0) |
-        (r->bw_gbps == r->bw_gbps) | (r->external_id != -1) | (r->seq != -1) |
-        (((uintptr_t)e->parent | (uintptr_t)e->external_id32_opt | (uintptr_t)e->seq32_opt) != 0))
-        push_rare(e, i, r);
-    unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER; /* opt_put_cat_raw's test */
-    if (e->cat_raw_opt || !(e->cat_raw_seen >> c & 1) || r->cat_raw != e->cat_raw_dflt[c])
-        opt_put_cat_raw(e, i, r->cat_raw);
     if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
@@ -812,6 +805,32 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
         e->domain_opt[i] = r->domain;
     else if (r->domain)
         opt_put_u32(e, &e->domain_opt, i, r->domain);
+    return i;
+}
+
+void tp_events_push(tp_events *e, const tp_event_row *r) {
+    size_t i = push_common(e, r);
+    /* one test, without branches, for what native rows never have (push_rare) */
+    if ((r->bytes != -1) | ((r->copy_kind | r->src_kind | r->dst_kind) != 0) |
+        (r->bw_gbps == r->bw_gbps) | (r->external_id != -1) | (r->seq != -1) |
+        (((uintptr_t)e->parent | (uintptr_t)e->external_id32_opt | (uintptr_t)e->seq32_opt) != 0))
+        push_rare(e, i, r);
+    unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER; /* opt_put_cat_raw's test */
+    if (e->cat_raw_opt || !(e->cat_raw_seen >> c & 1) || r->cat_raw != e->cat_raw_dflt[c])
+        opt_put_cat_raw(e, i, r->cat_raw);
+}
+
+int tp_events_plain(const tp_events *e, const tp_event_row *r) {
+    unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER;
+    return r->bytes == -1 && !r->copy_kind && !r->src_kind && !r->dst_kind && isnan(r->bw_gbps) &&
+           r->external_id == -1 && r->seq == -1 && !e->parent && !e->external_id32_opt &&
+           !e->seq32_opt && !e->cat_raw_opt && (e->cat_raw_seen >> c & 1) &&
+           r->cat_raw == e->cat_raw_dflt[c];
+}
+
+void tp_events_push_plain(tp_events *e, const tp_event_row *r) {
+    assert(tp_events_plain(e, r));
+    push_common(e, r);
 }
 
 /* Resizes every allocated memory-event column to `cap` rows. */
