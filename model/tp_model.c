@@ -1559,60 +1559,59 @@ void tp_events_sort_rows_by_thread(const tp_events *e, uint32_t *rows, size_t n,
     free((void *)t.rank);
 }
 
-/* Groups rows[0..n) (ascending row numbers, so in time order) into CSR buckets of the places
- * that `cmp` calls equal, in its order, rows in each bucket staying in time order (a stable
- * sort by the place's rank: as stable sorts by the places' fields would). Keys are set by the
- * caller. Takes `rows`. */
+/* Groups the rows whose stream is (want_gpu) or is not (!want_gpu) -1 into CSR buckets of the
+ * places that `cmp` calls equal, in its order, rows in each bucket staying in time order (a
+ * stable sort by the place's rank: as stable sorts by the places' fields would), by counting
+ * over every row: no list of the rows first, no copy of it. Keys are set by the caller. */
 static void buckets_by_place(tp_buckets *b, const tp_events *e,
-                             int (*cmp)(const void *, const void *), uint32_t *rows, size_t n,
-                             tp_scratch *sc) {
+                             int (*cmp)(const void *, const void *), int want_gpu, tp_scratch *sc) {
     buckets_free(b);
     uint64_t *rank = place_ranks(e, cmp); /* ranks < places.n: few, so a counting sort */
-    size_t np = e->places.n + 1;
-    uint32_t *at = tp_scratch_get0(sc, np + 1, sizeof *at);
-    uint32_t *out = tp_scratch_get(sc, n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++)
-        at[rank[tp_ev_place_index(e, rows[i])] + 1]++;
-    size_t nb = 0;
-    for (size_t k = 1; k <= np; k++) {
+    size_t np = e->places.n;
+    /* slot[k]: 1 + place k's rank when its rows belong here (their stream is or is not -1),
+     * else 0, the slot of the rows left out */
+    uint32_t *slot = tp_mem_xalloc(np + 1, sizeof *slot);
+    for (size_t k = 0; k < np; k++)
+        slot[k] = (e->places.v[k].stream != -1) == want_gpu ? (uint32_t)rank[k] + 1 : 0;
+    free(rank);
+    uint32_t *at = tp_scratch_get0(sc, np + 2, sizeof *at);
+    for (size_t i = 0; i < e->n; i++)
+        at[slot[tp_ev_place_index(e, i)] + 1]++;
+    size_t nb = 0, n = 0;
+    at[1] = 0; /* the rows left out take no room: the first bucket starts at 0 */
+    for (size_t k = 2; k <= np + 1; k++) {
         nb += at[k] > 0;
         at[k] += at[k - 1];
     }
+    n = at[np + 1];
     b->n = nb;
     b->key = tp_mem_xcalloc(nb, sizeof *b->key);
     b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
     b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
-    for (size_t k = 0, j = 0; k < np; k++)
+    for (size_t k = 1, j = 0; k <= np; k++)
         if (at[k + 1] > at[k])
             b->off[j++] = at[k];
     b->off[nb] = (uint32_t)n;
-    for (size_t i = 0; i < n; i++) /* stable: rows stay in time order within a bucket */
-        out[at[rank[tp_ev_place_index(e, rows[i])]]++] = rows[i];
-    memcpy(rows, out, n * sizeof *rows);
-    b->rows = rows;
-    free(rank);
-    tp_scratch_put(sc, out);
+    /* straight into the index's array, a row at a time in row order (stable: rows stay in time
+     * order within a bucket); a row left out is written to the spare element at n, which
+     * slot 0's position keeps pointing at, so the loop has no branch */
+    uint32_t *rows = tp_mem_xalloc(n + 1, sizeof *rows);
+    at[0] = (uint32_t)n;
+    for (size_t i = 0; i < e->n; i++) {
+        uint32_t s = slot[tp_ev_place_index(e, i)];
+        rows[at[s]] = (uint32_t)i;
+        at[s] += s != 0;
+    }
+    b->rows = n ? tp_mem_xrealloc(rows, n, sizeof *rows) : rows; /* kept: no slack */
+    free(slot);
     tp_scratch_put(sc, at);
-}
-
-/* Rows of `e` (ascending) whose stream is (want_gpu) or is not (!want_gpu) -1. */
-static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
-    uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
-    size_t k = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if ((tp_ev_stream(e, i) != -1) == want_gpu)
-            rows[k++] = (uint32_t)i;
-    *n = k;
-    return tp_mem_xrealloc(rows, k ? k : 1, sizeof *rows); /* the index keeps it: no slack */
 }
 
 /* Streams are keyed by stream id; key2: the device of the stream's first row. */
 static void index_streams(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
-    size_t n;
-    uint32_t *rows = rows_where_gpu(e, 1, &n);
     tp_buckets *b = &r->streams;
-    buckets_by_place(b, e, cmp_stream_place, rows, n, sc);
+    buckets_by_place(b, e, cmp_stream_place, 1, sc);
     for (size_t j = 0; j < b->n; j++) {
         b->key[j] = tp_ev_stream(e, b->rows[b->off[j]]);
         b->key2[j] = tp_ev_device(e, b->rows[b->off[j]]);
@@ -1622,10 +1621,8 @@ static void index_streams(tp_rank *r, tp_scratch *sc) {
 /* Threads are keyed (tid, pid): key = tid and key2 = pid. */
 static void index_threads(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
-    size_t n;
-    uint32_t *rows = rows_where_gpu(e, 0, &n);
     tp_buckets *b = &r->threads;
-    buckets_by_place(b, e, cmp_thread_place, rows, n, sc);
+    buckets_by_place(b, e, cmp_thread_place, 0, sc);
     for (size_t j = 0; j < b->n; j++) {
         b->key[j] = tp_ev_tid(e, b->rows[b->off[j]]);
         b->key2[j] = tp_ev_pid(e, b->rows[b->off[j]]);
@@ -1719,7 +1716,48 @@ static int corr_counting_sort(const tp_events *e, uint32_t *rows, size_t n, tp_s
     return 1;
 }
 
+/* index_corr when every correlation is its own 32-bit code (no high halves, no wide values)
+ * and they span at most 4 per row: a counting sort over every row, straight into the index's
+ * array (no list of the rows first, no copy of it). 0 when it does not apply. */
+static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
+    const tp_events *e = &r->ev;
+    if (e->corr_hi_any || e->wide_corr.n)
+        return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        uint32_t v = e->corr32[i];
+        if (v == TP_EV_U32_NONE)
+            continue;
+        n++;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (n < 2 || (uint64_t)(hi - lo) > 4 * (uint64_t)n) /* as corr_counting_sort decides */
+        return 0;
+    size_t span = (size_t)(hi - lo);
+    uint32_t *at = tp_scratch_get0(sc, span + 2, sizeof *at);
+    for (size_t i = 0; i < e->n; i++)
+        if (e->corr32[i] != TP_EV_U32_NONE)
+            at[e->corr32[i] - lo + 1]++;
+    for (size_t j = 1; j <= span + 1; j++)
+        at[j] += at[j - 1];
+    uint32_t *rows = tp_mem_xalloc(n, sizeof *rows);
+    for (size_t i = 0; i < e->n; i++) /* stable: (correlation, row) */
+        if (e->corr32[i] != TP_EV_U32_NONE)
+            rows[at[e->corr32[i] - lo]++] = (uint32_t)i;
+    tp_scratch_put(sc, at);
+    free(r->by_corr);
+    r->by_corr = rows;
+    r->n_by_corr = n;
+    return 1;
+}
+
 static void index_corr(tp_rank *r, tp_scratch *sc) {
+    if (corr_index_direct(r, sc)) {
+        corr_directory(r);
+        return;
+    }
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t n = 0;
