@@ -43,7 +43,13 @@ typedef struct {
     sid_slot *sids;                 /* SID_CACHE slots */
     uint32_t cat_raw[TP_CAT_COUNT]; /* pool id of each category's name; 0: not yet interned */
     uint32_t cats_pushed;           /* bit c: category c has a row (push_row_as) */
-    uint32_t dom_id, dom_name;      /* the domain named last (domain_name), valid when dom_set */
+    /* the stack ids the rows refer to, marked as rows come (note_stack), so load_stacks needs
+     * no pass over the stack columns on one thread after the load: a bit per id */
+    uint64_t *stack_seen;
+    size_t stack_words;
+    uint32_t stack_last;       /* the id marked last */
+    int stack_unmarked;        /* an id too large for the bits came: referenced_stacks */
+    uint32_t dom_id, dom_name; /* the domain named last (domain_name), valid when dom_set */
     int dom_set;
     tp_event_row row0; /* tp_event_row_init's row, copied for each rarer record */
     /* the rows of the common records: each type sets the same fields every time (the rest
@@ -140,7 +146,32 @@ static void ahead_optional(nload *L) {
 #undef OPT_COL
 }
 
+/* Ids past this many bits (for `rows` rows so far) are not marked: a crafted file's ids far
+ * past the row count take referenced_stacks' sort (its bound, for the rows at that time). */
+static size_t stack_bits_max(size_t rows) {
+    return 64 * rows + ((size_t)1 << 20);
+}
+
+/* Marks stack id `id` of the row pushed next (rows of one call site come in runs). */
+static inline void note_stack(nload *L, uint32_t id) {
+    if (id == L->stack_last)
+        return;
+    L->stack_last = id;
+    size_t w = id / 64;
+    if (w >= L->stack_words) {
+        if (id > stack_bits_max(L->r->ev.n + L->r->mem.n)) {
+            L->stack_unmarked = 1;
+            return;
+        }
+        size_t old = L->stack_words;
+        TP_MEM_XGROW(L->stack_seen, L->stack_words, w + 1);
+        memset(L->stack_seen + old, 0, (L->stack_words - old) * sizeof *L->stack_seen);
+    }
+    L->stack_seen[w] |= UINT64_C(1) << (id & 63);
+}
+
 static void push_memev(nload *L, const tp_memev_row *row) {
+    note_stack(L, row->stack);
     if (L->r->mem.n == L->r->mem.cap) /* see push_row */
         stop_ahead(L);
     tp_memev_push(&L->r->mem, row);
@@ -161,6 +192,7 @@ static tp_status push_row_as(nload *L, tp_event_row *row, int plain) {
     if (L->r->ev.n == L->r->ev.cap) /* more rows than the index said: the columns move */
         stop_ahead(L);
     _Static_assert(TP_CAT_COUNT <= 32, "cats_pushed has a bit for each category");
+    note_stack(L, row->stack);
     if (plain && (L->cats_pushed >> c & 1)) {
         assert(tp_events_plain(&L->r->ev, row));
         tp_events_push_plain(&L->r->ev, row);
@@ -508,6 +540,23 @@ static uint32_t *referenced_stacks(const tp_events *ev, const tp_memevents *mem,
     return ids;
 }
 
+/* The ids note_stack marked, ascending (*n of them; free it): referenced_stacks' answer
+ * whenever every id was marked (the sets are the same, and its sort would take the same ids
+ * only for a largest id past its bound, which note_stack leaves unmarked). */
+static uint32_t *marked_stacks(nload *L, size_t *n) {
+    size_t distinct = 0, k = 0;
+    if (L->stack_words)
+        L->stack_seen[0] &= ~UINT64_C(1); /* id 0: no stack */
+    for (size_t w = 0; w < L->stack_words; w++)
+        distinct += (size_t)__builtin_popcountll(L->stack_seen[w]);
+    uint32_t *ids = tp_mem_xalloc(distinct + 1, sizeof *ids);
+    for (size_t w = 0; w < L->stack_words; w++)
+        for (uint64_t b = L->stack_seen[w]; b; b &= b - 1)
+            ids[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+    *n = k;
+    return ids;
+}
+
 /* Copies the stacks the rank's rows refer to, the modules their frames point into and the
  * Python code objects, from the trace into the model, so the analyses never reopen the file
  * to read a stack. Reads only the rank's rows and the reader's metadata; call it once the
@@ -520,7 +569,8 @@ static void load_stacks(nload *L) {
     uint32_t *mods = NULL;
     uint64_t *addrs = NULL;
     size_t n = 0, cap = 0;
-    uint32_t *ids = referenced_stacks(&L->r->ev, &L->r->mem, &n);
+    uint32_t *ids =
+        L->stack_unmarked ? referenced_stacks(&L->r->ev, &L->r->mem, &n) : marked_stacks(L, &n);
     for (size_t k = 0; k < n; k++) {
         uint32_t nf = 0;
         const uint64_t *f = tp_reader_stack(L->rd, ids[k], &nf);
@@ -731,6 +781,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
         L.r->n_kept_kind[t] = info->records[t];
     tp_region_map_free(&L.regions);
     free(L.sids);
+    free(L.stack_seen);
     if (L.cpu_devices && !L.gpus)
         L.r->device_type = TP_DEVTYPE_CPU_DEVICE;
     const tp_integrity *in = tp_reader_integrity(rd);
