@@ -1840,11 +1840,14 @@ static void derive_device_type(const tp_model *m, tp_rank *r) {
         return;
     const tp_events *e = &r->ev;
     int gpu = 0, hip = 0;
-    for (size_t i = 0; i < e->n && !hip; i++) {
-        gpu |= tp_ev_stream(e, i) != -1 || e->cat[i] == TP_CAT_KERNEL;
-        const char *name = tp_model_str(m, e->name[i]);
-        hip |=
-            e->cat[i] == TP_CAT_CUDA_RUNTIME && name[0] == 'h' && name[1] == 'i' && name[2] == 'p';
+    uint32_t named = UINT32_MAX; /* the runtime name tested last: calls repeat a few names */
+    for (size_t i = 0; i < e->n && !hip; i++) { /* serial, every row of a GPU trace: cheap tests */
+        if (!gpu)
+            gpu = tp_ev_stream(e, i) != -1 || e->cat[i] == TP_CAT_KERNEL;
+        if (e->cat[i] == TP_CAT_CUDA_RUNTIME && e->name[i] != named) {
+            const char *name = tp_model_str(m, named = e->name[i]);
+            hip = name[0] == 'h' && name[1] == 'i' && name[2] == 'p';
+        }
     }
     r->device_type = hip ? TP_DEVTYPE_AMD : gpu ? TP_DEVTYPE_NVIDIA : TP_DEVTYPE_CPU_ONLY;
 }
