@@ -62,15 +62,19 @@ typedef struct {
                            then TP_MEMEV_OPTIONAL */
 } nload;
 
-static const sid_slot *sid_lookup(nload *L, uint32_t sid) {
-    sid_slot *e = &L->sids[sid & (SID_CACHE - 1)];
-    if (e->sid != sid || sid == 0) {
-        const char *s = tp_reader_string(L->rd, sid);
-        e->sid = sid;
-        e->id = s ? tp_model_intern(L->m, s, strlen(s)) : 0;
-        e->flags = tp_model_name_flags(tp_model_str(L->m, e->id));
-    }
+/* Slot e's string, looked up and interned (a sid not cached there). */
+static __attribute__((noinline)) const sid_slot *sid_fill(nload *L, sid_slot *e, uint32_t sid) {
+    const char *s = tp_reader_string(L->rd, sid);
+    e->sid = sid;
+    e->id = s ? tp_model_intern(L->m, s, strlen(s)) : 0;
+    e->flags = tp_model_name_flags(tp_model_str(L->m, e->id));
     return e;
+}
+
+/* Inline: a load and a compare for the cached sids of nearly every record. */
+static inline const sid_slot *sid_lookup(nload *L, uint32_t sid) {
+    sid_slot *e = &L->sids[sid & (SID_CACHE - 1)];
+    return e->sid != sid || sid == 0 ? sid_fill(L, e, sid) : e;
 }
 
 static uint32_t intern_sid(nload *L, uint32_t sid) {

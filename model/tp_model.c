@@ -776,7 +776,8 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
 /* The columns every row writes (tp_events_push, tp_events_push_plain); returns the row. The
  * common cases inline (a row appended, values that fit their codes, the place of the row
  * before); the helpers do the rest. */
-static inline size_t push_common(tp_events *e, const tp_event_row *r) {
+__attribute__((always_inline)) static inline size_t push_common(tp_events *e,
+                                                                const tp_event_row *r) {
     assert(r->dur >= 0 && r->ts >= -TP_NS_LIMIT && r->ts <= TP_NS_LIMIT && r->dur <= TP_NS_LIMIT);
     if (e->n == e->cap)
         events_grow(e);
