@@ -1181,10 +1181,83 @@ typedef struct {
     int half; /* 0 or 1 */
 } permute_half;
 
+/* Two 4-byte columns permuted in one pass (perm read once for both) through tmp (8 bytes a
+ * row: one column's worth each). */
+static void gather_back_44(uint32_t *a, uint32_t *b, const uint32_t *perm, size_t n, void *tmp) {
+    uint32_t *ta = tmp, *tb = ta + n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = perm[i];
+        ta[i] = a[p], tb[i] = b[p];
+    }
+    memcpy(a, ta, n * sizeof *a);
+    memcpy(b, tb, n * sizeof *b);
+}
+
+/* Two 1-byte columns and a 2-byte one the same way. */
+static void gather_back_112(uint8_t *a, uint8_t *b, uint16_t *c, const uint32_t *perm, size_t n,
+                            void *tmp) {
+    uint16_t *tc = tmp;
+    uint8_t *ta = (uint8_t *)(tc + n), *tb = ta + n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = perm[i];
+        ta[i] = a[p], tb[i] = b[p], tc[i] = c[p];
+    }
+    memcpy(a, ta, n);
+    memcpy(b, tb, n);
+    memcpy(c, tc, n * sizeof *c);
+}
+
+/* The allocated columns of a table, grouped for permute_cols: two 4-byte columns, or two
+ * 1-byte and a 2-byte one, move in one pass over perm; the rest one by one. */
+typedef struct {
+    void *col[3];
+    uint8_t elem, n_cols, bytes; /* elem: of a single column; 0: a group (44 or 112) */
+} perm_group;
+
+#define COUNT_COL(c, none) +1
+enum { N_EV_COLS = 0 TP_EV_ALL(COUNT_COL) }; /* every column a table may have */
+#undef COUNT_COL
+
+static size_t perm_groups(tp_events *e, perm_group *g) {
+    void *c8[N_EV_COLS], *c4[N_EV_COLS], *c2[N_EV_COLS], *c1[N_EV_COLS];
+    size_t n8 = 0, n4 = 0, n2 = 0, n1 = 0, k = 0;
+#define GROUP_COL(c, none)                                                                         \
+    if (e->c) {                                                                                    \
+        static_assert(sizeof *e->c == 8 || sizeof *e->c == 4 || sizeof *e->c == 2 ||               \
+                          sizeof *e->c == 1,                                                       \
+                      "gather_back moves 8-, 4-, 2- and 1-byte elements");                         \
+        if (sizeof *e->c == 8)                                                                     \
+            c8[n8++] = e->c;                                                                       \
+        else if (sizeof *e->c == 4)                                                                \
+            c4[n4++] = e->c;                                                                       \
+        else if (sizeof *e->c == 2)                                                                \
+            c2[n2++] = e->c;                                                                       \
+        else                                                                                       \
+            c1[n1++] = e->c;                                                                       \
+    }
+    TP_EV_ALL(GROUP_COL)
+#undef GROUP_COL
+    for (size_t i = 0; i < n8; i++)
+        g[k++] = (perm_group){{c8[i]}, 8, 1, 8};
+    size_t i4 = 0;
+    for (; i4 + 2 <= n4; i4 += 2)
+        g[k++] = (perm_group){{c4[i4], c4[i4 + 1]}, 0, 2, 8};
+    if (i4 < n4)
+        g[k++] = (perm_group){{c4[i4]}, 4, 1, 4};
+    size_t i1 = 0, i2 = 0;
+    for (; i1 + 2 <= n1 && i2 < n2; i1 += 2, i2++)
+        g[k++] = (perm_group){{c1[i1], c1[i1 + 1], c2[i2]}, 0, 3, 4};
+    for (; i2 < n2; i2++)
+        g[k++] = (perm_group){{c2[i2]}, 2, 1, 2};
+    for (; i1 < n1; i1++)
+        g[k++] = (perm_group){{c1[i1]}, 1, 1, 1};
+    return k;
+}
+
 /* The columns of one half permuted through one scratch block of this thread. The columns are
  * independent, and each gather is about a cache miss per row: two threads, each with half of
- * them, take ~half the time. A column goes, in the table's order, to the half with fewer bytes
- * per row so far (ties to half 0): the same split on both threads. */
+ * them, take ~half the time. A group of columns (perm_groups) goes, in order, to the half with
+ * fewer bytes per row so far (ties to half 0): the same split on both threads. */
 static void permute_cols(void *arg) {
     permute_half *h = arg;
     tp_events *e = h->e;
@@ -1198,18 +1271,20 @@ static void permute_cols(void *arg) {
                 h->moved[h->n_moved++] = (moved_row){(uint32_t)i, o};
         }
     void *tmp = tp_scratch_get(h->sc, n, 8);
-#define PERMUTE_COL(c, none)                                                                       \
-    if (e->c) {                                                                                    \
-        static_assert(sizeof *e->c == 8 || sizeof *e->c == 4 || sizeof *e->c == 2 ||               \
-                          sizeof *e->c == 1,                                                       \
-                      "gather_back moves 8-, 4-, 2- and 1-byte elements");                         \
-        int to = bytes[1] < bytes[0];                                                              \
-        bytes[to] += sizeof *e->c;                                                                 \
-        if (to == h->half)                                                                         \
-            gather_back(e->c, sizeof *e->c, h->perm, n, tmp);                                      \
+    perm_group g[N_EV_COLS];
+    size_t ng = perm_groups(e, g);
+    for (size_t k = 0; k < ng; k++) {
+        int to = bytes[1] < bytes[0];
+        bytes[to] += g[k].bytes;
+        if (to != h->half)
+            continue;
+        if (g[k].elem)
+            gather_back(g[k].col[0], g[k].elem, h->perm, n, tmp);
+        else if (g[k].n_cols == 2)
+            gather_back_44(g[k].col[0], g[k].col[1], h->perm, n, tmp);
+        else
+            gather_back_112(g[k].col[0], g[k].col[1], g[k].col[2], h->perm, n, tmp);
     }
-    TP_EV_ALL(PERMUTE_COL)
-#undef PERMUTE_COL
     tp_scratch_put(h->sc, tmp);
 }
 
