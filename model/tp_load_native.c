@@ -4,6 +4,7 @@
  * much it released. */
 #include "tp_load_native.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,24 +42,39 @@ typedef struct {
     int gpus, cpu_devices;
     sid_slot *sids;                 /* SID_CACHE slots */
     uint32_t cat_raw[TP_CAT_COUNT]; /* pool id of each category's name; 0: not yet interned */
-    uint16_t rec_flags[TP_REC_TYPE_LIMIT]; /* tp_record_info(type)->flags, by type */
+    uint32_t cats_pushed;           /* bit c: category c has a row (push_row_as) */
+    /* the stack ids the rows refer to, marked as rows come (note_stack), so load_stacks needs
+     * no pass over the stack columns on one thread after the load: a bit per id */
+    uint64_t *stack_seen;
+    size_t stack_words;
+    uint32_t stack_last;       /* the id marked last */
+    int stack_unmarked;        /* an id too large for the bits came: referenced_stacks */
     uint32_t dom_id, dom_name; /* the domain named last (domain_name), valid when dom_set */
     int dom_set;
-    tp_event_row row0;  /* tp_event_row_init's row, copied for each record */
+    tp_event_row row0; /* tp_event_row_init's row, copied for each rarer record */
+    /* the rows of the common records: each type sets the same fields every time (the rest
+     * stay row0's), so a record writes only those, not a whole row */
+    tp_event_row api_row, kernel_row, range_row;
+    /* memcpy names by copy, source and destination kind (memcpy_name); 0: not yet interned */
+    uint32_t copy_names[TP_COPY_PTOP + 1][TP_MEM_MANAGED_STATIC + 1][TP_MEM_MANAGED_STATIC + 1];
     tp_prefault *ahead; /* faulting the reserved columns in (size_tables); NULL: none */
     unsigned ahead_opt; /* the optional columns ahead has: bit k, the k-th of TP_EV_OPTIONAL
                            then TP_MEMEV_OPTIONAL */
 } nload;
 
-static const sid_slot *sid_lookup(nload *L, uint32_t sid) {
-    sid_slot *e = &L->sids[sid & (SID_CACHE - 1)];
-    if (e->sid != sid || sid == 0) {
-        const char *s = tp_reader_string(L->rd, sid);
-        e->sid = sid;
-        e->id = s ? tp_model_intern(L->m, s, strlen(s)) : 0;
-        e->flags = tp_model_name_flags(tp_model_str(L->m, e->id));
-    }
+/* Slot e's string, looked up and interned (a sid not cached there). */
+static __attribute__((noinline)) const sid_slot *sid_fill(nload *L, sid_slot *e, uint32_t sid) {
+    const char *s = tp_reader_string(L->rd, sid);
+    e->sid = sid;
+    e->id = s ? tp_model_intern(L->m, s, strlen(s)) : 0;
+    e->flags = tp_model_name_flags(tp_model_str(L->m, e->id));
     return e;
+}
+
+/* Inline: a load and a compare for the cached sids of nearly every record. */
+static inline const sid_slot *sid_lookup(nload *L, uint32_t sid) {
+    sid_slot *e = &L->sids[sid & (SID_CACHE - 1)];
+    return e->sid != sid || sid == 0 ? sid_fill(L, e, sid) : e;
 }
 
 static uint32_t intern_sid(nload *L, uint32_t sid) {
@@ -134,15 +150,43 @@ static void ahead_optional(nload *L) {
 #undef OPT_COL
 }
 
+/* Ids past this many bits (for `rows` rows so far) are not marked: a crafted file's ids far
+ * past the row count take referenced_stacks' sort (its bound, for the rows at that time). */
+static size_t stack_bits_max(size_t rows) {
+    return 64 * rows + ((size_t)1 << 20);
+}
+
+/* Marks stack id `id` of the row pushed next (rows of one call site come in runs). */
+static inline void note_stack(nload *L, uint32_t id) {
+    if (id == L->stack_last)
+        return;
+    L->stack_last = id;
+    size_t w = id / 64;
+    if (w >= L->stack_words) {
+        if (id > stack_bits_max(L->r->ev.n + L->r->mem.n)) {
+            L->stack_unmarked = 1;
+            return;
+        }
+        size_t old = L->stack_words;
+        TP_MEM_XGROW(L->stack_seen, L->stack_words, w + 1);
+        memset(L->stack_seen + old, 0, (L->stack_words - old) * sizeof *L->stack_seen);
+    }
+    L->stack_seen[w] |= UINT64_C(1) << (id & 63);
+}
+
 static void push_memev(nload *L, const tp_memev_row *row) {
+    note_stack(L, row->stack);
     if (L->r->mem.n == L->r->mem.cap) /* see push_row */
         stop_ahead(L);
     tp_memev_push(&L->r->mem, row);
-    if (L->ahead && L->r->mem.n % AHEAD_LOOK_ROWS == 1)
+    if (L->r->mem.n % AHEAD_LOOK_ROWS == 1 && L->ahead)
         ahead_optional(L);
 }
 
-static tp_status push_row(nload *L, tp_event_row *row) {
+/* Appends `row`; `plain`: one of the rows kept per type (api_row, kernel_row, range_row: no
+ * copy facts, no Kineto args), which take tp_events_push_plain once their category has a row
+ * (the table then knows its text: every native row of a category has the same). */
+static tp_status push_row_as(nload *L, tp_event_row *row, int plain) {
     if (row->ts + row->dur > L->t_last)
         L->t_last = row->ts + row->dur;
     tp_cat c = row->cat < TP_CAT_COUNT ? (tp_cat)row->cat : TP_CAT_OTHER;
@@ -151,11 +195,28 @@ static tp_status push_row(nload *L, tp_event_row *row) {
     row->cat_raw = L->cat_raw[c];
     if (L->r->ev.n == L->r->ev.cap) /* more rows than the index said: the columns move */
         stop_ahead(L);
-    tp_events_push(&L->r->ev, row);
-    if (L->ahead && L->r->ev.n % AHEAD_LOOK_ROWS == 1)
-        ahead_optional(L);
-    tp_progress_events(L->m->progress, L->r->ev.n);
+    _Static_assert(TP_CAT_COUNT <= 32, "cats_pushed has a bit for each category");
+    note_stack(L, row->stack);
+    if (plain && (L->cats_pushed >> c & 1)) {
+        assert(tp_events_plain(&L->r->ev, row));
+        tp_events_push_plain(&L->r->ev, row);
+    } else {
+        tp_events_push(&L->r->ev, row);
+        L->cats_pushed |= 1u << c;
+    }
+    size_t n = L->r->ev.n;
+    _Static_assert(16384 % AHEAD_LOOK_ROWS == 0, "one test below for both");
+    if (n % AHEAD_LOOK_ROWS <= 1) { /* every few rows only */
+        if (n % AHEAD_LOOK_ROWS == 1 && L->ahead)
+            ahead_optional(L);
+        if (n % 16384 == 0) /* tp_progress_events shows multiples of 16 Ki only */
+            tp_progress_events(L->m->progress, n);
+    }
     return TP_OK;
+}
+
+static tp_status push_row(nload *L, tp_event_row *row) {
+    return push_row_as(L, row, 0);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -164,23 +225,24 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
-    tp_event_row row = L->row0;
-    row.ts = (int64_t)a->ts;
-    row.dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
-    row_name(L, &row, a->name_sid, 0);
-    row.cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
+    tp_event_row *row = &L->api_row;
+    row->ts = (int64_t)a->ts;
+    row->dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
+    row_name(L, row, a->name_sid, 0);
+    row->cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
     if (kind == TP_API_DEVICE)
-        row.flags |= TP_EVF_LAUNCH;
-    row.pid = L->pid;
-    row.tid = a->tid;
-    row.correlation = a->correlation ? (int64_t)a->correlation : -1;
-    row.stack = a->stack_id;
-    return push_row(L, &row);
+        row->flags |= TP_EVF_LAUNCH;
+    row->pid = L->pid;
+    row->tid = a->tid;
+    row->correlation = a->correlation ? (int64_t)a->correlation : -1;
+    row->stack = a->stack_id;
+    return push_row_as(L, row, 1);
 }
 
-static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
-                    uint32_t stream, uint32_t corr) {
-    *row = L->row0;
+/* Sets the fields every GPU-side row has (the others as row0's: the row is a copy of it or
+ * kernel_row). */
+static void gpu_fields(tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
+                       uint32_t stream, uint32_t corr) {
     row->ts = (int64_t)ts;
     row->dur = end > ts ? (int64_t)(end - ts) : 0;
     row->device = (int32_t)device;
@@ -190,14 +252,38 @@ static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end
     row->correlation = corr ? (int64_t)corr : -1;
 }
 
+static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end, uint32_t device,
+                    uint32_t stream, uint32_t corr) {
+    *row = L->row0;
+    gpu_fields(row, ts, end, device, stream, corr);
+}
+
 static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_kernel *k = (const void *)h;
-    tp_event_row row;
-    gpu_row(L, &row, k->ts, k->end, k->device, k->stream, k->correlation);
-    row.cat = TP_CAT_KERNEL;
-    row_name(L, &row, k->name_sid, TP_EVF_LAUNCH);
-    return push_row(L, &row);
+    tp_event_row *row = &L->kernel_row;
+    gpu_fields(row, k->ts, k->end, k->device, k->stream, k->correlation);
+    row->cat = TP_CAT_KERNEL;
+    row_name(L, row, k->name_sid, TP_EVF_LAUNCH);
+    return push_row_as(L, row, 1);
+}
+
+/* The interned name of a copy of these kinds: remembered for the kinds that fit the table
+ * (every kind the collector writes), since formatting and interning it took ~1.3 k
+ * instructions per copy. The first copy of each kind interns it, as before. */
+static uint32_t memcpy_name(nload *L, uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind) {
+    uint32_t *slot = copy_kind <= TP_COPY_PTOP && src_kind <= TP_MEM_MANAGED_STATIC &&
+                             dst_kind <= TP_MEM_MANAGED_STATIC
+                         ? &L->copy_names[copy_kind][src_kind][dst_kind]
+                         : NULL;
+    if (slot && *slot)
+        return *slot;
+    char name[TP_KINETO_NAME_MAX];
+    uint32_t id =
+        intern_lit(L, tp_kineto_memcpy_name(name, sizeof name, copy_kind, src_kind, dst_kind));
+    if (slot)
+        *slot = id;
+    return id;
 }
 
 static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
@@ -205,10 +291,8 @@ static tp_status on_memcpy(void *ctx, const tp_rec_hdr *h) {
     const tp_rec_memcpy *c = (const void *)h;
     tp_event_row row;
     gpu_row(L, &row, c->ts, c->end, c->device, c->stream, c->correlation);
-    char name[TP_KINETO_NAME_MAX];
     row.cat = TP_CAT_MEMCPY;
-    row.name = intern_lit(
-        L, tp_kineto_memcpy_name(name, sizeof name, c->copy_kind, c->src_kind, c->dst_kind));
+    row.name = memcpy_name(L, c->copy_kind, c->src_kind, c->dst_kind);
     row.bytes = (int64_t)c->bytes;
     row.copy_kind = c->copy_kind;
     row.src_kind = c->src_kind;
@@ -249,16 +333,16 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
 static tp_status on_range(void *ctx, const tp_visit_range *r) {
     nload *L = ctx;
     int64_t end = r->closed ? (int64_t)r->end : L->t_last;
-    tp_event_row row = L->row0;
-    row.ts = (int64_t)r->open.ts;
-    row.dur = end > row.ts ? end - row.ts : 0;
-    row.cat = TP_CAT_USER_ANNOTATION;
-    row_name(L, &row, r->open.msg_sid, TP_EVF_LAUNCH);
-    row.pid = L->pid;
-    row.tid = r->open.tid;
-    row.stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
-    row.domain = domain_name(L, r->open.domain);
-    return push_row(L, &row);
+    tp_event_row *row = &L->range_row;
+    row->ts = (int64_t)r->open.ts;
+    row->dur = end > row->ts ? end - row->ts : 0;
+    row->cat = TP_CAT_USER_ANNOTATION;
+    row_name(L, row, r->open.msg_sid, TP_EVF_LAUNCH);
+    row->pid = L->pid;
+    row->tid = r->open.tid;
+    row->stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
+    row->domain = domain_name(L, r->open.domain);
+    return push_row_as(L, row, 1);
 }
 
 /* One memory row; `x` carries what the record did (op, heap, raw size, thread). */
@@ -351,29 +435,6 @@ static tp_status on_overhead(void *ctx, const tp_rec_hdr *h) {
     row.pid = L->pid;
     row.tid = o->tid;
     return push_row(L, &row);
-}
-
-/* 0 for a record of a timed type whose start or end lies past TP_NS_LIMIT (a corrupt or
- * crafted clock): it is counted as skipped and never becomes a row, so no sum of times can
- * overflow later. The handlers read ts/end from the struct whatever the record's flags say,
- * so the type's layout decides here too. */
-static int time_plausible(void *ctx, const tp_rec_hdr *h) {
-    nload *L = ctx;
-    struct {
-        tp_rec_hdr h;
-        uint64_t ts, end;
-    } t;
-    uint16_t f = L->rec_flags[h->type]; /* the cursor returns known types only */
-    if (!(f & TP_RF_TIMED))
-        return 1;
-    if (h->size >= sizeof t) /* every timed record is (the visitor zero-extends short ones) */
-        memcpy(&t, h, sizeof t);
-    else
-        tp_record_get(h, &t, sizeof t);
-    if (t.ts <= (uint64_t)TP_NS_LIMIT && (!(f & TP_RF_INTERVAL) || t.end <= (uint64_t)TP_NS_LIMIT))
-        return 1;
-    L->r->n_skipped[TP_SKIP_TIME_RANGE]++;
-    return 0;
 }
 
 /* An NVTX mark: an instant row (TP_EVF_MARK) on its thread, with its domain, so the report's
@@ -483,6 +544,23 @@ static uint32_t *referenced_stacks(const tp_events *ev, const tp_memevents *mem,
     return ids;
 }
 
+/* The ids note_stack marked, ascending (*n of them; free it): referenced_stacks' answer
+ * whenever every id was marked (the sets are the same, and its sort would take the same ids
+ * only for a largest id past its bound, which note_stack leaves unmarked). */
+static uint32_t *marked_stacks(nload *L, size_t *n) {
+    size_t distinct = 0, k = 0;
+    if (L->stack_words)
+        L->stack_seen[0] &= ~UINT64_C(1); /* id 0: no stack */
+    for (size_t w = 0; w < L->stack_words; w++)
+        distinct += (size_t)__builtin_popcountll(L->stack_seen[w]);
+    uint32_t *ids = tp_mem_xalloc(distinct + 1, sizeof *ids);
+    for (size_t w = 0; w < L->stack_words; w++)
+        for (uint64_t b = L->stack_seen[w]; b; b &= b - 1)
+            ids[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+    *n = k;
+    return ids;
+}
+
 /* Copies the stacks the rank's rows refer to, the modules their frames point into and the
  * Python code objects, from the trace into the model, so the analyses never reopen the file
  * to read a stack. Reads only the rank's rows and the reader's metadata; call it once the
@@ -495,7 +573,8 @@ static void load_stacks(nload *L) {
     uint32_t *mods = NULL;
     uint64_t *addrs = NULL;
     size_t n = 0, cap = 0;
-    uint32_t *ids = referenced_stacks(&L->r->ev, &L->r->mem, &n);
+    uint32_t *ids =
+        L->stack_unmarked ? referenced_stacks(&L->r->ev, &L->r->mem, &n) : marked_stacks(L, &n);
     for (size_t k = 0; k < n; k++) {
         uint32_t nf = 0;
         const uint64_t *f = tp_reader_stack(L->rd, ids[k], &nf);
@@ -628,8 +707,12 @@ static const tp_visitor loader = {
             [TP_REC_CLOCK_SYNC] = on_instant,
         },
     .range = on_range,
-    .keep = time_plausible,
     .read_ahead = 1, /* handlers read the reader's strings, stacks and DOMAIN records only */
+    /* a record of a timed type whose start or end lies past TP_NS_LIMIT (a corrupt or crafted
+     * clock) is counted as skipped and never becomes a row, so no sum of times can overflow
+     * later; the handlers read ts / end from the struct whatever the record's flags say, so
+     * the type's layout decides (tp_cursor_set_late) */
+    .t_limit = (uint64_t)TP_NS_LIMIT,
 };
 
 /* The records that become a row each (ranges: the record that opens one) of the events'
@@ -682,11 +765,12 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.r = tp_model_add_rank(m, name);
     L.r->native = 1;
     L.sids = tp_mem_xcalloc(SID_CACHE, sizeof *L.sids);
-    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
-        L.rec_flags[t] = tp_record_info(t)->flags;
     tp_event_row_init(&L.row0);
+    L.api_row = L.kernel_row = L.range_row = L.row0;
     size_tables(&L);
-    tp_status st = tp_visit_run(rd, &loader, &L, NULL);
+    tp_visit_stats vs = {0};
+    tp_status st = tp_visit_run(rd, &loader, &L, &vs);
+    L.r->n_skipped[TP_SKIP_TIME_RANGE] += vs.late;
     stop_ahead(&L);
     if (st == TP_OK)
         load_stacks(&L);
@@ -701,6 +785,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
         L.r->n_kept_kind[t] = info->records[t];
     tp_region_map_free(&L.regions);
     free(L.sids);
+    free(L.stack_seen);
     if (L.cpu_devices && !L.gpus)
         L.r->device_type = TP_DEVTYPE_CPU_DEVICE;
     const tp_integrity *in = tp_reader_integrity(rd);

@@ -757,14 +757,32 @@ static void events_grow(tp_events *e) {
     events_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
 }
 
-void tp_events_push(tp_events *e, const tp_event_row *r) {
+/* What tp_events_push does for the few rows that need more than the common columns: copy
+ * facts, the derived columns of a model pushed after a finish, Kineto's External id and
+ * Sequence number. */
+static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
+    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
+        copies_put(e, i,
+                   &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
+                                 r->bw_gbps});
+    if (e->parent) /* pushed after a finish: the next finish derives these again */
+        e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
+    if (e->external_id32_opt || r->external_id != -1)
+        opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
+    if (e->seq32_opt || r->seq != -1)
+        opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
+}
+
+/* The columns every row writes (tp_events_push, tp_events_push_plain); returns the row. The
+ * common cases inline (a row appended, values that fit their codes, the place of the row
+ * before); the helpers do the rest. */
+__attribute__((always_inline)) static inline size_t push_common(tp_events *e,
+                                                                const tp_event_row *r) {
     assert(r->dur >= 0 && r->ts >= -TP_NS_LIMIT && r->ts <= TP_NS_LIMIT && r->dur <= TP_NS_LIMIT);
     if (e->n == e->cap)
         events_grow(e);
     size_t i = e->n++;
     e->ts[i] = r->ts, e->name[i] = r->name;
-    /* the common cases inline (a row appended, values that fit their codes, the place of the
-     * row before); the helpers do the rest */
     if (r->dur >= 0 && r->dur < TP_EV_U32_WIDE && !wide_at_or_past(&e->wide_dur, i))
         e->dur32[i] = (uint32_t)r->dur;
     else
@@ -780,25 +798,40 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
     else
         place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
-    if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
-        copies_put(e, i,
-                   &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
-                                 r->bw_gbps});
-    if (e->parent) /* pushed after a finish: the next finish derives these again */
-        e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
-    opt_put_cat_raw(e, i, r->cat_raw);
-    if (e->external_id32_opt || r->external_id != -1)
-        opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
     if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
         opt_put_u32(e, &e->shapes_opt, i, r->shapes);
-    if (e->seq32_opt || r->seq != -1)
-        opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
     if (e->domain_opt)
         e->domain_opt[i] = r->domain;
     else if (r->domain)
         opt_put_u32(e, &e->domain_opt, i, r->domain);
+    return i;
+}
+
+void tp_events_push(tp_events *e, const tp_event_row *r) {
+    size_t i = push_common(e, r);
+    /* one test, without branches, for what native rows never have (push_rare) */
+    if ((r->bytes != -1) | ((r->copy_kind | r->src_kind | r->dst_kind) != 0) |
+        (r->bw_gbps == r->bw_gbps) | (r->external_id != -1) | (r->seq != -1) |
+        (((uintptr_t)e->parent | (uintptr_t)e->external_id32_opt | (uintptr_t)e->seq32_opt) != 0))
+        push_rare(e, i, r);
+    unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER; /* opt_put_cat_raw's test */
+    if (e->cat_raw_opt || !(e->cat_raw_seen >> c & 1) || r->cat_raw != e->cat_raw_dflt[c])
+        opt_put_cat_raw(e, i, r->cat_raw);
+}
+
+int tp_events_plain(const tp_events *e, const tp_event_row *r) {
+    unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER;
+    return r->bytes == -1 && !r->copy_kind && !r->src_kind && !r->dst_kind && isnan(r->bw_gbps) &&
+           r->external_id == -1 && r->seq == -1 && !e->parent && !e->external_id32_opt &&
+           !e->seq32_opt && !e->cat_raw_opt && (e->cat_raw_seen >> c & 1) &&
+           r->cat_raw == e->cat_raw_dflt[c];
+}
+
+void tp_events_push_plain(tp_events *e, const tp_event_row *r) {
+    assert(tp_events_plain(e, r));
+    push_common(e, r);
 }
 
 /* Resizes every allocated memory-event column to `cap` rows. */
@@ -850,21 +883,31 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
     e->bytes[i] = r->bytes, e->stack[i] = r->stack;
     e->op[i] = r->op;
-    memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
-    memev_opt_put_u64(e, &e->size_opt, i, r->size);
-    tp_ev_place p = {r->pid, r->tid, -1, -1, -1, 0};
-    const tp_ev_places *t = &e->threads;
-    if (t->n && t->last < TP_EV_PLACE_WIDE && place_eq(&t->v[t->last], &p) &&
-        !wide_at_or_past(&e->wide_thread, i))
+    if (e->heap_opt) /* memev_opt_put_u64's write, without the call, once the column exists */
+        e->heap_opt[i] = r->heap;
+    else if (r->heap)
+        memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
+    if (e->size_opt)
+        e->size_opt[i] = r->size;
+    else if (r->size)
+        memev_opt_put_u64(e, &e->size_opt, i, r->size);
+    const tp_ev_places *t = &e->threads; /* places of pid and tid only: the rest is the same */
+    if (t->n && t->last < TP_EV_PLACE_WIDE && t->v[t->last].pid == r->pid &&
+        t->v[t->last].tid == r->tid && !wide_at_or_past(&e->wide_thread, i))
         e->thread[i] = (uint16_t)t->last; /* place_index_put's result, inline */
     else
-        place_index_put(&e->threads, &e->wide_thread, e->thread, i, &p);
-    if (e->total_allocated_opt || r->total_allocated != -1)
-        memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
-    if (e->total_reserved_opt || r->total_reserved != -1)
-        memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
-    if (e->largest_free_opt || r->largest_free != 0)
-        memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
+        place_index_put(&e->threads, &e->wide_thread, e->thread, i,
+                        &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0});
+    if (((uintptr_t)e->total_allocated_opt | (uintptr_t)e->total_reserved_opt |
+         (uintptr_t)e->largest_free_opt) |
+        ((r->total_allocated != -1) | (r->total_reserved != -1) | (r->largest_free != 0))) {
+        if (e->total_allocated_opt || r->total_allocated != -1)
+            memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
+        if (e->total_reserved_opt || r->total_reserved != -1)
+            memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
+        if (e->largest_free_opt || r->largest_free != 0)
+            memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
+    }
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -1138,10 +1181,83 @@ typedef struct {
     int half; /* 0 or 1 */
 } permute_half;
 
+/* Two 4-byte columns permuted in one pass (perm read once for both) through tmp (8 bytes a
+ * row: one column's worth each). */
+static void gather_back_44(uint32_t *a, uint32_t *b, const uint32_t *perm, size_t n, void *tmp) {
+    uint32_t *ta = tmp, *tb = ta + n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = perm[i];
+        ta[i] = a[p], tb[i] = b[p];
+    }
+    memcpy(a, ta, n * sizeof *a);
+    memcpy(b, tb, n * sizeof *b);
+}
+
+/* Two 1-byte columns and a 2-byte one the same way. */
+static void gather_back_112(uint8_t *a, uint8_t *b, uint16_t *c, const uint32_t *perm, size_t n,
+                            void *tmp) {
+    uint16_t *tc = tmp;
+    uint8_t *ta = (uint8_t *)(tc + n), *tb = ta + n;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = perm[i];
+        ta[i] = a[p], tb[i] = b[p], tc[i] = c[p];
+    }
+    memcpy(a, ta, n);
+    memcpy(b, tb, n);
+    memcpy(c, tc, n * sizeof *c);
+}
+
+/* The allocated columns of a table, grouped for permute_cols: two 4-byte columns, or two
+ * 1-byte and a 2-byte one, move in one pass over perm; the rest one by one. */
+typedef struct {
+    void *col[3];
+    uint8_t elem, n_cols, bytes; /* elem: of a single column; 0: a group (44 or 112) */
+} perm_group;
+
+#define COUNT_COL(c, none) +1
+enum { N_EV_COLS = 0 TP_EV_ALL(COUNT_COL) }; /* every column a table may have */
+#undef COUNT_COL
+
+static size_t perm_groups(tp_events *e, perm_group *g) {
+    void *c8[N_EV_COLS], *c4[N_EV_COLS], *c2[N_EV_COLS], *c1[N_EV_COLS];
+    size_t n8 = 0, n4 = 0, n2 = 0, n1 = 0, k = 0;
+#define GROUP_COL(c, none)                                                                         \
+    if (e->c) {                                                                                    \
+        static_assert(sizeof *e->c == 8 || sizeof *e->c == 4 || sizeof *e->c == 2 ||               \
+                          sizeof *e->c == 1,                                                       \
+                      "gather_back moves 8-, 4-, 2- and 1-byte elements");                         \
+        if (sizeof *e->c == 8)                                                                     \
+            c8[n8++] = e->c;                                                                       \
+        else if (sizeof *e->c == 4)                                                                \
+            c4[n4++] = e->c;                                                                       \
+        else if (sizeof *e->c == 2)                                                                \
+            c2[n2++] = e->c;                                                                       \
+        else                                                                                       \
+            c1[n1++] = e->c;                                                                       \
+    }
+    TP_EV_ALL(GROUP_COL)
+#undef GROUP_COL
+    for (size_t i = 0; i < n8; i++)
+        g[k++] = (perm_group){{c8[i]}, 8, 1, 8};
+    size_t i4 = 0;
+    for (; i4 + 2 <= n4; i4 += 2)
+        g[k++] = (perm_group){{c4[i4], c4[i4 + 1]}, 0, 2, 8};
+    if (i4 < n4)
+        g[k++] = (perm_group){{c4[i4]}, 4, 1, 4};
+    size_t i1 = 0, i2 = 0;
+    for (; i1 + 2 <= n1 && i2 < n2; i1 += 2, i2++)
+        g[k++] = (perm_group){{c1[i1], c1[i1 + 1], c2[i2]}, 0, 3, 4};
+    for (; i2 < n2; i2++)
+        g[k++] = (perm_group){{c2[i2]}, 2, 1, 2};
+    for (; i1 < n1; i1++)
+        g[k++] = (perm_group){{c1[i1]}, 1, 1, 1};
+    return k;
+}
+
 /* The columns of one half permuted through one scratch block of this thread. The columns are
  * independent, and each gather is about a cache miss per row: two threads, each with half of
- * them, take ~half the time. A column goes, in the table's order, to the half with fewer bytes
- * per row so far (ties to half 0): the same split on both threads. */
+ * them, take ~half the time. A group of columns (perm_groups) goes, in order, to the half with
+ * fewer bytes per row so far (ties to half 0): the same split on both threads. */
 static void permute_cols(void *arg) {
     permute_half *h = arg;
     tp_events *e = h->e;
@@ -1155,18 +1271,20 @@ static void permute_cols(void *arg) {
                 h->moved[h->n_moved++] = (moved_row){(uint32_t)i, o};
         }
     void *tmp = tp_scratch_get(h->sc, n, 8);
-#define PERMUTE_COL(c, none)                                                                       \
-    if (e->c) {                                                                                    \
-        static_assert(sizeof *e->c == 8 || sizeof *e->c == 4 || sizeof *e->c == 2 ||               \
-                          sizeof *e->c == 1,                                                       \
-                      "gather_back moves 8-, 4-, 2- and 1-byte elements");                         \
-        int to = bytes[1] < bytes[0];                                                              \
-        bytes[to] += sizeof *e->c;                                                                 \
-        if (to == h->half)                                                                         \
-            gather_back(e->c, sizeof *e->c, h->perm, n, tmp);                                      \
+    perm_group g[N_EV_COLS];
+    size_t ng = perm_groups(e, g);
+    for (size_t k = 0; k < ng; k++) {
+        int to = bytes[1] < bytes[0];
+        bytes[to] += g[k].bytes;
+        if (to != h->half)
+            continue;
+        if (g[k].elem)
+            gather_back(g[k].col[0], g[k].elem, h->perm, n, tmp);
+        else if (g[k].n_cols == 2)
+            gather_back_44(g[k].col[0], g[k].col[1], h->perm, n, tmp);
+        else
+            gather_back_112(g[k].col[0], g[k].col[1], g[k].col[2], h->perm, n, tmp);
     }
-    TP_EV_ALL(PERMUTE_COL)
-#undef PERMUTE_COL
     tp_scratch_put(h->sc, tmp);
 }
 
@@ -1445,15 +1563,6 @@ static void memev_fit(tp_memevents *e) {
 
 /* ---------------------------------------------------------------- indexes */
 
-/* Zeroed arrays for `nb` buckets over `nrows` rows (b must be empty: buckets_free). */
-static void buckets_alloc(tp_buckets *b, size_t nb, size_t nrows) {
-    b->n = nb;
-    b->key = tp_mem_xcalloc(nb, sizeof *b->key);
-    b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
-    b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
-    b->rows = tp_mem_xcalloc(nrows, sizeof *b->rows);
-}
-
 /* A place and its index, for ordering places (place_ranks). */
 typedef struct {
     tp_ev_place p;
@@ -1517,60 +1626,76 @@ void tp_events_sort_rows_by_thread(const tp_events *e, uint32_t *rows, size_t n,
     free((void *)t.rank);
 }
 
-/* Groups rows[0..n) (ascending row numbers, so in time order) into CSR buckets of the places
- * that `cmp` calls equal, in its order, rows in each bucket staying in time order (a stable
- * sort by the place's rank: as stable sorts by the places' fields would). Keys are set by the
- * caller. Takes `rows`. */
+/* Groups the rows whose stream is (want_gpu) or is not (!want_gpu) -1 into CSR buckets of the
+ * places that `cmp` calls equal, in its order, rows in each bucket staying in time order (a
+ * stable sort by the place's rank: as stable sorts by the places' fields would), by counting
+ * over every row: no list of the rows first, no copy of it. Keys are set by the caller. */
 static void buckets_by_place(tp_buckets *b, const tp_events *e,
-                             int (*cmp)(const void *, const void *), uint32_t *rows, size_t n,
-                             tp_scratch *sc) {
+                             int (*cmp)(const void *, const void *), int want_gpu, tp_scratch *sc) {
     buckets_free(b);
     uint64_t *rank = place_ranks(e, cmp); /* ranks < places.n: few, so a counting sort */
-    size_t np = e->places.n + 1;
-    uint32_t *at = tp_scratch_get0(sc, np + 1, sizeof *at);
-    uint32_t *out = tp_scratch_get(sc, n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++)
-        at[rank[tp_ev_place_index(e, rows[i])] + 1]++;
-    size_t nb = 0;
-    for (size_t k = 1; k <= np; k++) {
+    size_t np = e->places.n;
+    /* slot[k]: 1 + place k's rank when its rows belong here (their stream is or is not -1),
+     * else 0, the slot of the rows left out */
+    uint32_t *slot = tp_mem_xalloc(np + 1, sizeof *slot);
+    for (size_t k = 0; k < np; k++)
+        slot[k] = (e->places.v[k].stream != -1) == want_gpu ? (uint32_t)rank[k] + 1 : 0;
+    free(rank);
+    /* four counts per slot, by row mod 4: a thread's rows come in runs, and one count bumped
+     * row after row waits for its own last store each time */
+    uint32_t *at = tp_scratch_get0(sc, 4 * (np + 2), sizeof *at);
+    size_t i4 = e->n & ~(size_t)3;
+    for (size_t i = 0; i < i4; i += 4) {
+        at[slot[tp_ev_place_index(e, i)] + 1]++;
+        at[np + 2 + slot[tp_ev_place_index(e, i + 1)] + 1]++;
+        at[2 * (np + 2) + slot[tp_ev_place_index(e, i + 2)] + 1]++;
+        at[3 * (np + 2) + slot[tp_ev_place_index(e, i + 3)] + 1]++;
+    }
+    for (size_t i = i4; i < e->n; i++)
+        at[slot[tp_ev_place_index(e, i)] + 1]++;
+    for (size_t k = 0; k < np + 2; k++)
+        at[k] += at[np + 2 + k] + at[2 * (np + 2) + k] + at[3 * (np + 2) + k];
+    size_t nb = 0, n = 0;
+    at[1] = 0; /* the rows left out take no room: the first bucket starts at 0 */
+    for (size_t k = 2; k <= np + 1; k++) {
         nb += at[k] > 0;
         at[k] += at[k - 1];
     }
+    n = at[np + 1];
     b->n = nb;
     b->key = tp_mem_xcalloc(nb, sizeof *b->key);
     b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
     b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
-    for (size_t k = 0, j = 0; k < np; k++)
+    for (size_t k = 1, j = 0; k <= np; k++)
         if (at[k + 1] > at[k])
             b->off[j++] = at[k];
     b->off[nb] = (uint32_t)n;
-    for (size_t i = 0; i < n; i++) /* stable: rows stay in time order within a bucket */
-        out[at[rank[tp_ev_place_index(e, rows[i])]]++] = rows[i];
-    memcpy(rows, out, n * sizeof *rows);
+    /* straight into the index's array, a run of rows of one slot at a time (a thread's rows
+     * come in runs), its position held in a register, in row order (stable: rows stay in time
+     * order within a bucket) */
+    uint32_t *rows = tp_mem_xalloc(n ? n : 1, sizeof *rows);
+    for (size_t i = 0; i < e->n;) {
+        uint32_t s = slot[tp_ev_place_index(e, i)];
+        if (!s) {
+            i++;
+            continue;
+        }
+        uint32_t pos = at[s];
+        do
+            rows[pos++] = (uint32_t)i++;
+        while (i < e->n && slot[tp_ev_place_index(e, i)] == s);
+        at[s] = pos;
+    }
     b->rows = rows;
-    free(rank);
-    tp_scratch_put(sc, out);
+    free(slot);
     tp_scratch_put(sc, at);
-}
-
-/* Rows of `e` (ascending) whose stream is (want_gpu) or is not (!want_gpu) -1. */
-static uint32_t *rows_where_gpu(const tp_events *e, int want_gpu, size_t *n) {
-    uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
-    size_t k = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if ((tp_ev_stream(e, i) != -1) == want_gpu)
-            rows[k++] = (uint32_t)i;
-    *n = k;
-    return tp_mem_xrealloc(rows, k ? k : 1, sizeof *rows); /* the index keeps it: no slack */
 }
 
 /* Streams are keyed by stream id; key2: the device of the stream's first row. */
 static void index_streams(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
-    size_t n;
-    uint32_t *rows = rows_where_gpu(e, 1, &n);
     tp_buckets *b = &r->streams;
-    buckets_by_place(b, e, cmp_stream_place, rows, n, sc);
+    buckets_by_place(b, e, cmp_stream_place, 1, sc);
     for (size_t j = 0; j < b->n; j++) {
         b->key[j] = tp_ev_stream(e, b->rows[b->off[j]]);
         b->key2[j] = tp_ev_device(e, b->rows[b->off[j]]);
@@ -1580,39 +1705,67 @@ static void index_streams(tp_rank *r, tp_scratch *sc) {
 /* Threads are keyed (tid, pid): key = tid and key2 = pid. */
 static void index_threads(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
-    size_t n;
-    uint32_t *rows = rows_where_gpu(e, 0, &n);
     tp_buckets *b = &r->threads;
-    buckets_by_place(b, e, cmp_thread_place, rows, n, sc);
+    buckets_by_place(b, e, cmp_thread_place, 0, sc);
     for (size_t j = 0; j < b->n; j++) {
         b->key[j] = tp_ev_tid(e, b->rows[b->off[j]]);
         b->key2[j] = tp_ev_pid(e, b->rows[b->off[j]]);
     }
 }
 
-/* Per-category row lists by counting sort (few categories; rows stay in time order). */
-static void index_cats(tp_rank *r) {
+/* Adds the rows [from, to) of each category to count (four counts per category, by row mod
+ * 4: a category's rows come in runs, and one count bumped row after row waits for its own
+ * last store each time). */
+static void cat_count(const tp_events *e, size_t from, size_t to, size_t *count) {
+    size_t c4[4][TP_CAT_COUNT + 1] = {{0}};
+    size_t i = from;
+    for (; i + 4 <= to; i += 4)
+        for (size_t k = 0; k < 4; k++)
+            c4[k][e->cat[i + k] < TP_CAT_COUNT ? e->cat[i + k] : TP_CAT_OTHER]++;
+    for (; i < to; i++)
+        c4[0][e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
+    for (size_t c = 0; c < TP_CAT_COUNT; c++)
+        count[c] += c4[0][c] + c4[1][c] + c4[2][c] + c4[3][c];
+}
+
+/* Per-category row lists by counting sort (few categories; rows stay in time order), in two
+ * halves, one on each thread (index_cats_half): half 0 takes the rows [0, n / 2) and writes
+ * the buckets' keys and starts, half 1 the rest. Each counts both halves of the rows itself
+ * (a byte a row) rather than wait for the other; the halves write disjoint rows of the index.
+ * On a 10 M-record trace the index was ~25 ms on one thread (its 25 MB of fresh pages most of
+ * it), which left one thread that much longer than the other. index_cats_begin allocates the
+ * index before the threads start. */
+static void index_cats_begin(tp_rank *r) {
+    buckets_free(&r->cats);
+    r->cats.rows = tp_mem_xalloc(r->ev.n ? r->ev.n : 1, sizeof *r->cats.rows);
+}
+
+static void index_cats_half(tp_rank *r, int half) {
     const tp_events *e = &r->ev;
     tp_buckets *b = &r->cats;
-    size_t count[TP_CAT_COUNT + 1] = {0};
-    for (size_t i = 0; i < e->n; i++)
-        count[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
-    buckets_free(b);
-    size_t nb = 0;
-    for (size_t c = 0; c < TP_CAT_COUNT; c++)
-        nb += count[c] > 0;
-    buckets_alloc(b, nb, e->n);
-    size_t start[TP_CAT_COUNT], j = 0, at = 0;
+    size_t mid = e->n / 2, lo[TP_CAT_COUNT] = {0}, count[TP_CAT_COUNT] = {0};
+    cat_count(e, 0, mid, lo);
+    memcpy(count, lo, sizeof count);
+    cat_count(e, mid, e->n, count);
+    size_t start[TP_CAT_COUNT], nb = 0, at = 0;
     for (size_t c = 0; c < TP_CAT_COUNT; c++) {
-        start[c] = at;
-        if (count[c]) {
-            b->key[j] = (int64_t)c;
-            b->off[j++] = (uint32_t)at;
-        }
+        start[c] = at + (half ? lo[c] : 0);
+        nb += count[c] > 0;
         at += count[c];
     }
-    b->off[b->n] = (uint32_t)e->n;
-    for (size_t i = 0; i < e->n; i++)
+    if (!half) {
+        b->key = tp_mem_xcalloc(nb, sizeof *b->key);
+        b->key2 = tp_mem_xcalloc(nb, sizeof *b->key2);
+        b->off = tp_mem_xcalloc(nb + 1, sizeof *b->off);
+        for (size_t c = 0, j = 0, o = 0; c < TP_CAT_COUNT; o += count[c++])
+            if (count[c]) {
+                b->key[j] = (int64_t)c;
+                b->off[j++] = (uint32_t)o;
+            }
+        b->off[nb] = (uint32_t)e->n;
+        b->n = nb;
+    }
+    for (size_t i = half ? mid : 0; i < (half ? e->n : mid); i++)
         b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
 }
 
@@ -1677,7 +1830,48 @@ static int corr_counting_sort(const tp_events *e, uint32_t *rows, size_t n, tp_s
     return 1;
 }
 
+/* index_corr when every correlation is its own 32-bit code (no high halves, no wide values)
+ * and they span at most 4 per row: a counting sort over every row, straight into the index's
+ * array (no list of the rows first, no copy of it). 0 when it does not apply. */
+static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
+    const tp_events *e = &r->ev;
+    if (e->corr_hi_any || e->wide_corr.n)
+        return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        uint32_t v = e->corr32[i];
+        if (v == TP_EV_U32_NONE)
+            continue;
+        n++;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (n < 2 || (uint64_t)(hi - lo) > 4 * (uint64_t)n) /* as corr_counting_sort decides */
+        return 0;
+    size_t span = (size_t)(hi - lo);
+    uint32_t *at = tp_scratch_get0(sc, span + 2, sizeof *at);
+    for (size_t i = 0; i < e->n; i++)
+        if (e->corr32[i] != TP_EV_U32_NONE)
+            at[e->corr32[i] - lo + 1]++;
+    for (size_t j = 1; j <= span + 1; j++)
+        at[j] += at[j - 1];
+    uint32_t *rows = tp_mem_xalloc(n, sizeof *rows);
+    for (size_t i = 0; i < e->n; i++) /* stable: (correlation, row) */
+        if (e->corr32[i] != TP_EV_U32_NONE)
+            rows[at[e->corr32[i] - lo]++] = (uint32_t)i;
+    tp_scratch_put(sc, at);
+    free(r->by_corr);
+    r->by_corr = rows;
+    r->n_by_corr = n;
+    return 1;
+}
+
 static void index_corr(tp_rank *r, tp_scratch *sc) {
+    if (corr_index_direct(r, sc)) {
+        corr_directory(r);
+        return;
+    }
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t n = 0;
@@ -1743,11 +1937,14 @@ static void derive_device_type(const tp_model *m, tp_rank *r) {
         return;
     const tp_events *e = &r->ev;
     int gpu = 0, hip = 0;
-    for (size_t i = 0; i < e->n && !hip; i++) {
-        gpu |= tp_ev_stream(e, i) != -1 || e->cat[i] == TP_CAT_KERNEL;
-        const char *name = tp_model_str(m, e->name[i]);
-        hip |=
-            e->cat[i] == TP_CAT_CUDA_RUNTIME && name[0] == 'h' && name[1] == 'i' && name[2] == 'p';
+    uint32_t named = UINT32_MAX; /* the runtime name tested last: calls repeat a few names */
+    for (size_t i = 0; i < e->n && !hip; i++) { /* serial, every row of a GPU trace: cheap tests */
+        if (!gpu)
+            gpu = tp_ev_stream(e, i) != -1 || e->cat[i] == TP_CAT_KERNEL;
+        if (e->cat[i] == TP_CAT_CUDA_RUNTIME && e->name[i] != named) {
+            const char *name = tp_model_str(m, named = e->name[i]);
+            hip = name[0] == 'h' && name[1] == 'i' && name[2] == 'p';
+        }
     }
     r->device_type = hip ? TP_DEVTYPE_AMD : gpu ? TP_DEVTYPE_NVIDIA : TP_DEVTYPE_CPU_ONLY;
 }
@@ -1908,14 +2105,16 @@ typedef struct {
     tp_scratch *sc; /* shared: its mutex guards it */
 } finish_job;
 
-/* The indexes by stream, category and correlation, on one thread while the other sorts the
- * memory events, indexes the threads and resolves the nesting (which reads that index only):
- * they read the sorted columns and each writes its own index or table, ~80 and ~75 ms on a
- * 10 M-record trace. */
+/* The indexes by stream and correlation and half of the categories' index, on one thread
+ * while the other sorts the memory events, writes the other half of the categories' index,
+ * indexes the threads and resolves the nesting (which reads the threads' index only): they
+ * read the sorted columns and each writes its own index or table (or half). With the whole
+ * categories' index on the first thread it took ~20 ms longer than the second on a 10 M-record
+ * trace (perf, 2026-12-03), the calling thread waiting for it. */
 static void index_some(void *arg) {
     const finish_job *j = arg;
     index_streams(j->r, j->sc);
-    index_cats(j->r);
+    index_cats_half(j->r, 0);
     index_corr(j->r, j->sc);
 }
 
@@ -1925,6 +2124,7 @@ static void mem_then_threads_and_nest(void *arg) {
     const finish_job *j = arg;
     memev_sort(&j->r->mem);
     memev_fit(&j->r->mem);
+    index_cats_half(j->r, 1);
     index_threads(j->r, j->sc);
     resolve_nesting(j->r);
 }
@@ -1948,6 +2148,7 @@ void tp_model_finish(tp_model *m) {
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
         derive_device_type(m, r);
+        index_cats_begin(r);
         finish_job j = {r, sc}; /* two threads: see index_some */
         tp_par_both(r->ev.n, mem_then_threads_and_nest, &j, index_some, &j);
         stacks_sort(&r->stacks);

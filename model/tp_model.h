@@ -737,6 +737,13 @@ void tp_event_row_init(tp_event_row *r);
 /* Append a copy of row `r` to the columns, which own their arrays (freed with the model).
  * Abort on out of memory. */
 void tp_events_push(tp_events *ev, const tp_event_row *r);
+/* tp_events_push for a plain row (tp_events_plain: no copy facts, no Kineto External id or
+ * Sequence number, its category's usual text, into a table never finished), without the
+ * tests for those: a native load's API, kernel and NVTX rows, millions of them. */
+void tp_events_push_plain(tp_events *ev, const tp_event_row *r);
+/* 1 when tp_events_push_plain may take `r`: what it skips would leave `ev` as
+ * tp_events_push does (its category's text is the one the table saw first for it). */
+int tp_events_plain(const tp_events *ev, const tp_event_row *r);
 void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
 /* Room for `rows` rows in every allocated column at once (a loader that knows how many will
  * come: no regrowth, and the columns stay where they are while they fill); never shrinks.

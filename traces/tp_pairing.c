@@ -73,14 +73,9 @@ int tp_region_map_put(tp_region_map *m, uint64_t addr, uint64_t size) {
     return 1;
 }
 
-/* Backward-shift deletion: the rest of the probe run is re-placed so lookups stay right. */
-uint64_t tp_region_map_take(tp_region_map *m, uint64_t addr) {
-    if (!m->cap || !addr)
-        return 0;
-    size_t i = region_slot(m, addr);
-    if (!m->addr[i])
-        return 0;
-    uint64_t size = m->size[i];
+/* Empties slot i by backward-shift deletion: the rest of the probe run is re-placed so
+ * lookups stay right. */
+static void region_delete(tp_region_map *m, size_t i) {
     m->addr[i] = 0;
     m->n--;
     for (size_t j = (i + 1) & (m->cap - 1); m->addr[j]; j = (j + 1) & (m->cap - 1)) {
@@ -90,15 +85,46 @@ uint64_t tp_region_map_take(tp_region_map *m, uint64_t addr) {
         m->addr[k] = a;
         m->size[k] = s;
     }
+}
+
+uint64_t tp_region_map_take(tp_region_map *m, uint64_t addr) {
+    if (!m->cap || !addr)
+        return 0;
+    size_t i = region_slot(m, addr);
+    if (!m->addr[i])
+        return 0;
+    uint64_t size = m->size[i];
+    region_delete(m, i);
     return size;
 }
 
+/* A take and a put of the same address, from one probe: a resize updates its slot in place, a
+ * new region takes the empty slot the probe ended on (when the table needs no growing). */
 int tp_region_map_apply(tp_region_map *m, uint64_t addr, uint64_t size, int unregister,
                         int64_t *delta) {
-    uint64_t old = tp_region_map_take(m, addr);
+    size_t i = 0;
+    uint64_t old = 0;
+    if (m->cap && addr) {
+        i = region_slot(m, addr);
+        old = m->addr[i] ? m->size[i] : 0;
+    }
     /* sizes come from the file: subtract in unsigned arithmetic, never overflow a signed */
     *delta = (int64_t)((unregister ? 0 : size) - old);
-    return unregister || tp_region_map_put(m, addr, size);
+    if (m->cap && addr && m->addr[i]) { /* known */
+        if (unregister)
+            region_delete(m, i);
+        else
+            m->size[i] = size;
+        return 1;
+    }
+    if (unregister || !addr)
+        return 1;
+    if ((m->n + 1) * 2 > m->cap) /* grows first: the slot moves */
+        return tp_region_map_put(m, addr, size);
+    m->addr[i] = addr;
+    m->size[i] = size;
+    m->n++;
+    return 1;
 }
 
 void tp_region_map_free(tp_region_map *m) {

@@ -98,6 +98,7 @@ typedef struct {
     uint8_t *buf;
     size_t cap, len;
     int first_visit;
+    uint64_t t_hi; /* the latest ts / end of its timed records (with a late limit only) */
 } chunk_out;
 
 /* A cursor's read-ahead (tp_cursor_read_ahead): a thread decodes the next wanted chunk into
@@ -121,11 +122,15 @@ struct tp_cursor {
     size_t next_chunk;
     uint8_t *buf;
     size_t cap, len, off;
-    int first_visit; /* count unknown records in this chunk (first decode by any cursor) */
-    uint64_t known;  /* TP_REC_BIT of the types this reader knows */
-    uint64_t want;   /* known types the query asks for */
-    int timed;       /* the query has a time window */
-    uint64_t fast;   /* `want` without a time window, else 0: returned without more tests */
+    int first_visit;   /* count unknown records in this chunk (first decode by any cursor) */
+    uint64_t known;    /* TP_REC_BIT of the types this reader knows */
+    uint64_t want;     /* known types the query asks for */
+    int timed;         /* the query has a time window */
+    uint64_t fast;     /* `want` without a time window, else 0: returned without more tests;
+                          also 0 for a chunk with records past late_limit */
+    uint64_t fast_any; /* `fast` for a chunk within late_limit */
+    uint64_t late_limit, late;            /* tp_cursor_set_late; records left out */
+    uint8_t late_kind[TP_REC_TYPE_LIMIT]; /* LATE_* by type (with a late limit) */
     decoder dec;
     read_ahead *ahead; /* NULL: chunks are decoded as the records are read */
 };
@@ -832,7 +837,7 @@ tp_status tp_cursor_open(tp_reader *r, const tp_query *q, tp_cursor **out) {
             c->known |= TP_REC_BIT(t);
     c->want = c->known & c->q.type_mask;
     c->timed = timed_query(&c->q);
-    c->fast = c->timed ? 0 : c->want;
+    c->fast = c->fast_any = c->timed ? 0 : c->want;
     if (!decoder_init(&c->dec)) {
         free(c);
         return TP_ERR_NOMEM;
@@ -867,10 +872,44 @@ static int in_window(const tp_query *q, const tp_rec_hdr *h) {
     return ts < q->t_end && (end > q->t_begin || ts >= q->t_begin);
 }
 
+/* What a type's layout holds for tp_cursor_set_late: no time, ts, ts and end. */
+enum { LATE_NONE, LATE_TS, LATE_END };
+
+/* The latest of h's ts (and end, for an interval type), read as the type's layout says; a
+ * field past the record's size reads as 0 (tp_record_get's zero extension). */
+static uint64_t record_t_hi(const tp_cursor *c, const tp_rec_hdr *h) {
+    unsigned k = h->type < TP_REC_TYPE_LIMIT ? c->late_kind[h->type] : LATE_NONE;
+    uint64_t ts = 0, end = 0;
+    if (k != LATE_NONE && h->size >= 16)
+        memcpy(&ts, (const uint8_t *)h + 8, sizeof ts);
+    if (k == LATE_END && h->size >= 24)
+        memcpy(&end, (const uint8_t *)h + 16, sizeof end);
+    return ts > end ? ts : end;
+}
+
+/* The latest time of the records in buf[0, len) (record_t_hi). */
+static uint64_t chunk_t_hi(const tp_cursor *c, const uint8_t *buf, size_t len) {
+    uint64_t hi = 0;
+    for (size_t off = 0; off < len;) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(buf + off);
+        uint64_t t = record_t_hi(c, h);
+        hi = t > hi ? t : hi;
+        off += h->size;
+    }
+    return hi;
+}
+
 static __attribute__((noinline)) int record_wanted(tp_cursor *c, const tp_rec_hdr *h) {
     uint64_t bit = h->type < TP_REC_TYPE_LIMIT ? TP_REC_BIT(h->type) : 0;
-    if (bit & c->want)
-        return !c->timed || in_window(&c->q, h);
+    if (bit & c->want) {
+        if (c->timed && !in_window(&c->q, h))
+            return 0;
+        if (c->late_limit && record_t_hi(c, h) > c->late_limit) {
+            c->late++;
+            return 0;
+        }
+        return 1;
+    }
     if (!(bit & c->known))
         c->r->integ.unknown_records += c->first_visit && h->type != TP_REC_PAD;
     return 0;
@@ -894,6 +933,7 @@ static int decode_next(tp_cursor *c, chunk_out *out) {
         if (n <= 0)
             continue;
         out->len = (size_t)n;
+        out->t_hi = c->late_limit ? chunk_t_hi(c, out->buf, out->len) : 0;
         return 1;
     }
     return 0;
@@ -922,6 +962,12 @@ static void *ahead_main(void *arg) {
     return NULL;
 }
 
+/* The cursor's test of the records of a chunk with latest time t_hi: the fast one when none
+ * is past the late limit. */
+static void chunk_fast(tp_cursor *c, uint64_t t_hi) {
+    c->fast = !c->late_limit || t_hi <= c->late_limit ? c->fast_any : 0;
+}
+
 /* The next chunk from the read-ahead thread: the slot read so far is handed back. */
 static int ahead_next(tp_cursor *c) {
     read_ahead *a = c->ahead;
@@ -941,6 +987,7 @@ static int ahead_next(tp_cursor *c) {
     c->buf = a->slot[k].buf; /* the slot's: not the cursor's to free */
     c->len = a->slot[k].len;
     c->first_visit = a->slot[k].first_visit;
+    chunk_fast(c, a->slot[k].t_hi);
     c->off = 0;
     return 1;
 }
@@ -958,6 +1005,20 @@ static void ahead_stop(tp_cursor *c) {
     free(a);
     c->ahead = NULL;
     c->buf = NULL, c->cap = c->len = c->off = 0;
+}
+
+void tp_cursor_set_late(tp_cursor *c, uint64_t t_limit) {
+    c->late_limit = t_limit;
+    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        uint16_t f = tp_record_info(t)->flags;
+        c->late_kind[t] = !(f & TP_RF_TIMED)     ? LATE_NONE
+                          : (f & TP_RF_INTERVAL) ? LATE_END
+                                                 : LATE_TS;
+    }
+}
+
+uint64_t tp_cursor_late(const tp_cursor *c) {
+    return c->late;
 }
 
 int tp_cursor_read_ahead(tp_cursor *c) {
@@ -991,13 +1052,14 @@ int tp_cursor_read_ahead(tp_cursor *c) {
 static int next_chunk(tp_cursor *c) {
     if (c->ahead)
         return ahead_next(c);
-    chunk_out out = {c->buf, c->cap, 0, 0};
+    chunk_out out = {c->buf, c->cap, 0, 0, 0};
     int got = decode_next(c, &out);
     c->buf = out.buf, c->cap = out.cap; /* grown or not, the cursor's */
     if (!got)
         return 0;
     c->len = out.len;
     c->first_visit = out.first_visit;
+    chunk_fast(c, out.t_hi);
     c->off = 0;
     return 1;
 }

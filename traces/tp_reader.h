@@ -114,4 +114,15 @@ void tp_cursor_close(tp_cursor *c); /* NULL: no-op */
  * could be started, or records were read already). */
 int tp_cursor_read_ahead(tp_cursor *c);
 
+/* Records of a timed type whose ts, or for an interval type whose end, lies past `t_limit`
+ * (read by the type's layout, whatever the record's flags say; a short record's missing
+ * fields as 0) are not returned, only counted (tp_cursor_late): a corrupt or crafted clock.
+ * Each chunk's latest time is found once as it is decoded (on the read-ahead thread, when
+ * there is one), so the records of a chunk within the limit cost no test. Call before
+ * tp_cursor_read_ahead and the first tp_cursor_next; 0: no limit (the default). */
+void tp_cursor_set_late(tp_cursor *c, uint64_t t_limit);
+
+/* The records left out by tp_cursor_set_late's limit so far. */
+uint64_t tp_cursor_late(const tp_cursor *c);
+
 #endif

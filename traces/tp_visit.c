@@ -249,10 +249,13 @@ static tp_status visit_data(walk *w) {
     tp_status st = tp_cursor_open(w->r, &q, &c);
     if (st != TP_OK)
         return st;
+    if (w->v->t_limit)
+        tp_cursor_set_late(c, w->v->t_limit);
     if (w->v->read_ahead)
         tp_cursor_read_ahead(c); /* or not: the records are the same */
     for (const tp_rec_hdr *h; st == TP_OK && (h = tp_cursor_next(c)) != NULL;)
         st = visit_record(w, h); /* the cursor returns known types only: h->type < LIMIT */
+    w->st.late = tp_cursor_late(c);
     tp_cursor_close(c);
     if (st == TP_OK && w->v->range)
         st = flush_open(w, &w->pushes);

@@ -69,12 +69,17 @@ typedef struct {
     /* 1: decode chunks ahead on a second thread while the handlers run
      * (tp_cursor_read_ahead); handlers may read the reader's metadata, nothing else of it */
     int read_ahead;
+    /* nonzero: data records of a timed type whose ts or end lies past it are skipped before
+     * `keep` (tp_cursor_set_late: tested a chunk at a time, on the read-ahead thread when
+     * there is one), counted in tp_visit_stats.late */
+    uint64_t t_limit;
 } tp_visitor;
 
 typedef struct {
     uint64_t records;       /* data records visited (each one the cursor returned) */
     uint64_t nvtx_unpaired; /* pops and ends that closed no open range (with `range`) */
     uint64_t nvtx_unclosed; /* ranges still open at the end (with `range`) */
+    uint64_t late;          /* records past t_limit, skipped (not counted in `records`) */
 } tp_visit_stats;
 
 /* Walks reader `r` once as described above, calling `v`'s handlers with `ctx`. `stats` may

@@ -379,6 +379,60 @@ static void test_read_ahead(void) {
     CHECK_EQ_U(sa.records, 17);
 }
 
+/* What t_limit does, as a `keep` would do it: records of a timed type (by the type's layout)
+ * whose ts, or end for an interval type, lies past the limit are left out and counted. */
+static uint64_t keep_limit, kept_out;
+static int keep_within(void *ctx, const tp_rec_hdr *h) {
+    (void)ctx;
+    struct {
+        tp_rec_hdr h;
+        uint64_t ts, end;
+    } t;
+    uint16_t f = tp_record_info(h->type)->flags;
+    if (!(f & TP_RF_TIMED))
+        return 1;
+    tp_record_get(h, &t, sizeof t);
+    if (t.ts <= keep_limit && (!(f & TP_RF_INTERVAL) || t.end <= keep_limit))
+        return 1;
+    kept_out++;
+    return 0;
+}
+
+/* t_limit (tp_cursor_set_late, a chunk at a time) leaves out the records the `keep` above
+ * does, with and without read-ahead, for limits inside and across the chunks. */
+static void test_late(void) {
+    static seen a, b;
+    uint64_t some = 0, all = 0; /* limits that left some out, and none */
+    for (uint64_t limit = 50; limit <= 750; limit += 25) {
+        for (int ahead = 0; ahead <= 1; ahead++) {
+            tp_visitor ref = everything, late = everything;
+            ref.keep = keep_within;
+            late.t_limit = limit;
+            ref.read_ahead = late.read_ahead = ahead;
+            keep_limit = limit, kept_out = 0;
+            memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+            tp_reader *r = open_trace(), *q = open_trace();
+            CHECK(r != NULL && q != NULL);
+            tp_visit_stats sa, sb;
+            CHECK_OK(tp_visit_run(r, &ref, &a, &sa));
+            CHECK_OK(tp_visit_run(q, &late, &b, &sb));
+            CHECK_EQ_U(sb.late, kept_out);
+            CHECK_EQ_U(sa.records, sb.records + sb.late);
+            CHECK_EQ_U(sa.nvtx_unpaired, sb.nvtx_unpaired);
+            CHECK_EQ_U(sa.nvtx_unclosed, sb.nvtx_unclosed);
+            CHECK_EQ_U(a.n_data, b.n_data);
+            CHECK(!memcmp(a.data_type, b.data_type, sizeof a.data_type));
+            CHECK_EQ_U(a.n_rng, b.n_rng);
+            for (size_t i = 0; i < a.n_rng; i++)
+                CHECK(a.rng[i].open.ts == b.rng[i].open.ts && a.rng[i].end == b.rng[i].end);
+            CHECK_EQ_U(a.kernels, b.kernels);
+            tp_reader_close(r), tp_reader_close(q);
+            some += kept_out > 0, all += kept_out == 0;
+        }
+    }
+    CHECK(some > 0 && all > 0); /* both kinds of chunk: with late records, and within */
+}
+
 int main(void) {
     tt_temp_path(path, sizeof path, "visit");
     write_trace(path);
@@ -389,6 +443,7 @@ int main(void) {
     TP_RUN(test_filter);
     TP_RUN(test_handler_error);
     TP_RUN(test_read_ahead);
+    TP_RUN(test_late);
     unlink(path);
     return tp_test_summary();
 }
