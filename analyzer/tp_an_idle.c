@@ -78,23 +78,29 @@ static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_
 
 /* Ops grouped by stream (stable: each group keeps the view's order), then one stream_run per
  * group; streams come out by id. */
+/* The ops are GPU rows (idle_row), so the row list is sized by those, in 32 bits (the view's
+ * links are): sized by every view row, in size_t, it took ~2.6 times the scratch it filled
+ * on a 10 M-record trace (47 MiB for 18), kept pages that the sort keys and order after it
+ * then found taken (docs/PERFORMANCE.md, native report, eighteenth round). */
 void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
     memset(out, 0, sizeof *out);
-    size_t *rows = tp_an_tmp(v, v->n, sizeof *rows), nr = 0;
+    uint32_t *rows = tp_an_tmp(v, v->n_gpu + 1, sizeof *rows);
+    size_t nr = 0, cap = 0;
     for (size_t i = 0; i < v->n; i++)
         if (idle_row(v, i))
-            rows[nr++] = i;
+            rows[nr++] = (uint32_t)i;
     int64_t *key = tp_an_tmp(v, nr, sizeof *key);
     size_t *ord = tp_an_tmp(v, nr, sizeof *ord);
     for (size_t k = 0; k < nr; k++)
         key[k] = tp_an_view_stream(v, rows[k]);
     tp_an_stable_order(key, nr, ord, v->scratch);
-    out->s = tp_an_alloc(nr + 1, sizeof *out->s);
     for (size_t a = 0, b; a < nr; a = b) {
         int64_t stream = key[ord[a]];
         for (b = a; b < nr && key[ord[b]] == stream; b++)
             ord[b] = rows[ord[b]]; /* the group's view rows, in place (no copy per stream) */
+        tp_an_grow((void **)&out->s, &cap, out->n + 1, sizeof *out->s); /* a few streams */
         tp_an_idle_stream *s = &out->s[out->n++];
+        memset(s, 0, sizeof *s);
         s->stream = stream;
         stream_run(v, ord + a, b - a, s);
     }

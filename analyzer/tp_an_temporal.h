@@ -36,4 +36,25 @@ void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void
 /* tp_an_gpu_runs, and the union's figures kept in the view for tp_an_gpu_union. */
 void tp_an_gpu_runs_kept(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx);
 
+/* The same runs one at a time, for a caller that merges the runs of several masks as they
+ * come (the kernels' type breakdown: no array of their edges). Only for a view with
+ * gpu_order (tp_an_run_cursor_open returns 0 without it: use tp_an_gpu_runs). */
+typedef struct {
+    const tp_an_view *v;
+    unsigned kt_mask;
+    size_t k; /* the next entry of v->gpu_order */
+    int64_t ra, rb, cummax;
+    int open;
+    tp_an_gpu_sum u; /* the runs' figures so far */
+} tp_an_run_cursor;
+
+int tp_an_run_cursor_open(tp_an_run_cursor *c, const tp_an_view *v, unsigned kt_mask);
+
+/* The next run into *a, *b (1), or 0 when there is none left. */
+int tp_an_run_cursor_next(tp_an_run_cursor *c, int64_t *a, int64_t *b);
+
+/* After the last run: its union's figures kept in the view, as tp_an_gpu_runs_kept keeps
+ * them. */
+void tp_an_run_cursor_keep(const tp_an_run_cursor *c);
+
 #endif
