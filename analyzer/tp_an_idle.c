@@ -1,6 +1,7 @@
 /* tp_an_idle: idle-time breakdown per stream (HTA's get_idle_time_breakdown, in ns). */
 #include "tp_an_idle.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,11 +29,12 @@ static int idle_row(const tp_an_view *v, size_t i) {
     return 0;
 }
 
-/* The gaps between the ops rows[ord[0..n)] (time order), by class, into gap[] (ng[] each);
- * the idle sums into s. With ord NULL, rows' own order, while it is one of distinct rising
- * starts: returns 0 as soon as it is not (then nothing in s counts), else 1. */
+/* The classes of the gaps between the ops rows[ord[0..n)] (time order) into cls[1..n), their
+ * counts into ng[] and the idle sums into s. With ord NULL, rows' own order, while it is one
+ * of distinct rising starts: returns 0 as soon as it is not (then nothing in s counts), else
+ * 1. */
 static int classify_gaps(const tp_an_view *v, const size_t *rows, const size_t *ord, size_t n,
-                         tp_an_idle_stream *s, double **gap, size_t *ng) {
+                         tp_an_idle_stream *s, uint8_t *cls, size_t *ng) {
     memset(s->idle, 0, sizeof s->idle);
     memset(ng, 0, TP_IDLE_COUNT * sizeof *ng);
     for (size_t k = 1; k < n; k++) {
@@ -47,33 +49,56 @@ static int classify_gaps(const tp_an_view *v, const size_t *rows, const size_t *
         else if (g < v->opts.kernel_wait_ns)
             c = TP_IDLE_KERNEL_WAIT;
         s->idle[c] = tp_an_add(s->idle[c], g);
-        gap[c][ng[c]++] = (double)g;
+        cls[k] = (uint8_t)c;
+        ng[c]++;
     }
     return 1;
 }
 
+/* The gaps again, each into its class's part of gap[] (in order within a class). */
+static void fill_gaps(const tp_an_view *v, const size_t *rows, const size_t *ord, size_t n,
+                      const uint8_t *cls, double **gap) {
+    size_t at[TP_IDLE_COUNT] = {0};
+    for (size_t k = 1; k < n; k++) {
+        size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
+        gap[cls[k]][at[cls[k]]++] = (double)(v->ts[i] - v->end[h]);
+    }
+}
+
+/* The gaps are classified first and then written, each class's after the previous one's in
+ * one array of a gap per op: three arrays of that size, filled a part each, took three times
+ * the scratch (kept pages of the cache that the queue, beside this analysis on the other
+ * thread, then took fresh; docs/PERFORMANCE.md, native report, eighteenth round). */
 static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_idle_stream *s) {
     double *gap[TP_IDLE_COUNT];
     size_t ng[TP_IDLE_COUNT] = {0};
-    for (int c = 0; c < TP_IDLE_COUNT; c++)
-        gap[c] = tp_an_tmp(v, n, sizeof(double));
+    uint8_t *cls = tp_an_tmp(v, n, 1);
+    const size_t *ord = NULL;
+    size_t *own = NULL;
+    int64_t *key = NULL;
     s->n_ops = n;
     /* distinct rising starts in view order (native: the model's time order) are numpy's
      * argsort order already: the gaps are taken in that order unless a start does not rise */
-    if (!classify_gaps(v, rows, NULL, n, s, gap, ng)) {
-        int64_t *key = tp_an_tmp(v, n, sizeof *key);
-        size_t *ord = tp_an_tmp(v, n, sizeof *ord);
+    if (!classify_gaps(v, rows, NULL, n, s, cls, ng)) {
+        key = tp_an_tmp(v, n, sizeof *key);
+        own = tp_an_tmp(v, n, sizeof *own);
         for (size_t k = 0; k < n; k++)
             key[k] = v->ts[rows[k]];
-        tp_an_argsort_np(key, n, ord, v->scratch);
-        classify_gaps(v, rows, ord, n, s, gap, ng);
+        tp_an_argsort_np(key, n, own, v->scratch);
         tp_an_tmp_put(v, key);
-        tp_an_tmp_put(v, ord);
+        ord = own;
+        classify_gaps(v, rows, ord, n, s, cls, ng);
     }
-    for (int c = 0; c < TP_IDLE_COUNT; c++) {
+    double *all = tp_an_tmp(v, n, sizeof *all);
+    gap[0] = all;
+    for (int c = 1; c < TP_IDLE_COUNT; c++)
+        gap[c] = gap[c - 1] + ng[c - 1];
+    fill_gaps(v, rows, ord, n, cls, gap);
+    tp_an_tmp_put(v, own);
+    tp_an_tmp_put(v, cls);
+    for (int c = 0; c < TP_IDLE_COUNT; c++)
         tp_an_describe_any_s(gap[c], ng[c], &s->gaps[c], v->scratch);
-        tp_an_tmp_put(v, gap[c]);
-    }
+    tp_an_tmp_put(v, all);
 }
 
 /* Ops grouped by stream (stable: each group keeps the view's order), then one stream_run per
