@@ -105,57 +105,74 @@ static void run_edges(void *ctx, int64_t a, int64_t b) {
     k->e[k->n++] = (tp_edge){b, -k->bit};
 }
 
-/* One type's edges as its runs come (tp_an_run_cursor): the next one, e. */
+/* One type's edges as its runs come (tp_an_run_cursor): the current run [a, b] and which of
+ * its edges is next. */
 typedef struct {
     tp_an_run_cursor c;
-    int64_t b; /* the current run's end */
-    int half;  /* 0: e is a run's start, 1: its end */
-    int live;  /* e is valid */
-    tp_edge e;
+    int64_t a, b;
+    int half; /* 0: a (the start) is next, 1: b */
+    int live; /* a run is there */
 } edge_stream;
 
-/* Steps s to its next edge; 0 when that edge is earlier than the one before it (HTA's
- * rounding can make a run end before it starts), which sweep_edges would sort. */
-static int edge_next(edge_stream *s, int bit) {
-    int64_t prev = s->e.t;
-    if (s->half == 0 && s->live) {
-        s->e = (tp_edge){s->b, -bit};
+static inline int64_t edge_at(const edge_stream *s) {
+    return s->half ? s->b : s->a;
+}
+
+/* Steps s past its next edge; 0 when the one after it is earlier (HTA's rounding can make a
+ * run end before it starts; a run starts after every end before it), which sweep_edges would
+ * sort. */
+static inline int edge_next(edge_stream *s) {
+    if (!s->half) {
         s->half = 1;
-    } else {
-        int64_t a;
-        s->live = tp_an_run_cursor_next(&s->c, &a, &s->b);
-        if (!s->live)
-            return 1;
-        s->e = (tp_edge){a, bit};
-        s->half = 0;
+        return 1;
     }
-    return s->e.t >= prev;
+    s->half = 0;
+    s->live = tp_an_run_cursor_next(&s->c, &s->a, &s->b);
+    return !s->live || s->b >= s->a;
 }
 
 /* sweep_edges over the three types' edges as their runs are merged, when the view has
  * gpu_order: the same edges in the same order (the earliest, ties by type), with no array of
  * them (32 bytes a run: 73 MiB of scratch on a 10 M-record trace, written once and read
- * once). Returns 0, having swept part of them, when a type's edges do not ascend (then
- * sweep_edges sorts them all). */
+ * once). The type with the next edge keeps it while its edges come before the others' next
+ * ones (most runs are of one type). Returns 0, having swept part of them, when a type's edges
+ * do not ascend (then sweep_edges sorts them all). */
 static int sweep_streamed(const tp_an_view *v, sweep *w) {
     edge_stream s[3];
     for (int t = 0; t < 3; t++) {
         if (!tp_an_run_cursor_open(&s[t].c, v, 1u << t))
             return 0;
-        s[t].half = 1, s[t].live = 0, s[t].e.t = INT64_MIN;
-        if (!edge_next(&s[t], 1 << t))
+        s[t].half = 1;
+        if (!edge_next(&s[t]))
             return 0;
     }
     for (;;) {
-        int best = -1;
-        for (int t = 0; t < 3; t++)
-            if (s[t].live && (best < 0 || s[t].e.t < s[best].e.t))
-                best = t;
-        if (best < 0)
+        int t = -1;
+        for (int u = 0; u < 3; u++)
+            if (s[u].live && (t < 0 || edge_at(&s[u]) < edge_at(&s[t])))
+                t = u;
+        if (t < 0)
             break;
-        sweep_edge(w, s[best].e);
-        if (!edge_next(&s[best], 1 << best))
-            return 0;
+        /* t's edges come next while before the next edge of each type below t, and not
+         * after that of each above it (ties go to the lower type) */
+        int64_t lo = INT64_MAX, hi = INT64_MAX;
+        int has_lo = 0, has_hi = 0;
+        for (int u = 0; u < 3; u++) {
+            if (u == t || !s[u].live)
+                continue;
+            int64_t x = edge_at(&s[u]);
+            if (u < t)
+                lo = x < lo ? x : lo, has_lo = 1;
+            else
+                hi = x < hi ? x : hi, has_hi = 1;
+        }
+        int bit = 1 << t;
+        do {
+            sweep_edge(w, (tp_edge){edge_at(&s[t]), s[t].half ? -bit : bit});
+            if (!edge_next(&s[t]))
+                return 0;
+        } while (s[t].live && (!has_lo || edge_at(&s[t]) < lo) &&
+                 (!has_hi || edge_at(&s[t]) <= hi));
     }
     for (int t = 0; t < 3; t++)
         tp_an_run_cursor_keep(&s[t].c); /* temporal and overlap reuse two */

@@ -113,38 +113,6 @@ int tp_an_run_cursor_open(tp_an_run_cursor *c, const tp_an_view *v, unsigned kt_
     return v->gpu_order != NULL;
 }
 
-/* runs_in_order, stopped at each run it hands over */
-int tp_an_run_cursor_next(tp_an_run_cursor *c, int64_t *a, int64_t *b) {
-    const tp_an_view *v = c->v;
-    while (c->k < v->n_gpu) {
-        uint32_t i = v->gpu_order[c->k++];
-        if (!(c->kt_mask & (1u << v->ktype[i])))
-            continue;
-        int64_t x = v->ts[i], y = v->end[i];
-        int done = c->open && x > c->cummax;
-        if (done)
-            *a = c->ra, *b = c->rb;
-        if (!c->open || done) {
-            c->ra = x, c->rb = y;
-        } else {
-            c->ra = x < c->ra ? x : c->ra;
-            c->rb = y > c->rb ? y : c->rb;
-        }
-        c->cummax = !c->open || y > c->cummax ? y : c->cummax;
-        c->open = 1;
-        if (done) {
-            run_to_sum(&c->u, *a, *b);
-            return 1;
-        }
-    }
-    if (!c->open)
-        return 0;
-    c->open = 0;
-    *a = c->ra, *b = c->rb;
-    run_to_sum(&c->u, *a, *b);
-    return 1;
-}
-
 void tp_an_run_cursor_keep(const tp_an_run_cursor *c) {
     tp_an_view_gpu_sum_put(c->v, c->kt_mask, &c->u);
 }
