@@ -81,17 +81,17 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
 /* With two cores and a view of tp_par_min_rows() rows or more, two threads take these jobs
  * from one list, each the next one when it is free, so both finish at about the same time:
  * the fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a
- * 10 M-record native trace. On that trace, in thread CPU time, the queue ~0.3 s, the
- * diagnosis ~0.25 (with the launching stacks, ~50 ms, which share its symbolizer), the memory
- * analysis ~0.13, the idle time, kernel and launch analyses 0.05-0.08 s each, NVTX ~50 ms,
- * CPU ops ~40, host ~70, the memory operations ~25, the report's NVTX marks ~6, the temporal
- * breakdown ~15, the overlap ~0.
+ * 10 M-record native trace. On that trace, in thread CPU time, the queue ~0.27 s, the
+ * diagnosis ~0.22 (with the launching stacks, ~50 ms, which share its symbolizer), the memory
+ * analysis ~0.12, the idle time, kernel, launch and host analyses 0.05-0.06 s each, NVTX and
+ * CPU ops ~45 ms, the temporal breakdown ~28, the memory operations ~25, the report's NVTX
+ * marks ~6, the overlap ~0.
  * The queue and the diagnosis also take the most scratch (~240 and ~110 MB there), so they
  * are kept apart: the queue first, on one thread, while the other runs the memory analysis
  * (which the diagnosis reads) and the idle time, kernel and launch analyses, and only then
  * the diagnosis, when the queue is about done. Until the eighteenth round the memory analysis
  * and the diagnosis were one job, the first, beside the queue (longest first): the report's
- * peak RSS was both at once, ~70 MB more for ~20 ms less of the analyses' time
+ * peak RSS was both at once, ~70 MB more for ~10 ms less of the analyses' time
  * (docs/PERFORMANCE.md). A thread that takes the diagnosis before the memory analysis is done
  * waits for it (memuse_done). */
 /* clang-format off */
