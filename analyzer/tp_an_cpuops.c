@@ -6,50 +6,33 @@
 #include <string.h>
 
 #include "tp_an_stats.h"
-#include "tp_hash.h"
 
-/* The table's groups by (cat, name, shapes), found through an open-addressing table of
- * group indexes + 1 (0: empty slot). The calls are added in view order, one at a time: a
- * group's sums and its first forward name come out as a stable sort of all the calls by
- * (cat, name, shapes) gave them, without the per-call array and its sort (up to ~70 bytes a
- * CPU call at once: the analysis's peak, docs/PERFORMANCE.md). */
+/* The table's groups by (cat, name, shapes), found through a dense index by name id (the ids
+ * are below the pool's count): per name its first group (index + 1; 0: none), per group the
+ * next one of its name (other shapes or category). The calls are added in view order, one at
+ * a time: a group's sums and its first forward name come out as a stable sort of all the
+ * calls by (cat, name, shapes) gave them, without the per-call array and its sort (up to ~70
+ * bytes a CPU call at once: the analysis's peak, docs/PERFORMANCE.md). */
 typedef struct {
     tp_an_cpuops *out;
     size_t cap_ops;
-    uint32_t *slot;
-    size_t mask; /* slots - 1; slots a power of two, at least twice the groups */
+    uint32_t *first; /* per name id */
+    uint32_t *next;  /* per group */
 } groups;
 
-static uint64_t group_hash(uint32_t name, uint32_t shapes, uint8_t cat) {
-    return tp_hash_mix64(((uint64_t)name << 32 | shapes) ^ ((uint64_t)cat << 56));
-}
-
-static void groups_rehash(groups *g, size_t slots) {
-    free(g->slot);
-    g->slot = tp_an_alloc(slots, sizeof *g->slot);
-    g->mask = slots - 1;
-    for (size_t k = 0; k < g->out->n; k++) {
-        const tp_an_cpuop *o = &g->out->op[k];
-        size_t h = group_hash(o->name, o->shapes, o->cat) & g->mask;
-        while (g->slot[h])
-            h = (h + 1) & g->mask;
-        g->slot[h] = (uint32_t)(k + 1);
-    }
-}
-
 static tp_an_cpuop *group_of(groups *g, uint32_t name, uint32_t shapes, uint8_t cat) {
-    size_t h = group_hash(name, shapes, cat) & g->mask;
-    for (; g->slot[h]; h = (h + 1) & g->mask) {
-        tp_an_cpuop *o = &g->out->op[g->slot[h] - 1];
-        if (o->name == name && o->shapes == shapes && o->cat == cat)
+    tp_an_cpuops *out = g->out;
+    for (uint32_t k = g->first[name]; k; k = g->next[k - 1]) {
+        tp_an_cpuop *o = &out->op[k - 1];
+        if (o->shapes == shapes && o->cat == cat)
             return o;
     }
-    tp_an_cpuops *out = g->out;
+    size_t cap = g->cap_ops;
     tp_an_grow((void **)&out->op, &g->cap_ops, out->n + 1, sizeof *out->op);
+    tp_an_grow((void **)&g->next, &cap, out->n + 1, sizeof *g->next);
     out->op[out->n] = (tp_an_cpuop){.name = name, .shapes = shapes, .cat = cat};
-    g->slot[h] = (uint32_t)(++out->n);
-    if (2 * out->n > g->mask + 1)
-        groups_rehash(g, 2 * (g->mask + 1));
+    g->next[out->n] = g->first[name];
+    g->first[name] = (uint32_t)(++out->n);
     return &out->op[out->n - 1];
 }
 
@@ -161,7 +144,7 @@ static void collect(const tp_an_view *v, tp_an_cpuops *out) {
     size_t nf;
     fwd_op *f = forward_ops(ev, &nf);
     groups g = {.out = out};
-    groups_rehash(&g, 64);
+    g.first = tp_an_alloc((size_t)tp_model_n_strings(v->m) + 1, sizeof *g.first);
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
@@ -183,7 +166,7 @@ static void collect(const tp_an_view *v, tp_an_cpuops *out) {
             o->fwd_name = forward_name(ev, f, nf, row);
     }
     out->span = t1 > t0 ? t1 - t0 : 0;
-    tp_an_tmp_put(v, sum), free(f), free(g.slot);
+    tp_an_tmp_put(v, sum), free(f), free(g.first), free(g.next);
 }
 
 static int cmp_op(const void *a, const void *b, int by_total) {

@@ -45,15 +45,6 @@ size_t tp_an_outer_steps(const int64_t *a, const int64_t *b, size_t n, int64_t *
     return k;
 }
 
-long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds) {
-    if (row < 0)
-        return -1;
-    long p = (kinds & TP_AN_ENCLOSING_SELF) ? row : ev->parent[row];
-    while (p >= 0 && !tp_an_is_range(ev->cat[p], kinds))
-        p = ev->parent[p];
-    return p;
-}
-
 /* The first place in [lo, hi) of bucket rows `rows` (by ts) whose row starts after t. */
 static uint32_t first_after(const tp_events *ev, const uint32_t *rows, uint32_t lo, uint32_t hi,
                             int64_t t) {

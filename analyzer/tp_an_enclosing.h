@@ -42,8 +42,16 @@ static inline int tp_an_is_range(uint8_t cat, unsigned kinds) {
 
 /* The innermost range of `kinds` enclosing model row `row` (the row itself only with
  * TP_AN_ENCLOSING_SELF), -1 when none or row < 0. For a GPU op, ask for its launching CPU
- * call: GPU rows have no parent. */
-long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds);
+ * call: GPU rows have no parent. Inline: the diagnosis and NVTX ask it per kernel (a call
+ * cost as much as the walk, one or two parents up). */
+static inline long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds) {
+    if (row < 0)
+        return -1;
+    long p = (kinds & TP_AN_ENCLOSING_SELF) ? row : ev->parent[row];
+    while (p >= 0 && !tp_an_is_range(ev->cat[p], kinds))
+        p = ev->parent[p];
+    return p;
+}
 
 /* The innermost range of `kinds` on thread bucket `bucket` of r->threads that contains
  * time `t` (ts <= t < ts + dur), -1 when none. */

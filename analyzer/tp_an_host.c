@@ -158,11 +158,14 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
     tp_an_namememo data_name, step;
     tp_an_namememo_open(&data_name, v->m, is_data_name);
     tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
+    /* on_step_thread per place (a rank has a few): a load per row, not a search */
+    uint8_t *on_step = tp_an_alloc(ev->places.n + 1, 1);
+    for (size_t p = 0; p < ev->places.n; p++)
+        on_step[p] = (uint8_t)on_step_thread(s, ev->places.v[p].pid, ev->places.v[p].tid);
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
         int64_t a = ev->ts[row], b = row_end(ev, row);
-        if (!is_range(v, i) || b <= out->w0 || a >= out->w1 ||
-            !on_step_thread(s, tp_ev_pid(ev, row), tp_ev_tid(ev, row)))
+        if (!is_range(v, i) || b <= out->w0 || a >= out->w1 || !on_step[tp_ev_place_index(ev, row)])
             continue;
         a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
         if (tp_an_namememo_get(&data_name, ev->name[row])) {
@@ -176,6 +179,7 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
         }
     }
     tp_an_namememo_close(&data_name), tp_an_namememo_close(&step);
+    free(on_step);
     tp_an_ivset_norm(&data, out->w0, out->w1);
     tp_an_ivset_norm(&ops, out->w0, out->w1);
     tp_an_ivset_minus(&ops, &data, &rest);
@@ -282,13 +286,8 @@ typedef struct {
  * order, as the sort leaves them. 0 (out untouched) when the rows are not in time order. */
 static int threads_in_time_order(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
-    int64_t prev = INT64_MIN;
-    for (size_t i = 0; i < v->n; i++)
-        if (!v->gpu[i]) {
-            if (ev->ts[v->row[i]] < prev)
-                return 0;
-            prev = ev->ts[v->row[i]];
-        }
+    int64_t prev = INT64_MIN; /* the order is checked on the way: the pass is left at the
+                                 first row out of it (no pass of its own to tell first) */
     size_t np = ev->places.n, nt = 0;
     place_thread *pt = tp_an_alloc(np + 1, sizeof *pt);
     for (size_t k = 0; k < np; k++)
@@ -309,6 +308,11 @@ static int threads_in_time_order(const tp_an_view *v, tp_an_host *out) {
         tp_an_host_thread *h = &th[thread_of[tp_ev_place_index(ev, r)]];
         int64_t *oe = &open_end[h - th];
         int64_t a = ev->ts[r], b = row_end(ev, r);
+        if (a < prev) {
+            free(th), free(open_end), free(thread_of);
+            return 0;
+        }
+        prev = a;
         if (!h->n_events) {
             *h = (tp_an_host_thread){.pid = tp_ev_pid(ev, r), .tid = tp_ev_tid(ev, r), .first = a};
             *oe = a;

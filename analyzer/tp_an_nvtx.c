@@ -8,7 +8,6 @@
 
 #include "tp_an_enclosing.h"
 #include "tp_an_stats.h"
-#include "tp_hash.h"
 
 /* Ranges are keyed by (name, domain): one name in two NVTX domains is two ranges. */
 static uint64_t range_key(uint32_t name, uint32_t domain) {
@@ -28,36 +27,25 @@ static int cmp_total(const void *a, const void *b) {
     return cmp_name(x, y);
 }
 
-/* The ranges by (name, domain), through an open-addressing table of indexes into out->r + 1
- * (0: empty slot; at least twice the ranges in slots, a power of two). */
+/* The ranges by (name, domain): per name id, the first of its ranges (index + 1 into out->r;
+ * 0: none), and per range the next one of its name (a name in two domains: a chain of two).
+ * A dense index, as the name ids are below the pool's count: a load where a hash of the key
+ * and a probe were asked per annotation row. */
 typedef struct {
-    uint32_t *slot;
-    size_t mask, cap;
+    uint32_t *first; /* per name id */
+    uint32_t *next;  /* per range */
+    size_t cap;      /* of out->r and next */
 } range_table;
 
-static size_t range_hash(uint64_t key) {
-    return (size_t)tp_hash_mix64(key);
-}
-
-static void table_rehash(range_table *t, const tp_an_nvtx *out, size_t slots) {
-    free(t->slot);
-    t->slot = tp_an_alloc(slots, sizeof *t->slot);
-    t->mask = slots - 1;
-    for (size_t k = 0; k < out->n; k++) {
-        size_t h = range_hash(range_key(out->r[k].name, out->r[k].domain)) & t->mask;
-        while (t->slot[h])
-            h = (h + 1) & t->mask;
-        t->slot[h] = (uint32_t)(k + 1);
-    }
+static void table_link(range_table *t, const tp_an_nvtx *out, size_t k) {
+    t->next[k] = t->first[out->r[k].name];
+    t->first[out->r[k].name] = (uint32_t)(k + 1);
 }
 
 static tp_an_range *find(const range_table *t, tp_an_nvtx *out, uint32_t name, uint32_t domain) {
-    for (size_t h = range_hash(range_key(name, domain)) & t->mask; t->slot[h];
-         h = (h + 1) & t->mask) {
-        tp_an_range *r = &out->r[t->slot[h] - 1];
-        if (r->name == name && r->domain == domain)
-            return r;
-    }
+    for (uint32_t k = t->first[name]; k; k = t->next[k - 1])
+        if (out->r[k - 1].domain == domain)
+            return &out->r[k - 1];
     return NULL;
 }
 
@@ -67,7 +55,7 @@ static tp_an_range *find(const range_table *t, tp_an_nvtx *out, uint32_t name, u
  * gave, without the per-row array and its sort. */
 static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *t) {
     const tp_events *ev = &v->r->ev;
-    table_rehash(t, out, 64);
+    t->first = tp_an_alloc((size_t)tp_model_n_strings(v->m) + 1, sizeof *t->first);
     for (size_t i = 0; i < v->n; i++) {
         if (v->gpu[i] || ev->cat[v->row[i]] != TP_CAT_USER_ANNOTATION)
             continue;
@@ -75,17 +63,12 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *
         int64_t dur = v->end[i] - v->ts[i];
         tp_an_range *r = find(t, out, name, domain);
         if (!r) {
+            size_t cap = t->cap;
             tp_an_grow((void **)&out->r, &t->cap, out->n + 1, sizeof *out->r);
+            tp_an_grow((void **)&t->next, &cap, out->n + 1, sizeof *t->next);
             r = &out->r[out->n++];
             *r = (tp_an_range){.name = name, .domain = domain, .min = dur, .max = dur};
-            if (2 * out->n > t->mask + 1)
-                table_rehash(t, out, 2 * (t->mask + 1));
-            else { /* the new range's slot: the empty one find stopped at */
-                size_t h = range_hash(range_key(name, domain)) & t->mask;
-                while (t->slot[h])
-                    h = (h + 1) & t->mask;
-                t->slot[h] = (uint32_t)out->n;
-            }
+            table_link(t, out, out->n - 1);
         }
         r->count++;
         r->total = tp_an_add(r->total, dur);
@@ -95,7 +78,10 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *
     if (!out->r) /* (an array even without ranges, as before) */
         out->r = tp_an_alloc(1, sizeof *out->r);
     qsort(out->r, out->n, sizeof *out->r, cmp_name); /* distinct keys */
-    table_rehash(t, out, t->mask + 1);
+    for (size_t k = 0; k < out->n; k++)              /* the index to the sorted order */
+        t->first[out->r[k].name] = 0;
+    for (size_t k = 0; k < out->n; k++)
+        table_link(t, out, k);
     for (size_t k = 0; k < out->n; k++) {
         out->r[k].mean = (double)out->r[k].total / (double)out->r[k].count;
         /* sorted by (name, domain): a name in two domains is two neighbours */
@@ -142,7 +128,7 @@ void tp_an_nvtx_run(const tp_an_view *v, tp_an_nvtx *out) {
     range_table t = {0};
     summarize_ranges(v, out, &t);
     attribute_gpu(v, out, &t);
-    free(t.slot);
+    free(t.first), free(t.next);
     if (out->n)
         qsort(out->r, out->n, sizeof *out->r, cmp_total);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tp_an_namememo.h"
+#include "tp_mem.h"
 #include "tp_sort.h"
 
 static int hta_queue_launch(const char *n) {
@@ -123,8 +124,22 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
                           tp_steps *st, double *median) {
     tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
-    if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation, and a
-                         GPU row without one (-1) pairs with no launch */
+    if (v->by_corr && !v->opts.compat_hta) { /* native: gpu_row and is_launch read inline */
+        const uint8_t *flags = v->r->ev.flags;
+        for (size_t k = 0; k < v->n_by_corr; k++) {
+            size_t i = v->by_corr[k];
+            int gpu = v->gpu[i],
+                launch = !gpu && v->linked[i] && (flags[v->row[i]] & TP_EVF_LAUNCH);
+            if (!gpu && !launch)
+                continue;
+            int64_t c = tp_an_view_corr(v, i);
+            if (gpu)
+                g[ng++] = (tp_an_keyrow){c, i};
+            else
+                l[nl++] = (tp_an_keyrow){c, i};
+        }
+    } else if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation,
+                                and a GPU row without one (-1) pairs with no launch */
         for (size_t k = 0; k < v->n_by_corr; k++) {
             size_t i = v->by_corr[k];
             int64_t c = tp_an_view_corr(v, i);
@@ -185,33 +200,50 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     tp_an_tmp_put(v, launched);
 }
 
-/* One stream: steps in time order (ord restricted to the stream). The lengths are whole
- * numbers within [least, greatest] (a step changes them by one): their distribution is
- * described from a count per length (tp_an_describe_counts) instead of an array of one
- * length per step and its sort, unless the lengths spread wider than the steps. */
+/* The lengths seen so far, counted per length in a window [base, base + cap) that doubles
+ * towards a length that leaves it (lengths move by one a step: a window as wide as the
+ * lengths' range, found in the one pass that counts them). */
+typedef struct {
+    size_t *count;
+    int64_t base;
+    size_t cap;
+} len_counts;
+
+static void len_widen(len_counts *c, int64_t cur) {
+    size_t cap = 2 * c->cap;
+    int64_t base = cur < c->base ? c->base - (int64_t)c->cap : c->base;
+    size_t *count = tp_mem_xcalloc(cap, sizeof *count);
+    memcpy(count + (c->base - base), c->count, c->cap * sizeof *count);
+    free(c->count);
+    c->count = count, c->base = base, c->cap = cap;
+}
+
+/* One stream: steps in time order (ord restricted to the stream), in one pass. The lengths
+ * are whole numbers (a step changes them by one): their distribution is described from a
+ * count per length (tp_an_describe_counts) instead of an array of one length per step and
+ * its sort. The time at the maximum and the blocked launches are summed at the largest length
+ * so far, from zero each time a larger one is reached: at the end, the sums over the steps at
+ * the overall maximum, in step order, as a pass that knew the maximum first gave them.
+ * n >= 1 (a stream's group is not empty). */
 static void stream_run(const tp_an_view *v, const tp_steps *st, const size_t *ord, size_t n,
                        double median, tp_an_queue_stream *q) {
     const tp_step *s = st->s;
-    int64_t cur = 0, mx = 0, mn = 0;
-    for (size_t k = 0; k < n; k++) {
-        cur += s[ord[k]].delta;
-        mx = k == 0 || cur > mx ? cur : mx;
-        mn = k == 0 || cur < mn ? cur : mn;
-    }
-    q->max_len = mx;
-    size_t span = (size_t)(mx - mn) + 1;
-    size_t *count = span <= n ? tp_an_tmp0(v, span, sizeof *count) : NULL;
-    double *len = count ? NULL : tp_an_tmp(v, n, sizeof *len);
-    cur = 0;
+    len_counts c = {tp_mem_xcalloc(64, sizeof *c.count), -32, 64};
+    int64_t cur = 0, mx = INT64_MIN, mn = INT64_MAX;
     for (size_t k = 0; k < n; k++) {
         const tp_step *p = &s[ord[k]];
         cur += p->delta;
-        if (count)
-            count[cur - mn]++;
-        else
-            len[k] = (double)cur;
-        if (cur != mx)
+        if ((uint64_t)(cur - c.base) >= c.cap)
+            len_widen(&c, cur);
+        c.count[cur - c.base]++;
+        mn = cur < mn ? cur : mn;
+        if (cur < mx)
             continue;
+        if (cur > mx) { /* a new maximum: the sums start again */
+            mx = cur;
+            q->at_max_ns = q->blocked_ns = 0;
+            q->n_blocked = 0;
+        }
         if (k + 1 < n)
             q->at_max_ns = tp_an_add(q->at_max_ns, st->ts[ord[k + 1]] - st->ts[ord[k]]);
         if (p->delta > 0 && mx >= 2) { /* the call's duration: read only where it counts */
@@ -222,20 +254,16 @@ static void stream_run(const tp_an_view *v, const tp_steps *st, const size_t *or
             }
         }
     }
-    if (count) {
-        tp_an_describe_counts(count, span, mn, n, &q->len);
-        tp_an_tmp_put(v, count);
-    } else {
-        tp_an_describe_s(len, n, &q->len, v->scratch);
-        tp_an_tmp_put(v, len);
-    }
+    q->max_len = mx;
+    tp_an_describe_counts(c.count + (mn - c.base), (size_t)(mx - mn) + 1, mn, n, &q->len);
+    free(c.count);
 }
 
 /* 1 when the order of steps with equal times can change a result: two steps of one stream at
  * the same time that differ (in delta or launch call). Steps that are alike are
  * interchangeable, so then any time order gives numpy's results. `ord`: the steps in a time
  * order. Long runs of one time are not inspected (numpy's order is taken). */
-static int ties_matter(const tp_an_view *v, const tp_step *s, const size_t *ord, size_t n) {
+static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *ord, size_t n) {
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && step_ts(v, &s[ord[b]]) == step_ts(v, &s[ord[a]]); b++)
             ;
@@ -261,10 +289,12 @@ static void time_order(const tp_an_view *v, const tp_steps *st, size_t *ord) {
         return;
     }
     uint32_t *rows = tp_sort_order_i64_s(key, st->n, v->scratch);
-    for (size_t k = 0; k < st->n; k++)
-        ord[k] = rows[k];
-    if (ties_matter(v, st->s, ord, st->n)) /* numpy's order, from the stable one */
+    if (ties_matter(v, st->s, rows, st->n)) { /* numpy's order, from the stable one */
         tp_an_argsort_np_from(key, st->n, rows, ord, v->scratch);
+    } else {
+        for (size_t k = 0; k < st->n; k++)
+            ord[k] = rows[k];
+    }
     tp_scratch_put(v->scratch, rows);
 }
 
@@ -279,20 +309,28 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     stream_ids_open(v, &si);
     collect_steps(v, &hl, &si, &st, &out->median_launch_ns);
     tp_an_namememo_close(&hl);
-    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = tp_an_tmp(v, st.n, sizeof *grp);
+    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = ord;
     time_order(v, &st, ord);
     const uint32_t *g = st.g; /* each step's stream index, in step order */
-    size_t *at = tp_an_alloc(si.n + 1, sizeof *at);
-    for (size_t k = 0; k < st.n; k++)
-        at[g[ord[k]] + 1]++;
-    for (size_t j = 0; j < si.n; j++)
-        at[j + 1] += at[j];
-    /* grp: the steps themselves, by stream then time (each stream's run is what stream_run
-     * reads): no copy of each stream's run */
-    for (size_t k = 0; k < st.n; k++)
-        grp[at[g[ord[k]]]++] = ord[k];
+    size_t *at = tp_an_alloc(si.n + 1, sizeof *at), one = 1;
+    for (size_t k = 1; k < st.n; k++)
+        one &= g[k] == g[0];
+    if (one) { /* every step on one stream (launch-bound training): the time order itself */
+        for (size_t j = st.n ? g[0] : si.n; j < si.n; j++)
+            at[j] = st.n;
+    } else {
+        grp = tp_an_tmp(v, st.n, sizeof *grp);
+        for (size_t k = 0; k < st.n; k++)
+            at[g[ord[k]] + 1]++;
+        for (size_t j = 0; j < si.n; j++)
+            at[j + 1] += at[j];
+        /* grp: the steps themselves, by stream then time (each stream's run is what
+         * stream_run reads): no copy of each stream's run */
+        for (size_t k = 0; k < st.n; k++)
+            grp[at[g[ord[k]]]++] = ord[k];
+        tp_an_tmp_put(v, ord);
+    }
     tp_an_tmp_put(v, st.g);
-    tp_an_tmp_put(v, ord);
     out->s = tp_an_alloc(si.n + 1, sizeof *out->s);
     for (size_t j = 0, a = 0; j < si.n; a = at[j++]) { /* at[j]: where group j ends now */
         if (at[j] == a)

@@ -174,10 +174,55 @@ static size_t gn_slot(const gn_sum *t, size_t mask, int64_t group, uint32_t name
     return at;
 }
 
+/* sum_by_group_name's table when the (group, name) pairs fit a dense one: names numbered in
+ * order of first sight (cn[name], 1-based), a cell per (group, numbered name); a pair's sum
+ * is one indexed add instead of a hash and a probe (a quarter million GPU ops on the 2,000
+ * step launch-bound trace). NULL when the table would be larger than a few cells per op. */
+static gn_sum *sum_dense(const op *ops, size_t n, size_t n_groups, size_t n_names, size_t *n_out) {
+    uint32_t *cn = tp_mem_xcalloc(n_names + 1, sizeof *cn), *name_of = NULL;
+    size_t ncn = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t nm = ops[i].name;
+        if (ops[i].group == NO_GROUP || cn[nm])
+            continue;
+        TP_MEM_XGROW(name_of, cap, ncn + 1);
+        name_of[ncn++] = nm;
+        cn[nm] = (uint32_t)ncn;
+    }
+    if (n_groups * ncn > 4 * n + 4096) {
+        free(cn), free(name_of);
+        return NULL;
+    }
+    gn_sum *t = tp_mem_xcalloc(n_groups * ncn + 1, sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].group == NO_GROUP)
+            continue;
+        gn_sum *c = &t[(size_t)ops[i].group * ncn + cn[ops[i].name] - 1];
+        c->count++;
+        c->ns = tp_an_add(c->ns, ops[i].ns);
+    }
+    size_t m = 0;
+    for (size_t g = 0; g < n_groups; g++)
+        for (size_t k = 0; k < ncn; k++) {
+            const gn_sum *c = &t[g * ncn + k];
+            if (c->count)
+                t[m++] = (gn_sum){(int64_t)g, name_of[k], 1, c->count, c->ns};
+        }
+    free(cn), free(name_of);
+    qsort(t, m, sizeof *t, cmp_gn);
+    *n_out = m;
+    return t;
+}
+
 /* The sums per (group, name) of the ops that have a group, by (group, name): what a stable
  * sort of the ops by (group, name) and a pass over its runs gave (each sum in op order), from
- * a hash table of the few distinct pairs instead of a sort of every op. A new array. */
-static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t *n_out) {
+ * a table of the few distinct pairs (dense, else a hash) instead of a sort of every op. A new
+ * array. n_names: one past the largest name id. */
+static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t n_groups, size_t n_names,
+                                 size_t *n_out) {
+    gn_sum *d = sum_dense(ops, n, n_groups, n_names, n_out);
+    if (d)
+        return d;
     size_t mask = 255, used = 0;
     gn_sum *t = tp_mem_xcalloc(mask + 1, sizeof *t);
     for (size_t i = 0; i < n; i++) {
@@ -212,7 +257,7 @@ static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t *n_out) {
 
 /* ops -> one row per group, one kernel entry per name (by name). */
 static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *keys, size_t nk,
-                      size_t n_groups) {
+                      size_t n_groups, size_t n_names) {
     out->s = tp_mem_xcalloc(n_groups + 1, sizeof *out->s);
     for (size_t i = 0; i < nk; i++) {
         tp_an_stack_row *r = &out->s[keys[i].group];
@@ -220,7 +265,7 @@ static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *key
             r->stack = keys[i].stack, r->frames = keys[i].f, r->n_frames = keys[i].n;
     }
     size_t n_gn, cap = 0;
-    gn_sum *gn = sum_by_group_name(ops, n, &n_gn);
+    gn_sum *gn = sum_by_group_name(ops, n, n_groups, n_names, &n_gn);
     for (size_t i = 0; i < n_gn; i++) {
         tp_an_stack_row *r = &out->s[gn[i].group];
         tp_an_stack_kernel k = {gn[i].name, gn[i].count, gn[i].ns};
@@ -248,18 +293,33 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
     size_t n = 0, nk = 0, n_groups = 0;
     op *ops = gather(v, out, &n);
     stack_key *keys = group_stacks(out, ops, n, depth, &nk, &n_groups);
+    /* each op's group: by stack id from a dense table where the ids are (keys is by stack
+     * id), else by a search of keys */
+    uint32_t top = nk ? keys[nk - 1].stack : 0, *gof = NULL; /* gof[stack]: group + 1, 0: none */
+    if ((size_t)top <= 4 * n + 4096) {
+        gof = tp_mem_xcalloc((size_t)top + 2, sizeof *gof);
+        for (size_t i = 0; i < nk; i++)
+            gof[keys[i].stack] = (uint32_t)keys[i].group + 1;
+    }
     for (size_t i = 0; i < n; i++) {
-        stack_key probe = {.stack = ops[i].stack};
-        const stack_key *k =
-            ops[i].stack ? bsearch(&probe, keys, nk, sizeof *keys, cmp_key_stack) : NULL;
-        if (k) {
-            ops[i].group = (int64_t)k->group;
+        uint32_t s = ops[i].stack;
+        size_t g = 0; /* group + 1 */
+        if (gof) {
+            g = s <= top ? gof[s] : 0;
+        } else if (s) {
+            stack_key probe = {.stack = s};
+            const stack_key *k = bsearch(&probe, keys, nk, sizeof *keys, cmp_key_stack);
+            g = k ? k->group + 1 : 0;
+        }
+        if (g) {
+            ops[i].group = (int64_t)g - 1;
         } else {
             out->no_stack++;
             out->no_stack_ns = tp_an_add(out->no_stack_ns, ops[i].ns);
         }
     }
-    fill_rows(out, ops, n, keys, nk, n_groups);
+    free(gof);
+    fill_rows(out, ops, n, keys, nk, n_groups, (size_t)tp_model_n_strings(v->m) + 1);
     for (size_t i = 0; i < nk; i++)
         free(keys[i].key);
     free(keys);

@@ -740,26 +740,27 @@ static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t l
 /* numpy's sift-down, found bottom-up (Floyd): numpy moves a[i] down the path of larger
  * children (the left one of equals) while it is below the next one, 2 comparisons a level.
  * The path does not depend on a[i], and along it the keys do not rise (a heap), so the places
- * where a[i] is below the path's element are a prefix of it: descending to the leaf with one
- * comparison a level and climbing back while a[i] is not below the element finds the same
- * place, and the path's elements above it move up one level, as numpy's loop moves them.
- * The result is numpy's permutation (lb20k's ties: the heap is where ties decide). */
+ * where a[i] is below the path's element are a prefix of it: moving every element of the path
+ * up one level on the way to the leaf (one comparison a level) and then, from the leaf, moving
+ * back down those that a[i] is not below (a level or two: a[i] came from the bottom) leaves
+ * numpy's arrangement: the elements above a[i]'s place one level up, the rest where they
+ * were. The result is numpy's permutation (lb20k's ties: the heap is where ties decide). */
 static void np_pos_sift_down(const uint32_t *ge, uint32_t *a, size_t i, size_t n) {
     uint32_t tmp = a[i], ge_tmp = ge[tmp]; /* read once: a's stores may alias ge for all C knows */
-    size_t k = i;
-    size_t j = i << 1;
-    for (; j < n; j = k << 1) /* two children */
-        k = ge[a[j]] < a[j + 1] ? j + 1 : j;
-    k = j == n ? j : k; /* an only child */
-    while (k > i && !(ge_tmp < a[k]))
-        k >>= 1;
-    for (uint32_t x = tmp;; k >>= 1) { /* tmp at k, each element above it one level up */
-        uint32_t y = a[k];
-        a[k] = x;
-        x = y;
-        if (k == i)
-            break;
+    size_t h = i, j;                       /* h: the hole the path's elements move up through */
+    for (j = i << 1; j < n; j = h << 1) {  /* two children */
+        uint32_t x = a[j], y = a[j + 1];
+        int right = ge[x] < y;
+        a[h] = right ? y : x;
+        h = j + (size_t)right;
     }
+    if (j == n) /* an only child */
+        a[h] = a[j], h = j;
+    while (h > i && !(ge_tmp < a[h >> 1])) { /* a[h >> 1] came up from h: back down */
+        a[h] = a[h >> 1];
+        h >>= 1;
+    }
+    a[h] = tmp;
 }
 
 static void np_pos_heapsort(const uint32_t *ge, uint32_t *u, size_t n) {
@@ -905,23 +906,27 @@ static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, 
         return;
     }
     uint32_t *ge = tp_scratch_get(s, num, sizeof *ge);
-    size_t ng = 0; /* from the last place down: each place's key against the next one's */
+    /* from the last place down: each place's key against the next one's; a group of two or
+     * more places is written into gb as its key's run ends, from gb's end down (2 per group,
+     * at most num), so that they lie ascending from g */
+    uint32_t *gb = tp_scratch_get(s, num, sizeof *gb), *g = gb + num;
     uint32_t last = (uint32_t)(num - 1);
     int64_t next = v[rows[num - 1]];
     ge[num - 1] = last;
     for (size_t p = num - 1; p-- > 0;) {
         int64_t k = v[rows[p]];
-        if (k != next)
+        if (k != next) {
+            if (last > p + 1) /* places p + 1 .. last: one key */
+                *--g = last, *--g = (uint32_t)(p + 1);
             last = (uint32_t)p;
-        else
-            ng += last == p + 1; /* a group's first pair */
+        }
         ge[p] = last;
         next = k;
     }
-    uint32_t *g = tp_scratch_get(s, 2 * ng, sizeof *g), *u = tp_scratch_get(s, num, sizeof *u);
-    for (size_t p = 0, k = 0; p < num; p = ge[p] + 1)
-        if (ge[p] > p)
-            g[k++] = (uint32_t)p, g[k++] = ge[p];
+    if (last > 0)
+        *--g = last, *--g = 0;
+    size_t ng = (size_t)(gb + num - g) / 2;
+    uint32_t *u = tp_scratch_get(s, num, sizeof *u);
     for (size_t p = 0; p < num; p++)
         u[rows[p]] = (uint32_t)p; /* numpy starts from the indices in order */
     np_ties t = {ge, g, ng};
@@ -929,7 +934,7 @@ static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, 
     for (size_t i = 0; i < num; i++)
         tosort[i] = rows[u[i]];
     tp_scratch_put(s, u);
-    tp_scratch_put(s, g);
+    tp_scratch_put(s, gb);
     tp_scratch_put(s, ge);
 }
 

@@ -21,8 +21,10 @@ void tp_diag_exposed_comm(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_scratch *sc = d->v->scratch;
     tp_an_ivset comm = {.sc = sc}, comp = {.sc = sc}, exposed = {.sc = sc};
     int64_t *by_name = tp_mem_xcalloc(d->n_names + 1, sizeof *by_name);
-    /* the collectives first: without any (most traces) the computation set is not needed */
-    for (int kt = 0; kt < 2; kt++) {
+    /* the collectives first: without any (most traces) the computation set is not needed,
+     * and when the view knows it has no communication kernel, no pass finds none */
+    int no_comm = (d->v->gpu_kinds_absent >> TP_KT_COMMUNICATION) & 1;
+    for (int kt = 0; kt < 2 && !no_comm; kt++) {
         tp_an_ivset *set = kt ? &comp : &comm;
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {

@@ -29,9 +29,9 @@ typedef struct {
 
 enum { PAGEABLE, PINNED, SYNC_H2D, N_GROUPS };
 
-static void group_add(tp_diag_ctx *d, copy_group *g, size_t i, size_t row, long call) {
+static void group_add(tp_diag_ctx *d, copy_group *g, size_t i, const tp_ev_copy *c, long call) {
     g->n++;
-    g->bytes = tp_an_add(g->bytes, tp_ev_bytes(d->ev, row) > 0 ? tp_ev_bytes(d->ev, row) : 0);
+    g->bytes = tp_an_add(g->bytes, c->bytes > 0 ? c->bytes : 0);
     g->dev_ns = tp_an_add(g->dev_ns, tp_diag_vend(d->v, i) - d->v->ts[i]);
     tp_an_ivset_add(&g->dev, d->v->ts[i], tp_diag_vend(d->v, i));
     if (call < 0)
@@ -50,19 +50,25 @@ static int copy_is_async(const tp_diag_ctx *d, size_t row, long call) {
     return call < 0 || strstr(tp_model_str(d->v->m, d->ev->name[call]), "Async") != NULL;
 }
 
-/* View row i (model row `row`) into the groups when it is an H2D copy in the window. */
-static void h2d_row(tp_diag_ctx *d, copy_group g[N_GROUPS], size_t i, size_t row) {
-    if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_MEMCPY ||
-        tp_ev_copy_kind(d->ev, row) != TP_COPY_HTOD || d->v->ts[i] >= d->w1 ||
+/* View row i (model row `row`) into the groups when it is an H2D copy in the window. c: the
+ * row's entry in the model's copy table when the caller has it, else NULL (found here, for
+ * a GPU copy row only): its facts are read there, not searched for once each. */
+static void h2d_row(tp_diag_ctx *d, copy_group g[N_GROUPS], size_t i, size_t row,
+                    const tp_ev_copy *c) {
+    if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_MEMCPY)
+        return;
+    if (!c)
+        c = tp_ev_copy_of(d->ev, row);
+    if (!c || c->copy_kind != TP_COPY_HTOD || d->v->ts[i] >= d->w1 ||
         tp_diag_vend(d->v, i) <= d->w0)
         return;
     long call = tp_diag_cpu_call(d, row);
-    if (tp_ev_src_kind(d->ev, row) == TP_MEM_PAGEABLE)
-        group_add(d, &g[PAGEABLE], i, row, call);
-    else if (tp_ev_src_kind(d->ev, row) == TP_MEM_PINNED)
-        group_add(d, &g[PINNED], i, row, call);
-    if (tp_ev_src_kind(d->ev, row) != TP_MEM_PAGEABLE && !copy_is_async(d, row, call))
-        group_add(d, &g[SYNC_H2D], i, row, call);
+    if (c->src_kind == TP_MEM_PAGEABLE)
+        group_add(d, &g[PAGEABLE], i, c, call);
+    else if (c->src_kind == TP_MEM_PINNED)
+        group_add(d, &g[PINNED], i, c, call);
+    if (c->src_kind != TP_MEM_PAGEABLE && !copy_is_async(d, row, call))
+        group_add(d, &g[SYNC_H2D], i, c, call);
 }
 
 /* The H2D copies in the window into g[PAGEABLE], g[PINNED] and g[SYNC_H2D]. A copy has an
@@ -74,12 +80,12 @@ static void collect_h2d(tp_diag_ctx *d, copy_group g[N_GROUPS]) {
         g[k].worst = -1;
     if (d->identity) {
         for (size_t k = 0; k < d->ev->n_copies; k++)
-            h2d_row(d, g, d->ev->copies[k].row, d->ev->copies[k].row);
+            h2d_row(d, g, d->ev->copies[k].row, d->ev->copies[k].row, &d->ev->copies[k]);
         return;
     }
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
-        h2d_row(d, g, i, row);
+        h2d_row(d, g, i, row, NULL);
     }
 }
 

@@ -133,10 +133,6 @@ void tp_diag_clear_seen(tp_diag_ctx *d) {
         memset(d->seen, 0, d->ev->n + 1);
 }
 
-long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
-    return (long)d->cpu_call[row] - 1;
-}
-
 /* d->cpu_call: per run of one correlation (>= 0) in the index, its first row (in row order)
  * that is an API call on no stream, for every row of the run. When view row i is model row
  * i (identity), the kernels' launches are tallied on the way (`t`; NULL: not here): a GPU
@@ -145,19 +141,23 @@ long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
 static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
     const uint32_t *bc = d->r->by_corr;
     d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
-    for (size_t s = 0, e; s < d->r->n_by_corr; s = e) {
+    const uint8_t *cat = d->ev->cat, *gpu = d->v->gpu;
+    for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
         int64_t corr = tp_ev_corr(d->ev, bc[s]);
         uint32_t call = 0;
-        for (e = s; e < d->r->n_by_corr && tp_ev_corr(d->ev, bc[e]) == corr; e++)
-            if (!call && tp_ev_stream(d->ev, bc[e]) == -1 && tp_diag_is_api(d->ev->cat[bc[e]]))
+        for (e = s; e < n && (e == s || tp_ev_corr(d->ev, bc[e]) == corr); e++)
+            if (!call && tp_diag_is_api(cat[bc[e]]) && tp_ev_stream(d->ev, bc[e]) == -1)
                 call = bc[e] + 1;
         if (corr < 0)
             continue;
-        for (size_t k = s; k < e; k++) {
+        for (size_t k = s; k < e; k++)
             d->cpu_call[bc[k]] = call;
-            if (t && call && d->v->gpu[bc[k]] && d->ev->cat[bc[k]] == TP_CAT_KERNEL)
-                tally_add(t, tp_ev_place_index(d->ev, call - 1), bc[k]);
-        }
+        if (!t || !call)
+            continue;
+        size_t place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
+        for (size_t k = s; k < e; k++)
+            if (gpu[bc[k]] && cat[bc[k]] == TP_CAT_KERNEL)
+                tally_add(t, place, bc[k]);
     }
 }
 
@@ -297,9 +297,16 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
             else if (cat == TP_CAT_MEMCPY)
                 tp_an_ivset_add(&d->copies, a, b);
         } else {
-            if (tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
-                (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP) && tp_diag_row_launch_thread(d, row))
-                tp_an_ivset_add(&d->steps, a, b);
+            unsigned nc = tp_an_is_range(cat, TP_AN_RANGES_ALL) ? tp_diag_name_class(d, row) : 0;
+            if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_diag_row_launch_thread(d, row)) {
+                if (nc & TP_DIAG_NC_STEP)
+                    tp_an_ivset_add(&d->steps, a, b);
+                if (nc & TP_DIAG_NC_DATA) {
+                    tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1,
+                               sizeof *d->data_at);
+                    d->data_at[d->n_data_at++] = i;
+                }
+            }
             nl += training_launch(d, i, row);
         }
         if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row)) {
@@ -341,7 +348,7 @@ static size_t launches_in_window(const tp_diag_ctx *d, size_t n_launch, int asc)
 static void clip_sets(tp_diag_ctx *d, size_t n_launch, int asc) {
     if (d->win <= 0) {
         d->busy.n = d->kernels.n = d->copies.n = d->sync.n = d->data.n = 0;
-        d->n_sync_at = 0;
+        d->n_sync_at = d->n_data_at = 0;
         return;
     }
     d->n_launch_win = launches_in_window(d, n_launch, asc);
@@ -449,6 +456,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     size_t n_launch;
     int asc;
     collect_sets(d, &g0, &g1, &n_launch, &asc, d->identity ? &max_name : NULL);
+    d->gpu_by_time = d->rows_once && asc && v->gpu_order; /* distinct starts: one time order */
     d->n_names = (size_t)max_name + 1;
     set_window(d, g0, g1);
     clip_sets(d, n_launch, asc);
@@ -463,6 +471,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
     free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch), free(d->sync_at);
+    free(d->data_at);
     tp_scratch *sc = d->v ? d->v->scratch : NULL;
     tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
     if (d->mem)

@@ -59,8 +59,15 @@ struct tp_diag_ctx {
                         tp_diag_host_sync), each model row once, in view order: found
                         while the sync set is built (win > 0 only) */
     size_t n_sync_at, cap_sync_at;
+    size_t *data_at; /* view rows of the data-loading ranges (tp_an_is_range, TP_DIAG_NC_DATA)
+                        on the training threads, in TP_DIAG_FOR_ROWS order, found by the same
+                        pass (input-bound's rows, less its window test) */
+    size_t n_data_at, cap_data_at;
     size_t n_launch_win; /* launch calls of the training threads that start in the window
                             (win > 0 only; launch-bound's count) */
+    int gpu_by_time;     /* rows_once, the rows visited in time order and v->gpu_order set: the
+                            GPU rows in gpu_order are those TP_DIAG_FOR_ROWS visits, in its
+                            order (a pass over the GPU rows alone may read them there) */
     int identity;        /* view row i is model row i, for every model row (native, nothing
                             cut): a pass over a few rows can read the model's side tables */
     tp_diag_thread *th;  /* training threads, sorted by (pid, tid) */
@@ -149,8 +156,11 @@ static inline int tp_diag_row_launch_thread(const tp_diag_ctx *d, size_t row) {
     return d->place_launch[tp_ev_place_index(d->ev, row)];
 }
 
-/* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1. */
-long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row);
+/* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1.
+ * Inline: asked per kernel by several rules. */
+static inline long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
+    return (long)d->cpu_call[row] - 1;
+}
 
 /* ---- findings ---- */
 

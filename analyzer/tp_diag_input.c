@@ -17,12 +17,10 @@ void tp_diag_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
     if (d->win <= 0 || sev < TP_DIAG_MIN_SEVERITY)
         return;
     tp_diag_blame bl = {0};
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->v->gpu[i] && tp_an_is_range(d->ev->cat[row], TP_AN_RANGES_ALL) &&
-            (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) && tp_diag_row_launch_thread(d, row) &&
-            d->v->ts[i] >= d->w0 && d->v->ts[i] < d->w1)
-            tp_diag_blame_add(d, &bl, (long)row, tp_diag_vend(d->v, i) - d->v->ts[i]);
+    for (size_t k = 0; k < d->n_data_at; k++) { /* the rows' pass's data-loading ranges */
+        size_t i = d->data_at[k];
+        if (d->v->ts[i] >= d->w0 && d->v->ts[i] < d->w1)
+            tp_diag_blame_add(d, &bl, (long)d->v->row[i], tp_diag_vend(d->v, i) - d->v->ts[i]);
     }
     size_t best = tp_diag_blame_top(&bl);
     int64_t range_ns = bl.n ? bl.ns[best] : 0;

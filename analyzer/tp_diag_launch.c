@@ -29,29 +29,45 @@ typedef struct {
     double sev;
 } launch_stats;
 
+/* One GPU row (view row i, model row `row`) for launch_bound: a kernel that starts in the
+ * window counts, with its duration in gd[] and its range [*lo, *hi]. */
+__attribute__((always_inline)) static inline void kernel_in_window(tp_diag_ctx *d, launch_stats *st,
+                                                                   tp_diag_blame *bl, double *gd,
+                                                                   int64_t *lo, int64_t *hi,
+                                                                   size_t i, size_t row) {
+    if (d->ev->cat[row] != TP_CAT_KERNEL || d->v->ts[i] < d->w0 || d->v->ts[i] >= d->w1)
+        return;
+    int64_t dur = tp_diag_vend(d->v, i) - d->v->ts[i];
+    double k = (double)dur;
+    gd[st->nk++] = k;
+    *lo = dur < *lo ? dur : *lo;
+    *hi = dur > *hi ? dur : *hi;
+    long c = tp_diag_cpu_call(d, row);
+    if (c < 0)
+        return;
+    if (bl)
+        tp_diag_blame_add(d, bl, tp_diag_enclosing(d, c), 1);
+    st->n_short +=
+        tp_ev_dur(d->ev, c) <= d->v->opts.runtime_cutoff_ns && k < (double)tp_ev_dur(d->ev, c);
+}
+
 /* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
  * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
 static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     double *gd = tp_an_tmp(d->v, d->v->n_gpu + 1, sizeof *gd); /* pages another gave back */
     memset(st, 0, sizeof *st);
     int64_t lo = INT64_MAX, hi = INT64_MIN; /* the durations' range, for their median */
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_KERNEL || d->v->ts[i] < d->w0 ||
-            d->v->ts[i] >= d->w1)
-            continue;
-        int64_t dur = tp_diag_vend(d->v, i) - d->v->ts[i];
-        double k = (double)dur;
-        gd[st->nk++] = k;
-        lo = dur < lo ? dur : lo;
-        hi = dur > hi ? dur : hi;
-        long c = tp_diag_cpu_call(d, row);
-        if (c < 0)
-            continue;
-        if (bl)
-            tp_diag_blame_add(d, bl, tp_diag_enclosing(d, c), 1);
-        st->n_short +=
-            tp_ev_dur(d->ev, c) <= d->v->opts.runtime_cutoff_ns && k < (double)tp_ev_dur(d->ev, c);
+    if (d->gpu_by_time) { /* the GPU rows alone, in the order the rows' pass visits them */
+        for (size_t k = 0; k < d->v->n_gpu; k++) {
+            size_t i = d->v->gpu_order[k];
+            kernel_in_window(d, st, bl, gd, &lo, &hi, i, d->v->row[i]);
+        }
+    } else {
+        tp_diag_clear_seen(d);
+        TP_DIAG_FOR_ROWS(d, i, row) {
+            if (d->v->gpu[i])
+                kernel_in_window(d, st, bl, gd, &lo, &hi, i, row);
+        }
     }
     tp_an_ivset sync_only = {0};
     tp_an_ivset_minus(&d->sync, &d->data, &sync_only);

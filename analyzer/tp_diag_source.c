@@ -7,10 +7,6 @@
 #include "tp_an_enclosing.h"
 #include "tp_an_stats.h"
 
-long tp_diag_enclosing(const tp_diag_ctx *d, long row) {
-    return tp_an_enclosing_row(d->ev, row, TP_AN_RANGES_ALL);
-}
-
 long tp_diag_range_at(const tp_diag_ctx *d, int64_t t) {
     if (d->main_bucket < 0)
         return -1;
@@ -31,9 +27,7 @@ void tp_diag_range_label(const tp_diag_ctx *d, long p, char **buf) {
         tp_diag_cat(buf, "range '%s'", tp_model_str(m, d->ev->name[p]));
 }
 
-void tp_diag_blame_add(const tp_diag_ctx *d, tp_diag_blame *bl, long range_row, int64_t ns) {
-    if (range_row < 0)
-        return;
+void tp_diag_blame_new(const tp_diag_ctx *d, tp_diag_blame *bl, long range_row, int64_t ns) {
     uint32_t name = d->ev->name[range_row];
     if (!bl->slot)
         bl->slot = tp_an_alloc(d->n_names, sizeof *bl->slot);

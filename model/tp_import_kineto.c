@@ -200,7 +200,8 @@ typedef struct {
     /* HTA's rank regex `"rank":\s+(\d+)` over the raw text */
     tp_kineto_stacks *stacks; /* Python frames and call stacks of the rank (Call stack args,
                                  python_function events) */
-    int rank_state;           /* 0 searching, 1 after "rank":, 2 in spaces, 3 in digits, 4 done */
+    int threads;    /* 2: the import ran on two threads, so may its Python pass (kparse_done) */
+    int rank_state; /* 0 searching, 1 after "rank":, 2 in spaces, 3 in digits, 4 done */
     int64_t rank_val;
     char rank_tail[8];
     size_t rank_tail_len;
@@ -1691,7 +1692,7 @@ static tp_status kparse_done(kparse *p, yajl_handle h) {
     free(p->cat_of);
     free(p->names);
     if (p->st == TP_OK)
-        tp_kineto_stacks_python(p->stacks);
+        tp_kineto_stacks_python(p->stacks, p->threads);
     tp_kineto_stacks_close(p->stacks);
     if (p->st != TP_OK) {
         tp_model_pop_rank(p->m);
@@ -1850,6 +1851,7 @@ static int parse_split(kparse *p, const unsigned char *t, size_t n) {
     }
     feed(p, t, brace + 1);
     pthread_join(th, NULL);
+    p->threads = 2;
     int between =
         p->st == TP_OK && p->ev_end == brace + 1 && p->depth == depth && top_frame(p) == F_EVENTS;
     int used = between && s->ok;
@@ -3129,6 +3131,7 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     if (!w)
         s->ph = PH_SERIAL;
     int clean = pump_pieces(s, pull, src);
+    p->threads = s->helper ? 2 : 1;
     if (walked)
         *walked = s->walked;
     pieces_free(s);

@@ -33,7 +33,9 @@ uint32_t tp_kineto_stacks_call_stack(tp_kineto_stacks *s, const char *text, size
 
 /* Gives every CPU-side row of the rank that has no stack yet the stack of the
  * python_function events enclosing it on its thread (innermost first; the event itself
- * first for a python_function row). Call once, after every row was pushed. */
-void tp_kineto_stacks_python(tp_kineto_stacks *s);
+ * first for a python_function row). Call once, after every row was pushed. `threads` 2: the
+ * import ran on two threads, and so may the pass (on tables of 32 k rows or more, or
+ * TP_PAR_MIN_ROWS when it is less); the result is the same either way. */
+void tp_kineto_stacks_python(tp_kineto_stacks *s, int threads);
 
 #endif
