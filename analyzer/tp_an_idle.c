@@ -1,8 +1,11 @@
 /* tp_an_idle: idle-time breakdown per stream (HTA's get_idle_time_breakdown, in ns). */
 #include "tp_an_idle.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tp_mem.h"
 
 const char *tp_idle_cat_name(tp_idle_cat c) {
     static const char *const names[] = {"host_wait", "kernel_wait", "other"};
@@ -28,11 +31,12 @@ static int idle_row(const tp_an_view *v, size_t i) {
     return 0;
 }
 
-/* The gaps between the ops rows[ord[0..n)] (time order), by class, into gap[] (ng[] each);
- * the idle sums into s. With ord NULL, rows' own order, while it is one of distinct rising
- * starts: returns 0 as soon as it is not (then nothing in s counts), else 1. */
-static int classify_gaps(const tp_an_view *v, const size_t *rows, const size_t *ord, size_t n,
-                         tp_an_idle_stream *s, double **gap, size_t *ng) {
+/* The classes of the gaps between the ops rows[ord[0..n)] (time order) into cls[1..n), their
+ * counts into ng[] and the idle sums into s. With ord NULL, rows' own order, while it is one
+ * of distinct rising starts: returns 0 as soon as it is not (then nothing in s counts), else
+ * 1. */
+static int classify_gaps(const tp_an_view *v, const uint32_t *rows, const size_t *ord, size_t n,
+                         tp_an_idle_stream *s, uint8_t *cls, size_t *ng) {
     memset(s->idle, 0, sizeof s->idle);
     memset(ng, 0, TP_IDLE_COUNT * sizeof *ng);
     for (size_t k = 1; k < n; k++) {
@@ -47,60 +51,137 @@ static int classify_gaps(const tp_an_view *v, const size_t *rows, const size_t *
         else if (g < v->opts.kernel_wait_ns)
             c = TP_IDLE_KERNEL_WAIT;
         s->idle[c] = tp_an_add(s->idle[c], g);
-        gap[c][ng[c]++] = (double)g;
+        cls[k] = (uint8_t)c;
+        ng[c]++;
     }
     return 1;
 }
 
-static void stream_run(const tp_an_view *v, const size_t *rows, size_t n, tp_an_idle_stream *s) {
-    double *gap[TP_IDLE_COUNT];
-    size_t ng[TP_IDLE_COUNT] = {0};
-    for (int c = 0; c < TP_IDLE_COUNT; c++)
-        gap[c] = tp_an_tmp(v, n, sizeof(double));
-    s->n_ops = n;
-    /* distinct rising starts in view order (native: the model's time order) are numpy's
-     * argsort order already: the gaps are taken in that order unless a start does not rise */
-    if (!classify_gaps(v, rows, NULL, n, s, gap, ng)) {
-        int64_t *key = tp_an_tmp(v, n, sizeof *key);
-        size_t *ord = tp_an_tmp(v, n, sizeof *ord);
-        for (size_t k = 0; k < n; k++)
-            key[k] = v->ts[rows[k]];
-        tp_an_argsort_np(key, n, ord, v->scratch);
-        classify_gaps(v, rows, ord, n, s, gap, ng);
-        tp_an_tmp_put(v, key);
-        tp_an_tmp_put(v, ord);
-    }
-    for (int c = 0; c < TP_IDLE_COUNT; c++) {
-        tp_an_describe_any_s(gap[c], ng[c], &s->gaps[c], v->scratch);
-        tp_an_tmp_put(v, gap[c]);
+/* The gaps again, each into its class's part of gap[] (in order within a class). */
+static void fill_gaps(const tp_an_view *v, const uint32_t *rows, const size_t *ord, size_t n,
+                      const uint8_t *cls, double **gap) {
+    size_t at[TP_IDLE_COUNT] = {0};
+    for (size_t k = 1; k < n; k++) {
+        size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
+        gap[cls[k]][at[cls[k]]++] = (double)(v->ts[i] - v->end[h]);
     }
 }
 
-/* Ops grouped by stream (stable: each group keeps the view's order), then one stream_run per
- * group; streams come out by id. */
+/* The gaps are classified first and then written, each class's after the previous one's in
+ * one array of a gap per op: three arrays of that size, filled a part each, took three times
+ * the scratch (kept pages of the cache that the queue, beside this analysis on the other
+ * thread, then took fresh; docs/PERFORMANCE.md, native report, eighteenth round). */
+static void stream_run(const tp_an_view *v, const uint32_t *rows, size_t n, tp_an_idle_stream *s) {
+    double *gap[TP_IDLE_COUNT];
+    size_t ng[TP_IDLE_COUNT] = {0};
+    uint8_t *cls = tp_an_tmp(v, n, 1);
+    const size_t *ord = NULL;
+    size_t *own = NULL;
+    int64_t *key = NULL;
+    s->n_ops = n;
+    /* distinct rising starts in view order (native: the model's time order) are numpy's
+     * argsort order already: the gaps are taken in that order unless a start does not rise */
+    if (!classify_gaps(v, rows, NULL, n, s, cls, ng)) {
+        key = tp_an_tmp(v, n, sizeof *key);
+        own = tp_an_tmp(v, n, sizeof *own);
+        for (size_t k = 0; k < n; k++)
+            key[k] = v->ts[rows[k]];
+        tp_an_argsort_np(key, n, own, v->scratch);
+        tp_an_tmp_put(v, key);
+        ord = own;
+        classify_gaps(v, rows, ord, n, s, cls, ng);
+    }
+    double *all = tp_an_tmp(v, n, sizeof *all);
+    gap[0] = all;
+    for (int c = 1; c < TP_IDLE_COUNT; c++)
+        gap[c] = gap[c - 1] + ng[c - 1];
+    fill_gaps(v, rows, ord, n, cls, gap);
+    tp_an_tmp_put(v, own);
+    tp_an_tmp_put(v, cls);
+    for (int c = 0; c < TP_IDLE_COUNT; c++)
+        tp_an_describe_any_s(gap[c], ng[c], &s->gaps[c], v->scratch);
+    tp_an_tmp_put(v, all);
+}
+
+/* Index of stream `id` in ids[0..n) (ascending), or where it would go. */
+static size_t stream_at(const int64_t *ids, size_t n, int64_t id) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The streams of ops rows[0..n), ascending, into a new array (*ids, free()); returns their
+ * count. Rows of one stream mostly come in runs: the last one is remembered. */
+static size_t find_streams(const tp_an_view *v, const uint32_t *rows, size_t n, int64_t **ids) {
+    size_t ns = 0, cap = 0;
+    *ids = NULL;
+    int64_t last = 0;
+    for (size_t k = 0; k < n; k++) {
+        int64_t id = tp_an_view_stream(v, rows[k]);
+        if (k && id == last)
+            continue;
+        last = id;
+        size_t at = stream_at(*ids, ns, id);
+        if (at < ns && (*ids)[at] == id)
+            continue;
+        tp_an_grow((void **)ids, &cap, ns + 1, sizeof **ids);
+        memmove(*ids + at + 1, *ids + at, (ns - at) * sizeof **ids);
+        (*ids)[at] = id;
+        ns++;
+    }
+    return ns;
+}
+
+/* Ops grouped by stream, each group in the view's order, then one stream_run per group;
+ * streams come out by id. The ops are GPU rows (idle_row), so the row list is sized by those,
+ * in 32 bits (the view's links are), and the groups are a counting sort by stream of that list
+ * (none with one stream): a list sized by every view row in size_t, and a stable order of the
+ * rows by a key array of their streams, took ~5 times the scratch on a 10 M-record trace
+ * (~100 MiB against ~20), beside the queue's on the other thread (docs/PERFORMANCE.md, native
+ * report, eighteenth round). */
 void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
     memset(out, 0, sizeof *out);
-    size_t *rows = tp_an_tmp(v, v->n, sizeof *rows), nr = 0;
+    uint32_t *rows = tp_an_tmp(v, v->n_gpu + 1, sizeof *rows);
+    size_t nr = 0;
     for (size_t i = 0; i < v->n; i++)
         if (idle_row(v, i))
-            rows[nr++] = i;
-    int64_t *key = tp_an_tmp(v, nr, sizeof *key);
-    size_t *ord = tp_an_tmp(v, nr, sizeof *ord);
-    for (size_t k = 0; k < nr; k++)
-        key[k] = tp_an_view_stream(v, rows[k]);
-    tp_an_stable_order(key, nr, ord, v->scratch);
-    out->s = tp_an_alloc(nr + 1, sizeof *out->s);
-    for (size_t a = 0, b; a < nr; a = b) {
-        int64_t stream = key[ord[a]];
-        for (b = a; b < nr && key[ord[b]] == stream; b++)
-            ord[b] = rows[ord[b]]; /* the group's view rows, in place (no copy per stream) */
-        tp_an_idle_stream *s = &out->s[out->n++];
-        s->stream = stream;
-        stream_run(v, ord + a, b - a, s);
+            rows[nr++] = (uint32_t)i;
+    int64_t *ids;
+    size_t ns = find_streams(v, rows, nr, &ids);
+    size_t *at = tp_mem_xcalloc(ns + 1, sizeof *at); /* per stream: where its ops go */
+    uint32_t *grp = rows;
+    if (ns > 1) {
+        for (size_t k = 0, g = 0; k < nr; k++) { /* counts, then starts */
+            int64_t id = tp_an_view_stream(v, rows[k]);
+            g = ids[g] == id ? g : stream_at(ids, ns, id);
+            at[g + 1]++;
+        }
+        for (size_t g = 0; g < ns; g++)
+            at[g + 1] += at[g];
+        grp = tp_an_tmp(v, nr, sizeof *grp);
+        for (size_t k = 0, g = 0; k < nr; k++) {
+            int64_t id = tp_an_view_stream(v, rows[k]);
+            g = ids[g] == id ? g : stream_at(ids, ns, id);
+            grp[at[g]++] = rows[k]; /* at[g] ends where group g ends */
+        }
+        tp_an_tmp_put(v, rows);
+    } else {
+        at[0] = nr;
     }
-    tp_an_tmp_put(v, key);
-    tp_an_tmp_put(v, ord);
-    tp_an_tmp_put(v, rows);
+    out->s = tp_an_alloc(ns + 1, sizeof *out->s);
+    for (size_t g = 0, from = 0; g < ns; from = at[g++]) {
+        tp_an_idle_stream *s = &out->s[out->n++];
+        s->stream = ids[g];
+        stream_run(v, grp + from, at[g] - from, s);
+    }
+    free(at), free(ids);
+    tp_an_tmp_put(v, grp);
 }
 
 void tp_an_idle_free(tp_an_idle *out) {

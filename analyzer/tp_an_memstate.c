@@ -39,14 +39,11 @@ typedef struct {
     size_t cap, n; /* cap: a power of two, kept >= 2n */
 } imap;
 
-/* One row as the replay needs it: the hot loop reads one 24-byte record per event instead
- * of a column each. */
-typedef struct {
-    uint64_t addr;
-    int64_t size;
-    uint32_t site;
-    uint8_t act;
-} cmd;
+/* A row's size as the replay reads it: a HEAP or REGION record's own size, else its byte
+ * delta. */
+static int64_t row_size(const tp_memevents *e, size_t row) {
+    return e->op[row] ? (int64_t)tp_memev_size(e, row) : e->bytes[row];
+}
 
 typedef struct {
     tp_an_mblock b;
@@ -76,7 +73,13 @@ struct tp_an_memstate {
     const tp_rank *r;
     tp_an_msource src;
     int has_segments; /* the trace describes segments: reserved is known */
-    cmd *cmds;        /* per memory row: what the replay does (and the site of an allocating row) */
+    /* Per memory row: what the replay does, and the site of an allocating row (0 for the
+     * others); its address and size are read from the model's columns. A 24-byte record per
+     * row with both copied in was 51 MB on a 10 M-record trace (2.1 M memory rows), resident
+     * for the whole report beside the analyses' peak, for a replay that reads each row ~once:
+     * 5 bytes a row now (docs/PERFORMANCE.md, native report, eighteenth round). */
+    uint8_t *act;
+    uint32_t *site;
     tp_an_msite *sites;
     size_t n_sites, cap_sites;
     mstate st;          /* the replay's state now */
@@ -202,7 +205,7 @@ static void block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size
         tp_an_grow((void **)&s->st.blocks, &s->st.cap_blocks, s->st.n_blocks + 1,
                    sizeof *s->st.blocks);
     blk *b = &s->st.blocks[s->st.n_blocks];
-    b->b = (tp_an_mblock){addr, size, e->ts[row], s->cmds[row].site, e->device[row], row};
+    b->b = (tp_an_mblock){addr, size, e->ts[row], s->site[row], e->device[row], row};
     b->heap = heap;
     s->st.in_blocks += size;
     s->st.bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->st.n_blocks++};
@@ -249,7 +252,7 @@ static uint64_t seg_key(const tp_memevents *e, size_t row) {
 static void seg_add(tp_an_memstate *s, size_t row) {
     const tp_memevents *e = &s->r->mem;
     uint64_t k = seg_key(e, row);
-    int64_t size = e->op[row] ? (int64_t)tp_memev_size(e, row) : e->bytes[row];
+    int64_t size = row_size(e, row);
     if (imap_get(&s->st.smap, k) >= 0)
         s->st.counts.double_register++;
     else {
@@ -303,16 +306,16 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
 }
 
 static void apply(tp_an_memstate *s, size_t row) {
-    const cmd *c = &s->cmds[row];
-    switch (c->act) {
+    const tp_memevents *e = &s->r->mem;
+    switch (s->act[row]) {
     case A_BALLOC:
-        block_add(s, row, c->addr, c->size, tp_memev_heap(&s->r->mem, row));
+        block_add(s, row, e->addr[row], row_size(e, row), tp_memev_heap(e, row));
         break;
     case A_BFREE:
-        block_free(s, c->addr);
+        block_free(s, e->addr[row]);
         break;
     case A_BRESIZE:
-        block_resize(s, c->addr, c->size);
+        block_resize(s, e->addr[row], row_size(e, row));
         break;
     case A_SREG:
         seg_add(s, row);
@@ -504,8 +507,8 @@ static void find_cmds(tp_an_memstate *s, int heaps) {
     memcpy(cursor, s->r->threads.off, s->r->threads.n * sizeof *cursor);
     for (size_t i = 0; i < e->n; i++) {
         uint8_t act = action_of(s, i, heaps);
-        int64_t size = e->op[i] ? (int64_t)tp_memev_size(e, i) : e->bytes[i];
-        s->cmds[i] = (cmd){e->addr[i], size, 0, act};
+        s->act[i] = act;
+        s->site[i] = 0;
         if (act != A_BALLOC)
             continue;
         if (tp_memev_pid(e, i) != lp || tp_memev_tid(e, i) != lt)
@@ -518,7 +521,7 @@ static void find_cmds(tp_an_memstate *s, int heaps) {
             x.name[k] = s->r->ev.name[rg];
             rg = tp_an_enclosing_row(&s->r->ev, rg, kinds);
         }
-        s->cmds[i].site = intern_site(s, &x, &h);
+        s->site[i] = intern_site(s, &x, &h);
     }
     free(h.e), free(cursor);
 }
@@ -535,7 +538,8 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
     imap unused = {0};
     intern_site(s, &none, &unused); /* site 0: nothing known */
     free(unused.e);
-    s->cmds = tp_an_alloc(n, sizeof *s->cmds);
+    s->act = tp_an_alloc(n, sizeof *s->act);
+    s->site = tp_an_alloc(n, sizeof *s->site);
     find_cmds(s, heaps);
     s->st.freed = tp_an_alloc(s->n_sites + 1, sizeof *s->st.freed);
     restart(s);
@@ -550,7 +554,7 @@ void tp_an_memstate_close(tp_an_memstate *s) {
     if (!s)
         return;
     mstate_free(&s->st), mstate_free(&s->kept);
-    free(s->cmds), free(s->sites), free(s->view);
+    free(s->act), free(s->site), free(s->sites), free(s->view);
     free(s);
 }
 
@@ -616,7 +620,7 @@ size_t tp_an_memstate_site_freed(const tp_an_memstate *s, uint32_t site) {
 }
 
 uint32_t tp_an_memstate_row_site(const tp_an_memstate *s, size_t row) {
-    return row < s->r->mem.n && s->cmds[row].act == A_BALLOC ? s->cmds[row].site : UINT32_MAX;
+    return row < s->r->mem.n && s->act[row] == A_BALLOC ? s->site[row] : UINT32_MAX;
 }
 
 /* ---------------------------------------------------------------- layouts */

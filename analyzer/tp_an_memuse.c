@@ -139,16 +139,22 @@ static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, const tp_an_mtot
 
 /* ---------------------------------------------------------------- growth samples */
 
-/* Each site's live bytes at every step end (rows are steps, columns sites), and how many
- * blocks of each site live at the last step end: sampled while the replay passes those
- * points (the replay's state at an event is the same however it got there), instead of a
- * second replay from the start. */
+/* Each site's live bytes at every step end, taken while the replay passes those points (the
+ * replay's state at an event is the same however it got there), instead of a second replay
+ * from the start; and of them only what find_growth reads, per site, updated step by step:
+ * the first and last values, the step-to-step rises and the sums of the slope's regression.
+ * The whole matrix (steps x sites of int64, 22 MiB on a 10 M-record trace, all of it zeroed
+ * and written) was scratch held beside the other analysis thread's at the report's peak
+ * (docs/PERFORMANCE.md, native report, eighteenth round). */
 typedef struct {
-    size_t *at;        /* per step: the replay position of its end (events at or before it) */
-    size_t next, n;    /* the next step to sample; steps sampled in all (0: none wanted) */
-    size_t ns;         /* sites */
-    int64_t *v;        /* n * ns live bytes */
-    size_t *last_live; /* per site: blocks live at the last step end */
+    size_t *at;            /* per step: the replay position of its end (events at or before it) */
+    size_t next, n;        /* the next step to sample; steps sampled in all (0: none wanted) */
+    size_t ns;             /* sites */
+    int64_t *cur;          /* per site: live bytes at the step end being sampled */
+    int64_t *first, *last; /* per site: live bytes at the first step end, at the latest */
+    size_t *rises;         /* per site: steps whose value rose over the previous step's */
+    double *sy, *sxy;      /* per site: slope_of's sums of y and x * y so far (x: the step) */
+    size_t *last_live;     /* per site: blocks live at the last step end */
 } growth_samples;
 
 static void samples_open(growth_samples *g, const tp_an_memuse *u, const tp_an_view *v) {
@@ -171,8 +177,31 @@ static void samples_open(growth_samples *g, const tp_an_memuse *u, const tp_an_v
         }
         g->at[s] = lo;
     }
-    g->v = tp_an_tmp0(v, g->n * g->ns + 1, sizeof *g->v); /* the view's kept pages, zeroed */
-    g->last_live = tp_an_alloc(g->ns + 1, sizeof *g->last_live);
+    size_t ns = g->ns + 1;
+    g->cur = tp_mem_xcalloc(ns, sizeof *g->cur);
+    g->first = tp_mem_xcalloc(ns, sizeof *g->first);
+    g->last = tp_mem_xcalloc(ns, sizeof *g->last);
+    g->rises = tp_mem_xcalloc(ns, sizeof *g->rises);
+    g->sy = tp_mem_xcalloc(ns, sizeof *g->sy);
+    g->sxy = tp_mem_xcalloc(ns, sizeof *g->sxy);
+    g->last_live = tp_mem_xcalloc(ns, sizeof *g->last_live);
+}
+
+/* Step s's values (g->cur) into the running figures, as slope_of and find_growth would
+ * read them from the whole matrix (the same operations in the same order); g->cur zeroed. */
+static void samples_fold(growth_samples *g, size_t s) {
+    double x = (double)s;
+    for (size_t c = 0; c < g->ns; c++) {
+        int64_t v = g->cur[c];
+        if (s == 0)
+            g->first[c] = v;
+        else
+            g->rises[c] += v > g->last[c];
+        double y = (double)v;
+        g->sy[c] += y, g->sxy[c] += x * y;
+        g->last[c] = v;
+        g->cur[c] = 0;
+    }
 }
 
 /* Samples every step whose end position is at most `limit` (positions ascend with the
@@ -183,15 +212,16 @@ static void samples_until(growth_samples *g, tp_an_memstate *st, size_t limit) {
         tp_an_memstate_seek(st, g->at[s]);
         const tp_an_mblock *b = tp_an_memstate_blocks(st, &nb);
         for (size_t i = 0; i < nb; i++)
-            g->v[s * g->ns + b[i].site] += b[i].size;
+            g->cur[b[i].site] += b[i].size;
         for (size_t i = 0; i < nb && s + 1 == g->n; i++)
             g->last_live[b[i].site]++;
+        samples_fold(g, s);
     }
 }
 
-static void samples_free(growth_samples *g, const tp_an_view *v) {
-    tp_an_tmp_put(v, g->v);
-    free(g->at), free(g->last_live);
+static void samples_free(growth_samples *g) {
+    free(g->at), free(g->cur), free(g->first), free(g->last), free(g->rises);
+    free(g->sy), free(g->sxy), free(g->last_live);
     memset(g, 0, sizeof *g);
 }
 
@@ -409,11 +439,13 @@ static void judge_failure(tp_an_memuse *u, const tp_rank *r, size_t row) {
 
 /* ---------------------------------------------------------------- growth */
 
-static double slope_of(const int64_t *v, size_t stride, size_t n) {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+/* The least-squares slope of y over x = 0, 1, ..., n - 1, from the sums of y and x * y
+ * (accumulated in x order). */
+static double slope_of(double sy, double sxy, size_t n) {
+    double sx = 0, sxx = 0;
     for (size_t i = 0; i < n; i++) {
-        double x = (double)i, y = (double)v[i * stride];
-        sx += x, sy += y, sxx += x * x, sxy += x * y;
+        double x = (double)i;
+        sx += x, sxx += x * x;
     }
     double den = (double)n * sxx - sx * sx;
     return den > 0 ? ((double)n * sxy - sx * sy) / den : 0;
@@ -427,28 +459,18 @@ static void find_growth(tp_an_memuse *u, const tp_rank *r, const growth_samples 
     size_t ns = gs->ns, n = u->n_steps;
     if (n < 4)
         return;
-    const int64_t *v = gs->v;
     int64_t best = 0;
-    /* the rises of every site in one walk over the samples in memory order (a step's row of
-     * sites after another: a site's column is a stride of ns apart) */
-    size_t *rises = tp_mem_xcalloc(ns + 1, sizeof *rises);
-    for (size_t s = 1; s < n; s++)
-        for (size_t c = 0; c < ns; c++)
-            rises[c] += v[s * ns + c] > v[(s - 1) * ns + c];
     for (size_t c = 0; c < ns; c++) {
-        int64_t g = v[(n - 1) * ns + c] - v[c];
-        if (g > best && 2 * rises[c] >= n - 1) {
+        int64_t g = gs->last[c] - gs->first[c];
+        if (g > best && 2 * gs->rises[c] >= n - 1) {
             best = g;
-            u->growth = (tp_an_memgrowth){1,        (uint32_t)c, 0, v[c], v[(n - 1) * ns + c],
-                                          rises[c], n - 1,       0, 0};
+            u->growth = (tp_an_memgrowth){
+                1, (uint32_t)c, 0, gs->first[c], gs->last[c], gs->rises[c], n - 1, 0, 0};
         }
     }
-    free(rises);
     if (!u->growth.found)
         return;
-    /* the slope of the site found (the last one to improve: computing it for each was a walk
-     * down a column each time) */
-    u->growth.slope = slope_of(v + u->growth.site, ns, n);
+    u->growth.slope = slope_of(gs->sy[u->growth.site], gs->sxy[u->growth.site], n);
     /* within the steps: a program frees everything at exit, which says nothing */
     uint32_t site = u->growth.site;
     int64_t end = u->steps[n - 1].end;
@@ -475,7 +497,7 @@ void tp_an_memuse_run(const tp_an_view *v, tp_an_memuse *out) {
     if (fail < v->r->mem.n)
         judge_failure(out, v->r, fail);
     find_growth(out, v->r, &g);
-    samples_free(&g, v);
+    samples_free(&g);
 }
 
 void tp_an_memuse_free(tp_an_memuse *out) {

@@ -105,6 +105,18 @@ void tp_an_gpu_runs_kept(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn,
     tp_an_view_gpu_sum_put(v, kt_mask, &p.u);
 }
 
+int tp_an_run_cursor_open(tp_an_run_cursor *c, const tp_an_view *v, unsigned kt_mask) {
+    memset(c, 0, sizeof *c);
+    c->v = v, c->kt_mask = kt_mask;
+    if (no_rows(v, kt_mask))
+        c->k = v->n_gpu; /* no run: nothing to walk */
+    return v->gpu_order != NULL;
+}
+
+void tp_an_run_cursor_keep(const tp_an_run_cursor *c) {
+    tp_an_view_gpu_sum_put(c->v, c->kt_mask, &c->u);
+}
+
 int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, int64_t *last) {
     tp_an_gpu_sum u = {0};
     if (!tp_an_view_gpu_sum_get(v, kt_mask, &u)) {

@@ -7,6 +7,7 @@
 #define TP_AN_TEMPORAL_H
 
 #include "tp_an_ivset.h"
+#include "tp_an_stats.h"
 #include "tp_an_view.h"
 
 typedef struct {
@@ -35,5 +36,59 @@ void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void
 
 /* tp_an_gpu_runs, and the union's figures kept in the view for tp_an_gpu_union. */
 void tp_an_gpu_runs_kept(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void *ctx);
+
+/* The same runs one at a time, for a caller that merges the runs of several masks as they
+ * come (the kernels' type breakdown: no array of their edges). Only for a view with
+ * gpu_order (tp_an_run_cursor_open returns 0 without it: use tp_an_gpu_runs). */
+typedef struct {
+    const tp_an_view *v;
+    unsigned kt_mask;
+    size_t k; /* the next entry of v->gpu_order */
+    int64_t ra, rb, cummax;
+    int open;
+    tp_an_gpu_sum u; /* the runs' figures so far */
+} tp_an_run_cursor;
+
+int tp_an_run_cursor_open(tp_an_run_cursor *c, const tp_an_view *v, unsigned kt_mask);
+
+/* The next run into *a, *b (1), or 0 when there is none left: tp_an_gpu_runs' walk of
+ * gpu_order, stopped at each run it hands over (inline: a launch-bound trace has about a run
+ * per GPU row). */
+static inline int tp_an_run_cursor_next(tp_an_run_cursor *c, int64_t *a, int64_t *b) {
+    const tp_an_view *v = c->v;
+    int done = 0;
+    while (!done && c->k < v->n_gpu) {
+        uint32_t i = v->gpu_order[c->k++];
+        if (!(c->kt_mask & (1u << v->ktype[i])))
+            continue;
+        int64_t x = v->ts[i], y = v->end[i];
+        done = c->open && x > c->cummax;
+        if (done)
+            *a = c->ra, *b = c->rb;
+        if (!c->open || done) {
+            c->ra = x, c->rb = y;
+        } else {
+            c->ra = x < c->ra ? x : c->ra;
+            c->rb = y > c->rb ? y : c->rb;
+        }
+        c->cummax = !c->open || y > c->cummax ? y : c->cummax;
+        c->open = 1;
+    }
+    if (!done) {
+        if (!c->open)
+            return 0;
+        c->open = 0; /* the last run */
+        *a = c->ra, *b = c->rb;
+    }
+    if (c->u.n++ == 0) /* the union's figures, as tp_an_gpu_union sums them */
+        c->u.first = *a;
+    c->u.last = *b;
+    c->u.len = tp_an_add(c->u.len, *b - *a);
+    return 1;
+}
+
+/* After the last run: its union's figures kept in the view, as tp_an_gpu_runs_kept keeps
+ * them. */
+void tp_an_run_cursor_keep(const tp_an_run_cursor *c);
 
 #endif

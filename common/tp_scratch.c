@@ -284,13 +284,47 @@ void *tp_scratch_shrink(void *p, size_t n, size_t size) {
     return h + 1;
 }
 
-/* Keeps range `b` in `s`, or unmaps it when it alone is over the budget. The oldest kept
- * ranges go first until it fits in the count and the budget: the blocks of the analysis
- * running now are the likeliest to be asked for again. */
+/* The bytes of `b` up to its last page in memory (mincore), a multiple of the page size: 0
+ * when none is. Pages never touched since they were mapped are not: an array sized by a bound
+ * (every row, when it holds one entry per GPU row or step) leaves most of its block so. When
+ * mincore fails, all of `b`. */
+static size_t resident_len(piece b, size_t pg) {
+    unsigned char vec[4096];
+    size_t np = b.len / pg;
+    while (np) { /* chunks from the end: the last page in memory is what counts */
+        size_t k = np < sizeof vec ? np : sizeof vec, from = np - k;
+        if (mincore(b.base + from * pg, k * pg, vec) != 0)
+            return b.len;
+        while (k && !(vec[k - 1] & 1))
+            k--;
+        if (k)
+            return (from + k) * pg;
+        np = from;
+    }
+    return 0;
+}
+
+/* Keeps range `b` in `s`, or unmaps it when it alone is over the budget. Only its pages up to
+ * the last one in memory are kept (the rest unmapped, which frees nothing): the pages never
+ * touched cost a request that takes them a fault each like fresh ones, and kept they counted
+ * in the budget and, worse, in the count of ranges, pushing out ranges of pages in memory
+ * (on a 10 M-record report ~380 MB of them were unmapped that way, and faulted again;
+ * docs/PERFORMANCE.md, native report, eighteenth round). The oldest kept ranges go first
+ * until it fits in the count and the budget: the blocks of the analysis running now are the
+ * likeliest to be asked for again. */
 static void keep_piece(tp_scratch *s, piece b) {
     if (b.len > s->budget) {
         munmap(b.base, b.len);
         return;
+    }
+    size_t in = resident_len(b, page_size());
+    if (in < TP_SCRATCH_MIN) {
+        munmap(b.base, b.len);
+        return;
+    }
+    if (in < b.len) {
+        munmap(b.base + in, b.len - in);
+        b.len = in;
     }
     piece out[TP_SCRATCH_KEEP];
     size_t n_out = 0;
