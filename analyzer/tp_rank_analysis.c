@@ -4,7 +4,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -86,18 +85,17 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
  * analysis ~0.12, the idle time, kernel, launch and host analyses 0.05-0.06 s each, NVTX and
  * CPU ops ~45 ms, the temporal breakdown ~28, the memory operations ~25, the report's NVTX
  * marks ~6, the overlap ~0.
- * The queue and the diagnosis also take the most scratch (~240 and ~110 MB there), so they
- * are kept apart: the queue first, on one thread, while the other runs the memory analysis
- * (which the diagnosis reads) and the idle time, kernel and launch analyses, and only then
- * the diagnosis, when the queue is about done. Until the eighteenth round the memory analysis
- * and the diagnosis were one job, the first, beside the queue (longest first): the report's
- * peak RSS was both at once, ~70 MB more for ~10 ms less of the analyses' time
- * (docs/PERFORMANCE.md). A thread that takes the diagnosis before the memory analysis is done
- * waits for it (memuse_done). */
+ * The costliest come first so that the last ones taken are short (longest first): the memory
+ * analysis, the diagnosis (which reads it) and the launching stacks as one job, then the
+ * queue. The queue and the diagnosis also take the most scratch (~240 and ~110 MB there), and
+ * they run at the same time in this order: keeping them apart (the queue first, the diagnosis
+ * after the idle, kernel and launch analyses, waiting for the memory analysis) took ~70 MB off
+ * the report's peak RSS but cost 0.1-0.2 s of wall and ~0.25 s of CPU on that trace, 12
+ * alternating rounds (docs/PERFORMANCE.md, eighteenth round, integration). */
 /* clang-format off */
 #define JOBS(X)                                                                                    \
-    X(TP_RA_QUEUE) X(TP_RA_MEMUSE) X(TP_RA_IDLE) X(TP_RA_KERNELS) X(TP_RA_LAUNCH)                  \
-    X(TP_RA_DIAGNOSIS | TP_RA_STACKS) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_HOST) X(TP_RA_MEMORY)  \
+    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS | TP_RA_STACKS) X(TP_RA_QUEUE) X(TP_RA_IDLE)                  \
+    X(TP_RA_KERNELS) X(TP_RA_LAUNCH) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_HOST) X(TP_RA_MEMORY)   \
     X(TP_RA_MARKS) X(TP_RA_TEMPORAL) X(TP_RA_OVERLAP)
 /* clang-format on */
 #define AS_ITEM(bits) bits,
@@ -112,27 +110,11 @@ typedef struct {
     tp_rank_analysis *ra;
     unsigned todo;
     atomic_size_t next; /* the next job to take */
-    pthread_mutex_t mu; /* guards memuse_done */
-    pthread_cond_t done;
-    int memuse_done; /* the memory analysis has run (or is not in todo) */
 } work_list;
 
 static void take_jobs(work_list *w) {
-    for (size_t j; (j = atomic_fetch_add(&w->next, 1)) < N_JOBS;) {
-        if (jobs[j] & TP_RA_DIAGNOSIS) { /* it reads the memory analysis */
-            pthread_mutex_lock(&w->mu);
-            while (!w->memuse_done)
-                pthread_cond_wait(&w->done, &w->mu);
-            pthread_mutex_unlock(&w->mu);
-        }
+    for (size_t j; (j = atomic_fetch_add(&w->next, 1)) < N_JOBS;)
         run_set(w->ra, w->todo & jobs[j]);
-        if (jobs[j] & TP_RA_MEMUSE) {
-            pthread_mutex_lock(&w->mu);
-            w->memuse_done = 1;
-            pthread_cond_broadcast(&w->done);
-            pthread_mutex_unlock(&w->mu);
-        }
-    }
 }
 
 /* The second thread's malloc arena keeps the small blocks its analyses freed (the
@@ -254,8 +236,7 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
     for (size_t j = 0; j < N_JOBS; j++)
         busy += (todo & jobs[j]) != 0;
     fixed_part first = {ra, todo & ~SECOND_THREAD}, second = {ra, todo & SECOND_THREAD};
-    work_list w = {
-        ra, todo, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, !(todo & TP_RA_MEMUSE)};
+    work_list w = {ra, todo, 0};
     if (!tp_par_two_threads()) {
         run_set(ra, todo); /* in the table's order */
     } else if (listed) {
