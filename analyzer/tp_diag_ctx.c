@@ -269,6 +269,44 @@ static inline int training_launch(const tp_diag_ctx *d, size_t i, size_t row) {
            tp_diag_row_launch_thread(d, row);
 }
 
+/* Appends [a, b) to a set fed in start order while the pass's rows come in time order: an
+ * interval that starts inside or at the end of the last run widens it (the union is the
+ * same), else it opens a run. With every start in order the runs are then the set's
+ * normalized form, unclipped (clip_ordered clips it); else tp_an_ivset_norm sorts and
+ * merges the runs as it would the intervals (same union, same normalized set). */
+static inline void add_ordered(tp_an_ivset *s, int64_t a, int64_t b) {
+    if (b <= a)
+        return;
+    size_t l = s->n - 1;
+    if (s->n && a <= s->b[l] && a >= s->a[l]) {
+        if (b > s->b[l])
+            s->b[l] = b;
+    } else {
+        tp_an_ivset_push(s, a, b);
+    }
+}
+
+/* A normalized set clipped to [lo, hi) (lo < hi): the runs wholly outside dropped from each
+ * end, the two end runs cut (runs neither touch nor overlap before, nor after); what
+ * tp_an_ivset_norm makes of it, without its pass over every run. */
+static void clip_ordered(tp_an_ivset *s, int64_t lo, int64_t hi) {
+    size_t k = 0, m = s->n;
+    while (k < m && s->b[k] <= lo)
+        k++;
+    while (m > k && s->a[m - 1] >= hi)
+        m--;
+    if (m > k) {
+        s->a[k] = s->a[k] > lo ? s->a[k] : lo;
+        s->b[m - 1] = s->b[m - 1] < hi ? s->b[m - 1] : hi;
+    }
+    if (k && m > k) {
+        memmove(s->a, s->a + k, (m - k) * sizeof *s->a);
+        memmove(s->b, s->b + k, (m - k) * sizeof *s->b);
+    }
+    s->n = m - k;
+    tp_an_ivset_fit(s);
+}
+
 /* One pass over the rows, before the window is known: the steps, the GPU span, and the sets
  * (unclipped: tp_an_ivset_norm clips them to the window after), the host syncs, the
  * training threads' launch calls (all of them: *n_launch), whether the rows visited come
@@ -291,11 +329,11 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
         if (d->v->gpu[i]) {
             lo = a < lo ? a : lo;
             hi = b > hi ? b : hi;
-            tp_an_ivset_add(&d->busy, a, b);
+            add_ordered(&d->busy, a, b);
             if (cat == TP_CAT_KERNEL)
-                tp_an_ivset_add(&d->kernels, a, b);
+                add_ordered(&d->kernels, a, b);
             else if (cat == TP_CAT_MEMCPY)
-                tp_an_ivset_add(&d->copies, a, b);
+                add_ordered(&d->copies, a, b);
         } else {
             unsigned nc = tp_an_is_range(cat, TP_AN_RANGES_ALL) ? tp_diag_name_class(d, row) : 0;
             if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_diag_row_launch_thread(d, row)) {
@@ -310,13 +348,13 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
             nl += training_launch(d, i, row);
         }
         if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row)) {
-            tp_an_ivset_add(&d->sync, a, b);
+            add_ordered(&d->sync, a, b);
             tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
             d->sync_at[d->n_sync_at++] = i;
         } else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
                    (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
                    tp_diag_row_launch_thread(d, row))
-            tp_an_ivset_add(&d->data, a, b);
+            add_ordered(&d->data, a, b);
     }
     *g0 = lo, *g1 = hi, *n_launch = nl, *asc = up;
     if (max_name)
@@ -352,15 +390,23 @@ static void clip_sets(tp_diag_ctx *d, size_t n_launch, int asc) {
         return;
     }
     d->n_launch_win = launches_in_window(d, n_launch, asc);
-    tp_an_ivset_norm(&d->busy, d->w0, d->w1);
-    tp_an_ivset_norm(&d->kernels, d->w0, d->w1);
-    tp_an_ivset_norm(&d->copies, d->w0, d->w1);
-    tp_an_ivset_norm(&d->sync, d->w0, d->w1);
-    tp_an_ivset_norm(&d->data, d->w0, d->w1);
-    tp_an_ivset win = {.sc = d->v->scratch};
-    tp_an_ivset_add(&win, d->w0, d->w1);
-    tp_an_ivset_minus(&win, &d->busy, &d->idle);
-    tp_an_ivset_free(&win);
+    tp_an_ivset *sets[] = {&d->busy, &d->kernels, &d->copies, &d->sync, &d->data};
+    for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
+        if (asc) /* the pass merged them in order: normalized already */
+            clip_ordered(sets[k], d->w0, d->w1);
+        else
+            tp_an_ivset_norm(sets[k], d->w0, d->w1);
+    /* idle: the window less busy (tp_an_ivset_minus of [w0, w1)): busy's gaps, busy being
+     * normalized inside the window */
+    const tp_an_ivset *busy = &d->busy;
+    tp_an_ivset_bound(&d->idle, busy->n + 1);
+    int64_t a = d->w0;
+    for (size_t k = 0; k < busy->n; k++) {
+        tp_an_ivset_add(&d->idle, a, busy->a[k]);
+        a = busy->b[k];
+    }
+    tp_an_ivset_add(&d->idle, a, d->w1);
+    tp_an_ivset_fit(&d->idle);
 }
 
 /* One piece of idle time outside syncs and data loading: in shortg when its idle run is a
