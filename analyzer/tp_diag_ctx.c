@@ -150,14 +150,18 @@ static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
                 call = bc[e] + 1;
         if (corr < 0)
             continue;
-        for (size_t k = s; k < e; k++)
-            d->cpu_call[bc[k]] = call;
-        if (!t || !call)
+        if (!t || !call) {
+            for (size_t k = s; k < e; k++)
+                d->cpu_call[bc[k]] = call;
             continue;
+        }
         size_t place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
-        for (size_t k = s; k < e; k++)
-            if (gpu[bc[k]] && cat[bc[k]] == TP_CAT_KERNEL)
-                tally_add(t, place, bc[k]);
+        for (size_t k = s; k < e; k++) { /* the run's rows: their call, the kernels' tally */
+            uint32_t r = bc[k];
+            d->cpu_call[r] = call;
+            if (gpu[r] && cat[r] == TP_CAT_KERNEL)
+                tally_add(t, place, r);
+        }
     }
 }
 
@@ -308,24 +312,23 @@ static void clip_ordered(tp_an_ivset *s, int64_t lo, int64_t hi) {
 }
 
 /* One pass over the rows, before the window is known: the steps, the GPU span, and the sets
- * (unclipped: tp_an_ivset_norm clips them to the window after), the host syncs, the
- * training threads' launch calls (all of them: *n_launch), whether the rows visited come
- * in time order (*asc) and the largest name id of a row visited (*max_name; NULL: not asked). A GPU
- * row's duplicates in an HTA-compatible view have its times, so the span over the rows visited is
- * the span over every view row. */
-static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc,
-                         uint32_t *max_name) {
+ * (unclipped: clip_sets clips them to the window after), the host syncs, the training
+ * threads' launch calls (all of them: *n_launch) and whether the rows visited come in time
+ * order (*asc). A GPU row's duplicates in an HTA-compatible view have its times, so the span
+ * over the rows visited is the span over every view row. The tests are those of
+ * tp_diag_is_sync_row and the data-loading test, split by side: on a GPU row only a sync
+ * category can hold (no data-loading set), and a CPU row's name class is read once. */
+static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
     int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
     size_t nl = 0;
-    uint32_t mx = 0;
     int up = 1;
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
         uint8_t cat = d->ev->cat[row];
         int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
-        mx = d->ev->name[row] > mx ? d->ev->name[row] : mx;
         up &= a >= prev;
         prev = a;
+        int sync;
         if (d->v->gpu[i]) {
             lo = a < lo ? a : lo;
             hi = b > hi ? b : hi;
@@ -334,9 +337,12 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
                 add_ordered(&d->kernels, a, b);
             else if (cat == TP_CAT_MEMCPY)
                 add_ordered(&d->copies, a, b);
+            sync = (tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row);
         } else {
-            unsigned nc = tp_an_is_range(cat, TP_AN_RANGES_ALL) ? tp_diag_name_class(d, row) : 0;
-            if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_diag_row_launch_thread(d, row)) {
+            unsigned nc = tp_diag_name_class(d, row);
+            int api = tp_diag_is_api(cat);
+            if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) &&
+                tp_an_is_range(cat, TP_AN_RANGES_ALL) && tp_diag_row_launch_thread(d, row)) {
                 if (nc & TP_DIAG_NC_STEP)
                     tp_an_ivset_add(&d->steps, a, b);
                 if (nc & TP_DIAG_NC_DATA) {
@@ -345,20 +351,20 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
                     d->data_at[d->n_data_at++] = i;
                 }
             }
-            nl += training_launch(d, i, row);
+            nl += (d->ev->flags[row] & TP_EVF_LAUNCH) && tp_diag_row_launch_thread(d, row);
+            sync = api ? (nc & TP_DIAG_NC_SYNC) != 0
+                       : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
+            if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
+                tp_diag_row_launch_thread(d, row))
+                add_ordered(&d->data, a, b);
         }
-        if (tp_diag_is_sync_row(d, row) && tp_diag_host_sync(d, row)) {
+        if (sync && tp_diag_host_sync(d, row)) {
             add_ordered(&d->sync, a, b);
             tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
             d->sync_at[d->n_sync_at++] = i;
-        } else if (!d->v->gpu[i] && !tp_diag_is_api(cat) && cat != TP_CAT_CUDA_SYNC &&
-                   (tp_diag_name_class(d, row) & TP_DIAG_NC_DATA) &&
-                   tp_diag_row_launch_thread(d, row))
-            add_ordered(&d->data, a, b);
+        }
     }
     *g0 = lo, *g1 = hi, *n_launch = nl, *asc = up;
-    if (max_name)
-        *max_name = mx;
 }
 
 /* The training threads' launch calls that start in the window, of the n_launch of them in
@@ -486,13 +492,10 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
         d->identity = d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
     }
     d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
-    /* the classes by name id (every id is below the pool's count); n_names: one past the
-     * largest id of a row, found by the rows' pass when it visits every model row */
-    d->ncls = tp_an_alloc((size_t)tp_model_n_strings(v->m) + 1, 1);
-    uint32_t max_name = 0;
-    if (!d->identity)
-        for (size_t i = 0; i < d->ev->n; i++)
-            max_name = d->ev->name[i] > max_name ? d->ev->name[i] : max_name;
+    /* the classes by name id: every id is below the pool's count, which bounds the name
+     * ids for the rules too (n_names; their tables by name are zero past the ids used) */
+    d->n_names = (size_t)tp_model_n_strings(v->m);
+    d->ncls = tp_an_alloc(d->n_names + 1, 1);
     place_tally t = {0};
     if (d->identity)
         tally_open(&t, d->ev->places.n);
@@ -501,9 +504,8 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     int64_t g0, g1;
     size_t n_launch;
     int asc;
-    collect_sets(d, &g0, &g1, &n_launch, &asc, d->identity ? &max_name : NULL);
+    collect_sets(d, &g0, &g1, &n_launch, &asc);
     d->gpu_by_time = d->rows_once && asc && v->gpu_order; /* distinct starts: one time order */
-    d->n_names = (size_t)max_name + 1;
     set_window(d, g0, g1);
     clip_sets(d, n_launch, asc);
     if (d->win > 0) {
