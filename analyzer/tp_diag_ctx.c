@@ -318,53 +318,69 @@ static void clip_ordered(tp_an_ivset *s, int64_t lo, int64_t hi) {
  * over the rows visited is the span over every view row. The tests are those of
  * tp_diag_is_sync_row and the data-loading test, split by side: on a GPU row only a sync
  * category can hold (no data-loading set), and a CPU row's name class is read once. */
-static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
-    size_t nl = 0;
-    int up = 1;
-    tp_diag_clear_seen(d);
-    TP_DIAG_FOR_ROWS(d, i, row) {
-        uint8_t cat = d->ev->cat[row];
-        int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
-        up &= a >= prev;
-        prev = a;
-        int sync;
-        if (d->v->gpu[i]) {
-            lo = a < lo ? a : lo;
-            hi = b > hi ? b : hi;
-            add_ordered(&d->busy, a, b);
-            if (cat == TP_CAT_KERNEL)
-                add_ordered(&d->kernels, a, b);
-            else if (cat == TP_CAT_MEMCPY)
-                add_ordered(&d->copies, a, b);
-            sync = (tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row);
-        } else {
-            unsigned nc = tp_diag_name_class(d, row);
-            int api = tp_diag_is_api(cat);
-            if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) &&
-                tp_an_is_range(cat, TP_AN_RANGES_ALL) && tp_diag_row_launch_thread(d, row)) {
-                if (nc & TP_DIAG_NC_STEP)
-                    tp_an_ivset_add(&d->steps, a, b);
-                if (nc & TP_DIAG_NC_DATA) {
-                    tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1,
-                               sizeof *d->data_at);
-                    d->data_at[d->n_data_at++] = i;
-                }
+typedef struct {
+    int64_t lo, hi, prev; /* the GPU span; the last start */
+    size_t nl;            /* the training threads' launch calls */
+    int up;               /* the starts ascend */
+} collect_state;
+
+/* collect_sets' work for view row i, model row `row`. */
+static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, collect_state *st,
+                                                              size_t i, size_t row) {
+    uint8_t cat = d->ev->cat[row];
+    int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
+    st->up &= a >= st->prev;
+    st->prev = a;
+    int sync;
+    if (d->v->gpu[i]) {
+        st->lo = a < st->lo ? a : st->lo;
+        st->hi = b > st->hi ? b : st->hi;
+        add_ordered(&d->busy, a, b);
+        if (cat == TP_CAT_KERNEL)
+            add_ordered(&d->kernels, a, b);
+        else if (cat == TP_CAT_MEMCPY)
+            add_ordered(&d->copies, a, b);
+        sync = (tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row);
+    } else {
+        unsigned nc = tp_diag_name_class(d, row);
+        int api = tp_diag_is_api(cat);
+        if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
+            tp_diag_row_launch_thread(d, row)) {
+            if (nc & TP_DIAG_NC_STEP)
+                tp_an_ivset_add(&d->steps, a, b);
+            if (nc & TP_DIAG_NC_DATA) {
+                tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1,
+                           sizeof *d->data_at);
+                d->data_at[d->n_data_at++] = i;
             }
-            nl += (d->ev->flags[row] & TP_EVF_LAUNCH) && tp_diag_row_launch_thread(d, row);
-            sync = api ? (nc & TP_DIAG_NC_SYNC) != 0
-                       : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
-            if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
-                tp_diag_row_launch_thread(d, row))
-                add_ordered(&d->data, a, b);
         }
-        if (sync && tp_diag_host_sync(d, row)) {
-            add_ordered(&d->sync, a, b);
-            tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
-            d->sync_at[d->n_sync_at++] = i;
+        st->nl += (d->ev->flags[row] & TP_EVF_LAUNCH) && tp_diag_row_launch_thread(d, row);
+        sync =
+            api ? (nc & TP_DIAG_NC_SYNC) != 0 : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
+        if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
+            tp_diag_row_launch_thread(d, row))
+            add_ordered(&d->data, a, b);
+    }
+    if (sync && tp_diag_host_sync(d, row)) {
+        add_ordered(&d->sync, a, b);
+        tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
+        d->sync_at[d->n_sync_at++] = i;
+    }
+}
+
+static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
+    collect_state st = {INT64_MAX, INT64_MIN, INT64_MIN, 0, 1};
+    if (d->rows_once) { /* no seen test: the loop of TP_DIAG_FOR_ROWS without it */
+        const uint32_t *vrow = d->v->row;
+        for (size_t i = 0, n = d->v->n; i < n; i++)
+            collect_row(d, &st, i, vrow[i]);
+    } else {
+        tp_diag_clear_seen(d);
+        TP_DIAG_FOR_ROWS(d, i, row) {
+            collect_row(d, &st, i, row);
         }
     }
-    *g0 = lo, *g1 = hi, *n_launch = nl, *asc = up;
+    *g0 = st.lo, *g1 = st.hi, *n_launch = st.nl, *asc = st.up;
 }
 
 /* The training threads' launch calls that start in the window, of the n_launch of them in
@@ -429,6 +445,10 @@ static inline void rest_piece(tp_diag_idle *s, int short_gap, int64_t a, int64_t
  * across calls, a ascending), as tp_an_ivset_minus walks it. */
 static inline void nosync_piece(const tp_an_ivset *data, size_t *k, tp_diag_idle *s, int short_gap,
                                 int64_t a, int64_t b) {
+    if (*k == data->n) { /* no data-loading run left (most traces have none) */
+        rest_piece(s, short_gap, a, b);
+        return;
+    }
     while (*k < data->n && data->b[*k] <= a)
         (*k)++;
     for (size_t x = *k; x < data->n && data->a[x] < b; x++) {
