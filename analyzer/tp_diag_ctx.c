@@ -418,26 +418,17 @@ static void clip_sets(tp_diag_ctx *d, size_t n_launch, int asc) {
             clip_ordered(sets[k], d->w0, d->w1);
         else
             tp_an_ivset_norm(sets[k], d->w0, d->w1);
-    /* idle: the window less busy (tp_an_ivset_minus of [w0, w1)): busy's gaps, busy being
-     * normalized inside the window */
-    const tp_an_ivset *busy = &d->busy;
-    tp_an_ivset_bound(&d->idle, busy->n + 1);
-    int64_t a = d->w0;
-    for (size_t k = 0; k < busy->n; k++) {
-        tp_an_ivset_add(&d->idle, a, busy->a[k]);
-        a = busy->b[k];
-    }
-    tp_an_ivset_add(&d->idle, a, d->w1);
-    tp_an_ivset_fit(&d->idle);
 }
 
 /* One piece of idle time outside syncs and data loading: in shortg when its idle run is a
  * short gap, else a run of other_set. */
 static inline void rest_piece(tp_diag_idle *s, int short_gap, int64_t a, int64_t b) {
-    if (short_gap)
+    if (short_gap) {
         s->shortg = tp_an_add(s->shortg, b - a);
-    else
+    } else { /* other: other_set's length, summed in its run order (tp_an_ivset_len's) */
         tp_an_ivset_push(&s->other_set, a, b);
+        s->other = tp_an_add(s->other, b - a);
+    }
 }
 
 /* [a, b) (idle, outside syncs) minus the data-loading runs: their overlap counted in
@@ -463,18 +454,24 @@ static inline void nosync_piece(const tp_an_ivset *data, size_t *k, tp_diag_idle
         rest_piece(s, short_gap, a, b);
 }
 
-/* The idle split in one walk over the idle runs, as the set algebra defines it (idle ∩ sync;
- * (idle - sync) ∩ data; the rest in short idle gaps; other_set: what remains): the
- * intermediate sets (idle - sync, minus data), a run per idle gap each, are not built. */
+/* idle = the window less busy (tp_an_ivset_minus of [w0, w1): busy's gaps, busy being
+ * normalized inside the window), its length (in run order, as tp_an_ivset_len), and the
+ * idle split in the same walk, as the set algebra defines it (idle ∩ sync; (idle - sync) ∩
+ * data; the rest in short idle gaps; other_set: what remains): the intermediate sets (idle -
+ * sync, minus data), a run per idle gap each, are not built, nor idle read again. */
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
-    const tp_an_ivset *sync = &d->sync;
+    const tp_an_ivset *sync = &d->sync, *busy = &d->busy;
     memset(s, 0, sizeof *s);
     s->other_set.sc = d->v->scratch;
-    s->idle = tp_an_ivset_len(&d->idle);
-    tp_an_ivset_bound(&s->other_set, d->idle.n + d->sync.n + d->data.n);
+    tp_an_ivset_bound(&d->idle, busy->n + 1);
+    tp_an_ivset_bound(&s->other_set, busy->n + 1 + d->sync.n + d->data.n);
     size_t j = 0, k = 0; /* cursors into sync and data */
-    for (size_t i = 0; i < d->idle.n; i++) {
-        int64_t a = d->idle.a[i], b = d->idle.b[i];
+    for (size_t i = 0; i <= busy->n; i++) {
+        int64_t a = i ? busy->b[i - 1] : d->w0, b = i < busy->n ? busy->a[i] : d->w1;
+        if (b <= a)
+            continue;
+        tp_an_ivset_push(&d->idle, a, b);
+        s->idle = tp_an_add(s->idle, b - a);
         int short_gap = b - a < d->v->opts.kernel_wait_ns;
         while (j < sync->n && sync->b[j] <= a) /* idle minus sync, as tp_an_ivset_minus */
             j++;
@@ -489,8 +486,8 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
         if (b > a)
             nosync_piece(&d->data, &k, s, short_gap, a, b);
     }
+    tp_an_ivset_fit(&d->idle);
     tp_an_ivset_fit(&s->other_set);
-    s->other = tp_an_ivset_len(&s->other_set);
 }
 
 void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
