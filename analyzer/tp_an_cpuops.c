@@ -56,26 +56,9 @@ static int is_table_row(const tp_an_view *v, size_t i) {
     return !v->gpu[i] && (c == TP_CAT_CPU_OP || c == TP_CAT_USER_ANNOTATION);
 }
 
-/* 0 when the rank's category index shows no CPU op or annotation row (native traces): no
- * view row is a table row then. 1 when it has some, or when the index is not there. */
-static int table_rows_possible(const tp_rank *r) {
-    const tp_buckets *b = &r->cats;
-    if (!b->rows || !b->key)
-        return 1;
-    for (size_t j = 0; j < b->n; j++)
-        if (b->off[j + 1] > b->off[j] &&
-            (b->key[j] == TP_CAT_CPU_OP || b->key[j] == TP_CAT_USER_ANNOTATION))
-            return 1;
-    return 0;
-}
-
 /* Sum of the durations of each row's direct children (model nesting), by model row; the
- * view's scratch (give it back with tp_an_tmp_put). NULL when no row can be a table row
- * (the only rows whose sum is read): 8 bytes a row zeroed and a pass over every row's
- * parent saved on native traces. */
+ * view's scratch (give it back with tp_an_tmp_put). */
 static int64_t *child_sums(const tp_an_view *v, const tp_events *ev) {
-    if (!table_rows_possible(v->r))
-        return NULL;
     int64_t *sum = tp_an_tmp0(v, ev->n + 1, sizeof *sum);
     for (size_t j = 0; j < ev->n; j++)
         if (ev->parent[j] >= 0)
