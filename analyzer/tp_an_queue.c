@@ -179,8 +179,10 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     uint8_t *launched = tp_an_tmp0(v, v->n, 1);
     size_t steps = 0; /* counted first, so that the steps are one array written once (grown
                          step by step, each regrowth copied ~200 MB into fresh pages) */
-    for (size_t k = 0, j = 0; k < nl; k++) {
-        const tp_an_keyrow *l_at = &l[both ? nl - 1 - k : k]; /* ascending */
+    /* l ascending: from its back when it was written backwards */
+    size_t li = both ? nl - 1 : 0, l_step = both ? SIZE_MAX : 1; /* (unsigned: wraps) */
+    for (size_t k = 0, j = 0; k < nl; k++, li += l_step) {
+        const tp_an_keyrow *l_at = &l[li];
         while (j < ng && g[j].key < l_at->key)
             j++;
         for (size_t e = j; e < ng && g[e].key == l_at->key; e++) {
