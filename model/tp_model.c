@@ -575,6 +575,16 @@ static uint32_t corr_put(tp_events *e, size_t row, int64_t c, uint32_t *hi) {
     return narrow_put(&e->wide_corr, row, c); /* -1, or a low half that is a code */
 }
 
+/* corr_put's common case inline (push_common: every launch and GPU row of a native trace):
+ * an id whose low half fits its code, appended past any wide value; corr_put for the rest. */
+static inline uint32_t corr_put_fast(tp_events *e, size_t row, int64_t c, uint32_t *hi) {
+    uint32_t lo = (uint32_t)((uint64_t)c & UINT32_MAX);
+    if (c == -1 || lo >= TP_EV_U32_WIDE || wide_at_or_past(&e->wide_corr, row))
+        return corr_put(e, row, c, hi);
+    *hi = (uint32_t)((uint64_t)c >> 32);
+    return lo;
+}
+
 static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
     static const uint32_t none = 0;
     if (!*col && v == none)
@@ -792,7 +802,7 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
     if (r->correlation == -1)
         e->corr32[i] = TP_EV_U32_NONE, hi = 0;
     else
-        e->corr32[i] = corr_put(e, i, r->correlation, &hi);
+        e->corr32[i] = corr_put_fast(e, i, r->correlation, &hi);
     if (e->places.n && e->places.last < TP_EV_PLACE_WIDE &&
         place_is(&e->places.v[e->places.last], r, hi) && !wide_at_or_past(&e->wide_place, i))
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
