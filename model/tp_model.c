@@ -1902,26 +1902,32 @@ static void index_corr(tp_rank *r, tp_scratch *sc) {
     corr_directory(r);
 }
 
+/* An open range on nest_thread's stack: its row, start and end (read once, when it is pushed:
+ * the tests against the top read no column). */
+typedef struct {
+    int64_t ts, end;
+    uint32_t row;
+} nest_open;
+
 /* Nesting on one thread: rows come sorted by (ts, longer first), so a stack of open ranges
  * holds exactly the ancestors of the next row once the ones that do not contain it are
  * popped. A partial overlap is not nesting: the row becomes a sibling. */
-static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, uint32_t *stack) {
+static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, nest_open *stack) {
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t row = rows[i];
-        int64_t end = e->ts[row] + tp_ev_dur(e, row);
+        int64_t ts = e->ts[row], dur = tp_ev_dur(e, row), end = ts + dur;
         while (depth > 0) {
-            uint32_t top = stack[depth - 1];
-            int64_t top_end = e->ts[top] + tp_ev_dur(e, top);
-            if (top_end > e->ts[row] && top_end >= end)
+            const nest_open *top = &stack[depth - 1];
+            if (top->end > ts && top->end >= end)
                 break;
-            if (top_end == e->ts[row] && tp_ev_dur(e, row) == 0 && tp_ev_dur(e, top) > 0)
+            if (top->end == ts && dur == 0 && top->end > top->ts)
                 break; /* a zero-length event at a range's end still belongs to it */
             depth--;
         }
-        e->parent[row] = depth ? (int32_t)stack[depth - 1] : -1;
+        e->parent[row] = depth ? (int32_t)stack[depth - 1].row : -1;
         e->depth[row] = (uint16_t)(depth < 65535 ? depth : 65535);
-        stack[depth++] = row;
+        stack[depth++] = (nest_open){ts, end, row};
     }
 }
 
@@ -1933,8 +1939,11 @@ static void resolve_nesting(tp_rank *r) {
     e->depth = tp_mem_xcalloc(e->n, sizeof *e->depth);
     for (size_t i = 0; i < e->n; i++)
         e->parent[i] = -1;
-    uint32_t *stack = tp_mem_xalloc(e->n, sizeof *stack);
     const tp_buckets *t = &r->threads;
+    size_t most = 0; /* the most rows of one thread: the deepest the stack can get */
+    for (size_t j = 0; j < t->n; j++)
+        most = t->off[j + 1] - t->off[j] > most ? t->off[j + 1] - t->off[j] : most;
+    nest_open *stack = tp_mem_xalloc(most ? most : 1, sizeof *stack);
     for (size_t j = 0; j < t->n; j++)
         nest_thread(e, t->rows + t->off[j], t->off[j + 1] - t->off[j], stack);
     free(stack);
