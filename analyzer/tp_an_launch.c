@@ -37,6 +37,23 @@ void tp_an_dist_of(double *v, size_t n, tp_an_dist *d) {
     d->p95 = tp_an_percentile_sorted(v, n, 95);
 }
 
+/* tp_an_dist_of of integers: the selection reads them as they are (their whole-number test
+ * and first pass were most of the launch analysis's instructions as doubles); where it
+ * declines (few values, or huge ones), the values converted in place and tp_an_dist_of. */
+static void dist_of_i64(int64_t *v, size_t n, tp_an_dist *d) {
+    d->count = n;
+    if (tp_an_whole_stats2_i64(v, n, 50, 95, &d->sum, &d->min, &d->max, &d->p50, &d->p95)) {
+        d->mean = d->sum / (double)n; /* as tp_an_dist_of */
+        return;
+    }
+    double *dv = (double *)(void *)v; /* the same 8 bytes a value, each written once read */
+    for (size_t i = 0; i < n; i++) {
+        double x = (double)v[i];
+        memcpy(&dv[i], &x, sizeof x);
+    }
+    tp_an_dist_of(dv, n, d);
+}
+
 static int hta_launch_name(const char *n) {
     return strcmp(n, "cudaLaunchKernel") == 0 || strcmp(n, "cudaLaunchKernelExC") == 0 ||
            strcmp(n, "cudaMemcpyAsync") == 0 || strcmp(n, "cudaMemsetAsync") == 0 ||
@@ -57,24 +74,24 @@ static int cpu_side(const tp_an_view *v, size_t i) {
 }
 
 typedef struct {
-    double *cpu, *gpu, *delay; /* the view's scratch (grown by tp_scratch_resize) */
+    int64_t *cpu, *gpu, *delay; /* ns; the view's scratch (grown by tp_scratch_resize) */
     size_t n, cap;
 } tp_pairs;
 
 static void add_pair(tp_pairs *p, const tp_an_view *v, size_t c, size_t g) {
     if (p->n == p->cap) { /* first room for a pair per GPU row (most traces' count) */
         size_t first = v->n_gpu > 1024 ? v->n_gpu : 1024;
-        size_t cap = p->cap ? 2 * p->cap : first, used = p->n * sizeof(double);
-        p->cpu = tp_scratch_resize(v->scratch, p->cpu, used, cap, sizeof(double));
-        p->gpu = tp_scratch_resize(v->scratch, p->gpu, used, cap, sizeof(double));
-        p->delay = tp_scratch_resize(v->scratch, p->delay, used, cap, sizeof(double));
+        size_t cap = p->cap ? 2 * p->cap : first, used = p->n * sizeof(int64_t);
+        p->cpu = tp_scratch_resize(v->scratch, p->cpu, used, cap, sizeof(int64_t));
+        p->gpu = tp_scratch_resize(v->scratch, p->gpu, used, cap, sizeof(int64_t));
+        p->delay = tp_scratch_resize(v->scratch, p->delay, used, cap, sizeof(int64_t));
         p->cap = cap;
     }
     int64_t cd = v->end[c] - v->ts[c], gd = v->end[g] - v->ts[g];
     int64_t delay = v->ts[g] - v->ts[c] - cd;
-    p->cpu[p->n] = (double)cd;
-    p->gpu[p->n] = (double)gd;
-    p->delay[p->n] = delay < 0 ? 0 : (double)delay;
+    p->cpu[p->n] = cd;
+    p->gpu[p->n] = gd;
+    p->delay[p->n] = delay < 0 ? 0 : delay;
     p->n++;
 }
 
@@ -172,14 +189,15 @@ void tp_an_launch_run(const tp_an_view *v, tp_an_launch *out) {
     collect_pairs(v, &p);
     out->n_pairs = p.n;
     double rc = (double)v->opts.runtime_cutoff_ns, dc = (double)v->opts.launch_delay_cutoff_ns;
-    for (size_t k = 0; k < p.n; k++) {
-        out->n_short_gpu += p.cpu[k] <= rc && p.gpu[k] < p.cpu[k];
-        out->n_runtime_outliers += p.cpu[k] > rc;
-        out->n_delay_outliers += p.delay[k] > dc;
+    for (size_t k = 0; k < p.n; k++) { /* compared as the doubles they were */
+        double cpu = (double)p.cpu[k];
+        out->n_short_gpu += cpu <= rc && (double)p.gpu[k] < cpu;
+        out->n_runtime_outliers += cpu > rc;
+        out->n_delay_outliers += (double)p.delay[k] > dc;
     }
-    tp_an_dist_of(p.cpu, p.n, &out->cpu);
-    tp_an_dist_of(p.gpu, p.n, &out->gpu);
-    tp_an_dist_of(p.delay, p.n, &out->delay);
+    dist_of_i64(p.cpu, p.n, &out->cpu);
+    dist_of_i64(p.gpu, p.n, &out->gpu);
+    dist_of_i64(p.delay, p.n, &out->delay);
     tp_an_tmp_put(v, p.cpu);
     tp_an_tmp_put(v, p.gpu);
     tp_an_tmp_put(v, p.delay);

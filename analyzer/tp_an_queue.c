@@ -122,10 +122,18 @@ static uint32_t row_group(const tp_an_view *v, const stream_ids *si, size_t i) {
  * values in any order). */
 static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_ids *si,
                           tp_steps *st, double *median) {
-    tp_an_keyrow *g = tp_an_tmp(v, v->n, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
+    /* Sized by the rows they can hold, not by every view row (two blocks of 16 bytes a view
+     * row, ~40 % filled on a launch-bound trace, took the scratch's kept pages from the
+     * arrays after them, which then faulted fresh ones). */
+    tp_an_keyrow *g, *l, *both = NULL;
     size_t ng = 0, nl = 0;
     if (v->by_corr && !v->opts.compat_hta) { /* native: gpu_row and is_launch read inline */
+        /* a row is a GPU row or a launch, never both: one block of the correlated rows, the
+         * GPU rows from its front, the launches from its back (so l is read backwards below) */
+        both = tp_an_tmp(v, v->n_by_corr + 1, sizeof *both);
+        g = both;
         const uint8_t *flags = v->r->ev.flags;
+        size_t back = v->n_by_corr;
         for (size_t k = 0; k < v->n_by_corr; k++) {
             size_t i = v->by_corr[k];
             int gpu = v->gpu[i],
@@ -136,10 +144,15 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
             if (gpu)
                 g[ng++] = (tp_an_keyrow){c, i};
             else
-                l[nl++] = (tp_an_keyrow){c, i};
+                both[--back] = (tp_an_keyrow){c, i};
         }
-    } else if (v->by_corr) { /* rows by (correlation, row) already; a launch has a correlation,
-                                and a GPU row without one (-1) pairs with no launch */
+        nl = v->n_by_corr - back;
+        l = both + back;
+    } else if (v->by_corr) {
+        g = tp_an_tmp(v, v->n_gpu < v->n_by_corr ? v->n_gpu : v->n_by_corr, sizeof *g);
+        l = tp_an_tmp(v, v->n_by_corr,
+                      sizeof *l); /* rows by (correlation, row) already; a launch has a correlation,
+               and a GPU row without one (-1) pairs with no launch */
         for (size_t k = 0; k < v->n_by_corr; k++) {
             size_t i = v->by_corr[k];
             int64_t c = tp_an_view_corr(v, i);
@@ -149,6 +162,7 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
                 l[nl++] = (tp_an_keyrow){c, i};
         }
     } else {
+        g = tp_an_tmp(v, v->n_gpu, sizeof *g), l = tp_an_tmp(v, v->n, sizeof *l);
         for (size_t i = 0; i < v->n; i++) {
             if (gpu_row(v, i))
                 g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
@@ -165,14 +179,17 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     uint8_t *launched = tp_an_tmp0(v, v->n, 1);
     size_t steps = 0; /* counted first, so that the steps are one array written once (grown
                          step by step, each regrowth copied ~200 MB into fresh pages) */
-    for (size_t k = 0, j = 0; k < nl; k++) {
-        while (j < ng && g[j].key < l[k].key)
+    /* l ascending: from its back when it was written backwards */
+    size_t li = both ? nl - 1 : 0, l_step = both ? SIZE_MAX : 1; /* (unsigned: wraps) */
+    for (size_t k = 0, j = 0; k < nl; k++, li += l_step) {
+        const tp_an_keyrow *l_at = &l[li];
+        while (j < ng && g[j].key < l_at->key)
             j++;
-        for (size_t e = j; e < ng && g[e].key == l[k].key; e++) {
+        for (size_t e = j; e < ng && g[e].key == l_at->key; e++) {
             steps += 1 + !launched[g[e].row];
             launched[g[e].row] = 1;
         }
-        g_at[l[k].row] = (uint32_t)j;
+        g_at[l_at->row] = (uint32_t)j;
     }
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
@@ -196,7 +213,11 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */
             add_step(st, v, i, i, -1, row_group(v, si, i));
-    tp_an_tmp_put(v, g), tp_an_tmp_put(v, l), tp_an_tmp_put(v, g_at);
+    if (both)
+        tp_an_tmp_put(v, both);
+    else
+        tp_an_tmp_put(v, g), tp_an_tmp_put(v, l);
+    tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
 }
 

@@ -254,18 +254,33 @@ static void select_digits(double *u, size_t n, unsigned shift, unsigned width,
     }
 }
 
+/* The top digit's width and shift for n values spanning [lo, hi]: many values, a wider top
+ * digit, so that the ranks' buckets hold few of them (with 11 bits, durations with far
+ * outliers put most values in p50's bucket, which the next level reads again); its counts'
+ * clearing is small beside them. */
+static unsigned span_digit(size_t n, int64_t lo, int64_t hi, unsigned *width) {
+    unsigned bits = 0;
+    for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
+        bits++;
+    *width = n >= SEL_WIDE_MIN ? SEL_WIDE_BITS : SEL_BITS;
+    return bits > *width ? bits - *width : 0;
+}
+
+/* select_span's selection once the offsets are in u[0..n) and their top digit counted. */
+static void select_counted(double *u, size_t n, unsigned shift, unsigned width, uint32_t *count,
+                           const size_t *r, size_t m, double *out, int64_t lo) {
+    uint64_t o[SEL_RANKS];
+    select_digits(u, n, shift, width, count, r, m, o);
+    free(count);
+    for (size_t k = 0; k < m; k++)
+        out[k] = (double)(lo + (int64_t)o[k]);
+}
+
 /* The values of ranks r[0..m) (ascending) among v[0..n), whole numbers in [lo, hi] (below
  * 2^53 in magnitude, no -0.0), into out[]; v holds other bits after (the caller's scratch). */
 static void select_span(double *v, size_t n, const size_t *r, size_t m, double *out, int64_t lo,
                         int64_t hi) {
-    unsigned bits = 0;
-    for (uint64_t span = (uint64_t)(hi - lo); span; span >>= 1)
-        bits++;
-    /* many values: a wider top digit, so that the ranks' buckets hold few of them (with
-     * 11 bits, durations with far outliers put most values in p50's bucket, which the next
-     * level reads again); its counts' clearing is small beside them */
-    unsigned width = n >= SEL_WIDE_MIN ? SEL_WIDE_BITS : SEL_BITS;
-    unsigned shift = bits > width ? bits - width : 0;
+    unsigned width, shift = span_digit(n, lo, hi, &width);
     uint64_t mask = (UINT64_C(1) << width) - 1;
     uint32_t *count = tp_mem_xcalloc((size_t)mask + 1, sizeof *count);
     for (size_t i = 0; i < n; i++) { /* the offsets, their top digit counted */
@@ -273,11 +288,23 @@ static void select_span(double *v, size_t n, const size_t *r, size_t m, double *
         count[x >> shift & mask]++;
         sel_put(v, i, x);
     }
-    uint64_t o[SEL_RANKS];
-    select_digits(v, n, shift, width, count, r, m, o);
-    free(count);
-    for (size_t k = 0; k < m; k++)
-        out[k] = (double)(lo + (int64_t)o[k]);
+    select_counted(v, n, shift, width, count, r, m, out, lo);
+}
+
+/* select_span of integers (|v[i]| < 2^53): the same offsets, so the same values, without a
+ * conversion per value; v holds the offsets after. */
+static void select_span_i64(int64_t *v, size_t n, const size_t *r, size_t m, double *out,
+                            int64_t lo, int64_t hi) {
+    unsigned width, shift = span_digit(n, lo, hi, &width);
+    uint64_t mask = (UINT64_C(1) << width) - 1;
+    uint32_t *count = tp_mem_xcalloc((size_t)mask + 1, sizeof *count);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = (uint64_t)v[i] - (uint64_t)lo;
+        count[x >> shift & mask]++;
+        v[i] = (int64_t)x;
+    }
+    /* select_digits reads and writes its offsets through memcpy only: 64-bit patterns */
+    select_counted((double *)(void *)v, n, shift, width, count, r, m, out, lo);
 }
 
 /* select_span's values; 0 (v untouched) unless every value is a whole number below 2^53 in
@@ -305,10 +332,11 @@ static int select_whole(double *v, size_t n, const size_t *r, size_t m, double *
  * that declines. range: the values' least and greatest, known to be whole numbers below
  * 2^53 in magnitude, none -0.0 (then select_span, without select_whole's pass); NULL: not
  * known. */
-static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p,
-                             const int64_t *range) {
-    size_t r[SEL_RANKS], nr = 0, lo[2];
-    double pos[2];
+/* The ranks percentile q[0..m) (m <= 2) reads among n values: r[0..return) ascending and
+ * distinct; lo[k] and pos[k] as tp_an_percentile_sorted places q[k]. */
+static size_t percentile_ranks(size_t n, const double *q, size_t m, size_t *r, size_t *lo,
+                               double *pos) {
+    size_t nr = 0;
     for (size_t k = 0; k < m; k++) {
         pos[k] = (double)(n - 1) * (q[k] / 100.0); /* as tp_an_percentile_sorted */
         lo[k] = (size_t)floor(pos[k]);
@@ -327,11 +355,12 @@ static int percentiles_whole(double *v, size_t n, const double *q, size_t m, dou
     for (size_t k = 0; k < nr; k++)
         if (!uniq || r[k] != r[uniq - 1])
             r[uniq++] = r[k];
-    double val[SEL_RANKS];
-    if (range)
-        select_span(v, n, r, uniq, val, range[0], range[1]);
-    else if (!select_whole(v, n, r, uniq, val))
-        return 0;
+    return uniq;
+}
+
+/* The percentiles from the selected values val[] of ranks r[] (percentile_ranks'). */
+static void percentiles_of(size_t n, size_t m, const size_t *r, const size_t *lo, const double *pos,
+                           const double *val, double *p) {
     for (size_t k = 0; k < m; k++) {
         size_t at = 0;
         while (r[at] != lo[k])
@@ -343,6 +372,19 @@ static int percentiles_whole(double *v, size_t n, const double *q, size_t m, dou
         double pair[2] = {val[at], val[at + 1]}; /* the sorted array's v[lo] and v[lo + 1] */
         p[k] = percentile_between(pair, pos[k] - (double)lo[k]);
     }
+}
+
+static int percentiles_whole(double *v, size_t n, const double *q, size_t m, double *p,
+                             const int64_t *range) {
+    size_t r[SEL_RANKS], lo[2];
+    double pos[2];
+    size_t uniq = percentile_ranks(n, q, m, r, lo, pos);
+    double val[SEL_RANKS];
+    if (range)
+        select_span(v, n, r, uniq, val, range[0], range[1]);
+    else if (!select_whole(v, n, r, uniq, val))
+        return 0;
+    percentiles_of(n, m, r, lo, pos, val, p);
     return 1;
 }
 
@@ -425,6 +467,42 @@ int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, d
     int64_t range[2] = {(int64_t)mn, (int64_t)mx};
     percentiles_whole(v, n, q, 2, p, range);
     *sum = s, *min = mn, *max = mx, *p1 = p[0], *p2 = p[1];
+    return 1;
+}
+
+int tp_an_whole_stats2_i64(int64_t *v, size_t n, double q1, double q2, double *sum, double *min,
+                           double *max, double *p1, double *p2) {
+    if (n < SEL_MIN || n >= UINT32_MAX || !(q1 <= q2))
+        return 0;
+    const int64_t big = INT64_C(9007199254740992); /* 2^53 */
+    int64_t mn = v[0], mx = v[0];
+    uint64_t s = 0; /* wraps; exact when the magnitudes' sum is within 2^52 (tested below) */
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = v[i];
+        s += (uint64_t)x;
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+    }
+    if (!(mn > -big && mx < big)) /* tp_an_whole_stats2 refuses |x| >= 2^53 */
+        return 0;
+    /* the magnitudes' sum within 2^52 (tp_an_whole_stats2's bound, the same answer: their
+     * double sum is exact up to there, and rounds to more than 2^52 past it): from the
+     * largest magnitude when that shows it, else summed */
+    uint64_t amax = (uint64_t)(mx > -mn ? mx : -mn), lim = UINT64_C(4503599627370496);
+    if (amax > lim / n) {
+        uint64_t mag = 0;
+        for (size_t i = 0; i < n && mag <= lim; i++) /* each term < 2^53: no wrap */
+            mag += (uint64_t)(v[i] < 0 ? -v[i] : v[i]);
+        if (mag > lim)
+            return 0;
+    }
+    double q[2] = {q1, q2}, p[2], val[SEL_RANKS];
+    size_t r[SEL_RANKS], lo[2];
+    double pos[2];
+    size_t uniq = percentile_ranks(n, q, 2, r, lo, pos);
+    select_span_i64(v, n, r, uniq, val, mn, mx);
+    percentiles_of(n, 2, r, lo, pos, val, p);
+    *sum = (double)(int64_t)s, *min = (double)mn, *max = (double)mx, *p1 = p[0], *p2 = p[1];
     return 1;
 }
 

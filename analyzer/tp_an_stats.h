@@ -59,6 +59,13 @@ void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, do
 int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, double *min,
                        double *max, double *p1, double *p2);
 
+/* tp_an_whole_stats2 of integers: the same answer and the same doubles as tp_an_whole_stats2
+ * of the values converted (every int64_t below 2^53 in magnitude is a whole number, none
+ * -0.0), without a conversion and a test per value; returns 0 (v untouched) where that
+ * returns 0, else 1 with v holding other numbers. */
+int tp_an_whole_stats2_i64(int64_t *v, size_t n, double q1, double q2, double *sum, double *min,
+                           double *max, double *p1, double *p2);
+
 /* Sets *sum to v[0] + ... + v[n-1] and returns 1 when that sum is the same in every order
  * (every value a whole number and their magnitudes adding up to at most 2^52, so no
  * addition rounds); returns 0 otherwise. */

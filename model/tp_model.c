@@ -575,6 +575,16 @@ static uint32_t corr_put(tp_events *e, size_t row, int64_t c, uint32_t *hi) {
     return narrow_put(&e->wide_corr, row, c); /* -1, or a low half that is a code */
 }
 
+/* corr_put's common case inline (push_common: every launch and GPU row of a native trace):
+ * an id whose low half fits its code, appended past any wide value; corr_put for the rest. */
+static inline uint32_t corr_put_fast(tp_events *e, size_t row, int64_t c, uint32_t *hi) {
+    uint32_t lo = (uint32_t)((uint64_t)c & UINT32_MAX);
+    if (c == -1 || lo >= TP_EV_U32_WIDE || wide_at_or_past(&e->wide_corr, row))
+        return corr_put(e, row, c, hi);
+    *hi = (uint32_t)((uint64_t)c >> 32);
+    return lo;
+}
+
 static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
     static const uint32_t none = 0;
     if (!*col && v == none)
@@ -792,7 +802,7 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
     if (r->correlation == -1)
         e->corr32[i] = TP_EV_U32_NONE, hi = 0;
     else
-        e->corr32[i] = corr_put(e, i, r->correlation, &hi);
+        e->corr32[i] = corr_put_fast(e, i, r->correlation, &hi);
     if (e->places.n && e->places.last < TP_EV_PLACE_WIDE &&
         place_is(&e->places.v[e->places.last], r, hi) && !wide_at_or_past(&e->wide_place, i))
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
@@ -1892,26 +1902,32 @@ static void index_corr(tp_rank *r, tp_scratch *sc) {
     corr_directory(r);
 }
 
+/* An open range on nest_thread's stack: its row, start and end (read once, when it is pushed:
+ * the tests against the top read no column). */
+typedef struct {
+    int64_t ts, end;
+    uint32_t row;
+} nest_open;
+
 /* Nesting on one thread: rows come sorted by (ts, longer first), so a stack of open ranges
  * holds exactly the ancestors of the next row once the ones that do not contain it are
  * popped. A partial overlap is not nesting: the row becomes a sibling. */
-static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, uint32_t *stack) {
+static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, nest_open *stack) {
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t row = rows[i];
-        int64_t end = e->ts[row] + tp_ev_dur(e, row);
+        int64_t ts = e->ts[row], dur = tp_ev_dur(e, row), end = ts + dur;
         while (depth > 0) {
-            uint32_t top = stack[depth - 1];
-            int64_t top_end = e->ts[top] + tp_ev_dur(e, top);
-            if (top_end > e->ts[row] && top_end >= end)
+            const nest_open *top = &stack[depth - 1];
+            if (top->end > ts && top->end >= end)
                 break;
-            if (top_end == e->ts[row] && tp_ev_dur(e, row) == 0 && tp_ev_dur(e, top) > 0)
+            if (top->end == ts && dur == 0 && top->end > top->ts)
                 break; /* a zero-length event at a range's end still belongs to it */
             depth--;
         }
-        e->parent[row] = depth ? (int32_t)stack[depth - 1] : -1;
+        e->parent[row] = depth ? (int32_t)stack[depth - 1].row : -1;
         e->depth[row] = (uint16_t)(depth < 65535 ? depth : 65535);
-        stack[depth++] = row;
+        stack[depth++] = (nest_open){ts, end, row};
     }
 }
 
@@ -1923,8 +1939,11 @@ static void resolve_nesting(tp_rank *r) {
     e->depth = tp_mem_xcalloc(e->n, sizeof *e->depth);
     for (size_t i = 0; i < e->n; i++)
         e->parent[i] = -1;
-    uint32_t *stack = tp_mem_xalloc(e->n, sizeof *stack);
     const tp_buckets *t = &r->threads;
+    size_t most = 0; /* the most rows of one thread: the deepest the stack can get */
+    for (size_t j = 0; j < t->n; j++)
+        most = t->off[j + 1] - t->off[j] > most ? t->off[j + 1] - t->off[j] : most;
+    nest_open *stack = tp_mem_xalloc(most ? most : 1, sizeof *stack);
     for (size_t j = 0; j < t->n; j++)
         nest_thread(e, t->rows + t->off[j], t->off[j + 1] - t->off[j], stack);
     free(stack);

@@ -520,6 +520,51 @@ static void test_describe_counts(void) {
             }
 }
 
+/* tp_an_whole_stats2_i64 answers as tp_an_whole_stats2 of the values converted, with the same
+ * doubles, and declines (v untouched) where that declines: spans, signs, magnitudes at and
+ * past 2^52 in sum and 2^53 each, few values. */
+static void test_whole_stats2_i64(void) {
+    const size_t ns[] = {100, 4095, 4096, 30001, 200000};
+    const uint64_t spans[] = {1, 1000, 1u << 20, UINT64_C(1) << 40};
+    uint64_t s = 7;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (int odd = 0; odd < 6; odd++) {
+                size_t n = ns[a];
+                int64_t *v = malloc(n * sizeof *v), *v0 = malloc(n * sizeof *v0);
+                double *w = malloc(n * sizeof *w);
+                for (size_t i = 0; i < n; i++)
+                    v[i] = (int64_t)(rnd(&s) % spans[z]) - (odd == 1 ? (int64_t)(spans[z] / 2) : 0);
+                if (odd == 2) /* the magnitudes' sum just past 2^52, then at it */
+                    v[n / 3] = INT64_C(4503599627370496);
+                if (odd == 3) {
+                    for (size_t i = 0; i < n; i++)
+                        v[i] = 0;
+                    v[n / 2] = INT64_C(4503599627370496);
+                }
+                if (odd == 4)
+                    v[n - 1] = -INT64_C(9007199254740992); /* 2^53: refused */
+                if (odd == 5)
+                    v[0] = INT64_MAX;
+                for (size_t i = 0; i < n; i++)
+                    w[i] = (double)v[i];
+                memcpy(v0, v, n * sizeof *v);
+                double sum, mn, mx, p1, p2, ws, wmn, wmx, wp1, wp2;
+                int got = tp_an_whole_stats2_i64(v, n, 50, 95, &sum, &mn, &mx, &p1, &p2);
+                int want = tp_an_whole_stats2(w, n, 50, 95, &ws, &wmn, &wmx, &wp1, &wp2);
+                CHECK(got == want);
+                if (odd == 3 && n >= 4096)
+                    CHECK(got == 1);
+                if (!got) {
+                    CHECK(memcmp(v, v0, n * sizeof *v) == 0);
+                } else {
+                    CHECK(same_bits(sum, ws) && same_bits(mn, wmn) && same_bits(mx, wmx));
+                    CHECK(same_bits(p1, wp1) && same_bits(p2, wp2));
+                }
+                free(v), free(v0), free(w);
+            }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -531,6 +576,7 @@ int main(void) {
     TP_RUN(test_percentile2);
     TP_RUN(test_percentile_whole);
     TP_RUN(test_whole_stats2);
+    TP_RUN(test_whole_stats2_i64);
     TP_RUN(test_describe_counts);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
