@@ -19,9 +19,10 @@ if [ "${TP_TEST_SANITIZERS:-1}" != 0 ]; then
   run cmake --build --preset asan -j "$jobs"
   run ctest --preset asan -j "$jobs"
   # TSan: only the multi-threaded cores (rings and writer, collector threads, CPU device, the
-  # report's two threads: tp_par, tp_prefault, finish, view, analyses).
+  # report's two threads: tp_par, tp_prefault, finish, view, analyses; the Kineto Python pass):
+  # target tp_tsan_tests builds the programs of the tests labelled tsan (tests/CMakeLists.txt).
   run cmake --preset tsan
-  run cmake --build --preset tsan -j "$jobs" --target test_trace_concurrent test_collector_threads test_cpudev tp_test_recorder test_par test_prefault test_an_report
+  run cmake --build --preset tsan -j "$jobs" --target tp_tsan_tests
   run ctest --preset tsan -j "$jobs"
 fi
 echo "test.sh: all test runs passed"
