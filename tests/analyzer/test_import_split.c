@@ -33,10 +33,7 @@
 
 #define SPLIT_FILE_MIN (4u << 20) /* tp_import_kineto_load splits texts from this size on */
 
-typedef struct {
-    char *p;
-    size_t len;
-} text;
+typedef tp_test_text text;
 
 /* The report JSON of `m` (finished), native or HTA rules, malloc'd. */
 static char *report_json(const tp_model *m, int hta) {
@@ -149,75 +146,64 @@ static int compare(const char *name, const void *data, size_t len) {
     return compare_opt(name, data, len, 1, WALKS(fine));
 }
 
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    int n = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        abort();
-    t->p = realloc(t->p, t->len + (size_t)n + 1);
-    memcpy(t->p + t->len, s, (size_t)n + 1);
-    t->len += (size_t)n;
-    free(s);
-}
-
 /* A trace of `n` events of every kind; names, keys and args hold boundary look-alikes,
  * escapes and nesting. `tricky` puts `}, {` (and `},\n{`) in every kernel name; `array`: a
  * top-level array instead of an object. `bad`: the index of an event whose ts is a string
  * (-1: none). */
 static text craft(int n, int tricky, int array, int bad) {
-    text t = {NULL, 0};
-    put(&t, array ? "[\n" : "{\"schemaVersion\": 1, \"traceEvents\": [\n");
+    text t = {NULL, 0, 0};
+    tp_test_put(&t, array ? "[\n" : "{\"schemaVersion\": 1, \"traceEvents\": [\n");
     for (int i = 0; i < n; i++) {
         const char *sep = i + 1 < n ? "," : "";
         if (i == bad) {
-            put(&t, "  {\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": \"late\"}%s\n", sep);
+            tp_test_put(&t, "  {\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": \"late\"}%s\n", sep);
             continue;
         }
         switch (i % 5) {
         case 0:
-            put(&t,
+            tp_test_put(
+                &t,
                 "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s%d\\\"q\\\\\", \"pid\": 0, "
                 "\"tid\": 7, \"ts\": %d.5, \"dur\": 3, \"args\": {\"stream\": 7, "
                 "\"correlation\": %d, \"note\": {\"x\": [1, {\"y\": \"}, {\"}]}}}%s\n",
                 tricky ? "k}, {\\\"a\\\": 1},\\n{" : "k", i % 13, i * 10, i, sep);
             break;
         case 1:
-            put(&t,
+            tp_test_put(
+                &t,
                 "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
                 "\"pid\": 1, \"tid\": 2, \"ts\": %d, \"dur\": 2, \"args\": {\"correlation\": "
                 "%d, \"External id\": %d}}%s\n",
                 i * 10 - 5, i + 1, i, sep);
             break;
         case 2:
-            put(&t,
+            tp_test_put(
+                &t,
                 "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\\u00e9 }, {%d\", "
                 "\"pid\": 1, \"tid\": 2, \"ts\": %d, \"dur\": 4, \"args\": {\"Input Dims\": "
                 "[[2, 3], [], [%d]], \"Sequence%snumber\": %d}}%s\n",
                 i % 7, i * 10 - 8, i, i % 4 == 2 ? "\\u0020" : " ", i, sep); /* escaped keys too */
             break;
         case 3:
-            put(&t,
+            tp_test_put(
+                &t,
                 "  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", "
                 "\"pid\": 1, \"tid\": 2, \"ts\": %d, \"args\": {\"Device Type\": 1, "
                 "\"Device Id\": 0, \"Addr\": %d, \"Bytes\": %d, \"Total Allocated\": %d}}%s\n",
                 i * 10, 4096 + i, (i % 2 ? -512 : 512), i * 8, sep);
             break;
         default:
-            put(&t,
-                "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": %d, "
-                "\"args\": {\"name\": \"worker\\\\%d\"}}%s\n",
-                i % 3, i % 3, sep);
+            tp_test_put(&t,
+                        "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": %d, "
+                        "\"args\": {\"name\": \"worker\\\\%d\"}}%s\n",
+                        i % 3, i % 3, sep);
         }
     }
     if (array)
-        put(&t, "]\n");
+        tp_test_put(&t, "]\n");
     else
-        put(&t, "],\n\"deviceProperties\": [{\"id\": 0, \"name\": \"GPU }, {\", \"numSms\": 132}],"
+        tp_test_put(
+            &t, "],\n\"deviceProperties\": [{\"id\": 0, \"name\": \"GPU }, {\", \"numSms\": 132}],"
                 "\n\"distributedInfo\": {\"rank\": 3, \"world_size\": 8},\n"
                 "\"baseTimeNanoseconds\": 1700000000000000000}\n");
     return t;
@@ -279,7 +265,7 @@ static void test_error_positions(void) {
 }
 
 static text gzip_text(const text *t) {
-    text g = {NULL, 0};
+    text g = {NULL, 0, 0};
     uLongf cap = compressBound(t->len) + 64;
     g.p = malloc(cap);
     z_stream z;
@@ -317,18 +303,18 @@ static void test_rank_in_events(void) {
     static const walk_kind walks[] = {{1, 1}, {1, 300}, {2, 1}, {2, 300}, {2, 0}};
     int found = 0;
     for (int at = 0; at < 40; at += 3) {
-        text t = {NULL, 0};
-        put(&t, "{\"traceEvents\": [\n");
+        text t = {NULL, 0, 0};
+        tp_test_put(&t, "{\"traceEvents\": [\n");
         for (int i = 0; i < 40; i++)
-            put(&t,
-                "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
-                "\"tid\": 2, \"ts\": %d, \"dur\": 1, \"args\": {%s%s\"x\": 1}}%s\n",
-                i, i * 10,
-                i == at      ? "\"rank\":  \t42"
-                : i % 4 == 1 ? fake[i % 3]
-                             : "",
-                i == at || i % 4 == 1 ? ", " : "", i + 1 < 40 ? "," : "");
-        put(&t, "]}\n");
+            tp_test_put(&t,
+                        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+                        "\"tid\": 2, \"ts\": %d, \"dur\": 1, \"args\": {%s%s\"x\": 1}}%s\n",
+                        i, i * 10,
+                        i == at      ? "\"rank\":  \t42"
+                        : i % 4 == 1 ? fake[i % 3]
+                                     : "",
+                        i == at || i % 4 == 1 ? ", " : "", i + 1 < 40 ? "," : "");
+        tp_test_put(&t, "]}\n");
         tp_model *y = tp_model_new();
         char ey[600] = "";
         CHECK_EQ_I(tp_import_kineto_mem_parser(y, "rank", t.p, t.len, 0, 0, NULL, ey, sizeof ey),

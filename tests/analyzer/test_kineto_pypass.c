@@ -19,29 +19,7 @@
 #include "tp_model.h"
 #include "tp_test.h"
 
-typedef struct {
-    char *p;
-    size_t len, cap;
-} text;
-
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    int n = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        abort();
-    if (t->len + (size_t)n + 1 > t->cap) { /* doubling: a realloc per event copied (TSan) */
-        t->cap = 2 * (t->len + (size_t)n + 1);
-        t->p = realloc(t->p, t->cap);
-    }
-    memcpy(t->p + t->len, s, (size_t)n + 1);
-    t->len += (size_t)n;
-    free(s);
-}
+typedef tp_test_text text;
 
 static uint64_t rng;
 
@@ -114,7 +92,7 @@ static void nest(evs *e, int pid, int tid, long ts, long dur, int depth) {
 static text craft(uint64_t seed, int rows) {
     rng = seed;
     text t = {NULL, 0, 0};
-    put(&t, "{\"traceEvents\": [\n");
+    tp_test_put(&t, "{\"traceEvents\": [\n");
     static const int th[][2] = {{1, 1}, {1, 2}, {2, 1}, {2, 7}, {1, 3}};
     int first = 1;
     for (size_t k = 0; k < sizeof th / sizeof *th; k++) {
@@ -140,20 +118,22 @@ static text craft(uint64_t seed, int rows) {
                     break;
                 if (layout == 3 && x->py)
                     continue;
-                put(&t,
-                    "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,"
-                    "\"ts\":%ld,\"dur\":%ld%s}\n",
-                    first ? "" : ",", x->py ? "python_function" : "cpu_op", x->name, x->pid, x->tid,
-                    x->ts, x->dur,
-                    x->call_stack ? ",\"args\":{\"Call stack\":\"lib/ops.py(5): mm;train.py(12): "
-                                    "main\"}"
-                                  : "");
+                tp_test_put(&t,
+                            "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,"
+                            "\"ts\":%ld,\"dur\":%ld%s}\n",
+                            first ? "" : ",", x->py ? "python_function" : "cpu_op", x->name, x->pid,
+                            x->tid, x->ts, x->dur,
+                            x->call_stack
+                                ? ",\"args\":{\"Call stack\":\"lib/ops.py(5): mm;train.py(12): "
+                                  "main\"}"
+                                : "");
                 first = 0;
             }
         free(e.v);
     }
-    put(&t, ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":40,"
-            "\"dur\":10,\"args\":{\"stream\":7,\"correlation\":3,\"device\":0}}\n]}\n");
+    tp_test_put(&t,
+                ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":40,"
+                "\"dur\":10,\"args\":{\"stream\":7,\"correlation\":3,\"device\":0}}\n]}\n");
     return t;
 }
 
