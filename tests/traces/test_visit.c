@@ -351,6 +351,20 @@ static void test_handler_error(void) {
     tp_reader_close(r);
 }
 
+/* Two walks saw the same: NVTX pairing counts, data records, ranges and kernels (the records'
+ * count is the caller's: a walk may leave some out). */
+static void same_walk(const seen *a, const tp_visit_stats *sa, const seen *b,
+                      const tp_visit_stats *sb) {
+    CHECK_EQ_U(sa->nvtx_unpaired, sb->nvtx_unpaired);
+    CHECK_EQ_U(sa->nvtx_unclosed, sb->nvtx_unclosed);
+    CHECK_EQ_U(a->n_data, b->n_data);
+    CHECK(!memcmp(a->data_type, b->data_type, sizeof a->data_type));
+    CHECK_EQ_U(a->n_rng, b->n_rng);
+    for (size_t i = 0; i < a->n_rng; i++)
+        CHECK(a->rng[i].open.ts == b->rng[i].open.ts && a->rng[i].end == b->rng[i].end);
+    CHECK_EQ_U(a->kernels, b->kernels);
+}
+
 /* Chunks decoded ahead on a second thread: the same records, ranges and counts in the same
  * order, and a handler's error still ends the walk (the thread is stopped and joined). */
 static void test_read_ahead(void) {
@@ -365,14 +379,7 @@ static void test_read_ahead(void) {
         CHECK(r != NULL && q != NULL);
         CHECK_EQ_I(tp_visit_run(r, &everything, &a, &sa), tp_visit_run(q, &ahead, &b, &sb));
         CHECK_EQ_U(sa.records, sb.records);
-        CHECK_EQ_U(sa.nvtx_unpaired, sb.nvtx_unpaired);
-        CHECK_EQ_U(sa.nvtx_unclosed, sb.nvtx_unclosed);
-        CHECK_EQ_U(a.n_data, b.n_data);
-        CHECK(!memcmp(a.data_type, b.data_type, sizeof a.data_type));
-        CHECK_EQ_U(a.n_rng, b.n_rng);
-        for (size_t i = 0; i < a.n_rng; i++)
-            CHECK(a.rng[i].open.ts == b.rng[i].open.ts && a.rng[i].end == b.rng[i].end);
-        CHECK_EQ_U(a.kernels, b.kernels);
+        same_walk(&a, &sa, &b, &sb);
         CHECK_EQ_U(tp_reader_integrity(r)->chunks_ok, tp_reader_integrity(q)->chunks_ok);
         tp_reader_close(r), tp_reader_close(q);
     }
@@ -418,14 +425,7 @@ static void test_late(void) {
             CHECK_OK(tp_visit_run(q, &late, &b, &sb));
             CHECK_EQ_U(sb.late, kept_out);
             CHECK_EQ_U(sa.records, sb.records + sb.late);
-            CHECK_EQ_U(sa.nvtx_unpaired, sb.nvtx_unpaired);
-            CHECK_EQ_U(sa.nvtx_unclosed, sb.nvtx_unclosed);
-            CHECK_EQ_U(a.n_data, b.n_data);
-            CHECK(!memcmp(a.data_type, b.data_type, sizeof a.data_type));
-            CHECK_EQ_U(a.n_rng, b.n_rng);
-            for (size_t i = 0; i < a.n_rng; i++)
-                CHECK(a.rng[i].open.ts == b.rng[i].open.ts && a.rng[i].end == b.rng[i].end);
-            CHECK_EQ_U(a.kernels, b.kernels);
+            same_walk(&a, &sa, &b, &sb);
             tp_reader_close(r), tp_reader_close(q);
             some += kept_out > 0, all += kept_out == 0;
         }
