@@ -51,9 +51,8 @@ static int cmp_fwd(const void *a, const void *b) {
     return (x->row < y->row) - (x->row > y->row);
 }
 
-static int is_table_row(const tp_an_view *v, size_t i) {
-    uint8_t c = v->r->ev.cat[v->row[i]];
-    return !v->gpu[i] && (c == TP_CAT_CPU_OP || c == TP_CAT_USER_ANNOTATION);
+static int is_table_cat(uint8_t c) {
+    return c == TP_CAT_CPU_OP || c == TP_CAT_USER_ANNOTATION;
 }
 
 /* Sum of the durations of each row's direct children (model nesting), by model row; the
@@ -136,37 +135,83 @@ static uint32_t forward_name(const tp_events *ev, const fwd_op *f, size_t n, siz
     return lo < n && f[lo].seq == tp_ev_seq(ev, row) ? ev->name[f[lo].row] : 0;
 }
 
+/* The groups of the table rows seen last, by row: a row's parent was seen shortly before it,
+ * mostly (a direct-mapped cache; a miss looks the group up by name again). */
+#define PARENT_SLOTS 512u
+
+typedef struct {
+    uint32_t row, op; /* op: index in out->op; row UINT32_MAX: empty */
+} parent_slot;
+
 /* Adds the table's calls, one per view row, to their groups; sets out->span, out->self_sum
- * and out->has_shapes. */
-static void collect(const tp_an_view *v, tp_an_cpuops *out) {
+ * and out->has_shapes. `sum`: each model row's children's durations (child_sums), or NULL
+ * when the view's rows are the model's, in order (view row i is model row i): then a call
+ * adds its duration to its group's self time as it comes, and each row whose parent is a
+ * table row takes its own off the parent's group (a parent precedes its children: the model
+ * nests each thread's rows in start order). Returns 0 (figures not kept) when the sums could
+ * pass INT64_MAX: tp_an_add saturates, and only exact sums are the same in either order; else
+ * 1. */
+static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
     const tp_events *ev = &v->r->ev;
-    int64_t *sum = child_sums(v, ev);
     size_t nf;
     fwd_op *f = forward_ops(ev, &nf);
     groups g = {.out = out};
     g.first = tp_an_alloc((size_t)tp_model_n_strings(v->m) + 1, sizeof *g.first);
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    parent_slot slot[PARENT_SLOTS];
+    for (size_t k = 0; k < PARENT_SLOTS; k++)
+        slot[k].row = UINT32_MAX;
+    uint64_t n_terms = 0; /* sum == NULL: durations added or taken off, each at most the span */
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
-        if (v->gpu[i])
+        if (v->gpu[i]) /* never a parent nor a child: those are a thread's rows (no stream) */
             continue;
+        int64_t dur = tp_ev_dur(ev, row);
         t0 = ev->ts[row] < t0 ? ev->ts[row] : t0;
-        t1 = ev->ts[row] + tp_ev_dur(ev, row) > t1 ? ev->ts[row] + tp_ev_dur(ev, row) : t1;
-        if (!is_table_row(v, i))
+        t1 = ev->ts[row] + dur > t1 ? ev->ts[row] + dur : t1;
+        int32_t p = ev->parent[row];
+        if (!sum && p >= 0 && is_table_cat(ev->cat[p])) { /* p: view row p, not a GPU one */
+            parent_slot *ps = &slot[(uint32_t)p % PARENT_SLOTS];
+            if (ps->row != (uint32_t)p) {
+                uint32_t pr = (uint32_t)p;
+                tp_an_cpuop *po =
+                    group_of(&g, ev->name[pr], v->opts.ops_by_shapes ? tp_ev_shapes(ev, pr) : 0,
+                             ev->cat[pr]);
+                *ps = (parent_slot){pr, (uint32_t)(po - out->op)};
+            }
+            /* wrapping, never undefined: the figures are kept only when nothing could wrap */
+            __builtin_sub_overflow(out->op[ps->op].self, dur, &out->op[ps->op].self);
+            __builtin_sub_overflow(out->self_sum, dur, &out->self_sum);
+            n_terms++;
+        }
+        if (!is_table_cat(ev->cat[row]))
             continue;
         out->has_shapes |= tp_ev_shapes(ev, row) != 0;
-        int64_t dur = tp_ev_dur(ev, row), self = dur - sum[row];
         tp_an_cpuop *o = group_of(&g, ev->name[row],
                                   v->opts.ops_by_shapes ? tp_ev_shapes(ev, row) : 0, ev->cat[row]);
         o->count++;
         o->total = tp_an_add(o->total, dur);
-        o->self = tp_an_add(o->self, self);
-        out->self_sum = tp_an_add(out->self_sum, self);
+        if (sum) {
+            int64_t self = dur - sum[row];
+            o->self = tp_an_add(o->self, self);
+            out->self_sum = tp_an_add(out->self_sum, self);
+        } else {
+            __builtin_add_overflow(o->self, dur, &o->self);
+            __builtin_add_overflow(out->self_sum, dur, &out->self_sum);
+            n_terms++;
+            slot[row % PARENT_SLOTS] = (parent_slot){(uint32_t)row, (uint32_t)(o - out->op)};
+        }
         if (!o->fwd_name)
             o->fwd_name = forward_name(ev, f, nf, row);
     }
     out->span = t1 > t0 ? t1 - t0 : 0;
-    tp_an_tmp_put(v, sum), free(f), free(g.first), free(g.next);
+    free(f), free(g.first), free(g.next);
+    /* Each term is a CPU row's duration, at most the span: with n_terms x span within
+     * INT64_MAX no partial sum of either order overflows (nor saturates), so the figures are
+     * those of each call's duration less its children's sum, added call by call. */
+    uint64_t most;
+    return sum || (!__builtin_mul_overflow(n_terms, (uint64_t)out->span, &most) &&
+                   most <= (uint64_t)INT64_MAX);
 }
 
 static int cmp_op(const void *a, const void *b, int by_total) {
@@ -191,7 +236,17 @@ void tp_an_cpuops_run(const tp_an_view *v, tp_an_cpuops *out) {
     memset(out, 0, sizeof *out);
     out->by_shapes = v->opts.ops_by_shapes != 0;
     out->by_total = v->opts.ops_by_total != 0;
-    collect(v, out);
+    /* The view's rows are the model's, in order (native): the self times without a sum per
+     * model row (8 bytes a row, zeroed, written at every parent: a page fault per 512 rows
+     * when the view's scratch had no kept pages for it) */
+    if (v->ts != v->r->ev.ts || !collect(v, out, NULL)) {
+        tp_an_cpuops_free(out);
+        out->by_shapes = v->opts.ops_by_shapes != 0;
+        out->by_total = v->opts.ops_by_total != 0;
+        int64_t *sum = child_sums(v, &v->r->ev);
+        collect(v, out, sum);
+        tp_an_tmp_put(v, sum);
+    }
     for (size_t k = 0; k < out->n; k++)
         out->op[k].mean = (double)out->op[k].total / (double)out->op[k].count;
     if (out->n)

@@ -173,6 +173,34 @@ static void test_table(void) {
     tp_model_close(m);
 }
 
+/* The view of the model's own rows (self times by parent, no per-row sums) and a view through a
+ * window that holds every row (the per-row sums' path) give the same table. */
+static void test_both_paths(void) {
+    tp_model *m = load();
+    CHECK(m != NULL);
+    for (int shapes = 0; shapes < 2; shapes++) {
+        tp_an_opts o;
+        tp_an_opts_init(&o);
+        o.ops_by_shapes = shapes;
+        tp_rank_analysis a, b;
+        tp_rank_analysis_run(&a, m, &m->ranks[0], &o, TP_RA_CPUOPS);
+        o.window_lo = INT64_MIN / 4, o.window_hi = INT64_MAX / 4;
+        tp_rank_analysis_run(&b, m, &m->ranks[0], &o, TP_RA_CPUOPS);
+        CHECK(a.v.ts == m->ranks[0].ev.ts && b.v.ts != m->ranks[0].ev.ts);
+        CHECK_EQ_U(a.ops.n, b.ops.n);
+        CHECK_EQ_I(a.ops.self_sum, b.ops.self_sum);
+        CHECK_EQ_I(a.ops.span, b.ops.span);
+        for (size_t i = 0; i < a.ops.n && i < b.ops.n; i++) {
+            const tp_an_cpuop *x = &a.ops.op[i], *y = &b.ops.op[i];
+            CHECK(x->name == y->name && x->shapes == y->shapes && x->cat == y->cat);
+            CHECK(x->count == y->count && x->total == y->total && x->self == y->self);
+            CHECK(x->fwd_name == y->fwd_name);
+        }
+        tp_rank_analysis_free(&a), tp_rank_analysis_free(&b);
+    }
+    tp_model_close(m);
+}
+
 /* A CPU-only torch.profiler-like trace: 4 steps of 100 µs (ProfilerStep#N), each holding a
  * data-loading range of `data_us` and then one aten::mm of `op_us`. */
 static tp_model *cpu_trace(int data_us, int op_us) {
@@ -234,6 +262,7 @@ int main(void) {
     TP_RUN(test_import_fields);
     TP_RUN(test_python_stacks);
     TP_RUN(test_table);
+    TP_RUN(test_both_paths);
     TP_RUN(test_host_rules);
     return tp_test_summary();
 }
