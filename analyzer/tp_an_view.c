@@ -328,17 +328,22 @@ static void link_same(tp_an_view *v, const uint8_t *cls) {
     const tp_events *ev = &r->ev;
     const uint32_t *bc = r->by_corr;
     int32_t *link = v->link;
-    for (size_t i = 0; i < v->n; i++)
-        link[i] = -1;
+    uint8_t *linked = v->linked;
+    /* a row with no correlation has no partner: only the index's rows are written again
+     * (the linked flags there, not in a pass over every row) */
+    memset(link, 0xff, v->n * sizeof *link); /* -1 */
+    memset(linked, 0, v->n);
     for (size_t s = 0, e; s < r->n_by_corr; s = e) {
         int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
-        for (e = s; e < r->n_by_corr && tp_ev_corr(ev, bc[e]) == tp_ev_corr(ev, bc[s]); e++)
+        int64_t corr = tp_ev_corr(ev, bc[s]);
+        for (e = s; e < r->n_by_corr && tp_ev_corr(ev, bc[e]) == corr; e++)
             last[cls[bc[e]] != 0] = (int32_t)bc[e];
-        for (size_t k = s; k < e; k++)
-            link[bc[k]] = last[cls[bc[k]] == 0];
+        for (size_t k = s; k < e; k++) {
+            int32_t l = last[cls[bc[k]] == 0];
+            link[bc[k]] = l;
+            linked[bc[k]] = l >= 0;
+        }
     }
-    for (size_t i = 0; i < v->n; i++)
-        v->linked[i] = link[i] >= 0;
 }
 
 static void link_rows(tp_an_view *v, const uint8_t *cls) {
@@ -361,9 +366,9 @@ static void link_rows(tp_an_view *v, const uint8_t *cls) {
 }
 
 static int native_gpu(const tp_events *ev, size_t i) {
-    uint8_t c = ev->cat[i];
-    return tp_ev_stream(ev, i) != -1 &&
-           (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET);
+    uint8_t c = ev->cat[i]; /* first: most rows are CPU rows, and the stream is in the place */
+    return (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET) &&
+           tp_ev_stream(ev, i) != -1;
 }
 
 /* The kernel type depends on the name only, so it is decided once per pool id (the regular
