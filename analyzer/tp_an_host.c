@@ -163,9 +163,11 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
     for (size_t p = 0; p < ev->places.n; p++)
         on_step[p] = (uint8_t)on_step_thread(s, ev->places.v[p].pid, ev->places.v[p].tid);
     for (size_t i = 0; i < v->n; i++) {
+        if (!is_range(v, i)) /* first: most rows are not ranges, and need no times */
+            continue;
         size_t row = v->row[i];
         int64_t a = ev->ts[row], b = row_end(ev, row);
-        if (!is_range(v, i) || b <= out->w0 || a >= out->w1 || !on_step[tp_ev_place_index(ev, row)])
+        if (b <= out->w0 || a >= out->w1 || !on_step[tp_ev_place_index(ev, row)])
             continue;
         a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
         if (tp_an_namememo_get(&data_name, ev->name[row])) {
