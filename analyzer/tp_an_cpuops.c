@@ -20,13 +20,9 @@ typedef struct {
     uint32_t *next;  /* per group */
 } groups;
 
-static tp_an_cpuop *group_of(groups *g, uint32_t name, uint32_t shapes, uint8_t cat) {
+/* A new group (out of line: group_of, inline, is mostly a hit of one step). */
+static tp_an_cpuop *new_group(groups *g, uint32_t name, uint32_t shapes, uint8_t cat) {
     tp_an_cpuops *out = g->out;
-    for (uint32_t k = g->first[name]; k; k = g->next[k - 1]) {
-        tp_an_cpuop *o = &out->op[k - 1];
-        if (o->shapes == shapes && o->cat == cat)
-            return o;
-    }
     size_t cap = g->cap_ops;
     tp_an_grow((void **)&out->op, &g->cap_ops, out->n + 1, sizeof *out->op);
     tp_an_grow((void **)&g->next, &cap, out->n + 1, sizeof *g->next);
@@ -34,6 +30,15 @@ static tp_an_cpuop *group_of(groups *g, uint32_t name, uint32_t shapes, uint8_t 
     g->next[out->n] = g->first[name];
     g->first[name] = (uint32_t)(++out->n);
     return &out->op[out->n - 1];
+}
+
+static inline tp_an_cpuop *group_of(groups *g, uint32_t name, uint32_t shapes, uint8_t cat) {
+    for (uint32_t k = g->first[name]; k; k = g->next[k - 1]) {
+        tp_an_cpuop *o = &g->out->op[k - 1];
+        if (o->shapes == shapes && o->cat == cat)
+            return o;
+    }
+    return new_group(g, name, shapes, cat);
 }
 
 typedef struct {
