@@ -49,6 +49,44 @@ static tp_an_range *find(const range_table *t, tp_an_nvtx *out, uint32_t name, u
     return NULL;
 }
 
+/* The model's rows of category `c` (the rank's category index, in time order), when the
+ * view's rows are the model's, in order (view row i is model row i): the analyses below then
+ * visit those rows only, not every row of the view to test its category (a fifth and a third
+ * of the rows of a launch-bound trace). Else NULL. */
+static const uint32_t *cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
+    const tp_buckets *b = &v->r->cats;
+    *n = 0;
+    if (v->ts != v->r->ev.ts)
+        return NULL;
+    for (size_t j = 0; j < b->n; j++)
+        if (b->key[j] == (int64_t)c) {
+            *n = b->off[j + 1] - b->off[j];
+            return b->rows + b->off[j];
+        }
+    static const uint32_t none[1];
+    return none; /* no row of that category */
+}
+
+/* Adds view row i (an annotation row) to its range. */
+static void add_range_row(const tp_an_view *v, tp_an_nvtx *out, range_table *t, size_t i) {
+    const tp_events *ev = &v->r->ev;
+    uint32_t name = ev->name[v->row[i]], domain = tp_ev_domain(ev, v->row[i]);
+    int64_t dur = v->end[i] - v->ts[i];
+    tp_an_range *r = find(t, out, name, domain);
+    if (!r) {
+        size_t cap = t->cap;
+        tp_an_grow((void **)&out->r, &t->cap, out->n + 1, sizeof *out->r);
+        tp_an_grow((void **)&t->next, &cap, out->n + 1, sizeof *t->next);
+        r = &out->r[out->n++];
+        *r = (tp_an_range){.name = name, .domain = domain, .min = dur, .max = dur};
+        table_link(t, out, out->n - 1);
+    }
+    r->count++;
+    r->total = tp_an_add(r->total, dur);
+    r->min = dur < r->min ? dur : r->min;
+    r->max = dur > r->max ? dur : r->max;
+}
+
 /* One tp_an_range per annotation name and domain, sorted by (name id, domain), found through
  * `t`. The rows are added in view order, one at a time, to their range: each range's count,
  * sum (in row order), min and max are what a stable sort of all of them by (name, domain)
@@ -56,24 +94,12 @@ static tp_an_range *find(const range_table *t, tp_an_nvtx *out, uint32_t name, u
 static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *t) {
     const tp_events *ev = &v->r->ev;
     t->first = tp_an_alloc((size_t)tp_model_n_strings(v->m) + 1, sizeof *t->first);
-    for (size_t i = 0; i < v->n; i++) {
-        if (v->gpu[i] || ev->cat[v->row[i]] != TP_CAT_USER_ANNOTATION)
-            continue;
-        uint32_t name = ev->name[v->row[i]], domain = tp_ev_domain(ev, v->row[i]);
-        int64_t dur = v->end[i] - v->ts[i];
-        tp_an_range *r = find(t, out, name, domain);
-        if (!r) {
-            size_t cap = t->cap;
-            tp_an_grow((void **)&out->r, &t->cap, out->n + 1, sizeof *out->r);
-            tp_an_grow((void **)&t->next, &cap, out->n + 1, sizeof *t->next);
-            r = &out->r[out->n++];
-            *r = (tp_an_range){.name = name, .domain = domain, .min = dur, .max = dur};
-            table_link(t, out, out->n - 1);
-        }
-        r->count++;
-        r->total = tp_an_add(r->total, dur);
-        r->min = dur < r->min ? dur : r->min;
-        r->max = dur > r->max ? dur : r->max;
+    size_t na;
+    const uint32_t *ann = cat_rows(v, TP_CAT_USER_ANNOTATION, &na); /* the same rows, in order */
+    for (size_t k = 0, n = ann ? na : v->n; k < n; k++) {           /* one call site: inlined */
+        size_t i = ann ? ann[k] : k;
+        if (!v->gpu[i] && (ann || ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION))
+            add_range_row(v, out, t, i);
     }
     if (!out->r) /* (an array even without ranges, as before) */
         out->r = tp_an_alloc(1, sizeof *out->r);
@@ -90,28 +116,48 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *
     }
 }
 
+typedef struct {
+    long last_a; /* the range found last and its entry: ops come in runs of one range */
+    tp_an_range *last_r;
+} gpu_walk;
+
+/* Adds GPU row i (a kernel, copy or memset) to the range around its launch. */
+static void add_gpu_row(const tp_an_view *v, tp_an_nvtx *out, const range_table *t, gpu_walk *w,
+                        size_t i) {
+    const tp_events *ev = &v->r->ev;
+    int64_t d = v->end[i] - v->ts[i];
+    long a = v->link[i] >= 0
+                 ? tp_an_enclosing_row(ev, (long)v->row[v->link[i]], TP_AN_RANGES_ANNOTATIONS)
+                 : -1;
+    if (a >= 0 && a != w->last_a)
+        w->last_a = a, w->last_r = find(t, out, ev->name[a], tp_ev_domain(ev, a));
+    tp_an_range *r = a >= 0 ? w->last_r : NULL;
+    if (!r) {
+        out->unattributed_ops++;
+        out->unattributed_ns = tp_an_add(out->unattributed_ns, d);
+        return;
+    }
+    r->n_gpu_ops++;
+    r->gpu_ns = tp_an_add(r->gpu_ns, d);
+}
+
 static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out, const range_table *t) {
     const tp_events *ev = &v->r->ev;
-    long last_a = -1; /* the range found last and its entry: ops come in runs of one range */
-    tp_an_range *last_r = NULL;
-    for (size_t i = 0; i < v->n; i++) {
-        uint8_t c = ev->cat[v->row[i]];
-        if (!v->gpu[i] || (c != TP_CAT_KERNEL && c != TP_CAT_MEMCPY && c != TP_CAT_MEMSET))
-            continue;
-        int64_t d = v->end[i] - v->ts[i];
-        long a = v->link[i] >= 0
-                     ? tp_an_enclosing_row(ev, (long)v->row[v->link[i]], TP_AN_RANGES_ANNOTATIONS)
-                     : -1;
-        if (a >= 0 && a != last_a)
-            last_a = a, last_r = find(t, out, ev->name[a], tp_ev_domain(ev, a));
-        tp_an_range *r = a >= 0 ? last_r : NULL;
-        if (!r) {
-            out->unattributed_ops++;
-            out->unattributed_ns = tp_an_add(out->unattributed_ns, d);
-            continue;
+    gpu_walk w = {-1, NULL};
+    static const tp_cat kinds[] = {TP_CAT_KERNEL, TP_CAT_MEMCPY, TP_CAT_MEMSET};
+    size_t n;
+    /* kind by kind when the index has them: each sum is of durations >= 0 (the model's own
+     * times), which tp_an_add sums to the same figure in any order; else one pass */
+    int by_kind = cat_rows(v, kinds[0], &n) != NULL;
+    for (size_t c = 0; c < (by_kind ? sizeof kinds / sizeof kinds[0] : 1); c++) {
+        const uint32_t *rows = by_kind ? cat_rows(v, kinds[c], &n) : NULL;
+        for (size_t k = 0, nk = rows ? n : v->n; k < nk; k++) { /* one call site: inlined */
+            size_t i = rows ? rows[k] : k;
+            uint8_t cat = ev->cat[v->row[i]];
+            if (v->gpu[i] &&
+                (rows || cat == TP_CAT_KERNEL || cat == TP_CAT_MEMCPY || cat == TP_CAT_MEMSET))
+                add_gpu_row(v, out, t, &w, i);
         }
-        r->n_gpu_ops++;
-        r->gpu_ns = tp_an_add(r->gpu_ns, d);
     }
 }
 
