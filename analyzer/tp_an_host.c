@@ -44,6 +44,26 @@ static int is_range(const tp_an_view *v, size_t i) {
     return !v->gpu[i] && tp_an_is_range(v->r->ev.cat[v->row[i]], TP_AN_RANGES_ALL);
 }
 
+/* The range categories, and the view's rows of the k-th of them (tp_an_view_cat_rows); NULL
+ * (walk the whole view, in one pass: n_range_lists() == 1) when the view has no such lists.
+ * What find_steps and fill_window find does not depend on the order of their rows: steps are
+ * sorted, the intervals' unions and the data names' sums (of lengths >= 0) are the same in any
+ * order. */
+static const tp_cat range_cats[] = {TP_CAT_CPU_OP, TP_CAT_USER_ANNOTATION, TP_CAT_PYTHON_FUNCTION};
+
+static size_t n_range_lists(const tp_an_view *v) {
+    size_t n;
+    return tp_an_view_cat_rows(v, range_cats[0], &n) ? sizeof range_cats / sizeof range_cats[0] : 1;
+}
+
+static const uint32_t *range_list(const tp_an_view *v, size_t lists, size_t k, size_t *n) {
+    if (lists == 1) {
+        *n = v->n;
+        return NULL;
+    }
+    return tp_an_view_cat_rows(v, range_cats[k], n);
+}
+
 static int64_t row_end(const tp_events *ev, size_t row) {
     return ev->ts[row] + tp_ev_dur(ev, row);
 }
@@ -78,13 +98,17 @@ static void find_steps(const tp_an_view *v, step_info *s) {
                                 nothing until used, a reused heap block all of them) */
     tp_an_namememo step;
     tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
-    for (size_t i = 0; i < v->n; i++) {
-        size_t row = v->row[i];
-        if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
-            continue;
-        tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
-        tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
-        s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
+    for (size_t l = 0, lists = n_range_lists(v); l < lists; l++) {
+        size_t n;
+        const uint32_t *rows = range_list(v, lists, l, &n);
+        for (size_t k = 0; k < n; k++) {
+            size_t i = rows ? rows[k] : k, row = v->row[i];
+            if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
+                continue;
+            tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
+            tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
+            s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
+        }
     }
     tp_an_namememo_close(&step);
     if (s->n)
@@ -162,22 +186,27 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
     uint8_t *on_step = tp_an_alloc(ev->places.n + 1, 1);
     for (size_t p = 0; p < ev->places.n; p++)
         on_step[p] = (uint8_t)on_step_thread(s, ev->places.v[p].pid, ev->places.v[p].tid);
-    for (size_t i = 0; i < v->n; i++) {
-        if (!is_range(v, i)) /* first: most rows are not ranges, and need no times */
-            continue;
-        size_t row = v->row[i];
-        int64_t a = ev->ts[row], b = row_end(ev, row);
-        if (b <= out->w0 || a >= out->w1 || !on_step[tp_ev_place_index(ev, row)])
-            continue;
-        a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
-        if (tp_an_namememo_get(&data_name, ev->name[row])) {
-            tp_an_ivset_add(&data, a, b);
-            tp_an_grow((void **)&names, &cap, nn + 1, sizeof *names);
-            names[nn++] = (name_ns){ev->name[row], b - a};
-        } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
-                   !tp_an_namememo_get(&step, ev->name[row])) {
-            tp_an_ivset_add(&ops, a, b);
-            out->n_ops++;
+    for (size_t l = 0, lists = n_range_lists(v); l < lists; l++) {
+        size_t n;
+        const uint32_t *rows = range_list(v, lists, l, &n);
+        for (size_t k = 0; k < n; k++) {
+            size_t i = rows ? rows[k] : k;
+            if (!is_range(v, i)) /* first: most rows are not ranges, and need no times */
+                continue;
+            size_t row = v->row[i];
+            int64_t a = ev->ts[row], b = row_end(ev, row);
+            if (b <= out->w0 || a >= out->w1 || !on_step[tp_ev_place_index(ev, row)])
+                continue;
+            a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
+            if (tp_an_namememo_get(&data_name, ev->name[row])) {
+                tp_an_ivset_add(&data, a, b);
+                tp_an_grow((void **)&names, &cap, nn + 1, sizeof *names);
+                names[nn++] = (name_ns){ev->name[row], b - a};
+            } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
+                       !tp_an_namememo_get(&step, ev->name[row])) {
+                tp_an_ivset_add(&ops, a, b);
+                out->n_ops++;
+            }
         }
     }
     tp_an_namememo_close(&data_name), tp_an_namememo_close(&step);

@@ -49,24 +49,6 @@ static tp_an_range *find(const range_table *t, tp_an_nvtx *out, uint32_t name, u
     return NULL;
 }
 
-/* The model's rows of category `c` (the rank's category index, in time order), when the
- * view's rows are the model's, in order (view row i is model row i): the analyses below then
- * visit those rows only, not every row of the view to test its category (a fifth and a third
- * of the rows of a launch-bound trace). Else NULL. */
-static const uint32_t *cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
-    const tp_buckets *b = &v->r->cats;
-    *n = 0;
-    if (v->ts != v->r->ev.ts)
-        return NULL;
-    for (size_t j = 0; j < b->n; j++)
-        if (b->key[j] == (int64_t)c) {
-            *n = b->off[j + 1] - b->off[j];
-            return b->rows + b->off[j];
-        }
-    static const uint32_t none[1];
-    return none; /* no row of that category */
-}
-
 /* Adds view row i (an annotation row) to its range. */
 static void add_range_row(const tp_an_view *v, tp_an_nvtx *out, range_table *t, size_t i) {
     const tp_events *ev = &v->r->ev;
@@ -95,8 +77,9 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *
     const tp_events *ev = &v->r->ev;
     t->first = tp_an_alloc((size_t)tp_model_n_strings(v->m) + 1, sizeof *t->first);
     size_t na;
-    const uint32_t *ann = cat_rows(v, TP_CAT_USER_ANNOTATION, &na); /* the same rows, in order */
-    for (size_t k = 0, n = ann ? na : v->n; k < n; k++) {           /* one call site: inlined */
+    const uint32_t *ann =
+        tp_an_view_cat_rows(v, TP_CAT_USER_ANNOTATION, &na); /* the same rows, in order */
+    for (size_t k = 0, n = ann ? na : v->n; k < n; k++) {    /* one call site: inlined */
         size_t i = ann ? ann[k] : k;
         if (!v->gpu[i] && (ann || ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION))
             add_range_row(v, out, t, i);
@@ -148,9 +131,9 @@ static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out, const range_tabl
     size_t n;
     /* kind by kind when the index has them: each sum is of durations >= 0 (the model's own
      * times), which tp_an_add sums to the same figure in any order; else one pass */
-    int by_kind = cat_rows(v, kinds[0], &n) != NULL;
+    int by_kind = tp_an_view_cat_rows(v, kinds[0], &n) != NULL;
     for (size_t c = 0; c < (by_kind ? sizeof kinds / sizeof kinds[0] : 1); c++) {
-        const uint32_t *rows = by_kind ? cat_rows(v, kinds[c], &n) : NULL;
+        const uint32_t *rows = by_kind ? tp_an_view_cat_rows(v, kinds[c], &n) : NULL;
         for (size_t k = 0, nk = rows ? n : v->n; k < nk; k++) { /* one call site: inlined */
             size_t i = rows ? rows[k] : k;
             uint8_t cat = ev->cat[v->row[i]];

@@ -586,6 +586,20 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     tp_an_tmp_put(v, cls);
 }
 
+const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
+    static const uint32_t none[1];
+    const tp_buckets *b = &v->r->cats;
+    *n = 0;
+    if (v->ts != v->r->ev.ts) /* admit_same's views only */
+        return NULL;
+    for (size_t j = 0; j < b->n; j++)
+        if (b->key[j] == (int64_t)c) {
+            *n = b->off[j + 1] - b->off[j];
+            return b->rows + b->off[j];
+        }
+    return none;
+}
+
 void tp_an_view_free(tp_an_view *v) {
     if (!v)
         return;

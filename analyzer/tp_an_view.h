@@ -142,6 +142,13 @@ typedef struct {
 int tp_an_view_gpu_sum_get(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum *out);
 void tp_an_view_gpu_sum_put(const tp_an_view *v, unsigned kt_mask, const tp_an_gpu_sum *s);
 
+/* The view rows of category `c` in view order, from the rank's category index (tp_rank.cats),
+ * when the view's rows are the model's, in order (view row i is model row i; native, no
+ * window): an analysis that reads a few categories then visits those rows only, not every
+ * row to test its category. Else NULL (walk the view). *n: how many (0 with a non-NULL
+ * result: none of that category). */
+const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n);
+
 /* Name of view row i (never NULL). */
 const char *tp_an_view_name(const tp_an_view *v, size_t i);
 
