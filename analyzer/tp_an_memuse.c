@@ -219,6 +219,12 @@ static void samples_until(growth_samples *g, tp_an_memstate *st, size_t limit) {
     }
 }
 
+/* 1 when a step ends at or before `limit`: asked at every event (212 k on lb2k), where the
+ * call to samples_until cost 25 instructions an event and samples two thousand times. */
+static inline int samples_due(const growth_samples *g, size_t limit) {
+    return g->next < g->n && g->at[g->next] <= limit;
+}
+
 static void samples_free(growth_samples *g) {
     free(g->at), free(g->cur), free(g->first), free(g->last), free(g->rises);
     free(g->sy), free(g->sxy), free(g->last_live);
@@ -234,7 +240,8 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
     *peak_ev = 0;
     tp_an_memstate_seek(u->state, 0);
     for (size_t i = 0; i < e->n; i++) {
-        samples_until(g, u->state, i);
+        if (samples_due(g, i))
+            samples_until(g, u->state, i);
         if (e->kind[i] == TP_MEMEV_ALLOC_FAIL) {
             first_fail = u->oom.failures++ ? first_fail : i;
             continue;

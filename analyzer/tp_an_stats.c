@@ -8,6 +8,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define NP_SCAN_AVX2 1 /* numpy's partition scans with AVX2 where the CPU has it */
+#endif
 
 #include "tp_mem.h"
 #include "tp_sort.h"
@@ -841,17 +845,63 @@ static void np_pos_sift_down(const uint32_t *ge, uint32_t *a, size_t i, size_t n
     a[h] = tmp;
 }
 
-static void np_pos_heapsort(const uint32_t *ge, uint32_t *u, size_t n) {
-    uint32_t *a = u - 1;
-    for (size_t l = n >> 1; l > 0; --l)
-        np_pos_sift_down(ge, a, l, n);
-    for (; n > 1;) {
-        uint32_t tmp = a[n];
-        a[n] = a[1];
-        a[1] = tmp;
-        n -= 1;
-        np_pos_sift_down(ge, a, 1, n);
+/* How many of a heapsorted part's smallest elements numpy's extractions need not place: r
+ * when the elements below the lowest key that two of them share are the r places [mn, mn + r)
+ * (their keys are then distinct: one order, the ascending one), else 0. The heap extracts
+ * the largest key first, so its last r extractions place exactly these. The part holds every
+ * place strictly between lo and hi and some of the places of lo's key (at or below lo, its
+ * last place) and of hi's (at or above hi, its first): that lowest key is lo's when two of
+ * its places are here, else that of the first group of places above lo when it ends below
+ * hi (all its places are here), else hi's when two of its places are here. */
+static size_t np_heap_rest(const np_ties *t, const uint32_t *u, size_t n, int64_t lo, int64_t hi,
+                           uint32_t *mn_out) {
+    uint32_t mn = UINT32_MAX, mx = 0;
+    size_t c_lo = 0, c_hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = u[i];
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+        c_lo += (int64_t)x <= lo;
+        c_hi += (int64_t)x >= hi;
     }
+    *mn_out = mn;
+    if (c_lo >= 2)
+        return 0;
+    size_t k = np_group_from(t, (uint64_t)(lo + 1)), r;
+    uint64_t below;
+    if (k < t->ng && (int64_t)t->g[2 * k + 1] < hi) { /* its first place is above lo */
+        below = t->g[2 * k];
+        r = c_lo + (size_t)((int64_t)below - lo - 1);
+    } else if (c_hi >= 2) {
+        below = (uint64_t)hi;
+        r = n - c_hi;
+    } else {
+        below = (uint64_t)mx + 1;
+        r = n;
+    }
+    return r == below - mn ? r : 0;
+}
+
+/* numpy's heapsort of the part u[0..n) (bounds lo, hi as np_pos_sort's), up to its last
+ * extraction that can order a tie; the places below that are written in order (lb2k's
+ * queue: 45 k of the 83 k extractions of its largest heap, 29 -> 20 M instructions). */
+static void np_pos_heapsort(const np_ties *t, uint32_t *u, size_t n, int64_t lo, int64_t hi) {
+    const uint32_t *ge = t->ge;
+    uint32_t *a = u - 1, mn;
+    size_t rest = np_heap_rest(t, u, n, lo, hi, &mn);
+    if (rest < n) {
+        for (size_t l = n >> 1; l > 0; --l)
+            np_pos_sift_down(ge, a, l, n);
+        for (; n > 1 && n > rest;) {
+            uint32_t tmp = a[n];
+            a[n] = a[1];
+            a[1] = tmp;
+            n -= 1;
+            np_pos_sift_down(ge, a, 1, n);
+        }
+    }
+    for (size_t i = 0; i < rest; i++)
+        u[i] = mn + (uint32_t)i;
 }
 
 static void np_pos_insertion(const uint32_t *ge, uint32_t *pl, uint32_t *pr) {
@@ -867,12 +917,75 @@ static void np_pos_insertion(const uint32_t *ge, uint32_t *pl, uint32_t *pr) {
 /* The partition's scans: the first place after pi whose element is >= gs, and the last one
  * before pj whose element is <= ge (numpy's `do ++pi while (v[*pi] < vp)` and `do --pj while
  * (vp < v[*pj])`). `stop` holds such an element for certain (the pivot, the part's first
- * element). With SSE2, when places fit in 31 bits (wide: the signed compare then orders
- * them), eight at a time are passed over while none of them stops the scan, up to `stop`;
- * the element-wise loop then finds the same element numpy's does. */
-static uint32_t *np_scan_up(uint32_t *pi, const uint32_t *stop, uint32_t gs, int wide) {
+ * element). `simd` (NP_SIMD_*) says how they may be read: when places fit in 31 bits (the
+ * signed compares then order them), several at a time while none of them stops the scan, up
+ * to `stop`; the element they find is the one numpy's loop finds. */
+enum { NP_SIMD_NONE, NP_SIMD_SSE2, NP_SIMD_AVX2 };
+
+#if NP_SCAN_AVX2
+/* The queue's steps (two ascending runs) make numpy partition parts of ~480 k elements 40
+ * times on lb2k: of its 1.1 M scans all but ~1,400 stop at the first element, and those few
+ * pass ~15 M elements (44 M instructions eight at a time with SSE2, ~3 an element). Here 32
+ * a step, then the stop found from the compare's mask (its lowest / highest lane), not by a
+ * loop over the last eight. Called past the first two elements (np_scan_up / np_scan_down
+ * read those without a call). */
+__attribute__((target("avx2"))) static uint32_t *np_scan_up_avx2(uint32_t *pi, const uint32_t *stop,
+                                                                 uint32_t gs) {
+    const __m256i g = _mm256_set1_epi32((int32_t)gs);
+#define NP_BELOW(k) _mm256_cmpgt_epi32(g, _mm256_loadu_si256((const __m256i *)(const void *)(k)))
+    for (; stop - pi >= 32; pi += 32) { /* pi[1..32]: none of them past stop */
+        __m256i below = _mm256_and_si256(_mm256_and_si256(NP_BELOW(pi + 1), NP_BELOW(pi + 9)),
+                                         _mm256_and_si256(NP_BELOW(pi + 17), NP_BELOW(pi + 25)));
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(below)) != 0xff)
+            break;
+    }
+    for (; stop - pi >= 8; pi += 8) {
+        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(NP_BELOW(pi + 1)));
+        if (m != 0xff) /* the lowest lane not below gs */
+            return pi + 1 + __builtin_ctz(~m);
+    }
+#undef NP_BELOW
+    do
+        ++pi;
+    while (*pi < gs);
+    return pi;
+}
+
+__attribute__((target("avx2"))) static uint32_t *
+np_scan_down_avx2(uint32_t *pj, const uint32_t *stop, uint32_t ge) {
+    const __m256i g = _mm256_set1_epi32((int32_t)ge);
+#define NP_ABOVE(k) _mm256_cmpgt_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(k)), g)
+    for (; pj - stop >= 32; pj -= 32) { /* pj[-32..-1]: none of them before stop */
+        __m256i above = _mm256_and_si256(_mm256_and_si256(NP_ABOVE(pj - 8), NP_ABOVE(pj - 16)),
+                                         _mm256_and_si256(NP_ABOVE(pj - 24), NP_ABOVE(pj - 32)));
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(above)) != 0xff)
+            break;
+    }
+    for (; pj - stop >= 8; pj -= 8) {
+        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(NP_ABOVE(pj - 8)));
+        if (m != 0xff) /* the highest lane not above ge */
+            return pj - 8 + (31 - __builtin_clz(~m & 0xffu));
+    }
+#undef NP_ABOVE
+    do
+        --pj;
+    while (ge < *pj);
+    return pj;
+}
+#endif
+
+static inline uint32_t *np_scan_up(uint32_t *pi, const uint32_t *stop, uint32_t gs, int simd) {
+    if (pi[1] >= gs)
+        return pi + 1;
+    if (pi[2] >= gs) /* pi + 1 was not the stop, so pi + 2 <= stop */
+        return pi + 2;
+    pi += 2;
+#if NP_SCAN_AVX2
+    if (simd == NP_SIMD_AVX2)
+        return np_scan_up_avx2(pi, stop, gs);
+#endif
 #if defined(__SSE2__)
-    if (wide) {
+    if (simd != NP_SIMD_NONE) {
         __m128i g = _mm_set1_epi32((int32_t)gs);
         for (const uint32_t *lim = stop - 7; pi + 1 <= lim; pi += 8) {
             __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(pi + 1));
@@ -883,7 +996,7 @@ static uint32_t *np_scan_up(uint32_t *pi, const uint32_t *stop, uint32_t gs, int
         }
     }
 #else
-    (void)stop, (void)wide;
+    (void)stop, (void)simd;
 #endif
     do
         ++pi;
@@ -891,9 +1004,18 @@ static uint32_t *np_scan_up(uint32_t *pi, const uint32_t *stop, uint32_t gs, int
     return pi;
 }
 
-static uint32_t *np_scan_down(uint32_t *pj, const uint32_t *stop, uint32_t ge, int wide) {
+static inline uint32_t *np_scan_down(uint32_t *pj, const uint32_t *stop, uint32_t ge, int simd) {
+    if (pj[-1] <= ge)
+        return pj - 1;
+    if (pj[-2] <= ge) /* pj - 1 was not the stop, so pj - 2 >= stop */
+        return pj - 2;
+    pj -= 2;
+#if NP_SCAN_AVX2
+    if (simd == NP_SIMD_AVX2)
+        return np_scan_down_avx2(pj, stop, ge);
+#endif
 #if defined(__SSE2__)
-    if (wide) {
+    if (simd != NP_SIMD_NONE) {
         __m128i g = _mm_set1_epi32((int32_t)ge);
         for (const uint32_t *lim = stop + 8; pj >= lim; pj -= 8) {
             __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(pj - 4));
@@ -904,7 +1026,7 @@ static uint32_t *np_scan_down(uint32_t *pj, const uint32_t *stop, uint32_t ge, i
         }
     }
 #else
-    (void)stop, (void)wide;
+    (void)stop, (void)simd;
 #endif
     do
         --pj;
@@ -923,11 +1045,16 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
     uint32_t *pl = u, *pr = u + num - 1;
     np_pos_part stack[NP_QS_STACK / 2], *sp = stack;
     int64_t lo = -1, hi = (int64_t)num;
-    int cdepth = np_msb(num) * 2, wide = num <= INT32_MAX;
+    int cdepth = np_msb(num) * 2, simd = NP_SIMD_NONE;
+#if defined(__SSE2__)
+    simd = num <= INT32_MAX ? NP_SIMD_SSE2 : NP_SIMD_NONE;
+#endif
+#if NP_SCAN_AVX2
+    simd = simd == NP_SIMD_SSE2 && __builtin_cpu_supports("avx2") ? NP_SIMD_AVX2 : simd;
+#endif
     for (;;) {
         if (cdepth < 0) {
-            if (!np_pos_if_distinct(t, pl, (size_t)(pr - pl + 1), lo, hi))
-                np_pos_heapsort(ge, pl, (size_t)(pr - pl + 1));
+            np_pos_heapsort(t, pl, (size_t)(pr - pl + 1), lo, hi);
             goto stack_pop;
         }
         while ((pr - pl) > NP_SMALL_QUICKSORT) {
@@ -944,8 +1071,8 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
             uint32_t *pi = pl, *pj = pr - 1;
             NP_SWAP(uint32_t, *pm, *pj);
             for (;;) {
-                pi = np_scan_up(pi, pr - 1, gs_p, wide);
-                pj = np_scan_down(pj, pl, ge_p, wide);
+                pi = np_scan_up(pi, pr - 1, gs_p, simd);
+                pj = np_scan_down(pj, pl, ge_p, simd);
                 if (pi >= pj)
                     break;
                 NP_SWAP(uint32_t, *pi, *pj);

@@ -295,13 +295,16 @@ static void ref_argsort(const int64_t *v, size_t num, size_t *tosort) {
 
 /* The shortcut (radix sorts of the parts whose keys are distinct) leaves every permutation
  * as the plain port makes it: few ties, many ties, two sorted runs (the queue analysis's
- * input, which drives numpy into its heapsort), a run with a tie pair across the runs. */
+ * input, which drives numpy into its heapsort), a run with a tie pair across the runs. Up to
+ * 200 k keys: the partitions' long scans (AVX2 where the CPU has it) and the heapsorts that
+ * stop at their lowest tie (shape 7: the queue's steps, a tie pair now and then across the
+ * runs, as lb2k's). */
 static void test_argsort_shortcut(void) {
-    enum { N = 20000 };
+    enum { N = 250000 };
     int64_t *k = malloc(N * sizeof *k);
     size_t *got = malloc(N * sizeof *got), *want = malloc(N * sizeof *want);
     uint64_t s = 777;
-    for (int shape = 0; shape < 7; shape++)
+    for (int shape = 0; shape < 8; shape++)
         for (size_t n = 64; n <= N; n = n * 5 + 3) {
             for (size_t i = 0; i < n; i++) {
                 if (shape == 0) /* distinct but a few repeated */
@@ -318,8 +321,11 @@ static void test_argsort_shortcut(void) {
                 else if (shape == 5) /* launches, then their GPU rows a jitter later (ties) */
                     k[i] = i < n / 2 ? (int64_t)i * 40
                                      : (int64_t)(i - n / 2) * 40 + 5 + (int64_t)(rnd(&s) % 60);
-                else /* long runs of one key between distinct ones */
+                else if (shape == 6) /* long runs of one key between distinct ones */
                     k[i] = (int64_t)(rnd(&s) % 4 ? i : (i / 300) * 300);
+                else /* launches 40 apart, each GPU row 7 later, or (1 in 400) at the next launch */
+                    k[i] = i < n / 2 ? (int64_t)i * 40
+                                     : (int64_t)(i - n / 2) * 40 + (rnd(&s) % 400 ? 7 : 40);
             }
             tp_an_argsort_np(k, n, got, NULL);
             ref_argsort(k, n, want);
