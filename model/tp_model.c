@@ -546,6 +546,14 @@ static void place_put(tp_events *e, size_t row, const tp_ev_place *p) {
     place_index_put(&e->places, &e->wide_place, e->place, row, p);
 }
 
+/* place_put of a row's own fields: out of line, so push_common builds the place only for
+ * the rows (~1 %) whose place is not the last one (built inline, every row packed the six
+ * fields into vector registers first). */
+static __attribute__((noinline)) void place_put_row(tp_events *e, size_t row, const tp_event_row *r,
+                                                    uint32_t corr_hi) {
+    place_put(e, row, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, corr_hi});
+}
+
 /* Fits a place table to its entries. */
 static void places_fit(tp_ev_places *t) {
     if (t->cap != t->n && t->n) {
@@ -807,7 +815,7 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
         place_is(&e->places.v[e->places.last], r, hi) && !wide_at_or_past(&e->wide_place, i))
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
     else
-        place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
+        place_put_row(e, i, r, hi);
     if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
