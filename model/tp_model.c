@@ -1734,16 +1734,29 @@ static void index_threads(tp_rank *r, tp_scratch *sc) {
 /* Adds the rows [from, to) of each category to count (four counts per category, by row mod
  * 4: a category's rows come in runs, and one count bumped row after row waits for its own
  * last store each time). */
+/* Adds the rows [from, to) of each cat byte value to count[0, 256): a counter for every byte
+ * value, so the loop needs no clamp to TP_CAT_OTHER (cat_fold does it once per value); four
+ * sets of counters, since one bumped row after row waits for its own last store. */
 static void cat_count(const tp_events *e, size_t from, size_t to, size_t *count) {
-    size_t c4[4][TP_CAT_COUNT + 1] = {{0}};
+    uint32_t c4[4][256] = {{0}}; /* rows fit 32 bits (the index's rows are uint32_t) */
     size_t i = from;
     for (; i + 4 <= to; i += 4)
         for (size_t k = 0; k < 4; k++)
-            c4[k][e->cat[i + k] < TP_CAT_COUNT ? e->cat[i + k] : TP_CAT_OTHER]++;
+            c4[k][e->cat[i + k]]++;
     for (; i < to; i++)
-        c4[0][e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
-    for (size_t c = 0; c < TP_CAT_COUNT; c++)
-        count[c] += c4[0][c] + c4[1][c] + c4[2][c] + c4[3][c];
+        c4[0][e->cat[i]]++;
+    for (size_t v = 0; v < 256; v++)
+        count[v] += (size_t)c4[0][v] + c4[1][v] + c4[2][v] + c4[3][v];
+}
+
+/* Folds cat_count's counts of values past the categories into TP_CAT_OTHER (as every reader
+ * of the column does); returns how many there were. */
+static size_t cat_fold(size_t *count) {
+    size_t past = 0;
+    for (size_t v = TP_CAT_COUNT; v < 256; v++)
+        past += count[v];
+    count[TP_CAT_OTHER] += past;
+    return past;
 }
 
 /* Per-category row lists by counting sort (few categories; rows stay in time order), in two
@@ -1761,10 +1774,12 @@ static void index_cats_begin(tp_rank *r) {
 static void index_cats_half(tp_rank *r, int half) {
     const tp_events *e = &r->ev;
     tp_buckets *b = &r->cats;
-    size_t mid = e->n / 2, lo[TP_CAT_COUNT] = {0}, count[TP_CAT_COUNT] = {0};
+    size_t mid = e->n / 2, lo[256] = {0}, count[256] = {0};
     cat_count(e, 0, mid, lo);
     memcpy(count, lo, sizeof count);
     cat_count(e, mid, e->n, count);
+    size_t lo_past = cat_fold(lo), past = cat_fold(count);
+    int clamp = half ? past > lo_past : lo_past > 0; /* this half has a value past them */
     size_t start[TP_CAT_COUNT], nb = 0, at = 0;
     for (size_t c = 0; c < TP_CAT_COUNT; c++) {
         start[c] = at + (half ? lo[c] : 0);
@@ -1783,8 +1798,13 @@ static void index_cats_half(tp_rank *r, int half) {
         b->off[nb] = (uint32_t)e->n;
         b->n = nb;
     }
-    for (size_t i = half ? mid : 0; i < (half ? e->n : mid); i++)
-        b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
+    size_t from = half ? mid : 0, to = half ? e->n : mid;
+    if (clamp)
+        for (size_t i = from; i < to; i++)
+            b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
+    else /* every value a category: no clamp */
+        for (size_t i = from; i < to; i++)
+            b->rows[start[e->cat[i]]++] = (uint32_t)i;
 }
 
 /* Splits the correlation range into equal slices (about one per 4 entries, at most 2^16) and
