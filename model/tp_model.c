@@ -1410,17 +1410,21 @@ static inline size_t ts_bucket(const ts_half *h, int64_t ts) {
     return (size_t)(((uint64_t)ts - (uint64_t)h->base) >> h->shift);
 }
 
+/* ts_count and ts_spread read the half's fields into locals first: a store into `at` or
+ * `perm` (uint32_t) may alias h->shift (an int) for the compiler, which then read h->shift,
+ * h->base and the arrays' addresses again for every row. */
 static void ts_count(void *arg) {
     ts_half *h = arg;
     h->at = tp_scratch_get0(h->sc, h->nb, sizeof *h->at);
-    for (size_t i = h->from; i < h->to; i++)
-        h->at[ts_bucket(h, h->e->ts[i])]++;
+    const ts_half k = *h;
+    for (size_t i = k.from; i < k.to; i++)
+        k.at[ts_bucket(&k, k.e->ts[i])]++;
 }
 
 static void ts_spread(void *arg) {
-    ts_half *h = arg;
-    for (size_t i = h->from; i < h->to; i++)
-        h->perm[h->at[ts_bucket(h, h->e->ts[i])]++] = (uint32_t)i;
+    const ts_half k = *(const ts_half *)arg;
+    for (size_t i = k.from; i < k.to; i++)
+        k.perm[k.at[ts_bucket(&k, k.e->ts[i])]++] = (uint32_t)i;
 }
 
 /* Each of the half's buckets finished by a stable insertion sort on (ts, -dur), or the radix
@@ -1826,14 +1830,17 @@ static void corr_directory(tp_rank *r) {
     r->corr_shift = 0;
     while ((span >> r->corr_shift) >= slices)
         r->corr_shift++;
-    r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
-    size_t at = 0;
+    /* locals: a store into dir (uint32_t) may alias r->corr_shift (an int) for the compiler,
+     * which then read the rank's fields again for every entry */
+    uint32_t *dir = r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
+    const uint32_t *by = r->by_corr;
+    size_t at = 0, n = r->n_by_corr;
+    uint64_t lo = (uint64_t)r->corr_lo;
+    int shift = r->corr_shift;
     for (size_t j = 0; j <= slices; j++) { /* first entry of slice j */
-        while (at < r->n_by_corr &&
-               ((uint64_t)tp_ev_corr(e, r->by_corr[at]) - (uint64_t)r->corr_lo) >> r->corr_shift <
-                   j)
+        while (at < n && ((uint64_t)tp_ev_corr(e, by[at]) - lo) >> shift < j)
             at++;
-        r->corr_dir[j] = (uint32_t)at;
+        dir[j] = (uint32_t)at;
     }
 }
 
