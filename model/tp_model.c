@@ -546,6 +546,14 @@ static void place_put(tp_events *e, size_t row, const tp_ev_place *p) {
     place_index_put(&e->places, &e->wide_place, e->place, row, p);
 }
 
+/* place_put of a row's own fields: out of line, so push_common builds the place only for
+ * the rows (~1 %) whose place is not the last one (built inline, every row packed the six
+ * fields into vector registers first). */
+static __attribute__((noinline)) void place_put_row(tp_events *e, size_t row, const tp_event_row *r,
+                                                    uint32_t corr_hi) {
+    place_put(e, row, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, corr_hi});
+}
+
 /* Fits a place table to its entries. */
 static void places_fit(tp_ev_places *t) {
     if (t->cap != t->n && t->n) {
@@ -807,7 +815,7 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
         place_is(&e->places.v[e->places.last], r, hi) && !wide_at_or_past(&e->wide_place, i))
         e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
     else
-        place_put(e, i, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, hi});
+        place_put_row(e, i, r, hi);
     if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
@@ -1402,17 +1410,21 @@ static inline size_t ts_bucket(const ts_half *h, int64_t ts) {
     return (size_t)(((uint64_t)ts - (uint64_t)h->base) >> h->shift);
 }
 
+/* ts_count and ts_spread read the half's fields into locals first: a store into `at` or
+ * `perm` (uint32_t) may alias h->shift (an int) for the compiler, which then read h->shift,
+ * h->base and the arrays' addresses again for every row. */
 static void ts_count(void *arg) {
     ts_half *h = arg;
     h->at = tp_scratch_get0(h->sc, h->nb, sizeof *h->at);
-    for (size_t i = h->from; i < h->to; i++)
-        h->at[ts_bucket(h, h->e->ts[i])]++;
+    const ts_half k = *h;
+    for (size_t i = k.from; i < k.to; i++)
+        k.at[ts_bucket(&k, k.e->ts[i])]++;
 }
 
 static void ts_spread(void *arg) {
-    ts_half *h = arg;
-    for (size_t i = h->from; i < h->to; i++)
-        h->perm[h->at[ts_bucket(h, h->e->ts[i])]++] = (uint32_t)i;
+    const ts_half k = *(const ts_half *)arg;
+    for (size_t i = k.from; i < k.to; i++)
+        k.perm[k.at[ts_bucket(&k, k.e->ts[i])]++] = (uint32_t)i;
 }
 
 /* Each of the half's buckets finished by a stable insertion sort on (ts, -dur), or the radix
@@ -1726,16 +1738,29 @@ static void index_threads(tp_rank *r, tp_scratch *sc) {
 /* Adds the rows [from, to) of each category to count (four counts per category, by row mod
  * 4: a category's rows come in runs, and one count bumped row after row waits for its own
  * last store each time). */
+/* Adds the rows [from, to) of each cat byte value to count[0, 256): a counter for every byte
+ * value, so the loop needs no clamp to TP_CAT_OTHER (cat_fold does it once per value); four
+ * sets of counters, since one bumped row after row waits for its own last store. */
 static void cat_count(const tp_events *e, size_t from, size_t to, size_t *count) {
-    size_t c4[4][TP_CAT_COUNT + 1] = {{0}};
+    uint32_t c4[4][256] = {{0}}; /* rows fit 32 bits (the index's rows are uint32_t) */
     size_t i = from;
     for (; i + 4 <= to; i += 4)
         for (size_t k = 0; k < 4; k++)
-            c4[k][e->cat[i + k] < TP_CAT_COUNT ? e->cat[i + k] : TP_CAT_OTHER]++;
+            c4[k][e->cat[i + k]]++;
     for (; i < to; i++)
-        c4[0][e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++;
-    for (size_t c = 0; c < TP_CAT_COUNT; c++)
-        count[c] += c4[0][c] + c4[1][c] + c4[2][c] + c4[3][c];
+        c4[0][e->cat[i]]++;
+    for (size_t v = 0; v < 256; v++)
+        count[v] += (size_t)c4[0][v] + c4[1][v] + c4[2][v] + c4[3][v];
+}
+
+/* Folds cat_count's counts of values past the categories into TP_CAT_OTHER (as every reader
+ * of the column does); returns how many there were. */
+static size_t cat_fold(size_t *count) {
+    size_t past = 0;
+    for (size_t v = TP_CAT_COUNT; v < 256; v++)
+        past += count[v];
+    count[TP_CAT_OTHER] += past;
+    return past;
 }
 
 /* Per-category row lists by counting sort (few categories; rows stay in time order), in two
@@ -1753,10 +1778,12 @@ static void index_cats_begin(tp_rank *r) {
 static void index_cats_half(tp_rank *r, int half) {
     const tp_events *e = &r->ev;
     tp_buckets *b = &r->cats;
-    size_t mid = e->n / 2, lo[TP_CAT_COUNT] = {0}, count[TP_CAT_COUNT] = {0};
+    size_t mid = e->n / 2, lo[256] = {0}, count[256] = {0};
     cat_count(e, 0, mid, lo);
     memcpy(count, lo, sizeof count);
     cat_count(e, mid, e->n, count);
+    size_t lo_past = cat_fold(lo), past = cat_fold(count);
+    int clamp = half ? past > lo_past : lo_past > 0; /* this half has a value past them */
     size_t start[TP_CAT_COUNT], nb = 0, at = 0;
     for (size_t c = 0; c < TP_CAT_COUNT; c++) {
         start[c] = at + (half ? lo[c] : 0);
@@ -1775,8 +1802,13 @@ static void index_cats_half(tp_rank *r, int half) {
         b->off[nb] = (uint32_t)e->n;
         b->n = nb;
     }
-    for (size_t i = half ? mid : 0; i < (half ? e->n : mid); i++)
-        b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
+    size_t from = half ? mid : 0, to = half ? e->n : mid;
+    if (clamp)
+        for (size_t i = from; i < to; i++)
+            b->rows[start[e->cat[i] < TP_CAT_COUNT ? e->cat[i] : TP_CAT_OTHER]++] = (uint32_t)i;
+    else /* every value a category: no clamp */
+        for (size_t i = from; i < to; i++)
+            b->rows[start[e->cat[i]]++] = (uint32_t)i;
 }
 
 /* Splits the correlation range into equal slices (about one per 4 entries, at most 2^16) and
@@ -1798,14 +1830,17 @@ static void corr_directory(tp_rank *r) {
     r->corr_shift = 0;
     while ((span >> r->corr_shift) >= slices)
         r->corr_shift++;
-    r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
-    size_t at = 0;
+    /* locals: a store into dir (uint32_t) may alias r->corr_shift (an int) for the compiler,
+     * which then read the rank's fields again for every entry */
+    uint32_t *dir = r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
+    const uint32_t *by = r->by_corr;
+    size_t at = 0, n = r->n_by_corr;
+    uint64_t lo = (uint64_t)r->corr_lo;
+    int shift = r->corr_shift;
     for (size_t j = 0; j <= slices; j++) { /* first entry of slice j */
-        while (at < r->n_by_corr &&
-               ((uint64_t)tp_ev_corr(e, r->by_corr[at]) - (uint64_t)r->corr_lo) >> r->corr_shift <
-                   j)
+        while (at < n && ((uint64_t)tp_ev_corr(e, by[at]) - lo) >> shift < j)
             at++;
-        r->corr_dir[j] = (uint32_t)at;
+        dir[j] = (uint32_t)at;
     }
 }
 

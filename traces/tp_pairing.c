@@ -20,7 +20,8 @@ int tp_range_stack_take(tp_range_stack *s, uint64_t key, tp_open_range *out) {
         if (s->v[i].key != key)
             continue;
         *out = s->v[i];
-        memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
+        if (i + 1 < s->n) /* not the top (the common case: no call to move nothing) */
+            memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
         s->n--;
         return 1;
     }

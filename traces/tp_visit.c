@@ -18,11 +18,16 @@ TP_RECORD_TABLE(TP_VISIT_FITS)
 #undef TP_VISIT_FITS
 
 /* One walk's state. */
-typedef struct {
+typedef struct walk {
     const tp_visitor *v;
     void *ctx;
     tp_reader *r;
     uint32_t min_size[TP_REC_TYPE_LIMIT];
+    /* per type, the pairing step this walk takes (`pairing`'s when the visitor pairs ranges,
+     * else NULL), and whether it has keep or each: visit_record then tests one table entry
+     * and one flag for what took four tests of the visitor's fields per record */
+    tp_status (*pair[TP_REC_TYPE_LIMIT])(struct walk *, const tp_rec_hdr *);
+    int hooks;
     tp_range_stack pushes, starts;
     /* ENDs that came before their START in file order (a range ended on another thread
      * whose chunk was written first): `early` keeps each END's time and thread (taken ones
@@ -232,13 +237,17 @@ static tp_status visit_record(walk *w, const tp_rec_hdr *h) {
         tp_record_get(h, w->ext, w->min_size[h->type]);
         h = (const tp_rec_hdr *)w->ext;
     }
-    if (v->keep && !v->keep(w->ctx, h))
-        return TP_OK;
-    if (v->each && (st = v->each(w->ctx, h)) != TP_OK)
+    if (w->hooks) {
+        if (v->keep && !v->keep(w->ctx, h))
+            return TP_OK;
+        if (v->each && (st = v->each(w->ctx, h)) != TP_OK)
+            return st;
+    }
+    tp_status (*pair)(walk *, const tp_rec_hdr *) = w->pair[h->type];
+    if (pair && (st = pair(w, h)) != TP_OK)
         return st;
-    if (v->range && pairing[h->type] && (st = pairing[h->type](w, h)) != TP_OK)
-        return st;
-    return v->data[h->type] ? v->data[h->type](w->ctx, h) : TP_OK;
+    tp_visit_fn fn = v->data[h->type];
+    return fn ? fn(w->ctx, h) : TP_OK;
 }
 
 static tp_status visit_data(walk *w) {
@@ -267,8 +276,11 @@ static tp_status visit_data(walk *w) {
 
 tp_status tp_visit_run(tp_reader *r, const tp_visitor *v, void *ctx, tp_visit_stats *stats) {
     walk w = {.v = v, .ctx = ctx, .r = r};
-    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++)
+    for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
         w.min_size[t] = tp_record_info(t)->min_size;
+        w.pair[t] = v->range ? pairing[t] : NULL;
+    }
+    w.hooks = v->keep || v->each;
     tp_status st = visit_meta(&w);
     if (st == TP_OK)
         st = visit_data(&w);

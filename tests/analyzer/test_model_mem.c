@@ -375,6 +375,50 @@ static void test_many_places(void) {
     tp_model_close(m);
 }
 
+/* The categories' index (r->cats): every row once, in its category's bucket (a cat byte past
+ * the categories counts as TP_CAT_OTHER), rows ascending, whether such bytes are in neither
+ * half of the rows, the first, the second or both (each half of the index is made on its own
+ * thread, which tests its half for them). */
+static void test_cat_index(void) {
+    static const int past_in[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+    for (size_t k = 0; k < sizeof past_in / sizeof past_in[0]; k++) {
+        tp_model *m = tp_model_new();
+        tp_rank *r = tp_model_add_rank(m, "cats");
+        const int n = 5001;
+        for (int i = 0; i < n; i++) {
+            tp_event_row row;
+            tp_event_row_init(&row);
+            row.ts = n - i, row.dur = 1, row.pid = 1, row.tid = 1; /* reversed: finish permutes */
+            row.cat = (uint8_t)(i % 7 == 0 ? TP_CAT_KERNEL
+                                : i % 3    ? TP_CAT_CUDA_RUNTIME
+                                           : TP_CAT_OTHER);
+            int second = n - i > n / 2; /* rows end up in ts order: this one's half */
+            if (i % 11 == 5 && past_in[k][second])
+                row.cat = (uint8_t)(i % 2 ? 200 : 255);
+            tp_events_push(&r->ev, &row);
+        }
+        tp_model_finish(m);
+        const tp_events *e = &r->ev;
+        const tp_buckets *b = &r->cats;
+        size_t seen = 0;
+        int ok = 1;
+        for (size_t j = 0; j < b->n; j++) {
+            ok &= j == 0 || b->key[j] > b->key[j - 1];
+            for (uint32_t q = b->off[j]; q < b->off[j + 1]; q++) {
+                uint32_t row = b->rows[q];
+                unsigned c = e->cat[row] < TP_CAT_COUNT ? e->cat[row] : TP_CAT_OTHER;
+                ok &= row < e->n && (int64_t)c == b->key[j];
+                ok &= q == b->off[j] || row > b->rows[q - 1];
+                seen++;
+            }
+        }
+        CHECK(ok);
+        CHECK_EQ_U(seen, e->n);
+        CHECK_EQ_U(b->off[b->n], e->n);
+        tp_model_close(m);
+    }
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
     TP_RUN(test_sorted_fit);
@@ -384,5 +428,6 @@ int main(void) {
     TP_RUN(test_sample_trace);
     TP_RUN(test_wide_values);
     TP_RUN(test_many_places);
+    TP_RUN(test_cat_index);
     return tp_test_summary();
 }
