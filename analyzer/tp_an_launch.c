@@ -139,10 +139,18 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
                          its runs of one correlation are the groups, rows in row order (native:
                          no -1 group), read in place */
         n = v->n_by_corr;
+        const tp_events *ev = &v->r->ev;
+        int narrow = !ev->corr_hi_any && !ev->wide_corr.n; /* the codes are the ids */
         for (size_t s = 0, e; s < n; s = e) {
-            int64_t c = tp_an_view_corr(v, v->by_corr[s]);
-            for (e = s; e < n && tp_an_view_corr(v, v->by_corr[e]) == c; e++)
-                ;
+            if (narrow) { /* the same runs, without tp_ev_corr's tests per row */
+                uint32_t code = ev->corr32[v->by_corr[s]];
+                for (e = s + 1; e < n && ev->corr32[v->by_corr[e]] == code; e++)
+                    ;
+            } else {
+                int64_t c = tp_an_view_corr(v, v->by_corr[s]);
+                for (e = s; e < n && tp_an_view_corr(v, v->by_corr[e]) == c; e++)
+                    ;
+            }
             if (e - s == 2 && !v->opts.compat_hta) { /* most groups: a call and its kernel */
                 size_t a = v->by_corr[s], b = v->by_corr[s + 1];
                 if (cpu_side(v, a) && v->gpu[b]) /* group_pairs' pairs: (a, b) only, as a */
