@@ -384,9 +384,18 @@ static void rows_by_name(const tp_an_view *v, tp_named *a, size_t n, tp_an_kerne
 static void per_name(const tp_an_view *v, tp_an_kernels *out) {
     tp_named *a = tp_an_tmp(v, v->n_gpu + 1, sizeof *a);
     size_t n = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
-            a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
+    if (v->gpu_order) { /* the GPU rows alone (in time order: the rows' order does not matter,
+                           each name's durations are counted or sorted) */
+        for (size_t k = 0; k < v->n_gpu; k++) {
+            uint32_t i = v->gpu_order[k];
+            if (v->ktype[i] != TP_KT_OTHER)
+                a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
+        }
+    } else {
+        for (size_t i = 0; i < v->n; i++)
+            if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
+                a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
+    }
     rows_by_name(v, a, n, out);
     if (out->n)
         qsort(out->k, out->n, sizeof *out->k, cmp_row_sum);

@@ -92,6 +92,28 @@ static void test_queue(void) {
     tp_model_close(f.m);
 }
 
+/* Correlation ids past 32 bits (kept in a side table or as a place's high bits): each call
+ * pairs with its own kernel only, as with small ids (the groups are then found by the ids,
+ * not by their 32-bit codes, which would be alike for all the wide ones). */
+static void test_launch_wide_corr(void) {
+    const int64_t base[] = {0, INT64_C(1) << 40, INT64_C(0xFFFFFFF0)};
+    for (size_t b = 0; b < sizeof base / sizeof *base; b++) {
+        fx_model f = fx_new();
+        for (int k = 0; k < 40; k++)
+            fx_launch(&f, "k", k * 100, 5, k * 100 + 10, 2 + k, 7, base[b] + k * 3 + 1);
+        tp_model_finish(f.m);
+        tp_an_view v;
+        tp_an_launch l;
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+        tp_an_launch_run(&v, &l);
+        CHECK_EQ_U(l.n_pairs, 40);
+        CHECK_NEAR(l.gpu.sum, 1000.0 * (40 * 2 + 39 * 40 / 2), 0);
+        CHECK_NEAR(l.delay.max, 5000, 0);
+        tp_an_view_free(&v);
+        tp_model_close(f.m);
+    }
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -161,5 +183,6 @@ int main(void) {
     TP_RUN(test_launch_none);
     TP_RUN(test_queue);
     TP_RUN(test_kernel_stats);
+    TP_RUN(test_launch_wide_corr);
     return tp_test_summary();
 }
