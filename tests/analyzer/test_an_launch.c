@@ -94,13 +94,17 @@ static void test_queue(void) {
 
 /* Correlation ids past 32 bits (kept in a side table or as a place's high bits): each call
  * pairs with its own kernel only, as with small ids (the groups are then found by the ids,
- * not by their 32-bit codes, which would be alike for all the wide ones). */
+ * not by their low 32 bits; the last set has ids 26 and 2^32 + 26 next to each other). */
 static void test_launch_wide_corr(void) {
-    const int64_t base[] = {0, INT64_C(1) << 40, INT64_C(0xFFFFFFF0)};
+    const int64_t base[] = {0, INT64_C(1) << 40, INT64_C(0xFFFFFFF0), -1};
     for (size_t b = 0; b < sizeof base / sizeof *base; b++) {
         fx_model f = fx_new();
-        for (int k = 0; k < 40; k++)
-            fx_launch(&f, "k", k * 100, 5, k * 100 + 10, 2 + k, 7, base[b] + k * 3 + 1);
+        for (int k = 0; k < 40; k++) {
+            int64_t id = base[b] >= 0 ? base[b] + k * 3 + 1
+                         : k < 20     ? 7 + k
+                                      : (INT64_C(1) << 32) + 6 + k;
+            fx_launch(&f, "k", k * 100, 5, k * 100 + 10, 2 + k, 7, id);
+        }
         tp_model_finish(f.m);
         tp_an_view v;
         tp_an_launch l;
