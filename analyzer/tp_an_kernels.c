@@ -244,7 +244,7 @@ static void fill_row(tp_an_kernel_row *k, uint32_t name, uint8_t kt, const int64
 /* A kernel's durations repeat (lb2k: 34,068 calls of one kernel take 2,093 distinct values,
  * spread over 2^20 ns: too wide to sort by counting), so a name's values are counted per
  * distinct value in an open-addressing table and only the distinct ones sorted, instead of a
- * radix sort of them all (~75 % of the kernel statistics' instructions). The table grows by
+ * radix sort of them all (29 % of the kernel statistics' instructions). The table grows by
  * doubling (kept under half full) and is kept across names, its used slots cleared. */
 typedef struct {
     int64_t *key;
