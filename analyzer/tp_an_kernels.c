@@ -218,32 +218,146 @@ static int cmp_row_sum(const void *a, const void *b) {
     return (x->name > y->name) - (x->name < y->name);
 }
 
-static void fill_row(tp_an_kernel_row *k, const tp_named *g, size_t n, uint8_t kt) {
-    k->name = g[0].name;
+/* One name's row from its durations in ascending order, as the distinct values val[0..nd) with
+ * their counts cnt[] (NULL: one each): the sum and the squares summed in that order, a value
+ * added as many times as it occurs, so the figures are those of the sorted durations one by
+ * one. */
+static void fill_row(tp_an_kernel_row *k, uint32_t name, uint8_t kt, const int64_t *val,
+                     const uint32_t *cnt, size_t nd) {
+    size_t n = 0;
+    k->name = name;
     k->ktype = kt;
+    k->min = val[0];
+    k->max = val[nd - 1];
+    for (size_t j = 0; j < nd; j++)
+        for (uint32_t c = cnt ? cnt[j] : 1; c; c--, n++)
+            k->sum = tp_an_add(k->sum, val[j]);
     k->count = n;
-    k->min = g[0].dur;
-    k->max = g[n - 1].dur;
-    for (size_t i = 0; i < n; i++)
-        k->sum = tp_an_add(k->sum, g[i].dur);
     k->mean = (double)k->sum / (double)n;
     double ss = 0;
-    for (size_t i = 0; i < n; i++)
-        ss += ((double)g[i].dur - k->mean) * ((double)g[i].dur - k->mean);
+    for (size_t j = 0; j < nd; j++) /* (the expression as per value: the same rounding) */
+        for (uint32_t c = cnt ? cnt[j] : 1; c; c--)
+            ss += ((double)val[j] - k->mean) * ((double)val[j] - k->mean);
     k->std = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 }
 
-/* Sorts a[0..n) by (name, dur): only the values count (equal pairs are alike), so the
- * durations are bucketed by name by counting (a trace's names are numbered densely) and each
- * bucket's sorted as plain integers, instead of a stable sort of the structs by both fields
- * (two passes of (key, index) pairs and a gather); a wide name range takes that sort. */
-static void sort_by_name_dur(const tp_an_view *v, tp_named *a, size_t n) {
+/* A kernel's durations repeat (lb2k: 34,068 calls of one kernel take 2,093 distinct values,
+ * spread over 2^20 ns: too wide to sort by counting), so a name's values are counted per
+ * distinct value in an open-addressing table and only the distinct ones sorted, instead of a
+ * radix sort of them all (29 % of the kernel statistics' instructions). The table grows by
+ * doubling (kept under half full) and is kept across names, its used slots cleared. */
+typedef struct {
+    int64_t *key;
+    uint32_t *count; /* per slot; 0: empty */
+    uint32_t *slot;  /* the slots in use, in first-seen order */
+    size_t cap, n, cap_slot;
+    unsigned bits; /* cap == 1 << bits */
+} dur_table;
+
+static inline size_t dur_hash(const dur_table *t, int64_t x) {
+    return (size_t)(((uint64_t)x * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - t->bits));
+}
+
+/* The slot holding x, or the empty one where it would go. */
+static inline size_t dur_find(const dur_table *t, int64_t x) {
+    size_t h = dur_hash(t, x), mask = t->cap - 1;
+    while (t->count[h] && t->key[h] != x)
+        h = (h + 1) & mask;
+    return h;
+}
+
+static void dur_grow(dur_table *t) {
+    dur_table g = *t;
+    g.bits = t->cap ? t->bits + 1 : 10;
+    g.cap = (size_t)1 << g.bits;
+    g.key = tp_mem_xalloc(g.cap, sizeof *g.key);
+    g.count = tp_mem_xcalloc(g.cap, sizeof *g.count);
+    for (size_t j = 0; j < t->n; j++) {
+        size_t h = dur_find(&g, t->key[t->slot[j]]);
+        g.key[h] = t->key[t->slot[j]];
+        g.count[h] = t->count[t->slot[j]];
+        g.slot[j] = (uint32_t)h;
+    }
+    free(t->key), free(t->count);
+    *t = g;
+}
+
+/* Counts v[0..n) by value; 0 as soon as more than `limit` values are distinct (then sorting
+ * them all costs less). */
+static int dur_count(dur_table *t, const int64_t *v, size_t n, size_t limit) {
+    if (!t->cap)
+        dur_grow(t);
+    for (size_t i = 0; i < n; i++) {
+        size_t h = dur_find(t, v[i]);
+        if (!t->count[h]) { /* a new value */
+            if (t->n == limit)
+                return 0;
+            if (2 * (t->n + 1) > t->cap) {
+                dur_grow(t);
+                h = dur_find(t, v[i]);
+            }
+            tp_an_grow((void **)&t->slot, &t->cap_slot, t->n + 1, sizeof *t->slot);
+            t->key[h] = v[i];
+            t->slot[t->n++] = (uint32_t)h;
+        }
+        t->count[h]++;
+    }
+    return 1;
+}
+
+static void dur_clear(dur_table *t) {
+    for (size_t j = 0; j < t->n; j++)
+        t->count[t->slot[j]] = 0;
+    t->n = 0;
+}
+
+/* The row of one name from its n durations v[] (reordered: v holds other values after), by
+ * the table when few of them are distinct, else sorted. */
+static void name_row(const tp_an_view *v, dur_table *t, tp_an_kernel_row *k, uint32_t name,
+                     int64_t *d, size_t n) {
+    uint8_t kt = (uint8_t)tp_ktype_of(tp_model_str(v->m, name));
+    if (n >= 256 && n < UINT32_MAX && dur_count(t, d, n, n / 4)) { /* (32-bit counts) */
+        size_t nd = t->n;
+        uint32_t *cnt = tp_an_tmp(v, nd, sizeof *cnt);
+        for (size_t j = 0; j < nd; j++) /* the distinct values, over the durations read */
+            d[j] = t->key[t->slot[j]];
+        tp_sort_i64_s(d, nd, v->scratch);
+        for (size_t j = 0; j < nd; j++)
+            cnt[j] = t->count[dur_find(t, d[j])];
+        dur_clear(t);
+        fill_row(k, name, kt, d, cnt, nd);
+        tp_an_tmp_put(v, cnt);
+        return;
+    }
+    dur_clear(t);
+    if (n > 1)
+        tp_sort_i64_s(d, n, v->scratch);
+    fill_row(k, name, kt, d, NULL, n);
+}
+
+/* The rows by name of a[0..n), ascending by name: the durations bucketed by name by counting
+ * (a trace's names are numbered densely); a wide name range is sorted by (name, dur) instead
+ * (a stable sort of the structs by both fields). */
+static void rows_by_name(const tp_an_view *v, tp_named *a, size_t n, tp_an_kernels *out) {
     uint32_t hi = 0;
+    size_t cap = 0;
     for (size_t i = 0; i < n; i++)
         hi = a[i].name > hi ? a[i].name : hi;
     if (n < 2 || (size_t)hi > 4 * n + 4096) {
         const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
         tp_sort_structs_s(a, n, sizeof *a, by, 2, v->scratch);
+        int64_t *d = tp_an_tmp(v, n, sizeof *d);
+        for (size_t i = 0; i < n; i++)
+            d[i] = a[i].dur;
+        for (size_t i = 0, j; i < n; i = j) {
+            for (j = i; j < n && a[j].name == a[i].name; j++)
+                ;
+            tp_an_grow((void **)&out->k, &cap, out->n + 1, sizeof *out->k); /* one per name */
+            memset(&out->k[out->n], 0, sizeof *out->k);
+            uint8_t kt = (uint8_t)tp_ktype_of(tp_model_str(v->m, a[i].name));
+            fill_row(&out->k[out->n++], a[i].name, kt, d + i, NULL, j - i);
+        }
+        tp_an_tmp_put(v, d);
         return;
     }
     size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
@@ -254,12 +368,15 @@ static void sort_by_name_dur(const tp_an_view *v, tp_named *a, size_t n) {
         at[k + 1] += at[k];
     for (size_t i = 0; i < n; i++)
         d[at[a[i].name]++] = a[i].dur; /* at[k] ends where bucket k ends */
+    dur_table t = {0};
     for (size_t k = 0, from = 0; k <= hi; from = at[k++]) {
-        if (at[k] - from > 1)
-            tp_sort_i64_s(d + from, at[k] - from, v->scratch);
-        for (size_t i = from; i < at[k]; i++)
-            a[i] = (tp_named){(uint32_t)k, d[i]};
+        if (at[k] == from)
+            continue;
+        tp_an_grow((void **)&out->k, &cap, out->n + 1, sizeof *out->k); /* one per name */
+        memset(&out->k[out->n], 0, sizeof *out->k);
+        name_row(v, &t, &out->k[out->n++], (uint32_t)k, d + from, at[k] - from);
     }
+    free(t.key), free(t.count), free(t.slot);
     tp_an_tmp_put(v, d);
     free(at);
 }
@@ -267,19 +384,19 @@ static void sort_by_name_dur(const tp_an_view *v, tp_named *a, size_t n) {
 static void per_name(const tp_an_view *v, tp_an_kernels *out) {
     tp_named *a = tp_an_tmp(v, v->n_gpu + 1, sizeof *a);
     size_t n = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
-            a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
-    sort_by_name_dur(v, a, n);
-    size_t cap = 0;
-    for (size_t i = 0, j; i < n; i = j) {
-        for (j = i; j < n && a[j].name == a[i].name; j++)
-            ;
-        tp_an_grow((void **)&out->k, &cap, out->n + 1, sizeof *out->k); /* one per name */
-        memset(&out->k[out->n], 0, sizeof *out->k);
-        uint8_t kt = (uint8_t)tp_ktype_of(tp_model_str(v->m, a[i].name));
-        fill_row(&out->k[out->n++], a + i, j - i, kt);
+    if (v->gpu_order) { /* the GPU rows alone (in time order: the rows' order does not matter,
+                           each name's durations are counted or sorted) */
+        for (size_t k = 0; k < v->n_gpu; k++) {
+            uint32_t i = v->gpu_order[k];
+            if (v->ktype[i] != TP_KT_OTHER)
+                a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
+        }
+    } else {
+        for (size_t i = 0; i < v->n; i++)
+            if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
+                a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
     }
+    rows_by_name(v, a, n, out);
     if (out->n)
         qsort(out->k, out->n, sizeof *out->k, cmp_row_sum);
     tp_an_tmp_put(v, a);

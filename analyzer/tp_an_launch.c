@@ -67,7 +67,7 @@ static int row_launches(const tp_an_view *v, tp_an_namememo *hta, size_t i) {
                               : (v->r->ev.flags[row] & TP_EVF_LAUNCH) != 0;
 }
 
-static int cpu_side(const tp_an_view *v, size_t i) {
+static inline int cpu_side(const tp_an_view *v, size_t i) {
     if (v->opts.compat_hta)
         return tp_an_view_stream(v, i) == -1;
     return !v->gpu[i] && (v->r->ev.flags[v->row[i]] & TP_EVF_LAUNCH);
@@ -78,15 +78,21 @@ typedef struct {
     size_t n, cap;
 } tp_pairs;
 
-static void add_pair(tp_pairs *p, const tp_an_view *v, size_t c, size_t g) {
-    if (p->n == p->cap) { /* first room for a pair per GPU row (most traces' count) */
-        size_t first = v->n_gpu > 1024 ? v->n_gpu : 1024;
-        size_t cap = p->cap ? 2 * p->cap : first, used = p->n * sizeof(int64_t);
-        p->cpu = tp_scratch_resize(v->scratch, p->cpu, used, cap, sizeof(int64_t));
-        p->gpu = tp_scratch_resize(v->scratch, p->gpu, used, cap, sizeof(int64_t));
-        p->delay = tp_scratch_resize(v->scratch, p->delay, used, cap, sizeof(int64_t));
-        p->cap = cap;
-    }
+/* Room for more pairs (rarely: the first room is a pair per GPU row, most traces' count). */
+static __attribute__((noinline)) void pairs_grow(tp_pairs *p, const tp_an_view *v) {
+    size_t first = v->n_gpu > 1024 ? v->n_gpu : 1024;
+    size_t cap = p->cap ? 2 * p->cap : first, used = p->n * sizeof(int64_t);
+    p->cpu = tp_scratch_resize(v->scratch, p->cpu, used, cap, sizeof(int64_t));
+    p->gpu = tp_scratch_resize(v->scratch, p->gpu, used, cap, sizeof(int64_t));
+    p->delay = tp_scratch_resize(v->scratch, p->delay, used, cap, sizeof(int64_t));
+    p->cap = cap;
+}
+
+/* Inline (a call per pair was a fifth of the pairs' collection), its growth out of line. */
+static inline __attribute__((always_inline)) void add_pair(tp_pairs *p, const tp_an_view *v,
+                                                           size_t c, size_t g) {
+    if (p->n == p->cap)
+        pairs_grow(p, v);
     int64_t cd = v->end[c] - v->ts[c], gd = v->end[g] - v->ts[g];
     int64_t delay = v->ts[g] - v->ts[c] - cd;
     p->cpu[p->n] = cd;
@@ -133,10 +139,18 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
                          its runs of one correlation are the groups, rows in row order (native:
                          no -1 group), read in place */
         n = v->n_by_corr;
+        const tp_events *ev = &v->r->ev;
+        int narrow = !ev->corr_hi_any && !ev->wide_corr.n; /* the codes are the ids */
         for (size_t s = 0, e; s < n; s = e) {
-            int64_t c = tp_an_view_corr(v, v->by_corr[s]);
-            for (e = s; e < n && tp_an_view_corr(v, v->by_corr[e]) == c; e++)
-                ;
+            if (narrow) { /* the same runs, without tp_ev_corr's tests per row */
+                uint32_t code = ev->corr32[v->by_corr[s]];
+                for (e = s + 1; e < n && ev->corr32[v->by_corr[e]] == code; e++)
+                    ;
+            } else {
+                int64_t c = tp_an_view_corr(v, v->by_corr[s]);
+                for (e = s; e < n && tp_an_view_corr(v, v->by_corr[e]) == c; e++)
+                    ;
+            }
             if (e - s == 2 && !v->opts.compat_hta) { /* most groups: a call and its kernel */
                 size_t a = v->by_corr[s], b = v->by_corr[s + 1];
                 if (cpu_side(v, a) && v->gpu[b]) /* group_pairs' pairs: (a, b) only, as a */

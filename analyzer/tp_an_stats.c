@@ -270,13 +270,41 @@ static unsigned span_digit(size_t n, int64_t lo, int64_t hi, unsigned *width) {
     return bits > *width ? bits - *width : 0;
 }
 
-/* select_span's selection once the offsets are in u[0..n) and their top digit counted. */
+/* Offsets below SEL_FINE are also counted one by one in the first pass (when its digit is not
+ * already the last): the percentiles of durations mostly lie a few hundred ns above the least
+ * value, in the top digit's first buckets with most of the values (the digit's 2^shift-wide
+ * buckets, 64 ns on the launch stats, hold far more than one value there), and a rank found
+ * among these counts needs no further pass over the values (select_digits' next level reads
+ * them all again). 16 KiB of counts on the stack, cleared per selection. */
+#define SEL_FINE 4096
+
+typedef struct {
+    uint32_t n[SEL_FINE + 1]; /* [SEL_FINE]: every offset from SEL_FINE on */
+} sel_fine;
+
+/* Counts offset x in f. */
+static inline void fine_add(sel_fine *f, uint64_t x) {
+    f->n[x < SEL_FINE ? x : SEL_FINE]++;
+}
+
+/* select_span's selection once the offsets are in u[0..n) and their top digit counted (and
+ * those below SEL_FINE in `fine`, NULL: not counted): the ranks below the number of offsets
+ * under SEL_FINE are read from those counts (the r-th smallest offset is the least y with
+ * more than r offsets <= y, whichever way it is found), the others selected by digits. */
 static void select_counted(double *u, size_t n, unsigned shift, unsigned width, uint32_t *count,
-                           const size_t *r, size_t m, double *out, int64_t lo) {
+                           const sel_fine *fine, const size_t *r, size_t m, double *out,
+                           int64_t lo) {
     uint64_t o[SEL_RANKS];
-    select_digits(u, n, shift, width, count, r, m, o);
+    size_t k = 0;
+    for (size_t y = 0, below = 0; fine && y < SEL_FINE && k < m; y++) {
+        below += fine->n[y]; /* offsets <= y */
+        for (; k < m && r[k] < below; k++)
+            o[k] = y;
+    }
+    if (k < m)
+        select_digits(u, n, shift, width, count, r + k, m - k, o + k);
     free(count);
-    for (size_t k = 0; k < m; k++)
+    for (k = 0; k < m; k++)
         out[k] = (double)(lo + (int64_t)o[k]);
 }
 
@@ -287,12 +315,23 @@ static void select_span(double *v, size_t n, const size_t *r, size_t m, double *
     unsigned width, shift = span_digit(n, lo, hi, &width);
     uint64_t mask = (UINT64_C(1) << width) - 1;
     uint32_t *count = tp_mem_xcalloc((size_t)mask + 1, sizeof *count);
-    for (size_t i = 0; i < n; i++) { /* the offsets, their top digit counted */
-        uint64_t x = (uint64_t)((int64_t)v[i] - lo);
-        count[x >> shift & mask]++;
-        sel_put(v, i, x);
+    sel_fine fine;
+    if (shift > 0) { /* the offsets, their top digit and the small ones counted */
+        memset(&fine, 0, sizeof fine);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = (uint64_t)((int64_t)v[i] - lo);
+            count[x >> shift & mask]++;
+            fine_add(&fine, x);
+            sel_put(v, i, x);
+        }
+    } else { /* the top digit is the last: select_digits answers from its counts */
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = (uint64_t)((int64_t)v[i] - lo);
+            count[x >> shift & mask]++;
+            sel_put(v, i, x);
+        }
     }
-    select_counted(v, n, shift, width, count, r, m, out, lo);
+    select_counted(v, n, shift, width, count, shift > 0 ? &fine : NULL, r, m, out, lo);
 }
 
 /* select_span of integers (|v[i]| < 2^53): the same offsets, so the same values, without a
@@ -302,13 +341,25 @@ static void select_span_i64(int64_t *v, size_t n, const size_t *r, size_t m, dou
     unsigned width, shift = span_digit(n, lo, hi, &width);
     uint64_t mask = (UINT64_C(1) << width) - 1;
     uint32_t *count = tp_mem_xcalloc((size_t)mask + 1, sizeof *count);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = (uint64_t)v[i] - (uint64_t)lo;
-        count[x >> shift & mask]++;
-        v[i] = (int64_t)x;
+    sel_fine fine;
+    if (shift > 0) { /* as select_span */
+        memset(&fine, 0, sizeof fine);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = (uint64_t)v[i] - (uint64_t)lo;
+            count[x >> shift & mask]++;
+            fine_add(&fine, x);
+            v[i] = (int64_t)x;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = (uint64_t)v[i] - (uint64_t)lo;
+            count[x >> shift & mask]++;
+            v[i] = (int64_t)x;
+        }
     }
     /* select_digits reads and writes its offsets through memcpy only: 64-bit patterns */
-    select_counted((double *)(void *)v, n, shift, width, count, r, m, out, lo);
+    select_counted((double *)(void *)v, n, shift, width, count, shift > 0 ? &fine : NULL, r, m, out,
+                   lo);
 }
 
 /* select_span's values; 0 (v untouched) unless every value is a whole number below 2^53 in

@@ -137,15 +137,21 @@ void tp_diag_clear_seen(tp_diag_ctx *d) {
  * that is an API call on no stream, for every row of the run. When view row i is model row
  * i (identity), the kernels' launches are tallied on the way (`t`; NULL: not here): a GPU
  * kernel row with a call counts one launch for the call's place, as find_threads_and_steps's
- * pass over the rows counts it, without that pass. */
-static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
-    const uint32_t *bc = d->r->by_corr;
-    d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
+ * pass over the rows counts it, without that pass. `narrow`: the correlations are their
+ * 32-bit codes (no wide id, no high bits in a place: codes and ids map one to one), so the
+ * runs are found by comparing the codes, without tp_ev_corr's tests per row. */
+static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, place_tally *t,
+                                                               int narrow) {
+    const uint32_t *bc = d->r->by_corr, *c32 = d->ev->corr32;
     const uint8_t *cat = d->ev->cat, *gpu = d->v->gpu;
     for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
-        int64_t corr = tp_ev_corr(d->ev, bc[s]);
+        uint32_t code = c32[bc[s]];
+        int64_t corr =
+            narrow ? (code == TP_EV_U32_NONE ? -1 : (int64_t)code) : tp_ev_corr(d->ev, bc[s]);
         uint32_t call = 0;
-        for (e = s; e < n && (e == s || tp_ev_corr(d->ev, bc[e]) == corr); e++)
+        for (e = s;
+             e < n && (e == s || (narrow ? c32[bc[e]] == code : tp_ev_corr(d->ev, bc[e]) == corr));
+             e++)
             if (!call && tp_diag_is_api(cat[bc[e]]) && tp_ev_stream(d->ev, bc[e]) == -1)
                 call = bc[e] + 1;
         if (corr < 0)
@@ -163,6 +169,14 @@ static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
                 tally_add(t, place, r);
         }
     }
+}
+
+static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
+    d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
+    if (!d->ev->corr_hi_any && !d->ev->wide_corr.n)
+        cpu_calls_of(d, t, 1);
+    else
+        cpu_calls_of(d, t, 0);
 }
 
 int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {

@@ -1,4 +1,8 @@
-/* test_an_launch: kernel launch statistics and launch-queue length on hand-built ranks. */
+/* test_an_launch: kernel launch statistics, launch-queue length and per-kernel statistics on
+ * hand-built ranks. */
+#include <stdlib.h>
+
+#include "tp_an_kernels.h"
 #include "tp_an_launch.h"
 #include "tp_an_queue.h"
 #include "tp_an_fixture.h"
@@ -88,9 +92,101 @@ static void test_queue(void) {
     tp_model_close(f.m);
 }
 
+/* Correlation ids past 32 bits (kept in a side table or as a place's high bits): each call
+ * pairs with its own kernel only, as with small ids (the groups are then found by the ids,
+ * not by their low 32 bits; the last set has ids 26 and 2^32 + 26 next to each other). */
+static void test_launch_wide_corr(void) {
+    const int64_t base[] = {0, INT64_C(1) << 40, INT64_C(0xFFFFFFF0), -1};
+    for (size_t b = 0; b < sizeof base / sizeof *base; b++) {
+        fx_model f = fx_new();
+        for (int k = 0; k < 40; k++) {
+            int64_t id = base[b] >= 0 ? base[b] + k * 3 + 1
+                         : k < 20     ? 7 + k
+                                      : (INT64_C(1) << 32) + 6 + k;
+            fx_launch(&f, "k", k * 100, 5, k * 100 + 10, 2 + k, 7, id);
+        }
+        tp_model_finish(f.m);
+        tp_an_view v;
+        tp_an_launch l;
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+        tp_an_launch_run(&v, &l);
+        CHECK_EQ_U(l.n_pairs, 40);
+        CHECK_NEAR(l.gpu.sum, 1000.0 * (40 * 2 + 39 * 40 / 2), 0);
+        CHECK_NEAR(l.delay.max, 5000, 0);
+        tp_an_view_free(&v);
+        tp_model_close(f.m);
+    }
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per-kernel statistics against the definition (the durations sorted, summed one by one in
+ * that order) for names whose durations take few values (counted per distinct value), all
+ * different ones (sorted), many values turning distinct only late (the count declines
+ * midway: the table must come back empty for the next name) and a small name. */
+static void test_kernel_stats(void) {
+    enum { NAMES = 5 };
+    const char *names[NAMES] = {"kFew", "kDistinct", "kLate", "kFew2", "kSmall"};
+    const size_t counts[NAMES] = {3000, 1000, 2000, 1500, 40};
+    int64_t *durs[NAMES];
+    fx_model f = fx_new();
+    uint64_t s = 88172645463325252u;
+    double t = 0;
+    for (int k = 0; k < NAMES; k++) {
+        durs[k] = malloc(counts[k] * sizeof *durs[k]);
+        for (size_t i = 0; i < counts[k]; i++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            int64_t d = k == 1   ? (int64_t)(i * 7 + s % 5) + 100
+                        : k == 2 ? (i < 1500 ? (int64_t)(s % 3) + 500 : (int64_t)i * 11)
+                        : k == 4 ? (int64_t)(s % 1000)
+                                 : 1000 + (int64_t)(s % 7) * 1000003;
+            durs[k][i] = d;
+            fx_ev(&f, names[k], TP_CAT_KERNEL, t, (double)d / 1000.0, 7, -1);
+            t += 3000;
+        }
+    }
+    tp_model_finish(f.m);
+    tp_an_view v;
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+    tp_an_kernels out;
+    tp_an_kernels_run(&v, &out);
+    CHECK_EQ_U(out.n, NAMES);
+    for (int k = 0; k < NAMES; k++) {
+        size_t n = counts[k];
+        qsort(durs[k], n, sizeof *durs[k], cmp_i64);
+        int64_t sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += durs[k][i];
+        double mean = (double)sum / (double)n, ss = 0;
+        for (size_t i = 0; i < n; i++)
+            ss += ((double)durs[k][i] - mean) * ((double)durs[k][i] - mean);
+        double sd = sqrt(ss / (double)(n - 1));
+        const tp_an_kernel_row *row = NULL;
+        for (size_t j = 0; j < out.n; j++)
+            if (strcmp(tp_model_str(f.m, out.k[j].name), names[k]) == 0)
+                row = &out.k[j];
+        CHECK(row != NULL);
+        if (!row)
+            continue;
+        CHECK_EQ_U(row->count, n);
+        CHECK(row->sum == sum && row->min == durs[k][0] && row->max == durs[k][n - 1]);
+        CHECK(memcmp(&row->mean, &mean, sizeof mean) == 0);
+        CHECK(memcmp(&row->std, &sd, sizeof sd) == 0);
+        free(durs[k]);
+    }
+    tp_an_kernels_free(&out);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
 int main(void) {
     TP_RUN(test_launch_stats);
     TP_RUN(test_launch_none);
     TP_RUN(test_queue);
+    TP_RUN(test_kernel_stats);
+    TP_RUN(test_launch_wide_corr);
     return tp_test_summary();
 }

@@ -571,6 +571,55 @@ static void test_whole_stats2_i64(void) {
             }
 }
 
+/* The selection's ranks read from the small offsets' counts (below 4096 above the least
+ * value), by digits, or one each way: durations with a long tail (most values small, the
+ * top digit's buckets wide), values on both sides of the bound, shifted lows; against the
+ * sorted values, through the integer and the double entries. */
+static void test_select_fine(void) {
+    const size_t ns[] = {4096, 50001, 200000}; /* the last: a 16-bit top digit */
+    const double qs[][2] = {{50, 95}, {0, 100}, {49, 51}, {90, 99.9}};
+    uint64_t s = 4242;
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (int shape = 0; shape < 5; shape++) {
+            size_t n = ns[a];
+            int64_t *v = malloc(n * sizeof *v), lo = shape == 3 ? -70000 : 13;
+            double *w = malloc(n * sizeof *w), *x = malloc(n * sizeof *x);
+            for (size_t i = 0; i < n; i++) {
+                uint64_t r = rnd(&s);
+                int64_t y = shape == 0   ? (int64_t)(r % (UINT64_C(1) << (r >> 58) % 30))
+                            : shape == 1 ? 4094 + (int64_t)(r % 4) /* around the bound */
+                            : shape == 2 ? (int64_t)(i % 2 ? r % 4096 : 4096 + r % 9000)
+                            : shape == 3 ? (int64_t)(r % 3000)
+                                         : (int64_t)(r % 100000);
+                v[i] = lo + y;
+            }
+            v[n / 2] = lo + (INT64_C(1) << 30); /* a far outlier: wide top-digit buckets */
+            for (size_t i = 0; i < n; i++)
+                w[i] = (double)v[i];
+            qsort(w, n, sizeof *w, cmp_dbl);
+            for (size_t b = 0; b < sizeof qs / sizeof *qs; b++) {
+                double sum, mn, mx, p1, p2;
+                int64_t *u = malloc(n * sizeof *u);
+                memcpy(u, v, n * sizeof *v);
+                CHECK(tp_an_whole_stats2_i64(u, n, qs[b][0], qs[b][1], &sum, &mn, &mx, &p1, &p2));
+                CHECK(same_bits(p1, tp_an_percentile_sorted(w, n, qs[b][0])));
+                CHECK(same_bits(p2, tp_an_percentile_sorted(w, n, qs[b][1])));
+                for (size_t i = 0; i < n; i++)
+                    x[i] = (double)v[i];
+                CHECK(
+                    same_bits(tp_an_percentile_in(x, n, qs[b][0], (int64_t)w[0], (int64_t)w[n - 1]),
+                              tp_an_percentile_sorted(w, n, qs[b][0])));
+                for (size_t i = 0; i < n; i++)
+                    x[i] = (double)v[i];
+                tp_an_percentile2(x, n, qs[b][0], qs[b][1], &p1, &p2);
+                CHECK(same_bits(p1, tp_an_percentile_sorted(w, n, qs[b][0])));
+                CHECK(same_bits(p2, tp_an_percentile_sorted(w, n, qs[b][1])));
+                free(u);
+            }
+            free(v), free(w), free(x);
+        }
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -583,6 +632,7 @@ int main(void) {
     TP_RUN(test_percentile_whole);
     TP_RUN(test_whole_stats2);
     TP_RUN(test_whole_stats2_i64);
+    TP_RUN(test_select_fine);
     TP_RUN(test_describe_counts);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
