@@ -260,7 +260,7 @@ static void len_widen(len_counts *c, int64_t cur) {
  * as every real trace has (an 8-byte order was 38 MB of fresh pages on lb20k, ~9 k faults),
  * else of 8; one of the two is set. Read through step_at in the functions below, each forced
  * inline into one caller per width with `wide` a constant, so each copy reads one width with
- * no test per step (a test of the pointer per step cost ~1 M instructions on lb2k). */
+ * no test per step. */
 typedef struct {
     uint32_t *u32;
     size_t *wide;
