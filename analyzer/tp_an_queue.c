@@ -150,11 +150,15 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
         both = tp_an_tmp(v, v->n_by_corr + 1, sizeof *both);
         g = both;
         const uint8_t *flags = v->r->ev.flags;
+        const int32_t *link = v->link;
         size_t back = v->n_by_corr;
+        /* by_corr is set where every model row is a view row, once (not HTA's): every partner
+         * is in the view, so tp_an_view_linked is link >= 0, read without its test of the
+         * `linked` column */
         for (size_t k = 0; k < v->n_by_corr; k++) {
             size_t i = v->by_corr[k];
             int gpu = v->gpu[i],
-                launch = !gpu && tp_an_view_linked(v, i) && (flags[v->row[i]] & TP_EVF_LAUNCH);
+                launch = !gpu && link[i] >= 0 && (flags[v->row[i]] & TP_EVF_LAUNCH);
             if (!gpu && !launch)
                 continue;
             int64_t c = tp_an_view_corr(v, i);
