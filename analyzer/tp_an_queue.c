@@ -31,7 +31,7 @@ static int hta_queue_launch(const char *n) {
 /* hl: hta_queue_launch per name id (its dozen string compares were asked twice per linked
  * row: 1.2 % of `report --compat hta`'s instructions on a trace of 105 k events). */
 static int is_launch(const tp_an_view *v, tp_an_namememo *hl, size_t i) {
-    if (!v->linked[i])
+    if (!tp_an_view_linked(v, i))
         return 0;
     if (v->opts.compat_hta)
         return tp_an_namememo_get(hl, v->r->ev.name[v->row[i]]);
@@ -150,11 +150,15 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
         both = tp_an_tmp(v, v->n_by_corr + 1, sizeof *both);
         g = both;
         const uint8_t *flags = v->r->ev.flags;
+        const int32_t *link = v->link;
         size_t back = v->n_by_corr;
+        /* by_corr is set where every model row is a view row, once (not HTA's): every partner
+         * is in the view, so tp_an_view_linked is link >= 0, read without its test of the
+         * `linked` column */
         for (size_t k = 0; k < v->n_by_corr; k++) {
             size_t i = v->by_corr[k];
             int gpu = v->gpu[i],
-                launch = !gpu && v->linked[i] && (flags[v->row[i]] & TP_EVF_LAUNCH);
+                launch = !gpu && link[i] >= 0 && (flags[v->row[i]] & TP_EVF_LAUNCH);
             if (!gpu && !launch)
                 continue;
             int64_t c = tp_an_view_corr(v, i);
@@ -256,20 +260,35 @@ static void len_widen(len_counts *c, int64_t cur) {
     c->count = count, c->base = base, c->cap = cap;
 }
 
-/* One stream: steps in time order (ord restricted to the stream), in one pass. The lengths
- * are whole numbers (a step changes them by one): their distribution is described from a
- * count per length (tp_an_describe_counts) instead of an array of one length per step and
- * its sort. The time at the maximum and the blocked launches are summed at the largest length
- * so far, from zero each time a larger one is reached: at the end, the sums over the steps at
- * the overall maximum, in step order, as a pass that knew the maximum first gave them.
- * n >= 1 (a stream's group is not empty). */
-static void stream_run(const tp_an_view *v, const tp_steps *st, const size_t *ord, size_t n,
-                       double median, tp_an_queue_stream *q) {
+/* The steps' time order (or its grouping by stream): indices of 4 bytes below 2^32 steps,
+ * as every real trace has (an 8-byte order was 38 MB of fresh pages on lb20k, ~9 k faults),
+ * else of 8; one of the two is set. Read through step_at in the functions below, each forced
+ * inline into one caller per width with `wide` a constant, so each copy reads one width with
+ * no test per step. */
+typedef struct {
+    uint32_t *u32;
+    size_t *wide;
+} step_order;
+
+static inline size_t step_at(step_order o, int wide, size_t k) {
+    return wide ? o.wide[k] : o.u32[k];
+}
+
+/* One stream: steps in time order (o restricted to the stream: o's [a, a + n)), in one pass.
+ * The lengths are whole numbers (a step changes them by one): their distribution is
+ * described from a count per length (tp_an_describe_counts) instead of an array of one length
+ * per step and its sort. The time at the maximum and the blocked launches are summed at the
+ * largest length so far, from zero each time a larger one is reached: at the end, the sums
+ * over the steps at the overall maximum, in step order, as a pass that knew the maximum first
+ * gave them. n >= 1 (a stream's group is not empty). */
+__attribute__((always_inline)) static inline void
+stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, size_t a, size_t n,
+              double median, tp_an_queue_stream *q) {
     const tp_step *s = st->s;
     len_counts c = {tp_mem_xcalloc(64, sizeof *c.count), -32, 64};
     int64_t cur = 0, mx = INT64_MIN, mn = INT64_MAX;
-    for (size_t k = 0; k < n; k++) {
-        const tp_step *p = &s[ord[k]];
+    for (size_t k = a; k < a + n; k++) {
+        const tp_step *p = &s[step_at(o, wide, k)];
         cur += p->delta;
         if ((uint64_t)(cur - c.base) >= c.cap)
             len_widen(&c, cur);
@@ -282,8 +301,9 @@ static void stream_run(const tp_an_view *v, const tp_steps *st, const size_t *or
             q->at_max_ns = q->blocked_ns = 0;
             q->n_blocked = 0;
         }
-        if (k + 1 < n)
-            q->at_max_ns = tp_an_add(q->at_max_ns, st->ts[ord[k + 1]] - st->ts[ord[k]]);
+        if (k + 1 < a + n)
+            q->at_max_ns = tp_an_add(q->at_max_ns,
+                                     st->ts[step_at(o, wide, k + 1)] - st->ts[step_at(o, wide, k)]);
         if (p->delta > 0 && mx >= 2) { /* the call's duration: read only where it counts */
             int64_t dur = v->end[p->at] - v->ts[p->at];
             if ((double)dur > 4 * median) {
@@ -295,6 +315,14 @@ static void stream_run(const tp_an_view *v, const tp_steps *st, const size_t *or
     q->max_len = mx;
     tp_an_describe_counts(c.count + (mn - c.base), (size_t)(mx - mn) + 1, mn, n, &q->len);
     free(c.count);
+}
+
+static void stream_run(const tp_an_view *v, const tp_steps *st, step_order o, size_t a, size_t n,
+                       double median, tp_an_queue_stream *q) {
+    if (o.u32)
+        stream_run_in(v, st, o, 0, a, n, median, q);
+    else
+        stream_run_in(v, st, o, 1, a, n, median, q);
 }
 
 /* 1 when the order of steps with equal times can change a result: two steps of one stream at
@@ -319,26 +347,62 @@ static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *or
 }
 
 /* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
- * stable radix order when ties cannot matter, numpy's quicksort otherwise. */
-static void time_order(const tp_an_view *v, const tp_steps *st, size_t *ord) {
+ * stable radix order when ties cannot matter, numpy's quicksort otherwise, from that stable
+ * order (4-byte indices, no second order of 8). From `wide_from` steps on (2^32: indices of 4 bytes
+ * no longer fit) numpy's port on 8-byte indices. Give the order's array back with tp_an_tmp_put. */
+static step_order time_order(const tp_an_view *v, const tp_steps *st, size_t wide_from) {
     const int64_t *key = st->ts;
-    if (st->n >= UINT32_MAX) {
+    if (st->n >= wide_from) {
+        size_t *ord = tp_an_tmp(v, st->n, sizeof *ord);
         tp_an_argsort_np(key, st->n, ord, v->scratch);
-        return;
+        return (step_order){NULL, ord};
     }
     uint32_t *rows = tp_sort_order_i64_s(key, st->n, v->scratch);
-    if (ties_matter(v, st->s, rows, st->n)) { /* numpy's order, from the stable one */
-        tp_an_argsort_np_from(key, st->n, rows, ord, v->scratch);
-    } else {
-        for (size_t k = 0; k < st->n; k++)
-            ord[k] = rows[k];
-    }
-    tp_scratch_put(v->scratch, rows);
+    if (ties_matter(v, st->s, rows, st->n)) /* numpy's order, from the stable one */
+        rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
+    return (step_order){rows, NULL};
 }
 
-/* Steps in numpy's time order, then grouped by stream (stable, so each group stays in time
- * order: a counting sort by the stream's index); one stream_run per group, streams by id. */
-void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
+/* The steps of `o` grouped by stream (stable, so each group stays in time order: a counting
+ * sort by the stream's index g), into `grp` of o's width; at[j + 1] (zeroed by the caller)
+ * becomes where group j ends. */
+__attribute__((always_inline)) static inline void group_in(step_order o, step_order grp, int wide,
+                                                           const uint32_t *g, size_t n, size_t nsi,
+                                                           size_t *at) {
+    for (size_t k = 0; k < n; k++)
+        at[g[step_at(o, wide, k)] + 1]++;
+    for (size_t j = 0; j < nsi; j++)
+        at[j + 1] += at[j];
+    /* grp: the steps themselves, by stream then time (each stream's run is what stream_run
+     * reads): no copy of each stream's run */
+    for (size_t k = 0; k < n; k++) {
+        size_t i = step_at(o, wide, k), *to = &at[g[i]];
+        if (wide) /* grp's width is o's */
+            grp.wide[(*to)++] = i;
+        else
+            grp.u32[(*to)++] = (uint32_t)i;
+    }
+}
+
+static step_order group_by_stream(const tp_an_view *v, step_order o, const uint32_t *g, size_t n,
+                                  size_t nsi, size_t *at) {
+    if (o.u32) {
+        step_order grp = {tp_an_tmp(v, n, sizeof *grp.u32), NULL};
+        group_in(o, grp, 0, g, n, nsi, at);
+        return grp;
+    }
+    step_order grp = {NULL, tp_an_tmp(v, n, sizeof *grp.wide)};
+    group_in(o, grp, 1, g, n, nsi, at);
+    return grp;
+}
+
+static void *order_block(step_order o) {
+    return o.u32 ? (void *)o.u32 : (void *)o.wide;
+}
+
+/* Steps in numpy's time order, then grouped by stream; one stream_run per group, streams by
+ * id. */
+void tp_an_queue_run_wide_from(const tp_an_view *v, tp_an_queue *out, size_t wide_from) {
     memset(out, 0, sizeof *out);
     tp_steps st = {0};
     tp_an_namememo hl;
@@ -347,39 +411,34 @@ void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
     stream_ids_open(v, &si);
     collect_steps(v, &hl, &si, &st, &out->median_launch_ns);
     tp_an_namememo_close(&hl);
-    size_t *ord = tp_an_tmp(v, st.n, sizeof *ord), *grp = ord;
-    time_order(v, &st, ord);
+    step_order grp = time_order(v, &st, wide_from);
     const uint32_t *g = st.g; /* each step's stream index, in step order; NULL: all on g0 */
     size_t *at = tp_an_alloc(si.n + 1, sizeof *at);
     if (!g) { /* every step on one stream (launch-bound training): the time order itself */
         for (size_t j = st.n ? st.g0 : si.n; j < si.n; j++)
             at[j] = st.n;
     } else {
-        grp = tp_an_tmp(v, st.n, sizeof *grp);
-        for (size_t k = 0; k < st.n; k++)
-            at[g[ord[k]] + 1]++;
-        for (size_t j = 0; j < si.n; j++)
-            at[j + 1] += at[j];
-        /* grp: the steps themselves, by stream then time (each stream's run is what
-         * stream_run reads): no copy of each stream's run */
-        for (size_t k = 0; k < st.n; k++)
-            grp[at[g[ord[k]]]++] = ord[k];
-        tp_an_tmp_put(v, ord);
-    }
-    if (g)
+        step_order ord = grp;
+        grp = group_by_stream(v, ord, g, st.n, si.n, at);
+        tp_an_tmp_put(v, order_block(ord));
         tp_an_tmp_put(v, st.g);
+    }
     out->s = tp_an_alloc(si.n + 1, sizeof *out->s);
     for (size_t j = 0, a = 0; j < si.n; a = at[j++]) { /* at[j]: where group j ends now */
         if (at[j] == a)
             continue;
         tp_an_queue_stream *q = &out->s[out->n++];
         q->stream = si.ids[j];
-        stream_run(v, &st, grp + a, at[j] - a, out->median_launch_ns, q);
+        stream_run(v, &st, grp, a, at[j] - a, out->median_launch_ns, q);
     }
     free(at), free(si.ids), free(si.of_place);
-    tp_an_tmp_put(v, grp);
+    tp_an_tmp_put(v, order_block(grp));
     tp_an_tmp_put(v, st.ts);
     tp_an_tmp_put(v, st.s);
+}
+
+void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {
+    tp_an_queue_run_wide_from(v, out, UINT32_MAX);
 }
 
 void tp_an_queue_free(tp_an_queue *out) {

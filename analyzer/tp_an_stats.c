@@ -1150,17 +1150,15 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
     }
 }
 
-/* numpy's argsort of v[0..num) (num < 2^32) given its stable order `rows`. */
-static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
-                            tp_scratch *s) {
+/* numpy's argsort of v[0..num) (64 <= num < 2^32) given its stable order `rows`, as places:
+ * returns u (scratch of `s`) with u[i] the place in `rows` of numpy's i-th index, or NULL when
+ * the keys are distinct (then numpy's order is `rows` itself). */
+static uint32_t *np_places(const int64_t *v, size_t num, const uint32_t *rows, tp_scratch *s) {
     size_t d = 1;
     while (d < num && v[rows[d - 1]] != v[rows[d]])
         d++;
-    if (d == num) { /* distinct keys have one ascending order, whatever the algorithm */
-        for (size_t i = 0; i < num; i++)
-            tosort[i] = rows[i];
-        return;
-    }
+    if (d == num) /* distinct keys have one ascending order, whatever the algorithm */
+        return NULL;
     uint32_t *ge = tp_scratch_get(s, num, sizeof *ge);
     /* from the last place down: each place's key against the next one's; a group of two or
      * more places is written into gb as its key's run ends, from gb's end down (2 per group,
@@ -1187,11 +1185,22 @@ static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, 
         u[rows[p]] = (uint32_t)p; /* numpy starts from the indices in order */
     np_ties t = {ge, g, ng};
     np_pos_sort(&t, u, num);
+    tp_scratch_put(s, gb);
+    tp_scratch_put(s, ge);
+    return u;
+}
+
+static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
+                            tp_scratch *s) {
+    uint32_t *u = np_places(v, num, rows, s);
+    if (!u) {
+        for (size_t i = 0; i < num; i++)
+            tosort[i] = rows[i];
+        return;
+    }
     for (size_t i = 0; i < num; i++)
         tosort[i] = rows[u[i]];
     tp_scratch_put(s, u);
-    tp_scratch_put(s, gb);
-    tp_scratch_put(s, ge);
 }
 
 void tp_an_argsort_np(const int64_t *v, size_t num, size_t *tosort, tp_scratch *s) {
@@ -1210,6 +1219,25 @@ void tp_an_argsort_np_from(const int64_t *v, size_t num, const uint32_t *rows, s
         argsort_np_plain(v, num, tosort);
     else
         argsort_np_rows(v, num, rows, tosort, s);
+}
+
+uint32_t *tp_an_argsort_np_over(const int64_t *v, size_t num, uint32_t *rows, tp_scratch *s) {
+    if (num < 64) { /* numpy's own algorithm, on a few indices of its width */
+        size_t small[64];
+        argsort_np_plain(v, num, small);
+        for (size_t i = 0; i < num; i++)
+            rows[i] = (uint32_t)small[i];
+        return rows;
+    }
+    uint32_t *u = np_places(v, num, rows, s);
+    if (!u)
+        return rows;
+    /* u's places become rows in u itself (each place read once), and u is the answer: no
+     * copy back into `rows`, no 8-byte order in fresh pages */
+    for (size_t i = 0; i < num; i++)
+        u[i] = rows[u[i]];
+    tp_scratch_put(s, rows);
+    return u;
 }
 
 static int cmp_keyrow(const void *a, const void *b) {

@@ -328,21 +328,16 @@ static void link_same(tp_an_view *v, const uint8_t *cls) {
     const tp_events *ev = &r->ev;
     const uint32_t *bc = r->by_corr;
     int32_t *link = v->link;
-    uint8_t *linked = v->linked;
-    /* a row with no correlation has no partner: only the index's rows are written again
-     * (the linked flags there, not in a pass over every row) */
+    /* a row with no correlation has no partner: only the index's rows are written again.
+     * Every partner is a view row here, so `linked` would be link >= 0: not built */
     memset(link, 0xff, v->n * sizeof *link); /* -1 */
-    memset(linked, 0, v->n);
     for (size_t s = 0, e; s < r->n_by_corr; s = e) {
         int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
         int64_t corr = tp_ev_corr(ev, bc[s]);
         for (e = s; e < r->n_by_corr && tp_ev_corr(ev, bc[e]) == corr; e++)
             last[cls[bc[e]] != 0] = (int32_t)bc[e];
-        for (size_t k = s; k < e; k++) {
-            int32_t l = last[cls[bc[k]] == 0];
-            link[bc[k]] = l;
-            linked[bc[k]] = l >= 0;
-        }
+        for (size_t k = s; k < e; k++)
+            link[bc[k]] = last[cls[bc[k]] == 0];
     }
 }
 
@@ -574,7 +569,9 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     v->gpu = tp_an_alloc(vn, 1);
     v->ktype = tp_an_alloc(vn, 1);
     v->link = tp_an_alloc(vn, sizeof *v->link);
-    v->linked = tp_an_alloc(vn, 1);
+    /* link_rows's partners can be rows the view left out (trimmed, outside the window):
+     * linked then differs from link >= 0 and is kept; link_same's cannot */
+    v->linked = same ? NULL : tp_an_alloc(vn, 1);
     view_part link = {v, cls, same}, kinds = {v, NULL, same}; /* see classify_and_order */
     tp_par_both(v->n, classify_and_order, &kinds, link_part, &link);
     if (!v->opts.compat_hta && v->n == n) { /* row_order's identity, nothing cut */

@@ -88,7 +88,9 @@ typedef struct {
     int32_t *link;     /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
                           event it launched; -1: none in the view */
     uint8_t *linked;   /* 1: a correlated partner existed before trimming (HTA index_correlation
-                          > 0) */
+                          > 0); NULL where that is link >= 0 (the view's rows are the model's,
+                          in order: every partner is in the view), 1 byte a row not built.
+                          Read it through tp_an_view_linked */
     size_t n_gpu;
     unsigned gpu_kinds_absent; /* bit t: no GPU row is of kind t (0: not known; a mask of only
                                   such kinds selects nothing) */
@@ -161,6 +163,10 @@ static inline int64_t tp_an_view_stream(const tp_an_view *v, size_t i) {
 }
 static inline int64_t tp_an_view_corr(const tp_an_view *v, size_t i) {
     return tp_ev_corr(&v->r->ev, v->row[i]);
+}
+/* 1: view row i had a correlated partner before trimming (see `linked`) */
+static inline int tp_an_view_linked(const tp_an_view *v, size_t i) {
+    return v->linked ? v->linked[i] : v->link[i] >= 0;
 }
 
 /* Number of distinct ProfilerStep#N names among the model's events (all ranks). */

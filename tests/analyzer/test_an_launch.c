@@ -1,6 +1,7 @@
 /* test_an_launch: kernel launch statistics, launch-queue length and per-kernel statistics on
  * hand-built ranks. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_an_kernels.h"
 #include "tp_an_launch.h"
@@ -118,6 +119,48 @@ static void test_launch_wide_corr(void) {
     }
 }
 
+/* The same results whichever width the steps' time order has: runs of steps from wide_from
+ * on take the path of 2^32 steps or more (8-byte indices, numpy's port throughout), lowered
+ * here to 0 and 1 so that it runs on a small trace. Launches 40 µs apart over `streams`
+ * streams (1: every step on one, no grouping), each kernel 7 µs after its call or (1 in 5)
+ * at the start of the third next launch, on the same stream: ties whose order matters, so
+ * the 4-byte path rewrites its stable order into numpy's. Native and HTA views. */
+static void test_queue_wide(void) {
+    for (int streams = 1; streams <= 3; streams += 2) {
+        fx_model f = fx_new();
+        uint64_t s = 12345;
+        for (int i = 0; i < 300; i++) {
+            s = s * 6364136223846793005u + 1442695040888963407u;
+            double at = 40.0 * i, kt = (s >> 33) % 5 ? at + 7 : 40.0 * (i + 3);
+            fx_launch(&f, "k", at, 1 + (double)((s >> 40) % 9), kt, 3, 7 + i % streams, i + 1);
+        }
+        tp_model_finish(f.m);
+        for (int compat = 0; compat < 2; compat++) {
+            tp_an_opts o;
+            tp_an_opts_init(&o);
+            o.compat_hta = compat;
+            tp_an_view v;
+            tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+            tp_an_queue q4, q8, q8all;
+            tp_an_queue_run(&v, &q4);
+            tp_an_queue_run_wide_from(&v, &q8, 1);
+            tp_an_queue_run_wide_from(&v, &q8all, 0);
+            CHECK_EQ_U(q4.n, (size_t)streams);
+            CHECK_EQ_U(q8.n, q4.n);
+            CHECK_EQ_U(q8all.n, q4.n);
+            CHECK(memcmp(&q4.median_launch_ns, &q8.median_launch_ns, sizeof(double)) == 0);
+            for (size_t j = 0; j < q4.n && q8.n == q4.n && q8all.n == q4.n; j++) {
+                CHECK(memcmp(&q4.s[j], &q8.s[j], sizeof q4.s[j]) == 0);
+                CHECK(memcmp(&q4.s[j], &q8all.s[j], sizeof q4.s[j]) == 0);
+                CHECK_EQ_U(q4.s[j].len.count, 600 / (size_t)streams);
+            }
+            tp_an_queue_free(&q4), tp_an_queue_free(&q8), tp_an_queue_free(&q8all);
+            tp_an_view_free(&v);
+        }
+        tp_model_close(f.m);
+    }
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -188,5 +231,6 @@ int main(void) {
     TP_RUN(test_queue);
     TP_RUN(test_kernel_stats);
     TP_RUN(test_launch_wide_corr);
+    TP_RUN(test_queue_wide);
     return tp_test_summary();
 }

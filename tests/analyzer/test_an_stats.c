@@ -336,8 +336,38 @@ static void test_argsort_shortcut(void) {
             if (bad != n)
                 fprintf(stderr, "shape %d n %zu: first difference at %zu\n", shape, n, bad);
             CHECK_EQ_U(bad, n);
+            /* the same order from the stable one's block (the queue's steps) */
+            uint32_t *rows = tp_sort_order_i64_s(k, n, NULL);
+            rows = tp_an_argsort_np_over(k, n, rows, NULL);
+            for (bad = 0; bad < n && rows[bad] == want[bad]; bad++)
+                ;
+            CHECK_EQ_U(bad, n);
+            tp_scratch_put(NULL, rows);
         }
     free(k), free(got), free(want);
+}
+
+/* tp_an_argsort_np_over below 64 keys (numpy's plain port, its indices narrowed) and on
+ * distinct keys (the stable order unchanged). */
+static void test_argsort_over_small(void) {
+    int64_t k[200];
+    size_t want[200];
+    uint64_t s = 99;
+    static const size_t ns[] = {1, 2, 5, 17, 40, 63, 64, 65, 200};
+    for (int ties = 0; ties < 2; ties++)
+        for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+            size_t n = ns[t];
+            for (size_t i = 0; i < n; i++)
+                k[i] = ties ? (int64_t)(rnd(&s) % 7) : (int64_t)(n - i) * 3;
+            ref_argsort(k, n, want);
+            uint32_t *rows = tp_sort_order_i64_s(k, n, NULL);
+            rows = tp_an_argsort_np_over(k, n, rows, NULL);
+            size_t bad = 0;
+            while (bad < n && rows[bad] == want[bad])
+                bad++;
+            CHECK_EQ_U(bad, n);
+            tp_scratch_put(NULL, rows);
+        }
 }
 
 /* Whole numbers in a narrow span are sorted by counting: the same array (bit for bit) and
@@ -636,5 +666,6 @@ int main(void) {
     TP_RUN(test_describe_counts);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
+    TP_RUN(test_argsort_over_small);
     return tp_test_summary();
 }
