@@ -60,9 +60,11 @@ static uint32_t first_after(const tp_events *ev, const uint32_t *rows, uint32_t 
 
 /* The last row of the bucket starting at or before t (the one before place `lo`) either
  * contains t or has an ancestor that does (rows are sorted by ts and nested through
- * parent). */
-static long enclosing_before(const tp_rank *r, size_t bucket, uint32_t lo, int64_t t,
-                             unsigned kinds) {
+ * parent). Always inlined into its two callers: a call of its own saved six registers and
+ * restored them for a walk that mostly stops at its first row (the memory replay's sites:
+ * 106 k calls on lb2k, -1.7 M instructions). */
+static inline __attribute__((always_inline)) long
+enclosing_before(const tp_rank *r, size_t bucket, uint32_t lo, int64_t t, unsigned kinds) {
     const tp_events *ev = &r->ev;
     if (lo == r->threads.off[bucket])
         return -1;

@@ -36,7 +36,8 @@ typedef struct {
 
 typedef struct {
     islot *e;
-    size_t cap, n; /* cap: a power of two, kept >= 2n */
+    size_t cap, n;  /* cap: a power of two, kept >= 2n */
+    unsigned shift; /* 64 - log2(cap): slot_of takes the product's top bits */
 } imap;
 
 /* A row's size as the replay reads it: a HEAP or REGION record's own size, else its byte
@@ -45,16 +46,15 @@ static int64_t row_size(const tp_memevents *e, size_t row) {
     return e->op[row] ? (int64_t)tp_memev_size(e, row) : e->bytes[row];
 }
 
-typedef struct {
-    tp_an_mblock b;
-    uint64_t heap; /* the heap it was registered in; 0: none said */
-} blk;
-
 /* The replay's state at one moment: every field a seek changes. */
 typedef struct {
     size_t pos;
-    blk *blocks;
-    size_t n_blocks, cap_blocks;
+    /* The live blocks as tp_an_memstate_blocks returns them, and beside them the heap each was
+     * registered in (0: none said): a block and its heap in one record made that call copy
+     * every live block out, 2,000 times on lb2k (2 M instructions). */
+    tp_an_mblock *blocks;
+    uint64_t *heaps;
+    size_t n_blocks, cap_blocks; /* cap_blocks: the length of both arrays */
     tp_an_mseg *segs;
     size_t n_segs, cap_segs;
     imap bmap, smap;
@@ -82,17 +82,18 @@ struct tp_an_memstate {
     uint32_t *site;
     tp_an_msite *sites;
     size_t n_sites, cap_sites;
-    mstate st;          /* the replay's state now */
-    tp_an_mblock *view; /* tp_an_memstate_blocks' copy */
-    size_t cap_view;
+    mstate st;   /* the replay's state now */
     mstate kept; /* tp_an_memstate_keep's copy; valid when has_kept */
     int has_kept;
 };
 
 /* ---------------------------------------------------------------- the hash */
 
+/* Fibonacci hashing: the top bits of the product are the ones every key bit reaches (the
+ * middle bits taken before ignored a site key's stack, its top 24 bits, so sites with the
+ * same ranges but different stacks shared one probe chain). */
 static size_t slot_of(const imap *h, uint64_t k) {
-    return (size_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & (h->cap - 1);
+    return (size_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> h->shift);
 }
 
 static void imap_clear(imap *h) {
@@ -109,9 +110,12 @@ static size_t imap_find(const imap *h, uint64_t k) {
     return i;
 }
 
-static void imap_rehash(imap *h, size_t cap) {
+/* Out of line: it runs a few times per replay, and inlined into imap_reserve it kept the
+ * reserve check itself from being inlined into block_add (a call per allocation). */
+static __attribute__((noinline)) void imap_rehash(imap *h, size_t cap) {
     imap old = *h;
     h->cap = cap, h->n = 0;
+    h->shift = 64 - (unsigned)__builtin_ctzll(cap);
     h->e = tp_an_alloc(cap, sizeof *h->e);
     imap_clear(h);
     for (size_t i = 0; i < old.cap; i++)
@@ -121,7 +125,7 @@ static void imap_rehash(imap *h, size_t cap) {
 }
 
 /* Makes room for one more key (call before imap_find when inserting). */
-static void imap_reserve(imap *h) {
+static inline void imap_reserve(imap *h) {
     if (2 * (h->n + 1) > h->cap)
         imap_rehash(h, h->cap ? 2 * h->cap : 64);
 }
@@ -179,17 +183,18 @@ static uint64_t key_of(uint64_t k) {
 
 /* Removes live block i whose hash entry is in slot `slot`; the last block moves into i. */
 static void block_remove_at(tp_an_memstate *s, size_t i, size_t slot) {
-    s->st.in_blocks -= s->st.blocks[i].b.size;
+    s->st.in_blocks -= s->st.blocks[i].size;
     imap_del_slot(&s->st.bmap, slot);
     size_t last = --s->st.n_blocks;
     if (i != last) {
         s->st.blocks[i] = s->st.blocks[last];
-        imap_set(&s->st.bmap, key_of(s->st.blocks[i].b.addr), (uint32_t)i);
+        s->st.heaps[i] = s->st.heaps[last];
+        imap_set(&s->st.bmap, key_of(s->st.blocks[i].addr), (uint32_t)i);
     }
 }
 
 static void block_remove(tp_an_memstate *s, size_t i) {
-    block_remove_at(s, i, imap_find(&s->st.bmap, key_of(s->st.blocks[i].b.addr)));
+    block_remove_at(s, i, imap_find(&s->st.bmap, key_of(s->st.blocks[i].addr)));
 }
 
 static void block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t heap) {
@@ -201,12 +206,14 @@ static void block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size
         block_remove_at(s, s->st.bmap.e[slot].val, slot);
         slot = imap_find(&s->st.bmap, key_of(addr));
     }
-    if (s->st.n_blocks == s->st.cap_blocks)
+    if (s->st.n_blocks == s->st.cap_blocks) { /* heaps: as long as blocks */
         tp_an_grow((void **)&s->st.blocks, &s->st.cap_blocks, s->st.n_blocks + 1,
                    sizeof *s->st.blocks);
-    blk *b = &s->st.blocks[s->st.n_blocks];
-    b->b = (tp_an_mblock){addr, size, e->ts[row], s->site[row], e->device[row], row};
-    b->heap = heap;
+        s->st.heaps = tp_mem_xrealloc(s->st.heaps, s->st.cap_blocks, sizeof *s->st.heaps);
+    }
+    s->st.blocks[s->st.n_blocks] =
+        (tp_an_mblock){addr, size, e->ts[row], s->site[row], e->device[row], row};
+    s->st.heaps[s->st.n_blocks] = heap;
     s->st.in_blocks += size;
     s->st.bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->st.n_blocks++};
     s->st.bmap.n++;
@@ -219,7 +226,7 @@ static void block_free(tp_an_memstate *s, uint64_t addr) {
         return;
     }
     size_t i = s->st.bmap.e[slot].val;
-    s->st.freed[s->st.blocks[i].b.site]++;
+    s->st.freed[s->st.blocks[i].site]++;
     block_remove_at(s, i, slot);
 }
 
@@ -229,16 +236,16 @@ static void block_resize(tp_an_memstate *s, uint64_t addr, int64_t size) {
         s->st.counts.unknown_resize++;
         return;
     }
-    s->st.in_blocks += size - s->st.blocks[i].b.size;
-    s->st.blocks[i].b.size = size;
+    s->st.in_blocks += size - s->st.blocks[i].size;
+    s->st.blocks[i].size = size;
 }
 
 /* Releases the live blocks of segment `g` (registered in its heap or lying in its range). */
 static void release_blocks_in(tp_an_memstate *s, const tp_an_mseg *g) {
     for (size_t i = s->st.n_blocks; i-- > 0;) {
-        const blk *b = &s->st.blocks[i];
-        int inside = b->b.addr >= g->base && b->b.addr - g->base < (uint64_t)g->size;
-        if ((g->handle && b->heap == g->handle) || inside) {
+        const tp_an_mblock *b = &s->st.blocks[i];
+        int inside = b->addr >= g->base && b->addr - g->base < (uint64_t)g->size;
+        if ((g->handle && s->st.heaps[i] == g->handle) || inside) {
             s->st.counts.reset_live++;
             block_remove(s, i);
         }
@@ -305,7 +312,10 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
         s->st.k_res[d] = tp_memev_total_reserved(e, row);
 }
 
-static void apply(tp_an_memstate *s, size_t row) {
+/* Out of line: memuse seeks one event at a time (212 k calls on lb2k), and with the replay
+ * inlined every seek saved and restored six registers before its first test; now a
+ * one-event seek is a tail call here. */
+static __attribute__((noinline)) void apply(tp_an_memstate *s, size_t row) {
     const tp_memevents *e = &s->r->mem;
     switch (s->act[row]) {
     case A_BALLOC:
@@ -356,7 +366,7 @@ static void copy_into(void **dst, size_t *cap, const void *src, size_t n, size_t
 
 static void imap_copy(imap *dst, size_t *cap, const imap *src) {
     copy_into((void **)&dst->e, cap, src->e, src->cap, sizeof *src->e);
-    dst->cap = src->cap, dst->n = src->n;
+    dst->cap = src->cap, dst->n = src->n, dst->shift = src->shift;
 }
 
 size_t tp_an_memstate_keep_cost(const tp_an_memstate *s) {
@@ -370,8 +380,10 @@ static void mstate_copy(mstate *dst, const mstate *src, size_t n_sites) {
     size_t bcap = dst->bmap.e ? dst->bmap.cap : 0, scap = dst->smap.e ? dst->smap.cap : 0;
     size_t fcap = dst->freed ? n_sites + 1 : 0;
     dst->pos = src->pos;
+    size_t hcap = dst->cap_blocks; /* the two arrays grow together */
     copy_into((void **)&dst->blocks, &dst->cap_blocks, src->blocks, src->n_blocks,
               sizeof *src->blocks);
+    copy_into((void **)&dst->heaps, &hcap, src->heaps, src->n_blocks, sizeof *src->heaps);
     dst->n_blocks = src->n_blocks;
     copy_into((void **)&dst->segs, &dst->cap_segs, src->segs, src->n_segs, sizeof *src->segs);
     dst->n_segs = src->n_segs;
@@ -397,6 +409,12 @@ static void restore(tp_an_memstate *s) {
 }
 
 void tp_an_memstate_seek(tp_an_memstate *s, size_t ev) {
+    size_t pos = s->st.pos;
+    if (ev == pos + 1 && ev <= s->r->mem.n) { /* the next event: memuse's every call */
+        s->st.pos = ev;
+        apply(s, pos);
+        return;
+    }
     if (ev > s->r->mem.n)
         ev = s->r->mem.n;
     if (ev < s->st.pos) {
@@ -428,18 +446,32 @@ void tp_an_memstate_seek_time(tp_an_memstate *s, int64_t t) {
 
 /* ---------------------------------------------------------------- open: actions and sites */
 
+/* Device allocations among the rows: only asked of an NVTX trace without heaps (see
+ * pick_source). */
+static int has_devmem(const tp_memevents *e) {
+    for (size_t i = 0; i < e->n; i++)
+        if (e->op[i] == TP_MEMEV_OP_NONE && e->device[i] >= 0 &&
+            (e->kind[i] == TP_MEMEV_ALLOC || e->kind[i] == TP_MEMEV_FREE))
+            return 1;
+    return 0;
+}
+
+/* The pass over every row reads two byte columns into three branch-free reductions; the
+ * device-allocation test (two more columns and a branch a row) was in it too, ~19
+ * instructions a row, and it only matters to an NVTX trace without heaps. */
 static tp_an_msource pick_source(const tp_rank *r, int *heaps, int *devmem) {
     const tp_memevents *e = &r->mem;
-    int regions = 0, any = 0;
-    *heaps = *devmem = 0;
+    uint8_t max_op = 0;
+    int any = 0, heap = 0;
     for (size_t i = 0; i < e->n; i++) {
         uint8_t op = e->op[i];
-        regions |= op >= TP_MEMEV_OP_REGION_REGISTER;
-        *heaps |= op == TP_MEMEV_OP_HEAP_REGISTER;
-        *devmem |= op == TP_MEMEV_OP_NONE && e->device[i] >= 0 &&
-                   (e->kind[i] == TP_MEMEV_ALLOC || e->kind[i] == TP_MEMEV_FREE);
+        max_op = op > max_op ? op : max_op;
+        heap |= op == TP_MEMEV_OP_HEAP_REGISTER;
         any |= e->kind[i] != TP_MEMEV_ALLOC_FAIL;
     }
+    int regions = max_op >= TP_MEMEV_OP_REGION_REGISTER;
+    *heaps = heap;
+    *devmem = regions && !heap && has_devmem(e);
     if (!any)
         return TP_AN_MSRC_NONE;
     if (!r->native)
@@ -447,8 +479,10 @@ static tp_an_msource pick_source(const tp_rank *r, int *heaps, int *devmem) {
     return regions ? TP_AN_MSRC_NVTX : TP_AN_MSRC_DEVICE;
 }
 
-static uint8_t action_of(const tp_an_memstate *s, size_t i, int heaps) {
-    const tp_memevents *e = &s->r->mem;
+/* Row i's action under source `src`. Always inlined into find_actions' loop per source, so
+ * the source's switch is decided once, not per row. */
+static inline __attribute__((always_inline)) uint8_t action_of(const tp_memevents *e, size_t i,
+                                                               tp_an_msource src, int heaps) {
     static const uint8_t by_op[] = {
         [TP_MEMEV_OP_HEAP_REGISTER] = A_SREG,    [TP_MEMEV_OP_HEAP_UNREGISTER] = A_SUNREG,
         [TP_MEMEV_OP_HEAP_RESET] = A_SRESET,     [TP_MEMEV_OP_REGION_REGISTER] = A_BALLOC,
@@ -456,7 +490,7 @@ static uint8_t action_of(const tp_an_memstate *s, size_t i, int heaps) {
     };
     int ab = e->kind[i] == TP_MEMEV_ALLOC || e->kind[i] == TP_MEMEV_FREE;
     int alloc = e->kind[i] == TP_MEMEV_ALLOC;
-    switch (s->src) {
+    switch (src) {
     case TP_AN_MSRC_NVTX:
         if (e->op[i] && e->op[i] < sizeof by_op)
             return by_op[e->op[i]];
@@ -496,20 +530,54 @@ static uint32_t intern_site(tp_an_memstate *s, const tp_an_msite *x, imap *h) {
     return (uint32_t)s->n_sites++;
 }
 
-/* Each row's command (its action, and the site of an allocating row) in one pass. */
-static void find_cmds(tp_an_memstate *s, int heaps) {
+/* Each row's action. */
+static void find_actions(tp_an_memstate *s, int heaps) {
+    const tp_memevents *e = &s->r->mem;
+    switch (s->src) {
+    case TP_AN_MSRC_NVTX:
+        for (size_t i = 0; i < e->n; i++)
+            s->act[i] = action_of(e, i, TP_AN_MSRC_NVTX, heaps);
+        break;
+    case TP_AN_MSRC_KINETO:
+    case TP_AN_MSRC_DEVICE: /* the same actions */
+        for (size_t i = 0; i < e->n; i++)
+            s->act[i] = action_of(e, i, TP_AN_MSRC_DEVICE, heaps);
+        break;
+    default:
+        memset(s->act, A_SKIP, e->n);
+        break;
+    }
+}
+
+/* A direct-mapped memo of sites in front of intern_site: a trace has tens to hundreds of
+ * sites and interleaves them (consecutive allocations rarely share one), and a hit here is
+ * three compares where intern_site hashed, probed and compared the whole site, ~60
+ * instructions an allocation. A miss (or a slot two sites share) just interns, as before. */
+#define SITE_MEMO 256
+typedef struct {
+    tp_an_msite x;
+    uint32_t site; /* UINT32_MAX: empty */
+} site_memo;
+
+static size_t memo_slot(const tp_an_msite *x) {
+    uint64_t k = ((uint64_t)x->stack << 32 | x->name[0]) ^ ((uint64_t)x->name[1] << 16);
+    return (size_t)((k * UINT64_C(0x9E3779B97F4A7C15)) >> 56); /* SITE_MEMO = 2^8 */
+}
+
+/* The site of each allocating row (s->site of the other rows is never read: left unset). */
+static void find_sites(tp_an_memstate *s) {
     const tp_memevents *e = &s->r->mem;
     unsigned kinds = s->r->native ? TP_AN_RANGES_ANNOTATIONS : TP_AN_RANGES_ALL;
     imap h = {0};
     int64_t lp = -2, lt = -2;
     long bucket = -1;
+    site_memo memo[SITE_MEMO] = {{{0, {0, 0}}, UINT32_MAX}};
+    for (size_t k = 1; k < SITE_MEMO; k++)
+        memo[k].site = UINT32_MAX;
     uint32_t *cursor = tp_an_alloc(s->r->threads.n + 1, sizeof *cursor); /* per bucket */
     memcpy(cursor, s->r->threads.off, s->r->threads.n * sizeof *cursor);
     for (size_t i = 0; i < e->n; i++) {
-        uint8_t act = action_of(s, i, heaps);
-        s->act[i] = act;
-        s->site[i] = 0;
-        if (act != A_BALLOC)
+        if (s->act[i] != A_BALLOC)
             continue;
         if (tp_memev_pid(e, i) != lp || tp_memev_tid(e, i) != lt)
             lp = tp_memev_pid(e, i), lt = tp_memev_tid(e, i), bucket = thread_bucket(s->r, lp, lt);
@@ -521,7 +589,11 @@ static void find_cmds(tp_an_memstate *s, int heaps) {
             x.name[k] = s->r->ev.name[rg];
             rg = tp_an_enclosing_row(&s->r->ev, rg, kinds);
         }
-        s->site[i] = intern_site(s, &x, &h);
+        site_memo *m = &memo[memo_slot(&x)];
+        if (m->site == UINT32_MAX || m->x.stack != x.stack || m->x.name[0] != x.name[0] ||
+            m->x.name[1] != x.name[1])
+            m->x = x, m->site = intern_site(s, &x, &h);
+        s->site[i] = m->site;
     }
     free(h.e), free(cursor);
 }
@@ -540,21 +612,26 @@ tp_an_memstate *tp_an_memstate_open(const tp_model *m, const tp_rank *r) {
     free(unused.e);
     s->act = tp_an_alloc(n, sizeof *s->act);
     s->site = tp_an_alloc(n, sizeof *s->site);
-    find_cmds(s, heaps);
+    find_actions(s, heaps);
+    find_sites(s);
     s->st.freed = tp_an_alloc(s->n_sites + 1, sizeof *s->st.freed);
+    /* tp_an_memstate_blocks returns this array: never NULL, even with no block yet */
+    tp_an_grow((void **)&s->st.blocks, &s->st.cap_blocks, 1, sizeof *s->st.blocks);
+    s->st.heaps = tp_mem_xrealloc(s->st.heaps, s->st.cap_blocks, sizeof *s->st.heaps);
     restart(s);
     return s;
 }
 
 static void mstate_free(mstate *st) {
-    free(st->blocks), free(st->segs), free(st->bmap.e), free(st->smap.e), free(st->freed);
+    free(st->blocks), free(st->heaps), free(st->segs), free(st->bmap.e), free(st->smap.e),
+        free(st->freed);
 }
 
 void tp_an_memstate_close(tp_an_memstate *s) {
     if (!s)
         return;
     mstate_free(&s->st), mstate_free(&s->kept);
-    free(s->act), free(s->site), free(s->sites), free(s->view);
+    free(s->act), free(s->site), free(s->sites);
     free(s);
 }
 
@@ -594,12 +671,8 @@ const tp_an_mcounts *tp_an_memstate_counts(const tp_an_memstate *s) {
 }
 
 const tp_an_mblock *tp_an_memstate_blocks(const tp_an_memstate *s, size_t *n) {
-    tp_an_memstate *w = (tp_an_memstate *)s; /* the copy is a cache of the live set */
-    tp_an_grow((void **)&w->view, &w->cap_view, s->st.n_blocks + 1, sizeof *w->view);
-    for (size_t i = 0; i < s->st.n_blocks; i++)
-        w->view[i] = s->st.blocks[i].b;
     *n = s->st.n_blocks;
-    return w->view;
+    return s->st.blocks; /* never NULL (open makes it) */
 }
 
 const tp_an_mseg *tp_an_memstate_segments(const tp_an_memstate *s, size_t *n) {
@@ -646,14 +719,14 @@ static void add_hole(tp_an_mlayout *l, size_t *cap, uint64_t at, int64_t size) {
 }
 
 /* Blocks [*k, n) of `b` (by address) that start inside segment g go into its layout. */
-static void layout_one(const tp_an_mseg *g, const addr_ix *b, const blk *blocks, size_t n,
+static void layout_one(const tp_an_mseg *g, const addr_ix *b, const tp_an_mblock *blocks, size_t n,
                        size_t *k, tp_an_mlayout *l) {
     size_t cap = 0;
     uint64_t end = g->base + (uint64_t)g->size, at = g->base;
     while (*k < n && b[*k].addr < g->base)
         (*k)++;
     for (; *k < n && b[*k].addr < end; (*k)++) {
-        const tp_an_mblock *x = &blocks[b[*k].i].b;
+        const tp_an_mblock *x = &blocks[b[*k].i];
         add_hole(l, &cap, at, (int64_t)(x->addr - at));
         l->blocks = tp_mem_xrealloc(l->blocks, l->n_blocks + 1, sizeof *l->blocks);
         l->blocks[l->n_blocks++] = b[*k].i;
@@ -671,7 +744,7 @@ void tp_an_memstate_layouts(const tp_an_memstate *s, tp_an_mlayout **out, size_t
     for (size_t i = 0; i < s->st.n_segs; i++)
         g[i] = (addr_ix){s->st.segs[i].base, i};
     for (size_t i = 0; i < s->st.n_blocks; i++)
-        b[i] = (addr_ix){s->st.blocks[i].b.addr, i};
+        b[i] = (addr_ix){s->st.blocks[i].addr, i};
     qsort(g, s->st.n_segs, sizeof *g, cmp_addr);
     qsort(b, s->st.n_blocks, sizeof *b, cmp_addr);
     tp_an_mlayout *l = tp_mem_xcalloc(s->st.n_segs + 1, sizeof *l);

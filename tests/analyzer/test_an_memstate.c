@@ -4,7 +4,7 @@
  * largest hole), totals at any moment, resize in place, a heap reset while regions are live,
  * an unregister and a resize of unknown regions (counted, never a crash), seeking backwards;
  * allocation sites from the enclosing NVTX range; Kineto [memory] events whose own totals
- * stand for allocated and reserved. */
+ * stand for allocated and reserved; many sites, more than the replay's memo of them holds. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,11 +227,58 @@ static void test_keep(void) {
     tp_model_close(f.m);
 }
 
+/* Sites from many stacks: 300 stacks, more than the replay's memo of sites has slots, each
+ * allocating twice inside 'fwd' in an order that interleaves them, then one allocation with
+ * no stack outside any range. Every block's site is its own row's stack and range; the
+ * site-less allocation is a site of its own (as before the memo); and the live blocks are
+ * there (never NULL) before the first allocation. */
+static void test_many_sites(void) {
+    fx_model f = fx_new();
+    f.r->native = 1;
+    fx_ev(&f, "fwd", TP_CAT_USER_ANNOTATION, 5, 1000, -1, -1);
+    enum { STACKS = 300 };
+    for (uint32_t k = 0; k < 2 * STACKS; k++) {
+        tp_memev_row r = {0};
+        r.ts = FX_US(10.0 + (double)k);
+        r.op = TP_MEMEV_OP_NONE, r.kind = TP_MEMEV_ALLOC;
+        r.addr = 0x100000ull + 0x1000ull * k, r.bytes = 256;
+        r.stack = 1 + (k * 7) % STACKS; /* each stack twice, never twice in a row */
+        r.device = 0, r.pid = 100, r.tid = 1;
+        r.total_allocated = r.total_reserved = -1;
+        tp_memev_push(&f.r->mem, &r);
+    }
+    tp_memev_row r = {0};
+    r.ts = FX_US(2000), r.kind = TP_MEMEV_ALLOC, r.addr = 0x900000ull, r.bytes = 64;
+    r.device = 0, r.pid = 100, r.tid = 1, r.total_allocated = r.total_reserved = -1;
+    tp_memev_push(&f.r->mem, &r);
+    tp_model_finish(f.m);
+    tp_an_memstate *s = tp_an_memstate_open(f.m, f.r);
+    CHECK_EQ_I(tp_an_memstate_source(s), TP_AN_MSRC_DEVICE);
+    size_t n;
+    CHECK(tp_an_memstate_blocks(s, &n) != NULL);
+    CHECK_EQ_U(n, 0);
+    tp_an_memstate_seek(s, f.r->mem.n);
+    const tp_an_mblock *b = tp_an_memstate_blocks(s, &n);
+    CHECK_EQ_U(n, 2 * STACKS + 1);
+    CHECK_EQ_U(tp_an_memstate_n_sites(s), 1 + STACKS + 1);
+    uint32_t fwd = tp_model_find_str(f.m, "fwd");
+    for (size_t i = 0; i < n; i++) {
+        const tp_an_msite *x = tp_an_memstate_site(s, b[i].site);
+        CHECK_EQ_U(x->stack, f.r->mem.stack[b[i].ev]);
+        CHECK_EQ_U(x->name[0], b[i].addr == 0x900000ull ? 0 : fwd);
+        CHECK_EQ_U(b[i].site, tp_an_memstate_row_site(s, b[i].ev));
+        CHECK(b[i].site != 0); /* site 0 is for no allocation */
+    }
+    tp_an_memstate_close(s);
+    tp_model_close(f.m);
+}
+
 int main(void) {
     TP_RUN(test_totals);
     TP_RUN(test_layout);
     TP_RUN(test_sites);
     TP_RUN(test_kineto);
     TP_RUN(test_keep);
+    TP_RUN(test_many_sites);
     return tp_test_summary();
 }
