@@ -20,12 +20,9 @@ static void test_launch_stats(void) {
     fx_ev(&f, "aten::mm", TP_CAT_CPU_OP, 0, 500, -1, -1); /* no correlation: ignored */
     tp_model_finish(f.m);
     for (int compat = 0; compat < 2; compat++) {
-        tp_an_opts o;
-        tp_an_opts_init(&o);
-        o.compat_hta = compat;
         tp_an_view v;
         tp_an_launch l;
-        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        fx_view(&v, &f, compat);
         tp_an_launch_run(&v, &l);
         CHECK_EQ_U(l.n_pairs, 3);
         CHECK_NEAR(l.cpu.sum, 75000, 0);
@@ -136,11 +133,8 @@ static void test_queue_wide(void) {
         }
         tp_model_finish(f.m);
         for (int compat = 0; compat < 2; compat++) {
-            tp_an_opts o;
-            tp_an_opts_init(&o);
-            o.compat_hta = compat;
             tp_an_view v;
-            tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+            fx_view(&v, &f, compat);
             tp_an_queue q4, q8, q8all;
             tp_an_queue_run(&v, &q4);
             tp_an_queue_run_wide_from(&v, &q8, 1);

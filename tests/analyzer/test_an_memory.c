@@ -18,12 +18,9 @@ static fx_model copies(void) {
 static void test_bw_summary(void) {
     fx_model f = copies();
     for (int compat = 0; compat < 2; compat++) {
-        tp_an_opts o;
-        tp_an_opts_init(&o);
-        o.compat_hta = compat;
         tp_an_view v;
         tp_an_memory mem;
-        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        fx_view(&v, &f, compat);
         tp_an_memory_run(&v, &mem);
         CHECK_EQ_U(mem.n_bw, 3);
         CHECK_STR(mem.bw[0].type, "Memcpy DtoH");

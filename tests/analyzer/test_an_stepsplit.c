@@ -31,11 +31,8 @@ static fx_model two_steps(void) {
 static void test_split(void) {
     fx_model f = two_steps();
     for (int compat = 0; compat < 2; compat++) {
-        tp_an_opts o;
-        tp_an_opts_init(&o);
-        o.compat_hta = compat;
         tp_an_view v;
-        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        fx_view(&v, &f, compat);
         tp_diagnosis d;
         tp_diagnose_run(&v, &d);
         CHECK_EQ_U(d.n_steps, 2);

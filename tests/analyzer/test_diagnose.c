@@ -17,11 +17,8 @@
 #define MiB (1024 * 1024)
 
 static void run(fx_model *f, int compat, tp_diagnosis *d) {
-    tp_an_opts o;
-    tp_an_opts_init(&o);
-    o.compat_hta = compat;
     tp_an_view v;
-    tp_an_view_build(&v, f->m, &f->m->ranks[0], &o);
+    fx_view(&v, f, compat);
     tp_diagnose_run(&v, d);
     tp_an_view_free(&v);
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tp_an_view.h"
 #include "tp_model.h"
 
 #define FX_US(x) ((int64_t)((x)*1000.0 + ((x) >= 0 ? 0.5 : -0.5)))
@@ -65,6 +66,14 @@ static inline void fx_copy(fx_model *f, const char *name, double ts_us, double d
     size_t i = ev->n - 1;
     tp_events_set_copy(ev, i, bytes, copy_kind, src_kind, 0);
     tp_events_set_bw_gbps(ev, i, dur_us > 0 ? (double)bytes / (dur_us * 1000.0) : 0);
+}
+
+/* The view of the fixture's rank (after tp_model_finish): native, or as HTA's (compat_hta). */
+static inline void fx_view(tp_an_view *v, const fx_model *f, int compat_hta) {
+    tp_an_opts o;
+    tp_an_opts_init(&o);
+    o.compat_hta = compat_hta;
+    tp_an_view_build(v, f->m, &f->m->ranks[0], &o);
 }
 
 #endif
