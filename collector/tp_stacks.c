@@ -131,6 +131,12 @@ tp_status tp_stacks_init(tp_writer *w, const void *self_fn, void (*busy_enter)(v
     g_busy_leave = busy_leave;
     const char *v = getenv("TRAINPROF_STACKS_VERIFY");
     g_verify = v && !strcmp(v, "1");
+    /* One walk here, before any other thread captures: libunwind initialises itself on its
+     * first walk, and every thread that walks before that init is done writes its global
+     * signal mask unlocked while another may read it (a data race TSan reported in
+     * test_collector_threads when two threads took their first stack at once). */
+    void *first[1];
+    (void)unw_backtrace(first, 1);
     refresh_modules(w);
     int self = find_module((uint64_t)(uintptr_t)self_fn);
     if (self >= 0) {
