@@ -335,50 +335,50 @@ static void name_row(const tp_an_view *v, dur_table *t, tp_an_kernel_row *k, uin
     fill_row(k, name, kt, d, NULL, n);
 }
 
-/* The rows by name of a[0..n), ascending by name: the durations bucketed by name by counting
- * (a trace's names are numbered densely); a wide name range is sorted by (name, dur) instead
- * (a stable sort of the structs by both fields). */
+/* A new row at the end of out's rows, zeroed: one per name. */
+static tp_an_kernel_row *new_row(tp_an_kernels *out, size_t *cap) {
+    tp_an_grow((void **)&out->k, cap, out->n + 1, sizeof *out->k);
+    memset(&out->k[out->n], 0, sizeof *out->k);
+    return &out->k[out->n++];
+}
+
+/* The rows by name of a[0..n), ascending by name, each from name_row: the durations bucketed
+ * by name by counting (a trace's names are numbered densely), or, over a wide name range,
+ * grouped by a sort of the structs by name. */
+
 static void rows_by_name(const tp_an_view *v, tp_named *a, size_t n, tp_an_kernels *out) {
     uint32_t hi = 0;
     size_t cap = 0;
     for (size_t i = 0; i < n; i++)
         hi = a[i].name > hi ? a[i].name : hi;
+    int64_t *d = tp_an_tmp(v, n, sizeof *d);
+    dur_table t = {0};
     if (n < 2 || (size_t)hi > 4 * n + 4096) {
-        const tp_sort_field by[] = {{offsetof(tp_named, name), 1}, {offsetof(tp_named, dur), 0}};
-        tp_sort_structs_s(a, n, sizeof *a, by, 2, v->scratch);
-        int64_t *d = tp_an_tmp(v, n, sizeof *d);
+        /* grouped by name by a sort of the structs (name_row orders each name's durations) */
+        const tp_sort_field by[] = {{offsetof(tp_named, name), 1}};
+        tp_sort_structs_s(a, n, sizeof *a, by, 1, v->scratch);
         for (size_t i = 0; i < n; i++)
             d[i] = a[i].dur;
         for (size_t i = 0, j; i < n; i = j) {
             for (j = i; j < n && a[j].name == a[i].name; j++)
                 ;
-            tp_an_grow((void **)&out->k, &cap, out->n + 1, sizeof *out->k); /* one per name */
-            memset(&out->k[out->n], 0, sizeof *out->k);
-            uint8_t kt = (uint8_t)tp_ktype_of(tp_model_str(v->m, a[i].name));
-            fill_row(&out->k[out->n++], a[i].name, kt, d + i, NULL, j - i);
+            name_row(v, &t, new_row(out, &cap), a[i].name, d + i, j - i);
         }
-        tp_an_tmp_put(v, d);
-        return;
-    }
-    size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
-    int64_t *d = tp_an_tmp(v, n, sizeof *d);
-    for (size_t i = 0; i < n; i++)
-        at[a[i].name + 1]++;
-    for (size_t k = 0; k <= hi; k++)
-        at[k + 1] += at[k];
-    for (size_t i = 0; i < n; i++)
-        d[at[a[i].name]++] = a[i].dur; /* at[k] ends where bucket k ends */
-    dur_table t = {0};
-    for (size_t k = 0, from = 0; k <= hi; from = at[k++]) {
-        if (at[k] == from)
-            continue;
-        tp_an_grow((void **)&out->k, &cap, out->n + 1, sizeof *out->k); /* one per name */
-        memset(&out->k[out->n], 0, sizeof *out->k);
-        name_row(v, &t, &out->k[out->n++], (uint32_t)k, d + from, at[k] - from);
+    } else {
+        size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
+        for (size_t i = 0; i < n; i++)
+            at[a[i].name + 1]++;
+        for (size_t k = 0; k <= hi; k++)
+            at[k + 1] += at[k];
+        for (size_t i = 0; i < n; i++)
+            d[at[a[i].name]++] = a[i].dur; /* at[k] ends where bucket k ends */
+        for (size_t k = 0, from = 0; k <= hi; from = at[k++])
+            if (at[k] > from)
+                name_row(v, &t, new_row(out, &cap), (uint32_t)k, d + from, at[k] - from);
+        free(at);
     }
     free(t.key), free(t.count), free(t.slot);
     tp_an_tmp_put(v, d);
-    free(at);
 }
 
 static void per_name(const tp_an_view *v, tp_an_kernels *out) {

@@ -1,5 +1,6 @@
 /* test_an_launch: kernel launch statistics, launch-queue length and per-kernel statistics on
  * hand-built ranks. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,13 +164,20 @@ static int cmp_i64(const void *a, const void *b) {
 /* Per-kernel statistics against the definition (the durations sorted, summed one by one in
  * that order) for names whose durations take few values (counted per distinct value), all
  * different ones (sorted), many values turning distinct only late (the count declines
- * midway: the table must come back empty for the next name) and a small name. */
-static void test_kernel_stats(void) {
+ * midway: the table must come back empty for the next name) and a small name. `filler`
+ * CPU ops of as many names come first, so that the kernels' names are numbered above them:
+ * 0 gives the dense names' buckets, 40,000 the wide name range's sort by name. */
+static void kernel_stats(size_t filler) {
     enum { NAMES = 5 };
     const char *names[NAMES] = {"kFew", "kDistinct", "kLate", "kFew2", "kSmall"};
     const size_t counts[NAMES] = {3000, 1000, 2000, 1500, 40};
     int64_t *durs[NAMES];
     fx_model f = fx_new();
+    for (size_t i = 0; i < filler; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "op%zu", i);
+        fx_ev(&f, name, TP_CAT_CPU_OP, (double)i, 0.5, -1, -1);
+    }
     uint64_t s = 88172645463325252u;
     double t = 0;
     for (int k = 0; k < NAMES; k++) {
@@ -219,11 +227,20 @@ static void test_kernel_stats(void) {
     tp_model_close(f.m);
 }
 
+static void test_kernel_stats(void) {
+    kernel_stats(0);
+}
+
+static void test_kernel_stats_wide_names(void) {
+    kernel_stats(40000);
+}
+
 int main(void) {
     TP_RUN(test_launch_stats);
     TP_RUN(test_launch_none);
     TP_RUN(test_queue);
     TP_RUN(test_kernel_stats);
+    TP_RUN(test_kernel_stats_wide_names);
     TP_RUN(test_launch_wide_corr);
     TP_RUN(test_queue_wide);
     return tp_test_summary();
