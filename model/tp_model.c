@@ -1879,24 +1879,34 @@ static void index_cats_half(tp_rank *r, int half) {
  * records where each starts in by_corr, so a lookup bisects one slice (a few entries)
  * instead of all of them: the correlation index is the join of every launch with its GPU
  * work, asked once per row. */
-static void corr_directory(tp_rank *r) {
-    const tp_events *e = &r->ev;
+/* The directory's slices, corr_lo, corr_hi and corr_shift for the n ids lo..hi of by_corr;
+ * returns the array of its slices + 1 entries, for the caller to fill. */
+static uint32_t *corr_dir_shape(tp_rank *r, int64_t lo, int64_t hi, size_t *slices_out) {
     free(r->corr_dir);
-    r->corr_dir = NULL;
-    if (!r->n_by_corr)
-        return;
     size_t slices = 1;
     while (slices < (1u << 16) && slices * 4 < r->n_by_corr)
         slices *= 2;
-    r->corr_lo = tp_ev_corr(e, r->by_corr[0]);
-    r->corr_hi = tp_ev_corr(e, r->by_corr[r->n_by_corr - 1]);
-    uint64_t span = (uint64_t)r->corr_hi - (uint64_t)r->corr_lo;
+    r->corr_lo = lo, r->corr_hi = hi;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
     r->corr_shift = 0;
     while ((span >> r->corr_shift) >= slices)
         r->corr_shift++;
+    *slices_out = slices;
+    return r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
+}
+
+static void corr_directory(tp_rank *r) {
+    const tp_events *e = &r->ev;
+    if (!r->n_by_corr) {
+        free(r->corr_dir);
+        r->corr_dir = NULL;
+        return;
+    }
+    size_t slices;
+    uint32_t *dir = corr_dir_shape(r, tp_ev_corr(e, r->by_corr[0]),
+                                   tp_ev_corr(e, r->by_corr[r->n_by_corr - 1]), &slices);
     /* locals: a store into dir (uint32_t) may alias r->corr_shift (an int) for the compiler,
      * which then read the rank's fields again for every entry */
-    uint32_t *dir = r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
     const uint32_t *by = r->by_corr;
     size_t at = 0, n = r->n_by_corr;
     uint64_t lo = (uint64_t)r->corr_lo;
@@ -1941,7 +1951,8 @@ static int corr_counting_sort(const tp_events *e, uint32_t *rows, size_t n, tp_s
 
 /* index_corr when every correlation is its own 32-bit code (no high halves, no wide values)
  * and they span at most 4 per row: a counting sort over every row, straight into the index's
- * array (no list of the rows first, no copy of it). 0 when it does not apply. */
+ * array (no list of the rows first, no copy of it), and the directory from its counts. 0
+ * when it does not apply. */
 static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
     const tp_events *e = &r->ev;
     if (e->corr_hi_any || e->wide_corr.n)
@@ -1965,6 +1976,17 @@ static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
             at[e->corr32[i] - lo + 1]++;
     for (size_t j = 1; j <= span + 1; j++)
         at[j] += at[j - 1];
+    /* the directory from the counts: at[k] is now the first entry of id lo + k (k <= span + 1,
+     * n past the last), so slice j starts at at[j << shift] (corr_directory's search of
+     * by_corr, ~13 instructions an entry, is not needed) */
+    r->n_by_corr = n;
+    size_t slices;
+    uint32_t *dir = corr_dir_shape(r, lo, hi, &slices);
+    int shift = r->corr_shift;
+    for (size_t j = 0; j <= slices; j++) {
+        uint64_t k = (uint64_t)j << shift;
+        dir[j] = at[k < span + 1 ? k : span + 1];
+    }
     uint32_t *rows = tp_mem_xalloc(n, sizeof *rows);
     for (size_t i = 0; i < e->n; i++) /* stable: (correlation, row) */
         if (e->corr32[i] != TP_EV_U32_NONE)
@@ -1972,15 +1994,12 @@ static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
     tp_scratch_put(sc, at);
     free(r->by_corr);
     r->by_corr = rows;
-    r->n_by_corr = n;
     return 1;
 }
 
 static void index_corr(tp_rank *r, tp_scratch *sc) {
-    if (corr_index_direct(r, sc)) {
-        corr_directory(r);
+    if (corr_index_direct(r, sc)) /* the directory too */
         return;
-    }
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
     size_t n = 0;

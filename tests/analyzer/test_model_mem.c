@@ -519,6 +519,52 @@ static void test_push_paths(void) {
     tp_model_close(mm);
 }
 
+/* The correlation index's directory when finish makes it from the counting sort's counts
+ * (every id its own 32-bit code, a few per row): each slice starts at the first entry whose
+ * id falls in it, and every id finds exactly its rows; ids repeat, some rows have none. */
+static void test_corr_directory(void) {
+    static const int sizes[] = {3, 64, 5000};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        tp_model *m = tp_model_new();
+        tp_rank *r = tp_model_add_rank(m, "corr");
+        const int n = sizes[z];
+        for (int i = 0; i < n; i++) {
+            tp_event_row row;
+            tp_event_row_init(&row);
+            row.ts = n - i, row.dur = 1, row.pid = 1, row.tid = 1; /* reversed: finish permutes */
+            row.correlation = i % 3 == 0 ? -1 : 100 + i / 2 + (i % 7 == 1 ? i : 0);
+            tp_events_push(&r->ev, &row);
+        }
+        tp_model_finish(m);
+        const tp_events *e = &r->ev;
+        CHECK(r->corr_dir != NULL);
+        size_t slices = 1;
+        while (slices < (1u << 16) && slices * 4 < r->n_by_corr)
+            slices *= 2;
+        int ok = 1;
+        for (size_t j = 0, at = 0; j <= slices; j++) {
+            while (at < r->n_by_corr &&
+                   ((uint64_t)tp_ev_corr(e, r->by_corr[at]) - (uint64_t)r->corr_lo) >>
+                       r->corr_shift < j)
+                at++;
+            ok &= r->corr_dir[j] == at;
+        }
+        CHECK(ok);
+        for (int64_t c = 95; c < 100 + 4 * n; c++) {
+            size_t want = 0;
+            for (size_t k = 0; k < e->n; k++)
+                want += tp_ev_corr(e, k) == c;
+            const uint32_t *rows;
+            size_t got = tp_rank_corr_rows(r, c, &rows);
+            ok &= got == want;
+            for (size_t k = 0; k < got; k++)
+                ok &= tp_ev_corr(e, rows[k]) == c && (k == 0 || rows[k] > rows[k - 1]);
+        }
+        CHECK(ok);
+        tp_model_close(m);
+    }
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
     TP_RUN(test_sorted_fit);
@@ -530,5 +576,6 @@ int main(void) {
     TP_RUN(test_many_places);
     TP_RUN(test_cat_index);
     TP_RUN(test_push_paths);
+    TP_RUN(test_corr_directory);
     return tp_test_summary();
 }
