@@ -1226,7 +1226,7 @@ static void *permuted(void *col, size_t elem, const uint32_t *perm, size_t n, tp
  * tmp, then copied back, so the column keeps its array. */
 #define GATHER_BACK(name, T)                                                                       \
     static void name(T *col, const uint32_t *perm, size_t n, T *tmp) {                             \
-        for (size_t i = 0; i < n; i++)                                                             \
+        _Pragma("GCC unroll 4") for (size_t i = 0; i < n; i++)                                     \
             tmp[i] = col[perm[i]];                                                                 \
         memcpy(col, tmp, n * sizeof *col);                                                         \
     }
@@ -1267,6 +1267,7 @@ typedef struct {
  * row: one column's worth each). */
 static void gather_back_44(uint32_t *a, uint32_t *b, const uint32_t *perm, size_t n, void *tmp) {
     uint32_t *ta = tmp, *tb = ta + n;
+#pragma GCC unroll 4 /* as GATHER_BACK */
     for (size_t i = 0; i < n; i++) {
         uint32_t p = perm[i];
         ta[i] = a[p], tb[i] = b[p];
@@ -1280,6 +1281,7 @@ static void gather_back_112(uint8_t *a, uint8_t *b, uint16_t *c, const uint32_t 
                             void *tmp) {
     uint16_t *tc = tmp;
     uint8_t *ta = (uint8_t *)(tc + n), *tb = ta + n;
+#pragma GCC unroll 4 /* as GATHER_BACK */
     for (size_t i = 0; i < n; i++) {
         uint32_t p = perm[i];
         ta[i] = a[p], tb[i] = b[p], tc[i] = c[p];
