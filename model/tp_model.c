@@ -1718,6 +1718,47 @@ void tp_events_sort_rows_by_thread(const tp_events *e, uint32_t *rows, size_t n,
     free((void *)t.rank);
 }
 
+/* Row i's place index; `narrow` (a constant where inlined): no place is wide, so the code is
+ * the index, read without tp_ev_place_index's test (buckets_by_place's two passes read it for
+ * every row, twice per pass in the scatter). */
+__attribute__((always_inline)) static inline size_t place_code(const tp_events *e, size_t i,
+                                                               int narrow) {
+    return narrow ? e->place[i] : tp_ev_place_index(e, i);
+}
+
+/* buckets_by_place's counts: four counts per slot, by row mod 4 (see there). */
+__attribute__((always_inline)) static inline void
+slots_count(const tp_events *e, const uint32_t *slot, uint32_t *at, size_t np, int narrow) {
+    size_t i4 = e->n & ~(size_t)3;
+    for (size_t i = 0; i < i4; i += 4) {
+        at[slot[place_code(e, i, narrow)] + 1]++;
+        at[np + 2 + slot[place_code(e, i + 1, narrow)] + 1]++;
+        at[2 * (np + 2) + slot[place_code(e, i + 2, narrow)] + 1]++;
+        at[3 * (np + 2) + slot[place_code(e, i + 3, narrow)] + 1]++;
+    }
+    for (size_t i = i4; i < e->n; i++)
+        at[slot[place_code(e, i, narrow)] + 1]++;
+}
+
+/* buckets_by_place's scatter: a run of rows of one slot at a time (a thread's rows come in
+ * runs), its position held in a register, in row order (stable: rows stay in time order
+ * within a bucket); at[s]: where slot s's rows go. */
+__attribute__((always_inline)) static inline void
+slots_scatter(const tp_events *e, const uint32_t *slot, uint32_t *at, uint32_t *rows, int narrow) {
+    for (size_t i = 0; i < e->n;) {
+        uint32_t s = slot[place_code(e, i, narrow)];
+        if (!s) {
+            i++;
+            continue;
+        }
+        uint32_t pos = at[s];
+        do
+            rows[pos++] = (uint32_t)i++;
+        while (i < e->n && slot[place_code(e, i, narrow)] == s);
+        at[s] = pos;
+    }
+}
+
 /* Groups the rows whose stream is (want_gpu) or is not (!want_gpu) -1 into CSR buckets of the
  * places that `cmp` calls equal, in its order, rows in each bucket staying in time order (a
  * stable sort by the place's rank: as stable sorts by the places' fields would), by counting
@@ -1736,15 +1777,10 @@ static void buckets_by_place(tp_buckets *b, const tp_events *e,
     /* four counts per slot, by row mod 4: a thread's rows come in runs, and one count bumped
      * row after row waits for its own last store each time */
     uint32_t *at = tp_scratch_get0(sc, 4 * (np + 2), sizeof *at);
-    size_t i4 = e->n & ~(size_t)3;
-    for (size_t i = 0; i < i4; i += 4) {
-        at[slot[tp_ev_place_index(e, i)] + 1]++;
-        at[np + 2 + slot[tp_ev_place_index(e, i + 1)] + 1]++;
-        at[2 * (np + 2) + slot[tp_ev_place_index(e, i + 2)] + 1]++;
-        at[3 * (np + 2) + slot[tp_ev_place_index(e, i + 3)] + 1]++;
-    }
-    for (size_t i = i4; i < e->n; i++)
-        at[slot[tp_ev_place_index(e, i)] + 1]++;
+    if (!e->wide_place.n)
+        slots_count(e, slot, at, np, 1);
+    else
+        slots_count(e, slot, at, np, 0);
     for (size_t k = 0; k < np + 2; k++)
         at[k] += at[np + 2 + k] + at[2 * (np + 2) + k] + at[3 * (np + 2) + k];
     size_t nb = 0, n = 0;
@@ -1762,22 +1798,12 @@ static void buckets_by_place(tp_buckets *b, const tp_events *e,
         if (at[k + 1] > at[k])
             b->off[j++] = at[k];
     b->off[nb] = (uint32_t)n;
-    /* straight into the index's array, a run of rows of one slot at a time (a thread's rows
-     * come in runs), its position held in a register, in row order (stable: rows stay in time
-     * order within a bucket) */
+    /* straight into the index's array (slots_scatter) */
     uint32_t *rows = tp_mem_xalloc(n ? n : 1, sizeof *rows);
-    for (size_t i = 0; i < e->n;) {
-        uint32_t s = slot[tp_ev_place_index(e, i)];
-        if (!s) {
-            i++;
-            continue;
-        }
-        uint32_t pos = at[s];
-        do
-            rows[pos++] = (uint32_t)i++;
-        while (i < e->n && slot[tp_ev_place_index(e, i)] == s);
-        at[s] = pos;
-    }
+    if (!e->wide_place.n)
+        slots_scatter(e, slot, at, rows, 1);
+    else
+        slots_scatter(e, slot, at, rows, 0);
     b->rows = rows;
     free(slot);
     tp_scratch_put(sc, at);
