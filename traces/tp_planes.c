@@ -1034,23 +1034,6 @@ static inline __attribute__((always_inline)) void decode_records(const uint8_t *
         *t_hi = hi;
 }
 
-/* Copies k words (no overlap). A vector loop, not memcpy: glibc copies ~120 KiB with
- * `rep movsb`, which callgrind counts a byte at a time (7 M instructions on the 2,000-step
- * trainer's trace for what takes ~1 M here). */
-static void copy_words(uint8_t *dst, const uint8_t *src, size_t k) {
-    size_t i = 0;
-#if defined(PLANES_AVX2_CODE)
-    for (; i + 4 <= k; i += 4)
-        _mm256_storeu_si256((__m256i *)(dst + 8 * i),
-                            _mm256_loadu_si256((const __m256i *)(src + 8 * i)));
-#elif defined(PLANES_SSE2)
-    for (; i + 2 <= k; i += 2)
-        _mm_storeu_si128((__m128i *)(dst + 8 * i), _mm_loadu_si128((const __m128i *)(src + 8 * i)));
-#endif
-    if (i < k)
-        memcpy(dst + 8 * i, src + 8 * i, 8 * (k - i));
-}
-
 /* Filter 3's decoder, given the k headers at src's front checked as filter 2's decoder checks
  * them and their census (census_headers_in, in decode_columns or filter 4's unsparse): the
  * planes to words in scratch, then each record put together from its header and its lanes,
@@ -1065,7 +1048,7 @@ static size_t decode_columns_plan(const uint8_t *src, uint8_t *dst, uint8_t *scr
          * (n - 8k bytes of them). The records then land on lines planes_to_words has just read,
          * still in the cache, where a buffer of their own was last touched a chunk ago. */
         uint8_t *hdrs = scratch + (n - 8 * k);
-        copy_words(hdrs, src, k);
+        memcpy(hdrs, src, 8 * k);
         src = hdrs;
     }
     plan_place(p, (uint64_t *)scratch);
