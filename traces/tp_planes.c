@@ -1042,15 +1042,6 @@ static inline __attribute__((always_inline)) void decode_records(const uint8_t *
 static size_t decode_columns_plan(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
                                   size_t k, col_plan *p, const uint8_t *times, uint64_t *t_hi) {
     planes_to_words(src + 8 * k, n / 8 - k, scratch);
-    if (dst == src) {
-        /* In place (tp_planes_decode_sparse_t's buf == dst): the records would overwrite
-         * headers not yet read, so the headers go to the end of scratch first, past the words
-         * (n - 8k bytes of them). The records then land on lines planes_to_words has just read,
-         * still in the cache, where a buffer of their own was last touched a chunk ago. */
-        uint8_t *hdrs = scratch + (n - 8 * k);
-        memcpy(hdrs, src, 8 * k);
-        src = hdrs;
-    }
     plan_place(p, (uint64_t *)scratch);
     if (times)
         decode_records(src, dst, k, p, times, t_hi);

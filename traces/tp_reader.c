@@ -222,22 +222,16 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
             return -1;
         ok = tp_planes_decode_columns(d->planes, *buf, d->words, raw);
     } else if (h->filter == TP_FILTER_LANE_SPARSE) {
-        /* decompressed into d->planes, where the layout is rebuilt and then the records put
-         * together, in place (their stores hit lines the decoder has just read); then that
-         * buffer is the caller's and the caller's is the next chunk's d->planes */
+        /* decompressed into d->planes, where the layout is rebuilt in place */
         size_t bound = tp_planes_sparse_bound(raw, 0), m;
         if (!tp_mem_grow((void **)&d->planes, &d->planes_cap, bound ? bound : 8, 1) ||
             !tp_codec_decompress_upto(d->cx, h->codec, d->planes, bound, data + c->off + sizeof *h,
                                       h->payload_bytes, &m) ||
+            !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1) ||
             !tp_mem_grow((void **)&d->words, &d->words_cap, raw ? raw : 8, 1))
             return -1;
-        ok = raw ? tp_planes_decode_sparse_t(d->planes, m, d->planes, d->words, raw, times, t_hi)
-                 : 0;
+        ok = raw ? tp_planes_decode_sparse_t(d->planes, m, *buf, d->words, raw, times, t_hi) : 0;
         t_found = 1;
-        uint8_t *b = *buf;
-        size_t b_cap = *cap;
-        *buf = d->planes, *cap = d->planes_cap;
-        d->planes = b, d->planes_cap = b_cap;
     } else if (!decompress(d, data, c, buf, cap)) {
         return -1;
     } else if (h->filter == TP_FILTER_LANE_DELTA) {
