@@ -201,7 +201,9 @@ static uint64_t chunk_t_hi(const uint8_t *times, const uint8_t *buf, size_t len)
  * chunk cannot be decoded at all. *whole is 1 when every byte decoded into records. (Undoing
  * the filter here, in one pass, measured faster than undoing it record by record as a cursor
  * returns them.) Byte planes cannot be undone in place: their layout is decompressed into
- * d->planes and put back together into *buf. */
+ * d->planes and put back together into *buf. With `times` (LATE_* by type), *t_hi is the
+ * records' latest time (record_t_hi): filter 4's decoder finds it as it puts them together,
+ * the other filters' records are walked once more. */
 static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, uint8_t **buf,
                          size_t *cap, int *whole, const uint8_t *times, uint64_t *t_hi) {
     const tp_chunk_header *h = &c->h;
