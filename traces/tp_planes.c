@@ -14,6 +14,7 @@
 
 #include "tp_chunk.h"
 
+#include <assert.h>
 #include <string.h>
 
 #if defined(__SSE2__) && !defined(TP_PLANES_NO_SIMD)
@@ -464,6 +465,26 @@ static size_t count_headers(const uint8_t *src, size_t n) {
     return count_headers_in(src, n, n);
 }
 
+/* count_headers_in that also takes filter 3's census of the headers (reset here) in the same
+ * walk: filter 4's decoder needs both, and a second walk over ~15 k headers a chunk cost it
+ * ~12 instructions a record (loop, load, census) where the census alone adds ~8. */
+static size_t census_headers_in(const uint8_t *src, size_t m, size_t n, tp_planes_census *c) {
+    size_t total = 0, k = 0, kmax = m / 8; /* 8k + 8 > m exactly when k >= m / 8 */
+    tp_planes_census_reset(c);
+    while (total < n) {
+        tp_rec_hdr h;
+        if (k >= kmax)
+            return 0;
+        memcpy(&h, src + 8 * k, 8);
+        if ((h.size - 8) & (0x80000000u | 7u)) /* as count_headers_in */
+            return 0;
+        tp_planes_census_add(c, h.type, h.size);
+        total += h.size;
+        k++;
+    }
+    return total == n ? k : 0;
+}
+
 /* One piece of a record's body: `out` = `body` (+ `old`), 32 or 16 bytes; loaded before it is
  * stored. */
 #ifdef PLANES_AVX2_CODE
@@ -702,16 +723,19 @@ static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, 
 }
 
 #ifdef PLANES_SSE2
-/* col_scatter's pairs undone: lanes j + 1 and j loaded from their places into one register,
- * the previous record's pair added with one 16-byte load (that record was put together in the
- * same pairs, so the load is served by one earlier store) and stored as one. */
+/* col_scatter's pairs undone: lanes j and j + 1 loaded from their places into one register
+ * (movq, then movhpd into its high half), the previous record's pair added with one 16-byte
+ * load (that record was put together in the same pieces, so the load is served by one earlier
+ * store) and stored as one. */
+static inline __m128i lanes2(const uint64_t *q, size_t stride) {
+    __m128d lo = _mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)q));
+    return _mm_castpd_si128(_mm_loadh_pd(lo, (const double *)(q + stride)));
+}
 #define GATHER_PAIR(j)                                                                             \
     do {                                                                                           \
-        q -= stride;                                                                               \
-        __m128d h_ = _mm_loadh_pd(_mm_setzero_pd(), (const double *)q);                            \
-        q -= stride;                                                                               \
-        __m128i x_ = _mm_or_si128(_mm_castpd_si128(h_), _mm_loadl_epi64((const __m128i *)q));      \
-        x_ = _mm_add_epi64(x_, _mm_loadu_si128((const __m128i *)(old + (j))));                     \
+        q -= 2 * stride;                                                                           \
+        __m128i x_ =                                                                               \
+            _mm_add_epi64(lanes2(q, stride), _mm_loadu_si128((const __m128i *)(old + (j))));       \
         _mm_storeu_si128((__m128i *)(out + (j)), x_);                                              \
     } while (0)
 #define GATHER_ONE(j)                                                                              \
@@ -720,16 +744,75 @@ static inline void col_scatter(uint64_t *q, size_t stride, const uint64_t *cur, 
         out[j] = *q + old[j];                                                                      \
     } while (0)
 #endif
+#ifdef PLANES_AVX2_CODE
+/* Four lanes j .. j + 3: two pairs joined into one 32-byte register, one add and one store for
+ * four words (the previous record's quad again served by one earlier store). */
+#define GATHER_QUAD(j)                                                                             \
+    do {                                                                                           \
+        q -= 4 * stride;                                                                           \
+        __m256i x_ = _mm256_inserti128_si256(_mm256_castsi128_si256(lanes2(q, stride)),            \
+                                             lanes2(q + 2 * stride, stride), 1);                   \
+        x_ = _mm256_add_epi64(x_, _mm256_loadu_si256((const __m256i *)(old + (j))));               \
+        _mm256_storeu_si256((__m256i *)(out + (j)), x_);                                           \
+    } while (0)
+#endif
 
-static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old,
-                              size_t words) {
-    if (words > 12) {
-        for (size_t j = 0; j < words; j++, q += stride)
-            out[j] = *q + old[j];
+/* The lanes of a group's record put back: `q` is the place of lane `words`, as in col_scatter;
+ * `old` the previous record's body, or NULL (only for bodies over 12 words: the others start
+ * from zeros). The cases go from the last lane down: an odd lane alone, then pairs (with AVX2:
+ * an odd pair, then quads), so that every record of a type is put together in the same pieces.
+ * Always inline: in decode_records' two copies GCC called it (~8 instructions a record more). */
+static inline __attribute__((always_inline)) void
+col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old, size_t words) {
+#ifdef PLANES_AVX2_CODE
+    switch (words) {
+    case 11:
+        GATHER_ONE(10);
+        GATHER_PAIR(8);
+        goto quads4;
+    case 10:
+        GATHER_PAIR(8);
+        goto quads4;
+    case 9:
+        GATHER_ONE(8);
+        goto quads4;
+    case 7:
+        GATHER_ONE(6);
+        GATHER_PAIR(4);
+        goto quads0;
+    case 6:
+        GATHER_PAIR(4);
+        goto quads0;
+    case 5:
+        GATHER_ONE(4);
+        goto quads0;
+    case 3:
+        GATHER_ONE(2);
+        GATHER_PAIR(0);
         return;
+    case 2:
+        GATHER_PAIR(0);
+        return;
+    case 1:
+        GATHER_ONE(0);
+        return;
+    case 12:
+        GATHER_QUAD(8);
+        __attribute__((fallthrough));
+    case 8:
+    quads4:
+        GATHER_QUAD(4);
+        __attribute__((fallthrough));
+    case 4:
+    quads0:
+        GATHER_QUAD(0);
+        return;
+    case 0:
+        return;
+    default:
+        break;
     }
-    q += stride * words;
-#ifdef PLANES_SSE2
+#elif defined(PLANES_SSE2)
     switch (words) { /* as col_scatter's */
     case 11:
         GATHER_ONE(10);
@@ -772,6 +855,8 @@ static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, c
     pairs2:
         GATHER_PAIR(0);
         __attribute__((fallthrough));
+    case 0:
+        return;
     default:
         break;
     }
@@ -784,10 +869,16 @@ static inline void col_gather(uint64_t *out, const uint64_t *q, size_t stride, c
         __attribute__((fallthrough));
         COL_LANES(GATHER)
 #undef GATHER
+    case 0:
+        return;
     default:
         break;
     }
 #endif
+    /* over 12 words: a lane at a time */
+    q -= stride * words;
+    for (size_t j = 0; j < words; j++, q += stride)
+        out[j] = *q + (old ? old[j] : 0);
 }
 
 /* Filter 3's encoder: unless the caller has the census (the writer counts while it copies the
@@ -859,60 +950,112 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
     words_to_planes(scratch, n / 8 - k, dst + 8 * k);
 }
 
-/* Filter 3's decoder, given the k headers at src's front checked as filter 2's decoder checks
- * them (decode_columns, or filter 4's unsparse, walks them): the planes to words in scratch,
- * then each record put together from its header and its lanes, gathered from its group (or
- * taken from the rest in order), plus the lanes of the previous decoded record of its type. */
-static size_t decode_columns_k(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
-                               size_t k) {
-    col_plan p;
-    tp_planes_census_reset(&p.n);
-    for (size_t i = 0; i < k; i++) {
-        tp_rec_hdr h;
-        memcpy(&h, src + 8 * i, 8);
-        tp_planes_census_add(&p.n, h.type, h.size);
+/* The decoder's state of one type's group (col_slot's twin): its next record's lane 0 and
+ * `stride` words between lanes, `reach` = stride * words (col_gather's start, no multiply per
+ * record), and the previous record's body, `zeros` before the first (NULL for bodies over 12
+ * words). One slot found with one index per record, where three arrays were read before.
+ * With `times` (decode_records), also where the type's time words are: word t1 and t2 of the
+ * record (0: none, the header read and masked off by m1 / m2, so nothing past the record is
+ * read). 64 bytes: a slot's address is the type shifted, where 56 took a multiply's worth of
+ * instructions per record. */
+typedef struct {
+    const uint64_t *col;
+    size_t stride, reach;
+    const uint64_t *prev;
+    uint64_t m1, m2;
+    uint8_t t1, t2;
+    uint8_t pad[14];
+} col_src;
+static_assert(sizeof(col_src) == 64, "col_src: 64 bytes, see above");
+
+/* The word indexes and masks of the time words of a record of `words` body words whose type
+ * has `nt` of them (0, 1 or 2: ts, then end), as tp_planes_decode_sparse_t reads them. */
+static inline void time_words(col_src *g, unsigned nt, size_t words) {
+    g->t1 = nt >= 1 && words >= 1 ? 1 : 0;
+    g->t2 = nt >= 2 && words >= 2 ? 2 : 0;
+    g->m1 = g->t1 ? ~0ull : 0;
+    g->m2 = g->t2 ? ~0ull : 0;
+}
+
+/* The records put together from the headers at src and the words in scratch (decode_columns_plan's
+ * loop); with `times`, the latest of their time words in *t_hi. Always inline, so that the loop
+ * without `times` (a constant NULL there) has no test for it. */
+static inline __attribute__((always_inline)) void decode_records(const uint8_t *src, uint8_t *dst,
+                                                                 size_t k, col_plan *p,
+                                                                 const uint8_t *times,
+                                                                 uint64_t *t_hi) {
+    static const uint64_t zeros[12];
+    /* slot[TP_REC_TYPE_LIMIT]: the types past the table, never a group, no time words */
+    col_src slot[TP_REC_TYPE_LIMIT + 1];
+    for (unsigned t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        size_t words = p->n.any[t] / 8 - 1;
+        slot[t] = (col_src){.col = p->col[t],
+                            .stride = p->n.count[t],
+                            .reach = p->n.count[t] * words,
+                            .prev = p->col[t] && words <= 12 ? zeros : NULL};
+        if (times)
+            time_words(&slot[t], times[t], words);
     }
-    planes_to_words(src + 8 * k, n / 8 - k, scratch);
-    plan_place(&p, (uint64_t *)scratch);
-    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0};
-    uint64_t *cur = (uint64_t *)dst;
+    slot[TP_REC_TYPE_LIMIT] = (col_src){.col = NULL};
+    const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0}; /* the other records' */
+    const uint64_t *rest = p->rest;
+    uint64_t *cur = (uint64_t *)dst, hi = 0;
     for (size_t i = 0; i < k; i++) {
         tp_rec_hdr h;
         memcpy(&h, src + 8 * i, 8);
         size_t words = h.size / 8 - 1;
-        const uint64_t *old = NULL;
-        const uint64_t *col = h.type < TP_REC_TYPE_LIMIT ? p.col[h.type] : NULL;
-        if (col) { /* a group: every record but the first has an `old` of its size */
-            old = prev[h.type];
-            prev[h.type] = cur;
-            size_t stride = p.n.count[h.type];
-            p.col[h.type] = (uint64_t *)col + 1;
-            if (old)
-                col_gather(cur + 1, col, stride, old + 1, words);
-            else
-                for (size_t j = 0; j < words; j++)
-                    cur[1 + j] = col[j * stride];
+        col_src *g = &slot[h.type < TP_REC_TYPE_LIMIT ? h.type : TP_REC_TYPE_LIMIT];
+        memcpy(cur, &h, 8);
+        if (g->col) { /* a group: all of one size, so each record's pieces are its predecessor's */
+            col_gather(cur + 1, g->col + g->reach, g->stride, g->prev, words);
+            g->prev = cur + 1;
+            g->col++;
         } else {
+            const uint64_t *old = NULL;
             if (tp_filter_applies(h.type)) {
                 old = prev[h.type];
                 prev[h.type] = cur;
                 if (old && ((const tp_rec_hdr *)old)->size != h.size)
                     old = NULL;
             }
-            body_put(cur + 1, p.rest, old ? old + 1 : NULL, words);
-            p.rest += words;
+            body_put(cur + 1, rest, old ? old + 1 : NULL, words);
+            rest += words;
+            if (times) /* this record's size, not the group's */
+                time_words(g, h.type < TP_REC_TYPE_LIMIT ? times[h.type] : 0, words);
         }
-        memcpy(cur, &h, 8);
+        if (times) {
+            uint64_t a = cur[g->t1] & g->m1, b = cur[g->t2] & g->m2;
+            a = a > b ? a : b;
+            hi = a > hi ? a : hi;
+        }
         cur += 1 + words;
     }
+    if (times)
+        *t_hi = hi;
+}
+
+/* Filter 3's decoder, given the k headers at src's front checked as filter 2's decoder checks
+ * them and their census (census_headers_in, in decode_columns or filter 4's unsparse): the
+ * planes to words in scratch, then each record put together from its header and its lanes,
+ * gathered from its group (or taken from the rest in order), plus the lanes of the previous
+ * decoded record of its type. */
+static size_t decode_columns_plan(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
+                                  size_t k, col_plan *p, const uint8_t *times, uint64_t *t_hi) {
+    planes_to_words(src + 8 * k, n / 8 - k, scratch);
+    plan_place(p, (uint64_t *)scratch);
+    if (times)
+        decode_records(src, dst, k, p, times, t_hi);
+    else
+        decode_records(src, dst, k, p, NULL, NULL);
     return n;
 }
 
 static size_t decode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n) {
+    col_plan p;
     if (n % 8)
         return 0;
-    size_t k = count_headers(src, n);
-    return k ? decode_columns_k(src, dst, scratch, n, k) : 0;
+    size_t k = census_headers_in(src, n, n, &p.n);
+    return k ? decode_columns_plan(src, dst, scratch, n, k, &p, NULL, NULL) : 0;
 }
 
 #ifdef PLANES_AVX2_CODE
@@ -926,10 +1069,6 @@ size_t tp_planes__decode_columns_avx2(const uint8_t *src, uint8_t *dst, uint8_t 
     return decode_columns(src, dst, scratch, n);
 }
 
-size_t tp_planes__decode_columns_k_avx2(const uint8_t *src, uint8_t *dst, uint8_t *scratch,
-                                        size_t n, size_t k) {
-    return decode_columns_k(src, dst, scratch, n, k);
-}
 #else
 void tp_planes_encode_columns_census(const uint8_t *src, uint8_t *dst, uint8_t *scratch, size_t n,
                                      const tp_planes_census *census) {
@@ -1042,38 +1181,61 @@ static size_t sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
     return (size_t)(out + bb - layout);
 }
 
-#ifdef PLANES_AVX2_CODE
-size_t tp_planes__sparse_avx2(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
-    return sparse(layout, n, k, map);
-}
-#else
-size_t tp_planes_sparse_bound(size_t n, size_t k) {
-    return n + sparse_bitmap_bytes(n - 8 * k);
-}
-
-size_t tp_planes_sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
-#ifdef PLANES_DISPATCH
-    if (__builtin_cpu_supports("avx2"))
-        return tp_planes__sparse_avx2(layout, n, k, map);
-#endif
-    return sparse(layout, n, k, map);
-}
-
-/* Moves a piece from `src` to `dst` (the same place or not overlapping): all
- * of it loaded before any of it is stored, in registers, not a call. */
+/* Moves a piece from `src` to `dst` (the same place or not overlapping): all of it loaded
+ * before any of it is stored, in registers. And zeroes one. Written with vector stores: GCC
+ * made the 128-byte memcpy and memset `rep movsq` / `rep stosq` (or a call), which start slowly
+ * and which callgrind counts at ~30 instructions a piece. */
 static inline void piece_move(uint8_t *dst, const uint8_t *src) {
+#if defined(PLANES_AVX2_CODE)
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)src + 0),
+            x1 = _mm256_loadu_si256((const __m256i *)src + 1),
+            x2 = _mm256_loadu_si256((const __m256i *)src + 2),
+            x3 = _mm256_loadu_si256((const __m256i *)src + 3);
+    _mm256_storeu_si256((__m256i *)dst + 0, x0);
+    _mm256_storeu_si256((__m256i *)dst + 1, x1);
+    _mm256_storeu_si256((__m256i *)dst + 2, x2);
+    _mm256_storeu_si256((__m256i *)dst + 3, x3);
+#elif defined(PLANES_SSE2)
+    __m128i x[SPARSE_PIECE / 16];
+#pragma GCC unroll 8
+    for (int j = 0; j < SPARSE_PIECE / 16; j++)
+        x[j] = _mm_loadu_si128((const __m128i *)src + j);
+#pragma GCC unroll 8
+    for (int j = 0; j < SPARSE_PIECE / 16; j++)
+        _mm_storeu_si128((__m128i *)dst + j, x[j]);
+#else
     uint8_t t[SPARSE_PIECE];
     memcpy(t, src, SPARSE_PIECE);
     memcpy(dst, t, SPARSE_PIECE);
+#endif
 }
 
-/* tp_planes_unsparse, returning the number of records (0: refused). In place, from the last
+static inline void piece_zero(uint8_t *dst) {
+#if defined(PLANES_AVX2_CODE)
+    __m256i z = _mm256_setzero_si256();
+    _mm256_storeu_si256((__m256i *)dst + 0, z);
+    _mm256_storeu_si256((__m256i *)dst + 1, z);
+    _mm256_storeu_si256((__m256i *)dst + 2, z);
+    _mm256_storeu_si256((__m256i *)dst + 3, z);
+#elif defined(PLANES_SSE2)
+#pragma GCC unroll 8
+    for (int j = 0; j < SPARSE_PIECE / 16; j++)
+        _mm_storeu_si128((__m128i *)dst + j, _mm_setzero_si128());
+#else
+    memset(dst, 0, SPARSE_PIECE);
+#endif
+}
+
+/* tp_planes_unsparse, returning the number of records (0: refused), with the headers' census
+ * taken in their walk when `census` is not NULL (filter 4's decoder). In place, from the last
  * piece back: a stored piece moves up by a multiple of SPARSE_PIECE bytes (or stays), and a
- * left-out piece is zeroed where no piece still to be moved lies (those are all below it). */
-static size_t unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
+ * left-out piece is zeroed where no piece still to be moved lies (those are all below it).
+ * Compiled in both compilations: with AVX2 a piece's move and a left-out piece's zeroing are
+ * four 32-byte stores each (two in three pieces are left out on the launch-bound trainer). */
+static size_t unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map, tp_planes_census *census) {
     if (n % 8 || !n)
         return 0;
-    size_t k = count_headers_in(buf, m, n);
+    size_t k = census ? census_headers_in(buf, m, n, census) : count_headers_in(buf, m, n);
     if (!k)
         return 0;
     size_t p = n - 8 * k, bb = sparse_bitmap_bytes(p),
@@ -1114,25 +1276,56 @@ static size_t unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
                 break;
             piece_move(out, in);
         } else {
-            memset(out, 0, SPARSE_PIECE);
+            piece_zero(out);
         }
     }
     return k;
 }
 
+/* tp_planes_decode_sparse_t in this compilation: the census taken in unsparse's header walk. */
+static size_t decode_sparse(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n,
+                            const uint8_t *times, uint64_t *t_hi) {
+    col_plan p;
+    size_t k = unsparse(buf, m, n, scratch, &p.n);
+    return k ? decode_columns_plan(buf, dst, scratch, n, k, &p, times, t_hi) : 0;
+}
+
+#ifdef PLANES_AVX2_CODE
+size_t tp_planes__sparse_avx2(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+    return sparse(layout, n, k, map);
+}
+
+size_t tp_planes__decode_sparse_avx2(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch,
+                                     size_t n, const uint8_t *times, uint64_t *t_hi) {
+    return decode_sparse(buf, m, dst, scratch, n, times, t_hi);
+}
+#else
+size_t tp_planes_sparse_bound(size_t n, size_t k) {
+    return n + sparse_bitmap_bytes(n - 8 * k);
+}
+
+size_t tp_planes_sparse(uint8_t *layout, size_t n, size_t k, uint64_t *map) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__sparse_avx2(layout, n, k, map);
+#endif
+    return sparse(layout, n, k, map);
+}
+
 size_t tp_planes_unsparse(uint8_t *buf, size_t m, size_t n, uint8_t *map) {
-    return unsparse(buf, m, n, map) ? n : 0;
+    return unsparse(buf, m, n, map, NULL) ? n : 0;
+}
+
+size_t tp_planes_decode_sparse_t(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n,
+                                 const uint8_t *times, uint64_t *t_hi) {
+#ifdef PLANES_DISPATCH
+    if (__builtin_cpu_supports("avx2"))
+        return tp_planes__decode_sparse_avx2(buf, m, dst, scratch, n, times, t_hi);
+#endif
+    return decode_sparse(buf, m, dst, scratch, n, times, t_hi);
 }
 
 size_t tp_planes_decode_sparse(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n) {
-    size_t k = unsparse(buf, m, n, scratch);
-    if (!k)
-        return 0;
-    uint8_t *layout = buf;
-#ifdef PLANES_DISPATCH
-    if (__builtin_cpu_supports("avx2"))
-        return tp_planes__decode_columns_k_avx2(layout, dst, scratch, n, k);
-#endif
-    return decode_columns_k(layout, dst, scratch, n, k);
+    return tp_planes_decode_sparse_t(buf, m, dst, scratch, n, NULL, NULL);
 }
 #endif

@@ -168,15 +168,47 @@ static int decompress(decoder *d, const uint8_t *data, const chunk_ref *c, uint8
     return tp_codec_decompress(d->cx, h->codec, *dst, raw, payload, h->payload_bytes);
 }
 
+/* What a type's layout holds for tp_cursor_set_late: no time, ts, ts and end (also the
+ * number of time words, as tp_planes_decode_sparse_t takes them). */
+enum { LATE_NONE, LATE_TS, LATE_END };
+
+/* The latest of h's ts (and end, for an interval type), read as the type's layout says
+ * (`times`: LATE_* by type); a field past the record's size reads as 0 (tp_record_get's zero
+ * extension). */
+static uint64_t record_t_hi(const uint8_t *times, const tp_rec_hdr *h) {
+    unsigned k = h->type < TP_REC_TYPE_LIMIT ? times[h->type] : LATE_NONE;
+    uint64_t ts = 0, end = 0;
+    if (k != LATE_NONE && h->size >= 16)
+        memcpy(&ts, (const uint8_t *)h + 8, sizeof ts);
+    if (k == LATE_END && h->size >= 24)
+        memcpy(&end, (const uint8_t *)h + 16, sizeof end);
+    return ts > end ? ts : end;
+}
+
+/* The latest time of the records in buf[0, len) (record_t_hi). */
+static uint64_t chunk_t_hi(const uint8_t *times, const uint8_t *buf, size_t len) {
+    uint64_t hi = 0;
+    for (size_t off = 0; off < len;) {
+        const tp_rec_hdr *h = (const tp_rec_hdr *)(buf + off);
+        uint64_t t = record_t_hi(times, h);
+        hi = t > hi ? t : hi;
+        off += h->size;
+    }
+    return hi;
+}
+
 /* Decodes chunk `c` into *buf. Returns the bytes of well-formed records, or -1 when the
  * chunk cannot be decoded at all. *whole is 1 when every byte decoded into records. (Undoing
  * the filter here, in one pass, measured faster than undoing it record by record as a cursor
  * returns them.) Byte planes cannot be undone in place: their layout is decompressed into
- * d->planes and put back together into *buf. */
+ * d->planes and put back together into *buf. With `times` (LATE_* by type), *t_hi is the
+ * records' latest time (record_t_hi): filter 4's decoder finds it as it puts them together,
+ * the other filters' records are walked once more. */
 static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, uint8_t **buf,
-                         size_t *cap, int *whole) {
+                         size_t *cap, int *whole, const uint8_t *times, uint64_t *t_hi) {
     const tp_chunk_header *h = &c->h;
     size_t raw = h->raw_bytes, ok;
+    int t_found = 0;
     *whole = 0;
     if (raw > TP_CHUNK_RAW_MAX)
         return -1;
@@ -200,7 +232,8 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
             !tp_mem_grow((void **)buf, cap, raw ? raw : 8, 1) ||
             !tp_mem_grow((void **)&d->words, &d->words_cap, raw ? raw : 8, 1))
             return -1;
-        ok = raw ? tp_planes_decode_sparse(d->planes, m, *buf, d->words, raw) : 0;
+        ok = raw ? tp_planes_decode_sparse_t(d->planes, m, *buf, d->words, raw, times, t_hi) : 0;
+        t_found = 1;
     } else if (!decompress(d, data, c, buf, cap)) {
         return -1;
     } else if (h->filter == TP_FILTER_LANE_DELTA) {
@@ -211,6 +244,8 @@ static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, ui
         return -1;
     }
     *whole = ok == raw;
+    if (times && !t_found)
+        *t_hi = chunk_t_hi(times, *buf, ok);
     return (long)ok;
 }
 
@@ -305,7 +340,7 @@ static int load_meta_chunk(tp_reader *r, const chunk_ref *c, int *bad) {
     uint8_t *buf = NULL;
     size_t cap = 0;
     int whole;
-    long n = chunk_decode(&r->dec, r->data, c, &buf, &cap, &whole);
+    long n = chunk_decode(&r->dec, r->data, c, &buf, &cap, &whole, NULL, NULL);
     *bad = !whole;
     if (n < 0) {
         free(buf);
@@ -347,7 +382,7 @@ static void read_index(tp_reader *r, uint64_t body) {
     uint8_t *buf = NULL;
     size_t cap = 0;
     int whole;
-    long n = chunk_decode(&r->dec, r->data, &c, &buf, &cap, &whole);
+    long n = chunk_decode(&r->dec, r->data, &c, &buf, &cap, &whole, NULL, NULL);
     (void)whole; /* the index payload is not records: only its length matters */
     tp_index_head ih;
     if (!own(r, buf) || n < 0 || c.h.raw_bytes < sizeof ih)
@@ -724,7 +759,7 @@ static void info_scan(tp_reader *r, tp_trace_info *in) {
         int whole;
         if (r->chunks[i].bad)
             continue;
-        long n = chunk_decode(&r->dec, r->data, &r->chunks[i], &buf, &cap, &whole);
+        long n = chunk_decode(&r->dec, r->data, &r->chunks[i], &buf, &cap, &whole, NULL, NULL);
         for (long off = 0; off < n; off += ((tp_rec_hdr *)(buf + off))->size) {
             const tp_rec_hdr *h = (const tp_rec_hdr *)(buf + off);
             if (h->type < TP_REC_TYPE_LIMIT)
@@ -872,39 +907,12 @@ static int in_window(const tp_query *q, const tp_rec_hdr *h) {
     return ts < q->t_end && (end > q->t_begin || ts >= q->t_begin);
 }
 
-/* What a type's layout holds for tp_cursor_set_late: no time, ts, ts and end. */
-enum { LATE_NONE, LATE_TS, LATE_END };
-
-/* The latest of h's ts (and end, for an interval type), read as the type's layout says; a
- * field past the record's size reads as 0 (tp_record_get's zero extension). */
-static uint64_t record_t_hi(const tp_cursor *c, const tp_rec_hdr *h) {
-    unsigned k = h->type < TP_REC_TYPE_LIMIT ? c->late_kind[h->type] : LATE_NONE;
-    uint64_t ts = 0, end = 0;
-    if (k != LATE_NONE && h->size >= 16)
-        memcpy(&ts, (const uint8_t *)h + 8, sizeof ts);
-    if (k == LATE_END && h->size >= 24)
-        memcpy(&end, (const uint8_t *)h + 16, sizeof end);
-    return ts > end ? ts : end;
-}
-
-/* The latest time of the records in buf[0, len) (record_t_hi). */
-static uint64_t chunk_t_hi(const tp_cursor *c, const uint8_t *buf, size_t len) {
-    uint64_t hi = 0;
-    for (size_t off = 0; off < len;) {
-        const tp_rec_hdr *h = (const tp_rec_hdr *)(buf + off);
-        uint64_t t = record_t_hi(c, h);
-        hi = t > hi ? t : hi;
-        off += h->size;
-    }
-    return hi;
-}
-
 static __attribute__((noinline)) int record_wanted(tp_cursor *c, const tp_rec_hdr *h) {
     uint64_t bit = h->type < TP_REC_TYPE_LIMIT ? TP_REC_BIT(h->type) : 0;
     if (bit & c->want) {
         if (c->timed && !in_window(&c->q, h))
             return 0;
-        if (c->late_limit && record_t_hi(c, h) > c->late_limit) {
+        if (c->late_limit && record_t_hi(c->late_kind, h) > c->late_limit) {
             c->late++;
             return 0;
         }
@@ -923,7 +931,11 @@ static int decode_next(tp_cursor *c, chunk_out *out) {
         if (!chunk_wanted(&c->q, &ch->h) || !settle_chunk(r, ch))
             continue;
         int whole;
-        long n = chunk_decode(&c->dec, r->data, ch, &out->buf, &out->cap, &whole);
+        /* each chunk's latest time, for the late limit: with the records as they are put
+         * together (filter 4), or a walk over them */
+        uint64_t t_hi = 0;
+        long n = chunk_decode(&c->dec, r->data, ch, &out->buf, &out->cap, &whole,
+                              c->late_limit ? c->late_kind : NULL, &t_hi);
         out->first_visit = !ch->visited;
         if (!whole && !ch->visited) { /* CRC held, content did not: writer bug or crafted file */
             r->integ.chunks_bad++;
@@ -933,7 +945,7 @@ static int decode_next(tp_cursor *c, chunk_out *out) {
         if (n <= 0)
             continue;
         out->len = (size_t)n;
-        out->t_hi = c->late_limit ? chunk_t_hi(c, out->buf, out->len) : 0;
+        out->t_hi = t_hi;
         return 1;
     }
     return 0;

@@ -22,12 +22,16 @@ typedef struct walk {
     const tp_visitor *v;
     void *ctx;
     tp_reader *r;
-    uint32_t min_size[TP_REC_TYPE_LIMIT];
-    /* per type, the pairing step this walk takes (`pairing`'s when the visitor pairs ranges,
-     * else NULL), and whether it has keep or each: visit_record then tests one table entry
-     * and one flag for what took four tests of the visitor's fields per record */
-    tp_status (*pair[TP_REC_TYPE_LIMIT])(struct walk *, const tp_rec_hdr *);
-    int hooks;
+    /* per type, all a record's dispatch reads, in one entry (one index, where three tables
+     * took one each): the shortest size this build reads without zero-extending it, the
+     * pairing step this walk takes (`pairing`'s when the visitor pairs ranges, else NULL) and
+     * the visitor's handler */
+    struct step {
+        uint32_t min_size;
+        tp_status (*pair)(struct walk *, const tp_rec_hdr *);
+        tp_visit_fn fn;
+    } step[TP_REC_TYPE_LIMIT];
+    int hooks; /* keep or each: visit_record's loop with them (visit_data) */
     tp_range_stack pushes, starts;
     /* ENDs that came before their START in file order (a range ended on another thread
      * whose chunk was written first): `early` keeps each END's time and thread (taken ones
@@ -229,25 +233,26 @@ static uint64_t wanted(const tp_visitor *v) {
     return m;
 }
 
-static tp_status visit_record(walk *w, const tp_rec_hdr *h) {
-    const tp_visitor *v = w->v;
+/* One record's dispatch; `hooks` is a constant in each of visit_data's two loops (always
+ * inline), so the common loop, without keep and each, does not test for them per record. */
+static inline __attribute__((always_inline)) tp_status visit_record(walk *w, const tp_rec_hdr *h,
+                                                                    int hooks) {
+    const struct step *s = &w->step[h->type];
     tp_status st = TP_OK;
-    w->st.records++;
-    if (h->size < w->min_size[h->type]) { /* an older writer's shorter record */
-        tp_record_get(h, w->ext, w->min_size[h->type]);
+    if (h->size < s->min_size) { /* an older writer's shorter record */
+        tp_record_get(h, w->ext, s->min_size);
         h = (const tp_rec_hdr *)w->ext;
     }
-    if (w->hooks) {
+    if (hooks) {
+        const tp_visitor *v = w->v;
         if (v->keep && !v->keep(w->ctx, h))
             return TP_OK;
         if (v->each && (st = v->each(w->ctx, h)) != TP_OK)
             return st;
     }
-    tp_status (*pair)(walk *, const tp_rec_hdr *) = w->pair[h->type];
-    if (pair && (st = pair(w, h)) != TP_OK)
+    if (s->pair && (st = s->pair(w, h)) != TP_OK)
         return st;
-    tp_visit_fn fn = v->data[h->type];
-    return fn ? fn(w->ctx, h) : TP_OK;
+    return s->fn ? s->fn(w->ctx, h) : TP_OK;
 }
 
 static tp_status visit_data(walk *w) {
@@ -262,8 +267,15 @@ static tp_status visit_data(walk *w) {
         tp_cursor_set_late(c, w->v->t_limit);
     if (w->v->read_ahead)
         tp_cursor_read_ahead(c); /* or not: the records are the same */
-    for (const tp_rec_hdr *h; st == TP_OK && (h = tp_cursor_next(c)) != NULL;)
-        st = visit_record(w, h); /* the cursor returns known types only: h->type < LIMIT */
+    /* the cursor returns known types only: h->type < LIMIT */
+    uint64_t records = 0;
+    if (w->hooks)
+        for (const tp_rec_hdr *h; st == TP_OK && (h = tp_cursor_next(c)) != NULL; records++)
+            st = visit_record(w, h, 1);
+    else
+        for (const tp_rec_hdr *h; st == TP_OK && (h = tp_cursor_next(c)) != NULL; records++)
+            st = visit_record(w, h, 0);
+    w->st.records += records;
     w->st.late = tp_cursor_late(c);
     tp_cursor_close(c);
     if (st == TP_OK && w->v->range)
@@ -277,8 +289,9 @@ static tp_status visit_data(walk *w) {
 tp_status tp_visit_run(tp_reader *r, const tp_visitor *v, void *ctx, tp_visit_stats *stats) {
     walk w = {.v = v, .ctx = ctx, .r = r};
     for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
-        w.min_size[t] = tp_record_info(t)->min_size;
-        w.pair[t] = v->range ? pairing[t] : NULL;
+        w.step[t].min_size = tp_record_info(t)->min_size;
+        w.step[t].pair = v->range ? pairing[t] : NULL;
+        w.step[t].fn = v->data[t];
     }
     w.hooks = v->keep || v->each;
     tp_status st = visit_meta(&w);
