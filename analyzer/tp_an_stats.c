@@ -1195,11 +1195,16 @@ static uint32_t *np_places(const int64_t *v, size_t num, const uint32_t *rows, t
      * more places is written into gb as its key's run ends, from gb's end down (2 per group,
      * at most num), so that they lie ascending from g */
     uint32_t *gb = tp_scratch_get(s, num, sizeof *gb), *g = gb + num;
+    uint32_t *u = tp_scratch_get(s, num, sizeof *u);
+    /* u: each index's place (numpy starts from the indices in order), in the same pass */
     uint32_t last = (uint32_t)(num - 1);
     int64_t next = v[rows[num - 1]];
     ge[num - 1] = last;
+    u[rows[num - 1]] = last;
     for (size_t p = num - 1; p-- > 0;) {
-        int64_t k = v[rows[p]];
+        uint32_t r = rows[p];
+        int64_t k = v[r];
+        u[r] = (uint32_t)p;
         if (k != next) {
             if (last > p + 1) /* places p + 1 .. last: one key */
                 *--g = last, *--g = (uint32_t)(p + 1);
@@ -1211,9 +1216,6 @@ static uint32_t *np_places(const int64_t *v, size_t num, const uint32_t *rows, t
     if (last > 0)
         *--g = last, *--g = 0;
     size_t ng = (size_t)(gb + num - g) / 2;
-    uint32_t *u = tp_scratch_get(s, num, sizeof *u);
-    for (size_t p = 0; p < num; p++)
-        u[rows[p]] = (uint32_t)p; /* numpy starts from the indices in order */
     np_ties t = {ge, g, ng};
     np_pos_sort(&t, u, num);
     tp_scratch_put(s, gb);
