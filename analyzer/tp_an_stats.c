@@ -529,15 +529,20 @@ int tp_an_whole_stats2_i64(int64_t *v, size_t n, double q1, double q2, double *s
                            double *max, double *p1, double *p2) {
     if (n < SEL_MIN || n >= UINT32_MAX || !(q1 <= q2))
         return 0;
+    tp_an_i64_span sp;
+    tp_an_i64_span_open(&sp);
+    for (size_t i = 0; i < n; i++)
+        tp_an_i64_span_add(&sp, v[i]);
+    return tp_an_whole_stats2_i64_of(v, n, &sp, q1, q2, sum, min, max, p1, p2);
+}
+
+int tp_an_whole_stats2_i64_of(int64_t *v, size_t n, const tp_an_i64_span *sp, double q1, double q2,
+                              double *sum, double *min, double *max, double *p1, double *p2) {
+    if (n < SEL_MIN || n >= UINT32_MAX || !(q1 <= q2))
+        return 0;
     const int64_t big = INT64_C(9007199254740992); /* 2^53 */
-    int64_t mn = v[0], mx = v[0];
-    uint64_t s = 0; /* wraps; exact when the magnitudes' sum is within 2^52 (tested below) */
-    for (size_t i = 0; i < n; i++) {
-        int64_t x = v[i];
-        s += (uint64_t)x;
-        mn = x < mn ? x : mn;
-        mx = x > mx ? x : mx;
-    }
+    int64_t mn = sp->min, mx = sp->max;
+    uint64_t s = sp->sum; /* wraps; exact when the magnitudes' sum is within 2^52 (tested below) */
     if (!(mn > -big && mx < big)) /* tp_an_whole_stats2 refuses |x| >= 2^53 */
         return 0;
     /* the magnitudes' sum within 2^52 (tp_an_whole_stats2's bound, the same answer: their

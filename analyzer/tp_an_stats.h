@@ -66,6 +66,27 @@ int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, d
 int tp_an_whole_stats2_i64(int64_t *v, size_t n, double q1, double q2, double *sum, double *min,
                            double *max, double *p1, double *p2);
 
+/* The values' least, greatest and sum (added as uint64_t, wrapping), for
+ * tp_an_whole_stats2_i64_of; tp_an_i64_span_open starts one (no value yet). */
+typedef struct {
+    int64_t min, max;
+    uint64_t sum;
+} tp_an_i64_span;
+
+static inline void tp_an_i64_span_open(tp_an_i64_span *sp) {
+    sp->min = INT64_MAX, sp->max = INT64_MIN, sp->sum = 0;
+}
+static inline void tp_an_i64_span_add(tp_an_i64_span *sp, int64_t x) {
+    sp->min = x < sp->min ? x : sp->min;
+    sp->max = x > sp->max ? x : sp->max;
+    sp->sum += (uint64_t)x;
+}
+
+/* tp_an_whole_stats2_i64 when the caller has sp, the span of v[0..n) (from a pass of its
+ * own that read the values anyway): the same answer, without the pass that finds it. */
+int tp_an_whole_stats2_i64_of(int64_t *v, size_t n, const tp_an_i64_span *sp, double q1, double q2,
+                              double *sum, double *min, double *max, double *p1, double *p2);
+
 /* Sets *sum to v[0] + ... + v[n-1] and returns 1 when that sum is the same in every order
  * (every value a whole number and their magnitudes adding up to at most 2^52, so no
  * addition rounds); returns 0 otherwise. */
