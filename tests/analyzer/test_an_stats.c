@@ -603,14 +603,15 @@ static void test_whole_stats2_i64(void) {
 
 /* The selection's ranks read from the small offsets' counts (below 4096 above the least
  * value), by digits, or one each way: durations with a long tail (most values small, the
- * top digit's buckets wide), values on both sides of the bound, shifted lows; against the
+ * top digit's buckets wide), values on both sides of the bound, shifted lows, a sample that
+ * misleads the counts-only pass (its fallback); against the
  * sorted values, through the integer and the double entries. */
 static void test_select_fine(void) {
     const size_t ns[] = {4096, 50001, 200000}; /* the last: a 16-bit top digit */
     const double qs[][2] = {{50, 95}, {0, 100}, {49, 51}, {90, 99.9}};
     uint64_t s = 4242;
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
-        for (int shape = 0; shape < 5; shape++) {
+        for (int shape = 0; shape < 6; shape++) {
             size_t n = ns[a];
             int64_t *v = malloc(n * sizeof *v), lo = shape == 3 ? -70000 : 13;
             double *w = malloc(n * sizeof *w), *x = malloc(n * sizeof *x);
@@ -620,6 +621,9 @@ static void test_select_fine(void) {
                             : shape == 1 ? 4094 + (int64_t)(r % 4) /* around the bound */
                             : shape == 2 ? (int64_t)(i % 2 ? r % 4096 : 4096 + r % 9000)
                             : shape == 3 ? (int64_t)(r % 3000)
+                            /* small only where the sample looks (every n / 4096-th value): the
+                             * fine counts' pass is tried and does not answer */
+                            : shape == 5 ? (int64_t)(i % (n / 4096) == 0 ? r % 100 : 5000 + r % 100)
                                          : (int64_t)(r % 100000);
                 v[i] = lo + y;
             }
