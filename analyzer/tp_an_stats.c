@@ -713,6 +713,29 @@ void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch
     tp_scratch_put(sc, count);
 }
 
+void tp_an_describe_any_i64_s(int64_t *v, size_t n, int64_t lo, int64_t hi, tp_an_describe_t *out,
+                              tp_scratch *sc) {
+    /* tp_an_describe_any_s counts exactly where n is in range and the converted values are
+     * whole, not -0.0, below 2^53 in magnitude (integers there convert exactly: the same lo,
+     * hi and offsets) and span fewer integers than their count */
+    const int64_t big = INT64_C(9007199254740992); /* 2^53 */
+    if (n >= COUNT_SPAN && n < UINT32_MAX && lo > -big && hi < big && (uint64_t)(hi - lo) < n) {
+        size_t span = (size_t)(hi - lo) + 1;
+        size_t *count = tp_scratch_get0(sc, span, sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[v[i] - lo]++;
+        tp_an_describe_counts(count, span, lo, n, out);
+        tp_scratch_put(sc, count);
+        return;
+    }
+    double *dv = (double *)(void *)v; /* each 8 bytes read before written */
+    for (size_t i = 0; i < n; i++) {
+        double x = (double)v[i];
+        memcpy(&dv[i], &x, sizeof x);
+    }
+    tp_an_describe_any_s(dv, n, out, sc);
+}
+
 /* ---- numpy's aquicksort (numpy/core/src/npysort/quicksort.cpp, v1.24), ported as is. */
 
 #define NP_SMALL_QUICKSORT 15

@@ -35,6 +35,13 @@ void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t 
  * span no wider than their count are counted (tp_an_describe_counts), not sorted. */
 void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s);
 
+/* tp_an_describe_any_s of integers whose least and greatest are lo and hi (n > 0): the
+ * same figures as of the values converted to doubles, counted without that function's
+ * whole-number test per value where it would count them; else v is converted in place
+ * (its 8 bytes a value hold doubles after) and described by it. */
+void tp_an_describe_any_i64_s(int64_t *v, size_t n, int64_t lo, int64_t hi, tp_an_describe_t *out,
+                              tp_scratch *s);
+
 /* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
 double tp_an_percentile_sorted(const double *v, size_t n, double q);
 

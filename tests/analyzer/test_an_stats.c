@@ -654,6 +654,45 @@ static void test_select_fine(void) {
         }
 }
 
+static int same_describe(const tp_an_describe_t *a, const tp_an_describe_t *b) {
+    return a->count == b->count && same_bits(a->sum, b->sum) && same_bits(a->mean, b->mean) &&
+           same_bits(a->std, b->std) && same_bits(a->min, b->min) && same_bits(a->p25, b->p25) &&
+           same_bits(a->p50, b->p50) && same_bits(a->p75, b->p75) && same_bits(a->max, b->max);
+}
+
+/* tp_an_describe_any_i64_s gives tp_an_describe_any_s's figures of the values converted: the
+ * counted path (span below the count), the sorted one (wider), few values, none, values at
+ * and past 2^53 (not counted), negative ones. */
+static void test_describe_any_i64(void) {
+    const size_t ns[] = {0, 1, 4095, 4096, 30000};
+    const uint64_t spans[] = {1, 3000, 100000};
+    uint64_t s = 99;
+    tp_scratch *sc = tp_scratch_open(1 << 20);
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (int mode = 0; mode < 3; mode++) {
+                size_t n = ns[a];
+                int64_t *v = malloc((n + 1) * sizeof *v), lo = INT64_MAX, hi = INT64_MIN;
+                double *w = malloc((n + 1) * sizeof *w);
+                for (size_t i = 0; i < n; i++) {
+                    v[i] = (int64_t)(rnd(&s) % spans[z]) - (mode == 1 ? 2000 : 0);
+                    if (mode == 2)
+                        v[i] += INT64_C(9007199254740992) - 1000; /* at and past 2^53 */
+                }
+                for (size_t i = 0; i < n; i++) {
+                    w[i] = (double)v[i];
+                    lo = v[i] < lo ? v[i] : lo;
+                    hi = v[i] > hi ? v[i] : hi;
+                }
+                tp_an_describe_t x, y;
+                tp_an_describe_any_i64_s(v, n, lo, hi, &x, sc);
+                tp_an_describe_any_s(w, n, &y, sc);
+                CHECK(same_describe(&x, &y));
+                free(v), free(w);
+            }
+    tp_scratch_close(sc);
+}
+
 int main(void) {
     TP_RUN(test_describe);
     TP_RUN(test_percentile);
@@ -668,6 +707,7 @@ int main(void) {
     TP_RUN(test_whole_stats2_i64);
     TP_RUN(test_select_fine);
     TP_RUN(test_describe_counts);
+    TP_RUN(test_describe_any_i64);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     TP_RUN(test_argsort_over_small);
