@@ -492,6 +492,25 @@ double tp_an_percentile_in(double *v, size_t n, double q, int64_t lo, int64_t hi
     return tp_an_percentile(v, n, q);
 }
 
+double tp_an_percentile_i64_in(int64_t *v, size_t n, double q, int64_t lo, int64_t hi) {
+    if (n >= SEL_MIN && n < UINT32_MAX && lo > -9007199254740992 && hi < 9007199254740992) {
+        /* percentiles_whole's steps with select_span_i64 (the same offsets, so the same
+         * values as select_span of the doubles) */
+        size_t r[SEL_RANKS], rlo[1];
+        double pos[1], val[SEL_RANKS], p;
+        size_t uniq = percentile_ranks(n, &q, 1, r, rlo, pos);
+        select_span_i64(v, n, r, uniq, val, lo, hi);
+        percentiles_of(n, 1, r, rlo, pos, val, &p);
+        return p;
+    }
+    double *dv = (double *)(void *)v; /* each 8 bytes read before written */
+    for (size_t i = 0; i < n; i++) {
+        double x = (double)v[i];
+        memcpy(&dv[i], &x, sizeof x);
+    }
+    return tp_an_percentile_in(dv, n, q, lo, hi);
+}
+
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2) {
     double q[2] = {q1, q2}, p[2];
     if (n >= SEL_MIN && q1 <= q2 && percentiles_whole(v, n, q, 2, p, NULL)) { /* (no NaN then) */

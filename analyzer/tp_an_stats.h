@@ -55,6 +55,10 @@ double tp_an_percentile(double *v, size_t n, double q);
  * find that out. */
 double tp_an_percentile_in(double *v, size_t n, double q, int64_t lo, int64_t hi);
 
+/* tp_an_percentile_in of integers (the same double as of the values converted), read as
+ * they are; v holds other numbers after. */
+double tp_an_percentile_i64_in(int64_t *v, size_t n, double q, int64_t lo, int64_t hi);
+
 /* The percentiles q1 <= q2 of the same values, the second selected among the values above
  * the first only (about half the work of two tp_an_percentile calls); the same doubles. */
 void tp_an_percentile2(double *v, size_t n, double q1, double q2, double *p1, double *p2);

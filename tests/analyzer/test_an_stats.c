@@ -643,6 +643,20 @@ static void test_select_fine(void) {
                 CHECK(
                     same_bits(tp_an_percentile_in(x, n, qs[b][0], (int64_t)w[0], (int64_t)w[n - 1]),
                               tp_an_percentile_sorted(w, n, qs[b][0])));
+                memcpy(u, v, n * sizeof *v);
+                CHECK(same_bits(
+                    tp_an_percentile_i64_in(u, n, qs[b][0], (int64_t)w[0], (int64_t)w[n - 1]),
+                    tp_an_percentile_sorted(w, n, qs[b][0])));
+                memcpy(u, v, n * sizeof *v); /* few values: converted, tp_an_percentile_in */
+                int64_t lo100 = INT64_MAX, hi100 = INT64_MIN;
+                for (size_t i = 0; i < 100; i++) {
+                    x[i] = (double)v[i];
+                    lo100 = v[i] < lo100 ? v[i] : lo100;
+                    hi100 = v[i] > hi100 ? v[i] : hi100;
+                }
+                qsort(x, 100, sizeof *x, cmp_dbl);
+                CHECK(same_bits(tp_an_percentile_i64_in(u, 100, qs[b][0], lo100, hi100),
+                                tp_an_percentile_sorted(x, 100, qs[b][0])));
                 for (size_t i = 0; i < n; i++)
                     x[i] = (double)v[i];
                 tp_an_percentile2(x, n, qs[b][0], qs[b][1], &p1, &p2);
