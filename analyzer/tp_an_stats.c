@@ -336,18 +336,9 @@ static void select_span(double *v, size_t n, const size_t *r, size_t m, double *
 
 /* SEL_FINE's counts alone, in a pass that only counts (no top digit, no offsets written):
  * returns 1 with out[] set when they answer every rank (more than r[m - 1] offsets below
- * SEL_FINE), else 0 (v untouched). Tried only where a sample of SEL_SAMPLE values, evenly
- * spaced, has more than the ranks' share of them below SEL_FINE (the launch statistics' call
- * and kernel durations, ~96 % there against the 95 % p95 needs; the launch delays ~0.2 %):
- * a wrong guess costs this pass, never the answer. */
-#define SEL_SAMPLE 4096
+ * SEL_FINE), else 0 (v untouched). */
 static int select_fine_only(const int64_t *v, size_t n, const size_t *r, size_t m, double *out,
                             int64_t lo) {
-    size_t hit = 0;
-    for (size_t k = 0; k < SEL_SAMPLE; k++)
-        hit += (uint64_t)v[k * (n / SEL_SAMPLE)] - (uint64_t)lo < SEL_FINE;
-    if (hit * n <= (r[m - 1] + 1) * (size_t)SEL_SAMPLE) /* (n < 2^32: no overflow) */
-        return 0;
     sel_fine fine;
     memset(&fine, 0, sizeof fine);
     for (size_t i = 0; i < n; i++)
@@ -358,17 +349,40 @@ static int select_fine_only(const int64_t *v, size_t n, const size_t *r, size_t 
     return 1;
 }
 
+/* Which of the SEL_FINE counts to try, from a sample of SEL_SAMPLE values, evenly spaced
+ * (n >= SEL_MIN): where more than the ranks' share of them lie below SEL_FINE, the counts
+ * alone first (select_fine_only: the launch statistics' call and kernel durations, ~96 %
+ * there against the 95 % p95 needs); where fewer than the lowest rank's share do, none (the
+ * launch delays: ~0.2 %; every rank by digits). A wrong guess costs a pass or the counting,
+ * never the answer: every path selects the same offsets. */
+#define SEL_SAMPLE 4096
+enum { SEL_FINE_NONE, SEL_FINE_TOO, SEL_FINE_FIRST };
+
+static int sel_fine_guess(const int64_t *v, size_t n, const size_t *r, size_t m, int64_t lo) {
+    size_t hit = 0;
+    for (size_t k = 0; k < SEL_SAMPLE; k++)
+        hit += (uint64_t)v[k * (n / SEL_SAMPLE)] - (uint64_t)lo < SEL_FINE;
+    if (hit * n > (r[m - 1] + 1) * (size_t)SEL_SAMPLE) /* (n < 2^32: no overflow) */
+        return SEL_FINE_FIRST;
+    return hit * n > r[0] * (size_t)SEL_SAMPLE ? SEL_FINE_TOO : SEL_FINE_NONE;
+}
+
 /* select_span of integers (|v[i]| < 2^53): the same offsets, so the same values, without a
  * conversion per value; v holds the offsets after (or is untouched). */
 static void select_span_i64(int64_t *v, size_t n, const size_t *r, size_t m, double *out,
                             int64_t lo, int64_t hi) {
     unsigned width, shift = span_digit(n, lo, hi, &width);
-    if (shift > 0 && select_fine_only(v, n, r, m, out, lo))
-        return;
+    int fine_on = shift > 0; /* (shift 0: the top digit is the last, no SEL_FINE counts) */
+    if (fine_on) {
+        int guess = sel_fine_guess(v, n, r, m, lo);
+        if (guess == SEL_FINE_FIRST && select_fine_only(v, n, r, m, out, lo))
+            return;
+        fine_on = guess != SEL_FINE_NONE;
+    }
     uint64_t mask = (UINT64_C(1) << width) - 1;
     uint32_t *count = tp_mem_xcalloc((size_t)mask + 1, sizeof *count);
     sel_fine fine;
-    if (shift > 0) { /* as select_span */
+    if (fine_on) { /* as select_span */
         memset(&fine, 0, sizeof fine);
         for (size_t i = 0; i < n; i++) {
             uint64_t x = (uint64_t)v[i] - (uint64_t)lo;
@@ -384,7 +398,7 @@ static void select_span_i64(int64_t *v, size_t n, const size_t *r, size_t m, dou
         }
     }
     /* select_digits reads and writes its offsets through memcpy only: 64-bit patterns */
-    select_counted((double *)(void *)v, n, shift, width, count, shift > 0 ? &fine : NULL, r, m, out,
+    select_counted((double *)(void *)v, n, shift, width, count, fine_on ? &fine : NULL, r, m, out,
                    lo);
 }
 
