@@ -27,8 +27,7 @@ static inline void runs_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_ru
             if (open)
                 fn(ctx, ra, rb);
             ra = a, rb = b;
-        } else {
-            ra = a < ra ? a : ra;
+        } else { /* (gpu_order's starts rise: a > ra, HTA's min of the starts is ra) */
             rb = b > rb ? b : rb;
         }
         cummax = !open || b > cummax ? b : cummax;
@@ -145,8 +144,7 @@ static inline void union_step(union_walk *w, int64_t a, int64_t b) {
         if (w->open)
             run_to_sum(&w->u, w->ra, w->rb);
         w->ra = a, w->rb = b;
-    } else {
-        w->ra = a < w->ra ? a : w->ra;
+    } else { /* (starts rise in gpu_order: the run's least start stays ra) */
         w->rb = b > w->rb ? b : w->rb;
     }
     w->cummax = !w->open || b > w->cummax ? b : w->cummax;
