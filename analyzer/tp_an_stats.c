@@ -928,21 +928,70 @@ static uint32_t np_first_place(const np_ties *t, uint32_t p) {
     return k < t->ng && t->g[2 * k] <= p ? t->g[2 * k] : p;
 }
 
+enum { NP_SIMD_NONE, NP_SIMD_SSE2, NP_SIMD_AVX2 };
+
+#if NP_SCAN_AVX2
+/* np_pos_if_distinct's least and greatest of u[0..n) (n >= 16), eight at a time: the
+ * distinct-keys test reads ~1 M elements of lb2k's queue, a min and a max each. */
+__attribute__((target("avx2"))) static void np_minmax_avx2(const uint32_t *u, size_t n,
+                                                           uint32_t *mn_out, uint32_t *mx_out) {
+    __m256i mn = _mm256_loadu_si256((const __m256i *)(const void *)u), mx = mn;
+    size_t i = 8;
+    for (; i + 8 <= n; i += 8) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(u + i));
+        mn = _mm256_min_epu32(mn, x);
+        mx = _mm256_max_epu32(mx, x);
+    }
+    uint32_t a[8], b[8], lo, hi;
+    _mm256_storeu_si256((__m256i *)(void *)a, mn);
+    _mm256_storeu_si256((__m256i *)(void *)b, mx);
+    lo = a[0], hi = b[0];
+    for (int k = 1; k < 8; k++) {
+        lo = a[k] < lo ? a[k] : lo;
+        hi = b[k] > hi ? b[k] : hi;
+    }
+    for (; i < n; i++) {
+        lo = u[i] < lo ? u[i] : lo;
+        hi = u[i] > hi ? u[i] : hi;
+    }
+    *mn_out = lo, *mx_out = hi;
+}
+
+/* u[i] = mn + i for i < n, eight at a time. */
+__attribute__((target("avx2"))) static void np_iota_avx2(uint32_t *u, size_t n, uint32_t mn) {
+    __m256i x =
+        _mm256_add_epi32(_mm256_set1_epi32((int32_t)mn), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i eight = _mm256_set1_epi32(8);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8, x = _mm256_add_epi32(x, eight))
+        _mm256_storeu_si256((__m256i *)(void *)(u + i), x);
+    for (; i < n; i++)
+        u[i] = mn + (uint32_t)i;
+}
+#endif
+
 /* Sorts u[0..n) itself when its keys are pairwise distinct (then ascending places are the one
  * key order) and returns 1; else 0. Every place strictly between lo and hi is in the part
  * (its key lies strictly between the keys of the pivots that bound the part), so a group of
  * two or more places there is a tie for certain, found without reading the part. */
-static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t lo, int64_t hi) {
+static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t lo, int64_t hi,
+                              int simd) {
+    (void)simd; /* (read only where AVX2 code is built) */
     size_t k = np_group_from(t, (uint64_t)(lo + 1));
     if (k < t->ng && (int64_t)t->g[2 * k] <= lo)
         k++; /* the group of the lower pivot's key */
     if (k < t->ng && (int64_t)t->g[2 * k + 1] < hi)
         return 0;
     uint32_t mn = u[0], mx = u[0];
-    for (size_t i = 1; i < n; i++) {
-        mn = u[i] < mn ? u[i] : mn;
-        mx = u[i] > mx ? u[i] : mx;
-    }
+#if NP_SCAN_AVX2
+    if (simd == NP_SIMD_AVX2)
+        np_minmax_avx2(u, n, &mn, &mx);
+    else
+#endif
+        for (size_t i = 1; i < n; i++) {
+            mn = u[i] < mn ? u[i] : mn;
+            mx = u[i] > mx ? u[i] : mx;
+        }
     if ((size_t)(mx - mn) + 1 != n)
         return 0; /* not every place of [mn, mx]: only bounding keys' places are missing */
     /* the part is the places [mn, mx]: distinct keys unless a group has two of them */
@@ -952,6 +1001,12 @@ static int np_pos_if_distinct(const np_ties *t, uint32_t *u, size_t n, int64_t l
         if (b > a)
             return 0;
     }
+#if NP_SCAN_AVX2
+    if (simd == NP_SIMD_AVX2) {
+        np_iota_avx2(u, n, mn);
+        return 1;
+    }
+#endif
     for (size_t i = 0; i < n; i++)
         u[i] = mn + (uint32_t)i;
     return 1;
@@ -1058,7 +1113,6 @@ static void np_pos_insertion(const uint32_t *ge, uint32_t *pl, uint32_t *pr) {
  * element). `simd` (NP_SIMD_*) says how they may be read: when places fit in 31 bits (the
  * signed compares then order them), several at a time while none of them stops the scan, up
  * to `stop`; the element they find is the one numpy's loop finds. */
-enum { NP_SIMD_NONE, NP_SIMD_SSE2, NP_SIMD_AVX2 };
 
 #if NP_SCAN_AVX2
 /* The queue's steps (two ascending runs) make numpy partition parts of ~480 k elements 40
@@ -1223,7 +1277,7 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
             goto stack_pop;
         }
         while ((pr - pl) > NP_SMALL_QUICKSORT) {
-            if (np_pos_if_distinct(t, pl, (size_t)(pr - pl + 1), lo, hi))
+            if (np_pos_if_distinct(t, pl, (size_t)(pr - pl + 1), lo, hi, simd))
                 goto stack_pop;
             uint32_t *pm = pl + ((pr - pl) >> 1);
             if (ge[*pm] < *pl)
