@@ -957,6 +957,45 @@ __attribute__((target("avx2"))) static void np_minmax_avx2(const uint32_t *u, si
     *mn_out = lo, *mx_out = hi;
 }
 
+/* np_heap_rest's pass eight at a time: u[0..n)'s least and greatest, and how many are <= lo
+ * and >= hi (-1 <= lo < hi <= 2^31 - 1: the places fit in 31 bits, so signed compares order
+ * them). */
+__attribute__((target("avx2"))) static void np_rest_scan_avx2(const uint32_t *u, size_t n,
+                                                              int64_t lo, int64_t hi,
+                                                              uint32_t *mn_out, uint32_t *mx_out,
+                                                              size_t *c_lo, size_t *c_hi) {
+    const __m256i l1 = _mm256_set1_epi32((int32_t)(lo + 1)),
+                  h1 = _mm256_set1_epi32((int32_t)(hi - 1));
+    __m256i mn = _mm256_set1_epi32(-1), mx = _mm256_setzero_si256(), cl = mx, ch = mx;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(u + i));
+        mn = _mm256_min_epu32(mn, x);
+        mx = _mm256_max_epu32(mx, x);
+        cl = _mm256_sub_epi32(cl, _mm256_cmpgt_epi32(l1, x)); /* x < lo + 1 */
+        ch = _mm256_sub_epi32(ch, _mm256_cmpgt_epi32(x, h1)); /* x > hi - 1 */
+    }
+    uint32_t a[8], b[8], c[8], d[8], lo_v = UINT32_MAX, hi_v = 0;
+    size_t nl = 0, nh = 0;
+    _mm256_storeu_si256((__m256i *)(void *)a, mn);
+    _mm256_storeu_si256((__m256i *)(void *)b, mx);
+    _mm256_storeu_si256((__m256i *)(void *)c, cl);
+    _mm256_storeu_si256((__m256i *)(void *)d, ch);
+    for (int k = 0; k < 8; k++) {
+        lo_v = a[k] < lo_v ? a[k] : lo_v;
+        hi_v = b[k] > hi_v ? b[k] : hi_v;
+        nl += c[k], nh += d[k];
+    }
+    for (; i < n; i++) {
+        uint32_t x = u[i];
+        lo_v = x < lo_v ? x : lo_v;
+        hi_v = x > hi_v ? x : hi_v;
+        nl += (int64_t)x <= lo;
+        nh += (int64_t)x >= hi;
+    }
+    *mn_out = lo_v, *mx_out = hi_v, *c_lo = nl, *c_hi = nh;
+}
+
 /* u[i] = mn + i for i < n, eight at a time. */
 __attribute__((target("avx2"))) static void np_iota_avx2(uint32_t *u, size_t n, uint32_t mn) {
     __m256i x =
@@ -1047,16 +1086,22 @@ static void np_pos_sift_down(const uint32_t *ge, uint32_t *a, size_t i, size_t n
  * its places are here, else that of the first group of places above lo when it ends below
  * hi (all its places are here), else hi's when two of its places are here. */
 static size_t np_heap_rest(const np_ties *t, const uint32_t *u, size_t n, int64_t lo, int64_t hi,
-                           uint32_t *mn_out) {
+                           uint32_t *mn_out, int simd) {
     uint32_t mn = UINT32_MAX, mx = 0;
     size_t c_lo = 0, c_hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t x = u[i];
-        mn = x < mn ? x : mn;
-        mx = x > mx ? x : mx;
-        c_lo += (int64_t)x <= lo;
-        c_hi += (int64_t)x >= hi;
-    }
+    (void)simd; /* (read only where AVX2 code is built) */
+#if NP_SCAN_AVX2
+    if (simd == NP_SIMD_AVX2)
+        np_rest_scan_avx2(u, n, lo, hi, &mn, &mx, &c_lo, &c_hi);
+    else
+#endif
+        for (size_t i = 0; i < n; i++) {
+            uint32_t x = u[i];
+            mn = x < mn ? x : mn;
+            mx = x > mx ? x : mx;
+            c_lo += (int64_t)x <= lo;
+            c_hi += (int64_t)x >= hi;
+        }
     *mn_out = mn;
     if (c_lo >= 2)
         return 0;
@@ -1078,10 +1123,11 @@ static size_t np_heap_rest(const np_ties *t, const uint32_t *u, size_t n, int64_
 /* numpy's heapsort of the part u[0..n) (bounds lo, hi as np_pos_sort's), up to its last
  * extraction that can order a tie; the places below that are written in order (lb2k's
  * queue: 45 k of the 83 k extractions of its largest heap, 29 -> 20 M instructions). */
-static void np_pos_heapsort(const np_ties *t, uint32_t *u, size_t n, int64_t lo, int64_t hi) {
+static void np_pos_heapsort(const np_ties *t, uint32_t *u, size_t n, int64_t lo, int64_t hi,
+                            int simd) {
     const uint32_t *ge = t->ge;
     uint32_t *a = u - 1, mn;
-    size_t rest = np_heap_rest(t, u, n, lo, hi, &mn);
+    size_t rest = np_heap_rest(t, u, n, lo, hi, &mn, simd);
     if (rest < n) {
         for (size_t l = n >> 1; l > 0; --l)
             np_pos_sift_down(ge, a, l, n);
@@ -1093,6 +1139,12 @@ static void np_pos_heapsort(const np_ties *t, uint32_t *u, size_t n, int64_t lo,
             np_pos_sift_down(ge, a, 1, n);
         }
     }
+#if NP_SCAN_AVX2
+    if (simd == NP_SIMD_AVX2) {
+        np_iota_avx2(u, rest, mn);
+        return;
+    }
+#endif
     for (size_t i = 0; i < rest; i++)
         u[i] = mn + (uint32_t)i;
 }
@@ -1273,7 +1325,7 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
 #endif
     for (;;) {
         if (cdepth < 0) {
-            np_pos_heapsort(t, pl, (size_t)(pr - pl + 1), lo, hi);
+            np_pos_heapsort(t, pl, (size_t)(pr - pl + 1), lo, hi, simd);
             goto stack_pop;
         }
         while ((pr - pl) > NP_SMALL_QUICKSORT) {
