@@ -57,13 +57,21 @@ static int classify_gaps(const tp_an_view *v, const uint32_t *rows, const size_t
     return 1;
 }
 
-/* The gaps again, each into its class's part of gap[] (in order within a class). */
+/* The gaps again, each into its class's part of gap[] (in order within a class), with each
+ * class's least and greatest (lo[], hi[]: the description then counts them without a test
+ * of each value as a double). */
 static void fill_gaps(const tp_an_view *v, const uint32_t *rows, const size_t *ord, size_t n,
-                      const uint8_t *cls, double **gap) {
+                      const uint8_t *cls, int64_t **gap, int64_t *lo, int64_t *hi) {
     size_t at[TP_IDLE_COUNT] = {0};
+    for (int c = 0; c < TP_IDLE_COUNT; c++)
+        lo[c] = INT64_MAX, hi[c] = INT64_MIN;
     for (size_t k = 1; k < n; k++) {
         size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
-        gap[cls[k]][at[cls[k]]++] = (double)(v->ts[i] - v->end[h]);
+        int64_t g = v->ts[i] - v->end[h];
+        int c = cls[k];
+        gap[c][at[c]++] = g;
+        lo[c] = g < lo[c] ? g : lo[c];
+        hi[c] = g > hi[c] ? g : hi[c];
     }
 }
 
@@ -72,7 +80,7 @@ static void fill_gaps(const tp_an_view *v, const uint32_t *rows, const size_t *o
  * the scratch (kept pages of the cache that the queue, beside this analysis on the other
  * thread, then took fresh; docs/PERFORMANCE.md, native report, eighteenth round). */
 static void stream_run(const tp_an_view *v, const uint32_t *rows, size_t n, tp_an_idle_stream *s) {
-    double *gap[TP_IDLE_COUNT];
+    int64_t *gap[TP_IDLE_COUNT], lo[TP_IDLE_COUNT], hi[TP_IDLE_COUNT];
     size_t ng[TP_IDLE_COUNT] = {0};
     uint8_t *cls = tp_an_tmp(v, n, 1);
     const size_t *ord = NULL;
@@ -91,15 +99,15 @@ static void stream_run(const tp_an_view *v, const uint32_t *rows, size_t n, tp_a
         ord = own;
         classify_gaps(v, rows, ord, n, s, cls, ng);
     }
-    double *all = tp_an_tmp(v, n, sizeof *all);
+    int64_t *all = tp_an_tmp(v, n, sizeof *all);
     gap[0] = all;
     for (int c = 1; c < TP_IDLE_COUNT; c++)
         gap[c] = gap[c - 1] + ng[c - 1];
-    fill_gaps(v, rows, ord, n, cls, gap);
+    fill_gaps(v, rows, ord, n, cls, gap, lo, hi);
     tp_an_tmp_put(v, own);
     tp_an_tmp_put(v, cls);
     for (int c = 0; c < TP_IDLE_COUNT; c++)
-        tp_an_describe_any_s(gap[c], ng[c], &s->gaps[c], v->scratch);
+        tp_an_describe_any_i64_s(gap[c], ng[c], lo[c], hi[c], &s->gaps[c], v->scratch);
     tp_an_tmp_put(v, all);
 }
 

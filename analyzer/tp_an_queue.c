@@ -215,21 +215,21 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
     st->g = NULL, st->g0 = UINT32_MAX, st->cap = steps + 1;
-    double *d = tp_an_tmp(v, nl + 1, sizeof *d);
+    int64_t *d = tp_an_tmp(v, nl + 1, sizeof *d);
     size_t nd = 0;
     int64_t dlo = INT64_MAX, dhi = INT64_MIN;
     for (size_t i = 0; i < v->n; i++) { /* launches in view order */
         if (g_at[i] == UINT32_MAX)
             continue;
         int64_t dur = v->end[i] - v->ts[i];
-        d[nd++] = (double)dur;
+        d[nd++] = dur;
         dlo = dur < dlo ? dur : dlo;
         dhi = dur > dhi ? dur : dhi;
         int64_t c = tp_an_view_corr(v, i);
         for (size_t j = g_at[i]; j < ng && g[j].key == c; j++)
             add_step(st, v, i, g[j].row, +1, row_group(v, si, g[j].row));
     }
-    *median = nd ? tp_an_percentile_in(d, nd, 50, dlo, dhi) : 0;
+    *median = nd ? tp_an_percentile_i64_in(d, nd, 50, dlo, dhi) : 0;
     tp_an_tmp_put(v, d);
     for (size_t i = 0; i < v->n; i++)
         if (launched[i]) /* a GPU row whose correlation has a launch call */

@@ -35,6 +35,13 @@ void tp_an_describe_counts(const size_t *count, size_t span, int64_t lo, size_t 
  * span no wider than their count are counted (tp_an_describe_counts), not sorted. */
 void tp_an_describe_any_s(double *v, size_t n, tp_an_describe_t *out, tp_scratch *s);
 
+/* tp_an_describe_any_s of integers whose least and greatest are lo and hi (n > 0): the
+ * same figures as of the values converted to doubles, counted without that function's
+ * whole-number test per value where it would count them; else v is converted in place
+ * (its 8 bytes a value hold doubles after) and described by it. */
+void tp_an_describe_any_i64_s(int64_t *v, size_t n, int64_t lo, int64_t hi, tp_an_describe_t *out,
+                              tp_scratch *s);
+
 /* numpy's linear percentile (q in [0, 100]) of `n` ascending values; NaN when n == 0. */
 double tp_an_percentile_sorted(const double *v, size_t n, double q);
 
@@ -47,6 +54,10 @@ double tp_an_percentile(double *v, size_t n, double q);
  * none -0.0) whose least is lo and greatest hi: the selection by digits without a read to
  * find that out. */
 double tp_an_percentile_in(double *v, size_t n, double q, int64_t lo, int64_t hi);
+
+/* tp_an_percentile_in of integers (the same double as of the values converted), read as
+ * they are; v holds other numbers after. */
+double tp_an_percentile_i64_in(int64_t *v, size_t n, double q, int64_t lo, int64_t hi);
 
 /* The percentiles q1 <= q2 of the same values, the second selected among the values above
  * the first only (about half the work of two tp_an_percentile calls); the same doubles. */
@@ -65,6 +76,27 @@ int tp_an_whole_stats2(double *v, size_t n, double q1, double q2, double *sum, d
  * returns 0, else 1 with v holding other numbers. */
 int tp_an_whole_stats2_i64(int64_t *v, size_t n, double q1, double q2, double *sum, double *min,
                            double *max, double *p1, double *p2);
+
+/* The values' least, greatest and sum (added as uint64_t, wrapping), for
+ * tp_an_whole_stats2_i64_of; tp_an_i64_span_open starts one (no value yet). */
+typedef struct {
+    int64_t min, max;
+    uint64_t sum;
+} tp_an_i64_span;
+
+static inline void tp_an_i64_span_open(tp_an_i64_span *sp) {
+    sp->min = INT64_MAX, sp->max = INT64_MIN, sp->sum = 0;
+}
+static inline void tp_an_i64_span_add(tp_an_i64_span *sp, int64_t x) {
+    sp->min = x < sp->min ? x : sp->min;
+    sp->max = x > sp->max ? x : sp->max;
+    sp->sum += (uint64_t)x;
+}
+
+/* tp_an_whole_stats2_i64 when the caller has sp, the span of v[0..n) (from a pass of its
+ * own that read the values anyway): the same answer, without the pass that finds it. */
+int tp_an_whole_stats2_i64_of(int64_t *v, size_t n, const tp_an_i64_span *sp, double q1, double q2,
+                              double *sum, double *min, double *max, double *p1, double *p2);
 
 /* Sets *sum to v[0] + ... + v[n-1] and returns 1 when that sum is the same in every order
  * (every value a whole number and their magnitudes adding up to at most 2^52, so no

@@ -27,8 +27,7 @@ static inline void runs_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_ru
             if (open)
                 fn(ctx, ra, rb);
             ra = a, rb = b;
-        } else {
-            ra = a < ra ? a : ra;
+        } else { /* (gpu_order's starts rise: a > ra, HTA's min of the starts is ra) */
             rb = b > rb ? b : rb;
         }
         cummax = !open || b > cummax ? b : cummax;
@@ -133,11 +132,59 @@ int64_t tp_an_gpu_union(const tp_an_view *v, unsigned kt_mask, int64_t *first, i
     return u.len;
 }
 
+/* One union's merge state in unions_in_order: runs_in_order's locals. */
+typedef struct {
+    int64_t ra, rb, cummax;
+    int open;
+    tp_an_gpu_sum u;
+} union_walk;
+
+static inline void union_step(union_walk *w, int64_t a, int64_t b) {
+    if (!w->open || a > w->cummax) {
+        if (w->open)
+            run_to_sum(&w->u, w->ra, w->rb);
+        w->ra = a, w->rb = b;
+    } else { /* (starts rise in gpu_order: the run's least start stays ra) */
+        w->rb = b > w->rb ? b : w->rb;
+    }
+    w->cummax = !w->open || b > w->cummax ? b : w->cummax;
+    w->open = 1;
+}
+
+/* The unions of every GPU row (*all) and of the kinds in kt_mask (*some) in one walk of
+ * gpu_order: each is runs_in_order's merge with run_to_sum, the same runs in the same order,
+ * so the same figures; the walk's reads (order, start, end) are shared (a pass each before:
+ * 8.9 M instructions each on lb2k). */
+static void unions_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum *all,
+                            tp_an_gpu_sum *some) {
+    union_walk wa = {0}, ws = {0};
+    for (size_t k = 0; k < v->n_gpu; k++) {
+        uint32_t i = v->gpu_order[k];
+        int64_t a = v->ts[i], b = v->end[i];
+        union_step(&wa, a, b);
+        if (kt_mask & (1u << v->ktype[i]))
+            union_step(&ws, a, b);
+    }
+    if (wa.open)
+        run_to_sum(&wa.u, wa.ra, wa.rb);
+    if (ws.open)
+        run_to_sum(&ws.u, ws.ra, ws.rb);
+    *all = wa.u, *some = ws.u;
+}
+
 void tp_an_temporal_run(const tp_an_view *v, tp_an_temporal *out) {
     memset(out, 0, sizeof *out);
     if (v->n_gpu == 0)
         return;
     out->has_gpu = 1;
+    const unsigned comp = 1u << TP_KT_COMPUTATION;
+    tp_an_gpu_sum all, some;
+    if (v->gpu_order && !tp_an_view_gpu_sum_get(v, ~0u, &all) &&
+        !tp_an_view_gpu_sum_get(v, comp, &some)) { /* both unions from one walk, kept */
+        unions_in_order(v, comp, &all, &some);
+        tp_an_view_gpu_sum_put(v, ~0u, &all);
+        tp_an_view_gpu_sum_put(v, comp, &some);
+    }
     out->busy = tp_an_gpu_union(v, ~0u, &out->first_ts, &out->last_end);
     out->span = out->last_end - out->first_ts;
     out->idle = out->span - out->busy;

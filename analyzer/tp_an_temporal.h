@@ -67,8 +67,7 @@ static inline int tp_an_run_cursor_next(tp_an_run_cursor *c, int64_t *a, int64_t
             *a = c->ra, *b = c->rb;
         if (!c->open || done) {
             c->ra = x, c->rb = y;
-        } else {
-            c->ra = x < c->ra ? x : c->ra;
+        } else { /* (starts rise in gpu_order: the run's least start stays ra) */
             c->rb = y > c->rb ? y : c->rb;
         }
         c->cummax = !c->open || y > c->cummax ? y : c->cummax;

@@ -603,14 +603,15 @@ static void test_whole_stats2_i64(void) {
 
 /* The selection's ranks read from the small offsets' counts (below 4096 above the least
  * value), by digits, or one each way: durations with a long tail (most values small, the
- * top digit's buckets wide), values on both sides of the bound, shifted lows; against the
+ * top digit's buckets wide), values on both sides of the bound, shifted lows, a sample that
+ * misleads the counts-only pass (its fallback); against the
  * sorted values, through the integer and the double entries. */
 static void test_select_fine(void) {
     const size_t ns[] = {4096, 50001, 200000}; /* the last: a 16-bit top digit */
     const double qs[][2] = {{50, 95}, {0, 100}, {49, 51}, {90, 99.9}};
     uint64_t s = 4242;
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
-        for (int shape = 0; shape < 5; shape++) {
+        for (int shape = 0; shape < 6; shape++) {
             size_t n = ns[a];
             int64_t *v = malloc(n * sizeof *v), lo = shape == 3 ? -70000 : 13;
             double *w = malloc(n * sizeof *w), *x = malloc(n * sizeof *x);
@@ -620,6 +621,9 @@ static void test_select_fine(void) {
                             : shape == 1 ? 4094 + (int64_t)(r % 4) /* around the bound */
                             : shape == 2 ? (int64_t)(i % 2 ? r % 4096 : 4096 + r % 9000)
                             : shape == 3 ? (int64_t)(r % 3000)
+                            /* small only where the sample looks (every n / 4096-th value): the
+                             * fine counts' pass is tried and does not answer */
+                            : shape == 5 ? (int64_t)(i % (n / 4096) == 0 ? r % 100 : 5000 + r % 100)
                                          : (int64_t)(r % 100000);
                 v[i] = lo + y;
             }
@@ -639,6 +643,20 @@ static void test_select_fine(void) {
                 CHECK(
                     same_bits(tp_an_percentile_in(x, n, qs[b][0], (int64_t)w[0], (int64_t)w[n - 1]),
                               tp_an_percentile_sorted(w, n, qs[b][0])));
+                memcpy(u, v, n * sizeof *v);
+                CHECK(same_bits(
+                    tp_an_percentile_i64_in(u, n, qs[b][0], (int64_t)w[0], (int64_t)w[n - 1]),
+                    tp_an_percentile_sorted(w, n, qs[b][0])));
+                memcpy(u, v, n * sizeof *v); /* few values: converted, tp_an_percentile_in */
+                int64_t lo100 = INT64_MAX, hi100 = INT64_MIN;
+                for (size_t i = 0; i < 100; i++) {
+                    x[i] = (double)v[i];
+                    lo100 = v[i] < lo100 ? v[i] : lo100;
+                    hi100 = v[i] > hi100 ? v[i] : hi100;
+                }
+                qsort(x, 100, sizeof *x, cmp_dbl);
+                CHECK(same_bits(tp_an_percentile_i64_in(u, 100, qs[b][0], lo100, hi100),
+                                tp_an_percentile_sorted(x, 100, qs[b][0])));
                 for (size_t i = 0; i < n; i++)
                     x[i] = (double)v[i];
                 tp_an_percentile2(x, n, qs[b][0], qs[b][1], &p1, &p2);
@@ -648,6 +666,45 @@ static void test_select_fine(void) {
             }
             free(v), free(w), free(x);
         }
+}
+
+static int same_describe(const tp_an_describe_t *a, const tp_an_describe_t *b) {
+    return a->count == b->count && same_bits(a->sum, b->sum) && same_bits(a->mean, b->mean) &&
+           same_bits(a->std, b->std) && same_bits(a->min, b->min) && same_bits(a->p25, b->p25) &&
+           same_bits(a->p50, b->p50) && same_bits(a->p75, b->p75) && same_bits(a->max, b->max);
+}
+
+/* tp_an_describe_any_i64_s gives tp_an_describe_any_s's figures of the values converted: the
+ * counted path (span below the count), the sorted one (wider), few values, none, values at
+ * and past 2^53 (not counted), negative ones. */
+static void test_describe_any_i64(void) {
+    const size_t ns[] = {0, 1, 4095, 4096, 30000};
+    const uint64_t spans[] = {1, 3000, 100000};
+    uint64_t s = 99;
+    tp_scratch *sc = tp_scratch_open(1 << 20);
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t z = 0; z < sizeof spans / sizeof *spans; z++)
+            for (int mode = 0; mode < 3; mode++) {
+                size_t n = ns[a];
+                int64_t *v = malloc((n + 1) * sizeof *v), lo = INT64_MAX, hi = INT64_MIN;
+                double *w = malloc((n + 1) * sizeof *w);
+                for (size_t i = 0; i < n; i++) {
+                    v[i] = (int64_t)(rnd(&s) % spans[z]) - (mode == 1 ? 2000 : 0);
+                    if (mode == 2)
+                        v[i] += INT64_C(9007199254740992) - 1000; /* at and past 2^53 */
+                }
+                for (size_t i = 0; i < n; i++) {
+                    w[i] = (double)v[i];
+                    lo = v[i] < lo ? v[i] : lo;
+                    hi = v[i] > hi ? v[i] : hi;
+                }
+                tp_an_describe_t x, y;
+                tp_an_describe_any_i64_s(v, n, lo, hi, &x, sc);
+                tp_an_describe_any_s(w, n, &y, sc);
+                CHECK(same_describe(&x, &y));
+                free(v), free(w);
+            }
+    tp_scratch_close(sc);
 }
 
 int main(void) {
@@ -664,6 +721,7 @@ int main(void) {
     TP_RUN(test_whole_stats2_i64);
     TP_RUN(test_select_fine);
     TP_RUN(test_describe_counts);
+    TP_RUN(test_describe_any_i64);
     TP_RUN(test_argsort_large);
     TP_RUN(test_argsort_shortcut);
     TP_RUN(test_argsort_over_small);

@@ -54,6 +54,43 @@ static void test_temporal_hta(void) {
     tp_model_close(f.m);
 }
 
+/* temporal's two unions from one walk of gpu_order give what two walks give (a fresh view's
+ * tp_an_gpu_union per kind), and are kept for the next analysis: overlapping and disjoint
+ * kernels and copies, computation ones in between, starts distinct. */
+static void test_temporal_one_walk(void) {
+    fx_model f = fx_new();
+    uint64_t s = 5;
+    double at = 0;
+    for (int k = 0; k < 300; k++) {
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        at += 1 + (double)(s >> 60);             /* distinct starts */
+        double dur = 1 + (double)(s >> 58 & 15); /* some overlap the next ones */
+        if (s >> 57 & 1)
+            fx_launch(&f, s >> 56 & 1 ? "gemm" : "ncclKernel_AllReduce", at - 0.5, 0.2, at, dur, 7,
+                      k + 1);
+        else
+            fx_ev(&f, "Memcpy HtoD (Pageable -> Device)", TP_CAT_MEMCPY, at, dur, 7, k + 1);
+    }
+    tp_model_finish(f.m);
+    tp_an_view v, w;
+    tp_an_temporal t;
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
+    tp_an_view_build(&w, f.m, &f.m->ranks[0], NULL);
+    CHECK(v.gpu_order != NULL);
+    tp_an_temporal_run(&v, &t);
+    int64_t first, last, busy = tp_an_gpu_union(&w, ~0u, &first, &last);
+    int64_t comp = tp_an_gpu_union(&w, 1u << TP_KT_COMPUTATION, NULL, NULL);
+    CHECK_EQ_I(t.busy, busy);
+    CHECK_EQ_I(t.first_ts, first);
+    CHECK_EQ_I(t.last_end, last);
+    CHECK_EQ_I(t.compute, comp);
+    CHECK(comp > 0 && comp < busy);
+    CHECK_EQ_I(tp_an_gpu_union(&v, 1u << TP_KT_COMPUTATION, NULL, NULL), comp); /* kept */
+    tp_an_view_free(&v);
+    tp_an_view_free(&w);
+    tp_model_close(f.m);
+}
+
 static void test_no_gpu(void) {
     fx_model f = fx_new();
     fx_ev(&f, "aten::add", TP_CAT_CPU_OP, 0, 10, -1, -1);
@@ -156,6 +193,7 @@ static void test_ktype(void) {
 int main(void) {
     TP_RUN(test_temporal_native);
     TP_RUN(test_temporal_hta);
+    TP_RUN(test_temporal_one_walk);
     TP_RUN(test_no_gpu);
     TP_RUN(test_idle);
     TP_RUN(test_kernels);
