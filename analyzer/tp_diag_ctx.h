@@ -74,7 +74,10 @@ struct tp_diag_ctx {
     size_t n_th, cap_th;
     long main_bucket; /* r->threads bucket of the busiest training thread; -1: none */
     int64_t w0, w1, win;
-    tp_an_ivset steps, busy, idle, sync, data, kernels, copies; /* normalized, in the window */
+    tp_an_ivset steps, busy, idle, sync, data, kernels, copies; /* normalized, in the window;
+        busy is empty once built: idle took its arrays (split_idle); kernels holds only the
+        runs that overlap a copy when the rows come in time order (all that "copies less
+        kernels", its one reader, needs) */
     tp_diag_idle split;                                         /* zero when win == 0 */
     int64_t *step_end; /* every step's end, ascending (nested steps count once) */
     size_t n_step_end;
