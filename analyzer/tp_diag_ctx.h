@@ -78,8 +78,10 @@ struct tp_diag_ctx {
         busy is empty once built: idle took its arrays (split_idle); kernels holds only the
         runs that overlap a copy when the rows come in time order (all that "copies less
         kernels", its one reader, needs) */
-    tp_diag_idle split;                                         /* zero when win == 0 */
-    int64_t *step_end; /* every step's end, ascending (nested steps count once) */
+    size_t busy_from;   /* busy's runs in the window are [busy_from, busy.n) until split_idle
+                           (clip_sets leaves those before it in place) */
+    tp_diag_idle split; /* zero when win == 0 */
+    int64_t *step_end;  /* every step's end, ascending (nested steps count once) */
     size_t n_step_end;
     uint8_t *ncls;      /* TP_DIAG_NC_* class of each name id, 0 until first asked */
     size_t n_names;     /* name ids are < n_names */

@@ -174,6 +174,57 @@ static void test_sync_h2d(void) {
     tp_model_close(f.m);
 }
 
+/* Kernels (stream 1) and copies (stream 7) laid out so that copy-not-overlapped's "copies less
+ * kernels" meets every case of the context's kernels set, which keeps only the kernel runs
+ * that overlap a copy when the rows come in time order: a copy inside a run of two touching
+ * kernels, copies over a run's start or end, one over two runs, one that starts before a run
+ * opens and ends inside it, two in one run, a copy touching a run's end, runs that overlap no
+ * copy (dropped), a copy after a run closed. Added in time order and in reverse: the HTA
+ * view visits the rows in load order, so the reversed rank takes the context's out-of-order
+ * path (every kernel merged again). The expected time alone is counted microsecond by
+ * microsecond. */
+static void test_copy_overlap(void) {
+    static const int kern[][2] = {{0, 100},     {100, 150},   {180, 200},   {300, 400},
+                                  {600, 700},   {900, 1000},  {1100, 1150}, {1200, 1300},
+                                  {1400, 1600}, {1700, 1710}, {1800, 1810}};
+    static const int copy[][2] = {{50, 120},    {250, 350},   {420, 580},
+                                  {650, 950},   {1000, 1100}, {1420, 1440},
+                                  {1500, 1520}, {1720, 1730}, {1750, 1760}};
+    size_t nk = sizeof kern / sizeof *kern, nc = sizeof copy / sizeof *copy;
+    int64_t alone = 0, total = 0;
+    for (int t = 0; t < 1810; t++) {
+        int in_k = 0, in_c = 0;
+        for (size_t k = 0; k < nk; k++)
+            in_k |= kern[k][0] <= t && t < kern[k][1];
+        for (size_t c = 0; c < nc; c++)
+            in_c |= copy[c][0] <= t && t < copy[c][1];
+        total += in_c;
+        alone += in_c && !in_k;
+    }
+    CHECK_EQ_I(alone, 50 + 160 + 200 + 100 + 10 + 10); /* the layout is what it says */
+    for (int reversed = 0; reversed < 2; reversed++)
+        for (int compat = 0; compat < 2; compat++) {
+            fx_model f = fx_new();
+            for (size_t x = 0; x < nk + nc; x++) {
+                size_t y = reversed ? nk + nc - 1 - x : x;
+                if (y < nk)
+                    fx_ev(&f, "k", TP_CAT_KERNEL, kern[y][0], kern[y][1] - kern[y][0], 1, -1);
+                else
+                    fx_copy(&f, "Memcpy HtoD (Pinned -> Device)", copy[y - nk][0],
+                            copy[y - nk][1] - copy[y - nk][0], 1000, TP_COPY_HTOD, TP_MEM_PINNED,
+                            -1);
+            }
+            tp_model_finish(f.m);
+            tp_diagnosis d;
+            run(&f, compat, &d);
+            CHECK_EQ_I(d.window_ns, 1810000);
+            CHECK_NEAR(METRIC(&d, "copy-not-overlapped", "not_overlapped_ns"), alone * 1000.0, 0);
+            CHECK_NEAR(METRIC(&d, "copy-not-overlapped", "copy_ns"), total * 1000.0, 0);
+            tp_diagnose_free(&d);
+            tp_model_close(f.m);
+        }
+}
+
 /* Two 100 µs steps of 20 launches each: 1 µs calls every 5 µs for 0.5 µs kernels. */
 static void test_launch_bound(void) {
     fx_model f = fx_new();
@@ -391,6 +442,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_sync_stall);
     TP_RUN(test_pageable);
     TP_RUN(test_sync_h2d);
+    TP_RUN(test_copy_overlap);
     TP_RUN(test_launch_bound);
     TP_RUN(test_healthy);
     TP_RUN(test_oom);
