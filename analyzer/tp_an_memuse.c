@@ -120,9 +120,9 @@ static void make_groups(tp_an_memuse *u) {
 
 /* ---------------------------------------------------------------- timeline */
 
-static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, const tp_an_mtotals *x) {
+static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, int64_t alloc, int64_t res) {
     size_t n = u->n_points;
-    if (n && u->pt_alloc[n - 1] == x->allocated && u->pt_res[n - 1] == x->reserved)
+    if (n && u->pt_alloc[n - 1] == alloc && u->pt_res[n - 1] == res)
         return;
     if (n && u->pt_ts[n - 1] == t) /* same instant: the later state stands */
         n = --u->n_points;
@@ -133,7 +133,7 @@ static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, const tp_an_mtot
         u->pt_res = tp_mem_xrealloc(u->pt_res, c, sizeof *u->pt_res);
         *cap = c;
     }
-    u->pt_ts[n] = t, u->pt_alloc[n] = x->allocated, u->pt_res[n] = x->reserved;
+    u->pt_ts[n] = t, u->pt_alloc[n] = alloc, u->pt_res[n] = res;
     u->n_points = n + 1;
 }
 
@@ -246,11 +246,10 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
             first_fail = u->oom.failures++ ? first_fail : i;
             continue;
         }
-        tp_an_memstate_seek(u->state, i + 1);
-        tp_an_mtotals x;
-        tp_an_memstate_totals(u->state, &x);
-        if (x.allocated > u->peak_allocated) {
-            u->peak_allocated = x.allocated, *peak_ev = i + 1;
+        int64_t alloc, res;
+        tp_an_memstate_seek_totals(u->state, i + 1, &alloc, &res);
+        if (alloc > u->peak_allocated) {
+            u->peak_allocated = alloc, *peak_ev = i + 1;
             /* the peak's moment seeks back here: a kept state spares it the replay from the
              * start (kept no more often than the rows replayed pay for) */
             if (i + 1 - kept >= tp_an_memstate_keep_cost(u->state)) {
@@ -258,8 +257,8 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
                 kept = i + 1;
             }
         }
-        u->peak_reserved = x.reserved > u->peak_reserved ? x.reserved : u->peak_reserved;
-        push_point(u, &cap, e->ts[i], &x);
+        u->peak_reserved = res > u->peak_reserved ? res : u->peak_reserved;
+        push_point(u, &cap, e->ts[i], alloc, res);
     }
     samples_until(g, u->state, e->n);
     tp_an_memstate_seek(u->state, e->n);
