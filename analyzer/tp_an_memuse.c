@@ -43,17 +43,35 @@ static int cmp_span(const void *x, const void *y) {
     return (p->b < q->b) - (p->b > q->b); /* the enclosing one first */
 }
 
-/* The outermost step ranges of the view, by start. */
+/* View row i when it is a step range: its span appended to p. */
+static inline void step_row(const tp_an_view *v, tp_an_namememo *step, size_t i, span *p,
+                            size_t *n) {
+    uint32_t row = v->row[i];
+    if (!v->gpu[i] && tp_an_is_range(v->r->ev.cat[row], TP_AN_RANGES_ALL) &&
+        tp_an_namememo_get(step, v->r->ev.name[row]))
+        p[(*n)++] = (span){v->ts[i], v->end[i] > v->ts[i] ? v->end[i] : v->ts[i]};
+}
+
+/* The outermost step ranges of the view, by start. The range categories' rows come from the
+ * rank's category index when the view has it (tp_an_view_cat_rows: view row = model row),
+ * not from a test of every row: the spans are sorted below (equal spans are the same
+ * values), so the order they are found in does not matter. */
 static void find_steps(const tp_an_view *v, tp_an_memuse *u) {
+    static const tp_cat range_cats[] = {TP_CAT_USER_ANNOTATION, TP_CAT_CPU_OP,
+                                        TP_CAT_PYTHON_FUNCTION}; /* TP_AN_RANGES_ALL's */
     span *p = tp_an_alloc(v->n + 1, sizeof *p);
-    size_t n = 0;
+    size_t n = 0, nc;
     tp_an_namememo step;
     tp_an_namememo_open(&step, v->m, tp_an_is_step_name);
-    for (size_t i = 0; i < v->n; i++) {
-        uint32_t row = v->row[i];
-        if (!v->gpu[i] && tp_an_is_range(v->r->ev.cat[row], TP_AN_RANGES_ALL) &&
-            tp_an_namememo_get(&step, v->r->ev.name[row]))
-            p[n++] = (span){v->ts[i], v->end[i] > v->ts[i] ? v->end[i] : v->ts[i]};
+    if (tp_an_view_cat_rows(v, range_cats[0], &nc)) {
+        for (size_t c = 0; c < sizeof range_cats / sizeof *range_cats; c++) {
+            const uint32_t *rows = tp_an_view_cat_rows(v, range_cats[c], &nc);
+            for (size_t k = 0; k < nc; k++)
+                step_row(v, &step, rows[k], p, &n);
+        }
+    } else {
+        for (size_t i = 0; i < v->n; i++)
+            step_row(v, &step, i, p, &n);
     }
     tp_an_namememo_close(&step);
     qsort(p, n, sizeof *p, cmp_span);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "tp_an_fixture.h"
+#include "tp_an_memuse.h"
 #include "tp_load.h"
 #include "tp_record.h"
 #include "tp_report.h"
@@ -314,11 +315,22 @@ static void test_oom(void) {
     }
 }
 
-/* Kineto-style memory events: allocated rises 10 MiB every step for 5 steps. */
+/* Kineto-style memory events: allocated rises 10 MiB every step for 5 steps. The steps are
+ * ranges of each kind a step can be (annotation, op, Python function), so that the memory
+ * analysis finds them from each category's rows (native view) as from every row (HTA's). */
+static void memory_growth(int compat);
+
 static void test_memory_growth(void) {
+    for (int compat = 0; compat < 2; compat++)
+        memory_growth(compat);
+}
+
+static void memory_growth(int compat) {
+    static const tp_cat step_cat[] = {TP_CAT_USER_ANNOTATION, TP_CAT_CPU_OP,
+                                      TP_CAT_PYTHON_FUNCTION};
     fx_model f = fx_new();
     for (int s = 0; s < 5; s++) {
-        fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, 100.0 * s, 100, -1, -1);
+        fx_ev(&f, "ProfilerStep#1", step_cat[s % 3], 100.0 * s, 100, -1, -1);
         fx_launch(&f, "gemm", 100.0 * s, 1, 100.0 * s + 2, 98, 1, s + 1);
         tp_memev_row row = {0};
         row.ts = FX_US(100.0 * s + 50);
@@ -330,8 +342,19 @@ static void test_memory_growth(void) {
         tp_memev_push(&f.r->mem, &row);
     }
     tp_model_finish(f.m);
+    tp_an_view v; /* the memory analysis's own steps: every kind of range */
+    tp_an_memuse u;
+    fx_view(&v, &f, compat);
+    tp_an_memuse_run(&v, &u);
+    CHECK_EQ_U(u.n_steps, 5);
+    for (size_t s = 0; s < u.n_steps && u.n_steps == 5; s++) {
+        CHECK_EQ_I(u.steps[s].start, FX_US(100.0 * (double)s));
+        CHECK_EQ_I(u.steps[s].alloc_end, (int64_t)(s + 1) * 10 * MiB);
+    }
+    tp_an_memuse_free(&u);
+    tp_an_view_free(&v);
     tp_diagnosis d;
-    run(&f, 0, &d);
+    run(&f, compat, &d);
     CHECK_EQ_U(d.n, 1);
     CHECK_STR(d.f[0].id, "memory-growth");
     CHECK_NEAR(d.f[0].severity, 0.8, 1e-12);
