@@ -574,43 +574,50 @@ nosync_piece(split_runs *data, split_acc *s, int short_gap, int64_t a, int64_t b
         rest_piece(s, short_gap, a, b);
 }
 
+/* Idle that began while the host was blocked in a sync, for gap [a, b) (sync-stall's drain):
+ * when a sync run holds its start (sync.a <= a <= sync.b; *k: the first sync run ending at or
+ * after a), the gap less its data loading (*j: the first data run ending after a), at most
+ * that sync's length. The same walk and sums as the rule's own pass over a stored idle set. */
+static inline __attribute__((always_inline)) int64_t drain_of(const split_runs *sync, size_t *k,
+                                                              const split_runs *data, size_t *j,
+                                                              int64_t a, int64_t b) {
+    while (*k < sync->n && sync->b[*k] < a)
+        (*k)++;
+    if (*k == sync->n || sync->a[*k] > a)
+        return 0;
+    int64_t len = b - a;
+    while (*j < data->n && data->b[*j] <= a)
+        (*j)++;
+    for (size_t q = *j; q < data->n && data->a[q] < b; q++)
+        len -= (data->b[q] < b ? data->b[q] : b) - (data->a[q] > a ? data->a[q] : a);
+    int64_t sl = sync->b[*k] - sync->a[*k];
+    return len < sl ? len : sl;
+}
+
 /* idle = the window less busy (tp_an_ivset_minus of [w0, w1): busy's gaps, busy being
  * normalized inside the window), its length (in run order, as tp_an_ivset_len), and the
  * idle split in the same walk, as the set algebra defines it (idle ∩ sync; (idle - sync) ∩
- * data; the rest in short idle gaps; other_set: what remains): the intermediate sets (idle -
- * sync, minus data), a run per idle gap each, are not built, nor idle read again.
- * Nothing reads busy after this, so idle is written over busy's arrays (gap k is written
- * after busy's run k was read: the k-th gap ends where run k starts): a run per GPU row on a
- * launch-bound trace, 38 MB on 20,000 steps that idle no longer takes in fresh pages. busy is
- * left empty. */
+ * data; the rest in short idle gaps; other_set: what remains), and sync-stall's drain (its
+ * one use of idle as a set): neither idle nor the intermediate sets (idle - sync, minus data)
+ * are built, a run per idle gap each (one per GPU row on a launch-bound trace: 38 MB on
+ * 20,000 steps); busy, read once here, goes back to the scratch. */
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
     memset(s, 0, sizeof *s);
     s->other_set.sc = d->v->scratch;
-    size_t nb = d->busy.n - d->busy_from, from = d->busy_from;
+    size_t nb = d->busy.n - d->busy_from;
     tp_an_ivset_bound(&s->other_set, nb + 1 + d->sync.n + d->data.n);
-    tp_an_ivset_free(&d->idle);
-    d->idle = d->busy; /* its arrays, room for nb + 1 gaps, no run yet */
-    d->busy = (tp_an_ivset){.sc = d->v->scratch};
-    d->busy_from = 0;
-    if (d->idle.cap < from + nb + 1) {
-        d->idle.n = from + nb;
-        tp_an_ivset_grow(&d->idle);
-    }
-    int64_t *ia = d->idle.a, *ib = d->idle.b; /* gap i is written at or before run i + from */
-    const int64_t *ba = ia + from, *bb = ib + from;
+    const int64_t *ba = d->busy.a + d->busy_from, *bb = d->busy.b + d->busy_from;
     split_runs sync = {d->sync.a, d->sync.b, d->sync.n, 0};
     split_runs data = {d->data.a, d->data.b, d->data.n, 0};
     split_acc acc = {0, 0, 0, 0, s->other_set.a, s->other_set.b, 0};
-    int64_t idle = 0, wait = d->v->opts.kernel_wait_ns, w1 = d->w1;
-    int64_t next = d->w0; /* the end of the busy run before gap i */
-    size_t ni = 0;
+    int64_t idle = 0, drain = 0, wait = d->v->opts.kernel_wait_ns;
+    size_t dk = 0, dj = 0; /* the drain's cursors into sync and data */
     for (size_t i = 0; i <= nb; i++) {
-        int64_t a = next, b = i < nb ? ba[i] : w1;
-        next = i < nb ? bb[i] : w1; /* read before gap i may overwrite run i */
+        int64_t a = i ? bb[i - 1] : d->w0, b = i < nb ? ba[i] : d->w1;
         if (b <= a)
             continue;
-        ia[ni] = a, ib[ni] = b, ni++;
         idle = tp_an_add(idle, b - a);
+        drain += drain_of(&sync, &dk, &data, &dj, a, b);
         int short_gap = b - a < wait;
         while (sync.k < sync.n && sync.b[sync.k] <= a) /* idle minus sync, as tp_an_ivset_minus */
             sync.k++;
@@ -625,10 +632,11 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
         if (b > a)
             nosync_piece(&data, &acc, short_gap, a, b);
     }
-    d->idle.n = ni;
     s->idle = idle, s->sync = acc.sync, s->data = acc.data, s->shortg = acc.shortg;
     s->other = acc.other, s->other_set.n = acc.on;
-    tp_an_ivset_fit(&d->idle);
+    d->drain = drain;
+    tp_an_ivset_free(&d->busy);
+    d->busy_from = 0;
     tp_an_ivset_fit(&s->other_set);
 }
 
@@ -638,8 +646,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     memset(d, 0, sizeof *d);
     d->v = v, d->r = v->r, d->ev = &v->r->ev, d->out = out;
     d->launch_verdict = -1;
-    tp_an_ivset *sets[] = {&d->steps, &d->busy,    &d->idle,  &d->sync,
-                           &d->data,  &d->kernels, &d->copies};
+    tp_an_ivset *sets[] = {&d->steps, &d->busy, &d->sync, &d->data, &d->kernels, &d->copies};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
     if (v->by_corr) {             /* the model's rows in its order (tp_an_view): no pass to tell */
@@ -674,7 +681,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
 }
 
 void tp_diag_ctx_free(tp_diag_ctx *d) {
-    tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
+    tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
     free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch), free(d->sync_at);

@@ -114,6 +114,29 @@ static void test_sync_stall(void) {
     tp_model_close(f.m);
 }
 
+/* test_sync_stall's steps with a 100 µs "dataloader wait" inside each gap after a sync: the
+ * drain leaves data loading out (3 x 210 + 200 µs), in the native and the HTA view. */
+static void test_sync_drain_data(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 4; s++) {
+        double t = 1000.0 * s;
+        fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, t, 1000, -1, -1);
+        fx_launch(&f, "gemm", t, 5, t + 10, 690, 1, 10 * s + 1);
+        fx_ev(&f, "read loss", TP_CAT_USER_ANNOTATION, t + 4, 697, -1, -1);
+        fx_ev(&f, "cudaStreamSynchronize", TP_CAT_CUDA_RUNTIME, t + 5, 695, -1, 10 * s + 2);
+        fx_ev(&f, "dataloader wait", TP_CAT_USER_ANNOTATION, t + 800, 100, -1, -1);
+    }
+    tp_model_finish(f.m);
+    for (int compat = 0; compat < 2; compat++) {
+        tp_diagnosis d;
+        run(&f, compat, &d);
+        CHECK(tp_diagnosis_find(&d, "sync-stall") != NULL);
+        CHECK_NEAR(METRIC(&d, "sync-stall", "drain_idle_ns"), 830000, 0);
+        tp_diagnose_free(&d);
+    }
+    tp_model_close(f.m);
+}
+
 /* No steps (window = GPU span, 10..2000 µs). A pageable H2D copy of 3 MB (300 µs on the
  * device, 10 GB/s) behind a 400 µs cudaMemcpyAsync call; a pinned one of 1 MB at 20 GB/s. */
 static void test_pageable(void) {
@@ -463,6 +486,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_input_bound);
     TP_RUN(test_warmup_only);
     TP_RUN(test_sync_stall);
+    TP_RUN(test_sync_drain_data);
     TP_RUN(test_pageable);
     TP_RUN(test_sync_h2d);
     TP_RUN(test_copy_overlap);
