@@ -315,7 +315,7 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
 /* Out of line: memuse seeks one event at a time (212 k calls on lb2k), and with the replay
  * inlined every seek saved and restored six registers before its first test; now a
  * one-event seek is a tail call here. */
-static __attribute__((noinline)) void apply(tp_an_memstate *s, size_t row) {
+static inline __attribute__((always_inline)) void apply_in(tp_an_memstate *s, size_t row) {
     const tp_memevents *e = &s->r->mem;
     switch (s->act[row]) {
     case A_BALLOC:
@@ -341,6 +341,10 @@ static __attribute__((noinline)) void apply(tp_an_memstate *s, size_t row) {
     }
     if (s->src == TP_AN_MSRC_KINETO)
         kineto_totals(s, row);
+}
+
+static __attribute__((noinline)) void apply(tp_an_memstate *s, size_t row) {
+    apply_in(s, row);
 }
 
 static void restart(tp_an_memstate *s) {
@@ -664,6 +668,28 @@ void tp_an_memstate_totals(const tp_an_memstate *s, tp_an_mtotals *out) {
     }
     out->allocated = a;
     out->reserved = any_r ? res : -1;
+}
+
+void tp_an_memstate_seek_totals(tp_an_memstate *s, size_t ev, int64_t *allocated,
+                                int64_t *reserved) {
+    size_t pos = s->st.pos;
+    if (ev == pos + 1 && ev <= s->r->mem.n) { /* the next event, as tp_an_memstate_seek; the
+                                                 replay inline: this call does nothing else */
+        s->st.pos = ev;
+        apply_in(s, pos);
+    } else {
+        tp_an_memstate_seek(s, ev);
+    }
+    if (s->src == TP_AN_MSRC_KINETO) { /* the devices' figures: tp_an_memstate_totals' loop */
+        tp_an_mtotals x;
+        tp_an_memstate_totals(s, &x);
+        *allocated = x.allocated, *reserved = x.reserved;
+        return;
+    }
+    *allocated = s->st.in_blocks; /* as tp_an_memstate_totals */
+    *reserved = s->has_segments               ? s->st.reserved
+                : s->src == TP_AN_MSRC_DEVICE ? s->st.in_blocks
+                                              : -1;
 }
 
 const tp_an_mcounts *tp_an_memstate_counts(const tp_an_memstate *s) {

@@ -123,6 +123,11 @@ size_t tp_an_memstate_keep_cost(const tp_an_memstate *s);
 void tp_an_memstate_seek_time(tp_an_memstate *s, int64_t t);
 
 void tp_an_memstate_totals(const tp_an_memstate *s, tp_an_mtotals *out);
+/* tp_an_memstate_seek to `ev`, then the allocated and reserved of tp_an_memstate_totals: the
+ * memory analysis's replay asks both at every event (212 k on lb2k), where the two calls and
+ * the totals' other fields cost ~16 instructions an event. */
+void tp_an_memstate_seek_totals(tp_an_memstate *s, size_t ev, int64_t *allocated,
+                                int64_t *reserved);
 const tp_an_mcounts *tp_an_memstate_counts(const tp_an_memstate *s);
 
 /* The live blocks (owned by the state; valid until the next seek): sets *n. Unordered. */

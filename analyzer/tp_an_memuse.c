@@ -43,17 +43,35 @@ static int cmp_span(const void *x, const void *y) {
     return (p->b < q->b) - (p->b > q->b); /* the enclosing one first */
 }
 
-/* The outermost step ranges of the view, by start. */
+/* View row i when it is a step range: its span appended to p. */
+static inline void step_row(const tp_an_view *v, tp_an_namememo *step, size_t i, span *p,
+                            size_t *n) {
+    uint32_t row = v->row[i];
+    if (!v->gpu[i] && tp_an_is_range(v->r->ev.cat[row], TP_AN_RANGES_ALL) &&
+        tp_an_namememo_get(step, v->r->ev.name[row]))
+        p[(*n)++] = (span){v->ts[i], v->end[i] > v->ts[i] ? v->end[i] : v->ts[i]};
+}
+
+/* The outermost step ranges of the view, by start. The range categories' rows come from the
+ * rank's category index when the view has it (tp_an_view_cat_rows: view row = model row),
+ * not from a test of every row: the spans are sorted below (equal spans are the same
+ * values), so the order they are found in does not matter. */
 static void find_steps(const tp_an_view *v, tp_an_memuse *u) {
+    static const tp_cat range_cats[] = {TP_CAT_USER_ANNOTATION, TP_CAT_CPU_OP,
+                                        TP_CAT_PYTHON_FUNCTION}; /* TP_AN_RANGES_ALL's */
     span *p = tp_an_alloc(v->n + 1, sizeof *p);
-    size_t n = 0;
+    size_t n = 0, nc;
     tp_an_namememo step;
     tp_an_namememo_open(&step, v->m, tp_an_is_step_name);
-    for (size_t i = 0; i < v->n; i++) {
-        uint32_t row = v->row[i];
-        if (!v->gpu[i] && tp_an_is_range(v->r->ev.cat[row], TP_AN_RANGES_ALL) &&
-            tp_an_namememo_get(&step, v->r->ev.name[row]))
-            p[n++] = (span){v->ts[i], v->end[i] > v->ts[i] ? v->end[i] : v->ts[i]};
+    if (tp_an_view_cat_rows(v, range_cats[0], &nc)) {
+        for (size_t c = 0; c < sizeof range_cats / sizeof *range_cats; c++) {
+            const uint32_t *rows = tp_an_view_cat_rows(v, range_cats[c], &nc);
+            for (size_t k = 0; k < nc; k++)
+                step_row(v, &step, rows[k], p, &n);
+        }
+    } else {
+        for (size_t i = 0; i < v->n; i++)
+            step_row(v, &step, i, p, &n);
     }
     tp_an_namememo_close(&step);
     qsort(p, n, sizeof *p, cmp_span);
@@ -120,9 +138,9 @@ static void make_groups(tp_an_memuse *u) {
 
 /* ---------------------------------------------------------------- timeline */
 
-static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, const tp_an_mtotals *x) {
+static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, int64_t alloc, int64_t res) {
     size_t n = u->n_points;
-    if (n && u->pt_alloc[n - 1] == x->allocated && u->pt_res[n - 1] == x->reserved)
+    if (n && u->pt_alloc[n - 1] == alloc && u->pt_res[n - 1] == res)
         return;
     if (n && u->pt_ts[n - 1] == t) /* same instant: the later state stands */
         n = --u->n_points;
@@ -133,7 +151,7 @@ static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, const tp_an_mtot
         u->pt_res = tp_mem_xrealloc(u->pt_res, c, sizeof *u->pt_res);
         *cap = c;
     }
-    u->pt_ts[n] = t, u->pt_alloc[n] = x->allocated, u->pt_res[n] = x->reserved;
+    u->pt_ts[n] = t, u->pt_alloc[n] = alloc, u->pt_res[n] = res;
     u->n_points = n + 1;
 }
 
@@ -246,11 +264,10 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
             first_fail = u->oom.failures++ ? first_fail : i;
             continue;
         }
-        tp_an_memstate_seek(u->state, i + 1);
-        tp_an_mtotals x;
-        tp_an_memstate_totals(u->state, &x);
-        if (x.allocated > u->peak_allocated) {
-            u->peak_allocated = x.allocated, *peak_ev = i + 1;
+        int64_t alloc, res;
+        tp_an_memstate_seek_totals(u->state, i + 1, &alloc, &res);
+        if (alloc > u->peak_allocated) {
+            u->peak_allocated = alloc, *peak_ev = i + 1;
             /* the peak's moment seeks back here: a kept state spares it the replay from the
              * start (kept no more often than the rows replayed pay for) */
             if (i + 1 - kept >= tp_an_memstate_keep_cost(u->state)) {
@@ -258,8 +275,8 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
                 kept = i + 1;
             }
         }
-        u->peak_reserved = x.reserved > u->peak_reserved ? x.reserved : u->peak_reserved;
-        push_point(u, &cap, e->ts[i], &x);
+        u->peak_reserved = res > u->peak_reserved ? res : u->peak_reserved;
+        push_point(u, &cap, e->ts[i], alloc, res);
     }
     samples_until(g, u->state, e->n);
     tp_an_memstate_seek(u->state, e->n);

@@ -133,38 +133,59 @@ void tp_diag_clear_seen(tp_diag_ctx *d) {
         memset(d->seen, 0, d->ev->n + 1);
 }
 
+/* Whether entry e of the correlation index has the run's correlation (its code when narrow). */
+static inline __attribute__((always_inline)) int
+same_corr(const tp_diag_ctx *d, size_t e, int narrow, uint32_t code, int64_t corr) {
+    uint32_t r = d->r->by_corr[e];
+    return narrow ? d->ev->corr32[r] == code : tp_ev_corr(d->ev, r) == corr;
+}
+
 /* d->cpu_call: per run of one correlation (>= 0) in the index, its first row (in row order)
  * that is an API call on no stream, for every row of the run. When view row i is model row
  * i (identity), the kernels' launches are tallied on the way (`t`; NULL: not here): a GPU
  * kernel row with a call counts one launch for the call's place, as find_threads_and_steps's
  * pass over the rows counts it, without that pass. `narrow`: the correlations are their
  * 32-bit codes (no wide id, no high bits in a place: codes and ids map one to one), so the
- * runs are found by comparing the codes, without tp_ev_corr's tests per row. */
+ * runs are found by comparing the codes, without tp_ev_corr's tests per row. A run whose
+ * first row is the call (a launch's API row precedes its kernel: nearly every run) is
+ * written in one walk that finds its end on the way; another run takes two walks (its call,
+ * then its rows). */
 static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, place_tally *t,
                                                                int narrow) {
     const uint32_t *bc = d->r->by_corr, *c32 = d->ev->corr32;
     const uint8_t *cat = d->ev->cat, *gpu = d->v->gpu;
+    uint32_t *cpu_call = d->cpu_call;
     for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
-        uint32_t code = c32[bc[s]];
+        uint32_t r0 = bc[s], code = c32[r0];
         int64_t corr =
-            narrow ? (code == TP_EV_U32_NONE ? -1 : (int64_t)code) : tp_ev_corr(d->ev, bc[s]);
+            narrow ? (code == TP_EV_U32_NONE ? -1 : (int64_t)code) : tp_ev_corr(d->ev, r0);
+        if (corr >= 0 && tp_diag_is_api(cat[r0]) && tp_ev_stream(d->ev, r0) == -1) {
+            uint32_t call = r0 + 1;
+            size_t place = t ? tp_ev_place_index(d->ev, r0) : 0; /* the call's, for its kernels */
+            cpu_call[r0] = call;                                 /* an API row: not a kernel */
+            for (e = s + 1; e < n && same_corr(d, e, narrow, code, corr); e++) {
+                uint32_t r = bc[e];
+                cpu_call[r] = call;
+                if (t && gpu[r] && cat[r] == TP_CAT_KERNEL)
+                    tally_add(t, place, r);
+            }
+            continue;
+        }
         uint32_t call = 0;
-        for (e = s;
-             e < n && (e == s || (narrow ? c32[bc[e]] == code : tp_ev_corr(d->ev, bc[e]) == corr));
-             e++)
+        for (e = s; e < n && (e == s || same_corr(d, e, narrow, code, corr)); e++)
             if (!call && tp_diag_is_api(cat[bc[e]]) && tp_ev_stream(d->ev, bc[e]) == -1)
                 call = bc[e] + 1;
         if (corr < 0)
             continue;
         if (!t || !call) {
             for (size_t k = s; k < e; k++)
-                d->cpu_call[bc[k]] = call;
+                cpu_call[bc[k]] = call;
             continue;
         }
         size_t place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
         for (size_t k = s; k < e; k++) { /* the run's rows: their call, the kernels' tally */
             uint32_t r = bc[k];
-            d->cpu_call[r] = call;
+            cpu_call[r] = call;
             if (gpu[r] && cat[r] == TP_CAT_KERNEL)
                 tally_add(t, place, r);
         }
@@ -306,8 +327,10 @@ static inline void add_ordered(tp_an_ivset *s, int64_t a, int64_t b) {
 
 /* A normalized set clipped to [lo, hi) (lo < hi): the runs wholly outside dropped from each
  * end, the two end runs cut (runs neither touch nor overlap before, nor after); what
- * tp_an_ivset_norm makes of it, without its pass over every run. */
-static void clip_ordered(tp_an_ivset *s, int64_t lo, int64_t hi) {
+ * tp_an_ivset_norm makes of it, without its pass over every run. The runs before the window
+ * stay where they are: the clipped set is runs [k, s->n) with k returned (clip_ordered moves
+ * them to the front). */
+static size_t clip_ordered_at(tp_an_ivset *s, int64_t lo, int64_t hi) {
     size_t k = 0, m = s->n;
     while (k < m && s->b[k] <= lo)
         k++;
@@ -317,11 +340,17 @@ static void clip_ordered(tp_an_ivset *s, int64_t lo, int64_t hi) {
         s->a[k] = s->a[k] > lo ? s->a[k] : lo;
         s->b[m - 1] = s->b[m - 1] < hi ? s->b[m - 1] : hi;
     }
-    if (k && m > k) {
-        memmove(s->a, s->a + k, (m - k) * sizeof *s->a);
-        memmove(s->b, s->b + k, (m - k) * sizeof *s->b);
+    s->n = m;
+    return k;
+}
+
+static void clip_ordered(tp_an_ivset *s, int64_t lo, int64_t hi) {
+    size_t k = clip_ordered_at(s, lo, hi);
+    if (k && s->n > k) {
+        memmove(s->a, s->a + k, (s->n - k) * sizeof *s->a);
+        memmove(s->b, s->b + k, (s->n - k) * sizeof *s->b);
     }
-    s->n = m - k;
+    s->n -= k;
     tp_an_ivset_fit(s);
 }
 
@@ -336,24 +365,64 @@ typedef struct {
     int64_t lo, hi, prev; /* the GPU span; the last start */
     size_t nl;            /* the training threads' launch calls */
     int up;               /* the starts ascend */
+    int64_t ka, kb;       /* the kernels' run being merged, not yet in d->kernels (none yet:
+                             INT64_MIN twice, which a first kernel widens into its own) */
+    int64_t chi;          /* the latest end of a copy so far */
+    size_t kc;            /* the first copy run that may overlap it (copies_near's cursor) */
 } collect_state;
 
-/* collect_sets' work for view row i, model row `row`. */
+/* Whether the kernels' run [ka, kb), closed (no later start falls inside it), overlaps a copy
+ * run, while the rows come in time order: every copy that starts before kb has been seen
+ * then, and the copies' runs so far are disjoint and sorted, so the first run ending after ka
+ * decides. The cursor stops at the last run, which a later copy may still widen. */
+static inline int copies_near(const tp_diag_ctx *d, collect_state *st, int64_t ka, int64_t kb) {
+    const tp_an_ivset *c = &d->copies;
+    while (st->kc + 1 < c->n && c->b[st->kc] <= ka)
+        st->kc++;
+    return st->kc < c->n && c->b[st->kc] > ka && c->a[st->kc] < kb;
+}
+
+/* A kernel row [a, b) in time order, merged as add_ordered would merge it into d->kernels,
+ * but a run is kept only when it overlaps a copy: the kernels set is read only as "copies
+ * less kernels" (copy-not-overlapped), which a run that overlaps no copy does not change
+ * (clipped to the window or not). On a launch-bound trace that keeps a few thousand runs of
+ * millions (16 bytes each: 38 MB of fresh pages on 20,000 steps, at the report's peak). A run
+ * that starts after every copy's end so far (chi: the usual case, tested in registers) needs
+ * no look at the copies. Out of time order the runs kept mean nothing (a start before ka is
+ * merged as if it were not): collect_sets merges every kernel again. */
+static inline void add_kernel(tp_diag_ctx *d, collect_state *st, int64_t a, int64_t b) {
+    if (b <= a)
+        return;
+    if (a <= st->kb) {
+        st->kb = b > st->kb ? b : st->kb;
+        return;
+    }
+    if (st->chi > st->ka && copies_near(d, st, st->ka, st->kb))
+        tp_an_ivset_push(&d->kernels, st->ka, st->kb);
+    st->ka = a, st->kb = b;
+}
+
+/* collect_sets' work for view row i, model row `row`; `track`: test that the starts ascend
+ * (0: known). */
 static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, collect_state *st,
-                                                              size_t i, size_t row) {
+                                                              size_t i, size_t row, int track) {
     uint8_t cat = d->ev->cat[row];
     int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
-    st->up &= a >= st->prev;
-    st->prev = a;
+    if (track) {
+        st->up &= a >= st->prev;
+        st->prev = a;
+    }
     int sync;
     if (d->v->gpu[i]) {
         st->lo = a < st->lo ? a : st->lo;
         st->hi = b > st->hi ? b : st->hi;
         add_ordered(&d->busy, a, b);
         if (cat == TP_CAT_KERNEL)
-            add_ordered(&d->kernels, a, b);
-        else if (cat == TP_CAT_MEMCPY)
+            add_kernel(d, st, a, b);
+        else if (cat == TP_CAT_MEMCPY) {
             add_ordered(&d->copies, a, b);
+            st->chi = b > st->chi ? b : st->chi;
+        }
         sync = (tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row);
     } else {
         unsigned nc = tp_diag_name_class(d, row);
@@ -383,15 +452,30 @@ static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, co
 }
 
 static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
-    collect_state st = {INT64_MAX, INT64_MIN, INT64_MIN, 0, 1};
-    if (d->rows_once) { /* no seen test: the loop of TP_DIAG_FOR_ROWS without it */
+    collect_state st = {INT64_MAX, INT64_MIN, INT64_MIN, 0, 1, INT64_MIN, INT64_MIN, INT64_MIN, 0};
+    if (d->identity && d->v->ts == d->ev->ts) { /* every model row at its own time: they
+                                                     ascend (tp_model_finish sorts them) */
+        for (size_t i = 0, n = d->v->n; i < n; i++)
+            collect_row(d, &st, i, i, 0);
+    } else if (d->rows_once) { /* no seen test: the loop of TP_DIAG_FOR_ROWS without it */
         const uint32_t *vrow = d->v->row;
         for (size_t i = 0, n = d->v->n; i < n; i++)
-            collect_row(d, &st, i, vrow[i]);
+            collect_row(d, &st, i, vrow[i], 1);
     } else {
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
-            collect_row(d, &st, i, row);
+            collect_row(d, &st, i, row, 1);
+        }
+    }
+    if (st.up) { /* the last run: later copies cannot come, kept as it is */
+        add_ordered(&d->kernels, st.ka, st.kb);
+    } else { /* add_kernel's runs assumed time order: every kernel, as add_ordered takes them
+                (tp_an_ivset_norm then sorts and merges them) */
+        d->kernels.n = 0;
+        tp_diag_clear_seen(d);
+        TP_DIAG_FOR_ROWS(d, i, row) {
+            if (d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL)
+                add_ordered(&d->kernels, d->v->ts[i], tp_diag_vend(d->v, i));
         }
     }
     *g0 = st.lo, *g1 = st.hi, *n_launch = st.nl, *asc = st.up;
@@ -426,37 +510,59 @@ static void clip_sets(tp_diag_ctx *d, size_t n_launch, int asc) {
         return;
     }
     d->n_launch_win = launches_in_window(d, n_launch, asc);
-    tp_an_ivset *sets[] = {&d->busy, &d->kernels, &d->copies, &d->sync, &d->data};
+    tp_an_ivset *sets[] = {&d->kernels, &d->copies, &d->sync, &d->data};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         if (asc) /* the pass merged them in order: normalized already */
             clip_ordered(sets[k], d->w0, d->w1);
         else
             tp_an_ivset_norm(sets[k], d->w0, d->w1);
+    /* busy, read once by split_idle, from its first run in the window: a run per GPU row
+     * (millions) is not moved to the front for the few before the window */
+    if (asc)
+        d->busy_from = clip_ordered_at(&d->busy, d->w0, d->w1);
+    else
+        tp_an_ivset_norm(&d->busy, d->w0, d->w1);
 }
+
+/* A normalized set read by split_idle's walk, with its cursor, and the split's sums and
+ * other_set's runs as they are written: locals, not the context's fields, so that the walk
+ * keeps them in registers (each store of a run may alias a set's int64 fields or size_t
+ * counts, which made the compiler read them again per idle gap). The two helpers below are
+ * always inline: with two call sites each GCC called them (+6 M instructions on lb2k). */
+typedef struct {
+    const int64_t *a, *b;
+    size_t n, k; /* runs; the first that may overlap (kept across calls, a ascending) */
+} split_runs;
+
+typedef struct {
+    int64_t sync, data, shortg, other;
+    int64_t *oa, *ob; /* other_set's arrays, with room for every piece (bounded before) */
+    size_t on;
+} split_acc;
 
 /* One piece of idle time outside syncs and data loading: in shortg when its idle run is a
  * short gap, else a run of other_set. */
-static inline void rest_piece(tp_diag_idle *s, int short_gap, int64_t a, int64_t b) {
+static inline __attribute__((always_inline)) void rest_piece(split_acc *s, int short_gap, int64_t a,
+                                                             int64_t b) {
     if (short_gap) {
         s->shortg = tp_an_add(s->shortg, b - a);
     } else { /* other: other_set's length, summed in its run order (tp_an_ivset_len's) */
-        tp_an_ivset_push(&s->other_set, a, b);
+        s->oa[s->on] = a, s->ob[s->on] = b, s->on++;
         s->other = tp_an_add(s->other, b - a);
     }
 }
 
 /* [a, b) (idle, outside syncs) minus the data-loading runs: their overlap counted in
- * s->data, the pieces left to rest_piece. *k: the first data run that may overlap (kept
- * across calls, a ascending), as tp_an_ivset_minus walks it. */
-static inline void nosync_piece(const tp_an_ivset *data, size_t *k, tp_diag_idle *s, int short_gap,
-                                int64_t a, int64_t b) {
-    if (*k == data->n) { /* no data-loading run left (most traces have none) */
+ * s->data, the pieces left to rest_piece, as tp_an_ivset_minus walks it. */
+static inline __attribute__((always_inline)) void
+nosync_piece(split_runs *data, split_acc *s, int short_gap, int64_t a, int64_t b) {
+    if (data->k == data->n) { /* no data-loading run left (most traces have none) */
         rest_piece(s, short_gap, a, b);
         return;
     }
-    while (*k < data->n && data->b[*k] <= a)
-        (*k)++;
-    for (size_t x = *k; x < data->n && data->a[x] < b; x++) {
+    while (data->k < data->n && data->b[data->k] <= a)
+        data->k++;
+    for (size_t x = data->k; x < data->n && data->a[x] < b; x++) {
         int64_t ya = data->a[x] > a ? data->a[x] : a, yb = data->b[x] < b ? data->b[x] : b;
         if (yb > ya)
             s->data = tp_an_add(s->data, yb - ya);
@@ -468,39 +574,69 @@ static inline void nosync_piece(const tp_an_ivset *data, size_t *k, tp_diag_idle
         rest_piece(s, short_gap, a, b);
 }
 
+/* Idle that began while the host was blocked in a sync, for gap [a, b) (sync-stall's drain):
+ * when a sync run holds its start (sync.a <= a <= sync.b; *k: the first sync run ending at or
+ * after a), the gap less its data loading (*j: the first data run ending after a), at most
+ * that sync's length. The same walk and sums as the rule's own pass over a stored idle set. */
+static inline __attribute__((always_inline)) int64_t drain_of(const split_runs *sync, size_t *k,
+                                                              const split_runs *data, size_t *j,
+                                                              int64_t a, int64_t b) {
+    while (*k < sync->n && sync->b[*k] < a)
+        (*k)++;
+    if (*k == sync->n || sync->a[*k] > a)
+        return 0;
+    int64_t len = b - a;
+    while (*j < data->n && data->b[*j] <= a)
+        (*j)++;
+    for (size_t q = *j; q < data->n && data->a[q] < b; q++)
+        len -= (data->b[q] < b ? data->b[q] : b) - (data->a[q] > a ? data->a[q] : a);
+    int64_t sl = sync->b[*k] - sync->a[*k];
+    return len < sl ? len : sl;
+}
+
 /* idle = the window less busy (tp_an_ivset_minus of [w0, w1): busy's gaps, busy being
  * normalized inside the window), its length (in run order, as tp_an_ivset_len), and the
  * idle split in the same walk, as the set algebra defines it (idle ∩ sync; (idle - sync) ∩
- * data; the rest in short idle gaps; other_set: what remains): the intermediate sets (idle -
- * sync, minus data), a run per idle gap each, are not built, nor idle read again. */
+ * data; the rest in short idle gaps; other_set: what remains), and sync-stall's drain (its
+ * one use of idle as a set): neither idle nor the intermediate sets (idle - sync, minus data)
+ * are built, a run per idle gap each (one per GPU row on a launch-bound trace: 38 MB on
+ * 20,000 steps); busy, read once here, goes back to the scratch. */
 static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
-    const tp_an_ivset *sync = &d->sync, *busy = &d->busy;
     memset(s, 0, sizeof *s);
     s->other_set.sc = d->v->scratch;
-    tp_an_ivset_bound(&d->idle, busy->n + 1);
-    tp_an_ivset_bound(&s->other_set, busy->n + 1 + d->sync.n + d->data.n);
-    size_t j = 0, k = 0; /* cursors into sync and data */
-    for (size_t i = 0; i <= busy->n; i++) {
-        int64_t a = i ? busy->b[i - 1] : d->w0, b = i < busy->n ? busy->a[i] : d->w1;
+    size_t nb = d->busy.n - d->busy_from;
+    tp_an_ivset_bound(&s->other_set, nb + 1 + d->sync.n + d->data.n);
+    const int64_t *ba = d->busy.a + d->busy_from, *bb = d->busy.b + d->busy_from;
+    split_runs sync = {d->sync.a, d->sync.b, d->sync.n, 0};
+    split_runs data = {d->data.a, d->data.b, d->data.n, 0};
+    split_acc acc = {0, 0, 0, 0, s->other_set.a, s->other_set.b, 0};
+    int64_t idle = 0, drain = 0, wait = d->v->opts.kernel_wait_ns;
+    size_t dk = 0, dj = 0; /* the drain's cursors into sync and data */
+    for (size_t i = 0; i <= nb; i++) {
+        int64_t a = i ? bb[i - 1] : d->w0, b = i < nb ? ba[i] : d->w1;
         if (b <= a)
             continue;
-        tp_an_ivset_push(&d->idle, a, b);
-        s->idle = tp_an_add(s->idle, b - a);
-        int short_gap = b - a < d->v->opts.kernel_wait_ns;
-        while (j < sync->n && sync->b[j] <= a) /* idle minus sync, as tp_an_ivset_minus */
-            j++;
-        for (size_t x = j; x < sync->n && sync->a[x] < b; x++) {
-            int64_t ya = sync->a[x] > a ? sync->a[x] : a, yb = sync->b[x] < b ? sync->b[x] : b;
+        idle = tp_an_add(idle, b - a);
+        drain += drain_of(&sync, &dk, &data, &dj, a, b);
+        int short_gap = b - a < wait;
+        while (sync.k < sync.n && sync.b[sync.k] <= a) /* idle minus sync, as tp_an_ivset_minus */
+            sync.k++;
+        for (size_t x = sync.k; x < sync.n && sync.a[x] < b; x++) {
+            int64_t ya = sync.a[x] > a ? sync.a[x] : a, yb = sync.b[x] < b ? sync.b[x] : b;
             if (yb > ya)
-                s->sync = tp_an_add(s->sync, yb - ya);
+                acc.sync = tp_an_add(acc.sync, yb - ya);
             if (ya > a)
-                nosync_piece(&d->data, &k, s, short_gap, a, ya);
+                nosync_piece(&data, &acc, short_gap, a, ya);
             a = yb;
         }
         if (b > a)
-            nosync_piece(&d->data, &k, s, short_gap, a, b);
+            nosync_piece(&data, &acc, short_gap, a, b);
     }
-    tp_an_ivset_fit(&d->idle);
+    s->idle = idle, s->sync = acc.sync, s->data = acc.data, s->shortg = acc.shortg;
+    s->other = acc.other, s->other_set.n = acc.on;
+    d->drain = drain;
+    tp_an_ivset_free(&d->busy);
+    d->busy_from = 0;
     tp_an_ivset_fit(&s->other_set);
 }
 
@@ -510,8 +646,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     memset(d, 0, sizeof *d);
     d->v = v, d->r = v->r, d->ev = &v->r->ev, d->out = out;
     d->launch_verdict = -1;
-    tp_an_ivset *sets[] = {&d->steps, &d->busy,    &d->idle,  &d->sync,
-                           &d->data,  &d->kernels, &d->copies};
+    tp_an_ivset *sets[] = {&d->steps, &d->busy, &d->sync, &d->data, &d->kernels, &d->copies};
     for (size_t k = 0; k < sizeof sets / sizeof *sets; k++)
         sets[k]->sc = v->scratch; /* the diagnosis's sets reuse what other analyses gave back */
     if (v->by_corr) {             /* the model's rows in its order (tp_an_view): no pass to tell */
@@ -546,7 +681,7 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
 }
 
 void tp_diag_ctx_free(tp_diag_ctx *d) {
-    tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy), tp_an_ivset_free(&d->idle);
+    tp_an_ivset_free(&d->steps), tp_an_ivset_free(&d->busy);
     tp_an_ivset_free(&d->sync), tp_an_ivset_free(&d->data), tp_an_ivset_free(&d->kernels);
     tp_an_ivset_free(&d->copies), tp_an_ivset_free(&d->split.other_set);
     free(d->step_end), free(d->ncls), free(d->th), free(d->place_launch), free(d->sync_at);

@@ -2,7 +2,7 @@
  *
  * Built once before the rules run (tp_diag_ctx_init): the training threads (those whose
  * calls launched kernels), the steps and the analysis window, and merged interval sets
- * (tp_an_ivset) clipped to the window: device busy and idle, host time blocked in syncs and
+ * (tp_an_ivset) clipped to the window: device busy, host time blocked in syncs and
  * inside data-loading ranges on the training threads, kernels, copies; then the device idle
  * split by what the host was doing. Rules read these, visit the view's rows through
  * TP_DIAG_FOR_ROWS (each model row once, even when the HTA-compatible view repeats it, so
@@ -74,9 +74,17 @@ struct tp_diag_ctx {
     size_t n_th, cap_th;
     long main_bucket; /* r->threads bucket of the busiest training thread; -1: none */
     int64_t w0, w1, win;
-    tp_an_ivset steps, busy, idle, sync, data, kernels, copies; /* normalized, in the window */
-    tp_diag_idle split;                                         /* zero when win == 0 */
-    int64_t *step_end; /* every step's end, ascending (nested steps count once) */
+    tp_an_ivset steps, busy, sync, data, kernels, copies; /* normalized, in the window;
+        busy is empty once the idle split has read it; kernels holds only the runs that
+        overlap a copy when the rows come in time order (all that "copies less kernels", its
+        one reader, needs) */
+    size_t busy_from;   /* busy's runs in the window are [busy_from, busy.n) until split_idle
+                           (clip_sets leaves those before it in place) */
+    int64_t drain;      /* sync-stall's drain: the idle gaps that began inside a sync, less data
+                           loading, each at most that sync's length (found by the idle split: the
+                           device idle is not kept as a set) */
+    tp_diag_idle split; /* zero when win == 0 */
+    int64_t *step_end;  /* every step's end, ascending (nested steps count once) */
     size_t n_step_end;
     uint8_t *ncls;      /* TP_DIAG_NC_* class of each name id, 0 until first asked */
     size_t n_names;     /* name ids are < n_names */

@@ -17,26 +17,6 @@
 #include "tp_diag_stack.h"
 #include "tp_units.h"
 
-/* Idle that began while the host was blocked in a sync (see the file comment). */
-static int64_t drain_ns(const tp_diag_ctx *d) {
-    const tp_an_ivset *idle = &d->idle, *sync = &d->sync, *data = &d->data;
-    int64_t drain = 0;
-    for (size_t g = 0, k = 0, j = 0; g < idle->n; g++) {
-        while (k < sync->n && sync->b[k] < idle->a[g])
-            k++;
-        if (k == sync->n || sync->a[k] > idle->a[g])
-            continue;
-        int64_t len = idle->b[g] - idle->a[g];
-        while (j < data->n && data->b[j] <= idle->a[g])
-            j++;
-        for (size_t q = j; q < data->n && data->a[q] < idle->b[g]; q++)
-            len -= (data->b[q] < idle->b[g] ? data->b[q] : idle->b[g]) -
-                   (data->a[q] > idle->a[g] ? data->a[q] : idle->a[g]);
-        drain += len < sync->b[k] - sync->a[k] ? len : sync->b[k] - sync->a[k];
-    }
-    return drain;
-}
-
 void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
     if (d->win <= 0)
         return;
@@ -57,7 +37,7 @@ void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
             worst = (long)row;
     }
     size_t n_sync = n_api ? n_api : n_rec;
-    int64_t host = tp_an_ivset_len(&d->sync), drain = drain_ns(d);
+    int64_t host = tp_an_ivset_len(&d->sync), drain = d->drain; /* tp_diag_ctx's idle split */
     double per_step = d->out->n_steps ? (double)n_sync / (double)d->out->n_steps : NAN;
     int frequent = d->out->n_steps ? per_step >= 0.5 : n_sync >= 10;
     double sev = tp_diag_share(frequent ? (host > drain ? host : drain) : drain, d->win);

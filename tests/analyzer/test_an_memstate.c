@@ -148,7 +148,7 @@ static void test_sites(void) {
 }
 
 /* Kineto: blocks from Addr/Bytes; allocated and reserved are the trace's own totals. */
-static void test_kineto(void) {
+static fx_model build_kineto(void) {
     fx_model f = fx_new();
     static const struct {
         double ts;
@@ -167,6 +167,11 @@ static void test_kineto(void) {
         tp_memev_push(&f.r->mem, &r);
     }
     tp_model_finish(f.m);
+    return f;
+}
+
+static void test_kineto(void) {
+    fx_model f = build_kineto();
     tp_an_memstate *s = tp_an_memstate_open(f.m, f.r);
     CHECK_EQ_I(tp_an_memstate_source(s), TP_AN_MSRC_KINETO);
     tp_an_mtotals t;
@@ -273,6 +278,56 @@ static void test_many_sites(void) {
     tp_model_close(f.m);
 }
 
+/* CUDA-level allocations only (each block its own segment): cudaMalloc / cudaFree rows. */
+static fx_model build_device(void) {
+    fx_model f = fx_new();
+    f.r->native = 1;
+    static const struct {
+        uint64_t addr;
+        int64_t bytes;
+    } ev[] = {{0x1000, 4096}, {0x3000, 8192}, {0x1000, -4096}, {0x5000, 100}, {0x7000, -1}};
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++) {
+        tp_memev_row r = {0};
+        r.ts = FX_US(1 + (double)i), r.addr = ev[i].addr, r.bytes = ev[i].bytes;
+        r.size = ev[i].bytes > 0 ? (uint64_t)ev[i].bytes : 0;
+        r.kind = ev[i].bytes < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC;
+        r.total_allocated = r.total_reserved = -1;
+        r.device = 0, r.pid = 100, r.tid = 1;
+        tp_memev_push(&f.r->mem, &r);
+    }
+    tp_model_finish(f.m);
+    return f;
+}
+
+/* tp_an_memstate_seek_totals (memuse's replay) against a seek and tp_an_memstate_totals, on
+ * every source (NVTX heaps, Kineto's own totals, device allocations), one event at a time,
+ * past the end, backwards (a replay from the start) and jumping ahead. */
+static void test_seek_totals(void) {
+    fx_model fs[3] = {build(), build_kineto(), build_device()};
+    static const tp_an_msource src[3] = {TP_AN_MSRC_NVTX, TP_AN_MSRC_KINETO, TP_AN_MSRC_DEVICE};
+    for (size_t k = 0; k < 3; k++) {
+        tp_an_memstate *a = tp_an_memstate_open(fs[k].m, fs[k].r);
+        tp_an_memstate *b = tp_an_memstate_open(fs[k].m, fs[k].r);
+        CHECK_EQ_I(tp_an_memstate_source(a), src[k]);
+        size_t n = fs[k].r->mem.n, order[64], no = 0;
+        for (size_t ev = 1; ev <= n + 1; ev++)
+            order[no++] = ev;
+        order[no++] = 1, order[no++] = 3, order[no++] = n, order[no++] = 2;
+        for (size_t i = 0; i < no; i++) {
+            int64_t alloc = -7, res = -7;
+            tp_an_mtotals t;
+            tp_an_memstate_seek_totals(a, order[i], &alloc, &res);
+            tp_an_memstate_seek(b, order[i]);
+            tp_an_memstate_totals(b, &t);
+            CHECK_EQ_U(tp_an_memstate_pos(a), tp_an_memstate_pos(b));
+            CHECK_EQ_I(alloc, t.allocated);
+            CHECK_EQ_I(res, t.reserved);
+        }
+        tp_an_memstate_close(a), tp_an_memstate_close(b);
+        tp_model_close(fs[k].m);
+    }
+}
+
 int main(void) {
     TP_RUN(test_totals);
     TP_RUN(test_layout);
@@ -280,5 +335,6 @@ int main(void) {
     TP_RUN(test_kineto);
     TP_RUN(test_keep);
     TP_RUN(test_many_sites);
+    TP_RUN(test_seek_totals);
     return tp_test_summary();
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "tp_an_fixture.h"
+#include "tp_an_memuse.h"
 #include "tp_load.h"
 #include "tp_record.h"
 #include "tp_report.h"
@@ -113,6 +114,29 @@ static void test_sync_stall(void) {
     tp_model_close(f.m);
 }
 
+/* test_sync_stall's steps with a 100 µs "dataloader wait" inside each gap after a sync: the
+ * drain leaves data loading out (3 x 210 + 200 µs), in the native and the HTA view. */
+static void test_sync_drain_data(void) {
+    fx_model f = fx_new();
+    for (int s = 0; s < 4; s++) {
+        double t = 1000.0 * s;
+        fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, t, 1000, -1, -1);
+        fx_launch(&f, "gemm", t, 5, t + 10, 690, 1, 10 * s + 1);
+        fx_ev(&f, "read loss", TP_CAT_USER_ANNOTATION, t + 4, 697, -1, -1);
+        fx_ev(&f, "cudaStreamSynchronize", TP_CAT_CUDA_RUNTIME, t + 5, 695, -1, 10 * s + 2);
+        fx_ev(&f, "dataloader wait", TP_CAT_USER_ANNOTATION, t + 800, 100, -1, -1);
+    }
+    tp_model_finish(f.m);
+    for (int compat = 0; compat < 2; compat++) {
+        tp_diagnosis d;
+        run(&f, compat, &d);
+        CHECK(tp_diagnosis_find(&d, "sync-stall") != NULL);
+        CHECK_NEAR(METRIC(&d, "sync-stall", "drain_idle_ns"), 830000, 0);
+        tp_diagnose_free(&d);
+    }
+    tp_model_close(f.m);
+}
+
 /* No steps (window = GPU span, 10..2000 µs). A pageable H2D copy of 3 MB (300 µs on the
  * device, 10 GB/s) behind a 400 µs cudaMemcpyAsync call; a pinned one of 1 MB at 20 GB/s. */
 static void test_pageable(void) {
@@ -172,6 +196,57 @@ static void test_sync_h2d(void) {
     CHECK_NEAR(d.f[1].severity, 0.095, 1e-12);
     tp_diagnose_free(&d);
     tp_model_close(f.m);
+}
+
+/* Kernels (stream 1) and copies (stream 7) laid out so that copy-not-overlapped's "copies less
+ * kernels" meets every case of the context's kernels set, which keeps only the kernel runs
+ * that overlap a copy when the rows come in time order: a copy inside a run of two touching
+ * kernels, copies over a run's start or end, one over two runs, one that starts before a run
+ * opens and ends inside it, two in one run, a copy touching a run's end, runs that overlap no
+ * copy (dropped), a copy after a run closed. Added in time order and in reverse: the HTA
+ * view visits the rows in load order, so the reversed rank takes the context's out-of-order
+ * path (every kernel merged again). The expected time alone is counted microsecond by
+ * microsecond. */
+static void test_copy_overlap(void) {
+    static const int kern[][2] = {{0, 100},     {100, 150},   {180, 200},   {300, 400},
+                                  {600, 700},   {900, 1000},  {1100, 1150}, {1200, 1300},
+                                  {1400, 1600}, {1700, 1710}, {1800, 1810}};
+    static const int copy[][2] = {{50, 120},    {250, 350},   {420, 580},
+                                  {650, 950},   {1000, 1100}, {1420, 1440},
+                                  {1500, 1520}, {1720, 1730}, {1750, 1760}};
+    size_t nk = sizeof kern / sizeof *kern, nc = sizeof copy / sizeof *copy;
+    int64_t alone = 0, total = 0;
+    for (int t = 0; t < 1810; t++) {
+        int in_k = 0, in_c = 0;
+        for (size_t k = 0; k < nk; k++)
+            in_k |= kern[k][0] <= t && t < kern[k][1];
+        for (size_t c = 0; c < nc; c++)
+            in_c |= copy[c][0] <= t && t < copy[c][1];
+        total += in_c;
+        alone += in_c && !in_k;
+    }
+    CHECK_EQ_I(alone, 50 + 160 + 200 + 100 + 10 + 10); /* the layout is what it says */
+    for (int reversed = 0; reversed < 2; reversed++)
+        for (int compat = 0; compat < 2; compat++) {
+            fx_model f = fx_new();
+            for (size_t x = 0; x < nk + nc; x++) {
+                size_t y = reversed ? nk + nc - 1 - x : x;
+                if (y < nk)
+                    fx_ev(&f, "k", TP_CAT_KERNEL, kern[y][0], kern[y][1] - kern[y][0], 1, -1);
+                else
+                    fx_copy(&f, "Memcpy HtoD (Pinned -> Device)", copy[y - nk][0],
+                            copy[y - nk][1] - copy[y - nk][0], 1000, TP_COPY_HTOD, TP_MEM_PINNED,
+                            -1);
+            }
+            tp_model_finish(f.m);
+            tp_diagnosis d;
+            run(&f, compat, &d);
+            CHECK_EQ_I(d.window_ns, 1810000);
+            CHECK_NEAR(METRIC(&d, "copy-not-overlapped", "not_overlapped_ns"), alone * 1000.0, 0);
+            CHECK_NEAR(METRIC(&d, "copy-not-overlapped", "copy_ns"), total * 1000.0, 0);
+            tp_diagnose_free(&d);
+            tp_model_close(f.m);
+        }
 }
 
 /* Two 100 µs steps of 20 launches each: 1 µs calls every 5 µs for 0.5 µs kernels. */
@@ -263,11 +338,22 @@ static void test_oom(void) {
     }
 }
 
-/* Kineto-style memory events: allocated rises 10 MiB every step for 5 steps. */
+/* Kineto-style memory events: allocated rises 10 MiB every step for 5 steps. The steps are
+ * ranges of each kind a step can be (annotation, op, Python function), so that the memory
+ * analysis finds them from each category's rows (native view) as from every row (HTA's). */
+static void memory_growth(int compat);
+
 static void test_memory_growth(void) {
+    for (int compat = 0; compat < 2; compat++)
+        memory_growth(compat);
+}
+
+static void memory_growth(int compat) {
+    static const tp_cat step_cat[] = {TP_CAT_USER_ANNOTATION, TP_CAT_CPU_OP,
+                                      TP_CAT_PYTHON_FUNCTION};
     fx_model f = fx_new();
     for (int s = 0; s < 5; s++) {
-        fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, 100.0 * s, 100, -1, -1);
+        fx_ev(&f, "ProfilerStep#1", step_cat[s % 3], 100.0 * s, 100, -1, -1);
         fx_launch(&f, "gemm", 100.0 * s, 1, 100.0 * s + 2, 98, 1, s + 1);
         tp_memev_row row = {0};
         row.ts = FX_US(100.0 * s + 50);
@@ -279,8 +365,19 @@ static void test_memory_growth(void) {
         tp_memev_push(&f.r->mem, &row);
     }
     tp_model_finish(f.m);
+    tp_an_view v; /* the memory analysis's own steps: every kind of range */
+    tp_an_memuse u;
+    fx_view(&v, &f, compat);
+    tp_an_memuse_run(&v, &u);
+    CHECK_EQ_U(u.n_steps, 5);
+    for (size_t s = 0; s < u.n_steps && u.n_steps == 5; s++) {
+        CHECK_EQ_I(u.steps[s].start, FX_US(100.0 * (double)s));
+        CHECK_EQ_I(u.steps[s].alloc_end, (int64_t)(s + 1) * 10 * MiB);
+    }
+    tp_an_memuse_free(&u);
+    tp_an_view_free(&v);
     tp_diagnosis d;
-    run(&f, 0, &d);
+    run(&f, compat, &d);
     CHECK_EQ_U(d.n, 1);
     CHECK_STR(d.f[0].id, "memory-growth");
     CHECK_NEAR(d.f[0].severity, 0.8, 1e-12);
@@ -389,8 +486,10 @@ int main(int argc, char **argv) {
     TP_RUN(test_input_bound);
     TP_RUN(test_warmup_only);
     TP_RUN(test_sync_stall);
+    TP_RUN(test_sync_drain_data);
     TP_RUN(test_pageable);
     TP_RUN(test_sync_h2d);
+    TP_RUN(test_copy_overlap);
     TP_RUN(test_launch_bound);
     TP_RUN(test_healthy);
     TP_RUN(test_oom);
