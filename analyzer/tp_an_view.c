@@ -371,8 +371,17 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
         int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
         if (fast) {
             uint32_t code = c32[bc[s0]];
-            for (e = s0; e < nb && c32[bc[e]] == code; e++)
-                last[index_row_class(ev, pb, s, bc[e], 1)] = (int32_t)bc[e];
+            for (e = s0 + 1; e < nb && c32[bc[e]] == code;)
+                e++;
+            if (e - s0 == 2) { /* most runs: a launch and its GPU row, each the other's
+                                  partner (each found once, not again for its link) */
+                uint32_t a = bc[s0], b = bc[s0 + 1];
+                int two = index_row_class(ev, pb, s, a, 1) != index_row_class(ev, pb, s, b, 1);
+                link[a] = two ? (int32_t)b : -1, link[b] = two ? (int32_t)a : -1;
+                continue;
+            }
+            for (size_t k = s0; k < e; k++)
+                last[index_row_class(ev, pb, s, bc[k], 1)] = (int32_t)bc[k];
         } else {
             int64_t corr = tp_ev_corr(ev, bc[s0]);
             for (e = s0; e < nb && tp_ev_corr(ev, bc[e]) == corr; e++)

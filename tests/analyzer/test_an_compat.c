@@ -206,6 +206,8 @@ static void test_same_rows_paths(void) {
         fx_ev(&f, "aten::mm", TP_CAT_CPU_OP, 0, 2000, -1, -1);
         fx_ev(&f, "long_kernel", TP_CAT_KERNEL, 1600, wide_dur ? 5e6 : 5, 7, cb + 500);
         fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 1590, 2, -1, cb + 500);
+        fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 1700, 1, -1, cb + 700); /* two */
+        fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 1702, 1, -1, cb + 700); /* CPU rows */
         if (tie)
             fx_ev(&f, "gemm_kernel", TP_CAT_KERNEL, 10, 1, 9, cb + 600); /* k0's start */
         tp_model_finish(f.m);
