@@ -167,6 +167,10 @@ static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
     for (size_t k = 0; k < PARENT_SLOTS; k++)
         slot[k].row = UINT32_MAX;
     uint64_t n_terms = 0; /* sum == NULL: durations added or taken off, each at most the span */
+    /* the table's self time and shapes flag kept here, stored once: in out, each store could
+     * be to any int64 the loop reads (the model's columns), so each row reloaded them */
+    int64_t self_sum = out->self_sum;
+    int has_shapes = out->has_shapes;
     for (size_t i = 0; i < v->n; i++) {
         size_t row = v->row[i];
         if (v->gpu[i]) /* never a parent nor a child: those are a thread's rows (no stream) */
@@ -186,12 +190,12 @@ static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
             }
             /* wrapping, never undefined: the figures are kept only when nothing could wrap */
             __builtin_sub_overflow(out->op[ps->op].self, dur, &out->op[ps->op].self);
-            __builtin_sub_overflow(out->self_sum, dur, &out->self_sum);
+            __builtin_sub_overflow(self_sum, dur, &self_sum);
             n_terms++;
         }
         if (!is_table_cat(ev->cat[row]))
             continue;
-        out->has_shapes |= tp_ev_shapes(ev, row) != 0;
+        has_shapes |= tp_ev_shapes(ev, row) != 0;
         tp_an_cpuop *o = group_of(&g, ev->name[row],
                                   v->opts.ops_by_shapes ? tp_ev_shapes(ev, row) : 0, ev->cat[row]);
         o->count++;
@@ -199,16 +203,18 @@ static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
         if (sum) {
             int64_t self = dur - sum[row];
             o->self = tp_an_add(o->self, self);
-            out->self_sum = tp_an_add(out->self_sum, self);
+            self_sum = tp_an_add(self_sum, self);
         } else {
             __builtin_add_overflow(o->self, dur, &o->self);
-            __builtin_add_overflow(out->self_sum, dur, &out->self_sum);
+            __builtin_add_overflow(self_sum, dur, &self_sum);
             n_terms++;
             slot[row % PARENT_SLOTS] = (parent_slot){(uint32_t)row, (uint32_t)(o - out->op)};
         }
         if (!o->fwd_name)
             o->fwd_name = forward_name(ev, f, nf, row);
     }
+    out->self_sum = self_sum;
+    out->has_shapes = has_shapes;
     out->span = t1 > t0 ? t1 - t0 : 0;
     free(f), free(g.first), free(g.next);
     /* Each term is a CPU row's duration, at most the span: with n_terms x span within

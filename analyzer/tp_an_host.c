@@ -335,9 +335,9 @@ static int threads_in_time_order(const tp_an_view *v, tp_an_host *out) {
     for (size_t i = 0; i < v->n; i++) {
         if (v->gpu[i])
             continue;
-        uint32_t r = v->row[i];
-        tp_an_host_thread *h = &th[thread_of[tp_ev_place_index(ev, r)]];
-        int64_t *oe = &open_end[h - th];
+        uint32_t r = v->row[i], t = thread_of[tp_ev_place_index(ev, r)];
+        tp_an_host_thread *h = &th[t];
+        int64_t *oe = &open_end[t]; /* (by t: h - th divided by the entry's size) */
         int64_t a = ev->ts[r], b = row_end(ev, r);
         if (a < prev) {
             free(th), free(open_end), free(thread_of);

@@ -35,12 +35,14 @@ typedef struct {
 } tp_edge;
 
 /* The sweep over the edges in time order, fed one edge at a time: the running mask says
- * which types are active from the previous edge to this one. */
+ * which types are active from the previous edge to this one. The sums are the sweep's own
+ * (copied out at its end by sweep_done): kept in the output, each one's store could be to
+ * any int64 the sweep reads (the view's times), so every edge reloaded them. */
 typedef struct {
     int running, compat;
     size_t n; /* edges seen */
     tp_edge last;
-    tp_an_kernels *out;
+    int64_t class_ns[TP_KT_CLASSES];
 } sweep;
 
 static inline void sweep_edge(sweep *w, tp_edge e) {
@@ -50,9 +52,16 @@ static inline void sweep_edge(sweep *w, tp_edge e) {
         if (w->compat)
             d = d / 1000 * 1000; /* HTA: astype(int) on µs per segment */
         if (w->running > 0 && w->running < TP_KT_CLASSES)
-            w->out->class_ns[w->running] = tp_an_add(w->out->class_ns[w->running], d);
+            w->class_ns[w->running] = tp_an_add(w->class_ns[w->running], d);
     }
     w->last = e;
+}
+
+/* The sweep's sums into out, and their total. */
+static void sweep_done(const sweep *w, tp_an_kernels *out) {
+    memcpy(out->class_ns, w->class_ns, sizeof out->class_ns);
+    for (int c = 1; c < TP_KT_CLASSES; c++)
+        out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
 }
 
 /* Sweeps the edges of the three types in time order, ties by type: what a stable sort of
@@ -184,14 +193,12 @@ static int sweep_streamed(const tp_an_view *v, sweep *w) {
  * else they go to edges in the view's scratch: nothing of one entry per run or row is
  * allocated fresh. */
 static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
-    sweep w = {.compat = v->opts.compat_hta != 0, .out = out};
+    sweep w = {.compat = v->opts.compat_hta != 0};
     if (sweep_streamed(v, &w)) {
-        for (int c = 1; c < TP_KT_CLASSES; c++)
-            out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
+        sweep_done(&w, out);
         return;
     }
-    memset(out->class_ns, 0, sizeof out->class_ns); /* what the streamed sweep began */
-    w = (sweep){.compat = v->opts.compat_hta != 0, .out = out};
+    w = (sweep){.compat = v->opts.compat_hta != 0}; /* what the streamed sweep began */
     edge_sink k = {tp_an_tmp(v, 2 * v->n_gpu + 2, sizeof *k.e), 0, 0};
     size_t off[4] = {0};
     for (int t = 0; t < 3; t++) {
@@ -202,8 +209,7 @@ static void type_breakdown(const tp_an_view *v, tp_an_kernels *out) {
     off[3] = k.n;
     sweep_edges(k.e, off, &w, v->scratch);
     tp_an_tmp_put(v, k.e);
-    for (int c = 1; c < TP_KT_CLASSES; c++)
-        out->class_total = tp_an_add(out->class_total, out->class_ns[c]);
+    sweep_done(&w, out);
 }
 
 typedef struct {

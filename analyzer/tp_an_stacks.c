@@ -71,7 +71,9 @@ uint32_t tp_an_stacks_launch(const tp_an_view *v, size_t i) {
 static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops) {
     op *ops = tp_an_tmp(v, v->n_gpu + 1, sizeof *ops); /* the view's scratch */
     size_t n = 0;
-    for (size_t i = 0; i < v->n; i++) {
+    const uint32_t *gpu = tp_an_view_gpu_rows(v); /* the GPU rows in view order, or NULL */
+    for (size_t k = 0, m = gpu ? v->n_gpu : v->n; k < m; k++) {
+        size_t i = gpu ? gpu[k] : k;
         if (!tp_an_stacks_counted(v, i))
             continue;
         int64_t ns = v->end[i] - v->ts[i];

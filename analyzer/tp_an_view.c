@@ -128,7 +128,8 @@ static void clock_mode(tp_clockmode *c, const tp_rank *r, const tp_an_opts *o) {
 
 /* HTA's GPUKernelFilter: stream >= 0 and correlation >= 0, or a device-wide sync. */
 typedef struct {
-    uint32_t event_sync, context_sync;
+    uint32_t event_sync, context_sync; /* pool ids; 0: not in the pool */
+    uint32_t ev_id, ctx_id; /* the same, UINT32_MAX for 0: a row's name id is never equal */
 } tp_syncnames;
 
 static int gpu_class(const tp_events *ev, size_t i, const tp_syncnames *s) {
@@ -319,26 +320,93 @@ static uint32_t *partner_rows(const tp_an_view *v, const uint8_t *cls) {
     return p;
 }
 
+/* What the rows' places say, one byte per place (few per rank), so that a row's stream
+ * tests are a load, not a place record's 8-byte field: */
+#define PLACE_STREAM_SET 1u /* stream >= 0 (gpu_class) */
+#define PLACE_STREAM_ANY 2u /* stream != -1 (HTA's "GPU event", native_gpu) */
+
+/* Per place of `ev`, its PLACE_STREAM_* bits; NULL when a row's place is wide (then read
+ * the place through tp_ev_stream). Free with free(). */
+static uint8_t *place_bits(const tp_events *ev) {
+    if (ev->wide_place.n)
+        return NULL;
+    uint8_t *b = tp_an_alloc(ev->places.n ? ev->places.n : 1, 1);
+    for (size_t k = 0; k < ev->places.n; k++) {
+        int64_t st = ev->places.v[k].stream;
+        b[k] = (uint8_t)((st >= 0 ? PLACE_STREAM_SET : 0u) | (st != -1 ? PLACE_STREAM_ANY : 0u));
+    }
+    return b;
+}
+
+/* 1: row i's stream has `bit`, from `pb` (place_bits) when there is one. */
+static inline int stream_is(const tp_events *ev, const uint8_t *pb, size_t i, unsigned bit) {
+    if (pb)
+        return (pb[ev->place[i]] & bit) != 0;
+    int64_t st = tp_ev_stream(ev, i);
+    return bit == PLACE_STREAM_SET ? st >= 0 : st != -1;
+}
+
+/* gpu_class of a row of the correlation index; `fast` as link_runs. */
+static inline __attribute__((always_inline)) int index_row_class(const tp_events *ev,
+                                                                 const uint8_t *pb,
+                                                                 const tp_syncnames *s, uint32_t i,
+                                                                 int fast) {
+    if (!fast)
+        return gpu_class(ev, i, s);
+    uint32_t nm = ev->name[i];
+    return (pb[ev->place[i]] & PLACE_STREAM_SET) || nm == s->ev_id || nm == s->ctx_id;
+}
+
+/* link_same's runs. `fast`: every correlation id is its 32-bit code (no wide id, no high
+ * half) and the places have their bits (place_bits); then a run's rows share a code,
+ * compared as such, and an index row's class (gpu_class: its id is >= 0) is its place's
+ * PLACE_STREAM_SET or a sync name. Forced inline, one copy per value of `fast`. */
+static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, const uint8_t *pb,
+                                                            const tp_syncnames *s,
+                                                            int32_t *restrict link, int fast) {
+    const tp_events *ev = &r->ev;
+    const uint32_t *restrict bc = r->by_corr, *restrict c32 = ev->corr32;
+    size_t nb = r->n_by_corr;
+    for (size_t s0 = 0, e; s0 < nb; s0 = e) {
+        int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
+        if (fast) {
+            uint32_t code = c32[bc[s0]];
+            for (e = s0 + 1; e < nb && c32[bc[e]] == code;)
+                e++;
+            if (e - s0 == 2) { /* most runs: a launch and its GPU row, each the other's
+                                  partner (each found once, not again for its link) */
+                uint32_t a = bc[s0], b = bc[s0 + 1];
+                int two = index_row_class(ev, pb, s, a, 1) != index_row_class(ev, pb, s, b, 1);
+                link[a] = two ? (int32_t)b : -1, link[b] = two ? (int32_t)a : -1;
+                continue;
+            }
+            for (size_t k = s0; k < e; k++)
+                last[index_row_class(ev, pb, s, bc[k], 1)] = (int32_t)bc[k];
+        } else {
+            int64_t corr = tp_ev_corr(ev, bc[s0]);
+            for (e = s0; e < nb && tp_ev_corr(ev, bc[e]) == corr; e++)
+                last[index_row_class(ev, pb, s, bc[e], 0)] = (int32_t)bc[e];
+        }
+        for (size_t k = s0; k < e; k++)
+            link[bc[k]] = last[!index_row_class(ev, pb, s, bc[k], fast)];
+    }
+}
+
 /* link_rows when the view's rows are the model's, in order (admit_same): a row's first view
  * row is the row itself, so each partner goes straight into the link column (no map from
  * model rows to view rows, no partner array: 8 bytes a row of scratch and a pass that read
- * both at random, ~1/3 of the links' time on a 10 M-record trace). */
-static void link_same(tp_an_view *v, const uint8_t *cls) {
-    const tp_rank *r = v->r;
-    const tp_events *ev = &r->ev;
-    const uint32_t *bc = r->by_corr;
-    int32_t *link = v->link;
+ * both at random, ~1/3 of the links' time on a 10 M-record trace). Only the correlation
+ * index's rows have a partner, so only their classes are needed: found here instead of by a
+ * pass classifying every model row into a scratch column (16 M instructions on lb2k). */
+static void link_same(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
+    const tp_events *ev = &v->r->ev;
     /* a row with no correlation has no partner: only the index's rows are written again.
      * Every partner is a view row here, so `linked` would be link >= 0: not built */
-    memset(link, 0xff, v->n * sizeof *link); /* -1 */
-    for (size_t s = 0, e; s < r->n_by_corr; s = e) {
-        int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
-        int64_t corr = tp_ev_corr(ev, bc[s]);
-        for (e = s; e < r->n_by_corr && tp_ev_corr(ev, bc[e]) == corr; e++)
-            last[cls[bc[e]] != 0] = (int32_t)bc[e];
-        for (size_t k = s; k < e; k++)
-            link[bc[k]] = last[cls[bc[k]] == 0];
-    }
+    memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
+    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
+        link_runs(v->r, pb, s, v->link, 1);
+    else
+        link_runs(v->r, pb, s, v->link, 0);
 }
 
 static void link_rows(tp_an_view *v, const uint8_t *cls) {
@@ -412,6 +480,91 @@ static void order_gpu(tp_an_view *v) {
         free(rows);
 }
 
+/* Merges the ascending row lists a[na] and b[nb] (no row in both) into out; b the shorter
+ * (a launch-bound trace's copies and memsets beside its kernels): the rows of `a` between two
+ * of b's are copied in a loop of their own. */
+static void merge_rows(const uint32_t *restrict a, size_t na, const uint32_t *restrict b, size_t nb,
+                       uint32_t *restrict out) {
+    size_t i = 0, k = 0;
+    for (size_t j = 0; j < nb; j++) {
+        while (i < na && a[i] < b[j])
+            out[k++] = a[i++];
+        out[k++] = b[j];
+    }
+    while (i < na)
+        out[k++] = a[i++];
+}
+
+static const tp_cat gpu_cats[] = {TP_CAT_KERNEL, TP_CAT_MEMCPY, TP_CAT_MEMSET}; /* native_gpu */
+#define N_GPU_CATS (sizeof gpu_cats / sizeof gpu_cats[0])
+
+/* classify and order_gpu for a native view whose rows are the model's, in order, from the
+ * rank's category index: native_gpu's rows are in its kernel, copy and memset lists, so only
+ * those rows are visited (a third of a launch-bound trace's rows; classify read every row's
+ * category), and those lists are each in view order, which is time order here: merged, they
+ * are the GPU rows by start, no sort needed (order_gpu's radix sort of their starts gives
+ * the same rows when it keeps them: no two starts alike). 0 (nothing done) when the index
+ * does not cover the view. */
+static int classify_same(tp_an_view *v, const uint8_t *pb) {
+    const tp_events *ev = &v->r->ev;
+    const tp_buckets *b = &v->r->cats;
+    if (v->opts.compat_hta || v->ts != ev->ts || !b->n || b->off[b->n] != v->n ||
+        v->n >= UINT32_MAX)
+        return 0;
+    const uint32_t *list[N_GPU_CATS];
+    size_t len[N_GPU_CATS], total = 0;
+    for (size_t c = 0; c < N_GPU_CATS; c++) {
+        list[c] = tp_an_view_cat_rows(v, gpu_cats[c], &len[c]);
+        total += len[c];
+    }
+    uint8_t *restrict gpu = v->gpu, *restrict ktype = v->ktype;
+    const uint32_t *restrict name = ev->name;
+    memset(gpu, 0, v->n);
+    memset(ktype, TP_KT_OTHER, v->n);
+    /* each list's GPU rows (a stream), one list after the other: sel[at[c], at[c + 1]) */
+    uint32_t *restrict sel = tp_an_tmp(v, total, sizeof *sel);
+    size_t at[N_GPU_CATS + 1] = {0}, k = 0;
+    tp_an_namememo kt;
+    tp_an_namememo_open(&kt, v->m, ktype_test);
+    unsigned kinds = 0;
+    for (size_t c = 0; c < N_GPU_CATS; c++) {
+        for (size_t j = 0; j < len[c]; j++) {
+            uint32_t i = list[c][j];
+            if (!stream_is(ev, pb, i, PLACE_STREAM_ANY))
+                continue;
+            uint8_t t = (uint8_t)tp_an_namememo_get(&kt, name[i]);
+            gpu[i] = 1;
+            ktype[i] = t;
+            kinds |= 1u << t;
+            sel[k++] = i;
+        }
+        at[c + 1] = k;
+    }
+    tp_an_namememo_close(&kt);
+    v->n_gpu = k;
+    v->gpu_kinds_absent = ~kinds & ((1u << TP_KT_COUNT) - 1);
+    if (k) {
+        /* copies with memsets (few), then those with the kernels */
+        uint32_t *rows = tp_an_alloc(k, sizeof *rows);
+        size_t nk = at[1], nm = k - nk;
+        uint32_t *mid = tp_an_tmp(v, nm, sizeof *mid);
+        merge_rows(sel + at[1], at[2] - at[1], sel + at[2], at[3] - at[2], mid);
+        merge_rows(sel, nk, mid, nm, rows);
+        tp_an_tmp_put(v, mid);
+        /* order_gpu's rule: kept when no two GPU rows start at the same time */
+        const int64_t *ts = v->ts;
+        int distinct = 1;
+        for (size_t j = 1; j < k && distinct; j++)
+            distinct = ts[rows[j]] != ts[rows[j - 1]];
+        if (distinct)
+            v->gpu_order = rows;
+        else
+            free(rows);
+    }
+    tp_an_tmp_put(v, sel);
+    return 1;
+}
+
 /* Each model row's class (gpu_class) into cls[], on one thread while the other admits the
  * rows when they need no trimming (~10 and ~40 ms on a 10 M-record trace). */
 typedef struct {
@@ -428,20 +581,43 @@ static void classify_rows(void *arg) {
 
 /* Rows [from, to) of the view's row and end columns when they are the model's rows in its
  * order (admit_untrimmed's `same`): a fresh page every 4 KiB of them, ~40 ms on a 10 M-record
- * trace, so each thread fills a part (the other classifying the rows too). */
+ * trace, so each thread fills a part (same_piece). Without wide durations every duration is
+ * its 32-bit code: a loop of plain loads and stores (tp_ev_dur's test of the code cost about
+ * as much again). */
+static void fill_same(tp_an_view *v, size_t from, size_t to) {
+    const tp_events *ev = &v->r->ev;
+    uint32_t *restrict row = v->row;
+    int64_t *restrict end = v->end;
+    const int64_t *restrict ts = ev->ts;
+    const uint32_t *restrict dur = ev->dur32;
+    if (ev->wide_dur.n)
+        for (size_t i = from; i < to; i++)
+            row[i] = (uint32_t)i, end[i] = ts[i] + tp_ev_dur(ev, i);
+    else
+        for (size_t i = from; i < to; i++)
+            row[i] = (uint32_t)i, end[i] = ts[i] + dur[i];
+}
+
+/* One thread's part of a `same` view (admit_same, nothing trimmed): its rows of the row and
+ * end columns, then either the GPU rows' kinds and order or the partner links (each writes
+ * its own columns). */
 typedef struct {
     tp_an_view *v;
     size_t from, to;
-    const class_part *classes; /* also these, after its half; NULL: not this thread */
-} fill_part;
+    const uint8_t *pb; /* place_bits */
+    const tp_syncnames *s;
+    int links; /* 1: link_same; 0: the GPU rows */
+} same_part;
 
-static void fill_same(void *arg) {
-    const fill_part *p = arg;
-    const tp_events *ev = &p->v->r->ev;
-    for (size_t i = p->from; i < p->to; i++)
-        p->v->row[i] = (uint32_t)i, p->v->end[i] = ev->ts[i] + tp_ev_dur(ev, i);
-    if (p->classes)
-        classify_rows((void *)p->classes);
+static void same_piece(void *arg) {
+    const same_part *p = arg;
+    fill_same(p->v, p->from, p->to);
+    if (p->links) {
+        link_same(p->v, p->pb, p->s);
+    } else if (!classify_same(p->v, p->pb)) {
+        classify(p->v);
+        order_gpu(p->v);
+    }
 }
 
 typedef struct {
@@ -457,7 +633,6 @@ static void admit_untrimmed_part(void *arg) {
 typedef struct {
     tp_an_view *v;
     const uint8_t *cls;
-    int same; /* the view's rows are the model's, in order (admit_same, nothing trimmed) */
 } view_part;
 
 /* The GPU rows, their kinds and time order on one thread while the other links the rows to
@@ -471,10 +646,7 @@ static void classify_and_order(void *arg) {
 
 static void link_part(void *arg) {
     const view_part *p = arg;
-    if (p->same)
-        link_same(p->v, p->cls);
-    else
-        link_rows(p->v, p->cls);
+    link_rows(p->v, p->cls);
 }
 
 /* The kinds are below TP_KT_COUNT, so a mask's low bits name its rows (~0u: all) */
@@ -538,15 +710,37 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         v->opts.scratch_row_bytes ? v->opts.scratch_row_bytes : TP_AN_SCRATCH_ROW_BYTES;
     v->scratch = tp_scratch_open(r->n_json_events ? 0 : per_row * n);
     tp_scratch_move(v->scratch, m->scratch); /* the model finish's blocks, already faulted */
-    uint8_t *cls = tp_an_tmp(v, n, 1);
     tp_clockmode c;
     clock_mode(&c, r, &v->opts);
     tp_syncnames s = {tp_model_find_str(m, TP_KINETO_SYNC_EVENT),
-                      tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT)};
+                      tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT), 0, 0};
+    s.ev_id = s.event_sync ? s.event_sync : UINT32_MAX;
+    s.ctx_id = s.context_sync ? s.context_sync : UINT32_MAX;
+    int trim = v->opts.compat_hta && tp_an_profiler_step_names(m) >= 2;
+    if (!trim && admit_same(v, &c)) {
+        /* the model's rows in its order: one step on both threads, no class column (only
+         * the correlation index's rows need a class: link_same finds theirs) */
+        admit_untrimmed(v, &c); /* the row and end columns, to fill */
+        size_t vn = n ? n : 1;
+        v->gpu = tp_an_alloc(vn, 1);
+        v->ktype = tp_an_alloc(vn, 1);
+        v->link = tp_an_alloc(vn, sizeof *v->link);
+        /* every partner is a view row: `linked` would be link >= 0, not built */
+        uint8_t *pb = place_bits(&r->ev);
+        size_t h = n / 2;
+        same_part kinds = {v, 0, h, pb, &s, 0}, links = {v, h, n, pb, &s, 1};
+        tp_par_both(n, same_piece, &kinds, same_piece, &links);
+        free(pb);
+        if (!v->opts.compat_hta) { /* row_order's identity, nothing cut */
+            v->by_corr = r->by_corr;
+            v->n_by_corr = r->n_by_corr;
+        }
+        return;
+    }
+    uint8_t *cls = tp_an_tmp(v, n, 1);
     class_part classes = {&r->ev, &s, cls};
     int64_t *ts = NULL, *end = NULL;
-    int same = 0;
-    if (v->opts.compat_hta && tp_an_profiler_step_names(m) >= 2) {
+    if (trim) {
         /* trimming reads every row's class and time before it admits rows */
         classify_rows(&classes);
         ts = tp_an_tmp(v, n, sizeof *ts), end = tp_an_tmp(v, n, sizeof *end);
@@ -555,24 +749,16 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         admit_rows(v, cls, ts, end);
     } else {
         admit_part admit = {v, &c}; /* the rows' classes on the other thread meanwhile */
-        if (admit_same(v, &c)) {
-            same = 1;
-            admit_untrimmed(v, &c); /* the columns, to fill: */
-            size_t h = n / 5 * 3;   /* the classes (~10 ms of ~50) go with the smaller part */
-            fill_part a = {v, 0, h, NULL}, b = {v, h, n, &classes};
-            tp_par_both(n, fill_same, &a, fill_same, &b);
-        } else {
-            tp_par_both(n, admit_untrimmed_part, &admit, classify_rows, &classes);
-        }
+        tp_par_both(n, admit_untrimmed_part, &admit, classify_rows, &classes);
     }
     size_t vn = v->n ? v->n : 1;
     v->gpu = tp_an_alloc(vn, 1);
     v->ktype = tp_an_alloc(vn, 1);
     v->link = tp_an_alloc(vn, sizeof *v->link);
     /* link_rows's partners can be rows the view left out (trimmed, outside the window):
-     * linked then differs from link >= 0 and is kept; link_same's cannot */
-    v->linked = same ? NULL : tp_an_alloc(vn, 1);
-    view_part link = {v, cls, same}, kinds = {v, NULL, same}; /* see classify_and_order */
+     * linked then differs from link >= 0 */
+    v->linked = tp_an_alloc(vn, 1);
+    view_part link = {v, cls}, kinds = {v, NULL}; /* see classify_and_order */
     tp_par_both(v->n, classify_and_order, &kinds, link_part, &link);
     if (!v->opts.compat_hta && v->n == n) { /* row_order's identity, nothing cut */
         v->by_corr = r->by_corr;

@@ -151,6 +151,14 @@ void tp_an_view_gpu_sum_put(const tp_an_view *v, unsigned kt_mask, const tp_an_g
  * result: none of that category). */
 const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n);
 
+/* The view's n_gpu GPU rows in view order, when it has them listed: its rows are the
+ * model's, in order (see tp_an_view_cat_rows), where gpu_order, by start, is that order too.
+ * Else NULL (walk the view, testing gpu[]). An analysis of the GPU rows alone then visits a
+ * third of a launch-bound trace's rows. */
+static inline const uint32_t *tp_an_view_gpu_rows(const tp_an_view *v) {
+    return v->gpu_order && v->ts == v->r->ev.ts ? v->gpu_order : NULL;
+}
+
 /* Name of view row i (never NULL). */
 const char *tp_an_view_name(const tp_an_view *v, size_t i);
 

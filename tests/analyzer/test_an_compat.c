@@ -177,7 +177,71 @@ static void test_file_order_ties(void) {
     tp_model_close(f.m);
 }
 
+/* Native views of the model's rows in order (link_same: classes of the correlation index's
+ * rows only; classify_same: kinds and GPU order from the category index) against the same rows
+ * through a window that holds them all (link_rows, classify, order_gpu's sort), column by
+ * column: kernels, copies, memsets, a kernel-named CPU row and a kernel with no stream, Kineto's
+ * sync rows, a duration and correlation ids past 32 bits (side tables, high halves), two GPU
+ * rows starting together (no gpu_order) or not. */
+static void test_same_rows_paths(void) {
+    for (int variant = 0; variant < 8; variant++) {
+        int wide_dur = variant & 1, wide_corr = variant >> 1 & 1, tie = variant >> 2 & 1;
+        fx_model f = fx_new();
+        int64_t cb = wide_corr ? (INT64_C(1) << 33) : 0;
+        for (int k = 0; k < 30; k++) {
+            double t = k * 50.0;
+            int64_t id = k == 7 && wide_corr ? -5 : cb + k + 1;
+            fx_launch(&f, k % 3 ? "gemm_kernel" : "ncclKernel_AllReduce", t, 4, t + 10, 3,
+                      7 + k % 2, id);
+            if (k % 5 == 0)
+                fx_copy(&f, "Memcpy HtoD", t + 20, 2, 4096, 1, 1, id);
+            if (k % 7 == 0)
+                fx_copy(&f, "Memset (Device)", t + 30, 1, 512, 0, 2, cb + 1000 + k);
+            if (k % 4 == 0) /* launches sharing an id: a run of four rows */
+                fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, t + 1, 1, -1, id);
+        }
+        fx_ev(&f, "gemm_kernel", TP_CAT_KERNEL, 5, 1, -1, 3);       /* no stream: not a GPU row */
+        fx_ev(&f, "Event Sync", TP_CAT_CUDA_RUNTIME, 12, 1, 7, -1); /* a sync: GPU class */
+        fx_ev(&f, "Context Sync", TP_CAT_CUDA_RUNTIME, 62, 1, -1, 2);
+        fx_ev(&f, "aten::mm", TP_CAT_CPU_OP, 0, 2000, -1, -1);
+        fx_ev(&f, "long_kernel", TP_CAT_KERNEL, 1600, wide_dur ? 5e6 : 5, 7, cb + 500);
+        fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 1590, 2, -1, cb + 500);
+        fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 1700, 1, -1, cb + 700); /* two */
+        fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 1702, 1, -1, cb + 700); /* CPU rows */
+        if (tie)
+            fx_ev(&f, "gemm_kernel", TP_CAT_KERNEL, 10, 1, 9, cb + 600); /* k0's start */
+        tp_model_finish(f.m);
+        tp_an_view a, b;
+        tp_an_opts o;
+        tp_an_opts_init(&o);
+        tp_an_view_build(&a, f.m, &f.m->ranks[0], &o);
+        o.window_lo = INT64_MIN / 4, o.window_hi = INT64_MAX / 4;
+        tp_an_view_build(&b, f.m, &f.m->ranks[0], &o);
+        CHECK(a.ts == f.m->ranks[0].ev.ts && b.ts != a.ts); /* the two paths */
+        CHECK_EQ_U(a.n, b.n);
+        CHECK_EQ_U(a.n_gpu, b.n_gpu);
+        CHECK_EQ_U(a.gpu_kinds_absent, b.gpu_kinds_absent);
+        CHECK_EQ_U(a.gpu_order != NULL, !tie);
+        CHECK_EQ_U(b.gpu_order != NULL, !tie);
+        size_t bad = 0, linked = 0;
+        for (size_t i = 0; i < a.n; i++) {
+            bad += a.row[i] != b.row[i] || a.ts[i] != b.ts[i] || a.end[i] != b.end[i];
+            bad += a.gpu[i] != b.gpu[i] || a.ktype[i] != b.ktype[i] || a.link[i] != b.link[i];
+            bad += tp_an_view_linked(&a, i) != tp_an_view_linked(&b, i);
+            linked += a.link[i] >= 0;
+        }
+        for (size_t k = 0; a.gpu_order && b.gpu_order && k < a.n_gpu; k++)
+            bad += a.gpu_order[k] != b.gpu_order[k];
+        CHECK_EQ_U(bad, 0);
+        CHECK(linked > 60 && a.n_gpu > 40);
+        tp_an_view_free(&a);
+        tp_an_view_free(&b);
+        tp_model_close(f.m);
+    }
+}
+
 int main(void) {
+    TP_RUN(test_same_rows_paths);
     TP_RUN(test_file_order_ties);
     TP_RUN(test_ns_rounding);
     TP_RUN(test_trim_default);
