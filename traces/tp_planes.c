@@ -903,11 +903,10 @@ col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old,
     _mm_storeu_si128((__m128i *)(out + (j)),                                                       \
                      _mm_add_epi64(PAIR0(j), _mm_loadu_si128((const __m128i *)(old + (j)))))
 #define GATHER0_QUAD(j)                                                                            \
-    _mm256_storeu_si256(                                                                           \
-        (__m256i *)(out + (j)),                                                                    \
-        _mm256_add_epi64(_mm256_inserti128_si256(_mm256_castsi128_si256(PAIR0(j)), PAIR0((j) + 2), \
-                                                 1),                                               \
-                         _mm256_loadu_si256((const __m256i *)(old + (j)))))
+    _mm256_storeu_si256((__m256i *)(out + (j)),                                                    \
+                        _mm256_add_epi64(_mm256_inserti128_si256(_mm256_castsi128_si256(PAIR0(j)), \
+                                                                 PAIR0((j) + 2), 1),               \
+                                         _mm256_loadu_si256((const __m256i *)(old + (j)))))
 static inline __attribute__((always_inline)) void
 col_gather0(uint64_t *out, const uint64_t *col, size_t sb, const uint64_t *old, size_t words) {
     const char *p0 = (const char *)col, *p1 = p0 + sb, *p2 = p0 + 2 * sb, *p3 = p1 + 2 * sb;
