@@ -881,6 +881,93 @@ col_gather(uint64_t *out, const uint64_t *q, size_t stride, const uint64_t *old,
         out[j] = *q + (old ? old[j] : 0);
 }
 
+#ifdef PLANES_AVX2_CODE
+/* col_gather in the AVX2 compilation, from the record's lane 0 (`p0`) with the lanes `sb` bytes
+ * apart: lane j is read at p_(j % 4) + (j / 4) * 4 * sb with p_r = p0 + r * sb, one load with
+ * one addressing mode each (scale 1, 2, 4 or 8 on sb) once p1 .. p3 are set (three lea). The
+ * same pieces as col_gather's (an odd lane alone at the top, then an odd pair, then quads), so
+ * each piece of `old` is still read back from one earlier store. col_gather walked a pointer
+ * down the lanes, a subtraction per pair or quad on one chain, and GCC kept that pointer on the
+ * stack around the quads (a store and a reload a record). */
+#define LANE0(j)                                                                                   \
+    ((const void *)(((j) % 4 == 0   ? p0                                                           \
+                     : (j) % 4 == 1 ? p1                                                           \
+                     : (j) % 4 == 2 ? p2                                                           \
+                                    : p3) +                                                        \
+                    (j) / 4 * 4 * sb))
+#define PAIR0(j)                                                                                   \
+    _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)LANE0(j))),    \
+                                  (const double *)LANE0((j) + 1)))
+#define GATHER0_ONE(j) (out[j] = *(const uint64_t *)LANE0(j) + old[j])
+#define GATHER0_PAIR(j)                                                                            \
+    _mm_storeu_si128((__m128i *)(out + (j)),                                                       \
+                     _mm_add_epi64(PAIR0(j), _mm_loadu_si128((const __m128i *)(old + (j)))))
+#define GATHER0_QUAD(j)                                                                            \
+    _mm256_storeu_si256((__m256i *)(out + (j)),                                                    \
+                        _mm256_add_epi64(_mm256_inserti128_si256(_mm256_castsi128_si256(PAIR0(j)), \
+                                                                 PAIR0((j) + 2), 1),               \
+                                         _mm256_loadu_si256((const __m256i *)(old + (j)))))
+static inline __attribute__((always_inline)) void
+col_gather0(uint64_t *out, const uint64_t *col, size_t sb, const uint64_t *old, size_t words) {
+    const char *p0 = (const char *)col, *p1 = p0 + sb, *p2 = p0 + 2 * sb, *p3 = p1 + 2 * sb;
+    switch (words) {
+    case 11:
+        GATHER0_ONE(10);
+        GATHER0_PAIR(8);
+        goto quads4;
+    case 10:
+        GATHER0_PAIR(8);
+        goto quads4;
+    case 9:
+        GATHER0_ONE(8);
+        goto quads4;
+    case 7:
+        GATHER0_ONE(6);
+        GATHER0_PAIR(4);
+        goto quads0;
+    case 6:
+        GATHER0_PAIR(4);
+        goto quads0;
+    case 5:
+        GATHER0_ONE(4);
+        goto quads0;
+    case 3:
+        GATHER0_ONE(2);
+        GATHER0_PAIR(0);
+        return;
+    case 2:
+        GATHER0_PAIR(0);
+        return;
+    case 1:
+        GATHER0_ONE(0);
+        return;
+    case 12:
+        GATHER0_QUAD(8);
+        __attribute__((fallthrough));
+    case 8:
+    quads4:
+        GATHER0_QUAD(4);
+        __attribute__((fallthrough));
+    case 4:
+    quads0:
+        GATHER0_QUAD(0);
+        return;
+    case 0:
+        return;
+    default:
+        break;
+    }
+    /* over 12 words: a lane at a time */
+    for (size_t j = 0; j < words; j++, p0 += sb)
+        out[j] = *(const uint64_t *)p0 + (old ? old[j] : 0);
+}
+#undef GATHER0_QUAD
+#undef GATHER0_PAIR
+#undef GATHER0_ONE
+#undef PAIR0
+#undef LANE0
+#endif
+
 /* Filter 3's encoder: unless the caller has the census (the writer counts while it copies the
  * records in), a first walk checks the sizes and counts the records of each type; then one walk
  * writes the headers to the front of dst and puts each body's lane delta where its group (or the
@@ -959,12 +1046,13 @@ static void encode_columns(const uint8_t *src, uint8_t *dst, uint8_t *scratch, s
  * read). 64 bytes: a slot's address is the type shifted, where 56 took a multiply's worth of
  * instructions per record. */
 typedef struct {
-    const uint64_t *col;
+    const uint64_t *col; /* the next record's lane 0; NULL: not a group */
     size_t stride, reach;
+    size_t sb; /* stride * 8: col_gather0's lanes are sb bytes apart */
     const uint64_t *prev;
     uint64_t m1, m2;
     uint8_t t1, t2;
-    uint8_t pad[14];
+    uint8_t pad[6];
 } col_src;
 static_assert(sizeof(col_src) == 64, "col_src: 64 bytes, see above");
 
@@ -992,6 +1080,7 @@ static inline __attribute__((always_inline)) void decode_records(const uint8_t *
         slot[t] = (col_src){.col = p->col[t],
                             .stride = p->n.count[t],
                             .reach = p->n.count[t] * words,
+                            .sb = 8 * (size_t)p->n.count[t],
                             .prev = p->col[t] && words <= 12 ? zeros : NULL};
         if (times)
             time_words(&slot[t], times[t], words);
@@ -1000,14 +1089,18 @@ static inline __attribute__((always_inline)) void decode_records(const uint8_t *
     const uint64_t *prev[TP_REC_TYPE_LIMIT] = {0}; /* the other records' */
     const uint64_t *rest = p->rest;
     uint64_t *cur = (uint64_t *)dst, hi = 0;
-    for (size_t i = 0; i < k; i++) {
+    for (const uint8_t *hp = src, *hend = src + 8 * k; hp != hend; hp += 8) {
         tp_rec_hdr h;
-        memcpy(&h, src + 8 * i, 8);
+        memcpy(&h, hp, 8);
         size_t words = h.size / 8 - 1;
         col_src *g = &slot[h.type < TP_REC_TYPE_LIMIT ? h.type : TP_REC_TYPE_LIMIT];
         memcpy(cur, &h, 8);
         if (g->col) { /* a group: all of one size, so each record's pieces are its predecessor's */
+#ifdef PLANES_AVX2_CODE
+            col_gather0(cur + 1, g->col, g->sb, g->prev, words);
+#else
             col_gather(cur + 1, g->col + g->reach, g->stride, g->prev, words);
+#endif
             g->prev = cur + 1;
             g->col++;
         } else {
