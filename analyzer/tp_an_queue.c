@@ -233,9 +233,20 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     *median = nd ? tp_an_percentile_i64_in(d, nd, 50, dlo, dhi) : 0;
     tp_an_tmp_put(v, d);
     st->n_launch = st->n;
-    for (size_t i = 0; i < v->n; i++)
-        if (launched[i]) /* a GPU row whose correlation has a launch call */
-            add_step(st, v, i, i, -1, row_group(v, si, i));
+    /* natively a launched row is one of the view's GPU rows (gpu[]): their list, where the
+     * view has one, is the rows to test, in view order (a third of lb2k's rows) */
+    const uint32_t *gpu_rows = both ? tp_an_view_gpu_rows(v) : NULL;
+    if (gpu_rows) {
+        for (size_t k = 0; k < v->n_gpu; k++) {
+            uint32_t i = gpu_rows[k];
+            if (launched[i])
+                add_step(st, v, i, i, -1, row_group(v, si, i));
+        }
+    } else {
+        for (size_t i = 0; i < v->n; i++)
+            if (launched[i]) /* a GPU row whose correlation has a launch call */
+                add_step(st, v, i, i, -1, row_group(v, si, i));
+    }
     if (both)
         tp_an_tmp_put(v, both);
     else
