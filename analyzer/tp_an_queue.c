@@ -299,14 +299,13 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
               double median, tp_an_queue_stream *q) {
     const tp_step *s = st->s;
     len_counts c = {tp_mem_xcalloc(64, sizeof *c.count), -32, 64};
-    int64_t cur = 0, mx = INT64_MIN, mn = INT64_MAX;
+    int64_t cur = 0, mx = INT64_MIN;
     for (size_t k = a; k < a + n; k++) {
         const tp_step *p = &s[step_at(o, wide, k)];
         cur += p->delta;
         if ((uint64_t)(cur - c.base) >= c.cap)
             len_widen(&c, cur);
         c.count[cur - c.base]++;
-        mn = cur < mn ? cur : mn;
         if (cur < mx)
             continue;
         if (cur > mx) { /* a new maximum: the sums start again */
@@ -326,6 +325,10 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
         }
     }
     q->max_len = mx;
+    /* the least length: the window's first counted one (n >= 1), not a minimum kept per step */
+    int64_t mn = c.base;
+    while (c.count[mn - c.base] == 0)
+        mn++;
     tp_an_describe_counts(c.count + (mn - c.base), (size_t)(mx - mn) + 1, mn, n, &q->len);
     free(c.count);
 }
