@@ -155,15 +155,24 @@ static size_t find_streams(const tp_an_view *v, const uint32_t *rows, size_t n, 
  * report, eighteenth round). */
 void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
     memset(out, 0, sizeof *out);
-    uint32_t *rows = tp_an_tmp(v, v->n_gpu + 1, sizeof *rows);
-    size_t nr = 0;
-    for (size_t i = 0; i < v->n; i++)
-        if (idle_row(v, i))
-            rows[nr++] = (uint32_t)i;
+    /* natively the ops are the GPU rows: the view's list of them when it has one (no pass over
+     * every view row to find them, no copy); `own` is the list written here, if any */
+    const uint32_t *gpu_rows = v->opts.compat_hta ? NULL : tp_an_view_gpu_rows(v);
+    uint32_t *own = NULL;
+    const uint32_t *rows = gpu_rows;
+    size_t nr = v->n_gpu;
+    if (!gpu_rows) {
+        own = tp_an_tmp(v, v->n_gpu + 1, sizeof *own);
+        nr = 0;
+        for (size_t i = 0; i < v->n; i++)
+            if (idle_row(v, i))
+                own[nr++] = (uint32_t)i;
+        rows = own;
+    }
     int64_t *ids;
     size_t ns = find_streams(v, rows, nr, &ids);
     size_t *at = tp_mem_xcalloc(ns + 1, sizeof *at); /* per stream: where its ops go */
-    uint32_t *grp = rows;
+    const uint32_t *grp = rows;
     if (ns > 1) {
         for (size_t k = 0, g = 0; k < nr; k++) { /* counts, then starts */
             int64_t id = tp_an_view_stream(v, rows[k]);
@@ -172,13 +181,14 @@ void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
         }
         for (size_t g = 0; g < ns; g++)
             at[g + 1] += at[g];
-        grp = tp_an_tmp(v, nr, sizeof *grp);
+        uint32_t *by = tp_an_tmp(v, nr, sizeof *by);
         for (size_t k = 0, g = 0; k < nr; k++) {
             int64_t id = tp_an_view_stream(v, rows[k]);
             g = ids[g] == id ? g : stream_at(ids, ns, id);
-            grp[at[g]++] = rows[k]; /* at[g] ends where group g ends */
+            by[at[g]++] = rows[k]; /* at[g] ends where group g ends */
         }
-        tp_an_tmp_put(v, rows);
+        tp_an_tmp_put(v, own);
+        grp = own = by;
     } else {
         at[0] = nr;
     }
@@ -189,7 +199,7 @@ void tp_an_idle_run(const tp_an_view *v, tp_an_idle *out) {
         stream_run(v, grp + from, at[g] - from, s);
     }
     free(at), free(ids);
-    tp_an_tmp_put(v, grp);
+    tp_an_tmp_put(v, own);
 }
 
 void tp_an_idle_free(tp_an_idle *out) {

@@ -54,6 +54,7 @@ typedef struct {
                     on stream g0 (launch-bound training: all of them, 19 MB less on lb20k) */
     uint32_t g0;
     size_t n, cap;
+    size_t n_launch; /* the launch steps: s[0..n_launch), then the GPU rows' */
 } tp_steps;
 
 /* A step on another stream than g0 while st->g is NULL: the first step (its stream becomes
@@ -231,9 +232,21 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     }
     *median = nd ? tp_an_percentile_i64_in(d, nd, 50, dlo, dhi) : 0;
     tp_an_tmp_put(v, d);
-    for (size_t i = 0; i < v->n; i++)
-        if (launched[i]) /* a GPU row whose correlation has a launch call */
-            add_step(st, v, i, i, -1, row_group(v, si, i));
+    st->n_launch = st->n;
+    /* natively a launched row is one of the view's GPU rows (gpu[]): their list, where the
+     * view has one, is the rows to test, in view order (a third of lb2k's rows) */
+    const uint32_t *gpu_rows = both ? tp_an_view_gpu_rows(v) : NULL;
+    if (gpu_rows) {
+        for (size_t k = 0; k < v->n_gpu; k++) {
+            uint32_t i = gpu_rows[k];
+            if (launched[i])
+                add_step(st, v, i, i, -1, row_group(v, si, i));
+        }
+    } else {
+        for (size_t i = 0; i < v->n; i++)
+            if (launched[i]) /* a GPU row whose correlation has a launch call */
+                add_step(st, v, i, i, -1, row_group(v, si, i));
+    }
     if (both)
         tp_an_tmp_put(v, both);
     else
@@ -286,14 +299,13 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
               double median, tp_an_queue_stream *q) {
     const tp_step *s = st->s;
     len_counts c = {tp_mem_xcalloc(64, sizeof *c.count), -32, 64};
-    int64_t cur = 0, mx = INT64_MIN, mn = INT64_MAX;
+    int64_t cur = 0, mx = INT64_MIN;
     for (size_t k = a; k < a + n; k++) {
         const tp_step *p = &s[step_at(o, wide, k)];
         cur += p->delta;
         if ((uint64_t)(cur - c.base) >= c.cap)
             len_widen(&c, cur);
         c.count[cur - c.base]++;
-        mn = cur < mn ? cur : mn;
         if (cur < mx)
             continue;
         if (cur > mx) { /* a new maximum: the sums start again */
@@ -313,6 +325,10 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
         }
     }
     q->max_len = mx;
+    /* the least length: the window's first counted one (n >= 1), not a minimum kept per step */
+    int64_t mn = c.base;
+    while (c.count[mn - c.base] == 0)
+        mn++;
     tp_an_describe_counts(c.count + (mn - c.base), (size_t)(mx - mn) + 1, mn, n, &q->len);
     free(c.count);
 }
@@ -346,6 +362,25 @@ static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *or
     return 0;
 }
 
+/* The steps' stable time order when the view's rows are the model's at the model's times
+ * (tp_an_view: admit_same), which rise (tp_model_finish sorts them by ts): collect_steps
+ * writes the launch steps in view order, then the GPU steps in view order, so the times are
+ * two rising runs split at n_launch, merged here (the first run's step first on equal times,
+ * as a stable sort orders them) without tp_sort_order_i64_s's pass to find where the second
+ * run starts. */
+static uint32_t *merge_order(const tp_an_view *v, const tp_steps *st) {
+    const int64_t *key = st->ts;
+    uint32_t *rows = tp_an_tmp(v, st->n + 1, sizeof *rows);
+    size_t a = 0, m = st->n_launch, b = m, n = st->n, k = 0;
+    while (a < m && b < n)
+        rows[k++] = key[b] < key[a] ? (uint32_t)b++ : (uint32_t)a++;
+    while (a < m)
+        rows[k++] = (uint32_t)a++;
+    while (b < n)
+        rows[k++] = (uint32_t)b++;
+    return rows;
+}
+
 /* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
  * stable radix order when ties cannot matter, numpy's quicksort otherwise, from that stable
  * order (4-byte indices, no second order of 8). From `wide_from` steps on (2^32: indices of 4 bytes
@@ -357,7 +392,8 @@ static step_order time_order(const tp_an_view *v, const tp_steps *st, size_t wid
         tp_an_argsort_np(key, st->n, ord, v->scratch);
         return (step_order){NULL, ord};
     }
-    uint32_t *rows = tp_sort_order_i64_s(key, st->n, v->scratch);
+    uint32_t *rows =
+        v->ts == v->r->ev.ts ? merge_order(v, st) : tp_sort_order_i64_s(key, st->n, v->scratch);
     if (ties_matter(v, st->s, rows, st->n)) /* numpy's order, from the stable one */
         rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
     return (step_order){rows, NULL};

@@ -32,14 +32,14 @@ typedef struct {
 /* One GPU row (view row i, model row `row`) for launch_bound: a kernel that starts in the
  * window counts, with its duration in gd[] and its range [*lo, *hi]. */
 __attribute__((always_inline)) static inline void kernel_in_window(tp_diag_ctx *d, launch_stats *st,
-                                                                   tp_diag_blame *bl, double *gd,
+                                                                   tp_diag_blame *bl, int64_t *gd,
                                                                    int64_t *lo, int64_t *hi,
                                                                    size_t i, size_t row) {
     if (d->ev->cat[row] != TP_CAT_KERNEL || d->v->ts[i] < d->w0 || d->v->ts[i] >= d->w1)
         return;
     int64_t dur = tp_diag_vend(d->v, i) - d->v->ts[i];
     double k = (double)dur;
-    gd[st->nk++] = k;
+    gd[st->nk++] = dur;
     *lo = dur < *lo ? dur : *lo;
     *hi = dur > *hi ? dur : *hi;
     long c = tp_diag_cpu_call(d, row);
@@ -54,7 +54,9 @@ __attribute__((always_inline)) static inline void kernel_in_window(tp_diag_ctx *
 /* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
  * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
 static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
-    double *gd = tp_an_tmp(d->v, d->v->n_gpu + 1, sizeof *gd); /* pages another gave back */
+    /* the durations as integers: their median through the integer selection (the same value
+     * as over the doubles, without a conversion per value in its passes) */
+    int64_t *gd = tp_an_tmp(d->v, d->v->n_gpu + 1, sizeof *gd); /* pages another gave back */
     memset(st, 0, sizeof *st);
     int64_t lo = INT64_MAX, hi = INT64_MIN; /* the durations' range, for their median */
     if (d->gpu_by_time) { /* the GPU rows alone, in the order the rows' pass visits them */
@@ -74,7 +76,7 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     int64_t host_free = d->win - tp_an_ivset_len(&sync_only) - tp_an_ivset_len(&d->data);
     tp_an_ivset_free(&sync_only);
     st->nl = d->n_launch_win; /* counted with the context's sets */
-    st->median_ns = st->nk ? tp_an_percentile_in(gd, st->nk, 50, lo, hi) : NAN; /* median */
+    st->median_ns = st->nk ? tp_an_percentile_i64_in(gd, st->nk, 50, lo, hi) : NAN; /* median */
     st->gap_ns = st->nl ? (double)host_free / (double)st->nl : NAN;
     tp_an_tmp_put(d->v, gd);
     st->cost = d->split.shortg + d->split.other;
