@@ -146,7 +146,10 @@ static inline int edge_next(edge_stream *s) {
  * once). The type with the next edge keeps it while its edges come before the others' next
  * ones (most runs are of one type). Returns 0, having swept part of them, when a type's edges
  * do not ascend (then sweep_edges sorts them all). */
-static int sweep_streamed(const tp_an_view *v, sweep *w) {
+static int sweep_streamed(const tp_an_view *v, sweep *out) {
+    /* the sweep's state in a local: through `out` each edge's stores could be to the runs'
+     * int64 times (s[]), which the loop then read again */
+    sweep lw = *out, *w = &lw;
     edge_stream s[3];
     for (int t = 0; t < 3; t++) {
         if (!tp_an_run_cursor_open(&s[t].c, v, 1u << t))
@@ -176,15 +179,21 @@ static int sweep_streamed(const tp_an_view *v, sweep *w) {
                 hi = x < hi ? x : hi, has_hi = 1;
         }
         int bit = 1 << t;
+        /* (x < lo, x <= hi) as one test, x <= lim: lo - 1 cannot wrap but at INT64_MIN,
+         * where no x is below lo (t then keeps one edge, as before) */
+        int one = has_lo && lo == INT64_MIN;
+        int64_t lim = has_hi ? hi : INT64_MAX;
+        if (has_lo && !one)
+            lim = lo - 1 < lim ? lo - 1 : lim;
         do {
             sweep_edge(w, (tp_edge){edge_at(&s[t]), s[t].half ? -bit : bit});
             if (!edge_next(&s[t]))
                 return 0;
-        } while (s[t].live && (!has_lo || edge_at(&s[t]) < lo) &&
-                 (!has_hi || edge_at(&s[t]) <= hi));
+        } while (s[t].live && !one && edge_at(&s[t]) <= lim);
     }
     for (int t = 0; t < 3; t++)
         tp_an_run_cursor_keep(&s[t].c); /* temporal and overlap reuse two */
+    *out = lw;
     return 1;
 }
 
