@@ -212,7 +212,7 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *v,
             n_terms++;
             slot[row % PARENT_SLOTS] = (parent_slot){(uint32_t)row, (uint32_t)(o - out->op)};
         }
-        if (!o->fwd_name)
+        if (!o->fwd_name && nf) /* (no forward op, as in native traces: the name is 0) */
             o->fwd_name = forward_name(ev, f, nf, row);
     }
     out->self_sum = self_sum;
