@@ -155,8 +155,10 @@ typedef struct {
  * table row takes its own off the parent's group (a parent precedes its children: the model
  * nests each thread's rows in start order). Returns 0 (figures not kept) when the sums could
  * pass INT64_MAX: tp_an_add saturates, and only exact sums are the same in either order; else
- * 1. */
-static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
+ * 1. Always inlined into collect, once with sum NULL: there view row i is model row i, read
+ * as such (no load of v->row per row). */
+static inline __attribute__((always_inline)) int collect_in(const tp_an_view *v, tp_an_cpuops *out,
+                                                            const int64_t *sum) {
     const tp_events *ev = &v->r->ev;
     size_t nf;
     fwd_op *f = forward_ops(ev, &nf);
@@ -172,7 +174,7 @@ static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
     int64_t self_sum = out->self_sum;
     int has_shapes = out->has_shapes;
     for (size_t i = 0; i < v->n; i++) {
-        size_t row = v->row[i];
+        size_t row = sum ? v->row[i] : i;
         if (v->gpu[i]) /* never a parent nor a child: those are a thread's rows (no stream) */
             continue;
         int64_t dur = tp_ev_dur(ev, row);
@@ -210,7 +212,7 @@ static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
             n_terms++;
             slot[row % PARENT_SLOTS] = (parent_slot){(uint32_t)row, (uint32_t)(o - out->op)};
         }
-        if (!o->fwd_name)
+        if (!o->fwd_name && nf) /* (no forward op, as in native traces: the name is 0) */
             o->fwd_name = forward_name(ev, f, nf, row);
     }
     out->self_sum = self_sum;
@@ -223,6 +225,10 @@ static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
     uint64_t most;
     return sum || (!__builtin_mul_overflow(n_terms, (uint64_t)out->span, &most) &&
                    most <= (uint64_t)INT64_MAX);
+}
+
+static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
+    return sum ? collect_in(v, out, sum) : collect_in(v, out, NULL);
 }
 
 static int cmp_op(const void *a, const void *b, int by_total) {

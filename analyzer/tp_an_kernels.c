@@ -146,7 +146,10 @@ static inline int edge_next(edge_stream *s) {
  * once). The type with the next edge keeps it while its edges come before the others' next
  * ones (most runs are of one type). Returns 0, having swept part of them, when a type's edges
  * do not ascend (then sweep_edges sorts them all). */
-static int sweep_streamed(const tp_an_view *v, sweep *w) {
+static int sweep_streamed(const tp_an_view *v, sweep *out) {
+    /* the sweep's state in a local: through `out` each edge's stores could be to the runs'
+     * int64 times (s[]), which the loop then read again */
+    sweep lw = *out, *w = &lw;
     edge_stream s[3];
     for (int t = 0; t < 3; t++) {
         if (!tp_an_run_cursor_open(&s[t].c, v, 1u << t))
@@ -176,15 +179,21 @@ static int sweep_streamed(const tp_an_view *v, sweep *w) {
                 hi = x < hi ? x : hi, has_hi = 1;
         }
         int bit = 1 << t;
+        /* (x < lo, x <= hi) as one test, x <= lim: lo - 1 cannot wrap but at INT64_MIN,
+         * where no x is below lo (t then keeps one edge, as before) */
+        int one = has_lo && lo == INT64_MIN;
+        int64_t lim = has_hi ? hi : INT64_MAX;
+        if (has_lo && !one)
+            lim = lo - 1 < lim ? lo - 1 : lim;
         do {
             sweep_edge(w, (tp_edge){edge_at(&s[t]), s[t].half ? -bit : bit});
             if (!edge_next(&s[t]))
                 return 0;
-        } while (s[t].live && (!has_lo || edge_at(&s[t]) < lo) &&
-                 (!has_hi || edge_at(&s[t]) <= hi));
+        } while (s[t].live && !one && edge_at(&s[t]) <= lim);
     }
     for (int t = 0; t < 3; t++)
         tp_an_run_cursor_keep(&s[t].c); /* temporal and overlap reuse two */
+    *out = lw;
     return 1;
 }
 
@@ -352,11 +361,11 @@ static tp_an_kernel_row *new_row(tp_an_kernels *out, size_t *cap) {
  * by name by counting (a trace's names are numbered densely), or, over a wide name range,
  * grouped by a sort of the structs by name. */
 
-static void rows_by_name(const tp_an_view *v, tp_named *a, size_t n, tp_an_kernels *out) {
-    uint32_t hi = 0;
+/* hi: the largest name in a; at: NULL, or each name's count at at[name + 1] (zero elsewhere,
+ * room for every name id + 2), counted by per_name as it wrote a; freed here. */
+static void rows_by_name(const tp_an_view *v, tp_named *a, size_t n, uint32_t hi, size_t *at,
+                         tp_an_kernels *out) {
     size_t cap = 0;
-    for (size_t i = 0; i < n; i++)
-        hi = a[i].name > hi ? a[i].name : hi;
     int64_t *d = tp_an_tmp(v, n, sizeof *d);
     dur_table t = {0};
     if (n < 2 || (size_t)hi > 4 * n + 4096) {
@@ -371,9 +380,11 @@ static void rows_by_name(const tp_an_view *v, tp_named *a, size_t n, tp_an_kerne
             name_row(v, &t, new_row(out, &cap), a[i].name, d + i, j - i);
         }
     } else {
-        size_t *at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
-        for (size_t i = 0; i < n; i++)
-            at[a[i].name + 1]++;
+        if (!at) {
+            at = tp_mem_xcalloc((size_t)hi + 2, sizeof *at);
+            for (size_t i = 0; i < n; i++)
+                at[a[i].name + 1]++;
+        }
         for (size_t k = 0; k <= hi; k++)
             at[k + 1] += at[k];
         for (size_t i = 0; i < n; i++)
@@ -381,17 +392,33 @@ static void rows_by_name(const tp_an_view *v, tp_named *a, size_t n, tp_an_kerne
         for (size_t k = 0, from = 0; k <= hi; from = at[k++])
             if (at[k] > from)
                 name_row(v, &t, new_row(out, &cap), (uint32_t)k, d + from, at[k] - from);
-        free(at);
     }
+    free(at);
     free(t.key), free(t.count), free(t.slot);
     tp_an_tmp_put(v, d);
 }
 
 static void per_name(const tp_an_view *v, tp_an_kernels *out) {
     tp_named *a = tp_an_tmp(v, v->n_gpu + 1, sizeof *a);
-    size_t n = 0;
-    if (v->gpu_order) { /* the GPU rows alone (in time order: the rows' order does not matter,
-                           each name's durations are counted or sorted) */
+    size_t n = 0, *at = NULL;
+    uint32_t hi = 0;
+    /* names are below the pool's count: where a count per name costs no more than
+     * rows_by_name's own (its bound, 4 a row), the names are counted and their largest found
+     * as the rows are listed, not by two more passes over them */
+    size_t n_names = (size_t)tp_model_n_strings(v->m) + 1;
+    if (v->gpu_order && n_names <= 4 * v->n_gpu + 4096) {
+        at = tp_mem_xcalloc(n_names + 1, sizeof *at);
+        for (size_t k = 0; k < v->n_gpu; k++) {
+            uint32_t i = v->gpu_order[k];
+            if (v->ktype[i] != TP_KT_OTHER) {
+                uint32_t nm = v->r->ev.name[v->row[i]];
+                hi = nm > hi ? nm : hi;
+                at[nm + 1]++;
+                a[n++] = (tp_named){nm, v->end[i] - v->ts[i]};
+            }
+        }
+    } else if (v->gpu_order) { /* the GPU rows alone (in time order: the rows' order does not
+                                  matter, each name's durations are counted or sorted) */
         for (size_t k = 0; k < v->n_gpu; k++) {
             uint32_t i = v->gpu_order[k];
             if (v->ktype[i] != TP_KT_OTHER)
@@ -402,7 +429,10 @@ static void per_name(const tp_an_view *v, tp_an_kernels *out) {
             if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
                 a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
     }
-    rows_by_name(v, a, n, out);
+    if (!at)
+        for (size_t i = 0; i < n; i++)
+            hi = a[i].name > hi ? a[i].name : hi;
+    rows_by_name(v, a, n, hi, at, out);
     if (out->n)
         qsort(out->k, out->n, sizeof *out->k, cmp_row_sum);
     tp_an_tmp_put(v, a);

@@ -67,30 +67,32 @@ uint32_t tp_an_stacks_launch(const tp_an_view *v, size_t i) {
     return l >= 0 ? v->r->ev.stack[v->row[l]] : 0;
 }
 
-/* The GPU ops the kernels table counts, with their launching stacks. */
-static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops) {
+/* The GPU ops the kernels table counts, with their launching stacks; *hi: the largest stack
+ * id among them (found here, not by a pass of its own over the ops). */
+static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops, uint32_t *hi) {
     op *ops = tp_an_tmp(v, v->n_gpu + 1, sizeof *ops); /* the view's scratch */
     size_t n = 0;
+    uint32_t top = 0;
     const uint32_t *gpu = tp_an_view_gpu_rows(v); /* the GPU rows in view order, or NULL */
     for (size_t k = 0, m = gpu ? v->n_gpu : v->n; k < m; k++) {
         size_t i = gpu ? gpu[k] : k;
         if (!tp_an_stacks_counted(v, i))
             continue;
         int64_t ns = v->end[i] - v->ts[i];
-        ops[n++] = (op){tp_an_stacks_launch(v, i), v->r->ev.name[v->row[i]], NO_GROUP, ns};
+        uint32_t st = tp_an_stacks_launch(v, i);
+        top = st > top ? st : top;
+        ops[n++] = (op){st, v->r->ev.name[v->row[i]], NO_GROUP, ns};
         out->gpu_ns = tp_an_add(out->gpu_ns, ns);
     }
     out->n_ops = *n_ops = n;
+    *hi = top;
     return ops;
 }
 
-/* The stack ids of `ops` (0: none left out) into ids[], ascending, each once where they
- * span no more than a few per op (a trace's stacks are numbered densely: marked in a
- * byte per id, not sorted), else ascending with repeats. Returns how many. */
-static size_t distinct_stacks(const op *ops, size_t n, uint32_t *ids) {
-    uint32_t hi = 0;
-    for (size_t i = 0; i < n; i++)
-        hi = ops[i].stack > hi ? ops[i].stack : hi;
+/* The stack ids of `ops` (0: none left out; hi: the largest) into ids[], ascending, each
+ * once where they span no more than a few per op (a trace's stacks are numbered densely:
+ * marked in a byte per id, not sorted), else ascending with repeats. Returns how many. */
+static size_t distinct_stacks(const op *ops, size_t n, uint32_t hi, uint32_t *ids) {
     size_t m = 0;
     if ((size_t)hi <= 4 * n + 4096) {
         uint8_t *seen = tp_mem_xcalloc((size_t)hi + 1, 1);
@@ -110,10 +112,10 @@ static size_t distinct_stacks(const op *ops, size_t n, uint32_t *ids) {
 }
 
 /* The distinct stacks of `ops`, keyed and numbered by group (equal keys, one group). */
-static stack_key *group_stacks(const tp_an_stacks *out, const op *ops, size_t n, int depth,
-                               size_t *n_keys, size_t *n_groups) {
+static stack_key *group_stacks(const tp_an_stacks *out, const op *ops, size_t n, uint32_t hi,
+                               int depth, size_t *n_keys, size_t *n_groups) {
     uint32_t *ids = tp_mem_xalloc(n + 1, sizeof *ids);
-    size_t m = distinct_stacks(ops, n, ids);
+    size_t m = distinct_stacks(ops, n, hi, ids);
     stack_key *keys = tp_mem_xcalloc(m + 1, sizeof *keys);
     size_t nk = 0;
     for (size_t i = 0; i < m; i++) {
@@ -176,25 +178,32 @@ static size_t gn_slot(const gn_sum *t, size_t mask, int64_t group, uint32_t name
     return at;
 }
 
+/* The names of the ops that have a group, numbered in order of first sight: cn[name]
+ * (1-based, 0: none), name_of[number - 1]. Filled by the pass that gives the ops their
+ * groups (tp_an_stacks_run), not by a pass of its own. */
+typedef struct {
+    uint32_t *cn, *name_of;
+    size_t n, cap;
+} name_numbers;
+
+static inline void number_name(name_numbers *nn, uint32_t nm) {
+    if (nn->cn[nm])
+        return;
+    TP_MEM_XGROW(nn->name_of, nn->cap, nn->n + 1);
+    nn->name_of[nn->n++] = nm;
+    nn->cn[nm] = (uint32_t)nn->n;
+}
+
 /* sum_by_group_name's table when the (group, name) pairs fit a dense one: names numbered in
- * order of first sight (cn[name], 1-based), a cell per (group, numbered name); a pair's sum
- * is one indexed add instead of a hash and a probe (a quarter million GPU ops on the 2,000
- * step launch-bound trace). NULL when the table would be larger than a few cells per op. */
-static gn_sum *sum_dense(const op *ops, size_t n, size_t n_groups, size_t n_names, size_t *n_out) {
-    uint32_t *cn = tp_mem_xcalloc(n_names + 1, sizeof *cn), *name_of = NULL;
-    size_t ncn = 0, cap = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t nm = ops[i].name;
-        if (ops[i].group == NO_GROUP || cn[nm])
-            continue;
-        TP_MEM_XGROW(name_of, cap, ncn + 1);
-        name_of[ncn++] = nm;
-        cn[nm] = (uint32_t)ncn;
-    }
-    if (n_groups * ncn > 4 * n + 4096) {
-        free(cn), free(name_of);
+ * order of first sight (nn), a cell per (group, numbered name); a pair's sum is one indexed
+ * add instead of a hash and a probe (a quarter million GPU ops on the 2,000 step
+ * launch-bound trace). NULL when the table would be larger than a few cells per op. */
+static gn_sum *sum_dense(const op *ops, size_t n, size_t n_groups, const name_numbers *nn,
+                         size_t *n_out) {
+    const uint32_t *cn = nn->cn, *name_of = nn->name_of;
+    size_t ncn = nn->n;
+    if (n_groups * ncn > 4 * n + 4096)
         return NULL;
-    }
     gn_sum *t = tp_mem_xcalloc(n_groups * ncn + 1, sizeof *t);
     for (size_t i = 0; i < n; i++) {
         if (ops[i].group == NO_GROUP)
@@ -210,7 +219,6 @@ static gn_sum *sum_dense(const op *ops, size_t n, size_t n_groups, size_t n_name
             if (c->count)
                 t[m++] = (gn_sum){(int64_t)g, name_of[k], 1, c->count, c->ns};
         }
-    free(cn), free(name_of);
     qsort(t, m, sizeof *t, cmp_gn);
     *n_out = m;
     return t;
@@ -219,10 +227,10 @@ static gn_sum *sum_dense(const op *ops, size_t n, size_t n_groups, size_t n_name
 /* The sums per (group, name) of the ops that have a group, by (group, name): what a stable
  * sort of the ops by (group, name) and a pass over its runs gave (each sum in op order), from
  * a table of the few distinct pairs (dense, else a hash) instead of a sort of every op. A new
- * array. n_names: one past the largest name id. */
-static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t n_groups, size_t n_names,
+ * array. nn: the grouped ops' names, numbered. */
+static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t n_groups, const name_numbers *nn,
                                  size_t *n_out) {
-    gn_sum *d = sum_dense(ops, n, n_groups, n_names, n_out);
+    gn_sum *d = sum_dense(ops, n, n_groups, nn, n_out);
     if (d)
         return d;
     size_t mask = 255, used = 0;
@@ -259,7 +267,7 @@ static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t n_groups, size_
 
 /* ops -> one row per group, one kernel entry per name (by name). */
 static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *keys, size_t nk,
-                      size_t n_groups, size_t n_names) {
+                      size_t n_groups, const name_numbers *nn) {
     out->s = tp_mem_xcalloc(n_groups + 1, sizeof *out->s);
     for (size_t i = 0; i < nk; i++) {
         tp_an_stack_row *r = &out->s[keys[i].group];
@@ -267,7 +275,7 @@ static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *key
             r->stack = keys[i].stack, r->frames = keys[i].f, r->n_frames = keys[i].n;
     }
     size_t n_gn, cap = 0;
-    gn_sum *gn = sum_by_group_name(ops, n, n_groups, n_names, &n_gn);
+    gn_sum *gn = sum_by_group_name(ops, n, n_groups, nn, &n_gn);
     for (size_t i = 0; i < n_gn; i++) {
         tp_an_stack_row *r = &out->s[gn[i].group];
         tp_an_stack_kernel k = {gn[i].name, gn[i].count, gn[i].ns};
@@ -293,8 +301,9 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
     out->depth = depth;
     out->fx = tp_an_frames_open_shared(v->m, v->r, v->opts.symbolizer, v->opts.no_symbols, 0);
     size_t n = 0, nk = 0, n_groups = 0;
-    op *ops = gather(v, out, &n);
-    stack_key *keys = group_stacks(out, ops, n, depth, &nk, &n_groups);
+    uint32_t hi = 0;
+    op *ops = gather(v, out, &n, &hi);
+    stack_key *keys = group_stacks(out, ops, n, hi, depth, &nk, &n_groups);
     /* each op's group: by stack id from a dense table where the ids are (keys is by stack
      * id), else by a search of keys */
     uint32_t top = nk ? keys[nk - 1].stack : 0, *gof = NULL; /* gof[stack]: group + 1, 0: none */
@@ -303,6 +312,7 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
         for (size_t i = 0; i < nk; i++)
             gof[keys[i].stack] = (uint32_t)keys[i].group + 1;
     }
+    name_numbers nn = {.cn = tp_mem_xcalloc((size_t)tp_model_n_strings(v->m) + 2, sizeof *nn.cn)};
     for (size_t i = 0; i < n; i++) {
         uint32_t s = ops[i].stack;
         size_t g = 0; /* group + 1 */
@@ -315,13 +325,15 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
         }
         if (g) {
             ops[i].group = (int64_t)g - 1;
+            number_name(&nn, ops[i].name);
         } else {
             out->no_stack++;
             out->no_stack_ns = tp_an_add(out->no_stack_ns, ops[i].ns);
         }
     }
     free(gof);
-    fill_rows(out, ops, n, keys, nk, n_groups, (size_t)tp_model_n_strings(v->m) + 1);
+    fill_rows(out, ops, n, keys, nk, n_groups, &nn);
+    free(nn.cn), free(nn.name_of);
     for (size_t i = 0; i < nk; i++)
         free(keys[i].key);
     free(keys);
