@@ -2335,24 +2335,29 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
-static void source_open(gzsource *s, zfile *zf) {
+/* `reader`: a gzip file is inflated ahead by a reader thread; else each chunk is read when
+ * asked for (source_next), where the caller says. */
+static void source_open(gzsource *s, zfile *zf, int reader) {
     memset(s, 0, sizeof *s);
     s->zf = zf;
     for (int i = 0; i < NBUF; i++)
-        if (!(s->buf[i] = malloc(CHUNK)))
+        if (!(s->buf[i] = malloc(CHUNK))) /* pages never written cost nothing */
             abort();
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (zf->how == ZF_LOOK && zf_look(zf) < 0)
         zf->how = ZF_END; /* the read error is zf's, reported after the (empty) text */
-    s->threaded = zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
+    s->threaded = reader && zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
 }
 
-/* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. */
+/* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. `*buf`
+ * on entry: where to read it when there is no reader thread (NULL: a buffer of the source's);
+ * on return, where it is. */
 static long source_next(gzsource *s, unsigned char **buf) {
     if (!s->threaded) {
-        *buf = s->buf[0];
-        long n = zf_read(s->zf, s->buf[0], CHUNK);
+        if (!*buf)
+            *buf = s->buf[0];
+        long n = zf_read(s->zf, *buf, CHUNK);
         s->cur_off = s->zf->offset;
         return n;
     }
@@ -3071,7 +3076,7 @@ typedef struct {
 
 static long pull_file(void *arg, const unsigned char **buf) {
     filesrc *f = arg;
-    unsigned char *b;
+    unsigned char *b = (unsigned char *)(uintptr_t)*buf;
     long n = source_next(f->g, &b);
     *buf = b;
     if (n > 0)
@@ -3127,7 +3132,9 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     tp_json_walk *w = mode ? tp_json_walk_open() : NULL;
     pieces *s = tp_mem_xrealloc(NULL, 1, sizeof *s);
     pieces_init(s, p, w, piece, mode == 2, whole);
-    s->in_place = pull == pull_gzmem && !whole; /* it inflates where it is told */
+    /* they inflate (or read) where they are told */
+    s->in_place =
+        !whole && (pull == pull_gzmem || (pull == pull_file && !((filesrc *)src)->g->threaded));
     if (!w)
         s->ph = PH_SERIAL;
     int clean = pump_pieces(s, pull, src);
@@ -3166,8 +3173,15 @@ static void read_stream(kparse *p, zfile *zf) {
     int mode = walker_mode();
     if (mode == 2 && text_hint(zf) < HELPER_TEXT_MIN)
         mode = 1;
+    /* With the walker's helper (mode 2, a text of >= 20 MB) the importing thread inflates
+     * each chunk itself, straight into the window: a reader thread made three threads for
+     * two cores, and the window's copy of each of its chunks was 4 % of a report's
+     * instructions (hta_df_index_resolver: 53.7 M of 1,429 M), besides its two buffers' 0.5
+     * MiB. Without the helper the reader thread stays: there it overlaps the inflate with
+     * the walk on the other core (the importing thread inflating inline cost 3-7 ms of wall
+     * on the 14-18 MB sets for ~1 ms of CPU, docs/PERFORMANCE.md, Kineto JSON import). */
     gzsource src;
-    source_open(&src, zf);
+    source_open(&src, zf, mode != 2);
     filesrc f = {&src, p};
     int clean = pump_source(p, pull_file, &f, NULL, mode, 0, NULL);
     source_close(&src);
