@@ -2335,24 +2335,29 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
-static void source_open(gzsource *s, zfile *zf) {
+/* `reader`: a gzip file is inflated ahead by a reader thread; else each chunk is read when
+ * asked for (source_next), where the caller says. */
+static void source_open(gzsource *s, zfile *zf, int reader) {
     memset(s, 0, sizeof *s);
     s->zf = zf;
     for (int i = 0; i < NBUF; i++)
-        if (!(s->buf[i] = malloc(CHUNK)))
+        if (!(s->buf[i] = malloc(CHUNK))) /* pages never written cost nothing */
             abort();
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (zf->how == ZF_LOOK && zf_look(zf) < 0)
         zf->how = ZF_END; /* the read error is zf's, reported after the (empty) text */
-    s->threaded = zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
+    s->threaded = reader && zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
 }
 
-/* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. */
+/* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. `*buf`
+ * on entry: where to read it when there is no reader thread (NULL: a buffer of the source's);
+ * on return, where it is. */
 static long source_next(gzsource *s, unsigned char **buf) {
     if (!s->threaded) {
-        *buf = s->buf[0];
-        long n = zf_read(s->zf, s->buf[0], CHUNK);
+        if (!*buf)
+            *buf = s->buf[0];
+        long n = zf_read(s->zf, *buf, CHUNK);
         s->cur_off = s->zf->offset;
         return n;
     }
@@ -2481,11 +2486,8 @@ typedef struct {
     uint64_t event_idx;        /* of its first event */
     int want_rank;             /* the rank was still sought when it was queued (rank_at) */
     wbuf *b;                   /* the walk's buffers, from its thread's pool once taken */
-    unsigned char *pre;        /* its text, when window_settle copied it: `[` piece `]` */
-    size_t pre_cap;
     /* Under pieces.mu when the helper runs: */
     slot_state state;
-    int copied;  /* pre holds the text */
     int reading; /* the helper is copying it out of the window */
 } slot;
 
@@ -2681,19 +2683,16 @@ static void *helper_main(void *arg) {
         }
         if (!sl)
             break;
-        const unsigned char *txt = sl->pre;
-        if (!sl->copied) {
-            const unsigned char *t = s->t;
-            sl->reading = 1;
-            pthread_mutex_unlock(&s->mu);
-            size_t *cap;
-            unsigned char **buf = wtxt(bufs, &cap);
-            txt = copy_piece(buf, cap, t, sl);
-            pthread_mutex_lock(&s->mu);
-            sl->reading = 0;
-            if (s->waiting)
-                pthread_cond_signal(&s->done_cv);
-        }
+        const unsigned char *t = s->t;
+        sl->reading = 1;
+        pthread_mutex_unlock(&s->mu);
+        size_t *cap;
+        unsigned char **buf = wtxt(bufs, &cap);
+        const unsigned char *txt = copy_piece(buf, cap, t, sl);
+        pthread_mutex_lock(&s->mu);
+        sl->reading = 0;
+        if (s->waiting)
+            pthread_cond_signal(&s->done_cv);
         pthread_mutex_unlock(&s->mu);
         walk_slot(s, s->hw, sl, txt);
         pthread_mutex_lock(&s->mu);
@@ -2715,29 +2714,11 @@ static int help(pieces *s) {
     /* this thread is the one that moves the window: no lock to copy out of it */
     size_t *cap;
     unsigned char **buf = wtxt(s->bufs[0], &cap);
-    walk_slot(s, s->w, sl, sl->copied ? sl->pre : copy_piece(buf, cap, s->t, sl));
+    walk_slot(s, s->w, sl, copy_piece(buf, cap, s->t, sl));
     lock(s);
     sl->state = S_DONE;
     unlock(s);
     return 1;
-}
-
-/* Before the window moves (window_put): no piece is being copied out of it, and the queued
- * ones are copied now (to their slot's own buffer: which thread walks them is not known). */
-static void window_settle(pieces *s) {
-    if (!s->helper)
-        return;
-    pthread_mutex_lock(&s->mu);
-    for (int k = 0; k < s->inflight; k++) {
-        slot *sl = &s->slots[(s->head + k) % NSLOT];
-        s->waiting = 1;
-        while (sl->reading)
-            pthread_cond_wait(&s->done_cv, &s->mu);
-        s->waiting = 0;
-        if (sl->state == S_QUEUED && !sl->copied)
-            copy_piece(&sl->pre, &sl->pre_cap, s->t, sl), sl->copied = 1;
-    }
-    pthread_mutex_unlock(&s->mu);
 }
 
 /* `whole`: the text to borrow as the window (pump_source), NULL for a window of our own. */
@@ -2780,25 +2761,38 @@ static void pieces_free(pieces *s) {
         free(s->t);
     wbufs_free(s->bufs[0]);
     wbufs_free(s->bufs[1]);
-    for (int i = 0; i < NSLOT; i++)
-        free(s->slots[i].pre);
 }
 
 /* Makes room for n more bytes at t[hi], moving the unread text to the front or growing the
- * window as needed. */
+ * window as needed. The helper reads the window's pointer and a queued piece's bounds under
+ * mu, and copies the piece out with `reading` set: so with mu held and no piece being read,
+ * the text moves, queued pieces and all. (Before, the queued pieces were copied out first,
+ * each into a buffer of its slot: up to NSLOT x ~190 KiB more memory in the import, whose
+ * high water is the report's peak on some sets; the helper waits on mu for a move of ~0.5
+ * MiB at most.) */
 static void window_room(pieces *s, size_t n) {
-    if (s->hi + n + WIN_PAD > s->cap) {
-        size_t shift = s->lo;
-        window_settle(s);
-        memmove(s->t, s->t + shift, s->hi - shift);
-        s->hi -= shift, s->lo = 0;
-        for (int i = 0; i < NSLOT; i++)
-            s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
+    if (s->hi + n + WIN_PAD <= s->cap)
+        return;
+    if (s->helper) {
+        pthread_mutex_lock(&s->mu);
+        for (int k = 0; k < s->inflight; k++) {
+            s->waiting = 1;
+            while (s->slots[(s->head + k) % NSLOT].reading)
+                pthread_cond_wait(&s->done_cv, &s->mu);
+            s->waiting = 0;
+        }
     }
+    size_t shift = s->lo;
+    memmove(s->t, s->t + shift, s->hi - shift);
+    s->hi -= shift, s->lo = 0;
+    for (int i = 0; i < NSLOT; i++)
+        s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
     if (s->hi + n + WIN_PAD > s->cap) {
         s->cap = 2 * (s->hi + n + WIN_PAD);
         s->t = tp_mem_xrealloc(s->t, s->cap, 1);
     }
+    if (s->helper)
+        pthread_mutex_unlock(&s->mu);
 }
 
 /* Appends n bytes; a borrowed window only moves its end (the chunk follows the last one in
@@ -2890,7 +2884,6 @@ static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
     sl->want_rank = s->p->rank_state != 4;
     sl->b = NULL;
     lock(s);
-    sl->copied = 0;
     sl->state = S_QUEUED;
     if (s->helper && s->helper_idle)
         pthread_cond_signal(&s->work_cv);
@@ -3071,7 +3064,7 @@ typedef struct {
 
 static long pull_file(void *arg, const unsigned char **buf) {
     filesrc *f = arg;
-    unsigned char *b;
+    unsigned char *b = (unsigned char *)(uintptr_t)*buf;
     long n = source_next(f->g, &b);
     *buf = b;
     if (n > 0)
@@ -3127,7 +3120,9 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     tp_json_walk *w = mode ? tp_json_walk_open() : NULL;
     pieces *s = tp_mem_xrealloc(NULL, 1, sizeof *s);
     pieces_init(s, p, w, piece, mode == 2, whole);
-    s->in_place = pull == pull_gzmem && !whole; /* it inflates where it is told */
+    /* they inflate (or read) where they are told */
+    s->in_place =
+        !whole && (pull == pull_gzmem || (pull == pull_file && !((filesrc *)src)->g->threaded));
     if (!w)
         s->ph = PH_SERIAL;
     int clean = pump_pieces(s, pull, src);
@@ -3166,8 +3161,15 @@ static void read_stream(kparse *p, zfile *zf) {
     int mode = walker_mode();
     if (mode == 2 && text_hint(zf) < HELPER_TEXT_MIN)
         mode = 1;
+    /* With the walker's helper (mode 2, a text of >= 20 MB) the importing thread inflates
+     * each chunk itself, straight into the window: a reader thread made three threads for
+     * two cores, and the window's copy of each of its chunks was 4 % of a report's
+     * instructions (hta_df_index_resolver: 53.7 M of 1,429 M), besides its two buffers' 0.5
+     * MiB. Without the helper the reader thread stays: there it overlaps the inflate with
+     * the walk on the other core (the importing thread inflating inline cost 3-7 ms of wall
+     * on the 14-18 MB sets for ~1 ms of CPU, docs/PERFORMANCE.md, Kineto JSON import). */
     gzsource src;
-    source_open(&src, zf);
+    source_open(&src, zf, mode != 2);
     filesrc f = {&src, p};
     int clean = pump_source(p, pull_file, &f, NULL, mode, 0, NULL);
     source_close(&src);
