@@ -369,15 +369,8 @@ static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *or
  * as a stable sort orders them) without tp_sort_order_i64_s's pass to find where the second
  * run starts. */
 static uint32_t *merge_order(const tp_an_view *v, const tp_steps *st) {
-    const int64_t *key = st->ts;
     uint32_t *rows = tp_an_tmp(v, st->n + 1, sizeof *rows);
-    size_t a = 0, m = st->n_launch, b = m, n = st->n, k = 0;
-    while (a < m && b < n)
-        rows[k++] = key[b] < key[a] ? (uint32_t)b++ : (uint32_t)a++;
-    while (a < m)
-        rows[k++] = (uint32_t)a++;
-    while (b < n)
-        rows[k++] = (uint32_t)b++;
+    tp_sort_merge_runs_order(st->ts, st->n_launch, st->n, rows);
     return rows;
 }
 

@@ -320,6 +320,16 @@ void tp_sort_i64(int64_t *v, size_t n) {
     tp_sort_i64_s(v, n, NULL);
 }
 
+void tp_sort_merge_runs_order(const int64_t *key, size_t m, size_t n, uint32_t *rows) {
+    size_t a = 0, b = m, k = 0;
+    while (a < m && b < n)
+        rows[k++] = key[b] < key[a] ? (uint32_t)b++ : (uint32_t)a++;
+    while (a < m)
+        rows[k++] = (uint32_t)a++;
+    while (b < n)
+        rows[k++] = (uint32_t)b++;
+}
+
 /* When key[0..n) is one or two ascending runs (the analyses' keys often are: rows in time
  * order, or launches then GPU rows, each in time order), writes the stable order into rows
  * by a merge that takes the first run's row on equal keys (its rows are the smaller) and
@@ -332,18 +342,7 @@ static int order_two_runs(const int64_t *key, size_t n, uint32_t *rows) {
                 return 0;
             m = i;
         }
-    if (!m) {
-        for (size_t i = 0; i < n; i++)
-            rows[i] = (uint32_t)i;
-        return 1;
-    }
-    size_t a = 0, b = m, k = 0;
-    while (a < m && b < n)
-        rows[k++] = key[b] < key[a] ? (uint32_t)b++ : (uint32_t)a++;
-    while (a < m)
-        rows[k++] = (uint32_t)a++;
-    while (b < n)
-        rows[k++] = (uint32_t)b++;
+    tp_sort_merge_runs_order(key, m, n, rows); /* (m = 0: the identity) */
     return 1;
 }
 

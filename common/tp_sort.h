@@ -80,6 +80,11 @@ void tp_sort_structs_i64(void *base, size_t n, size_t size, size_t off);
 void tp_sort_structs_i64_s(void *base, size_t n, size_t size, size_t off, tp_scratch *s);
 void tp_sort_structs_u32(void *base, size_t n, size_t size, size_t off);
 
+/* key[0..m) and key[m..n) each ascending (m <= n): writes into rows[0..n) their stable merged
+ * order, the first run's row first on equal keys. For callers that know where the second run
+ * starts (tp_sort_order_i64_s finds it by a pass of its own). */
+void tp_sort_merge_runs_order(const int64_t *key, size_t m, size_t n, uint32_t *rows);
+
 /* A new array (free() it) of the rows 0..n-1 in stable ascending order of key[row]. */
 uint32_t *tp_sort_order_i64(const int64_t *key, size_t n);
 

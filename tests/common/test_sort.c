@@ -86,7 +86,7 @@ static void test_order_matches_stable_qsort(void) {
 }
 
 /* Keys in one or two ascending runs (the merge path), with keys shared across the runs and
- * within each: still the stable order. */
+ * within each: still the stable order, also from tp_sort_merge_runs_order. */
 static void test_order_two_runs(void) {
     const size_t sizes[] = {1, 2, 3, 10, 999, 5000};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
@@ -98,6 +98,11 @@ static void test_order_two_runs(void) {
             for (size_t i = m; i < n; i++)
                 col[i] = (int64_t)((i - m) / 2) - 5;
             check_rows(col, n);
+            /* the merge alone, told where the second run starts: the same order */
+            uint32_t *want = tp_sort_order_i64(col, n), *got = malloc((n + 1) * sizeof *got);
+            tp_sort_merge_runs_order(col, m, n, got);
+            CHECK(memcmp(want, got, n * sizeof *got) == 0);
+            free(want), free(got);
             free(col);
         }
 }
