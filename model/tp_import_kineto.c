@@ -2711,10 +2711,26 @@ static int help(pieces *s) {
     unlock(s);
     if (!sl)
         return 0;
-    /* this thread is the one that moves the window: no lock to copy out of it */
-    size_t *cap;
-    unsigned char **buf = wtxt(s->bufs[0], &cap);
-    walk_slot(s, s->w, sl, copy_piece(buf, cap, s->t, sl));
+    /* This thread is the one that writes and moves the window, so it walks the piece where
+     * it lies, bracketed by the byte before its `{` and the one after its `}` (white space or
+     * the `,` between two pieces: never in any piece's bounds, so never read by the helper's
+     * copy_piece), and puts those two bytes back at once: copying `[piece]` out was every
+     * such piece's bytes once more (copy_piece: 53.7 M of instructions on a 53.7 MB trace
+     * before, all of them with one core). The bytes past the `]` up to WIN_PAD, which the
+     * walk may read, are the window's own (window_room keeps that much room past hi). A
+     * borrowed text is only read, and a piece at the window's start has no byte before it:
+     * those are copied. */
+    unsigned char *t = s->t;
+    if (!s->borrowed && sl->start > 0) {
+        unsigned char before = t[sl->start - 1], after = t[sl->brace + 1];
+        t[sl->start - 1] = '[', t[sl->brace + 1] = ']';
+        walk_slot(s, s->w, sl, t + sl->start - 1);
+        t[sl->start - 1] = before, t[sl->brace + 1] = after;
+    } else {
+        size_t *cap;
+        unsigned char **buf = wtxt(s->bufs[0], &cap);
+        walk_slot(s, s->w, sl, copy_piece(buf, cap, t, sl));
+    }
     lock(s);
     sl->state = S_DONE;
     unlock(s);
