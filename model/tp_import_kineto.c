@@ -2798,9 +2798,12 @@ static void window_room(pieces *s, size_t n) {
             s->waiting = 0;
         }
     }
-    size_t shift = s->lo;
+    /* one byte before lo stays: the byte before the oldest piece's `{`, where help() puts
+     * its `[` (without it, the piece after each move, ~1 in 10 with one walking thread, was
+     * copied out) */
+    size_t shift = s->lo ? s->lo - 1 : 0;
     memmove(s->t, s->t + shift, s->hi - shift);
-    s->hi -= shift, s->lo = 0;
+    s->hi -= shift, s->lo -= shift;
     for (int i = 0; i < NSLOT; i++)
         s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
     if (s->hi + n + WIN_PAD > s->cap) {
