@@ -2711,10 +2711,26 @@ static int help(pieces *s) {
     unlock(s);
     if (!sl)
         return 0;
-    /* this thread is the one that moves the window: no lock to copy out of it */
-    size_t *cap;
-    unsigned char **buf = wtxt(s->bufs[0], &cap);
-    walk_slot(s, s->w, sl, copy_piece(buf, cap, s->t, sl));
+    /* This thread is the one that writes and moves the window, so it walks the piece where
+     * it lies, bracketed by the byte before its `{` and the one after its `}` (white space or
+     * the `,` between two pieces: never in any piece's bounds, so never read by the helper's
+     * copy_piece), and puts those two bytes back at once: copying `[piece]` out was every
+     * such piece's bytes once more (copy_piece: 53.7 M of instructions on a 53.7 MB trace
+     * before, all of them with one core). The bytes past the `]` up to WIN_PAD, which the
+     * walk may read, are the window's own (window_room keeps that much room past hi). A
+     * borrowed text is only read, and a piece at the window's start has no byte before it:
+     * those are copied. */
+    unsigned char *t = s->t;
+    if (!s->borrowed && sl->start > 0) {
+        unsigned char before = t[sl->start - 1], after = t[sl->brace + 1];
+        t[sl->start - 1] = '[', t[sl->brace + 1] = ']';
+        walk_slot(s, s->w, sl, t + sl->start - 1);
+        t[sl->start - 1] = before, t[sl->brace + 1] = after;
+    } else {
+        size_t *cap;
+        unsigned char **buf = wtxt(s->bufs[0], &cap);
+        walk_slot(s, s->w, sl, copy_piece(buf, cap, t, sl));
+    }
     lock(s);
     sl->state = S_DONE;
     unlock(s);
@@ -2782,9 +2798,12 @@ static void window_room(pieces *s, size_t n) {
             s->waiting = 0;
         }
     }
-    size_t shift = s->lo;
+    /* one byte before lo stays: the byte before the oldest piece's `{`, where help() puts
+     * its `[` (without it, the piece after each move, ~1 in 10 with one walking thread, was
+     * copied out) */
+    size_t shift = s->lo ? s->lo - 1 : 0;
     memmove(s->t, s->t + shift, s->hi - shift);
-    s->hi -= shift, s->lo = 0;
+    s->hi -= shift, s->lo -= shift;
     for (int i = 0; i < NSLOT; i++)
         s->slots[i].start -= shift, s->slots[i].brace -= shift, s->slots[i].open -= shift;
     if (s->hi + n + WIN_PAD > s->cap) {
