@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "tp_collector.h"
+#ifdef TP_HAVE_CUPTI
+#include "tp_cupti.h"
+#endif
 #include "tp_env_keys.h"
 #include "tp_record.h"
 #include "tp_sysinfo.h"
@@ -103,7 +106,10 @@ static void fmt_nccl(long v, char *buf, size_t cap) {
 }
 
 /* A library to look for among the loaded objects, the function that says its version and how
- * it says it (`out`: int f(int *) returning 0 on success; else size_t f(void)). */
+ * it says it (`out`: int f(int *) returning 0 on success; else size_t f(void)). No function
+ * (sym NULL): the version comes from elsewhere or from the file name. Every function named here
+ * returns a constant and is safe to call at exit, after its library's own teardown, with or
+ * without a driver; cuptiGetVersion is not (tp_cupti.h), so CUPTI's is asked of tp_cupti. */
 typedef struct {
     const char *prefix; /* file name start: "libcudart.so" */
     tp_env_key key;
@@ -115,7 +121,7 @@ typedef struct {
 static const lib_probe probes[] = {
     {"libcuda.so", TP_ENVK_DRIVER_API, "cuDriverGetVersion", 1, fmt_cuda},
     {"libcudart.so", TP_ENVK_RUNTIME, "cudaRuntimeGetVersion", 1, fmt_cuda},
-    {"libcupti.so", TP_ENVK_CUPTI, "cuptiGetVersion", 1, fmt_cupti},
+    {"libcupti.so", TP_ENVK_CUPTI, NULL, 1, fmt_cupti},
     {"libcudnn.so", TP_ENVK_CUDNN, "cudnnGetVersion", 0, fmt_cudnn},
     {"libnccl.so", TP_ENVK_NCCL, "ncclGetVersion", 1, fmt_nccl},
 };
@@ -153,11 +159,24 @@ static void *loaded_sym(const char *path, const char *sym, void **handle) {
     return f ? f : dlsym(RTLD_DEFAULT, sym);
 }
 
+/* The version a library's probe gets without calling into the library; 0 when none. */
+static long version_known(const lib_probe *p) {
+#ifdef TP_HAVE_CUPTI
+    if (p->key == TP_ENVK_CUPTI)
+        return (long)tp_cupti_api_version();
+#endif
+    (void)p;
+    return 0;
+}
+
 static void probe_lib(const lib_probe *p, const char *path) {
-    void *h;
-    void *f = loaded_sym(path, p->sym, &h);
+    void *h = NULL;
+    void *f = p->sym ? loaded_sym(path, p->sym, &h) : NULL;
     char ver[64] = "";
-    if (f && p->out) {
+    long known = version_known(p);
+    if (known > 0) {
+        p->fmt(known, ver, sizeof ver);
+    } else if (f && p->out) {
         int v = 0;
         if (((int (*)(int *))f)(&v) == 0 && v > 0)
             p->fmt(v, ver, sizeof ver);

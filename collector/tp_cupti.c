@@ -82,7 +82,8 @@ static const struct {
 static const CUpti_CallbackDomain g_domains[] = {
     CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE};
 
-static void *_Atomic g_handle; /* the libcupti we loaded */
+static void *_Atomic g_handle;         /* the libcupti we loaded */
+static _Atomic unsigned g_api_version; /* its cuptiGetVersion, read once when loaded */
 static CUpti_SubscriberHandle g_sub;
 static uint64_t g_enabled; /* bit k: activity kind k is enabled by us */
 static pid_t g_pid;        /* the process that started CUPTI (a fork child is not it) */
@@ -425,8 +426,13 @@ static int load_cupti(char *why, size_t len) {
                  CUPTI_API_VERSION / 10000);
         return 0;
     }
+    atomic_store(&g_api_version, v);
     atomic_store(&g_handle, h);
     return 1;
+}
+
+unsigned tp_cupti_api_version(void) {
+    return atomic_load(&g_api_version);
 }
 
 static int alloc_pool(void) {

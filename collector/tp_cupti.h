@@ -51,4 +51,10 @@ int tp_cupti_is_ours(void (*fn)(void));
 /* The real libcupti entry point `name` (for the interposers), NULL when none is loaded. */
 void *tp_cupti_real(const char *name);
 
+/* The API version cuptiGetVersion gave when CUDA tracing loaded CUPTI (130001), 0 when it
+ * never did. The environment writer asks here instead of calling CUPTI itself: some builds of
+ * libcupti (PyPI's nvidia-cuda-cupti for CUDA 13.2) overflow the stack in cuptiGetVersion
+ * when no driver is loaded, and at exit CUPTI's own teardown may have run. */
+unsigned tp_cupti_api_version(void);
+
 #endif

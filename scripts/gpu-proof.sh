@@ -20,23 +20,41 @@
 #
 # usage: scripts/gpu-proof.sh [--dry-run] [--out DIR] [--build-dir DIR] [--no-build]
 #                             [--bundle DIR] [--fetch-bundle] [--quick] [--python PY]
+#                             [--build-only]  (the device's build alone, no GPU needed: for
+#                              checking the bundle on a machine whose -dev packages are hidden)
 # Exit status: 0 every step passed (or was skipped with a reason), 1 a step failed, 2 usage.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DRY=0 BUILD_IT=1 FETCH=0 QUICK=0
+DRY=0 BUILD_IT=1 FETCH=0 QUICK=0 BUILD_ONLY=0
 OUT=$ROOT/out/gpu-proof BUILD= BUNDLE=$ROOT/.deps/gpu-bundle PY=${PYTHON:-python3}
 JOBS=$(nproc 2>/dev/null || echo 4)
 LIMIT_BYTES=$((64 * 1024 * 1024)) # what travels to the device, all of it
-# The Debian packages (bookworm) behind the pkg-config modules the build needs
-# (cmake/TpDeps.cmake), with the runtime libraries their -dev symlinks point at, and pkgconf.
-DEBS=(libzstd-dev libzstd1 libunwind-dev libunwind8 libyajl-dev libyajl2 zlib1g-dev zlib1g
-      libsqlite3-dev libsqlite3-0 libncurses-dev libncursesw6 libtinfo6 libdw-dev libdw1
-      libelf-dev libelf1 liblzma-dev liblzma5 pkgconf pkgconf-bin libpkgconf3)
-MODULES=(libzstd libunwind yajl zlib sqlite3 ncursesw libdw)
-# a header of each, which the bundle must hold (the device has no -dev packages)
-HEADERS=(zstd.h x86_64-linux-gnu/libunwind.h yajl/yajl_parse.h zlib.h sqlite3.h ncursesw/curses.h
-         elfutils/libdwfl.h libelf.h)
+# The Debian packages (bookworm) behind each pkg-config module the build needs, with the
+# runtime libraries their -dev symlinks point at: module|packages|a header the bundle must hold
+# (the device has no -dev packages). The modules themselves come from cmake/TpDeps.cmake, so a
+# module added there without a row here fails the bundle check (and its dry run) at once.
+MODULE_TABLE=(
+  "libzstd|libzstd-dev libzstd1|zstd.h"
+  "liblz4|liblz4-dev liblz4-1|lz4.h"
+  "libunwind|libunwind-dev libunwind8|x86_64-linux-gnu/libunwind.h"
+  "yajl|libyajl-dev libyajl2|yajl/yajl_parse.h"
+  "zlib|zlib1g-dev zlib1g|zlib.h"
+  "libdeflate|libdeflate-dev libdeflate0|libdeflate.h"
+  "libisal|libisal-dev libisal2|isa-l/igzip_lib.h"
+  "sqlite3|libsqlite3-dev libsqlite3-0|sqlite3.h"
+  "ncursesw|libncurses-dev libncursesw6 libtinfo6|ncursesw/curses.h"
+  "libdw|libdw-dev libdw1 libelf-dev libelf1 liblzma-dev liblzma5|elfutils/libdwfl.h"
+)
+DEBS=(pkgconf pkgconf-bin libpkgconf3) MODULES=() HEADERS=()
+for row in "${MODULE_TABLE[@]}"; do
+  IFS='|' read -r m pk h <<<"$row"
+  MODULES+=("$m") HEADERS+=("$h")
+  read -ra pk <<<"$pk"
+  DEBS+=("${pk[@]}")
+done
+# every module cmake/TpDeps.cmake asks pkg-config for (required or optional)
+deps_modules() { sed -n 's/^pkg_check_modules([A-Z0-9_]* .*IMPORTED_TARGET \([^ )]*\)).*/\1/p' "$ROOT/cmake/TpDeps.cmake"; }
 # scenario:steps, as tests/e2e/e2e_diagnose.sh records them
 SCENARIOS=(healthy:60 input-bound:40 pageable-copies:12 sync-every-step:60 launch-bound:300
            fragmentation-oom:400)
@@ -48,6 +66,7 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD_IT=0 ;;
     --fetch-bundle) FETCH=1 ;;
     --quick) QUICK=1 ;;
+    --build-only) BUILD_ONLY=1 ;;
     --out) OUT=$2; shift ;;
     --build-dir) BUILD=$2; shift ;;
     --bundle) BUNDLE=$2; shift ;;
@@ -115,6 +134,20 @@ bundle_pc_path() {
   echo "$1/usr/lib/x86_64-linux-gnu/pkgconfig:$1/usr/share/pkgconfig"
 }
 
+# check_table: every module cmake/TpDeps.cmake asks for has its packages in MODULE_TABLE (run
+# by every dry run, with or without the bundle, so ctest catches a new dependency).
+check_table() {
+  local p missing=0 mods
+  mods=$(deps_modules)
+  [ -n "$mods" ] || { echo "no pkg_check_modules found in cmake/TpDeps.cmake"; return 1; }
+  for p in $mods; do
+    [[ " ${MODULES[*]} " == *" $p "* ]] ||
+      { echo "cmake/TpDeps.cmake needs $p: add its packages to MODULE_TABLE in scripts/gpu-proof.sh"; missing=1; }
+  done
+  echo "modules: $(echo $mods)"
+  return $missing
+}
+
 # check_bundle: size, every package, every module resolvable from the bundle alone, every
 # library symlink resolved inside it.
 check_bundle() {
@@ -180,8 +213,20 @@ bundle_env() {
   unpack_bundle "$prefix" || return 1
   export PKG_CONFIG_PATH=$(bundle_pc_path "$prefix")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   command -v pkg-config >/dev/null || export PATH=$prefix/bin:$PATH
-  export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  echo "NOTE: -dev packages from the bundle ($prefix)"
+  # At run time only the libraries the system lacks come from the bundle: LD_LIBRARY_PATH
+  # reaches every process of the run (PyTorch too), which must keep the system's own
+  # libz, libzstd, liblzma...; the binaries built here find the rest through their RUNPATH.
+  local rt=$BUNDLE/runtime so name have
+  have=$(ldconfig -p 2>/dev/null | awk '$NF ~ /^\// {print $1, $NF}' | while read -r name so; do
+    [ -e "$so" ] && echo "$name"; done) # the cache's entries whose file is there
+  rm -rf "$rt" && mkdir -p "$rt"
+  for so in "$prefix"/usr/lib/x86_64-linux-gnu/lib*.so.*; do
+    name=$(basename "$so")
+    [[ $name =~ \.so\.[0-9]+$ ]] || continue # the sonames the loader asks for
+    grep -qx "$name" <<<"$have" || ln -sf "$so" "$rt/$name"
+  done
+  export LD_LIBRARY_PATH=$rt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  echo "NOTE: -dev packages from the bundle ($prefix); from it at run time: $(ls "$rt" | tr '\n' ' ')"
 }
 
 # cuDNN from the PyTorch wheels (nvidia-cudnn-cu13) when the toolkit has none: the wheel ships
@@ -207,6 +252,10 @@ build() {
 # ---------------------------------------------------------------- b, c: tests and scenarios
 
 TP() { "$BUILD/cli/trainprof" "$@"; }
+# Each program the proof runs has a time limit, so one that hangs (a CUPTI deadlock, say) fails
+# its step and the run goes on to the next: the device is lent for minutes, never twice.
+LIMIT_S=${GPU_PROOF_LIMIT_S:-150}
+limited() { timeout -k 10 "$LIMIT_S" "$@"; }
 
 scenarios() { # scenarios DEVICE
   local dev=$1 dir=$OUT/scenarios-$1 spec sc steps rc exp
@@ -215,7 +264,7 @@ scenarios() { # scenarios DEVICE
     sc=${spec%%:*} steps=${spec##*:}
     [ $QUICK -eq 1 ] && [ "$sc" != healthy ] && [ "$sc" != pageable-copies ] && continue
     rc=0
-    (cd "$dir" && TP record -o "$sc.tprof" --force -- "$BUILD/trainer/trainprof-trainer" \
+    (cd "$dir" && limited "$BUILD/cli/trainprof" record -o "$sc.tprof" --force -- "$BUILD/trainer/trainprof-trainer" \
       --device "$dev" --scenario "$sc" --steps "$steps" --json-summary "$sc.summary.json" \
       >"$sc.record.log" 2>&1) || rc=$?
     exp=0; [ "$sc" = fragmentation-oom ] && exp=3
@@ -243,10 +292,10 @@ torch_proof() { # torch_proof DEVICE
     echo "SKIP: $PY cannot import torch (the PyTorch part runs on the device)"; return 77
   fi
   local run=("$ROOT/bench/torch_cuda_train.py" --device "$dev" --steps "$steps")
-  "$PY" "${run[@]}" --tool none --summary "$d/steps-plain.json" || return $?
-  (cd "$d" && TP record -o "$d/torch-trainprof.tprof" --force -- \
+  limited "$PY" "${run[@]}" --tool none --summary "$d/steps-plain.json" || return $?
+  (cd "$d" && limited "$BUILD/cli/trainprof" record -o "$d/torch-trainprof.tprof" --force -- \
     "$PY" "${run[@]}" --tool trainprof --summary "$d/steps-trainprof.json") || return 1
-  "$PY" "${run[@]}" --tool torch.profiler --torch-profiler "$d/torch-profiler.json" \
+  limited "$PY" "${run[@]}" --tool torch.profiler --torch-profiler "$d/torch-profiler.json" \
     --summary "$d/steps-torch.json" || return 1
   local nf=()
   [ "$dev" = cuda ] || nf=(--no-python-frames --allow-empty) # on the CPU: no device work
@@ -254,6 +303,15 @@ torch_proof() { # torch_proof DEVICE
     --ours "$d/torch-trainprof.tprof" --kineto "$d/torch-profiler.json" "${nf[@]}" \
     --steps-base "$d/steps-plain.json" --steps-ours "$d/steps-trainprof.json" \
     --steps-torch "$d/steps-torch.json" --out "$d/compare.json"
+}
+
+# doctor: what `trainprof doctor` says of the device; its warnings (exit 3) are findings to read
+# in the log, not a failed proof; errors (4) are.
+doctor() {
+  local rc=0
+  limited "$BUILD/cli/trainprof" doctor --python "$PY" || rc=$?
+  [ $rc -eq 3 ] && echo "NOTE: doctor has warnings (see logs/doctor.log)"
+  [ $rc -eq 0 ] || [ $rc -eq 3 ]
 }
 
 # The comparison's own check on the CPU: a trainer trace against its Kineto export must agree
@@ -311,10 +369,11 @@ summary() {
 if [ $FETCH -eq 1 ]; then
   fetch_bundle || { echo "gpu-proof: fetching the bundle failed" >&2; exit 1; }
 fi
-if [ $DRY -eq 0 ] && ! have_gpu; then
+if [ $DRY -eq 0 ] && [ $BUILD_ONLY -eq 0 ] && ! have_gpu; then
   echo "gpu-proof: no NVIDIA GPU here (no /proc/driver/nvidia/version or /dev/nvidia0); use --dry-run" >&2
   exit 1
 fi
+step deps-table "every module of cmake/TpDeps.cmake has its packages in the bundle's table" check_table
 if [ -d "$BUNDLE/debs" ]; then
   step bundle "the -dev packages for the device (${#DEBS[@]} .debs)" check_bundle
 elif [ $DRY -eq 1 ]; then
@@ -324,6 +383,7 @@ fi
 if [ $BUILD_IT -eq 1 ]; then
   step build "cmake + build in $BUILD ($JOBS jobs)" build
 fi
+if [ $BUILD_ONLY -eq 1 ]; then summary; exit $FAILED; fi
 if [ ! -x "$BUILD/cli/trainprof" ]; then
   echo "gpu-proof: no trainprof in $BUILD (build it, or give --build-dir)" >&2
   summary
@@ -337,7 +397,8 @@ if [ $DRY -eq 1 ]; then
   plan scenarios-cuda "trainer scenarios with --device cuda under trainprof record, check_diagnose.py"
   plan torch-cuda "bench/torch_cuda_train.py on cuda x3 (plain, trainprof record, torch.profiler) + gpu_proof_compare.py"
 else
-  step ctest-gpu "ctest -L gpu" ctest --test-dir "$BUILD" -L gpu --output-on-failure -j 4
+  step doctor "trainprof doctor on the device (driver, runtime, CUPTI, cuDNN, NCCL, PyTorch)" doctor
+  step ctest-gpu "ctest -L gpu" ctest --test-dir "$BUILD" -L gpu --output-on-failure -j 4 --timeout "$LIMIT_S"
   step scenarios-cuda "trainer scenarios with --device cuda, diagnosed" scenarios cuda
   step torch-cuda "PyTorch on the H200: plain, trainprof, torch.profiler, compared" torch_proof cuda
   keep_traces

@@ -1,9 +1,10 @@
 /* fake_cudalibs: stand-ins for the CUDA libraries' *version functions only*, built as
- * libcuda.so.580.65.06, libcudart.so.13.0.48, libcudnn.so.9.10.2, libnccl.so.2.27.3 and a
- * libtorch_python.so (one source, one FAKE_* define each), for test_collector_env: a program
- * loads them and the collector must report exactly these versions and this one GPU. They are
- * not CUDA; nothing here launches or allocates anything. */
+ * libcuda.so.580.65.06, libcudart.so.13.0.48, libcudnn.so.9.10.2, libnccl.so.2.27.3,
+ * libcupti.so.13.2.20 and a libtorch_python.so (one source, one FAKE_* define each), for
+ * test_collector_env: a program loads them and the collector must report exactly these
+ * versions and this one GPU. They are not CUDA; nothing here launches or allocates anything. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -88,6 +89,17 @@ EXPORT int ncclGetVersion(int *v);
 int ncclGetVersion(int *v) {
     *v = 22703; /* 2.27.3 */
     return 0;
+}
+#endif
+
+#ifdef FAKE_CUPTI
+/* PyPI's libcupti for CUDA 13.2 overflows its stack in cuptiGetVersion when no driver is
+ * loaded (seen with torch 2.15+cu132 on a machine without a GPU): a program that merely loads
+ * it must not be crashed by the collector asking for its version. */
+EXPORT int cuptiGetVersion(unsigned *v);
+int cuptiGetVersion(unsigned *v) {
+    (void)v;
+    abort();
 }
 #endif
 

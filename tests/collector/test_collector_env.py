@@ -87,7 +87,8 @@ def python_version():
 def test_with_libraries():
     tmp = tempfile.mkdtemp(prefix="tp-env-")
     libs = [os.path.join(LIBS, n) for n in ("libcuda.so.580.65.06", "libcudart.so.13.0.48",
-                                            "libcudnn.so.9.10.2", "libnccl.so.2.27.3")]
+                                            "libcudnn.so.9.10.2", "libnccl.so.2.27.3",
+                                            "libcupti.so.13.2.20")]
     libs.append(fake_torch(tmp))
     trace = record(tmp, libs, {"CUDA_LAUNCH_BLOCKING": "1", "NCCL_IB_DISABLE": "1",
                                "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
@@ -99,6 +100,7 @@ def test_with_libraries():
         (None, "cuda.runtime"): "13.0",
         (None, "cudnn"): "9.10.2",
         (None, "nccl"): "2.27.3",
+        (None, "cupti"): "13.2.20",  # its file name: CUPTI was loaded, never started by us
         (None, "torch"): "2.11.0+cu130",
         (None, "torch.cuda"): "13.0",
         (None, "python"): python_version(),
