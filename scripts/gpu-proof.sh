@@ -229,23 +229,29 @@ bundle_env() {
   echo "NOTE: -dev packages from the bundle ($prefix); from it at run time: $(ls "$rt" | tr '\n' ' ')"
 }
 
-# cuDNN from the PyTorch wheels (nvidia-cudnn-cu13) when the toolkit has none: the wheel ships
-# only libcudnn.so.9, so an unversioned link is made for the linker.
-cudnn_args() {
+# cuDNN from the PyTorch wheels (nvidia-cudnn-cu13) when the toolkit has none. nvidia.cudnn is a
+# namespace package (no __file__): its folder comes from __path__. The wheel ships only
+# libcudnn.so.9, given to CMake by its full path (the linker needs no unversioned name), and
+# its folder goes on LD_LIBRARY_PATH for the programs that load it.
+CUDNN_DIR=
+find_cudnn() {
   local d
-  d=$("$PY" -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null) || return 0
-  [ -e "$d/lib/libcudnn.so.9" ] || return 0
-  mkdir -p "$OUT/cudnn-link" && ln -sf "$d/lib/libcudnn.so.9" "$OUT/cudnn-link/libcudnn.so"
-  echo "-DTP_CUDNN_LIBRARY=$OUT/cudnn-link/libcudnn.so -DTP_CUDNN_INCLUDE_DIR=$d/include"
+  d=$("$PY" -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null) || return 0
+  [ -e "$d/lib/libcudnn.so.9" ] && [ -e "$d/include/cudnn.h" ] && CUDNN_DIR=$d
+  return 0
 }
 
 build() {
   [ $DRY -eq 1 ] || bundle_env || return 1
-  local gen=() extra
+  local gen=() extra=()
   command -v ninja >/dev/null && gen=(-G Ninja)
-  extra=$(cudnn_args)
-  # shellcheck disable=SC2086
-  cmake -S "$ROOT" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo $extra &&
+  find_cudnn
+  if [ -n "$CUDNN_DIR" ]; then
+    extra=(-DTP_CUDNN_LIBRARY="$CUDNN_DIR/lib/libcudnn.so.9" -DTP_CUDNN_INCLUDE_DIR="$CUDNN_DIR/include")
+    export LD_LIBRARY_PATH=$CUDNN_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    echo "NOTE: cuDNN from the PyTorch wheel ($CUDNN_DIR)"
+  fi
+  cmake -S "$ROOT" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" &&
     cmake --build "$BUILD" -j "$JOBS"
 }
 
