@@ -45,6 +45,7 @@ MODULE_TABLE=(
   "sqlite3|libsqlite3-dev libsqlite3-0|sqlite3.h"
   "ncursesw|libncurses-dev libncursesw6 libtinfo6|ncursesw/curses.h"
   "libdw|libdw-dev libdw1 libelf-dev libelf1 liblzma-dev liblzma5|elfutils/libdwfl.h"
+  "simdjson|libsimdjson-dev libsimdjson14|simdjson.h"
 )
 DEBS=(pkgconf pkgconf-bin libpkgconf3) MODULES=() HEADERS=()
 for row in "${MODULE_TABLE[@]}"; do
@@ -53,8 +54,13 @@ for row in "${MODULE_TABLE[@]}"; do
   read -ra pk <<<"$pk"
   DEBS+=("${pk[@]}")
 done
-# every module cmake/TpDeps.cmake asks pkg-config for (required or optional)
-deps_modules() { sed -n 's/^pkg_check_modules([A-Z0-9_]* .*IMPORTED_TARGET \([^ )]*\)).*/\1/p' "$ROOT/cmake/TpDeps.cmake"; }
+# every module cmake/TpDeps.cmake asks pkg-config for (required or optional), and every CMake
+# package any CMakeLists.txt finds (simdjson), less the ones CMake or the toolkit provide
+deps_modules() {
+  sed -n 's/^pkg_check_modules([A-Z0-9_]* .*IMPORTED_TARGET \([^ )]*\)).*/\1/p' "$ROOT/cmake/TpDeps.cmake"
+  cat "$ROOT"/CMakeLists.txt "$ROOT"/*/CMakeLists.txt "$ROOT"/cmake/*.cmake |
+    sed -n 's/^ *find_package(\([A-Za-z0-9_]*\).*/\1/p' | grep -vx 'PkgConfig\|Threads\|CUDAToolkit\|Python3'
+}
 # scenario:steps, as tests/e2e/e2e_diagnose.sh records them
 SCENARIOS=(healthy:60 input-bound:40 pageable-copies:12 sync-every-step:60 launch-bound:300
            fragmentation-oom:400)
@@ -121,6 +127,11 @@ unpack_bundle() {
         || ar p "$deb" "$(ar t "$deb" | grep '^data\.tar')" | tar -x -J -f -) || return 1
     fi
   done
+  # Debian's usrmerge layout: the runtime libraries of some packages sit in /lib and their -dev
+  # links point there by absolute path (libz.so -> /lib/x86_64-linux-gnu/libz.so.1.2.13): make
+  # every absolute link point into the prefix.
+  local l
+  find "$prefix" -type l -lname '/*' | while read -r l; do ln -sfn "$prefix$(readlink "$l")" "$l"; done
   # Every path into the prefix, and the prefix's folders on every module (ncursesw's names
   # none: its headers and libraries are in the system folders on Debian).
   find "$prefix" -name '*.pc' -exec sed -i "s|=/usr|=$prefix/usr|g; s| -I/usr| -I$prefix/usr|g;
@@ -181,7 +192,7 @@ check_bundle() {
   # library it resolves must be the bundle's, as on the device.
   if [ $missing -eq 0 ] && [ $QUICK -eq 0 ] && command -v cmake >/dev/null; then
     rm -rf "$OUT/bundle-cmake"
-    LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu PKG_CONFIG_LIBDIR=$(bundle_pc_path "$prefix") \
+    CMAKE_PREFIX_PATH=$prefix/usr LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu PKG_CONFIG_LIBDIR=$(bundle_pc_path "$prefix") \
       cmake -S "$ROOT" -B "$OUT/bundle-cmake" -DTP_CUDA=OFF -DPKG_CONFIG_EXECUTABLE="$pc" \
       >"$OUT/logs/bundle-cmake.log" 2>&1 || { echo "cmake with the bundle failed:"; tail "$OUT/logs/bundle-cmake.log"; missing=1; }
     local outside
@@ -212,6 +223,7 @@ bundle_env() {
   fi
   unpack_bundle "$prefix" || return 1
   export PKG_CONFIG_PATH=$(bundle_pc_path "$prefix")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export CMAKE_PREFIX_PATH=$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH} # find_package(simdjson)
   command -v pkg-config >/dev/null || export PATH=$prefix/bin:$PATH
   # At run time only the libraries the system lacks come from the bundle: LD_LIBRARY_PATH
   # reaches every process of the run (PyTorch too), which must keep the system's own
@@ -220,7 +232,8 @@ bundle_env() {
   have=$(ldconfig -p 2>/dev/null | awk '$NF ~ /^\// {print $1, $NF}' | while read -r name so; do
     [ -e "$so" ] && echo "$name"; done) # the cache's entries whose file is there
   rm -rf "$rt" && mkdir -p "$rt"
-  for so in "$prefix"/usr/lib/x86_64-linux-gnu/lib*.so.*; do
+  for so in "$prefix"/usr/lib/x86_64-linux-gnu/lib*.so.* "$prefix"/lib/x86_64-linux-gnu/lib*.so.*; do
+    [ -e "$so" ] || continue
     name=$(basename "$so")
     [[ $name =~ \.so\.[0-9]+$ ]] || continue # the sonames the loader asks for
     grep -qx "$name" <<<"$have" || ln -sf "$so" "$rt/$name"
