@@ -132,6 +132,14 @@ unpack_bundle() {
   # every absolute link point into the prefix.
   local l
   find "$prefix" -type l -lname '/*' | while read -r l; do ln -sfn "$prefix$(readlink "$l")" "$l"; done
+  # ...and one library folder: the linker, given -L.../usr/lib/x86_64-linux-gnu, must find the
+  # bundle's libncursesw.so.6 (in /lib) before the system's, whose newer symbol versions the
+  # bundle's libtinfo lacks (seen on Ubuntu 24.04).
+  local f lib=$prefix/usr/lib/x86_64-linux-gnu
+  mkdir -p "$lib"
+  for f in "$prefix"/lib/x86_64-linux-gnu/*; do
+    [ -e "$f" ] && [ ! -e "$lib/${f##*/}" ] && ln -s "$f" "$lib/${f##*/}"
+  done
   # Every path into the prefix, and the prefix's folders on every module (ncursesw's names
   # none: its headers and libraries are in the system folders on Debian).
   find "$prefix" -name '*.pc' -exec sed -i "s|=/usr|=$prefix/usr|g; s| -I/usr| -I$prefix/usr|g;
@@ -232,7 +240,7 @@ bundle_env() {
   have=$(ldconfig -p 2>/dev/null | awk '$NF ~ /^\// {print $1, $NF}' | while read -r name so; do
     [ -e "$so" ] && echo "$name"; done) # the cache's entries whose file is there
   rm -rf "$rt" && mkdir -p "$rt"
-  for so in "$prefix"/usr/lib/x86_64-linux-gnu/lib*.so.* "$prefix"/lib/x86_64-linux-gnu/lib*.so.*; do
+  for so in "$prefix"/usr/lib/x86_64-linux-gnu/lib*.so.*; do
     [ -e "$so" ] || continue
     name=$(basename "$so")
     [[ $name =~ \.so\.[0-9]+$ ]] || continue # the sonames the loader asks for
