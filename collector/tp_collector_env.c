@@ -2,6 +2,7 @@
 #include "tp_collector_env.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -186,7 +187,7 @@ static void probe_lib(const lib_probe *p, const char *path) {
             p->fmt((long)v, ver, sizeof ver);
     }
     if (!ver[0] && path[0]) { /* no usable function: the file name's version */
-        char real[1024];
+        char real[PATH_MAX];
         tp_sysinfo_so_version(realpath(path, real) ? real : path, ver, sizeof ver);
     }
     if (h)
@@ -197,7 +198,7 @@ static void probe_lib(const lib_probe *p, const char *path) {
 /* The NVIDIA driver's version: libcuda's file name as loaded (libcuda.so.1 ->
  * libcuda.so.580.95.05), else the kernel module's. */
 static void write_driver(const char *libcuda) {
-    char ver[64] = "", real[1024];
+    char ver[64] = "", real[PATH_MAX]; /* realpath writes up to PATH_MAX (fortified: checked) */
     if (libcuda[0] && realpath(libcuda, real))
         tp_sysinfo_so_version(real, ver, sizeof ver);
     if (!strchr(ver, '.') && tp_sysinfo_nvidia_driver(NULL, ver, sizeof ver) != 0)
