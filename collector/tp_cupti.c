@@ -38,6 +38,7 @@
     X(cuptiActivityRegisterCallbacks,                                                              \
       (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc))                       \
     X(cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc))                       \
+    X(cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))                                          \
     X(cuptiActivityEnable, (CUpti_ActivityKind))                                                   \
     X(cuptiActivityEnableAndDump, (CUpti_ActivityKind))                                            \
     X(cuptiActivityDisable, (CUpti_ActivityKind))                                                  \
@@ -509,6 +510,12 @@ static int enable_all(void) {
         return record_refusal("cuptiActivityRegisterTimestampCallback", r), 0;
     if ((r = F.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
         return record_refusal("cuptiActivityRegisterCallbacks", r), 0;
+    /* API, sync and overhead records name their thread by pthread_self() unless told otherwise;
+     * the trace's threads (NVTX ranges, stacks, THREAD records) are kernel tids, and every join
+     * of a launch or a sync with its thread's ranges needs the two to agree (seen on the first
+     * GPU run: input-bound, sync and launch findings all lost). */
+    if ((r = F.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) != CUPTI_SUCCESS)
+        return record_refusal("cuptiSetThreadIdType", r), 0;
     for (size_t i = 0; i < sizeof g_domains / sizeof g_domains[0]; i++)
         if ((r = F.cuptiEnableDomain(1, g_sub, g_domains[i])) != CUPTI_SUCCESS)
             return record_refusal("cuptiEnableDomain", r), 0;

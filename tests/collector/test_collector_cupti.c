@@ -32,6 +32,7 @@ typedef struct {
     tp_rec_memcpy copy[MAXREC];
     tp_rec_alloc_fail fail[MAXREC];
     uint64_t push[MAXREC], pop[MAXREC];
+    uint32_t push_tid; /* the thread of the last NVTX push named as asked */
     int nkernel, napi, ncopy, nfail, npush, npop;
     uint64_t api_total;
 } scan;
@@ -69,7 +70,7 @@ static void scan_trace(const char *push_name) {
             tp_record_get(h, &v, sizeof v);
             const char *m = tp_reader_string(g_rd, v.msg_sid);
             if (m && push_name && !strcmp(m, push_name))
-                S.push[S.npush++] = v.ts;
+                S.push_tid = v.tid, S.push[S.npush++] = v.ts;
         }
     }
     tp_cursor_close(c);
@@ -174,6 +175,9 @@ static void check_launches(void) {
         if (!strcmp(name, "gemm_kernel")) {
             CHECK_EQ_U(a->h.flags & TP_RF_TYPE_MASK, TP_API_RUNTIME);
             CHECK(stack_has(a->stack_id, "launch_gemm"));
+            /* the launching thread as the trace names threads (its NVTX "step" ranges'): CUPTI's
+             * default thread ids are pthread_self() values, never a tid */
+            CHECK_EQ_U(a->tid, S.push_tid);
             gemm[ng++ % 3] = k->ts;
         } else if (!strcmp(name, "triton_kernel")) {
             CHECK_EQ_U(a->h.flags & TP_RF_TYPE_MASK, TP_API_DRIVER);

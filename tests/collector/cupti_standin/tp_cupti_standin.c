@@ -22,6 +22,7 @@ static struct {
     uint32_t version;
     int busy;
     int no_api_records;
+    int system_tids; /* cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) */
     int refuse_kind;
     pid_t pid;
     CUpti_CallbackFunc cb;
@@ -252,7 +253,8 @@ void tp_standin_exit(tp_standin_call *c, int32_t result) {
     a.start = c->start;
     a.end = tp_standin_now();
     a.processId = (uint32_t)getpid();
-    a.threadId = (uint32_t)gettid();
+    /* as CUPTI: pthread_self() unless cuptiSetThreadIdType asked for the kernel's tid */
+    a.threadId = S.system_tids ? (uint32_t)gettid() : (uint32_t)(uintptr_t)pthread_self();
     a.correlationId = c->correlation;
     a.returnValue = (uint32_t)result;
     if (!S.no_api_records)
@@ -327,6 +329,12 @@ EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallback
 
 EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) {
     S.clock = f;
+    return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+    setup();
+    S.system_tids = type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM;
     return CUPTI_SUCCESS;
 }
 
