@@ -117,16 +117,23 @@ typedef struct {
     const char *sym;
     int out;
     fmt_fn fmt;
+    int by_name; /* the file name's version may stand in (not libcuda's: 580.x is no API) */
 } lib_probe;
 
 static const lib_probe probes[] = {
-    {"libcuda.so", TP_ENVK_DRIVER_API, "cuDriverGetVersion", 1, fmt_cuda},
-    {"libcudart.so", TP_ENVK_RUNTIME, "cudaRuntimeGetVersion", 1, fmt_cuda},
-    {"libcupti.so", TP_ENVK_CUPTI, NULL, 1, fmt_cupti},
-    {"libcudnn.so", TP_ENVK_CUDNN, "cudnnGetVersion", 0, fmt_cudnn},
-    {"libnccl.so", TP_ENVK_NCCL, "ncclGetVersion", 1, fmt_nccl},
+    {"libcuda.so", TP_ENVK_DRIVER_API, "cuDriverGetVersion", 1, fmt_cuda, 0},
+    {"libcudart.so", TP_ENVK_RUNTIME, "cudaRuntimeGetVersion", 1, fmt_cuda, 1},
+    {"libcupti.so", TP_ENVK_CUPTI, NULL, 1, fmt_cupti, 1},
+    {"libcudnn.so", TP_ENVK_CUDNN, "cudnnGetVersion", 0, fmt_cudnn, 1},
+    {"libnccl.so", TP_ENVK_NCCL, "ncclGetVersion", 1, fmt_nccl, 1},
 };
 #define N_PROBES (sizeof probes / sizeof probes[0])
+
+/* What an earlier look (tp_env_write_loaded, before CUDA's teardown) got from the libraries
+ * themselves: the look before close keeps it rather than write a fallback over it (after
+ * the teardown the driver answers CUDA_ERROR_DEINITIALIZED). */
+static int g_probe_answered[N_PROBES];
+static int g_gpus_from_driver;
 
 /* Paths of the loaded objects we look at; the last slot is libtorch_python. */
 typedef struct {
@@ -170,7 +177,8 @@ static long version_known(const lib_probe *p) {
     return 0;
 }
 
-static void probe_lib(const lib_probe *p, const char *path) {
+static void probe_lib(size_t i, const char *path) {
+    const lib_probe *p = &probes[i];
     void *h = NULL;
     void *f = p->sym ? loaded_sym(path, p->sym, &h) : NULL;
     char ver[64] = "";
@@ -186,7 +194,14 @@ static void probe_lib(const lib_probe *p, const char *path) {
         if (v)
             p->fmt((long)v, ver, sizeof ver);
     }
-    if (!ver[0] && path[0]) { /* no usable function: the file name's version */
+    if (ver[0] && (f || known > 0))
+        g_probe_answered[i] = 1;
+    else if (g_probe_answered[i]) { /* answered before the teardown: keep that */
+        if (h)
+            dlclose(h);
+        return;
+    }
+    if (!ver[0] && path[0] && p->by_name) { /* no usable function: the file name's version */
         char real[PATH_MAX];
         tp_sysinfo_so_version(realpath(path, real) ? real : path, ver, sizeof ver);
     }
@@ -352,9 +367,11 @@ static void write_loaded(void) {
         return;
     dl_iterate_phdr(on_object, L);
     for (size_t i = 0; i < N_PROBES; i++)
-        probe_lib(&probes[i], L->path[i]);
+        probe_lib(i, L->path[i]);
     write_driver(L->path[0]);
-    if (!write_gpus_drv(L->path[0]))
+    if (write_gpus_drv(L->path[0]))
+        g_gpus_from_driver = 1;
+    else if (!g_gpus_from_driver)
         write_gpus_proc();
     write_python();
     if (L->path[N_PROBES][0])
@@ -375,6 +392,10 @@ static void env_start(void) {
 }
 
 static void env_before_close(void) {
+    write_loaded();
+}
+
+void tp_env_write_loaded(void) {
     write_loaded();
 }
 

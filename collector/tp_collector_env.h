@@ -17,4 +17,10 @@
 /* Registers the environment writer as a collector client (once per image). */
 void tp_env_register(void);
 
+/* Writes the loaded libraries' versions and the GPUs now. CUPTI's exit handler calls it while
+ * the driver is still up (after CUDA's teardown it answers CUDA_ERROR_DEINITIALIZED, and the
+ * GPUs' SMs, capability and memory were lost on the first GPU run); the look before the trace
+ * closes then keeps every answer found here. */
+void tp_env_write_loaded(void);
+
 #endif

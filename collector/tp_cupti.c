@@ -17,6 +17,7 @@
 #include <cupti.h>
 
 #include "tp_collector.h"
+#include "tp_collector_env.h"
 #include "tp_cupti_convert.h"
 
 #define POOL_BUFFERS 8
@@ -528,7 +529,10 @@ static int enable_all(void) {
 /* The exit flush, registered inside cuInit: after the CUDA runtime registered its own
  * teardown, so this runs first (atexit order) while CUPTI still has its buffers. */
 static void cupti_at_exit(void) {
-    if (getpid() == g_pid && atomic_load(&g_running) && !atomic_exchange(&g_exit_flushed, 1))
+    if (getpid() != g_pid)
+        return;
+    tp_env_write_loaded(); /* while the driver still answers */
+    if (atomic_load(&g_running) && !atomic_exchange(&g_exit_flushed, 1))
         F.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
