@@ -19,6 +19,7 @@
 #include "tp_collector.h"
 #include "tp_collector_env.h"
 #include "tp_cupti_convert.h"
+#include "tp_kineto_names.h"
 
 #define POOL_BUFFERS 8
 #define BUFFER_BYTES (4u << 20)
@@ -178,7 +179,13 @@ static uint32_t api_name_cb(void *ud, int driver, uint32_t cbid) {
     const char *name = NULL;
     F.cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
                            &name);
-    return name ? tp_collector_intern_n(name, strlen(name)) : 0;
+    if (!name)
+        return 0;
+    /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as Kineto and the CUDA docs name it */
+    size_t n = strlen(name);
+    if (!driver)
+        n = tp_kineto_api_name_len(name, n);
+    return tp_collector_intern_n(name, n);
 }
 
 static uint64_t CUPTIAPI trace_clock(void) {

@@ -66,7 +66,7 @@ typedef struct {
 static __attribute__((noinline)) const sid_slot *sid_fill(nload *L, sid_slot *e, uint32_t sid) {
     const char *s = tp_reader_string(L->rd, sid);
     e->sid = sid;
-    e->id = s ? tp_model_intern(L->m, s, strlen(s)) : 0;
+    e->id = s ? tp_model_intern(L->m, s, tp_kineto_api_name_len(s, strlen(s))) : 0;
     e->flags = tp_model_name_flags(tp_model_str(L->m, e->id));
     return e;
 }

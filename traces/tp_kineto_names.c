@@ -84,3 +84,12 @@ void tp_kineto_parse_copy_name(const char *s, uint8_t *copy_kind, uint8_t *src_k
         *src_kind = *dst_kind = mem_kind_from(open + 1, (size_t)(close - open - 1));
     }
 }
+
+size_t tp_kineto_api_name_len(const char *s, size_t n) {
+    if (n < 10 || strncmp(s, "cuda", 4) != 0)
+        return n;
+    size_t d = n;
+    while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9')
+        d--;
+    return n - d >= 4 && d - 2 > 4 && s[d - 1] == 'v' && s[d - 2] == '_' ? d - 2 : n;
+}

@@ -27,6 +27,13 @@ static inline int tp_kineto_is_memset(const char *name) {
     return strncmp(name, TP_KINETO_MEMSET, sizeof TP_KINETO_MEMSET - 1) == 0;
 }
 
+/* The length of runtime API name `s` (n bytes) as Kineto and the CUDA docs write it:
+ * cuptiGetCallbackName says "cudaLaunchKernel_v7000", Kineto "cudaLaunchKernel". Only names
+ * starting "cuda" and ending "_v" and 4+ digits are cut: the driver API's "_v2" is part of
+ * its symbols' names (cuMemAlloc_v2). The collector cuts them as it records; the native
+ * loader cuts them on load, for traces recorded before (the first GPU run's). */
+size_t tp_kineto_api_name_len(const char *s, size_t n);
+
 /* Names of CUPTI synchronization records, by tp_sync_type. */
 #define TP_KINETO_SYNC_UNKNOWN "Unknown Sync"
 #define TP_KINETO_SYNC_EVENT "Event Sync"

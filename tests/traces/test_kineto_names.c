@@ -65,9 +65,35 @@ static void test_foreign_names(void) {
     CHECK_EQ_U(s + d, 0);
 }
 
+/* CUPTI's versioned runtime names, as the first GPU run recorded them, lose the version;
+ * driver names and everything else stay whole. */
+static void test_api_names(void) {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"cudaLaunchKernel_v7000", "cudaLaunchKernel"},
+        {"cudaMemcpyAsync_v3020", "cudaMemcpyAsync"},
+        {"cudaStreamSynchronize_v3020", "cudaStreamSynchronize"},
+        {"cudaLaunchKernelExC_v11060", "cudaLaunchKernelExC"},
+        {"cudaLaunchKernel", "cudaLaunchKernel"},
+        {"cuMemAlloc_v2", "cuMemAlloc_v2"},             /* the driver symbol's own name */
+        {"cuGetProcAddress_v2", "cuGetProcAddress_v2"}, /* not "cuda" */
+        {"cudaFoo_v12", "cudaFoo_v12"},                 /* under 4 digits: not CUPTI's */
+        {"cudaFoo_7000", "cudaFoo_7000"},               /* no "_v" */
+        {"step_v2024", "step_v2024"},                   /* a range's name */
+        {"cuda_v1234", "cuda_v1234"},                   /* nothing would be left */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = tp_kineto_api_name_len(cases[i].in, strlen(cases[i].in));
+        CHECK_EQ_U(n, strlen(cases[i].out));
+        CHECK(strncmp(cases[i].in, cases[i].out, n) == 0);
+    }
+}
+
 int main(void) {
     TP_RUN(test_spellings);
     TP_RUN(test_round_trip);
     TP_RUN(test_foreign_names);
+    TP_RUN(test_api_names);
     return tp_test_summary();
 }
