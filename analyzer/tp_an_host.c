@@ -244,11 +244,19 @@ static int cmp_busy(const void *x, const void *y) {
 /* The model rows of the view's CPU rows in (pid, tid, start) order, stably, by a radix sort
  * over row numbers (sorting 32-byte structs of the same fields moved and faulted in 2.7 times
  * the bytes; a pass per key took three sorts). Returns how many. */
+/* A host thread's row: a CPU row on no stream. A sync record on a stream (CUPTI's
+ * cudaStreamSynchronize, Kineto's "Stream Sync") belongs to the device's stream, not to a
+ * host thread: counted, it made a host thread of the stream ("pid 0, tid 13" on the first GPU
+ * run's traces). */
+static inline int host_row(const tp_an_view *v, size_t i) {
+    return !v->gpu[i] && tp_ev_stream(&v->r->ev, v->row[i]) == -1;
+}
+
 static size_t cpu_rows_by_thread(const tp_an_view *v, uint32_t *rows) {
-    const tp_events *ev = &v->r->ev;
     size_t n = 0;
+    const tp_events *ev = &v->r->ev;
     for (size_t i = 0; i < v->n; i++)
-        if (!v->gpu[i])
+        if (host_row(v, i))
             rows[n++] = v->row[i];
     tp_events_sort_rows_by_thread(ev, rows, n, v->scratch);
     return n;
@@ -273,20 +281,19 @@ static void thread_add(const tp_events *ev, tp_an_host *out, uint32_t r, int fir
 }
 
 /* fill_threads from the model's per-thread row lists (rows with stream -1, by start), each
- * row taken as often as it is a CPU row of the view; 0 when the view has a CPU row with a
- * stream (native mode: not in those lists) or one more than 255 times. A thread's entry
- * does not depend on the order of rows that start together (its busy time is their union),
- * so this gives the sort's figures without the sort (24 bytes a CPU row at once: the host
- * analysis was the report's peak on the larger peer traces, docs/PERFORMANCE.md). */
+ * row taken as often as it is a host row of the view; 0 when one is more than 255 times. A thread's
+ * entry does not depend on the order of rows that start together (its busy time is their union), so
+ * this gives the sort's figures without the sort (24 bytes a CPU row at once: the host analysis was
+ * the report's peak on the larger peer traces, docs/PERFORMANCE.md). */
 static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     const tp_buckets *t = &v->r->threads;
     uint8_t *mult = tp_an_tmp0(v, ev->n, 1);
     int ok = 1;
     for (size_t i = 0; i < v->n && ok; i++)
-        if (!v->gpu[i]) {
+        if (host_row(v, i)) { /* the lists hold the rows with stream -1 only */
             uint32_t r = v->row[i];
-            ok = tp_ev_stream(ev, r) == -1 && mult[r] < UINT8_MAX;
+            ok = mult[r] < UINT8_MAX;
             mult[r]++;
         }
     if (ok) {
@@ -333,7 +340,7 @@ static int threads_in_time_order(const tp_an_view *v, tp_an_host *out) {
     tp_an_host_thread *th = tp_an_alloc(nt + 1, sizeof *th);
     int64_t *open_end = tp_an_alloc(nt + 1, sizeof *open_end);
     for (size_t i = 0; i < v->n; i++) {
-        if (v->gpu[i])
+        if (!host_row(v, i))
             continue;
         uint32_t r = v->row[i], t = thread_of[tp_ev_place_index(ev, r)];
         tp_an_host_thread *h = &th[t];
