@@ -270,6 +270,21 @@ static void count_steps(tp_diag_ctx *d) {
         dur[i] = (double)(end[i] - start[i]);
         sum += dur[i];
     }
+    /* The step time distribution: one definition for the report, diff and the cross-rank
+     * table (stragglers are judged on the median, which one slow first step cannot move). */
+    d->out->step_mean_ns = n ? sum / (double)n : NAN;
+    tp_an_percentile2(dur, n, 50, 90, &d->out->step_p50_ns, &d->out->step_p90_ns);
+    free(dur);
+    /* Warm-up: a leading run of steps far over the median, at most a tenth of them (one of
+     * under 20 steps), leaving at least 3. */
+    double med = d->out->step_p50_ns;
+    size_t most = n >= 20 ? n / 10 : 1, k = 0;
+    while (n >= 4 && k < most && n - k > 3 && med > 0 &&
+           (double)(end[k] - start[k]) > TP_DIAG_WARMUP_RATIO * med)
+        k++;
+    d->out->n_warmup = k;
+    d->out->warmup_ns = k ? start[k] - start[0] : 0;
+    d->out->warmup_x = k ? (double)(end[0] - start[0]) / med : 0;
     /* the steps by start, kept in the result (the step-time breakdown reads them) */
     d->out->step_start = start;
     d->out->step_end = tp_an_alloc(n + 1, sizeof *end);
@@ -278,11 +293,6 @@ static void count_steps(tp_diag_ctx *d) {
     d->n_step_end = n;
     qsort(d->step_end, d->n_step_end, sizeof *d->step_end, cmp_i64);
     d->out->n_steps = d->n_step_end;
-    /* The step time distribution: one definition for the report, diff and the cross-rank
-     * table (stragglers are judged on the median, which one slow first step cannot move). */
-    d->out->step_mean_ns = n ? sum / (double)n : NAN;
-    tp_an_percentile2(dur, n, 50, 90, &d->out->step_p50_ns, &d->out->step_p90_ns);
-    free(dur);
 }
 
 /* The window: the union of the steps' span, else the GPU span [g0, g1). */
@@ -291,6 +301,8 @@ static void set_window(tp_diag_ctx *d, int64_t g0, int64_t g1) {
     tp_an_ivset_norm(&d->steps, INT64_MIN, INT64_MAX);
     if (d->steps.n) {
         d->w0 = d->steps.a[0], d->w1 = d->steps.b[d->steps.n - 1];
+        if (d->out->n_warmup) /* from the first steady step on */
+            d->w0 = d->out->step_start[d->out->n_warmup];
     } else if (g0 < g1) {
         d->w0 = g0, d->w1 = g1;
     }

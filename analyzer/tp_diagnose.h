@@ -76,6 +76,9 @@ typedef struct {
     long op_row;
 } tp_finding;
 
+/* A leading step longer than this many median steps is warm-up (tp_diagnosis.n_warmup). */
+#define TP_DIAG_WARMUP_RATIO 5.0
+
 typedef struct {
     size_t n;
     tp_finding *f;     /* by severity, descending */
@@ -86,9 +89,17 @@ typedef struct {
     int64_t *step_start, *step_end; /* those steps, by start (n_steps of each): the HTML
                                        report's per-step bars */
     double utilization;             /* busy share of the window; NaN when the window is empty */
-    int warmup_only; /* the one step found is the first (e.g. an OOM in step 1): it holds
-                        one-time costs (first batch, allocator growth), not a steady state, so
-                        the rules that judge time shares did not run */
+    /* Leading steps over TP_DIAG_WARMUP_RATIO times the median step, left out of the window:
+     * the first step of a CUDA job loads kernels and libraries (cuDNN: 230-360 ms against a
+     * 3-8 ms median on the first GPU run, which then made up half the window and put every
+     * scenario's finding behind a low-utilization one), as a profiler's schedule would skip
+     * them. The step statistics still count them. */
+    size_t n_warmup;
+    int64_t warmup_ns; /* their total time */
+    double warmup_x;   /* the first one's time over the median step */
+    int warmup_only;   /* the one step found is the first (e.g. an OOM in step 1): it holds
+                          one-time costs (first batch, allocator growth), not a steady state, so
+                          the rules that judge time shares did not run */
 } tp_diagnosis;
 
 typedef struct tp_diag_ctx tp_diag_ctx; /* a diagnosis in progress (tp_diag_ctx.h) */

@@ -64,6 +64,18 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
                 tp_report_host_not_judged(nj, sizeof nj));
     if (d->warmup_only)
         fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
+    if (d->n_warmup) {
+        char b1[32];
+        if (d->n_warmup == 1)
+            fprintf(f, "  judged from step 2 on: step 1 (%s, %.0fx the median step)",
+                    tp_units_dur(b1, sizeof b1, (double)d->warmup_ns), d->warmup_x);
+        else
+            fprintf(f,
+                    "  judged from step %zu on: steps 1-%zu (%s; the first %.0fx the median step)",
+                    d->n_warmup + 1, d->n_warmup, tp_units_dur(b1, sizeof b1, (double)d->warmup_ns),
+                    d->warmup_x);
+        fprintf(f, " left out as warm-up (kernel and library loading, first allocations)\n");
+    }
     if (!d->n)
         fprintf(f, "  %s\n", rr->t.has_gpu ? "no problem found" : "no problem found on the host");
     for (size_t i = 0; i < d->n; i++) {
@@ -667,7 +679,8 @@ static void json_skipped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
-/* "steps": {"count", "mean_ns", "p50_ns", "p90_ns"}; the times null without steps. */
+/* "steps": {"count", "mean_ns", "p50_ns", "p90_ns"[, "warmup_steps", "warmup_ns"]}; the times
+ * null without steps. */
 static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     tp_rj_str(g, "steps");
@@ -676,6 +689,10 @@ static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_o
     tp_rj_num(g, "mean_ns", rr->dg.step_mean_ns);
     tp_rj_num(g, "p50_ns", rr->dg.step_p50_ns);
     tp_rj_num(g, "p90_ns", rr->dg.step_p90_ns);
+    if (rr->dg.n_warmup) { /* only when some were left out: other traces' JSON is unchanged */
+        tp_rj_int(g, "warmup_steps", (long long)rr->dg.n_warmup);
+        tp_rj_int(g, "warmup_ns", rr->dg.warmup_ns);
+    }
     yajl_gen_map_close(g);
 }
 
