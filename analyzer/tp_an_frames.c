@@ -36,6 +36,8 @@ struct tp_an_frames {
     uint32_t *mods; /* the raw frames of the stack being collected (tp_rank_stack_copy) */
     uint64_t *addrs;
     size_t cap_raw;
+    int skip_cuda_head; /* collect: leave out the innermost CUDA library frames (a prefix
+                           of a stack without Python frames: is_cuda_lib) */
 };
 
 tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
@@ -143,6 +145,24 @@ static int is_collector(const char *base) {
     return base && strstr(base, "trainprof") && strstr(base, ".so");
 }
 
+/* The frames a CUDA API call's stack starts with on a GPU: CUPTI calling our callback (in
+ * every such stack, anywhere inner to the caller) and, innermost, the runtime or driver call
+ * being made (named by the API row already) and the NVIDIA library that made it (cuDNN,
+ * cuBLAS, NCCL: internals a program cannot change). Left out, a launch stack starts at the
+ * program's call site; kept, every launch of the first GPU run grouped as one stack of CUPTI
+ * frames, and cuDNN's kernels by cuDNN's own frames. */
+static int is_cupti(const char *base) {
+    return base && !strncmp(base, "libcupti", 8);
+}
+static int is_cuda_lib(const char *base) {
+    static const char *const libs[] = {"libcuda.so", "libcudart.so", "libcudnn", "libcublas",
+                                       "libnccl.so"};
+    for (size_t i = 0; base && i < sizeof libs / sizeof *libs; i++)
+        if (!strncmp(base, libs[i], strlen(libs[i])))
+            return 1;
+    return 0;
+}
+
 /* The frames of one stack into fx->cur (see the header for what is left out), from raw
  * frame `from` on, stopping once `limit` frames are there (0: no limit): what is not needed
  * is never symbolized. */
@@ -164,7 +184,8 @@ static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addr
         const char *path = mo && mo->path ? tp_model_str(fx->m, mo->path) : NULL;
         const char *base = path ? strrchr(path, '/') : NULL;
         base = base ? base + 1 : path;
-        if (is_collector(base))
+        if (is_collector(base) || is_cupti(base) ||
+            (fx->skip_cuda_head && fx->n_cur == 0 && is_cuda_lib(base)))
             continue;
         above += !seen_python;
         if (!mo)
@@ -251,6 +272,9 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
         return 0;
     if (c->done) { /* the whole stack is there already: its prefix is a slice of it */
         size_t first = tp_an_frames_first_python(c->f, c->n);
+        if (first == c->n) /* no Python frame: from the caller of the CUDA libraries on */
+            for (first = 0; first < c->n && is_cuda_lib(c->f[first].module);)
+                first++;
         first = first == c->n ? 0 : first;
         *out = c->f ? c->f + first : NULL; /* an empty stack: no NULL + 0 */
         return c->n - first < (size_t)depth ? c->n - first : (size_t)depth;
@@ -262,9 +286,11 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
          * inner to it are not part of the prefix, so they are not symbolized. */
         while (from < nf && mods[from] != TP_STACK_PYTHON)
             from++;
+        fx->skip_cuda_head = from == nf; /* no Python frame: the prefix starts at the caller */
         from = from == nf ? 0 : from;
         fx->n_cur = 0;
         collect(fx, mods, fx->addrs, nf, from, (size_t)depth);
+        fx->skip_cuda_head = 0;
         free(c->pre);
         c->n_pre = fx->n_cur < (size_t)depth ? fx->n_cur : (size_t)depth;
         c->pre = copy_cur(fx);
