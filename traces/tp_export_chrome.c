@@ -269,8 +269,15 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     const tp_rec_api *a = (const void *)h;
     unsigned kind = h->flags & TP_RF_TYPE_MASK;
-    ev_begin(c, 'X', kind == TP_API_DRIVER ? "cuda_driver" : "cuda_runtime",
-             sid_or(c, a->name_sid, "(unnamed API)"));
+    const char *name = sid_or(c, a->name_sid, "(unnamed API)");
+    char cut[256]; /* "cudaLaunchKernel_v7000" as Kineto writes it (tp_kineto_api_name_len) */
+    size_t n = strlen(name), m = tp_kineto_api_name_len(name, n);
+    if (m < n && m < sizeof cut) {
+        memcpy(cut, name, m);
+        cut[m] = 0;
+        name = cut;
+    }
+    ev_begin(c, 'X', kind == TP_API_DRIVER ? "cuda_driver" : "cuda_runtime", name);
     ev_where(c, c->pid, a->tid, a->ts, &a->end);
     out_fmt(c->w,
             ", \"args\": {\"cbid\": %" PRIu32 ", \"correlation\": %" PRIu64 ", \"result\": %" PRId32

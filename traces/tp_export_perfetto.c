@@ -459,19 +459,26 @@ static uint64_t counter_track(ctx *c, uint64_t kind, uint64_t id, const char *na
 
 /* The name of a slice: interned by string id (ids are per trace, and each trace is its own
  * sequence), or written inline for names made here. */
-static void event_name(ctx *c, uint32_t sid, const char *inline_name) {
-    if (!sid || !tp_reader_string(c->r, sid)) {
+/* api: the name of a CUDA API call, interned as Kineto names it (tp_kineto_api_name_len). */
+static void event_name_as(ctx *c, uint32_t sid, const char *inline_name, int api) {
+    const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
+    if (!s) {
         pb_str(&c->te, TE_NAME, inline_name);
         return;
     }
     if (!map_find(&c->names, sid)) {
+        size_t n = strlen(s);
         pb_uint(&c->sub2, IS_IID, sid);
-        pb_str(&c->sub2, IS_STR, tp_reader_string(c->r, sid));
+        pb_bytes(&c->sub2, IS_STR, s, api ? tp_kineto_api_name_len(s, n) : n);
         pb_msg(&c->intern, ID_EVENT_NAMES, &c->sub2);
         if (map_put(&c->names, sid, 1) != 0)
             c->out.nomem = 1;
     }
     pb_uint(&c->te, TE_NAME_IID, sid);
+}
+
+static void event_name(ctx *c, uint32_t sid, const char *inline_name) {
+    event_name_as(c, sid, inline_name, 0);
 }
 
 static void intern_string(ctx *c, unsigned field, uint64_t iid, const void *s, size_t n) {
@@ -681,7 +688,7 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
     uint64_t track =
         thread_child(c, a->tid, TK_API, device_api, device_api ? "device API" : "CUDA API");
     ev_begin(c, a->ts, TE_SLICE_BEGIN, track);
-    event_name(c, a->name_sid, "(unnamed API)");
+    event_name_as(c, a->name_sid, "(unnamed API)", 1);
     if (a->correlation) {
         pb_fixed64(&c->te, TE_FLOW, flow_id(c, a->correlation));
         annotate_uint(c, "correlation", a->correlation);
