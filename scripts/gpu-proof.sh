@@ -312,7 +312,9 @@ scenarios() { # scenarios DEVICE
 # ---------------------------------------------------------------- d: PyTorch, both tools
 
 torch_proof() { # torch_proof DEVICE
+  # 200 steps on the GPU (~3 ms each: the step-time medians settle), 40 on the CPU (~100 ms)
   local dev=$1 d=$OUT/torch-$1 steps=40
+  [ "$dev" = cuda ] && steps=${GPU_PROOF_TORCH_STEPS:-200}
   [ $QUICK -eq 1 ] && steps=8
   mkdir -p "$d"
   if ! "$PY" -c 'import torch' 2>/dev/null; then
@@ -324,12 +326,17 @@ torch_proof() { # torch_proof DEVICE
     "$PY" "${run[@]}" --tool trainprof --summary "$d/steps-trainprof.json") || return 1
   limited "$PY" "${run[@]}" --tool torch.profiler --torch-profiler "$d/torch-profiler.json" \
     --summary "$d/steps-torch.json" || return 1
+  # what the launch stacks cost: the same recording without them
+  (cd "$d" && limited "$BUILD/cli/trainprof" record --stacks none -o "$d/torch-nostacks.tprof" \
+    --force -- "$PY" "${run[@]}" --tool trainprof-nostacks --summary "$d/steps-nostacks.json") ||
+    return 1
   local nf=()
   [ "$dev" = cuda ] || nf=(--no-python-frames --allow-empty) # on the CPU: no device work
   "$PY" "$ROOT/scripts/gpu_proof_compare.py" --trainprof "$BUILD/cli/trainprof" \
     --ours "$d/torch-trainprof.tprof" --kineto "$d/torch-profiler.json" "${nf[@]}" \
     --steps-base "$d/steps-plain.json" --steps-ours "$d/steps-trainprof.json" \
-    --steps-torch "$d/steps-torch.json" --out "$d/compare.json"
+    --steps-torch "$d/steps-torch.json" --steps-ours-nostacks "$d/steps-nostacks.json" \
+    --out "$d/compare.json"
 }
 
 # doctor: what `trainprof doctor` says of the device; its warnings (exit 3) are findings to read
@@ -422,7 +429,7 @@ if [ $DRY -eq 1 ]; then
   step torch-cpu "bench/torch_cuda_train.py on the CPU: plain, trainprof, torch.profiler" torch_proof cpu
   plan ctest-gpu "ctest --test-dir $BUILD -L gpu --output-on-failure"
   plan scenarios-cuda "trainer scenarios with --device cuda under trainprof record, check_diagnose.py"
-  plan torch-cuda "bench/torch_cuda_train.py on cuda x3 (plain, trainprof record, torch.profiler) + gpu_proof_compare.py"
+  plan torch-cuda "bench/torch_cuda_train.py on cuda x4 (plain, trainprof record, torch.profiler, record --stacks none) + gpu_proof_compare.py"
 else
   step doctor "trainprof doctor on the device (driver, runtime, CUPTI, cuDNN, NCCL, PyTorch)" doctor
   step ctest-gpu "ctest -L gpu" ctest --test-dir "$BUILD" -L gpu --output-on-failure -j 4 --timeout "$LIMIT_S"

@@ -151,6 +151,7 @@ def main():
     ap.add_argument("--steps-base")
     ap.add_argument("--steps-ours")
     ap.add_argument("--steps-torch")
+    ap.add_argument("--steps-ours-nostacks", help="our recording with --stacks none")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     work = os.path.dirname(os.path.abspath(a.out))
@@ -201,10 +202,13 @@ def main():
             fail.append("reports disagree on %s: ours %d, torch.profiler %d" % (n[:80], o, k))
     base, ours, torch = (median_ms(a.steps_base), median_ms(a.steps_ours),
                          median_ms(a.steps_torch))
-    res["step_ms"] = {"plain": base, "trainprof": ours, "torch_profiler": torch}
+    nostacks = median_ms(a.steps_ours_nostacks)
+    res["step_ms"] = {"plain": base, "trainprof": ours, "torch_profiler": torch,
+                      "trainprof_no_stacks": nostacks}
     if base:
         res["overhead_pct"] = {t: (v / base - 1) * 100 if v else None
-                               for t, v in (("trainprof", ours), ("torch_profiler", torch))}
+                               for t, v in (("trainprof", ours), ("torch_profiler", torch),
+                                            ("trainprof_no_stacks", nostacks))}
     res["ok"] = not fail
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
@@ -217,7 +221,10 @@ def main():
     print("stacks: %d kernels without launch; without Python frames: %d from Python threads, "
           "from other threads %s" % (no_launch, no_py["python_threads"], no_py["other_threads"]))
     if "overhead_pct" in res:
-        print("step time: %s" % res["step_ms"])
+        print("step time (median ms): %s" % ", ".join(
+            "%s %.3f" % (k, v) for k, v in res["step_ms"].items() if v))
+        print("overhead: %s" % ", ".join(
+            "%s %+.1f%%" % (k, v) for k, v in res["overhead_pct"].items() if v is not None))
     for x in fail:
         print("FAIL:", x)
     sys.exit(0 if res["ok"] else 1)
