@@ -330,13 +330,28 @@ torch_proof() { # torch_proof DEVICE
   (cd "$d" && limited "$BUILD/cli/trainprof" record --stacks none -o "$d/torch-nostacks.tprof" \
     --force -- "$PY" "${run[@]}" --tool trainprof-nostacks --summary "$d/steps-nostacks.json") ||
     return 1
-  local nf=()
+  local nf=() rc=0
   [ "$dev" = cuda ] || nf=(--no-python-frames --allow-empty) # on the CPU: no device work
   "$PY" "$ROOT/scripts/gpu_proof_compare.py" --trainprof "$BUILD/cli/trainprof" \
     --ours "$d/torch-trainprof.tprof" --kineto "$d/torch-profiler.json" "${nf[@]}" \
     --steps-base "$d/steps-plain.json" --steps-ours "$d/steps-trainprof.json" \
     --steps-torch "$d/steps-torch.json" --steps-ours-nostacks "$d/steps-nostacks.json" \
-    --out "$d/compare.json"
+    --out "$d/compare.json" || rc=1
+  # Both tools in one process (what a user may do): CUPTI has one subscriber, so when
+  # torch.profiler takes it over, the recording must say from when on CUDA data is missing,
+  # and the program must run as without us.
+  if [ "$dev" = cuda ]; then
+    (cd "$d" && limited "$BUILD/cli/trainprof" record -o "$d/torch-both.tprof" --force -- \
+      "$PY" "${run[@]}" --tool both --torch-profiler "$d/torch-profiler-both.json" \
+      --summary "$d/steps-both.json") >"$d/both.log" 2>&1 || { cat "$d/both.log"; return 1; }
+    "$BUILD/cli/trainprof" report "$d/torch-both.tprof" >"$d/both.report.txt" 2>&1
+    grep -q "another CUPTI client took CUDA tracing over" "$d/both.log" "$d/both.report.txt" ||
+      { echo "FAIL: torch.profiler inside a recording: not said"; cat "$d/both.log"; return 1; }
+    [ -s "$d/torch-profiler-both.json" ] || { echo "FAIL: torch.profiler wrote nothing"; return 1; }
+    echo "torch.profiler inside trainprof record: said"
+    rm -f "$d/torch-profiler-both.json" # ~25 MB, its twin is kept
+  fi
+  return $rc
 }
 
 # doctor: what `trainprof doctor` says of the device; its warnings (exit 3) are findings to read
