@@ -338,6 +338,18 @@ static void text_cuda_off(FILE *f, const tp_rank_analysis *rr, const tp_report_o
     fprintf(f, ")\n\n");
 }
 
+/* Another CUPTI client of the program (torch.profiler) that asked for CUPTI while the
+ * recording held it: its own trace has no CUDA activity, this one has it all. */
+static void text_cupti_refused(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    (void)o;
+    uint32_t what = rr->v.r->cupti_refused;
+    if (!what)
+        return;
+    fprintf(f, "CUDA: traced here; ");
+    tp_text_fputs(tp_model_str(rr->v.m, what), f);
+    fprintf(f, "\n\n");
+}
+
 /* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
  * that nobody reads a span or a finding without knowing what was left out of it. */
 static void text_skipped(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -367,6 +379,7 @@ static const tp_report_text_section text_sections[] = {
     {"clock", TP_RS_ALWAYS, tp_report_clock_text},
     {"dropped", TP_RS_ALWAYS, text_dropped},
     {"cuda_off", TP_RS_ALWAYS, text_cuda_off},
+    {"cupti_refused", TP_RS_ALWAYS, text_cupti_refused},
     {"skipped", TP_RS_ALWAYS, text_skipped},
     {"diagnosis", TP_RS_ALWAYS, text_diagnosis},
     {"summary", TP_RS_ALWAYS, text_summary},
@@ -637,6 +650,8 @@ static void json_cuda_off(yajl_gen g, const tp_rank_analysis *rr, const tp_repor
     (void)o;
     if (rr->v.r->cuda_off)
         tp_rj_kv(g, "cuda_off", tp_model_str(rr->v.m, rr->v.r->cuda_off));
+    if (rr->v.r->cupti_refused)
+        tp_rj_kv(g, "cupti_refused", tp_model_str(rr->v.m, rr->v.r->cupti_refused));
 }
 
 /* "processes": the rank's processes in tree order, only when it holds more than one. */

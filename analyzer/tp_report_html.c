@@ -194,6 +194,11 @@ static void html_notes(FILE *f, const tp_rank_analysis *rr, const tp_report_opts
         tp_rh_text(f, tp_model_str(rr->v.m, rr->v.r->cuda_off));
         fprintf(f, ")</p>\n");
     }
+    if (rr->v.r->cupti_refused) {
+        fprintf(f, "<p class=\"note\">CUDA: traced here; ");
+        tp_rh_text(f, tp_model_str(rr->v.m, rr->v.r->cupti_refused));
+        fprintf(f, "</p>\n");
+    }
     if (!rr->t.has_gpu)
         fprintf(f,
                 "<p class=\"note\">No device activity in this rank (%zu CPU-side events): "

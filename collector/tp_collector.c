@@ -272,21 +272,26 @@ void tp_collector_meta(const void *rec) {
     tp_collector_busy_leave();
 }
 
-void tp_collector_cuda_off(const char *why) {
-    snprintf(tp_g.cupti_status, sizeof tp_g.cupti_status, "%s", why);
-    /* Kept in the trace as a counter whose name says why, so reports can tell. */
-    char name[300];
-    int n = snprintf(name, sizeof name, "trainprof.cuda_off: %s", why);
+void tp_collector_counter_note(const char *prefix, const char *text, int n) {
+    char name[320];
+    int k = snprintf(name, sizeof name, "%s%.*s", prefix, n > 0 ? n : 0, text);
     tp_rec_counter c;
     TP_REC_CLEAR(&c, TP_REC_COUNTER);
     c.ts = tp_collector_now();
-    c.name_sid = tp_collector_intern_n(name, n > 0 && (size_t)n < sizeof name ? (size_t)n : 0);
+    c.name_sid = tp_collector_intern_n(name, k > 0 && (size_t)k < sizeof name ? (size_t)k : 0);
     c.value = 1;
     tp_writer *w = tp_g.writer;
     tp_collector_busy_enter();
-    if (w && !atomic_load(&g_cuda_said))
+    if (w)
         (void)tp_writer_write(w, &c);
     tp_collector_busy_leave();
+}
+
+void tp_collector_cuda_off(const char *why) {
+    snprintf(tp_g.cupti_status, sizeof tp_g.cupti_status, "%s", why);
+    /* Kept in the trace as a counter whose name says why, so reports can tell. */
+    if (!atomic_load(&g_cuda_said))
+        tp_collector_counter_note("trainprof.cuda_off: ", why, (int)strlen(why));
     if (!atomic_exchange(&g_cuda_said, 1))
         fprintf(stderr, "trainprof: CUDA tracing off (%s); NVTX and CPU events still recorded\n",
                 why);

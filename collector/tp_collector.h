@@ -410,4 +410,8 @@ void tp_collector_meta(const void *rec);
 /* Records why CUDA tracing is off and says it once on stderr. */
 void tp_collector_cuda_off(const char *why);
 
+/* A note kept in the trace as a COUNTER named `prefix` + the first n bytes of `text` (value
+ * 1), which the native loader reads back by its prefix (trainprof.cuda_off: ...). */
+void tp_collector_counter_note(const char *prefix, const char *text, int n);
+
 #endif

@@ -683,6 +683,20 @@ void *tp_cupti_real(const char *name) {
     return h ? dlsym(h, name) : dlsym(RTLD_NEXT, name);
 }
 
+void tp_cupti_refused_client(const char *call) {
+    static atomic_int said;
+    if (getpid() != g_pid || atomic_exchange(&said, 1))
+        return;
+    char what[256];
+    int n = snprintf(what, sizeof what,
+                     "another CUPTI client (torch.profiler/Kineto?) was refused CUPTI (%s: "
+                     "one subscriber per process): its trace has no CUDA activity; record with "
+                     "--no-cuda to leave CUPTI to it",
+                     call);
+    tp_collector_counter_note("trainprof.cupti_refused: ", what, n);
+    fprintf(stderr, "trainprof: %s\n", what);
+}
+
 void tp_cupti_foreign(const char *call, int takes) {
     if (takes && !atomic_load(&g_started) && !strcmp(call, "cuptiActivityRegisterCallbacks"))
         atomic_store(&g_foreign_first, 1);

@@ -44,6 +44,12 @@ void tp_cupti_register(void);
  * when it takes CUPTI from us (`takes` = 1), flush what we hold, stop, record and say it. */
 void tp_cupti_foreign(const char *call, int takes);
 
+/* Another CUPTI client's `call` (cuptiSubscribe) was refused because this recording holds
+ * CUPTI's one subscriber: said once on stderr and kept in the trace (a COUNTER
+ * "trainprof.cupti_refused: ..."), so whoever finds no GPU activity in that client's trace
+ * (torch.profiler's, seen on the first GPU run) knows why and where it is. */
+void tp_cupti_refused_client(const char *call);
+
 /* 1 when `fn` is one of our activity callbacks (the interposer tells a re-registration of
  * ours from another client's). */
 int tp_cupti_is_ours(void (*fn)(void));

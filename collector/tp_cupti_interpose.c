@@ -26,6 +26,20 @@ typedef CUptiResult (*register_fn)(CUpti_BuffersCallbackRequestFunc,
 typedef CUptiResult (*clock_fn)(CUpti_TimestampCallbackFunc);
 typedef CUptiResult (*kind_fn)(CUpti_ActivityKind);
 typedef CUptiResult (*finalize_fn)(void);
+typedef CUptiResult (*subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+
+/* Kineto subscribes first: refused while we hold CUPTI, it gives up on CUDA activity (PyTorch
+ * 2.11 on the first GPU run: "CUPTI initialization failed") and never reaches the calls
+ * below, so the refusal is what to tell. */
+EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb,
+                                           void *ud) {
+    subscribe_fn real = (subscribe_fn)tp_cupti_real("cuptiSubscribe");
+    CUptiResult r = real ? real(sub, cb, ud) : CUPTI_ERROR_NOT_INITIALIZED;
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED &&
+        from_client(__builtin_return_address(0)))
+        tp_cupti_refused_client("cuptiSubscribe");
+    return r;
+}
 
 EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
                                                            CUpti_BuffersCallbackCompleteFunc done) {

@@ -472,15 +472,18 @@ static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
     return TP_OK;
 }
 
-/* A counter is an instant; the collector's "trainprof.cuda_off: <why>" is also kept. */
+/* A counter is an instant; the collector's "trainprof.cuda_off: <why>" and
+ * "trainprof.cupti_refused: <what>" are also kept. */
 static tp_status on_counter(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     tp_rec_counter c;
     tp_record_get(h, &c, sizeof c);
     const char *name = tp_reader_string(L->rd, c.name_sid);
-    static const char prefix[] = "trainprof.cuda_off: ";
+    static const char prefix[] = "trainprof.cuda_off: ", refused[] = "trainprof.cupti_refused: ";
     if (name && !strncmp(name, prefix, sizeof prefix - 1) && !L->r->cuda_off)
         L->r->cuda_off = intern_lit(L, name + sizeof prefix - 1);
+    if (name && !strncmp(name, refused, sizeof refused - 1) && !L->r->cupti_refused)
+        L->r->cupti_refused = intern_lit(L, name + sizeof refused - 1);
     return on_instant(ctx, h);
 }
 

@@ -631,6 +631,10 @@ typedef struct {
     /* native: why CUDA tracing was off or stopped (the collector's `trainprof.cuda_off`
      * COUNTER, docs/collector.md), string pool id; 0: it was on throughout or never tried */
     uint32_t cuda_off;
+    /* native: the collector's `trainprof.cupti_refused` counter, what it said when another
+     * CUPTI client of the process (torch.profiler) was refused CUPTI because the recording
+     * held it: that client's own trace has no CUDA activity; 0 when none was */
+    uint32_t cupti_refused;
     /* native: what the collector kept and lost, by .tprof record type (docs/trace-format.md;
      * TP_REC_*); n_lost_kind[0]: drops of an unknown kind. Read through tp_an_drops. */
     uint64_t n_kept_kind[TP_MODEL_REC_KINDS];

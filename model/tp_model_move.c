@@ -35,6 +35,7 @@ static void remap_ids(tp_rank *r, const uint32_t *map) {
         r->tn_name[i] = map[r->tn_name[i]];
     r->dist_backend = map[r->dist_backend];
     r->cuda_off = map[r->cuda_off];
+    r->cupti_refused = map[r->cupti_refused];
 }
 
 void tp_model_move_ranks(tp_model *into, tp_model *from) {

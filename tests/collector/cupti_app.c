@@ -19,6 +19,7 @@
  *   cupti_app kineto       a launch, then a second CUPTI client registers its own buffer
  *                          callbacks (as torch.profiler does), then another launch
  *   cupti_app starve       launches into more buffers than the collector's pool holds
+ *   cupti_app kinetorefused a launch, then a second client's cuptiSubscribe (refused), a launch
  *   cupti_app kinetofirst  the second client registers its callbacks before cuInit
  *   cupti_app bigbuf N     N runtime calls whose API records fill whole 4 MiB buffers
  *   cupti_app wrap N       N launches whose records never arrive, then the first one's */
@@ -251,6 +252,22 @@ static int run_kineto(void) {
     return 0;
 }
 
+/* PyTorch 2.11's Kineto on the first GPU run: it subscribes first, is refused (we hold
+ * CUPTI's one subscriber) and gives up on CUDA activity; our tracing goes on. */
+static void their_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *p) {
+    (void)ud, (void)d, (void)id, (void)p;
+}
+
+static int run_kineto_refused(void) {
+    cuda_init();
+    launch("before_kernel");
+    CUpti_SubscriberHandle sub;
+    CUptiResult r = cuptiSubscribe(&sub, (CUpti_CallbackFunc)their_callback, NULL);
+    printf("refused=%d\n", r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    launch("after_kernel");
+    return 0;
+}
+
 /* Nine buffers filled before any completes: the collector's pool has eight, so the ninth
  * launch finds none (its records dropped by CUPTI, counted); then a launch after completion. */
 static int run_starve(void) {
@@ -330,6 +347,8 @@ int main(int argc, char **argv) {
         return run_kineto();
     if (!strcmp(mode, "starve"))
         return run_starve();
+    if (!strcmp(mode, "kinetorefused"))
+        return run_kineto_refused();
     if (!strcmp(mode, "kinetofirst"))
         return run_kineto_first();
     if (!strcmp(mode, "bigbuf"))

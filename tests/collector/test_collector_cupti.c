@@ -401,6 +401,33 @@ static void test_kineto_takes_over(void) {
     done();
 }
 
+/* A client refused CUPTI while we hold it (Kineto subscribes first and gives up): said on
+ * stderr and in the report; our tracing goes on. */
+static void test_kineto_refused(void) {
+    const char *args[] = {"kinetorefused", NULL};
+    tc_fresh_dir(&R);
+    tc_start(&R, NULL, NULL, args);
+    char out[256];
+    tc_read_all(&R, out, sizeof out);
+    CHECK_EQ_I(tc_wait(&R), 0);
+    CHECK(strstr(out, "refused=1") != NULL);
+    const char *err = tc_stderr(&R);
+    CHECK(strstr(err, "another CUPTI client (torch.profiler/Kineto?) was refused CUPTI "
+                      "(cuptiSubscribe") != NULL);
+    CHECK(strstr(err, "CUDA tracing off") == NULL);
+    char path[1024];
+    CHECK_EQ_I(tc_trace(&R, 0, path, sizeof path), 1);
+    CHECK_OK(tp_reader_open(path, &g_rd));
+    scan_trace(NULL);
+    CHECK_EQ_I(kernels_named("before_kernel"), 1);
+    CHECK_EQ_I(kernels_named("after_kernel"), 1); /* ours goes on */
+    CHECK_EQ_I(counter("trainprof.cupti_refused: another CUPTI client"), 1);
+    CHECK(strstr(report(), "CUDA: traced here; another CUPTI client (torch.profiler/Kineto?) "
+                           "was refused CUPTI") != NULL);
+    CHECK(strstr(report_as("json"), "\"cupti_refused\": \"another CUPTI client") != NULL);
+    done();
+}
+
 /* A client that registered first keeps CUPTI: we never take its buffers. */
 static void test_other_client_first(void) {
     const char *args[] = {"kinetofirst", NULL};
@@ -478,6 +505,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_capture);
     TP_RUN(test_fork_child_disarmed);
     TP_RUN(test_kineto_takes_over);
+    TP_RUN(test_kineto_refused);
     TP_RUN(test_other_client_first);
     TP_RUN(test_other_client_alone);
     TP_RUN(test_never_injected);
