@@ -7,9 +7,15 @@
  * track_descriptor.proto, track_event.proto, interned_data.proto, profile_common.proto); the
  * test decodes our output with the official perfetto_trace_pb2.
  *
- * Ordering: within a track, events are written in time order (a thread's records come in time
- * order; a slice's end follows its begin; a stream's ops do not overlap), so a consumer that
- * sorts stably by timestamp sees every end after its begin. */
+ * Ordering: within a track, events are written in time order, so a consumer that sorts
+ * stably by timestamp sees every end after its begin. The collector writes a thread's own
+ * records in time order, but CUPTI's come in buffers that complete out of order (API calls,
+ * syncs, overhead, a stream's ops, cudaMalloc counters: seen on the first GPU run). So a
+ * trace with GPU devices is first walked without writing (`probe`), to find the tracks whose
+ * events would go back in time; in the writing walk those tracks' packets are held
+ * (`spill`) and written after the process's other packets, sorted by time (ties in the
+ * order they came), their interned names and frames written at once in packets of their
+ * own. A trace of in-order tracks (every CPU-device recording) is written in one walk. */
 #include "tp_export_perfetto.h"
 
 #include <errno.h>
@@ -266,6 +272,12 @@ enum {
 #define MAX_DEVICES 64
 #define MAX_LANES 256 /* concurrent start/end ranges of one process before they share lanes */
 
+/* A held packet (track order, see the top): its time, its rank among the held, its bytes. */
+typedef struct {
+    uint64_t ts, order;
+    size_t off, len;
+} spill_ent;
+
 typedef struct {
     FILE *f;
     int failed, err_no;
@@ -289,10 +301,19 @@ typedef struct {
     tp_region_map regions;
     int64_t dev_allocated[MAX_DEVICES], region_allocated, heap_reserved;
     tp_perfetto_stats st;
+    /* track order (see the top): */
+    int probe;       /* this walk writes nothing: it only finds the late tracks */
+    u64map last_ts;  /* probe: track uuid -> its latest event time */
+    u64map late;     /* tracks whose events come out of time order: uuid -> 1 */
+    uint64_t cur_ts; /* the packet being built: its time, and whether it is held */
+    int cur_held;
+    pbuf spill;      /* held packets, each as written to the output */
+    spill_ent *held; /* their times and places in `spill` */
+    size_t n_held, cap_held;
 } ctx;
 
 static tp_status status(const ctx *c) {
-    if (c->out.nomem || c->pkt.nomem || c->te.nomem || c->intern.nomem)
+    if (c->out.nomem || c->pkt.nomem || c->te.nomem || c->intern.nomem || c->spill.nomem)
         return TP_ERR_NOMEM;
     return c->failed ? TP_ERR_IO : TP_OK;
 }
@@ -307,9 +328,7 @@ static void flush_out(ctx *c) {
 
 /* Ends the packet built in c->pkt (plus c->intern when it holds interned entries) on this
  * process's sequence and appends it to the output. */
-static void packet_end(ctx *c, int uses_state) {
-    if (c->intern.n)
-        pb_msg(&c->pkt, P_INTERNED, &c->intern);
+static void seq_fields(ctx *c, int uses_state) {
     pb_uint(&c->pkt, P_SEQ_ID, c->seq);
     if (!c->seq_started) {
         pb_uint(&c->pkt, P_SEQ_FLAGS, SEQ_CLEARED | (uses_state ? SEQ_NEEDS_STATE : 0));
@@ -317,10 +336,70 @@ static void packet_end(ctx *c, int uses_state) {
     } else if (uses_state) {
         pb_uint(&c->pkt, P_SEQ_FLAGS, SEQ_NEEDS_STATE);
     }
-    pb_msg(&c->out, F_TRACE_PACKET, &c->pkt);
+}
+
+static void packet_end(ctx *c, int uses_state) {
+    if (c->probe) { /* nothing written: the buffers are only emptied */
+        c->pkt.n = c->intern.n = 0;
+        c->cur_held = 0;
+        return;
+    }
+    pbuf *dst = &c->out;
+    if (c->cur_held) {
+        /* the interned entries go out now, before any packet (held or not) that uses them */
+        if (c->intern.n) {
+            pbuf ev = c->pkt; /* the event waits in its own buffer meanwhile */
+            c->pkt = (pbuf){0};
+            pb_msg(&c->pkt, P_INTERNED, &c->intern);
+            seq_fields(c, 1);
+            pb_msg(&c->out, F_TRACE_PACKET, &c->pkt);
+            free(c->pkt.p);
+            c->pkt = ev;
+            c->intern.n = 0;
+        }
+        dst = &c->spill;
+        if (c->n_held == c->cap_held) {
+            size_t cap = c->cap_held ? 2 * c->cap_held : 1024;
+            spill_ent *h = realloc(c->held, cap * sizeof *h);
+            if (!h) {
+                c->spill.nomem = 1;
+                return;
+            }
+            c->held = h, c->cap_held = cap;
+        }
+        c->held[c->n_held] = (spill_ent){c->cur_ts, c->n_held, c->spill.n, 0};
+    }
+    if (c->intern.n)
+        pb_msg(&c->pkt, P_INTERNED, &c->intern);
+    seq_fields(c, uses_state);
+    pb_msg(dst, F_TRACE_PACKET, &c->pkt);
+    if (c->cur_held) {
+        c->held[c->n_held].len = c->spill.n - c->held[c->n_held].off;
+        c->n_held++;
+        c->cur_held = 0;
+    }
     c->st.packets++;
     if (c->out.n > (1u << 20))
         flush_out(c);
+}
+
+static int cmp_held(const void *a, const void *b) {
+    const spill_ent *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* The held packets, by time, after the process's others (see the top). */
+static void write_held(ctx *c) {
+    qsort(c->held, c->n_held, sizeof *c->held, cmp_held);
+    for (size_t i = 0; i < c->n_held; i++) {
+        pb_put(&c->out, c->spill.p + c->held[i].off, c->held[i].len);
+        if (c->out.n > (1u << 20))
+            flush_out(c);
+    }
+    c->n_held = 0;
+    c->spill.n = 0;
 }
 
 static uint64_t uuid(const ctx *c, uint64_t kind, uint64_t a, uint64_t b) {
@@ -586,6 +665,18 @@ static void ev_begin(ctx *c, uint64_t ts, int type, uint64_t track) {
     pb_uint(&c->te, TE_TYPE, (uint64_t)type);
     pb_uint(&c->te, TE_TRACK, track);
     seen(c, ts);
+    c->cur_ts = ts + c->shift;
+    if (c->probe) { /* a track whose event goes back in time is late */
+        uint64_t *last = map_find(&c->last_ts, track);
+        if (last && ts < *last) {
+            if (map_put(&c->late, track, 1) != 0)
+                c->out.nomem = 1;
+        } else if (map_put(&c->last_ts, track, ts) != 0) {
+            c->out.nomem = 1;
+        }
+    } else {
+        c->cur_held = c->late.n && map_find(&c->late, track) != NULL;
+    }
 }
 
 static void ev_end(ctx *c) {
@@ -964,6 +1055,50 @@ static void write_util(ctx *c) {
     }
 }
 
+static void free_bufs(ctx *c) {
+    reset_process(c, 0);
+    map_clear(&c->tracks), map_clear(&c->last_ts), map_clear(&c->late);
+    free(c->out.p), free(c->pkt.p), free(c->te.p), free(c->sub.p), free(c->sub2.p);
+    free(c->intern.p), free(c->spill.p), free(c->held);
+}
+
+/* 1 when trace r has a GPU device: its CUDA records came through CUPTI's buffers. */
+static int has_gpu(tp_reader *r) {
+    const tp_rec_hdr *const *recs;
+    size_t n = tp_reader_meta(r, TP_REC_DEVICE, &recs);
+    for (size_t i = 0; i < n; i++) {
+        tp_rec_device d = {0};
+        tp_record_get(recs[i], &d, sizeof d);
+        if (d.kind == TP_DEVICE_GPU)
+            return 1;
+    }
+    return 0;
+}
+
+/* The tracks of process k whose events the trace has out of time order, into c->late: a
+ * walk of a ctx of its own that writes nothing (see the top). */
+static tp_status find_late(ctx *c, tp_reader *r, size_t k) {
+    ctx *p = calloc(1, sizeof *p);
+    if (!p)
+        return TP_ERR_NOMEM;
+    p->probe = 1;
+    p->n_procs = c->n_procs, p->job = c->job;
+    reset_process(p, k);
+    p->r = r;
+    p->pid = c->pid, p->shift = c->shift;
+    process_track(p);
+    tp_visit_stats vs;
+    tp_status st = tp_visit_run(r, &events, p, &vs);
+    if (st == TP_OK)
+        st = status(p);
+    map_clear(&c->late);
+    c->late = p->late; /* the uuids hash the process index k: the same in both walks */
+    p->late = (u64map){0};
+    free_bufs(p);
+    free(p);
+    return st;
+}
+
 static tp_status write_all(ctx *c, tp_reader *const *r, size_t n) {
     tp_status st = TP_OK;
     int64_t *taken = calloc(n, sizeof *taken);
@@ -974,10 +1109,15 @@ static tp_status write_all(ctx *c, tp_reader *const *r, size_t n) {
         c->r = r[k];
         c->pid = taken[k] = tp_export_job_pid(c->job, r, k, taken);
         c->shift = tp_export_job_shift(c->job, n, k);
+        map_clear(&c->late);
+        if (has_gpu(c->r) && (st = find_late(c, c->r, k)) != TP_OK)
+            break;
+        c->st.late_tracks += c->late.n;
         process_track(c);
         tp_visit_stats vs;
         st = tp_visit_run(c->r, &events, c, &vs);
         write_util(c);
+        write_held(c);
         if (st == TP_OK)
             st = status(c);
     }
@@ -1032,12 +1172,8 @@ tp_status tp_export_perfetto_job(tp_reader *const *r, size_t n, const tp_export_
     } else if (stats) {
         *stats = c->st;
     }
-    if (c) {
-        reset_process(c, 0);
-        map_clear(&c->tracks);
-        free(c->out.p), free(c->pkt.p), free(c->te.p), free(c->sub.p), free(c->sub2.p);
-        free(c->intern.p);
-    }
+    if (c)
+        free_bufs(c);
     free(c);
     return st;
 }

@@ -33,6 +33,8 @@ typedef struct {
     uint64_t counters;
     uint64_t instants;
     uint64_t nvtx_unclosed; /* ranges still open at the end, closed at the process's last time */
+    uint64_t late_tracks;   /* tracks whose events the trace had out of time order (CUPTI's
+                               buffers), written sorted after the rest of their process */
 } tp_perfetto_stats;
 
 /* Writes the `n` >= 1 traces of one recording, r[0] the main process's, to `path`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_gpu_samples: what the first GPU run (one H200, scripts/gpu-proof.sh, 2026-12-04) showed
-wrong, kept fixed on its real CUPTI traces (tests/data/gpu-h200/*.tprof).
+wrong, kept fixed on its real CUPTI traces (traces/samples/gpu-h200-*.tprof).
 
 Each check is one bug that run found, on the traces it was found in:
   - every launch call pairs with its kernel: CUPTI names runtime calls "cudaLaunchKernel_v7000"
@@ -14,9 +14,8 @@ Each check is one bug that run found, on the traces it was found in:
     launch grouped as one stack of libcupti frames), and a PyTorch launch from Python has its
     Python frames while the autograd engine's C++ thread (pt_autograd_0) has none.
 
-They are kept here, not in traces/samples: the Perfetto export's test (run on every sample)
-fails on them for a reason left open (docs/gpu-proof.md): the export writes a track's events in
-file order, which CUPTI's buffers break.
+The exports' tests run on them too, as on every sample (the Perfetto export used to write
+CUPTI's tracks out of time order).
 
 usage: test_gpu_samples.py TRAINPROF DIR"""
 import json
@@ -62,7 +61,7 @@ def common(name, r):
 def main():
     ids = lambda r: [f["id"] for f in r["findings"]]  # noqa: E731
 
-    r = report("trainer-healthy.tprof")
+    r = report("gpu-h200-trainer-healthy.tprof")
     if r:
         common("healthy", r)
         check(r["steps"].get("warmup_steps") == 1, "healthy: step 1 is warm-up: %s" % r["steps"])
@@ -71,7 +70,7 @@ def main():
         # on an H200 the trainer's small CNN is launch-bound: 3 us kernels
         check(ids(r)[:1] == ["launch-bound"], "healthy on H200: launch-bound first, got %s" % ids(r))
 
-    r = report("trainer-input-bound.tprof")
+    r = report("gpu-h200-trainer-input-bound.tprof")
     if r:
         common("input-bound", r)
         f = r["findings"][0] if r["findings"] else {}
@@ -79,7 +78,7 @@ def main():
               and "dataloader wait" in f.get("source", ""),
               "input-bound: found first, high, in 'dataloader wait': %s" % ids(r))
 
-    r = report("torch-train.tprof")
+    r = report("gpu-h200-torch-train.tprof")
     if r:
         common("torch", r)
         py = [s for s in r["launch_stacks"]["stacks"] if any(x["python"] for x in s["frames"])]
