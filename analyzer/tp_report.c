@@ -327,27 +327,27 @@ static void text_dropped(FILE *f, const tp_rank_analysis *rr, const tp_report_op
         fprintf(f, "Dropped: %s\n\n", tp_an_drops_line(&rr->drops, line, sizeof line));
 }
 
+/* A note on CUDA tracing kept in the trace (string id `what`, 0: none): one line. */
+static void cuda_note(FILE *f, const tp_rank_analysis *rr, uint32_t what, const char *pre,
+                      const char *post) {
+    if (!what)
+        return;
+    fputs(pre, f);
+    tp_text_fputs(tp_model_str(rr->v.m, what), f);
+    fputs(post, f);
+}
+
 /* Why the trace has no (or, after another CUPTI client took over, no more) CUDA records. */
 static void text_cuda_off(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
-    uint32_t why = rr->v.r->cuda_off;
-    if (!why)
-        return;
-    fprintf(f, "CUDA: not traced (");
-    tp_text_fputs(tp_model_str(rr->v.m, why), f);
-    fprintf(f, ")\n\n");
+    cuda_note(f, rr, rr->v.r->cuda_off, "CUDA: not traced (", ")\n\n");
 }
 
 /* Another CUPTI client of the program (torch.profiler) that asked for CUPTI while the
  * recording held it: its own trace has no CUDA activity, this one has it all. */
 static void text_cupti_refused(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
-    uint32_t what = rr->v.r->cupti_refused;
-    if (!what)
-        return;
-    fprintf(f, "CUDA: traced here; ");
-    tp_text_fputs(tp_model_str(rr->v.m, what), f);
-    fprintf(f, "\n\n");
+    cuda_note(f, rr, rr->v.r->cupti_refused, "CUDA: traced here; ", "\n\n");
 }
 
 /* Events the loader skipped as impossible (tp_rank.n_skipped), said before any figure so
