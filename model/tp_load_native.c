@@ -65,8 +65,13 @@ typedef struct {
 /* Slot e's string, looked up and interned (a sid not cached there). */
 static __attribute__((noinline)) const sid_slot *sid_fill(nload *L, sid_slot *e, uint32_t sid) {
     const char *s = tp_reader_string(L->rd, sid);
+    char *d = tp_kineto_demangle(s); /* a C++ kernel's name, as torch.profiler shows it */
     e->sid = sid;
-    e->id = s ? tp_model_intern(L->m, s, tp_kineto_api_name_len(s, strlen(s))) : 0;
+    if (d)
+        e->id = tp_model_intern(L->m, d, strlen(d));
+    else
+        e->id = s ? tp_model_intern(L->m, s, tp_kineto_api_name_len(s, strlen(s))) : 0;
+    free(d);
     e->flags = tp_model_name_flags(tp_model_str(L->m, e->id));
     return e;
 }

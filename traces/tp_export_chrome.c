@@ -114,6 +114,8 @@ static void out_jstr(jout *w, const char *s) {
 
 #define MAX_DEVICES 64
 
+#define KNAME_CACHE 1024 /* demangled kernel names kept (a power of two) */
+
 typedef struct {
     jout *w;
     tp_reader *r;
@@ -137,7 +139,20 @@ typedef struct {
     const tp_export_job *job; /* a job of several ranks; NULL: one recording */
     size_t k;                 /* the trace being written */
     uint64_t shift;           /* added to its times (the job clock) */
+    /* its kernels' demangled names by string id (kernel_name); NULL: not cached */
+    uint32_t kname_sid[KNAME_CACHE];
+    char *kname[KNAME_CACHE];
 } ctx;
+
+/* The demangled names cached for the trace being written are its string ids': emptied for
+ * each trace and at the end. */
+static void kname_reset(ctx *c) {
+    for (size_t i = 0; i < KNAME_CACHE; i++) {
+        free(c->kname[i]);
+        c->kname[i] = NULL;
+        c->kname_sid[i] = 0;
+    }
+}
 
 /* The rank of the trace being written; -1 outside a job. */
 static int job_rank(const ctx *c) {
@@ -159,6 +174,21 @@ static tp_status written(const ctx *c) {
 static const char *sid_or(ctx *c, uint32_t sid, const char *dflt) {
     const char *s = tp_reader_string(c->r, sid);
     return s ? s : dflt;
+}
+
+/* Kernel `sid`'s name as Kineto writes it (demangled: tp_kineto_demangle), remembered per
+ * string id in a direct-mapped cache: millions of kernels name a few hundred strings. */
+static const char *kernel_name(ctx *c, uint32_t sid) {
+    const char *s = sid_or(c, sid, "(unnamed kernel)");
+    if (s[0] != '_' || s[1] != 'Z')
+        return s;
+    size_t i = sid & (KNAME_CACHE - 1);
+    if (c->kname_sid[i] != sid || !c->kname[i]) {
+        free(c->kname[i]);
+        c->kname[i] = tp_kineto_demangle(s);
+        c->kname_sid[i] = sid;
+    }
+    return c->kname[i] ? c->kname[i] : s;
 }
 
 /* Starts one event object: the separator, then `{"ph":"X","cat":...,"name":...`. */
@@ -212,7 +242,7 @@ static void bytes_args(ctx *c, uint64_t bytes, uint64_t ts, uint64_t end) {
 static tp_status on_kernel(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     const tp_rec_kernel *k = (const void *)h;
-    ev_begin(c, 'X', "kernel", sid_or(c, k->name_sid, "(unnamed kernel)"));
+    ev_begin(c, 'X', "kernel", kernel_name(c, k->name_sid));
     ev_where(c, dev_pid(c, k->device), k->stream, k->ts, &k->end);
     gpu_args(c, k->device, k->context, k->stream, k->correlation);
     out_fmt(c->w,
@@ -641,6 +671,7 @@ static tp_status write_events(ctx *c, tp_reader *const *r, size_t n) {
             c->pid = taken[k] = tp_export_job_pid(c->job, r, k, taken);
         c->t_last = 0; /* state of one process: its last time, its memory totals */
         tp_region_map_free(&c->regions);
+        kname_reset(c);
         memset(c->dev_allocated, 0, sizeof c->dev_allocated);
         c->region_allocated = c->heap_reserved = 0;
         tp_visit_stats vs;
@@ -749,8 +780,10 @@ done:;
     } else if (stats) {
         *stats = c->st;
     }
-    if (c)
+    if (c) {
         tp_region_map_free(&c->regions);
+        kname_reset(c);
+    }
     free(c), free(w);
     return st;
 }

@@ -392,6 +392,8 @@ static int cmp_held(const void *a, const void *b) {
 
 /* The held packets, by time, after the process's others (see the top). */
 static void write_held(ctx *c) {
+    if (!c->n_held) /* (qsort's array must not be NULL, even empty: UBSan) */
+        return;
     qsort(c->held, c->n_held, sizeof *c->held, cmp_held);
     for (size_t i = 0; i < c->n_held; i++) {
         pb_put(&c->out, c->spill.p + c->held[i].off, c->held[i].len);
@@ -538,8 +540,11 @@ static uint64_t counter_track(ctx *c, uint64_t kind, uint64_t id, const char *na
 
 /* The name of a slice: interned by string id (ids are per trace, and each trace is its own
  * sequence), or written inline for names made here. */
-/* api: the name of a CUDA API call, interned as Kineto names it (tp_kineto_api_name_len). */
-static void event_name_as(ctx *c, uint32_t sid, const char *inline_name, int api) {
+enum { NAME_PLAIN, NAME_API, NAME_KERNEL };
+
+/* kind: NAME_API, a CUDA API call's name, interned as Kineto names it
+ * (tp_kineto_api_name_len); NAME_KERNEL, a kernel's, demangled (tp_kineto_demangle). */
+static void event_name_as(ctx *c, uint32_t sid, const char *inline_name, int kind) {
     const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
     if (!s) {
         pb_str(&c->te, TE_NAME, inline_name);
@@ -547,8 +552,13 @@ static void event_name_as(ctx *c, uint32_t sid, const char *inline_name, int api
     }
     if (!map_find(&c->names, sid)) {
         size_t n = strlen(s);
+        char *d = kind == NAME_KERNEL ? tp_kineto_demangle(s) : NULL;
         pb_uint(&c->sub2, IS_IID, sid);
-        pb_bytes(&c->sub2, IS_STR, s, api ? tp_kineto_api_name_len(s, n) : n);
+        if (d)
+            pb_str(&c->sub2, IS_STR, d);
+        else
+            pb_bytes(&c->sub2, IS_STR, s, kind == NAME_API ? tp_kineto_api_name_len(s, n) : n);
+        free(d);
         pb_msg(&c->intern, ID_EVENT_NAMES, &c->sub2);
         if (map_put(&c->names, sid, 1) != 0)
             c->out.nomem = 1;
@@ -557,7 +567,7 @@ static void event_name_as(ctx *c, uint32_t sid, const char *inline_name, int api
 }
 
 static void event_name(ctx *c, uint32_t sid, const char *inline_name) {
-    event_name_as(c, sid, inline_name, 0);
+    event_name_as(c, sid, inline_name, NAME_PLAIN);
 }
 
 static void intern_string(ctx *c, unsigned field, uint64_t iid, const void *s, size_t n) {
@@ -718,7 +728,7 @@ static tp_status device_op(ctx *c, uint32_t dev, uint64_t stream, uint64_t ts, u
                            uint32_t sid, const char *name, uint32_t corr, uint64_t bytes) {
     uint64_t track = stream_track(c, dev, stream);
     ev_begin(c, ts, TE_SLICE_BEGIN, track);
-    event_name(c, sid, name);
+    event_name_as(c, sid, name, NAME_KERNEL);
     if (corr) {
         pb_fixed64(&c->te, TE_FLOW_END, flow_id(c, corr));
         annotate_uint(c, "correlation", corr);
@@ -779,7 +789,7 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
     uint64_t track =
         thread_child(c, a->tid, TK_API, device_api, device_api ? "device API" : "CUDA API");
     ev_begin(c, a->ts, TE_SLICE_BEGIN, track);
-    event_name_as(c, a->name_sid, "(unnamed API)", 1);
+    event_name_as(c, a->name_sid, "(unnamed API)", NAME_API);
     if (a->correlation) {
         pb_fixed64(&c->te, TE_FLOW, flow_id(c, a->correlation));
         annotate_uint(c, "correlation", a->correlation);

@@ -69,7 +69,7 @@ static const struct {
                    "module_id", 0},
     [T_STACKS] = {"stacks", "stack_id INTEGER, depth INTEGER, module_id INTEGER, offset INTEGER",
                   "stack_id, depth", 0},
-    [T_STRINGS] = {"strings", "id INTEGER, text TEXT", "id", 0},
+    [T_STRINGS] = {"strings", "id INTEGER, text TEXT, display TEXT", "id", 0},
     [T_KERNELS] = {"kernels",
                    "start INTEGER, end INTEGER, correlation INTEGER, name_id INTEGER, "
                    "device INTEGER, context INTEGER, stream INTEGER, grid_x INTEGER, "
@@ -147,9 +147,9 @@ static const struct {
 
 /* Views that join names in. */
 static const char *const views =
-    "CREATE VIEW kernels_named AS SELECT k.*, s.text AS name FROM kernels k "
+    "CREATE VIEW kernels_named AS SELECT k.*, coalesce(s.display, s.text) AS name FROM kernels k "
     "LEFT JOIN strings s ON s.id = k.name_id AND s.pid = k.pid;"
-    "CREATE VIEW api_named AS SELECT a.*, s.text AS name FROM api a "
+    "CREATE VIEW api_named AS SELECT a.*, coalesce(s.display, s.text) AS name FROM api a "
     "LEFT JOIN strings s ON s.id = a.name_id AND s.pid = a.pid;"
     "CREATE VIEW nvtx_ranges_named AS SELECT n.*, s.text AS name, d.name AS domain_name "
     "FROM nvtx_ranges n LEFT JOIN strings s ON s.id = n.name_id AND s.pid = n.pid "
@@ -516,6 +516,24 @@ static void stack_frames(sctx *c, uint32_t id, const uint64_t *f, uint32_t nf) {
 }
 
 /* The strings and stacks rows referred to (ids collected while inserting). */
+/* One row of strings: the text as recorded and, when the report shows it otherwise, its
+ * display spelling, Kineto's (a C++ kernel demangled, a CUDA call without CUPTI's version
+ * suffix: tp_kineto_demangle, tp_kineto_api_name_len); the *_named views show that. */
+static void string_row(sctx *c, uint32_t id) {
+    const char *s = str(c, id);
+    char *d = tp_kineto_demangle(s);
+    size_t n = s ? strlen(s) : 0, m = s ? tp_kineto_api_name_len(s, n) : 0;
+    if (!d && m < n) {
+        d = malloc(m + 1);
+        if (d) {
+            memcpy(d, s, m);
+            d[m] = 0;
+        }
+    }
+    INSERT(c, T_STRINGS, VI(id), VS(s), VS(d)); /* NULL text binds NULL */
+    free(d);
+}
+
 static void meta_ids(sctx *c) {
     for (size_t id = 1; id < c->stacks.n * 8; id++) {
         if (!(c->stacks.bits[id / 8] & (1u << (id % 8))))
@@ -529,7 +547,7 @@ static void meta_ids(sctx *c) {
     }
     for (size_t id = 1; id < c->sids.n * 8; id++)
         if (c->sids.bits[id / 8] & (1u << (id % 8)))
-            INSERT(c, T_STRINGS, VI(id), VS(str(c, (uint32_t)id)));
+            string_row(c, (uint32_t)id);
 }
 
 /* Every table but strings and stacks, which meta_ids fills afterwards. */

@@ -18,6 +18,7 @@
 
 #include "tp_env_keys.h"
 #include "tp_hash.h"
+#include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_visit.h"
 
@@ -273,8 +274,9 @@ typedef struct {
     sqlite3 *db;
     sqlite3_stmt *ins[N_COUNT];
     interner strings;
-    uint32_t *gid, *short_gid; /* this process's string id -> StringIds id (0: not yet) */
-    size_t gid_cap, short_cap;
+    uint32_t *gid, *short_gid, *dem_gid; /* this process's string id -> StringIds id (0: not
+                                            yet): the string, its shortName, demangled */
+    size_t gid_cap, short_cap, dem_cap;
     uint32_t *chain; /* this process's stack id -> CUDA_CALLCHAINS id (0: not yet) */
     size_t chain_cap;
     uint32_t n_chains;
@@ -402,6 +404,23 @@ static uint32_t gid_of(nctx *c, uint32_t sid) {
     if (!c->gid[sid])
         c->gid[sid] = intern(c, s);
     return c->gid[sid];
+}
+
+/* The StringIds id of kernel name `sid` demangled (tp_kineto_demangle; the name itself when
+ * it is not a mangled one), as nsys's demangledName holds it. */
+static uint32_t demangled_of(nctx *c, uint32_t sid) {
+    const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
+    char *d = tp_kineto_demangle(s);
+    if (!d)
+        return gid_of(c, sid);
+    if (!cache_room(c, &c->dem_gid, &c->dem_cap, sid)) {
+        free(d);
+        return 0;
+    }
+    if (!c->dem_gid[sid])
+        c->dem_gid[sid] = intern(c, d);
+    free(d);
+    return c->dem_gid[sid];
 }
 
 /* The StringIds id of the shortName of kernel name `sid`. */
@@ -613,10 +632,10 @@ static tp_status on_kernel(void *cx, const tp_rec_hdr *h) {
     uint32_t name = gid_of(c, k->name_sid);
     const char *text = tp_reader_string(c->r, k->name_sid);
     INSERT(c, N_KERNEL, VI(k->ts), VI(k->end), VI(k->device), VI(k->context), VI(k->stream),
-           corr(c, k->correlation), VI(global_pid(c->pid)), VI(name), VI(short_of(c, k->name_sid)),
-           text && !strncmp(text, "_Z", 2) ? VI(name) : VN, VI(k->registers_per_thread),
-           VI(k->grid_x), VI(k->grid_y), VI(k->grid_z), VI(k->block_x), VI(k->block_y),
-           VI(k->block_z), VI(k->static_shared_bytes), VI(k->dynamic_shared_bytes),
+           corr(c, k->correlation), VI(global_pid(c->pid)), VI(demangled_of(c, k->name_sid)),
+           VI(short_of(c, k->name_sid)), text && !strncmp(text, "_Z", 2) ? VI(name) : VN,
+           VI(k->registers_per_thread), VI(k->grid_x), VI(k->grid_y), VI(k->grid_z), VI(k->block_x),
+           VI(k->block_y), VI(k->block_z), VI(k->static_shared_bytes), VI(k->dynamic_shared_bytes),
            k->graph_node_id ? VI(k->graph_node_id) : VN);
     return ok(c);
 }
@@ -1033,6 +1052,8 @@ static tp_status export_one(nctx *c, tp_reader *r, size_t k) {
         memset(c->gid, 0, c->gid_cap * sizeof *c->gid);
     if (c->short_cap)
         memset(c->short_gid, 0, c->short_cap * sizeof *c->short_gid);
+    if (c->dem_cap)
+        memset(c->dem_gid, 0, c->dem_cap * sizeof *c->dem_gid);
     if (c->chain_cap)
         memset(c->chain, 0, c->chain_cap * sizeof *c->chain);
     tp_status st = tp_visit_run(r, &exporter, c, NULL);
@@ -1085,7 +1106,8 @@ static void free_ctx(nctx *c) {
     for (size_t id = 1; id <= c->strings.n; id++)
         free(c->strings.text[id]);
     free(c->strings.text), free(c->strings.slot);
-    free(c->gid), free(c->short_gid), free(c->chain), free(c->gpus), free(c->late);
+    free(c->gid), free(c->short_gid), free(c->dem_gid), free(c->chain), free(c->gpus),
+        free(c->late);
     free(c);
 }
 

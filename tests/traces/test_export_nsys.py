@@ -218,8 +218,11 @@ def check_copies(label, db, rep):
 
 def check_runtime(label, db, own, info, pid):
     got = {n: (c, t) for n, c, t in db.execute(RUNTIME_SUMMARY)}
+    # by the names as recorded: nsys keeps CUPTI's spelling ("cudaLaunchKernel_v7000"), where
+    # api_named shows Kineto's (strings.display)
     want = {n: (c, t) for n, c, t in own.execute(
-        "SELECT name, COUNT(*), SUM(end - start) FROM api_named GROUP BY name")}
+        "SELECT s.text, COUNT(*), SUM(a.end - a.start) FROM api a LEFT JOIN strings s "
+        "ON s.id = a.name_id AND s.pid = a.pid GROUP BY s.text")}
     check(got == want and sum(c for c, _ in got.values()) == info.get("API", 0),
           f"{label}: runtime API summary = trainprof's api table ({len(got)} functions)")
     classes = collections.Counter(dict(db.execute(

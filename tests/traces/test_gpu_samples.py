@@ -10,6 +10,7 @@ Each check is one bug that run found, on the traces it was found in:
   - the driver's facts were read before CUDA's teardown: driver API version, each GPU's SMs,
     capability and memory (they were lost to CUDA_ERROR_DEINITIALIZED at exit);
   - the first step, 90x the median (cuDNN loading its kernels), is left out as warm-up;
+  - C++ kernels are named as torch.profiler names them (demangled), not as CUPTI does;
   - launch stacks start at the program's call site, not in CUPTI's callback frames (every
     launch grouped as one stack of libcupti frames), and a PyTorch launch from Python has its
     Python frames while the autograd engine's C++ thread (pt_autograd_0) has none.
@@ -86,6 +87,12 @@ def main():
               "torch: launches from Python have Python frames (torch/nn/modules/conv.py)")
         check(len(py) < len(r["launch_stacks"]["stacks"]),
               "torch: the autograd thread's launches (no Python frames) are their own groups")
+        names = [k["name"] for k in r["kernels"]]
+        check(any(n.startswith("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128,")
+                  for n in names), "torch: kernels demangled as torch.profiler shows them")
+        # one that libstdc++ cannot demangle stays as recorded, as Kineto leaves it too
+        check(sum(n.startswith("_Z") for n in names) == 1,
+              "torch: mangled names left: %s" % [n[:40] for n in names if n.startswith("_Z")])
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
