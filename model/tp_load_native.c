@@ -12,6 +12,7 @@
 
 #include "tp_chunk.h"
 #include "tp_clocksync.h"
+#include "tp_demangle.h"
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_pairing.h"
@@ -65,7 +66,7 @@ typedef struct {
 /* Slot e's string, looked up and interned (a sid not cached there). */
 static __attribute__((noinline)) const sid_slot *sid_fill(nload *L, sid_slot *e, uint32_t sid) {
     const char *s = tp_reader_string(L->rd, sid);
-    char *d = tp_kineto_demangle(s); /* a C++ kernel's name, as torch.profiler shows it */
+    char *d = tp_demangle(s); /* a C++ kernel's name, as torch.profiler shows it */
     e->sid = sid;
     if (d)
         e->id = tp_model_intern(L->m, d, strlen(d));

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tp_env_keys.h"
+#include "tp_demangle.h"
 #include "tp_kineto_names.h"
 #include "tp_ostream.h"
 #include "tp_pairing.h"
@@ -176,7 +177,7 @@ static const char *sid_or(ctx *c, uint32_t sid, const char *dflt) {
     return s ? s : dflt;
 }
 
-/* Kernel `sid`'s name as Kineto writes it (demangled: tp_kineto_demangle), remembered per
+/* Kernel `sid`'s name as Kineto writes it (demangled: tp_demangle), remembered per
  * string id in a direct-mapped cache: millions of kernels name a few hundred strings. */
 static const char *kernel_name(ctx *c, uint32_t sid) {
     const char *s = sid_or(c, sid, "(unnamed kernel)");
@@ -185,7 +186,7 @@ static const char *kernel_name(ctx *c, uint32_t sid) {
     size_t i = sid & (KNAME_CACHE - 1);
     if (c->kname_sid[i] != sid || !c->kname[i]) {
         free(c->kname[i]);
-        c->kname[i] = tp_kineto_demangle(s);
+        c->kname[i] = tp_demangle(s);
         c->kname_sid[i] = sid;
     }
     return c->kname[i] ? c->kname[i] : s;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "tp_hash.h"
+#include "tp_demangle.h"
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_pairing.h"
@@ -543,7 +544,7 @@ static uint64_t counter_track(ctx *c, uint64_t kind, uint64_t id, const char *na
 enum { NAME_PLAIN, NAME_API, NAME_KERNEL };
 
 /* kind: NAME_API, a CUDA API call's name, interned as Kineto names it
- * (tp_kineto_api_name_len); NAME_KERNEL, a kernel's, demangled (tp_kineto_demangle). */
+ * (tp_kineto_api_name_len); NAME_KERNEL, a kernel's, demangled (tp_demangle). */
 static void event_name_as(ctx *c, uint32_t sid, const char *inline_name, int kind) {
     const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
     if (!s) {
@@ -552,7 +553,7 @@ static void event_name_as(ctx *c, uint32_t sid, const char *inline_name, int kin
     }
     if (!map_find(&c->names, sid)) {
         size_t n = strlen(s);
-        char *d = kind == NAME_KERNEL ? tp_kineto_demangle(s) : NULL;
+        char *d = kind == NAME_KERNEL ? tp_demangle(s) : NULL;
         pb_uint(&c->sub2, IS_IID, sid);
         if (d)
             pb_str(&c->sub2, IS_STR, d);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tp_demangle.h"
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_visit.h"
@@ -518,10 +519,10 @@ static void stack_frames(sctx *c, uint32_t id, const uint64_t *f, uint32_t nf) {
 /* The strings and stacks rows referred to (ids collected while inserting). */
 /* One row of strings: the text as recorded and, when the report shows it otherwise, its
  * display spelling, Kineto's (a C++ kernel demangled, a CUDA call without CUPTI's version
- * suffix: tp_kineto_demangle, tp_kineto_api_name_len); the *_named views show that. */
+ * suffix: tp_demangle, tp_kineto_api_name_len); the *_named views show that. */
 static void string_row(sctx *c, uint32_t id) {
     const char *s = str(c, id);
-    char *d = tp_kineto_demangle(s);
+    char *d = tp_demangle(s);
     size_t n = s ? strlen(s) : 0, m = s ? tp_kineto_api_name_len(s, n) : 0;
     if (!d && m < n) {
         d = malloc(m + 1);

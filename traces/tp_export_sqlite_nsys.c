@@ -18,6 +18,7 @@
 
 #include "tp_env_keys.h"
 #include "tp_hash.h"
+#include "tp_demangle.h"
 #include "tp_kineto_names.h"
 #include "tp_mem.h"
 #include "tp_visit.h"
@@ -406,11 +407,11 @@ static uint32_t gid_of(nctx *c, uint32_t sid) {
     return c->gid[sid];
 }
 
-/* The StringIds id of kernel name `sid` demangled (tp_kineto_demangle; the name itself when
+/* The StringIds id of kernel name `sid` demangled (tp_demangle; the name itself when
  * it is not a mangled one), as nsys's demangledName holds it. */
 static uint32_t demangled_of(nctx *c, uint32_t sid) {
     const char *s = sid ? tp_reader_string(c->r, sid) : NULL;
-    char *d = tp_kineto_demangle(s);
+    char *d = tp_demangle(s);
     if (!d)
         return gid_of(c, sid);
     if (!cache_room(c, &c->dem_gid, &c->dem_cap, sid)) {

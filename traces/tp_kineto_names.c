@@ -2,7 +2,6 @@
 #include "tp_kineto_names.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "tp_record.h"
@@ -93,20 +92,4 @@ size_t tp_kineto_api_name_len(const char *s, size_t n) {
     while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9')
         d--;
     return n - d >= 4 && d - 2 > 4 && s[d - 1] == 'v' && s[d - 2] == '_' ? d - 2 : n;
-}
-
-/* libstdc++'s (the C++ ABI's) demangler; weak: absent in a C program. */
-char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status)
-    __attribute__((weak));
-
-char *tp_kineto_demangle(const char *name) {
-    if (!name || name[0] != '_' || name[1] != 'Z' || !__cxa_demangle)
-        return NULL;
-    int st = -1;
-    char *d = __cxa_demangle(name, NULL, NULL, &st);
-    if (st != 0 || !d) {
-        free(d);
-        return NULL;
-    }
-    return d;
 }

@@ -34,16 +34,6 @@ static inline int tp_kineto_is_memset(const char *name) {
  * loader cuts them on load, for traces recorded before (the first GPU run's). */
 size_t tp_kineto_api_name_len(const char *s, size_t n);
 
-/* Kernel name `name` as Kineto writes it: CUPTI gives C++ kernels' names mangled
- * ("_ZN5cudnn21bn_bw_1C11_kernel_new...") and torch.profiler, Nsight Systems and HTA show them
- * demangled ("void cudnn::bn_bw_1C11_kernel_new<float, ...>(...)"). Returns the demangled name
- * (malloc'ed: the caller frees it), or NULL when `name` is not a mangled C++ name, cannot be
- * demangled, or the program has no C++ runtime: the demangler is libstdc++'s __cxa_demangle,
- * referenced weakly, so the collector (injected into C programs too) never needs it; the
- * trainprof program always has it (its JSON walker is C++). A name libstdc++ cannot read
- * (some cuDNN CUTLASS kernels) stays mangled, as in Kineto's traces. */
-char *tp_kineto_demangle(const char *name);
-
 /* Names of CUPTI synchronization records, by tp_sync_type. */
 #define TP_KINETO_SYNC_UNKNOWN "Unknown Sync"
 #define TP_KINETO_SYNC_EVENT "Event Sync"

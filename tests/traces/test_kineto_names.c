@@ -1,6 +1,7 @@
 /* Tests of tp_kineto_names: the names are Kineto's, byte for byte, and every name built
  * parses back to the kinds it was built from (the native loader writes them, the Kineto
  * importer reads them: a mismatch would split one kind of copy into two in the report). */
+#include "tp_demangle.h"
 #include "tp_kineto_names.h"
 
 #include "tp_record.h"
@@ -90,10 +91,24 @@ static void test_api_names(void) {
     }
 }
 
+/* C++ kernel names as Kineto writes them; anything else is not touched (NULL). */
+static void test_demangle(void) {
+    char *d = tp_demangle("_ZN2ns4gemmIfEEvPfi");
+    CHECK(d != NULL);
+    if (d)
+        CHECK_STR(d, "void ns::gemm<float>(float*, int)");
+    free(d);
+    CHECK(tp_demangle("gemm_fwd") == NULL);
+    CHECK(tp_demangle("_Z") == NULL);    /* cut short: left as it is */
+    CHECK(tp_demangle("_Zq9x") == NULL); /* not a mangling */
+    CHECK(tp_demangle(NULL) == NULL);
+}
+
 int main(void) {
     TP_RUN(test_spellings);
     TP_RUN(test_round_trip);
     TP_RUN(test_foreign_names);
     TP_RUN(test_api_names);
+    TP_RUN(test_demangle);
     return tp_test_summary();
 }
