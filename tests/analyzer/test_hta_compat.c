@@ -8,7 +8,12 @@
  * summary, memory bandwidth summary and comm/comp overlap. Tolerances follow the README of
  * the peer traces: exact on integer-µs values, 0.05 µs on fractional ones, HTA's own
  * 2-decimal rounding where HTA rounds. Differences that cannot match are listed in `known`
- * below with the reason (docs/analyzer.md) and reported, not hidden; anything else fails. */
+ * below with the reason (docs/analyzer.md) and reported, not hidden; anything else fails.
+ *
+ * `test_hta_compat SET` checks one peer set; `test_hta_compat TRACE EXPECTED.json` checks a
+ * trace of our own against HTA's answers on it (written by bench/hta_expected.py, same
+ * schema), without the peer traces: traces/samples/gpu-h200-torch-profiler.json.gz, the
+ * newest Kineto format we have (PyTorch 2.11, CUDA 13, H200). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -394,33 +399,33 @@ static void check_variant(tp_ctx *c, const tp_model *m, yajl_val res) {
 
 static size_t total_fails, total_checks, total_known;
 
-static void check_set(const char *root, const char *set) {
-    char path[4096], err[256];
-    snprintf(path, sizeof path, "%s/expected/%s.json", root, set);
-    char *text = tp_test_read_text(path);
+/* Checks every variant of the answers in `expected` (a peer-trace-expected/v1 file) against
+ * the trace (a file or folder) at `trace`; `name` labels the output. */
+static void check_pair(const char *name, const char *expected, const char *trace) {
+    char err[256];
+    char *text = tp_test_read_text(expected);
     yajl_val doc = text ? yajl_tree_parse(text, err, sizeof err) : NULL;
     free(text);
     if (!doc) {
-        printf("FAIL %s: cannot read %s\n", set, path);
+        printf("FAIL %s: cannot read %s\n", name, expected);
         total_fails++;
         return;
     }
-    snprintf(path, sizeof path, "%s/traces/%s", root, set);
-    const char *paths[] = {path};
+    const char *paths[] = {trace};
     tp_model *m = NULL;
     tp_load_result lr;
     if (tp_load_paths(paths, 1, &m, &lr) != TP_OK) {
-        printf("FAIL %s: load: %s\n", set, lr.error);
+        printf("FAIL %s: load: %s\n", name, lr.error);
         total_fails++;
         yajl_tree_free(doc);
         return;
     }
     yajl_val results = get(doc, "results");
     for (size_t i = 0; results && i < results->u.object.len; i++) {
-        tp_ctx c = {set, results->u.object.keys[i], 0, 0, 0, 0};
+        tp_ctx c = {name, results->u.object.keys[i], 0, 0, 0, 0};
         check_variant(&c, m, results->u.object.values[i]);
         printf("%-4s %-32s %-18s %6zu checks, %zu failed, %zu known\n", c.fails ? "FAIL" : "ok",
-               set, c.variant, c.checks, c.fails, c.knowns);
+               name, c.variant, c.checks, c.fails, c.knowns);
         total_fails += c.fails;
         total_checks += c.checks;
         total_known += c.knowns;
@@ -429,17 +434,23 @@ static void check_set(const char *root, const char *set) {
     yajl_tree_free(doc);
 }
 
-/* The CLI path: `trainprof report --format json --compat hta` on one set gives the same
- * temporal breakdown as HTA (the report is rendered from the same analyses). */
-static void check_cli(const char *root) {
+static void check_set(const char *root, const char *set) {
+    char expected[4096], trace[4096];
+    snprintf(expected, sizeof expected, "%s/expected/%s.json", root, set);
+    snprintf(trace, sizeof trace, "%s/traces/%s", root, set);
+    check_pair(set, expected, trace);
+}
+
+/* The CLI path: `trainprof report --format json --compat hta` on `trace` gives the same
+ * temporal breakdown as HTA's default variant in `expected` (the report is rendered from the
+ * same analyses). */
+static void check_cli(const char *name, const char *expected, const char *trace) {
     const char *bin = getenv("TP_BUILD_DIR");
-    char cmd[8192], err[256], path[4096];
+    char cmd[8192], err[256], label[256];
     if (!bin)
         return;
-    snprintf(cmd, sizeof cmd,
-             "'%s/cli/trainprof' report '%s/traces/hta_simple_add' --format json "
-             "--compat hta",
-             bin, root);
+    snprintf(cmd, sizeof cmd, "'%s/cli/trainprof' report '%s' --format json --compat hta", bin,
+             trace);
     FILE *p = popen(cmd, "r");
     size_t cap = 1 << 20, n = 0;
     char *text = malloc(cap);
@@ -448,11 +459,11 @@ static void check_cli(const char *root) {
             text = realloc(text, cap *= 2);
     text[n] = 0;
     int rc = p ? pclose(p) : -1;
-    snprintf(path, sizeof path, "%s/expected/hta_simple_add.json", root);
-    char *exp_text = tp_test_read_text(path);
+    char *exp_text = tp_test_read_text(expected);
     yajl_val doc = yajl_tree_parse(text, err, sizeof err);
     yajl_val exp = exp_text ? yajl_tree_parse(exp_text, err, sizeof err) : NULL;
-    tp_ctx c = {"cli:hta_simple_add", "default", 0, 0, 0, 0};
+    snprintf(label, sizeof label, "cli:%s", name);
+    tp_ctx c = {label, "default", 0, 0, 0, 0};
     check(&c, "cli exit status", 0, rc, TOL_COUNT);
     check(&c, "cli json parses", 1, doc != NULL, TOL_COUNT);
     if (doc && exp) {
@@ -480,9 +491,27 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* `test_hta_compat TRACE EXPECTED.json`: one trace of our own (traces/samples) against the
+ * answers HTA computed on it (bench/hta_expected.py), without the peer traces. */
+static int check_own(const char *trace, const char *expected) {
+    const char *base = strrchr(expected, '/');
+    char name[256];
+    snprintf(name, sizeof name, "%s", base ? base + 1 : expected);
+    char *dot = strchr(name, '.');
+    if (dot)
+        *dot = 0;
+    check_pair(name, expected, trace);
+    check_cli(name, expected, trace);
+    printf("%s: %zu checks, %zu failed, %zu known differences\n", name, total_checks, total_fails,
+           total_known);
+    return total_fails || total_checks == 0 ? 1 : 0; /* never pass on nothing */
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3)
+        return check_own(argv[1], argv[2]);
     const char *root = tp_test_peer_root(); /* skips, or fails under CI, when absent */
-    char dir[4096];
+    char dir[4096], expected[4096], trace[4096];
     snprintf(dir, sizeof dir, "%s/expected", root);
     DIR *d = opendir(dir);
     if (!d)
@@ -501,8 +530,11 @@ int main(int argc, char **argv) {
             check_set(root, sets[i]);
         free(sets[i]);
     }
-    if (argc < 2)
-        check_cli(root);
+    if (argc < 2) {
+        snprintf(expected, sizeof expected, "%s/expected/hta_simple_add.json", root);
+        snprintf(trace, sizeof trace, "%s/traces/hta_simple_add", root);
+        check_cli("hta_simple_add", expected, trace);
+    }
     printf("%zu sets, %zu checks, %zu failed, %zu known differences (docs/analyzer.md)\n", n,
            total_checks, total_fails, total_known);
     if (n != TP_PEER_HTA_SETS || total_checks == 0) { /* never pass on nothing */
