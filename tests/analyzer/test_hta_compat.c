@@ -466,11 +466,15 @@ static void check_cli(const char *name, const char *expected, const char *trace)
     tp_ctx c = {label, "default", 0, 0, 0, 0};
     check(&c, "cli exit status", 0, rc, TOL_COUNT);
     check(&c, "cli json parses", 1, doc != NULL, TOL_COUNT);
-    if (doc && exp) {
-        const char *rp[] = {"ranks", NULL},
-                   *tp[] = {"results", "default", "temporal_breakdown", NULL};
-        yajl_val r0 = yajl_tree_get(doc, rp, yajl_t_array)->u.array.values[0];
-        yajl_val t0 = yajl_tree_get(exp, tp, yajl_t_array)->u.array.values[0];
+    const char *rp[] = {"ranks", NULL}, *tp[] = {"results", "default", "temporal_breakdown", NULL};
+    yajl_val ra = doc ? yajl_tree_get(doc, rp, yajl_t_array) : NULL;
+    yajl_val ta = exp ? yajl_tree_get(exp, tp, yajl_t_array) : NULL;
+    /* odd output (no ranks, an empty list) is a failed check, never a crash */
+    check(&c, "cli ranks and expected temporal", 1,
+          ra && ta && ra->u.array.len > 0 && ta->u.array.len > 0, TOL_COUNT);
+    if (ra && ta && ra->u.array.len > 0 && ta->u.array.len > 0) {
+        yajl_val r0 = ra->u.array.values[0];
+        yajl_val t0 = ta->u.array.values[0];
         yajl_val temporal = get(r0, "temporal");
         check(&c, "cli span", num(get(t0, "kernel_time_us")), num(get(temporal, "span_ns")) / 1000,
               TOL_US);
