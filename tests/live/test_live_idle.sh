@@ -6,6 +6,12 @@
 # Real processes only; every wait polls for its condition with a generous limit.
 set -u
 TP=$1 TRAINER=$2 PY=$3 HERE=$4 NVTXPY=$5
+# the fork part runs a Python program with the nvtx package (scripts/install-deps.sh's venv)
+if [ ! -x "$NVTXPY" ]; then
+    [ "${CI:-}" = true ] && { echo "FAIL: no venv python at $NVTXPY"; exit 1; }
+    echo "SKIP: no venv python at $NVTXPY (scripts/install-deps.sh makes it)"
+    exit 77
+fi
 W=$(mktemp -d)
 export XDG_RUNTIME_DIR=$W/run
 mkdir -m 700 "$XDG_RUNTIME_DIR"
