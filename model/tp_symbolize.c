@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tp_demangle.h"
 #include "tp_hash.h"
 #include "tp_mem.h"
 
@@ -126,6 +127,15 @@ static const char *keep_str(tp_symbolizer *s, const char *str) {
     return s->strs[s->n_strs++] = c;
 }
 
+/* A function's name as people read it: a C++ linkage name demangled (tp_demangle), any other
+ * name kept as it is. */
+static const char *keep_func(tp_symbolizer *s, const char *name) {
+    char *d = tp_demangle(name);
+    const char *k = keep_str(s, d ? d : name);
+    free(d);
+    return k;
+}
+
 /* ---------------------------------------------------------------- modules */
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -223,7 +233,7 @@ static void push_frame(tp_symbolizer *s, tp_sym *out, const char *func, const ch
                        int line) {
     if (out->n == TP_SYM_MAX_INLINE) /* keep the owner: overwrite the outermost kept */
         out->n--;
-    out->f[out->n].func = keep_str(s, func ? func : "??");
+    out->f[out->n].func = keep_func(s, func ? func : "??");
     out->f[out->n].file = keep_str(s, file);
     out->f[out->n].line = line;
     out->n++;
@@ -361,7 +371,7 @@ static tp_sym *resolve(tp_symbolizer *s, sym_module *m, uint64_t vaddr, const ch
     Dwarf_Addr addr = vaddr + m->bias;
     resolve_dwarf(s, m, addr, out);
     if (out->n && name) /* the symbol table's (linkage) name is the precise one for the owner */
-        out->f[out->n - 1].func = keep_str(s, name);
+        out->f[out->n - 1].func = keep_func(s, name);
     else if (!out->n && name)
         push_frame(s, out, name, NULL, 0);
     out->status = out->n ? TP_SYM_OK : TP_SYM_NO_SYMBOL;

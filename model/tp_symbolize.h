@@ -10,8 +10,8 @@
  * Promises: a file that is missing, not ELF, damaged or rebuilt since the trace was recorded
  * gives a status saying so and no names (the caller falls back to module+offset), never a
  * crash and never a name from the wrong binary. Each module is opened once and each
- * (module, address) resolved once; results live until tp_symbolizer_close. Names are left as
- * the symbol table has them (C++ names stay mangled: no libstdc++ for __cxa_demangle). */
+ * (module, address) resolved once; results live until tp_symbolizer_close. C++ linkage names
+ * are demangled (tp_demangle), as Nsight Systems and py-spy show them. */
 #ifndef TP_SYMBOLIZE_H
 #define TP_SYMBOLIZE_H
 

@@ -8,6 +8,9 @@
  * ELF or truncated give a status and no crash. A forged trace with an ALLOC_FAIL record then
  * checks the diagnosis' "source:" stack text, the structured frames and --no-symbols.
  * Arguments: TRAINPROF NVTX_APP (tc_run.h). */
+#include <dlfcn.h>
+#include <stdint.h>
+
 #include "../collector/tc_run.h"
 #include "tp_test.h"
 
@@ -155,6 +158,25 @@ static void test_cache_and_outside(void) {
     CHECK_EQ_I(tp_symbolize(s, path, NULL, 0, 0)->status, TP_SYM_NO_SYMBOL);
     tp_symbolizer_close(s);
     tp_symbolizer_close(NULL);
+}
+
+/* A C++ function's frame reads as people write it: std::chrono::system_clock::now in this
+ * process's libstdc++ (the demangler's own library, so it is there), found through its
+ * exported symbol, comes back demangled. */
+static void test_cxx_demangled(void) {
+    void *f = dlsym(RTLD_DEFAULT, "_ZNSt6chrono3_V212system_clock3nowEv");
+    Dl_info di;
+    if (!f || !dladdr(f, &di) || !di.dli_fname)
+        TP_FAIL_("%s", "libstdc++'s system_clock::now not found");
+    tp_symbolizer *s;
+    CHECK_OK(tp_symbolizer_open(&s));
+    const tp_sym *a =
+        tp_symbolize(s, di.dli_fname, NULL, 0, (uint64_t)((uintptr_t)f - (uintptr_t)di.dli_fbase));
+    CHECK_EQ_I(a->status, TP_SYM_OK);
+    CHECK(a->n >= 1);
+    if (a->n >= 1)
+        CHECK_STR(a->f[a->n - 1].func, "std::chrono::_V2::system_clock::now()");
+    tp_symbolizer_close(s);
 }
 
 /* The file changed since the recording: a different ELF over the module's path, or a MODULE
@@ -460,6 +482,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_record);
     TP_RUN(test_trace_stacks);
     TP_RUN(test_cache_and_outside);
+    TP_RUN(test_cxx_demangled);
     TP_RUN(test_build_id_mismatch);
     TP_RUN(test_bad_files);
     TP_RUN(test_diagnosis_stacks);
