@@ -8,11 +8,13 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
+#include "tp_units.h"
 
 #define TP_DIAG_ROW(id, fn, order, needs, description) {id, fn, order, needs, description},
 static const tp_diag_rule rules[] = {TP_DIAG_RULES(TP_DIAG_ROW)};
@@ -116,4 +118,25 @@ double tp_finding_metric(const tp_finding *f, const char *key) {
         if (strcmp(f->metrics[i].key, key) == 0)
             return f->metrics[i].value;
     return NAN;
+}
+
+const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n) {
+    char t[32];
+    if (!n)
+        return buf;
+    buf[0] = 0;
+    if (!d->n_warmup)
+        return buf;
+    tp_units_dur(t, sizeof t, (double)d->warmup_ns);
+    if (d->n_warmup == 1)
+        snprintf(buf, n,
+                 "judged from step 2 on: step 1 (%s, %.0fx the median step) left out as warm-up "
+                 "(kernel and library loading, first allocations)",
+                 t, d->warmup_x);
+    else
+        snprintf(buf, n,
+                 "judged from step %zu on: steps 1-%zu (%s; the first %.0fx the median step) "
+                 "left out as warm-up (kernel and library loading, first allocations)",
+                 d->n_warmup + 1, d->n_warmup, t, d->warmup_x);
+    return buf;
 }

@@ -144,4 +144,9 @@ const tp_finding *tp_diagnosis_find(const tp_diagnosis *d, const char *id);
 /* The value of metric `key` of `f`, NaN when absent. */
 double tp_finding_metric(const tp_finding *f, const char *key);
 
+/* The sentence saying which leading steps were left out as warm-up ("judged from step 2 on:
+ * step 1 (266.10 ms, 80x the median step) left out as warm-up (...)"), into buf; "" when
+ * none were. One wording for the report (text, HTML) and the TUI. Returns buf. */
+const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n);
+
 #endif

@@ -65,16 +65,8 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
     if (d->warmup_only)
         fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
     if (d->n_warmup) {
-        char b1[32];
-        if (d->n_warmup == 1)
-            fprintf(f, "  judged from step 2 on: step 1 (%s, %.0fx the median step)",
-                    tp_units_dur(b1, sizeof b1, (double)d->warmup_ns), d->warmup_x);
-        else
-            fprintf(f,
-                    "  judged from step %zu on: steps 1-%zu (%s; the first %.0fx the median step)",
-                    d->n_warmup + 1, d->n_warmup, tp_units_dur(b1, sizeof b1, (double)d->warmup_ns),
-                    d->warmup_x);
-        fprintf(f, " left out as warm-up (kernel and library loading, first allocations)\n");
+        char wu[256];
+        fprintf(f, "  %s\n", tp_diag_warmup_text(d, wu, sizeof wu));
     }
     if (!d->n)
         fprintf(f, "  %s\n", rr->t.has_gpu ? "no problem found" : "no problem found on the host");

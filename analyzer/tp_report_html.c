@@ -162,6 +162,12 @@ static void html_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
     if (d->warmup_only)
         fprintf(f, "<p class=\"note\">only the first (warm-up) step was recorded: time shares "
                    "not judged</p>\n");
+    if (d->n_warmup) {
+        char wu[256];
+        fprintf(f, "<p class=\"note\">");
+        tp_rh_text(f, tp_diag_warmup_text(d, wu, sizeof wu));
+        fprintf(f, "</p>\n");
+    }
     if (!d->n)
         fprintf(f, "<p>%s</p>\n",
                 rr->t.has_gpu ? "no problem found" : "no problem found on the host");

@@ -109,6 +109,11 @@ static void layout(writer *w, int width, const tp_tui_diagnosis *s, int *sel_a, 
         snprintf(head, sizeof head, "Diagnosis (device busy %.2f %% of %s)", 100 * dg->utilization,
                  dg->n_steps ? "the training steps" : "the GPU span");
     put(w, TP_TUI_A_HEADER, head);
+    if (dg->n_warmup) {
+        char wu[256], line[264];
+        snprintf(line, sizeof line, "  %s", tp_diag_warmup_text(dg, wu, sizeof wu));
+        put(w, TP_TUI_A_NORMAL, line);
+    }
     put(w, TP_TUI_A_NORMAL, "");
     if (!dg->n)
         put(w, TP_TUI_A_NORMAL,
