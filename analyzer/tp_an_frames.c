@@ -36,8 +36,6 @@ struct tp_an_frames {
     uint32_t *mods; /* the raw frames of the stack being collected (tp_rank_stack_copy) */
     uint64_t *addrs;
     size_t cap_raw;
-    int skip_cuda_head; /* collect: leave out the innermost CUDA library frames (a prefix
-                           of a stack without Python frames: is_cuda_lib) */
 };
 
 tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
@@ -165,9 +163,10 @@ static int is_cuda_lib(const char *base) {
 
 /* The frames of one stack into fx->cur (see the header for what is left out), from raw
  * frame `from` on, stopping once `limit` frames are there (0: no limit): what is not needed
- * is never symbolized. */
+ * is never symbolized. skip_cuda_head: leave out the innermost CUDA library frames (the
+ * prefix of a stack without Python frames, is_cuda_lib). */
 static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addrs, size_t nf,
-                    size_t from, size_t limit) {
+                    size_t from, size_t limit, int skip_cuda_head) {
     uint32_t interp = interpreter_module(mods, nf);
     int python = interp != TP_STACK_NO_MODULE, seen_python = 0;
     size_t above = 0;
@@ -185,7 +184,7 @@ static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addr
         const char *base = path ? strrchr(path, '/') : NULL;
         base = base ? base + 1 : path;
         if (is_collector(base) || is_cupti(base) ||
-            (fx->skip_cuda_head && fx->n_cur == 0 && is_cuda_lib(base)))
+            (skip_cuda_head && fx->n_cur == 0 && is_cuda_lib(base)))
             continue;
         above += !seen_python;
         if (!mo)
@@ -256,7 +255,7 @@ size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **ou
     if (!c->done) {
         size_t nf = raw_frames(fx, stack);
         fx->n_cur = 0;
-        collect(fx, fx->mods, fx->addrs, nf, 0, 0);
+        collect(fx, fx->mods, fx->addrs, nf, 0, 0, 0);
         c->n = fx->n_cur;
         c->f = copy_cur(fx);
         c->done = 1;
@@ -286,11 +285,10 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
          * inner to it are not part of the prefix, so they are not symbolized. */
         while (from < nf && mods[from] != TP_STACK_PYTHON)
             from++;
-        fx->skip_cuda_head = from == nf; /* no Python frame: the prefix starts at the caller */
-        from = from == nf ? 0 : from;
+        int python = from < nf; /* else the prefix starts at the CUDA libraries' caller */
+        from = python ? from : 0;
         fx->n_cur = 0;
-        collect(fx, mods, fx->addrs, nf, from, (size_t)depth);
-        fx->skip_cuda_head = 0;
+        collect(fx, mods, fx->addrs, nf, from, (size_t)depth, !python);
         free(c->pre);
         c->n_pre = fx->n_cur < (size_t)depth ? fx->n_cur : (size_t)depth;
         c->pre = copy_cur(fx);

@@ -283,8 +283,6 @@ static void count_steps(tp_diag_ctx *d) {
            (double)(end[k] - start[k]) > TP_DIAG_WARMUP_RATIO * med)
         k++;
     d->out->n_warmup = k;
-    d->out->warmup_ns = k ? start[k] - start[0] : 0;
-    d->out->warmup_x = k ? (double)(end[0] - start[0]) / med : 0;
     /* the steps by start, kept in the result (the step-time breakdown reads them) */
     d->out->step_start = start;
     d->out->step_end = tp_an_alloc(n + 1, sizeof *end);

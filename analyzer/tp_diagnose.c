@@ -120,6 +120,10 @@ double tp_finding_metric(const tp_finding *f, const char *key) {
     return NAN;
 }
 
+int64_t tp_diag_warmup_ns(const tp_diagnosis *d) {
+    return d->n_warmup ? d->step_start[d->n_warmup] - d->step_start[0] : 0;
+}
+
 const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n) {
     char t[32];
     if (!n)
@@ -127,16 +131,18 @@ const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n) {
     buf[0] = 0;
     if (!d->n_warmup)
         return buf;
-    tp_units_dur(t, sizeof t, (double)d->warmup_ns);
+    tp_units_dur(t, sizeof t, (double)tp_diag_warmup_ns(d));
+    /* the first step over the median, as set_window judged it */
+    double x = (double)(d->step_end[0] - d->step_start[0]) / d->step_p50_ns;
     if (d->n_warmup == 1)
         snprintf(buf, n,
                  "judged from step 2 on: step 1 (%s, %.0fx the median step) left out as warm-up "
                  "(kernel and library loading, first allocations)",
-                 t, d->warmup_x);
+                 t, x);
     else
         snprintf(buf, n,
                  "judged from step %zu on: steps 1-%zu (%s; the first %.0fx the median step) "
                  "left out as warm-up (kernel and library loading, first allocations)",
-                 d->n_warmup + 1, d->n_warmup, t, d->warmup_x);
+                 d->n_warmup + 1, d->n_warmup, t, x);
     return buf;
 }

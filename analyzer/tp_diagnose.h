@@ -94,12 +94,10 @@ typedef struct {
      * 3-8 ms median on the first GPU run, which then made up half the window and put every
      * scenario's finding behind a low-utilization one), as a profiler's schedule would skip
      * them. The step statistics still count them. */
-    size_t n_warmup;
-    int64_t warmup_ns; /* their total time */
-    double warmup_x;   /* the first one's time over the median step */
-    int warmup_only;   /* the one step found is the first (e.g. an OOM in step 1): it holds
-                          one-time costs (first batch, allocator growth), not a steady state, so
-                          the rules that judge time shares did not run */
+    size_t n_warmup; /* their time: tp_diag_warmup_ns */
+    int warmup_only; /* the one step found is the first (e.g. an OOM in step 1): it holds
+                        one-time costs (first batch, allocator growth), not a steady state, so
+                        the rules that judge time shares did not run */
 } tp_diagnosis;
 
 typedef struct tp_diag_ctx tp_diag_ctx; /* a diagnosis in progress (tp_diag_ctx.h) */
@@ -148,5 +146,8 @@ double tp_finding_metric(const tp_finding *f, const char *key);
  * step 1 (266.10 ms, 80x the median step) left out as warm-up (...)"), into buf; "" when
  * none were. One wording for the report (text, HTML) and the TUI. Returns buf. */
 const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n);
+
+/* The time of the warm-up steps left out (0: none), from the steps kept in `d`. */
+int64_t tp_diag_warmup_ns(const tp_diagnosis *d);
 
 #endif

@@ -698,7 +698,7 @@ static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_o
     tp_rj_num(g, "p90_ns", rr->dg.step_p90_ns);
     if (rr->dg.n_warmup) { /* only when some were left out: other traces' JSON is unchanged */
         tp_rj_int(g, "warmup_steps", (long long)rr->dg.n_warmup);
-        tp_rj_int(g, "warmup_ns", rr->dg.warmup_ns);
+        tp_rj_int(g, "warmup_ns", tp_diag_warmup_ns(&rr->dg));
     }
     yajl_gen_map_close(g);
 }
