@@ -174,8 +174,9 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *v,
     int64_t self_sum = out->self_sum;
     int has_shapes = out->has_shapes;
     for (size_t i = 0; i < v->n; i++) {
-        size_t row = sum ? v->row[i] : i;
-        if (v->gpu[i]) /* never a parent nor a child: those are a thread's rows (no stream) */
+        size_t row = sum ? tp_an_view_row(v, i) : i;
+        if (tp_an_view_gpu(
+                v, i)) /* never a parent nor a child: those are a thread's rows (no stream) */
             continue;
         int64_t dur = tp_ev_dur(ev, row);
         t0 = ev->ts[row] < t0 ? ev->ts[row] : t0;

@@ -41,7 +41,8 @@ int tp_an_host_data_name(const char *s) {
 
 /* The CPU-side rows of a view that are ranges (annotations, ops, Python functions). */
 static int is_range(const tp_an_view *v, size_t i) {
-    return !v->gpu[i] && tp_an_is_range(v->r->ev.cat[v->row[i]], TP_AN_RANGES_ALL);
+    return !tp_an_view_gpu(v, i) &&
+           tp_an_is_range(v->r->ev.cat[tp_an_view_row(v, i)], TP_AN_RANGES_ALL);
 }
 
 /* The range categories, and the view's rows of the k-th of them (tp_an_view_cat_rows); NULL
@@ -102,7 +103,7 @@ static void find_steps(const tp_an_view *v, step_info *s) {
         size_t n;
         const uint32_t *rows = range_list(v, lists, l, &n);
         for (size_t k = 0; k < n; k++) {
-            size_t i = rows ? rows[k] : k, row = v->row[i];
+            size_t i = rows ? rows[k] : k, row = tp_an_view_row(v, i);
             if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
                 continue;
             tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
@@ -137,9 +138,9 @@ static void cpu_span(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     for (size_t i = 0; i < v->n; i++)
-        if (!v->gpu[i]) {
-            t0 = ev->ts[v->row[i]] < t0 ? ev->ts[v->row[i]] : t0;
-            t1 = row_end(ev, v->row[i]) > t1 ? row_end(ev, v->row[i]) : t1;
+        if (!tp_an_view_gpu(v, i)) {
+            t0 = ev->ts[tp_an_view_row(v, i)] < t0 ? ev->ts[tp_an_view_row(v, i)] : t0;
+            t1 = row_end(ev, tp_an_view_row(v, i)) > t1 ? row_end(ev, tp_an_view_row(v, i)) : t1;
         }
     if (t0 < t1)
         out->w0 = t0, out->w1 = t1;
@@ -193,7 +194,7 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
             size_t i = rows ? rows[k] : k;
             if (!is_range(v, i)) /* first: most rows are not ranges, and need no times */
                 continue;
-            size_t row = v->row[i];
+            size_t row = tp_an_view_row(v, i);
             int64_t a = ev->ts[row], b = row_end(ev, row);
             if (b <= out->w0 || a >= out->w1 || !on_step[tp_ev_place_index(ev, row)])
                 continue;
@@ -249,7 +250,7 @@ static int cmp_busy(const void *x, const void *y) {
  * host thread: counted, it made a host thread of the stream ("pid 0, tid 13" on the first GPU
  * run's traces). */
 static inline int host_row(const tp_an_view *v, size_t i) {
-    return !v->gpu[i] && tp_ev_stream(&v->r->ev, v->row[i]) == -1;
+    return !tp_an_view_gpu(v, i) && tp_ev_stream(&v->r->ev, tp_an_view_row(v, i)) == -1;
 }
 
 static size_t cpu_rows_by_thread(const tp_an_view *v, uint32_t *rows) {
@@ -257,7 +258,7 @@ static size_t cpu_rows_by_thread(const tp_an_view *v, uint32_t *rows) {
     const tp_events *ev = &v->r->ev;
     for (size_t i = 0; i < v->n; i++)
         if (host_row(v, i))
-            rows[n++] = v->row[i];
+            rows[n++] = tp_an_view_row(v, i);
     tp_events_sort_rows_by_thread(ev, rows, n, v->scratch);
     return n;
 }
@@ -292,7 +293,7 @@ static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
     int ok = 1;
     for (size_t i = 0; i < v->n && ok; i++)
         if (host_row(v, i)) { /* the lists hold the rows with stream -1 only */
-            uint32_t r = v->row[i];
+            uint32_t r = tp_an_view_row(v, i);
             ok = mult[r] < UINT8_MAX;
             mult[r]++;
         }
@@ -342,7 +343,7 @@ static int threads_in_time_order(const tp_an_view *v, tp_an_host *out) {
     for (size_t i = 0; i < v->n; i++) {
         if (!host_row(v, i))
             continue;
-        uint32_t r = v->row[i], t = thread_of[tp_ev_place_index(ev, r)];
+        uint32_t r = tp_an_view_row(v, i), t = thread_of[tp_ev_place_index(ev, r)];
         tp_an_host_thread *h = &th[t];
         int64_t *oe = &open_end[t]; /* (by t: h - th divided by the entry's size) */
         int64_t a = ev->ts[r], b = row_end(ev, r);

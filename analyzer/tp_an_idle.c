@@ -18,7 +18,7 @@ int64_t tp_an_idle_total(const tp_an_idle_stream *s) {
 
 /* HTA only looks at these categories (cuda_sync and runtime rows with a stream are out). */
 static int idle_row(const tp_an_view *v, size_t i) {
-    if (!v->gpu[i])
+    if (!tp_an_view_gpu(v, i))
         return 0;
     if (!v->opts.compat_hta)
         return 1;
@@ -43,10 +43,10 @@ static int classify_gaps(const tp_an_view *v, const uint32_t *rows, const size_t
         size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
         if (!ord && v->ts[i] <= v->ts[h])
             return 0;
-        int64_t prev_end = v->end[h];
+        int64_t prev_end = tp_an_view_end(v, h);
         int64_t g = v->ts[i] - prev_end;
         int c = TP_IDLE_OTHER;
-        if (v->link[i] >= 0 && v->ts[v->link[i]] > prev_end)
+        if (tp_an_view_link(v, i) >= 0 && v->ts[tp_an_view_link(v, i)] > prev_end)
             c = TP_IDLE_HOST_WAIT;
         else if (g < v->opts.kernel_wait_ns)
             c = TP_IDLE_KERNEL_WAIT;
@@ -67,7 +67,7 @@ static void fill_gaps(const tp_an_view *v, const uint32_t *rows, const size_t *o
         lo[c] = INT64_MAX, hi[c] = INT64_MIN;
     for (size_t k = 1; k < n; k++) {
         size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
-        int64_t g = v->ts[i] - v->end[h];
+        int64_t g = v->ts[i] - tp_an_view_end(v, h);
         int c = cls[k];
         gap[c][at[c]++] = g;
         lo[c] = g < lo[c] ? g : lo[c];

@@ -410,24 +410,24 @@ static void per_name(const tp_an_view *v, tp_an_kernels *out) {
         at = tp_mem_xcalloc(n_names + 1, sizeof *at);
         for (size_t k = 0; k < v->n_gpu; k++) {
             uint32_t i = v->gpu_order[k];
-            if (v->ktype[i] != TP_KT_OTHER) {
-                uint32_t nm = v->r->ev.name[v->row[i]];
+            if (tp_an_view_ktype(v, i) != TP_KT_OTHER) {
+                uint32_t nm = v->r->ev.name[tp_an_view_row(v, i)];
                 hi = nm > hi ? nm : hi;
                 at[nm + 1]++;
-                a[n++] = (tp_named){nm, v->end[i] - v->ts[i]};
+                a[n++] = (tp_named){nm, tp_an_view_dur(v, i)};
             }
         }
     } else if (v->gpu_order) { /* the GPU rows alone (in time order: the rows' order does not
                                   matter, each name's durations are counted or sorted) */
         for (size_t k = 0; k < v->n_gpu; k++) {
             uint32_t i = v->gpu_order[k];
-            if (v->ktype[i] != TP_KT_OTHER)
-                a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
+            if (tp_an_view_ktype(v, i) != TP_KT_OTHER)
+                a[n++] = (tp_named){v->r->ev.name[tp_an_view_row(v, i)], tp_an_view_dur(v, i)};
         }
     } else {
         for (size_t i = 0; i < v->n; i++)
-            if (v->gpu[i] && v->ktype[i] != TP_KT_OTHER)
-                a[n++] = (tp_named){v->r->ev.name[v->row[i]], v->end[i] - v->ts[i]};
+            if (tp_an_view_gpu(v, i) && tp_an_view_ktype(v, i) != TP_KT_OTHER)
+                a[n++] = (tp_named){v->r->ev.name[tp_an_view_row(v, i)], tp_an_view_dur(v, i)};
     }
     if (!at)
         for (size_t i = 0; i < n; i++)

@@ -67,7 +67,7 @@ static int hta_launch_name(const char *n) {
 
 /* Does view row i launch? HTA's names through a memo (one test per name id, not per row). */
 static int row_launches(const tp_an_view *v, tp_an_namememo *hta, size_t i) {
-    uint32_t row = v->row[i];
+    uint32_t row = tp_an_view_row(v, i);
     return v->opts.compat_hta ? tp_an_namememo_get(hta, v->r->ev.name[row])
                               : (v->r->ev.flags[row] & TP_EVF_LAUNCH) != 0;
 }
@@ -75,7 +75,7 @@ static int row_launches(const tp_an_view *v, tp_an_namememo *hta, size_t i) {
 static inline int cpu_side(const tp_an_view *v, size_t i) {
     if (v->opts.compat_hta)
         return tp_an_view_stream(v, i) == -1;
-    return !v->gpu[i] && (v->r->ev.flags[v->row[i]] & TP_EVF_LAUNCH);
+    return !tp_an_view_gpu(v, i) && (v->r->ev.flags[tp_an_view_row(v, i)] & TP_EVF_LAUNCH);
 }
 
 typedef struct {
@@ -98,7 +98,7 @@ static inline __attribute__((always_inline)) void add_pair(tp_pairs *p, const tp
                                                            size_t c, size_t g) {
     if (p->n == p->cap)
         pairs_grow(p, v);
-    int64_t cd = v->end[c] - v->ts[c], gd = v->end[g] - v->ts[g];
+    int64_t cd = tp_an_view_dur(v, c), gd = tp_an_view_dur(v, g);
     int64_t delay = v->ts[g] - v->ts[c] - cd;
     p->cpu[p->n] = cd;
     p->gpu[p->n] = gd;
@@ -121,7 +121,7 @@ static void group_pairs(const tp_an_view *v, tp_an_namememo *hta, const uint32_t
         if (!cpu_side(v, g[x]))
             continue;
         for (size_t y = 0; y < n; y++)
-            if (v->opts.compat_hta ? tp_an_view_stream(v, g[y]) != -1 : v->gpu[g[y]])
+            if (v->opts.compat_hta ? tp_an_view_stream(v, g[y]) != -1 : tp_an_view_gpu(v, g[y]))
                 add_pair(p, v, g[x], g[y]);
     }
 }
@@ -158,9 +158,10 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
             }
             if (e - s == 2 && !v->opts.compat_hta) { /* most groups: a call and its kernel */
                 size_t a = v->by_corr[s], b = v->by_corr[s + 1];
-                if (cpu_side(v, a) && v->gpu[b]) /* group_pairs' pairs: (a, b) only, as a */
-                    add_pair(p, v, a, b);        /* row is never both */
-                else if (cpu_side(v, b) && v->gpu[a])
+                if (cpu_side(v, a) &&
+                    tp_an_view_gpu(v, b)) /* group_pairs' pairs: (a, b) only, as a */
+                    add_pair(p, v, a, b); /* row is never both */
+                else if (cpu_side(v, b) && tp_an_view_gpu(v, a))
                     add_pair(p, v, b, a);
                 continue;
             }

@@ -28,8 +28,8 @@ void tp_an_marks_run(const tp_an_view *v, tp_an_marks *out) {
     tp_an_mark *a = tp_mem_xalloc(v->n + 1, sizeof *a);
     size_t n = 0;
     for (size_t i = 0; i < v->n; i++) {
-        uint32_t row = v->row[i];
-        if (!v->gpu[i] && (ev->flags[row] & TP_EVF_MARK))
+        uint32_t row = tp_an_view_row(v, i);
+        if (!tp_an_view_gpu(v, i) && (ev->flags[row] & TP_EVF_MARK))
             a[n++] = (tp_an_mark){ev->name[row], tp_ev_domain(ev, row), 1, v->ts[i], v->ts[i]};
     }
     qsort(a, n, sizeof *a, cmp_key);

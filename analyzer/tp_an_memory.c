@@ -72,15 +72,15 @@ static void add_pt(tp_series *s, int64_t ts, double bw, int type) {
 /* Bandwidth (GB/s) and duration of a memory op, or 0 when the op is skipped. */
 static int op_bw(const tp_an_view *v, size_t i, double *bw, int64_t *dur) {
     const tp_events *ev = &v->r->ev;
-    *dur = v->end[i] - v->ts[i];
+    *dur = tp_an_view_dur(v, i);
     if (v->opts.compat_hta) {
-        double b = tp_ev_bw_gbps(ev, v->row[i]);
+        double b = tp_ev_bw_gbps(ev, tp_an_view_row(v, i));
         *bw = isnan(b) ? 0.0 : b;
         if (*dur == 0)
             *dur = 1000; /* HTA issue #20: 0 µs ops count as 1 µs */
         return 1;
     }
-    int64_t bytes = tp_ev_bytes(ev, v->row[i]);
+    int64_t bytes = tp_ev_bytes(ev, tp_an_view_row(v, i));
     if (*dur <= 0 || bytes < 0)
         return 0;
     *bw = (double)bytes / (double)*dur;
@@ -110,11 +110,12 @@ static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
     for (size_t k = 0, n = order ? v->n_gpu : v->n; k < n; k++) {
         double bw;
         size_t i = order ? order[k] : k;
-        if (!order && !v->gpu[i])
+        if (!order && !tp_an_view_gpu(v, i))
             continue;
-        if (cat[v->row[i]] == TP_CAT_MEMCPY || cat[v->row[i]] == TP_CAT_MEMSET)
+        if (cat[tp_an_view_row(v, i)] == TP_CAT_MEMCPY ||
+            cat[tp_an_view_row(v, i)] == TP_CAT_MEMSET)
             copy_add(v, out, &cap, i);
-        if (v->ktype[i] != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur[na]))
+        if (tp_an_view_ktype(v, i) != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur[na]))
             continue;
         mem_type(tp_an_view_name(v, i), t);
         add_pt(&s, v->ts[i], bw, type_index(&s, t));
@@ -175,13 +176,13 @@ static tp_an_copy *copy_slot(tp_an_memory *out, size_t *cap, uint8_t ck, uint8_t
 /* Copy statistics: view row i (a GPU copy or memset) counted in its kind's slot. */
 static void copy_add(const tp_an_view *v, tp_an_memory *out, size_t *cap, size_t i) {
     const tp_events *ev = &v->r->ev;
-    size_t r = v->row[i];
+    size_t r = tp_an_view_row(v, i);
     /* one lookup of the row's copy facts (a bisection of the side table), not five:
      * their mispredicted branches were ~1 % of `report --compat hta`'s CPU time */
     const tp_ev_copy *cp = tp_ev_copy_of(ev, r);
     uint8_t ck = ev->cat[r] == TP_CAT_MEMSET ? TP_AN_MEMSET_KIND : cp ? cp->copy_kind : 0;
     tp_an_copy *c = copy_slot(out, cap, ck, cp ? cp->src_kind : 0);
-    int64_t d = v->end[i] - v->ts[i], bytes = cp ? cp->bytes : -1;
+    int64_t d = tp_an_view_dur(v, i), bytes = cp ? cp->bytes : -1;
     c->count++;
     c->dur_ns = tp_an_add(c->dur_ns, d);
     if (bytes > 0) {

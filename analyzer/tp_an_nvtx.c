@@ -52,8 +52,8 @@ static tp_an_range *find(const range_table *t, tp_an_nvtx *out, uint32_t name, u
 /* Adds view row i (an annotation row) to its range. */
 static void add_range_row(const tp_an_view *v, tp_an_nvtx *out, range_table *t, size_t i) {
     const tp_events *ev = &v->r->ev;
-    uint32_t name = ev->name[v->row[i]], domain = tp_ev_domain(ev, v->row[i]);
-    int64_t dur = v->end[i] - v->ts[i];
+    uint32_t name = ev->name[tp_an_view_row(v, i)], domain = tp_ev_domain(ev, tp_an_view_row(v, i));
+    int64_t dur = tp_an_view_dur(v, i);
     tp_an_range *r = find(t, out, name, domain);
     if (!r) {
         size_t cap = t->cap;
@@ -81,7 +81,8 @@ static void summarize_ranges(const tp_an_view *v, tp_an_nvtx *out, range_table *
         tp_an_view_cat_rows(v, TP_CAT_USER_ANNOTATION, &na); /* the same rows, in order */
     for (size_t k = 0, n = ann ? na : v->n; k < n; k++) {    /* one call site: inlined */
         size_t i = ann ? ann[k] : k;
-        if (!v->gpu[i] && (ann || ev->cat[v->row[i]] == TP_CAT_USER_ANNOTATION))
+        if (!tp_an_view_gpu(v, i) &&
+            (ann || ev->cat[tp_an_view_row(v, i)] == TP_CAT_USER_ANNOTATION))
             add_range_row(v, out, t, i);
     }
     if (!out->r) /* (an array even without ranges, as before) */
@@ -108,9 +109,10 @@ typedef struct {
 static void add_gpu_row(const tp_an_view *v, tp_an_nvtx *out, const range_table *t, gpu_walk *w,
                         size_t i) {
     const tp_events *ev = &v->r->ev;
-    int64_t d = v->end[i] - v->ts[i];
-    long a = v->link[i] >= 0
-                 ? tp_an_enclosing_row(ev, (long)v->row[v->link[i]], TP_AN_RANGES_ANNOTATIONS)
+    int64_t d = tp_an_view_dur(v, i);
+    long a = tp_an_view_link(v, i) >= 0
+                 ? tp_an_enclosing_row(ev, (long)tp_an_view_row(v, tp_an_view_link(v, i)),
+                                       TP_AN_RANGES_ANNOTATIONS)
                  : -1;
     if (a >= 0 && a != w->last_a)
         w->last_a = a, w->last_r = find(t, out, ev->name[a], tp_ev_domain(ev, a));
@@ -136,8 +138,8 @@ static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out, const range_tabl
         const uint32_t *rows = by_kind ? tp_an_view_cat_rows(v, kinds[c], &n) : NULL;
         for (size_t k = 0, nk = rows ? n : v->n; k < nk; k++) { /* one call site: inlined */
             size_t i = rows ? rows[k] : k;
-            uint8_t cat = ev->cat[v->row[i]];
-            if (v->gpu[i] &&
+            uint8_t cat = ev->cat[tp_an_view_row(v, i)];
+            if (tp_an_view_gpu(v, i) &&
                 (rows || cat == TP_CAT_KERNEL || cat == TP_CAT_MEMCPY || cat == TP_CAT_MEMSET))
                 add_gpu_row(v, out, t, &w, i);
         }

@@ -34,8 +34,8 @@ static int is_launch(const tp_an_view *v, tp_an_namememo *hl, size_t i) {
     if (!tp_an_view_linked(v, i))
         return 0;
     if (v->opts.compat_hta)
-        return tp_an_namememo_get(hl, v->r->ev.name[v->row[i]]);
-    return !v->gpu[i] && (v->r->ev.flags[v->row[i]] & TP_EVF_LAUNCH);
+        return tp_an_namememo_get(hl, v->r->ev.name[tp_an_view_row(v, i)]);
+    return !tp_an_view_gpu(v, i) && (v->r->ev.flags[tp_an_view_row(v, i)] & TP_EVF_LAUNCH);
 }
 
 /* A step of a queue: a launch call (+1) or a GPU row (-1). Its time and stream are read
@@ -93,7 +93,7 @@ static uint32_t step_launch(const tp_step *p) {
 }
 
 static int gpu_row(const tp_an_view *v, size_t i) {
-    return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : v->gpu[i];
+    return v->opts.compat_hta ? tp_an_view_stream(v, i) != -1 : tp_an_view_gpu(v, i);
 }
 
 /* The streams of the view's places, by id: ids[0..n) ascending and distinct, of_place[p]
@@ -129,7 +129,7 @@ static void stream_ids_open(const tp_an_view *v, stream_ids *si) {
 
 /* The stream index of view row i (a GPU row). */
 static uint32_t row_group(const tp_an_view *v, const stream_ids *si, size_t i) {
-    return si->of_place[tp_ev_place_index(&v->r->ev, v->row[i])];
+    return si->of_place[tp_ev_place_index(&v->r->ev, tp_an_view_row(v, i))];
 }
 
 /* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
@@ -151,15 +151,14 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
         both = tp_an_tmp(v, v->n_by_corr + 1, sizeof *both);
         g = both;
         const uint8_t *flags = v->r->ev.flags;
-        const int32_t *link = v->link;
         size_t back = v->n_by_corr;
         /* by_corr is set where every model row is a view row, once (not HTA's): every partner
          * is in the view, so tp_an_view_linked is link >= 0, read without its test of the
          * `linked` column */
         for (size_t k = 0; k < v->n_by_corr; k++) {
             size_t i = v->by_corr[k];
-            int gpu = v->gpu[i],
-                launch = !gpu && link[i] >= 0 && (flags[v->row[i]] & TP_EVF_LAUNCH);
+            int gpu = tp_an_view_gpu(v, i), launch = !gpu && tp_an_view_link(v, i) >= 0 &&
+                                                     (flags[tp_an_view_row(v, i)] & TP_EVF_LAUNCH);
             if (!gpu && !launch)
                 continue;
             int64_t c = tp_an_view_corr(v, i);
@@ -222,7 +221,7 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     for (size_t i = 0; i < v->n; i++) { /* launches in view order */
         if (g_at[i] == UINT32_MAX)
             continue;
-        int64_t dur = v->end[i] - v->ts[i];
+        int64_t dur = tp_an_view_dur(v, i);
         d[nd++] = dur;
         dlo = dur < dlo ? dur : dlo;
         dhi = dur > dhi ? dur : dhi;
@@ -317,7 +316,7 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
             q->at_max_ns = tp_an_add(q->at_max_ns,
                                      st->ts[step_at(o, wide, k + 1)] - st->ts[step_at(o, wide, k)]);
         if (p->delta > 0 && mx >= 2) { /* the call's duration: read only where it counts */
-            int64_t dur = v->end[p->at] - v->ts[p->at];
+            int64_t dur = tp_an_view_dur(v, p->at);
             if ((double)dur > 4 * median) {
                 q->n_blocked++;
                 q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);

@@ -59,12 +59,12 @@ static void prefix(tp_an_frames *fx, uint32_t stack, int depth, stack_key *k) {
 }
 
 int tp_an_stacks_counted(const tp_an_view *v, size_t i) {
-    return v->gpu[i] && v->ktype[i] != TP_KT_OTHER; /* tp_an_kernels' rule */
+    return tp_an_view_gpu(v, i) && tp_an_view_ktype(v, i) != TP_KT_OTHER; /* tp_an_kernels' rule */
 }
 
 uint32_t tp_an_stacks_launch(const tp_an_view *v, size_t i) {
-    int32_t l = v->link[i];
-    return l >= 0 ? v->r->ev.stack[v->row[l]] : 0;
+    int32_t l = tp_an_view_link(v, i);
+    return l >= 0 ? v->r->ev.stack[tp_an_view_row(v, l)] : 0;
 }
 
 /* The GPU ops the kernels table counts, with their launching stacks; *hi: the largest stack
@@ -78,10 +78,10 @@ static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops, uint32_
         size_t i = gpu ? gpu[k] : k;
         if (!tp_an_stacks_counted(v, i))
             continue;
-        int64_t ns = v->end[i] - v->ts[i];
+        int64_t ns = tp_an_view_dur(v, i);
         uint32_t st = tp_an_stacks_launch(v, i);
         top = st > top ? st : top;
-        ops[n++] = (op){st, v->r->ev.name[v->row[i]], NO_GROUP, ns};
+        ops[n++] = (op){st, v->r->ev.name[tp_an_view_row(v, i)], NO_GROUP, ns};
         out->gpu_ns = tp_an_add(out->gpu_ns, ns);
     }
     out->n_ops = *n_ops = n;

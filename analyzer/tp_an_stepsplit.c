@@ -42,8 +42,8 @@ static int64_t len_in(const tp_an_ivset *s, int64_t a, int64_t b) {
 /* The union of the view's GPU rows whose ktype bit is in `mask`, normalized. */
 static void gpu_set(const tp_an_view *v, unsigned mask, tp_an_ivset *out) {
     for (size_t i = 0; i < v->n; i++)
-        if (v->gpu[i] && (mask & (1u << v->ktype[i])))
-            tp_an_ivset_add(out, v->ts[i], v->end[i]);
+        if (tp_an_view_gpu(v, i) && (mask & (1u << tp_an_view_ktype(v, i))))
+            tp_an_ivset_add(out, v->ts[i], tp_an_view_end(v, i));
     tp_an_ivset_norm(out, INT64_MIN, INT64_MAX);
 }
 

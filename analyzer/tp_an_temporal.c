@@ -20,9 +20,9 @@ static inline void runs_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_ru
     int open = 0;
     for (size_t k = 0; k < v->n_gpu; k++) {
         uint32_t i = v->gpu_order[k];
-        if (!(kt_mask & (1u << v->ktype[i])))
+        if (!(kt_mask & (1u << tp_an_view_ktype(v, i))))
             continue;
-        int64_t a = v->ts[i], b = v->end[i];
+        int64_t a = v->ts[i], b = tp_an_view_end(v, i);
         if (!open || a > cummax) {
             if (open)
                 fn(ctx, ra, rb);
@@ -51,10 +51,10 @@ void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void
     int64_t *ts = tp_an_tmp(v, v->n_gpu, sizeof *ts), *end = tp_an_tmp(v, v->n_gpu, sizeof *end);
     size_t k = 0;
     for (size_t i = 0; i < v->n; i++) {
-        if (!v->gpu[i] || !(kt_mask & (1u << v->ktype[i])))
+        if (!tp_an_view_gpu(v, i) || !(kt_mask & (1u << tp_an_view_ktype(v, i))))
             continue;
         ts[k] = v->ts[i];
-        end[k] = v->end[i];
+        end[k] = tp_an_view_end(v, i);
         k++;
     }
     tp_an_ivset m = {0};
@@ -160,9 +160,9 @@ static void unions_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum
     union_walk wa = {0}, ws = {0};
     for (size_t k = 0; k < v->n_gpu; k++) {
         uint32_t i = v->gpu_order[k];
-        int64_t a = v->ts[i], b = v->end[i];
+        int64_t a = v->ts[i], b = tp_an_view_end(v, i);
         union_step(&wa, a, b);
-        if (kt_mask & (1u << v->ktype[i]))
+        if (kt_mask & (1u << tp_an_view_ktype(v, i)))
             union_step(&ws, a, b);
     }
     if (wa.open)

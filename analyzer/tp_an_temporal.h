@@ -59,9 +59,9 @@ static inline int tp_an_run_cursor_next(tp_an_run_cursor *c, int64_t *a, int64_t
     int done = 0;
     while (!done && c->k < v->n_gpu) {
         uint32_t i = v->gpu_order[c->k++];
-        if (!(c->kt_mask & (1u << v->ktype[i])))
+        if (!(c->kt_mask & (1u << tp_an_view_ktype(v, i))))
             continue;
-        int64_t x = v->ts[i], y = v->end[i];
+        int64_t x = v->ts[i], y = tp_an_view_end(v, i);
         done = c->open && x > c->cummax;
         if (done)
             *a = c->ra, *b = c->rb;

@@ -14,7 +14,7 @@ int64_t tp_an_util_width(int64_t span_ns) {
 }
 
 static int32_t row_device(const tp_an_view *v, size_t i) {
-    return tp_ev_device(&v->r->ev, v->row[i]);
+    return tp_ev_device(&v->r->ev, tp_an_view_row(v, i));
 }
 
 /* The busy runs of device `dev`: its GPU rows merged as tp_an_gpu_union merges them. */
@@ -22,8 +22,8 @@ static void device_busy(const tp_an_view *v, int32_t dev, tp_an_ivset *out) {
     int64_t *ts = tp_an_tmp(v, v->n_gpu, sizeof *ts), *end = tp_an_tmp(v, v->n_gpu, sizeof *end);
     size_t k = 0;
     for (size_t i = 0; i < v->n; i++)
-        if (v->gpu[i] && row_device(v, i) == dev)
-            ts[k] = v->ts[i], end[k] = v->end[i], k++;
+        if (tp_an_view_gpu(v, i) && row_device(v, i) == dev)
+            ts[k] = v->ts[i], end[k] = tp_an_view_end(v, i), k++;
     tp_an_ivset_merge_hta(ts, end, k, out, v->scratch);
     tp_an_tmp_put(v, ts), tp_an_tmp_put(v, end);
 }
@@ -60,7 +60,7 @@ size_t tp_an_util_series(const tp_an_view *v, tp_an_util_point **out) {
     int32_t *devs = tp_an_alloc(v->n_gpu + 1, sizeof *devs);
     size_t nd = 0, n = 0, cap = 0;
     for (size_t i = 0; i < v->n; i++)
-        if (v->gpu[i])
+        if (tp_an_view_gpu(v, i))
             devs[nd++] = row_device(v, i);
     qsort(devs, nd, sizeof *devs, cmp_i32);
     int64_t w = tp_an_util_width(t.span);

@@ -48,11 +48,11 @@ tp_ktype tp_ktype_of(const char *n) {
 }
 
 const char *tp_an_view_name(const tp_an_view *v, size_t i) {
-    return tp_model_str(v->m, v->r->ev.name[v->row[i]]);
+    return tp_model_str(v->m, v->r->ev.name[tp_an_view_row(v, i)]);
 }
 
 const char *tp_an_view_cat(const tp_an_view *v, size_t i) {
-    return tp_model_str(v->m, tp_ev_cat_raw(&v->r->ev, v->row[i]));
+    return tp_model_str(v->m, tp_ev_cat_raw(&v->r->ev, tp_an_view_row(v, i)));
 }
 
 /* ^ProfilerStep#(\d+) */
@@ -276,13 +276,17 @@ static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
 static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
     const tp_events *ev = &v->r->ev;
     size_t n = ev->n, cap = 0;
-    if (admit_same(v, c)) {
-        size_t vn = n ? n : 1;
-        v->row = tp_an_alloc(vn, sizeof *v->row);
-        v->end = tp_an_alloc(vn, sizeof *v->end);
+    if (admit_same(v, c)) { /* no row column: tp_an_view_row */
         v->ts = ev->ts;
         v->n = n;
-        return; /* filled by the caller: fill_same, part of the rows on each thread */
+        if (!ev->wide_dur.n) { /* nor an end column: tp_an_view_end reads the durations */
+            v->dur32 = ev->dur32;
+            return;
+        }
+        v->end = tp_an_alloc(n ? n : 1, sizeof *v->end); /* a duration of over 4 s: rare */
+        for (size_t i = 0; i < n; i++)
+            v->end[i] = ev->ts[i] + tp_ev_dur(ev, i);
+        return;
     }
     uint32_t *order = row_order(v);
     reserve_rows(v, &cap, n);
@@ -447,12 +451,11 @@ static void classify(tp_an_view *v) {
     v->n_gpu = 0;
     unsigned kinds = 0;
     for (size_t k = 0; k < v->n; k++) {
-        size_t i = v->row[k];
-        uint8_t g = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
-        uint8_t t = g ? (uint8_t)tp_an_namememo_get(&kt, ev->name[i]) : (uint8_t)TP_KT_OTHER;
-        v->gpu[k] = g;
-        v->ktype[k] = t;
-        kinds |= (unsigned)g << t;
+        size_t i = tp_an_view_row(v, k);
+        unsigned g = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
+        unsigned t = g ? (unsigned)tp_an_namememo_get(&kt, ev->name[i]) : TP_KT_OTHER;
+        v->kind[k] = (uint8_t)((g ? TP_AN_VIEW_GPU : 0u) | t);
+        kinds |= g << t;
         v->n_gpu += g;
     }
     v->gpu_kinds_absent = ~kinds & ((1u << TP_KT_COUNT) - 1);
@@ -467,7 +470,7 @@ static void order_gpu(tp_an_view *v) {
     uint64_t *key = tp_an_tmp(v, v->n_gpu, sizeof *key);
     uint32_t *rows = tp_an_alloc(v->n_gpu, sizeof *rows);
     for (size_t i = 0, k = 0; i < v->n; i++)
-        if (v->gpu[i])
+        if (tp_an_view_gpu(v, i))
             key[k] = tp_sort_key_i64(v->ts[i]), rows[k++] = (uint32_t)i;
     tp_sort_pairs_s(key, rows, v->n_gpu, v->scratch);
     int distinct = 1;
@@ -517,10 +520,9 @@ static int classify_same(tp_an_view *v, const uint8_t *pb) {
         list[c] = tp_an_view_cat_rows(v, gpu_cats[c], &len[c]);
         total += len[c];
     }
-    uint8_t *restrict gpu = v->gpu, *restrict ktype = v->ktype;
+    uint8_t *restrict kind = v->kind;
     const uint32_t *restrict name = ev->name;
-    memset(gpu, 0, v->n);
-    memset(ktype, TP_KT_OTHER, v->n);
+    memset(kind, TP_KT_OTHER, v->n);
     /* each list's GPU rows (a stream), one list after the other: sel[at[c], at[c + 1]) */
     uint32_t *restrict sel = tp_an_tmp(v, total, sizeof *sel);
     size_t at[N_GPU_CATS + 1] = {0}, k = 0;
@@ -532,9 +534,8 @@ static int classify_same(tp_an_view *v, const uint8_t *pb) {
             uint32_t i = list[c][j];
             if (!stream_is(ev, pb, i, PLACE_STREAM_ANY))
                 continue;
-            uint8_t t = (uint8_t)tp_an_namememo_get(&kt, name[i]);
-            gpu[i] = 1;
-            ktype[i] = t;
+            unsigned t = (unsigned)tp_an_namememo_get(&kt, name[i]);
+            kind[i] = (uint8_t)(TP_AN_VIEW_GPU | t);
             kinds |= 1u << t;
             sel[k++] = i;
         }
@@ -579,31 +580,10 @@ static void classify_rows(void *arg) {
         p->cls[i] = (uint8_t)gpu_class(p->ev, i, p->s);
 }
 
-/* Rows [from, to) of the view's row and end columns when they are the model's rows in its
- * order (admit_untrimmed's `same`): a fresh page every 4 KiB of them, ~40 ms on a 10 M-record
- * trace, so each thread fills a part (same_piece). Without wide durations every duration is
- * its 32-bit code: a loop of plain loads and stores (tp_ev_dur's test of the code cost about
- * as much again). */
-static void fill_same(tp_an_view *v, size_t from, size_t to) {
-    const tp_events *ev = &v->r->ev;
-    uint32_t *restrict row = v->row;
-    int64_t *restrict end = v->end;
-    const int64_t *restrict ts = ev->ts;
-    const uint32_t *restrict dur = ev->dur32;
-    if (ev->wide_dur.n)
-        for (size_t i = from; i < to; i++)
-            row[i] = (uint32_t)i, end[i] = ts[i] + tp_ev_dur(ev, i);
-    else
-        for (size_t i = from; i < to; i++)
-            row[i] = (uint32_t)i, end[i] = ts[i] + dur[i];
-}
-
-/* One thread's part of a `same` view (admit_same, nothing trimmed): its rows of the row and
- * end columns, then either the GPU rows' kinds and order or the partner links (each writes
- * its own columns). */
+/* One thread's part of a `same` view (admit_same, nothing trimmed): either the GPU rows'
+ * kinds and order or the partner links (each writes its own columns). */
 typedef struct {
     tp_an_view *v;
-    size_t from, to;
     const uint8_t *pb; /* place_bits */
     const tp_syncnames *s;
     int links; /* 1: link_same; 0: the GPU rows */
@@ -611,7 +591,6 @@ typedef struct {
 
 static void same_piece(void *arg) {
     const same_part *p = arg;
-    fill_same(p->v, p->from, p->to);
     if (p->links) {
         link_same(p->v, p->pb, p->s);
     } else if (!classify_same(p->v, p->pb)) {
@@ -720,15 +699,13 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     if (!trim && admit_same(v, &c)) {
         /* the model's rows in its order: one step on both threads, no class column (only
          * the correlation index's rows need a class: link_same finds theirs) */
-        admit_untrimmed(v, &c); /* the row and end columns, to fill */
+        admit_untrimmed(v, &c); /* no row nor end column to fill */
         size_t vn = n ? n : 1;
-        v->gpu = tp_an_alloc(vn, 1);
-        v->ktype = tp_an_alloc(vn, 1);
+        v->kind = tp_an_alloc(vn, 1);
         v->link = tp_an_alloc(vn, sizeof *v->link);
         /* every partner is a view row: `linked` would be link >= 0, not built */
         uint8_t *pb = place_bits(&r->ev);
-        size_t h = n / 2;
-        same_part kinds = {v, 0, h, pb, &s, 0}, links = {v, h, n, pb, &s, 1};
+        same_part kinds = {v, pb, &s, 0}, links = {v, pb, &s, 1};
         tp_par_both(n, same_piece, &kinds, same_piece, &links);
         free(pb);
         if (!v->opts.compat_hta) { /* row_order's identity, nothing cut */
@@ -752,8 +729,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         tp_par_both(n, admit_untrimmed_part, &admit, classify_rows, &classes);
     }
     size_t vn = v->n ? v->n : 1;
-    v->gpu = tp_an_alloc(vn, 1);
-    v->ktype = tp_an_alloc(vn, 1);
+    v->kind = tp_an_alloc(vn, 1);
     v->link = tp_an_alloc(vn, sizeof *v->link);
     /* link_rows's partners can be rows the view left out (trimmed, outside the window):
      * linked then differs from link >= 0 */
@@ -789,8 +765,7 @@ void tp_an_view_free(tp_an_view *v) {
     free(v->row);
     free(v->ts_own);
     free(v->end);
-    free(v->gpu);
-    free(v->ktype);
+    free(v->kind);
     free(v->link);
     free(v->linked);
     free(v->gpu_order);

@@ -78,19 +78,26 @@ typedef struct {
     tp_an_opts opts;
     int rank; /* rank number reported (compat: HTA's inference) */
     size_t n;
-    uint32_t *row;     /* row in r->ev (a row may appear more than once in compat mode) */
-    const int64_t *ts; /* ns (compat: HTA-rounded); the model's own column (r->ev.ts) when
-                          the view's rows are the model's, in order, at its times */
-    int64_t *ts_own;   /* the view's copy behind ts, else NULL */
-    int64_t *end;      /* ns; end < ts is possible after HTA rounding */
-    uint8_t *gpu;      /* 1: GPU event (see above) */
-    uint8_t *ktype;    /* tp_ktype of GPU rows, TP_KT_OTHER otherwise */
-    int32_t *link;     /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
-                          event it launched; -1: none in the view */
-    uint8_t *linked;   /* 1: a correlated partner existed before trimming (HTA index_correlation
-                          > 0); NULL where that is link >= 0 (the view's rows are the model's,
-                          in order: every partner is in the view), 1 byte a row not built.
-                          Read it through tp_an_view_linked */
+    uint32_t *row;         /* row in r->ev (a row may appear more than once in compat mode); NULL
+                              where view row i is model row i (native, no window: see `ts`), 4
+                              bytes a row not built. Read it through tp_an_view_row */
+    const int64_t *ts;     /* ns (compat: HTA-rounded); the model's own column (r->ev.ts) when
+                              the view's rows are the model's, in order, at its times */
+    int64_t *ts_own;       /* the view's copy behind ts, else NULL */
+    int64_t *end;          /* ns; end < ts is possible after HTA rounding. NULL where ts is the
+                              model's column and every duration its 32-bit code: then ts + dur32,
+                              8 bytes a row not built. Read it through tp_an_view_end (or
+                              tp_an_view_dur, end - ts) */
+    const uint32_t *dur32; /* the model's durations (r->ev.dur32) where end is NULL */
+    uint8_t *kind;         /* TP_AN_VIEW_GPU for a GPU event (see above), or'ed with its tp_ktype
+                              (TP_KT_OTHER for other rows): one byte for the two facts. Read it
+                              through tp_an_view_gpu and tp_an_view_ktype */
+    int32_t *link;         /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
+                              event it launched; -1: none in the view. tp_an_view_link */
+    uint8_t *linked;       /* 1: a correlated partner existed before trimming (HTA index_correlation
+                              > 0); NULL where that is link >= 0 (the view's rows are the model's,
+                              in order: every partner is in the view), 1 byte a row not built.
+                              Read it through tp_an_view_linked */
     size_t n_gpu;
     unsigned gpu_kinds_absent; /* bit t: no GPU row is of kind t (0: not known; a mask of only
                                   such kinds selects nothing) */
@@ -165,16 +172,45 @@ const char *tp_an_view_name(const tp_an_view *v, size_t i);
 /* Raw category text of view row i (never NULL). */
 const char *tp_an_view_cat(const tp_an_view *v, size_t i);
 
+/* The view's per-row facts, read through these (never the arrays, which may be absent). */
+#define TP_AN_VIEW_GPU 4u /* tp_an_view.kind's bit above the kernel type */
+_Static_assert(TP_KT_COUNT <= TP_AN_VIEW_GPU, "a kernel type fits below the GPU bit");
+
+/* The model row of view row i. */
+static inline uint32_t tp_an_view_row(const tp_an_view *v, size_t i) {
+    return v->row ? v->row[i] : (uint32_t)i;
+}
+/* End of view row i (ns, view time), and its duration (end - start; < 0 possible in compat
+ * mode). */
+static inline int64_t tp_an_view_end(const tp_an_view *v, size_t i) {
+    return v->end ? v->end[i] : v->ts[i] + v->dur32[i];
+}
+static inline int64_t tp_an_view_dur(const tp_an_view *v, size_t i) {
+    return v->end ? v->end[i] - v->ts[i] : (int64_t)v->dur32[i];
+}
+/* 1: view row i is a GPU event (see the file comment). */
+static inline int tp_an_view_gpu(const tp_an_view *v, size_t i) {
+    return (v->kind[i] & TP_AN_VIEW_GPU) != 0;
+}
+/* tp_ktype of view row i: TP_KT_OTHER unless a GPU event. */
+static inline unsigned tp_an_view_ktype(const tp_an_view *v, size_t i) {
+    return v->kind[i] & (TP_AN_VIEW_GPU - 1);
+}
+/* View row of view row i's correlated partner (see `link`), -1: none. */
+static inline int32_t tp_an_view_link(const tp_an_view *v, size_t i) {
+    return v->link[i];
+}
+
 /* Column accessors through the row map. */
 static inline int64_t tp_an_view_stream(const tp_an_view *v, size_t i) {
-    return tp_ev_stream(&v->r->ev, v->row[i]);
+    return tp_ev_stream(&v->r->ev, tp_an_view_row(v, i));
 }
 static inline int64_t tp_an_view_corr(const tp_an_view *v, size_t i) {
-    return tp_ev_corr(&v->r->ev, v->row[i]);
+    return tp_ev_corr(&v->r->ev, tp_an_view_row(v, i));
 }
 /* 1: view row i had a correlated partner before trimming (see `linked`) */
 static inline int tp_an_view_linked(const tp_an_view *v, size_t i) {
-    return v->linked ? v->linked[i] : v->link[i] >= 0;
+    return v->linked ? v->linked[i] : tp_an_view_link(v, i) >= 0;
 }
 
 /* Number of distinct ProfilerStep#N names among the model's events (all ranks). */

@@ -28,7 +28,8 @@ void tp_diag_exposed_comm(tp_diag_ctx *d, const tp_diag_rule *self) {
         tp_an_ivset *set = kt ? &comp : &comm;
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
-            if (!d->v->gpu[i] || d->v->ktype[i] != (kt ? TP_KT_COMPUTATION : TP_KT_COMMUNICATION))
+            if (!tp_an_view_gpu(d->v, i) ||
+                tp_an_view_ktype(d->v, i) != (kt ? TP_KT_COMPUTATION : TP_KT_COMMUNICATION))
                 continue;
             int64_t a = d->v->ts[i] > d->w0 ? d->v->ts[i] : d->w0;
             int64_t b = tp_diag_vend(d->v, i) < d->w1 ? tp_diag_vend(d->v, i) : d->w1;

@@ -55,7 +55,7 @@ static int copy_is_async(const tp_diag_ctx *d, size_t row, long call) {
  * a GPU copy row only): its facts are read there, not searched for once each. */
 static void h2d_row(tp_diag_ctx *d, copy_group g[N_GROUPS], size_t i, size_t row,
                     const tp_ev_copy *c) {
-    if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_MEMCPY)
+    if (!tp_an_view_gpu(d->v, i) || d->ev->cat[row] != TP_CAT_MEMCPY)
         return;
     if (!c)
         c = tp_ev_copy_of(d->ev, row);
@@ -203,7 +203,7 @@ void tp_diag_copy_not_overlapped(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_blame bl = {0};
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!d->v->gpu[i] || d->ev->cat[row] != TP_CAT_MEMCPY || d->v->ts[i] >= d->w1 ||
+        if (!tp_an_view_gpu(d->v, i) || d->ev->cat[row] != TP_CAT_MEMCPY || d->v->ts[i] >= d->w1 ||
             tp_diag_vend(d->v, i) <= d->w0)
             continue;
         long c = tp_diag_cpu_call(d, row);

@@ -153,7 +153,7 @@ same_corr(const tp_diag_ctx *d, size_t e, int narrow, uint32_t code, int64_t cor
 static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, place_tally *t,
                                                                int narrow) {
     const uint32_t *bc = d->r->by_corr, *c32 = d->ev->corr32;
-    const uint8_t *cat = d->ev->cat, *gpu = d->v->gpu;
+    const uint8_t *cat = d->ev->cat;
     uint32_t *cpu_call = d->cpu_call;
     for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
         uint32_t r0 = bc[s], code = c32[r0];
@@ -166,7 +166,7 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
             for (e = s + 1; e < n && same_corr(d, e, narrow, code, corr); e++) {
                 uint32_t r = bc[e];
                 cpu_call[r] = call;
-                if (t && gpu[r] && cat[r] == TP_CAT_KERNEL)
+                if (t && tp_an_view_gpu(d->v, r) && cat[r] == TP_CAT_KERNEL)
                     tally_add(t, place, r);
             }
             continue;
@@ -186,7 +186,7 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
         for (size_t k = s; k < e; k++) { /* the run's rows: their call, the kernels' tally */
             uint32_t r = bc[k];
             cpu_call[r] = call;
-            if (gpu[r] && cat[r] == TP_CAT_KERNEL)
+            if (tp_an_view_gpu(d->v, r) && cat[r] == TP_CAT_KERNEL)
                 tally_add(t, place, r);
         }
     }
@@ -237,16 +237,18 @@ static void find_threads(tp_diag_ctx *d, place_tally *t) {
         tally_open(t, d->ev->places.n);
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
-            long c =
-                d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL ? tp_diag_cpu_call(d, row) : -1;
+            long c = tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL
+                         ? tp_diag_cpu_call(d, row)
+                         : -1;
             if (c >= 0)
                 tally_add(t, tp_ev_place_index(d->ev, (size_t)c), i);
         }
     }
     if (!t->seen) { /* the first launching row's thread, counted with 1 launch */
         for (size_t i = 0; i < d->v->n; i++)
-            if (!d->v->gpu[i] && (d->ev->flags[d->v->row[i]] & TP_EVF_LAUNCH)) {
-                tally_add(t, tp_ev_place_index(d->ev, d->v->row[i]), i);
+            if (!tp_an_view_gpu(d->v, i) &&
+                (d->ev->flags[tp_an_view_row(d->v, i)] & TP_EVF_LAUNCH)) {
+                tally_add(t, tp_ev_place_index(d->ev, tp_an_view_row(d->v, i)), i);
                 break;
             }
     }
@@ -314,7 +316,7 @@ static void set_window(tp_diag_ctx *d, int64_t g0, int64_t g1) {
 
 /* A launch call of a training thread (launch-bound counts those in the window). */
 static inline int training_launch(const tp_diag_ctx *d, size_t i, size_t row) {
-    return !d->v->gpu[i] && (d->ev->flags[row] & TP_EVF_LAUNCH) &&
+    return !tp_an_view_gpu(d->v, i) && (d->ev->flags[row] & TP_EVF_LAUNCH) &&
            tp_diag_row_launch_thread(d, row);
 }
 
@@ -423,7 +425,7 @@ static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, co
         st->prev = a;
     }
     int sync;
-    if (d->v->gpu[i]) {
+    if (tp_an_view_gpu(d->v, i)) {
         st->lo = a < st->lo ? a : st->lo;
         st->hi = b > st->hi ? b : st->hi;
         add_ordered(&d->busy, a, b);
@@ -468,9 +470,8 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
         for (size_t i = 0, n = d->v->n; i < n; i++)
             collect_row(d, &st, i, i, 0);
     } else if (d->rows_once) { /* no seen test: the loop of TP_DIAG_FOR_ROWS without it */
-        const uint32_t *vrow = d->v->row;
         for (size_t i = 0, n = d->v->n; i < n; i++)
-            collect_row(d, &st, i, vrow[i], 1);
+            collect_row(d, &st, i, tp_an_view_row(d->v, i), 1);
     } else {
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
@@ -484,7 +485,7 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
         d->kernels.n = 0;
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
-            if (d->v->gpu[i] && d->ev->cat[row] == TP_CAT_KERNEL)
+            if (tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL)
                 add_ordered(&d->kernels, d->v->ts[i], tp_diag_vend(d->v, i));
         }
     }
@@ -499,9 +500,9 @@ static size_t launches_in_window(const tp_diag_ctx *d, size_t n_launch, int asc)
     if (asc && d->rows_once) {
         size_t lo = 0, hi = d->v->n;
         for (; lo < hi && d->v->ts[lo] < d->w0; lo++)
-            n_launch -= training_launch(d, lo, d->v->row[lo]);
+            n_launch -= training_launch(d, lo, tp_an_view_row(d->v, lo));
         for (; hi > lo && d->v->ts[hi - 1] >= d->w1; hi--)
-            n_launch -= training_launch(d, hi - 1, d->v->row[hi - 1]);
+            n_launch -= training_launch(d, hi - 1, tp_an_view_row(d->v, hi - 1));
         return n_launch;
     }
     tp_diag_clear_seen((tp_diag_ctx *)d);
@@ -664,8 +665,9 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     } else {
         d->rows_once = 1;
         for (size_t i = 1; i < v->n && d->rows_once; i++)
-            d->rows_once = v->row[i] > v->row[i - 1];
-        d->identity = d->rows_once && v->n == d->ev->n && (!v->n || v->row[v->n - 1] == v->n - 1);
+            d->rows_once = tp_an_view_row(v, i) > tp_an_view_row(v, i - 1);
+        d->identity =
+            d->rows_once && v->n == d->ev->n && (!v->n || tp_an_view_row(v, v->n - 1) == v->n - 1);
     }
     d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
     /* the classes by name id: every id is below the pool's count, which bounds the name

@@ -113,7 +113,8 @@ void tp_diag_ctx_free(tp_diag_ctx *d);
  * tp_diag_clear_seen). */
 #define TP_DIAG_FOR_ROWS(d, i, row)                                                                \
     for (size_t i = 0, row = 0; i < (d)->v->n; i++)                                                \
-        if ((row = (d)->v->row[i]), (d)->rows_once || (!(d)->seen[row] && ((d)->seen[row] = 1)))
+        if ((row = tp_an_view_row((d)->v, i)),                                                     \
+            (d)->rows_once || (!(d)->seen[row] && ((d)->seen[row] = 1)))
 
 void tp_diag_clear_seen(tp_diag_ctx *d);
 
@@ -122,7 +123,7 @@ const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d);
 
 /* End of view index i, never before its start. */
 static inline int64_t tp_diag_vend(const tp_an_view *v, size_t i) {
-    return v->end[i] > v->ts[i] ? v->end[i] : v->ts[i];
+    return tp_an_view_end(v, i) > v->ts[i] ? tp_an_view_end(v, i) : v->ts[i];
 }
 
 /* Name classes, computed once per name id (the string tests are the costly part of a pass). */

@@ -43,8 +43,8 @@ static const char *window_words(const tp_an_host *h) {
 /* The first CPU-side row named `name`, for the finding's source; -1 when none. */
 static long first_row(const tp_diag_ctx *d, uint32_t name) {
     for (size_t i = 0; name && i < d->v->n; i++)
-        if (!d->v->gpu[i] && d->ev->name[d->v->row[i]] == name)
-            return (long)d->v->row[i];
+        if (!tp_an_view_gpu(d->v, i) && d->ev->name[tp_an_view_row(d->v, i)] == name)
+            return (long)tp_an_view_row(d->v, i);
     return -1;
 }
 

@@ -62,12 +62,12 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     if (d->gpu_by_time) { /* the GPU rows alone, in the order the rows' pass visits them */
         for (size_t k = 0; k < d->v->n_gpu; k++) {
             size_t i = d->v->gpu_order[k];
-            kernel_in_window(d, st, bl, gd, &lo, &hi, i, d->v->row[i]);
+            kernel_in_window(d, st, bl, gd, &lo, &hi, i, tp_an_view_row(d->v, i));
         }
     } else {
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
-            if (d->v->gpu[i])
+            if (tp_an_view_gpu(d->v, i))
                 kernel_in_window(d, st, bl, gd, &lo, &hi, i, row);
         }
     }

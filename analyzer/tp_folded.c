@@ -30,8 +30,10 @@ static uint32_t pick_gpu(const tp_an_view *v, size_t i) {
 }
 
 static uint32_t pick_cat(const tp_an_view *v, size_t i, int cat_a, int cat_b) {
-    uint8_t c = v->r->ev.cat[v->row[i]];
-    return !v->gpu[i] && (c == cat_a || c == cat_b) ? v->r->ev.stack[v->row[i]] : 0;
+    uint8_t c = v->r->ev.cat[tp_an_view_row(v, i)];
+    return !tp_an_view_gpu(v, i) && (c == cat_a || c == cat_b)
+               ? v->r->ev.stack[tp_an_view_row(v, i)]
+               : 0;
 }
 
 static uint32_t pick_range(const tp_an_view *v, size_t i) {
@@ -116,7 +118,7 @@ static size_t rank_lines(const tp_model *m, const tp_rank *r, const tp_folded_op
     for (size_t i = 0; i < v.n; i++) {
         uint32_t stack = pick(&v, i);
         if (stack)
-            s[n++] = (sample){stack, r->ev.name[v.row[i]], v.end[i] - v.ts[i]};
+            s[n++] = (sample){stack, r->ev.name[tp_an_view_row(&v, i)], tp_an_view_dur(&v, i)};
     }
     qsort(s, n, sizeof *s, cmp_sample);
     tp_an_frames *fx = tp_an_frames_open(m, r, o->no_symbols, 0);

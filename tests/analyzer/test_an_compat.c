@@ -43,19 +43,19 @@ static void test_ns_rounding(void) {
     tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
     size_t k = find(&v, "k"), t = find(&v, "tiny");
     CHECK_EQ_I(v.ts[k], FX_US(1001));
-    CHECK_EQ_I(v.end[k], FX_US(1002));
+    CHECK_EQ_I(tp_an_view_end(&v, k), FX_US(1002));
     CHECK_EQ_I(v.ts[t], FX_US(1011));
-    CHECK_EQ_I(v.end[t] - v.ts[t], FX_US(-1)); /* HTA keeps the negative duration */
+    CHECK_EQ_I(tp_an_view_dur(&v, t), FX_US(-1)); /* HTA keeps the negative duration */
     tp_an_view_free(&v);
     o = hta(0, 1);
     tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
     k = find(&v, "k");
     CHECK_EQ_I(v.ts[k], FX_US(1000.5));
-    CHECK_EQ_I(v.end[k], FX_US(1002.7));
+    CHECK_EQ_I(tp_an_view_end(&v, k), FX_US(1002.7));
     tp_an_view_free(&v);
     tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL); /* native: exact */
     t = find(&v, "tiny");
-    CHECK_EQ_I(v.end[t] - v.ts[t], 50);
+    CHECK_EQ_I(tp_an_view_dur(&v, t), 50);
     tp_an_view_free(&v);
     tp_model_close(f.m);
 }
@@ -225,10 +225,13 @@ static void test_same_rows_paths(void) {
         CHECK_EQ_U(b.gpu_order != NULL, !tie);
         size_t bad = 0, linked = 0;
         for (size_t i = 0; i < a.n; i++) {
-            bad += a.row[i] != b.row[i] || a.ts[i] != b.ts[i] || a.end[i] != b.end[i];
-            bad += a.gpu[i] != b.gpu[i] || a.ktype[i] != b.ktype[i] || a.link[i] != b.link[i];
+            bad += tp_an_view_row(&a, i) != tp_an_view_row(&b, i) || a.ts[i] != b.ts[i] ||
+                   tp_an_view_end(&a, i) != tp_an_view_end(&b, i);
+            bad += tp_an_view_gpu(&a, i) != tp_an_view_gpu(&b, i) ||
+                   tp_an_view_ktype(&a, i) != tp_an_view_ktype(&b, i) ||
+                   tp_an_view_link(&a, i) != tp_an_view_link(&b, i);
             bad += tp_an_view_linked(&a, i) != tp_an_view_linked(&b, i);
-            linked += a.link[i] >= 0;
+            linked += tp_an_view_link(&a, i) >= 0;
         }
         for (size_t k = 0; a.gpu_order && b.gpu_order && k < a.n_gpu; k++)
             bad += a.gpu_order[k] != b.gpu_order[k];
