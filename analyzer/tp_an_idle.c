@@ -35,8 +35,9 @@ static int idle_row(const tp_an_view *v, size_t i) {
  * counts into ng[] and the idle sums into s. With ord NULL, rows' own order, while it is one
  * of distinct rising starts: returns 0 as soon as it is not (then nothing in s counts), else
  * 1. */
-static int classify_gaps(const tp_an_view *v, const uint32_t *rows, const size_t *ord, size_t n,
+static int classify_gaps(const tp_an_view *view, const uint32_t *rows, const size_t *ord, size_t n,
                          tp_an_idle_stream *s, uint8_t *cls, size_t *ng) {
+    const tp_an_view lv = *view, *v = &lv; /* in registers: see tp_an_view.h */
     memset(s->idle, 0, sizeof s->idle);
     memset(ng, 0, TP_IDLE_COUNT * sizeof *ng);
     for (size_t k = 1; k < n; k++) {
@@ -60,8 +61,9 @@ static int classify_gaps(const tp_an_view *v, const uint32_t *rows, const size_t
 /* The gaps again, each into its class's part of gap[] (in order within a class), with each
  * class's least and greatest (lo[], hi[]: the description then counts them without a test
  * of each value as a double). */
-static void fill_gaps(const tp_an_view *v, const uint32_t *rows, const size_t *ord, size_t n,
+static void fill_gaps(const tp_an_view *view, const uint32_t *rows, const size_t *ord, size_t n,
                       const uint8_t *cls, int64_t **gap, int64_t *lo, int64_t *hi) {
+    const tp_an_view lv = *view, *v = &lv; /* in registers: see tp_an_view.h */
     size_t at[TP_IDLE_COUNT] = {0};
     for (int c = 0; c < TP_IDLE_COUNT; c++)
         lo[c] = INT64_MAX, hi[c] = INT64_MIN;

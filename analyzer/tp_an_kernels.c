@@ -130,7 +130,7 @@ static inline int64_t edge_at(const edge_stream *s) {
 /* Steps s past its next edge; 0 when the one after it is earlier (HTA's rounding can make a
  * run end before it starts; a run starts after every end before it), which sweep_edges would
  * sort. */
-static inline int edge_next(edge_stream *s) {
+static inline __attribute__((always_inline)) int edge_next(edge_stream *s) {
     if (!s->half) {
         s->half = 1;
         return 1;
@@ -408,13 +408,16 @@ static void per_name(const tp_an_view *v, tp_an_kernels *out) {
     size_t n_names = (size_t)tp_model_n_strings(v->m) + 1;
     if (v->gpu_order && n_names <= 4 * v->n_gpu + 4096) {
         at = tp_mem_xcalloc(n_names + 1, sizeof *at);
-        for (size_t k = 0; k < v->n_gpu; k++) {
-            uint32_t i = v->gpu_order[k];
-            if (tp_an_view_ktype(v, i) != TP_KT_OTHER) {
-                uint32_t nm = v->r->ev.name[tp_an_view_row(v, i)];
+        /* the view in a local: the counts' stores (size_t, as the view's) would make each
+         * accessor read its column's pointer again */
+        const tp_an_view lv = *v;
+        for (size_t k = 0; k < lv.n_gpu; k++) {
+            uint32_t i = lv.gpu_order[k];
+            if (tp_an_view_ktype(&lv, i) != TP_KT_OTHER) {
+                uint32_t nm = lv.r->ev.name[tp_an_view_row(&lv, i)];
                 hi = nm > hi ? nm : hi;
                 at[nm + 1]++;
-                a[n++] = (tp_named){nm, tp_an_view_dur(v, i)};
+                a[n++] = (tp_named){nm, tp_an_view_dur(&lv, i)};
             }
         }
     } else if (v->gpu_order) { /* the GPU rows alone (in time order: the rows' order does not

@@ -18,11 +18,12 @@ static inline void runs_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_ru
      * records that set was ~1 M runs, fresh pages for each of five unions) */
     int64_t ra = 0, rb = 0, cummax = 0;
     int open = 0;
-    for (size_t k = 0; k < v->n_gpu; k++) {
-        uint32_t i = v->gpu_order[k];
-        if (!(kt_mask & (1u << tp_an_view_ktype(v, i))))
+    const tp_an_view lv = *v; /* fn's stores: the view's pointers in registers (tp_an_view.h) */
+    for (size_t k = 0; k < lv.n_gpu; k++) {
+        uint32_t i = lv.gpu_order[k];
+        if (!(kt_mask & (1u << tp_an_view_ktype(&lv, i))))
             continue;
-        int64_t a = v->ts[i], b = tp_an_view_end(v, i);
+        int64_t a = lv.ts[i], b = tp_an_view_end(&lv, i);
         if (!open || a > cummax) {
             if (open)
                 fn(ctx, ra, rb);
@@ -158,11 +159,12 @@ static inline void union_step(union_walk *w, int64_t a, int64_t b) {
 static void unions_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum *all,
                             tp_an_gpu_sum *some) {
     union_walk wa = {0}, ws = {0};
-    for (size_t k = 0; k < v->n_gpu; k++) {
-        uint32_t i = v->gpu_order[k];
-        int64_t a = v->ts[i], b = tp_an_view_end(v, i);
+    const tp_an_view lv = *v; /* the view's pointers in registers (tp_an_view.h) */
+    for (size_t k = 0; k < lv.n_gpu; k++) {
+        uint32_t i = lv.gpu_order[k];
+        int64_t a = lv.ts[i], b = tp_an_view_end(&lv, i);
         union_step(&wa, a, b);
-        if (kt_mask & (1u << tp_an_view_ktype(v, i)))
+        if (kt_mask & (1u << tp_an_view_ktype(&lv, i)))
             union_step(&ws, a, b);
     }
     if (wa.open)

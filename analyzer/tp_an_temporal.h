@@ -52,9 +52,10 @@ typedef struct {
 int tp_an_run_cursor_open(tp_an_run_cursor *c, const tp_an_view *v, unsigned kt_mask);
 
 /* The next run into *a, *b (1), or 0 when there is none left: tp_an_gpu_runs' walk of
- * gpu_order, stopped at each run it hands over (inline: a launch-bound trace has about a run
- * per GPU row). */
-static inline int tp_an_run_cursor_next(tp_an_run_cursor *c, int64_t *a, int64_t *b) {
+ * gpu_order, stopped at each run it hands over (inline, always: a launch-bound trace has about
+ * a run per GPU row). */
+static inline __attribute__((always_inline)) int tp_an_run_cursor_next(tp_an_run_cursor *c,
+                                                                       int64_t *a, int64_t *b) {
     const tp_an_view *v = c->v;
     int done = 0;
     while (!done && c->k < v->n_gpu) {

@@ -172,7 +172,11 @@ const char *tp_an_view_name(const tp_an_view *v, size_t i);
 /* Raw category text of view row i (never NULL). */
 const char *tp_an_view_cat(const tp_an_view *v, size_t i);
 
-/* The view's per-row facts, read through these (never the arrays, which may be absent). */
+/* The view's per-row facts, read through these (never the arrays, which may be absent).
+ * Each reads its column's pointer from the view and tests it: in a loop that stores to
+ * memory that may alias the view (a char, a size_t), that pointer is read again each time,
+ * so a hot loop reads a local copy of the view instead (const tp_an_view lv = *v, never
+ * passed out), whose pointers stay in registers. */
 #define TP_AN_VIEW_GPU 4u /* tp_an_view.kind's bit above the kernel type */
 _Static_assert(TP_KT_COUNT <= TP_AN_VIEW_GPU, "a kernel type fits below the GPU bit");
 
