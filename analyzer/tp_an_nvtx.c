@@ -126,21 +126,25 @@ static void add_gpu_row(const tp_an_view *v, tp_an_nvtx *out, const range_table 
     r->gpu_ns = tp_an_add(r->gpu_ns, d);
 }
 
-static void attribute_gpu(const tp_an_view *v, tp_an_nvtx *out, const range_table *t) {
+static int gpu_cat(uint8_t c) {
+    return c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET;
+}
+
+static void attribute_gpu(const tp_an_view *view, tp_an_nvtx *out, const range_table *t) {
+    /* the sums' stores: the view's pointers in registers through a copy (tp_an_view.h) */
+    const tp_an_view lv = *view, *v = &lv;
     const tp_events *ev = &v->r->ev;
     gpu_walk w = {-1, NULL};
     static const tp_cat kinds[] = {TP_CAT_KERNEL, TP_CAT_MEMCPY, TP_CAT_MEMSET};
     size_t n;
     /* kind by kind when the index has them: each sum is of durations >= 0 (the model's own
      * times), which tp_an_add sums to the same figure in any order; else one pass */
-    int by_kind = tp_an_view_cat_rows(v, kinds[0], &n) != NULL;
+    int by_kind = tp_an_view_cat_rows(view, kinds[0], &n) != NULL;
     for (size_t c = 0; c < (by_kind ? sizeof kinds / sizeof kinds[0] : 1); c++) {
-        const uint32_t *rows = by_kind ? tp_an_view_cat_rows(v, kinds[c], &n) : NULL;
+        const uint32_t *rows = by_kind ? tp_an_view_cat_rows(view, kinds[c], &n) : NULL;
         for (size_t k = 0, nk = rows ? n : v->n; k < nk; k++) { /* one call site: inlined */
             size_t i = rows ? rows[k] : k;
-            uint8_t cat = ev->cat[tp_an_view_row(v, i)];
-            if (tp_an_view_gpu(v, i) &&
-                (rows || cat == TP_CAT_KERNEL || cat == TP_CAT_MEMCPY || cat == TP_CAT_MEMSET))
+            if (tp_an_view_gpu(v, i) && (rows || gpu_cat(ev->cat[tp_an_view_row(v, i)])))
                 add_gpu_row(v, out, t, &w, i);
         }
     }
