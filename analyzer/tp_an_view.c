@@ -350,13 +350,16 @@ static inline int stream_is(const tp_events *ev, const uint8_t *pb, size_t i, un
     return bit == PLACE_STREAM_SET ? st >= 0 : st != -1;
 }
 
-/* gpu_class of a row of the correlation index; `fast` as link_runs. */
+/* gpu_class of a row of the correlation index; `fast` as link_runs (2: and no sync name in
+ * the pool, so no row's name needs a look: a load at random per row). */
 static inline __attribute__((always_inline)) int index_row_class(const tp_events *ev,
                                                                  const uint8_t *pb,
                                                                  const tp_syncnames *s, uint32_t i,
                                                                  int fast) {
     if (!fast)
         return gpu_class(ev, i, s);
+    if (fast == 2)
+        return (pb[ev->place[i]] & PLACE_STREAM_SET) != 0;
     uint32_t nm = ev->name[i];
     return (pb[ev->place[i]] & PLACE_STREAM_SET) || nm == s->ev_id || nm == s->ctx_id;
 }
@@ -364,7 +367,8 @@ static inline __attribute__((always_inline)) int index_row_class(const tp_events
 /* link_same's runs. `fast`: every correlation id is its 32-bit code (no wide id, no high
  * half) and the places have their bits (place_bits); then a run's rows share a code,
  * compared as such, and an index row's class (gpu_class: its id is >= 0) is its place's
- * PLACE_STREAM_SET or a sync name. Forced inline, one copy per value of `fast`. */
+ * PLACE_STREAM_SET or a sync name (fast == 2: no sync name in the pool, its place's bit
+ * alone). Forced inline, one copy per value of `fast`. */
 static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, const uint8_t *pb,
                                                             const tp_syncnames *s,
                                                             int32_t *restrict link, int fast) {
@@ -407,7 +411,9 @@ static void link_same(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
     /* a row with no correlation has no partner: only the index's rows are written again.
      * Every partner is a view row here, so `linked` would be link >= 0: not built */
     memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
-    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
+    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb && !s->event_sync && !s->context_sync)
+        link_runs(v->r, pb, s, v->link, 2);
+    else if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
         link_runs(v->r, pb, s, v->link, 1);
     else
         link_runs(v->r, pb, s, v->link, 0);
