@@ -267,7 +267,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
  * straight into the view's columns (not first for every row into scratch: 16 bytes a row
  * more at once, and a copy). When that is every model row in the model's order at the
  * model's times (native, no window), the view's starts are the model's column itself: 8
- * bytes a row neither copied nor resident twice. */
+ * bytes a row neither copied nor resident twice; nor are its rows (i) and ends (ts + dur32),
+ * 12 more (tp_an_view_row, tp_an_view_end). */
 static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
     return c->mode == 0 && !(v->opts.compat_hta && v->r->ev.load_ord) &&
            !(v->opts.window_hi > v->opts.window_lo);
