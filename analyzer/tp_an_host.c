@@ -280,34 +280,65 @@ static void thread_add(const tp_events *ev, tp_an_host *out, uint32_t r, int fir
     }
 }
 
+/* One thread's entry from its rows in start order, each taken mult[row] times (NULL: once
+ * unless a GPU row, as host_row of the identity view): the running union of thread_add, with
+ * the entry's figures in locals (a call per row, and stores through out->th, took two thirds
+ * of the host analysis's instructions). 0 when no row of the bucket counts. */
+static inline int thread_of_bucket(const tp_events *ev, const uint32_t *rows, size_t n,
+                                   const uint8_t *mult, const uint8_t *gpu, tp_an_host_thread *h) {
+    int64_t open_end = 0, last = 0, busy = 0;
+    size_t n_events = 0;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t r = rows[j];
+        unsigned c = mult ? mult[r] : !gpu[r];
+        if (!c)
+            continue;
+        int64_t a = ev->ts[r], b = row_end(ev, r);
+        if (!n_events) {
+            *h = (tp_an_host_thread){.pid = tp_ev_pid(ev, r), .tid = tp_ev_tid(ev, r), .first = a};
+            open_end = a, last = h->last, busy = h->busy;
+        }
+        n_events += c; /* the row's repeats add nothing to the union */
+        last = b > last ? b : last;
+        if (b > open_end) { /* the part past what is already counted */
+            busy = tp_an_add(busy, b - (a > open_end ? a : open_end));
+            open_end = b;
+        }
+    }
+    if (n_events)
+        h->n_events = n_events, h->last = last, h->busy = busy;
+    return n_events != 0;
+}
+
 /* fill_threads from the model's per-thread row lists (rows with stream -1, by start), each
  * row taken as often as it is a host row of the view; 0 when one is more than 255 times. A thread's
  * entry does not depend on the order of rows that start together (its busy time is their union), so
  * this gives the sort's figures without the sort (24 bytes a CPU row at once: the host analysis was
- * the report's peak on the larger peer traces, docs/PERFORMANCE.md). */
+ * the report's peak on the larger peer traces, docs/PERFORMANCE.md). When the view's rows are the
+ * model's, in order (by_corr set), a listed row is a host row once unless it is a GPU row: no
+ * count per row, nor its pass over the view. */
 static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     const tp_buckets *t = &v->r->threads;
-    uint8_t *mult = tp_an_tmp0(v, ev->n, 1);
+    uint8_t *mult = NULL;
     int ok = 1;
-    for (size_t i = 0; i < v->n && ok; i++)
-        if (host_row(v, i)) { /* the lists hold the rows with stream -1 only */
-            uint32_t r = v->row[i];
-            ok = mult[r] < UINT8_MAX;
-            mult[r]++;
-        }
+    if (!v->by_corr) {
+        mult = tp_an_tmp0(v, ev->n, 1);
+        for (size_t i = 0; i < v->n && ok; i++)
+            if (host_row(v, i)) { /* the lists hold the rows with stream -1 only */
+                uint32_t r = v->row[i];
+                ok = mult[r] < UINT8_MAX;
+                mult[r]++;
+            }
+    }
     if (ok) {
         size_t nt = 0;
         for (size_t k = 0; k < t->n; k++) /* entries: at most one per bucket */
             nt += t->off[k + 1] > t->off[k];
         out->th = tp_an_alloc(nt + 1, sizeof *out->th);
-        int64_t open_end = 0;
-        for (size_t k = 0; k < t->n; k++) {
-            int first = 1;
-            for (size_t j = t->off[k]; j < t->off[k + 1]; j++)
-                for (uint8_t c = mult[t->rows[j]]; c > 0; c--, first = 0)
-                    thread_add(ev, out, t->rows[j], first, &open_end);
-        }
+        for (size_t k = 0; k < t->n; k++)
+            out->n_threads += thread_of_bucket(ev, t->rows + t->off[k], t->off[k + 1] - t->off[k],
+                                               mult, v->gpu, &out->th[out->n_threads]);
     }
     tp_an_tmp_put(v, mult);
     return ok;
