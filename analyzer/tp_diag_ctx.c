@@ -604,6 +604,19 @@ static inline __attribute__((always_inline)) int64_t drain_of(const split_runs *
     return len < sl ? len : sl;
 }
 
+/* The start of the first sync or data run that ends after b (INT64_MAX: none): no run
+ * reaches into (b, that start), so an idle gap inside it is all "rest" (no sync, data nor
+ * drain). From the cursors on: every run before them ends at or before b. */
+static inline int64_t quiet_until(const split_runs *sync, const split_runs *data, int64_t b) {
+    size_t x = sync->k, y = data->k;
+    while (x < sync->n && sync->b[x] <= b)
+        x++;
+    while (y < data->n && data->b[y] <= b)
+        y++;
+    int64_t hs = x < sync->n ? sync->a[x] : INT64_MAX, hd = y < data->n ? data->a[y] : INT64_MAX;
+    return hs < hd ? hs : hd;
+}
+
 /* idle = the window less busy (tp_an_ivset_minus of [w0, w1): busy's gaps, busy being
  * normalized inside the window), its length (in run order, as tp_an_ivset_len), and the
  * idle split in the same walk, as the set algebra defines it (idle ∩ sync; (idle - sync) ∩
@@ -622,13 +635,21 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
     split_acc acc = {0, 0, 0, 0, s->other_set.a, s->other_set.b, 0};
     int64_t idle = 0, drain = 0, wait = d->v->opts.kernel_wait_ns;
     size_t dk = 0, dj = 0; /* the drain's cursors into sync and data */
+    /* (quiet_lo, quiet_hi]: no sync or data run touches it (a later gap starts after the last
+     * one walked, quiet_lo: its end); empty until a first gap is walked */
+    int64_t quiet_lo = INT64_MAX, quiet_hi = INT64_MIN;
     for (size_t i = 0; i <= nb; i++) {
         int64_t a = i ? bb[i - 1] : d->w0, b = i < nb ? ba[i] : d->w1;
         if (b <= a)
             continue;
         idle = tp_an_add(idle, b - a);
-        drain += drain_of(&sync, &dk, &data, &dj, a, b);
         int short_gap = b - a < wait;
+        if (a > quiet_lo && b <= quiet_hi) { /* between syncs and data loading (most gaps): the
+                                                walks below would find nothing to cut */
+            rest_piece(&acc, short_gap, a, b);
+            continue;
+        }
+        drain += drain_of(&sync, &dk, &data, &dj, a, b);
         while (sync.k < sync.n && sync.b[sync.k] <= a) /* idle minus sync, as tp_an_ivset_minus */
             sync.k++;
         for (size_t x = sync.k; x < sync.n && sync.a[x] < b; x++) {
@@ -641,6 +662,7 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
         }
         if (b > a)
             nosync_piece(&data, &acc, short_gap, a, b);
+        quiet_lo = b, quiet_hi = quiet_until(&sync, &data, b);
     }
     s->idle = idle, s->sync = acc.sync, s->data = acc.data, s->shortg = acc.shortg;
     s->other = acc.other, s->other_set.n = acc.on;
