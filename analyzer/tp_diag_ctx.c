@@ -159,10 +159,10 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
         uint32_t r0 = bc[s], code = c32[r0];
         int64_t corr =
             narrow ? (code == TP_EV_U32_NONE ? -1 : (int64_t)code) : tp_ev_corr(d->ev, r0);
-        if (corr >= 0 && tp_diag_is_api(cat[r0]) && tp_ev_stream(d->ev, r0) == -1) {
+        size_t place = tp_ev_place_index(d->ev, r0); /* the call's when r0 is it: read once */
+        if (corr >= 0 && tp_diag_is_api(cat[r0]) && d->ev->places.v[place].stream == -1) {
             uint32_t call = r0 + 1;
-            size_t place = t ? tp_ev_place_index(d->ev, r0) : 0; /* the call's, for its kernels */
-            cpu_call[r0] = call;                                 /* an API row: not a kernel */
+            cpu_call[r0] = call; /* an API row: not a kernel */
             for (e = s + 1; e < n && same_corr(d, e, narrow, code, corr); e++) {
                 uint32_t r = bc[e];
                 cpu_call[r] = call;
@@ -182,7 +182,7 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
                 cpu_call[bc[k]] = call;
             continue;
         }
-        size_t place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
+        place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
         for (size_t k = s; k < e; k++) { /* the run's rows: their call, the kernels' tally */
             uint32_t r = bc[k];
             cpu_call[r] = call;
@@ -629,6 +629,8 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
     s->other_set.sc = d->v->scratch;
     size_t nb = d->busy.n - d->busy_from;
     tp_an_ivset_bound(&s->other_set, nb + 1 + d->sync.n + d->data.n);
+    tp_an_ivset_push(&d->busy, d->w1, d->w1); /* the last gap ends where this one starts: every
+                                                 gap's end is read from ba, no test per gap */
     const int64_t *ba = d->busy.a + d->busy_from, *bb = d->busy.b + d->busy_from;
     split_runs sync = {d->sync.a, d->sync.b, d->sync.n, 0};
     split_runs data = {d->data.a, d->data.b, d->data.n, 0};
@@ -637,9 +639,10 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
     size_t dk = 0, dj = 0; /* the drain's cursors into sync and data */
     /* (quiet_lo, quiet_hi]: no sync or data run touches it (a later gap starts after the last
      * one walked, quiet_lo: its end); empty until a first gap is walked */
-    int64_t quiet_lo = INT64_MAX, quiet_hi = INT64_MIN;
+    int64_t quiet_lo = INT64_MAX, quiet_hi = INT64_MIN, next_a = d->w0;
     for (size_t i = 0; i <= nb; i++) {
-        int64_t a = i ? bb[i - 1] : d->w0, b = i < nb ? ba[i] : d->w1;
+        int64_t a = next_a, b = ba[i];
+        next_a = bb[i];
         if (b <= a)
             continue;
         idle = tp_an_add(idle, b - a);
