@@ -64,6 +64,11 @@ static const uint32_t *range_list(const tp_an_view *v, size_t lists, size_t k, s
     return tp_an_view_cat_rows(v, range_cats[k], n);
 }
 
+/* is_range of view row i from range_list's `rows`: of a range category when listed. */
+static inline int in_range_list(const tp_an_view *v, const uint32_t *rows, size_t i) {
+    return rows ? !v->gpu[i] : is_range(v, i);
+}
+
 static int64_t row_end(const tp_events *ev, size_t row) {
     return ev->ts[row] + tp_ev_dur(ev, row);
 }
@@ -103,7 +108,7 @@ static void find_steps(const tp_an_view *v, step_info *s) {
         const uint32_t *rows = range_list(v, lists, l, &n);
         for (size_t k = 0; k < n; k++) {
             size_t i = rows ? rows[k] : k, row = v->row[i];
-            if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
+            if (!in_range_list(v, rows, i) || !tp_an_namememo_get(&step, ev->name[row]))
                 continue;
             tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
             tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
@@ -191,7 +196,7 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
         const uint32_t *rows = range_list(v, lists, l, &n);
         for (size_t k = 0; k < n; k++) {
             size_t i = rows ? rows[k] : k;
-            if (!is_range(v, i)) /* first: most rows are not ranges, and need no times */
+            if (!in_range_list(v, rows, i)) /* first: most rows are not ranges, no times needed */
                 continue;
             size_t row = v->row[i];
             int64_t a = ev->ts[row], b = row_end(ev, row);
@@ -280,24 +285,35 @@ static void thread_add(const tp_events *ev, tp_an_host *out, uint32_t r, int fir
     }
 }
 
-/* One thread's entry from its rows in start order, each taken mult[row] times (NULL: once
- * unless a GPU row, as host_row of the identity view): the running union of thread_add, with
- * the entry's figures in locals (a call per row, and stores through out->th, took two thirds
- * of the host analysis's instructions). 0 when no row of the bucket counts. */
-static inline int thread_of_bucket(const tp_events *ev, const uint32_t *rows, size_t n,
-                                   const uint8_t *mult, const uint8_t *gpu, tp_an_host_thread *h) {
-    int64_t open_end = 0, last = 0, busy = 0;
+/* How many times listed row r is a host row of the view: mult[r], or with mult NULL (the
+ * identity view) once unless it is a GPU row. */
+static inline __attribute__((always_inline)) unsigned row_mult(const uint8_t *mult,
+                                                               const uint8_t *gpu, uint32_t r) {
+    return mult ? mult[r] : !gpu[r];
+}
+
+/* One thread's entry from its rows in start order, each taken row_mult times: the running
+ * union of thread_add, with the entry's figures in locals (a call per row, and stores through
+ * out->th, took two thirds of the host analysis's instructions). 0 when no row of the bucket
+ * counts. Always inlined: its caller passes mult NULL or not as a constant (no test per row). */
+static inline __attribute__((always_inline)) int
+thread_of_bucket(const tp_events *ev, const uint32_t *rows, size_t n, const uint8_t *mult,
+                 const uint8_t *gpu, tp_an_host_thread *h) {
+    size_t j = 0;
+    while (j < n && !row_mult(mult, gpu, rows[j]))
+        j++;
+    if (j == n)
+        return 0;
+    int64_t first = ev->ts[rows[j]], open_end = first, last = 0, busy = 0;
+    *h = (tp_an_host_thread){
+        .pid = tp_ev_pid(ev, rows[j]), .tid = tp_ev_tid(ev, rows[j]), .first = first};
     size_t n_events = 0;
-    for (size_t j = 0; j < n; j++) {
+    for (; j < n; j++) {
         uint32_t r = rows[j];
-        unsigned c = mult ? mult[r] : !gpu[r];
+        unsigned c = row_mult(mult, gpu, r);
         if (!c)
             continue;
         int64_t a = ev->ts[r], b = row_end(ev, r);
-        if (!n_events) {
-            *h = (tp_an_host_thread){.pid = tp_ev_pid(ev, r), .tid = tp_ev_tid(ev, r), .first = a};
-            open_end = a, last = h->last, busy = h->busy;
-        }
         n_events += c; /* the row's repeats add nothing to the union */
         last = b > last ? b : last;
         if (b > open_end) { /* the part past what is already counted */
@@ -305,9 +321,17 @@ static inline int thread_of_bucket(const tp_events *ev, const uint32_t *rows, si
             open_end = b;
         }
     }
-    if (n_events)
-        h->n_events = n_events, h->last = last, h->busy = busy;
-    return n_events != 0;
+    h->n_events = n_events, h->last = last, h->busy = busy;
+    return 1;
+}
+
+/* Every bucket's entry (thread_of_bucket), for mult NULL or not. */
+static inline __attribute__((always_inline)) void
+threads_of_buckets(const tp_events *ev, const tp_buckets *t, const uint8_t *mult,
+                   const uint8_t *gpu, tp_an_host *out) {
+    for (size_t k = 0; k < t->n; k++)
+        out->n_threads += thread_of_bucket(ev, t->rows + t->off[k], t->off[k + 1] - t->off[k], mult,
+                                           gpu, &out->th[out->n_threads]);
 }
 
 /* fill_threads from the model's per-thread row lists (rows with stream -1, by start), each
@@ -336,9 +360,10 @@ static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
         for (size_t k = 0; k < t->n; k++) /* entries: at most one per bucket */
             nt += t->off[k + 1] > t->off[k];
         out->th = tp_an_alloc(nt + 1, sizeof *out->th);
-        for (size_t k = 0; k < t->n; k++)
-            out->n_threads += thread_of_bucket(ev, t->rows + t->off[k], t->off[k + 1] - t->off[k],
-                                               mult, v->gpu, &out->th[out->n_threads]);
+        if (mult)
+            threads_of_buckets(ev, t, mult, v->gpu, out);
+        else
+            threads_of_buckets(ev, t, NULL, v->gpu, out);
     }
     tp_an_tmp_put(v, mult);
     return ok;
