@@ -412,53 +412,66 @@ static inline void add_kernel(tp_diag_ctx *d, collect_state *st, int64_t a, int6
     st->ka = a, st->kb = b;
 }
 
+/* A host sync row: its interval in d->sync, view row i in d->sync_at. */
+static inline void add_sync(tp_diag_ctx *d, size_t i, int64_t a, int64_t b) {
+    add_ordered(&d->sync, a, b);
+    tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
+    d->sync_at[d->n_sync_at++] = i;
+}
+
+/* collect_sets' work for a CPU row: its times are read only where a set takes them (a step,
+ * data loading, a sync: a few rows), not for every row. */
+static inline __attribute__((always_inline)) void
+collect_cpu_row(tp_diag_ctx *d, collect_state *st, size_t i, size_t row, uint8_t cat) {
+    const tp_an_view *v = d->v;
+    unsigned nc = tp_diag_name_class(d, row);
+    int api = tp_diag_is_api(cat);
+    if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
+        tp_diag_row_launch_thread(d, row)) {
+        if (nc & TP_DIAG_NC_STEP)
+            tp_an_ivset_add(&d->steps, v->ts[i], tp_diag_vend(v, i));
+        if (nc & TP_DIAG_NC_DATA) {
+            tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1, sizeof *d->data_at);
+            d->data_at[d->n_data_at++] = i;
+        }
+    }
+    st->nl += (d->ev->flags[row] & TP_EVF_LAUNCH) && tp_diag_row_launch_thread(d, row);
+    int sync =
+        api ? (nc & TP_DIAG_NC_SYNC) != 0 : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
+    if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
+        tp_diag_row_launch_thread(d, row))
+        add_ordered(&d->data, v->ts[i], tp_diag_vend(v, i));
+    if (sync && tp_diag_host_sync(d, row))
+        add_sync(d, i, v->ts[i], tp_diag_vend(v, i));
+}
+
 /* collect_sets' work for view row i, model row `row`; `track`: test that the starts ascend
  * (0: known). */
 static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, collect_state *st,
                                                               size_t i, size_t row, int track) {
     uint8_t cat = d->ev->cat[row];
-    int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
     if (track) {
+        int64_t a = d->v->ts[i];
         st->up &= a >= st->prev;
         st->prev = a;
     }
-    int sync;
-    if (d->v->gpu[i]) {
-        st->lo = a < st->lo ? a : st->lo;
-        st->hi = b > st->hi ? b : st->hi;
-        add_ordered(&d->busy, a, b);
-        if (cat == TP_CAT_KERNEL)
-            add_kernel(d, st, a, b);
-        else if (cat == TP_CAT_MEMCPY) {
-            add_ordered(&d->copies, a, b);
-            st->chi = b > st->chi ? b : st->chi;
-        }
-        sync = (tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row);
-    } else {
-        unsigned nc = tp_diag_name_class(d, row);
-        int api = tp_diag_is_api(cat);
-        if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
-            tp_diag_row_launch_thread(d, row)) {
-            if (nc & TP_DIAG_NC_STEP)
-                tp_an_ivset_add(&d->steps, a, b);
-            if (nc & TP_DIAG_NC_DATA) {
-                tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1,
-                           sizeof *d->data_at);
-                d->data_at[d->n_data_at++] = i;
-            }
-        }
-        st->nl += (d->ev->flags[row] & TP_EVF_LAUNCH) && tp_diag_row_launch_thread(d, row);
-        sync =
-            api ? (nc & TP_DIAG_NC_SYNC) != 0 : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
-        if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
-            tp_diag_row_launch_thread(d, row))
-            add_ordered(&d->data, a, b);
+    if (!d->v->gpu[i]) {
+        collect_cpu_row(d, st, i, row, cat);
+        return;
     }
-    if (sync && tp_diag_host_sync(d, row)) {
-        add_ordered(&d->sync, a, b);
-        tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
-        d->sync_at[d->n_sync_at++] = i;
+    int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
+    st->lo = a < st->lo ? a : st->lo;
+    st->hi = b > st->hi ? b : st->hi;
+    add_ordered(&d->busy, a, b);
+    if (cat == TP_CAT_KERNEL)
+        add_kernel(d, st, a, b);
+    else if (cat == TP_CAT_MEMCPY) {
+        add_ordered(&d->copies, a, b);
+        st->chi = b > st->chi ? b : st->chi;
     }
+    if ((tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row) &&
+        tp_diag_host_sync(d, row))
+        add_sync(d, i, a, b);
 }
 
 static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
