@@ -92,7 +92,14 @@ long tp_an_enclosing_at_from(const tp_rank *r, size_t bucket, int64_t t, unsigne
     size_t step = 1;
     if (lo < b->off[bucket] || lo > hi || (lo > b->off[bucket] && ts[b->rows[lo - 1]] > t))
         lo = b->off[bucket]; /* not a place at or before t's: from the start */
-    for (;;) {               /* rows before lo start at or before t; probe lo + step - 1 */
+    /* mostly the answer is the cursor or a row or two past it: those are tested one by one
+     * before the gallop (which took two probes and a search for a step of one) */
+    for (int k = 0; k < 3; k++, lo++)
+        if (lo == hi || ts[b->rows[lo]] > t) {
+            *cursor = lo;
+            return enclosing_before(r, bucket, lo, t, kinds);
+        }
+    for (;;) { /* rows before lo start at or before t; probe lo + step - 1 */
         uint32_t probe = hi - lo >= step ? (uint32_t)(lo + step - 1) : hi;
         if (probe == hi || ts[b->rows[probe]] > t) {
             lo = first_after(&r->ev, b->rows, lo, probe, t);

@@ -65,6 +65,11 @@ static const uint32_t *range_list(const tp_an_view *v, size_t lists, size_t k, s
     return tp_an_view_cat_rows(v, range_cats[k], n);
 }
 
+/* is_range of view row i from range_list's `rows`: of a range category when listed. */
+static inline int in_range_list(const tp_an_view *v, const uint32_t *rows, size_t i) {
+    return rows ? !tp_an_view_gpu(v, i) : is_range(v, i);
+}
+
 static int64_t row_end(const tp_events *ev, size_t row) {
     return ev->ts[row] + tp_ev_dur(ev, row);
 }
@@ -104,7 +109,7 @@ static void find_steps(const tp_an_view *v, step_info *s) {
         const uint32_t *rows = range_list(v, lists, l, &n);
         for (size_t k = 0; k < n; k++) {
             size_t i = rows ? rows[k] : k, row = tp_an_view_row(v, i);
-            if (!is_range(v, i) || !tp_an_namememo_get(&step, ev->name[row]))
+            if (!in_range_list(v, rows, i) || !tp_an_namememo_get(&step, ev->name[row]))
                 continue;
             tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
             tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
@@ -192,7 +197,7 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
         const uint32_t *rows = range_list(v, lists, l, &n);
         for (size_t k = 0; k < n; k++) {
             size_t i = rows ? rows[k] : k;
-            if (!is_range(v, i)) /* first: most rows are not ranges, and need no times */
+            if (!in_range_list(v, rows, i)) /* first: most rows are not ranges, no times needed */
                 continue;
             size_t row = tp_an_view_row(v, i);
             int64_t a = ev->ts[row], b = row_end(ev, row);
@@ -281,34 +286,85 @@ static void thread_add(const tp_events *ev, tp_an_host *out, uint32_t r, int fir
     }
 }
 
+/* How many times listed row r is a host row of the view: mult[r], or with mult NULL (the
+ * identity view) once unless it is a GPU row (`kind`: the view's tp_an_view.kind). */
+static inline __attribute__((always_inline)) unsigned row_mult(const uint8_t *mult,
+                                                               const uint8_t *kind, uint32_t r) {
+    return mult ? mult[r] : !(kind[r] & TP_AN_VIEW_GPU);
+}
+
+/* One thread's entry from its rows in start order, each taken row_mult times: the running
+ * union of thread_add, with the entry's figures in locals (a call per row, and stores through
+ * out->th, took two thirds of the host analysis's instructions). 0 when no row of the bucket
+ * counts. Always inlined: its caller passes mult NULL or not as a constant (no test per row). */
+static inline __attribute__((always_inline)) int
+thread_of_bucket(const tp_events *ev, const uint32_t *rows, size_t n, const uint8_t *mult,
+                 const uint8_t *kind, tp_an_host_thread *h) {
+    size_t j = 0;
+    while (j < n && !row_mult(mult, kind, rows[j]))
+        j++;
+    if (j == n)
+        return 0;
+    int64_t first = ev->ts[rows[j]], open_end = first, last = 0, busy = 0;
+    *h = (tp_an_host_thread){
+        .pid = tp_ev_pid(ev, rows[j]), .tid = tp_ev_tid(ev, rows[j]), .first = first};
+    size_t n_events = 0;
+    for (; j < n; j++) {
+        uint32_t r = rows[j];
+        unsigned c = row_mult(mult, kind, r);
+        if (!c)
+            continue;
+        int64_t a = ev->ts[r], b = row_end(ev, r);
+        n_events += c; /* the row's repeats add nothing to the union */
+        last = b > last ? b : last;
+        if (b > open_end) { /* the part past what is already counted */
+            busy = tp_an_add(busy, b - (a > open_end ? a : open_end));
+            open_end = b;
+        }
+    }
+    h->n_events = n_events, h->last = last, h->busy = busy;
+    return 1;
+}
+
+/* Every bucket's entry (thread_of_bucket), for mult NULL or not. */
+static inline __attribute__((always_inline)) void
+threads_of_buckets(const tp_events *ev, const tp_buckets *t, const uint8_t *mult,
+                   const uint8_t *kind, tp_an_host *out) {
+    for (size_t k = 0; k < t->n; k++)
+        out->n_threads += thread_of_bucket(ev, t->rows + t->off[k], t->off[k + 1] - t->off[k], mult,
+                                           kind, &out->th[out->n_threads]);
+}
+
 /* fill_threads from the model's per-thread row lists (rows with stream -1, by start), each
  * row taken as often as it is a host row of the view; 0 when one is more than 255 times. A thread's
  * entry does not depend on the order of rows that start together (its busy time is their union), so
  * this gives the sort's figures without the sort (24 bytes a CPU row at once: the host analysis was
- * the report's peak on the larger peer traces, docs/PERFORMANCE.md). */
+ * the report's peak on the larger peer traces, docs/PERFORMANCE.md). When the view's rows are the
+ * model's, in order (by_corr set), a listed row is a host row once unless it is a GPU row: no
+ * count per row, nor its pass over the view. */
 static int threads_from_index(const tp_an_view *v, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     const tp_buckets *t = &v->r->threads;
-    uint8_t *mult = tp_an_tmp0(v, ev->n, 1);
+    uint8_t *mult = NULL;
     int ok = 1;
-    for (size_t i = 0; i < v->n && ok; i++)
-        if (host_row(v, i)) { /* the lists hold the rows with stream -1 only */
-            uint32_t r = tp_an_view_row(v, i);
-            ok = mult[r] < UINT8_MAX;
-            mult[r]++;
-        }
+    if (!v->by_corr) {
+        mult = tp_an_tmp0(v, ev->n, 1);
+        for (size_t i = 0; i < v->n && ok; i++)
+            if (host_row(v, i)) { /* the lists hold the rows with stream -1 only */
+                uint32_t r = tp_an_view_row(v, i);
+                ok = mult[r] < UINT8_MAX;
+                mult[r]++;
+            }
+    }
     if (ok) {
         size_t nt = 0;
         for (size_t k = 0; k < t->n; k++) /* entries: at most one per bucket */
             nt += t->off[k + 1] > t->off[k];
         out->th = tp_an_alloc(nt + 1, sizeof *out->th);
-        int64_t open_end = 0;
-        for (size_t k = 0; k < t->n; k++) {
-            int first = 1;
-            for (size_t j = t->off[k]; j < t->off[k + 1]; j++)
-                for (uint8_t c = mult[t->rows[j]]; c > 0; c--, first = 0)
-                    thread_add(ev, out, t->rows[j], first, &open_end);
-        }
+        if (mult)
+            threads_of_buckets(ev, t, mult, v->kind, out);
+        else
+            threads_of_buckets(ev, t, NULL, v->kind, out);
     }
     tp_an_tmp_put(v, mult);
     return ok;

@@ -10,11 +10,14 @@
 #include "tp_mem.h"
 #include "tp_sort.h"
 
-/* One GPU op, with the stack of the call that launched it. */
+/* The GPU ops of one (launching stack, kernel name): how many, and their time added in op
+ * order. Or one GPU op alone (count 1) when sums by pair could differ from sums in op order
+ * (see gather). */
 typedef struct {
     uint32_t stack, name;
     int64_t group; /* set once stacks are grouped; NO_GROUP: no stack (sorts last) */
     int64_t ns;
+    size_t count;
 } op;
 
 #define NO_GROUP INT64_MAX
@@ -67,24 +70,111 @@ uint32_t tp_an_stacks_launch(const tp_an_view *v, size_t i) {
     return l >= 0 ? v->r->ev.stack[tp_an_view_row(v, l)] : 0;
 }
 
-/* The GPU ops the kernels table counts, with their launching stacks; *hi: the largest stack
- * id among them (found here, not by a pass of its own over the ops). */
-static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops, uint32_t *hi) {
-    op *ops = tp_an_tmp(v, v->n_gpu + 1, sizeof *ops); /* the view's scratch */
-    size_t n = 0;
-    uint32_t top = 0;
-    const uint32_t *gpu = tp_an_view_gpu_rows(v); /* the GPU rows in view order, or NULL */
-    for (size_t k = 0, m = gpu ? v->n_gpu : v->n; k < m; k++) {
-        size_t i = gpu ? gpu[k] : k;
-        if (!tp_an_stacks_counted(v, i))
-            continue;
-        int64_t ns = tp_an_view_dur(v, i);
-        uint32_t st = tp_an_stacks_launch(v, i);
-        top = st > top ? st : top;
-        ops[n++] = (op){st, v->r->ev.name[tp_an_view_row(v, i)], NO_GROUP, ns};
-        out->gpu_ns = tp_an_add(out->gpu_ns, ns);
+/* The ops found so far by (stack, name): an open-addressing table of indexes into the op
+ * list (+ 1; 0: empty), and per name id the op of its last hit (a name is mostly launched
+ * from one stack: a load and a compare instead of a hash and a probe). */
+typedef struct {
+    uint32_t *slot, *last; /* slot: mask + 1 cells; last: per name id, op index + 1 */
+    size_t mask;
+} pair_index;
+
+static size_t pair_slot(const pair_index *x, const op *ops, uint32_t stack, uint32_t name) {
+    size_t at = (size_t)tp_hash_mix64((uint64_t)stack << 32 | name) & x->mask;
+    while (x->slot[at] &&
+           (ops[x->slot[at] - 1].stack != stack || ops[x->slot[at] - 1].name != name))
+        at = (at + 1) & x->mask;
+    return at;
+}
+
+/* A new (stack, name) op at ops[n] (out of line: most ops hit one seen before). */
+static void pair_new(pair_index *x, op **ops, size_t *cap, size_t n, size_t at, uint32_t stack,
+                     uint32_t name) {
+    TP_MEM_XGROW(*ops, *cap, n + 1);
+    (*ops)[n] = (op){stack, name, NO_GROUP, 0, 0};
+    x->slot[at] = (uint32_t)n + 1;
+    if (2 * (n + 1) > x->mask + 1) { /* keep it at most half full */
+        free(x->slot);
+        x->mask = 2 * x->mask + 1;
+        x->slot = tp_mem_xcalloc(x->mask + 1, sizeof *x->slot);
+        for (size_t k = 0; k <= n; k++)
+            x->slot[pair_slot(x, *ops, (*ops)[k].stack, (*ops)[k].name)] = (uint32_t)k + 1;
     }
-    out->n_ops = *n_ops = n;
+}
+
+/* The largest bit count `lim` such that m times of at most 2^lim in absolute value add up
+ * to at most INT64_MAX, whatever their order and signs (0: none). */
+static unsigned exact_bits(size_t m) {
+    unsigned bits = 0;
+    while (bits < 64 && (uint64_t)m >> bits)
+        bits++;
+    return bits < 63 ? 63 - bits : 0;
+}
+
+/* A new (stack, name) entry for an op, found in no pair or past the pairs (by_pair 0). */
+static size_t op_entry(pair_index *x, op **ops, size_t *cap, size_t *n, int by_pair, uint32_t st,
+                       uint32_t name) {
+    if (!by_pair) {
+        TP_MEM_XGROW(*ops, *cap, *n + 1);
+        (*ops)[*n] = (op){st, name, NO_GROUP, 0, 0};
+        return ++*n;
+    }
+    size_t at = pair_slot(x, *ops, st, name), o = x->slot[at];
+    if (!o) {
+        pair_new(x, ops, cap, *n, at, st, name);
+        o = ++*n;
+    }
+    x->last[name] = (uint32_t)o;
+    return o;
+}
+
+/* The GPU ops the kernels table counts, by (launching stack, name) in order of first sight;
+ * *hi: the largest stack id among them. Each pair's time is summed in op order, and its sums
+ * by group are those of adding the ops one by one in op order (tp_an_add) while no partial
+ * sum can saturate: each op's time within 2^lim (exact_bits of the ops' count); from the first
+ * op past that on every op is an entry of its own (count 1), in op order, added saturating.
+ * The sums before it are exact, so plain adds. Returns a new array of *n_ops entries. */
+static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops, uint32_t *hi) {
+    size_t n = 0, cap = 0, nops = 0;
+    op *ops = NULL;
+    uint32_t top = 0;
+    pair_index x = {tp_mem_xcalloc(256, sizeof *x.slot),
+                    tp_mem_xcalloc((size_t)tp_model_n_strings(v->m) + 1, sizeof *x.last), 255};
+    const uint32_t *gpu = tp_an_view_gpu_rows(v); /* the GPU rows in view order, or NULL */
+    size_t m = gpu ? v->n_gpu : v->n;
+    unsigned lim = exact_bits(m);
+    /* ns + bias < span: -2^lim <= ns < 2^lim (span 0, past the first op out of it: never) */
+    uint64_t bias = lim ? (uint64_t)1 << lim : 0, span = 2 * bias;
+    int64_t gpu_ns = 0;
+    for (size_t k = 0; k < m; k++) {
+        size_t i = gpu ? gpu[k] : k;
+        if (!((gpu || tp_an_view_gpu(v, i)) &&
+              tp_an_view_ktype(v, i) != TP_KT_OTHER)) /* tp_an_stacks_counted */
+            continue;
+        int64_t ns = tp_an_view_end(v, i) - v->ts[i];
+        uint32_t st = tp_an_stacks_launch(v, i), name = v->r->ev.name[tp_an_view_row(v, i)];
+        size_t o = x.last[name];
+        if ((uint64_t)ns + bias < span) {
+            if (!o || ops[o - 1].stack != st)
+                o = op_entry(&x, &ops, &cap, &n, 1, st, name);
+            ops[o - 1].count++;
+            ops[o - 1].ns += ns;
+            gpu_ns += ns;
+            continue;
+        }
+        span = 0;
+        o = op_entry(&x, &ops, &cap, &n, 0, st, name);
+        ops[o - 1].count = 1;
+        ops[o - 1].ns = ns;
+        gpu_ns = tp_an_add(gpu_ns, ns);
+    }
+    for (size_t k = 0; k < n; k++) {
+        top = ops[k].stack > top ? ops[k].stack : top;
+        nops += ops[k].count;
+    }
+    free(x.slot), free(x.last);
+    out->gpu_ns = gpu_ns;
+    out->n_ops = nops;
+    *n_ops = n;
     *hi = top;
     return ops;
 }
@@ -209,7 +299,7 @@ static gn_sum *sum_dense(const op *ops, size_t n, size_t n_groups, const name_nu
         if (ops[i].group == NO_GROUP)
             continue;
         gn_sum *c = &t[(size_t)ops[i].group * ncn + cn[ops[i].name] - 1];
-        c->count++;
+        c->count += ops[i].count;
         c->ns = tp_an_add(c->ns, ops[i].ns);
     }
     size_t m = 0;
@@ -253,7 +343,7 @@ static gn_sum *sum_by_group_name(const op *ops, size_t n, size_t n_groups, const
             t[at] = (gn_sum){ops[i].group, ops[i].name, 1, 0, 0};
             used++;
         }
-        t[at].count++;
+        t[at].count += ops[i].count;
         t[at].ns = tp_an_add(t[at].ns, ops[i].ns);
     }
     size_t m = 0;
@@ -327,7 +417,7 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
             ops[i].group = (int64_t)g - 1;
             number_name(&nn, ops[i].name);
         } else {
-            out->no_stack++;
+            out->no_stack += ops[i].count;
             out->no_stack_ns = tp_an_add(out->no_stack_ns, ops[i].ns);
         }
     }
@@ -337,7 +427,7 @@ void tp_an_stacks_run(const tp_an_view *v, int depth, tp_an_stacks *out) {
     for (size_t i = 0; i < nk; i++)
         free(keys[i].key);
     free(keys);
-    tp_an_tmp_put(v, ops);
+    free(ops);
 }
 
 void tp_an_stacks_free(tp_an_stacks *s) {

@@ -153,20 +153,20 @@ same_corr(const tp_diag_ctx *d, size_t e, int narrow, uint32_t code, int64_t cor
 static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, place_tally *t,
                                                                int narrow) {
     const uint32_t *bc = d->r->by_corr, *c32 = d->ev->corr32;
-    const uint8_t *cat = d->ev->cat;
+    const uint8_t *cat = d->ev->cat, *kind = d->v->kind; /* view row r is model row r */
     uint32_t *cpu_call = d->cpu_call;
     for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
         uint32_t r0 = bc[s], code = c32[r0];
         int64_t corr =
             narrow ? (code == TP_EV_U32_NONE ? -1 : (int64_t)code) : tp_ev_corr(d->ev, r0);
-        if (corr >= 0 && tp_diag_is_api(cat[r0]) && tp_ev_stream(d->ev, r0) == -1) {
+        size_t place = tp_ev_place_index(d->ev, r0); /* the call's when r0 is it: read once */
+        if (corr >= 0 && tp_diag_is_api(cat[r0]) && d->ev->places.v[place].stream == -1) {
             uint32_t call = r0 + 1;
-            size_t place = t ? tp_ev_place_index(d->ev, r0) : 0; /* the call's, for its kernels */
-            cpu_call[r0] = call;                                 /* an API row: not a kernel */
+            cpu_call[r0] = call; /* an API row: not a kernel */
             for (e = s + 1; e < n && same_corr(d, e, narrow, code, corr); e++) {
                 uint32_t r = bc[e];
                 cpu_call[r] = call;
-                if (t && tp_an_view_gpu(d->v, r) && cat[r] == TP_CAT_KERNEL)
+                if (t && (kind[r] & TP_AN_VIEW_GPU) && cat[r] == TP_CAT_KERNEL)
                     tally_add(t, place, r);
             }
             continue;
@@ -182,11 +182,11 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
                 cpu_call[bc[k]] = call;
             continue;
         }
-        size_t place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
+        place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
         for (size_t k = s; k < e; k++) { /* the run's rows: their call, the kernels' tally */
             uint32_t r = bc[k];
             cpu_call[r] = call;
-            if (tp_an_view_gpu(d->v, r) && cat[r] == TP_CAT_KERNEL)
+            if ((kind[r] & TP_AN_VIEW_GPU) && cat[r] == TP_CAT_KERNEL)
                 tally_add(t, place, r);
         }
     }
@@ -414,53 +414,66 @@ static inline void add_kernel(tp_diag_ctx *d, collect_state *st, int64_t a, int6
     st->ka = a, st->kb = b;
 }
 
+/* A host sync row: its interval in d->sync, view row i in d->sync_at. */
+static inline void add_sync(tp_diag_ctx *d, size_t i, int64_t a, int64_t b) {
+    add_ordered(&d->sync, a, b);
+    tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
+    d->sync_at[d->n_sync_at++] = i;
+}
+
+/* collect_sets' work for a CPU row: its times are read only where a set takes them (a step,
+ * data loading, a sync: a few rows), not for every row. */
+static inline __attribute__((always_inline)) void
+collect_cpu_row(tp_diag_ctx *d, collect_state *st, size_t i, size_t row, uint8_t cat) {
+    const tp_an_view *v = d->v;
+    unsigned nc = tp_diag_name_class(d, row);
+    int api = tp_diag_is_api(cat);
+    if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
+        tp_diag_row_launch_thread(d, row)) {
+        if (nc & TP_DIAG_NC_STEP)
+            tp_an_ivset_add(&d->steps, v->ts[i], tp_diag_vend(v, i));
+        if (nc & TP_DIAG_NC_DATA) {
+            tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1, sizeof *d->data_at);
+            d->data_at[d->n_data_at++] = i;
+        }
+    }
+    st->nl += (d->ev->flags[row] & TP_EVF_LAUNCH) && tp_diag_row_launch_thread(d, row);
+    int sync =
+        api ? (nc & TP_DIAG_NC_SYNC) != 0 : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
+    if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
+        tp_diag_row_launch_thread(d, row))
+        add_ordered(&d->data, v->ts[i], tp_diag_vend(v, i));
+    if (sync && tp_diag_host_sync(d, row))
+        add_sync(d, i, v->ts[i], tp_diag_vend(v, i));
+}
+
 /* collect_sets' work for view row i, model row `row`; `track`: test that the starts ascend
  * (0: known). */
 static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, collect_state *st,
                                                               size_t i, size_t row, int track) {
     uint8_t cat = d->ev->cat[row];
-    int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
     if (track) {
+        int64_t a = d->v->ts[i];
         st->up &= a >= st->prev;
         st->prev = a;
     }
-    int sync;
-    if (tp_an_view_gpu(d->v, i)) {
-        st->lo = a < st->lo ? a : st->lo;
-        st->hi = b > st->hi ? b : st->hi;
-        add_ordered(&d->busy, a, b);
-        if (cat == TP_CAT_KERNEL)
-            add_kernel(d, st, a, b);
-        else if (cat == TP_CAT_MEMCPY) {
-            add_ordered(&d->copies, a, b);
-            st->chi = b > st->chi ? b : st->chi;
-        }
-        sync = (tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row);
-    } else {
-        unsigned nc = tp_diag_name_class(d, row);
-        int api = tp_diag_is_api(cat);
-        if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
-            tp_diag_row_launch_thread(d, row)) {
-            if (nc & TP_DIAG_NC_STEP)
-                tp_an_ivset_add(&d->steps, a, b);
-            if (nc & TP_DIAG_NC_DATA) {
-                tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1,
-                           sizeof *d->data_at);
-                d->data_at[d->n_data_at++] = i;
-            }
-        }
-        st->nl += (d->ev->flags[row] & TP_EVF_LAUNCH) && tp_diag_row_launch_thread(d, row);
-        sync =
-            api ? (nc & TP_DIAG_NC_SYNC) != 0 : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
-        if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
-            tp_diag_row_launch_thread(d, row))
-            add_ordered(&d->data, a, b);
+    if (!tp_an_view_gpu(d->v, i)) {
+        collect_cpu_row(d, st, i, row, cat);
+        return;
     }
-    if (sync && tp_diag_host_sync(d, row)) {
-        add_ordered(&d->sync, a, b);
-        tp_an_grow((void **)&d->sync_at, &d->cap_sync_at, d->n_sync_at + 1, sizeof *d->sync_at);
-        d->sync_at[d->n_sync_at++] = i;
+    int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
+    st->lo = a < st->lo ? a : st->lo;
+    st->hi = b > st->hi ? b : st->hi;
+    add_ordered(&d->busy, a, b);
+    if (cat == TP_CAT_KERNEL)
+        add_kernel(d, st, a, b);
+    else if (cat == TP_CAT_MEMCPY) {
+        add_ordered(&d->copies, a, b);
+        st->chi = b > st->chi ? b : st->chi;
     }
+    if ((tp_diag_is_api(cat) || cat == TP_CAT_CUDA_SYNC) && tp_diag_is_sync_row(d, row) &&
+        tp_diag_host_sync(d, row))
+        add_sync(d, i, a, b);
 }
 
 static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
@@ -605,6 +618,19 @@ static inline __attribute__((always_inline)) int64_t drain_of(const split_runs *
     return len < sl ? len : sl;
 }
 
+/* The start of the first sync or data run that ends after b (INT64_MAX: none): no run
+ * reaches into (b, that start), so an idle gap inside it is all "rest" (no sync, data nor
+ * drain). From the cursors on: every run before them ends at or before b. */
+static inline int64_t quiet_until(const split_runs *sync, const split_runs *data, int64_t b) {
+    size_t x = sync->k, y = data->k;
+    while (x < sync->n && sync->b[x] <= b)
+        x++;
+    while (y < data->n && data->b[y] <= b)
+        y++;
+    int64_t hs = x < sync->n ? sync->a[x] : INT64_MAX, hd = y < data->n ? data->a[y] : INT64_MAX;
+    return hs < hd ? hs : hd;
+}
+
 /* idle = the window less busy (tp_an_ivset_minus of [w0, w1): busy's gaps, busy being
  * normalized inside the window), its length (in run order, as tp_an_ivset_len), and the
  * idle split in the same walk, as the set algebra defines it (idle ∩ sync; (idle - sync) ∩
@@ -617,19 +643,30 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
     s->other_set.sc = d->v->scratch;
     size_t nb = d->busy.n - d->busy_from;
     tp_an_ivset_bound(&s->other_set, nb + 1 + d->sync.n + d->data.n);
+    tp_an_ivset_push(&d->busy, d->w1, d->w1); /* the last gap ends where this one starts: every
+                                                 gap's end is read from ba, no test per gap */
     const int64_t *ba = d->busy.a + d->busy_from, *bb = d->busy.b + d->busy_from;
     split_runs sync = {d->sync.a, d->sync.b, d->sync.n, 0};
     split_runs data = {d->data.a, d->data.b, d->data.n, 0};
     split_acc acc = {0, 0, 0, 0, s->other_set.a, s->other_set.b, 0};
     int64_t idle = 0, drain = 0, wait = d->v->opts.kernel_wait_ns;
     size_t dk = 0, dj = 0; /* the drain's cursors into sync and data */
+    /* (quiet_lo, quiet_hi]: no sync or data run touches it (a later gap starts after the last
+     * one walked, quiet_lo: its end); empty until a first gap is walked */
+    int64_t quiet_lo = INT64_MAX, quiet_hi = INT64_MIN, next_a = d->w0;
     for (size_t i = 0; i <= nb; i++) {
-        int64_t a = i ? bb[i - 1] : d->w0, b = i < nb ? ba[i] : d->w1;
+        int64_t a = next_a, b = ba[i];
+        next_a = bb[i];
         if (b <= a)
             continue;
         idle = tp_an_add(idle, b - a);
-        drain += drain_of(&sync, &dk, &data, &dj, a, b);
         int short_gap = b - a < wait;
+        if (a > quiet_lo && b <= quiet_hi) { /* between syncs and data loading (most gaps): the
+                                                walks below would find nothing to cut */
+            rest_piece(&acc, short_gap, a, b);
+            continue;
+        }
+        drain += drain_of(&sync, &dk, &data, &dj, a, b);
         while (sync.k < sync.n && sync.b[sync.k] <= a) /* idle minus sync, as tp_an_ivset_minus */
             sync.k++;
         for (size_t x = sync.k; x < sync.n && sync.a[x] < b; x++) {
@@ -642,6 +679,7 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
         }
         if (b > a)
             nosync_piece(&data, &acc, short_gap, a, b);
+        quiet_lo = b, quiet_hi = quiet_until(&sync, &data, b);
     }
     s->idle = idle, s->sync = acc.sync, s->data = acc.data, s->shortg = acc.shortg;
     s->other = acc.other, s->other_set.n = acc.on;

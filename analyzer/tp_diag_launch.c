@@ -51,6 +51,50 @@ __attribute__((always_inline)) static inline void kernel_in_window(tp_diag_ctx *
         tp_ev_dur(d->ev, c) <= d->v->opts.runtime_cutoff_ns && k < (double)tp_ev_dur(d->ev, c);
 }
 
+/* kernel_in_window over the GPU rows by start (d->gpu_by_time), with what it reads and sums in
+ * locals: through d, st and bl, each store of a duration or a blame (int64, size_t) could
+ * change a field the next row reads, so the compiler read them all again per kernel. A
+ * blame's count grows by one per kernel (tp_an_add of 1 below INT64_MAX: a plain add). */
+static void kernels_by_time(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl, int64_t *gd,
+                            int64_t *plo, int64_t *phi) {
+    const tp_an_view lv = *d->v, *v = &lv; /* a local copy: its pointers stay in registers */
+    const tp_events *ev = d->ev;
+    const uint32_t *go = v->gpu_order, *name = ev->name;
+    const uint8_t *cat = ev->cat;
+    const int64_t *ts = v->ts;
+    const int64_t w0 = d->w0, w1 = d->w1, cutoff = v->opts.runtime_cutoff_ns;
+    uint32_t *slot = bl ? bl->slot : NULL;
+    int64_t *bns = bl ? bl->ns : NULL, lo = *plo, hi = *phi;
+    size_t nk = 0, n_short = 0;
+    for (size_t k = 0, n = v->n_gpu; k < n; k++) {
+        size_t i = go[k], row = tp_an_view_row(v, i);
+        int64_t a = ts[i];
+        if (cat[row] != TP_CAT_KERNEL || a < w0 || a >= w1)
+            continue;
+        int64_t e = tp_an_view_end(v, i), dur = (e > a ? e : a) - a; /* tp_diag_vend */
+        gd[nk++] = dur;
+        lo = dur < lo ? dur : lo;
+        hi = dur > hi ? dur : hi;
+        long c = tp_diag_cpu_call(d, row);
+        if (c < 0)
+            continue;
+        long p = bl ? tp_diag_enclosing(d, c) : -1;
+        if (p >= 0) {
+            uint32_t at = slot ? slot[name[p]] : 0;
+            if (at) {
+                bns[at - 1]++;
+            } else {
+                tp_diag_blame_new(d, bl, p, 1);
+                slot = bl->slot, bns = bl->ns;
+            }
+        }
+        int64_t cd = tp_ev_dur(ev, c);
+        n_short += cd <= cutoff && (double)dur < (double)cd;
+    }
+    st->nk = nk, st->n_short = n_short;
+    *plo = lo, *phi = hi;
+}
+
 /* Fills `st` (and `bl`, when not NULL: one per kernel, by the range of its launch call);
  * returns 1 when launch-bound fires, and keeps that verdict in d->launch_verdict. */
 static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
@@ -60,10 +104,7 @@ static int launch_bound(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl) {
     memset(st, 0, sizeof *st);
     int64_t lo = INT64_MAX, hi = INT64_MIN; /* the durations' range, for their median */
     if (d->gpu_by_time) { /* the GPU rows alone, in the order the rows' pass visits them */
-        for (size_t k = 0; k < d->v->n_gpu; k++) {
-            size_t i = d->v->gpu_order[k];
-            kernel_in_window(d, st, bl, gd, &lo, &hi, i, tp_an_view_row(d->v, i));
-        }
+        kernels_by_time(d, st, bl, gd, &lo, &hi);
     } else {
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
