@@ -374,20 +374,37 @@ static uint32_t *merge_order(const tp_an_view *v, const tp_steps *st) {
     return rows;
 }
 
-/* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
- * stable radix order when ties cannot matter, numpy's quicksort otherwise, from that stable
- * order (4-byte indices, no second order of 8). From `wide_from` steps on (2^32: indices of 4 bytes
- * no longer fit) numpy's port on 8-byte indices. Give the order's array back with tp_an_tmp_put. */
+/* merge_order on 8-byte indices (the native order past 2^32 steps): a native view's times
+ * rise, so the launch steps and the GPU steps are two rising runs split at n_launch. */
+static void merge_order_wide(const int64_t *key, size_t m, size_t n, size_t *ord) {
+    size_t a = 0, b = m, k = 0;
+    while (a < m && b < n)
+        ord[k++] = key[b] < key[a] ? b++ : a++;
+    while (a < m)
+        ord[k++] = a++;
+    while (b < n)
+        ord[k++] = b++;
+}
+
+/* The steps' time order. Native: the stable one (at equal times launch steps first, then
+ * view order), a deterministic order of exact times. --compat hta: numpy's argsort order of
+ * the times (what HTA's queue length sees): the stable order when ties cannot matter, numpy's
+ * quicksort otherwise, from that stable order (4-byte indices, no second order of 8). From
+ * `wide_from` steps on (2^32: indices of 4 bytes no longer fit) 8-byte indices: numpy's port
+ * (HTA) or the merge (native). Give the order's array back with tp_an_tmp_put. */
 static step_order time_order(const tp_an_view *v, const tp_steps *st, size_t wide_from) {
     const int64_t *key = st->ts;
     if (st->n >= wide_from) {
         size_t *ord = tp_an_tmp(v, st->n, sizeof *ord);
-        tp_an_argsort_np(key, st->n, ord, v->scratch);
+        if (v->opts.compat_hta)
+            tp_an_argsort_np(key, st->n, ord, v->scratch);
+        else
+            merge_order_wide(key, st->n_launch, st->n, ord);
         return (step_order){NULL, ord};
     }
     uint32_t *rows =
         v->ts == v->r->ev.ts ? merge_order(v, st) : tp_sort_order_i64_s(key, st->n, v->scratch);
-    if (ties_matter(v, st->s, rows, st->n)) /* numpy's order, from the stable one */
+    if (v->opts.compat_hta && ties_matter(v, st->s, rows, st->n)) /* numpy's, from the stable */
         rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
     return (step_order){rows, NULL};
 }
@@ -429,8 +446,8 @@ static void *order_block(step_order o) {
     return o.u32 ? (void *)o.u32 : (void *)o.wide;
 }
 
-/* Steps in numpy's time order, then grouped by stream; one stream_run per group, streams by
- * id. */
+/* Steps in their time order (time_order), then grouped by stream; one stream_run per group, streams
+ * by id. */
 void tp_an_queue_run_wide_from(const tp_an_view *v, tp_an_queue *out, size_t wide_from) {
     memset(out, 0, sizeof *out);
     tp_steps st = {0};

@@ -2,7 +2,10 @@
  *
  * The queue length of a stream steps +1 when a CPU call launches an operation onto it and
  * -1 when that operation starts on the GPU (HTA's definition); the summary describes the
- * value after every step. Launch calls are HTA's list (cudaLaunchKernel, cuLaunchKernel,
+ * value after every step. Steps at equal times come, natively, launch steps first, then in
+ * view order (stable and documented: the order HTA's unstable pandas sort leaves ties in is
+ * an artifact of its input order, not a property of the trace); --compat hta keeps numpy's
+ * quicksort order, as HTA. Launch calls are HTA's list (cudaLaunchKernel, cuLaunchKernel,
  * cudaMemcpyAsync, hipLaunchKernel, ...; native: rows flagged TP_EVF_LAUNCH).
  *
  * Blocked on a full queue (trainprof's definition, docs/analyzer.md): a launch call is
