@@ -1,7 +1,11 @@
 /* tp_an_queue: queue length per stream (HTA's get_queue_length_summary) and time blocked on
- * a full launch queue. */
+ * a full launch queue. Two paths share q_step, the figures of one stream step by step:
+ * --compat hta collects the steps, puts them in numpy's order and groups them by stream
+ * (run_hta); native needs no order of steps (run_native). */
 #include "tp_an_queue.h"
 
+#include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,89 +132,42 @@ static void stream_ids_open(const tp_an_view *v, stream_ids *si) {
 }
 
 /* The stream index of view row i (a GPU row). */
-static uint32_t row_group(const tp_an_view *v, const stream_ids *si, size_t i) {
+static inline uint32_t row_group(const tp_an_view *v, const stream_ids *si, size_t i) {
     return si->of_place[tp_ev_place_index(&v->r->ev, tp_an_view_row(v, i))];
 }
 
-/* Launch steps (one per GPU row sharing the call's correlation, as HTA's join makes), then
- * GPU steps (GPU rows whose correlation has a launch call), both in view order, each with
- * its time and stream index. Sets *median to the median duration of the launch calls (every
- * view row is_launch holds for: all are found here, a launch call being linked, so it has a
- * correlation and is in by_corr; their durations in view order, as the median is of the
- * values in any order). */
+/* --compat hta: launch steps (one per GPU row sharing the call's correlation, as HTA's join
+ * makes), then GPU steps (GPU rows whose correlation has a launch call), both in view order,
+ * each with its time and stream index. Sets *median to the median duration of the launch
+ * calls (every view row is_launch holds for, in view order: the median is of the values in
+ * any order). An HTA view has no by_corr (tp_an_view: native only): g and l are sorted here. */
 static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_ids *si,
                           tp_steps *st, double *median) {
-    /* Sized by the rows they can hold, not by every view row (two blocks of 16 bytes a view
-     * row, ~40 % filled on a launch-bound trace, took the scratch's kept pages from the
-     * arrays after them, which then faulted fresh ones). */
-    tp_an_keyrow *g, *l, *both = NULL;
+    assert(!v->by_corr);
+    tp_an_keyrow *g = tp_an_tmp(v, v->n_gpu, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
     size_t ng = 0, nl = 0;
-    if (v->by_corr && !v->opts.compat_hta) { /* native: gpu_row and is_launch read inline */
-        /* a row is a GPU row or a launch, never both: one block of the correlated rows, the
-         * GPU rows from its front, the launches from its back (so l is read backwards below) */
-        both = tp_an_tmp(v, v->n_by_corr + 1, sizeof *both);
-        g = both;
-        const uint8_t *flags = v->r->ev.flags;
-        size_t back = v->n_by_corr;
-        /* by_corr is set where every model row is a view row, once (not HTA's): every partner
-         * is in the view, so tp_an_view_linked is link >= 0, read without its test of the
-         * `linked` column */
-        for (size_t k = 0; k < v->n_by_corr; k++) {
-            size_t i = v->by_corr[k];
-            int gpu = tp_an_view_gpu(v, i), launch = !gpu && tp_an_view_link(v, i) >= 0 &&
-                                                     (flags[tp_an_view_row(v, i)] & TP_EVF_LAUNCH);
-            if (!gpu && !launch)
-                continue;
-            int64_t c = tp_an_view_corr(v, i);
-            if (gpu)
-                g[ng++] = (tp_an_keyrow){c, i};
-            else
-                both[--back] = (tp_an_keyrow){c, i};
-        }
-        nl = v->n_by_corr - back;
-        l = both + back;
-    } else if (v->by_corr) {
-        g = tp_an_tmp(v, v->n_gpu < v->n_by_corr ? v->n_gpu : v->n_by_corr, sizeof *g);
-        l = tp_an_tmp(v, v->n_by_corr,
-                      sizeof *l); /* rows by (correlation, row) already; a launch has a correlation,
-               and a GPU row without one (-1) pairs with no launch */
-        for (size_t k = 0; k < v->n_by_corr; k++) {
-            size_t i = v->by_corr[k];
-            int64_t c = tp_an_view_corr(v, i);
-            if (gpu_row(v, i))
-                g[ng++] = (tp_an_keyrow){c, i};
-            if (is_launch(v, hl, i))
-                l[nl++] = (tp_an_keyrow){c, i};
-        }
-    } else {
-        g = tp_an_tmp(v, v->n_gpu, sizeof *g), l = tp_an_tmp(v, v->n, sizeof *l);
-        for (size_t i = 0; i < v->n; i++) {
-            if (gpu_row(v, i))
-                g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
-            if (is_launch(v, hl, i))
-                l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
-        }
-        tp_an_keyrow_sort(g, ng, v->scratch);
-        tp_an_keyrow_sort(l, nl, v->scratch);
+    for (size_t i = 0; i < v->n; i++) {
+        if (gpu_row(v, i))
+            g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+        if (is_launch(v, hl, i))
+            l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
     }
+    tp_an_keyrow_sort(g, ng, v->scratch);
+    tp_an_keyrow_sort(l, nl, v->scratch);
     /* Both by (correlation, row), one merge pass pairs them: per launch (by its view row) the
      * first entry of g with its correlation, per GPU row whether a launch has its correlation. */
     uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
     memset(g_at, 0xff, v->n * sizeof *g_at);
     uint8_t *launched = tp_an_tmp0(v, v->n, 1);
-    size_t steps = 0; /* counted first, so that the steps are one array written once (grown
-                         step by step, each regrowth copied ~200 MB into fresh pages) */
-    /* l ascending: from its back when it was written backwards */
-    size_t li = both ? nl - 1 : 0, l_step = both ? SIZE_MAX : 1; /* (unsigned: wraps) */
-    for (size_t k = 0, j = 0; k < nl; k++, li += l_step) {
-        const tp_an_keyrow *l_at = &l[li];
-        while (j < ng && g[j].key < l_at->key)
+    size_t steps = 0; /* counted first, so that the steps are one array written once */
+    for (size_t k = 0, j = 0; k < nl; k++) {
+        while (j < ng && g[j].key < l[k].key)
             j++;
-        for (size_t e = j; e < ng && g[e].key == l_at->key; e++) {
+        for (size_t e = j; e < ng && g[e].key == l[k].key; e++) {
             steps += 1 + !launched[g[e].row];
             launched[g[e].row] = 1;
         }
-        g_at[l_at->row] = (uint32_t)j;
+        g_at[l[k].row] = (uint32_t)j;
     }
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
@@ -232,24 +189,10 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     *median = nd ? tp_an_percentile_i64_in(d, nd, 50, dlo, dhi) : 0;
     tp_an_tmp_put(v, d);
     st->n_launch = st->n;
-    /* natively a launched row is one of the view's GPU rows (gpu[]): their list, where the
-     * view has one, is the rows to test, in view order (a third of lb2k's rows) */
-    const uint32_t *gpu_rows = both ? tp_an_view_gpu_rows(v) : NULL;
-    if (gpu_rows) {
-        for (size_t k = 0; k < v->n_gpu; k++) {
-            uint32_t i = gpu_rows[k];
-            if (launched[i])
-                add_step(st, v, i, i, -1, row_group(v, si, i));
-        }
-    } else {
-        for (size_t i = 0; i < v->n; i++)
-            if (launched[i]) /* a GPU row whose correlation has a launch call */
-                add_step(st, v, i, i, -1, row_group(v, si, i));
-    }
-    if (both)
-        tp_an_tmp_put(v, both);
-    else
-        tp_an_tmp_put(v, g), tp_an_tmp_put(v, l);
+    for (size_t i = 0; i < v->n; i++)
+        if (launched[i]) /* a GPU row whose correlation has a launch call */
+            add_step(st, v, i, i, -1, row_group(v, si, i));
+    tp_an_tmp_put(v, g), tp_an_tmp_put(v, l);
     tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
 }
@@ -272,6 +215,71 @@ static void len_widen(len_counts *c, int64_t cur) {
     c->count = count, c->base = base, c->cap = cap;
 }
 
+/* One stream's figures, step by step in its time order (q_step), in one pass. The lengths
+ * are whole numbers (a step changes them by one): their distribution is described from a
+ * count per length (tp_an_describe_counts) instead of an array of one length per step and
+ * its sort. The time at the maximum and the blocked launches are summed at the largest
+ * length so far, from zero each time a larger one is reached: at the end, the sums over the
+ * steps at the overall maximum, in step order, as a pass that knew the maximum first gave
+ * them. A step's time at the maximum is added when the stream's next step comes (nothing
+ * after its last step), so no step needs to look ahead. */
+typedef struct {
+    len_counts c;
+    int64_t cur, mx;
+    int64_t at_ts; /* time of the last step, when it left the queue at its maximum */
+    int at_max;
+    size_t n;
+    int64_t at_max_ns, blocked_ns;
+    size_t n_blocked;
+} q_state;
+
+static void q_open(q_state *s) {
+    memset(s, 0, sizeof *s);
+    s->c = (len_counts){tp_mem_xcalloc(64, sizeof *s->c.count), -32, 64};
+    s->mx = INT64_MIN;
+}
+
+/* A step of `delta` at time t; `call`: its launch call's view row (delta > 0). */
+static inline void q_step(const tp_an_view *v, q_state *s, size_t call, int64_t t, int64_t delta,
+                          double median) {
+    if (s->at_max)
+        s->at_max_ns = tp_an_add(s->at_max_ns, t - s->at_ts);
+    int64_t cur = s->cur += delta;
+    if ((uint64_t)(cur - s->c.base) >= s->c.cap)
+        len_widen(&s->c, cur);
+    s->c.count[cur - s->c.base]++;
+    s->n++;
+    s->at_max = cur >= s->mx;
+    if (cur < s->mx)
+        return;
+    if (cur > s->mx) { /* a new maximum: the sums start again */
+        s->mx = cur;
+        s->at_max_ns = s->blocked_ns = 0;
+        s->n_blocked = 0;
+    }
+    s->at_ts = t;
+    if (delta > 0 && cur >= 2) { /* the call's duration: read only where it counts */
+        int64_t dur = tp_an_view_dur(v, call);
+        if ((double)dur > 4 * median) {
+            s->n_blocked++;
+            s->blocked_ns = tp_an_add(s->blocked_ns, dur - (int64_t)median);
+        }
+    }
+}
+
+/* The figures of a stream with s->n >= 1 steps into q (its stream id aside); frees s. */
+static void q_close(q_state *s, tp_an_queue_stream *q) {
+    q->max_len = s->mx;
+    q->at_max_ns = s->at_max_ns, q->blocked_ns = s->blocked_ns, q->n_blocked = s->n_blocked;
+    /* the least length: the window's first counted one (n >= 1), not a minimum kept per step */
+    int64_t mn = s->c.base;
+    while (s->c.count[mn - s->c.base] == 0)
+        mn++;
+    tp_an_describe_counts(s->c.count + (mn - s->c.base), (size_t)(s->mx - mn) + 1, mn, s->n,
+                          &q->len);
+    free(s->c.count);
+}
+
 /* The steps' time order (or its grouping by stream): indices of 4 bytes below 2^32 steps,
  * as every real trace has (an 8-byte order was 38 MB of fresh pages on lb20k, ~9 k faults),
  * else of 8; one of the two is set. Read through step_at in the functions below, each forced
@@ -286,50 +294,18 @@ static inline size_t step_at(step_order o, int wide, size_t k) {
     return wide ? o.wide[k] : o.u32[k];
 }
 
-/* One stream: steps in time order (o restricted to the stream: o's [a, a + n)), in one pass.
- * The lengths are whole numbers (a step changes them by one): their distribution is
- * described from a count per length (tp_an_describe_counts) instead of an array of one length
- * per step and its sort. The time at the maximum and the blocked launches are summed at the
- * largest length so far, from zero each time a larger one is reached: at the end, the sums
- * over the steps at the overall maximum, in step order, as a pass that knew the maximum first
- * gave them. n >= 1 (a stream's group is not empty). */
+/* One stream: its steps in time order (o restricted to the stream: o's [a, a + n)), n >= 1
+ * (a stream's group is not empty). */
 __attribute__((always_inline)) static inline void
 stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, size_t a, size_t n,
               double median, tp_an_queue_stream *q) {
-    const tp_step *s = st->s;
-    len_counts c = {tp_mem_xcalloc(64, sizeof *c.count), -32, 64};
-    int64_t cur = 0, mx = INT64_MIN;
+    q_state s;
+    q_open(&s);
     for (size_t k = a; k < a + n; k++) {
-        const tp_step *p = &s[step_at(o, wide, k)];
-        cur += p->delta;
-        if ((uint64_t)(cur - c.base) >= c.cap)
-            len_widen(&c, cur);
-        c.count[cur - c.base]++;
-        if (cur < mx)
-            continue;
-        if (cur > mx) { /* a new maximum: the sums start again */
-            mx = cur;
-            q->at_max_ns = q->blocked_ns = 0;
-            q->n_blocked = 0;
-        }
-        if (k + 1 < a + n)
-            q->at_max_ns = tp_an_add(q->at_max_ns,
-                                     st->ts[step_at(o, wide, k + 1)] - st->ts[step_at(o, wide, k)]);
-        if (p->delta > 0 && mx >= 2) { /* the call's duration: read only where it counts */
-            int64_t dur = tp_an_view_dur(v, p->at);
-            if ((double)dur > 4 * median) {
-                q->n_blocked++;
-                q->blocked_ns = tp_an_add(q->blocked_ns, dur - (int64_t)median);
-            }
-        }
+        size_t i = step_at(o, wide, k);
+        q_step(v, &s, st->s[i].at, st->ts[i], st->s[i].delta, median);
     }
-    q->max_len = mx;
-    /* the least length: the window's first counted one (n >= 1), not a minimum kept per step */
-    int64_t mn = c.base;
-    while (c.count[mn - c.base] == 0)
-        mn++;
-    tp_an_describe_counts(c.count + (mn - c.base), (size_t)(mx - mn) + 1, mn, n, &q->len);
-    free(c.count);
+    q_close(&s, q);
 }
 
 static void stream_run(const tp_an_view *v, const tp_steps *st, step_order o, size_t a, size_t n,
@@ -373,10 +349,11 @@ static uint32_t *merge_order(const tp_an_view *v, const tp_steps *st) {
     return rows;
 }
 
-/* The steps in numpy's argsort order of their times (what HTA's queue length sees): a
- * stable radix order when ties cannot matter, numpy's quicksort otherwise, from that stable
- * order (4-byte indices, no second order of 8). From `wide_from` steps on (2^32: indices of 4 bytes
- * no longer fit) numpy's port on 8-byte indices. Give the order's array back with tp_an_tmp_put. */
+/* --compat hta: the steps in numpy's argsort order of their times (what HTA's queue length
+ * sees): the stable order when ties cannot matter, numpy's quicksort otherwise, from that
+ * stable order (4-byte indices, no second order of 8). From `wide_from` steps on (2^32:
+ * indices of 4 bytes no longer fit) numpy's port on 8-byte indices. Give the order's array
+ * back with tp_an_tmp_put. */
 static step_order time_order(const tp_an_view *v, const tp_steps *st, size_t wide_from) {
     const int64_t *key = st->ts;
     if (st->n >= wide_from) {
@@ -428,41 +405,269 @@ static void *order_block(step_order o) {
     return o.u32 ? (void *)o.u32 : (void *)o.wide;
 }
 
-/* Steps in numpy's time order, then grouped by stream; one stream_run per group, streams by
- * id. */
-void tp_an_queue_run_wide_from(const tp_an_view *v, tp_an_queue *out, size_t wide_from) {
-    memset(out, 0, sizeof *out);
+/* --compat hta: steps in numpy's time order, then grouped by stream; one stream_run per
+ * group, into out->s by stream id. */
+static void run_hta(const tp_an_view *v, const stream_ids *si, tp_an_queue *out, size_t wide_from) {
     tp_steps st = {0};
     tp_an_namememo hl;
     tp_an_namememo_open(&hl, v->m, hta_queue_launch);
-    stream_ids si;
-    stream_ids_open(v, &si);
-    collect_steps(v, &hl, &si, &st, &out->median_launch_ns);
+    collect_steps(v, &hl, si, &st, &out->median_launch_ns);
     tp_an_namememo_close(&hl);
     step_order grp = time_order(v, &st, wide_from);
     const uint32_t *g = st.g; /* each step's stream index, in step order; NULL: all on g0 */
-    size_t *at = tp_an_alloc(si.n + 1, sizeof *at);
-    if (!g) { /* every step on one stream (launch-bound training): the time order itself */
-        for (size_t j = st.n ? st.g0 : si.n; j < si.n; j++)
+    size_t *at = tp_an_alloc(si->n + 1, sizeof *at);
+    if (!g) { /* every step on one stream: the time order itself */
+        for (size_t j = st.n ? st.g0 : si->n; j < si->n; j++)
             at[j] = st.n;
     } else {
         step_order ord = grp;
-        grp = group_by_stream(v, ord, g, st.n, si.n, at);
+        grp = group_by_stream(v, ord, g, st.n, si->n, at);
         tp_an_tmp_put(v, order_block(ord));
         tp_an_tmp_put(v, st.g);
     }
-    out->s = tp_an_alloc(si.n + 1, sizeof *out->s);
-    for (size_t j = 0, a = 0; j < si.n; a = at[j++]) { /* at[j]: where group j ends now */
+    for (size_t j = 0, a = 0; j < si->n; a = at[j++]) { /* at[j]: where group j ends now */
         if (at[j] == a)
             continue;
         tp_an_queue_stream *q = &out->s[out->n++];
-        q->stream = si.ids[j];
+        q->stream = si->ids[j];
         stream_run(v, &st, grp, a, at[j] - a, out->median_launch_ns, q);
     }
-    free(at), free(si.ids), free(si.of_place);
+    free(at);
     tp_an_tmp_put(v, order_block(grp));
     tp_an_tmp_put(v, st.ts);
     tp_an_tmp_put(v, st.s);
+}
+
+/* Native: the steps' order is the stable merge of two rising runs (a native view's times
+ * rise: tp_model_finish sorts the rows by time, a window keeps their order), the launch steps
+ * in view order and the GPU steps in view order, launch steps first on equal times. Restricted
+ * to one stream it is the same merge of that stream's steps, so one pass over the view's rows,
+ * each step handed to its stream's q_state, gives every stream's figures: no array of steps,
+ * no order of them, no grouping by stream (on the 20,000-step trace those took the queue's
+ * 159 MB of fresh pages; 4 bytes a view row and 8 a launch call now, within the view's kept
+ * scratch). What the pass needs of the pairing of launch calls with GPU rows is one mark a
+ * view row:
+ *   Q_NONE: no step;
+ *   Q_GPU | g: a GPU row whose correlation has a launch call, on the stream of index g;
+ *   g < Q_MULTI: a launch call whose correlation has one GPU row, on the stream of index g;
+ *   Q_MULTI: a launch call whose correlation has several: their streams in the spill list. */
+#define Q_NONE UINT32_MAX
+#define Q_GPU 0x80000000u
+#define Q_MULTI 0x7fffffffu
+
+typedef struct {
+    uint32_t call; /* view row of a Q_MULTI launch call */
+    uint32_t g;    /* the stream index of one of its GPU rows (one entry per GPU row) */
+} q_spill;
+
+/* The pairing: launch calls and GPU rows grouped by correlation (HTA's join, each call with
+ * every GPU row of its correlation), the marks written a group at a time. */
+typedef struct {
+    const tp_an_view *v;
+    const stream_ids *si;
+    uint32_t *mark;
+    q_spill *spill;
+    size_t n_spill, cap_spill;
+    /* the correlation being read: its ng GPU rows and nl launch calls; the first of each in
+     * g1, l1, and all of them in the lists gpus, calls only where there are several */
+    uint32_t g1, l1, *gpus, *calls;
+    size_t ng, nl, cap_g, cap_l;
+} q_pairs;
+
+/* pairs_flush's case of several GPU rows or launch calls in one correlation */
+static void pairs_flush_any(q_pairs *p) {
+    const uint32_t *gl = p->ng == 1 ? &p->g1 : p->gpus, *ll = p->nl == 1 ? &p->l1 : p->calls;
+    for (size_t e = 0; e < p->ng; e++)
+        p->mark[gl[e]] = Q_GPU | row_group(p->v, p->si, gl[e]);
+    for (size_t e = 0; e < p->nl; e++) {
+        if (p->ng == 1) {
+            p->mark[ll[e]] = p->mark[gl[0]] & ~Q_GPU;
+            continue;
+        }
+        p->mark[ll[e]] = Q_MULTI;
+        tp_an_grow((void **)&p->spill, &p->cap_spill, p->n_spill + p->ng, sizeof *p->spill);
+        for (size_t j = 0; j < p->ng; j++)
+            p->spill[p->n_spill++] = (q_spill){ll[e], p->mark[gl[j]] & ~Q_GPU};
+    }
+}
+
+/* The correlation read so far is complete: its marks (most hold one call and its GPU row). */
+static inline void pairs_flush(q_pairs *p) {
+    if (p->ng == 1 && p->nl == 1) {
+        uint32_t g = row_group(p->v, p->si, p->g1);
+        p->mark[p->g1] = Q_GPU | g;
+        p->mark[p->l1] = g;
+    } else if (p->ng && p->nl) {
+        pairs_flush_any(p);
+    }
+    p->ng = p->nl = 0;
+}
+
+/* Appends row i to a growable list l of n entries (capacity *cap). */
+static inline void list_push(uint32_t **l, size_t *n, size_t *cap, size_t i) {
+    if (*n == *cap)
+        tp_an_grow((void **)l, cap, *n + 1, sizeof **l);
+    (*l)[(*n)++] = (uint32_t)i;
+}
+
+/* Adds row i to a group's side: *first when it is the first (n == 0), else the list, which
+ * then holds the first one too. */
+static inline void pairs_add(uint32_t *first, uint32_t **l, size_t *n, size_t *cap, size_t i) {
+    if (*n == 0) {
+        *first = (uint32_t)i, *n = 1;
+        return;
+    }
+    if (*n == 1) {
+        size_t one = 0;
+        list_push(l, &one, cap, *first);
+    }
+    list_push(l, n, cap, i);
+}
+
+/* Reads rows[0..nr) (view rows by (correlation, row)): marks the steps' rows, lists the
+ * spill, and writes the durations of the launch calls (all of them, with GPU rows or not)
+ * into d; returns their count, *lo and *hi their least and largest. */
+static size_t pairs_read(q_pairs *p, const uint32_t *rows, size_t nr, int64_t *d, int64_t *lo,
+                         int64_t *hi) {
+    const tp_an_view lv = *p->v, *v = &lv; /* a local copy: its pointers stay in registers */
+    const uint8_t *flags = v->r->ev.flags;
+    size_t nd = 0;
+    int64_t c = 0, dlo = INT64_MAX, dhi = INT64_MIN;
+    /* every id its 32-bit code (no wide id, no high half; "none" a code of its own): the
+     * codes group the rows as the ids do */
+    const tp_events *ev = &v->r->ev;
+    const uint32_t *c32 = ev->wide_corr.n == 0 && !ev->corr_hi_any ? ev->corr32 : NULL;
+    for (size_t k = 0; k < nr; k++) {
+        size_t i = rows[k];
+        int gpu = tp_an_view_gpu(v, i), launch = !gpu && tp_an_view_linked(v, i) &&
+                                                 (flags[tp_an_view_row(v, i)] & TP_EVF_LAUNCH);
+        if (!gpu && !launch)
+            continue;
+        int64_t ci = c32 ? c32[tp_an_view_row(v, i)] : tp_an_view_corr(v, i);
+        if (ci != c) { /* (the first row's c: the lists are empty) */
+            pairs_flush(p);
+            c = ci;
+        }
+        if (gpu) {
+            pairs_add(&p->g1, &p->gpus, &p->ng, &p->cap_g, i);
+            continue;
+        }
+        pairs_add(&p->l1, &p->calls, &p->nl, &p->cap_l, i);
+        int64_t dur = tp_an_view_dur(v, i);
+        d[nd++] = dur;
+        dlo = dur < dlo ? dur : dlo;
+        dhi = dur > dhi ? dur : dhi;
+    }
+    pairs_flush(p);
+    *lo = dlo, *hi = dhi;
+    return nd;
+}
+
+/* The view rows that are GPU rows or launch calls, by (correlation, row): the view's
+ * by_corr where it has one (then it is every row with a correlation, which pairs_read
+ * filters), else sorted here (a window of the TUI). *n: how many; give back with
+ * tp_an_tmp_put unless it is v->by_corr. */
+static const uint32_t *pairs_rows(const tp_an_view *v, size_t *n) {
+    if (v->by_corr) {
+        *n = v->n_by_corr;
+        return v->by_corr;
+    }
+    tp_an_keyrow *kr = tp_an_tmp(v, v->n, sizeof *kr);
+    size_t m = 0;
+    for (size_t i = 0; i < v->n; i++)
+        if (tp_an_view_gpu(v, i) || is_launch(v, NULL, i))
+            kr[m++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+    tp_an_keyrow_sort(kr, m, v->scratch);
+    uint32_t *rows = tp_an_tmp(v, m + 1, sizeof *rows);
+    for (size_t k = 0; k < m; k++)
+        rows[k] = (uint32_t)kr[k].row;
+    tp_an_tmp_put(v, kr);
+    *n = m;
+    return rows;
+}
+
+/* The merge pass: every step in the native order, into its stream's state qs[]. The view's
+ * rows come in time order, so one pass over them in view order is that order but for the
+ * launch calls that start at the time of GPU rows before them: the GPU rows wait (the first
+ * in pg, any others at its time in more[]) until a row of a later time comes. */
+static void native_walk(const tp_an_view *v, const uint32_t *mark, const q_spill *spill,
+                        q_state *qs, double median) {
+    const int64_t *ts = v->ts;
+    size_t pg = SIZE_MAX, nmore = 0, cap = 0, sp = 0;
+    uint32_t *more = NULL;
+    for (size_t i = 0; i <= v->n; i++) { /* (i == n: the waiting GPU rows' turn) */
+        uint32_t m = i < v->n ? mark[i] : Q_GPU;
+        if (m == Q_NONE)
+            continue;
+        if (pg != SIZE_MAX && (i == v->n || ts[i] != ts[pg])) {
+            assert(i == v->n || ts[i] > ts[pg]); /* a native view's rows rise */
+            q_step(v, &qs[mark[pg] & ~Q_GPU], pg, ts[pg], -1, median);
+            for (size_t e = 0; e < nmore; e++)
+                q_step(v, &qs[mark[more[e]] & ~Q_GPU], more[e], ts[more[e]], -1, median);
+            pg = SIZE_MAX, nmore = 0;
+        }
+        if (i == v->n)
+            break;
+        if (m >= Q_GPU) {
+            if (pg == SIZE_MAX)
+                pg = i;
+            else
+                list_push(&more, &nmore, &cap, i);
+        } else if (m != Q_MULTI) {
+            q_step(v, &qs[m], i, ts[i], +1, median);
+        } else {
+            for (; spill[sp].call == i; sp++)
+                q_step(v, &qs[spill[sp].g], i, ts[i], +1, median);
+        }
+    }
+    free(more);
+}
+
+static void run_native(const tp_an_view *v, const stream_ids *si, tp_an_queue *out) {
+    q_pairs p = {.v = v, .si = si};
+    p.mark = tp_an_tmp(v, v->n + 1, sizeof *p.mark);
+    memset(p.mark, 0xff, v->n * sizeof *p.mark);
+    size_t nr;
+    const uint32_t *rows = pairs_rows(v, &nr);
+    int64_t *d = tp_an_tmp(v, nr + 1, sizeof *d), lo, hi;
+    size_t nd = pairs_read(&p, rows, nr, d, &lo, &hi);
+    if (rows != v->by_corr)
+        tp_an_tmp_put(v, (void *)rows);
+    free(p.gpus), free(p.calls);
+    out->median_launch_ns = nd ? tp_an_percentile_i64_in(d, nd, 50, lo, hi) : 0;
+    tp_an_tmp_put(v, d);
+    /* the spill by call, in view order as the pass reads it (stable: a call's GPU rows in
+     * row order), and an entry after the last that no call matches */
+    tp_an_grow((void **)&p.spill, &p.cap_spill, p.n_spill + 1, sizeof *p.spill);
+    tp_sort_structs_u32(p.spill, p.n_spill, sizeof *p.spill, offsetof(q_spill, call));
+    p.spill[p.n_spill] = (q_spill){UINT32_MAX, 0};
+    q_state *qs = tp_an_alloc(si->n + 1, sizeof *qs);
+    for (size_t j = 0; j < si->n; j++)
+        q_open(&qs[j]);
+    native_walk(v, p.mark, p.spill, qs, out->median_launch_ns);
+    for (size_t j = 0; j < si->n; j++) { /* the streams with steps, by id */
+        if (qs[j].n) {
+            tp_an_queue_stream *q = &out->s[out->n++];
+            q->stream = si->ids[j];
+            q_close(&qs[j], q);
+        } else {
+            free(qs[j].c.count);
+        }
+    }
+    free(qs), free(p.spill);
+    tp_an_tmp_put(v, p.mark);
+}
+
+void tp_an_queue_run_wide_from(const tp_an_view *v, tp_an_queue *out, size_t wide_from) {
+    memset(out, 0, sizeof *out);
+    stream_ids si;
+    stream_ids_open(v, &si);
+    out->s = tp_an_alloc(si.n + 1, sizeof *out->s);
+    if (v->opts.compat_hta)
+        run_hta(v, &si, out, wide_from);
+    else
+        run_native(v, &si, out);
+    free(si.ids), free(si.of_place);
 }
 
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out) {

@@ -2,7 +2,10 @@
  *
  * The queue length of a stream steps +1 when a CPU call launches an operation onto it and
  * -1 when that operation starts on the GPU (HTA's definition); the summary describes the
- * value after every step. Launch calls are HTA's list (cudaLaunchKernel, cuLaunchKernel,
+ * value after every step. Steps at equal times come, natively, launch steps first, then in
+ * view order (stable and documented: the order HTA's unstable pandas sort leaves ties in is
+ * an artifact of its input order, not a property of the trace); --compat hta keeps numpy's
+ * quicksort order, as HTA. Launch calls are HTA's list (cudaLaunchKernel, cuLaunchKernel,
  * cudaMemcpyAsync, hipLaunchKernel, ...; native: rows flagged TP_EVF_LAUNCH).
  *
  * Blocked on a full queue (trainprof's definition, docs/analyzer.md): a launch call is
@@ -36,7 +39,8 @@ typedef struct {
 void tp_an_queue_run(const tp_an_view *v, tp_an_queue *out);
 /* The same, where runs of `wide_from` steps or more take the path of traces with 2^32 steps
  * or more (tp_an_queue_run's wide_from: UINT32_MAX): for tests, which cover that path with a
- * low wide_from (the same results) instead of 2^32 steps. */
+ * low wide_from (the same results) instead of 2^32 steps. Only --compat hta orders the
+ * steps in an array (of 4-byte indices below 2^32 steps); native ignores wide_from. */
 void tp_an_queue_run_wide_from(const tp_an_view *v, tp_an_queue *out, size_t wide_from);
 /* Frees what `out` owns and zeroes it; NULL is a no-op. */
 void tp_an_queue_free(tp_an_queue *out);

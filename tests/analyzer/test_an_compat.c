@@ -168,10 +168,12 @@ static void test_file_order_ties(void) {
     CHECK_NEAR(q.s[0].len.std, 1.1697953037312037, 1e-12);
     tp_an_queue_free(&q);
     tp_an_view_free(&v);
-    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL); /* native: time order */
+    /* native: time order, launches first on equal times (then view order), whatever the
+     * file order: 1 | 2 3 2 | 3 4 3 | 4 3 | 4 5 4 3 | 4 5 4 3 | 2 1 | 0 at 0, 1, ..., 8 µs */
+    tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL);
     tp_an_queue_run(&v, &q);
-    CHECK_NEAR(q.s[0].len.mean, 2.6, 1e-12);
-    CHECK_NEAR(q.s[0].len.std, 1.2732056517228265, 1e-12);
+    CHECK_NEAR(q.s[0].len.mean, 3.0, 1e-12);
+    CHECK_NEAR(q.s[0].len.std, 1.3377121081198773, 1e-12); /* sqrt(34 / 19) */
     tp_an_queue_free(&q);
     tp_an_view_free(&v);
     tp_model_close(f.m);

@@ -117,9 +117,54 @@ static void test_launch_wide_corr(void) {
     }
 }
 
+/* Native order and pairing: call A (0 µs) has kernels on streams 7 (5 µs) and 9 (6 µs), call
+ * B (2 µs) two kernels on stream 7 (3, 4 µs), call C starts at 5 µs with A's first kernel,
+ * which comes first in view order (longer first) but after C in the queue's order (launch
+ * steps first at equal times). Stream 7: 1 | 2 3 | 2 | 1 | 2 1 | 0 (view order at 5 µs would
+ * give 0 1: mean 1.25); stream 9: 1 0. The same through a window that holds every row (the
+ * pairing then sorts the rows by correlation itself). */
+static void test_queue_native_order(void) {
+    fx_model f = fx_new();
+    fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 0, 1, -1, 1);
+    fx_ev(&f, "kA1", TP_CAT_KERNEL, 5, 1, 7, 1);
+    fx_ev(&f, "kA2", TP_CAT_KERNEL, 6, 1, 9, 1);
+    fx_ev(&f, "cudaLaunchKernel", TP_CAT_CUDA_RUNTIME, 2, 1, -1, 2);
+    fx_ev(&f, "kB1", TP_CAT_KERNEL, 3, 1, 7, 2);
+    fx_ev(&f, "kB2", TP_CAT_KERNEL, 4, 1, 7, 2);
+    fx_launch(&f, "kC", 5, 0.5, 8, 1, 7, 3);
+    tp_model_finish(f.m);
+    for (int window = 0; window < 2; window++) {
+        tp_an_opts o;
+        tp_an_opts_init(&o);
+        if (window)
+            o.window_lo = FX_US(-1), o.window_hi = FX_US(100);
+        tp_an_view v;
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        tp_an_queue q;
+        tp_an_queue_run(&v, &q);
+        CHECK_EQ_U(q.n, 2);
+        CHECK_NEAR(q.median_launch_ns, 1000, 0);
+        CHECK_EQ_I(q.s[0].stream, 7);
+        CHECK_EQ_U(q.s[0].len.count, 8);
+        CHECK_NEAR(q.s[0].len.mean, 1.5, 1e-12);
+        CHECK_NEAR(q.s[0].len.min, 0, 0);
+        CHECK_EQ_I(q.s[0].max_len, 3);
+        CHECK_EQ_I(q.s[0].at_max_ns, FX_US(1)); /* 3 from 2 µs to 3 µs */
+        CHECK_EQ_U(q.s[0].n_blocked, 0);
+        CHECK_EQ_I(q.s[1].stream, 9);
+        CHECK_EQ_U(q.s[1].len.count, 2);
+        CHECK_NEAR(q.s[1].len.mean, 0.5, 1e-12);
+        CHECK_EQ_I(q.s[1].at_max_ns, FX_US(6)); /* 1 from 0 to 6 µs */
+        tp_an_queue_free(&q);
+        tp_an_view_free(&v);
+    }
+    tp_model_close(f.m);
+}
+
 /* The same results whichever width the steps' time order has: runs of steps from wide_from
  * on take the path of 2^32 steps or more (8-byte indices, numpy's port throughout), lowered
- * here to 0 and 1 so that it runs on a small trace. Launches 40 µs apart over `streams`
+ * here to 0 and 1 so that it runs on a small trace (--compat hta: the native pass has no
+ * order of steps, and must give the same at any wide_from). Launches 40 µs apart over `streams`
  * streams (1: every step on one, no grouping), each kernel 7 µs after its call or (1 in 5)
  * at the start of the third next launch, on the same stream: ties whose order matters, so
  * the 4-byte path rewrites its stable order into numpy's. Native and HTA views. */
@@ -239,6 +284,7 @@ int main(void) {
     TP_RUN(test_launch_stats);
     TP_RUN(test_launch_none);
     TP_RUN(test_queue);
+    TP_RUN(test_queue_native_order);
     TP_RUN(test_kernel_stats);
     TP_RUN(test_kernel_stats_wide_names);
     TP_RUN(test_launch_wide_corr);
