@@ -1664,10 +1664,10 @@ static inline void load_put(tp_events *e, size_t i, size_t pos) {
 /* load_put of every row from the first finish's permutation: differences mod 2^32 (exact:
  * both are below 2^32), no branch per row (a loop the compiler vectorizes), then the rare
  * rows that do not fit 16 bits in a second pass, only when there are any. */
-static void load_from_perm(tp_events *e, const uint32_t *perm) {
+static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
     size_t n = e->n;
     uint32_t wide = 0;
-    int16_t *d16 = e->load_d16;
+    int16_t *restrict d16 = e->load_d16;
     size_t i = 0;
     /* blocks of 16: a loop of a fixed count is what GCC -O2's cheap vectorizer takes */
     for (; i + 16 <= n; i += 16)
