@@ -64,9 +64,11 @@ static int is_table_cat(uint8_t c) {
  * view's scratch (give it back with tp_an_tmp_put). */
 static int64_t *child_sums(const tp_an_view *v, const tp_events *ev) {
     int64_t *sum = tp_an_tmp0(v, ev->n + 1, sizeof *sum);
-    for (size_t j = 0; j < ev->n; j++)
-        if (ev->parent[j] >= 0)
-            sum[ev->parent[j]] = tp_an_add(sum[ev->parent[j]], tp_ev_dur(ev, j));
+    for (size_t j = 0; j < ev->n; j++) {
+        int32_t p = tp_ev_parent(ev, j);
+        if (p >= 0)
+            sum[p] = tp_an_add(sum[p], tp_ev_dur(ev, j));
+    }
     return sum;
 }
 
@@ -74,7 +76,8 @@ static int64_t *child_sums(const tp_an_view *v, const tp_events *ev) {
  * with and without with_stack rank the same ops outermost). */
 static uint16_t op_depth(const tp_events *ev, size_t row) {
     uint16_t d = 0;
-    for (int32_t p = ev->parent[row]; p >= 0 && d < UINT16_MAX; p = ev->parent[p])
+    for (int32_t p = tp_ev_parent(ev, row); p >= 0 && d < UINT16_MAX;
+         p = tp_ev_parent(ev, (size_t)p))
         d += ev->cat[p] == TP_CAT_CPU_OP;
     return d;
 }
@@ -181,7 +184,7 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *v,
         int64_t dur = tp_ev_dur(ev, row);
         t0 = ev->ts[row] < t0 ? ev->ts[row] : t0;
         t1 = ev->ts[row] + dur > t1 ? ev->ts[row] + dur : t1;
-        int32_t p = ev->parent[row];
+        int32_t p = tp_ev_parent(ev, row);
         if (!sum && p >= 0 && is_table_cat(ev->cat[p])) { /* p: view row p, not a GPU one */
             parent_slot *ps = &slot[(uint32_t)p % PARENT_SLOTS];
             if (ps->row != (uint32_t)p) {

@@ -70,7 +70,7 @@ enclosing_before(const tp_rank *r, size_t bucket, uint32_t lo, int64_t t, unsign
         return -1;
     long p = r->threads.rows[lo - 1];
     while (p >= 0 && !(tp_an_is_range(ev->cat[p], kinds) && ev->ts[p] + tp_ev_dur(ev, p) > t))
-        p = ev->parent[p];
+        p = tp_ev_parent(ev, (size_t)p);
     return p;
 }
 

@@ -47,9 +47,9 @@ static inline int tp_an_is_range(uint8_t cat, unsigned kinds) {
 static inline long tp_an_enclosing_row(const tp_events *ev, long row, unsigned kinds) {
     if (row < 0)
         return -1;
-    long p = (kinds & TP_AN_ENCLOSING_SELF) ? row : ev->parent[row];
+    long p = (kinds & TP_AN_ENCLOSING_SELF) ? row : tp_ev_parent(ev, (size_t)row);
     while (p >= 0 && !tp_an_is_range(ev->cat[p], kinds))
-        p = ev->parent[p];
+        p = tp_ev_parent(ev, (size_t)p);
     return p;
 }
 

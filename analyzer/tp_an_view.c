@@ -185,9 +185,9 @@ static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, 
 static uint32_t *row_order(const tp_an_view *v) {
     const tp_events *ev = &v->r->ev;
     uint32_t *order = tp_an_tmp(v, ev->n, sizeof *order);
-    int by_load = v->opts.compat_hta && ev->load_ord;
+    int by_load = v->opts.compat_hta && ev->load_d16;
     for (size_t i = 0; i < ev->n; i++)
-        order[by_load ? ev->load_ord[i] : i] = (uint32_t)i;
+        order[by_load ? tp_ev_load_ord(ev, i) : i] = (uint32_t)i;
     return order;
 }
 
@@ -270,7 +270,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
  * bytes a row neither copied nor resident twice; nor are its rows (i) and ends (ts + dur32),
  * 12 more (tp_an_view_row, tp_an_view_end). */
 static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
-    return c->mode == 0 && !(v->opts.compat_hta && v->r->ev.load_ord) &&
+    return c->mode == 0 && !(v->opts.compat_hta && v->r->ev.load_d16) &&
            !(v->opts.window_hi > v->opts.window_lo);
 }
 

@@ -10,7 +10,7 @@
  *     row that shares their correlation, as HTA's merge does); "GPU events" are all kept rows
  *     with stream != -1, whatever their category.
  * Row order: native keeps the model's (time) order; compat_hta uses the file order
- * (tp_events.load_ord; after trimming, GPU rows first, then CPU rows, as HTA's frame), because
+ * (tp_ev_load_ord; after trimming, GPU rows first, then CPU rows, as HTA's frame), because
  * HTA's unstable sorts leave equal timestamps in an order that depends on it. A view owns
  * its arrays; the model must outlive it. Where the view's rows are the model's, in order, at
  * its times (native, no window), the view has no start, row or end column of its own: the

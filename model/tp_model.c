@@ -406,6 +406,22 @@ int64_t tp_ev_wide_get(const tp_ev_wide *w, size_t row) {
     return lo < w->n && w->row[lo] == row ? w->val[lo] : -1;
 }
 
+/* Appends the wide value of `row`, rows in any order (a derived column's, found thread by
+ * thread): wide_sort puts them in row order once all are there. */
+static void wide_append(tp_ev_wide *w, size_t row, int64_t v) {
+    if (w->n == w->cap) {
+        w->cap = tp_mem_next_cap(w->cap, w->n + 1);
+        GROW(w->row, w->cap), GROW(w->val, w->cap);
+    }
+    w->row[w->n] = (uint32_t)row, w->val[w->n++] = v;
+}
+
+/* Frees a side table's entries. */
+static void wide_clear(tp_ev_wide *w) {
+    free(w->row), free(w->val);
+    memset(w, 0, sizeof *w);
+}
+
 /* 1 when `w` holds a value of row `row` or later (narrow_put drops it first). */
 static inline int wide_at_or_past(const tp_ev_wide *w, size_t row) {
     return w->n && w->row[w->n - 1] >= row;
@@ -456,6 +472,29 @@ static void wide_permute(tp_ev_wide *w, const uint32_t *new_of) {
     w->row = row, w->val = val, w->cap = w->n;
 }
 
+/* Puts the entries wide_append left in any order in row order, fitted to their count. */
+static void wide_sort(tp_ev_wide *w) {
+    size_t k = 1;
+    while (k < w->n && w->row[k - 1] < w->row[k])
+        k++;
+    if (k >= w->n) { /* in order already (or empty): only fitted */
+        if (w->n && w->cap != w->n)
+            GROW(w->row, w->n), GROW(w->val, w->n), w->cap = w->n;
+        return;
+    }
+    uint64_t *key = tp_mem_xalloc(w->n, sizeof *key);
+    uint32_t *order = tp_mem_xalloc(w->n, sizeof *order);
+    for (k = 0; k < w->n; k++)
+        key[k] = w->row[k], order[k] = (uint32_t)k;
+    tp_sort_pairs(key, order, w->n);
+    uint32_t *row = tp_mem_xalloc(w->n, sizeof *row);
+    int64_t *val = tp_mem_xalloc(w->n, sizeof *val);
+    for (k = 0; k < w->n; k++)
+        row[k] = (uint32_t)key[k], val[k] = w->val[order[k]];
+    free(key), free(order), free(w->row), free(w->val);
+    w->row = row, w->val = val, w->cap = w->n;
+}
+
 /* Sets optional narrow column *col of `row` to `v` (created at the first value other than
  * -1, the rows before it -1). */
 static void opt_put_narrow(tp_events *e, uint32_t **col, tp_ev_wide *w, size_t row, int64_t v) {
@@ -471,16 +510,22 @@ static void opt_put_narrow(tp_events *e, uint32_t **col, tp_ev_wide *w, size_t r
 
 static int place_eq(const tp_ev_place *a, const tp_ev_place *b) {
     return a->pid == b->pid && a->tid == b->tid && a->stream == b->stream &&
-           a->fwd_tid == b->fwd_tid && a->device == b->device && a->corr_hi == b->corr_hi;
+           a->fwd_tid == b->fwd_tid && a->device == b->device && a->corr_hi == b->corr_hi &&
+           a->domain == b->domain;
 }
 
-/* place_eq against a row's own fields (no place built for the rows that repeat the last) */
+/* place_eq against a row's own fields (no place built for the rows that repeat the last).
+ * The fields that tell a thread's places apart (domain) and a thread from a stream first:
+ * the test against the other of two alternating places (place_recent) fails at once. */
 static inline int place_is(const tp_ev_place *a, const tp_event_row *r, uint32_t corr_hi) {
-    return a->pid == r->pid && a->tid == r->tid && a->stream == r->stream &&
-           a->fwd_tid == r->fwd_tid && a->device == r->device && a->corr_hi == corr_hi;
+    return a->domain == r->domain && a->stream == r->stream && a->tid == r->tid &&
+           a->pid == r->pid && a->fwd_tid == r->fwd_tid && a->device == r->device &&
+           a->corr_hi == corr_hi;
 }
 
-/* The fields folded by odd multipliers, then mixed (found for every row while loading). */
+/* The fields folded by odd multipliers, then mixed (found for every row while loading). Not
+ * the domain: a thread's few domains share its slot run, and tp_model_move_ranks can then
+ * translate their string ids without a rehash. */
 static uint64_t place_hash(const tp_ev_place *p) {
     uint64_t h = (uint64_t)p->pid * 0x9e3779b97f4a7c15ULL;
     h ^= (uint64_t)p->tid * 0xc2b2ae3d27d4eb4fULL;
@@ -507,10 +552,19 @@ static void place_rehash(tp_ev_places *t) {
         t->slots[place_slot(t, &t->v[k])] = (uint32_t)k + 1;
 }
 
+/* Place k becomes the last found, the last one the one before. */
+static inline size_t place_found(tp_ev_places *t, size_t k) {
+    if (k != t->last)
+        t->prev = t->last, t->last = k;
+    return k;
+}
+
 /* The index of place `p` in `t`, added when new. */
 static size_t place_find(tp_ev_places *t, const tp_ev_place *p) {
     if (t->n && place_eq(&t->v[t->last], p))
         return t->last;
+    if (t->n && place_eq(&t->v[t->prev], p))
+        return place_found(t, t->prev);
     if (!t->slots)
         place_rehash(t);
     size_t slot = place_slot(t, p);
@@ -520,9 +574,25 @@ static size_t place_find(tp_ev_places *t, const tp_ev_place *p) {
         t->slots[slot] = (uint32_t)t->n;
         if (t->n * 2 > t->mask)
             place_rehash(t);
-        return t->last = t->n - 1;
+        return place_found(t, t->n - 1);
     }
-    return t->last = t->slots[slot] - 1;
+    return place_found(t, t->slots[slot] - 1);
+}
+
+/* The index of row `r`'s place (correlation high half `hi`) when it is the last found or
+ * the one before (which then becomes the last: a thread's NVTX ranges of a domain of their
+ * own alternate with its calls, two places), else SIZE_MAX. */
+static inline size_t place_recent(tp_ev_places *t, const tp_event_row *r, uint32_t hi) {
+    if (!t->n)
+        return SIZE_MAX;
+    size_t k = t->last;
+    if (place_is(&t->v[k], r, hi))
+        return k;
+    k = t->prev;
+    if (!place_is(&t->v[k], r, hi))
+        return SIZE_MAX;
+    t->prev = t->last, t->last = k;
+    return k;
 }
 
 /* Sets col[row] to the index of place `p` in `t` (past 65,534 places: TP_EV_PLACE_WIDE, the
@@ -551,7 +621,8 @@ static void place_put(tp_events *e, size_t row, const tp_ev_place *p) {
  * fields into vector registers first). */
 static __attribute__((noinline)) void place_put_row(tp_events *e, size_t row, const tp_event_row *r,
                                                     uint32_t corr_hi) {
-    place_put(e, row, &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, corr_hi});
+    place_put(e, row,
+              &(tp_ev_place){r->pid, r->tid, r->stream, r->fwd_tid, r->device, corr_hi, r->domain});
 }
 
 /* Fits a place table to its entries. */
@@ -726,7 +797,9 @@ void tp_events_set_thread(tp_events *e, size_t row, int64_t pid, int64_t tid) {
 }
 
 void tp_events_set_domain(tp_events *e, size_t row, uint32_t domain) {
-    opt_put_u32(e, &e->domain_opt, row, domain);
+    tp_ev_place p = *tp_ev_place_of(e, row);
+    p.domain = domain;
+    place_put(e, row, &p);
 }
 
 void tp_events_set_bw_gbps(tp_events *e, size_t row, double bw_gbps) {
@@ -783,8 +856,8 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
         copies_put(e, i,
                    &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
                                  r->bw_gbps});
-    if (e->parent) /* pushed after a finish: the next finish derives these again */
-        e->parent[i] = -1, e->depth[i] = 0, e->load_ord[i] = (uint32_t)i;
+    if (e->parent16) /* pushed after a finish: the next finish derives these again */
+        e->parent16[i] = 0, e->depth8[i] = 0, e->load_d16[i] = 0;
     if (e->external_id32_opt || r->external_id != -1)
         opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
     if (e->seq32_opt || r->seq != -1)
@@ -811,19 +884,15 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
         e->corr32[i] = TP_EV_U32_NONE, hi = 0;
     else
         e->corr32[i] = corr_put_fast(e, i, r->correlation, &hi);
-    if (e->places.n && e->places.last < TP_EV_PLACE_WIDE &&
-        place_is(&e->places.v[e->places.last], r, hi) && !wide_at_or_past(&e->wide_place, i))
-        e->place[i] = (uint16_t)e->places.last; /* place_put's result, corr_hi_any set before */
+    size_t k = place_recent(&e->places, r, hi);
+    if (k < TP_EV_PLACE_WIDE && !wide_at_or_past(&e->wide_place, i))
+        e->place[i] = (uint16_t)k; /* place_put's result, corr_hi_any set before */
     else
         place_put_row(e, i, r, hi);
     if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
         opt_put_u32(e, &e->shapes_opt, i, r->shapes);
-    if (e->domain_opt)
-        e->domain_opt[i] = r->domain;
-    else if (r->domain)
-        opt_put_u32(e, &e->domain_opt, i, r->domain);
     return i;
 }
 
@@ -832,7 +901,7 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
     /* one test, without branches, for what native rows never have (push_rare) */
     if ((r->bytes != -1) | ((r->copy_kind | r->src_kind | r->dst_kind) != 0) |
         (r->bw_gbps == r->bw_gbps) | (r->external_id != -1) | (r->seq != -1) |
-        (((uintptr_t)e->parent | (uintptr_t)e->external_id32_opt | (uintptr_t)e->seq32_opt) != 0))
+        (((uintptr_t)e->parent16 | (uintptr_t)e->external_id32_opt | (uintptr_t)e->seq32_opt) != 0))
         push_rare(e, i, r);
     unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER; /* opt_put_cat_raw's test */
     if (e->cat_raw_opt || !(e->cat_raw_seen >> c & 1) || r->cat_raw != e->cat_raw_dflt[c])
@@ -842,7 +911,7 @@ void tp_events_push(tp_events *e, const tp_event_row *r) {
 int tp_events_plain(const tp_events *e, const tp_event_row *r) {
     unsigned c = r->cat < TP_CAT_COUNT ? r->cat : TP_CAT_OTHER;
     return r->bytes == -1 && !r->copy_kind && !r->src_kind && !r->dst_kind && isnan(r->bw_gbps) &&
-           r->external_id == -1 && r->seq == -1 && !e->parent && !e->external_id32_opt &&
+           r->external_id == -1 && r->seq == -1 && !e->parent16 && !e->external_id32_opt &&
            !e->seq32_opt && !e->cat_raw_opt && (e->cat_raw_seen >> c & 1) &&
            r->cat_raw == e->cat_raw_dflt[c];
 }
@@ -860,18 +929,16 @@ static inline int push_plain_fast(tp_events *e, const tp_event_row *r) {
     uint64_t c = (uint64_t)r->correlation;
     uint32_t lo = (uint32_t)c, hi = r->correlation == -1 ? 0 : (uint32_t)(c >> 32);
     /* -1's low half is TP_EV_U32_NONE, its code; any other low half must sit below the codes */
+    size_t k;
     if (i < e->cap && (uint64_t)r->dur < TP_EV_U32_WIDE &&
-        (r->correlation == -1 || lo < TP_EV_U32_WIDE) && e->places.n &&
-        e->places.last < TP_EV_PLACE_WIDE && place_is(&e->places.v[e->places.last], r, hi) &&
-        (e->shapes_opt || !r->shapes) && (e->domain_opt || !r->domain)) {
+        (r->correlation == -1 || lo < TP_EV_U32_WIDE) && (e->shapes_opt || !r->shapes) &&
+        (k = place_recent(&e->places, r, hi)) < TP_EV_PLACE_WIDE) {
         e->n = i + 1;
         e->ts[i] = r->ts, e->name[i] = r->name, e->dur32[i] = (uint32_t)r->dur;
         e->cat[i] = r->cat, e->flags[i] = r->flags, e->stack[i] = r->stack;
-        e->corr32[i] = lo, e->place[i] = (uint16_t)e->places.last;
+        e->corr32[i] = lo, e->place[i] = (uint16_t)k;
         if (e->shapes_opt)
             e->shapes_opt[i] = r->shapes;
-        if (e->domain_opt)
-            e->domain_opt[i] = r->domain;
         return 1;
     }
     return 0;
@@ -954,7 +1021,7 @@ static __attribute__((noinline)) void memev_push_slow(tp_memevents *e, const tp_
         e->thread[i] = (uint16_t)t->last; /* place_index_put's result, inline */
     else
         place_index_put(&e->threads, &e->wide_thread, e->thread, i,
-                        &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0});
+                        &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0, 0});
     if (((uintptr_t)e->total_allocated_opt | (uintptr_t)e->total_reserved_opt |
          (uintptr_t)e->largest_free_opt) |
         ((r->total_allocated != -1) | (r->total_reserved != -1) | (r->largest_free != 0))) {
@@ -1579,31 +1646,82 @@ static void ts_sort(const tp_events *e, uint32_t *perm, tp_scratch *sc) {
     tp_scratch_put(sc, at0);
 }
 
+/* Row i's load position `pos` into load_d16 (rows in ascending order: wide_load stays in
+ * row order). A trace's rows load nearly in time order (a collector's buffers, a range
+ * written when it ends), so pos - i fits 16 bits but for a few rows. */
+static __attribute__((noinline)) void load_put_wide(tp_events *e, size_t i, size_t pos) {
+    e->load_d16[i] = TP_EV_LOAD_WIDE;
+    wide_append(&e->wide_load, i, (int64_t)pos);
+}
+static inline void load_put(tp_events *e, size_t i, size_t pos) {
+    int64_t d = (int64_t)pos - (int64_t)i;
+    if (d > INT16_MIN && d <= INT16_MAX)
+        e->load_d16[i] = (int16_t)d;
+    else
+        load_put_wide(e, i, pos);
+}
+
+/* load_put of every row from the first finish's permutation: differences mod 2^32 (exact:
+ * both are below 2^32), no branch per row (a loop the compiler vectorizes), then the rare
+ * rows that do not fit 16 bits in a second pass, only when there are any. */
+static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
+    size_t n = e->n;
+    uint32_t wide = 0;
+    int16_t *restrict d16 = e->load_d16;
+    size_t i = 0;
+    /* blocks of 16: a loop of a fixed count is what GCC -O2's cheap vectorizer takes */
+    for (; i + 16 <= n; i += 16)
+        for (size_t j = i; j < i + 16; j++) {
+            uint32_t d = perm[j] - (uint32_t)j;
+            d16[j] = (int16_t)(uint16_t)d;
+            wide |= d + 32767u > 65534u; /* outside [-32767, 32767] */
+        }
+    for (; i < n; i++) {
+        uint32_t d = perm[i] - (uint32_t)i;
+        d16[i] = (int16_t)(uint16_t)d;
+        wide |= d + 32767u > 65534u;
+    }
+    for (i = 0; wide && i < n; i++)
+        if (perm[i] - (uint32_t)i + 32767u > 65534u)
+            load_put_wide(e, i, perm[i]);
+}
+
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
- * load order so equal events keep the file's order. Skips the work when already sorted. */
+ * load order so equal events keep the file's order, and sets the load order column (the
+ * permutation on the first finish; a later one carries each row's along). Skips the sort
+ * when already sorted. */
 static void events_sort(tp_events *e, tp_scratch *sc) {
-    int first = !e->load_ord; /* first finish: rows are still in load order */
+    size_t n = e->n;
+    uint32_t *was = NULL; /* a finish before: each row's load position (this order's) */
+    if (e->load_d16) {
+        was = tp_scratch_get(sc, n ? n : 1, sizeof *was);
+        for (size_t i = 0; i < n; i++)
+            was[i] = (uint32_t)tp_ev_load_ord(e, i);
+        free(e->load_d16), e->load_d16 = NULL; /* neither permuted nor renumbered */
+        wide_clear(&e->wide_load);
+    }
     int sorted = 1;
-    for (size_t i = 1; i < e->n && sorted; i++)
+    for (size_t i = 1; i < n && sorted; i++)
         if (row_before(e, (uint32_t)i, (uint32_t)i - 1))
             sorted = 0;
-    if (sorted) {
-        if (first) {
-            e->load_ord = tp_mem_xalloc(e->n, sizeof *e->load_ord);
-            for (size_t i = 0; i < e->n; i++)
-                e->load_ord[i] = (uint32_t)i;
-        }
-        return;
+    uint32_t *perm = NULL; /* new row i = old row perm[i]; NULL: the same */
+    if (!sorted) {
+        perm = tp_scratch_get(sc, n, sizeof *perm);
+        ts_sort(e, perm, sc);
+        events_permute(e, perm, sc);
     }
-    /* on the first finish (no load_ord yet) the permutation is the load order: it becomes
-     * the column, neither copied nor gathered */
-    uint32_t *perm = first ? tp_mem_xalloc(e->n, sizeof *perm) : tp_scratch_get(sc, e->n, 4);
-    ts_sort(e, perm, sc);
-    events_permute(e, perm, sc);
-    if (first)
-        e->load_ord = perm;
+    e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
+    if (perm && !was) /* the first finish: the permutation is the load order */
+        load_from_perm(e, perm);
     else
+        for (size_t i = 0; i < n; i++) {
+            size_t old = perm ? perm[i] : i;
+            load_put(e, i, was ? was[old] : old);
+        }
+    if (perm)
         tp_scratch_put(sc, perm);
+    if (was)
+        tp_scratch_put(sc, was);
 }
 
 /* Gives the side tables' and the places' growth slack back (their entries are all there). */
@@ -2065,6 +2183,24 @@ typedef struct {
     uint32_t row;
 } nest_open;
 
+/* nest_thread's rare rows: a parent over 65,534 rows back or a depth past 254. */
+static __attribute__((noinline)) void nest_put_wide(tp_events *e, uint32_t row, size_t up,
+                                                    size_t depth) {
+    if (up < TP_EV_PARENT_WIDE) {
+        e->parent16[row] = (uint16_t)up;
+    } else {
+        e->parent16[row] = TP_EV_PARENT_WIDE;
+        wide_append(&e->wide_parent, row, (int64_t)(row - up));
+    }
+    size_t d = depth < 65535 ? depth : 65535; /* as deep as the 16-bit column went */
+    if (d < TP_EV_DEPTH_WIDE) {
+        e->depth8[row] = (uint8_t)d;
+    } else {
+        e->depth8[row] = TP_EV_DEPTH_WIDE;
+        wide_append(&e->wide_depth, row, (int64_t)d);
+    }
+}
+
 /* Nesting on one thread: rows come sorted by (ts, longer first), so a stack of open ranges
  * holds exactly the ancestors of the next row once the ones that do not contain it are
  * popped. A partial overlap is not nesting: the row becomes a sibling. */
@@ -2081,20 +2217,24 @@ static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, nest_open 
                 break; /* a zero-length event at a range's end still belongs to it */
             depth--;
         }
-        e->parent[row] = depth ? (int32_t)stack[depth - 1].row : -1;
-        e->depth[row] = (uint16_t)(depth < 65535 ? depth : 65535);
+        size_t up = depth ? row - stack[depth - 1].row : 0; /* the parent is an earlier row */
+        if (up < TP_EV_PARENT_WIDE && depth < TP_EV_DEPTH_WIDE)
+            e->parent16[row] = (uint16_t)up, e->depth8[row] = (uint8_t)depth;
+        else
+            nest_put_wide(e, row, up, depth);
         stack[depth++] = (nest_open){ts, end, row};
     }
 }
 
 static void resolve_nesting(tp_rank *r) {
     tp_events *e = &r->ev;
-    free(e->parent);
-    free(e->depth);
-    e->parent = tp_mem_xalloc(e->n, sizeof *e->parent);
-    e->depth = tp_mem_xcalloc(e->n, sizeof *e->depth);
-    for (size_t i = 0; i < e->n; i++)
-        e->parent[i] = -1;
+    free(e->parent16);
+    free(e->depth8);
+    wide_clear(&e->wide_parent);
+    wide_clear(&e->wide_depth);
+    /* zeroed: no parent and depth 0 for the rows no thread holds (GPU-side rows) */
+    e->parent16 = tp_mem_xcalloc(e->n ? e->n : 1, sizeof *e->parent16);
+    e->depth8 = tp_mem_xcalloc(e->n ? e->n : 1, sizeof *e->depth8);
     const tp_buckets *t = &r->threads;
     size_t most = 0; /* the most rows of one thread: the deepest the stack can get */
     for (size_t j = 0; j < t->n; j++)
@@ -2103,6 +2243,8 @@ static void resolve_nesting(tp_rank *r) {
     for (size_t j = 0; j < t->n; j++)
         nest_thread(e, t->rows + t->off[j], t->off[j + 1] - t->off[j], stack);
     free(stack);
+    wide_sort(&e->wide_parent);
+    wide_sort(&e->wide_depth);
 }
 
 /* AMD when a HIP runtime call appears (ROCm traces name them hip*), else NVIDIA when any

@@ -89,7 +89,7 @@ const char *tp_skip_key(tp_skip s);
 #define TP_EVF_ASYNC 0x08u         /* native: memcpy issued by an async API */
 #define TP_EVF_MARK                                                                                \
     0x10u /* native: an NVTX mark (nvtxMarkA): an instant, dur 0,                                  \
-             category OTHER, with its domain (tp_events.domain) */
+             category OTHER, with its domain (tp_ev_domain) */
 
 /* All events of one rank that have a duration. Columns have n rows; optional columns hold
  * the "none" value noted. Kineto: `stream` follows HTA's int(args.stream) rule (-1 when the
@@ -105,11 +105,13 @@ const char *tp_skip_key(tp_skip s);
  *     correlation keeps its high 32 bits in its row's place (tp_ev_place.corr_hi: the
  *     per-process offset of a merged rank, tp_model_merge_rank), so only its low half is per
  *     row;
- *   - *places*: pid, tid, stream, device and Fwd thread id take few values per rank (its
- *     threads and streams), so each distinct combination is one tp_ev_place and a row holds a
- *     2-byte index into them (TP_EV_PLACE_WIDE: the index is in wide_place, past 65,534
- *     places);
- *   - *optional columns* (the `*_opt` fields: Kineto args, NVTX domains, the category text)
+ *   - *places*: pid, tid, stream, device, Fwd thread id and NVTX domain take few values per
+ *     rank (its threads and streams), so each distinct combination is one tp_ev_place and a
+ *     row holds a 2-byte index into them (TP_EV_PLACE_WIDE: the index is in wide_place, past
+ *     65,534 places). Several places may share one thread (pid, tid);
+ *   - *derived columns* (parent, depth, load order: tp_model_finish) hold small codes, the
+ *     rare value that does not fit in a side table (tp_ev_wide) as the narrow ones do;
+ *   - *optional columns* (the `*_opt` fields: Kineto args, the category text)
  *     stay NULL until a row sets a value other than "none", so a trace that never has one
  *     pays nothing for it;
  *   - copy facts sit in a side table of the rows that have them (tp_ev_copy).
@@ -135,6 +137,9 @@ typedef struct {
                          none */
     int32_t device;   /* -1: none */
     uint32_t corr_hi; /* the high 32 bits of the rows' correlation ids (0 for rows without) */
+    uint32_t domain;  /* tp_ev_domain: native NVTX ranges: string pool id of their domain's
+                         name (nvtxDomainCreate); 0: the default domain (and every other row).
+                         A thread's ranges use a few domains: here it costs no byte per row */
 } tp_ev_place;
 
 /* Distinct places in the order first seen, and an open-addressing table of their indexes + 1
@@ -144,7 +149,9 @@ typedef struct {
     tp_ev_place *v;
     uint32_t *slots;
     size_t mask;
-    size_t last; /* the place found last (rows of one thread come in runs) */
+    size_t last, prev; /* the place found last and the one before it (rows of one thread come
+                          in runs; a thread's NVTX ranges in a domain of their own alternate
+                          with its calls) */
 } tp_ev_places;
 
 /* The values of a narrow column that do not fit its 32-bit codes, by row (ascending). */
@@ -157,25 +164,34 @@ typedef struct {
 #define TP_EV_U32_NONE UINT32_MAX        /* a narrow column's code for -1 */
 #define TP_EV_U32_WIDE (UINT32_MAX - 1u) /* the value is in the column's tp_ev_wide */
 #define TP_EV_PLACE_WIDE UINT16_MAX      /* the place index is in tp_events.wide_place */
+#define TP_EV_PARENT_WIDE UINT16_MAX     /* the parent row is in tp_events.wide_parent */
+#define TP_EV_DEPTH_WIDE UINT8_MAX       /* the depth is in tp_events.wide_depth */
+#define TP_EV_LOAD_WIDE INT16_MIN        /* the load position is in tp_events.wide_load */
 
 typedef struct {
     size_t n, cap;
-    int64_t *ts;        /* ns, sorted ascending after tp_model_finish */
-    uint32_t *dur32;    /* tp_ev_dur: ns, >= 0 (narrow, wide_dur) */
-    uint32_t *name;     /* string pool id (0 = "") */
-    uint8_t *cat;       /* tp_cat */
-    uint8_t *flags;     /* TP_EVF_* */
-    uint16_t *place;    /* index into places (tp_ev_pid, tp_ev_tid, tp_ev_stream, tp_ev_device,
-                           tp_ev_fwd_tid) */
-    uint32_t *corr32;   /* tp_ev_corr: the low 32 bits of the correlation id (narrow,
-                           wide_corr; the high ones in the place); -1: none */
-    uint32_t *stack;    /* native stack id (tp_rank_stack_copy); 0: none. API calls: the call
-                           site; NVTX ranges: the push (recorded with --stacks all) */
-    int32_t *parent;    /* row of the innermost enclosing CPU-side range on the same
-                           (pid, tid), -1: none or a GPU-side row (set by finish) */
-    uint16_t *depth;    /* nesting depth (0 = outermost), set by finish */
-    uint32_t *load_ord; /* the row's position in load order (Kineto: traceEvents order
-                           among kept rows), set by finish; HTA's tie order needs it */
+    int64_t *ts;      /* ns, sorted ascending after tp_model_finish */
+    uint32_t *dur32;  /* tp_ev_dur: ns, >= 0 (narrow, wide_dur) */
+    uint32_t *name;   /* string pool id (0 = "") */
+    uint8_t *cat;     /* tp_cat */
+    uint8_t *flags;   /* TP_EVF_* */
+    uint16_t *place;  /* index into places (tp_ev_pid, tp_ev_tid, tp_ev_stream, tp_ev_device,
+                         tp_ev_fwd_tid) */
+    uint32_t *corr32; /* tp_ev_corr: the low 32 bits of the correlation id (narrow,
+                         wide_corr; the high ones in the place); -1: none */
+    uint32_t *stack;  /* native stack id (tp_rank_stack_copy); 0: none. API calls: the call
+                         site; NVTX ranges: the push (recorded with --stacks all) */
+    /* derived by finish, each narrower than its value (read through the accessors): */
+    uint16_t *parent16; /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
+                           same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
+                           (a parent sorts before its rows): 0: none; TP_EV_PARENT_WIDE: the
+                           parent row is in wide_parent (a range over 65,534 rows away) */
+    uint8_t *depth8;    /* tp_ev_depth: nesting depth (0 = outermost; at most 65,535);
+                           TP_EV_DEPTH_WIDE: in wide_depth */
+    int16_t *load_d16;  /* tp_ev_load_ord: the row's position in load order (Kineto:
+                           traceEvents order among kept rows); HTA's tie order needs it. Stored
+                           as position - row (a trace's rows load nearly in time order);
+                           TP_EV_LOAD_WIDE: the position is in wide_load */
     /* optional columns: NULL while every row is "none"; read through the tp_ev_* accessors */
     uint32_t *cat_raw_opt;       /* tp_ev_cat_raw: string pool id of the category text as
                                     written ("Kernel"); absent while each category was written
@@ -186,12 +202,11 @@ typedef struct {
                                     []]"), string pool id; 0: none (--group-by shapes) */
     uint32_t *seq32_opt;         /* tp_ev_seq: Kineto args "Sequence number" (narrow,
                                     wide_seq); -1: none */
-    uint32_t *domain_opt;        /* tp_ev_domain: native NVTX ranges: string pool id of their
-                                    domain's name (nvtxDomainCreate); 0: the default domain */
     tp_ev_places places;         /* the distinct places of the rows */
     int corr_hi_any;             /* a place has corr_hi != 0 (else tp_ev_corr skips the place) */
     /* narrow columns' values that do not fit their codes (TP_EV_WIDES) */
     tp_ev_wide wide_dur, wide_corr, wide_external_id, wide_seq, wide_place;
+    tp_ev_wide wide_parent, wide_depth, wide_load; /* the derived columns' (finish) */
     /* copies and memsets (well under 1 % of the rows): a side table of the rows that have any
      * of bytes / copy_kind / src_kind / dst_kind, ascending by row; read through tp_ev_bytes,
      * tp_ev_copy_kind, tp_ev_src_kind, tp_ev_dst_kind */
@@ -214,10 +229,11 @@ typedef struct {
     X(place, TP_EV_ALWAYS) X(corr32, TP_EV_U32_NONE) X(stack, 0)
 #define TP_EV_OPTIONAL(X)                                                                          \
     X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE) X(shapes_opt, 0)             \
-    X(seq32_opt, TP_EV_U32_NONE) X(domain_opt, 0)
-#define TP_EV_DERIVED(X) X(parent, -1) X(depth, TP_EV_ALWAYS) X(load_ord, TP_EV_ALWAYS)
+    X(seq32_opt, TP_EV_U32_NONE)
+#define TP_EV_DERIVED(X) X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
-#define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)
+#define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)     \
+    X(wide_parent) X(wide_depth) X(wide_load)
 /* clang-format on */
 
 /* The wide value of row `row` (present: its code says so). Out of line: the accessors stay
@@ -288,7 +304,25 @@ static inline int64_t tp_ev_fwd_tid(const tp_events *e, size_t row) {
     return tp_ev_place_of(e, row)->fwd_tid;
 }
 static inline uint32_t tp_ev_domain(const tp_events *e, size_t row) {
-    return e->domain_opt ? e->domain_opt[row] : 0;
+    return tp_ev_place_of(e, row)->domain;
+}
+
+/* The derived columns' values of row `row` (after tp_model_finish; see tp_events). */
+static inline int32_t tp_ev_parent(const tp_events *e, size_t row) {
+    uint16_t d = e->parent16[row];
+    if (d == 0)
+        return -1;
+    return d != TP_EV_PARENT_WIDE ? (int32_t)(row - d)
+                                  : (int32_t)tp_ev_wide_get(&e->wide_parent, row);
+}
+static inline int tp_ev_depth(const tp_events *e, size_t row) {
+    uint8_t d = e->depth8[row];
+    return d != TP_EV_DEPTH_WIDE ? d : (int)tp_ev_wide_get(&e->wide_depth, row);
+}
+static inline size_t tp_ev_load_ord(const tp_events *e, size_t row) {
+    int16_t d = e->load_d16[row];
+    return d != TP_EV_LOAD_WIDE ? (size_t)((int64_t)row + d)
+                                : (size_t)tp_ev_wide_get(&e->wide_load, row);
 }
 
 /* The copy facts of row `row`, NULL when it has none (tp_events.copies). */
@@ -351,7 +385,7 @@ typedef struct {
     uint32_t stack;
     uint32_t shapes;
     int64_t seq, fwd_tid;
-    uint32_t domain; /* tp_events.domain */
+    uint32_t domain; /* tp_ev_domain */
 } tp_event_row;
 
 /* Memory events: Kineto "[memory]" instant events, native DEVICE_MEM/HEAP/REGION/ALLOC_FAIL. */

@@ -14,9 +14,9 @@ static void remap_ids(tp_rank *r, const uint32_t *map) {
             e->cat_raw_opt[i] = map[e->cat_raw_opt[i]];
         if (e->shapes_opt)
             e->shapes_opt[i] = map[e->shapes_opt[i]];
-        if (e->domain_opt)
-            e->domain_opt[i] = map[e->domain_opt[i]];
     }
+    for (size_t k = 0; k < e->places.n; k++) /* place_hash leaves the domain out: no rehash */
+        e->places.v[k].domain = map[e->places.v[k].domain];
     for (size_t c = 0; c < TP_CAT_COUNT; c++)
         e->cat_raw_dflt[c] = map[e->cat_raw_dflt[c]];
     for (size_t i = 0; i < r->n_devices; i++)

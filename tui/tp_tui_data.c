@@ -261,8 +261,8 @@ long tp_tui_data_op_at(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, in
         if (e < a || (e == a && e > s))
             continue;
         int64_t ov = (e < b ? e : b) - (s > a ? s : a);
-        if (best < 0 || ev->depth[r] > ev->depth[best] ||
-            (ev->depth[r] == ev->depth[best] && ov > best_ov))
+        if (best < 0 || tp_ev_depth(ev, r) > tp_ev_depth(ev, (size_t)best) ||
+            (tp_ev_depth(ev, r) == tp_ev_depth(ev, (size_t)best) && ov > best_ov))
             best = r, best_ov = ov;
     }
     return best;
@@ -326,7 +326,7 @@ long tp_tui_data_step_of(const tp_tui_data *d, long row) {
     if (row >= 0 && tp_ev_stream(ev, row) != -1)
         row = tp_tui_data_launcher(d, row);
     long step = -1;
-    for (long p = row; p >= 0; p = ev->parent[p])
+    for (long p = row; p >= 0; p = tp_ev_parent(ev, (size_t)p))
         if (ev->cat[p] == TP_CAT_USER_ANNOTATION)
             step = p;
     return step;

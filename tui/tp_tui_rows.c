@@ -36,7 +36,7 @@ void tp_tui_levels_build(const tp_events *ev, const uint32_t *rows, size_t n, in
     int64_t last_end[MAX_STREAM_LEVELS];
     int ns = 0;
     for (size_t i = 0; i < n; i++) {
-        lev[i] = is_stream ? stream_level(ev, rows[i], last_end, &ns) : ev->depth[rows[i]];
+        lev[i] = is_stream ? stream_level(ev, rows[i], last_end, &ns) : tp_ev_depth(ev, rows[i]);
         nl = lev[i] + 1 > nl ? lev[i] + 1 : nl;
     }
     size_t *count = tp_mem_xcalloc((size_t)nl, sizeof *count);

@@ -1,6 +1,6 @@
 /* tp_tui_rows: a Timeline lane's events split into rows by nesting level.
  *
- * A thread's rows come from the model's nesting (tp_events.depth: NVTX ranges, CPU ops,
+ * A thread's rows come from the model's nesting (tp_ev_depth: NVTX ranges, CPU ops,
  * Python functions, API calls, outermost at level 0); a stream's kernels and copies are
  * placed greedily on the first level where they overlap nothing before them (one level when
  * the stream serializes, as streams do). Each level keeps its rows by start time and a
@@ -22,7 +22,7 @@ typedef struct {
     size_t n;
 } tp_tui_level;
 
-/* Splits the n model rows `rows` (sorted by ts) of one lane into levels: by ev->depth for a
+/* Splits the n model rows `rows` (sorted by ts) of one lane into levels: by tp_ev_depth for a
  * thread (is_stream 0), greedily for a stream. *out gets *n_out levels (at least one; free
  * with tp_tui_levels_free). Aborts on out of memory. */
 void tp_tui_levels_build(const tp_events *ev, const uint32_t *rows, size_t n, int is_stream,

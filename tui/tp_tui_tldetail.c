@@ -80,7 +80,7 @@ static void event_detail(tp_tui_timeline *tl, tp_tui_grid *g, int y, int h) {
     }
     int gpu = tp_ev_stream(ev, row) != -1;
     long call = gpu ? tp_tui_data_launcher(d, row) : row;
-    long range = tp_tui_data_range_of(d, gpu ? call : ev->parent[row]);
+    long range = tp_tui_data_range_of(d, gpu ? call : tp_ev_parent(ev, (size_t)row));
     int used = event_lines(tl, g, y, row, call, range);
     int end = y + h;
     y += used;

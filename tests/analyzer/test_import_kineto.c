@@ -122,12 +122,12 @@ static void test_current_format(void) {
     /* nesting on thread 101: step > python_function > aten::add > cudaLaunchKernel */
     long py = find_row(m, r, "train.py(12): step", TP_CAT_PYTHON_FUNCTION);
     long add = find_row(m, r, "aten::add", TP_CAT_CPU_OP);
-    CHECK_EQ_I(r->ev.parent[step], -1);
-    CHECK_EQ_I(r->ev.parent[py], step);
-    CHECK_EQ_I(r->ev.parent[add], py);
-    CHECK_EQ_I(r->ev.parent[l], add);
-    CHECK_EQ_I(r->ev.depth[l], 3);
-    CHECK_EQ_I(r->ev.parent[k], -1); /* GPU rows are not nested */
+    CHECK_EQ_I(tp_ev_parent(&r->ev, (size_t)step), -1);
+    CHECK_EQ_I(tp_ev_parent(&r->ev, (size_t)py), step);
+    CHECK_EQ_I(tp_ev_parent(&r->ev, (size_t)add), py);
+    CHECK_EQ_I(tp_ev_parent(&r->ev, (size_t)l), add);
+    CHECK_EQ_I(tp_ev_depth(&r->ev, l), 3);
+    CHECK_EQ_I(tp_ev_parent(&r->ev, (size_t)k), -1); /* GPU rows are not nested */
 
     /* correlation index: 77 = launch + kernel, in time order */
     const uint32_t *rows;

@@ -180,9 +180,9 @@ static void test_native_model(void) {
     CHECK_EQ_I(tp_ev_dur(&r->ev, outer), 3500);
     CHECK_EQ_I(r->ev.ts[inner], 900);
     CHECK_EQ_I(tp_ev_dur(&r->ev, inner), 700);
-    CHECK_EQ_I(r->ev.parent[inner], outer);
-    CHECK_EQ_I(r->ev.parent[l], inner); /* the launch ran inside "inner" */
-    CHECK_EQ_I(r->ev.depth[l], 2);
+    CHECK_EQ_I(tp_ev_parent(&r->ev, (size_t)inner), outer);
+    CHECK_EQ_I(tp_ev_parent(&r->ev, (size_t)l), inner); /* the launch ran inside "inner" */
+    CHECK_EQ_I(tp_ev_depth(&r->ev, l), 2);
     long as = find_row(m, r, "async");
     CHECK(as >= 0);
     CHECK_EQ_I(tp_ev_dur(&r->ev, as), 1300);

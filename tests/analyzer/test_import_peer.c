@@ -259,11 +259,11 @@ static void check_invariants(const tp_rank *r) {
     for (size_t k = 1; k < r->n_by_corr; k++)
         CHECK(tp_ev_corr(e, r->by_corr[k]) >= tp_ev_corr(e, r->by_corr[k - 1]));
     for (size_t i = 0; i < e->n; i++) {
-        int32_t p = e->parent[i];
+        int32_t p = tp_ev_parent(e, i);
         if (p < 0)
             continue;
         CHECK(e->ts[p] <= e->ts[i] && e->ts[p] + tp_ev_dur(e, p) >= e->ts[i] + tp_ev_dur(e, i));
-        CHECK_EQ_I(e->depth[i], e->depth[p] + 1);
+        CHECK_EQ_I(tp_ev_depth(e, i), tp_ev_depth(e, (size_t)p) + 1);
         CHECK_EQ_I(tp_ev_tid(e, p), tp_ev_tid(e, i));
     }
 }

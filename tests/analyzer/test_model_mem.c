@@ -8,12 +8,16 @@
  *   through the sort.
  * - After finish no column has growth slack: tp_model_mem counts exactly n rows of each
  *   column that is there, and the bytes per event of a trace without Kineto args are the
- *   dense columns' sum (38) plus 24 per copy and the places, not the 137 of every column.
+ *   dense and derived columns' sum (33) plus 24 per copy and the places, not the 137 of every
+ * column.
  * - Narrow columns (dur, correlation, External id, Sequence number: 32-bit codes) keep every
  *   64-bit value: the ones that do not fit go to side tables that follow their rows through
  *   the sort; a merged process's correlation ids (high half set) keep theirs in the place.
- * - Places (pid, tid, stream, device, Fwd thread id) are shared by the rows that have the
- *   same; past 65,534 of them a row's place index goes to a side table, values intact.
+ * - Places (pid, tid, stream, device, Fwd thread id, NVTX domain) are shared by the rows that
+ *   have the same; past 65,534 of them a row's place index goes to a side table, values intact.
+ * - The derived columns (parent, depth, load order) are small codes: a parent over 65,534 rows
+ *   back, a depth past 254 and a load position over 32,767 rows from the row's sorted place
+ *   go to side tables, read back exactly, and a second finish carries the load order along.
  * - A real recording (the committed sample traces) loads with the optional Kineto columns
  *   absent and at most 48 bytes of event columns per event.
  * Every check is on values and counts, never on time. */
@@ -74,7 +78,7 @@ static void test_optional_absent(void) {
     const tp_events *e = &m->ranks[0].ev;
     CHECK_EQ_U(e->n, 1000);
     CHECK(e->external_id32_opt == NULL && e->shapes_opt == NULL);
-    CHECK(e->seq32_opt == NULL && e->domain_opt == NULL);
+    CHECK(e->seq32_opt == NULL);
     CHECK_EQ_U(e->places.n, 2); /* thread (1, 2) and stream 7 */
     CHECK_EQ_I(tp_ev_fwd_tid(e, 3), -1);
     CHECK(e->cat_raw_opt == NULL); /* each category written one way */
@@ -107,7 +111,7 @@ static void test_optional_absent(void) {
     CHECK_EQ_U(e->cap, e->n);
     CHECK_EQ_U(a.events_bytes,
                1000 * dense_row_bytes(e) + 100 * sizeof(tp_ev_copy) + places_bytes(e));
-    CHECK_EQ_U(dense_row_bytes(e), 38);
+    CHECK_EQ_U(dense_row_bytes(e), 33);
     tp_model_close(m);
 }
 
@@ -137,7 +141,6 @@ static void test_optional_created(void) {
     CHECK_EQ_U(e->places.n, 2); /* (1, 1) with and without a Fwd thread id */
     CHECK_EQ_U(e->n_copies, 5); /* the rows with a bandwidth */
     CHECK(e->cat_raw_opt != NULL);
-    CHECK(e->domain_opt == NULL);
     for (size_t k = 0; k < e->n; k++) {
         int i = 8 - (int)(e->ts[k] / 100); /* the push that made row k */
         CHECK_EQ_I(tp_ev_seq(e, k), i >= 3 ? 40 + i : -1);
@@ -277,7 +280,7 @@ static void test_sort_order(void) {
         CHECK_EQ_U(e->n, (size_t)n);
         int ok = 1;
         for (size_t i = 0; i < e->n; i++) {
-            ok &= e->name[i] == e->load_ord[i] + 1;
+            ok &= e->name[i] == tp_ev_load_ord(e, i) + 1;
             if (i == 0)
                 continue;
             int64_t t0 = e->ts[i - 1], t1 = e->ts[i], d0 = tp_ev_dur(e, i - 1),
@@ -463,7 +466,7 @@ static void test_push_paths(void) {
     const tp_events *a = &rk[0]->ev, *b = &rk[1]->ev;
     for (int pass = 0; pass < 2; pass++) {
         CHECK_EQ_U(a->n, b->n);
-        CHECK(b->shapes_opt && b->domain_opt && b->wide_dur.n && b->wide_corr.n);
+        CHECK(b->shapes_opt && b->wide_dur.n && b->wide_corr.n);
         int ok = 1;
         for (size_t k = 0; k < a->n && k < b->n; k++) {
             tp_event_row want = path_row(pass ? 1000 - (int)b->ts[k] : (int)k);
@@ -565,6 +568,84 @@ static void test_corr_directory(void) {
     }
 }
 
+/* Checks every row of `r` (one thread, finished) against what nesting and load order say:
+ * the name is the load position + 1; a row's parent is the innermost earlier row of the
+ * thread that encloses it; depth is the parent's + 1. Brute force over a stack. */
+static int derived_ok(const tp_rank *r) {
+    const tp_events *e = &r->ev;
+    int ok = 1;
+    size_t *open = malloc((e->n + 1) * sizeof *open), depth = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        ok &= tp_ev_load_ord(e, i) + 1 == e->name[i];
+        if (tp_ev_stream(e, i) != -1) {
+            ok &= tp_ev_parent(e, i) == -1 && tp_ev_depth(e, i) == 0;
+            continue;
+        }
+        int64_t end = e->ts[i] + tp_ev_dur(e, i);
+        while (depth && e->ts[open[depth - 1]] + tp_ev_dur(e, open[depth - 1]) < end)
+            depth--;
+        ok &= tp_ev_parent(e, i) == (depth ? (int32_t)open[depth - 1] : -1);
+        ok &= tp_ev_depth(e, i) == (int)depth;
+        open[depth++] = i;
+    }
+    free(open);
+    return ok;
+}
+
+/* One range over 70,000 short rows (their parent is over 65,534 rows back past row 65,534),
+ * then 300 nested ranges (depth past 254), and the outer range loaded last (as a native
+ * range is written when it ends: its load position 70,300 rows from its sorted one). */
+static void test_derived_wide(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "derived");
+    const int flat = 70000, deep = 300;
+    uint32_t name = 1; /* load position + 1 */
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.cat = TP_CAT_USER_ANNOTATION, row.pid = 1, row.tid = 1;
+    for (int i = 0; i < flat; i++) {
+        row.ts = 1 + 10 * (int64_t)i, row.dur = 5, row.name = name++;
+        tp_events_push(&r->ev, &row);
+    }
+    for (int j = 0; j < deep; j++) {
+        row.ts = 800000 + j, row.dur = 2 * (deep - j), row.name = name++;
+        row.domain = 7 + (uint32_t)j % 2; /* two domains on one thread: two places */
+        tp_events_push(&r->ev, &row);
+    }
+    row.ts = 0, row.dur = 10000000, row.name = name++, row.domain = 0;
+    tp_events_push(&r->ev, &row);
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK_EQ_U(e->n, (size_t)(flat + deep + 1));
+    CHECK_EQ_I(tp_ev_load_ord(e, 0), flat + deep);
+    CHECK_EQ_I(tp_ev_parent(e, (size_t)flat), 0); /* 70,000 rows back */
+    CHECK_EQ_I(tp_ev_depth(e, e->n - 1), deep);
+    CHECK_EQ_U(e->wide_load.n, 1);
+    CHECK_EQ_U(e->wide_parent.n, (size_t)(flat - 65534) + 1); /* and the first deep range */
+    CHECK_EQ_U(e->wide_depth.n, (size_t)(deep + 1 - 255));
+    CHECK_EQ_U(e->places.n, 3);
+    CHECK_EQ_U(r->threads.n, 1); /* the domains' places are one thread */
+    CHECK_EQ_U(tp_ev_domain(e, (size_t)flat + 1), 7);
+    CHECK_EQ_U(tp_ev_domain(e, (size_t)flat + 2), 8);
+    CHECK_EQ_U(tp_ev_domain(e, 0), 0);
+    CHECK(derived_ok(r));
+    /* a GPU row at the front and a second finish: every row moves one down, its load
+     * position with it */
+    tp_event_row_init(&row);
+    row.ts = 0, row.dur = 1, row.stream = 3, row.device = 0, row.pid = 0, row.tid = 3;
+    row.cat = TP_CAT_KERNEL, row.name = name++;
+    tp_events_push(&r->ev, &row);
+    tp_model_finish(m);
+    CHECK_EQ_I(tp_ev_load_ord(e, 0), flat + deep);
+    CHECK_EQ_I(tp_ev_load_ord(e, 1), flat + deep + 1); /* ts 0: the longer first */
+    CHECK_EQ_I(tp_ev_parent(e, 1), -1);
+    CHECK(derived_ok(r));
+    tp_events_set_domain(&m->ranks[0].ev, 5, 9);
+    CHECK_EQ_U(tp_ev_domain(e, 5), 9);
+    CHECK_EQ_I(tp_ev_tid(e, 5), 1);
+    tp_model_close(m);
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
     TP_RUN(test_sorted_fit);
@@ -577,5 +658,6 @@ int main(void) {
     TP_RUN(test_cat_index);
     TP_RUN(test_push_paths);
     TP_RUN(test_corr_directory);
+    TP_RUN(test_derived_wide);
     return tp_test_summary();
 }

@@ -169,7 +169,7 @@ static void test_timeline_nesting(void) {
         step = ev->name[i] == step_name && ev->cat[i] == TP_CAT_USER_ANNOTATION ? (long)i : -1;
     CHECK(step >= 0);
     for (size_t i = (size_t)step + 1; i < ev->n && child < 0; i++)
-        child = ev->parent[i] == step ? (long)i : -1;
+        child = tp_ev_parent(ev, i) == step ? (long)i : -1;
     CHECK(child >= 0 && ev->ts[child] >= ev->ts[step]);
     tp_tui *t = open_tui(sample, "timeline", 120, 40);
     keys(t, "/step\n");
