@@ -436,9 +436,9 @@ static int64_t reserved_before(const tp_an_memuse *u, int64_t t) {
 static void judge_failure(tp_an_memuse *u, const tp_rank *r, size_t row) {
     const tp_memevents *e = &r->mem;
     tp_an_oomfail *f = &u->oom;
-    tp_an_memuse_moment(u, row, e->bytes[row], &u->at_oom);
-    f->row = row, f->ts = e->ts[row], f->request = e->bytes[row], f->stack = e->stack[row];
-    f->device = e->device[row];
+    tp_an_memuse_moment(u, row, tp_memev_bytes(e, row), &u->at_oom);
+    f->row = row, f->ts = e->ts[row], f->request = tp_memev_bytes(e, row), f->stack = e->stack[row];
+    f->device = tp_memev_device(e, row);
     /* the allocator's own words when it gave them (a failed cudaMalloc says nothing) */
     int own = tp_memev_total_reserved(e, row) > 0;
     f->reserved = own ? tp_memev_total_reserved(e, row) : u->at_oom.reserved;
