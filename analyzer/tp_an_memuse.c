@@ -138,21 +138,45 @@ static void make_groups(tp_an_memuse *u) {
 
 /* ---------------------------------------------------------------- timeline */
 
-static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, int64_t alloc, int64_t res) {
+/* Appends the state after memory row `row` (at time t), unless it repeats the last point's
+ * values; a point at the same instant as the last replaces it (the later state stands). */
+typedef struct {
+    size_t cap;     /* of pt_row and pt_alloc */
+    int64_t last_t; /* the last point's time (as tp_an_memuse_pt_ts reads it) */
+} point_sink;
+
+static void push_point(tp_an_memuse *u, point_sink *k, size_t row, int64_t t, int64_t alloc,
+                       int64_t res) {
     size_t n = u->n_points;
-    if (n && u->pt_alloc[n - 1] == alloc && u->pt_res[n - 1] == res)
+    if (n && u->pt_alloc[n - 1] == alloc && u->res_val[u->n_res - 1] == res)
         return;
-    if (n && u->pt_ts[n - 1] == t) /* same instant: the later state stands */
+    if (n && k->last_t == t) {
         n = --u->n_points;
-    if (n == *cap) {
-        size_t c = *cap;
-        tp_an_grow((void **)&u->pt_ts, &c, n + 1, sizeof *u->pt_ts);
-        u->pt_alloc = tp_mem_xrealloc(u->pt_alloc, c, sizeof *u->pt_alloc);
-        u->pt_res = tp_mem_xrealloc(u->pt_res, c, sizeof *u->pt_res);
-        *cap = c;
+        u->n_res -= u->res_at[u->n_res - 1] == n; /* a run begun by the replaced point */
     }
-    u->pt_ts[n] = t, u->pt_alloc[n] = alloc, u->pt_res[n] = res;
+    if (n == k->cap) {
+        tp_an_grow((void **)&u->pt_row, &k->cap, n + 1, sizeof *u->pt_row);
+        u->pt_alloc = tp_mem_xrealloc(u->pt_alloc, k->cap, sizeof *u->pt_alloc);
+    }
+    u->pt_row[n] = (uint32_t)row, u->pt_alloc[n] = alloc, k->last_t = t;
+    if (!u->n_res || u->res_val[u->n_res - 1] != res) {
+        TP_MEM_XGROW(u->res_at, u->res_cap, u->n_res + 1);
+        u->res_val = tp_mem_xrealloc(u->res_val, u->res_cap, sizeof *u->res_val);
+        u->res_at[u->n_res] = (uint32_t)n, u->res_val[u->n_res++] = res;
+    }
     u->n_points = n + 1;
+}
+
+int64_t tp_an_memuse_pt_res(const tp_an_memuse *u, size_t i) {
+    size_t lo = 0, hi = u->n_res; /* the last run starting at or before i */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->res_at[mid] <= i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? u->res_val[lo - 1] : -1;
 }
 
 /* ---------------------------------------------------------------- growth samples */
@@ -253,7 +277,8 @@ static void samples_free(growth_samples *g) {
  * samples. */
 static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, growth_samples *g) {
     const tp_memevents *e = &r->mem;
-    size_t cap = 0, first_fail = e->n, kept = 0;
+    size_t first_fail = e->n, kept = 0;
+    point_sink sink = {0, 0};
     u->peak_allocated = u->peak_reserved = -1;
     *peak_ev = 0;
     tp_an_memstate_seek(u->state, 0);
@@ -276,7 +301,7 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
             }
         }
         u->peak_reserved = res > u->peak_reserved ? res : u->peak_reserved;
-        push_point(u, &cap, e->ts[i], alloc, res);
+        push_point(u, &sink, i, e->ts[i], alloc, res);
     }
     samples_until(g, u->state, e->n);
     tp_an_memstate_seek(u->state, e->n);
@@ -289,12 +314,28 @@ static size_t point_at(const tp_an_memuse *u, int64_t t) {
     size_t lo = 0, hi = u->n_points;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (u->pt_ts[mid] <= t)
+        if (tp_an_memuse_pt_ts(u, mid) <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo; /* points [0, lo) are at or before t */
+}
+
+/* The most reserved over points [from, to) (from < to): over the runs that cover them. */
+static int64_t res_max(const tp_an_memuse *u, size_t from, size_t to) {
+    size_t lo = 0, hi = u->n_res; /* the run holding `from` */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->res_at[mid] <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t best = -1;
+    for (size_t k = lo ? lo - 1 : 0; k < u->n_res && u->res_at[k] < to; k++)
+        best = u->res_val[k] > best ? u->res_val[k] : best;
+    return best;
 }
 
 static void step_figures(tp_an_memuse *u) {
@@ -303,11 +344,11 @@ static void step_figures(tp_an_memuse *u) {
         size_t a = point_at(u, st->start), b = point_at(u, st->end);
         if (!b)
             continue;
-        st->alloc_end = u->pt_alloc[b - 1], st->res_end = u->pt_res[b - 1];
-        for (size_t i = a ? a - 1 : 0; i < b; i++) {
+        st->alloc_end = u->pt_alloc[b - 1], st->res_end = tp_an_memuse_pt_res(u, b - 1);
+        size_t from = a ? a - 1 : 0;
+        for (size_t i = from; i < b; i++)
             st->alloc_max = u->pt_alloc[i] > st->alloc_max ? u->pt_alloc[i] : st->alloc_max;
-            st->res_max = u->pt_res[i] > st->res_max ? u->pt_res[i] : st->res_max;
-        }
+        st->res_max = res_max(u, from, b);
     }
 }
 
@@ -427,10 +468,8 @@ static int64_t device_capacity(const tp_rank *r, int32_t dev) {
 
 /* The most reserved up to time t (the allocator's ceiling so far). */
 static int64_t reserved_before(const tp_an_memuse *u, int64_t t) {
-    int64_t best = -1;
-    for (size_t i = 0; i < u->n_points && u->pt_ts[i] <= t; i++)
-        best = u->pt_res[i] > best ? u->pt_res[i] : best;
-    return best;
+    size_t n = point_at(u, t);
+    return n ? res_max(u, 0, n) : -1;
 }
 
 static void judge_failure(tp_an_memuse *u, const tp_rank *r, size_t row) {
@@ -510,6 +549,7 @@ void tp_an_memuse_run(const tp_an_view *v, tp_an_memuse *out) {
     out->state = tp_an_memstate_open(v->m, v->r);
     out->source = tp_an_memstate_source(out->state);
     out->n_events = v->r->mem.n;
+    out->mem_ts = v->r->mem.ts;
     make_groups(out);
     find_steps(v, out);
     growth_samples g;
@@ -528,7 +568,8 @@ void tp_an_memuse_free(tp_an_memuse *out) {
     if (!out)
         return;
     tp_an_memstate_close(out->state);
-    free(out->pt_ts), free(out->pt_alloc), free(out->pt_res), free(out->steps);
+    free(out->pt_row), free(out->pt_alloc), free(out->res_at), free(out->res_val);
+    free(out->steps);
     free(out->group), free(out->group_site);
     tp_an_memmoment_free(&out->peak), tp_an_memmoment_free(&out->at_oom);
     memset(out, 0, sizeof *out);
