@@ -41,8 +41,9 @@ typedef struct {
 } imap;
 
 /* A row's size as the replay reads it: a HEAP or REGION record's own size, else its byte
- * delta. */
-static int64_t row_size(const tp_memevents *e, size_t row) {
+ * delta. Always inlined: the replay reads it per allocation, and as a call (once the size's
+ * accessor grew a derived case) it cost 2 M instructions on lb2k. */
+static inline __attribute__((always_inline)) int64_t row_size(const tp_memevents *e, size_t row) {
     return tp_memev_op_of(e, row) ? (int64_t)tp_memev_size(e, row) : tp_memev_bytes(e, row);
 }
 
@@ -202,7 +203,7 @@ static void block_remove(tp_an_memstate *s, size_t i) {
  * costs (106 k of each on lb2k: -1.4 M). block_remove_at stays a call: inlining it saved
  * little (see docs/PERFORMANCE.md, the memory replay's round). */
 static inline __attribute__((always_inline)) void
-block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t heap) {
+block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, const tp_ev_place *p) {
     const tp_memevents *e = &s->r->mem;
     imap_reserve(&s->st.bmap);
     size_t slot = imap_find(&s->st.bmap, key_of(addr));
@@ -217,8 +218,8 @@ block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t h
         s->st.heaps = tp_mem_xrealloc(s->st.heaps, s->st.cap_blocks, sizeof *s->st.heaps);
     }
     s->st.blocks[s->st.n_blocks] =
-        (tp_an_mblock){addr, size, e->ts[row], s->site[row], tp_memev_device(e, row), row};
-    s->st.heaps[s->st.n_blocks] = heap;
+        (tp_an_mblock){addr, size, e->ts[row], s->site[row], p->device, row};
+    s->st.heaps[s->st.n_blocks] = tp_memev_place_heap(p);
     s->st.in_blocks += size;
     s->st.bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->st.n_blocks++};
     s->st.bmap.n++;
@@ -325,7 +326,7 @@ static inline __attribute__((always_inline)) void apply_in(tp_an_memstate *s, si
     const tp_memevents *e = &s->r->mem;
     switch (s->act[row]) {
     case A_BALLOC:
-        block_add(s, row, e->addr[row], row_size(e, row), tp_memev_heap(e, row));
+        block_add(s, row, e->addr[row], row_size(e, row), tp_memev_place_of(e, row));
         break;
     case A_BFREE:
         block_free(s, e->addr[row]);

@@ -139,9 +139,9 @@ static void make_groups(tp_an_memuse *u) {
 /* ---------------------------------------------------------------- timeline */
 
 /* Appends the state after memory row `row` (at time t), unless it repeats the last point's
- * values; a point at the same instant as the last replaces it (the later state stands). */
+ * values; a point at the same instant as the last replaces it (the later state stands). The
+ * arrays have room for a point per row (replay_all). */
 typedef struct {
-    size_t cap;     /* of pt_row and pt_alloc */
     int64_t last_t; /* the last point's time (as tp_an_memuse_pt_ts reads it) */
 } point_sink;
 
@@ -153,10 +153,6 @@ static void push_point(tp_an_memuse *u, point_sink *k, size_t row, int64_t t, in
     if (n && k->last_t == t) {
         n = --u->n_points;
         u->n_res -= u->res_at[u->n_res - 1] == n; /* a run begun by the replaced point */
-    }
-    if (n == k->cap) {
-        tp_an_grow((void **)&u->pt_row, &k->cap, n + 1, sizeof *u->pt_row);
-        u->pt_alloc = tp_mem_xrealloc(u->pt_alloc, k->cap, sizeof *u->pt_alloc);
     }
     u->pt_row[n] = (uint32_t)row, u->pt_alloc[n] = alloc, k->last_t = t;
     if (!u->n_res || u->res_val[u->n_res - 1] != res) {
@@ -261,10 +257,12 @@ static void samples_until(growth_samples *g, tp_an_memstate *st, size_t limit) {
     }
 }
 
-/* 1 when a step ends at or before `limit`: asked at every event (212 k on lb2k), where the
- * call to samples_until cost 25 instructions an event and samples two thousand times. */
-static inline int samples_due(const growth_samples *g, size_t limit) {
-    return g->next < g->n && g->at[g->next] <= limit;
+/* The replay position at which the next step end is due (SIZE_MAX: none): the replay
+ * compares its position with this, not the samples' state, at every event (212 k on lb2k;
+ * the call to samples_until, then the test of g->next and g->at, cost 25, then 7
+ * instructions an event). */
+static inline size_t samples_next(const growth_samples *g) {
+    return g->next < g->n ? g->at[g->next] : SIZE_MAX;
 }
 
 static void samples_free(growth_samples *g) {
@@ -277,14 +275,20 @@ static void samples_free(growth_samples *g) {
  * samples. */
 static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, growth_samples *g) {
     const tp_memevents *e = &r->mem;
-    size_t first_fail = e->n, kept = 0;
-    point_sink sink = {0, 0};
+    size_t first_fail = e->n, kept = 0, due = samples_next(g);
+    point_sink sink = {0};
+    /* room for a point per row, so the replay never tests for growth: untouched pages of an
+     * allocation this size cost nothing, and the fit below gives them back */
+    u->pt_row = tp_mem_xalloc(e->n + 1, sizeof *u->pt_row);
+    u->pt_alloc = tp_mem_xalloc(e->n + 1, sizeof *u->pt_alloc);
     u->peak_allocated = u->peak_reserved = -1;
     *peak_ev = 0;
     tp_an_memstate_seek(u->state, 0);
     for (size_t i = 0; i < e->n; i++) {
-        if (samples_due(g, i))
+        if (i >= due) {
             samples_until(g, u->state, i);
+            due = samples_next(g);
+        }
         if (e->kind[i] == TP_MEMEV_ALLOC_FAIL) {
             first_fail = u->oom.failures++ ? first_fail : i;
             continue;
@@ -304,6 +308,8 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
         push_point(u, &sink, i, e->ts[i], alloc, res);
     }
     samples_until(g, u->state, e->n);
+    u->pt_row = tp_mem_xrealloc(u->pt_row, u->n_points + 1, sizeof *u->pt_row);
+    u->pt_alloc = tp_mem_xrealloc(u->pt_alloc, u->n_points + 1, sizeof *u->pt_alloc);
     tp_an_memstate_seek(u->state, e->n);
     u->counts = *tp_an_memstate_counts(u->state);
     return first_fail;
