@@ -313,10 +313,11 @@ static void kineto_totals(tp_an_memstate *s, size_t row) {
         s->st.k_ndev = d + 1;
     if (e->kind[row] == TP_MEMEV_ALLOC || e->kind[row] == TP_MEMEV_FREE)
         s->st.k_sum[d] += tp_memev_bytes(e, row);
-    if (tp_memev_total_allocated(e, row) >= 0)
-        s->st.k_alloc[d] = tp_memev_total_allocated(e, row);
-    if (tp_memev_total_reserved(e, row) >= 0)
-        s->st.k_res[d] = tp_memev_total_reserved(e, row);
+    const tp_memev_totals *t = tp_memev_totals_of(e, row); /* one lookup for both */
+    if (t && t->total_allocated >= 0)
+        s->st.k_alloc[d] = t->total_allocated;
+    if (t && t->total_reserved >= 0)
+        s->st.k_res[d] = t->total_reserved;
 }
 
 /* Out of line: memuse seeks one event at a time (212 k calls on lb2k), and with the replay
