@@ -956,14 +956,14 @@ static __attribute__((noinline)) void memev_push_slow(tp_memevents *e, const tp_
         memev_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->addr[i] = r->addr, e->stack[i] = r->stack;
-    uint8_t f = r->op;
+    uint8_t f = r->op & TP_MEMEV_OP_MASK; /* an op past the table (asserted) is not a flag */
     if (r->bytes > INT32_MIN && r->bytes <= INT32_MAX) {
         e->bytes32[i] = (int32_t)r->bytes;
     } else {
         e->bytes32[i] = TP_MEMEV_BYTES_WIDE;
         wide_put(&e->wide_bytes, i, r->bytes);
     }
-    if (r->size != tp_memev_size_derived(r->op, r->bytes)) {
+    if (r->size != tp_memev_size_derived(f, r->bytes)) { /* as tp_memev_size will read it */
         f |= TP_MEMEV_F_SIZE;
         wide_put(&e->wide_size, i, (int64_t)r->size);
     }
