@@ -41,9 +41,10 @@ typedef struct {
 } imap;
 
 /* A row's size as the replay reads it: a HEAP or REGION record's own size, else its byte
- * delta. */
-static int64_t row_size(const tp_memevents *e, size_t row) {
-    return e->op[row] ? (int64_t)tp_memev_size(e, row) : e->bytes[row];
+ * delta. Always inlined: the replay reads it per allocation, and as a call (once the size's
+ * accessor grew a derived case) it cost 2 M instructions on lb2k. */
+static inline __attribute__((always_inline)) int64_t row_size(const tp_memevents *e, size_t row) {
+    return tp_memev_op_of(e, row) ? (int64_t)tp_memev_size(e, row) : tp_memev_bytes(e, row);
 }
 
 /* The replay's state at one moment: every field a seek changes. */
@@ -202,7 +203,7 @@ static void block_remove(tp_an_memstate *s, size_t i) {
  * costs (106 k of each on lb2k: -1.4 M). block_remove_at stays a call: inlining it saved
  * little (see docs/PERFORMANCE.md, the memory replay's round). */
 static inline __attribute__((always_inline)) void
-block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t heap) {
+block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, const tp_ev_place *p) {
     const tp_memevents *e = &s->r->mem;
     imap_reserve(&s->st.bmap);
     size_t slot = imap_find(&s->st.bmap, key_of(addr));
@@ -217,8 +218,8 @@ block_add(tp_an_memstate *s, size_t row, uint64_t addr, int64_t size, uint64_t h
         s->st.heaps = tp_mem_xrealloc(s->st.heaps, s->st.cap_blocks, sizeof *s->st.heaps);
     }
     s->st.blocks[s->st.n_blocks] =
-        (tp_an_mblock){addr, size, e->ts[row], s->site[row], e->device[row], row};
-    s->st.heaps[s->st.n_blocks] = heap;
+        (tp_an_mblock){addr, size, e->ts[row], s->site[row], p->device, row};
+    s->st.heaps[s->st.n_blocks] = tp_memev_place_heap(p);
     s->st.in_blocks += size;
     s->st.bmap.e[slot] = (islot){key_of(addr), (uint32_t)s->st.n_blocks++};
     s->st.bmap.n++;
@@ -258,7 +259,7 @@ static void release_blocks_in(tp_an_memstate *s, const tp_an_mseg *g) {
 }
 
 static uint64_t seg_key(const tp_memevents *e, size_t row) {
-    return key_of(e->op[row] ? tp_memev_heap(e, row) : e->addr[row]);
+    return key_of(tp_memev_op_of(e, row) ? tp_memev_heap(e, row) : e->addr[row]);
 }
 
 static void seg_add(tp_an_memstate *s, size_t row) {
@@ -270,8 +271,9 @@ static void seg_add(tp_an_memstate *s, size_t row) {
     else {
         tp_an_grow((void **)&s->st.segs, &s->st.cap_segs, s->st.n_segs + 1, sizeof *s->st.segs);
         imap_put(&s->st.smap, k, (uint32_t)s->st.n_segs);
-        s->st.segs[s->st.n_segs++] = (tp_an_mseg){e->op[row] ? tp_memev_heap(e, row) : 0,
-                                                  e->addr[row], 0, e->ts[row], e->device[row]};
+        s->st.segs[s->st.n_segs++] =
+            (tp_an_mseg){tp_memev_op_of(e, row) ? tp_memev_heap(e, row) : 0, e->addr[row], 0,
+                         e->ts[row], tp_memev_device(e, row)};
     }
     tp_an_mseg *g = &s->st.segs[imap_get(&s->st.smap, k)];
     s->st.reserved += size - g->size;
@@ -304,17 +306,18 @@ static void seg_drop(tp_an_memstate *s, size_t row, int unregister) {
 
 static void kineto_totals(tp_an_memstate *s, size_t row) {
     const tp_memevents *e = &s->r->mem;
-    int32_t d = e->device[row];
+    int32_t d = tp_memev_device(e, row);
     if (d < 0 || d >= KINETO_DEVICES)
         return;
     if (d >= s->st.k_ndev)
         s->st.k_ndev = d + 1;
     if (e->kind[row] == TP_MEMEV_ALLOC || e->kind[row] == TP_MEMEV_FREE)
-        s->st.k_sum[d] += e->bytes[row];
-    if (tp_memev_total_allocated(e, row) >= 0)
-        s->st.k_alloc[d] = tp_memev_total_allocated(e, row);
-    if (tp_memev_total_reserved(e, row) >= 0)
-        s->st.k_res[d] = tp_memev_total_reserved(e, row);
+        s->st.k_sum[d] += tp_memev_bytes(e, row);
+    const tp_memev_totals *t = tp_memev_totals_of(e, row); /* one lookup for both */
+    if (t && t->total_allocated >= 0)
+        s->st.k_alloc[d] = t->total_allocated;
+    if (t && t->total_reserved >= 0)
+        s->st.k_res[d] = t->total_reserved;
 }
 
 /* Out of line: memuse seeks one event at a time (212 k calls on lb2k), and with the replay
@@ -324,7 +327,7 @@ static inline __attribute__((always_inline)) void apply_in(tp_an_memstate *s, si
     const tp_memevents *e = &s->r->mem;
     switch (s->act[row]) {
     case A_BALLOC:
-        block_add(s, row, e->addr[row], row_size(e, row), tp_memev_heap(e, row));
+        block_add(s, row, e->addr[row], row_size(e, row), tp_memev_place_of(e, row));
         break;
     case A_BFREE:
         block_free(s, e->addr[row]);
@@ -459,7 +462,7 @@ void tp_an_memstate_seek_time(tp_an_memstate *s, int64_t t) {
  * pick_source). */
 static int has_devmem(const tp_memevents *e) {
     for (size_t i = 0; i < e->n; i++)
-        if (e->op[i] == TP_MEMEV_OP_NONE && e->device[i] >= 0 &&
+        if (tp_memev_op_of(e, i) == TP_MEMEV_OP_NONE && tp_memev_device(e, i) >= 0 &&
             (e->kind[i] == TP_MEMEV_ALLOC || e->kind[i] == TP_MEMEV_FREE))
             return 1;
     return 0;
@@ -473,7 +476,7 @@ static tp_an_msource pick_source(const tp_rank *r, int *heaps, int *devmem) {
     uint8_t max_op = 0;
     int any = 0, heap = 0;
     for (size_t i = 0; i < e->n; i++) {
-        uint8_t op = e->op[i];
+        uint8_t op = tp_memev_op_of(e, i);
         max_op = op > max_op ? op : max_op;
         heap |= op == TP_MEMEV_OP_HEAP_REGISTER;
         any |= e->kind[i] != TP_MEMEV_ALLOC_FAIL;
@@ -501,16 +504,16 @@ static inline __attribute__((always_inline)) uint8_t action_of(const tp_memevent
     int alloc = e->kind[i] == TP_MEMEV_ALLOC;
     switch (src) {
     case TP_AN_MSRC_NVTX:
-        if (e->op[i] && e->op[i] < sizeof by_op)
-            return by_op[e->op[i]];
+        if (tp_memev_op_of(e, i) && tp_memev_op_of(e, i) < sizeof by_op)
+            return by_op[tp_memev_op_of(e, i)];
         /* device allocations stand for segments only where no heap says it */
-        if (ab && e->device[i] >= 0 && !heaps)
+        if (ab && tp_memev_device(e, i) >= 0 && !heaps)
             return alloc ? A_SREG : A_SUNREG;
         return A_SKIP;
     case TP_AN_MSRC_KINETO:
     case TP_AN_MSRC_DEVICE:
         /* an allocation without an address can never be matched with its free */
-        if (ab && e->device[i] >= 0 && e->addr[i])
+        if (ab && tp_memev_device(e, i) >= 0 && e->addr[i])
             return alloc ? A_BALLOC : A_BFREE;
         return A_SKIP;
     default:

@@ -139,21 +139,41 @@ static void make_groups(tp_an_memuse *u) {
 
 /* ---------------------------------------------------------------- timeline */
 
-static void push_point(tp_an_memuse *u, size_t *cap, int64_t t, int64_t alloc, int64_t res) {
+/* Appends the state after memory row `row` (at time t), unless it repeats the last point's
+ * values; a point at the same instant as the last replaces it (the later state stands). The
+ * arrays have room for a point per row (replay_all). */
+typedef struct {
+    int64_t last_t; /* the last point's time (as tp_an_memuse_pt_ts reads it) */
+} point_sink;
+
+static void push_point(tp_an_memuse *u, point_sink *k, size_t row, int64_t t, int64_t alloc,
+                       int64_t res) {
     size_t n = u->n_points;
-    if (n && u->pt_alloc[n - 1] == alloc && u->pt_res[n - 1] == res)
+    if (n && u->pt_alloc[n - 1] == alloc && u->res_val[u->n_res - 1] == res)
         return;
-    if (n && u->pt_ts[n - 1] == t) /* same instant: the later state stands */
+    if (n && k->last_t == t) {
         n = --u->n_points;
-    if (n == *cap) {
-        size_t c = *cap;
-        tp_an_grow((void **)&u->pt_ts, &c, n + 1, sizeof *u->pt_ts);
-        u->pt_alloc = tp_mem_xrealloc(u->pt_alloc, c, sizeof *u->pt_alloc);
-        u->pt_res = tp_mem_xrealloc(u->pt_res, c, sizeof *u->pt_res);
-        *cap = c;
+        u->n_res -= u->res_at[u->n_res - 1] == n; /* a run begun by the replaced point */
     }
-    u->pt_ts[n] = t, u->pt_alloc[n] = alloc, u->pt_res[n] = res;
+    u->pt_row[n] = (uint32_t)row, u->pt_alloc[n] = alloc, k->last_t = t;
+    if (!u->n_res || u->res_val[u->n_res - 1] != res) {
+        TP_MEM_XGROW(u->res_at, u->res_cap, u->n_res + 1);
+        u->res_val = tp_mem_xrealloc(u->res_val, u->res_cap, sizeof *u->res_val);
+        u->res_at[u->n_res] = (uint32_t)n, u->res_val[u->n_res++] = res;
+    }
     u->n_points = n + 1;
+}
+
+int64_t tp_an_memuse_pt_res(const tp_an_memuse *u, size_t i) {
+    size_t lo = 0, hi = u->n_res; /* the last run starting at or before i */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->res_at[mid] <= i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? u->res_val[lo - 1] : -1;
 }
 
 /* ---------------------------------------------------------------- growth samples */
@@ -238,10 +258,12 @@ static void samples_until(growth_samples *g, tp_an_memstate *st, size_t limit) {
     }
 }
 
-/* 1 when a step ends at or before `limit`: asked at every event (212 k on lb2k), where the
- * call to samples_until cost 25 instructions an event and samples two thousand times. */
-static inline int samples_due(const growth_samples *g, size_t limit) {
-    return g->next < g->n && g->at[g->next] <= limit;
+/* The replay position at which the next step end is due (SIZE_MAX: none): the replay
+ * compares its position with this, not the samples' state, at every event (212 k on lb2k;
+ * the call to samples_until, then the test of g->next and g->at, cost 25, then 7
+ * instructions an event). */
+static inline size_t samples_next(const growth_samples *g) {
+    return g->next < g->n ? g->at[g->next] : SIZE_MAX;
 }
 
 static void samples_free(growth_samples *g) {
@@ -254,13 +276,20 @@ static void samples_free(growth_samples *g) {
  * samples. */
 static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, growth_samples *g) {
     const tp_memevents *e = &r->mem;
-    size_t cap = 0, first_fail = e->n, kept = 0;
+    size_t first_fail = e->n, kept = 0, due = samples_next(g);
+    point_sink sink = {0};
+    /* room for a point per row, so the replay never tests for growth: untouched pages of an
+     * allocation this size cost nothing, and the fit below gives them back */
+    u->pt_row = tp_mem_xalloc(e->n + 1, sizeof *u->pt_row);
+    u->pt_alloc = tp_mem_xalloc(e->n + 1, sizeof *u->pt_alloc);
     u->peak_allocated = u->peak_reserved = -1;
     *peak_ev = 0;
     tp_an_memstate_seek(u->state, 0);
     for (size_t i = 0; i < e->n; i++) {
-        if (samples_due(g, i))
+        if (i >= due) {
             samples_until(g, u->state, i);
+            due = samples_next(g);
+        }
         if (e->kind[i] == TP_MEMEV_ALLOC_FAIL) {
             first_fail = u->oom.failures++ ? first_fail : i;
             continue;
@@ -277,9 +306,11 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
             }
         }
         u->peak_reserved = res > u->peak_reserved ? res : u->peak_reserved;
-        push_point(u, &cap, e->ts[i], alloc, res);
+        push_point(u, &sink, i, e->ts[i], alloc, res);
     }
     samples_until(g, u->state, e->n);
+    u->pt_row = tp_mem_xrealloc(u->pt_row, u->n_points + 1, sizeof *u->pt_row);
+    u->pt_alloc = tp_mem_xrealloc(u->pt_alloc, u->n_points + 1, sizeof *u->pt_alloc);
     tp_an_memstate_seek(u->state, e->n);
     u->counts = *tp_an_memstate_counts(u->state);
     return first_fail;
@@ -290,12 +321,28 @@ static size_t point_at(const tp_an_memuse *u, int64_t t) {
     size_t lo = 0, hi = u->n_points;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (u->pt_ts[mid] <= t)
+        if (tp_an_memuse_pt_ts(u, mid) <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo; /* points [0, lo) are at or before t */
+}
+
+/* The most reserved over points [from, to) (from < to): over the runs that cover them. */
+static int64_t res_max(const tp_an_memuse *u, size_t from, size_t to) {
+    size_t lo = 0, hi = u->n_res; /* the run holding `from` */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->res_at[mid] <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t best = -1;
+    for (size_t k = lo ? lo - 1 : 0; k < u->n_res && u->res_at[k] < to; k++)
+        best = u->res_val[k] > best ? u->res_val[k] : best;
+    return best;
 }
 
 static void step_figures(tp_an_memuse *u) {
@@ -304,11 +351,11 @@ static void step_figures(tp_an_memuse *u) {
         size_t a = point_at(u, st->start), b = point_at(u, st->end);
         if (!b)
             continue;
-        st->alloc_end = u->pt_alloc[b - 1], st->res_end = u->pt_res[b - 1];
-        for (size_t i = a ? a - 1 : 0; i < b; i++) {
+        st->alloc_end = u->pt_alloc[b - 1], st->res_end = tp_an_memuse_pt_res(u, b - 1);
+        size_t from = a ? a - 1 : 0;
+        for (size_t i = from; i < b; i++)
             st->alloc_max = u->pt_alloc[i] > st->alloc_max ? u->pt_alloc[i] : st->alloc_max;
-            st->res_max = u->pt_res[i] > st->res_max ? u->pt_res[i] : st->res_max;
-        }
+        st->res_max = res_max(u, from, b);
     }
 }
 
@@ -428,18 +475,16 @@ static int64_t device_capacity(const tp_rank *r, int32_t dev) {
 
 /* The most reserved up to time t (the allocator's ceiling so far). */
 static int64_t reserved_before(const tp_an_memuse *u, int64_t t) {
-    int64_t best = -1;
-    for (size_t i = 0; i < u->n_points && u->pt_ts[i] <= t; i++)
-        best = u->pt_res[i] > best ? u->pt_res[i] : best;
-    return best;
+    size_t n = point_at(u, t);
+    return n ? res_max(u, 0, n) : -1;
 }
 
 static void judge_failure(tp_an_memuse *u, const tp_rank *r, size_t row) {
     const tp_memevents *e = &r->mem;
     tp_an_oomfail *f = &u->oom;
-    tp_an_memuse_moment(u, row, e->bytes[row], &u->at_oom);
-    f->row = row, f->ts = e->ts[row], f->request = e->bytes[row], f->stack = e->stack[row];
-    f->device = e->device[row];
+    tp_an_memuse_moment(u, row, tp_memev_bytes(e, row), &u->at_oom);
+    f->row = row, f->ts = e->ts[row], f->request = tp_memev_bytes(e, row), f->stack = e->stack[row];
+    f->device = tp_memev_device(e, row);
     /* the allocator's own words when it gave them (a failed cudaMalloc says nothing) */
     int own = tp_memev_total_reserved(e, row) > 0;
     f->reserved = own ? tp_memev_total_reserved(e, row) : u->at_oom.reserved;
@@ -511,6 +556,7 @@ void tp_an_memuse_run(const tp_an_view *v, tp_an_memuse *out) {
     out->state = tp_an_memstate_open(v->m, v->r);
     out->source = tp_an_memstate_source(out->state);
     out->n_events = v->r->mem.n;
+    out->mem_ts = v->r->mem.ts;
     make_groups(out);
     find_steps(v, out);
     growth_samples g;
@@ -529,7 +575,8 @@ void tp_an_memuse_free(tp_an_memuse *out) {
     if (!out)
         return;
     tp_an_memstate_close(out->state);
-    free(out->pt_ts), free(out->pt_alloc), free(out->pt_res), free(out->steps);
+    free(out->pt_row), free(out->pt_alloc), free(out->res_at), free(out->res_val);
+    free(out->steps);
     free(out->group), free(out->group_site);
     tp_an_memmoment_free(&out->peak), tp_an_memmoment_free(&out->at_oom);
     memset(out, 0, sizeof *out);

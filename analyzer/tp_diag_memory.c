@@ -180,35 +180,40 @@ void tp_diag_oom(tp_diag_ctx *d, const tp_diag_rule *self) {
 
 /* ---------------------------------------------------------------- growth */
 
-/* Timeline value at time t (after the last point at or before t); -1 when none yet. */
-static int64_t value_at(const int64_t *ts, const int64_t *v, size_t n, int64_t t) {
-    size_t lo = 0, hi = n;
+/* Timeline value (allocated, or reserved with `res`) at time t (after the last point at or
+ * before t); -1 when none yet. */
+static int64_t value_at(const tp_an_memuse *u, int res, int64_t t) {
+    size_t lo = 0, hi = u->n_points;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ts[mid] <= t)
+        if (tp_an_memuse_pt_ts(u, mid) <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo ? v[lo - 1] : -1;
+    if (!lo)
+        return -1;
+    return res ? tp_an_memuse_pt_res(u, lo - 1) : u->pt_alloc[lo - 1];
 }
 
 /* Samples at every step end, or at 8 even points over the timeline when there are < 4 steps
  * (`out` holds max(steps, 8)). */
-static size_t sample(const tp_diag_ctx *d, const int64_t *ts, const int64_t *v, size_t n,
-                     int64_t *out) {
-    size_t k = 0;
+static size_t sample(const tp_diag_ctx *d, const tp_an_memuse *u, int res, int64_t *out) {
+    size_t k = 0, n = u->n_points;
     if (d->n_step_end >= 4) {
-        for (size_t i = 0; i < d->n_step_end; i++)
-            if (value_at(ts, v, n, d->step_end[i]) >= 0)
-                out[k++] = value_at(ts, v, n, d->step_end[i]);
+        for (size_t i = 0; i < d->n_step_end; i++) {
+            int64_t v = value_at(u, res, d->step_end[i]);
+            if (v >= 0)
+                out[k++] = v;
+        }
         return k;
     }
     if (n < 2)
         return 0;
-    int64_t span = ts[n - 1] - ts[0]; /* up to 2^62: span * i could overflow */
+    int64_t t0 = tp_an_memuse_pt_ts(u, 0);
+    int64_t span = tp_an_memuse_pt_ts(u, n - 1) - t0; /* up to 2^62: span * i could overflow */
     for (int i = 1; i <= 8; i++)
-        out[k++] = value_at(ts, v, n, ts[0] + span / 8 * i + span % 8 * i / 8);
+        out[k++] = value_at(u, res, t0 + span / 8 * i + span % 8 * i / 8);
     return k;
 }
 
@@ -267,8 +272,8 @@ void tp_diag_memory_growth(tp_diag_ctx *d, const tp_diag_rule *self) {
     const tp_an_memuse *u = tp_diag_memuse(d);
     size_t cap = d->n_step_end > 8 ? d->n_step_end : 8;
     int64_t *sa = tp_an_alloc(cap, sizeof *sa), *sr = tp_an_alloc(cap, sizeof *sr);
-    size_t ka = sample(d, u->pt_ts, u->pt_alloc, u->n_points, sa);
-    size_t kr = u->peak_reserved >= 0 ? sample(d, u->pt_ts, u->pt_res, u->n_points, sr) : 0;
+    size_t ka = sample(d, u, 0, sa);
+    size_t kr = u->peak_reserved >= 0 ? sample(d, u, 1, sr) : 0;
     size_t rises = 0;
     for (size_t i = 1; i < ka; i++)
         rises += sa[i] > sa[i - 1];

@@ -372,14 +372,14 @@ static void html_busy(FILE *f, const tp_rank_analysis *rr, const tp_report_opts 
  * peak survives), a slice without points carrying the value before it. */
 static size_t mem_series(const tp_an_memuse *u, double *x, double *ya, double *yr) {
     size_t n = TP_RH_SERIES_POINTS, j = 0;
-    int64_t t0 = u->pt_ts[0], t1 = u->pt_ts[u->n_points - 1];
+    int64_t t0 = tp_an_memuse_pt_ts(u, 0), t1 = tp_an_memuse_pt_ts(u, u->n_points - 1);
     double a = 0, r = 0;
     for (size_t k = 0; k < n; k++) {
         double edge = (double)t0 + (double)(t1 - t0) * (double)(k + 1) / (double)n;
         double ma = a, mr = r;
         int any = 0;
-        while (j < u->n_points && ((double)u->pt_ts[j] <= edge || k + 1 == n)) {
-            a = (double)u->pt_alloc[j], r = (double)u->pt_res[j];
+        while (j < u->n_points && ((double)tp_an_memuse_pt_ts(u, j) <= edge || k + 1 == n)) {
+            a = (double)u->pt_alloc[j], r = (double)tp_an_memuse_pt_res(u, j);
             ma = any && ma > a ? ma : a, mr = any && mr > r ? mr : r;
             any = 1, j++;
         }

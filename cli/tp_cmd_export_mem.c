@@ -32,8 +32,9 @@ size_t tp_cmd_export_mem_counters(const char *path, tp_export_counter **out) {
         uint32_t pid = r->n_procs ? (uint32_t)r->procs[0].pid : 0;
         for (size_t i = 0; i < u.n_points; i++) {
             tp_mem_xgrow((void **)out, &cap, n + 1, sizeof **out);
-            (*out)[n++] = (tp_export_counter){pid, rank_device(r), (uint64_t)u.pt_ts[i],
-                                              u.pt_alloc[i], u.pt_res[i]};
+            (*out)[n++] =
+                (tp_export_counter){pid, rank_device(r), (uint64_t)tp_an_memuse_pt_ts(&u, i),
+                                    u.pt_alloc[i], tp_an_memuse_pt_res(&u, i)};
         }
         tp_an_memuse_free(&u);
         tp_an_view_free(&v);

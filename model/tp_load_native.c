@@ -136,10 +136,9 @@ static void stop_ahead(nload *L) {
 /* Hands the optional columns created since the last look (at their first value, sized for the
  * reserved rows: tp_model.c) to the thread that faults the columns in: on a 10 M-record trace
  * the events' domains and the memory events' heaps and sizes took ~20 k page faults on the
- * loading thread. */
+ * loading thread (the memory events have no optional column now: TP_MEMEV_OPTIONAL). */
 static void ahead_optional(nload *L) {
     const tp_events *ev = &L->r->ev;
-    const tp_memevents *mem = &L->r->mem;
     unsigned k = 0;
 #define OPT_COL(t, c)                                                                              \
     if (t->c && !(L->ahead_opt >> k & 1)) {                                                        \
@@ -148,10 +147,7 @@ static void ahead_optional(nload *L) {
     }                                                                                              \
     k++;
 #define EV_OPT(c, none) OPT_COL(ev, c)
-#define MEM_OPT(c, none) OPT_COL(mem, c)
     TP_EV_OPTIONAL(EV_OPT)
-    TP_MEMEV_OPTIONAL(MEM_OPT)
-#undef MEM_OPT
 #undef EV_OPT
 #undef OPT_COL
 }

@@ -278,8 +278,11 @@ static void memev_free(tp_memevents *e) {
 #define FREE_COL(c, none) free(e->c);
     TP_MEMEV_ALL(FREE_COL)
 #undef FREE_COL
-    free(e->threads.v), free(e->threads.slots);
-    free(e->wide_thread.row), free(e->wide_thread.val);
+#define FREE_WIDE(w) free(e->w.row), free(e->w.val);
+    TP_MEMEV_WIDES(FREE_WIDE)
+#undef FREE_WIDE
+    free(e->places.v), free(e->places.slots);
+    free(e->totals);
     memset(e, 0, sizeof *e);
 }
 
@@ -957,41 +960,13 @@ void tp_events_push_plain(tp_events *e, const tp_event_row *r) {
         push_plain_slow(e, r);
 }
 
-/* Resizes every allocated memory-event column to `cap` rows. */
+/* Resizes every memory-event column to `cap` rows. */
 static void memev_resize(tp_memevents *e, size_t cap) {
     e->cap = cap;
     cap = cap ? cap : 1;
-#define RESIZE_COL(c, none)                                                                        \
-    if (e->c)                                                                                      \
-        GROW(e->c, cap);
-    TP_MEMEV_OPTIONAL(RESIZE_COL)
+#define RESIZE_COL(c, none) GROW(e->c, cap);
+    TP_MEMEV_ALL(RESIZE_COL)
 #undef RESIZE_COL
-#define RESIZE_DENSE(c, none) GROW(e->c, cap);
-    TP_MEMEV_DENSE(RESIZE_DENSE)
-#undef RESIZE_DENSE
-}
-
-/* An optional memory-event column's value for `row` (created at the first value other than
- * `none`, the rows before it filled with `none`). */
-static void memev_opt_put(const tp_memevents *e, int64_t **col, size_t row, int64_t v,
-                          int64_t none) {
-    if (!*col && v == none)
-        return;
-    if (!*col) {
-        *col = tp_mem_xalloc(e->cap ? e->cap : 1, sizeof **col);
-        for (size_t i = 0; i < row; i++)
-            (*col)[i] = none;
-    }
-    (*col)[row] = v;
-}
-
-/* The same for an optional uint64_t column whose "none" is 0. */
-static void memev_opt_put_u64(const tp_memevents *e, uint64_t **col, size_t row, uint64_t v) {
-    if (!*col && v == 0)
-        return;
-    if (!*col)
-        *col = tp_mem_xcalloc(e->cap ? e->cap : 1, sizeof **col);
-    (*col)[row] = v;
 }
 
 void tp_memev_reserve(tp_memevents *e, size_t rows) {
@@ -999,62 +974,99 @@ void tp_memev_reserve(tp_memevents *e, size_t rows) {
         memev_resize(e, rows);
 }
 
-/* tp_memev_push's every case (the common one is also written by tp_memev_push itself). */
+const tp_memev_totals *tp_memev_totals_find(const tp_memevents *e, size_t row) {
+    if (row < e->n_totals && e->totals[row].row == row) /* Kineto: every row has totals */
+        return &e->totals[row];
+    size_t lo = 0, hi = e->n_totals;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->totals[mid].row < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->n_totals && e->totals[lo].row == row ? &e->totals[lo] : NULL;
+}
+
+/* 1 when the row carries allocator totals (an entry in tp_memevents.totals). */
+static inline int memev_has_totals(const tp_memev_row *r) {
+    return (r->total_allocated != -1) | (r->total_reserved != -1) | (r->largest_free != 0);
+}
+
+/* The place of a row's pid, tid, device and heap (see tp_memevents). */
+static inline int memev_place_is(const tp_ev_place *p, const tp_memev_row *r) {
+    return p->pid == r->pid && p->tid == r->tid && p->device == r->device &&
+           p->stream == (int64_t)r->heap;
+}
+
+/* The row's place when it is one of the last two found (then the last one), else
+ * TP_EV_PLACE_WIDE: rows of one thread come in runs, a region's rows alternate. */
+static inline size_t memev_place_recent(tp_memevents *e, const tp_memev_row *r) {
+    tp_ev_places *t = &e->places;
+    if (!t->n)
+        return TP_EV_PLACE_WIDE;
+    size_t last = t->last, alt = e->place_alt;
+    if (last < TP_EV_PLACE_WIDE && memev_place_is(&t->v[last], r))
+        return last;
+    if (alt < TP_EV_PLACE_WIDE && alt < t->n && memev_place_is(&t->v[alt], r)) {
+        t->last = alt, e->place_alt = last;
+        return alt;
+    }
+    return TP_EV_PLACE_WIDE;
+}
+
+/* tp_memev_push's every case (the common one is also written by tp_memev_push itself): rows
+ * only append, so the side tables take their entries at the end. */
 static __attribute__((noinline)) void memev_push_slow(tp_memevents *e, const tp_memev_row *r) {
+    assert(r->op <= TP_MEMEV_OP_MASK);
     if (e->n == e->cap)
         memev_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
     size_t i = e->n++;
-    e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
-    e->bytes[i] = r->bytes, e->stack[i] = r->stack;
-    e->op[i] = r->op;
-    if (e->heap_opt) /* memev_opt_put_u64's write, without the call, once the column exists */
-        e->heap_opt[i] = r->heap;
-    else if (r->heap)
-        memev_opt_put_u64(e, &e->heap_opt, i, r->heap);
-    if (e->size_opt)
-        e->size_opt[i] = r->size;
-    else if (r->size)
-        memev_opt_put_u64(e, &e->size_opt, i, r->size);
-    const tp_ev_places *t = &e->threads; /* places of pid and tid only: the rest is the same */
-    if (t->n && t->last < TP_EV_PLACE_WIDE && t->v[t->last].pid == r->pid &&
-        t->v[t->last].tid == r->tid && !wide_at_or_past(&e->wide_thread, i))
-        e->thread[i] = (uint16_t)t->last; /* place_index_put's result, inline */
-    else
-        place_index_put(&e->threads, &e->wide_thread, e->thread, i,
-                        &(tp_ev_place){r->pid, r->tid, -1, -1, -1, 0, 0});
-    if (((uintptr_t)e->total_allocated_opt | (uintptr_t)e->total_reserved_opt |
-         (uintptr_t)e->largest_free_opt) |
-        ((r->total_allocated != -1) | (r->total_reserved != -1) | (r->largest_free != 0))) {
-        if (e->total_allocated_opt || r->total_allocated != -1)
-            memev_opt_put(e, &e->total_allocated_opt, i, r->total_allocated, -1);
-        if (e->total_reserved_opt || r->total_reserved != -1)
-            memev_opt_put(e, &e->total_reserved_opt, i, r->total_reserved, -1);
-        if (e->largest_free_opt || r->largest_free != 0)
-            memev_opt_put(e, &e->largest_free_opt, i, r->largest_free, 0);
+    e->ts[i] = r->ts, e->kind[i] = r->kind, e->addr[i] = r->addr, e->stack[i] = r->stack;
+    uint8_t f = r->op & TP_MEMEV_OP_MASK; /* an op past the table (asserted) is not a flag */
+    if (r->bytes > INT32_MIN && r->bytes <= INT32_MAX) {
+        e->bytes32[i] = (int32_t)r->bytes;
+    } else {
+        e->bytes32[i] = TP_MEMEV_BYTES_WIDE;
+        wide_put(&e->wide_bytes, i, r->bytes);
+    }
+    if (r->size != tp_memev_size_derived(f, r->bytes)) { /* as tp_memev_size will read it */
+        f |= TP_MEMEV_F_SIZE;
+        wide_put(&e->wide_size, i, (int64_t)r->size);
+    }
+    if (memev_has_totals(r)) {
+        f |= TP_MEMEV_F_TOTALS;
+        TP_MEM_XGROW(e->totals, e->totals_cap, e->n_totals + 1);
+        e->totals[e->n_totals++] =
+            (tp_memev_totals){r->total_allocated, r->total_reserved, r->largest_free, (uint32_t)i};
+    }
+    e->op_flags[i] = f;
+    size_t k = memev_place_recent(e, r);
+    if (k < TP_EV_PLACE_WIDE) {
+        e->place[i] = (uint16_t)k;
+    } else {
+        size_t last = e->places.n ? e->places.last : 0;
+        place_index_put(&e->places, &e->wide_place, e->place, i,
+                        &(tp_ev_place){r->pid, r->tid, (int64_t)r->heap, -1, r->device, 0, 0});
+        e->place_alt = e->places.last != last ? last : e->place_alt;
     }
 }
 
 /* memev_push_slow's result for the rows that need none of its helpers (room for the row,
- * optional columns that exist or stay absent, the last row's thread), tested before anything
- * is written, so this path calls nothing and saves no registers (as tp_events_push_plain). */
+ * no side table entry, the last row's place), tested before anything is written, so this
+ * path calls nothing and saves no registers (as tp_events_push_plain). */
 void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
     size_t i = e->n;
-    const tp_ev_places *t = &e->threads;
-    if (i < e->cap && (e->heap_opt || !r->heap) && (e->size_opt || !r->size) && t->n &&
-        t->last < TP_EV_PLACE_WIDE && t->v[t->last].pid == r->pid && t->v[t->last].tid == r->tid &&
-        !wide_at_or_past(&e->wide_thread, i) &&
-        !(((uintptr_t)e->total_allocated_opt | (uintptr_t)e->total_reserved_opt |
-           (uintptr_t)e->largest_free_opt) |
-          ((r->total_allocated != -1) | (r->total_reserved != -1) | (r->largest_free != 0)))) {
-        e->n = i + 1;
-        e->ts[i] = r->ts, e->kind[i] = r->kind, e->device[i] = r->device, e->addr[i] = r->addr;
-        e->bytes[i] = r->bytes, e->stack[i] = r->stack;
-        e->op[i] = r->op, e->thread[i] = (uint16_t)t->last;
-        if (e->heap_opt)
-            e->heap_opt[i] = r->heap;
-        if (e->size_opt)
-            e->size_opt[i] = r->size;
-        return;
+    if (i < e->cap && r->bytes > INT32_MIN && r->bytes <= INT32_MAX && r->op <= TP_MEMEV_OP_MASK &&
+        r->size == tp_memev_size_derived(r->op, r->bytes) && !memev_has_totals(r)) {
+        size_t k = memev_place_recent(e, r);
+        if (k < TP_EV_PLACE_WIDE) {
+            e->n = i + 1;
+            e->ts[i] = r->ts, e->kind[i] = r->kind, e->addr[i] = r->addr, e->stack[i] = r->stack;
+            e->bytes32[i] = (int32_t)r->bytes, e->op_flags[i] = r->op;
+            e->place[i] = (uint16_t)k;
+            return;
+        }
     }
     memev_push_slow(e, r);
 }
@@ -1168,15 +1180,15 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
     const tp_memevents *m = &from->mem;
     for (size_t i = 0; i < m->n; i++) {
         tp_memev_row r = {m->ts[i],
-                          m->bytes[i],
+                          tp_memev_bytes(m, i),
                           tp_memev_total_allocated(m, i),
                           tp_memev_total_reserved(m, i),
                           m->addr[i],
-                          m->device[i],
+                          tp_memev_device(m, i),
                           m->kind[i],
                           moved(m->stack[i], b.stack),
                           tp_memev_largest_free(m, i),
-                          m->op[i],
+                          tp_memev_op_of(m, i),
                           tp_memev_heap(m, i),
                           tp_memev_size(m, i),
                           tp_memev_pid(m, i),
@@ -1736,6 +1748,23 @@ static void events_fit_side(tp_events *e) {
     places_fit(&e->places);
 }
 
+/* The totals after the rows moved (new_of: old row -> new row), back in row order. */
+static void totals_permute(tp_memevents *e, const uint32_t *new_of) {
+    size_t n = e->n_totals;
+    uint64_t *key = tp_mem_xalloc(n, sizeof *key);
+    uint32_t *order = tp_mem_xalloc(n, sizeof *order);
+    for (size_t k = 0; k < n; k++)
+        key[k] = new_of[e->totals[k].row], order[k] = (uint32_t)k;
+    tp_sort_pairs(key, order, n);
+    tp_memev_totals *t = tp_mem_xalloc(n, sizeof *t);
+    for (size_t k = 0; k < n; k++) {
+        t[k] = e->totals[order[k]];
+        t[k].row = (uint32_t)key[k];
+    }
+    free(key), free(order), free(e->totals);
+    e->totals = t, e->totals_cap = n;
+}
+
 static void memev_sort(tp_memevents *e) {
     int sorted = 1;
     for (size_t i = 1; i < e->n && sorted; i++)
@@ -1745,18 +1774,22 @@ static void memev_sort(tp_memevents *e) {
     uint32_t *perm = tp_sort_order_i64(e->ts, e->n);
     size_t n = e->n;
     tp_spares sp = {{0}};
-#define PERMUTE_COL(c, none)                                                                       \
-    if (e->c)                                                                                      \
-        PERMUTE(e->c, perm, n, &sp);
+#define PERMUTE_COL(c, none) PERMUTE(e->c, perm, n, &sp);
     TP_MEMEV_ALL(PERMUTE_COL)
 #undef PERMUTE_COL
     spares_free(&sp);
     e->cap = n;
-    if (e->wide_thread.n) { /* the side table follows its rows */
-        uint32_t *new_of = tp_mem_xalloc(n, sizeof *new_of);
+    if (e->wide_place.n || e->wide_bytes.n || e->wide_size.n || e->n_totals) {
+        uint32_t *new_of = tp_mem_xalloc(n, sizeof *new_of); /* the side tables follow */
         for (size_t i = 0; i < n; i++)
             new_of[perm[i]] = (uint32_t)i;
-        wide_permute(&e->wide_thread, new_of);
+#define PERMUTE_WIDE(w)                                                                            \
+    if (e->w.n)                                                                                    \
+        wide_permute(&e->w, new_of);
+        TP_MEMEV_WIDES(PERMUTE_WIDE)
+#undef PERMUTE_WIDE
+        if (e->n_totals)
+            totals_permute(e, new_of);
         free(new_of);
     }
     free(perm);
@@ -1767,8 +1800,14 @@ static void memev_sort(tp_memevents *e) {
 static void memev_fit(tp_memevents *e) {
     if (e->cap != e->n && e->n)
         memev_resize(e, e->n);
-    places_fit(&e->threads);
-    wide_fit(&e->wide_thread);
+    places_fit(&e->places);
+#define FIT_WIDE(w) wide_fit(&e->w);
+    TP_MEMEV_WIDES(FIT_WIDE)
+#undef FIT_WIDE
+    if (e->totals_cap != e->n_totals && e->n_totals) {
+        GROW(e->totals, e->n_totals);
+        e->totals_cap = e->n_totals;
+    }
 }
 
 /* ---------------------------------------------------------------- indexes */

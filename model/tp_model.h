@@ -397,35 +397,7 @@ typedef enum {
                                reserved - free */
 } tp_memev_kind;
 
-typedef struct {
-    size_t n, cap;
-    int64_t *ts;     /* ns, sorted after finish */
-    uint8_t *kind;   /* tp_memev_kind */
-    int32_t *device; /* -1: CPU / unknown */
-    uint64_t *addr;  /* 0: unknown */
-    int64_t *bytes;  /* signed delta */
-    uint32_t *stack; /* native stack id (tp_rank_stack_copy); 0: none */
-    /* optional (as in tp_events): NULL while no row has a value; tp_memev_total_allocated,
-     * tp_memev_total_reserved, tp_memev_largest_free read them. Native traces set them on
-     * ALLOC_FAIL rows only, Kineto on every row. */
-    int64_t *total_allocated_opt; /* -1: unknown */
-    int64_t *total_reserved_opt;  /* -1: unknown */
-    int64_t *largest_free_opt;    /* ALLOC_FAIL: the allocator's largest free block; -1:
-                                     unknown; 0 on other rows */
-    /* appended for the allocator replay (analyzer/tp_an_memstate): what the record did, as
-     * the trace says, so heaps, resizes and resets are not folded into byte deltas */
-    uint8_t *op;          /* tp_memev_op; TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM */
-    uint16_t *thread;     /* the process and thread that made the call (tp_memev_pid,
-                             tp_memev_tid; -1: unknown): an index into threads, as tp_events.place */
-    uint64_t *heap_opt;   /* tp_memev_heap: HEAP: its handle; REGION register: the heap it is
-                             carved from; else 0 (optional: native HEAP/REGION records only) */
-    uint64_t *size_opt;   /* tp_memev_size: HEAP register: its size; REGION register/resize: the
-                             (new) size; else 0 (optional) */
-    tp_ev_places threads; /* pid and tid (the other fields -1, 0) */
-    tp_ev_wide wide_thread;
-} tp_memevents;
-
-/* What a native NVTX memory record did (tp_memevents.op). */
+/* What a native NVTX memory record did (tp_memev_op). */
 typedef enum {
     TP_MEMEV_OP_NONE = 0,
     TP_MEMEV_OP_HEAP_REGISTER = 1,
@@ -436,43 +408,127 @@ typedef enum {
     TP_MEMEV_OP_REGION_UNREGISTER = 6
 } tp_memev_op;
 
+/* One row's allocator totals (tp_memevents.totals). */
+typedef struct {
+    int64_t total_allocated; /* -1: unknown */
+    int64_t total_reserved;  /* -1: unknown */
+    int64_t largest_free;    /* ALLOC_FAIL: the allocator's largest free block; -1: unknown;
+                                0 on other rows */
+    uint32_t row;
+} tp_memev_totals;
+
+/* Bits of tp_memevents.op_flags above the tp_memev_op. */
+#define TP_MEMEV_OP_MASK 0x07u
+#define TP_MEMEV_F_SIZE 0x40u         /* the row's size is in wide_size (else derived, see below) */
+#define TP_MEMEV_F_TOTALS 0x80u       /* the row has an entry in totals */
+#define TP_MEMEV_BYTES_WIDE INT32_MIN /* bytes32's code: the value is in wide_bytes */
+
+/* Memory events, as tp_events keeps its rows (issue 13: 28 B a row on a native trace, was
+ * 52): every value is read through the tp_memev_* accessors below, never through the arrays,
+ * because several are not stored as the type they are read as:
+ *   - bytes (the signed delta) is a 32-bit code (bytes32): the value when it fits, else
+ *     TP_MEMEV_BYTES_WIDE with the value in wide_bytes (an allocation of 2 GiB or more);
+ *   - the calling process and thread, the device and the heap handle take few values per
+ *     rank, so each distinct (pid, tid, device, heap) is one tp_ev_place (the heap handle in
+ *     its `stream` field: a memory row has no stream) and a row holds a 2-byte index into
+ *     them (TP_EV_PLACE_WIDE: the index is in wide_place);
+ *   - the size of a HEAP or REGION record is nearly always what the row's op and bytes say
+ *     (a register's size is its delta, every other op's 0), so only the rows where it is not
+ *     (a resize, a register over a live region) keep it in wide_size, marked TP_MEMEV_F_SIZE;
+ *   - the allocator totals (native: ALLOC_FAIL rows only; Kineto: its rows that carry them)
+ *     sit in a side table of the rows that have any (totals), marked TP_MEMEV_F_TOTALS.
+ * After tp_model_finish every array holds exactly n rows and every side table its entries. */
+typedef struct {
+    size_t n, cap;
+    int64_t *ts;       /* ns, sorted after finish */
+    uint8_t *kind;     /* tp_memev_kind */
+    uint64_t *addr;    /* 0: unknown */
+    int32_t *bytes32;  /* tp_memev_bytes: signed delta (narrow, wide_bytes) */
+    uint32_t *stack;   /* native stack id (tp_rank_stack_copy); 0: none */
+    uint8_t *op_flags; /* tp_memev_op (TP_MEMEV_OP_NONE on Kineto rows and DEVICE_MEM) and
+                          TP_MEMEV_F_*: read through tp_memev_op_of */
+    uint16_t *place;   /* index into places: tp_memev_pid, tp_memev_tid (-1: unknown),
+                          tp_memev_device (-1: CPU / unknown), tp_memev_heap (HEAP: its handle;
+                          REGION register: the heap it is carved from; else 0) */
+    tp_ev_places places;
+    size_t place_alt; /* the place found before places.last: a region's rows alternate
+                         between two (its register names its heap, its unregister none) */
+    tp_ev_wide wide_place, wide_bytes;
+    tp_ev_wide wide_size; /* tp_memev_size: HEAP register: its size; REGION register/resize:
+                             the (new) size; else 0 (the rows marked TP_MEMEV_F_SIZE) */
+    size_t n_totals, totals_cap;
+    tp_memev_totals *totals; /* ascending by row */
+} tp_memevents;
+
+/* The totals of row `row`, NULL when it has none (out of line: rare on native traces). */
+const tp_memev_totals *tp_memev_totals_find(const tp_memevents *e, size_t row);
+
+static inline const tp_memev_totals *tp_memev_totals_of(const tp_memevents *e, size_t row) {
+    return e->op_flags[row] & TP_MEMEV_F_TOTALS ? tp_memev_totals_find(e, row) : NULL;
+}
 static inline int64_t tp_memev_total_allocated(const tp_memevents *e, size_t row) {
-    return e->total_allocated_opt ? e->total_allocated_opt[row] : -1;
+    const tp_memev_totals *t = tp_memev_totals_of(e, row);
+    return t ? t->total_allocated : -1;
 }
 static inline int64_t tp_memev_total_reserved(const tp_memevents *e, size_t row) {
-    return e->total_reserved_opt ? e->total_reserved_opt[row] : -1;
+    const tp_memev_totals *t = tp_memev_totals_of(e, row);
+    return t ? t->total_reserved : -1;
 }
 static inline int64_t tp_memev_largest_free(const tp_memevents *e, size_t row) {
-    return e->largest_free_opt ? e->largest_free_opt[row] : 0;
+    const tp_memev_totals *t = tp_memev_totals_of(e, row);
+    return t ? t->largest_free : 0;
 }
-/* The calling process and thread of row `row`, and the heap handle and size of a HEAP or
- * REGION record (see tp_memevents); read through these, never through the arrays. */
-static inline const tp_ev_place *tp_memev_thread_of(const tp_memevents *e, size_t row) {
-    uint16_t k = e->thread[row];
-    return &e->threads.v[k != TP_EV_PLACE_WIDE ? k : (size_t)tp_ev_wide_get(&e->wide_thread, row)];
+/* Row `row`'s place: its calling process and thread, device and heap (see tp_memevents);
+ * read through these, never through the arrays. */
+static inline const tp_ev_place *tp_memev_place_of(const tp_memevents *e, size_t row) {
+    uint16_t k = e->place[row];
+    return &e->places.v[k != TP_EV_PLACE_WIDE ? k : (size_t)tp_ev_wide_get(&e->wide_place, row)];
 }
 static inline int64_t tp_memev_pid(const tp_memevents *e, size_t row) {
-    return tp_memev_thread_of(e, row)->pid;
+    return tp_memev_place_of(e, row)->pid;
 }
 static inline int64_t tp_memev_tid(const tp_memevents *e, size_t row) {
-    return tp_memev_thread_of(e, row)->tid;
+    return tp_memev_place_of(e, row)->tid;
+}
+static inline int32_t tp_memev_device(const tp_memevents *e, size_t row) {
+    return tp_memev_place_of(e, row)->device;
+}
+/* The heap handle of a memory row's place (tp_memev_place_of): for a caller that reads
+ * several fields of one row's place with one lookup. */
+static inline uint64_t tp_memev_place_heap(const tp_ev_place *p) {
+    return (uint64_t)p->stream;
 }
 static inline uint64_t tp_memev_heap(const tp_memevents *e, size_t row) {
-    return e->heap_opt ? e->heap_opt[row] : 0;
+    return tp_memev_place_heap(tp_memev_place_of(e, row));
+}
+static inline int64_t tp_memev_bytes(const tp_memevents *e, size_t row) {
+    int32_t v = e->bytes32[row];
+    return v != TP_MEMEV_BYTES_WIDE ? v : tp_ev_wide_get(&e->wide_bytes, row);
+}
+static inline tp_memev_op tp_memev_op_of(const tp_memevents *e, size_t row) {
+    return (tp_memev_op)(e->op_flags[row] & TP_MEMEV_OP_MASK);
+}
+/* The size a row of op `op` and delta `bytes` has unless wide_size says otherwise. */
+static inline uint64_t tp_memev_size_derived(unsigned op, int64_t bytes) {
+    return op == TP_MEMEV_OP_HEAP_REGISTER || op == TP_MEMEV_OP_REGION_REGISTER ? (uint64_t)bytes
+                                                                                : 0;
 }
 static inline uint64_t tp_memev_size(const tp_memevents *e, size_t row) {
-    return e->size_opt ? e->size_opt[row] : 0;
+    uint8_t f = e->op_flags[row];
+    if (f & TP_MEMEV_F_SIZE)
+        return (uint64_t)tp_ev_wide_get(&e->wide_size, row);
+    return tp_memev_size_derived(f & TP_MEMEV_OP_MASK, tp_memev_bytes(e, row));
 }
 
-/* The columns of tp_memevents as tables (see TP_EV_DENSE). */
+/* The columns of tp_memevents as tables (see TP_EV_DENSE); none optional today (the rare
+ * values are side tables), the empty table kept so the loader's prefaulting counts them. */
 /* clang-format off */
 #define TP_MEMEV_DENSE(X)                                                                          \
-    X(ts, TP_EV_ALWAYS) X(kind, TP_EV_ALWAYS) X(device, -1) X(addr, 0) X(bytes, TP_EV_ALWAYS)      \
-    X(stack, 0) X(op, 0) X(thread, TP_EV_ALWAYS)
-#define TP_MEMEV_OPTIONAL(X)                                                                       \
-    X(total_allocated_opt, -1) X(total_reserved_opt, -1) X(largest_free_opt, 0) X(heap_opt, 0)    \
-    X(size_opt, 0)
+    X(ts, TP_EV_ALWAYS) X(kind, TP_EV_ALWAYS) X(addr, 0) X(bytes32, TP_EV_ALWAYS) X(stack, 0)       \
+    X(op_flags, 0) X(place, TP_EV_ALWAYS)
+#define TP_MEMEV_OPTIONAL(X)
 #define TP_MEMEV_ALL(X) TP_MEMEV_DENSE(X) TP_MEMEV_OPTIONAL(X)
+#define TP_MEMEV_WIDES(X) X(wide_place) X(wide_bytes) X(wide_size)
 /* clang-format on */
 
 typedef struct {

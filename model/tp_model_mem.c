@@ -37,10 +37,12 @@ static size_t places_bytes(const tp_ev_places *t) {
     return t->cap * sizeof *t->v + (t->slots ? (t->mask + 1) * sizeof *t->slots : 0);
 }
 
-/* Bytes of the memory-event columns that are there, their threads and side table. */
+/* Bytes of the memory-event columns, their places and side tables. */
 static size_t memev_bytes(const tp_memevents *e) {
-    size_t b = places_bytes(&e->threads);
-    b += e->wide_thread.cap * (sizeof *e->wide_thread.row + sizeof *e->wide_thread.val);
+    size_t b = places_bytes(&e->places) + e->totals_cap * sizeof *e->totals;
+#define MEMEV_WIDE(w) b += e->w.cap * (sizeof *e->w.row + sizeof *e->w.val);
+    TP_MEMEV_WIDES(MEMEV_WIDE)
+#undef MEMEV_WIDE
 #define MEMEV_COL(c, none)                                                                         \
     if (e->c)                                                                                      \
         b += (e->cap ? e->cap : 1) * sizeof *e->c;

@@ -63,15 +63,17 @@ static void bucket(const tp_an_memuse *u, int64_t a, int64_t b, int64_t *al, int
     size_t lo = 0, hi = u->n_points;
     while (lo < hi) { /* the first point after a */
         size_t mid = lo + (hi - lo) / 2;
-        if (u->pt_ts[mid] <= a)
+        if (tp_an_memuse_pt_ts(u, mid) <= a)
             lo = mid + 1;
         else
             hi = mid;
     }
     *al = *re = 0;
-    for (size_t i = lo ? lo - 1 : 0; i < u->n_points && (i < lo || u->pt_ts[i] < b); i++) {
+    for (size_t i = lo ? lo - 1 : 0; i < u->n_points && (i < lo || tp_an_memuse_pt_ts(u, i) < b);
+         i++) {
         *al = u->pt_alloc[i] > *al ? u->pt_alloc[i] : *al;
-        *re = u->pt_res[i] > *re ? u->pt_res[i] : *re;
+        int64_t res = tp_an_memuse_pt_res(u, i);
+        *re = res > *re ? res : *re;
     }
 }
 
@@ -259,8 +261,8 @@ tp_tui_panel *tp_tui_memory_new(tp_tui_data *d) {
     s->d = d;
     s->mo_ev = SIZE_MAX;
     const tp_an_memuse *u = &d->a.mu;
-    s->t0 = u->n_points ? u->pt_ts[0] : d->t_first;
-    s->t1 = u->n_points ? u->pt_ts[u->n_points - 1] : d->t_last;
+    s->t0 = u->n_points ? tp_an_memuse_pt_ts(u, 0) : d->t_first;
+    s->t1 = u->n_points ? tp_an_memuse_pt_ts(u, u->n_points - 1) : d->t_last;
     if (d->r->mem.n) {
         s->t0 = d->r->mem.ts[0] < s->t0 ? d->r->mem.ts[0] : s->t0;
         s->t1 = d->r->mem.ts[d->r->mem.n - 1] > s->t1 ? d->r->mem.ts[d->r->mem.n - 1] : s->t1;

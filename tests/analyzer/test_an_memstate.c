@@ -4,12 +4,14 @@
  * largest hole), totals at any moment, resize in place, a heap reset while regions are live,
  * an unregister and a resize of unknown regions (counted, never a crash), seeking backwards;
  * allocation sites from the enclosing NVTX range; Kineto [memory] events whose own totals
- * stand for allocated and reserved; many sites, more than the replay's memo of them holds. */
+ * stand for allocated and reserved; many sites, more than the replay's memo of them holds;
+ * memuse's timeline over the replay (its point times from the rows, reserved as runs). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_fixture.h"
 #include "tp_an_memstate.h"
+#include "tp_an_memuse.h"
 #include "tp_test.h"
 
 #define KiB 1024
@@ -328,6 +330,71 @@ static void test_seek_totals(void) {
     }
 }
 
+/* memuse's timeline (a point per event that changed a total; its time from its row, reserved
+ * as runs) against the replay's totals after each point's row, on every source and on events
+ * at one instant (a point replaced, with the reserved run it began). */
+static void check_timeline(const fx_model *f) {
+    tp_an_view v;
+    tp_an_memuse u;
+    fx_view(&v, f, 0);
+    tp_an_memuse_run(&v, &u);
+    tp_an_memstate *s = tp_an_memstate_open(f->m, f->r);
+    const tp_memevents *e = &f->r->mem;
+    CHECK(u.n_points > 0 && u.n_res > 0 && u.n_res <= u.n_points);
+    CHECK_EQ_U(u.res_at[0], 0);
+    int ok = 1;
+    for (size_t i = 0; i < u.n_points; i++) {
+        int64_t alloc, res;
+        tp_an_memstate_seek_totals(s, u.pt_row[i] + 1, &alloc, &res);
+        ok &= tp_an_memuse_pt_ts(&u, i) == e->ts[u.pt_row[i]];
+        ok &= u.pt_alloc[i] == alloc && tp_an_memuse_pt_res(&u, i) == res;
+        if (i) /* one point per instant (the later state stands) */
+            ok &= tp_an_memuse_pt_ts(&u, i) > tp_an_memuse_pt_ts(&u, i - 1);
+        /* the last row at this instant is the point's */
+        ok &= u.pt_row[i] + 1 == e->n || e->ts[u.pt_row[i] + 1] > e->ts[u.pt_row[i]];
+    }
+    for (size_t k = 1; k < u.n_res; k++) /* runs: ascending, each a change */
+        ok &= u.res_at[k] > u.res_at[k - 1] && u.res_val[k] != u.res_val[k - 1];
+    CHECK(ok);
+    tp_an_memstate_close(s);
+    tp_an_memuse_free(&u);
+    tp_an_view_free(&v);
+}
+
+static void test_timeline(void) {
+    fx_model fs[3] = {build(), build_kineto(), build_device()};
+    for (size_t k = 0; k < 3; k++) {
+        check_timeline(&fs[k]);
+        tp_model_close(fs[k].m);
+    }
+    /* heap A, a region; then, at one instant, heap B comes and goes and a region of A comes:
+     * the point that began a run of reserved (B's) is replaced by one with A's reserved
+     * again, so the run goes with it */
+    fx_model f = fx_new();
+    f.r->native = 1;
+    mev(&f, 1, TP_MEMEV_OP_HEAP_REGISTER, SEG_A, SEG_A, 4 * MiB);
+    mev(&f, 2, TP_MEMEV_OP_REGION_REGISTER, SEG_A, SEG_A, MiB);
+    mev(&f, 3, TP_MEMEV_OP_HEAP_REGISTER, SEG_B, SEG_B, 2 * MiB);
+    mev(&f, 3, TP_MEMEV_OP_HEAP_UNREGISTER, SEG_B, 0, 0);
+    mev(&f, 3, TP_MEMEV_OP_REGION_REGISTER, SEG_A, SEG_A + MiB, MiB);
+    mev(&f, 4, TP_MEMEV_OP_REGION_REGISTER, SEG_A, SEG_A + 2 * MiB, KiB);
+    mev(&f, 4, TP_MEMEV_OP_REGION_UNREGISTER, 0, SEG_A + 2 * MiB, 0);
+    tp_model_finish(f.m);
+    check_timeline(&f);
+    tp_an_view v;
+    tp_an_memuse u;
+    fx_view(&v, &f, 0);
+    tp_an_memuse_run(&v, &u);
+    CHECK_EQ_U(u.n_points, 4); /* t = 1, 2, 3 and 4 (4's total back to 3's: still a point) */
+    CHECK_EQ_U(u.n_res, 1);    /* 4 MiB throughout: B's 6 MiB never stood at an instant's end */
+    CHECK_EQ_I(tp_an_memuse_pt_res(&u, 2), 4 * MiB);
+    CHECK_EQ_I(u.pt_alloc[2], 2 * MiB);
+    CHECK_EQ_I(u.pt_alloc[3], 2 * MiB);
+    tp_an_memuse_free(&u);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
 int main(void) {
     TP_RUN(test_totals);
     TP_RUN(test_layout);
@@ -336,5 +403,6 @@ int main(void) {
     TP_RUN(test_keep);
     TP_RUN(test_many_sites);
     TP_RUN(test_seek_totals);
+    TP_RUN(test_timeline);
     return tp_test_summary();
 }

@@ -164,13 +164,13 @@ static void test_current_format(void) {
     CHECK_EQ_U(r->mem.n, 2);
     CHECK_EQ_I(r->mem.ts[0], 1011000);
     CHECK_EQ_I(r->mem.kind[0], TP_MEMEV_ALLOC);
-    CHECK_EQ_I(r->mem.bytes[0], 512);
-    CHECK_EQ_I(r->mem.device[0], 0);
+    CHECK_EQ_I(tp_memev_bytes(&r->mem, 0), 512);
+    CHECK_EQ_I(tp_memev_device(&r->mem, 0), 0);
     CHECK_EQ_U(r->mem.addr[0], 140000000000000ULL);
     CHECK_EQ_I(tp_memev_total_allocated(&r->mem, 0), 1536);
     CHECK_EQ_I(tp_memev_total_reserved(&r->mem, 0), 2097152);
     CHECK_EQ_I(r->mem.kind[1], TP_MEMEV_FREE);
-    CHECK_EQ_I(r->mem.bytes[1], -512);
+    CHECK_EQ_I(tp_memev_bytes(&r->mem, 1), -512);
     tp_model_close(m);
 }
 
@@ -212,8 +212,8 @@ static void test_old_format(void) {
     CHECK(find_row(m, r, "aten::empty", TP_CAT_CPU_OP) >= 0);
     CHECK(find_row(m, r, "Memset (Device)", TP_CAT_MEMSET) >= 0);
     CHECK_EQ_U(r->mem.n, 1); /* [memory] without a category */
-    CHECK_EQ_I(r->mem.device[0], -1);
-    CHECK_EQ_I(r->mem.bytes[0], 4);
+    CHECK_EQ_I(tp_memev_device(&r->mem, 0), -1);
+    CHECK_EQ_I(tp_memev_bytes(&r->mem, 0), 4);
     tp_model_close(m);
 }
 

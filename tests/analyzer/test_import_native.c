@@ -189,12 +189,12 @@ static void test_native_model(void) {
 
     CHECK_EQ_U(r->mem.n, 5);
     CHECK_EQ_I(r->mem.kind[0], TP_MEMEV_ALLOC);
-    CHECK_EQ_I(r->mem.bytes[0], 1 << 20);
-    CHECK_EQ_I(r->mem.bytes[1], 256);  /* region registered */
-    CHECK_EQ_I(r->mem.bytes[2], -256); /* and unregistered: size remembered */
+    CHECK_EQ_I(tp_memev_bytes(&r->mem, 0), 1 << 20);
+    CHECK_EQ_I(tp_memev_bytes(&r->mem, 1), 256);  /* region registered */
+    CHECK_EQ_I(tp_memev_bytes(&r->mem, 2), -256); /* and unregistered: size remembered */
     CHECK_EQ_I(r->mem.kind[3], TP_MEMEV_ALLOC_FAIL);
     CHECK_EQ_I(tp_memev_total_allocated(&r->mem, 3), 2000);
-    CHECK_EQ_I(r->mem.bytes[4], -(1 << 20));
+    CHECK_EQ_I(tp_memev_bytes(&r->mem, 4), -(1 << 20));
     tp_model_close(m);
 
     /* A Kineto file and the .tprof side by side form a two-rank job. */

@@ -156,8 +156,9 @@ static void test_optional_created(void) {
     tp_model_close(m);
 }
 
-/* Memory events: the allocator totals, heap handles and sizes are absent unless a row has
- * them; the calling threads are places; all follow their rows through the sort. */
+/* Memory events: the allocator totals are a side table of the rows that have them, a size
+ * other than the one the row's op and bytes imply goes to wide_size, the calling thread,
+ * device and heap handle are places; all follow their rows through the sort. */
 static void test_memev_optional(void) {
     tp_model *m = tp_model_new();
     tp_rank *r = tp_model_add_rank(m, "mem");
@@ -172,9 +173,9 @@ static void test_memev_optional(void) {
     }
     tp_model_finish(m);
     const tp_memevents *e = &r->mem;
-    CHECK(e->total_allocated_opt && e->total_reserved_opt && e->largest_free_opt);
-    CHECK(e->heap_opt == NULL && e->size_opt == NULL);
-    CHECK_EQ_U(e->threads.n, 3);
+    CHECK_EQ_U(e->n_totals, 1);
+    CHECK_EQ_U(e->wide_size.n, 0);
+    CHECK_EQ_U(e->places.n, 3);
     for (size_t k = 0; k < e->n; k++) {
         int i = 100 - (int)e->ts[k];
         CHECK_EQ_I(tp_memev_pid(e, k), i == 4 ? -1 : 100 + i % 2);
@@ -186,7 +187,7 @@ static void test_memev_optional(void) {
     }
     CHECK_EQ_U(e->cap, e->n);
     tp_model_close(m);
-    m = tp_model_new(); /* a heap register: the heap and size columns appear, kept per row */
+    m = tp_model_new(); /* a heap and size on a row of op NONE: a place and a wide size */
     r = tp_model_add_rank(m, "heap");
     for (int i = 0; i < 3; i++) {
         tp_memev_row row = {0};
@@ -198,12 +199,69 @@ static void test_memev_optional(void) {
     }
     tp_model_finish(m);
     e = &r->mem;
-    CHECK(e->heap_opt && e->size_opt);
+    CHECK_EQ_U(e->places.n, 2);
+    CHECK_EQ_U(e->wide_size.n, 1);
     for (size_t k = 0; k < e->n; k++) {
         CHECK_EQ_U(tp_memev_heap(e, k), e->ts[k] == 9 ? 0xabc : 0);
         CHECK_EQ_U(tp_memev_size(e, k), e->ts[k] == 9 ? 1 << 20 : 0);
     }
     CHECK_EQ_U(e->cap, e->n);
+    tp_model_close(m);
+}
+
+/* The memory events' side paths read back exactly after finish's sort (rows pushed in
+ * reverse): deltas that do not fit 32 bits (wide_bytes, INT32_MIN itself included), sizes
+ * the op and delta do not imply (a resize; a register over a live region) against those they
+ * do (no entry), totals on a few rows, and a heap handle and device per place. */
+static void test_memev_side(void) {
+    static const int64_t big[] = {INT64_C(3) << 31, INT32_MIN, -(INT64_C(5) << 32),
+                                  INT64_MAX,        INT32_MAX, INT32_MIN + 1};
+    enum { N = 60 };
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "side");
+    tp_memev_row want[N];
+    for (int i = 0; i < N; i++) {
+        tp_memev_row row = {0};
+        row.ts = 1000 - i, row.kind = TP_MEMEV_ALLOC, row.addr = 0x7000 + (uint64_t)i;
+        row.total_allocated = row.total_reserved = -1;
+        row.pid = 5, row.tid = 6 + i % 2, row.device = i % 3 == 0 ? -1 : 1;
+        row.bytes = i % 10 == 0 ? big[i / 10] : i * 100 - 2000;
+        row.op = (uint8_t)(i % 7), row.stack = (uint32_t)i;
+        row.heap = row.op ? 0xbeef0000u + (uint64_t)(i % 4) : 0;
+        row.size = tp_memev_size_derived(row.op, row.bytes);
+        if (row.op == TP_MEMEV_OP_REGION_RESIZE || i % 9 == 4) /* not the derived size */
+            row.size = (uint64_t)i * 4096 + 1;
+        if (i % 13 == 3)
+            row.total_allocated = i * 7, row.total_reserved = i * 11, row.largest_free = -1;
+        want[i] = row;
+        tp_memev_push(&r->mem, &row);
+    }
+    tp_model_finish(m);
+    const tp_memevents *e = &r->mem;
+    CHECK_EQ_U(e->n, N);
+    CHECK_EQ_U(e->wide_bytes.n, 4); /* big[0..3]; INT32_MAX and INT32_MIN + 1 fit */
+    CHECK_EQ_U(e->n_totals, 5);     /* i = 3, 16, 29, 42, 55 */
+    size_t odd_size = 0;
+    for (int i = 0; i < N; i++)
+        odd_size += want[i].size != tp_memev_size_derived(want[i].op, want[i].bytes);
+    CHECK(odd_size > 0);
+    CHECK_EQ_U(e->wide_size.n, odd_size);
+    int ok = 1;
+    for (size_t k = 0; k < e->n; k++) {
+        const tp_memev_row *w = &want[1000 - e->ts[k]];
+        ok &= e->addr[k] == w->addr && e->stack[k] == w->stack && e->kind[k] == w->kind;
+        ok &= tp_memev_bytes(e, k) == w->bytes && tp_memev_op_of(e, k) == w->op;
+        ok &= tp_memev_heap(e, k) == w->heap && tp_memev_size(e, k) == w->size;
+        ok &= tp_memev_pid(e, k) == w->pid && tp_memev_tid(e, k) == w->tid;
+        ok &= tp_memev_device(e, k) == w->device;
+        ok &= tp_memev_total_allocated(e, k) == w->total_allocated;
+        ok &= tp_memev_total_reserved(e, k) == w->total_reserved;
+        ok &= tp_memev_largest_free(e, k) == w->largest_free;
+    }
+    CHECK(ok);
+    tp_model_mem a;
+    tp_model_mem_account(m, &a);
+    CHECK(a.memev_bytes >= N * 28); /* the columns, plus the side tables and places */
     tp_model_close(m);
 }
 
@@ -508,8 +566,9 @@ static void test_push_paths(void) {
     int ok = 1;
     for (int i = 0; i < n; i++) {
         size_t k = (size_t)i;
-        ok &= e->ts[k] == i && e->bytes[k] == i * 8 && e->addr[k] == (uint64_t)i * 64;
-        ok &= e->device[k] == i % 2 && e->stack[k] == (uint32_t)(i % 5) && e->op[k] == i % 3;
+        ok &= e->ts[k] == i && tp_memev_bytes(e, k) == i * 8 && e->addr[k] == (uint64_t)i * 64;
+        ok &= tp_memev_device(e, k) == i % 2 && e->stack[k] == (uint32_t)(i % 5) &&
+              (int)tp_memev_op_of(e, k) == i % 3;
         ok &= tp_memev_pid(e, k) == 1 && tp_memev_tid(e, k) == i / 100 % 3;
         ok &= tp_memev_heap(e, k) == (i >= 100 && i % 7 == 0 ? 0x1000 + (uint64_t)i : 0);
         ok &= tp_memev_size(e, k) == (i >= 250 && i % 11 == 0 ? (uint64_t)i : 0);
@@ -518,7 +577,10 @@ static void test_push_paths(void) {
         ok &= tp_memev_largest_free(e, k) == (i == 690 || i == 695 ? 3 : 0);
     }
     CHECK(ok);
-    CHECK_EQ_U(e->threads.n, 3);
+    size_t heaps = 0; /* places: (tid, device) with heap 0, and one per row with its own heap */
+    for (int i = 100; i < n; i++)
+        heaps += i % 7 == 0;
+    CHECK_EQ_U(e->places.n, 3 * 2 + heaps);
     tp_model_close(mm);
 }
 
@@ -652,6 +714,7 @@ int main(void) {
     TP_RUN(test_sort_order);
     TP_RUN(test_optional_created);
     TP_RUN(test_memev_optional);
+    TP_RUN(test_memev_side);
     TP_RUN(test_sample_trace);
     TP_RUN(test_wide_values);
     TP_RUN(test_many_places);
