@@ -199,11 +199,12 @@ static void push_memev(nload *L, const tp_memev_row *row) {
  * (the table then knows its text: every native row of a category has the same). Inline in
  * each handler: `plain` is then a constant, and the call's saving and restoring of registers
  * (~20 instructions a row) goes. */
-__attribute__((always_inline)) static inline tp_status push_row_as(nload *L, tp_event_row *row,
-                                                                   int plain) {
-    if (row->ts + row->dur > L->t_last)
-        L->t_last = row->ts + row->dur;
-    tp_cat c = row->cat < TP_CAT_COUNT ? (tp_cat)row->cat : TP_CAT_OTHER;
+__attribute__((always_inline)) static inline tp_status
+push_row_as(nload *L, tp_event_row *row, int plain, tp_cat c, int64_t end) {
+    assert(c == (row->cat < TP_CAT_COUNT ? (tp_cat)row->cat : TP_CAT_OTHER));
+    assert(end == row->ts + row->dur);
+    if (end > L->t_last)
+        L->t_last = end;
     if (!L->cat_raw[c])
         L->cat_raw[c] = intern_lit(L, tp_cat_name(c));
     row->cat_raw = L->cat_raw[c];
@@ -230,7 +231,8 @@ __attribute__((always_inline)) static inline tp_status push_row_as(nload *L, tp_
 }
 
 static tp_status push_row(nload *L, tp_event_row *row) {
-    return push_row_as(L, row, 0);
+    return push_row_as(L, row, 0, row->cat < TP_CAT_COUNT ? (tp_cat)row->cat : TP_CAT_OTHER,
+                       row->ts + row->dur);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -238,19 +240,20 @@ static tp_status push_row(nload *L, tp_event_row *row) {
 static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_api *a = (const void *)h;
-    unsigned kind = h->flags & TP_RF_TYPE_MASK;
     tp_event_row *row = &L->api_row;
+    row_name(L, row, a->name_sid, 0); /* first: nothing computed lives across its call */
+    unsigned kind = h->flags & TP_RF_TYPE_MASK;
+    tp_cat cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
     row->ts = (int64_t)a->ts;
     row->dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
-    row_name(L, row, a->name_sid, 0);
-    row->cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
+    row->cat = cat;
     if (kind == TP_API_DEVICE)
         row->flags |= TP_EVF_LAUNCH;
     row->pid = L->pid;
     row->tid = a->tid;
     row->correlation = a->correlation ? (int64_t)a->correlation : -1;
     row->stack = a->stack_id;
-    return push_row_as(L, row, 1);
+    return push_row_as(L, row, 1, cat, a->end > a->ts ? (int64_t)a->end : (int64_t)a->ts);
 }
 
 /* Sets the fields every GPU-side row has (the others as row0's: the row is a copy of it or
@@ -279,7 +282,9 @@ static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
     gpu_fields(row, k->ts, k->end, k->device, k->stream, k->correlation);
     row->cat = TP_CAT_KERNEL;
     row_name(L, row, k->name_sid, TP_EVF_LAUNCH);
-    return push_row_as(L, row, 1);
+    /* the record's times again, not the row's: its fields are not reloaded after the calls */
+    int64_t end = k->end > k->ts ? (int64_t)k->end : (int64_t)k->ts;
+    return push_row_as(L, row, 1, TP_CAT_KERNEL, end);
 }
 
 /* The interned name of a copy of these kinds: remembered for the kinds that fit the table
@@ -346,17 +351,18 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
 /* An NVTX range, paired by the visitor; ranges still open end at the trace's last time. */
 static tp_status on_range(void *ctx, const tp_visit_range *r) {
     nload *L = ctx;
-    int64_t end = r->closed ? (int64_t)r->end : L->t_last;
+    int64_t end = r->closed ? (int64_t)r->end : L->t_last, ts = (int64_t)r->open.ts;
+    int64_t dur = end > ts ? end - ts : 0;
     tp_event_row *row = &L->range_row;
-    row->ts = (int64_t)r->open.ts;
-    row->dur = end > row->ts ? end - row->ts : 0;
+    row->ts = ts;
+    row->dur = dur;
     row->cat = TP_CAT_USER_ANNOTATION;
     row_name(L, row, r->open.msg_sid, TP_EVF_LAUNCH);
     row->pid = L->pid;
     row->tid = r->open.tid;
     row->stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
     row->domain = domain_name(L, r->open.domain);
-    return push_row_as(L, row, 1);
+    return push_row_as(L, row, 1, TP_CAT_USER_ANNOTATION, ts + dur);
 }
 
 /* One memory row; `x` carries what the record did (op, heap, raw size, thread). */

@@ -1,10 +1,13 @@
 /* tp_visit: the record walk and its dispatch (see tp_visit.h).
  *
- * Dispatch is by table: v->data[type] for records, `pairing` below for the NVTX halves. The
- * per-record cost is a bounds-free table load, one size compare and an indirect call; the
- * zero-extending copy happens only for records shorter than this build's struct. */
+ * Dispatch is by table: v->data[type] for records, `pairing` below for the NVTX halves, one
+ * call per type in the walk's `step`. Records come from the cursor in batches
+ * (tp_cursor_next_batch). The per-record cost is a bounds-free table load, one size compare
+ * and an indirect call; the zero-extending copy happens only for records shorter than this
+ * build's struct. */
 #include "tp_visit.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,14 +25,14 @@ typedef struct walk {
     const tp_visitor *v;
     void *ctx;
     tp_reader *r;
-    /* per type, all a record's dispatch reads, in one entry (one index, where three tables
-     * took one each): the shortest size this build reads without zero-extending it, the
-     * pairing step this walk takes (`pairing`'s when the visitor pairs ranges, else NULL) and
-     * the visitor's handler */
+    /* per type, all a record's dispatch reads, in one entry: the shortest size this build
+     * reads without zero-extending it and the one call the record takes, fn(arg, record): the
+     * visitor's handler (arg: its ctx), the pairing step (arg: the walk) or, for a type that
+     * has both, pair_then_data; fn NULL: neither */
     struct step {
         uint32_t min_size;
-        tp_status (*pair)(struct walk *, const tp_rec_hdr *);
         tp_visit_fn fn;
+        void *arg;
     } step[TP_REC_TYPE_LIMIT];
     int hooks; /* keep or each: visit_record's loop with them (visit_data) */
     tp_range_stack pushes, starts;
@@ -121,14 +124,29 @@ static tp_status visit_meta(walk *w) {
 
 /* ---------------------------------------------------------------- NVTX pairing */
 
-static tp_status open_range(tp_range_stack *s, const tp_open_range *o) {
+/* tp_range_stack_push, its common case (room for one more) inline. */
+static inline tp_status open_range(tp_range_stack *s, const tp_open_range *o) {
+    if (s->n < s->cap) {
+        s->v[s->n++] = *o;
+        return TP_OK;
+    }
     return tp_range_stack_push(s, o) ? TP_OK : TP_ERR_NOMEM;
+}
+
+/* tp_range_stack_take, its common case (the innermost range closes: pushes and pops nest)
+ * inline. */
+static inline int take_range(tp_range_stack *s, uint64_t key, tp_open_range *out) {
+    if (s->n && s->v[s->n - 1].key == key) {
+        *out = s->v[--s->n];
+        return 1;
+    }
+    return tp_range_stack_take(s, key, out);
 }
 
 static tp_status close_range(walk *w, tp_range_stack *s, uint64_t key, uint64_t end,
                              uint32_t end_tid) {
     tp_visit_range r = {.end = end, .end_tid = end_tid, .closed = 1};
-    if (!tp_range_stack_take(s, key, &r.open)) {
+    if (!take_range(s, key, &r.open)) {
         w->st.nvtx_unpaired++;
         return TP_OK;
     }
@@ -154,7 +172,8 @@ static uint32_t color_of(const tp_rec_hdr *h, uint32_t color) {
     return (h->flags & TP_NVTX_HAS_COLOR) ? color : 0;
 }
 
-static tp_status pair_push(walk *w, const tp_rec_hdr *h) {
+static tp_status pair_push(void *wp, const tp_rec_hdr *h) {
+    walk *w = wp;
     const tp_rec_nvtx *n = (const void *)h;
     tp_open_range o = {.key = TP_PAIR_PUSH_KEY(n->tid, n->domain),
                        .ts = n->ts,
@@ -168,7 +187,8 @@ static tp_status pair_push(walk *w, const tp_rec_hdr *h) {
     return open_range(&w->pushes, &o);
 }
 
-static tp_status pair_start(walk *w, const tp_rec_hdr *h) {
+static tp_status pair_start(void *wp, const tp_rec_hdr *h) {
+    walk *w = wp;
     const tp_rec_nvtx_start *n = (const void *)h;
     uint64_t slot = w->early_ids.n ? tp_region_map_take(&w->early_ids, n->range_id) : 0;
     tp_open_range o = {.key = n->range_id,
@@ -188,25 +208,35 @@ static tp_status pair_start(walk *w, const tp_rec_hdr *h) {
     return open_range(&w->starts, &o);
 }
 
-static tp_status pair_pop(walk *w, const tp_rec_hdr *h) {
+static tp_status pair_pop(void *wp, const tp_rec_hdr *h) {
+    walk *w = wp;
     const tp_rec_nvtx_pop *n = (const void *)h;
     return close_range(w, &w->pushes, TP_PAIR_PUSH_KEY(n->tid, n->domain), n->ts, n->tid);
 }
 
-static tp_status pair_end(walk *w, const tp_rec_hdr *h) {
+static tp_status pair_end(void *wp, const tp_rec_hdr *h) {
+    walk *w = wp;
     const tp_rec_nvtx_end *n = (const void *)h;
     tp_visit_range r = {.end = n->ts, .end_tid = n->tid, .closed = 1};
-    if (tp_range_stack_take(&w->starts, n->range_id, &r.open))
+    if (take_range(&w->starts, n->range_id, &r.open))
         return w->v->range(w->ctx, &r);
     return keep_early_end(w, n->range_id, n->ts, n->tid);
 }
 
-static tp_status (*const pairing[TP_REC_TYPE_LIMIT])(walk *, const tp_rec_hdr *) = {
+static const tp_visit_fn pairing[TP_REC_TYPE_LIMIT] = {
     [TP_REC_NVTX_PUSH] = pair_push,
     [TP_REC_NVTX_POP] = pair_pop,
     [TP_REC_NVTX_START] = pair_start,
     [TP_REC_NVTX_END] = pair_end,
 };
+
+/* A type both paired and handled (a visitor with a data handler for an NVTX half): the
+ * pairing step, then the handler. */
+static tp_status pair_then_data(void *wp, const tp_rec_hdr *h) {
+    walk *w = wp;
+    tp_status st = pairing[h->type](w, h);
+    return st == TP_OK ? w->v->data[h->type](w->ctx, h) : st;
+}
 
 /* Ranges never closed, innermost first: pushes, then starts. */
 static tp_status flush_open(walk *w, tp_range_stack *s) {
@@ -250,10 +280,16 @@ static inline __attribute__((always_inline)) tp_status visit_record(walk *w, con
         if (v->each && (st = v->each(w->ctx, h)) != TP_OK)
             return st;
     }
-    if (s->pair && (st = s->pair(w, h)) != TP_OK)
-        return st;
-    return s->fn ? s->fn(w->ctx, h) : TP_OK;
+    if (!hooks) { /* the cursor returns the types wanted() asks for: each has its call */
+        assert(s->fn);
+        return s->fn(s->arg, h);
+    }
+    return s->fn ? s->fn(s->arg, h) : TP_OK;
 }
+
+/* Records read from the cursor at once: a chunk holds a few thousand, so a batch costs its
+ * call once per 64 records; the pointers take 512 bytes of stack. */
+#define VISIT_BATCH 64
 
 static tp_status visit_data(walk *w) {
     tp_query q = {wanted(w->v), 0, 0};
@@ -269,12 +305,16 @@ static tp_status visit_data(walk *w) {
         tp_cursor_read_ahead(c); /* or not: the records are the same */
     /* the cursor returns known types only: h->type < LIMIT */
     uint64_t records = 0;
-    if (w->hooks)
-        for (const tp_rec_hdr *h; st == TP_OK && (h = tp_cursor_next(c)) != NULL; records++)
-            st = visit_record(w, h, 1);
-    else
-        for (const tp_rec_hdr *h; st == TP_OK && (h = tp_cursor_next(c)) != NULL; records++)
-            st = visit_record(w, h, 0);
+    const tp_rec_hdr *batch[VISIT_BATCH]; /* each visited before the next batch is read */
+    for (size_t n, i; st == TP_OK && (n = tp_cursor_next_batch(c, batch, VISIT_BATCH)) != 0;
+         records += i) {
+        if (w->hooks)
+            for (i = 0; i < n && st == TP_OK; i++)
+                st = visit_record(w, batch[i], 1);
+        else
+            for (i = 0; i < n && st == TP_OK; i++)
+                st = visit_record(w, batch[i], 0);
+    }
     w->st.records += records;
     w->st.late = tp_cursor_late(c);
     tp_cursor_close(c);
@@ -289,9 +329,10 @@ static tp_status visit_data(walk *w) {
 tp_status tp_visit_run(tp_reader *r, const tp_visitor *v, void *ctx, tp_visit_stats *stats) {
     walk w = {.v = v, .ctx = ctx, .r = r};
     for (uint16_t t = 0; t < TP_REC_TYPE_LIMIT; t++) {
+        tp_visit_fn pair = v->range ? pairing[t] : NULL;
         w.step[t].min_size = tp_record_info(t)->min_size;
-        w.step[t].pair = v->range ? pairing[t] : NULL;
-        w.step[t].fn = v->data[t];
+        w.step[t].fn = pair && v->data[t] ? pair_then_data : pair ? pair : v->data[t];
+        w.step[t].arg = pair ? (void *)&w : ctx;
     }
     w.hooks = v->keep || v->each;
     tp_status st = visit_meta(&w);
