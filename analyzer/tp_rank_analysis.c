@@ -83,15 +83,16 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
  * 10 M-record native trace. Each analysis's instructions on the 2,000-step launch-bound
  * recording (callgrind, 0.63 M rows; the 20,000-step one has the same shape, ~10 times as
  * many): the memory replay 89 M and the diagnosis 87 M (with the launching stacks, 34 M,
- * which share its symbolizer), the queue 55 M, kernels 53 M, launch 38 M, CPU ops 30 M, idle
+ * which share its symbolizer), the queue 55 M, kernels 49 M, launch 37 M, CPU ops 29 M, idle
  * time 25 M, NVTX 22 M, host 21 M, the temporal breakdown 10-15 M (the more where it runs
  * first), the memory operations 10 M, the report's NVTX marks 7.5 M, the overlap ~0.
  * The costliest come first so that the last ones taken are short (longest first): the memory
  * analysis, the diagnosis (which reads it) and the launching stacks as one job (~210 M of
- * ~480 M), then the others by their cost, so that the other thread's queue..NVTX end about
+ * ~475 M), then the others by their cost, so that the other thread's queue..NVTX end about
  * with it and the short ones fill the rest. Per thread, in callgrind (--fair-sched=yes, the
- * list forced on that recording): 251 M and 230 M, against 254 M and 228 M in the order
- * before (the idle time second, the temporal breakdown last but one).
+ * list forced on that recording, before kernels, launch and CPU ops lost 6 M): 251 M and
+ * 230 M, against 254 M and 228 M in the order before (the idle time second, the temporal
+ * breakdown last but one).
  * The diagnosis takes the most scratch (~110 MB there before its context became ~30 %
  * cheaper); the queue no longer any (one 4-byte mark a row, where it took ~240 MB). Keeping the
  * diagnosis apart from the others (after the idle, kernel and launch analyses, waiting for the
