@@ -84,7 +84,7 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
  * recording (callgrind, 0.63 M rows; the 20,000-step one has the same shape, ~10 times as
  * many): the memory replay 89 M and the diagnosis 87 M (with the launching stacks, 34 M,
  * which share its symbolizer), the queue 55 M, kernels 49 M, launch 37 M, CPU ops 29 M, idle
- * time 25 M, NVTX 22 M, host 21 M, the temporal breakdown 10-15 M (the more where it runs
+ * time 25 M, NVTX 22 M, host 21 M, the temporal breakdown 9-13 M (the more where it runs
  * first), the memory operations 10 M, the report's NVTX marks 7.5 M, the overlap ~0.
  * The costliest come first so that the last ones taken are short (longest first): the memory
  * analysis, the diagnosis (which reads it) and the launching stacks as one job (~210 M of
