@@ -160,9 +160,12 @@ typedef struct {
  * pass INT64_MAX: tp_an_add saturates, and only exact sums are the same in either order; else
  * 1. Always inlined into collect, once with sum NULL: there view row i is model row i, read
  * as such (no load of v->row per row). */
-static inline __attribute__((always_inline)) int collect_in(const tp_an_view *v, tp_an_cpuops *out,
-                                                            const int64_t *sum) {
-    const tp_events *ev = &v->r->ev;
+static inline __attribute__((always_inline)) int collect_in(const tp_an_view *view,
+                                                            tp_an_cpuops *out, const int64_t *sum) {
+    /* the view and the rank's columns copied: the loop's stores to the groups (int64 and
+     * uint32) could otherwise be to their fields, reloaded each row (tp_an_view.h) */
+    const tp_an_view lv = *view, *v = &lv;
+    const tp_events lev = v->r->ev, *ev = &lev;
     size_t nf;
     fwd_op *f = forward_ops(ev, &nf);
     groups g = {.out = out};

@@ -185,11 +185,15 @@ static int sweep_streamed(const tp_an_view *v, sweep *out) {
         int64_t lim = has_hi ? hi : INT64_MAX;
         if (has_lo && !one)
             lim = lo - 1 < lim ? lo - 1 : lim;
+        /* t's stream in a local while it keeps the edges: indexed by t, its fields went
+         * through memory at each edge */
+        edge_stream st = s[t];
         do {
-            sweep_edge(w, (tp_edge){edge_at(&s[t]), s[t].half ? -bit : bit});
-            if (!edge_next(&s[t]))
+            sweep_edge(w, (tp_edge){edge_at(&st), st.half ? -bit : bit});
+            if (!edge_next(&st))
                 return 0;
-        } while (s[t].live && !one && edge_at(&s[t]) <= lim);
+        } while (st.live && !one && edge_at(&st) <= lim);
+        s[t] = st;
     }
     for (int t = 0; t < 3; t++)
         tp_an_run_cursor_keep(&s[t].c); /* temporal and overlap reuse two */

@@ -144,6 +144,10 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
                          its runs of one correlation are the groups, rows in row order (native:
                          no -1 group), read in place */
         n = v->n_by_corr;
+        /* add_pair's int64 stores could be to the view's size fields: its copy's stay in
+         * registers (tp_an_view.h) */
+        const tp_an_view lv = *v;
+        v = &lv;
         const tp_events *ev = &v->r->ev;
         int narrow = !ev->corr_hi_any && !ev->wide_corr.n; /* the codes are the ids */
         for (size_t s = 0, e; s < n; s = e) {

@@ -142,8 +142,13 @@ typedef struct {
 
 static inline void union_step(union_walk *w, int64_t a, int64_t b) {
     if (!w->open || a > w->cummax) {
-        if (w->open)
-            run_to_sum(&w->u, w->ra, w->rb);
+        if (w->open) { /* run_to_sum of a run after the first (whose start is u.first) */
+            w->u.n++;
+            w->u.last = w->rb;
+            w->u.len = tp_an_add(w->u.len, w->rb - w->ra);
+        } else {
+            w->u.first = a;
+        }
         w->ra = a, w->rb = b;
     } else { /* (starts rise in gpu_order: the run's least start stays ra) */
         w->rb = b > w->rb ? b : w->rb;
@@ -167,10 +172,10 @@ static void unions_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum
         if (kt_mask & (1u << tp_an_view_ktype(&lv, i)))
             union_step(&ws, a, b);
     }
-    if (wa.open)
-        run_to_sum(&wa.u, wa.ra, wa.rb);
+    if (wa.open) /* (u.first set: n is 0 only for the first run, as run_to_sum tests) */
+        wa.u.n++, wa.u.last = wa.rb, wa.u.len = tp_an_add(wa.u.len, wa.rb - wa.ra);
     if (ws.open)
-        run_to_sum(&ws.u, ws.ra, ws.rb);
+        ws.u.n++, ws.u.last = ws.rb, ws.u.len = tp_an_add(ws.u.len, ws.rb - ws.ra);
     *all = wa.u, *some = ws.u;
 }
 

@@ -80,23 +80,30 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
 /* With two cores and a view of tp_par_min_rows() rows or more, two threads take these jobs
  * from one list, each the next one when it is free, so both finish at about the same time:
  * the fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a
- * 10 M-record native trace. On that trace, in thread CPU time, the queue ~0.27 s, the
- * diagnosis ~0.22 (with the launching stacks, ~50 ms, which share its symbolizer), the memory
- * analysis ~0.12, the idle time, kernel, launch and host analyses 0.05-0.06 s each, NVTX and
- * CPU ops ~45 ms, the temporal breakdown ~28, the memory operations ~25, the report's NVTX
- * marks ~6, the overlap ~0.
+ * 10 M-record native trace. Each analysis's instructions on the 2,000-step launch-bound
+ * recording (callgrind, 0.63 M rows; the 20,000-step one has the same shape, ~10 times as
+ * many): the memory replay 89 M and the diagnosis 87 M (with the launching stacks, 34 M,
+ * which share its symbolizer), the queue 55 M, kernels 49 M, launch 37 M, CPU ops 29 M, idle
+ * time 25 M, NVTX 22 M, host 21 M, the temporal breakdown 9-13 M (the more where it runs
+ * first), the memory operations 10 M, the report's NVTX marks 7.5 M, the overlap ~0.
  * The costliest come first so that the last ones taken are short (longest first): the memory
- * analysis, the diagnosis (which reads it) and the launching stacks as one job, then the
- * queue. The queue and the diagnosis also take the most scratch (~240 and ~110 MB there), and
- * they run at the same time in this order: keeping them apart (the queue first, the diagnosis
- * after the idle, kernel and launch analyses, waiting for the memory analysis) took ~70 MB off
- * the report's peak RSS but cost 0.1-0.2 s of wall and ~0.25 s of CPU on that trace, 12
- * alternating rounds (docs/PERFORMANCE.md, eighteenth round, integration). */
+ * analysis, the diagnosis (which reads it) and the launching stacks as one job (~210 M of
+ * ~475 M), then the others by their cost, so that the other thread's queue..NVTX end about
+ * with it and the short ones fill the rest. Per thread, in callgrind (--fair-sched=yes, the
+ * list forced on that recording, before kernels, launch and CPU ops lost 6 M): 251 M and
+ * 230 M, against 254 M and 228 M in the order before (the idle time second, the temporal
+ * breakdown last but one).
+ * The diagnosis takes the most scratch (~110 MB there before its context became ~30 %
+ * cheaper); the queue no longer any (one 4-byte mark a row, where it took ~240 MB). Keeping the
+ * diagnosis apart from the others (after the idle, kernel and launch analyses, waiting for the
+ * memory analysis) took ~70 MB off the report's peak RSS when the queue still took ~240 MB, but
+ * cost 0.1-0.2 s of wall and ~0.25 s of CPU on that trace, 12 alternating rounds
+ * (docs/PERFORMANCE.md, eighteenth round, integration). */
 /* clang-format off */
 #define JOBS(X)                                                                                    \
-    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS | TP_RA_STACKS) X(TP_RA_QUEUE) X(TP_RA_IDLE)                  \
-    X(TP_RA_KERNELS) X(TP_RA_LAUNCH) X(TP_RA_NVTX) X(TP_RA_CPUOPS) X(TP_RA_HOST) X(TP_RA_MEMORY)   \
-    X(TP_RA_MARKS) X(TP_RA_TEMPORAL) X(TP_RA_OVERLAP)
+    X(TP_RA_MEMUSE | TP_RA_DIAGNOSIS | TP_RA_STACKS) X(TP_RA_QUEUE) X(TP_RA_KERNELS)               \
+    X(TP_RA_LAUNCH) X(TP_RA_CPUOPS) X(TP_RA_IDLE) X(TP_RA_NVTX) X(TP_RA_HOST) X(TP_RA_TEMPORAL)    \
+    X(TP_RA_MEMORY) X(TP_RA_MARKS) X(TP_RA_OVERLAP)
 /* clang-format on */
 #define AS_ITEM(bits) bits,
 #define AS_OR(bits) | (bits)
@@ -148,7 +155,9 @@ static void take_jobs_and_trim(void *w) {
  * (~7 of ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
  * 3.5 MiB of peak RSS (their arrays of one entry per row alive at the same time as the
  * others'), and the work list raised the largest set's peak by ~1 MiB of ~27 for the same
- * reason. */
+ * reason. A native trace below that size gets this split too, unbalanced there: on the
+ * 2,000-step launch-bound recording (0.63 M rows) the second thread's part is 176 M
+ * instructions, the first's 269 M (callgrind). */
 #define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
 
 /* The fixed split in two steps, so that the analyses that allocate the most never run beside
