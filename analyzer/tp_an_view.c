@@ -3,6 +3,7 @@
 
 #include "tp_decimal.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -185,9 +186,28 @@ static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, 
 static uint32_t *row_order(const tp_an_view *v) {
     const tp_events *ev = &v->r->ev;
     uint32_t *order = tp_an_tmp(v, ev->n, sizeof *order);
-    int by_load = v->opts.compat_hta && ev->load_d16;
-    for (size_t i = 0; i < ev->n; i++)
-        order[by_load ? tp_ev_load_ord(ev, i) : i] = (uint32_t)i;
+    if (!(v->opts.compat_hta && ev->load_d16)) {
+        for (size_t i = 0; i < ev->n; i++)
+            order[i] = (uint32_t)i;
+        return order;
+    }
+    /* tp_ev_load_ord of every row, its wide values read in step with the rows (both ascend)
+     * instead of a search each: a Kineto file's order is by thread, its rows' by time, so a
+     * third of xdit's rows are wide (13 M instructions of searches) */
+    const tp_ev_wide *w = &ev->wide_load;
+    for (size_t i = 0, k = 0; i < ev->n; i++) {
+        int16_t d = ev->load_d16[i];
+        size_t at;
+        if (d != TP_EV_LOAD_WIDE) {
+            at = (size_t)((int64_t)i + d);
+        } else {
+            while (k < w->n && w->row[k] < i)
+                k++;
+            assert(k < w->n && w->row[k] == i);
+            at = (size_t)w->val[k];
+        }
+        order[at] = (uint32_t)i;
+    }
     return order;
 }
 
