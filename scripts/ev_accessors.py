@@ -109,6 +109,12 @@ def main():
     for m in map(ERROR.match, syntax_errors(sys.argv[1]).splitlines()):
         if m and m.group(4) in ACCESSOR and not m.group(1).endswith(OWNERS):
             where[m.group(1)].add((int(m.group(2)), int(m.group(3)), m.group(4)))
+    rewrite_all(where)
+
+
+def rewrite_all(where):
+    """Rewrites every (line, column, field) of `where` (path -> set) in place, listing what
+    it leaves (writes, addresses, whole columns) on stdout; view_accessors.py uses it too."""
     done = 0
     for path, places in sorted(where.items()):
         with open(path) as f:

@@ -30,19 +30,7 @@ def main():
     for m in map(ERROR.match, ea.syntax_errors(sys.argv[1]).splitlines()):
         if m and m.group(4) in ea.ACCESSOR and not m.group(1).endswith(OWNERS):
             where[os.path.realpath(m.group(1))].add((int(m.group(2)), int(m.group(3)), m.group(4)))
-    done = 0
-    for path, places in sorted(where.items()):
-        with open(path) as f:
-            lines = f.read().split('\n')
-        for line, col, field in sorted(places, reverse=True):  # right to left: columns hold
-            lines[line - 1], why = ea.rewrite(lines[line - 1], col, field)
-            if why:
-                print('%s:%d:%d: %s: %s' % (path, line, col, field, why))
-            done += why is None
-        with open(path, 'w') as f:
-            f.write('\n'.join(lines))
-        print('rewrote %s' % path, file=sys.stderr)
-    print('%d reads rewritten' % done, file=sys.stderr)
+    ea.rewrite_all(where)
 
 
 if __name__ == '__main__':
