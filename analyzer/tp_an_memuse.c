@@ -164,8 +164,9 @@ static void push_point(tp_an_memuse *u, point_sink *k, size_t row, int64_t t, in
     u->n_points = n + 1;
 }
 
-int64_t tp_an_memuse_pt_res(const tp_an_memuse *u, size_t i) {
-    size_t lo = 0, hi = u->n_res; /* the last run starting at or before i */
+/* How many reserved runs start at or before point i (the run holding i is the one before). */
+static size_t res_runs_to(const tp_an_memuse *u, size_t i) {
+    size_t lo = 0, hi = u->n_res;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (u->res_at[mid] <= i)
@@ -173,7 +174,12 @@ int64_t tp_an_memuse_pt_res(const tp_an_memuse *u, size_t i) {
         else
             hi = mid;
     }
-    return lo ? u->res_val[lo - 1] : -1;
+    return lo;
+}
+
+int64_t tp_an_memuse_pt_res(const tp_an_memuse *u, size_t i) {
+    size_t k = res_runs_to(u, i);
+    return k ? u->res_val[k - 1] : -1;
 }
 
 /* ---------------------------------------------------------------- growth samples */
@@ -331,14 +337,7 @@ static size_t point_at(const tp_an_memuse *u, int64_t t) {
 
 /* The most reserved over points [from, to) (from < to): over the runs that cover them. */
 static int64_t res_max(const tp_an_memuse *u, size_t from, size_t to) {
-    size_t lo = 0, hi = u->n_res; /* the run holding `from` */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u->res_at[mid] <= from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = res_runs_to(u, from); /* the run holding `from`: lo - 1 */
     int64_t best = -1;
     for (size_t k = lo ? lo - 1 : 0; k < u->n_res && u->res_at[k] < to; k++)
         best = u->res_val[k] > best ? u->res_val[k] : best;
