@@ -77,7 +77,7 @@ static void run_set(tp_rank_analysis *ra, unsigned which) {
             analyses[i].run(ra);
 }
 
-/* With two cores and a view of tp_par_min_rows() rows or more, two threads take these jobs
+/* With two cores and a view of LIST_MIN_ROWS rows or more (below), two threads take these jobs
  * from one list, each the next one when it is free, so both finish at about the same time:
  * the fixed split (SECOND_THREAD, below) left one core idle for ~0.35 s of ~1.45 s on a
  * 10 M-record native trace. Each analysis's instructions on the 2,000-step launch-bound
@@ -149,15 +149,22 @@ static void take_jobs_and_trim(void *w) {
     trim_arena();
 }
 
-/* Views of fewer than tp_par_min_rows() rows (the Kineto sets: ~200 k at most) keep the fixed
+/* Views of LIST_MIN_ROWS rows or more take the work list (with two cores): the 2,000-step
+ * launch-bound recording (~0.63 M rows, under tp_par_min_rows()) ran the fixed split below,
+ * whose first step left the main thread ~85 M instructions idle beside the replay and the
+ * diagnosis (90.7 M against 175.3 M) before its 162.7 M alone, and the launching stacks and
+ * the marks (41.5 M) on the render after: 380 M on the main thread's path for ~470 M of work
+ * (callgrind --separate-threads=yes). The Kineto sets (~200 k rows at most) stay below it, so
+ * their peak RSS stays as tuned (next comment). */
+#define LIST_MIN_ROWS ((size_t)1 << 19)
+
+/* Smaller views (the Kineto sets: ~200 k rows at most) keep the fixed
  * split tuned for their peak RSS: these on the second thread, the rest on this one in two
  * steps (BESIDE_DIAGNOSIS, below). The diagnosis is the costliest analysis on a 62 MB Kineto trace
  * (~7 of ~35 ms); the host and CPU-op analyses there too balanced the time better but added up to
  * 3.5 MiB of peak RSS (their arrays of one entry per row alive at the same time as the
  * others'), and the work list raised the largest set's peak by ~1 MiB of ~27 for the same
- * reason. A native trace below that size gets this split too, unbalanced there: on the
- * 2,000-step launch-bound recording (0.63 M rows) the second thread's part is 176 M
- * instructions, the first's 269 M (callgrind). */
+ * reason. */
 #define SECOND_THREAD (TP_RA_MEMUSE | TP_RA_DIAGNOSIS)
 
 /* The fixed split in two steps, so that the analyses that allocate the most never run beside
@@ -236,7 +243,8 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
      * diagnosis's job: one symbolizer, no lock): there they take ~50 + ~25 ms of a 10 M-record
      * trace off the render, when the other core is idle; elsewhere the sections run them, as
      * before (the Kineto sets' peak RSS stays as it was). */
-    int listed = tp_par_two_threads() && ra->v.n >= tp_par_min_rows();
+    size_t list_min = tp_par_min_rows() < LIST_MIN_ROWS ? tp_par_min_rows() : LIST_MIN_ROWS;
+    int listed = tp_par_two_threads() && ra->v.n >= list_min;
     if (!listed)
         todo &= ~TP_RA_SECTIONS;
     /* the results do not depend on the split: each analysis writes only its own, and the
@@ -250,7 +258,8 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
         run_set(ra, todo); /* in the table's order */
     } else if (listed) {
         if (busy >= 2)
-            tp_par_both(ra->v.n, take_jobs_main, &w, take_jobs_and_trim, &w);
+            tp_par_both(SIZE_MAX, take_jobs_main, &w, take_jobs_and_trim,
+                        &w); /* listed: n >= list_min */
         else
             run_set(ra, todo);
     } else if (second.which && (first.which & BESIDE_DIAGNOSIS)) {

@@ -42,7 +42,7 @@ enum {
     TP_RA_ALL = (1u << 12) - 1,
     /* For the report's sections, not in TP_RA_ALL: GPU time by launching stack (tp_an_stacks;
      * it symbolizes) and the NVTX marks (tp_an_marks). Computed here only when the analyses
-     * take the work list (a second core, a view of tp_par_min_rows() rows or more; the stacks
+     * take the work list (a second core, a view of ~0.5 M rows or more; the stacks
      * beside the diagnosis, which shares the symbolizer); otherwise `ran` lacks the bit and
      * the section runs it. */
     TP_RA_STACKS = 1u << 12,
