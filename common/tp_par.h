@@ -17,8 +17,11 @@
 
 /* Tables of fewer rows keep to one thread: their pieces take a few ms, and a second thread's
  * malloc arena and the blocks alive at once in both raised the peer sets' peak RSS (up to
- * 0.6 MiB of ~27 on the largest, ~200 k rows). */
-#define TP_PAR_MIN_ROWS ((size_t)1 << 20)
+ * 0.6 MiB of ~27 on the largest, ~200 k rows). 512 Ki, not 1 Mi: the 2,000-step launch-bound
+ * recording (~0.63 M rows) ran its model finish and view build on one thread, 74 M
+ * instructions more on the main thread's path (578.9 -> 504.6 M, callgrind
+ * --separate-threads=yes --fair-sched=yes) for pieces of ~5-30 ms each. */
+#define TP_PAR_MIN_ROWS ((size_t)1 << 19)
 
 /* The CPUs this process may run on (its affinity mask: taskset, a cpuset), at least 1; the
  * cores online when the mask cannot be read. */
