@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tp_an_stats.h"
 #include "tp_mem.h"
 
 int tp_an_is_step_name(const char *s) {
@@ -31,7 +32,7 @@ size_t tp_an_outer_steps(const int64_t *a, const int64_t *b, size_t n, int64_t *
     *end = tp_mem_xalloc(n + 1, sizeof **end);
     for (size_t i = 0; i < n; i++)
         p[i] = (step_span){a[i], b[i]};
-    qsort(p, n, sizeof *p, cmp_nest);
+    tp_an_qsort(p, n, sizeof *p, cmp_nest); /* equal spans are equal values */
     int64_t last_end = INT64_MIN;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 #include "tp_an_enclosing.h"
 #include "tp_an_ivset.h"
 #include "tp_an_namememo.h"
+#include "tp_an_stats.h"
 #include "tp_mem.h"
 #include "tp_sort.h"
 
@@ -120,7 +121,7 @@ static void find_steps(const tp_an_view *v, step_info *s) {
     }
     tp_an_namememo_close(&step);
     if (s->n)
-        qsort(s->t, s->n, sizeof *s->t, cmp_tid);
+        tp_an_qsort(s->t, s->n, sizeof *s->t, cmp_tid); /* a thread per step: mostly one */
 }
 
 /* Step lengths: a step inside another (a "step" range in ProfilerStep#N) is the same step,

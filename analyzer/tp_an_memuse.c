@@ -75,7 +75,7 @@ static void find_steps(const tp_an_view *v, tp_an_memuse *u) {
             step_row(v, &step, i, p, &n);
     }
     tp_an_namememo_close(&step);
-    qsort(p, n, sizeof *p, cmp_span);
+    tp_an_qsort(p, n, sizeof *p, cmp_span);
     u->steps = tp_an_alloc(n + 1, sizeof *u->steps);
     int64_t last_end = INT64_MIN;
     for (size_t i = 0; i < n; i++) {

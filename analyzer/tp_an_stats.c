@@ -1498,6 +1498,15 @@ static void keyrow_sort_pairs(tp_an_keyrow *a, size_t n, tp_scratch *s) {
     tp_scratch_put(s, r);
 }
 
+void tp_an_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    const char *p = base;
+    size_t i = 1;
+    while (i < n && cmp(p + (i - 1) * size, p + i * size) <= 0)
+        i++;
+    if (i < n)
+        qsort(base, n, size, cmp);
+}
+
 void tp_an_keyrow_sort(tp_an_keyrow *a, size_t n, tp_scratch *s) {
     int rows_ascending = 1;
     for (size_t i = 1; i < n && rows_ascending; i++)

@@ -291,7 +291,7 @@ static void count_steps(tp_diag_ctx *d) {
     memcpy(d->out->step_end, end, n * sizeof *end);
     d->step_end = end;
     d->n_step_end = n;
-    qsort(d->step_end, d->n_step_end, sizeof *d->step_end, cmp_i64);
+    tp_an_qsort(d->step_end, d->n_step_end, sizeof *d->step_end, cmp_i64);
     d->out->n_steps = d->n_step_end;
 }
 
