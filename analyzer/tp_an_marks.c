@@ -25,9 +25,17 @@ static int cmp_count(const void *a, const void *b) {
 void tp_an_marks_run(const tp_an_view *v, tp_an_marks *out) {
     memset(out, 0, sizeof *out);
     const tp_events *ev = &v->r->ev;
-    tp_an_mark *a = tp_mem_xalloc(v->n + 1, sizeof *a);
+    /* a mark is a row of category OTHER (TP_EVF_MARK): where the view has the rank's category
+     * index, only those rows are visited, in view order as the walk of every row found them
+     * (lb20k: 6.3 M rows tested, ~43 M instructions) */
+    size_t nc;
+    const uint32_t *other = tp_an_view_cat_rows(v, TP_CAT_OTHER, &nc);
+    if (!other)
+        nc = v->n;
+    tp_an_mark *a = tp_mem_xalloc(nc + 1, sizeof *a);
     size_t n = 0;
-    for (size_t i = 0; i < v->n; i++) {
+    for (size_t k = 0; k < nc; k++) {
+        size_t i = other ? other[k] : k;
         uint32_t row = tp_an_view_row(v, i);
         if (!tp_an_view_gpu(v, i) && (ev->flags[row] & TP_EVF_MARK))
             a[n++] = (tp_an_mark){ev->name[row], tp_ev_domain(ev, row), 1, v->ts[i], v->ts[i]};
