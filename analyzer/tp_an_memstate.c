@@ -700,6 +700,36 @@ void tp_an_memstate_seek_totals(tp_an_memstate *s, size_t ev, int64_t *allocated
                                               : -1;
 }
 
+size_t tp_an_memstate_run_totals(tp_an_memstate *s, size_t to, int64_t above, int64_t *alloc,
+                                 int64_t *res) {
+    size_t from = s->st.pos, row = from;
+    to = to < s->r->mem.n ? to : s->r->mem.n;
+    if (s->src == TP_AN_MSRC_KINETO) { /* the devices' figures: tp_an_memstate_totals' loop */
+        while (row < to) {
+            apply(s, row);
+            s->st.pos = ++row;
+            tp_an_mtotals x;
+            tp_an_memstate_totals(s, &x);
+            alloc[row - from - 1] = x.allocated, res[row - from - 1] = x.reserved;
+            if (x.allocated > above)
+                break;
+        }
+        return row - from;
+    }
+    /* as tp_an_memstate_totals: reserved is the segments' sum, the blocks' or none */
+    int seg = s->has_segments, dev = s->src == TP_AN_MSRC_DEVICE;
+    while (row < to) {
+        apply_in(s, row);
+        s->st.pos = ++row;
+        int64_t a = s->st.in_blocks;
+        alloc[row - from - 1] = a;
+        res[row - from - 1] = seg ? s->st.reserved : dev ? a : -1;
+        if (a > above)
+            break;
+    }
+    return row - from;
+}
+
 const tp_an_mcounts *tp_an_memstate_counts(const tp_an_memstate *s) {
     return &s->st.counts;
 }

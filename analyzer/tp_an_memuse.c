@@ -5,6 +5,7 @@
  * samples each site's live bytes at every step end. */
 #include "tp_an_memuse.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,28 +292,39 @@ static size_t replay_all(tp_an_memuse *u, const tp_rank *r, size_t *peak_ev, gro
     u->peak_allocated = u->peak_reserved = -1;
     *peak_ev = 0;
     tp_an_memstate_seek(u->state, 0);
-    for (size_t i = 0; i < e->n; i++) {
+    /* the totals a batch of rows at a time (tp_an_memstate_run_totals), each batch ending at
+     * the next step end (the samples seek there) and after a row over the peak so far (the
+     * peak's state may be kept just after it); a failed allocation's totals are not read */
+    enum { BATCH = 256 };
+    int64_t ba[BATCH], br[BATCH];
+    for (size_t i = 0; i < e->n;) {
         if (i >= due) {
             samples_until(g, u->state, i);
             due = samples_next(g);
         }
-        if (e->kind[i] == TP_MEMEV_ALLOC_FAIL) {
-            first_fail = u->oom.failures++ ? first_fail : i;
-            continue;
-        }
-        int64_t alloc, res;
-        tp_an_memstate_seek_totals(u->state, i + 1, &alloc, &res);
-        if (alloc > u->peak_allocated) {
-            u->peak_allocated = alloc, *peak_ev = i + 1;
-            /* the peak's moment seeks back here: a kept state spares it the replay from the
-             * start (kept no more often than the rows replayed pay for) */
-            if (i + 1 - kept >= tp_an_memstate_keep_cost(u->state)) {
-                tp_an_memstate_keep(u->state);
-                kept = i + 1;
+        assert(tp_an_memstate_pos(u->state) == i);
+        size_t to = due < e->n ? due : e->n;
+        to = to - i > BATCH ? i + BATCH : to;
+        size_t nb = tp_an_memstate_run_totals(u->state, to, u->peak_allocated, ba, br);
+        for (size_t k = 0; k < nb; k++, i++) {
+            if (e->kind[i] == TP_MEMEV_ALLOC_FAIL) {
+                first_fail = u->oom.failures++ ? first_fail : i;
+                continue;
             }
+            int64_t alloc = ba[k], res = br[k];
+            if (alloc > u->peak_allocated) {
+                assert(k + 1 == nb); /* the batch stopped here: the replay is just after i */
+                u->peak_allocated = alloc, *peak_ev = i + 1;
+                /* the peak's moment seeks back here: a kept state spares it the replay from
+                 * the start (kept no more often than the rows replayed pay for) */
+                if (i + 1 - kept >= tp_an_memstate_keep_cost(u->state)) {
+                    tp_an_memstate_keep(u->state);
+                    kept = i + 1;
+                }
+            }
+            u->peak_reserved = res > u->peak_reserved ? res : u->peak_reserved;
+            push_point(u, &sink, i, e->ts[i], alloc, res);
         }
-        u->peak_reserved = res > u->peak_reserved ? res : u->peak_reserved;
-        push_point(u, &sink, i, e->ts[i], alloc, res);
     }
     samples_until(g, u->state, e->n);
     u->pt_row = tp_mem_xrealloc(u->pt_row, u->n_points + 1, sizeof *u->pt_row);

@@ -330,6 +330,58 @@ static void test_seek_totals(void) {
     }
 }
 
+/* tp_an_memstate_run_totals (memuse's replay in batches) against a seek and
+ * tp_an_memstate_totals after every row, on every source: batches of 1, 2 and all the rows,
+ * each also stopped at the first row over a bound (every bound from below the least total to
+ * above the largest), past the end (clamped), and from the end (nothing). */
+static void test_run_totals(void) {
+    fx_model fs[3] = {build(), build_kineto(), build_device()};
+    for (size_t k = 0; k < 3; k++) {
+        tp_an_memstate *a = tp_an_memstate_open(fs[k].m, fs[k].r);
+        tp_an_memstate *b = tp_an_memstate_open(fs[k].m, fs[k].r);
+        size_t n = fs[k].r->mem.n;
+        int64_t alloc[64], res[64], bound[66];
+        int ok = 1;
+        CHECK(n <= 64); /* the fixtures' size: the arrays above */
+        n = n <= 64 ? n : 64;
+        bound[0] = -2;
+        for (size_t ev = 1; ev <= n; ev++) { /* each row's total as a bound, and one above */
+            tp_an_mtotals t;
+            tp_an_memstate_seek(b, ev);
+            tp_an_memstate_totals(b, &t);
+            bound[ev] = t.allocated;
+            bound[n + 1] = ev == 1 || t.allocated >= bound[n + 1] ? t.allocated + 1 : bound[n + 1];
+        }
+        static const size_t widths[] = {1, 2, 64};
+        for (size_t w = 0; w < 3; w++) {
+            for (size_t q = 0; q < n + 2; q++) {
+                int64_t above = bound[q];
+                tp_an_memstate_seek(a, 0);
+                for (size_t pos = 0; pos < n;) {
+                    size_t got = tp_an_memstate_run_totals(a, pos + widths[w], above, alloc, res);
+                    ok &= got >= 1 && got <= widths[w];
+                    for (size_t j = 0; j < got; j++) {
+                        tp_an_mtotals t;
+                        tp_an_memstate_seek(b, pos + j + 1);
+                        tp_an_memstate_totals(b, &t);
+                        ok &= alloc[j] == t.allocated && res[j] == t.reserved;
+                        ok &= j + 1 == got || alloc[j] <= above; /* none over it before */
+                    }
+                    /* short of the batch (and of the end): the last row is over the bound */
+                    if (got < widths[w] && pos + got < n)
+                        ok &= alloc[got - 1] > above;
+                    pos += got;
+                    ok &= tp_an_memstate_pos(a) == pos;
+                }
+                ok &= tp_an_memstate_run_totals(a, n + 5, above, alloc, res) == 0;
+            }
+        }
+        CHECK(ok);
+        tp_an_memstate_close(a), tp_an_memstate_close(b);
+        tp_model_close(fs[k].m);
+    }
+}
+
 /* memuse's timeline (a point per event that changed a total; its time from its row, reserved
  * as runs) against the replay's totals after each point's row, on every source and on events
  * at one instant (a point replaced, with the reserved run it began). */
@@ -403,6 +455,7 @@ int main(void) {
     TP_RUN(test_keep);
     TP_RUN(test_many_sites);
     TP_RUN(test_seek_totals);
+    TP_RUN(test_run_totals);
     TP_RUN(test_timeline);
     return tp_test_summary();
 }
