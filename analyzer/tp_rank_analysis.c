@@ -150,11 +150,12 @@ static void take_jobs_and_trim(void *w) {
 }
 
 /* Views of LIST_MIN_ROWS rows or more take the work list (with two cores): the 2,000-step
- * launch-bound recording (~0.63 M rows, under tp_par_min_rows()) ran the fixed split below,
+ * launch-bound recording (~0.63 M rows, under tp_par_min_rows()'s 1 Mi then) ran the fixed split,
  * whose first step left the main thread ~85 M instructions idle beside the replay and the
  * diagnosis (90.7 M against 175.3 M) before its 162.7 M alone, and the launching stacks and
- * the marks (41.5 M) on the render after: 380 M on the main thread's path for ~470 M of work
- * (callgrind --separate-threads=yes). The Kineto sets (~200 k rows at most) stay below it, so
+ * the marks (41.5 M) on the render after: 380 M on the main thread's path for ~470 M of work;
+ * the list: 217.0 M and 250.4 M (callgrind --separate-threads=yes --fair-sched=yes; which
+ * thread takes which job varies by run). The Kineto sets (~200 k rows at most) stay below it, so
  * their peak RSS stays as tuned (next comment). */
 #define LIST_MIN_ROWS ((size_t)1 << 19)
 
@@ -258,8 +259,8 @@ void tp_rank_analysis_more(tp_rank_analysis *ra, unsigned which) {
         run_set(ra, todo); /* in the table's order */
     } else if (listed) {
         if (busy >= 2)
-            tp_par_both(SIZE_MAX, take_jobs_main, &w, take_jobs_and_trim,
-                        &w); /* listed: n >= list_min */
+            /* SIZE_MAX: two threads at any size here (listed: n >= list_min) */
+            tp_par_both(SIZE_MAX, take_jobs_main, &w, take_jobs_and_trim, &w);
         else
             run_set(ra, todo);
     } else if (second.which && (first.which & BESIDE_DIAGNOSIS)) {
