@@ -586,28 +586,33 @@ static const uint32_t *pairs_rows(const tp_an_view *v, size_t *n) {
     return rows;
 }
 
+/* native_walk's waiting GPU rows (pg, then more[0..nmore)) take their steps. */
+static inline void flush_waiting(const tp_an_view *v, const uint32_t *mark, q_state *qs,
+                                 double median, size_t pg, const uint32_t *more, size_t nmore) {
+    q_step(v, &qs[mark[pg] & ~Q_GPU], pg, v->ts[pg], -1, median);
+    for (size_t e = 0; e < nmore; e++)
+        q_step(v, &qs[mark[more[e]] & ~Q_GPU], more[e], v->ts[more[e]], -1, median);
+}
+
 /* The merge pass: every step in the native order, into its stream's state qs[]. The view's
  * rows come in time order, so one pass over them in view order is that order but for the
  * launch calls that start at the time of GPU rows before them: the GPU rows wait (the first
- * in pg, any others at its time in more[]) until a row of a later time comes. */
+ * in pg, any others at its time in more[]) until a row of a later time comes, or the rows
+ * end. */
 static void native_walk(const tp_an_view *v, const uint32_t *mark, const q_spill *spill,
                         q_state *qs, double median) {
     const int64_t *ts = v->ts;
-    size_t pg = SIZE_MAX, nmore = 0, cap = 0, sp = 0;
+    size_t pg = SIZE_MAX, nmore = 0, cap = 0, sp = 0, n = v->n;
     uint32_t *more = NULL;
-    for (size_t i = 0; i <= v->n; i++) { /* (i == n: the waiting GPU rows' turn) */
-        uint32_t m = i < v->n ? mark[i] : Q_GPU;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t m = mark[i];
         if (m == Q_NONE)
             continue;
-        if (pg != SIZE_MAX && (i == v->n || ts[i] != ts[pg])) {
-            assert(i == v->n || ts[i] > ts[pg]); /* a native view's rows rise */
-            q_step(v, &qs[mark[pg] & ~Q_GPU], pg, ts[pg], -1, median);
-            for (size_t e = 0; e < nmore; e++)
-                q_step(v, &qs[mark[more[e]] & ~Q_GPU], more[e], ts[more[e]], -1, median);
+        if (pg != SIZE_MAX && ts[i] != ts[pg]) {
+            assert(ts[i] > ts[pg]); /* a native view's rows rise */
+            flush_waiting(v, mark, qs, median, pg, more, nmore);
             pg = SIZE_MAX, nmore = 0;
         }
-        if (i == v->n)
-            break;
         if (m >= Q_GPU) {
             if (pg == SIZE_MAX)
                 pg = i;
@@ -620,6 +625,8 @@ static void native_walk(const tp_an_view *v, const uint32_t *mark, const q_spill
                 q_step(v, &qs[spill[sp].g], i, ts[i], +1, median);
         }
     }
+    if (pg != SIZE_MAX) /* after the last row: the last ones waiting (no test of i == n a row) */
+        flush_waiting(v, mark, qs, median, pg, more, nmore);
     free(more);
 }
 
