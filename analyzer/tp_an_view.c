@@ -186,9 +186,14 @@ static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, 
 static uint32_t *row_order(const tp_an_view *v) {
     const tp_events *ev = &v->r->ev;
     uint32_t *order = tp_an_tmp(v, ev->n, sizeof *order);
-    if (!(v->opts.compat_hta && ev->load_d16)) {
+    if (!(v->opts.compat_hta && tp_ev_has_load_ord(ev))) {
         for (size_t i = 0; i < ev->n; i++)
             order[i] = (uint32_t)i;
+        return order;
+    }
+    if (ev->load32) {
+        for (size_t i = 0; i < ev->n; i++)
+            order[ev->load32[i]] = (uint32_t)i;
         return order;
     }
     /* tp_ev_load_ord of every row, its wide values read in step with the rows (both ascend)
@@ -290,7 +295,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
  * bytes a row neither copied nor resident twice; nor are its rows (i) and ends (ts + dur32),
  * 12 more (tp_an_view_row, tp_an_view_end). */
 static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
-    return c->mode == 0 && !(v->opts.compat_hta && v->r->ev.load_d16) &&
+    return c->mode == 0 && !(v->opts.compat_hta && tp_ev_has_load_ord(&v->r->ev)) &&
            !(v->opts.window_hi > v->opts.window_lo);
 }
 

@@ -859,8 +859,13 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
         copies_put(e, i,
                    &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
                                  r->bw_gbps});
-    if (e->parent16) /* pushed after a finish: the next finish derives these again */
-        e->parent16[i] = 0, e->depth8[i] = 0, e->load_d16[i] = 0;
+    if (e->parent16) { /* pushed after a finish: the next finish derives these again */
+        e->parent16[i] = 0, e->depth8[i] = 0;
+        if (e->load32) /* its load position: after every row before it */
+            e->load32[i] = (uint32_t)i;
+        else
+            e->load_d16[i] = 0;
+    }
     if (e->external_id32_opt || r->external_id != -1)
         opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
     if (e->seq32_opt || r->seq != -1)
@@ -1673,9 +1678,17 @@ static inline void load_put(tp_events *e, size_t i, size_t pos) {
         load_put_wide(e, i, pos);
 }
 
-/* load_put of every row from the first finish's permutation: differences mod 2^32 (exact:
- * both are below 2^32), no branch per row (a loop the compiler vectorizes), then the rare
- * rows that do not fit 16 bits in a second pass, only when there are any. */
+/* 1 when load order positions with `wide` of n rows outside load_d16's 16 bits take fewer
+ * bytes as load32 (4 a row) than as load_d16 and wide_load (2 a row and 12 a wide one). */
+static int load_wide_is_cheaper(size_t wide, size_t n) {
+    return wide * 12 > n * 2;
+}
+
+/* The load order column from the first finish's permutation (perm[i]: row i's position):
+ * load_d16 of every row, differences mod 2^32 (exact: both are below 2^32), no branch per
+ * row (a loop the compiler vectorizes), counting the rows that do not fit 16 bits; then
+ * either those rows' wide values in a second pass, only when there are any, or, when they
+ * are too many (load_wide_is_cheaper), the permutation itself as load32. */
 static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
     size_t n = e->n;
     uint32_t wide = 0;
@@ -1686,16 +1699,38 @@ static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
         for (size_t j = i; j < i + 16; j++) {
             uint32_t d = perm[j] - (uint32_t)j;
             d16[j] = (int16_t)(uint16_t)d;
-            wide |= d + 32767u > 65534u; /* outside [-32767, 32767] */
+            wide += d + 32767u > 65534u; /* outside [-32767, 32767] */
         }
     for (; i < n; i++) {
         uint32_t d = perm[i] - (uint32_t)i;
         d16[i] = (int16_t)(uint16_t)d;
-        wide |= d + 32767u > 65534u;
+        wide += d + 32767u > 65534u;
+    }
+    if (load_wide_is_cheaper(wide, n)) {
+        free(e->load_d16), e->load_d16 = NULL;
+        e->load32 = tp_mem_xalloc(n ? n : 1, sizeof *e->load32);
+        memcpy(e->load32, perm, n * sizeof *perm);
+        return;
     }
     for (i = 0; wide && i < n; i++)
         if (perm[i] - (uint32_t)i + 32767u > 65534u)
             load_put_wide(e, i, perm[i]);
+}
+
+/* The load order column of rows whose positions are pos[i] (NULL: i), either form, after
+ * a later finish or when the first found the rows sorted. */
+static void load_from_pos(tp_events *e, const uint32_t *pos) {
+    size_t n = e->n, wide = 0;
+    for (size_t i = 0; pos && i < n; i++)
+        wide += pos[i] - (uint32_t)i + 32767u > 65534u;
+    if (load_wide_is_cheaper(wide, n)) {
+        e->load32 = tp_mem_xalloc(n ? n : 1, sizeof *e->load32);
+        memcpy(e->load32, pos, n * sizeof *pos);
+        return;
+    }
+    e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
+    for (size_t i = 0; i < n; i++)
+        load_put(e, i, pos ? pos[i] : i);
 }
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
@@ -1705,11 +1740,12 @@ static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
 static void events_sort(tp_events *e, tp_scratch *sc) {
     size_t n = e->n;
     uint32_t *was = NULL; /* a finish before: each row's load position (this order's) */
-    if (e->load_d16) {
+    if (tp_ev_has_load_ord(e)) {
         was = tp_scratch_get(sc, n ? n : 1, sizeof *was);
         for (size_t i = 0; i < n; i++)
             was[i] = (uint32_t)tp_ev_load_ord(e, i);
         free(e->load_d16), e->load_d16 = NULL; /* neither permuted nor renumbered */
+        free(e->load32), e->load32 = NULL;
         wide_clear(&e->wide_load);
     }
     int sorted = 1;
@@ -1722,14 +1758,16 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
         ts_sort(e, perm, sc);
         events_permute(e, perm, sc);
     }
-    e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
-    if (perm && !was) /* the first finish: the permutation is the load order */
+    if (perm && !was) { /* the first finish: the permutation is the load order */
+        e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
         load_from_perm(e, perm);
-    else
-        for (size_t i = 0; i < n; i++) {
-            size_t old = perm ? perm[i] : i;
-            load_put(e, i, was ? was[old] : old);
-        }
+    } else if (perm) { /* each row's position from before, carried along (into was) */
+        for (size_t i = 0; i < n; i++)
+            perm[i] = was[perm[i]];
+        load_from_pos(e, perm);
+    } else {
+        load_from_pos(e, was);
+    }
     if (perm)
         tp_scratch_put(sc, perm);
     if (was)

@@ -36,8 +36,10 @@ static size_t dense_row_bytes(const tp_events *e) {
     size_t b = 0;
 #define ADD(c, none) b += sizeof *e->c;
     TP_EV_DENSE(ADD)
-    TP_EV_DERIVED(ADD)
 #undef ADD
+#define ADD_DERIVED(c, none) b += e->c ? sizeof *e->c : 0; /* one of the load order's forms */
+    TP_EV_DERIVED(ADD_DERIVED)
+#undef ADD_DERIVED
     return b;
 }
 
@@ -708,6 +710,38 @@ static void test_derived_wide(void) {
     tp_model_close(m);
 }
 
+/* Two threads' rows loaded one thread after the other (as a Kineto file is written), each
+ * thread's in time order, their times interleaved: half the rows sit over 32,767 positions
+ * from their sorted ones, so the load order is kept as load32; a row pushed after the finish
+ * and a second finish carry every position along. */
+static void test_load32(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "by-thread");
+    const int per = 40000;
+    uint32_t name = 1; /* load position + 1 */
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.cat = TP_CAT_CPU_OP, row.pid = 1;
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < per; i++) {
+            row.tid = 1 + t, row.ts = 10 * (int64_t)i + t, row.dur = 1, row.name = name++;
+            tp_events_push(&r->ev, &row);
+        }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK(e->load32 != NULL && e->load_d16 == NULL && e->wide_load.n == 0);
+    CHECK_EQ_I(tp_ev_load_ord(e, 1), per); /* the second thread's first row */
+    CHECK(derived_ok(r));
+    row.tid = 3, row.ts = 5, row.name = name++;
+    tp_events_push(&r->ev, &row);
+    tp_model_finish(m);
+    CHECK(e->load32 != NULL);
+    CHECK_EQ_I(tp_ev_load_ord(e, 1), per);
+    CHECK_EQ_I(tp_ev_load_ord(e, 2), 2 * per); /* ts 5, after ts 1 and before ts 10 */
+    CHECK(derived_ok(r));
+    tp_model_close(m);
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
     TP_RUN(test_sorted_fit);
@@ -722,5 +756,6 @@ int main(void) {
     TP_RUN(test_push_paths);
     TP_RUN(test_corr_directory);
     TP_RUN(test_derived_wide);
+    TP_RUN(test_load32);
     return tp_test_summary();
 }
