@@ -216,33 +216,64 @@ static uint32_t *row_order(const tp_an_view *v) {
     return order;
 }
 
+/* row_times' start of a row whose model start is `ts`. It never decreases as ts grows (the
+ * decimal conversion is correctly rounded, ceil and llround are monotone): trim_cpu's
+ * comparisons of rounded starts are comparisons of model starts with a threshold. */
+static int64_t clock_start(int64_t ts, const tp_clockmode *c) {
+    if (c->mode == 0)
+        return ts;
+    double t = tp_decimal_ns_to_us(ts);
+    if (c->mode == 1)
+        return (int64_t)ceil(t) * 1000;
+    return c->base_ns + llround((t - c->base_d) * 1000.0);
+}
+
+/* The least model start x in [lo, hi] whose clock_start is >= `at` (clock_start(hi) is). */
+static int64_t first_start_at(int64_t lo, int64_t hi, int64_t at, const tp_clockmode *c) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (clock_start(mid, c) >= at)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 /* Profiler-step trimming (HTA quirk 8). keep[] gets 1 for kept CPU-class rows. Returns 0
  * when no CPU-class row exists (HTA then keeps everything).
  * Default: CPU rows starting before the last ProfilerStep#N starts (or before the first CPU
  * row when the rank has no step) are kept. include_last_step: HTA compares the aligned `ts`
- * with an `end` column it never aligned (absolute µs), so every CPU row passes. */
-static int trim_cpu(const tp_an_view *v, const uint8_t *cls, const int64_t *ts, uint8_t *keep) {
+ * with an `end` column it never aligned (absolute µs), so every CPU row passes.
+ * The starts compared are view (rounded) starts; as clock_start is monotone, the latest
+ * step's and the first CPU row's are those of the latest and first model starts, and a
+ * rounded start is below the last one exactly when the model start is below the least model
+ * start that rounds to it or later: no row's start is converted here (the view's build kept
+ * every row's rounded start and end for this, 16 bytes a row at once: df_index_resolver's
+ * peak). */
+static int trim_cpu(const tp_an_view *v, const uint8_t *cls, const tp_clockmode *c, uint8_t *keep) {
     const tp_events *ev = &v->r->ev;
     int any = 0, steps = 0;
-    int64_t smax_ts = 0, cmin_ts = 0;
+    int64_t smax_ts = 0, cmin_ts = 0; /* model starts */
     for (size_t i = 0; i < ev->n; i++) {
         if (cls[i])
             continue;
-        if (!any || ts[i] < cmin_ts)
-            cmin_ts = ts[i];
+        if (!any || ev->ts[i] < cmin_ts)
+            cmin_ts = ev->ts[i];
         any = 1;
         if ((ev->flags[i] & TP_EVF_PROFILER_STEP) &&
             is_step_name(tp_model_str(v->m, ev->name[i]))) {
-            if (!steps || ts[i] > smax_ts)
-                smax_ts = ts[i];
+            if (!steps || ev->ts[i] > smax_ts)
+                smax_ts = ev->ts[i];
             steps = 1;
         }
     }
     if (!any)
         return 0;
-    int64_t last_start = steps ? smax_ts : cmin_ts;
+    int64_t last = steps ? smax_ts : cmin_ts;
+    int64_t below = first_start_at(cmin_ts, last, clock_start(last, c), c);
     for (size_t i = 0; i < ev->n; i++)
-        keep[i] = !cls[i] && (v->opts.include_last_step || ts[i] < last_start);
+        keep[i] = !cls[i] && (v->opts.include_last_step || ev->ts[i] < below);
     return 1;
 }
 
@@ -257,11 +288,11 @@ static int outside_window(const tp_an_view *v, size_t i) {
     return t < o->window_lo || t >= o->window_hi;
 }
 
-static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, const int64_t *end) {
+static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c) {
     const tp_rank *r = v->r;
     size_t n = r->ev.n, cap = 0;
     uint8_t *keep = tp_an_tmp0(v, n, 1); /* the caller saw >= 2 step names */
-    v->trimmed = trim_cpu(v, cls, ts, keep);
+    v->trimmed = trim_cpu(v, cls, c, keep);
     size_t kept_neg1 = 0;
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
@@ -271,7 +302,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
         reserve_rows(v, &cap, n);
     /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
-     * rows (pass 1); untrimmed, one pass in order. */
+     * rows (pass 1); untrimmed, one pass in order. A row's times are found once, for its
+     * copies only. */
     for (int pass = 0; pass < (v->trimmed ? 2 : 1); pass++) {
         for (size_t k = 0; k < n; k++) {
             size_t i = order[k], copies = 1;
@@ -280,8 +312,12 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
             if (v->trimmed)
                 copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1, &memo_run, &memo_k)
                                 : keep[i];
-            for (size_t c = 0; c < copies; c++)
-                push_row(v, &cap, (uint32_t)i, ts[i], end[i]);
+            if (!copies)
+                continue;
+            int64_t ts, end;
+            row_times(&r->ev, i, c, &ts, &end);
+            for (size_t j = 0; j < copies; j++)
+                push_row(v, &cap, (uint32_t)i, ts, end);
         }
     }
     tp_an_tmp_put(v, order);
@@ -748,14 +784,9 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     }
     uint8_t *cls = tp_an_tmp(v, n, 1);
     class_part classes = {&r->ev, &s, cls};
-    int64_t *ts = NULL, *end = NULL;
     if (trim) {
-        /* trimming reads every row's class and time before it admits rows */
-        classify_rows(&classes);
-        ts = tp_an_tmp(v, n, sizeof *ts), end = tp_an_tmp(v, n, sizeof *end);
-        for (size_t i = 0; i < n; i++)
-            row_times(&r->ev, i, &c, &ts[i], &end[i]);
-        admit_rows(v, cls, ts, end);
+        classify_rows(&classes); /* trimming reads every row's class before it admits rows */
+        admit_rows(v, cls, &c);
     } else {
         admit_part admit = {v, &c}; /* the rows' classes on the other thread meanwhile */
         tp_par_both(n, admit_untrimmed_part, &admit, classify_rows, &classes);
@@ -772,8 +803,6 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         v->by_corr = r->by_corr;
         v->n_by_corr = r->n_by_corr;
     }
-    tp_an_tmp_put(v, ts);
-    tp_an_tmp_put(v, end);
     tp_an_tmp_put(v, cls);
 }
 
