@@ -109,7 +109,7 @@ static int64_t group_cost(tp_diag_ctx *d, copy_group *g) {
 static void group_source(tp_diag_ctx *d, copy_group *g, tp_finding *f) {
     tp_diag_blame_source(d, &g->bl, tp_diag_blame_sum(&g->bl), "of it", &f->source);
     if (g->worst >= 0)
-        tp_diag_stack_append(d, d->ev->stack[g->worst], f);
+        tp_diag_stack_append(d, tp_ev_stack(d->ev, g->worst), f);
     f->op_row = g->worst;
     tp_diag_put_metric(f, "copies", (double)g->n);
     tp_diag_put_metric(f, "bytes", (double)g->bytes);

@@ -831,6 +831,8 @@ void tp_event_row_init(tp_event_row *r) {
 static void events_resize(tp_events *e, size_t cap) {
     e->cap = cap;
     cap = cap ? cap : 1;
+    if (!e->stack && e->n) /* dropped by a finish (stack_drop_unused): its rows' zeros again */
+        e->stack = tp_mem_xcalloc(cap, sizeof *e->stack);
 #define RESIZE_COL(c, none)                                                                        \
     if (e->c)                                                                                      \
         GROW(e->c, cap);
@@ -1110,7 +1112,7 @@ static tp_event_row event_row(const tp_events *e, size_t i) {
     r.stream = tp_ev_stream(e, i), r.device = tp_ev_device(e, i);
     r.pid = tp_ev_pid(e, i), r.tid = tp_ev_tid(e, i);
     r.correlation = tp_ev_corr(e, i), r.external_id = tp_ev_external_id(e, i);
-    r.bytes = c ? c->bytes : -1, r.bw_gbps = c ? c->bw_gbps : NAN, r.stack = e->stack[i];
+    r.bytes = c ? c->bytes : -1, r.bw_gbps = c ? c->bw_gbps : NAN, r.stack = tp_ev_stack(e, i);
     r.shapes = tp_ev_shapes(e, i), r.seq = tp_ev_seq(e, i), r.fwd_tid = tp_ev_fwd_tid(e, i);
     r.domain = tp_ev_domain(e, i);
     return r;
@@ -2523,6 +2525,19 @@ static void mem_then_threads_and_nest(void *arg) {
     resolve_nesting(j->r);
 }
 
+/* Frees the stack column when no row has a stack (after the finish fitted the columns: the
+ * next push grows them, and events_resize makes the column again). Every row is 0 when the
+ * first is and each equals the next: one memcmp of the column against itself a row on, libc's
+ * vector loop (a loop of ours or'ing the rows took ~5 instructions a row: GCC -O2 left it
+ * scalar). */
+static void stack_drop_unused(tp_events *e) {
+    size_t n = e->n;
+    if (!e->stack || e->cap != n || (n && e->stack[0]) ||
+        (n > 1 && memcmp(e->stack, e->stack + 1, (n - 1) * sizeof *e->stack) != 0))
+        return;
+    free(e->stack), e->stack = NULL;
+}
+
 void tp_model_finish(tp_model *m) {
     /* the sorts' scratch blocks are reused from sort to sort (and rank to rank) instead of
      * mapped afresh (with the CLI's fixed mmap threshold each one cost a page fault per 4 KiB),
@@ -2541,6 +2556,7 @@ void tp_model_finish(tp_model *m) {
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
+        stack_drop_unused(&r->ev);
         derive_device_type(m, r);
         index_cats_begin(r);
         finish_job j = {r, sc}; /* two threads: see index_some */

@@ -179,8 +179,11 @@ typedef struct {
                          tp_ev_fwd_tid) */
     uint32_t *corr32; /* tp_ev_corr: the low 32 bits of the correlation id (narrow,
                          wide_corr; the high ones in the place); -1: none */
-    uint32_t *stack;  /* native stack id (tp_rank_stack_copy); 0: none. API calls: the call
-                         site; NVTX ranges: the push (recorded with --stacks all) */
+    uint32_t *stack;  /* tp_ev_stack: native stack id (tp_rank_stack_copy); 0: none. API
+                         calls: the call site; NVTX ranges: the push (recorded with --stacks
+                         all); Kineto: the Python stack. Every row has one while loading;
+                         tp_model_finish frees it when all are 0 (a Kineto trace without
+                         Python stacks: 4 bytes a row), and a push after that makes it again */
     /* derived by finish, each narrower than its value (read through the accessors): */
     uint16_t *parent16; /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
                            same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
@@ -298,6 +301,9 @@ static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
     return e->external_id32_opt
                ? tp_ev_u32_value(e->external_id32_opt[row], &e->wide_external_id, row)
                : -1;
+}
+static inline uint32_t tp_ev_stack(const tp_events *e, size_t row) {
+    return e->stack ? e->stack[row] : 0;
 }
 static inline uint32_t tp_ev_shapes(const tp_events *e, size_t row) {
     return e->shapes_opt ? e->shapes_opt[row] : 0;
