@@ -95,8 +95,10 @@ typedef struct {
     double base_d;
 } tp_clockmode;
 
-static void row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int64_t *ts,
-                      int64_t *end) {
+/* Forced inline: out of line, its call per row cost df_index_resolver's trimmed view 2.8 M
+ * instructions more than its body. */
+static inline __attribute__((always_inline)) void
+row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int64_t *ts, int64_t *end) {
     if (c->mode == 0) {
         *ts = ev->ts[i];
         *end = ev->ts[i] + tp_ev_dur(ev, i);
@@ -183,9 +185,8 @@ static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, 
 /* Model rows in the order the analyses see them: load (file) order for compat_hta, since
  * HTA's sorts are unstable and their result on equal timestamps depends on the input order;
  * time order otherwise. */
-static uint32_t *row_order(const tp_an_view *v) {
+static uint32_t *row_order_into(const tp_an_view *v, uint32_t *order) {
     const tp_events *ev = &v->r->ev;
-    uint32_t *order = tp_an_tmp(v, ev->n, sizeof *order);
     if (!(v->opts.compat_hta && tp_ev_has_load_ord(ev))) {
         for (size_t i = 0; i < ev->n; i++)
             order[i] = (uint32_t)i;
@@ -214,6 +215,10 @@ static uint32_t *row_order(const tp_an_view *v) {
         order[at] = (uint32_t)i;
     }
     return order;
+}
+
+static uint32_t *row_order(const tp_an_view *v) {
+    return row_order_into(v, tp_an_tmp(v, v->r->ev.n, sizeof(uint32_t)));
 }
 
 /* row_times' start of a row whose model start is `ts`. It never decreases as ts grows (the
@@ -350,8 +355,15 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
             v->end[i] = ev->ts[i] + tp_ev_dur(ev, i);
         return;
     }
-    uint32_t *order = row_order(v);
     reserve_rows(v, &cap, n);
+    if (!(v->opts.window_hi > v->opts.window_lo)) { /* every row: the order is the rows */
+        row_order_into(v, v->row);
+        for (size_t k = 0; k < n; k++)
+            row_times(ev, v->row[k], c, &v->ts_own[k], &v->end[k]);
+        v->n = n;
+        return;
+    }
+    uint32_t *order = row_order(v);
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
         if (outside_window(v, i))
@@ -433,12 +445,14 @@ static inline __attribute__((always_inline)) int index_row_class(const tp_events
  * alone). Forced inline, one copy per value of `fast`. */
 static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, const uint8_t *pb,
                                                             const tp_syncnames *s,
+                                                            const uint32_t *restrict at,
                                                             int32_t *restrict link, int fast) {
     const tp_events *ev = &r->ev;
     const uint32_t *restrict bc = r->by_corr, *restrict c32 = ev->corr32;
     size_t nb = r->n_by_corr;
+#define VIEW_ROW(x) ((int32_t)(at ? at[x] : (x))) /* model row x's view row */
     for (size_t s0 = 0, e; s0 < nb; s0 = e) {
-        int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
+        int32_t last[2] = {-1, -1}; /* per class, as partner_rows (model rows) */
         if (fast) {
             uint32_t code = c32[bc[s0]];
             for (e = s0 + 1; e < nb && c32[bc[e]] == code;)
@@ -447,7 +461,8 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
                                   partner (each found once, not again for its link) */
                 uint32_t a = bc[s0], b = bc[s0 + 1];
                 int two = index_row_class(ev, pb, s, a, 1) != index_row_class(ev, pb, s, b, 1);
-                link[a] = two ? (int32_t)b : -1, link[b] = two ? (int32_t)a : -1;
+                int32_t va = VIEW_ROW(a), vb = VIEW_ROW(b);
+                link[va] = two ? vb : -1, link[vb] = two ? va : -1;
                 continue;
             }
             for (size_t k = s0; k < e; k++)
@@ -457,9 +472,28 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
             for (e = s0; e < nb && tp_ev_corr(ev, bc[e]) == corr; e++)
                 last[index_row_class(ev, pb, s, bc[e], 0)] = (int32_t)bc[e];
         }
-        for (size_t k = s0; k < e; k++)
-            link[bc[k]] = last[!index_row_class(ev, pb, s, bc[k], fast)];
+        for (size_t k = s0; k < e; k++) {
+            int32_t p = last[!index_row_class(ev, pb, s, bc[k], fast)];
+            link[VIEW_ROW(bc[k])] = p >= 0 ? VIEW_ROW((uint32_t)p) : -1;
+        }
     }
+#undef VIEW_ROW
+}
+
+/* link_runs's every mode, by what the rank allows; `at`: each model row's view row (NULL:
+ * the row itself). The view must hold every model row once. */
+static void link_every_row(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s,
+                           const uint32_t *at) {
+    const tp_events *ev = &v->r->ev;
+    /* a row with no correlation has no partner: only the index's rows are written again.
+     * Every partner is a view row here, so `linked` would be link >= 0: not built */
+    memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
+    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb && !s->event_sync && !s->context_sync)
+        link_runs(v->r, pb, s, at, v->link, 2);
+    else if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
+        link_runs(v->r, pb, s, at, v->link, 1);
+    else
+        link_runs(v->r, pb, s, at, v->link, 0);
 }
 
 /* link_rows when the view's rows are the model's, in order (admit_same): a row's first view
@@ -469,16 +503,25 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
  * index's rows have a partner, so only their classes are needed: found here instead of by a
  * pass classifying every model row into a scratch column (16 M instructions on lb2k). */
 static void link_same(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
+    link_every_row(v, pb, s, NULL);
+}
+
+/* link_rows when the view holds every model row once, in load order (compat_hta, nothing
+ * trimmed, no window): as link_same, each model row's view row its load position (the
+ * model's load32, else the view's rows inverted), with neither link_rows' first view row nor
+ * partner of every model row (8 bytes a row of scratch), nor the class column its build
+ * made for them. */
+static void link_permuted(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
     const tp_events *ev = &v->r->ev;
-    /* a row with no correlation has no partner: only the index's rows are written again.
-     * Every partner is a view row here, so `linked` would be link >= 0: not built */
-    memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
-    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb && !s->event_sync && !s->context_sync)
-        link_runs(v->r, pb, s, v->link, 2);
-    else if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
-        link_runs(v->r, pb, s, v->link, 1);
-    else
-        link_runs(v->r, pb, s, v->link, 0);
+    if (ev->load32 && v->opts.compat_hta) { /* row_order's: the load order */
+        link_every_row(v, pb, s, ev->load32);
+        return;
+    }
+    uint32_t *at = tp_an_tmp(v, v->n, sizeof *at);
+    for (size_t k = 0; k < v->n; k++)
+        at[v->row[k]] = (uint32_t)k;
+    link_every_row(v, pb, s, at);
+    tp_an_tmp_put(v, at);
 }
 
 static void link_rows(tp_an_view *v, const uint8_t *cls) {
@@ -667,6 +710,17 @@ static void same_piece(void *arg) {
     }
 }
 
+/* The same for a view of every model row once in another order (link_permuted) */
+static void permuted_piece(void *arg) {
+    const same_part *p = arg;
+    if (p->links) {
+        link_permuted(p->v, p->pb, p->s);
+    } else {
+        classify(p->v);
+        order_gpu(p->v);
+    }
+}
+
 typedef struct {
     tp_an_view *v;
     const tp_clockmode *c;
@@ -777,6 +831,24 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         tp_par_both(n, same_piece, &kinds, same_piece, &links);
         free(pb);
         if (!v->opts.compat_hta) { /* row_order's identity, nothing cut */
+            v->by_corr = r->by_corr;
+            v->n_by_corr = r->n_by_corr;
+        }
+        return;
+    }
+    if (!trim && !(v->opts.window_hi > v->opts.window_lo)) {
+        /* every model row once, in load order (compat_hta): the rows and times on one
+         * thread, then the kinds and links as for admit_same, with the load order as the
+         * map from model rows to view rows: no class column, no `linked` (link >= 0) */
+        admit_untrimmed(v, &c);
+        size_t vn = n ? n : 1;
+        v->kind = tp_an_alloc(vn, 1);
+        v->link = tp_an_alloc(vn, sizeof *v->link);
+        uint8_t *pb = place_bits(&r->ev);
+        same_part kinds = {v, pb, &s, 0}, links = {v, pb, &s, 1};
+        tp_par_both(n, permuted_piece, &kinds, permuted_piece, &links);
+        free(pb);
+        if (!v->opts.compat_hta) { /* row_order's identity */
             v->by_corr = r->by_corr;
             v->n_by_corr = r->n_by_corr;
         }
