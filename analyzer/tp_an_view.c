@@ -144,7 +144,8 @@ static int gpu_class(const tp_events *ev, size_t i, const tp_syncnames *s) {
 static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
     if (need > *cap) {
         size_t c = *cap;
-        tp_an_grow((void **)&v->row, &c, need, sizeof *v->row);
+        tp_an_grow((void **)&v->row_own, &c, need, sizeof *v->row_own);
+        v->row = v->row_own;
         c = *cap;
         tp_an_grow((void **)&v->ts_own, &c, need, sizeof *v->ts_own);
         v->ts = v->ts_own;
@@ -156,7 +157,7 @@ static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
 
 static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
     reserve_rows(v, cap, v->n + 1);
-    v->row[v->n] = row;
+    v->row_own[v->n] = row;
     v->ts_own[v->n] = ts;
     v->end[v->n] = end;
     v->n++;
@@ -184,41 +185,20 @@ static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, 
 
 /* Model rows in the order the analyses see them: load (file) order for compat_hta, since
  * HTA's sorts are unstable and their result on equal timestamps depends on the input order;
- * time order otherwise. */
-static uint32_t *row_order_into(const tp_an_view *v, uint32_t *order) {
+ * time order otherwise. The model's own column where it keeps the rows in load order (never
+ * written through), else an array of the view's scratch in *own (give it back). */
+static const uint32_t *row_order(const tp_an_view *v, uint32_t **own) {
     const tp_events *ev = &v->r->ev;
-    if (!(v->opts.compat_hta && tp_ev_has_load_ord(ev))) {
-        for (size_t i = 0; i < ev->n; i++)
-            order[i] = (uint32_t)i;
-        return order;
-    }
-    if (ev->load32) {
-        for (size_t i = 0; i < ev->n; i++)
-            order[ev->load32[i]] = (uint32_t)i;
-        return order;
-    }
-    /* tp_ev_load_ord of every row, its wide values read in step with the rows (both ascend)
-     * instead of a search each: a Kineto file's order is by thread, its rows' by time, so a
-     * third of xdit's rows are wide (13 M instructions of searches) */
-    const tp_ev_wide *w = &ev->wide_load;
-    for (size_t i = 0, k = 0; i < ev->n; i++) {
-        int16_t d = ev->load_d16[i];
-        size_t at;
-        if (d != TP_EV_LOAD_WIDE) {
-            at = (size_t)((int64_t)i + d);
-        } else {
-            while (k < w->n && w->row[k] < i)
-                k++;
-            assert(k < w->n && w->row[k] == i);
-            at = (size_t)w->val[k];
-        }
-        order[at] = (uint32_t)i;
-    }
+    int load = v->opts.compat_hta && tp_ev_has_load_ord(ev);
+    *own = NULL;
+    if (load && ev->load_rows32)
+        return ev->load_rows32;
+    uint32_t *order = *own = tp_an_tmp(v, ev->n, sizeof *order);
+    if (load)
+        return tp_ev_load_rows(ev, order);
+    for (size_t i = 0; i < ev->n; i++)
+        order[i] = (uint32_t)i;
     return order;
-}
-
-static uint32_t *row_order(const tp_an_view *v) {
-    return row_order_into(v, tp_an_tmp(v, v->r->ev.n, sizeof(uint32_t)));
 }
 
 /* row_times' start of a row whose model start is `ts`. It never decreases as ts grows (the
@@ -301,7 +281,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c)
     size_t kept_neg1 = 0;
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
-    uint32_t *order = row_order(v);
+    uint32_t *own;
+    const uint32_t *order = row_order(v, &own);
     const uint32_t *memo_run = NULL;
     size_t memo_k = 0;
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
@@ -325,7 +306,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c)
                 push_row(v, &cap, (uint32_t)i, ts, end);
         }
     }
-    tp_an_tmp_put(v, order);
+    tp_an_tmp_put(v, own);
     tp_an_tmp_put(v, keep);
 }
 
@@ -355,24 +336,28 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
             v->end[i] = ev->ts[i] + tp_ev_dur(ev, i);
         return;
     }
-    reserve_rows(v, &cap, n);
-    if (!(v->opts.window_hi > v->opts.window_lo)) { /* every row: the order is the rows */
-        row_order_into(v, v->row);
+    uint32_t *own;
+    const uint32_t *order = row_order(v, &own);
+    if (!own && !(v->opts.window_hi > v->opts.window_lo)) {
+        /* every row, in the model's load_rows32: the view's rows are that column (borrowed) */
+        v->row = order;
+        v->ts = v->ts_own = tp_an_alloc(n ? n : 1, sizeof *v->ts_own);
+        v->end = tp_an_alloc(n ? n : 1, sizeof *v->end);
         for (size_t k = 0; k < n; k++)
-            row_times(ev, v->row[k], c, &v->ts_own[k], &v->end[k]);
+            row_times(ev, order[k], c, &v->ts_own[k], &v->end[k]);
         v->n = n;
         return;
     }
-    uint32_t *order = row_order(v);
+    reserve_rows(v, &cap, n);
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
         if (outside_window(v, i))
             continue;
-        v->row[v->n] = (uint32_t)i;
+        v->row_own[v->n] = (uint32_t)i;
         row_times(ev, i, c, &v->ts_own[v->n], &v->end[v->n]);
         v->n++;
     }
-    tp_an_tmp_put(v, order);
+    tp_an_tmp_put(v, own);
 }
 
 #define NO_PARTNER UINT32_MAX
@@ -507,16 +492,10 @@ static void link_same(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
 }
 
 /* link_rows when the view holds every model row once, in load order (compat_hta, nothing
- * trimmed, no window): as link_same, each model row's view row its load position (the
- * model's load32, else the view's rows inverted), with neither link_rows' first view row nor
- * partner of every model row (8 bytes a row of scratch), nor the class column its build
- * made for them. */
+ * trimmed, no window): as link_same, each model row's view row from the view's rows
+ * inverted, with neither link_rows' first view row nor partner of every model row (8 bytes a
+ * row of scratch), nor the class column its build made for them. */
 static void link_permuted(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
-    const tp_events *ev = &v->r->ev;
-    if (ev->load32 && v->opts.compat_hta) { /* row_order's: the load order */
-        link_every_row(v, pb, s, ev->load32);
-        return;
-    }
     uint32_t *at = tp_an_tmp(v, v->n, sizeof *at);
     for (size_t k = 0; k < v->n; k++)
         at[v->row[k]] = (uint32_t)k;
@@ -895,7 +874,7 @@ const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
 void tp_an_view_free(tp_an_view *v) {
     if (!v)
         return;
-    free(v->row);
+    free(v->row_own);
     free(v->ts_own);
     free(v->end);
     free(v->kind);

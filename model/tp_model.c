@@ -863,8 +863,8 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
                                  r->bw_gbps});
     if (e->parent16) { /* pushed after a finish: the next finish derives these again */
         e->parent16[i] = 0, e->depth8[i] = 0;
-        if (e->load32) /* its load position: after every row before it */
-            e->load32[i] = (uint32_t)i;
+        if (e->load_rows32) /* its load position: after every row before it */
+            e->load_rows32[i] = (uint32_t)i;
         else
             e->load_d16[i] = 0;
     }
@@ -1681,16 +1681,47 @@ static inline void load_put(tp_events *e, size_t i, size_t pos) {
 }
 
 /* 1 when load order positions with `wide` of n rows outside load_d16's 16 bits take fewer
- * bytes as load32 (4 a row) than as load_d16 and wide_load (2 a row and 12 a wide one). */
+ * bytes as load_rows32 (4 a row) than as load_d16 and wide_load (2 a row and 12 a wide
+ * one). */
 static int load_wide_is_cheaper(size_t wide, size_t n) {
     return wide * 12 > n * 2;
+}
+
+/* load_rows32 of rows whose positions are pos[i]: row i at pos[i]. */
+static void load_rows_put(tp_events *e, const uint32_t *restrict pos) {
+    uint32_t *restrict rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
+    for (size_t i = 0; i < e->n; i++)
+        rows[pos[i]] = (uint32_t)i;
+    e->load_rows32 = rows;
+}
+
+const uint32_t *tp_ev_load_rows(const tp_events *e, uint32_t *buf) {
+    if (e->load_rows32)
+        return e->load_rows32;
+    /* each row's position, its wide values read in step with the rows (both ascend) instead
+     * of a search each */
+    const tp_ev_wide *w = &e->wide_load;
+    for (size_t i = 0, k = 0; i < e->n; i++) {
+        int16_t d = e->load_d16[i];
+        size_t at;
+        if (d != TP_EV_LOAD_WIDE) {
+            at = (size_t)((int64_t)i + d);
+        } else {
+            while (k < w->n && w->row[k] < i)
+                k++;
+            assert(k < w->n && w->row[k] == i);
+            at = (size_t)w->val[k];
+        }
+        buf[at] = (uint32_t)i;
+    }
+    return buf;
 }
 
 /* The load order column from the first finish's permutation (perm[i]: row i's position):
  * load_d16 of every row, differences mod 2^32 (exact: both are below 2^32), no branch per
  * row (a loop the compiler vectorizes), counting the rows that do not fit 16 bits; then
  * either those rows' wide values in a second pass, only when there are any, or, when they
- * are too many (load_wide_is_cheaper), the permutation itself as load32. */
+ * are too many (load_wide_is_cheaper), the permutation inverted as load_rows32. */
 static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
     size_t n = e->n;
     uint32_t wide = 0;
@@ -1710,8 +1741,7 @@ static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
     }
     if (load_wide_is_cheaper(wide, n)) {
         free(e->load_d16), e->load_d16 = NULL;
-        e->load32 = tp_mem_xalloc(n ? n : 1, sizeof *e->load32);
-        memcpy(e->load32, perm, n * sizeof *perm);
+        load_rows_put(e, perm);
         return;
     }
     for (i = 0; wide && i < n; i++)
@@ -1726,8 +1756,7 @@ static void load_from_pos(tp_events *e, const uint32_t *pos) {
     for (size_t i = 0; pos && i < n; i++)
         wide += pos[i] - (uint32_t)i + 32767u > 65534u;
     if (load_wide_is_cheaper(wide, n)) {
-        e->load32 = tp_mem_xalloc(n ? n : 1, sizeof *e->load32);
-        memcpy(e->load32, pos, n * sizeof *pos);
+        load_rows_put(e, pos);
         return;
     }
     e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
@@ -1744,10 +1773,14 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
     uint32_t *was = NULL; /* a finish before: each row's load position (this order's) */
     if (tp_ev_has_load_ord(e)) {
         was = tp_scratch_get(sc, n ? n : 1, sizeof *was);
-        for (size_t i = 0; i < n; i++)
-            was[i] = (uint32_t)tp_ev_load_ord(e, i);
+        uint32_t *buf = e->load_rows32 ? NULL : tp_scratch_get(sc, n ? n : 1, sizeof *buf);
+        const uint32_t *rows = tp_ev_load_rows(e, buf);
+        for (size_t k = 0; k < n; k++)
+            was[rows[k]] = (uint32_t)k;
+        if (buf)
+            tp_scratch_put(sc, buf);
         free(e->load_d16), e->load_d16 = NULL; /* neither permuted nor renumbered */
-        free(e->load32), e->load32 = NULL;
+        free(e->load_rows32), e->load_rows32 = NULL;
         wide_clear(&e->wide_load);
     }
     int sorted = 1;

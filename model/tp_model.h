@@ -185,20 +185,22 @@ typedef struct {
                          tp_model_finish frees it when all are 0 (a Kineto trace without
                          Python stacks: 4 bytes a row), and a push after that makes it again */
     /* derived by finish, each narrower than its value (read through the accessors): */
-    uint16_t *parent16; /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
-                           same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
-                           (a parent sorts before its rows): 0: none; TP_EV_PARENT_WIDE: the
-                           parent row is in wide_parent (a range over 65,534 rows away) */
-    uint8_t *depth8;    /* tp_ev_depth: nesting depth (0 = outermost; at most 65,535);
-                           TP_EV_DEPTH_WIDE: in wide_depth */
-    int16_t *load_d16;  /* tp_ev_load_ord: the row's position in load order (Kineto:
-                           traceEvents order among kept rows); HTA's tie order needs it. Stored
-                           as position - row (a trace's rows load nearly in time order);
-                           TP_EV_LOAD_WIDE: the position is in wide_load */
-    uint32_t *load32;   /* the same positions as they are, instead of load_d16 where that is
-                           cheaper: a Kineto file is written thread by thread, so its rows'
-                           positions are far from their time order's (xdit: 32.6 % of the rows
-                           wide, 2 + 3.9 bytes a row against 4). NULL: load_d16 */
+    uint16_t *parent16;    /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
+                              same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
+                              (a parent sorts before its rows): 0: none; TP_EV_PARENT_WIDE: the
+                              parent row is in wide_parent (a range over 65,534 rows away) */
+    uint8_t *depth8;       /* tp_ev_depth: nesting depth (0 = outermost; at most 65,535);
+                              TP_EV_DEPTH_WIDE: in wide_depth */
+    int16_t *load_d16;     /* the row's position in load order (Kineto: traceEvents order among
+                              kept rows); HTA's tie order needs it. Stored as position - row (a
+                              trace's rows load nearly in time order); TP_EV_LOAD_WIDE: the
+                              position is in wide_load. Read through tp_ev_load_rows */
+    uint32_t *load_rows32; /* instead of load_d16 where that is cheaper: the rows in load order
+                              (the row loaded k-th at k). A Kineto file is written thread by
+                              thread, so its rows' positions are far from their time order's
+                              (xdit: 32.6 % of the rows wide, 2 + 3.9 bytes a row against 4),
+                              and a --compat hta view in load order reads its rows from here
+                              (tp_an_view.row: 4 bytes a row not copied). NULL: load_d16 */
     /* optional columns: NULL while every row is "none"; read through the tp_ev_* accessors */
     uint32_t *cat_raw_opt;       /* tp_ev_cat_raw: string pool id of the category text as
                                     written ("Kernel"); absent while each category was written
@@ -238,7 +240,7 @@ typedef struct {
     X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE) X(shapes_opt, 0)             \
     X(seq32_opt, TP_EV_U32_NONE)
 #define TP_EV_DERIVED(X)                                                                           \
-    X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS) X(load32, TP_EV_ALWAYS)
+    X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS) X(load_rows32, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 #define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)     \
     X(wide_parent) X(wide_depth) X(wide_load)
@@ -330,18 +332,14 @@ static inline int tp_ev_depth(const tp_events *e, size_t row) {
     uint8_t d = e->depth8[row];
     return d != TP_EV_DEPTH_WIDE ? d : (int)tp_ev_wide_get(&e->wide_depth, row);
 }
-static inline size_t tp_ev_load_ord(const tp_events *e, size_t row) {
-    if (e->load32)
-        return e->load32[row];
-    int16_t d = e->load_d16[row];
-    return d != TP_EV_LOAD_WIDE ? (size_t)((int64_t)row + d)
-                                : (size_t)tp_ev_wide_get(&e->wide_load, row);
+/* 1: the rows have their load order (after tp_model_finish). */
+static inline int tp_ev_has_load_ord(const tp_events *e) {
+    return e->load_d16 || e->load_rows32;
 }
 
-/* 1: the rows have their load order (tp_ev_load_ord: after tp_model_finish). */
-static inline int tp_ev_has_load_ord(const tp_events *e) {
-    return e->load_d16 || e->load32;
-}
+/* The rows in load order (tp_ev_has_load_ord): the model's load_rows32 when it keeps them so
+ * (`buf` untouched; never write through the result), else `buf` (e->n entries) filled. */
+const uint32_t *tp_ev_load_rows(const tp_events *e, uint32_t *buf);
 
 /* The copy facts of row `row`, NULL when it has none (tp_events.copies). */
 static inline const tp_ev_copy *tp_ev_copy_of(const tp_events *e, size_t row) {
