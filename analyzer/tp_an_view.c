@@ -861,7 +861,7 @@ const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
     static const uint32_t none[1];
     const tp_buckets *b = &v->r->cats;
     *n = 0;
-    if (v->ts != v->r->ev.ts) /* admit_same's views only */
+    if (v->ts != v->r->ev.ts || !b->rows) /* admit_same's views only, with the index */
         return NULL;
     for (size_t j = 0; j < b->n; j++)
         if (b->key[j] == (int64_t)c) {

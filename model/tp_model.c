@@ -2542,6 +2542,11 @@ void tp_model_trim_scratch(tp_model *m) {
     tp_scratch_trim(m->scratch);
 }
 
+void tp_model_drop_cat_index(tp_model *m) {
+    for (size_t i = 0; i < m->n_ranks; i++)
+        buckets_free(&m->ranks[i].cats);
+}
+
 typedef struct {
     tp_rank *r;
     tp_scratch *sc; /* shared: its mutex guards it */

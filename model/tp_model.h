@@ -870,6 +870,11 @@ void tp_model_finish(tp_model *m);
  * view or loads another model first. */
 void tp_model_trim_scratch(tp_model *m);
 
+/* Frees every rank's category index (tp_rank.cats: 4 bytes a row), for a caller whose views
+ * never read it: a view in load order (--compat hta) has no category rows
+ * (tp_an_view_cat_rows), and a view of a rank without the index walks its rows instead. */
+void tp_model_drop_cat_index(tp_model *m);
+
 /* Names thread `tid` of process `pid` in rank `r` (`len` bytes of `name`, interned); a later
  * name for the same (pid, tid) replaces the earlier one. An empty name is ignored. */
 void tp_rank_set_thread_name(tp_model *m, tp_rank *r, int64_t pid, int64_t tid, const char *name,
