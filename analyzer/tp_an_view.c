@@ -95,6 +95,14 @@ typedef struct {
     double base_d;
 } tp_clockmode;
 
+/* tp_decimal_ns_to_us with its common case inline: below 2^53 in magnitude, ns and 1000 are
+ * exact doubles and the division rounds the exact quotient once, signs alike (its own first
+ * branch). The call per value was ~15 of its ~26 instructions, twice a row in row_times. */
+static inline double ns_to_us(int64_t ns) {
+    const int64_t exact = INT64_C(1) << 53;
+    return ns > -exact && ns < exact ? (double)ns / 1000.0 : tp_decimal_ns_to_us(ns);
+}
+
 /* Forced inline: out of line, its call per row cost df_index_resolver's trimmed view 2.8 M
  * instructions more than its body. */
 static inline __attribute__((always_inline)) void
@@ -106,7 +114,7 @@ row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int64_t *ts, int
     }
     /* HTA parses the JSON numbers into doubles and rounds from those, not from exact values:
      * the double Python's float() gives for the µs decimal text. */
-    double t = tp_decimal_ns_to_us(ev->ts[i]), d = tp_decimal_ns_to_us(tp_ev_dur(ev, i));
+    double t = ns_to_us(ev->ts[i]), d = ns_to_us(tp_ev_dur(ev, i));
     if (c->mode == 1) {
         *ts = (int64_t)ceil(t) * 1000;
         *end = (int64_t)floor(t + d) * 1000;
@@ -207,7 +215,7 @@ static const uint32_t *row_order(const tp_an_view *v, uint32_t **own) {
 static int64_t clock_start(int64_t ts, const tp_clockmode *c) {
     if (c->mode == 0)
         return ts;
-    double t = tp_decimal_ns_to_us(ts);
+    double t = ns_to_us(ts);
     if (c->mode == 1)
         return (int64_t)ceil(t) * 1000;
     return c->base_ns + llround((t - c->base_d) * 1000.0);
