@@ -67,7 +67,7 @@ int tp_an_stacks_counted(const tp_an_view *v, size_t i) {
 
 uint32_t tp_an_stacks_launch(const tp_an_view *v, size_t i) {
     int32_t l = tp_an_view_link(v, i);
-    return l >= 0 ? v->r->ev.stack[tp_an_view_row(v, l)] : 0;
+    return l >= 0 ? tp_ev_stack(&v->r->ev, tp_an_view_row(v, l)) : 0;
 }
 
 /* The ops found so far by (stack, name): an open-addressing table of indexes into the op

@@ -95,8 +95,18 @@ typedef struct {
     double base_d;
 } tp_clockmode;
 
-static void row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int64_t *ts,
-                      int64_t *end) {
+/* tp_decimal_ns_to_us with its common case inline: below 2^53 in magnitude, ns and 1000 are
+ * exact doubles and the division rounds the exact quotient once, signs alike (its own first
+ * branch). The call per value was ~15 of its ~26 instructions, twice a row in row_times. */
+static inline double ns_to_us(int64_t ns) {
+    const int64_t exact = INT64_C(1) << 53;
+    return ns > -exact && ns < exact ? (double)ns / 1000.0 : tp_decimal_ns_to_us(ns);
+}
+
+/* Forced inline: out of line, its call per row cost df_index_resolver's trimmed view 2.8 M
+ * instructions more than its body. */
+static inline __attribute__((always_inline)) void
+row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int64_t *ts, int64_t *end) {
     if (c->mode == 0) {
         *ts = ev->ts[i];
         *end = ev->ts[i] + tp_ev_dur(ev, i);
@@ -104,7 +114,7 @@ static void row_times(const tp_events *ev, size_t i, const tp_clockmode *c, int6
     }
     /* HTA parses the JSON numbers into doubles and rounds from those, not from exact values:
      * the double Python's float() gives for the µs decimal text. */
-    double t = tp_decimal_ns_to_us(ev->ts[i]), d = tp_decimal_ns_to_us(tp_ev_dur(ev, i));
+    double t = ns_to_us(ev->ts[i]), d = ns_to_us(tp_ev_dur(ev, i));
     if (c->mode == 1) {
         *ts = (int64_t)ceil(t) * 1000;
         *end = (int64_t)floor(t + d) * 1000;
@@ -142,7 +152,8 @@ static int gpu_class(const tp_events *ev, size_t i, const tp_syncnames *s) {
 static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
     if (need > *cap) {
         size_t c = *cap;
-        tp_an_grow((void **)&v->row, &c, need, sizeof *v->row);
+        tp_an_grow((void **)&v->row_own, &c, need, sizeof *v->row_own);
+        v->row = v->row_own;
         c = *cap;
         tp_an_grow((void **)&v->ts_own, &c, need, sizeof *v->ts_own);
         v->ts = v->ts_own;
@@ -154,7 +165,7 @@ static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
 
 static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
     reserve_rows(v, cap, v->n + 1);
-    v->row[v->n] = row;
+    v->row_own[v->n] = row;
     v->ts_own[v->n] = ts;
     v->end[v->n] = end;
     v->n++;
@@ -182,62 +193,80 @@ static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, 
 
 /* Model rows in the order the analyses see them: load (file) order for compat_hta, since
  * HTA's sorts are unstable and their result on equal timestamps depends on the input order;
- * time order otherwise. */
-static uint32_t *row_order(const tp_an_view *v) {
+ * time order otherwise. The model's own column where it keeps the rows in load order (never
+ * written through), else an array of the view's scratch in *own (give it back). */
+static const uint32_t *row_order(const tp_an_view *v, uint32_t **own) {
     const tp_events *ev = &v->r->ev;
-    uint32_t *order = tp_an_tmp(v, ev->n, sizeof *order);
-    if (!(v->opts.compat_hta && ev->load_d16)) {
-        for (size_t i = 0; i < ev->n; i++)
-            order[i] = (uint32_t)i;
-        return order;
-    }
-    /* tp_ev_load_ord of every row, its wide values read in step with the rows (both ascend)
-     * instead of a search each: a Kineto file's order is by thread, its rows' by time, so a
-     * third of xdit's rows are wide (13 M instructions of searches) */
-    const tp_ev_wide *w = &ev->wide_load;
-    for (size_t i = 0, k = 0; i < ev->n; i++) {
-        int16_t d = ev->load_d16[i];
-        size_t at;
-        if (d != TP_EV_LOAD_WIDE) {
-            at = (size_t)((int64_t)i + d);
-        } else {
-            while (k < w->n && w->row[k] < i)
-                k++;
-            assert(k < w->n && w->row[k] == i);
-            at = (size_t)w->val[k];
-        }
-        order[at] = (uint32_t)i;
-    }
+    int load = v->opts.compat_hta && tp_ev_has_load_ord(ev);
+    *own = NULL;
+    if (load && ev->load_rows32)
+        return ev->load_rows32;
+    uint32_t *order = *own = tp_an_tmp(v, ev->n, sizeof *order);
+    if (load)
+        return tp_ev_load_rows(ev, order);
+    for (size_t i = 0; i < ev->n; i++)
+        order[i] = (uint32_t)i;
     return order;
+}
+
+/* row_times' start of a row whose model start is `ts`. It never decreases as ts grows (the
+ * decimal conversion is correctly rounded, ceil and llround are monotone): trim_cpu's
+ * comparisons of rounded starts are comparisons of model starts with a threshold. */
+static int64_t clock_start(int64_t ts, const tp_clockmode *c) {
+    if (c->mode == 0)
+        return ts;
+    double t = ns_to_us(ts);
+    if (c->mode == 1)
+        return (int64_t)ceil(t) * 1000;
+    return c->base_ns + llround((t - c->base_d) * 1000.0);
+}
+
+/* The least model start x in [lo, hi] whose clock_start is >= `at` (clock_start(hi) is). */
+static int64_t first_start_at(int64_t lo, int64_t hi, int64_t at, const tp_clockmode *c) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (clock_start(mid, c) >= at)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
 }
 
 /* Profiler-step trimming (HTA quirk 8). keep[] gets 1 for kept CPU-class rows. Returns 0
  * when no CPU-class row exists (HTA then keeps everything).
  * Default: CPU rows starting before the last ProfilerStep#N starts (or before the first CPU
  * row when the rank has no step) are kept. include_last_step: HTA compares the aligned `ts`
- * with an `end` column it never aligned (absolute µs), so every CPU row passes. */
-static int trim_cpu(const tp_an_view *v, const uint8_t *cls, const int64_t *ts, uint8_t *keep) {
+ * with an `end` column it never aligned (absolute µs), so every CPU row passes.
+ * The starts compared are view (rounded) starts; as clock_start is monotone, the latest
+ * step's and the first CPU row's are those of the latest and first model starts, and a
+ * rounded start is below the last one exactly when the model start is below the least model
+ * start that rounds to it or later: no row's start is converted here (the view's build kept
+ * every row's rounded start and end for this, 16 bytes a row at once: df_index_resolver's
+ * peak). */
+static int trim_cpu(const tp_an_view *v, const uint8_t *cls, const tp_clockmode *c, uint8_t *keep) {
     const tp_events *ev = &v->r->ev;
     int any = 0, steps = 0;
-    int64_t smax_ts = 0, cmin_ts = 0;
+    int64_t smax_ts = 0, cmin_ts = 0; /* model starts */
     for (size_t i = 0; i < ev->n; i++) {
         if (cls[i])
             continue;
-        if (!any || ts[i] < cmin_ts)
-            cmin_ts = ts[i];
+        if (!any || ev->ts[i] < cmin_ts)
+            cmin_ts = ev->ts[i];
         any = 1;
         if ((ev->flags[i] & TP_EVF_PROFILER_STEP) &&
             is_step_name(tp_model_str(v->m, ev->name[i]))) {
-            if (!steps || ts[i] > smax_ts)
-                smax_ts = ts[i];
+            if (!steps || ev->ts[i] > smax_ts)
+                smax_ts = ev->ts[i];
             steps = 1;
         }
     }
     if (!any)
         return 0;
-    int64_t last_start = steps ? smax_ts : cmin_ts;
+    int64_t last = steps ? smax_ts : cmin_ts;
+    int64_t below = first_start_at(cmin_ts, last, clock_start(last, c), c);
     for (size_t i = 0; i < ev->n; i++)
-        keep[i] = !cls[i] && (v->opts.include_last_step || ts[i] < last_start);
+        keep[i] = !cls[i] && (v->opts.include_last_step || ev->ts[i] < below);
     return 1;
 }
 
@@ -252,21 +281,23 @@ static int outside_window(const tp_an_view *v, size_t i) {
     return t < o->window_lo || t >= o->window_hi;
 }
 
-static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, const int64_t *end) {
+static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c) {
     const tp_rank *r = v->r;
     size_t n = r->ev.n, cap = 0;
     uint8_t *keep = tp_an_tmp0(v, n, 1); /* the caller saw >= 2 step names */
-    v->trimmed = trim_cpu(v, cls, ts, keep);
+    v->trimmed = trim_cpu(v, cls, c, keep);
     size_t kept_neg1 = 0;
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
-    uint32_t *order = row_order(v);
+    uint32_t *own;
+    const uint32_t *order = row_order(v, &own);
     const uint32_t *memo_run = NULL;
     size_t memo_k = 0;
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
         reserve_rows(v, &cap, n);
     /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
-     * rows (pass 1); untrimmed, one pass in order. */
+     * rows (pass 1); untrimmed, one pass in order. A row's times are found once, for its
+     * copies only. */
     for (int pass = 0; pass < (v->trimmed ? 2 : 1); pass++) {
         for (size_t k = 0; k < n; k++) {
             size_t i = order[k], copies = 1;
@@ -275,11 +306,15 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
             if (v->trimmed)
                 copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1, &memo_run, &memo_k)
                                 : keep[i];
-            for (size_t c = 0; c < copies; c++)
-                push_row(v, &cap, (uint32_t)i, ts[i], end[i]);
+            if (!copies)
+                continue;
+            int64_t ts, end;
+            row_times(&r->ev, i, c, &ts, &end);
+            for (size_t j = 0; j < copies; j++)
+                push_row(v, &cap, (uint32_t)i, ts, end);
         }
     }
-    tp_an_tmp_put(v, order);
+    tp_an_tmp_put(v, own);
     tp_an_tmp_put(v, keep);
 }
 
@@ -290,7 +325,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const int64_t *ts, con
  * bytes a row neither copied nor resident twice; nor are its rows (i) and ends (ts + dur32),
  * 12 more (tp_an_view_row, tp_an_view_end). */
 static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
-    return c->mode == 0 && !(v->opts.compat_hta && v->r->ev.load_d16) &&
+    return c->mode == 0 && !(v->opts.compat_hta && tp_ev_has_load_ord(&v->r->ev)) &&
            !(v->opts.window_hi > v->opts.window_lo);
 }
 
@@ -309,17 +344,28 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
             v->end[i] = ev->ts[i] + tp_ev_dur(ev, i);
         return;
     }
-    uint32_t *order = row_order(v);
+    uint32_t *own;
+    const uint32_t *order = row_order(v, &own);
+    if (!own && !(v->opts.window_hi > v->opts.window_lo)) {
+        /* every row, in the model's load_rows32: the view's rows are that column (borrowed) */
+        v->row = order;
+        v->ts = v->ts_own = tp_an_alloc(n ? n : 1, sizeof *v->ts_own);
+        v->end = tp_an_alloc(n ? n : 1, sizeof *v->end);
+        for (size_t k = 0; k < n; k++)
+            row_times(ev, order[k], c, &v->ts_own[k], &v->end[k]);
+        v->n = n;
+        return;
+    }
     reserve_rows(v, &cap, n);
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
         if (outside_window(v, i))
             continue;
-        v->row[v->n] = (uint32_t)i;
+        v->row_own[v->n] = (uint32_t)i;
         row_times(ev, i, c, &v->ts_own[v->n], &v->end[v->n]);
         v->n++;
     }
-    tp_an_tmp_put(v, order);
+    tp_an_tmp_put(v, own);
 }
 
 #define NO_PARTNER UINT32_MAX
@@ -392,12 +438,14 @@ static inline __attribute__((always_inline)) int index_row_class(const tp_events
  * alone). Forced inline, one copy per value of `fast`. */
 static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, const uint8_t *pb,
                                                             const tp_syncnames *s,
+                                                            const uint32_t *restrict at,
                                                             int32_t *restrict link, int fast) {
     const tp_events *ev = &r->ev;
     const uint32_t *restrict bc = r->by_corr, *restrict c32 = ev->corr32;
     size_t nb = r->n_by_corr;
+#define VIEW_ROW(x) ((int32_t)(at ? at[x] : (x))) /* model row x's view row */
     for (size_t s0 = 0, e; s0 < nb; s0 = e) {
-        int32_t last[2] = {-1, -1}; /* per class, as partner_rows */
+        int32_t last[2] = {-1, -1}; /* per class, as partner_rows (model rows) */
         if (fast) {
             uint32_t code = c32[bc[s0]];
             for (e = s0 + 1; e < nb && c32[bc[e]] == code;)
@@ -406,7 +454,8 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
                                   partner (each found once, not again for its link) */
                 uint32_t a = bc[s0], b = bc[s0 + 1];
                 int two = index_row_class(ev, pb, s, a, 1) != index_row_class(ev, pb, s, b, 1);
-                link[a] = two ? (int32_t)b : -1, link[b] = two ? (int32_t)a : -1;
+                int32_t va = VIEW_ROW(a), vb = VIEW_ROW(b);
+                link[va] = two ? vb : -1, link[vb] = two ? va : -1;
                 continue;
             }
             for (size_t k = s0; k < e; k++)
@@ -416,9 +465,29 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
             for (e = s0; e < nb && tp_ev_corr(ev, bc[e]) == corr; e++)
                 last[index_row_class(ev, pb, s, bc[e], 0)] = (int32_t)bc[e];
         }
-        for (size_t k = s0; k < e; k++)
-            link[bc[k]] = last[!index_row_class(ev, pb, s, bc[k], fast)];
+        for (size_t k = s0; k < e; k++) {
+            int32_t p = last[!index_row_class(ev, pb, s, bc[k], fast)];
+            link[VIEW_ROW(bc[k])] = p >= 0 ? VIEW_ROW((uint32_t)p) : -1;
+        }
     }
+#undef VIEW_ROW
+}
+
+/* link_runs's every mode, by what the rank allows; `at`: each model row's view row (NULL:
+ * the row itself). The view must hold every model row once. Forced inline, so that
+ * link_same's copy has no test of `at` per row (out of line: +1.2 M instructions on lb2k). */
+static inline __attribute__((always_inline)) void
+link_every_row(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s, const uint32_t *at) {
+    const tp_events *ev = &v->r->ev;
+    /* a row with no correlation has no partner: only the index's rows are written again.
+     * Every partner is a view row here, so `linked` would be link >= 0: not built */
+    memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
+    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb && !s->event_sync && !s->context_sync)
+        link_runs(v->r, pb, s, at, v->link, 2);
+    else if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
+        link_runs(v->r, pb, s, at, v->link, 1);
+    else
+        link_runs(v->r, pb, s, at, v->link, 0);
 }
 
 /* link_rows when the view's rows are the model's, in order (admit_same): a row's first view
@@ -428,16 +497,19 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
  * index's rows have a partner, so only their classes are needed: found here instead of by a
  * pass classifying every model row into a scratch column (16 M instructions on lb2k). */
 static void link_same(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
-    const tp_events *ev = &v->r->ev;
-    /* a row with no correlation has no partner: only the index's rows are written again.
-     * Every partner is a view row here, so `linked` would be link >= 0: not built */
-    memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
-    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb && !s->event_sync && !s->context_sync)
-        link_runs(v->r, pb, s, v->link, 2);
-    else if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
-        link_runs(v->r, pb, s, v->link, 1);
-    else
-        link_runs(v->r, pb, s, v->link, 0);
+    link_every_row(v, pb, s, NULL);
+}
+
+/* link_rows when the view holds every model row once, in load order (compat_hta, nothing
+ * trimmed, no window): as link_same, each model row's view row from the view's rows
+ * inverted, with neither link_rows' first view row nor partner of every model row (8 bytes a
+ * row of scratch), nor the class column its build made for them. */
+static void link_permuted(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
+    uint32_t *at = tp_an_tmp(v, v->n, sizeof *at);
+    for (size_t k = 0; k < v->n; k++)
+        at[v->row[k]] = (uint32_t)k;
+    link_every_row(v, pb, s, at);
+    tp_an_tmp_put(v, at);
 }
 
 static void link_rows(tp_an_view *v, const uint8_t *cls) {
@@ -626,6 +698,17 @@ static void same_piece(void *arg) {
     }
 }
 
+/* The same for a view of every model row once in another order (link_permuted) */
+static void permuted_piece(void *arg) {
+    const same_part *p = arg;
+    if (p->links) {
+        link_permuted(p->v, p->pb, p->s);
+    } else {
+        classify(p->v);
+        order_gpu(p->v);
+    }
+}
+
 typedef struct {
     tp_an_view *v;
     const tp_clockmode *c;
@@ -741,16 +824,29 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         }
         return;
     }
+    if (!trim && !(v->opts.window_hi > v->opts.window_lo)) {
+        /* every model row once, in load order (compat_hta): the rows and times on one
+         * thread, then the kinds and links as for admit_same, with the load order as the
+         * map from model rows to view rows: no class column, no `linked` (link >= 0) */
+        admit_untrimmed(v, &c);
+        size_t vn = n ? n : 1;
+        v->kind = tp_an_alloc(vn, 1);
+        v->link = tp_an_alloc(vn, sizeof *v->link);
+        uint8_t *pb = place_bits(&r->ev);
+        same_part kinds = {v, pb, &s, 0}, links = {v, pb, &s, 1};
+        tp_par_both(n, permuted_piece, &kinds, permuted_piece, &links);
+        free(pb);
+        if (!v->opts.compat_hta) { /* row_order's identity */
+            v->by_corr = r->by_corr;
+            v->n_by_corr = r->n_by_corr;
+        }
+        return;
+    }
     uint8_t *cls = tp_an_tmp(v, n, 1);
     class_part classes = {&r->ev, &s, cls};
-    int64_t *ts = NULL, *end = NULL;
     if (trim) {
-        /* trimming reads every row's class and time before it admits rows */
-        classify_rows(&classes);
-        ts = tp_an_tmp(v, n, sizeof *ts), end = tp_an_tmp(v, n, sizeof *end);
-        for (size_t i = 0; i < n; i++)
-            row_times(&r->ev, i, &c, &ts[i], &end[i]);
-        admit_rows(v, cls, ts, end);
+        classify_rows(&classes); /* trimming reads every row's class before it admits rows */
+        admit_rows(v, cls, &c);
     } else {
         admit_part admit = {v, &c}; /* the rows' classes on the other thread meanwhile */
         tp_par_both(n, admit_untrimmed_part, &admit, classify_rows, &classes);
@@ -767,8 +863,6 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         v->by_corr = r->by_corr;
         v->n_by_corr = r->n_by_corr;
     }
-    tp_an_tmp_put(v, ts);
-    tp_an_tmp_put(v, end);
     tp_an_tmp_put(v, cls);
 }
 
@@ -776,7 +870,7 @@ const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
     static const uint32_t none[1];
     const tp_buckets *b = &v->r->cats;
     *n = 0;
-    if (v->ts != v->r->ev.ts) /* admit_same's views only */
+    if (v->ts != v->r->ev.ts || !b->rows) /* admit_same's views only, with the index */
         return NULL;
     for (size_t j = 0; j < b->n; j++)
         if (b->key[j] == (int64_t)c) {
@@ -789,7 +883,7 @@ const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
 void tp_an_view_free(tp_an_view *v) {
     if (!v)
         return;
-    free(v->row);
+    free(v->row_own);
     free(v->ts_own);
     free(v->end);
     free(v->kind);

@@ -10,7 +10,7 @@
  *     row that shares their correlation, as HTA's merge does); "GPU events" are all kept rows
  *     with stream != -1, whatever their category.
  * Row order: native keeps the model's (time) order; compat_hta uses the file order
- * (tp_ev_load_ord; after trimming, GPU rows first, then CPU rows, as HTA's frame), because
+ * (tp_ev_load_rows; after trimming, GPU rows first, then CPU rows, as HTA's frame), because
  * HTA's unstable sorts leave equal timestamps in an order that depends on it. A view owns
  * its arrays; the model must outlive it. Where the view's rows are the model's, in order, at
  * its times (native, no window), the view has no start, row or end column of its own: the
@@ -80,9 +80,12 @@ typedef struct {
     tp_an_opts opts;
     int rank; /* rank number reported (compat: HTA's inference) */
     size_t n;
-    uint32_t *row;         /* row in r->ev (a row may appear more than once in compat mode); NULL
+    const uint32_t *row;   /* row in r->ev (a row may appear more than once in compat mode); NULL
                               where view row i is model row i (native, no window: see `ts`), 4
-                              bytes a row not built. Read it through tp_an_view_row */
+                              bytes a row not built; the model's load_rows32 where the view is
+                              every model row in that order (compat, nothing trimmed, no
+                              window). Read it through tp_an_view_row */
+    uint32_t *row_own;     /* the view's own column behind row, else NULL */
     const int64_t *ts;     /* ns (compat: HTA-rounded); the model's own column (r->ev.ts) when
                               the view's rows are the model's, in order, at its times */
     int64_t *ts_own;       /* the view's copy behind ts, else NULL */

@@ -70,7 +70,7 @@ void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
                 "non_blocking copies and events instead of full synchronization");
     tp_diag_blame_source(d, &bl, tp_diag_blame_sum(&bl), "of it", &f->source);
     if (worst >= 0)
-        tp_diag_stack_append(d, d->ev->stack[worst], f);
+        tp_diag_stack_append(d, tp_ev_stack(d->ev, worst), f);
     f->op_row = worst;
     tp_diag_put_metric(f, "host_blocked_ns", (double)host);
     tp_diag_put_metric(f, "syncs", (double)n_sync);

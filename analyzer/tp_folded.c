@@ -32,7 +32,7 @@ static uint32_t pick_gpu(const tp_an_view *v, size_t i) {
 static uint32_t pick_cat(const tp_an_view *v, size_t i, int cat_a, int cat_b) {
     uint8_t c = v->r->ev.cat[tp_an_view_row(v, i)];
     return !tp_an_view_gpu(v, i) && (c == cat_a || c == cat_b)
-               ? v->r->ev.stack[tp_an_view_row(v, i)]
+               ? tp_ev_stack(&v->r->ev, tp_an_view_row(v, i))
                : 0;
 }
 

@@ -57,6 +57,8 @@ typedef struct {
     /* The progress line (tp_progress) stays on while `run` works ("analysing"), for a command
      * whose output is not the terminal (report); 0: it ends with loading (the TUI draws). */
     int progress_in_run;
+    /* Optional: shapes the loaded model for `run` (frees what its run never reads) */
+    void (*prepare)(tp_model *m, void *args);
 } tp_cmd_traces;
 
 /* `trainprof NAME TRACE... [options] [--quiet]`: parses argv into `args` (the command's argument

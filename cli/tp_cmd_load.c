@@ -162,6 +162,8 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
     }
     if (rc != 0)
         return rc;
+    if (c->prepare)
+        c->prepare(m, args);
     tp_progress_phase(pr, "analysing", 0);
     rc = c->run(m, args);
     tp_progress_close(pr);

@@ -104,9 +104,17 @@ static int run(const tp_model *m, void *args) {
     return rc;
 }
 
+/* --compat hta: every view is in load order, so none reads the category index (0.8 MB of
+ * xdit's model, resident through the analyses' peak) */
+static void prepare(tp_model *m, void *args) {
+    const report_args *a = args;
+    if (a->o.an.compat_hta)
+        tp_model_drop_cat_index(m);
+}
+
 int tp_cmd_report(int argc, char **argv) {
     static const tp_cmd_traces cmd = {"report", usage, options, sizeof options / sizeof options[0],
-                                      run,      NULL,  1};
+                                      run,      NULL,  1,       prepare};
     report_args a = {.out = NULL};
     tp_report_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

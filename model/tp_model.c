@@ -107,14 +107,9 @@ uint32_t tp_model_intern(tp_model *m, const char *s, size_t len) {
     return len ? tp_model_intern_hashed(m, s, len, tp_hash_table_bytes(s, len, POOL_SEED)) : 0;
 }
 
-uint32_t tp_model_intern_hashed(tp_model *m, const char *s, size_t len, uint64_t h) {
-    tp_strpool *p = m->strings;
-    if (len == 0)
-        return 0;
-    assert(h == tp_hash_table_bytes(s, len, POOL_SEED));
-    size_t slot = pool_slot(p, s, len, h);
-    if (p->table[slot])
-        return p->table[slot];
+/* Adds `s` (not in the pool) at table slot `slot` (pool_slot's empty one); returns its id. */
+static __attribute__((noinline)) uint32_t pool_add(tp_strpool *p, const char *s, size_t len,
+                                                   uint64_t h, size_t slot) {
     if (p->n == p->cap) {
         p->cap *= 2;
         GROW(p->strs, p->cap);
@@ -129,6 +124,21 @@ uint32_t tp_model_intern_hashed(tp_model *m, const char *s, size_t len, uint64_t
     if ((size_t)p->n * 2 > p->mask)
         pool_rehash(p);
     return id;
+}
+
+/* pool_slot's probe written out here, the new string's insertion out of line: a Kineto import
+ * interns each event's name and category (~430 k on xdit, nearly all found), and the two calls'
+ * entries and exits were ~20 of the ~60 instructions of a found string. */
+uint32_t tp_model_intern_hashed(tp_model *m, const char *s, size_t len, uint64_t h) {
+    tp_strpool *p = m->strings;
+    if (len == 0)
+        return 0;
+    assert(h == tp_hash_table_bytes(s, len, POOL_SEED));
+    size_t i = h & p->mask;
+    for (uint32_t id; (id = p->table[i]) != 0; i = (i + 1) & p->mask)
+        if (p->hashes[id] == h && p->lens[id] == len && !memcmp(p->strs[id], s, len))
+            return id;
+    return pool_add(p, s, len, h, i);
 }
 
 uint32_t tp_model_find_str(const tp_model *m, const char *s) {
@@ -509,6 +519,19 @@ static void opt_put_narrow(tp_events *e, uint32_t **col, tp_ev_wide *w, size_t r
     (*col)[row] = narrow_put(w, row, v);
 }
 
+/* opt_put_narrow with its common case inline: the column there and a value that is its own
+ * code or none (-1, whose low half is TP_EV_U32_NONE): a Kineto trace's External id of every
+ * row (a call and ~33 instructions a row on xdit). */
+_Static_assert(TP_EV_U32_NONE == (uint32_t)-1, "-1's code is its low half");
+static inline void opt_put_narrow_fast(tp_events *e, uint32_t **col, tp_ev_wide *w, size_t row,
+                                       int64_t v) {
+    uint32_t *c = *col;
+    if (c && (uint64_t)v + 1 <= (uint64_t)TP_EV_U32_WIDE && !wide_at_or_past(w, row))
+        c[row] = (uint32_t)v;
+    else
+        opt_put_narrow(e, col, w, row, v);
+}
+
 /* ---------------------------------------------------------------- places */
 
 static int place_eq(const tp_ev_place *a, const tp_ev_place *b) {
@@ -831,6 +854,8 @@ void tp_event_row_init(tp_event_row *r) {
 static void events_resize(tp_events *e, size_t cap) {
     e->cap = cap;
     cap = cap ? cap : 1;
+    if (!e->stack && e->n) /* dropped by a finish (stack_drop_unused): its rows' zeros again */
+        e->stack = tp_mem_xcalloc(cap, sizeof *e->stack);
 #define RESIZE_COL(c, none)                                                                        \
     if (e->c)                                                                                      \
         GROW(e->c, cap);
@@ -859,12 +884,17 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
         copies_put(e, i,
                    &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
                                  r->bw_gbps});
-    if (e->parent16) /* pushed after a finish: the next finish derives these again */
-        e->parent16[i] = 0, e->depth8[i] = 0, e->load_d16[i] = 0;
+    if (e->parent16) { /* pushed after a finish: the next finish derives these again */
+        e->parent16[i] = 0, e->depth8[i] = 0;
+        if (e->load_rows32) /* its load position: after every row before it */
+            e->load_rows32[i] = (uint32_t)i;
+        else
+            e->load_d16[i] = 0;
+    }
     if (e->external_id32_opt || r->external_id != -1)
-        opt_put_narrow(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
+        opt_put_narrow_fast(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
     if (e->seq32_opt || r->seq != -1)
-        opt_put_narrow(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
+        opt_put_narrow_fast(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
 }
 
 /* The columns every row writes (tp_events_push, tp_events_push_plain); returns the row. The
@@ -1105,7 +1135,7 @@ static tp_event_row event_row(const tp_events *e, size_t i) {
     r.stream = tp_ev_stream(e, i), r.device = tp_ev_device(e, i);
     r.pid = tp_ev_pid(e, i), r.tid = tp_ev_tid(e, i);
     r.correlation = tp_ev_corr(e, i), r.external_id = tp_ev_external_id(e, i);
-    r.bytes = c ? c->bytes : -1, r.bw_gbps = c ? c->bw_gbps : NAN, r.stack = e->stack[i];
+    r.bytes = c ? c->bytes : -1, r.bw_gbps = c ? c->bw_gbps : NAN, r.stack = tp_ev_stack(e, i);
     r.shapes = tp_ev_shapes(e, i), r.seq = tp_ev_seq(e, i), r.fwd_tid = tp_ev_fwd_tid(e, i);
     r.domain = tp_ev_domain(e, i);
     return r;
@@ -1673,9 +1703,48 @@ static inline void load_put(tp_events *e, size_t i, size_t pos) {
         load_put_wide(e, i, pos);
 }
 
-/* load_put of every row from the first finish's permutation: differences mod 2^32 (exact:
- * both are below 2^32), no branch per row (a loop the compiler vectorizes), then the rare
- * rows that do not fit 16 bits in a second pass, only when there are any. */
+/* 1 when load order positions with `wide` of n rows outside load_d16's 16 bits take fewer
+ * bytes as load_rows32 (4 a row) than as load_d16 and wide_load (2 a row and 12 a wide
+ * one). */
+static int load_wide_is_cheaper(size_t wide, size_t n) {
+    return wide * 12 > n * 2;
+}
+
+/* load_rows32 of rows whose positions are pos[i]: row i at pos[i]. */
+static void load_rows_put(tp_events *e, const uint32_t *restrict pos) {
+    uint32_t *restrict rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
+    for (size_t i = 0; i < e->n; i++)
+        rows[pos[i]] = (uint32_t)i;
+    e->load_rows32 = rows;
+}
+
+const uint32_t *tp_ev_load_rows(const tp_events *e, uint32_t *buf) {
+    if (e->load_rows32)
+        return e->load_rows32;
+    /* each row's position, its wide values read in step with the rows (both ascend) instead
+     * of a search each */
+    const tp_ev_wide *w = &e->wide_load;
+    for (size_t i = 0, k = 0; i < e->n; i++) {
+        int16_t d = e->load_d16[i];
+        size_t at;
+        if (d != TP_EV_LOAD_WIDE) {
+            at = (size_t)((int64_t)i + d);
+        } else {
+            while (k < w->n && w->row[k] < i)
+                k++;
+            assert(k < w->n && w->row[k] == i);
+            at = (size_t)w->val[k];
+        }
+        buf[at] = (uint32_t)i;
+    }
+    return buf;
+}
+
+/* The load order column from the first finish's permutation (perm[i]: row i's position):
+ * load_d16 of every row, differences mod 2^32 (exact: both are below 2^32), no branch per
+ * row (a loop the compiler vectorizes), counting the rows that do not fit 16 bits; then
+ * either those rows' wide values in a second pass, only when there are any, or, when they
+ * are too many (load_wide_is_cheaper), the permutation inverted as load_rows32. */
 static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
     size_t n = e->n;
     uint32_t wide = 0;
@@ -1686,16 +1755,36 @@ static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
         for (size_t j = i; j < i + 16; j++) {
             uint32_t d = perm[j] - (uint32_t)j;
             d16[j] = (int16_t)(uint16_t)d;
-            wide |= d + 32767u > 65534u; /* outside [-32767, 32767] */
+            wide += d + 32767u > 65534u; /* outside [-32767, 32767] */
         }
     for (; i < n; i++) {
         uint32_t d = perm[i] - (uint32_t)i;
         d16[i] = (int16_t)(uint16_t)d;
-        wide |= d + 32767u > 65534u;
+        wide += d + 32767u > 65534u;
+    }
+    if (load_wide_is_cheaper(wide, n)) {
+        free(e->load_d16), e->load_d16 = NULL;
+        load_rows_put(e, perm);
+        return;
     }
     for (i = 0; wide && i < n; i++)
         if (perm[i] - (uint32_t)i + 32767u > 65534u)
             load_put_wide(e, i, perm[i]);
+}
+
+/* The load order column of rows whose positions are pos[i] (NULL: i), either form, after
+ * a later finish or when the first found the rows sorted. */
+static void load_from_pos(tp_events *e, const uint32_t *pos) {
+    size_t n = e->n, wide = 0;
+    for (size_t i = 0; pos && i < n; i++)
+        wide += pos[i] - (uint32_t)i + 32767u > 65534u;
+    if (load_wide_is_cheaper(wide, n)) {
+        load_rows_put(e, pos);
+        return;
+    }
+    e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
+    for (size_t i = 0; i < n; i++)
+        load_put(e, i, pos ? pos[i] : i);
 }
 
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
@@ -1705,11 +1794,16 @@ static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
 static void events_sort(tp_events *e, tp_scratch *sc) {
     size_t n = e->n;
     uint32_t *was = NULL; /* a finish before: each row's load position (this order's) */
-    if (e->load_d16) {
+    if (tp_ev_has_load_ord(e)) {
         was = tp_scratch_get(sc, n ? n : 1, sizeof *was);
-        for (size_t i = 0; i < n; i++)
-            was[i] = (uint32_t)tp_ev_load_ord(e, i);
+        uint32_t *buf = e->load_rows32 ? NULL : tp_scratch_get(sc, n ? n : 1, sizeof *buf);
+        const uint32_t *rows = tp_ev_load_rows(e, buf);
+        for (size_t k = 0; k < n; k++)
+            was[rows[k]] = (uint32_t)k;
+        if (buf)
+            tp_scratch_put(sc, buf);
         free(e->load_d16), e->load_d16 = NULL; /* neither permuted nor renumbered */
+        free(e->load_rows32), e->load_rows32 = NULL;
         wide_clear(&e->wide_load);
     }
     int sorted = 1;
@@ -1722,14 +1816,16 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
         ts_sort(e, perm, sc);
         events_permute(e, perm, sc);
     }
-    e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
-    if (perm && !was) /* the first finish: the permutation is the load order */
+    if (perm && !was) { /* the first finish: the permutation is the load order */
+        e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
         load_from_perm(e, perm);
-    else
-        for (size_t i = 0; i < n; i++) {
-            size_t old = perm ? perm[i] : i;
-            load_put(e, i, was ? was[old] : old);
-        }
+    } else if (perm) { /* each row's position from before, carried along (into was) */
+        for (size_t i = 0; i < n; i++)
+            perm[i] = was[perm[i]];
+        load_from_pos(e, perm);
+    } else {
+        load_from_pos(e, was);
+    }
     if (perm)
         tp_scratch_put(sc, perm);
     if (was)
@@ -2456,6 +2552,11 @@ void tp_model_trim_scratch(tp_model *m) {
     tp_scratch_trim(m->scratch);
 }
 
+void tp_model_drop_cat_index(tp_model *m) {
+    for (size_t i = 0; i < m->n_ranks; i++)
+        buckets_free(&m->ranks[i].cats);
+}
+
 typedef struct {
     tp_rank *r;
     tp_scratch *sc; /* shared: its mutex guards it */
@@ -2485,6 +2586,19 @@ static void mem_then_threads_and_nest(void *arg) {
     resolve_nesting(j->r);
 }
 
+/* Frees the stack column when no row has a stack (after the finish fitted the columns: the
+ * next push grows them, and events_resize makes the column again). Every row is 0 when the
+ * first is and each equals the next: one memcmp of the column against itself a row on, libc's
+ * vector loop (a loop of ours or'ing the rows took ~5 instructions a row: GCC -O2 left it
+ * scalar). */
+static void stack_drop_unused(tp_events *e) {
+    size_t n = e->n;
+    if (!e->stack || e->cap != n || (n && e->stack[0]) ||
+        (n > 1 && memcmp(e->stack, e->stack + 1, (n - 1) * sizeof *e->stack) != 0))
+        return;
+    free(e->stack), e->stack = NULL;
+}
+
 void tp_model_finish(tp_model *m) {
     /* the sorts' scratch blocks are reused from sort to sort (and rank to rank) instead of
      * mapped afresh (with the CLI's fixed mmap threshold each one cost a page fault per 4 KiB),
@@ -2503,6 +2617,7 @@ void tp_model_finish(tp_model *m) {
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
+        stack_drop_unused(&r->ev);
         derive_device_type(m, r);
         index_cats_begin(r);
         finish_job j = {r, sc}; /* two threads: see index_some */

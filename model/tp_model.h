@@ -179,19 +179,28 @@ typedef struct {
                          tp_ev_fwd_tid) */
     uint32_t *corr32; /* tp_ev_corr: the low 32 bits of the correlation id (narrow,
                          wide_corr; the high ones in the place); -1: none */
-    uint32_t *stack;  /* native stack id (tp_rank_stack_copy); 0: none. API calls: the call
-                         site; NVTX ranges: the push (recorded with --stacks all) */
+    uint32_t *stack;  /* tp_ev_stack: native stack id (tp_rank_stack_copy); 0: none. API
+                         calls: the call site; NVTX ranges: the push (recorded with --stacks
+                         all); Kineto: the Python stack. Every row has one while loading;
+                         tp_model_finish frees it when all are 0 (a Kineto trace without
+                         Python stacks: 4 bytes a row), and a push after that makes it again */
     /* derived by finish, each narrower than its value (read through the accessors): */
-    uint16_t *parent16; /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
-                           same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
-                           (a parent sorts before its rows): 0: none; TP_EV_PARENT_WIDE: the
-                           parent row is in wide_parent (a range over 65,534 rows away) */
-    uint8_t *depth8;    /* tp_ev_depth: nesting depth (0 = outermost; at most 65,535);
-                           TP_EV_DEPTH_WIDE: in wide_depth */
-    int16_t *load_d16;  /* tp_ev_load_ord: the row's position in load order (Kineto:
-                           traceEvents order among kept rows); HTA's tie order needs it. Stored
-                           as position - row (a trace's rows load nearly in time order);
-                           TP_EV_LOAD_WIDE: the position is in wide_load */
+    uint16_t *parent16;    /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
+                              same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
+                              (a parent sorts before its rows): 0: none; TP_EV_PARENT_WIDE: the
+                              parent row is in wide_parent (a range over 65,534 rows away) */
+    uint8_t *depth8;       /* tp_ev_depth: nesting depth (0 = outermost; at most 65,535);
+                              TP_EV_DEPTH_WIDE: in wide_depth */
+    int16_t *load_d16;     /* the row's position in load order (Kineto: traceEvents order among
+                              kept rows); HTA's tie order needs it. Stored as position - row (a
+                              trace's rows load nearly in time order); TP_EV_LOAD_WIDE: the
+                              position is in wide_load. Read through tp_ev_load_rows */
+    uint32_t *load_rows32; /* instead of load_d16 where that is cheaper: the rows in load order
+                              (the row loaded k-th at k). A Kineto file is written thread by
+                              thread, so its rows' positions are far from their time order's
+                              (xdit: 32.6 % of the rows wide, 2 + 3.9 bytes a row against 4),
+                              and a --compat hta view in load order reads its rows from here
+                              (tp_an_view.row: 4 bytes a row not copied). NULL: load_d16 */
     /* optional columns: NULL while every row is "none"; read through the tp_ev_* accessors */
     uint32_t *cat_raw_opt;       /* tp_ev_cat_raw: string pool id of the category text as
                                     written ("Kernel"); absent while each category was written
@@ -230,7 +239,8 @@ typedef struct {
 #define TP_EV_OPTIONAL(X)                                                                          \
     X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE) X(shapes_opt, 0)             \
     X(seq32_opt, TP_EV_U32_NONE)
-#define TP_EV_DERIVED(X) X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS)
+#define TP_EV_DERIVED(X)                                                                           \
+    X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS) X(load_rows32, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 #define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)     \
     X(wide_parent) X(wide_depth) X(wide_load)
@@ -294,6 +304,9 @@ static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
                ? tp_ev_u32_value(e->external_id32_opt[row], &e->wide_external_id, row)
                : -1;
 }
+static inline uint32_t tp_ev_stack(const tp_events *e, size_t row) {
+    return e->stack ? e->stack[row] : 0;
+}
 static inline uint32_t tp_ev_shapes(const tp_events *e, size_t row) {
     return e->shapes_opt ? e->shapes_opt[row] : 0;
 }
@@ -319,11 +332,14 @@ static inline int tp_ev_depth(const tp_events *e, size_t row) {
     uint8_t d = e->depth8[row];
     return d != TP_EV_DEPTH_WIDE ? d : (int)tp_ev_wide_get(&e->wide_depth, row);
 }
-static inline size_t tp_ev_load_ord(const tp_events *e, size_t row) {
-    int16_t d = e->load_d16[row];
-    return d != TP_EV_LOAD_WIDE ? (size_t)((int64_t)row + d)
-                                : (size_t)tp_ev_wide_get(&e->wide_load, row);
+/* 1: the rows have their load order (after tp_model_finish). */
+static inline int tp_ev_has_load_ord(const tp_events *e) {
+    return e->load_d16 || e->load_rows32;
 }
+
+/* The rows in load order (tp_ev_has_load_ord): the model's load_rows32 when it keeps them so
+ * (`buf` untouched; never write through the result), else `buf` (e->n entries) filled. */
+const uint32_t *tp_ev_load_rows(const tp_events *e, uint32_t *buf);
 
 /* The copy facts of row `row`, NULL when it has none (tp_events.copies). */
 static inline const tp_ev_copy *tp_ev_copy_of(const tp_events *e, size_t row) {
@@ -853,6 +869,11 @@ void tp_model_finish(tp_model *m);
 /* Frees the blocks finish kept for the first view (m->scratch), for a caller that builds no
  * view or loads another model first. */
 void tp_model_trim_scratch(tp_model *m);
+
+/* Frees every rank's category index (tp_rank.cats: 4 bytes a row), for a caller whose views
+ * never read it: a view in load order (--compat hta) has no category rows
+ * (tp_an_view_cat_rows), and a view of a rank without the index walks its rows instead. */
+void tp_model_drop_cat_index(tp_model *m);
 
 /* Names thread `tid` of process `pid` in rank `r` (`len` bytes of `name`, interned); a later
  * name for the same (pid, tid) replaces the earlier one. An empty name is ignored. */

@@ -56,7 +56,7 @@ static void stack_block(tp_tui_timeline *tl, tp_tui_grid *g, int x, int cols, in
         return;
     tp_tui_grid_printf(g, x, y++, cols, TP_TUI_A_HEADER, "%s %s:", title,
                        tp_model_str(tl->d->m, ev->name[row]));
-    int n = tp_tui_stack_lines(tl->stacks, ev->stack[row], lines, MAX_FRAMES);
+    int n = tp_tui_stack_lines(tl->stacks, tp_ev_stack(ev, row), lines, MAX_FRAMES);
     if (!n && y < end) /* NVTX pushes get stacks only when asked: say how */
         tp_tui_grid_put(g, x, y++,
                         ev->cat[row] == TP_CAT_USER_ANNOTATION && tl->d->r->native

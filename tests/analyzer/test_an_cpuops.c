@@ -64,7 +64,7 @@ static const char *stack_text(const tp_model *m, long row, char *buf, size_t n) 
     const tp_rank *r = &m->ranks[0];
     uint32_t mod[64];
     uint64_t addr[64];
-    size_t k = tp_rank_stack_copy(r, r->ev.stack[row], mod, addr, 64), at = 0;
+    size_t k = tp_rank_stack_copy(r, tp_ev_stack(&r->ev, row), mod, addr, 64), at = 0;
     k = k < 64 ? k : 64;
     buf[0] = 0;
     for (size_t i = 0; i < k && at < n; i++) {
@@ -110,10 +110,10 @@ static void test_python_stacks(void) {
     CHECK_STR(stack_text(m, row_of(m, "aten::mm", 121000), b, sizeof b),
               "mm lib/ops.py:5; main train.py:12");
     /* the same stack is one id; a GPU op has none (its launching call has it) */
-    CHECK_EQ_U(ev->stack[row_of(m, "aten::addmm", 20000)],
-               ev->stack[row_of(m, "cudaLaunchKernel", 25000)]);
-    CHECK_EQ_U(ev->stack[row_of(m, "gemm", 40000)], 0);
-    CHECK_EQ_U(ev->stack[row_of(m, "AddmmBackward0", 120000)], 0);
+    CHECK_EQ_U(tp_ev_stack(ev, row_of(m, "aten::addmm", 20000)),
+               tp_ev_stack(ev, row_of(m, "cudaLaunchKernel", 25000)));
+    CHECK_EQ_U(tp_ev_stack(ev, row_of(m, "gemm", 40000)), 0);
+    CHECK_EQ_U(tp_ev_stack(ev, row_of(m, "AddmmBackward0", 120000)), 0);
     /* one code object per function: main appears in both kinds of stacks once */
     CHECK_EQ_U(m->ranks[0].stacks.n_pycodes, 3);
     tp_model_close(m);

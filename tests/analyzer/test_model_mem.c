@@ -34,11 +34,32 @@
 /* Bytes per row of the columns every row has plus the derived ones (tp_model.h). */
 static size_t dense_row_bytes(const tp_events *e) {
     size_t b = 0;
-#define ADD(c, none) b += sizeof *e->c;
+#define ADD(c, none) b += e->c ? sizeof *e->c : 0; /* stack: dropped when unused */
     TP_EV_DENSE(ADD)
-    TP_EV_DERIVED(ADD)
 #undef ADD
+#define ADD_DERIVED(c, none) b += e->c ? sizeof *e->c : 0; /* one of the load order's forms */
+    TP_EV_DERIVED(ADD_DERIVED)
+#undef ADD_DERIVED
     return b;
+}
+
+/* Each row's load position (tp_ev_load_rows inverted); free() it. */
+static size_t *load_positions(const tp_events *e) {
+    uint32_t *buf = malloc((e->n + 1) * sizeof *buf);
+    size_t *pos = malloc((e->n + 1) * sizeof *pos);
+    const uint32_t *rows = tp_ev_load_rows(e, buf);
+    for (size_t k = 0; k < e->n; k++)
+        pos[rows[k]] = k;
+    free(buf);
+    return pos;
+}
+
+/* Row `row`'s load position. */
+static long load_ord(const tp_events *e, size_t row) {
+    size_t *pos = load_positions(e);
+    long p = (long)pos[row];
+    free(pos);
+    return p;
 }
 
 /* Bytes of the places and their hash table. */
@@ -111,7 +132,18 @@ static void test_optional_absent(void) {
     CHECK_EQ_U(e->cap, e->n);
     CHECK_EQ_U(a.events_bytes,
                1000 * dense_row_bytes(e) + 100 * sizeof(tp_ev_copy) + places_bytes(e));
-    CHECK_EQ_U(dense_row_bytes(e), 33);
+    CHECK_EQ_U(dense_row_bytes(e), 29); /* no row has a stack: no stack column */
+    CHECK(e->stack == NULL && tp_ev_stack(e, 3) == 0);
+    /* a push after the finish makes the column again, its earlier rows none */
+    tp_rank *r = &m->ranks[0];
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.ts = 5, row.dur = 1, row.pid = 1, row.tid = 1, row.stack = 42;
+    tp_events_push(&r->ev, &row);
+    CHECK(e->stack != NULL && tp_ev_stack(e, 3) == 0 && tp_ev_stack(e, 1000) == 42);
+    tp_model_finish(m);
+    CHECK(e->stack != NULL);
+    CHECK_EQ_U(tp_ev_stack(e, 0), 42); /* ts 5: the first row now */
     tp_model_close(m);
 }
 
@@ -337,14 +369,16 @@ static void test_sort_order(void) {
         const tp_events *e = &r->ev;
         CHECK_EQ_U(e->n, (size_t)n);
         int ok = 1;
+        size_t *pos = load_positions(e);
         for (size_t i = 0; i < e->n; i++) {
-            ok &= e->name[i] == tp_ev_load_ord(e, i) + 1;
+            ok &= e->name[i] == pos[i] + 1;
             if (i == 0)
                 continue;
             int64_t t0 = e->ts[i - 1], t1 = e->ts[i], d0 = tp_ev_dur(e, i - 1),
                     d1 = tp_ev_dur(e, i);
             ok &= t0 < t1 || (t0 == t1 && (d0 > d1 || (d0 == d1 && e->name[i - 1] < e->name[i])));
         }
+        free(pos);
         CHECK(ok);
         for (size_t j = 1; j < r->n_by_corr; j++) {
             int64_t c0 = tp_ev_corr(e, r->by_corr[j - 1]), c1 = tp_ev_corr(e, r->by_corr[j]);
@@ -529,7 +563,8 @@ static void test_push_paths(void) {
         for (size_t k = 0; k < a->n && k < b->n; k++) {
             tp_event_row want = path_row(pass ? 1000 - (int)b->ts[k] : (int)k);
             ok &= a->ts[k] == b->ts[k] && b->ts[k] == want.ts && b->name[k] == want.name;
-            ok &= b->cat[k] == want.cat && b->flags[k] == want.flags && b->stack[k] == want.stack;
+            ok &= b->cat[k] == want.cat && b->flags[k] == want.flags &&
+                  tp_ev_stack(b, k) == want.stack;
             ok &= tp_ev_dur(b, k) == want.dur && tp_ev_corr(b, k) == want.correlation;
             ok &= tp_ev_pid(b, k) == want.pid && tp_ev_tid(b, k) == want.tid;
             ok &= tp_ev_stream(b, k) == want.stream && tp_ev_device(b, k) == want.device;
@@ -636,9 +671,9 @@ static void test_corr_directory(void) {
 static int derived_ok(const tp_rank *r) {
     const tp_events *e = &r->ev;
     int ok = 1;
-    size_t *open = malloc((e->n + 1) * sizeof *open), depth = 0;
+    size_t *open = malloc((e->n + 1) * sizeof *open), depth = 0, *pos = load_positions(e);
     for (size_t i = 0; i < e->n; i++) {
-        ok &= tp_ev_load_ord(e, i) + 1 == e->name[i];
+        ok &= pos[i] + 1 == e->name[i];
         if (tp_ev_stream(e, i) != -1) {
             ok &= tp_ev_parent(e, i) == -1 && tp_ev_depth(e, i) == 0;
             continue;
@@ -651,6 +686,7 @@ static int derived_ok(const tp_rank *r) {
         open[depth++] = i;
     }
     free(open);
+    free(pos);
     return ok;
 }
 
@@ -679,7 +715,7 @@ static void test_derived_wide(void) {
     tp_model_finish(m);
     const tp_events *e = &r->ev;
     CHECK_EQ_U(e->n, (size_t)(flat + deep + 1));
-    CHECK_EQ_I(tp_ev_load_ord(e, 0), flat + deep);
+    CHECK_EQ_I(load_ord(e, 0), flat + deep);
     CHECK_EQ_I(tp_ev_parent(e, (size_t)flat), 0); /* 70,000 rows back */
     CHECK_EQ_I(tp_ev_depth(e, e->n - 1), deep);
     CHECK_EQ_U(e->wide_load.n, 1);
@@ -698,13 +734,45 @@ static void test_derived_wide(void) {
     row.cat = TP_CAT_KERNEL, row.name = name++;
     tp_events_push(&r->ev, &row);
     tp_model_finish(m);
-    CHECK_EQ_I(tp_ev_load_ord(e, 0), flat + deep);
-    CHECK_EQ_I(tp_ev_load_ord(e, 1), flat + deep + 1); /* ts 0: the longer first */
+    CHECK_EQ_I(load_ord(e, 0), flat + deep);
+    CHECK_EQ_I(load_ord(e, 1), flat + deep + 1); /* ts 0: the longer first */
     CHECK_EQ_I(tp_ev_parent(e, 1), -1);
     CHECK(derived_ok(r));
     tp_events_set_domain(&m->ranks[0].ev, 5, 9);
     CHECK_EQ_U(tp_ev_domain(e, 5), 9);
     CHECK_EQ_I(tp_ev_tid(e, 5), 1);
+    tp_model_close(m);
+}
+
+/* Two threads' rows loaded one thread after the other (as a Kineto file is written), each
+ * thread's in time order, their times interleaved: half the rows sit over 32,767 positions
+ * from their sorted ones, so the load order is kept as load_rows32; a row pushed after the finish
+ * and a second finish carry every position along. */
+static void test_load32(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "by-thread");
+    const int per = 40000;
+    uint32_t name = 1; /* load position + 1 */
+    tp_event_row row;
+    tp_event_row_init(&row);
+    row.cat = TP_CAT_CPU_OP, row.pid = 1;
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < per; i++) {
+            row.tid = 1 + t, row.ts = 10 * (int64_t)i + t, row.dur = 1, row.name = name++;
+            tp_events_push(&r->ev, &row);
+        }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK(e->load_rows32 != NULL && e->load_d16 == NULL && e->wide_load.n == 0);
+    CHECK_EQ_I(load_ord(e, 1), per); /* the second thread's first row */
+    CHECK(derived_ok(r));
+    row.tid = 3, row.ts = 5, row.name = name++;
+    tp_events_push(&r->ev, &row);
+    tp_model_finish(m);
+    CHECK(e->load_rows32 != NULL);
+    CHECK_EQ_I(load_ord(e, 1), per);
+    CHECK_EQ_I(load_ord(e, 2), 2 * per); /* ts 5, after ts 1 and before ts 10 */
+    CHECK(derived_ok(r));
     tp_model_close(m);
 }
 
@@ -722,5 +790,6 @@ int main(void) {
     TP_RUN(test_push_paths);
     TP_RUN(test_corr_directory);
     TP_RUN(test_derived_wide);
+    TP_RUN(test_load32);
     return tp_test_summary();
 }
