@@ -143,6 +143,11 @@ typedef struct {
     unsigned have;
     char ph;
     strbuf name, cat;
+    /* A walk's name and cat (kparse.borrow): the walked text itself, which outlives the
+     * event's defer_event (its only reader there), so not copied into name.p and cat.p
+     * first: buf_set's copies were ~15 M instructions of a report of hta_df_index_resolver.
+     * Their lengths are name.len and cat.len. */
+    const char *name_s, *cat_s;
     strbuf arg_name;  /* args.name (ph "M" metadata events) */
     strbuf dims;      /* args "Input Dims" as text, "[[2, 3], []]" */
     strbuf callstack; /* args "Call stack", innermost frame first */
@@ -209,6 +214,7 @@ typedef struct {
     /* The second parser of a split parse (parse_split) touches no model: it keeps its events
      * in `defer` for the first one to commit in order, and notes where the array ends. */
     struct deferred *defer;
+    int borrow;         /* a walk's parser (tp_json_walk): its strings stay until the walk ends */
     int defer_depth;    /* depth of its traceEvents frame */
     uint64_t array_end; /* offset just after the array's ']'; 0 until seen */
 } kparse;
@@ -861,14 +867,15 @@ static inline void defer_str(deferred *d, const char *s, size_t n) {
  * checked here, so a replay never fails and the first parser's error positions stay its own. */
 static int defer_event(kparse *p) {
     event *e = &p->ev;
-    int trace_cat = e->cat.len == 5 && !memcmp(e->cat.p, "Trace", 5);
+    const char *name = p->borrow ? e->name_s : e->name.p, *cat = p->borrow ? e->cat_s : e->cat.p;
+    int trace_cat = e->cat.len == 5 && !memcmp(cat, "Trace", 5);
     int row = (e->have & H_DUR) && (e->have & H_CAT) && !trace_cat; /* commit_event's test */
     if (row && !(e->have & H_TS))
         return fail(p, TP_ERR_PARSE, "event with dur has no ts");
     size_t dn = e->dims.len ? strlen(e->dims.p) : 0; /* commit_event reads it to its NUL */
     if (row) {                                       /* only rows intern their strings */
-        e->name_h = e->name.len ? tp_model_str_hash(e->name.p, e->name.len) : 0;
-        e->cat_h = e->cat.len ? tp_model_str_hash(e->cat.p, e->cat.len) : 0;
+        e->name_h = e->name.len ? tp_model_str_hash(name, e->name.len) : 0;
+        e->cat_h = e->cat.len ? tp_model_str_hash(cat, e->cat.len) : 0;
         e->dims_h = dn ? tp_model_str_hash(e->dims.p, dn) : 0;
     }
     deferred *d = p->defer;
@@ -885,8 +892,8 @@ static int defer_event(kparse *p) {
     TP_MEM_XGROW(d->text, d->text_cap,
                  d->text_len + e->name.len + e->cat.len + e->arg_name.len + dn + e->callstack.len +
                      5);
-    defer_str(d, e->name.p, e->name.len);
-    defer_str(d, e->cat.p, e->cat.len);
+    defer_str(d, name, e->name.len);
+    defer_str(d, cat, e->cat.len);
     defer_str(d, e->arg_name.p, e->arg_name.len);
     defer_str(d, e->dims.p, dn);
     defer_str(d, e->callstack.p, e->callstack.len);
@@ -1285,11 +1292,17 @@ static int event_string(kparse *p, event *e, const unsigned char *s, size_t n) {
         e->have |= H_PH;
         return 1;
     case K_CAT:
-        buf_set(&e->cat, s, n);
+        if (p->borrow)
+            e->cat_s = (const char *)s, e->cat.len = n;
+        else
+            buf_set(&e->cat, s, n);
         e->have |= H_CAT;
         return 1;
     case K_NAME:
-        buf_set(&e->name, s, n);
+        if (p->borrow)
+            e->name_s = (const char *)s, e->name.len = n;
+        else
+            buf_set(&e->name, s, n);
         e->have |= H_NAME;
         return 1;
     case K_PID:
@@ -2649,6 +2662,7 @@ static wbuf *wbufs_new(void) {
     wbuf *v = tp_mem_xcalloc(NSLOT, sizeof *v);
     for (int k = 0; k < NSLOT; k++) {
         v[k].q.defer = &v[k].d;
+        v[k].q.borrow = 1;
         v[k].q.e = &v[k].qe;
         event_reset(&v[k].q.ev);
     }

@@ -12,7 +12,7 @@ int tp_json_walk_simd_run(void *parser, const char *text, size_t len, const tp_j
                           void *ctx);
 
 struct tp_json_walk {
-    void *parser; /* a simdjson ondemand::parser */
+    void *parser; /* the shim's walker: stage 1's buffers and its string buffer */
 };
 
 /* The shim is built for haswell on x86-64 (tp_json_walk_simd.cpp): usable only with AVX2,

@@ -60,7 +60,7 @@ __attribute__((always_inline)) inline unsigned lead_digits(const char *s, uint64
 
 const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
-/* JSON's number grammar, which On-Demand's raw token does not check:
+/* JSON's number grammar, which stage 1 does not check:
  * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
  * The raw token ends at the next structural character, so it may carry whitespace after the
  * number: the grammar's longest match must be followed by whitespace alone, and `num` is that
@@ -342,6 +342,24 @@ __attribute__((always_inline)) inline const uint32_t *walk(const uint32_t *ip, e
     const char *buf = e.buf;
     uint32_t at = *ip;
     char ch = buf[at];
+    if ((unsigned char)(ch - '0') <= 9 || ch == '-') { /* the most common value first */
+        std::string_view s;
+        int64_t val = 0;
+        int kind = NUM_OTHER;
+        if (!json_number<!Skip>(std::string_view(buf + at, ip[1] - at), s, &val, &kind))
+            return nullptr;
+        bool ok = true;
+        if (!Skip) {
+            const tp_json_walk_cb *cb = e.cb;
+            if (kind == NUM_INT && cb->on_integer)
+                ok = cb->on_integer(e.ctx, s.data(), s.size(), val);
+            else if (kind == NUM_MILLI && cb->on_milli)
+                ok = cb->on_milli(e.ctx, s.data(), s.size(), val);
+            else
+                ok = cb->on_number(e.ctx, s.data(), s.size());
+        }
+        return ok ? ip + 1 : nullptr;
+    }
     if (ch == '"') {
         std::string_view s;
         if (!string_at(e, buf, at, s) || (!Skip && !e.cb->on_string(e.ctx, bytes(s), s.size())))
@@ -358,23 +376,8 @@ __attribute__((always_inline)) inline const uint32_t *walk(const uint32_t *ip, e
         ok = literal(buf, at, end, "true", 4) && (Skip || e.cb->on_bool(e.ctx, 1));
     else if (ch == 'f')
         ok = literal(buf, at, end, "false", 5) && (Skip || e.cb->on_bool(e.ctx, 0));
-    else if (ch == 'n')
-        ok = literal(buf, at, end, "null", 4) && (Skip || e.cb->on_null(e.ctx));
-    else {
-        std::string_view s;
-        int64_t val = 0;
-        int kind = NUM_OTHER;
-        ok = json_number<!Skip>(std::string_view(buf + at, end - at), s, &val, &kind);
-        if (ok && !Skip) {
-            const tp_json_walk_cb *cb = e.cb;
-            if (kind == NUM_INT && cb->on_integer)
-                ok = cb->on_integer(e.ctx, s.data(), s.size(), val);
-            else if (kind == NUM_MILLI && cb->on_milli)
-                ok = cb->on_milli(e.ctx, s.data(), s.size(), val);
-            else
-                ok = cb->on_number(e.ctx, s.data(), s.size());
-        }
-    }
+    else
+        ok = ch == 'n' && literal(buf, at, end, "null", 4) && (Skip || e.cb->on_null(e.ctx));
     return ok ? ip + 1 : nullptr;
 }
 
