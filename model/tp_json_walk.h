@@ -1,13 +1,13 @@
-/* tp_json_walk: the elements of a JSON array walked with simdjson's On-Demand parser, each
- * token handed to callbacks shaped like yajl's (the Kineto importer's yajl callbacks serve
- * both parsers unchanged).
+/* tp_json_walk: the elements of a JSON array walked over simdjson's stage 1 (its SIMD index
+ * of the text's structural characters), each token handed to callbacks shaped like yajl's (the
+ * Kineto importer's yajl callbacks serve both parsers unchanged).
  *
- * A C API over a thin C++ shim (tp_json_walk.cpp), used only by the Kineto importer. The
+ * A C API over a thin C++ shim (tp_json_walk_simd.cpp), used only by the Kineto importer. The
  * walk validates what it hands on as yajl does (structure, strings, UTF-8, number grammar)
  * and stops at the first error or at the first callback that returns 0; it never says where
- * or why: the importer then reads the same text with yajl, which words the error. simdjson's
- * On-Demand code is chosen at compile time: on x86-64 the shim is built for haswell (AVX2)
- * and a CPU without it gets no walker (the importer then uses yajl alone). */
+ * or why: the importer then reads the same text with yajl, which words the error. On x86-64
+ * the shim is built for haswell (AVX2) and a CPU without it gets no walker (the importer then
+ * uses yajl alone). */
 #ifndef TP_JSON_WALK_H
 #define TP_JSON_WALK_H
 
@@ -22,7 +22,8 @@ extern "C" {
  * also return 2: go on, but the value of that key is only validated, none of its tokens
  * handed on (the caller would ignore them all). Numbers come as their JSON text, and for the
  * two common shapes (on_integer, on_milli, when set) with their value too, read as the
- * grammar is checked; strings and keys unescaped (not NUL-ended). */
+ * grammar is checked; strings and keys unescaped (not NUL-ended). The texts handed on (numbers,
+ * strings, keys) stay valid and unchanged until tp_json_walk_elements returns. */
 typedef struct {
     int (*on_null)(void *ctx);
     int (*on_bool)(void *ctx, int v);
@@ -62,6 +63,14 @@ void tp_json_walk_close(tp_json_walk *w);
  * otherwise (invalid JSON, trailing content, a callback's 0). */
 int tp_json_walk_elements(tp_json_walk *w, const char *text, size_t len, const tp_json_walk_cb *cb,
                           void *ctx);
+
+/* tp_json_walk_elements for the elements alone: text[0..len) is one or more JSON objects
+ * separated by commas (`{...}, {...}`), whitespace around them allowed, no brackets; the same
+ * callbacks for each. Other elements (arrays, scalars) count as an error here. Like
+ * tp_json_walk_elements it only reads text[0..len + TP_JSON_WALK_PADDING), so what lies past
+ * that may change while it runs (the importer walks its window in place while it reads on). */
+int tp_json_walk_objects(tp_json_walk *w, const char *text, size_t len, const tp_json_walk_cb *cb,
+                         void *ctx);
 
 /* The name of the simdjson code the walker uses ("haswell", "arm64", ...: bench, docs). */
 const char *tp_json_walk_impl(const tp_json_walk *w);

@@ -1,18 +1,21 @@
-/* tp_json_walk_simd.cpp: the C++ side of tp_json_walk, simdjson On-Demand behind three
- * extern "C" functions that tp_json_walk.c (C) calls.
+/* tp_json_walk_simd.cpp: the C++ side of tp_json_walk, simdjson's stage 1 (its SIMD index of
+ * a text's structural characters) and a walk of that index of our own, behind three extern "C"
+ * functions that tp_json_walk.c (C) calls.
  *
- * On x86-64 this file is compiled for haswell (AVX2, BMI, PCLMUL, LZCNT) so that On-Demand,
- * whose code is chosen at compile time, uses its SIMD stage 1; tp_json_walk.c calls it only
- * when the CPU has those. It is the program's only C++ translation unit using simdjson, so
- * no inline function compiled here for AVX2 can be picked for code that runs without it. */
+ * On x86-64 this file is compiled for haswell (AVX2, BMI, PCLMUL, LZCNT); tp_json_walk.c
+ * calls it only when the CPU has those. Stage 1 is libsimdjson's, the code it picks for the
+ * CPU at run time (as On-Demand's parser did). */
 #include <simdjson.h>
 
 #include <cstring>
+#include <memory>
 #include <new>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#include <utility>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 #include <string_view>
 
 #include "tp_json_walk.h"
@@ -20,8 +23,6 @@
 static_assert(TP_JSON_WALK_PADDING >= simdjson::SIMDJSON_PADDING, "padding below simdjson's");
 
 namespace {
-
-namespace od = simdjson::ondemand;
 
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
@@ -59,7 +60,7 @@ __attribute__((always_inline)) inline unsigned lead_digits(const char *s, uint64
 
 const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
-/* JSON's number grammar, which On-Demand's raw token does not check:
+/* JSON's number grammar, which stage 1 does not check:
  * -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
  * The raw token ends at the next structural character, so it may carry whitespace after the
  * number: the grammar's longest match must be followed by whitespace alone, and `num` is that
@@ -71,8 +72,8 @@ const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 1
 enum { NUM_OTHER, NUM_INT, NUM_MILLI };
 
 template <bool Val>
-__attribute__((always_inline)) inline bool json_number(std::string_view raw, std::string_view &num,
-                                                       int64_t *v, int *kind) {
+__attribute__((noinline)) bool json_number_slow(std::string_view raw, std::string_view &num,
+                                                int64_t *v, int *kind) {
     const char *s = raw.data();
     size_t i = 0, n = raw.size();
     uint64_t u = 0;
@@ -142,23 +143,110 @@ __attribute__((always_inline)) inline bool json_number(std::string_view raw, std
     return true;
 }
 
+#ifdef __AVX2__
+/* The count of decimal digits that s[0..16) starts with (16: all of them), and with Val their
+ * value into *v (0 for none): 16 bytes compared and converted at once (pmaddubsw and
+ * pmaddwd), in place of lead_digits' steps of 8 and their multiply-adds: numbers were ~70
+ * instructions each, most of the walk's own on traces of 16-digit µs times. s[0..16) may run
+ * past the number, into the text after it or its padding, as lead_digits'. */
+template <bool Val>
+__attribute__((always_inline)) inline unsigned digits16(const char *s, uint64_t *v) {
+    /* lane j of a shuffle by `align + k` moves lane j + k - 16 to j, zero below: the k
+     * digits to the top lanes */
+    alignas(16) static const int8_t align[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                 -1, -1, -1, -1, -1, 0,  1,  2,  3,  4,  5,
+                                                 6,  7,  8,  9,  10, 11, 12, 13, 14, 15};
+    __m128i d =
+        _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(s)), _mm_set1_epi8('0'));
+    unsigned digit =
+        (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
+    unsigned k = (unsigned)__builtin_ctz(~digit); /* bit 16 of ~digit is set */
+    if (Val) {
+        __m128i x =
+            _mm_shuffle_epi8(d, _mm_loadu_si128(reinterpret_cast<const __m128i *>(align + k)));
+        x = _mm_maddubs_epi16(
+            x, _mm_setr_epi8(10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1));
+        x = _mm_madd_epi16(x, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
+        x = _mm_packus_epi32(x, x); /* four-digit groups, < 10^4 */
+        x = _mm_madd_epi16(x, _mm_setr_epi16(10000, 1, 10000, 1, 0, 0, 0, 0));
+        *v = (uint64_t)(uint32_t)_mm_cvtsi128_si32(x) * 100000000u +
+             (uint32_t)_mm_extract_epi32(x, 1);
+    }
+    return k;
+}
+
+/* json_number for what nearly every number is: at most 16 digits, and 1-16 after a point
+ * (Kineto's µs times, ids); the rest (17 digits or more on either side) json_number_slow,
+ * which gives the same results for all. */
+template <bool Val>
+__attribute__((always_inline)) inline bool json_number(std::string_view raw, std::string_view &num,
+                                                       int64_t *v, int *kind) {
+    const char *s = raw.data();
+    size_t n = raw.size(), i = s[0] == '-';
+    uint64_t u = 0, fv = 0;
+    unsigned k = digits16<Val>(s + i, &u);
+    if (k == 16 && is_digit(s[i + 16]))
+        return json_number_slow<Val>(raw, num, v, kind);
+    if (k == 0 || i + k > n) /* ALWAYS: i + k <= n */
+        return false;
+    if (s[i] == '0' && k > 1)
+        return false; /* a leading zero */
+    size_t id = k;
+    i += k;
+    int kd = NUM_INT;
+    if (i < n && s[i] == '.') {
+        unsigned f = digits16<Val>(s + i + 1, &fv);
+        if (f == 16 && is_digit(s[i + 17]))
+            return json_number_slow<Val>(raw, num, v, kind);
+        if (f == 0 || i + 1 + f > n)
+            return false;
+        static const uint64_t scale[] = {1000, 100, 10, 1};
+        i += 1 + f;
+        kd = NUM_OTHER;
+        if (Val && id <= 15 && f <= 3) {
+            kd = NUM_MILLI;
+            u = u * 1000 + fv * scale[f]; /* < 10^18 */
+        }
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        kd = NUM_OTHER;
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d = i;
+        while (i < n && is_digit(s[i]))
+            i++;
+        if (i == d)
+            return false;
+    }
+    size_t end = i;
+    while (i < n && is_ws(s[i]))
+        i++;
+    if (i != n)
+        return false;
+    if (Val) {
+        *kind = kd;
+        *v = s[0] == '-' ? -(int64_t)u : (int64_t)u;
+    }
+    num = std::string_view(s, end);
+    return true;
+}
+#else
+template <bool Val>
+__attribute__((always_inline)) inline bool json_number(std::string_view raw, std::string_view &num,
+                                                       int64_t *v, int *kind) {
+    return json_number_slow<Val>(raw, num, v, kind);
+}
+#endif
+
 const unsigned char *bytes(std::string_view s) {
     return reinterpret_cast<const unsigned char *>(s.data());
 }
 
-/* Skip: the walk of a value whose key's map_key returned 2 (nobody wants its tokens): it is
- * validated as any other, but no callback is called (they were do-nothing ones, called through
- * pointers) and no number's value is computed. */
-template <bool Skip> bool walk_object(od::value &v, const tp_json_walk_cb *cb, void *ctx);
-template <bool Skip> bool walk_array(od::value &v, const tp_json_walk_cb *cb, void *ctx);
-template <bool Skip>
-__attribute__((always_inline)) inline bool walk(od::value &v, const tp_json_walk_cb *cb, void *ctx);
-
 /* A key or string without a backslash is its raw text up to the closing quote (stage 1
- * found that quote, and checked the UTF-8): `text` is that text, no copy. unescaped_key() and
- * get_string() copied each into the parser's string buffer through a call into libsimdjson,
- * the walk's largest cost after its own code (parse_string: 3.7 % of `report`'s CPU time on a
- * 14 MB trace; the walk's functions together 13.0 -> 10.4 % with keys alone, by perf). */
+ * found that quote, and checked the UTF-8): `text` is that text, no copy. Unescaping each
+ * into a buffer through a call into libsimdjson was the walk's largest cost after its own
+ * code (parse_string: 3.7 % of `report`'s CPU time on a 14 MB trace, by perf). */
 bool plain_text(const char *k, std::string_view &text) {
     size_t n = 0;
 #ifdef __SSE2__
@@ -183,126 +271,252 @@ bool plain_text(const char *k, std::string_view &text) {
     return true;
 }
 
-bool plain_key(od::field &f, std::string_view &key) {
-    return plain_text(f.key().raw(), key);
-}
+/* The walk proper, over stage 1's structural indexes (simdjson's own stage 2s are not used):
+ * the grammar checked token by token, each token's text read once. On-Demand's iteration
+ * (its token iterator, type peeks, depth bookkeeping and skips of values not consumed) and
+ * the walk over it were ~424 M of the 1,369 M instructions of `report --compat hta` on
+ * hta_df_index_resolver (one import thread); this walk, with digits16 below, ~279 M. It
+ * checks the same structure (every container closed by its own bracket, `:` after each key,
+ * `,` between members, nothing after the array) and stops at the first surprise, as before:
+ * the importer then reads the text with yajl, which words the error.
+ *
+ * Stage 1 leaves an index per structural character (`{}[]:,`), per string (its opening
+ * quote) and per other scalar (its first byte); it has checked the UTF-8, that every string
+ * is closed and has no control character. A scalar's text runs to the next index (trailing
+ * whitespace included); a string's ends at its closing quote, and stage 1 makes anything
+ * other than whitespace after it an index of its own, which the grammar then refuses. */
+struct env {
+    const char *buf;
+    const uint32_t *end; /* past the last token: a `]`, or a `}` for tp_json_walk_objects */
+    uint8_t *str;        /* where the next unescaped string goes (they stay until the walk ends) */
+    const simdjson::internal::dom_parser_implementation *impl; /* its parse_string */
+    const tp_json_walk_cb *cb;
+    void *ctx;
+};
 
-/* Fields and elements are used in place (value_unsafe() after the error check): copying
- * them out (get(), values passed by value) cost store-forwarding stalls on their 16-byte
- * parts, most of the walk's time by perf. */
-/* Only containers recurse (walk_object, walk_array: out of line); a scalar is handled in the
- * loop that met it (walk, walk_scalar: inline), since a call per value, with its saved
- * registers, cost ~20 instructions of the walk's ~170 per token. */
-template <bool Skip>
-__attribute__((noinline)) bool walk_object(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
-    od::object o;
-    if (v.get_object().get(o) || (!Skip && !cb->start_map(ctx)))
+/* simdjson's default; deeper texts go to yajl */
+constexpr unsigned MAX_DEPTH = simdjson::DEFAULT_MAX_DEPTH;
+
+/* The string whose opening quote is at `at`: its text in place, or unescaped into e.str. */
+__attribute__((always_inline)) inline bool string_at(env &e, const char *buf, uint32_t at,
+                                                     std::string_view &s) {
+    if (plain_text(buf + at + 1, s))
+        return true;
+    uint8_t *end = e.impl->parse_string(reinterpret_cast<const uint8_t *>(buf + at + 1), e.str);
+    if (!end)
         return false;
-    for (auto res : o) {
-        if (res.error())
-            return false;
-        od::field &f = res.value_unsafe();
-        std::string_view key;
-        if (!plain_key(f, key) && f.unescaped_key().get(key))
-            return false;
-        int go = Skip ? 2 : cb->map_key(ctx, bytes(key), key.size());
-        if (!go || !(go == 2 ? walk<true>(f.value(), cb, ctx) : walk<false>(f.value(), cb, ctx)))
-            return false;
-    }
-    return Skip || cb->end_map(ctx);
+    s = std::string_view(reinterpret_cast<const char *>(e.str), (size_t)(end - e.str));
+    e.str = end;
+    return true;
 }
 
-template <bool Skip>
-__attribute__((noinline)) bool walk_array(od::value &v, const tp_json_walk_cb *cb, void *ctx) {
-    od::array a;
-    if (v.get_array().get(a) || (!Skip && !cb->start_array(ctx)))
+/* The literal `lit` (n bytes) and whitespace alone in buf[at..end). */
+bool literal(const char *buf, uint32_t at, uint32_t end, const char *lit, size_t n) {
+    if (end - at < n || memcmp(buf + at, lit, n))
         return false;
-    for (auto elem : a) {
-        if (elem.error() || !walk<Skip>(elem.value_unsafe(), cb, ctx))
+    for (at += (uint32_t)n; at < end; at++)
+        if (!is_ws(buf[at]))
             return false;
-    }
-    return Skip || cb->end_array(ctx);
+    return true;
 }
 
+/* The token positions are read without a bound: the last token is the array's `]`, and every
+ * place that reads one more token after a `]` is an error but the array's own end (a `]` where
+ * a key, a `:`, a value or an object's `,`/`}` is due), so only walk_array, when a `]` ends a
+ * nested array, checks that tokens remain. A scalar, never the last token, ends where the next
+ * one starts.
+ *
+ * Each function takes the position of its first token and returns the one after what it
+ * walked, NULL to stop: the position and the text stay in registers across the callbacks
+ * (through a struct in memory they were reloaded after each: ~60 M of a report's
+ * instructions on hta_df_index_resolver). */
+template <bool Skip> const uint32_t *walk_object(const uint32_t *ip, env &e, unsigned depth);
+template <bool Skip> const uint32_t *walk_array(const uint32_t *ip, env &e, unsigned depth);
+
+/* Skip: the walk of a value whose key's map_key returned 2 (nobody wants its tokens): it is
+ * validated as any other, but no callback is called and no number's value is computed.
+ * Only containers recurse (out of line); a scalar is handled in the loop that met it, since a
+ * call per value, with its saved registers, cost ~20 instructions of the walk's ~170 a token. */
 template <bool Skip>
-__attribute__((always_inline)) inline bool walk_scalar(od::value &v, od::json_type t,
-                                                       const tp_json_walk_cb *cb, void *ctx) {
-    if (t == od::json_type::string) {
-        std::string_view s; /* the raw token starts at the opening quote */
-        if (!plain_text(v.raw_json_token().data() + 1, s) && v.get_string().get(s))
-            return false;
-        return Skip || cb->on_string(ctx, bytes(s), s.size());
-    }
-    if (t == od::json_type::number) {
+__attribute__((always_inline)) inline const uint32_t *walk(const uint32_t *ip, env &e,
+                                                           unsigned depth) {
+    const char *buf = e.buf;
+    uint32_t at = *ip;
+    char ch = buf[at];
+    if ((unsigned char)(ch - '0') <= 9 || ch == '-') { /* the most common value first */
         std::string_view s;
         int64_t val = 0;
         int kind = NUM_OTHER;
-        if (!json_number<!Skip>(v.raw_json_token(), s, &val, &kind))
-            return false;
-        if (Skip)
-            return true;
-        if (kind == NUM_INT && cb->on_integer)
-            return cb->on_integer(ctx, s.data(), s.size(), val);
-        if (kind == NUM_MILLI && cb->on_milli)
-            return cb->on_milli(ctx, s.data(), s.size(), val);
-        return cb->on_number(ctx, s.data(), s.size());
+        if (!json_number<!Skip>(std::string_view(buf + at, ip[1] - at), s, &val, &kind))
+            return nullptr;
+        bool ok = true;
+        if (!Skip) {
+            const tp_json_walk_cb *cb = e.cb;
+            if (kind == NUM_INT && cb->on_integer)
+                ok = cb->on_integer(e.ctx, s.data(), s.size(), val);
+            else if (kind == NUM_MILLI && cb->on_milli)
+                ok = cb->on_milli(e.ctx, s.data(), s.size(), val);
+            else
+                ok = cb->on_number(e.ctx, s.data(), s.size());
+        }
+        return ok ? ip + 1 : nullptr;
     }
-    if (t == od::json_type::boolean) {
-        bool b;
-        return !v.get_bool().get(b) && (Skip || cb->on_bool(ctx, b));
+    if (ch == '"') {
+        std::string_view s;
+        if (!string_at(e, buf, at, s) || (!Skip && !e.cb->on_string(e.ctx, bytes(s), s.size())))
+            return nullptr;
+        return ip + 1;
     }
-    bool null = false;
-    return !v.is_null().get(null) && null && (Skip || cb->on_null(ctx));
+    if (ch == '{')
+        return walk_object<Skip>(ip, e, depth);
+    if (ch == '[')
+        return walk_array<Skip>(ip, e, depth);
+    uint32_t end = ip[1];
+    bool ok;
+    if (ch == 't')
+        ok = literal(buf, at, end, "true", 4) && (Skip || e.cb->on_bool(e.ctx, 1));
+    else if (ch == 'f')
+        ok = literal(buf, at, end, "false", 5) && (Skip || e.cb->on_bool(e.ctx, 0));
+    else
+        ok = ch == 'n' && literal(buf, at, end, "null", 4) && (Skip || e.cb->on_null(e.ctx));
+    return ok ? ip + 1 : nullptr;
 }
 
 template <bool Skip>
-__attribute__((always_inline)) inline bool walk(od::value &v, const tp_json_walk_cb *cb,
-                                                void *ctx) {
-    od::json_type t;
-    if (v.type().get(t))
-        return false;
-    if (t == od::json_type::object)
-        return walk_object<Skip>(v, cb, ctx);
-    if (t == od::json_type::array)
-        return walk_array<Skip>(v, cb, ctx);
-    return walk_scalar<Skip>(v, t, cb, ctx);
+__attribute__((noinline)) const uint32_t *walk_object(const uint32_t *ip, env &e, unsigned depth) {
+    const char *buf = e.buf;
+    if (++depth > MAX_DEPTH || (!Skip && !e.cb->start_map(e.ctx)))
+        return nullptr;
+    ip++; /* the `{` */
+    if (buf[*ip] == '}') {
+        ip++;
+    } else {
+        for (;;) {
+            std::string_view key;
+            if (buf[*ip] != '"' || !string_at(e, buf, *ip, key) || buf[ip[1]] != ':')
+                return nullptr;
+            ip += 2;
+            int go = Skip ? 2 : e.cb->map_key(e.ctx, bytes(key), key.size());
+            if (!go || !(ip = go == 2 ? walk<true>(ip, e, depth) : walk<false>(ip, e, depth)))
+                return nullptr;
+            char ch = buf[*ip++];
+            if (ch == '}')
+                break;
+            if (ch != ',')
+                return nullptr;
+        }
+    }
+    if (ip == e.end && depth > 2) /* the last `}` closed a nested object (tp_json_walk_objects) */
+        return nullptr;
+    return Skip || e.cb->end_map(e.ctx) ? ip : nullptr;
 }
+
+template <bool Skip>
+__attribute__((noinline)) const uint32_t *walk_array(const uint32_t *ip, env &e, unsigned depth) {
+    const char *buf = e.buf;
+    if (++depth > MAX_DEPTH || (!Skip && !e.cb->start_array(e.ctx)))
+        return nullptr;
+    ip++; /* the `[` */
+    if (buf[*ip] == ']') {
+        ip++;
+    } else {
+        for (;;) {
+            if (!(ip = walk<Skip>(ip, e, depth)))
+                return nullptr;
+            char ch = buf[*ip++];
+            if (ch == ']')
+                break;
+            if (ch != ',')
+                return nullptr;
+        }
+    }
+    if (ip == e.end) /* the last `]` closed this array: the outer one is left open */
+        return nullptr;
+    return Skip || e.cb->end_array(e.ctx) ? ip : nullptr;
+}
+
+/* What a walker holds: stage 1's buffers (grown to the largest text walked) and the buffer
+ * of unescaped strings. */
+struct walker {
+    std::unique_ptr<simdjson::internal::dom_parser_implementation> impl;
+    std::unique_ptr<uint8_t[]> str;
+    size_t str_cap = 0;
+};
 
 } // namespace
 
 extern "C" void *tp_json_walk_simd_new(void) {
-    return new (std::nothrow) od::parser();
+    return new (std::nothrow) walker();
 }
 
 extern "C" void tp_json_walk_simd_free(void *parser) {
-    delete static_cast<od::parser *>(parser);
+    delete static_cast<walker *>(parser);
 }
 
+/* The code of stage 1, the walk's only SIMD part: the one libsimdjson picks for this CPU. */
 extern "C" const char *tp_json_walk_simd_impl(void) {
-    return SIMDJSON_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION);
+    return simdjson::get_active_implementation()->name().c_str();
 }
 
-/* Catches nothing: simdjson's On-Demand API reports errors as values, and the callbacks are C. */
+/* Catches nothing: simdjson reports errors as values, and the callbacks are C. */
+/* `bare`: text is objects separated by commas, no brackets around (tp_json_walk_objects). */
 extern "C" int tp_json_walk_simd_run(void *parser, const char *text, size_t len,
-                                     const tp_json_walk_cb *cb, void *ctx) {
-    od::parser *p = static_cast<od::parser *>(parser);
-    simdjson::padded_string_view in(text, len, len + TP_JSON_WALK_PADDING);
-    /* iterate() reallocates the parser's buffers for each text longer than every one before
-     * (the import's pieces: ~128 KiB, each a little over or under), and the new buffers (mapped:
-     * over 256 KiB) were faulted in again each time; half again as much room makes that rare.
-     * Their pages that are never written cost no memory. */
-    if (p->capacity() < len && len <= p->max_capacity() - len / 2 && p->allocate(len + len / 2))
+                                     const tp_json_walk_cb *cb, void *ctx, int bare) {
+    walker *w = static_cast<walker *>(parser);
+    if (len > simdjson::SIMDJSON_MAXSIZE_BYTES / 2)
         return 0;
-    od::document doc;
-    if (p->iterate(in).get(doc))
+    /* Stage 1's buffers for each text longer than every one before (the import's pieces:
+     * ~128 KiB, each a little over or under) were mapped anew and faulted in each time; half
+     * again as much room makes that rare. Pages never written cost no memory. */
+    size_t cap = len + len / 2;
+    if (!w->impl) {
+        if (simdjson::get_active_implementation()->create_dom_parser_implementation(
+                cap, simdjson::DEFAULT_MAX_DEPTH, w->impl))
+            return 0;
+    } else if (w->impl->capacity() < len && w->impl->set_capacity(cap)) {
         return 0;
-    od::array a;
-    if (doc.get_array().get(a))
+    }
+    if (w->str_cap < len + 2 * simdjson::SIMDJSON_PADDING) {
+        /* unescaped strings are no longer than their text; parse_string writes whole vectors */
+        w->str_cap = cap + 2 * simdjson::SIMDJSON_PADDING;
+        w->str.reset(new (std::nothrow) uint8_t[w->str_cap]);
+        if (!w->str) {
+            w->str_cap = 0;
+            return 0;
+        }
+    }
+    if (w->impl->stage1(reinterpret_cast<const uint8_t *>(text), len,
+                        simdjson::stage1_mode::regular))
         return 0;
-    for (auto elem : a) {
-        if (elem.error() || !walk<false>(elem.value_unsafe(), cb, ctx))
+    const uint32_t *ip = w->impl->structural_indexes.get();
+    uint32_t n = w->impl->n_structural_indexes; /* > 0: stage 1 said EMPTY otherwise */
+    env e{text, ip + n, w->str.get(), w->impl.get(), cb, ctx};
+    if (bare) {
+        /* The last token is an object's `}`: only the close of a top-level object may read it
+         * (walk_object refuses a nested one), as the array's `]` below. */
+        if (text[ip[0]] != '{' || text[ip[n - 1]] != '}')
+            return 0;
+        for (;;) {
+            if (!(ip = walk_object<false>(ip, e, 1)))
+                return 0;
+            if (ip == e.end)
+                return 1;
+            if (text[*ip++] != ',' || text[*ip] != '{')
+                return 0;
+        }
+    }
+    if (text[ip[0]] != '[' || text[ip[n - 1]] != ']')
+        return 0;
+    ip++;
+    if (text[*ip] == ']')
+        return n == 2;
+    for (;;) { /* the elements: the array itself gets no callbacks */
+        if (!(ip = walk<false>(ip, e, 1)))
+            return 0;
+        char ch = text[*ip++];
+        if (ch == ']')
+            return ip == e.end; /* nothing after the array */
+        if (ch != ',')
             return 0;
     }
-    const char *rest; /* anything after the array is an error: OUT_OF_BOUNDS says none */
-    return doc.current_location().get(rest) == simdjson::OUT_OF_BOUNDS ? 1 : 0;
 }
