@@ -41,6 +41,13 @@ typedef struct {
     uint16_t place; /* TP_EV_PLACE_WIDE: none remembered */
 } place_memo;
 
+/* place_memo of a memory row: its place by (tid, heap), the pid as there, the device -1. */
+typedef struct {
+    uint64_t heap;
+    uint32_t tid;
+    uint16_t place; /* TP_EV_PLACE_WIDE: none remembered */
+} mem_memo;
+
 typedef struct {
     tp_model *m;
     tp_rank *r;
@@ -67,6 +74,7 @@ typedef struct {
     /* the place of each common record's last row, by the fields that tell its places apart
      * (push_known) */
     place_memo api_place, kernel_place, range_place;
+    mem_memo region_place[2]; /* the latest first: a thread's regions alternate two heaps */
     /* memcpy names by copy, source and destination kind (memcpy_name); 0: not yet interned */
     uint32_t copy_names[TP_COPY_PTOP + 1][TP_MEM_MANAGED_STATIC + 1][TP_MEM_MANAGED_STATIC + 1];
     tp_prefault *ahead; /* faulting the reserved columns in (size_tables); NULL: none */
@@ -286,6 +294,14 @@ static void remember_place(nload *L, place_memo *pm, uint64_t key) {
 
 static void forget_places(nload *L) {
     L->api_place.place = L->kernel_place.place = L->range_place.place = TP_EV_PLACE_WIDE;
+    for (size_t k = 0; k < sizeof L->region_place / sizeof *L->region_place; k++)
+        L->region_place[k].place = TP_EV_PLACE_WIDE;
+}
+
+/* The region_place entry that holds (tid, heap), else its second (then replaced). */
+static inline mem_memo *mem_memo_find(nload *L, uint32_t tid, uint64_t heap) {
+    mem_memo *mm = &L->region_place[0];
+    return mm->heap == heap && mm->tid == tid ? mm : mm + 1;
 }
 
 static tp_status push_row(nload *L, tp_event_row *row) {
@@ -505,6 +521,23 @@ static tp_status on_heap(void *ctx, const tp_rec_hdr *h) {
     return mem_event(ctx, (int64_t)p->ts, TP_MEMEV_HEAP, -1, p->address, sz, p->stack_id, x);
 }
 
+/* on_region's row when its place is not in `mm` (or it needs more than the columns): pushed
+ * as any memory row, its place remembered. */
+static __attribute__((noinline)) void region_slow(nload *L, const tp_rec_region *g, int64_t delta,
+                                                  uint8_t op, mem_memo *mm) {
+    tp_memev_row x = {.op = op,
+                      .heap = g->heap,
+                      .size = g->op == TP_REGION_UNREGISTER ? 0 : g->size,
+                      .tid = g->tid};
+    mem_event(L, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g->address, delta,
+              g->stack_id, x);
+    const tp_memevents *mem = &L->r->mem;
+    uint16_t k = mem->place[mem->n - 1];
+    if (mm != &L->region_place[0]) /* a new key: the latest first */
+        L->region_place[1] = L->region_place[0], mm = &L->region_place[0];
+    *mm = (mem_memo){g->heap, g->tid, k}; /* TP_EV_PLACE_WIDE (none) when wide */
+}
+
 static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_region *g = (const void *)h;
@@ -515,12 +548,22 @@ static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
     static const uint8_t ops[] = {[TP_REGION_REGISTER] = TP_MEMEV_OP_REGION_REGISTER,
                                   [TP_REGION_RESIZE] = TP_MEMEV_OP_REGION_RESIZE,
                                   [TP_REGION_UNREGISTER] = TP_MEMEV_OP_REGION_UNREGISTER};
-    tp_memev_row x = {.op = g->op < sizeof ops ? ops[g->op] : TP_MEMEV_OP_NONE,
-                      .heap = g->heap,
-                      .size = g->op == TP_REGION_UNREGISTER ? 0 : g->size,
-                      .tid = g->tid};
-    return mem_event(L, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g->address,
-                     delta, g->stack_id, x);
+    uint8_t op = g->op < sizeof ops ? ops[g->op] : TP_MEMEV_OP_NONE;
+    uint64_t size = g->op == TP_REGION_UNREGISTER ? 0 : g->size;
+    mem_memo *mm = mem_memo_find(L, g->tid, g->heap);
+    tp_memevents *mem = &L->r->mem;
+    /* push_memev's work for a row of a known place, no totals and a size its op implies */
+    if (mm->place != TP_EV_PLACE_WIDE && mm->heap == g->heap && mm->tid == g->tid &&
+        size == tp_memev_size_derived(op, delta) &&
+        tp_memev_append(mem, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, g->address,
+                        delta, g->stack_id, op, mm->place)) {
+        note_stack(L, g->stack_id);
+        if (mem->n % AHEAD_LOOK_ROWS == 1 && L->ahead)
+            ahead_optional(L);
+        return TP_OK;
+    }
+    region_slow(L, g, delta, op, mm);
+    return TP_OK;
 }
 
 static tp_status on_alloc_fail(void *ctx, const tp_rec_hdr *h) {

@@ -863,6 +863,23 @@ static inline int tp_events_append_plain(tp_events *ev, int64_t ts, uint64_t dur
     return 1;
 }
 void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
+/* tp_memev_push of a row given as its stored values, for a loader that knows the row's place:
+ * `place`, the index (below TP_EV_PLACE_WIDE) an earlier row with the same pid, tid, device and
+ * heap got. The row carries no allocator totals and its size is tp_memev_size_derived(op,
+ * bytes). Writes the columns and returns 1 when the table has room, `bytes` fits its 32-bit
+ * code and `op` is at most TP_MEMEV_OP_MASK; else writes nothing and returns 0 (push the row
+ * with tp_memev_push then). Static inline, as tp_events_append_plain. */
+static inline int tp_memev_append(tp_memevents *mem, int64_t ts, uint8_t kind, uint64_t addr,
+                                  int64_t bytes, uint32_t stack, uint8_t op, uint16_t place) {
+    assert(place < mem->places.n);
+    size_t i = mem->n;
+    if (i >= mem->cap || bytes <= INT32_MIN || bytes > INT32_MAX || op > TP_MEMEV_OP_MASK)
+        return 0;
+    mem->n = i + 1;
+    mem->ts[i] = ts, mem->kind[i] = kind, mem->addr[i] = addr, mem->stack[i] = stack;
+    mem->bytes32[i] = (int32_t)bytes, mem->op_flags[i] = op, mem->place[i] = place;
+    return 1;
+}
 /* Room for `rows` rows in every allocated column at once (a loader that knows how many will
  * come: no regrowth, and the columns stay where they are while they fill); never shrinks.
  * Abort on out of memory. */
