@@ -1340,7 +1340,9 @@ typedef struct {
     const uint64_t *side; /* bit per old row: a side table holds it (NULL: no side table) */
     moved_row *moved;     /* out: those rows of this half, ascending by new row */
     size_t n_moved;
-    int half; /* 0 or 1 */
+    int half;   /* 0 or 1 */
+    void *tmp1; /* half 1's gather block: 4 bytes a row (the categories' index, not yet
+                   written); half 0's is a scratch block of 8 */
 } permute_half;
 
 /* Two 4-byte columns permuted in one pass (perm read once for both) through tmp (8 bytes a
@@ -1372,10 +1374,13 @@ static void gather_back_112(uint8_t *a, uint8_t *b, uint16_t *c, const uint32_t 
 }
 
 /* The allocated columns of a table, grouped for permute_cols: two 4-byte columns, or two
- * 1-byte and a 2-byte one, move in one pass over perm; the rest one by one. */
+ * 1-byte and a 2-byte one, move in one pass over perm; the rest one by one. Each group has
+ * its half: half 0 gathers through 8 bytes a row (the 8-byte columns, the pairs of 4-byte
+ * ones), half 1 through 4 (the narrower groups, 4-byte columns one by one), with about as
+ * many bytes a row each. */
 typedef struct {
     void *col[3];
-    uint8_t elem, n_cols, bytes; /* elem: of a single column; 0: a group (44 or 112) */
+    uint8_t elem, n_cols, half; /* elem: of a single column; 0: a group (44 or 112) */
 } perm_group;
 
 #define COUNT_COL(c, none) +1
@@ -1401,31 +1406,40 @@ static size_t perm_groups(tp_events *e, perm_group *g) {
     }
     TP_EV_ALL(GROUP_COL)
 #undef GROUP_COL
+    /* k1 of the 4-byte columns to half 1 (one by one), the rest to half 0 (in pairs), so
+     * that 8 * n8 + 4 * (n4 - k1) and 4 * k1 + the narrower columns' bytes come out even */
+    size_t b0 = 8 * n8 + 4 * n4, b1 = 2 * n2 + n1;
+    size_t k1 = b0 > b1 ? (b0 - b1) / 8 : 0;
+    k1 = k1 < n4 ? k1 : n4;
     for (size_t i = 0; i < n8; i++)
-        g[k++] = (perm_group){{c8[i]}, 8, 1, 8};
+        g[k++] = (perm_group){{c8[i]}, 8, 1, 0};
     size_t i4 = 0;
+    for (; i4 < k1; i4++)
+        g[k++] = (perm_group){{c4[i4]}, 4, 1, 1};
     for (; i4 + 2 <= n4; i4 += 2)
-        g[k++] = (perm_group){{c4[i4], c4[i4 + 1]}, 0, 2, 8};
+        g[k++] = (perm_group){{c4[i4], c4[i4 + 1]}, 0, 2, 0};
     if (i4 < n4)
-        g[k++] = (perm_group){{c4[i4]}, 4, 1, 4};
+        g[k++] = (perm_group){{c4[i4]}, 4, 1, 0};
     size_t i1 = 0, i2 = 0;
     for (; i1 + 2 <= n1 && i2 < n2; i1 += 2, i2++)
-        g[k++] = (perm_group){{c1[i1], c1[i1 + 1], c2[i2]}, 0, 3, 4};
+        g[k++] = (perm_group){{c1[i1], c1[i1 + 1], c2[i2]}, 0, 3, 1};
     for (; i2 < n2; i2++)
-        g[k++] = (perm_group){{c2[i2]}, 2, 1, 2};
+        g[k++] = (perm_group){{c2[i2]}, 2, 1, 1};
     for (; i1 < n1; i1++)
         g[k++] = (perm_group){{c1[i1]}, 1, 1, 1};
     return k;
 }
 
-/* The columns of one half permuted through one scratch block of this thread. The columns are
+/* The columns of one half permuted through one block of this thread: half 0 a scratch block
+ * of 8 bytes a row, half 1 the categories' index (4 bytes a row, written by index_cats_half
+ * after this): a second scratch block of 8 was more than the analyses take from the scratch
+ * after the finish (lb20k: ~10 k page faults and ~40 MB of peak fewer). The columns are
  * independent, and each gather is about a cache miss per row: two threads, each with half of
- * them, take ~half the time. A group of columns (perm_groups) goes, in order, to the half with
- * fewer bytes per row so far (ties to half 0): the same split on both threads. */
+ * them (perm_groups), take ~half the time. */
 static void permute_cols(void *arg) {
     permute_half *h = arg;
     tp_events *e = h->e;
-    size_t n = e->n, bytes[2] = {0, 0};
+    size_t n = e->n;
     if (h->side) /* its half of the new rows that side tables hold (well under 1 %: not the
                     inverse permutation of every row, ~25 ms of scattered writes into fresh
                     pages on a 10 M-record trace) */
@@ -1434,13 +1448,11 @@ static void permute_cols(void *arg) {
             if (h->side[o / 64] >> (o % 64) & 1)
                 h->moved[h->n_moved++] = (moved_row){(uint32_t)i, o};
         }
-    void *tmp = tp_scratch_get(h->sc, n, 8);
+    void *tmp = h->half ? h->tmp1 : tp_scratch_get(h->sc, n, 8);
     perm_group g[N_EV_COLS];
     size_t ng = perm_groups(e, g);
     for (size_t k = 0; k < ng; k++) {
-        int to = bytes[1] < bytes[0];
-        bytes[to] += g[k].bytes;
-        if (to != h->half)
+        if (g[k].half != h->half)
             continue;
         if (g[k].elem)
             gather_back(g[k].col[0], g[k].elem, h->perm, n, tmp);
@@ -1449,7 +1461,8 @@ static void permute_cols(void *arg) {
         else
             gather_back_112(g[k].col[0], g[k].col[1], g[k].col[2], h->perm, n, tmp);
     }
-    tp_scratch_put(h->sc, tmp);
+    if (!h->half)
+        tp_scratch_put(h->sc, tmp);
 }
 
 /* 1 when row a goes before row b: earlier, or as early and longer (ties: neither). */
@@ -1496,13 +1509,14 @@ static size_t moved_by_search(const tp_events *e, const uint32_t *perm, const ui
 }
 
 /* Permutes every allocated column in place (new row i = old row perm[i]): each is gathered
- * into a scratch block of its thread and copied back. No column moves into new pages (on a
- * 10 M-record trace that was ~95 MB of fresh pages, a page fault per 4 KiB, for old columns
- * freed right after); the two scratch blocks stay in sc for the view. This replaced walking
+ * into a block of its thread (permute_cols: a scratch block, or tmp1, n rows of 4 bytes) and
+ * copied back. No column moves into new pages (on a 10 M-record trace that was ~95 MB of
+ * fresh pages, a page fault per 4 KiB, for old columns freed right after); the scratch block
+ * stays in sc for the view. This replaced walking
  * the permutation's cycles in place, whose search (~63 ms on a 10 M-record trace) was serial:
  * the copies back cost less, on both threads. The columns keep their capacity (finish fits
  * them after). */
-static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
+static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc, void *tmp1) {
     size_t n = e->n;
     size_t n_side = e->n_copies; /* side tables follow their rows */
 #define ANY_WIDE(w) n_side += e->w.n;
@@ -1528,8 +1542,8 @@ static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
         n_moved = moved_by_search(e, perm, side, moved);
         free(side), side = NULL;
     }
-    permute_half half[2] = {{e, perm, sc, side, moved, 0, 0},
-                            {e, perm, sc, side, moved + n_side, 0, 1}};
+    permute_half half[2] = {{e, perm, sc, side, moved, 0, 0, NULL},
+                            {e, perm, sc, side, moved + n_side, 0, 1, tmp1}};
     tp_par_both(n, permute_cols, &half[0], permute_cols, &half[1]);
     if (!n_side)
         return;
@@ -1748,8 +1762,8 @@ static void load_from_perm(tp_events *e, const uint32_t *restrict perm) {
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
  * load order so equal events keep the file's order, and sets the load order column (the
  * permutation on the first finish; a later one carries each row's along). Skips the sort
- * when already sorted. */
-static void events_sort(tp_events *e, tp_scratch *sc) {
+ * when already sorted. tmp1: room for n rows of 4 bytes, free to overwrite (events_permute). */
+static void events_sort(tp_events *e, tp_scratch *sc, void *tmp1) {
     size_t n = e->n;
     uint32_t *was = NULL; /* a finish before: each row's load position (this order's) */
     if (e->load_d16) {
@@ -1767,7 +1781,7 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
     if (!sorted) {
         perm = tp_scratch_get(sc, n, sizeof *perm);
         ts_sort(e, perm, sc);
-        events_permute(e, perm, sc);
+        events_permute(e, perm, sc, tmp1);
     }
     e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
     if (perm && !was) /* the first finish: the permutation is the load order */
@@ -2546,12 +2560,12 @@ void tp_model_finish(tp_model *m) {
         tp_rank *r = &m->ranks[i];
         if (r->rank < 0)
             r->rank = (int)i;
-        events_sort(&r->ev, sc);
+        index_cats_begin(r); /* its rows are the permutation's second gather block first */
+        events_sort(&r->ev, sc, r->cats.rows);
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
         derive_device_type(m, r);
-        index_cats_begin(r);
         finish_job j = {r, sc}; /* two threads: see index_some */
         tp_par_both(r->ev.n, mem_then_threads_and_nest, &j, index_some, &j);
         stacks_sort(&r->stacks);
