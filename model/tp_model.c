@@ -2305,10 +2305,18 @@ static __attribute__((noinline)) void nest_put_wide(tp_events *e, uint32_t row, 
  * holds exactly the ancestors of the next row once the ones that do not contain it are
  * popped. A partial overlap is not nesting: the row becomes a sibling. */
 static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, nest_open *stack) {
+    /* the columns in locals: a store into depth8 (a byte, which may alias anything for the
+     * compiler) made it load every column's address from e again for each row */
+    const int64_t *ts_col = e->ts;
+    const uint32_t *dur32 = e->dur32;
+    uint16_t *parent16 = e->parent16;
+    uint8_t *depth8 = e->depth8;
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t row = rows[i];
-        int64_t ts = e->ts[row], dur = tp_ev_dur(e, row), end = ts + dur;
+        int64_t ts = ts_col[row];
+        int64_t dur = dur32[row] < TP_EV_U32_WIDE ? dur32[row] : tp_ev_dur(e, row);
+        int64_t end = ts + dur;
         while (depth > 0) {
             const nest_open *top = &stack[depth - 1];
             if (top->end > ts && top->end >= end)
@@ -2319,7 +2327,7 @@ static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, nest_open 
         }
         size_t up = depth ? row - stack[depth - 1].row : 0; /* the parent is an earlier row */
         if (up < TP_EV_PARENT_WIDE && depth < TP_EV_DEPTH_WIDE)
-            e->parent16[row] = (uint16_t)up, e->depth8[row] = (uint8_t)depth;
+            parent16[row] = (uint16_t)up, depth8[row] = (uint8_t)depth;
         else
             nest_put_wide(e, row, up, depth);
         stack[depth++] = (nest_open){ts, end, row};
