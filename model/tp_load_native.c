@@ -557,6 +557,9 @@ static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
         size == tp_memev_size_derived(op, delta) &&
         tp_memev_append(mem, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, g->address,
                         delta, g->stack_id, op, mm->place)) {
+        /* after the row, not before as push_memev: the bound an unmarked id is judged by
+         * moves by one row, and either way load_stacks finds the same ids (referenced_stacks
+         * and marked_stacks agree); before, the fast path took ~5 instructions more a row */
         note_stack(L, g->stack_id);
         if (mem->n % AHEAD_LOOK_ROWS == 1 && L->ahead)
             ahead_optional(L);
