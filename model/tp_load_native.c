@@ -251,7 +251,9 @@ push_row_as(nload *L, tp_event_row *row, int plain, tp_cat c, int64_t end) {
 }
 
 /* Appends a plain row of category `c` straight into the columns when `pm` holds the place of
- * `key` and the category has a row (its text is then the table's: plain), with push_row_as's
+ * `key` (a memo is only set after its row was pushed, so `c` has a row: its text is then the
+ * table's, the row plain; API keys hold the category, their type's only one of two), with
+ * push_row_as's
  * bookkeeping but for rows_pushed (the caller's tail); 0 when it wrote nothing (the handler
  * then builds its row and pushes it, and remember_place notes where it went). Inline in each
  * handler's fast path, which calls nothing (its slow path is a function of its own, so the
@@ -262,7 +264,8 @@ __attribute__((always_inline)) static inline int push_known(nload *L, const plac
                                                             uint64_t key, int64_t ts, int64_t end,
                                                             uint32_t name, tp_cat c, uint8_t flags,
                                                             uint32_t stack, uint32_t corr32) {
-    if (pm->key != key || pm->place == TP_EV_PLACE_WIDE || !(L->cats_pushed >> c & 1))
+    assert(pm->key != key || pm->place == TP_EV_PLACE_WIDE || (L->cats_pushed >> c & 1));
+    if (pm->key != key || pm->place == TP_EV_PLACE_WIDE)
         return 0;
     size_t w = stack / 64; /* note_stack without its call: an id past the bits goes slow */
     if (stack != L->stack_last && w >= L->stack_words)
@@ -311,6 +314,11 @@ static tp_status push_row(nload *L, tp_event_row *row) {
 
 /* ---------------------------------------------------------------- records */
 
+/* An API row's memo key: its thread and its category (runtime or driver). */
+static inline uint64_t api_key(uint32_t tid, tp_cat cat) {
+    return (uint64_t)cat << 32 | tid;
+}
+
 /* on_api for the rows push_known does not take. */
 static __attribute__((noinline)) tp_status api_slow(nload *L, const tp_rec_api *a) {
     const sid_slot *s = sid_lookup(L, a->name_sid); /* first: nothing lives across its call */
@@ -327,7 +335,7 @@ static __attribute__((noinline)) tp_status api_slow(nload *L, const tp_rec_api *
     row->correlation = a->correlation ? (int64_t)a->correlation : -1;
     row->stack = a->stack_id;
     tp_status st = push_row_as(L, row, 1, cat, row->ts + row->dur);
-    remember_place(L, &L->api_place, a->tid); /* the place: (pid, tid) */
+    remember_place(L, &L->api_place, api_key(a->tid, cat)); /* the place: (pid, tid) */
     return st;
 }
 
@@ -340,7 +348,7 @@ static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
     int64_t ts = (int64_t)a->ts, end = a->end > a->ts ? (int64_t)a->end : ts;
     uint32_t corr = a->correlation; /* its high half 0 */
     if (s && corr < TP_EV_U32_WIDE &&
-        push_known(L, &L->api_place, a->tid, ts, end, s->id, cat,
+        push_known(L, &L->api_place, api_key(a->tid, cat), ts, end, s->id, cat,
                    s->flags | (kind == TP_API_DEVICE ? TP_EVF_LAUNCH : 0), a->stack_id,
                    corr ? corr : TP_EV_U32_NONE))
         return rows_pushed(L);
