@@ -33,6 +33,21 @@ typedef struct {
 
 #define SID_CACHE 4096 /* a power of two */
 
+/* The place index of the row a handler pushed last and its key: the fields of its record that
+ * tell that type's places apart (the process's pid aside: on_process forgets every memo). The
+ * next row of the same key has the same place, so it needs no search for it (push_known). */
+typedef struct {
+    uint64_t key;
+    uint16_t place; /* TP_EV_PLACE_WIDE: none remembered */
+} place_memo;
+
+/* place_memo of a memory row: its place by (tid, heap), the pid as there, the device -1. */
+typedef struct {
+    uint64_t heap;
+    uint32_t tid;
+    uint16_t place; /* TP_EV_PLACE_WIDE: none remembered */
+} mem_memo;
+
 typedef struct {
     tp_model *m;
     tp_rank *r;
@@ -56,6 +71,10 @@ typedef struct {
     /* the rows of the common records: each type sets the same fields every time (the rest
      * stay row0's), so a record writes only those, not a whole row */
     tp_event_row api_row, kernel_row, range_row;
+    /* the place of each common record's last row, by the fields that tell its places apart
+     * (push_known) */
+    place_memo api_place, kernel_place, range_place;
+    mem_memo region_place[2]; /* the latest first: a thread's regions alternate two heaps */
     /* memcpy names by copy, source and destination kind (memcpy_name); 0: not yet interned */
     uint32_t copy_names[TP_COPY_PTOP + 1][TP_MEM_MANAGED_STATIC + 1][TP_MEM_MANAGED_STATIC + 1];
     tp_prefault *ahead; /* faulting the reserved columns in (size_tables); NULL: none */
@@ -85,13 +104,6 @@ static inline const sid_slot *sid_lookup(nload *L, uint32_t sid) {
 
 static uint32_t intern_sid(nload *L, uint32_t sid) {
     return sid_lookup(L, sid)->id;
-}
-
-/* The row's name and its flags (less `drop`) from one look-up of `sid`. */
-static void row_name(nload *L, tp_event_row *row, uint32_t sid, uint8_t drop) {
-    const sid_slot *e = sid_lookup(L, sid);
-    row->name = e->id;
-    row->flags = e->flags & (uint8_t)~drop;
 }
 
 /* The name of NVTX domain `id` (its DOMAIN record, the latest when renamed), interned; 0 for
@@ -194,6 +206,22 @@ static void push_memev(nload *L, const tp_memev_row *row) {
         ahead_optional(L);
 }
 
+/* rows_pushed's part every few rows: the optional columns to fault in ahead, the progress. */
+static __attribute__((noinline)) tp_status rows_pushed_rare(nload *L, size_t n) {
+    if (n % AHEAD_LOOK_ROWS == 1 && L->ahead)
+        ahead_optional(L);
+    if (n % 16384 == 0) /* tp_progress_events shows multiples of 16 Ki only */
+        tp_progress_events(L->m->progress, n);
+    return TP_OK;
+}
+
+/* After each row; TP_OK. Inline: a test, and a tail call every few rows. */
+static inline tp_status rows_pushed(nload *L) {
+    size_t n = L->r->ev.n;
+    _Static_assert(16384 % AHEAD_LOOK_ROWS == 0, "one test for both");
+    return n % AHEAD_LOOK_ROWS > 1 ? TP_OK : rows_pushed_rare(L, n);
+}
+
 /* Appends `row`; `plain`: one of the rows kept per type (api_row, kernel_row, range_row: no
  * copy facts, no Kineto args), which take tp_events_push_plain once their category has a row
  * (the table then knows its text: every native row of a category has the same). Inline in
@@ -219,15 +247,64 @@ push_row_as(nload *L, tp_event_row *row, int plain, tp_cat c, int64_t end) {
         tp_events_push(&L->r->ev, row);
         L->cats_pushed |= 1u << c;
     }
-    size_t n = L->r->ev.n;
-    _Static_assert(16384 % AHEAD_LOOK_ROWS == 0, "one test below for both");
-    if (n % AHEAD_LOOK_ROWS <= 1) { /* every few rows only */
-        if (n % AHEAD_LOOK_ROWS == 1 && L->ahead)
-            ahead_optional(L);
-        if (n % 16384 == 0) /* tp_progress_events shows multiples of 16 Ki only */
-            tp_progress_events(L->m->progress, n);
+    return rows_pushed(L);
+}
+
+/* Appends a plain row of category `c` straight into the columns when `pm` holds the place of
+ * `key` (a memo is only set after its row was pushed, so `c` has a row: its text is then the
+ * table's, the row plain; API keys hold the category, their type's only one of two), with
+ * push_row_as's
+ * bookkeeping but for rows_pushed (the caller's tail); 0 when it wrote nothing (the handler
+ * then builds its row and pushes it, and remember_place notes where it went). Inline in each
+ * handler's fast path, which calls nothing (its slow path is a function of its own, so the
+ * fast one saves no registers): the common rows of a native trace (its API calls, kernels and
+ * NVTX ranges, ~97 % of them on a launch-bound trainer's) take no tp_event_row and no search
+ * of their place (was ~180 instructions an API call with tp_events_push_plain). */
+__attribute__((always_inline)) static inline int push_known(nload *L, const place_memo *pm,
+                                                            uint64_t key, int64_t ts, int64_t end,
+                                                            uint32_t name, tp_cat c, uint8_t flags,
+                                                            uint32_t stack, uint32_t corr32) {
+    assert(pm->key != key || pm->place == TP_EV_PLACE_WIDE || (L->cats_pushed >> c & 1));
+    if (pm->key != key || pm->place == TP_EV_PLACE_WIDE)
+        return 0;
+    size_t w = stack / 64; /* note_stack without its call: an id past the bits goes slow */
+    if (stack != L->stack_last && w >= L->stack_words)
+        return 0;
+    if (!tp_events_append_plain(&L->r->ev, ts, (uint64_t)(end - ts), name, (uint8_t)c, flags, stack,
+                                corr32, pm->place))
+        return 0;
+    if (stack != L->stack_last) {
+        L->stack_last = stack;
+        L->stack_seen[w] |= UINT64_C(1) << (stack & 63);
     }
-    return TP_OK;
+    if (end > L->t_last)
+        L->t_last = end;
+    return 1;
+}
+
+/* The sid's cached slot, or NULL (sid_lookup then fills it): no call on the fast path. */
+static inline const sid_slot *sid_cached(const nload *L, uint32_t sid) {
+    const sid_slot *e = &L->sids[sid & (SID_CACHE - 1)];
+    return e->sid == sid && sid != 0 ? e : NULL;
+}
+
+/* The place of the row just pushed, as `pm`'s for `key`. */
+static void remember_place(nload *L, place_memo *pm, uint64_t key) {
+    size_t k = tp_ev_place_index(&L->r->ev, L->r->ev.n - 1);
+    pm->key = key;
+    pm->place = k < TP_EV_PLACE_WIDE ? (uint16_t)k : TP_EV_PLACE_WIDE;
+}
+
+static void forget_places(nload *L) {
+    L->api_place.place = L->kernel_place.place = L->range_place.place = TP_EV_PLACE_WIDE;
+    for (size_t k = 0; k < sizeof L->region_place / sizeof *L->region_place; k++)
+        L->region_place[k].place = TP_EV_PLACE_WIDE;
+}
+
+/* The region_place entry that holds (tid, heap), else its second (then replaced). */
+static inline mem_memo *mem_memo_find(nload *L, uint32_t tid, uint64_t heap) {
+    mem_memo *mm = &L->region_place[0];
+    return mm->heap == heap && mm->tid == tid ? mm : mm + 1;
 }
 
 static tp_status push_row(nload *L, tp_event_row *row) {
@@ -237,23 +314,45 @@ static tp_status push_row(nload *L, tp_event_row *row) {
 
 /* ---------------------------------------------------------------- records */
 
-static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
-    nload *L = ctx;
-    const tp_rec_api *a = (const void *)h;
-    tp_event_row *row = &L->api_row;
-    row_name(L, row, a->name_sid, 0); /* first: nothing computed lives across its call */
-    unsigned kind = h->flags & TP_RF_TYPE_MASK;
+/* An API row's memo key: its thread and its category (runtime or driver). */
+static inline uint64_t api_key(uint32_t tid, tp_cat cat) {
+    return (uint64_t)cat << 32 | tid;
+}
+
+/* on_api for the rows push_known does not take. */
+static __attribute__((noinline)) tp_status api_slow(nload *L, const tp_rec_api *a) {
+    const sid_slot *s = sid_lookup(L, a->name_sid); /* first: nothing lives across its call */
+    unsigned kind = a->h.flags & TP_RF_TYPE_MASK;
     tp_cat cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
+    tp_event_row *row = &L->api_row;
+    row->name = s->id;
+    row->flags = s->flags | (kind == TP_API_DEVICE ? TP_EVF_LAUNCH : 0);
     row->ts = (int64_t)a->ts;
     row->dur = a->end > a->ts ? (int64_t)(a->end - a->ts) : 0;
     row->cat = cat;
-    if (kind == TP_API_DEVICE)
-        row->flags |= TP_EVF_LAUNCH;
     row->pid = L->pid;
     row->tid = a->tid;
     row->correlation = a->correlation ? (int64_t)a->correlation : -1;
     row->stack = a->stack_id;
-    return push_row_as(L, row, 1, cat, a->end > a->ts ? (int64_t)a->end : (int64_t)a->ts);
+    tp_status st = push_row_as(L, row, 1, cat, row->ts + row->dur);
+    remember_place(L, &L->api_place, api_key(a->tid, cat)); /* the place: (pid, tid) */
+    return st;
+}
+
+static tp_status on_api(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_api *a = (const void *)h;
+    const sid_slot *s = sid_cached(L, a->name_sid);
+    unsigned kind = h->flags & TP_RF_TYPE_MASK;
+    tp_cat cat = kind == TP_API_DRIVER ? TP_CAT_CUDA_DRIVER : TP_CAT_CUDA_RUNTIME;
+    int64_t ts = (int64_t)a->ts, end = a->end > a->ts ? (int64_t)a->end : ts;
+    uint32_t corr = a->correlation; /* its high half 0 */
+    if (s && corr < TP_EV_U32_WIDE &&
+        push_known(L, &L->api_place, api_key(a->tid, cat), ts, end, s->id, cat,
+                   s->flags | (kind == TP_API_DEVICE ? TP_EVF_LAUNCH : 0), a->stack_id,
+                   corr ? corr : TP_EV_U32_NONE))
+        return rows_pushed(L);
+    return api_slow(L, a);
 }
 
 /* Sets the fields every GPU-side row has (the others as row0's: the row is a copy of it or
@@ -275,16 +374,32 @@ static void gpu_row(const nload *L, tp_event_row *row, uint64_t ts, uint64_t end
     gpu_fields(row, ts, end, device, stream, corr);
 }
 
-static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
-    nload *L = ctx;
-    const tp_rec_kernel *k = (const void *)h;
+/* on_kernel for the rows push_known does not take. */
+static __attribute__((noinline)) tp_status kernel_slow(nload *L, const tp_rec_kernel *k) {
+    const sid_slot *s = sid_lookup(L, k->name_sid);
     tp_event_row *row = &L->kernel_row;
     gpu_fields(row, k->ts, k->end, k->device, k->stream, k->correlation);
     row->cat = TP_CAT_KERNEL;
-    row_name(L, row, k->name_sid, TP_EVF_LAUNCH);
-    /* the record's times again, not the row's: its fields are not reloaded after the calls */
-    int64_t end = k->end > k->ts ? (int64_t)k->end : (int64_t)k->ts;
-    return push_row_as(L, row, 1, TP_CAT_KERNEL, end);
+    row->name = s->id;
+    row->flags = s->flags & (uint8_t)~TP_EVF_LAUNCH;
+    tp_status st = push_row_as(L, row, 1, TP_CAT_KERNEL, row->ts + row->dur);
+    /* every field of the place from the device and the stream */
+    remember_place(L, &L->kernel_place, (uint64_t)k->device << 32 | k->stream);
+    return st;
+}
+
+static tp_status on_kernel(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    const tp_rec_kernel *k = (const void *)h;
+    const sid_slot *s = sid_cached(L, k->name_sid);
+    int64_t ts = (int64_t)k->ts, end = k->end > k->ts ? (int64_t)k->end : ts;
+    uint32_t corr = k->correlation;
+    if (s && corr < TP_EV_U32_WIDE &&
+        push_known(L, &L->kernel_place, (uint64_t)k->device << 32 | k->stream, ts, end, s->id,
+                   TP_CAT_KERNEL, s->flags & (uint8_t)~TP_EVF_LAUNCH, 0,
+                   corr ? corr : TP_EV_U32_NONE))
+        return rows_pushed(L);
+    return kernel_slow(L, k);
 }
 
 /* The interned name of a copy of these kinds: remembered for the kinds that fit the table
@@ -348,21 +463,38 @@ static tp_status on_sync(void *ctx, const tp_rec_hdr *h) {
     return push_row(L, &row);
 }
 
+/* on_range for the rows push_known does not take; `ts` and `dur` as on_range says. */
+static __attribute__((noinline)) tp_status range_slow(nload *L, const tp_visit_range *r, int64_t ts,
+                                                      int64_t dur) {
+    const sid_slot *s = sid_lookup(L, r->open.msg_sid);
+    tp_event_row *row = &L->range_row;
+    row->ts = ts;
+    row->dur = dur;
+    row->cat = TP_CAT_USER_ANNOTATION;
+    row->name = s->id;
+    row->flags = s->flags & (uint8_t)~TP_EVF_LAUNCH;
+    row->pid = L->pid;
+    row->tid = r->open.tid;
+    row->stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
+    row->domain = domain_name(L, r->open.domain);
+    tp_status st = push_row_as(L, row, 1, TP_CAT_USER_ANNOTATION, ts + dur);
+    /* the place: (pid, tid, the domain's name); an id names one domain in a load, and a memo's
+     * first row of an id looked its name up here, so no string is interned out of its order */
+    remember_place(L, &L->range_place, (uint64_t)r->open.tid << 32 | r->open.domain);
+    return st;
+}
+
 /* An NVTX range, paired by the visitor; ranges still open end at the trace's last time. */
 static tp_status on_range(void *ctx, const tp_visit_range *r) {
     nload *L = ctx;
     int64_t end = r->closed ? (int64_t)r->end : L->t_last, ts = (int64_t)r->open.ts;
     int64_t dur = end > ts ? end - ts : 0;
-    tp_event_row *row = &L->range_row;
-    row->ts = ts;
-    row->dur = dur;
-    row->cat = TP_CAT_USER_ANNOTATION;
-    row_name(L, row, r->open.msg_sid, TP_EVF_LAUNCH);
-    row->pid = L->pid;
-    row->tid = r->open.tid;
-    row->stack = r->open.stack_id; /* the push's stack (--stacks all): the TUI shows it */
-    row->domain = domain_name(L, r->open.domain);
-    return push_row_as(L, row, 1, TP_CAT_USER_ANNOTATION, ts + dur);
+    const sid_slot *s = sid_cached(L, r->open.msg_sid);
+    if (s && push_known(L, &L->range_place, (uint64_t)r->open.tid << 32 | r->open.domain, ts,
+                        ts + dur, s->id, TP_CAT_USER_ANNOTATION, s->flags & (uint8_t)~TP_EVF_LAUNCH,
+                        r->open.stack_id, TP_EV_U32_NONE))
+        return rows_pushed(L);
+    return range_slow(L, r, ts, dur);
 }
 
 /* One memory row; `x` carries what the record did (op, heap, raw size, thread). */
@@ -397,6 +529,23 @@ static tp_status on_heap(void *ctx, const tp_rec_hdr *h) {
     return mem_event(ctx, (int64_t)p->ts, TP_MEMEV_HEAP, -1, p->address, sz, p->stack_id, x);
 }
 
+/* on_region's row when its place is not in `mm` (or it needs more than the columns): pushed
+ * as any memory row, its place remembered. */
+static __attribute__((noinline)) void region_slow(nload *L, const tp_rec_region *g, int64_t delta,
+                                                  uint8_t op, mem_memo *mm) {
+    tp_memev_row x = {.op = op,
+                      .heap = g->heap,
+                      .size = g->op == TP_REGION_UNREGISTER ? 0 : g->size,
+                      .tid = g->tid};
+    mem_event(L, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g->address, delta,
+              g->stack_id, x);
+    const tp_memevents *mem = &L->r->mem;
+    uint16_t k = mem->place[mem->n - 1];
+    if (mm != &L->region_place[0]) /* a new key: the latest first */
+        L->region_place[1] = L->region_place[0], mm = &L->region_place[0];
+    *mm = (mem_memo){g->heap, g->tid, k}; /* TP_EV_PLACE_WIDE (none) when wide */
+}
+
 static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
     nload *L = ctx;
     const tp_rec_region *g = (const void *)h;
@@ -407,12 +556,25 @@ static tp_status on_region(void *ctx, const tp_rec_hdr *h) {
     static const uint8_t ops[] = {[TP_REGION_REGISTER] = TP_MEMEV_OP_REGION_REGISTER,
                                   [TP_REGION_RESIZE] = TP_MEMEV_OP_REGION_RESIZE,
                                   [TP_REGION_UNREGISTER] = TP_MEMEV_OP_REGION_UNREGISTER};
-    tp_memev_row x = {.op = g->op < sizeof ops ? ops[g->op] : TP_MEMEV_OP_NONE,
-                      .heap = g->heap,
-                      .size = g->op == TP_REGION_UNREGISTER ? 0 : g->size,
-                      .tid = g->tid};
-    return mem_event(L, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, -1, g->address,
-                     delta, g->stack_id, x);
+    uint8_t op = g->op < sizeof ops ? ops[g->op] : TP_MEMEV_OP_NONE;
+    uint64_t size = g->op == TP_REGION_UNREGISTER ? 0 : g->size;
+    mem_memo *mm = mem_memo_find(L, g->tid, g->heap);
+    tp_memevents *mem = &L->r->mem;
+    /* push_memev's work for a row of a known place, no totals and a size its op implies */
+    if (mm->place != TP_EV_PLACE_WIDE && mm->heap == g->heap && mm->tid == g->tid &&
+        size == tp_memev_size_derived(op, delta) &&
+        tp_memev_append(mem, (int64_t)g->ts, delta < 0 ? TP_MEMEV_FREE : TP_MEMEV_ALLOC, g->address,
+                        delta, g->stack_id, op, mm->place)) {
+        /* after the row, not before as push_memev: the bound an unmarked id is judged by
+         * moves by one row, and either way load_stacks finds the same ids (referenced_stacks
+         * and marked_stacks agree); before, the fast path took ~5 instructions more a row */
+        note_stack(L, g->stack_id);
+        if (mem->n % AHEAD_LOOK_ROWS == 1 && L->ahead)
+            ahead_optional(L);
+        return TP_OK;
+    }
+    region_slow(L, g, delta, op, mm);
+    return TP_OK;
 }
 
 static tp_status on_alloc_fail(void *ctx, const tp_rec_hdr *h) {
@@ -660,6 +822,7 @@ static tp_status on_process(void *ctx, const tp_rec_hdr *h) {
     const tp_rec_process *p = &full;
     load_process(L, p);
     L->pid = p->pid;
+    forget_places(L); /* the rows' places hold the pid */
     if (p->rank >= 0 && L->r->rank < 0) {
         L->r->rank = p->rank;
         L->r->rank_hta = p->rank;
@@ -790,6 +953,7 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     L.sids = tp_mem_xcalloc(SID_CACHE, sizeof *L.sids);
     tp_event_row_init(&L.row0);
     L.api_row = L.kernel_row = L.range_row = L.row0;
+    forget_places(&L);
     size_tables(&L);
     tp_visit_stats vs = {0};
     tp_status st = tp_visit_run(rd, &loader, &L, &vs);

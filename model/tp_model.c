@@ -1370,7 +1370,9 @@ typedef struct {
     const uint64_t *side; /* bit per old row: a side table holds it (NULL: no side table) */
     moved_row *moved;     /* out: those rows of this half, ascending by new row */
     size_t n_moved;
-    int half; /* 0 or 1 */
+    int half;   /* 0 or 1 */
+    void *tmp1; /* half 1's gather block: 4 bytes a row (the categories' index, not yet
+                   written); half 0's is a scratch block of 8 */
 } permute_half;
 
 /* Two 4-byte columns permuted in one pass (perm read once for both) through tmp (8 bytes a
@@ -1402,10 +1404,13 @@ static void gather_back_112(uint8_t *a, uint8_t *b, uint16_t *c, const uint32_t 
 }
 
 /* The allocated columns of a table, grouped for permute_cols: two 4-byte columns, or two
- * 1-byte and a 2-byte one, move in one pass over perm; the rest one by one. */
+ * 1-byte and a 2-byte one, move in one pass over perm; the rest one by one. Each group has
+ * its half: half 0 gathers through 8 bytes a row (the 8-byte columns, the pairs of 4-byte
+ * ones), half 1 through 4 (the narrower groups, 4-byte columns one by one), with about as
+ * many bytes a row each. */
 typedef struct {
     void *col[3];
-    uint8_t elem, n_cols, bytes; /* elem: of a single column; 0: a group (44 or 112) */
+    uint8_t elem, n_cols, half; /* elem: of a single column; 0: a group (44 or 112) */
 } perm_group;
 
 #define COUNT_COL(c, none) +1
@@ -1431,31 +1436,40 @@ static size_t perm_groups(tp_events *e, perm_group *g) {
     }
     TP_EV_ALL(GROUP_COL)
 #undef GROUP_COL
+    /* k1 of the 4-byte columns to half 1 (one by one), the rest to half 0 (in pairs), so
+     * that 8 * n8 + 4 * (n4 - k1) and 4 * k1 + the narrower columns' bytes come out even */
+    size_t b0 = 8 * n8 + 4 * n4, b1 = 2 * n2 + n1;
+    size_t k1 = b0 > b1 ? (b0 - b1) / 8 : 0;
+    k1 = k1 < n4 ? k1 : n4;
     for (size_t i = 0; i < n8; i++)
-        g[k++] = (perm_group){{c8[i]}, 8, 1, 8};
+        g[k++] = (perm_group){{c8[i]}, 8, 1, 0};
     size_t i4 = 0;
+    for (; i4 < k1; i4++)
+        g[k++] = (perm_group){{c4[i4]}, 4, 1, 1};
     for (; i4 + 2 <= n4; i4 += 2)
-        g[k++] = (perm_group){{c4[i4], c4[i4 + 1]}, 0, 2, 8};
+        g[k++] = (perm_group){{c4[i4], c4[i4 + 1]}, 0, 2, 0};
     if (i4 < n4)
-        g[k++] = (perm_group){{c4[i4]}, 4, 1, 4};
+        g[k++] = (perm_group){{c4[i4]}, 4, 1, 0};
     size_t i1 = 0, i2 = 0;
     for (; i1 + 2 <= n1 && i2 < n2; i1 += 2, i2++)
-        g[k++] = (perm_group){{c1[i1], c1[i1 + 1], c2[i2]}, 0, 3, 4};
+        g[k++] = (perm_group){{c1[i1], c1[i1 + 1], c2[i2]}, 0, 3, 1};
     for (; i2 < n2; i2++)
-        g[k++] = (perm_group){{c2[i2]}, 2, 1, 2};
+        g[k++] = (perm_group){{c2[i2]}, 2, 1, 1};
     for (; i1 < n1; i1++)
         g[k++] = (perm_group){{c1[i1]}, 1, 1, 1};
     return k;
 }
 
-/* The columns of one half permuted through one scratch block of this thread. The columns are
+/* The columns of one half permuted through one block of this thread: half 0 a scratch block
+ * of 8 bytes a row, half 1 the categories' index (4 bytes a row, written by index_cats_half
+ * after this): a second scratch block of 8 was more than the analyses take from the scratch
+ * after the finish (lb20k: ~10 k page faults and ~40 MB of peak fewer). The columns are
  * independent, and each gather is about a cache miss per row: two threads, each with half of
- * them, take ~half the time. A group of columns (perm_groups) goes, in order, to the half with
- * fewer bytes per row so far (ties to half 0): the same split on both threads. */
+ * them (perm_groups), take ~half the time. */
 static void permute_cols(void *arg) {
     permute_half *h = arg;
     tp_events *e = h->e;
-    size_t n = e->n, bytes[2] = {0, 0};
+    size_t n = e->n;
     if (h->side) /* its half of the new rows that side tables hold (well under 1 %: not the
                     inverse permutation of every row, ~25 ms of scattered writes into fresh
                     pages on a 10 M-record trace) */
@@ -1464,13 +1478,11 @@ static void permute_cols(void *arg) {
             if (h->side[o / 64] >> (o % 64) & 1)
                 h->moved[h->n_moved++] = (moved_row){(uint32_t)i, o};
         }
-    void *tmp = tp_scratch_get(h->sc, n, 8);
+    void *tmp = h->half ? h->tmp1 : tp_scratch_get(h->sc, n, 8);
     perm_group g[N_EV_COLS];
     size_t ng = perm_groups(e, g);
     for (size_t k = 0; k < ng; k++) {
-        int to = bytes[1] < bytes[0];
-        bytes[to] += g[k].bytes;
-        if (to != h->half)
+        if (g[k].half != h->half)
             continue;
         if (g[k].elem)
             gather_back(g[k].col[0], g[k].elem, h->perm, n, tmp);
@@ -1479,17 +1491,62 @@ static void permute_cols(void *arg) {
         else
             gather_back_112(g[k].col[0], g[k].col[1], g[k].col[2], h->perm, n, tmp);
     }
-    tp_scratch_put(h->sc, tmp);
+    if (!h->half)
+        tp_scratch_put(h->sc, tmp);
+}
+
+/* 1 when row a goes before row b: earlier, or as early and longer (ties: neither). */
+static inline int row_before(const tp_events *e, uint32_t a, uint32_t b) {
+    return e->ts[a] < e->ts[b] || (e->ts[a] == e->ts[b] && tp_ev_dur(e, a) > tp_ev_dur(e, b));
+}
+
+/* 1 when row a goes before row b in the order ts_sort gives (row_before, ties by row): a
+ * total order, which perm lists. */
+static inline int row_order_before(const tp_events *e, uint32_t a, uint32_t b) {
+    return row_before(e, a, b) || (a < b && !row_before(e, b, a));
+}
+
+/* The rows marked in `side` (a bit per old row), each with its new row: a binary search of
+ * perm by row_order_before, before the columns move (~20 steps a row where permute_cols
+ * tested every row's bit: ~5 M instructions on a 2,000-step trace of 630 k rows for its 4 k
+ * copies). Into moved, ascending by new row; returns how many. */
+static size_t moved_by_search(const tp_events *e, const uint32_t *perm, const uint64_t *side,
+                              moved_row *moved) {
+    size_t n = e->n, k = 0;
+    for (size_t w = 0; w <= n / 64; w++)
+        for (uint64_t bits = side[w]; bits; bits &= bits - 1) {
+            uint32_t o = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+            size_t lo = 0, hi = n;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (row_order_before(e, perm[mid], o))
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            assert(lo < n && perm[lo] == o);
+            moved[k++] = (moved_row){(uint32_t)lo, o};
+        }
+    uint64_t *key = tp_mem_xalloc(k ? k : 1, sizeof *key);
+    uint32_t *old = tp_mem_xalloc(k ? k : 1, sizeof *old);
+    for (size_t j = 0; j < k; j++)
+        key[j] = moved[j].new_row, old[j] = moved[j].old_row;
+    tp_sort_pairs(key, old, k);
+    for (size_t j = 0; j < k; j++)
+        moved[j] = (moved_row){(uint32_t)key[j], old[j]};
+    free(key), free(old);
+    return k;
 }
 
 /* Permutes every allocated column in place (new row i = old row perm[i]): each is gathered
- * into a scratch block of its thread and copied back. No column moves into new pages (on a
- * 10 M-record trace that was ~95 MB of fresh pages, a page fault per 4 KiB, for old columns
- * freed right after); the two scratch blocks stay in sc for the view. This replaced walking
+ * into a block of its thread (permute_cols: a scratch block, or tmp1, n rows of 4 bytes) and
+ * copied back. No column moves into new pages (on a 10 M-record trace that was ~95 MB of
+ * fresh pages, a page fault per 4 KiB, for old columns freed right after); the scratch block
+ * stays in sc for the view. This replaced walking
  * the permutation's cycles in place, whose search (~63 ms on a 10 M-record trace) was serial:
  * the copies back cost less, on both threads. The columns keep their capacity (finish fits
  * them after). */
-static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
+static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc, void *tmp1) {
     size_t n = e->n;
     size_t n_side = e->n_copies; /* side tables follow their rows */
 #define ANY_WIDE(w) n_side += e->w.n;
@@ -1508,14 +1565,23 @@ static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc) {
 #undef MARK_WIDE
         moved = tp_mem_xalloc(2 * n_side, sizeof *moved); /* each half finds at most n_side */
     }
-    permute_half half[2] = {{e, perm, sc, side, moved, 0, 0},
-                            {e, perm, sc, side, moved + n_side, 0, 1}};
+    /* few side rows (a native trace's copies): each found in the new order by a search before
+     * the columns move, not by a test of every row in permute_cols */
+    size_t n_moved = 0;
+    if (n_side && n_side * 32 < n) {
+        n_moved = moved_by_search(e, perm, side, moved);
+        free(side), side = NULL;
+    }
+    permute_half half[2] = {{e, perm, sc, side, moved, 0, 0, NULL},
+                            {e, perm, sc, side, moved + n_side, 0, 1, tmp1}};
     tp_par_both(n, permute_cols, &half[0], permute_cols, &half[1]);
     if (!n_side)
         return;
-    free(side);
-    memmove(moved + half[0].n_moved, moved + n_side, half[1].n_moved * sizeof *moved);
-    size_t n_moved = half[0].n_moved + half[1].n_moved; /* ascending by new row */
+    if (side) {
+        free(side);
+        memmove(moved + half[0].n_moved, moved + n_side, half[1].n_moved * sizeof *moved);
+        n_moved = half[0].n_moved + half[1].n_moved; /* ascending by new row */
+    }
     copies_renumber(e, moved, n_moved);
 #define RENUMBER_WIDE(w) wide_renumber(&e->w, moved, n_moved);
     TP_EV_WIDES(RENUMBER_WIDE)
@@ -1528,11 +1594,6 @@ static void longer_first(const tp_events *e, uint64_t *key, uint32_t *rows, size
     for (size_t i = 0; i < n; i++)
         key[i] = tp_sort_key_i64(-tp_ev_dur(e, rows[i]));
     tp_sort_pairs(key, rows, n); /* an insertion sort for the short runs of a real trace */
-}
-
-/* 1 when row a goes before row b: earlier, or as early and longer (ties: neither). */
-static inline int row_before(const tp_events *e, uint32_t a, uint32_t b) {
-    return e->ts[a] < e->ts[b] || (e->ts[a] == e->ts[b] && tp_ev_dur(e, a) > tp_ev_dur(e, b));
 }
 
 /* Buckets of the ts sort at most this big are finished by insertion; bigger ones (a crafted
@@ -1790,8 +1851,8 @@ static void load_from_pos(tp_events *e, const uint32_t *pos) {
 /* Sorts by ts, longer first on ties (an enclosing range precedes its children), then by
  * load order so equal events keep the file's order, and sets the load order column (the
  * permutation on the first finish; a later one carries each row's along). Skips the sort
- * when already sorted. */
-static void events_sort(tp_events *e, tp_scratch *sc) {
+ * when already sorted. tmp1: room for n rows of 4 bytes, free to overwrite (events_permute). */
+static void events_sort(tp_events *e, tp_scratch *sc, void *tmp1) {
     size_t n = e->n;
     uint32_t *was = NULL; /* a finish before: each row's load position (this order's) */
     if (tp_ev_has_load_ord(e)) {
@@ -1814,7 +1875,7 @@ static void events_sort(tp_events *e, tp_scratch *sc) {
     if (!sorted) {
         perm = tp_scratch_get(sc, n, sizeof *perm);
         ts_sort(e, perm, sc);
-        events_permute(e, perm, sc);
+        events_permute(e, perm, sc, tmp1);
     }
     if (perm && !was) { /* the first finish: the permutation is the load order */
         e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);
@@ -2340,10 +2401,18 @@ static __attribute__((noinline)) void nest_put_wide(tp_events *e, uint32_t row, 
  * holds exactly the ancestors of the next row once the ones that do not contain it are
  * popped. A partial overlap is not nesting: the row becomes a sibling. */
 static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, nest_open *stack) {
+    /* the columns in locals: a store into depth8 (a byte, which may alias anything for the
+     * compiler) made it load every column's address from e again for each row */
+    const int64_t *ts_col = e->ts;
+    const uint32_t *dur32 = e->dur32;
+    uint16_t *parent16 = e->parent16;
+    uint8_t *depth8 = e->depth8;
     size_t depth = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t row = rows[i];
-        int64_t ts = e->ts[row], dur = tp_ev_dur(e, row), end = ts + dur;
+        int64_t ts = ts_col[row];
+        int64_t dur = dur32[row] < TP_EV_U32_WIDE ? dur32[row] : tp_ev_dur(e, row);
+        int64_t end = ts + dur;
         while (depth > 0) {
             const nest_open *top = &stack[depth - 1];
             if (top->end > ts && top->end >= end)
@@ -2354,7 +2423,7 @@ static void nest_thread(tp_events *e, const uint32_t *rows, size_t n, nest_open 
         }
         size_t up = depth ? row - stack[depth - 1].row : 0; /* the parent is an earlier row */
         if (up < TP_EV_PARENT_WIDE && depth < TP_EV_DEPTH_WIDE)
-            e->parent16[row] = (uint16_t)up, e->depth8[row] = (uint8_t)depth;
+            parent16[row] = (uint16_t)up, depth8[row] = (uint8_t)depth;
         else
             nest_put_wide(e, row, up, depth);
         stack[depth++] = (nest_open){ts, end, row};
@@ -2613,13 +2682,13 @@ void tp_model_finish(tp_model *m) {
         tp_rank *r = &m->ranks[i];
         if (r->rank < 0)
             r->rank = (int)i;
-        events_sort(&r->ev, sc);
+        index_cats_begin(r); /* its rows are the permutation's second gather block first */
+        events_sort(&r->ev, sc, r->cats.rows);
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
         stack_drop_unused(&r->ev);
         derive_device_type(m, r);
-        index_cats_begin(r);
         finish_job j = {r, sc}; /* two threads: see index_some */
         tp_par_both(r->ev.n, mem_then_threads_and_nest, &j, index_some, &j);
         stacks_sort(&r->stacks);

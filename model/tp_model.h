@@ -18,6 +18,7 @@
 #ifndef TP_MODEL_H
 #define TP_MODEL_H
 
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -854,7 +855,47 @@ void tp_events_push_plain(tp_events *ev, const tp_event_row *r);
 /* 1 when tp_events_push_plain may take `r`: what it skips would leave `ev` as
  * tp_events_push does (its category's text is the one the table saw first for it). */
 int tp_events_plain(const tp_events *ev, const tp_event_row *r);
+/* tp_events_push_plain of a row given as its stored codes, for a loader that knows the row's
+ * place already: `place`, the index (below TP_EV_PLACE_WIDE) that an earlier row with the
+ * same place fields got (tp_ev_place_index of that row; the correlation's high half 0), and
+ * `corr32`, the correlation id when below TP_EV_U32_WIDE, TP_EV_U32_NONE for none. The row
+ * must be plain (tp_events_plain). Writes the columns and returns 1 when the table has room,
+ * `dur` fits its 32-bit code and no optional column would need a value; else writes nothing
+ * and returns 0 (push the row with tp_events_push_plain then). Static inline: a native load's
+ * API, kernel and NVTX rows come here from their handlers without building a tp_event_row
+ * or finding the place again (tp_events_push_plain's place test was ~20 instructions a row). */
+static inline int tp_events_append_plain(tp_events *ev, int64_t ts, uint64_t dur, uint32_t name,
+                                         uint8_t cat, uint8_t flags, uint32_t stack,
+                                         uint32_t corr32, uint16_t place) {
+    assert(place < ev->places.n && !ev->parent16 && !ev->cat_raw_opt && !ev->external_id32_opt &&
+           !ev->seq32_opt); /* plain, never finished */
+    size_t i = ev->n;
+    if (i >= ev->cap || dur >= TP_EV_U32_WIDE || ev->shapes_opt)
+        return 0;
+    ev->n = i + 1;
+    ev->ts[i] = ts, ev->dur32[i] = (uint32_t)dur, ev->name[i] = name;
+    ev->cat[i] = cat, ev->flags[i] = flags, ev->stack[i] = stack;
+    ev->corr32[i] = corr32, ev->place[i] = place;
+    return 1;
+}
 void tp_memev_push(tp_memevents *mem, const tp_memev_row *r);
+/* tp_memev_push of a row given as its stored values, for a loader that knows the row's place:
+ * `place`, the index (below TP_EV_PLACE_WIDE) an earlier row with the same pid, tid, device and
+ * heap got. The row carries no allocator totals and its size is tp_memev_size_derived(op,
+ * bytes). Writes the columns and returns 1 when the table has room, `bytes` fits its 32-bit
+ * code and `op` is at most TP_MEMEV_OP_MASK; else writes nothing and returns 0 (push the row
+ * with tp_memev_push then). Static inline, as tp_events_append_plain. */
+static inline int tp_memev_append(tp_memevents *mem, int64_t ts, uint8_t kind, uint64_t addr,
+                                  int64_t bytes, uint32_t stack, uint8_t op, uint16_t place) {
+    assert(place < mem->places.n);
+    size_t i = mem->n;
+    if (i >= mem->cap || bytes <= INT32_MIN || bytes > INT32_MAX || op > TP_MEMEV_OP_MASK)
+        return 0;
+    mem->n = i + 1;
+    mem->ts[i] = ts, mem->kind[i] = kind, mem->addr[i] = addr, mem->stack[i] = stack;
+    mem->bytes32[i] = (int32_t)bytes, mem->op_flags[i] = op, mem->place[i] = place;
+    return 1;
+}
 /* Room for `rows` rows in every allocated column at once (a loader that knows how many will
  * come: no regrowth, and the columns stay where they are while they fill); never shrinks.
  * Abort on out of memory. */

@@ -17,6 +17,7 @@
 #include "tp_mem.h"
 #include "tp_planes.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1124,6 +1125,15 @@ const tp_rec_hdr *tp_cursor_next(tp_cursor *c) {
         }
     }
     return next_slow(c);
+}
+
+void tp_cursor_run_begin(const tp_cursor *c, tp_cursor_run *run) {
+    *run = (tp_cursor_run){c->buf, c->off, c->len, c->fast};
+}
+
+void tp_cursor_run_end(tp_cursor *c, size_t off) {
+    assert(off >= c->off && off <= c->len);
+    c->off = off;
 }
 
 size_t tp_cursor_next_batch(tp_cursor *c, const tp_rec_hdr **out, size_t max) {

@@ -107,6 +107,22 @@ const tp_rec_hdr *tp_cursor_next(tp_cursor *c);
  * chunk), so a caller visits each before asking for more: one call and one loop of ~6
  * instructions a record where tp_cursor_next took ~23 with its caller's loop. */
 size_t tp_cursor_next_batch(tp_cursor *c, const tp_rec_hdr **out, size_t max);
+/* The records at the cursor that tp_cursor_next returns from its first test, for a caller
+ * that walks them itself: from buf + off while off < len and each record's type is below
+ * TP_REC_TYPE_LIMIT with its bit set in `fast` (its size then moves off on; it stays valid
+ * until the cursor leaves the chunk), then hands the offset it stopped at back with
+ * tp_cursor_run_end and takes the next record from tp_cursor_next (which does the rest: other
+ * records, time limits, the next chunk). One loop a record, with no array between the cursor
+ * and the caller (tp_cursor_next_batch's ~14 instructions a record and its caller's loop). */
+typedef struct {
+    const uint8_t *buf;
+    size_t off, len;
+    uint64_t fast;
+} tp_cursor_run;
+void tp_cursor_run_begin(const tp_cursor *c, tp_cursor_run *run);
+/* `off`: where the caller stopped, at or past run->off, at most run->len, on a record's start
+ * (or the end): the records before it count as returned. */
+void tp_cursor_run_end(tp_cursor *c, size_t off);
 
 void tp_cursor_close(tp_cursor *c); /* NULL: no-op */
 

@@ -1,10 +1,10 @@
 /* tp_visit: the record walk and its dispatch (see tp_visit.h).
  *
  * Dispatch is by table: v->data[type] for records, `pairing` below for the NVTX halves, one
- * call per type in the walk's `step`. Records come from the cursor in batches
- * (tp_cursor_next_batch). The per-record cost is a bounds-free table load, one size compare
- * and an indirect call; the zero-extending copy happens only for records shorter than this
- * build's struct. */
+ * call per type in the walk's `step`. Records are walked in the cursor's buffer, a run at a
+ * time (tp_cursor_run_begin), the rest from tp_cursor_next. The per-record cost is a bounds-free
+ * table load, one size compare and an indirect call; the zero-extending copy happens only for
+ * records shorter than this build's struct. */
 #include "tp_visit.h"
 
 #include <assert.h>
@@ -287,9 +287,39 @@ static inline __attribute__((always_inline)) tp_status visit_record(walk *w, con
     return s->fn ? s->fn(s->arg, h) : TP_OK;
 }
 
-/* Records read from the cursor at once: a chunk holds a few thousand, so a batch costs its
- * call once per 64 records; the pointers take 512 bytes of stack. */
-#define VISIT_BATCH 64
+/* The records of the cursor's runs (tp_cursor_run_begin) visited as the run is walked, each
+ * record the run's test leaves through tp_cursor_next; `hooks` a constant, as visit_record's.
+ * Returns the status, the records visited in *records. */
+static inline __attribute__((always_inline)) tp_status visit_runs(walk *w, tp_cursor *c,
+                                                                  uint64_t *records, int hooks) {
+    tp_status st = TP_OK;
+    uint64_t k = 0;
+    for (;;) {
+        tp_cursor_run run;
+        tp_cursor_run_begin(c, &run);
+        size_t off = run.off;
+        while (off < run.len) {
+            const tp_rec_hdr *h = (const tp_rec_hdr *)(run.buf + off);
+            if (!(h->type < TP_REC_TYPE_LIMIT && (run.fast >> h->type & 1)))
+                break;
+            off += h->size;
+            k++;
+            if ((st = visit_record(w, h, hooks)) != TP_OK)
+                break;
+        }
+        tp_cursor_run_end(c, off);
+        if (st != TP_OK)
+            break;
+        const tp_rec_hdr *h = tp_cursor_next(c); /* the rest: other records, the next chunk */
+        if (!h)
+            break;
+        k++;
+        if ((st = visit_record(w, h, hooks)) != TP_OK)
+            break;
+    }
+    *records = k;
+    return st;
+}
 
 static tp_status visit_data(walk *w) {
     tp_query q = {wanted(w->v), 0, 0};
@@ -305,16 +335,7 @@ static tp_status visit_data(walk *w) {
         tp_cursor_read_ahead(c); /* or not: the records are the same */
     /* the cursor returns known types only: h->type < LIMIT */
     uint64_t records = 0;
-    const tp_rec_hdr *batch[VISIT_BATCH]; /* each visited before the next batch is read */
-    for (size_t n, i; st == TP_OK && (n = tp_cursor_next_batch(c, batch, VISIT_BATCH)) != 0;
-         records += i) {
-        if (w->hooks)
-            for (i = 0; i < n && st == TP_OK; i++)
-                st = visit_record(w, batch[i], 1);
-        else
-            for (i = 0; i < n && st == TP_OK; i++)
-                st = visit_record(w, batch[i], 0);
-    }
+    st = w->hooks ? visit_runs(w, c, &records, 1) : visit_runs(w, c, &records, 0);
     w->st.records += records;
     w->st.late = tp_cursor_late(c);
     tp_cursor_close(c);

@@ -389,6 +389,41 @@ static void test_sort_order(void) {
     }
 }
 
+/* Few copies among many rows (finish then finds their new rows by a search, not by a test of
+ * every row), with ties on ts and on (ts, dur): each copy's facts follow its row, and rows
+ * with equal ts and dur keep their push order. The stack id holds the push's index. */
+static void test_sparse_copies_ties(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "sparse");
+    const uint32_t n = 2000;
+    for (uint32_t i = 0; i < n; i++) {
+        tp_event_row row;
+        tp_event_row_init(&row);
+        row.ts = (int64_t)((n - i) / 4) * 10; /* runs of 4 equal ts, reversed */
+        row.dur = i % 3;                      /* some of a run share their dur */
+        row.stack = i;
+        row.pid = 1, row.tid = 2;
+        if (i % 97 == 0)
+            row.cat = TP_CAT_MEMCPY, row.bytes = 1000 + i, row.copy_kind = 1;
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK_EQ_U(e->n, n);
+    CHECK_EQ_U(e->n_copies, (n + 96) / 97);
+    for (size_t k = 0; k < e->n; k++) {
+        uint32_t i = e->stack[k];
+        CHECK_EQ_I(tp_ev_bytes(e, k), i % 97 == 0 ? 1000 + (int64_t)i : -1);
+        CHECK_EQ_U(tp_ev_copy_kind(e, k), i % 97 == 0 ? 1 : 0);
+        if (k && e->ts[k] == e->ts[k - 1]) { /* longer first, then push order */
+            CHECK(tp_ev_dur(e, k) <= tp_ev_dur(e, k - 1));
+            if (tp_ev_dur(e, k) == tp_ev_dur(e, k - 1))
+                CHECK(e->stack[k] > e->stack[k - 1]);
+        }
+    }
+    tp_model_close(m);
+}
+
 /* The value of push i in test_wide_values: some fit 32 bits, some do not. */
 static int64_t wide_dur(int i) {
     return i % 3 == 0 ? (INT64_C(5) << 32) + i : i % 3 == 1 ? 4294967294 + i % 2 : 1000 + i;
@@ -785,6 +820,7 @@ int main(void) {
     TP_RUN(test_memev_side);
     TP_RUN(test_sample_trace);
     TP_RUN(test_wide_values);
+    TP_RUN(test_sparse_copies_ties);
     TP_RUN(test_many_places);
     TP_RUN(test_cat_index);
     TP_RUN(test_push_paths);
