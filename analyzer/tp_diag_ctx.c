@@ -158,6 +158,18 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
     const uint8_t *cat = d->ev->cat, *kind = d->v->kind; /* view row r is model row r */
     uint32_t *cpu_call = d->cpu_call;
     for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
+        if (twos) { /* a run of two whose first row is the call: no correlation read (the
+                       index's ids are >= 0), no loop (lb2k: every run) */
+            uint32_t a = bc[s], b = bc[s + 1];
+            size_t pa = tp_ev_place_index(d->ev, a);
+            if (tp_diag_is_api(cat[a]) && d->ev->places.v[pa].stream == -1) {
+                cpu_call[a] = cpu_call[b] = a + 1; /* a: an API row, not a kernel */
+                if (t && (kind[b] & TP_AN_VIEW_GPU) && cat[b] == TP_CAT_KERNEL)
+                    tally_add(t, pa, b);
+                e = s + 2;
+                continue;
+            }
+        }
         uint32_t r0 = bc[s], code = c32[r0];
         int64_t corr =
             narrow ? (code == TP_EV_U32_NONE ? -1 : (int64_t)code) : tp_ev_corr(d->ev, r0);
