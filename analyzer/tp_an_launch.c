@@ -151,7 +151,9 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
         const tp_events *ev = &v->r->ev;
         int narrow = !ev->corr_hi_any && !ev->wide_corr.n; /* the codes are the ids */
         for (size_t s = 0, e; s < n; s = e) {
-            if (narrow) { /* the same runs, without tp_ev_corr's tests per row */
+            if (v->by_corr_twos) { /* every run two rows (the view found it): no compare */
+                e = s + 2;
+            } else if (narrow) { /* the same runs, without tp_ev_corr's tests per row */
                 uint32_t code = ev->corr32[v->by_corr[s]];
                 for (e = s + 1; e < n && ev->corr32[v->by_corr[e]] == code; e++)
                     ;

@@ -436,13 +436,14 @@ static inline __attribute__((always_inline)) int index_row_class(const tp_events
  * compared as such, and an index row's class (gpu_class: its id is >= 0) is its place's
  * PLACE_STREAM_SET or a sync name (fast == 2: no sync name in the pool, its place's bit
  * alone). Forced inline, one copy per value of `fast`. */
-static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, const uint8_t *pb,
-                                                            const tp_syncnames *s,
-                                                            const uint32_t *restrict at,
-                                                            int32_t *restrict link, int fast) {
+static inline __attribute__((always_inline)) int link_runs(const tp_rank *r, const uint8_t *pb,
+                                                           const tp_syncnames *s,
+                                                           const uint32_t *restrict at,
+                                                           int32_t *restrict link, int fast) {
     const tp_events *ev = &r->ev;
     const uint32_t *restrict bc = r->by_corr, *restrict c32 = ev->corr32;
     size_t nb = r->n_by_corr;
+    int twos = fast != 0; /* the return: every run two rows (tp_an_view.by_corr_twos) */
 #define VIEW_ROW(x) ((int32_t)(at ? at[x] : (x))) /* model row x's view row */
     for (size_t s0 = 0, e; s0 < nb; s0 = e) {
         int32_t last[2] = {-1, -1}; /* per class, as partner_rows (model rows) */
@@ -458,6 +459,7 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
                 link[va] = two ? vb : -1, link[vb] = two ? va : -1;
                 continue;
             }
+            twos = 0;
             for (size_t k = s0; k < e; k++)
                 last[index_row_class(ev, pb, s, bc[k], 1)] = (int32_t)bc[k];
         } else {
@@ -471,23 +473,23 @@ static inline __attribute__((always_inline)) void link_runs(const tp_rank *r, co
         }
     }
 #undef VIEW_ROW
+    return twos;
 }
 
 /* link_runs's every mode, by what the rank allows; `at`: each model row's view row (NULL:
  * the row itself). The view must hold every model row once. Forced inline, so that
  * link_same's copy has no test of `at` per row (out of line: +1.2 M instructions on lb2k). */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) int
 link_every_row(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s, const uint32_t *at) {
     const tp_events *ev = &v->r->ev;
     /* a row with no correlation has no partner: only the index's rows are written again.
      * Every partner is a view row here, so `linked` would be link >= 0: not built */
     memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
     if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb && !s->event_sync && !s->context_sync)
-        link_runs(v->r, pb, s, at, v->link, 2);
-    else if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
-        link_runs(v->r, pb, s, at, v->link, 1);
-    else
-        link_runs(v->r, pb, s, at, v->link, 0);
+        return link_runs(v->r, pb, s, at, v->link, 2);
+    if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb)
+        return link_runs(v->r, pb, s, at, v->link, 1);
+    return link_runs(v->r, pb, s, at, v->link, 0);
 }
 
 /* link_rows when the view's rows are the model's, in order (admit_same): a row's first view
@@ -496,8 +498,8 @@ link_every_row(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s, const ui
  * both at random, ~1/3 of the links' time on a 10 M-record trace). Only the correlation
  * index's rows have a partner, so only their classes are needed: found here instead of by a
  * pass classifying every model row into a scratch column (16 M instructions on lb2k). */
-static void link_same(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
-    link_every_row(v, pb, s, NULL);
+static int link_same(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s) {
+    return link_every_row(v, pb, s, NULL);
 }
 
 /* link_rows when the view holds every model row once, in load order (compat_hta, nothing
@@ -686,12 +688,13 @@ typedef struct {
     const uint8_t *pb; /* place_bits */
     const tp_syncnames *s;
     int links; /* 1: link_same; 0: the GPU rows */
+    int twos;  /* out, links: link_same's (every run of by_corr two rows) */
 } same_part;
 
 static void same_piece(void *arg) {
-    const same_part *p = arg;
+    same_part *p = arg;
     if (p->links) {
-        link_same(p->v, p->pb, p->s);
+        p->twos = link_same(p->v, p->pb, p->s);
     } else if (!classify_same(p->v, p->pb)) {
         classify(p->v);
         order_gpu(p->v);
@@ -815,12 +818,13 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         v->link = tp_an_alloc(vn, sizeof *v->link);
         /* every partner is a view row: `linked` would be link >= 0, not built */
         uint8_t *pb = place_bits(&r->ev);
-        same_part kinds = {v, pb, &s, 0}, links = {v, pb, &s, 1};
+        same_part kinds = {v, pb, &s, 0, 0}, links = {v, pb, &s, 1, 0};
         tp_par_both(n, same_piece, &kinds, same_piece, &links);
         free(pb);
         if (!v->opts.compat_hta) { /* row_order's identity, nothing cut */
             v->by_corr = r->by_corr;
             v->n_by_corr = r->n_by_corr;
+            v->by_corr_twos = links.twos;
         }
         return;
     }
@@ -833,7 +837,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         v->kind = tp_an_alloc(vn, 1);
         v->link = tp_an_alloc(vn, sizeof *v->link);
         uint8_t *pb = place_bits(&r->ev);
-        same_part kinds = {v, pb, &s, 0}, links = {v, pb, &s, 1};
+        same_part kinds = {v, pb, &s, 0, 0}, links = {v, pb, &s, 1, 0};
         tp_par_both(n, permuted_piece, &kinds, permuted_piece, &links);
         free(pb);
         if (!v->opts.compat_hta) { /* row_order's identity */

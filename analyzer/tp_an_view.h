@@ -115,6 +115,11 @@ typedef struct {
                                   (tp_rank.by_corr), borrowed, so analyses that group rows by
                                   correlation need no sort of their own; else NULL */
     size_t n_by_corr;
+    int by_corr_twos;                /* 1: every run of one correlation in by_corr is two rows (a
+                                        launch and its GPU row: all 242 k of lb2k's), found by the
+                                        view's links on their way, so that the analyses that walk
+                                        by_corr again step by two instead of comparing each next
+                                        row's correlation; 0: not known (no by_corr, wide ids) */
     int trimmed;                     /* 1: profiler-step trimming was applied */
     struct tp_an_gpu_sums *gpu_sums; /* the GPU unions' figures per kind mask, found once for
                                         all analyses (tp_an_view_gpu_sum_get); NULL: none kept */

@@ -151,11 +151,25 @@ same_corr(const tp_diag_ctx *d, size_t e, int narrow, uint32_t code, int64_t cor
  * written in one walk that finds its end on the way; another run takes two walks (its call,
  * then its rows). */
 static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, place_tally *t,
-                                                               int narrow) {
+                                                               int narrow, int twos) {
+/* entry e in run s's (twos: every run is two entries, tp_an_view.by_corr_twos, no compare) */
+#define IN_RUN(e) (twos ? (e) < s + 2 : same_corr(d, (e), narrow, code, corr))
     const uint32_t *bc = d->r->by_corr, *c32 = d->ev->corr32;
     const uint8_t *cat = d->ev->cat, *kind = d->v->kind; /* view row r is model row r */
     uint32_t *cpu_call = d->cpu_call;
     for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
+        if (twos) { /* a run of two whose first row is the call: no correlation read (the
+                       index's ids are >= 0), no loop (lb2k: every run) */
+            uint32_t a = bc[s], b = bc[s + 1];
+            size_t pa = tp_ev_place_index(d->ev, a);
+            if (tp_diag_is_api(cat[a]) && d->ev->places.v[pa].stream == -1) {
+                cpu_call[a] = cpu_call[b] = a + 1; /* a: an API row, not a kernel */
+                if (t && (kind[b] & TP_AN_VIEW_GPU) && cat[b] == TP_CAT_KERNEL)
+                    tally_add(t, pa, b);
+                e = s + 2;
+                continue;
+            }
+        }
         uint32_t r0 = bc[s], code = c32[r0];
         int64_t corr =
             narrow ? (code == TP_EV_U32_NONE ? -1 : (int64_t)code) : tp_ev_corr(d->ev, r0);
@@ -163,7 +177,7 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
         if (corr >= 0 && tp_diag_is_api(cat[r0]) && d->ev->places.v[place].stream == -1) {
             uint32_t call = r0 + 1;
             cpu_call[r0] = call; /* an API row: not a kernel */
-            for (e = s + 1; e < n && same_corr(d, e, narrow, code, corr); e++) {
+            for (e = s + 1; e < n && IN_RUN(e); e++) {
                 uint32_t r = bc[e];
                 cpu_call[r] = call;
                 if (t && (kind[r] & TP_AN_VIEW_GPU) && cat[r] == TP_CAT_KERNEL)
@@ -172,7 +186,7 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
             continue;
         }
         uint32_t call = 0;
-        for (e = s; e < n && (e == s || same_corr(d, e, narrow, code, corr)); e++)
+        for (e = s; e < n && (e == s || IN_RUN(e)); e++)
             if (!call && tp_diag_is_api(cat[bc[e]]) && tp_ev_stream(d->ev, bc[e]) == -1)
                 call = bc[e] + 1;
         if (corr < 0)
@@ -190,14 +204,18 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
                 tally_add(t, place, r);
         }
     }
+#undef IN_RUN
 }
 
 static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
     d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
-    if (!d->ev->corr_hi_any && !d->ev->wide_corr.n)
-        cpu_calls_of(d, t, 1);
+    /* the view's twos are of the rank's index, which is what cpu_calls_of walks */
+    if (d->v->by_corr == d->r->by_corr && d->v->by_corr_twos)
+        cpu_calls_of(d, t, 1, 1);
+    else if (!d->ev->corr_hi_any && !d->ev->wide_corr.n)
+        cpu_calls_of(d, t, 1, 0);
     else
-        cpu_calls_of(d, t, 0);
+        cpu_calls_of(d, t, 0, 0);
 }
 
 int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {
