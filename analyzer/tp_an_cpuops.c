@@ -153,15 +153,16 @@ typedef struct {
 
 /* Adds the table's calls, one per view row, to their groups; sets out->span, out->self_sum
  * and out->has_shapes. `sum`: each model row's children's durations (child_sums), or NULL
- * when the view's rows are the model's, in order (view row i is model row i): then a call
- * adds its duration to its group's self time as it comes, and each row whose parent is a
- * table row takes its own off the parent's group (a parent precedes its children: the model
- * nests each thread's rows in start order). Returns 0 (figures not kept) when the sums could
- * pass INT64_MAX: tp_an_add saturates, and only exact sums are the same in either order; else
- * 1. Always inlined into collect, once with sum NULL: there view row i is model row i, read
- * as such (no load of v->row per row). */
-static inline __attribute__((always_inline)) int collect_in(const tp_an_view *view,
-                                                            tp_an_cpuops *out, const int64_t *sum) {
+ * when the view holds every model row once (every_row_once): then a call adds its duration
+ * to its group's self time as it comes, and each row whose parent is a table row takes its
+ * own off the parent's group (in the model's order a parent precedes its children, the model
+ * nests each thread's rows in start order, so the slot cache mostly hits; in load order it
+ * misses more). Returns 0 (figures not kept) when the sums could pass INT64_MAX: tp_an_add
+ * saturates, and only exact sums are the same in either order; else 1. `mapped`: the view
+ * has a row column; without one (native) view row i is model row i, read as such (no load
+ * of v->row per row). Always inlined into collect, once per case. */
+static inline __attribute__((always_inline)) int
+collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int mapped) {
     /* the view and the rank's columns copied: the loop's stores to the groups (int64 and
      * uint32) could otherwise be to their fields, reloaded each row (tp_an_view.h) */
     const tp_an_view lv = *view, *v = &lv;
@@ -180,7 +181,7 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *vi
     int64_t self_sum = out->self_sum;
     int has_shapes = out->has_shapes;
     for (size_t i = 0; i < v->n; i++) {
-        size_t row = sum ? tp_an_view_row(v, i) : i;
+        size_t row = sum || mapped ? tp_an_view_row(v, i) : i;
         if (tp_an_view_gpu(
                 v, i)) /* never a parent nor a child: those are a thread's rows (no stream) */
             continue;
@@ -188,7 +189,7 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *vi
         t0 = ev->ts[row] < t0 ? ev->ts[row] : t0;
         t1 = ev->ts[row] + dur > t1 ? ev->ts[row] + dur : t1;
         int32_t p = tp_ev_parent(ev, row);
-        if (!sum && p >= 0 && is_table_cat(ev->cat[p])) { /* p: view row p, not a GPU one */
+        if (!sum && p >= 0 && is_table_cat(ev->cat[p])) { /* p: in the view, not a GPU row */
             parent_slot *ps = &slot[(uint32_t)p % PARENT_SLOTS];
             if (ps->row != (uint32_t)p) {
                 uint32_t pr = (uint32_t)p;
@@ -235,7 +236,19 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *vi
 }
 
 static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
-    return sum ? collect_in(v, out, sum) : collect_in(v, out, NULL);
+    if (sum)
+        return collect_in(v, out, sum, 1);
+    return v->row ? collect_in(v, out, NULL, 1) : collect_in(v, out, NULL, 0);
+}
+
+/* Does the view hold every model row exactly once (in any order)? Then collect needs no
+ * child_sums: each row's parent is a view row too, so taking each child's duration off its
+ * parent's group as it comes gives the same exact sums in any order (a parent after its
+ * children only misses the slot cache and finds its group by name). Nothing trimmed (a
+ * trimmed view can hold a row twice) and no window; untrimmed, each row is admitted at most
+ * once, so n rows are all of them. */
+static int every_row_once(const tp_an_view *v) {
+    return !v->trimmed && !(v->opts.window_hi > v->opts.window_lo) && v->n == v->r->ev.n;
 }
 
 static int cmp_op(const void *a, const void *b, int by_total) {
@@ -260,10 +273,11 @@ void tp_an_cpuops_run(const tp_an_view *v, tp_an_cpuops *out) {
     memset(out, 0, sizeof *out);
     out->by_shapes = v->opts.ops_by_shapes != 0;
     out->by_total = v->opts.ops_by_total != 0;
-    /* The view's rows are the model's, in order (native): the self times without a sum per
-     * model row (8 bytes a row, zeroed, written at every parent: a page fault per 512 rows
-     * when the view's scratch had no kept pages for it) */
-    if (v->ts != v->r->ev.ts || !collect(v, out, NULL)) {
+    /* The view holds every model row once (native; compat untrimmed): the self times without
+     * a sum per model row (8 bytes a row, zeroed, written at every parent: a page fault per
+     * 512 rows when the view's scratch had no kept pages for it; on a compat view it was the
+     * report's peak: tracelens_xdit_sd35 +1.4 MiB over the steady model and view) */
+    if (!every_row_once(v) || !collect(v, out, NULL)) {
         tp_an_cpuops_free(out);
         out->by_shapes = v->opts.ops_by_shapes != 0;
         out->by_total = v->opts.ops_by_total != 0;

@@ -65,8 +65,11 @@ static int hta_launch_name(const char *n) {
            strcmp(n, "runFunction - job_prep_and_submit_for_execution") == 0;
 }
 
-/* Does view row i launch? HTA's names through a memo (one test per name id, not per row). */
-static int row_launches(const tp_an_view *v, tp_an_namememo *hta, size_t i) {
+/* Does view row i launch? HTA's names through a memo (one test per name id, not per row).
+ * Forced inline: collect_pairs' pass tests most rows of a compat view (the -1 group's), and
+ * out of line it cost +2.8 M instructions on tracelens_xdit_sd35. */
+static inline __attribute__((always_inline)) int row_launches(const tp_an_view *v,
+                                                              tp_an_namememo *hta, size_t i) {
     uint32_t row = tp_an_view_row(v, i);
     return v->opts.compat_hta ? tp_an_namememo_get(hta, v->r->ev.name[row])
                               : (v->r->ev.flags[row] & TP_EVF_LAUNCH) != 0;
@@ -126,11 +129,37 @@ static void group_pairs(const tp_an_view *v, tp_an_namememo *hta, const uint32_t
     }
 }
 
+/* group_pairs of HTA mode's -1 group (the view's rows without a correlation, in row order),
+ * read from the view in place: an array of its rows was 4 bytes a row of most of the view
+ * (Python functions, CPU ops) at the launch analysis's peak, the report's on
+ * hta_df_index_resolver. Its pairs come in group_pairs' order: each CPU-side row in row
+ * order with each GPU row in row order; those GPU rows (few or none) are gathered first.
+ * `launches`: some row of the group launches. */
+static void none_group_pairs(const tp_an_view *v, int launches, tp_pairs *p) {
+    size_t i, n_gpu = 0;
+    if (!launches) /* no row of the group launches (collect_pairs' pass found none) */
+        return;
+    for (i = 0; i < v->n; i++)
+        n_gpu += tp_an_view_corr(v, i) == -1 && tp_an_view_stream(v, i) != -1;
+    if (!n_gpu)
+        return;
+    uint32_t *gpu = tp_an_tmp(v, n_gpu, sizeof *gpu);
+    n_gpu = 0;
+    for (i = 0; i < v->n; i++)
+        if (tp_an_view_corr(v, i) == -1 && tp_an_view_stream(v, i) != -1)
+            gpu[n_gpu++] = (uint32_t)i;
+    for (i = 0; i < v->n; i++)
+        if (tp_an_view_corr(v, i) == -1 && cpu_side(v, i))
+            for (size_t y = 0; y < n_gpu; y++)
+                add_pair(p, v, i, gpu[y]);
+    tp_an_tmp_put(v, gpu);
+}
+
 /* Groups the view's rows by correlation, in the order of the keys, rows in row order within
  * a group (HTA's merge of the CPU and GPU frames on correlation). HTA mode groups the rows
- * without a correlation (-1, most rows: Python functions, CPU ops) too; they are gathered by
- * a scan instead of being sorted with the others, which took 16 bytes per view row and a sort
- * of all of them. */
+ * without a correlation (-1, most rows: Python functions, CPU ops) too; they are read in place
+ * (none_group_pairs) instead of being sorted with the others, which took 16 bytes per view row and
+ * a sort of all of them. */
 static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
     tp_an_namememo hta;
     tp_an_namememo_open(&hta, v->m, hta_launch_name);
@@ -177,21 +206,20 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
         return;
     }
     tp_an_keyrow *a = tp_an_tmp(v, n, sizeof *a);
-    uint32_t *g = tp_an_tmp(v, v->opts.compat_hta ? none : 0, sizeof *g);
-    size_t ng = 0;
     n = 0;
+    int none_launches = 0; /* group_pairs' test of the -1 group, in its order, in this pass */
     for (size_t i = 0; i < v->n; i++) {
         int64_t c = tp_an_view_corr(v, i);
         if (c != -1)
             a[n++] = (tp_an_keyrow){c, i};
-        else if (v->opts.compat_hta)
-            g[ng++] = (uint32_t)i;
+        else if (v->opts.compat_hta && !none_launches)
+            none_launches = row_launches(v, &hta, i);
     }
     tp_an_keyrow_sort(a, n, v->scratch);
-    int none_done = !ng;
+    int none_done = !(v->opts.compat_hta && none);
     for (size_t s = 0, e; s < n; s = e) {
         if (!none_done && a[s].key > -1) { /* the -1 group in its place in key order */
-            group_pairs(v, &hta, g, ng, p);
+            none_group_pairs(v, none_launches, p);
             none_done = 1;
         }
         for (e = s; e < n && a[e].key == a[s].key; e++)
@@ -203,8 +231,7 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
         group_pairs(v, &hta, rows, e - s, p);
     }
     if (!none_done)
-        group_pairs(v, &hta, g, ng, p);
-    tp_an_tmp_put(v, g);
+        none_group_pairs(v, none_launches, p);
     tp_an_tmp_put(v, a);
     tp_an_namememo_close(&hta);
 }

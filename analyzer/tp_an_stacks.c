@@ -44,21 +44,26 @@ static int cmp_key_stack(const void *a, const void *b) {
 
 /* The prefix of `depth` frames the group is keyed by: from the innermost Python frame in a
  * Python program's stack, else from the innermost frame. */
-static void prefix(tp_an_frames *fx, uint32_t stack, int depth, stack_key *k) {
+static void prefix(tp_an_frames *fx, uint32_t stack, int depth, stack_key *k, char **buf,
+                   size_t *cap) {
     k->stack = stack;
     k->n = tp_an_frames_prefix(fx, stack, depth, &k->f);
-    char *key = NULL, label[1024];
-    size_t len = 0, cap = 0;
+    char label[1024];
+    size_t len = 0;
     for (size_t i = 0; i < k->n; i++) {
         size_t l = strlen(tp_an_frame_label(&k->f[i], label, sizeof label));
-        TP_MEM_XGROW(key, cap, len + l + 2);
-        memcpy(key + len, label, l);
+        TP_MEM_XGROW(*buf, *cap, len + l + 2);
+        memcpy(*buf + len, label, l);
         len += l;
-        key[len++] = '\n';
+        (*buf)[len++] = '\n';
     }
-    TP_MEM_XGROW(key, cap, len + 1);
-    key[len] = 0;
-    k->key = key;
+    /* the text built in the caller's buffer, kept at its length: grown in place per stack,
+     * its room was up to twice the text (and the growth's freed steps), ~1,350 of them held
+     * at once on tracelens_xdit_sd35 */
+    k->key = tp_mem_xalloc(len + 1, 1);
+    if (len)
+        memcpy(k->key, *buf, len);
+    k->key[len] = 0;
 }
 
 int tp_an_stacks_counted(const tp_an_view *v, size_t i) {
@@ -207,17 +212,18 @@ static stack_key *group_stacks(const tp_an_stacks *out, const op *ops, size_t n,
     uint32_t *ids = tp_mem_xalloc(n + 1, sizeof *ids);
     size_t m = distinct_stacks(ops, n, hi, ids);
     stack_key *keys = tp_mem_xcalloc(m + 1, sizeof *keys);
-    size_t nk = 0;
+    size_t nk = 0, cap = 0;
+    char *buf = NULL;
     for (size_t i = 0; i < m; i++) {
         if (i && ids[i] == ids[i - 1])
             continue;
-        prefix(out->fx, ids[i], depth, &keys[nk]);
+        prefix(out->fx, ids[i], depth, &keys[nk], &buf, &cap);
         if (keys[nk].n)
             nk++;
         else
             free(keys[nk].key);
     }
-    free(ids);
+    free(ids), free(buf);
     qsort(keys, nk, sizeof *keys, cmp_key);
     size_t g = 0;
     for (size_t i = 0; i < nk; i++) {
@@ -364,16 +370,22 @@ static void fill_rows(tp_an_stacks *out, op *ops, size_t n, const stack_key *key
         if (!r->frames || keys[i].stack < r->stack)
             r->stack = keys[i].stack, r->frames = keys[i].f, r->n_frames = keys[i].n;
     }
-    size_t n_gn, cap = 0;
+    size_t n_gn;
     gn_sum *gn = sum_by_group_name(ops, n, n_groups, nn, &n_gn);
-    for (size_t i = 0; i < n_gn; i++) {
+    /* gn is by group: each group's kernels are one run, its array sized to it (grown from
+     * empty, the first room was 16 kernels: ~0.5 MiB for tracelens_xdit_sd35's 1,282 groups
+     * of 1.5 kernels each, the report's peak at the render) */
+    for (size_t i = 0, e; i < n_gn; i = e) {
+        for (e = i + 1; e < n_gn && gn[e].group == gn[i].group; e++)
+            ;
         tp_an_stack_row *r = &out->s[gn[i].group];
-        tp_an_stack_kernel k = {gn[i].name, gn[i].count, gn[i].ns};
-        cap = r->n_k;
-        tp_an_grow((void **)&r->k, &cap, r->n_k + 1, sizeof *r->k);
-        r->k[r->n_k++] = k;
-        r->count += k.count;
-        r->gpu_ns = tp_an_add(r->gpu_ns, k.gpu_ns);
+        r->k = tp_mem_xalloc(e - i, sizeof *r->k);
+        for (size_t j = i; j < e; j++) {
+            tp_an_stack_kernel k = {gn[j].name, gn[j].count, gn[j].ns};
+            r->k[r->n_k++] = k;
+            r->count += k.count;
+            r->gpu_ns = tp_an_add(r->gpu_ns, k.gpu_ns);
+        }
     }
     free(gn);
     out->n = n_groups;

@@ -719,11 +719,15 @@ void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
     if (v->by_corr) {             /* the model's rows in its order (tp_an_view): no pass to tell */
         d->rows_once = d->identity = 1;
     } else {
-        d->rows_once = 1;
-        for (size_t i = 1; i < v->n && d->rows_once; i++)
-            d->rows_once = tp_an_view_row(v, i) > tp_an_view_row(v, i - 1);
+        int asc_rows = 1;
+        for (size_t i = 1; i < v->n && asc_rows; i++)
+            asc_rows = tp_an_view_row(v, i) > tp_an_view_row(v, i - 1);
         d->identity =
-            d->rows_once && v->n == d->ev->n && (!v->n || tp_an_view_row(v, v->n - 1) == v->n - 1);
+            asc_rows && v->n == d->ev->n && (!v->n || tp_an_view_row(v, v->n - 1) == v->n - 1);
+        /* an untrimmed view admits each model row at most once (tp_an_view.c admit_rows),
+         * ascending or not: a compat view in load order needs no seen marks either (their
+         * memset and a test per row in every pass) */
+        d->rows_once = asc_rows || !v->trimmed;
     }
     d->seen = d->rows_once ? NULL : tp_an_tmp0(v, d->ev->n + 1, 1);
     /* the classes by name id: every id is below the pool's count, which bounds the name

@@ -54,7 +54,8 @@ struct tp_diag_ctx {
     tp_diagnosis *out;
     uint8_t *seen;   /* model row visited by the current pass (unused when rows_once) */
     int rows_once;   /* each model row is in the view at most once (native: the view's
-                        rows ascend): no pass needs seen, nor its clearing */
+                        rows ascend; any untrimmed view): no pass needs seen, nor its
+                        clearing */
     size_t *sync_at; /* view rows of the host syncs (tp_diag_is_sync_row and
                         tp_diag_host_sync), each model row once, in view order: found
                         while the sync set is built (win > 0 only) */
