@@ -1067,7 +1067,7 @@ static inline void time_words(col_src *g, unsigned nt, size_t words) {
 }
 
 /* The records put together from the headers at src and the words in scratch (decode_columns_plan's
- * loop); with `times`, the latest of their time words in *t_hi. `wide`: some record's type is
+ * loop); with `times`, the OR of their time words in *t_hi. `wide`: some record's type is
  * past the table (slot[TP_REC_TYPE_LIMIT] takes them); without, a record's slot is its type as
  * it is, no bound and no clamp (-3 instructions a record). Always inline, so that each copy
  * (`times` a constant NULL or not, `wide` a constant) has no test for either. */
@@ -1120,9 +1120,10 @@ static inline __attribute__((always_inline)) void decode_records(const uint8_t *
                 time_words(g, h.type < TP_REC_TYPE_LIMIT ? times[h.type] : 0, words);
         }
         if (times) {
-            uint64_t a = cur[g->t1] & g->m1, b = cur[g->t2] & g->m2;
-            a = a > b ? a : b;
-            hi = a > hi ? a : hi;
+            /* an OR, not the max: 2 instructions a record where the two max took 5 (lb2k's
+             * decoding thread 117.0 -> 115.1 M), and no less safe for the cursor, which only
+             * tests it against its limit (tp_planes_decode_sparse_t) */
+            hi |= (cur[g->t1] & g->m1) | (cur[g->t2] & g->m2);
         }
         cur += 1 + words;
     }
