@@ -101,9 +101,12 @@ size_t tp_planes_decode_sparse(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *sc
 /* tp_planes_decode_sparse that also finds the latest time of the records, when `times` is not
  * NULL: times[type] (types below TP_REC_TYPE_LIMIT; the others have none) is how many of a
  * record's first body words are times, 0, 1 (ts) or 2 (ts, end), those past the record's size
- * counting as 0; *t_hi is the largest over the chunk (0: none), set when n is returned. The
- * reader's late-record limit needs it per chunk; found as each record is put together it costs
- * ~14 instructions a record, where a walk of its own over the records cost ~21. */
+ * counting as 0; *t_hi is the OR of all of them over the chunk (0: none), set when n is returned:
+ * at least the largest, and under a power of two exactly when the largest is. The reader's
+ * late-record limit needs a bound per chunk (a chunk whose bound passes the limit has each
+ * record tested, so a bound over the largest costs time, never a record); found as each record
+ * is put together it costs ~11 instructions a record (~14 for the exact largest), where a walk
+ * of its own over the records cost ~21. */
 size_t tp_planes_decode_sparse_t(uint8_t *buf, size_t m, uint8_t *dst, uint8_t *scratch, size_t n,
                                  const uint8_t *times, uint64_t *t_hi);
 

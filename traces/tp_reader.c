@@ -99,7 +99,7 @@ typedef struct {
     uint8_t *buf;
     size_t cap, len;
     int first_visit;
-    uint64_t t_hi; /* the latest ts / end of its timed records (with a late limit only) */
+    uint64_t t_hi; /* at least the latest ts / end of its timed records (a late limit only) */
 } chunk_out;
 
 /* A cursor's read-ahead (tp_cursor_read_ahead): a thread decodes the next wanted chunk into
@@ -202,9 +202,10 @@ static uint64_t chunk_t_hi(const uint8_t *times, const uint8_t *buf, size_t len)
  * chunk cannot be decoded at all. *whole is 1 when every byte decoded into records. (Undoing
  * the filter here, in one pass, measured faster than undoing it record by record as a cursor
  * returns them.) Byte planes cannot be undone in place: their layout is decompressed into
- * d->planes and put back together into *buf. With `times` (LATE_* by type), *t_hi is the
- * records' latest time (record_t_hi): filter 4's decoder finds it as it puts them together,
- * the other filters' records are walked once more. */
+ * d->planes and put back together into *buf. With `times` (LATE_* by type), *t_hi bounds the
+ * records' times (record_t_hi): filter 4's decoder gives the OR of them as it puts them
+ * together (tp_planes_decode_sparse_t), the other filters' records are walked once more for
+ * the largest. chunk_fast only tests it against the limit: over it, every record is tested. */
 static long chunk_decode(decoder *d, const uint8_t *data, const chunk_ref *c, uint8_t **buf,
                          size_t *cap, int *whole, const uint8_t *times, uint64_t *t_hi) {
     const tp_chunk_header *h = &c->h;
@@ -975,8 +976,8 @@ static void *ahead_main(void *arg) {
     return NULL;
 }
 
-/* The cursor's test of the records of a chunk with latest time t_hi: the fast one when none
- * is past the late limit. */
+/* The cursor's test of the records of a chunk whose times t_hi bounds (chunk_decode): the fast
+ * one when the bound is not past the late limit, so no record is. */
 static void chunk_fast(tp_cursor *c, uint64_t t_hi) {
     c->fast = !c->late_limit || t_hi <= c->late_limit ? c->fast_any : 0;
 }

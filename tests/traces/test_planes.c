@@ -346,8 +346,9 @@ static size_t unsparse(const uint8_t *form, size_t m, size_t n, uint8_t *layout)
     return d;
 }
 
-/* The latest time of the records src[0..n) as tp_planes_decode_sparse_t defines it: per record
- * the first times[type] body words (none for types past the table), those within the record. */
+/* The bound of the records' times src[0..n) as tp_planes_decode_sparse_t defines it, the OR of
+ * per record the first times[type] body words (none for types past the table), those within
+ * the record. */
 static uint64_t t_hi_reference(size_t n, const uint8_t *times) {
     uint64_t hi = 0;
     for (size_t off = 0; off < n; off += ((tp_rec_hdr *)(src + off))->size) {
@@ -356,7 +357,7 @@ static uint64_t t_hi_reference(size_t n, const uint8_t *times) {
         for (unsigned j = 0; j < nt && 8 * (j + 2) <= h->size; j++) {
             uint64_t v;
             memcpy(&v, src + off + 8 * (j + 1), 8);
-            hi = v > hi ? v : hi;
+            hi |= v;
         }
     }
     return hi;
