@@ -2470,13 +2470,19 @@ static int walker_mode(void) {
 
 typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
 
-/* What one walk writes: its parser and its deferred events. Each walking thread has its own
- * (pieces.bufs): a walk writes ~2-3 times its text's size, and into memory that another core
- * last wrote (the other thread's walk) it ran 1.3x slower. */
+/* What one walk writes: its parser, its deferred events and the piece's text `[piece]`. Each
+ * walking thread has its own (pieces.bufs): a walk writes ~2-3 times its text's size, and
+ * into memory that another core last wrote (the other thread's walk) it ran 1.3x slower. */
 typedef struct {
     kparse q;
     deferred d;
     tp_load_error qe;
+    /* `[` piece `]` and padding, in the pool's first buffer only (wtxt): the walk copies every
+     * string it keeps (defer_event), so the text is dead once walked and a thread walks one
+     * piece at a time. One per buffer was NSLOT * ~190 KiB of fresh pages per thread (~150 of
+     * the ~3,500 page faults of a report of a 14 MB trace). */
+    unsigned char *txt;
+    size_t cap;
     uint64_t nl;    /* newlines in the piece, counted by the walk's thread (walk_slot) */
     size_t nl_last; /* index from the piece's start of the last of them */
     /* index from the piece's start of its first `"rank":` (RANK_NONE: none), found by the
@@ -2488,17 +2494,19 @@ typedef struct {
     int busy; /* holds a piece in flight (under pieces.mu when the helper runs) */
 } wbuf;
 
-/* A piece in flight: its bounds in the window, where the thread that takes it walks it. */
+/* A piece in flight: its bounds in the window, copied out of it by the thread that walks it
+ * (so the window may move). */
 typedef enum { S_FREE, S_QUEUED, S_WALKING, S_DONE } slot_state;
 
 typedef struct {
     size_t start, brace, open; /* window indexes of its first `{`, last `}`, the next `{` */
+    size_t len;                /* of `[piece]` */
     uint64_t event_idx;        /* of its first event */
     int want_rank;             /* the rank was still sought when it was queued (rank_at) */
     wbuf *b;                   /* the walk's buffers, from its thread's pool once taken */
     /* Under pieces.mu when the helper runs: */
     slot_state state;
-    int reading; /* the helper is walking it in the window */
+    int reading; /* the helper is copying it out of the window */
 } slot;
 
 /* Pieces in flight with a helper: the one the helper walks, one this thread walks, and one or
@@ -2554,6 +2562,31 @@ static void unlock(pieces *s) {
         pthread_mutex_unlock(&s->mu);
 }
 
+/* Copies t[start..brace] as `[piece]` (and room for the padding) into *buf. */
+static const unsigned char *copy_piece(unsigned char **buf, size_t *cap, const unsigned char *t,
+                                       const slot *sl) {
+    size_t len = sl->len;
+    if (*cap < len + WIN_PAD) {
+        /* Half as much again, and no realloc: with room for just this piece, each piece a
+         * little longer than all before it copied the old text into fresh pages (~10 % of
+         * the report's page faults on a 33 MB trace); the text is all rewritten below. Pages
+         * never written cost no memory. */
+        *cap = len + len / 2 + WIN_PAD;
+        free(*buf);
+        *buf = tp_mem_xalloc(*cap, 1);
+    }
+    (*buf)[0] = '[';
+    memcpy(*buf + 1, t + sl->start, len - 2);
+    (*buf)[len - 1] = ']';
+    return *buf;
+}
+
+/* The text buffer of thread `pool`'s walks (see wbuf.txt). */
+static unsigned char **wtxt(wbuf *pool, size_t **cap) {
+    *cap = &pool->cap;
+    return &pool->txt;
+}
+
 /* Under mu: takes the next queued piece for walking, with a buffer of thread `who`'s pool;
  * NULL when none is queued. */
 static slot *take_job(pieces *s, int who) {
@@ -2570,15 +2603,13 @@ static slot *take_job(pieces *s, int who) {
     return sl;
 }
 
-/* Walks a taken slot's piece, t[start..brace] of the window `t` (read only: its events, with
- * no brackets around, tp_json_walk_objects), into its buffer's deferred events; sets ok, and
- * counts the piece's newlines for the line numbers of later errors (pass_slot), here rather
- * than on the thread that commits. */
-static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char *t) {
+/* Walks a taken slot's piece, `txt` (`[piece]`), into its buffer's deferred events; sets ok,
+ * and counts the piece's newlines for the line numbers of later errors (pass_slot), here
+ * rather than on the thread that commits. */
+static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char *txt) {
     wbuf *b = sl->b;
     kparse *q = &b->q;
-    const unsigned char *txt = t + sl->start;
-    size_t len = sl->brace + 1 - sl->start;
+    size_t len = sl->len;
     q->st = TP_OK;
     q->depth = s->ev_depth;
     q->kind[0] = s->ev_depth == 2 ? F_TOP : F_EVENTS;
@@ -2588,17 +2619,17 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
     q->event_idx = sl->event_idx;
     deferred_clear(&b->d);
     tp_load_error_init(&b->qe, "");
-    b->ok = tp_json_walk_objects(w, (const char *)txt, len, &walk_callbacks, q) && q->st == TP_OK &&
-            q->depth == s->ev_depth;
+    b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
+            q->st == TP_OK && q->depth == s->ev_depth;
     b->nl_last = 0;
-    const char *piece = (const char *)txt, *r = NULL;
+    const char *piece = (const char *)txt + 1, *r = NULL;
     if (b->ok)
-        b->nl =
-            s->avx2 ? count_lines_avx2(txt, len, &b->nl_last) : count_lines(txt, len, &b->nl_last);
+        b->nl = s->avx2 ? count_lines_avx2(txt + 1, len - 2, &b->nl_last)
+                        : count_lines(txt + 1, len - 2, &b->nl_last);
     else
         b->nl = 0;
     if (b->ok && sl->want_rank)
-        r = s->avx2 ? find_rank_key_avx2(piece, len) : find_rank_key(piece, len);
+        r = s->avx2 ? find_rank_key_avx2(piece, len - 2) : find_rank_key(piece, len - 2);
     b->rank_at = r ? (size_t)(r - piece) : RANK_NONE;
 }
 
@@ -2647,17 +2678,13 @@ static void wbufs_free(wbuf *v) {
     for (int k = 0; v && k < NSLOT; k++) {
         event_free(&v[k].q.ev);
         deferred_free(&v[k].d);
+        free(v[k].txt);
     }
     free(v);
 }
 
-/* The helper takes the pieces in the order they were queued, as this thread does (help), and
- * walks each where it lies: the window (its pointer, read under mu) stays put while a piece is
- * walked in it (reading; window_room waits), and nothing in it that the walk reads is written
- * meanwhile (next_piece: pieces end WIN_PAD before the window's end). Copying each piece out
- * first (`[piece]`, so that the window could move under the walk) was ~2/3 of every text's
- * bytes once more with two threads: 35.5 M of the instructions of a report of
- * hta_df_index_resolver. */
+/* The helper takes the pieces in the order they were queued, as this thread does (help). The
+ * window (its pointer, read under mu) stays put while a piece is copied out of it (reading). */
 static void *helper_main(void *arg) {
     pieces *s = arg;
     /* its walker and buffers from its own malloc arena, away from this thread's data */
@@ -2678,9 +2705,16 @@ static void *helper_main(void *arg) {
         const unsigned char *t = s->t;
         sl->reading = 1;
         pthread_mutex_unlock(&s->mu);
-        walk_slot(s, s->hw, sl, t);
+        size_t *cap;
+        unsigned char **buf = wtxt(bufs, &cap);
+        const unsigned char *txt = copy_piece(buf, cap, t, sl);
         pthread_mutex_lock(&s->mu);
         sl->reading = 0;
+        if (s->waiting)
+            pthread_cond_signal(&s->done_cv);
+        pthread_mutex_unlock(&s->mu);
+        walk_slot(s, s->hw, sl, txt);
+        pthread_mutex_lock(&s->mu);
         sl->state = S_DONE;
         if (s->waiting)
             pthread_cond_signal(&s->done_cv);
@@ -2696,8 +2730,26 @@ static int help(pieces *s) {
     unlock(s);
     if (!sl)
         return 0;
-    /* where it lies, as the helper does: this thread is the one that moves the window */
-    walk_slot(s, s->w, sl, s->t);
+    /* This thread is the one that writes and moves the window, so it walks the piece where
+     * it lies, bracketed by the byte before its `{` and the one after its `}` (white space or
+     * the `,` between two pieces: never in any piece's bounds, so never read by the helper's
+     * copy_piece), and puts those two bytes back at once: copying `[piece]` out was every
+     * such piece's bytes once more (copy_piece: 53.7 M of instructions on a 53.7 MB trace
+     * before, all of them with one core). The bytes past the `]` up to WIN_PAD, which the
+     * walk may read, are the window's own (window_room keeps that much room past hi). A
+     * borrowed text is only read, and a piece at the window's start has no byte before it:
+     * those are copied. */
+    unsigned char *t = s->t;
+    if (!s->borrowed && sl->start > 0) {
+        unsigned char before = t[sl->start - 1], after = t[sl->brace + 1];
+        t[sl->start - 1] = '[', t[sl->brace + 1] = ']';
+        walk_slot(s, s->w, sl, t + sl->start - 1);
+        t[sl->start - 1] = before, t[sl->brace + 1] = after;
+    } else {
+        size_t *cap;
+        unsigned char **buf = wtxt(s->bufs[0], &cap);
+        walk_slot(s, s->w, sl, copy_piece(buf, cap, t, sl));
+    }
     lock(s);
     sl->state = S_DONE;
     unlock(s);
@@ -2748,9 +2800,9 @@ static void pieces_free(pieces *s) {
 
 /* Makes room for n more bytes at t[hi], moving the unread text to the front or growing the
  * window as needed. The helper reads the window's pointer and a queued piece's bounds under
- * mu, and walks the piece in place with `reading` set: so with mu held and no piece being
- * walked by it, the text moves, queued pieces and all. (Before, the queued pieces were copied out
- * first, each into a buffer of its slot: up to NSLOT x ~190 KiB more memory in the import, whose
+ * mu, and copies the piece out with `reading` set: so with mu held and no piece being read,
+ * the text moves, queued pieces and all. (Before, the queued pieces were copied out first,
+ * each into a buffer of its slot: up to NSLOT x ~190 KiB more memory in the import, whose
  * high water is the report's peak on some sets; the helper waits on mu for a move of ~0.5
  * MiB at most.) */
 static void window_room(pieces *s, size_t n) {
@@ -2765,7 +2817,10 @@ static void window_room(pieces *s, size_t n) {
             s->waiting = 0;
         }
     }
-    size_t shift = s->lo;
+    /* one byte before lo stays: the byte before the oldest piece's `{`, where help() puts
+     * its `[` (without it, the piece after each move, ~1 in 10 with one walking thread, was
+     * copied out) */
+    size_t shift = s->lo ? s->lo - 1 : 0;
     memmove(s->t, s->t + shift, s->hi - shift);
     s->hi -= shift, s->lo -= shift;
     for (int i = 0; i < NSLOT; i++)
@@ -2862,6 +2917,7 @@ static void dispatch(pieces *s, size_t start, size_t brace, size_t open) {
         start_helper(s);
     slot *sl = &s->slots[(s->head + s->inflight++) % NSLOT];
     sl->start = start, sl->brace = brace, sl->open = open;
+    sl->len = brace + 3 - start;
     sl->event_idx = s->p->event_idx;
     sl->want_rank = s->p->rank_state != 4;
     sl->b = NULL;
@@ -2922,15 +2978,9 @@ static int next_piece(pieces *s, size_t from, size_t *start, size_t *brace, size
     *start = i;
     if (i == s->hi || s->t[i] != '{')
         return 0;
-    /* A piece ends WIN_PAD before hi: a walk reads up to WIN_PAD bytes past its piece, in
-     * place (walk_slot), while this thread may write chunks at hi. The events after the last
-     * boundary there go to yajl at the end. */
-    size_t end = s->hi > WIN_PAD ? s->hi - WIN_PAD : 0;
-    if (i >= end)
-        return 0;
-    size_t lim = end - i > s->piece ? i + s->piece : end;
+    size_t lim = s->hi - i > s->piece ? i + s->piece : s->hi;
     return last_boundary(s->t, i + 1, lim, brace, open) ||
-           find_boundary(s->t, end, lim, brace, open);
+           find_boundary(s->t, s->hi, lim, brace, open);
 }
 
 /* yajl reads on up to the `}` at `brace`; when it then stands between two events, the walk

@@ -9,7 +9,7 @@ void *tp_json_walk_simd_new(void);
 void tp_json_walk_simd_free(void *parser);
 const char *tp_json_walk_simd_impl(void);
 int tp_json_walk_simd_run(void *parser, const char *text, size_t len, const tp_json_walk_cb *cb,
-                          void *ctx, int bare);
+                          void *ctx);
 
 struct tp_json_walk {
     void *parser; /* the shim's walker: stage 1's buffers and its string buffer */
@@ -47,12 +47,7 @@ void tp_json_walk_close(tp_json_walk *w) {
 
 int tp_json_walk_elements(tp_json_walk *w, const char *text, size_t len, const tp_json_walk_cb *cb,
                           void *ctx) {
-    return tp_json_walk_simd_run(w->parser, text, len, cb, ctx, 0);
-}
-
-int tp_json_walk_objects(tp_json_walk *w, const char *text, size_t len, const tp_json_walk_cb *cb,
-                         void *ctx) {
-    return tp_json_walk_simd_run(w->parser, text, len, cb, ctx, 1);
+    return tp_json_walk_simd_run(w->parser, text, len, cb, ctx);
 }
 
 const char *tp_json_walk_impl(const tp_json_walk *w) {

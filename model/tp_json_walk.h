@@ -64,14 +64,6 @@ void tp_json_walk_close(tp_json_walk *w);
 int tp_json_walk_elements(tp_json_walk *w, const char *text, size_t len, const tp_json_walk_cb *cb,
                           void *ctx);
 
-/* tp_json_walk_elements for the elements alone: text[0..len) is one or more JSON objects
- * separated by commas (`{...}, {...}`), whitespace around them allowed, no brackets; the same
- * callbacks for each. Other elements (arrays, scalars) count as an error here. Like
- * tp_json_walk_elements it only reads text[0..len + TP_JSON_WALK_PADDING), so what lies past
- * that may change while it runs (the importer walks its window in place while it reads on). */
-int tp_json_walk_objects(tp_json_walk *w, const char *text, size_t len, const tp_json_walk_cb *cb,
-                         void *ctx);
-
 /* The name of the simdjson code the walker uses ("haswell", "arm64", ...: bench, docs). */
 const char *tp_json_walk_impl(const tp_json_walk *w);
 

@@ -287,7 +287,7 @@ bool plain_text(const char *k, std::string_view &text) {
  * other than whitespace after it an index of its own, which the grammar then refuses. */
 struct env {
     const char *buf;
-    const uint32_t *end; /* past the last token: a `]`, or a `}` for tp_json_walk_objects */
+    const uint32_t *end; /* past the last token: the array's `]` */
     uint8_t *str;        /* where the next unescaped string goes (they stay until the walk ends) */
     const simdjson::internal::dom_parser_implementation *impl; /* its parse_string */
     const tp_json_walk_cb *cb;
@@ -406,8 +406,6 @@ __attribute__((noinline)) const uint32_t *walk_object(const uint32_t *ip, env &e
                 return nullptr;
         }
     }
-    if (ip == e.end && depth > 2) /* the last `}` closed a nested object (tp_json_walk_objects) */
-        return nullptr;
     return Skip || e.cb->end_map(e.ctx) ? ip : nullptr;
 }
 
@@ -459,9 +457,8 @@ extern "C" const char *tp_json_walk_simd_impl(void) {
 }
 
 /* Catches nothing: simdjson reports errors as values, and the callbacks are C. */
-/* `bare`: text is objects separated by commas, no brackets around (tp_json_walk_objects). */
 extern "C" int tp_json_walk_simd_run(void *parser, const char *text, size_t len,
-                                     const tp_json_walk_cb *cb, void *ctx, int bare) {
+                                     const tp_json_walk_cb *cb, void *ctx) {
     walker *w = static_cast<walker *>(parser);
     if (len > simdjson::SIMDJSON_MAXSIZE_BYTES / 2)
         return 0;
@@ -491,20 +488,6 @@ extern "C" int tp_json_walk_simd_run(void *parser, const char *text, size_t len,
     const uint32_t *ip = w->impl->structural_indexes.get();
     uint32_t n = w->impl->n_structural_indexes; /* > 0: stage 1 said EMPTY otherwise */
     env e{text, ip + n, w->str.get(), w->impl.get(), cb, ctx};
-    if (bare) {
-        /* The last token is an object's `}`: only the close of a top-level object may read it
-         * (walk_object refuses a nested one), as the array's `]` below. */
-        if (text[ip[0]] != '{' || text[ip[n - 1]] != '}')
-            return 0;
-        for (;;) {
-            if (!(ip = walk_object<false>(ip, e, 1)))
-                return 0;
-            if (ip == e.end)
-                return 1;
-            if (text[*ip++] != ',' || text[*ip] != '{')
-                return 0;
-        }
-    }
     if (text[ip[0]] != '[' || text[ip[n - 1]] != ']')
         return 0;
     ip++;
