@@ -1136,23 +1136,3 @@ void tp_cursor_run_end(tp_cursor *c, size_t off) {
     assert(off >= c->off && off <= c->len);
     c->off = off;
 }
-
-size_t tp_cursor_next_batch(tp_cursor *c, const tp_rec_hdr **out, size_t max) {
-    const uint8_t *buf = c->buf;
-    size_t off = c->off, len = c->len, n = 0;
-    uint64_t fast = c->fast;
-    while (n < max && off < len) { /* tp_cursor_next's fast test, the state kept in registers */
-        const tp_rec_hdr *h = (const tp_rec_hdr *)(buf + off);
-        if (!(h->type < TP_REC_TYPE_LIMIT && (fast >> h->type & 1)))
-            break;
-        out[n++] = h;
-        off += h->size;
-    }
-    c->off = off;
-    if (n)
-        return n; /* a record the test left: the next call's, through next_slow */
-    const tp_rec_hdr *h = next_slow(c);
-    if (h)
-        out[n++] = h;
-    return n;
-}

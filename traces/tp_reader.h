@@ -102,18 +102,14 @@ tp_status tp_cursor_open(tp_reader *r, const tp_query *q, tp_cursor **out);
 /* Next matching record, or NULL at the end. The record lives until the next call; it is
  * 8-byte aligned and at least r->size bytes long (use tp_record_get for a full struct). */
 const tp_rec_hdr *tp_cursor_next(tp_cursor *c);
-/* Up to `max` (> 0) next records into out[], as that many tp_cursor_next calls would return
- * them; the count, 0 at the end. They stay valid until the next call (they all lie in one
- * chunk), so a caller visits each before asking for more: one call and one loop of ~6
- * instructions a record where tp_cursor_next took ~23 with its caller's loop. */
-size_t tp_cursor_next_batch(tp_cursor *c, const tp_rec_hdr **out, size_t max);
 /* The records at the cursor that tp_cursor_next returns from its first test, for a caller
  * that walks them itself: from buf + off while off < len and each record's type is below
  * TP_REC_TYPE_LIMIT with its bit set in `fast` (its size then moves off on; it stays valid
  * until the cursor leaves the chunk), then hands the offset it stopped at back with
  * tp_cursor_run_end and takes the next record from tp_cursor_next (which does the rest: other
  * records, time limits, the next chunk). One loop a record, with no array between the cursor
- * and the caller (tp_cursor_next_batch's ~14 instructions a record and its caller's loop). */
+ * and the caller (a batch of record pointers, its earlier form, took ~14 instructions a
+ * record and its caller's loop). */
 typedef struct {
     const uint8_t *buf;
     size_t off, len;
