@@ -712,6 +712,26 @@ static void permuted_piece(void *arg) {
     }
 }
 
+/* The kinds and links of a view of every model row once (admit_untrimmed), one on each
+ * thread: `piece` is same_piece (the model's order) or permuted_piece (another order). Every
+ * partner is a view row, so `linked` (link >= 0) is not built; a native view shares the
+ * model's correlation index (row_order's identity, nothing cut). */
+static void kinds_and_links(tp_an_view *v, const tp_rank *r, const tp_syncnames *s,
+                            void (*piece)(void *)) {
+    size_t n = r->ev.n, vn = n ? n : 1;
+    v->kind = tp_an_alloc(vn, 1);
+    v->link = tp_an_alloc(vn, sizeof *v->link);
+    uint8_t *pb = place_bits(&r->ev);
+    same_part kinds = {v, pb, s, 0, 0}, links = {v, pb, s, 1, 0};
+    tp_par_both(n, piece, &kinds, piece, &links);
+    free(pb);
+    if (!v->opts.compat_hta) {
+        v->by_corr = r->by_corr;
+        v->n_by_corr = r->n_by_corr;
+        v->by_corr_twos = links.twos; /* link_same's; permuted_piece leaves it 0 */
+    }
+}
+
 typedef struct {
     tp_an_view *v;
     const tp_clockmode *c;
@@ -813,19 +833,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         /* the model's rows in its order: one step on both threads, no class column (only
          * the correlation index's rows need a class: link_same finds theirs) */
         admit_untrimmed(v, &c); /* no row nor end column to fill */
-        size_t vn = n ? n : 1;
-        v->kind = tp_an_alloc(vn, 1);
-        v->link = tp_an_alloc(vn, sizeof *v->link);
-        /* every partner is a view row: `linked` would be link >= 0, not built */
-        uint8_t *pb = place_bits(&r->ev);
-        same_part kinds = {v, pb, &s, 0, 0}, links = {v, pb, &s, 1, 0};
-        tp_par_both(n, same_piece, &kinds, same_piece, &links);
-        free(pb);
-        if (!v->opts.compat_hta) { /* row_order's identity, nothing cut */
-            v->by_corr = r->by_corr;
-            v->n_by_corr = r->n_by_corr;
-            v->by_corr_twos = links.twos;
-        }
+        kinds_and_links(v, r, &s, same_piece);
         return;
     }
     if (!trim && !(v->opts.window_hi > v->opts.window_lo)) {
@@ -833,17 +841,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
          * thread, then the kinds and links as for admit_same, with the load order as the
          * map from model rows to view rows: no class column, no `linked` (link >= 0) */
         admit_untrimmed(v, &c);
-        size_t vn = n ? n : 1;
-        v->kind = tp_an_alloc(vn, 1);
-        v->link = tp_an_alloc(vn, sizeof *v->link);
-        uint8_t *pb = place_bits(&r->ev);
-        same_part kinds = {v, pb, &s, 0, 0}, links = {v, pb, &s, 1, 0};
-        tp_par_both(n, permuted_piece, &kinds, permuted_piece, &links);
-        free(pb);
-        if (!v->opts.compat_hta) { /* row_order's identity */
-            v->by_corr = r->by_corr;
-            v->n_by_corr = r->n_by_corr;
-        }
+        kinds_and_links(v, r, &s, permuted_piece);
         return;
     }
     uint8_t *cls = tp_an_tmp(v, n, 1);
