@@ -48,6 +48,10 @@ tp_ktype tp_ktype_of(const char *n) {
     return (tp_ktype)tp_kgroup_of(n);
 }
 
+int64_t tp_an_view_dur_wide(tp_ev_wide w, size_t i) {
+    return tp_ev_wide_get(&w, i);
+}
+
 const char *tp_an_view_name(const tp_an_view *v, size_t i) {
     return tp_model_str(v->m, v->r->ev.name[tp_an_view_row(v, i)]);
 }
@@ -158,16 +162,36 @@ static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
         tp_an_grow((void **)&v->ts_own, &c, need, sizeof *v->ts_own);
         v->ts = v->ts_own;
         c = *cap;
-        tp_an_grow((void **)&v->end, &c, need, sizeof *v->end);
+        tp_an_grow((void **)&v->dur, &c, need, sizeof *v->dur);
         *cap = c;
     }
+}
+
+/* View row k's duration end - ts into the view's dur column (k: the next row of dur_wide's,
+ * which stays in row order). */
+static inline void set_dur(tp_an_view *v, size_t k, int64_t ts, int64_t end) {
+    int64_t d = end - ts;
+    if (d > TP_AN_VIEW_DUR_WIDE && d <= INT32_MAX) {
+        v->dur[k] = (int32_t)d;
+        return;
+    }
+    tp_ev_wide *w = &v->dur_wide;
+    if (w->n == w->cap) {
+        size_t c = w->cap;
+        tp_an_grow((void **)&w->row, &c, w->n + 1, sizeof *w->row);
+        c = w->cap;
+        tp_an_grow((void **)&w->val, &c, w->n + 1, sizeof *w->val);
+        w->cap = c;
+    }
+    w->row[w->n] = (uint32_t)k, w->val[w->n++] = d;
+    v->dur[k] = TP_AN_VIEW_DUR_WIDE;
 }
 
 static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
     reserve_rows(v, cap, v->n + 1);
     v->row_own[v->n] = row;
     v->ts_own[v->n] = ts;
-    v->end[v->n] = end;
+    set_dur(v, v->n, ts, end);
     v->n++;
 }
 
@@ -322,8 +346,8 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c)
  * straight into the view's columns (not first for every row into scratch: 16 bytes a row
  * more at once, and a copy). When that is every model row in the model's order at the
  * model's times (native, no window), the view's starts are the model's column itself: 8
- * bytes a row neither copied nor resident twice; nor are its rows (i) and ends (ts + dur32),
- * 12 more (tp_an_view_row, tp_an_view_end). */
+ * bytes a row neither copied nor resident twice; nor are its rows (i) and durations (dur32),
+ * 8 more (tp_an_view_row, tp_an_view_dur). */
 static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
     return c->mode == 0 && !(v->opts.compat_hta && tp_ev_has_load_ord(&v->r->ev)) &&
            !(v->opts.window_hi > v->opts.window_lo);
@@ -335,13 +359,13 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
     if (admit_same(v, c)) { /* no row column: tp_an_view_row */
         v->ts = ev->ts;
         v->n = n;
-        if (!ev->wide_dur.n) { /* nor an end column: tp_an_view_end reads the durations */
+        if (!ev->wide_dur.n) { /* nor a duration column: the model's durations */
             v->dur32 = ev->dur32;
             return;
         }
-        v->end = tp_an_alloc(n ? n : 1, sizeof *v->end); /* a duration of over 4 s: rare */
+        v->dur = tp_an_alloc(n ? n : 1, sizeof *v->dur); /* a duration of over 4 s: rare */
         for (size_t i = 0; i < n; i++)
-            v->end[i] = ev->ts[i] + tp_ev_dur(ev, i);
+            set_dur(v, i, ev->ts[i], ev->ts[i] + tp_ev_dur(ev, i));
         return;
     }
     uint32_t *own;
@@ -350,9 +374,12 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
         /* every row, in the model's load_rows32: the view's rows are that column (borrowed) */
         v->row = order;
         v->ts = v->ts_own = tp_an_alloc(n ? n : 1, sizeof *v->ts_own);
-        v->end = tp_an_alloc(n ? n : 1, sizeof *v->end);
-        for (size_t k = 0; k < n; k++)
-            row_times(ev, order[k], c, &v->ts_own[k], &v->end[k]);
+        v->dur = tp_an_alloc(n ? n : 1, sizeof *v->dur);
+        for (size_t k = 0; k < n; k++) {
+            int64_t end;
+            row_times(ev, order[k], c, &v->ts_own[k], &end);
+            set_dur(v, k, v->ts_own[k], end);
+        }
         v->n = n;
         return;
     }
@@ -361,8 +388,10 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
         size_t i = order[k];
         if (outside_window(v, i))
             continue;
+        int64_t end;
         v->row_own[v->n] = (uint32_t)i;
-        row_times(ev, i, c, &v->ts_own[v->n], &v->end[v->n]);
+        row_times(ev, i, c, &v->ts_own[v->n], &end);
+        set_dur(v, v->n, v->ts_own[v->n], end);
         v->n++;
     }
     tp_an_tmp_put(v, own);
@@ -483,7 +512,7 @@ static inline __attribute__((always_inline)) int
 link_every_row(tp_an_view *v, const uint8_t *pb, const tp_syncnames *s, const uint32_t *at) {
     const tp_events *ev = &v->r->ev;
     /* a row with no correlation has no partner: only the index's rows are written again.
-     * Every partner is a view row here, so `linked` would be link >= 0: not built */
+     * Every partner is a view row here: no TP_AN_VIEW_LINKED_OUT */
     memset(v->link, 0xff, v->n * sizeof *v->link); /* -1 */
     if (ev->wide_corr.n == 0 && !ev->corr_hi_any && pb && !s->event_sync && !s->context_sync)
         return link_runs(v->r, pb, s, at, v->link, 2);
@@ -514,7 +543,12 @@ static void link_permuted(tp_an_view *v, const uint8_t *pb, const tp_syncnames *
     tp_an_tmp_put(v, at);
 }
 
-static void link_rows(tp_an_view *v, const uint8_t *cls) {
+/* link_rows's link for a row whose partner the view left out (trimmed, outside the window):
+ * once the kinds are written, -1 with TP_AN_VIEW_LINKED_OUT (mark_linked_out) */
+#define LINK_OUT (-2)
+
+/* Returns how many rows got LINK_OUT. */
+static size_t link_rows(tp_an_view *v, const uint8_t *cls) {
     size_t nm = v->r->ev.n;
     int32_t *first = tp_an_tmp(v, nm, sizeof *first);
     uint32_t *partner = partner_rows(v, cls);
@@ -522,15 +556,26 @@ static void link_rows(tp_an_view *v, const uint8_t *cls) {
         first[i] = -1;
     for (size_t k = v->n; k-- > 0;)
         first[v->row[k]] = (int32_t)k;
+    size_t out = 0;
     for (size_t k = 0; k < v->n; k++) {
         long p = partner[v->row[k]] == NO_PARTNER ? -1 : (long)partner[v->row[k]];
         if (p >= 0 && outside_window(v, (size_t)p))
             p = -1; /* cut off with the rest of the trace outside the window */
-        v->linked[k] = p >= 0;
-        v->link[k] = p >= 0 ? first[p] : -1;
+        int32_t l = p >= 0 ? first[p] : -1;
+        v->link[k] = p >= 0 && l < 0 ? LINK_OUT : l;
+        out += p >= 0 && l < 0;
     }
     tp_an_tmp_put(v, first);
     tp_an_tmp_put(v, partner);
+    return out;
+}
+
+/* link_rows's LINK_OUT rows into link -1 and their kind's TP_AN_VIEW_LINKED_OUT, after both
+ * columns are written (each by its own thread) */
+static void mark_linked_out(tp_an_view *v) {
+    for (size_t k = 0; k < v->n; k++)
+        if (v->link[k] == LINK_OUT)
+            v->link[k] = -1, v->kind[k] |= TP_AN_VIEW_LINKED_OUT;
 }
 
 static int native_gpu(const tp_events *ev, size_t i) {
@@ -714,7 +759,7 @@ static void permuted_piece(void *arg) {
 
 /* The kinds and links of a view of every model row once (admit_untrimmed), one on each
  * thread: `piece` is same_piece (the model's order) or permuted_piece (another order). Every
- * partner is a view row, so `linked` (link >= 0) is not built; a native view shares the
+ * partner is a view row, so no kind has TP_AN_VIEW_LINKED_OUT; a native view shares the
  * model's correlation index (row_order's identity, nothing cut). */
 static void kinds_and_links(tp_an_view *v, const tp_rank *r, const tp_syncnames *s,
                             void (*piece)(void *)) {
@@ -745,6 +790,7 @@ static void admit_untrimmed_part(void *arg) {
 typedef struct {
     tp_an_view *v;
     const uint8_t *cls;
+    size_t out; /* link_part's: link_rows's */
 } view_part;
 
 /* The GPU rows, their kinds and time order on one thread while the other links the rows to
@@ -757,8 +803,8 @@ static void classify_and_order(void *arg) {
 }
 
 static void link_part(void *arg) {
-    const view_part *p = arg;
-    link_rows(p->v, p->cls);
+    view_part *p = arg;
+    p->out = link_rows(p->v, p->cls);
 }
 
 /* The kinds are below TP_KT_COUNT, so a mask's low bits name its rows (~0u: all) */
@@ -832,14 +878,14 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     if (!trim && admit_same(v, &c)) {
         /* the model's rows in its order: one step on both threads, no class column (only
          * the correlation index's rows need a class: link_same finds theirs) */
-        admit_untrimmed(v, &c); /* no row nor end column to fill */
+        admit_untrimmed(v, &c); /* no row nor duration column to fill */
         kinds_and_links(v, r, &s, same_piece);
         return;
     }
     if (!trim && !(v->opts.window_hi > v->opts.window_lo)) {
         /* every model row once, in load order (compat_hta): the rows and times on one
          * thread, then the kinds and links as for admit_same, with the load order as the
-         * map from model rows to view rows: no class column, no `linked` (link >= 0) */
+         * map from model rows to view rows: no class column, no TP_AN_VIEW_LINKED_OUT */
         admit_untrimmed(v, &c);
         kinds_and_links(v, r, &s, permuted_piece);
         return;
@@ -856,11 +902,12 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     size_t vn = v->n ? v->n : 1;
     v->kind = tp_an_alloc(vn, 1);
     v->link = tp_an_alloc(vn, sizeof *v->link);
+    view_part link = {v, cls, 0}, kinds = {v, NULL, 0}; /* see classify_and_order */
+    tp_par_both(v->n, classify_and_order, &kinds, link_part, &link);
     /* link_rows's partners can be rows the view left out (trimmed, outside the window):
      * linked then differs from link >= 0 */
-    v->linked = tp_an_alloc(vn, 1);
-    view_part link = {v, cls}, kinds = {v, NULL}; /* see classify_and_order */
-    tp_par_both(v->n, classify_and_order, &kinds, link_part, &link);
+    if (link.out)
+        mark_linked_out(v);
     if (!v->opts.compat_hta && v->n == n) { /* row_order's identity, nothing cut */
         v->by_corr = r->by_corr;
         v->n_by_corr = r->n_by_corr;
@@ -887,10 +934,11 @@ void tp_an_view_free(tp_an_view *v) {
         return;
     free(v->row_own);
     free(v->ts_own);
-    free(v->end);
+    free(v->dur);
+    free(v->dur_wide.row);
+    free(v->dur_wide.val);
     free(v->kind);
     free(v->link);
-    free(v->linked);
     free(v->gpu_order);
     if (v->gpu_sums) {
         pthread_mutex_destroy(&v->gpu_sums->mu);

@@ -13,8 +13,8 @@
  * (tp_ev_load_rows; after trimming, GPU rows first, then CPU rows, as HTA's frame), because
  * HTA's unstable sorts leave equal timestamps in an order that depends on it. A view owns
  * its arrays; the model must outlive it. Where the view's rows are the model's, in order, at
- * its times (native, no window), the view has no start, row or end column of its own: the
- * accessors below read the model's (18 bytes a row were 5). */
+ * its times (native, no window), the view has no start, row or duration column of its own:
+ * the accessors below read the model's (18 bytes a row were 5). */
 #ifndef TP_AN_VIEW_H
 #define TP_AN_VIEW_H
 
@@ -89,20 +89,22 @@ typedef struct {
     const int64_t *ts;     /* ns (compat: HTA-rounded); the model's own column (r->ev.ts) when
                               the view's rows are the model's, in order, at its times */
     int64_t *ts_own;       /* the view's copy behind ts, else NULL */
-    int64_t *end;          /* ns; end < ts is possible after HTA rounding. NULL where ts is the
-                              model's column and every duration its 32-bit code: then ts + dur32,
-                              8 bytes a row not built. Read it through tp_an_view_end (or
-                              tp_an_view_dur, end - ts) */
-    const uint32_t *dur32; /* the model's durations (r->ev.dur32) where end is NULL */
+    const uint32_t *dur32; /* the model's durations (r->ev.dur32) where the view has no duration
+                              column of its own: ts is the model's column and no duration is
+                              wide (tp_ev_dur's codes are then the values) */
+    int32_t *dur;          /* else each row's end - ts, ns (< 0 possible after HTA rounding), or
+                              TP_AN_VIEW_DUR_WIDE: the value is in dur_wide. A 32-bit code, not
+                              an int64 end: 4 bytes a row less for the whole report (0.76 MiB
+                              of xdit_sd35's peak). Read both through tp_an_view_end (or
+                              tp_an_view_dur) */
+    tp_ev_wide dur_wide;   /* the rows whose end - ts does not fit dur (a step of over 2.1 s),
+                              by view row */
     uint8_t *kind;         /* TP_AN_VIEW_GPU for a GPU event (see above), or'ed with its tp_ktype
-                              (TP_KT_OTHER for other rows): one byte for the two facts. Read it
-                              through tp_an_view_gpu and tp_an_view_ktype */
+                              (TP_KT_OTHER for other rows), and TP_AN_VIEW_LINKED_OUT: one byte
+                              for the three facts. Read it through tp_an_view_gpu,
+                              tp_an_view_ktype and tp_an_view_linked */
     int32_t *link;         /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
                               event it launched; -1: none in the view. tp_an_view_link */
-    uint8_t *linked;       /* 1: a correlated partner existed before trimming (HTA index_correlation
-                              > 0); NULL where that is link >= 0 (the view's rows are the model's,
-                              in order: every partner is in the view), 1 byte a row not built.
-                              Read it through tp_an_view_linked */
     size_t n_gpu;
     unsigned gpu_kinds_absent; /* bit t: no GPU row is of kind t (0: not known; a mask of only
                                   such kinds selects nothing) */
@@ -188,19 +190,31 @@ const char *tp_an_view_cat(const tp_an_view *v, size_t i);
  * so a hot loop reads a local copy of the view instead (const tp_an_view lv = *v, never
  * passed out), whose pointers stay in registers. */
 #define TP_AN_VIEW_GPU 4u /* tp_an_view.kind's bit above the kernel type */
+/* tp_an_view.kind's bit for a row whose correlated partner existed before trimming (HTA
+ * index_correlation > 0) but is not in the view (link -1): the one case where "linked" is
+ * not link >= 0, so a bit of kind, not a byte a row of its own */
+#define TP_AN_VIEW_LINKED_OUT 8u
+#define TP_AN_VIEW_DUR_WIDE INT32_MIN /* tp_an_view.dur's code: the value is in dur_wide */
 _Static_assert(TP_KT_COUNT <= TP_AN_VIEW_GPU, "a kernel type fits below the GPU bit");
 
 /* The model row of view row i. */
 static inline uint32_t tp_an_view_row(const tp_an_view *v, size_t i) {
     return v->row ? v->row[i] : (uint32_t)i;
 }
-/* End of view row i (ns, view time), and its duration (end - start; < 0 possible in compat
- * mode). */
-static inline int64_t tp_an_view_end(const tp_an_view *v, size_t i) {
-    return v->end ? v->end[i] : v->ts[i] + v->dur32[i];
-}
+/* tp_ev_wide_get of dur_wide, which it gets by value: its address would let a hot loop's
+ * local copy of the view escape (see above). */
+int64_t tp_an_view_dur_wide(tp_ev_wide w, size_t i);
+
+/* Duration of view row i (end - start; < 0 possible in compat mode), and its end (ns, view
+ * time). */
 static inline int64_t tp_an_view_dur(const tp_an_view *v, size_t i) {
-    return v->end ? v->end[i] - v->ts[i] : (int64_t)v->dur32[i];
+    if (v->dur32)
+        return v->dur32[i];
+    int32_t d = v->dur[i];
+    return __builtin_expect(d != TP_AN_VIEW_DUR_WIDE, 1) ? d : tp_an_view_dur_wide(v->dur_wide, i);
+}
+static inline int64_t tp_an_view_end(const tp_an_view *v, size_t i) {
+    return v->ts[i] + tp_an_view_dur(v, i);
 }
 /* 1: view row i is a GPU event (see the file comment). */
 static inline int tp_an_view_gpu(const tp_an_view *v, size_t i) {
@@ -222,9 +236,9 @@ static inline int64_t tp_an_view_stream(const tp_an_view *v, size_t i) {
 static inline int64_t tp_an_view_corr(const tp_an_view *v, size_t i) {
     return tp_ev_corr(&v->r->ev, tp_an_view_row(v, i));
 }
-/* 1: view row i had a correlated partner before trimming (see `linked`) */
+/* 1: view row i had a correlated partner before trimming (see TP_AN_VIEW_LINKED_OUT) */
 static inline int tp_an_view_linked(const tp_an_view *v, size_t i) {
-    return v->linked ? v->linked[i] : tp_an_view_link(v, i) >= 0;
+    return tp_an_view_link(v, i) >= 0 || (v->kind[i] & TP_AN_VIEW_LINKED_OUT);
 }
 
 /* Number of distinct ProfilerStep#N names among the model's events (all ranks). */

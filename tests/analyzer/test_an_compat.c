@@ -225,6 +225,8 @@ static void test_same_rows_paths(void) {
         CHECK_EQ_U(a.gpu_kinds_absent, b.gpu_kinds_absent);
         CHECK_EQ_U(a.gpu_order != NULL, !tie);
         CHECK_EQ_U(b.gpu_order != NULL, !tie);
+        CHECK_EQ_U(a.dur_wide.n, (size_t)wide_dur); /* the 5 s kernel's: past int32 ns */
+        CHECK_EQ_U(b.dur_wide.n, (size_t)wide_dur);
         size_t bad = 0, linked = 0;
         for (size_t i = 0; i < a.n; i++) {
             bad += tp_an_view_row(&a, i) != tp_an_view_row(&b, i) || a.ts[i] != b.ts[i] ||
