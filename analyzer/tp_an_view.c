@@ -48,8 +48,22 @@ tp_ktype tp_ktype_of(const char *n) {
     return (tp_ktype)tp_kgroup_of(n);
 }
 
-int64_t tp_an_view_dur_wide(tp_ev_wide w, size_t i) {
-    return tp_ev_wide_get(&w, i);
+/* The wide rows' search is branch-free (the last row <= i, then a test): a dur8 view looks
+ * up each row of over 253 µs on every read (10 k lookups on df_index_resolver), ~half the
+ * instructions of tp_ev_wide_get's. */
+int64_t tp_an_view_dur_slow(const uint32_t *dur32, tp_ev_wide w, size_t i) {
+    if (dur32 && dur32[i] < TP_EV_U32_WIDE)
+        return dur32[i];
+    const uint32_t *b = w.row;
+    size_t n = w.n;
+    if (!n)
+        return -1;
+    while (n > 1) {
+        size_t half = n / 2;
+        b = b[half] <= i ? b + half : b;
+        n -= half;
+    }
+    return *b == i ? w.val[b - w.row] : -1;
 }
 
 const char *tp_an_view_name(const tp_an_view *v, size_t i) {
@@ -97,6 +111,7 @@ typedef struct {
     int mode;        /* 0 exact, 1 HTA rounding, 2 HTA doubles without rounding */
     int64_t base_ns; /* mode 2: whole-µs origin */
     double base_d;
+    int dur8; /* 1: the view's durations go into dur8 (clock_dur8) */
 } tp_clockmode;
 
 /* tp_decimal_ns_to_us with its common case inline: below 2^53 in magnitude, ns and 1000 are
@@ -141,6 +156,15 @@ static void clock_mode(tp_clockmode *c, const tp_rank *r, const tp_an_opts *o) {
     c->base_d = (double)(c->base_ns / 1000);
 }
 
+/* c->dur8 for a view under `o` (clock_mode's c): compat views, whose durations are whole µs
+ * (HTA's rounding, or a Kineto trace in whole µs); a duration that is not goes to dur_wide
+ * (dur8_code), and a view with many (wide_dur8) is given a dur32 column instead. No pass to
+ * find out first: one over the model's durations was 1.1 M instructions on
+ * df_index_resolver. */
+static void clock_dur8(tp_clockmode *c, const tp_an_opts *o) {
+    c->dur8 = o->compat_hta && c->mode != 2;
+}
+
 /* HTA's GPUKernelFilter: stream >= 0 and correlation >= 0, or a device-wide sync. */
 typedef struct {
     uint32_t event_sync, context_sync; /* pool ids; 0: not in the pool */
@@ -153,45 +177,114 @@ static int gpu_class(const tp_events *ev, size_t i, const tp_syncnames *s) {
     return ev->name[i] && (ev->name[i] == s->event_sync || ev->name[i] == s->context_sync);
 }
 
-static void reserve_rows(tp_an_view *v, size_t *cap, size_t need) {
-    if (need > *cap) {
-        size_t c = *cap;
-        tp_an_grow((void **)&v->row_own, &c, need, sizeof *v->row_own);
-        v->row = v->row_own;
-        c = *cap;
-        tp_an_grow((void **)&v->ts_own, &c, need, sizeof *v->ts_own);
-        v->ts = v->ts_own;
-        c = *cap;
-        tp_an_grow((void **)&v->dur, &c, need, sizeof *v->dur);
-        *cap = c;
+/* The view's duration column (dur8 or dur32_own, by c->dur8) from `old` rows to `cap` */
+static void grow_dur(tp_an_view *v, const tp_clockmode *c, size_t old, size_t cap) {
+    if (c->dur8) {
+        tp_an_grow((void **)&v->dur8, &old, cap, sizeof *v->dur8);
+    } else {
+        tp_an_grow((void **)&v->dur32_own, &old, cap, sizeof *v->dur32_own);
+        v->dur32 = v->dur32_own;
     }
 }
 
-/* View row k's duration end - ts into the view's dur column (k: the next row of dur_wide's,
- * which stays in row order). */
-static inline void set_dur(tp_an_view *v, size_t k, int64_t ts, int64_t end) {
-    int64_t d = end - ts;
-    if (d > TP_AN_VIEW_DUR_WIDE && d <= INT32_MAX) {
-        v->dur[k] = (int32_t)d;
-        return;
+/* The same, exactly n rows (n >= 1), for a view whose row count is known */
+static void alloc_dur(tp_an_view *v, const tp_clockmode *c, size_t n) {
+    if (c->dur8) {
+        v->dur8 = tp_an_alloc(n, sizeof *v->dur8);
+    } else {
+        v->dur32 = v->dur32_own = tp_an_alloc(n, sizeof *v->dur32_own);
     }
-    tp_ev_wide *w = &v->dur_wide;
+}
+
+static void reserve_rows(tp_an_view *v, const tp_clockmode *c, size_t *cap, size_t need) {
+    if (need > *cap) {
+        size_t k = *cap;
+        tp_an_grow((void **)&v->row_own, &k, need, sizeof *v->row_own);
+        v->row = v->row_own;
+        k = *cap;
+        tp_an_grow((void **)&v->ts_own, &k, need, sizeof *v->ts_own);
+        v->ts = v->ts_own;
+        grow_dur(v, c, *cap, k);
+        *cap = k;
+    }
+}
+
+/* dur8's code of a duration d (ns), TP_AN_VIEW_DUR8_WIDE when it is not whole µs or out of
+ * its range: the code is (d + 1000) / 1000, in 32 bits once the range is known (a multiply
+ * and a shift: the 64-bit signed division was ~1 M instructions more on df_index_resolver) */
+static inline unsigned dur8_code(int64_t d) {
+    uint64_t x = (uint64_t)d + 1000u;
+    if (x < (uint64_t)TP_AN_VIEW_DUR8_WIDE * 1000u) {
+        uint32_t code = (uint32_t)x / 1000u;
+        if (code * 1000u == (uint32_t)x)
+            return code;
+    }
+    return TP_AN_VIEW_DUR8_WIDE;
+}
+
+/* Appends row k's duration d to w (rows ascending) */
+static void wide_push(tp_ev_wide *w, size_t k, int64_t d) {
     if (w->n == w->cap) {
-        size_t c = w->cap;
-        tp_an_grow((void **)&w->row, &c, w->n + 1, sizeof *w->row);
-        c = w->cap;
-        tp_an_grow((void **)&w->val, &c, w->n + 1, sizeof *w->val);
-        w->cap = c;
+        size_t k0 = w->cap;
+        tp_an_grow((void **)&w->row, &k0, w->n + 1, sizeof *w->row);
+        k0 = w->cap;
+        tp_an_grow((void **)&w->val, &k0, w->n + 1, sizeof *w->val);
+        w->cap = k0;
     }
     w->row[w->n] = (uint32_t)k, w->val[w->n++] = d;
-    v->dur[k] = TP_AN_VIEW_DUR_WIDE;
 }
 
-static void push_row(tp_an_view *v, size_t *cap, uint32_t row, int64_t ts, int64_t end) {
-    reserve_rows(v, cap, v->n + 1);
+/* View row k's duration end - ts into the view's column (k: the next row of dur_wide's,
+ * which stays in row order). Only HTA's rounding ends a row before its start (dur8's). */
+static inline void set_dur(tp_an_view *v, const tp_clockmode *c, size_t k, int64_t ts,
+                           int64_t end) {
+    int64_t d = end - ts;
+    if (c->dur8) {
+        unsigned code = dur8_code(d);
+        v->dur8[k] = (uint8_t)code;
+        if (code != TP_AN_VIEW_DUR8_WIDE)
+            return;
+    } else {
+        assert(d >= 0);
+        v->dur32_own[k] = d < TP_EV_U32_WIDE ? (uint32_t)d : TP_EV_U32_WIDE;
+        if (d < TP_EV_U32_WIDE)
+            return;
+    }
+    wide_push(&v->dur_wide, k, d);
+}
+
+/* Once the rows are admitted: a dur8 view whose side table holds more than an eighth of its
+ * rows (durations in ns: a trace in whole µs with fractional durations; or long ones) gets a
+ * dur32 column instead (12 bytes a wide row were more than 4 a row); then dur32_narrow, when
+ * no duration is wide (a window's), so that dur32 is read in one test as the model's. */
+static void finish_dur(tp_an_view *v) {
+    if (v->dur8 && v->dur_wide.n > v->n / 8) {
+        uint32_t *d32 = tp_an_alloc(v->n ? v->n : 1, sizeof *d32);
+        tp_ev_wide w = {0, 0, NULL, NULL};
+        for (size_t k = 0; k < v->n; k++) {
+            int64_t d = tp_an_view_dur(v, k);
+            d32[k] = d >= 0 && d < TP_EV_U32_WIDE ? (uint32_t)d : TP_EV_U32_WIDE;
+            if (d32[k] == TP_EV_U32_WIDE) /* HTA's -1 µs, or over 4.29 s */
+                wide_push(&w, k, d);
+        }
+        free(v->dur8);
+        free(v->dur_wide.row);
+        free(v->dur_wide.val);
+        v->dur8 = NULL;
+        v->dur32 = v->dur32_own = d32;
+        v->dur_wide = w;
+    }
+    if (v->dur32_own && !v->dur_wide.n)
+        v->dur32_narrow = v->dur32_own;
+}
+
+static void push_row(tp_an_view *v, const tp_clockmode *c, size_t *cap, uint32_t row, int64_t ts,
+                     int64_t end) {
+    if (v->n + 1 > *cap) /* the test inline: the call per row was 1.6 M instructions on df */
+        reserve_rows(v, c, cap, v->n + 1);
     v->row_own[v->n] = row;
     v->ts_own[v->n] = ts;
-    set_dur(v, v->n, ts, end);
+    set_dur(v, c, v->n, ts, end);
     v->n++;
 }
 
@@ -318,7 +411,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c)
     const uint32_t *memo_run = NULL;
     size_t memo_k = 0;
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
-        reserve_rows(v, &cap, n);
+        reserve_rows(v, c, &cap, n);
     /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
      * rows (pass 1); untrimmed, one pass in order. A row's times are found once, for its
      * copies only. */
@@ -335,7 +428,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c)
             int64_t ts, end;
             row_times(&r->ev, i, c, &ts, &end);
             for (size_t j = 0; j < copies; j++)
-                push_row(v, &cap, (uint32_t)i, ts, end);
+                push_row(v, c, &cap, (uint32_t)i, ts, end);
         }
     }
     tp_an_tmp_put(v, own);
@@ -353,19 +446,33 @@ static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
            !(v->opts.window_hi > v->opts.window_lo);
 }
 
+/* row_times and set_dur under HTA's rounding (mode 1) into dur8, for view rows order[0, n):
+ * the start and end in whole µs first, so that dur8's code is their difference, with no
+ * division of the ns by 1000 and no test that it is whole (4 M instructions on xdit_sd35). */
+static void times_rounded(tp_an_view *v, const tp_events *ev, const uint32_t *order, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        double t = ns_to_us(ev->ts[i]), d = ns_to_us(tp_ev_dur(ev, i));
+        int64_t a = (int64_t)ceil(t), us = (int64_t)floor(t + d) - a;
+        v->ts_own[k] = a * 1000;
+        if (us >= -1 && us < TP_AN_VIEW_DUR8_WIDE - 1) {
+            v->dur8[k] = (uint8_t)(us + 1);
+        } else {
+            v->dur8[k] = TP_AN_VIEW_DUR8_WIDE;
+            wide_push(&v->dur_wide, k, us * 1000);
+        }
+    }
+}
+
 static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
     const tp_events *ev = &v->r->ev;
     size_t n = ev->n, cap = 0;
     if (admit_same(v, c)) { /* no row column: tp_an_view_row */
         v->ts = ev->ts;
         v->n = n;
-        if (!ev->wide_dur.n) { /* nor a duration column: the model's durations */
-            v->dur32 = ev->dur32;
-            return;
-        }
-        v->dur = tp_an_alloc(n ? n : 1, sizeof *v->dur); /* a duration of over 4 s: rare */
-        for (size_t i = 0; i < n; i++)
-            set_dur(v, i, ev->ts[i], ev->ts[i] + tp_ev_dur(ev, i));
+        v->dur32 = ev->dur32;       /* nor a duration column: the model's durations */
+        v->dur_wide = ev->wide_dur; /* borrowed */
+        v->dur32_narrow = ev->wide_dur.n ? NULL : ev->dur32;
         return;
     }
     uint32_t *own;
@@ -374,16 +481,20 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
         /* every row, in the model's load_rows32: the view's rows are that column (borrowed) */
         v->row = order;
         v->ts = v->ts_own = tp_an_alloc(n ? n : 1, sizeof *v->ts_own);
-        v->dur = tp_an_alloc(n ? n : 1, sizeof *v->dur);
-        for (size_t k = 0; k < n; k++) {
-            int64_t end;
-            row_times(ev, order[k], c, &v->ts_own[k], &end);
-            set_dur(v, k, v->ts_own[k], end);
+        alloc_dur(v, c, n ? n : 1);
+        if (c->mode == 1 && c->dur8) {
+            times_rounded(v, ev, order, n);
+        } else {
+            for (size_t k = 0; k < n; k++) {
+                int64_t end;
+                row_times(ev, order[k], c, &v->ts_own[k], &end);
+                set_dur(v, c, k, v->ts_own[k], end);
+            }
         }
         v->n = n;
         return;
     }
-    reserve_rows(v, &cap, n);
+    reserve_rows(v, c, &cap, n);
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
         if (outside_window(v, i))
@@ -391,7 +502,7 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
         int64_t end;
         v->row_own[v->n] = (uint32_t)i;
         row_times(ev, i, c, &v->ts_own[v->n], &end);
-        set_dur(v, v->n, v->ts_own[v->n], end);
+        set_dur(v, c, v->n, v->ts_own[v->n], end);
         v->n++;
     }
     tp_an_tmp_put(v, own);
@@ -870,6 +981,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     tp_scratch_move(v->scratch, m->scratch); /* the model finish's blocks, already faulted */
     tp_clockmode c;
     clock_mode(&c, r, &v->opts);
+    clock_dur8(&c, &v->opts);
     tp_syncnames s = {tp_model_find_str(m, TP_KINETO_SYNC_EVENT),
                       tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT), 0, 0};
     s.ev_id = s.event_sync ? s.event_sync : UINT32_MAX;
@@ -887,6 +999,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
          * thread, then the kinds and links as for admit_same, with the load order as the
          * map from model rows to view rows: no class column, no TP_AN_VIEW_LINKED_OUT */
         admit_untrimmed(v, &c);
+        finish_dur(v);
         kinds_and_links(v, r, &s, permuted_piece);
         return;
     }
@@ -899,6 +1012,7 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
         admit_part admit = {v, &c}; /* the rows' classes on the other thread meanwhile */
         tp_par_both(n, admit_untrimmed_part, &admit, classify_rows, &classes);
     }
+    finish_dur(v);
     size_t vn = v->n ? v->n : 1;
     v->kind = tp_an_alloc(vn, 1);
     v->link = tp_an_alloc(vn, sizeof *v->link);
@@ -934,9 +1048,12 @@ void tp_an_view_free(tp_an_view *v) {
         return;
     free(v->row_own);
     free(v->ts_own);
-    free(v->dur);
-    free(v->dur_wide.row);
-    free(v->dur_wide.val);
+    free(v->dur8);
+    free(v->dur32_own);
+    if (v->dur8 || v->dur32_own) { /* else the model's */
+        free(v->dur_wide.row);
+        free(v->dur_wide.val);
+    }
     free(v->kind);
     free(v->link);
     free(v->gpu_order);

@@ -89,22 +89,27 @@ typedef struct {
     const int64_t *ts;     /* ns (compat: HTA-rounded); the model's own column (r->ev.ts) when
                               the view's rows are the model's, in order, at its times */
     int64_t *ts_own;       /* the view's copy behind ts, else NULL */
-    const uint32_t *dur32; /* the model's durations (r->ev.dur32) where the view has no duration
-                              column of its own: ts is the model's column and no duration is
-                              wide (tp_ev_dur's codes are then the values) */
-    int32_t *dur;          /* else each row's end - ts, ns (< 0 possible after HTA rounding), or
-                              TP_AN_VIEW_DUR_WIDE: the value is in dur_wide. A 32-bit code, not
-                              an int64 end: 4 bytes a row less for the whole report (0.76 MiB
-                              of xdit_sd35's peak). Read both through tp_an_view_end (or
-                              tp_an_view_dur) */
-    tp_ev_wide dur_wide;   /* the rows whose end - ts does not fit dur (a step of over 2.1 s),
-                              by view row */
-    uint8_t *kind;         /* TP_AN_VIEW_GPU for a GPU event (see above), or'ed with its tp_ktype
-                              (TP_KT_OTHER for other rows), and TP_AN_VIEW_LINKED_OUT: one byte
-                              for the three facts. Read it through tp_an_view_gpu,
-                              tp_an_view_ktype and tp_an_view_linked */
-    int32_t *link;         /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
-                              event it launched; -1: none in the view. tp_an_view_link */
+    uint8_t *dur8;         /* where every row's end - ts is whole µs (compat_hta: HTA's rounding
+                              or a trace in whole µs): end - ts in µs, plus 1 (HTA's rounding
+                              can end a row 1 µs before its start), or TP_AN_VIEW_DUR8_WIDE. 98-99
+                              % of a Kineto trace's rows last under 254 µs (92 % of
+                              param_resnet's): 1 byte a row, and 12 (dur_wide) per longer row,
+                              where an int64 end was 8 (1.1 MiB of xdit_sd35's peak); else NULL */
+    const uint32_t *dur32; /* else end - ts (ns, never < 0 here) in tp_ev_dur's codes
+                              (TP_EV_U32_WIDE and up: in dur_wide): the model's column
+                              (r->ev.dur32) where ts is the model's column, else the view's own */
+    uint32_t *dur32_own;   /* the view's column behind dur32, else NULL */
+    const uint32_t *dur32_narrow; /* dur32 when it holds no wide code (the model's, most
+                                     native views): then every duration is its code */
+    tp_ev_wide dur_wide;          /* the durations that dur8 or dur32 do not hold, by view row: the
+                                     model's (r->ev.wide_dur, borrowed) with its dur32, else the view's
+                                     own. Read all of them through tp_an_view_end (or tp_an_view_dur) */
+    uint8_t *kind; /* TP_AN_VIEW_GPU for a GPU event (see above), or'ed with its tp_ktype
+                      (TP_KT_OTHER for other rows), and TP_AN_VIEW_LINKED_OUT: one byte
+                      for the three facts. Read it through tp_an_view_gpu,
+                      tp_an_view_ktype and tp_an_view_linked */
+    int32_t *link; /* GPU row: view row of its CPU-side correlated event; CPU row: of a GPU
+                      event it launched; -1: none in the view. tp_an_view_link */
     size_t n_gpu;
     unsigned gpu_kinds_absent; /* bit t: no GPU row is of kind t (0: not known; a mask of only
                                   such kinds selects nothing) */
@@ -194,24 +199,30 @@ const char *tp_an_view_cat(const tp_an_view *v, size_t i);
  * index_correlation > 0) but is not in the view (link -1): the one case where "linked" is
  * not link >= 0, so a bit of kind, not a byte a row of its own */
 #define TP_AN_VIEW_LINKED_OUT 8u
-#define TP_AN_VIEW_DUR_WIDE INT32_MIN /* tp_an_view.dur's code: the value is in dur_wide */
+#define TP_AN_VIEW_DUR8_WIDE UINT8_MAX /* tp_an_view.dur8's code: the value is in dur_wide */
 _Static_assert(TP_KT_COUNT <= TP_AN_VIEW_GPU, "a kernel type fits below the GPU bit");
 
 /* The model row of view row i. */
 static inline uint32_t tp_an_view_row(const tp_an_view *v, size_t i) {
     return v->row ? v->row[i] : (uint32_t)i;
 }
-/* tp_ev_wide_get of dur_wide, which it gets by value: its address would let a hot loop's
- * local copy of the view escape (see above). */
-int64_t tp_an_view_dur_wide(tp_ev_wide w, size_t i);
+/* tp_an_view_dur of a row that dur8 does not hold (dur32: the view's, NULL with dur8), out
+ * of line: a rare row's, or a view whose durations are ns and not all the model's (a
+ * window's, HTA's times without rounding). It gets the view's fields, not the view: a hot
+ * loop's local copy of the view must not escape (see above). */
+int64_t tp_an_view_dur_slow(const uint32_t *dur32, tp_ev_wide w, size_t i);
 
 /* Duration of view row i (end - start; < 0 possible in compat mode), and its end (ns, view
- * time). */
+ * time). The model's durations with no wide one (most native views) in one test, as before
+ * dur8; two more inline (dur32's wide codes as well as dur8's) made q_step too large for the
+ * compiler to inline into tp_an_queue_run_wide_from (+12 M instructions on lb2k). */
 static inline int64_t tp_an_view_dur(const tp_an_view *v, size_t i) {
-    if (v->dur32)
-        return v->dur32[i];
-    int32_t d = v->dur[i];
-    return __builtin_expect(d != TP_AN_VIEW_DUR_WIDE, 1) ? d : tp_an_view_dur_wide(v->dur_wide, i);
+    if (v->dur32_narrow)
+        return v->dur32_narrow[i];
+    unsigned c = v->dur8 ? v->dur8[i] : TP_AN_VIEW_DUR8_WIDE;
+    if (__builtin_expect(c != TP_AN_VIEW_DUR8_WIDE, 1))
+        return (int64_t)c * 1000 - 1000;
+    return tp_an_view_dur_slow(v->dur8 ? NULL : v->dur32, v->dur_wide, i);
 }
 static inline int64_t tp_an_view_end(const tp_an_view *v, size_t i) {
     return v->ts[i] + tp_an_view_dur(v, i);

@@ -225,7 +225,7 @@ static void test_same_rows_paths(void) {
         CHECK_EQ_U(a.gpu_kinds_absent, b.gpu_kinds_absent);
         CHECK_EQ_U(a.gpu_order != NULL, !tie);
         CHECK_EQ_U(b.gpu_order != NULL, !tie);
-        CHECK_EQ_U(a.dur_wide.n, (size_t)wide_dur); /* the 5 s kernel's: past int32 ns */
+        CHECK_EQ_U(a.dur_wide.n, (size_t)wide_dur); /* the 5 s kernel's: past 32 bits */
         CHECK_EQ_U(b.dur_wide.n, (size_t)wide_dur);
         size_t bad = 0, linked = 0;
         for (size_t i = 0; i < a.n; i++) {
@@ -247,7 +247,39 @@ static void test_same_rows_paths(void) {
     }
 }
 
+/* A compat view's durations in exact time (a trace in whole µs) through its own columns (a
+ * window holding every row): dur8's codes, the long ones and those not whole µs in its side
+ * table; with more of those than an eighth of the rows, a dur32 column instead. Every
+ * duration is the model's either way. */
+static void test_dur_codes(void) {
+    for (int many = 0; many < 2; many++) {
+        fx_model f = fx_new();
+        for (int k = 0; k < 64; k++) {
+            double dur = k % 16 == 0 ? 300 : k == 1 ? 5e6 : k % 8 == 2 ? 0 : k % 4;
+            if (k == 5 || (many && k % 4 == 3))
+                dur = 2.5; /* not whole µs */
+            fx_ev(&f, "aten::mm", TP_CAT_CPU_OP, k * 10.0, dur, -1, -1);
+        }
+        tp_model_finish(f.m);
+        tp_an_view v;
+        tp_an_opts o = hta(0, 0);
+        o.window_lo = INT64_MIN / 4, o.window_hi = INT64_MAX / 4;
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        CHECK_EQ_U(v.n, 64);
+        CHECK_EQ_U(v.dur8 != NULL, !many);
+        CHECK_EQ_U(v.dur_wide.n, many ? 1 : 6); /* dur32: the 5 s row only */
+        const tp_events *ev = &f.m->ranks[0].ev;
+        size_t bad = 0;
+        for (size_t i = 0; i < v.n; i++)
+            bad += tp_an_view_dur(&v, i) != tp_ev_dur(ev, tp_an_view_row(&v, i));
+        CHECK_EQ_U(bad, 0);
+        tp_an_view_free(&v);
+        tp_model_close(f.m);
+    }
+}
+
 int main(void) {
+    TP_RUN(test_dur_codes);
     TP_RUN(test_same_rows_paths);
     TP_RUN(test_file_order_ties);
     TP_RUN(test_ns_rounding);
