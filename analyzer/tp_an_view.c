@@ -245,9 +245,9 @@ static inline void set_dur(tp_an_view *v, const tp_clockmode *c, size_t k, int64
         if (code != TP_AN_VIEW_DUR8_WIDE)
             return;
     } else {
-        assert(d >= 0);
-        v->dur32_own[k] = d < TP_EV_U32_WIDE ? (uint32_t)d : TP_EV_U32_WIDE;
-        if (d < TP_EV_U32_WIDE)
+        int fits = d >= 0 && d < TP_EV_U32_WIDE; /* < 0: never here (see above), but kept */
+        v->dur32_own[k] = fits ? (uint32_t)d : TP_EV_U32_WIDE;
+        if (fits)
             return;
     }
     wide_push(&v->dur_wide, k, d);
