@@ -246,8 +246,13 @@ typedef struct {
     /* the sparse forms of three of them (TP_EV_SPARSE), set by tp_model_finish instead of the
        array when smaller; a push after it makes the array again */
     tp_ev_sparse external_id_sp, shapes_sp, seq_sp;
-    tp_ev_places places; /* the distinct places of the rows */
-    int corr_hi_any;     /* a place has corr_hi != 0 (else tp_ev_corr skips the place) */
+    uint64_t *external_id_corr; /* with external_id_sp: bit (row & 63) of word row >> 6 set when
+                                   the row's External id is its correlation id (an older
+                                   Kineto trace's calls and kernels: df_index_resolver, 64,663 of
+                                   123,378 rows), kept as that bit instead of a value; NULL:
+                                   no such row */
+    tp_ev_places places;        /* the distinct places of the rows */
+    int corr_hi_any;            /* a place has corr_hi != 0 (else tp_ev_corr skips the place) */
     /* narrow columns' values that do not fit their codes (TP_EV_WIDES) */
     tp_ev_wide wide_dur, wide_corr, wide_external_id, wide_seq, wide_place;
     tp_ev_wide wide_parent, wide_depth, wide_load; /* the derived columns' (finish) */
@@ -262,7 +267,8 @@ typedef struct {
 
 /* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
  * the optional ones; the ones tp_model_finish derives; TP_EV_SPARSE, X(column, sparse form,
- * none): the optional ones that finish may store sparsely. `none` is the value that means
+ * none, by_corr): the optional ones that finish may store sparsely (by_corr: a row's value that
+ * is its correlation id is a bit of external_id_corr instead). `none` is the value that means
  * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem counts the rows that hold something
  * else. One list, so growing, permuting, fitting, freeing and accounting never miss a column. (Laid
  * out by hand: clang-format reflows these tables differently on each run.) TP_EV_WIDES: the
@@ -279,8 +285,8 @@ typedef struct {
     X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS) X(load_rows32, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 #define TP_EV_SPARSE(X)                                                                            \
-    X(external_id32_opt, external_id_sp, TP_EV_U32_NONE) X(shapes_opt, shapes_sp, 0)               \
-    X(seq32_opt, seq_sp, TP_EV_U32_NONE)
+    X(external_id32_opt, external_id_sp, TP_EV_U32_NONE, 1) X(shapes_opt, shapes_sp, 0, 0)         \
+    X(seq32_opt, seq_sp, TP_EV_U32_NONE, 0)
 #define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)     \
     X(wide_parent) X(wide_depth) X(wide_load)
 /* clang-format on */
@@ -339,8 +345,11 @@ static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
     return e->cat_raw_opt ? e->cat_raw_opt[row] : e->cat_raw_dflt[c];
 }
 static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
-    uint32_t v = e->external_id32_opt ? e->external_id32_opt[row]
-                                      : tp_ev_sparse_get(&e->external_id_sp, row, TP_EV_U32_NONE);
+    if (e->external_id32_opt)
+        return tp_ev_u32_value(e->external_id32_opt[row], &e->wide_external_id, row);
+    if (e->external_id_corr && (e->external_id_corr[row >> 6] >> (row & 63) & 1))
+        return tp_ev_corr(e, row);
+    uint32_t v = tp_ev_sparse_get(&e->external_id_sp, row, TP_EV_U32_NONE);
     return tp_ev_u32_value(v, &e->wide_external_id, row);
 }
 static inline uint32_t tp_ev_stack(const tp_events *e, size_t row) {

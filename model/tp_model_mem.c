@@ -52,11 +52,16 @@ static size_t memev_bytes(const tp_memevents *e) {
 }
 
 /* Adds sparse column `sp` of `e` (tp_ev_sparse) to `col`: its bytes, and each value on its row
- * (and that row's category), as a dense column counts the rows that are not "none". */
-static void account_sparse(const tp_events *e, const tp_ev_sparse *sp, tp_model_mem_col *col,
-                           tp_model_mem *a) {
+ * (and that row's category), as a dense column counts the rows that are not "none";
+ * `by_corr`: and e->external_id_corr's bitmap, its rows used (their value is a bit: no bytes on
+ * their category). */
+static void account_sparse(const tp_events *e, const tp_ev_sparse *sp, int by_corr,
+                           tp_model_mem_col *col, tp_model_mem *a) {
     col->bytes += tp_ev_sparse_bytes(sp, e->n);
     col->used += sp->n_val;
+    const uint64_t *same = by_corr ? e->external_id_corr : NULL; /* a bit a row, no value */
+    for (size_t w = 0; same && w < (e->n + 63) / 64; w++)
+        col->bytes += sizeof *same, col->used += (uint64_t)__builtin_popcountll(same[w]);
     for (size_t w = 0; sp->bits && w < (e->n + 63) / 64; w++)
         for (uint64_t b = sp->bits[w]; b; b &= b - 1) {
             uint8_t cat = e->cat[w * 64 + (size_t)__builtin_ctzll(b)];
@@ -92,7 +97,8 @@ static void account_events(const tp_events *e, tp_model_mem *a) {
     }
     TP_EV_ALL(ACCOUNT_COL)
 #undef ACCOUNT_COL
-#define ACCOUNT_SPARSE(c, sp, none) account_sparse(e, &e->sp, col_named(a, #c), a);
+#define ACCOUNT_SPARSE(c, sp, none, by_corr)                                                       \
+    account_sparse(e, &e->sp, by_corr, col_named(a, #c), a);
     TP_EV_SPARSE(ACCOUNT_SPARSE)
 #undef ACCOUNT_SPARSE
     tp_model_mem_col *side = &a->cols[k++]; /* the copies' side table: an entry per copy row */

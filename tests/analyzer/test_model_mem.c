@@ -814,9 +814,10 @@ static void test_load32(void) {
 }
 
 /* Push i of test_sparse: External id on a third of the rows (some past the 32-bit codes, two
- * that are the codes' own bits), Input Dims on a quarter, Sequence number on one row in ten (a
- * few wide), each "none" elsewhere; pushes 930-940 all set (after the sort rows 59-69, across
- * a word of the bitmap). */
+ * that are the codes' own bits, one row in twelve its correlation id as an older Kineto trace's
+ * calls and kernels have, and one wide id equal to its wide correlation), Input Dims on a
+ * quarter, Sequence number on one row in ten (a few wide), each "none" elsewhere; pushes
+ * 930-940 all set (after the sort rows 59-69, across a word of the bitmap). */
 static void sparse_row(tp_event_row *row, int i) {
     static const int64_t ids[] = {12345, INT64_C(1) << 40, -7, 4294967294, 4294967295, 0};
     tp_event_row_init(row);
@@ -824,6 +825,13 @@ static void sparse_row(tp_event_row *row, int i) {
     int all = i >= 930 && i <= 940;
     int64_t id = ids[(i % 3 == 0 ? i / 3 : i) % 6];
     row->external_id = !all && i % 3 ? -1 : id == 12345 || id == 0 ? id + i : id;
+    row->correlation = i % 2 ? -1 : 7000 + i;
+    if (i % 12 == 0)
+        row->external_id = row->correlation;
+    if (i == 501) /* a correlation with a high half (corr_hi_any) */
+        row->correlation = row->external_id = (INT64_C(1) << 33) + 1;
+    if (i == 504) /* the External id is the correlation's low half only: a value of its own */
+        row->correlation += INT64_C(1) << 33;
     row->shapes = all || i % 4 == 1 ? 100 + (uint32_t)i : 0;
     row->seq = all || i % 10 == 7 ? (i % 20 == 7 ? (INT64_C(1) << 35) + i : i) : -1;
 }
@@ -835,7 +843,7 @@ static int sparse_ok(const tp_events *e, int n) {
         tp_event_row want;
         sparse_row(&want, 10000 - (int)e->ts[k]);
         ok &= tp_ev_external_id(e, k) == want.external_id && tp_ev_shapes(e, k) == want.shapes;
-        ok &= tp_ev_seq(e, k) == want.seq;
+        ok &= tp_ev_seq(e, k) == want.seq && tp_ev_corr(e, k) == want.correlation;
     }
     return ok;
 }
@@ -860,13 +868,15 @@ static void test_sparse(void) {
     CHECK(e->external_id_sp.bits && e->shapes_sp.bits && e->seq_sp.bits && tp_ev_any_seq(e));
     CHECK(e->wide_external_id.n > 0 && e->wide_seq.n > 0);
     CHECK(sparse_ok(e, n - 1));
-    size_t ids = 0, dims = 0, seqs = 0;
+    size_t ids = 0, dims = 0, seqs = 0, same = 0;
     for (int i = 0; i < n - 1; i++) {
         tp_event_row row;
         sparse_row(&row, i);
         ids += row.external_id != -1, dims += row.shapes != 0, seqs += row.seq != -1;
+        same += i % 12 == 0 && i != 504; /* the External ids that are their correlation ids */
     }
-    CHECK_EQ_U(e->external_id_sp.n_val, ids);
+    CHECK(e->external_id_corr && e->corr_hi_any);
+    CHECK_EQ_U(e->external_id_sp.n_val, ids - same); /* those a bit of external_id_corr */
     CHECK_EQ_U(e->shapes_sp.n_val, dims);
     CHECK_EQ_U(e->seq_sp.n_val, seqs);
     tp_model_mem a;
@@ -882,7 +892,10 @@ static void test_sparse(void) {
             continue;
         sparse++;
         CHECK_EQ_U(col->used, used);
-        CHECK_EQ_U(col->bytes, words * 12 + used * 4);
+        if (used == ids)
+            CHECK_EQ_U(col->bytes, words * 20 + (used - same) * 4);
+        else
+            CHECK_EQ_U(col->bytes, words * 12 + used * 4);
     }
     CHECK_EQ_U(sparse, 3);
     /* a push after the finish: the arrays again, every value kept; sparse after the next */
@@ -890,9 +903,11 @@ static void test_sparse(void) {
     sparse_row(&row, n - 1);
     tp_events_push(&r->ev, &row);
     CHECK(e->external_id32_opt && e->shapes_opt && e->seq32_opt && !e->shapes_sp.bits);
+    CHECK(!e->external_id_corr);
     CHECK(sparse_ok(e, n));
     tp_model_finish(m);
     CHECK(!e->external_id32_opt && e->external_id_sp.bits && e->seq_sp.bits);
+    CHECK(e->external_id_corr);
     CHECK(sparse_ok(e, n));
     tp_model_close(m);
 
