@@ -110,7 +110,7 @@ static thread_key *backward_threads(const tp_events *ev, size_t *n) {
  * own ops, such as a checkpoint's recomputation, number apart from the forward's). */
 static fwd_op *forward_ops(const tp_events *ev, size_t *n) {
     *n = 0;
-    if (!ev->seq32_opt) /* no row has a sequence number (native traces): no forward op */
+    if (!tp_ev_any_seq(ev)) /* no row has a sequence number (native traces): no forward op */
         return tp_an_alloc(1, sizeof(fwd_op));
     size_t nb;
     thread_key *bt = backward_threads(ev, &nb);
@@ -180,6 +180,7 @@ collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int ma
      * be to any int64 the loop reads (the model's columns), so each row reloaded them */
     int64_t self_sum = out->self_sum;
     int has_shapes = out->has_shapes;
+    const int any_shapes = tp_ev_any_shapes(ev); /* else no row reads them (native traces) */
     for (size_t i = 0; i < v->n; i++) {
         size_t row = sum || mapped ? tp_an_view_row(v, i) : i;
         if (tp_an_view_gpu(
@@ -193,9 +194,8 @@ collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int ma
             parent_slot *ps = &slot[(uint32_t)p % PARENT_SLOTS];
             if (ps->row != (uint32_t)p) {
                 uint32_t pr = (uint32_t)p;
-                tp_an_cpuop *po =
-                    group_of(&g, ev->name[pr], v->opts.ops_by_shapes ? tp_ev_shapes(ev, pr) : 0,
-                             ev->cat[pr]);
+                uint32_t shapes = v->opts.ops_by_shapes && any_shapes ? tp_ev_shapes(ev, pr) : 0;
+                tp_an_cpuop *po = group_of(&g, ev->name[pr], shapes, ev->cat[pr]);
                 *ps = (parent_slot){pr, (uint32_t)(po - out->op)};
             }
             /* wrapping, never undefined: the figures are kept only when nothing could wrap */
@@ -205,9 +205,10 @@ collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int ma
         }
         if (!is_table_cat(ev->cat[row]))
             continue;
-        has_shapes |= tp_ev_shapes(ev, row) != 0;
-        tp_an_cpuop *o = group_of(&g, ev->name[row],
-                                  v->opts.ops_by_shapes ? tp_ev_shapes(ev, row) : 0, ev->cat[row]);
+        uint32_t shapes = any_shapes ? tp_ev_shapes(ev, row) : 0;
+        has_shapes |= shapes != 0;
+        tp_an_cpuop *o =
+            group_of(&g, ev->name[row], v->opts.ops_by_shapes ? shapes : 0, ev->cat[row]);
         o->count++;
         o->total = tp_an_add(o->total, dur);
         if (sum) {

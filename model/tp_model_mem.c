@@ -51,6 +51,32 @@ static size_t memev_bytes(const tp_memevents *e) {
     return b;
 }
 
+/* Adds sparse column `sp` of `e` (tp_ev_sparse) to `col`: its bytes, and each value on its row
+ * (and that row's category), as a dense column counts the rows that are not "none";
+ * `by_corr`: and e->external_id_corr's bitmap, its rows used (their value is a bit: no bytes on
+ * their category). */
+static void account_sparse(const tp_events *e, const tp_ev_sparse *sp, int by_corr,
+                           tp_model_mem_col *col, tp_model_mem *a) {
+    col->bytes += tp_ev_sparse_bytes(sp, e->n);
+    col->used += sp->n_val;
+    const uint64_t *same = by_corr ? e->external_id_corr : NULL; /* a bit a row, no value */
+    for (size_t w = 0; same && w < (e->n + 63) / 64; w++)
+        col->bytes += sizeof *same, col->used += (uint64_t)__builtin_popcountll(same[w]);
+    for (size_t w = 0; sp->bits && w < (e->n + 63) / 64; w++)
+        for (uint64_t b = sp->bits[w]; b; b &= b - 1) {
+            uint8_t cat = e->cat[w * 64 + (size_t)__builtin_ctzll(b)];
+            a->cat_used_bytes[cat < TP_CAT_COUNT ? cat : TP_CAT_OTHER] += sizeof *sp->val;
+        }
+}
+
+/* The entry of `a` for column `name`. */
+static tp_model_mem_col *col_named(tp_model_mem *a, const char *name) {
+    size_t k = 0;
+    while (strcmp(a->cols[k].name, name) != 0)
+        k++;
+    return &a->cols[k];
+}
+
 /* Adds rank `r`'s event columns to `a`: bytes, rows in use, bytes in use per category. */
 static void account_events(const tp_events *e, tp_model_mem *a) {
     size_t k = 0;
@@ -71,6 +97,10 @@ static void account_events(const tp_events *e, tp_model_mem *a) {
     }
     TP_EV_ALL(ACCOUNT_COL)
 #undef ACCOUNT_COL
+#define ACCOUNT_SPARSE(c, sp, none, by_corr)                                                       \
+    account_sparse(e, &e->sp, by_corr, col_named(a, #c), a);
+    TP_EV_SPARSE(ACCOUNT_SPARSE)
+#undef ACCOUNT_SPARSE
     tp_model_mem_col *side = &a->cols[k++]; /* the copies' side table: an entry per copy row */
     side->name = "copies (side)";
     side->elem = sizeof *e->copies;

@@ -1,7 +1,8 @@
 /* tp_model_mem: where a model's bytes go (issue 13), for bench_model_mem and tests.
  *
  * Counts what the model holds after tp_model_finish: each event column (allocated rows times
- * element size, whether it is there at all: optional columns may be absent), the memory
+ * element size, whether it is there at all: optional columns may be absent; one stored sparsely,
+ * tp_ev_sparse, its bitmap, ranks and values under the column's name), the memory
  * events, the indexes, the call stacks and the string pool; and, per event category, how many
  * rows there are and how many bytes of each row hold something other than "none" (the
  * columns' TP_EV_* none values), which says which columns a kind of event really uses. The

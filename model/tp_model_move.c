@@ -15,6 +15,8 @@ static void remap_ids(tp_rank *r, const uint32_t *map) {
         if (e->shapes_opt)
             e->shapes_opt[i] = map[e->shapes_opt[i]];
     }
+    for (size_t k = 0; k < e->shapes_sp.n_val; k++) /* sparse: a finished rank (tests) */
+        e->shapes_sp.val[k] = map[e->shapes_sp.val[k]];
     for (size_t k = 0; k < e->places.n; k++) /* place_hash leaves the domain out: no rehash */
         e->places.v[k].domain = map[e->places.v[k].domain];
     for (size_t c = 0; c < TP_CAT_COUNT; c++)

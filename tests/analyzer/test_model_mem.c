@@ -593,7 +593,9 @@ static void test_push_paths(void) {
     const tp_events *a = &rk[0]->ev, *b = &rk[1]->ev;
     for (int pass = 0; pass < 2; pass++) {
         CHECK_EQ_U(a->n, b->n);
-        CHECK(b->shapes_opt && b->wide_dur.n && b->wide_corr.n);
+        /* the shapes (10 % of the rows): an array while loading, sparse after the finish */
+        CHECK((pass ? b->shapes_sp.bits != NULL : b->shapes_opt != NULL) && b->wide_dur.n &&
+              b->wide_corr.n);
         int ok = 1;
         for (size_t k = 0; k < a->n && k < b->n; k++) {
             tp_event_row want = path_row(pass ? 1000 - (int)b->ts[k] : (int)k);
@@ -811,6 +813,119 @@ static void test_load32(void) {
     tp_model_close(m);
 }
 
+/* Push i of test_sparse: External id on a third of the rows (some past the 32-bit codes, two
+ * that are the codes' own bits, one row in twelve its correlation id as an older Kineto trace's
+ * calls and kernels have, and one wide id equal to its wide correlation), Input Dims on a
+ * quarter, Sequence number on one row in ten (a few wide), each "none" elsewhere; pushes
+ * 930-940 all set (after the sort rows 59-69, across a word of the bitmap). */
+static void sparse_row(tp_event_row *row, int i) {
+    static const int64_t ids[] = {12345, INT64_C(1) << 40, -7, 4294967294, 4294967295, 0};
+    tp_event_row_init(row);
+    row->ts = 10000 - i, row->dur = 1, row->pid = 1, row->tid = 1, row->cat = TP_CAT_CPU_OP;
+    int all = i >= 930 && i <= 940;
+    int64_t id = ids[(i % 3 == 0 ? i / 3 : i) % 6];
+    row->external_id = !all && i % 3 ? -1 : id == 12345 || id == 0 ? id + i : id;
+    row->correlation = i % 2 ? -1 : 7000 + i;
+    if (i % 12 == 0)
+        row->external_id = row->correlation;
+    if (i == 501) /* a correlation with a high half (corr_hi_any) */
+        row->correlation = row->external_id = (INT64_C(1) << 33) + 1;
+    if (i == 504) /* the External id is the correlation's low half only: a value of its own */
+        row->correlation += INT64_C(1) << 33;
+    row->shapes = all || i % 4 == 1 ? 100 + (uint32_t)i : 0;
+    row->seq = all || i % 10 == 7 ? (i % 20 == 7 ? (INT64_C(1) << 35) + i : i) : -1;
+}
+
+/* Every row of test_sparse's table reads back its push. */
+static int sparse_ok(const tp_events *e, int n) {
+    int ok = e->n == (size_t)n;
+    for (size_t k = 0; k < e->n; k++) {
+        tp_event_row want;
+        sparse_row(&want, 10000 - (int)e->ts[k]);
+        ok &= tp_ev_external_id(e, k) == want.external_id && tp_ev_shapes(e, k) == want.shapes;
+        ok &= tp_ev_seq(e, k) == want.seq && tp_ev_corr(e, k) == want.correlation;
+    }
+    return ok;
+}
+
+/* The External id, Input Dims and Sequence number columns, mostly "none" on a Kineto trace,
+ * are stored sparsely after finish (tp_ev_sparse): every row reads back exactly its value or
+ * "none", wide values too, through the sort, a push after the finish (the arrays again) and a
+ * second finish; tp_model_mem counts their bitmaps, ranks and values. A column that is nearly
+ * full stays an array (its sparse form would be larger). */
+static void test_sparse(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "sparse");
+    const int n = 1001; /* not a multiple of 64: the last word is partial */
+    for (int i = 0; i < n - 1; i++) {
+        tp_event_row row;
+        sparse_row(&row, i);
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK(!e->external_id32_opt && !e->shapes_opt && !e->seq32_opt);
+    CHECK(e->external_id_sp.bits && e->shapes_sp.bits && e->seq_sp.bits && tp_ev_any_seq(e));
+    CHECK(e->wide_external_id.n > 0 && e->wide_seq.n > 0);
+    CHECK(sparse_ok(e, n - 1));
+    size_t ids = 0, dims = 0, seqs = 0, same = 0;
+    for (int i = 0; i < n - 1; i++) {
+        tp_event_row row;
+        sparse_row(&row, i);
+        ids += row.external_id != -1, dims += row.shapes != 0, seqs += row.seq != -1;
+        same += i % 12 == 0 && i != 504; /* the External ids that are their correlation ids */
+    }
+    CHECK(e->external_id_corr && e->corr_hi_any);
+    CHECK_EQ_U(e->external_id_sp.n_val, ids - same); /* those a bit of external_id_corr */
+    CHECK_EQ_U(e->shapes_sp.n_val, dims);
+    CHECK_EQ_U(e->seq_sp.n_val, seqs);
+    tp_model_mem a;
+    tp_model_mem_account(m, &a);
+    size_t words = (1000 + 63) / 64, sparse = 0;
+    for (size_t c = 0; c < a.n_cols; c++) {
+        const tp_model_mem_col *col = &a.cols[c];
+        size_t used = !strcmp(col->name, "external_id32_opt") ? ids
+                      : !strcmp(col->name, "shapes_opt")      ? dims
+                      : !strcmp(col->name, "seq32_opt")       ? seqs
+                                                              : 0;
+        if (!used)
+            continue;
+        sparse++;
+        CHECK_EQ_U(col->used, used);
+        if (used == ids)
+            CHECK_EQ_U(col->bytes, words * 20 + (used - same) * 4);
+        else
+            CHECK_EQ_U(col->bytes, words * 12 + used * 4);
+    }
+    CHECK_EQ_U(sparse, 3);
+    /* a push after the finish: the arrays again, every value kept; sparse after the next */
+    tp_event_row row;
+    sparse_row(&row, n - 1);
+    tp_events_push(&r->ev, &row);
+    CHECK(e->external_id32_opt && e->shapes_opt && e->seq32_opt && !e->shapes_sp.bits);
+    CHECK(!e->external_id_corr);
+    CHECK(sparse_ok(e, n));
+    tp_model_finish(m);
+    CHECK(!e->external_id32_opt && e->external_id_sp.bits && e->seq_sp.bits);
+    CHECK(e->external_id_corr);
+    CHECK(sparse_ok(e, n));
+    tp_model_close(m);
+
+    /* nearly every row with a Sequence number: 4 bytes a row as an array, less than 0.19 + 4 */
+    m = tp_model_new();
+    r = tp_model_add_rank(m, "dense");
+    for (int i = 0; i < 640; i++) {
+        tp_event_row_init(&row);
+        row.ts = i, row.dur = 1, row.pid = 1, row.tid = 1, row.seq = i % 64 ? i : -1;
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    CHECK(r->ev.seq32_opt && !r->ev.seq_sp.bits);
+    for (int i = 0; i < 640; i++)
+        CHECK_EQ_I(tp_ev_seq(&r->ev, (size_t)i), i % 64 ? i : -1);
+    tp_model_close(m);
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
     TP_RUN(test_sorted_fit);
@@ -827,5 +942,6 @@ int main(void) {
     TP_RUN(test_corr_directory);
     TP_RUN(test_derived_wide);
     TP_RUN(test_load32);
+    TP_RUN(test_sparse);
     return tp_test_summary();
 }
