@@ -136,63 +136,93 @@ static inline uint32_t row_group(const tp_an_view *v, const stream_ids *si, size
     return si->of_place[tp_ev_place_index(&v->r->ev, tp_an_view_row(v, i))];
 }
 
+/* Rows of one kind in view order (row[o]: the row of ordinal o) and their ordinals sorted by
+ * (correlation, row): ord[k] the k-th, key[k] the tp_sort_key_i64 of its correlation. Four
+ * columns (a row's ordinal, not the row, sorted with its key) let the callers keep their
+ * per-row marks per entry instead of per view row. */
+typedef struct {
+    uint32_t *row, *ord;
+    uint64_t *key;
+    size_t n;
+} corr_sorted;
+
+static void corr_sorted_open(const tp_an_view *v, corr_sorted *c, size_t cap) {
+    c->row = tp_an_tmp(v, cap, sizeof *c->row);
+    c->ord = tp_an_tmp(v, cap, sizeof *c->ord);
+    c->key = tp_an_tmp(v, cap, sizeof *c->key);
+    c->n = 0;
+}
+
+static inline void corr_sorted_add(const tp_an_view *v, corr_sorted *c, size_t i) {
+    c->key[c->n] = tp_sort_key_i64(tp_an_view_corr(v, i));
+    c->ord[c->n] = (uint32_t)c->n;
+    c->row[c->n++] = (uint32_t)i;
+}
+
+static void corr_sorted_close(const tp_an_view *v, corr_sorted *c) {
+    tp_an_tmp_put(v, c->row), tp_an_tmp_put(v, c->ord), tp_an_tmp_put(v, c->key);
+}
+
 /* --compat hta: launch steps (one per GPU row sharing the call's correlation, as HTA's join
  * makes), then GPU steps (GPU rows whose correlation has a launch call), both in view order,
  * each with its time and stream index. Sets *median to the median duration of the launch
  * calls (every view row is_launch holds for, in view order: the median is of the values in
- * any order). An HTA view has no by_corr (tp_an_view: native only): g and l are sorted here. */
+ * any order). An HTA view has no by_corr (tp_an_view: native only): g and l are sorted here.
+ * The marks are per launch (g_at) and per GPU row (launched), not per view row: 5 bytes a
+ * view row were ~0.8 MiB of the analysis's peak on tracelens_xdit_sd35 (200 k rows, 10 k of
+ * them GPU rows). */
 static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_ids *si,
                           tp_steps *st, double *median) {
     assert(!v->by_corr);
-    tp_an_keyrow *g = tp_an_tmp(v, v->n_gpu, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
-    size_t ng = 0, nl = 0;
+    corr_sorted g, l;
+    corr_sorted_open(v, &g, v->n_gpu), corr_sorted_open(v, &l, v->n);
     for (size_t i = 0; i < v->n; i++) {
         if (gpu_row(v, i))
-            g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+            corr_sorted_add(v, &g, i);
         if (is_launch(v, hl, i))
-            l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+            corr_sorted_add(v, &l, i);
     }
-    tp_an_keyrow_sort(g, ng, v->scratch);
-    tp_an_keyrow_sort(l, nl, v->scratch);
-    /* Both by (correlation, row), one merge pass pairs them: per launch (by its view row) the
-     * first entry of g with its correlation, per GPU row whether a launch has its correlation. */
-    uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
-    memset(g_at, 0xff, v->n * sizeof *g_at);
-    uint8_t *launched = tp_an_tmp0(v, v->n, 1);
+    tp_sort_pairs_s(g.key, g.ord, g.n, v->scratch);
+    tp_sort_pairs_s(l.key, l.ord, l.n, v->scratch);
+    /* Both by (correlation, row), one merge pass pairs them: per launch the first entry of g
+     * with its correlation, per GPU row whether a launch has its correlation. */
+    uint32_t *g_at = tp_an_tmp(v, l.n + 1, sizeof *g_at); /* by launch ordinal */
+    uint8_t *launched = tp_an_tmp0(v, g.n + 1, 1);        /* by GPU row ordinal */
     size_t steps = 0; /* counted first, so that the steps are one array written once */
-    for (size_t k = 0, j = 0; k < nl; k++) {
-        while (j < ng && g[j].key < l[k].key)
+    for (size_t k = 0, j = 0; k < l.n; k++) {
+        while (j < g.n && g.key[j] < l.key[k])
             j++;
-        for (size_t e = j; e < ng && g[e].key == l[k].key; e++) {
-            steps += 1 + !launched[g[e].row];
-            launched[g[e].row] = 1;
+        for (size_t e = j; e < g.n && g.key[e] == l.key[k]; e++) {
+            steps += 1 + !launched[g.ord[e]];
+            launched[g.ord[e]] = 1;
         }
-        g_at[l[k].row] = (uint32_t)j;
+        g_at[l.ord[k]] = (uint32_t)j;
     }
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
     st->g = NULL, st->g0 = UINT32_MAX, st->cap = steps + 1;
-    int64_t *d = tp_an_tmp(v, nl + 1, sizeof *d);
+    int64_t *d = tp_an_tmp(v, l.n + 1, sizeof *d);
     size_t nd = 0;
     int64_t dlo = INT64_MAX, dhi = INT64_MIN;
-    for (size_t i = 0; i < v->n; i++) { /* launches in view order */
-        if (g_at[i] == UINT32_MAX)
-            continue;
+    for (size_t o = 0; o < l.n; o++) { /* launches in view order */
+        size_t i = l.row[o];
         int64_t dur = tp_an_view_dur(v, i);
         d[nd++] = dur;
         dlo = dur < dlo ? dur : dlo;
         dhi = dur > dhi ? dur : dhi;
-        int64_t c = tp_an_view_corr(v, i);
-        for (size_t j = g_at[i]; j < ng && g[j].key == c; j++)
-            add_step(st, v, i, g[j].row, +1, row_group(v, si, g[j].row));
+        uint64_t c = tp_sort_key_i64(tp_an_view_corr(v, i));
+        for (size_t j = g_at[o]; j < g.n && g.key[j] == c; j++) {
+            uint32_t on = g.row[g.ord[j]];
+            add_step(st, v, i, on, +1, row_group(v, si, on));
+        }
     }
     *median = nd ? tp_an_percentile_i64_in(d, nd, 50, dlo, dhi) : 0;
     tp_an_tmp_put(v, d);
     st->n_launch = st->n;
-    for (size_t i = 0; i < v->n; i++)
-        if (launched[i]) /* a GPU row whose correlation has a launch call */
-            add_step(st, v, i, i, -1, row_group(v, si, i));
-    tp_an_tmp_put(v, g), tp_an_tmp_put(v, l);
+    for (size_t o = 0; o < g.n; o++) /* GPU rows in view order */
+        if (launched[o])             /* a GPU row whose correlation has a launch call */
+            add_step(st, v, g.row[o], g.row[o], -1, row_group(v, si, g.row[o]));
+    corr_sorted_close(v, &g), corr_sorted_close(v, &l);
     tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
 }
