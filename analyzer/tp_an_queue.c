@@ -198,26 +198,31 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
         }
         g_at[l.ord[k]] = (uint32_t)j;
     }
+    /* the launches' sort columns and their durations' array (for the median) given back
+     * before the steps' arrays are taken: 20 bytes a launch less at collect_steps' peak */
+    tp_an_tmp_put(v, l.key), tp_an_tmp_put(v, l.ord);
+    l.key = NULL, l.ord = NULL;
+    int64_t *d = tp_an_tmp(v, l.n + 1, sizeof *d);
+    int64_t dlo = INT64_MAX, dhi = INT64_MIN;
+    for (size_t o = 0; o < l.n; o++) {
+        int64_t dur = tp_an_view_dur(v, l.row[o]);
+        d[o] = dur;
+        dlo = dur < dlo ? dur : dlo;
+        dhi = dur > dhi ? dur : dhi;
+    }
+    *median = l.n ? tp_an_percentile_i64_in(d, l.n, 50, dlo, dhi) : 0;
+    tp_an_tmp_put(v, d);
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
     st->g = NULL, st->g0 = UINT32_MAX, st->cap = steps + 1;
-    int64_t *d = tp_an_tmp(v, l.n + 1, sizeof *d);
-    size_t nd = 0;
-    int64_t dlo = INT64_MAX, dhi = INT64_MIN;
     for (size_t o = 0; o < l.n; o++) { /* launches in view order */
         size_t i = l.row[o];
-        int64_t dur = tp_an_view_dur(v, i);
-        d[nd++] = dur;
-        dlo = dur < dlo ? dur : dlo;
-        dhi = dur > dhi ? dur : dhi;
         uint64_t c = tp_sort_key_i64(tp_an_view_corr(v, i));
         for (size_t j = g_at[o]; j < g.n && g.key[j] == c; j++) {
             uint32_t on = g.row[g.ord[j]];
             add_step(st, v, i, on, +1, row_group(v, si, on));
         }
     }
-    *median = nd ? tp_an_percentile_i64_in(d, nd, 50, dlo, dhi) : 0;
-    tp_an_tmp_put(v, d);
     st->n_launch = st->n;
     for (size_t o = 0; o < g.n; o++) /* GPU rows in view order */
         if (launched[o])             /* a GPU row whose correlation has a launch call */
@@ -384,15 +389,22 @@ static uint32_t *merge_order(const tp_an_view *v, const tp_steps *st) {
  * stable order (4-byte indices, no second order of 8). From `wide_from` steps on (2^32:
  * indices of 4 bytes no longer fit) numpy's port on 8-byte indices. Give the order's array
  * back with tp_an_tmp_put. */
-static step_order time_order(const tp_an_view *v, const tp_steps *st, size_t wide_from) {
-    const int64_t *key = st->ts;
+static step_order time_order(const tp_an_view *v, tp_steps *st, size_t wide_from) {
+    int64_t *key = st->ts;
     if (st->n >= wide_from) {
         size_t *ord = tp_an_tmp(v, st->n, sizeof *ord);
         tp_an_argsort_np(key, st->n, ord, v->scratch);
         return (step_order){NULL, ord};
     }
-    uint32_t *rows =
-        v->ts == v->r->ev.ts ? merge_order(v, st) : tp_sort_order_i64_s(key, st->n, v->scratch);
+    uint32_t *rows;
+    if (v->ts == v->r->ev.ts) {
+        rows = merge_order(v, st);
+    } else { /* the times sorted as their own key column, then written again (a step's time
+                is its row's): not a copy of them beside the steps, 8 bytes a step */
+        rows = tp_sort_order_i64_over_s(key, st->n, v->scratch);
+        for (size_t k = 0; k < st->n; k++)
+            key[k] = v->ts[st->s[k].at];
+    }
     if (ties_matter(v, st->s, rows, st->n)) /* numpy's order, from the stable one */
         rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
     return (step_order){rows, NULL};

@@ -366,6 +366,19 @@ uint32_t *tp_sort_order_i64_s(const int64_t *key, size_t n, tp_scratch *s) {
     return rows;
 }
 
+uint32_t *tp_sort_order_i64_over_s(int64_t *key, size_t n, tp_scratch *s) {
+    uint32_t *rows = tp_scratch_get(s, n, sizeof *rows);
+    if (order_two_runs(key, n, rows))
+        return rows;
+    uint64_t *k = (uint64_t *)key; /* the same 8 bytes a key, each read before written */
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = (uint32_t)i;
+        k[i] = tp_sort_key_i64(key[i]);
+    }
+    tp_sort_pairs_s(k, rows, n, s);
+    return rows;
+}
+
 /* memcpy of one struct, with the common sizes spelled out so that they compile to moves
  * instead of a library call per struct. */
 static inline void copy_struct(char *d, const char *s, size_t size) {
