@@ -43,12 +43,12 @@ static int is_launch(const tp_an_view *v, tp_an_namememo *hl, size_t i) {
 }
 
 /* A step of a queue: a launch call (+1) or a GPU row (-1). Its time and stream are read
- * through the view (12 bytes a step, not 32 with them copied: millions of steps on a long
- * trace, every one a fresh byte). */
+ * through the view (8 bytes a step, not 32 with them copied: millions of steps on a long
+ * trace, every one a fresh byte), its +1 or -1 from its place (step_delta: the launch steps
+ * come first, 4 bytes a step less than a field of its own). */
 typedef struct {
-    uint32_t at;   /* view row whose start is the step's time: the launch call, or the GPU row */
-    uint32_t on;   /* view row whose stream it is: the GPU row */
-    int32_t delta; /* +1: launch, -1: GPU row */
+    uint32_t at; /* view row whose start is the step's time: the launch call, or the GPU row */
+    uint32_t on; /* view row whose stream it is: the GPU row */
 } tp_step;
 
 typedef struct {
@@ -73,14 +73,13 @@ static void other_stream(tp_steps *st, const tp_an_view *v, uint32_t g) {
         st->g[k] = st->g0;
 }
 
-static inline void add_step(tp_steps *st, const tp_an_view *v, size_t at, size_t on, int32_t delta,
-                            uint32_t g) {
+static inline void add_step(tp_steps *st, const tp_an_view *v, size_t at, size_t on, uint32_t g) {
     if (g != st->g0 && !st->g)
         other_stream(st, v, g);
     if (st->g)
         st->g[st->n] = g;
     st->ts[st->n] = v->ts[at];
-    st->s[st->n++] = (tp_step){(uint32_t)at, (uint32_t)on, delta};
+    st->s[st->n++] = (tp_step){(uint32_t)at, (uint32_t)on};
 }
 
 static int64_t step_ts(const tp_an_view *v, const tp_step *p) {
@@ -91,9 +90,14 @@ static int64_t step_stream(const tp_an_view *v, const tp_step *p) {
     return tp_an_view_stream(v, p->on);
 }
 
-/* The launch call of a +1 step (0 for a -1 step, all alike) */
-static uint32_t step_launch(const tp_step *p) {
-    return p->delta > 0 ? p->at : 0;
+/* Step k's +1 (a launch step: s[0..n_launch)) or -1 (a GPU row's) */
+static inline int32_t step_delta(const tp_steps *st, size_t k) {
+    return k < st->n_launch ? 1 : -1;
+}
+
+/* The launch call of step k when it is a +1 step (0 for a -1 step, all alike) */
+static uint32_t step_launch(const tp_steps *st, size_t k) {
+    return k < st->n_launch ? st->s[k].at : 0;
 }
 
 static int gpu_row(const tp_an_view *v, size_t i) {
@@ -220,13 +224,13 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
         uint64_t c = tp_sort_key_i64(tp_an_view_corr(v, i));
         for (size_t j = g_at[o]; j < g.n && g.key[j] == c; j++) {
             uint32_t on = g.row[g.ord[j]];
-            add_step(st, v, i, on, +1, row_group(v, si, on));
+            add_step(st, v, i, on, row_group(v, si, on));
         }
     }
     st->n_launch = st->n;
     for (size_t o = 0; o < g.n; o++) /* GPU rows in view order */
         if (launched[o])             /* a GPU row whose correlation has a launch call */
-            add_step(st, v, g.row[o], g.row[o], -1, row_group(v, si, g.row[o]));
+            add_step(st, v, g.row[o], g.row[o], row_group(v, si, g.row[o]));
     corr_sorted_close(v, &g), corr_sorted_close(v, &l);
     tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
@@ -338,7 +342,7 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
     q_open(&s);
     for (size_t k = a; k < a + n; k++) {
         size_t i = step_at(o, wide, k);
-        q_step(v, &s, st->s[i].at, st->ts[i], st->s[i].delta, median);
+        q_step(v, &s, st->s[i].at, st->ts[i], step_delta(st, i), median);
     }
     q_close(&s, q);
 }
@@ -355,7 +359,8 @@ static void stream_run(const tp_an_view *v, const tp_steps *st, step_order o, si
  * the same time that differ (in delta or launch call). Steps that are alike are
  * interchangeable, so then any time order gives numpy's results. `ord`: the steps in a time
  * order. Long runs of one time are not inspected (numpy's order is taken). */
-static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *ord, size_t n) {
+static int ties_matter(const tp_an_view *v, const tp_steps *st, const uint32_t *ord, size_t n) {
+    const tp_step *s = st->s;
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && step_ts(v, &s[ord[b]]) == step_ts(v, &s[ord[a]]); b++)
             ;
@@ -365,7 +370,8 @@ static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *or
             for (size_t j = i + 1; j < b; j++) {
                 const tp_step *x = &s[ord[i]], *y = &s[ord[j]];
                 if (step_stream(v, x) == step_stream(v, y) &&
-                    (x->delta != y->delta || step_launch(x) != step_launch(y)))
+                    (step_delta(st, ord[i]) != step_delta(st, ord[j]) ||
+                     step_launch(st, ord[i]) != step_launch(st, ord[j])))
                     return 1;
             }
     }
@@ -405,7 +411,7 @@ static step_order time_order(const tp_an_view *v, tp_steps *st, size_t wide_from
         for (size_t k = 0; k < st->n; k++)
             key[k] = v->ts[st->s[k].at];
     }
-    if (ties_matter(v, st->s, rows, st->n)) /* numpy's order, from the stable one */
+    if (ties_matter(v, st, rows, st->n)) /* numpy's order, from the stable one */
         rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
     return (step_order){rows, NULL};
 }
