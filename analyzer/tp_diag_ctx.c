@@ -494,6 +494,20 @@ static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, co
         add_sync(d, i, a, b);
 }
 
+/* Whether [a, b) overlaps a run of the normalized set `s` (the first run ending after a
+ * decides). */
+static int overlaps_run(const tp_an_ivset *s, int64_t a, int64_t b) {
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->b[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->a[lo] < b;
+}
+
 static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
     collect_state st = {INT64_MAX, INT64_MIN, INT64_MIN, 0, 1, INT64_MIN, INT64_MIN, INT64_MIN, 0};
     if (d->identity && d->v->ts == d->ev->ts) { /* every model row at its own time: they
@@ -511,12 +525,17 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
     }
     if (st.up) { /* the last run: later copies cannot come, kept as it is */
         add_ordered(&d->kernels, st.ka, st.kb);
-    } else { /* add_kernel's runs assumed time order: every kernel, as add_ordered takes them
-                (tp_an_ivset_norm then sorts and merges them) */
+    } else { /* add_kernel's runs assumed time order: every kernel that overlaps a copy, as
+                add_ordered takes them (tp_an_ivset_norm then sorts and merges them); the
+                others do not change "copies less kernels" (add_kernel), and all of them were
+                the diagnosis's largest set on a compat view (16 bytes a kernel, and the
+                norm's copy: ~0.35 MiB on hta_df_index_resolver) */
         d->kernels.n = 0;
+        tp_an_ivset_norm(&d->copies, INT64_MIN, INT64_MAX); /* clip_sets' norm: the same */
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
-            if (tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL)
+            if (tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL &&
+                overlaps_run(&d->copies, d->v->ts[i], tp_diag_vend(d->v, i)))
                 add_ordered(&d->kernels, d->v->ts[i], tp_diag_vend(d->v, i));
         }
     }
