@@ -188,6 +188,18 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
     tp_an_ivset_fit(s);
 }
 
+int tp_an_ivset_overlaps(const tp_an_ivset *s, int64_t a, int64_t b) {
+    size_t lo = 0, hi = s->n; /* the first run that ends after a decides */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->b[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->a[lo] < b;
+}
+
 int64_t tp_an_ivset_len(const tp_an_ivset *s) {
     int64_t t = 0;
     for (size_t i = 0; i < s->n; i++)

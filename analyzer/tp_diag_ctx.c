@@ -494,22 +494,11 @@ static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, co
         add_sync(d, i, a, b);
 }
 
-/* Whether [a, b) overlaps a run of the normalized set `s` (the first run ending after a
- * decides). */
-static int overlaps_run(const tp_an_ivset *s, int64_t a, int64_t b) {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->b[mid] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n && s->a[lo] < b;
-}
-
 static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
     collect_state st = {INT64_MAX, INT64_MIN, INT64_MIN, 0, 1, INT64_MIN, INT64_MIN, INT64_MIN, 0};
+    /* busy takes at most a run per GPU row: its room at once, not doubled from 16 (each
+     * step's block below 256 KiB given back into the heap, resident beside the next) */
+    tp_an_ivset_bound(&d->busy, d->v->n_gpu + 1);
     if (d->identity && d->v->ts == d->ev->ts) { /* every model row at its own time: they
                                                      ascend (tp_model_finish sorts them) */
         for (size_t i = 0, n = d->v->n; i < n; i++)
@@ -535,7 +524,7 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
             if (tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL &&
-                overlaps_run(&d->copies, d->v->ts[i], tp_diag_vend(d->v, i)))
+                tp_an_ivset_overlaps(&d->copies, d->v->ts[i], tp_diag_vend(d->v, i)))
                 add_ordered(&d->kernels, d->v->ts[i], tp_diag_vend(d->v, i));
         }
     }
