@@ -51,6 +51,9 @@ static inline void tp_an_ivset_add(tp_an_ivset *s, int64_t a, int64_t b) {
  * [lo, hi) (INT64_MIN, INT64_MAX: everything). */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi);
 
+/* Whether [a, b) overlaps a run of the normalized set `s` (a binary search). */
+int tp_an_ivset_overlaps(const tp_an_ivset *s, int64_t a, int64_t b);
+
 /* Sum of b - a over the runs. */
 int64_t tp_an_ivset_len(const tp_an_ivset *s);
 

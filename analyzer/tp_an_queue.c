@@ -43,44 +43,31 @@ static int is_launch(const tp_an_view *v, tp_an_namememo *hl, size_t i) {
 }
 
 /* A step of a queue: a launch call (+1) or a GPU row (-1). Its time and stream are read
- * through the view (12 bytes a step, not 32 with them copied: millions of steps on a long
- * trace, every one a fresh byte). */
+ * through the view (8 bytes a step, not 32 with them copied: millions of steps on a long
+ * trace, every one a fresh byte), its +1 or -1 from its place (step_delta: the launch steps
+ * come first, 4 bytes a step less than a field of its own). */
 typedef struct {
-    uint32_t at;   /* view row whose start is the step's time: the launch call, or the GPU row */
-    uint32_t on;   /* view row whose stream it is: the GPU row */
-    int32_t delta; /* +1: launch, -1: GPU row */
+    uint32_t at; /* view row whose start is the step's time: the launch call, or the GPU row */
+    uint32_t on; /* view row whose stream it is: the GPU row */
 } tp_step;
 
 typedef struct {
     tp_step *s;  /* the view's scratch, sized once to the count of steps */
-    int64_t *ts; /* per step: its time (step_ts), written with it */
-    uint32_t *g; /* per step: its stream's index (stream_ids); NULL while every step so far is
-                    on stream g0 (launch-bound training: all of them, 19 MB less on lb20k) */
-    uint32_t g0;
+    int64_t *ts; /* per step: its time (step_ts), written after the steps: the order's keys */
+    uint32_t g0; /* the first step's stream index (stream_ids) */
+    int multi;   /* some step is on another stream than g0 (else no index per step: launch-bound
+                    training, 19 MB less on lb20k) */
     size_t n, cap;
     size_t n_launch; /* the launch steps: s[0..n_launch), then the GPU rows' */
 } tp_steps;
 
-/* A step on another stream than g0 while st->g is NULL: the first step (its stream becomes
- * g0), or the first on a second stream (the index per step from here on). */
-static void other_stream(tp_steps *st, const tp_an_view *v, uint32_t g) {
-    if (st->n == 0) {
+/* A step; `g`: its stream's index. The index per step is written after the time order
+ * (run_hta), not beside the times that order sorts (4 bytes a step less at its peak). */
+static inline void add_step(tp_steps *st, const tp_an_view *v, size_t at, size_t on, uint32_t g) {
+    if (st->n == 0)
         st->g0 = g;
-        return;
-    }
-    st->g = tp_an_tmp(v, st->cap, sizeof *st->g);
-    for (size_t k = 0; k < st->n; k++)
-        st->g[k] = st->g0;
-}
-
-static inline void add_step(tp_steps *st, const tp_an_view *v, size_t at, size_t on, int32_t delta,
-                            uint32_t g) {
-    if (g != st->g0 && !st->g)
-        other_stream(st, v, g);
-    if (st->g)
-        st->g[st->n] = g;
-    st->ts[st->n] = v->ts[at];
-    st->s[st->n++] = (tp_step){(uint32_t)at, (uint32_t)on, delta};
+    st->multi |= g != st->g0;
+    st->s[st->n++] = (tp_step){(uint32_t)at, (uint32_t)on};
 }
 
 static int64_t step_ts(const tp_an_view *v, const tp_step *p) {
@@ -91,9 +78,14 @@ static int64_t step_stream(const tp_an_view *v, const tp_step *p) {
     return tp_an_view_stream(v, p->on);
 }
 
-/* The launch call of a +1 step (0 for a -1 step, all alike) */
-static uint32_t step_launch(const tp_step *p) {
-    return p->delta > 0 ? p->at : 0;
+/* Step k's +1 (a launch step: s[0..n_launch)) or -1 (a GPU row's) */
+static inline int32_t step_delta(const tp_steps *st, size_t k) {
+    return k < st->n_launch ? 1 : -1;
+}
+
+/* The launch call of step k when it is a +1 step (0 for a -1 step, all alike) */
+static uint32_t step_launch(const tp_steps *st, size_t k) {
+    return k < st->n_launch ? st->s[k].at : 0;
 }
 
 static int gpu_row(const tp_an_view *v, size_t i) {
@@ -136,65 +128,104 @@ static inline uint32_t row_group(const tp_an_view *v, const stream_ids *si, size
     return si->of_place[tp_ev_place_index(&v->r->ev, tp_an_view_row(v, i))];
 }
 
+/* Rows of one kind in view order (row[o]: the row of ordinal o) and their ordinals sorted by
+ * (correlation, row): ord[k] the k-th, key[k] the tp_sort_key_i64 of its correlation. Four
+ * columns (a row's ordinal, not the row, sorted with its key) let the callers keep their
+ * per-row marks per entry instead of per view row. */
+typedef struct {
+    uint32_t *row, *ord;
+    uint64_t *key;
+    size_t n;
+} corr_sorted;
+
+static void corr_sorted_open(const tp_an_view *v, corr_sorted *c, size_t cap) {
+    c->row = tp_an_tmp(v, cap, sizeof *c->row);
+    c->ord = tp_an_tmp(v, cap, sizeof *c->ord);
+    c->key = tp_an_tmp(v, cap, sizeof *c->key);
+    c->n = 0;
+}
+
+static inline void corr_sorted_add(const tp_an_view *v, corr_sorted *c, size_t i) {
+    c->key[c->n] = tp_sort_key_i64(tp_an_view_corr(v, i));
+    c->ord[c->n] = (uint32_t)c->n;
+    c->row[c->n++] = (uint32_t)i;
+}
+
+static void corr_sorted_close(const tp_an_view *v, corr_sorted *c) {
+    tp_an_tmp_put(v, c->row), tp_an_tmp_put(v, c->ord), tp_an_tmp_put(v, c->key);
+}
+
 /* --compat hta: launch steps (one per GPU row sharing the call's correlation, as HTA's join
  * makes), then GPU steps (GPU rows whose correlation has a launch call), both in view order,
  * each with its time and stream index. Sets *median to the median duration of the launch
  * calls (every view row is_launch holds for, in view order: the median is of the values in
- * any order). An HTA view has no by_corr (tp_an_view: native only): g and l are sorted here. */
+ * any order). An HTA view has no by_corr (tp_an_view: native only): g and l are sorted here.
+ * The marks are per launch (g_at) and per GPU row (launched), not per view row: 5 bytes a
+ * view row were ~0.8 MiB of the analysis's peak on tracelens_xdit_sd35 (200 k rows, 10 k of
+ * them GPU rows). */
 static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_ids *si,
                           tp_steps *st, double *median) {
     assert(!v->by_corr);
-    tp_an_keyrow *g = tp_an_tmp(v, v->n_gpu, sizeof *g), *l = tp_an_tmp(v, v->n, sizeof *l);
-    size_t ng = 0, nl = 0;
+    corr_sorted g, l;
+    corr_sorted_open(v, &g, v->n_gpu), corr_sorted_open(v, &l, v->n);
     for (size_t i = 0; i < v->n; i++) {
         if (gpu_row(v, i))
-            g[ng++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+            corr_sorted_add(v, &g, i);
         if (is_launch(v, hl, i))
-            l[nl++] = (tp_an_keyrow){tp_an_view_corr(v, i), i};
+            corr_sorted_add(v, &l, i);
     }
-    tp_an_keyrow_sort(g, ng, v->scratch);
-    tp_an_keyrow_sort(l, nl, v->scratch);
-    /* Both by (correlation, row), one merge pass pairs them: per launch (by its view row) the
-     * first entry of g with its correlation, per GPU row whether a launch has its correlation. */
-    uint32_t *g_at = tp_an_tmp(v, v->n, sizeof *g_at); /* UINT32_MAX: not a launch */
-    memset(g_at, 0xff, v->n * sizeof *g_at);
-    uint8_t *launched = tp_an_tmp0(v, v->n, 1);
+    tp_sort_pairs_s(g.key, g.ord, g.n, v->scratch);
+    tp_sort_pairs_s(l.key, l.ord, l.n, v->scratch);
+    /* Both by (correlation, row), one merge pass pairs them: per launch the first entry of g
+     * with its correlation, per GPU row whether a launch has its correlation. */
+    uint32_t *g_at = tp_an_tmp(v, l.n + 1, sizeof *g_at); /* by launch ordinal */
+    uint8_t *launched = tp_an_tmp0(v, g.n + 1, 1);        /* by GPU row ordinal */
     size_t steps = 0; /* counted first, so that the steps are one array written once */
-    for (size_t k = 0, j = 0; k < nl; k++) {
-        while (j < ng && g[j].key < l[k].key)
+    for (size_t k = 0, j = 0; k < l.n; k++) {
+        while (j < g.n && g.key[j] < l.key[k])
             j++;
-        for (size_t e = j; e < ng && g[e].key == l[k].key; e++) {
-            steps += 1 + !launched[g[e].row];
-            launched[g[e].row] = 1;
+        for (size_t e = j; e < g.n && g.key[e] == l.key[k]; e++) {
+            steps += 1 + !launched[g.ord[e]];
+            launched[g.ord[e]] = 1;
         }
-        g_at[l[k].row] = (uint32_t)j;
+        g_at[l.ord[k]] = (uint32_t)j;
     }
-    st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
-    st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
-    st->g = NULL, st->g0 = UINT32_MAX, st->cap = steps + 1;
-    int64_t *d = tp_an_tmp(v, nl + 1, sizeof *d);
-    size_t nd = 0;
+    /* the launches' sort columns and their durations' array (for the median) given back
+     * before the steps' arrays are taken: 20 bytes a launch less at collect_steps' peak */
+    tp_an_tmp_put(v, l.key), tp_an_tmp_put(v, l.ord);
+    l.key = NULL, l.ord = NULL;
+    int64_t *d = tp_an_tmp(v, l.n + 1, sizeof *d);
     int64_t dlo = INT64_MAX, dhi = INT64_MIN;
-    for (size_t i = 0; i < v->n; i++) { /* launches in view order */
-        if (g_at[i] == UINT32_MAX)
-            continue;
-        int64_t dur = tp_an_view_dur(v, i);
-        d[nd++] = dur;
+    for (size_t o = 0; o < l.n; o++) {
+        int64_t dur = tp_an_view_dur(v, l.row[o]);
+        d[o] = dur;
         dlo = dur < dlo ? dur : dlo;
         dhi = dur > dhi ? dur : dhi;
-        int64_t c = tp_an_view_corr(v, i);
-        for (size_t j = g_at[i]; j < ng && g[j].key == c; j++)
-            add_step(st, v, i, g[j].row, +1, row_group(v, si, g[j].row));
     }
-    *median = nd ? tp_an_percentile_i64_in(d, nd, 50, dlo, dhi) : 0;
+    *median = l.n ? tp_an_percentile_i64_in(d, l.n, 50, dlo, dhi) : 0;
     tp_an_tmp_put(v, d);
+    st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
+    st->g0 = UINT32_MAX, st->multi = 0, st->cap = steps + 1;
+    for (size_t o = 0; o < l.n; o++) { /* launches in view order */
+        size_t i = l.row[o];
+        uint64_t c = tp_sort_key_i64(tp_an_view_corr(v, i));
+        for (size_t j = g_at[o]; j < g.n && g.key[j] == c; j++) {
+            uint32_t on = g.row[g.ord[j]];
+            add_step(st, v, i, on, row_group(v, si, on));
+        }
+    }
     st->n_launch = st->n;
-    for (size_t i = 0; i < v->n; i++)
-        if (launched[i]) /* a GPU row whose correlation has a launch call */
-            add_step(st, v, i, i, -1, row_group(v, si, i));
-    tp_an_tmp_put(v, g), tp_an_tmp_put(v, l);
+    for (size_t o = 0; o < g.n; o++) /* GPU rows in view order */
+        if (launched[o])             /* a GPU row whose correlation has a launch call */
+            add_step(st, v, g.row[o], g.row[o], row_group(v, si, g.row[o]));
+    corr_sorted_close(v, &g), corr_sorted_close(v, &l);
     tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
+    /* the times (a step's is its row's) once the pairing's columns are given back: not
+     * beside them (8 bytes a step less at collect_steps' peak) */
+    st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
+    for (size_t k = 0; k < st->n; k++)
+        st->ts[k] = v->ts[st->s[k].at];
 }
 
 /* The lengths seen so far, counted per length in a window [base, base + cap) that doubles
@@ -303,7 +334,7 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
     q_open(&s);
     for (size_t k = a; k < a + n; k++) {
         size_t i = step_at(o, wide, k);
-        q_step(v, &s, st->s[i].at, st->ts[i], st->s[i].delta, median);
+        q_step(v, &s, st->s[i].at, v->ts[st->s[i].at], step_delta(st, i), median);
     }
     q_close(&s, q);
 }
@@ -320,7 +351,8 @@ static void stream_run(const tp_an_view *v, const tp_steps *st, step_order o, si
  * the same time that differ (in delta or launch call). Steps that are alike are
  * interchangeable, so then any time order gives numpy's results. `ord`: the steps in a time
  * order. Long runs of one time are not inspected (numpy's order is taken). */
-static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *ord, size_t n) {
+static int ties_matter(const tp_an_view *v, const tp_steps *st, const uint32_t *ord, size_t n) {
+    const tp_step *s = st->s;
     for (size_t a = 0, b; a < n; a = b) {
         for (b = a + 1; b < n && step_ts(v, &s[ord[b]]) == step_ts(v, &s[ord[a]]); b++)
             ;
@@ -330,7 +362,8 @@ static int ties_matter(const tp_an_view *v, const tp_step *s, const uint32_t *or
             for (size_t j = i + 1; j < b; j++) {
                 const tp_step *x = &s[ord[i]], *y = &s[ord[j]];
                 if (step_stream(v, x) == step_stream(v, y) &&
-                    (x->delta != y->delta || step_launch(x) != step_launch(y)))
+                    (step_delta(st, ord[i]) != step_delta(st, ord[j]) ||
+                     step_launch(st, ord[i]) != step_launch(st, ord[j])))
                     return 1;
             }
     }
@@ -354,16 +387,23 @@ static uint32_t *merge_order(const tp_an_view *v, const tp_steps *st) {
  * stable order (4-byte indices, no second order of 8). From `wide_from` steps on (2^32:
  * indices of 4 bytes no longer fit) numpy's port on 8-byte indices. Give the order's array
  * back with tp_an_tmp_put. */
-static step_order time_order(const tp_an_view *v, const tp_steps *st, size_t wide_from) {
-    const int64_t *key = st->ts;
+static step_order time_order(const tp_an_view *v, tp_steps *st, size_t wide_from) {
+    int64_t *key = st->ts;
     if (st->n >= wide_from) {
         size_t *ord = tp_an_tmp(v, st->n, sizeof *ord);
         tp_an_argsort_np(key, st->n, ord, v->scratch);
         return (step_order){NULL, ord};
     }
-    uint32_t *rows =
-        v->ts == v->r->ev.ts ? merge_order(v, st) : tp_sort_order_i64_s(key, st->n, v->scratch);
-    if (ties_matter(v, st->s, rows, st->n)) /* numpy's order, from the stable one */
+    uint32_t *rows;
+    if (v->ts == v->r->ev.ts) {
+        rows = merge_order(v, st);
+    } else { /* the times sorted as their own key column, then written again (a step's time
+                is its row's): not a copy of them beside the steps, 8 bytes a step */
+        rows = tp_sort_order_i64_over_s(key, st->n, v->scratch);
+        for (size_t k = 0; k < st->n; k++)
+            key[k] = v->ts[st->s[k].at];
+    }
+    if (ties_matter(v, st, rows, st->n)) /* numpy's order, from the stable one */
         rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
     return (step_order){rows, NULL};
 }
@@ -414,7 +454,16 @@ static void run_hta(const tp_an_view *v, const stream_ids *si, tp_an_queue *out,
     collect_steps(v, &hl, si, &st, &out->median_launch_ns);
     tp_an_namememo_close(&hl);
     step_order grp = time_order(v, &st, wide_from);
-    const uint32_t *g = st.g; /* each step's stream index, in step order; NULL: all on g0 */
+    /* the times were the order's keys; the stream runs read a step's from the view (its
+     * row's), the times given back before the index per step and the grouping take theirs */
+    tp_an_tmp_put(v, st.ts);
+    st.ts = NULL;
+    uint32_t *g = NULL; /* each step's stream index, in step order; NULL: all on g0 */
+    if (st.multi) {
+        g = tp_an_tmp(v, st.n + 1, sizeof *g);
+        for (size_t k = 0; k < st.n; k++)
+            g[k] = row_group(v, si, st.s[k].on);
+    }
     size_t *at = tp_an_alloc(si->n + 1, sizeof *at);
     if (!g) { /* every step on one stream: the time order itself */
         for (size_t j = st.n ? st.g0 : si->n; j < si->n; j++)
@@ -423,7 +472,7 @@ static void run_hta(const tp_an_view *v, const stream_ids *si, tp_an_queue *out,
         step_order ord = grp;
         grp = group_by_stream(v, ord, g, st.n, si->n, at);
         tp_an_tmp_put(v, order_block(ord));
-        tp_an_tmp_put(v, st.g);
+        tp_an_tmp_put(v, g);
     }
     for (size_t j = 0, a = 0; j < si->n; a = at[j++]) { /* at[j]: where group j ends now */
         if (at[j] == a)
@@ -434,7 +483,6 @@ static void run_hta(const tp_an_view *v, const stream_ids *si, tp_an_queue *out,
     }
     free(at);
     tp_an_tmp_put(v, order_block(grp));
-    tp_an_tmp_put(v, st.ts);
     tp_an_tmp_put(v, st.s);
 }
 

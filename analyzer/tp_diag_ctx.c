@@ -496,6 +496,9 @@ static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, co
 
 static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_launch, int *asc) {
     collect_state st = {INT64_MAX, INT64_MIN, INT64_MIN, 0, 1, INT64_MIN, INT64_MIN, INT64_MIN, 0};
+    /* busy takes at most a run per GPU row: its room at once, not doubled from 16 (each
+     * step's block below 256 KiB given back into the heap, resident beside the next) */
+    tp_an_ivset_bound(&d->busy, d->v->n_gpu + 1);
     if (d->identity && d->v->ts == d->ev->ts) { /* every model row at its own time: they
                                                      ascend (tp_model_finish sorts them) */
         for (size_t i = 0, n = d->v->n; i < n; i++)
@@ -511,12 +514,17 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
     }
     if (st.up) { /* the last run: later copies cannot come, kept as it is */
         add_ordered(&d->kernels, st.ka, st.kb);
-    } else { /* add_kernel's runs assumed time order: every kernel, as add_ordered takes them
-                (tp_an_ivset_norm then sorts and merges them) */
+    } else { /* add_kernel's runs assumed time order: every kernel that overlaps a copy, as
+                add_ordered takes them (tp_an_ivset_norm then sorts and merges them); the
+                others do not change "copies less kernels" (add_kernel), and all of them were
+                the diagnosis's largest set on a compat view (16 bytes a kernel, and the
+                norm's copy: ~0.35 MiB on hta_df_index_resolver) */
         d->kernels.n = 0;
+        tp_an_ivset_norm(&d->copies, INT64_MIN, INT64_MAX); /* clip_sets' norm: the same */
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
-            if (tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL)
+            if (tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL &&
+                tp_an_ivset_overlaps(&d->copies, d->v->ts[i], tp_diag_vend(d->v, i)))
                 add_ordered(&d->kernels, d->v->ts[i], tp_diag_vend(d->v, i));
         }
     }

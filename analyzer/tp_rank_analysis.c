@@ -127,7 +127,9 @@ static void take_jobs(work_list *w) {
 /* The second thread's malloc arena keeps the small blocks its analyses freed (the
  * diagnosis's scratch) resident for the rest of the report, on top of what the other thread
  * still allocates: giving them back took ~0.9 MiB off hta_df_index_resolver's peak (median
- * of 8 runs, docs/PERFORMANCE.md), at one trim per rank. */
+ * of 8 runs, docs/PERFORMANCE.md), at one trim per rank. malloc_trim leaves the free top of
+ * an arena other than the main one resident: the CLI has every thread share the main arena
+ * (M_ARENA_MAX, cli/tp_cli.c), where the trim gives that back too. */
 static void trim_arena(void) {
 #if TP_GLIBC_MALLOC
     malloc_trim(0);

@@ -366,6 +366,42 @@ uint32_t *tp_sort_order_i64_s(const int64_t *key, size_t n, tp_scratch *s) {
     return rows;
 }
 
+/* Where the keys' span and the indices fit 64 bits together, each key becomes its offset
+ * from the least above its index (unique, so the order of equal keys is the indices'), and
+ * the keys alone are sorted: the sort's copy is 8 bytes a key, not 12 with a row column
+ * beside them (the queue's time order: 35 k steps spanning ~2^31 ns on
+ * hta_df_index_resolver), and the rows are read out of the keys after it. */
+uint32_t *tp_sort_order_i64_over_s(int64_t *key, size_t n, tp_scratch *s) {
+    uint32_t *rows = tp_scratch_get(s, n, sizeof *rows);
+    if (order_two_runs(key, n, rows))
+        return rows;
+    uint64_t *k = (uint64_t *)key; /* the same 8 bytes a key, each read before written */
+    int64_t lo = INT64_MAX, hi = INT64_MIN, span;
+    for (size_t i = 0; i < n; i++) {
+        lo = key[i] < lo ? key[i] : lo;
+        hi = key[i] > hi ? key[i] : hi;
+    }
+    unsigned ib = 0; /* the indices' bits */
+    while (ib < 32 && (uint64_t)(n - 1) >> ib)
+        ib++;
+    if (!__builtin_sub_overflow(hi, lo, &span) && ((uint64_t)span >> (63 - ib)) == 0) {
+        for (size_t i = 0; i < n; i++)
+            k[i] = (uint64_t)(key[i] - lo) << ib | i;
+        tp_scratch_put(s, rows); /* not beside the sort's copy */
+        tp_sort_pairs_s(k, NULL, n, s);
+        rows = tp_scratch_get(s, n, sizeof *rows);
+        for (size_t i = 0; i < n; i++)
+            rows[i] = (uint32_t)(k[i] & ((UINT64_C(1) << ib) - 1));
+        return rows;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = (uint32_t)i;
+        k[i] = tp_sort_key_i64(key[i]);
+    }
+    tp_sort_pairs_s(k, rows, n, s);
+    return rows;
+}
+
 /* memcpy of one struct, with the common sizes spelled out so that they compile to moves
  * instead of a library call per struct. */
 static inline void copy_struct(char *d, const char *s, size_t size) {

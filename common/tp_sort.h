@@ -91,4 +91,9 @@ uint32_t *tp_sort_order_i64(const int64_t *key, size_t n);
 /* The same in a block of `s` (give it back with tp_scratch_put, never free()). */
 uint32_t *tp_sort_order_i64_s(const int64_t *key, size_t n, tp_scratch *s);
 
+/* tp_sort_order_i64_s, sorting key[] itself as the sort's key column instead of a copy of
+ * it (8 bytes a key less scratch): key[] comes back in an unspecified state (the caller
+ * writes it again if it needs it). */
+uint32_t *tp_sort_order_i64_over_s(int64_t *key, size_t n, tp_scratch *s);
+
 #endif

@@ -103,6 +103,35 @@ static void test_ops_random(void) {
     }
 }
 
+/* Sets added as stretches in start order (a compat view's GPU rows, then its CPU rows): each
+ * stretch merged in place and joined to the runs before it, and from the 32nd on the sort of
+ * the rest (tp_an_ivset_norm), against the bitmaps, clipped or not. */
+static void test_norm_stretches(void) {
+    for (int round = 0; round < 400; round++) {
+        tp_an_ivset s = {0};
+        uint8_t bits[DOM] = {0};
+        size_t stretches = 1 + (size_t)rnd(round % 4 ? 4 : 60);
+        for (size_t k = 0; k < stretches; k++) {
+            int64_t a = rnd(DOM);
+            for (int64_t m = rnd(8); m >= 0 && a < DOM; m--) {
+                int64_t b = a + rnd(12) - 2;
+                b = b > DOM ? DOM : b;
+                tp_an_ivset_add(&s, a, b);
+                for (int64_t t = a; t < b; t++)
+                    bits[t] = 1;
+                a += rnd(10); /* starts ascend within a stretch (ties too) */
+            }
+        }
+        int64_t lo = round % 2 ? rnd(DOM / 2) : INT64_MIN;
+        int64_t hi = round % 2 ? DOM / 2 + rnd(DOM / 2 + 1) : INT64_MAX;
+        for (int t = 0; t < DOM; t++)
+            bits[t] &= t >= lo && t < hi;
+        tp_an_ivset_norm(&s, lo, hi);
+        CHECK(same_as(&s, bits));
+        tp_an_ivset_free(&s);
+    }
+}
+
 /* HTA's rule (moved here from test_an_stats with its assertions). */
 static void test_merge_hta(void) {
     int64_t ts[] = {50, 0, 200, 90, 300};
@@ -159,6 +188,7 @@ static void test_merge_agree(void) {
 int main(void) {
     TP_RUN(test_norm);
     TP_RUN(test_ops_random);
+    TP_RUN(test_norm_stretches);
     TP_RUN(test_merge_hta);
     TP_RUN(test_merge_hta_ties);
     TP_RUN(test_merge_agree);

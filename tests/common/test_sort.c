@@ -66,9 +66,22 @@ static void check_rows(const int64_t *col, size_t n) {
     for (size_t i = 0; i < n && bad == n; i++)
         if (rows[i] != ref[i].row)
             bad = i;
+    /* the same order from the keys sorted in place (packed with the rows where the keys'
+     * span allows: every shape but the full 64-bit one) */
+    int64_t *over = malloc((n + 1) * sizeof *over);
+    if (n)
+        memcpy(over, col, n * sizeof *over);
+    uint32_t *rows2 = tp_sort_order_i64_over_s(over, n, NULL);
+    size_t bad2 = n;
+    for (size_t i = 0; i < n && bad2 == n; i++)
+        if (rows2[i] != ref[i].row)
+            bad2 = i;
+    tp_scratch_put(NULL, rows2);
+    free(over);
     free(rows);
     free(ref);
     CHECK_EQ_U(bad, n); /* the first row that differs; n: none */
+    CHECK_EQ_U(bad2, n);
 }
 
 static void test_order_matches_stable_qsort(void) {
