@@ -2451,6 +2451,11 @@ static void source_close(gzsource *s) {
  * moved ~0.8 byte per byte read (51 M of xdit's 62 MB); with 10, ~0.4 (-1.3 % of `report`'s
  * instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). */
 #define WINDOW (10 * PIECE + CHUNK)
+/* Without the helper one piece at most is in flight, and less than a piece is left unwalked
+ * when a chunk comes (events_step reads on only then): room for that and two chunks moves
+ * <= 128 KiB every other chunk. WINDOW there was 0.9 MiB of pages written and never needed
+ * (the import's high water on the 14-18 MB sets, which import with one walking thread). */
+#define WINDOW_ONE (PIECE + 2 * CHUNK)
 
 /* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. *buf on
  * entry: where a source that makes its text (pull_gzmem) may write up to CHUNK bytes (NULL:
@@ -2765,7 +2770,7 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
         s->t = (unsigned char *)(uintptr_t)whole; /* only read */
         s->borrowed = 1;
     } else {
-        s->cap = WINDOW + WIN_PAD; /* compacting moves up to 2 pieces: rarely, when this is big */
+        s->cap = (w && threaded ? WINDOW : WINDOW_ONE) + WIN_PAD;
         s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     }
     s->bufs[0] = wbufs_new();
