@@ -214,7 +214,11 @@ typedef struct {
     /* The second parser of a split parse (parse_split) touches no model: it keeps its events
      * in `defer` for the first one to commit in order, and notes where the array ends. */
     struct deferred *defer;
-    int borrow;         /* a walk's parser (tp_json_walk): its strings stay until the walk ends */
+    int borrow; /* a walk's parser (tp_json_walk): its strings stay until the walk ends */
+    /* The piece a walk's parser walks, without its brackets (walk_slot): a deferred event's
+     * name and cat found in it are kept as their index there, not copied (defer_event). */
+    const char *walk_text;
+    size_t walk_len;
     int defer_depth;    /* depth of its traceEvents frame */
     uint64_t array_end; /* offset just after the array's ']'; 0 until seen */
 } kparse;
@@ -774,7 +778,11 @@ static void commit_device(kparse *p) {
  * (2.4x the text it came from, ~1,000 events per 128 KiB piece, held by every piece in
  * flight), so each is kept as a drec (its strings' place and lengths, which groups follow)
  * and its 8-byte words, those of a group only when one differs from event_reset's: 104-128
- * bytes. Their strings live in `text`, each NUL-terminated, one event's five in a row. */
+ * bytes. Their strings live in `text`, each NUL-terminated, one event's in a row; but a
+ * walked piece's name and cat, where the walk found them in the piece (not unescaped), are
+ * their index in it: the piece stays in the window until it is committed (replay). Copied,
+ * they were 0.36 MiB of the import's high water on tracelens_xdit_sd35 (long kernel names,
+ * in the ~6 pieces' buffers written), 0.16 on hta_df_index_resolver. */
 typedef struct deferred {
     unsigned char *rec; /* the packed events: a drec and its words each */
     size_t rec_len, rec_cap;
@@ -783,16 +791,23 @@ typedef struct deferred {
     size_t text_len, text_cap;
 } deferred;
 
+#define DREC_COPIED UINT32_MAX /* drec.name_at, cat_at: the string is in deferred.text */
+
 typedef struct {
-    uint64_t text; /* offset in deferred.text of the name; cat, arg_name, dims, callstack follow */
-    uint32_t len[5]; /* their lengths (dims: to its NUL, as commit_event reads it) */
-    uint32_t mask;   /* bit g: group g's words follow (some differ from event_reset's) */
+    /* offset in deferred.text of the copied strings, in the order name, cat (unless
+     * referenced), arg_name, dims, callstack (< 4 GiB: a piece is < WINDOW_MAX, the split
+     * parse's second range < TEXT_MAX) */
+    uint32_t text;
+    uint32_t name_at, cat_at; /* index in the walked piece, or DREC_COPIED */
+    uint32_t len[5];          /* their lengths (dims: to its NUL, as commit_event reads it) */
+    uint32_t mask;            /* bit g: group g's words follow (some differ from event_reset's) */
     uint8_t have;
     char ph;
 } drec;
 
 _Static_assert(H_PH < 256, "event.have fits a drec's byte");
-_Static_assert(sizeof(drec) % 8 == 0, "a drec keeps the values after it aligned");
+_Static_assert(sizeof(drec) % 8 == 0 && sizeof(drec) == 40,
+               "a drec keeps the values after it aligned");
 _Static_assert(offsetof(event, dur_frac) == offsetof(event, ts_frac) + 4,
                "ts_frac and dur_frac: one 8-byte field of a drec");
 
@@ -879,21 +894,32 @@ static int defer_event(kparse *p) {
         e->dims_h = dn ? tp_model_str_hash(e->dims.p, dn) : 0;
     }
     deferred *d = p->defer;
-    drec h = {.text = d->text_len,
+    drec h = {.text = (uint32_t)d->text_len,
+              .name_at = DREC_COPIED,
+              .cat_at = DREC_COPIED,
               .len = {(uint32_t)e->name.len, (uint32_t)e->cat.len, (uint32_t)e->arg_name.len,
                       (uint32_t)dn, (uint32_t)e->callstack.len},
               .have = (uint8_t)e->have,
               .ph = e->ph};
+    size_t copy = e->name.len + e->cat.len;
+    if (p->walk_text) { /* in the piece: its index (the piece is < 4 GiB, see WINDOW_MAX) */
+        uintptr_t b = (uintptr_t)p->walk_text;
+        if ((uintptr_t)name - b < p->walk_len)
+            h.name_at = (uint32_t)((uintptr_t)name - b), copy -= e->name.len;
+        if ((uintptr_t)cat - b < p->walk_len)
+            h.cat_at = (uint32_t)((uintptr_t)cat - b), copy -= e->cat.len;
+    }
     if (!d->text_cap) { /* as d->rec below: grown from small, the copies left holes in the
                            heap, +0.2-0.7 MiB after the import (df_index_resolver) */
         d->text_cap = DEFER_REC_FIRST;
         d->text = tp_mem_xalloc(d->text_cap, 1);
     }
     TP_MEM_XGROW(d->text, d->text_cap,
-                 d->text_len + e->name.len + e->cat.len + e->arg_name.len + dn + e->callstack.len +
-                     5);
-    defer_str(d, name, e->name.len);
-    defer_str(d, cat, e->cat.len);
+                 d->text_len + copy + e->arg_name.len + dn + e->callstack.len + 5);
+    if (h.name_at == DREC_COPIED)
+        defer_str(d, name, e->name.len);
+    if (h.cat_at == DREC_COPIED)
+        defer_str(d, cat, e->cat.len);
     defer_str(d, e->arg_name.p, e->arg_name.len);
     defer_str(d, e->dims.p, dn);
     defer_str(d, e->callstack.p, e->callstack.len);
@@ -919,8 +945,10 @@ static int defer_event(kparse *p) {
 
 /* Commits the deferred events in order, as if the first parser had read them: each unpacked
  * into one event (its drec's words, event_reset's for the others; the strings' caps, which
- * commit_event does not read, left as they are), its strings pointed at in place. */
-static void replay(kparse *p, deferred *d) {
+ * commit_event does not read, left as they are), its strings pointed at in place: in d's
+ * text, or in `piece`, the text the walk walked (drec.name_at; NULL: none). commit_event
+ * reads a name and a cat by their lengths, not to a NUL. */
+static void replay(kparse *p, deferred *d, const char *piece) {
     event e;
     const unsigned char *at = d->rec;
     for (size_t i = 0; i < d->n; i++) {
@@ -936,8 +964,15 @@ static void replay(kparse *p, deferred *d) {
         e.have = h.have, e.ph = h.ph;
         at += sizeof h + 8 * nv;
         char *t = d->text + h.text;
-        e.name.p = t, e.name.len = h.len[0], t += h.len[0] + 1;
-        e.cat.p = t, e.cat.len = h.len[1], t += h.len[1] + 1;
+        e.name.len = h.len[0], e.cat.len = h.len[1];
+        if (h.name_at != DREC_COPIED)
+            e.name.p = (char *)(uintptr_t)(piece + h.name_at);
+        else
+            e.name.p = t, t += h.len[0] + 1;
+        if (h.cat_at != DREC_COPIED)
+            e.cat.p = (char *)(uintptr_t)(piece + h.cat_at);
+        else
+            e.cat.p = t, t += h.len[1] + 1;
         e.arg_name.p = t, e.arg_name.len = h.len[2], t += h.len[2] + 1;
         e.dims.p = t, e.dims.len = h.len[3], t += h.len[3] + 1;
         e.callstack.p = t, e.callstack.len = h.len[4];
@@ -1876,7 +1911,7 @@ static int parse_split(kparse *p, const unsigned char *t, size_t n) {
     if (used) {
         size_t close = (size_t)s->q.array_end - 1;
         pass_over(p, t + brace + 1, close - (brace + 1));
-        replay(p, &s->d);
+        replay(p, &s->d, NULL);
         if (feed(p, t + close, n - close) == TP_OK)
             finish(p);
     } else if (p->st == TP_OK && feed(p, t + brace + 1, n - brace - 1) == TP_OK) {
@@ -2623,6 +2658,7 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
     q->k = K_NONE;
     q->event_idx = sl->event_idx;
     deferred_clear(&b->d);
+    q->walk_text = (const char *)txt + 1, q->walk_len = len - 2; /* the piece: `[piece]` */
     tp_load_error_init(&b->qe, "");
     b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
             q->st == TP_OK && q->depth == s->ev_depth;
@@ -3048,7 +3084,7 @@ static int events_step(pieces *s, int eof) {
     slot *sl = retire(s, 0);
     if (sl->b->ok) {
         pass_slot(s, sl);
-        replay(s->p, &sl->b->d);
+        replay(s->p, &sl->b->d, (const char *)s->t + sl->start);
         release(s, sl);
         s->lo = sl->open;
         s->walked++;
