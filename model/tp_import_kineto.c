@@ -2404,13 +2404,13 @@ static void source_open(gzsource *s, zfile *zf, int reader) {
 }
 
 /* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. `*buf`
- * on entry: where to read it when there is no reader thread (NULL: a buffer of the source's);
- * on return, where it is. */
-static long source_next(gzsource *s, unsigned char **buf) {
+ * on entry: where to read up to `room` bytes when there is no reader thread (NULL: CHUNK
+ * bytes into a buffer of the source's); on return, where it is. */
+static long source_next(gzsource *s, unsigned char **buf, size_t room) {
     if (!s->threaded) {
         if (!*buf)
-            *buf = s->buf[0];
-        long n = zf_read(s->zf, *buf, CHUNK);
+            *buf = s->buf[0], room = CHUNK;
+        long n = zf_read(s->zf, *buf, room);
         s->cur_off = s->zf->offset;
         return n;
     }
@@ -2481,11 +2481,17 @@ static void source_close(gzsource *s) {
 #define PIECE (1u << 17)
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
-/* Text held: pieces in flight and read ahead. When a chunk does not fit, the text not yet
- * committed (the pieces in flight, ~0.5 MiB) moves to the front: with 6 pieces' room that
- * moved ~0.8 byte per byte read (51 M of xdit's 62 MB); with 10, ~0.4 (-1.3 % of `report`'s
- * instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). */
-#define WINDOW (10 * PIECE + CHUNK)
+/* Text held: pieces in flight and read ahead. When the room left at the end is under
+ * FILL_MIN, the text not yet committed (the pieces in flight, ~0.3 MiB) moves to the front:
+ * with 6 pieces' room and whole chunks that moved ~0.8 byte per byte read (51 M of xdit's 62
+ * MB); with 10, ~0.4 (-1.3 % of `report`'s instructions, +0.4-0.8 MiB of peak RSS on the
+ * 14-62 MB sets). A read inflated in place fills the room there is (FILL_MIN to CHUNK bytes,
+ * pump_pieces), where a whole chunk left up to one unused at the end: so 7 pieces and a chunk
+ * move about what 10 and a chunk did (xdit 25.9 -> 31.8 MB, df_index_resolver 21.8 -> 27.3
+ * MB; callgrind counts memmove's rep movsb by the byte: +5.7 M instructions on each) for 0.375
+ * MiB less of the import's high water on the sets of >= 20 MB. */
+#define WINDOW (7 * PIECE + CHUNK)
+#define FILL_MIN (CHUNK / 4)
 /* Without the helper one piece at most is in flight, and less than a piece is left unwalked
  * when a chunk comes (events_step reads on only then): room for that and two chunks moves
  * <= 128 KiB every other chunk. WINDOW there was 0.9 MiB of pages written and never needed
@@ -2493,9 +2499,10 @@ static void source_close(gzsource *s) {
 #define WINDOW_ONE (PIECE + 2 * CHUNK)
 
 /* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. *buf on
- * entry: where a source that makes its text (pull_gzmem) may write up to CHUNK bytes (NULL:
- * in a buffer of its own); on return, where the chunk is. */
-typedef long (*pull_fn)(void *src, const unsigned char **buf);
+ * entry: where a source that makes its text (pull_gzmem, pull_file) may write up to `room`
+ * (<= CHUNK) bytes (NULL: in a buffer of its own, CHUNK bytes at most); on return, where the
+ * chunk is. */
+typedef long (*pull_fn)(void *src, const unsigned char **buf, size_t room);
 
 /* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
  * before simdjson; bench and tests compare); else the walker, on this thread and a helper
@@ -3105,14 +3112,18 @@ static int pump_pieces(pieces *s, pull_fn pull, void *src) {
     kparse *p = s->p;
     while (p->st == TP_OK) {
         const unsigned char *buf = NULL;
+        size_t room = CHUNK;
         if (s->in_place && s->ph != PH_SERIAL) {
             /* inflated straight into the window: its copy of every chunk was ~4 % of the
              * import's instructions (owlv2 .json.gz from memory), on the importing thread,
-             * which bounds the two-thread import there */
-            window_room(s, CHUNK);
+             * which bounds the two-thread import there; as much as there is room for (see
+             * WINDOW) */
+            window_room(s, FILL_MIN);
             buf = s->t + s->hi;
+            room = s->cap - WIN_PAD - s->hi;
+            room = room < CHUNK ? room : CHUNK;
         }
-        long n = pull(src, &buf);
+        long n = pull(src, &buf, room);
         if (n <= 0) {
             while (s->ph == PH_EVENTS && p->st == TP_OK)
                 events_step(s, 1);
@@ -3141,10 +3152,10 @@ typedef struct {
     kparse *p;
 } filesrc;
 
-static long pull_file(void *arg, const unsigned char **buf) {
+static long pull_file(void *arg, const unsigned char **buf, size_t room) {
     filesrc *f = arg;
     unsigned char *b = (unsigned char *)(uintptr_t)*buf;
-    long n = source_next(f->g, &b);
+    long n = source_next(f->g, &b, room);
     *buf = b;
     if (n > 0)
         tp_progress_update(f->p->m->progress, f->g->cur_off, f->p->r ? f->p->r->ev.n : 0);
@@ -3156,8 +3167,9 @@ typedef struct {
     size_t len, off;
 } memsrc;
 
-static long pull_mem(void *arg, const unsigned char **buf) {
+static long pull_mem(void *arg, const unsigned char **buf, size_t room) {
     memsrc *m = arg;
+    (void)room; /* the text is borrowed, never written */
     size_t n = m->len - m->off < CHUNK ? m->len - m->off : CHUNK;
     *buf = m->d + m->off;
     m->off += n;
@@ -3170,15 +3182,17 @@ typedef struct {
     int zr; /* Z_OK while inflating; then Z_STREAM_END, Z_BUF_ERROR (input ended) or an error */
 } gzmemsrc;
 
-static long pull_gzmem(void *arg, const unsigned char **buf) {
+static long pull_gzmem(void *arg, const unsigned char **buf, size_t room) {
     gzmemsrc *g = arg;
     unsigned char *out = *buf ? (unsigned char *)(uintptr_t)*buf : g->out;
+    if (!*buf)
+        room = CHUNK;
     while (g->zr == Z_OK) {
         g->z.next_out = out;
-        g->z.avail_out = CHUNK;
+        g->z.avail_out = (unsigned)room;
         g->zr = inflate(&g->z, Z_NO_FLUSH);
-        size_t n = CHUNK - g->z.avail_out;
-        if (g->zr == Z_BUF_ERROR || (g->zr == Z_OK && g->z.avail_in == 0 && n < CHUNK))
+        size_t n = room - g->z.avail_out;
+        if (g->zr == Z_BUF_ERROR || (g->zr == Z_OK && g->z.avail_in == 0 && n < room))
             g->zr = Z_BUF_ERROR; /* input ended inside the stream */
         if (n) {
             *buf = out;
