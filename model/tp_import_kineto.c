@@ -2517,19 +2517,16 @@ static int walker_mode(void) {
 
 typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
 
-/* What one walk writes: its parser, its deferred events and the piece's text `[piece]`. Each
- * walking thread has its own (pieces.bufs): a walk writes ~2-3 times its text's size, and
- * into memory that another core last wrote (the other thread's walk) it ran 1.3x slower. */
+/* What one walk writes: its parser and its deferred events. The walking threads share NSLOT
+ * of them (pieces.bufs), one per piece in flight, and each takes one it walked into before
+ * when it can (owner): a walk writes ~2-3 times its text's size, and into memory that another
+ * core last wrote (the other thread's walk) it ran 1.3x slower. A pool of NSLOT per thread
+ * (before) had 5-6 of its 8 written on the sets of >= 20 MB, ~90 KiB each. */
 typedef struct {
     kparse q;
     deferred d;
     tp_load_error qe;
-    /* `[` piece `]` and padding, in the pool's first buffer only (wtxt): the walk copies every
-     * string it keeps (defer_event), so the text is dead once walked and a thread walks one
-     * piece at a time. One per buffer was NSLOT * ~190 KiB of fresh pages per thread (~150 of
-     * the ~3,500 page faults of a report of a 14 MB trace). */
-    unsigned char *txt;
-    size_t cap;
+    int owner;      /* the thread that walked into it last (pieces.bufs), -1: none yet */
     uint64_t nl;    /* newlines in the piece, counted by the walk's thread (walk_slot) */
     size_t nl_last; /* index from the piece's start of the last of them */
     /* index from the piece's start of its first `"rank":` (RANK_NONE: none), found by the
@@ -2550,7 +2547,7 @@ typedef struct {
     size_t len;                /* of `[piece]` */
     uint64_t event_idx;        /* of its first event */
     int want_rank;             /* the rank was still sought when it was queued (rank_at) */
-    wbuf *b;                   /* the walk's buffers, from its thread's pool once taken */
+    wbuf *b;                   /* the walk's buffers, from the pool once taken */
     /* Under pieces.mu when the helper runs: */
     slot_state state;
     int reading; /* the helper is copying it out of the window */
@@ -2581,8 +2578,14 @@ typedef struct pieces {
     int resync;     /* yajl reads until it stands between two events again */
     slot slots[NSLOT]; /* pieces in flight, oldest first from `head` */
     int head, inflight;
-    int depth;       /* pieces in flight at most: NSLOT with a helper, else 1 */
-    wbuf *bufs[2];   /* walks' buffers (NSLOT each): this thread's, the helper's (its own) */
+    int depth;  /* pieces in flight at most: NSLOT with a helper, else 1 */
+    wbuf *bufs; /* walks' buffers (NSLOT), shared by the walking threads */
+    /* `[` piece `]` and padding, by walking thread (this one, the helper): the walk keeps no
+     * pointer into it (defer_event: into the window's piece), so the text is dead once walked
+     * and a thread walks one piece at a time. One per buffer was NSLOT * ~190 KiB of fresh
+     * pages per thread (~150 of the ~3,500 page faults of a report of a 14 MB trace). */
+    unsigned char *txt[2];
+    size_t txt_cap[2];
     uint64_t walked; /* pieces committed */
     int want_thread; /* the helper starts with the first piece (small texts: none) */
     int avx2;        /* the walking threads' scans of their pieces may use AVX2 */
@@ -2628,24 +2631,35 @@ static const unsigned char *copy_piece(unsigned char **buf, size_t *cap, const u
     return *buf;
 }
 
-/* The text buffer of thread `pool`'s walks (see wbuf.txt). */
-static unsigned char **wtxt(wbuf *pool, size_t **cap) {
-    *cap = &pool->cap;
-    return &pool->txt;
+/* The text buffer of thread `who`'s walks (see pieces.txt). */
+static unsigned char **wtxt(pieces *s, int who, size_t **cap) {
+    *cap = &s->txt_cap[who];
+    return &s->txt[who];
 }
 
-/* Under mu: takes the next queued piece for walking, with a buffer of thread `who`'s pool;
- * NULL when none is queued. */
+/* Under mu: takes the next queued piece for walking by thread `who` (0 this one, 1 the
+ * helper), with a free buffer, one it walked into before if there is one (wbuf.owner); NULL
+ * when none is queued. */
 static slot *take_job(pieces *s, int who) {
     slot *sl = &s->slots[s->next_job];
     if (sl->state != S_QUEUED)
         return NULL;
     s->next_job = (s->next_job + 1) % NSLOT;
     sl->state = S_WALKING;
-    wbuf *b = s->bufs[who];
-    while (b->busy) /* NSLOT buffers for NSLOT pieces in flight: one is free */
-        b++;
+    wbuf *b = NULL; /* NSLOT buffers for NSLOT pieces in flight: one is free */
+    for (int k = 0; k < NSLOT; k++) {
+        wbuf *c = &s->bufs[k];
+        if (c->busy)
+            continue;
+        if (c->owner == who) {
+            b = c;
+            break;
+        }
+        if (!b || (b->owner >= 0 && c->owner < 0))
+            b = c; /* else a fresh one, else the other thread's */
+    }
     b->busy = 1;
+    b->owner = who;
     sl->b = b;
     return sl;
 }
@@ -2714,6 +2728,7 @@ static void pass_slot(pieces *s, const slot *sl) {
 static wbuf *wbufs_new(void) {
     wbuf *v = tp_mem_xcalloc(NSLOT, sizeof *v);
     for (int k = 0; k < NSLOT; k++) {
+        v[k].owner = -1;
         v[k].q.defer = &v[k].d;
         v[k].q.borrow = 1;
         v[k].q.e = &v[k].qe;
@@ -2726,7 +2741,6 @@ static void wbufs_free(wbuf *v) {
     for (int k = 0; v && k < NSLOT; k++) {
         event_free(&v[k].q.ev);
         deferred_free(&v[k].d);
-        free(v[k].txt);
     }
     free(v);
 }
@@ -2735,12 +2749,11 @@ static void wbufs_free(wbuf *v) {
  * window (its pointer, read under mu) stays put while a piece is copied out of it (reading). */
 static void *helper_main(void *arg) {
     pieces *s = arg;
-    /* its walker and buffers from its own malloc arena, away from this thread's data */
+    /* its walker, text and deferred events (the buffers it walks into first) from its own
+     * malloc arena, away from this thread's data */
     tp_json_walk *w = tp_json_walk_open(); /* usable: the importing thread's opened */
-    wbuf *bufs = wbufs_new();
     pthread_mutex_lock(&s->mu);
     s->hw = w;
-    s->bufs[1] = bufs;
     for (;;) {
         slot *sl;
         while (!(sl = take_job(s, 1)) && !s->stop) {
@@ -2754,7 +2767,7 @@ static void *helper_main(void *arg) {
         sl->reading = 1;
         pthread_mutex_unlock(&s->mu);
         size_t *cap;
-        unsigned char **buf = wtxt(bufs, &cap);
+        unsigned char **buf = wtxt(s, 1, &cap);
         const unsigned char *txt = copy_piece(buf, cap, t, sl);
         pthread_mutex_lock(&s->mu);
         sl->reading = 0;
@@ -2795,7 +2808,7 @@ static int help(pieces *s) {
         t[sl->start - 1] = before, t[sl->brace + 1] = after;
     } else {
         size_t *cap;
-        unsigned char **buf = wtxt(s->bufs[0], &cap);
+        unsigned char **buf = wtxt(s, 0, &cap);
         walk_slot(s, s->w, sl, copy_piece(buf, cap, t, sl));
     }
     lock(s);
@@ -2816,7 +2829,7 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
         s->cap = (w && threaded ? WINDOW : WINDOW_ONE) + WIN_PAD;
         s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     }
-    s->bufs[0] = wbufs_new();
+    s->bufs = wbufs_new();
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work_cv, NULL);
     pthread_cond_init(&s->done_cv, NULL);
@@ -2842,8 +2855,9 @@ static void pieces_free(pieces *s) {
     pthread_cond_destroy(&s->done_cv);
     if (!s->borrowed)
         free(s->t);
-    wbufs_free(s->bufs[0]);
-    wbufs_free(s->bufs[1]);
+    wbufs_free(s->bufs);
+    free(s->txt[0]);
+    free(s->txt[1]);
 }
 
 /* Makes room for n more bytes at t[hi], moving the unread text to the front or growing the
@@ -3008,7 +3022,7 @@ static slot *retire(pieces *s, int drop) {
     return sl;
 }
 
-/* Gives a retired slot's buffer back to its thread's pool. */
+/* Gives a retired slot's buffer back to the pool. */
 static void release(pieces *s, slot *sl) {
     if (!sl->b)
         return;
