@@ -148,9 +148,10 @@ typedef struct {
      * first: buf_set's copies were ~15 M instructions of a report of hta_df_index_resolver.
      * Their lengths are name.len and cat.len. */
     const char *name_s, *cat_s;
-    strbuf arg_name;  /* args.name (ph "M" metadata events) */
-    strbuf dims;      /* args "Input Dims" as text, "[[2, 3], []]" */
-    strbuf callstack; /* args "Call stack", innermost frame first */
+    strbuf arg_name;         /* args.name (ph "M" metadata events) */
+    strbuf dims;             /* args "Input Dims" as text, "[[2, 3], []]" */
+    strbuf callstack;        /* args "Call stack", innermost frame first */
+    const char *callstack_s; /* a walk's (as name_s): its length is callstack.len */
     /* The 8-byte words from ts to addr in the groups a deferred event keeps (drec): the
      * first DEFER_HOT words always (every row has most of them), each group after them only
      * when a word of it differs from event_reset's (the GPU side, a CPU op's, the rest). */
@@ -792,6 +793,7 @@ typedef struct deferred {
 } deferred;
 
 #define DREC_COPIED UINT32_MAX /* drec.name_at, cat_at: the string is in deferred.text */
+#define DREC_CS_AT (1u << 8)   /* drec.mask: the callstack is in the piece (defer_event) */
 
 typedef struct {
     /* offset in deferred.text of the copied strings, in the order name, cat (unless
@@ -800,7 +802,9 @@ typedef struct {
     uint32_t text;
     uint32_t name_at, cat_at; /* index in the walked piece, or DREC_COPIED */
     uint32_t len[5];          /* their lengths (dims: to its NUL, as commit_event reads it) */
-    uint32_t mask;            /* bit g: group g's words follow (some differ from event_reset's) */
+    /* bit g: group g's words follow (some differ from event_reset's); DREC_CS_AT: the
+     * callstack is in the walked piece, its index (4 bytes) in the text in its place */
+    uint32_t mask;
     uint8_t have;
     char ph;
 } drec;
@@ -878,6 +882,22 @@ static inline void defer_str(deferred *d, const char *s, size_t n) {
     d->text_len += n + 1;
 }
 
+/* defer_event's callstack (old Kineto's with_stack: not on most traces, out of line): its
+ * index in the walked piece when it is there, else a copy; DREC_CS_AT or 0 for drec.mask. */
+static __attribute__((noinline)) uint32_t defer_callstack(const kparse *p, deferred *d,
+                                                          const event *e) {
+    const char *cs = p->borrow ? e->callstack_s : e->callstack.p;
+    uintptr_t at = (uintptr_t)cs - (uintptr_t)p->walk_text;
+    if (p->walk_text && at < p->walk_len) {
+        uint32_t at32 = (uint32_t)at;
+        memcpy(d->text + d->text_len, &at32, 4);
+        d->text_len += 4;
+        return DREC_CS_AT;
+    }
+    defer_str(d, cs, e->callstack.len);
+    return 0;
+}
+
 /* Keeps the current event for later. The one way commit_event can fail (a row without ts) is
  * checked here, so a replay never fails and the first parser's error positions stay its own. */
 static int defer_event(kparse *p) {
@@ -914,15 +934,19 @@ static int defer_event(kparse *p) {
         d->text_cap = DEFER_REC_FIRST;
         d->text = tp_mem_xalloc(d->text_cap, 1);
     }
+    /* the five NULs, or four and a callstack's index */
     TP_MEM_XGROW(d->text, d->text_cap,
-                 d->text_len + copy + e->arg_name.len + dn + e->callstack.len + 5);
+                 d->text_len + copy + e->arg_name.len + dn + e->callstack.len + 8);
     if (h.name_at == DREC_COPIED)
         defer_str(d, name, e->name.len);
     if (h.cat_at == DREC_COPIED)
         defer_str(d, cat, e->cat.len);
     defer_str(d, e->arg_name.p, e->arg_name.len);
     defer_str(d, e->dims.p, dn);
-    defer_str(d, e->callstack.p, e->callstack.len);
+    if (e->callstack.len)
+        h.mask = defer_callstack(p, d, e);
+    else
+        defer_str(d, NULL, 0);
     if (!d->rec_cap) { /* one mapping (over malloc's mmap threshold), touched only as used
                           and given back whole, rather than copies grown from small */
         d->rec_cap = DEFER_REC_FIRST;
@@ -975,7 +999,14 @@ static void replay(kparse *p, deferred *d, const char *piece) {
             e.cat.p = t, t += h.len[1] + 1;
         e.arg_name.p = t, e.arg_name.len = h.len[2], t += h.len[2] + 1;
         e.dims.p = t, e.dims.len = h.len[3], t += h.len[3] + 1;
-        e.callstack.p = t, e.callstack.len = h.len[4];
+        e.callstack.len = h.len[4];
+        if (h.mask & DREC_CS_AT) {
+            uint32_t cs_at;
+            memcpy(&cs_at, t, 4);
+            e.callstack.p = (char *)(uintptr_t)(piece + cs_at);
+        } else {
+            e.callstack.p = t;
+        }
         commit_event(p, &e);
         p->event_idx++;
     }
@@ -1367,7 +1398,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     } else if (f == F_ARGS && p->k == K_ARG_NAME) {
         buf_set(&p->ev.arg_name, s, n);
     } else if (f == F_ARGS && p->k == K_CALLSTACK) {
-        buf_set(&p->ev.callstack, s, n);
+        if (p->borrow) /* as a name (event.name_s) */
+            p->ev.callstack_s = (const char *)s, p->ev.callstack.len = n;
+        else
+            buf_set(&p->ev.callstack, s, n);
     } else if (f == F_DIMS) {
         dims_put(&p->ev.dims, (const char *)s, n);
     } else if (f == F_DEVPROP && p->k == K_DP_NAME) {
