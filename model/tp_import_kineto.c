@@ -2589,7 +2589,8 @@ typedef struct {
 
 /* Pieces in flight with a helper: the one the helper walks, one this thread walks, and one or
  * two walked and waiting to be committed in order or queued. 6 was ~2 % faster by wall and
- * +1.6-2.3 MiB of peak RSS on the small sets (each walking thread's buffers, NSLOT each). */
+ * +1.6-2.3 MiB of peak RSS on the small sets (then each walking thread had NSLOT buffers;
+ * now they share NSLOT, one per piece in flight: pieces.bufs). */
 #define NSLOT 4
 
 /* With two cores the import has two walking threads, the importing one and one helper:
