@@ -2516,15 +2516,17 @@ static void source_close(gzsource *s) {
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
 /* Text held: pieces in flight and read ahead. When the room left at the end is under
- * FILL_MIN, the text not yet committed (the pieces in flight, ~0.3 MiB) moves to the front:
- * with 6 pieces' room and whole chunks that moved ~0.8 byte per byte read (51 M of xdit's 62
- * MB); with 10, ~0.4 (-1.3 % of `report`'s instructions, +0.4-0.8 MiB of peak RSS on the
- * 14-62 MB sets). A read inflated in place fills the room there is (FILL_MIN to CHUNK bytes,
- * pump_pieces), where a whole chunk left up to one unused at the end: so 7 pieces and a chunk
- * move about what 10 and a chunk did (xdit 25.9 -> 31.8 MB, df_index_resolver 21.8 -> 27.3
- * MB; callgrind counts memmove's rep movsb by the byte: +5.7 M instructions on each) for 0.375
- * MiB less of the import's high water on the sets of >= 20 MB. */
-#define WINDOW (7 * PIECE + CHUNK)
+ * FILL_MIN, the text not yet committed moves to the front: with 6 pieces' room and whole
+ * chunks that moved ~0.8 byte per byte read (51 M of xdit's 62 MB); with 10, ~0.4 (-1.3 % of
+ * `report`'s instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). Now less moves: a
+ * read inflated in place fills the room there is (FILL_MIN to CHUNK bytes, pump_pieces), where
+ * a whole chunk left up to one unused at the end, and the pieces walked at the head of the
+ * flight are committed before a move (commit_walked), where they moved with the rest. So 5
+ * pieces and a chunk (0.875 MiB) move about what 10 and a chunk did (xdit 25.9 -> 19.5 MB,
+ * df_index_resolver 21.8 -> 22.1 MB; under callgrind, which counts memmove's rep movsb by the
+ * byte, window_room 25.6 -> 25.9 M and 21.3 -> 24.2 M instructions); 4 and a chunk: +6-9 M
+ * instructions more. */
+#define WINDOW (5 * PIECE + CHUNK)
 #define FILL_MIN (CHUNK / 4)
 /* Without the helper one piece at most is in flight, and less than a piece is left unwalked
  * when a chunk comes (events_step reads on only then): room for that and two chunks moves
@@ -3097,6 +3099,27 @@ static void yajl_to(pieces *s, size_t brace, size_t open) {
     }
 }
 
+/* Commits a retired slot whose walk was valid: its events, in order. */
+static void commit_slot(pieces *s, slot *sl) {
+    pass_slot(s, sl);
+    replay(s->p, &sl->b->d, (const char *)s->t + sl->start);
+    release(s, sl);
+    s->lo = sl->open;
+    s->walked++;
+}
+
+/* Before the window moves: commits the pieces at the head of the flight that are walked and
+ * valid (as events_step would next, after reading on), so that less text moves. At a move the
+ * helper has mostly walked all there is and waits for the text read after it; the importing
+ * thread, which bounds the two-thread import (it inflates, commits and walks too), does the
+ * same work in another order. */
+static void commit_walked(pieces *s) {
+    int queued;
+    while (s->ph == PH_EVENTS && s->inflight && s->p->st == TP_OK && !s->resync &&
+           oldest_done(s, &queued) && s->slots[s->head].b->ok)
+        commit_slot(s, retire(s, 0));
+}
+
 /* PH_EVENTS: puts the next piece in flight when the window holds enough text (or all there
  * is, `eof`) and there is room; else commits the oldest one when it is walked, walks the
  * next queued one here when it is not, or waits for the helper to finish it (or reads on,
@@ -3139,11 +3162,7 @@ static int events_step(pieces *s, int eof) {
     }
     slot *sl = retire(s, 0);
     if (sl->b->ok) {
-        pass_slot(s, sl);
-        replay(s->p, &sl->b->d, (const char *)s->t + sl->start);
-        release(s, sl);
-        s->lo = sl->open;
-        s->walked++;
+        commit_slot(s, sl);
         return 1;
     }
     release(s, sl);
@@ -3167,6 +3186,8 @@ static int pump_pieces(pieces *s, pull_fn pull, void *src) {
              * import's instructions (owlv2 .json.gz from memory), on the importing thread,
              * which bounds the two-thread import there; as much as there is room for (see
              * WINDOW) */
+            if (s->hi + FILL_MIN + WIN_PAD > s->cap)
+                commit_walked(s);
             window_room(s, FILL_MIN);
             buf = s->t + s->hi;
             room = s->cap - WIN_PAD - s->hi;
