@@ -810,8 +810,8 @@ typedef struct {
 } drec;
 
 _Static_assert(H_PH < 256, "event.have fits a drec's byte");
-_Static_assert(sizeof(drec) % 8 == 0 && sizeof(drec) == 40,
-               "a drec keeps the values after it aligned");
+_Static_assert(sizeof(drec) % 8 == 0, "a drec keeps the values after it aligned");
+_Static_assert(sizeof(drec) == 40, "name_at and cat_at cost a drec nothing (text is 32 bits)");
 _Static_assert(offsetof(event, dur_frac) == offsetof(event, ts_frac) + 4,
                "ts_frac and dur_frac: one 8-byte field of a drec");
 
@@ -2518,14 +2518,14 @@ static void source_close(gzsource *s) {
 /* Text held: pieces in flight and read ahead. When the room left at the end is under
  * FILL_MIN, the text not yet committed moves to the front: with 6 pieces' room and whole
  * chunks that moved ~0.8 byte per byte read (51 M of xdit's 62 MB); with 10, ~0.4 (-1.3 % of
- * `report`'s instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). Now less moves: a
+ * `report`'s instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). Less moves now: a
  * read inflated in place fills the room there is (FILL_MIN to CHUNK bytes, pump_pieces), where
  * a whole chunk left up to one unused at the end, and the pieces walked at the head of the
  * flight are committed before a move (commit_walked), where they moved with the rest. So 5
- * pieces and a chunk (0.875 MiB) move about what 10 and a chunk did (xdit 25.9 -> 19.5 MB,
- * df_index_resolver 21.8 -> 22.1 MB; under callgrind, which counts memmove's rep movsb by the
- * byte, window_room 25.6 -> 25.9 M and 21.3 -> 24.2 M instructions); 4 and a chunk: +6-9 M
- * instructions more. */
+ * pieces and a chunk (0.875 MiB) move about what 10 and a chunk did (xdit 25.9 -> 16.7-19.5 MB,
+ * df_index_resolver 21.8 -> 15.5-22.1 MB, by which pieces the helper has walked at a move;
+ * under callgrind, which counts memmove's rep movsb by the byte, window_room 25.6 -> 25.9-27.2
+ * M and 21.3 -> 24.2-27.2 M instructions); 4 and a chunk: +6-9 M instructions more. */
 #define WINDOW (5 * PIECE + CHUNK)
 #define FILL_MIN (CHUNK / 4)
 /* Without the helper one piece at most is in flight, and less than a piece is left unwalked
