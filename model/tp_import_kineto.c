@@ -148,9 +148,10 @@ typedef struct {
      * first: buf_set's copies were ~15 M instructions of a report of hta_df_index_resolver.
      * Their lengths are name.len and cat.len. */
     const char *name_s, *cat_s;
-    strbuf arg_name;  /* args.name (ph "M" metadata events) */
-    strbuf dims;      /* args "Input Dims" as text, "[[2, 3], []]" */
-    strbuf callstack; /* args "Call stack", innermost frame first */
+    strbuf arg_name;         /* args.name (ph "M" metadata events) */
+    strbuf dims;             /* args "Input Dims" as text, "[[2, 3], []]" */
+    strbuf callstack;        /* args "Call stack", innermost frame first */
+    const char *callstack_s; /* a walk's (as name_s): its length is callstack.len */
     /* The 8-byte words from ts to addr in the groups a deferred event keeps (drec): the
      * first DEFER_HOT words always (every row has most of them), each group after them only
      * when a word of it differs from event_reset's (the GPU side, a CPU op's, the rest). */
@@ -214,7 +215,11 @@ typedef struct {
     /* The second parser of a split parse (parse_split) touches no model: it keeps its events
      * in `defer` for the first one to commit in order, and notes where the array ends. */
     struct deferred *defer;
-    int borrow;         /* a walk's parser (tp_json_walk): its strings stay until the walk ends */
+    int borrow; /* a walk's parser (tp_json_walk): its strings stay until the walk ends */
+    /* The piece a walk's parser walks, without its brackets (walk_slot): a deferred event's
+     * name and cat found in it are kept as their index there, not copied (defer_event). */
+    const char *walk_text;
+    size_t walk_len;
     int defer_depth;    /* depth of its traceEvents frame */
     uint64_t array_end; /* offset just after the array's ']'; 0 until seen */
 } kparse;
@@ -774,7 +779,11 @@ static void commit_device(kparse *p) {
  * (2.4x the text it came from, ~1,000 events per 128 KiB piece, held by every piece in
  * flight), so each is kept as a drec (its strings' place and lengths, which groups follow)
  * and its 8-byte words, those of a group only when one differs from event_reset's: 104-128
- * bytes. Their strings live in `text`, each NUL-terminated, one event's five in a row. */
+ * bytes. Their strings live in `text`, each NUL-terminated, one event's in a row; but a
+ * walked piece's name and cat, where the walk found them in the piece (not unescaped), are
+ * their index in it: the piece stays in the window until it is committed (replay). Copied,
+ * they were 0.36 MiB of the import's high water on tracelens_xdit_sd35 (long kernel names,
+ * in the ~6 pieces' buffers written), 0.16 on hta_df_index_resolver. */
 typedef struct deferred {
     unsigned char *rec; /* the packed events: a drec and its words each */
     size_t rec_len, rec_cap;
@@ -783,16 +792,26 @@ typedef struct deferred {
     size_t text_len, text_cap;
 } deferred;
 
+#define DREC_COPIED UINT32_MAX /* drec.name_at, cat_at: the string is in deferred.text */
+#define DREC_CS_AT (1u << 8)   /* drec.mask: the callstack is in the piece (defer_event) */
+
 typedef struct {
-    uint64_t text; /* offset in deferred.text of the name; cat, arg_name, dims, callstack follow */
-    uint32_t len[5]; /* their lengths (dims: to its NUL, as commit_event reads it) */
-    uint32_t mask;   /* bit g: group g's words follow (some differ from event_reset's) */
+    /* offset in deferred.text of the copied strings, in the order name, cat (unless
+     * referenced), arg_name, dims, callstack (< 4 GiB: a piece is < WINDOW_MAX, the split
+     * parse's second range < TEXT_MAX) */
+    uint32_t text;
+    uint32_t name_at, cat_at; /* index in the walked piece, or DREC_COPIED */
+    uint32_t len[5];          /* their lengths (dims: to its NUL, as commit_event reads it) */
+    /* bit g: group g's words follow (some differ from event_reset's); DREC_CS_AT: the
+     * callstack is in the walked piece, its index (4 bytes) in the text in its place */
+    uint32_t mask;
     uint8_t have;
     char ph;
 } drec;
 
 _Static_assert(H_PH < 256, "event.have fits a drec's byte");
 _Static_assert(sizeof(drec) % 8 == 0, "a drec keeps the values after it aligned");
+_Static_assert(sizeof(drec) == 40, "name_at and cat_at cost a drec nothing (text is 32 bits)");
 _Static_assert(offsetof(event, dur_frac) == offsetof(event, ts_frac) + 4,
                "ts_frac and dur_frac: one 8-byte field of a drec");
 
@@ -863,6 +882,22 @@ static inline void defer_str(deferred *d, const char *s, size_t n) {
     d->text_len += n + 1;
 }
 
+/* defer_event's callstack (old Kineto's with_stack: not on most traces, out of line): its
+ * index in the walked piece when it is there, else a copy; DREC_CS_AT or 0 for drec.mask. */
+static __attribute__((noinline)) uint32_t defer_callstack(const kparse *p, deferred *d,
+                                                          const event *e) {
+    const char *cs = p->borrow ? e->callstack_s : e->callstack.p;
+    uintptr_t at = (uintptr_t)cs - (uintptr_t)p->walk_text;
+    if (p->walk_text && at < p->walk_len) {
+        uint32_t at32 = (uint32_t)at;
+        memcpy(d->text + d->text_len, &at32, 4);
+        d->text_len += 4;
+        return DREC_CS_AT;
+    }
+    defer_str(d, cs, e->callstack.len);
+    return 0;
+}
+
 /* Keeps the current event for later. The one way commit_event can fail (a row without ts) is
  * checked here, so a replay never fails and the first parser's error positions stay its own. */
 static int defer_event(kparse *p) {
@@ -879,24 +914,39 @@ static int defer_event(kparse *p) {
         e->dims_h = dn ? tp_model_str_hash(e->dims.p, dn) : 0;
     }
     deferred *d = p->defer;
-    drec h = {.text = d->text_len,
+    drec h = {.text = (uint32_t)d->text_len,
+              .name_at = DREC_COPIED,
+              .cat_at = DREC_COPIED,
               .len = {(uint32_t)e->name.len, (uint32_t)e->cat.len, (uint32_t)e->arg_name.len,
                       (uint32_t)dn, (uint32_t)e->callstack.len},
               .have = (uint8_t)e->have,
               .ph = e->ph};
+    size_t copy = e->name.len + e->cat.len;
+    if (p->walk_text) { /* in the piece: its index (the piece is < 4 GiB, see WINDOW_MAX) */
+        uintptr_t b = (uintptr_t)p->walk_text;
+        if ((uintptr_t)name - b < p->walk_len)
+            h.name_at = (uint32_t)((uintptr_t)name - b), copy -= e->name.len;
+        if ((uintptr_t)cat - b < p->walk_len)
+            h.cat_at = (uint32_t)((uintptr_t)cat - b), copy -= e->cat.len;
+    }
     if (!d->text_cap) { /* as d->rec below: grown from small, the copies left holes in the
                            heap, +0.2-0.7 MiB after the import (df_index_resolver) */
         d->text_cap = DEFER_REC_FIRST;
         d->text = tp_mem_xalloc(d->text_cap, 1);
     }
+    /* the five NULs, or four and a callstack's index */
     TP_MEM_XGROW(d->text, d->text_cap,
-                 d->text_len + e->name.len + e->cat.len + e->arg_name.len + dn + e->callstack.len +
-                     5);
-    defer_str(d, name, e->name.len);
-    defer_str(d, cat, e->cat.len);
+                 d->text_len + copy + e->arg_name.len + dn + e->callstack.len + 8);
+    if (h.name_at == DREC_COPIED)
+        defer_str(d, name, e->name.len);
+    if (h.cat_at == DREC_COPIED)
+        defer_str(d, cat, e->cat.len);
     defer_str(d, e->arg_name.p, e->arg_name.len);
     defer_str(d, e->dims.p, dn);
-    defer_str(d, e->callstack.p, e->callstack.len);
+    if (e->callstack.len)
+        h.mask = defer_callstack(p, d, e);
+    else
+        defer_str(d, NULL, 0);
     if (!d->rec_cap) { /* one mapping (over malloc's mmap threshold), touched only as used
                           and given back whole, rather than copies grown from small */
         d->rec_cap = DEFER_REC_FIRST;
@@ -919,8 +969,10 @@ static int defer_event(kparse *p) {
 
 /* Commits the deferred events in order, as if the first parser had read them: each unpacked
  * into one event (its drec's words, event_reset's for the others; the strings' caps, which
- * commit_event does not read, left as they are), its strings pointed at in place. */
-static void replay(kparse *p, deferred *d) {
+ * commit_event does not read, left as they are), its strings pointed at in place: in d's
+ * text, or in `piece`, the text the walk walked (drec.name_at; NULL: none). commit_event
+ * reads a name and a cat by their lengths, not to a NUL. */
+static void replay(kparse *p, deferred *d, const char *piece) {
     event e;
     const unsigned char *at = d->rec;
     for (size_t i = 0; i < d->n; i++) {
@@ -936,11 +988,25 @@ static void replay(kparse *p, deferred *d) {
         e.have = h.have, e.ph = h.ph;
         at += sizeof h + 8 * nv;
         char *t = d->text + h.text;
-        e.name.p = t, e.name.len = h.len[0], t += h.len[0] + 1;
-        e.cat.p = t, e.cat.len = h.len[1], t += h.len[1] + 1;
+        e.name.len = h.len[0], e.cat.len = h.len[1];
+        if (h.name_at != DREC_COPIED)
+            e.name.p = (char *)(uintptr_t)(piece + h.name_at);
+        else
+            e.name.p = t, t += h.len[0] + 1;
+        if (h.cat_at != DREC_COPIED)
+            e.cat.p = (char *)(uintptr_t)(piece + h.cat_at);
+        else
+            e.cat.p = t, t += h.len[1] + 1;
         e.arg_name.p = t, e.arg_name.len = h.len[2], t += h.len[2] + 1;
         e.dims.p = t, e.dims.len = h.len[3], t += h.len[3] + 1;
-        e.callstack.p = t, e.callstack.len = h.len[4];
+        e.callstack.len = h.len[4];
+        if (h.mask & DREC_CS_AT) {
+            uint32_t cs_at;
+            memcpy(&cs_at, t, 4);
+            e.callstack.p = (char *)(uintptr_t)(piece + cs_at);
+        } else {
+            e.callstack.p = t;
+        }
         commit_event(p, &e);
         p->event_idx++;
     }
@@ -1332,7 +1398,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     } else if (f == F_ARGS && p->k == K_ARG_NAME) {
         buf_set(&p->ev.arg_name, s, n);
     } else if (f == F_ARGS && p->k == K_CALLSTACK) {
-        buf_set(&p->ev.callstack, s, n);
+        if (p->borrow) /* as a name (event.name_s) */
+            p->ev.callstack_s = (const char *)s, p->ev.callstack.len = n;
+        else
+            buf_set(&p->ev.callstack, s, n);
     } else if (f == F_DIMS) {
         dims_put(&p->ev.dims, (const char *)s, n);
     } else if (f == F_DEVPROP && p->k == K_DP_NAME) {
@@ -1876,7 +1945,7 @@ static int parse_split(kparse *p, const unsigned char *t, size_t n) {
     if (used) {
         size_t close = (size_t)s->q.array_end - 1;
         pass_over(p, t + brace + 1, close - (brace + 1));
-        replay(p, &s->d);
+        replay(p, &s->d, NULL);
         if (feed(p, t + close, n - close) == TP_OK)
             finish(p);
     } else if (p->st == TP_OK && feed(p, t + brace + 1, n - brace - 1) == TP_OK) {
@@ -2369,13 +2438,13 @@ static void source_open(gzsource *s, zfile *zf, int reader) {
 }
 
 /* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. `*buf`
- * on entry: where to read it when there is no reader thread (NULL: a buffer of the source's);
- * on return, where it is. */
-static long source_next(gzsource *s, unsigned char **buf) {
+ * on entry: where to read up to `room` bytes when there is no reader thread (NULL: CHUNK
+ * bytes into a buffer of the source's); on return, where it is. */
+static long source_next(gzsource *s, unsigned char **buf, size_t room) {
     if (!s->threaded) {
         if (!*buf)
-            *buf = s->buf[0];
-        long n = zf_read(s->zf, *buf, CHUNK);
+            *buf = s->buf[0], room = CHUNK;
+        long n = zf_read(s->zf, *buf, room);
         s->cur_off = s->zf->offset;
         return n;
     }
@@ -2446,16 +2515,30 @@ static void source_close(gzsource *s) {
 #define PIECE (1u << 17)
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
-/* Text held: pieces in flight and read ahead. When a chunk does not fit, the text not yet
- * committed (the pieces in flight, ~0.5 MiB) moves to the front: with 6 pieces' room that
- * moved ~0.8 byte per byte read (51 M of xdit's 62 MB); with 10, ~0.4 (-1.3 % of `report`'s
- * instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). */
-#define WINDOW (10 * PIECE + CHUNK)
+/* Text held: pieces in flight and read ahead. When the room left at the end is under
+ * FILL_MIN, the text not yet committed moves to the front: with 6 pieces' room and whole
+ * chunks that moved ~0.8 byte per byte read (51 M of xdit's 62 MB); with 10, ~0.4 (-1.3 % of
+ * `report`'s instructions, +0.4-0.8 MiB of peak RSS on the 14-62 MB sets). Less moves now: a
+ * read inflated in place fills the room there is (FILL_MIN to CHUNK bytes, pump_pieces), where
+ * a whole chunk left up to one unused at the end, and the pieces walked at the head of the
+ * flight are committed before a move (commit_walked), where they moved with the rest. So 5
+ * pieces and a chunk (0.875 MiB) move about what 10 and a chunk did (xdit 25.9 -> 16.7-19.5 MB,
+ * df_index_resolver 21.8 -> 15.5-22.1 MB, by which pieces the helper has walked at a move;
+ * under callgrind, which counts memmove's rep movsb by the byte, window_room 25.6 -> 25.9-27.2
+ * M and 21.3 -> 24.2-27.2 M instructions); 4 and a chunk: +6-9 M instructions more. */
+#define WINDOW (5 * PIECE + CHUNK)
+#define FILL_MIN (CHUNK / 4)
+/* Without the helper one piece at most is in flight, and less than a piece is left unwalked
+ * when a chunk comes (events_step reads on only then): room for that and two chunks moves
+ * <= 128 KiB every other chunk. WINDOW there was 0.9 MiB of pages written and never needed
+ * (the import's high water on the 14-18 MB sets, which import with one walking thread). */
+#define WINDOW_ONE (PIECE + 2 * CHUNK)
 
 /* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. *buf on
- * entry: where a source that makes its text (pull_gzmem) may write up to CHUNK bytes (NULL:
- * in a buffer of its own); on return, where the chunk is. */
-typedef long (*pull_fn)(void *src, const unsigned char **buf);
+ * entry: where a source that makes its text (pull_gzmem, pull_file) may write up to `room`
+ * (<= CHUNK) bytes (NULL: in a buffer of its own, CHUNK bytes at most); on return, where the
+ * chunk is. */
+typedef long (*pull_fn)(void *src, const unsigned char **buf, size_t room);
 
 /* The import's mode (pump_source): TP_IMPORT_PARSER=yajl reads with yajl alone (the import
  * before simdjson; bench and tests compare); else the walker, on this thread and a helper
@@ -2470,19 +2553,16 @@ static int walker_mode(void) {
 
 typedef enum { PH_PREFIX, PH_EVENTS, PH_SERIAL } phase;
 
-/* What one walk writes: its parser, its deferred events and the piece's text `[piece]`. Each
- * walking thread has its own (pieces.bufs): a walk writes ~2-3 times its text's size, and
- * into memory that another core last wrote (the other thread's walk) it ran 1.3x slower. */
+/* What one walk writes: its parser and its deferred events. The walking threads share NSLOT
+ * of them (pieces.bufs), one per piece in flight, and each takes one it walked into before
+ * when it can (owner): a walk writes ~2-3 times its text's size, and into memory that another
+ * core last wrote (the other thread's walk) it ran 1.3x slower. A pool of NSLOT per thread
+ * (before) had 5-6 of its 8 written on the sets of >= 20 MB, ~90 KiB each. */
 typedef struct {
     kparse q;
     deferred d;
     tp_load_error qe;
-    /* `[` piece `]` and padding, in the pool's first buffer only (wtxt): the walk copies every
-     * string it keeps (defer_event), so the text is dead once walked and a thread walks one
-     * piece at a time. One per buffer was NSLOT * ~190 KiB of fresh pages per thread (~150 of
-     * the ~3,500 page faults of a report of a 14 MB trace). */
-    unsigned char *txt;
-    size_t cap;
+    int owner;      /* the thread that walked into it last (pieces.bufs), -1: none yet */
     uint64_t nl;    /* newlines in the piece, counted by the walk's thread (walk_slot) */
     size_t nl_last; /* index from the piece's start of the last of them */
     /* index from the piece's start of its first `"rank":` (RANK_NONE: none), found by the
@@ -2503,7 +2583,7 @@ typedef struct {
     size_t len;                /* of `[piece]` */
     uint64_t event_idx;        /* of its first event */
     int want_rank;             /* the rank was still sought when it was queued (rank_at) */
-    wbuf *b;                   /* the walk's buffers, from its thread's pool once taken */
+    wbuf *b;                   /* the walk's buffers, from the pool once taken */
     /* Under pieces.mu when the helper runs: */
     slot_state state;
     int reading; /* the helper is copying it out of the window */
@@ -2511,7 +2591,8 @@ typedef struct {
 
 /* Pieces in flight with a helper: the one the helper walks, one this thread walks, and one or
  * two walked and waiting to be committed in order or queued. 6 was ~2 % faster by wall and
- * +1.6-2.3 MiB of peak RSS on the small sets (each walking thread's buffers, NSLOT each). */
+ * +1.6-2.3 MiB of peak RSS on the small sets (then each walking thread had NSLOT buffers;
+ * now they share NSLOT, one per piece in flight: pieces.bufs). */
 #define NSLOT 4
 
 /* With two cores the import has two walking threads, the importing one and one helper:
@@ -2534,8 +2615,14 @@ typedef struct pieces {
     int resync;     /* yajl reads until it stands between two events again */
     slot slots[NSLOT]; /* pieces in flight, oldest first from `head` */
     int head, inflight;
-    int depth;       /* pieces in flight at most: NSLOT with a helper, else 1 */
-    wbuf *bufs[2];   /* walks' buffers (NSLOT each): this thread's, the helper's (its own) */
+    int depth;  /* pieces in flight at most: NSLOT with a helper, else 1 */
+    wbuf *bufs; /* walks' buffers (NSLOT), shared by the walking threads */
+    /* `[` piece `]` and padding, by walking thread (this one, the helper): the walk keeps no
+     * pointer into it (defer_event: into the window's piece), so the text is dead once walked
+     * and a thread walks one piece at a time. One per buffer was NSLOT * ~190 KiB of fresh
+     * pages per thread (~150 of the ~3,500 page faults of a report of a 14 MB trace). */
+    unsigned char *txt[2];
+    size_t txt_cap[2];
     uint64_t walked; /* pieces committed */
     int want_thread; /* the helper starts with the first piece (small texts: none) */
     int avx2;        /* the walking threads' scans of their pieces may use AVX2 */
@@ -2581,24 +2668,35 @@ static const unsigned char *copy_piece(unsigned char **buf, size_t *cap, const u
     return *buf;
 }
 
-/* The text buffer of thread `pool`'s walks (see wbuf.txt). */
-static unsigned char **wtxt(wbuf *pool, size_t **cap) {
-    *cap = &pool->cap;
-    return &pool->txt;
+/* The text buffer of thread `who`'s walks (see pieces.txt). */
+static unsigned char **wtxt(pieces *s, int who, size_t **cap) {
+    *cap = &s->txt_cap[who];
+    return &s->txt[who];
 }
 
-/* Under mu: takes the next queued piece for walking, with a buffer of thread `who`'s pool;
- * NULL when none is queued. */
+/* Under mu: takes the next queued piece for walking by thread `who` (0 this one, 1 the
+ * helper), with a free buffer, one it walked into before if there is one (wbuf.owner); NULL
+ * when none is queued. */
 static slot *take_job(pieces *s, int who) {
     slot *sl = &s->slots[s->next_job];
     if (sl->state != S_QUEUED)
         return NULL;
     s->next_job = (s->next_job + 1) % NSLOT;
     sl->state = S_WALKING;
-    wbuf *b = s->bufs[who];
-    while (b->busy) /* NSLOT buffers for NSLOT pieces in flight: one is free */
-        b++;
+    wbuf *b = NULL; /* NSLOT buffers for NSLOT pieces in flight: one is free */
+    for (int k = 0; k < NSLOT; k++) {
+        wbuf *c = &s->bufs[k];
+        if (c->busy)
+            continue;
+        if (c->owner == who) {
+            b = c;
+            break;
+        }
+        if (!b || (b->owner >= 0 && c->owner < 0))
+            b = c; /* else a fresh one, else the other thread's */
+    }
     b->busy = 1;
+    b->owner = who;
     sl->b = b;
     return sl;
 }
@@ -2618,6 +2716,7 @@ static void walk_slot(pieces *s, tp_json_walk *w, slot *sl, const unsigned char 
     q->k = K_NONE;
     q->event_idx = sl->event_idx;
     deferred_clear(&b->d);
+    q->walk_text = (const char *)txt + 1, q->walk_len = len - 2; /* the piece: `[piece]` */
     tp_load_error_init(&b->qe, "");
     b->ok = tp_json_walk_elements(w, (const char *)txt, len, &walk_callbacks, q) &&
             q->st == TP_OK && q->depth == s->ev_depth;
@@ -2666,6 +2765,7 @@ static void pass_slot(pieces *s, const slot *sl) {
 static wbuf *wbufs_new(void) {
     wbuf *v = tp_mem_xcalloc(NSLOT, sizeof *v);
     for (int k = 0; k < NSLOT; k++) {
+        v[k].owner = -1;
         v[k].q.defer = &v[k].d;
         v[k].q.borrow = 1;
         v[k].q.e = &v[k].qe;
@@ -2678,7 +2778,6 @@ static void wbufs_free(wbuf *v) {
     for (int k = 0; v && k < NSLOT; k++) {
         event_free(&v[k].q.ev);
         deferred_free(&v[k].d);
-        free(v[k].txt);
     }
     free(v);
 }
@@ -2687,12 +2786,11 @@ static void wbufs_free(wbuf *v) {
  * window (its pointer, read under mu) stays put while a piece is copied out of it (reading). */
 static void *helper_main(void *arg) {
     pieces *s = arg;
-    /* its walker and buffers from its own malloc arena, away from this thread's data */
+    /* its walker, text and deferred events (the buffers it walks into first) from its own
+     * malloc arena, away from this thread's data */
     tp_json_walk *w = tp_json_walk_open(); /* usable: the importing thread's opened */
-    wbuf *bufs = wbufs_new();
     pthread_mutex_lock(&s->mu);
     s->hw = w;
-    s->bufs[1] = bufs;
     for (;;) {
         slot *sl;
         while (!(sl = take_job(s, 1)) && !s->stop) {
@@ -2706,7 +2804,7 @@ static void *helper_main(void *arg) {
         sl->reading = 1;
         pthread_mutex_unlock(&s->mu);
         size_t *cap;
-        unsigned char **buf = wtxt(bufs, &cap);
+        unsigned char **buf = wtxt(s, 1, &cap);
         const unsigned char *txt = copy_piece(buf, cap, t, sl);
         pthread_mutex_lock(&s->mu);
         sl->reading = 0;
@@ -2747,7 +2845,7 @@ static int help(pieces *s) {
         t[sl->start - 1] = before, t[sl->brace + 1] = after;
     } else {
         size_t *cap;
-        unsigned char **buf = wtxt(s->bufs[0], &cap);
+        unsigned char **buf = wtxt(s, 0, &cap);
         walk_slot(s, s->w, sl, copy_piece(buf, cap, t, sl));
     }
     lock(s);
@@ -2765,10 +2863,10 @@ static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int
         s->t = (unsigned char *)(uintptr_t)whole; /* only read */
         s->borrowed = 1;
     } else {
-        s->cap = WINDOW + WIN_PAD; /* compacting moves up to 2 pieces: rarely, when this is big */
+        s->cap = (w && threaded ? WINDOW : WINDOW_ONE) + WIN_PAD;
         s->t = tp_mem_xrealloc(NULL, s->cap, 1);
     }
-    s->bufs[0] = wbufs_new();
+    s->bufs = wbufs_new();
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work_cv, NULL);
     pthread_cond_init(&s->done_cv, NULL);
@@ -2794,8 +2892,9 @@ static void pieces_free(pieces *s) {
     pthread_cond_destroy(&s->done_cv);
     if (!s->borrowed)
         free(s->t);
-    wbufs_free(s->bufs[0]);
-    wbufs_free(s->bufs[1]);
+    wbufs_free(s->bufs);
+    free(s->txt[0]);
+    free(s->txt[1]);
 }
 
 /* Makes room for n more bytes at t[hi], moving the unread text to the front or growing the
@@ -2960,7 +3059,7 @@ static slot *retire(pieces *s, int drop) {
     return sl;
 }
 
-/* Gives a retired slot's buffer back to its thread's pool. */
+/* Gives a retired slot's buffer back to the pool. */
 static void release(pieces *s, slot *sl) {
     if (!sl->b)
         return;
@@ -2998,6 +3097,27 @@ static void yajl_to(pieces *s, size_t brace, size_t open) {
     } else if (p->depth < s->ev_depth) {
         s->ph = PH_SERIAL;
     }
+}
+
+/* Commits a retired slot whose walk was valid: its events, in order. */
+static void commit_slot(pieces *s, slot *sl) {
+    pass_slot(s, sl);
+    replay(s->p, &sl->b->d, (const char *)s->t + sl->start);
+    release(s, sl);
+    s->lo = sl->open;
+    s->walked++;
+}
+
+/* Before the window moves: commits the pieces at the head of the flight that are walked and
+ * valid (as events_step would next, after reading on), so that less text moves. At a move the
+ * helper has mostly walked all there is and waits for the text read after it; the importing
+ * thread, which bounds the two-thread import (it inflates, commits and walks too), does the
+ * same work in another order. */
+static void commit_walked(pieces *s) {
+    int queued;
+    while (s->ph == PH_EVENTS && s->inflight && s->p->st == TP_OK && !s->resync &&
+           oldest_done(s, &queued) && s->slots[s->head].b->ok)
+        commit_slot(s, retire(s, 0));
 }
 
 /* PH_EVENTS: puts the next piece in flight when the window holds enough text (or all there
@@ -3042,11 +3162,7 @@ static int events_step(pieces *s, int eof) {
     }
     slot *sl = retire(s, 0);
     if (sl->b->ok) {
-        pass_slot(s, sl);
-        replay(s->p, &sl->b->d);
-        release(s, sl);
-        s->lo = sl->open;
-        s->walked++;
+        commit_slot(s, sl);
         return 1;
     }
     release(s, sl);
@@ -3064,14 +3180,20 @@ static int pump_pieces(pieces *s, pull_fn pull, void *src) {
     kparse *p = s->p;
     while (p->st == TP_OK) {
         const unsigned char *buf = NULL;
+        size_t room = CHUNK;
         if (s->in_place && s->ph != PH_SERIAL) {
             /* inflated straight into the window: its copy of every chunk was ~4 % of the
              * import's instructions (owlv2 .json.gz from memory), on the importing thread,
-             * which bounds the two-thread import there */
-            window_room(s, CHUNK);
+             * which bounds the two-thread import there; as much as there is room for (see
+             * WINDOW) */
+            if (s->hi + FILL_MIN + WIN_PAD > s->cap)
+                commit_walked(s);
+            window_room(s, FILL_MIN);
             buf = s->t + s->hi;
+            room = s->cap - WIN_PAD - s->hi;
+            room = room < CHUNK ? room : CHUNK;
         }
-        long n = pull(src, &buf);
+        long n = pull(src, &buf, room);
         if (n <= 0) {
             while (s->ph == PH_EVENTS && p->st == TP_OK)
                 events_step(s, 1);
@@ -3100,10 +3222,10 @@ typedef struct {
     kparse *p;
 } filesrc;
 
-static long pull_file(void *arg, const unsigned char **buf) {
+static long pull_file(void *arg, const unsigned char **buf, size_t room) {
     filesrc *f = arg;
     unsigned char *b = (unsigned char *)(uintptr_t)*buf;
-    long n = source_next(f->g, &b);
+    long n = source_next(f->g, &b, room);
     *buf = b;
     if (n > 0)
         tp_progress_update(f->p->m->progress, f->g->cur_off, f->p->r ? f->p->r->ev.n : 0);
@@ -3115,8 +3237,9 @@ typedef struct {
     size_t len, off;
 } memsrc;
 
-static long pull_mem(void *arg, const unsigned char **buf) {
+static long pull_mem(void *arg, const unsigned char **buf, size_t room) {
     memsrc *m = arg;
+    (void)room; /* the text is borrowed, never written */
     size_t n = m->len - m->off < CHUNK ? m->len - m->off : CHUNK;
     *buf = m->d + m->off;
     m->off += n;
@@ -3129,15 +3252,17 @@ typedef struct {
     int zr; /* Z_OK while inflating; then Z_STREAM_END, Z_BUF_ERROR (input ended) or an error */
 } gzmemsrc;
 
-static long pull_gzmem(void *arg, const unsigned char **buf) {
+static long pull_gzmem(void *arg, const unsigned char **buf, size_t room) {
     gzmemsrc *g = arg;
     unsigned char *out = *buf ? (unsigned char *)(uintptr_t)*buf : g->out;
+    if (!*buf)
+        room = CHUNK;
     while (g->zr == Z_OK) {
         g->z.next_out = out;
-        g->z.avail_out = CHUNK;
+        g->z.avail_out = (unsigned)room;
         g->zr = inflate(&g->z, Z_NO_FLUSH);
-        size_t n = CHUNK - g->z.avail_out;
-        if (g->zr == Z_BUF_ERROR || (g->zr == Z_OK && g->z.avail_in == 0 && n < CHUNK))
+        size_t n = room - g->z.avail_out;
+        if (g->zr == Z_BUF_ERROR || (g->zr == Z_OK && g->z.avail_in == 0 && n < room))
             g->zr = Z_BUF_ERROR; /* input ended inside the stream */
         if (n) {
             *buf = out;
