@@ -15,10 +15,6 @@
 #include "tp_mem.h"
 #include "tp_model.h"
 
-#if TP_GLIBC_MALLOC
-#include <malloc.h>
-#endif
-
 typedef struct {
     long minflt, maxrss_kb, main_flt;
     double wall, user, sys, main;
@@ -52,10 +48,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_load_phases TRACE.tprof [ROUNDS]\n");
         return 2;
     }
-#if TP_GLIBC_MALLOC /* as cli/tp_cli.c sets them */
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
-#endif
+    tp_mem_tune_process(); /* the heap the CLI has */
     int rounds = argc > 2 ? atoi(argv[2]) : 1;
     for (int i = 0; i < rounds; i++) {
         phase_at t0 = now();

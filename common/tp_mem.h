@@ -89,4 +89,12 @@ static inline void tp_mem_xgrow(void **p, size_t *cap, size_t need, size_t size)
 
 #define TP_MEM_XGROW(arr, cap, need) tp_mem_xgrow((void **)&(arr), &(cap), (need), sizeof *(arr))
 
+/* Sets glibc malloc's options for a program that loads and analyses traces (the CLI, and the
+ * benchmarks that measure its phases, so that they measure the same heap): big blocks mapped
+ * on their own, a 1 MiB trim threshold, one arena for every thread (the reasons and figures are
+ * in tp_mem.c). Call once at the start of main, before any thread exists; a no-op without
+ * glibc's malloc. Never from the collector: it runs inside the user's program, whose heap is
+ * not ours to tune. */
+void tp_mem_tune_process(void);
+
 #endif
