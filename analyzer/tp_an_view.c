@@ -288,24 +288,50 @@ static void push_row(tp_an_view *v, const tp_clockmode *c, size_t *cap, uint32_t
     v->n++;
 }
 
-/* Kept CPU-class rows sharing row i's correlation (HTA's inner merge multiplicity). A
- * correlation's rows are one run of the correlation index, and rows sharing one mostly come
- * one after the other: the last run's count is kept (*memo_run, *memo_k), since a correlation
- * shared by hundreds of rows (a graph launch's kernels) cost each of them a walk over all the
- * others. */
-static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls, const uint8_t *keep,
-                                size_t kept_neg1, const uint32_t **memo_run, size_t *memo_k) {
-    int64_t corr = tp_ev_corr(&r->ev, i);
-    if (corr == -1)
-        return kept_neg1;
+/* Kept CPU-class rows sharing row i's correlation (HTA's inner merge multiplicity), for a
+ * GPU-class row i with a correlation: the rows of a correlation are one run of the
+ * correlation index. */
+static size_t kept_cpu_partners(const tp_rank *r, size_t i, const uint8_t *cls,
+                                const uint8_t *keep) {
     const uint32_t *rows;
-    size_t n = tp_rank_corr_rows(r, corr, &rows), k = 0;
-    if (rows && rows == *memo_run)
-        return *memo_k;
+    size_t n = tp_rank_corr_rows(r, tp_ev_corr(&r->ev, i), &rows), k = 0;
     for (size_t j = 0; j < n; j++)
         k += !cls[rows[j]] && keep[rows[j]];
-    *memo_run = rows, *memo_k = k;
     return k;
+}
+
+#define KEPT_ASK UINT8_MAX /* kept_cpu_counts: ask kept_cpu_partners */
+
+/* kept_cpu_partners of every GPU-class row with a correlation, into keep[i] (trim_cpu leaves
+ * those 0 and nothing else reads them), KEPT_ASK when it is that many or more: one pass over
+ * the correlation index's runs, so that no row looks its correlation up (the lookups' directory
+ * over the index, 1-2 bytes a correlated row, is then not needed: the report drops it,
+ * tp_model_drop_corr_dir). A run's count reads its CPU-class rows only, so it is whole before
+ * its GPU-class rows are written. */
+static void kept_cpu_counts(const tp_rank *r, const uint8_t *cls, uint8_t *keep) {
+    const tp_events *ev = &r->ev;
+    const uint32_t *bc = r->by_corr;
+    size_t nb = r->n_by_corr;
+    for (size_t s = 0, e; s < nb; s = e) {
+        size_t k = 0;
+        for (e = s; e < nb && tp_ev_corr(ev, bc[e]) == tp_ev_corr(ev, bc[s]); e++)
+            k += !cls[bc[e]] && keep[bc[e]];
+        uint8_t kk = k < KEPT_ASK ? (uint8_t)k : KEPT_ASK;
+        for (size_t j = s; j < e; j++)
+            if (cls[bc[j]])
+                keep[bc[j]] = kk;
+    }
+}
+
+/* The copies of GPU-class row i (pass 0 of a trimmed view), after kept_cpu_counts: rows with
+ * correlation -1 share it with every other such row (kept_neg1 CPU-class ones kept). */
+static size_t kept_copies(const tp_rank *r, size_t i, const uint8_t *cls, const uint8_t *keep,
+                          size_t kept_neg1) {
+    if (keep[i] == KEPT_ASK)
+        return kept_cpu_partners(r, i, cls, keep);
+    if (keep[i])
+        return keep[i];
+    return tp_ev_corr(&r->ev, i) == -1 ? kept_neg1 : 0;
 }
 
 /* Model rows in the order the analyses see them: load (file) order for compat_hta, since
@@ -406,10 +432,10 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c)
     size_t kept_neg1 = 0;
     for (size_t i = 0; v->trimmed && i < n; i++)
         kept_neg1 += !cls[i] && keep[i] && tp_ev_corr(&r->ev, i) == -1;
+    if (v->trimmed)
+        kept_cpu_counts(r, cls, keep);
     uint32_t *own;
     const uint32_t *order = row_order(v, &own);
-    const uint32_t *memo_run = NULL;
-    size_t memo_k = 0;
     if (!v->trimmed) /* at most one copy of each row: room for all at once, never regrown */
         reserve_rows(v, c, &cap, n);
     /* HTA's trimmed frame holds the kept GPU-class rows first (pass 0), then the CPU-class
@@ -421,8 +447,7 @@ static void admit_rows(tp_an_view *v, const uint8_t *cls, const tp_clockmode *c)
             if ((v->trimmed && cls[i] != (pass == 0)) || outside_window(v, i))
                 continue;
             if (v->trimmed)
-                copies = cls[i] ? kept_cpu_partners(r, i, cls, keep, kept_neg1, &memo_run, &memo_k)
-                                : keep[i];
+                copies = cls[i] ? kept_copies(r, i, cls, keep, kept_neg1) : keep[i];
             if (!copies)
                 continue;
             int64_t ts, end;

@@ -2783,6 +2783,20 @@ void tp_model_drop_cat_index(tp_model *m) {
         buckets_free(&m->ranks[i].cats);
 }
 
+void tp_model_drop_stream_index(tp_model *m) {
+    for (size_t i = 0; i < m->n_ranks; i++) {
+        buckets_free(&m->ranks[i].streams);
+        m->ranks[i].streams.dropped = 1;
+    }
+}
+
+void tp_model_drop_corr_dir(tp_model *m) {
+    for (size_t i = 0; i < m->n_ranks; i++) {
+        free(m->ranks[i].corr_dir);
+        m->ranks[i].corr_dir = NULL;
+    }
+}
+
 typedef struct {
     tp_rank *r;
     tp_scratch *sc; /* shared: its mutex guards it */
@@ -2914,6 +2928,8 @@ size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) 
 }
 
 long tp_rank_stream_index(const tp_rank *r, int64_t stream) {
+    if (r->streams.dropped) /* the caller dropped what it asks: no answer is right */
+        abort();
     for (size_t j = 0; j < r->streams.n; j++) /* few streams per rank: linear is fine */
         if (r->streams.key[j] == stream)
             return (long)j;

@@ -734,6 +734,7 @@ typedef struct {
     int64_t *key2;  /* streams: device of the first row; threads: pid */
     uint32_t *off;  /* n + 1 offsets into rows */
     uint32_t *rows; /* event rows */
+    int dropped;    /* 1: freed for good (tp_model_drop_stream_index): asking it aborts */
 } tp_buckets;
 
 /* Where a rank's shift onto the job clock comes from (model/tp_align). */
@@ -814,7 +815,7 @@ typedef struct {
      * in [corr_dir[j], corr_dir[j + 1]) with j = (c - corr_lo) >> corr_shift */
     int64_t corr_lo, corr_hi;
     int corr_shift;
-    uint32_t *corr_dir; /* NULL: no correlated rows */
+    uint32_t *corr_dir; /* NULL: no correlated rows, or dropped (tp_model_drop_corr_dir) */
     tp_buckets streams; /* rows with stream != -1, per stream id */
     tp_buckets threads; /* rows with stream == -1, per (pid, tid) */
     tp_buckets cats;    /* every row, per tp_cat (key; key2 = 0): per-kind row lists */
@@ -974,6 +975,17 @@ void tp_model_trim_scratch(tp_model *m);
  * (tp_an_view_cat_rows), and a view of a rank without the index walks its rows instead. */
 void tp_model_drop_cat_index(tp_model *m);
 
+/* Frees every rank's stream index (tp_rank.streams: 4 bytes a GPU row), for a caller that
+ * never asks it: no analysis, report or export reads it (the TUI's lanes do). A later
+ * tp_rank_stream_index aborts (the rank has streams still: -1 would be a wrong answer); a
+ * second tp_model_finish builds it again. */
+void tp_model_drop_stream_index(tp_model *m);
+
+/* Frees every rank's directory over its correlation index (tp_rank.corr_dir: 1-2 bytes a
+ * correlated row), for a caller that asks tp_rank_corr_rows seldom or never: the index stays,
+ * and a lookup then bisects all of it instead of one slice (same answer, ~15 steps more). */
+void tp_model_drop_corr_dir(tp_model *m);
+
 /* Names thread `tid` of process `pid` in rank `r` (`len` bytes of `name`, interned); a later
  * name for the same (pid, tid) replaces the earlier one. An empty name is ignored. */
 void tp_rank_set_thread_name(tp_model *m, tp_rank *r, int64_t pid, int64_t tid, const char *name,
@@ -1049,7 +1061,8 @@ uint64_t tp_rank_skipped(const tp_rank *r);
  * entry in r->by_corr (NULL when none). */
 size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows);
 
-/* Bucket index of stream `stream` in r->streams, -1 when absent. */
+/* Bucket index of stream `stream` in r->streams, -1 when absent; aborts when the index was
+ * dropped (tp_model_drop_stream_index). */
 long tp_rank_stream_index(const tp_rank *r, int64_t stream);
 
 /* Frames of stack `id` of `r`, innermost first: returns their count (0 when the stack is

@@ -11,6 +11,8 @@
              : (int64_t)(none) == TP_EV_ALWAYS || (int64_t)(col)[i] != (int64_t)(none))
 
 static size_t buckets_bytes(const tp_buckets *b) {
+    if (!b->off) /* none built, or dropped */
+        return 0;
     size_t rows = b->n ? b->off[b->n] : 0;
     return b->n * (sizeof *b->key + sizeof *b->key2) + (b->n + 1) * sizeof *b->off +
            rows * sizeof *b->rows;

@@ -113,6 +113,34 @@ static void test_trim_last_step(void) {
     tp_model_close(f.m);
 }
 
+/* A kernel whose correlation 300 kept CPU rows share (one copy per row: more than a byte of
+ * the view's per-row counts holds, so the index is asked) and one that 254 share, with and
+ * without the correlation index's directory (a report drops it: tp_model_drop_corr_dir). */
+static void test_trim_many_partners(void) {
+    for (int drop = 0; drop < 2; drop++) {
+        fx_model f = fx_new();
+        fx_ev(&f, "ProfilerStep#1", TP_CAT_USER_ANNOTATION, 0, 1000, -1, -1);
+        fx_ev(&f, "ProfilerStep#2", TP_CAT_USER_ANNOTATION, 1000, 100, -1, -1);
+        fx_launch(&f, "k_many", 10, 1, 20, 10, 7, 1);
+        fx_launch(&f, "k_254", 30, 1, 40, 10, 7, 2);
+        for (int i = 0; i < 299; i++)
+            fx_ev(&f, "cuLaunchKernel", TP_CAT_CUDA_DRIVER, 50 + i, 1, -1, 1);
+        for (int i = 0; i < 253; i++)
+            fx_ev(&f, "cuLaunchKernel", TP_CAT_CUDA_DRIVER, 400 + i, 1, -1, 2);
+        tp_model_finish(f.m);
+        if (drop)
+            tp_model_drop_corr_dir(f.m);
+        tp_an_view v;
+        tp_an_opts o = hta(0, 0);
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        CHECK_EQ_I(v.trimmed, 1);
+        CHECK_EQ_U(count(&v, "k_many"), 300);
+        CHECK_EQ_U(count(&v, "k_254"), 254);
+        tp_an_view_free(&v);
+        tp_model_close(f.m);
+    }
+}
+
 static void test_one_step_no_trim(void) {
     fx_model f = fx_new();
     fx_ev(&f, "ProfilerStep#7", TP_CAT_USER_ANNOTATION, 0, 100, -1, -1);
@@ -285,6 +313,7 @@ int main(void) {
     TP_RUN(test_ns_rounding);
     TP_RUN(test_trim_default);
     TP_RUN(test_trim_last_step);
+    TP_RUN(test_trim_many_partners);
     TP_RUN(test_one_step_no_trim);
     TP_RUN(test_rank_choice);
     return tp_test_summary();

@@ -656,6 +656,24 @@ static void test_push_paths(void) {
     tp_model_close(mm);
 }
 
+/* 1 when tp_rank_corr_rows finds exactly the rows of each correlation id in [lo, hi), in row
+ * order (brute force over the rows). */
+static int corr_rows_ok(const tp_rank *r, int64_t lo, int64_t hi) {
+    const tp_events *e = &r->ev;
+    int ok = 1;
+    for (int64_t c = lo; c < hi; c++) {
+        size_t want = 0;
+        for (size_t k = 0; k < e->n; k++)
+            want += tp_ev_corr(e, k) == c;
+        const uint32_t *rows;
+        size_t got = tp_rank_corr_rows(r, c, &rows);
+        ok &= got == want;
+        for (size_t k = 0; k < got; k++)
+            ok &= tp_ev_corr(e, rows[k]) == c && (k == 0 || rows[k] > rows[k - 1]);
+    }
+    return ok;
+}
+
 /* The correlation index's directory when finish makes it from the counting sort's counts
  * (every id its own 32-bit code, a few per row): each slice starts at the first entry whose
  * id falls in it, and every id finds exactly its rows; ids repeat, some rows have none. */
@@ -687,17 +705,21 @@ static void test_corr_directory(void) {
             ok &= r->corr_dir[j] == at;
         }
         CHECK(ok);
-        for (int64_t c = 95; c < 100 + 4 * n; c++) {
-            size_t want = 0;
-            for (size_t k = 0; k < e->n; k++)
-                want += tp_ev_corr(e, k) == c;
-            const uint32_t *rows;
-            size_t got = tp_rank_corr_rows(r, c, &rows);
-            ok &= got == want;
-            for (size_t k = 0; k < got; k++)
-                ok &= tp_ev_corr(e, rows[k]) == c && (k == 0 || rows[k] > rows[k - 1]);
-        }
-        CHECK(ok);
+        CHECK(corr_rows_ok(r, 95, 100 + 4 * n));
+        /* without the directory (a report drops it): the same answers, the index bisected */
+        tp_model_mem with, without;
+        tp_model_mem_account(m, &with);
+        tp_model_drop_corr_dir(m);
+        tp_model_mem_account(m, &without);
+        CHECK(r->corr_dir == NULL);
+        CHECK_EQ_U(with.index_bytes - without.index_bytes,
+                   (size_t)((((uint64_t)r->corr_hi - (uint64_t)r->corr_lo) >> r->corr_shift) + 2) *
+                       sizeof *r->corr_dir);
+        CHECK(corr_rows_ok(r, 95, 100 + 4 * n));
+        tp_model_drop_stream_index(m); /* no GPU rows: its empty offsets, and its mark */
+        tp_model_mem_account(m, &with);
+        CHECK_EQ_U(without.index_bytes - with.index_bytes, sizeof *r->streams.off);
+        CHECK(r->streams.dropped && !r->streams.off);
         tp_model_close(m);
     }
 }
