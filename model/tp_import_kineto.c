@@ -2560,6 +2560,14 @@ static void source_close(gzsource *s) {
 /* Text per walk: 128 KiB (1 MiB: +5 MiB of peak on a 35 MB text, no faster; 256 KiB: +0.4-1.3
  * MiB, the same CPU time). */
 #define PIECE (1u << 17)
+/* With the helper (texts >= 20 MB), 64 KiB: the window (WINDOW), the pieces' deferred events
+ * and walk indexes in flight and the helper's copy are about halved: the import's high water
+ * -0.6 MiB (hta_trace_diff_test 10.1 -> 9.5, trace_diff_control 10.4 -> 9.8 MiB, gdb), the
+ * same or fewer instructions (xdit 1,504.9 -> 1,495.3 M, df_index_resolver 1,182.3 -> 1,177.6
+ * M), but twice the hand-overs between the two walking threads (voluntary context switches of
+ * a report of trace_diff_test 225 -> 483; wall min/p25 of 40 runs +1-1.5 ms of ~62, load ~7).
+ * Without the helper 64 KiB cost instructions (WINDOW_ONE's moves: +2.1 % on ns_resolution). */
+#define PIECE2 (1u << 16)
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
 /* Text held: pieces in flight and read ahead. When the room left at the end is under
@@ -2572,8 +2580,10 @@ static void source_close(gzsource *s) {
  * pieces and a chunk (0.875 MiB) move about what 10 and a chunk did (xdit 25.9 -> 16.7-19.5 MB,
  * df_index_resolver 21.8 -> 15.5-22.1 MB, by which pieces the helper has walked at a move;
  * under callgrind, which counts memmove's rep movsb by the byte, window_room 25.6 -> 25.9-27.2
- * M and 21.3 -> 24.2-27.2 M instructions); 4 and a chunk: +6-9 M instructions more. */
-#define WINDOW (5 * PIECE + CHUNK)
+ * M and 21.3 -> 24.2-27.2 M instructions); 4 and a chunk: +6-9 M instructions more. (Those
+ * figures are for pieces of 128 KiB; of PIECE2, 5 and a chunk are 0.56 MiB, and window_room
+ * moved no more: the report's instructions went down, see PIECE2.) */
+#define WINDOW (5 * PIECE2 + CHUNK)
 #define FILL_MIN (CHUNK / 4)
 /* Without the helper one piece at most is in flight, and less than a piece (and WIN_PAD) is
  * left unwalked when a chunk comes (events_step reads on only then): room for that, the chunk
@@ -2910,7 +2920,7 @@ static int help(pieces *s) {
 static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int threaded,
                         const unsigned char *whole) {
     memset(s, 0, sizeof *s);
-    s->p = p, s->w = w, s->piece = piece ? piece : PIECE;
+    s->p = p, s->w = w, s->piece = piece ? piece : w && threaded ? PIECE2 : PIECE;
     if (whole) {
         s->t = (unsigned char *)(uintptr_t)whole; /* only read */
         s->borrowed = 1;
