@@ -2369,9 +2369,13 @@ static void zf_close(zfile *f) {
 }
 
 /* The decompressed text as a sequence of chunks. For gzip input a reader thread inflates
- * ahead into NBUF buffers while the parser works, so the wall time of an import is about
- * max(inflate, parse) instead of their sum (zlib inflates these traces at ~400 MB/s, about
- * the parser's own speed). Plain files are read inline: that costs little. Two buffers, one
+ * ahead while the parser works, so the wall time of an import is about max(inflate, parse)
+ * instead of their sum (zlib inflates these traces at ~400 MB/s, about the parser's own
+ * speed). Plain files are read inline: that costs little. The reader inflates into NBUF
+ * buffers (READ_BUFS: yajl alone), or into the region of the walker's window that the parser
+ * grants it, after the text it parses meanwhile (READ_WINDOW): the buffers were 0.5 MiB and
+ * the window's copy of every byte (the import's high water, -0.4..-0.5 MiB on the 14-18 MB
+ * peer traces; -2.4 % of a report's instructions on hta_ns_resolution). Two buffers, one
  * filled while the parser holds the other: 4 (1 MiB) gave the same instructions and wall time
  * for 0.4-0.5 MiB more peak RSS, which the import is on several peer traces of 15-35 MB. */
 #define NBUF 2
@@ -2390,6 +2394,12 @@ typedef struct {
      * (~450 context switches a report of a 33 MB trace, ~290 now; a 3rd or 4th buffer with a
      * wake at 2 free saved ~50 more for +256-512 KiB and more page faults). */
     int reader_waits, consumer_waits;
+    /* READ_WINDOW: no buffers; the consumer grants the reader a region of its window
+     * (source_grant) and takes it back filled (source_next) */
+    int win;
+    unsigned char *want; /* the granted region, want_room bytes; NULL: none */
+    size_t want_room;
+    int got_done;
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -2399,21 +2409,24 @@ static void *reader_main(void *arg) {
     gzsource *s = arg;
     for (long n = 1; n > 0;) {
         pthread_mutex_lock(&s->mu);
-        while (s->produced - s->consumed == NBUF && !s->stop) {
+        while ((s->win ? !s->want || s->got_done : s->produced - s->consumed == NBUF) && !s->stop) {
             s->reader_waits = 1;
             pthread_cond_wait(&s->cv, &s->mu);
             s->reader_waits = 0;
         }
         int stop = s->stop;
+        unsigned slot = s->win ? 0 : s->produced % NBUF;
+        unsigned char *to = s->win ? s->want : s->buf[slot];
+        size_t room = s->win ? s->want_room : CHUNK;
         pthread_mutex_unlock(&s->mu);
         if (stop)
             break;
-        unsigned slot = s->produced % NBUF;
-        n = zf_read(s->zf, s->buf[slot], CHUNK);
+        n = zf_read(s->zf, to, room);
         pthread_mutex_lock(&s->mu);
         s->len[slot] = n;
         s->off[slot] = s->zf->offset;
         s->produced++;
+        s->got_done = 1;
         int wake = s->consumer_waits;
         pthread_mutex_unlock(&s->mu);
         if (wake)
@@ -2422,19 +2435,40 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
-/* `reader`: a gzip file is inflated ahead by a reader thread; else each chunk is read when
- * asked for (source_next), where the caller says. */
+/* source_open's `reader`: none (each chunk is read when asked for, source_next, where the
+ * caller says), into the source's NBUF buffers, or into the regions of the caller's window
+ * that it grants (source_grant). */
+enum { READ_INLINE, READ_BUFS, READ_WINDOW };
+
+/* `reader`: a gzip file is inflated ahead by a reader thread (READ_BUFS, READ_WINDOW); else
+ * each chunk is read when asked for. */
 static void source_open(gzsource *s, zfile *zf, int reader) {
     memset(s, 0, sizeof *s);
     s->zf = zf;
-    for (int i = 0; i < NBUF; i++)
+    s->win = reader == READ_WINDOW;
+    for (int i = 0; i < NBUF && !s->win; i++)
         if (!(s->buf[i] = malloc(CHUNK))) /* pages never written cost nothing */
             abort();
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (zf->how == ZF_LOOK && zf_look(zf) < 0)
         zf->how = ZF_END; /* the read error is zf's, reported after the (empty) text */
-    s->threaded = reader && zf->how == ZF_GZIP && pthread_create(&s->th, NULL, reader_main, s) == 0;
+    s->threaded = reader != READ_INLINE && zf->how == ZF_GZIP &&
+                  pthread_create(&s->th, NULL, reader_main, s) == 0;
+    if (s->win && !s->threaded)
+        s->win = 0; /* read inline, where the caller says */
+}
+
+/* READ_WINDOW: the reader inflates the next chunk into buf[0..room) while the caller works
+ * on the text before it; source_next waits for it. The caller neither reads nor moves that
+ * region until then. */
+static void source_grant(gzsource *s, unsigned char *buf, size_t room) {
+    pthread_mutex_lock(&s->mu);
+    s->want = buf, s->want_room = room, s->got_done = 0;
+    int wake = s->reader_waits;
+    pthread_mutex_unlock(&s->mu);
+    if (wake)
+        pthread_cond_signal(&s->cv);
 }
 
 /* The next chunk (releasing the previous one): its length, 0 at the end, < 0 on error. `*buf`
@@ -2449,6 +2483,19 @@ static long source_next(gzsource *s, unsigned char **buf, size_t room) {
         return n;
     }
     pthread_mutex_lock(&s->mu);
+    if (s->win) { /* the granted region, once filled */
+        while (!s->got_done) {
+            s->consumer_waits = 1;
+            pthread_cond_wait(&s->cv, &s->mu);
+            s->consumer_waits = 0;
+        }
+        *buf = s->want;
+        s->want = NULL;
+        long n = s->len[0];
+        s->cur_off = s->off[0];
+        pthread_mutex_unlock(&s->mu);
+        return n;
+    }
     int wake = 0;
     if (s->holding) {
         s->consumed++;
@@ -2513,6 +2560,14 @@ static void source_close(gzsource *s) {
 /* Text per walk: 128 KiB (1 MiB: +5 MiB of peak on a 35 MB text, no faster; 256 KiB: +0.4-1.3
  * MiB, the same CPU time). */
 #define PIECE (1u << 17)
+/* With the helper (texts >= 20 MB), 64 KiB: the window (WINDOW), the pieces' deferred events
+ * and walk indexes in flight and the helper's copy are about halved: the import's high water
+ * -0.6 MiB (hta_trace_diff_test 10.1 -> 9.5, trace_diff_control 10.4 -> 9.8 MiB, gdb), the
+ * same or fewer instructions (xdit 1,504.9 -> 1,495.3 M, df_index_resolver 1,182.3 -> 1,177.6
+ * M), but twice the hand-overs between the two walking threads (voluntary context switches of
+ * a report of trace_diff_test 225 -> 483; wall min/p25 of 40 runs +1-1.5 ms of ~62, load ~7).
+ * Without the helper 64 KiB cost instructions (WINDOW_ONE's moves: +2.1 % on ns_resolution). */
+#define PIECE2 (1u << 16)
 #define WINDOW_MAX (64u << 20) /* an event larger than this: yajl reads on */
 #define WIN_PAD TP_JSON_WALK_PADDING
 /* Text held: pieces in flight and read ahead. When the room left at the end is under
@@ -2525,13 +2580,18 @@ static void source_close(gzsource *s) {
  * pieces and a chunk (0.875 MiB) move about what 10 and a chunk did (xdit 25.9 -> 16.7-19.5 MB,
  * df_index_resolver 21.8 -> 15.5-22.1 MB, by which pieces the helper has walked at a move;
  * under callgrind, which counts memmove's rep movsb by the byte, window_room 25.6 -> 25.9-27.2
- * M and 21.3 -> 24.2-27.2 M instructions); 4 and a chunk: +6-9 M instructions more. */
-#define WINDOW (5 * PIECE + CHUNK)
+ * M and 21.3 -> 24.2-27.2 M instructions); 4 and a chunk: +6-9 M instructions more. (Those
+ * figures are for pieces of 128 KiB; of PIECE2, 5 and a chunk are 0.56 MiB, and window_room
+ * moved no more: the report's instructions went down, see PIECE2.) */
+#define WINDOW (5 * PIECE2 + CHUNK)
 #define FILL_MIN (CHUNK / 4)
-/* Without the helper one piece at most is in flight, and less than a piece is left unwalked
- * when a chunk comes (events_step reads on only then): room for that and two chunks moves
- * <= 128 KiB every other chunk. WINDOW there was 0.9 MiB of pages written and never needed
- * (the import's high water on the 14-18 MB sets, which import with one walking thread). */
+/* Without the helper one piece at most is in flight, and less than a piece (and WIN_PAD) is
+ * left unwalked when a chunk comes (events_step reads on only then): room for that, the chunk
+ * and the next one, which the reader inflates into the window (READ_WINDOW) while this thread
+ * walks the one before. WINDOW there was 0.9 MiB of pages written and never needed (the
+ * import's high water on the 14-18 MB sets, which import with one walking thread). The text
+ * moves at most once a chunk, ~0.4 byte per byte read (hta_ns_resolution: 6.5 of 15.4 MB;
+ * the reader's own buffers cost a copy of every byte and 0.5 MiB). */
 #define WINDOW_ONE (PIECE + 2 * CHUNK)
 
 /* The next chunk of text: its length, 0 at the end, < 0 on a read or inflate error. *buf on
@@ -2607,8 +2667,10 @@ typedef struct pieces {
     size_t piece;     /* text per walk (tests use tiny pieces) */
     unsigned char *t; /* the window: t[lo..hi) not yet handed on */
     size_t lo, hi, cap;
-    int borrowed; /* t is the source's own text (whole in memory): chunks extend hi, no copy */
-    int in_place; /* the source writes its chunks at t[hi] (pull_fn), not copied there */
+    int borrowed;    /* t is the source's own text (whole in memory): chunks extend hi, no copy */
+    int in_place;    /* the source writes its chunks at t[hi] (pull_fn), not copied there */
+    gzsource *ahead; /* a reader thread inflates into the window (READ_WINDOW) */
+    int granted;     /* ahead writes the region after hi: walks end WIN_PAD before it */
     phase ph;
     int ev_depth;   /* p->depth inside the traceEvents array */
     int comma_owed; /* yajl saw an event, and the `,` after the last one it saw was passed over */
@@ -2858,7 +2920,7 @@ static int help(pieces *s) {
 static void pieces_init(pieces *s, kparse *p, tp_json_walk *w, size_t piece, int threaded,
                         const unsigned char *whole) {
     memset(s, 0, sizeof *s);
-    s->p = p, s->w = w, s->piece = piece ? piece : PIECE;
+    s->p = p, s->w = w, s->piece = piece ? piece : w && threaded ? PIECE2 : PIECE;
     if (whole) {
         s->t = (unsigned char *)(uintptr_t)whole; /* only read */
         s->borrowed = 1;
@@ -3069,17 +3131,19 @@ static void release(pieces *s, slot *sl) {
     sl->b = NULL;
 }
 
-/* The next piece from window index `from`: 1 with its bounds, 0 when the window has none. */
-static int next_piece(pieces *s, size_t from, size_t *start, size_t *brace, size_t *open) {
+/* The next piece from window index `from` in t[..hi): 1 with its bounds, 0 when there is
+ * none. */
+static int next_piece(pieces *s, size_t from, size_t hi, size_t *start, size_t *brace,
+                      size_t *open) {
     size_t i = from;
-    while (i < s->hi && is_ws(s->t[i]))
+    while (i < hi && is_ws(s->t[i]))
         i++;
     *start = i;
-    if (i == s->hi || s->t[i] != '{')
+    if (i == hi || s->t[i] != '{')
         return 0;
-    size_t lim = s->hi - i > s->piece ? i + s->piece : s->hi;
+    size_t lim = hi - i > s->piece ? i + s->piece : hi;
     return last_boundary(s->t, i + 1, lim, brace, open) ||
-           find_boundary(s->t, s->hi, lim, brace, open);
+           find_boundary(s->t, hi, lim, brace, open);
 }
 
 /* yajl reads on up to the `}` at `brace`; when it then stands between two events, the walk
@@ -3127,7 +3191,7 @@ static void commit_walked(pieces *s) {
  * after it, to yajl (yajl_to). Without a boundary and with nothing in flight: PH_SERIAL (at
  * the end, or past WINDOW_MAX). Returns 1 when it made progress, 0 when it needs more text. */
 static int events_step(pieces *s, int eof) {
-    size_t start = s->hi, brace, open;
+    size_t brace, open;
     if (s->resync) {
         if (find_boundary(s->t, s->hi, s->lo, &brace, &open))
             yajl_to(s, brace, open);
@@ -3138,16 +3202,20 @@ static int events_step(pieces *s, int eof) {
         return 1;
     }
     size_t from = s->inflight ? s->slots[(s->head + s->inflight - 1) % NSLOT].open : s->lo;
+    /* the text a piece may take: a walk reads WIN_PAD bytes past its piece, where the reader
+     * may be writing (granted) */
+    size_t hi = !s->granted ? s->hi : s->hi > from + WIN_PAD ? s->hi - WIN_PAD : from;
+    size_t start = hi;
     if (eof && !s->walked && !s->inflight && s->hi - s->lo < s->piece) {
         s->ph = PH_SERIAL; /* less than one piece of events: yajl alone costs less */
         return 1;
     }
-    int room = s->inflight < s->depth && (eof || s->hi - from >= s->piece);
-    if (room && next_piece(s, from, &start, &brace, &open)) {
+    int room = s->inflight < s->depth && (eof || hi - from >= s->piece);
+    if (room && next_piece(s, from, hi, &start, &brace, &open)) {
         dispatch(s, start, brace, open);
         return 1;
     } else if (!s->inflight) {
-        if (eof || s->hi - s->lo > WINDOW_MAX || (start < s->hi && s->t[start] != '{'))
+        if (eof || s->hi - s->lo > WINDOW_MAX || (start < hi && s->t[start] != '{'))
             s->ph = PH_SERIAL;
         return s->ph == PH_SERIAL;
     }
@@ -3173,6 +3241,15 @@ static int events_step(pieces *s, int eof) {
     return 1;
 }
 
+/* READ_WINDOW: grants the reader the room after hi (moving the text first when less than
+ * FILL_MIN is left, while the reader waits). */
+static void grant_next(pieces *s) {
+    window_room(s, FILL_MIN);
+    size_t room = s->cap - WIN_PAD - s->hi;
+    source_grant(s->ahead, s->t + s->hi, room < CHUNK ? room : CHUNK);
+    s->granted = 1;
+}
+
 /* Reads the source through the window into the parser; returns 1 when it ended cleanly
  * (the text the window still holds is read before a read error is reported, as yajl alone
  * would have read it). */
@@ -3181,6 +3258,8 @@ static int pump_pieces(pieces *s, pull_fn pull, void *src) {
     while (p->st == TP_OK) {
         const unsigned char *buf = NULL;
         size_t room = CHUNK;
+        if (s->ahead && !s->granted)
+            grant_next(s);
         if (s->in_place && s->ph != PH_SERIAL) {
             /* inflated straight into the window: its copy of every chunk was ~4 % of the
              * import's instructions (owlv2 .json.gz from memory), on the importing thread,
@@ -3194,6 +3273,7 @@ static int pump_pieces(pieces *s, pull_fn pull, void *src) {
             room = room < CHUNK ? room : CHUNK;
         }
         long n = pull(src, &buf, room);
+        s->granted = 0;
         if (n <= 0) {
             while (s->ph == PH_EVENTS && p->st == TP_OK)
                 events_step(s, 1);
@@ -3206,12 +3286,19 @@ static int pump_pieces(pieces *s, pull_fn pull, void *src) {
             continue;
         }
         window_put(s, buf, (size_t)n);
+        if (s->ahead)
+            grant_next(s); /* inflated while this thread parses what it has */
         if (s->ph == PH_PREFIX)
             prefix_step(s);
         while (s->ph == PH_EVENTS && p->st == TP_OK && events_step(s, 0))
             ;
         if (s->ph == PH_SERIAL && p->st == TP_OK)
             window_feed(s, s->hi - s->lo);
+    }
+    if (s->granted) { /* the reader writes into the window: wait for it */
+        const unsigned char *buf = NULL;
+        pull(src, &buf, 0);
+        s->granted = 0;
     }
     return 0;
 }
@@ -3286,6 +3373,8 @@ static int pump_source(kparse *p, pull_fn pull, void *src, const unsigned char *
     /* they inflate (or read) where they are told */
     s->in_place =
         !whole && (pull == pull_gzmem || (pull == pull_file && !((filesrc *)src)->g->threaded));
+    if (pull == pull_file && ((filesrc *)src)->g->win)
+        s->ahead = ((filesrc *)src)->g;
     if (!w)
         s->ph = PH_SERIAL;
     int clean = pump_pieces(s, pull, src);
@@ -3330,9 +3419,11 @@ static void read_stream(kparse *p, zfile *zf) {
      * instructions (hta_df_index_resolver: 53.7 M of 1,429 M), besides its two buffers' 0.5
      * MiB. Without the helper the reader thread stays: there it overlaps the inflate with
      * the walk on the other core (the importing thread inflating inline cost 3-7 ms of wall
-     * on the 14-18 MB sets for ~1 ms of CPU, docs/PERFORMANCE.md, Kineto JSON import). */
+     * on the 14-18 MB sets for ~1 ms of CPU, docs/PERFORMANCE.md, Kineto JSON import), and
+     * inflates into the walker's window (READ_WINDOW); yajl alone (mode 0) reads from the
+     * reader's buffers. */
     gzsource src;
-    source_open(&src, zf, mode != 2);
+    source_open(&src, zf, mode == 2 ? READ_INLINE : mode == 1 ? READ_WINDOW : READ_BUFS);
     filesrc f = {&src, p};
     int clean = pump_source(p, pull_file, &f, NULL, mode, 0, NULL);
     source_close(&src);
