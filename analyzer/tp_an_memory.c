@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tp_kineto_names.h"
+#include "tp_mem.h"
 #include "tp_record.h"
 
 /* Kineto's spelling of the kind; the report's "unknown" (lower case, as for memory kinds)
@@ -100,35 +101,44 @@ static void copy_add(const tp_an_view *v, tp_an_memory *out, size_t *cap, size_t
  * view's rows with their GPU test (a fifth to a third of them are GPU rows). */
 static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
     tp_series s = {0};
-    size_t na = 0;
-    int64_t *dur = tp_an_alloc(v->n + 1, sizeof *dur);
-    size_t *rows = tp_an_alloc(v->n + 1, sizeof *rows);
+    /* The memory ops' ends, one per op as they come (was a duration and a row index per view
+     * row, zeroed: 16 bytes a row for the few memory ops among them). */
+    int64_t *end = NULL;
+    size_t na = 0, end_cap = 0;
     char t[16];
     size_t cap = 0;
     const uint8_t *cat = v->r->ev.cat;
     const uint32_t *order = v->by_corr && v->ts == v->r->ev.ts ? v->gpu_order : NULL;
     for (size_t k = 0, n = order ? v->n_gpu : v->n; k < n; k++) {
         double bw;
+        int64_t dur;
         size_t i = order ? order[k] : k;
         if (!order && !tp_an_view_gpu(v, i))
             continue;
         if (cat[tp_an_view_row(v, i)] == TP_CAT_MEMCPY ||
             cat[tp_an_view_row(v, i)] == TP_CAT_MEMSET)
             copy_add(v, out, &cap, i);
-        if (tp_an_view_ktype(v, i) != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur[na]))
+        if (tp_an_view_ktype(v, i) != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur))
             continue;
         mem_type(tp_an_view_name(v, i), t);
         add_pt(&s, v->ts[i], bw, type_index(&s, t));
-        rows[na++] = i;
+        tp_an_grow((void **)&end, &end_cap, na + 1, sizeof *end);
+        end[na++] = v->ts[i] + dur;
+    }
+    if (s.cap < 2 * na) { /* the end points' room at once: 2 na points, not a doubling */
+        s.p = tp_mem_xrealloc(s.p, 2 * na, sizeof *s.p);
+        s.cap = 2 * na;
     }
     for (size_t k = 0; k < na; k++) /* HTA concatenates the end points after the starts */
-        add_pt(&s, v->ts[rows[k]] + dur[k], -s.p[k].bw, s.p[k].type);
+        add_pt(&s, end[k], -s.p[k].bw, s.p[k].type);
+    free(end);
     int64_t *key = tp_an_alloc(s.n + 1, sizeof *key);
     size_t *ord = tp_an_alloc(s.n + 1, sizeof *ord);
-    double *vals = tp_an_alloc(s.n + 1, sizeof *vals);
     for (size_t k = 0; k < s.n; k++)
         key[k] = s.p[k].ts;
     tp_an_argsort_np(key, s.n, ord, v->scratch);
+    free(key); /* before vals: they take its place */
+    double *vals = tp_an_alloc(s.n + 1, sizeof *vals);
     out->bw = tp_an_alloc(s.nt + 1, sizeof *out->bw);
     out->n_bw = s.nt;
     for (size_t ty = 0; ty < s.nt; ty++) {
@@ -145,11 +155,8 @@ static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
         tp_an_describe(vals, m, &out->bw[ty].bw);
     }
     qsort(out->bw, out->n_bw, sizeof *out->bw, cmp_type);
-    free(key);
     free(ord);
     free(vals);
-    free(dur);
-    free(rows);
     free(s.p);
     free(s.types);
 }
