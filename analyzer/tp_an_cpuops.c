@@ -173,6 +173,49 @@ typedef struct {
     uint32_t row, op; /* op: index in out->op; row UINT32_MAX: empty */
 } parent_slot;
 
+/* collect's self times on a view that may hold a model row twice or not at all (trimmed, or
+ * a window), without child_sums' sum per model row: each model row whose parent is a table
+ * row held mult[parent] times in the view takes its duration off that group's self time (and
+ * the table's) that many times; the calls added their whole durations. Exact sums, so the
+ * same as each call's duration less its children's sum added call by call, when no partial
+ * sum can wrap: 0 (figures not kept) when the terms' magnitudes, all summed, could pass
+ * INT64_MAX (`mag`: the calls' part, as collect_in bounds it). Every parent's group exists
+ * already (its call was added). */
+static int children_off(const tp_an_view *v, groups *g, const uint8_t *mult, uint64_t mag,
+                        int64_t *self_sum) {
+    const tp_events *ev = &v->r->ev;
+    const int by_shapes = v->opts.ops_by_shapes && tp_ev_any_shapes(ev);
+    int ok = 1;
+    parent_slot slot[PARENT_SLOTS];
+    for (size_t k = 0; k < PARENT_SLOTS; k++)
+        slot[k].row = UINT32_MAX;
+    int64_t ss = *self_sum;
+    for (size_t j = 0; j < ev->n && ok; j++) {
+        int32_t p = tp_ev_parent(ev, j);
+        if (p < 0 || !mult[p] || !is_table_cat(ev->cat[p]))
+            continue;
+        int64_t dur = tp_ev_dur(ev, j), off;
+        uint64_t m;
+        if (dur == INT64_MIN || __builtin_mul_overflow(dur, (int64_t)mult[p], &off) ||
+            __builtin_mul_overflow((uint64_t)(dur < 0 ? -dur : dur), mult[p], &m) ||
+            __builtin_add_overflow(mag, m, &mag)) {
+            ok = 0;
+            break;
+        }
+        parent_slot *ps = &slot[(uint32_t)p % PARENT_SLOTS];
+        if (ps->row != (uint32_t)p) {
+            uint32_t pr = (uint32_t)p;
+            tp_an_cpuop *po =
+                group_of(g, ev->name[pr], by_shapes ? tp_ev_shapes(ev, pr) : 0, ev->cat[pr]);
+            *ps = (parent_slot){pr, (uint32_t)(po - g->out->op)};
+        }
+        __builtin_sub_overflow(g->out->op[ps->op].self, off, &g->out->op[ps->op].self);
+        __builtin_sub_overflow(ss, off, &ss);
+    }
+    *self_sum = ss;
+    return ok && mag <= (uint64_t)INT64_MAX;
+}
+
 /* Adds the table's calls, one per view row, to their groups; sets out->span, out->self_sum
  * and out->has_shapes. `sum`: each model row's children's durations (child_sums), or NULL
  * when the view holds every model row once (every_row_once): then a call adds its duration
@@ -183,8 +226,9 @@ typedef struct {
  * saturates, and only exact sums are the same in either order; else 1. `mapped`: the view
  * has a row column; without one (native) view row i is model row i, read as such (no load
  * of v->row per row). Always inlined into collect, once per case. */
-static inline __attribute__((always_inline)) int
-collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int mapped) {
+static inline __attribute__((always_inline)) int collect_in(const tp_an_view *view,
+                                                            tp_an_cpuops *out, const int64_t *sum,
+                                                            int mapped, uint8_t *mult) {
     /* the view and the rank's columns copied: the loop's stores to the groups (int64 and
      * uint32) could otherwise be to their fields, reloaded each row (tp_an_view.h) */
     const tp_an_view lv = *view, *v = &lv;
@@ -197,6 +241,7 @@ collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int ma
     parent_slot slot[PARENT_SLOTS];
     for (size_t k = 0; k < PARENT_SLOTS; k++)
         slot[k].row = UINT32_MAX;
+    int mult_full = 0;    /* a row more than 255 times in the view: mult does not hold it */
     uint64_t n_terms = 0; /* sum == NULL: durations added or taken off, each at most the span */
     /* the table's self time and shapes flag kept here, stored once: in out, each store could
      * be to any int64 the loop reads (the model's columns), so each row reloaded them */
@@ -208,11 +253,15 @@ collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int ma
         if (tp_an_view_gpu(
                 v, i)) /* never a parent nor a child: those are a thread's rows (no stream) */
             continue;
+        if (mult) { /* counted here, the one pass over the view (255 times at most) */
+            mult_full |= mult[row] == UINT8_MAX;
+            mult[row]++;
+        }
         int64_t dur = tp_ev_dur(ev, row);
         t0 = ev->ts[row] < t0 ? ev->ts[row] : t0;
         t1 = ev->ts[row] + dur > t1 ? ev->ts[row] + dur : t1;
         int32_t p = tp_ev_parent(ev, row);
-        if (!sum && p >= 0 && is_table_cat(ev->cat[p])) { /* p: in the view, not a GPU row */
+        if (!sum && !mult && p >= 0 && is_table_cat(ev->cat[p])) { /* p: in the view */
             parent_slot *ps = &slot[(uint32_t)p % PARENT_SLOTS];
             if (ps->row != (uint32_t)p) {
                 uint32_t pr = (uint32_t)p;
@@ -246,10 +295,16 @@ collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int ma
         if (!o->fwd_name && nf) /* (no forward op, as in native traces: the name is 0) */
             o->fwd_name = forward_name(ev, f, nf, row);
     }
-    out->self_sum = self_sum;
     out->has_shapes = has_shapes;
     out->span = t1 > t0 ? t1 - t0 : 0;
+    uint64_t calls;
+    int exact = !mult_full && !__builtin_mul_overflow(n_terms, (uint64_t)out->span, &calls);
+    if (mult && exact) /* each model row's duration off its parent's group, once per view row */
+        exact = children_off(v, &g, mult, calls, &self_sum);
+    out->self_sum = self_sum;
     free(f), free(g.first), free(g.next);
+    if (mult)
+        return exact;
     /* Each term is a CPU row's duration, at most the span: with n_terms x span within
      * INT64_MAX no partial sum of either order overflows (nor saturates), so the figures are
      * those of each call's duration less its children's sum, added call by call. */
@@ -260,8 +315,19 @@ collect_in(const tp_an_view *view, tp_an_cpuops *out, const int64_t *sum, int ma
 
 static int collect(const tp_an_view *v, tp_an_cpuops *out, const int64_t *sum) {
     if (sum)
-        return collect_in(v, out, sum, 1);
-    return v->row ? collect_in(v, out, NULL, 1) : collect_in(v, out, NULL, 0);
+        return collect_in(v, out, sum, 1, NULL);
+    return v->row ? collect_in(v, out, NULL, 1, NULL) : collect_in(v, out, NULL, 0, NULL);
+}
+
+/* collect on any view through children_off: the times each model row is a CPU row of the
+ * view, counted by collect_in (1 byte a model row, where child_sums took 8, zeroed: the
+ * analysis's high water on hta_df_index_resolver 15.2 -> 14.5 MiB with one analysis thread).
+ * 0 when a row is there more than 255 times or the sums could wrap (then child_sums). */
+static int collect_mult(const tp_an_view *v, tp_an_cpuops *out) {
+    uint8_t *mult = tp_an_tmp0(v, v->r->ev.n + 1, 1);
+    int ok = collect_in(v, out, NULL, 1, mult);
+    tp_an_tmp_put(v, mult);
+    return ok;
 }
 
 /* Does the view hold every model row exactly once (in any order)? Then collect needs no
@@ -300,7 +366,7 @@ void tp_an_cpuops_run(const tp_an_view *v, tp_an_cpuops *out) {
      * a sum per model row (8 bytes a row, zeroed, written at every parent: a page fault per
      * 512 rows when the view's scratch had no kept pages for it; on a compat view it was the
      * report's peak: tracelens_xdit_sd35 +1.4 MiB over the steady model and view) */
-    if (!every_row_once(v) || !collect(v, out, NULL)) {
+    if (every_row_once(v) ? !collect(v, out, NULL) : !collect_mult(v, out)) {
         tp_an_cpuops_free(out);
         out->by_shapes = v->opts.ops_by_shapes != 0;
         out->by_total = v->opts.ops_by_total != 0;

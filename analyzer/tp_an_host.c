@@ -208,12 +208,12 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
                 continue;
             a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
             if (tp_an_namememo_get(&data_name, ev->name[row])) {
-                tp_an_ivset_add(&data, a, b);
+                tp_an_ivset_add_union(&data, a, b);
                 tp_an_grow((void **)&names, &cap, nn + 1, sizeof *names);
                 names[nn++] = (name_ns){ev->name[row], b - a};
             } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
                        !tp_an_namememo_get(&step, ev->name[row])) {
-                tp_an_ivset_add(&ops, a, b);
+                tp_an_ivset_add_union(&ops, a, b);
                 out->n_ops++;
             }
         }

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "tp_kineto_names.h"
+#include "tp_mem.h"
 #include "tp_record.h"
+#include "tp_sort.h"
 
 /* Kineto's spelling of the kind; the report's "unknown" (lower case, as for memory kinds)
  * for the rest. */
@@ -43,13 +45,15 @@ static void mem_type(const char *name, char out[16]) {
 }
 
 typedef struct {
-    int64_t ts;
     double bw;
     int type; /* index into the type table */
 } tp_bwpt;
 
+/* The points: their times apart (ts, the sort's key as it is: no copy of them), the rest in
+ * p; both with room for cap. */
 typedef struct {
     tp_bwpt *p;
+    int64_t *ts;
     size_t n, cap;
     char (*types)[16];
     size_t nt, tcap;
@@ -64,9 +68,20 @@ static int type_index(tp_series *s, const char *t) {
     return (int)s->nt++;
 }
 
+/* Room for `need` points in both columns, `need` exactly when the list must grow. */
+static void pts_room(tp_series *s, size_t need) {
+    if (need <= s->cap)
+        return;
+    s->p = tp_mem_xrealloc(s->p, need, sizeof *s->p);
+    s->ts = tp_mem_xrealloc(s->ts, need, sizeof *s->ts);
+    s->cap = need;
+}
+
 static void add_pt(tp_series *s, int64_t ts, double bw, int type) {
-    tp_an_grow((void **)&s->p, &s->cap, s->n + 1, sizeof *s->p);
-    s->p[s->n++] = (tp_bwpt){ts, bw, type};
+    if (s->n == s->cap)
+        pts_room(s, s->cap < 16 ? 16 : 2 * s->cap);
+    s->ts[s->n] = ts;
+    s->p[s->n++] = (tp_bwpt){bw, type};
 }
 
 /* Bandwidth (GB/s) and duration of a memory op, or 0 when the op is skipped. */
@@ -100,44 +115,57 @@ static void copy_add(const tp_an_view *v, tp_an_memory *out, size_t *cap, size_t
  * view's rows with their GPU test (a fifth to a third of them are GPU rows). */
 static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
     tp_series s = {0};
-    size_t na = 0;
-    int64_t *dur = tp_an_alloc(v->n + 1, sizeof *dur);
-    size_t *rows = tp_an_alloc(v->n + 1, sizeof *rows);
+    /* The memory ops' ends, one per op as they come (was a duration and a row index per view
+     * row, zeroed: 16 bytes a row for the few memory ops among them). */
+    int64_t *end = NULL;
+    size_t na = 0, end_cap = 0;
     char t[16];
     size_t cap = 0;
     const uint8_t *cat = v->r->ev.cat;
     const uint32_t *order = v->by_corr && v->ts == v->r->ev.ts ? v->gpu_order : NULL;
     for (size_t k = 0, n = order ? v->n_gpu : v->n; k < n; k++) {
         double bw;
+        int64_t dur;
         size_t i = order ? order[k] : k;
         if (!order && !tp_an_view_gpu(v, i))
             continue;
         if (cat[tp_an_view_row(v, i)] == TP_CAT_MEMCPY ||
             cat[tp_an_view_row(v, i)] == TP_CAT_MEMSET)
             copy_add(v, out, &cap, i);
-        if (tp_an_view_ktype(v, i) != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur[na]))
+        if (tp_an_view_ktype(v, i) != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur))
             continue;
         mem_type(tp_an_view_name(v, i), t);
         add_pt(&s, v->ts[i], bw, type_index(&s, t));
-        rows[na++] = i;
+        tp_an_grow((void **)&end, &end_cap, na + 1, sizeof *end);
+        end[na++] = v->ts[i] + dur;
     }
+    pts_room(&s, 2 * na);           /* the end points' room at once: 2 na points, not a doubling */
     for (size_t k = 0; k < na; k++) /* HTA concatenates the end points after the starts */
-        add_pt(&s, v->ts[rows[k]] + dur[k], -s.p[k].bw, s.p[k].type);
-    int64_t *key = tp_an_alloc(s.n + 1, sizeof *key);
-    size_t *ord = tp_an_alloc(s.n + 1, sizeof *ord);
+        add_pt(&s, end[k], -s.p[k].bw, s.p[k].type);
+    free(end);
+    /* numpy's order of the times, 4-byte indices below 2^32 points (else 8): with the times
+     * as the key itself, 12 bytes a point less than a key copy and an 8-byte order (of
+     * 9,480 points on hta_trace_diff_test) */
+    uint32_t *ord32 = NULL;
+    size_t *ordw = NULL;
+    if (s.n < UINT32_MAX)
+        ord32 = tp_an_argsort_np_over(s.ts, s.n, tp_sort_order_i64_s(s.ts, s.n, v->scratch),
+                                      v->scratch);
+    else
+        tp_an_argsort_np(s.ts, s.n, ordw = tp_an_alloc(s.n, sizeof *ordw), v->scratch);
+    free(s.ts); /* before vals: they take its place */
+    s.ts = NULL;
     double *vals = tp_an_alloc(s.n + 1, sizeof *vals);
-    for (size_t k = 0; k < s.n; k++)
-        key[k] = s.p[k].ts;
-    tp_an_argsort_np(key, s.n, ord, v->scratch);
     out->bw = tp_an_alloc(s.nt + 1, sizeof *out->bw);
     out->n_bw = s.nt;
     for (size_t ty = 0; ty < s.nt; ty++) {
         double cum = 0;
         size_t m = 0;
         for (size_t k = 0; k < s.n; k++) {
-            if (s.p[ord[k]].type != (int)ty)
+            const tp_bwpt *pt = &s.p[ord32 ? ord32[k] : ordw[k]];
+            if (pt->type != (int)ty)
                 continue;
-            cum += s.p[ord[k]].bw;
+            cum += pt->bw;
             if (cum > 0)
                 vals[m++] = cum;
         }
@@ -145,11 +173,9 @@ static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
         tp_an_describe(vals, m, &out->bw[ty].bw);
     }
     qsort(out->bw, out->n_bw, sizeof *out->bw, cmp_type);
-    free(key);
-    free(ord);
+    tp_an_tmp_put(v, ord32);
+    free(ordw);
     free(vals);
-    free(dur);
-    free(rows);
     free(s.p);
     free(s.types);
 }

@@ -132,6 +132,44 @@ static void test_norm_stretches(void) {
     }
 }
 
+/* tp_an_ivset_add_union (an interval widens the last run it overlaps or touches): the same
+ * normalized set as tp_an_ivset_add, on stretches in start order with nesting (the host
+ * analysis's CPU ops), on random order, clipped or not; and fewer runs kept before the norm. */
+static void test_add_union(void) {
+    for (int round = 0; round < 400; round++) {
+        tp_an_ivset s = {0}, u = {0};
+        uint8_t bits[DOM] = {0};
+        size_t stretches = 1 + (size_t)rnd(round % 4 ? 4 : 60);
+        for (size_t k = 0; k < stretches; k++) {
+            int64_t a = rnd(DOM);
+            for (int64_t m = rnd(8); m >= 0 && a < DOM; m--) {
+                int64_t b = a + rnd(30) - 5; /* some empty or reversed */
+                b = b > DOM ? DOM : b;
+                tp_an_ivset_add(&s, a, b);
+                tp_an_ivset_add_union(&u, a, b);
+                for (int64_t t = a; t < b; t++)
+                    bits[t] = 1;
+                a += round % 3 ? rnd(10) : rnd(DOM) - DOM / 2; /* ascending, or any order */
+                a = a < 0 ? 0 : a;
+            }
+        }
+        CHECK(u.n <= s.n);
+        int64_t lo = round % 2 ? rnd(DOM / 2) : INT64_MIN;
+        int64_t hi = round % 2 ? DOM / 2 + rnd(DOM / 2 + 1) : INT64_MAX;
+        for (int t = 0; t < DOM; t++)
+            bits[t] &= t >= lo && t < hi;
+        tp_an_ivset_norm(&s, lo, hi);
+        tp_an_ivset_norm(&u, lo, hi);
+        CHECK(same_as(&u, bits));
+        CHECK_EQ_U(u.n, s.n);
+        for (size_t i = 0; i < u.n && i < s.n; i++) {
+            CHECK_EQ_I(u.a[i], s.a[i]);
+            CHECK_EQ_I(u.b[i], s.b[i]);
+        }
+        tp_an_ivset_free(&s), tp_an_ivset_free(&u);
+    }
+}
+
 /* HTA's rule (moved here from test_an_stats with its assertions). */
 static void test_merge_hta(void) {
     int64_t ts[] = {50, 0, 200, 90, 300};
@@ -189,6 +227,7 @@ int main(void) {
     TP_RUN(test_norm);
     TP_RUN(test_ops_random);
     TP_RUN(test_norm_stretches);
+    TP_RUN(test_add_union);
     TP_RUN(test_merge_hta);
     TP_RUN(test_merge_hta_ties);
     TP_RUN(test_merge_agree);
