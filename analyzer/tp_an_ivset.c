@@ -188,8 +188,8 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
     tp_an_ivset_fit(s);
 }
 
-int tp_an_ivset_overlaps(const tp_an_ivset *s, int64_t a, int64_t b) {
-    size_t lo = 0, hi = s->n; /* the first run that ends after a decides */
+size_t tp_an_ivset_first_after(const tp_an_ivset *s, int64_t a) {
+    size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->b[mid] <= a)
@@ -197,6 +197,11 @@ int tp_an_ivset_overlaps(const tp_an_ivset *s, int64_t a, int64_t b) {
         else
             hi = mid;
     }
+    return lo;
+}
+
+int tp_an_ivset_overlaps(const tp_an_ivset *s, int64_t a, int64_t b) {
+    size_t lo = tp_an_ivset_first_after(s, a); /* the first run that ends after a decides */
     return lo < s->n && s->a[lo] < b;
 }
 

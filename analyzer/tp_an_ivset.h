@@ -67,6 +67,10 @@ static inline void tp_an_ivset_add_union(tp_an_ivset *s, int64_t a, int64_t b) {
  * [lo, hi) (INT64_MIN, INT64_MAX: everything). */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi);
 
+/* The first run of the normalized set `s` that ends after `a` (s->n: none), by binary search:
+ * where a query of [a, b) starts reading the runs. */
+size_t tp_an_ivset_first_after(const tp_an_ivset *s, int64_t a);
+
 /* Whether [a, b) overlaps a run of the normalized set `s` (a binary search). */
 int tp_an_ivset_overlaps(const tp_an_ivset *s, int64_t a, int64_t b);
 

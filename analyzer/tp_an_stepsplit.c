@@ -23,16 +23,8 @@ const char *tp_ss_part_key(tp_ss_part p) {
  * a, then the runs up to b, so that many steps over a long trace cost O(log n) each plus
  * their own runs. */
 static int64_t len_in(const tp_an_ivset *s, int64_t a, int64_t b) {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->b[mid] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     int64_t len = 0;
-    for (size_t i = lo; i < s->n && s->a[i] < b; i++) {
+    for (size_t i = tp_an_ivset_first_after(s, a); i < s->n && s->a[i] < b; i++) {
         int64_t x = s->a[i] > a ? s->a[i] : a, y = s->b[i] < b ? s->b[i] : b;
         len += y > x ? y - x : 0;
     }
