@@ -129,7 +129,7 @@ static void take_jobs(work_list *w) {
  * still allocates: giving them back took ~0.9 MiB off hta_df_index_resolver's peak (median
  * of 8 runs, docs/PERFORMANCE.md), at one trim per rank. malloc_trim leaves the free top of
  * an arena other than the main one resident: the CLI has every thread share the main arena
- * (M_ARENA_MAX, cli/tp_cli.c), where the trim gives that back too. */
+ * (M_ARENA_MAX, tp_mem_tune_process), where the trim gives that back too. */
 static void trim_arena(void) {
 #if TP_GLIBC_MALLOC
     malloc_trim(0);
