@@ -1729,8 +1729,10 @@ static void events_permute(tp_events *e, const uint32_t *perm, tp_scratch *sc, v
         n_moved = moved_by_search(e, perm, side, moved);
         free(side), side = NULL;
     }
+    /* no side rows: no `moved` either (NULL + 0 is undefined in C; UBSan under fuzz_kineto) */
+    moved_row *moved1 = moved ? moved + n_side : NULL;
     permute_half half[2] = {{e, perm, sc, side, moved, 0, 0, NULL},
-                            {e, perm, sc, side, moved + n_side, 0, 1, tmp1}};
+                            {e, perm, sc, side, moved1, 0, 1, tmp1}};
     tp_par_both(n, permute_cols, &half[0], permute_cols, &half[1]);
     if (!n_side)
         return;
@@ -2665,6 +2667,8 @@ static void frames_fit(tp_stacks *s, size_t n) {
 
 size_t tp_rank_add_frames(tp_rank *r, const uint32_t *module, const uint64_t *addr, size_t n) {
     tp_stacks *s = &r->stacks;
+    if (n == 0) /* an empty stack (a crafted Call stack): its arrays may not exist yet */
+        return s->n_frames;
     frames_fit(s, n);
     for (size_t i = 0; !s->frame_module && i < n; i++)
         if (module[i] != TP_STACK_PYTHON)
