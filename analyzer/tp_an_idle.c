@@ -35,19 +35,22 @@ static int idle_row(const tp_an_view *v, size_t i) {
  * counts into ng[] and the idle sums into s. With ord NULL, rows' own order, while it is one
  * of distinct rising starts: returns 0 as soon as it is not (then nothing in s counts), else
  * 1. */
-static int classify_gaps(const tp_an_view *view, const uint32_t *rows, const size_t *ord, size_t n,
-                         tp_an_idle_stream *s, uint8_t *cls, size_t *ng) {
+static inline __attribute__((always_inline)) int
+classify_gaps_in(const tp_an_view *view, const int64_t *ts64, const uint32_t *rows,
+                 const size_t *ord, size_t n, tp_an_idle_stream *s, uint8_t *cls, size_t *ng) {
     const tp_an_view lv = *view, *v = &lv; /* in registers: see tp_an_view.h */
     memset(s->idle, 0, sizeof s->idle);
     memset(ng, 0, TP_IDLE_COUNT * sizeof *ng);
     for (size_t k = 1; k < n; k++) {
         size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
-        if (!ord && v->ts[i] <= v->ts[h])
+        int64_t a = tp_an_view_ts_with(v, ts64, i);
+        if (!ord && a <= tp_an_view_ts_with(v, ts64, h))
             return 0;
-        int64_t prev_end = tp_an_view_end(v, h);
-        int64_t g = v->ts[i] - prev_end;
+        int64_t prev_end = tp_an_view_end_with(v, ts64, h);
+        int64_t g = a - prev_end;
         int c = TP_IDLE_OTHER;
-        if (tp_an_view_link(v, i) >= 0 && v->ts[tp_an_view_link(v, i)] > prev_end)
+        int32_t l = tp_an_view_link(v, i);
+        if (l >= 0 && tp_an_view_ts_with(v, ts64, (size_t)l) > prev_end)
             c = TP_IDLE_HOST_WAIT;
         else if (g < v->opts.kernel_wait_ns)
             c = TP_IDLE_KERNEL_WAIT;
@@ -58,23 +61,43 @@ static int classify_gaps(const tp_an_view *view, const uint32_t *rows, const siz
     return 1;
 }
 
+/* In two copies (tp_an_view_ts_array) */
+static int classify_gaps(const tp_an_view *view, const uint32_t *rows, const size_t *ord, size_t n,
+                         tp_an_idle_stream *s, uint8_t *cls, size_t *ng) {
+    const int64_t *ts64 = tp_an_view_ts_array(view);
+    if (ts64)
+        return classify_gaps_in(view, ts64, rows, ord, n, s, cls, ng);
+    return classify_gaps_in(view, NULL, rows, ord, n, s, cls, ng);
+}
+
 /* The gaps again, each into its class's part of gap[] (in order within a class), with each
  * class's least and greatest (lo[], hi[]: the description then counts them without a test
  * of each value as a double). */
-static void fill_gaps(const tp_an_view *view, const uint32_t *rows, const size_t *ord, size_t n,
-                      const uint8_t *cls, int64_t **gap, int64_t *lo, int64_t *hi) {
+static inline __attribute__((always_inline)) void
+fill_gaps_in(const tp_an_view *view, const int64_t *ts64, const uint32_t *rows, const size_t *ord,
+             size_t n, const uint8_t *cls, int64_t **gap, int64_t *lo, int64_t *hi) {
     const tp_an_view lv = *view, *v = &lv; /* in registers: see tp_an_view.h */
     size_t at[TP_IDLE_COUNT] = {0};
     for (int c = 0; c < TP_IDLE_COUNT; c++)
         lo[c] = INT64_MAX, hi[c] = INT64_MIN;
     for (size_t k = 1; k < n; k++) {
         size_t i = rows[ord ? ord[k] : k], h = rows[ord ? ord[k - 1] : k - 1];
-        int64_t g = v->ts[i] - tp_an_view_end(v, h);
+        int64_t g = tp_an_view_ts_with(v, ts64, i) - tp_an_view_end_with(v, ts64, h);
         int c = cls[k];
         gap[c][at[c]++] = g;
         lo[c] = g < lo[c] ? g : lo[c];
         hi[c] = g > hi[c] ? g : hi[c];
     }
+}
+
+/* In two copies (tp_an_view_ts_array) */
+static void fill_gaps(const tp_an_view *view, const uint32_t *rows, const size_t *ord, size_t n,
+                      const uint8_t *cls, int64_t **gap, int64_t *lo, int64_t *hi) {
+    const int64_t *ts64 = tp_an_view_ts_array(view);
+    if (ts64)
+        fill_gaps_in(view, ts64, rows, ord, n, cls, gap, lo, hi);
+    else
+        fill_gaps_in(view, NULL, rows, ord, n, cls, gap, lo, hi);
 }
 
 /* The gaps are classified first and then written, each class's after the previous one's in
@@ -95,7 +118,7 @@ static void stream_run(const tp_an_view *v, const uint32_t *rows, size_t n, tp_a
         key = tp_an_tmp(v, n, sizeof *key);
         own = tp_an_tmp(v, n, sizeof *own);
         for (size_t k = 0; k < n; k++)
-            key[k] = v->ts[rows[k]];
+            key[k] = tp_an_view_ts(v, rows[k]);
         tp_an_argsort_np(key, n, own, v->scratch);
         tp_an_tmp_put(v, key);
         ord = own;

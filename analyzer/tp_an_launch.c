@@ -98,16 +98,20 @@ static __attribute__((noinline)) void pairs_grow(tp_pairs *p, const tp_an_view *
 }
 
 /* Inline (a call per pair was a fifth of the pairs' collection), its growth out of line. */
-static inline __attribute__((always_inline)) void add_pair(tp_pairs *p, const tp_an_view *v,
-                                                           size_t c, size_t g) {
+static inline __attribute__((always_inline)) void
+add_pair_with(tp_pairs *p, const tp_an_view *v, const int64_t *ts64, size_t c, size_t g) {
     if (p->n == p->cap)
         pairs_grow(p, v);
     int64_t cd = tp_an_view_dur(v, c), gd = tp_an_view_dur(v, g);
-    int64_t delay = v->ts[g] - v->ts[c] - cd;
+    int64_t delay = tp_an_view_ts_with(v, ts64, g) - tp_an_view_ts_with(v, ts64, c) - cd;
     p->cpu[p->n] = cd;
     p->gpu[p->n] = gd;
     p->delay[p->n] = delay < 0 ? 0 : delay;
     p->n++;
+}
+static inline __attribute__((always_inline)) void add_pair(tp_pairs *p, const tp_an_view *v,
+                                                           size_t c, size_t g) {
+    add_pair_with(p, v, tp_an_view_ts_array(v), c, g);
 }
 
 /* The pairs of one correlation group (view rows g[0..n), in row order): every CPU-side row
@@ -156,6 +160,40 @@ static void none_group_pairs(const tp_an_view *v, int launches, tp_pairs *p) {
     tp_an_tmp_put(v, gpu);
 }
 
+/* collect_pairs' groups where the view has by_corr. Always inline, for its two copies. */
+static inline __attribute__((always_inline)) void
+by_corr_pairs(const tp_an_view *v, const int64_t *ts64, tp_an_namememo *hta, tp_pairs *p) {
+    size_t n = v->n_by_corr;
+    /* add_pair's int64 stores could be to the view's size fields: its copy's stay in
+     * registers (tp_an_view.h) */
+    const tp_an_view lv = *v;
+    v = &lv;
+    const tp_events *ev = &v->r->ev;
+    int narrow = !ev->corr_hi_any && !ev->wide_corr.n; /* the codes are the ids */
+    for (size_t s = 0, e; s < n; s = e) {
+        if (v->by_corr_twos) { /* every run two rows (the view found it): no compare */
+            e = s + 2;
+        } else if (narrow) { /* the same runs, without tp_ev_corr's tests per row */
+            uint32_t code = ev->corr32[v->by_corr[s]];
+            for (e = s + 1; e < n && ev->corr32[v->by_corr[e]] == code; e++)
+                ;
+        } else {
+            int64_t c = tp_an_view_corr(v, v->by_corr[s]);
+            for (e = s; e < n && tp_an_view_corr(v, v->by_corr[e]) == c; e++)
+                ;
+        }
+        if (e - s == 2 && !v->opts.compat_hta) { /* most groups: a call and its kernel */
+            size_t a = v->by_corr[s], b = v->by_corr[s + 1];
+            if (cpu_side(v, a) && tp_an_view_gpu(v, b)) /* group_pairs' pairs: (a, b) only, as a */
+                add_pair_with(p, v, ts64, a, b);        /* row is never both */
+            else if (cpu_side(v, b) && tp_an_view_gpu(v, a))
+                add_pair_with(p, v, ts64, b, a);
+            continue;
+        }
+        group_pairs(v, hta, v->by_corr + s, e - s, p);
+    }
+}
+
 /* Groups the view's rows by correlation, in the order of the keys, rows in row order within
  * a group (HTA's merge of the CPU and GPU frames on correlation). HTA mode groups the rows
  * without a correlation (-1, most rows: Python functions, CPU ops) too; they are read in place
@@ -177,37 +215,11 @@ static void collect_pairs(const tp_an_view *v, tp_pairs *p) {
     }
     if (v->by_corr) { /* the rows with a correlation (not -1), in (key, row) order already:
                          its runs of one correlation are the groups, rows in row order (native:
-                         no -1 group), read in place */
-        n = v->n_by_corr;
-        /* add_pair's int64 stores could be to the view's size fields: its copy's stay in
-         * registers (tp_an_view.h) */
-        const tp_an_view lv = *v;
-        v = &lv;
-        const tp_events *ev = &v->r->ev;
-        int narrow = !ev->corr_hi_any && !ev->wide_corr.n; /* the codes are the ids */
-        for (size_t s = 0, e; s < n; s = e) {
-            if (v->by_corr_twos) { /* every run two rows (the view found it): no compare */
-                e = s + 2;
-            } else if (narrow) { /* the same runs, without tp_ev_corr's tests per row */
-                uint32_t code = ev->corr32[v->by_corr[s]];
-                for (e = s + 1; e < n && ev->corr32[v->by_corr[e]] == code; e++)
-                    ;
-            } else {
-                int64_t c = tp_an_view_corr(v, v->by_corr[s]);
-                for (e = s; e < n && tp_an_view_corr(v, v->by_corr[e]) == c; e++)
-                    ;
-            }
-            if (e - s == 2 && !v->opts.compat_hta) { /* most groups: a call and its kernel */
-                size_t a = v->by_corr[s], b = v->by_corr[s + 1];
-                if (cpu_side(v, a) &&
-                    tp_an_view_gpu(v, b)) /* group_pairs' pairs: (a, b) only, as a */
-                    add_pair(p, v, a, b); /* row is never both */
-                else if (cpu_side(v, b) && tp_an_view_gpu(v, a))
-                    add_pair(p, v, b, a);
-                continue;
-            }
-            group_pairs(v, &hta, v->by_corr + s, e - s, p);
-        }
+                         no -1 group), read in place; in two copies (tp_an_view_ts_array) */
+        if (tp_an_view_ts_array(v))
+            by_corr_pairs(v, tp_an_view_ts_array(v), &hta, p);
+        else
+            by_corr_pairs(v, NULL, &hta, p);
         tp_an_namememo_close(&hta);
         return;
     }

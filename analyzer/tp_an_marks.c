@@ -38,7 +38,8 @@ void tp_an_marks_run(const tp_an_view *v, tp_an_marks *out) {
         size_t i = other ? other[k] : k;
         uint32_t row = tp_an_view_row(v, i);
         if (!tp_an_view_gpu(v, i) && (ev->flags[row] & TP_EVF_MARK))
-            a[n++] = (tp_an_mark){ev->name[row], tp_ev_domain(ev, row), 1, v->ts[i], v->ts[i]};
+            a[n++] = (tp_an_mark){ev->name[row], tp_ev_domain(ev, row), 1, tp_an_view_ts(v, i),
+                                  tp_an_view_ts(v, i)};
     }
     qsort(a, n, sizeof *a, cmp_key);
     for (size_t i = 0; i < n; i++) {

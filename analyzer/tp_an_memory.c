@@ -122,7 +122,7 @@ static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
     char t[16];
     size_t cap = 0;
     const uint8_t *cat = v->r->ev.cat;
-    const uint32_t *order = v->by_corr && v->ts == v->r->ev.ts ? v->gpu_order : NULL;
+    const uint32_t *order = v->by_corr && tp_an_view_ts_model(v) ? v->gpu_order : NULL;
     for (size_t k = 0, n = order ? v->n_gpu : v->n; k < n; k++) {
         double bw;
         int64_t dur;
@@ -135,9 +135,9 @@ static void bw_summary(const tp_an_view *v, tp_an_memory *out) {
         if (tp_an_view_ktype(v, i) != TP_KT_MEMORY || !op_bw(v, i, &bw, &dur))
             continue;
         mem_type(tp_an_view_name(v, i), t);
-        add_pt(&s, v->ts[i], bw, type_index(&s, t));
+        add_pt(&s, tp_an_view_ts(v, i), bw, type_index(&s, t));
         tp_an_grow((void **)&end, &end_cap, na + 1, sizeof *end);
-        end[na++] = v->ts[i] + dur;
+        end[na++] = tp_an_view_ts(v, i) + dur;
     }
     pts_room(&s, 2 * na);           /* the end points' room at once: 2 na points, not a doubling */
     for (size_t k = 0; k < na; k++) /* HTA concatenates the end points after the starts */

@@ -50,8 +50,9 @@ static inline void step_row(const tp_an_view *v, tp_an_namememo *step, size_t i,
     uint32_t row = tp_an_view_row(v, i);
     if (!tp_an_view_gpu(v, i) && tp_an_is_range(v->r->ev.cat[row], TP_AN_RANGES_ALL) &&
         tp_an_namememo_get(step, v->r->ev.name[row]))
-        p[(*n)++] =
-            (span){v->ts[i], tp_an_view_end(v, i) > v->ts[i] ? tp_an_view_end(v, i) : v->ts[i]};
+        p[(*n)++] = (span){tp_an_view_ts(v, i), tp_an_view_end(v, i) > tp_an_view_ts(v, i)
+                                                    ? tp_an_view_end(v, i)
+                                                    : tp_an_view_ts(v, i)};
 }
 
 /* The outermost step ranges of the view, by start. The range categories' rows come from the

@@ -71,7 +71,7 @@ static inline void add_step(tp_steps *st, const tp_an_view *v, size_t at, size_t
 }
 
 static int64_t step_ts(const tp_an_view *v, const tp_step *p) {
-    return v->ts[p->at];
+    return tp_an_view_ts(v, p->at);
 }
 
 static int64_t step_stream(const tp_an_view *v, const tp_step *p) {
@@ -225,7 +225,7 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
      * beside them (8 bytes a step less at collect_steps' peak) */
     st->ts = tp_an_tmp(v, steps + 1, sizeof *st->ts);
     for (size_t k = 0; k < st->n; k++)
-        st->ts[k] = v->ts[st->s[k].at];
+        st->ts[k] = tp_an_view_ts(v, st->s[k].at);
 }
 
 /* The lengths seen so far, counted per length in a window [base, base + cap) that doubles
@@ -334,7 +334,7 @@ stream_run_in(const tp_an_view *v, const tp_steps *st, step_order o, int wide, s
     q_open(&s);
     for (size_t k = a; k < a + n; k++) {
         size_t i = step_at(o, wide, k);
-        q_step(v, &s, st->s[i].at, v->ts[st->s[i].at], step_delta(st, i), median);
+        q_step(v, &s, st->s[i].at, tp_an_view_ts(v, st->s[i].at), step_delta(st, i), median);
     }
     q_close(&s, q);
 }
@@ -395,13 +395,13 @@ static step_order time_order(const tp_an_view *v, tp_steps *st, size_t wide_from
         return (step_order){NULL, ord};
     }
     uint32_t *rows;
-    if (v->ts == v->r->ev.ts) {
+    if (tp_an_view_ts_model(v)) {
         rows = merge_order(v, st);
     } else { /* the times sorted as their own key column, then written again (a step's time
                 is its row's): not a copy of them beside the steps, 8 bytes a step */
         rows = tp_sort_order_i64_over_s(key, st->n, v->scratch);
         for (size_t k = 0; k < st->n; k++)
-            key[k] = v->ts[st->s[k].at];
+            key[k] = tp_an_view_ts(v, st->s[k].at);
     }
     if (ties_matter(v, st, rows, st->n)) /* numpy's order, from the stable one */
         rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
@@ -650,30 +650,33 @@ static const uint32_t *pairs_rows(const tp_an_view *v, size_t *n) {
 }
 
 /* native_walk's waiting GPU rows (pg, then more[0..nmore)) take their steps. */
-static inline void flush_waiting(const tp_an_view *v, const uint32_t *mark, q_state *qs,
-                                 double median, size_t pg, const uint32_t *more, size_t nmore) {
-    q_step(v, &qs[mark[pg] & ~Q_GPU], pg, v->ts[pg], -1, median);
+static inline __attribute__((always_inline)) void
+flush_waiting(const tp_an_view *v, const int64_t *ts64, const uint32_t *mark, q_state *qs,
+              double median, size_t pg, const uint32_t *more, size_t nmore) {
+    q_step(v, &qs[mark[pg] & ~Q_GPU], pg, tp_an_view_ts_with(v, ts64, pg), -1, median);
     for (size_t e = 0; e < nmore; e++)
-        q_step(v, &qs[mark[more[e]] & ~Q_GPU], more[e], v->ts[more[e]], -1, median);
+        q_step(v, &qs[mark[more[e]] & ~Q_GPU], more[e], tp_an_view_ts_with(v, ts64, more[e]), -1,
+               median);
 }
 
 /* The merge pass: every step in the native order, into its stream's state qs[]. The view's
  * rows come in time order, so one pass over them in view order is that order but for the
  * launch calls that start at the time of GPU rows before them: the GPU rows wait (the first
  * in pg, any others at its time in more[]) until a row of a later time comes, or the rows
- * end. */
-static void native_walk(const tp_an_view *v, const uint32_t *mark, const q_spill *spill,
-                        q_state *qs, double median) {
-    const int64_t *ts = v->ts;
+ * end. Always inline, for its two copies (native_walk). */
+static inline __attribute__((always_inline)) void
+native_walk_in(const tp_an_view *v, const int64_t *ts64, const uint32_t *mark, const q_spill *spill,
+               q_state *qs, double median) {
     size_t pg = SIZE_MAX, nmore = 0, cap = 0, sp = 0, n = v->n;
     uint32_t *more = NULL;
     for (size_t i = 0; i < n; i++) {
         uint32_t m = mark[i];
         if (m == Q_NONE)
             continue;
-        if (pg != SIZE_MAX && ts[i] != ts[pg]) {
-            assert(ts[i] > ts[pg]); /* a native view's rows rise */
-            flush_waiting(v, mark, qs, median, pg, more, nmore);
+        int64_t t = tp_an_view_ts_with(v, ts64, i);
+        if (pg != SIZE_MAX && t != tp_an_view_ts_with(v, ts64, pg)) {
+            assert(t > tp_an_view_ts_with(v, ts64, pg)); /* a native view's rows rise */
+            flush_waiting(v, ts64, mark, qs, median, pg, more, nmore);
             pg = SIZE_MAX, nmore = 0;
         }
         if (m >= Q_GPU) {
@@ -682,15 +685,25 @@ static void native_walk(const tp_an_view *v, const uint32_t *mark, const q_spill
             else
                 list_push(&more, &nmore, &cap, i);
         } else if (m != Q_MULTI) {
-            q_step(v, &qs[m], i, ts[i], +1, median);
+            q_step(v, &qs[m], i, t, +1, median);
         } else {
             for (; spill[sp].call == i; sp++)
-                q_step(v, &qs[spill[sp].g], i, ts[i], +1, median);
+                q_step(v, &qs[spill[sp].g], i, t, +1, median);
         }
     }
     if (pg != SIZE_MAX) /* after the last row: the last ones waiting (no test of i == n a row) */
-        flush_waiting(v, mark, qs, median, pg, more, nmore);
+        flush_waiting(v, ts64, mark, qs, median, pg, more, nmore);
     free(more);
+}
+
+/* native_walk_in in two copies (tp_an_view_ts_array): a native view's starts are an array */
+static void native_walk(const tp_an_view *v, const uint32_t *mark, const q_spill *spill,
+                        q_state *qs, double median) {
+    const int64_t *ts64 = tp_an_view_ts_array(v);
+    if (ts64)
+        native_walk_in(v, ts64, mark, spill, qs, median);
+    else
+        native_walk_in(v, NULL, mark, spill, qs, median);
 }
 
 static void run_native(const tp_an_view *v, const stream_ids *si, tp_an_queue *out) {

@@ -155,7 +155,7 @@ static op *gather(const tp_an_view *v, tp_an_stacks *out, size_t *n_ops, uint32_
         if (!((gpu || tp_an_view_gpu(v, i)) &&
               tp_an_view_ktype(v, i) != TP_KT_OTHER)) /* tp_an_stacks_counted */
             continue;
-        int64_t ns = tp_an_view_end(v, i) - v->ts[i];
+        int64_t ns = tp_an_view_dur(v, i);
         uint32_t st = tp_an_stacks_launch(v, i), name = v->r->ev.name[tp_an_view_row(v, i)];
         size_t o = x.last[name];
         if ((uint64_t)ns + bias < span) {

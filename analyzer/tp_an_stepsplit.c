@@ -35,7 +35,7 @@ static int64_t len_in(const tp_an_ivset *s, int64_t a, int64_t b) {
 static void gpu_set(const tp_an_view *v, unsigned mask, tp_an_ivset *out) {
     for (size_t i = 0; i < v->n; i++)
         if (tp_an_view_gpu(v, i) && (mask & (1u << tp_an_view_ktype(v, i))))
-            tp_an_ivset_add(out, v->ts[i], tp_an_view_end(v, i));
+            tp_an_ivset_add(out, tp_an_view_ts(v, i), tp_an_view_end(v, i));
     tp_an_ivset_norm(out, INT64_MIN, INT64_MAX);
 }
 

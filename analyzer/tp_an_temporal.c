@@ -23,7 +23,7 @@ static inline void runs_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_ru
         uint32_t i = lv.gpu_order[k];
         if (!(kt_mask & (1u << tp_an_view_ktype(&lv, i))))
             continue;
-        int64_t a = lv.ts[i], b = tp_an_view_end(&lv, i);
+        int64_t a = tp_an_view_ts(&lv, i), b = tp_an_view_end(&lv, i);
         if (!open || a > cummax) {
             if (open)
                 fn(ctx, ra, rb);
@@ -54,7 +54,7 @@ void tp_an_gpu_runs(const tp_an_view *v, unsigned kt_mask, tp_an_run_fn fn, void
     for (size_t i = 0; i < v->n; i++) {
         if (!tp_an_view_gpu(v, i) || !(kt_mask & (1u << tp_an_view_ktype(v, i))))
             continue;
-        ts[k] = v->ts[i];
+        ts[k] = tp_an_view_ts(v, i);
         end[k] = tp_an_view_end(v, i);
         k++;
     }
@@ -167,7 +167,7 @@ static void unions_in_order(const tp_an_view *v, unsigned kt_mask, tp_an_gpu_sum
     const tp_an_view lv = *v; /* the view's pointers in registers (tp_an_view.h) */
     for (size_t k = 0; k < lv.n_gpu; k++) {
         uint32_t i = lv.gpu_order[k];
-        int64_t a = lv.ts[i], b = tp_an_view_end(&lv, i);
+        int64_t a = tp_an_view_ts(&lv, i), b = tp_an_view_end(&lv, i);
         union_step(&wa, a, b);
         if (kt_mask & (1u << tp_an_view_ktype(&lv, i)))
             union_step(&ws, a, b);

@@ -62,7 +62,7 @@ static inline __attribute__((always_inline)) int tp_an_run_cursor_next(tp_an_run
         uint32_t i = v->gpu_order[c->k++];
         if (!(c->kt_mask & (1u << tp_an_view_ktype(v, i))))
             continue;
-        int64_t x = v->ts[i], y = tp_an_view_end(v, i);
+        int64_t x = tp_an_view_ts(v, i), y = tp_an_view_end(v, i);
         done = c->open && x > c->cummax;
         if (done)
             *a = c->ra, *b = c->rb;

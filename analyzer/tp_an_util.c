@@ -23,7 +23,7 @@ static void device_busy(const tp_an_view *v, int32_t dev, tp_an_ivset *out) {
     size_t k = 0;
     for (size_t i = 0; i < v->n; i++)
         if (tp_an_view_gpu(v, i) && row_device(v, i) == dev)
-            ts[k] = v->ts[i], end[k] = tp_an_view_end(v, i), k++;
+            ts[k] = tp_an_view_ts(v, i), end[k] = tp_an_view_end(v, i), k++;
     tp_an_ivset_merge_hta(ts, end, k, out, v->scratch);
     tp_an_tmp_put(v, ts), tp_an_tmp_put(v, end);
 }

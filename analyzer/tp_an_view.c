@@ -111,7 +111,9 @@ typedef struct {
     int mode;        /* 0 exact, 1 HTA rounding, 2 HTA doubles without rounding */
     int64_t base_ns; /* mode 2: whole-µs origin */
     double base_d;
-    int dur8; /* 1: the view's durations go into dur8 (clock_dur8) */
+    int dur8;        /* 1: the view's durations go into dur8 (clock_dur8) */
+    int ts_col;      /* the view's start column: TS_BY_ROW, TS_32 or TS_64 (clock_ts) */
+    int64_t ts_base; /* TS_32's */
 } tp_clockmode;
 
 /* tp_decimal_ns_to_us with its common case inline: below 2^53 in magnitude, ns and 1000 are
@@ -149,9 +151,7 @@ static void clock_mode(tp_clockmode *c, const tp_rank *r, const tp_an_opts *o) {
     if (!o->compat_hta || !r->has_fractional_ts)
         return;
     c->mode = o->no_ns_rounding ? 2 : 1;
-    int64_t mn = r->ev.n ? r->ev.ts[0] : 0;
-    for (size_t i = 1; i < r->ev.n; i++)
-        mn = r->ev.ts[i] < mn ? r->ev.ts[i] : mn;
+    int64_t mn = r->ev.n ? r->ev.ts[0] : 0; /* the least: the model's rows ascend */
     c->base_ns = (mn >= 0 ? mn / 1000 : (mn - 999) / 1000) * 1000;
     c->base_d = (double)(c->base_ns / 1000);
 }
@@ -163,6 +163,30 @@ static void clock_mode(tp_clockmode *c, const tp_rank *r, const tp_an_opts *o) {
  * df_index_resolver. */
 static void clock_dur8(tp_clockmode *c, const tp_an_opts *o) {
     c->dur8 = o->compat_hta && c->mode != 2;
+}
+
+enum {
+    TS_BY_ROW, /* none: the model's starts through the row map (ts_by_row) */
+    TS_32,     /* ts32, from ts_base */
+    TS_64      /* ts64_own */
+};
+
+/* c->ts_col (and ts_base) for clock_mode's c. Exact times (mode 0: native windows, and compat
+ * views of a trace in whole µs: df_index_resolver's, trace_diff_test's) are the model's
+ * starts, read through the row map: no column (an int64 copy, 8 bytes a row, was the
+ * largest of such a view; admit_same's views borrow the model's column instead). HTA's
+ * rounded times (mode 1) are whole µs: 4 bytes a row from the least start, while no start is
+ * 2^32 µs (71 min) or more past it. Else (--no-ns-rounding's ns, a longer trace) an int64
+ * column. The model's rows ascend: its greatest start is its last. */
+static void clock_ts(tp_clockmode *c, const tp_rank *r) {
+    const tp_events *ev = &r->ev;
+    c->ts_col = c->mode == 0 ? TS_BY_ROW : TS_64;
+    if (c->mode != 1 || !ev->n)
+        return;
+    int64_t lo = c->base_ns, hi = ev->ts[ev->n - 1]; /* HTA's ceil is at or above base_ns */
+    /* + 2: a rounded start is at most the greatest's ceil in µs */
+    if ((hi - lo) / TP_AN_VIEW_TS32_UNIT + 2 < (int64_t)UINT32_MAX)
+        c->ts_col = TS_32, c->ts_base = lo;
 }
 
 /* HTA's GPUKernelFilter: stream >= 0 and correlation >= 0, or a device-wide sync. */
@@ -196,14 +220,38 @@ static void alloc_dur(tp_an_view *v, const tp_clockmode *c, size_t n) {
     }
 }
 
+/* The view's start column (by c->ts_col) from `old` rows to `cap` */
+static void grow_ts(tp_an_view *v, const tp_clockmode *c, size_t old, size_t cap) {
+    if (c->ts_col == TS_32) {
+        tp_an_grow((void **)&v->ts32, &old, cap, sizeof *v->ts32);
+    } else if (c->ts_col == TS_64) {
+        tp_an_grow((void **)&v->ts64_own, &old, cap, sizeof *v->ts64_own);
+        v->ts64 = v->ts64_own;
+    }
+}
+
+/* The same, exactly n rows (n >= 1), for a view whose row count is known */
+static void alloc_ts(tp_an_view *v, const tp_clockmode *c, size_t n) {
+    if (c->ts_col == TS_32)
+        v->ts32 = tp_an_alloc(n, sizeof *v->ts32);
+    else if (c->ts_col == TS_64)
+        v->ts64 = v->ts64_own = tp_an_alloc(n, sizeof *v->ts64_own);
+}
+
+/* View row k's start ts (ns, view time) into the view's column, if it has one */
+static inline void set_ts(tp_an_view *v, const tp_clockmode *c, size_t k, int64_t ts) {
+    if (c->ts_col == TS_32) /* whole µs (clock_ts) */
+        v->ts32[k] = (uint32_t)((uint64_t)(ts - c->ts_base) / TP_AN_VIEW_TS32_UNIT);
+    else if (c->ts_col == TS_64)
+        v->ts64_own[k] = ts;
+}
+
 static void reserve_rows(tp_an_view *v, const tp_clockmode *c, size_t *cap, size_t need) {
     if (need > *cap) {
         size_t k = *cap;
         tp_an_grow((void **)&v->row_own, &k, need, sizeof *v->row_own);
         v->row = v->row_own;
-        k = *cap;
-        tp_an_grow((void **)&v->ts_own, &k, need, sizeof *v->ts_own);
-        v->ts = v->ts_own;
+        grow_ts(v, c, *cap, k);
         grow_dur(v, c, *cap, k);
         *cap = k;
     }
@@ -283,7 +331,7 @@ static void push_row(tp_an_view *v, const tp_clockmode *c, size_t *cap, uint32_t
     if (v->n + 1 > *cap) /* the test inline: the call per row was 1.6 M instructions on df */
         reserve_rows(v, c, cap, v->n + 1);
     v->row_own[v->n] = row;
-    v->ts_own[v->n] = ts;
+    set_ts(v, c, v->n, ts);
     set_dur(v, c, v->n, ts, end);
     v->n++;
 }
@@ -474,12 +522,17 @@ static int admit_same(const tp_an_view *v, const tp_clockmode *c) {
 /* row_times and set_dur under HTA's rounding (mode 1) into dur8, for view rows order[0, n):
  * the start and end in whole µs first, so that dur8's code is their difference, with no
  * division of the ns by 1000 and no test that it is whole (4 M instructions on xdit_sd35). */
-static void times_rounded(tp_an_view *v, const tp_events *ev, const uint32_t *order, size_t n) {
+static void times_rounded(tp_an_view *v, const tp_clockmode *c, const tp_events *ev,
+                          const uint32_t *order, size_t n) {
+    int64_t base_us = c->ts_base / TP_AN_VIEW_TS32_UNIT;
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
         double t = ns_to_us(ev->ts[i]), d = ns_to_us(tp_ev_dur(ev, i));
         int64_t a = (int64_t)ceil(t), us = (int64_t)floor(t + d) - a;
-        v->ts_own[k] = a * 1000;
+        if (c->ts_col == TS_32) /* no division: the start is whole µs here */
+            v->ts32[k] = (uint32_t)(a - base_us);
+        else
+            v->ts64_own[k] = a * 1000;
         if (us >= -1 && us < TP_AN_VIEW_DUR8_WIDE - 1) {
             v->dur8[k] = (uint8_t)(us + 1);
         } else {
@@ -493,7 +546,8 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
     const tp_events *ev = &v->r->ev;
     size_t n = ev->n, cap = 0;
     if (admit_same(v, c)) { /* no row column: tp_an_view_row */
-        v->ts = ev->ts;
+        v->ts64 = ev->ts;
+        v->ts_by_row = NULL;
         v->n = n;
         v->dur32 = ev->dur32;       /* nor a duration column: the model's durations */
         v->dur_wide = ev->wide_dur; /* borrowed */
@@ -505,15 +559,16 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
     if (!own && !(v->opts.window_hi > v->opts.window_lo)) {
         /* every row, in the model's load_rows32: the view's rows are that column (borrowed) */
         v->row = order;
-        v->ts = v->ts_own = tp_an_alloc(n ? n : 1, sizeof *v->ts_own);
+        alloc_ts(v, c, n ? n : 1);
         alloc_dur(v, c, n ? n : 1);
         if (c->mode == 1 && c->dur8) {
-            times_rounded(v, ev, order, n);
+            times_rounded(v, c, ev, order, n);
         } else {
             for (size_t k = 0; k < n; k++) {
-                int64_t end;
-                row_times(ev, order[k], c, &v->ts_own[k], &end);
-                set_dur(v, c, k, v->ts_own[k], end);
+                int64_t ts, end;
+                row_times(ev, order[k], c, &ts, &end);
+                set_ts(v, c, k, ts);
+                set_dur(v, c, k, ts, end);
             }
         }
         v->n = n;
@@ -524,10 +579,11 @@ static void admit_untrimmed(tp_an_view *v, const tp_clockmode *c) {
         size_t i = order[k];
         if (outside_window(v, i))
             continue;
-        int64_t end;
+        int64_t ts, end;
         v->row_own[v->n] = (uint32_t)i;
-        row_times(ev, i, c, &v->ts_own[v->n], &end);
-        set_dur(v, c, v->n, v->ts_own[v->n], end);
+        row_times(ev, i, c, &ts, &end);
+        set_ts(v, c, v->n, ts);
+        set_dur(v, c, v->n, ts, end);
         v->n++;
     }
     tp_an_tmp_put(v, own);
@@ -753,7 +809,7 @@ static void order_gpu(tp_an_view *v) {
     uint32_t *rows = tp_an_alloc(v->n_gpu, sizeof *rows);
     for (size_t i = 0, k = 0; i < v->n; i++)
         if (tp_an_view_gpu(v, i))
-            key[k] = tp_sort_key_i64(v->ts[i]), rows[k++] = (uint32_t)i;
+            key[k] = tp_sort_key_i64(tp_an_view_ts(v, i)), rows[k++] = (uint32_t)i;
     tp_sort_pairs_s(key, rows, v->n_gpu, v->scratch);
     int distinct = 1;
     for (size_t k = 1; k < v->n_gpu && distinct; k++)
@@ -793,7 +849,7 @@ static const tp_cat gpu_cats[] = {TP_CAT_KERNEL, TP_CAT_MEMCPY, TP_CAT_MEMSET}; 
 static int classify_same(tp_an_view *v, const uint8_t *pb) {
     const tp_events *ev = &v->r->ev;
     const tp_buckets *b = &v->r->cats;
-    if (v->opts.compat_hta || v->ts != ev->ts || !b->n || b->off[b->n] != v->n ||
+    if (v->opts.compat_hta || !tp_an_view_ts_model(v) || !b->n || b->off[b->n] != v->n ||
         v->n >= UINT32_MAX)
         return 0;
     const uint32_t *list[N_GPU_CATS];
@@ -835,7 +891,8 @@ static int classify_same(tp_an_view *v, const uint8_t *pb) {
         merge_rows(sel, nk, mid, nm, rows);
         tp_an_tmp_put(v, mid);
         /* order_gpu's rule: kept when no two GPU rows start at the same time */
-        const int64_t *ts = v->ts;
+        /* the starts as an array: the model's column (tp_an_view_ts_model, above), of k > 0 rows */
+        const int64_t *ts = tp_an_view_ts_array(v);
         int distinct = 1;
         for (size_t j = 1; j < k && distinct; j++)
             distinct = ts[rows[j]] != ts[rows[j - 1]];
@@ -1007,6 +1064,9 @@ void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const 
     tp_clockmode c;
     clock_mode(&c, r, &v->opts);
     clock_dur8(&c, &v->opts);
+    clock_ts(&c, r);
+    v->ts_base = c.ts_base;
+    v->ts_by_row = c.ts_col == TS_BY_ROW ? r->ev.ts : NULL; /* (admit_same: ts64 instead) */
     tp_syncnames s = {tp_model_find_str(m, TP_KINETO_SYNC_EVENT),
                       tp_model_find_str(m, TP_KINETO_SYNC_CONTEXT), 0, 0};
     s.ev_id = s.event_sync ? s.event_sync : UINT32_MAX;
@@ -1058,7 +1118,7 @@ const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
     static const uint32_t none[1];
     const tp_buckets *b = &v->r->cats;
     *n = 0;
-    if (v->ts != v->r->ev.ts || !b->rows) /* admit_same's views only, with the index */
+    if (!tp_an_view_ts_model(v) || !b->rows) /* admit_same's views only, with the index */
         return NULL;
     for (size_t j = 0; j < b->n; j++)
         if (b->key[j] == (int64_t)c) {
@@ -1072,7 +1132,8 @@ void tp_an_view_free(tp_an_view *v) {
     if (!v)
         return;
     free(v->row_own);
-    free(v->ts_own);
+    free(v->ts64_own);
+    free(v->ts32);
     free(v->dur8);
     free(v->dur32_own);
     if (v->dur8 || v->dur32_own) { /* else the model's */

@@ -14,7 +14,8 @@
  * HTA's unstable sorts leave equal timestamps in an order that depends on it. A view owns
  * its arrays; the model must outlive it. Where the view's rows are the model's, in order, at
  * its times (native, no window), the view has no start, row or duration column of its own:
- * the accessors below read the model's (18 bytes a row were 5). */
+ * the accessors below read the model's (18 bytes a row were 5). Exact starts of other views
+ * are the model's through the row map, HTA's rounded ones 4 bytes a row (ts32). */
 #ifndef TP_AN_VIEW_H
 #define TP_AN_VIEW_H
 
@@ -80,15 +81,29 @@ typedef struct {
     tp_an_opts opts;
     int rank; /* rank number reported (compat: HTA's inference) */
     size_t n;
-    const uint32_t *row;   /* row in r->ev (a row may appear more than once in compat mode); NULL
-                              where view row i is model row i (native, no window: see `ts`), 4
-                              bytes a row not built; the model's load_rows32 where the view is
-                              every model row in that order (compat, nothing trimmed, no
-                              window). Read it through tp_an_view_row */
-    uint32_t *row_own;     /* the view's own column behind row, else NULL */
-    const int64_t *ts;     /* ns (compat: HTA-rounded); the model's own column (r->ev.ts) when
-                              the view's rows are the model's, in order, at its times */
-    int64_t *ts_own;       /* the view's copy behind ts, else NULL */
+    const uint32_t *row; /* row in r->ev (a row may appear more than once in compat mode); NULL
+                            where view row i is model row i (native, no window: see ts64), 4
+                            bytes a row not built; the model's load_rows32 where the view is
+                            every model row in that order (compat, nothing trimmed, no
+                            window). Read it through tp_an_view_row */
+    uint32_t *row_own;   /* the view's own column behind row, else NULL */
+    /* The rows' starts (ns; compat_hta: HTA-rounded), in one of three forms, the first
+     * non-NULL of ts64, ts_by_row, ts32. Read them through tp_an_view_ts (or
+     * tp_an_view_ts_array, tp_an_view_ts_model), never these fields. */
+    const int64_t *ts64;      /* by view row, 8 bytes a row: the model's own column (r->ev.ts,
+                                 borrowed) where the view's rows are the model's, in order, at
+                                 its times; the view's own (ts64_own) where no other form holds
+                                 them (--no-ns-rounding's ns, HTA's µs over 2^32 µs) */
+    int64_t *ts64_own;        /* the view's column behind ts64, else NULL */
+    uint32_t *ts32;           /* HTA's rounded starts (whole µs): ts_base + ts32[i] µs, 4 bytes
+                                 a row */
+    int64_t ts_base;          /* ns, with ts32: a whole µs at or below every start */
+    const int64_t *ts_by_row; /* exact times through the row map (native windows, compat
+                                 views of a trace in whole µs): ts_by_row[row[i]], the model's
+                                 column (r->ev.ts): no column of the view's own, where an int64
+                                 copy was the largest (0.5 MiB of trace_diff_test's, resident
+                                 through every analysis) */
+
     uint8_t *dur8;         /* where every row's end - ts is whole µs (compat_hta: HTA's rounding
                               or a trace in whole µs): end - ts in µs, plus 1 (HTA's rounding
                               can end a row 1 µs before its start), or TP_AN_VIEW_DUR8_WIDE. 98-99
@@ -175,12 +190,18 @@ void tp_an_view_gpu_sum_put(const tp_an_view *v, unsigned kt_mask, const tp_an_g
  * result: none of that category). */
 const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n);
 
+/* 1: the view's starts are the model's own column, view row i at model row i's start (its
+ * rows are the model's, in order, at its times: native, no window): rows ascend by start. */
+static inline int tp_an_view_ts_model(const tp_an_view *v) {
+    return v->ts64 && v->ts64 == v->r->ev.ts;
+}
+
 /* The view's n_gpu GPU rows in view order, when it has them listed: its rows are the
  * model's, in order (see tp_an_view_cat_rows), where gpu_order, by start, is that order too.
  * Else NULL (walk the view, testing gpu[]). An analysis of the GPU rows alone then visits a
  * third of a launch-bound trace's rows. */
 static inline const uint32_t *tp_an_view_gpu_rows(const tp_an_view *v) {
-    return v->gpu_order && v->ts == v->r->ev.ts ? v->gpu_order : NULL;
+    return v->gpu_order && tp_an_view_ts_model(v) ? v->gpu_order : NULL;
 }
 
 /* Name of view row i (never NULL). */
@@ -201,6 +222,31 @@ const char *tp_an_view_cat(const tp_an_view *v, size_t i);
 #define TP_AN_VIEW_LINKED_OUT 8u
 #define TP_AN_VIEW_DUR8_WIDE UINT8_MAX /* tp_an_view.dur8's code: the value is in dur_wide */
 _Static_assert(TP_KT_COUNT <= TP_AN_VIEW_GPU, "a kernel type fits below the GPU bit");
+
+/* ts32's unit (ns): a µs, the granularity of HTA's rounded times and of Kineto's own */
+#define TP_AN_VIEW_TS32_UNIT 1000
+
+/* The view's starts as an int64 array by view row (ts64), where it has them so: the
+ * model's column in the model's order (native, no window), the view's own; else NULL. A hot
+ * loop tests it once and runs in two copies, each reading through tp_an_view_ts_with with
+ * this array or a constant NULL, so that neither tests it per row (2 instructions a read:
+ * +11 M on lb2k, whose view borrows the model's column). */
+static inline const int64_t *tp_an_view_ts_array(const tp_an_view *v) {
+    return v->ts64;
+}
+/* Start of view row i (ns, view time), given ts64 = tp_an_view_ts_array(v): the one
+ * definition of how a row's start is read. */
+static inline int64_t tp_an_view_ts_with(const tp_an_view *v, const int64_t *ts64, size_t i) {
+    if (ts64)
+        return ts64[i];
+    if (v->ts_by_row)
+        return v->ts_by_row[v->row[i]];
+    return v->ts_base + (int64_t)v->ts32[i] * TP_AN_VIEW_TS32_UNIT;
+}
+/* Start of view row i (ns, view time). */
+static inline int64_t tp_an_view_ts(const tp_an_view *v, size_t i) {
+    return tp_an_view_ts_with(v, v->ts64, i);
+}
 
 /* The model row of view row i. */
 static inline uint32_t tp_an_view_row(const tp_an_view *v, size_t i) {
@@ -224,8 +270,11 @@ static inline int64_t tp_an_view_dur(const tp_an_view *v, size_t i) {
         return (int64_t)c * 1000 - 1000;
     return tp_an_view_dur_slow(v->dur8 ? NULL : v->dur32, v->dur_wide, i);
 }
+static inline int64_t tp_an_view_end_with(const tp_an_view *v, const int64_t *ts64, size_t i) {
+    return tp_an_view_ts_with(v, ts64, i) + tp_an_view_dur(v, i);
+}
 static inline int64_t tp_an_view_end(const tp_an_view *v, size_t i) {
-    return v->ts[i] + tp_an_view_dur(v, i);
+    return tp_an_view_end_with(v, v->ts64, i);
 }
 /* 1: view row i is a GPU event (see the file comment). */
 static inline int tp_an_view_gpu(const tp_an_view *v, size_t i) {

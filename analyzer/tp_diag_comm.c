@@ -31,7 +31,7 @@ void tp_diag_exposed_comm(tp_diag_ctx *d, const tp_diag_rule *self) {
             if (!tp_an_view_gpu(d->v, i) ||
                 tp_an_view_ktype(d->v, i) != (kt ? TP_KT_COMPUTATION : TP_KT_COMMUNICATION))
                 continue;
-            int64_t a = d->v->ts[i] > d->w0 ? d->v->ts[i] : d->w0;
+            int64_t a = tp_an_view_ts(d->v, i) > d->w0 ? tp_an_view_ts(d->v, i) : d->w0;
             int64_t b = tp_diag_vend(d->v, i) < d->w1 ? tp_diag_vend(d->v, i) : d->w1;
             /* a computation kernel that overlaps no collective does not change comm less
              * comp: left out of comp (16 bytes a computation kernel, and its norm: ~0.2 MiB

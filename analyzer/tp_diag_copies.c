@@ -32,8 +32,8 @@ enum { PAGEABLE, PINNED, SYNC_H2D, N_GROUPS };
 static void group_add(tp_diag_ctx *d, copy_group *g, size_t i, const tp_ev_copy *c, long call) {
     g->n++;
     g->bytes = tp_an_add(g->bytes, c->bytes > 0 ? c->bytes : 0);
-    g->dev_ns = tp_an_add(g->dev_ns, tp_diag_vend(d->v, i) - d->v->ts[i]);
-    tp_an_ivset_add(&g->dev, d->v->ts[i], tp_diag_vend(d->v, i));
+    g->dev_ns = tp_an_add(g->dev_ns, tp_diag_vdur(d->v, i));
+    tp_an_ivset_add(&g->dev, tp_an_view_ts(d->v, i), tp_diag_vend(d->v, i));
     if (call < 0)
         return;
     tp_an_ivset_add(&g->host, d->ev->ts[call], d->ev->ts[call] + tp_ev_dur(d->ev, call));
@@ -59,7 +59,7 @@ static void h2d_row(tp_diag_ctx *d, copy_group g[N_GROUPS], size_t i, size_t row
         return;
     if (!c)
         c = tp_ev_copy_of(d->ev, row);
-    if (!c || c->copy_kind != TP_COPY_HTOD || d->v->ts[i] >= d->w1 ||
+    if (!c || c->copy_kind != TP_COPY_HTOD || tp_an_view_ts(d->v, i) >= d->w1 ||
         tp_diag_vend(d->v, i) <= d->w0)
         return;
     long call = tp_diag_cpu_call(d, row);
@@ -216,12 +216,12 @@ void tp_diag_copy_not_overlapped(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_blame bl = {0};
     tp_diag_clear_seen(d);
     TP_DIAG_FOR_ROWS(d, i, row) {
-        if (!tp_an_view_gpu(d->v, i) || d->ev->cat[row] != TP_CAT_MEMCPY || d->v->ts[i] >= d->w1 ||
-            tp_diag_vend(d->v, i) <= d->w0)
+        if (!tp_an_view_gpu(d->v, i) || d->ev->cat[row] != TP_CAT_MEMCPY ||
+            tp_an_view_ts(d->v, i) >= d->w1 || tp_diag_vend(d->v, i) <= d->w0)
             continue;
         long c = tp_diag_cpu_call(d, row);
         if (c >= 0)
-            tp_diag_blame_add(d, &bl, tp_diag_enclosing(d, c), tp_diag_vend(d->v, i) - d->v->ts[i]);
+            tp_diag_blame_add(d, &bl, tp_diag_enclosing(d, c), tp_diag_vdur(d->v, i));
     }
     tp_finding *f = tp_diag_add(d, self, sev);
     char b1[32], b2[32];

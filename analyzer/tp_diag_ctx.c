@@ -449,7 +449,7 @@ collect_cpu_row(tp_diag_ctx *d, collect_state *st, size_t i, size_t row, uint8_t
     if ((nc & (TP_DIAG_NC_STEP | TP_DIAG_NC_DATA)) && tp_an_is_range(cat, TP_AN_RANGES_ALL) &&
         tp_diag_row_launch_thread(d, row)) {
         if (nc & TP_DIAG_NC_STEP)
-            tp_an_ivset_add(&d->steps, v->ts[i], tp_diag_vend(v, i));
+            tp_an_ivset_add(&d->steps, tp_an_view_ts(v, i), tp_diag_vend(v, i));
         if (nc & TP_DIAG_NC_DATA) {
             tp_an_grow((void **)&d->data_at, &d->cap_data_at, d->n_data_at + 1, sizeof *d->data_at);
             d->data_at[d->n_data_at++] = i;
@@ -460,9 +460,9 @@ collect_cpu_row(tp_diag_ctx *d, collect_state *st, size_t i, size_t row, uint8_t
         api ? (nc & TP_DIAG_NC_SYNC) != 0 : cat == TP_CAT_CUDA_SYNC && !(nc & TP_DIAG_NC_WAIT);
     if (!api && cat != TP_CAT_CUDA_SYNC && (nc & TP_DIAG_NC_DATA) && /* not a sync row */
         tp_diag_row_launch_thread(d, row))
-        add_ordered(&d->data, v->ts[i], tp_diag_vend(v, i));
+        add_ordered(&d->data, tp_an_view_ts(v, i), tp_diag_vend(v, i));
     if (sync && tp_diag_host_sync(d, row))
-        add_sync(d, i, v->ts[i], tp_diag_vend(v, i));
+        add_sync(d, i, tp_an_view_ts(v, i), tp_diag_vend(v, i));
 }
 
 /* collect_sets' work for view row i, model row `row`; `track`: test that the starts ascend
@@ -471,7 +471,7 @@ static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, co
                                                               size_t i, size_t row, int track) {
     uint8_t cat = d->ev->cat[row];
     if (track) {
-        int64_t a = d->v->ts[i];
+        int64_t a = tp_an_view_ts(d->v, i);
         st->up &= a >= st->prev;
         st->prev = a;
     }
@@ -479,7 +479,7 @@ static inline __attribute__((always_inline)) void collect_row(tp_diag_ctx *d, co
         collect_cpu_row(d, st, i, row, cat);
         return;
     }
-    int64_t a = d->v->ts[i], b = tp_diag_vend(d->v, i);
+    int64_t a = tp_an_view_ts(d->v, i), b = a + tp_diag_vdur(d->v, i); /* tp_diag_vend */
     st->lo = a < st->lo ? a : st->lo;
     st->hi = b > st->hi ? b : st->hi;
     add_ordered(&d->busy, a, b);
@@ -499,7 +499,7 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
     /* busy takes at most a run per GPU row: its room at once, not doubled from 16 (each
      * step's block below 256 KiB given back into the heap, resident beside the next) */
     tp_an_ivset_bound(&d->busy, d->v->n_gpu + 1);
-    if (d->identity && d->v->ts == d->ev->ts) { /* every model row at its own time: they
+    if (d->identity && tp_an_view_ts_model(d->v)) { /* every model row at its own time: they
                                                      ascend (tp_model_finish sorts them) */
         for (size_t i = 0, n = d->v->n; i < n; i++)
             collect_row(d, &st, i, i, 0);
@@ -524,8 +524,8 @@ static void collect_sets(tp_diag_ctx *d, int64_t *g0, int64_t *g1, size_t *n_lau
         tp_diag_clear_seen(d);
         TP_DIAG_FOR_ROWS(d, i, row) {
             if (tp_an_view_gpu(d->v, i) && d->ev->cat[row] == TP_CAT_KERNEL &&
-                tp_an_ivset_overlaps(&d->copies, d->v->ts[i], tp_diag_vend(d->v, i)))
-                add_ordered(&d->kernels, d->v->ts[i], tp_diag_vend(d->v, i));
+                tp_an_ivset_overlaps(&d->copies, tp_an_view_ts(d->v, i), tp_diag_vend(d->v, i)))
+                add_ordered(&d->kernels, tp_an_view_ts(d->v, i), tp_diag_vend(d->v, i));
         }
     }
     *g0 = st.lo, *g1 = st.hi, *n_launch = st.nl, *asc = st.up;
@@ -538,15 +538,16 @@ static size_t launches_in_window(const tp_diag_ctx *d, size_t n_launch, int asc)
     size_t n = 0;
     if (asc && d->rows_once) {
         size_t lo = 0, hi = d->v->n;
-        for (; lo < hi && d->v->ts[lo] < d->w0; lo++)
+        for (; lo < hi && tp_an_view_ts(d->v, lo) < d->w0; lo++)
             n_launch -= training_launch(d, lo, tp_an_view_row(d->v, lo));
-        for (; hi > lo && d->v->ts[hi - 1] >= d->w1; hi--)
+        for (; hi > lo && tp_an_view_ts(d->v, hi - 1) >= d->w1; hi--)
             n_launch -= training_launch(d, hi - 1, tp_an_view_row(d->v, hi - 1));
         return n_launch;
     }
     tp_diag_clear_seen((tp_diag_ctx *)d);
     TP_DIAG_FOR_ROWS(d, i, row) {
-        n += d->v->ts[i] >= d->w0 && d->v->ts[i] < d->w1 && training_launch(d, i, row);
+        n += tp_an_view_ts(d->v, i) >= d->w0 && tp_an_view_ts(d->v, i) < d->w1 &&
+             training_launch(d, i, row);
     }
     return n;
 }

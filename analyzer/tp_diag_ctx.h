@@ -122,9 +122,15 @@ void tp_diag_clear_seen(tp_diag_ctx *d);
 /* The rank's memory analysis (tp_an_memuse), run once on first use; owned by the context. */
 const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d);
 
+/* Duration of view index i, never < 0: tp_diag_vend less its start, with no start read. */
+static inline int64_t tp_diag_vdur(const tp_an_view *v, size_t i) {
+    int64_t d = tp_an_view_dur(v, i);
+    return d > 0 ? d : 0;
+}
+
 /* End of view index i, never before its start. */
 static inline int64_t tp_diag_vend(const tp_an_view *v, size_t i) {
-    return tp_an_view_end(v, i) > v->ts[i] ? tp_an_view_end(v, i) : v->ts[i];
+    return tp_an_view_ts(v, i) + tp_diag_vdur(v, i);
 }
 
 /* Name classes, computed once per name id (the string tests are the costly part of a pass). */

@@ -19,9 +19,8 @@ void tp_diag_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_blame bl = {0};
     for (size_t k = 0; k < d->n_data_at; k++) { /* the rows' pass's data-loading ranges */
         size_t i = d->data_at[k];
-        if (d->v->ts[i] >= d->w0 && d->v->ts[i] < d->w1)
-            tp_diag_blame_add(d, &bl, (long)tp_an_view_row(d->v, i),
-                              tp_diag_vend(d->v, i) - d->v->ts[i]);
+        if (tp_an_view_ts(d->v, i) >= d->w0 && tp_an_view_ts(d->v, i) < d->w1)
+            tp_diag_blame_add(d, &bl, (long)tp_an_view_row(d->v, i), tp_diag_vdur(d->v, i));
     }
     size_t best = tp_diag_blame_top(&bl);
     int64_t range_ns = bl.n ? bl.ns[best] : 0;

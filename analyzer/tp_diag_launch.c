@@ -35,9 +35,10 @@ __attribute__((always_inline)) static inline void kernel_in_window(tp_diag_ctx *
                                                                    tp_diag_blame *bl, int64_t *gd,
                                                                    int64_t *lo, int64_t *hi,
                                                                    size_t i, size_t row) {
-    if (d->ev->cat[row] != TP_CAT_KERNEL || d->v->ts[i] < d->w0 || d->v->ts[i] >= d->w1)
+    if (d->ev->cat[row] != TP_CAT_KERNEL || tp_an_view_ts(d->v, i) < d->w0 ||
+        tp_an_view_ts(d->v, i) >= d->w1)
         return;
-    int64_t dur = tp_diag_vend(d->v, i) - d->v->ts[i];
+    int64_t dur = tp_diag_vdur(d->v, i);
     double k = (double)dur;
     gd[st->nk++] = dur;
     *lo = dur < *lo ? dur : *lo;
@@ -61,17 +62,16 @@ static void kernels_by_time(tp_diag_ctx *d, launch_stats *st, tp_diag_blame *bl,
     const tp_events *ev = d->ev;
     const uint32_t *go = v->gpu_order, *name = ev->name;
     const uint8_t *cat = ev->cat;
-    const int64_t *ts = v->ts;
     const int64_t w0 = d->w0, w1 = d->w1, cutoff = v->opts.runtime_cutoff_ns;
     uint32_t *slot = bl ? bl->slot : NULL;
     int64_t *bns = bl ? bl->ns : NULL, lo = *plo, hi = *phi;
     size_t nk = 0, n_short = 0;
     for (size_t k = 0, n = v->n_gpu; k < n; k++) {
         size_t i = go[k], row = tp_an_view_row(v, i);
-        int64_t a = ts[i];
+        int64_t a = tp_an_view_ts(v, i);
         if (cat[row] != TP_CAT_KERNEL || a < w0 || a >= w1)
             continue;
-        int64_t e = tp_an_view_end(v, i), dur = (e > a ? e : a) - a; /* tp_diag_vend */
+        int64_t dur = tp_diag_vdur(v, i);
         gd[nk++] = dur;
         lo = dur < lo ? dur : lo;
         hi = dur > hi ? dur : hi;

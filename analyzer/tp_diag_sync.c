@@ -25,7 +25,7 @@ void tp_diag_sync_stall(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_blame bl = {0};
     for (size_t k = 0; k < d->n_sync_at; k++) { /* the host syncs, found with the sync set */
         size_t i = d->sync_at[k], row = tp_an_view_row(d->v, i);
-        if (d->v->ts[i] < d->w0 || d->v->ts[i] >= d->w1)
+        if (tp_an_view_ts(d->v, i) < d->w0 || tp_an_view_ts(d->v, i) >= d->w1)
             continue;
         if (!tp_diag_is_api(d->ev->cat[row])) {
             n_rec++;

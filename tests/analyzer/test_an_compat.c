@@ -42,15 +42,15 @@ static void test_ns_rounding(void) {
     tp_an_opts o = hta(0, 0);
     tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
     size_t k = find(&v, "k"), t = find(&v, "tiny");
-    CHECK_EQ_I(v.ts[k], FX_US(1001));
+    CHECK_EQ_I(tp_an_view_ts(&v, k), FX_US(1001));
     CHECK_EQ_I(tp_an_view_end(&v, k), FX_US(1002));
-    CHECK_EQ_I(v.ts[t], FX_US(1011));
+    CHECK_EQ_I(tp_an_view_ts(&v, t), FX_US(1011));
     CHECK_EQ_I(tp_an_view_dur(&v, t), FX_US(-1)); /* HTA keeps the negative duration */
     tp_an_view_free(&v);
     o = hta(0, 1);
     tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
     k = find(&v, "k");
-    CHECK_EQ_I(v.ts[k], FX_US(1000.5));
+    CHECK_EQ_I(tp_an_view_ts(&v, k), FX_US(1000.5));
     CHECK_EQ_I(tp_an_view_end(&v, k), FX_US(1002.7));
     tp_an_view_free(&v);
     tp_an_view_build(&v, f.m, &f.m->ranks[0], NULL); /* native: exact */
@@ -58,6 +58,37 @@ static void test_ns_rounding(void) {
     CHECK_EQ_I(tp_an_view_dur(&v, t), 50);
     tp_an_view_free(&v);
     tp_model_close(f.m);
+}
+
+/* The view's starts in their three forms (tp_an_view.h), each what row_times gives: HTA's
+ * rounded µs in 4 bytes from the least, an int64 column when they span 2^32 µs or more, the
+ * model's exact starts through the row map (a window's). */
+static void test_start_forms(void) {
+    for (int late = 0; late < 2; late++) {
+        fx_model f = fx_new();
+        fx_launch(&f, "k", 1000, 1, 1000.5, 2.2, 7, 1);
+        if (late) /* 4.4e9 µs on: past 2^32 µs (71 min) */
+            fx_launch(&f, "late", 4.4e9, 1, 4.4e9 + 0.5, 1, 7, 2);
+        f.r->has_fractional_ts = 1;
+        tp_model_finish(f.m);
+        tp_an_view v;
+        tp_an_opts o = hta(0, 0);
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o);
+        CHECK(late ? v.ts64 && v.ts64_own && !v.ts32 : v.ts32 && !v.ts64);
+        CHECK_EQ_I(tp_an_view_ts(&v, find(&v, "k")), FX_US(1001));
+        if (late)
+            CHECK_EQ_I(tp_an_view_ts(&v, find(&v, "late")), FX_US(4.4e9 + 1));
+        tp_an_view_free(&v);
+        tp_an_opts_init(&o);
+        o.window_lo = FX_US(1000.5), o.window_hi = FX_US(5e9);
+        tp_an_view_build(&v, f.m, &f.m->ranks[0], &o); /* native window: exact, by row */
+        CHECK(v.ts_by_row && !v.ts64 && !v.ts32 && v.n == (late ? 3u : 1u));
+        CHECK_EQ_I(tp_an_view_ts(&v, find(&v, "k")), FX_US(1000.5));
+        if (late)
+            CHECK_EQ_I(tp_an_view_ts(&v, find(&v, "late")), FX_US(4.4e9 + 0.5));
+        tp_an_view_free(&v);
+        tp_model_close(f.m);
+    }
 }
 
 /* Two profiler steps; k_a launched in step 1, k_b in step 2 (the last), k_orphan has no CPU
@@ -247,7 +278,7 @@ static void test_same_rows_paths(void) {
         tp_an_view_build(&a, f.m, &f.m->ranks[0], &o);
         o.window_lo = INT64_MIN / 4, o.window_hi = INT64_MAX / 4;
         tp_an_view_build(&b, f.m, &f.m->ranks[0], &o);
-        CHECK(a.ts == f.m->ranks[0].ev.ts && b.ts != a.ts); /* the two paths */
+        CHECK(tp_an_view_ts_model(&a) && !tp_an_view_ts_model(&b)); /* the two paths */
         CHECK_EQ_U(a.n, b.n);
         CHECK_EQ_U(a.n_gpu, b.n_gpu);
         CHECK_EQ_U(a.gpu_kinds_absent, b.gpu_kinds_absent);
@@ -257,7 +288,8 @@ static void test_same_rows_paths(void) {
         CHECK_EQ_U(b.dur_wide.n, (size_t)wide_dur);
         size_t bad = 0, linked = 0;
         for (size_t i = 0; i < a.n; i++) {
-            bad += tp_an_view_row(&a, i) != tp_an_view_row(&b, i) || a.ts[i] != b.ts[i] ||
+            bad += tp_an_view_row(&a, i) != tp_an_view_row(&b, i) ||
+                   tp_an_view_ts(&a, i) != tp_an_view_ts(&b, i) ||
                    tp_an_view_end(&a, i) != tp_an_view_end(&b, i);
             bad += tp_an_view_gpu(&a, i) != tp_an_view_gpu(&b, i) ||
                    tp_an_view_ktype(&a, i) != tp_an_view_ktype(&b, i) ||
@@ -311,6 +343,7 @@ int main(void) {
     TP_RUN(test_same_rows_paths);
     TP_RUN(test_file_order_ties);
     TP_RUN(test_ns_rounding);
+    TP_RUN(test_start_forms);
     TP_RUN(test_trim_default);
     TP_RUN(test_trim_last_step);
     TP_RUN(test_trim_many_partners);
