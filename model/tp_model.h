@@ -213,9 +213,9 @@ typedef struct {
                          wide_corr; the high ones in the place); -1: none */
     uint32_t *stack;  /* tp_ev_stack: native stack id (tp_rank_stack_copy); 0: none. API
                          calls: the call site; NVTX ranges: the push (recorded with --stacks
-                         all); Kineto: the Python stack. Every row has one while loading;
-                         tp_model_finish frees it when all are 0 (a Kineto trace without
-                         Python stacks: 4 bytes a row), and a push after that makes it again */
+                         all); Kineto: the Python stack. Optional: made (rows before it 0)
+                         at the first row with a stack (tp_events_stack_col; a native load
+                         makes it at once); tp_model_finish frees it when all are 0 */
     /* derived by finish, each narrower than its value (read through the accessors): */
     uint16_t *parent16;    /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
                               same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
@@ -277,10 +277,10 @@ typedef struct {
 /* clang-format off */
 #define TP_EV_DENSE(X)                                                                             \
     X(ts, TP_EV_ALWAYS) X(dur32, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0)         \
-    X(place, TP_EV_ALWAYS) X(corr32, TP_EV_U32_NONE) X(stack, 0)
+    X(place, TP_EV_ALWAYS) X(corr32, TP_EV_U32_NONE)
 #define TP_EV_OPTIONAL(X)                                                                          \
-    X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE) X(shapes_opt, 0)             \
-    X(seq32_opt, TP_EV_U32_NONE)
+    X(stack, 0) X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE)                  \
+    X(shapes_opt, 0) X(seq32_opt, TP_EV_U32_NONE)
 #define TP_EV_DERIVED(X)                                                                           \
     X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS) X(load_rows32, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
@@ -907,6 +907,9 @@ void tp_event_row_init(tp_event_row *r);
 /* Append a copy of row `r` to the columns, which own their arrays (freed with the model).
  * Abort on out of memory. */
 void tp_events_push(tp_events *ev, const tp_event_row *r);
+/* The stack column of `ev`, made (every row 0) when absent: for a loader that writes the rows'
+ * stacks itself (the Kineto Python stacks, a native load's rows). */
+uint32_t *tp_events_stack_col(tp_events *ev);
 /* tp_events_push for a plain row (tp_events_plain: no copy facts, no Kineto External id or
  * Sequence number, its category's usual text, into a table never finished), without the
  * tests for those: a native load's API, kernel and NVTX rows, millions of them. */
@@ -927,7 +930,7 @@ static inline int tp_events_append_plain(tp_events *ev, int64_t ts, uint64_t dur
                                          uint8_t cat, uint8_t flags, uint32_t stack,
                                          uint32_t corr32, uint16_t place) {
     assert(place < ev->places.n && !ev->parent16 && !ev->cat_raw_opt && !ev->external_id32_opt &&
-           !ev->seq32_opt); /* plain, never finished */
+           !ev->seq32_opt && ev->stack); /* plain, never finished; stack: made by the loader */
     size_t i = ev->n;
     if (i >= ev->cap || dur >= TP_EV_U32_WIDE || ev->shapes_opt)
         return 0;

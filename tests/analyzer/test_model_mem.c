@@ -34,8 +34,9 @@
 /* Bytes per row of the columns every row has plus the derived ones (tp_model.h). */
 static size_t dense_row_bytes(const tp_events *e) {
     size_t b = 0;
-#define ADD(c, none) b += e->c ? sizeof *e->c : 0; /* stack: dropped when unused */
+#define ADD(c, none) b += e->c ? sizeof *e->c : 0;
     TP_EV_DENSE(ADD)
+    ADD(stack, 0) /* optional: made at the first row with a stack, dropped when unused */
 #undef ADD
 #define ADD_DERIVED(c, none) b += e->c ? sizeof *e->c : 0; /* one of the load order's forms */
     TP_EV_DERIVED(ADD_DERIVED)
