@@ -311,7 +311,8 @@ static void events_free(tp_events *e) {
 #define FREE_WIDE(w) free(e->w.row), free(e->w.val);
     TP_EV_WIDES(FREE_WIDE)
 #undef FREE_WIDE
-#define FREE_SPARSE(c, sp, none, by_corr) free(e->sp.bits), free(e->sp.rank), free(e->sp.val);
+#define FREE_SPARSE(c, sp, none, by_corr, grows)                                                   \
+    free(e->sp.bits), free(e->sp.rank), free(e->sp.val);
     TP_EV_SPARSE(FREE_SPARSE)
 #undef FREE_SPARSE
     free(e->external_id_corr);
@@ -530,7 +531,7 @@ static void col_sparsify(tp_events *e, uint32_t **col, tp_ev_sparse *sp, uint32_
             c[k++] = c[w * 64 + (size_t)__builtin_ctzll(b)];
     }
     GROW(c, k);
-    *sp = (tp_ev_sparse){bits, rank, c, k};
+    *sp = (tp_ev_sparse){bits, rank, c, k, k, words};
 }
 
 /* Makes column *col again (`cap` rows) from its sparse form `sp` (and, `by_corr`,
@@ -558,16 +559,97 @@ static void col_densify(tp_events *e, uint32_t **col, tp_ev_sparse *sp, size_t c
 /* The TP_EV_SPARSE columns as arrays again: a table that grows or is permuted (a push or a
  * second finish after a finish). */
 static void events_densify(tp_events *e, size_t cap) {
-#define DENSIFY(c, sp, none, by_corr) col_densify(e, &e->c, &e->sp, cap, none, by_corr);
+#define DENSIFY(c, sp, none, by_corr, grows)                                                       \
+    if (!(grows))                                                                                  \
+        col_densify(e, &e->c, &e->sp, cap, none, by_corr);
     TP_EV_SPARSE(DENSIFY)
 #undef DENSIFY
 }
 
+/* ---------------------------------------------------------------- sparse while loading
+ *
+ * The Sequence number and Input Dims (TP_EV_SPARSE's `grows`) are on 5-17 % and 35-55 % of a
+ * Kineto trace's rows. As arrays until finish they were 4 bytes a row each at the import's end,
+ * its high water (0.53 MiB on hta_trace_diff_test, 68 k rows), for 0.4-0.9 and 1.6-2.5 bytes a
+ * row sparse after. So they are sparse from their first value: a row without one writes nothing
+ * (its bit is 0 from the start), a row with one sets its bit and appends its code. The bitmap and
+ * ranks have a word per 64 rows of the table's capacity (grown with the columns); a word's rank is
+ * set when its first value comes (and every word's up to it), since a read looks at the rank only
+ * under a set bit. */
+
+/* Words of bitmap for a table of `cap` rows (a word per 64 rows, one at least: col_sparsify's). */
+static size_t sparse_words(size_t cap) {
+    return cap ? (cap + 63) / 64 : 1;
+}
+
+/* Resizes the bitmap and ranks of a growing sparse column to a table of `cap` rows (from `had`),
+ * new words cleared. */
+static void sparse_resize(tp_ev_sparse *sp, size_t had, size_t cap) {
+    size_t w0 = sparse_words(had), w1 = sparse_words(cap);
+    GROW(sp->bits, w1), GROW(sp->rank, w1);
+    if (w1 > w0)
+        memset(sp->bits + w0, 0, (w1 - w0) * sizeof *sp->bits);
+    sp->n_ranked = sp->n_ranked < w1 ? sp->n_ranked : w1;
+}
+
+/* Appends code `v` (not the column's none) of `row`, past the rows that have one, to a growing
+ * sparse column of a table of e->cap rows (made at its first value). */
+static void sparse_append(const tp_events *e, tp_ev_sparse *sp, size_t row, uint32_t v) {
+    if (!sp->bits) {
+        size_t words = sparse_words(e->cap);
+        sp->bits = tp_mem_xcalloc(words, sizeof *sp->bits);
+        sp->rank = tp_mem_xalloc(words, sizeof *sp->rank);
+    }
+    for (size_t w = row >> 6; sp->n_ranked <= w;)
+        sp->rank[sp->n_ranked++] = (uint32_t)sp->n_val;
+    sp->bits[row >> 6] |= UINT64_C(1) << (row & 63);
+    TABLE_XGROW(sp->val, sp->val_cap, sp->n_val + 1);
+    sp->val[sp->n_val++] = v;
+}
+
+/* A growing sparse column after the rows moved (new row i = old row perm[i]): built again in
+ * the new order, a bit test a row (finish; no array of every row in between). */
+static void sparse_permute(const tp_events *e, tp_ev_sparse *sp, const uint32_t *perm,
+                           uint32_t none) {
+    size_t n = e->n, words = sparse_words(e->cap);
+    tp_ev_sparse out = {tp_mem_xcalloc(words, sizeof *out.bits),
+                        tp_mem_xalloc(words, sizeof *out.rank),
+                        tp_mem_xalloc(sp->n_val ? sp->n_val : 1, sizeof *out.val),
+                        0,
+                        sp->n_val,
+                        0};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = tp_ev_sparse_get(sp, perm[i], none);
+        if (v == none)
+            continue;
+        for (size_t w = i >> 6; out.n_ranked <= w;)
+            out.rank[out.n_ranked++] = (uint32_t)out.n_val;
+        out.bits[i >> 6] |= UINT64_C(1) << (i & 63);
+        out.val[out.n_val++] = v;
+    }
+    free(sp->bits), free(sp->rank), free(sp->val);
+    *sp = out;
+}
+
+/* A growing sparse column at finish (the table fitted to its rows): every word's rank set, its
+ * values fitted; an array instead where that is not larger, as col_sparsify decides. */
+static void sparse_fit(tp_events *e, uint32_t **col, tp_ev_sparse *sp, uint32_t none) {
+    size_t n = e->n, words = sparse_words(e->cap);
+    while (sp->n_ranked < words)
+        sp->rank[sp->n_ranked++] = (uint32_t)sp->n_val;
+    if (sp->n_val && sp->n_val != sp->val_cap)
+        GROW(sp->val, sp->n_val), sp->val_cap = sp->n_val;
+    if (tp_ev_sparse_bytes(sp, n) >= n * sizeof **col)
+        col_densify(e, col, sp, e->cap, none, 0);
+}
+
 /* The TP_EV_SPARSE columns sparse where that is smaller (tp_model_finish, after the sort). */
 static void events_sparsify(tp_events *e) {
-#define SPARSIFY(c, sp, none, by_corr)                                                             \
+#define SPARSIFY(c, sp, none, by_corr, grows)                                                      \
     if (e->c)                                                                                      \
-        col_sparsify(e, &e->c, &e->sp, none, by_corr);
+        col_sparsify(e, &e->c, &e->sp, none, by_corr);                                             \
+    else if ((grows) && e->sp.bits)                                                                \
+        sparse_fit(e, &e->c, &e->sp, none);
     TP_EV_SPARSE(SPARSIFY)
 #undef SPARSIFY
 }
@@ -875,15 +957,6 @@ static inline uint32_t corr_put_fast(tp_events *e, size_t row, int64_t c, uint32
     return lo;
 }
 
-static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
-    static const uint32_t none = 0;
-    if (!*col && v == none)
-        return;
-    if (!*col)
-        *col = opt_create(e, sizeof **col, &none, row);
-    (*col)[row] = v;
-}
-
 /* The category text: absent while every row of a category has the text its first row had
  * (a native trace's canonical names; a Kineto trace's "Kernel" or "kernel"); created, every
  * earlier row filled from cat_raw_dflt, at the first row that differs. */
@@ -1038,6 +1111,11 @@ void tp_event_row_init(tp_event_row *r) {
  * a push after finish keeps them in step until the next finish remakes them). */
 static void events_resize(tp_events *e, size_t cap) {
     events_densify(e, cap);
+#define RESIZE_SPARSE(c, sp, none, by_corr, grows)                                                 \
+    if ((grows) && e->sp.bits)                                                                     \
+        sparse_resize(&e->sp, e->cap, cap);
+    TP_EV_SPARSE(RESIZE_SPARSE)
+#undef RESIZE_SPARSE
     e->cap = cap;
     cap = cap ? cap : 1;
 #define RESIZE_COL(c, none)                                                                        \
@@ -1087,8 +1165,10 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
     }
     if (e->external_id32_opt || r->external_id != -1)
         opt_put_narrow_fast(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
-    if (e->seq32_opt || r->seq != -1)
+    if (e->seq32_opt) /* an array: finish found it smaller (TP_EV_SPARSE's `grows`) */
         opt_put_narrow_fast(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
+    else if (r->seq != -1)
+        sparse_append(e, &e->seq_sp, i, narrow_put(&e->wide_seq, i, r->seq));
 }
 
 /* The columns every row writes (tp_events_push, tp_events_push_plain); returns the row. The
@@ -1120,10 +1200,10 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
         e->place[i] = (uint16_t)k; /* place_put's result, corr_hi_any set before */
     else
         place_put_row(e, i, r, hi);
-    if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
+    if (e->shapes_opt) /* an array: finish found it smaller (TP_EV_SPARSE's `grows`) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
-        opt_put_u32(e, &e->shapes_opt, i, r->shapes);
+        sparse_append(e, &e->shapes_sp, i, r->shapes);
     return i;
 }
 
@@ -2078,6 +2158,11 @@ static void events_sort(tp_events *e, tp_scratch *sc, void *tmp1) {
         perm = tp_scratch_get(sc, n, sizeof *perm);
         ts_sort(e, perm, sc);
         events_permute(e, perm, sc, tmp1);
+#define PERMUTE_SPARSE(c, sp, none, by_corr, grows)                                                \
+    if ((grows) && e->sp.bits)                                                                     \
+        sparse_permute(e, &e->sp, perm, none);
+        TP_EV_SPARSE(PERMUTE_SPARSE)
+#undef PERMUTE_SPARSE
     }
     if (perm && !was) { /* the first finish: the permutation is the load order */
         e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);

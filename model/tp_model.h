@@ -175,6 +175,10 @@ typedef struct {
     uint32_t *rank; /* per word: the values of the rows before it */
     uint32_t *val;  /* the values, in row order; never the column's "none" */
     size_t n_val;
+    size_t val_cap;  /* room in val */
+    size_t n_ranked; /* words whose rank is set: all of them after finish; while a table
+                        grows sparsely (TP_EV_SPARSE's `grows`), those up to the last value's
+                        (a word past it has no bit set, so its rank is never read) */
 } tp_ev_sparse;
 
 /* Row `row`'s value in sparse column `s`, `none` when it holds none (or `s` is empty). */
@@ -244,7 +248,9 @@ typedef struct {
     uint32_t *seq32_opt;         /* tp_ev_seq: Kineto args "Sequence number" (narrow,
                                     wide_seq); -1: none */
     /* the sparse forms of three of them (TP_EV_SPARSE), set by tp_model_finish instead of the
-       array when smaller; a push after it makes the array again */
+       array when smaller; a push after it makes the array again. Those of the Input Dims and
+       the Sequence number (`grows`) from their first value instead, the arrays only where
+       finish finds them smaller */
     tp_ev_sparse external_id_sp, shapes_sp, seq_sp;
     uint64_t *external_id_corr; /* with external_id_sp: bit (row & 63) of word row >> 6 set when
                                    the row's External id is its correlation id (an older
@@ -267,8 +273,10 @@ typedef struct {
 
 /* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
  * the optional ones; the ones tp_model_finish derives; TP_EV_SPARSE, X(column, sparse form,
- * none, by_corr): the optional ones that finish may store sparsely (by_corr: a row's value that
- * is its correlation id is a bit of external_id_corr instead). `none` is the value that means
+ * none, by_corr, grows): the optional ones that finish may store sparsely (by_corr: a row's value
+ * that is its correlation id is a bit of external_id_corr instead; grows: sparse from its first
+ * value while the table grows, an array only where finish finds that smaller, instead of an array
+ * until finish). `none` is the value that means
  * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem counts the rows that hold something
  * else. One list, so growing, permuting, fitting, freeing and accounting never miss a column. (Laid
  * out by hand: clang-format reflows these tables differently on each run.) TP_EV_WIDES: the
@@ -285,8 +293,8 @@ typedef struct {
     X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS) X(load_rows32, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 #define TP_EV_SPARSE(X)                                                                            \
-    X(external_id32_opt, external_id_sp, TP_EV_U32_NONE, 1) X(shapes_opt, shapes_sp, 0, 0)         \
-    X(seq32_opt, seq_sp, TP_EV_U32_NONE, 0)
+    X(external_id32_opt, external_id_sp, TP_EV_U32_NONE, 1, 0)                                     \
+    X(shapes_opt, shapes_sp, 0, 0, 1) X(seq32_opt, seq_sp, TP_EV_U32_NONE, 0, 1)
 #define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)     \
     X(wide_parent) X(wide_depth) X(wide_load)
 /* clang-format on */
