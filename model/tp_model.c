@@ -29,8 +29,12 @@
  * mapped, they grow by remapping without a copy, and the room past the rows written costs
  * address space, not memory. The import's high water fell 9.3 -> 8.8 MiB on
  * hta_trace_diff_test, 9.4 -> 8.6 on hta_negative_queue_length (gdb phases). A small table
- * (a short trace's, a side table's) stays in the heap, sharing its pages. */
-#define TABLE_HEAP_ROWS 1024
+ * (a short trace's, a side table's) stays in the heap, sharing its pages: a mapped column
+ * costs a few system calls (map, the finish's fit, unmap), ~0.2 ms a table of ~15 columns,
+ * which param_dlrm_8rank's eight tables of 2.5 k rows showed past 1,024 rows (report CPU 24.4
+ * -> 25.7 ms). Past 4,096 the room left behind is at most ~170 KB (about 0.1 MiB more at the
+ * end of hta_trace_diff_test's import than with 1,024). */
+#define TABLE_HEAP_ROWS 4096
 
 /* The capacity that a table whose narrowest column has `size`-byte elements grows to from
  * `cap` to hold `need` rows: tp_mem_next_cap's, or TP_MEM_MAPPED_MIN bytes of that column
