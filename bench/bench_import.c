@@ -234,8 +234,7 @@ static int same_model(const tp_model *a, const tp_model *b) {
         if (n && (memcmp(x->ts, y->ts, n * sizeof *x->ts) ||
                   memcmp(x->name, y->name, n * sizeof *x->name) ||
                   memcmp(x->cat, y->cat, n * sizeof *x->cat) ||
-                  memcmp(x->flags, y->flags, n * sizeof *x->flags) ||
-                  memcmp(x->stack, y->stack, n * sizeof *x->stack)))
+                  memcmp(x->flags, y->flags, n * sizeof *x->flags)))
             return 0;
         for (size_t i = 0; i < n; i++)
             if (tp_ev_dur(x, i) != tp_ev_dur(y, i) || tp_ev_pid(x, i) != tp_ev_pid(y, i) ||
@@ -244,7 +243,7 @@ static int same_model(const tp_model *a, const tp_model *b) {
                 tp_ev_cat_raw(x, i) != tp_ev_cat_raw(y, i) ||
                 tp_ev_external_id(x, i) != tp_ev_external_id(y, i) ||
                 tp_ev_shapes(x, i) != tp_ev_shapes(y, i) || tp_ev_seq(x, i) != tp_ev_seq(y, i) ||
-                tp_ev_bytes(x, i) != tp_ev_bytes(y, i))
+                tp_ev_bytes(x, i) != tp_ev_bytes(y, i) || tp_ev_stack(x, i) != tp_ev_stack(y, i))
                 return 0;
         const tp_stacks *sa = &ra->stacks, *sb = &rb->stacks;
         for (size_t k = 0; k < sa->n; k++)

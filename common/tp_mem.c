@@ -80,7 +80,7 @@ void tp_mem_tune_process(void) {
      * room stayed resident and whose calloc clears every page: `report --compat hta` peaked
      * 2-7 MiB higher on every peer trace of >= 10 MB (43.1 against 37.0 MiB on a 62 MB one),
      * for ~30 % fewer page faults (~2 % of its CPU time). */
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    mallopt(M_MMAP_THRESHOLD, TP_MEM_MAPPED_MIN);
     /* Free room at the top of a heap (the main one, and each walking thread's arena) is given
      * back above 1 MiB instead of glibc's 128 KiB: the import's pieces and small arrays are
      * freed and allocated again all along, and each return cost a trim (brk or madvise) and

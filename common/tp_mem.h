@@ -89,6 +89,11 @@ static inline void tp_mem_xgrow(void **p, size_t *cap, size_t need, size_t size)
 
 #define TP_MEM_XGROW(arr, cap, need) tp_mem_xgrow((void **)&(arr), &(cap), (need), sizeof *(arr))
 
+/* Blocks of at least this many bytes are mapped on their own in a process that called
+ * tp_mem_tune_process (glibc's M_MMAP_THRESHOLD there): freed, their pages go back to the
+ * system, realloc grows them by remapping (no copy), and pages never written cost no memory. */
+#define TP_MEM_MAPPED_MIN (256 * 1024)
+
 /* Sets glibc malloc's options for a program that loads and analyses traces (the CLI, and the
  * benchmarks that measure its phases, so that they measure the same heap): big blocks mapped
  * on their own, a 1 MiB trim threshold, one arena for every thread (the reasons and figures are

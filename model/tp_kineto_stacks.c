@@ -423,6 +423,7 @@ static void python_serial(tp_kineto_stacks *s) {
         py += e->cat[i] == TP_CAT_PYTHON_FUNCTION;
     if (!py)
         return;
+    tp_events_stack_col(e); /* thread_pass writes it */
     uint32_t *rows = thread_order(e, &n);
     uint32_t first_tree = s->next_stack;
     uint32_t *open = tp_mem_xalloc(n + 1, sizeof *open);
@@ -714,6 +715,7 @@ static void *duo_main(void *arg) {
 static int python_duo(tp_kineto_stacks *s) {
     duo *d = tp_mem_xcalloc(1, sizeof *d);
     d->s = s, d->e = &s->r->ev;
+    tp_events_stack_col(d->e); /* duo_store writes it */
     d->rank = thread_ranks(d->e, &d->nt);
     for (int h = 0; h < 2; h++) {
         d->cnt[h] = tp_mem_xcalloc(d->nt + 1, sizeof *d->cnt[h]);

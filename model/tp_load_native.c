@@ -920,6 +920,7 @@ static void size_tables(nload *L) {
                                                 sizeof event_row_types / sizeof *event_row_types);
     size_t n_mem = (size_t)tp_reader_index_count(L->rd, memev_row_types,
                                                  sizeof memev_row_types / sizeof *memev_row_types);
+    tp_events_stack_col(ev); /* optional, but native rows carry stacks: append_plain writes it */
     if (!n_ev && !n_mem)
         return;
     tp_events_reserve(ev, n_ev);
@@ -933,11 +934,13 @@ static void size_tables(nload *L) {
 #undef COUNT_COL
     _Static_assert(N_COLS + N_OPT <= TP_PREFAULT_MAX_COLS, "tp_prefault takes every column");
     _Static_assert(N_OPT <= 32, "ahead_opt has a bit for each optional column");
-    tp_prefault_col cols[N_COLS];
+    tp_prefault_col cols[N_COLS + 1];
     size_t n = 0;
 #define EV_COL(c, none) cols[n++] = (tp_prefault_col){ev->c, sizeof *ev->c, n_ev};
     TP_EV_DENSE(EV_COL)
+    EV_COL(stack, 0)
 #undef EV_COL
+    L->ahead_opt |= 1u; /* the stack column, TP_EV_OPTIONAL's first: in the list already */
 #define MEM_COL(c, none) cols[n++] = (tp_prefault_col){mem->c, sizeof *mem->c, n_mem};
     TP_MEMEV_DENSE(MEM_COL)
 #undef MEM_COL

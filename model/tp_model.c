@@ -21,6 +21,39 @@
 /* Resizes a column to `cap` elements (tp_mem's checked arithmetic; aborts when out of memory). */
 #define GROW(ptr, cap) ((ptr) = tp_mem_xrealloc((ptr), (cap), sizeof *(ptr)))
 
+/* Growing tables leave the heap early. A doubling in the heap copies the column into a new
+ * block and leaves the old one behind as free room that the import had written, resident until
+ * the malloc_trim after it: at the end of hta_trace_diff_test's import (68 k rows) 0.65 MiB of
+ * the heap's 1.6 MiB was such room. Past TABLE_HEAP_ROWS rows a table's columns therefore go
+ * straight to blocks of TP_MEM_MAPPED_MIN bytes or more (every column, the 1-byte ones too):
+ * mapped, they grow by remapping without a copy, and the room past the rows written costs
+ * address space, not memory. The import's high water fell 9.3 -> 8.8 MiB on
+ * hta_trace_diff_test, 9.4 -> 8.6 on hta_negative_queue_length (gdb phases). A small table
+ * (a short trace's, a side table's) stays in the heap, sharing its pages: a mapped column
+ * costs a few system calls (map, the finish's fit, unmap), ~0.2 ms a table of ~15 columns,
+ * which param_dlrm_8rank's eight tables of 2.5 k rows showed past 1,024 rows (report CPU 24.4
+ * -> 25.7 ms). Past 4,096 the room left behind is at most ~170 KB (about 0.1 MiB more at the
+ * end of hta_trace_diff_test's import than with 1,024). */
+#define TABLE_HEAP_ROWS 4096
+
+/* The capacity that a table whose narrowest column has `size`-byte elements grows to from
+ * `cap` to hold `need` rows: tp_mem_next_cap's, or TP_MEM_MAPPED_MIN bytes of that column
+ * when that is more and the table is past TABLE_HEAP_ROWS (see above). */
+static size_t table_next_cap(size_t cap, size_t need, size_t size) {
+    size_t n = tp_mem_next_cap(cap, need);
+    size_t mapped = (TP_MEM_MAPPED_MIN + size - 1) / size;
+    return n > TABLE_HEAP_ROWS && n < mapped ? mapped : n;
+}
+
+/* TP_MEM_XGROW with table_next_cap: for the side tables that grow with the rows. */
+#define TABLE_XGROW(arr, cap, need)                                                                \
+    do {                                                                                           \
+        if ((need) > (cap)) {                                                                      \
+            (cap) = table_next_cap((cap), (need), sizeof *(arr));                                  \
+            GROW(arr, cap);                                                                        \
+        }                                                                                          \
+    } while (0)
+
 /* ---------------------------------------------------------------- string pool */
 
 /* Strings live in large blocks so their addresses never move; ids index `strs`. An open
@@ -282,7 +315,8 @@ static void events_free(tp_events *e) {
 #define FREE_WIDE(w) free(e->w.row), free(e->w.val);
     TP_EV_WIDES(FREE_WIDE)
 #undef FREE_WIDE
-#define FREE_SPARSE(c, sp, none, by_corr) free(e->sp.bits), free(e->sp.rank), free(e->sp.val);
+#define FREE_SPARSE(c, sp, none, by_corr, grows)                                                   \
+    free(e->sp.bits), free(e->sp.rank), free(e->sp.val);
     TP_EV_SPARSE(FREE_SPARSE)
 #undef FREE_SPARSE
     free(e->external_id_corr);
@@ -501,7 +535,7 @@ static void col_sparsify(tp_events *e, uint32_t **col, tp_ev_sparse *sp, uint32_
             c[k++] = c[w * 64 + (size_t)__builtin_ctzll(b)];
     }
     GROW(c, k);
-    *sp = (tp_ev_sparse){bits, rank, c, k};
+    *sp = (tp_ev_sparse){bits, rank, c, k, k, words};
 }
 
 /* Makes column *col again (`cap` rows) from its sparse form `sp` (and, `by_corr`,
@@ -529,16 +563,97 @@ static void col_densify(tp_events *e, uint32_t **col, tp_ev_sparse *sp, size_t c
 /* The TP_EV_SPARSE columns as arrays again: a table that grows or is permuted (a push or a
  * second finish after a finish). */
 static void events_densify(tp_events *e, size_t cap) {
-#define DENSIFY(c, sp, none, by_corr) col_densify(e, &e->c, &e->sp, cap, none, by_corr);
+#define DENSIFY(c, sp, none, by_corr, grows)                                                       \
+    if (!(grows))                                                                                  \
+        col_densify(e, &e->c, &e->sp, cap, none, by_corr);
     TP_EV_SPARSE(DENSIFY)
 #undef DENSIFY
 }
 
+/* ---------------------------------------------------------------- sparse while loading
+ *
+ * The Sequence number and Input Dims (TP_EV_SPARSE's `grows`) are on 5-17 % and 35-55 % of a
+ * Kineto trace's rows. As arrays until finish they were 4 bytes a row each at the import's end,
+ * its high water (0.53 MiB on hta_trace_diff_test, 68 k rows), for 0.4-0.9 and 1.6-2.5 bytes a
+ * row sparse after. So they are sparse from their first value: a row without one writes nothing
+ * (its bit is 0 from the start), a row with one sets its bit and appends its code. The bitmap and
+ * ranks have a word per 64 rows of the table's capacity (grown with the columns); a word's rank is
+ * set when its first value comes (and every word's up to it), since a read looks at the rank only
+ * under a set bit. */
+
+/* Words of bitmap for a table of `cap` rows (a word per 64 rows, one at least: col_sparsify's). */
+static size_t sparse_words(size_t cap) {
+    return cap ? (cap + 63) / 64 : 1;
+}
+
+/* Resizes the bitmap and ranks of a growing sparse column to a table of `cap` rows (from `had`),
+ * new words cleared. */
+static void sparse_resize(tp_ev_sparse *sp, size_t had, size_t cap) {
+    size_t w0 = sparse_words(had), w1 = sparse_words(cap);
+    GROW(sp->bits, w1), GROW(sp->rank, w1);
+    if (w1 > w0)
+        memset(sp->bits + w0, 0, (w1 - w0) * sizeof *sp->bits);
+    sp->n_ranked = sp->n_ranked < w1 ? sp->n_ranked : w1;
+}
+
+/* Appends code `v` (not the column's none) of `row`, past the rows that have one, to a growing
+ * sparse column of a table of e->cap rows (made at its first value). */
+static void sparse_append(const tp_events *e, tp_ev_sparse *sp, size_t row, uint32_t v) {
+    if (!sp->bits) {
+        size_t words = sparse_words(e->cap);
+        sp->bits = tp_mem_xcalloc(words, sizeof *sp->bits);
+        sp->rank = tp_mem_xalloc(words, sizeof *sp->rank);
+    }
+    for (size_t w = row >> 6; sp->n_ranked <= w;)
+        sp->rank[sp->n_ranked++] = (uint32_t)sp->n_val;
+    sp->bits[row >> 6] |= UINT64_C(1) << (row & 63);
+    TABLE_XGROW(sp->val, sp->val_cap, sp->n_val + 1);
+    sp->val[sp->n_val++] = v;
+}
+
+/* A growing sparse column after the rows moved (new row i = old row perm[i]): built again in
+ * the new order, a bit test a row (finish; no array of every row in between). */
+static void sparse_permute(const tp_events *e, tp_ev_sparse *sp, const uint32_t *perm,
+                           uint32_t none) {
+    size_t n = e->n, words = sparse_words(e->cap);
+    tp_ev_sparse out = {tp_mem_xcalloc(words, sizeof *out.bits),
+                        tp_mem_xalloc(words, sizeof *out.rank),
+                        tp_mem_xalloc(sp->n_val ? sp->n_val : 1, sizeof *out.val),
+                        0,
+                        sp->n_val,
+                        0};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = tp_ev_sparse_get(sp, perm[i], none);
+        if (v == none)
+            continue;
+        for (size_t w = i >> 6; out.n_ranked <= w;)
+            out.rank[out.n_ranked++] = (uint32_t)out.n_val;
+        out.bits[i >> 6] |= UINT64_C(1) << (i & 63);
+        out.val[out.n_val++] = v;
+    }
+    free(sp->bits), free(sp->rank), free(sp->val);
+    *sp = out;
+}
+
+/* A growing sparse column at finish (the table fitted to its rows): every word's rank set, its
+ * values fitted; an array instead where that is not larger, as col_sparsify decides. */
+static void sparse_fit(tp_events *e, uint32_t **col, tp_ev_sparse *sp, uint32_t none) {
+    size_t n = e->n, words = sparse_words(e->cap);
+    while (sp->n_ranked < words)
+        sp->rank[sp->n_ranked++] = (uint32_t)sp->n_val;
+    if (sp->n_val && sp->n_val != sp->val_cap)
+        GROW(sp->val, sp->n_val), sp->val_cap = sp->n_val;
+    if (tp_ev_sparse_bytes(sp, n) >= n * sizeof **col)
+        col_densify(e, col, sp, e->cap, none, 0);
+}
+
 /* The TP_EV_SPARSE columns sparse where that is smaller (tp_model_finish, after the sort). */
 static void events_sparsify(tp_events *e) {
-#define SPARSIFY(c, sp, none, by_corr)                                                             \
+#define SPARSIFY(c, sp, none, by_corr, grows)                                                      \
     if (e->c)                                                                                      \
-        col_sparsify(e, &e->c, &e->sp, none, by_corr);
+        col_sparsify(e, &e->c, &e->sp, none, by_corr);                                             \
+    else if ((grows) && e->sp.bits)                                                                \
+        sparse_fit(e, &e->c, &e->sp, none);
     TP_EV_SPARSE(SPARSIFY)
 #undef SPARSIFY
 }
@@ -846,15 +961,6 @@ static inline uint32_t corr_put_fast(tp_events *e, size_t row, int64_t c, uint32
     return lo;
 }
 
-static void opt_put_u32(tp_events *e, uint32_t **col, size_t row, uint32_t v) {
-    static const uint32_t none = 0;
-    if (!*col && v == none)
-        return;
-    if (!*col)
-        *col = opt_create(e, sizeof **col, &none, row);
-    (*col)[row] = v;
-}
-
 /* The category text: absent while every row of a category has the text its first row had
  * (a native trace's canonical names; a Kineto trace's "Kernel" or "kernel"); created, every
  * earlier row filled from cat_raw_dflt, at the first row that differs. */
@@ -882,7 +988,7 @@ static void copies_put(tp_events *e, size_t row, const tp_ev_copy *c) {
     while (at > 0 && e->copies[at - 1].row >= row)
         at--;
     if (at == e->n_copies || e->copies[at].row != row) {
-        TP_MEM_XGROW(e->copies, e->copies_cap, e->n_copies + 1);
+        TABLE_XGROW(e->copies, e->copies_cap, e->n_copies + 1);
         memmove(e->copies + at + 1, e->copies + at, (e->n_copies - at) * sizeof *e->copies);
         e->n_copies++;
     }
@@ -1009,10 +1115,13 @@ void tp_event_row_init(tp_event_row *r) {
  * a push after finish keeps them in step until the next finish remakes them). */
 static void events_resize(tp_events *e, size_t cap) {
     events_densify(e, cap);
+#define RESIZE_SPARSE(c, sp, none, by_corr, grows)                                                 \
+    if ((grows) && e->sp.bits)                                                                     \
+        sparse_resize(&e->sp, e->cap, cap);
+    TP_EV_SPARSE(RESIZE_SPARSE)
+#undef RESIZE_SPARSE
     e->cap = cap;
     cap = cap ? cap : 1;
-    if (!e->stack && e->n) /* dropped by a finish (stack_drop_unused): its rows' zeros again */
-        e->stack = tp_mem_xcalloc(cap, sizeof *e->stack);
 #define RESIZE_COL(c, none)                                                                        \
     if (e->c)                                                                                      \
         GROW(e->c, cap);
@@ -1024,13 +1133,23 @@ static void events_resize(tp_events *e, size_t cap) {
 #undef RESIZE_DENSE
 }
 
+/* The stack column is made at the first row with a stack, not with the table: a Kineto trace
+ * without Python or Call stacks wrote a 0 for every row, which finish then dropped
+ * (stack_drop_unused): 0.27 MiB of hta_trace_diff_test's import high water. calloc: a mapped
+ * block comes zeroed without a write. */
+uint32_t *tp_events_stack_col(tp_events *e) {
+    if (!e->stack)
+        e->stack = tp_mem_xcalloc(e->cap ? e->cap : 1, sizeof *e->stack);
+    return e->stack;
+}
+
 void tp_events_reserve(tp_events *e, size_t rows) {
     if (rows > e->cap)
         events_resize(e, rows);
 }
 
 static void events_grow(tp_events *e) {
-    events_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
+    events_resize(e, table_next_cap(e->cap, e->n + 1, sizeof *e->cat)); /* 1-byte columns */
 }
 
 /* What tp_events_push does for the few rows that need more than the common columns: copy
@@ -1050,8 +1169,10 @@ static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
     }
     if (e->external_id32_opt || r->external_id != -1)
         opt_put_narrow_fast(e, &e->external_id32_opt, &e->wide_external_id, i, r->external_id);
-    if (e->seq32_opt || r->seq != -1)
+    if (e->seq32_opt) /* an array: finish found it smaller (TP_EV_SPARSE's `grows`) */
         opt_put_narrow_fast(e, &e->seq32_opt, &e->wide_seq, i, r->seq);
+    else if (r->seq != -1)
+        sparse_append(e, &e->seq_sp, i, narrow_put(&e->wide_seq, i, r->seq));
 }
 
 /* The columns every row writes (tp_events_push, tp_events_push_plain); returns the row. The
@@ -1068,7 +1189,11 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
         e->dur32[i] = (uint32_t)r->dur;
     else
         e->dur32[i] = narrow_put(&e->wide_dur, i, r->dur);
-    e->cat[i] = r->cat, e->flags[i] = r->flags, e->stack[i] = r->stack;
+    e->cat[i] = r->cat, e->flags[i] = r->flags;
+    if (e->stack) /* once it exists every row writes it, as shapes_opt below */
+        e->stack[i] = r->stack;
+    else if (r->stack)
+        tp_events_stack_col(e)[i] = r->stack;
     uint32_t hi;
     if (r->correlation == -1)
         e->corr32[i] = TP_EV_U32_NONE, hi = 0;
@@ -1079,10 +1204,10 @@ __attribute__((always_inline)) static inline size_t push_common(tp_events *e,
         e->place[i] = (uint16_t)k; /* place_put's result, corr_hi_any set before */
     else
         place_put_row(e, i, r, hi);
-    if (e->shapes_opt) /* opt_put_u32's write, without the call (every row once it exists) */
+    if (e->shapes_opt) /* an array: finish found it smaller (TP_EV_SPARSE's `grows`) */
         e->shapes_opt[i] = r->shapes;
     else if (r->shapes)
-        opt_put_u32(e, &e->shapes_opt, i, r->shapes);
+        sparse_append(e, &e->shapes_sp, i, r->shapes);
     return i;
 }
 
@@ -1122,11 +1247,13 @@ static inline int push_plain_fast(tp_events *e, const tp_event_row *r) {
     size_t k;
     if (i < e->cap && (uint64_t)r->dur < TP_EV_U32_WIDE &&
         (r->correlation == -1 || lo < TP_EV_U32_WIDE) && (e->shapes_opt || !r->shapes) &&
-        (k = place_recent(&e->places, r, hi)) < TP_EV_PLACE_WIDE) {
+        (e->stack || !r->stack) && (k = place_recent(&e->places, r, hi)) < TP_EV_PLACE_WIDE) {
         e->n = i + 1;
         e->ts[i] = r->ts, e->name[i] = r->name, e->dur32[i] = (uint32_t)r->dur;
-        e->cat[i] = r->cat, e->flags[i] = r->flags, e->stack[i] = r->stack;
+        e->cat[i] = r->cat, e->flags[i] = r->flags;
         e->corr32[i] = lo, e->place[i] = (uint16_t)k;
+        if (e->stack)
+            e->stack[i] = r->stack;
         if (e->shapes_opt)
             e->shapes_opt[i] = r->shapes;
         return 1;
@@ -1207,7 +1334,7 @@ static inline size_t memev_place_recent(tp_memevents *e, const tp_memev_row *r) 
 static __attribute__((noinline)) void memev_push_slow(tp_memevents *e, const tp_memev_row *r) {
     assert(r->op <= TP_MEMEV_OP_MASK);
     if (e->n == e->cap)
-        memev_resize(e, tp_mem_next_cap(e->cap, e->n + 1));
+        memev_resize(e, table_next_cap(e->cap, e->n + 1, sizeof *e->kind)); /* 1-byte columns */
     size_t i = e->n++;
     e->ts[i] = r->ts, e->kind[i] = r->kind, e->addr[i] = r->addr, e->stack[i] = r->stack;
     uint8_t f = r->op & TP_MEMEV_OP_MASK; /* an op past the table (asserted) is not a flag */
@@ -1223,7 +1350,7 @@ static __attribute__((noinline)) void memev_push_slow(tp_memevents *e, const tp_
     }
     if (memev_has_totals(r)) {
         f |= TP_MEMEV_F_TOTALS;
-        TP_MEM_XGROW(e->totals, e->totals_cap, e->n_totals + 1);
+        TABLE_XGROW(e->totals, e->totals_cap, e->n_totals + 1);
         e->totals[e->n_totals++] =
             (tp_memev_totals){r->total_allocated, r->total_reserved, r->largest_free, (uint32_t)i};
     }
@@ -2035,6 +2162,11 @@ static void events_sort(tp_events *e, tp_scratch *sc, void *tmp1) {
         perm = tp_scratch_get(sc, n, sizeof *perm);
         ts_sort(e, perm, sc);
         events_permute(e, perm, sc, tmp1);
+#define PERMUTE_SPARSE(c, sp, none, by_corr, grows)                                                \
+    if ((grows) && e->sp.bits)                                                                     \
+        sparse_permute(e, &e->sp, perm, none);
+        TP_EV_SPARSE(PERMUTE_SPARSE)
+#undef PERMUTE_SPARSE
     }
     if (perm && !was) { /* the first finish: the permutation is the load order */
         e->load_d16 = tp_mem_xalloc(n ? n : 1, sizeof *e->load_d16);

@@ -175,6 +175,10 @@ typedef struct {
     uint32_t *rank; /* per word: the values of the rows before it */
     uint32_t *val;  /* the values, in row order; never the column's "none" */
     size_t n_val;
+    size_t val_cap;  /* room in val */
+    size_t n_ranked; /* words whose rank is set: all of them after finish; while a table
+                        grows sparsely (TP_EV_SPARSE's `grows`), those up to the last value's
+                        (a word past it has no bit set, so its rank is never read) */
 } tp_ev_sparse;
 
 /* Row `row`'s value in sparse column `s`, `none` when it holds none (or `s` is empty). */
@@ -213,9 +217,9 @@ typedef struct {
                          wide_corr; the high ones in the place); -1: none */
     uint32_t *stack;  /* tp_ev_stack: native stack id (tp_rank_stack_copy); 0: none. API
                          calls: the call site; NVTX ranges: the push (recorded with --stacks
-                         all); Kineto: the Python stack. Every row has one while loading;
-                         tp_model_finish frees it when all are 0 (a Kineto trace without
-                         Python stacks: 4 bytes a row), and a push after that makes it again */
+                         all); Kineto: the Python stack. Optional: made (rows before it 0)
+                         at the first row with a stack (tp_events_stack_col; a native load
+                         makes it at once); tp_model_finish frees it when all are 0 */
     /* derived by finish, each narrower than its value (read through the accessors): */
     uint16_t *parent16;    /* tp_ev_parent: row of the innermost enclosing CPU-side range on the
                               same (pid, tid), -1: none or a GPU-side row. Stored as row - parent
@@ -244,7 +248,9 @@ typedef struct {
     uint32_t *seq32_opt;         /* tp_ev_seq: Kineto args "Sequence number" (narrow,
                                     wide_seq); -1: none */
     /* the sparse forms of three of them (TP_EV_SPARSE), set by tp_model_finish instead of the
-       array when smaller; a push after it makes the array again */
+       array when smaller; a push after it makes the array again. Those of the Input Dims and
+       the Sequence number (`grows`) from their first value instead, the arrays only where
+       finish finds them smaller */
     tp_ev_sparse external_id_sp, shapes_sp, seq_sp;
     uint64_t *external_id_corr; /* with external_id_sp: bit (row & 63) of word row >> 6 set when
                                    the row's External id is its correlation id (an older
@@ -267,8 +273,10 @@ typedef struct {
 
 /* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
  * the optional ones; the ones tp_model_finish derives; TP_EV_SPARSE, X(column, sparse form,
- * none, by_corr): the optional ones that finish may store sparsely (by_corr: a row's value that
- * is its correlation id is a bit of external_id_corr instead). `none` is the value that means
+ * none, by_corr, grows): the optional ones that finish may store sparsely (by_corr: a row's value
+ * that is its correlation id is a bit of external_id_corr instead; grows: sparse from its first
+ * value while the table grows, an array only where finish finds that smaller, instead of an array
+ * until finish). `none` is the value that means
  * "nothing" (TP_EV_ALWAYS: every row carries one); tp_model_mem counts the rows that hold something
  * else. One list, so growing, permuting, fitting, freeing and accounting never miss a column. (Laid
  * out by hand: clang-format reflows these tables differently on each run.) TP_EV_WIDES: the
@@ -277,16 +285,16 @@ typedef struct {
 /* clang-format off */
 #define TP_EV_DENSE(X)                                                                             \
     X(ts, TP_EV_ALWAYS) X(dur32, TP_EV_ALWAYS) X(name, 0) X(cat, TP_EV_ALWAYS) X(flags, 0)         \
-    X(place, TP_EV_ALWAYS) X(corr32, TP_EV_U32_NONE) X(stack, 0)
+    X(place, TP_EV_ALWAYS) X(corr32, TP_EV_U32_NONE)
 #define TP_EV_OPTIONAL(X)                                                                          \
-    X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE) X(shapes_opt, 0)             \
-    X(seq32_opt, TP_EV_U32_NONE)
+    X(stack, 0) X(cat_raw_opt, TP_EV_ALWAYS) X(external_id32_opt, TP_EV_U32_NONE)                  \
+    X(shapes_opt, 0) X(seq32_opt, TP_EV_U32_NONE)
 #define TP_EV_DERIVED(X)                                                                           \
     X(parent16, 0) X(depth8, TP_EV_ALWAYS) X(load_d16, TP_EV_ALWAYS) X(load_rows32, TP_EV_ALWAYS)
 #define TP_EV_ALL(X) TP_EV_DENSE(X) TP_EV_OPTIONAL(X) TP_EV_DERIVED(X)
 #define TP_EV_SPARSE(X)                                                                            \
-    X(external_id32_opt, external_id_sp, TP_EV_U32_NONE, 1) X(shapes_opt, shapes_sp, 0, 0)         \
-    X(seq32_opt, seq_sp, TP_EV_U32_NONE, 0)
+    X(external_id32_opt, external_id_sp, TP_EV_U32_NONE, 1, 0)                                     \
+    X(shapes_opt, shapes_sp, 0, 0, 1) X(seq32_opt, seq_sp, TP_EV_U32_NONE, 0, 1)
 #define TP_EV_WIDES(X) X(wide_dur) X(wide_corr) X(wide_external_id) X(wide_seq) X(wide_place)     \
     X(wide_parent) X(wide_depth) X(wide_load)
 /* clang-format on */
@@ -907,6 +915,9 @@ void tp_event_row_init(tp_event_row *r);
 /* Append a copy of row `r` to the columns, which own their arrays (freed with the model).
  * Abort on out of memory. */
 void tp_events_push(tp_events *ev, const tp_event_row *r);
+/* The stack column of `ev`, made (every row 0) when absent: for a loader that writes the rows'
+ * stacks itself (the Kineto Python stacks, a native load's rows). */
+uint32_t *tp_events_stack_col(tp_events *ev);
 /* tp_events_push for a plain row (tp_events_plain: no copy facts, no Kineto External id or
  * Sequence number, its category's usual text, into a table never finished), without the
  * tests for those: a native load's API, kernel and NVTX rows, millions of them. */
@@ -927,7 +938,7 @@ static inline int tp_events_append_plain(tp_events *ev, int64_t ts, uint64_t dur
                                          uint8_t cat, uint8_t flags, uint32_t stack,
                                          uint32_t corr32, uint16_t place) {
     assert(place < ev->places.n && !ev->parent16 && !ev->cat_raw_opt && !ev->external_id32_opt &&
-           !ev->seq32_opt); /* plain, never finished */
+           !ev->seq32_opt && ev->stack); /* plain, never finished; stack: made by the loader */
     size_t i = ev->n;
     if (i >= ev->cap || dur >= TP_EV_U32_WIDE || ev->shapes_opt)
         return 0;

@@ -99,7 +99,7 @@ static void account_events(const tp_events *e, tp_model_mem *a) {
     }
     TP_EV_ALL(ACCOUNT_COL)
 #undef ACCOUNT_COL
-#define ACCOUNT_SPARSE(c, sp, none, by_corr)                                                       \
+#define ACCOUNT_SPARSE(c, sp, none, by_corr, grows)                                                \
     account_sparse(e, &e->sp, by_corr, col_named(a, #c), a);
     TP_EV_SPARSE(ACCOUNT_SPARSE)
 #undef ACCOUNT_SPARSE

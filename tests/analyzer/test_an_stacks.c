@@ -30,7 +30,7 @@ static void py_stack(fx_model *f, uint32_t id, uint64_t inner, uint32_t l1) {
 static void launch(fx_model *f, const char *k, double ts_us, double dur_us, uint32_t stack,
                    int64_t corr) {
     fx_launch(f, k, ts_us, 1, ts_us + 2, dur_us, 7, corr);
-    f->r->ev.stack[f->r->ev.n - 2] = stack;
+    tp_events_stack_col(&f->r->ev)[f->r->ev.n - 2] = stack;
 }
 
 static fx_model build(void) {

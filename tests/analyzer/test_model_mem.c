@@ -34,8 +34,9 @@
 /* Bytes per row of the columns every row has plus the derived ones (tp_model.h). */
 static size_t dense_row_bytes(const tp_events *e) {
     size_t b = 0;
-#define ADD(c, none) b += e->c ? sizeof *e->c : 0; /* stack: dropped when unused */
+#define ADD(c, none) b += e->c ? sizeof *e->c : 0;
     TP_EV_DENSE(ADD)
+    ADD(stack, 0) /* optional: made at the first row with a stack, dropped when unused */
 #undef ADD
 #define ADD_DERIVED(c, none) b += e->c ? sizeof *e->c : 0; /* one of the load order's forms */
     TP_EV_DERIVED(ADD_DERIVED)
@@ -593,9 +594,8 @@ static void test_push_paths(void) {
     const tp_events *a = &rk[0]->ev, *b = &rk[1]->ev;
     for (int pass = 0; pass < 2; pass++) {
         CHECK_EQ_U(a->n, b->n);
-        /* the shapes (10 % of the rows): an array while loading, sparse after the finish */
-        CHECK((pass ? b->shapes_sp.bits != NULL : b->shapes_opt != NULL) && b->wide_dur.n &&
-              b->wide_corr.n);
+        /* the shapes (10 % of the rows): sparse while loading and after the finish */
+        CHECK(b->shapes_sp.bits != NULL && !b->shapes_opt && b->wide_dur.n && b->wide_corr.n);
         int ok = 1;
         for (size_t k = 0; k < a->n && k < b->n; k++) {
             tp_event_row want = path_row(pass ? 1000 - (int)b->ts[k] : (int)k);
@@ -871,10 +871,11 @@ static int sparse_ok(const tp_events *e, int n) {
 }
 
 /* The External id, Input Dims and Sequence number columns, mostly "none" on a Kineto trace,
- * are stored sparsely after finish (tp_ev_sparse): every row reads back exactly its value or
- * "none", wide values too, through the sort, a push after the finish (the arrays again) and a
- * second finish; tp_model_mem counts their bitmaps, ranks and values. A column that is nearly
- * full stays an array (its sparse form would be larger). */
+ * are stored sparsely after finish (tp_ev_sparse), the Input Dims and Sequence number from
+ * their first value while the table grows: every row reads back exactly its value or "none",
+ * wide values too, while loading, through the sort, a push after the finish (the External id's
+ * array again) and a second finish; tp_model_mem counts their bitmaps, ranks and values. A column
+ * that is nearly full stays (or becomes) an array (its sparse form would be larger). */
 static void test_sparse(void) {
     tp_model *m = tp_model_new();
     tp_rank *r = tp_model_add_rank(m, "sparse");
@@ -884,8 +885,11 @@ static void test_sparse(void) {
         sparse_row(&row, i);
         tp_events_push(&r->ev, &row);
     }
+    const tp_events *e = &r->ev; /* loading: the Sequence number sparse already */
+    CHECK(e->external_id32_opt && !e->shapes_opt && !e->seq32_opt);
+    CHECK(e->shapes_sp.bits && e->seq_sp.bits);
+    CHECK(sparse_ok(e, n - 1));
     tp_model_finish(m);
-    const tp_events *e = &r->ev;
     CHECK(!e->external_id32_opt && !e->shapes_opt && !e->seq32_opt);
     CHECK(e->external_id_sp.bits && e->shapes_sp.bits && e->seq_sp.bits && tp_ev_any_seq(e));
     CHECK(e->wide_external_id.n > 0 && e->wide_seq.n > 0);
@@ -924,7 +928,8 @@ static void test_sparse(void) {
     tp_event_row row;
     sparse_row(&row, n - 1);
     tp_events_push(&r->ev, &row);
-    CHECK(e->external_id32_opt && e->shapes_opt && e->seq32_opt && !e->shapes_sp.bits);
+    CHECK(e->external_id32_opt && !e->external_id_sp.bits);
+    CHECK(!e->shapes_opt && e->shapes_sp.bits && !e->seq32_opt && e->seq_sp.bits); /* grow so */
     CHECK(!e->external_id_corr);
     CHECK(sparse_ok(e, n));
     tp_model_finish(m);
