@@ -1068,6 +1068,11 @@ const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
     return none;
 }
 
+unsigned tp_an_view_build_only_columns(const tp_an_view *v) {
+    /* row_order and admit_same are the load order's only readers */
+    return v->row && v->row == v->r->ev.load_rows32 ? 0 : TP_EV_DROP_LOAD_ORDER;
+}
+
 void tp_an_view_free(tp_an_view *v) {
     if (!v)
         return;

@@ -138,6 +138,12 @@ typedef struct {
  * memory. Free with tp_an_view_free. */
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts);
 
+/* The model columns (TP_EV_DROP_* bits) that no reader of `v` reads once it is built, only
+ * its build: for a caller that owns the model and builds no other view of v's rank after
+ * it (trainprof report), what it may free then (tp_rank_drop_columns). The load order (a
+ * --compat hta view's row order), unless the view's rows are the model's load_rows32. */
+unsigned tp_an_view_build_only_columns(const tp_an_view *v);
+
 /* Frees the view's arrays (not the model it points into); NULL is a no-op. */
 void tp_an_view_free(tp_an_view *v);
 
