@@ -237,6 +237,16 @@ static inline int64_t tp_an_view_end(const tp_an_view *v, size_t i) {
 static inline int tp_an_view_gpu(const tp_an_view *v, size_t i) {
     return (v->kind[i] & TP_AN_VIEW_GPU) != 0;
 }
+/* 1: model row `row` is a GPU event by the view's rule (see the file comment), as
+ * tp_an_view_gpu says of each view row of it: for an analysis that walks the model's rows. */
+static inline int tp_an_view_model_gpu(const tp_an_view *v, size_t row) {
+    const tp_events *ev = &v->r->ev;
+    if (v->opts.compat_hta)
+        return tp_ev_stream(ev, row) != -1;
+    uint8_t c = ev->cat[row]; /* first: most rows are CPU rows, and the stream is in the place */
+    return (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET) &&
+           tp_ev_stream(ev, row) != -1;
+}
 /* tp_ktype of view row i: TP_KT_OTHER unless a GPU event. */
 static inline unsigned tp_an_view_ktype(const tp_an_view *v, size_t i) {
     return v->kind[i] & (TP_AN_VIEW_GPU - 1);
