@@ -247,7 +247,9 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *vi
      * be to any int64 the loop reads (the model's columns), so each row reloaded them */
     int64_t self_sum = out->self_sum;
     int has_shapes = out->has_shapes;
-    const int any_shapes = tp_ev_any_shapes(ev); /* else no row reads them (native traces) */
+    /* else no row reads them (native traces; without --group-by shapes `report` frees them,
+     * TP_EV_DROP_SHAPES) */
+    const int by_shapes = v->opts.ops_by_shapes && tp_ev_any_shapes(ev);
     for (size_t i = 0; i < v->n; i++) {
         size_t row = sum || mapped ? tp_an_view_row(v, i) : i;
         if (tp_an_view_gpu(
@@ -265,7 +267,7 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *vi
             parent_slot *ps = &slot[(uint32_t)p % PARENT_SLOTS];
             if (ps->row != (uint32_t)p) {
                 uint32_t pr = (uint32_t)p;
-                uint32_t shapes = v->opts.ops_by_shapes && any_shapes ? tp_ev_shapes(ev, pr) : 0;
+                uint32_t shapes = by_shapes ? tp_ev_shapes(ev, pr) : 0;
                 tp_an_cpuop *po = group_of(&g, ev->name[pr], shapes, ev->cat[pr]);
                 *ps = (parent_slot){pr, (uint32_t)(po - out->op)};
             }
@@ -276,10 +278,9 @@ static inline __attribute__((always_inline)) int collect_in(const tp_an_view *vi
         }
         if (!is_table_cat(ev->cat[row]))
             continue;
-        uint32_t shapes = any_shapes ? tp_ev_shapes(ev, row) : 0;
+        uint32_t shapes = by_shapes ? tp_ev_shapes(ev, row) : 0;
         has_shapes |= shapes != 0;
-        tp_an_cpuop *o =
-            group_of(&g, ev->name[row], v->opts.ops_by_shapes ? shapes : 0, ev->cat[row]);
+        tp_an_cpuop *o = group_of(&g, ev->name[row], shapes, ev->cat[row]);
         o->count++;
         o->total = tp_an_add(o->total, dur);
         if (sum) {

@@ -32,7 +32,7 @@ typedef struct {
     int64_t span;     /* the CPU span: first start to last end of the rank's CPU-side rows */
     int64_t self_sum; /* sum of every call's self time ("self %" is a share of it) */
     int by_shapes, by_total;
-    int has_shapes; /* some op carried input shapes */
+    int has_shapes; /* some op carried input shapes (found with by_shapes only: else 0) */
 } tp_an_cpuops;
 
 /* Fills `out` (overwritten; owns its array until tp_an_cpuops_free) from view `v`, grouped

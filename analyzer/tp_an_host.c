@@ -182,52 +182,100 @@ static uint32_t top_name(name_ns *a, size_t n) {
     return best;
 }
 
+/* fill_window's sets and tallies while it walks the rows */
+typedef struct {
+    const tp_events *ev;
+    tp_an_host *out;
+    const uint8_t *on_step; /* on_step_thread per place (a rank has a few) */
+    tp_an_namememo data_name, step;
+    tp_an_ivset data, ops;
+    name_ns *names; /* grown as data-loading rows come (as find_steps' threads) */
+    size_t nn, cap;
+} window_acc;
+
+/* Model row `row`, a range of the view, into the window's sets. */
+static inline __attribute__((always_inline)) void window_row(window_acc *w, size_t row) {
+    const tp_events *ev = w->ev;
+    int64_t a = ev->ts[row], b = row_end(ev, row);
+    if (b <= w->out->w0 || a >= w->out->w1 || !w->on_step[tp_ev_place_index(ev, row)])
+        return;
+    a = a < w->out->w0 ? w->out->w0 : a, b = b > w->out->w1 ? w->out->w1 : b;
+    if (tp_an_namememo_get(&w->data_name, ev->name[row])) {
+        tp_an_ivset_add_union(&w->data, a, b);
+        tp_an_grow((void **)&w->names, &w->cap, w->nn + 1, sizeof *w->names);
+        w->names[w->nn++] = (name_ns){ev->name[row], b - a};
+    } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
+               !tp_an_namememo_get(&w->step, ev->name[row])) {
+        tp_an_ivset_add_union(&w->ops, a, b);
+        w->out->n_ops++;
+    }
+}
+
+/* The view's range rows as model rows in the model's (time) order, each once, when the view
+ * is not the model's rows in that order: a --compat hta view is in file order, which a
+ * Kineto file writes thread by thread, so the ops' union came in ~16 k runs that only
+ * norm's sorted copy joined (kineto_resnet50_autograd_oldfmt: 16 B a run, the copy and the
+ * sort's scratch, beside the diagnosis's peak); in time order tp_an_ivset_add_union keeps a
+ * run per busy stretch. The sets, the op count (each row once: a view row repeated is an
+ * interval repeated, nothing more to the union, and the rows the trimming repeats are GPU
+ * rows) and the names' sums do not depend on the order (see range_cats). Where the view
+ * holds only some model rows (trimmed, a window), a bit per model row says which. */
+static void window_model_order(const tp_an_view *v, window_acc *w) {
+    const tp_events *ev = w->ev;
+    int every = !v->trimmed && !(v->opts.window_hi > v->opts.window_lo) && v->n == ev->n;
+    uint64_t *in = NULL;
+    if (!every) {
+        in = tp_an_tmp0(v, ev->n / 64 + 1, sizeof *in);
+        for (size_t i = 0; i < v->n; i++) {
+            size_t row = tp_an_view_row(v, i);
+            in[row >> 6] |= UINT64_C(1) << (row & 63);
+        }
+    }
+    for (size_t row = 0; row < ev->n; row++) {
+        if (in && !(in[row >> 6] >> (row & 63) & 1))
+            continue;
+        if (tp_an_is_range(ev->cat[row], TP_AN_RANGES_ALL) && !tp_an_view_model_gpu(v, row))
+            window_row(w, row);
+    }
+    if (in)
+        tp_an_tmp_put(v, in);
+}
+
 /* Data loading and framework ops in the window, on the step threads. */
 static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
-    tp_an_ivset data = {0}, ops = {0}, rest = {0};
-    name_ns *names = NULL; /* grown as data-loading rows come (as find_steps' threads) */
-    size_t nn = 0, cap = 0;
-    tp_an_namememo data_name, step;
-    tp_an_namememo_open(&data_name, v->m, is_data_name);
-    tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
+    window_acc w = {.ev = ev, .out = out};
+    tp_an_namememo_open(&w.data_name, v->m, is_data_name);
+    tp_an_namememo_open(&w.step, v->m, tp_an_host_step_name);
     /* on_step_thread per place (a rank has a few): a load per row, not a search */
     uint8_t *on_step = tp_an_alloc(ev->places.n + 1, 1);
     for (size_t p = 0; p < ev->places.n; p++)
         on_step[p] = (uint8_t)on_step_thread(s, ev->places.v[p].pid, ev->places.v[p].tid);
-    for (size_t l = 0, lists = n_range_lists(v); l < lists; l++) {
-        size_t n;
-        const uint32_t *rows = range_list(v, lists, l, &n);
-        for (size_t k = 0; k < n; k++) {
-            size_t i = rows ? rows[k] : k;
-            if (!in_range_list(v, rows, i)) /* first: most rows are not ranges, no times needed */
-                continue;
-            size_t row = tp_an_view_row(v, i);
-            int64_t a = ev->ts[row], b = row_end(ev, row);
-            if (b <= out->w0 || a >= out->w1 || !on_step[tp_ev_place_index(ev, row)])
-                continue;
-            a = a < out->w0 ? out->w0 : a, b = b > out->w1 ? out->w1 : b;
-            if (tp_an_namememo_get(&data_name, ev->name[row])) {
-                tp_an_ivset_add_union(&data, a, b);
-                tp_an_grow((void **)&names, &cap, nn + 1, sizeof *names);
-                names[nn++] = (name_ns){ev->name[row], b - a};
-            } else if (ev->cat[row] == TP_CAT_CPU_OP && b > a &&
-                       !tp_an_namememo_get(&step, ev->name[row])) {
-                tp_an_ivset_add_union(&ops, a, b);
-                out->n_ops++;
+    w.on_step = on_step;
+    if (v->row) {
+        window_model_order(v, &w);
+    } else { /* the model's rows in its order (native) */
+        for (size_t l = 0, lists = n_range_lists(v); l < lists; l++) {
+            size_t n;
+            const uint32_t *rows = range_list(v, lists, l, &n);
+            for (size_t k = 0; k < n; k++) {
+                size_t i = rows ? rows[k] : k;
+                if (in_range_list(v, rows, i)) /* first: most rows are not ranges */
+                    window_row(&w, tp_an_view_row(v, i));
             }
         }
     }
-    tp_an_namememo_close(&data_name), tp_an_namememo_close(&step);
+    tp_an_namememo_close(&w.data_name), tp_an_namememo_close(&w.step);
     free(on_step);
-    tp_an_ivset_norm(&data, out->w0, out->w1);
-    tp_an_ivset_norm(&ops, out->w0, out->w1);
-    tp_an_ivset_minus(&ops, &data, &rest);
-    out->data_ns = tp_an_ivset_len(&data);
+    tp_an_ivset rest = {0};
+    tp_an_ivset_norm(&w.data, out->w0, out->w1);
+    tp_an_ivset_norm(&w.ops, out->w0, out->w1);
+    tp_an_ivset_minus(&w.ops, &w.data, &rest);
+    out->data_ns = tp_an_ivset_len(&w.data);
     out->ops_ns = tp_an_ivset_len(&rest);
-    out->data_name = top_name(names, nn);
-    free(names);
-    tp_an_ivset_free(&data), tp_an_ivset_free(&ops), tp_an_ivset_free(&rest);
+    out->data_name = top_name(w.names, w.nn);
+    free(w.names);
+    tp_an_ivset_free(&w.data), tp_an_ivset_free(&w.ops), tp_an_ivset_free(&rest);
 }
 
 typedef struct {

@@ -615,7 +615,7 @@ static uint32_t *partner_rows(const tp_an_view *v, const uint8_t *cls) {
 /* What the rows' places say, one byte per place (few per rank), so that a row's stream
  * tests are a load, not a place record's 8-byte field: */
 #define PLACE_STREAM_SET 1u /* stream >= 0 (gpu_class) */
-#define PLACE_STREAM_ANY 2u /* stream != -1 (HTA's "GPU event", native_gpu) */
+#define PLACE_STREAM_ANY 2u /* stream != -1 (HTA's "GPU event", tp_an_view_model_gpu) */
 
 /* Per place of `ev`, its PLACE_STREAM_* bits; NULL when a row's place is wide (then read
  * the place through tp_ev_stream). Free with free(). */
@@ -770,12 +770,6 @@ static void mark_linked_out(tp_an_view *v) {
             v->link[k] = -1, v->kind[k] |= TP_AN_VIEW_LINKED_OUT;
 }
 
-static int native_gpu(const tp_events *ev, size_t i) {
-    uint8_t c = ev->cat[i]; /* first: most rows are CPU rows, and the stream is in the place */
-    return (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET) &&
-           tp_ev_stream(ev, i) != -1;
-}
-
 /* The kernel type depends on the name only, so it is decided once per pool id (the regular
  * expressions cost more than everything else the view does per row). */
 static int ktype_test(const char *name) {
@@ -790,7 +784,7 @@ static void classify(tp_an_view *v) {
     unsigned kinds = 0;
     for (size_t k = 0; k < v->n; k++) {
         size_t i = tp_an_view_row(v, k);
-        unsigned g = v->opts.compat_hta ? tp_ev_stream(ev, i) != -1 : native_gpu(ev, i);
+        unsigned g = (unsigned)tp_an_view_model_gpu(v, i);
         unsigned t = g ? (unsigned)tp_an_namememo_get(&kt, ev->name[i]) : TP_KT_OTHER;
         v->kind[k] = (uint8_t)((g ? TP_AN_VIEW_GPU : 0u) | t);
         kinds |= g << t;
@@ -836,16 +830,17 @@ static void merge_rows(const uint32_t *restrict a, size_t na, const uint32_t *re
         out[k++] = a[i++];
 }
 
-static const tp_cat gpu_cats[] = {TP_CAT_KERNEL, TP_CAT_MEMCPY, TP_CAT_MEMSET}; /* native_gpu */
+static const tp_cat gpu_cats[] = {TP_CAT_KERNEL, TP_CAT_MEMCPY,
+                                  TP_CAT_MEMSET}; /* tp_an_view_model_gpu */
 #define N_GPU_CATS (sizeof gpu_cats / sizeof gpu_cats[0])
 
 /* classify and order_gpu for a native view whose rows are the model's, in order, from the
- * rank's category index: native_gpu's rows are in its kernel, copy and memset lists, so only
- * those rows are visited (a third of a launch-bound trace's rows; classify read every row's
- * category), and those lists are each in view order, which is time order here: merged, they
- * are the GPU rows by start, no sort needed (order_gpu's radix sort of their starts gives
- * the same rows when it keeps them: no two starts alike). 0 (nothing done) when the index
- * does not cover the view. */
+ * rank's category index: tp_an_view_model_gpu's native rows are in its kernel, copy and memset
+ * lists, so only those rows are visited (a third of a launch-bound trace's rows; classify read
+ * every row's category), and those lists are each in view order, which is time order here: merged,
+ * they are the GPU rows by start, no sort needed (order_gpu's radix sort of their starts gives the
+ * same rows when it keeps them: no two starts alike). 0 (nothing done) when the index does not
+ * cover the view. */
 static int classify_same(tp_an_view *v, const uint8_t *pb) {
     const tp_events *ev = &v->r->ev;
     const tp_buckets *b = &v->r->cats;
@@ -1126,6 +1121,11 @@ const uint32_t *tp_an_view_cat_rows(const tp_an_view *v, tp_cat c, size_t *n) {
             return b->rows + b->off[j];
         }
     return none;
+}
+
+unsigned tp_an_view_build_only_columns(const tp_an_view *v) {
+    /* row_order and admit_same are the load order's only readers */
+    return v->row && v->row == v->r->ev.load_rows32 ? 0 : TP_EV_DROP_LOAD_ORDER;
 }
 
 void tp_an_view_free(tp_an_view *v) {

@@ -153,6 +153,12 @@ typedef struct {
  * memory. Free with tp_an_view_free. */
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts);
 
+/* The model columns (TP_EV_DROP_* bits) that no reader of `v` reads once it is built, only
+ * its build: for a caller that owns the model and builds no other view of v's rank after
+ * it (trainprof report), what it may free then (tp_rank_drop_columns). The load order (a
+ * --compat hta view's row order), unless the view's rows are the model's load_rows32. */
+unsigned tp_an_view_build_only_columns(const tp_an_view *v);
+
 /* Frees the view's arrays (not the model it points into); NULL is a no-op. */
 void tp_an_view_free(tp_an_view *v);
 
@@ -279,6 +285,16 @@ static inline int64_t tp_an_view_end(const tp_an_view *v, size_t i) {
 /* 1: view row i is a GPU event (see the file comment). */
 static inline int tp_an_view_gpu(const tp_an_view *v, size_t i) {
     return (v->kind[i] & TP_AN_VIEW_GPU) != 0;
+}
+/* 1: model row `row` is a GPU event by the view's rule (see the file comment), as
+ * tp_an_view_gpu says of each view row of it: for an analysis that walks the model's rows. */
+static inline int tp_an_view_model_gpu(const tp_an_view *v, size_t row) {
+    const tp_events *ev = &v->r->ev;
+    if (v->opts.compat_hta)
+        return tp_ev_stream(ev, row) != -1;
+    uint8_t c = ev->cat[row]; /* first: most rows are CPU rows, and the stream is in the place */
+    return (c == TP_CAT_KERNEL || c == TP_CAT_MEMCPY || c == TP_CAT_MEMSET) &&
+           tp_ev_stream(ev, row) != -1;
 }
 /* tp_ktype of view row i: TP_KT_OTHER unless a GPU event. */
 static inline unsigned tp_an_view_ktype(const tp_an_view *v, size_t i) {

@@ -230,11 +230,16 @@ static void run_part_and_trim(void *p) {
     trim_arena();
 }
 
-void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
-                          const tp_an_opts *o, unsigned which) {
+void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
+                           const tp_an_opts *o) {
     memset(ra, 0, sizeof *ra);
     tp_an_view_build(&ra->v, m, r, o);
     tp_an_drops_compute(r, &ra->drops);
+}
+
+void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
+                          const tp_an_opts *o, unsigned which) {
+    tp_rank_analysis_view(ra, m, r, o);
     tp_rank_analysis_more(ra, which);
 }
 

@@ -77,6 +77,12 @@ typedef struct {
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
                           const tp_an_opts *o, unsigned which);
 
+/* tp_rank_analysis_run's first part: the view (and the drop counts) into *ra, no analysis
+ * run yet (tp_rank_analysis_more runs them), for a caller with something to do in between
+ * (tp_report_write: tp_report_opts.view_built). */
+void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
+                           const tp_an_opts *o);
+
 /* Runs the analyses in `which` that have not run yet on the view *ra already holds (a front
  * end that computes each analysis when a user first asks for it, tp_tui_data). The results
  * equal those of one tp_rank_analysis_run with all the bits: each analysis reads only the

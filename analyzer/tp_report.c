@@ -900,7 +900,10 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
         if (!rank_selected(&m->ranks[i], &o))
             continue;
         tp_rank_analysis rr;
-        tp_rank_analysis_run(&rr, m, &m->ranks[i], &o.an, TP_RA_ALL | TP_RA_SECTIONS);
+        tp_rank_analysis_view(&rr, m, &m->ranks[i], &o.an);
+        if (o.view_built)
+            o.view_built(o.view_built_arg, &rr.v);
+        tp_rank_analysis_more(&rr, TP_RA_ALL | TP_RA_SECTIONS);
         rd->rank(st, &rr, &o);
         tp_rank_analysis_free(&rr);
     }

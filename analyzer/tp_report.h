@@ -26,6 +26,12 @@ typedef struct {
                       cutoffs, symbolization; shown in the JSON "options" as they are */
     int rank;      /* only this rank; -1: all ranks */
     int top;       /* rows in "top" tables (kernels, ranges); 0: default 10 */
+    /* Called with each rank's view once it is built, before its analyses run (NULL: not
+     * called): a caller that owns the model frees there what only the view's build read
+     * (tp_an_view_build_only_columns; trainprof report). The report builds no other view of
+     * that rank after it. */
+    void (*view_built)(void *arg, const tp_an_view *v);
+    void *view_built_arg;
 } tp_report_opts;
 
 /* Fills the defaults: text, native mode (tp_an_opts_init), all ranks, top 10. */

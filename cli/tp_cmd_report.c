@@ -104,17 +104,39 @@ static int run(const tp_model *m, void *args) {
     return rc;
 }
 
-/* Frees the indexes the report never reads, resident through the analyses' peak otherwise:
- * the streams' (no analysis reads it: 4 bytes a GPU row), the correlation lookups' directory
- * (the analyses walk the index itself; a trimmed view counts its rows' partners in one pass:
- * 1-2 bytes a correlated row) and, --compat hta, the categories' (every view is in load order,
- * so none reads it: 4 bytes a row, 0.8 MB of xdit's model) */
+/* Frees what only a rank's view build read (the load order of a --compat hta view, the
+ * view's row order: 2-4 bytes a row) once the view is built, before its analyses (the
+ * report builds no other view of the rank after it) */
+static void view_built(void *arg, const tp_an_view *v) {
+    tp_model *m = arg;
+    tp_rank_drop_columns(&m->ranks[v->r - m->ranks], tp_an_view_build_only_columns(v));
+}
+
+/* Frees the indexes and columns the report never reads, resident through the analyses' peak
+ * otherwise: the streams' index (no analysis reads it: 4 bytes a GPU row), the correlation
+ * lookups' directory (the analyses walk the index itself; a trimmed view counts its rows'
+ * partners in one pass: 1-2 bytes a correlated row), --compat hta the categories' index
+ * (every view is in load order, so none reads it: 4 bytes a row, 0.8 MB of xdit's model);
+ * the External ids (no analysis reads them: 1.5-4 bytes a Kineto row, 0.3 MB of xdit's), the
+ * nesting depths (the TUI's lanes read them, the analyses the parents: 1 byte a row), the
+ * input shapes unless the CPU-op table groups by them (--group-by shapes: 1.6-2.5 bytes a
+ * Kineto row) and, without --compat hta, the load order (only a --compat hta view reads it;
+ * with it, view_built frees it once the view is built) */
 static void prepare(tp_model *m, void *args) {
-    const report_args *a = args;
+    report_args *a = args;
     tp_model_drop_stream_index(m);
     tp_model_drop_corr_dir(m);
-    if (a->o.an.compat_hta)
+    unsigned cols = TP_EV_DROP_EXTERNAL_ID | TP_EV_DROP_DEPTH;
+    if (!a->o.an.ops_by_shapes)
+        cols |= TP_EV_DROP_SHAPES;
+    if (a->o.an.compat_hta) {
         tp_model_drop_cat_index(m);
+        a->o.view_built = view_built;
+        a->o.view_built_arg = m;
+    } else {
+        cols |= TP_EV_DROP_LOAD_ORDER;
+    }
+    tp_model_drop_columns(m, cols);
 }
 
 int tp_cmd_report(int argc, char **argv) {

@@ -1156,6 +1156,8 @@ static void events_grow(tp_events *e) {
  * facts, the derived columns of a model pushed after a finish, Kineto's External id and
  * Sequence number. */
 static void push_rare(tp_events *e, size_t i, const tp_event_row *r) {
+    if (e->dropped) /* after a finish (parent16), a column freed for good: see TP_EV_DROP_* */
+        abort();
     if (r->bytes != -1 || r->copy_kind || r->src_kind || r->dst_kind || !isnan(r->bw_gbps))
         copies_put(e, i,
                    &(tp_ev_copy){(uint32_t)i, r->copy_kind, r->src_kind, r->dst_kind, r->bytes,
@@ -2066,6 +2068,8 @@ static void load_rows_put(tp_events *e, const uint32_t *restrict pos) {
 }
 
 const uint32_t *tp_ev_load_rows(const tp_events *e, uint32_t *buf) {
+    if (e->dropped & TP_EV_DROP_LOAD_ORDER)
+        abort();
     if (e->load_rows32)
         return e->load_rows32;
     /* each row's position, its wide values read in step with the rows (both ascend) instead
@@ -2933,6 +2937,64 @@ void tp_model_drop_corr_dir(tp_model *m) {
     }
 }
 
+static void wide_free(tp_ev_wide *w) {
+    free(w->row), free(w->val);
+    memset(w, 0, sizeof *w);
+}
+
+static void sparse_free(tp_ev_sparse *s) {
+    free(s->bits), free(s->rank), free(s->val);
+    memset(s, 0, sizeof *s);
+}
+
+static void drop_external_id(tp_events *e) {
+    free(e->external_id32_opt), e->external_id32_opt = NULL;
+    sparse_free(&e->external_id_sp);
+    free(e->external_id_corr), e->external_id_corr = NULL;
+    wide_free(&e->wide_external_id);
+}
+
+static void drop_shapes(tp_events *e) {
+    free(e->shapes_opt), e->shapes_opt = NULL;
+    sparse_free(&e->shapes_sp);
+}
+
+static void drop_depth(tp_events *e) {
+    free(e->depth8), e->depth8 = NULL;
+    wide_free(&e->wide_depth);
+}
+
+static void drop_load_order(tp_events *e) {
+    free(e->load_d16), e->load_d16 = NULL;
+    free(e->load_rows32), e->load_rows32 = NULL;
+    wide_free(&e->wide_load);
+}
+
+/* What each TP_EV_DROP_* bit frees (the columns its accessors read). */
+static const struct {
+    unsigned bit;
+    void (*drop)(tp_events *e);
+} droppable[] = {
+    {TP_EV_DROP_EXTERNAL_ID, drop_external_id},
+    {TP_EV_DROP_SHAPES, drop_shapes},
+    {TP_EV_DROP_DEPTH, drop_depth},
+    {TP_EV_DROP_LOAD_ORDER, drop_load_order},
+};
+
+void tp_rank_drop_columns(tp_rank *r, unsigned cols) {
+    for (size_t k = 0; k < sizeof droppable / sizeof droppable[0]; k++) {
+        if (cols & droppable[k].bit & ~r->ev.dropped) {
+            droppable[k].drop(&r->ev);
+            r->ev.dropped |= droppable[k].bit;
+        }
+    }
+}
+
+void tp_model_drop_columns(tp_model *m, unsigned cols) {
+    for (size_t i = 0; i < m->n_ranks; i++)
+        tp_rank_drop_columns(&m->ranks[i], cols);
+}
+
 typedef struct {
     tp_rank *r;
     tp_scratch *sc; /* shared: its mutex guards it */
@@ -2987,6 +3049,8 @@ void tp_model_finish(tp_model *m) {
     tp_scratch *sc = m->scratch;
     for (size_t i = 0; i < m->n_ranks; i++) {
         tp_rank *r = &m->ranks[i];
+        if (r->ev.dropped) /* its derived columns would come back without what was dropped */
+            abort();
         if (r->rank < 0)
             r->rank = (int)i;
         index_cats_begin(r); /* its rows are the permutation's second gather block first */

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "tp_scratch.h"
 #include "tp_status.h"
@@ -269,7 +270,21 @@ typedef struct {
     tp_ev_copy *copies;
     uint32_t cat_raw_dflt[TP_CAT_COUNT]; /* the text each category was first written as */
     uint32_t cat_raw_seen;               /* bit c: cat_raw_dflt[c] is set */
+    unsigned dropped; /* TP_EV_DROP_* bits: columns freed for good (tp_rank_drop_columns) */
 } tp_events;
+
+/* Columns of tp_events that a caller which never reads them again may free for good
+ * (tp_rank_drop_columns, tp_model_drop_columns), as `trainprof report` does with those no
+ * analysis, rule or writer of its reads: each is a few bytes a row of the model, resident
+ * through the analyses' peak otherwise. Their accessors abort afterwards (a dropped column
+ * read as "none" would be a wrong answer, not an error); a push or a second tp_model_finish
+ * after a drop aborts too (the rows would lose the column's values). */
+#define TP_EV_DROP_EXTERNAL_ID 1u /* tp_ev_external_id: its array, sparse form, bits, wides */
+#define TP_EV_DROP_SHAPES 2u      /* tp_ev_shapes, tp_ev_any_shapes (--group-by shapes) */
+#define TP_EV_DROP_DEPTH 4u       /* tp_ev_depth (the TUI's lanes) and wide_depth */
+#define TP_EV_DROP_LOAD_ORDER                                                                      \
+    8u /* tp_ev_has_load_ord, tp_ev_load_rows: load_d16 and                                        \
+          wide_load, or load_rows32 (a --compat hta view's order) */
 
 /* The columns of tp_events as tables, X(column, none): the ones every row has, grown by push;
  * the optional ones; the ones tp_model_finish derives; TP_EV_SPARSE, X(column, sparse form,
@@ -353,6 +368,8 @@ static inline uint32_t tp_ev_cat_raw(const tp_events *e, size_t row) {
     return e->cat_raw_opt ? e->cat_raw_opt[row] : e->cat_raw_dflt[c];
 }
 static inline int64_t tp_ev_external_id(const tp_events *e, size_t row) {
+    if (e->dropped & TP_EV_DROP_EXTERNAL_ID) /* no answer is right */
+        abort();
     if (e->external_id32_opt)
         return tp_ev_u32_value(e->external_id32_opt[row], &e->wide_external_id, row);
     if (e->external_id_corr && (e->external_id_corr[row >> 6] >> (row & 63) & 1))
@@ -364,7 +381,11 @@ static inline uint32_t tp_ev_stack(const tp_events *e, size_t row) {
     return e->stack ? e->stack[row] : 0;
 }
 static inline uint32_t tp_ev_shapes(const tp_events *e, size_t row) {
-    return e->shapes_opt ? e->shapes_opt[row] : tp_ev_sparse_get(&e->shapes_sp, row, 0);
+    if (e->shapes_opt)
+        return e->shapes_opt[row];
+    if (e->dropped & TP_EV_DROP_SHAPES)
+        abort();
+    return tp_ev_sparse_get(&e->shapes_sp, row, 0);
 }
 static inline int64_t tp_ev_seq(const tp_events *e, size_t row) {
     uint32_t v =
@@ -378,6 +399,8 @@ static inline int tp_ev_any_seq(const tp_events *e) {
     return e->seq32_opt || e->seq_sp.bits;
 }
 static inline int tp_ev_any_shapes(const tp_events *e) {
+    if (e->dropped & TP_EV_DROP_SHAPES)
+        abort();
     return e->shapes_opt || e->shapes_sp.bits;
 }
 static inline int64_t tp_ev_fwd_tid(const tp_events *e, size_t row) {
@@ -396,11 +419,15 @@ static inline int32_t tp_ev_parent(const tp_events *e, size_t row) {
                                   : (int32_t)tp_ev_wide_get(&e->wide_parent, row);
 }
 static inline int tp_ev_depth(const tp_events *e, size_t row) {
+    if (e->dropped & TP_EV_DROP_DEPTH)
+        abort();
     uint8_t d = e->depth8[row];
     return d != TP_EV_DEPTH_WIDE ? d : (int)tp_ev_wide_get(&e->wide_depth, row);
 }
 /* 1: the rows have their load order (after tp_model_finish). */
 static inline int tp_ev_has_load_ord(const tp_events *e) {
+    if (e->dropped & TP_EV_DROP_LOAD_ORDER)
+        abort();
     return e->load_d16 || e->load_rows32;
 }
 
@@ -985,6 +1012,12 @@ void tp_model_trim_scratch(tp_model *m);
  * never read it: a view in load order (--compat hta) has no category rows
  * (tp_an_view_cat_rows), and a view of a rank without the index walks its rows instead. */
 void tp_model_drop_cat_index(tp_model *m);
+
+/* Frees the columns of `r`'s events named by `cols` (TP_EV_DROP_* bits) for good, for a caller
+ * that never reads them again (see TP_EV_DROP_EXTERNAL_ID); a column absent or dropped
+ * already is no error. tp_model_drop_columns: every rank's. */
+void tp_rank_drop_columns(tp_rank *r, unsigned cols);
+void tp_model_drop_columns(tp_model *m, unsigned cols);
 
 /* Frees every rank's stream index (tp_rank.streams: 4 bytes a GPU row), for a caller that
  * never asks it: no analysis, report or export reads it (the TUI's lanes do). A later

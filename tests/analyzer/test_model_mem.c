@@ -24,8 +24,12 @@
 #include "tp_test.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tp_load.h"
 #include "tp_model.h"
@@ -953,8 +957,102 @@ static void test_sparse(void) {
     tp_model_close(m);
 }
 
+/* 1 when `f(e)` aborts the process (run in a child without a core file). */
+static int aborts(void (*f)(tp_model *m), tp_model *m) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0});
+        f(m);
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
+}
+static volatile int64_t sink;
+static void read_external_id(tp_model *m) {
+    sink = tp_ev_external_id(&m->ranks[0].ev, 1);
+}
+static void read_shapes(tp_model *m) {
+    sink = tp_ev_shapes(&m->ranks[0].ev, 1);
+}
+static void ask_any_shapes(tp_model *m) {
+    sink = tp_ev_any_shapes(&m->ranks[0].ev);
+}
+static void read_depth(tp_model *m) {
+    sink = tp_ev_depth(&m->ranks[0].ev, 1);
+}
+static void ask_load_order(tp_model *m) {
+    sink = tp_ev_has_load_ord(&m->ranks[0].ev);
+}
+static void push_row(tp_model *m) {
+    tp_event_row row;
+    sparse_row(&row, 7);
+    tp_events_push(&m->ranks[0].ev, &row);
+}
+static void finish_again(tp_model *m) {
+    tp_model_finish(m);
+}
+
+/* tp_rank_drop_columns frees the columns it names and nothing else: tp_model_mem's total
+ * falls by exactly their bytes, the other columns read back every value, and each dropped
+ * column's accessors (and a push or a second finish, which would lose its values) abort
+ * instead of answering "none" (what `report` relies on: a reader it missed fails loudly). */
+static void test_drop_columns(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "drop");
+    const int n = 1000;
+    for (int i = 0; i < n; i++) {
+        tp_event_row row;
+        sparse_row(&row, i);
+        row.ts = 10000 - (i / 2) * 10, row.dur = i % 2 ? 1 : 3; /* pairs: a parent, a child */
+        tp_events_push(&r->ev, &row);
+    }
+    tp_model_finish(m);
+    const tp_events *e = &r->ev;
+    CHECK(e->external_id_sp.bits && e->shapes_sp.bits && e->depth8 && tp_ev_has_load_ord(e));
+    CHECK(tp_ev_depth(e, 1) == 1 && tp_ev_parent(e, 1) == 0);
+    tp_model_mem before, after;
+    tp_model_mem_account(m, &before);
+    size_t gone = 0;
+    for (size_t c = 0; c < before.n_cols; c++) {
+        const char *name = before.cols[c].name;
+        if (!strcmp(name, "external_id32_opt") || !strcmp(name, "shapes_opt") ||
+            !strcmp(name, "depth8") || !strcmp(name, "load_d16") || !strcmp(name, "load_rows32") ||
+            !strcmp(name, "wide_external_id (side)") || !strcmp(name, "wide_depth (side)") ||
+            !strcmp(name, "wide_load (side)"))
+            gone += before.cols[c].bytes;
+    }
+    CHECK(gone > 0);
+    tp_model_drop_columns(m, TP_EV_DROP_EXTERNAL_ID | TP_EV_DROP_SHAPES | TP_EV_DROP_DEPTH |
+                                 TP_EV_DROP_LOAD_ORDER);
+    tp_model_mem_account(m, &after);
+    CHECK_EQ_U(before.total_bytes - after.total_bytes, gone);
+    CHECK(!e->external_id_sp.bits && !e->external_id_corr && !e->shapes_sp.bits && !e->depth8);
+    CHECK(!e->load_d16 && !e->load_rows32 && !e->wide_external_id.n);
+    int ok = 1;
+    for (size_t k = 0; k < e->n; k++) { /* rows by ts: push 998 (the parent), 999, 996, ... */
+        tp_event_row want;
+        sparse_row(&want, k % 2 ? n - (int)k : n - 2 - (int)k);
+        ok &= tp_ev_seq(e, k) == want.seq && tp_ev_corr(e, k) == want.correlation;
+        ok &= tp_ev_parent(e, k) == (k % 2 ? (int32_t)k - 1 : -1);
+    }
+    CHECK(ok);
+    tp_model_drop_columns(m, TP_EV_DROP_DEPTH); /* again: no error */
+    CHECK(aborts(read_external_id, m));
+    CHECK(aborts(read_shapes, m));
+    CHECK(aborts(ask_any_shapes, m));
+    CHECK(aborts(read_depth, m));
+    CHECK(aborts(ask_load_order, m));
+    CHECK(aborts(push_row, m));
+    CHECK(aborts(finish_again, m));
+    tp_model_close(m);
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
+    TP_RUN(test_drop_columns);
     TP_RUN(test_sorted_fit);
     TP_RUN(test_sort_order);
     TP_RUN(test_optional_created);
