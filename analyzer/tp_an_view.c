@@ -977,6 +977,8 @@ void tp_an_view_gpu_sum_put(const tp_an_view *v, unsigned kt_mask, const tp_an_g
 }
 
 void tp_an_view_build(tp_an_view *v, const tp_model *m, const tp_rank *r, const tp_an_opts *opts) {
+    if (r->corr_dropped) /* the links are found through it (tp_rank_drop_corr_index) */
+        abort();
     memset(v, 0, sizeof *v);
     v->m = m;
     v->r = r;
