@@ -717,6 +717,8 @@ static void split_idle(tp_diag_ctx *d, tp_diag_idle *s) {
 }
 
 void tp_diag_ctx_init(tp_diag_ctx *d, const tp_an_view *v, tp_diagnosis *out) {
+    if (v->r->corr_dropped) /* find_cpu_calls walks it (tp_rank_drop_corr_index) */
+        abort();
     memset(out, 0, sizeof *out);
     out->utilization = NAN;
     memset(d, 0, sizeof *d);

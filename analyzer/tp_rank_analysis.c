@@ -49,6 +49,8 @@ static void run_host(tp_rank_analysis *a) {
  * one of the costliest analyses; tp_rank_analysis_more adds it). */
 static void run_diagnosis(tp_rank_analysis *a) {
     tp_diagnose_run_with(&a->v, &a->mu, &a->dg);
+    if (a->diagnosed)
+        a->diagnosed(a->diagnosed_arg, &a->v);
 }
 static void run_stacks(tp_rank_analysis *a) {
     tp_an_stacks_run(&a->v, a->v.opts.stack_depth, &a->st);
@@ -235,6 +237,10 @@ void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_ran
     memset(ra, 0, sizeof *ra);
     tp_an_view_build(&ra->v, m, r, o);
     tp_an_drops_compute(r, &ra->drops);
+}
+
+int tp_rank_analysis_corr_index_done(const tp_an_view *v) {
+    return !v->by_corr; /* the diagnosis's tp_diag_ctx reads r->by_corr; nothing else does */
 }
 
 void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,

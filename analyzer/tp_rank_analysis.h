@@ -69,6 +69,10 @@ typedef struct {
     tp_an_host host;  /* steps, what filled them, threads (the host side) */
     tp_an_stacks st;  /* TP_RA_STACKS */
     tp_an_marks mk;   /* TP_RA_MARKS */
+    /* Called once the diagnosis has run, on the thread that ran it (NULL: not called); see
+     * tp_report_opts.diagnosed */
+    void (*diagnosed)(void *arg, const tp_an_view *v);
+    void *diagnosed_arg;
 } tp_rank_analysis;
 
 /* Builds the view of rank `r` of `m` under `o` (NULL: tp_an_opts_init's defaults) and runs
@@ -82,6 +86,13 @@ void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank
  * (tp_report_write: tp_report_opts.view_built). */
 void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
                            const tp_an_opts *o);
+
+/* 1 when, once the diagnosis of `v` has run, no analysis or writer reads its rank's
+ * correlation index again: a view that does not borrow it (tp_an_view.by_corr NULL:
+ * --compat hta, a window), whose analyses group their rows by correlation themselves; the
+ * diagnosis walks the index (tp_diag_ctx's cpu_call). A caller that owns the model may then
+ * free it (tp_rank_drop_corr_index). */
+int tp_rank_analysis_corr_index_done(const tp_an_view *v);
 
 /* Runs the analyses in `which` that have not run yet on the view *ra already holds (a front
  * end that computes each analysis when a user first asks for it, tp_tui_data). The results

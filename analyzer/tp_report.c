@@ -903,6 +903,7 @@ tp_status tp_report_write(FILE *out, const tp_model *m, const tp_report_opts *op
         tp_rank_analysis_view(&rr, m, &m->ranks[i], &o.an);
         if (o.view_built)
             o.view_built(o.view_built_arg, &rr.v);
+        rr.diagnosed = o.diagnosed, rr.diagnosed_arg = o.diagnosed_arg;
         tp_rank_analysis_more(&rr, TP_RA_ALL | TP_RA_SECTIONS);
         rd->rank(st, &rr, &o);
         tp_rank_analysis_free(&rr);

@@ -32,6 +32,12 @@ typedef struct {
      * that rank after it. */
     void (*view_built)(void *arg, const tp_an_view *v);
     void *view_built_arg;
+    /* Called once a rank's diagnosis has run (NULL: not called), on the thread that ran it
+     * while the other may run other analyses of the rank: a caller that owns the model frees
+     * there what only the diagnosis read after the view (tp_rank_analysis_corr_index_done;
+     * trainprof report). */
+    void (*diagnosed)(void *arg, const tp_an_view *v);
+    void *diagnosed_arg;
 } tp_report_opts;
 
 /* Fills the defaults: text, native mode (tp_an_opts_init), all ranks, top 10. */

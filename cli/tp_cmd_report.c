@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tp_model.h"
+#include "tp_rank_analysis.h"
 #include "tp_report.h"
 
 typedef struct {
@@ -112,6 +113,15 @@ static void view_built(void *arg, const tp_an_view *v) {
     tp_rank_drop_columns(&m->ranks[v->r - m->ranks], tp_an_view_build_only_columns(v));
 }
 
+/* Frees the rank's correlation index once its diagnosis, the only reader left, has run (a
+ * --compat hta view: 4 bytes a correlated row, off the later analyses' and the render's
+ * base); the rank's other analyses never touch it, on either thread */
+static void diagnosed(void *arg, const tp_an_view *v) {
+    tp_model *m = arg;
+    if (tp_rank_analysis_corr_index_done(v))
+        tp_rank_drop_corr_index(&m->ranks[v->r - m->ranks]);
+}
+
 /* Frees the indexes and columns the report never reads, resident through the analyses' peak
  * otherwise: the streams' index (no analysis reads it: 4 bytes a GPU row), the correlation
  * lookups' directory (the analyses walk the index itself; a trimmed view counts its rows'
@@ -133,6 +143,8 @@ static void prepare(tp_model *m, void *args) {
         tp_model_drop_cat_index(m);
         a->o.view_built = view_built;
         a->o.view_built_arg = m;
+        a->o.diagnosed = diagnosed;
+        a->o.diagnosed_arg = m;
     } else {
         cols |= TP_EV_DROP_LOAD_ORDER;
     }

@@ -2930,6 +2930,12 @@ void tp_model_drop_stream_index(tp_model *m) {
     }
 }
 
+void tp_rank_drop_corr_index(tp_rank *r) {
+    free(r->by_corr), r->by_corr = NULL, r->n_by_corr = 0;
+    free(r->corr_dir), r->corr_dir = NULL;
+    r->corr_dropped = 1;
+}
+
 void tp_model_drop_corr_dir(tp_model *m) {
     for (size_t i = 0; i < m->n_ranks; i++) {
         free(m->ranks[i].corr_dir);
@@ -3049,7 +3055,7 @@ void tp_model_finish(tp_model *m) {
     tp_scratch *sc = m->scratch;
     for (size_t i = 0; i < m->n_ranks; i++) {
         tp_rank *r = &m->ranks[i];
-        if (r->ev.dropped) /* its derived columns would come back without what was dropped */
+        if (r->ev.dropped || r->corr_dropped) /* what was dropped would not come back */
             abort();
         if (r->rank < 0)
             r->rank = (int)i;
@@ -3108,6 +3114,8 @@ static size_t corr_range(const tp_rank *r, int64_t corr, size_t lo, size_t hi, s
 }
 
 size_t tp_rank_corr_rows(const tp_rank *r, int64_t corr, const uint32_t **rows) {
+    if (r->corr_dropped) /* the caller dropped what it asks: no answer is right */
+        abort();
     size_t lo = 0, hi = r->n_by_corr;
     if (r->corr_dir) {
         if (corr < r->corr_lo || corr > r->corr_hi) {

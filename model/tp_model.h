@@ -851,6 +851,7 @@ typedef struct {
     int64_t corr_lo, corr_hi;
     int corr_shift;
     uint32_t *corr_dir; /* NULL: no correlated rows, or dropped (tp_model_drop_corr_dir) */
+    int corr_dropped;   /* 1: by_corr freed for good (tp_rank_drop_corr_index): asking aborts */
     tp_buckets streams; /* rows with stream != -1, per stream id */
     tp_buckets threads; /* rows with stream == -1, per (pid, tid) */
     tp_buckets cats;    /* every row, per tp_cat (key; key2 = 0): per-kind row lists */
@@ -1029,6 +1030,12 @@ void tp_model_drop_stream_index(tp_model *m);
  * correlated row), for a caller that asks tp_rank_corr_rows seldom or never: the index stays,
  * and a lookup then bisects all of it instead of one slice (same answer, ~15 steps more). */
 void tp_model_drop_corr_dir(tp_model *m);
+
+/* Frees rank `r`'s correlation index (by_corr, 4 bytes a correlated row, and its directory)
+ * for good, for a caller that never reads it again: `report --compat hta` once the rank's
+ * diagnosis has run (tp_report_opts.diagnosed). tp_rank_corr_rows, a view build and a
+ * diagnosis of the rank abort afterwards (no correlated rows would be a wrong answer). */
+void tp_rank_drop_corr_index(tp_rank *r);
 
 /* Names thread `tid` of process `pid` in rank `r` (`len` bytes of `name`, interned); a later
  * name for the same (pid, tid) replaces the earlier one. An empty name is ignored. */

@@ -994,6 +994,10 @@ static void push_row(tp_model *m) {
 static void finish_again(tp_model *m) {
     tp_model_finish(m);
 }
+static void ask_corr_rows(tp_model *m) {
+    const uint32_t *rows;
+    sink = (int64_t)tp_rank_corr_rows(&m->ranks[0], 7000, &rows);
+}
 
 /* tp_rank_drop_columns frees the columns it names and nothing else: tp_model_mem's total
  * falls by exactly their bytes, the other columns read back every value, and each dropped
@@ -1047,6 +1051,17 @@ static void test_drop_columns(void) {
     CHECK(aborts(ask_load_order, m));
     CHECK(aborts(push_row, m));
     CHECK(aborts(finish_again, m));
+    /* the correlation index (report --compat hta, once the diagnosis ran): its bytes, and
+     * tp_rank_corr_rows aborts after */
+    const uint32_t *rows;
+    CHECK_EQ_U(tp_rank_corr_rows(r, 7000, &rows), 1);
+    size_t idx = (size_t)r->n_by_corr * sizeof *r->by_corr;
+    tp_model_mem_account(m, &before);
+    tp_rank_drop_corr_index(r);
+    tp_model_mem_account(m, &after);
+    CHECK(!r->by_corr && r->corr_dropped);
+    CHECK(before.index_bytes - after.index_bytes >= idx);
+    CHECK(aborts(ask_corr_rows, m));
     tp_model_close(m);
 }
 
