@@ -64,7 +64,7 @@ floor=$(median floor)
 floor_before=$([ -z "$before_bin" ] || median floor_before)
 
 echo "median of $runs runs each; trainprof report SET $args; floor = a one-event trace's peak: $floor MiB${before_bin:+ (before: $floor_before MiB)}"
-printf '%-34s %6s | %7s %7s %s | %9s\n' set MB "MiB" "MiB/MB" goal "above/MB"
+printf '%-42s %6s | %7s %7s %s | %9s\n' set MB "MiB" "MiB/MB" goal "above/MB"
 for dir in "$peer"/traces/*/; do
     set_name=$(basename "$dir")
     if [ -n "${SETS:-}" ]; then
@@ -75,7 +75,7 @@ for dir in "$peer"/traces/*/; do
     rounds ours before "$dir" || continue
     { echo "$set_name $mb $(median ours) $floor"
       [ -z "$before_bin" ] || echo "$set_name(before) $mb $(median before) $floor_before"; } | awk '{
-        r = $3 / $2; printf "%-34s %6.1f | %7.2f %7.3f %-6s | %9.3f\n",
+        r = $3 / $2; printf "%-42s %6.1f | %7.2f %7.3f %-6s | %9.3f\n",
                             $1, $2, $3, r, (r <= 0.3) ? "met" : "MISSED", ($3 - $4) / $2 }'
 done
 echo "load after: $(uptime)"
