@@ -397,31 +397,42 @@ static step_order time_order(const tp_an_view *v, tp_steps *st, size_t wide_from
     uint32_t *rows;
     if (tp_an_view_ts_model(v)) {
         rows = merge_order(v, st);
-    } else { /* the times sorted as their own key column, then written again (a step's time
-                is its row's): not a copy of them beside the steps, 8 bytes a step */
+    } else { /* the times sorted as their own key column, the order written over them: no
+                copy of them beside the steps and no block of its own, 12 bytes a step */
         rows = tp_sort_order_i64_over_s(key, st->n, v->scratch);
-        for (size_t k = 0; k < st->n; k++)
-            key[k] = tp_an_view_ts(v, st->s[k].at);
+        rows = tp_scratch_shrink(rows, st->n + 1, sizeof *rows); /* the keys' half given back */
+        st->ts = key = NULL;
     }
-    if (ties_matter(v, st, rows, st->n)) /* numpy's order, from the stable one */
-        rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
+    if (ties_matter(v, st, rows, st->n)) { /* numpy's order, from the stable one */
+        int64_t *ts = key;
+        if (!ts) { /* the times again (a step's time is its row's) */
+            ts = tp_an_tmp(v, st->n + 1, sizeof *ts);
+            for (size_t k = 0; k < st->n; k++)
+                ts[k] = tp_an_view_ts(v, st->s[k].at);
+        }
+        rows = tp_an_argsort_np_over(ts, st->n, rows, v->scratch);
+        if (!key)
+            tp_an_tmp_put(v, ts);
+    }
     return (step_order){rows, NULL};
 }
 
 /* The steps of `o` grouped by stream (stable, so each group stays in time order: a counting
- * sort by the stream's index g), into `grp` of o's width; at[j + 1] (zeroed by the caller)
- * becomes where group j ends. */
-__attribute__((always_inline)) static inline void group_in(step_order o, step_order grp, int wide,
-                                                           const uint32_t *g, size_t n, size_t nsi,
-                                                           size_t *at) {
+ * sort by the stream's index, row_group of the step's GPU row, found in each of the two
+ * passes rather than kept per step: 4 bytes a step less beside the order and the grouping),
+ * into `grp` of o's width; at[j + 1] (zeroed by the caller) becomes where group j ends. */
+__attribute__((always_inline)) static inline void group_in(const tp_an_view *v,
+                                                           const stream_ids *si, const tp_steps *st,
+                                                           step_order o, step_order grp, int wide,
+                                                           size_t n, size_t *at) {
     for (size_t k = 0; k < n; k++)
-        at[g[step_at(o, wide, k)] + 1]++;
-    for (size_t j = 0; j < nsi; j++)
+        at[row_group(v, si, st->s[step_at(o, wide, k)].on) + 1]++;
+    for (size_t j = 0; j < si->n; j++)
         at[j + 1] += at[j];
     /* grp: the steps themselves, by stream then time (each stream's run is what stream_run
      * reads): no copy of each stream's run */
     for (size_t k = 0; k < n; k++) {
-        size_t i = step_at(o, wide, k), *to = &at[g[i]];
+        size_t i = step_at(o, wide, k), *to = &at[row_group(v, si, st->s[i].on)];
         if (wide) /* grp's width is o's */
             grp.wide[(*to)++] = i;
         else
@@ -429,15 +440,15 @@ __attribute__((always_inline)) static inline void group_in(step_order o, step_or
     }
 }
 
-static step_order group_by_stream(const tp_an_view *v, step_order o, const uint32_t *g, size_t n,
-                                  size_t nsi, size_t *at) {
+static step_order group_by_stream(const tp_an_view *v, const stream_ids *si, const tp_steps *st,
+                                  step_order o, size_t *at) {
     if (o.u32) {
-        step_order grp = {tp_an_tmp(v, n, sizeof *grp.u32), NULL};
-        group_in(o, grp, 0, g, n, nsi, at);
+        step_order grp = {tp_an_tmp(v, st->n, sizeof *grp.u32), NULL};
+        group_in(v, si, st, o, grp, 0, st->n, at);
         return grp;
     }
-    step_order grp = {NULL, tp_an_tmp(v, n, sizeof *grp.wide)};
-    group_in(o, grp, 1, g, n, nsi, at);
+    step_order grp = {NULL, tp_an_tmp(v, st->n, sizeof *grp.wide)};
+    group_in(v, si, st, o, grp, 1, st->n, at);
     return grp;
 }
 
@@ -454,25 +465,19 @@ static void run_hta(const tp_an_view *v, const stream_ids *si, tp_an_queue *out,
     collect_steps(v, &hl, si, &st, &out->median_launch_ns);
     tp_an_namememo_close(&hl);
     step_order grp = time_order(v, &st, wide_from);
-    /* the times were the order's keys; the stream runs read a step's from the view (its
-     * row's), the times given back before the index per step and the grouping take theirs */
+    /* the times were the order's keys (when time_order has not taken their block over);
+     * the stream runs read a step's from the view (its row's), the times given back before
+     * the grouping takes its block */
     tp_an_tmp_put(v, st.ts);
     st.ts = NULL;
-    uint32_t *g = NULL; /* each step's stream index, in step order; NULL: all on g0 */
-    if (st.multi) {
-        g = tp_an_tmp(v, st.n + 1, sizeof *g);
-        for (size_t k = 0; k < st.n; k++)
-            g[k] = row_group(v, si, st.s[k].on);
-    }
     size_t *at = tp_an_alloc(si->n + 1, sizeof *at);
-    if (!g) { /* every step on one stream: the time order itself */
+    if (!st.multi) { /* every step on one stream: the time order itself */
         for (size_t j = st.n ? st.g0 : si->n; j < si->n; j++)
             at[j] = st.n;
     } else {
         step_order ord = grp;
-        grp = group_by_stream(v, ord, g, st.n, si->n, at);
+        grp = group_by_stream(v, si, &st, ord, at);
         tp_an_tmp_put(v, order_block(ord));
-        tp_an_tmp_put(v, g);
     }
     for (size_t j = 0, a = 0; j < si->n; a = at[j++]) { /* at[j]: where group j ends now */
         if (at[j] == a)
