@@ -472,15 +472,22 @@ static step_order time_order(const tp_an_view *v, tp_steps *st, size_t wide_from
         st->ts = key = NULL;
     }
     if (ties_matter(v, st, rows, st->n)) { /* numpy's order, from the stable one */
-        int64_t *ts = key;
-        if (!ts) { /* the times again (a step's time is its row's) */
-            ts = tp_an_tmp(v, st->n + 1, sizeof *ts);
+        if (key) {
+            rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
+        } else if (st->n >= 64) { /* from the ties of the times, read through the view: a
+                                      byte a step, not the times again (8) */
+            uint8_t *same = tp_an_tmp(v, st->n, 1);
+            for (size_t p = 0; p + 1 < st->n; p++)
+                same[p] = step_ts(v, &st->s[rows[p]]) == step_ts(v, &st->s[rows[p + 1]]);
+            rows = tp_an_argsort_np_over_same(same, st->n, rows, v->scratch);
+            tp_an_tmp_put(v, same);
+        } else { /* numpy's small sort compares the times themselves */
+            int64_t *ts = tp_an_tmp(v, st->n, sizeof *ts);
             for (size_t k = 0; k < st->n; k++)
                 ts[k] = tp_an_view_ts(v, st->s[k].at);
-        }
-        rows = tp_an_argsort_np_over(ts, st->n, rows, v->scratch);
-        if (!key)
+            rows = tp_an_argsort_np_over(ts, st->n, rows, v->scratch);
             tp_an_tmp_put(v, ts);
+        }
     }
     return (step_order){rows, NULL};
 }
