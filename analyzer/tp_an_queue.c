@@ -128,89 +128,156 @@ static inline uint32_t row_group(const tp_an_view *v, const stream_ids *si, size
     return si->of_place[tp_ev_place_index(&v->r->ev, tp_an_view_row(v, i))];
 }
 
-/* Rows of one kind in view order (row[o]: the row of ordinal o) and their ordinals sorted by
- * (correlation, row): ord[k] the k-th, key[k] the tp_sort_key_i64 of its correlation. Four
- * columns (a row's ordinal, not the row, sorted with its key) let the callers keep their
- * per-row marks per entry instead of per view row. */
+/* The GPU rows in view order (row[o]: the row of ordinal o) and their ordinals sorted by
+ * (correlation, ordinal): key[k] of the k-th is its correlation's tp_sort_key_i64 less lo,
+ * shifted left by sh with the ordinal in the low sh bits (12 bytes a row, sorted without a
+ * column beside the keys: 8 bytes a row in the sort's copy, not 12); where the correlations'
+ * span leaves no room for the ordinals, key[k] the key itself (sh 0, lo 0) and ord[k] the
+ * ordinal (ord NULL otherwise). */
 typedef struct {
     uint32_t *row, *ord;
     uint64_t *key;
+    uint64_t lo, span; /* the least correlation key, and the greatest one less lo */
+    unsigned sh;
     size_t n;
 } corr_sorted;
 
-static void corr_sorted_open(const tp_an_view *v, corr_sorted *c, size_t cap) {
-    c->row = tp_an_tmp(v, cap, sizeof *c->row);
-    c->ord = tp_an_tmp(v, cap, sizeof *c->ord);
-    c->key = tp_an_tmp(v, cap, sizeof *c->key);
-    c->n = 0;
+static inline size_t corr_ord(const corr_sorted *c, size_t k) {
+    return c->ord ? c->ord[k] : (size_t)(c->key[k] & ((UINT64_C(1) << c->sh) - 1));
 }
 
-static inline void corr_sorted_add(const tp_an_view *v, corr_sorted *c, size_t i) {
-    c->key[c->n] = tp_sort_key_i64(tp_an_view_corr(v, i));
-    c->ord[c->n] = (uint32_t)c->n;
-    c->row[c->n++] = (uint32_t)i;
+/* key[0..n) (tp_sort_key_i64 of the correlations) packed as corr_sorted says, and sorted. */
+static void corr_sorted_sort(const tp_an_view *v, corr_sorted *c) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        lo = c->key[k] < lo ? c->key[k] : lo;
+        hi = c->key[k] > hi ? c->key[k] : hi;
+    }
+    unsigned ib = 0; /* the ordinals' bits */
+    while (ib < 32 && c->n && (uint64_t)(c->n - 1) >> ib)
+        ib++;
+    c->ord = NULL, c->lo = 0, c->sh = 0, c->span = UINT64_MAX;
+    if (c->n && ((hi - lo) >> (63 - ib)) >> 1 == 0) {
+        c->lo = lo, c->sh = ib, c->span = hi - lo;
+        for (size_t k = 0; k < c->n; k++)
+            c->key[k] = (c->key[k] - lo) << ib | k;
+        tp_sort_pairs_s(c->key, NULL, c->n, v->scratch);
+        return;
+    }
+    c->ord = tp_an_tmp(v, c->n + 1, sizeof *c->ord);
+    for (size_t k = 0; k < c->n; k++)
+        c->ord[k] = (uint32_t)k;
+    tp_sort_pairs_s(c->key, c->ord, c->n, v->scratch);
 }
 
-static void corr_sorted_close(const tp_an_view *v, corr_sorted *c) {
-    tp_an_tmp_put(v, c->row), tp_an_tmp_put(v, c->ord), tp_an_tmp_put(v, c->key);
+/* Correlation key ck as c's keys hold it (less lo), in *x; 0: outside their range (no row
+ * has it). */
+static inline int corr_in(const corr_sorted *c, uint64_t ck, uint64_t *x) {
+    *x = ck - c->lo;
+    return ck >= c->lo && *x <= c->span;
+}
+
+/* The first k with key[k] >> sh >= x (x in range), searched from `hint` outwards (a
+ * thread's launches come in rising correlations: a step or two each, not a bisection). */
+static size_t corr_lower(const corr_sorted *c, uint64_t x, size_t hint) {
+    const uint64_t *key = c->key, want = x << c->sh;
+    size_t lo = 0, hi = c->n;
+    if (hint < c->n && key[hint] < want) { /* after hint */
+        size_t step = 1;
+        lo = hint + 1;
+        while (lo + step - 1 < c->n && key[lo + step - 1] < want) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step - 1 < c->n ? lo + step - 1 : c->n;
+    } else { /* at hint or before */
+        size_t step = 1;
+        hi = hint < c->n ? hint : c->n;
+        while (hi > 0) {
+            size_t p = hi > step ? hi - step : 0;
+            if (key[p] < want) {
+                lo = p + 1;
+                break;
+            }
+            hi = p;
+            step *= 2;
+        }
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key[mid] < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* --compat hta: launch steps (one per GPU row sharing the call's correlation, as HTA's join
  * makes), then GPU steps (GPU rows whose correlation has a launch call), both in view order,
  * each with its time and stream index. Sets *median to the median duration of the launch
  * calls (every view row is_launch holds for, in view order: the median is of the values in
- * any order). An HTA view has no by_corr (tp_an_view: native only): g and l are sorted here.
- * The marks are per launch (g_at) and per GPU row (launched), not per view row: 5 bytes a
- * view row were ~0.8 MiB of the analysis's peak on tracelens_xdit_sd35 (200 k rows, 10 k of
- * them GPU rows). */
+ * any order). An HTA view has no by_corr (tp_an_view: native only): the GPU rows are sorted
+ * here and each launch call finds its correlation among them (the launches themselves are
+ * not sorted: 16 bytes a launch and their sort's copy less). The marks are per launch (g_at)
+ * and per GPU row (launched), not per view row: 5 bytes a view row were ~0.8 MiB of the
+ * analysis's peak on tracelens_xdit_sd35 (200 k rows, 10 k of them GPU rows). */
 static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_ids *si,
                           tp_steps *st, double *median) {
     assert(!v->by_corr);
-    corr_sorted g, l;
-    corr_sorted_open(v, &g, v->n_gpu), corr_sorted_open(v, &l, v->n);
+    corr_sorted g = {0};
+    g.row = tp_an_tmp(v, v->n_gpu + 1, sizeof *g.row);
+    g.key = tp_an_tmp(v, v->n_gpu + 1, sizeof *g.key);
+    uint32_t *l_row = tp_an_tmp(v, v->n + 1, sizeof *l_row); /* the launches in view order */
+    size_t nl = 0;
     for (size_t i = 0; i < v->n; i++) {
-        if (gpu_row(v, i))
-            corr_sorted_add(v, &g, i);
-        if (is_launch(v, hl, i))
-            corr_sorted_add(v, &l, i);
-    }
-    tp_sort_pairs_s(g.key, g.ord, g.n, v->scratch);
-    tp_sort_pairs_s(l.key, l.ord, l.n, v->scratch);
-    /* Both by (correlation, row), one merge pass pairs them: per launch the first entry of g
-     * with its correlation, per GPU row whether a launch has its correlation. */
-    uint32_t *g_at = tp_an_tmp(v, l.n + 1, sizeof *g_at); /* by launch ordinal */
-    uint8_t *launched = tp_an_tmp0(v, g.n + 1, 1);        /* by GPU row ordinal */
-    size_t steps = 0; /* counted first, so that the steps are one array written once */
-    for (size_t k = 0, j = 0; k < l.n; k++) {
-        while (j < g.n && g.key[j] < l.key[k])
-            j++;
-        for (size_t e = j; e < g.n && g.key[e] == l.key[k]; e++) {
-            steps += 1 + !launched[g.ord[e]];
-            launched[g.ord[e]] = 1;
+        if (gpu_row(v, i)) {
+            g.key[g.n] = tp_sort_key_i64(tp_an_view_corr(v, i));
+            g.row[g.n++] = (uint32_t)i;
         }
-        g_at[l.ord[k]] = (uint32_t)j;
+        if (is_launch(v, hl, i))
+            l_row[nl++] = (uint32_t)i;
     }
-    /* the launches' sort columns and their durations' array (for the median) given back
-     * before the steps' arrays are taken: 20 bytes a launch less at collect_steps' peak */
-    tp_an_tmp_put(v, l.key), tp_an_tmp_put(v, l.ord);
-    l.key = NULL, l.ord = NULL;
-    int64_t *d = tp_an_tmp(v, l.n + 1, sizeof *d);
+    corr_sorted_sort(v, &g);
+    /* per launch the first entry of g with its correlation (g.n: none), per GPU row whether
+     * a launch has its correlation */
+    uint32_t *g_at = tp_an_tmp(v, nl + 1, sizeof *g_at); /* by launch ordinal */
+    uint8_t *launched = tp_an_tmp0(v, g.n + 1, 1);       /* by GPU row ordinal */
+    size_t steps = 0; /* counted first, so that the steps are one array written once */
+    for (size_t o = 0, j = 0; o < nl; o++) {
+        uint64_t x;
+        g_at[o] = (uint32_t)g.n;
+        if (!corr_in(&g, tp_sort_key_i64(tp_an_view_corr(v, l_row[o])), &x))
+            continue;
+        j = corr_lower(&g, x, j);
+        g_at[o] = (uint32_t)j;
+        for (size_t e = j; e < g.n && g.key[e] >> g.sh == x; e++) {
+            size_t go = corr_ord(&g, e);
+            steps += 1 + !launched[go];
+            launched[go] = 1;
+        }
+    }
+    /* the launches' durations' array (for the median) given back before the steps' array
+     * is taken */
+    int64_t *d = tp_an_tmp(v, nl + 1, sizeof *d);
     int64_t dlo = INT64_MAX, dhi = INT64_MIN;
-    for (size_t o = 0; o < l.n; o++) {
-        int64_t dur = tp_an_view_dur(v, l.row[o]);
+    for (size_t o = 0; o < nl; o++) {
+        int64_t dur = tp_an_view_dur(v, l_row[o]);
         d[o] = dur;
         dlo = dur < dlo ? dur : dlo;
         dhi = dur > dhi ? dur : dhi;
     }
-    *median = l.n ? tp_an_percentile_i64_in(d, l.n, 50, dlo, dhi) : 0;
+    *median = nl ? tp_an_percentile_i64_in(d, nl, 50, dlo, dhi) : 0;
     tp_an_tmp_put(v, d);
     st->s = tp_an_tmp(v, steps + 1, sizeof *st->s);
     st->g0 = UINT32_MAX, st->multi = 0, st->cap = steps + 1;
-    for (size_t o = 0; o < l.n; o++) { /* launches in view order */
-        size_t i = l.row[o];
-        uint64_t c = tp_sort_key_i64(tp_an_view_corr(v, i));
-        for (size_t j = g_at[o]; j < g.n && g.key[j] == c; j++) {
-            uint32_t on = g.row[g.ord[j]];
+    for (size_t o = 0; o < nl; o++) { /* launches in view order */
+        size_t i = l_row[o], j = g_at[o];
+        uint64_t x;
+        if (j == g.n || !corr_in(&g, tp_sort_key_i64(tp_an_view_corr(v, i)), &x))
+            continue;
+        for (; j < g.n && g.key[j] >> g.sh == x; j++) {
+            uint32_t on = g.row[corr_ord(&g, j)];
             add_step(st, v, i, on, row_group(v, si, on));
         }
     }
@@ -218,7 +285,8 @@ static void collect_steps(const tp_an_view *v, tp_an_namememo *hl, const stream_
     for (size_t o = 0; o < g.n; o++) /* GPU rows in view order */
         if (launched[o])             /* a GPU row whose correlation has a launch call */
             add_step(st, v, g.row[o], g.row[o], row_group(v, si, g.row[o]));
-    corr_sorted_close(v, &g), corr_sorted_close(v, &l);
+    tp_an_tmp_put(v, g.row), tp_an_tmp_put(v, g.key), tp_an_tmp_put(v, g.ord);
+    tp_an_tmp_put(v, l_row);
     tp_an_tmp_put(v, g_at);
     tp_an_tmp_put(v, launched);
     /* the times (a step's is its row's) once the pairing's columns are given back: not
@@ -397,31 +465,49 @@ static step_order time_order(const tp_an_view *v, tp_steps *st, size_t wide_from
     uint32_t *rows;
     if (tp_an_view_ts_model(v)) {
         rows = merge_order(v, st);
-    } else { /* the times sorted as their own key column, then written again (a step's time
-                is its row's): not a copy of them beside the steps, 8 bytes a step */
+    } else { /* the times sorted as their own key column, the order written over them: no
+                copy of them beside the steps and no block of its own, 12 bytes a step */
         rows = tp_sort_order_i64_over_s(key, st->n, v->scratch);
-        for (size_t k = 0; k < st->n; k++)
-            key[k] = tp_an_view_ts(v, st->s[k].at);
+        rows = tp_scratch_shrink(rows, st->n + 1, sizeof *rows); /* the keys' half given back */
+        st->ts = key = NULL;
     }
-    if (ties_matter(v, st, rows, st->n)) /* numpy's order, from the stable one */
-        rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
+    if (ties_matter(v, st, rows, st->n)) { /* numpy's order, from the stable one */
+        if (key) {
+            rows = tp_an_argsort_np_over(key, st->n, rows, v->scratch);
+        } else if (st->n >= 64) { /* from the ties of the times, read through the view: a
+                                      byte a step, not the times again (8) */
+            uint8_t *same = tp_an_tmp(v, st->n, 1);
+            for (size_t p = 0; p + 1 < st->n; p++)
+                same[p] = step_ts(v, &st->s[rows[p]]) == step_ts(v, &st->s[rows[p + 1]]);
+            rows = tp_an_argsort_np_over_same(same, st->n, rows, v->scratch);
+            tp_an_tmp_put(v, same);
+        } else { /* numpy's small sort compares the times themselves */
+            int64_t *ts = tp_an_tmp(v, st->n, sizeof *ts);
+            for (size_t k = 0; k < st->n; k++)
+                ts[k] = tp_an_view_ts(v, st->s[k].at);
+            rows = tp_an_argsort_np_over(ts, st->n, rows, v->scratch);
+            tp_an_tmp_put(v, ts);
+        }
+    }
     return (step_order){rows, NULL};
 }
 
 /* The steps of `o` grouped by stream (stable, so each group stays in time order: a counting
- * sort by the stream's index g), into `grp` of o's width; at[j + 1] (zeroed by the caller)
- * becomes where group j ends. */
-__attribute__((always_inline)) static inline void group_in(step_order o, step_order grp, int wide,
-                                                           const uint32_t *g, size_t n, size_t nsi,
-                                                           size_t *at) {
+ * sort by the stream's index, row_group of the step's GPU row, found in each of the two
+ * passes rather than kept per step: 4 bytes a step less beside the order and the grouping),
+ * into `grp` of o's width; at[j + 1] (zeroed by the caller) becomes where group j ends. */
+__attribute__((always_inline)) static inline void group_in(const tp_an_view *v,
+                                                           const stream_ids *si, const tp_steps *st,
+                                                           step_order o, step_order grp, int wide,
+                                                           size_t n, size_t *at) {
     for (size_t k = 0; k < n; k++)
-        at[g[step_at(o, wide, k)] + 1]++;
-    for (size_t j = 0; j < nsi; j++)
+        at[row_group(v, si, st->s[step_at(o, wide, k)].on) + 1]++;
+    for (size_t j = 0; j < si->n; j++)
         at[j + 1] += at[j];
     /* grp: the steps themselves, by stream then time (each stream's run is what stream_run
      * reads): no copy of each stream's run */
     for (size_t k = 0; k < n; k++) {
-        size_t i = step_at(o, wide, k), *to = &at[g[i]];
+        size_t i = step_at(o, wide, k), *to = &at[row_group(v, si, st->s[i].on)];
         if (wide) /* grp's width is o's */
             grp.wide[(*to)++] = i;
         else
@@ -429,15 +515,15 @@ __attribute__((always_inline)) static inline void group_in(step_order o, step_or
     }
 }
 
-static step_order group_by_stream(const tp_an_view *v, step_order o, const uint32_t *g, size_t n,
-                                  size_t nsi, size_t *at) {
+static step_order group_by_stream(const tp_an_view *v, const stream_ids *si, const tp_steps *st,
+                                  step_order o, size_t *at) {
     if (o.u32) {
-        step_order grp = {tp_an_tmp(v, n, sizeof *grp.u32), NULL};
-        group_in(o, grp, 0, g, n, nsi, at);
+        step_order grp = {tp_an_tmp(v, st->n, sizeof *grp.u32), NULL};
+        group_in(v, si, st, o, grp, 0, st->n, at);
         return grp;
     }
-    step_order grp = {NULL, tp_an_tmp(v, n, sizeof *grp.wide)};
-    group_in(o, grp, 1, g, n, nsi, at);
+    step_order grp = {NULL, tp_an_tmp(v, st->n, sizeof *grp.wide)};
+    group_in(v, si, st, o, grp, 1, st->n, at);
     return grp;
 }
 
@@ -454,25 +540,19 @@ static void run_hta(const tp_an_view *v, const stream_ids *si, tp_an_queue *out,
     collect_steps(v, &hl, si, &st, &out->median_launch_ns);
     tp_an_namememo_close(&hl);
     step_order grp = time_order(v, &st, wide_from);
-    /* the times were the order's keys; the stream runs read a step's from the view (its
-     * row's), the times given back before the index per step and the grouping take theirs */
+    /* the times were the order's keys (when time_order has not taken their block over);
+     * the stream runs read a step's from the view (its row's), the times given back before
+     * the grouping takes its block */
     tp_an_tmp_put(v, st.ts);
     st.ts = NULL;
-    uint32_t *g = NULL; /* each step's stream index, in step order; NULL: all on g0 */
-    if (st.multi) {
-        g = tp_an_tmp(v, st.n + 1, sizeof *g);
-        for (size_t k = 0; k < st.n; k++)
-            g[k] = row_group(v, si, st.s[k].on);
-    }
     size_t *at = tp_an_alloc(si->n + 1, sizeof *at);
-    if (!g) { /* every step on one stream: the time order itself */
+    if (!st.multi) { /* every step on one stream: the time order itself */
         for (size_t j = st.n ? st.g0 : si->n; j < si->n; j++)
             at[j] = st.n;
     } else {
         step_order ord = grp;
-        grp = group_by_stream(v, ord, g, st.n, si->n, at);
+        grp = group_by_stream(v, si, &st, ord, at);
         tp_an_tmp_put(v, order_block(ord));
-        tp_an_tmp_put(v, g);
     }
     for (size_t j = 0, a = 0; j < si->n; a = at[j++]) { /* at[j]: where group j ends now */
         if (at[j] == a)

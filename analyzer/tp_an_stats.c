@@ -1387,9 +1387,14 @@ static void np_pos_sort(const np_ties *t, uint32_t *u, size_t num) {
 /* numpy's argsort of v[0..num) (64 <= num < 2^32) given its stable order `rows`, as places:
  * returns u (scratch of `s`) with u[i] the place in `rows` of numpy's i-th index, or NULL when
  * the keys are distinct (then numpy's order is `rows` itself). */
-static uint32_t *np_places(const int64_t *v, size_t num, const uint32_t *rows, tp_scratch *s) {
+static inline __attribute__((always_inline)) uint32_t *np_places_in(const int64_t *v,
+                                                                    const uint8_t *same, size_t num,
+                                                                    const uint32_t *rows,
+                                                                    tp_scratch *s) {
+/* place p's key is place p + 1's (`same`: told per place, else read from v) */
+#define SAME_NEXT(p) (same ? same[p] != 0 : v[rows[p]] == v[rows[(p) + 1]])
     size_t d = 1;
-    while (d < num && v[rows[d - 1]] != v[rows[d]])
+    while (d < num && !SAME_NEXT(d - 1))
         d++;
     if (d == num) /* distinct keys have one ascending order, whatever the algorithm */
         return NULL;
@@ -1401,20 +1406,16 @@ static uint32_t *np_places(const int64_t *v, size_t num, const uint32_t *rows, t
     uint32_t *u = tp_scratch_get(s, num, sizeof *u);
     /* u: each index's place (numpy starts from the indices in order), in the same pass */
     uint32_t last = (uint32_t)(num - 1);
-    int64_t next = v[rows[num - 1]];
     ge[num - 1] = last;
     u[rows[num - 1]] = last;
     for (size_t p = num - 1; p-- > 0;) {
-        uint32_t r = rows[p];
-        int64_t k = v[r];
-        u[r] = (uint32_t)p;
-        if (k != next) {
+        u[rows[p]] = (uint32_t)p;
+        if (!SAME_NEXT(p)) {
             if (last > p + 1) /* places p + 1 .. last: one key */
                 *--g = last, *--g = (uint32_t)(p + 1);
             last = (uint32_t)p;
         }
         ge[p] = last;
-        next = k;
     }
     if (last > 0)
         *--g = last, *--g = 0;
@@ -1424,6 +1425,11 @@ static uint32_t *np_places(const int64_t *v, size_t num, const uint32_t *rows, t
     tp_scratch_put(s, gb);
     tp_scratch_put(s, ge);
     return u;
+#undef SAME_NEXT
+}
+
+static uint32_t *np_places(const int64_t *v, size_t num, const uint32_t *rows, tp_scratch *s) {
+    return np_places_in(v, NULL, num, rows, s);
 }
 
 static void argsort_np_rows(const int64_t *v, size_t num, const uint32_t *rows, size_t *tosort,
@@ -1470,6 +1476,17 @@ uint32_t *tp_an_argsort_np_over(const int64_t *v, size_t num, uint32_t *rows, tp
         return rows;
     /* u's places become rows in u itself (each place read once), and u is the answer: no
      * copy back into `rows`, no 8-byte order in fresh pages */
+    for (size_t i = 0; i < num; i++)
+        u[i] = rows[u[i]];
+    tp_scratch_put(s, rows);
+    return u;
+}
+
+uint32_t *tp_an_argsort_np_over_same(const uint8_t *same, size_t num, uint32_t *rows,
+                                     tp_scratch *s) {
+    uint32_t *u = np_places_in(NULL, same, num, rows, s);
+    if (!u)
+        return rows;
     for (size_t i = 0; i < num; i++)
         u[i] = rows[u[i]];
     tp_scratch_put(s, rows);

@@ -120,6 +120,12 @@ void tp_an_argsort_np_from(const int64_t *key, size_t n, const uint32_t *rows, s
  * on a long trace: 38 MB of fresh pages) and no copy back. */
 uint32_t *tp_an_argsort_np_over(const int64_t *key, size_t n, uint32_t *rows, tp_scratch *s);
 
+/* The same for n >= 64 from the ties alone: same[p] (p < n - 1) nonzero when the key at place
+ * p of the stable order `rows` equals the key at place p + 1 (numpy's order depends on the
+ * keys only through those): no array of the keys beside the sort's (the queue's steps, whose
+ * times are read through the view: 8 bytes a step less). */
+uint32_t *tp_an_argsort_np_over_same(const uint8_t *same, size_t n, uint32_t *rows, tp_scratch *s);
+
 /* Writes into idx[0..n) the stable ascending order of key[0..n): equal keys keep their
  * input order, so groups of equal keys come out contiguous and internally unchanged. */
 void tp_an_stable_order(const int64_t *key, size_t n, size_t *idx, tp_scratch *s);

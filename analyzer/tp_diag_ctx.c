@@ -150,20 +150,32 @@ same_corr(const tp_diag_ctx *d, size_t e, int narrow, uint32_t code, int64_t cor
  * first row is the call (a launch's API row precedes its kernel: nearly every run) is
  * written in one walk that finds its end on the way; another run takes two walks (its call,
  * then its rows). */
+/* Row r's answer `call` into d->cpu_call, or (`sparse`) into d->call_val when r is on a
+ * stream (the other rows are never asked). */
+static inline __attribute__((always_inline)) void call_put(tp_diag_ctx *d, int sparse, uint32_t r,
+                                                           uint32_t call) {
+    if (!sparse) {
+        d->cpu_call[r] = call;
+        return;
+    }
+    uint8_t o = d->call_off[r];
+    if (o != 0xff)
+        d->call_val[d->call_base[r >> 6] + o] = call;
+}
+
 static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, place_tally *t,
-                                                               int narrow, int twos) {
+                                                               int narrow, int twos, int sparse) {
 /* entry e in run s's (twos: every run is two entries, tp_an_view.by_corr_twos, no compare) */
 #define IN_RUN(e) (twos ? (e) < s + 2 : same_corr(d, (e), narrow, code, corr))
     const uint32_t *bc = d->r->by_corr, *c32 = d->ev->corr32;
     const uint8_t *cat = d->ev->cat, *kind = d->v->kind; /* view row r is model row r */
-    uint32_t *cpu_call = d->cpu_call;
     for (size_t s = 0, e, n = d->r->n_by_corr; s < n; s = e) {
         if (twos) { /* a run of two whose first row is the call: no correlation read (the
                        index's ids are >= 0), no loop (lb2k: every run) */
             uint32_t a = bc[s], b = bc[s + 1];
             size_t pa = tp_ev_place_index(d->ev, a);
             if (tp_diag_is_api(cat[a]) && d->ev->places.v[pa].stream == -1) {
-                cpu_call[a] = cpu_call[b] = a + 1; /* a: an API row, not a kernel */
+                call_put(d, sparse, a, a + 1), call_put(d, sparse, b, a + 1); /* a: an API row */
                 if (t && (kind[b] & TP_AN_VIEW_GPU) && cat[b] == TP_CAT_KERNEL)
                     tally_add(t, pa, b);
                 e = s + 2;
@@ -176,10 +188,10 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
         size_t place = tp_ev_place_index(d->ev, r0); /* the call's when r0 is it: read once */
         if (corr >= 0 && tp_diag_is_api(cat[r0]) && d->ev->places.v[place].stream == -1) {
             uint32_t call = r0 + 1;
-            cpu_call[r0] = call; /* an API row: not a kernel */
+            call_put(d, sparse, r0, call); /* an API row: not a kernel */
             for (e = s + 1; e < n && IN_RUN(e); e++) {
                 uint32_t r = bc[e];
-                cpu_call[r] = call;
+                call_put(d, sparse, r, call);
                 if (t && (kind[r] & TP_AN_VIEW_GPU) && cat[r] == TP_CAT_KERNEL)
                     tally_add(t, place, r);
             }
@@ -193,13 +205,13 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
             continue;
         if (!t || !call) {
             for (size_t k = s; k < e; k++)
-                cpu_call[bc[k]] = call;
+                call_put(d, sparse, bc[k], call);
             continue;
         }
         place = tp_ev_place_index(d->ev, call - 1); /* the call's, for its kernels */
         for (size_t k = s; k < e; k++) { /* the run's rows: their call, the kernels' tally */
             uint32_t r = bc[k];
-            cpu_call[r] = call;
+            call_put(d, sparse, r, call);
             if ((kind[r] & TP_AN_VIEW_GPU) && cat[r] == TP_CAT_KERNEL)
                 tally_add(t, place, r);
         }
@@ -207,15 +219,50 @@ static inline __attribute__((always_inline)) void cpu_calls_of(tp_diag_ctx *d, p
 #undef IN_RUN
 }
 
+/* The sparse answers' places (tp_diag_ctx.call_val): per block of 64 model rows its first
+ * row on a stream's index, per row its place after it. */
+static void sparse_open(tp_diag_ctx *d) {
+    const tp_events *ev = d->ev;
+    size_t n = ev->n, nb = (n + 63) / 64, k = 0;
+    /* per place id below TP_EV_PLACE_WIDE: on a stream (a row's test is one byte read) */
+    size_t np = ev->places.n < TP_EV_PLACE_WIDE ? ev->places.n : TP_EV_PLACE_WIDE;
+    uint8_t *on_stream = tp_an_alloc(np + 1, 1);
+    for (size_t p = 0; p < np; p++)
+        on_stream[p] = ev->places.v[p].stream != -1;
+    d->call_base = tp_an_alloc(nb + 1, sizeof *d->call_base);
+    d->call_off = tp_an_tmp(d->v, n + 1, 1);
+    for (size_t b = 0; b < nb; b++) {
+        d->call_base[b] = (uint32_t)k;
+        unsigned j = 0;
+        for (size_t r = b * 64, e = r + 64 < n ? r + 64 : n; r < e; r++) {
+            uint16_t pk = ev->place[r];
+            unsigned on = pk != TP_EV_PLACE_WIDE ? on_stream[pk] : tp_ev_stream(ev, r) != -1;
+            d->call_off[r] = on ? (uint8_t)j : 0xff;
+            j += on;
+        }
+        k += j;
+    }
+    free(on_stream);
+    d->call_val = tp_an_tmp0(d->v, k + 1, sizeof *d->call_val);
+}
+
 static void find_cpu_calls(tp_diag_ctx *d, place_tally *t) {
-    d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
     /* the view's twos are of the rank's index, which is what cpu_calls_of walks */
+    if (!d->identity) { /* (t: identity only) */
+        sparse_open(d);
+        if (!d->ev->corr_hi_any && !d->ev->wide_corr.n)
+            cpu_calls_of(d, NULL, 1, 0, 1);
+        else
+            cpu_calls_of(d, NULL, 0, 0, 1);
+        return;
+    }
+    d->cpu_call = tp_an_tmp0(d->v, d->ev->n + 1, sizeof *d->cpu_call); /* view scratch */
     if (d->v->by_corr == d->r->by_corr && d->v->by_corr_twos)
-        cpu_calls_of(d, t, 1, 1);
+        cpu_calls_of(d, t, 1, 1, 0);
     else if (!d->ev->corr_hi_any && !d->ev->wide_corr.n)
-        cpu_calls_of(d, t, 1, 0);
+        cpu_calls_of(d, t, 1, 0, 0);
     else
-        cpu_calls_of(d, t, 0, 0);
+        cpu_calls_of(d, t, 0, 0, 0);
 }
 
 int tp_diag_host_sync(const tp_diag_ctx *d, size_t row) {
@@ -771,6 +818,7 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     free(d->data_at);
     tp_scratch *sc = d->v ? d->v->scratch : NULL;
     tp_scratch_put(sc, d->seen), tp_scratch_put(sc, d->cpu_call);
+    tp_scratch_put(sc, d->call_val), tp_scratch_put(sc, d->call_off), free(d->call_base);
     if (d->mem)
         tp_an_memuse_free(d->mem), free(d->mem);
     tp_an_frames_close(d->fx);

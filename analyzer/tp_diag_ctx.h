@@ -97,9 +97,16 @@ struct tp_diag_ctx {
                            (tp_diag_memuse) */
     const tp_an_memuse *mem_given; /* borrowed: the caller's memory analysis of the same
                                       view (tp_diagnose_run_with); NULL: none */
-    uint32_t *cpu_call;    /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
-                              every row in one pass over the correlation index: the rules ask
-                              for each kernel's call several times) */
+    uint32_t *cpu_call; /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
+                           every row in one pass over the correlation index: the rules ask
+                           for each kernel's call several times); NULL: call_val instead */
+    /* When the view is not the model's rows in order (--compat hta): the answers of the rows
+     * on a stream only (the rules ask GPU rows only), 4 bytes each and 1 + 4/64 a model row,
+     * not 4 a model row (0.1-0.15 MiB less on the 26-28 MB sets): call_val[call_base[row /
+     * 64] + call_off[row]], call_off the row's place among its block of 64's rows on a stream
+     * (0xff: not on one) -- an offset a row, no popcount (a library call in this build) */
+    uint32_t *call_val, *call_base;
+    uint8_t *call_off;
     uint8_t *place_launch; /* per place (tp_events.places): tp_diag_launch_thread of its (pid,
                               tid), found once: the rules ask it for most rows */
 };
@@ -175,7 +182,9 @@ static inline int tp_diag_row_launch_thread(const tp_diag_ctx *d, size_t row) {
 /* The CPU call that launched GPU row `row` (same correlation, not on a stream), or -1.
  * Inline: asked per kernel by several rules. */
 static inline long tp_diag_cpu_call(const tp_diag_ctx *d, size_t row) {
-    return (long)d->cpu_call[row] - 1;
+    if (d->cpu_call)
+        return (long)d->cpu_call[row] - 1;
+    return (long)d->call_val[d->call_base[row >> 6] + d->call_off[row]] - 1;
 }
 
 /* ---- findings ---- */

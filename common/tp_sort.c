@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_mem.h"
 #include "tp_scratch.h"
@@ -371,11 +372,47 @@ uint32_t *tp_sort_order_i64_s(const int64_t *key, size_t n, tp_scratch *s) {
  * the keys alone are sorted: the sort's copy is 8 bytes a key, not 12 with a row column
  * beside them (the queue's time order: 35 k steps spanning ~2^31 ns on
  * hta_df_index_resolver), and the rows are read out of the keys after it. */
+/* Sorts k[0..n) ascending in place, the keys distinct (so a stable order and any order are
+ * the same), from byte position `shift` down: an MSD radix sort that moves keys within the
+ * array (American flag sort), with no second array of the keys as the LSD passes need (8
+ * bytes a key less at the caller's peak: the queue analysis's steps). */
+static void flag_sort(uint64_t *k, size_t n, int shift) {
+    if (n < SMALL) {
+        insertion(k, NULL, n);
+        return;
+    }
+    size_t count[RADIX] = {0}, head[RADIX], end[RADIX];
+    for (size_t i = 0; i < n; i++)
+        count[(k[i] >> shift) & (RADIX - 1)]++;
+    size_t at = 0;
+    for (int b = 0; b < RADIX; b++) {
+        head[b] = at;
+        at += count[b];
+        end[b] = at;
+    }
+    for (int b = 0; b < RADIX; b++) /* each key swapped into its bucket's next free place */
+        while (head[b] < end[b]) {
+            uint64_t x = k[head[b]];
+            size_t d = (x >> shift) & (RADIX - 1);
+            while (d != (size_t)b) {
+                uint64_t y = k[head[d]];
+                k[head[d]++] = x;
+                x = y;
+                d = (x >> shift) & (RADIX - 1);
+            }
+            k[head[b]++] = x;
+        }
+    if (shift == 0)
+        return;
+    for (int b = 0; b < RADIX; b++)
+        if (count[b] > 1)
+            flag_sort(k + end[b] - count[b], count[b], shift - RADIX_BITS);
+}
+
 uint32_t *tp_sort_order_i64_over_s(int64_t *key, size_t n, tp_scratch *s) {
     uint32_t *rows = tp_scratch_get(s, n, sizeof *rows);
     if (order_two_runs(key, n, rows))
-        return rows;
-    uint64_t *k = (uint64_t *)key; /* the same 8 bytes a key, each read before written */
+        goto done;
     int64_t lo = INT64_MAX, hi = INT64_MIN, span;
     for (size_t i = 0; i < n; i++) {
         lo = key[i] < lo ? key[i] : lo;
@@ -385,21 +422,33 @@ uint32_t *tp_sort_order_i64_over_s(int64_t *key, size_t n, tp_scratch *s) {
     while (ib < 32 && (uint64_t)(n - 1) >> ib)
         ib++;
     if (!__builtin_sub_overflow(hi, lo, &span) && ((uint64_t)span >> (63 - ib)) == 0) {
+        /* each key packed with its index: distinct keys, sorted in place */
+        tp_scratch_put(s, rows);       /* not beside the keys: the order is written over them */
+        uint64_t *k = (uint64_t *)key; /* the same 8 bytes a key, each read before written */
+        uint64_t diff = 0;
         for (size_t i = 0; i < n; i++)
-            k[i] = (uint64_t)(key[i] - lo) << ib | i;
-        tp_scratch_put(s, rows); /* not beside the sort's copy */
-        tp_sort_pairs_s(k, NULL, n, s);
-        rows = tp_scratch_get(s, n, sizeof *rows);
-        for (size_t i = 0; i < n; i++)
-            rows[i] = (uint32_t)(k[i] & ((UINT64_C(1) << ib) - 1));
-        return rows;
+            diff |= k[i] = (uint64_t)(key[i] - lo) << ib | i;
+        if (diff >> 8)
+            flag_sort(k, n, (63 - __builtin_clzll(diff)) / RADIX_BITS * RADIX_BITS);
+        else
+            insertion(k, NULL, n);
+        for (size_t i = 0; i < n; i++) { /* row i's 4 bytes lie in keys already read */
+            uint32_t r = (uint32_t)(k[i] & ((UINT64_C(1) << ib) - 1));
+            memcpy((char *)key + i * sizeof r, &r, sizeof r);
+        }
+        return (uint32_t *)key;
     }
+    uint64_t *k = (uint64_t *)key;
     for (size_t i = 0; i < n; i++) {
         rows[i] = (uint32_t)i;
         k[i] = tp_sort_key_i64(key[i]);
     }
     tp_sort_pairs_s(k, rows, n, s);
-    return rows;
+done:
+    if (n)
+        memcpy(key, rows, n * sizeof *rows);
+    tp_scratch_put(s, rows);
+    return (uint32_t *)key;
 }
 
 /* memcpy of one struct, with the common sizes spelled out so that they compile to moves

@@ -92,8 +92,10 @@ uint32_t *tp_sort_order_i64(const int64_t *key, size_t n);
 uint32_t *tp_sort_order_i64_s(const int64_t *key, size_t n, tp_scratch *s);
 
 /* tp_sort_order_i64_s, sorting key[] itself as the sort's key column instead of a copy of
- * it (8 bytes a key less scratch): key[] comes back in an unspecified state (the caller
- * writes it again if it needs it). */
+ * it, the order written over it: returns (uint32_t *)key, the n rows in its first half (give
+ * back key's block only; the keys are gone). Keys whose span leaves room for the index
+ * beside them are packed with it and sorted in place (no copy of them either: 8 bytes a key
+ * of the LSD sort's second array less). */
 uint32_t *tp_sort_order_i64_over_s(int64_t *key, size_t n, tp_scratch *s);
 
 #endif

@@ -76,8 +76,7 @@ static void check_rows(const int64_t *col, size_t n) {
     for (size_t i = 0; i < n && bad2 == n; i++)
         if (rows2[i] != ref[i].row)
             bad2 = i;
-    tp_scratch_put(NULL, rows2);
-    free(over);
+    free(over); /* rows2 is its block */
     free(rows);
     free(ref);
     CHECK_EQ_U(bad, n); /* the first row that differs; n: none */
