@@ -123,7 +123,7 @@ static void diagnosed(void *arg, const tp_an_view *v) {
 }
 
 /* What the report never reads, not built or kept by the model's finish (built and freed right
- * after, they were resident at the finish's high water: hta_negative_queue_length's 8.9 -> 8.3
+ * after, they were resident at the finish's high water: hta_negative_queue_length's 8.5 -> 7.9
  * MiB): the streams' index (no analysis reads it: 4 bytes a GPU row), the correlation lookups'
  * directory (the analyses walk the index itself; a trimmed view counts its rows' partners in one
  * pass: 1-2 bytes a correlated row), --compat hta the categories' index (every view is in load

@@ -3050,8 +3050,8 @@ static void stack_drop_unused(tp_events *e) {
 }
 
 /* The columns a TP_FINISH_DROP goes before the sort: no step of the finish reads them (the
- * others it derives). xdit's report 9 M instructions fewer (its External ids and shapes neither
- * permuted nor fitted), hta_negative_queue_length's finish high water -0.14 MiB. */
+ * others it derives). xdit's finish 53.1 -> 45.1 M instructions (its External ids and shapes
+ * neither permuted nor fitted), hta_negative_queue_length's finish high water -0.14 MiB. */
 #define FINISH_DROP_FIRST (TP_EV_DROP_EXTERNAL_ID | TP_EV_DROP_SHAPES)
 
 void tp_model_finish(tp_model *m) {

@@ -896,7 +896,8 @@ typedef struct {
  * neither permutes nor fits them; the derived ones (depth, load order) after. Not building them
  * lowers the finish's own high water, the model build's top on 25-35 MB Kineto sets (the indexes
  * are made while the sorted columns are all resident): `report --compat hta`'s finish on
- * hta_negative_queue_length 8.9 -> 8.3 MiB, trace_diff_test 8.7 -> 8.3. */
+ * hta_negative_queue_length 8.5 -> 7.9 MiB, trace_diff_test 8.8 -> 8.1 (gdb phases, with its
+ * drops). */
 enum {
     TP_FINISH_NO_CAT_INDEX = 1u << 0,    /* tp_model_drop_cat_index: 4 bytes a row */
     TP_FINISH_NO_STREAM_INDEX = 1u << 1, /* tp_model_drop_stream_index: 4 bytes a GPU row */
