@@ -59,6 +59,9 @@ typedef struct {
     int progress_in_run;
     /* Optional: shapes the loaded model for `run` (frees what its run never reads) */
     void (*prepare)(tp_model *m, void *args);
+    /* Optional: the indexes its run never reads, which the model's finish then does not build
+     * (TP_FINISH_NO_* bits: tp_load_paths_progress's `skip`) */
+    unsigned (*finish_skip)(const void *args);
 } tp_cmd_traces;
 
 /* `trainprof NAME TRACE... [options] [--quiet]`: parses argv into `args` (the command's argument

@@ -115,8 +115,8 @@ static int run_pair(const tp_model *base, const tp_model *next, void *args) {
 }
 
 int tp_cmd_diff(int argc, char **argv) {
-    static const tp_cmd_traces cmd = {"diff", usage,    options, sizeof options / sizeof options[0],
-                                      NULL,   run_pair, 0,       NULL};
+    static const tp_cmd_traces cmd = {
+        "diff", usage, options, sizeof options / sizeof options[0], NULL, run_pair, 0, NULL, NULL};
     diff_args a = {.out = NULL};
     tp_an_opts_init(&a.o.an);
     a.o.rank = -1;

@@ -104,9 +104,9 @@ static void print_notes(const char *notes) {
 /* Loads the traces: the loader's notes go to stderr, and a failure is reported there as
  * "trainprof CMD: ...". Returns 0 with *out set, or 1. */
 static int load(const char *cmd, const char *const *paths, size_t n, tp_progress *progress,
-                tp_model **out) {
+                unsigned skip, tp_model **out) {
     tp_load_result res;
-    tp_status st = tp_load_paths_progress(paths, n, progress, out, &res);
+    tp_status st = tp_load_paths_progress(paths, n, progress, skip, out, &res);
     print_notes(res.notes);
     if (st != TP_OK) {
         fprintf(stderr, "trainprof %s: ", cmd);
@@ -129,6 +129,7 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
         free(paths);
         return rc == 1 ? 0 : 2;
     }
+    unsigned skip = c->finish_skip ? c->finish_skip(args) : 0;
     if (c->run_pair) {
         if (n != 2) {
             fprintf(stderr, "trainprof %s: takes exactly two traces (got %zu)\n", c->name, n);
@@ -138,10 +139,10 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
         }
         tp_model *a, *b = NULL;
         tp_progress *pr = tp_cmd_progress_open(c->name, quiet);
-        rc = load(c->name, paths, 1, pr, &a);
+        rc = load(c->name, paths, 1, pr, skip, &a);
         if (rc == 0)
             tp_model_trim_scratch(a); /* not resident beside b's load */
-        if (rc == 0 && (rc = load(c->name, paths + 1, 1, pr, &b)) != 0)
+        if (rc == 0 && (rc = load(c->name, paths + 1, 1, pr, skip, &b)) != 0)
             tp_model_close(a);
         tp_progress_close(pr);
         free(paths);
@@ -154,7 +155,7 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
     }
     tp_model *m;
     tp_progress *pr = tp_cmd_progress_open(c->name, quiet);
-    rc = load(c->name, paths, n, pr, &m);
+    rc = load(c->name, paths, n, pr, skip, &m);
     free(paths);
     if (rc != 0 || !c->progress_in_run) {
         tp_progress_close(pr); /* before the TUI takes the terminal */

@@ -122,38 +122,46 @@ static void diagnosed(void *arg, const tp_an_view *v) {
         tp_rank_drop_corr_index(&m->ranks[v->r - m->ranks]);
 }
 
-/* Frees the indexes and columns the report never reads, resident through the analyses' peak
- * otherwise: the streams' index (no analysis reads it: 4 bytes a GPU row), the correlation
- * lookups' directory (the analyses walk the index itself; a trimmed view counts its rows'
- * partners in one pass: 1-2 bytes a correlated row), --compat hta the categories' index
- * (every view is in load order, so none reads it: 4 bytes a row, 0.8 MB of xdit's model);
- * the External ids (no analysis reads them: 1.5-4 bytes a Kineto row, 0.3 MB of xdit's), the
- * nesting depths (the TUI's lanes read them, the analyses the parents: 1 byte a row), the
- * input shapes unless the CPU-op table groups by them (--group-by shapes: 1.6-2.5 bytes a
- * Kineto row) and, without --compat hta, the load order (only a --compat hta view reads it;
- * with it, view_built frees it once the view is built) */
-static void prepare(tp_model *m, void *args) {
-    report_args *a = args;
-    tp_model_drop_stream_index(m);
-    tp_model_drop_corr_dir(m);
+/* What the report never reads, not built or kept by the model's finish (built and freed right
+ * after, they were resident at the finish's high water: hta_negative_queue_length's 8.5 -> 7.9
+ * MiB): the streams' index (no analysis reads it: 4 bytes a GPU row), the correlation lookups'
+ * directory (the analyses walk the index itself; a trimmed view counts its rows' partners in one
+ * pass: 1-2 bytes a correlated row), --compat hta the categories' index (every view is in load
+ * order, so none reads it: 4 bytes a row, 0.8 MB of xdit's model); the External ids (no analysis
+ * reads them: 1.5-4 bytes a Kineto row, 0.3 MB of xdit's), the nesting depths (the TUI's lanes
+ * read them, the analyses the parents: 1 byte a row), the input shapes unless the CPU-op table
+ * groups by them (--group-by shapes: 1.6-2.5 bytes a Kineto row) and, without --compat hta, the
+ * load order (only a --compat hta view reads it; with it, view_built frees it once the view is
+ * built). */
+static unsigned finish_skip(const void *args) {
+    const report_args *a = args;
+    unsigned skip = TP_FINISH_NO_STREAM_INDEX | TP_FINISH_NO_CORR_DIR;
     unsigned cols = TP_EV_DROP_EXTERNAL_ID | TP_EV_DROP_DEPTH;
     if (!a->o.an.ops_by_shapes)
         cols |= TP_EV_DROP_SHAPES;
+    if (a->o.an.compat_hta)
+        skip |= TP_FINISH_NO_CAT_INDEX;
+    else
+        cols |= TP_EV_DROP_LOAD_ORDER;
+    return skip | TP_FINISH_DROP(cols);
+}
+
+/* --compat hta: the hooks that free the load order once the views are built and each rank's
+ * correlation index once its diagnosis has run */
+static void prepare(tp_model *m, void *args) {
+    report_args *a = args;
     if (a->o.an.compat_hta) {
-        tp_model_drop_cat_index(m);
         a->o.view_built = view_built;
         a->o.view_built_arg = m;
         a->o.diagnosed = diagnosed;
         a->o.diagnosed_arg = m;
-    } else {
-        cols |= TP_EV_DROP_LOAD_ORDER;
     }
-    tp_model_drop_columns(m, cols);
 }
 
 int tp_cmd_report(int argc, char **argv) {
-    static const tp_cmd_traces cmd = {"report", usage, options, sizeof options / sizeof options[0],
-                                      run,      NULL,  1,       prepare};
+    static const tp_cmd_traces cmd = {
+        "report", usage,   options,    sizeof options / sizeof options[0], run, NULL,
+        1,        prepare, finish_skip};
     report_args a = {.out = NULL};
     tp_report_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

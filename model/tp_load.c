@@ -406,11 +406,11 @@ static tp_status load_files(tp_model *m, const pathlist *files, tp_load_result *
 }
 
 tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_load_result *res) {
-    return tp_load_paths_progress(paths, n, NULL, out, res);
+    return tp_load_paths_progress(paths, n, NULL, 0, out, res);
 }
 
 tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress *progress,
-                                 tp_model **out, tp_load_result *res) {
+                                 unsigned skip, tp_model **out, tp_load_result *res) {
     memset(res, 0, sizeof *res);
     *out = NULL;
     pathlist files = {0};
@@ -445,6 +445,7 @@ tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress
     tp_job_gather(m);
     assign_ranks(m, res);
     tp_progress_phase(progress, "building the model", 0);
+    m->finish_skip = skip;
     tp_model_finish(m);
     size_t events = 0;
     for (size_t i = 0; i < m->n_ranks; i++)

@@ -30,8 +30,10 @@ typedef struct {
 tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_load_result *res);
 
 /* The same, reporting on `progress` (NULL: none): a phase per file ("loading NAME", its
- * bytes and events as the loader reads) and one for tp_model_finish ("building the model"). */
+ * bytes and events as the loader reads) and one for tp_model_finish ("building the model");
+ * `skip`: the TP_FINISH_NO_* indexes the finish leaves unbuilt (tp_model.finish_skip), for a
+ * caller that would drop them at once (0: all built). */
 tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress *progress,
-                                 tp_model **out, tp_load_result *res);
+                                 unsigned skip, tp_model **out, tp_load_result *res);
 
 #endif

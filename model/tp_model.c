@@ -2525,8 +2525,9 @@ static void index_cats_half(tp_rank *r, int half) {
  * work, asked once per row. */
 /* The directory's slices, corr_lo, corr_hi and corr_shift for the n ids lo..hi of by_corr;
  * returns the array of its slices + 1 entries, for the caller to fill. */
-static uint32_t *corr_dir_shape(tp_rank *r, int64_t lo, int64_t hi, size_t *slices_out) {
+static uint32_t *corr_dir_shape(tp_rank *r, int64_t lo, int64_t hi, size_t *slices_out, int want) {
     free(r->corr_dir);
+    r->corr_dir = NULL;
     size_t slices = 1;
     while (slices < (1u << 16) && slices * 4 < r->n_by_corr)
         slices *= 2;
@@ -2536,19 +2537,20 @@ static uint32_t *corr_dir_shape(tp_rank *r, int64_t lo, int64_t hi, size_t *slic
     while ((span >> r->corr_shift) >= slices)
         r->corr_shift++;
     *slices_out = slices;
-    return r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir);
+    return want ? r->corr_dir = tp_mem_xalloc(slices + 1, sizeof *r->corr_dir) : NULL;
 }
 
-static void corr_directory(tp_rank *r) {
+/* want: 0 when the caller drops the directory (TP_FINISH_NO_CORR_DIR) */
+static void corr_directory(tp_rank *r, int want) {
     const tp_events *e = &r->ev;
-    if (!r->n_by_corr) {
+    if (!r->n_by_corr || !want) {
         free(r->corr_dir);
         r->corr_dir = NULL;
         return;
     }
     size_t slices;
     uint32_t *dir = corr_dir_shape(r, tp_ev_corr(e, r->by_corr[0]),
-                                   tp_ev_corr(e, r->by_corr[r->n_by_corr - 1]), &slices);
+                                   tp_ev_corr(e, r->by_corr[r->n_by_corr - 1]), &slices, 1);
     /* locals: a store into dir (uint32_t) may alias r->corr_shift (an int) for the compiler,
      * which then read the rank's fields again for every entry */
     const uint32_t *by = r->by_corr;
@@ -2597,7 +2599,7 @@ static int corr_counting_sort(const tp_events *e, uint32_t *rows, size_t n, tp_s
  * and they span at most 4 per row: a counting sort over every row, straight into the index's
  * array (no list of the rows first, no copy of it), and the directory from its counts. 0
  * when it does not apply. */
-static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
+static int corr_index_direct(tp_rank *r, tp_scratch *sc, int want_dir) {
     const tp_events *e = &r->ev;
     if (e->corr_hi_any || e->wide_corr.n)
         return 0;
@@ -2627,9 +2629,9 @@ static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
      * by_corr, ~13 instructions an entry, is not needed) */
     r->n_by_corr = n;
     size_t slices;
-    uint32_t *dir = corr_dir_shape(r, lo, hi, &slices);
+    uint32_t *dir = corr_dir_shape(r, lo, hi, &slices, want_dir);
     int shift = r->corr_shift;
-    for (size_t j = 0; j <= slices; j++) {
+    for (size_t j = 0; dir && j <= slices; j++) {
         uint64_t k = (uint64_t)j << shift;
         dir[j] = at[k < span + 1 ? k : span + 1];
     }
@@ -2644,8 +2646,8 @@ static int corr_index_direct(tp_rank *r, tp_scratch *sc) {
     return 1;
 }
 
-static void index_corr(tp_rank *r, tp_scratch *sc) {
-    if (corr_index_direct(r, sc)) /* the directory too */
+static void index_corr(tp_rank *r, tp_scratch *sc, int want_dir) {
+    if (corr_index_direct(r, sc, want_dir)) /* the directory too */
         return;
     const tp_events *e = &r->ev;
     uint32_t *rows = tp_mem_xalloc(e->n ? e->n : 1, sizeof *rows);
@@ -2664,7 +2666,7 @@ static void index_corr(tp_rank *r, tp_scratch *sc) {
     free(r->by_corr);
     r->by_corr = rows;
     r->n_by_corr = n;
-    corr_directory(r);
+    corr_directory(r, want_dir);
 }
 
 /* An open range on nest_thread's stack: its row, start and end (read once, when it is pushed:
@@ -3004,6 +3006,7 @@ void tp_model_drop_columns(tp_model *m, unsigned cols) {
 typedef struct {
     tp_rank *r;
     tp_scratch *sc; /* shared: its mutex guards it */
+    unsigned skip;  /* tp_model.finish_skip */
 } finish_job;
 
 /* The indexes by stream and correlation and half of the categories' index, on one thread
@@ -3014,9 +3017,11 @@ typedef struct {
  * trace (perf, 2026-12-03), the calling thread waiting for it. */
 static void index_some(void *arg) {
     const finish_job *j = arg;
-    index_streams(j->r, j->sc);
-    index_cats_half(j->r, 0);
-    index_corr(j->r, j->sc);
+    if (!(j->skip & TP_FINISH_NO_STREAM_INDEX))
+        index_streams(j->r, j->sc);
+    if (!(j->skip & TP_FINISH_NO_CAT_INDEX))
+        index_cats_half(j->r, 0);
+    index_corr(j->r, j->sc, !(j->skip & TP_FINISH_NO_CORR_DIR));
 }
 
 /* The memory events' table first: its sort and permutation (~30 ms on a 10 M-record trace of
@@ -3025,7 +3030,8 @@ static void mem_then_threads_and_nest(void *arg) {
     const finish_job *j = arg;
     memev_sort(&j->r->mem);
     memev_fit(&j->r->mem);
-    index_cats_half(j->r, 1);
+    if (!(j->skip & TP_FINISH_NO_CAT_INDEX))
+        index_cats_half(j->r, 1);
     index_threads(j->r, j->sc);
     resolve_nesting(j->r);
 }
@@ -3043,6 +3049,11 @@ static void stack_drop_unused(tp_events *e) {
     free(e->stack), e->stack = NULL;
 }
 
+/* The columns a TP_FINISH_DROP goes before the sort: no step of the finish reads them (the
+ * others it derives). xdit's finish 53.1 -> 45.1 M instructions (its External ids and shapes
+ * neither permuted nor fitted), hta_negative_queue_length's finish high water -0.14 MiB. */
+#define FINISH_DROP_FIRST (TP_EV_DROP_EXTERNAL_ID | TP_EV_DROP_SHAPES)
+
 void tp_model_finish(tp_model *m) {
     /* the sorts' scratch blocks are reused from sort to sort (and rank to rank) instead of
      * mapped afresh (with the CLI's fixed mmap threshold each one cost a page fault per 4 KiB),
@@ -3053,24 +3064,34 @@ void tp_model_finish(tp_model *m) {
     if (!m->scratch)
         m->scratch = tp_scratch_open(24 * most);
     tp_scratch *sc = m->scratch;
+    unsigned drop = m->finish_skip >> TP_FINISH_DROP_SHIFT; /* TP_EV_DROP_* */
     for (size_t i = 0; i < m->n_ranks; i++) {
         tp_rank *r = &m->ranks[i];
         if (r->ev.dropped || r->corr_dropped) /* what was dropped would not come back */
             abort();
         if (r->rank < 0)
             r->rank = (int)i;
+        tp_rank_drop_columns(r, drop & FINISH_DROP_FIRST);
         index_cats_begin(r); /* its rows are the permutation's second gather block first */
         events_densify(&r->ev, r->ev.cap); /* a second finish: the sort permutes the arrays */
         events_sort(&r->ev, sc, r->cats.rows);
+        if (m->finish_skip & TP_FINISH_NO_CAT_INDEX) /* the sort's block only: gone before the
+                                                       other indexes are made */
+            buckets_free(&r->cats);
+        if (m->finish_skip & TP_FINISH_NO_STREAM_INDEX) {
+            buckets_free(&r->streams);
+            r->streams.dropped = 1;
+        }
         if (r->ev.cap != r->ev.n)
             events_resize(&r->ev, r->ev.n);
         events_fit_side(&r->ev);
         stack_drop_unused(&r->ev);
         events_sparsify(&r->ev);
         derive_device_type(m, r);
-        finish_job j = {r, sc}; /* two threads: see index_some */
+        finish_job j = {r, sc, m->finish_skip}; /* two threads: see index_some */
         tp_par_both(r->ev.n, mem_then_threads_and_nest, &j, index_some, &j);
         stacks_sort(&r->stacks);
+        tp_rank_drop_columns(r, drop);
     }
     if (m->n_ranks > 1)
         qsort(m->ranks, m->n_ranks, sizeof *m->ranks, rank_cmp);

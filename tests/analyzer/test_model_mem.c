@@ -1065,9 +1065,68 @@ static void test_drop_columns(void) {
     tp_model_close(m);
 }
 
+static void ask_stream_index(tp_model *m) {
+    (void)tp_rank_stream_index(&m->ranks[0], 0);
+}
+
+/* tp_model.finish_skip: the model the finish leaves is the one a plain finish and the drops
+ * leave (the same rows, columns, correlation rows and bytes), with the indexes never built. */
+static void test_finish_skip(void) {
+    tp_model *m[2];
+    const int n = 1000;
+    for (int k = 0; k < 2; k++) {
+        m[k] = tp_model_new();
+        tp_rank *r = tp_model_add_rank(m[k], "skip");
+        for (int i = 0; i < n; i++) {
+            tp_event_row row;
+            sparse_row(&row, i);
+            row.ts = 10000 - (i / 2) * 10, row.dur = i % 2 ? 1 : 3;
+            row.stream = i % 3 ? -1 : 7; /* some GPU rows: a stream index to skip */
+            tp_events_push(&r->ev, &row);
+        }
+    }
+    unsigned cols = TP_EV_DROP_EXTERNAL_ID | TP_EV_DROP_SHAPES | TP_EV_DROP_DEPTH;
+    tp_model_finish(m[0]);
+    tp_model_drop_cat_index(m[0]);
+    tp_model_drop_stream_index(m[0]);
+    tp_model_drop_corr_dir(m[0]);
+    tp_model_drop_columns(m[0], cols);
+    m[1]->finish_skip = TP_FINISH_NO_CAT_INDEX | TP_FINISH_NO_STREAM_INDEX | TP_FINISH_NO_CORR_DIR |
+                        TP_FINISH_DROP(cols);
+    tp_model_finish(m[1]);
+    const tp_rank *a = &m[0]->ranks[0], *b = &m[1]->ranks[0];
+    CHECK(b->ev.dropped == cols && a->ev.dropped == cols);
+    CHECK(!b->cats.rows && !b->cats.n && b->streams.dropped && !b->streams.rows && !b->corr_dir);
+    CHECK(b->n_by_corr == a->n_by_corr && b->n_by_corr > 0);
+    int ok = b->ev.n == a->ev.n;
+    for (size_t k = 0; ok && k < a->ev.n; k++) {
+        ok &= a->ev.ts[k] == b->ev.ts[k] && tp_ev_seq(&a->ev, k) == tp_ev_seq(&b->ev, k);
+        ok &= tp_ev_corr(&a->ev, k) == tp_ev_corr(&b->ev, k);
+        ok &= tp_ev_parent(&a->ev, k) == tp_ev_parent(&b->ev, k);
+        ok &= tp_ev_stream(&a->ev, k) == tp_ev_stream(&b->ev, k);
+    }
+    for (size_t k = 0; ok && k < a->n_by_corr; k++)
+        ok &= a->by_corr[k] == b->by_corr[k];
+    CHECK(ok);
+    const uint32_t *ra, *rb;
+    CHECK_EQ_U(tp_rank_corr_rows(b, 7000, &rb), tp_rank_corr_rows(a, 7000, &ra));
+    CHECK(ra[0] == rb[0]);
+    tp_model_mem ma, mb;
+    tp_model_mem_account(m[0], &ma);
+    tp_model_mem_account(m[1], &mb);
+    CHECK_EQ_U(mb.total_bytes, ma.total_bytes);
+    CHECK(aborts(ask_stream_index, m[1]));
+    CHECK(aborts(read_external_id, m[1]));
+    CHECK(aborts(read_depth, m[1]));
+    CHECK(aborts(finish_again, m[1]));
+    tp_model_close(m[0]);
+    tp_model_close(m[1]);
+}
+
 int main(void) {
     TP_RUN(test_optional_absent);
     TP_RUN(test_drop_columns);
+    TP_RUN(test_finish_skip);
     TP_RUN(test_sorted_fit);
     TP_RUN(test_sort_order);
     TP_RUN(test_optional_created);
