@@ -9,6 +9,9 @@ endif()
 function(tp_target_defaults target)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C>:${TP_WARNINGS}>)
   target_compile_definitions(${target} PRIVATE _GNU_SOURCE)
+  # Each function in a section of its own, so that the trainprof program's link can place the
+  # functions a report runs together (cli/CMakeLists.txt, report-functions.txt); else no effect.
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-ffunction-sections>)
   # glibc's checked calls, as distributions build by default (Ubuntu 24.04: level 3): a buffer
   # smaller than what the call may write (realpath into less than PATH_MAX) aborts in our
   # tests, not in a user's job (found on the first GPU run). Needs optimization; sanitizer
