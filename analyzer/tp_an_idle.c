@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tp_mem.h"
+#include "tp_sort.h"
 
 const char *tp_idle_cat_name(tp_idle_cat c) {
     static const char *const names[] = {"host_wait", "kernel_wait", "other"};
@@ -138,15 +139,7 @@ static void stream_run(const tp_an_view *v, const uint32_t *rows, size_t n, tp_a
 
 /* Index of stream `id` in ids[0..n) (ascending), or where it would go. */
 static size_t stream_at(const int64_t *ids, size_t n, int64_t id) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return tp_sort_lower_i64(ids, 0, n, id);
 }
 
 /* The streams of ops rows[0..n), ascending, into a new array (*ids, free()); returns their

@@ -189,15 +189,7 @@ void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi) {
 }
 
 size_t tp_an_ivset_first_after(const tp_an_ivset *s, int64_t a) {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->b[mid] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return tp_sort_upper_i64(s->b, 0, s->n, a);
 }
 
 int tp_an_ivset_overlaps(const tp_an_ivset *s, int64_t a, int64_t b) {

@@ -203,14 +203,7 @@ static size_t corr_lower(const corr_sorted *c, uint64_t x, size_t hint) {
             step *= 2;
         }
     }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (key[mid] < want)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return tp_sort_lower_u64(key, lo, hi, want);
 }
 
 /* --compat hta: launch steps (one per GPU row sharing the call's correlation, as HTA's join

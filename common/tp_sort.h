@@ -33,6 +33,36 @@ static inline uint64_t tp_sort_key_f64(double d) {
     return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
 }
 
+/* Bisections of an ascending array a[lo..hi): the first k there with a[k] >= x (lower) or
+ * a[k] > x (upper), hi when none. One definition for every sorted column the model and the
+ * analyses search (rows, ids, times, packed keys). */
+#define TP_SORT_BISECT(a, lo, hi, x, op)                                                           \
+    do {                                                                                           \
+        while ((lo) < (hi)) {                                                                      \
+            size_t mid_ = (lo) + ((hi) - (lo)) / 2;                                                \
+            if ((a)[mid_] op(x))                                                                   \
+                (lo) = mid_ + 1;                                                                   \
+            else                                                                                   \
+                (hi) = mid_;                                                                       \
+        }                                                                                          \
+    } while (0)
+static inline size_t tp_sort_lower_u32(const uint32_t *a, size_t lo, size_t hi, uint32_t x) {
+    TP_SORT_BISECT(a, lo, hi, x, <);
+    return lo;
+}
+static inline size_t tp_sort_lower_u64(const uint64_t *a, size_t lo, size_t hi, uint64_t x) {
+    TP_SORT_BISECT(a, lo, hi, x, <);
+    return lo;
+}
+static inline size_t tp_sort_lower_i64(const int64_t *a, size_t lo, size_t hi, int64_t x) {
+    TP_SORT_BISECT(a, lo, hi, x, <);
+    return lo;
+}
+static inline size_t tp_sort_upper_i64(const int64_t *a, size_t lo, size_t hi, int64_t x) {
+    TP_SORT_BISECT(a, lo, hi, x, <=);
+    return lo;
+}
+
 /* Sorts key[0..n) ascending, stably, moving row[i] with key[i] (row may be NULL). */
 void tp_sort_pairs(uint64_t *key, uint32_t *row, size_t n);
 void tp_sort_pairs_s(uint64_t *key, uint32_t *row, size_t n, tp_scratch *s);

@@ -1016,14 +1016,7 @@ typedef struct {
 
 /* Index of `row` in the ascending rows[0..n), or n when absent. */
 static size_t row_find(const uint32_t *rows, size_t n, uint32_t row) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rows[mid] < row)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = tp_sort_lower_u32(rows, 0, n, row);
     return lo < n && rows[lo] == row ? lo : n;
 }
 

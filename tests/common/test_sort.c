@@ -285,6 +285,32 @@ static void test_structs(void) {
     CHECK_EQ_U(bad, N);
 }
 
+/* The bisections against a linear scan, with runs of equal values, every x from below the
+ * first to past the last, and sub-ranges [lo, hi). */
+static void test_bisect(void) {
+    const int64_t a[] = {-5, -5, 0, 3, 3, 3, 7, 9};
+    const size_t n = sizeof a / sizeof a[0];
+    uint32_t u[8];
+    uint64_t w[8];
+    for (size_t i = 0; i < n; i++)
+        u[i] = (uint32_t)(a[i] + 5), w[i] = (uint64_t)(a[i] + 5) << 20;
+    for (size_t lo = 0; lo <= n; lo++)
+        for (size_t hi = lo; hi <= n; hi++)
+            for (int64_t x = -7; x <= 11; x++) {
+                size_t lower = lo, upper = lo;
+                while (lower < hi && a[lower] < x)
+                    lower++;
+                while (upper < hi && a[upper] <= x)
+                    upper++;
+                CHECK(tp_sort_lower_i64(a, lo, hi, x) == lower);
+                CHECK(tp_sort_upper_i64(a, lo, hi, x) == upper);
+                if (x >= -5) {
+                    CHECK(tp_sort_lower_u32(u, lo, hi, (uint32_t)(x + 5)) == lower);
+                    CHECK(tp_sort_lower_u64(w, lo, hi, (uint64_t)(x + 5) << 20) == lower);
+                }
+            }
+}
+
 int main(void) {
     TP_RUN(test_order_matches_stable_qsort);
     TP_RUN(test_order_two_runs);
@@ -294,5 +320,6 @@ int main(void) {
     TP_RUN(test_i64_values);
     TP_RUN(test_i64_counting);
     TP_RUN(test_structs);
+    TP_RUN(test_bisect);
     return tp_test_summary();
 }
