@@ -188,8 +188,8 @@ typedef struct {
     tp_an_host *out;
     const uint8_t *on_step; /* on_step_thread per place (a rank has a few) */
     tp_an_namememo data_name, step;
-    tp_an_ivset data, ops;
-    name_ns *names; /* grown as data-loading rows come (as find_steps' threads) */
+    tp_an_ivset data, ops, rec; /* rec: every range on the step threads */
+    name_ns *names;             /* grown as data-loading rows come (as find_steps' threads) */
     size_t nn, cap;
 } window_acc;
 
@@ -200,6 +200,7 @@ static inline __attribute__((always_inline)) void window_row(window_acc *w, size
     if (b <= w->out->w0 || a >= w->out->w1 || !w->on_step[tp_ev_place_index(ev, row)])
         return;
     a = a < w->out->w0 ? w->out->w0 : a, b = b > w->out->w1 ? w->out->w1 : b;
+    tp_an_ivset_add_union(&w->rec, a, b);
     if (tp_an_namememo_get(&w->data_name, ev->name[row])) {
         tp_an_ivset_add_union(&w->data, a, b);
         tp_an_grow((void **)&w->names, &w->cap, w->nn + 1, sizeof *w->names);
@@ -241,7 +242,8 @@ static void window_model_order(const tp_an_view *v, window_acc *w) {
         tp_an_tmp_put(v, in);
 }
 
-/* Data loading and framework ops in the window, on the step threads. */
+/* Data loading, framework ops and the time with no range open in the window, on the step
+ * threads. */
 static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     window_acc w = {.ev = ev, .out = out};
@@ -270,12 +272,15 @@ static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out
     tp_an_ivset rest = {0};
     tp_an_ivset_norm(&w.data, out->w0, out->w1);
     tp_an_ivset_norm(&w.ops, out->w0, out->w1);
+    tp_an_ivset_norm(&w.rec, out->w0, out->w1);
     tp_an_ivset_minus(&w.ops, &w.data, &rest);
     out->data_ns = tp_an_ivset_len(&w.data);
     out->ops_ns = tp_an_ivset_len(&rest);
+    out->unrecorded_ns = out->w1 - out->w0 - tp_an_ivset_len(&w.rec);
     out->data_name = top_name(w.names, w.nn);
     free(w.names);
-    tp_an_ivset_free(&w.data), tp_an_ivset_free(&w.ops), tp_an_ivset_free(&rest);
+    tp_an_ivset_free(&w.data), tp_an_ivset_free(&w.ops), tp_an_ivset_free(&w.rec);
+    tp_an_ivset_free(&rest);
 }
 
 typedef struct {

@@ -7,9 +7,12 @@
  * no steps), so data loading between steps (a DataLoader's __next__ before each `step`
  * range) counts as much as data loading inside them. Inside the window, on the threads that
  * hold steps (every thread without steps): the union of the data-loading ranges
- * (tp_an_host_data_name, or named "data") and the union of the framework ops (Kineto cpu_op)
- * outside them. Threads: every (pid, tid) with CPU-side rows, with its rows' count and the union of
- * their intervals (busy), busiest first. Exact model ns (never HTA-rounded). */
+ * (tp_an_host_data_name, or named "data"), the union of the framework ops (Kineto cpu_op)
+ * outside them, and the time with no recorded range open at all (no step, annotation, op or
+ * Python function: between steps, where a `for batch in loader` loop that annotates only its
+ * steps waits for the next batch). Threads: every (pid, tid) with CPU-side rows, with its
+ * rows' count and the union of their intervals (busy), busiest first. Exact model ns (never
+ * HTA-rounded). */
 #ifndef TP_AN_HOST_H
 #define TP_AN_HOST_H
 
@@ -30,10 +33,19 @@ typedef struct {
     int64_t data_ns;          /* data loading in the window, on the step threads */
     int64_t ops_ns;           /* framework ops in the window outside data loading */
     size_t n_ops;             /* framework op rows (not empty) in the window, step threads */
+    int64_t unrecorded_ns;    /* in the window with no recorded range open on the step
+                                 threads: between steps, never inside one (a step is a range) */
     uint32_t data_name;       /* the data-loading range name with the most time; 0: none */
     size_t n_threads;
     tp_an_host_thread *th; /* busiest first */
 } tp_an_host;
+
+/* The rest of the window: inside recorded ranges, neither data loading nor framework ops
+ * (Python code, dispatch, waits inside the steps). The one definition the report, its HTML
+ * and the diagnosis read. */
+static inline int64_t tp_an_host_other_ns(const tp_an_host *h) {
+    return h->w1 - h->w0 - h->data_ns - h->ops_ns - h->unrecorded_ns;
+}
 
 /* Fills `out` (overwritten; owns its arrays until tp_an_host_free) from view `v`'s CPU-side
  * rows. Aborts on out of memory, like the rest of the analyzer. */

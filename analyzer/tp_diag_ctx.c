@@ -128,6 +128,14 @@ const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d) {
     return d->mem;
 }
 
+const tp_an_host *tp_diag_host(tp_diag_ctx *d) {
+    if (!d->host) {
+        d->host = tp_an_alloc(1, sizeof *d->host);
+        tp_an_host_run(d->v, d->host);
+    }
+    return d->host;
+}
+
 void tp_diag_clear_seen(tp_diag_ctx *d) {
     if (!d->rows_once)
         memset(d->seen, 0, d->ev->n + 1);
@@ -821,6 +829,8 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
     tp_scratch_put(sc, d->call_val), tp_scratch_put(sc, d->call_off), free(d->call_base);
     if (d->mem)
         tp_an_memuse_free(d->mem), free(d->mem);
+    if (d->host)
+        tp_an_host_free(d->host), free(d->host);
     tp_an_frames_close(d->fx);
     memset(d, 0, sizeof *d);
 }

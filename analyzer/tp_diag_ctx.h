@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_an_host.h"
 #include "tp_an_ivset.h"
 #include "tp_an_memuse.h"
 #include "tp_diagnose.h"
@@ -97,6 +98,7 @@ struct tp_diag_ctx {
                            (tp_diag_memuse) */
     const tp_an_memuse *mem_given; /* borrowed: the caller's memory analysis of the same
                                       view (tp_diagnose_run_with); NULL: none */
+    tp_an_host *host;   /* the host analysis, made on first use by the host rules (tp_diag_host) */
     uint32_t *cpu_call; /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
                            every row in one pass over the correlation index: the rules ask
                            for each kernel's call several times); NULL: call_val instead */
@@ -128,6 +130,9 @@ void tp_diag_clear_seen(tp_diag_ctx *d);
 
 /* The rank's memory analysis (tp_an_memuse), run once on first use; owned by the context. */
 const tp_an_memuse *tp_diag_memuse(tp_diag_ctx *d);
+
+/* The host analysis of d's view (tp_an_host), run once for every host rule. */
+const tp_an_host *tp_diag_host(tp_diag_ctx *d);
 
 /* Duration of view index i, never < 0: tp_diag_vend less its start, with no start read. */
 static inline int64_t tp_diag_vdur(const tp_an_view *v, size_t i) {

@@ -3,15 +3,19 @@
  *
  *   host-input-bound  data loading (DataLoader __next__, "dataloader", "data" ranges) takes
  *                     >= 30 % of the step window; severity: that share.
- *   host-overhead     the trace has framework ops, and >= 50 % of the window is neither in
- *                     an op nor in data loading: Python and per-op dispatch dominate the
- *                     steps; severity: that share.
- * With device activity both stay silent: the device rules (input-bound, launch-bound, ...)
+ *   host-overhead     the trace has framework ops, and >= 50 % of the window is inside
+ *                     recorded ranges but neither in an op nor in data loading: Python and
+ *                     per-op dispatch dominate the steps; severity: that share.
+ *   host-step-gaps    two steps or more, and >= 30 % of the window has no recorded range open
+ *                     (between the steps: a loop that annotates its steps but not the fetch of
+ *                     the next batch waits there); severity: that share.
+ * With device activity the three stay silent: the device rules (input-bound, launch-bound, ...)
  * judge those runs, from the device's idle time. What needs a device to be judged at all is
  * listed by tp_diag_rule_needs_device. */
 #include <math.h>
 #include <string.h>
 
+#include "tp_an_drops.h"
 #include "tp_an_host.h"
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
@@ -25,15 +29,21 @@ int tp_diag_rule_needs_device(const tp_diag_rule *r) {
     return (r->needs & TP_DIAG_NEEDS_DEVICE) != 0;
 }
 
-/* The host analysis of a rank without device activity; 0 (and nothing to free) otherwise. */
-static int host_window(const tp_diag_ctx *d, tp_an_host *h) {
+/* The host analysis of a rank without device activity with a window; NULL otherwise. */
+static const tp_an_host *host_window(tp_diag_ctx *d) {
     if (d->v->n_gpu)
-        return 0;
-    tp_an_host_run(d->v, h);
-    if (h->w1 > h->w0)
-        return 1;
-    tp_an_host_free(h);
-    return 0;
+        return NULL;
+    const tp_an_host *h = tp_diag_host(d);
+    return h->w1 > h->w0 ? h : NULL;
+}
+
+/* What a host finding is judged from, the first words of its evidence: a rank whose device
+ * records were all dropped had device activity (the report's Diagnosis header says the same). */
+static const char *host_basis(const tp_diag_ctx *d) {
+    tp_an_drops dr;
+    tp_an_drops_compute(d->r, &dr);
+    return tp_an_drops_lost(&dr, tp_an_drops_device_kinds()) ? "every device record was dropped"
+                                                             : "no device activity recorded";
 }
 
 static const char *window_words(const tp_an_host *h) {
@@ -49,65 +59,116 @@ static long first_row(const tp_diag_ctx *d, uint32_t name) {
 }
 
 void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
-    tp_an_host h;
-    if (!host_window(d, &h))
+    const tp_an_host *h = host_window(d);
+    if (!h)
         return;
-    int64_t win = h.w1 - h.w0;
-    double share = tp_diag_share(h.data_ns, win);
+    int64_t win = h->w1 - h->w0;
+    double share = tp_diag_share(h->data_ns, win);
     if (share >= HOST_INPUT_SHARE) {
         char b1[32];
         tp_finding *f = tp_diag_add(d, self, share);
         tp_diag_cat(&f->title, "input-bound: the training loop waits for data (%.0f%% of %s)",
-                    100 * share, window_words(&h));
+                    100 * share, window_words(h));
         tp_diag_cat(&f->evidence,
-                    "no device activity recorded, judged from the host's steps: data-loading "
-                    "ranges take %.1f%% of %s (%zu steps",
-                    100 * share, window_words(&h), h.n_steps);
-        if (h.n_steps)
+                    "%s, judged from the host's steps: data-loading ranges take %.1f%% of %s (%zu "
+                    "steps",
+                    host_basis(d), 100 * share, window_words(h), h->n_steps);
+        if (h->n_steps)
             tp_diag_cat(&f->evidence, ", %s of data loading per step",
-                        tp_units_dur(b1, sizeof b1, (double)h.data_ns / (double)h.n_steps));
-        tp_diag_cat(&f->evidence, "); framework ops %.1f%%", 100 * tp_diag_share(h.ops_ns, win));
+                        tp_units_dur(b1, sizeof b1, (double)h->data_ns / (double)h->n_steps));
+        tp_diag_cat(&f->evidence, "); framework ops %.1f%%", 100 * tp_diag_share(h->ops_ns, win));
         tp_diag_cat(&f->advice,
                     "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers); move decoding and augmentation out of the training "
                     "process; cache preprocessed data");
-        long row = first_row(d, h.data_name);
+        long row = first_row(d, h->data_name);
         if (row >= 0)
             tp_diag_range_label(d, row, &f->source);
-        tp_diag_put_metric(f, "data_ns", (double)h.data_ns);
+        tp_diag_put_metric(f, "data_ns", (double)h->data_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);
-        tp_diag_put_metric(f, "n_steps", (double)h.n_steps);
+        tp_diag_put_metric(f, "n_steps", (double)h->n_steps);
         tp_diag_put_metric(f, "share", share);
     }
-    tp_an_host_free(&h);
 }
 
 void tp_diag_host_overhead(tp_diag_ctx *d, const tp_diag_rule *self) {
-    tp_an_host h;
-    if (!host_window(d, &h))
+    const tp_an_host *h = host_window(d);
+    if (!h)
         return;
-    int64_t win = h.w1 - h.w0, other = win - h.data_ns - h.ops_ns;
+    int64_t win = h->w1 - h->w0, other = tp_an_host_other_ns(h);
     double share = tp_diag_share(other, win);
-    if (h.n_ops && share >= HOST_OVERHEAD_SHARE) {
+    if (h->n_ops && share >= HOST_OVERHEAD_SHARE) {
         tp_finding *f = tp_diag_add(d, self, share);
         tp_diag_cat(&f->title,
                     "Python overhead dominates the steps: %.0f%% of %s runs outside any "
                     "operator",
-                    100 * share, window_words(&h));
+                    100 * share, window_words(h));
         tp_diag_cat(&f->evidence,
-                    "no device activity recorded, judged from the host's steps: framework ops "
-                    "(%zu calls) cover %.1f%% of %s, data loading %.1f%%; the remaining %.1f%% "
-                    "is Python code and per-op dispatch between ops",
-                    h.n_ops, 100 * tp_diag_share(h.ops_ns, win), window_words(&h),
-                    100 * tp_diag_share(h.data_ns, win), 100 * share);
+                    "%s, judged from the host's steps: framework ops "
+                    "(%zu calls) cover %.1f%% of %s, data loading %.1f%%, no range open %.1f%%; "
+                    "the remaining %.1f%% is Python code and per-op dispatch between ops",
+                    host_basis(d), h->n_ops, 100 * tp_diag_share(h->ops_ns, win), window_words(h),
+                    100 * tp_diag_share(h->data_ns, win),
+                    100 * tp_diag_share(h->unrecorded_ns, win), 100 * share);
         tp_diag_cat(&f->advice,
                     "replace Python loops over tensors by batched ops; compile the step "
                     "(torch.compile) to cut per-op dispatch; move logging, .item() and metric "
                     "bookkeeping out of the step");
         tp_diag_put_metric(f, "overhead_ns", (double)other);
-        tp_diag_put_metric(f, "ops_ns", (double)h.ops_ns);
+        tp_diag_put_metric(f, "ops_ns", (double)h->ops_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);
         tp_diag_put_metric(f, "share", share);
     }
-    tp_an_host_free(&h);
+}
+
+/* The first step's row (the outermost range named like a step), for the finding's source;
+ * -1 when none. */
+static long first_step_row(const tp_diag_ctx *d) {
+    for (size_t i = 0; i < d->v->n; i++) {
+        size_t row = tp_an_view_row(d->v, i);
+        if (!tp_an_view_gpu(d->v, i) &&
+            tp_an_host_step_name(tp_model_str(d->v->m, d->ev->name[row])))
+            return (long)row;
+    }
+    return -1;
+}
+
+void tp_diag_host_step_gaps(tp_diag_ctx *d, const tp_diag_rule *self) {
+    const tp_an_host *h = host_window(d);
+    if (!h)
+        return;
+    int64_t win = h->w1 - h->w0;
+    double share = tp_diag_share(h->unrecorded_ns, win);
+    if (h->n_steps >= 2 && share >= HOST_INPUT_SHARE) {
+        char b1[32], b2[32];
+        tp_finding *f = tp_diag_add(d, self, share);
+        tp_diag_cat(&f->title,
+                    "between steps: the training loop spends %.0f%% of its time between its "
+                    "steps with no range open (waiting for the next batch?)",
+                    100 * share);
+        tp_diag_cat(
+            &f->evidence,
+            "%s, judged from the host's steps: %zu steps, %s "
+            "between them (%s a step) with no range, op or Python function recorded on "
+            "the step thread; data loading ranges %.1f%%, framework ops %.1f%%. In a `for "
+            "batch in loader:` loop that annotates only its steps this is the wait for "
+            "the next batch, unless other work (logging, evaluation, checkpoints) runs "
+            "there unannotated",
+            host_basis(d), h->n_steps, tp_units_dur(b1, sizeof b1, (double)h->unrecorded_ns),
+            tp_units_dur(b2, sizeof b2, (double)h->unrecorded_ns / (double)(h->n_steps - 1)),
+            100 * tp_diag_share(h->data_ns, win), 100 * tp_diag_share(h->ops_ns, win));
+        tp_diag_cat(&f->advice,
+                    "annotate the fetch of the batch (a range named \"data\" around "
+                    "next(loader): nvtx.annotate or torch.cuda.nvtx.range) and any other work "
+                    "between steps, so the next recording says which it is; if it is the "
+                    "DataLoader, add workers / prefetch (num_workers, prefetch_factor, "
+                    "persistent_workers)");
+        long row = first_step_row(d);
+        if (row >= 0)
+            tp_diag_range_label(d, row, &f->source);
+        tp_diag_put_metric(f, "unrecorded_ns", (double)h->unrecorded_ns);
+        tp_diag_put_metric(f, "window_ns", (double)win);
+        tp_diag_put_metric(f, "n_steps", (double)h->n_steps);
+        tp_diag_put_metric(f, "share", share);
+    }
 }

@@ -67,7 +67,9 @@
     X("host-input-bound", tp_diag_host_input_bound, 12, TP_DIAG_NEEDS_RANGES,                      \
       "no device: data loading takes >= 30 % of the steps")                                        \
     X("host-overhead", tp_diag_host_overhead, 13, TP_DIAG_NEEDS_RANGES,                            \
-      "no device: Python and per-op dispatch outside any operator dominate the steps")
+      "no device: Python and per-op dispatch outside any operator dominate the steps")             \
+    X("host-step-gaps", tp_diag_host_step_gaps, 14, TP_DIAG_NEEDS_RANGES,                          \
+      "no device: the loop spends >= 30 % of step time between its steps, with no range open")
 
 #define TP_DIAG_RULE_PROTO(id, fn, order, needs, description)                                      \
     void fn(tp_diag_ctx *d, const tp_diag_rule *self);

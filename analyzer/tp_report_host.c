@@ -11,7 +11,7 @@ void tp_report_host_steps_text(FILE *f, const tp_rank_analysis *rr, const tp_rep
     (void)o;
     const tp_an_host *h = &rr->host;
     char b1[32], bp[32];
-    int64_t win = h->w1 - h->w0, other = win - h->data_ns - h->ops_ns;
+    int64_t win = h->w1 - h->w0, other = tp_an_host_other_ns(h);
     if (win <= 0)
         return;
     if (h->n_steps)
@@ -27,6 +27,9 @@ void tp_report_host_steps_text(FILE *f, const tp_rank_analysis *rr, const tp_rep
             tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(h->ops_ns, win)));
     fprintf(f, "  %-40s %12s %9s\n", h->n_ops ? "other (Python, dispatch, waits)" : "other",
             tp_rf_time(b1, 32, (double)other), tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(other, win)));
+    fprintf(f, "  %-40s %12s %9s\n", h->n_steps ? "between steps, no range open" : "no range open",
+            tp_rf_time(b1, 32, (double)h->unrecorded_ns),
+            tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(h->unrecorded_ns, win)));
     fprintf(f, "\n");
 }
 
@@ -91,6 +94,7 @@ void tp_report_host_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     tp_rj_int(g, "data_ns", h->data_ns);
     tp_rj_int(g, "ops_ns", h->ops_ns);
     tp_rj_int(g, "n_ops", (long long)h->n_ops);
+    tp_rj_int(g, "unrecorded_ns", h->unrecorded_ns);
     tp_rj_kv(g, "data_range", tp_model_str(rr->v.m, h->data_name));
     json_threads(g, rr);
     tp_rj_str(g, "not_judged");

@@ -541,25 +541,31 @@ static void html_cpuops(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
 /* A rank without device activity: its step window split by what the host did (tp_an_host,
  * the text report's "Step time on the host"), as a share bar, then its busiest threads. */
 static void host_split(FILE *f, const tp_an_host *h) {
-    static const char *const label[] = {"data loading", "framework ops (outside data loading)",
-                                        "other (Python, dispatch, waits)"};
-    static const char *const color[] = {"#e15759", "#4e79a7", "#d9dde4"};
-    int64_t win = h->w1 - h->w0, part[3] = {h->data_ns, h->ops_ns, win - h->data_ns - h->ops_ns};
+    const char *const label[] = {"data loading", "framework ops (outside data loading)",
+                                 "other (Python, dispatch, waits)",
+                                 h->n_steps ? "between steps, no range open" : "no range open"};
+    static const char *const color[] = {"#e15759", "#4e79a7", "#d9dde4", "#f28e2b"};
+    int64_t win = h->w1 - h->w0,
+            part[] = {h->data_ns, h->ops_ns, tp_an_host_other_ns(h), h->unrecorded_ns};
+    enum { N_PARTS = sizeof part / sizeof part[0] };
+    _Static_assert(sizeof label / sizeof label[0] == N_PARTS, "a label per part");
+    _Static_assert(sizeof color / sizeof color[0] == N_PARTS, "a color per part");
     char b[32], bp[32];
     fprintf(f, "<p class=\"sub\"");
     attr_int(f, "host-window-ns", win);
     attr_int(f, "host-data-ns", h->data_ns);
     attr_int(f, "host-ops-ns", h->ops_ns);
+    attr_int(f, "host-unrecorded-ns", h->unrecorded_ns);
     fprintf(f, ">%s: %s</p>\n<div class=\"share\">",
             h->n_steps ? "the steps, first start to last end" : "the CPU span (no steps named)",
             tp_units_dur(b, sizeof b, (double)win));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < N_PARTS; i++)
         if (part[i] > 0)
             fprintf(f, "<span style=\"width:%.3f%%;background:%s\" title=\"%s %s\"></span>",
                     tp_rf_pct(part[i], win), color[i], label[i],
                     tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(part[i], win)));
     fprintf(f, "</div>\n<ul class=\"legend\">");
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_PARTS; i++) {
         fprintf(f, "<li><span class=\"sw\" style=\"background:%s\"></span>%s: ", color[i],
                 label[i]);
         tp_rh_text(f, tp_units_dur(b, sizeof b, (double)part[i]));

@@ -2,6 +2,7 @@
  * it and for stacks: input shapes, autograd sequence numbers, "Call stack" args and
  * python_function events as model stacks (tp_kineto_stacks), on small traces written here
  * with known answers. The same table on real traces is test_cpuops_peer's. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -201,22 +202,23 @@ static void test_both_paths(void) {
     tp_model_close(m);
 }
 
-/* A CPU-only torch.profiler-like trace: 4 steps of 100 µs (ProfilerStep#N), each holding a
- * data-loading range of `data_us` and then one aten::mm of `op_us`. */
-static tp_model *cpu_trace(int data_us, int op_us) {
+/* A CPU-only torch.profiler-like trace: 4 steps of `step_us` (ProfilerStep#N) starting 100 µs
+ * apart (nothing recorded between them), each holding a data-loading range of `data_us` and
+ * then one aten::mm of `op_us`. */
+static tp_model *cpu_trace(int step_us, int data_us, int op_us) {
     char json[8192];
     size_t at = (size_t)snprintf(json, sizeof json, "{\"traceEvents\": [");
     for (int k = 0; k < 4; k++) {
         int t = 1000 + 100 * k;
         at += (size_t)snprintf(json + at, sizeof json - at,
                                "%s{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
-                               "\"ProfilerStep#%d\",\"pid\":5,\"tid\":5,\"ts\":%d,\"dur\":100},"
+                               "\"ProfilerStep#%d\",\"pid\":5,\"tid\":5,\"ts\":%d,\"dur\":%d},"
                                "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
                                "\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\","
                                "\"pid\":5,\"tid\":5,\"ts\":%d,\"dur\":%d},"
                                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":5,"
                                "\"tid\":5,\"ts\":%d,\"dur\":%d}",
-                               k ? "," : "", k, t, t, data_us, t + data_us, op_us);
+                               k ? "," : "", k, t, step_us, t, data_us, t + data_us, op_us);
     }
     snprintf(json + at, sizeof json - at, "]}");
     char err[256];
@@ -230,18 +232,27 @@ static tp_model *cpu_trace(int data_us, int op_us) {
     return m;
 }
 
-/* Which host rules fire: bit 0 host-input-bound, bit 1 host-overhead; -1 on failure. */
-static int host_findings(int data_us, int op_us, double *share) {
-    tp_model *m = cpu_trace(data_us, op_us);
+/* Which host rules fire: bit 0 host-input-bound, bit 1 host-overhead, bit 2 host-step-gaps
+ * (*share: the first's); -1 on failure, or when the window or its time with no range open is
+ * not what the trace holds (3 gaps of 100 - step_us µs). */
+static int host_findings(int step_us, int data_us, int op_us, double *share) {
+    tp_model *m = cpu_trace(step_us, data_us, op_us);
     if (!m)
         return -1;
     tp_rank_analysis a;
     tp_rank_analysis_run(&a, m, &m->ranks[0], NULL, TP_RA_ALL);
     const tp_finding *in = tp_diagnosis_find(&a.dg, "host-input-bound");
     const tp_finding *ov = tp_diagnosis_find(&a.dg, "host-overhead");
-    *share = in ? tp_finding_metric(in, "share") : ov ? tp_finding_metric(ov, "share") : 0;
-    int r = (in ? 1 : 0) | (ov ? 2 : 0);
-    if (a.host.n_steps != 4 || a.host.w1 - a.host.w0 != 400000)
+    const tp_finding *gap = tp_diagnosis_find(&a.dg, "host-step-gaps");
+    *share = in    ? tp_finding_metric(in, "share")
+             : ov  ? tp_finding_metric(ov, "share")
+             : gap ? tp_finding_metric(gap, "share")
+                   : 0;
+    int r = (in ? 1 : 0) | (ov ? 2 : 0) | (gap ? 4 : 0);
+    if (a.host.n_steps != 4 || a.host.w1 - a.host.w0 != 300000 + step_us * 1000 ||
+        a.host.unrecorded_ns != 3 * (100 - step_us) * 1000 ||
+        tp_an_host_other_ns(&a.host) !=
+            a.host.w1 - a.host.w0 - 4 * (data_us + op_us) * 1000 - a.host.unrecorded_ns)
         r = -1;
     tp_rank_analysis_free(&a);
     tp_model_close(m);
@@ -250,12 +261,17 @@ static int host_findings(int data_us, int op_us, double *share) {
 
 static void test_host_rules(void) {
     double share;
-    CHECK_EQ_I(host_findings(40, 50, &share), 1); /* data 40 % of the steps */
+    CHECK_EQ_I(host_findings(100, 40, 50, &share), 1); /* data 40 % of the steps */
     CHECK(share > 0.399 && share < 0.401);
-    CHECK_EQ_I(host_findings(20, 75, &share), 0); /* healthy: data 20 %, ops 75 % */
-    CHECK_EQ_I(host_findings(5, 20, &share), 2);  /* 75 % neither op nor data */
+    CHECK_EQ_I(host_findings(100, 20, 75, &share), 0); /* healthy: data 20 %, ops 75 % */
+    CHECK_EQ_I(host_findings(100, 5, 20, &share), 2);  /* 75 % neither op nor data */
     CHECK(share > 0.749 && share < 0.751);
-    CHECK_EQ_I(host_findings(45, 0, &share), 1); /* no ops: overhead is not judged */
+    CHECK_EQ_I(host_findings(100, 45, 0, &share), 1); /* no ops: overhead is not judged */
+    /* steps of 50 µs 100 µs apart: 150 of the window's 350 µs with no range open */
+    CHECK_EQ_I(host_findings(50, 10, 35, &share), 4);
+    CHECK(fabs(share - 150.0 / 350.0) < 1e-9);
+    /* steps of 80 µs: 60 of 380 µs (16 %), below the rule's 30 % */
+    CHECK_EQ_I(host_findings(80, 10, 65, &share), 0);
 }
 
 int main(void) {

@@ -4,7 +4,10 @@ through the nvtx package) recorded by `trainprof record`, then `trainprof report
 
 - input-bound (a "data" range inside each step) and input-bound-next (a DataLoader __next__
   range before each step) are diagnosed host-input-bound with a data share >= 30 %;
-- healthy is not;
+- gaps (the batch fetched before each step with no range open: a loop that annotates only
+  its steps) is diagnosed host-step-gaps, from the time with no range open (>= 30 %), and not
+  host-input-bound;
+- healthy is neither;
 - every one gets the full text report of a CPU-only rank: the diagnosis says what it cannot
   judge without device activity, then Steps, Step time on the host, Annotation ranges, CPU
   operators and Threads.
@@ -45,7 +48,7 @@ def main():
         print("SKIP: %s missing (scripts/install-deps.sh)" % python)
         return 77
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in ("input-bound", "input-bound-next", "healthy"):
+        for mode in ("input-bound", "input-bound-next", "gaps", "healthy"):
             trace = os.path.join(tmp, mode + ".tprof")
             run([tp, "record", "-o", trace, "--", python, prog, mode])
             rank = json.loads(run([tp, "report", "--format", "json", trace]))["ranks"][0]
@@ -55,11 +58,31 @@ def main():
             host = rank["host"]
             check(host["n_steps"] == 8, "%s: %d steps, expected 8" % (mode, host["n_steps"]))
             share = host["data_ns"] / host["window_ns"]
+            gaps = host["unrecorded_ns"] / host["window_ns"]
+            check(0 <= host["unrecorded_ns"] and
+                  host["data_ns"] + host["ops_ns"] + host["unrecorded_ns"] <= host["window_ns"],
+                  "%s: host parts %s" % (mode, host))
+            check("\n  between steps, no range open " in text,
+                  "%s: no 'between steps' row in Step time on the host" % mode)
+            if mode == "gaps":
+                check("host-input-bound" not in ids, "gaps: diagnosed %s" % ids)
+                check(ids[:1] == ["host-step-gaps"], "gaps: findings %s" % ids)
+                check(gaps >= 0.30 and share < 0.30, "gaps: no range %.2f, data %.2f" % (gaps, share))
+                f = rank["findings"][0] if ids else {"metrics": {}, "source": ""}
+                check(f["metrics"].get("share", 0) >= 0.30 and
+                      f["metrics"].get("unrecorded_ns") == host["unrecorded_ns"],
+                      "gaps: metrics %s against host %s" % (f["metrics"], host))
+                check("'step'" in f["source"], "gaps: source %r" % f["source"])
+                check("between steps: the training loop spends" in text,
+                      "gaps: no host-step-gaps finding in the text")
+            else:
+                check("host-step-gaps" not in ids and gaps < 0.30,
+                      "%s: diagnosed %s, no range open %.2f" % (mode, ids, gaps))
             if mode == "healthy":
                 check("host-input-bound" not in ids, "healthy: diagnosed %s" % ids)
                 check(share < 0.30, "healthy: data share %.2f" % share)
                 check("no problem found on the host" in text, "healthy: text says a problem")
-            else:
+            elif mode != "gaps":
                 check(ids[:1] == ["host-input-bound"], "%s: findings %s" % (mode, ids))
                 f = rank["findings"][0] if ids else {"metrics": {}, "source": ""}
                 check(f["metrics"].get("share", 0) >= 0.30, "%s: share %s" % (mode, f["metrics"]))

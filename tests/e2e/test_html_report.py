@@ -238,10 +238,11 @@ def check_rank(name, dom, rk):
               tag + ": memory peak %d B" % mu["peak_allocated_bytes"])
     if not rk["has_gpu"] and rk["host"]["window_ns"] > 0:
         h = rk["host"]
-        check((one("data-host-window-ns"), one("data-host-data-ns"), one("data-host-ops-ns")) ==
-              (str(h["window_ns"]), str(h["data_ns"]), str(h["ops_ns"])),
-              tag + ": host window %d, data loading %d, ops %d as in JSON" %
-              (h["window_ns"], h["data_ns"], h["ops_ns"]))
+        check((one("data-host-window-ns"), one("data-host-data-ns"), one("data-host-ops-ns"),
+               one("data-host-unrecorded-ns")) ==
+              (str(h["window_ns"]), str(h["data_ns"]), str(h["ops_ns"]), str(h["unrecorded_ns"])),
+              tag + ": host window %d, data loading %d, ops %d, no range open %d as in JSON" %
+              (h["window_ns"], h["data_ns"], h["ops_ns"], h["unrecorded_ns"]))
     bars = dom.find(section=sec, table="steps", key="data-dur-ns")
     if rk["has_gpu"] and st["count"]:
         parts = ("compute", "comm", "memory", "other", "idle")
