@@ -77,6 +77,13 @@ void tp_an_ranks_add(tp_an_ranks *x, const tp_an_rank_row *row) {
     x->r[x->n++] = *row;
 }
 
+const char *tp_an_ranks_quiet(const tp_an_ranks *x) {
+    return isnan(x->median_step_p50_ns) && isnan(x->median_mem_peak)
+               ? "nothing to compare: no steps found in the ranks"
+               : "no straggler, no rank waiting on the others, no memory imbalance, no input "
+                 "straggler";
+}
+
 long tp_an_ranks_find(const tp_an_ranks *x, int rank) {
     for (size_t i = 0; i < x->n; i++)
         if (x->r[i].rank == rank)

@@ -17,7 +17,10 @@
  *   than the others (>= 1.5x the least, and >= 10 % of the median step apart): they arrive at
  *   the collectives early and wait there for the rank with the least, which arrives last;
  * - memory-imbalance: a rank whose peak allocated device memory is >= 20 % above the median
- *   rank's (uneven shards, batches or sequence lengths; the first rank to run out of memory).
+ *   rank's (uneven shards, batches or sequence lengths; the first rank to run out of memory);
+ * - input-straggler: a rank whose data loading per step is >= 1.5x the other ranks' median
+ *   (and above it by >= 10 % of the median step): the others wait for its input pipeline,
+ *   with or without a device (a gloo job's steps are equal and its communication unseen).
  * Ranks without steps are listed but take no part in the step rules; ranks without memory
  * events take no part in the memory rule. */
 #ifndef TP_AN_RANKS_H
@@ -94,6 +97,9 @@ void tp_an_ranks_run(const tp_model *m, const tp_an_opts *o,
                      int (*keep)(const tp_rank *r, const void *arg), const void *arg,
                      tp_an_ranks *out);
 void tp_an_ranks_free(tp_an_ranks *out); /* NULL: no-op */
+
+/* What the report says where no cross-rank rule found anything (text and HTML alike). */
+const char *tp_an_ranks_quiet(const tp_an_ranks *x);
 
 /* The cross-rank rules, in the order they run (a static table); returns their count. */
 size_t tp_an_ranks_rules(const tp_an_rank_rule **rules);

@@ -3,14 +3,18 @@
  * per-rank JSONs find the same. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "tp_diag_rank_rules.h"
+#include "tp_mem.h"
 #include "tp_units.h"
 
 #define STRAGGLER_RATIO 1.2 /* own work per step >= 1.2 x the median rank's */
 #define WAIT_RATIO 1.5      /* exposed communication >= 1.5 x the least */
 #define WAIT_MIN_SHARE 0.10 /* ... and apart by >= 10 % of the median step */
 #define MEMORY_RATIO 1.2    /* peak allocated >= 1.2 x the median rank's */
+#define INPUT_RATIO 1.5     /* data loading per step >= 1.5 x the other ranks' median ... */
+#define INPUT_MIN_SHARE WAIT_MIN_SHARE /* ... and above it by >= 10 % of the median step */
 
 void tp_diag_rank_straggler(tp_an_ranks *x, const tp_an_rank_rule *self) {
     char b1[32], b2[32], b3[32], b4[32];
@@ -136,4 +140,72 @@ void tp_diag_rank_memory_imbalance(tp_an_ranks *x, const tp_an_rank_rule *self) 
                     "(rank-0 logging, evaluation, checkpointing); its own memory report names "
                     "who holds the peak";
     }
+}
+
+/* Data loading per step of row r (tp_an_host's data time in the steps' window over its steps),
+ * NaN for a rank without steps. */
+static double data_per_step(const tp_an_rank_row *r) {
+    return r->n_steps && !isnan(r->step_p50_ns) ? (double)r->data_wait_ns / (double)r->n_steps
+                                                : NAN;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median data loading per step of the ranks with steps other than row `self`; NaN when
+ * there is none. Against the others, not all ranks: with two ranks the median of both would
+ * be their mean, half made of the rank judged. */
+static double others_median(const tp_an_ranks *x, size_t self, double *buf) {
+    size_t n = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (i != self && !isnan(data_per_step(&x->r[i])))
+            buf[n++] = data_per_step(&x->r[i]);
+    if (!n)
+        return NAN;
+    qsort(buf, n, sizeof *buf, cmp_double);
+    return n % 2 ? buf[n / 2] : (buf[n / 2 - 1] + buf[n / 2]) / 2;
+}
+
+/* A synchronous job runs at the pace of its slowest input pipeline: where one rank loads its
+ * data for longer than the others, they wait for it in the next collective, and the wait shows
+ * on them (as exposed communication, or, without device activity, as host time in the step),
+ * not on it. Without device activity (gloo on CPUs) the straggler rule sees equal steps and
+ * no communication, so this rule judges the data loading itself: the rank's data time per
+ * step >= 1.5x the other ranks' median and above it by >= 10 % of the median step. Severity:
+ * that excess over the rank's median step. */
+void tp_diag_rank_input_straggler(tp_an_ranks *x, const tp_an_rank_rule *self) {
+    char b1[32], b2[32], b3[32], b4[32];
+    double med = x->median_step_p50_ns;
+    if (isnan(med) || med <= 0)
+        return;
+    double *buf = tp_mem_xalloc(x->n, sizeof *buf);
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *r = &x->r[i];
+        double d = data_per_step(r), others = others_median(x, i, buf);
+        if (isnan(d) || isnan(others) || d < INPUT_RATIO * others ||
+            d - others < INPUT_MIN_SHARE * med)
+            continue;
+        tp_an_rank_finding *f =
+            tp_an_ranks_add_finding(x, self, (d - others) / r->step_p50_ns, r->rank);
+        snprintf(f->title, sizeof f->title,
+                 "input-straggler: rank %d loads its data for %s a step against %s on the "
+                 "%s, which wait%s for it",
+                 r->rank, tp_units_dur(b1, sizeof b1, d), tp_units_dur(b2, sizeof b2, others),
+                 x->n == 2 ? "other rank" : "others", x->n == 2 ? "s" : "");
+        snprintf(f->evidence, sizeof f->evidence,
+                 "rank %d: data-loading ranges %s per step over %zu steps, against %s%s%s; its "
+                 "median step %s, the job's %s: in a synchronous job each collective waits for "
+                 "the rank that comes last",
+                 r->rank, tp_units_dur(b1, sizeof b1, d), r->n_steps,
+                 x->n == 2 ? "" : "a median of ", tp_units_dur(b2, sizeof b2, others),
+                 x->n == 2 ? " on the other rank" : " over the other ranks",
+                 tp_units_dur(b3, sizeof b3, r->step_p50_ns), tp_units_dur(b4, sizeof b4, med));
+        f->advice = "give this rank's input pipeline what the others have: as many DataLoader "
+                    "workers and prefetch, its share of the data on storage as fast (a local "
+                    "copy, not a network path), no extra work in its loop (rank-0 logging or "
+                    "evaluation), and samples of even cost (shard by size, not by count)";
+    }
+    free(buf);
 }

@@ -738,9 +738,7 @@ void tp_report_html_ranks(void *st, const tp_an_ranks *x) {
     ranks_table(f, x);
     fprintf(f, "<h3>Cross-rank findings</h3>\n");
     if (!x->n_findings)
-        fprintf(f, "<p>%s</p>\n",
-                isnan(x->median_step_p50_ns) ? "nothing to compare: no steps found in the ranks"
-                                             : "no straggler, no rank waiting on the others");
+        fprintf(f, "<p>%s</p>\n", tp_an_ranks_quiet(x));
     fprintf(f, "<ol class=\"findings xr\">\n");
     for (size_t i = 0; i < x->n_findings; i++)
         finding_li(f, x->f[i].id, x->f[i].severity, x->f[i].title, x->f[i].evidence, "",

@@ -43,10 +43,7 @@ void tp_report_ranks_text(FILE *f, const tp_an_ranks *x) {
         fprintf(f, ", median memory peak %s", tp_units_bytes(b2, sizeof b2, x->median_mem_peak));
     fprintf(f, "\n\nCross-rank findings\n");
     if (!x->n_findings)
-        fprintf(f, "  %s\n",
-                isnan(x->median_step_p50_ns) && isnan(x->median_mem_peak)
-                    ? "nothing to compare: no steps found in the ranks"
-                    : "no straggler, no rank waiting on the others, no memory imbalance");
+        fprintf(f, "  %s\n", tp_an_ranks_quiet(x));
     for (size_t i = 0; i < x->n_findings; i++) {
         const tp_an_rank_finding *g = &x->f[i];
         fprintf(f, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(g->severity), 100 * g->severity);

@@ -31,8 +31,9 @@ static void test_rank_table(void) {
     const tp_an_rank_rule *r;
     const tp_diag_rule *d;
     size_t n = tp_an_ranks_rules(&r), nd = tp_diagnose_rules(&d);
-    CHECK_EQ_U(n, 3);
+    CHECK_EQ_U(n, 4);
     CHECK_STR(r[2].id, "memory-imbalance");
+    CHECK_STR(r[3].id, "input-straggler");
     for (size_t i = 0; i < n; i++) {
         CHECK(r[i].id && r[i].id[0] && r[i].run != NULL);
         CHECK(r[i].description && strlen(r[i].description) > 10);
