@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tp_layout.h"
 #include "tp_mem.h"
 #include "tp_outfile.h"
 #include "tp_reader.h"
@@ -383,6 +384,7 @@ static void say_no_events(void) {
 
 /* Prints the summary of one trace; returns has_events (0 when unreadable). */
 static int summarize(const char *path) {
+    char safe_path[PATH_MAX * 2], why[1024];
     tp_reader *r;
     tp_status s = tp_reader_open(path, &r);
     if (s != TP_OK) {
@@ -393,7 +395,6 @@ static int summarize(const char *path) {
     const tp_integrity *ig = tp_reader_integrity(r);
     /* The path holds the program's name and the counter the collector's reason: both are
      * printed terminal-safe (tp_text), like every name from a trace. */
-    char safe_path[PATH_MAX * 2], why[1024];
     tp_text_safe(safe_path, sizeof safe_path, path);
     fprintf(stderr, "trainprof: trace %s (%.1f KiB)\n", safe_path, ig->file_bytes / 1024.0);
     fprintf(stderr, "  events:");
@@ -417,10 +418,36 @@ static int summarize(const char *path) {
         fprintf(stderr, "  CUDA: not traced (%s)\n", tp_text_safe(why, sizeof why, cuda_off));
     if (ig->message[0])
         fprintf(stderr, "  integrity: %s\n", ig->message);
-    fprintf(stderr, "  next: trainprof report %s\n", safe_path);
     int events = has_events(in, cuda_off);
     tp_reader_close(r);
     return events;
+}
+
+/* 1 when `path` is the trace of another process of the recording whose main trace is
+ * `main` (tp_layout: beside it, named after it), which `report MAIN` reads with it. */
+static int beside_main(const char *main, const char *path) {
+    const char *m = strrchr(main, '/'), *p = strrchr(path, '/');
+    size_t dm = m ? (size_t)(m - main) : 0, dp = p ? (size_t)(p - path) : 0;
+    return dm == dp && strncmp(main, path, dm) == 0 &&
+           tp_layout_is_member(m ? m + 1 : main, p ? p + 1 : path);
+}
+
+/* What to run next: the report of the recording, which one trace is whichever the processes
+ * were: the main trace (the manifest's first, written by the program started) reads the
+ * other processes' beside it. Traces that are not one recording that way each get theirs. */
+static void say_next(char **paths, size_t n) {
+    char safe[PATH_MAX * 2];
+    size_t beside = 0;
+    for (size_t i = 1; i < n; i++)
+        beside += beside_main(paths[0], paths[i]);
+    if (n > 1 && beside == n - 1) {
+        fprintf(stderr,
+                "  next: trainprof report %s (with the %zu other process trace%s beside it)\n",
+                tp_text_safe(safe, sizeof safe, paths[0]), n - 1, n == 2 ? "" : "s");
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "  next: trainprof report %s\n", tp_text_safe(safe, sizeof safe, paths[i]));
 }
 
 /* Each line of the manifest is "<pid> <path>". A path can appear twice (a process that
@@ -450,6 +477,7 @@ static int summarize_manifest(const char *manifest, int *events) {
         *events |= summarize(path);
         n++;
     }
+    say_next(done, n);
     for (size_t i = 0; i < n; i++)
         free(done[i]);
     free(done);

@@ -126,6 +126,13 @@ static void test_workers_are_one_rank(void) {
     snprintf(stem, sizeof stem, "%.*s.", (int)(strlen(names[main_i]) - 6), names[main_i]);
     for (int i = 0; i < 3; i++)
         CHECK(i == main_i || !strncmp(names[i], stem, strlen(stem)));
+    /* ... and the summary's one next step is the report of the main trace, which reads them */
+    char next[400];
+    snprintf(next, sizeof next,
+             "  next: trainprof report %s (with the 2 other process traces beside it)\n",
+             names[main_i]);
+    CHECK(strstr(tc_stderr(&R), next) != NULL);
+    CHECK(strstr(strstr(tc_stderr(&R), "next: ") + 1, "next: ") == NULL);
     /* Given the main trace, report finds the others; given the folder, the same. */
     const char *by_main[] = {"report", names[main_i], "--format", "json", NULL};
     const char *by_dir[] = {"report", R.dir, "--format", "json", NULL};
