@@ -239,6 +239,10 @@ void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_ran
     tp_an_drops_compute(r, &ra->drops);
 }
 
+const char *tp_rank_analysis_no_findings(const tp_rank_analysis *ra) {
+    return ra->v.n_gpu ? "no problem found" : "no problem found on the host";
+}
+
 int tp_rank_analysis_corr_index_done(const tp_an_view *v) {
     return !v->by_corr; /* the diagnosis's tp_diag_ctx reads r->by_corr; nothing else does */
 }

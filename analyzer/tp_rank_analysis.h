@@ -87,6 +87,10 @@ void tp_rank_analysis_run(tp_rank_analysis *ra, const tp_model *m, const tp_rank
 void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_rank *r,
                            const tp_an_opts *o);
 
+/* What the report, its HTML and the TUI say of a diagnosis without findings: a rank without
+ * device activity was judged by the host rules only. */
+const char *tp_rank_analysis_no_findings(const tp_rank_analysis *ra);
+
 /* 1 when, once the diagnosis of `v` has run, no analysis or writer reads its rank's
  * correlation index again: a view that does not borrow it (tp_an_view.by_corr NULL:
  * --compat hta, a window), whose analyses group their rows by correlation themselves; the

@@ -69,7 +69,7 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fprintf(f, "  %s\n", tp_diag_warmup_text(d, wu, sizeof wu));
     }
     if (!d->n)
-        fprintf(f, "  %s\n", rr->t.has_gpu ? "no problem found" : "no problem found on the host");
+        fprintf(f, "  %s\n", tp_rank_analysis_no_findings(rr));
     for (size_t i = 0; i < d->n; i++) {
         const tp_finding *x = &d->f[i];
         fprintf(f, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(x->severity), 100 * x->severity);

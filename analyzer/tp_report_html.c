@@ -169,8 +169,7 @@ static void html_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fprintf(f, "</p>\n");
     }
     if (!d->n)
-        fprintf(f, "<p>%s</p>\n",
-                rr->t.has_gpu ? "no problem found" : "no problem found on the host");
+        fprintf(f, "<p>%s</p>\n", tp_rank_analysis_no_findings(rr));
     fprintf(f, "<ol class=\"findings\">\n");
     for (size_t i = 0; i < d->n; i++)
         finding_li(f, d->f[i].id, d->f[i].severity, d->f[i].title, d->f[i].evidence, d->f[i].source,

@@ -115,9 +115,11 @@ static void layout(writer *w, int width, const tp_tui_diagnosis *s, int *sel_a, 
         put(w, TP_TUI_A_NORMAL, line);
     }
     put(w, TP_TUI_A_NORMAL, "");
-    if (!dg->n)
-        put(w, TP_TUI_A_NORMAL,
-            dg->window_ns > 0 ? "  no problem found" : "  nothing to judge: no device activity");
+    if (!dg->n) {
+        char line[96];
+        snprintf(line, sizeof line, "  %s", tp_rank_analysis_no_findings(&s->d->a));
+        put(w, TP_TUI_A_NORMAL, line);
+    }
     *sel_a = *sel_b = 0;
     for (size_t i = 0; i < dg->n; i++) {
         if (i == s->sel)
