@@ -20,6 +20,7 @@
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
 #include "tp_diag_source.h"
+#include "tp_diag_stack.h"
 #include "tp_units.h"
 
 #define HOST_INPUT_SHARE 0.30    /* issue 10: data loading >= 30 % of the step */
@@ -82,8 +83,10 @@ void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
                     "persistent_workers); move decoding and augmentation out of the training "
                     "process; cache preprocessed data");
         long row = first_row(d, h->data_name);
-        if (row >= 0)
+        if (row >= 0) {
             tp_diag_range_label(d, row, &f->source);
+            tp_diag_stack_append(d, tp_ev_stack(d->ev, (size_t)row), f); /* --stacks all */
+        }
         tp_diag_put_metric(f, "data_ns", (double)h->data_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);
         tp_diag_put_metric(f, "n_steps", (double)h->n_steps);
@@ -164,8 +167,10 @@ void tp_diag_host_step_gaps(tp_diag_ctx *d, const tp_diag_rule *self) {
                     "DataLoader, add workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers)");
         long row = first_step_row(d);
-        if (row >= 0)
+        if (row >= 0) {
             tp_diag_range_label(d, row, &f->source);
+            tp_diag_stack_append(d, tp_ev_stack(d->ev, (size_t)row), f); /* --stacks all */
+        }
         tp_diag_put_metric(f, "unrecorded_ns", (double)h->unrecorded_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);
         tp_diag_put_metric(f, "n_steps", (double)h->n_steps);

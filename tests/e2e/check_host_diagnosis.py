@@ -26,6 +26,13 @@ import tempfile
 FAILS = []
 
 
+def gaps_step_line(prog):
+    """host_prog.py's line that opens the step range in gaps mode (after the bare fetch)."""
+    lines = open(prog).read().splitlines()
+    return next(i + 1 for i, line in enumerate(lines)
+                if 'annotate("step")' in line and "time.sleep(DATA_S)" in lines[i - 1])
+
+
 def check(cond, what):
     if not cond:
         FAILS.append(what)
@@ -75,6 +82,14 @@ def main():
                 check("'step'" in f["source"], "gaps: source %r" % f["source"])
                 check("between steps: the training loop spends" in text,
                       "gaps: no host-step-gaps finding in the text")
+                # with stacks at NVTX pushes, the finding says where the step range opens
+                traced = os.path.join(tmp, "gaps-stacks.tprof")
+                run([tp, "record", "--stacks", "all", "-o", traced, "--", python, prog, mode])
+                g = [f for f in json.loads(run([tp, "report", "--format", "json", traced]))
+                     ["ranks"][0]["findings"] if f["id"] == "host-step-gaps"]
+                src = g[0]["source"] if g else ""
+                check("; stack: " in src and "host_prog.py:%d in main" % gaps_step_line(prog) in src,
+                      "gaps: the step range's stack in the source (%r)" % src)
             else:
                 check("host-step-gaps" not in ids and gaps < 0.30,
                       "%s: diagnosed %s, no range open %.2f" % (mode, ids, gaps))
