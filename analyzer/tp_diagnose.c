@@ -124,6 +124,14 @@ int64_t tp_diag_warmup_ns(const tp_diagnosis *d) {
     return d->n_warmup ? d->step_start[d->n_warmup] - d->step_start[0] : 0;
 }
 
+double tp_diag_step_period_ns(const tp_diagnosis *d) {
+    if (d->n_steps < 2)
+        return NAN;
+    double period =
+        (double)(d->step_start[d->n_steps - 1] - d->step_start[0]) / (double)(d->n_steps - 1);
+    return period >= 1.1 * d->step_mean_ns ? period : NAN;
+}
+
 const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n) {
     char t[32];
     if (!n)

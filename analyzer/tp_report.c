@@ -273,10 +273,15 @@ static void text_steps(FILE *f, const tp_rank_analysis *rr, const tp_report_opts
     char b1[32], b2[32], b3[32];
     if (!d->n_steps)
         return;
-    fprintf(f, "Steps: %zu, time per step mean %s, median %s, p90 %s\n\n", d->n_steps,
+    fprintf(f, "Steps: %zu, time per step mean %s, median %s, p90 %s", d->n_steps,
             tp_units_dur(b1, sizeof b1, d->step_mean_ns),
             tp_units_dur(b2, sizeof b2, d->step_p50_ns),
             tp_units_dur(b3, sizeof b3, d->step_p90_ns));
+    double period = tp_diag_step_period_ns(d);
+    if (!isnan(period))
+        fprintf(f, "; start to start %s (the steps hold %.0f %% of the loop)",
+                tp_units_dur(b1, sizeof b1, period), 100 * d->step_mean_ns / period);
+    fprintf(f, "\n\n");
 }
 
 /* Depth of process k in its rank's tree (0: a main process). */
@@ -686,8 +691,8 @@ static void json_skipped(yajl_gen g, const tp_rank_analysis *rr, const tp_report
     yajl_gen_map_close(g);
 }
 
-/* "steps": {"count", "mean_ns", "p50_ns", "p90_ns"[, "warmup_steps", "warmup_ns"]}; the times
- * null without steps. */
+/* "steps": {"count", "mean_ns", "p50_ns", "p90_ns"[, "warmup_steps", "warmup_ns"][,
+ * "period_mean_ns"]}; the times null without steps. */
 static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     tp_rj_str(g, "steps");
@@ -700,6 +705,9 @@ static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_o
         tp_rj_int(g, "warmup_steps", (long long)rr->dg.n_warmup);
         tp_rj_int(g, "warmup_ns", tp_diag_warmup_ns(&rr->dg));
     }
+    double period = tp_diag_step_period_ns(&rr->dg);
+    if (!isnan(period)) /* only where the steps leave part of the loop out, as above */
+        tp_rj_num(g, "period_mean_ns", period);
     yajl_gen_map_close(g);
 }
 

@@ -82,6 +82,10 @@ def main():
                 check("'step'" in f["source"], "gaps: source %r" % f["source"])
                 check("between steps: the training loop spends" in text,
                       "gaps: no host-step-gaps finding in the text")
+                st = rank["steps"]
+                check(st.get("period_mean_ns", 0) > 5 * st["mean_ns"] and
+                      "; start to start " in text.split("\nSteps: 8", 1)[-1].split("\n", 1)[0],
+                      "gaps: the loop's period beside the steps' durations (%s)" % st)
                 # with stacks at NVTX pushes, the finding says where the step range opens
                 traced = os.path.join(tmp, "gaps-stacks.tprof")
                 run([tp, "record", "--stacks", "all", "-o", traced, "--", python, prog, mode])
@@ -91,6 +95,10 @@ def main():
                 check("; stack: " in src and "host_prog.py:%d in main" % gaps_step_line(prog) in src,
                       "gaps: the step range's stack in the source (%r)" % src)
             else:
+                # the __next__ range lies between the steps: their period is the loop's
+                check(("period_mean_ns" in rank["steps"]) == (mode == "input-bound-next"),
+                      "%s: a period only where the steps do not follow each other (%s)"
+                      % (mode, rank["steps"]))
                 check("host-step-gaps" not in ids and gaps < 0.30,
                       "%s: diagnosed %s, no range open %.2f" % (mode, ids, gaps))
             if mode == "healthy":
