@@ -47,21 +47,19 @@ void tp_report_opts_init(tp_report_opts *o) {
 static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     const tp_diagnosis *d = &rr->dg;
-    char bp[32], nj[512];
+    char bp[32], basis[128], nj[640];
     fprintf(f, "Diagnosis");
     if (d->window_ns > 0)
         fprintf(f, " (device busy %s of %s)", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
     /* a rank without device activity (or whose device records were all dropped) is judged
      * from its host side, and says what that cannot tell */
-    int lost = tp_an_drops_lost(&rr->drops, tp_an_drops_device_kinds()) != 0;
-    if (d->window_ns <= 0 && !rr->t.has_gpu)
-        fprintf(f, " (%s: judged from the host's steps)",
-                lost ? "every device record was dropped" : "no device activity");
+    int host = tp_report_host_basis(rr, basis, sizeof basis, nj, sizeof nj);
+    if (host)
+        fprintf(f, " (%s)", basis);
     fprintf(f, "\n");
-    if (!rr->t.has_gpu)
-        fprintf(f, "  not judged without device %s: %s\n", lost ? "records" : "activity",
-                tp_report_host_not_judged(nj, sizeof nj));
+    if (host)
+        fprintf(f, "  %s\n", nj);
     if (d->warmup_only)
         fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
     if (d->n_warmup) {

@@ -64,6 +64,21 @@ const char *tp_report_host_not_judged(char *buf, size_t n) {
     return buf;
 }
 
+int tp_report_host_basis(const tp_rank_analysis *rr, char *basis, size_t nb, char *not_judged,
+                         size_t nn) {
+    char nj[512];
+    basis[0] = not_judged[0] = 0;
+    if (rr->v.n_gpu)
+        return 0;
+    /* whose device records were all dropped had device activity: it says so */
+    int lost = tp_an_drops_lost(&rr->drops, tp_an_drops_device_kinds()) != 0;
+    snprintf(basis, nb, "%s: judged from the host's steps",
+             lost ? "every device record was dropped" : "no device activity");
+    snprintf(not_judged, nn, "not judged without device %s: %s", lost ? "records" : "activity",
+             tp_report_host_not_judged(nj, sizeof nj));
+    return 1;
+}
+
 static void json_threads(yajl_gen g, const tp_rank_analysis *rr) {
     const tp_an_host *h = &rr->host;
     tp_rj_str(g, "threads");

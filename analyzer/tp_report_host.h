@@ -20,4 +20,12 @@ void tp_report_host_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report
 /* The rule ids a rank without device activity cannot be judged by, ", "-separated, into buf. */
 const char *tp_report_host_not_judged(char *buf, size_t n);
 
+/* The two lines a diagnosis of a rank without device activity starts with, one wording for
+ * the report (text, HTML) and the TUI: what it is judged from ("no device activity: judged
+ * from the host's steps", or "every device record was dropped: ..."), into `basis`, and the
+ * rules it cannot run ("not judged without device activity: input-bound, ..."), into
+ * `not_judged`. Returns 0, both "", for a rank with device activity. */
+int tp_report_host_basis(const tp_rank_analysis *rr, char *basis, size_t nb, char *not_judged,
+                         size_t nn);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "tp_an_stepsplit.h"
 #include "tp_report_fmt.h"
+#include "tp_report_host.h"
 #include "tp_report_section.h"
 #include "tp_report_svg.h"
 #include "tp_units.h"
@@ -153,6 +154,14 @@ static void html_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
     const tp_diagnosis *d = &rr->dg;
     char bp[32];
     fprintf(f, "<h3>Diagnosis</h3>\n");
+    char basis[128], nj[640];
+    if (tp_report_host_basis(rr, basis, sizeof basis, nj, sizeof nj)) {
+        fprintf(f, "<p class=\"sub\">");
+        tp_rh_text(f, basis);
+        fprintf(f, "</p>\n<p class=\"note\">");
+        tp_rh_text(f, nj);
+        fprintf(f, "</p>\n");
+    }
     if (d->window_ns > 0) {
         fprintf(f, "<p class=\"sub\">device busy <span");
         attr_num(f, "diag-utilization", d->utilization);

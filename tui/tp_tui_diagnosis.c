@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_report_host.h"
 #include "tp_tui_layout.h"
 
 typedef struct {
@@ -104,11 +105,19 @@ static void finding(writer *w, int width, const tp_tui_data *d, size_t i, int se
 /* Lays the view out into w; *sel_a, *sel_b: the selected finding's first and end line. */
 static void layout(writer *w, int width, const tp_tui_diagnosis *s, int *sel_a, int *sel_b) {
     const tp_diagnosis *dg = &s->d->a.dg;
-    char head[160] = "Diagnosis";
+    char head[160] = "Diagnosis", basis[128], nj[640];
+    int host = tp_report_host_basis(&s->d->a, basis, sizeof basis, nj, sizeof nj);
     if (dg->window_ns > 0)
         snprintf(head, sizeof head, "Diagnosis (device busy %.2f %% of %s)", 100 * dg->utilization,
                  dg->n_steps ? "the training steps" : "the GPU span");
+    else if (host)
+        snprintf(head, sizeof head, "Diagnosis (%s)", basis);
     put(w, TP_TUI_A_HEADER, head);
+    if (host) {
+        char line[660];
+        snprintf(line, sizeof line, "  %s", nj);
+        put(w, TP_TUI_A_NORMAL, line);
+    }
     if (dg->n_warmup) {
         char wu[256], line[264];
         snprintf(line, sizeof line, "  %s", tp_diag_warmup_text(dg, wu, sizeof wu));

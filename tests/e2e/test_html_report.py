@@ -369,6 +369,11 @@ def main():
         js, _ = check_page(tmp, "host-only", [cpu])
         check(not js["ranks"][0]["has_gpu"] and js["ranks"][0]["host"]["data_ns"] > 0,
               "host-only: a rank without device activity, with data loading in its steps")
+        _, page = report(tmp, "host-only-text", [cpu])
+        html = open(page, encoding="utf-8").read()
+        check("no device activity: judged from the host&#39;s steps" in html.replace("'", "&#39;")
+              and "not judged without device activity: input-bound" in html,
+              "host-only: the diagnosis says what it is judged from and what it cannot judge")
 
         dlrm = os.path.join(PEER, "param_dlrm_8rank")
         if os.path.isdir(dlrm):

@@ -172,6 +172,8 @@ static void test_nothing_to_judge(void) {
     tp_model_finish(m);
     tp_tui *t = open_tui(m, "diagnosis", 20);
     CHECK(screen_find(t, "  no problem found on the host", 1) > 0);
+    CHECK(screen_find(t, "Diagnosis (no device activity: judged from the host's steps)", 1) > 0);
+    CHECK(screen_find(t, "  not judged without device activity: input-bound", 1) > 0);
     tp_tui_key(t, TP_TUI_KEY_ENTER);
     tp_tui_key(t, TP_TUI_KEY_DOWN);
     CHECK_EQ_I(tp_tui_current_view(t), 5);
