@@ -81,11 +81,14 @@ typedef struct {
     int64_t pid, tid;
 } thread_id;
 
-/* Threads that hold a step, sorted (pid, tid), and the steps' intervals (outermost only). */
+/* Threads that hold a step, sorted (pid, tid), and the steps' intervals. */
 typedef struct {
     thread_id *t;
     size_t n, cap;
-    tp_an_ivset steps; /* every step range, not merged */
+    tp_an_ivset steps;    /* every step range, not merged */
+    int64_t *os_a, *os_b; /* the outermost steps (tp_an_outer_steps), by start; their ends
+                             ascend too (a step inside another is not one of them) */
+    size_t n_os;
 } step_info;
 
 static int cmp_tid(const void *a, const void *b) {
@@ -125,10 +128,11 @@ static void find_steps(const tp_an_view *v, step_info *s) {
 }
 
 /* Step lengths: a step inside another (a "step" range in ProfilerStep#N) is the same step,
- * so only the outermost count; the window runs from the first start to the last end. */
-static void describe_steps(const tp_an_ivset *steps, tp_an_host *out) {
+ * so only the outermost count (kept in s); the window runs from the first start to the last
+ * end. */
+static void describe_steps(step_info *s, tp_an_host *out) {
     int64_t *start, *end;
-    size_t n = tp_an_outer_steps(steps->a, steps->b, steps->n, &start, &end);
+    size_t n = tp_an_outer_steps(s->steps.a, s->steps.b, s->steps.n, &start, &end);
     double *d = tp_an_alloc(n + 1, sizeof *d);
     for (size_t i = 0; i < n; i++) {
         d[i] = (double)(end[i] - start[i]);
@@ -138,7 +142,8 @@ static void describe_steps(const tp_an_ivset *steps, tp_an_host *out) {
     if (n)
         out->w0 = start[0];
     tp_an_describe(d, n, &out->step_ns);
-    free(start), free(end), free(d);
+    free(d);
+    s->os_a = start, s->os_b = end, s->n_os = n;
 }
 
 /* Without steps the window is the CPU span: first start to last end of any CPU-side row. */
@@ -188,10 +193,20 @@ typedef struct {
     tp_an_host *out;
     const uint8_t *on_step; /* on_step_thread per place (a rank has a few) */
     tp_an_namememo data_name, step;
-    tp_an_ivset data, ops, rec; /* rec: every range on the step threads */
-    name_ns *names;             /* grown as data-loading rows come (as find_steps' threads) */
+    tp_an_ivset data, ops, rec; /* rec: the ranges on the step threads but those that hold
+                                   steps (holds_steps) */
+    const step_info *s;
+    name_ns *names; /* grown as data-loading rows come (as find_steps' threads) */
     size_t nn, cap;
 } window_acc;
+
+/* 1 when [a, b) overlaps two outermost steps or more: a range that holds the loop ("epoch",
+ * "train") rather than work between its steps, which leaves the time between them unrecorded
+ * still. The first step that ends after a, and the next. */
+static inline int holds_steps(const step_info *s, int64_t a, int64_t b) {
+    size_t k = tp_sort_upper_i64(s->os_b, 0, s->n_os, a);
+    return k + 1 < s->n_os && s->os_a[k] < b && s->os_a[k + 1] < b;
+}
 
 /* Model row `row`, a range of the view, into the window's sets. */
 static inline __attribute__((always_inline)) void window_row(window_acc *w, size_t row) {
@@ -200,7 +215,8 @@ static inline __attribute__((always_inline)) void window_row(window_acc *w, size
     if (b <= w->out->w0 || a >= w->out->w1 || !w->on_step[tp_ev_place_index(ev, row)])
         return;
     a = a < w->out->w0 ? w->out->w0 : a, b = b > w->out->w1 ? w->out->w1 : b;
-    tp_an_ivset_add_union(&w->rec, a, b);
+    if (!holds_steps(w->s, a, b))
+        tp_an_ivset_add_union(&w->rec, a, b);
     if (tp_an_namememo_get(&w->data_name, ev->name[row])) {
         tp_an_ivset_add_union(&w->data, a, b);
         tp_an_grow((void **)&w->names, &w->cap, w->nn + 1, sizeof *w->names);
@@ -246,7 +262,7 @@ static void window_model_order(const tp_an_view *v, window_acc *w) {
  * threads. */
 static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
-    window_acc w = {.ev = ev, .out = out};
+    window_acc w = {.ev = ev, .out = out, .s = s};
     tp_an_namememo_open(&w.data_name, v->m, is_data_name);
     tp_an_namememo_open(&w.step, v->m, tp_an_host_step_name);
     /* on_step_thread per place (a rank has a few): a load per row, not a search */
@@ -509,13 +525,13 @@ void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {
     memset(out, 0, sizeof *out);
     step_info s;
     find_steps(v, &s);
-    describe_steps(&s.steps, out);
+    describe_steps(&s, out);
     if (!out->n_steps)
         cpu_span(v, out);
     if (out->w1 > out->w0)
         fill_window(v, &s, out);
     fill_threads(v, out);
-    free(s.t);
+    free(s.t), free(s.os_a), free(s.os_b);
     tp_an_ivset_free(&s.steps);
 }
 

@@ -8,11 +8,11 @@
  * range) counts as much as data loading inside them. Inside the window, on the threads that
  * hold steps (every thread without steps): the union of the data-loading ranges
  * (tp_an_host_data_name, or named "data"), the union of the framework ops (Kineto cpu_op)
- * outside them, and the time with no recorded range open at all (no step, annotation, op or
- * Python function: between steps, where a `for batch in loader` loop that annotates only its
- * steps waits for the next batch). Threads: every (pid, tid) with CPU-side rows, with its
- * rows' count and the union of their intervals (busy), busiest first. Exact model ns (never
- * HTA-rounded). */
+ * outside them, and the time with no recorded range open (no step, annotation, op or Python
+ * function, but for ranges that hold two steps or more, an epoch's: between steps, where a
+ * `for batch in loader` loop that annotates only its steps waits for the next batch).
+ * Threads: every (pid, tid) with CPU-side rows, with its rows' count and the union of their
+ * intervals (busy), busiest first. Exact model ns (never HTA-rounded). */
 #ifndef TP_AN_HOST_H
 #define TP_AN_HOST_H
 

@@ -204,10 +204,15 @@ static void test_both_paths(void) {
 
 /* A CPU-only torch.profiler-like trace: 4 steps of `step_us` (ProfilerStep#N) starting 100 µs
  * apart (nothing recorded between them), each holding a data-loading range of `data_us` and
- * then one aten::mm of `op_us`. */
-static tp_model *cpu_trace(int step_us, int data_us, int op_us) {
+ * then one aten::mm of `op_us`; with `epoch`, all of them inside a range "epoch" (a range that
+ * holds the loop records nothing of what happens between its steps). */
+static tp_model *cpu_trace(int step_us, int data_us, int op_us, int epoch) {
     char json[8192];
     size_t at = (size_t)snprintf(json, sizeof json, "{\"traceEvents\": [");
+    if (epoch)
+        at += (size_t)snprintf(json + at, sizeof json - at,
+                               "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"epoch\","
+                               "\"pid\":5,\"tid\":5,\"ts\":990,\"dur\":420},");
     for (int k = 0; k < 4; k++) {
         int t = 1000 + 100 * k;
         at += (size_t)snprintf(json + at, sizeof json - at,
@@ -235,8 +240,8 @@ static tp_model *cpu_trace(int step_us, int data_us, int op_us) {
 /* Which host rules fire: bit 0 host-input-bound, bit 1 host-overhead, bit 2 host-step-gaps
  * (*share: the first's); -1 on failure, or when the window or its time with no range open is
  * not what the trace holds (3 gaps of 100 - step_us µs). */
-static int host_findings(int step_us, int data_us, int op_us, double *share) {
-    tp_model *m = cpu_trace(step_us, data_us, op_us);
+static int host_findings(int step_us, int data_us, int op_us, int epoch, double *share) {
+    tp_model *m = cpu_trace(step_us, data_us, op_us, epoch);
     if (!m)
         return -1;
     tp_rank_analysis a;
@@ -261,17 +266,20 @@ static int host_findings(int step_us, int data_us, int op_us, double *share) {
 
 static void test_host_rules(void) {
     double share;
-    CHECK_EQ_I(host_findings(100, 40, 50, &share), 1); /* data 40 % of the steps */
+    CHECK_EQ_I(host_findings(100, 40, 50, 0, &share), 1); /* data 40 % of the steps */
     CHECK(share > 0.399 && share < 0.401);
-    CHECK_EQ_I(host_findings(100, 20, 75, &share), 0); /* healthy: data 20 %, ops 75 % */
-    CHECK_EQ_I(host_findings(100, 5, 20, &share), 2);  /* 75 % neither op nor data */
+    CHECK_EQ_I(host_findings(100, 20, 75, 0, &share), 0); /* healthy: data 20 %, ops 75 % */
+    CHECK_EQ_I(host_findings(100, 5, 20, 0, &share), 2);  /* 75 % neither op nor data */
     CHECK(share > 0.749 && share < 0.751);
-    CHECK_EQ_I(host_findings(100, 45, 0, &share), 1); /* no ops: overhead is not judged */
+    CHECK_EQ_I(host_findings(100, 45, 0, 0, &share), 1); /* no ops: overhead is not judged */
     /* steps of 50 µs 100 µs apart: 150 of the window's 350 µs with no range open */
-    CHECK_EQ_I(host_findings(50, 10, 35, &share), 4);
+    CHECK_EQ_I(host_findings(50, 10, 35, 0, &share), 4);
+    CHECK(fabs(share - 150.0 / 350.0) < 1e-9);
+    /* the same inside an "epoch" range: the time between the steps is still no step's */
+    CHECK_EQ_I(host_findings(50, 10, 35, 1, &share), 4);
     CHECK(fabs(share - 150.0 / 350.0) < 1e-9);
     /* steps of 80 µs: 60 of 380 µs (16 %), below the rule's 30 % */
-    CHECK_EQ_I(host_findings(80, 10, 65, &share), 0);
+    CHECK_EQ_I(host_findings(80, 10, 65, 0, &share), 0);
 }
 
 int main(void) {
