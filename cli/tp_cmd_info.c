@@ -2,12 +2,16 @@
  *
  * Prints the file header, processes, threads, devices, record counts by kind, drops, the
  * time span and the file's integrity, as aligned text or (--json) as one JSON object with
- * the same content. Exit status: 0 for a readable trace, damaged or not (damage is also
- * reported on stderr); 1 when the file is not a trace or cannot be read; 2 for usage errors. */
+ * the same content. Several files, or a folder (its .tprof files, sorted by name, as a
+ * recording's or a job's lie), print one such block each, blank-line separated (--json: an
+ * array of the objects). Exit status: 0 when every trace is readable, damaged or not (damage
+ * is also reported on stderr); 1 when one is not a trace or cannot be read (the others are
+ * still shown); 2 for usage errors. */
 #include "tp_cmd.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +19,17 @@
 
 #include "tp_an_drops.h"
 #include "tp_env_keys.h"
+#include "tp_load.h"
 #include "tp_reader.h"
 #include "tp_text.h"
 #include "tp_visit.h"
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: trainprof info FILE [--json]\n\n"
+    fprintf(out, "usage: trainprof info FILE|FOLDER... [--json]\n\n"
                  "Shows a trace's header, processes, threads, devices, record counts, drops,\n"
-                 "time span and integrity. --json prints the same as one JSON object.\n");
+                 "time span and integrity. --json prints the same as one JSON object. A\n"
+                 "folder (a recording's or a job's) shows each .tprof file in it, by name;\n"
+                 "several traces print a block each (--json: an array of the objects).\n");
 }
 
 /* "12.3 ms": a duration for people. */
@@ -428,41 +435,105 @@ static int open_error(const char *path, tp_status s, int err) {
     return 1;
 }
 
-int tp_cmd_info(int argc, char **argv) {
-    const char *path = NULL;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "trainprof info: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "trainprof info: one FILE at a time\n");
-            return 2;
-        } else {
-            path = argv[i];
-        }
-    }
-    if (!path) {
-        usage(stderr);
-        return 2;
-    }
+/* One trace's block (text or JSON), after a separator from the blocks before it (*shown of
+ * them); 0, or 1 when it is not a trace or cannot be read (then nothing is printed: an
+ * array of objects stays one). */
+static int info_one(const char *path, int json, size_t *shown) {
     tp_reader *r;
     tp_status s = tp_reader_open(path, &r);
     if (s != TP_OK)
         return open_error(path, s, errno);
+    if ((*shown)++)
+        printf(json ? "," : "\n");
     s = json ? print_json(path, r) : print_text(path, r);
     const char *msg = tp_reader_integrity(r)->message;
     if (s != TP_OK)
         fprintf(stderr, "trainprof info: '%s': %s\n", path, tp_status_str(s));
     else if (msg[0])
         fprintf(stderr, "trainprof info: warning: %s: %s\n", path, msg);
-    int rc = tp_cmd_flush("info", stdout, "standard output");
     tp_reader_close(r);
-    return rc == 0 && s == TP_OK ? 0 : 1;
+    return s == TP_OK ? 0 : 1;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The .tprof files of folder `dir`, as a load lists them (tp_load_folder_files), each shown;
+ * *shown counts them. 1 when the folder holds none or cannot be read. */
+static int info_folder(const char *dir, int json, size_t *shown) {
+    tp_load_result res;
+    char **files;
+    size_t n, native = 0;
+    if (tp_load_folder_files(dir, &files, &n, &res) != TP_OK) {
+        fprintf(stderr, "trainprof info: %s\n", res.error);
+        return 1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ends_with(files[i], ".tprof"))
+            continue;
+        rc |= info_one(files[i], json, shown);
+        native++;
+    }
+    tp_load_files_free(files, n);
+    if (!native) {
+        fprintf(stderr,
+                "trainprof info: no .tprof file in '%s' (info reads trainprof's own traces; "
+                "report reads the PyTorch-profiler JSON ones too)\n",
+                dir);
+        return 1;
+    }
+    return rc;
+}
+
+int tp_cmd_info(int argc, char **argv) {
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    size_t n = 0;
+    int json = 0, folders = 0;
+    if (!paths)
+        abort();
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            free(paths);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "trainprof info: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            free(paths);
+            return 2;
+        } else {
+            struct stat sb;
+            folders += stat(argv[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+            paths[n++] = argv[i];
+        }
+    }
+    if (!n) {
+        usage(stderr);
+        free(paths);
+        return 2;
+    }
+    /* one file: its object, as before; several or a folder: an array of them */
+    int array = json && (n > 1 || folders);
+    if (array)
+        printf("[");
+    int rc = 0;
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        if (stat(paths[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            rc |= info_folder(paths[i], json, &shown);
+            continue;
+        }
+        rc |= info_one(paths[i], json, &shown);
+    }
+    if (array)
+        printf("]\n");
+    free(paths);
+    int flushed = tp_cmd_flush("info", stdout, "standard output");
+    return flushed == 0 && rc == 0 ? 0 : 1;
 }

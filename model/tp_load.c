@@ -173,6 +173,26 @@ static tp_status expand_dir(const char *dir, pathlist *l, tp_load_result *res) {
     return TP_OK;
 }
 
+tp_status tp_load_folder_files(const char *dir, char ***files, size_t *n, tp_load_result *res) {
+    memset(res, 0, sizeof *res);
+    pathlist l = {0};
+    tp_status st = expand_dir(dir, &l, res);
+    if (st != TP_OK) {
+        list_free(&l);
+        *files = NULL, *n = 0;
+        return st;
+    }
+    free(l.beside);
+    *files = l.v, *n = l.n;
+    return TP_OK;
+}
+
+void tp_load_files_free(char **files, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(files[i]);
+    free(files);
+}
+
 /* Starts progress phase "<verb> <file's base name>". */
 static void progress_phase(tp_progress *p, const char *verb, const char *path, uint64_t size) {
     const char *base = strrchr(path, '/');

@@ -36,4 +36,11 @@ tp_status tp_load_paths(const char *const *paths, size_t n, tp_model **out, tp_l
 tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress *progress,
                                  unsigned skip, tp_model **out, tp_load_result *res);
 
+/* The trace files of folder `dir` as a load takes them (names of a trace format, sorted by
+ * name), "dir/name" each, into *files (*n of them; free with tp_load_files_free): for a front
+ * end that reads files one by one (trainprof info). On error (TP_ERR_OPEN: not a readable
+ * folder; TP_ERR_EMPTY: no trace file in it) nothing is allocated and res->error says why. */
+tp_status tp_load_folder_files(const char *dir, char ***files, size_t *n, tp_load_result *res);
+void tp_load_files_free(char **files, size_t n);
+
 #endif

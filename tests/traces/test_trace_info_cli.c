@@ -239,16 +239,48 @@ static void test_not_traces(void) {
     run_info(&r, empty, NULL);
     CHECK_EQ_I(r.status, 1);
     CHECK(strstr(r.err, "is empty"));
+    /* the folder: its .tprof files by name (cut, empty, known), the unreadable one named */
     run_info(&r, dir, NULL);
     CHECK_EQ_I(r.status, 1);
-    CHECK(strstr(r.err, "Is a directory"));
+    CHECK(strstr(r.err, "empty.tprof' is empty"));
+    const char *cut = strstr(r.out, "/cut.tprof ("), *known = strstr(r.out, "/known.tprof (");
+    CHECK(cut && known && cut < known);
     run_info(&r, "/nonexistent/file.tprof", "--json");
     CHECK_EQ_I(r.status, 1);
     CHECK(strstr(r.err, "No such file"));
     run_info(&r, "--bogus", NULL);
     CHECK_EQ_I(r.status, 2);
-    run_info(&r, garbage, empty);
-    CHECK_EQ_I(r.status, 2);
+    run_info(&r, garbage, empty); /* both named, neither shown */
+    CHECK_EQ_I(r.status, 1);
+    CHECK(strstr(r.err, "not a trainprof trace") && strstr(r.err, "is empty"));
+    CHECK_STR(r.out, "");
+}
+
+/* Several traces: a folder of two (a recording's), then --json an array of their objects;
+ * one file stays one object (test_json). */
+static void test_several(void) {
+    char sub[256], a[300], b[300];
+    snprintf(sub, sizeof sub, "%s/job", dir);
+    mkdir(sub, 0755);
+    snprintf(a, sizeof a, "%s/a.tprof", sub);
+    snprintf(b, sizeof b, "%s/b.tprof", sub);
+    write_known(a);
+    write_known(b);
+    run_result r;
+    run_info(&r, sub, NULL);
+    CHECK_EQ_I(r.status, 0);
+    const char *pa = strstr(r.out, "/a.tprof ("), *pb = strstr(r.out, "/b.tprof (");
+    CHECK(pa && pb && pa < pb && strstr(pa, "integrity:    ok\n") && strstr(pa, "\n\nfile:"));
+    run_info(&r, sub, "--json");
+    CHECK_EQ_I(r.status, 0);
+    char e[256];
+    yajl_val v = yajl_tree_parse(r.out, e, sizeof e);
+    CHECK(v && YAJL_IS_ARRAY(v) && YAJL_GET_ARRAY(v)->len == 2);
+    if (v && YAJL_IS_ARRAY(v) && YAJL_GET_ARRAY(v)->len == 2)
+        CHECK_STR(YAJL_GET_STRING(get(YAJL_GET_ARRAY(v)->values[1], "producer", NULL)),
+                  "info-test 1.0");
+    yajl_tree_free(v);
+    unlink(a), unlink(b), rmdir(sub);
 }
 
 int main(int argc, char **argv) {
@@ -263,6 +295,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_json);
     TP_RUN(test_cut);
     TP_RUN(test_not_traces);
+    TP_RUN(test_several);
     const char *files[] = {"known.tprof", "cut.tprof", "garbage.bin",
                            "empty.tprof", "out.txt",   "err.txt"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
