@@ -127,9 +127,12 @@ int64_t tp_diag_warmup_ns(const tp_diagnosis *d) {
 double tp_diag_step_period_ns(const tp_diagnosis *d) {
     if (d->n_steps < 2)
         return NAN;
-    double period =
-        (double)(d->step_start[d->n_steps - 1] - d->step_start[0]) / (double)(d->n_steps - 1);
-    return period >= 1.1 * d->step_mean_ns ? period : NAN;
+    return (double)(d->step_start[d->n_steps - 1] - d->step_start[0]) / (double)(d->n_steps - 1);
+}
+
+int tp_diag_steps_leave_gaps(const tp_diagnosis *d) {
+    double period = tp_diag_step_period_ns(d);
+    return !isnan(period) && period >= 1.1 * d->step_mean_ns;
 }
 
 const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n) {

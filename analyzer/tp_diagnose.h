@@ -150,10 +150,14 @@ const char *tp_diag_warmup_text(const tp_diagnosis *d, char *buf, size_t n);
 /* The time of the warm-up steps left out (0: none), from the steps kept in `d`. */
 int64_t tp_diag_warmup_ns(const tp_diagnosis *d);
 
-/* The mean time from a step's start to the next one's (the loop's period), where the steps
- * leave >= 10 % of it out (a step range that does not hold the fetch of its batch, or work
- * between steps): then the steps' durations understate what an iteration takes. NaN with
- * fewer than two steps or steps that follow each other (ProfilerStep#N). */
+/* The mean time from a step's start to the next one's: the loop's period, what an iteration
+ * takes; NaN with fewer than two steps. */
 double tp_diag_step_period_ns(const tp_diagnosis *d);
+
+/* 1 when the steps leave >= 10 % of the loop's period out (a step range that does not hold
+ * the fetch of its batch, or work between steps): then their durations understate what an
+ * iteration takes, and the report shows the period beside them. 0 for steps that follow each
+ * other (ProfilerStep#N). */
+int tp_diag_steps_leave_gaps(const tp_diagnosis *d);
 
 #endif

@@ -25,6 +25,9 @@ static double step_p50(const tp_rank_analysis *a) {
 static double step_p90(const tp_rank_analysis *a) {
     return a->dg.n_steps ? a->dg.step_p90_ns : NAN;
 }
+static double step_period(const tp_rank_analysis *a) {
+    return tp_diag_step_period_ns(&a->dg);
+}
 static double steps(const tp_rank_analysis *a) {
     return a->dg.n_steps ? (double)a->dg.n_steps : NAN;
 }
@@ -94,6 +97,9 @@ static const struct {
     {"step_time", "time per step (mean)", U_TIME, step_time, "mean duration of the steps"},
     {"step_p50", "time per step (median)", U_TIME, step_p50, "median step duration"},
     {"step_p90", "time per step (p90)", U_TIME, step_p90, "90th percentile step duration"},
+    {"step_period", "loop period (mean)", U_TIME, step_period,
+     "mean time from a step's start to the next one's: an iteration, waits between steps "
+     "included"},
     {"steps", "steps", U_COUNT, steps, "steps found (ranges named step, ProfilerStep#N)"},
     {"span", "device span", U_TIME, span, "first to last device op"},
     {"utilization", "device utilization", U_PCT, util, "busy share of the span"},

@@ -275,10 +275,11 @@ static void text_steps(FILE *f, const tp_rank_analysis *rr, const tp_report_opts
             tp_units_dur(b1, sizeof b1, d->step_mean_ns),
             tp_units_dur(b2, sizeof b2, d->step_p50_ns),
             tp_units_dur(b3, sizeof b3, d->step_p90_ns));
-    double period = tp_diag_step_period_ns(d);
-    if (!isnan(period))
+    if (tp_diag_steps_leave_gaps(d)) {
+        double period = tp_diag_step_period_ns(d);
         fprintf(f, "; start to start %s (the steps hold %.0f %% of the loop)",
                 tp_units_dur(b1, sizeof b1, period), 100 * d->step_mean_ns / period);
+    }
     fprintf(f, "\n\n");
 }
 
@@ -703,9 +704,8 @@ static void json_steps(yajl_gen g, const tp_rank_analysis *rr, const tp_report_o
         tp_rj_int(g, "warmup_steps", (long long)rr->dg.n_warmup);
         tp_rj_int(g, "warmup_ns", tp_diag_warmup_ns(&rr->dg));
     }
-    double period = tp_diag_step_period_ns(&rr->dg);
-    if (!isnan(period)) /* only where the steps leave part of the loop out, as above */
-        tp_rj_num(g, "period_mean_ns", period);
+    if (tp_diag_steps_leave_gaps(&rr->dg)) /* only there, as above */
+        tp_rj_num(g, "period_mean_ns", tp_diag_step_period_ns(&rr->dg));
     yajl_gen_map_close(g);
 }
 

@@ -109,12 +109,15 @@ with tempfile.TemporaryDirectory() as tmp:
     db = os.path.join(tmp, "a.sqlite")
     assert run("export", A, "--format", "sqlite", "-o", db).returncode == 0
     con = sqlite3.connect(db)
-    dur = [e - s for s, e in con.execute("select r.start, r.end from nvtx_ranges r join strings t "
-                                         "on t.id = r.name_id where t.text = 'step'")]
+    rows = list(con.execute("select r.start, r.end from nvtx_ranges r join strings t "
+                            "on t.id = r.name_id where t.text = 'step' order by r.start"))
+    dur = [e - s for s, e in rows]
     con.close()
 check(ra["steps"]["count"] == len(dur) and close(ra["steps"]["mean_ns"], sum(dur) / len(dur))
       and close(ra["steps"]["p50_ns"], pct(dur, 50)) and close(ra["steps"]["p90_ns"], pct(dur, 90)),
       "report steps (count, mean, p50, p90) = the 'step' ranges' own (%d steps)" % len(dur))
+check(close(fig["step_period"]["base"], (rows[-1][0] - rows[0][0]) / (len(rows) - 1)),
+      "figure step_period is the steps' mean start-to-start time (%s)" % fig["step_period"])
 
 # (c) gates
 span_pct = fig["span"]["change_pct"]
