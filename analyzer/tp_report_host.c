@@ -7,29 +7,41 @@
 #include "tp_text.h"
 #include "tp_units.h"
 
+void tp_report_host_parts(const tp_an_host *h, const char *label[TP_REPORT_HOST_PARTS],
+                          int64_t part[TP_REPORT_HOST_PARTS]) {
+    label[0] = "data loading", part[0] = h->data_ns;
+    label[1] = "framework ops (outside data loading)", part[1] = h->ops_ns;
+    label[2] = h->n_ops ? "other (Python, dispatch, waits)" : "other";
+    part[2] = tp_an_host_other_ns(h);
+    label[3] = h->n_steps ? "between steps, no range open" : "no range open";
+    part[3] = h->unrecorded_ns;
+}
+
+const char *tp_report_host_heading(const tp_an_host *h, char *buf, size_t n) {
+    char b[32];
+    tp_units_dur(b, sizeof b, (double)(h->w1 - h->w0));
+    if (h->n_steps)
+        snprintf(buf, n,
+                 "Step time on the host (%zu step%s, %s from the first start to the last end)",
+                 h->n_steps, h->n_steps == 1 ? "" : "s", b);
+    else
+        snprintf(buf, n, "CPU span on the host (no steps named; %s)", b);
+    return buf;
+}
+
 void tp_report_host_steps_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     const tp_an_host *h = &rr->host;
-    char b1[32], bp[32];
-    int64_t win = h->w1 - h->w0, other = tp_an_host_other_ns(h);
+    char b1[32], bp[32], head[160];
+    int64_t win = h->w1 - h->w0, part[TP_REPORT_HOST_PARTS];
+    const char *label[TP_REPORT_HOST_PARTS];
     if (win <= 0)
         return;
-    if (h->n_steps)
-        fprintf(f, "Step time on the host (%zu step%s, %s from the first start to the last end)\n",
-                h->n_steps, h->n_steps == 1 ? "" : "s", tp_units_dur(b1, sizeof b1, (double)win));
-    else
-        fprintf(f, "CPU span on the host (no steps named; %s)\n",
-                tp_units_dur(b1, sizeof b1, (double)win));
-    fprintf(f, "  %-40s %12s %9s\n", "data loading", tp_rf_time(b1, 32, (double)h->data_ns),
-            tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(h->data_ns, win)));
-    fprintf(f, "  %-40s %12s %9s\n", "framework ops (outside data loading)",
-            tp_rf_time(b1, 32, (double)h->ops_ns),
-            tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(h->ops_ns, win)));
-    fprintf(f, "  %-40s %12s %9s\n", h->n_ops ? "other (Python, dispatch, waits)" : "other",
-            tp_rf_time(b1, 32, (double)other), tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(other, win)));
-    fprintf(f, "  %-40s %12s %9s\n", h->n_steps ? "between steps, no range open" : "no range open",
-            tp_rf_time(b1, 32, (double)h->unrecorded_ns),
-            tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(h->unrecorded_ns, win)));
+    fprintf(f, "%s\n", tp_report_host_heading(h, head, sizeof head));
+    tp_report_host_parts(h, label, part);
+    for (int i = 0; i < TP_REPORT_HOST_PARTS; i++)
+        fprintf(f, "  %-40s %12s %9s\n", label[i], tp_rf_time(b1, 32, (double)part[i]),
+                tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(part[i], win)));
     fprintf(f, "\n");
 }
 

@@ -17,6 +17,18 @@ void tp_report_host_threads_text(FILE *f, const tp_rank_analysis *rr, const tp_r
  * "threads": [...], "not_judged": [rule ids needing a device, when the rank has none]}. */
 void tp_report_host_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o);
 
+/* The host window's parts in the order every front end shows them (the report's text and HTML,
+ * the TUI's Summary): data loading, framework ops outside it, other work inside recorded
+ * ranges, and the time with no range open (between steps, where there are steps); their
+ * labels into `label`, their times into `part`. They add up to the window. */
+#define TP_REPORT_HOST_PARTS 4
+
+/* The heading of those parts ("Step time on the host (16 steps, 101.17 ms from the first start
+ * to the last end)", or the CPU span's without steps) into buf; returns buf. */
+const char *tp_report_host_heading(const tp_an_host *h, char *buf, size_t n);
+void tp_report_host_parts(const tp_an_host *h, const char *label[TP_REPORT_HOST_PARTS],
+                          int64_t part[TP_REPORT_HOST_PARTS]);
+
 /* The rule ids a rank without device activity cannot be judged by, ", "-separated, into buf. */
 const char *tp_report_host_not_judged(char *buf, size_t n);
 

@@ -549,15 +549,12 @@ static void html_cpuops(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
 /* A rank without device activity: its step window split by what the host did (tp_an_host,
  * the text report's "Step time on the host"), as a share bar, then its busiest threads. */
 static void host_split(FILE *f, const tp_an_host *h) {
-    const char *const label[] = {"data loading", "framework ops (outside data loading)",
-                                 "other (Python, dispatch, waits)",
-                                 h->n_steps ? "between steps, no range open" : "no range open"};
     static const char *const color[] = {"#e15759", "#4e79a7", "#d9dde4", "#f28e2b"};
-    int64_t win = h->w1 - h->w0,
-            part[] = {h->data_ns, h->ops_ns, tp_an_host_other_ns(h), h->unrecorded_ns};
-    enum { N_PARTS = sizeof part / sizeof part[0] };
-    _Static_assert(sizeof label / sizeof label[0] == N_PARTS, "a label per part");
+    enum { N_PARTS = TP_REPORT_HOST_PARTS };
     _Static_assert(sizeof color / sizeof color[0] == N_PARTS, "a color per part");
+    const char *label[N_PARTS];
+    int64_t win = h->w1 - h->w0, part[N_PARTS];
+    tp_report_host_parts(h, label, part);
     char b[32], bp[32];
     fprintf(f, "<p class=\"sub\"");
     attr_int(f, "host-window-ns", win);

@@ -209,7 +209,7 @@ static tp_tui_panel *diagnosis_new(tp_tui_data *d) {
     return tp_tui_diagnosis_new(d);
 }
 
-#define RA_SUMMARY (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_NVTX)
+#define RA_SUMMARY (TP_RA_TEMPORAL | TP_RA_IDLE | TP_RA_KERNELS | TP_RA_NVTX | TP_RA_HOST)
 
 /* The views, in the order of their keys (1..9) and of the title bar, with the parts of the
  * rank's data each draws (tp_tui_data_need): a view's panel is made, and its data computed,

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_report_fmt.h"
+#include "tp_report_host.h"
 #include "tp_tui_layout.h"
 
 typedef struct {
@@ -138,6 +140,21 @@ static void tops(writer *w, const tp_tui_data *d) {
     }
 }
 
+/* A rank without device activity: its step window split as the report splits it. */
+static void host(writer *w, const tp_an_host *h) {
+    char head[160], b1[32], bp[32];
+    const char *label[TP_REPORT_HOST_PARTS];
+    int64_t part[TP_REPORT_HOST_PARTS], win = h->w1 - h->w0;
+    if (win <= 0)
+        return;
+    line(w, TP_TUI_A_HEADER, "%s", tp_report_host_heading(h, head, sizeof head));
+    tp_report_host_parts(h, label, part);
+    for (int i = 0; i < TP_REPORT_HOST_PARTS; i++)
+        line(w, TP_TUI_A_NORMAL, "  %-40s %12s %9s", label[i], tp_rf_time(b1, 32, (double)part[i]),
+             tp_rf_pct_str(bp, sizeof bp, tp_rf_pct(part[i], win)));
+    line(w, TP_TUI_A_NORMAL, "%s", "");
+}
+
 static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     tp_tui_summary *s = (tp_tui_summary *)p;
     writer w = {g, y, h, s->top, 0};
@@ -150,6 +167,7 @@ static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
         line(&w, TP_TUI_A_NORMAL,
              "  The Timeline (2) shows the CPU threads; Ranges (4) the annotations.");
         line(&w, TP_TUI_A_NORMAL, "%s", "");
+        host(&w, &s->d->a.host);
     }
     tops(&w, s->d);
     s->lines = w.line;

@@ -352,6 +352,12 @@ static void test_no_gpu_utf8(void) {
     tp_tui *t = open_tui(m, "summary", 80, 24);
     CHECK(t != NULL);
     CHECK(screen_find(t, "No GPU activity in this rank") > 0);
+    /* the host's split, as the report's Step time on the host: no steps, the CPU span */
+    CHECK(screen_find(t, "CPU span on the host (no steps named; 5.00 \u00b5s)") > 0);
+    int o = screen_find(t, "  other ");
+    CHECK(o > 0 && strstr(screen_row(t, o), "5.00 \u00b5s") &&
+          strstr(screen_row(t, o), "100.00 %"));
+    CHECK(screen_find(t, "  no range open ") > 0);
     keys(t, "3");
     CHECK(screen_find(t, "(no GPU kernels") > 0);
     keys(t, "5");
