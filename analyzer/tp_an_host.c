@@ -89,6 +89,8 @@ typedef struct {
     int64_t *os_a, *os_b; /* the outermost steps (tp_an_outer_steps), by start; their ends
                              ascend too (a step inside another is not one of them) */
     size_t n_os;
+    uint32_t first_name; /* the name of the step that starts first (at first_ts) */
+    int64_t first_ts;
 } step_info;
 
 static int cmp_tid(const void *a, const void *b) {
@@ -118,6 +120,8 @@ static void find_steps(const tp_an_view *v, step_info *s) {
             if (!in_range_list(v, rows, i) || !tp_an_namememo_get(&step, ev->name[row]))
                 continue;
             tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
+            if (!s->n || ev->ts[row] < s->first_ts)
+                s->first_name = ev->name[row], s->first_ts = ev->ts[row];
             tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
             s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
         }
@@ -526,6 +530,7 @@ void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {
     step_info s;
     find_steps(v, &s);
     describe_steps(&s, out);
+    out->step_name = s.first_name;
     if (!out->n_steps)
         cpu_span(v, out);
     if (out->w1 > out->w0)

@@ -36,6 +36,7 @@ typedef struct {
     int64_t unrecorded_ns;    /* in the window with no recorded range open on the step
                                  threads: between steps, never inside one (a step is a range) */
     uint32_t data_name;       /* the data-loading range name with the most time; 0: none */
+    uint32_t step_name;       /* the name of the step that starts first; 0: no steps */
     size_t n_threads;
     tp_an_host_thread *th; /* busiest first */
 } tp_an_host;

@@ -59,6 +59,16 @@ static long first_row(const tp_diag_ctx *d, uint32_t name) {
     return -1;
 }
 
+/* The finding's source: the first range named `name` and, with --stacks all, the stack it
+ * was opened from (where in the program). */
+static void range_source(tp_diag_ctx *d, tp_finding *f, uint32_t name) {
+    long row = first_row(d, name);
+    if (row < 0)
+        return;
+    tp_diag_range_label(d, row, &f->source);
+    tp_diag_stack_append(d, tp_ev_stack(d->ev, (size_t)row), f);
+}
+
 void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
     const tp_an_host *h = host_window(d);
     if (!h)
@@ -82,11 +92,7 @@ void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
                     "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers); move decoding and augmentation out of the training "
                     "process; cache preprocessed data");
-        long row = first_row(d, h->data_name);
-        if (row >= 0) {
-            tp_diag_range_label(d, row, &f->source);
-            tp_diag_stack_append(d, tp_ev_stack(d->ev, (size_t)row), f); /* --stacks all */
-        }
+        range_source(d, f, h->data_name);
         tp_diag_put_metric(f, "data_ns", (double)h->data_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);
         tp_diag_put_metric(f, "n_steps", (double)h->n_steps);
@@ -124,18 +130,6 @@ void tp_diag_host_overhead(tp_diag_ctx *d, const tp_diag_rule *self) {
     }
 }
 
-/* The first step's row (the outermost range named like a step), for the finding's source;
- * -1 when none. */
-static long first_step_row(const tp_diag_ctx *d) {
-    for (size_t i = 0; i < d->v->n; i++) {
-        size_t row = tp_an_view_row(d->v, i);
-        if (!tp_an_view_gpu(d->v, i) &&
-            tp_an_host_step_name(tp_model_str(d->v->m, d->ev->name[row])))
-            return (long)row;
-    }
-    return -1;
-}
-
 void tp_diag_host_step_gaps(tp_diag_ctx *d, const tp_diag_rule *self) {
     const tp_an_host *h = host_window(d);
     if (!h)
@@ -166,11 +160,7 @@ void tp_diag_host_step_gaps(tp_diag_ctx *d, const tp_diag_rule *self) {
                     "between steps, so the next recording says which it is; if it is the "
                     "DataLoader, add workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers)");
-        long row = first_step_row(d);
-        if (row >= 0) {
-            tp_diag_range_label(d, row, &f->source);
-            tp_diag_stack_append(d, tp_ev_stack(d->ev, (size_t)row), f); /* --stacks all */
-        }
+        range_source(d, f, h->step_name);
         tp_diag_put_metric(f, "unrecorded_ns", (double)h->unrecorded_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);
         tp_diag_put_metric(f, "n_steps", (double)h->n_steps);
