@@ -19,12 +19,10 @@ set -eu
 build=$1
 trace=$2
 rounds=${3:-6}
-bin=$build/cli/trainprof
-[ -x "$bin" ] || { echo "no $bin (build the trainprof target)" >&2; exit 2; }
-before_bin=${BEFORE:+$BEFORE/cli/trainprof}
-[ -z "$before_bin" ] || [ -x "$before_bin" ] || { echo "no $before_bin" >&2; exit 2; }
+. "$(dirname "$0")/bench_common.sh"
+bench_bins "$build"
 [ -r "$trace" ] || { echo "cannot read $trace" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "needs GNU time at /usr/bin/time" >&2; exit 2; }
+bench_gnu_time
 records=$("$bin" info "$trace" | awk '$1 == "records:" { print $2 }')
 [ -n "$records" ] || { echo "$bin info $trace: no record count" >&2; exit 2; }
 tmp=$(mktemp -d)

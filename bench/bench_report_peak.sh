@@ -22,12 +22,10 @@ peer=${2:-$here/../shared/peer_traces}
 runs=${RUNS:-5}
 min_mb=${MIN_MB:-10}
 args=${REPORT_ARGS:---compat hta}
-bin=$build/cli/trainprof
-[ -x "$bin" ] || { echo "no $bin (build the trainprof target)" >&2; exit 2; }
-before_bin=${BEFORE:+$BEFORE/cli/trainprof}
-[ -z "$before_bin" ] || [ -x "$before_bin" ] || { echo "no $before_bin" >&2; exit 2; }
+. "$here/bench/bench_common.sh"
+bench_bins "$build"
 [ -d "$peer/traces" ] || { echo "no peer traces at $peer" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
+bench_gnu_time
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

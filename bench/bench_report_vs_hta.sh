@@ -25,10 +25,8 @@ runs=${RUNS:-3}
 min_mb=${MIN_MB:-0}
 args=${REPORT_ARGS:---compat hta}
 hta_py=${HTA_PYTHON:-}
-bin=$build/cli/trainprof
-[ -x "$bin" ] || { echo "no $bin (build the trainprof target)" >&2; exit 2; }
-before_bin=${BEFORE:+$BEFORE/cli/trainprof}
-[ -z "$before_bin" ] || [ -x "$before_bin" ] || { echo "no $before_bin" >&2; exit 2; }
+. "$here/bench/bench_common.sh"
+bench_bins "$build"
 [ -d "$peer/traces" ] || { echo "no peer traces at $peer" >&2; exit 2; }
 [ -n "$hta_py" ] && [ -x "$hta_py" ] || { echo "set HTA_PYTHON to a Python with HTA v0.6.1" >&2; exit 2; }
 "$hta_py" -c 'import hta.trace_analysis' 2>/dev/null || { echo "$hta_py: cannot import hta" >&2; exit 2; }
