@@ -86,7 +86,8 @@ static tp_an_frame *add_frame(tp_an_frames *fx, const char *module, uint64_t off
                               const char *symbols) {
     TP_MEM_XGROW(fx->cur, fx->cap_cur, fx->n_cur + 1);
     tp_an_frame *fr = &fx->cur[fx->n_cur++];
-    *fr = (tp_an_frame){module ? module : "", off, "", "", 0, 0, 0, symbols};
+    *fr = (tp_an_frame){
+        .module = module ? module : "", .offset = off, .func = "", .file = "", .symbols = symbols};
     return fr;
 }
 
@@ -127,6 +128,90 @@ static void add_python(tp_an_frames *fx, uint64_t addr) {
     fr->file = c && c->file ? tp_model_str(fx->m, c->file) : "";
     fr->line = (int)TP_STACK_PY_LINE(addr);
     fr->python = 1;
+    fr->library = tp_an_frames_library_file(fr->file);
+}
+
+/* The top-level modules whose files the PyTorch profiler's relative paths cannot tell from
+ * the program's own: the standard library's that are Python files or packages (CPython 3.11's
+ * sys.stdlib_module_names less its C modules) and the packages a PyTorch program calls into.
+ * Sorted by strcmp (bsearch). */
+/* clang-format off */
+static const char *const library_modules[] = {
+    "PIL", "__future__", "_aix_support", "_bootsubprocess", "_collections_abc", "_compat_pickle",
+    "_compression", "_markupbase", "_osx_support", "_py_abc", "_pydecimal", "_pyio",
+    "_sitebuiltins", "_strptime", "_threading_local", "_weakrefset", "abc", "accelerate", "aifc",
+    "aiter", "antigravity", "apex", "argparse", "ast", "asynchat", "asyncio", "asyncore",
+    "base64", "bdb", "bisect", "bz2", "cProfile", "calendar", "cgi", "cgitb", "chunk", "cmd",
+    "code", "codecs", "codeop", "collections", "colorsys", "compileall", "concurrent",
+    "configparser", "contextlib", "contextvars", "copy", "copyreg", "crypt", "csv", "ctypes",
+    "curses", "cv2", "dataclasses", "datasets", "datetime", "dbm", "decimal", "deepspeed",
+    "difflib", "diffusers", "dis", "distutils", "doctest", "einops", "email", "encodings",
+    "ensurepip", "enum", "fairscale", "filecmp", "fileinput", "filelock", "flash_attn",
+    "flashinfer", "fnmatch", "fractions", "fsspec", "ftplib", "functools", "functorch",
+    "genericpath", "getopt", "getpass", "gettext", "glob", "graphlib", "gzip", "hashlib", "heapq",
+    "hmac", "html", "http", "huggingface_hub", "idlelib", "imaplib", "imghdr", "imp", "importlib",
+    "inspect", "io", "ipaddress", "jinja2", "json", "keyword", "lib2to3", "lightning",
+    "lightning_fabric", "linecache", "locale", "logging", "lzma", "mailbox", "mailcap",
+    "mimetypes", "modulefinder", "multiprocessing", "netrc", "networkx", "nntplib", "ntpath",
+    "nturl2path", "numbers", "numpy", "nvtx", "opcode", "operator", "optparse", "os", "packaging",
+    "pandas", "pathlib", "pdb", "peft", "pickle", "pickletools", "pipes", "pkgutil", "platform",
+    "plistlib", "poplib", "posixpath", "pprint", "profile", "pstats", "pty", "py_compile",
+    "pyclbr", "pydoc", "pydoc_data", "pytorch_lightning", "queue", "quopri", "random", "re",
+    "reprlib", "rlcompleter", "runpy", "safetensors", "sched", "scipy", "secrets", "selectors",
+    "shelve", "shlex", "shutil", "signal", "site", "sklearn", "smtpd", "smtplib", "sndhdr",
+    "socket", "socketserver", "sqlite3", "sre_compile", "sre_constants", "sre_parse", "ssl",
+    "stat", "statistics", "string", "stringprep", "struct", "subprocess", "sunau", "sympy",
+    "symtable", "sysconfig", "tabnanny", "tarfile", "telnetlib", "tempfile", "tensorboard",
+    "textwrap", "this", "threading", "timeit", "timm", "tkinter", "token", "tokenize",
+    "tokenizers", "tomllib", "torch", "torchaudio", "torchdata", "torchmetrics", "torchtext",
+    "torchvision", "tqdm", "trace", "traceback", "tracemalloc", "transformers", "triton", "tty",
+    "turtle", "turtledemo", "types", "typing", "typing_extensions", "unittest", "urllib", "uu",
+    "uuid", "venv", "wandb", "warnings", "wave", "weakref", "webbrowser", "wsgiref", "xdrlib",
+    "xformers", "xml", "xmlrpc", "yaml", "zipapp", "zipfile", "zipimport", "zoneinfo"};
+/* clang-format on */
+
+static int cmp_name(const void *key, const void *elem) {
+    return strcmp(key, *(const char *const *)elem);
+}
+
+/* 1 when `path` lies under a Python's standard library: a folder lib/pythonX.Y (or lib64/) */
+static int in_stdlib(const char *path) {
+    for (const char *p = path; (p = strstr(p, "/python")) != NULL; p++) {
+        int lib = (p - path >= 4 && !strncmp(p - 4, "/lib", 4)) ||
+                  (p - path >= 6 && !strncmp(p - 6, "/lib64", 6));
+        const char *q = p + 7;
+        if (!lib || *q < '0' || *q > '9')
+            continue;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (*q++ != '.' || *q < '0' || *q > '9')
+            continue;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (*q == '/')
+            return 1;
+    }
+    return 0;
+}
+
+int tp_an_frames_library_file(const char *file) {
+    if (!file || !file[0] || !strncmp(file, "<frozen", 7))
+        return 1;
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") || in_stdlib(file))
+        return 1;
+    if (file[0] == '/' || file[0] == '<' || file[0] == '.')
+        return 0; /* the program's module, exec'd text ("<string>"), a script by a relative path */
+    /* a path relative to sys.path (the PyTorch profiler's): its top-level module */
+    char top[64];
+    size_t n = strcspn(file, "/");
+    if (!file[n] && n > 3 && !strcmp(file + n - 3, ".py"))
+        n -= 3;
+    if (n >= sizeof top)
+        return 0;
+    memcpy(top, file, n);
+    top[n] = 0;
+    return bsearch(top, library_modules, sizeof library_modules / sizeof *library_modules,
+                   sizeof *library_modules, cmp_name) != NULL;
 }
 
 /* The module whose frames run Python code: the native frame right after a Python frame is
@@ -161,12 +246,29 @@ static int is_cuda_lib(const char *base) {
     return 0;
 }
 
+/* A native frame outside a Python program is a library's when its module lies in the
+ * system's library folders, CUDA's, or a Python package (libtorch's). */
+static int native_library(const char *path) {
+    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib", "/usr/local/cuda",
+                                       "/opt/nvidia/"};
+    if (!path)
+        return 0;
+    const char *base = strrchr(path, '/');
+    if (is_cuda_lib(base ? base + 1 : path))
+        return 1;
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        if (!strncmp(path, dirs[i], strlen(dirs[i])))
+            return 1;
+    return strstr(path, "/site-packages/") || strstr(path, "/dist-packages/");
+}
+
 /* The frames of one stack into fx->cur (see the header for what is left out), from raw
  * frame `from` on, stopping once `limit` frames are there (0: no limit): what is not needed
  * is never symbolized. skip_cuda_head: leave out the innermost CUDA library frames (the
- * prefix of a stack without Python frames, is_cuda_lib). */
+ * prefix of a stack without Python frames, is_cuda_lib). python_only: only the Python
+ * frames (a Python program's prefix), so no native frame is symbolized. */
 static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addrs, size_t nf,
-                    size_t from, size_t limit, int skip_cuda_head) {
+                    size_t from, size_t limit, int skip_cuda_head, int python_only) {
     uint32_t interp = interpreter_module(mods, nf);
     int python = interp != TP_STACK_NO_MODULE, seen_python = 0;
     size_t above = 0;
@@ -176,8 +278,8 @@ static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addr
             seen_python = 1;
             continue;
         }
-        if (python &&
-            (mods[i] == interp || (!seen_python && fx->max_above && above >= fx->max_above)))
+        if (python_only || (python && (mods[i] == interp ||
+                                       (!seen_python && fx->max_above && above >= fx->max_above))))
             continue;
         const tp_stack_module *mo = tp_rank_stack_module(fx->r, mods[i]);
         const char *path = mo && mo->path ? tp_model_str(fx->m, mo->path) : NULL;
@@ -187,10 +289,15 @@ static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addr
             (skip_cuda_head && fx->n_cur == 0 && is_cuda_lib(base)))
             continue;
         above += !seen_python;
+        size_t first = fx->n_cur;
         if (!mo)
             add_frame(fx, NULL, addrs[i], "no module");
         else
             add_symbolized(fx, mo, path, base, addrs[i]);
+        /* in a Python program its native frames are the interpreter's and its extensions' */
+        int lib = python || native_library(path);
+        for (size_t k = first; k < fx->n_cur; k++)
+            fx->cur[k].library = lib;
     }
 }
 
@@ -255,7 +362,7 @@ size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **ou
     if (!c->done) {
         size_t nf = raw_frames(fx, stack);
         fx->n_cur = 0;
-        collect(fx, fx->mods, fx->addrs, nf, 0, 0, 0);
+        collect(fx, fx->mods, fx->addrs, nf, 0, 0, 0, 0);
         c->n = fx->n_cur;
         c->f = copy_cur(fx);
         c->done = 1;
@@ -264,36 +371,69 @@ size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **ou
     return c->n;
 }
 
+/* A Python program's prefix from its frames f[0..n) (innermost first, some Python): see the
+ * header. Returns a new array of its frames, *n_out of them. */
+static tp_an_frame *python_prefix(const tp_an_frame *f, size_t n, size_t depth, size_t *n_out) {
+    size_t first = tp_an_frames_first_python(f, n), own = first;
+    while (own < n && (!f[own].python || f[own].library))
+        own++;
+    tp_an_frame *p = tp_mem_xalloc(depth, sizeof *p);
+    size_t np = 0;
+    uint32_t skipped = 0;
+    for (size_t i = first; i < n && np < depth; i++) {
+        if (!f[i].python)
+            continue;
+        if (np == 1 && own < n && i < own) { /* between the call and the program's code */
+            skipped++;
+            continue;
+        }
+        p[np] = f[i];
+        p[np++].skipped = skipped;
+        skipped = 0;
+    }
+    *n_out = np;
+    return np < depth ? tp_mem_xrealloc(p, np ? np : 1, sizeof *p) : p;
+}
+
 size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp_an_frame **out) {
     stack_frames *c = cached(fx, stack);
     *out = NULL;
     if (!c || depth <= 0)
         return 0;
-    if (c->done) { /* the whole stack is there already: its prefix is a slice of it */
-        size_t first = tp_an_frames_first_python(c->f, c->n);
-        if (first == c->n) /* no Python frame: from the caller of the CUDA libraries on */
-            for (first = 0; first < c->n && is_cuda_lib(c->f[first].module);)
-                first++;
-        first = first == c->n ? 0 : first;
-        *out = c->f ? c->f + first : NULL; /* an empty stack: no NULL + 0 */
-        return c->n - first < (size_t)depth ? c->n - first : (size_t)depth;
+    if (c->pre_depth == depth) {
+        *out = c->pre;
+        return c->n_pre;
     }
-    if (c->pre_depth != depth) {
+    const tp_an_frame *f = c->f;
+    size_t n = c->n;
+    if (!c->done) {
+        /* only the raw frames the prefix may read are resolved: a Python program's Python
+         * frames (never symbolized), or a native stack's first frames from the CUDA
+         * libraries' caller */
         size_t nf = raw_frames(fx, stack), from = 0;
-        const uint32_t *mods = fx->mods;
-        /* A Python program's stack reads from its innermost Python frame: the native frames
-         * inner to it are not part of the prefix, so they are not symbolized. */
-        while (from < nf && mods[from] != TP_STACK_PYTHON)
+        while (from < nf && fx->mods[from] != TP_STACK_PYTHON)
             from++;
-        int python = from < nf; /* else the prefix starts at the CUDA libraries' caller */
-        from = python ? from : 0;
+        int python = from < nf;
         fx->n_cur = 0;
-        collect(fx, mods, fx->addrs, nf, from, (size_t)depth, !python);
-        free(c->pre);
-        c->n_pre = fx->n_cur < (size_t)depth ? fx->n_cur : (size_t)depth;
-        c->pre = copy_cur(fx);
-        c->pre_depth = depth;
+        collect(fx, fx->mods, fx->addrs, nf, python ? from : 0, python ? 0 : (size_t)depth, !python,
+                python);
+        f = fx->cur, n = fx->n_cur;
     }
+    free(c->pre);
+    if (tp_an_frames_first_python(f, n) < n) {
+        c->pre = python_prefix(f, n, (size_t)depth, &c->n_pre);
+    } else {
+        size_t first = 0; /* a native stack: from the caller of the CUDA libraries on */
+        if (c->done)
+            while (first < n && is_cuda_lib(f[first].module))
+                first++;
+        first = first == n ? 0 : first;
+        c->n_pre = n - first < (size_t)depth ? n - first : (size_t)depth;
+        c->pre = tp_mem_xalloc(c->n_pre ? c->n_pre : 1, sizeof *c->pre);
+        if (c->n_pre)
+            memcpy(c->pre, f + first, c->n_pre * sizeof *f);
+    }
+    c->pre_depth = depth;
     *out = c->pre;
     return c->n_pre;
 }
@@ -324,5 +464,13 @@ const char *tp_an_frame_label(const tp_an_frame *x, char *buf, size_t n) {
         snprintf(buf, n, "%s+0x%llx", x->module, off);
     else
         snprintf(buf, n, "0x%llx", off);
+    return buf;
+}
+
+const char *tp_an_frame_gap(const tp_an_frame *f, char *buf, size_t n) {
+    if (f->skipped)
+        snprintf(buf, n, "... %u library frame%s", f->skipped, f->skipped == 1 ? "" : "s");
+    else if (n)
+        buf[0] = 0;
     return buf;
 }

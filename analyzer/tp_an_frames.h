@@ -35,6 +35,13 @@ typedef struct {
     int line;            /* 0: unknown */
     int inlined;         /* 1: inlined into the next frame (same module and offset) */
     int python;          /* 1: a Python frame */
+    int library;         /* 1: not the program's own code (tp_an_frames_library_file): in a
+                            Python program's stack, a native frame or a Python frame of the
+                            standard library or an installed package; elsewhere a frame of a
+                            system or CUDA library */
+    uint32_t skipped;    /* in a prefix (tp_an_frames_prefix): library frames left out just
+                            inner to this one, between the call and the program's own
+                            code; 0 elsewhere */
     const char *symbols; /* static: "ok", "python", or why there are no names ("off",
                             "module file not found", "build-id differs from the trace", ...) */
 } tp_an_frame;
@@ -61,22 +68,44 @@ void tp_an_frames_close(tp_an_frames *fx);
  * unknown id) and points *out at them (owned by the handle). */
 size_t tp_an_frames_get(tp_an_frames *fx, uint32_t stack, const tp_an_frame **out);
 
-/* The first `depth` (at most) frames of stack `stack` from its innermost Python frame (from
- * its innermost frame when it has none): what a table grouping stacks by their prefix shows.
- * The same frames as tp_an_frames_get's from there on, but only the raw frames they come from
- * are symbolized (a stack's outer frames, libc's start among them, never are). *out points
- * at them (owned by the handle, valid until it closes; a later call for the same stack with
- * another depth replaces them). Returns their count, 0 for stack 0 or an unknown id. */
+/* The frames of stack `stack` a person reads it by, at most `depth`: what a table grouping
+ * stacks by their prefix shows and a finding's source names. A Python program's stack reads
+ * by its Python frames from the innermost one (the call being made: its native frames, ATen
+ * and the driver, are the same for every line of the program); where that frame is a
+ * library's and the program's own code comes further out, the library frames between are
+ * left out (counted in the next frame's `skipped`), so the call is followed by the program's
+ * line that led to it and that line's callers: "functional.py:2846 in batch_norm < ... <
+ * train.py:59 in step". A stack without Python frames reads from the caller of the CUDA
+ * libraries (from its innermost frame when all are theirs). The same frames as
+ * tp_an_frames_get's, but only the raw frames they come from are symbolized (a stack's outer
+ * frames, libc's start among them, never are). *out points at them (owned by the handle,
+ * valid until it closes; a later call for the same stack with another depth replaces them).
+ * Returns their count, 0 for stack 0 or an unknown id. */
 size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp_an_frame **out);
 
 /* Index of the first Python frame among `n` frames, n when none: a Python program's stack
  * reads from there, the frames before it being the native call that was being made. */
 size_t tp_an_frames_first_python(const tp_an_frame *f, size_t n);
 
+/* 1 when a Python source file (a code object's co_filename, or a PyTorch-profiler frame's
+ * file) is not the program's own code: "" (a C function called from Python, a module frame
+ * of the profiler's), a frozen module ("<frozen importlib._bootstrap>"), a file under
+ * site-packages or dist-packages, the standard library (".../lib/python3.11/x.py"), or a
+ * path the PyTorch profiler made relative to sys.path ("torch/nn/modules/conv.py",
+ * "contextlib.py") whose top-level module is the standard library's or a package of the
+ * PyTorch stack (torch, transformers, numpy, nvtx, ...). Any other path is the program's:
+ * its scripts ("train.py", "../run.py"), its modules (absolute paths outside those folders),
+ * an editable install's source tree. */
+int tp_an_frames_library_file(const char *file);
+
 /* One frame as a line of text into buf (n bytes, truncated): "train.py:42 in step" (Python),
  * "func (file.c:12)", "func (libx.so)", "libx.so+0x1a2b" or "0x7f00..." (raw address). The
  * source file is shown without its folder. Returns buf. Not terminal-safe: names come from
  * the trace, so text front ends print it through tp_text. */
 const char *tp_an_frame_label(const tp_an_frame *f, char *buf, size_t n);
+
+/* The line that stands for the library frames a prefix left out just inner to frame f
+ * ("... 6 library frames") into buf; "" when it left none out. Returns buf. */
+const char *tp_an_frame_gap(const tp_an_frame *f, char *buf, size_t n);
 
 #endif

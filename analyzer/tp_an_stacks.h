@@ -6,10 +6,10 @@
  * correlation link) and that call's stack (tp_events.stack, recorded with `trainprof record
  * --stacks api|all`). Stacks are read as tp_an_frames gives them (Python frames where the
  * interpreter ran them, as py-spy --native shows them) and grouped by their first `depth`
- * frames, innermost first; in a Python program's stack the prefix starts at the innermost
- * Python frame (the native frames of the call being made, ATen and the driver, are the same
- * for every line of the program and would hide it). Two stacks whose prefixes read the same
- * (same functions, files and lines) are one group, whatever their addresses.
+ * frames as tp_an_frames_prefix reads them: in a Python program's stack the call being made
+ * (its innermost Python frame), then the program's own line that led to it and its callers.
+ * Two stacks whose prefixes read the same (same functions, files and lines) are one group,
+ * whatever their addresses.
  *
  * Promises: the groups' GPU time plus no_stack_ns equals the kernels table's total; groups
  * are sorted by GPU time (descending), ties by stack id, and within a group its kernels

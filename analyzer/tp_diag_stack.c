@@ -11,8 +11,8 @@
 
 #define TEXT_FRAMES 6 /* frames shown in the source text; the JSON has them all */
 
-/* Native frames kept above a Python program's innermost Python frame: the call itself and
- * its closest callers; the rest of the room goes to the Python frames. */
+/* Native frames the JSON keeps above a Python program's innermost Python frame: the call
+ * itself and its closest callers (the text leaves them out: tp_an_frames_prefix). */
 #define NATIVE_ABOVE_PYTHON 4
 
 static char *dup_str(const char *s) {
@@ -40,28 +40,24 @@ static void collect_frames(tp_diag_ctx *d, uint32_t stack, tp_finding *f) {
         x->file = dup_str(fr[i].file);
         x->line = fr[i].line;
         x->inlined = fr[i].inlined;
+        x->library = fr[i].library;
         x->symbols = fr[i].symbols;
     }
 }
 
 void tp_diag_stack_append(tp_diag_ctx *d, uint32_t stack, tp_finding *f) {
-    size_t first = f->n_frames;
     collect_frames(d, stack, f);
+    /* the text reads as the launching-stack table does (tp_an_frames_prefix): a Python
+     * program's call, then the program's own line that led to it and its callers */
     const tp_an_frame *fr = NULL;
-    size_t n = d->fx ? tp_an_frames_get(d->fx, stack, &fr) : 0;
+    size_t n = d->fx ? tp_an_frames_prefix(d->fx, stack, TEXT_FRAMES, &fr) : 0;
     const char *changed = NULL;
-    /* A Python program's stack: the innermost frame, then Python frames. */
-    int python = tp_an_frames_first_python(fr, n) < n;
-    size_t shown = 0, last = 0;
     char label[512];
-    for (size_t i = 0; i < n && shown < TEXT_FRAMES; i++) {
-        if (python && i && !fr[i].python)
-            continue;
-        const char *sep = !shown ? "; stack: " : i > last + 1 ? " < ... < " : " < ";
-        shown++, last = i;
+    for (size_t i = 0; i < n; i++) {
+        const char *sep = !i ? "; stack: " : fr[i].skipped ? " < ... < " : " < ";
         tp_diag_cat(&f->source, "%s%s", sep, tp_an_frame_label(&fr[i], label, sizeof label));
         if (!changed && !strcmp(fr[i].symbols, tp_sym_status_str(TP_SYM_MISMATCH)))
-            changed = f->frames[first + i].module;
+            changed = fr[i].module;
     }
     if (changed)
         tp_diag_cat(&f->source,

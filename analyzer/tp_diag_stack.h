@@ -17,8 +17,9 @@
 
 /* Sets f->frames to the frames of stack `stack` of the rank (every frame, innermost first;
  * none for 0 or an unknown id) and appends "; stack: func (file.c:12) < libx.so+0x1a2b < ..."
- * (the first 6) to f->source, with a note when a module's file changed since the
- * recording. */
+ * to f->source: at most 6 frames as tp_an_frames_prefix reads them (a Python program's call,
+ * " < ... < " where library frames are left out, then its own line and callers), with a note
+ * when a module's file changed since the recording. */
 void tp_diag_stack_append(tp_diag_ctx *d, uint32_t stack, tp_finding *f);
 
 #endif

@@ -47,6 +47,7 @@ typedef struct {
     char *file;          /* source file as the debug info names it; "" when unknown */
     int line;            /* 0: unknown */
     int inlined;         /* 1: inlined into the next frame (same module and offset) */
+    int library;         /* 1: not the program's own code (tp_an_frame.library) */
     const char *symbols; /* static: "ok", or why it is not symbolized ("off", "build-id
                             differs from the trace", "module file not found", ...) */
 } tp_diag_frame;

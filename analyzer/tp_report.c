@@ -587,6 +587,8 @@ static void json_frames(yajl_gen g, const tp_finding *x) {
         tp_rj_int(g, "line", fr->line);
         tp_rj_str(g, "inlined");
         yajl_gen_bool(g, fr->inlined);
+        tp_rj_str(g, "library");
+        yajl_gen_bool(g, fr->library);
         tp_rj_kv(g, "symbols", fr->symbols ? fr->symbols : "");
         yajl_gen_map_close(g);
     }

@@ -27,12 +27,15 @@ static void text_kernels(FILE *f, const tp_an_stack_row *s, const tp_model *m) {
 
 static void text_group(FILE *f, size_t i, const tp_an_stack_row *s, const tp_an_stacks *st,
                        const tp_model *m) {
-    char tb[32], pb[32], label[1024];
+    char tb[32], pb[32], label[1024], gap[64];
     for (size_t k = 0; k < s->n_frames; k++) {
         tp_an_frame_label(&s->frames[k], label, sizeof label);
         if (k == 0)
             fprintf(f, "  %3zu %s %9s %8zu  ", i + 1, tp_rf_time(tb, sizeof tb, (double)s->gpu_ns),
                     tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(s->gpu_ns, st->gpu_ns)), s->count);
+        else if (s->frames[k].skipped)
+            fprintf(f, "%*s%s\n%*s", INDENT, "", tp_an_frame_gap(&s->frames[k], gap, sizeof gap),
+                    INDENT, "");
         else
             fprintf(f, "%*s", INDENT, "");
         tp_text_fputs(label, f);
@@ -88,6 +91,9 @@ static void json_frame(yajl_gen g, const tp_an_frame *fr) {
     yajl_gen_bool(g, fr->python);
     tp_rj_str(g, "inlined");
     yajl_gen_bool(g, fr->inlined);
+    tp_rj_str(g, "library");
+    yajl_gen_bool(g, fr->library);
+    tp_rj_int(g, "skipped", fr->skipped);
     tp_rj_kv(g, "symbols", fr->symbols);
     yajl_gen_map_close(g);
 }

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_an_stacks.h"
 #include "tp_units.h"
@@ -17,8 +18,21 @@ typedef struct {
 
 #define DETAIL_MIN 6 /* rows kept for the selected group's frames when the table is long */
 
+/* A group's row: its innermost frame and, where library frames lead to it from the
+ * program's own code (a Python program's call into torch), the program's line:
+ * "functional.py:2846 in batch_norm < ... < train.py:59 in step". */
+static void call_label(const tp_an_stack_row *r, char *buf, size_t n) {
+    char own[512];
+    tp_an_frame_label(&r->frames[0], buf, n);
+    if (r->n_frames > 1 && r->frames[1].skipped) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, " < ... < %s",
+                 tp_an_frame_label(&r->frames[1], own, sizeof own));
+    }
+}
+
 static void build(tp_tui_stacks *s) {
-    static const tp_tui_col cols[] = {{"launching stack (innermost frame)", 0, 0},
+    static const tp_tui_col cols[] = {{"launching stack (the call < your code)", 0, 0},
                                       {"GPU time", 10, 1},
                                       {"share", 8, 1},
                                       {"ops", 8, 1},
@@ -29,7 +43,7 @@ static void build(tp_tui_stacks *s) {
         const tp_an_stack_row *r = &s->st.s[i];
         char label[512], gpu[32], share[32], ops[24], nk[24];
         double pct = s->st.gpu_ns > 0 ? 100.0 * (double)r->gpu_ns / (double)s->st.gpu_ns : 0;
-        tp_an_frame_label(&r->frames[0], label, sizeof label);
+        call_label(r, label, sizeof label);
         snprintf(share, sizeof share, "%.2f %%", pct);
         snprintf(ops, sizeof ops, "%zu", r->count);
         snprintf(nk, sizeof nk, "%zu", r->n_k);
@@ -52,13 +66,18 @@ static void draw_detail(tp_tui_stacks *s, tp_tui_grid *g, int y, int h) {
     if (!s->t.nshown || h < 2)
         return;
     const tp_an_stack_row *r = &s->st.s[s->t.shown[s->t.sel]];
-    char label[512], d[32];
+    char label[512], d[32], gap[64];
     int line = 0;
     tp_tui_grid_printf(g, 0, y + line++, g->w, TP_TUI_A_HEADER,
                        "stack (first %d frames):", s->st.depth);
-    for (size_t k = 0; k < r->n_frames && line < h; k++)
-        tp_tui_grid_printf(g, 2, y + line++, g->w - 2, TP_TUI_A_NORMAL, "%s",
-                           tp_an_frame_label(&r->frames[k], label, sizeof label));
+    for (size_t k = 0; k < r->n_frames && line < h; k++) {
+        if (r->frames[k].skipped)
+            tp_tui_grid_printf(g, 2, y + line++, g->w - 2, TP_TUI_A_NORMAL, "%s",
+                               tp_an_frame_gap(&r->frames[k], gap, sizeof gap));
+        if (line < h)
+            tp_tui_grid_printf(g, 2, y + line++, g->w - 2, TP_TUI_A_NORMAL, "%s",
+                               tp_an_frame_label(&r->frames[k], label, sizeof label));
+    }
     for (size_t k = 0; k < r->n_k && line < h; k++)
         tp_tui_grid_printf(g, 2, y + line++, g->w - 2, TP_TUI_A_NORMAL, "-> %s  x%zu  %s",
                            tp_model_str(s->d->m, r->k[k].name), r->k[k].count,

@@ -135,7 +135,8 @@ static void test_groups(void) {
     tp_an_stacks_free(&s);
     tp_an_stacks_run(&v, 0, &s);
     CHECK_EQ_I(s.depth, TP_AN_STACK_DEPTH_DEFAULT);
-    CHECK_EQ_I(s.s[0].n_frames, 4); /* 3 Python frames and the executable */
+    CHECK_EQ_I(s.s[0].n_frames, 3); /* the Python frames only: not the executable's */
+    CHECK(!s.s[0].frames[0].library && !s.s[0].frames[0].skipped);
     tp_an_stacks_free(&s);
     tp_an_view_free(&v);
     tp_model_close(f.m);
@@ -240,7 +241,118 @@ static void test_tree(void) {
     tp_model_close(f.m);
 }
 
+/* Which files are the program's own: the folders Python installs into, its standard
+ * library, and the PyTorch profiler's sys.path-relative names of both. */
+static void test_library_files(void) {
+    static const struct {
+        const char *file;
+        int library;
+    } cases[] = {
+        {"/usr/lib/python3.11/contextlib.py", 1},
+        {"/home/u/.venv/lib/python3.12/site-packages/torch/nn/functional.py", 1},
+        {"/usr/lib/python3/dist-packages/numpy/core/numeric.py", 1},
+        {"/opt/conda/lib64/python3.10/threading.py", 1},
+        {"<frozen importlib._bootstrap>", 1},
+        {"", 1}, /* a C function called from Python, a profiler's module frame */
+        {"torch/nn/modules/conv.py", 1},
+        {"contextlib.py", 1},
+        {"PIL/Image.py", 1},        /* the first of the table */
+        {"zoneinfo/_common.py", 1}, /* its last */
+        {"json/__init__.py", 1},
+        {"train.py", 0},
+        {"../run.py", 0},
+        {"models/resnet.py", 0},
+        {"/home/u/proj/lib/python/model.py", 0}, /* a folder lib/python of the program's */
+        {"/home/u/proj/lib/python3.x/model.py", 0},
+        {"/app/xDiT/xfuser/runner.py", 0},
+        {"<string>", 0},
+        {"torchy/x.py", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        if (tp_an_frames_library_file(cases[i].file) != cases[i].library) {
+            fprintf(stderr, "library file %s: want %d\n", cases[i].file, cases[i].library);
+            CHECK(0);
+        }
+}
+
+/* A call into a library from the program's line: the prefix keeps the call and the program's
+ * frames from its innermost on, the library frames between counted in `skipped`; the
+ * finding's text and the groups read the same. */
+static void test_own_code(void) {
+    fx_model f = fx_new();
+    f.r->native = 1;
+    tp_rank_add_stack_module(f.m, f.r, M_CUDART, "/usr/lib/libcudart.so", NULL, 0);
+    tp_rank_add_stack_module(f.m, f.r, M_PYTHON, "/usr/lib/libpython3.11.so.1.0", NULL, 0);
+    tp_rank_add_stack_module(f.m, f.r, M_EXE, "/home/u/app", NULL, 0);
+    const char *tl = "/usr/lib/python3/dist-packages/torch/nn/";
+    char conv[128], mod[128];
+    snprintf(conv, sizeof conv, "%smodules/conv.py", tl);
+    snprintf(mod, sizeof mod, "%smodules/module.py", tl);
+    tp_rank_add_stack_pycode(f.m, f.r, 1, conv, "_conv_forward", 540);
+    tp_rank_add_stack_pycode(f.m, f.r, 2, mod, "_call_impl", 1700);
+    tp_rank_add_stack_pycode(f.m, f.r, 3, "/home/u/train.py", "step", 50);
+    tp_rank_add_stack_pycode(f.m, f.r, 4, "/home/u/train.py", "<module>", 1);
+    const uint32_t mods[] = {
+        M_CUDART,        TP_STACK_PYTHON, M_PYTHON,        TP_STACK_PYTHON, M_PYTHON,
+        TP_STACK_PYTHON, M_PYTHON,        TP_STACK_PYTHON, M_PYTHON,        M_EXE};
+    const uint64_t addrs[] = {0x20,       PYF(1, 548), 0x100,      PYF(2, 1790), 0x100,
+                              PYF(3, 59), 0x100,       PYF(4, 90), 0x100,        0x50};
+    tp_rank_add_stack(f.r, 1, mods, addrs, 10);
+    /* the same without a library frame: the call is the program's line itself */
+    const uint32_t own_m[] = {M_CUDART, TP_STACK_PYTHON, M_PYTHON, TP_STACK_PYTHON, M_EXE};
+    const uint64_t own_a[] = {0x20, PYF(3, 61), 0x100, PYF(4, 90), 0x50};
+    tp_rank_add_stack(f.r, 2, own_m, own_a, 5);
+    const uint32_t nat_m[] = {M_CUDART, M_EXE, M_EXE};
+    const uint64_t nat_a[] = {0x20, 0x60, 0x70};
+    tp_rank_add_stack(f.r, 3, nat_m, nat_a, 3); /* a native program's */
+    launch(&f, "conv", 0, 10, 1, 1);
+    launch(&f, "conv", 100, 10, 1, 2);
+    launch(&f, "add", 200, 5, 2, 3);
+    launch(&f, "k", 300, 1, 3, 4);
+    tp_model_finish(f.m);
+    tp_an_frames *fx = tp_an_frames_open(f.m, f.r, 1, 0);
+    const tp_an_frame *fr;
+    char b[256];
+    size_t n = tp_an_frames_get(fx, 1, &fr); /* every frame, flagged */
+    CHECK_EQ_I(n, 6);
+    CHECK(fr[0].library && fr[1].library && fr[2].library && !fr[3].library && !fr[4].library &&
+          fr[5].library); /* libcudart; conv.py; module.py; train.py x2; the executable */
+    CHECK_EQ_I(tp_an_frames_prefix(fx, 1, 5, &fr), 3);
+    CHECK_STR(tp_an_frame_label(&fr[0], b, sizeof b), "conv.py:548 in _conv_forward");
+    CHECK_STR(tp_an_frame_label(&fr[1], b, sizeof b), "train.py:59 in step");
+    CHECK_EQ_I(fr[1].skipped, 1);
+    CHECK_EQ_I(fr[2].skipped, 0);
+    CHECK_STR(tp_an_frame_gap(&fr[1], b, sizeof b), "... 1 library frame");
+    CHECK_STR(tp_an_frame_gap(&fr[2], b, sizeof b), "");
+    CHECK_EQ_I(tp_an_frames_prefix(fx, 1, 1, &fr), 1); /* depth 1: the call alone */
+    CHECK_STR(tp_an_frame_label(&fr[0], b, sizeof b), "conv.py:548 in _conv_forward");
+    CHECK_EQ_I(tp_an_frames_prefix(fx, 2, 5, &fr), 2);
+    CHECK_STR(tp_an_frame_label(&fr[0], b, sizeof b), "train.py:61 in step");
+    CHECK_EQ_I(fr[1].skipped, 0);
+    n = tp_an_frames_get(fx, 3, &fr);
+    CHECK(n == 3 && fr[0].library && !fr[1].library); /* /usr/lib's runtime, /home's program */
+    tp_an_frames_close(fx);
+    /* the same prefix from a fresh handle (its raw path: nothing resolved before) */
+    fx = tp_an_frames_open(f.m, f.r, 1, 0);
+    CHECK_EQ_I(tp_an_frames_prefix(fx, 1, 5, &fr), 3);
+    CHECK(fr[1].skipped == 1 &&
+          !strcmp(tp_an_frame_label(&fr[1], b, sizeof b), "train.py:59 in step"));
+    tp_an_frames_close(fx);
+    tp_an_view v = view(&f);
+    tp_an_stacks s;
+    tp_an_stacks_run(&v, 5, &s);
+    CHECK_EQ_I(s.n, 3);
+    CHECK_EQ_I(s.s[0].count, 2);
+    CHECK_EQ_I(s.s[0].n_frames, 3);
+    CHECK_EQ_I(s.s[0].frames[1].skipped, 1);
+    tp_an_stacks_free(&s);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
 int main(void) {
+    TP_RUN(test_library_files);
+    TP_RUN(test_own_code);
     TP_RUN(test_tree);
     TP_RUN(test_frames);
     TP_RUN(test_groups);

@@ -94,6 +94,18 @@ def main():
                 src = g[0]["source"] if g else ""
                 check("; stack: " in src and "host_prog.py:%d in main" % gaps_step_line(prog) in src,
                       "gaps: the step range's stack in the source (%r)" % src)
+                # it reads from the nvtx package's call to the program's line: no binding
+                # frames (the extension's native ones) before it; the JSON says whose is whose
+                shown = src.split("; stack: ", 1)[-1].split(" < ")
+                check(len(shown) >= 2 and shown[0].startswith("nvtx.py:") and
+                      shown[1] == "host_prog.py:%d in main" % gaps_step_line(prog),
+                      "gaps: the stack reads from the package's call to the program's (%r)" % src)
+                fr = g[0]["frames"] if g else []
+                own = [f["library"] for f in fr if f["file"].endswith("host_prog.py")]
+                lib = [f["library"] for f in fr if f["file"].endswith("nvtx.py") or not f["file"]
+                       or f["file"].endswith(".c") or f["file"].endswith(".h")]
+                check(own and lib and not any(own) and all(lib),
+                      "gaps: library frames flagged, the program's not (%s)" % fr)
             else:
                 # the __next__ range lies between the steps: their period is the loop's
                 check(("period_mean_ns" in rank["steps"]) == (mode == "input-bound-next"),

@@ -1,11 +1,13 @@
 # stacks_prog: launches kernels of known durations (through stacks_helper.so) and pushes NVTX
-# ranges (the nvtx PyPI package) from known functions at known lines, for
+# ranges (the nvtx PyPI package) from known functions at known lines (one launch through the
+# standard library's frames), for
 # test_stacks_python.py, which finds the lines by the `# @tag` markers. Then a C thread
 # without Python state launches, and a forked child launches once and ends with os._exit.
 #   usage: python stacks_prog.py HELPER.so
 import ctypes
 import os
 import sys
+import unittest.mock
 
 import nvtx
 
@@ -40,12 +42,17 @@ def aux_forward():  # a range of the same name in another NVTX domain: never mer
     nvtx.pop_range(domain="aux")
 
 
+def through_library():  # a launch from inside the standard library's code (unittest.mock's)
+    unittest.mock.Mock(side_effect=lib.tsh_launch)(b"lib_kernel", 20000)  # @lib_call
+
+
 def child():
     lib.tsh_launch(b"child_kernel", 50000)  # @child_launch
 
 
 for _ in range(4):
     train_step()  # @main_step
+through_library()  # @lib_main
 aux_forward()
 lib.tsh_thread(b"c_thread_kernel", 30000, 5)
 pid = os.fork()

@@ -60,12 +60,27 @@ WANT = {
                                   ("<module>", LINE["main_step"])]),
     "c_thread_kernel": (5, 5 * 30000, []),
     "child_kernel": (1, 50000, [("child", LINE["child_launch"]), ("<module>", LINE["fork_call"])]),
+    "lib_kernel": (1, 20000, None),  # launched inside unittest.mock: see check_own_code
 }
 TOTAL = sum(c for _, c, _ in WANT.values())
 
 
 def py_frames(frames):
     return [(x["function"], x["line"]) for x in frames if x["python"]]
+
+
+def check_own_code(frames):
+    """A launch from inside a library's Python code: the group reads the call (the innermost
+    Python frame, unittest.mock's), then the program's own line, the library frames between
+    left out and counted; every frame says whose it is."""
+    got = [(x["label"], x["library"], x["skipped"]) for x in frames]
+    check(len(frames) == 3 and frames[0]["python"] and frames[0]["library"]
+          and frames[0]["file"].endswith("unittest/mock.py") and frames[0]["skipped"] == 0
+          and py_frames(frames[1:]) == [("through_library", LINE["lib_call"]),
+                                        ("<module>", LINE["lib_main"])]
+          and not frames[1]["library"] and frames[1]["skipped"] >= 1
+          and not frames[2]["library"] and frames[2]["skipped"] == 0,
+          f"lib_kernel: frames {got}")
 
 
 def check_report(trace):
@@ -75,7 +90,7 @@ def check_report(trace):
     ranks = json.loads(r.stdout)["ranks"]
     check(len(ranks) == 1, f"one rank for the recording, got {len(ranks)}")
     ls = ranks[0]["launch_stacks"]
-    check(ls["gpu_ns"] == TOTAL and ls["n_ops"] == 26 and ls["no_stack_ops"] == 0,
+    check(ls["gpu_ns"] == TOTAL and ls["n_ops"] == 27 and ls["no_stack_ops"] == 0,
           f"launch_stacks totals: {ls['gpu_ns']} ns, {ls['n_ops']} ops, {ls['no_stack_ops']}")
     groups = {tuple(k["name"] for k in g["kernels"]): g for g in ls["stacks"]}
     check(sorted(groups) == sorted((k,) for k in WANT), f"groups: {sorted(groups)}")
@@ -85,7 +100,9 @@ def check_report(trace):
             continue
         check(g["count"] == count and g["gpu_ns"] == ns,
               f"{name}: {g['count']} ops {g['gpu_ns']} ns, want {count} {ns}")
-        if frames:
+        if frames is None:
+            check_own_code(g["frames"])
+        elif frames:
             check(py_frames(g["frames"]) == frames and g["frames"][0]["python"],
                   f"{name}: frames {[(x['label']) for x in g['frames']]}, want {frames}")
         else:
@@ -99,7 +116,7 @@ def check_report(trace):
     marks = {(x["domain"], x["name"]): x["count"] for x in ranks[0]["marks"]}
     check(marks == {("", "step-done"): 4, ("aux", "step-done"): 1}, f"NVTX marks: {marks}")
     order = [g["kernels"][0]["name"] for g in ls["stacks"]]
-    check(order == ["gemm_bwd", "gemm_fwd", "c_thread_kernel", "child_kernel"],
+    check(order == ["gemm_bwd", "gemm_fwd", "c_thread_kernel", "child_kernel", "lib_kernel"],
           f"groups by GPU time: {order}")
     r = run("report", trace)
     text = r.stdout
@@ -113,6 +130,12 @@ def check_report(trace):
     at = [sec.find(w) for w in want]
     check(r.returncode == 0 and -1 not in at and at == sorted(at),
           f"text report's stack section: {at}\n{sec[:1500]}")
+    lib = re.search(r"\n +\d+ +\S+ µs +[\d.]+ % +1  mock\.py:\d+ in \S+\n"
+                    r" +\.\.\. \d+ library frames?\n +stacks_prog\.py:(\d+) in through_library\n",
+                    sec)
+    check(lib is not None and int(lib.group(1)) == LINE["lib_call"],
+          f"text report: the call in mock.py, the library frames counted, then the program's"
+          f" line\n{sec}")
     r = run("report", trace, "--format", "json", "--stack-depth", "1")
     ls1 = json.loads(r.stdout)["ranks"][0]["launch_stacks"] if r.returncode == 0 else {}
     check(ls1.get("depth") == 1 and all(len(g["frames"]) == 1 for g in ls1.get("stacks", [])),
@@ -121,7 +144,9 @@ def check_report(trace):
     check(r.returncode == 2 and "--stack-depth" in r.stderr, f"--stack-depth 0: {r.stderr}")
     r = run("tui", trace, "--snapshot", "--view", "stacks", "--width", "150", "--height", "40")
     check(r.returncode == 0 and f"stacks_prog.py:{LINE['bwd_launch']} in backward" in r.stdout
-          and "gemm_bwd" in r.stdout and "4 launching stacks" in r.stdout,
+          and "gemm_bwd" in r.stdout and "5 launching stacks" in r.stdout
+          and re.search(r"mock\.py:\d+ in \S+ < \.\.\. < stacks_prog\.py:%d in through_library"
+                        % LINE["lib_call"], r.stdout),
           f"TUI Stacks view: {r.stderr}\n{r.stdout}")
 
 
@@ -133,7 +158,7 @@ def check_sqlite(trace, db):
     pids = [p for p, in con.execute("SELECT pid FROM process ORDER BY start_realtime_ns")]
     check(len(set(pids)) == 2, f"process table: {pids}")
     per_pid = dict(con.execute("SELECT pid, count(*) FROM kernels GROUP BY pid"))
-    check(len(pids) == 2 and per_pid.get(pids[0]) == 25 and per_pid.get(pids[1]) == 1,
+    check(len(pids) == 2 and per_pid.get(pids[0]) == 26 and per_pid.get(pids[1]) == 1,
           f"kernels by pid: {per_pid}")
     child = con.execute("SELECT k.pid FROM kernels_named k WHERE name = 'child_kernel'").fetchall()
     check(len(pids) == 2 and child == [(pids[1],)], f"child's kernel tagged {child}")
@@ -208,7 +233,7 @@ def check_folded(trace, con, d):
                             "WHERE stack_id != 0 GROUP BY name"))
     check(by_leaf(lines) == want and len(want) >= 2, f"range weights {by_leaf(lines)} != {want}")
     lines = folded(trace, os.path.join(d, "c.folded"), "--weight", "cpu")
-    check(by_leaf(lines) == {"tshLaunchKernel": 26 * 1000}, f"cpu weights {by_leaf(lines)}")
+    check(by_leaf(lines) == {"tshLaunchKernel": 27 * 1000}, f"cpu weights {by_leaf(lines)}")
     r = run("export", trace, "--format", "folded", "--no-symbols", "-o", "/dev/stdout")
     check(r.returncode == 0 and all(re.search(r"\+0x[0-9a-f]+;|:\d+ in |^[^;]*;", ln)
                                     for ln in r.stdout.splitlines()) and "tsh_launch" not in r.stdout,
