@@ -15,6 +15,7 @@
 #include "tp_tui_layout.h"
 #include "tp_tui_memory.h"
 #include "tp_tui_panel.h"
+#include "tp_tui_ranks.h"
 #include "tp_tui_stacks.h"
 #include "tp_tui_summary.h"
 #include "tp_tui_timeline.h"
@@ -29,6 +30,7 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int running, stop;
+    int started;    /* a thread was created and not joined yet */
     unsigned want;  /* the parts the shown view waits for */
     unsigned ready; /* the parts complete (a copy of d.ready, published under mu) */
 } worker;
@@ -40,6 +42,9 @@ struct tp_tui {
     tp_tui_data d;
     int background;
     worker wk;
+    tp_an_ranks job;  /* the job's ranks compared (TP_TUI_RANKS): one for every rank shown */
+    int job_done;     /* written by whoever computes it (the worker), read once published */
+    int job_stopped;  /* its computation gave up for a stop (a rank switch, quit) */
     int pending_view; /* a jump into a view still computing: shown when it is there; -1 */
     long pending_row;
     tp_tui_panel *panels[TP_TUI_N_VIEWS];
@@ -229,11 +234,24 @@ static const struct {
     {"stacks", "Stacks", tp_tui_stacks_new, TP_TUI_VIEW},
     {"memory", "Memory", memory_new, TP_RA_MEMUSE},
     {"cpuops", "CPU ops", tp_tui_cpuops_new, TP_RA_CPUOPS},
+    {"ranks", "Ranks", tp_tui_ranks_new, TP_TUI_RANKS},
 };
+
+int tp_tui_view_key(int i) {
+    return i >= 0 && i < 9 ? '1' + i : i == 9 ? 'R' : 0; /* R: every rank ('0' zooms out) */
+}
+
+/* The view key k shows, -1 when k is no view's key. */
+static int view_of_key(int k) {
+    for (int i = 0; i < TP_TUI_N_VIEWS; i++)
+        if (k == tp_tui_view_key(i))
+            return i;
+    return -1;
+}
 
 int tp_tui_view_index(const char *name) {
     for (int i = 0; name && i < TP_TUI_N_VIEWS; i++)
-        if (!strcmp(name, views[i].name) || (name[0] == '1' + i && !name[1]))
+        if (!strcmp(name, views[i].name) || (name[0] == tp_tui_view_key(i) && !name[1]))
             return i;
     return -1;
 }
@@ -266,12 +284,47 @@ static unsigned all_parts(void) {
 }
 
 /* The next part to compute: the lowest bit the shown view waits for, else the lowest of the
- * rest; 0 when all are done. */
+ * rest, the job's ranks last (every rank's analyses); 0 when all are done. */
 static unsigned next_part(const worker *w) {
     unsigned todo = w->want & ~w->ready;
     if (!todo)
         todo = all_parts() & ~w->ready;
+    if (todo & ~TP_TUI_RANKS)
+        todo &= ~TP_TUI_RANKS;
     return todo & -todo;
+}
+
+/* tp_an_ranks_run's filter for the job: every rank, unless the worker was asked to stop (a
+ * rank switch, quit, all while the ranks are compared): then no further rank is analysed and
+ * the comparison is thrown away, to be made again by the next rank's worker. */
+static int job_keep(const tp_rank *r, const void *arg) {
+    tp_tui *t = (tp_tui *)arg;
+    (void)r;
+    pthread_mutex_lock(&t->wk.mu);
+    int stop = t->wk.stop;
+    pthread_mutex_unlock(&t->wk.mu);
+    t->job_stopped |= stop;
+    return !stop;
+}
+
+/* The parts computed so far: the rank's, and the job's once compared. */
+static unsigned parts_ready(const tp_tui *t) {
+    return t->d.ready | (t->job_done ? TP_TUI_RANKS : 0);
+}
+
+/* Computes `parts`: the job's ranks compared (once for the session; a model of one rank has
+ * nothing to compare), and the rank's data. */
+static void compute(tp_tui *t, unsigned parts) {
+    if ((parts & TP_TUI_RANKS) && !t->job_done) {
+        if (t->m->n_ranks > 1) {
+            t->job_stopped = 0;
+            tp_an_ranks_run(t->m, &t->an, job_keep, t, &t->job);
+            if (t->job_stopped)
+                tp_an_ranks_free(&t->job);
+        }
+        t->job_done = !t->job_stopped;
+    }
+    tp_tui_data_need(&t->d, parts & ~TP_TUI_RANKS);
 }
 
 static void *work(void *arg) {
@@ -280,9 +333,9 @@ static void *work(void *arg) {
     pthread_mutex_lock(&w->mu);
     for (unsigned part; !w->stop && (part = next_part(w));) {
         pthread_mutex_unlock(&w->mu);
-        tp_tui_data_need(&t->d, part); /* with its view first, when an analysis */
+        compute(t, part); /* with its view first, when an analysis */
         pthread_mutex_lock(&w->mu);
-        w->ready = t->d.ready;
+        w->ready = parts_ready(t);
         pthread_cond_broadcast(&w->cv);
     }
     w->running = 0;
@@ -295,26 +348,29 @@ static void *work(void *arg) {
  * when it cannot start). */
 static void worker_start(tp_tui *t) {
     worker *w = &t->wk;
-    w->stop = 0, w->want = 0, w->ready = t->d.ready;
+    w->stop = 0, w->want = 0, w->ready = parts_ready(t);
     w->running = 1;
     if (pthread_create(&w->th, NULL, work, t))
         w->running = 0, t->background = 0;
+    else
+        w->started = 1;
 }
 
 /* Stops the background thread after its current part (and waits for it). */
 static void worker_stop(tp_tui *t) {
-    if (!t->background)
+    if (!t->background || !t->wk.started) /* none yet: the first rank's load */
         return;
     pthread_mutex_lock(&t->wk.mu);
     t->wk.stop = 1;
     pthread_mutex_unlock(&t->wk.mu);
     pthread_join(t->wk.th, NULL);
+    t->wk.started = 0;
 }
 
 /* 1 when parts `needs` are computed; else asks the background thread for them first. */
 static int have(tp_tui *t, unsigned needs) {
     if (!t->background)
-        return tp_tui_data_need(&t->d, needs), 1;
+        return compute(t, needs), 1;
     if (needs & TP_RA_ALL)
         needs |= TP_TUI_VIEW;
     pthread_mutex_lock(&t->wk.mu);
@@ -357,6 +413,7 @@ static void load_rank(tp_tui *t, size_t idx) {
     free_rank(t);
     t->rank_idx = idx;
     tp_tui_data_open(&t->d, t->m, &t->m->ranks[idx], &t->an);
+    t->d.job = &t->job;
     t->searching = 0;
     t->rendered = 0;
     t->pending_view = -1;
@@ -404,6 +461,7 @@ void tp_tui_close(tp_tui *t) {
     if (!t)
         return;
     free_rank(t);
+    tp_an_ranks_free(&t->job);
     pthread_mutex_destroy(&t->wk.mu);
     pthread_cond_destroy(&t->wk.cv);
     tp_tui_grid_free(&t->grid);
@@ -418,7 +476,7 @@ void tp_tui_resize(tp_tui *t, int w, int h) {
 
 unsigned tp_tui_computed(tp_tui *t) {
     if (!t->background)
-        return t->d.ready;
+        return parts_ready(t);
     pthread_mutex_lock(&t->wk.mu);
     unsigned r = t->wk.ready;
     pthread_mutex_unlock(&t->wk.mu);
@@ -430,9 +488,10 @@ int tp_tui_computing(tp_tui *t) {
 }
 
 void tp_tui_wait_all(tp_tui *t) {
-    if (t->background)
-        pthread_join(t->wk.th, NULL), t->background = 0; /* the thread ends when all is done */
-    tp_tui_data_need(&t->d, all_parts());
+    if (t->background && t->wk.started) /* the thread ends when all is done */
+        pthread_join(t->wk.th, NULL);
+    t->background = 0, t->wk.started = 0;
+    compute(t, all_parts());
 }
 
 int tp_tui_current_view(const tp_tui *t) {
@@ -509,8 +568,8 @@ static int waiting_key(tp_tui *t, int k) {
         return 1;
     if (k == 'r' && t->m->n_ranks > 1)
         load_rank(t, (t->rank_idx + 1) % t->m->n_ranks);
-    else if (k >= '1' && k < '1' + TP_TUI_N_VIEWS)
-        t->view = k - '1';
+    else if (view_of_key(k) >= 0)
+        t->view = view_of_key(k);
     else if (k == TP_TUI_KEY_TAB)
         t->view = (t->view + 1) % TP_TUI_N_VIEWS;
     else if (k == TP_TUI_KEY_BTAB)
@@ -542,8 +601,8 @@ int tp_tui_key(tp_tui *t, int k) {
         t->help = 1;
     else if (k == TP_TUI_KEY_ESC && clear_kept(p))
         return 0;
-    else if (k >= '1' && k < '1' + TP_TUI_N_VIEWS)
-        t->view = k - '1';
+    else if (view_of_key(k) >= 0)
+        t->view = view_of_key(k);
     else if (k == TP_TUI_KEY_TAB)
         t->view = (t->view + 1) % TP_TUI_N_VIEWS;
     else if (k == TP_TUI_KEY_BTAB)
@@ -555,8 +614,14 @@ int tp_tui_key(tp_tui *t, int k) {
     else if (k == '/' && (p->table || p->find)) {
         t->searching = 1;
         snprintf(t->query, sizeof t->query, "%s", p->table ? p->table->search : p->find_kept);
-    } else if (p->key(p, k, page_rows(t)) && p->jump_view)
+    } else if (p->key(p, k, page_rows(t)) && p->jump_view) {
         jump(t, p);
+    } else if (p->jump_rank) { /* the panel goes with its rank: read it first */
+        size_t idx = p->jump_rank - 1;
+        p->jump_rank = 0;
+        load_rank(t, idx);
+        t->view = 0;
+    }
     return 0;
 }
 
@@ -569,17 +634,17 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
                             t->m->ranks[t->rank_idx].rank, t->rank_idx + 1, t->m->n_ranks);
     int full = 0;
     for (int i = 0; i < TP_TUI_N_VIEWS; i++)
-        full += 5 + (int)strlen(views[i].title) + (i + 1 >= 10); /* "  2 Timeline " */
-    int named = x + full <= g->w - 32; /* leave room for the drop warning (31 columns) */
+        full += 5 + (int)strlen(views[i].title); /* "  2 Timeline " */
+    int named = x + full <= g->w - 32;           /* leave room for the drop warning (31 columns) */
     for (int i = 0; i < TP_TUI_N_VIEWS; i++) {
         if (i == t->view)
-            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " [%d %s]", i + 1,
+            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " [%c %s]", tp_tui_view_key(i),
                                     views[i].title);
         else if (named)
-            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  %d %s ", i + 1,
+            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, "  %c %s ", tp_tui_view_key(i),
                                     views[i].title);
         else
-            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " %d", i + 1);
+            x += tp_tui_grid_printf(g, x, 0, g->w, TP_TUI_A_TITLE, " %c", tp_tui_view_key(i));
     }
     const tp_an_drops *dr = &t->d.drops; /* the report's line says the same, in full */
     if (dr->lost)
@@ -588,15 +653,15 @@ static void draw_title(tp_tui *t, tp_tui_grid *g) {
 }
 
 /* Keys of every view: the key bar shows `first` before the view's keys and `rest` after. */
-#define STR_(x) #x
-#define STR(x) STR_(x) /* "6" for TP_TUI_N_VIEWS: the key texts follow the views table */
+/* the views' keys (tp_tui_view_key): 1-9, then R (the Ranks view, beside r) */
 static const tp_tui_keydoc first_keys[] = {{"q", "Quit"}, {"r", "Rank"}};
-static const tp_tui_keydoc rest_keys[] = {{"Tab/1-" STR(TP_TUI_N_VIEWS), "View"}};
+static const tp_tui_keydoc rest_keys[] = {{"Tab/1-9", "View"}};
 static const tp_tui_keydoc global_keys[] = {
     {"?", "this key reference"},
     {"q", "quit"},
     {"Tab/S-Tab", "next/previous view"},
-    {"1-" STR(TP_TUI_N_VIEWS), "view by number"},
+    {"1-9", "view by number"},
+    {"R", "the Ranks view: every rank side by side"},
     {"/", "search (tables), find (Timeline)"},
     {"Esc", "clear a kept search or find"},
     {"r", "next rank"},
@@ -606,7 +671,7 @@ static void draw_help(tp_tui *t, tp_tui_grid *g, int y) {
     const tp_tui_panel *p = panel(t, t->view);
     if (!p) {
         tp_tui_grid_fill(g, y, TP_TUI_A_TITLE);
-        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY, " q Quit  Tab/1-%d View", TP_TUI_N_VIEWS);
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_KEY, " q Quit  Tab/1-9 View");
         return;
     }
     if (t->searching) {
@@ -639,7 +704,11 @@ const tp_tui_grid *tp_tui_render(tp_tui *t) {
     }
     tp_tui_panel *p = panel(t, t->view);
     draw_title(t, g);
-    if (!p) /* the background thread is computing what this view shows */
+    if (!p && views[t->view].needs == TP_TUI_RANKS) /* every rank's analyses */
+        tp_tui_grid_printf(g, 1, s.body_top + 1, g->w - 1, TP_TUI_A_NORMAL,
+                           "computing the %s view (comparing %zu ranks)...", views[t->view].title,
+                           t->m->n_ranks);
+    else if (!p) /* the background thread is computing what this view shows */
         tp_tui_grid_printf(g, 1, s.body_top + 1, g->w - 1, TP_TUI_A_NORMAL,
                            "computing the %s view (%zu events)...", views[t->view].title,
                            t->d.r->ev.n);

@@ -50,14 +50,17 @@ enum {
     TP_TUI_KEY_TAB = '\t'
 };
 
-#define TP_TUI_N_VIEWS 9
+#define TP_TUI_N_VIEWS 10
 
 /* Fills the defaults: the first rank, Summary, 120x40, tp_an_opts_init's analyses. */
 void tp_tui_opts_init(tp_tui_opts *o);
 
-/* 0..8 for "summary", "timeline", "kernels", "ranges", "copies", "diagnosis", "stacks",
- * "memory", "cpuops" (or "1".."9"); -1 else. */
+/* 0..9 for "summary", "timeline", "kernels", "ranges", "copies", "diagnosis", "stacks",
+ * "memory", "cpuops", "ranks" (or their keys "1".."9", "R"); -1 else. */
 int tp_tui_view_index(const char *name);
+
+/* The key that shows view i: '1'..'9', then 'R' for the tenth (Ranks); 0 for no view. */
+int tp_tui_view_key(int i);
 
 /* The --view name of view i (0 <= i < TP_TUI_N_VIEWS), else NULL. */
 const char *tp_tui_view_name(int i);

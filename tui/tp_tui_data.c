@@ -211,6 +211,7 @@ static const struct {
 };
 
 void tp_tui_data_need(tp_tui_data *d, unsigned which) {
+    which &= ~TP_TUI_RANKS; /* the app's part */
     if (which & TP_RA_ALL)
         which |= TP_TUI_VIEW;
     unsigned fresh = which & ~d->ready;

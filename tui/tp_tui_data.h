@@ -11,6 +11,7 @@
 #ifndef TP_TUI_DATA_H
 #define TP_TUI_DATA_H
 
+#include "tp_an_ranks.h"
 #include "tp_an_view.h"
 #include "tp_model.h"
 #include "tp_rank_analysis.h"
@@ -44,7 +45,10 @@ typedef struct {
     tp_tui_lane *lanes;
     size_t n_lanes;
     tp_tui_table kernels, ranges, copies;
-    unsigned ready; /* the parts computed so far: TP_RA_* bits, TP_TUI_VIEW, TP_TUI_LANES */
+    unsigned ready;         /* the parts computed so far: TP_RA_* bits, TP_TUI_VIEW, TP_TUI_LANES */
+    const tp_an_ranks *job; /* the job's ranks compared (the Ranks view), owned by the app
+                               (tp_tui), which computes it once for every rank: valid once the
+                               app says TP_TUI_RANKS is ready; NULL outside the app */
 } tp_tui_data;
 
 /* Parts for tp_tui_data_need besides the TP_RA_* analyses, as bits above theirs: the timeline's
@@ -52,6 +56,9 @@ typedef struct {
  * analysis needs (so asking for one brings it) and the Timeline does not. */
 #define TP_TUI_LANES (1u << 31)
 #define TP_TUI_VIEW (1u << 30)
+/* The job's ranks compared (tp_an_ranks_run over every rank of the model): a part of the app's
+ * (tp_tui), not of one rank's data, computed once; tp_tui_data_need ignores it. */
+#define TP_TUI_RANKS (1u << 29)
 
 /* Takes rank `r` of `m` and options `o` (NULL: defaults, native mode); computes the drops and
  * the rank's time span (t_first, t_last), nothing else yet (not even the view). */

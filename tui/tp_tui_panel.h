@@ -46,6 +46,8 @@ struct tp_tui_panel {
     int ascii;                                   /* draw with ASCII only */
     const char *jump_view; /* set by key(): show jump_row in this view (a --view name) */
     long jump_row;
+    size_t jump_rank; /* set by key(): open the model's rank of index jump_rank - 1 (its
+                         Summary); 0: none */
     /* `/` on a view without a table: find(p, text, dir) selects the next (dir > 0) or
      * previous occurrence of text; NULL: `/` is ignored. find_kept is the text kept after
      * Enter (the key bar offers Esc to clear it). */

@@ -14,7 +14,10 @@ usage: test_trainer_ranks.py TRAINPROF TRAINER
 (c) the ranks are on one clock: each rank's shift is its first CLOCK_SYNC pair's offset minus
     rank 0's, recomputed here from each trace's Chrome export (baseTimeNanoseconds), and the
     residual comes from the last pairs (a number, never missing);
-(d) the report is the same bytes loaded on 1 and 4 threads (TRAINPROF_LOAD_WORKERS)."""
+(d) the report is the same bytes loaded on 1 and 4 threads (TRAINPROF_LOAD_WORKERS);
+(e) `trainprof tui DIR --snapshot --view ranks`: a row per rank, rank 2's naming both findings
+    and showing the report's steps and step p50, the findings' titles; the healthy job's view
+    says what the report's "Cross-rank findings" says."""
 import json
 import os
 import subprocess
@@ -56,6 +59,17 @@ def report(path, workers=None):
     return r.stdout if workers else json.loads(r.stdout)
 
 
+def tui_ranks(path):
+    r = subprocess.run([TP, "tui", path, "--snapshot", "--view", "ranks", "--width", "160",
+                        "--height", "50"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def units_ms(ns):
+    return "%.2f ms" % (ns / 1e6)
+
+
 with tempfile.TemporaryDirectory() as tmp:
     slow = os.path.join(tmp, "slow")
     record_job(slow, ["--slow-rank", "2", "--slow-factor", "4"])
@@ -71,10 +85,30 @@ with tempfile.TemporaryDirectory() as tmp:
     check(report(slow, 1) == report(slow, 4), "native traces: the same report loaded on 1 and 4 "
           "threads")
 
+    # (e) the TUI's Ranks view of the job's folder: the report's rows and findings
+    tui = tui_ranks(slow)
+    rows = {int(ln.split()[1] if ln.startswith(">") else ln.split()[0]): ln
+            for ln in tui.splitlines()[3:7]}
+    check(sorted(rows) == [0, 1, 2, 3] and tui.splitlines()[3].startswith(">      0"),
+          "TUI Ranks: a row per rank, the shown rank (0) selected (%s)" % tui)
+    ids2 = rows.get(2, "").split()[1:3] if rows.get(2, "").startswith(" ") else []
+    check(sorted(i.strip(",") for i in ids2) == ["input-straggler", "straggler"] and
+          not any("straggler" in rows.get(k, "") for k in (0, 1, 3)),
+          "TUI Ranks: rank 2's row names both findings, no other row any\n%s" % tui)
+    for f in x["findings"]:
+        check("] %s" % f["title"][:100] in tui, "TUI Ranks: finding '%s' shown" % f["title"])
+    check(" 20 " in rows.get(2, "") and units_ms(x["ranks"][2]["step_p50_ns"]) in rows.get(2, ""),
+          "TUI Ranks: rank 2's steps and step p50 as the report's (%s)" % rows.get(2))
+
     healthy = os.path.join(tmp, "healthy")
     record_job(healthy, [])
     x = report(healthy)["cross_rank"]
     check(x["findings"] == [], "healthy job: no cross-rank finding (%s)" % x["findings"])
+    quiet = subprocess.run([TP, "report", healthy], capture_output=True, text=True).stdout
+    quiet = quiet.split("Cross-rank findings\n", 1)[-1].split("\n", 1)[0].strip()
+    tui = tui_ranks(healthy)
+    check(quiet and quiet in tui and "1. [" not in tui,
+          "healthy job: the TUI's Ranks view says what the report says (%r)" % quiet)
 
     # (c) the clock, against each trace's own first pair
     base = {}

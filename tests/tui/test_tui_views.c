@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "tp_an_kernels.h"
+#include "tp_an_ranks.h"
 #include "tp_an_temporal.h"
 #include "tp_load.h"
 #include "tp_rank_analysis.h"
@@ -414,6 +415,64 @@ static void test_ranks(void) {
     tp_model_close(m);
 }
 
+/* The Ranks view: the job's rows as tp_an_ranks_run makes them for the report, the shown
+ * rank selected, Enter opens a rank's Summary, R comes back with the comparison kept; a
+ * single rank says there is nothing to compare. */
+static void test_ranks_view(void) {
+    tp_model *m = tp_model_new();
+    for (int k = 0; k < 3; k++) {
+        char file[32];
+        snprintf(file, sizeof file, "rank%d.json", k);
+        tp_rank *r = tp_model_add_rank(m, file);
+        r->rank = k;
+        tp_event_row e;
+        tp_event_row_init(&e);
+        e.ts = 1000, e.dur = 500 * (k + 1), e.cat = TP_CAT_KERNEL, e.stream = 7, e.device = 0;
+        e.name = tp_model_intern(m, "k", 1);
+        tp_events_push(&r->ev, &e);
+    }
+    tp_model_finish(m);
+    tp_an_ranks x;
+    tp_an_ranks_run(m, NULL, NULL, NULL, &x);
+    CHECK_EQ_I(x.n, 3);
+    tp_tui_opts o;
+    tp_tui_opts_init(&o);
+    o.rank = 1, o.view = "ranks";
+    char err[128], want[64];
+    tp_tui *t = NULL;
+    CHECK_OK(tp_tui_open(&t, m, &o, err, sizeof err));
+    CHECK(strstr(screen_row(t, 0), "[R Ranks]") != NULL);
+    CHECK(screen_find(t, "3 ranks, sorted by") == 1);
+    CHECK(tp_tui_computed(t) & TP_TUI_RANKS);
+    for (size_t i = 0; i < x.n; i++) {
+        char dur[32];
+        snprintf(want, sizeof want, "%c %6d ", i == 1 ? '>' : ' ', x.r[i].rank);
+        int y = screen_find(t, want);
+        CHECK(y == 3 + (int)i);
+        tp_units_dur(dur, sizeof dur, (double)x.r[i].compute_ns);
+        CHECK(y > 0 && strstr(screen_row(t, y), dur) != NULL);
+    }
+    CHECK(screen_find(t, "Cross-rank findings") > 6);
+    CHECK(screen_find(t, tp_an_ranks_quiet(&x)) > 6);
+    tp_tui_key(t, TP_TUI_KEY_DOWN);
+    keys(t, "\n"); /* rank 2's Summary */
+    CHECK_EQ_I(tp_tui_current_view(t), 0);
+    CHECK(strstr(screen_row(t, 0), "rank 2 (3 of 3)") != NULL);
+    keys(t, "R");
+    CHECK_EQ_I(tp_tui_current_view(t), 9);
+    CHECK(screen_find(t, ">      2") == 5);
+    keys(t, "r"); /* the next rank: the comparison stays, the selection follows */
+    CHECK(strstr(screen_row(t, 0), "rank 0 (1 of 3)") != NULL);
+    CHECK(screen_find(t, ">      0") == 3);
+    tp_tui_close(t);
+    tp_an_ranks_free(&x);
+    tp_model_close(m);
+    t = open_tui(sample, "R", 120, 40);
+    CHECK(screen_find(t, "one rank in this trace: nothing to compare") == 1);
+    CHECK(screen_find(t, "trainprof tui DIR") > 1);
+    tp_tui_close(t);
+}
+
 static void test_open_errors(void) {
     tp_tui_opts o;
     tp_tui_opts_init(&o);
@@ -465,7 +524,7 @@ static void test_lazy_views(void) {
         char *a = frame_text(first);
         tp_tui *later = open_tui(sample, tp_tui_view_name((v + 1) % TP_TUI_N_VIEWS), 120, 40);
         for (int k = 1; k < TP_TUI_N_VIEWS; k++) {
-            tp_tui_key(later, '1' + (v + 1 + k) % TP_TUI_N_VIEWS);
+            tp_tui_key(later, tp_tui_view_key((v + 1 + k) % TP_TUI_N_VIEWS));
             tp_tui_render(later);
         }
         CHECK_EQ_I(tp_tui_current_view(later), v);
@@ -523,6 +582,9 @@ static void test_background(void) {
     tp_tui_wait_all(t);
     CHECK_EQ_I(tp_tui_current_view(t), 5);
     CHECK(strstr(screen_row(t, 0), "rank 0 (1 of 2)") != NULL);
+    CHECK(tp_tui_computed(t) & TP_TUI_RANKS); /* the job's comparison, after the rank switches */
+    keys(t, "R");
+    CHECK(screen_find(t, "2 ranks, sorted by") == 1);
     tp_tui_close(t);
     tp_model_close(m);
 }
@@ -548,6 +610,7 @@ int main(void) {
     TP_RUN(test_no_gpu_utf8);
     TP_RUN(test_thread_name_lane);
     TP_RUN(test_ranks);
+    TP_RUN(test_ranks_view);
     TP_RUN(test_open_errors);
     tp_model_close(sample);
     return tp_test_summary();
