@@ -73,4 +73,24 @@ i=0
 while [ ! -s "$tmp/rc" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || fail "C-locale session did not exit 0 after q"
 
-echo "ok: tmux-driven session (views, zoom, lanes, sort, search, resize, quit)"
+# Two traces as two ranks: R compares them (the background thread analyses both, "computing"
+# until then), Enter on the second row opens that rank's Summary, R comes back to the same table.
+rm -f "$tmp/rc"
+other=$src/traces/samples/cpu-trainer-pageable-copies.tprof
+T new-session -d -s tui3 -x 120 -y 40 \
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen '$tp' tui '$sample' '$other'; echo \$? >'$tmp/rc'; sleep 5" ||
+    fail "tmux new-session (two ranks) failed"
+wait_in tui3 "rank 0 (1 of 2)" "[1 Summary]" "r Rank"
+T send-keys -t tui3 R
+wait_in tui3 "[R Ranks]" "2 ranks, sorted by" "Cross-rank findings" ">      0  input-straggler" \
+    "Enter open the rank"
+T send-keys -t tui3 Down Enter
+wait_in tui3 "rank 1 (2 of 2)" "[1 Summary]"
+T send-keys -t tui3 R
+wait_in tui3 "[R Ranks]" ">      1  memory-imbalance" "Cross-rank findings"
+T send-keys -t tui3 q
+i=0
+while [ ! -s "$tmp/rc" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || fail "two-rank session did not exit 0 after q"
+
+echo "ok: tmux-driven session (views, zoom, lanes, sort, search, resize, ranks, quit)"
