@@ -10,6 +10,7 @@
 #include "tp_report_fmt.h"
 #include "tp_report_host.h"
 #include "tp_report_section.h"
+#include "tp_report_stacks.h"
 #include "tp_report_svg.h"
 #include "tp_units.h"
 
@@ -457,6 +458,66 @@ static void html_kernels(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     fprintf(f, "</table>\n");
 }
 
+/* GPU time by launching stack (tp_an_stacks, the text report's section): the top groups, each
+ * with its frames as the report reads them (a Python program's call, "... N library frames"
+ * where library frames were left out, then the program's own line and its callers) and its
+ * kernels; nothing when no GPU op was launched from a recorded stack. */
+static void html_stacks(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    static const char *const cols[] = {"launching stack (innermost first)", "kernels", "GPU time",
+                                       "share", "ops"};
+    enum { KERNELS_SHOWN = 3, KERNEL_CHARS = 160 }; /* the Kernels table has every name whole */
+    tp_an_stacks own;
+    const tp_an_stacks *sp = tp_report_stacks_of(rr, o, &own);
+    size_t top = top_rows(o);
+    char label[1024], gap[64], b[32];
+    if (sp->n) {
+        fprintf(f, "<h3>GPU time by launching stack</h3>\n");
+        shown_of(f, top, sp->n, "groups of stacks by GPU time");
+        fprintf(f, "<table class=\"stacks\"");
+        attr_int(f, "rows", (long long)sp->n);
+        attr_int(f, "depth", sp->depth);
+        fprintf(f, ">\n");
+        th_row(f, cols, sizeof cols / sizeof cols[0], 2);
+    }
+    for (size_t i = 0; i < sp->n && i < top; i++) {
+        const tp_an_stack_row *g = &sp->s[i];
+        fprintf(f, "<tr");
+        attr_int(f, "gpu-ns", g->gpu_ns);
+        attr_int(f, "count", (long long)g->count);
+        attr_int(f, "stack-id", g->stack);
+        fprintf(f, "><td class=\"name\">");
+        for (size_t k = 0; k < g->n_frames; k++) {
+            if (g->frames[k].skipped) {
+                fprintf(f, "<span class=\"sub\">");
+                tp_rh_text(f, tp_an_frame_gap(&g->frames[k], gap, sizeof gap));
+                fprintf(f, "</span><br>");
+            }
+            tp_rh_text(f, tp_an_frame_label(&g->frames[k], label, sizeof label));
+            fprintf(f, "%s", k + 1 < g->n_frames ? "<br>" : "");
+        }
+        fprintf(f, "</td><td class=\"name\">");
+        for (size_t k = 0; k < g->n_k && k < KERNELS_SHOWN; k++) {
+            tp_rh_text(f, tp_rf_clip(label, sizeof label, tp_model_str(rr->v.m, g->k[k].name),
+                                     KERNEL_CHARS));
+            fprintf(f, " x%zu%s", g->k[k].count, k + 1 < g->n_k ? "<br>" : "");
+        }
+        if (g->n_k > KERNELS_SHOWN)
+            fprintf(f, "+%zu more", g->n_k - KERNELS_SHOWN);
+        fprintf(f, "</td>");
+        td_dur(f, (double)g->gpu_ns);
+        fprintf(f, "<td class=\"n\">%s</td>",
+                tp_rf_pct_str(b, sizeof b, tp_rf_pct(g->gpu_ns, sp->gpu_ns)));
+        td_count(f, g->count);
+        fprintf(f, "</tr>\n");
+    }
+    if (sp->n)
+        fprintf(f, "</table>\n");
+    if (sp->n && sp->no_stack)
+        fprintf(f, "<p class=\"sub\">without a stack: %zu ops, %s</p>\n", sp->no_stack,
+                tp_units_dur(b, sizeof b, (double)sp->no_stack_ns));
+    tp_an_stacks_free(&own);
+}
+
 static void html_copies(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     (void)o;
     static const char *const cols[] = {"kind", "source", "count", "bytes", "busy", "GB/s"};
@@ -635,6 +696,7 @@ static const html_section html_sections[] = {
     {"busy", TP_RS_DEVICE, html_busy},
     {"memory", TP_RS_ALWAYS, html_memory},
     {"kernels", TP_RS_DEVICE, html_kernels},
+    {"stacks", TP_RS_DEVICE, html_stacks},
     {"copies", TP_RS_DEVICE, html_copies},
     {"ranges", TP_RS_ALWAYS, html_ranges},
     {"cpu_ops", TP_RS_ALWAYS, html_cpuops},

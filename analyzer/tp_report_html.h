@@ -5,7 +5,8 @@
  * diagnosis (ranked findings with evidence, source and fix), a summary, the step time split
  * per step (tp_an_stepsplit: compute, exposed communication, copies, other, idle) as stacked
  * bars, the device's busy share over time, the memory timeline (allocated and reserved),
- * the kernel, annotation range, CPU operator and copy tables, and, with several ranks, their
+ * the kernel, annotation range, CPU operator and copy tables, GPU time by launching stack
+ * (tp_report_stacks_of: the text report's groups), and, with several ranks, their
  * comparison; a rank without device activity shows its host step split and threads instead
  * of the device charts. Everything is inline (CSS and SVG; no script, no font, no link outside the
  * page), every trace string is escaped (tp_rh_text), and the size is bounded whatever the trace:

@@ -44,10 +44,8 @@ static void text_group(FILE *f, size_t i, const tp_an_stack_row *s, const tp_an_
     text_kernels(f, s, m);
 }
 
-/* The rank's launching stacks: those the analyses computed (TP_RA_STACKS), else into *own,
- * which the caller frees. */
-static const tp_an_stacks *stacks_of(const tp_rank_analysis *rr, const tp_report_opts *o,
-                                     tp_an_stacks *own) {
+const tp_an_stacks *tp_report_stacks_of(const tp_rank_analysis *rr, const tp_report_opts *o,
+                                        tp_an_stacks *own) {
     memset(own, 0, sizeof *own);
     if (rr->ran & TP_RA_STACKS)
         return &rr->st;
@@ -57,7 +55,7 @@ static const tp_an_stacks *stacks_of(const tp_rank_analysis *rr, const tp_report
 
 void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
     tp_an_stacks own;
-    const tp_an_stacks *sp = stacks_of(rr, o, &own);
+    const tp_an_stacks *sp = tp_report_stacks_of(rr, o, &own);
     if (sp->n) {
         char tb[32];
         size_t top = (size_t)(o->top > 0 ? o->top : 10);
@@ -125,7 +123,7 @@ static void json_group(yajl_gen g, const tp_an_stack_row *s, const tp_an_stacks 
 
 void tp_report_stacks_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
     tp_an_stacks own;
-    const tp_an_stacks *sp = stacks_of(rr, o, &own);
+    const tp_an_stacks *sp = tp_report_stacks_of(rr, o, &own);
     tp_rj_str(g, "launch_stacks");
     yajl_gen_map_open(g);
     tp_rj_int(g, "depth", sp->depth);

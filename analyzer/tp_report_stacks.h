@@ -3,6 +3,7 @@
 #ifndef TP_REPORT_STACKS_H
 #define TP_REPORT_STACKS_H
 
+#include "tp_an_stacks.h"
 #include "tp_report_section.h"
 
 /* Text: the o->top heaviest groups with their frames and kernels; nothing when no GPU op
@@ -11,5 +12,10 @@ void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_
 
 /* JSON: "launch_stacks" (docs/report-schema.md), every group, in every rank. */
 void tp_report_stacks_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o);
+
+/* The rank's launching stacks, as every format reads them: those the analyses computed
+ * (TP_RA_STACKS), else run into *own, which the caller frees (tp_an_stacks_free). */
+const tp_an_stacks *tp_report_stacks_of(const tp_rank_analysis *rr, const tp_report_opts *o,
+                                        tp_an_stacks *own);
 
 #endif

@@ -8,7 +8,8 @@ href that leaves the page, no http(s) URL at all; (2) Chromium's screenshot is n
 PNG decoded here: many colours, enough non-white pixels, and the step chart's compute colour
 drawn); (3) the numbers in Chromium's DOM (data-* attributes) equal `report --format json` on
 the same trace: GPU busy and span (utilization), step count and median, the top kernels',
-ranges' and CPU ops' totals, the finding ids in order, the memory peak, the per-step bars
+ranges' and CPU ops' totals, the launching stacks' GPU time, ops and innermost frames (the
+trainer is recorded with --stacks api), the finding ids in order, the memory peak, the per-step bars
 (their parts add up to the step, their median is the report's), and with several ranks the
 cross-rank rows and findings.
 Pages: the trainer recorded under the collector (input-bound, CPU device); a rank without a
@@ -232,6 +233,13 @@ def check_rank(name, dom, rk):
         got = [int(a[key]) for a in dom.find(section=sec, table=table, key=key)]
         want = [r[field] for r in rows[:top]]
         check(got == want, tag + ": top %d %s (%s) as in JSON" % (len(want), table, want[:3]))
+    ls = rk.get("launch_stacks", {}).get("stacks", [])
+    got = [(int(a["data-gpu-ns"]), int(a["data-count"]))
+           for a in dom.find(section=sec, table="stacks", key="data-gpu-ns")]
+    check(got == [(g["gpu_ns"], g["count"]) for g in ls[:top]],
+          tag + ": top %d launching stacks (GPU time, ops) as in JSON" % min(top, len(ls)))
+    check(all(any(g["frames"][0]["label"] in t for t in dom.texts) for g in ls[:top]),
+          tag + ": each shown group's innermost frame as in JSON")
     mu = rk.get("memory_use")
     if mu and mu["peak_allocated_bytes"] >= 0:
         check(one("data-peak-allocated-bytes") == str(mu["peak_allocated_bytes"]),
@@ -332,13 +340,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         # the trainer under the collector: a real recording
         trace = os.path.join(tmp, "input-bound.tprof")
-        r = subprocess.run([TP, "record", "-o", trace, "--", TRAINER, "--device", "cpu",
+        r = subprocess.run([TP, "record", "--stacks", "api", "-o", trace, "--", TRAINER,
+                            "--device", "cpu",
                             "--scenario", "input-bound", "--read-loss-every", "1", "--steps", "12"],
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
         js, _ = check_page(tmp, "trainer", [trace])
         check(js["ranks"][0]["findings"] and js["ranks"][0]["findings"][0]["id"] == "input-bound",
               "trainer: input-bound is the top finding (the page shows it first)")
+        check(len(js["ranks"][0]["launch_stacks"]["stacks"]) >= 3,
+              "trainer: recorded with launching stacks (the page's stacks table has rows)")
 
         # two ranks, rank 1 three times slower, names that are markup
         job = os.path.join(tmp, "job")
