@@ -62,6 +62,9 @@ typedef struct {
     /* Optional: the indexes its run never reads, which the model's finish then does not build
      * (TP_FINISH_NO_* bits: tp_load_paths_progress's `skip`) */
     unsigned (*finish_skip)(const void *args);
+    /* Optional: the file its run writes (-o; NULL: standard output) and whether it may replace
+     * a trace (--force), checked against the traces before they load (tp_cmd_check_output) */
+    const char *(*output)(const void *args, int *force);
 } tp_cmd_traces;
 
 /* `trainprof NAME TRACE... [options] [--quiet]`: parses argv into `args` (the command's argument
@@ -82,6 +85,15 @@ struct tp_progress *tp_cmd_progress_open(const char *cmd, int quiet);
  * and reports a failed write on it once, with the system's reason: "trainprof CMD: cannot
  * write NAME: No space left on device". Returns 0, or 1 after the message. */
 int tp_cmd_flush(const char *cmd, FILE *out, const char *name);
+
+/* Where a command writes its text output (-o FILE: report, diff, merge): refuses, saying why
+ * on stderr in one line and returning 1, a FILE that is one of the `n` paths it reads or a
+ * trace file of one of its folders (the same file, by device and inode: writing would destroy
+ * what is being read) or a folder, and,
+ * unless `force`, an existing .tprof trace; returns 0 for anything else (a new name, the
+ * output of an earlier run: replaced, as always). NULL or "-": 0. */
+int tp_cmd_check_output(const char *cmd, const char *out, const char *const *inputs, size_t n,
+                        int force);
 
 /* For commands that read only .tprof: when `path` is JSON (a PyTorch-profiler trace or an
  * attempt at one), says so on stderr in one line, pointing to `trainprof report`, and

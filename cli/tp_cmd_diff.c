@@ -22,11 +22,12 @@ typedef struct {
     size_t n_gates;
     int format_json;
     const char *out;
+    int force; /* --force: -o may replace a trace */
 } diff_args;
 
 static void usage(FILE *f) {
     fprintf(f, "usage: trainprof diff BASE NEW [--rank N] [--format text|json] [--compat hta]\n"
-               "                      [--top N] [--fail-if EXPR]... [-o FILE]\n"
+               "                      [--top N] [--fail-if EXPR]... [-o FILE [--force]]\n"
                "Compares two runs: headline figures, device ops, ranges and copies by name\n"
                "(largest changes first), findings that appeared or went away.\n"
                "--fail-if EXPR exits 1 when a change crosses a threshold (repeatable):\n"
@@ -76,6 +77,7 @@ static const tp_cmd_opt options[] = {
     OPT("--fail-if", TP_OPT_PARSE, gates, 0, 0, parse_gate, "takes an expression (see --help)"),
     OPT("--no-symbols", TP_OPT_FLAG, o.an.no_symbols, 0, 0, NULL, ""),
     OPT("-o", TP_OPT_STR, out, 0, 0, NULL, "takes a file name"),
+    OPT("--force", TP_OPT_FLAG, force, 0, 0, NULL, ""),
 };
 #undef OPT
 
@@ -114,9 +116,19 @@ static int run_pair(const tp_model *base, const tp_model *next, void *args) {
     return rc;
 }
 
+static const char *output(const void *args, int *force) {
+    const diff_args *a = args;
+    *force = a->force;
+    return a->out;
+}
+
 int tp_cmd_diff(int argc, char **argv) {
-    static const tp_cmd_traces cmd = {
-        "diff", usage, options, sizeof options / sizeof options[0], NULL, run_pair, 0, NULL, NULL};
+    static const tp_cmd_traces cmd = {.name = "diff",
+                                      .usage = usage,
+                                      .opts = options,
+                                      .n_opts = sizeof options / sizeof options[0],
+                                      .run_pair = run_pair,
+                                      .output = output};
     diff_args a = {.out = NULL};
     tp_an_opts_init(&a.o.an);
     a.o.rank = -1;

@@ -6,8 +6,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tp_import_kineto.h"
+#include "tp_load.h"
+#include "tp_load_native.h"
+#include "tp_outfile.h"
 
 int tp_cmd_flush(const char *cmd, FILE *out, const char *name) {
     errno = 0; /* a failed fflush sets it; an error flag from an earlier write does not */
@@ -16,6 +20,50 @@ int tp_cmd_flush(const char *cmd, FILE *out, const char *name) {
     fprintf(stderr, "trainprof %s: cannot write %s: %s\n", cmd, name,
             tp_status_why(TP_ERR_IO, errno));
     return 1;
+}
+
+int tp_cmd_check_output(const char *cmd, const char *out, const char *const *inputs, size_t n,
+                        int force) {
+    tp_file_id o, in;
+    struct stat st;
+    if (!out || !strcmp(out, "-") || tp_outfile_id(out, &o) != 0)
+        return 0; /* standard output, or a file still to be made */
+    for (size_t i = 0; i < n; i++) {
+        /* a folder: the trace files a load takes from it */
+        char **files = NULL, *one[1] = {(char *)inputs[i]};
+        size_t nf = 0;
+        tp_load_result res;
+        int dir = stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+                  tp_load_folder_files(inputs[i], &files, &nf, &res) == TP_OK;
+        char **paths = dir ? files : one;
+        nf = dir ? nf : 1;
+        const char *same = NULL;
+        for (size_t k = 0; k < nf && !same; k++)
+            if (tp_outfile_id(paths[k], &in) == 0 && in.dev == o.dev && in.ino == o.ino)
+                same = paths[k];
+        if (same)
+            fprintf(stderr, "trainprof %s: -o %s is %s, which it reads; choose another -o\n", cmd,
+                    out, same);
+        if (dir)
+            tp_load_files_free(files, nf);
+        if (same)
+            return 1;
+    }
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "trainprof %s: -o %s is a folder; name a file\n", cmd, out);
+        return 1;
+    }
+    unsigned char head[16];
+    FILE *f = force ? NULL : fopen(out, "rb");
+    size_t len = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    if (len && tp_load_native_sniff(head, len)) {
+        fprintf(stderr, "trainprof %s: -o %s is a trainprof trace; use --force to replace it\n",
+                cmd, out);
+        return 1;
+    }
+    return 0;
 }
 
 int tp_cmd_not_native(const char *cmd, const char *path) {

@@ -129,6 +129,12 @@ int tp_cmd_traces_main(const tp_cmd_traces *c, void *args, int argc, char **argv
         free(paths);
         return rc == 1 ? 0 : 2;
     }
+    int force = 0;
+    const char *out = c->output ? c->output(args, &force) : NULL;
+    if (tp_cmd_check_output(c->name, out, paths, n, force) != 0) {
+        free(paths);
+        return 1;
+    }
     unsigned skip = c->finish_skip ? c->finish_skip(args) : 0;
     if (c->run_pair) {
         if (n != 2) {

@@ -2,8 +2,8 @@
  * `trainprof report --format json` wrote per rank (or per node) and prints the cross-rank
  * section (analyzer/tp_merge: the report's own rows and rules) without loading any trace.
  *
- * `trainprof merge REPORT.json... [--format text|json] [-o FILE]`. Exit status: 0 done, 1 a
- * report cannot be read or is not one the merge takes (one line on stderr), 2 usage. */
+ * `trainprof merge REPORT.json... [--format text|json] [-o FILE [--force]]`. Exit status: 0 done, 1
+ * a report cannot be read or is not one the merge takes (one line on stderr), 2 usage. */
 #include "tp_cmd.h"
 
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "tp_merge.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: trainprof merge REPORT.json... [--format text|json] [-o FILE]\n"
+    fprintf(f, "usage: trainprof merge REPORT.json... [--format text|json] [-o FILE [--force]]\n"
                "Each REPORT.json is `trainprof report --format json` of one rank (or several),\n"
                "run where its trace lives; the merge prints the cross-rank section of them all\n"
                "(per-rank step time, utilization, communication, memory peak, data wait;\n"
@@ -22,6 +22,7 @@ static void usage(FILE *f) {
 typedef struct {
     int json;
     const char *out;
+    int force; /* --force: -o may replace a trace */
     size_t n_in;
     char **in;
 } merge_args;
@@ -47,6 +48,8 @@ static int parse(int argc, char **argv, merge_args *a) {
                 return -1;
             }
             a->json = !strcmp(v, "json");
+        } else if (!strcmp(argv[i], "--force")) {
+            a->force = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "trainprof merge: unknown option %s\n", argv[i]);
             return -1;
@@ -60,6 +63,8 @@ static int parse(int argc, char **argv, merge_args *a) {
 }
 
 static int run(const merge_args *a) {
+    if (tp_cmd_check_output("merge", a->out, (const char *const *)a->in, a->n_in, a->force))
+        return 1;
     tp_merge *mg = tp_merge_open();
     char err[1024];
     for (size_t i = 0; i < a->n_in; i++)

@@ -15,6 +15,7 @@
 typedef struct {
     tp_report_opts o;
     const char *out; /* -o FILE; NULL: stdout */
+    int force;       /* --force: -o may replace a trace */
 } report_args;
 
 static void usage(FILE *f) {
@@ -22,7 +23,7 @@ static void usage(FILE *f) {
             "usage: trainprof report TRACE... [--rank N] [--format text|json|html] [--compat hta]\n"
             "                        [--include-last-step] [--no-ns-rounding] [--top N]\n"
             "                        [--no-symbols] [--stack-depth N] [--group-by name|shapes]\n"
-            "                        [--sort-ops self|total] [-o FILE] [--quiet]\n"
+            "                        [--sort-ops self|total] [-o FILE [--force]] [--quiet]\n"
             "TRACE is a .tprof file, a PyTorch-profiler JSON (.json, .json.gz), or a folder of\n"
             "per-rank files. --compat hta reproduces Holistic Trace Analysis' rules.\n"
             "--format html writes one self-contained page (charts, no script; use -o).\n"
@@ -32,6 +33,8 @@ static void usage(FILE *f) {
             "The CPU-operator table (framework ops and annotation ranges, self and total\n"
             "time) has one row per name, or per name and input shapes with --group-by\n"
             "shapes; --sort-ops total sorts it by total instead of self time.\n"
+            "-o FILE replaces an earlier report; it never writes over a trace being read, nor\n"
+            "over another .tprof trace unless --force.\n"
             "Work that takes more than 2 s shows its progress on stderr (bytes read, events,\n"
             "elapsed); --quiet (-q) turns it off.\n");
 }
@@ -67,6 +70,7 @@ static const tp_cmd_opt options[] = {
         "takes self or total"),
     OPT("--stack-depth", TP_OPT_INT, o.an.stack_depth, 1, 64, NULL, "takes a number from 1 to 64"),
     OPT("-o", TP_OPT_STR, out, 0, 0, NULL, "takes a file name"),
+    OPT("--force", TP_OPT_FLAG, force, 0, 0, NULL, ""),
 };
 #undef OPT
 
@@ -158,10 +162,22 @@ static void prepare(tp_model *m, void *args) {
     }
 }
 
+static const char *output(const void *args, int *force) {
+    const report_args *a = args;
+    *force = a->force;
+    return a->out;
+}
+
 int tp_cmd_report(int argc, char **argv) {
-    static const tp_cmd_traces cmd = {
-        "report", usage,   options,    sizeof options / sizeof options[0], run, NULL,
-        1,        prepare, finish_skip};
+    static const tp_cmd_traces cmd = {.name = "report",
+                                      .usage = usage,
+                                      .opts = options,
+                                      .n_opts = sizeof options / sizeof options[0],
+                                      .run = run,
+                                      .progress_in_run = 1,
+                                      .prepare = prepare,
+                                      .finish_skip = finish_skip,
+                                      .output = output};
     report_args a = {.out = NULL};
     tp_report_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

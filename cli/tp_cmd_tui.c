@@ -94,8 +94,11 @@ int tp_cmd_tui(int argc, char **argv) {
             "takes a number from 1 to 64"),
     };
 #undef OPT
-    const tp_cmd_traces cmd = {
-        "tui", usage, options, sizeof options / sizeof options[0], show, NULL, 0, NULL, NULL};
+    const tp_cmd_traces cmd = {.name = "tui",
+                               .usage = usage,
+                               .opts = options,
+                               .n_opts = sizeof options / sizeof options[0],
+                               .run = show};
     tui_args a = {0};
     tp_tui_opts_init(&a.o);
     return tp_cmd_traces_main(&cmd, &a, argc, argv);

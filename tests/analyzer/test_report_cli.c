@@ -6,9 +6,12 @@
  *     a trace that lost every KERNEL record no longer reads "no device activity";
  *   - terminal safety: names with ESC sequences, CR, LF and bytes that are not UTF-8 reach
  *     the terminal escaped (`\x1b`, `\x0d`, `\xff`) from report and info; the JSON report
- *     and info --json keep them exact (bytes that are not UTF-8 as U+FFFD).
+ *     and info --json keep them exact (bytes that are not UTF-8 as U+FFFD);
+ *   - -o never writes over a trace being read (given, or in a folder given) or merge's
+ *     input, nor over another trace without --force; an earlier report is replaced.
  * argv[1] is the trainprof binary. */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
@@ -313,6 +316,64 @@ static void test_names_are_terminal_safe(void) {
     yajl_tree_free(v);
 }
 
+/* The size of file `path`, -1 when missing. */
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* -o never writes over what is being read (a trace given, one in a folder given, merge's
+ * reports), nor over another trace unless --force; an earlier report is replaced as always;
+ * each refusal is one line and exit 1, the trace intact. */
+static void test_output_guard(void) {
+    char a[300], b[300], sub[300], in_sub[300], rep[300], js[300];
+    snprintf(a, sizeof a, "%s/a.tprof", dir);
+    snprintf(b, sizeof b, "%s/b.tprof", dir);
+    snprintf(sub, sizeof sub, "%s/job", dir);
+    snprintf(in_sub, sizeof in_sub, "%s/job/rank0.tprof", dir);
+    snprintf(rep, sizeof rep, "%s/report.txt", dir);
+    snprintf(js, sizeof js, "%s/report.json", dir);
+    write_trace(a, 10, 1, "k", "step", "main", 0, 0);
+    write_trace(b, 10, 1, "k", "step", "main", 0, 0);
+    mkdir(sub, 0755);
+    write_trace(in_sub, 10, 1, "k", "step", "main", 0, 0);
+    long size_a = file_size(a), size_b = file_size(b), size_in = file_size(in_sub);
+    const char *self[] = {"report", a, "-o", a, NULL};
+    run(self);
+    CHECK_EQ_I(R.status, 1);
+    CHECK(strstr(R.err, "which it reads; choose another -o") &&
+          !strchr(strchr(R.err, '\n') + 1, '\n'));
+    const char *self_forced[] = {"report", a, "-o", a, "--force", NULL};
+    run(self_forced);
+    CHECK_EQ_I(R.status, 1);
+    const char *in_folder[] = {"report", sub, "-o", in_sub, "--force", NULL};
+    run(in_folder);
+    CHECK(R.status == 1 && strstr(R.err, "which it reads"));
+    const char *other[] = {"report", a, "-o", b, NULL};
+    run(other);
+    CHECK(R.status == 1 && strstr(R.err, "is a trainprof trace; use --force to replace it"));
+    const char *diff_self[] = {"diff", a, b, "-o", b, "--force", NULL};
+    run(diff_self);
+    CHECK(R.status == 1 && strstr(R.err, "trainprof diff: -o"));
+    CHECK(file_size(a) == size_a && file_size(b) == size_b && file_size(in_sub) == size_in);
+    const char *to_dir[] = {"report", a, "-o", dir, NULL};
+    run(to_dir);
+    CHECK(R.status == 1 && strstr(R.err, "is a folder"));
+    const char *twice[] = {"report", a, "-o", rep, NULL};
+    run(twice);
+    CHECK_EQ_I(R.status, 0);
+    run(twice); /* an earlier report: replaced */
+    CHECK(R.status == 0 && file_size(rep) > 0);
+    const char *forced[] = {"report", a, "-o", b, "--force", NULL};
+    run(forced);
+    CHECK(R.status == 0 && file_size(b) == file_size(rep)); /* the same text report */
+    const char *to_json[] = {"report", a, "--format", "json", "-o", js, NULL};
+    run(to_json);
+    const char *merge_self[] = {"merge", js, "-o", js, NULL};
+    run(merge_self);
+    CHECK(R.status == 1 && strstr(R.err, "trainprof merge: -o"));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s TRAINPROF\n", argv[0]);
@@ -325,6 +386,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_drops_everywhere);
     TP_RUN(test_every_kernel_dropped);
     TP_RUN(test_names_are_terminal_safe);
+    TP_RUN(test_output_guard);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
