@@ -36,6 +36,10 @@ struct tp_an_frames {
     uint32_t *mods; /* the raw frames of the stack being collected (tp_rank_stack_copy) */
     uint64_t *addrs;
     size_t cap_raw;
+    uint32_t *lib_file; /* Python files classified (tp_an_frames_library_file), by string id
+                           + 1 (open addressing; 0: empty): one classification per file */
+    uint8_t *lib_is;
+    size_t n_lib, used_lib;
 };
 
 tp_an_frames *tp_an_frames_open(const tp_model *m, const tp_rank *r, int no_symbols,
@@ -61,6 +65,7 @@ void tp_an_frames_close(tp_an_frames *fx) {
         free(fx->cache[i].f), free(fx->cache[i].pre);
     free(fx->cache);
     free(fx->cur), free(fx->mods), free(fx->addrs);
+    free(fx->lib_file), free(fx->lib_is);
     if (fx->sym_owned)
         tp_symbolizer_close(fx->sym);
     free(fx);
@@ -120,6 +125,38 @@ static void add_symbolized(tp_an_frames *fx, const tp_stack_module *mo, const ch
     }
 }
 
+static size_t lib_slot(const tp_an_frames *fx, uint32_t key) {
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (fx->n_lib - 1);
+    while (fx->lib_file[i] && fx->lib_file[i] != key)
+        i = (i + 1) & (fx->n_lib - 1);
+    return i;
+}
+
+/* tp_an_frames_library_file of the file with string id `file`, classified once per handle:
+ * a report reads the same few hundred files in thousands of stacks. */
+static int library_file(tp_an_frames *fx, uint32_t file) {
+    if (2 * (fx->used_lib + 1) > fx->n_lib) {
+        uint32_t *old = fx->lib_file;
+        uint8_t *old_is = fx->lib_is;
+        size_t n = fx->n_lib;
+        fx->n_lib = n ? 2 * n : 256;
+        fx->lib_file = tp_mem_xcalloc(fx->n_lib, sizeof *fx->lib_file);
+        fx->lib_is = tp_mem_xalloc(fx->n_lib, sizeof *fx->lib_is);
+        for (size_t i = 0; i < n; i++)
+            if (old[i]) {
+                size_t k = lib_slot(fx, old[i]);
+                fx->lib_file[k] = old[i], fx->lib_is[k] = old_is[i];
+            }
+        free(old), free(old_is);
+    }
+    size_t k = lib_slot(fx, file + 1);
+    if (!fx->lib_file[k]) {
+        fx->lib_file[k] = file + 1, fx->used_lib++;
+        fx->lib_is[k] = (uint8_t)tp_an_frames_library_file(file ? tp_model_str(fx->m, file) : "");
+    }
+    return fx->lib_is[k];
+}
+
 /* A Python frame: function, file and line from its code object in the model. */
 static void add_python(tp_an_frames *fx, uint64_t addr) {
     const tp_stack_pycode *c = tp_rank_stack_pycode(fx->r, TP_STACK_PY_CODE(addr));
@@ -128,7 +165,7 @@ static void add_python(tp_an_frames *fx, uint64_t addr) {
     fr->file = c && c->file ? tp_model_str(fx->m, c->file) : "";
     fr->line = (int)TP_STACK_PY_LINE(addr);
     fr->python = 1;
-    fr->library = tp_an_frames_library_file(fr->file);
+    fr->library = library_file(fx, c ? c->file : 0);
 }
 
 /* The top-level modules whose files the PyTorch profiler's relative paths cannot tell from
@@ -265,21 +302,32 @@ static int native_library(const char *path) {
 /* The frames of one stack into fx->cur (see the header for what is left out), from raw
  * frame `from` on, stopping once `limit` frames are there (0: no limit): what is not needed
  * is never symbolized. skip_cuda_head: leave out the innermost CUDA library frames (the
- * prefix of a stack without Python frames, is_cuda_lib). python_only: only the Python
- * frames (a Python program's prefix), so no native frame is symbolized. */
+ * prefix of a stack without Python frames, is_cuda_lib). python_depth: only the Python
+ * frames a prefix of that depth reads (a Python program's: tp_an_frames_prefix), so no native
+ * frame is symbolized; 0: every frame. */
 static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addrs, size_t nf,
-                    size_t from, size_t limit, int skip_cuda_head, int python_only) {
+                    size_t from, size_t limit, int skip_cuda_head, size_t python_depth) {
     uint32_t interp = interpreter_module(mods, nf);
     int python = interp != TP_STACK_NO_MODULE, seen_python = 0;
-    size_t above = 0;
+    size_t above = 0, own = SIZE_MAX; /* python_depth: the program's innermost frame (the
+                                         first, or after it), once collected */
     for (size_t i = from; i < nf && (!limit || fx->n_cur < limit); i++) {
         if (mods[i] == TP_STACK_PYTHON) {
             add_python(fx, addrs[i]);
             seen_python = 1;
+            if (!python_depth)
+                continue;
+            /* a prefix reads the first frame, then `depth` - 1 from the program's own on
+             * (tp_an_frames_prefix): the frames past those are never read */
+            const tp_an_frame *c = fx->cur;
+            if (own == SIZE_MAX && (fx->n_cur == 1 ? !c[0].library : !c[fx->n_cur - 1].library))
+                own = fx->n_cur - 1;
+            if (own != SIZE_MAX && fx->n_cur - (own ? own : 1) + 1 >= python_depth)
+                break;
             continue;
         }
-        if (python_only || (python && (mods[i] == interp ||
-                                       (!seen_python && fx->max_above && above >= fx->max_above))))
+        if (python_depth || (python && (mods[i] == interp ||
+                                        (!seen_python && fx->max_above && above >= fx->max_above))))
             continue;
         const tp_stack_module *mo = tp_rank_stack_module(fx->r, mods[i]);
         const char *path = mo && mo->path ? tp_model_str(fx->m, mo->path) : NULL;
@@ -416,7 +464,7 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
         int python = from < nf;
         fx->n_cur = 0;
         collect(fx, fx->mods, fx->addrs, nf, python ? from : 0, python ? 0 : (size_t)depth, !python,
-                python);
+                python ? (size_t)depth : 0);
         f = fx->cur, n = fx->n_cur;
     }
     free(c->pre);
