@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_libpath.h"
 #include "tp_mem.h"
 #include "tp_symbolize.h"
 
@@ -36,7 +37,7 @@ struct tp_an_frames {
     uint32_t *mods; /* the raw frames of the stack being collected (tp_rank_stack_copy) */
     uint64_t *addrs;
     size_t cap_raw;
-    uint32_t *lib_file; /* Python files classified (tp_an_frames_library_file), by string id
+    uint32_t *lib_file; /* Python files classified (tp_libpath_python), by string id
                            + 1 (open addressing; 0: empty): one classification per file */
     uint8_t *lib_is;
     size_t n_lib, used_lib;
@@ -132,7 +133,7 @@ static size_t lib_slot(const tp_an_frames *fx, uint32_t key) {
     return i;
 }
 
-/* tp_an_frames_library_file of the file with string id `file`, classified once per handle:
+/* tp_libpath_python of the file with string id `file`, classified once per handle:
  * a report reads the same few hundred files in thousands of stacks. */
 static int library_file(tp_an_frames *fx, uint32_t file) {
     if (2 * (fx->used_lib + 1) > fx->n_lib) {
@@ -152,7 +153,7 @@ static int library_file(tp_an_frames *fx, uint32_t file) {
     size_t k = lib_slot(fx, file + 1);
     if (!fx->lib_file[k]) {
         fx->lib_file[k] = file + 1, fx->used_lib++;
-        fx->lib_is[k] = (uint8_t)tp_an_frames_library_file(file ? tp_model_str(fx->m, file) : "");
+        fx->lib_is[k] = (uint8_t)tp_libpath_python(file ? tp_model_str(fx->m, file) : "");
     }
     return fx->lib_is[k];
 }
@@ -166,89 +167,6 @@ static void add_python(tp_an_frames *fx, uint64_t addr) {
     fr->line = (int)TP_STACK_PY_LINE(addr);
     fr->python = 1;
     fr->library = library_file(fx, c ? c->file : 0);
-}
-
-/* The top-level modules whose files the PyTorch profiler's relative paths cannot tell from
- * the program's own: the standard library's that are Python files or packages (CPython 3.11's
- * sys.stdlib_module_names less its C modules) and the packages a PyTorch program calls into.
- * Sorted by strcmp (bsearch). */
-/* clang-format off */
-static const char *const library_modules[] = {
-    "PIL", "__future__", "_aix_support", "_bootsubprocess", "_collections_abc", "_compat_pickle",
-    "_compression", "_markupbase", "_osx_support", "_py_abc", "_pydecimal", "_pyio",
-    "_sitebuiltins", "_strptime", "_threading_local", "_weakrefset", "abc", "accelerate", "aifc",
-    "aiter", "antigravity", "apex", "argparse", "ast", "asynchat", "asyncio", "asyncore",
-    "base64", "bdb", "bisect", "bz2", "cProfile", "calendar", "cgi", "cgitb", "chunk", "cmd",
-    "code", "codecs", "codeop", "collections", "colorsys", "compileall", "concurrent",
-    "configparser", "contextlib", "contextvars", "copy", "copyreg", "crypt", "csv", "ctypes",
-    "curses", "cv2", "dataclasses", "datasets", "datetime", "dbm", "decimal", "deepspeed",
-    "difflib", "diffusers", "dis", "distutils", "doctest", "einops", "email", "encodings",
-    "ensurepip", "enum", "fairscale", "filecmp", "fileinput", "filelock", "flash_attn",
-    "flashinfer", "fnmatch", "fractions", "fsspec", "ftplib", "functools", "functorch",
-    "genericpath", "getopt", "getpass", "gettext", "glob", "graphlib", "gzip", "hashlib", "heapq",
-    "hmac", "html", "http", "huggingface_hub", "idlelib", "imaplib", "imghdr", "imp", "importlib",
-    "inspect", "io", "ipaddress", "jinja2", "json", "keyword", "lib2to3", "lightning",
-    "lightning_fabric", "linecache", "locale", "logging", "lzma", "mailbox", "mailcap",
-    "mimetypes", "modulefinder", "multiprocessing", "netrc", "networkx", "nntplib", "ntpath",
-    "nturl2path", "numbers", "numpy", "nvtx", "opcode", "operator", "optparse", "os", "packaging",
-    "pandas", "pathlib", "pdb", "peft", "pickle", "pickletools", "pipes", "pkgutil", "platform",
-    "plistlib", "poplib", "posixpath", "pprint", "profile", "pstats", "pty", "py_compile",
-    "pyclbr", "pydoc", "pydoc_data", "pytorch_lightning", "queue", "quopri", "random", "re",
-    "reprlib", "rlcompleter", "runpy", "safetensors", "sched", "scipy", "secrets", "selectors",
-    "shelve", "shlex", "shutil", "signal", "site", "sklearn", "smtpd", "smtplib", "sndhdr",
-    "socket", "socketserver", "sqlite3", "sre_compile", "sre_constants", "sre_parse", "ssl",
-    "stat", "statistics", "string", "stringprep", "struct", "subprocess", "sunau", "sympy",
-    "symtable", "sysconfig", "tabnanny", "tarfile", "telnetlib", "tempfile", "tensorboard",
-    "textwrap", "this", "threading", "timeit", "timm", "tkinter", "token", "tokenize",
-    "tokenizers", "tomllib", "torch", "torchaudio", "torchdata", "torchmetrics", "torchtext",
-    "torchvision", "tqdm", "trace", "traceback", "tracemalloc", "transformers", "triton", "tty",
-    "turtle", "turtledemo", "types", "typing", "typing_extensions", "unittest", "urllib", "uu",
-    "uuid", "venv", "wandb", "warnings", "wave", "weakref", "webbrowser", "wsgiref", "xdrlib",
-    "xformers", "xml", "xmlrpc", "yaml", "zipapp", "zipfile", "zipimport", "zoneinfo"};
-/* clang-format on */
-
-static int cmp_name(const void *key, const void *elem) {
-    return strcmp(key, *(const char *const *)elem);
-}
-
-/* 1 when `path` lies under a Python's standard library: a folder lib/pythonX.Y (or lib64/) */
-static int in_stdlib(const char *path) {
-    for (const char *p = path; (p = strstr(p, "/python")) != NULL; p++) {
-        int lib = (p - path >= 4 && !strncmp(p - 4, "/lib", 4)) ||
-                  (p - path >= 6 && !strncmp(p - 6, "/lib64", 6));
-        const char *q = p + 7;
-        if (!lib || *q < '0' || *q > '9')
-            continue;
-        while (*q >= '0' && *q <= '9')
-            q++;
-        if (*q++ != '.' || *q < '0' || *q > '9')
-            continue;
-        while (*q >= '0' && *q <= '9')
-            q++;
-        if (*q == '/')
-            return 1;
-    }
-    return 0;
-}
-
-int tp_an_frames_library_file(const char *file) {
-    if (!file || !file[0] || !strncmp(file, "<frozen", 7))
-        return 1;
-    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") || in_stdlib(file))
-        return 1;
-    if (file[0] == '/' || file[0] == '<' || file[0] == '.')
-        return 0; /* the program's module, exec'd text ("<string>"), a script by a relative path */
-    /* a path relative to sys.path (the PyTorch profiler's): its top-level module */
-    char top[64];
-    size_t n = strcspn(file, "/");
-    if (!file[n] && n > 3 && !strcmp(file + n - 3, ".py"))
-        n -= 3;
-    if (n >= sizeof top)
-        return 0;
-    memcpy(top, file, n);
-    top[n] = 0;
-    return bsearch(top, library_modules, sizeof library_modules / sizeof *library_modules,
-                   sizeof *library_modules, cmp_name) != NULL;
 }
 
 /* The module whose frames run Python code: the native frame right after a Python frame is
@@ -274,35 +192,11 @@ static int is_collector(const char *base) {
 static int is_cupti(const char *base) {
     return base && !strncmp(base, "libcupti", 8);
 }
-static int is_cuda_lib(const char *base) {
-    static const char *const libs[] = {"libcuda.so", "libcudart.so", "libcudnn", "libcublas",
-                                       "libnccl.so"};
-    for (size_t i = 0; base && i < sizeof libs / sizeof *libs; i++)
-        if (!strncmp(base, libs[i], strlen(libs[i])))
-            return 1;
-    return 0;
-}
-
-/* A native frame outside a Python program is a library's when its module lies in the
- * system's library folders, CUDA's, or a Python package (libtorch's). */
-static int native_library(const char *path) {
-    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib", "/usr/local/cuda",
-                                       "/opt/nvidia/"};
-    if (!path)
-        return 0;
-    const char *base = strrchr(path, '/');
-    if (is_cuda_lib(base ? base + 1 : path))
-        return 1;
-    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
-        if (!strncmp(path, dirs[i], strlen(dirs[i])))
-            return 1;
-    return strstr(path, "/site-packages/") || strstr(path, "/dist-packages/");
-}
 
 /* The frames of one stack into fx->cur (see the header for what is left out), from raw
  * frame `from` on, stopping once `limit` frames are there (0: no limit): what is not needed
  * is never symbolized. skip_cuda_head: leave out the innermost CUDA library frames (the
- * prefix of a stack without Python frames, is_cuda_lib). python_depth: only the Python
+ * prefix of a stack without Python frames, tp_libpath_cuda). python_depth: only the Python
  * frames a prefix of that depth reads (a Python program's: tp_an_frames_prefix), so no native
  * frame is symbolized; 0: every frame. */
 static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addrs, size_t nf,
@@ -334,7 +228,7 @@ static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addr
         const char *base = path ? strrchr(path, '/') : NULL;
         base = base ? base + 1 : path;
         if (is_collector(base) || is_cupti(base) ||
-            (skip_cuda_head && fx->n_cur == 0 && is_cuda_lib(base)))
+            (skip_cuda_head && fx->n_cur == 0 && tp_libpath_cuda(base)))
             continue;
         above += !seen_python;
         size_t first = fx->n_cur;
@@ -343,7 +237,7 @@ static void collect(tp_an_frames *fx, const uint32_t *mods, const uint64_t *addr
         else
             add_symbolized(fx, mo, path, base, addrs[i]);
         /* in a Python program its native frames are the interpreter's and its extensions' */
-        int lib = python || native_library(path);
+        int lib = python || tp_libpath_native(path);
         for (size_t k = first; k < fx->n_cur; k++)
             fx->cur[k].library = lib;
     }
@@ -473,7 +367,7 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
     } else {
         size_t first = 0; /* a native stack: from the caller of the CUDA libraries on */
         if (c->done)
-            while (first < n && is_cuda_lib(f[first].module))
+            while (first < n && tp_libpath_cuda(f[first].module))
                 first++;
         first = first == n ? 0 : first;
         c->n_pre = n - first < (size_t)depth ? n - first : (size_t)depth;

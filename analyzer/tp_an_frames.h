@@ -35,10 +35,10 @@ typedef struct {
     int line;            /* 0: unknown */
     int inlined;         /* 1: inlined into the next frame (same module and offset) */
     int python;          /* 1: a Python frame */
-    int library;         /* 1: not the program's own code (tp_an_frames_library_file): in a
-                            Python program's stack, a native frame or a Python frame of the
-                            standard library or an installed package; elsewhere a frame of a
-                            system or CUDA library */
+    int library;         /* 1: not the program's own code (common/tp_libpath): in a Python
+                            program's stack, a native frame or a Python frame of the standard
+                            library or an installed package; elsewhere a frame of a system or
+                            CUDA library */
     uint32_t skipped;    /* in a prefix (tp_an_frames_prefix): library frames left out just
                             inner to this one, between the call and the program's own
                             code; 0 elsewhere */
@@ -86,17 +86,6 @@ size_t tp_an_frames_prefix(tp_an_frames *fx, uint32_t stack, int depth, const tp
 /* Index of the first Python frame among `n` frames, n when none: a Python program's stack
  * reads from there, the frames before it being the native call that was being made. */
 size_t tp_an_frames_first_python(const tp_an_frame *f, size_t n);
-
-/* 1 when a Python source file (a code object's co_filename, or a PyTorch-profiler frame's
- * file) is not the program's own code: "" (a C function called from Python, a module frame
- * of the profiler's), a frozen module ("<frozen importlib._bootstrap>"), a file under
- * site-packages or dist-packages, the standard library (".../lib/python3.11/x.py"), or a
- * path the PyTorch profiler made relative to sys.path ("torch/nn/modules/conv.py",
- * "contextlib.py") whose top-level module is the standard library's or a package of the
- * PyTorch stack (torch, transformers, numpy, nvtx, ...). Any other path is the program's:
- * its scripts ("train.py", "../run.py"), its modules (absolute paths outside those folders),
- * an editable install's source tree. */
-int tp_an_frames_library_file(const char *file);
 
 /* One frame as a line of text into buf (n bytes, truncated): "train.py:42 in step" (Python),
  * "func (file.c:12)", "func (libx.so)", "libx.so+0x1a2b" or "0x7f00..." (raw address). The

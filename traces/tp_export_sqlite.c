@@ -17,6 +17,7 @@
 
 #include "tp_demangle.h"
 #include "tp_kineto_names.h"
+#include "tp_libpath.h"
 #include "tp_mem.h"
 #include "tp_visit.h"
 
@@ -141,7 +142,7 @@ static const struct {
     [T_FRAMES] = {"frames",
                   "stack_id INTEGER, depth INTEGER, inline_depth INTEGER, kind TEXT, "
                   "function TEXT, file TEXT, line INTEGER, module TEXT, offset INTEGER, "
-                  "symbols TEXT",
+                  "symbols TEXT, library INTEGER",
                   "stack_id, depth, inline_depth", 0},
     [T_DOMAINS] = {"domains", "domain_id INTEGER, name TEXT", "domain_id", 0},
 };
@@ -474,13 +475,14 @@ static const char *module_path(sctx *c, uint32_t id) {
 }
 
 /* One native frame as rows of the frames table: a function each (inlined ones first) when
- * the symbolizer knows the address, else one row saying why not. */
-static void native_frame(sctx *c, uint32_t id, uint32_t d, uint64_t f) {
+ * the symbolizer knows the address, else one row saying why not. python: the stack has
+ * Python frames (its native ones are the interpreter's and its extensions': a library's). */
+static void native_frame(sctx *c, uint32_t id, uint32_t d, uint64_t f, int python) {
     uint32_t mod = TP_FRAME_MODULE(f);
     uint64_t off = TP_FRAME_OFFSET(f);
     if (mod == TP_FRAME_NO_MODULE) {
         INSERT(c, T_FRAMES, VI(id), VI(d), VI(0), VS("native"), VS(NULL), VS(NULL), VS(NULL),
-               VS(NULL), VI(off), VS("no module"));
+               VS(NULL), VI(off), VS("no module"), python ? VI(1) : VS(NULL));
         return;
     }
     const tp_rec_module *m = tp_reader_module(c->r, mod);
@@ -491,28 +493,33 @@ static void native_frame(sctx *c, uint32_t id, uint32_t d, uint64_t f) {
         n = c->o->symbolize(c->o->ctx, path, m->build_id,
                             m->build_id_len < 32 ? m->build_id_len : 32, off, fr,
                             TP_EXPORT_MAX_INLINE, &why);
+    int lib = python || tp_libpath_native(path);
     if (!n)
         INSERT(c, T_FRAMES, VI(id), VI(d), VI(0), VS("native"), VS(NULL), VS(NULL), VS(NULL),
-               VS(path), VI(off), VS(m ? why : "no module"));
+               VS(path), VI(off), VS(m ? why : "no module"), VI(lib));
     for (size_t k = 0; k < n; k++)
         INSERT(c, T_FRAMES, VI(id), VI(d), VI(k), VS(k + 1 < n ? "inlined" : "native"),
                VS(fr[k].func), VS(fr[k].file), fr[k].line > 0 ? VI(fr[k].line) : VS(NULL), VS(path),
-               VI(off), VS("ok"));
+               VI(off), VS("ok"), VI(lib));
 }
 
 /* The frames of stack `id`, one row per function (see tables[T_FRAMES]). */
 static void stack_frames(sctx *c, uint32_t id, const uint64_t *f, uint32_t nf) {
+    int python = 0;
+    for (uint32_t d = 0; d < nf && !python; d++)
+        python = TP_FRAME_IS_PYTHON(f[d]);
     for (uint32_t d = 0; d < nf; d++) {
         if (!TP_FRAME_IS_PYTHON(f[d])) {
-            native_frame(c, id, d, f[d]);
+            native_frame(c, id, d, f[d], python);
             continue;
         }
         const tp_rec_pycode *py = tp_reader_pycode(c->r, TP_FRAME_PY_CODE(f[d]));
+        const char *file = py ? str(c, py->file_sid) : NULL;
         uint32_t line = TP_FRAME_PY_LINE(f[d]);
         INSERT(c, T_FRAMES, VI(id), VI(d), VI(0), VS("python"),
-               VS(py ? str(c, py->name_sid) : NULL), VS(py ? str(c, py->file_sid) : NULL),
-               line ? VI(line) : VS(NULL), VS(NULL), VI(TP_FRAME_OFFSET(f[d])),
-               VS(py ? "python" : "unknown Python code"));
+               VS(py ? str(c, py->name_sid) : NULL), VS(file), line ? VI(line) : VS(NULL), VS(NULL),
+               VI(TP_FRAME_OFFSET(f[d])), VS(py ? "python" : "unknown Python code"),
+               VI(tp_libpath_python(file)));
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "tp_an_fixture.h"
 #include "tp_an_stacks.h"
+#include "tp_libpath.h"
 #include "tp_folded.h"
 #include "tp_test.h"
 
@@ -269,7 +270,7 @@ static void test_library_files(void) {
         {"torchy/x.py", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        if (tp_an_frames_library_file(cases[i].file) != cases[i].library) {
+        if (tp_libpath_python(cases[i].file) != cases[i].library) {
             fprintf(stderr, "library file %s: want %d\n", cases[i].file, cases[i].library);
             CHECK(0);
         }

@@ -178,6 +178,17 @@ def check_sqlite(trace, db):
             native = [d for d, k, _, _ in rows if k != "python"]
             check(depths and native and min(native) < min(depths) and max(native) > max(depths),
                   f"{name}: Python frames not between native frames: {rows}")
+    # whose code each frame is, as the report's frames say (common/tp_libpath): the program's
+    # Python frames 0, unittest.mock's 1, every native frame of this Python program 1
+    lib = con.execute("SELECT f.kind, f.file, f.library FROM kernels_named k JOIN api a ON "
+                      "a.correlation = k.correlation AND a.pid = k.pid JOIN frames f ON "
+                      "f.stack_id = a.stack_id AND f.pid = a.pid WHERE k.name = 'lib_kernel'"
+                      ).fetchall()
+    check(lib and all(v == (0 if k == "python" and (fl or "").endswith("stacks_prog.py") else 1)
+                      for k, fl, v in lib)
+          and any(k == "python" and v == 0 for k, _, v in lib)
+          and any(k == "python" and (fl or "").endswith("unittest/mock.py") and v == 1
+                  for k, fl, v in lib), f"frames.library of lib_kernel's launch: {lib}")
     sym = con.execute("SELECT DISTINCT f.file, f.line FROM api_named a JOIN frames f ON "
                       "f.stack_id = a.stack_id AND f.pid = a.pid WHERE f.function = 'tsh_launch'"
                       ).fetchall()
@@ -258,6 +269,12 @@ def check_trainer(d):
              "a.correlation = k.correlation AND a.pid = k.pid WHERE a.stack_id != 0 GROUP BY 1")
         for n, ns in con.execute(q):
             want[n] = want.get(n, 0) + ns
+    mods = con.execute("SELECT DISTINCT module, library FROM frames WHERE module IS NOT NULL"
+                       ).fetchall()
+    check(any(m.endswith("trainprof-trainer") for m, _ in mods) and
+          all(v == (0 if m.endswith("trainprof-trainer") else 1) for m, v in mods
+              if m.endswith("trainprof-trainer") or m.startswith(("/lib/", "/usr/lib"))),
+          f"trainer frames.library: the program's 0, the system's libraries 1 ({mods})")
     lines = folded(trace, os.path.join(d, "trainer.folded"))
     got = by_leaf(lines)
     check(got == want and len(want) >= 3, f"trainer folded by kernel {got} != sqlite {want}")
