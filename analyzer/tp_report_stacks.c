@@ -60,7 +60,8 @@ void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_
         char tb[32];
         size_t top = (size_t)(o->top > 0 ? o->top : 10);
         fprintf(f,
-                "GPU time by launching stack (first %d frames, innermost first; --stack-depth N)\n",
+                "GPU time by launching stack (up to %d frames, innermost first: a Python program's "
+                "call, then its own line and callers; --stack-depth N)\n",
                 sp->depth);
         fprintf(f, "  %3s %12s %9s %8s  %s\n", "#", "GPU time", "share", "ops", "stack -> kernels");
         for (size_t i = 0; i < sp->n && i < top; i++)

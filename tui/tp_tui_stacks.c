@@ -69,7 +69,7 @@ static void draw_detail(tp_tui_stacks *s, tp_tui_grid *g, int y, int h) {
     char label[512], d[32], gap[64];
     int line = 0;
     tp_tui_grid_printf(g, 0, y + line++, g->w, TP_TUI_A_HEADER,
-                       "stack (first %d frames):", s->st.depth);
+                       "stack (up to %d frames, innermost first):", s->st.depth);
     for (size_t k = 0; k < r->n_frames && line < h; k++) {
         if (r->frames[k].skipped)
             tp_tui_grid_printf(g, 2, y + line++, g->w - 2, TP_TUI_A_NORMAL, "%s",
@@ -87,7 +87,7 @@ static void draw_detail(tp_tui_stacks *s, tp_tui_grid *g, int y, int h) {
 static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     tp_tui_stacks *s = (tp_tui_stacks *)p;
     tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_NORMAL,
-                       "%zu launching stacks (first %d frames), sorted by %s", s->t.nrows,
+                       "%zu launching stacks (up to %d frames), sorted by %s", s->t.nrows,
                        s->st.depth, s->t.cols[s->t.sort_col].title);
     int detail = s->t.nshown ? DETAIL_MIN + (int)s->st.depth : 0;
     int table_h = h - 1 - detail;
