@@ -15,6 +15,7 @@ typedef struct {
     tp_tui_panel super;
     const tp_tui_data *d;
     tp_tui_table t;
+    size_t first; /* the first finding shown ([ and ] scroll them) */
 } tp_tui_ranks;
 
 #define NONE "-"
@@ -89,11 +90,13 @@ static void build(tp_tui_ranks *s) {
 }
 
 /* `lead` then `text` wrapped to the width from row *y on (up to row `end`), continuation
- * lines indented by `indent`: the Diagnosis view's layout. */
-static void wrapped(tp_tui_grid *g, int *y, int end, tp_tui_attr a, const char *lead, int indent,
-                    const char *text) {
+ * lines indented by `indent`: the Diagnosis view's layout. Returns 1 when rows ran out. */
+static int wrapped(tp_tui_grid *g, int *y, int end, tp_tui_attr a, const char *lead, int indent,
+                   const char *text) {
     int cols = g->w - indent > 10 ? g->w - indent : 10;
-    for (int first = 1; (first || *text) && *y < end; first = 0) {
+    for (int first = 1; first || *text; first = 0) {
+        if (*y >= end)
+            return 1;
         const char *next;
         int len = (int)tp_tui_wrap(text, cols, &next);
         if (first)
@@ -102,10 +105,11 @@ static void wrapped(tp_tui_grid *g, int *y, int end, tp_tui_attr a, const char *
             tp_tui_grid_printf(g, indent, (*y)++, g->w - indent, a, "%.*s", len, text);
         text = next;
     }
+    return 0;
 }
 
 /* The medians and the cross-rank findings in rows [y, end), as the report prints them. */
-static void draw_findings(const tp_an_ranks *x, tp_tui_grid *g, int y, int end) {
+static void draw_findings(const tp_an_ranks *x, size_t first, tp_tui_grid *g, int y, int end) {
     char b1[32], b2[32], lead[64];
     if (y < end && !isnan(x->median_step_p50_ns))
         tp_tui_grid_printf(
@@ -113,18 +117,29 @@ static void draw_findings(const tp_an_ranks *x, tp_tui_grid *g, int y, int end) 
             tp_units_dur(b1, sizeof b1, x->median_step_p50_ns),
             isnan(x->median_mem_peak) ? "" : ", median memory peak ",
             isnan(x->median_mem_peak) ? "" : tp_units_bytes(b2, sizeof b2, x->median_mem_peak));
-    if (y < end)
+    if (y < end && first)
+        tp_tui_grid_printf(g, 0, y++, g->w, TP_TUI_A_HEADER,
+                           "Cross-rank findings (from %zu of %zu: [ and ] scroll)", first + 1,
+                           x->n_findings);
+    else if (y < end)
         tp_tui_grid_put(g, 0, y++, "Cross-rank findings", g->w, TP_TUI_A_HEADER);
     if (!x->n_findings && y < end)
         tp_tui_grid_printf(g, 2, y++, g->w - 2, TP_TUI_A_NORMAL, "%s", tp_an_ranks_quiet(x));
-    for (size_t i = 0; i < x->n_findings && y < end; i++) {
+    size_t i = first;
+    int cut = 0;
+    for (; i < x->n_findings && !cut; i++) {
         const tp_an_rank_finding *f = &x->f[i];
         snprintf(lead, sizeof lead, "  %zu. [%-6s %3.0f%%] ", i + 1, tp_diag_level(f->severity),
                  100 * f->severity);
-        wrapped(g, &y, end, TP_TUI_A_HEADER, lead, (int)strlen(lead), f->title);
-        wrapped(g, &y, end, TP_TUI_A_NORMAL, "     evidence:  ", 16, f->evidence);
-        wrapped(g, &y, end, TP_TUI_A_NORMAL, "     fix:       ", 16, f->advice);
+        cut = wrapped(g, &y, end, TP_TUI_A_HEADER, lead, (int)strlen(lead), f->title) ||
+              wrapped(g, &y, end, TP_TUI_A_NORMAL, "     evidence:  ", 16, f->evidence) ||
+              wrapped(g, &y, end, TP_TUI_A_NORMAL, "     fix:       ", 16, f->advice);
     }
+    if (!cut && i >= x->n_findings)
+        return;
+    tp_tui_grid_fill(g, end - 1, TP_TUI_A_NORMAL); /* cut: say so on the last row */
+    tp_tui_grid_printf(g, 0, end - 1, g->w, TP_TUI_A_KEY,
+                       "  ... more findings below (] scrolls, trainprof report shows all)");
 }
 
 static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
@@ -145,13 +160,19 @@ static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     table_h = table_h > most ? (most > 3 ? most : 3) : table_h;
     tp_tui_table_draw(&s->t, g, y + 1, table_h);
     if (x && x->n > 1)
-        draw_findings(x, g, y + 2 + table_h, y + h);
+        draw_findings(x, s->first, g, y + 2 + table_h, y + h);
 }
 
 static int key(tp_tui_panel *p, int k, int page) {
     tp_tui_ranks *s = (tp_tui_ranks *)p;
     if (tp_tui_table_nav(&s->t, k, page))
         return 1;
+    size_t nf = s->d->job ? s->d->job->n_findings : 0;
+    if (k == ']' || k == '[') {
+        s->first = k == ']' ? (s->first + 1 < nf ? s->first + 1 : s->first)
+                            : (s->first ? s->first - 1 : 0);
+        return 1;
+    }
     if ((k != TP_TUI_KEY_ENTER && k != '\r') || !s->t.nshown || !s->d->job)
         return 0;
     const tp_rank *r = tp_model_rank(s->d->m, s->d->job->r[s->t.shown[s->t.sel]].rank);
@@ -167,8 +188,13 @@ static void destroy(tp_tui_panel *p) {
 }
 
 static const tp_tui_keydoc keys[] = {
-    {"Up/Down", "move"}, {"Enter", "open the rank"}, {"/", "search"},
-    {"s", "sort"},       {"PgUp/PgDn", "page"},      {"Home/End", "first/last"},
+    {"Up/Down", "move"},
+    {"Enter", "open the rank"},
+    {"[/]", "scroll the findings"},
+    {"/", "search"},
+    {"s", "sort"},
+    {"PgUp/PgDn", "page"},
+    {"Home/End", "first/last"},
 };
 
 tp_tui_panel *tp_tui_ranks_new(tp_tui_data *d) {

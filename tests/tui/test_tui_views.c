@@ -473,6 +473,40 @@ static void test_ranks_view(void) {
     tp_tui_close(t);
 }
 
+/* The Ranks view's findings when they do not fit: the last row says so, ] scrolls to the
+ * next finding (the header says from which), [ back; two samples loaded as two ranks. */
+static void test_ranks_findings_scroll(void) {
+    const char *src = getenv("TP_SOURCE_DIR");
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s/traces/samples/cpu-trainer-input-bound.tprof", src ? src : ".");
+    snprintf(b, sizeof b, "%s/traces/samples/cpu-trainer-pageable-copies.tprof", src ? src : ".");
+    const char *paths[] = {a, b};
+    tp_model *m = NULL;
+    tp_load_result res;
+    CHECK_OK(tp_load_paths(paths, 2, &m, &res));
+    tp_an_ranks x;
+    tp_an_ranks_run(m, NULL, NULL, NULL, &x);
+    CHECK(x.n_findings >= 2);
+    char f0[48], f1[48], want[64]; /* the titles' starts: they wrap */
+    snprintf(f0, sizeof f0, "%.40s", x.f[0].title);
+    snprintf(f1, sizeof f1, "%.40s", x.f[1].title);
+    tp_tui *t = open_tui(m, "ranks", 100, 20);
+    CHECK(screen_find(t, "... more findings below") == 18);
+    CHECK(screen_find(t, f0) > 0);
+    keys(t, "]");
+    snprintf(want, sizeof want, "Cross-rank findings (from 2 of %zu", x.n_findings);
+    CHECK(screen_find(t, want) > 0);
+    CHECK(screen_find(t, f0) < 0 && screen_find(t, f1) > 0);
+    keys(t, "[[");
+    CHECK(screen_find(t, f0) > 0);
+    tp_tui_close(t);
+    t = open_tui(m, "ranks", 160, 60); /* room for all: no note */
+    CHECK(screen_find(t, "... more findings below") < 0);
+    tp_tui_close(t);
+    tp_an_ranks_free(&x);
+    tp_model_close(m);
+}
+
 static void test_open_errors(void) {
     tp_tui_opts o;
     tp_tui_opts_init(&o);
@@ -611,6 +645,7 @@ int main(void) {
     TP_RUN(test_thread_name_lane);
     TP_RUN(test_ranks);
     TP_RUN(test_ranks_view);
+    TP_RUN(test_ranks_findings_scroll);
     TP_RUN(test_open_errors);
     tp_model_close(sample);
     return tp_test_summary();
