@@ -409,6 +409,20 @@ const char *tp_an_frame_label(const tp_an_frame *x, char *buf, size_t n) {
     return buf;
 }
 
+char *tp_an_frames_text(const tp_an_frame *f, size_t n) {
+    char label[1024];
+    size_t len = 0, cap = 0;
+    char *s = NULL;
+    for (size_t i = 0; i <= n; i++) {
+        const char *sep = !i ? "" : i == n ? NULL : f[i].skipped ? " < ... < " : " < ";
+        const char *l = i < n ? tp_an_frame_label(&f[i], label, sizeof label) : "";
+        size_t k = (sep ? strlen(sep) : 0) + strlen(l);
+        TP_MEM_XGROW(s, cap, len + k + 1);
+        len += (size_t)snprintf(s + len, cap - len, "%s%s", sep ? sep : "", l);
+    }
+    return s;
+}
+
 const char *tp_an_frame_gap(const tp_an_frame *f, char *buf, size_t n) {
     if (f->skipped)
         snprintf(buf, n, "... %u library frame%s", f->skipped, f->skipped == 1 ? "" : "s");

@@ -93,6 +93,12 @@ size_t tp_an_frames_first_python(const tp_an_frame *f, size_t n);
  * the trace, so text front ends print it through tp_text. */
 const char *tp_an_frame_label(const tp_an_frame *f, char *buf, size_t n);
 
+/* Frames f[0..n) (a prefix, innermost first) as one line: "functional.py:2846 in batch_norm <
+ * ... < train.py:59 in step < train.py:90 in main" (" < ... < " where a frame's `skipped`
+ * says library frames were left out before it), as a finding's source and `diff` print a
+ * stack. A new string (free it); "" for n = 0. Not terminal-safe (names from the trace). */
+char *tp_an_frames_text(const tp_an_frame *f, size_t n);
+
 /* The line that stands for the library frames a prefix left out just inner to frame f
  * ("... 6 library frames") into buf; "" when it left none out. Returns buf. */
 const char *tp_an_frame_gap(const tp_an_frame *f, char *buf, size_t n);

@@ -52,12 +52,13 @@ void tp_diag_stack_append(tp_diag_ctx *d, uint32_t stack, tp_finding *f) {
     const tp_an_frame *fr = NULL;
     size_t n = d->fx ? tp_an_frames_prefix(d->fx, stack, TEXT_FRAMES, &fr) : 0;
     const char *changed = NULL;
-    char label[512];
-    for (size_t i = 0; i < n; i++) {
-        const char *sep = !i ? "; stack: " : fr[i].skipped ? " < ... < " : " < ";
-        tp_diag_cat(&f->source, "%s%s", sep, tp_an_frame_label(&fr[i], label, sizeof label));
-        if (!changed && !strcmp(fr[i].symbols, tp_sym_status_str(TP_SYM_MISMATCH)))
+    for (size_t i = 0; i < n && !changed; i++)
+        if (!strcmp(fr[i].symbols, tp_sym_status_str(TP_SYM_MISMATCH)))
             changed = fr[i].module;
+    if (n) {
+        char *text = tp_an_frames_text(fr, n);
+        tp_diag_cat(&f->source, "; stack: %s", text);
+        free(text);
     }
     if (changed)
         tp_diag_cat(&f->source,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_an_stacks.h"
 #include "tp_mem.h"
 #include "tp_rank_analysis.h"
 #include "tp_report_fmt.h"
@@ -15,6 +16,9 @@
 /* ---------------------------------------------------------------- figures */
 
 typedef enum { U_TIME, U_PCT, U_COUNT, U_BYTES } unit;
+
+#define NAME_W 50  /* the text tables' name column */
+#define STACK_W 90 /* a launching stack's line: the call, and the program's line after it */
 
 static double step_time(const tp_rank_analysis *a) {
     return a->dg.n_steps ? a->dg.step_mean_ns : NAN;
@@ -243,6 +247,21 @@ static void fill_tables(const tp_rank_analysis *a, int side, table *kern, table 
     }
 }
 
+/* GPU time by launching stack (tp_an_stacks, as the report groups it), each group by its
+ * frames as one line (tp_an_frames_text): "conv.py:548 in _conv_forward < ... < train.py:59 in
+ * step < ...", so the same call from the same line of the program matches across the runs
+ * whatever the stack ids. Nothing when neither run recorded stacks. */
+static void fill_stacks(const tp_rank_analysis *a, int side, table *stk) {
+    tp_an_stacks st;
+    tp_an_stacks_run(&a->v, a->v.opts.stack_depth, &st);
+    for (size_t i = 0; i < st.n; i++) {
+        char *line = tp_an_frames_text(st.s[i].frames, st.s[i].n_frames);
+        table_add(stk, line, side, (double)st.s[i].gpu_ns, st.s[i].count);
+        free(line);
+    }
+    tp_an_stacks_free(&st);
+}
+
 /* ---------------------------------------------------------------- one rank */
 
 static double change_pct(double b, double n) {
@@ -311,16 +330,18 @@ static int gate_fails(const tp_diff_gate *g, const tp_rank_analysis *b, const tp
     return g->greater ? ch > g->threshold : ch < g->threshold;
 }
 
-static void text_table(FILE *f, const char *title, table *t, unit u, size_t top) {
-    char b1[32], b2[32], b3[32], nb[128];
+/* A table's top rows by change; the name column `w` wide (names longer are cut). */
+static void text_table(FILE *f, const char *title, table *t, unit u, size_t top, int w) {
+    char b1[32], b2[32], b3[32], nb[256];
     if (!t->n)
         return;
     qsort(t->r, t->n, sizeof *t->r, by_change);
-    fprintf(f, "%s (top %zu of %zu by change)\n  %-50s %12s %12s %10s %8s %8s\n", title,
-            top < t->n ? top : t->n, t->n, "name", "base", "new", "change", "n base", "n new");
+    fprintf(f, "%s (top %zu of %zu by change)\n  %-*s %12s %12s %10s %8s %8s\n", title,
+            top < t->n ? top : t->n, t->n, w, "name", "base", "new", "change", "n base", "n new");
     for (size_t i = 0; i < t->n && i < top; i++) {
         const row *r = &t->r[i];
-        fprintf(f, "  %-50s %12s %12s %10s %8zu %8zu\n", tp_rf_clip(nb, sizeof nb, r->name, 50),
+        fprintf(f, "  %-*s %12s %12s %10s %8zu %8zu\n", w,
+                tp_rf_clip(nb, sizeof nb, r->name, (size_t)w),
                 r->n_base ? fmt_value(b1, sizeof b1, u, r->base) : "-",
                 r->n_next ? fmt_value(b2, sizeof b2, u, r->next) : "-",
                 !r->n_base   ? "new"
@@ -397,9 +418,11 @@ static void json_findings(yajl_gen g, const tp_diagnosis *b, const tp_diagnosis 
 static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_rank_analysis *n,
                      const tp_diff_opts *o) {
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
-    table kern = {0}, rng = {0}, cp = {0};
+    table kern = {0}, rng = {0}, cp = {0}, stk = {0};
     fill_tables(b, 0, &kern, &rng, &cp);
     fill_tables(n, 1, &kern, &rng, &cp);
+    fill_stacks(b, 0, &stk);
+    fill_stacks(n, 1, &stk);
     char b1[32], b2[32], b3[32], why[160];
     if (g) {
         yajl_gen_map_open(g);
@@ -421,6 +444,7 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
         json_table(g, "kernels", &kern);
         json_table(g, "ranges", &rng);
         json_table(g, "copies", &cp);
+        json_table(g, "launch_stacks", &stk);
         json_findings(g, &b->dg, &n->dg);
     } else {
         fprintf(f, "== rank %d ==\n\n  %-24s %14s %14s %12s\n", b->v.rank, "", "base", "new",
@@ -436,9 +460,10 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
         }
         fprintf(f, "\n");
         text_findings(f, &b->dg, &n->dg);
-        text_table(f, "Device ops by total time", &kern, U_TIME, top);
-        text_table(f, "Annotation ranges by total time", &rng, U_TIME, top);
-        text_table(f, "Copies and memsets by bytes", &cp, U_BYTES, top);
+        text_table(f, "Device ops by total time", &kern, U_TIME, top, NAME_W);
+        text_table(f, "GPU time by launching stack", &stk, U_TIME, top, STACK_W);
+        text_table(f, "Annotation ranges by total time", &rng, U_TIME, top, NAME_W);
+        text_table(f, "Copies and memsets by bytes", &cp, U_BYTES, top, NAME_W);
     }
     int failed = 0;
     if (g) {
@@ -467,7 +492,7 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
     } else if (o->n_gates) {
         fprintf(f, "\n");
     }
-    table_free(&kern), table_free(&rng), table_free(&cp);
+    table_free(&kern), table_free(&rng), table_free(&cp), table_free(&stk);
     return failed;
 }
 

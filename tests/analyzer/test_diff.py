@@ -6,6 +6,7 @@ usage: test_diff.py TRAINPROF SAMPLES_DIR
 (b) input-bound vs pageable-copies: each side's figures are the report's own (span, busy,
     idle, compute; device ops and ranges per name), changes are new - base, relative changes
     (new - base) / base; findings new/gone/kept are the set differences of the two reports;
+    GPU time by launching stack per group of frames (their text), each side its report's;
 (c) gates: a crossed threshold, an appeared finding, a gate in the other direction; exit 1
     only when one fails; text output says FAIL/ok per gate;
 (d) bad use: one trace, an unknown figure, a malformed expression (exit 2, one line), a
@@ -88,6 +89,31 @@ check(all(rng[x["name"]]["new"] == x["total_ns"] for x in rb["ranges"]),
       "ranges per name: new side is NEW's report")
 changes = [abs((k["new"] or 0) - (k["base"] or 0)) for k in rank["kernels"]]
 check(changes == sorted(changes, reverse=True), "device ops sorted by the size of their change")
+# launching stacks: each run's groups as its report has them, matched by their frames' text
+
+
+def stack_line(frames):
+    out = ""
+    for i, fr in enumerate(frames):
+        out += ("" if not i else " < ... < " if fr["skipped"] else " < ") + fr["label"]
+    return out
+
+
+stk = {x["name"]: x for x in rank["launch_stacks"]}
+for side, rep_, cnt in (("base", ra, "count_base"), ("new", rb, "count_new")):
+    groups = rep_["launch_stacks"]["stacks"]
+    want = {}
+    for g in groups:
+        w = want.setdefault(stack_line(g["frames"]), [0, 0])
+        w[0] += g["gpu_ns"]
+        w[1] += g["count"]
+    check(groups and all(stk.get(k, {}).get(side) == v[0] and stk[k][cnt] == v[1]
+                         for k, v in want.items())
+          and sum(x[cnt] for x in stk.values()) == sum(g["count"] for g in groups),
+          "launching stacks: the %s side is its report's groups (%d), by their frames' text"
+          % (side, len(groups)))
+text = run("diff", A, B).stdout
+check("GPU time by launching stack (top " in text, "diff text: the launching-stack table")
 ida, idb = {f["id"] for f in ra["findings"]}, {f["id"] for f in rb["findings"]}
 st = {x["id"]: x["status"] for x in rank["findings"]}
 check({i for i, s in st.items() if s == "new"} == idb - ida
