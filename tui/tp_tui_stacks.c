@@ -18,21 +18,22 @@ typedef struct {
 
 #define DETAIL_MIN 6 /* rows kept for the selected group's frames when the table is long */
 
-/* A group's row: its innermost frame and, where library frames lead to it from the
- * program's own code (a Python program's call into torch), the program's line:
- * "functional.py:2846 in batch_norm < ... < train.py:59 in step". */
+/* A group's row: its innermost frame, or, where library frames lead to that call from the
+ * program's own code (a Python program's call into torch), the program's line first, then the
+ * call: "train.py:59 in step -> functional.py:2846 in batch_norm", so that a narrow column
+ * cuts the library's name, not the line of yours. */
 static void call_label(const tp_an_stack_row *r, char *buf, size_t n) {
-    char own[512];
-    tp_an_frame_label(&r->frames[0], buf, n);
+    char call[512];
     if (r->n_frames > 1 && r->frames[1].skipped) {
-        size_t len = strlen(buf);
-        snprintf(buf + len, n - len, " < ... < %s",
-                 tp_an_frame_label(&r->frames[1], own, sizeof own));
+        size_t len = strlen(tp_an_frame_label(&r->frames[1], buf, n));
+        snprintf(buf + len, n - len, " -> %s", tp_an_frame_label(&r->frames[0], call, sizeof call));
+    } else {
+        tp_an_frame_label(&r->frames[0], buf, n);
     }
 }
 
 static void build(tp_tui_stacks *s) {
-    static const tp_tui_col cols[] = {{"launching stack (the call < your code)", 0, 0},
+    static const tp_tui_col cols[] = {{"launching stack (your line -> the call)", 0, 0},
                                       {"GPU time", 10, 1},
                                       {"share", 8, 1},
                                       {"ops", 8, 1},

@@ -145,7 +145,7 @@ def check_report(trace):
     r = run("tui", trace, "--snapshot", "--view", "stacks", "--width", "150", "--height", "40")
     check(r.returncode == 0 and f"stacks_prog.py:{LINE['bwd_launch']} in backward" in r.stdout
           and "gemm_bwd" in r.stdout and "5 launching stacks" in r.stdout
-          and re.search(r"mock\.py:\d+ in \S+ < \.\.\. < stacks_prog\.py:%d in through_library"
+          and re.search(r"stacks_prog\.py:%d in through_library -> mock\.py:\d+ in "
                         % LINE["lib_call"], r.stdout),
           f"TUI Stacks view: {r.stderr}\n{r.stdout}")
 
