@@ -60,13 +60,19 @@ static long first_row(const tp_diag_ctx *d, uint32_t name) {
 }
 
 /* The finding's source: the first range named `name` and, with --stacks all, the stack it
- * was opened from (where in the program). */
+ * was opened from (where in the program); a native trace recorded without those stacks says
+ * how to get them. */
 static void range_source(tp_diag_ctx *d, tp_finding *f, uint32_t name) {
     long row = first_row(d, name);
     if (row < 0)
         return;
     tp_diag_range_label(d, row, &f->source);
-    tp_diag_stack_append(d, tp_ev_stack(d->ev, (size_t)row), f);
+    uint32_t stack = tp_ev_stack(d->ev, (size_t)row);
+    if (stack)
+        tp_diag_stack_append(d, stack, f);
+    else if (d->r->native)
+        tp_diag_cat(&f->source,
+                    " (`trainprof record --stacks all` records the line that opens it)");
 }
 
 void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {

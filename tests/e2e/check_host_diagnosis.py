@@ -79,7 +79,8 @@ def main():
                 check(f["metrics"].get("share", 0) >= 0.30 and
                       f["metrics"].get("unrecorded_ns") == host["unrecorded_ns"],
                       "gaps: metrics %s against host %s" % (f["metrics"], host))
-                check("'step'" in f["source"], "gaps: source %r" % f["source"])
+                check("'step'" in f["source"] and "trainprof record --stacks all" in f["source"],
+                      "gaps: source %r names the range and how to record its line" % f["source"])
                 check("between steps: the training loop spends" in text,
                       "gaps: no host-step-gaps finding in the text")
                 st = rank["steps"]
