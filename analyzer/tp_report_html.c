@@ -125,6 +125,21 @@ static void shown_of(FILE *f, size_t top, size_t n, const char *what) {
         fprintf(f, "<p class=\"sub\">all %zu %s</p>\n", n, what);
 }
 
+/* The head of a table of the top rows: its title, how much of it is shown, the table tag with
+ * data-rows (and one more data-* figure when extra_key is not NULL) and the header row. */
+static void top_table_head(FILE *f, const char *title, const char *cls, size_t top, size_t n,
+                           const char *what, const char *const *cols, size_t n_cols, size_t text,
+                           const char *extra_key, long long extra) {
+    fprintf(f, "<h3>%s</h3>\n", title);
+    shown_of(f, top, n, what);
+    fprintf(f, "<table class=\"%s\"", cls);
+    attr_int(f, "rows", (long long)n);
+    if (extra_key)
+        attr_int(f, extra_key, extra);
+    fprintf(f, ">\n");
+    th_row(f, cols, n_cols, text);
+}
+
 /* ---------------------------------------------------------------- findings */
 
 static void finding_li(FILE *f, const char *id, double severity, const char *title,
@@ -432,12 +447,8 @@ static void html_kernels(FILE *f, const tp_rank_analysis *rr, const tp_report_op
                                        "share of busy", "mean", "min",   "max"};
     size_t top = top_rows(o);
     char bp[32];
-    fprintf(f, "<h3>Kernels</h3>\n");
-    shown_of(f, top, rr->k.n, "kernels by total time");
-    fprintf(f, "<table class=\"kernels\"");
-    attr_int(f, "rows", (long long)rr->k.n);
-    fprintf(f, ">\n");
-    th_row(f, cols, sizeof cols / sizeof cols[0], 2);
+    top_table_head(f, "Kernels", "kernels", top, rr->k.n, "kernels by total time", cols,
+                   sizeof cols / sizeof cols[0], 2, NULL, 0);
     for (size_t i = 0; i < rr->k.n && i < top; i++) {
         const tp_an_kernel_row *k = &rr->k.k[i];
         fprintf(f, "<tr");
@@ -471,13 +482,9 @@ static void html_stacks(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     size_t top = top_rows(o);
     char label[1024], gap[64], b[32];
     if (sp->n) {
-        fprintf(f, "<h3>GPU time by launching stack</h3>\n");
-        shown_of(f, top, sp->n, "groups of stacks by GPU time");
-        fprintf(f, "<table class=\"stacks\"");
-        attr_int(f, "rows", (long long)sp->n);
-        attr_int(f, "depth", sp->depth);
-        fprintf(f, ">\n");
-        th_row(f, cols, sizeof cols / sizeof cols[0], 2);
+        top_table_head(f, "GPU time by launching stack", "stacks", top, sp->n,
+                       "groups of stacks by GPU time", cols, sizeof cols / sizeof cols[0], 2,
+                       "depth", sp->depth);
     }
     for (size_t i = 0; i < sp->n && i < top; i++) {
         const tp_an_stack_row *g = &sp->s[i];
@@ -548,12 +555,9 @@ static void html_ranges(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     size_t top = top_rows(o);
     if (!rr->nv.n)
         return;
-    fprintf(f, "<h3>Annotation ranges</h3>\n");
-    shown_of(f, top, rr->nv.n, "ranges by total time (GPU = work launched inside)");
-    fprintf(f, "<table class=\"ranges\"");
-    attr_int(f, "rows", (long long)rr->nv.n);
-    fprintf(f, ">\n");
-    th_row(f, cols, sizeof cols / sizeof cols[0], 1);
+    top_table_head(f, "Annotation ranges", "ranges", top, rr->nv.n,
+                   "ranges by total time (GPU = work launched inside)", cols,
+                   sizeof cols / sizeof cols[0], 1, NULL, 0);
     for (size_t i = 0; i < rr->nv.n && i < top; i++) {
         const tp_an_range *r = &rr->nv.r[i];
         fprintf(f, "<tr");
@@ -580,12 +584,9 @@ static void html_cpuops(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     char bp[32];
     if (!c->n)
         return;
-    fprintf(f, "<h3>CPU operators</h3>\n");
-    shown_of(f, top, c->n, c->by_total ? "operators by total time" : "operators by self time");
-    fprintf(f, "<table class=\"cpuops\"");
-    attr_int(f, "rows", (long long)c->n);
-    fprintf(f, ">\n");
-    th_row(f, cols, sizeof cols / sizeof cols[0], 2);
+    top_table_head(f, "CPU operators", "cpuops", top, c->n,
+                   c->by_total ? "operators by total time" : "operators by self time", cols,
+                   sizeof cols / sizeof cols[0], 2, NULL, 0);
     for (size_t i = 0; i < c->n && i < top; i++) {
         const tp_an_cpuop *x = &c->op[i];
         fprintf(f, "<tr");

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "tp_an_frames.h"
 #include "tp_an_stacks.h"
