@@ -13,14 +13,18 @@
  * judge those runs, from the device's idle time. What needs a device to be judged at all is
  * listed by tp_diag_rule_needs_device. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tp_an_drops.h"
 #include "tp_an_host.h"
+#include "tp_an_samples.h"
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
 #include "tp_diag_source.h"
 #include "tp_diag_stack.h"
+#include "tp_mem.h"
 #include "tp_units.h"
 
 #define HOST_INPUT_SHARE 0.30    /* issue 10: data loading >= 30 % of the step */
@@ -73,6 +77,114 @@ static void range_source(tp_diag_ctx *d, tp_finding *f, uint32_t name) {
     else if (d->r->native)
         tp_diag_cat(&f->source,
                     " (`trainprof record --stacks all` records the line that opens it)");
+}
+
+/* The step thread's time between its steps inside the window: the gaps between the merged
+ * intervals of its step ranges, into lo/hi (allocated; free them). Returns their count. */
+static size_t step_gaps(const tp_diag_ctx *d, const tp_an_host *h, int64_t *pid, int64_t *tid,
+                        int64_t **lo, int64_t **hi) {
+    const tp_an_view *v = d->v;
+    size_t n = 0, cap = 0;
+    int64_t *s0 = NULL, *s1 = NULL;
+    *pid = *tid = -1;
+    for (size_t i = 0; i < v->n; i++) {
+        if (tp_an_view_gpu(v, i))
+            continue;
+        uint32_t row = tp_an_view_row(v, i);
+        if (!tp_an_host_step_name(tp_model_str(v->m, d->ev->name[row])))
+            continue;
+        if (*tid < 0)
+            *pid = tp_ev_pid(d->ev, row), *tid = tp_ev_tid(d->ev, row);
+        if (tp_ev_pid(d->ev, row) != *pid || tp_ev_tid(d->ev, row) != *tid)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            s0 = tp_mem_xrealloc(s0, cap, sizeof *s0);
+            s1 = tp_mem_xrealloc(s1, cap, sizeof *s1);
+        }
+        s0[n] = tp_an_view_ts(v, i), s1[n] = tp_an_view_end(v, i), n++;
+    }
+    /* rows ascend by start; merged, the gaps between them (and none past the window) */
+    *lo = tp_mem_xalloc(n + 1, sizeof **lo), *hi = tp_mem_xalloc(n + 1, sizeof **hi);
+    size_t g = 0;
+    int64_t end = n ? s1[0] : 0;
+    for (size_t k = 1; k < n; k++) {
+        if (s0[k] > end && s0[k] > h->w0 && end < h->w1)
+            (*lo)[g] = end, (*hi)[g] = s0[k], g++;
+        end = s1[k] > end ? s1[k] : end;
+    }
+    free(s0), free(s1);
+    return g;
+}
+
+/* "<words> <the row's stack> (N% of it)" into the evidence: sampled row `row` of *all, which
+ * holds `part` of `of`. */
+static void sampled_row(tp_finding *f, const tp_an_samples *all, long row, const char *words,
+                        int64_t part, int64_t of) {
+    const tp_an_sample_row *r = &all->s[row];
+    char *text = tp_an_frames_text(r->frames, r->n_frames);
+    tp_diag_cat(&f->evidence, "%s %s (%.0f%%)", words, text, 100 * tp_diag_share(part, of));
+    free(text);
+}
+
+/* What the sampler saw on the step thread between the steps (`record --sample`): the line
+ * with the most CPU time there, or, where the thread mostly waited, the line it waited at;
+ * a native trace without samples says how to get them. */
+static void samples_between_steps(tp_diag_ctx *d, const tp_an_host *h, tp_finding *f) {
+    if (!d->r->samples.n) {
+        if (d->r->native)
+            tp_diag_cat(&f->evidence, " (`trainprof record --sample` samples which lines run "
+                                      "there)");
+        return;
+    }
+    int64_t pid, tid, *lo, *hi;
+    size_t n = step_gaps(d, h, &pid, &tid, &lo, &hi);
+    tp_an_samples all;
+    tp_an_samples_run(d->v, d->v->opts.stack_depth, 0, 0, &all);
+    tp_an_samples_part p;
+    tp_an_samples_in(d->v, &all, pid, tid, lo, hi, n, &p);
+    if (p.samples && p.wall_ns > 0) {
+        int waits = p.wall_ns - p.cpu_ns > p.cpu_ns;
+        char b1[32], b2[32];
+        tp_diag_cat(&f->evidence,
+                    ". Sampled there (%zu samples): the step thread was on a CPU %.0f%% of the "
+                    "time (%s of %s)",
+                    p.samples, 100 * tp_diag_share(p.cpu_ns, p.wall_ns),
+                    tp_units_dur(b1, sizeof b1, (double)p.cpu_ns),
+                    tp_units_dur(b2, sizeof b2, (double)p.wall_ns));
+        long top = waits ? p.top_wait : p.top_cpu;
+        if (top >= 0)
+            sampled_row(f, &all, top, waits ? "; it waited most at" : "; most of it at",
+                        waits ? p.top_wait_ns : p.top_cpu_ns,
+                        waits ? p.wall_ns - p.cpu_ns : p.cpu_ns);
+        tp_diag_put_metric(f, "sampled_cpu_ns", (double)p.cpu_ns);
+        tp_diag_put_metric(f, "sampled_wall_ns", (double)p.wall_ns);
+        /* Waiting for what? The thread (of any process of the rank: DataLoader workers are
+         * processes) that was on a CPU most meanwhile, and where. */
+        tp_an_samples_part best = {0};
+        const tp_an_sample_thread *who = NULL;
+        for (size_t t = 0; waits && t < all.n_threads; t++) {
+            const tp_an_sample_thread *o = &all.t[t];
+            if (o->pid == pid && o->tid == tid)
+                continue;
+            tp_an_samples_part q;
+            tp_an_samples_in(d->v, &all, o->pid, o->tid, lo, hi, n, &q);
+            if (q.cpu_ns > best.cpu_ns)
+                best = q, who = o;
+        }
+        if (who && best.top_cpu >= 0 && best.cpu_ns * 5 >= p.wall_ns - p.cpu_ns) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", who->name[0] ? " " : "", who->name);
+            tp_diag_cat(&f->evidence,
+                        "; meanwhile thread %lld/%lld%s was on a CPU %.0f%% of the time",
+                        (long long)who->pid, (long long)who->tid, name,
+                        100 * tp_diag_share(best.cpu_ns, best.wall_ns));
+            sampled_row(f, &all, best.top_cpu, ", most at", best.top_cpu_ns, best.cpu_ns);
+            tp_diag_put_metric(f, "sampled_other_cpu_ns", (double)best.cpu_ns);
+        }
+    }
+    tp_an_samples_free(&all);
+    free(lo), free(hi);
 }
 
 void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
@@ -166,6 +278,7 @@ void tp_diag_host_step_gaps(tp_diag_ctx *d, const tp_diag_rule *self) {
                     "between steps, so the next recording says which it is; if it is the "
                     "DataLoader, add workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers)");
+        samples_between_steps(d, h, f);
         range_source(d, f, h->step_name);
         tp_diag_put_metric(f, "unrecorded_ns", (double)h->unrecorded_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);

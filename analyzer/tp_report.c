@@ -24,6 +24,7 @@
 #include "tp_report_html.h"
 #include "tp_report_section.h"
 #include "tp_report_marks.h"
+#include "tp_report_samples.h"
 #include "tp_report_stacks.h"
 #include "tp_text.h"
 #include "tp_units.h"
@@ -389,6 +390,7 @@ static const tp_report_text_section text_sections[] = {
     {"memory_use", TP_RS_ALWAYS, tp_report_alloc_text},
     {"ranges", TP_RS_ALWAYS, text_ranges},
     {"stacks", TP_RS_DEVICE, tp_report_stacks_text},
+    {"samples", TP_RS_ALWAYS, tp_report_samples_text},
     {"marks", TP_RS_ALWAYS, tp_report_marks_text},
     {"cpu_ops", TP_RS_ALWAYS, tp_report_cpuops_text},
     {"threads", TP_RS_HOST, tp_report_host_threads_text},
@@ -743,6 +745,7 @@ static const tp_report_json_section json_sections[] = {
     {"overlap", TP_RS_ALWAYS, json_overlap},
     {"ranges", TP_RS_ALWAYS, json_ranges},
     {"stacks", TP_RS_ALWAYS, tp_report_stacks_json},
+    {"samples", TP_RS_ALWAYS, tp_report_samples_json},
     {"marks", TP_RS_ALWAYS, tp_report_marks_json},
     {"steps", TP_RS_ALWAYS, json_steps},
     {"findings", TP_RS_ALWAYS, json_findings},

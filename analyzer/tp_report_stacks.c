@@ -77,7 +77,7 @@ void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_
     tp_an_stacks_free(&own);
 }
 
-static void json_frame(yajl_gen g, const tp_an_frame *fr) {
+void tp_report_stacks_json_frame(yajl_gen g, const tp_an_frame *fr) {
     char label[1024];
     yajl_gen_map_open(g);
     tp_rj_kv(g, "label", tp_an_frame_label(fr, label, sizeof label));
@@ -107,7 +107,7 @@ static void json_group(yajl_gen g, const tp_an_stack_row *s, const tp_an_stacks 
     tp_rj_str(g, "frames");
     yajl_gen_array_open(g);
     for (size_t k = 0; k < s->n_frames; k++)
-        json_frame(g, &s->frames[k]);
+        tp_report_stacks_json_frame(g, &s->frames[k]);
     yajl_gen_array_close(g);
     tp_rj_str(g, "kernels");
     yajl_gen_array_open(g);

@@ -31,6 +31,7 @@
 #include "tp_mem.h"
 #include "tp_outfile.h"
 #include "tp_reader.h"
+#include "tp_record.h"
 #include "tp_sigforward.h"
 #include "tp_text.h"
 #include "tp_visit.h"
@@ -39,6 +40,7 @@
 
 typedef struct {
     const char *output, *stacks, *capture, *delay, *duration, *buffer_mb, *step_range;
+    const char *sample_hz; /* --sample (100) or --sample-hz N: TRAINPROF_SAMPLE_HZ */
     int no_cuda, force;
     const char *live; /* --live, --idle: TRAINPROF_LIVE (docs/live.md) */
     char **cmd;
@@ -63,15 +65,19 @@ static struct {
 
 static void usage(FILE *f) {
     fprintf(
-        f, "usage: trainprof record [-o FILE [--force]] [--stacks none|api|all]\n"
-           "                        [--capture nvtx:RANGE[@DOMAIN] | --delay S --duration S]\n"
-           "                        [--buffer-mb N] [--no-cuda]\n"
-           "                        [--live | --idle] [--step-range NAME[@DOMAIN]] -- CMD ARGS...\n"
-           "Runs CMD with the trainprof collector injected and writes a .tprof trace\n"
-           "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n"
-           "An existing FILE is kept unless --force; FILE's folder is created when missing.\n"
-           "--live also serves a control socket (trainprof top/capture/ps); --idle serves\n"
-           "it and records nothing until asked (trainprof capture, trainprof top).\n");
+        f,
+        "usage: trainprof record [-o FILE [--force]] [--stacks none|api|all]\n"
+        "                        [--capture nvtx:RANGE[@DOMAIN] | --delay S --duration S]\n"
+        "                        [--buffer-mb N] [--no-cuda] [--sample | --sample-hz N]\n"
+        "                        [--live | --idle] [--step-range NAME[@DOMAIN]] -- CMD ARGS...\n"
+        "Runs CMD with the trainprof collector injected and writes a .tprof trace\n"
+        "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n"
+        "An existing FILE is kept unless --force; FILE's folder is created when missing.\n"
+        "--live also serves a control socket (trainprof top/capture/ps); --idle serves\n"
+        "it and records nothing until asked (trainprof capture, trainprof top).\n"
+        "--sample reads every Python thread's stack and CPU time 100 times a second\n"
+        "(--sample-hz: 1 to %d), for the report's \"CPU time by line\".\n",
+        TP_SAMPLE_HZ_MAX);
 }
 
 static int is_number(const char *s, int allow_dot) {
@@ -114,6 +120,10 @@ static int parse_args(int argc, char **argv, record_opts *o) {
             *(a[2] == 'n' ? &o->no_cuda : &o->force) = 1;
             continue;
         }
+        if (!strcmp(a, "--sample")) {
+            o->sample_hz = o->sample_hz ? o->sample_hz : "100";
+            continue;
+        }
         if (!strcmp(a, "--live") || !strcmp(a, "--idle")) {
             if (o->live && strcmp(o->live, a + 2)) {
                 fprintf(stderr, "trainprof record: --live and --idle exclude each other\n");
@@ -129,6 +139,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
                             : !strcmp(a, "--duration")                 ? &o->duration
                             : !strcmp(a, "--buffer-mb")                ? &o->buffer_mb
                             : !strcmp(a, "--step-range")               ? &o->step_range
+                            : !strcmp(a, "--sample-hz")                ? &o->sample_hz
                                                                        : NULL;
         if (!slot) {
             fprintf(stderr, "trainprof record: unknown option '%s'\n", a);
@@ -171,6 +182,16 @@ static int parse_args(int argc, char **argv, record_opts *o) {
     if ((o->delay && !is_number(o->delay, 1)) || (o->duration && !is_number(o->duration, 1))) {
         fprintf(stderr, "trainprof record: --delay/--duration take seconds\n");
         return 2;
+    }
+    if (o->sample_hz) {
+        char *end;
+        long hz = strtol(o->sample_hz, &end, 10);
+        if (!*o->sample_hz || *end || hz < 1 || hz > TP_SAMPLE_HZ_MAX) {
+            fprintf(stderr,
+                    "trainprof record: --sample-hz takes 1 to %d samples a second, not '%s'\n",
+                    TP_SAMPLE_HZ_MAX, o->sample_hz);
+            return 2;
+        }
     }
     return check_buffer_mb(o->buffer_mb);
 }
@@ -259,6 +280,10 @@ static void child_env(const record_opts *o, const char *lib, const char *manifes
         setenv("TRAINPROF_LIVE", o->live, 1);
     else
         unsetenv("TRAINPROF_LIVE");
+    if (o->sample_hz)
+        setenv("TRAINPROF_SAMPLE_HZ", o->sample_hz, 1);
+    else
+        unsetenv("TRAINPROF_SAMPLE_HZ");
     if (o->step_range)
         setenv("TRAINPROF_STEP_RANGE", o->step_range, 1);
     else

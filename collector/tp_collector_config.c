@@ -7,6 +7,7 @@
 
 #include "tp_codec.h"
 #include "tp_layout.h"
+#include "tp_record.h"
 
 static void set_error(tp_collector_config *c, const char *name, const char *value) {
     if (!c->error[0])
@@ -219,6 +220,14 @@ static void load_live(tp_collector_config *c, tp_getenv_fn get) {
             c->live_bytes = (size_t)n << 20;
         else
             set_error(c, "TRAINPROF_LIVE_MB", v);
+    }
+    v = get("TRAINPROF_SAMPLE_HZ");
+    c->sample_hz = 0;
+    if (v && *v) {
+        if (parse_long(v, 0, TP_SAMPLE_HZ_MAX, &n) == 0)
+            c->sample_hz = (unsigned)n;
+        else
+            set_error(c, "TRAINPROF_SAMPLE_HZ", v);
     }
     v = get("TRAINPROF_STEP_RANGE");
     if (v && *v) {

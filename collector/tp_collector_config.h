@@ -54,6 +54,8 @@ typedef struct {
                               drain's nice value above the program's (tp_writer_opts) */
     tp_live_mode live;     /* TRAINPROF_LIVE=live|idle: serve the control socket */
     size_t live_bytes;     /* TRAINPROF_LIVE_MB: the live store's data budget (default 32) */
+    unsigned sample_hz;    /* TRAINPROF_SAMPLE_HZ 1-1000: sample every Python thread's
+                              frames this often (tp_sampler); 0 (default): no sampling */
     char step_range[256];  /* TRAINPROF_STEP_RANGE=NAME[@DOMAIN] -> NAME ("" = defaults) */
     char step_domain[256]; /* -> DOMAIN ("" = any) */
 } tp_collector_config;

@@ -13,6 +13,7 @@
 #include "tp_collector_guard.h"
 #include "tp_collector_interpose.h"
 #include "tp_live.h"
+#include "tp_sampler.h"
 #include "tp_nvtx_hooks.h"
 #if TP_HAVE_CUPTI
 #include "tp_cupti.h"
@@ -34,6 +35,7 @@ static void setup(void) {
     tp_nvtx_register();
     tp_guard_register();
     tp_live_register();
+    tp_sampler_register();
 #if TP_HAVE_CUPTI
     tp_cupti_register();
 #endif

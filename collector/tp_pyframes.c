@@ -38,6 +38,13 @@ typedef struct {
     int16_t str_ascii_data, str_compact_data; /* sizeof PyASCIIObject, PyCompactUnicodeObject */
     int16_t dbg_ts_frame, dbg_fr_back, dbg_fr_code, dbg_fr_instr, dbg_fr_owner;
     int16_t dbg_co_filename, dbg_co_name, dbg_co_firstlineno, dbg_co_code;
+    /* What the sampler reads (tp_pyframes_threads, tp_pyframes_encode_other): the
+     * interpreter's first thread state (tstate_head; threads.head from 3.11), a state's next,
+     * its OS thread (pthread_t thread_id up to 3.10; native_thread_id from 3.11), the code's
+     * line table (co_lnotab up to 3.9; co_linetable). 3.13+ take them from _Py_DebugOffsets
+     * at dbg_*; -1: known only from there. */
+    int16_t is_threads, ts_next, ts_tid, co_lines;
+    int16_t dbg_is_threads, dbg_ts_next, dbg_ts_tid, dbg_co_lines;
 } py_layout;
 
 /* Same in every GIL build of 3.8-3.14: PyObject.ob_type, PyASCIIObject.length and .state, and
@@ -48,6 +55,9 @@ typedef struct {
 #define STR_KIND_BIT 2
 #define STR_COMPACT_BIT 5
 #define STR_ASCII_BIT 6
+/* PyBytesObject: ob_size (PyVarObject) and ob_sval, the same in 3.8-3.14 */
+#define BYTES_SIZE 16
+#define BYTES_DATA 32
 /* 3.12+: an owner >= 3 is the C-stack entry frame of an evaluation loop
  * (FRAME_OWNED_BY_CSTACK; 3.14 adds FRAME_OWNED_BY_INTERPRETER = 3 before it). */
 #define OWNER_SHIM 3
@@ -55,19 +65,25 @@ typedef struct {
 /* co_name is co_qualname from 3.11 on ("Model.forward"); 3.8-3.10 have only co_name. */
 static const py_layout layouts[] = {
     /* 3.8.18, 3.9.18, 3.10.13 (pyenv): verified here */
-    {8, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40, -1, 48, 72, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {9, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40, -1, 48, 72, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {10, -1, 24, 24, 32, 96, -1, -1, 104, 112, 40, -1, 48, 72, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {8, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40,  -1, 48, 72, 0, 0,
+     0, 0,  0,  0,  0,  0,   0,  8,  8,   176, 120, 0,  0,  0,  0},
+    {9, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40,  -1, 48, 72, 0, 0,
+     0, 0,  0,  0,  0,  0,   0,  8,  8,   176, 120, 0,  0,  0,  0},
+    {10, -1, 24, 24, 32, 96, -1, -1, 104, 112, 40,  -1, 48, 72, 0, 0,
+     0,  0,  0,  0,  0,  0,  0,  8,  8,   176, 120, 0,  0,  0,  0},
     /* 3.11.7 (pyenv) and 3.11.2 (Debian): verified here */
-    {11, 56, 8, 48, 32, 56, 69, 68, 112, 128, 72, 184, 48, 72, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {11, 56, 8, 48, 32, 56, 69, 68, 112, 128, 72,  184, 48, 72, 0, 0,
+     0,  0,  0, 0,  0,  0,  0,  16, 8,   160, 136, 0,   0,  0,  0},
     /* 3.12.1, 3.13.0 (pyenv): verified here */
-    {12, 56, 0, 8, 0, 56, 70, -1, 112, 128, 68, 192, 40, 56, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {13, -1, 72,  8,   0,   56,  70,  -1,  112, 128, 68, 200,
-     40, 56, 184, 232, 240, 248, 264, 280, 296, 312, 344},
+    {12, 56, 0, 8, 0, 56, 70, -1, 112, 128, 68,  192, 40, 56, 0, 0,
+     0,  0,  0, 0, 0, 0,  0,  72, 8,   144, 136, 0,   0,  0,  0},
+    {13,  -1,  72,  8,   0,   56,  70,  -1,   112, 128, 68,  200, 40,  56,  184, 232,
+     240, 248, 264, 280, 296, 312, 344, 7344, 8,   160, 136, 72,  168, 200, 304},
     /* 3.14: UNVERIFIED (no 3.14 here): derived from the 3.14 headers' struct layouts; the
-     * _Py_DebugOffsets comparison turns Python frames off if the running build differs. */
-    {14, -1, 72,  8,   0,   56,  74,  -1,  112, 128, 68, 208,
-     40, 56, 208, 256, 264, 272, 288, 320, 336, 352, 384},
+     * _Py_DebugOffsets comparison turns Python frames off if the running build differs.
+     * The sampler's four offsets come from _Py_DebugOffsets alone. */
+    {14,  -1,  72,  8,   0,   56,  74,  -1, 112, 128, 68, 208, 40,  56,  208, 256,
+     264, 272, 288, 320, 336, 352, 384, -1, -1,  -1,  -1, 72,  192, 224, 344},
 };
 
 static const py_layout *layout_of(unsigned minor) {
@@ -90,12 +106,18 @@ int tp_pyframes_layout_format(unsigned minor, char *buf, size_t n) {
                      L->fr_owner, L->fr_entry, L->co_filename, L->co_name, L->co_firstlineno,
                      L->co_code, OB_TYPE, STR_LENGTH, STR_STATE, L->str_ascii_data,
                      L->str_compact_data, STR_KIND_BIT, STR_COMPACT_BIT, STR_ASCII_BIT);
+    if (k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k,
+                      " is_threads=%d ts_next=%d ts_tid=%d co_lines=%d bytes_size=%d bytes_data=%d",
+                      L->is_threads, L->ts_next, L->ts_tid, L->co_lines, BYTES_SIZE, BYTES_DATA);
     if (L->dbg_ts_frame && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - (size_t)k,
                  " dbg_ts_frame=%d dbg_fr_back=%d dbg_fr_code=%d dbg_fr_instr=%d dbg_fr_owner=%d"
-                 " dbg_co_filename=%d dbg_co_name=%d dbg_co_firstlineno=%d dbg_co_code=%d",
+                 " dbg_co_filename=%d dbg_co_name=%d dbg_co_firstlineno=%d dbg_co_code=%d"
+                 " dbg_is_threads=%d dbg_ts_next=%d dbg_ts_tid=%d dbg_co_lines=%d",
                  L->dbg_ts_frame, L->dbg_fr_back, L->dbg_fr_code, L->dbg_fr_instr, L->dbg_fr_owner,
-                 L->dbg_co_filename, L->dbg_co_name, L->dbg_co_firstlineno, L->dbg_co_code);
+                 L->dbg_co_filename, L->dbg_co_name, L->dbg_co_firstlineno, L->dbg_co_code,
+                 L->dbg_is_threads, L->dbg_ts_next, L->dbg_ts_tid, L->dbg_co_lines);
     return 1;
 }
 
@@ -113,6 +135,13 @@ typedef struct {
     int (*addr2line)(void *code, int offset);
     uintptr_t code_type, str_type;
     uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault; 0,0 when unknown */
+    /* the sampler's: the layout's four offsets as this build has them (-1: no sampling) */
+    int64_t is_threads, ts_next, ts_tid, co_lines;
+    void *(*interp_head)(void); /* PyInterpreterState_Head */
+    uintptr_t bytes_type;
+    /* up to 3.10 a state names its thread by pthread_t: where glibc's struct pthread keeps
+     * the thread id (-1: not found; 0: not looked for yet) */
+    long pthread_tid_off;
     const char *why;
     char why_buf[48];
 } py_runtime;
@@ -190,6 +219,19 @@ static int debug_offsets_agree(void *h, const py_layout *L) {
         if (v != (uint64_t)pairs[i][1])
             return 0;
     }
+    /* the sampler's offsets: the table's where it has them must agree; the rest are taken */
+    const int16_t mine[][2] = {{L->dbg_is_threads, L->is_threads},
+                               {L->dbg_ts_next, L->ts_next},
+                               {L->dbg_ts_tid, L->ts_tid},
+                               {L->dbg_co_lines, L->co_lines}};
+    int64_t *into[] = {&g_py.is_threads, &g_py.ts_next, &g_py.ts_tid, &g_py.co_lines};
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) {
+        uint64_t v;
+        memcpy(&v, rt + mine[i][0], 8);
+        if (mine[i][1] >= 0 && v != (uint64_t)mine[i][1])
+            return 0;
+        *into[i] = v < 65536 ? (int64_t)v : -1;
+    }
     return 1;
 }
 
@@ -222,8 +264,13 @@ static int resolve_locked(void) {
         snprintf(g_py.why_buf, sizeof g_py.why_buf, "unsupported CPython version 3.%d", minor);
         return unsupported(g_py.why_buf);
     }
+    g_py.is_threads = L->is_threads, g_py.ts_next = L->ts_next;
+    g_py.ts_tid = L->ts_tid, g_py.co_lines = L->co_lines;
     if (L->dbg_ts_frame && !debug_offsets_agree(h, L))
         return unsupported("CPython build with an unexpected layout (or free-threaded)");
+    g_py.interp_head = (void *(*)(void))dlsym(h, "PyInterpreterState_Head");
+    g_py.bytes_type = (uintptr_t)dlsym(h, "PyBytes_Type");
+    g_py.pthread_tid_off = 0;
     g_py.is_initialized = (int (*)(void))dlsym(h, "Py_IsInitialized");
     g_py.is_finalizing = (int (*)(void))dlsym(h, "Py_IsFinalizing"); /* 3.13+ */
     if (!g_py.is_finalizing)
@@ -366,6 +413,11 @@ INLINE uint32_t walk_impl(int checked, int *bad_out, uintptr_t ts, tp_pyframe *o
         fr->code = code;
         fr->name = ld_word(checked, &bad, code + (uintptr_t)L->co_name);
         fr->lasti = frame_lasti(checked, &bad, f, code);
+        /* Another thread's frame (checked) may be reused for other code between two reads:
+         * its offset must lie in its code (3.11+: ob_size counts 2-byte units). */
+        if (checked && interp && fr->lasti >= 0 &&
+            (uint64_t)fr->lasti / 2 >= (uint64_t)ld_word(checked, &bad, code + BYTES_SIZE))
+            bad = 1;
         fr->entry =
             !interp || (L->fr_entry >= 0 && ld_u8(checked, &bad, f + (uintptr_t)L->fr_entry));
         if (bad)
@@ -385,10 +437,11 @@ static uint32_t walk_fast(uintptr_t ts, tp_pyframe *out, uint32_t max, uint64_t 
     return walk_impl(0, &bad, ts, out, max, hash);
 }
 
-/* Same walk, every read checked; 0 frames and *bad set when an address was unreadable. */
-static uint32_t walk_checked(uintptr_t ts, tp_pyframe *out, uint32_t max, int *bad) {
+/* Same walk, every read checked; *bad set when an address was unreadable. */
+static uint32_t walk_checked(uintptr_t ts, tp_pyframe *out, uint32_t max, int *bad,
+                             uint64_t *hash) {
     uint64_t h;
-    uint32_t n = walk_impl(1, bad, ts, out, max, &h);
+    uint32_t n = walk_impl(1, bad, ts, out, max, hash ? hash : &h);
     /* The names of every frame's code must be str objects. */
     for (uint32_t i = 0; i < n && !*bad; i++) {
         uintptr_t file = ld_word(1, bad, out[i].code + (uintptr_t)g_py.L->co_filename);
@@ -410,7 +463,7 @@ static int verify(uintptr_t ts) {
         if (checked_copy(&got, (uintptr_t)&probe, sizeof probe) && got == probe) {
             static tp_pyframe tmp[TP_PYFRAMES_MAX]; /* under the lock; keeps the stack small */
             int bad = 0;
-            uint32_t n = walk_checked(ts, tmp, TP_PYFRAMES_MAX, &bad);
+            uint32_t n = walk_checked(ts, tmp, TP_PYFRAMES_MAX, &bad, NULL);
             ok = !bad;
             done = n > 0; /* nothing walked: check again at a thread that has frames */
         }
@@ -440,6 +493,79 @@ uint32_t tp_pyframes_walk(tp_pyframe *out, uint32_t max, uint64_t *hash) {
     if (!atomic_load_explicit(&g_py.verified, memory_order_acquire) && !verify(ts))
         return 0;
     return walk_fast(ts, out, max, hash);
+}
+
+/* ---------------------------------------------------------------- other threads (sampler) */
+
+/* Up to 3.10: where glibc's struct pthread (a pthread_t points at it) keeps the thread's id,
+ * found as the one offset at which the calling thread's struct holds gettid() and the struct
+ * of the thread whose id is the pid (the main thread, among `pts`) holds getpid(); -1 when no
+ * single offset does. */
+static long find_pthread_tid_off(const uint64_t *pts, uint32_t n) {
+    uintptr_t self = (uintptr_t)pthread_self();
+    int32_t me = (int32_t)gettid(), pid = (int32_t)getpid();
+    long found = -1;
+    for (long off = 0; off < 2048; off += 4) {
+        int bad = 0;
+        if (ld_i32(1, &bad, self + (uintptr_t)off) != me || bad)
+            continue;
+        for (uint32_t i = 0; i < n; i++) {
+            bad = 0;
+            if (ld_i32(1, &bad, (uintptr_t)pts[i] + (uintptr_t)off) == pid && !bad) {
+                if (found >= 0)
+                    return -1;
+                found = off;
+                break;
+            }
+        }
+    }
+    return found;
+}
+
+uint32_t tp_pyframes_threads(tp_pythread *out, uint32_t max) {
+    int s = atomic_load_explicit(&g_py.state, memory_order_acquire);
+    if (s != PY_READY && (s != PY_UNRESOLVED || resolve() != PY_READY))
+        return 0;
+    if (g_py.is_threads < 0 || g_py.ts_next < 0 || g_py.ts_tid < 0 || !g_py.interp_head ||
+        !g_py.is_initialized() || g_py.is_finalizing())
+        return 0;
+    uint64_t raw[TP_PYTHREADS_MAX];
+    if (max > TP_PYTHREADS_MAX)
+        max = TP_PYTHREADS_MAX;
+    int bad = 0;
+    uintptr_t interp = (uintptr_t)g_py.interp_head();
+    uintptr_t ts = ld_word(1, &bad, interp + (uintptr_t)g_py.is_threads);
+    uint32_t n = 0;
+    /* States come and go under us: an unreadable one ends the list, a cycle the bound. */
+    for (; ts && !bad && n < max; ts = ld_word(1, &bad, ts + (uintptr_t)g_py.ts_next)) {
+        raw[n] = ld_word(1, &bad, ts + (uintptr_t)g_py.ts_tid);
+        out[n].ts = ts;
+        n += !bad;
+    }
+    int by_pthread = g_py.L->minor <= 10;
+    if (by_pthread && !g_py.pthread_tid_off)
+        g_py.pthread_tid_off = find_pthread_tid_off(raw, n);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t tid = (int32_t)raw[i];
+        if (by_pthread) {
+            bad = g_py.pthread_tid_off < 0;
+            tid = bad ? 0 : ld_i32(1, &bad, (uintptr_t)raw[i] + (uintptr_t)g_py.pthread_tid_off);
+        }
+        out[i].tid = tid > 0 && !bad ? (uint32_t)tid : 0;
+    }
+    return n;
+}
+
+uint32_t tp_pyframes_walk_other(uintptr_t ts, tp_pyframe *out, uint32_t max, uint64_t *hash,
+                                int *torn) {
+    *hash = 0;
+    *torn = 0;
+    /* No verify(): every read here is checked anyway, and a chain that moves under the walk
+     * would read as a layout that does not fit and turn the program's own walks off. */
+    if (atomic_load_explicit(&g_py.state, memory_order_acquire) != PY_READY)
+        return 0;
+    uint32_t n = walk_checked(ts, out, max, torn, hash);
+    return *torn ? 0 : n;
 }
 
 /* ---------------------------------------------------------------- interning (slow path) */
@@ -510,23 +636,33 @@ static size_t put_utf8(char *out, size_t k, size_t cap, uint32_t cp) {
 
 /* The UTF-8 text of str object `s` (compact strings: every name and file name the compiler
  * makes), transcoded here from Latin-1/UCS-2/UCS-4: PyUnicode_AsUTF8 could allocate. Cut
- * at `cap` bytes; "?" for anything else. Returns the length. */
-static size_t str_utf8(uintptr_t s, char *out, size_t cap) {
+ * at `cap` bytes; "?" for anything else. Returns the length; with `checked` (another thread's
+ * object) SIZE_MAX instead of "?": the object went while it was read. */
+static size_t str_utf8(uintptr_t s, char *out, size_t cap, int checked) {
     int bad = 0;
-    if (!plausible(s, 8) || ld_word(0, &bad, s + OB_TYPE) != g_py.str_type) {
+    if (!plausible(s, 8) || ld_word(checked, &bad, s + OB_TYPE) != g_py.str_type) {
         out[0] = '?';
-        return 1;
+        return checked ? SIZE_MAX : 1;
     }
-    uint32_t state = (uint32_t)ld_i32(0, &bad, s + STR_STATE);
-    int64_t len = (int64_t)ld_word(0, &bad, s + STR_LENGTH);
+    uint32_t state = (uint32_t)ld_i32(checked, &bad, s + STR_STATE);
+    int64_t len = (int64_t)ld_word(checked, &bad, s + STR_LENGTH);
     unsigned kind = state >> STR_KIND_BIT & 7;
-    if (!(state >> STR_COMPACT_BIT & 1) || len < 0 || (kind != 1 && kind != 2 && kind != 4)) {
+    if (bad || !(state >> STR_COMPACT_BIT & 1) || len < 0 ||
+        (kind != 1 && kind != 2 && kind != 4)) {
         out[0] = '?';
-        return 1;
+        return checked ? SIZE_MAX : 1;
     }
     int ascii = state >> STR_ASCII_BIT & 1;
     const uint8_t *d = (const uint8_t *)(s + (uintptr_t)(ascii ? g_py.L->str_ascii_data
                                                                : g_py.L->str_compact_data));
+    if (checked) { /* another thread's string: copy what is read (under g_mu) */
+        static uint32_t copy[1024];
+        if (len > (int64_t)(sizeof copy / 4))
+            len = (int64_t)(sizeof copy / 4);
+        if (len && !checked_copy(copy, (uintptr_t)d, (size_t)len * kind))
+            return SIZE_MAX;
+        d = (const uint8_t *)copy;
+    }
     size_t k = 0;
     for (int64_t i = 0; i < len && k + 4 <= cap; i++) {
         uint32_t cp = kind == 1   ? d[i]
@@ -537,10 +673,13 @@ static size_t str_utf8(uintptr_t s, char *out, size_t cap) {
     return k;
 }
 
-static uint32_t intern_str(tp_writer *w, uintptr_t s) {
+/* The string id of str object `s`; UINT32_MAX where str_utf8 found it gone. */
+static uint32_t intern_str(tp_writer *w, uintptr_t s, int checked) {
     char buf[1024];
     uint32_t sid = 0;
-    size_t n = str_utf8(s, buf, sizeof buf);
+    size_t n = str_utf8(s, buf, sizeof buf, checked);
+    if (n == SIZE_MAX)
+        return UINT32_MAX;
     return tp_writer_intern_string(w, buf, n, &sid) == TP_OK ? sid : 0;
 }
 
@@ -578,26 +717,119 @@ static uint32_t content_id(tp_writer *w, uint32_t fsid, uint32_t nsid, int32_t f
     return r.id;
 }
 
-/* The PYCODE id of walked frame `fr`'s code object. */
-static code_slot *code_of(tp_writer *w, const tp_pyframe *fr) {
+/* The code slot of walked frame `fr`'s code object (its PYCODE id); NULL only with `checked`,
+ * where the code went while it was read. */
+static code_slot *code_of(tp_writer *w, const tp_pyframe *fr, int checked) {
     int bad = 0;
     const py_layout *L = g_py.L;
-    uintptr_t file = ld_word(0, &bad, fr->code + (uintptr_t)L->co_filename);
-    int32_t first = ld_i32(0, &bad, fr->code + (uintptr_t)L->co_firstlineno);
+    uintptr_t file = ld_word(checked, &bad, fr->code + (uintptr_t)L->co_filename);
+    int32_t first = ld_i32(checked, &bad, fr->code + (uintptr_t)L->co_firstlineno);
     code_slot *slot;
     PROBE(g_tab.codes, CODE_SLOTS, tp_hash_mix64(fr->code), slot->code == fr->code, !slot->code);
     if (slot->code && slot->file == file && slot->name == fr->name && slot->first_line == first)
         return slot;
+    uint32_t fsid = intern_str(w, file, checked), nsid = intern_str(w, fr->name, checked);
+    if (fsid == UINT32_MAX || nsid == UINT32_MAX || bad)
+        return NULL; /* another thread's code, gone while it was read: nothing cached */
     if (!slot->code)
         g_tab.n_codes++;
-    uint32_t id = content_id(w, intern_str(w, file), intern_str(w, fr->name), first);
+    uint32_t id = content_id(w, fsid, nsid, first);
     *slot = (code_slot){fr->code, file, fr->name, first, id};
     return slot;
 }
 
+/* ---- line tables, read from a copy (another thread's code object may go at any time) */
+
+static int varint(const uint8_t *t, size_t n, size_t *i) {
+    unsigned v = 0, shift = 0;
+    uint8_t b = 0x40;
+    while (b & 0x40) {
+        if (*i >= n || shift > 24)
+            return 0;
+        b = t[(*i)++];
+        v |= (unsigned)(b & 63) << shift;
+        shift += 6;
+    }
+    return (int)v;
+}
+
+static int svarint(const uint8_t *t, size_t n, size_t *i) {
+    int v = varint(t, n, i);
+    return v & 1 ? -(v >> 1) : v >> 1;
+}
+
+/* Line of byte offset `at` in a 3.11+ location table (Objects/locations.md): entries of a
+ * first byte 1CCCCLLL (code C, L+1 code units), its line delta by code: 15 no location, 14
+ * long form and 13 no-column form a signed varint, 10-12 one-line forms C-10, the rest 0. */
+static int line_locations(const uint8_t *t, size_t n, int first, int64_t at) {
+    int line = first;
+    int64_t addr = 0;
+    for (size_t i = 0; i < n;) {
+        uint8_t b = t[i++];
+        if (!(b & 0x80))
+            return -1;
+        unsigned code = b >> 3 & 15;
+        int64_t len = (b & 7) + 1;
+        line += code == 14 || code == 13   ? svarint(t, n, &i)
+                : code >= 10 && code <= 12 ? (int)code - 10
+                                           : 0;
+        if (at < (addr + len) * 2)
+            return code == 15 ? -1 : line;
+        addr += len;
+        while (i < n && !(t[i] & 0x80))
+            i++;
+    }
+    return -1;
+}
+
+/* 3.10's co_linetable: pairs (byte delta, signed line delta; -128: no line). */
+static int line_pairs310(const uint8_t *t, size_t n, int first, int64_t at) {
+    int line = first;
+    int64_t end = 0;
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        end += t[i];
+        int8_t d = (int8_t)t[i + 1];
+        int cur = d == -128 ? -1 : (line += d);
+        if (end > at)
+            return cur;
+    }
+    return -1;
+}
+
+/* 3.8-3.9's co_lnotab: pairs (byte delta, signed line delta), the line moves once past. */
+static int line_lnotab(const uint8_t *t, size_t n, int first, int64_t at) {
+    int line = first;
+    int64_t addr = 0;
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        addr += t[i];
+        if (addr > at)
+            break;
+        line += (int8_t)t[i + 1];
+    }
+    return line;
+}
+
+/* The line of byte offset `at` in `code`, decoded from a checked copy of its line table
+ * (PyCode_Addr2Line would read a table another thread may free); `first` when unreadable. */
+static int line_from_table(uintptr_t code, int64_t at, int first) {
+    static uint8_t tab[65536]; /* under g_mu */
+    int bad = 0;
+    uintptr_t b = ld_word(1, &bad, code + (uintptr_t)g_py.co_lines);
+    if (bad || !g_py.bytes_type || ld_word(1, &bad, b + OB_TYPE) != g_py.bytes_type)
+        return first;
+    int64_t n = (int64_t)ld_word(1, &bad, b + BYTES_SIZE);
+    if (bad || n <= 0 || n > (int64_t)sizeof tab || !checked_copy(tab, b + BYTES_DATA, (size_t)n))
+        return first;
+    unsigned minor = g_py.L->minor;
+    return minor >= 11   ? line_locations(tab, (size_t)n, first, at)
+           : minor == 10 ? line_pairs310(tab, (size_t)n, first, at)
+                         : line_lnotab(tab, (size_t)n, first, at);
+}
+
 /* The source line of `fr` (code slot `cs`): PyCode_Addr2Line reads the code's line table,
- * immutable data, and neither allocates nor runs code. */
-static uint32_t line_of(const tp_pyframe *fr, const code_slot *cs) {
+ * immutable data, and neither allocates nor runs code; `checked` (another thread's frame):
+ * the table decoded from a copy. */
+static uint32_t line_of(const tp_pyframe *fr, const code_slot *cs, int checked) {
     line_slot *slot;
     uint64_t h = tp_hash_mix64(fr->code ^ (uint64_t)(uint32_t)fr->lasti << 40);
     PROBE(g_tab.lines, LINE_SLOTS, h,
@@ -605,8 +837,12 @@ static uint32_t line_of(const tp_pyframe *fr, const code_slot *cs) {
     if (slot->code)
         return slot->line;
     int line = cs->first_line;
-    if (fr->lasti >= 0) /* 3.10's f_lasti counts 2-byte code units; the others bytes */
-        line = g_py.addr2line((void *)fr->code, g_py.L->minor == 10 ? 2 * fr->lasti : fr->lasti);
+    /* 3.10's f_lasti counts 2-byte code units; the others bytes */
+    int64_t at = g_py.L->minor == 10 ? 2 * (int64_t)fr->lasti : fr->lasti;
+    if (fr->lasti >= 0 && checked)
+        line = g_py.co_lines >= 0 ? line_from_table(fr->code, at, cs->first_line) : 0;
+    else if (fr->lasti >= 0)
+        line = g_py.addr2line((void *)fr->code, (int)at);
     *slot = (line_slot){fr->code, fr->lasti, cs->id,
                         line <= 0                   ? 0
                         : line > (int)TP_PYLINE_MAX ? TP_PYLINE_MAX
@@ -615,12 +851,47 @@ static uint32_t line_of(const tp_pyframe *fr, const code_slot *cs) {
     return slot->line;
 }
 
-static uint64_t encode(tp_writer *w, const tp_pyframe *fr) {
+static uint64_t encode(tp_writer *w, const tp_pyframe *fr, int checked) {
     if (g_tab.n_codes * 4 >= CODE_SLOTS * 3 || g_tab.n_lines * 4 >= LINE_SLOTS * 3 ||
         g_tab.n_contents * 4 >= CONTENT_SLOTS * 3)
         tables_clear();
-    const code_slot *cs = code_of(w, fr);
-    return TP_FRAME_PY_MAKE(cs->id, line_of(fr, cs));
+    const code_slot *cs = code_of(w, fr, checked);
+    if (!cs)
+        return 0; /* no trace frame is 0: its module is TP_FRAME_PYTHON */
+    return TP_FRAME_PY_MAKE(cs->id, line_of(fr, cs, checked));
+}
+
+/* obmalloc writes its free list's next pointer over a freed object's reference count: a heap
+ * address or 0, never a count (immortal objects' are below 2^32). */
+static int refcount_live(uintptr_t rc) {
+    return rc > 0 && rc < ((uintptr_t)1 << 40);
+}
+
+/* A walked frame of another thread whose code still reads as a live code object: the code
+ * of a module being imported lives only while it runs, and a sample may find it freed. */
+static int code_alive(const tp_pyframe *fr) {
+    int bad = 0;
+    const py_layout *L = g_py.L;
+    uintptr_t file = ld_word(1, &bad, fr->code + (uintptr_t)L->co_filename);
+    int32_t first = ld_i32(1, &bad, fr->code + (uintptr_t)L->co_firstlineno);
+    return !bad && refcount_live(ld_word(1, &bad, fr->code)) &&
+           ld_word(1, &bad, fr->code + OB_TYPE) == g_py.code_type && plausible(file, 8) &&
+           ld_word(1, &bad, file + OB_TYPE) == g_py.str_type &&
+           ld_word(1, &bad, fr->name + OB_TYPE) == g_py.str_type && first >= 0 &&
+           (uint32_t)first <= TP_PYLINE_MAX && !bad;
+}
+
+uint32_t tp_pyframes_encode_other(tp_writer *w, const tp_pyframe *py, uint32_t n, uint64_t *out) {
+    for (uint32_t j = 0; j < n; j++)
+        if (!code_alive(&py[j]))
+            return 0;
+    uint32_t ok = n;
+    pthread_mutex_lock(&g_mu);
+    for (uint32_t j = 0; j < n && ok; j++)
+        if (!(out[j] = encode(w, &py[j], 1)))
+            ok = 0;
+    pthread_mutex_unlock(&g_mu);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- merging */
@@ -645,7 +916,7 @@ uint32_t tp_pyframes_merge(tp_writer *w, void *const *pcs, const uint64_t *nativ
         n_py = TP_PYFRAMES_MAX;
     pthread_mutex_lock(&g_mu);
     for (uint32_t j = 0; j < n_py; j++)
-        pyf[j] = encode(w, &py[j]);
+        pyf[j] = encode(w, &py[j], 0);
     pthread_mutex_unlock(&g_mu);
     /* The k-th loop frame gets the k-th group; the last loop frame that gets one also takes
      * every group left over. */

@@ -66,6 +66,35 @@ uint32_t tp_pyframes_merge(tp_writer *w, void *const *pcs, const uint64_t *nativ
                            uint32_t n_native, const tp_pyframe *py, uint32_t n_py, uint64_t *out,
                            uint32_t max);
 
+/* ---- other threads: the sampler (tp_sampler.c) reads every Python thread's frames from a
+ * thread of its own, while they run. Every read goes through a checked copy: a frame, state
+ * or code object may go at any moment, so a walk can see a torn chain but never fault. */
+
+#define TP_PYTHREADS_MAX 256
+
+typedef struct {
+    uintptr_t ts; /* the PyThreadState */
+    uint32_t tid; /* its OS thread id; 0: unknown */
+} tp_pythread;
+
+/* The main interpreter's thread states, at most `max` (TP_PYTHREADS_MAX); 0 when Python
+ * frames are off, Python is not initialized or is finalizing. Call it from the sampler's own
+ * thread, which runs no Python (up to 3.10 it finds glibc's thread-id offset from it). */
+uint32_t tp_pyframes_threads(tp_pythread *out, uint32_t max);
+
+/* Walks the frames of thread state `ts` (from tp_pyframes_threads) innermost first, as
+ * tp_pyframes_walk does for the calling thread. 0 with *torn set when the chain changed under
+ * the walk (an unreadable address, a name that is not a str). */
+uint32_t tp_pyframes_walk_other(uintptr_t ts, tp_pyframe *out, uint32_t max, uint64_t *hash,
+                                int *torn);
+
+/* The trace frames (TP_FRAME_PY_MAKE) of `n` frames tp_pyframes_walk_other gave, writing the
+ * PYCODE records of new code objects through `w`; names and lines read through checked
+ * copies (the line decoded from a copy of the code's line table, never PyCode_Addr2Line).
+ * Locked. Returns n, or 0 when a frame's code no longer reads as a live code object (a
+ * module's code, freed once imported): the walk is stale, write nothing. */
+uint32_t tp_pyframes_encode_other(tp_writer *w, const tp_pyframe *py, uint32_t n, uint64_t *out);
+
 /* Forgets every code id (a fork child records into a new writer). Only while no thread
  * captures. Symbols and the verified layout are kept: the image is the same. */
 void tp_pyframes_reset(void);

@@ -175,7 +175,7 @@ static size_t stack_bits_max(size_t rows) {
  * three more registers per record. */
 static __attribute__((noinline)) void note_stack_grow(nload *L, uint32_t id) {
     size_t w = id / 64;
-    if (id > stack_bits_max(L->r->ev.n + L->r->mem.n)) {
+    if (id > stack_bits_max(L->r->ev.n + L->r->mem.n + L->r->samples.n)) {
         L->stack_unmarked = 1;
         return;
     }
@@ -635,6 +635,18 @@ static tp_status on_mark(void *ctx, const tp_rec_hdr *h) {
     return push_row(L, &row);
 }
 
+/* A sample of a thread's Python stack (`record --sample`): kept in the rank's samples. */
+static tp_status on_sample(void *ctx, const tp_rec_hdr *h) {
+    nload *L = ctx;
+    tp_rec_sample r;
+    tp_record_get(h, &r, sizeof r);
+    if (r.stack_id)
+        note_stack(L, r.stack_id);
+    tp_samples_push(&L->r->samples, (int64_t)r.ts, L->pid, r.tid, r.stack_id,
+                    (h->flags & TP_SAMPLE_ON_CPU) != 0, r.cpu_ns, r.period_ns);
+    return TP_OK;
+}
+
 /* Counters and clock syncs among the data: counted as instants, not kept. */
 static tp_status on_instant(void *ctx, const tp_rec_hdr *h) {
     (void)h;
@@ -692,13 +704,16 @@ static uint32_t max_stack(const uint32_t *col, size_t n, uint32_t max) {
  * the collector's, counted from 1, so a bit per id up to the largest replaces a sort of
  * every row's id (tens of MB of keys on a 10 M-record trace, for a few dozen stacks); ids
  * far past the row count (a crafted file) take the sort. */
-static uint32_t *referenced_stacks(const tp_events *ev, const tp_memevents *mem, size_t *n) {
-    uint32_t max = max_stack(mem->stack, mem->n, max_stack(ev->stack, ev->n, 0));
-    size_t rows = ev->n + mem->n, k = 0;
+static uint32_t *referenced_stacks(const tp_events *ev, const tp_memevents *mem,
+                                   const tp_samples *sa, size_t *n) {
+    uint32_t max =
+        max_stack(sa->stack, sa->n, max_stack(mem->stack, mem->n, max_stack(ev->stack, ev->n, 0)));
+    size_t rows = ev->n + mem->n + sa->n, k = 0;
     if (max <= 64 * rows + (1u << 20)) {
         uint64_t *seen = tp_mem_xcalloc((size_t)max / 64 + 1, sizeof *seen);
         mark_stacks(seen, ev->stack, ev->n);
         mark_stacks(seen, mem->stack, mem->n);
+        mark_stacks(seen, sa->stack, sa->n);
         seen[0] &= ~UINT64_C(1); /* id 0: no stack */
         size_t distinct = 0;
         for (size_t w = 0; w <= max / 64; w++)
@@ -718,6 +733,9 @@ static uint32_t *referenced_stacks(const tp_events *ev, const tp_memevents *mem,
     for (size_t i = 0; i < mem->n; i++)
         if (mem->stack[i])
             keys[k++] = mem->stack[i];
+    for (size_t i = 0; i < sa->n; i++)
+        if (sa->stack[i])
+            keys[k++] = sa->stack[i];
     tp_sort_pairs(keys, NULL, k);
     uint32_t *ids = tp_mem_xalloc(k + 1, sizeof *ids);
     size_t d = 0;
@@ -758,8 +776,8 @@ static void load_stacks(nload *L) {
     uint32_t *mods = NULL;
     uint64_t *addrs = NULL;
     size_t n = 0, cap = 0;
-    uint32_t *ids =
-        L->stack_unmarked ? referenced_stacks(&L->r->ev, &L->r->mem, &n) : marked_stacks(L, &n);
+    uint32_t *ids = L->stack_unmarked ? referenced_stacks(&L->r->ev, &L->r->mem, &L->r->samples, &n)
+                                      : marked_stacks(L, &n);
     for (size_t k = 0; k < n; k++) {
         uint32_t nf = 0;
         const uint64_t *f = tp_reader_stack(L->rd, ids[k], &nf);
@@ -890,6 +908,7 @@ static const tp_visitor loader = {
             [TP_REC_OVERHEAD] = on_overhead,
             [TP_REC_NVTX_MARK] = on_mark,
             [TP_REC_COUNTER] = on_counter,
+            [TP_REC_SAMPLE] = on_sample,
             [TP_REC_CLOCK_SYNC] = on_instant,
         },
     .range = on_range,

@@ -762,6 +762,22 @@ typedef struct {
     int64_t corr_offset; /* added to its correlation ids in the rank (0 for the first) */
 } tp_process;
 
+/* native: the sampler's SAMPLE records (`record --sample`; docs/trace-format.md): one per
+ * Python thread and round, in file order. `stack`: the rank's stack id of the thread's Python
+ * frames (0: none); on_cpu: 1 when the thread was on a CPU at the sample; cpu_ns: the thread's
+ * CPU time since its previous sample; period_ns: the wall time since then. */
+typedef struct {
+    size_t n, cap;
+    int64_t *ts;
+    uint32_t *pid, *tid, *stack;
+    uint8_t *on_cpu;
+    uint64_t *cpu_ns, *period_ns;
+} tp_samples;
+
+/* Appends one sample. */
+void tp_samples_push(tp_samples *s, int64_t ts, uint32_t pid, uint32_t tid, uint32_t stack,
+                     int on_cpu, uint64_t cpu_ns, uint64_t period_ns);
+
 /* A (pid, tid) or stream bucket of row numbers, sorted by ts (CSR layout). */
 typedef struct {
     size_t n;       /* buckets */
@@ -859,8 +875,9 @@ typedef struct {
      * order first named; use tp_rank_thread_name / tp_rank_set_thread_name */
     size_t n_thread_names;
     int64_t *tn_pid, *tn_tid;
-    uint32_t *tn_name; /* string pool id */
-    tp_stacks stacks;  /* call stacks the rows refer to (tp_rank_add_stack) */
+    uint32_t *tn_name;  /* string pool id */
+    tp_stacks stacks;   /* call stacks the rows refer to (tp_rank_add_stack) */
+    tp_samples samples; /* native, `record --sample`: every thread's stack HZ times a second */
     /* the processes whose events these are, main first then in tree order (tp_process) */
     size_t n_procs;
     tp_process *procs;

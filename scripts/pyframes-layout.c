@@ -19,6 +19,11 @@
 #if PY_VERSION_HEX >= 0x030D0000
 #include <internal/pycore_runtime.h>
 #endif
+#if PY_VERSION_HEX < 0x03090000
+#include <internal/pycore_pystate.h>
+#else
+#include <internal/pycore_interp.h>
+#endif
 
 #define OFF(type, field) ((long)offsetof(type, field))
 
@@ -81,6 +86,22 @@ int main(void) {
            OFF(PyObject, ob_type), OFF(PyASCIIObject, length), OFF(PyASCIIObject, state),
            (long)sizeof(PyASCIIObject), (long)sizeof(PyCompactUnicodeObject));
     print_state_bits();
+    /* what the sampler reads: the interpreter's thread list, each state's OS thread, and
+     * the code's line table */
+#if PY_VERSION_HEX < 0x030B0000
+    long threads = OFF(PyInterpreterState, tstate_head), tid = OFF(PyThreadState, thread_id);
+#else
+    long threads = OFF(PyInterpreterState, threads.head),
+         tid = OFF(PyThreadState, native_thread_id);
+#endif
+#if PY_VERSION_HEX < 0x030A0000
+    long lines = OFF(PyCodeObject, co_lnotab);
+#else
+    long lines = OFF(PyCodeObject, co_linetable);
+#endif
+    printf(" is_threads=%ld ts_next=%ld ts_tid=%ld co_lines=%ld bytes_size=%ld bytes_data=%ld",
+           threads, OFF(PyThreadState, next), tid, lines, OFF(PyVarObject, ob_size),
+           OFF(PyBytesObject, ob_sval));
 #if PY_VERSION_HEX >= 0x030D0000
     printf(" dbg_ts_frame=%ld dbg_fr_back=%ld dbg_fr_code=%ld dbg_fr_instr=%ld dbg_fr_owner=%ld"
            " dbg_co_filename=%ld dbg_co_name=%ld dbg_co_firstlineno=%ld dbg_co_code=%ld",
@@ -92,6 +113,11 @@ int main(void) {
            OFF(_Py_DebugOffsets, code_object.filename), OFF(_Py_DebugOffsets, code_object.qualname),
            OFF(_Py_DebugOffsets, code_object.firstlineno),
            OFF(_Py_DebugOffsets, code_object.co_code_adaptive));
+    printf(" dbg_is_threads=%ld dbg_ts_next=%ld dbg_ts_tid=%ld dbg_co_lines=%ld",
+           OFF(_Py_DebugOffsets, interpreter_state.threads_head),
+           OFF(_Py_DebugOffsets, thread_state.next),
+           OFF(_Py_DebugOffsets, thread_state.native_thread_id),
+           OFF(_Py_DebugOffsets, code_object.linetable));
 #endif
     printf("\n");
     return 0;

@@ -63,7 +63,8 @@ typedef struct {
     X(ALLOC_FAIL, 30, tp_rec_alloc_fail, 1, 0)                                                     \
     X(COUNTER, 31, tp_rec_counter, 1, 0)                                                           \
     X(DROPPED, 32, tp_rec_dropped, 1, 0)                                                           \
-    X(OVERHEAD, 33, tp_rec_overhead, 1, 1)
+    X(OVERHEAD, 33, tp_rec_overhead, 1, 1)                                                         \
+    X(SAMPLE, 34, tp_rec_sample, 1, 0)
 
 typedef enum {
 #define TP_REC_ENUM(name, value, st, timed, interval) TP_REC_##name = value,
@@ -508,6 +509,26 @@ typedef struct {
     uint32_t name_sid;
     uint32_t reserved;
 } tp_rec_overhead;
+
+/* A sample of one thread (v1.8, `record --sample`): the collector's sampler thread reads the
+ * Python frames of every thread of the interpreter HZ times a second, while they run, whether
+ * the thread was on a CPU at that instant (flags TP_SAMPLE_ON_CPU: its scheduler state was
+ * running or runnable), and the CPU time it used since its previous sample (its CPU clock).
+ * A thread's first sample opens its count and is not written. */
+#define TP_SAMPLE_ON_CPU 0x1u
+typedef struct {
+    tp_rec_hdr h;
+    uint64_t ts;
+    uint32_t tid;
+    uint32_t stack_id;  /* its Python frames, innermost first (TP_FRAME_PYTHON); 0: it ran no
+                           Python code then */
+    uint64_t cpu_ns;    /* CPU time of the thread since its previous sample */
+    uint64_t period_ns; /* wall time since its previous sample */
+} tp_rec_sample;
+
+/* The most samples a second `record --sample-hz` takes (TRAINPROF_SAMPLE_HZ): each round
+ * walks every Python thread, on the sampler's own thread (docs/collector.md, "Sampling"). */
+#define TP_SAMPLE_HZ_MAX 1000
 
 /* ---------------------------------------------------------------- helpers */
 

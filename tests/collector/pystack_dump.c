@@ -1,6 +1,7 @@
-/* pystack_dump: prints the stack of every NVTX push and start of a trace, frame by frame, for
- * test_collector_pyframes.py (the exports carry no range stacks yet):
+/* pystack_dump: prints the stack of every NVTX push and start of a trace, and of every SAMPLE,
+ * frame by frame, for test_collector_pyframes.py and test_collector_sampler.py:
  *   PUSH <name> tid=<tid> frames=<n>
+ *   SAMPLE tid=<tid> on_cpu=<0|1> cpu_ns=<n> period_ns=<n> frames=<n>
  *     py <function> <file>:<line>          a Python frame (PYCODE record resolved)
  *     native <module file name>+0x<offset> a native frame ("?" without a module)
  * usage: pystack_dump TRACE */
@@ -36,11 +37,24 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: pystack_dump TRACE\n");
         return 2;
     }
-    tp_query q = {TP_REC_BIT(TP_REC_NVTX_PUSH) | TP_REC_BIT(TP_REC_NVTX_START), 0, 0};
+    tp_query q = {TP_REC_BIT(TP_REC_NVTX_PUSH) | TP_REC_BIT(TP_REC_NVTX_START) |
+                      TP_REC_BIT(TP_REC_SAMPLE),
+                  0, 0};
     if (tp_cursor_open(r, &q, &c) != TP_OK)
         return 1;
     for (const tp_rec_hdr *h; (h = tp_cursor_next(c));) {
         uint32_t tid, msg, stack, n = 0;
+        if (h->type == TP_REC_SAMPLE) {
+            tp_rec_sample s;
+            tp_record_get(h, &s, sizeof s);
+            const uint64_t *fr = tp_reader_stack(r, s.stack_id, &n);
+            printf("SAMPLE tid=%" PRIu32 " on_cpu=%d cpu_ns=%" PRIu64 " period_ns=%" PRIu64
+                   " frames=%" PRIu32 "\n",
+                   s.tid, (h->flags & TP_SAMPLE_ON_CPU) != 0, s.cpu_ns, s.period_ns, n);
+            for (uint32_t i = 0; i < n; i++)
+                print_frame(r, fr[i]);
+            continue;
+        }
         if (h->type == TP_REC_NVTX_PUSH) {
             tp_rec_nvtx p;
             tp_record_get(h, &p, sizeof p);

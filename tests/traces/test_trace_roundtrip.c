@@ -13,7 +13,7 @@ static const uint16_t data_types[] = {
     TP_REC_NVTX_PUSH,  TP_REC_NVTX_POP, TP_REC_NVTX_START, TP_REC_NVTX_END,   TP_REC_NVTX_MARK,
     TP_REC_API,        TP_REC_KERNEL,   TP_REC_MEMCPY,     TP_REC_MEMSET,     TP_REC_SYNC,
     TP_REC_DEVICE_MEM, TP_REC_HEAP,     TP_REC_REGION,     TP_REC_ALLOC_FAIL, TP_REC_COUNTER,
-    TP_REC_OVERHEAD,   TP_REC_DROPPED};
+    TP_REC_OVERHEAD,   TP_REC_DROPPED,  TP_REC_SAMPLE};
 #define NDATA (sizeof data_types / sizeof data_types[0])
 
 static const uint16_t meta_types[] = {
@@ -151,7 +151,7 @@ static void write_trace(const char *path, int finish, int no_filter, const char 
 static void check_info(tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     CHECK_EQ_U(in->version_major, 1);
-    CHECK_EQ_U(in->version_minor, 7);
+    CHECK_EQ_U(in->version_minor, 8);
     CHECK_STR(in->producer, "roundtrip-test");
     CHECK(in->created_realtime_ns > 1600000000ull * 1000000000ull);
     uint64_t total = 0;
@@ -591,7 +591,8 @@ static void test_codecs(void) {
         int data, coded; /* a chunk the codec cannot shrink is stored as it is (codec 0) */
         CHECK_EQ_I(count_chunks(path, cases[i].codec, cases[i].filter, &data, &coded), data);
         CHECK(data > 5);
-        CHECK(coded >= data - 2);
+        /* the records' fields are random bytes: a few chunks do not shrink */
+        CHECK(coded >= data - 2 - data / 8);
         tp_reader *r;
         CHECK_OK(tp_reader_open(path, &r));
         CHECK_EQ_U(tp_reader_integrity(r)->chunks_bad, 0);

@@ -1,0 +1,245 @@
+/* tp_an_samples: CPU time by line from the sampler's samples (see the header). */
+#include "tp_an_samples.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_stacks.h"
+#include "tp_mem.h"
+
+/* A distinct stack's sums, then the text its row is keyed by. */
+typedef struct {
+    uint32_t stack;
+    size_t samples;
+    int64_t cpu_ns, wall_ns;
+    char *key;
+    const tp_an_frame *f;
+    size_t n;
+    size_t row;
+} stack_sum;
+
+static int in_view(const tp_an_view *v, int64_t ts) {
+    const tp_an_opts *o = &v->opts;
+    return o->window_hi <= o->window_lo || (ts >= o->window_lo && ts < o->window_hi);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_key(const void *a, const void *b) {
+    const stack_sum *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static int cmp_row(const tp_an_sample_row *x, const tp_an_sample_row *y) {
+    if (x->cpu_ns != y->cpu_ns)
+        return x->cpu_ns < y->cpu_ns ? 1 : -1;
+    return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static int cmp_order(const void *a, const void *b, void *rows) {
+    const tp_an_sample_row *r = rows;
+    return cmp_row(&r[*(const size_t *)a], &r[*(const size_t *)b]);
+}
+
+static int cmp_thread(const void *a, const void *b) {
+    const tp_an_sample_thread *x = a, *y = b;
+    if (x->cpu_ns != y->cpu_ns)
+        return x->cpu_ns < y->cpu_ns ? 1 : -1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The row key of a stack: its prefix's frames as text, one per line. */
+static void key_of(tp_an_frames *fx, int depth, stack_sum *k) {
+    k->n = tp_an_frames_prefix(fx, k->stack, depth, &k->f);
+    char label[1024];
+    size_t len = 0, cap = 1;
+    char *buf = tp_mem_xalloc(cap, 1);
+    for (size_t i = 0; i < k->n; i++) {
+        size_t l = strlen(tp_an_frame_label(&k->f[i], label, sizeof label));
+        TP_MEM_XGROW(buf, cap, len + l + 2);
+        memcpy(buf + len, label, l);
+        len += l;
+        buf[len++] = '\n';
+    }
+    buf[len] = 0;
+    k->key = buf;
+}
+
+/* The index of `stack` in the sorted ids[0..n), or n. */
+static size_t find_id(const uint32_t *ids, size_t n, uint32_t stack) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < stack)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ids[lo] == stack ? lo : n;
+}
+
+/* A sample's period, and the part of it charged as on-CPU time. */
+static int64_t period_of(const tp_samples *sa, size_t i) {
+    return (int64_t)(sa->period_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->period_ns[i] : 0);
+}
+
+static int64_t on_cpu_of(const tp_samples *sa, size_t i) {
+    return sa->on_cpu[i] ? period_of(sa, i) : 0;
+}
+
+static void add_thread(tp_an_samples *out, size_t *cap, const tp_an_view *v, int64_t pid,
+                       int64_t tid, int64_t cpu, int64_t wall, int64_t clock) {
+    for (size_t i = 0; i < out->n_threads; i++)
+        if (out->t[i].pid == pid && out->t[i].tid == tid) {
+            tp_an_sample_thread *t = &out->t[i];
+            t->samples++, t->cpu_ns += cpu, t->wall_ns += wall, t->clock_ns += clock;
+            return;
+        }
+    TP_MEM_XGROW(out->t, *cap, out->n_threads + 1);
+    const char *name = tp_rank_thread_name(v->m, v->r, pid, tid);
+    out->t[out->n_threads++] =
+        (tp_an_sample_thread){pid, tid, name ? name : "", 1, cpu, wall, clock};
+}
+
+void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
+                       tp_an_samples *out) {
+    memset(out, 0, sizeof *out);
+    out->depth = depth <= 0                      ? TP_AN_STACK_DEPTH_DEFAULT
+                 : depth > TP_AN_STACK_DEPTH_MAX ? TP_AN_STACK_DEPTH_MAX
+                                                 : depth;
+    const tp_samples *sa = &v->r->samples;
+    size_t tcap = 0, m = 0;
+    uint32_t *ids = tp_mem_xalloc(sa->n + 1, sizeof *ids);
+    int64_t *periods = tp_mem_xalloc(sa->n + 1, sizeof *periods);
+    for (size_t i = 0; i < sa->n; i++) {
+        if (!in_view(v, sa->ts[i]) || (tid > 0 && (sa->pid[i] != pid || sa->tid[i] != tid)))
+            continue;
+        int64_t cpu = on_cpu_of(sa, i), wall = period_of(sa, i);
+        int64_t clock = (int64_t)(sa->cpu_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->cpu_ns[i] : 0);
+        periods[out->samples] = wall;
+        out->samples++, out->cpu_ns += cpu, out->wall_ns += wall, out->clock_ns += clock;
+        add_thread(out, &tcap, v, sa->pid[i], sa->tid[i], cpu, wall, clock);
+        if (sa->stack[i])
+            ids[m++] = sa->stack[i];
+        else
+            out->no_stack++, out->no_stack_cpu_ns += cpu, out->no_stack_wall_ns += wall;
+    }
+    if (out->samples) {
+        qsort(periods, out->samples, sizeof *periods, cmp_i64);
+        int64_t med = periods[out->samples / 2];
+        out->hz = med > 0 ? (1000000000 + med / 2) / med : 0;
+    }
+    free(periods);
+    qsort(out->t, out->n_threads, sizeof *out->t, cmp_thread);
+    /* the distinct stacks and their sums */
+    qsort(ids, m, sizeof *ids, cmp_u32);
+    size_t d = 0;
+    for (size_t i = 0; i < m; i++)
+        if (!d || ids[d - 1] != ids[i])
+            ids[d++] = ids[i];
+    stack_sum *ks = tp_mem_xcalloc(d + 1, sizeof *ks);
+    for (size_t k = 0; k < d; k++)
+        ks[k].stack = ids[k];
+    for (size_t i = 0; i < sa->n; i++) {
+        if (!sa->stack[i] || !in_view(v, sa->ts[i]) ||
+            (tid > 0 && (sa->pid[i] != pid || sa->tid[i] != tid)))
+            continue;
+        stack_sum *k = &ks[find_id(ids, d, sa->stack[i])];
+        k->samples++, k->cpu_ns += on_cpu_of(sa, i), k->wall_ns += period_of(sa, i);
+    }
+    /* keyed by their prefixes; equal keys are one row */
+    out->fx = tp_an_frames_open(v->m, v->r, v->opts.no_symbols, 0);
+    for (size_t k = 0; k < d; k++)
+        key_of(out->fx, out->depth, &ks[k]);
+    qsort(ks, d, sizeof *ks, cmp_key);
+    tp_an_sample_row *rows = tp_mem_xcalloc(d + 1, sizeof *rows);
+    size_t *group = tp_mem_xalloc(d + 1, sizeof *group), n = 0;
+    for (size_t k = 0; k < d; k++) {
+        if (!k || strcmp(ks[k].key, ks[k - 1].key)) /* the first of a key: its lowest id */
+            rows[n++] = (tp_an_sample_row){ks[k].stack, ks[k].f, ks[k].n, 0, 0, 0};
+        tp_an_sample_row *r = &rows[n - 1];
+        r->samples += ks[k].samples, r->cpu_ns += ks[k].cpu_ns, r->wall_ns += ks[k].wall_ns;
+        group[k] = n - 1;
+    }
+    /* rows by CPU time; each stack's row through its group's place in that order */
+    size_t *order = tp_mem_xalloc(n + 1, sizeof *order),
+           *place = tp_mem_xalloc(n + 1, sizeof *place);
+    for (size_t r = 0; r < n; r++)
+        order[r] = r;
+    qsort_r(order, n, sizeof *order, cmp_order, rows);
+    out->s = tp_mem_xcalloc(n + 1, sizeof *out->s);
+    for (size_t j = 0; j < n; j++)
+        out->s[j] = rows[order[j]], place[order[j]] = j;
+    out->n = n;
+    out->map_stack = ids;
+    out->map_row = tp_mem_xalloc(d + 1, sizeof *out->map_row);
+    out->n_map = d;
+    for (size_t k = 0; k < d; k++)
+        out->map_row[find_id(ids, d, ks[k].stack)] = (uint32_t)place[group[k]];
+    free(rows), free(group), free(order), free(place);
+    for (size_t k = 0; k < d; k++)
+        free(ks[k].key);
+    free(ks);
+}
+
+/* 1 when ts lies in one of the sorted intervals. */
+static int in_intervals(const int64_t *lo, const int64_t *hi, size_t n, int64_t ts) {
+    size_t a = 0, b = n; /* the first interval whose end is past ts */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (hi[mid] <= ts)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < n && lo[a] <= ts;
+}
+
+void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
+                      const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out) {
+    const tp_samples *sa = &v->r->samples;
+    int64_t *cpu = tp_mem_xcalloc(all->n + 1, sizeof *cpu);
+    int64_t *wait = tp_mem_xcalloc(all->n + 1, sizeof *wait);
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sa->n; i++) {
+        if (sa->pid[i] != pid || sa->tid[i] != tid || !in_view(v, sa->ts[i]) ||
+            !in_intervals(lo, hi, n, sa->ts[i]))
+            continue;
+        int64_t c = on_cpu_of(sa, i), w = period_of(sa, i);
+        out->samples++, out->cpu_ns += c, out->wall_ns += w;
+        size_t k = sa->stack[i] ? find_id(all->map_stack, all->n_map, sa->stack[i]) : all->n_map;
+        if (k < all->n_map) {
+            cpu[all->map_row[k]] += c;
+            wait[all->map_row[k]] += w > c ? w - c : 0;
+        }
+    }
+    out->top_cpu = out->top_wait = -1;
+    for (size_t r = 0; r < all->n; r++) {
+        if (cpu[r] > 0 && (out->top_cpu < 0 || cpu[r] > cpu[out->top_cpu]))
+            out->top_cpu = (long)r;
+        if (wait[r] > 0 && (out->top_wait < 0 || wait[r] > wait[out->top_wait]))
+            out->top_wait = (long)r;
+    }
+    out->top_cpu_ns = out->top_cpu >= 0 ? cpu[out->top_cpu] : 0;
+    out->top_wait_ns = out->top_wait >= 0 ? wait[out->top_wait] : 0;
+    free(cpu), free(wait);
+}
+
+void tp_an_samples_free(tp_an_samples *s) {
+    if (!s)
+        return;
+    free(s->s), free(s->t), free(s->map_stack), free(s->map_row);
+    tp_an_frames_close(s->fx);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,90 @@
+/* tp_an_samples: CPU time by line, from the sampler's SAMPLE records (`trainprof record
+ * --sample`), as py-spy's and Nsight Systems' CPU sampling show it.
+ *
+ * Each sample holds where a Python thread was (its stack), whether it was on a CPU at that
+ * instant, and the wall time since its previous sample: that period is charged to the stack
+ * the thread was found at, as on-CPU time when it was running, else as waiting (a lock, I/O,
+ * a sleep, a queue, the GPU): the statistical profile of every thread at HZ samples a second
+ * (py-spy's, without --idle, is the on-CPU part). The thread's own CPU clock, read at each
+ * sample, gives its measured CPU time, which the sampled on-CPU time estimates. Stacks are read as
+ * tp_an_frames_prefix reads them (one definition with the launching stacks): the call being made
+ * (the innermost Python frame), then the program's own line that led to it and that line's callers;
+ * samples whose prefixes read the same are one row.
+ *
+ * Promises: rows' on-CPU, wall and sample counts plus the no-stack ones equal the totals,
+ * which equal the threads' sums; rows are sorted by CPU time (descending), ties by stack id;
+ * threads by CPU time, ties by (pid, tid). Only samples that lie in the view's window when it has
+ * one. The result owns its arrays and the frames handle; the view's model must outlive it. */
+#ifndef TP_AN_SAMPLES_H
+#define TP_AN_SAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_an_frames.h"
+#include "tp_an_view.h"
+
+/* One row: the samples whose stacks read the same. */
+typedef struct {
+    uint32_t stack;            /* a stack of the row (its lowest id): frames from there */
+    const tp_an_frame *frames; /* innermost first (owned by fx) */
+    size_t n_frames;           /* <= depth */
+    size_t samples;
+    int64_t cpu_ns;  /* on-CPU time: the periods of its samples that found the thread running */
+    int64_t wall_ns; /* every period of its samples: cpu_ns of it on a CPU, the rest waiting */
+} tp_an_sample_row;
+
+/* One sampled thread. */
+typedef struct {
+    int64_t pid, tid;
+    const char *name; /* the thread's name in the trace ("" when unnamed; owned by the model) */
+    size_t samples;
+    int64_t cpu_ns, wall_ns; /* sampled on-CPU time (as the rows'), wall time */
+    int64_t clock_ns;        /* its CPU clock over the same periods (measured) */
+} tp_an_sample_thread;
+
+typedef struct {
+    int depth;
+    tp_an_sample_row *s; /* by CPU time, descending */
+    size_t n;
+    tp_an_sample_thread *t; /* by CPU time, descending */
+    size_t n_threads;
+    size_t samples;                    /* every sample counted */
+    int64_t cpu_ns, wall_ns, clock_ns; /* the threads' sums */
+    size_t no_stack;                   /* samples of a thread that ran no Python code then */
+    int64_t no_stack_cpu_ns, no_stack_wall_ns;
+    int64_t hz; /* the sampling rate the samples' periods show (median), 0 when unknown */
+    tp_an_frames *fx;
+    /* each distinct stack id counted and its row in s, by stack id (tp_an_samples_top_in) */
+    uint32_t *map_stack, *map_row;
+    size_t n_map;
+} tp_an_samples;
+
+/* Charges the samples of view `v`'s rank to their stacks, grouped by the first `depth`
+ * frames (depth <= 0: TP_AN_STACK_DEPTH_DEFAULT; more than TP_AN_STACK_DEPTH_MAX: that) into
+ * *out (overwritten). Samples of one thread only when tid > 0 (pid and tid), else all.
+ * Symbolizes unless v->opts.no_symbols. Aborts on out of memory. */
+void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
+                       tp_an_samples *out);
+
+/* The samples of one thread that lie in a part of its time, and the rows they weigh most
+ * in (tp_an_samples_in). */
+typedef struct {
+    size_t samples;
+    int64_t cpu_ns, wall_ns; /* sampled on-CPU time, wall time */
+    long top_cpu; /* the row (index in the run's s) with the most on-CPU time there; -1: none */
+    int64_t top_cpu_ns;
+    long top_wait; /* the row with the most wall time off a CPU there; -1: none */
+    int64_t top_wait_ns;
+} tp_an_samples_part;
+
+/* The samples of thread (pid, tid) whose time lies in one of the n intervals [lo[k], hi[k])
+ * (sorted, not overlapping), grouped as *all (tp_an_samples_run over the same view) groups
+ * them, into *out. For a finding about a part of one thread's time. */
+void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
+                      const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out);
+
+/* Frees what tp_an_samples_run allocated; a zeroed result or NULL is a no-op. */
+void tp_an_samples_free(tp_an_samples *s);
+
+#endif

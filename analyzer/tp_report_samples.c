@@ -1,0 +1,166 @@
+/* tp_report_samples: CPU time by line in the report (see the header). */
+#include "tp_report_samples.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_an_samples.h"
+#include "tp_report_fmt.h"
+#include "tp_report_stacks.h"
+#include "tp_text.h"
+#include "tp_units.h"
+
+#define INDENT 50 /* where a row's frames start: after "  #  CPU time  share  wall  samples  " */
+#define WAIT_ROWS 5
+
+static void text_frames(FILE *f, const tp_an_sample_row *s) {
+    char label[1024], gap[64];
+    for (size_t k = 0; k < s->n_frames; k++) {
+        if (k && s->frames[k].skipped)
+            fprintf(f, "%*s%s\n", INDENT, "", tp_an_frame_gap(&s->frames[k], gap, sizeof gap));
+        if (k)
+            fprintf(f, "%*s", INDENT, "");
+        tp_text_fputs(tp_an_frame_label(&s->frames[k], label, sizeof label), f);
+        fputc('\n', f);
+    }
+    if (!s->n_frames)
+        fputc('\n', f);
+}
+
+static void text_row(FILE *f, const char *num, const tp_an_sample_row *s, int64_t of, int wait) {
+    char tb[32], pb[32], wb[32];
+    int64_t v = wait ? s->wall_ns - s->cpu_ns : s->cpu_ns;
+    fprintf(f, "  %3s %s %8s %s %7zu  ", num, tp_rf_time(tb, sizeof tb, (double)v),
+            tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(v, of)),
+            tp_rf_time(wb, sizeof wb, (double)s->wall_ns), s->samples);
+    text_frames(f, s);
+}
+
+static int cmp_wait(const void *a, const void *b) {
+    const tp_an_sample_row *x = *(const tp_an_sample_row *const *)a,
+                           *y = *(const tp_an_sample_row *const *)b;
+    int64_t wx = x->wall_ns - x->cpu_ns, wy = y->wall_ns - y->cpu_ns;
+    if (wx != wy)
+        return wx < wy ? 1 : -1;
+    return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    if (!rr->v.r->samples.n)
+        return;
+    tp_an_samples sa;
+    tp_an_samples_run(&rr->v, o->an.stack_depth, 0, 0, &sa);
+    if (!sa.samples) {
+        tp_an_samples_free(&sa);
+        return;
+    }
+    char tb[32], wb[32], pb[32], nb[64];
+    size_t top = (size_t)(o->top > 0 ? o->top : 10);
+    fprintf(f,
+            "CPU time by line, sampled (%zu samples of %zu threads, %lld a second; on CPU: the "
+            "periods whose sample found the thread running; up to %d frames)\n",
+            sa.samples, sa.n_threads, (long long)sa.hz, sa.depth);
+    fprintf(f, "  %-28s %12s %12s %12s %8s %8s\n", "thread", "CPU clock", "on CPU", "wall", "busy",
+            "samples");
+    for (size_t i = 0; i < sa.n_threads && i < top; i++) {
+        const tp_an_sample_thread *t = &sa.t[i];
+        char who[96];
+        snprintf(who, sizeof who, "%lld/%lld %s", (long long)t->pid, (long long)t->tid,
+                 tp_rf_clip(nb, sizeof nb, t->name, 16));
+        fprintf(f, "  ");
+        tp_text_fputs(who, f);
+        char cb[32];
+        fprintf(f, "%*s %12s %12s %12s %8s %8zu\n", (int)(strlen(who) < 28 ? 28 - strlen(who) : 0),
+                "", tp_rf_time(cb, sizeof cb, (double)t->clock_ns),
+                tp_rf_time(tb, sizeof tb, (double)t->cpu_ns),
+                tp_rf_time(wb, sizeof wb, (double)t->wall_ns),
+                tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(t->clock_ns, t->wall_ns)), t->samples);
+    }
+    if (sa.n_threads > top)
+        fprintf(f, "  ... %zu more threads\n", sa.n_threads - top);
+    fprintf(f, "  %3s %12s %8s %12s %7s  %s\n", "#", "on CPU", "share", "wall", "samples",
+            "stack: the call, then your line and its callers");
+    for (size_t i = 0; i < sa.n && i < top; i++) {
+        char num[16];
+        snprintf(num, sizeof num, "%zu", i + 1);
+        text_row(f, num, &sa.s[i], sa.cpu_ns, 0);
+    }
+    if (sa.n > top)
+        fprintf(f, "  ... %zu more stacks (trainprof report --top N, or --format json)\n",
+                sa.n - top);
+    if (sa.no_stack)
+        fprintf(f, "  without Python frames: %zu samples, %s on CPU\n", sa.no_stack,
+                tp_units_dur(tb, sizeof tb, (double)sa.no_stack_cpu_ns));
+    /* Where the threads waited: wall time off a CPU, when it is a tenth of the sampled wall */
+    int64_t waited = sa.wall_ns - sa.cpu_ns;
+    if (sa.n && waited * 10 >= sa.wall_ns) {
+        const tp_an_sample_row **w = malloc(sa.n * sizeof *w);
+        for (size_t i = 0; i < sa.n; i++)
+            w[i] = &sa.s[i];
+        qsort(w, sa.n, sizeof *w, cmp_wait);
+        fprintf(f, "  waiting (wall time off a CPU: locks, I/O, sleeps, queues, the GPU):\n");
+        fprintf(f, "  %3s %12s %8s %12s %7s\n", "#", "waited", "share", "wall", "samples");
+        /* rows that waited a twentieth of the whole at least */
+        for (size_t i = 0;
+             i < sa.n && i < WAIT_ROWS && (w[i]->wall_ns - w[i]->cpu_ns) * 20 >= waited; i++) {
+            char num[16];
+            snprintf(num, sizeof num, "w%zu", i + 1);
+            text_row(f, num, w[i], waited, 1);
+        }
+        free(w);
+    }
+    fprintf(f, "\n");
+    tp_an_samples_free(&sa);
+}
+
+void tp_report_samples_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    if (!rr->v.r->samples.n)
+        return;
+    tp_an_samples sa;
+    tp_an_samples_run(&rr->v, o->an.stack_depth, 0, 0, &sa);
+    tp_rj_str(g, "cpu_samples");
+    yajl_gen_map_open(g);
+    tp_rj_int(g, "depth", sa.depth);
+    tp_rj_int(g, "hz", sa.hz);
+    tp_rj_int(g, "samples", (long long)sa.samples);
+    tp_rj_int(g, "cpu_ns", sa.cpu_ns);
+    tp_rj_int(g, "wall_ns", sa.wall_ns);
+    tp_rj_int(g, "clock_ns", sa.clock_ns);
+    tp_rj_int(g, "no_stack_samples", (long long)sa.no_stack);
+    tp_rj_int(g, "no_stack_cpu_ns", sa.no_stack_cpu_ns);
+    tp_rj_str(g, "threads");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < sa.n_threads; i++) {
+        const tp_an_sample_thread *t = &sa.t[i];
+        yajl_gen_map_open(g);
+        tp_rj_int(g, "pid", t->pid);
+        tp_rj_int(g, "tid", t->tid);
+        tp_rj_kv(g, "name", t->name);
+        tp_rj_int(g, "samples", (long long)t->samples);
+        tp_rj_int(g, "cpu_ns", t->cpu_ns);
+        tp_rj_int(g, "wall_ns", t->wall_ns);
+        tp_rj_int(g, "clock_ns", t->clock_ns);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    tp_rj_str(g, "stacks");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < sa.n; i++) {
+        const tp_an_sample_row *s = &sa.s[i];
+        yajl_gen_map_open(g);
+        tp_rj_int(g, "cpu_ns", s->cpu_ns);
+        tp_rj_num(g, "pct", tp_rf_pct(s->cpu_ns, sa.cpu_ns));
+        tp_rj_int(g, "wall_ns", s->wall_ns);
+        tp_rj_int(g, "samples", (long long)s->samples);
+        tp_rj_int(g, "stack_id", s->stack);
+        tp_rj_str(g, "frames");
+        yajl_gen_array_open(g);
+        for (size_t k = 0; k < s->n_frames; k++)
+            tp_report_stacks_json_frame(g, &s->frames[k]);
+        yajl_gen_array_close(g);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+    tp_an_samples_free(&sa);
+}

@@ -1,0 +1,271 @@
+/* tp_sampler: the sampler thread (see tp_sampler.h). */
+#include "tp_sampler.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tp_collector.h"
+#include "tp_hash.h"
+#include "tp_pyframes.h"
+
+/* Stacks already interned, by the walk's hash: direct-mapped, a miss re-encodes. */
+#define STACK_SLOTS 4096
+
+typedef struct {
+    uint32_t tid;
+    uint32_t named; /* a THREAD record was written for it */
+    uint64_t cpu_ns, ts;
+    int stat_fd; /* /proc/self/task/TID/stat, kept open: its state at each sample */
+} seen_thread;
+
+typedef struct {
+    uint64_t hash;
+    uint32_t id;
+} stack_slot;
+
+static struct {
+    pthread_t th;
+    int running;
+    pid_t pid;
+    _Atomic int stop;
+    /* a thread started in a fork child waits until the core's fork handling is done (it bumps
+     * tp_g.gen last): before that tp_g still holds the parent's writer */
+    int in_child;
+    uint32_t child_gen;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} S = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The CPU time thread `tid` of this process has used (its per-thread CPU clock: the kernel's
+ * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); 0 when it is gone. */
+static uint64_t thread_cpu_ns(uint32_t tid) {
+    struct timespec t;
+    clockid_t c = (clockid_t)((~(unsigned)tid << 3) | 6u);
+    if (clock_gettime(c, &t) != 0)
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int open_stat(uint32_t tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/stat", tid);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* 1 when the thread is on a CPU now (its state running, R), as py-spy tells idle threads:
+ * whether its stack is where it computes or where it waits. */
+static int on_cpu(int fd) {
+    char buf[256];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold anything, ")" too */
+    return p && p[1] == ' ' && p[2] == 'R';
+}
+
+/* A THREAD record for a sampled thread that may never have written one (it named itself
+ * through prctl, or the process did): its name from /proc, read here, on our thread. */
+static void name_thread(uint32_t tid) {
+    char path[64], name[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, name, sizeof name - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    name[n] = 0;
+    name[strcspn(name, "\n")] = 0;
+    tp_rec_thread r;
+    TP_REC_CLEAR(&r, TP_REC_THREAD);
+    r.tid = tid;
+    r.pid = (uint32_t)getpid();
+    r.name_sid = name[0] ? tp_collector_intern_n(name, strlen(name)) : 0;
+    tp_collector_meta(&r);
+}
+
+/* The stack id of a walk: interned once per distinct walk (by its hash); UINT32_MAX when the
+ * walk turned out stale. */
+static uint32_t stack_of(stack_slot *cache, const tp_pyframe *py, uint32_t n, uint64_t hash) {
+    if (!n)
+        return 0;
+    stack_slot *s = &cache[hash & (STACK_SLOTS - 1)];
+    if (s->id && s->hash == hash)
+        return s->id;
+    uint64_t frames[TP_PYFRAMES_MAX];
+    uint32_t id = 0;
+    if (!tp_pyframes_encode_other(tp_g.writer, py, n, frames))
+        return UINT32_MAX; /* stale: no sample */
+    if (tp_writer_intern_stack(tp_g.writer, frames, n, &id) != TP_OK)
+        return 0;
+    *s = (stack_slot){hash, id};
+    return id;
+}
+
+/* One round: every Python thread's frames and CPU time. `prev` (*n_prev threads) is the
+ * previous round's, replaced by this one's. */
+static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
+                         tp_pyframe *py) {
+    tp_pythread th[TP_PYTHREADS_MAX];
+    seen_thread now_seen[TP_PYTHREADS_MAX];
+    uint32_t n = tp_pyframes_threads(th, TP_PYTHREADS_MAX), k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!th[i].tid)
+            continue;
+        seen_thread *was = NULL;
+        for (uint32_t j = 0; j < *n_prev && !was; j++)
+            if (prev[j].tid == th[i].tid)
+                was = &prev[j];
+        int fd = was ? was->stat_fd : open_stat(th[i].tid);
+        if (was)
+            was->stat_fd = -2; /* moved to this round's */
+        /* its state, stack and CPU clock as close together as they can be read */
+        int running = on_cpu(fd);
+        uint64_t hash, cpu = thread_cpu_ns(th[i].tid);
+        int torn = 0;
+        uint32_t nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
+        if (torn) /* the chain moved under the walk: once more */
+            nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
+        uint64_t ts = tp_collector_now();
+        if (!cpu) { /* gone */
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        now_seen[k] = (seen_thread){th[i].tid, was ? was->named : 0, cpu, ts, fd};
+        if (was && !torn && tp_collector_gate(ts)) {
+            if (!now_seen[k].named) {
+                name_thread(th[i].tid);
+                now_seen[k].named = 1;
+            }
+            uint32_t stack = stack_of(cache, py, nf, hash);
+            if (stack == UINT32_MAX) {
+                k++;
+                continue;
+            }
+            tp_rec_sample r;
+            TP_REC_CLEAR(&r, TP_REC_SAMPLE);
+            r.h.flags |= running ? TP_SAMPLE_ON_CPU : 0;
+            r.ts = ts;
+            r.tid = th[i].tid;
+            r.stack_id = stack;
+            r.cpu_ns = cpu > was->cpu_ns ? cpu - was->cpu_ns : 0;
+            r.period_ns = ts > was->ts ? ts - was->ts : 0;
+            tp_collector_emit(me, &r);
+        }
+        k++;
+    }
+    for (uint32_t j = 0; j < *n_prev; j++) /* threads that are gone */
+        if (prev[j].stat_fd >= 0)
+            close(prev[j].stat_fd);
+    memcpy(prev, now_seen, k * sizeof *prev);
+    *n_prev = k;
+}
+
+static void *sampler_main(void *arg) {
+    (void)arg;
+    seen_thread *prev = calloc(TP_PYTHREADS_MAX, sizeof *prev);
+    stack_slot *cache = calloc(STACK_SLOTS, sizeof *cache);
+    tp_pyframe *py = calloc(TP_PYFRAMES_MAX, sizeof *py);
+    uint32_t n_prev = 0;
+    uint64_t period = 1000000000u / tp_g.cfg.sample_hz;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&S.mu);
+    while (prev && cache && py && !atomic_load(&S.stop)) {
+        uint64_t t = (uint64_t)next.tv_nsec + period;
+        next.tv_sec += (time_t)(t / 1000000000u);
+        next.tv_nsec = (long)(t % 1000000000u);
+        while (!atomic_load(&S.stop) && pthread_cond_timedwait(&S.cv, &S.mu, &next) == 0)
+            ;
+        if (atomic_load(&S.stop))
+            break;
+        pthread_mutex_unlock(&S.mu);
+        if (S.in_child && atomic_load(&tp_g.gen) != S.child_gen)
+            S.in_child = 0;
+        tp_tstate *me = tp_pyframes_none() || S.in_child ? NULL : tp_collector_thread();
+        if (me)
+            sample_round(me, prev, &n_prev, cache, py);
+        /* Behind by more than a period (a slow round, a stopped process): start again from
+         * now instead of catching up with a burst. */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - next.tv_sec) * 1000000000ll + (now.tv_nsec - next.tv_nsec) >
+            (long long)period)
+            next = now;
+        pthread_mutex_lock(&S.mu);
+    }
+    pthread_mutex_unlock(&S.mu);
+    for (uint32_t j = 0; prev && j < n_prev; j++)
+        if (prev[j].stat_fd >= 0)
+            close(prev[j].stat_fd);
+    free(prev), free(cache), free(py);
+    return NULL;
+}
+
+static void start_thread(void) {
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&S.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_store(&S.stop, 0);
+    /* The program's signals are never ours to take: the thread starts with all blocked. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&S.th, NULL, sampler_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return;
+    pthread_setname_np(S.th, "trainprof-samp");
+    S.pid = getpid();
+    S.running = 1;
+}
+
+static void before_close(void) {
+    if (!S.running || getpid() != S.pid)
+        return;
+    pthread_mutex_lock(&S.mu);
+    atomic_store(&S.stop, 1);
+    pthread_cond_signal(&S.cv);
+    pthread_mutex_unlock(&S.mu);
+    pthread_join(S.th, NULL);
+    S.running = 0;
+}
+
+static void on_start(void) {
+    if (tp_g.cfg.sample_hz && !S.running) {
+        S.in_child = 0;
+        start_thread();
+    }
+}
+
+/* The child has no sampler thread: it starts its own now. A fork child records from its
+ * first event, and one that only computes (a DataLoader worker) has no other: its first
+ * sample starts its trace. */
+static void after_fork_child(void) {
+    pthread_mutex_init(&S.mu, NULL);
+    S.running = 0;
+    if (tp_g.cfg.sample_hz && tp_g.cfg.fork_trace && atomic_load(&tp_g.active)) {
+        S.in_child = 1;
+        S.child_gen = atomic_load(&tp_g.gen);
+        start_thread();
+    }
+}
+
+void tp_sampler_register(void) {
+    tp_collector_client c = {.name = "sampler",
+                             .on_start = on_start,
+                             .before_close = before_close,
+                             .after_fork_child = after_fork_child};
+    tp_collector_add_client(&c);
+}

@@ -1,0 +1,77 @@
+"""A training loop whose steps wait for a producer, for test_collector_sampler.py.
+
+usage: sampler_prog.py thread|process|inline [STEPS]
+The main thread runs STEPS steps, each an NVTX range "train_step" (with the nvtx package when
+it is there, else none) around ~3 ms of CPU work; between the steps it takes the next batch:
+- thread:  from a queue a producer thread fills, each batch ~4x a step of CPU in augment();
+- process: from a pipe a forked producer process fills the same way (a DataLoader worker);
+- inline:  by computing augment() itself.
+A sleeper thread wakes every 5 ms all along. The lines the test looks for carry `# @tag`."""
+import os
+import sys
+import threading
+import time
+
+try:
+    import nvtx
+    annotate = nvtx.annotate
+except ImportError:  # the other CPythons of the test: no ranges, only samples
+    import contextlib
+    annotate = contextlib.nullcontext
+
+
+def augment(n):
+    x = 0
+    for i in range(n):
+        x += i * i  # @augment
+    return x
+
+
+def train_step():
+    x = 0
+    for i in range(30000):
+        x += i  # @step
+    return x
+
+
+def sleeper(stop):
+    while not stop.is_set():
+        time.sleep(0.005)  # @sleep
+
+
+def producer(put, steps):
+    for _ in range(steps):
+        put(augment(120000))  # @produce
+
+
+def main():
+    mode = sys.argv[1]
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    if mode == "process":  # forked first: a process with threads should not fork
+        r, w = os.pipe()
+        if os.fork() == 0:
+            os.close(r)
+            producer(lambda x: os.write(w, b"%d\n" % (x % 1000)), steps)
+            os._exit(0)
+        os.close(w)
+        get = os.fdopen(r).readline
+    stop = threading.Event()
+    threading.Thread(target=sleeper, args=(stop,), name="sleeper", daemon=True).start()
+    if mode == "thread":
+        import queue
+        q = queue.Queue(maxsize=2)
+        threading.Thread(target=producer, args=(q.put, steps), daemon=True).start()
+        get = q.get
+    elif mode == "inline":
+        def get():
+            return augment(120000)  # @inline
+    for _ in range(steps):
+        get()  # @fetch
+        with annotate("train_step"):
+            train_step()
+    stop.set()
+    if mode == "process":
+        os.wait()
+
+
+main()

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""`trainprof record --sample`, end to end with real CPython programs.
+
+usage: test_collector_sampler.py TRAINPROF PYSTACK_DUMP VENV
+tests/collector/sampler_prog.py runs a training loop whose steps (NVTX ranges, through the nvtx
+PyPI package) wait between them for a batch from a producer thread, a forked producer process
+or its own computation, with a sleeper thread beside; the lines that matter carry `# @tag`.
+Checked, on counts and shares of samples, never on how long anything took:
+(a) the trace's SAMPLE records (pystack_dump): each sampled thread's frames are the program's,
+    innermost first, with the right lines; the producer's samples are mostly on a CPU in
+    augment(), the sleeper's mostly off a CPU at its sleep;
+(b) the JSON report's cpu_samples: rows and threads add up to the totals, the heaviest row is
+    augment() called from producer(); the text report shows it as `sampler_prog.py:LINE in
+    augment`;
+(c) the diagnosis: host-step-gaps names where the step thread waited and which thread (the
+    producer thread, or the forked producer process) was on a CPU meanwhile, and where; with
+    the work inline, the line that took the step thread's CPU between the steps;
+(d) without --sample there are no samples, and the finding says how to get them;
+(e) every other CPython found (pyenv, /usr/bin) gives the same samples without the nvtx
+    package (3.8-3.10 name their threads by pthread_t: the sampler finds the thread ids);
+(f) --sample-hz out of range is refused with a one-line reason, exit 2.
+The venv (scripts/install-deps.sh: .deps/pyenv with the nvtx package) is required: without it
+the test skips (77), or fails when CI=true."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TP, DUMP, VENV = sys.argv[1:4]
+PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sampler_prog.py")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def markers():
+    with open(PROG, encoding="utf-8") as f:
+        return {m.group(1): i + 1 for i, line in enumerate(f)
+                for m in [re.search(r"# @(\w+)", line)] if m}
+
+
+LINE = markers()
+AUGMENT_LINES = {LINE["augment"], LINE["augment"] - 1}  # the loop's two lines
+
+
+def record(python, out, mode, steps, sample=True, env=None):
+    cmd = [TP, "record", "-o", out]
+    if sample:
+        cmd += ["--sample-hz", "400"]
+    r = subprocess.run(cmd + ["--", python, PROG, mode, str(steps)], capture_output=True,
+                       text=True, env=env)
+    check(r.returncode == 0, f"record {mode} exited {r.returncode}: {r.stderr[-500:]}")
+
+
+def samples(trace):
+    """[(tid, on_cpu, [(func, file, line)])] of the trace's SAMPLE records."""
+    out = subprocess.run([DUMP, trace], capture_output=True, text=True, check=True).stdout
+    got = []
+    for line in out.splitlines():
+        m = re.match(r"SAMPLE tid=(\d+) on_cpu=(\d) cpu_ns=\d+ period_ns=\d+ frames=\d+", line)
+        if m:
+            got.append((int(m.group(1)), m.group(2) == "1", []))
+        elif line.startswith("  py ") and got:
+            m = re.match(r"  py (\S*) (.*):(\d+)$", line)
+            if check(m, f"{trace}: a Python frame that does not read as one: {line!r}"):
+                got[-1][2].append((m.group(1), m.group(2), int(m.group(3))))
+        elif line.startswith("  native") and got:
+            got[-1][2].append(("native", "", 0))
+    return got
+
+
+def by_thread(ss):
+    th = {}
+    for tid, on, frames in ss:
+        th.setdefault(tid, []).append((on, frames))
+    return th
+
+
+def check_samples(label, trace, producer_thread=True):
+    """(a): the producer's and the sleeper's samples; returns the samples."""
+    ss = samples(trace)
+    check(len(ss) >= 20, f"{label}: only {len(ss)} samples")
+    for tid, on, frames in ss:
+        check(all(f[0] != "native" for f in frames), f"{label}: a native frame in a sample")
+        for func, file, ln in frames:
+            check(ln >= 1 and (file.startswith("<") or os.path.exists(file)),
+                  f"{label}: frame {func} {file}:{ln} is no line of a real file")
+    th = by_thread(ss)
+    sleeper = [(on, fr) for s in th.values() for on, fr in s
+               if fr and fr[0][0] == "sleeper" and fr[0][2] == LINE["sleep"]]
+    check(len(sleeper) >= 5, f"{label}: {len(sleeper)} samples of the sleeper at its sleep")
+    if sleeper:
+        on = sum(on for on, _ in sleeper) / len(sleeper)
+        check(on <= 0.5, f"{label}: the sleeper was on a CPU in {on:.0%} of its samples")
+    if producer_thread:
+        prod = [(on, fr) for s in th.values() for on, fr in s
+                if any(f[0] == "producer" and f[2] == LINE["produce"] for f in fr)]
+        check(len(prod) >= 5, f"{label}: {len(prod)} samples of the producer")
+        inner = [fr[0] for on, fr in prod]
+        in_aug = [f for f in inner if f[0] == "augment" and f[2] in AUGMENT_LINES]
+        check(len(in_aug) * 2 >= len(inner),
+              f"{label}: the producer's samples are not mostly in augment: {inner[:5]}")
+        if prod:
+            on = sum(on for on, _ in prod) / len(prod)
+            check(on >= 0.5, f"{label}: the producer was on a CPU in only {on:.0%} of its samples")
+        check(len(th) >= 3, f"{label}: {len(th)} threads sampled, expected main, producer, "
+              "sleeper")
+    return ss
+
+
+def report_json(path):
+    r = subprocess.run([TP, "report", path, "--format", "json", "-q"], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"report {path}: {r.stderr[-300:]}")
+    return json.loads(r.stdout) if r.returncode == 0 else {}
+
+
+def report_text(path):
+    return subprocess.run([TP, "report", path], capture_output=True, text=True).stdout
+
+
+def finding(rep, rule):
+    for rk in rep.get("ranks", []):
+        for f in rk.get("findings", []):
+            if f.get("id") == rule:
+                return f
+    return None
+
+
+def check_report(label, path):
+    """(b): the totals add up, the heaviest row is augment() from producer()."""
+    rep = report_json(path)
+    ranks = rep.get("ranks", [])
+    if not check(len(ranks) == 1, f"{label}: {len(ranks)} ranks"):
+        return rep
+    cs = ranks[0].get("cpu_samples")
+    if not check(cs is not None, f"{label}: no cpu_samples in the JSON report"):
+        return rep
+    st, th = cs["stacks"], cs["threads"]
+    check(sum(s["cpu_ns"] for s in st) + cs["no_stack_cpu_ns"] == cs["cpu_ns"],
+          f"{label}: rows' on-CPU time does not add up")
+    check(sum(s["samples"] for s in st) + cs["no_stack_samples"] == cs["samples"],
+          f"{label}: rows' samples do not add up")
+    check(sum(t["cpu_ns"] for t in th) == cs["cpu_ns"] and
+          sum(t["wall_ns"] for t in th) == cs["wall_ns"] and
+          sum(t["samples"] for t in th) == cs["samples"], f"{label}: threads do not add up")
+    check(all(st[i]["cpu_ns"] >= st[i + 1]["cpu_ns"] for i in range(len(st) - 1)),
+          f"{label}: rows not by on-CPU time")
+    check(cs["hz"] == 400, f"{label}: hz {cs['hz']}, expected 400")
+    top = st[0]["frames"] if st else []
+    check(top and top[0]["function"] == "augment" and top[0]["line"] in AUGMENT_LINES and
+          any(f["function"] == "producer" and f["line"] == LINE["produce"] for f in top),
+          f"{label}: the heaviest row is not augment() from producer(): "
+          f"{[(f['function'], f['line']) for f in top]}")
+    check(top and not top[0]["library"], f"{label}: augment() read as a library's frame")
+    text = report_text(path)
+    check("CPU time by line, sampled" in text and
+          re.search(r"sampler_prog\.py:(%s) in augment" % "|".join(map(str, AUGMENT_LINES)),
+                    text), f"{label}: the text report lacks the sampled section or augment")
+    return rep
+
+
+def check_gaps(label, rep, want):
+    """(c)/(d): what host-step-gaps says."""
+    f = finding(rep, "host-step-gaps")
+    if not check(f is not None, f"{label}: no host-step-gaps finding"):
+        return
+    ev = f["evidence"]
+    for w in want:
+        check(re.search(w, ev), f"{label}: evidence lacks /{w}/: {ev}")
+
+
+def run_venv(python):
+    with tempfile.TemporaryDirectory() as tmp:
+        # thread: the step thread waits on the queue while the producer thread computes
+        out = os.path.join(tmp, "thread.tprof")
+        record(python, out, "thread", 60)
+        check_samples("thread", out)
+        rep = check_report("thread", out)
+        check_gaps("thread", rep, [r"the step thread was on a CPU \d+% of the time",
+                                   r"it waited most at .*sampler_prog\.py:{} in main".format(
+                                       LINE["fetch"]),
+                                   r"meanwhile thread \d+/\d+ .*was on a CPU \d+% of the time, "
+                                   r"most at sampler_prog\.py:\d+ in augment < "
+                                   r"sampler_prog\.py:{} in producer".format(LINE["produce"])])
+        # process: the batch comes from a forked process, a trace of its own
+        d = os.path.join(tmp, "proc")
+        os.mkdir(d)
+        record(python, os.path.join(d, "run.tprof"), "process", 60)
+        kids = [p for p in glob.glob(os.path.join(d, "*.tprof")) if not p.endswith("/run.tprof")]
+        check(len(kids) == 1, f"process: {len(kids)} child traces")
+        if kids:
+            kid = samples(kids[0])
+            check(sum(1 for _, on, fr in kid if fr and fr[0][0] == "augment") >= 5,
+                  "process: the forked producer's trace has few samples in augment")
+        rep = report_json(d)
+        main_pid = rep.get("ranks", [{}])[0].get("processes", [{}])[0].get("pid")
+        f = finding(rep, "host-step-gaps")
+        m = re.search(r"meanwhile thread (\d+)/\d+", f["evidence"]) if f else None
+        check(m and main_pid and int(m.group(1)) != main_pid,
+              f"process: the thread busy meanwhile is not the forked producer: "
+              f"{f and f['evidence']}")
+        # inline: the step thread computes the batch itself between the steps
+        out = os.path.join(tmp, "inline.tprof")
+        record(python, out, "inline", 60)
+        check_gaps("inline", report_json(out),
+                   [r"the step thread was on a CPU (\d\d|100)% of the time",
+                    r"most of it at sampler_prog\.py:\d+ in augment < "
+                    r"sampler_prog\.py:{} in main.<locals>.get".format(LINE["inline"])])
+        # (d) no --sample
+        out = os.path.join(tmp, "plain.tprof")
+        record(python, out, "thread", 20, sample=False)
+        check(not samples(out), "plain: SAMPLE records without --sample")
+        rep = report_json(out)
+        check("cpu_samples" not in rep.get("ranks", [{}])[0], "plain: cpu_samples without samples")
+        check_gaps("plain", rep, [r"`trainprof record --sample` samples which lines run there"])
+
+
+def version(python):
+    r = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
+                       capture_output=True, text=True)
+    return tuple(int(x) for x in r.stdout.split()) if r.returncode == 0 else None
+
+
+def other_pythons():
+    pats = [os.path.expanduser("~/.pyenv/versions/3*/bin/python3.*"), "/usr/bin/python3.*",
+            "/usr/local/bin/python3.*"]
+    paths = [p for pat in pats for p in glob.glob(pat) if re.search(r"python3\.\d+$", p)]
+    paths += [p for p in os.environ.get("TP_TEST_PYTHONS", "").split(":") if p]
+    seen, out = set(), []
+    for p in sorted(paths):
+        key = (os.stat(p).st_dev, os.stat(p).st_ino) if os.access(p, os.X_OK) else None
+        if key and key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def main():
+    venv_python = os.path.join(VENV, "bin", "python")
+    if not os.access(venv_python, os.X_OK) or subprocess.run(
+            [venv_python, "-c", "import nvtx"], capture_output=True).returncode != 0:
+        print(f"no venv with the nvtx package at {VENV} (scripts/install-deps.sh makes it)")
+        return 1 if os.environ.get("CI") == "true" else 77
+    # (f)
+    for bad in ("0", "1001", "ten"):
+        r = subprocess.run([TP, "record", "--sample-hz", bad, "--", "true"], capture_output=True,
+                           text=True)
+        first = r.stderr.split("\n", 1)[0]  # then the usage, as for every usage error
+        check(r.returncode == 2 and "--sample-hz takes 1 to 1000" in first,
+              f"--sample-hz {bad}: exit {r.returncode}, {first!r}")
+    run_venv(venv_python)
+    tested = ["venv"]
+    for python in other_pythons():
+        v = version(python)
+        if not v or v[0] != 3 or not 8 <= v[1] <= 14:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "t.tprof")
+            record(python, out, "thread", 30)
+            check_samples(f"{python} ({v[0]}.{v[1]})", out)
+        tested.append(f"{v[0]}.{v[1]}")
+    print("tested:", ", ".join(tested))
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+sys.exit(main())
