@@ -44,10 +44,26 @@ static uint32_t pick_cpu(const tp_an_view *v, size_t i) {
     return pick_cat(v, i, TP_CAT_CUDA_RUNTIME, TP_CAT_CUDA_DRIVER);
 }
 
+/* The samples of `r` (`record --sample`) that weigh: every one (wall) or those that found
+ * the thread on a CPU, weighing their period, into s (room for r->samples.n). No leaf: the
+ * innermost frame is where the thread was. */
+#define NO_LEAF UINT32_MAX
+static size_t take_samples(const tp_rank *r, int on_cpu_only, sample *s) {
+    const tp_samples *sa = &r->samples;
+    size_t n = 0;
+    for (size_t i = 0; i < sa->n; i++)
+        if (sa->stack[i] && (sa->on_cpu[i] || !on_cpu_only) &&
+            sa->period_ns[i] < (uint64_t)INT64_MAX / 4)
+            s[n++] = (sample){sa->stack[i], NO_LEAF, (int64_t)sa->period_ns[i]};
+    return n;
+}
+
 static const struct {
     const char *name;
-    pick_fn pick;
-} weights[] = {{"gpu", pick_gpu}, {"range", pick_range}, {"cpu", pick_cpu}};
+    pick_fn pick;     /* a weight of the view's rows, or */
+    int samples;      /* 1: on-CPU samples, 2: every sample (their period) */
+} weights[] = {{"gpu", pick_gpu, 0},      {"range", pick_range, 0}, {"cpu", pick_cpu, 0},
+               {"samples", NULL, 1}, {"samples-wall", NULL, 2}};
 #define N_WEIGHTS (int)(sizeof weights / sizeof weights[0])
 
 const char *tp_folded_weight_name(int i) {
@@ -98,6 +114,8 @@ static char *line_text(tp_an_frames *fx, const tp_model *m, const tp_rank *r, co
             sep(&t, &len, &cap);
         put(&t, &len, &cap, tp_an_frame_label(&f[k], buf, sizeof buf));
     }
+    if (s->leaf == NO_LEAF)
+        return t ? t : tp_mem_xcalloc(1, 1);
     if (len)
         sep(&t, &len, &cap);
     const char *leaf = tp_model_str(m, s->leaf);
@@ -105,20 +123,27 @@ static char *line_text(tp_an_frames *fx, const tp_model *m, const tp_rank *r, co
     return t;
 }
 
-/* The samples of rank `r` under `pick`, summed per (stack, leaf), as text lines. */
-static size_t rank_lines(const tp_model *m, const tp_rank *r, const tp_folded_opts *o, pick_fn pick,
+/* The samples of rank `r` under weight `w`, summed per (stack, leaf), as text lines. */
+static size_t rank_lines(const tp_model *m, const tp_rank *r, const tp_folded_opts *o, int w,
                          line **out, size_t *cap_out, size_t n_out) {
     tp_an_opts ao;
     tp_an_opts_init(&ao);
     ao.no_symbols = o->no_symbols;
-    tp_an_view v;
-    tp_an_view_build(&v, m, r, &ao);
-    sample *s = tp_mem_xalloc(v.n + 1, sizeof *s);
+    tp_an_view v = {0};
+    sample *s;
     size_t n = 0;
-    for (size_t i = 0; i < v.n; i++) {
-        uint32_t stack = pick(&v, i);
-        if (stack)
-            s[n++] = (sample){stack, r->ev.name[tp_an_view_row(&v, i)], tp_an_view_dur(&v, i)};
+    if (weights[w].samples) {
+        s = tp_mem_xalloc(r->samples.n + 1, sizeof *s);
+        n = take_samples(r, weights[w].samples == 1, s);
+    } else {
+        tp_an_view_build(&v, m, r, &ao);
+        s = tp_mem_xalloc(v.n + 1, sizeof *s);
+        for (size_t i = 0; i < v.n; i++) {
+            uint32_t stack = weights[w].pick(&v, i);
+            if (stack)
+                s[n++] =
+                    (sample){stack, r->ev.name[tp_an_view_row(&v, i)], tp_an_view_dur(&v, i)};
+        }
     }
     qsort(s, n, sizeof *s, cmp_sample);
     tp_an_frames *fx = tp_an_frames_open(m, r, o->no_symbols, 0);
@@ -132,7 +157,8 @@ static size_t rank_lines(const tp_model *m, const tp_rank *r, const tp_folded_op
     }
     tp_an_frames_close(fx);
     free(s);
-    tp_an_view_free(&v);
+    if (!weights[w].samples)
+        tp_an_view_free(&v);
     return n_out;
 }
 
@@ -148,7 +174,7 @@ tp_status tp_folded_write(FILE *out, const tp_model *m, const tp_folded_opts *o,
     line *lines = NULL;
     size_t n = 0, cap = 0;
     for (size_t r = 0; r < m->n_ranks; r++)
-        n = rank_lines(m, &m->ranks[r], o, weights[w].pick, &lines, &cap, n);
+        n = rank_lines(m, &m->ranks[r], o, w, &lines, &cap, n);
     if (n)
         qsort(lines, n, sizeof *lines, cmp_line);
     for (size_t i = 0, j; i < n; i = j) {

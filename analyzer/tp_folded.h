@@ -11,7 +11,11 @@
  *          ops launched from a recorded stack;
  *   range  the duration of each NVTX range / annotation, charged to the stack it was pushed
  *          from (--stacks all);
- *   cpu    the duration of each CUDA/device API call, charged to its own stack.
+ *   cpu    the duration of each CUDA/device API call, charged to its own stack;
+ *   samples       `record --sample`'s samples that found the thread on a CPU, each weighing
+ *                 its period, charged to the thread's Python stack (py-spy's flame graph);
+ *   samples-wall  every sample, on a CPU or waiting (py-spy --idle).
+ * Sample lines have no leaf: their innermost frame is where the thread was.
  * A model of several ranks puts "rank N" at the root of each line. ';' inside a name becomes
  * ':' and control characters '?', so every line parses. Lines are sorted by their text, so
  * the output is the same for the same trace. */
@@ -25,7 +29,8 @@
 #include "tp_status.h"
 
 typedef struct {
-    const char *weight; /* a tp_folded_weight_name: "gpu" (default when NULL), "range", "cpu" */
+    const char *weight; /* a tp_folded_weight_name: "gpu" (default when NULL), "range", "cpu",
+                           "samples", "samples-wall" */
     int no_symbols;     /* frames as module+offset, never opening the modules' files */
 } tp_folded_opts;
 
@@ -35,7 +40,7 @@ typedef struct {
     int64_t total_ns; /* the sum of the weights written */
 } tp_folded_stats;
 
-/* Name of weight i ("gpu", "range", "cpu"), NULL past the last one. */
+/* Name of weight i ("gpu", "range", "cpu", "samples", "samples-wall"), NULL past the last. */
 const char *tp_folded_weight_name(int i);
 
 /* Writes the folded stacks of every rank of `m` (finished) to `out`; *st (may be NULL) gets

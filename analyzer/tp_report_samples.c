@@ -81,7 +81,7 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
     fprintf(f, "  %3s %12s %8s %12s %7s  %s\n", "#", "on CPU", "share", "wall", "samples",
             "stack: the call, then your line and its callers");
     for (size_t i = 0; i < sa.n && i < top; i++) {
-        char num[16];
+        char num[24];
         snprintf(num, sizeof num, "%zu", i + 1);
         text_row(f, num, &sa.s[i], sa.cpu_ns, 0);
     }
@@ -103,7 +103,7 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
         /* rows that waited a twentieth of the whole at least */
         for (size_t i = 0;
              i < sa.n && i < WAIT_ROWS && (w[i]->wall_ns - w[i]->cpu_ns) * 20 >= waited; i++) {
-            char num[16];
+            char num[24];
             snprintf(num, sizeof num, "w%zu", i + 1);
             text_row(f, num, w[i], waited, 1);
         }

@@ -156,7 +156,11 @@ static tp_status write_folded(const trace_set *t, const char *out, char *done, s
         snprintf(err, err_len, "%s: %s", out, strerror(errno));
     snprintf(done, done_len, "%llu stacks, %s weight %lld ns", (unsigned long long)s.lines,
              t->weight ? t->weight : "gpu", (long long)s.total_ns);
-    if (st == TP_OK && !s.lines) /* an empty file opens as an empty flame graph: say why */
+    int sampled = t->weight && !strncmp(t->weight, "samples", 7);
+    if (st == TP_OK && !s.lines && sampled) /* an empty file opens as an empty flame graph */
+        fprintf(stderr, "trainprof export: note: the trace has no samples with Python frames "
+                        "(record with --sample)\n");
+    else if (st == TP_OK && !s.lines)
         fprintf(stderr,
                 "trainprof export: note: no %s event has a recorded stack (record with "
                 "--stacks api, or --stacks all for ranges)\n",
@@ -196,7 +200,8 @@ static const struct {
     {"folded", ".folded", write_folded, 1, 0, 1,
      "folded stacks (frame;frame;... WEIGHT, root first) for flamegraph.pl and\n"
      "                    speedscope; --weight gpu (default: GPU time of the kernels each stack\n"
-     "                    launched), range (NVTX range time) or cpu (API call time), in ns"},
+     "                    launched), range (NVTX range time), cpu (API call time), samples\n"
+     "                    (record --sample: on-CPU time by Python stack) or samples-wall, in ns"},
     {"perfetto", ".pftrace", write_perfetto, 1, 1, 1,
      "Perfetto's native protobuf trace: opens in ui.perfetto.dev and trace_processor;\n"
      "                    nested NVTX slices per thread, a track per stream, launch flows,\n"
@@ -246,7 +251,8 @@ static void usage(FILE *out) {
     char names[64];
     fprintf(out,
             "usage: trainprof export TRACE|FOLDER... --format %s [-o FILE|-] [--force]\n"
-            "                        [--weight gpu|range|cpu] [--no-symbols] [--quiet]\n"
+            "                        [--weight gpu|range|cpu|samples|samples-wall]\n"
+            "                        [--no-symbols] [--quiet]\n"
             "                        [--schema trainprof|nsys]\n\n"
             "Writes a .tprof trace in another format. Default FILE: TRACE with the format's\n"
             "extension in place of .tprof; -o - writes standard output (not sqlite). An\n"

@@ -42,6 +42,7 @@ enum {
     T_COUNTERS,
     T_DROPPED,
     T_OVERHEAD,
+    T_SAMPLES,
     T_FRAMES,
     T_DOMAINS,
     T_COUNT
@@ -137,6 +138,12 @@ static const struct {
                     "start INTEGER, end INTEGER, tid INTEGER, kind INTEGER, "
                     "name_id INTEGER",
                     NULL, 0},
+    /* `record --sample`: a thread's Python stack, on a CPU or not, and its CPU and wall time
+     * since its previous sample */
+    [T_SAMPLES] = {"samples",
+                   "ts INTEGER, tid INTEGER, stack_id INTEGER, on_cpu INTEGER, cpu_ns INTEGER, "
+                   "period_ns INTEGER",
+                   NULL, 0},
     /* every frame of every stack, symbolized: one row per function at a native address
      * (inline_depth 0 the innermost inlined one), Python frames by their code object */
     [T_FRAMES] = {"frames",
@@ -407,6 +414,15 @@ static tp_status on_overhead(void *cx, const tp_rec_hdr *h) {
     return ok(c);
 }
 
+static tp_status on_sample(void *cx, const tp_rec_hdr *h) {
+    sctx *c = cx;
+    tp_rec_sample s;
+    tp_record_get(h, &s, sizeof s);
+    INSERT(c, T_SAMPLES, VI(s.ts), VI(s.tid), stk(c, s.stack_id),
+           VI((h->flags & TP_SAMPLE_ON_CPU) != 0), VI(s.cpu_ns), VI(s.period_ns));
+    return ok(c);
+}
+
 /* Every data record moves the trace's end (clock syncs excepted: they bracket the run). */
 static tp_status note_end(void *cx, const tp_rec_hdr *h) {
     sctx *c = cx;
@@ -584,6 +600,7 @@ static const tp_visitor exporter = {
             [TP_REC_COUNTER] = on_counter,
             [TP_REC_DROPPED] = on_dropped,
             [TP_REC_OVERHEAD] = on_overhead,
+            [TP_REC_SAMPLE] = on_sample,
         },
     .range = on_range,
 };

@@ -11,7 +11,8 @@ Checked, on counts and shares of samples, never on how long anything took:
     augment(), the sleeper's mostly off a CPU at its sleep;
 (b) the JSON report's cpu_samples: rows and threads add up to the totals, the heaviest row is
     augment() called from producer(); the text report shows it as `sampler_prog.py:LINE in
-    augment`;
+    augment`; the folded export (--weight samples) sums to the same on-CPU time and the SQLite
+    export's samples table holds every sample, its top on-CPU function augment();
 (c) the diagnosis: host-step-gaps names where the step thread waited and which thread (the
     producer thread, or the forked producer process) was on a CPU meanwhile, and where; with
     the work inline, the line that took the step thread's CPU between the steps;
@@ -162,6 +163,29 @@ def check_report(label, path):
           f"{label}: the heaviest row is not augment() from producer(): "
           f"{[(f['function'], f['line']) for f in top]}")
     check(top and not top[0]["library"], f"{label}: augment() read as a library's frame")
+    # the folded export weighs the same samples: on-CPU lines sum to the rows' on-CPU time
+    r = subprocess.run([TP, "export", path, "--format", "folded", "--weight", "samples", "-o",
+                        "-", "--quiet"], capture_output=True, text=True)
+    lines = [ln.rsplit(" ", 1) for ln in r.stdout.splitlines() if ln]
+    check(r.returncode == 0 and lines and
+          sum(int(w) for _, w in lines) == cs["cpu_ns"] - cs["no_stack_cpu_ns"],
+          f"{label}: folded --weight samples does not sum to the sampled on-CPU time")
+    check(any(re.search(r"in producer;sampler_prog\.py:\d+ in augment$", t) for t, _ in lines),
+          f"{label}: no folded line ends in producer;augment")
+    # the SQLite export's samples table, joined to its frames
+    db = path + ".sqlite"
+    r = subprocess.run([TP, "export", path, "--format", "sqlite", "-o", db, "--quiet"],
+                       capture_output=True, text=True)
+    if check(r.returncode == 0, f"{label}: sqlite export: {r.stderr}"):
+        import sqlite3
+        con = sqlite3.connect(db)
+        n, on = con.execute("SELECT count(*), sum(on_cpu) FROM samples").fetchone()
+        check(n == cs["samples"], f"{label}: {n} sqlite samples, the report has {cs['samples']}")
+        top = con.execute("SELECT f.function FROM samples s JOIN frames f ON f.pid = s.pid AND "
+                          "f.stack_id = s.stack_id AND f.depth = 0 WHERE s.on_cpu = 1 "
+                          "GROUP BY f.function ORDER BY sum(s.period_ns) DESC LIMIT 1").fetchone()
+        check(top and top[0] == "augment", f"{label}: sqlite's top on-CPU function: {top}")
+        con.close()
     text = report_text(path)
     check("CPU time by line, sampled" in text and
           re.search(r"sampler_prog\.py:(%s) in augment" % "|".join(map(str, AUGMENT_LINES)),
