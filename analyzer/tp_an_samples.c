@@ -138,7 +138,12 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
     if (out->samples) {
         qsort(periods, out->samples, sizeof *periods, cmp_i64);
         int64_t med = periods[out->samples / 2];
-        out->hz = med > 0 ? (1000000000 + med / 2) / med : 0;
+        int64_t hz = med > 0 ? (1000000000 + med / 2) / med : 0;
+        /* to two significant digits: the periods jitter (401 for a 400 Hz sampler) */
+        int64_t unit = 1;
+        while (hz / unit >= 100)
+            unit *= 10;
+        out->hz = (hz + unit / 2) / unit * unit;
     }
     free(periods);
     qsort(out->t, out->n_threads, sizeof *out->t, cmp_thread);

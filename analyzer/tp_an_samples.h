@@ -53,7 +53,8 @@ typedef struct {
     int64_t cpu_ns, wall_ns, clock_ns; /* the threads' sums */
     size_t no_stack;                   /* samples of a thread that ran no Python code then */
     int64_t no_stack_cpu_ns, no_stack_wall_ns;
-    int64_t hz; /* the sampling rate the samples' periods show (median), 0 when unknown */
+    int64_t hz; /* the sampling rate the samples' periods show (the median's, to two
+                   significant digits), 0 when unknown */
     tp_an_frames *fx;
     /* each distinct stack id counted and its row in s, by stack id (tp_an_samples_top_in) */
     uint32_t *map_stack, *map_row;

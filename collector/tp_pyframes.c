@@ -58,6 +58,9 @@ typedef struct {
 /* PyBytesObject: ob_size (PyVarObject) and ob_sval, the same in 3.8-3.14 */
 #define BYTES_SIZE 16
 #define BYTES_DATA 32
+/* No source file has this many lines: another thread's code read with a larger first line or
+ * line was torn. */
+#define SANE_LINE (1u << 22)
 /* 3.12+: an owner >= 3 is the C-stack entry frame of an evaluation loop
  * (FRAME_OWNED_BY_CSTACK; 3.14 adds FRAME_OWNED_BY_INTERPRETER = 3 before it). */
 #define OWNER_SHIM 3
@@ -318,9 +321,51 @@ static inline int plausible(uintptr_t p, uintptr_t align) {
     return p >= 4096 && p < ((uintptr_t)1 << 47) && !(p & (align - 1));
 }
 
+/* This process's id for process_vm_readv (glibc's getpid is a system call each time: half
+ * of a checked read's cost); forgotten in a fork child (tp_pyframes_reset). */
+static _Atomic pid_t g_self;
+
+static pid_t self_pid(void) {
+    pid_t p = atomic_load_explicit(&g_self, memory_order_relaxed);
+    if (!p)
+        atomic_store_explicit(&g_self, p = getpid(), memory_order_relaxed);
+    return p;
+}
+
 static int checked_copy(void *dst, uintptr_t src, size_t n) {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    return process_vm_readv(self_pid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+}
+
+/* Two windows of memory read whole through one checked copy each, for the checked walk: a
+ * frame's fields lie within 128 bytes of it and a code object's within 256, and from 3.11 a
+ * frame's callers lie just below it, so one copy serves several frames and their code
+ * instead of one copy per field (the sampler reads every thread this way, HZ times a second).
+ * A window stops at the first page it cannot read. */
+#define WIN_BYTES 1024
+typedef struct {
+    uintptr_t lo;
+    uint32_t n;
+    uint8_t b[WIN_BYTES];
+} rd_win;
+typedef struct {
+    rd_win w[2];
+    unsigned last;
+} rd_wins;
+
+static int win_fill(rd_win *w, uintptr_t src) {
+    /* from up to half a window below `src` (never below its page, which may be unreadable):
+     * a frame's callers lie below it on the thread's data stack (3.11+) */
+    uintptr_t below = (src & 4095) < WIN_BYTES / 2 ? (src & 4095) : WIN_BYTES / 2;
+    uintptr_t lo = (src - below) & ~(uintptr_t)7, page_end = (lo | 4095) + 1;
+    size_t first = page_end - lo < WIN_BYTES ? page_end - lo : WIN_BYTES;
+    struct iovec local = {w->b, WIN_BYTES};
+    struct iovec remote[2] = {{(void *)lo, first}, {(void *)page_end, WIN_BYTES - first}};
+    /* the call moves whole iovecs: the second page's is left out when it is unreadable */
+    ssize_t got = process_vm_readv(self_pid(), &local, 1, remote, first < WIN_BYTES ? 2 : 1, 0);
+    w->lo = lo;
+    w->n = got >= (ssize_t)first ? (uint32_t)got : 0;
+    return w->n > 0;
 }
 
 /* Reads `n` bytes at `src` into `dst`: plain loads, or with `checked` (a constant wherever
@@ -337,6 +382,54 @@ INLINE void load(int checked, int *bad, void *dst, uintptr_t src, size_t n) {
         *bad = 1;
     if (*bad)
         memset(dst, 0, n);
+}
+
+/* load through the windows W (NULL or unchecked: as load). */
+INLINE void wload(int checked, int *bad, rd_wins *W, void *dst, uintptr_t src, size_t n) {
+    if (!checked || !W) {
+        load(checked, bad, dst, src, n);
+        return;
+    }
+    if (*bad || !plausible(src, n)) {
+        *bad = 1;
+        memset(dst, 0, n);
+        return;
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        rd_win *w = &W->w[k];
+        if (src >= w->lo && src + n <= w->lo + w->n) {
+            memcpy(dst, w->b + (src - w->lo), n);
+            W->last = k;
+            return;
+        }
+    }
+    unsigned k = W->last ^ 1u; /* the window not read last */
+    rd_win *w = &W->w[k];
+    if (!win_fill(w, src) || src + n > w->lo + w->n) {
+        *bad = 1;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, w->b + (src - w->lo), n);
+    W->last = k;
+}
+
+INLINE uintptr_t wl_word(int checked, int *bad, rd_wins *W, uintptr_t a) {
+    uintptr_t v;
+    wload(checked, bad, W, &v, a, sizeof v);
+    return v;
+}
+
+INLINE int32_t wl_i32(int checked, int *bad, rd_wins *W, uintptr_t a) {
+    int32_t v;
+    wload(checked, bad, W, &v, a, sizeof v);
+    return v;
+}
+
+INLINE uint8_t wl_u8(int checked, int *bad, rd_wins *W, uintptr_t a) {
+    uint8_t v;
+    wload(checked, bad, W, &v, a, sizeof v);
+    return v;
 }
 
 INLINE uintptr_t ld_word(int checked, int *bad, uintptr_t a) {
@@ -360,12 +453,12 @@ INLINE uint8_t ld_u8(int checked, int *bad, uintptr_t a) {
 /* ---------------------------------------------------------------- the walk */
 
 /* One frame's code object, if it is one (3.13+: None for frames that run no code). */
-INLINE uintptr_t frame_code(int checked, int *bad, uintptr_t f) {
+INLINE uintptr_t frame_code(int checked, int *bad, rd_wins *W, uintptr_t f) {
     const py_layout *L = g_py.L;
-    uintptr_t code = ld_word(checked, bad, f + (uintptr_t)L->fr_code);
+    uintptr_t code = wl_word(checked, bad, W, f + (uintptr_t)L->fr_code);
     if (L->minor >= 14)
         code &= ~(uintptr_t)3; /* a _PyStackRef: tag bits */
-    if (!plausible(code, 8) || ld_word(checked, bad, code + OB_TYPE) != g_py.code_type)
+    if (!plausible(code, 8) || wl_word(checked, bad, W, code + OB_TYPE) != g_py.code_type)
         return 0;
     return code;
 }
@@ -373,12 +466,12 @@ INLINE uintptr_t frame_code(int checked, int *bad, uintptr_t f) {
 /* Where the instruction of frame `f` (code `code`) is: 3.8-3.10 keep an int offset; 3.11+
  * a pointer into the code (-1: not started; 3.11/3.12's prev_instr is one unit before it:
  * such a frame is reported at its first line, where CPython's tracebacks hide it). */
-INLINE int32_t frame_lasti(int checked, int *bad, uintptr_t f, uintptr_t code) {
+INLINE int32_t frame_lasti(int checked, int *bad, rd_wins *W, uintptr_t f, uintptr_t code) {
     const py_layout *L = g_py.L;
     if (L->minor < 11)
-        return ld_i32(checked, bad, f + (uintptr_t)L->fr_instr);
+        return wl_i32(checked, bad, W, f + (uintptr_t)L->fr_instr);
     uintptr_t base = code + (uintptr_t)L->co_code;
-    uintptr_t ip = ld_word(checked, bad, f + (uintptr_t)L->fr_instr);
+    uintptr_t ip = wl_word(checked, bad, W, f + (uintptr_t)L->fr_instr);
     return ip >= base && ip - base < INT32_MAX ? (int32_t)(ip - base) : -1;
 }
 
@@ -389,37 +482,42 @@ INLINE int32_t frame_lasti(int checked, int *bad, uintptr_t f, uintptr_t code) {
 INLINE uint32_t walk_impl(int checked, int *bad_out, uintptr_t ts, tp_pyframe *out, uint32_t max,
                           uint64_t *hash) {
     const py_layout *L = g_py.L;
+    rd_wins wins, *W = NULL;
+    if (checked) { /* an empty window holds no address */
+        wins.w[0].n = wins.w[1].n = 0, wins.w[0].lo = wins.w[1].lo = 0, wins.last = 0;
+        W = &wins;
+    }
     const int interp = L->minor >= 11, shims = L->minor >= 12;
     uint64_t h = 0x5079746f6e000000ull;
     uint32_t n = 0;
     int bad = 0;
     uintptr_t f = ts;
     if (L->ts_cframe >= 0)
-        f = ld_word(checked, &bad, ts + (uintptr_t)L->ts_cframe);
-    f = f ? ld_word(checked, &bad, f + (uintptr_t)L->ts_frame) : 0;
+        f = wl_word(checked, &bad, W, ts + (uintptr_t)L->ts_cframe);
+    f = f ? wl_word(checked, &bad, W, f + (uintptr_t)L->ts_frame) : 0;
     /* Bounded: shims are not reported, so allow some extra steps, never an endless loop. */
     for (uint32_t steps = 0; f && !bad && n < max && steps < 2 * max + 8;
-         steps++, f = ld_word(checked, &bad, f + (uintptr_t)L->fr_back)) {
-        if (shims && ld_u8(checked, &bad, f + (uintptr_t)L->fr_owner) >= OWNER_SHIM) {
+         steps++, f = wl_word(checked, &bad, W, f + (uintptr_t)L->fr_back)) {
+        if (shims && wl_u8(checked, &bad, W, f + (uintptr_t)L->fr_owner) >= OWNER_SHIM) {
             if (n)
                 out[n - 1].entry = 1;
             h = (h ^ 0x5e) * 0x9e3779b97f4a7c15ull; /* the shim is part of the key */
             continue;
         }
-        uintptr_t code = frame_code(checked, &bad, f);
+        uintptr_t code = frame_code(checked, &bad, W, f);
         if (!code)
             continue;
         tp_pyframe *fr = &out[n];
         fr->code = code;
-        fr->name = ld_word(checked, &bad, code + (uintptr_t)L->co_name);
-        fr->lasti = frame_lasti(checked, &bad, f, code);
+        fr->name = wl_word(checked, &bad, W, code + (uintptr_t)L->co_name);
+        fr->lasti = frame_lasti(checked, &bad, W, f, code);
         /* Another thread's frame (checked) may be reused for other code between two reads:
          * its offset must lie in its code (3.11+: ob_size counts 2-byte units). */
         if (checked && interp && fr->lasti >= 0 &&
-            (uint64_t)fr->lasti / 2 >= (uint64_t)ld_word(checked, &bad, code + BYTES_SIZE))
+            (uint64_t)fr->lasti / 2 >= (uint64_t)wl_word(checked, &bad, W, code + BYTES_SIZE))
             bad = 1;
         fr->entry =
-            !interp || (L->fr_entry >= 0 && ld_u8(checked, &bad, f + (uintptr_t)L->fr_entry));
+            !interp || (L->fr_entry >= 0 && wl_u8(checked, &bad, W, f + (uintptr_t)L->fr_entry));
         if (bad)
             break;
         h = (h ^ code ^ fr->name << 3 ^ (uint64_t)(uint32_t)fr->lasti << 40 ^ (uint64_t)fr->entry) *
@@ -533,12 +631,13 @@ uint32_t tp_pyframes_threads(tp_pythread *out, uint32_t max) {
     if (max > TP_PYTHREADS_MAX)
         max = TP_PYTHREADS_MAX;
     int bad = 0;
+    rd_wins W = {.last = 0};
     uintptr_t interp = (uintptr_t)g_py.interp_head();
-    uintptr_t ts = ld_word(1, &bad, interp + (uintptr_t)g_py.is_threads);
+    uintptr_t ts = wl_word(1, &bad, &W, interp + (uintptr_t)g_py.is_threads);
     uint32_t n = 0;
     /* States come and go under us: an unreadable one ends the list, a cycle the bound. */
-    for (; ts && !bad && n < max; ts = ld_word(1, &bad, ts + (uintptr_t)g_py.ts_next)) {
-        raw[n] = ld_word(1, &bad, ts + (uintptr_t)g_py.ts_tid);
+    for (; ts && !bad && n < max; ts = wl_word(1, &bad, &W, ts + (uintptr_t)g_py.ts_next)) {
+        raw[n] = wl_word(1, &bad, &W, ts + (uintptr_t)g_py.ts_tid);
         out[n].ts = ts;
         n += !bad;
     }
@@ -564,7 +663,10 @@ uint32_t tp_pyframes_walk_other(uintptr_t ts, tp_pyframe *out, uint32_t max, uin
      * would read as a layout that does not fit and turn the program's own walks off. */
     if (atomic_load_explicit(&g_py.state, memory_order_acquire) != PY_READY)
         return 0;
-    uint32_t n = walk_checked(ts, out, max, torn, hash);
+    /* walk_impl alone: a frame's names are checked (and more) by code_alive before they are
+     * copied, and a stack cache hit is a walk that was checked so */
+    uint64_t h;
+    uint32_t n = walk_impl(1, torn, ts, out, max, hash ? hash : &h);
     return *torn ? 0 : n;
 }
 
@@ -607,6 +709,7 @@ static void tables_clear(void) {
 }
 
 void tp_pyframes_reset(void) {
+    atomic_store(&g_self, 0);
     pthread_mutex_init(&g_mu, NULL); /* a fork child may have inherited it held */
     pthread_mutex_init(&g_resolve_mu, NULL);
     memset(&g_tab, 0, sizeof g_tab);
@@ -673,12 +776,16 @@ static size_t str_utf8(uintptr_t s, char *out, size_t cap, int checked) {
     return k;
 }
 
-/* The string id of str object `s`; UINT32_MAX where str_utf8 found it gone. */
-static uint32_t intern_str(tp_writer *w, uintptr_t s, int checked) {
+/* The string id of str object `s`; UINT32_MAX where str_utf8 found it gone, or, for
+ * `checked` file names (another thread's code), where it does not read as one: a path, a
+ * "<string>" or a module file name holds '/', '<' or '.', and a code object's memory reused
+ * for an array of names while it was read gives identifiers instead. */
+static uint32_t intern_str(tp_writer *w, uintptr_t s, int checked, int file) {
     char buf[1024];
     uint32_t sid = 0;
     size_t n = str_utf8(s, buf, sizeof buf, checked);
-    if (n == SIZE_MAX)
+    if (n == SIZE_MAX || (checked && file && !memchr(buf, '/', n) && !memchr(buf, '<', n) &&
+                          !memchr(buf, '.', n)))
         return UINT32_MAX;
     return tp_writer_intern_string(w, buf, n, &sid) == TP_OK ? sid : 0;
 }
@@ -728,7 +835,7 @@ static code_slot *code_of(tp_writer *w, const tp_pyframe *fr, int checked) {
     PROBE(g_tab.codes, CODE_SLOTS, tp_hash_mix64(fr->code), slot->code == fr->code, !slot->code);
     if (slot->code && slot->file == file && slot->name == fr->name && slot->first_line == first)
         return slot;
-    uint32_t fsid = intern_str(w, file, checked), nsid = intern_str(w, fr->name, checked);
+    uint32_t fsid = intern_str(w, file, checked, 1), nsid = intern_str(w, fr->name, checked, 0);
     if (fsid == UINT32_MAX || nsid == UINT32_MAX || bad)
         return NULL; /* another thread's code, gone while it was read: nothing cached */
     if (!slot->code)
@@ -810,7 +917,8 @@ static int line_lnotab(const uint8_t *t, size_t n, int first, int64_t at) {
 }
 
 /* The line of byte offset `at` in `code`, decoded from a checked copy of its line table
- * (PyCode_Addr2Line would read a table another thread may free); `first` when unreadable. */
+ * (PyCode_Addr2Line would read a table another thread may free); `first` when unreadable or
+ * without a location. */
 static int line_from_table(uintptr_t code, int64_t at, int first) {
     static uint8_t tab[65536]; /* under g_mu */
     int bad = 0;
@@ -821,9 +929,12 @@ static int line_from_table(uintptr_t code, int64_t at, int first) {
     if (bad || n <= 0 || n > (int64_t)sizeof tab || !checked_copy(tab, b + BYTES_DATA, (size_t)n))
         return first;
     unsigned minor = g_py.L->minor;
-    return minor >= 11   ? line_locations(tab, (size_t)n, first, at)
-           : minor == 10 ? line_pairs310(tab, (size_t)n, first, at)
-                         : line_lnotab(tab, (size_t)n, first, at);
+    int line = minor >= 11   ? line_locations(tab, (size_t)n, first, at)
+               : minor == 10 ? line_pairs310(tab, (size_t)n, first, at)
+                             : line_lnotab(tab, (size_t)n, first, at);
+    /* an instruction without a location (3.12+'s RESUME that starts a module) is the code's
+     * first line, where the frame is */
+    return line > 0 ? line : first;
 }
 
 /* The source line of `fr` (code slot `cs`): PyCode_Addr2Line reads the code's line table,
@@ -858,7 +969,12 @@ static uint64_t encode(tp_writer *w, const tp_pyframe *fr, int checked) {
     const code_slot *cs = code_of(w, fr, checked);
     if (!cs)
         return 0; /* no trace frame is 0: its module is TP_FRAME_PYTHON */
-    return TP_FRAME_PY_MAKE(cs->id, line_of(fr, cs, checked));
+    uint32_t line = line_of(fr, cs, checked);
+    if (checked && !line) /* no line known: where the code starts */
+        line = cs->first_line > 0 ? (uint32_t)cs->first_line : 0;
+    if (checked && (!line || line > SANE_LINE))
+        return 0;
+    return TP_FRAME_PY_MAKE(cs->id, line);
 }
 
 /* obmalloc writes its free list's next pointer over a freed object's reference count: a heap
@@ -875,10 +991,14 @@ static int code_alive(const tp_pyframe *fr) {
     uintptr_t file = ld_word(1, &bad, fr->code + (uintptr_t)L->co_filename);
     int32_t first = ld_i32(1, &bad, fr->code + (uintptr_t)L->co_firstlineno);
     return !bad && refcount_live(ld_word(1, &bad, fr->code)) &&
-           ld_word(1, &bad, fr->code + OB_TYPE) == g_py.code_type && plausible(file, 8) &&
-           ld_word(1, &bad, file + OB_TYPE) == g_py.str_type &&
-           ld_word(1, &bad, fr->name + OB_TYPE) == g_py.str_type && first >= 0 &&
-           (uint32_t)first <= TP_PYLINE_MAX && !bad;
+           ld_word(1, &bad, fr->code + OB_TYPE) == g_py.code_type &&
+           ld_word(1, &bad, fr->code + (uintptr_t)L->co_name) == fr->name && /* as walked */
+           plausible(file, 8) && ld_word(1, &bad, file + OB_TYPE) == g_py.str_type &&
+           ld_word(1, &bad, fr->name + OB_TYPE) == g_py.str_type && first >= 1 &&
+           (g_py.co_lines < 0 || !g_py.bytes_type ||
+            ld_word(1, &bad, ld_word(1, &bad, fr->code + (uintptr_t)g_py.co_lines) + OB_TYPE) ==
+                g_py.bytes_type) &&
+           (uint32_t)first <= SANE_LINE && !bad;
 }
 
 uint32_t tp_pyframes_encode_other(tp_writer *w, const tp_pyframe *py, uint32_t n, uint64_t *out) {

@@ -22,7 +22,9 @@ typedef struct {
     uint32_t tid;
     uint32_t named; /* a THREAD record was written for it */
     uint64_t cpu_ns, ts;
-    int stat_fd; /* /proc/self/task/TID/stat, kept open: its state at each sample */
+    int stat_fd;    /* /proc/self/task/TID/stat, kept open: its state at each sample */
+    uint32_t stack; /* its stack at this sample, when stack_ok */
+    int stack_ok;
 } seen_thread;
 
 typedef struct {
@@ -129,27 +131,32 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
             was->stat_fd = -2; /* moved to this round's */
         /* its state, stack and CPU clock as close together as they can be read */
         int running = on_cpu(fd);
-        uint64_t hash, cpu = thread_cpu_ns(th[i].tid);
+        uint64_t hash = 0, cpu = thread_cpu_ns(th[i].tid), ts;
         int torn = 0;
-        uint32_t nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
-        if (torn) /* the chain moved under the walk: once more */
+        uint32_t nf = 0, stack = UINT32_MAX;
+        if (was && was->stack_ok && cpu && cpu == was->cpu_ns) {
+            stack = was->stack; /* it has not run since: the same frames, no walk */
+            ts = tp_collector_now();
+        } else {
             nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
-        uint64_t ts = tp_collector_now();
+            if (torn) /* the chain moved under the walk: once more */
+                nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
+            ts = tp_collector_now();
+        }
         if (!cpu) { /* gone */
             if (fd >= 0)
                 close(fd);
             continue;
         }
-        now_seen[k] = (seen_thread){th[i].tid, was ? was->named : 0, cpu, ts, fd};
-        if (was && !torn && tp_collector_gate(ts)) {
+        int open_gate = tp_collector_gate(ts);
+        if (stack == UINT32_MAX && !torn && open_gate)
+            stack = stack_of(cache, py, nf, hash); /* UINT32_MAX again: stale */
+        now_seen[k] =
+            (seen_thread){th[i].tid, was ? was->named : 0, cpu, ts, fd, stack, stack != UINT32_MAX};
+        if (was && stack != UINT32_MAX && open_gate) {
             if (!now_seen[k].named) {
                 name_thread(th[i].tid);
                 now_seen[k].named = 1;
-            }
-            uint32_t stack = stack_of(cache, py, nf, hash);
-            if (stack == UINT32_MAX) {
-                k++;
-                continue;
             }
             tp_rec_sample r;
             TP_REC_CLEAR(&r, TP_REC_SAMPLE);

@@ -71,7 +71,9 @@ def samples(trace):
         if m:
             got.append((int(m.group(1)), m.group(2) == "1", []))
         elif line.startswith("  py ") and got:
-            m = re.match(r"  py (\S*) (.*):(\d+)$", line)
+            # a name in angle brackets may hold spaces (<interpreter trampoline>), files too
+            m = (re.match(r"  py (<[^>]*>) (.*):(\d+)$", line) or
+                 re.match(r"  py (\S*) (.*):(\d+)$", line))
             if check(m, f"{trace}: a Python frame that does not read as one: {line!r}"):
                 got[-1][2].append((m.group(1), m.group(2), int(m.group(3))))
         elif line.startswith("  native") and got:
