@@ -60,10 +60,13 @@ static size_t take_samples(const tp_rank *r, int on_cpu_only, sample *s) {
 
 static const struct {
     const char *name;
-    pick_fn pick;     /* a weight of the view's rows, or */
-    int samples;      /* 1: on-CPU samples, 2: every sample (their period) */
-} weights[] = {{"gpu", pick_gpu, 0},      {"range", pick_range, 0}, {"cpu", pick_cpu, 0},
-               {"samples", NULL, 1}, {"samples-wall", NULL, 2}};
+    pick_fn pick; /* a weight of the view's rows, or */
+    int samples;  /* 1: on-CPU samples, 2: every sample (their period) */
+} weights[] = {{"gpu", pick_gpu, 0},
+               {"range", pick_range, 0},
+               {"cpu", pick_cpu, 0},
+               {"samples", NULL, 1},
+               {"samples-wall", NULL, 2}};
 #define N_WEIGHTS (int)(sizeof weights / sizeof weights[0])
 
 const char *tp_folded_weight_name(int i) {
@@ -141,8 +144,7 @@ static size_t rank_lines(const tp_model *m, const tp_rank *r, const tp_folded_op
         for (size_t i = 0; i < v.n; i++) {
             uint32_t stack = weights[w].pick(&v, i);
             if (stack)
-                s[n++] =
-                    (sample){stack, r->ev.name[tp_an_view_row(&v, i)], tp_an_view_dur(&v, i)};
+                s[n++] = (sample){stack, r->ev.name[tp_an_view_row(&v, i)], tp_an_view_dur(&v, i)};
         }
     }
     qsort(s, n, sizeof *s, cmp_sample);

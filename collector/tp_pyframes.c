@@ -784,8 +784,8 @@ static uint32_t intern_str(tp_writer *w, uintptr_t s, int checked, int file) {
     char buf[1024];
     uint32_t sid = 0;
     size_t n = str_utf8(s, buf, sizeof buf, checked);
-    if (n == SIZE_MAX || (checked && file && !memchr(buf, '/', n) && !memchr(buf, '<', n) &&
-                          !memchr(buf, '.', n)))
+    if (n == SIZE_MAX ||
+        (checked && file && !memchr(buf, '/', n) && !memchr(buf, '<', n) && !memchr(buf, '.', n)))
         return UINT32_MAX;
     return tp_writer_intern_string(w, buf, n, &sid) == TP_OK ? sid : 0;
 }

@@ -1,11 +1,14 @@
 /* tp_tui_stacks: the Stacks view (see the header). The table lists one row per group, in the
- * analysis' order, so table row i is group i; the detail pane reads the group itself. */
+ * analysis' order, so table row i is group i; the detail pane reads the group itself. Two
+ * sources, one table: the launching stacks (GPU time), or the CPU samples (`record --sample`;
+ * key c switches). */
 #include "tp_tui_stacks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_samples.h"
 #include "tp_an_stacks.h"
 #include "tp_units.h"
 
@@ -13,8 +16,14 @@ typedef struct {
     tp_tui_panel super;
     const tp_tui_data *d;
     tp_an_stacks st;
+    tp_an_samples sa; /* run the first time samples are shown */
+    int samples;      /* 1: the table shows the CPU samples */
+    int sa_ran;
     tp_tui_table t;
 } tp_tui_stacks;
+
+static const tp_tui_keydoc keys_launch[] = {{"c", "CPU samples"}};
+static const tp_tui_keydoc keys_samples[] = {{"c", "launching stacks"}};
 
 #define DETAIL_MIN 6 /* rows kept for the selected group's frames when the table is long */
 
@@ -22,17 +31,58 @@ typedef struct {
  * program's own code (a Python program's call into torch), the program's line first, then the
  * call: "train.py:59 in step -> functional.py:2846 in batch_norm", so that a narrow column
  * cuts the library's name, not the line of yours. */
-static void call_label(const tp_an_stack_row *r, char *buf, size_t n) {
+static void call_label(const tp_an_frame *f, size_t n_frames, char *buf, size_t n) {
     char call[512];
-    if (r->n_frames > 1 && r->frames[1].skipped) {
-        size_t len = strlen(tp_an_frame_label(&r->frames[1], buf, n));
-        snprintf(buf + len, n - len, " -> %s", tp_an_frame_label(&r->frames[0], call, sizeof call));
-    } else {
-        tp_an_frame_label(&r->frames[0], buf, n);
+    buf[0] = 0;
+    if (n_frames > 1 && f[1].skipped) {
+        size_t len = strlen(tp_an_frame_label(&f[1], buf, n));
+        snprintf(buf + len, n - len, " -> %s", tp_an_frame_label(&f[0], call, sizeof call));
+    } else if (n_frames) {
+        tp_an_frame_label(&f[0], buf, n);
     }
 }
 
+/* The table of the CPU samples: on-CPU time by stack, then its waiting. */
+static void build_samples(tp_tui_stacks *s) {
+    static const tp_tui_col cols[] = {{"sampled stack (your line -> the call)", 0, 0},
+                                      {"on CPU", 10, 1},
+                                      {"share", 8, 1},
+                                      {"waiting", 10, 1},
+                                      {"samples", 8, 1}};
+    tp_tui_table_init(&s->t, cols, 5, 1);
+    s->t.empty = "(no samples: record with --sample)";
+    for (size_t i = 0; i < s->sa.n; i++) {
+        const tp_an_sample_row *r = &s->sa.s[i];
+        char label[512], cpu[32], share[32], wait[32], n[24];
+        double pct = s->sa.cpu_ns > 0 ? 100.0 * (double)r->cpu_ns / (double)s->sa.cpu_ns : 0;
+        int64_t waited = r->wall_ns - r->cpu_ns;
+        call_label(r->frames, r->n_frames, label, sizeof label);
+        snprintf(share, sizeof share, "%.2f %%", pct);
+        snprintf(n, sizeof n, "%zu", r->samples);
+        const char *txt[] = {label, tp_units_dur(cpu, sizeof cpu, (double)r->cpu_ns), share,
+                             tp_units_dur(wait, sizeof wait, (double)waited), n};
+        double key[] = {0, (double)r->cpu_ns, pct, (double)waited, (double)r->samples};
+        tp_tui_table_add(&s->t, txt, key);
+    }
+    if (s->sa.no_stack) {
+        char line[128], d[32];
+        snprintf(line, sizeof line, "without Python frames: %zu samples, %s on CPU", s->sa.no_stack,
+                 tp_units_dur(d, sizeof d, (double)s->sa.no_stack_cpu_ns));
+        tp_tui_table_note(&s->t, line);
+    }
+    tp_tui_table_refresh(&s->t);
+}
+
 static void build(tp_tui_stacks *s) {
+    s->super.keys = s->d->a.v.r->samples.n ? s->samples ? keys_samples : keys_launch : NULL;
+    s->super.n_keys = s->super.keys ? 1 : 0;
+    if (s->samples) {
+        if (!s->sa_ran)
+            tp_an_samples_run(&s->d->a.v, s->d->a.v.opts.stack_depth, 0, 0, &s->sa);
+        s->sa_ran = 1;
+        build_samples(s);
+        return;
+    }
     static const tp_tui_col cols[] = {{"launching stack (your line -> the call)", 0, 0},
                                       {"GPU time", 10, 1},
                                       {"share", 8, 1},
@@ -44,7 +94,7 @@ static void build(tp_tui_stacks *s) {
         const tp_an_stack_row *r = &s->st.s[i];
         char label[512], gpu[32], share[32], ops[24], nk[24];
         double pct = s->st.gpu_ns > 0 ? 100.0 * (double)r->gpu_ns / (double)s->st.gpu_ns : 0;
-        call_label(r, label, sizeof label);
+        call_label(r->frames, r->n_frames, label, sizeof label);
         snprintf(share, sizeof share, "%.2f %%", pct);
         snprintf(ops, sizeof ops, "%zu", r->count);
         snprintf(nk, sizeof nk, "%zu", r->n_k);
@@ -62,10 +112,34 @@ static void build(tp_tui_stacks *s) {
     tp_tui_table_refresh(&s->t);
 }
 
+/* The selected sample row's frames and times in rows [y, y + h). */
+static void draw_sample_detail(tp_tui_stacks *s, tp_tui_grid *g, int y, int h) {
+    const tp_an_sample_row *r = &s->sa.s[s->t.shown[s->t.sel]];
+    char label[512], c[32], w[32], gap[64];
+    int line = 0;
+    tp_tui_grid_printf(g, 0, y + line++, g->w, TP_TUI_A_HEADER,
+                       "stack (up to %d frames, innermost first): %s on a CPU, %s waiting, %zu "
+                       "samples",
+                       s->sa.depth, tp_units_dur(c, sizeof c, (double)r->cpu_ns),
+                       tp_units_dur(w, sizeof w, (double)(r->wall_ns - r->cpu_ns)), r->samples);
+    for (size_t k = 0; k < r->n_frames && line < h; k++) {
+        if (r->frames[k].skipped)
+            tp_tui_grid_printf(g, 2, y + line++, g->w - 2, TP_TUI_A_NORMAL, "%s",
+                               tp_an_frame_gap(&r->frames[k], gap, sizeof gap));
+        if (line < h)
+            tp_tui_grid_printf(g, 2, y + line++, g->w - 2, TP_TUI_A_NORMAL, "%s",
+                               tp_an_frame_label(&r->frames[k], label, sizeof label));
+    }
+}
+
 /* The selected group's frames and kernels in rows [y, y + h). */
 static void draw_detail(tp_tui_stacks *s, tp_tui_grid *g, int y, int h) {
     if (!s->t.nshown || h < 2)
         return;
+    if (s->samples) {
+        draw_sample_detail(s, g, y, h);
+        return;
+    }
     const tp_an_stack_row *r = &s->st.s[s->t.shown[s->t.sel]];
     char label[512], d[32], gap[64];
     int line = 0;
@@ -87,10 +161,17 @@ static void draw_detail(tp_tui_stacks *s, tp_tui_grid *g, int y, int h) {
 
 static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     tp_tui_stacks *s = (tp_tui_stacks *)p;
-    tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_NORMAL,
-                       "%zu launching stacks (up to %d frames), sorted by %s", s->t.nrows,
-                       s->st.depth, s->t.cols[s->t.sort_col].title);
-    int detail = s->t.nshown ? DETAIL_MIN + (int)s->st.depth : 0;
+    if (s->samples)
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_NORMAL,
+                           "%zu sampled stacks (up to %d frames; %zu samples of %zu threads, "
+                           "%lld a second), sorted by %s",
+                           s->t.nrows, s->sa.depth, s->sa.samples, s->sa.n_threads,
+                           (long long)s->sa.hz, s->t.cols[s->t.sort_col].title);
+    else
+        tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_NORMAL,
+                           "%zu launching stacks (up to %d frames), sorted by %s", s->t.nrows,
+                           s->st.depth, s->t.cols[s->t.sort_col].title);
+    int detail = s->t.nshown ? DETAIL_MIN + (int)(s->samples ? s->sa.depth : s->st.depth) : 0;
     int table_h = h - 1 - detail;
     if (table_h < 3)
         table_h = h - 1 < 3 ? h - 1 : 3;
@@ -99,6 +180,13 @@ static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
 }
 
 static int key(tp_tui_panel *p, int k, int page) {
+    tp_tui_stacks *s = (tp_tui_stacks *)p;
+    if (k == 'c' && s->d->a.v.r->samples.n) { /* the other source, in a table of its own */
+        tp_tui_table_free(&s->t);
+        s->samples ^= 1;
+        build(s);
+        return 0;
+    }
     return tp_tui_table_nav(p->table, k, page);
 }
 
@@ -106,6 +194,7 @@ static void destroy(tp_tui_panel *p) {
     tp_tui_stacks *s = (tp_tui_stacks *)p;
     tp_tui_table_free(&s->t);
     tp_an_stacks_free(&s->st);
+    tp_an_samples_free(&s->sa);
     free(s);
 }
 
@@ -114,8 +203,6 @@ tp_tui_panel *tp_tui_stacks_new(tp_tui_data *d) {
     if (!s)
         abort();
     s->d = d;
-    tp_an_stacks_run(&d->a.v, d->a.v.opts.stack_depth, &s->st);
-    build(s);
     s->super = (tp_tui_panel){.name = "stacks",
                               .title = "Stacks",
                               .help = "Up/Down/PgUp/PgDn move",
@@ -123,5 +210,9 @@ tp_tui_panel *tp_tui_stacks_new(tp_tui_data *d) {
                               .key = key,
                               .destroy = destroy,
                               .table = &s->t};
+    tp_an_stacks_run(&d->a.v, d->a.v.opts.stack_depth, &s->st);
+    /* a trace with samples and no launching stack (a CPU job) opens on its samples */
+    s->samples = d->a.v.r->samples.n && !s->st.n;
+    build(s);
     return &s->super;
 }

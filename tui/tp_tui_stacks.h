@@ -2,7 +2,10 @@
  * "GPU time by launching stack" section, under the same options, --stack-depth included).
  * A table of the groups (innermost frame, GPU time, share, ops, kernels), sortable and
  * searchable like the other tables; under it the selected group's frames, innermost first
- * (Python frames as file:line in function), and the kernels it launched. */
+ * (Python frames as file:line in function), and the kernels it launched. For a rank with
+ * samples (`record --sample`), key c switches the table to the CPU samples (tp_an_samples,
+ * the report's "CPU time by line, sampled": on-CPU time, share, waiting, samples per stack)
+ * and back; a rank with samples and no launching stack opens on them. */
 #ifndef TP_TUI_STACKS_H
 #define TP_TUI_STACKS_H
 

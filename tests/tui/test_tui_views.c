@@ -384,6 +384,49 @@ static void test_no_gpu_utf8(void) {
     tp_model_close(m);
 }
 
+/* A CPU job recorded with --sample: the Stacks view opens on its samples (the program's line
+ * first, then the call), c switches to the launching stacks (none) and back; the detail pane
+ * names the selected row's frames and its time on a CPU and waiting. */
+static void test_stacks_samples(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "sampled.tprof");
+    r->rank = 0, r->native = 1;
+    push(m, r, "train_step", TP_CAT_USER_ANNOTATION, 1000, 500000000);
+    tp_rank_add_stack_pycode(m, r, 1, "/job/train.py", "augment", 5);
+    tp_rank_add_stack_pycode(m, r, 2, "/job/train.py", "main", 20);
+    tp_rank_add_stack_pycode(m, r, 3, "/usr/lib/python3.11/threading.py", "Condition.wait", 300);
+    const uint32_t py[] = {TP_STACK_PYTHON, TP_STACK_PYTHON};
+    const uint64_t burn[] = {(uint64_t)1 << 24 | 7, (uint64_t)2 << 24 | 31};
+    const uint64_t wait[] = {(uint64_t)3 << 24 | 327, (uint64_t)2 << 24 | 26};
+    tp_rank_add_stack(r, 1, py, burn, 2);
+    tp_rank_add_stack(r, 2, py, wait, 2);
+    for (int i = 0; i < 50; i++) /* 30 on a CPU in augment, 20 waiting in Condition.wait */
+        tp_samples_push(&r->samples, 10000000 * (int64_t)(i + 1), 1, 7, i < 30 ? 1 : 2, i < 30,
+                        i < 30 ? 10000000 : 0, 10000000);
+    tp_model_finish(m);
+    tp_tui *t = open_tui(m, "stacks", 120, 30);
+    CHECK(t != NULL);
+    CHECK(screen_find(
+              t, "2 sampled stacks (up to 5 frames; 50 samples of 1 threads, 100 a second)") == 1);
+    int y = screen_find(t, "> train.py:7 in augment");
+    CHECK(y > 0 && strstr(screen_row(t, y), "300.00 ms") && strstr(screen_row(t, y), "100.00 %"));
+    y = screen_find(t, "  threading.py:327 in Condition.wait");
+    CHECK(y > 0 && strstr(screen_row(t, y), "200.00 ms") && strstr(screen_row(t, y), "20"));
+    CHECK(screen_find(t, "300.00 ms on a CPU, 0 ns waiting, 30 samples") > 0);
+    keys(t, "c");
+    CHECK(screen_find(t, "0 launching stacks") == 1);
+    CHECK(screen_find(t, "(no GPU op launched from a recorded stack") > 0);
+    keys(t, "c");
+    CHECK(screen_find(t, "2 sampled stacks") == 1);
+    keys(t, "s"); /* sort by share, then by waiting: the wait row first */
+    keys(t, "s");
+    CHECK(screen_find(t, "sorted by waiting") == 1);
+    y = screen_find(t, "threading.py:327 in Condition.wait");
+    CHECK(y > 0 && y < screen_find(t, "train.py:7 in augment"));
+    tp_tui_close(t);
+    tp_model_close(m);
+}
+
 /* Two ranks: --rank picks one, r cycles, and each rank shows its own numbers. */
 static void test_ranks(void) {
     tp_model *m = tp_model_new();
@@ -643,6 +686,7 @@ int main(void) {
     TP_RUN(test_resize_small);
     TP_RUN(test_no_gpu_utf8);
     TP_RUN(test_thread_name_lane);
+    TP_RUN(test_stacks_samples);
     TP_RUN(test_ranks);
     TP_RUN(test_ranks_view);
     TP_RUN(test_ranks_findings_scroll);
