@@ -184,8 +184,27 @@ static void test_folded(void) {
     text = folded(&f, "wall", &st, &rc);
     CHECK_EQ_I(rc, TP_ERR_ARG);
     free(text);
+    /* `record --sample`'s samples: on a CPU only, or every one; no leaf */
+    tp_samples_push(&f.r->samples, 1000, 1, 7, 1, 1, 9000000, 10000000);
+    tp_samples_push(&f.r->samples, 2000, 1, 7, 1, 1, 9000000, 10000000);
+    tp_samples_push(&f.r->samples, 3000, 1, 7, 3, 0, 0, 10000000); /* waiting in f1:13 */
+    tp_samples_push(&f.r->samples, 4000, 1, 7, 0, 1, 0, 10000000); /* no Python frames */
+    text = folded(&f, "samples", &st, &rc);
+    CHECK_EQ_I(rc, TP_OK);
+    CHECK_STR(text, "python3.11+0x50;a.py:5 in <module>;a.py:30 in f2;a.py:12 in f1;"
+                    "libcudart.so+0x20 20000000\n");
+    CHECK_EQ_I(st.samples, 2);
+    free(text);
+    text = folded(&f, "samples-wall", &st, &rc);
+    CHECK_EQ_I(rc, TP_OK);
+    CHECK_EQ_I(st.lines, 2);
+    CHECK_EQ_I(st.total_ns, 30000000);
+    CHECK(strstr(text, "a.py:13 in f1;libcudart.so+0x20 10000000\n") != NULL);
+    free(text);
     CHECK_STR(tp_folded_weight_name(0), "gpu");
-    CHECK(tp_folded_weight_name(3) == NULL);
+    CHECK_STR(tp_folded_weight_name(3), "samples");
+    CHECK_STR(tp_folded_weight_name(4), "samples-wall");
+    CHECK(tp_folded_weight_name(5) == NULL);
     tp_model_close(f.m);
 }
 
