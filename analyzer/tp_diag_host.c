@@ -19,9 +19,9 @@
 
 #include "tp_an_drops.h"
 #include "tp_an_host.h"
-#include "tp_an_samples.h"
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
+#include "tp_diag_samples.h"
 #include "tp_diag_source.h"
 #include "tp_diag_stack.h"
 #include "tp_mem.h"
@@ -117,73 +117,11 @@ static size_t step_gaps(const tp_diag_ctx *d, const tp_an_host *h, int64_t *pid,
     return g;
 }
 
-/* "<words> <the row's stack> (N% of it)" into the evidence: sampled row `row` of *all, which
- * holds `part` of `of`. */
-static void sampled_row(tp_finding *f, const tp_an_samples *all, long row, const char *words,
-                        int64_t part, int64_t of) {
-    const tp_an_sample_row *r = &all->s[row];
-    char *text = tp_an_frames_text(r->frames, r->n_frames);
-    tp_diag_cat(&f->evidence, "%s %s (%.0f%%)", words, text, 100 * tp_diag_share(part, of));
-    free(text);
-}
-
-/* What the sampler saw on the step thread between the steps (`record --sample`): the line
- * with the most CPU time there, or, where the thread mostly waited, the line it waited at;
- * a native trace without samples says how to get them. */
+/* What the sampler saw on the step thread between the steps (`record --sample`). */
 static void samples_between_steps(tp_diag_ctx *d, const tp_an_host *h, tp_finding *f) {
-    if (!d->r->samples.n) {
-        if (d->r->native)
-            tp_diag_cat(&f->evidence, " (`trainprof record --sample` samples which lines run "
-                                      "there)");
-        return;
-    }
-    int64_t pid, tid, *lo, *hi;
-    size_t n = step_gaps(d, h, &pid, &tid, &lo, &hi);
-    tp_an_samples all;
-    tp_an_samples_run(d->v, d->v->opts.stack_depth, 0, 0, &all);
-    tp_an_samples_part p;
-    tp_an_samples_in(d->v, &all, pid, tid, lo, hi, n, &p);
-    if (p.samples && p.wall_ns > 0) {
-        int waits = p.wall_ns - p.cpu_ns > p.cpu_ns;
-        char b1[32], b2[32];
-        tp_diag_cat(&f->evidence,
-                    ". Sampled there (%zu samples): the step thread was on a CPU %.0f%% of the "
-                    "time (%s of %s)",
-                    p.samples, 100 * tp_diag_share(p.cpu_ns, p.wall_ns),
-                    tp_units_dur(b1, sizeof b1, (double)p.cpu_ns),
-                    tp_units_dur(b2, sizeof b2, (double)p.wall_ns));
-        long top = waits ? p.top_wait : p.top_cpu;
-        if (top >= 0)
-            sampled_row(f, &all, top, waits ? "; it waited most at" : "; most of it at",
-                        waits ? p.top_wait_ns : p.top_cpu_ns,
-                        waits ? p.wall_ns - p.cpu_ns : p.cpu_ns);
-        tp_diag_put_metric(f, "sampled_cpu_ns", (double)p.cpu_ns);
-        tp_diag_put_metric(f, "sampled_wall_ns", (double)p.wall_ns);
-        /* Waiting for what? The thread (of any process of the rank: DataLoader workers are
-         * processes) that was on a CPU most meanwhile, and where. */
-        tp_an_samples_part best = {0};
-        const tp_an_sample_thread *who = NULL;
-        for (size_t t = 0; waits && t < all.n_threads; t++) {
-            const tp_an_sample_thread *o = &all.t[t];
-            if (o->pid == pid && o->tid == tid)
-                continue;
-            tp_an_samples_part q;
-            tp_an_samples_in(d->v, &all, o->pid, o->tid, lo, hi, n, &q);
-            if (q.cpu_ns > best.cpu_ns)
-                best = q, who = o;
-        }
-        if (who && best.top_cpu >= 0 && best.cpu_ns * 5 >= p.wall_ns - p.cpu_ns) {
-            char name[64];
-            snprintf(name, sizeof name, "%s%s", who->name[0] ? " " : "", who->name);
-            tp_diag_cat(&f->evidence,
-                        "; meanwhile thread %lld/%lld%s was on a CPU %.0f%% of the time",
-                        (long long)who->pid, (long long)who->tid, name,
-                        100 * tp_diag_share(best.cpu_ns, best.wall_ns));
-            sampled_row(f, &all, best.top_cpu, ", most at", best.top_cpu_ns, best.cpu_ns);
-            tp_diag_put_metric(f, "sampled_other_cpu_ns", (double)best.cpu_ns);
-        }
-    }
-    tp_an_samples_free(&all);
+    int64_t pid = 0, tid = 0, *lo = NULL, *hi = NULL;
+    size_t n = d->r->samples.n ? step_gaps(d, h, &pid, &tid, &lo, &hi) : 0;
+    tp_diag_samples_in(d, f, pid, tid, lo, hi, n, ". Sampled there", "step thread");
     free(lo), free(hi);
 }
 

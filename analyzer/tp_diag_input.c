@@ -8,6 +8,7 @@
 #include "tp_an_enclosing.h"
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
+#include "tp_diag_samples.h"
 #include "tp_diag_source.h"
 #include "tp_units.h"
 
@@ -36,6 +37,10 @@ void tp_diag_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
                 100 * tp_diag_share(s->data, s->idle), rn, 100 * tp_diag_share(range_ns, d->win),
                 tp_diag_window_words(d), d->out->n_steps ? ", mean per step " : "",
                 d->out->n_steps ? tp_units_dur(b1, sizeof b1, per_step) : "");
+    int64_t pid, tid;
+    if (tp_diag_samples_main_thread(d, &pid, &tid))
+        tp_diag_samples_in(d, f, pid, tid, d->data.a, d->data.b, d->data.n,
+                           ". Sampled inside the data-loading ranges", "training thread");
     tp_diag_cat(&f->advice, "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
                             "persistent_workers); move augmentation and decoding off the training "
                             "thread (or onto the GPU); cache preprocessed data");

@@ -18,6 +18,7 @@
 #include "tp_diag_ctx.h"
 #include "tp_an_env.h"
 #include "tp_diag_rules.h"
+#include "tp_diag_samples.h"
 #include "tp_diag_source.h"
 #include "tp_units.h"
 
@@ -199,6 +200,10 @@ void tp_diag_low_utilization(tp_diag_ctx *d, const tp_diag_rule *self) {
                 100 * tp_diag_share(s->shortg, s->idle),
                 (long long)(d->v->opts.kernel_wait_ns / 1000),
                 100 * tp_diag_share(s->other, s->idle));
+    int64_t pid, tid;
+    if (tp_diag_samples_main_thread(d, &pid, &tid))
+        tp_diag_samples_in(d, f, pid, tid, s->other_set.a, s->other_set.b, s->other_set.n,
+                           ". Sampled while the device idled on host work", "training thread");
     tp_diag_cat(&f->advice,
                 "profile the host side of the step (CPU ops, Python) between launches; move work "
                 "off the training thread, batch small operations, or capture the step with CUDA "

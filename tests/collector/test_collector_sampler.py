@@ -15,7 +15,10 @@ Checked, on counts and shares of samples, never on how long anything took:
     export's samples table holds every sample, its top on-CPU function augment();
 (c) the diagnosis: host-step-gaps names where the step thread waited and which thread (the
     producer thread, or the forked producer process) was on a CPU meanwhile, and where; with
-    the work inline, the line that took the step thread's CPU between the steps;
+    the work inline, the line that took the step thread's CPU between the steps; on a device
+    (tests/collector/sampler_device_prog.py: one kernel a step through the activity API, by
+    ctypes), input-bound names the wait inside the data-loading range and the producer's line,
+    low-utilization the line that kept the training thread from launching;
 (d) without --sample there are no samples, and the finding says how to get them;
 (e) every other CPython found (pyenv, /usr/bin) gives the same samples without the nvtx
     package (3.8-3.10 name their threads by pthread_t: the sampler finds the thread ids);
@@ -205,6 +208,41 @@ def check_gaps(label, rep, want):
         check(re.search(w, ev), f"{label}: evidence lacks /{w}/: {ev}")
 
 
+DEV_PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sampler_device_prog.py")
+
+
+def check_device(python, tmp):
+    """(c) on a device (the activity API through ctypes): input-bound and low-utilization say
+    what the training thread did while the device idled, and who ran meanwhile."""
+    with open(DEV_PROG, encoding="utf-8") as f:
+        dl = {m.group(1): i + 1 for i, line in enumerate(f)
+              for m in [re.search(r"# @(\w+)", line)] if m}
+    out = os.path.join(tmp, "dev-input.tprof")
+    r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", out, "--", python, DEV_PROG,
+                        "input", "40"], capture_output=True, text=True)
+    check(r.returncode == 0, f"device input: {r.stderr[-400:]}")
+    f = finding(report_json(out), "input-bound")
+    ev = f["evidence"] if f else ""
+    check(f is not None, "device input: no input-bound finding")
+    for w in [r"Sampled inside the data-loading ranges \(\d+ samples\): the training thread "
+              r"was on a CPU \d+% of the time",
+              r"it waited most at .*sampler_device_prog\.py:{} in main".format(dl["fetch"]),
+              r"meanwhile thread \d+/\d+ .*most at sampler_device_prog\.py:\d+ in augment < "
+              r"sampler_device_prog\.py:{} in producer".format(dl["produce"])]:
+        check(re.search(w, ev), f"device input: evidence lacks /{w}/: {ev}")
+    out = os.path.join(tmp, "dev-host.tprof")
+    r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", out, "--", python, DEV_PROG,
+                        "host", "40"], capture_output=True, text=True)
+    check(r.returncode == 0, f"device host: {r.stderr[-400:]}")
+    f = finding(report_json(out), "low-utilization")
+    ev = f["evidence"] if f else ""
+    check(f is not None, "device host: no low-utilization finding")
+    w = (r"Sampled while the device idled on host work \(\d+ samples\): the training thread "
+         r"was on a CPU \d+% of the time .*; most of it at sampler_device_prog\.py:\d+ in "
+         r"metrics < sampler_device_prog\.py:{} in main".format(dl["host"]))
+    check(re.search(w, ev), f"device host: evidence lacks /{w}/: {ev}")
+
+
 def run_venv(python):
     with tempfile.TemporaryDirectory() as tmp:
         # thread: the step thread waits on the queue while the producer thread computes
@@ -249,6 +287,7 @@ def run_venv(python):
         rep = report_json(out)
         check("cpu_samples" not in rep.get("ranks", [{}])[0], "plain: cpu_samples without samples")
         check_gaps("plain", rep, [r"`trainprof record --sample` samples which lines run there"])
+        check_device(python, tmp)
 
 
 def version(python):

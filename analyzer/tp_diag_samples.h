@@ -1,0 +1,29 @@
+/* tp_diag_samples: what the sampler saw (`trainprof record --sample`) during the part of a
+ * thread's time a finding is about, as words of its evidence: the share of that time the
+ * thread was on a CPU, the line it computed at or (when it mostly waited) the line it waited
+ * at, and then the thread of any process of the rank (DataLoader workers are processes) that
+ * was on a CPU most meanwhile, and its line. One wording for every rule that reads samples
+ * (host-step-gaps, input-bound, low-utilization). Internal to the diagnosis. */
+#ifndef TP_DIAG_SAMPLES_H
+#define TP_DIAG_SAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_diag_ctx.h"
+
+/* Appends to f's evidence "<lead> (N samples): the <who> was on a CPU X% of the time (a of
+ * b); most of it at <stack> (P%)" or "...; it waited most at <stack> (P%); meanwhile thread
+ * PID/TID NAME was on a CPU Q% of the time, most at <stack> (R%)", for the samples of thread
+ * (pid, tid) in the n sorted intervals [lo[k], hi[k]), with the metrics sampled_cpu_ns,
+ * sampled_wall_ns, sampled_top_cpu_ns or sampled_top_wait_ns, sampled_other_cpu_ns. A native
+ * trace of a Python program without samples gets " (`trainprof record --sample` samples which
+ * lines run there)"; other traces nothing. Returns 1 when samples were described. */
+int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, const int64_t *lo,
+                       const int64_t *hi, size_t n, const char *lead, const char *who);
+
+/* The training thread of the rank (the busiest launching thread) as (pid, tid); 0 when it
+ * has none. */
+int tp_diag_samples_main_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid);
+
+#endif
