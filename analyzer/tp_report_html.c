@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_samples.h"
 #include "tp_an_stepsplit.h"
 #include "tp_report_fmt.h"
 #include "tp_report_host.h"
@@ -469,6 +470,23 @@ static void html_kernels(FILE *f, const tp_rank_analysis *rr, const tp_report_op
     fprintf(f, "</table>\n");
 }
 
+/* A stack's frames in one cell, innermost first, with "... N library frames" where a prefix
+ * left library frames out. */
+static void td_frames(FILE *f, const tp_an_frame *fr, size_t n) {
+    char label[1024], gap[64];
+    fprintf(f, "<td class=\"name\">");
+    for (size_t k = 0; k < n; k++) {
+        if (fr[k].skipped) {
+            fprintf(f, "<span class=\"sub\">");
+            tp_rh_text(f, tp_an_frame_gap(&fr[k], gap, sizeof gap));
+            fprintf(f, "</span><br>");
+        }
+        tp_rh_text(f, tp_an_frame_label(&fr[k], label, sizeof label));
+        fprintf(f, "%s", k + 1 < n ? "<br>" : "");
+    }
+    fprintf(f, "</td>");
+}
+
 /* GPU time by launching stack (tp_an_stacks, the text report's section): the top groups, each
  * with its frames as the report reads them (a Python program's call, "... N library frames"
  * where library frames were left out, then the program's own line and its callers) and its
@@ -480,7 +498,7 @@ static void html_stacks(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     tp_an_stacks own;
     const tp_an_stacks *sp = tp_report_stacks_of(rr, o, &own);
     size_t top = top_rows(o);
-    char label[1024], gap[64], b[32];
+    char label[1024], b[32];
     if (sp->n) {
         top_table_head(f, "GPU time by launching stack", "stacks", top, sp->n,
                        "groups of stacks by GPU time", cols, sizeof cols / sizeof cols[0], 2,
@@ -492,17 +510,9 @@ static void html_stacks(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
         attr_int(f, "gpu-ns", g->gpu_ns);
         attr_int(f, "count", (long long)g->count);
         attr_int(f, "stack-id", g->stack);
-        fprintf(f, "><td class=\"name\">");
-        for (size_t k = 0; k < g->n_frames; k++) {
-            if (g->frames[k].skipped) {
-                fprintf(f, "<span class=\"sub\">");
-                tp_rh_text(f, tp_an_frame_gap(&g->frames[k], gap, sizeof gap));
-                fprintf(f, "</span><br>");
-            }
-            tp_rh_text(f, tp_an_frame_label(&g->frames[k], label, sizeof label));
-            fprintf(f, "%s", k + 1 < g->n_frames ? "<br>" : "");
-        }
-        fprintf(f, "</td><td class=\"name\">");
+        fprintf(f, ">");
+        td_frames(f, g->frames, g->n_frames);
+        fprintf(f, "<td class=\"name\">");
         for (size_t k = 0; k < g->n_k && k < KERNELS_SHOWN; k++) {
             tp_rh_text(f, tp_rf_clip(label, sizeof label, tp_model_str(rr->v.m, g->k[k].name),
                                      KERNEL_CHARS));
@@ -523,6 +533,46 @@ static void html_stacks(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
         fprintf(f, "<p class=\"sub\">without a stack: %zu ops, %s</p>\n", sp->no_stack,
                 tp_units_dur(b, sizeof b, (double)sp->no_stack_ns));
     tp_an_stacks_free(&own);
+}
+
+/* CPU time by line, sampled (tp_an_samples, the text report's section): the top rows by time
+ * on a CPU, their waiting beside; only for a rank with samples (`record --sample`). */
+static void html_samples(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
+    static const char *const cols[] = {"sampled stack (innermost first)", "on CPU", "share",
+                                       "waiting", "samples"};
+    if (!rr->v.r->samples.n)
+        return;
+    tp_an_samples sa;
+    tp_an_samples_run(&rr->v, o->an.stack_depth, 0, 0, &sa);
+    size_t top = top_rows(o);
+    char b[32];
+    if (sa.n) {
+        top_table_head(f, "CPU time by line, sampled", "samples", top, sa.n,
+                       "stacks by time on a CPU", cols, sizeof cols / sizeof cols[0], 1, "hz",
+                       sa.hz);
+        for (size_t i = 0; i < sa.n && i < top; i++) {
+            const tp_an_sample_row *r = &sa.s[i];
+            fprintf(f, "<tr");
+            attr_int(f, "cpu-ns", r->cpu_ns);
+            attr_int(f, "wall-ns", r->wall_ns);
+            attr_int(f, "samples", (long long)r->samples);
+            attr_int(f, "stack-id", r->stack);
+            fprintf(f, ">");
+            td_frames(f, r->frames, r->n_frames);
+            td_dur(f, (double)r->cpu_ns);
+            fprintf(f, "<td class=\"n\">%s</td>",
+                    tp_rf_pct_str(b, sizeof b, tp_rf_pct(r->cpu_ns, sa.cpu_ns)));
+            td_dur(f, (double)(r->wall_ns - r->cpu_ns));
+            td_count(f, r->samples);
+            fprintf(f, "</tr>\n");
+        }
+        fprintf(f, "</table>\n");
+        fprintf(f,
+                "<p class=\"sub\">%zu samples of %zu threads, %lld a second; on CPU: the "
+                "periods whose sample found the thread running</p>\n",
+                sa.samples, sa.n_threads, (long long)sa.hz);
+    }
+    tp_an_samples_free(&sa);
 }
 
 static void html_copies(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -698,6 +748,7 @@ static const html_section html_sections[] = {
     {"memory", TP_RS_ALWAYS, html_memory},
     {"kernels", TP_RS_DEVICE, html_kernels},
     {"stacks", TP_RS_DEVICE, html_stacks},
+    {"samples", TP_RS_ALWAYS, html_samples},
     {"copies", TP_RS_DEVICE, html_copies},
     {"ranges", TP_RS_ALWAYS, html_ranges},
     {"cpu_ops", TP_RS_ALWAYS, html_cpuops},

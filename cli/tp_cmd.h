@@ -86,6 +86,15 @@ struct tp_progress *tp_cmd_progress_open(const char *cmd, int quiet);
  * write NAME: No space left on device". Returns 0, or 1 after the message. */
 int tp_cmd_flush(const char *cmd, FILE *out, const char *name);
 
+/* The text output of report, diff and merge: -o FILE opened for writing, standard output for
+ * NULL or "-" (as for export). NULL after "trainprof CMD: FILE: reason" on stderr. */
+FILE *tp_cmd_output_open(const char *cmd, const char *out);
+
+/* Flushes and closes what tp_cmd_output_open gave (standard output is flushed, not closed);
+ * `rc` is the command's status so far. Returns rc, or 1 after one line when the output could
+ * not be written and rc was 0. */
+int tp_cmd_output_close(const char *cmd, FILE *f, const char *out, int rc);
+
 /* Where a command writes its text output (-o FILE: report, diff, merge): refuses, saying why
  * on stderr in one line and returning 1, a FILE that is one of the `n` paths it reads or a
  * trace file of one of its folders (the same file, by device and inode: writing would destroy

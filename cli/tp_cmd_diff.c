@@ -86,11 +86,9 @@ static int run_pair(const tp_model *base, const tp_model *next, void *args) {
     a->o.json = a->format_json;
     a->o.gates = a->gates;
     a->o.n_gates = a->n_gates;
-    FILE *out = a->out ? fopen(a->out, "w") : stdout;
-    if (!out) {
-        fprintf(stderr, "trainprof diff: %s: %s\n", a->out, strerror(errno));
+    FILE *out = tp_cmd_output_open("diff", a->out);
+    if (!out)
         return 1;
-    }
     int failed = 0, rc = 0;
     tp_status st = tp_diff_write(out, base, next, &a->o, &failed);
     if (st == TP_ERR_NOT_FOUND) {
@@ -103,12 +101,7 @@ static int run_pair(const tp_model *base, const tp_model *next, void *args) {
         fprintf(stderr, "trainprof diff: %s\n", tp_status_str(st));
         rc = 1;
     }
-    if (rc == 0)
-        rc = tp_cmd_flush("diff", out, a->out ? a->out : "standard output");
-    if (a->out && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "trainprof diff: cannot write %s: %s\n", a->out, strerror(errno));
-        rc = 1;
-    }
+    rc = tp_cmd_output_close("diff", out, a->out, rc);
     if (rc == 0 && failed) {
         fprintf(stderr, "trainprof diff: %d gate check(s) failed\n", failed);
         rc = 1;

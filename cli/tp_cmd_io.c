@@ -22,6 +22,29 @@ int tp_cmd_flush(const char *cmd, FILE *out, const char *name) {
     return 1;
 }
 
+static int is_stdout(const char *out) {
+    return !out || !strcmp(out, "-");
+}
+
+FILE *tp_cmd_output_open(const char *cmd, const char *out) {
+    if (is_stdout(out))
+        return stdout;
+    FILE *f = fopen(out, "w");
+    if (!f)
+        fprintf(stderr, "trainprof %s: %s: %s\n", cmd, out, strerror(errno));
+    return f;
+}
+
+int tp_cmd_output_close(const char *cmd, FILE *f, const char *out, int rc) {
+    int flushed = tp_cmd_flush(cmd, f, is_stdout(out) ? "standard output" : out);
+    rc = rc ? rc : flushed;
+    if (!is_stdout(out) && fclose(f) != 0 && rc == 0) {
+        fprintf(stderr, "trainprof %s: cannot write %s: %s\n", cmd, out, strerror(errno));
+        rc = 1;
+    }
+    return rc;
+}
+
 int tp_cmd_check_output(const char *cmd, const char *out, const char *const *inputs, size_t n,
                         int force) {
     tp_file_id o, in;

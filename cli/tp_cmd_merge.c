@@ -73,19 +73,14 @@ static int run(const merge_args *a) {
             tp_merge_close(mg);
             return 1;
         }
-    FILE *out = a->out ? fopen(a->out, "w") : stdout;
+    FILE *out = tp_cmd_output_open("merge", a->out);
     if (!out) {
-        fprintf(stderr, "trainprof merge: cannot write %s\n", a->out);
         tp_merge_close(mg);
         return 1;
     }
     tp_status st = tp_merge_write(mg, out, a->json);
     tp_merge_close(mg);
-    int rc = tp_cmd_flush("merge", out, a->out ? a->out : "standard output");
-    if (a->out && fclose(out) && !rc) {
-        fprintf(stderr, "trainprof merge: cannot write %s\n", a->out);
-        rc = 1;
-    }
+    int rc = tp_cmd_output_close("merge", out, a->out, 0);
     if (st != TP_OK && st != TP_ERR_IO && !rc) {
         fprintf(stderr, "trainprof merge: %s\n", tp_status_str(st));
         rc = 1;

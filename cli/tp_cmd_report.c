@@ -33,8 +33,8 @@ static void usage(FILE *f) {
             "The CPU-operator table (framework ops and annotation ranges, self and total\n"
             "time) has one row per name, or per name and input shapes with --group-by\n"
             "shapes; --sort-ops total sorts it by total instead of self time.\n"
-            "-o FILE replaces an earlier report; it never writes over a trace being read, nor\n"
-            "over another .tprof trace unless --force.\n"
+            "-o FILE replaces an earlier report (-o -: standard output); it never writes over a\n"
+            "trace being read, nor over another .tprof trace unless --force.\n"
             "Work that takes more than 2 s shows its progress on stderr (bytes read, events,\n"
             "elapsed); --quiet (-q) turns it off.\n");
 }
@@ -94,19 +94,10 @@ static int write_report(FILE *out, const tp_model *m, const tp_report_opts *o) {
 
 static int run(const tp_model *m, void *args) {
     report_args *a = args;
-    FILE *out = a->out ? fopen(a->out, "w") : stdout;
-    if (!out) {
-        fprintf(stderr, "trainprof report: %s: %s\n", a->out, strerror(errno));
+    FILE *out = tp_cmd_output_open("report", a->out);
+    if (!out)
         return 1;
-    }
-    int rc = write_report(out, m, &a->o);
-    if (rc == 0)
-        rc = tp_cmd_flush("report", out, a->out ? a->out : "standard output");
-    if (a->out && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "trainprof report: cannot write %s: %s\n", a->out, strerror(errno));
-        rc = 1;
-    }
-    return rc;
+    return tp_cmd_output_close("report", out, a->out, write_report(out, m, &a->o));
 }
 
 /* Frees what only a rank's view build read (the load order of a --compat hta view, the

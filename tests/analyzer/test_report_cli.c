@@ -372,6 +372,13 @@ static void test_output_guard(void) {
     const char *merge_self[] = {"merge", js, "-o", js, NULL};
     run(merge_self);
     CHECK(R.status == 1 && strstr(R.err, "trainprof merge: -o"));
+    /* -o -: standard output, as for export (never a file named "-") */
+    const char *dash[] = {"report", a, "-o", "-", NULL};
+    run(dash);
+    CHECK(R.status == 0 && strstr(R.out, "== rank") && access("-", F_OK) != 0);
+    const char *merge_dash[] = {"merge", js, "-o", "-", NULL};
+    run(merge_dash);
+    CHECK(R.status == 0 && R.out[0] && access("-", F_OK) != 0);
 }
 
 int main(int argc, char **argv) {

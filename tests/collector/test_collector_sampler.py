@@ -11,7 +11,7 @@ Checked, on counts and shares of samples, never on how long anything took:
     augment(), the sleeper's mostly off a CPU at its sleep;
 (b) the JSON report's cpu_samples: rows and threads add up to the totals, the heaviest row is
     augment() called from producer(); the text report shows it as `sampler_prog.py:LINE in
-    augment`; the folded export (--weight samples) sums to the same on-CPU time and the SQLite
+    augment`, the HTML page's samples table with the same rows; the folded export (--weight samples) sums to the same on-CPU time and the SQLite
     export's samples table holds every sample, its top on-CPU function augment();
 (c) the diagnosis: host-step-gaps names where the step thread waited and which thread (the
     producer thread, or the forked producer process) was on a CPU meanwhile, and where; with
@@ -191,6 +191,13 @@ def check_report(label, path):
                           "GROUP BY f.function ORDER BY sum(s.period_ns) DESC LIMIT 1").fetchone()
         check(top and top[0] == "augment", f"{label}: sqlite's top on-CPU function: {top}")
         con.close()
+    # the HTML page's table: the same rows, the heaviest first
+    r = subprocess.run([TP, "report", path, "--format", "html", "-o", "-"], capture_output=True,
+                       text=True)
+    m = re.search(r'<table class="samples" data-rows="(\d+)" data-hz="(\d+)">.*?'
+                  r'<tr data-cpu-ns="(\d+)"[^>]*><td class="name">([^<]*)<', r.stdout, re.S)
+    check(m and int(m.group(1)) == len(st) and int(m.group(3)) == st[0]["cpu_ns"] and
+          "in augment" in m.group(4), f"{label}: the HTML samples table: {m and m.groups()}")
     text = report_text(path)
     check("CPU time by line, sampled" in text and
           re.search(r"sampler_prog\.py:(%s) in augment" % "|".join(map(str, AUGMENT_LINES)),
