@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tp_an_stacks.h"
+#include "tp_an_stats.h"
 #include "tp_mem.h"
 
 /* A distinct stack's sums, then the text its row is keyed by. */
@@ -103,7 +104,9 @@ static void add_thread(tp_an_samples *out, size_t *cap, const tp_an_view *v, int
     for (size_t i = 0; i < out->n_threads; i++)
         if (out->t[i].pid == pid && out->t[i].tid == tid) {
             tp_an_sample_thread *t = &out->t[i];
-            t->samples++, t->cpu_ns += cpu, t->wall_ns += wall, t->clock_ns += clock;
+            t->samples++, t->cpu_ns = tp_an_add(t->cpu_ns, cpu),
+                          t->wall_ns = tp_an_add(t->wall_ns, wall),
+                          t->clock_ns = tp_an_add(t->clock_ns, clock);
             return;
         }
     TP_MEM_XGROW(out->t, *cap, out->n_threads + 1);
@@ -128,12 +131,15 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
         int64_t cpu = on_cpu_of(sa, i), wall = period_of(sa, i);
         int64_t clock = (int64_t)(sa->cpu_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->cpu_ns[i] : 0);
         periods[out->samples] = wall;
-        out->samples++, out->cpu_ns += cpu, out->wall_ns += wall, out->clock_ns += clock;
+        out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, cpu);
+        out->wall_ns = tp_an_add(out->wall_ns, wall),
+        out->clock_ns = tp_an_add(out->clock_ns, clock);
         add_thread(out, &tcap, v, sa->pid[i], sa->tid[i], cpu, wall, clock);
         if (sa->stack[i])
             ids[m++] = sa->stack[i];
         else
-            out->no_stack++, out->no_stack_cpu_ns += cpu, out->no_stack_wall_ns += wall;
+            out->no_stack++, out->no_stack_cpu_ns = tp_an_add(out->no_stack_cpu_ns, cpu),
+                             out->no_stack_wall_ns = tp_an_add(out->no_stack_wall_ns, wall);
     }
     if (out->samples) {
         qsort(periods, out->samples, sizeof *periods, cmp_i64);
@@ -161,7 +167,8 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
             (tid > 0 && (sa->pid[i] != pid || sa->tid[i] != tid)))
             continue;
         stack_sum *k = &ks[find_id(ids, d, sa->stack[i])];
-        k->samples++, k->cpu_ns += on_cpu_of(sa, i), k->wall_ns += period_of(sa, i);
+        k->samples++, k->cpu_ns = tp_an_add(k->cpu_ns, on_cpu_of(sa, i));
+        k->wall_ns = tp_an_add(k->wall_ns, period_of(sa, i));
     }
     /* keyed by their prefixes; equal keys are one row */
     out->fx = tp_an_frames_open(v->m, v->r, v->opts.no_symbols, 0);
@@ -174,7 +181,8 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
         if (!k || strcmp(ks[k].key, ks[k - 1].key)) /* the first of a key: its lowest id */
             rows[n++] = (tp_an_sample_row){ks[k].stack, ks[k].f, ks[k].n, 0, 0, 0};
         tp_an_sample_row *r = &rows[n - 1];
-        r->samples += ks[k].samples, r->cpu_ns += ks[k].cpu_ns, r->wall_ns += ks[k].wall_ns;
+        r->samples += ks[k].samples, r->cpu_ns = tp_an_add(r->cpu_ns, ks[k].cpu_ns);
+        r->wall_ns = tp_an_add(r->wall_ns, ks[k].wall_ns);
         group[k] = n - 1;
     }
     /* rows by CPU time; each stack's row through its group's place in that order */
@@ -222,11 +230,12 @@ void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid
             !in_intervals(lo, hi, n, sa->ts[i]))
             continue;
         int64_t c = on_cpu_of(sa, i), w = period_of(sa, i);
-        out->samples++, out->cpu_ns += c, out->wall_ns += w;
+        out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, c),
+                        out->wall_ns = tp_an_add(out->wall_ns, w);
         size_t k = sa->stack[i] ? find_id(all->map_stack, all->n_map, sa->stack[i]) : all->n_map;
         if (k < all->n_map) {
-            cpu[all->map_row[k]] += c;
-            wait[all->map_row[k]] += w > c ? w - c : 0;
+            cpu[all->map_row[k]] = tp_an_add(cpu[all->map_row[k]], c);
+            wait[all->map_row[k]] = tp_an_add(wait[all->map_row[k]], w > c ? w - c : 0);
         }
     }
     out->top_cpu = out->top_wait = -1;

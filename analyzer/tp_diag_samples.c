@@ -71,7 +71,7 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
             if (q.cpu_ns > best.cpu_ns)
                 best = q, busy = o;
         }
-        if (busy && best.top_cpu >= 0 && best.cpu_ns * 5 >= p.wall_ns - p.cpu_ns) {
+        if (busy && best.top_cpu >= 0 && best.cpu_ns >= (p.wall_ns - p.cpu_ns) / 5) {
             tp_diag_cat(&f->evidence,
                         "; meanwhile thread %lld/%lld%s%s was on a CPU %.0f%% of the time",
                         (long long)busy->pid, (long long)busy->tid, busy->name[0] ? " " : "",

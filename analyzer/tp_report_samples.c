@@ -101,8 +101,8 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
         fprintf(f, "  waiting (wall time off a CPU: locks, I/O, sleeps, queues, the GPU):\n");
         fprintf(f, "  %3s %12s %8s %12s %7s\n", "#", "waited", "share", "wall", "samples");
         /* rows that waited a twentieth of the whole at least */
-        for (size_t i = 0;
-             i < sa.n && i < WAIT_ROWS && (w[i]->wall_ns - w[i]->cpu_ns) * 20 >= waited; i++) {
+        for (size_t i = 0; i < sa.n && i < WAIT_ROWS && w[i]->wall_ns - w[i]->cpu_ns >= waited / 20;
+             i++) {
             char num[24];
             snprintf(num, sizeof num, "w%zu", i + 1);
             text_row(f, num, w[i], waited, 1);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tp_an_fixture.h"
+#include "tp_an_samples.h"
 #include "tp_an_stacks.h"
 #include "tp_libpath.h"
 #include "tp_folded.h"
@@ -208,6 +209,32 @@ static void test_folded(void) {
     tp_model_close(f.m);
 }
 
+/* Samples whose periods add up past 2^63 (crafted: the fuzzer found the sums overflowing):
+ * every sum saturates, rows and threads alike, and the part of one thread too. */
+static void test_samples_saturate(void) {
+    fx_model f = build();
+    const uint64_t big = (uint64_t)INT64_MAX / 4 - 1;
+    for (int i = 0; i < 12; i++) /* 6 a stack: each row's sums saturate too */
+        tp_samples_push(&f.r->samples, 1000 * (i + 1), 1, 7, i % 2 ? 1 : 3, 1, big, big);
+    tp_an_view v;
+    tp_an_opts o;
+    tp_an_opts_init(&o);
+    o.no_symbols = 1;
+    tp_an_view_build(&v, f.m, f.r, &o);
+    tp_an_samples sa;
+    tp_an_samples_run(&v, 0, 0, 0, &sa);
+    CHECK_EQ_I(sa.samples, 12);
+    CHECK(sa.cpu_ns == INT64_MAX && sa.wall_ns == INT64_MAX && sa.clock_ns == INT64_MAX);
+    CHECK(sa.n == 2 && sa.s[0].cpu_ns == INT64_MAX && sa.t[0].wall_ns == INT64_MAX);
+    int64_t lo = 0, hi = INT64_MAX;
+    tp_an_samples_part p;
+    tp_an_samples_in(&v, &sa, 1, 7, &lo, &hi, 1, &p);
+    CHECK(p.samples == 12 && p.cpu_ns == INT64_MAX && p.top_cpu >= 0);
+    tp_an_samples_free(&sa);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
 /* Stacks stored as a tree (tp_rank_add_frame_on: each stack's own frame on its caller's),
  * after contiguous ones: tp_rank_stack_copy walks both the same, and tp_an_frames reads them. */
 static void test_tree(void) {
@@ -377,5 +404,6 @@ int main(void) {
     TP_RUN(test_frames);
     TP_RUN(test_groups);
     TP_RUN(test_folded);
+    TP_RUN(test_samples_saturate);
     return tp_test_summary();
 }
