@@ -196,6 +196,11 @@ enum {
     P_INTERNED = 12,
     P_SEQ_FLAGS = 13,
     P_TRACK_DESCRIPTOR = 60,
+    P_PERF_SAMPLE = 66,
+    /* PerfSample (profile_packet.proto) */
+    PS_PID = 2,
+    PS_TID = 3,
+    PS_CALLSTACK_IID = 4,
     /* TrackDescriptor */
     TD_UUID = 1,
     TD_NAME = 2,
@@ -639,13 +644,13 @@ static uint64_t intern_frame(ctx *c, uint64_t fr) {
     return iid;
 }
 
-/* Attaches stack `id` to the event being built, interning it on first use; frames go root
- * first, as Perfetto's Callstack wants them. */
-static void callstack(ctx *c, uint32_t id) {
+/* Interns stack `id` on first use (frames root first, as Perfetto's Callstack wants them);
+ * returns its iid (the stack id), 0 when the trace has no such stack. */
+static uint64_t intern_callstack(ctx *c, uint32_t id) {
     uint32_t n = 0;
     const uint64_t *fr = id ? tp_reader_stack(c->r, id, &n) : NULL;
     if (!fr || !n)
-        return;
+        return 0;
     if (!map_find(&c->stacks, id)) {
         uint64_t iids[TP_STACK_MAX_FRAMES];
         uint32_t m = n < TP_STACK_MAX_FRAMES ? n : TP_STACK_MAX_FRAMES;
@@ -660,7 +665,13 @@ static void callstack(ctx *c, uint32_t id) {
         if (map_put(&c->stacks, id, 1) != 0)
             c->out.nomem = 1;
     }
-    pb_uint(&c->te, TE_CALLSTACK_IID, id);
+    return id;
+}
+
+/* Attaches stack `id` to the event being built, interning it on first use. */
+static void callstack(ctx *c, uint32_t id) {
+    if (intern_callstack(c, id))
+        pb_uint(&c->te, TE_CALLSTACK_IID, id);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -802,6 +813,30 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
     ev_end(c);
     slice_end(c, a->end > a->ts ? a->end : a->ts, track);
     c->st.slices++;
+    return status(c);
+}
+
+/* A sample of `record --sample` that found its thread on a CPU: a PerfSample (pid, tid, its
+ * Python stack), which trace_processor keeps in perf_sample and the UI shows as a thread's CPU
+ * profile with its flame graph. Off-CPU samples (waiting) are not CPU samples: left out. */
+static tp_status on_sample(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    tp_rec_sample s;
+    tp_record_get(h, &s, sizeof s);
+    if (!(h->flags & TP_SAMPLE_ON_CPU) || !intern_callstack(c, s.stack_id))
+        return status(c);
+    seen(c, s.ts);
+    pb_uint(&c->pkt, P_TIMESTAMP, s.ts + c->shift);
+    pbuf ps = {0};
+    pb_uint(&ps, PS_PID, (uint64_t)c->pid);
+    pb_uint(&ps, PS_TID, s.tid);
+    pb_uint(&ps, PS_CALLSTACK_IID, s.stack_id);
+    pb_msg(&c->pkt, P_PERF_SAMPLE, &ps);
+    free(ps.p);
+    c->cur_ts = s.ts + c->shift;
+    c->cur_held = 0;
+    packet_end(c, 1);
+    c->st.samples++;
     return status(c);
 }
 
@@ -1027,6 +1062,7 @@ static const tp_visitor events = {
             [TP_REC_ALLOC_FAIL] = on_alloc_fail,
             [TP_REC_COUNTER] = on_counter,
             [TP_REC_OVERHEAD] = on_overhead,
+            [TP_REC_SAMPLE] = on_sample,
             [TP_REC_DROPPED] = on_dropped,
         },
     .range = on_range,

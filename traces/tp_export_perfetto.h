@@ -35,6 +35,7 @@ typedef struct {
     uint64_t nvtx_unclosed; /* ranges still open at the end, closed at the process's last time */
     uint64_t late_tracks;   /* tracks whose events the trace had out of time order (CUPTI's
                                buffers), written sorted after the rest of their process */
+    uint64_t samples;       /* PerfSamples: `record --sample`'s on-CPU samples */
 } tp_perfetto_stats;
 
 /* Writes the `n` >= 1 traces of one recording, r[0] the main process's, to `path`.

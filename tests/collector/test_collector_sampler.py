@@ -12,7 +12,8 @@ Checked, on counts and shares of samples, never on how long anything took:
 (b) the JSON report's cpu_samples: rows and threads add up to the totals, the heaviest row is
     augment() called from producer(); the text report shows it as `sampler_prog.py:LINE in
     augment`, the HTML page's samples table with the same rows; the folded export (--weight samples) sums to the same on-CPU time and the SQLite
-    export's samples table holds every sample, its top on-CPU function augment();
+    export's samples table holds every sample, its top on-CPU function augment(); the Perfetto
+    export has a PerfSample per on-CPU sample, its callstack interned, most ending in augment();
 (c) the diagnosis: host-step-gaps names where the step thread waited and which thread (the
     producer thread, or the forked producer process) was on a CPU meanwhile, and where; with
     the work inline, the line that took the step thread's CPU between the steps; on a device
@@ -142,6 +143,32 @@ def finding(rep, rule):
     return None
 
 
+# Counts a Perfetto trace's PerfSamples, those whose callstack resolves to interned frames, and
+# the function most of them end in.
+PERFETTO_DECODE = r"""
+import collections, sys
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+t = pb.Trace()
+t.ParseFromString(open(sys.argv[1], "rb").read())
+stacks, frames, funcs, leaf = {}, {}, {}, collections.Counter()
+n = ok = 0
+for p in t.packet:
+    q = p.trusted_packet_sequence_id
+    if p.HasField("interned_data"):
+        d = p.interned_data
+        stacks.update({(q, e.iid): list(e.frame_ids) for e in d.callstacks})
+        frames.update({(q, e.iid): e for e in d.frames})
+        funcs.update({(q, e.iid): e.str.decode() for e in d.function_names})
+    if p.HasField("perf_sample"):
+        n += 1
+        ids = stacks.get((q, p.perf_sample.callstack_iid))
+        if ids and all((q, f) in frames for f in ids) and p.perf_sample.tid:
+            ok += 1
+            leaf[funcs.get((q, frames[(q, ids[-1])].function_name_id), "?").split(" ")[0]] += 1
+print("samples", n, "resolved", ok, "top", leaf.most_common(1)[0][0] if leaf else "-")
+"""
+
+
 def check_report(label, path):
     """(b): the totals add up, the heaviest row is augment() from producer()."""
     rep = report_json(path)
@@ -177,6 +204,17 @@ def check_report(label, path):
           f"{label}: folded --weight samples does not sum to the sampled on-CPU time")
     check(any(re.search(r"in producer;sampler_prog\.py:\d+ in augment$", t) for t, _ in lines),
           f"{label}: no folded line ends in producer;augment")
+    # the Perfetto export: a PerfSample per on-CPU sample, its callstack interned (decoded with
+    # the official schema, the perfetto package of the venv)
+    pf = path + ".pftrace"
+    r = subprocess.run([TP, "export", path, "--format", "perfetto", "-o", pf, "--quiet"],
+                       capture_output=True, text=True)
+    dec = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", PERFETTO_DECODE, pf],
+                         capture_output=True, text=True)
+    m = re.search(r"samples (\d+) resolved (\d+) top (\S+)", dec.stdout)
+    on_cpu = sum(1 for _, on, fr in samples(path) if on and fr)
+    check(r.returncode == 0 and m and int(m.group(1)) == on_cpu and m.group(2) == m.group(1) and
+          m.group(3) == "augment", f"{label}: perfetto: {dec.stdout} {dec.stderr[-300:]}")
     # the SQLite export's samples table, joined to its frames
     db = path + ".sqlite"
     r = subprocess.run([TP, "export", path, "--format", "sqlite", "-o", db, "--quiet"],
