@@ -93,7 +93,7 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
                 tp_units_dur(tb, sizeof tb, (double)sa.no_stack_cpu_ns));
     /* Where the threads waited: wall time off a CPU, when it is a tenth of the sampled wall */
     int64_t waited = sa.wall_ns - sa.cpu_ns;
-    if (sa.n && waited * 10 >= sa.wall_ns) {
+    if (sa.n && waited >= sa.wall_ns / 10) {
         const tp_an_sample_row **w = malloc(sa.n * sizeof *w);
         for (size_t i = 0; i < sa.n; i++)
             w[i] = &sa.s[i];
