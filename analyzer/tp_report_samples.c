@@ -152,12 +152,7 @@ void tp_report_samples_json(yajl_gen g, const tp_rank_analysis *rr, const tp_rep
         tp_rj_num(g, "pct", tp_rf_pct(s->cpu_ns, sa.cpu_ns));
         tp_rj_int(g, "wall_ns", s->wall_ns);
         tp_rj_int(g, "samples", (long long)s->samples);
-        tp_rj_int(g, "stack_id", s->stack);
-        tp_rj_str(g, "frames");
-        yajl_gen_array_open(g);
-        for (size_t k = 0; k < s->n_frames; k++)
-            tp_report_stacks_json_frame(g, &s->frames[k]);
-        yajl_gen_array_close(g);
+        tp_report_stacks_json_frames(g, s->stack, s->frames, s->n_frames);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);

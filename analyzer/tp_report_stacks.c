@@ -77,7 +77,7 @@ void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_
     tp_an_stacks_free(&own);
 }
 
-void tp_report_stacks_json_frame(yajl_gen g, const tp_an_frame *fr) {
+static void json_frame(yajl_gen g, const tp_an_frame *fr) {
     char label[1024];
     yajl_gen_map_open(g);
     tp_rj_kv(g, "label", tp_an_frame_label(fr, label, sizeof label));
@@ -97,18 +97,22 @@ void tp_report_stacks_json_frame(yajl_gen g, const tp_an_frame *fr) {
     yajl_gen_map_close(g);
 }
 
+void tp_report_stacks_json_frames(yajl_gen g, uint32_t stack, const tp_an_frame *f, size_t n) {
+    tp_rj_int(g, "stack_id", stack);
+    tp_rj_str(g, "frames");
+    yajl_gen_array_open(g);
+    for (size_t k = 0; k < n; k++)
+        json_frame(g, &f[k]);
+    yajl_gen_array_close(g);
+}
+
 static void json_group(yajl_gen g, const tp_an_stack_row *s, const tp_an_stacks *st,
                        const tp_model *m) {
     yajl_gen_map_open(g);
     tp_rj_int(g, "gpu_ns", s->gpu_ns);
     tp_rj_num(g, "pct", tp_rf_pct(s->gpu_ns, st->gpu_ns));
     tp_rj_int(g, "count", (long long)s->count);
-    tp_rj_int(g, "stack_id", s->stack);
-    tp_rj_str(g, "frames");
-    yajl_gen_array_open(g);
-    for (size_t k = 0; k < s->n_frames; k++)
-        tp_report_stacks_json_frame(g, &s->frames[k]);
-    yajl_gen_array_close(g);
+    tp_report_stacks_json_frames(g, s->stack, s->frames, s->n_frames);
     tp_rj_str(g, "kernels");
     yajl_gen_array_open(g);
     for (size_t k = 0; k < s->n_k; k++) {

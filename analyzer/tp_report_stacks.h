@@ -13,9 +13,10 @@ void tp_report_stacks_text(FILE *f, const tp_rank_analysis *rr, const tp_report_
 /* JSON: "launch_stacks" (docs/report-schema.md), every group, in every rank. */
 void tp_report_stacks_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o);
 
-/* One frame as the JSON report writes it (label, function, file, line, module, offset,
- * python, inlined, library, skipped, symbols): launching stacks and CPU samples alike. */
-void tp_report_stacks_json_frame(yajl_gen g, const tp_an_frame *fr);
+/* "stack_id" and "frames" of a row as the JSON report writes them, each frame (label,
+ * function, file, line, module, offset, python, inlined, library, skipped, symbols) as
+ * launching stacks and CPU samples alike do. */
+void tp_report_stacks_json_frames(yajl_gen g, uint32_t stack, const tp_an_frame *f, size_t n);
 
 /* The rank's launching stacks, as every format reads them: those the analyses computed
  * (TP_RA_STACKS), else run into *own, which the caller frees (tp_an_stacks_free). */
