@@ -184,7 +184,7 @@ static uint32_t top_name(name_ns *a, size_t n) {
     uint32_t best = 0;
     int64_t best_ns = -1, run = 0;
     for (size_t i = 0; i < n; i++) {
-        run = (i && a[i].name == a[i - 1].name ? run : 0) + a[i].ns;
+        run = tp_an_add(i && a[i].name == a[i - 1].name ? run : 0, a[i].ns);
         if (run > best_ns || (run == best_ns && a[i].name < best))
             best = a[i].name, best_ns = run;
     }
