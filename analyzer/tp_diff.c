@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_an_samples.h"
 #include "tp_an_stacks.h"
 #include "tp_mem.h"
 #include "tp_rank_analysis.h"
@@ -262,6 +263,22 @@ static void fill_stacks(const tp_rank_analysis *a, int side, table *stk) {
     tp_an_stacks_free(&st);
 }
 
+/* CPU time by line from `record --sample`'s samples (tp_an_samples, as the report groups them):
+ * each row's on-CPU time and samples by its frames as one line, like fill_stacks. Nothing
+ * when neither run has samples. */
+static void fill_samples(const tp_rank_analysis *a, int side, table *smp) {
+    if (!a->v.r->samples.n)
+        return;
+    tp_an_samples sa;
+    tp_an_samples_run(&a->v, a->v.opts.stack_depth, 0, 0, &sa);
+    for (size_t i = 0; i < sa.n; i++) {
+        char *line = tp_an_frames_text(sa.s[i].frames, sa.s[i].n_frames);
+        table_add(smp, line, side, (double)sa.s[i].cpu_ns, sa.s[i].samples);
+        free(line);
+    }
+    tp_an_samples_free(&sa);
+}
+
 /* ---------------------------------------------------------------- one rank */
 
 static double change_pct(double b, double n) {
@@ -418,11 +435,13 @@ static void json_findings(yajl_gen g, const tp_diagnosis *b, const tp_diagnosis 
 static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_rank_analysis *n,
                      const tp_diff_opts *o) {
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
-    table kern = {0}, rng = {0}, cp = {0}, stk = {0};
+    table kern = {0}, rng = {0}, cp = {0}, stk = {0}, smp = {0};
     fill_tables(b, 0, &kern, &rng, &cp);
     fill_tables(n, 1, &kern, &rng, &cp);
     fill_stacks(b, 0, &stk);
     fill_stacks(n, 1, &stk);
+    fill_samples(b, 0, &smp);
+    fill_samples(n, 1, &smp);
     char b1[32], b2[32], b3[32], why[160];
     if (g) {
         yajl_gen_map_open(g);
@@ -445,6 +464,8 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
         json_table(g, "ranges", &rng);
         json_table(g, "copies", &cp);
         json_table(g, "launch_stacks", &stk);
+        if (smp.n) /* only where a run was sampled */
+            json_table(g, "cpu_samples", &smp);
         json_findings(g, &b->dg, &n->dg);
     } else {
         fprintf(f, "== rank %d ==\n\n  %-24s %14s %14s %12s\n", b->v.rank, "", "base", "new",
@@ -462,6 +483,7 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
         text_findings(f, &b->dg, &n->dg);
         text_table(f, "Device ops by total time", &kern, U_TIME, top, NAME_W);
         text_table(f, "GPU time by launching stack", &stk, U_TIME, top, STACK_W);
+        text_table(f, "CPU time by line, sampled (on CPU)", &smp, U_TIME, top, STACK_W);
         text_table(f, "Annotation ranges by total time", &rng, U_TIME, top, NAME_W);
         text_table(f, "Copies and memsets by bytes", &cp, U_BYTES, top, NAME_W);
     }
@@ -492,7 +514,7 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
     } else if (o->n_gates) {
         fprintf(f, "\n");
     }
-    table_free(&kern), table_free(&rng), table_free(&cp), table_free(&stk);
+    table_free(&kern), table_free(&rng), table_free(&cp), table_free(&stk), table_free(&smp);
     return failed;
 }
 

@@ -14,6 +14,7 @@ Checked, on counts and shares of samples, never on how long anything took:
     augment`, the HTML page's samples table with the same rows; the folded export (--weight samples) sums to the same on-CPU time and the SQLite
     export's samples table holds every sample, its top on-CPU function augment(); the Perfetto
     export has a PerfSample per on-CPU sample, its callstack interned, most ending in augment();
+    `diff` of the thread and inline runs: the inline line new, the producer's gone;
 (c) the diagnosis: host-step-gaps names where the step thread waited and which thread (the
     producer thread, or the forked producer process) was on a CPU meanwhile, and where; with
     the work inline, the line that took the step thread's CPU between the steps; on a device
@@ -325,6 +326,14 @@ def run_venv(python):
                    [r"the step thread was on a CPU (\d\d|100)% of the time",
                     r"most of it at sampler_prog\.py:\d+ in augment < "
                     r"sampler_prog\.py:{} in main.<locals>.get".format(LINE["inline"])])
+        # diff: the line that computes the batch inline is new, the producer thread's gone
+        r = subprocess.run([TP, "diff", os.path.join(tmp, "thread.tprof"), out, "--format",
+                            "json"], capture_output=True, text=True)
+        rows = json.loads(r.stdout)["ranks"][0].get("cpu_samples", []) if r.returncode == 0 else []
+        check(any("in main.<locals>.get" in x["name"] and x["count_base"] == 0 and
+                  x["count_new"] > 0 for x in rows) and
+              any("in producer" in x["name"] and x["count_new"] == 0 and x["count_base"] > 0
+                  for x in rows), f"diff: cpu_samples rows {[x['name'][:60] for x in rows][:6]}")
         # (d) no --sample
         out = os.path.join(tmp, "plain.tprof")
         record(python, out, "thread", 20, sample=False)
