@@ -28,6 +28,9 @@ static struct {
 
 static _Atomic uint64_t g_next_range = 1;
 static _Atomic uint64_t g_capture_range; /* start/end range that opened the capture */
+/* --capture's name as a registered string (nvtxDomainRegisterStringA: the nvtx package names
+ * every range so), found when it is registered; 0: not registered */
+static _Atomic uint32_t g_capture_sid;
 static _Atomic uint64_t g_next_heap = 1;
 
 #define DOMAIN_ID(d) ((uint32_t)(uintptr_t)(d))
@@ -117,12 +120,15 @@ static void attr_fill(const nvtxEventAttributes_t *a, uint16_t *flags, uint32_t 
     }
 }
 
-/* --capture nvtx:NAME[@DOMAIN]: does this range open the capture? */
-static int capture_matches(uint32_t domain, const char *text) {
-    if (tp_g.cfg.capture != TP_CAPTURE_NVTX || !text)
+/* --capture nvtx:NAME[@DOMAIN]: does this range (its text, or its registered string `sid`)
+ * open the capture? */
+static int capture_matches(uint32_t domain, const char *text, uint32_t sid) {
+    if (tp_g.cfg.capture != TP_CAPTURE_NVTX || (!text && !sid))
         return 0;
     if (tp_g.cfg.capture_domain[0] && domain != atomic_load(&g_dom.capture_domain))
         return 0;
+    if (!text)
+        return sid == atomic_load_explicit(&g_capture_sid, memory_order_relaxed);
     return strcmp(text, tp_g.cfg.capture_range) == 0;
 }
 
@@ -214,7 +220,7 @@ static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const ch
     TP_HOT_INIT(&r, TP_REC_NVTX_PUSH);
     r.msg_sid = ascii ? tp_collector_intern(t, ascii) : attr_message(t, a, &text);
     if (__builtin_expect(tp_g.cfg.capture == TP_CAPTURE_NVTX, 0) && !t->capture_depth1 &&
-        capture_matches(domain, text)) {
+        capture_matches(domain, text, r.msg_sid)) {
         t->capture_depth1 = d + 1;
         atomic_fetch_add(&tp_g.capture_open, 1);
     }
@@ -336,7 +342,7 @@ static nvtxRangeId_t start_common(uint32_t domain, const nvtxEventAttributes_t *
     const char *text = ascii;
     r.msg_sid = ascii ? tp_collector_intern(t, ascii) : attr_message(t, a, &text);
     uint64_t none = 0;
-    if (capture_matches(domain, text) &&
+    if (capture_matches(domain, text, r.msg_sid) &&
         atomic_compare_exchange_strong(&g_capture_range, &none, id))
         atomic_fetch_add(&tp_g.capture_open, 1);
     r.ts = tp_collector_now();
@@ -555,7 +561,12 @@ static void h_dname_cat_w(nvtxDomainHandle_t d, uint32_t c, const wchar_t *n) {
 }
 static nvtxStringHandle_t h_reg_a(nvtxDomainHandle_t d, const char *s) {
     (void)d;
-    return tp_collector_thread() ? (nvtxStringHandle_t)(uintptr_t)intern_ascii(s) : NULL;
+    if (!tp_collector_thread())
+        return NULL;
+    uint32_t sid = intern_ascii(s);
+    if (sid && s && tp_g.cfg.capture == TP_CAPTURE_NVTX && !strcmp(s, tp_g.cfg.capture_range))
+        atomic_store_explicit(&g_capture_sid, sid, memory_order_relaxed);
+    return (nvtxStringHandle_t)(uintptr_t)sid;
 }
 static nvtxStringHandle_t h_reg_w(nvtxDomainHandle_t d, const wchar_t *s) {
     (void)d;

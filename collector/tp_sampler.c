@@ -22,7 +22,6 @@ typedef struct {
     uint32_t tid;
     uint32_t named; /* a THREAD record was written for it */
     uint64_t cpu_ns, ts;
-    int stat_fd;    /* /proc/self/task/TID/stat, kept open: its state at each sample */
     uint32_t stack; /* its stack at this sample, when stack_ok */
     int stack_ok;
 } seen_thread;
@@ -55,17 +54,17 @@ static uint64_t thread_cpu_ns(uint32_t tid) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static int open_stat(uint32_t tid) {
-    char path[64];
+/* 1 when thread `tid` is on a CPU now (its state running, R), as py-spy tells idle threads:
+ * whether its stack is where it computes or where it waits. The file is opened each time, not
+ * kept: a program that closes every descriptor (os.closerange) would take the number, and a
+ * read of it would be a read of the program's file. */
+static int on_cpu(uint32_t tid) {
+    char path[64], buf[256];
     snprintf(path, sizeof path, "/proc/self/task/%u/stat", tid);
-    return open(path, O_RDONLY | O_CLOEXEC);
-}
-
-/* 1 when the thread is on a CPU now (its state running, R), as py-spy tells idle threads:
- * whether its stack is where it computes or where it waits. */
-static int on_cpu(int fd) {
-    char buf[256];
-    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
     if (n <= 0)
         return 0;
     buf[n] = 0;
@@ -119,6 +118,8 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
     tp_pythread th[TP_PYTHREADS_MAX];
     seen_thread now_seen[TP_PYTHREADS_MAX];
     uint32_t n = tp_pyframes_threads(th, TP_PYTHREADS_MAX), k = 0;
+    /* --capture/--delay/--idle: outside the window a round costs a clock read a thread */
+    int gate = tp_collector_gate(tp_collector_now());
     for (uint32_t i = 0; i < n; i++) {
         if (!th[i].tid)
             continue;
@@ -126,14 +127,18 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
         for (uint32_t j = 0; j < *n_prev && !was; j++)
             if (prev[j].tid == th[i].tid)
                 was = &prev[j];
-        int fd = was ? was->stat_fd : open_stat(th[i].tid);
-        if (was)
-            was->stat_fd = -2; /* moved to this round's */
-        /* its state, stack and CPU clock as close together as they can be read */
-        int running = on_cpu(fd);
-        uint64_t hash = 0, cpu = thread_cpu_ns(th[i].tid), ts;
-        int torn = 0;
+        uint64_t hash = 0, cpu, ts;
+        int torn = 0, running = 0;
         uint32_t nf = 0, stack = UINT32_MAX;
+        if (!gate) { /* recording nothing now: only the counts the next sample starts from */
+            if ((cpu = thread_cpu_ns(th[i].tid)))
+                now_seen[k++] =
+                    (seen_thread){th[i].tid, was ? was->named : 0, cpu, tp_collector_now(), 0, 0};
+            continue;
+        }
+        /* its state, stack and CPU clock as close together as they can be read */
+        running = on_cpu(th[i].tid);
+        cpu = thread_cpu_ns(th[i].tid);
         if (was && was->stack_ok && cpu && cpu == was->cpu_ns) {
             stack = was->stack; /* it has not run since: the same frames, no walk */
             ts = tp_collector_now();
@@ -143,17 +148,13 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
                 nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
             ts = tp_collector_now();
         }
-        if (!cpu) { /* gone */
-            if (fd >= 0)
-                close(fd);
+        if (!cpu) /* gone */
             continue;
-        }
-        int open_gate = tp_collector_gate(ts);
-        if (stack == UINT32_MAX && !torn && open_gate)
+        if (stack == UINT32_MAX && !torn)
             stack = stack_of(cache, py, nf, hash); /* UINT32_MAX again: stale */
         now_seen[k] =
-            (seen_thread){th[i].tid, was ? was->named : 0, cpu, ts, fd, stack, stack != UINT32_MAX};
-        if (was && stack != UINT32_MAX && open_gate) {
+            (seen_thread){th[i].tid, was ? was->named : 0, cpu, ts, stack, stack != UINT32_MAX};
+        if (was && stack != UINT32_MAX && tp_collector_gate(ts)) {
             if (!now_seen[k].named) {
                 name_thread(th[i].tid);
                 now_seen[k].named = 1;
@@ -170,9 +171,6 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
         }
         k++;
     }
-    for (uint32_t j = 0; j < *n_prev; j++) /* threads that are gone */
-        if (prev[j].stat_fd >= 0)
-            close(prev[j].stat_fd);
     memcpy(prev, now_seen, k * sizeof *prev);
     *n_prev = k;
 }
@@ -211,9 +209,6 @@ static void *sampler_main(void *arg) {
         pthread_mutex_lock(&S.mu);
     }
     pthread_mutex_unlock(&S.mu);
-    for (uint32_t j = 0; prev && j < n_prev; j++)
-        if (prev[j].stat_fd >= 0)
-            close(prev[j].stat_fd);
     free(prev), free(cache), free(py);
     return NULL;
 }

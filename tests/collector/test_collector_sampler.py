@@ -24,7 +24,9 @@ Checked, on counts and shares of samples, never on how long anything took:
 (d) without --sample there are no samples, and the finding says how to get them;
 (e) every other CPython found (pyenv, /usr/bin) gives the same samples without the nvtx
     package (3.8-3.10 name their threads by pthread_t: the sampler finds the thread ids);
-(f) --sample-hz out of range is refused with a one-line reason, exit 2.
+(f) --sample-hz out of range is refused with a one-line reason, exit 2;
+(g) under --capture nvtx:train_step samples come only while a step is open; a program that
+    closes every descriptor at start keeps its own file and its trace.
 The venv (scripts/install-deps.sh: .deps/pyenv with the nvtx package) is required: without it
 the test skips (77), or fails when CI=true."""
 import glob
@@ -289,6 +291,45 @@ def check_device(python, tmp):
     check(re.search(w, ev), f"device host: evidence lacks /{w}/: {ev}")
 
 
+CLOSE_ALL = r"""
+import os, sys, time
+os.closerange(3, 1024)  # a daemon's start: every descriptor goes
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+t = time.time()
+x = 0
+while time.time() - t < 0.3:  # sampled meanwhile: the sampler opens and closes its own files
+    x += 1
+os.write(fd, b"mine\n")
+os.close(fd)
+"""
+
+
+def check_gate_and_fds(python, tmp):
+    """(g) --capture: samples only while a step is open; a program that closes every
+    descriptor keeps its own files as without trainprof, and its trace."""
+    out = os.path.join(tmp, "cap.tprof")
+    r = subprocess.run([TP, "record", "--sample-hz", "400", "--capture", "nvtx:train_step", "-o",
+                        out, "--", python, PROG, "inline", "40"], capture_output=True, text=True)
+    check(r.returncode == 0, f"capture: {r.stderr[-300:]}")
+    db = out + ".sqlite"
+    subprocess.run([TP, "export", out, "--format", "sqlite", "-o", db, "--quiet"], check=True)
+    import sqlite3
+    con = sqlite3.connect(db)
+    n = con.execute("SELECT count(*) FROM samples").fetchone()[0]
+    outside = con.execute(
+        "SELECT count(*) FROM samples s WHERE NOT EXISTS (SELECT 1 FROM nvtx_ranges r WHERE "
+        "r.pid = s.pid AND s.ts >= r.start - 1000000 AND s.ts <= r.end + 1000000)").fetchone()[0]
+    con.close()
+    check(n > 0 and outside == 0, f"capture: {outside} of {n} samples outside the steps")
+    mine = os.path.join(tmp, "mine.txt")
+    out = os.path.join(tmp, "closeall.tprof")
+    r = subprocess.run([TP, "record", "--sample-hz", "1000", "-o", out, "--", python, "-c",
+                        CLOSE_ALL, mine], capture_output=True, text=True)
+    check(r.returncode == 0 and open(mine).read() == "mine\n",
+          f"close all: exit {r.returncode}, file {open(mine).read()!r}: {r.stderr[-300:]}")
+    check(len(samples(out)) > 20, f"close all: {len(samples(out))} samples")
+
+
 def run_venv(python):
     with tempfile.TemporaryDirectory() as tmp:
         # thread: the step thread waits on the queue while the producer thread computes
@@ -342,6 +383,7 @@ def run_venv(python):
         check("cpu_samples" not in rep.get("ranks", [{}])[0], "plain: cpu_samples without samples")
         check_gaps("plain", rep, [r"`trainprof record --sample` samples which lines run there"])
         check_device(python, tmp)
+        check_gate_and_fds(python, tmp)
 
 
 def version(python):
