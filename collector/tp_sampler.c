@@ -136,13 +136,15 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
                     (seen_thread){th[i].tid, was ? was->named : 0, cpu, tp_collector_now(), 0, 0};
             continue;
         }
-        /* its state, stack and CPU clock as close together as they can be read */
-        running = on_cpu(th[i].tid);
+        /* its CPU clock, state and stack as close together as they can be read */
         cpu = thread_cpu_ns(th[i].tid);
         if (was && was->stack_ok && cpu && cpu == was->cpu_ns) {
-            stack = was->stack; /* it has not run since: the same frames, no walk */
+            /* it has not run since its last sample: off a CPU, the same frames (no walk, no
+             * state read: the common case of a job's many waiting threads) */
+            stack = was->stack;
             ts = tp_collector_now();
         } else {
+            running = on_cpu(th[i].tid);
             nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
             if (torn) /* the chain moved under the walk: once more */
                 nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);

@@ -308,19 +308,21 @@ def check_gate_and_fds(python, tmp):
     """(g) --capture: samples only while a step is open; a program that closes every
     descriptor keeps its own files as without trainprof, and its trace."""
     out = os.path.join(tmp, "cap.tprof")
-    r = subprocess.run([TP, "record", "--sample-hz", "400", "--capture", "nvtx:train_step", "-o",
-                        out, "--", python, PROG, "inline", "40"], capture_output=True, text=True)
+    r = subprocess.run([TP, "record", "--sample-hz", "1000", "--capture", "nvtx:train_step", "-o",
+                        out, "--", python, PROG, "inline", "80"], capture_output=True, text=True)
     check(r.returncode == 0, f"capture: {r.stderr[-300:]}")
     db = out + ".sqlite"
     subprocess.run([TP, "export", out, "--format", "sqlite", "-o", db, "--quiet"], check=True)
     import sqlite3
     con = sqlite3.connect(db)
     n = con.execute("SELECT count(*) FROM samples").fetchone()[0]
+    steps = con.execute("SELECT count(*) FROM nvtx_ranges").fetchone()[0]
     outside = con.execute(
         "SELECT count(*) FROM samples s WHERE NOT EXISTS (SELECT 1 FROM nvtx_ranges r WHERE "
         "r.pid = s.pid AND s.ts >= r.start - 1000000 AND s.ts <= r.end + 1000000)").fetchone()[0]
     con.close()
-    check(n > 0 and outside == 0, f"capture: {outside} of {n} samples outside the steps")
+    check(n > 0 and outside == 0 and steps == 80,
+          f"capture: {outside} of {n} samples outside the {steps} steps recorded")
     mine = os.path.join(tmp, "mine.txt")
     out = os.path.join(tmp, "closeall.tprof")
     r = subprocess.run([TP, "record", "--sample-hz", "1000", "-o", out, "--", python, "-c",
