@@ -12,7 +12,10 @@ it does not take), the process's CPU time (the sampler's work is in it), the sam
 the sampler thread's own CPU time (its schedstat, read by the program at its end), per sample
 and as a share of one core over the work's wall time.
 
-usage: bench_sampler.py TRAINPROF PYTHON [RUNS] [THREADS] [DEPTH]"""
+usage: bench_sampler.py TRAINPROF PYTHON [RUNS] [THREADS] [DEPTH] [sleeping|blocked]
+  sleeping (default): the other threads wake every 1 ms, so each sample finds them moved;
+  blocked: they wait on an event the whole run, as most of a training job's threads do (a
+  thread whose CPU clock has not moved is not walked again)"""
 import os
 import re
 import statistics
@@ -22,9 +25,11 @@ import tempfile
 
 PROG = r'''
 import resource, sys, threading, time
-depth, threads = int(sys.argv[1]), int(sys.argv[2])
+depth, threads, blocked = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "blocked"
 stop = threading.Event()
 def idle():
+    if blocked:  # waits on a lock the whole run: never on a CPU
+        stop.wait()
     while not stop.is_set():
         time.sleep(0.001)
 for _ in range(threads - 1):
@@ -53,12 +58,12 @@ print("RESULT", wall, ru.ru_utime + ru.ru_stime, samp)
 '''
 
 
-def run(tp, python, hz, threads, depth, tmp):
+def run(tp, python, hz, threads, depth, tmp, idle):
     out = os.path.join(tmp, "t.tprof")
     cmd = [tp, "record", "-o", out, "--force", "--no-cuda"]
     if hz:
         cmd += ["--sample-hz", str(hz)]
-    r = subprocess.run(cmd + ["--", python, "-c", PROG, str(depth), str(threads)],
+    r = subprocess.run(cmd + ["--", python, "-c", PROG, str(depth), str(threads), idle],
                        capture_output=True, text=True, check=True)
     wall, cpu, samp = (float(x) for x in
                        re.search(r"RESULT (\S+) (\S+) (\S+)", r.stdout).groups())
@@ -74,14 +79,15 @@ def main():
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
     threads = int(sys.argv[4]) if len(sys.argv) > 4 else 8
     depth = int(sys.argv[5]) if len(sys.argv) > 5 else 30
+    idle = sys.argv[6] if len(sys.argv) > 6 else "sleeping"
     setups = [0, 100, 1000]
     got = {hz: [] for hz in setups}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
             for hz in setups:
-                got[hz].append(run(tp, python, hz, threads, depth, tmp))
-    print(f"load {os.getloadavg()[0]:.2f}; {runs} runs each, {threads} threads, "
-          f"work at depth {depth}; medians")
+                got[hz].append(run(tp, python, hz, threads, depth, tmp, idle))
+    print(f"load {os.getloadavg()[0]:.2f}; {runs} runs each, {threads} threads "
+          f"({threads - 1} {idle}), work at depth {depth}; medians")
     base_wall = statistics.median(g[0] for g in got[0])
     base_cpu = statistics.median(g[1] for g in got[0])
     print(f"{'setup':>16} {'work wall s':>12} {'ratio':>7} {'CPU s':>8} {'samples':>8} "
