@@ -95,24 +95,28 @@ static int64_t period_of(const tp_samples *sa, size_t i) {
     return (int64_t)(sa->period_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->period_ns[i] : 0);
 }
 
+static int64_t gil_of(const tp_samples *sa, size_t i) {
+    return sa->flags[i] & TP_SAMPLE_F_HOLDS_GIL ? period_of(sa, i) : 0;
+}
+
 static int64_t on_cpu_of(const tp_samples *sa, size_t i) {
-    return sa->on_cpu[i] ? period_of(sa, i) : 0;
+    return sa->flags[i] & TP_SAMPLE_F_ON_CPU ? period_of(sa, i) : 0;
 }
 
 static void add_thread(tp_an_samples *out, size_t *cap, const tp_an_view *v, int64_t pid,
-                       int64_t tid, int64_t cpu, int64_t wall, int64_t clock) {
+                       int64_t tid, int64_t cpu, int64_t wall, int64_t clock, int64_t gil) {
     for (size_t i = 0; i < out->n_threads; i++)
         if (out->t[i].pid == pid && out->t[i].tid == tid) {
             tp_an_sample_thread *t = &out->t[i];
-            t->samples++, t->cpu_ns = tp_an_add(t->cpu_ns, cpu),
-                          t->wall_ns = tp_an_add(t->wall_ns, wall),
-                          t->clock_ns = tp_an_add(t->clock_ns, clock);
+            t->samples++,
+                t->cpu_ns = tp_an_add(t->cpu_ns, cpu), t->wall_ns = tp_an_add(t->wall_ns, wall),
+                t->clock_ns = tp_an_add(t->clock_ns, clock), t->gil_ns = tp_an_add(t->gil_ns, gil);
             return;
         }
     TP_MEM_XGROW(out->t, *cap, out->n_threads + 1);
     const char *name = tp_rank_thread_name(v->m, v->r, pid, tid);
     out->t[out->n_threads++] =
-        (tp_an_sample_thread){pid, tid, name ? name : "", 1, cpu, wall, clock};
+        (tp_an_sample_thread){pid, tid, name ? name : "", 1, cpu, wall, clock, gil};
 }
 
 void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
@@ -134,7 +138,7 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, cpu);
         out->wall_ns = tp_an_add(out->wall_ns, wall),
         out->clock_ns = tp_an_add(out->clock_ns, clock);
-        add_thread(out, &tcap, v, sa->pid[i], sa->tid[i], cpu, wall, clock);
+        add_thread(out, &tcap, v, sa->pid[i], sa->tid[i], cpu, wall, clock, gil_of(sa, i));
         if (sa->stack[i])
             ids[m++] = sa->stack[i];
         else
@@ -232,6 +236,7 @@ void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid
         int64_t c = on_cpu_of(sa, i), w = period_of(sa, i);
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, c),
                         out->wall_ns = tp_an_add(out->wall_ns, w);
+        out->gil_ns = tp_an_add(out->gil_ns, gil_of(sa, i));
         size_t k = sa->stack[i] ? find_id(all->map_stack, all->n_map, sa->stack[i]) : all->n_map;
         if (k < all->n_map) {
             cpu[all->map_row[k]] = tp_an_add(cpu[all->map_row[k]], c);

@@ -41,6 +41,7 @@ typedef struct {
     size_t samples;
     int64_t cpu_ns, wall_ns; /* sampled on-CPU time (as the rows'), wall time */
     int64_t clock_ns;        /* its CPU clock over the same periods (measured) */
+    int64_t gil_ns;          /* the periods whose sample found it holding the GIL */
 } tp_an_sample_thread;
 
 typedef struct {
@@ -73,6 +74,7 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
 typedef struct {
     size_t samples;
     int64_t cpu_ns, wall_ns; /* sampled on-CPU time, wall time */
+    int64_t gil_ns;          /* the periods whose sample found the thread holding the GIL */
     long top_cpu; /* the row (index in the run's s) with the most on-CPU time there; -1: none */
     int64_t top_cpu_ns;
     long top_wait; /* the row with the most wall time off a CPU there; -1: none */

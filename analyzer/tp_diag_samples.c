@@ -76,8 +76,20 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
                         "; meanwhile thread %lld/%lld%s%s was on a CPU %.0f%% of the time",
                         (long long)busy->pid, (long long)busy->tid, busy->name[0] ? " " : "",
                         busy->name, 100 * tp_diag_share(best.cpu_ns, best.wall_ns));
+            /* in the training thread's process and holding the GIL most of the time: whatever
+             * the training thread waited for, it could not have run Python meanwhile */
+            int gil = busy->pid == pid && best.gil_ns >= best.wall_ns / 2;
+            if (gil)
+                tp_diag_cat(&f->evidence, " and held the GIL %.0f%% of it",
+                            100 * tp_diag_share(best.gil_ns, best.wall_ns));
             sampled_row(f, &all, best.top_cpu, ", most at", best.top_cpu_ns, best.cpu_ns);
+            if (gil)
+                tp_diag_cat(&f->evidence,
+                            " (a thread that holds the GIL that much keeps every other Python "
+                            "thread of its process from running: such work belongs in worker "
+                            "processes, as DataLoader workers)");
             tp_diag_put_metric(f, "sampled_other_cpu_ns", (double)best.cpu_ns);
+            tp_diag_put_metric(f, "sampled_other_gil_ns", (double)best.gil_ns);
         }
     }
     tp_an_samples_free(&all);

@@ -52,7 +52,7 @@ static size_t take_samples(const tp_rank *r, int on_cpu_only, sample *s) {
     const tp_samples *sa = &r->samples;
     size_t n = 0;
     for (size_t i = 0; i < sa->n; i++)
-        if (sa->stack[i] && (sa->on_cpu[i] || !on_cpu_only) &&
+        if (sa->stack[i] && ((sa->flags[i] & TP_SAMPLE_F_ON_CPU) || !on_cpu_only) &&
             sa->period_ns[i] < (uint64_t)INT64_MAX / 4)
             s[n++] = (sample){sa->stack[i], NO_LEAF, (int64_t)sa->period_ns[i]};
     return n;

@@ -60,8 +60,8 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
             "CPU time by line, sampled (%zu samples of %zu threads, %lld a second; on CPU: the "
             "periods whose sample found the thread running; up to %d frames)\n",
             sa.samples, sa.n_threads, (long long)sa.hz, sa.depth);
-    fprintf(f, "  %-28s %12s %12s %12s %8s %8s\n", "thread", "CPU clock", "on CPU", "wall", "busy",
-            "samples");
+    fprintf(f, "  %-28s %12s %12s %12s %8s %8s %8s\n", "thread", "CPU clock", "on CPU", "wall",
+            "busy", "GIL", "samples");
     for (size_t i = 0; i < sa.n_threads && i < top; i++) {
         const tp_an_sample_thread *t = &sa.t[i];
         char who[96];
@@ -69,12 +69,14 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
                  tp_rf_clip(nb, sizeof nb, t->name, 16));
         fprintf(f, "  ");
         tp_text_fputs(who, f);
-        char cb[32];
-        fprintf(f, "%*s %12s %12s %12s %8s %8zu\n", (int)(strlen(who) < 28 ? 28 - strlen(who) : 0),
-                "", tp_rf_time(cb, sizeof cb, (double)t->clock_ns),
+        char cb[32], gb[32];
+        fprintf(f, "%*s %12s %12s %12s %8s %8s %8zu\n",
+                (int)(strlen(who) < 28 ? 28 - strlen(who) : 0), "",
+                tp_rf_time(cb, sizeof cb, (double)t->clock_ns),
                 tp_rf_time(tb, sizeof tb, (double)t->cpu_ns),
                 tp_rf_time(wb, sizeof wb, (double)t->wall_ns),
-                tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(t->clock_ns, t->wall_ns)), t->samples);
+                tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(t->clock_ns, t->wall_ns)),
+                tp_rf_pct_str(gb, sizeof gb, tp_rf_pct(t->gil_ns, t->wall_ns)), t->samples);
     }
     if (sa.n_threads > top)
         fprintf(f, "  ... %zu more threads\n", sa.n_threads - top);
@@ -140,6 +142,7 @@ void tp_report_samples_json(yajl_gen g, const tp_rank_analysis *rr, const tp_rep
         tp_rj_int(g, "cpu_ns", t->cpu_ns);
         tp_rj_int(g, "wall_ns", t->wall_ns);
         tp_rj_int(g, "clock_ns", t->clock_ns);
+        tp_rj_int(g, "gil_ns", t->gil_ns);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);

@@ -45,6 +45,10 @@ typedef struct {
      * at dbg_*; -1: known only from there. */
     int16_t is_threads, ts_next, ts_tid, co_lines;
     int16_t dbg_is_threads, dbg_ts_next, dbg_ts_tid, dbg_co_lines;
+    /* The GIL (tp_pyframes_gil_holder): its last_holder and locked words, in _PyRuntime up to
+     * 3.11 (gil_ptr -1), from 3.12 in the struct the interpreter's ceval.gil points to (gil_ptr
+     * that pointer's offset in the interpreter). gil_holder -1: not known (3.14). */
+    int16_t gil_ptr, gil_holder, gil_locked;
 } py_layout;
 
 /* Same in every GIL build of 3.8-3.14: PyObject.ob_type, PyASCIIObject.length and .state, and
@@ -68,25 +72,25 @@ typedef struct {
 /* co_name is co_qualname from 3.11 on ("Model.forward"); 3.8-3.10 have only co_name. */
 static const py_layout layouts[] = {
     /* 3.8.18, 3.9.18, 3.10.13 (pyenv): verified here */
-    {8, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40,  -1, 48, 72, 0, 0,
-     0, 0,  0,  0,  0,  0,   0,  8,  8,   176, 120, 0,  0,  0,  0},
-    {9, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40,  -1, 48, 72, 0, 0,
-     0, 0,  0,  0,  0,  0,   0,  8,  8,   176, 120, 0,  0,  0,  0},
-    {10, -1, 24, 24, 32, 96, -1, -1, 104, 112, 40,  -1, 48, 72, 0, 0,
-     0,  0,  0,  0,  0,  0,  0,  8,  8,   176, 120, 0,  0,  0,  0},
+    {8, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40, -1, 48, 72, 0,  0,    0,
+     0, 0,  0,  0,  0,  0,   8,  8,  176, 120, 0,  0,  0,  0,  -1, 1160, 1168},
+    {9, -1, 24, 24, 32, 104, -1, -1, 104, 112, 40, -1, 48, 72, 0,  0,   0,
+     0, 0,  0,  0,  0,  0,   8,  8,  176, 120, 0,  0,  0,  0,  -1, 360, 368},
+    {10, -1, 24, 24, 32, 96, -1, -1, 104, 112, 40, -1, 48, 72, 0,  0,   0,
+     0,  0,  0,  0,  0,  0,  8,  8,  176, 120, 0,  0,  0,  0,  -1, 360, 368},
     /* 3.11.7 (pyenv) and 3.11.2 (Debian): verified here */
-    {11, 56, 8, 48, 32, 56, 69, 68, 112, 128, 72,  184, 48, 72, 0, 0,
-     0,  0,  0, 0,  0,  0,  0,  16, 8,   160, 136, 0,   0,  0,  0},
+    {11, 56, 8, 48, 32, 56, 69, 68, 112, 128, 72, 184, 48, 72, 0,  0,   0,
+     0,  0,  0, 0,  0,  0,  16, 8,  160, 136, 0,  0,   0,  0,  -1, 368, 376},
     /* 3.12.1, 3.13.0 (pyenv): verified here */
-    {12, 56, 0, 8, 0, 56, 70, -1, 112, 128, 68,  192, 40, 56, 0, 0,
-     0,  0,  0, 0, 0, 0,  0,  72, 8,   144, 136, 0,   0,  0,  0},
-    {13,  -1,  72,  8,   0,   56,  70,  -1,   112, 128, 68,  200, 40,  56,  184, 232,
-     240, 248, 264, 280, 296, 312, 344, 7344, 8,   160, 136, 72,  168, 200, 304},
+    {12, 56, 0, 8, 0, 56, 70, -1, 112, 128, 68, 192, 40, 56, 0,   0, 0,
+     0,  0,  0, 0, 0, 0,  72, 8,  144, 136, 0,  0,   0,  0,  384, 8, 16},
+    {13,  -1,  72,  8,   0,   56,  70,   -1, 112, 128, 68, 200, 40,  56,  184, 232, 240,
+     248, 264, 280, 296, 312, 344, 7344, 8,  160, 136, 72, 168, 200, 304, 16,  8,   16},
     /* 3.14: UNVERIFIED (no 3.14 here): derived from the 3.14 headers' struct layouts; the
      * _Py_DebugOffsets comparison turns Python frames off if the running build differs.
      * The sampler's four offsets come from _Py_DebugOffsets alone. */
-    {14,  -1,  72,  8,   0,   56,  74,  -1, 112, 128, 68, 208, 40,  56,  208, 256,
-     264, 272, 288, 320, 336, 352, 384, -1, -1,  -1,  -1, 72,  192, 224, 344},
+    {14,  -1,  72,  8,   0,   56,  74, -1, 112, 128, 68, 208, 40,  56,  208, 256, 264,
+     272, 288, 320, 336, 352, 384, -1, -1, -1,  -1,  72, 192, 224, 344, -1,  -1,  -1},
 };
 
 static const py_layout *layout_of(unsigned minor) {
@@ -111,8 +115,10 @@ int tp_pyframes_layout_format(unsigned minor, char *buf, size_t n) {
                      L->str_compact_data, STR_KIND_BIT, STR_COMPACT_BIT, STR_ASCII_BIT);
     if (k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - (size_t)k,
-                      " is_threads=%d ts_next=%d ts_tid=%d co_lines=%d bytes_size=%d bytes_data=%d",
-                      L->is_threads, L->ts_next, L->ts_tid, L->co_lines, BYTES_SIZE, BYTES_DATA);
+                      " is_threads=%d ts_next=%d ts_tid=%d co_lines=%d bytes_size=%d bytes_data=%d"
+                      " gil_ptr=%d gil_holder=%d gil_locked=%d",
+                      L->is_threads, L->ts_next, L->ts_tid, L->co_lines, BYTES_SIZE, BYTES_DATA,
+                      L->gil_ptr, L->gil_holder, L->gil_locked);
     if (L->dbg_ts_frame && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - (size_t)k,
                  " dbg_ts_frame=%d dbg_fr_back=%d dbg_fr_code=%d dbg_fr_instr=%d dbg_fr_owner=%d"
@@ -141,6 +147,7 @@ typedef struct {
     /* the sampler's: the layout's four offsets as this build has them (-1: no sampling) */
     int64_t is_threads, ts_next, ts_tid, co_lines;
     void *(*interp_head)(void); /* PyInterpreterState_Head */
+    uintptr_t runtime;          /* _PyRuntime (the GIL up to 3.11) */
     uintptr_t bytes_type;
     /* up to 3.10 a state names its thread by pthread_t: where glibc's struct pthread keeps
      * the thread id (-1: not found; 0: not looked for yet) */
@@ -273,6 +280,7 @@ static int resolve_locked(void) {
         return unsupported("CPython build with an unexpected layout (or free-threaded)");
     g_py.interp_head = (void *(*)(void))dlsym(h, "PyInterpreterState_Head");
     g_py.bytes_type = (uintptr_t)dlsym(h, "PyBytes_Type");
+    g_py.runtime = (uintptr_t)dlsym(h, "_PyRuntime");
     g_py.pthread_tid_off = 0;
     g_py.is_initialized = (int (*)(void))dlsym(h, "Py_IsInitialized");
     g_py.is_finalizing = (int (*)(void))dlsym(h, "Py_IsFinalizing"); /* 3.13+ */
@@ -653,6 +661,23 @@ uint32_t tp_pyframes_threads(tp_pythread *out, uint32_t max) {
         out[i].tid = tid > 0 && !bad ? (uint32_t)tid : 0;
     }
     return n;
+}
+
+uintptr_t tp_pyframes_gil_holder(void) {
+    if (atomic_load_explicit(&g_py.state, memory_order_acquire) != PY_READY || !g_py.interp_head)
+        return 0;
+    const py_layout *L = g_py.L;
+    if (L->gil_holder < 0 || (L->gil_ptr < 0 && !g_py.runtime))
+        return 0;
+    int bad = 0;
+    uintptr_t gil = L->gil_ptr < 0
+                        ? g_py.runtime
+                        : ld_word(1, &bad, (uintptr_t)g_py.interp_head() + (uintptr_t)L->gil_ptr);
+    if (bad || !gil)
+        return 0;
+    int32_t locked = ld_i32(1, &bad, gil + (uintptr_t)L->gil_locked);
+    uintptr_t holder = ld_word(1, &bad, gil + (uintptr_t)L->gil_holder);
+    return !bad && locked > 0 ? holder : 0;
 }
 
 uint32_t tp_pyframes_walk_other(uintptr_t ts, tp_pyframe *out, uint32_t max, uint64_t *hash,

@@ -82,6 +82,10 @@ typedef struct {
  * thread, which runs no Python (up to 3.10 it finds glibc's thread-id offset from it). */
 uint32_t tp_pyframes_threads(tp_pythread *out, uint32_t max);
 
+/* The thread state that holds the GIL now (tp_pythread.ts), 0 when it is free or not known
+ * (3.14, a build without the symbols): read through checked copies, from any thread. */
+uintptr_t tp_pyframes_gil_holder(void);
+
 /* Walks the frames of thread state `ts` (from tp_pyframes_threads) innermost first, as
  * tp_pyframes_walk does for the calling thread. 0 with *torn set when the chain changed under
  * the walk (an unreadable address, a name that is not a str). */

@@ -120,6 +120,8 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
     uint32_t n = tp_pyframes_threads(th, TP_PYTHREADS_MAX), k = 0;
     /* --capture/--delay/--idle: outside the window a round costs a clock read a thread */
     int gate = tp_collector_gate(tp_collector_now());
+    /* who holds the GIL, once a round (it changes hands every 5 ms at most, by default) */
+    uintptr_t gil = gate ? tp_pyframes_gil_holder() : 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!th[i].tid)
             continue;
@@ -163,7 +165,8 @@ static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, sta
             }
             tp_rec_sample r;
             TP_REC_CLEAR(&r, TP_REC_SAMPLE);
-            r.h.flags |= running ? TP_SAMPLE_ON_CPU : 0;
+            r.h.flags |= (running ? TP_SAMPLE_ON_CPU : 0) |
+                         (gil && gil == th[i].ts ? TP_SAMPLE_HOLDS_GIL : 0);
             r.ts = ts;
             r.tid = th[i].tid;
             r.stack_id = stack;

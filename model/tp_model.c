@@ -353,7 +353,7 @@ static void rank_free(tp_rank *r) {
     buckets_free(&r->cats);
     free(r->tn_pid), free(r->tn_tid), free(r->tn_name);
     free(r->samples.ts), free(r->samples.pid), free(r->samples.tid), free(r->samples.stack);
-    free(r->samples.cpu_ns), free(r->samples.period_ns), free(r->samples.on_cpu);
+    free(r->samples.cpu_ns), free(r->samples.period_ns), free(r->samples.flags);
     free(r->stacks.v), free(r->stacks.frame_module), free(r->stacks.frame_addr);
     free(r->stacks.frame_next), free(r->stacks.modules), free(r->stacks.pycodes);
 }
@@ -1509,28 +1509,28 @@ static void merge_events(tp_rank *into, const tp_rank *from, int64_t offset, id_
 }
 
 void tp_samples_push(tp_samples *s, int64_t ts, uint32_t pid, uint32_t tid, uint32_t stack,
-                     int on_cpu, uint64_t cpu_ns, uint64_t period_ns) {
+                     unsigned flags, uint64_t cpu_ns, uint64_t period_ns) {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
         s->ts = tp_mem_xrealloc(s->ts, cap, sizeof *s->ts);
         s->pid = tp_mem_xrealloc(s->pid, cap, sizeof *s->pid);
         s->tid = tp_mem_xrealloc(s->tid, cap, sizeof *s->tid);
         s->stack = tp_mem_xrealloc(s->stack, cap, sizeof *s->stack);
-        s->on_cpu = tp_mem_xrealloc(s->on_cpu, cap, sizeof *s->on_cpu);
+        s->flags = tp_mem_xrealloc(s->flags, cap, sizeof *s->flags);
         s->cpu_ns = tp_mem_xrealloc(s->cpu_ns, cap, sizeof *s->cpu_ns);
         s->period_ns = tp_mem_xrealloc(s->period_ns, cap, sizeof *s->period_ns);
         s->cap = cap;
     }
     size_t i = s->n++;
     s->ts[i] = ts, s->pid[i] = pid, s->tid[i] = tid, s->stack[i] = stack;
-    s->on_cpu[i] = on_cpu != 0;
+    s->flags[i] = (uint8_t)flags;
     s->cpu_ns[i] = cpu_ns, s->period_ns[i] = period_ns;
 }
 
 static void merge_samples(tp_rank *into, const tp_samples *s, id_bases b) {
     for (size_t i = 0; i < s->n; i++)
         tp_samples_push(&into->samples, s->ts[i], s->pid[i], s->tid[i], moved(s->stack[i], b.stack),
-                        s->on_cpu[i], s->cpu_ns[i], s->period_ns[i]);
+                        s->flags[i], s->cpu_ns[i], s->period_ns[i]);
 }
 
 static void merge_meta(tp_model *m, tp_rank *into, const tp_rank *from) {

@@ -764,19 +764,21 @@ typedef struct {
 
 /* native: the sampler's SAMPLE records (`record --sample`; docs/trace-format.md): one per
  * Python thread and round, in file order. `stack`: the rank's stack id of the thread's Python
- * frames (0: none); on_cpu: 1 when the thread was on a CPU at the sample; cpu_ns: the thread's
- * CPU time since its previous sample; period_ns: the wall time since then. */
+ * frames (0: none); flags: TP_SAMPLE_F_*; cpu_ns: the thread's CPU time since its previous
+ * sample; period_ns: the wall time since then. */
+#define TP_SAMPLE_F_ON_CPU 1u    /* the thread was on a CPU at the sample */
+#define TP_SAMPLE_F_HOLDS_GIL 2u /* it held its interpreter's GIL then */
 typedef struct {
     size_t n, cap;
     int64_t *ts;
     uint32_t *pid, *tid, *stack;
-    uint8_t *on_cpu;
+    uint8_t *flags;
     uint64_t *cpu_ns, *period_ns;
 } tp_samples;
 
 /* Appends one sample. */
 void tp_samples_push(tp_samples *s, int64_t ts, uint32_t pid, uint32_t tid, uint32_t stack,
-                     int on_cpu, uint64_t cpu_ns, uint64_t period_ns);
+                     unsigned flags, uint64_t cpu_ns, uint64_t period_ns);
 
 /* A (pid, tid) or stream bucket of row numbers, sorted by ts (CSR layout). */
 typedef struct {

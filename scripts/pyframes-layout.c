@@ -16,7 +16,7 @@
 #include <internal/pycore_code.h>
 #include <internal/pycore_frame.h>
 #endif
-#if PY_VERSION_HEX >= 0x030D0000
+#if PY_VERSION_HEX >= 0x03090000
 #include <internal/pycore_runtime.h>
 #endif
 #if PY_VERSION_HEX < 0x03090000
@@ -102,6 +102,17 @@ int main(void) {
     printf(" is_threads=%ld ts_next=%ld ts_tid=%ld co_lines=%ld bytes_size=%ld bytes_data=%ld",
            threads, OFF(PyThreadState, next), tid, lines, OFF(PyVarObject, ob_size),
            OFF(PyBytesObject, ob_sval));
+    /* the GIL's holder and lock word: in _PyRuntime up to 3.11 (gil_ptr -1), from 3.12
+     * behind the interpreter's ceval.gil pointer (gil_ptr its offset in the interpreter) */
+#if PY_VERSION_HEX < 0x030C0000
+    long gil_ptr = -1, gil_holder = OFF(_PyRuntimeState, ceval.gil.last_holder),
+         gil_locked = OFF(_PyRuntimeState, ceval.gil.locked);
+#else
+    long gil_ptr = OFF(PyInterpreterState, ceval.gil),
+         gil_holder = OFF(struct _gil_runtime_state, last_holder),
+         gil_locked = OFF(struct _gil_runtime_state, locked);
+#endif
+    printf(" gil_ptr=%ld gil_holder=%ld gil_locked=%ld", gil_ptr, gil_holder, gil_locked);
 #if PY_VERSION_HEX >= 0x030D0000
     printf(" dbg_ts_frame=%ld dbg_fr_back=%ld dbg_fr_code=%ld dbg_fr_instr=%ld dbg_fr_owner=%ld"
            " dbg_co_filename=%ld dbg_co_name=%ld dbg_co_firstlineno=%ld dbg_co_code=%ld",

@@ -516,6 +516,8 @@ typedef struct {
  * running or runnable), and the CPU time it used since its previous sample (its CPU clock).
  * A thread's first sample opens its count and is not written. */
 #define TP_SAMPLE_ON_CPU 0x1u
+/* flags bit 1: the thread held its interpreter's GIL at the sample (CPython 3.8-3.13) */
+#define TP_SAMPLE_HOLDS_GIL 0x2u
 typedef struct {
     tp_rec_hdr h;
     uint64_t ts;

@@ -1,7 +1,7 @@
 /* pystack_dump: prints the stack of every NVTX push and start of a trace, and of every SAMPLE,
  * frame by frame, for test_collector_pyframes.py and test_collector_sampler.py:
  *   PUSH <name> tid=<tid> frames=<n>
- *   SAMPLE tid=<tid> on_cpu=<0|1> cpu_ns=<n> period_ns=<n> frames=<n>
+ *   SAMPLE tid=<tid> on_cpu=<0|1> gil=<0|1> cpu_ns=<n> period_ns=<n> frames=<n>
  *     py <function> <file>:<line>          a Python frame (PYCODE record resolved)
  *     native <module file name>+0x<offset> a native frame ("?" without a module)
  * usage: pystack_dump TRACE */
@@ -48,9 +48,10 @@ int main(int argc, char **argv) {
             tp_rec_sample s;
             tp_record_get(h, &s, sizeof s);
             const uint64_t *fr = tp_reader_stack(r, s.stack_id, &n);
-            printf("SAMPLE tid=%" PRIu32 " on_cpu=%d cpu_ns=%" PRIu64 " period_ns=%" PRIu64
+            printf("SAMPLE tid=%" PRIu32 " on_cpu=%d gil=%d cpu_ns=%" PRIu64 " period_ns=%" PRIu64
                    " frames=%" PRIu32 "\n",
-                   s.tid, (h->flags & TP_SAMPLE_ON_CPU) != 0, s.cpu_ns, s.period_ns, n);
+                   s.tid, (h->flags & TP_SAMPLE_ON_CPU) != 0, (h->flags & TP_SAMPLE_HOLDS_GIL) != 0,
+                   s.cpu_ns, s.period_ns, n);
             for (uint32_t i = 0; i < n; i++)
                 print_frame(r, fr[i]);
             continue;

@@ -70,13 +70,14 @@ def record(python, out, mode, steps, sample=True, env=None):
 
 
 def samples(trace):
-    """[(tid, on_cpu, [(func, file, line)])] of the trace's SAMPLE records."""
+    """[(tid, on_cpu, [(func, file, line)], gil)] of the trace's SAMPLE records."""
     out = subprocess.run([DUMP, trace], capture_output=True, text=True, check=True).stdout
     got = []
     for line in out.splitlines():
-        m = re.match(r"SAMPLE tid=(\d+) on_cpu=(\d) cpu_ns=\d+ period_ns=\d+ frames=\d+", line)
+        m = re.match(r"SAMPLE tid=(\d+) on_cpu=(\d) gil=(\d) cpu_ns=\d+ period_ns=\d+ frames=\d+",
+                     line)
         if m:
-            got.append((int(m.group(1)), m.group(2) == "1", []))
+            got.append((int(m.group(1)), m.group(2) == "1", [], m.group(3) == "1"))
         elif line.startswith("  py ") and got:
             # a name in angle brackets may hold spaces (<interpreter trampoline>), files too
             m = (re.match(r"  py (<[^>]*>) (.*):(\d+)$", line) or
@@ -90,8 +91,8 @@ def samples(trace):
 
 def by_thread(ss):
     th = {}
-    for tid, on, frames in ss:
-        th.setdefault(tid, []).append((on, frames))
+    for tid, on, frames, gil in ss:
+        th.setdefault(tid, []).append((on, frames, gil))
     return th
 
 
@@ -99,29 +100,31 @@ def check_samples(label, trace, producer_thread=True):
     """(a): the producer's and the sleeper's samples; returns the samples."""
     ss = samples(trace)
     check(len(ss) >= 20, f"{label}: only {len(ss)} samples")
-    for tid, on, frames in ss:
+    for tid, on, frames, _ in ss:
         check(all(f[0] != "native" for f in frames), f"{label}: a native frame in a sample")
         for func, file, ln in frames:
             check(ln >= 1 and (file.startswith("<") or os.path.exists(file)),
                   f"{label}: frame {func} {file}:{ln} is no line of a real file")
     th = by_thread(ss)
-    sleeper = [(on, fr) for s in th.values() for on, fr in s
+    sleeper = [(on, fr) for s in th.values() for on, fr, _ in s
                if fr and fr[0][0] == "sleeper" and fr[0][2] == LINE["sleep"]]
     check(len(sleeper) >= 5, f"{label}: {len(sleeper)} samples of the sleeper at its sleep")
     if sleeper:
         on = sum(on for on, _ in sleeper) / len(sleeper)
         check(on <= 0.5, f"{label}: the sleeper was on a CPU in {on:.0%} of its samples")
     if producer_thread:
-        prod = [(on, fr) for s in th.values() for on, fr in s
+        prod = [(on, fr, gil) for s in th.values() for on, fr, gil in s
                 if any(f[0] == "producer" and f[2] == LINE["produce"] for f in fr)]
         check(len(prod) >= 5, f"{label}: {len(prod)} samples of the producer")
-        inner = [fr[0] for on, fr in prod]
+        inner = [fr[0] for on, fr, _ in prod]
         in_aug = [f for f in inner if f[0] == "augment" and f[2] in AUGMENT_LINES]
         check(len(in_aug) * 2 >= len(inner),
               f"{label}: the producer's samples are not mostly in augment: {inner[:5]}")
         if prod:
-            on = sum(on for on, _ in prod) / len(prod)
+            on = sum(on for on, _, _ in prod) / len(prod)
             check(on >= 0.5, f"{label}: the producer was on a CPU in only {on:.0%} of its samples")
+            gil = sum(g for _, _, g in prod) / len(prod)
+            check(gil >= 0.5, f"{label}: the producer held the GIL in only {gil:.0%} of its samples")
         check(len(th) >= 3, f"{label}: {len(th)} threads sampled, expected main, producer, "
               "sleeper")
     return ss
@@ -192,6 +195,11 @@ def check_report(label, path):
     check(all(st[i]["cpu_ns"] >= st[i + 1]["cpu_ns"] for i in range(len(st) - 1)),
           f"{label}: rows not by on-CPU time")
     check(cs["hz"] == 400, f"{label}: hz {cs['hz']}, expected 400")
+    # the producer, the one thread computing, held the GIL most of its time; the sleeper not
+    busiest = max(th, key=lambda t: t["cpu_ns"])
+    check(busiest["gil_ns"] * 2 >= busiest["wall_ns"] and
+          min(t["gil_ns"] for t in th) * 10 < min(t["wall_ns"] for t in th),
+          f"{label}: GIL shares {[(t['gil_ns'], t['wall_ns']) for t in th]}")
     top = st[0]["frames"] if st else []
     check(top and top[0]["function"] == "augment" and top[0]["line"] in AUGMENT_LINES and
           any(f["function"] == "producer" and f["line"] == LINE["produce"] for f in top),
@@ -215,7 +223,7 @@ def check_report(label, path):
     dec = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", PERFETTO_DECODE, pf],
                          capture_output=True, text=True)
     m = re.search(r"samples (\d+) resolved (\d+) top (\S+)", dec.stdout)
-    on_cpu = sum(1 for _, on, fr in samples(path) if on and fr)
+    on_cpu = sum(1 for _, on, fr, _ in samples(path) if on and fr)
     check(r.returncode == 0 and m and int(m.group(1)) == on_cpu and m.group(2) == m.group(1) and
           m.group(3) == "augment", f"{label}: perfetto: {dec.stdout} {dec.stderr[-300:]}")
     # the SQLite export's samples table, joined to its frames
@@ -342,7 +350,8 @@ def run_venv(python):
         check_gaps("thread", rep, [r"the step thread was on a CPU \d+% of the time",
                                    r"it waited most at .*sampler_prog\.py:{} in main".format(
                                        LINE["fetch"]),
-                                   r"meanwhile thread \d+/\d+ .*was on a CPU \d+% of the time, "
+                                   r"meanwhile thread \d+/\d+ .*was on a CPU \d+% of the time "
+                                   r"and held the GIL \d+% of it, "
                                    r"most at sampler_prog\.py:\d+ in augment < "
                                    r"sampler_prog\.py:{} in producer".format(LINE["produce"])])
         # process: the batch comes from a forked process, a trace of its own
@@ -353,7 +362,7 @@ def run_venv(python):
         check(len(kids) == 1, f"process: {len(kids)} child traces")
         if kids:
             kid = samples(kids[0])
-            check(sum(1 for _, on, fr in kid if fr and fr[0][0] == "augment") >= 5,
+            check(sum(1 for _, on, fr, _ in kid if fr and fr[0][0] == "augment") >= 5,
                   "process: the forked producer's trace has few samples in augment")
         rep = report_json(d)
         main_pid = rep.get("ranks", [{}])[0].get("processes", [{}])[0].get("pid")
