@@ -239,7 +239,10 @@ def fake_main():
     for mode in ("old", "badlayout"):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "fake.tprof")
-            r = subprocess.run([TP, "record", "--stacks", "all", "-o", out, "--", HELPER, mode],
+            # sampling too: a stand-in without the sampler's symbols, or with a layout that does
+            # not fit, records nothing more and must not be harmed
+            r = subprocess.run([TP, "record", "--stacks", "all", "--sample-hz", "1000", "-o", out,
+                                "--", HELPER, mode],
                                cwd=tmp, capture_output=True, text=True)
             if r.stdout.strip() == "skip":
                 print(f"{mode}: process_vm_readv refused here: not checked")
