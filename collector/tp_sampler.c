@@ -54,20 +54,26 @@ static uint64_t thread_cpu_ns(uint32_t tid) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* 1 when thread `tid` is on a CPU now (its state running, R), as py-spy tells idle threads:
- * whether its stack is where it computes or where it waits. The file is opened each time, not
- * kept: a program that closes every descriptor (os.closerange) would take the number, and a
- * read of it would be a read of the program's file. */
-static int on_cpu(uint32_t tid) {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%u/stat", tid);
+/* /proc/self/task/TID/`what` into buf (n bytes, NUL-terminated); its length, 0 when it could
+ * not be read. Opened each time, never kept: a program that closes every descriptor
+ * (os.closerange) would take the number, and a read of it would be a read of its file. */
+static size_t task_file(uint32_t tid, const char *what, char *buf, size_t n) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, what);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    ssize_t got = fd >= 0 ? read(fd, buf, n - 1) : -1;
     if (fd >= 0)
         close(fd);
-    if (n <= 0)
+    buf[got > 0 ? got : 0] = 0;
+    return got > 0 ? (size_t)got : 0;
+}
+
+/* 1 when thread `tid` is on a CPU now (its state running, R), as py-spy tells idle threads:
+ * whether its stack is where it computes or where it waits. */
+static int on_cpu(uint32_t tid) {
+    char buf[256];
+    if (!task_file(tid, "stat", buf, sizeof buf))
         return 0;
-    buf[n] = 0;
     const char *p = strrchr(buf, ')'); /* the name may hold anything, ")" too */
     return p && p[1] == ' ' && p[2] == 'R';
 }
@@ -75,15 +81,9 @@ static int on_cpu(uint32_t tid) {
 /* A THREAD record for a sampled thread that may never have written one (it named itself
  * through prctl, or the process did): its name from /proc, read here, on our thread. */
 static void name_thread(uint32_t tid) {
-    char path[64], name[32] = "";
-    snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, name, sizeof name - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    char name[32];
+    if (!task_file(tid, "comm", name, sizeof name))
         return;
-    name[n] = 0;
     name[strcspn(name, "\n")] = 0;
     tp_rec_thread r;
     TP_REC_CLEAR(&r, TP_REC_THREAD);

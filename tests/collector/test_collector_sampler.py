@@ -273,11 +273,14 @@ def check_device(python, tmp):
     with open(DEV_PROG, encoding="utf-8") as f:
         dl = {m.group(1): i + 1 for i, line in enumerate(f)
               for m in [re.search(r"# @(\w+)", line)] if m}
-    out = os.path.join(tmp, "dev-input.tprof")
-    r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", out, "--", python, DEV_PROG,
-                        "input", "40"], capture_output=True, text=True)
-    check(r.returncode == 0, f"device input: {r.stderr[-400:]}")
-    f = finding(report_json(out), "input-bound")
+    def record_dev(mode):
+        out = os.path.join(tmp, f"dev-{mode}.tprof")
+        r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", out, "--", python, DEV_PROG,
+                            mode, "40"], capture_output=True, text=True)
+        check(r.returncode == 0, f"device {mode}: {r.stderr[-400:]}")
+        return report_json(out)
+
+    f = finding(record_dev("input"), "input-bound")
     ev = f["evidence"] if f else ""
     check(f is not None, "device input: no input-bound finding")
     for w in [r"Sampled inside the data-loading ranges \(\d+ samples\): the training thread "
@@ -286,11 +289,7 @@ def check_device(python, tmp):
               r"meanwhile thread \d+/\d+ .*most at sampler_device_prog\.py:\d+ in augment < "
               r"sampler_device_prog\.py:{} in producer".format(dl["produce"])]:
         check(re.search(w, ev), f"device input: evidence lacks /{w}/: {ev}")
-    out = os.path.join(tmp, "dev-host.tprof")
-    r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", out, "--", python, DEV_PROG,
-                        "host", "40"], capture_output=True, text=True)
-    check(r.returncode == 0, f"device host: {r.stderr[-400:]}")
-    f = finding(report_json(out), "low-utilization")
+    f = finding(record_dev("host"), "low-utilization")
     ev = f["evidence"] if f else ""
     check(f is not None, "device host: no low-utilization finding")
     w = (r"Sampled while the device idled on host work \(\d+ samples\): the training thread "
