@@ -42,6 +42,19 @@ static void call_label(const tp_an_frame *f, size_t n_frames, char *buf, size_t 
     }
 }
 
+/* One row of either table: the stack's label, a time `ns` and its share of `of`, then two
+ * more columns (their text and sort keys). */
+static void add_row(tp_tui_table *t, const tp_an_frame *f, size_t nf, int64_t ns, int64_t of,
+                    const char *c3, double k3, const char *c4, double k4) {
+    char label[512], time[32], share[32];
+    double pct = of > 0 ? 100.0 * (double)ns / (double)of : 0;
+    call_label(f, nf, label, sizeof label);
+    snprintf(share, sizeof share, "%.2f %%", pct);
+    const char *txt[] = {label, tp_units_dur(time, sizeof time, (double)ns), share, c3, c4};
+    double key[] = {0, (double)ns, pct, k3, k4};
+    tp_tui_table_add(t, txt, key);
+}
+
 /* The table of the CPU samples: on-CPU time by stack, then its waiting. */
 static void build_samples(tp_tui_stacks *s) {
     static const tp_tui_col cols[] = {{"sampled stack (your line -> the call)", 0, 0},
@@ -53,16 +66,12 @@ static void build_samples(tp_tui_stacks *s) {
     s->t.empty = "(no samples: record with --sample)";
     for (size_t i = 0; i < s->sa.n; i++) {
         const tp_an_sample_row *r = &s->sa.s[i];
-        char label[512], cpu[32], share[32], wait[32], n[24];
-        double pct = s->sa.cpu_ns > 0 ? 100.0 * (double)r->cpu_ns / (double)s->sa.cpu_ns : 0;
+        char wait[32], n[24];
         int64_t waited = r->wall_ns - r->cpu_ns;
-        call_label(r->frames, r->n_frames, label, sizeof label);
-        snprintf(share, sizeof share, "%.2f %%", pct);
         snprintf(n, sizeof n, "%zu", r->samples);
-        const char *txt[] = {label, tp_units_dur(cpu, sizeof cpu, (double)r->cpu_ns), share,
-                             tp_units_dur(wait, sizeof wait, (double)waited), n};
-        double key[] = {0, (double)r->cpu_ns, pct, (double)waited, (double)r->samples};
-        tp_tui_table_add(&s->t, txt, key);
+        add_row(&s->t, r->frames, r->n_frames, r->cpu_ns, s->sa.cpu_ns,
+                tp_units_dur(wait, sizeof wait, (double)waited), (double)waited, n,
+                (double)r->samples);
     }
     if (s->sa.no_stack) {
         char line[128], d[32];
@@ -92,16 +101,11 @@ static void build(tp_tui_stacks *s) {
     s->t.empty = "(no GPU op launched from a recorded stack: record with --stacks api or all)";
     for (size_t i = 0; i < s->st.n; i++) {
         const tp_an_stack_row *r = &s->st.s[i];
-        char label[512], gpu[32], share[32], ops[24], nk[24];
-        double pct = s->st.gpu_ns > 0 ? 100.0 * (double)r->gpu_ns / (double)s->st.gpu_ns : 0;
-        call_label(r->frames, r->n_frames, label, sizeof label);
-        snprintf(share, sizeof share, "%.2f %%", pct);
+        char ops[24], nk[24];
         snprintf(ops, sizeof ops, "%zu", r->count);
         snprintf(nk, sizeof nk, "%zu", r->n_k);
-        const char *txt[] = {label, tp_units_dur(gpu, sizeof gpu, (double)r->gpu_ns), share, ops,
-                             nk};
-        double key[] = {0, (double)r->gpu_ns, pct, (double)r->count, (double)r->n_k};
-        tp_tui_table_add(&s->t, txt, key);
+        add_row(&s->t, r->frames, r->n_frames, r->gpu_ns, s->st.gpu_ns, ops, (double)r->count, nk,
+                (double)r->n_k);
     }
     if (s->st.no_stack) {
         char line[128], d[32];
