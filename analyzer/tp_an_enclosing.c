@@ -7,11 +7,10 @@
 
 #include "tp_an_stats.h"
 #include "tp_mem.h"
+#include "tp_stepname.h"
 
 int tp_an_is_step_name(const char *s) {
-    return strncmp(s, "ProfilerStep#", 13) == 0 || strcasecmp(s, "step") == 0 ||
-           strcasecmp(s, "train_step") == 0 || strcasecmp(s, "training_step") == 0 ||
-           strcasecmp(s, "train step") == 0;
+    return tp_step_name(s); /* common/tp_stepname: the collector and the live store's too */
 }
 
 typedef struct {

@@ -16,6 +16,7 @@
 
 #include "tp_layout.h"
 #include "tp_outfile.h"
+#include "tp_stepname.h"
 
 #ifndef TP_VERSION
 #define TP_VERSION "0.1.0"
@@ -229,12 +230,12 @@ static tp_tstate *thread_slow_locked(void) {
 
 /* ---------------------------------------------------------------- strings */
 
-/* --idle: does this text name a step range ("step", "ProfilerStep#N", or --step-range)? */
+/* --idle: does this text name a step range (--step-range, else common/tp_stepname's)? */
 static int is_step_text(const char *s, size_t len) {
     const char *want = tp_g.cfg.step_range;
     if (want[0])
         return strlen(want) == len && !memcmp(s, want, len);
-    return (len == 4 && !memcmp(s, "step", 4)) || (len > 13 && !memcmp(s, "ProfilerStep#", 13));
+    return tp_step_name_n(s, len);
 }
 
 uint32_t tp_collector_intern_n(const char *s, size_t len) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "tp_mem.h"
+#include "tp_stepname.h"
 #include "tp_writer.h"
 
 #define CHUNK_BYTES ((size_t)256 << 10)
@@ -112,7 +113,7 @@ static int has_bit(const uint8_t *v, size_t cap, uint32_t id) {
 static int is_step_name(const tp_live_store *s, const char *t) {
     if (s->o.step && s->o.step[0])
         return !strcmp(t, s->o.step);
-    return !strcmp(t, "step") || !strncmp(t, "ProfilerStep#", 13);
+    return tp_step_name(t); /* common/tp_stepname: the analyses' own */
 }
 
 static void see_meta(tp_live_store *s, const tp_rec_hdr *r) {
