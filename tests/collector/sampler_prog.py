@@ -1,11 +1,13 @@
 """A training loop whose steps wait for a producer, for test_collector_sampler.py.
 
-usage: sampler_prog.py thread|process|inline [STEPS]
+usage: sampler_prog.py thread|process|inline|phases [STEPS]
 The main thread runs STEPS steps, each an NVTX range "train_step" (with the nvtx package when
 it is there, else none) around ~3 ms of CPU work; between the steps it takes the next batch:
 - thread:  from a queue a producer thread fills, each batch ~4x a step of CPU in augment();
 - process: from a pipe a forked producer process fills the same way (a DataLoader worker);
-- inline:  by computing augment() itself.
+- inline:  by computing augment() itself;
+- phases:  STEPS long steps of augment() work, each followed by half again as much outside any
+           range (for --capture: samples only in the steps).
 A sleeper thread wakes every 5 ms all along. The lines the test looks for carry `# @tag`."""
 import os
 import sys
@@ -47,6 +49,12 @@ def producer(put, steps):
 def main():
     mode = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    if mode == "phases":
+        for _ in range(steps):
+            with annotate("train_step"):
+                augment(2000000)
+            augment(3000000)  # @outside
+        return
     if mode == "process":  # forked first: a process with threads should not fork
         r, w = os.pipe()
         if os.fork() == 0:

@@ -194,7 +194,8 @@ def check_report(label, path):
           sum(t["samples"] for t in th) == cs["samples"], f"{label}: threads do not add up")
     check(all(st[i]["cpu_ns"] >= st[i + 1]["cpu_ns"] for i in range(len(st) - 1)),
           f"{label}: rows not by on-CPU time")
-    check(cs["hz"] == 400, f"{label}: hz {cs['hz']}, expected 400")
+    # 400 a second, or fewer when a loaded machine made rounds late (never more)
+    check(250 <= cs["hz"] <= 400, f"{label}: hz {cs['hz']}, expected 400 or a little less")
     # the producer, the one thread computing, held the GIL most of its time; the sleeper not
     busiest = max(th, key=lambda t: t["cpu_ns"])
     check(busiest["gil_ns"] * 2 >= busiest["wall_ns"] and
@@ -315,8 +316,8 @@ def check_gate_and_fds(python, tmp):
     """(g) --capture: samples only while a step is open; a program that closes every
     descriptor keeps its own files as without trainprof, and its trace."""
     out = os.path.join(tmp, "cap.tprof")
-    r = subprocess.run([TP, "record", "--sample-hz", "1000", "--capture", "nvtx:train_step", "-o",
-                        out, "--", python, PROG, "inline", "80"], capture_output=True, text=True)
+    r = subprocess.run([TP, "record", "--sample-hz", "400", "--capture", "nvtx:train_step", "-o",
+                        out, "--", python, PROG, "phases", "3"], capture_output=True, text=True)
     check(r.returncode == 0, f"capture: {r.stderr[-300:]}")
     db = out + ".sqlite"
     subprocess.run([TP, "export", out, "--format", "sqlite", "-o", db, "--quiet"], check=True)
@@ -324,12 +325,14 @@ def check_gate_and_fds(python, tmp):
     con = sqlite3.connect(db)
     n = con.execute("SELECT count(*) FROM samples").fetchone()[0]
     steps = con.execute("SELECT count(*) FROM nvtx_ranges").fetchone()[0]
-    outside = con.execute(
-        "SELECT count(*) FROM samples s WHERE NOT EXISTS (SELECT 1 FROM nvtx_ranges r WHERE "
-        "r.pid = s.pid AND s.ts >= r.start - 1000000 AND s.ts <= r.end + 1000000)").fetchone()[0]
+    inside = con.execute(
+        "SELECT count(*) FROM samples s WHERE EXISTS (SELECT 1 FROM nvtx_ranges r WHERE "
+        "r.pid = s.pid AND s.ts >= r.start AND s.ts <= r.end + 5000000)").fetchone()[0]
     con.close()
-    check(n > 0 and outside == 0 and steps == 80,
-          f"capture: {outside} of {n} samples outside the {steps} steps recorded")
+    # 3 steps, each followed by half again as much work outside: without the gate 60 % of the
+    # samples would be outside; a sample may only come late by a preemption of the sampler
+    check(n >= 10 and inside * 10 >= n * 9 and steps == 3,
+          f"capture: {n - inside} of {n} samples outside the {steps} steps recorded")
     mine = os.path.join(tmp, "mine.txt")
     out = os.path.join(tmp, "closeall.tprof")
     r = subprocess.run([TP, "record", "--sample-hz", "1000", "-o", out, "--", python, "-c",
