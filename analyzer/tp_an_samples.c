@@ -55,26 +55,16 @@ static int cmp_thread(const void *a, const void *b) {
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The row key of a stack: its prefix's frames as text, one per line. */
+/* The row key of a stack: its prefix read as one line (tp_an_frames_text, the diagnosis' and
+ * diff's reading of a stack). */
 static void key_of(tp_an_frames *fx, int depth, stack_sum *k) {
     k->n = tp_an_frames_prefix(fx, k->stack, depth, &k->f);
-    char label[1024];
-    size_t len = 0, cap = 1;
-    char *buf = tp_mem_xalloc(cap, 1);
-    for (size_t i = 0; i < k->n; i++) {
-        size_t l = strlen(tp_an_frame_label(&k->f[i], label, sizeof label));
-        TP_MEM_XGROW(buf, cap, len + l + 2);
-        memcpy(buf + len, label, l);
-        len += l;
-        buf[len++] = '\n';
-    }
-    buf[len] = 0;
-    k->key = buf;
+    k->key = tp_an_frames_text(k->f, k->n);
+}
+
+/* 1 when sample i counts: in the view's window, and of thread (pid, tid) when tid > 0. */
+static int counted(const tp_an_view *v, const tp_samples *sa, size_t i, int64_t pid, int64_t tid) {
+    return in_view(v, sa->ts[i]) && (tid <= 0 || (sa->pid[i] == pid && sa->tid[i] == tid));
 }
 
 /* The index of `stack` in the sorted ids[0..n), or n. */
@@ -128,13 +118,13 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
     const tp_samples *sa = &v->r->samples;
     size_t tcap = 0, m = 0;
     uint32_t *ids = tp_mem_xalloc(sa->n + 1, sizeof *ids);
-    int64_t *periods = tp_mem_xalloc(sa->n + 1, sizeof *periods);
+    double *periods = tp_mem_xalloc(sa->n + 1, sizeof *periods);
     for (size_t i = 0; i < sa->n; i++) {
-        if (!in_view(v, sa->ts[i]) || (tid > 0 && (sa->pid[i] != pid || sa->tid[i] != tid)))
+        if (!counted(v, sa, i, pid, tid))
             continue;
         int64_t cpu = on_cpu_of(sa, i), wall = period_of(sa, i);
         int64_t clock = (int64_t)(sa->cpu_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->cpu_ns[i] : 0);
-        periods[out->samples] = wall;
+        periods[out->samples] = (double)wall;
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, cpu);
         out->wall_ns = tp_an_add(out->wall_ns, wall),
         out->clock_ns = tp_an_add(out->clock_ns, clock);
@@ -146,8 +136,7 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
                              out->no_stack_wall_ns = tp_an_add(out->no_stack_wall_ns, wall);
     }
     if (out->samples) {
-        qsort(periods, out->samples, sizeof *periods, cmp_i64);
-        int64_t med = periods[out->samples / 2];
+        int64_t med = (int64_t)tp_an_percentile(periods, out->samples, 50);
         int64_t hz = med > 0 ? (1000000000 + med / 2) / med : 0;
         /* to two significant digits: the periods jitter (401 for a 400 Hz sampler) */
         int64_t unit = 1;
@@ -167,8 +156,7 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
     for (size_t k = 0; k < d; k++)
         ks[k].stack = ids[k];
     for (size_t i = 0; i < sa->n; i++) {
-        if (!sa->stack[i] || !in_view(v, sa->ts[i]) ||
-            (tid > 0 && (sa->pid[i] != pid || sa->tid[i] != tid)))
+        if (!sa->stack[i] || !counted(v, sa, i, pid, tid))
             continue;
         stack_sum *k = &ks[find_id(ids, d, sa->stack[i])];
         k->samples++, k->cpu_ns = tp_an_add(k->cpu_ns, on_cpu_of(sa, i));

@@ -44,7 +44,7 @@ typedef struct {
     int64_t gil_ns;          /* the periods whose sample found it holding the GIL */
 } tp_an_sample_thread;
 
-typedef struct {
+typedef struct tp_an_samples_s {
     int depth;
     tp_an_sample_row *s; /* by CPU time, descending */
     size_t n;

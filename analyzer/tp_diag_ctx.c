@@ -3,6 +3,8 @@
  * share. */
 #include "tp_diag_ctx.h"
 
+#include "tp_an_samples.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -831,6 +833,8 @@ void tp_diag_ctx_free(tp_diag_ctx *d) {
         tp_an_memuse_free(d->mem), free(d->mem);
     if (d->host)
         tp_an_host_free(d->host), free(d->host);
+    if (d->samples)
+        tp_an_samples_free(d->samples), free(d->samples);
     tp_an_frames_close(d->fx);
     memset(d, 0, sizeof *d);
 }

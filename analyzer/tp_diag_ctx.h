@@ -98,7 +98,9 @@ struct tp_diag_ctx {
                            (tp_diag_memuse) */
     const tp_an_memuse *mem_given; /* borrowed: the caller's memory analysis of the same
                                       view (tp_diagnose_run_with); NULL: none */
-    tp_an_host *host;   /* the host analysis, made on first use by the host rules (tp_diag_host) */
+    tp_an_host *host; /* the host analysis, made on first use by the host rules (tp_diag_host) */
+    struct tp_an_samples_s *samples; /* the CPU samples, grouped once on first use by the rules
+                                        that read them (tp_diag_samples) */
     uint32_t *cpu_call; /* per model row: 1 + tp_diag_cpu_call's answer, 0 for -1 (found for
                            every row in one pass over the correlation index: the rules ask
                            for each kernel's call several times); NULL: call_val instead */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "tp_an_samples.h"
+#include "tp_an_stats.h"
 #include "tp_diag_rules.h"
 #include "tp_units.h"
 
@@ -26,6 +27,15 @@ int tp_diag_samples_main_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid
     return 1;
 }
 
+/* The rank's samples grouped as the report groups them, once for every rule that reads them. */
+static const tp_an_samples *samples_of(tp_diag_ctx *d) {
+    if (!d->samples) {
+        d->samples = tp_an_alloc(1, sizeof *d->samples);
+        tp_an_samples_run(d->v, d->v->opts.stack_depth, 0, 0, d->samples);
+    }
+    return d->samples;
+}
+
 int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, const int64_t *lo,
                        const int64_t *hi, size_t n, const char *lead, const char *who) {
     if (!d->r->samples.n) {
@@ -35,10 +45,9 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
                                       "there)");
         return 0;
     }
-    tp_an_samples all;
-    tp_an_samples_run(d->v, d->v->opts.stack_depth, 0, 0, &all);
+    const tp_an_samples *all = samples_of(d);
     tp_an_samples_part p;
-    tp_an_samples_in(d->v, &all, pid, tid, lo, hi, n, &p);
+    tp_an_samples_in(d->v, all, pid, tid, lo, hi, n, &p);
     int said = p.samples && p.wall_ns > 0;
     if (said) {
         int waits = p.wall_ns - p.cpu_ns > p.cpu_ns;
@@ -50,7 +59,7 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
                     tp_units_dur(b2, sizeof b2, (double)p.wall_ns));
         long top = waits ? p.top_wait : p.top_cpu;
         if (top >= 0)
-            sampled_row(f, &all, top, waits ? "; it waited most at" : "; most of it at",
+            sampled_row(f, all, top, waits ? "; it waited most at" : "; most of it at",
                         waits ? p.top_wait_ns : p.top_cpu_ns,
                         waits ? p.wall_ns - p.cpu_ns : p.cpu_ns);
         tp_diag_put_metric(f, "sampled_cpu_ns", (double)p.cpu_ns);
@@ -62,12 +71,12 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
          * processes) that was on a CPU most meanwhile, and where. */
         tp_an_samples_part best = {0};
         const tp_an_sample_thread *busy = NULL;
-        for (size_t t = 0; waits && t < all.n_threads; t++) {
-            const tp_an_sample_thread *o = &all.t[t];
+        for (size_t t = 0; waits && t < all->n_threads; t++) {
+            const tp_an_sample_thread *o = &all->t[t];
             if (o->pid == pid && o->tid == tid)
                 continue;
             tp_an_samples_part q;
-            tp_an_samples_in(d->v, &all, o->pid, o->tid, lo, hi, n, &q);
+            tp_an_samples_in(d->v, all, o->pid, o->tid, lo, hi, n, &q);
             if (q.cpu_ns > best.cpu_ns)
                 best = q, busy = o;
         }
@@ -82,7 +91,7 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
             if (gil)
                 tp_diag_cat(&f->evidence, " and held the GIL %.0f%% of it",
                             100 * tp_diag_share(best.gil_ns, best.wall_ns));
-            sampled_row(f, &all, best.top_cpu, ", most at", best.top_cpu_ns, best.cpu_ns);
+            sampled_row(f, all, best.top_cpu, ", most at", best.top_cpu_ns, best.cpu_ns);
             if (gil)
                 tp_diag_cat(&f->evidence,
                             " (a thread that holds the GIL that much keeps every other Python "
@@ -92,6 +101,5 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
             tp_diag_put_metric(f, "sampled_other_gil_ns", (double)best.gil_ns);
         }
     }
-    tp_an_samples_free(&all);
     return said;
 }
