@@ -31,8 +31,9 @@ static void usage(FILE *f) {
            "Watches a job started with `trainprof record --live` or `--idle` (or starts one on\n"
            "CMD): steps, device use per stream, top kernels and ranges, copies, memory, drops\n"
            "and the diagnosis of the last N steps (default 20) or S seconds, refreshed twice a\n"
-           "second. Keys: q quit (the job goes on), c capture the next steps to a file,\n"
-           "+/- window size, w steps/seconds, v the offline views on the window.\n"
+           "second; for a job recorded with --sample, the window's CPU time by line.\n"
+           "Keys: q quit (the job goes on), c capture the next steps to a file, +/- window\n"
+           "size, w steps/seconds, v the offline views on the window.\n"
            "--snapshot prints one frame as text; --save also writes the window's trace.\n");
 }
 
@@ -121,7 +122,8 @@ static int watch(top_opts *o) {
         return 1;
     }
     tp_status s = tp_tui_live_refresh(t, err, sizeof err);
-    if (s == TP_OK && o->snapshot) /* an --idle job records from this request on */
+    if (s == TP_OK && o->snapshot) /* an --idle job records from this request on; a job
+                                      just started has no window yet */
         s = tp_tui_live_settle(t, 60000, err, sizeof err);
     if (s == TP_OK && o->snapshot) {
         s = tp_tui_live_snapshot(t, stdout);
@@ -209,7 +211,7 @@ int tp_cmd_top(int argc, char **argv) {
         fprintf(stderr, "trainprof top: the job did not start serving (see %s)\n", log);
         return 1;
     }
-    o.lo.pid = job;
+    o.lo.pid = job, o.lo.fresh = 1;
     int rc = watch(&o);
     fprintf(stderr, "trainprof top: job %ld goes on; its output: %s\n", job, log);
     return rc;

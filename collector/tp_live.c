@@ -156,7 +156,7 @@ static void status_text(char *buf, size_t cap) {
                  "pid=%ld\nppid=%ld\nmode=%s\nuptime_ns=%llu\nsteps=%llu\ntrace=%s\ncmd=%s\n"
                  "records=%llu\nevicted=%llu\ntap_dropped=%llu\nupdates_dropped=%llu\n"
                  "refused=%llu\ncaptures=%llu\nwriter_dropped=%llu\nwriter_overhead_ns=%llu\n"
-                 "now=%llu\n",
+                 "now=%llu\nsample_hz=%u\n",
                  (long)getpid(), (long)getppid(), tp_g.cfg.live == TP_LIVE_IDLE ? "idle" : "live",
                  (unsigned long long)(now - L.t_start),
                  (unsigned long long)(st.steps + atomic_load(&tp_g.idle_steps)), tp_g.path, L.cmd,
@@ -164,7 +164,7 @@ static void status_text(char *buf, size_t cap) {
                  (unsigned long long)L.tap_dropped, (unsigned long long)L.updates_dropped,
                  (unsigned long long)L.refused, (unsigned long long)L.captures_done,
                  (unsigned long long)ws.dropped_total, (unsigned long long)ws.overhead_ns,
-                 (unsigned long long)now);
+                 (unsigned long long)now, tp_g.cfg.sample_hz);
     tp_live_step h[HIST_STEPS];
     size_t k = tp_live_store_last_steps(L.store, HIST_STEPS, h);
     if (n > 0 && (size_t)n < cap)

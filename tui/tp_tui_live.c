@@ -1,8 +1,9 @@
 /* tp_tui_live: the live view (see tp_tui_live.h). Layout, top to bottom: title bar; the job
  * (command, status line); step time and steps/s histories; device busy share and one
  * sparkline per stream; copies; memory; drops and collector cost; the diagnosis of the
- * window; top kernels and top ranges (tp_tui_data's tables); the key bar with the last
- * message. */
+ * window; top kernels and top ranges (tp_tui_data's tables) and, for a job recorded with
+ * --sample, its CPU time by line (the Stacks view's samples table, over the window); the key
+ * bar with the last message. */
 #include "tp_tui_live.h"
 
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "tp_tui.h"
 #include "tp_tui_data.h"
 #include "tp_tui_layout.h"
+#include "tp_tui_stacks.h"
 #include "tp_tui_term.h"
 #include "tp_units.h"
 
@@ -44,7 +46,10 @@ struct tp_tui_live {
     tp_tui_grid g;
     tp_tui *views; /* the offline views over the window, while open */
     int view;
-    tp_live_figs f; /* the job's aggregator figures of the window (every refresh) */
+    tp_live_figs f;   /* the job's aggregator figures of the window (every refresh) */
+    tp_an_samples sa; /* the window's CPU samples (record --sample), when it has some */
+    tp_tui_table sat; /* their table */
+    int have_sa;
     unsigned ticks; /* refreshes so far: a trace is cut every CUT_EVERY-th */
 };
 
@@ -77,6 +82,11 @@ static void drop_window(tp_tui_live *t) {
     if (t->have_data)
         tp_tui_data_free(&t->d);
     t->have_data = 0;
+    if (t->have_sa) {
+        tp_tui_table_free(&t->sat);
+        tp_an_samples_free(&t->sa);
+    }
+    t->have_sa = 0;
     tp_tui_close(t->views);
     t->views = NULL;
     tp_model_close(t->m);
@@ -144,6 +154,13 @@ static tp_status fetch_window(tp_tui_live *t, char *err, size_t errlen) {
         tp_tui_data_build(&t->d, m, &m->ranks[0], &t->o.an);
         t->have_data = 1;
     }
+    /* a sampled job: its table, even with no sample in this window (a few short steps) */
+    if (t->have_data && (t->d.r->samples.n || tp_live_get_num(t->st->text, "sample_hz", 0) > 0)) {
+        tp_an_samples_run(&t->d.a.v, t->d.a.v.opts.stack_depth, 0, 0, &t->sa);
+        tp_tui_samples_table(&t->sat, &t->sa);
+        t->sat.empty = "(no sample in this window)";
+        t->have_sa = 1;
+    }
     return TP_OK;
 }
 
@@ -189,10 +206,11 @@ static int is_idle(const tp_tui_live *t) {
     return tp_live_get(t->st->text, "mode", mode, sizeof mode) && !strcmp(mode, "idle");
 }
 
-/* 1 when an idle job's window does not hold what was asked yet: steps recorded since `since`
- * (the job's clock at the first request: steps it holds from an earlier watch are old). */
+/* 1 when an idle or fresh job's window does not hold what was asked yet: steps recorded since
+ * `since` (an idle job's clock at the first request: steps it holds from an earlier watch are
+ * old; 0 for a job that records all along). */
 static int idle_short(tp_tui_live *t, double since, double waited_s) {
-    if (!is_idle(t))
+    if (!is_idle(t) && !t->o.fresh)
         return 0;
     if (t->o.by_steps)
         return t->fell_back || (double)t->w.steps < t->o.n || (double)t->w.t0 < since;
@@ -200,7 +218,7 @@ static int idle_short(tp_tui_live *t, double since, double waited_s) {
 }
 
 tp_status tp_tui_live_settle(tp_tui_live *t, int timeout_ms, char *err, size_t errlen) {
-    double since = tp_live_get_num(t->st->text, "now", 0);
+    double since = is_idle(t) ? tp_live_get_num(t->st->text, "now", 0) : 0;
     for (int waited = 0; waited < timeout_ms && idle_short(t, since, waited / 1000.0);
          waited += 200) {
         usleep(200000);
@@ -361,6 +379,12 @@ static int draw_steps(tp_tui_live *t, tp_tui_grid *g, int y) {
     double wsteps = t->have_data ? (double)t->d.a.dg.n_steps : 0;
     double span = t->have_data ? (double)t->d.a.dg.window_ns : NAN;
     double busy = t->have_data ? 100 * t->d.a.dg.utilization : NAN;
+    if (t->have_data && !(span > 0) && t->w.t1 > t->w.t0) {
+        /* no device activity, no window in the analysis' sense: the window asked for, in
+         * which the device was not busy */
+        span = (double)(t->w.t1 - t->w.t0);
+        busy = 0;
+    }
     if (t->f.have) { /* the aggregator's: the same definitions, kept up to date */
         wsteps = (double)t->f.steps, span = t->f.t1 - t->f.t0;
         busy = span > 0 ? 100 * t->f.busy_ns / span : NAN;
@@ -553,6 +577,20 @@ static void draw_fig_table(tp_tui_live *t, tp_tui_grid *g, int y, int rows, int 
     }
 }
 
+/* The window's CPU samples in rows [y, y + rows): a line saying what they are, then their
+ * table. A window of a few fast steps holds few samples: the line says how to widen it. */
+static void draw_samples(tp_tui_live *t, tp_tui_grid *g, int y, int rows) {
+    char hint[96] = "";
+    if (t->sa.samples < 50) /* 0.5 s of one thread at the default rate */
+        snprintf(hint, sizeof hint, "; few in this window: + widens it, w makes it seconds");
+    tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER,
+                       " CPU time by line, sampled: %zu samples of %zu threads, %.0f a second%s",
+                       t->sa.samples, t->sa.n_threads,
+                       t->sa.hz ? (double)t->sa.hz : tp_live_get_num(t->st->text, "sample_hz", 0),
+                       hint);
+    tp_tui_table_draw(&t->sat, g, y + 1, rows - 1);
+}
+
 static void draw_keys(tp_tui_live *t, tp_tui_grid *g) {
     int y = g->h - 1;
     tp_tui_grid_fill(g, y, TP_TUI_A_KEY);
@@ -579,7 +617,22 @@ const tp_tui_grid *tp_tui_live_render(tp_tui_live *t) {
     y = draw_costs(t, g, y);
     y = draw_diagnosis(t, g, y, 4);
     int left = g->h - 2 - y; /* above the message and key lines */
-    if (t->f.have && left >= 6) {
+    if (t->have_sa && left >= 12) {
+        /* a sampled job: its lines take what the kernels and ranges do not need (a CPU job
+         * has no kernels: their table keeps two rows to say so) */
+        size_t nk = t->f.have ? t->f.n_kernels : t->d.kernels.nrows,
+               nr = t->f.have ? t->f.n_ranges : t->d.ranges.nrows;
+        int kr = nk ? left / 4 : 2, rr = (int)nr + 1 < left / 4 ? (int)nr + 1 : left / 4;
+        rr = rr < 2 ? 2 : rr;
+        draw_samples(t, g, y + kr + rr, left - kr - rr);
+        if (t->f.have) {
+            draw_fig_table(t, g, y, kr, 1);
+            draw_fig_table(t, g, y + kr, rr, 0);
+        } else {
+            tp_tui_table_draw(&t->d.kernels, g, y, kr);
+            tp_tui_table_draw(&t->d.ranges, g, y + kr, rr);
+        }
+    } else if (t->f.have && left >= 6) {
         draw_fig_table(t, g, y, left / 2, 1);
         draw_fig_table(t, g, y + left / 2, left - left / 2, 0);
     } else if (t->have_data && left >= 6) {

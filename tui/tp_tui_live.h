@@ -28,6 +28,7 @@ typedef struct {
     int width, height; /* default 120x40 */
     int ascii;
     const char *save; /* non-NULL: also write each window's trace there (snapshots, tests) */
+    int fresh; /* 1: this watch started the job (top -- CMD): a snapshot waits for its window */
     tp_an_opts an;
 } tp_tui_live_opts;
 
@@ -42,10 +43,10 @@ void tp_tui_live_close(tp_tui_live *t); /* NULL: no-op */
  * TP_ERR_IO (err says why) when the job is gone. */
 tp_status tp_tui_live_refresh(tp_tui_live *t, char *err, size_t errlen);
 
-/* For a snapshot of a job under --idle, which records only from the first request on: keeps
- * refreshing (every 200 ms, at most `timeout_ms`) until the window holds what was asked (N
- * recorded steps, or S seconds since the first refresh). A job that records all along
- * returns at once. */
+/* For a snapshot of a job under --idle, which records only from the first request on, or of
+ * a job this watch just started (o->fresh): keeps refreshing (every 200 ms, at most
+ * `timeout_ms`) until the window holds what was asked (N recorded steps, or S seconds since
+ * the first refresh). Any other job returns at once. */
 tp_status tp_tui_live_settle(tp_tui_live *t, int timeout_ms, char *err, size_t errlen);
 
 void tp_tui_live_resize(tp_tui_live *t, int w, int h);

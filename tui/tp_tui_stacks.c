@@ -27,10 +27,11 @@ static const tp_tui_keydoc keys_samples[] = {{"c", "launching stacks"}};
 
 #define DETAIL_MIN 6 /* rows kept for the selected group's frames when the table is long */
 
-/* A group's row: its innermost frame, or, where library frames lead to that call from the
- * program's own code (a Python program's call into torch), the program's line first, then the
- * call: "train.py:59 in step -> functional.py:2846 in batch_norm", so that a narrow column
- * cuts the library's name, not the line of yours. */
+/* A group's row: its innermost frame and its caller ("train.py:7 in augment < train.py:31 in
+ * main"), or, where library frames lead to that call from the program's own code (a Python
+ * program's call into torch), the program's line first, then the call: "train.py:59 in step ->
+ * functional.py:2846 in batch_norm", so that a narrow column cuts the library's name, not the
+ * line of yours. */
 static void call_label(const tp_an_frame *f, size_t n_frames, char *buf, size_t n) {
     char call[512];
     buf[0] = 0;
@@ -38,7 +39,10 @@ static void call_label(const tp_an_frame *f, size_t n_frames, char *buf, size_t 
         size_t len = strlen(tp_an_frame_label(&f[1], buf, n));
         snprintf(buf + len, n - len, " -> %s", tp_an_frame_label(&f[0], call, sizeof call));
     } else if (n_frames) {
-        tp_an_frame_label(&f[0], buf, n);
+        /* the caller too: rows of one line called from two places read apart */
+        size_t len = strlen(tp_an_frame_label(&f[0], buf, n));
+        if (n_frames > 1)
+            snprintf(buf + len, n - len, " < %s", tp_an_frame_label(&f[1], call, sizeof call));
     }
 }
 
@@ -55,31 +59,32 @@ static void add_row(tp_tui_table *t, const tp_an_frame *f, size_t nf, int64_t ns
     tp_tui_table_add(t, txt, key);
 }
 
-/* The table of the CPU samples: on-CPU time by stack, then its waiting. */
-static void build_samples(tp_tui_stacks *s) {
-    static const tp_tui_col cols[] = {{"sampled stack (your line -> the call)", 0, 0},
+/* The table of the CPU samples: on-CPU time by stack, then its waiting (the Stacks view's,
+ * and `trainprof top`'s for a sampled job: one table). */
+void tp_tui_samples_table(tp_tui_table *t, const tp_an_samples *sa) {
+    static const tp_tui_col cols[] = {{"sampled stack (your line -> the call, < its caller)", 0, 0},
                                       {"on CPU", 10, 1},
                                       {"share", 8, 1},
                                       {"waiting", 10, 1},
                                       {"samples", 8, 1}};
-    tp_tui_table_init(&s->t, cols, 5, 1);
-    s->t.empty = "(no samples: record with --sample)";
-    for (size_t i = 0; i < s->sa.n; i++) {
-        const tp_an_sample_row *r = &s->sa.s[i];
+    tp_tui_table_init(t, cols, 5, 1);
+    t->empty = "(no samples: record with --sample)";
+    for (size_t i = 0; i < sa->n; i++) {
+        const tp_an_sample_row *r = &sa->s[i];
         char wait[32], n[24];
         int64_t waited = r->wall_ns - r->cpu_ns;
         snprintf(n, sizeof n, "%zu", r->samples);
-        add_row(&s->t, r->frames, r->n_frames, r->cpu_ns, s->sa.cpu_ns,
+        add_row(t, r->frames, r->n_frames, r->cpu_ns, sa->cpu_ns,
                 tp_units_dur(wait, sizeof wait, (double)waited), (double)waited, n,
                 (double)r->samples);
     }
-    if (s->sa.no_stack) {
+    if (sa->no_stack) {
         char line[128], d[32];
-        snprintf(line, sizeof line, "without Python frames: %zu samples, %s on CPU", s->sa.no_stack,
-                 tp_units_dur(d, sizeof d, (double)s->sa.no_stack_cpu_ns));
-        tp_tui_table_note(&s->t, line);
+        snprintf(line, sizeof line, "without Python frames: %zu samples, %s on CPU", sa->no_stack,
+                 tp_units_dur(d, sizeof d, (double)sa->no_stack_cpu_ns));
+        tp_tui_table_note(t, line);
     }
-    tp_tui_table_refresh(&s->t);
+    tp_tui_table_refresh(t);
 }
 
 static void build(tp_tui_stacks *s) {
@@ -89,14 +94,15 @@ static void build(tp_tui_stacks *s) {
         if (!s->sa_ran)
             tp_an_samples_run(&s->d->a.v, s->d->a.v.opts.stack_depth, 0, 0, &s->sa);
         s->sa_ran = 1;
-        build_samples(s);
+        tp_tui_samples_table(&s->t, &s->sa);
         return;
     }
-    static const tp_tui_col cols[] = {{"launching stack (your line -> the call)", 0, 0},
-                                      {"GPU time", 10, 1},
-                                      {"share", 8, 1},
-                                      {"ops", 8, 1},
-                                      {"kernels", 8, 1}};
+    static const tp_tui_col cols[] = {
+        {"launching stack (your line -> the call, < its caller)", 0, 0},
+        {"GPU time", 10, 1},
+        {"share", 8, 1},
+        {"ops", 8, 1},
+        {"kernels", 8, 1}};
     tp_tui_table_init(&s->t, cols, 5, 1);
     s->t.empty = "(no GPU op launched from a recorded stack: record with --stacks api or all)";
     for (size_t i = 0; i < s->st.n; i++) {

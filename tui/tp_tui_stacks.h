@@ -9,10 +9,18 @@
 #ifndef TP_TUI_STACKS_H
 #define TP_TUI_STACKS_H
 
+#include "tp_an_samples.h"
 #include "tp_tui_data.h"
 #include "tp_tui_panel.h"
+#include "tp_tui_table.h"
 
 /* A new Stacks panel over d (which must outlive it); it runs tp_an_stacks on d's view. */
 tp_tui_panel *tp_tui_stacks_new(tp_tui_data *d);
+
+/* The CPU samples' table, the Stacks view's and `trainprof top`'s for a sampled job: a row per
+ * stack of sa (your line -> the call; on-CPU time, its share of sa's, waiting, samples) sorted
+ * by on-CPU time, and a note for the samples without Python frames. Initializes *t
+ * (tp_tui_table_free frees it); sa must outlive nothing: the texts are copied. */
+void tp_tui_samples_table(tp_tui_table *t, const tp_an_samples *sa);
 
 #endif

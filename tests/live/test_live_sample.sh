@@ -1,0 +1,88 @@
+#!/bin/bash
+# `trainprof top` on a job recorded with --sample: the live view shows the window's CPU time by
+# line (the Stacks view's table), the line that burns the CPU first, with its caller; a window
+# with few samples says how to widen it; a window in seconds of a job without a device says
+# its span and 0 % busy. Real processes; every wait polls for its condition with a generous
+# limit, and the assertions hold for any number of samples the machine's load allows.
+set -u
+TP=$1 HERE=$2 NVTXPY=$3
+if [ ! -x "$NVTXPY" ]; then
+    [ "${CI:-}" = true ] && { echo "FAIL: no venv python at $NVTXPY"; exit 1; }
+    echo "SKIP: no venv python at $NVTXPY (scripts/install-deps.sh makes it)"
+    exit 77
+fi
+W=$(mktemp -d)
+export XDG_RUNTIME_DIR=$W/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+SOCKDIR=$XDG_RUNTIME_DIR/trainprof
+REC=
+JOB=
+cleanup() {
+    [ -n "$JOB" ] && kill -KILL "$JOB" 2>/dev/null
+    [ -n "$REC" ] && kill -KILL "$REC" 2>/dev/null
+    rm -rf "$W"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$W"/*.log "$W"/*.txt; do echo "== $f"; tail -40 "$f"; done; exit 1; }
+poll() {
+    for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    return 1
+}
+has_sock() { compgen -G "$SOCKDIR/*.sock" >/dev/null; }
+BURN=$(grep -n '# BURN' "$HERE/sample_job.py" | cut -d: -f1)
+STEP=$(grep -n '# STEP' "$HERE/sample_job.py" | cut -d: -f1)
+
+"$TP" record --live --sample -o "$W/job.tprof" -- "$NVTXPY" "$HERE/sample_job.py" "$W/done" \
+    >"$W/job.log" 2>&1 &
+REC=$!
+poll has_sock || fail "no socket"
+JOB=$(basename "$SOCKDIR"/*.sock .sock)
+stepped() { [ "$(cat "$W/done" 2>/dev/null || echo 0)" -ge 5 ]; }
+poll stepped || fail "the job does not step"
+
+# A window in seconds: the burning line and its caller, sampled. Polled: on a loaded machine
+# the first window may hold no sample of it yet.
+row="sample_job.py:$BURN in burn < sample_job.py:$STEP in <module>"
+hot() {
+    "$TP" top "$JOB" --snapshot --seconds 5 --width 160 --height 44 >"$W/secs.txt" 2>>"$W/top.log" &&
+        grep -q "^> $row " "$W/secs.txt"
+}
+poll hot || fail "no sampled row '> $row' in a window in seconds"
+grep -Eq '^ CPU time by line, sampled: [0-9]+ samples of 1 threads, [0-9]+ a second' "$W/secs.txt" ||
+    fail "no samples header"
+grep -Eq '^ window: [0-9]+ steps in [0-9.]+ s, .* a step; device busy 0.00 % of it' "$W/secs.txt" ||
+    fail "the window in seconds: $(grep '^ window:' "$W/secs.txt")"
+grep -q 'nan' "$W/secs.txt" && fail "nan in the frame"
+
+# A window of 2 steps: the same table; fewer than 50 samples say how to widen the window.
+"$TP" top "$JOB" --snapshot --steps 2 --width 160 --height 44 >"$W/steps.txt" 2>>"$W/top.log" ||
+    fail "top --steps 2"
+N=$(sed -n 's/^ CPU time by line, sampled: \([0-9]*\) samples.*/\1/p' "$W/steps.txt")
+if [ -n "$N" ]; then
+    if [ "$N" -lt 50 ]; then
+        grep -q "few in this window: + widens it, w makes it seconds" "$W/steps.txt" ||
+            fail "no hint with $N samples"
+    else
+        grep -q "few in this window" "$W/steps.txt" && fail "a hint with $N samples"
+    fi
+fi
+# The offline views on the window: the Stacks view opens on the samples (no GPU launches).
+"$TP" top "$JOB" --snapshot --seconds 5 --save "$W/win.tprof" >/dev/null 2>>"$W/top.log" ||
+    fail "top --save"
+"$TP" tui "$W/win.tprof" --snapshot --view stacks --width 160 --height 40 >"$W/view.txt" \
+    2>>"$W/top.log" || fail "tui --view stacks"
+grep -Eq '^[0-9]+ sampled stacks' "$W/view.txt" || fail "the Stacks view: $(head -3 "$W/view.txt")"
+kill -TERM "$JOB"
+wait "$REC"
+REC= JOB=
+
+# top -- CMD --snapshot: the frame waits for the window of the job it started (not a frame of
+# a job with no step yet), and says the job goes on.
+(cd "$W" && "$TP" top --sample --snapshot --steps 3 --width 160 --height 44 -- "$NVTXPY" \
+    "$HERE/sample_job.py" "$W/done2" >"$W/fresh.txt" 2>"$W/fresh.log")
+JOB=$(sed -n 's/^trainprof top: job \([0-9]*\) goes on.*/\1/p' "$W/fresh.log")
+[ -n "$JOB" ] || fail "top -- CMD: $(cat "$W/fresh.log")"
+grep -Eq '^ window: 3 steps in ' "$W/fresh.txt" || fail "fresh job: $(head -5 "$W/fresh.txt")"
+grep -q 'no complete step yet' "$W/fresh.txt" && fail "a frame before the first step"
+grep -Eq '^ CPU time by line, sampled: ' "$W/fresh.txt" || fail "top --sample -- CMD: no samples"
+echo ok
