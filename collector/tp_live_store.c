@@ -349,23 +349,99 @@ static int64_t *map_slot(u64_map *m, uint64_t key) {
 
 typedef struct {
     uint64_t t0, t1;
-    u64_map push;  /* (tid, domain) -> pushes written and not yet popped */
-    u64_map start; /* range id -> 1 while its start was written */
+    u64_map push;    /* (tid, domain) -> pushes written and not yet popped */
+    u64_map start;   /* range id -> 1 while its start was written */
+    uintptr_t *skip; /* opening records of ranges still open now (unclosed), sorted */
+    size_t n_skip;
 } window_sel;
 
-/* 1 when record `r` belongs in the window: it starts in [t0, t1] (a range opens in [t0, t1)),
- * or it closes a range whose opening record was written. */
+/* 1 when a record at `ts` opens a range in the window: in [t0, t1). A range opened at t1
+ * itself begins as the window ends: when a step's pop and the next step's push fall on the
+ * same clock tick (seen: ~1 step boundary in 5 on the trainer), t1 is also the next step's
+ * start, and a capture of N steps had N + 1. */
+static int opens_in(const window_sel *w, uint64_t ts) {
+    return ts >= w->t0 && ts <= w->t1 && (ts < w->t1 || ts == w->t0);
+}
+
+static int cmp_uptr(const void *a, const void *b) {
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int skipped(const window_sel *w, const tp_rec_hdr *r) {
+    uintptr_t at = (uintptr_t)r;
+    return w->n_skip && bsearch(&at, w->skip, w->n_skip, sizeof at, cmp_uptr);
+}
+
+/* The ranges that open in the window and that no record the store holds closes (yet): the
+ * step still running when a window in seconds is cut, an epoch around every step. They are
+ * left out as a range open at t0 is, so a window holds the ranges that open in it and have
+ * ended; written, such a range would end at the window's last record and read as a step of
+ * 0 ns. One pass over the store's data, pushes matched to pops per (thread, domain) as the
+ * writer's select_rec matches them; no memory: nothing is left out. */
+static void find_unclosed(const tp_live_store *s, window_sel *w) {
+    typedef struct {
+        uint64_t key; /* (tid, domain) of a push; a start's range id */
+        int start;
+        uintptr_t at;
+    } open_rec;
+    open_rec *open = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const chunk *c = s->ring[(s->head + i) % s->ring_cap];
+        for (size_t off = 0; off < c->len;) {
+            const tp_rec_hdr *r = (const tp_rec_hdr *)(c->buf + off);
+            off += r->size;
+            int is_push = r->type == TP_REC_NVTX_PUSH, is_start = r->type == TP_REC_NVTX_START;
+            if ((is_push || is_start) && opens_in(w, tp_record_ts(r))) {
+                if (n == cap) {
+                    open_rec *g = realloc(open, (cap ? cap * 2 : 64) * sizeof *g);
+                    if (!g) {
+                        free(open);
+                        return;
+                    }
+                    open = g, cap = cap ? cap * 2 : 64;
+                }
+                uint64_t key = is_push ? (uint64_t)((const tp_rec_nvtx *)r)->tid << 32 |
+                                             ((const tp_rec_nvtx *)r)->domain
+                                       : ((const tp_rec_nvtx_start *)r)->range_id;
+                open[n++] = (open_rec){key, is_start, (uintptr_t)r};
+            } else if (r->type == TP_REC_NVTX_POP || r->type == TP_REC_NVTX_END) {
+                int end = r->type == TP_REC_NVTX_END;
+                uint64_t key = end ? ((const tp_rec_nvtx_end *)r)->range_id
+                                   : (uint64_t)((const tp_rec_nvtx_pop *)r)->tid << 32 |
+                                         ((const tp_rec_nvtx_pop *)r)->domain;
+                size_t k = n; /* the innermost open push of its thread and domain */
+                while (k > 0 && (open[k - 1].key != key || open[k - 1].start != end))
+                    k--;
+                if (k > 0) {
+                    memmove(&open[k - 1], &open[k], (n - k) * sizeof *open);
+                    n--;
+                }
+            }
+        }
+    }
+    uintptr_t *skip = n ? malloc(n * sizeof *skip) : NULL;
+    for (size_t k = 0; skip && k < n; k++)
+        skip[k] = open[k].at;
+    free(open);
+    if (!skip)
+        return;
+    qsort(skip, n, sizeof *skip, cmp_uptr);
+    w->skip = skip, w->n_skip = n;
+}
+
+/* 1 when record `r` belongs in the window: it starts in [t0, t1] (a range opens in [t0, t1)
+ * and has ended), or it closes a range whose opening record was written. */
 static int select_rec(window_sel *w, const tp_rec_hdr *r) {
     uint64_t ts = tp_record_ts(r);
     int in = ts >= w->t0 && ts <= w->t1;
-    /* A range opened at t1 itself begins as the window ends: when a step's pop and the next
-     * step's push fall on the same clock tick (seen: ~1 step boundary in 5 on the trainer),
-     * t1 is also the next step's start, and a capture of N steps had N + 1. */
-    int opens = in && (ts < w->t1 || ts == w->t0);
+    int opens = opens_in(w, ts);
     int64_t *c = NULL;
     switch (r->type) {
     case TP_REC_NVTX_PUSH: {
         const tp_rec_nvtx *p = (const tp_rec_nvtx *)r;
+        opens = opens && !skipped(w, r);
         if (opens && (c = map_slot(&w->push, ((uint64_t)p->tid << 32) | p->domain)))
             ++*c;
         return opens && c;
@@ -376,7 +452,8 @@ static int select_rec(window_sel *w, const tp_rec_hdr *r) {
         return c && *c > 0 && (--*c, 1);
     }
     case TP_REC_NVTX_START:
-        c = opens ? map_slot(&w->start, ((const tp_rec_nvtx_start *)r)->range_id) : NULL;
+        c = opens && !skipped(w, r) ? map_slot(&w->start, ((const tp_rec_nvtx_start *)r)->range_id)
+                                    : NULL;
         return c && (*c = 1);
     case TP_REC_NVTX_END:
         c = map_slot(&w->start, ((const tp_rec_nvtx_end *)r)->range_id);
@@ -434,10 +511,11 @@ tp_status tp_live_store_write(tp_live_store *s, uint64_t t0, uint64_t t1, int fd
     if (st != TP_OK)
         return st;
     window_sel sel = {.t0 = t0, .t1 = t1};
+    find_unclosed(s, &sel);
     st = write_meta(s, w);
     if (st == TP_OK)
         st = write_data(s, w, &sel, records);
-    free(sel.push.k), free(sel.push.v), free(sel.start.k), free(sel.start.v);
+    free(sel.push.k), free(sel.push.v), free(sel.start.k), free(sel.start.v), free(sel.skip);
     tp_status cs = tp_writer_close(w);
     return st != TP_OK ? st : cs;
 }

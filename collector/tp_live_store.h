@@ -8,7 +8,8 @@
  * named "step", "ProfilerStep#N", or the name given) as they close, so windows can be cut
  * at step boundaries. A window is written as a complete, indexed .tprof (tp_writer) holding
  * the metadata and the data records that start in [t0, t1], with NVTX ranges kept whole:
- * a pop or end is written exactly when its push or start was, so the trace always nests.
+ * a pop or end is written exactly when its push or start was, so the trace always nests, and
+ * a range the store holds no end of yet (still open at the cut) is left out.
  * The same records make the live view and a capture, so the same analysis of them gives
  * the same figures. Single-threaded: the caller (the live server thread) owns it. */
 #ifndef TP_LIVE_STORE_H

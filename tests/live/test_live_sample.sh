@@ -53,6 +53,12 @@ grep -Eq '^ CPU time by line, sampled: [0-9]+ samples of 1 threads, [0-9]+ a sec
 grep -Eq '^ window: [0-9]+ steps in [0-9.]+ s, .* a step; device busy 0.00 % of it' "$W/secs.txt" ||
     fail "the window in seconds: $(grep '^ window:' "$W/secs.txt")"
 grep -q 'nan' "$W/secs.txt" && fail "nan in the frame"
+# ...and its step ranges are its steps: the step still running at the cut is left out, not
+# counted as a step of 0 ns
+WSTEPS=$(sed -n 's/^ window: \([0-9]*\) steps in.*/\1/p' "$W/secs.txt")
+RSTEPS=$(sed -n 's/^[> ] step  *\([0-9][0-9]*\)  .*/\1/p' "$W/secs.txt")
+[ -n "$WSTEPS" ] && [ "$WSTEPS" = "$RSTEPS" ] ||
+    fail "window steps $WSTEPS, step ranges $RSTEPS: $(grep -E '^[> ] step ' "$W/secs.txt")"
 
 # A window of 2 steps: the same table; fewer than 50 samples say how to widen the window.
 "$TP" top "$JOB" --snapshot --steps 2 --width 160 --height 44 >"$W/steps.txt" 2>>"$W/top.log" ||

@@ -1,5 +1,5 @@
 /* tp_live_store: steps followed as their ranges close, windows cut at step boundaries with
- * ranges kept whole, the budget's evictions refusing windows that reach into them, and the
+ * ranges kept whole (and those still open at the cut left out), the budget's evictions refusing windows that reach into them, and the
  * written window read back by the trace reader (index intact, records as given). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +149,39 @@ static void test_window_shared_tick(void) {
     tp_live_store_close(s);
 }
 
+/* A window cut while ranges are open (a window in seconds ends inside a step): the step still
+ * running, the range started and not ended, and a range opened inside a range still open are
+ * left out; ranges that opened in the window and ended (even after it) are kept whole. */
+static void test_window_open_at_cut(void) {
+    tp_live_store_opts o = {0};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    feed(s, 5); /* steps 0..4; the last loader range closes at 5150 */
+    push(s, 5100, 1, 1); /* step 5: still open */
+    push(s, 5110, 1, 2); /* inside it, ended: kept whole, its pop matched to it */
+    pop(s, 5200, 1);
+    push(s, 5300, 1, 2); /* inside it, still open */
+    tp_rec_nvtx_start st;
+    TP_REC_CLEAR(&st, TP_REC_NVTX_START);
+    st.ts = 5120, st.tid = 2, st.range_id = 77, st.msg_sid = 4;
+    tp_live_store_add(s, &st.h); /* started, never ended */
+    uint64_t recs;
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK_OK(tp_live_store_write(s, 2000, 5400, fd, &recs));
+    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
+    count(path, n);
+    /* steps 2..4 with their work ranges (6), the loader ranges opened at 2950, 3950, 4950
+     * (3), the work range inside step 5 (1) */
+    CHECK_EQ_U(n[TP_REC_NVTX_PUSH], 3 * 2 + 3 + 1);
+    CHECK_EQ_U(n[TP_REC_NVTX_POP], n[TP_REC_NVTX_PUSH]);
+    CHECK_EQ_U(n[TP_REC_NVTX_START], 0);
+    CHECK_EQ_U(n[TP_REC_KERNEL], 3);
+    unlink(path);
+    tp_live_store_close(s);
+}
+
 static void test_eviction(void) {
     tp_live_store_opts o = {.budget = 1}; /* the minimum: 4 chunks of 256 KiB */
     tp_live_store *s;
@@ -211,6 +244,7 @@ int main(void) {
     TP_RUN(test_steps);
     TP_RUN(test_window);
     TP_RUN(test_window_shared_tick);
+    TP_RUN(test_window_open_at_cut);
     TP_RUN(test_eviction);
     TP_RUN(test_named_step);
     return tp_test_summary();
