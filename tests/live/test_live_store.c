@@ -1,6 +1,7 @@
 /* tp_live_store: steps followed as their ranges close, windows cut at step boundaries with
- * ranges kept whole (and those still open at the cut left out), the budget's evictions refusing windows that reach into them, and the
- * written window read back by the trace reader (index intact, records as given). */
+ * ranges kept whole (and those still open at the cut left out), the budget's evictions refusing
+ * windows that reach into them, and the written window read back by the trace reader (index intact,
+ * records as given). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +157,7 @@ static void test_window_open_at_cut(void) {
     tp_live_store_opts o = {0};
     tp_live_store *s;
     CHECK_OK(tp_live_store_open(&o, &s));
-    feed(s, 5); /* steps 0..4; the last loader range closes at 5150 */
+    feed(s, 5);          /* steps 0..4; the last loader range closes at 5150 */
     push(s, 5100, 1, 1); /* step 5: still open */
     push(s, 5110, 1, 2); /* inside it, ended: kept whole, its pop matched to it */
     pop(s, 5200, 1);
