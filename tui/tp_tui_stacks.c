@@ -32,7 +32,7 @@ static const tp_tui_keydoc keys_samples[] = {{"c", "launching stacks"}};
  * program's call into torch), the program's line first, then the call: "train.py:59 in step ->
  * functional.py:2846 in batch_norm", so that a narrow column cuts the library's name, not the
  * line of yours. */
-static void call_label(const tp_an_frame *f, size_t n_frames, char *buf, size_t n) {
+void tp_tui_stacks_label(const tp_an_frame *f, size_t n_frames, char *buf, size_t n) {
     char call[512];
     buf[0] = 0;
     if (n_frames > 1 && f[1].skipped) {
@@ -52,7 +52,7 @@ static void add_row(tp_tui_table *t, const tp_an_frame *f, size_t nf, int64_t ns
                     const char *c3, double k3, const char *c4, double k4) {
     char label[512], time[32], share[32];
     double pct = of > 0 ? 100.0 * (double)ns / (double)of : 0;
-    call_label(f, nf, label, sizeof label);
+    tp_tui_stacks_label(f, nf, label, sizeof label);
     snprintf(share, sizeof share, "%.2f %%", pct);
     const char *txt[] = {label, tp_units_dur(time, sizeof time, (double)ns), share, c3, c4};
     double key[] = {0, (double)ns, pct, k3, k4};

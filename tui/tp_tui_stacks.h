@@ -17,6 +17,12 @@
 /* A new Stacks panel over d (which must outlive it); it runs tp_an_stacks on d's view. */
 tp_tui_panel *tp_tui_stacks_new(tp_tui_data *d);
 
+/* A stack's row label, as the Stacks view's tables read it: its innermost frame and that
+ * frame's caller, or, where library frames lead to that call from the program's own code, the
+ * program's line then the call ("train.py:59 in step -> functional.py:2846 in batch_norm").
+ * f: tp_an_frames_prefix's frames, innermost first. */
+void tp_tui_stacks_label(const tp_an_frame *f, size_t n_frames, char *buf, size_t n);
+
 /* The CPU samples' table, the Stacks view's and `trainprof top`'s for a sampled job: a row per
  * stack of sa (your line -> the call; on-CPU time, its share of sa's, waiting, samples) sorted
  * by on-CPU time, and a note for the samples without Python frames. Initializes *t

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tp_tui_layout.h"
+#include "tp_tui_stacks.h"
 #include "tp_units.h"
 
 void tp_tui_wstats_set(tp_tui_wstats *w, const tp_tui_data *d, int64_t lo, int64_t hi) {
@@ -19,11 +20,18 @@ void tp_tui_wstats_set(tp_tui_wstats *w, const tp_tui_data *d, int64_t lo, int64
     tp_rank_analysis_run(&w->a, d->m, d->r, &o, TP_TUI_WSTATS_ANALYSES);
     w->lo = o.window_lo, w->hi = o.window_hi;
     w->set = 1;
+    if (d->r->samples.n) { /* the view has the window: only its samples count */
+        tp_an_samples_run(&w->a.v, w->a.v.opts.stack_depth, 0, 0, &w->sa);
+        w->has_sa = 1;
+    }
 }
 
 void tp_tui_wstats_clear(tp_tui_wstats *w) {
     if (w->set)
         tp_rank_analysis_free(&w->a);
+    if (w->has_sa)
+        tp_an_samples_free(&w->sa);
+    w->has_sa = 0;
     w->set = 0;
     w->step = -1;
 }
@@ -70,6 +78,31 @@ static void tables(const tp_tui_wstats *w, const tp_tui_data *d, tp_tui_grid *g,
     }
 }
 
+/* The window's samples: a line of totals, then a row per stack by on-CPU time. */
+static void samples(const tp_tui_wstats *w, tp_tui_grid *g, int y, int end) {
+    const tp_an_samples *sa = &w->sa;
+    char b[640], c[32], t[32], label[512];
+    snprintf(b, sizeof b,
+             "CPU time by line, sampled in the window: %zu samples of %zu threads, %s on a CPU, "
+             "%s waiting",
+             sa->samples, sa->n_threads, DUR(c, sa->cpu_ns), DUR(t, sa->wall_ns - sa->cpu_ns));
+    line(g, &y, end, 0, TP_TUI_A_HEADER, b);
+    if (!sa->samples)
+        line(g, &y, end, 0, TP_TUI_A_NORMAL, "(no sample in the window)");
+    int lw = g->w - 30 > 12 ? g->w - 30 : 12;
+    for (size_t i = 0; i < sa->n && y < end; i++) {
+        const tp_an_sample_row *r = &sa->s[i];
+        char name[520];
+        tp_tui_stacks_label(r->frames, r->n_frames, label, sizeof label);
+        tp_tui_fit(name, sizeof name, label, lw);
+        int pad = lw - tp_tui_str_width(name);
+        snprintf(b, sizeof b, "%s%*s %12s %7.2f %% %6zu", name, pad > 0 ? pad : 0, "",
+                 DUR(c, r->cpu_ns),
+                 sa->cpu_ns > 0 ? 100.0 * (double)r->cpu_ns / (double)sa->cpu_ns : 0.0, r->samples);
+        line(g, &y, end, 0, TP_TUI_A_NORMAL, b);
+    }
+}
+
 void tp_tui_wstats_draw(const tp_tui_wstats *w, const tp_tui_data *d, tp_tui_grid *g, int y,
                         int h) {
     char a[32], b[32], s[32], busy[32], span[32], cb[32], cd[32];
@@ -97,5 +130,13 @@ void tp_tui_wstats_draw(const tp_tui_wstats *w, const tp_tui_data *d, tp_tui_gri
     else
         tp_tui_grid_put(g, 0, y++, "Device busy: no GPU activity starts in the window", g->w,
                         TP_TUI_A_NORMAL);
-    tables(w, d, g, y, end);
+    if (!w->has_sa) {
+        tables(w, d, g, y, end);
+        return;
+    }
+    /* the kernel and range tables take what they need, up to half; the samples the rest */
+    size_t need = (w->a.k.n > w->a.nv.n ? w->a.k.n : w->a.nv.n) + 1;
+    int tabs = (int)need + 1 < (end - y) / 2 ? (int)need + 1 : (end - y) / 2;
+    tables(w, d, g, y, y + tabs);
+    samples(w, g, y + tabs, end);
 }

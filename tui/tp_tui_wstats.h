@@ -4,10 +4,13 @@
  * tp_an_opts' window set, so only the rows that start inside it count, as if the trace had
  * been cut to that window; `trainprof report` on such a cut trace gives the same numbers
  * (tests/tui/test_tui_window). Shown: the window, device busy time and the GPU span inside
- * it, copies, and per-kernel and per-range totals. */
+ * it, copies, and per-kernel and per-range totals; for a rank recorded with --sample, the CPU
+ * time by line of the samples in the window (tp_an_samples over the window's view: what the
+ * threads did in that step). */
 #ifndef TP_TUI_WSTATS_H
 #define TP_TUI_WSTATS_H
 
+#include "tp_an_samples.h"
 #include "tp_rank_analysis.h"
 #include "tp_tui_data.h"
 #include "tp_tui_grid.h"
@@ -20,6 +23,8 @@ typedef struct {
     int64_t lo, hi; /* model ns, [lo, hi) */
     long step;      /* the step row it is (`w`, `[`, `]`); -1: marked by hand */
     tp_rank_analysis a;
+    int has_sa;       /* 1: the rank has samples, sa holds the window's */
+    tp_an_samples sa; /* the samples in the window, by stack */
 } tp_tui_wstats;
 
 /* Analyzes [lo, hi) of d's rank (lo > hi are swapped; an empty window is widened to 1 ns)

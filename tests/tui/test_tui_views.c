@@ -427,6 +427,53 @@ static void test_stacks_samples(void) {
     tp_model_close(m);
 }
 
+/* A step marked on the Timeline (find, w, ]) of a rank recorded with --sample: the window's
+ * statistics add the CPU time by line of the samples inside it, and each step shows its own
+ * (step 1 burned in augment, step 2 in train, called from two lines of main). */
+static void test_window_samples(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "sampled.tprof");
+    r->rank = 0, r->native = 1;
+    push(m, r, "step", TP_CAT_USER_ANNOTATION, 1000000, 400000000);
+    push(m, r, "step", TP_CAT_USER_ANNOTATION, 500000000, 200000000);
+    tp_rank_add_stack_pycode(m, r, 1, "/job/train.py", "augment", 5);
+    tp_rank_add_stack_pycode(m, r, 2, "/job/train.py", "main", 20);
+    tp_rank_add_stack_pycode(m, r, 3, "/job/train.py", "train", 40);
+    const uint32_t py[] = {TP_STACK_PYTHON, TP_STACK_PYTHON};
+    const uint64_t aug[] = {(uint64_t)1 << 24 | 7, (uint64_t)2 << 24 | 31};
+    const uint64_t tr1[] = {(uint64_t)3 << 24 | 44, (uint64_t)2 << 24 | 33};
+    const uint64_t tr2[] = {(uint64_t)3 << 24 | 44, (uint64_t)2 << 24 | 35};
+    tp_rank_add_stack(r, 1, py, aug, 2);
+    tp_rank_add_stack(r, 2, py, tr1, 2);
+    tp_rank_add_stack(r, 3, py, tr2, 2);
+    for (int i = 0; i < 69; i++) { /* every 10 ms from 10 ms: 40 in step 1, 20 in step 2 */
+        int64_t ts = 10000000 * (int64_t)(i + 1);
+        uint32_t st = ts < 500000000 ? 1 : ts < 600000000 ? 2 : 3;
+        tp_samples_push(&r->samples, ts, 1, 7, st, 1, 10000000, 10000000);
+    }
+    tp_model_finish(m);
+    tp_tui *t = open_tui(m, "timeline", 120, 50);
+    CHECK(t != NULL);
+    keys(t, "/step\nw["); /* find goes to the next "step" from the first event: [ the first */
+    CHECK(screen_find(t, "Window +0 ns .. +400.00 ms (400.00 ms): step") > 0);
+    int y = screen_find(t, "CPU time by line, sampled in the window: 40 samples of 1 threads, "
+                           "400.00 ms on a CPU, 0 ns waiting");
+    CHECK(y > 0);
+    y = screen_find(t, "train.py:7 in augment < train.py:31 in main");
+    CHECK(y > 0 && strstr(screen_row(t, y), "400.00 ms") && strstr(screen_row(t, y), "100.00 %") &&
+          strstr(screen_row(t, y), " 40"));
+    CHECK(screen_find(t, "in train <") < 0);
+    keys(t, "]"); /* the second step: train, from two lines of main */
+    CHECK(screen_find(t, "(200.00 ms): step") > 0);
+    CHECK(screen_find(t, "sampled in the window: 20 samples") > 0);
+    y = screen_find(t, "train.py:44 in train < train.py:33 in main");
+    CHECK(y > 0 && strstr(screen_row(t, y), "100.00 ms") && strstr(screen_row(t, y), "50.00 %"));
+    CHECK(screen_find(t, "train.py:44 in train < train.py:35 in main") > y);
+    CHECK(screen_find(t, "in augment") < 0);
+    tp_tui_close(t);
+    tp_model_close(m);
+}
+
 /* Two ranks: --rank picks one, r cycles, and each rank shows its own numbers. */
 static void test_ranks(void) {
     tp_model *m = tp_model_new();
@@ -687,6 +734,7 @@ int main(void) {
     TP_RUN(test_no_gpu_utf8);
     TP_RUN(test_thread_name_lane);
     TP_RUN(test_stacks_samples);
+    TP_RUN(test_window_samples);
     TP_RUN(test_ranks);
     TP_RUN(test_ranks_view);
     TP_RUN(test_ranks_findings_scroll);
