@@ -9,26 +9,7 @@
 # its condition with a generous limit.
 set -u
 TP=$1 TRAINER=$2 PY=$3 HERE=$4
-W=$(mktemp -d)
-export XDG_RUNTIME_DIR=$W/run
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-SOCKDIR=$XDG_RUNTIME_DIR/trainprof
-REC=
-cleanup() {
-    [ -n "$REC" ] && kill -KILL "$REC" 2>/dev/null
-    [ -n "${JOB:-}" ] && kill -KILL "$JOB" 2>/dev/null
-    [ -n "${KEEP_W:-}" ] || rm -rf "$W" # KEEP_W=1 keeps the files of a failed run to look at
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$W"/*.log; do echo "== $f"; tail -20 "$f"; done; exit 1; }
-
-has_sock() { compgen -G "$SOCKDIR/*.sock" >/dev/null; }
-
-# poll CMD...: runs CMD every 0.2 s until it succeeds, at most 120 s.
-poll() {
-    for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    return 1
-}
+. "$HERE/live_lib.sh"
 
 "$TP" record --live -o "$W/main.tprof" -- "$TRAINER" --scenario input-bound --steps 1000000 \
     --log-every 0 >"$W/job.log" 2>&1 &

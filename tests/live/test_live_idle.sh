@@ -7,29 +7,8 @@
 set -u
 TP=$1 TRAINER=$2 PY=$3 HERE=$4 NVTXPY=$5
 # the fork part runs a Python program with the nvtx package (scripts/install-deps.sh's venv)
-if [ ! -x "$NVTXPY" ]; then
-    [ "${CI:-}" = true ] && { echo "FAIL: no venv python at $NVTXPY"; exit 1; }
-    echo "SKIP: no venv python at $NVTXPY (scripts/install-deps.sh makes it)"
-    exit 77
-fi
-W=$(mktemp -d)
-export XDG_RUNTIME_DIR=$W/run
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-SOCKDIR=$XDG_RUNTIME_DIR/trainprof
-REC=
-JOB=
-cleanup() {
-    [ -n "$JOB" ] && kill -KILL "$JOB" 2>/dev/null
-    [ -n "$REC" ] && kill -KILL "$REC" 2>/dev/null
-    rm -rf "$W"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$W"/*.log; do echo "== $f"; tail -20 "$f"; done; exit 1; }
-poll() {
-    for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    return 1
-}
-has_sock() { compgen -G "$SOCKDIR/*.sock" >/dev/null; }
+. "$HERE/live_lib.sh"
+need_venv "$NVTXPY"
 status() { "$PY" "$HERE/live_client.py" "$SOCKDIR/$JOB.sock" status; }
 
 # Bad command lines: one line and status 2, nothing run.

@@ -6,29 +6,8 @@
 # limit, and the assertions hold for any number of samples the machine's load allows.
 set -u
 TP=$1 HERE=$2 NVTXPY=$3
-if [ ! -x "$NVTXPY" ]; then
-    [ "${CI:-}" = true ] && { echo "FAIL: no venv python at $NVTXPY"; exit 1; }
-    echo "SKIP: no venv python at $NVTXPY (scripts/install-deps.sh makes it)"
-    exit 77
-fi
-W=$(mktemp -d)
-export XDG_RUNTIME_DIR=$W/run
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-SOCKDIR=$XDG_RUNTIME_DIR/trainprof
-REC=
-JOB=
-cleanup() {
-    [ -n "$JOB" ] && kill -KILL "$JOB" 2>/dev/null
-    [ -n "$REC" ] && kill -KILL "$REC" 2>/dev/null
-    rm -rf "$W"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$W"/*.log "$W"/*.txt; do echo "== $f"; tail -40 "$f"; done; exit 1; }
-poll() {
-    for _ in $(seq 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    return 1
-}
-has_sock() { compgen -G "$SOCKDIR/*.sock" >/dev/null; }
+. "$HERE/live_lib.sh"
+need_venv "$NVTXPY"
 BURN=$(grep -n '# BURN' "$HERE/sample_job.py" | cut -d: -f1)
 STEP=$(grep -n '# STEP' "$HERE/sample_job.py" | cut -d: -f1)
 
