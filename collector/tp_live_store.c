@@ -18,6 +18,10 @@
 
 typedef struct {
     size_t len;
+    uint64_t max_ts;    /* the latest start among its timed records: a window starting after
+                           it takes nothing of the chunk but its untimed records */
+    uint32_t n_recs;    /* records in it */
+    uint32_t n_untimed; /* of them untimed (external correlations, which every window takes) */
     uint8_t buf[CHUNK_BYTES];
 } chunk;
 
@@ -237,15 +241,10 @@ static void see_data(tp_live_store *s, const tp_rec_hdr *r) {
 
 static void evict_oldest(tp_live_store *s) {
     chunk *c = s->ring[s->head];
-    for (size_t off = 0; off < c->len;) {
-        const tp_rec_hdr *r = (const tp_rec_hdr *)(c->buf + off);
-        uint64_t ts = tp_record_ts(r);
-        if (ts > s->st.lost_upto)
-            s->st.lost_upto = ts;
-        s->st.evicted++;
-        s->st.records--;
-        off += r->size;
-    }
+    if (c->max_ts > s->st.lost_upto)
+        s->st.lost_upto = c->max_ts;
+    s->st.evicted += c->n_recs;
+    s->st.records -= c->n_recs;
     s->st.bytes -= c->len;
     s->ring[s->head] = NULL;
     s->head = (s->head + 1) % s->ring_cap;
@@ -263,7 +262,7 @@ static chunk *room(tp_live_store *s, size_t size) {
     chunk *c = malloc(sizeof *c);
     if (!c)
         return NULL;
-    c->len = 0;
+    c->len = 0, c->max_ts = 0, c->n_recs = c->n_untimed = 0;
     s->ring[(s->head + s->n++) % s->ring_cap] = c;
     return c;
 }
@@ -283,6 +282,10 @@ void tp_live_store_add(tp_live_store *s, const tp_rec_hdr *r) {
     }
     memcpy(c->buf + c->len, r, r->size);
     c->len += r->size;
+    uint64_t ts = tp_record_ts(r);
+    c->max_ts = ts > c->max_ts ? ts : c->max_ts;
+    c->n_recs++;
+    c->n_untimed += !(r->flags & TP_RF_TIMED);
     s->st.records++;
     s->st.bytes += r->size;
 }
@@ -389,6 +392,8 @@ static void find_unclosed(const tp_live_store *s, window_sel *w) {
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < s->n; i++) {
         const chunk *c = s->ring[(s->head + i) % s->ring_cap];
+        if (c->max_ts < w->t0) /* its ranges opened before the window, its ends close those */
+            continue;
         for (size_t off = 0; off < c->len;) {
             const tp_rec_hdr *r = (const tp_rec_hdr *)(c->buf + off);
             off += r->size;
@@ -479,6 +484,10 @@ static tp_status write_meta(tp_live_store *s, tp_writer *w) {
 static tp_status write_data(tp_live_store *s, tp_writer *w, window_sel *sel, uint64_t *records) {
     for (size_t i = 0; i < s->n; i++) {
         const chunk *c = s->ring[(s->head + i) % s->ring_cap];
+        /* select_rec takes none of its records: each starts before t0, and a pop or end in it
+         * closes a range opened before t0 (a thread's records arrive in its order) */
+        if (c->max_ts < sel->t0 && !c->n_untimed)
+            continue;
         for (size_t off = 0; off < c->len;) {
             const tp_rec_hdr *r = (const tp_rec_hdr *)(c->buf + off);
             off += r->size;

@@ -183,6 +183,35 @@ static void test_window_open_at_cut(void) {
     tp_live_store_close(s);
 }
 
+/* A window of the last steps of a store of many chunks: the chunks whose records all start
+ * before the window are passed over, but not one holding an untimed record (an external
+ * correlation, which every window takes), and the window is what a full pass writes. */
+static void test_window_skips_old_chunks(void) {
+    tp_live_store_opts o = {0};
+    tp_live_store *s;
+    CHECK_OK(tp_live_store_open(&o, &s));
+    tp_rec_ext_correlation x;
+    TP_REC_CLEAR(&x, TP_REC_EXT_CORRELATION);
+    x.correlation = 5, x.external_id = 42;
+    tp_live_store_add(s, &x.h); /* in the first chunk, with steps long before the window */
+    feed(s, 5000);              /* ~ 1.7 MB: 7 chunks */
+    tp_live_step last[2];
+    CHECK_EQ_U(tp_live_store_last_steps(s, 2, last), 2);
+    uint64_t recs;
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK_OK(tp_live_store_write(s, last[0].start, last[1].end, fd, &recs));
+    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
+    count(path, n);
+    CHECK_EQ_U(n[TP_REC_EXT_CORRELATION], 1);
+    CHECK_EQ_U(n[TP_REC_NVTX_PUSH], 2 * 2 + 2); /* as test_eviction's window of 2 steps */
+    CHECK_EQ_U(n[TP_REC_NVTX_POP], n[TP_REC_NVTX_PUSH]);
+    CHECK_EQ_U(recs, 2 * 2 * 2 + 2 * 2 + 2 + 1);
+    unlink(path);
+    tp_live_store_close(s);
+}
+
 static void test_eviction(void) {
     tp_live_store_opts o = {.budget = 1}; /* the minimum: 4 chunks of 256 KiB */
     tp_live_store *s;
@@ -246,6 +275,7 @@ int main(void) {
     TP_RUN(test_window);
     TP_RUN(test_window_shared_tick);
     TP_RUN(test_window_open_at_cut);
+    TP_RUN(test_window_skips_old_chunks);
     TP_RUN(test_eviction);
     TP_RUN(test_named_step);
     return tp_test_summary();
