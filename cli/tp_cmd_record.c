@@ -42,6 +42,7 @@ typedef struct {
     const char *output, *stacks, *capture, *delay, *duration, *buffer_mb, *step_range;
     const char *sample_hz; /* --sample (100) or --sample-hz N: TRAINPROF_SAMPLE_HZ */
     int no_cuda, force;
+    int pytorch;      /* --pytorch: TRAINPROF_PYTORCH, PYTHONPATH gets the start-up file's folder */
     const char *live; /* --live, --idle: TRAINPROF_LIVE (docs/live.md) */
     char **cmd;
     char output_abs[PATH_MAX]; /* -o made absolute (the program may chdir) */
@@ -64,20 +65,22 @@ static struct {
 #define NFWD (sizeof g_fwd / sizeof g_fwd[0])
 
 static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: trainprof record [-o FILE [--force]] [--stacks none|api|all]\n"
-        "                        [--capture nvtx:RANGE[@DOMAIN] | --delay S --duration S]\n"
-        "                        [--buffer-mb N] [--no-cuda] [--sample | --sample-hz N]\n"
-        "                        [--live | --idle] [--step-range NAME[@DOMAIN]] -- CMD ARGS...\n"
-        "Runs CMD with the trainprof collector injected and writes a .tprof trace\n"
-        "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n"
-        "An existing FILE is kept unless --force; FILE's folder is created when missing.\n"
-        "--live also serves a control socket (trainprof top/capture/ps); --idle serves\n"
-        "it and records nothing until asked (trainprof capture, trainprof top).\n"
-        "--sample reads every Python thread's stack and CPU time 100 times a second\n"
-        "(--sample-hz: 1 to %d), for the report's \"CPU time by line\".\n",
-        TP_SAMPLE_HZ_MAX);
+    fprintf(f,
+            "usage: trainprof record [-o FILE [--force]] [--stacks none|api|all]\n"
+            "                        [--capture nvtx:RANGE[@DOMAIN] | --delay S --duration S]\n"
+            "                        [--buffer-mb N] [--no-cuda] [--sample | --sample-hz N]\n"
+            "                        [--live | --idle] [--step-range NAME[@DOMAIN]] [--pytorch]\n"
+            "                        -- CMD ARGS...\n"
+            "Runs CMD with the trainprof collector injected and writes a .tprof trace\n"
+            "(default ./<program>-<pid>.tprof; with RANK etc. set, <program>-rank<R>-<pid>).\n"
+            "An existing FILE is kept unless --force; FILE's folder is created when missing.\n"
+            "--live also serves a control socket (trainprof top/capture/ps); --idle serves\n"
+            "it and records nothing until asked (trainprof capture, trainprof top).\n"
+            "--sample reads every Python thread's stack and CPU time 100 times a second\n"
+            "(--sample-hz: 1 to %d), for the report's \"CPU time by line\".\n"
+            "--pytorch marks a PyTorch program's steps (one per update of its optimizer),\n"
+            "DataLoader fetches and optimizer steps as NVTX ranges, for programs that do not.\n",
+            TP_SAMPLE_HZ_MAX);
 }
 
 static int is_number(const char *s, int allow_dot) {
@@ -118,6 +121,10 @@ static int parse_args(int argc, char **argv, record_opts *o) {
             break;
         if (!strcmp(a, "--no-cuda") || !strcmp(a, "--force")) {
             *(a[2] == 'n' ? &o->no_cuda : &o->force) = 1;
+            continue;
+        }
+        if (!strcmp(a, "--pytorch")) {
+            o->pytorch = 1;
             continue;
         }
         if (!strcmp(a, "--sample")) {
@@ -240,6 +247,19 @@ static uint64_t new_job_id(void) {
     return id ? id : 1; /* 0 means "unknown" */
 }
 
+#define PYBOOT_DIR "trainprof-python" /* record --pytorch's sitecustomize.py, beside the lib */
+
+/* The folder of `record --pytorch`'s start-up file: PYBOOT_DIR beside the collector `lib`.
+ * Returns 0, or -1 when it is not there. */
+static int find_pyboot(const char *lib, char *out, size_t len) {
+    const char *slash = strrchr(lib, '/');
+    int n = snprintf(out, len, "%.*s/%s", slash ? (int)(slash - lib) : 1, slash ? lib : ".",
+                     PYBOOT_DIR);
+    char file[PATH_MAX + 32];
+    snprintf(file, sizeof file, "%s/sitecustomize.py", out);
+    return n > 0 && (size_t)n < len && access(file, R_OK) == 0 ? 0 : -1;
+}
+
 /* In the child, before exec. */
 static void child_env(const record_opts *o, const char *lib, const char *manifest) {
     char buf[PATH_MAX * 2 + 16];
@@ -290,6 +310,19 @@ static void child_env(const record_opts *o, const char *lib, const char *manifes
         unsetenv("TRAINPROF_STEP_RANGE");
     if (o->no_cuda)
         setenv("TRAINPROF_NO_CUDA", "1", 1);
+    char boot[PATH_MAX];
+    if (o->pytorch && find_pyboot(lib, boot, sizeof boot) == 0) {
+        /* first on the path: Python runs it at start-up, and it runs the one it shadows */
+        const char *pp = getenv("PYTHONPATH");
+        size_t n = strlen(boot) + (pp ? strlen(pp) : 0) + 2;
+        char *path = tp_mem_xalloc(n, 1); /* PYTHONPATH has no length limit */
+        snprintf(path, n, "%s%s%s", boot, pp && *pp ? ":" : "", pp && *pp ? pp : "");
+        setenv("PYTHONPATH", path, 1);
+        free(path);
+        setenv("TRAINPROF_PYTORCH", "1", 1);
+    } else {
+        unsetenv("TRAINPROF_PYTORCH");
+    }
 }
 
 /* The how-many-th signal from `sender` this is (1, 2, ...). Runs in a signal handler. */
@@ -595,6 +628,11 @@ int tp_cmd_record(int argc, char **argv) {
                 "trainprof record: cannot find %s next to this program; set "
                 "TRAINPROF_COLLECTOR_PATH\n",
                 COLLECTOR_NAME);
+        return 1;
+    }
+    char boot[PATH_MAX];
+    if (o.pytorch && find_pyboot(lib, boot, sizeof boot) != 0) {
+        fprintf(stderr, "trainprof record: --pytorch: cannot find %s/sitecustomize.py\n", boot);
         return 1;
     }
     if (prepare_output(&o) != 0)

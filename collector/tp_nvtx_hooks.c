@@ -528,6 +528,42 @@ static void h_name_thread_w(uint32_t tid, const wchar_t *n) {
     name_thread(tid, intern_wide(n));
 }
 
+/* ---------------------------------------------------------------- record --pytorch */
+
+int tp_nvtx_push(const char *name) {
+    return h_push_a(name);
+}
+
+int tp_nvtx_pop(void) {
+    return h_pop();
+}
+
+void tp_nvtx_range_since(const char *name, uint64_t t0) {
+    tp_tstate *t = tp_collector_thread();
+    if (!t || !name)
+        return;
+    uint32_t sid = tp_collector_intern(t, name);
+    uint64_t now = tp_collector_now();
+    if (!tp_collector_gate(now)) {
+        if (tp_g.cfg.live == TP_LIVE_IDLE && tp_collector_is_step(sid, 0))
+            atomic_fetch_add_explicit(&tp_g.idle_steps, 1, memory_order_relaxed);
+        return;
+    }
+    tp_rec_nvtx_start r;
+    TP_HOT_CLEAR(&r, TP_REC_NVTX_START);
+    r.msg_sid = sid;
+    r.ts = t0 < now ? t0 : now;
+    r.range_id = atomic_fetch_add_explicit(&g_next_range, 1, memory_order_relaxed);
+    r.tid = t->tid;
+    tp_collector_emit(t, &r);
+    tp_rec_nvtx_end e;
+    TP_HOT_CLEAR(&e, TP_REC_NVTX_END);
+    e.ts = now;
+    e.range_id = r.range_id;
+    e.tid = t->tid;
+    tp_collector_emit(t, &e);
+}
+
 /* ---------------------------------------------------------------- CORE2 (domain) handlers */
 
 static void h_dmark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {

@@ -28,6 +28,17 @@ int tp_nvtx_init_ext(nvtxExtModuleInfo_t *info);
  * collector starts. */
 void tp_nvtx_register(void);
 
+/* For `record --pytorch`'s start-up file (collector/python/sitecustomize.py), through the
+ * library's trainprof_* exports (tp_collector_pyapi.c): a push and a pop of the calling
+ * thread, as nvtxRangePushA and nvtxRangePop make them (they nest with the program's own), and
+ * a range of the calling thread from `t0` (the trace clock, tp_collector_now, read when it
+ * began) to now, written as it ends: a START at t0 and its END, for a range known to be one
+ * only at its end (a training step, ended by the optimizer's update). Written when recording
+ * is on at its end; under --idle a step range counts as a step there. */
+int tp_nvtx_push(const char *name);
+int tp_nvtx_pop(void);
+void tp_nvtx_range_since(const char *name, uint64_t t0);
+
 /* Converts a wide string to UTF-8 into `out` (always NUL-terminated, cut at a character
  * boundary when it does not fit). Returns the byte length written. */
 size_t tp_nvtx_wide_to_utf8(const wchar_t *w, char *out, size_t cap);

@@ -67,8 +67,11 @@ static int in_stdlib(const char *path) {
     return 0;
 }
 
+/* Installed packages, and `record --pytorch`'s start-up file (lib/trainprof-python/: its
+ * frames lie between the program's loop and torch's DataLoader) */
 static int in_packages(const char *path) {
-    return strstr(path, "/site-packages/") || strstr(path, "/dist-packages/");
+    return strstr(path, "/site-packages/") || strstr(path, "/dist-packages/") ||
+           strstr(path, "/trainprof-python/");
 }
 
 int tp_libpath_python(const char *file) {

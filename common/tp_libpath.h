@@ -5,7 +5,8 @@
  *
  * A Python source file (a code object's co_filename, or a PyTorch-profiler frame's file) is a
  * library's when it is "" (a C function called from Python, a module frame of the profiler's),
- * a frozen module ("<frozen importlib._bootstrap>"), under site-packages or dist-packages, in
+ * a frozen module ("<frozen importlib._bootstrap>"), under site-packages or dist-packages (or
+ * trainprof-python, `record --pytorch`'s start-up file), in
  * the standard library (".../lib/python3.11/x.py", lib64 too), or a path the PyTorch profiler
  * made relative to sys.path ("torch/nn/modules/conv.py", "contextlib.py": it trims
  * site-packages and the script's folder alike) whose top-level module is the standard

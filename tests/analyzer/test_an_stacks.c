@@ -300,6 +300,7 @@ static void test_library_files(void) {
         {"/usr/lib/python3/dist-packages/numpy/core/numeric.py", 1},
         {"/opt/conda/lib64/python3.10/threading.py", 1},
         {"<frozen importlib._bootstrap>", 1},
+        {"/usr/local/lib/trainprof-python/sitecustomize.py", 1}, /* record --pytorch's */
         {"", 1}, /* a C function called from Python, a profiler's module frame */
         {"torch/nn/modules/conv.py", 1},
         {"contextlib.py", 1},

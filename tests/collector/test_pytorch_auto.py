@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""`trainprof record --pytorch`: a PyTorch loop without annotations gets its steps, DataLoader
+fetches and optimizer steps as ranges, with real processes.
+
+usage: test_pytorch_auto.py TRAINPROF PYTHON [TORCH_PYTHON]
+PYTHON runs tests/collector/pytorch_prog.py against the stand-in torch of torchstub/ (CI has no
+torch; the stand-in has the API surface the start-up file uses, as torch >= 2.0 has it);
+TORCH_PYTHON, when given (or $TORCH_PYTHON), a Python with torch itself runs the loader loop
+too. Checked on the exported trace, by counts and order, never by durations:
+(a) loader mode (a DataLoader fetch before the first update): one "step" per update of the
+    first optimizer (the second's updates end none), each starting where the fetch before it
+    ended (nothing of ours between) and holding that update's "optimizer.step" and no fetch;
+    every fetch is a "DataLoader.__next__" range (the failing one that ends an epoch too);
+    the report's steps are those steps, and it finds the loop input-bound on the ranges
+    (the batch's decoding is most of the loop's work);
+(b) back to back (no DataLoader): one step per update, each from the end of the one before,
+    and no step begun after the last update;
+(c) a sitecustomize of the user's on PYTHONPATH still runs, and sys.path is as without us;
+(d) without --pytorch no range is made."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TP, PY = sys.argv[1], sys.argv[2]
+TORCH_PY = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("TORCH_PYTHON", "")
+HERE = os.path.dirname(os.path.abspath(__file__))
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def record(tmp, name, py, args, pytorch=True, stub=True):
+    env = dict(os.environ)
+    paths = [os.path.join(HERE, "torchstub")] if stub else []
+    env["PYTHONPATH"] = os.pathsep.join(paths + [os.path.join(tmp, "usersite")])
+    out = os.path.join(tmp, name + ".tprof")
+    cmd = [TP, "record", "-o", out] + (["--pytorch"] if pytorch else []) + \
+        ["--", py, os.path.join(HERE, "pytorch_prog.py")] + args
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    check(p.returncode == 0, "%s: record exit %d: %s" % (name, p.returncode, p.stderr[-2000:]))
+    check("sitecustomize chained: yes" in p.stdout, "%s: the user's sitecustomize did not run: %s"
+          % (name, p.stdout))
+    check("path clean: yes" in p.stdout, "%s: sys.path keeps the start-up folder" % name)
+    js = os.path.join(tmp, name + ".json")
+    subprocess.run([TP, "export", out, "--format", "chrome", "-o", js, "-q"], check=True)
+    with open(js) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    return out, ev
+
+
+def ranges(ev, name):
+    return sorted(((e["ts"], e["ts"] + e["dur"]) for e in ev if e["name"] == name))
+
+
+def inside(r, rs):
+    return [x for x in rs if x[0] >= r[0] and x[1] <= r[1]]
+
+
+def check_loader(tmp, name, py, stub, epochs, batches, second_optimizer=True):
+    out, ev = record(tmp, name, py, ["loader", str(epochs), str(batches)], stub=stub)
+    steps, fetches = ranges(ev, "step"), ranges(ev, "DataLoader.__next__")
+    opts = ranges(ev, "optimizer.step")
+    n = epochs * batches
+    check(len(steps) == n, "%s: %d steps for %d updates" % (name, len(steps), n))
+    check(len(fetches) == n + epochs, "%s: %d fetches, not %d" % (name, len(fetches), n + epochs))
+    check(len(opts) == 2 * n, "%s: %d optimizer steps, not %d" % (name, len(opts), 2 * n))
+    ours = sorted(fetches + opts + steps)
+    for s in steps:
+        before = [f for f in fetches if f[1] <= s[0]]
+        check(before and not [x for x in ours if before[-1][1] < x[0] < s[0]],
+              "%s: step %s does not start where its fetch ended" % (name, s))
+        check(len(inside(s, opts)) == 1 and not inside(s, fetches),
+              "%s: step %s holds %d optimizer steps, %d fetches" %
+              (name, s, len(inside(s, opts)), len(inside(s, fetches))))
+    rep = json.loads(subprocess.run([TP, "report", out, "--format", "json", "-q"],
+                                    capture_output=True, text=True).stdout)
+    rank = rep["ranks"][0]
+    found = [f["id"] for f in rank["findings"]]
+    check("host-input-bound" in found, "%s: no host-input-bound finding: %s" % (name, found))
+    check(rank["steps"]["count"] == n, "%s: the report counts %s steps" % (name, rank["steps"]["count"]))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "usersite"))
+        with open(os.path.join(tmp, "usersite", "sitecustomize.py"), "w") as f:
+            f.write('import os\nos.environ["USER_SITECUSTOMIZE"] = "ran"\n')
+        check_loader(tmp, "loader", PY, True, 2, 4)
+        # (b) back to back
+        _, ev = record(tmp, "b2b", PY, ["b2b", "2", "4"])
+        steps, opts = ranges(ev, "step"), ranges(ev, "optimizer.step")
+        check(len(steps) == 8 and len(opts) == 8, "b2b: %d steps, %d updates" % (len(steps), len(opts)))
+        check(not ranges(ev, "DataLoader.__next__"), "b2b: fetches")
+        for a, b in zip(steps, steps[1:]):
+            check(b[0] >= a[1] and not [o for o in opts if a[1] < o[0] < b[0]],
+                  "b2b: step %s does not start where %s ended" % (b, a))
+        check(all(len(inside(s, opts)) == 1 for s in steps), "b2b: a step without its update")
+        check(opts[-1][1] <= steps[-1][1], "b2b: an update after the last step")
+        # (d) without --pytorch
+        _, ev = record(tmp, "plain", PY, ["loader", "1", "3"], pytorch=False)
+        check(not ranges(ev, "step") and not ranges(ev, "DataLoader.__next__") and
+              not ranges(ev, "optimizer.step"), "ranges without --pytorch")
+        if TORCH_PY:
+            check_loader(tmp, "torch", TORCH_PY, False, 2, 4)
+        else:
+            print("note: no TORCH_PYTHON: the loop ran against the stand-in only")
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+from .optimizer import Optimizer, SGD  # noqa: F401
