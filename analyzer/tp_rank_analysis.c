@@ -240,7 +240,14 @@ void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_ran
 }
 
 const char *tp_rank_analysis_no_findings(const tp_rank_analysis *ra) {
-    return ra->v.n_gpu ? "no problem found" : "no problem found on the host";
+    if (ra->v.n_gpu)
+        return "no problem found";
+    /* the host rules judge steps: without any, "no problem" would claim what was not looked at */
+    return ra->dg.n_steps ? "no problem found on the host"
+                          : "nothing judged on the host: no training step was named (a range "
+                            "\"step\", \"train_step\" or torch.profiler's ProfilerStep#N); for a "
+                            "PyTorch loop without annotations, `trainprof record --pytorch` marks "
+                            "its steps";
 }
 
 int tp_rank_analysis_corr_index_done(const tp_an_view *v) {

@@ -88,7 +88,7 @@ void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_ran
                            const tp_an_opts *o);
 
 /* What the report, its HTML and the TUI say of a diagnosis without findings: a rank without
- * device activity was judged by the host rules only. */
+ * device activity was judged by the host rules only, and without steps by none of them. */
 const char *tp_rank_analysis_no_findings(const tp_rank_analysis *ra);
 
 /* 1 when, once the diagnosis of `v` has run, no analysis or writer reads its rank's

@@ -160,7 +160,8 @@ static void test_input_bound_range(void) {
 }
 
 /* A rank without device activity is judged by the host rules only, as the report says; with
- * nothing found, Enter stays on the view. */
+ * no step named none of them could judge, and the view says how to name steps; Enter stays on
+ * the view. */
 static void test_nothing_to_judge(void) {
     tp_model *m = tp_model_new();
     tp_rank *r = tp_model_add_rank(m, "cpu.json");
@@ -171,7 +172,7 @@ static void test_nothing_to_judge(void) {
     tp_events_push(&r->ev, &e);
     tp_model_finish(m);
     tp_tui *t = open_tui(m, "diagnosis", 20);
-    CHECK(screen_find(t, "  no problem found on the host", 1) > 0);
+    CHECK(screen_find(t, "  nothing judged on the host: no training step was named", 1) > 0);
     CHECK(screen_find(t, "Diagnosis (no device activity: judged from the host's steps)", 1) > 0);
     CHECK(screen_find(t, "  not judged without device activity: input-bound", 1) > 0);
     tp_tui_key(t, TP_TUI_KEY_ENTER);
