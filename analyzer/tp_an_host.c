@@ -163,7 +163,7 @@ static void cpu_span(const tp_an_view *v, tp_an_host *out) {
         out->w0 = t0, out->w1 = t1;
 }
 
-static int is_data_name(const char *name) {
+int tp_an_host_window_data_name(const char *name) {
     return tp_an_host_data_name(name) || strcasecmp(name, "data") == 0;
 }
 
@@ -267,7 +267,7 @@ static void window_model_order(const tp_an_view *v, window_acc *w) {
 static void fill_window(const tp_an_view *v, const step_info *s, tp_an_host *out) {
     const tp_events *ev = &v->r->ev;
     window_acc w = {.ev = ev, .out = out, .s = s};
-    tp_an_namememo_open(&w.data_name, v->m, is_data_name);
+    tp_an_namememo_open(&w.data_name, v->m, tp_an_host_window_data_name);
     tp_an_namememo_open(&w.step, v->m, tp_an_host_step_name);
     /* on_step_thread per place (a rank has a few): a load per row, not a search */
     uint8_t *on_step = tp_an_alloc(ev->places.n + 1, 1);

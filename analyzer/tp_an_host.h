@@ -64,4 +64,7 @@ int tp_an_host_step_name(const char *name);
  * "data" (any case): inside a step, with no device to wait, nothing else is meant by it. */
 int tp_an_host_data_name(const char *name);
 
+/* The host window's data-loading test: tp_an_host_data_name, or exactly "data" (any case). */
+int tp_an_host_window_data_name(const char *name);
+
 #endif

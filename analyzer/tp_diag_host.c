@@ -79,19 +79,19 @@ static void range_source(tp_diag_ctx *d, tp_finding *f, uint32_t name) {
                     " (`trainprof record --stacks all` records the line that opens it)");
 }
 
-/* The step thread's time between its steps inside the window: the gaps between the merged
- * intervals of its step ranges, into lo/hi (allocated; free them). Returns their count. */
-static size_t step_gaps(const tp_diag_ctx *d, const tp_an_host *h, int64_t *pid, int64_t *tid,
-                        int64_t **lo, int64_t **hi) {
+/* The CPU ranges of one thread whose names `is` takes, ascending by start, into *s0 / *s1
+ * (allocated; free them); the thread: the first such row's when *tid < 0 (the step thread, for
+ * steps), else (pid, tid). Returns their count. */
+static size_t thread_ranges(const tp_diag_ctx *d, int (*is)(const char *), int64_t *pid,
+                            int64_t *tid, int64_t **s0, int64_t **s1) {
     const tp_an_view *v = d->v;
     size_t n = 0, cap = 0;
-    int64_t *s0 = NULL, *s1 = NULL;
-    *pid = *tid = -1;
+    *s0 = *s1 = NULL;
     for (size_t i = 0; i < v->n; i++) {
         if (tp_an_view_gpu(v, i))
             continue;
         uint32_t row = tp_an_view_row(v, i);
-        if (!tp_an_host_step_name(tp_model_str(v->m, d->ev->name[row])))
+        if (!is(tp_model_str(v->m, d->ev->name[row])))
             continue;
         if (*tid < 0)
             *pid = tp_ev_pid(d->ev, row), *tid = tp_ev_tid(d->ev, row);
@@ -99,30 +99,51 @@ static size_t step_gaps(const tp_diag_ctx *d, const tp_an_host *h, int64_t *pid,
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
-            s0 = tp_mem_xrealloc(s0, cap, sizeof *s0);
-            s1 = tp_mem_xrealloc(s1, cap, sizeof *s1);
+            *s0 = tp_mem_xrealloc(*s0, cap, sizeof **s0);
+            *s1 = tp_mem_xrealloc(*s1, cap, sizeof **s1);
         }
-        s0[n] = tp_an_view_ts(v, i), s1[n] = tp_an_view_end(v, i), n++;
+        (*s0)[n] = tp_an_view_ts(v, i), (*s1)[n] = tp_an_view_end(v, i), n++;
     }
-    /* rows ascend by start; merged, the gaps between them (and none past the window) */
+    return n;
+}
+
+/* The intervals [s0, s1) (ascending by start) merged, or with gaps = 1 the time between them,
+ * inside the host window, into lo/hi (allocated; free them). Returns their count. */
+static size_t merged(const tp_an_host *h, const int64_t *s0, const int64_t *s1, size_t n, int gaps,
+                     int64_t **lo, int64_t **hi) {
     *lo = tp_mem_xalloc(n + 1, sizeof **lo), *hi = tp_mem_xalloc(n + 1, sizeof **hi);
     size_t g = 0;
-    int64_t end = n ? s1[0] : 0;
-    for (size_t k = 1; k < n; k++) {
-        if (s0[k] > end && s0[k] > h->w0 && end < h->w1)
-            (*lo)[g] = end, (*hi)[g] = s0[k], g++;
-        end = s1[k] > end ? s1[k] : end;
+    for (size_t k = 0; k < n;) {
+        int64_t a = s0[k], b = s1[k];
+        for (k++; k < n && s0[k] <= b; k++) /* overlapping or touching: one interval */
+            b = s1[k] > b ? s1[k] : b;
+        if (gaps && k == n) /* none past the last */
+            break;
+        int64_t x = gaps ? b : a, y = gaps ? s0[k] : b;
+        x = x < h->w0 ? h->w0 : x, y = y > h->w1 ? h->w1 : y;
+        if (x < y)
+            (*lo)[g] = x, (*hi)[g] = y, g++;
     }
-    free(s0), free(s1);
     return g;
 }
 
-/* What the sampler saw on the step thread between the steps (`record --sample`). */
-static void samples_between_steps(tp_diag_ctx *d, const tp_an_host *h, tp_finding *f) {
-    int64_t pid = 0, tid = 0, *lo = NULL, *hi = NULL;
-    size_t n = d->r->samples.n ? step_gaps(d, h, &pid, &tid, &lo, &hi) : 0;
-    tp_diag_samples_in(d, f, pid, tid, lo, hi, n, ". Sampled there", "step thread");
-    free(lo), free(hi);
+/* What the sampler saw on the step thread (`record --sample`) between its steps (between = 1)
+ * or inside its data-loading ranges. */
+static void sampled(tp_diag_ctx *d, const tp_an_host *h, tp_finding *f, int between) {
+    int64_t pid = 0, tid = -1, *s0 = NULL, *s1 = NULL, *lo = NULL, *hi = NULL;
+    size_t n = 0;
+    if (d->r->samples.n) {
+        size_t ns = thread_ranges(d, tp_an_host_step_name, &pid, &tid, &s0, &s1);
+        if (!between && tid >= 0) {
+            free(s0), free(s1);
+            ns = thread_ranges(d, tp_an_host_window_data_name, &pid, &tid, &s0, &s1);
+        }
+        n = merged(h, s0, s1, ns, between, &lo, &hi);
+    }
+    tp_diag_samples_in(d, f, pid, tid < 0 ? 0 : tid, lo, hi, n,
+                       between ? ". Sampled there" : ". Sampled inside the data-loading ranges",
+                       "step thread");
+    free(s0), free(s1), free(lo), free(hi);
 }
 
 void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
@@ -144,6 +165,7 @@ void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
             tp_diag_cat(&f->evidence, ", %s of data loading per step",
                         tp_units_dur(b1, sizeof b1, (double)h->data_ns / (double)h->n_steps));
         tp_diag_cat(&f->evidence, "); framework ops %.1f%%", 100 * tp_diag_share(h->ops_ns, win));
+        sampled(d, h, f, 0);
         tp_diag_cat(&f->advice,
                     "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers); move decoding and augmentation out of the training "
@@ -216,7 +238,7 @@ void tp_diag_host_step_gaps(tp_diag_ctx *d, const tp_diag_rule *self) {
                     "between steps, so the next recording says which it is; if it is the "
                     "DataLoader, add workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers)");
-        samples_between_steps(d, h, f);
+        sampled(d, h, f, 1);
         range_source(d, f, h->step_name);
         tp_diag_put_metric(f, "unrecorded_ns", (double)h->unrecorded_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);

@@ -7,12 +7,13 @@ PYTHON runs tests/collector/pytorch_prog.py against the stand-in torch of torchs
 torch; the stand-in has the API surface the start-up file uses, as torch >= 2.0 has it);
 TORCH_PYTHON, when given (or $TORCH_PYTHON), a Python with torch itself runs the loader loop
 too. Checked on the exported trace, by counts and order, never by durations:
-(a) loader mode (a DataLoader fetch before the first update): one "step" per update of the
+(a) loader mode (a DataLoader fetch before the first update; sampled): one "step" per update of the
     first optimizer (the second's updates end none), each starting where the fetch before it
     ended (nothing of ours between) and holding that update's "optimizer.step" and no fetch;
     every fetch is a "DataLoader.__next__" range (the failing one that ends an epoch too);
     the report's steps are those steps, and it finds the loop input-bound on the ranges
-    (the batch's decoding is most of the loop's work);
+    (the batch's decoding is most of the loop's work), with what the samples inside the
+    fetches saw (the stand-in's single-process DataLoader: the dataset's line);
 (b) back to back (no DataLoader): one step per update, each from the end of the one before,
     and no step begun after the last update;
 (c) a sitecustomize of the user's on PYTHONPATH still runs, and sys.path is as without us;
@@ -36,12 +37,12 @@ def check(cond, what):
     return cond
 
 
-def record(tmp, name, py, args, pytorch=True, stub=True):
+def record(tmp, name, py, args, pytorch=True, stub=True, extra=()):
     env = dict(os.environ)
     paths = [os.path.join(HERE, "torchstub")] if stub else []
     env["PYTHONPATH"] = os.pathsep.join(paths + [os.path.join(tmp, "usersite")])
     out = os.path.join(tmp, name + ".tprof")
-    cmd = [TP, "record", "-o", out] + (["--pytorch"] if pytorch else []) + \
+    cmd = [TP, "record", "-o", out] + (["--pytorch"] if pytorch else []) + list(extra) + \
         ["--", py, os.path.join(HERE, "pytorch_prog.py")] + args
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     check(p.returncode == 0, "%s: record exit %d: %s" % (name, p.returncode, p.stderr[-2000:]))
@@ -63,8 +64,9 @@ def inside(r, rs):
     return [x for x in rs if x[0] >= r[0] and x[1] <= r[1]]
 
 
-def check_loader(tmp, name, py, stub, epochs, batches, second_optimizer=True):
-    out, ev = record(tmp, name, py, ["loader", str(epochs), str(batches)], stub=stub)
+def check_loader(tmp, name, py, stub, epochs, batches):
+    out, ev = record(tmp, name, py, ["loader", str(epochs), str(batches)], stub=stub,
+                     extra=["--sample-hz", "1000"])
     steps, fetches = ranges(ev, "step"), ranges(ev, "DataLoader.__next__")
     opts = ranges(ev, "optimizer.step")
     n = epochs * batches
@@ -82,8 +84,16 @@ def check_loader(tmp, name, py, stub, epochs, batches, second_optimizer=True):
     rep = json.loads(subprocess.run([TP, "report", out, "--format", "json", "-q"],
                                     capture_output=True, text=True).stdout)
     rank = rep["ranks"][0]
-    found = [f["id"] for f in rank["findings"]]
-    check("host-input-bound" in found, "%s: no host-input-bound finding: %s" % (name, found))
+    found = {f["id"]: f for f in rank["findings"]}
+    if check("host-input-bound" in found, "%s: no host-input-bound finding: %s" % (name, found)):
+        # sampled: what the step thread did inside the fetches (the stand-in's DataLoader
+        # runs the dataset in the main thread: its decoding line)
+        ev_text = found["host-input-bound"]["evidence"]
+        check("Sampled inside the data-loading ranges (" in ev_text,
+              "%s: no samples in the finding: %s" % (name, ev_text))
+        check("most of it at" not in ev_text or "in Dataset.__getitem__" in ev_text.split(
+            "most of it at")[1].split("(")[0] or not stub,
+              "%s: the fetch's CPU is not the dataset's line: %s" % (name, ev_text))
     check(rank["steps"]["count"] == n, "%s: the report counts %s steps" % (name, rank["steps"]["count"]))
 
 
