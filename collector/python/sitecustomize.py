@@ -160,8 +160,11 @@ class _Finder:
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    _wrap(spec.loader, name)
+                try:  # a loader that takes no attribute is left as it is
+                    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                        _wrap(spec.loader, name)
+                except Exception:
+                    pass
                 return spec
         return None
 
