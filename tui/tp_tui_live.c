@@ -219,9 +219,10 @@ static int idle_short(tp_tui_live *t, double since, double waited_s) {
 
 tp_status tp_tui_live_settle(tp_tui_live *t, int timeout_ms, char *err, size_t errlen) {
     double since = is_idle(t) ? tp_live_get_num(t->st->text, "now", 0) : 0;
+    /* every 400 ms: a refresh is two requests, and a job serves at most 10 a second */
     for (int waited = 0; waited < timeout_ms && idle_short(t, since, waited / 1000.0);
-         waited += 200) {
-        usleep(200000);
+         waited += 400) {
+        usleep(400000);
         tp_status s = tp_tui_live_refresh(t, err, errlen);
         if (s != TP_OK)
             return s;

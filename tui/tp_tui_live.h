@@ -44,7 +44,7 @@ void tp_tui_live_close(tp_tui_live *t); /* NULL: no-op */
 tp_status tp_tui_live_refresh(tp_tui_live *t, char *err, size_t errlen);
 
 /* For a snapshot of a job under --idle, which records only from the first request on, or of
- * a job this watch just started (o->fresh): keeps refreshing (every 200 ms, at most
+ * a job this watch just started (o->fresh): keeps refreshing (every 400 ms, at most
  * `timeout_ms`) until the window holds what was asked (N recorded steps, or S seconds since
  * the first refresh). Any other job returns at once. */
 tp_status tp_tui_live_settle(tp_tui_live *t, int timeout_ms, char *err, size_t errlen);
