@@ -209,7 +209,11 @@ static uint64_t *rec_bit(tp_tstate *t, int d, uint64_t *bit) {
     return &t->rec_deep[k / 64];
 }
 
-static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii) {
+/* `stacks`: the --stacks level at which the push records its calling stack (NVTX's pushes:
+ * all; record --pytorch's, a fetch or an update: api, the default, so that a finding on them
+ * names the program's line without --stacks all). */
+static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const char *ascii,
+                       tp_stacks_mode stacks) {
     tp_tstate *t = tp_collector_thread();
     if (!t)
         return 0;
@@ -238,7 +242,7 @@ static int push_common(uint32_t domain, const nvtxEventAttributes_t *a, const ch
     r.category = r.color = r.payload_type = 0;
     r.payload = 0;
     attr_fill(a, &r.h.flags, &r.category, &r.color, &r.payload_type, &r.payload);
-    r.stack_id = tp_collector_stack(t, TP_STACKS_ALL);
+    r.stack_id = tp_collector_stack(t, stacks);
     r.reserved1 = 0;
     tp_collector_emit(t, &r);
     return d;
@@ -300,7 +304,7 @@ static inline int push_attr(uint32_t domain, const nvtxEventAttributes_t *a) {
     int d;
     if (t && attr_fast(t, a, &sid) && (d = push_fast(t, domain, sid, a)) >= 0)
         return d;
-    return push_common(domain, a, NULL);
+    return push_common(domain, a, NULL, TP_STACKS_ALL);
 }
 
 /* pop: the fast path when it serves it, else pop_common. */
@@ -505,12 +509,12 @@ static int h_push_a(const char *m) {
     int d;
     if (t && ascii_fast(t, m, &sid) && (d = push_fast(t, 0, sid, NULL)) >= 0)
         return d;
-    return push_common(0, NULL, m ? m : "");
+    return push_common(0, NULL, m ? m : "", TP_STACKS_ALL);
 }
 static int h_push_w(const wchar_t *m) {
     nvtxEventAttributes_t a = {.messageType = NVTX_MESSAGE_TYPE_UNICODE};
     a.message.unicode = m;
-    return push_common(0, &a, NULL);
+    return push_common(0, &a, NULL, TP_STACKS_ALL);
 }
 static int h_pop(void) {
     return pop_any(0);
@@ -531,7 +535,7 @@ static void h_name_thread_w(uint32_t tid, const wchar_t *n) {
 /* ---------------------------------------------------------------- record --pytorch */
 
 int tp_nvtx_push(const char *name) {
-    return h_push_a(name);
+    return push_common(0, NULL, name ? name : "", TP_STACKS_API);
 }
 
 int tp_nvtx_pop(void) {

@@ -30,7 +30,8 @@ void tp_nvtx_register(void);
 
 /* For `record --pytorch`'s start-up file (collector/python/sitecustomize.py), through the
  * library's trainprof_* exports (tp_collector_pyapi.c): a push and a pop of the calling
- * thread, as nvtxRangePushA and nvtxRangePop make them (they nest with the program's own), and
+ * thread, as nvtxRangePushA and nvtxRangePop make them (they nest with the program's own; the
+ * push records its calling stack under --stacks api, the default, as a CUDA call does), and
  * a range of the calling thread from `t0` (the trace clock, tp_collector_now, read when it
  * began) to now, written as it ends: a START at t0 and its END, for a range known to be one
  * only at its end (a training step, ended by the optimizer's update). Written when recording

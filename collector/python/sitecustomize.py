@@ -82,6 +82,10 @@ def _patch_dataloader(mod):
         return batch
 
     functools.update_wrapper(__next__, orig)  # its name and doc; __wrapped__ is orig
+    try:  # stacks read code objects: the wrapper's frame reads as the method it stands for
+        __next__.__code__ = __next__.__code__.replace(co_qualname="_BaseDataLoaderIter.__next__")
+    except Exception:  # before 3.11 the name is __next__ already
+        pass
     __next__._trainprof = True
     cls.__next__ = __next__
 

@@ -33,7 +33,7 @@ disc = torch.optim.SGD([torch.zeros(1, requires_grad=True)] if real else [2.0], 
 if mode == "loader":
     loader = torch.utils.data.DataLoader(Dataset())
     for epoch in range(epochs):
-        for batch in loader:
+        for batch in loader:  # FOR
             work()
             opt.step()
             disc.step()

@@ -13,7 +13,9 @@ too. Checked on the exported trace, by counts and order, never by durations:
     every fetch is a "DataLoader.__next__" range (the failing one that ends an epoch too);
     the report's steps are those steps, and it finds the loop input-bound on the ranges
     (the batch's decoding is most of the loop's work), with what the samples inside the
-    fetches saw (the stand-in's single-process DataLoader: the dataset's line);
+    fetches saw (the stand-in's single-process DataLoader: the dataset's line) and, as its
+    source, the program's `for` line that fetches (the fetch's stack, under the default
+    --stacks api);
 (b) back to back (no DataLoader): one step per update, each from the end of the one before,
     and no step begun after the last update;
 (c) a sitecustomize of the user's on PYTHONPATH still runs, and sys.path is as without us;
@@ -91,6 +93,11 @@ def check_loader(tmp, name, py, stub, epochs, batches):
         ev_text = found["host-input-bound"]["evidence"]
         check("Sampled inside the data-loading ranges (" in ev_text,
               "%s: no samples in the finding: %s" % (name, ev_text))
+        for_line = [i + 1 for i, l in enumerate(open(os.path.join(HERE, "pytorch_prog.py")))
+                    if "# FOR" in l][0]
+        src = found["host-input-bound"].get("source", "")
+        check("pytorch_prog.py:%d in <module>" % for_line in src,
+              "%s: the finding's source is not the loop's line %d: %s" % (name, for_line, src))
         check("most of it at" not in ev_text or "in Dataset.__getitem__" in ev_text.split(
             "most of it at")[1].split("(")[0] or not stub,
               "%s: the fetch's CPU is not the dataset's line: %s" % (name, ev_text))
