@@ -239,15 +239,24 @@ void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_ran
     tp_an_drops_compute(r, &ra->drops);
 }
 
+#define NO_STEP                                                                                    \
+    "no training step was named (a range \"step\", \"train_step\" or torch.profiler's "            \
+    "ProfilerStep#N)"
+#define PYTORCH_HINT "for a PyTorch loop without annotations, `trainprof record --pytorch` marks"
+
 const char *tp_rank_analysis_no_findings(const tp_rank_analysis *ra) {
     if (ra->v.n_gpu)
         return "no problem found";
     /* the host rules judge steps: without any, "no problem" would claim what was not looked at */
     return ra->dg.n_steps ? "no problem found on the host"
-                          : "nothing judged on the host: no training step was named (a range "
-                            "\"step\", \"train_step\" or torch.profiler's ProfilerStep#N); for a "
-                            "PyTorch loop without annotations, `trainprof record --pytorch` marks "
-                            "its steps";
+                          : "nothing judged on the host: " NO_STEP "; " PYTORCH_HINT " its steps";
+}
+
+const char *tp_rank_analysis_steps_note(const tp_rank_analysis *ra) {
+    if (!ra->v.n_gpu || ra->dg.n_steps || !ra->v.r->native)
+        return NULL;
+    return NO_STEP ": judged over the GPU span, and input-bound not at all (no data-loading "
+                   "range); " PYTORCH_HINT " its steps and DataLoader fetches";
 }
 
 int tp_rank_analysis_corr_index_done(const tp_an_view *v) {

@@ -91,6 +91,10 @@ void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_ran
  * device activity was judged by the host rules only, and without steps by none of them. */
 const char *tp_rank_analysis_no_findings(const tp_rank_analysis *ra);
 
+/* What the report, its HTML and the TUI say under the diagnosis' heading of a recorded rank
+ * with device activity and no step named (judged over the GPU span), or NULL. */
+const char *tp_rank_analysis_steps_note(const tp_rank_analysis *ra);
+
 /* 1 when, once the diagnosis of `v` has run, no analysis or writer reads its rank's
  * correlation index again: a view that does not borrow it (tp_an_view.by_corr NULL:
  * --compat hta, a window), whose analyses group their rows by correlation themselves; the

@@ -61,6 +61,9 @@ static void text_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
     fprintf(f, "\n");
     if (host)
         fprintf(f, "  %s\n", nj);
+    const char *steps = tp_rank_analysis_steps_note(rr);
+    if (steps)
+        fprintf(f, "  %s\n", steps);
     if (d->warmup_only)
         fprintf(f, "  only the first (warm-up) step was recorded: time shares not judged\n");
     if (d->n_warmup) {

@@ -185,6 +185,12 @@ static void html_diagnosis(FILE *f, const tp_rank_analysis *rr, const tp_report_
         fprintf(f, ">%s</span> of %s</p>\n", tp_rf_pct_str(bp, sizeof bp, 100 * d->utilization),
                 d->n_steps ? "the training steps" : "the GPU span");
     }
+    const char *steps = tp_rank_analysis_steps_note(rr);
+    if (steps) {
+        fprintf(f, "<p class=\"note\">");
+        tp_rh_text(f, steps);
+        fprintf(f, "</p>\n");
+    }
     if (d->warmup_only)
         fprintf(f, "<p class=\"note\">only the first (warm-up) step was recorded: time shares "
                    "not judged</p>\n");

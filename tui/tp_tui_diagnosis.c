@@ -49,6 +49,19 @@ static void wrapped(writer *w, int width, const char *label, const char *text) {
     }
 }
 
+/* A note under the heading: two columns in, wrapped, its further lines four in. */
+static void note(writer *w, int width, const char *text) {
+    int cols = width - 4 > 10 ? width - 4 : 10;
+    char buf[1024];
+    for (int first = 1; first || *text; first = 0) {
+        const char *next;
+        size_t n = tp_tui_wrap(text, cols, &next);
+        snprintf(buf, sizeof buf, "%s%.*s", first ? "  " : "    ", (int)(n < 900 ? n : 900), text);
+        put(w, TP_TUI_A_NORMAL, buf);
+        text = next;
+    }
+}
+
 /* "range 'x' in Ranges" / "'x' on the Timeline" */
 static void target_words(const tp_tui_data *d, tp_tui_evidence e, char *buf, size_t n) {
     const char *name = tp_model_str(d->m, d->r->ev.name[e.row]);
@@ -113,22 +126,18 @@ static void layout(writer *w, int width, const tp_tui_diagnosis *s, int *sel_a, 
     else if (host)
         snprintf(head, sizeof head, "Diagnosis (%s)", basis);
     put(w, TP_TUI_A_HEADER, head);
-    if (host) {
-        char line[660];
-        snprintf(line, sizeof line, "  %s", nj);
-        put(w, TP_TUI_A_NORMAL, line);
-    }
+    if (host)
+        note(w, width, nj);
+    if (tp_rank_analysis_steps_note(&s->d->a))
+        note(w, width, tp_rank_analysis_steps_note(&s->d->a));
     if (dg->n_warmup) {
         char wu[256], line[264];
         snprintf(line, sizeof line, "  %s", tp_diag_warmup_text(dg, wu, sizeof wu));
         put(w, TP_TUI_A_NORMAL, line);
     }
     put(w, TP_TUI_A_NORMAL, "");
-    if (!dg->n) {
-        char line[96];
-        snprintf(line, sizeof line, "  %s", tp_rank_analysis_no_findings(&s->d->a));
-        put(w, TP_TUI_A_NORMAL, line);
-    }
+    if (!dg->n)
+        note(w, width, tp_rank_analysis_no_findings(&s->d->a));
     *sel_a = *sel_b = 0;
     for (size_t i = 0; i < dg->n; i++) {
         if (i == s->sel)

@@ -182,6 +182,35 @@ static void test_nothing_to_judge(void) {
     tp_model_close(m);
 }
 
+/* A recorded rank with device activity and no step is judged over its GPU span: the view says
+ * so under its heading, wrapped, and how to name steps (the report's note: one text); a
+ * Kineto trace (no `record` to rerun) does not get it. */
+static void test_steps_note(void) {
+    for (int native = 1; native >= 0; native--) {
+        tp_model *m = tp_model_new();
+        tp_rank *r = tp_model_add_rank(m, native ? "job.tprof" : "job.json");
+        r->native = native;
+        tp_event_row e;
+        tp_event_row_init(&e);
+        e.ts = 1000, e.dur = 500, e.cat = TP_CAT_KERNEL, e.stream = 7, e.device = 0;
+        e.name = tp_model_intern(m, "gemm", 4);
+        tp_events_push(&r->ev, &e);
+        tp_model_finish(m);
+        tp_rank_analysis a;
+        analyze(m, &a);
+        const char *note = tp_rank_analysis_steps_note(&a);
+        CHECK(native ? note && strstr(note, "`trainprof record --pytorch` marks its steps")
+                     : note == NULL);
+        tp_tui *t = open_tui(m, "diagnosis", 20);
+        CHECK((screen_find(t, "  no training step was named (a range \"step\"", 1) > 0) == native);
+        CHECK((screen_find(t, "    ", 1) > 0 && screen_find(t, "DataLoader fetches", 0) > 0) ==
+              native); /* wrapped, whole */
+        tp_tui_close(t);
+        tp_rank_analysis_free(&a);
+        tp_model_close(m);
+    }
+}
+
 /* A short screen scrolls to keep the selected finding in view. */
 static void test_scrolls_to_selection(void) {
     tp_model *m = load_sample("cpu-trainer-pageable-copies.tprof");
@@ -206,5 +235,6 @@ int main(void) {
     TP_RUN(test_input_bound_range);
     TP_RUN(test_nothing_to_judge);
     TP_RUN(test_scrolls_to_selection);
+    TP_RUN(test_steps_note);
     return tp_test_summary();
 }
