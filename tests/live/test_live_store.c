@@ -97,6 +97,23 @@ static void count(const char *path, uint64_t *n) {
     tp_reader_close(r);
 }
 
+/* Writes the window [t0, t1] of `s` into a temporary file and counts its records by type into
+ * n (zeroed first); the data records written into *recs (NULL: not asked). */
+static void window(tp_live_store *s, uint64_t t0, uint64_t t1, uint64_t *n, uint64_t *recs) {
+    uint64_t r = 0;
+    char path[] = "/tmp/tp_live_store_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    memset(n, 0, TP_REC_TYPE_LIMIT * sizeof *n);
+    if (tp_live_store_write(s, t0, t1, fd, &r) == TP_OK)
+        count(path, n);
+    else
+        CHECK(!"tp_live_store_write");
+    unlink(path);
+    if (recs)
+        *recs = r;
+}
+
 static void test_window(void) {
     tp_live_store_opts o = {0};
     tp_live_store *s;
@@ -104,12 +121,8 @@ static void test_window(void) {
     feed(s, 10);
     uint64_t t0, t1, recs;
     CHECK(tp_live_store_steps_after(s, 2000, 3, &t0, &t1));
-    char path[] = "/tmp/tp_live_store_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    CHECK_OK(tp_live_store_write(s, t0, t1, fd, &recs));
-    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
-    count(path, n);
+    uint64_t n[TP_REC_TYPE_LIMIT];
+    window(s, t0, t1, n, &recs);
     /* 3 steps of thread 1 (step + work each, kernels inside), thread 2's loader ranges that
      * open inside the window (3, the last one closing after it, kept whole); the one open
      * at t0 is left out together with its pop. */
@@ -117,7 +130,6 @@ static void test_window(void) {
     CHECK_EQ_U(n[TP_REC_NVTX_POP], n[TP_REC_NVTX_PUSH]);
     CHECK_EQ_U(n[TP_REC_KERNEL], 3);
     CHECK_EQ_U(recs, 3 * 2 * 2 + 3 * 2 + 3);
-    unlink(path);
     tp_live_store_close(s);
 }
 
@@ -133,20 +145,15 @@ static void test_window_shared_tick(void) {
         kernel(s, 1000 * k + 200, 1000 * k + 300);
         pop(s, 1000 * (k + 1) + 100, 1);
     }
-    uint64_t t0, t1, recs;
+    uint64_t t0, t1;
     CHECK(tp_live_store_steps_after(s, 2000, 3, &t0, &t1)); /* steps 2..4 */
     CHECK_EQ_U(t0, 2100);
     CHECK_EQ_U(t1, 5100); /* step 5's push is at 5100 too */
-    char path[] = "/tmp/tp_live_store_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    CHECK_OK(tp_live_store_write(s, t0, t1, fd, &recs));
-    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
-    count(path, n);
+    uint64_t n[TP_REC_TYPE_LIMIT];
+    window(s, t0, t1, n, NULL);
     CHECK_EQ_U(n[TP_REC_NVTX_PUSH], 3);
     CHECK_EQ_U(n[TP_REC_NVTX_POP], 3);
     CHECK_EQ_U(n[TP_REC_KERNEL], 3);
-    unlink(path);
     tp_live_store_close(s);
 }
 
@@ -166,20 +173,14 @@ static void test_window_open_at_cut(void) {
     TP_REC_CLEAR(&st, TP_REC_NVTX_START);
     st.ts = 5120, st.tid = 2, st.range_id = 77, st.msg_sid = 4;
     tp_live_store_add(s, &st.h); /* started, never ended */
-    uint64_t recs;
-    char path[] = "/tmp/tp_live_store_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    CHECK_OK(tp_live_store_write(s, 2000, 5400, fd, &recs));
-    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
-    count(path, n);
+    uint64_t n[TP_REC_TYPE_LIMIT];
+    window(s, 2000, 5400, n, NULL);
     /* steps 2..4 with their work ranges (6), the loader ranges opened at 2950, 3950, 4950
      * (3), the work range inside step 5 (1) */
     CHECK_EQ_U(n[TP_REC_NVTX_PUSH], 3 * 2 + 3 + 1);
     CHECK_EQ_U(n[TP_REC_NVTX_POP], n[TP_REC_NVTX_PUSH]);
     CHECK_EQ_U(n[TP_REC_NVTX_START], 0);
     CHECK_EQ_U(n[TP_REC_KERNEL], 3);
-    unlink(path);
     tp_live_store_close(s);
 }
 
@@ -198,17 +199,12 @@ static void test_window_skips_old_chunks(void) {
     tp_live_step last[2];
     CHECK_EQ_U(tp_live_store_last_steps(s, 2, last), 2);
     uint64_t recs;
-    char path[] = "/tmp/tp_live_store_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    CHECK_OK(tp_live_store_write(s, last[0].start, last[1].end, fd, &recs));
-    uint64_t n[TP_REC_TYPE_LIMIT] = {0};
-    count(path, n);
+    uint64_t n[TP_REC_TYPE_LIMIT];
+    window(s, last[0].start, last[1].end, n, &recs);
     CHECK_EQ_U(n[TP_REC_EXT_CORRELATION], 1);
     CHECK_EQ_U(n[TP_REC_NVTX_PUSH], 2 * 2 + 2); /* as test_eviction's window of 2 steps */
     CHECK_EQ_U(n[TP_REC_NVTX_POP], n[TP_REC_NVTX_PUSH]);
     CHECK_EQ_U(recs, 2 * 2 * 2 + 2 * 2 + 2 + 1);
-    unlink(path);
     tp_live_store_close(s);
 }
 
