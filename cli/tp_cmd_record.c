@@ -33,6 +33,7 @@
 #include "tp_reader.h"
 #include "tp_record.h"
 #include "tp_sigforward.h"
+#include "tp_stepname.h"
 #include "tp_text.h"
 #include "tp_visit.h"
 
@@ -180,6 +181,15 @@ static int parse_args(int argc, char **argv, record_opts *o) {
     if (o->live && !strcmp(o->live, "idle") && (o->capture || o->delay || o->duration)) {
         fprintf(stderr, "trainprof record: --idle records only what is asked for; it excludes "
                         "--capture/--delay/--duration\n");
+        return 2;
+    }
+    /* --pytorch writes its steps whole when they end: a capture by their name never opens */
+    if (o->pytorch && o->capture && tp_step_name_n(o->capture + 5, strcspn(o->capture + 5, "@"))) {
+        fprintf(stderr,
+                "trainprof record: --pytorch writes each step when it ends, so --capture "
+                "%s would never open: use --delay/--duration, or trainprof capture "
+                "under --live\n",
+                o->capture);
         return 2;
     }
     if (o->step_range && (!o->step_range[0] || o->step_range[0] == '@')) {

@@ -19,7 +19,9 @@ too. Checked on the exported trace, by counts and order, never by durations:
 (b) back to back (no DataLoader): one step per update, each from the end of the one before,
     and no step begun after the last update;
 (c) a sitecustomize of the user's on PYTHONPATH still runs, and sys.path is as without us;
-(d) without --pytorch no range is made."""
+(d) without --pytorch no range is made;
+(e) --capture by a step's name, which --pytorch's steps (written at their end) never open, is
+    refused with one line and exit 2 before the program runs."""
 import json
 import os
 import subprocess
@@ -124,6 +126,13 @@ def main():
         _, ev = record(tmp, "plain", PY, ["loader", "1", "3"], pytorch=False)
         check(not ranges(ev, "step") and not ranges(ev, "DataLoader.__next__") and
               not ranges(ev, "optimizer.step"), "ranges without --pytorch")
+        # (e) a capture by the step's name would never open: refused before the program runs
+        p = subprocess.run([TP, "record", "--pytorch", "--capture", "nvtx:train_step", "--",
+                            PY, "-c", "open(%r, 'w')" % os.path.join(tmp, "ran")],
+                           capture_output=True, text=True)
+        check(p.returncode == 2 and "would never open" in p.stderr.splitlines()[0] and
+              not os.path.exists(os.path.join(tmp, "ran")),
+              "--pytorch --capture nvtx:train_step: exit %d, %r" % (p.returncode, p.stderr[:200]))
         if TORCH_PY:
             check_loader(tmp, "torch", TORCH_PY, False, 2, 4)
         else:
