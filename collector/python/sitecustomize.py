@@ -10,6 +10,8 @@ a finder on sys.meta_path waits for torch's own modules to be loaded and adds to
   "DataLoader.__next__" (the analyses' data-loading ranges: the name holds "dataloader");
 - `torch.optim.optimizer`: every `Optimizer.step()` is a range "optimizer.step", through
   torch's global step hooks (register_optimizer_step_pre_hook/post_hook, torch >= 2.0);
+- `torch.autograd`: every backward pass (`loss.backward()` calls torch.autograd.backward) is a
+  range "backward", so a step reads as its forward (the rest), backward and update;
 - steps: a range "step" for each update of the first optimizer that steps (a GAN's second
   optimizer ends no step), written whole when the update ends (a START at its beginning and
   its END: only then is it known to be a step, and a step begun but never ended is never
@@ -29,7 +31,7 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_WATCH = ("torch.utils.data.dataloader", "torch.optim.optimizer")
+_WATCH = ("torch.utils.data.dataloader", "torch.optim.optimizer", "torch.autograd")
 
 
 class _State:
@@ -90,6 +92,29 @@ def _patch_dataloader(mod):
     cls.__next__ = __next__
 
 
+def _patch_autograd(mod):
+    """torch.autograd.backward, which Tensor.backward() calls by that name: a range "backward"
+    on the calling thread (it waits there for the whole backward pass)."""
+    orig = getattr(mod, "backward", None)
+    if orig is None or getattr(orig, "_trainprof", False):
+        return
+
+    def backward(*args, **kwargs):
+        try:
+            api = _api()
+            api.trainprof_push(b"backward")
+        except Exception:
+            return orig(*args, **kwargs)
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            api.trainprof_pop()
+
+    functools.update_wrapper(backward, orig)
+    backward._trainprof = True
+    mod.backward = backward
+
+
 def _pre_step(opt, args, kwargs):
     try:
         api = _api()
@@ -127,7 +152,11 @@ def _patch_optimizer(mod):
     post(_post_step)
 
 
-_PATCH = {"torch.utils.data.dataloader": _patch_dataloader, "torch.optim.optimizer": _patch_optimizer}
+_PATCH = {
+    "torch.utils.data.dataloader": _patch_dataloader,
+    "torch.optim.optimizer": _patch_optimizer,
+    "torch.autograd": _patch_autograd,
+}
 
 
 def _wrap(loader, name):

@@ -9,7 +9,8 @@ TORCH_PYTHON, when given (or $TORCH_PYTHON), a Python with torch itself runs the
 too. Checked on the exported trace, by counts and order, never by durations:
 (a) loader mode (a DataLoader fetch before the first update; sampled): one "step" per update of the
     first optimizer (the second's updates end none), each starting where the fetch before it
-    ended (nothing of ours between) and holding that update's "optimizer.step" and no fetch;
+    ended (nothing of ours between) and holding that update's "optimizer.step", its
+    "backward" pass (Tensor.backward -> torch.autograd.backward) and no fetch;
     every fetch is a "DataLoader.__next__" range (the failing one that ends an epoch too);
     the report's steps are those steps, and it finds the loop input-bound on the ranges
     (the batch's decoding is most of the loop's work), with what the samples inside the
@@ -17,7 +18,8 @@ too. Checked on the exported trace, by counts and order, never by durations:
     source, the program's `for` line that fetches (the fetch's stack, under the default
     --stacks api);
 (b) back to back (no DataLoader): one step per update, each from the end of the one before,
-    and no step begun after the last update;
+    holding its backward pass and update (the first: its update alone), and no step begun
+    after the last update;
 (c) a sitecustomize of the user's on PYTHONPATH still runs, and sys.path is as without us;
 (d) without --pytorch no range is made;
 (e) --capture by a step's name, which --pytorch's steps (written at their end) never open, is
@@ -72,8 +74,9 @@ def check_loader(tmp, name, py, stub, epochs, batches):
     out, ev = record(tmp, name, py, ["loader", str(epochs), str(batches)], stub=stub,
                      extra=["--sample-hz", "1000"])
     steps, fetches = ranges(ev, "step"), ranges(ev, "DataLoader.__next__")
-    opts = ranges(ev, "optimizer.step")
+    opts, backs = ranges(ev, "optimizer.step"), ranges(ev, "backward")
     n = epochs * batches
+    check(len(backs) == n, "%s: %d backward passes, not %d" % (name, len(backs), n))
     check(len(steps) == n, "%s: %d steps for %d updates" % (name, len(steps), n))
     check(len(fetches) == n + epochs, "%s: %d fetches, not %d" % (name, len(fetches), n + epochs))
     check(len(opts) == 2 * n, "%s: %d optimizer steps, not %d" % (name, len(opts), 2 * n))
@@ -82,9 +85,10 @@ def check_loader(tmp, name, py, stub, epochs, batches):
         before = [f for f in fetches if f[1] <= s[0]]
         check(before and not [x for x in ours if before[-1][1] < x[0] < s[0]],
               "%s: step %s does not start where its fetch ended" % (name, s))
-        check(len(inside(s, opts)) == 1 and not inside(s, fetches),
-              "%s: step %s holds %d optimizer steps, %d fetches" %
-              (name, s, len(inside(s, opts)), len(inside(s, fetches))))
+        check(len(inside(s, opts)) == 1 and not inside(s, fetches) and
+              len(inside(s, backs)) == 1,
+              "%s: step %s holds %d optimizer steps, %d fetches, %d backward passes" %
+              (name, s, len(inside(s, opts)), len(inside(s, fetches)), len(inside(s, backs))))
     rep = json.loads(subprocess.run([TP, "report", out, "--format", "json", "-q"],
                                     capture_output=True, text=True).stdout)
     rank = rep["ranks"][0]
@@ -120,7 +124,9 @@ def main():
         for a, b in zip(steps, steps[1:]):
             check(b[0] >= a[1] and not [o for o in opts if a[1] < o[0] < b[0]],
                   "b2b: step %s does not start where %s ended" % (b, a))
-        check(all(len(inside(s, opts)) == 1 for s in steps), "b2b: a step without its update")
+        backs = ranges(ev, "backward")  # the first step is its update alone (docs/collector.md)
+        check(all(len(inside(s, opts)) == 1 and len(inside(s, backs)) == (k > 0)
+                  for k, s in enumerate(steps)), "b2b: a step without its update or backward")
         check(opts[-1][1] <= steps[-1][1], "b2b: an update after the last step")
         # (d) without --pytorch
         _, ev = record(tmp, "plain", PY, ["loader", "1", "3"], pytorch=False)
