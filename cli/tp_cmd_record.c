@@ -80,7 +80,8 @@ static void usage(FILE *f) {
             "--sample reads every Python thread's stack and CPU time 100 times a second\n"
             "(--sample-hz: 1 to %d), for the report's \"CPU time by line\".\n"
             "--pytorch marks a PyTorch program's steps (one per update of its optimizer),\n"
-            "DataLoader fetches and optimizer steps as NVTX ranges, for programs that do not.\n",
+            "DataLoader fetches, backward passes and optimizer steps as NVTX ranges, for\n"
+            "programs that do not.\n",
             TP_SAMPLE_HZ_MAX);
 }
 
