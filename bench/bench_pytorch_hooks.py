@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""What `trainprof record --pytorch` adds to a training loop: one DataLoader fetch and one
-optimizer update per iteration, with no work of their own, timed by the program itself, under
+"""What `trainprof record --pytorch` adds to a training loop: one DataLoader fetch, one
+backward pass (torch only) and one optimizer update per iteration, with little work of their own, timed by the program itself, under
 `record` without and with --pytorch, alternating, the same minute.
 
 usage: bench_pytorch_hooks.py TRAINPROF PYTHON [RUNS] [ITERATIONS]
 PYTHON's torch is used when it has one (set STUB=1 to use tests/collector/torchstub instead);
 without torch, the stand-in. Prints the median loop time per iteration of each and the
-difference: the cost of the ranges (a fetch's push and pop, an update's push, pop and its
-step, through ctypes into the collector)."""
+difference: the cost of the ranges (a fetch's and a backward pass's push and pop, an update's
+push, pop and its step, through ctypes into the collector)."""
 import os
 import statistics
 import subprocess
@@ -30,6 +30,8 @@ if not real:
 loader = torch.utils.data.DataLoader(D())
 t = time.perf_counter()
 for b in loader:
+    if real:  # (the stand-in's backward pass does work of its own: left out there)
+        (p[0] * 2).sum().backward()
     opt.step()
 print("per_iter_ns", (time.perf_counter() - t) / n * 1e9)
 '''
