@@ -1,7 +1,7 @@
 /* The library's trainprof_* exports: what `record --pytorch`'s start-up file
  * (collector/python/sitecustomize.py) calls through ctypes to mark a PyTorch program's
- * DataLoader fetches, optimizer steps and training steps. NVTX has no library to call
- * (v3 is header-only: a program's NVTX calls are compiled into it), and torch.cuda.nvtx is
+ * DataLoader fetches, backward passes, optimizer steps and training steps. NVTX has no library to
+ * call (v3 is header-only: a program's NVTX calls are compiled into it), and torch.cuda.nvtx is
  * missing from CPU-only builds of PyTorch, so the file calls the collector itself; the
  * records are the ones NVTX calls make (tp_nvtx_hooks.h). Each call is a no-op before the
  * collector started, on a thread it does not follow, and while recording is off. */
