@@ -69,7 +69,10 @@
     X("host-overhead", tp_diag_host_overhead, 13, TP_DIAG_NEEDS_RANGES,                            \
       "no device: Python and per-op dispatch outside any operator dominate the steps")             \
     X("host-step-gaps", tp_diag_host_step_gaps, 14, TP_DIAG_NEEDS_RANGES,                          \
-      "no device: the loop spends >= 30 % of step time between its steps, with no range open")
+      "no device: the loop spends >= 30 % of step time between its steps, with no range open")     \
+    /* tp_diag_steps.c */                                                                          \
+    X("step-spikes", tp_diag_step_spikes, 15, TP_DIAG_NEEDS_RANGES,                                \
+      "a few steps take >= 2x the median and their excess is >= 10 % of step time")
 
 #define TP_DIAG_RULE_PROTO(id, fn, order, needs, description)                                      \
     void fn(tp_diag_ctx *d, const tp_diag_rule *self);

@@ -422,6 +422,45 @@ static void test_report(void) {
     tp_model_close(f.m);
 }
 
+/* Steps of 10 ms (a "forward" range and a kernel each) where every 10th also checkpoints for
+ * 50 ms: step-spikes, one every 10 steps, the extra time in 'checkpoint', severity the slow
+ * steps' time over the median over all the steps' time. The first step, 3x the median (a
+ * first batch), is no spike; steps of 0.3 ms with a 1.5 ms hiccup (the system's jitter) are
+ * none either. */
+static void test_step_spikes(void) {
+    for (int jitter = 0; jitter < 2; jitter++) {
+        fx_model f = fx_new();
+        double t = 0;
+        for (int s = 0; s < 41; s++) {
+            double len = jitter ? (s == 20 ? 1800 : 300) : s == 0 ? 30000 : s % 10 ? 10000 : 60000;
+            fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, t, len, -1, -1);
+            fx_ev(&f, "forward", TP_CAT_USER_ANNOTATION, t, len / 5, -1, -1);
+            if (!jitter && s && s % 10 == 0)
+                fx_ev(&f, "checkpoint", TP_CAT_USER_ANNOTATION, t + 9000, 50000, -1, -1);
+            fx_launch(&f, "gemm", t + 10, 5, t + 20, len / 2, 1, s + 1);
+            t += len;
+        }
+        tp_model_finish(f.m);
+        tp_diagnosis d;
+        run(&f, 0, &d);
+        const tp_finding *x = tp_diagnosis_find(&d, "step-spikes");
+        CHECK((x != NULL) == !jitter);
+        if (x && !jitter) {
+            CHECK_STR(x->title, "step-spikes: 4 of 40 steps take 2x the median or more, one every "
+                                "10 steps");
+            CHECK_NEAR(tp_finding_metric(x, "median_ns"), 10e6, 0);
+            CHECK_NEAR(tp_finding_metric(x, "excess_ns"), 4 * 50e6, 0);
+            CHECK_NEAR(x->severity, 200.0 / (36 * 10 + 4 * 60), 1e-12);
+            CHECK(strstr(x->evidence, "(step 11)") != NULL); /* the slowest: the first of them */
+            CHECK(strstr(x->evidence, "every 10 steps (steps 11, 21, ...)") != NULL);
+            CHECK(strstr(x->evidence, "Most of the extra time is in range 'checkpoint': 50.00 ms "
+                                      "in a slow step against 0 ns in the others") != NULL);
+        }
+        tp_diagnose_free(&d);
+        tp_model_close(f.m);
+    }
+}
+
 /* Diagnoses one rank of a loaded peer trace; checks the list is well-formed. */
 static void peer_rank(const tp_model *m, size_t i, const char *set, tp_diagnosis *d) {
     tp_an_view v;
@@ -495,5 +534,6 @@ int main(int argc, char **argv) {
     TP_RUN(test_oom);
     TP_RUN(test_memory_growth);
     TP_RUN(test_report);
+    TP_RUN(test_step_spikes);
     return tp_test_summary();
 }
