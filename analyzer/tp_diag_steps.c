@@ -5,10 +5,10 @@
  * garbage-collector pause, a data stall, a recompilation. Judged on the steps after warm-up
  * and the first (at least 10): the slow ones are those of >= 2x the median and >= 5 ms over
  * it; the severity is their time over the median, as a share of all the judged steps' time.
- * The evidence says how many, how slow, whether they come every N-th step, which range holds
- * most of the extra time (per name: its time in a slow step against its time in the others,
- * any CPU-side range that starts in a step) and, with samples, what the step thread did in
- * them. */
+ * The evidence says how many, how slow, whether they come every N-th step (three gaps in
+ * four), which range holds most of the extra time (per name: its time in a slow step against
+ * its time in the others, any CPU-side range that starts in a step) and, with samples, what
+ * the step thread did in them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,11 @@
                hiccup of a 0.3 ms step, twice in 60: the launch-bound trainer) */
 #define SPIKE_MIN_STEPS 10
 #define SPIKE_SHARE 0.10
+
+static int cmp_size(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
 
 /* The judged step holding time ts (steps sorted by start, not overlapping), or -1. */
 static long step_of(const int64_t *s0, const int64_t *s1, size_t n, int64_t ts) {
@@ -122,10 +127,24 @@ void tp_diag_step_spikes(tp_diag_ctx *d, const tp_diag_rule *self) {
         free(dur), free(slow), free(at);
         return;
     }
-    /* every G-th step: the slow ones evenly spaced (3 or more) */
-    size_t every = n_slow >= 3 ? at[1] - at[0] : 0;
-    for (size_t k = 2; k < n_slow && every; k++)
-        every = at[k] - at[k - 1] == every ? every : 0;
+    /* every G-th step: the slow ones (3 or more) G steps apart, three gaps in four or more (an
+     * epoch's end shifts the count: a checkpoint every 10 batches of 64) */
+    size_t every = 0;
+    if (n_slow >= 3) {
+        size_t *gap = tp_an_alloc(n_slow - 1, sizeof *gap), best = 0;
+        for (size_t k = 1; k < n_slow; k++)
+            gap[k - 1] = at[k] - at[k - 1];
+        qsort(gap, n_slow - 1, sizeof *gap, cmp_size);
+        for (size_t k = 0, run; k < n_slow - 1; k += run) {
+            for (run = 1; k + run < n_slow - 1 && gap[k + run] == gap[k]; run++)
+                ;
+            if (run > best)
+                best = run, every = gap[k];
+        }
+        if (4 * best < 3 * (n_slow - 1))
+            every = 0;
+        free(gap);
+    }
     tp_finding *f = tp_diag_add(d, self, share);
     char b1[32], b2[32], b3[32];
     tp_diag_cat(&f->title, "step-spikes: %zu of %zu steps take %.0fx the median or more", n_slow, n,
@@ -141,7 +160,7 @@ void tp_diag_step_spikes(tp_diag_ctx *d, const tp_diag_rule *self) {
                 tp_units_dur(b3, sizeof b3, excess), 100 * share);
     if (every)
         tp_diag_cat(&f->evidence, "; they come every %zu steps (steps %zu, %zu, ...)", every,
-                    first + at[0] + 1, first + at[1] + 1);
+                    first + at[0] + 1, first + at[0] + every + 1);
     int64_t in_slow = 0, in_other = 0, x = 0;
     uint32_t name = culprit(d, s0, s1, n, slow, n_slow, &in_slow, &in_other, &x);
     if (name && (double)x >= 0.3 * excess)

@@ -13,12 +13,15 @@ a finder on sys.meta_path waits for torch's own modules to be loaded and adds to
 - `torch.autograd`: every backward pass (`loss.backward()` calls torch.autograd.backward) is a
   range "backward", so a step reads as its forward (the rest), backward and update;
 - steps: a range "step" for each update of the first optimizer that steps (a GAN's second
-  optimizer ends no step), written whole when the update ends (a START at its beginning and
-  its END: only then is it known to be a step, and a step begun but never ended is never
-  written). A program that fetches from a DataLoader before its first update has its steps
-  from the end of the fetch that starts them to the end of the update (the fetch is data
-  loading between steps); one that does not has them back to back, from the end of one update
-  to the end of the next.
+  optimizer ends no step), written whole when it ends (a START at its beginning and its END:
+  only then is it known to be a step, and a step begun but never ended is never written). A
+  program that fetches from a DataLoader before its first update has its steps from the end
+  of the fetch that starts them (the last fetch before a backward pass: a gradient
+  accumulation's first micro-batch; an evaluation loop's fetches start none) to the start of
+  the first fetch after the update, as a `with` block around the loop's body would have them
+  (the fetch is data loading between steps; logging or a checkpoint after the update is the
+  step's); one that does not has them back to back, from the end of one update to the end of
+  the next.
 
 The ranges are the records NVTX calls make, written by the collector through its trainprof_*
 exports (collector/tp_collector_pyapi.c; through ctypes, looked up at the first range, never
@@ -40,6 +43,8 @@ class _State:
     step_opt = None  # id() of the optimizer whose updates end steps
     fetched = False  # a fetch ended since the last update (or the start)
     loader_mode = None  # decided at the first update: True when a fetch came before it
+    updated = False  # loader mode: the step under way had its update (the next fetch ends it)
+    backward = False  # a backward pass ran since the step under way began
 
 
 def _api():
@@ -68,6 +73,9 @@ def _patch_dataloader(mod):
     def __next__(self):
         try:
             api = _api()
+            if _State.loader_mode and _State.updated:  # the step ends where the next fetch starts
+                api.trainprof_range_since(b"step", _State.t_begin)
+                _State.t_begin, _State.updated, _State.backward = None, False, False
             api.trainprof_push(b"DataLoader.__next__")
         except Exception:
             return orig(self)
@@ -75,9 +83,10 @@ def _patch_dataloader(mod):
             batch = orig(self)
         finally:
             api.trainprof_pop()
-        try:  # a batch came: the step it feeds starts here (unless steps run back to back)
+        try:  # a batch came: the step it feeds starts here (unless steps run back to back), or
+            # again here while no backward pass ran since the last start (an evaluation loop)
             _State.fetched = True
-            if _State.loader_mode is not False and _State.t_begin is None:
+            if _State.loader_mode is not False and (_State.t_begin is None or not _State.backward):
                 _State.t_begin = api.trainprof_now()
         except Exception:
             pass
@@ -101,6 +110,7 @@ def _patch_autograd(mod):
 
     def backward(*args, **kwargs):
         try:
+            _State.backward = True
             api = _api()
             api.trainprof_push(b"backward")
         except Exception:
@@ -134,11 +144,13 @@ def _post_step(opt, args, kwargs):
         api.trainprof_pop()
         if id(opt) != _State.step_opt:
             return
-        if _State.t_begin is not None:  # the step ends with its update, written whole
-            api.trainprof_range_since(b"step", _State.t_begin)
         _State.fetched = False
-        # back to back, the next step starts as this one ends; else at its fetch
-        _State.t_begin = None if _State.loader_mode else api.trainprof_now()
+        if _State.loader_mode:  # the step ends where the next fetch starts (what follows the
+            _State.updated = True  # update, logging or a checkpoint, is the step's)
+        else:  # back to back: written whole as it ends, the next one starts here
+            if _State.t_begin is not None:
+                api.trainprof_range_since(b"step", _State.t_begin)
+            _State.t_begin, _State.backward = api.trainprof_now(), False
     except Exception:
         pass
 

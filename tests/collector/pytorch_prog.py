@@ -1,9 +1,11 @@
 """A PyTorch training loop without a single annotation, for `trainprof record --pytorch`
 (tests/collector/test_pytorch_auto.py; torch, or the stand-in in torchstub/).
 
-usage: pytorch_prog.py loader|b2b EPOCHS BATCHES
+usage: pytorch_prog.py loader|accum|b2b EPOCHS BATCHES
 loader: for each epoch, `for batch in DataLoader:` with one update of the model's optimizer
         and one of a second optimizer (a GAN's discriminator: it ends no step) per batch;
+accum:  the same loop with an update every second batch (gradient accumulation), and an
+        evaluation loop over a DataLoader of 3 items (no backward pass) after each epoch;
 b2b:    EPOCHS x BATCHES updates with no DataLoader (steps back to back).
 Prints "sitecustomize chained: yes/no" (a sitecustomize of the user's on PYTHONPATH ran) and
 "path clean: yes/no" (the start-up file's folder left sys.path)."""
@@ -41,6 +43,16 @@ if mode == "loader":
             work()
             opt.step()
             disc.step()
+elif mode == "accum":  # two micro-batches an update, an evaluation loop after each epoch
+    loader = torch.utils.data.DataLoader(Dataset())
+    evaluation = torch.utils.data.DataLoader([0, 1, 2])
+    for epoch in range(epochs):
+        for i, batch in enumerate(loader):
+            work()
+            if i % 2 == 1:
+                opt.step()
+        for batch in evaluation:
+            sum(k * 0.5 for k in range(20000))  # a forward pass, no backward
 else:
     for i in range(epochs * batches):
         work()

@@ -9,14 +9,18 @@ TORCH_PYTHON, when given (or $TORCH_PYTHON), a Python with torch itself runs the
 too. Checked on the exported trace, by counts and order, never by durations:
 (a) loader mode (a DataLoader fetch before the first update; sampled): one "step" per update of the
     first optimizer (the second's updates end none), each starting where the fetch before it
-    ended (nothing of ours between) and holding that update's "optimizer.step", its
-    "backward" pass (Tensor.backward -> torch.autograd.backward) and no fetch;
+    ended and ending where the next fetch starts (nothing of ours between: the failing fetch
+    that ends an epoch ends its last step), holding its "backward" pass (Tensor.backward ->
+    torch.autograd.backward), both optimizers' "optimizer.step" and no fetch;
     every fetch is a "DataLoader.__next__" range (the failing one that ends an epoch too);
     the report's steps are those steps, and it finds the loop input-bound on the ranges
     (the batch's decoding is most of the loop's work), with what the samples inside the
     fetches saw (the stand-in's single-process DataLoader: the dataset's line) and, as its
     source, the program's `for` line that fetches (the fetch's stack, under the default
     --stacks api);
+(a') with gradient accumulation (an update every second batch) and an evaluation loop after
+    each epoch: one step per update from its first micro-batch, holding both backward passes and
+    the second fetch, and no evaluation fetch in a step;
 (b) back to back (no DataLoader): one step per update, each from the end of the one before,
     holding its backward pass and update (the first: its update alone), and no step begun
     after the last update;
@@ -85,7 +89,11 @@ def check_loader(tmp, name, py, stub, epochs, batches):
         before = [f for f in fetches if f[1] <= s[0]]
         check(before and not [x for x in ours if before[-1][1] < x[0] < s[0]],
               "%s: step %s does not start where its fetch ended" % (name, s))
-        check(len(inside(s, opts)) == 1 and not inside(s, fetches) and
+        after = [f for f in fetches if f[0] >= s[1]]
+        check(after and not [x for x in ours if s[1] < x[0] < after[0][0]],
+              "%s: step %s does not end where the next fetch starts" % (name, s))
+        # the model's update and the second optimizer's after it: the step runs to the fetch
+        check(len(inside(s, opts)) == 2 and not inside(s, fetches) and
               len(inside(s, backs)) == 1,
               "%s: step %s holds %d optimizer steps, %d fetches, %d backward passes" %
               (name, s, len(inside(s, opts)), len(inside(s, fetches)), len(inside(s, backs))))
@@ -116,6 +124,16 @@ def main():
         with open(os.path.join(tmp, "usersite", "sitecustomize.py"), "w") as f:
             f.write('import os\nos.environ["USER_SITECUSTOMIZE"] = "ran"\n')
         check_loader(tmp, "loader", PY, True, 2, 4)
+        # (a') gradient accumulation and an evaluation loop: a step per update, from its first
+        # micro-batch (its second fetch inside it), and no evaluation fetch in any step
+        _, ev = record(tmp, "accum", PY, ["accum", "2", "4"])
+        steps, fetches = ranges(ev, "step"), ranges(ev, "DataLoader.__next__")
+        backs = ranges(ev, "backward")
+        check(len(steps) == 4, "accum: %d steps for 4 updates" % len(steps))
+        check(len(fetches) == 2 * (4 + 1) + 2 * (3 + 1), "accum: %d fetches" % len(fetches))
+        check(all(len(inside(s, backs)) == 2 and len(inside(s, fetches)) == 1 for s in steps),
+              "accum: a step without its two micro-batches: %s" %
+              [(len(inside(s, backs)), len(inside(s, fetches))) for s in steps])
         # (b) back to back
         _, ev = record(tmp, "b2b", PY, ["b2b", "2", "4"])
         steps, opts = ranges(ev, "step"), ranges(ev, "optimizer.step")
