@@ -73,7 +73,8 @@ def _patch_dataloader(mod):
     def __next__(self):
         try:
             api = _api()
-            if _State.loader_mode and _State.updated:  # the step ends where the next fetch starts
+            if _State.loader_mode and _State.updated and _State.t_begin is not None:
+                # the step ends where the next fetch starts
                 api.trainprof_range_since(b"step", _State.t_begin)
                 _State.t_begin, _State.updated, _State.backward = None, False, False
             api.trainprof_push(b"DataLoader.__next__")
