@@ -47,7 +47,7 @@ struct tp_tui_live {
     tp_tui *views; /* the offline views over the window, while open */
     int view;
     tp_live_figs f;   /* the job's aggregator figures of the window (every refresh) */
-    tp_an_samples sa; /* the window's CPU samples (record --sample), when it has some */
+    tp_an_samples sa; /* the window's CPU samples, when the job samples (have_sa) */
     tp_tui_table sat; /* their table */
     int have_sa;
     unsigned ticks; /* refreshes so far: a trace is cut every CUT_EVERY-th */
