@@ -40,14 +40,8 @@ if FAKE:
 else:
     TP, HELPER, DUMP, VENV = sys.argv[1:5]
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyframes_prog.py")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
 
 
 def markers():

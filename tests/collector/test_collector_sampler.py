@@ -40,14 +40,8 @@ import tempfile
 TP, DUMP, VENV = sys.argv[1:4]
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sampler_prog.py")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
 
 
 def markers():

@@ -37,14 +37,8 @@ import tempfile
 TP, PY = sys.argv[1], sys.argv[2]
 TORCH_PY = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("TORCH_PYTHON", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
 
 
 def record(tmp, name, py, args, pytorch=True, stub=True, extra=()):

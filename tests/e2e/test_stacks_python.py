@@ -34,14 +34,8 @@ import tempfile
 TP, HELPER, VENV, TRAINER = sys.argv[1:5]
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stacks_prog.py")
 PY = os.path.join(VENV, "bin", "python")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
 
 
 def run(*args, **kw):

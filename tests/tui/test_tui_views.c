@@ -384,6 +384,14 @@ static void test_no_gpu_utf8(void) {
     tp_model_close(m);
 }
 
+/* Stack `id` of two Python frames, innermost first: code `c0` at `l0` called from `c1` at `l1`
+ * (codes as tp_rank_add_stack_pycode registered them). */
+static void py_stack(tp_rank *r, uint32_t id, uint64_t c0, uint64_t l0, uint64_t c1, uint64_t l1) {
+    const uint32_t py[] = {TP_STACK_PYTHON, TP_STACK_PYTHON};
+    const uint64_t pc[] = {c0 << 24 | l0, c1 << 24 | l1};
+    tp_rank_add_stack(r, id, py, pc, 2);
+}
+
 /* A CPU job recorded with --sample: the Stacks view opens on its samples (the program's line
  * first, then the call), c switches to the launching stacks (none) and back; the detail pane
  * names the selected row's frames and its time on a CPU and waiting. */
@@ -395,12 +403,9 @@ static void test_stacks_samples(void) {
     tp_rank_add_stack_pycode(m, r, 1, "/job/train.py", "augment", 5);
     tp_rank_add_stack_pycode(m, r, 2, "/job/train.py", "main", 20);
     tp_rank_add_stack_pycode(m, r, 3, "/usr/lib/python3.11/threading.py", "Condition.wait", 300);
-    const uint32_t py[] = {TP_STACK_PYTHON, TP_STACK_PYTHON};
-    const uint64_t burn[] = {(uint64_t)1 << 24 | 7, (uint64_t)2 << 24 | 31};
-    const uint64_t wait[] = {(uint64_t)3 << 24 | 327, (uint64_t)2 << 24 | 26};
-    tp_rank_add_stack(r, 1, py, burn, 2);
-    tp_rank_add_stack(r, 2, py, wait, 2);
-    for (int i = 0; i < 50; i++) /* 30 on a CPU in augment, 20 waiting in Condition.wait */
+    py_stack(r, 1, 1, 7, 2, 31);   /* augment:7 < main:31 */
+    py_stack(r, 2, 3, 327, 2, 26); /* Condition.wait:327 < main:26 */
+    for (int i = 0; i < 50; i++)   /* 30 on a CPU in augment, 20 waiting in Condition.wait */
         tp_samples_push(&r->samples, 10000000 * (int64_t)(i + 1), 1, 7, i < 30 ? 1 : 2, i < 30,
                         i < 30 ? 10000000 : 0, 10000000);
     tp_model_finish(m);
@@ -439,13 +444,9 @@ static void test_window_samples(void) {
     tp_rank_add_stack_pycode(m, r, 1, "/job/train.py", "augment", 5);
     tp_rank_add_stack_pycode(m, r, 2, "/job/train.py", "main", 20);
     tp_rank_add_stack_pycode(m, r, 3, "/job/train.py", "train", 40);
-    const uint32_t py[] = {TP_STACK_PYTHON, TP_STACK_PYTHON};
-    const uint64_t aug[] = {(uint64_t)1 << 24 | 7, (uint64_t)2 << 24 | 31};
-    const uint64_t tr1[] = {(uint64_t)3 << 24 | 44, (uint64_t)2 << 24 | 33};
-    const uint64_t tr2[] = {(uint64_t)3 << 24 | 44, (uint64_t)2 << 24 | 35};
-    tp_rank_add_stack(r, 1, py, aug, 2);
-    tp_rank_add_stack(r, 2, py, tr1, 2);
-    tp_rank_add_stack(r, 3, py, tr2, 2);
+    py_stack(r, 1, 1, 7, 2, 31);   /* augment:7 < main:31 */
+    py_stack(r, 2, 3, 44, 2, 33);  /* train:44 < main:33 */
+    py_stack(r, 3, 3, 44, 2, 35);  /* train:44 < main:35 */
     for (int i = 0; i < 69; i++) { /* every 10 ms from 10 ms: 40 in step 1, 20 in step 2 */
         int64_t ts = 10000000 * (int64_t)(i + 1);
         uint32_t st = ts < 500000000 ? 1 : ts < 600000000 ? 2 : 3;
