@@ -28,13 +28,21 @@ __thread tp_tstate *tp_tls __attribute__((tls_model("initial-exec")));
 __thread int tp_busy __attribute__((tls_model("initial-exec")));
 __thread int tp_busy_deferred __attribute__((tls_model("initial-exec")));
 
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Error-checking: the exit path locks it from a thread that may hold it already (a signal
+ * handler calling _exit in the middle of a start), where a plain mutex would hang the exit. */
+static pthread_mutex_t g_mu = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
 static int g_clock_ready;
 static _Atomic int g_cuda_said;
 static pid_t g_writer_pid;   /* the process that opened tp_g.writer */
+/* The process whose memory this is: the one that loaded the collector, or a fork child (set
+ * in its fork handler). A vfork() child runs in its parent's memory and is neither. */
+static pid_t g_mem_pid;
+/* Set when this process leaves (_exit, exec): no trace may be opened after that, see
+ * writes_here. A fork child starts without it. */
+static _Atomic int g_leaving;
 static tp_writer *g_retired; /* a sealed writer: its rings stay valid for late producers */
 
 /* Clients: appended under g_mu; the tap reads them from the drain thread (count published
@@ -165,6 +173,7 @@ void tp_collector_load(void) {
     tp_collector_config cfg;
     tp_collector_config_load(&cfg, NULL);
     g_image_pid = (long)getpid();
+    g_mem_pid = getpid();
     g_image_gen = tp_collector_config_exec_gen(&cfg, g_image_pid);
     g_in_job = cfg.target_pid > 0;
     if (cfg.target_pid > 0 && getpid() != cfg.target_pid) {
@@ -497,7 +506,7 @@ static void start_locked(const tp_collector_config *cfg) {
         tp_clock_init(&tp_g.clock, 0, 0);
         g_clock_ready = 1;
     }
-    if (open_writer() != TP_OK)
+    if (atomic_load(&g_leaving) || open_writer() != TP_OK)
         return;
     write_process();
     EACH_CLIENT(on_start);
@@ -524,6 +533,8 @@ static void arm_fork(void) {
 
 tp_status tp_collector_start(const tp_collector_config *cfg) {
     pthread_once(&g_fork_once, arm_fork);
+    if (!g_mem_pid) /* started without the constructor (a program linked with the collector) */
+        g_mem_pid = getpid();
     tp_collector_busy_enter();
     pthread_mutex_lock(&g_mu);
     if (!atomic_load(&tp_g.active) && !tp_g.writer)
@@ -656,22 +667,43 @@ void tp_collector_finish(void) {
     finish(0);
 }
 
+/* 1 when this process opened the writer, which it is about to leave. A vfork() child shares
+ * the parent's memory: closing "its" trace would close the parent's, so only the process that
+ * opened the writer may, and a vfork child touches nothing. Another thread of this process may
+ * be opening a trace right now (a fork child's first event, or its sampler's first sample, while
+ * its main thread leaves): waiting for that start (g_mu) and forbidding any later one lets the
+ * trace be closed, or discarded when empty, instead of left without a header, or empty, by the
+ * exit that kills that thread. */
+static int writes_here(void) {
+    if (getpid() != g_mem_pid)
+        return 0;
+    int locked = pthread_mutex_lock(&g_mu) == 0; /* EDEADLK: this thread holds it */
+    atomic_store(&g_leaving, 1);
+    if (locked)
+        pthread_mutex_unlock(&g_mu);
+    return getpid() == g_writer_pid;
+}
+
 void tp_collector_before_exec(void) {
-    /* A vfork() child shares the parent's memory: closing "its" trace would close the
-     * parent's. Only the process that opened the writer may close it. */
-    if (getpid() == g_writer_pid)
+    if (writes_here())
         finish(1);
 }
 
 void tp_collector_finish_here(void) {
-    if (getpid() == g_writer_pid)
+    if (writes_here())
         finish(0);
 }
 
 /* Fork child (pthread_atfork): one thread, and every lock another parent thread held is
  * copied held. The parent's writer belongs to the parent. */
 static void fork_child(void) {
-    pthread_mutex_init(&g_mu, NULL);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&g_mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    g_mem_pid = getpid();
+    atomic_store(&g_leaving, 0);
     tp_busy = 0;
     tp_busy_deferred = 0;
     EACH_CLIENT(after_fork_child);

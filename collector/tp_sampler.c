@@ -112,12 +112,18 @@ static uint32_t stack_of(stack_slot *cache, const tp_pyframe *py, uint32_t n, ui
 }
 
 /* One round: every Python thread's frames and CPU time. `prev` (*n_prev threads) is the
- * previous round's, replaced by this one's. */
-static void sample_round(tp_tstate *me, seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
-                         tp_pyframe *py) {
+ * previous round's, replaced by this one's. The sampler thread's state (which, in a fork child,
+ * opens its trace) is taken only once there is a Python thread to read: the forks of a shell
+ * or a pyenv shim have none, and one that leaves through _exit would leave an empty trace. */
+static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache, tp_pyframe *py) {
     tp_pythread th[TP_PYTHREADS_MAX];
     seen_thread now_seen[TP_PYTHREADS_MAX];
     uint32_t n = tp_pyframes_threads(th, TP_PYTHREADS_MAX), k = 0;
+    tp_tstate *me = n ? tp_collector_thread() : NULL;
+    if (!me) {
+        *n_prev = 0;
+        return;
+    }
     /* --capture/--delay/--idle: outside the window a round costs a clock read a thread */
     int gate = tp_collector_gate(tp_collector_now());
     /* who holds the GIL, once a round (it changes hands every 5 ms at most, by default) */
@@ -201,9 +207,8 @@ static void *sampler_main(void *arg) {
         pthread_mutex_unlock(&S.mu);
         if (S.in_child && atomic_load(&tp_g.gen) != S.child_gen)
             S.in_child = 0;
-        tp_tstate *me = tp_pyframes_none() || S.in_child ? NULL : tp_collector_thread();
-        if (me)
-            sample_round(me, prev, &n_prev, cache, py);
+        if (!tp_pyframes_none() && !S.in_child)
+            sample_round(prev, &n_prev, cache, py);
         /* Behind by more than a period (a slow round, a stopped process): start again from
          * now instead of catching up with a burst. */
         struct timespec now;

@@ -24,11 +24,13 @@
 
 typedef struct {
     char **v;
-    size_t *beside; /* per path: the main trace it was found beside (an index), or NONE */
+    size_t *beside; /* per path: the main trace it was found beside (an index), IN_FOLDER
+                       (found in a folder named on the command line) or NONE (named itself) */
     size_t n, cap;
 } pathlist;
 
 #define NONE SIZE_MAX
+#define IN_FOLDER (SIZE_MAX - 1)
 
 static void list_add(pathlist *l, const char *dir, const char *name) {
     size_t cap = l->cap;
@@ -167,8 +169,10 @@ static tp_status expand_dir(const char *dir, pathlist *l, tp_load_result *res) {
                     list_formats(exts, sizeof exts, 0, ", "));
     }
     qsort(found.v, found.n, sizeof *found.v, cmp_str);
-    for (size_t i = 0; i < found.n; i++)
+    for (size_t i = 0; i < found.n; i++) {
         list_add(l, "", found.v[i]);
+        l->beside[l->n - 1] = IN_FOLDER;
+    }
     list_free(&found);
     return TP_OK;
 }
@@ -398,7 +402,12 @@ static tp_status load_files(tp_model *m, const pathlist *files, tp_load_result *
         }
         size_t before = m->n_ranks;
         rank_of[i] = before;
-        if ((st = p->st) != TP_OK) {
+        if ((st = p->st) == TP_ERR_EMPTY && files->beside[i] != NONE) {
+            /* Not named by the user, and nothing in it: a process of the recording killed
+             * right after it created its trace. The rest of the job is still worth a report. */
+            note(res, files->v[i], "left out: empty (its process ended before it wrote anything)");
+            st = TP_OK;
+        } else if (st != TP_OK) {
             res->failure = p->res.failure;
             memcpy(res->error, p->res.error, sizeof res->error);
         } else {
@@ -406,8 +415,15 @@ static tp_status load_files(tp_model *m, const pathlist *files, tp_load_result *
             if (started)
                 tp_progress_done(m->progress, 0, p->m->n_ranks ? p->m->ranks[0].ev.n : 0);
             tp_model_move_ranks(m, p->m);
-            if (files->beside[i] != NONE && m->n_ranks > before)
+            const tp_rank *r = m->n_ranks > before ? &m->ranks[m->n_ranks - 1] : NULL;
+            if (r && files->beside[i] != NONE && r->native && !r->n_procs && !r->ev.n) {
+                /* a header alone: its process was killed before its first record */
+                note(res, files->v[i], "left out: holds nothing (its process ended before it "
+                                       "recorded anything)");
+                tp_model_pop_rank(m);
+            } else if (r && files->beside[i] < IN_FOLDER) {
                 check_recording(m, rank_of[files->beside[i]], res);
+            }
             *loaded += m->n_ranks > before;
         }
         tp_model_close(p->m);
@@ -455,6 +471,9 @@ tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress
     size_t loaded = 0;
     if (st == TP_OK)
         st = load_files(m, &files, res, &loaded);
+    if (st == TP_OK && !loaded) /* every file was left out: nothing to show */
+        st = fail(res, TP_ERR_EMPTY, files.v[0], "no trace with anything in it (%s)",
+                  res->notes[0] ? "every one was left out" : "empty");
     res->n_files = st == TP_OK ? loaded : 0;
     list_free(&files);
     if (st != TP_OK) {

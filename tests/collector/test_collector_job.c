@@ -202,6 +202,81 @@ static void test_workers_are_one_rank(void) {
     tc_cleanup(&R);
 }
 
+/* Processes that record nothing leave no trace, --sample or not: forks made before the
+ * sampler knew the program has no Python (a shell's, a pyenv shim's) once opened theirs from
+ * the sampler thread and, ending in _exit, left it header-only or, cut short, empty (which the
+ * report refused to read). */
+static void test_quiet_forks_leave_no_trace(void) {
+    static const char *const how[] = {"quiet", "killed"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *opts[] = {"--sample-hz", "1000", NULL};
+        const char *args[] = {"3", how[k], NULL};
+        CHECK_EQ_I(tc_record(&R, NULL, opts, args), 0);
+        char names[8][300];
+        int main_i;
+        CHECK_EQ_I(traces(names, &main_i), 1);
+        CHECK_EQ_I(main_i, 0);
+        tc_cleanup(&R);
+    }
+}
+
+/* A process of the recording killed right after it created its trace leaves it empty, or
+ * with its header alone: the report of the main trace, or of the folder, leaves such a trace
+ * out with a note and shows the rest of the job. */
+static void test_empty_member_left_out(void) {
+    const char *args[] = {"1", "_exit", NULL};
+    CHECK_EQ_I(tc_record(&R, NULL, NULL, args), 0);
+    char names[8][300], path[400];
+    int main_i;
+    CHECK_EQ_I(traces(names, &main_i), 2);
+    size_t stem = strlen(names[main_i]) - 6; /* without ".tprof" */
+    snprintf(path, sizeof path, "%.*s.999998.tprof", (int)stem, names[main_i]);
+    FILE *f = fopen(path, "w"); /* empty */
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    char head[64];
+    FILE *in = fopen(names[main_i], "rb");
+    size_t got = in ? fread(head, 1, sizeof head, in) : 0;
+    if (in)
+        fclose(in);
+    CHECK_EQ_U(got, sizeof head);
+    snprintf(path, sizeof path, "%.*s.999999.tprof", (int)stem, names[main_i]);
+    f = fopen(path, "wb"); /* the header alone */
+    CHECK(f && fwrite(head, 1, got, f) == got);
+    if (f)
+        fclose(f);
+    const char *by_main[] = {"report", names[main_i], "--format", "json", NULL};
+    const char *by_dir[] = {"report", R.dir, "--format", "json", NULL};
+    const char *const *runs[] = {by_main, by_dir};
+    for (int k = 0; k < 2; k++) {
+        cli_result *res = malloc(sizeof *res);
+        cli(res, runs[k]);
+        CHECK_EQ_I(res->status, 0);
+        CHECK(strstr(res->err, ".999998.tprof: left out: empty (its process ended before it "
+                               "wrote anything)") != NULL);
+        CHECK(strstr(res->err, ".999999.tprof: left out: holds nothing") != NULL);
+        char e[256];
+        yajl_val v = yajl_tree_parse(res->out, e, sizeof e);
+        CHECK(v != NULL);
+        yajl_val ranks = get(v, "ranks", NULL);
+        CHECK(ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len == 1);
+        if (ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len == 1)
+            check_job(YAJL_GET_ARRAY(ranks)->values[0], 1, 0);
+        yajl_tree_free(v);
+        free(res);
+    }
+    /* named on the command line, an empty trace is an error still */
+    cli_result *res = malloc(sizeof *res);
+    snprintf(path, sizeof path, "%.*s.999998.tprof", (int)stem, names[main_i]);
+    const char *named[] = {"report", path, NULL};
+    cli(res, named);
+    CHECK_EQ_I(res->status, 1);
+    CHECK(strstr(res->err, "empty file") != NULL);
+    free(res);
+    tc_cleanup(&R);
+}
+
 /* Records `job_app 1` with RANK=rank in R.dir (already made). */
 static int record_rank(const char *rank_env) {
     const char *env[] = {rank_env, NULL};
@@ -242,5 +317,7 @@ int main(int argc, char **argv) {
     tc_init(&R, argc, argv);
     TP_RUN(test_workers_are_one_rank);
     TP_RUN(test_two_recordings_two_ranks);
+    TP_RUN(test_quiet_forks_leave_no_trace);
+    TP_RUN(test_empty_member_left_out);
     return tp_test_summary();
 }

@@ -91,9 +91,12 @@ def check_loader(tmp, name, py, stub, epochs, batches):
               len(inside(s, backs)) == 1,
               "%s: step %s holds %d optimizer steps, %d fetches, %d backward passes" %
               (name, s, len(inside(s, opts)), len(inside(s, fetches)), len(inside(s, backs))))
-    rep = json.loads(subprocess.run([TP, "report", out, "--format", "json", "-q"],
-                                    capture_output=True, text=True).stdout)
-    rank = rep["ranks"][0]
+    p = subprocess.run([TP, "report", out, "--format", "json", "-q"], capture_output=True,
+                       text=True)
+    if not check(p.returncode == 0, "%s: report exit %d: %s" % (name, p.returncode,
+                                                                p.stderr[-3000:])):
+        return
+    rank = json.loads(p.stdout)["ranks"][0]
     found = {f["id"]: f for f in rank["findings"]}
     if check("host-input-bound" in found, "%s: no host-input-bound finding: %s" % (name, found)):
         # sampled: what the step thread did inside the fetches (the stand-in's DataLoader
