@@ -36,7 +36,7 @@ static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
 static int g_clock_ready;
 static _Atomic int g_cuda_said;
-static pid_t g_writer_pid;   /* the process that opened tp_g.writer */
+static pid_t g_writer_pid; /* the process that opened tp_g.writer */
 /* The process whose memory this is: the one that loaded the collector, or a fork child (set
  * in its fork handler). A vfork() child runs in its parent's memory and is neither. */
 static pid_t g_mem_pid;

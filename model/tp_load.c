@@ -418,8 +418,9 @@ static tp_status load_files(tp_model *m, const pathlist *files, tp_load_result *
             const tp_rank *r = m->n_ranks > before ? &m->ranks[m->n_ranks - 1] : NULL;
             if (r && files->beside[i] != NONE && r->native && !r->n_procs && !r->ev.n) {
                 /* a header alone: its process was killed before its first record */
-                note(res, files->v[i], "left out: holds nothing (its process ended before it "
-                                       "recorded anything)");
+                note(res, files->v[i],
+                     "left out: holds nothing (its process ended before it "
+                     "recorded anything)");
                 tp_model_pop_rank(m);
             } else if (r && files->beside[i] < IN_FOLDER) {
                 check_recording(m, rank_of[files->beside[i]], res);
