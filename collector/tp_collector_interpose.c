@@ -10,14 +10,24 @@
  *   program that number is not open, so close() of it fails with EBADF and ranges skip it.
  * - dup2, dup3 onto the trace's descriptor: the program may make that number its own; the
  *   writer lets go of it first (and reopens its file elsewhere).
+ * - fopen, fopen64 of /proc/self/stat: the count of the process's threads in it leaves ours
+ *   out. CPython 3.12+ reads it there at os.fork() and warns "This process is multi-threaded,
+ *   use of fork() may lead to deadlocks" when it is above 1: our threads (the writer's drain,
+ *   the sampler, the guard's helper) made every recorded program that forks warn, and fail
+ *   under -W error or pytest's filterwarnings = error (multiprocessing and DataLoader workers
+ *   fork). Our threads share no lock with the program's code in a fork child.
  * These are in the shared library only (not in tp_collector_core), so in-process tests keep
  * their libc. A wrapper called before the library's constructor resolves what it needs. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,6 +43,7 @@ typedef int (*close_range_fn)(unsigned, unsigned, int);
 typedef void (*closefrom_fn)(int);
 typedef int (*dup2_fn)(int, int);
 typedef int (*dup3_fn)(int, int, int);
+typedef FILE *(*fopen_fn)(const char *, const char *);
 
 static struct {
     exit_fn exit_, exit_upper;
@@ -41,6 +52,7 @@ static struct {
     closefrom_fn closefrom;
     dup2_fn dup2;
     dup3_fn dup3;
+    fopen_fn fopen, fopen64;
 } R;
 
 static void *next(const char *name) {
@@ -55,6 +67,8 @@ static void resolve(void) {
     R.closefrom = (closefrom_fn)next("closefrom");
     R.dup2 = (dup2_fn)next("dup2");
     R.dup3 = (dup3_fn)next("dup3");
+    R.fopen = (fopen_fn)next("fopen");
+    R.fopen64 = (fopen_fn)next("fopen64");
 }
 
 #define REAL(fn) (R.fn ? R.fn : (resolve(), R.fn))
@@ -186,4 +200,94 @@ void tp_interpose_init(void) {
      * (LD_PRELOAD); reached by dlopen alone, the guard must leave signals alone. */
     if (dlsym(RTLD_DEFAULT, "sigaction") == (void *)my_sigaction)
         tp_guard_set_interposed();
+}
+
+/* ---------------------------------------------------------------- the program's thread count */
+
+/* The threads of this process that are ours: named "trainprof-..." (each is named before it
+ * runs any of the program's code, or as it starts). */
+static long our_threads(void) {
+    DIR *d = opendir("/proc/self/task");
+    long n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], comm[32];
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t k = fd >= 0 ? read(fd, comm, sizeof comm - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        n += k >= 10 && !memcmp(comm, "trainprof-", 10);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* The stat line with its 20th field (num_threads) less `ours` (at least 1), into out (n
+ * bytes); its length, or -1 when the line is not as proc(5) writes it. The fields after the
+ * command's closing parenthesis are numbers: num_threads is the 18th of them. */
+static int adjust_stat(const char *line, size_t len, long ours, char *out, size_t n) {
+    const char *p = NULL;
+    for (size_t i = 0; i < len; i++)
+        if (line[i] == ')')
+            p = line + i;
+    if (!p)
+        return -1;
+    const char *end = line + len;
+    for (int field = 2; field < 20 && p; field++) /* to the space before field 20 */
+        p = memchr(p + 1, ' ', (size_t)(end - p - 1));
+    if (!p || p + 1 >= end)
+        return -1;
+    char *after;
+    long threads = strtol(p + 1, &after, 10);
+    if (after == p + 1 || after > end)
+        return -1;
+    threads = threads - ours < 1 ? 1 : threads - ours;
+    int k = snprintf(out, n, "%.*s%ld%.*s", (int)(p + 1 - line), line, threads, (int)(end - after),
+                     after);
+    return k > 0 && (size_t)k < n ? k : -1;
+}
+
+/* `f`, the program's fresh stream of /proc/self/stat, or one of the same line with our
+ * threads left out of its count: a memfd (a real descriptor, as fileno() and fstat() expect,
+ * at the number the file had), or `f` itself when that cannot be made. */
+static FILE *stat_without_ours(FILE *f, const char *mode) {
+    long ours = our_threads();
+    char line[1024], out[1100];
+    size_t len = ours ? fread(line, 1, sizeof line, f) : 0;
+    int k = len && len < sizeof line ? adjust_stat(line, len, ours, out, sizeof out) : -1;
+    if (k < 0) {
+        rewind(f);
+        return f;
+    }
+    int fd = fileno(f), flags = fcntl(fd, F_GETFD);
+    int cloexec = flags >= 0 && (flags & FD_CLOEXEC);
+    fclose(f); /* frees its number for the memfd */
+    int m = memfd_create("stat", cloexec ? MFD_CLOEXEC : 0);
+    FILE *g = NULL;
+    if (m >= 0 && write(m, out, (size_t)k) == k && lseek(m, 0, SEEK_SET) == 0)
+        g = fdopen(m, mode);
+    if (!g && m >= 0) {
+        close(m);
+        errno = EMFILE;
+    }
+    return g;
+}
+
+static int is_own_stat(const char *path, const char *mode) {
+    return path && mode && mode[0] == 'r' && !strchr(mode, '+') && !strcmp(path, "/proc/self/stat");
+}
+
+EXPORT FILE *fopen(const char *path, const char *mode) {
+    fopen_fn f = REAL(fopen);
+    FILE *s = f ? f(path, mode) : NULL;
+    return s && is_own_stat(path, mode) ? stat_without_ours(s, mode) : s;
+}
+
+EXPORT FILE *fopen64(const char *path, const char *mode) {
+    fopen_fn f = REAL(fopen64);
+    FILE *s = f ? f(path, mode) : NULL;
+    return s && is_own_stat(path, mode) ? stat_without_ours(s, mode) : s;
 }
