@@ -29,6 +29,11 @@ static int cmp_u32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int cmp_key(const void *a, const void *b) {
     const stack_sum *x = a, *y = b;
     int c = strcmp(x->key, y->key);
@@ -211,16 +216,26 @@ static int in_intervals(const int64_t *lo, const int64_t *hi, size_t n, int64_t 
     return a < n && lo[a] <= ts;
 }
 
-void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
-                      const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out) {
+/* The samples a part is about: thread (pid, tid), or (others) every thread of every other
+ * process. */
+static int of_part(const tp_samples *sa, size_t i, int64_t pid, int64_t tid, int others) {
+    return others ? sa->pid[i] != pid : sa->pid[i] == pid && sa->tid[i] == tid;
+}
+
+static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
+                    int others, const int64_t *lo, const int64_t *hi, size_t n,
+                    tp_an_samples_part *out) {
     const tp_samples *sa = &v->r->samples;
     int64_t *cpu = tp_mem_xcalloc(all->n + 1, sizeof *cpu);
     int64_t *wait = tp_mem_xcalloc(all->n + 1, sizeof *wait);
     memset(out, 0, sizeof *out);
+    int64_t *pids = others ? tp_mem_xalloc(sa->n + 1, sizeof *pids) : NULL;
     for (size_t i = 0; i < sa->n; i++) {
-        if (sa->pid[i] != pid || sa->tid[i] != tid || !in_view(v, sa->ts[i]) ||
+        if (!of_part(sa, i, pid, tid, others) || !in_view(v, sa->ts[i]) ||
             !in_intervals(lo, hi, n, sa->ts[i]))
             continue;
+        if (pids)
+            pids[out->samples] = sa->pid[i];
         int64_t c = on_cpu_of(sa, i), w = period_of(sa, i);
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, c),
                         out->wall_ns = tp_an_add(out->wall_ns, w);
@@ -240,7 +255,79 @@ void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid
     }
     out->top_cpu_ns = out->top_cpu >= 0 ? cpu[out->top_cpu] : 0;
     out->top_wait_ns = out->top_wait >= 0 ? wait[out->top_wait] : 0;
-    free(cpu), free(wait);
+    out->n_procs = out->samples && !others ? 1 : 0;
+    if (pids) { /* the distinct processes among the samples counted */
+        qsort(pids, out->samples, sizeof *pids, cmp_i64);
+        for (size_t k = 0; k < out->samples; k++)
+            out->n_procs += !k || pids[k] != pids[k - 1];
+    }
+    free(cpu), free(wait), free(pids);
+}
+
+void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
+                      const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out) {
+    part_in(v, all, pid, tid, 0, lo, hi, n, out);
+}
+
+void tp_an_samples_in_others(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
+                             const int64_t *lo, const int64_t *hi, size_t n,
+                             tp_an_samples_part *out) {
+    part_in(v, all, pid, 0, 1, lo, hi, n, out);
+}
+
+typedef struct {
+    int64_t t;
+    int end;
+} edge_t;
+
+static int cmp_edge(const void *a, const void *b) {
+    const edge_t *x = a, *y = b;
+    return x->t != y->t ? (x->t > y->t) - (x->t < y->t) : x->end - y->end;
+}
+
+void tp_an_samples_workers(const tp_an_view *v, int64_t pid, tp_an_sample_workers *out) {
+    const tp_samples *sa = &v->r->samples;
+    memset(out, 0, sizeof *out);
+    /* each other process's lifetime as its samples show it: first and last sample */
+    size_t n = 0, cap = 0, at = 0;
+    struct life {
+        int64_t pid, t0, t1;
+    } *l = NULL;
+    for (size_t i = 0; i < sa->n; i++) {
+        if (sa->pid[i] == pid || !in_view(v, sa->ts[i]))
+            continue;
+        if (at >= n || l[at].pid != sa->pid[i]) /* a process's samples come together (its file) */
+            for (at = 0; at < n && l[at].pid != sa->pid[i]; at++)
+                ;
+        if (at == n) {
+            TP_MEM_XGROW(l, cap, n + 1);
+            l[n++] = (struct life){sa->pid[i], sa->ts[i], sa->ts[i]};
+        }
+        l[at].t0 = sa->ts[i] < l[at].t0 ? sa->ts[i] : l[at].t0;
+        l[at].t1 = sa->ts[i] > l[at].t1 ? sa->ts[i] : l[at].t1;
+    }
+    /* the lifetimes' starts and ends in time order (a start first at the same instant): how
+     * many at a time, and how many times a set started while none was alive */
+    edge_t *edge = tp_mem_xalloc(2 * n + 1, sizeof *edge);
+    for (size_t k = 0; k < n; k++)
+        edge[2 * k] = (edge_t){l[k].t0, 0}, edge[2 * k + 1] = (edge_t){l[k].t1, 1};
+    qsort(edge, 2 * n, sizeof *edge, cmp_edge);
+    size_t alive = 0;
+    out->starts = tp_mem_xalloc(n + 1, sizeof *out->starts);
+    out->ends = tp_mem_xalloc(n + 1, sizeof *out->ends);
+    for (size_t k = 0; k < 2 * n; k++) {
+        if (!edge[k].end) {
+            if (!alive)
+                out->starts[out->generations] = edge[k].t;
+            out->generations += alive == 0;
+            alive++;
+            out->at_once = alive > out->at_once ? alive : out->at_once;
+        } else if (!--alive) {
+            out->ends[out->generations - 1] = edge[k].t;
+        }
+    }
+    out->procs = n;
+    free(edge), free(l);
 }
 
 void tp_an_samples_free(tp_an_samples *s) {

@@ -79,6 +79,7 @@ typedef struct {
     int64_t top_cpu_ns;
     long top_wait; /* the row with the most wall time off a CPU there; -1: none */
     int64_t top_wait_ns;
+    size_t n_procs; /* the processes the samples counted came from */
 } tp_an_samples_part;
 
 /* The samples of thread (pid, tid) whose time lies in one of the n intervals [lo[k], hi[k])
@@ -86,6 +87,25 @@ typedef struct {
  * them, into *out. For a finding about a part of one thread's time. */
 void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
                       const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out);
+
+/* The same for every thread of every process of the rank but `pid` (the workers of a training
+ * process, together): out->n_procs says how many of them had samples there. */
+void tp_an_samples_in_others(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
+                             const int64_t *lo, const int64_t *hi, size_t n,
+                             tp_an_samples_part *out);
+
+/* The processes of the rank other than `pid` that were sampled (DataLoader workers, mostly),
+ * each alive from its first sample to its last: how many, how many at a time at most, and how
+ * many times a set of them started while none was alive (a DataLoader without
+ * persistent_workers starts its workers anew with each iterator: each epoch, each evaluation). */
+typedef struct {
+    size_t procs, at_once, generations;
+    /* each set's first sample and the last sample before none was alive again, ascending
+     * (`generations` of each; free them) */
+    int64_t *starts, *ends;
+} tp_an_sample_workers;
+
+void tp_an_samples_workers(const tp_an_view *v, int64_t pid, tp_an_sample_workers *out);
 
 /* Frees what tp_an_samples_run allocated; a zeroed result or NULL is a no-op. */
 void tp_an_samples_free(tp_an_samples *s);

@@ -127,23 +127,36 @@ static size_t merged(const tp_an_host *h, const int64_t *s0, const int64_t *s1, 
     return g;
 }
 
-/* What the sampler saw on the step thread (`record --sample`) between its steps (between = 1)
- * or inside its data-loading ranges. */
-static void sampled(tp_diag_ctx *d, const tp_an_host *h, tp_finding *f, int between) {
-    int64_t pid = 0, tid = -1, *s0 = NULL, *s1 = NULL, *lo = NULL, *hi = NULL;
-    size_t n = 0;
-    if (d->r->samples.n) {
-        size_t ns = thread_ranges(d, tp_an_host_step_name, &pid, &tid, &s0, &s1);
-        if (!between && tid >= 0) {
-            free(s0), free(s1);
-            ns = thread_ranges(d, tp_an_host_window_data_name, &pid, &tid, &s0, &s1);
-        }
-        n = merged(h, s0, s1, ns, between, &lo, &hi);
+/* The step thread (*pid, *tid; tid -1 when unknown) and its time between its steps
+ * (between = 1) or inside its data-loading ranges, merged, into *lo / *hi (allocated; free
+ * them). Returns their count. */
+static size_t step_thread_time(tp_diag_ctx *d, const tp_an_host *h, int between, int64_t *pid,
+                               int64_t *tid, int64_t **lo, int64_t **hi) {
+    int64_t *s0 = NULL, *s1 = NULL;
+    *pid = 0, *tid = -1;
+    size_t ns = thread_ranges(d, tp_an_host_step_name, pid, tid, &s0, &s1);
+    if (!between && *tid >= 0) {
+        free(s0), free(s1);
+        ns = thread_ranges(d, tp_an_host_window_data_name, pid, tid, &s0, &s1);
     }
+    size_t n = merged(h, s0, s1, ns, between, lo, hi);
+    free(s0), free(s1);
+    return n;
+}
+
+/* What the sampler saw on the step thread (`record --sample`) between its steps (between = 1)
+ * or inside its data-loading ranges; for the latter, the advice from the processes that feed it
+ * (`otherwise` without samples). */
+static void sampled(tp_diag_ctx *d, const tp_an_host *h, tp_finding *f, int between,
+                    const char *otherwise) {
+    int64_t pid = 0, tid = -1, *lo = NULL, *hi = NULL;
+    size_t n = d->r->samples.n ? step_thread_time(d, h, between, &pid, &tid, &lo, &hi) : 0;
     tp_diag_samples_in(d, f, pid, tid < 0 ? 0 : tid, lo, hi, n,
                        between ? ". Sampled there" : ". Sampled inside the data-loading ranges",
                        "step thread");
-    free(s0), free(s1), free(lo), free(hi);
+    if (otherwise)
+        tp_diag_samples_loader_advice(d, f, pid, lo, hi, n, otherwise);
+    free(lo), free(hi);
 }
 
 void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
@@ -165,11 +178,10 @@ void tp_diag_host_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
             tp_diag_cat(&f->evidence, ", %s of data loading per step",
                         tp_units_dur(b1, sizeof b1, (double)h->data_ns / (double)h->n_steps));
         tp_diag_cat(&f->evidence, "); framework ops %.1f%%", 100 * tp_diag_share(h->ops_ns, win));
-        sampled(d, h, f, 0);
-        tp_diag_cat(&f->advice,
-                    "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
-                    "persistent_workers); move decoding and augmentation out of the training "
-                    "process; cache preprocessed data");
+        sampled(d, h, f, 0,
+                "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
+                "persistent_workers); move decoding and augmentation out of the training "
+                "process; cache preprocessed data");
         range_source(d, f, h->data_name);
         tp_diag_put_metric(f, "data_ns", (double)h->data_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);
@@ -238,7 +250,7 @@ void tp_diag_host_step_gaps(tp_diag_ctx *d, const tp_diag_rule *self) {
                     "between steps, so the next recording says which it is; if it is the "
                     "DataLoader, add workers / prefetch (num_workers, prefetch_factor, "
                     "persistent_workers)");
-        sampled(d, h, f, 1);
+        sampled(d, h, f, 1, NULL);
         range_source(d, f, h->step_name);
         tp_diag_put_metric(f, "unrecorded_ns", (double)h->unrecorded_ns);
         tp_diag_put_metric(f, "window_ns", (double)win);

@@ -37,13 +37,18 @@ void tp_diag_input_bound(tp_diag_ctx *d, const tp_diag_rule *self) {
                 100 * tp_diag_share(s->data, s->idle), rn, 100 * tp_diag_share(range_ns, d->win),
                 tp_diag_window_words(d), d->out->n_steps ? ", mean per step " : "",
                 d->out->n_steps ? tp_units_dur(b1, sizeof b1, per_step) : "");
+    static const char advice[] = "add DataLoader workers / prefetch (num_workers, "
+                                 "prefetch_factor, persistent_workers); move augmentation and "
+                                 "decoding off the training thread (or onto the GPU); cache "
+                                 "preprocessed data";
     int64_t pid, tid;
-    if (tp_diag_samples_main_thread(d, &pid, &tid))
+    if (tp_diag_samples_main_thread(d, &pid, &tid)) {
         tp_diag_samples_in(d, f, pid, tid, d->data.a, d->data.b, d->data.n,
                            ". Sampled inside the data-loading ranges", "training thread");
-    tp_diag_cat(&f->advice, "add DataLoader workers / prefetch (num_workers, prefetch_factor, "
-                            "persistent_workers); move augmentation and decoding off the training "
-                            "thread (or onto the GPU); cache preprocessed data");
+        tp_diag_samples_loader_advice(d, f, pid, d->data.a, d->data.b, d->data.n, advice);
+    } else {
+        tp_diag_cat(&f->advice, "%s", advice);
+    }
     if (bl.n)
         tp_diag_range_label(d, bl.row[best], &f->source);
     tp_diag_put_metric(f, "idle_ns", (double)s->idle);

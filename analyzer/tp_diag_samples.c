@@ -3,9 +3,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_an_samples.h"
 #include "tp_an_stats.h"
+#include "tp_an_util.h"
+#include "tp_mem.h"
 #include "tp_diag_rules.h"
 #include "tp_units.h"
 
@@ -34,6 +37,15 @@ static const tp_an_samples *samples_of(tp_diag_ctx *d) {
         tp_an_samples_run(d->v, d->v->opts.stack_depth, 0, 0, d->samples);
     }
     return d->samples;
+}
+
+/* 1 when a process other than `pid` has a sampled thread named as PyTorch names its
+ * DataLoader workers' (torch/utils/data/_utils/worker.py). */
+static int loader_workers(const tp_an_samples *all, int64_t pid) {
+    for (size_t t = 0; t < all->n_threads; t++)
+        if (all->t[t].pid != pid && !strcmp(all->t[t].name, "pt_data_worker"))
+            return 1;
+    return 0;
 }
 
 int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, const int64_t *lo,
@@ -69,7 +81,7 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
                                (double)(waits ? p.top_wait_ns : p.top_cpu_ns));
         /* Waiting for what? The thread (of any process of the rank: DataLoader workers are
          * processes) that was on a CPU most meanwhile, and where. */
-        tp_an_samples_part best = {0};
+        tp_an_samples_part best = {0}, grp = {0};
         const tp_an_sample_thread *busy = NULL;
         for (size_t t = 0; waits && t < all->n_threads; t++) {
             const tp_an_sample_thread *o = &all->t[t];
@@ -80,7 +92,24 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
             if (q.cpu_ns > best.cpu_ns)
                 best = q, busy = o;
         }
-        if (busy && best.top_cpu >= 0 && best.cpu_ns >= (p.wall_ns - p.cpu_ns) / 5) {
+        /* Several worker processes share the work (DataLoader workers, each a batch at a
+         * time): together they say more than the busiest of them. */
+        if (waits)
+            tp_an_samples_in_others(d->v, all, pid, lo, hi, n, &grp);
+        if (grp.n_procs >= 2 && grp.cpu_ns > best.cpu_ns && grp.top_cpu >= 0 &&
+            grp.cpu_ns >= (p.wall_ns - p.cpu_ns) / 5) {
+            char b3[32], b4[32];
+            tp_diag_cat(&f->evidence,
+                        "; meanwhile %zu other processes%s were on a CPU %.0f%% of their "
+                        "sampled time (%s of %s)",
+                        grp.n_procs, loader_workers(all, pid) ? " (DataLoader workers)" : "",
+                        100 * tp_diag_share(grp.cpu_ns, grp.wall_ns),
+                        tp_units_dur(b3, sizeof b3, (double)grp.cpu_ns),
+                        tp_units_dur(b4, sizeof b4, (double)grp.wall_ns));
+            sampled_row(f, all, grp.top_cpu, ", most at", grp.top_cpu_ns, grp.cpu_ns);
+            tp_diag_put_metric(f, "sampled_other_cpu_ns", (double)grp.cpu_ns);
+            tp_diag_put_metric(f, "sampled_other_procs", (double)grp.n_procs);
+        } else if (busy && best.top_cpu >= 0 && best.cpu_ns >= (p.wall_ns - p.cpu_ns) / 5) {
             tp_diag_cat(&f->evidence,
                         "; meanwhile thread %lld/%lld%s%s was on a CPU %.0f%% of the time",
                         (long long)busy->pid, (long long)busy->tid, busy->name[0] ? " " : "",
@@ -102,4 +131,114 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
         }
     }
     return said;
+}
+
+/* The index of the interval of the n sorted [lo, hi) that holds `t`, or begins at most `early`
+ * after it; n when none. */
+static size_t interval_at(const int64_t *lo, const int64_t *hi, size_t n, int64_t t,
+                          int64_t early) {
+    size_t a = 0, b = n; /* the first whose end is past t */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (hi[mid] <= t)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    int64_t gap;
+    return a < n && (lo[a] <= t || (!__builtin_sub_overflow(lo[a], t, &gap) && gap <= early)) ? a
+                                                                                              : n;
+}
+
+/* What starting and stopping each set of workers cost: the data-loading interval each set
+ * started in (the one holding its first sample: the iterator's first fetch, which waits for
+ * them) and the one it ended in (holding its last sample, or begun at most a sampling period
+ * after it: the fetch that ends the epoch, where the iterator joins its workers) against the
+ * others, into the evidence and the metric worker_churn_ns (their sum). */
+static void churn(tp_finding *f, const tp_an_sample_workers *w, int64_t hz, const int64_t *lo,
+                  const int64_t *hi, size_t n) {
+    if (!n)
+        return;
+    int64_t period = hz > 0 ? 1000000000 / hz : 0;
+    char *kind = tp_mem_xcalloc(n, 1); /* 1: a first fetch, 2: a last one */
+    for (size_t g = 0; g < w->generations; g++) {
+        size_t a = interval_at(lo, hi, n, w->starts[g], 0),
+               z = interval_at(lo, hi, n, w->ends[g], period);
+        if (a < n)
+            kind[a] = 1;
+        if (z < n && z != a)
+            kind[z] = 2;
+    }
+    double *rest = tp_mem_xalloc(n + 1, sizeof *rest);
+    size_t n_rest = 0, count[3] = {0};
+    int64_t sum[3] = {0};
+    for (size_t i = 0; i < n; i++) {
+        count[(int)kind[i]]++, sum[(int)kind[i]] = tp_an_add(sum[(int)kind[i]], hi[i] - lo[i]);
+        if (!kind[i])
+            rest[n_rest++] = (double)(hi[i] - lo[i]);
+    }
+    if ((count[1] || count[2]) && n_rest) {
+        char b1[32], b2[32], b3[32];
+        tp_diag_cat(&f->evidence, "; the waits for a set's first batch took %s on average (%zu)",
+                    count[1] ? tp_units_dur(b1, sizeof b1, (double)sum[1] / (double)count[1]) : "-",
+                    count[1]);
+        tp_diag_cat(&f->evidence, ", for the batch that ended a set (its workers joined) %s (%zu)",
+                    count[2] ? tp_units_dur(b2, sizeof b2, (double)sum[2] / (double)count[2]) : "-",
+                    count[2]);
+        tp_diag_cat(&f->evidence, ", any other batch %s (median)",
+                    tp_units_dur(b3, sizeof b3, tp_an_percentile(rest, n_rest, 50)));
+        tp_diag_put_metric(f, "worker_churn_ns", (double)tp_an_add(sum[1], sum[2]));
+    }
+    free(kind), free(rest);
+}
+
+void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, const int64_t *lo,
+                                   const int64_t *hi, size_t n, const char *otherwise) {
+    if (!d->r->samples.n) {
+        tp_diag_cat(&f->advice, "%s", otherwise);
+        return;
+    }
+    const tp_an_samples *all = samples_of(d);
+    tp_an_sample_workers w;
+    tp_an_samples_workers(d->v, pid, &w);
+    if (!w.procs) { /* sampled, and no process fed this one: the batches are made in it */
+        tp_diag_cat(&f->advice,
+                    "the batches are made in the training process itself: DataLoader workers "
+                    "(num_workers > 0) make them beside the training loop; then move decoding "
+                    "and augmentation into the Dataset, or cache preprocessed data");
+        return;
+    }
+    tp_diag_cat(&f->evidence, ". %zu worker process%s sampled, %zu at a time%s", w.procs,
+                w.procs == 1 ? "" : "es", w.at_once, w.generations > 1 ? "," : "");
+    if (w.generations > 1)
+        tp_diag_cat(&f->evidence, " started %zu times", w.generations);
+    if (w.generations > 1)
+        churn(f, &w, all->hz, lo, hi, n);
+    free(w.starts), free(w.ends);
+    tp_diag_put_metric(f, "worker_procs", (double)w.procs);
+    tp_diag_put_metric(f, "workers_at_once", (double)w.at_once);
+    tp_diag_put_metric(f, "worker_starts", (double)w.generations);
+    if (w.generations > 1)
+        tp_diag_cat(&f->advice,
+                    "persistent_workers=True keeps the workers from one iterator to the next "
+                    "(without it each epoch and each evaluation starts them anew: %zu times "
+                    "here, and the first batch of each waits for them); ",
+                    w.generations);
+    tp_an_samples_part g;
+    tp_an_samples_in_others(d->v, all, pid, lo, hi, n, &g);
+    if (g.top_cpu >= 0 && tp_diag_share(g.cpu_ns, g.wall_ns) >= 0.5) {
+        const tp_an_sample_row *r = &all->s[g.top_cpu];
+        char *text = tp_an_frames_text(r->frames, r->n_frames);
+        tp_diag_cat(&f->advice,
+                    "the workers were busy (on a CPU %.0f%% of their sampled time in the waits): "
+                    "more of them (num_workers above %zu, cores allowing) or less work each: "
+                    "they spent most at %s",
+                    100 * tp_diag_share(g.cpu_ns, g.wall_ns), w.at_once, text);
+        free(text);
+    } else {
+        tp_diag_cat(&f->advice,
+                    "the workers were mostly idle while the loop waited: a larger "
+                    "prefetch_factor lets them work ahead; then look at what the training "
+                    "process does to receive each batch (collate, pin_memory, unpickling)");
+    }
 }

@@ -22,6 +22,15 @@
 int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, const int64_t *lo,
                        const int64_t *hi, size_t n, const char *lead, const char *who);
 
+/* The advice of an input-bound finding about the data-loading time [lo[k], hi[k]) of the
+ * training process `pid`, from what the sampler saw of the processes that feed it (DataLoader
+ * workers): none sampled (the batches are made in the training process), started anew for each
+ * iterator (persistent_workers), busy (more workers, or less work each: their line), or idle
+ * (prefetch, the receiving side); also their counts into the evidence and metrics worker_procs,
+ * workers_at_once, worker_starts. Without samples, `otherwise`. */
+void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, const int64_t *lo,
+                                   const int64_t *hi, size_t n, const char *otherwise);
+
 /* The training thread of the rank (the busiest launching thread) as (pid, tid); 0 when it
  * has none. */
 int tp_diag_samples_main_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid);

@@ -1,10 +1,14 @@
 """A training loop whose steps wait for a producer, for test_collector_sampler.py.
 
-usage: sampler_prog.py thread|process|inline|phases [STEPS]
+usage: sampler_prog.py thread|process|workers|inline|phases [STEPS]
 The main thread runs STEPS steps, each an NVTX range "train_step" (with the nvtx package when
 it is there, else none) around ~3 ms of CPU work; between the steps it takes the next batch:
 - thread:  from a queue a producer thread fills, each batch ~4x a step of CPU in augment();
 - process: from a pipe a forked producer process fills the same way (a DataLoader worker);
+- workers: as a DataLoader without persistent_workers does over EPOCHS epochs: each epoch
+           forks 2 producer processes named as PyTorch names its workers, takes the batches
+           from them in turn inside "DataLoader.__next__" ranges (STEPS / EPOCHS of them), and
+           joins them in one more such range, the one that ends the epoch;
 - inline:  by computing augment() itself;
 - phases:  STEPS long steps of augment() work, each followed by half again as much outside any
            range (for --capture: samples only in the steps).
@@ -46,9 +50,48 @@ def producer(put, steps):
         put(augment(120000))  # @produce
 
 
+EPOCHS = 3
+
+
+def worker(w, steps):
+    """One DataLoader-like worker: named as PyTorch names them, it makes every second batch."""
+    import ctypes
+    ctypes.CDLL(None).prctl(15, b"pt_data_worker", 0, 0, 0)  # PR_SET_NAME
+    producer(lambda x: os.write(w, b"%d\n" % (x % 1000)), steps)
+
+
+def epochs(steps):
+    per = steps // EPOCHS
+    for _ in range(EPOCHS):
+        pipes, pids = [], []
+        for k in range(2):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                worker(w, (per + 1 - k) // 2)
+                os._exit(0)
+            os.close(w)
+            pipes.append(os.fdopen(r))
+            pids.append(pid)
+        for i in range(per):
+            with annotate("DataLoader.__next__"):
+                pipes[i % 2].readline()  # @wfetch
+            with annotate("train_step"):
+                train_step()
+        with annotate("DataLoader.__next__"):  # StopIteration: the workers are joined
+            for pid in pids:
+                os.waitpid(pid, 0)
+        for p in pipes:
+            p.close()
+
+
 def main():
     mode = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    if mode == "workers":
+        epochs(steps)
+        return
     if mode == "phases":
         for _ in range(steps):
             with annotate("train_step"):

@@ -17,6 +17,9 @@ Checked, on counts and shares of samples, never on how long anything took:
     `diff` of the thread and inline runs: the inline line new, the producer's gone;
 (c) the diagnosis: host-step-gaps names where the step thread waited and which thread (the
     producer thread, or the forked producer process) was on a CPU meanwhile, and where; with
+    DataLoader-like workers started anew each epoch, host-input-bound names the workers
+    together (their line), how many, how many at a time and how many times they were started,
+    and advises persistent_workers and more workers or less work at their line; with
     the work inline, the line that took the step thread's CPU between the steps; on a device
     (tests/collector/sampler_device_prog.py: one kernel a step through the activity API, by
     ctypes), input-bound names the wait inside the data-loading range and the producer's line,
@@ -367,6 +370,27 @@ def run_venv(python):
         check(m and main_pid and int(m.group(1)) != main_pid,
               f"process: the thread busy meanwhile is not the forked producer: "
               f"{f and f['evidence']}")
+        # workers: DataLoader-like worker processes, started anew each epoch
+        d = os.path.join(tmp, "workers")
+        os.mkdir(d)
+        record(python, os.path.join(d, "run.tprof"), "workers", 60)
+        f = finding(report_json(os.path.join(d, "run.tprof")), "host-input-bound")
+        if check(f is not None, "workers: no host-input-bound finding"):
+            produce = r"sampler_prog\.py:\d+ in augment < sampler_prog\.py:{} in producer".format(
+                LINE["produce"])
+            for w in [r"it waited most at sampler_prog\.py:{} in epochs".format(LINE["wfetch"]),
+                      r"meanwhile \d+ other processes \(DataLoader workers\) were on a CPU "
+                      r"\d+% of their sampled time .*, most at " + produce,
+                      r"6 worker processes sampled, 2 at a time, started 3 times; the waits for "
+                      r"a set's first batch took "]:
+                check(re.search(w, f["evidence"]), f"workers: evidence lacks /{w}/: {f['evidence']}")
+            for w in [r"^persistent_workers=True keeps the workers .* 3 times here",
+                      r"the workers were busy \(on a CPU \d+% of their sampled time in the "
+                      r"waits\): more of them \(num_workers above 2, cores allowing\) or less "
+                      r"work each: they spent most at " + produce]:
+                check(re.search(w, f["advice"]), f"workers: advice lacks /{w}/: {f['advice']}")
+            check(f.get("metrics", {}).get("worker_starts") == 3,
+                  f"workers: metrics {f.get('metrics')}")
         # inline: the step thread computes the batch itself between the steps
         out = os.path.join(tmp, "inline.tprof")
         record(python, out, "inline", 60)
