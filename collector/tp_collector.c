@@ -178,6 +178,10 @@ void tp_collector_load(void) {
     g_in_job = cfg.target_pid > 0;
     if (cfg.target_pid > 0 && getpid() != cfg.target_pid) {
         defer_start(&cfg);
+        int n = atomic_load(&g_nclients);
+        for (int i = 0; i < n; i++)
+            if (g_clients[i].on_deferred)
+                g_clients[i].on_deferred(&cfg);
     } else if (tp_collector_start(&cfg) == TP_OK && cfg.target_pid > 0) {
         /* The recording's other processes name their traces after this one (beside it, see
          * tp_collector_config_path). Set here, in the constructor, while the program has

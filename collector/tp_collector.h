@@ -98,6 +98,11 @@ typedef struct {
     /* In a fork child (one thread, right after fork): re-initialise your locks and forget
      * threads that did not survive. The parent's trace is dropped after these run. */
     void (*after_fork_child)(void);
+    /* At load, in a process of the recording other than the started one (a launcher's ranks,
+     * the programs a wrapper runs): it records from its first event, with `cfg`, not now.
+     * Start what makes such an event on its own (the sampler's first sample); never call
+     * start/finish. */
+    void (*on_deferred)(const tp_collector_config *cfg);
     /* The tap: every record the drain writes to the file, in file order (metadata before the
      * data that uses it), on the drain's thread under its lock: keep it short and never call
      * into the collector. `ctx` is passed back. */

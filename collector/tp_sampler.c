@@ -35,6 +35,7 @@ static struct {
     pthread_t th;
     int running;
     pid_t pid;
+    uint32_t hz; /* the rate: tp_g.cfg's, or the deferred start's before tp_g has a config */
     _Atomic int stop;
     /* a thread started in a fork child waits until the core's fork handling is done (it bumps
      * tp_g.gen last): before that tp_g still holds the parent's writer */
@@ -192,7 +193,7 @@ static void *sampler_main(void *arg) {
     stack_slot *cache = calloc(STACK_SLOTS, sizeof *cache);
     tp_pyframe *py = calloc(TP_PYFRAMES_MAX, sizeof *py);
     uint32_t n_prev = 0;
-    uint64_t period = 1000000000u / tp_g.cfg.sample_hz;
+    uint64_t period = 1000000000u / S.hz;
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&S.mu);
@@ -223,7 +224,8 @@ static void *sampler_main(void *arg) {
     return NULL;
 }
 
-static void start_thread(void) {
+static void start_thread(uint32_t hz) {
+    S.hz = hz;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -257,7 +259,7 @@ static void before_close(void) {
 static void on_start(void) {
     if (tp_g.cfg.sample_hz && !S.running) {
         S.in_child = 0;
-        start_thread();
+        start_thread(tp_g.cfg.sample_hz);
     }
 }
 
@@ -270,7 +272,18 @@ static void after_fork_child(void) {
     if (tp_g.cfg.sample_hz && tp_g.cfg.fork_trace && atomic_load(&tp_g.active)) {
         S.in_child = 1;
         S.child_gen = atomic_load(&tp_g.gen);
-        start_thread();
+        start_thread(tp_g.cfg.sample_hz);
+    }
+}
+
+/* A process the recording's program started (a launcher's rank, a script's python): it
+ * records from its first event, and one that only computes has no other than its samples, as
+ * a fork child. The thread opens the trace at its first Python thread (sample_round): a
+ * shell or a compiler run meanwhile gets none. */
+static void on_deferred(const tp_collector_config *cfg) {
+    if (cfg->sample_hz && cfg->fork_trace && !S.running) {
+        S.in_child = 0;
+        start_thread(cfg->sample_hz);
     }
 }
 
@@ -278,6 +291,7 @@ void tp_sampler_register(void) {
     tp_collector_client c = {.name = "sampler",
                              .on_start = on_start,
                              .before_close = before_close,
-                             .after_fork_child = after_fork_child};
+                             .after_fork_child = after_fork_child,
+                             .on_deferred = on_deferred};
     tp_collector_add_client(&c);
 }

@@ -29,7 +29,9 @@ Checked, on counts and shares of samples, never on how long anything took:
     package (3.8-3.10 name their threads by pthread_t: the sampler finds the thread ids);
 (f) --sample-hz out of range is refused with a one-line reason, exit 2;
 (g) under --capture nvtx:train_step samples come only while a step is open; a program that
-    closes every descriptor at start keeps its own file and its trace.
+    closes every descriptor at start keeps its own file and its trace;
+(h) a python a wrapper starts (bash, as a launcher starts its ranks) that only computes has a
+    trace of its samples from its start; the wrapper's `$(...)` fork leaves none.
 The venv (scripts/install-deps.sh: .deps/pyenv with the nvtx package) is required: without it
 the test skips (77), or fails when CI=true."""
 import glob
@@ -309,6 +311,38 @@ os.close(fd)
 """
 
 
+SPIN = """
+import time
+def spin():
+    t = time.process_time()
+    while time.process_time() - t < 0.4:
+        pass
+spin()
+"""
+
+
+def check_launched(python, tmp):
+    """(h) a process the program starts (a launcher's rank, a wrapper's python) that only
+    computes, records no event and is no fork child is sampled from its start: a trace of its
+    own, its samples in spin(); the wrapper's own forks (a shell's) leave none."""
+    d = os.path.join(tmp, "launched")
+    os.mkdir(d)
+    child = os.path.join(d, "child.py")
+    with open(child, "w") as f:
+        f.write(SPIN)
+    # bash runs the child as a child of its own (not exec: an `echo` follows), after a `$(...)`
+    r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", os.path.join(d, "run.tprof"),
+                        "--", "bash", "-c", 'x=$(echo a); "$0" "$1"; echo "$x"', python, child],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout == "a\n", f"launched: exit {r.returncode}: {r.stderr[-400:]}")
+    kids = [p for p in glob.glob(os.path.join(d, "*.tprof")) if not p.endswith("/run.tprof")]
+    check(len(kids) == 1, f"launched: {len(kids)} traces beside the launcher's: {kids}")
+    if kids:
+        got = samples(kids[0])
+        spin = sum(1 for _, on, fr, _ in got if fr and fr[0][0] == "spin")
+        check(spin >= 10, f"launched: {spin} of {len(got)} samples in spin()")
+
+
 def check_gate_and_fds(python, tmp):
     """(g) --capture: samples only while a step is open; a program that closes every
     descriptor keeps its own files as without trainprof, and its trace."""
@@ -415,6 +449,7 @@ def run_venv(python):
         check_gaps("plain", rep, [r"`trainprof record --sample` samples which lines run there"])
         check_device(python, tmp)
         check_gate_and_fds(python, tmp)
+        check_launched(python, tmp)
 
 
 def version(python):
