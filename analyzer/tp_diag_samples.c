@@ -201,6 +201,8 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
     const tp_an_samples *all = samples_of(d);
     tp_an_sample_workers w;
     tp_an_samples_workers(d->v, pid, &w);
+    if (!w.procs)
+        free(w.starts), free(w.ends);
     if (!w.procs) { /* sampled, and no process fed this one: the batches are made in it */
         tp_diag_cat(&f->advice,
                     "the batches are made in the training process itself: DataLoader workers "
