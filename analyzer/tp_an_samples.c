@@ -216,22 +216,46 @@ static int in_intervals(const int64_t *lo, const int64_t *hi, size_t n, int64_t 
     return a < n && lo[a] <= ts;
 }
 
-/* The samples a part is about: thread (pid, tid), or (others) every thread of every other
- * process. */
-static int of_part(const tp_samples *sa, size_t i, int64_t pid, int64_t tid, int others) {
-    return others ? sa->pid[i] != pid : sa->pid[i] == pid && sa->tid[i] == tid;
+/* The processes other than `pid` that count: those with a sampled thread named `named`, or
+ * every one (named NULL): sorted, into *set (allocated; free it); their count, or -1 for
+ * every one. */
+static long other_set(const tp_an_samples *all, int64_t pid, const char *named, int64_t **set) {
+    *set = NULL;
+    if (!named)
+        return -1;
+    *set = tp_mem_xalloc(all->n_threads + 1, sizeof **set);
+    size_t k = 0;
+    for (size_t t = 0; t < all->n_threads; t++)
+        if (all->t[t].pid != pid && !strcmp(all->t[t].name, named))
+            (*set)[k++] = all->t[t].pid;
+    qsort(*set, k, sizeof **set, cmp_i64);
+    return (long)k;
+}
+
+static int in_set(const int64_t *set, long n, int64_t pid) {
+    return n < 0 || bsearch(&pid, set, (size_t)n, sizeof *set, cmp_i64) != NULL;
+}
+
+/* The samples a part is about: thread (pid, tid), or (others) every thread of the other
+ * processes in the set (other_set). */
+static int of_part(const tp_samples *sa, size_t i, int64_t pid, int64_t tid, int others,
+                   const int64_t *set, long n_set) {
+    return others ? sa->pid[i] != pid && in_set(set, n_set, sa->pid[i])
+                  : sa->pid[i] == pid && sa->tid[i] == tid;
 }
 
 static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
-                    int others, const int64_t *lo, const int64_t *hi, size_t n,
+                    int others, const char *named, const int64_t *lo, const int64_t *hi, size_t n,
                     tp_an_samples_part *out) {
     const tp_samples *sa = &v->r->samples;
+    int64_t *set;
+    long n_set = others ? other_set(all, pid, named, &set) : (set = NULL, -1);
     int64_t *cpu = tp_mem_xcalloc(all->n + 1, sizeof *cpu);
     int64_t *wait = tp_mem_xcalloc(all->n + 1, sizeof *wait);
     memset(out, 0, sizeof *out);
     int64_t *pids = others ? tp_mem_xalloc(sa->n + 1, sizeof *pids) : NULL;
     for (size_t i = 0; i < sa->n; i++) {
-        if (!of_part(sa, i, pid, tid, others) || !in_view(v, sa->ts[i]) ||
+        if (!of_part(sa, i, pid, tid, others, set, n_set) || !in_view(v, sa->ts[i]) ||
             !in_intervals(lo, hi, n, sa->ts[i]))
             continue;
         if (pids)
@@ -261,18 +285,18 @@ static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, 
         for (size_t k = 0; k < out->samples; k++)
             out->n_procs += !k || pids[k] != pids[k - 1];
     }
-    free(cpu), free(wait), free(pids);
+    free(cpu), free(wait), free(pids), free(set);
 }
 
 void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
                       const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out) {
-    part_in(v, all, pid, tid, 0, lo, hi, n, out);
+    part_in(v, all, pid, tid, 0, NULL, lo, hi, n, out);
 }
 
 void tp_an_samples_in_others(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
-                             const int64_t *lo, const int64_t *hi, size_t n,
+                             const char *named, const int64_t *lo, const int64_t *hi, size_t n,
                              tp_an_samples_part *out) {
-    part_in(v, all, pid, 0, 1, lo, hi, n, out);
+    part_in(v, all, pid, 0, 1, named, lo, hi, n, out);
 }
 
 typedef struct {
@@ -285,16 +309,19 @@ static int cmp_edge(const void *a, const void *b) {
     return x->t != y->t ? (x->t > y->t) - (x->t < y->t) : x->end - y->end;
 }
 
-void tp_an_samples_workers(const tp_an_view *v, int64_t pid, tp_an_sample_workers *out) {
+void tp_an_samples_workers(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
+                           const char *named, tp_an_sample_workers *out) {
     const tp_samples *sa = &v->r->samples;
     memset(out, 0, sizeof *out);
+    int64_t *set;
+    long n_set = other_set(all, pid, named, &set);
     /* each other process's lifetime as its samples show it: first and last sample */
     size_t n = 0, cap = 0, at = 0;
     struct life {
         int64_t pid, t0, t1;
     } *l = NULL;
     for (size_t i = 0; i < sa->n; i++) {
-        if (sa->pid[i] == pid || !in_view(v, sa->ts[i]))
+        if (sa->pid[i] == pid || !in_view(v, sa->ts[i]) || !in_set(set, n_set, sa->pid[i]))
             continue;
         if (at >= n || l[at].pid != sa->pid[i]) /* a process's samples come together (its file) */
             for (at = 0; at < n && l[at].pid != sa->pid[i]; at++)
@@ -327,7 +354,7 @@ void tp_an_samples_workers(const tp_an_view *v, int64_t pid, tp_an_sample_worker
         }
     }
     out->procs = n;
-    free(edge), free(l);
+    free(edge), free(l), free(set);
 }
 
 void tp_an_samples_free(tp_an_samples *s) {

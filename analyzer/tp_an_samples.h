@@ -88,13 +88,17 @@ typedef struct {
 void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
                       const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out);
 
-/* The same for every thread of every process of the rank but `pid` (the workers of a training
- * process, together): out->n_procs says how many of them had samples there. */
+/* The same for every thread of the processes of the rank other than `pid` (the workers of a
+ * training process, together), or only of those with a sampled thread named `named` (not
+ * NULL: "pt_data_worker", PyTorch's DataLoader workers, not the resource tracker beside them):
+ * out->n_procs says how many of them had samples there. */
 void tp_an_samples_in_others(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
-                             const int64_t *lo, const int64_t *hi, size_t n,
+                             const char *named, const int64_t *lo, const int64_t *hi, size_t n,
                              tp_an_samples_part *out);
 
-/* The processes of the rank other than `pid` that were sampled (DataLoader workers, mostly),
+/* The processes of the rank other than `pid` that were sampled (DataLoader workers, mostly;
+ * only those with a thread named `named` when not NULL, as tp_an_samples_in_others), grouped as
+ * *all groups the rank's samples,
  * each alive from its first sample to its last: how many, how many at a time at most, and how
  * many times a set of them started while none was alive (a DataLoader without
  * persistent_workers starts its workers anew with each iterator: each epoch, each evaluation). */
@@ -105,7 +109,8 @@ typedef struct {
     int64_t *starts, *ends;
 } tp_an_sample_workers;
 
-void tp_an_samples_workers(const tp_an_view *v, int64_t pid, tp_an_sample_workers *out);
+void tp_an_samples_workers(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
+                           const char *named, tp_an_sample_workers *out);
 
 /* Frees what tp_an_samples_run allocated; a zeroed result or NULL is a no-op. */
 void tp_an_samples_free(tp_an_samples *s);

@@ -39,13 +39,17 @@ static const tp_an_samples *samples_of(tp_diag_ctx *d) {
     return d->samples;
 }
 
-/* 1 when a process other than `pid` has a sampled thread named as PyTorch names its
- * DataLoader workers' (torch/utils/data/_utils/worker.py). */
-static int loader_workers(const tp_an_samples *all, int64_t pid) {
+/* PyTorch's name for its DataLoader workers' threads (torch/utils/data/_utils/worker.py) */
+#define LOADER_WORKER "pt_data_worker"
+
+/* LOADER_WORKER when a process other than `pid` has a sampled thread of that name: then the
+ * workers are those processes (not the resource tracker or a compile worker beside them);
+ * NULL: every other process. */
+static const char *loader_workers(const tp_an_samples *all, int64_t pid) {
     for (size_t t = 0; t < all->n_threads; t++)
-        if (all->t[t].pid != pid && !strcmp(all->t[t].name, "pt_data_worker"))
-            return 1;
-    return 0;
+        if (all->t[t].pid != pid && !strcmp(all->t[t].name, LOADER_WORKER))
+            return LOADER_WORKER;
+    return NULL;
 }
 
 int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, const int64_t *lo,
@@ -94,15 +98,16 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
         }
         /* Several worker processes share the work (DataLoader workers, each a batch at a
          * time): together they say more than the busiest of them. */
+        const char *named = loader_workers(all, pid);
         if (waits)
-            tp_an_samples_in_others(d->v, all, pid, lo, hi, n, &grp);
+            tp_an_samples_in_others(d->v, all, pid, named, lo, hi, n, &grp);
         if (grp.n_procs >= 2 && grp.cpu_ns > best.cpu_ns && grp.top_cpu >= 0 &&
             grp.cpu_ns >= (p.wall_ns - p.cpu_ns) / 5) {
             char b3[32], b4[32];
             tp_diag_cat(&f->evidence,
                         "; meanwhile %zu other processes%s were on a CPU %.0f%% of their "
                         "sampled time (%s of %s)",
-                        grp.n_procs, loader_workers(all, pid) ? " (DataLoader workers)" : "",
+                        grp.n_procs, named ? " (DataLoader workers)" : "",
                         100 * tp_diag_share(grp.cpu_ns, grp.wall_ns),
                         tp_units_dur(b3, sizeof b3, (double)grp.cpu_ns),
                         tp_units_dur(b4, sizeof b4, (double)grp.wall_ns));
@@ -155,10 +160,10 @@ static size_t interval_at(const int64_t *lo, const int64_t *hi, size_t n, int64_
  * them) and the one it ended in (holding its last sample, or begun at most a sampling period
  * after it: the fetch that ends the epoch, where the iterator joins its workers) against the
  * others, into the evidence and the metric worker_churn_ns (their sum). */
-static void churn(tp_finding *f, const tp_an_sample_workers *w, int64_t hz, const int64_t *lo,
-                  const int64_t *hi, size_t n) {
+static int64_t churn(tp_finding *f, const tp_an_sample_workers *w, int64_t hz, const int64_t *lo,
+                     const int64_t *hi, size_t n) {
     if (!n)
-        return;
+        return 0;
     int64_t period = hz > 0 ? 1000000000 / hz : 0;
     char *kind = tp_mem_xcalloc(n, 1); /* 1: a first fetch, 2: a last one */
     for (size_t g = 0; g < w->generations; g++) {
@@ -190,6 +195,7 @@ static void churn(tp_finding *f, const tp_an_sample_workers *w, int64_t hz, cons
         tp_diag_put_metric(f, "worker_churn_ns", (double)tp_an_add(sum[1], sum[2]));
     }
     free(kind), free(rest);
+    return n_rest ? tp_an_add(sum[1], sum[2]) : 0;
 }
 
 void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, const int64_t *lo,
@@ -200,7 +206,8 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
     }
     const tp_an_samples *all = samples_of(d);
     tp_an_sample_workers w;
-    tp_an_samples_workers(d->v, pid, &w);
+    const char *named = loader_workers(all, pid);
+    tp_an_samples_workers(d->v, all, pid, named, &w);
     if (!w.procs)
         free(w.starts), free(w.ends);
     if (!w.procs) { /* sampled, and no process fed this one: the batches are made in it */
@@ -214,8 +221,9 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
                 w.procs == 1 ? "" : "es", w.at_once, w.generations > 1 ? "," : "");
     if (w.generations > 1)
         tp_diag_cat(&f->evidence, " started %zu times", w.generations);
-    if (w.generations > 1)
-        churn(f, &w, all->hz, lo, hi, n);
+    int64_t churned = w.generations > 1 ? churn(f, &w, all->hz, lo, hi, n) : 0, waited = 0;
+    for (size_t i = 0; i < n; i++)
+        waited = tp_an_add(waited, hi[i] - lo[i]);
     free(w.starts), free(w.ends);
     tp_diag_put_metric(f, "worker_procs", (double)w.procs);
     tp_diag_put_metric(f, "workers_at_once", (double)w.at_once);
@@ -226,8 +234,16 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
                     "(without it each epoch and each evaluation starts them anew: %zu times "
                     "here, and the first batch of each waits for them); ",
                     w.generations);
+    if (tp_diag_share(churned, waited) >= 0.5) {
+        /* what the workers do then is starting (imports, a spawned worker's copy of the
+         * program): more of them would start more */
+        tp_diag_cat(&f->advice,
+                    "most of the waiting (%.0f%%) is for the workers to start and to be joined",
+                    100 * tp_diag_share(churned, waited));
+        return;
+    }
     tp_an_samples_part g;
-    tp_an_samples_in_others(d->v, all, pid, lo, hi, n, &g);
+    tp_an_samples_in_others(d->v, all, pid, named, lo, hi, n, &g);
     if (g.top_cpu >= 0 && tp_diag_share(g.cpu_ns, g.wall_ns) >= 0.5) {
         const tp_an_sample_row *r = &all->s[g.top_cpu];
         char *text = tp_an_frames_text(r->frames, r->n_frames);
