@@ -448,48 +448,113 @@ static void say_no_events(void) {
             "  (the nvtx package, torch.cuda.nvtx.range_push/range_pop, or\n"
             "  torch.autograd.profiler.emit_nvtx() around torch code), from CUDA work (kernels,\n"
             "  copies, allocations; needs CUDA tracing on) and from devices that report through\n"
-            "  trainprof/activity.h. torch.profiler.record_function alone produces none.\n");
+            "  trainprof/activity.h. torch.profiler.record_function alone produces none.\n"
+            "  Without annotations: --pytorch marks a PyTorch loop's steps, batch fetches,\n"
+            "  backward passes and optimizer steps; --sample samples which Python lines run.\n");
 }
 
-/* Prints the summary of one trace; returns has_events (0 when unreadable). */
-static int summarize(const char *path) {
-    char safe_path[PATH_MAX * 2], why[1024];
+/* What the summary says of one trace. */
+typedef struct {
+    int ok; /* read */
+    uint64_t bytes, records[TP_REC_TYPE_LIMIT], dropped, overhead_ns, span_ns;
+    char cuda_off[512], integrity[256];
+    int events; /* has_events */
+} trace_sum;
+
+/* Reads the summary of `path` into *s; says why in one line when it cannot be read. */
+static void read_sum(const char *path, trace_sum *s) {
+    memset(s, 0, sizeof *s);
     tp_reader *r;
-    tp_status s = tp_reader_open(path, &r);
-    if (s != TP_OK) {
-        fprintf(stderr, "trainprof: %s: %s\n", path, tp_status_why(s, errno));
-        return 0;
+    tp_status st = tp_reader_open(path, &r);
+    if (st != TP_OK) {
+        char safe[PATH_MAX * 2];
+        fprintf(stderr, "trainprof: %s: %s\n", tp_text_safe(safe, sizeof safe, path),
+                tp_status_why(st, errno));
+        return;
     }
     const tp_trace_info *in = tp_reader_info(r);
     const tp_integrity *ig = tp_reader_integrity(r);
-    /* The path holds the program's name and the counter the collector's reason: both are
-     * printed terminal-safe (tp_text), like every name from a trace. */
-    tp_text_safe(safe_path, sizeof safe_path, path);
-    fprintf(stderr, "trainprof: trace %s (%.1f KiB)\n", safe_path, ig->file_bytes / 1024.0);
+    trace_scan sc = {r, 0, NULL};
+    (void)tp_visit_run(r, &scanner, &sc, NULL); /* a summary: what could be read is shown */
+    s->ok = 1;
+    s->bytes = ig->file_bytes;
+    memcpy(s->records, in->records, sizeof s->records);
+    s->records[TP_REC_PAD] = 0;
+    s->dropped = in->dropped_total;
+    s->overhead_ns = sc.overhead_ns;
+    s->span_ns = in->t_max > in->t_min ? in->t_max - in->t_min : 0;
+    /* the counter's reason and the integrity message are printed terminal-safe (tp_text),
+     * like every name from a trace */
+    if (sc.cuda_off)
+        tp_text_safe(s->cuda_off, sizeof s->cuda_off, sc.cuda_off);
+    snprintf(s->integrity, sizeof s->integrity, "%s", ig->message);
+    s->events = has_events(in, sc.cuda_off);
+    tp_reader_close(r);
+}
+
+static void print_events(const uint64_t *records) {
     fprintf(stderr, "  events:");
     int any = 0;
     for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
-        if (in->records[t] && t != TP_REC_PAD)
+        if (records[t])
             fprintf(stderr, "%s %s %llu", any++ ? "," : "", tp_record_name((uint16_t)t),
-                    (unsigned long long)in->records[t]);
+                    (unsigned long long)records[t]);
     fprintf(stderr, "%s\n", any ? "" : " none");
-    trace_scan sc = {r, 0, NULL};
-    (void)tp_visit_run(r, &scanner, &sc, NULL); /* a summary: what could be read is shown */
-    uint64_t ov = sc.overhead_ns;
-    const char *cuda_off = sc.cuda_off;
-    double span = in->t_max > in->t_min ? (double)(in->t_max - in->t_min) : 0;
-    fprintf(stderr, "  dropped: %llu   collector overhead: %.3f ms",
-            (unsigned long long)in->dropped_total, ov / 1e6);
-    if (span > 0)
-        fprintf(stderr, " (%.3f%% of %.3f s)", 100.0 * ov / span, span / 1e9);
+}
+
+/* What went wrong in a trace, always said (each of a recording's traces). */
+static void print_problems(const trace_sum *s, const char *who) {
+    if (s->cuda_off[0])
+        fprintf(stderr, "  %sCUDA: not traced (%s)\n", who, s->cuda_off);
+    if (s->integrity[0])
+        fprintf(stderr, "  %sintegrity: %s\n", who, s->integrity);
+}
+
+static void print_one(const char *path, const trace_sum *s) {
+    char safe[PATH_MAX * 2];
+    fprintf(stderr, "trainprof: trace %s (%.1f KiB)\n", tp_text_safe(safe, sizeof safe, path),
+            (double)s->bytes / 1024.0);
+    print_events(s->records);
+    fprintf(stderr, "  dropped: %llu   collector overhead: %.3f ms", (unsigned long long)s->dropped,
+            (double)s->overhead_ns / 1e6);
+    if (s->span_ns)
+        fprintf(stderr, " (%.3f%% of %.3f s)", 100.0 * (double)s->overhead_ns / (double)s->span_ns,
+                (double)s->span_ns / 1e9);
     fprintf(stderr, "\n");
-    if (cuda_off)
-        fprintf(stderr, "  CUDA: not traced (%s)\n", tp_text_safe(why, sizeof why, cuda_off));
-    if (ig->message[0])
-        fprintf(stderr, "  integrity: %s\n", ig->message);
-    int events = has_events(in, cuda_off);
-    tp_reader_close(r);
-    return events;
+    print_problems(s, "");
+}
+
+/* A recording of many processes (a launcher's ranks and their DataLoader workers: dozens) is
+ * summarized as its first trace, then the others together, their problems each. */
+#define SUMMARY_EACH 4
+
+static void print_rest(char **paths, const trace_sum *sums, size_t n) {
+    trace_sum all;
+    memset(&all, 0, sizeof all);
+    size_t ok = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (!sums[i].ok)
+            continue;
+        ok++;
+        all.bytes += sums[i].bytes, all.dropped += sums[i].dropped;
+        all.overhead_ns += sums[i].overhead_ns;
+        for (int t = 0; t < TP_REC_TYPE_LIMIT; t++)
+            all.records[t] += sums[i].records[t];
+    }
+    fprintf(stderr, "trainprof: %zu other process traces (%.1f KiB in all)\n", ok,
+            (double)all.bytes / 1024.0);
+    print_events(all.records);
+    fprintf(stderr, "  dropped: %llu   collector overhead: %.3f ms in all\n",
+            (unsigned long long)all.dropped, (double)all.overhead_ns / 1e6);
+    char who[PATH_MAX * 2 + 4];
+    for (size_t i = 1; i < n; i++) {
+        if (!sums[i].ok || (!sums[i].cuda_off[0] && !sums[i].integrity[0]))
+            continue;
+        const char *base = strrchr(paths[i], '/');
+        tp_text_safe(who, sizeof who - 2, base ? base + 1 : paths[i]);
+        strcat(who, ": ");
+        print_problems(&sums[i], who);
+    }
 }
 
 /* 1 when `path` is the trace of another process of the recording whose main trace is
@@ -543,13 +608,21 @@ static int summarize_manifest(const char *manifest, int *events) {
         done[n] = strdup(path);
         if (!done[n])
             continue;
-        *events |= summarize(path);
         n++;
     }
+    trace_sum *sums = tp_mem_calloc(n + 1, sizeof *sums);
+    for (size_t i = 0; sums && i < n; i++) {
+        read_sum(done[i], &sums[i]);
+        *events |= sums[i].events;
+        if (sums[i].ok && (n <= SUMMARY_EACH || i == 0))
+            print_one(done[i], &sums[i]);
+    }
+    if (sums && n > SUMMARY_EACH)
+        print_rest(done, sums, n);
     say_next(done, n);
     for (size_t i = 0; i < n; i++)
         free(done[i]);
-    free(done);
+    free(done), free(sums);
     if (f)
         fclose(f);
     return (int)n;

@@ -277,6 +277,26 @@ static void test_empty_member_left_out(void) {
     tc_cleanup(&R);
 }
 
+/* A recording of more than 4 processes is summarized as its main trace, then the others
+ * together (a launcher's ranks and their workers are dozens): their counts added up. */
+static void test_many_summarized(void) {
+    const char *args[] = {"5", "_exit", NULL};
+    CHECK_EQ_I(tc_record(&R, NULL, NULL, args), 0);
+    char names[8][300];
+    int main_i;
+    CHECK_EQ_I(traces(names, &main_i), 6);
+    const char *err = tc_stderr(&R);
+    CHECK_EQ_I(tc_occurrences(err, "trainprof: trace "), 1);
+    const char *rest = strstr(err, "trainprof: 5 other process traces (");
+    CHECK(rest != NULL);
+    char want[64];
+    snprintf(want, sizeof want, "NVTX_PUSH %d,", 5 * WORKER_RANGES);
+    CHECK(rest && strstr(rest, want) != NULL);
+    CHECK(rest && strstr(rest, "PROCESS 5,") != NULL);
+    CHECK(strstr(err, "(with the 5 other process traces beside it)") != NULL);
+    tc_cleanup(&R);
+}
+
 /* Records `job_app 1` with RANK=rank in R.dir (already made). */
 static int record_rank(const char *rank_env) {
     const char *env[] = {rank_env, NULL};
@@ -319,5 +339,6 @@ int main(int argc, char **argv) {
     TP_RUN(test_two_recordings_two_ranks);
     TP_RUN(test_quiet_forks_leave_no_trace);
     TP_RUN(test_empty_member_left_out);
+    TP_RUN(test_many_summarized);
     return tp_test_summary();
 }
