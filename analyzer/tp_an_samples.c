@@ -67,9 +67,17 @@ static void key_of(tp_an_frames *fx, int depth, stack_sum *k) {
     k->key = tp_an_frames_text(k->f, k->n);
 }
 
-/* 1 when sample i counts: in the view's window, and of thread (pid, tid) when tid > 0. */
-static int counted(const tp_an_view *v, const tp_samples *sa, size_t i, int64_t pid, int64_t tid) {
-    return in_view(v, sa->ts[i]) && (tid <= 0 || (sa->pid[i] == pid && sa->tid[i] == tid));
+/* Which samples a run counts: of thread (pid, tid) when tid > 0, and in [lo, hi) when
+ * hi > lo, besides the view's window. */
+typedef struct {
+    int64_t pid, tid, lo, hi;
+} which;
+
+/* 1 when sample i counts: in the view's window, and as `w` says. */
+static int counted(const tp_an_view *v, const tp_samples *sa, size_t i, const which *w) {
+    return in_view(v, sa->ts[i]) &&
+           (w->tid <= 0 || (sa->pid[i] == w->pid && sa->tid[i] == w->tid)) &&
+           (w->hi <= w->lo || (sa->ts[i] >= w->lo && sa->ts[i] < w->hi));
 }
 
 /* The index of `stack` in the sorted ids[0..n), or n. */
@@ -114,8 +122,7 @@ static void add_thread(tp_an_samples *out, size_t *cap, const tp_an_view *v, int
         (tp_an_sample_thread){pid, tid, name ? name : "", 1, cpu, wall, clock, gil};
 }
 
-void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
-                       tp_an_samples *out) {
+static void run(const tp_an_view *v, int depth, const which *w, tp_an_samples *out) {
     memset(out, 0, sizeof *out);
     out->depth = depth <= 0                      ? TP_AN_STACK_DEPTH_DEFAULT
                  : depth > TP_AN_STACK_DEPTH_MAX ? TP_AN_STACK_DEPTH_MAX
@@ -125,7 +132,7 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
     uint32_t *ids = tp_mem_xalloc(sa->n + 1, sizeof *ids);
     double *periods = tp_mem_xalloc(sa->n + 1, sizeof *periods);
     for (size_t i = 0; i < sa->n; i++) {
-        if (!counted(v, sa, i, pid, tid))
+        if (!counted(v, sa, i, w))
             continue;
         int64_t cpu = on_cpu_of(sa, i), wall = period_of(sa, i);
         int64_t clock = (int64_t)(sa->cpu_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->cpu_ns[i] : 0);
@@ -161,7 +168,7 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
     for (size_t k = 0; k < d; k++)
         ks[k].stack = ids[k];
     for (size_t i = 0; i < sa->n; i++) {
-        if (!sa->stack[i] || !counted(v, sa, i, pid, tid))
+        if (!sa->stack[i] || !counted(v, sa, i, w))
             continue;
         stack_sum *k = &ks[find_id(ids, d, sa->stack[i])];
         k->samples++, k->cpu_ns = tp_an_add(k->cpu_ns, on_cpu_of(sa, i));
@@ -201,6 +208,16 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
     for (size_t k = 0; k < d; k++)
         free(ks[k].key);
     free(ks);
+}
+
+void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
+                       tp_an_samples *out) {
+    run(v, depth, &(which){pid, tid, 0, 0}, out);
+}
+
+void tp_an_samples_run_between(const tp_an_view *v, int depth, int64_t lo, int64_t hi,
+                               tp_an_samples *out) {
+    run(v, depth, &(which){0, 0, lo, hi > lo ? hi : lo + 1}, out);
 }
 
 /* 1 when ts lies in one of the sorted intervals. */

@@ -69,6 +69,11 @@ typedef struct tp_an_samples_s {
 void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
                        tp_an_samples *out);
 
+/* The same for the samples (of every thread) in [lo, hi) of the view's time: a part of the
+ * run, such as its steps (from the first step's start to the last one's end). */
+void tp_an_samples_run_between(const tp_an_view *v, int depth, int64_t lo, int64_t hi,
+                               tp_an_samples *out);
+
 /* The samples of one thread that lie in a part of its time, and the rows they weigh most
  * in (tp_an_samples_in). */
 typedef struct {

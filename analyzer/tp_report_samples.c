@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_host.h"
 #include "tp_an_samples.h"
 #include "tp_report_fmt.h"
 #include "tp_report_stacks.h"
@@ -43,6 +44,44 @@ static int cmp_wait(const void *a, const void *b) {
     if (wx != wy)
         return wx < wy ? 1 : -1;
     return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+/* The steps' part of the samples (from the first step's start to the last one's end) into
+ * *in, when the rank has two steps or more; 0 otherwise (nothing to free). */
+static int in_steps(const tp_rank_analysis *rr, const tp_report_opts *o, tp_an_samples *in) {
+    const tp_an_host *h = &rr->host;
+    if (h->n_steps < 2 || h->w1 <= h->w0)
+        return 0;
+    tp_an_samples_run_between(&rr->v, o->an.stack_depth, h->w0, h->w1, in);
+    return 1;
+}
+
+#define STEP_ROWS 5
+
+/* Text: the steps' rows, when a fifth of the on-CPU time or more lies outside them (start-up,
+ * imports, compilation, evaluation): what the training loop itself spends its CPU on. */
+static void text_in_steps(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o,
+                          const tp_an_samples *all) {
+    tp_an_samples in;
+    if (!in_steps(rr, o, &in))
+        return;
+    if (in.samples && tp_rf_pct(all->cpu_ns - in.cpu_ns, all->cpu_ns) >= 20) {
+        char pb[32];
+        fprintf(f,
+                "  in the steps only (%zu steps, from the first start to the last end: %s of "
+                "the on-CPU time above; the rest is start-up, imports, compilation, "
+                "evaluation):\n",
+                rr->host.n_steps, tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(in.cpu_ns, all->cpu_ns)));
+        fprintf(f, "  %3s %12s %8s %12s %7s  %s\n", "#", "on CPU", "share", "wall", "samples",
+                "stack");
+        size_t top = (size_t)(o->top > 0 && o->top < STEP_ROWS ? o->top : STEP_ROWS);
+        for (size_t i = 0; i < in.n && i < top; i++) {
+            char num[24];
+            snprintf(num, sizeof num, "s%zu", i + 1);
+            text_row(f, num, &in.s[i], in.cpu_ns, 0);
+        }
+    }
+    tp_an_samples_free(&in);
 }
 
 void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -111,8 +150,25 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
         }
         free(w);
     }
+    text_in_steps(f, rr, o, &sa);
     fprintf(f, "\n");
     tp_an_samples_free(&sa);
+}
+
+static void json_rows(yajl_gen g, const tp_an_samples *sa) {
+    tp_rj_str(g, "stacks");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < sa->n; i++) {
+        const tp_an_sample_row *s = &sa->s[i];
+        yajl_gen_map_open(g);
+        tp_rj_int(g, "cpu_ns", s->cpu_ns);
+        tp_rj_num(g, "pct", tp_rf_pct(s->cpu_ns, sa->cpu_ns));
+        tp_rj_int(g, "wall_ns", s->wall_ns);
+        tp_rj_int(g, "samples", (long long)s->samples);
+        tp_report_stacks_json_frames(g, s->stack, s->frames, s->n_frames);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
 }
 
 void tp_report_samples_json(yajl_gen g, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -146,19 +202,21 @@ void tp_report_samples_json(yajl_gen g, const tp_rank_analysis *rr, const tp_rep
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
-    tp_rj_str(g, "stacks");
-    yajl_gen_array_open(g);
-    for (size_t i = 0; i < sa.n; i++) {
-        const tp_an_sample_row *s = &sa.s[i];
+    json_rows(g, &sa);
+    tp_an_samples in;
+    if (in_steps(rr, o, &in)) { /* the steps' part: what the training loop itself spends */
+        tp_rj_str(g, "in_steps");
         yajl_gen_map_open(g);
-        tp_rj_int(g, "cpu_ns", s->cpu_ns);
-        tp_rj_num(g, "pct", tp_rf_pct(s->cpu_ns, sa.cpu_ns));
-        tp_rj_int(g, "wall_ns", s->wall_ns);
-        tp_rj_int(g, "samples", (long long)s->samples);
-        tp_report_stacks_json_frames(g, s->stack, s->frames, s->n_frames);
+        tp_rj_int(g, "steps", (long long)rr->host.n_steps);
+        tp_rj_int(g, "lo_ns", rr->host.w0);
+        tp_rj_int(g, "hi_ns", rr->host.w1);
+        tp_rj_int(g, "samples", (long long)in.samples);
+        tp_rj_int(g, "cpu_ns", in.cpu_ns);
+        tp_rj_int(g, "wall_ns", in.wall_ns);
+        json_rows(g, &in);
         yajl_gen_map_close(g);
+        tp_an_samples_free(&in);
     }
-    yajl_gen_array_close(g);
     yajl_gen_map_close(g);
     tp_an_samples_free(&sa);
 }

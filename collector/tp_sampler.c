@@ -20,11 +20,23 @@
 
 typedef struct {
     uint32_t tid;
-    uint32_t named; /* a THREAD record was written for it */
+    uint32_t name_age; /* rounds since its name was read; 0: never (no THREAD record yet) */
+    char name[16];     /* its name as its last THREAD record has it */
     uint64_t cpu_ns, ts;
     uint32_t stack; /* its stack at this sample, when stack_ok */
     int stack_ok;
 } seen_thread;
+
+/* A thread's state for this round: its name as the previous round knew it. */
+static seen_thread seen(uint32_t tid, const seen_thread *was, uint64_t cpu, uint64_t ts,
+                        uint32_t stack, int stack_ok) {
+    seen_thread t = {tid, 0, {0}, cpu, ts, stack, stack_ok};
+    if (was) {
+        t.name_age = was->name_age;
+        memcpy(t.name, was->name, sizeof t.name);
+    }
+    return t;
+}
 
 typedef struct {
     uint64_t hash;
@@ -80,12 +92,27 @@ static int on_cpu(uint32_t tid) {
 }
 
 /* A THREAD record for a sampled thread that may never have written one (it named itself
- * through prctl, or the process did): its name from /proc, read here, on our thread. */
-static void name_thread(uint32_t tid) {
+ * through prctl, or the process did), and again whenever its name changed: its name from
+ * /proc, read here, on our thread, at each of its first NAME_EARLY samples, twice a second
+ * after, and (now = 1) when the sampler stops (a DataLoader worker names itself
+ * "pt_data_worker" once it starts, a spawned one only after it imported the program, by when
+ * it was sampled already; the latest record names the thread). */
+#define NAME_EARLY 8 /* a thread's first samples: its name read at each */
+
+static void name_thread(seen_thread *t, int now) {
+    uint32_t rounds = S.hz / 2 > NAME_EARLY ? S.hz / 2 : NAME_EARLY + 1; /* twice a second */
+    uint32_t age = t->name_age;
+    t->name_age = age >= rounds ? NAME_EARLY : age + 1;
+    if (!now && age && age < rounds && age >= NAME_EARLY)
+        return;
     char name[32];
-    if (!task_file(tid, "comm", name, sizeof name))
+    if (!task_file(t->tid, "comm", name, sizeof name))
         return;
     name[strcspn(name, "\n")] = 0;
+    if (t->name[0] && !strncmp(name, t->name, sizeof t->name - 1))
+        return;
+    snprintf(t->name, sizeof t->name, "%.15s", name);
+    uint32_t tid = t->tid;
     tp_rec_thread r;
     TP_REC_CLEAR(&r, TP_REC_THREAD);
     r.tid = tid;
@@ -141,8 +168,7 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
         uint32_t nf = 0, stack = UINT32_MAX;
         if (!gate) { /* recording nothing now: only the counts the next sample starts from */
             if ((cpu = thread_cpu_ns(th[i].tid)))
-                now_seen[k++] =
-                    (seen_thread){th[i].tid, was ? was->named : 0, cpu, tp_collector_now(), 0, 0};
+                now_seen[k++] = seen(th[i].tid, was, cpu, tp_collector_now(), 0, 0);
             continue;
         }
         /* its CPU clock, state and stack as close together as they can be read */
@@ -163,13 +189,9 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
             continue;
         if (stack == UINT32_MAX && !torn)
             stack = stack_of(cache, py, nf, hash); /* UINT32_MAX again: stale */
-        now_seen[k] =
-            (seen_thread){th[i].tid, was ? was->named : 0, cpu, ts, stack, stack != UINT32_MAX};
+        now_seen[k] = seen(th[i].tid, was, cpu, ts, stack, stack != UINT32_MAX);
         if (was && stack != UINT32_MAX && tp_collector_gate(ts)) {
-            if (!now_seen[k].named) {
-                name_thread(th[i].tid);
-                now_seen[k].named = 1;
-            }
+            name_thread(&now_seen[k], 0);
             tp_rec_sample r;
             TP_REC_CLEAR(&r, TP_REC_SAMPLE);
             r.h.flags |= (running ? TP_SAMPLE_ON_CPU : 0) |
@@ -220,6 +242,11 @@ static void *sampler_main(void *arg) {
         pthread_mutex_lock(&S.mu);
     }
     pthread_mutex_unlock(&S.mu);
+    /* the names as they are at the end: a short-lived worker renamed itself after its first
+     * samples (the trace still takes records: this runs from before_close) */
+    for (uint32_t j = 0; prev && j < n_prev; j++)
+        if (prev[j].name_age)
+            name_thread(&prev[j], 1);
     free(prev), free(cache), free(py);
     return NULL;
 }

@@ -1,6 +1,6 @@
 """A training loop whose steps wait for a producer, for test_collector_sampler.py.
 
-usage: sampler_prog.py thread|process|workers|inline|phases [STEPS]
+usage: sampler_prog.py thread|process|workers|inline|warm|phases [STEPS]
 The main thread runs STEPS steps, each an NVTX range "train_step" (with the nvtx package when
 it is there, else none) around ~3 ms of CPU work; between the steps it takes the next batch:
 - thread:  from a queue a producer thread fills, each batch ~4x a step of CPU in augment();
@@ -10,6 +10,7 @@ it is there, else none) around ~3 ms of CPU work; between the steps it takes the
            from them in turn inside "DataLoader.__next__" ranges (STEPS / EPOCHS of them), and
            joins them in one more such range, the one that ends the epoch;
 - inline:  by computing augment() itself;
+- warm:    none: STEPS steps after start-up work (augment(), ~5x the steps' CPU) outside any;
 - phases:  STEPS long steps of augment() work, each followed by half again as much outside any
            range (for --capture: samples only in the steps).
 A sleeper thread wakes every 5 ms all along. The lines the test looks for carry `# @tag`."""
@@ -91,6 +92,12 @@ def main():
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     if mode == "workers":
         epochs(steps)
+        return
+    if mode == "warm":
+        augment(5 * 30000 * steps // 4)  # @warm
+        for _ in range(steps):
+            with annotate("train_step"):
+                train_step()
         return
     if mode == "phases":
         for _ in range(steps):

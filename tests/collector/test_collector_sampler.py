@@ -432,6 +432,22 @@ def run_venv(python):
             check(re.search(w, f["advice"]), f"workers: advice lacks /{w}/: {f['advice']}")
             check(f.get("metrics", {}).get("worker_starts") == 3,
                   f"workers: metrics {f.get('metrics')}")
+        # warm: start-up work before the steps; the text report's steps-only rows are the
+        # step's line, the JSON's in_steps the same rows
+        out = os.path.join(tmp, "warm.tprof")
+        record(python, out, "warm", 40)
+        text = report_text(out)
+        m = re.search(r"  in the steps only \(40 steps, from the first start to the last end: "
+                      r"([\d.]+) % of the on-CPU time above.*\n.*\n\s+s1 .*  "
+                      r"sampler_prog\.py:(\d+) in train_step", text)
+        check(m and float(m.group(1)) < 50 and int(m.group(2)) in (LINE["step"] - 1, LINE["step"]),
+              f"warm: no steps-only rows led by train_step: {text[text.find('in the steps'):][:400]}")
+        cs = report_json(out).get("ranks", [{}])[0].get("cpu_samples", {})
+        ins = cs.get("in_steps", {})
+        check(ins.get("steps") == 40 and 0 < ins.get("cpu_ns", 0) < cs.get("cpu_ns", 0) and
+              sum(r["cpu_ns"] for r in ins.get("stacks", [])) <= ins.get("cpu_ns", 0) and
+              ins["stacks"][0]["frames"][0]["function"] == "train_step",
+              f"warm: in_steps {json.dumps(ins)[:400]}")
         # inline: the step thread computes the batch itself between the steps
         out = os.path.join(tmp, "inline.tprof")
         record(python, out, "inline", 60)
