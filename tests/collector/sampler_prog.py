@@ -10,7 +10,7 @@ it is there, else none) around ~3 ms of CPU work; between the steps it takes the
            from them in turn inside "DataLoader.__next__" ranges (STEPS / EPOCHS of them), and
            joins them in one more such range, the one that ends the epoch;
 - inline:  by computing augment() itself;
-- warm:    none: STEPS steps after start-up work (augment(), ~5x the steps' CPU) outside any;
+- warm:    none: STEPS steps after start-up work (augment(), ~4x the steps' CPU) outside any;
 - phases:  STEPS long steps of augment() work, each followed by half again as much outside any
            range (for --capture: samples only in the steps).
 A sleeper thread wakes every 5 ms all along. The lines the test looks for carry `# @tag`."""
@@ -94,7 +94,7 @@ def main():
         epochs(steps)
         return
     if mode == "warm":
-        augment(5 * 30000 * steps // 4)  # @warm
+        augment(4 * 30000 * steps)  # @warm
         for _ in range(steps):
             with annotate("train_step"):
                 train_step()
