@@ -109,6 +109,22 @@ static void check_job(yajl_val rank, int workers, int rank_no) {
                MAIN_RANGES + workers * WORKER_RANGES + (workers + 1) * OWN_ROWS);
 }
 
+/* `report TARGET --format json` (the main trace, or the folder) into *res, its one rank
+ * checked to hold the main process and `workers` workers; the parsed report into *out (free
+ * it with yajl_tree_free), NULL when it did not parse. */
+static void report_one_rank(cli_result *res, const char *target, int workers, yajl_val *out) {
+    const char *args[] = {"report", target, "--format", "json", NULL};
+    cli(res, args);
+    char e[256];
+    yajl_val v = *out = yajl_tree_parse(res->out, e, sizeof e);
+    CHECK_EQ_I(res->status, 0);
+    CHECK(v != NULL);
+    CHECK_EQ_I(num(v, "n_ranks"), 1);
+    yajl_val ranks = get(v, "ranks", NULL);
+    CHECK(ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len == 1);
+    check_job(YAJL_GET_ARRAY(ranks)->values[0], workers, 0);
+}
+
 static void test_workers_are_one_rank(void) {
     long long main_pid = -1;
     const char *args[] = {"2", "_exit", NULL}; /* as DataLoader workers end */
@@ -134,22 +150,16 @@ static void test_workers_are_one_rank(void) {
     CHECK(strstr(tc_stderr(&R), next) != NULL);
     CHECK(strstr(strstr(tc_stderr(&R), "next: ") + 1, "next: ") == NULL);
     /* Given the main trace, report finds the others; given the folder, the same. */
-    const char *by_main[] = {"report", names[main_i], "--format", "json", NULL};
-    const char *by_dir[] = {"report", R.dir, "--format", "json", NULL};
-    const char *const *runs[] = {by_main, by_dir};
+    const char *targets[] = {names[main_i], R.dir};
     for (int k = 0; k < 2; k++) {
         cli_result *res = malloc(sizeof *res);
-        cli(res, runs[k]);
-        CHECK_EQ_I(res->status, 0);
+        yajl_val v;
+        report_one_rank(res, targets[k], 2, &v);
         CHECK(strstr(res->err, "rank missing") == NULL);
-        char e[256];
-        yajl_val v = yajl_tree_parse(res->out, e, sizeof e);
-        CHECK(v != NULL);
-        CHECK_EQ_I(num(v, "n_ranks"), 1);
         yajl_val ranks = get(v, "ranks", NULL);
-        CHECK(ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len == 1);
-        check_job(YAJL_GET_ARRAY(ranks)->values[0], 2, 0);
-        yajl_val procs = get(YAJL_GET_ARRAY(ranks)->values[0], "processes", NULL);
+        yajl_val procs = ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len
+                             ? get(YAJL_GET_ARRAY(ranks)->values[0], "processes", NULL)
+                             : NULL;
         if (procs && YAJL_IS_ARRAY(procs) && YAJL_GET_ARRAY(procs)->len)
             main_pid = num(YAJL_GET_ARRAY(procs)->values[0], "pid");
         yajl_tree_free(v);
@@ -246,24 +256,15 @@ static void test_empty_member_left_out(void) {
     CHECK(f && fwrite(head, 1, got, f) == got);
     if (f)
         fclose(f);
-    const char *by_main[] = {"report", names[main_i], "--format", "json", NULL};
-    const char *by_dir[] = {"report", R.dir, "--format", "json", NULL};
-    const char *const *runs[] = {by_main, by_dir};
+    const char *targets[] = {names[main_i], R.dir};
     for (int k = 0; k < 2; k++) {
         cli_result *res = malloc(sizeof *res);
-        cli(res, runs[k]);
-        CHECK_EQ_I(res->status, 0);
+        yajl_val v;
+        report_one_rank(res, targets[k], 1, &v);
+        yajl_tree_free(v);
         CHECK(strstr(res->err, ".999998.tprof: left out: empty (its process ended before it "
                                "wrote anything)") != NULL);
         CHECK(strstr(res->err, ".999999.tprof: left out: holds nothing") != NULL);
-        char e[256];
-        yajl_val v = yajl_tree_parse(res->out, e, sizeof e);
-        CHECK(v != NULL);
-        yajl_val ranks = get(v, "ranks", NULL);
-        CHECK(ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len == 1);
-        if (ranks && YAJL_IS_ARRAY(ranks) && YAJL_GET_ARRAY(ranks)->len == 1)
-            check_job(YAJL_GET_ARRAY(ranks)->values[0], 1, 0);
-        yajl_tree_free(v);
         free(res);
     }
     /* named on the command line, an empty trace is an error still */

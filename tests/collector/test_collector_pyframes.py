@@ -42,6 +42,7 @@ else:
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyframes_prog.py")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
+from tp_pythons import cpythons, version  # noqa: E402  (tests/tp_pythons.py)
 
 
 def markers():
@@ -199,27 +200,6 @@ def check_unsupported(python, label):
             check_native_only(label + " fork child", child, 1)
 
 
-def version(python):
-    r = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
-                       capture_output=True, text=True)
-    return tuple(int(x) for x in r.stdout.split()) if r.returncode == 0 else None
-
-
-def other_pythons():
-    """Every other CPython 3 found here, by real path."""
-    pats = ["/root/.pyenv/versions/3*/bin/python3.*", os.path.expanduser(
-        "~/.pyenv/versions/3*/bin/python3.*"), "/usr/bin/python3.*", "/usr/local/bin/python3.*"]
-    paths = [p for pat in pats for p in glob.glob(pat) if re.search(r"python3\.\d+m?$", p)]
-    paths += [p for p in os.environ.get("TP_TEST_PYTHONS", "").split(":") if p]
-    seen, out = set(), []
-    for p in sorted(paths):
-        key = (os.stat(p).st_dev, os.stat(p).st_ino) if os.access(p, os.X_OK) else None
-        if key and key not in seen:  # python3.7 and python3.7m are often one file
-            seen.add(key)
-            out.append(p)
-    return out
-
-
 def check_native_only(label, trace, want_ranges):
     pushes = dump(trace)
     check(len(pushes) >= want_ranges, f"{label}: only {len(pushes)} ranges")
@@ -259,7 +239,7 @@ def main():
     v = version(venv_python)
     check_supported(venv_python, v[1], f"venv {v[0]}.{v[1]}", with_nvtx=True)
     tested = [f"{v[0]}.{v[1]} (venv, nvtx)"]
-    for python in other_pythons():
+    for python in cpythons():
         v = version(python)
         if not v or v[0] != 3:
             continue

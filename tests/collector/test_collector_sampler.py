@@ -47,6 +47,7 @@ PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sampler_prog.py
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
+from tp_pythons import cpythons, version  # noqa: E402  (tests/tp_pythons.py)
 
 
 def markers():
@@ -475,26 +476,6 @@ def run_venv(python):
         check_launched(python, tmp)
 
 
-def version(python):
-    r = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
-                       capture_output=True, text=True)
-    return tuple(int(x) for x in r.stdout.split()) if r.returncode == 0 else None
-
-
-def other_pythons():
-    pats = [os.path.expanduser("~/.pyenv/versions/3*/bin/python3.*"), "/usr/bin/python3.*",
-            "/usr/local/bin/python3.*"]
-    paths = [p for pat in pats for p in glob.glob(pat) if re.search(r"python3\.\d+$", p)]
-    paths += [p for p in os.environ.get("TP_TEST_PYTHONS", "").split(":") if p]
-    seen, out = set(), []
-    for p in sorted(paths):
-        key = (os.stat(p).st_dev, os.stat(p).st_ino) if os.access(p, os.X_OK) else None
-        if key and key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
-
-
 def main():
     venv_python = os.path.join(VENV, "bin", "python")
     if not os.access(venv_python, os.X_OK) or subprocess.run(
@@ -510,7 +491,7 @@ def main():
               f"--sample-hz {bad}: exit {r.returncode}, {first!r}")
     run_venv(venv_python)
     tested = ["venv"]
-    for python in other_pythons():
+    for python in cpythons():
         v = version(python)
         if not v or v[0] != 3 or not 8 <= v[1] <= 14:
             continue

@@ -15,7 +15,6 @@ fork). Checked, with and without --sample:
     through os.fork() and a multiprocessing "fork" pool, as without trainprof: exit 0, the
     same output, no warning;
 (c) a program with a thread of its own still gets the warning, as without trainprof."""
-import glob
 import os
 import re
 import subprocess
@@ -24,7 +23,8 @@ import tempfile
 
 TP, PY = os.path.abspath(sys.argv[1]), sys.argv[2]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
+from tp_check import check, exit_status  # noqa: E402  (tests/tp_check.py)
+from tp_pythons import cpythons, version  # noqa: E402  (tests/tp_pythons.py)
 
 COUNT = r"""
 import ctypes, os, sys, threading
@@ -108,26 +108,6 @@ def program_stderr(err):
     return re.sub(r"pid=\d+", "pid=PID", err)
 
 
-def version(py):
-    r = subprocess.run([py, "-c", "import sys; print(*sys.version_info[:2])"],
-                       capture_output=True, text=True)
-    return tuple(int(x) for x in r.stdout.split()) if r.returncode == 0 else None
-
-
-def pythons():
-    pats = [os.path.expanduser("~/.pyenv/versions/3*/bin/python3.*"), "/usr/bin/python3.*",
-            "/usr/local/bin/python3.*"]
-    paths = [p for pat in pats for p in glob.glob(pat) if re.search(r"python3\.\d+$", p)]
-    paths += [p for p in os.environ.get("TP_TEST_PYTHONS", "").split(":") if p]
-    seen, out = set(), []
-    for p in sorted(paths + [PY]):
-        key = (os.stat(p).st_dev, os.stat(p).st_ino) if os.access(p, os.X_OK) else None
-        if key and key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
-
-
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for sample in (False, True):
@@ -143,7 +123,7 @@ def main():
             check(got == plain, "%s: count: %s, without trainprof %s" % (how, got, plain))
             # (b), (c)
             tried = 0
-            for py in pythons():
+            for py in cpythons([PY]):
                 v = version(py)
                 if not v or v < (3, 12):
                     continue
@@ -163,11 +143,7 @@ def main():
                       % (how, py, program_stderr(got.stderr), want.stderr))
             if not tried:
                 print("note: no CPython >= 3.12 found: (b) and (c) not run")
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ TP, PY = sys.argv[1], sys.argv[2]
 TORCH_PY = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("TORCH_PYTHON", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
+from tp_check import check, exit_status  # noqa: E402  (tests/tp_check.py)
 
 
 def record(tmp, name, py, args, pytorch=True, stub=True, extra=()):
@@ -158,11 +158,7 @@ def main():
             check_loader(tmp, "torch", TORCH_PY, False, 2, 4)
         else:
             print("note: no TORCH_PYTHON: the loop ran against the stand-in only")
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":
