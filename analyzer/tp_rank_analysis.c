@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_env_keys.h"
 #include "tp_mem.h"
 #include "tp_par.h"
 
@@ -244,19 +245,36 @@ void tp_rank_analysis_view(tp_rank_analysis *ra, const tp_model *m, const tp_ran
     "ProfilerStep#N)"
 #define PYTORCH_HINT "for a PyTorch loop without annotations, `trainprof record --pytorch` marks"
 
+/* Recorded with `record --pytorch` (its variable, in the trace's environment): its steps are
+ * the first optimizer's updates, and a run without any made none. */
+#define PYTORCH_NO_STEP                                                                            \
+    "no training step: `trainprof record --pytorch` marks one per update of the first "            \
+    "optimizer, and this run made none (an inference or evaluation loop?); a range named "         \
+    "\"step\" around each iteration (nvtx.annotate(\"step\")) names them"
+
+static int marked_by_pytorch(const tp_rank_analysis *ra) {
+    const char *v = tp_rank_env(ra->v.m, ra->v.r, -1, TP_ENV_VAR_PREFIX "TRAINPROF_PYTORCH");
+    return v && !strcmp(v, "1");
+}
+
 const char *tp_rank_analysis_no_findings(const tp_rank_analysis *ra) {
     if (ra->v.n_gpu)
         return "no problem found";
     /* the host rules judge steps: without any, "no problem" would claim what was not looked at */
-    return ra->dg.n_steps ? "no problem found on the host"
-                          : "nothing judged on the host: " NO_STEP "; " PYTORCH_HINT " its steps";
+    if (ra->dg.n_steps)
+        return "no problem found on the host";
+    return marked_by_pytorch(ra) ? "nothing judged on the host: " PYTORCH_NO_STEP
+                                 : "nothing judged on the host: " NO_STEP "; " PYTORCH_HINT
+                                   " its steps";
 }
 
 const char *tp_rank_analysis_steps_note(const tp_rank_analysis *ra) {
     if (!ra->v.n_gpu || ra->dg.n_steps || !ra->v.r->native)
         return NULL;
-    return NO_STEP ": judged over the GPU span, and input-bound not at all (no data-loading "
-                   "range); " PYTORCH_HINT " its steps and DataLoader fetches";
+    return marked_by_pytorch(ra) ? PYTORCH_NO_STEP ": judged over the GPU span"
+                                 : NO_STEP
+               ": judged over the GPU span, and input-bound not at all (no "
+               "data-loading range); " PYTORCH_HINT " its steps and DataLoader fetches";
 }
 
 int tp_rank_analysis_corr_index_done(const tp_an_view *v) {

@@ -16,7 +16,8 @@ const tp_env_key_info *tp_env_key_get(tp_env_key k) {
 /* {name, prefix}: prefix 1 matches every variable starting with `name`. What each changes:
  * device selection and ordering, synchronous launches, the caching allocator's behaviour
  * (expandable_segments, max_split_size_mb), CPU threads, NCCL's transport choices, cuDNN's
- * and cuBLAS's determinism, lazy module loading. */
+ * and cuBLAS's determinism, lazy module loading; and whether `record --pytorch` marked the
+ * loop (the report then knows why a run has no steps). */
 static const struct {
     const char *name;
     int prefix;
@@ -24,7 +25,7 @@ static const struct {
     {"CUDA_VISIBLE_DEVICES", 0}, {"CUDA_DEVICE_ORDER", 0},       {"CUDA_LAUNCH_BLOCKING", 0},
     {"CUDA_MODULE_LOADING", 0},  {"PYTORCH_CUDA_ALLOC_CONF", 0}, {"PYTORCH_ALLOC_CONF", 0},
     {"OMP_NUM_THREADS", 0},      {"CUBLAS_WORKSPACE_CONFIG", 0}, {"NCCL_", 1},
-    {"TORCH_NCCL_", 1},
+    {"TORCH_NCCL_", 1},          {"TRAINPROF_PYTORCH", 0},
 };
 
 int tp_env_var_wanted(const char *name, size_t len) {

@@ -1,12 +1,14 @@
 """A PyTorch training loop without a single annotation, for `trainprof record --pytorch`
 (tests/collector/test_pytorch_auto.py; torch, or the stand-in in torchstub/).
 
-usage: pytorch_prog.py loader|accum|b2b EPOCHS BATCHES
+usage: pytorch_prog.py loader|accum|b2b|infer EPOCHS BATCHES
 loader: for each epoch, `for batch in DataLoader:` with one update of the model's optimizer
         and one of a second optimizer (a GAN's discriminator: it ends no step) per batch;
 accum:  the same loop with an update every second batch (gradient accumulation), and an
         evaluation loop over a DataLoader of 3 items (no backward pass) after each epoch;
-b2b:    EPOCHS x BATCHES updates with no DataLoader (steps back to back).
+b2b:    EPOCHS x BATCHES updates with no DataLoader (steps back to back);
+infer:  the DataLoader loop of `loader` with forward passes only (no backward, no update),
+        each ~5x a batch's decoding.
 Prints "sitecustomize chained: yes/no" (a sitecustomize of the user's on PYTHONPATH ran) and
 "path clean: yes/no" (the start-up file's folder left sys.path)."""
 import os
@@ -53,6 +55,11 @@ elif mode == "accum":  # two micro-batches an update, an evaluation loop after e
                 opt.step()
         for batch in evaluation:
             sum(k * 0.5 for k in range(20000))  # a forward pass, no backward
+elif mode == "infer":
+    loader = torch.utils.data.DataLoader(Dataset())
+    for epoch in range(epochs):
+        for batch in loader:
+            sum(k * 0.5 for k in range(500000))  # a forward pass: most of this loop
 else:
     for i in range(epochs * batches):
         work()

@@ -27,7 +27,9 @@ too. Checked on the exported trace, by counts and order, never by durations:
 (c) a sitecustomize of the user's on PYTHONPATH still runs, and sys.path is as without us;
 (d) without --pytorch no range is made;
 (e) --capture by a step's name, which --pytorch's steps (written at their end) never open, is
-    refused with one line and exit 2 before the program runs."""
+    refused with one line and exit 2 before the program runs;
+(f) a loop with no update (inference) gets no step, and its report says why, from the trace's
+    record of --pytorch, instead of suggesting --pytorch."""
 import json
 import os
 import subprocess
@@ -143,6 +145,17 @@ def main():
         check(all(len(inside(s, opts)) == 1 and len(inside(s, backs)) == (k > 0)
                   for k, s in enumerate(steps)), "b2b: a step without its update or backward")
         check(opts[-1][1] <= steps[-1][1], "b2b: an update after the last step")
+        # (f) no update at all (inference): no step, and the report says why (it knows the
+        # run was recorded with --pytorch) instead of suggesting it
+        out, ev = record(tmp, "infer", PY, ["infer", "2", "3"])
+        check(not ranges(ev, "step") and len(ranges(ev, "DataLoader.__next__")) == 8,
+              "infer: %d steps, %d fetches" % (len(ranges(ev, "step")),
+                                                len(ranges(ev, "DataLoader.__next__"))))
+        text = subprocess.run([TP, "report", out, "-q"], capture_output=True, text=True).stdout
+        check("variable                 TRAINPROF_PYTORCH=1" in text and
+              "nothing judged on the host: no training step: `trainprof record --pytorch` marks "
+              "one per update of the first optimizer, and this run made none" in text,
+              "infer: the report does not say why there is no step: %s" % text[:1500])
         # (d) without --pytorch
         _, ev = record(tmp, "plain", PY, ["loader", "1", "3"], pytorch=False)
         check(not ranges(ev, "step") and not ranges(ev, "DataLoader.__next__") and
