@@ -90,6 +90,32 @@ static double launch_delay(const tp_rank_analysis *a) {
 static double overlap(const tp_rank_analysis *a) {
     return a->ov.pct;
 }
+/* Device memory as the report's "Device memory use" has it (tp_an_memuse: NVTX memory events
+ * or the PyTorch profiler's [memory] rows, replayed); NaN without memory events or where the
+ * total is unknown (-1). */
+static double mem_known(const tp_rank_analysis *a, int64_t v) {
+    return a->mu.source != TP_AN_MSRC_NONE && v >= 0 ? (double)v : NAN;
+}
+static double mem_peak(const tp_rank_analysis *a) {
+    return mem_known(a, a->mu.peak_allocated);
+}
+static double mem_reserved_peak(const tp_rank_analysis *a) {
+    return mem_known(a, a->mu.peak_reserved);
+}
+/* The host side (tp_an_host, the report's "Host" section). NaN where the run recorded none of
+ * it: data loading without a data-loading range (a loop that does not annotate its loading
+ * has no figure, not a zero), framework ops without any (a recording without the PyTorch
+ * profiler's CPU ops). */
+static double host_data(const tp_rank_analysis *a) {
+    return a->host.data_name ? (double)a->host.data_ns : NAN;
+}
+static double host_data_step(const tp_rank_analysis *a) {
+    /* over the diagnosis' steps, as the cross-rank input-straggler rule divides it */
+    return a->dg.n_steps ? host_data(a) / (double)a->dg.n_steps : NAN;
+}
+static double host_ops(const tp_rank_analysis *a) {
+    return a->host.n_ops ? (double)a->host.ops_ns : NAN;
+}
 
 /* The headline figures: key (for gates and JSON), label, unit, definition (the report's
  * fields; NaN when the run has nothing to measure it by). */
@@ -119,6 +145,16 @@ static const struct {
     {"launch_call", "launch call (median)", U_TIME, launch_cpu, "CPU time of a launch call"},
     {"launch_delay", "launch delay (median)", U_TIME, launch_delay, "launch call to op start"},
     {"overlap", "comm/comp overlap", U_PCT, overlap, "communication overlapped by compute"},
+    {"mem_peak", "peak device memory", U_BYTES, mem_peak,
+     "peak allocated device memory (memory events replayed)"},
+    {"mem_reserved_peak", "peak reserved memory", U_BYTES, mem_reserved_peak,
+     "peak memory the caching allocator reserved"},
+    {"data_loading", "data loading (host)", U_TIME, host_data,
+     "data-loading ranges in the host window (first to last step)"},
+    {"data_per_step", "data loading per step", U_TIME, host_data_step,
+     "data_loading over the steps"},
+    {"cpu_ops", "framework ops (host)", U_TIME, host_ops,
+     "CPU framework ops in the host window, outside data loading"},
 };
 #define N_FIGURES (sizeof figures / sizeof figures[0])
 
@@ -136,7 +172,7 @@ static const char *unit_name(unit u) {
 
 void tp_diff_list_figures(FILE *out) {
     for (size_t i = 0; i < N_FIGURES; i++)
-        fprintf(out, "  %-13s (%s) %s: %s\n", figures[i].key, unit_name(figures[i].u),
+        fprintf(out, "  %-17s (%s) %s: %s\n", figures[i].key, unit_name(figures[i].u),
                 figures[i].label, figures[i].what);
 }
 
@@ -232,7 +268,8 @@ static int by_change(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
-static void fill_tables(const tp_rank_analysis *a, int side, table *kern, table *rng, table *cp) {
+static void fill_tables(const tp_rank_analysis *a, int side, table *kern, table *rng, table *cp,
+                        table *ops) {
     for (size_t i = 0; i < a->k.n; i++)
         table_add(kern, tp_model_str(a->v.m, a->k.k[i].name), side, (double)a->k.k[i].sum,
                   a->k.k[i].count);
@@ -246,6 +283,11 @@ static void fill_tables(const tp_rank_analysis *a, int side, table *kern, table 
                  tp_an_mem_kind_name(a->mem.copy[i].src_kind));
         table_add(cp, name, side, (double)a->mem.copy[i].bytes, a->mem.copy[i].count);
     }
+    /* The report's CPU operators by self time; its annotation rows are the ranges above. */
+    for (size_t i = 0; i < a->ops.n; i++)
+        if (a->ops.op[i].cat == TP_CAT_CPU_OP)
+            table_add(ops, tp_model_str(a->v.m, a->ops.op[i].name), side, (double)a->ops.op[i].self,
+                      a->ops.op[i].count);
 }
 
 /* GPU time by launching stack (tp_an_stacks, as the report groups it), each group by its
@@ -435,9 +477,9 @@ static void json_findings(yajl_gen g, const tp_diagnosis *b, const tp_diagnosis 
 static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_rank_analysis *n,
                      const tp_diff_opts *o) {
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
-    table kern = {0}, rng = {0}, cp = {0}, stk = {0}, smp = {0};
-    fill_tables(b, 0, &kern, &rng, &cp);
-    fill_tables(n, 1, &kern, &rng, &cp);
+    table kern = {0}, rng = {0}, cp = {0}, ops = {0}, stk = {0}, smp = {0};
+    fill_tables(b, 0, &kern, &rng, &cp, &ops);
+    fill_tables(n, 1, &kern, &rng, &cp, &ops);
     fill_stacks(b, 0, &stk);
     fill_stacks(n, 1, &stk);
     fill_samples(b, 0, &smp);
@@ -463,6 +505,7 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
         json_table(g, "kernels", &kern);
         json_table(g, "ranges", &rng);
         json_table(g, "copies", &cp);
+        json_table(g, "cpu_ops", &ops);
         json_table(g, "launch_stacks", &stk);
         if (smp.n) /* only where a run was sampled */
             json_table(g, "cpu_samples", &smp);
@@ -484,6 +527,7 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
         text_table(f, "Device ops by total time", &kern, U_TIME, top, NAME_W);
         text_table(f, "GPU time by launching stack", &stk, U_TIME, top, STACK_W);
         text_table(f, "CPU time by line, sampled (on CPU)", &smp, U_TIME, top, STACK_W);
+        text_table(f, "CPU operators by self time", &ops, U_TIME, top, NAME_W);
         text_table(f, "Annotation ranges by total time", &rng, U_TIME, top, NAME_W);
         text_table(f, "Copies and memsets by bytes", &cp, U_BYTES, top, NAME_W);
     }
@@ -514,7 +558,8 @@ static int diff_rank(FILE *f, yajl_gen g, const tp_rank_analysis *b, const tp_ra
     } else if (o->n_gates) {
         fprintf(f, "\n");
     }
-    table_free(&kern), table_free(&rng), table_free(&cp), table_free(&stk), table_free(&smp);
+    table_free(&kern), table_free(&rng), table_free(&cp), table_free(&ops), table_free(&stk);
+    table_free(&smp);
     return failed;
 }
 

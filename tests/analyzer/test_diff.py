@@ -10,7 +10,13 @@ usage: test_diff.py TRAINPROF SAMPLES_DIR
 (c) gates: a crossed threshold, an appeared finding, a gate in the other direction; exit 1
     only when one fails; text output says FAIL/ok per gate;
 (d) bad use: one trace, an unknown figure, a malformed expression (exit 2, one line), a
-    missing trace (exit 1), a rank in neither run (exit 3)."""
+    missing trace (exit 1), a rank in neither run (exit 3);
+(e) memory and the host: peak allocated and reserved, data loading (total, per step) are the
+    reports' memory_use and host figures, a gate on them; two PyTorch-profiler traces (the
+    H200 sample, and a copy without one operator and with another made slower): the CPU
+    operators table per name is each report's framework-op rows (self time, count); figures a
+    run cannot measure are null."""
+import gzip
 import json
 import math
 import os
@@ -176,6 +182,74 @@ r = run("diff", A, "/nonexistent/x.tprof")
 check(r.returncode == 1 and r.stdout == "", "missing trace: exit 1, nothing on stdout")
 r = run("diff", A, B, "--rank", "7")
 check(r.returncode == 3 and "rank 7 is not in both runs" in r.stderr, "absent rank: exit 3")
+
+# (e) memory, the host, CPU operators
+rc, d, err = diff_json(A, B, "mem_peak>+100%", "data_per_step<-50%")
+rank = d["ranks"][0]
+fig = rank["figures"]
+for key, sect, rkey in (("mem_peak", "memory_use", "peak_allocated_bytes"),
+                        ("mem_reserved_peak", "memory_use", "peak_reserved_bytes"),
+                        ("data_loading", "host", "data_ns")):
+    check(fig[key]["base"] == ra[sect][rkey] and fig[key]["new"] == rb[sect][rkey]
+          and fig[key]["base"] > 0 and fig[key]["new"] > 0,
+          "figure %s is the report's %s.%s (%s -> %s)" % (key, sect, rkey, fig[key]["base"],
+                                                         fig[key]["new"]))
+check(close(fig["data_per_step"]["base"], ra["host"]["data_ns"] / ra["steps"]["count"])
+      and close(fig["data_per_step"]["new"], rb["host"]["data_ns"] / rb["steps"]["count"]),
+      "figure data_per_step is host.data_ns over the steps")
+check(fig["cpu_ops"]["base"] is None and fig["cpu_ops"]["new"] is None,
+      "cpu_ops: null for recordings without framework ops")
+want_fail = (fig["mem_peak"]["change_pct"] > 100) + (fig["data_per_step"]["change_pct"] < -50)
+check(rc == (1 if want_fail else 0) and d["gates_failed"] == want_fail and want_fail == 2,
+      "gates on mem_peak (%+.1f %%) and data_per_step (%+.1f %%) fail" %
+      (fig["mem_peak"]["change_pct"], fig["data_per_step"]["change_pct"]))
+text = run("diff", A, B).stdout
+check("peak device memory" in text and "data loading per step" in text,
+      "diff text: the memory and data-loading rows")
+K = os.path.join(SAMPLES, "gpu-h200-torch-profiler.json.gz")
+with gzip.open(K, "rt") as fh:
+    trace = json.load(fh)
+ops = {}
+for e in trace["traceEvents"]:
+    if e.get("cat") == "cpu_op" and e.get("ph") == "X":
+        ops[e["name"]] = ops.get(e["name"], 0) + 1
+dropped = "aten::zero_"
+slower = max((n for n in ops if n != dropped), key=lambda n: ops[n])
+check(dropped in ops, "the profiler trace has %s (%d ops)" % (dropped, len(ops)))
+for e in trace["traceEvents"]:
+    if e.get("cat") == "cpu_op" and e.get("name") == slower:
+        e["dur"] = e["dur"] * 3
+trace["traceEvents"] = [e for e in trace["traceEvents"]
+                        if not (e.get("cat") == "cpu_op" and e.get("name") == dropped)]
+with tempfile.TemporaryDirectory() as tmp:
+    K2 = os.path.join(tmp, "changed.json")
+    with open(K2, "w") as fh:
+        json.dump(trace, fh)
+    rc, d, err = diff_json(K, K2)
+    rk, rk2 = report(K), report(K2)
+    text = run("diff", K, K2).stdout
+rank = d["ranks"][0]
+tab = {x["name"]: x for x in rank["cpu_ops"]}
+for side, rep_, cnt in (("base", rk, "count_base"), ("new", rk2, "count_new")):
+    want = {}
+    for op in rep_["cpu_ops"]["ops"]:
+        if op["kind"] == "op":
+            w = want.setdefault(op["name"], [0, 0])
+            w[0] += op["self_ns"]
+            w[1] += op["count"]
+    check(want and all(tab.get(k, {}).get(side) == v[0] and tab[k][cnt] == v[1]
+                       for k, v in want.items())
+          and sum(x[cnt] for x in tab.values()) == sum(v[1] for v in want.values()),
+          "CPU operators: the %s side is its report's framework ops (%d names)" % (side, len(want)))
+check(tab[dropped]["new"] is None and tab[dropped]["count_new"] == 0,
+      "CPU operators: %s gone in the changed copy" % dropped)
+check(tab[slower]["new"] > tab[slower]["base"], "CPU operators: %s slower" % slower)
+check(rank["figures"]["cpu_ops"]["base"] == rk["host"]["ops_ns"]
+      and rank["figures"]["cpu_ops"]["new"] == rk2["host"]["ops_ns"]
+      and rank["figures"]["mem_peak"]["base"] is None,
+      "figure cpu_ops is the report's host.ops_ns; mem_peak null without memory events")
+check("CPU operators by self time (top 10 of" in text and dropped in text,
+      "diff text: the CPU operators table")
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)
