@@ -211,6 +211,50 @@ static void test_folded(void) {
 
 /* Samples whose periods add up past 2^63 (crafted: the fuzzer found the sums overflowing):
  * every sum saturates, rows and threads alike, and the part of one thread too. */
+/* The other processes' lifetimes as their samples show them (tp_an_samples_workers): two
+ * DataLoader workers started twice (an iterator per epoch), then one alone, beside a resource
+ * tracker alive throughout that is no worker (another name). */
+static void test_samples_workers(void) {
+    fx_model f = build();
+    static const struct {
+        uint32_t pid;
+        int64_t t0, t1; /* first and last sample */
+    } procs[] = {{10, 1000, 5000},   {11, 2000, 4000},   {12, 10000, 15000},
+                 {13, 10000, 14000}, {14, 20000, 20000}, {99, 500, 21000}};
+    tp_samples_push(&f.r->samples, 100, 1, 7, 1, 1, 1000, 1000); /* the training process */
+    for (size_t k = 0; k < sizeof procs / sizeof procs[0]; k++) {
+        const char *name = procs[k].pid == 99 ? "python3" : "pt_data_worker";
+        tp_rank_set_thread_name(f.m, f.r, procs[k].pid, procs[k].pid, name, strlen(name));
+        tp_samples_push(&f.r->samples, procs[k].t0, procs[k].pid, procs[k].pid, 1, 1, 1000, 1000);
+        if (procs[k].t1 != procs[k].t0)
+            tp_samples_push(&f.r->samples, procs[k].t1, procs[k].pid, procs[k].pid, 1, 0, 0, 1000);
+    }
+    tp_an_view v = view(&f);
+    tp_an_samples sa;
+    tp_an_samples_run(&v, 0, 0, 0, &sa);
+    tp_an_sample_workers w;
+    tp_an_samples_workers(&v, &sa, 1, "pt_data_worker", &w);
+    CHECK_EQ_I(w.procs, 5);
+    CHECK_EQ_I(w.at_once, 2);
+    CHECK_EQ_I(w.generations, 3);
+    CHECK(w.starts[0] == 1000 && w.ends[0] == 5000); /* 10 and 11 */
+    CHECK(w.starts[1] == 10000 && w.ends[1] == 15000);
+    CHECK(w.starts[2] == 20000 && w.ends[2] == 20000); /* one sample: alive for an instant */
+    free(w.starts), free(w.ends);
+    tp_an_samples_workers(&v, &sa, 1, NULL, &w); /* every other process: the tracker too */
+    CHECK_EQ_I(w.procs, 6);
+    CHECK_EQ_I(w.at_once, 3);
+    CHECK_EQ_I(w.generations, 1);
+    CHECK(w.starts[0] == 500 && w.ends[0] == 21000);
+    free(w.starts), free(w.ends);
+    tp_an_samples_workers(&v, &sa, 1, "no such name", &w);
+    CHECK(w.procs == 0 && w.generations == 0 && w.at_once == 0);
+    free(w.starts), free(w.ends);
+    tp_an_samples_free(&sa);
+    tp_an_view_free(&v);
+    tp_model_close(f.m);
+}
+
 static void test_samples_saturate(void) {
     fx_model f = build();
     const uint64_t big = (uint64_t)INT64_MAX / 4 - 1;
@@ -406,5 +450,6 @@ int main(void) {
     TP_RUN(test_groups);
     TP_RUN(test_folded);
     TP_RUN(test_samples_saturate);
+    TP_RUN(test_samples_workers);
     return tp_test_summary();
 }
