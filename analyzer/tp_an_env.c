@@ -83,3 +83,26 @@ int tp_an_env_expandable_segments(const tp_model *m, const tp_rank *r) {
     return expandable_in(var(m, r, "PYTORCH_CUDA_ALLOC_CONF")) ||
            expandable_in(var(m, r, "PYTORCH_ALLOC_CONF"));
 }
+
+int tp_an_env_cpus(const tp_model *m, const tp_rank *r, double *cpus, const char **what) {
+    static const struct {
+        tp_env_key key;
+        const char *what;
+    } bounds[] = {{TP_ENVK_CPU_CORES, "cores"},
+                  {TP_ENVK_CPU_ALLOWED, "allowed to the process"},
+                  {TP_ENVK_CPU_QUOTA, "its cgroup's quota"}};
+    double best = 0;
+    const char *by = NULL;
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        const char *v = tp_rank_env(m, r, -1, tp_env_key_str(bounds[i].key));
+        double x = v ? strtod(v, NULL) : 0;
+        if (!i && x <= 0)
+            return -1; /* no cores known: the rest bounds nothing known */
+        if (x > 0 && (best == 0 || x < best))
+            best = x, by = bounds[i].what;
+    }
+    *cpus = best;
+    if (what)
+        *what = by;
+    return 0;
+}

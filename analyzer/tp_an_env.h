@@ -28,4 +28,10 @@ int tp_an_env_launch_blocking(const tp_model *m, const tp_rank *r);
  * must say something else. */
 int tp_an_env_expandable_segments(const tp_model *m, const tp_rank *r);
 
+/* The CPUs the rank's process could use: the fewest of the machine's cores, its affinity mask
+ * and its control group's quota (cpu.cores, cpu.allowed, cpu.quota), into *cpus, with what
+ * bounds it (`what`: "cores", "allowed to the process" or "its cgroup's quota") when not NULL.
+ * Returns 0, or -1 when the cores are unknown (a Kineto trace, an older recording). */
+int tp_an_env_cpus(const tp_model *m, const tp_rank *r, double *cpus, const char **what);
+
 #endif

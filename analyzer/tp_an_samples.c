@@ -106,6 +106,11 @@ static int64_t on_cpu_of(const tp_samples *sa, size_t i) {
     return sa->flags[i] & TP_SAMPLE_F_ON_CPU ? period_of(sa, i) : 0;
 }
 
+/* A sample's CPU clock: the thread's CPU time since its previous sample (measured). */
+static int64_t clock_of(const tp_samples *sa, size_t i) {
+    return (int64_t)(sa->cpu_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->cpu_ns[i] : 0);
+}
+
 static void add_thread(tp_an_samples *out, size_t *cap, const tp_an_view *v, int64_t pid,
                        int64_t tid, int64_t cpu, int64_t wall, int64_t clock, int64_t gil) {
     for (size_t i = 0; i < out->n_threads; i++)
@@ -135,7 +140,7 @@ static void run(const tp_an_view *v, int depth, const which *w, tp_an_samples *o
         if (!counted(v, sa, i, w))
             continue;
         int64_t cpu = on_cpu_of(sa, i), wall = period_of(sa, i);
-        int64_t clock = (int64_t)(sa->cpu_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->cpu_ns[i] : 0);
+        int64_t clock = clock_of(sa, i);
         periods[out->samples] = (double)wall;
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, cpu);
         out->wall_ns = tp_an_add(out->wall_ns, wall),
@@ -261,6 +266,20 @@ static int of_part(const tp_samples *sa, size_t i, int64_t pid, int64_t tid, int
                   : sa->pid[i] == pid && sa->tid[i] == tid;
 }
 
+/* A thread's sums inside a part (part_in's per-thread tally). */
+typedef struct {
+    int64_t pid, tid, cpu, wall, clock;
+} part_thread;
+
+static int cmp_part_thread(const void *a, const void *b) {
+    const part_thread *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->cpu != y->cpu) /* the busiest thread of a process first */
+        return x->cpu < y->cpu ? 1 : -1;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
                     int others, const char *named, const int64_t *lo, const int64_t *hi, size_t n,
                     tp_an_samples_part *out) {
@@ -270,17 +289,27 @@ static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, 
     int64_t *cpu = tp_mem_xcalloc(all->n + 1, sizeof *cpu);
     int64_t *wait = tp_mem_xcalloc(all->n + 1, sizeof *wait);
     memset(out, 0, sizeof *out);
-    int64_t *pids = others ? tp_mem_xalloc(sa->n + 1, sizeof *pids) : NULL;
+    part_thread *th = NULL;
+    size_t n_th = 0, th_cap = 0, at = 0;
     for (size_t i = 0; i < sa->n; i++) {
         if (!of_part(sa, i, pid, tid, others, set, n_set) || !in_view(v, sa->ts[i]) ||
             !in_intervals(lo, hi, n, sa->ts[i]))
             continue;
-        if (pids)
-            pids[out->samples] = sa->pid[i];
-        int64_t c = on_cpu_of(sa, i), w = period_of(sa, i);
+        int64_t c = on_cpu_of(sa, i), w = period_of(sa, i), clock = clock_of(sa, i);
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, c),
                         out->wall_ns = tp_an_add(out->wall_ns, w);
+        out->clock_ns = tp_an_add(out->clock_ns, clock);
         out->gil_ns = tp_an_add(out->gil_ns, gil_of(sa, i));
+        /* a thread's samples come together (its process's file): the last one found first */
+        if (at >= n_th || th[at].pid != sa->pid[i] || th[at].tid != sa->tid[i])
+            for (at = 0; at < n_th && (th[at].pid != sa->pid[i] || th[at].tid != sa->tid[i]); at++)
+                ;
+        if (at == n_th) {
+            TP_MEM_XGROW(th, th_cap, n_th + 1);
+            th[n_th++] = (part_thread){sa->pid[i], sa->tid[i], 0, 0, 0};
+        }
+        th[at].cpu = tp_an_add(th[at].cpu, c), th[at].wall = tp_an_add(th[at].wall, w);
+        th[at].clock = tp_an_add(th[at].clock, clock);
         size_t k = sa->stack[i] ? find_id(all->map_stack, all->n_map, sa->stack[i]) : all->n_map;
         if (k < all->n_map) {
             cpu[all->map_row[k]] = tp_an_add(cpu[all->map_row[k]], c);
@@ -296,13 +325,17 @@ static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, 
     }
     out->top_cpu_ns = out->top_cpu >= 0 ? cpu[out->top_cpu] : 0;
     out->top_wait_ns = out->top_wait >= 0 ? wait[out->top_wait] : 0;
-    out->n_procs = out->samples && !others ? 1 : 0;
-    if (pids) { /* the distinct processes among the samples counted */
-        qsort(pids, out->samples, sizeof *pids, cmp_i64);
-        for (size_t k = 0; k < out->samples; k++)
-            out->n_procs += !k || pids[k] != pids[k - 1];
-    }
-    free(cpu), free(wait), free(pids), free(set);
+    /* per process, its busiest thread (the first of its run once sorted) */
+    if (n_th)
+        qsort(th, n_th, sizeof *th, cmp_part_thread);
+    for (size_t k = 0; k < n_th; k++)
+        if (!k || th[k].pid != th[k - 1].pid) {
+            out->n_procs++;
+            out->lead_cpu_ns = tp_an_add(out->lead_cpu_ns, th[k].cpu);
+            out->lead_wall_ns = tp_an_add(out->lead_wall_ns, th[k].wall);
+            out->lead_clock_ns = tp_an_add(out->lead_clock_ns, th[k].clock);
+        }
+    free(cpu), free(wait), free(th), free(set);
 }
 
 void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,

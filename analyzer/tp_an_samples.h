@@ -84,7 +84,14 @@ typedef struct {
     int64_t top_cpu_ns;
     long top_wait; /* the row with the most wall time off a CPU there; -1: none */
     int64_t top_wait_ns;
-    size_t n_procs; /* the processes the samples counted came from */
+    size_t n_procs;   /* the processes the samples counted came from */
+    int64_t clock_ns; /* the threads' CPU clocks over the same periods: the CPU time they got,
+                         which cpu_ns (the periods that found them running or ready to run: a
+                         thread waiting for a CPU is in state R too) exceeds when they waited */
+    /* per process, its busiest thread there (the most on-CPU time), summed: the share of
+     * time a worker process computed, which its idle helper threads (a queue's feeder) would
+     * dilute in cpu_ns / wall_ns */
+    int64_t lead_cpu_ns, lead_wall_ns, lead_clock_ns;
 } tp_an_samples_part;
 
 /* The samples of thread (pid, tid) whose time lies in one of the n intervals [lo[k], hi[k])

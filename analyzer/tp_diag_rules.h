@@ -72,7 +72,10 @@
       "no device: the loop spends >= 30 % of step time between its steps, with no range open")     \
     /* tp_diag_steps.c */                                                                          \
     X("step-spikes", tp_diag_step_spikes, 15, TP_DIAG_NEEDS_RANGES,                                \
-      "a few steps take >= 2x the median and their excess is >= 10 % of step time")
+      "a few steps take >= 2x the median and their excess is >= 10 % of step time")                \
+    /* tp_diag_cpu.c */                                                                            \
+    X("cpu-contention", tp_diag_cpu_contention, 16, TP_DIAG_KIND(SAMPLE),                          \
+      "the step thread is ready to run but waits for a CPU (sampled)")
 
 #define TP_DIAG_RULE_PROTO(id, fn, order, needs, description)                                      \
     void fn(tp_diag_ctx *d, const tp_diag_rule *self);

@@ -30,6 +30,19 @@ int tp_diag_samples_main_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid
     return 1;
 }
 
+int tp_diag_samples_step_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid) {
+    if (tp_diag_samples_main_thread(d, pid, tid))
+        return 1;
+    for (size_t i = 0; i < d->v->n; i++) {
+        size_t row = tp_an_view_row(d->v, i);
+        if (!tp_an_view_gpu(d->v, i) && (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP)) {
+            *pid = tp_ev_pid(d->ev, row), *tid = tp_ev_tid(d->ev, row);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The rank's samples grouped as the report groups them, once for every rule that reads them. */
 static const tp_an_samples *samples_of(tp_diag_ctx *d) {
     if (!d->samples) {
@@ -37,6 +50,10 @@ static const tp_an_samples *samples_of(tp_diag_ctx *d) {
         tp_an_samples_run(d->v, d->v->opts.stack_depth, 0, 0, d->samples);
     }
     return d->samples;
+}
+
+const tp_an_samples *tp_diag_samples_all(tp_diag_ctx *d) {
+    return samples_of(d);
 }
 
 /* PyTorch's name for its DataLoader workers' threads (torch/utils/data/_utils/worker.py) */
@@ -50,6 +67,20 @@ static const char *loader_workers(const tp_an_samples *all, int64_t pid) {
         if (all->t[t].pid != pid && !strcmp(all->t[t].name, LOADER_WORKER))
             return LOADER_WORKER;
     return NULL;
+}
+
+int tp_diag_samples_waited_cpu(int64_t on_cpu, int64_t wall, int64_t clock) {
+    int64_t waited = on_cpu - clock;
+    return waited > 0 && waited >= on_cpu / 5 && waited >= wall / 10;
+}
+
+void tp_diag_samples_ran(tp_finding *f, int64_t on_cpu, int64_t wall, int64_t clock, int plural) {
+    if (!tp_diag_samples_waited_cpu(on_cpu, wall, clock))
+        return;
+    char b[32];
+    tp_diag_cat(&f->evidence, ", but ran %.0f%% (CPU clock %s: %s waited for a CPU the rest)",
+                100 * tp_diag_share(clock, wall), tp_units_dur(b, sizeof b, (double)clock),
+                plural ? "they" : "it");
 }
 
 int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, const int64_t *lo,
@@ -73,6 +104,7 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
                     p.samples, who, 100 * tp_diag_share(p.cpu_ns, p.wall_ns),
                     tp_units_dur(b1, sizeof b1, (double)p.cpu_ns),
                     tp_units_dur(b2, sizeof b2, (double)p.wall_ns));
+        tp_diag_samples_ran(f, p.cpu_ns, p.wall_ns, p.clock_ns, 0);
         long top = waits ? p.top_wait : p.top_cpu;
         if (top >= 0)
             sampled_row(f, all, top, waits ? "; it waited most at" : "; most of it at",
@@ -105,12 +137,13 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
             grp.cpu_ns >= (p.wall_ns - p.cpu_ns) / 5) {
             char b3[32], b4[32];
             tp_diag_cat(&f->evidence,
-                        "; meanwhile %zu other processes%s were on a CPU %.0f%% of their "
-                        "sampled time (%s of %s)",
+                        "; meanwhile %zu other processes%s were on a CPU %.0f%% of the "
+                        "time (each its busiest thread: %s of %s)",
                         grp.n_procs, named ? " (DataLoader workers)" : "",
-                        100 * tp_diag_share(grp.cpu_ns, grp.wall_ns),
-                        tp_units_dur(b3, sizeof b3, (double)grp.cpu_ns),
-                        tp_units_dur(b4, sizeof b4, (double)grp.wall_ns));
+                        100 * tp_diag_share(grp.lead_cpu_ns, grp.lead_wall_ns),
+                        tp_units_dur(b3, sizeof b3, (double)grp.lead_cpu_ns),
+                        tp_units_dur(b4, sizeof b4, (double)grp.lead_wall_ns));
+            tp_diag_samples_ran(f, grp.lead_cpu_ns, grp.lead_wall_ns, grp.lead_clock_ns, 1);
             sampled_row(f, all, grp.top_cpu, ", most at", grp.top_cpu_ns, grp.cpu_ns);
             tp_diag_put_metric(f, "sampled_other_cpu_ns", (double)grp.cpu_ns);
             tp_diag_put_metric(f, "sampled_other_procs", (double)grp.n_procs);
@@ -244,14 +277,27 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
     }
     tp_an_samples_part g;
     tp_an_samples_in_others(d->v, all, pid, named, lo, hi, n, &g);
-    if (g.top_cpu >= 0 && tp_diag_share(g.cpu_ns, g.wall_ns) >= 0.5) {
+    if (g.top_cpu >= 0 && tp_diag_share(g.lead_cpu_ns, g.lead_wall_ns) >= 0.5 &&
+        tp_diag_samples_waited_cpu(g.lead_cpu_ns, g.lead_wall_ns, g.lead_clock_ns)) {
+        /* busy, and short of CPUs: more workers would share the same ones */
         const tp_an_sample_row *r = &all->s[g.top_cpu];
         char *text = tp_an_frames_text(r->frames, r->n_frames);
         tp_diag_cat(&f->advice,
-                    "the workers were busy (on a CPU %.0f%% of their sampled time in the waits): "
+                    "the workers were ready to run %.0f%% of the time in the waits but ran "
+                    "%.0f%%: they waited for a CPU, so more of them would wait too; the job "
+                    "needs fewer busy threads on its CPUs (cpu-contention, when it fires, says "
+                    "who) or less work per sample: they spent most at %s",
+                    100 * tp_diag_share(g.lead_cpu_ns, g.lead_wall_ns),
+                    100 * tp_diag_share(g.lead_clock_ns, g.lead_wall_ns), text);
+        free(text);
+    } else if (g.top_cpu >= 0 && tp_diag_share(g.lead_cpu_ns, g.lead_wall_ns) >= 0.5) {
+        const tp_an_sample_row *r = &all->s[g.top_cpu];
+        char *text = tp_an_frames_text(r->frames, r->n_frames);
+        tp_diag_cat(&f->advice,
+                    "the workers were busy (on a CPU %.0f%% of the time in the waits): "
                     "more of them (num_workers above %zu, cores allowing) or less work each: "
                     "they spent most at %s",
-                    100 * tp_diag_share(g.cpu_ns, g.wall_ns), w.at_once, text);
+                    100 * tp_diag_share(g.lead_cpu_ns, g.lead_wall_ns), w.at_once, text);
         free(text);
     } else {
         tp_diag_cat(&f->advice,

@@ -22,6 +22,17 @@
 int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, const int64_t *lo,
                        const int64_t *hi, size_t n, const char *lead, const char *who);
 
+/* 1 when threads whose samples found them in state R (running, or ready to run and waiting
+ * for a CPU) for `on_cpu` of `wall` ns got less CPU time than that (their CPU clock, `clock`)
+ * by >= 20 % of it and >= 10 % of the wall time: they waited for a CPU (cpu-contention's test,
+ * and the words below). */
+int tp_diag_samples_waited_cpu(int64_t on_cpu, int64_t wall, int64_t clock);
+
+/* ", but ran Y% (CPU clock c: it waited for a CPU the rest)" ("they" when `plural`) into f's
+ * evidence after a sampled "on a CPU X% of the time (on_cpu of wall)", when
+ * tp_diag_samples_waited_cpu; nothing otherwise. */
+void tp_diag_samples_ran(tp_finding *f, int64_t on_cpu, int64_t wall, int64_t clock, int plural);
+
 /* The advice of an input-bound finding about the data-loading time [lo[k], hi[k]) of the
  * training process `pid`, from what the sampler saw of the processes that feed it (DataLoader
  * workers): none sampled (the batches are made in the training process), started anew for each
@@ -34,5 +45,13 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
 /* The training thread of the rank (the busiest launching thread) as (pid, tid); 0 when it
  * has none. */
 int tp_diag_samples_main_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid);
+
+/* The rank's samples grouped as the report groups them (tp_an_samples_run), made once for
+ * every rule that reads them; owned by the context. Only for a rank with samples. */
+const struct tp_an_samples_s *tp_diag_samples_all(tp_diag_ctx *d);
+
+/* The thread whose steps the rank's are: the training (launching) thread, else the first step
+ * range's, as (pid, tid); 0 when there is none. */
+int tp_diag_samples_step_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid);
 
 #endif

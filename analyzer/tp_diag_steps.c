@@ -81,21 +81,6 @@ static uint32_t culprit(tp_diag_ctx *d, const int64_t *s0, const int64_t *s1, si
     return best;
 }
 
-/* The thread whose steps these are: the training (launching) thread, else the first step
- * range's. 0: none. */
-static int step_thread(const tp_diag_ctx *d, int64_t *pid, int64_t *tid) {
-    if (tp_diag_samples_main_thread(d, pid, tid))
-        return 1;
-    for (size_t i = 0; i < d->v->n; i++) {
-        size_t row = tp_an_view_row(d->v, i);
-        if (!tp_an_view_gpu(d->v, i) && (tp_diag_name_class(d, row) & TP_DIAG_NC_STEP)) {
-            *pid = tp_ev_pid(d->ev, row), *tid = tp_ev_tid(d->ev, row);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 void tp_diag_step_spikes(tp_diag_ctx *d, const tp_diag_rule *self) {
     const tp_diagnosis *o = d->out;
     /* the steps after warm-up; the first step is one-time work even under the warm-up ratio
@@ -170,7 +155,7 @@ void tp_diag_step_spikes(tp_diag_ctx *d, const tp_diag_rule *self) {
                     tp_model_str(d->v->m, name), tp_units_dur(b1, sizeof b1, (double)in_slow),
                     tp_units_dur(b2, sizeof b2, (double)in_other));
     int64_t pid = 0, tid = 0;
-    if (step_thread(d, &pid, &tid)) {
+    if (tp_diag_samples_step_thread(d, &pid, &tid)) {
         int64_t *lo = tp_an_alloc(n_slow, sizeof *lo), *hi = tp_an_alloc(n_slow, sizeof *hi);
         for (size_t k = 0; k < n_slow; k++)
             lo[k] = s0[at[k]], hi[k] = s1[at[k]];

@@ -575,7 +575,7 @@ static void html_samples(FILE *f, const tp_rank_analysis *rr, const tp_report_op
         fprintf(f, "</table>\n");
         fprintf(f,
                 "<p class=\"sub\">%zu samples of %zu threads, %lld a second; on CPU: the "
-                "periods whose sample found the thread running</p>\n",
+                "periods whose sample found the thread running or ready to run</p>\n",
                 sa.samples, sa.n_threads, (long long)sa.hz);
     }
     tp_an_samples_free(&sa);

@@ -97,7 +97,8 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
     fprintf(f,
             "CPU time by line, sampled (%zu samples of %zu threads, %lld a second; on CPU: the "
-            "periods whose sample found the thread running; up to %d frames)\n",
+            "periods whose sample found the thread running or ready to run, CPU clock: what it "
+            "got; up to %d frames)\n",
             sa.samples, sa.n_threads, (long long)sa.hz, sa.depth);
     fprintf(f, "  %-28s %12s %12s %12s %8s %8s %8s\n", "thread", "CPU clock", "on CPU", "wall",
             "busy", "GIL", "samples");

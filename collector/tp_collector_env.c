@@ -60,6 +60,17 @@ static void write_host(void) {
         put(TP_ENVK_CPU_MODEL, cpu, TP_ENV_PROCESS);
         put_int(TP_ENVK_CPU_CORES, cores, TP_ENV_PROCESS);
     }
+    /* what the process may use of them (the analyses' CPUs: tp_an_env_cpus): an affinity
+     * mask narrower than the machine, and a control group's quota */
+    int allowed = tp_sysinfo_cpu_allowed();
+    if (allowed > 0 && allowed < cores)
+        put_int(TP_ENVK_CPU_ALLOWED, allowed, TP_ENV_PROCESS);
+    double quota;
+    if (tp_sysinfo_cpu_quota(NULL, &quota) == 0) {
+        char b[32];
+        snprintf(b, sizeof b, "%g", quota);
+        put(TP_ENVK_CPU_QUOTA, b, TP_ENV_PROCESS);
+    }
 }
 
 static void write_vars(void) {

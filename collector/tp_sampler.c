@@ -25,12 +25,13 @@ typedef struct {
     uint64_t cpu_ns, ts;
     uint32_t stack; /* its stack at this sample, when stack_ok */
     int stack_ok;
+    int running; /* found in state R at this sample */
 } seen_thread;
 
 /* A thread's state for this round: its name as the previous round knew it. */
 static seen_thread seen(uint32_t tid, const seen_thread *was, uint64_t cpu, uint64_t ts,
-                        uint32_t stack, int stack_ok) {
-    seen_thread t = {tid, 0, {0}, cpu, ts, stack, stack_ok};
+                        uint32_t stack, int stack_ok, int running) {
+    seen_thread t = {tid, 0, {0}, cpu, ts, stack, stack_ok, running};
     if (was) {
         t.name_age = was->name_age;
         memcpy(t.name, was->name, sizeof t.name);
@@ -168,15 +169,18 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
         uint32_t nf = 0, stack = UINT32_MAX;
         if (!gate) { /* recording nothing now: only the counts the next sample starts from */
             if ((cpu = thread_cpu_ns(th[i].tid)))
-                now_seen[k++] = seen(th[i].tid, was, cpu, tp_collector_now(), 0, 0);
+                now_seen[k++] = seen(th[i].tid, was, cpu, tp_collector_now(), 0, 0, 0);
             continue;
         }
         /* its CPU clock, state and stack as close together as they can be read */
         cpu = thread_cpu_ns(th[i].tid);
         if (was && was->stack_ok && cpu && cpu == was->cpu_ns) {
-            /* it has not run since its last sample: off a CPU, the same frames (no walk, no
-             * state read: the common case of a job's many waiting threads) */
+            /* it has not run since its last sample: the same frames (no walk), and off a CPU
+             * (no state read: the common case of a job's many waiting threads) unless its last
+             * sample found it in state R: then it may be ready to run and waiting for a CPU
+             * all this period (other threads busy on every CPU), which only its state tells */
             stack = was->stack;
+            running = was->running && on_cpu(th[i].tid);
             ts = tp_collector_now();
         } else {
             running = on_cpu(th[i].tid);
@@ -189,7 +193,7 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
             continue;
         if (stack == UINT32_MAX && !torn)
             stack = stack_of(cache, py, nf, hash); /* UINT32_MAX again: stale */
-        now_seen[k] = seen(th[i].tid, was, cpu, ts, stack, stack != UINT32_MAX);
+        now_seen[k] = seen(th[i].tid, was, cpu, ts, stack, stack != UINT32_MAX, running);
         if (was && stack != UINT32_MAX && tp_collector_gate(ts)) {
             name_thread(&now_seen[k], 0);
             tp_rec_sample r;

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,94 @@ int tp_sysinfo_cpu(const char *root, char *model, size_t cap, int *cores) {
     }
     fclose(f);
     *cores = n;
+    return 0;
+}
+
+int tp_sysinfo_cpu_allowed(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return -1;
+    return CPU_COUNT(&set);
+}
+
+/* The quota in CPUs that folder ROOT/sys/fs/cgroup/MOUNT/PATH (cut to its first `len` bytes)
+ * sets, v2 or v1; 0 when none. */
+static double quota_at(const char *root, const char *mount, const char *path, size_t len, int v2) {
+    char file[4096];
+    long long quota = -1, period = 0;
+    FILE *f;
+    snprintf(file, sizeof file, "/sys/fs/cgroup%s%.*s/%s", mount, (int)len, path,
+             v2 ? "cpu.max" : "cpu.cfs_quota_us");
+    if ((f = open_under(root, file)) != NULL) {
+        char max[32];
+        if (v2 && fscanf(f, "%31s %lld", max, &period) == 2 && strcmp(max, "max") != 0)
+            quota = atoll(max);
+        else if (!v2 && fscanf(f, "%lld", &quota) != 1)
+            quota = -1;
+        fclose(f);
+    }
+    if (!v2 && quota > 0) {
+        snprintf(file, sizeof file, "/sys/fs/cgroup%s%.*s/cpu.cfs_period_us", mount, (int)len,
+                 path);
+        if ((f = open_under(root, file)) != NULL) {
+            if (fscanf(f, "%lld", &period) != 1)
+                period = 0;
+            fclose(f);
+        }
+    }
+    return quota > 0 && period > 0 ? (double)quota / (double)period : 0;
+}
+
+/* The smallest quota of group `path` and its ancestors under one mount; 0 when none. A path
+ * that is not under the mount (a container that sees its host's path for its own root group)
+ * finds nothing until the walk reaches the mount's root, which is the group itself. */
+static double quota_up(const char *root, const char *mount, const char *path, int v2) {
+    double best = 0;
+    for (size_t len = strlen(path);; len--) {
+        while (len && path[len - 1] == '/') /* "/a/b/" and "/" read as "/a/b" and "" */
+            len--;
+        double q = quota_at(root, mount, path, len, v2);
+        best = q > 0 && (best == 0 || q < best) ? q : best;
+        while (len && path[len - 1] != '/')
+            len--;
+        if (!len)
+            break;
+    }
+    return best;
+}
+
+int tp_sysinfo_cpu_quota(const char *root, double *cpus) {
+    FILE *f = open_under(root, "/proc/self/cgroup");
+    if (!f)
+        return -1;
+    char line[4096];
+    double best = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c1 = *c2 = 0; /* "ID:CONTROLLERS:PATH" */
+        const char *ctl = c1 + 1, *path = c2 + 1;
+        double q = 0;
+        if (!strcmp(line, "0") && !*ctl) { /* v2: one hierarchy */
+            q = quota_up(root, "", path, 1);
+        } else { /* v1: the hierarchy whose controllers hold "cpu" */
+            int cpu = 0;
+            for (const char *p = ctl; *p; p += strcspn(p, ","), p += *p == ',')
+                cpu |= strcspn(p, ",") == 3 && !strncmp(p, "cpu", 3);
+            if (cpu) {
+                q = quota_up(root, "/cpu", path, 0);
+                double q2 = quota_up(root, "/cpu,cpuacct", path, 0);
+                q = q2 > 0 && (q == 0 || q2 < q) ? q2 : q;
+            }
+        }
+        best = q > 0 && (best == 0 || q < best) ? q : best;
+    }
+    fclose(f);
+    if (best <= 0)
+        return -1;
+    *cpus = best;
     return 0;
 }
 

@@ -15,6 +15,17 @@
  * of logical CPUs into *cores. Returns 0, or -1 when the file could not be read. */
 int tp_sysinfo_cpu(const char *root, char *model, size_t cap, int *cores);
 
+/* How many CPUs this process may run on (its affinity mask: taskset, a cpuset, a scheduler's
+ * CPU binding); -1 when it cannot be read. Reads no file, so it takes no root. */
+int tp_sysinfo_cpu_allowed(void);
+
+/* The CPU time this process's control group may use, in CPUs (a quota of 200 ms per 100 ms
+ * period is 2.0: a container's or a job's CPU limit), into *cpus: the smallest quota of its
+ * group and the groups above it, cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us over
+ * cpu.cfs_period_us), as ROOT/proc/self/cgroup names them under ROOT/sys/fs/cgroup. Returns
+ * 0, or -1 when no quota limits it (or none could be read). */
+int tp_sysinfo_cpu_quota(const char *root, double *cpus);
+
 /* The NVIDIA kernel module's version ("580.95.05") from ROOT/proc/driver/nvidia/version.
  * Returns 0, or -1 when there is no NVIDIA driver loaded (no such file). */
 int tp_sysinfo_nvidia_driver(const char *root, char *ver, size_t cap);

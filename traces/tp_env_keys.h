@@ -20,6 +20,8 @@
     X(OS, "os", "OS", 0)                                                                           \
     X(CPU_MODEL, "cpu.model", "CPU", 0)                                                            \
     X(CPU_CORES, "cpu.cores", "CPU cores", 0)                                                      \
+    X(CPU_ALLOWED, "cpu.allowed", "CPUs allowed", 0)                                               \
+    X(CPU_QUOTA, "cpu.quota", "CPU quota (cgroup)", 0)                                             \
     X(DRIVER, "cuda.driver", "NVIDIA driver", 0)                                                   \
     X(DRIVER_API, "cuda.driver_api", "driver CUDA API", 0)                                         \
     X(RUNTIME, "cuda.runtime", "CUDA runtime", 0)                                                  \

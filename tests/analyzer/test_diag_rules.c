@@ -12,7 +12,7 @@
 static void test_table(void) {
     const tp_diag_rule *r;
     size_t n = tp_diagnose_rules(&r);
-    CHECK_EQ_U(n, 16);
+    CHECK_EQ_U(n, 17);
     unsigned seen = 0;
     for (size_t i = 0; i < n; i++) {
         CHECK(r[i].id && r[i].id[0]);

@@ -461,6 +461,63 @@ static void test_step_spikes(void) {
     }
 }
 
+/* 40 CPU steps of 10 ms, the step thread sampled every ms in state R (running or ready) but
+ * getting 0.4 ms of CPU a sample: cpu-contention, severity 0.6 (it waited 60 % of its time).
+ * Two threads of another process in state R too: the job wants 3 CPUs at a time, which is
+ * its own doing on 2 cores, not on 8 (then the rest is what the sampler does not see); with
+ * the cores unrecorded it says so. A step thread that got all of its time in state R is no
+ * finding. */
+static void test_cpu_contention(void) {
+    static const struct {
+        const char *cores, *allowed;
+        uint64_t clock_ns; /* the step thread's CPU clock a 1 ms sample */
+        const char *verdict;
+    } cases[] = {
+        {"2", NULL, 400000, "against 2 CPUs (cores): the job alone asks for more CPUs"},
+        {"8", NULL, 400000, "against 8 CPUs (cores): the rest of the demand is what the sampler"},
+        {"8", "2", 400000, "against 2 CPUs (allowed to the process): the job alone asks"},
+        {NULL, NULL, 400000, "(the CPUs it could use are not recorded)"},
+        {"2", NULL, 1000000, NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        fx_model f = fx_new();
+        for (int s = 0; s < 40; s++)
+            fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, s * 10000.0, 10000, -1, -1);
+        if (cases[c].cores)
+            tp_rank_set_env(f.m, f.r, -1, "cpu.cores", cases[c].cores, 1);
+        if (cases[c].allowed)
+            tp_rank_set_env(f.m, f.r, -1, "cpu.allowed", cases[c].allowed, 1);
+        tp_model_finish(f.m);
+        for (int k = 1; k <= 400; k++) {
+            tp_samples_push(&f.r->samples, k * 1000000LL - 500000, 100, 1, 0, TP_SAMPLE_ON_CPU,
+                            cases[c].clock_ns, 1000000);
+            for (uint32_t t = 200; t < 202; t++)
+                tp_samples_push(&f.r->samples, k * 1000000LL - 500000, 200, t, 0, TP_SAMPLE_ON_CPU,
+                                500000, 1000000);
+        }
+        tp_diagnosis d;
+        run(&f, 0, &d);
+        const tp_finding *x = tp_diagnosis_find(&d, "cpu-contention");
+        CHECK((x != NULL) == (cases[c].verdict != NULL));
+        if (x) {
+            CHECK_STR(x->title, "cpu-contention: the step thread waited for a CPU 60% of the step "
+                                "time");
+            CHECK_NEAR(x->severity, 0.6, 1e-9);
+            CHECK_NEAR(tp_finding_metric(x, "cpu_wait_ns"), 240e6, 1e-3);
+            CHECK_NEAR(tp_finding_metric(x, "ran_ns"), 160e6, 1e-3);
+            CHECK_NEAR(tp_finding_metric(x, "demand_cpus"), 3.0, 0.01);
+            CHECK(strstr(x->evidence, "(400 samples)") != NULL);
+            CHECK(strstr(x->evidence, "(3 in 2 processes) were ready to run 3.0 at a time") !=
+                  NULL);
+            CHECK(strstr(x->evidence, cases[c].verdict) != NULL);
+            if (!strstr(x->evidence, cases[c].verdict))
+                printf("  evidence: %s\n", x->evidence);
+        }
+        tp_diagnose_free(&d);
+        tp_model_close(f.m);
+    }
+}
+
 /* Diagnoses one rank of a loaded peer trace; checks the list is well-formed. */
 static void peer_rank(const tp_model *m, size_t i, const char *set, tp_diagnosis *d) {
     tp_an_view v;
@@ -535,5 +592,6 @@ int main(int argc, char **argv) {
     TP_RUN(test_memory_growth);
     TP_RUN(test_report);
     TP_RUN(test_step_spikes);
+    TP_RUN(test_cpu_contention);
     return tp_test_summary();
 }

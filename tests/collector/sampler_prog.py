@@ -1,6 +1,6 @@
 """A training loop whose steps wait for a producer, for test_collector_sampler.py.
 
-usage: sampler_prog.py thread|process|workers|inline|warm|phases [STEPS]
+usage: sampler_prog.py thread|process|workers|inline|warm|phases|contend [STEPS [SPINNERS]]
 The main thread runs STEPS steps, each an NVTX range "train_step" (with the nvtx package when
 it is there, else none) around ~3 ms of CPU work; between the steps it takes the next batch:
 - thread:  from a queue a producer thread fills, each batch ~4x a step of CPU in augment();
@@ -12,7 +12,10 @@ it is there, else none) around ~3 ms of CPU work; between the steps it takes the
 - inline:  by computing augment() itself;
 - warm:    none: STEPS steps after start-up work (augment(), ~4x the steps' CPU) outside any;
 - phases:  STEPS long steps of augment() work, each followed by half again as much outside any
-           range (for --capture: samples only in the steps).
+           range (for --capture: samples only in the steps);
+- contend: none: STEPS steps of 4x the usual work while SPINNERS forked processes (default:
+           2 per CPU the process may use, and one more) compute until the loop ends: more
+           busy threads than CPUs (0: none of the job's own).
 A sleeper thread wakes every 5 ms all along. The lines the test looks for carry `# @tag`."""
 import os
 import sys
@@ -87,9 +90,40 @@ def epochs(steps):
             p.close()
 
 
+def spin(r):
+    """Computes until the pipe's other end closes."""
+    import select
+    while not select.select([r], [], [], 0)[0]:
+        augment(20000)  # @spin
+
+
+def contend(steps, spinners):
+    pids = []
+    r, w = os.pipe()
+    for _ in range(spinners):
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            spin(r)
+            os._exit(0)
+        pids.append(pid)
+    os.close(r)
+    for _ in range(steps):
+        with annotate("train_step"):
+            for _ in range(4):
+                train_step()
+    os.close(w)
+    for pid in pids:
+        os.waitpid(pid, 0)
+
+
 def main():
     mode = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    if mode == "contend":
+        contend(steps, int(sys.argv[3]) if len(sys.argv) > 3
+                else 2 * len(os.sched_getaffinity(0)) + 1)
+        return
     if mode == "workers":
         epochs(steps)
         return

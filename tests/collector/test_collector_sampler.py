@@ -24,6 +24,8 @@ Checked, on counts and shares of samples, never on how long anything took:
     (tests/collector/sampler_device_prog.py: one kernel a step through the activity API, by
     ctypes), input-bound names the wait inside the data-loading range and the producer's line,
     low-utilization the line that kept the training thread from launching;
+    with more busy threads than CPUs, cpu-contention: the step thread waited for a CPU, the
+    job's own spinners (forked) make it the job's doing, spinners beside it not;
 (d) without --sample there are no samples, and the finding says how to get them;
 (e) every other CPython found (pyenv, /usr/bin) gives the same samples without the nvtx
     package (3.8-3.10 name their threads by pthread_t: the sampler finds the thread ids);
@@ -60,11 +62,11 @@ LINE = markers()
 AUGMENT_LINES = {LINE["augment"], LINE["augment"] - 1}  # the loop's two lines
 
 
-def record(python, out, mode, steps, sample=True, env=None):
+def record(python, out, mode, steps, sample=True, env=None, args=()):
     cmd = [TP, "record", "-o", out]
     if sample:
         cmd += ["--sample-hz", "400"]
-    r = subprocess.run(cmd + ["--", python, PROG, mode, str(steps)], capture_output=True,
+    r = subprocess.run(cmd + ["--", python, PROG, mode, str(steps), *args], capture_output=True,
                        text=True, env=env)
     check(r.returncode == 0, f"record {mode} exited {r.returncode}: {r.stderr[-500:]}")
 
@@ -415,7 +417,7 @@ def run_venv(python):
                 LINE["produce"])
             for w in [r"it waited most at sampler_prog\.py:{} in epochs".format(LINE["wfetch"]),
                       r"meanwhile \d+ other processes \(DataLoader workers\) were on a CPU "
-                      r"\d+% of their sampled time .*, most at " + produce,
+                      r"\d+% of the time \(each its busiest thread: .*, most at " + produce,
                       r"6 worker processes sampled, 2 at a time, started 3 times; the waits for "
                       r"a set's first batch took "]:
                 check(re.search(w, f["evidence"]), f"workers: evidence lacks /{w}/: {f['evidence']}")
@@ -424,15 +426,49 @@ def run_venv(python):
             # either: how long each takes is the machine's)
             met = f.get("metrics", {})
             churn = met.get("worker_churn_ns", 0) / max(met.get("data_ns", 1), 1)
-            busy = (r"the workers were busy \(on a CPU \d+% of their sampled time in the "
-                    r"waits\): more of them \(num_workers above 2, cores allowing\) or less "
-                    r"work each: they spent most at " + produce)
+            # busy: waiting for a CPU on a loaded machine (then not "more of them"), or not
+            busy = (r"the workers were (busy \(on a CPU \d+% of the time in the waits\): more "
+                    r"of them \(num_workers above 2, cores allowing\) or less work each|ready "
+                    r"to run \d+% of the time in the waits but ran \d+%: they waited for a CPU, "
+                    r"so more of them would wait too; .* or less work per sample): they spent "
+                    r"most at " + produce)
             started = r"most of the waiting \(\d+%\) is for the workers to start and to be joined"
             then = busy if churn < 0.45 else started if churn > 0.55 else busy + "|" + started
             w = r"^persistent_workers=True keeps the workers .* 3 times here[^)]*\); (" + then + ")"
             check(re.search(w, f["advice"]), f"workers: advice lacks /{w}/: {f['advice']}")
             check(f.get("metrics", {}).get("worker_starts") == 3,
                   f"workers: metrics {f.get('metrics')}")
+        # contend: more busy threads than CPUs. Forked by the job, the spinners are the job's
+        # own demand; started beside it, they are what the sampler does not see.
+        cpus = len(os.sched_getaffinity(0))
+        out = os.path.join(tmp, "contend.tprof")
+        record(python, out, "contend", 30)
+        f = finding(report_json(out), "cpu-contention")
+        want = (r"^sampled in the steps after warm-up \(\d+ samples\): the step thread was ready "
+                r"to run or running \d+% of the time .* but ran \d+% \(its CPU clock: .*\); it "
+                r"waited .* for a CPU\. Meanwhile the job's sampled Python threads \(\d+ in "
+                r"{} processes\) were ready to run [\d.]+ at a time on average, against {} CPUs "
+                r"\(\w[^)]*\): the job alone asks for more CPUs than it has$").format(
+                    2 * cpus + 2, cpus)
+        check(f and re.search(want, f["evidence"]) and
+              f["metrics"]["demand_cpus"] >= 0.9 * f["metrics"]["cpus"] and
+              f["metrics"]["cpu_wait_ns"] >= 0.1 * f["metrics"]["sampled_wall_ns"],
+              f"contend: cpu-contention /{want}/: {f and f['evidence']} {f and f['metrics']}")
+        spinners = [subprocess.Popen([python, "-c", "while True: pass"])
+                    for _ in range(2 * cpus + 1)]
+        try:
+            out = os.path.join(tmp, "contend-outside.tprof")
+            record(python, out, "contend", 30, args=("0",))
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
+        f = finding(report_json(out), "cpu-contention")
+        want = (r"\(\d+ in 1 process\) were ready to run [\d.]+ at a time on average, against "
+                r"{} CPUs \(\w[^)]*\): the rest of the demand is what the sampler does not "
+                r"see").format(cpus)
+        check(f and re.search(want, f["evidence"]) and "give the job CPUs of its own" in f["advice"],
+              f"contend outside: cpu-contention /{want}/: {f and f['evidence']}")
         # warm: start-up work before the steps; the text report's steps-only rows are the
         # step's line, the JSON's in_steps the same rows
         out = os.path.join(tmp, "warm.tprof")

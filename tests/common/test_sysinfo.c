@@ -37,6 +37,42 @@ static void test_cpu(void) {
     CHECK_EQ_I(tp_sysinfo_cpu("/nonexistent-root", model, sizeof model, &cores), -1);
 }
 
+/* CPU quotas: none (no cgroup file, "max"), cgroup v2 (the smallest up the tree), v1 (quota
+ * over period; cpu and cpuacct mounted together), a container's view of its host's path. */
+static void test_cpu_quota(void) {
+    double q = 0;
+    int n = tp_sysinfo_cpu_allowed();
+    CHECK(n >= 1);
+    CHECK_EQ_I(tp_sysinfo_cpu_quota("/nonexistent-root", &q), -1);
+    put("/proc/self/cgroup", "0::/job/step\n");
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), -1); /* no cpu.max anywhere */
+    put("/sys/fs/cgroup/job/step/cpu.max", "max 100000\n");
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), -1);
+    put("/sys/fs/cgroup/job/cpu.max", "400000 100000\n");
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), 0);
+    CHECK_NEAR(q, 4.0, 1e-12);
+    put("/sys/fs/cgroup/job/step/cpu.max", "150000 100000\n"); /* the smaller, below */
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), 0);
+    CHECK_NEAR(q, 1.5, 1e-12);
+    put("/proc/self/cgroup", "0::/\n"); /* the root group: no quota there */
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), -1);
+    /* v1: the hierarchy holding "cpu" (not "cpuset"), cpu and cpuacct together */
+    put("/proc/self/cgroup", "9:cpuset:/a\n4:memory:/a\n2:cpu,cpuacct:/docker/abc\n");
+    put("/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "250000\n");
+    put("/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), 0);
+    CHECK_NEAR(q, 2.5, 1e-12);
+    /* a container without its own cgroup namespace: the host's path, its group at the mount's
+     * root; -1 is no quota */
+    put("/proc/self/cgroup", "1:cpu:/kubepods/pod1/c1\n");
+    put("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), -1);
+    put("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "50000\n");
+    put("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+    CHECK_EQ_I(tp_sysinfo_cpu_quota(root, &q), 0);
+    CHECK_NEAR(q, 0.5, 1e-12);
+}
+
 static void test_driver(void) {
     char v[64];
     CHECK_EQ_I(tp_sysinfo_nvidia_driver(root, v, sizeof v), -1); /* no driver yet */
@@ -105,6 +141,7 @@ int main(void) {
     if (!mkdtemp(root))
         return 1;
     TP_RUN(test_cpu);
+    TP_RUN(test_cpu_quota);
     TP_RUN(test_driver);
     TP_RUN(test_gpus);
     TP_RUN(test_versions);
