@@ -8,7 +8,8 @@ torch package (torch/lib/libtorch_python.so next to torch/version.py), under `tr
 record` with some variables set. `trainprof info --json` and `trainprof report --format json`
 must show exactly those versions, the one GPU the fake driver describes, the interpreter's
 version, the selected variables and not the others. A second run loads nothing: the trace then
-has no CUDA facts at all (the collector never loads CUDA itself).
+has no CUDA facts at all (the collector never loads CUDA itself). A third runs on one CPU
+(an affinity mask): cpu.allowed says so.
 
 usage: test_collector_env.py TRAINPROF PYTHON FAKE_LIB_DIR"""
 import json
@@ -147,12 +148,36 @@ def test_without_libraries():
     shutil.rmtree(tmp)
 
 
+def test_affinity():
+    """Run on one CPU (taskset's mask): cpu.allowed 1 where the machine has more; the report's
+    environment shows it. A cgroup quota, when there is one, reads as a number of CPUs."""
+    tmp = tempfile.mkdtemp(prefix="tp-env-")
+    one = min(os.sched_getaffinity(0))
+    env = dict(os.environ)
+    out = os.path.join(tmp, "t.tprof")
+    r = subprocess.run([TP, "record", "-o", out, "--", PY, "-c", PROG], env=env, cwd=tmp,
+                       capture_output=True, text=True, timeout=90,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {one}))
+    check(r.returncode == 0, "record on one CPU: " + r.stderr)
+    env = info_env(out)
+    cores = int(env.get((None, "cpu.cores"), "0"))
+    if cores > 1:
+        check(env.get((None, "cpu.allowed")) == "1", "cpu.allowed = %r on one CPU of %d" %
+              (env.get((None, "cpu.allowed")), cores))
+        rep = report_env(out)
+        check(rep and rep["process"].get("cpu.allowed") == "1", "report cpu.allowed")
+    quota = env.get((None, "cpu.quota"))
+    check(quota is None or float(quota) > 0, "cpu.quota %r" % quota)
+    shutil.rmtree(tmp)
+
+
 def main():
     if not os.path.exists(PY):
         print("SKIP: no venv python at", PY)
         sys.exit(77)
     test_with_libraries()
     test_without_libraries()
+    test_affinity()
     print("%d failure(s)" % failures)
     sys.exit(1 if failures else 0)
 
