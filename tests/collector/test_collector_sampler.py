@@ -442,7 +442,7 @@ def run_venv(python):
         # own demand; started beside it, they are what the sampler does not see.
         cpus = len(os.sched_getaffinity(0))
         out = os.path.join(tmp, "contend.tprof")
-        record(python, out, "contend", 30)
+        record(python, out, "contend", 60)
         f = finding(report_json(out), "cpu-contention")
         want = (r"^sampled in the steps after warm-up \(\d+ samples\): the step thread was ready "
                 r"to run or running \d+% of the time .* but ran \d+% \(its CPU clock: .*\); it "
@@ -458,7 +458,7 @@ def run_venv(python):
                     for _ in range(2 * cpus + 1)]
         try:
             out = os.path.join(tmp, "contend-outside.tprof")
-            record(python, out, "contend", 30, args=("0",))
+            record(python, out, "contend", 60, args=("0",))
         finally:
             for p in spinners:
                 p.kill()
@@ -467,8 +467,10 @@ def run_venv(python):
         want = (r"\(\d+ in 1 process\) were ready to run [\d.]+ at a time on average, against "
                 r"{} CPUs \(\w[^)]*\): the rest of the demand is what the sampler does not "
                 r"see").format(cpus)
-        check(f and re.search(want, f["evidence"]) and "give the job CPUs of its own" in f["advice"],
-              f"contend outside: cpu-contention /{want}/: {f and f['evidence']}")
+        if cpus >= 2:  # on one CPU the job's one busy thread is already 90 % of it
+            check(f and re.search(want, f["evidence"]) and
+                  "give the job CPUs of its own" in f["advice"],
+                  f"contend outside: cpu-contention /{want}/: {f and f['evidence']}")
         # warm: start-up work before the steps; the text report's steps-only rows are the
         # step's line, the JSON's in_steps the same rows
         out = os.path.join(tmp, "warm.tprof")
