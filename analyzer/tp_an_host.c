@@ -91,6 +91,7 @@ typedef struct {
     size_t n_os;
     uint32_t first_name; /* the name of the step that starts first (at first_ts) */
     int64_t first_ts;
+    int64_t first_pid, first_tid; /* its thread */
 } step_info;
 
 static int cmp_tid(const void *a, const void *b) {
@@ -121,7 +122,8 @@ static void find_steps(const tp_an_view *v, step_info *s) {
                 continue;
             tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
             if (!s->n || ev->ts[row] < s->first_ts)
-                s->first_name = ev->name[row], s->first_ts = ev->ts[row];
+                s->first_name = ev->name[row], s->first_ts = ev->ts[row],
+                s->first_pid = tp_ev_pid(ev, row), s->first_tid = tp_ev_tid(ev, row);
             tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
             s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
         }
@@ -531,6 +533,7 @@ void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {
     find_steps(v, &s);
     describe_steps(&s, out);
     out->step_name = s.first_name;
+    out->step_pid = s.first_pid, out->step_tid = s.first_tid;
     if (!out->n_steps)
         cpu_span(v, out);
     if (out->w1 > out->w0)
@@ -538,6 +541,32 @@ void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {
     fill_threads(v, out);
     free(s.t), free(s.os_a), free(s.os_b);
     tp_an_ivset_free(&s.steps);
+}
+
+size_t tp_an_host_data_ranges(const tp_an_view *v, int64_t pid, int64_t tid, int64_t **lo,
+                              int64_t **hi) {
+    const tp_events *ev = &v->r->ev;
+    tp_an_ivset set = {0};
+    tp_an_namememo data;
+    tp_an_namememo_open(&data, v->m, tp_an_host_window_data_name);
+    for (size_t l = 0, lists = n_range_lists(v); l < lists; l++) {
+        size_t n;
+        const uint32_t *rows = range_list(v, lists, l, &n);
+        for (size_t k = 0; k < n; k++) {
+            size_t i = rows ? rows[k] : k, row = tp_an_view_row(v, i);
+            if (in_range_list(v, rows, i) && tp_ev_pid(ev, row) == pid &&
+                tp_ev_tid(ev, row) == tid && tp_an_namememo_get(&data, ev->name[row]))
+                tp_an_ivset_add(&set, ev->ts[row], row_end(ev, row));
+        }
+    }
+    tp_an_namememo_close(&data);
+    tp_an_ivset_norm(&set, INT64_MIN, INT64_MAX);
+    *lo = tp_an_alloc(set.n + 1, sizeof **lo), *hi = tp_an_alloc(set.n + 1, sizeof **hi);
+    for (size_t k = 0; k < set.n; k++)
+        (*lo)[k] = set.a[k], (*hi)[k] = set.b[k];
+    size_t n = set.n;
+    tp_an_ivset_free(&set);
+    return n;
 }
 
 void tp_an_host_free(tp_an_host *out) {

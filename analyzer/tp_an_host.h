@@ -28,15 +28,16 @@ typedef struct {
 
 typedef struct {
     size_t n_steps;
-    tp_an_describe_t step_ns; /* step lengths (outermost steps), ns */
-    int64_t w0, w1;           /* the window (see above); w0 == w1: nothing on the CPU */
-    int64_t data_ns;          /* data loading in the window, on the step threads */
-    int64_t ops_ns;           /* framework ops in the window outside data loading */
-    size_t n_ops;             /* framework op rows (not empty) in the window, step threads */
-    int64_t unrecorded_ns;    /* in the window with no recorded range open on the step
-                                 threads: between steps, never inside one (a step is a range) */
-    uint32_t data_name;       /* the data-loading range name with the most time; 0: none */
-    uint32_t step_name;       /* the name of the step that starts first; 0: no steps */
+    tp_an_describe_t step_ns;   /* step lengths (outermost steps), ns */
+    int64_t w0, w1;             /* the window (see above); w0 == w1: nothing on the CPU */
+    int64_t data_ns;            /* data loading in the window, on the step threads */
+    int64_t ops_ns;             /* framework ops in the window outside data loading */
+    size_t n_ops;               /* framework op rows (not empty) in the window, step threads */
+    int64_t unrecorded_ns;      /* in the window with no recorded range open on the step
+                                   threads: between steps, never inside one (a step is a range) */
+    uint32_t data_name;         /* the data-loading range name with the most time; 0: none */
+    uint32_t step_name;         /* the name of the step that starts first; 0: no steps */
+    int64_t step_pid, step_tid; /* its thread (the step thread of a rank without device) */
     size_t n_threads;
     tp_an_host_thread *th; /* busiest first */
 } tp_an_host;
@@ -63,6 +64,11 @@ int tp_an_host_step_name(const char *name);
  * it, any case (the diagnosis' test). The host window also takes a range named exactly
  * "data" (any case): inside a step, with no device to wait, nothing else is meant by it. */
 int tp_an_host_data_name(const char *name);
+
+/* The data-loading ranges (tp_an_host_window_data_name) of thread (pid, tid) in view `v`,
+ * merged, ascending, into *lo / *hi (allocated; free them); returns their count. */
+size_t tp_an_host_data_ranges(const tp_an_view *v, int64_t pid, int64_t tid, int64_t **lo,
+                              int64_t **hi);
 
 /* The host window's data-loading test: tp_an_host_data_name, or exactly "data" (any case). */
 int tp_an_host_window_data_name(const char *name);

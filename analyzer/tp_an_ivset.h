@@ -67,6 +67,20 @@ static inline void tp_an_ivset_add_union(tp_an_ivset *s, int64_t a, int64_t b) {
  * [lo, hi) (INT64_MIN, INT64_MAX: everything). */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi);
 
+/* 1 when t lies in one of the n intervals [lo[k], hi[k]) given as two arrays, sorted and
+ * disjoint (a normalized set's runs, steps by start): a binary search. */
+static inline int tp_an_in_sorted(const int64_t *lo, const int64_t *hi, size_t n, int64_t t) {
+    size_t a = 0, b = n; /* the first interval whose end is past t */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (hi[mid] <= t)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < n && lo[a] <= t;
+}
+
 /* The first run of the normalized set `s` that ends after `a` (s->n: none), by binary search:
  * where a query of [a, b) starts reading the runs. */
 size_t tp_an_ivset_first_after(const tp_an_ivset *s, int64_t a);

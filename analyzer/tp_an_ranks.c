@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_samples.h"
 #include "tp_an_stats.h"
 #include "tp_diag_rank_rules.h"
 #include "tp_mem.h"
@@ -58,6 +59,29 @@ tp_an_rank_finding *tp_an_ranks_add_finding(tp_an_ranks *x, const tp_an_rank_rul
     return f;
 }
 
+#define HOST_WAIT_MIN_SAMPLES 20 /* fewer say little about a share of the steps */
+
+/* The step thread's sampled time off a CPU in its steps, outside its data-loading ranges, of
+ * a rank without device activity recorded with samples; -1 otherwise. */
+static int64_t host_waits(const tp_rank_analysis *a) {
+    if (a->t.has_gpu || !a->v.r->samples.n || !a->dg.n_steps || !a->host.n_steps)
+        return -1;
+    int64_t *lo, *hi;
+    size_t n = tp_an_host_data_ranges(&a->v, a->host.step_pid, a->host.step_tid, &lo, &hi), got;
+    int64_t off = tp_an_samples_off_cpu(&a->v, a->host.step_pid, a->host.step_tid, a->dg.step_start,
+                                        a->dg.step_end, a->dg.n_steps, lo, hi, n, &got);
+    free(lo), free(hi);
+    return got >= HOST_WAIT_MIN_SAMPLES ? off : -1;
+}
+
+int64_t tp_an_rank_waits(const tp_an_rank_row *r) {
+    return r->comm_ns > 0 ? r->exposed_comm_ns : r->host_wait_ns > 0 ? r->host_wait_ns : 0;
+}
+
+int tp_an_rank_host_waits(const tp_an_rank_row *r) {
+    return r->comm_ns <= 0 && r->host_wait_ns >= 0;
+}
+
 void tp_an_rank_row_fill(tp_an_rank_row *r, const tp_rank_analysis *a) {
     memset(r, 0, sizeof *r);
     r->rank = a->v.rank;
@@ -70,6 +94,7 @@ void tp_an_rank_row_fill(tp_an_rank_row *r, const tp_rank_analysis *a) {
     r->exposed_comm_ns = a->ov.comm_ns - a->ov.overlap_ns;
     r->mem_peak_bytes = a->mu.peak_allocated;
     r->data_wait_ns = a->host.data_ns;
+    r->host_wait_ns = host_waits(a);
 }
 
 void tp_an_ranks_add(tp_an_ranks *x, const tp_an_rank_row *row) {
@@ -96,21 +121,28 @@ static void medians(tp_an_ranks *x) {
     double *p50 = tp_mem_xcalloc(x->n + 1, sizeof *p50);
     double *own = tp_mem_xcalloc(x->n + 1, sizeof *own);
     double *mem = tp_mem_xcalloc(x->n + 1, sizeof *mem);
-    size_t n_p50 = 0, n_mem = 0;
+    size_t n_p50 = 0, n_own = 0, n_mem = 0;
+    /* where some rank's waits were sampled, a rank without device whose were not has no own
+     * work to compare (its whole step would read as its own) */
+    int sampled = 0;
+    for (size_t i = 0; i < x->n; i++)
+        sampled |= tp_an_rank_host_waits(&x->r[i]);
     for (size_t i = 0; i < x->n; i++) {
         tp_an_rank_row *r = &x->r[i];
         r->own_p50_ns = NAN;
         if (r->n_steps && !isnan(r->step_p50_ns)) {
-            double w = r->step_p50_ns - (double)r->exposed_comm_ns / (double)r->n_steps;
-            r->own_p50_ns = w > 0 ? w : 0;
-            own[n_p50] = r->own_p50_ns;
             p50[n_p50++] = r->step_p50_ns;
+            if (sampled && r->comm_ns <= 0 && r->host_wait_ns < 0)
+                continue;
+            double w = r->step_p50_ns - (double)tp_an_rank_waits(r) / (double)r->n_steps;
+            r->own_p50_ns = w > 0 ? w : 0;
+            own[n_own++] = r->own_p50_ns;
         }
         if (r->mem_peak_bytes > 0)
             mem[n_mem++] = (double)r->mem_peak_bytes;
     }
     x->median_step_p50_ns = tp_an_percentile(p50, n_p50, 50); /* by selection */
-    x->median_own_p50_ns = tp_an_percentile(own, n_p50, 50);
+    x->median_own_p50_ns = tp_an_percentile(own, n_own, 50);
     x->median_mem_peak = tp_an_percentile(mem, n_mem, 50);
     free(p50), free(own), free(mem);
 }

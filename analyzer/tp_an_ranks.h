@@ -9,13 +9,16 @@
  * The findings are the rows of a rule table (tp_diag_rank_rules.h, functions in
  * tp_diag_ranks.c):
  * - straggler: a rank whose own work per step (median step minus its exposed communication
- *   per step, i.e. the step without the time spent waiting in collectives) is >= 20 % above
+ *   per step, i.e. the step without the time spent waiting in collectives; on a rank without
+ *   device activity recorded with samples, its step thread's sampled time off a CPU in its
+ *   steps outside data loading: tp_an_rank_waits) is >= 20 % above
  *   the median rank's (the seeds' rule for DDP/FSDP: data or sharding imbalance, a slow device
  *   or host), which every collective then waits for. Judging the raw step time would name the
  *   ranks that wait longest, whose steps are long because of the straggler;
  * - collective-wait: ranks that spend much more time in communication no computation hides
- *   than the others (>= 1.5x the least, and >= 10 % of the median step apart): they arrive at
- *   the collectives early and wait there for the rank with the least, which arrives last;
+ *   (or, without devices, sampled waiting in their steps) than the others (>= 1.5x the least, and
+ * >= 10 % of the median step apart): they arrive at the collectives early and wait there for the
+ * rank with the least, which arrives last;
  * - memory-imbalance: a rank whose peak allocated device memory is >= 20 % above the median
  *   rank's (uneven shards, batches or sequence lengths; the first rank to run out of memory);
  * - input-straggler: a rank whose data loading per step is >= 1.5x the other ranks' median
@@ -37,14 +40,25 @@ typedef struct {
     int rank;
     size_t n_steps;
     double step_p50_ns, step_p90_ns; /* NaN without steps */
-    double own_p50_ns;               /* step_p50 minus exposed communication per step (set by
-                                        tp_an_ranks_judge) */
+    double own_p50_ns;               /* step_p50 minus the waits per step (tp_an_rank_waits; set
+                                        by tp_an_ranks_judge) */
     int64_t span_ns, busy_ns, compute_ns;
     int64_t comm_ns, exposed_comm_ns; /* communication kernels, and the part no computation
                                          kernel overlapped (tp_an_overlap's comm - overlap) */
     int64_t mem_peak_bytes;           /* peak allocated device memory (tp_an_memuse); -1: unknown */
     int64_t data_wait_ns;             /* data loading in the steps' window (tp_an_host's data_ns) */
+    int64_t host_wait_ns; /* a rank without device activity, sampled (`record --sample`): its
+                             step thread's time off a CPU in its steps, data loading aside
+                             (where a gloo job waits in its collectives); -1: not measured */
 } tp_an_rank_row;
+
+/* A rank's waits, the part of its steps that is not its own work: its exposed communication
+ * when it ran collective kernels, else its sampled host waits when measured, else 0. The one
+ * definition the straggler and collective-wait rules read. */
+int64_t tp_an_rank_waits(const tp_an_rank_row *r);
+
+/* 1 when the row's waits are its sampled host waits (no collective kernels). */
+int tp_an_rank_host_waits(const tp_an_rank_row *r);
 
 typedef struct {
     const char *id; /* a rule's id (tp_diag_rank_rules.h): "straggler", ... */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_ivset.h"
 #include "tp_an_stacks.h"
 #include "tp_an_stats.h"
 #include "tp_mem.h"
@@ -226,18 +227,6 @@ void tp_an_samples_run_between(const tp_an_view *v, int depth, int64_t lo, int64
 }
 
 /* 1 when ts lies in one of the sorted intervals. */
-static int in_intervals(const int64_t *lo, const int64_t *hi, size_t n, int64_t ts) {
-    size_t a = 0, b = n; /* the first interval whose end is past ts */
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (hi[mid] <= ts)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return a < n && lo[a] <= ts;
-}
-
 /* The processes other than `pid` that count: those with a sampled thread named `named`, or
  * every one (named NULL): sorted, into *set (allocated; free it); their count, or -1 for
  * every one. */
@@ -293,7 +282,7 @@ static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, 
     size_t n_th = 0, th_cap = 0, at = 0;
     for (size_t i = 0; i < sa->n; i++) {
         if (!of_part(sa, i, pid, tid, others, set, n_set) || !in_view(v, sa->ts[i]) ||
-            !in_intervals(lo, hi, n, sa->ts[i]))
+            !tp_an_in_sorted(lo, hi, n, sa->ts[i]))
             continue;
         int64_t c = on_cpu_of(sa, i), w = period_of(sa, i), clock = clock_of(sa, i);
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, c),
@@ -413,4 +402,20 @@ void tp_an_samples_free(tp_an_samples *s) {
     free(s->s), free(s->t), free(s->map_stack), free(s->map_row);
     tp_an_frames_close(s->fx);
     memset(s, 0, sizeof *s);
+}
+
+int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, const int64_t *lo,
+                              const int64_t *hi, size_t n, const int64_t *xlo, const int64_t *xhi,
+                              size_t xn, size_t *samples) {
+    const tp_samples *sa = &v->r->samples;
+    int64_t off = 0;
+    *samples = 0;
+    for (size_t i = 0; i < sa->n; i++) {
+        if (sa->pid[i] != pid || sa->tid[i] != tid || !in_view(v, sa->ts[i]) ||
+            !tp_an_in_sorted(lo, hi, n, sa->ts[i]) || tp_an_in_sorted(xlo, xhi, xn, sa->ts[i]))
+            continue;
+        (*samples)++;
+        off = tp_an_add(off, period_of(sa, i) - on_cpu_of(sa, i));
+    }
+    return off;
 }

@@ -124,6 +124,14 @@ typedef struct {
 void tp_an_samples_workers(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
                            const char *named, tp_an_sample_workers *out);
 
+/* The wall time thread (pid, tid) was found off a CPU (waiting: a lock, a pipe, a collective)
+ * in its samples in the n sorted intervals [lo[k], hi[k]) but not in the xn sorted [xlo[k],
+ * xhi[k]) (its data loading, say), in the view's window; how many samples that was into
+ * *samples. The cross-rank rules' waits of a rank without device activity. */
+int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, const int64_t *lo,
+                              const int64_t *hi, size_t n, const int64_t *xlo, const int64_t *xhi,
+                              size_t xn, size_t *samples);
+
 /* Frees what tp_an_samples_run allocated; a zeroed result or NULL is a no-op. */
 void tp_an_samples_free(tp_an_samples *s);
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "tp_an_env.h"
+#include "tp_an_ivset.h"
 #include "tp_an_samples.h"
 #include "tp_an_util.h"
 #include "tp_diag_ctx.h"
@@ -27,19 +28,6 @@
 
 #define CONTENTION_MIN_SAMPLES 20 /* fewer say little about a share of time */
 #define OVERSUBSCRIBED 0.9        /* the job's demand >= 90 % of its CPUs: its own doing */
-
-/* 1 when t lies in one of the n sorted, disjoint [lo[k], hi[k]). */
-static int in_steps(const int64_t *lo, const int64_t *hi, size_t n, int64_t t) {
-    size_t a = 0, b = n;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (hi[mid] <= t)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return a < n && lo[a] <= t;
-}
 
 /* How many of the job's sampled threads were in state R at a time, on average, over the n
  * intervals (the sum of their samples' periods found running or ready, over the intervals'
@@ -55,7 +43,7 @@ static double demand(const tp_diag_ctx *d, const int64_t *lo, const int64_t *hi,
     } *seen = NULL;
     size_t n_seen = 0, cap = 0, k = 0;
     for (size_t i = 0; i < sa->n; i++) {
-        if (!in_steps(lo, hi, n, sa->ts[i]))
+        if (!tp_an_in_sorted(lo, hi, n, sa->ts[i]))
             continue;
         if ((sa->flags[i] & TP_SAMPLE_F_ON_CPU) && sa->period_ns[i] < (uint64_t)INT64_MAX / 4)
             ready = tp_an_add(ready, (int64_t)sa->period_ns[i]);

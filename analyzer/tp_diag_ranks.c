@@ -31,13 +31,17 @@ void tp_diag_rank_straggler(tp_an_ranks *x, const tp_an_rank_rule *self) {
                  "straggler: rank %d's own work per step is %.2fx the median rank's", r->rank,
                  r->own_p50_ns / med);
         snprintf(f->evidence, sizeof f->evidence,
-                 "rank %d: median step %s (p90 %s), %s of it outside waits in collectives, "
-                 "against %s for the median rank over %zu ranks; in a synchronous job every "
-                 "collective waits for the slowest rank",
+                 "rank %d: median step %s (p90 %s), %s of it outside %s, against %s for the "
+                 "median rank over %zu ranks; in a synchronous job every collective waits for "
+                 "the slowest rank",
                  r->rank, tp_units_dur(b1, sizeof b1, r->step_p50_ns),
                  tp_units_dur(b2, sizeof b2, r->step_p90_ns),
-                 tp_units_dur(b3, sizeof b3, r->own_p50_ns), tp_units_dur(b4, sizeof b4, med),
-                 x->n);
+                 tp_units_dur(b3, sizeof b3, r->own_p50_ns),
+                 tp_an_rank_host_waits(r)
+                     ? "its waits (its step thread sampled off a CPU, data loading aside: "
+                       "without a device, where it waits in collectives)"
+                     : "waits in collectives",
+                 tp_units_dur(b4, sizeof b4, med), x->n);
         f->advice = "look at this rank's own findings (input-bound: its data loading; "
                     "memory or sharding: an uneven share of data, sequence lengths or FSDP "
                     "shards), its device (clocks, a shared or throttled GPU) and host (CPU "
@@ -46,15 +50,25 @@ void tp_diag_rank_straggler(tp_an_ranks *x, const tp_an_rank_rule *self) {
     }
 }
 
-/* The rank with the least exposed communication among the ranks with any; NULL with fewer
- * than two such ranks. */
-static const tp_an_rank_row *last_to_arrive(const tp_an_ranks *x) {
+/* Whether row r's waits take part: its communication kernels when any rank ran some (`host`
+ * 0), else its sampled host waits (`host` 1). */
+static int has_waits(const tp_an_rank_row *r, int host) {
+    return host ? tp_an_rank_host_waits(r) : r->comm_ns > 0;
+}
+
+/* The rank with the least waits (tp_an_rank_waits) among the ranks with any, by communication
+ * kernels when some rank ran them, else by sampled host waits (*host 1); NULL with fewer than
+ * two such ranks. */
+static const tp_an_rank_row *last_to_arrive(const tp_an_ranks *x, int *host) {
+    *host = 1;
+    for (size_t i = 0; i < x->n; i++)
+        *host &= x->r[i].comm_ns <= 0;
     const tp_an_rank_row *least = NULL;
     size_t n_comm = 0;
     for (size_t i = 0; i < x->n; i++)
-        if (x->r[i].comm_ns > 0) {
+        if (has_waits(&x->r[i], *host)) {
             n_comm++;
-            if (!least || x->r[i].exposed_comm_ns < least->exposed_comm_ns)
+            if (!least || tp_an_rank_waits(&x->r[i]) < tp_an_rank_waits(least))
                 least = &x->r[i];
         }
     return n_comm >= 2 ? least : NULL;
@@ -73,37 +87,42 @@ static void list_rank(char *buf, size_t size, size_t *used, size_t n, int rank) 
 void tp_diag_rank_collective_wait(tp_an_ranks *x, const tp_an_rank_rule *self) {
     char b1[32], b2[32];
     double med = x->median_step_p50_ns;
-    const tp_an_rank_row *least = last_to_arrive(x);
+    int host;
+    const tp_an_rank_row *least = last_to_arrive(x, &host);
     if (!least || isnan(med) || med <= 0)
         return;
+    int64_t least_w = tp_an_rank_waits(least);
     char waiting[128] = ""; /* the waiting ranks, "0, 1, 3" */
     size_t used = 0, n_wait = 0;
     int64_t most = 0;
     for (size_t i = 0; i < x->n; i++) {
         const tp_an_rank_row *r = &x->r[i];
-        if (r == least || r->comm_ns <= 0)
+        if (r == least || !has_waits(r, host))
             continue;
+        int64_t w = tp_an_rank_waits(r);
         double steps = r->n_steps ? (double)r->n_steps : 1;
-        double apart = (double)(r->exposed_comm_ns - least->exposed_comm_ns) / steps;
-        if ((double)r->exposed_comm_ns < WAIT_RATIO * (double)least->exposed_comm_ns ||
-            apart < WAIT_MIN_SHARE * med)
+        double apart = (double)(w - least_w) / steps;
+        if ((double)w < WAIT_RATIO * (double)least_w || apart < WAIT_MIN_SHARE * med)
             continue;
         list_rank(waiting, sizeof waiting, &used, n_wait++, r->rank);
-        most = r->exposed_comm_ns > most ? r->exposed_comm_ns : most;
+        most = w > most ? w : most;
     }
     if (!n_wait)
         return;
-    double per_step =
-        (double)(most - least->exposed_comm_ns) / (double)(least->n_steps ? least->n_steps : 1);
+    double per_step = (double)(most - least_w) / (double)(least->n_steps ? least->n_steps : 1);
     tp_an_rank_finding *f = tp_an_ranks_add_finding(x, self, per_step / med, least->rank);
     snprintf(f->title, sizeof f->title,
              "collective-wait: rank%s %s wait%s in collectives for rank %d, which arrives last",
              n_wait > 1 ? "s" : "", waiting, n_wait > 1 ? "" : "s", least->rank);
     snprintf(f->evidence, sizeof f->evidence,
-             "communication no computation hides: up to %s on rank%s %s against %s on rank %d "
-             "(the least: it arrives last, the others wait for it inside the collective)",
+             host ? "no device: the step threads' time off a CPU in their steps, data loading "
+                    "aside (sampled), up to %s on rank%s %s against %s on rank %d (the least: it "
+                    "arrives last, the others wait for it in the collective)"
+                  : "communication no computation hides: up to %s on rank%s %s against %s on "
+                    "rank %d (the least: it arrives last, the others wait for it inside the "
+                    "collective)",
              tp_units_dur(b1, sizeof b1, (double)most), n_wait > 1 ? "s" : "", waiting,
-             tp_units_dur(b2, sizeof b2, (double)least->exposed_comm_ns), least->rank);
+             tp_units_dur(b2, sizeof b2, (double)least_w), least->rank);
     f->advice = "the time is lost before the collective on the rank that arrives last: look at "
                 "its work between collectives (its own findings, its data and shard sizes); "
                 "balancing it shortens every rank's step";

@@ -32,10 +32,13 @@ typedef struct {
     const char *key;
     field_kind kind;
     size_t off;
+    int optional; /* absent: -1 (a field a report writes only when it measured it) */
 } row_field;
 
 #define FIELD(key, kind, member)                                                                   \
-    { key, kind, offsetof(tp_an_rank_row, member) }
+    { key, kind, offsetof(tp_an_rank_row, member), 0 }
+#define OPTIONAL(key, kind, member)                                                                \
+    { key, kind, offsetof(tp_an_rank_row, member), 1 }
 static const row_field fields[] = {
     FIELD("rank", F_INT, rank),
     FIELD("steps", F_SIZE, n_steps),
@@ -48,8 +51,10 @@ static const row_field fields[] = {
     FIELD("exposed_comm_ns", F_I64, exposed_comm_ns),
     FIELD("mem_peak_bytes", F_I64, mem_peak_bytes),
     FIELD("data_wait_ns", F_I64, data_wait_ns),
+    OPTIONAL("host_wait_ns", F_I64, host_wait_ns),
 };
 #undef FIELD
+#undef OPTIONAL
 
 static char *dup(const char *s) {
     size_t n = strlen(s) + 1;
@@ -111,7 +116,8 @@ static int row_possible(const tp_an_rank_row *r) {
     for (size_t i = 0; i < 2; i++)
         if (!isnan(s[i]) && (isinf(s[i]) || s[i] < 0))
             return 0;
-    return r->mem_peak_bytes >= -1 && r->exposed_comm_ns >= 0 && r->exposed_comm_ns <= r->comm_ns;
+    return r->mem_peak_bytes >= -1 && r->host_wait_ns >= -1 && r->exposed_comm_ns >= 0 &&
+           r->exposed_comm_ns <= r->comm_ns;
 }
 
 /* The row of rank object `rank` (an element of the report's "ranks"). */
@@ -130,6 +136,10 @@ static tp_status read_row(yajl_val rank, size_t i, tp_an_rank_row *row, const ch
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         const char *fp[] = {fields[k].key, NULL};
         yajl_val v = yajl_tree_get(o, fp, yajl_t_any);
+        if (!v && fields[k].optional) {
+            *(int64_t *)((char *)row + fields[k].off) = -1;
+            continue;
+        }
         if (!v || put_field(row, &fields[k], v) < 0) {
             snprintf(err, err_size, "%s: ranks[%zu].cross_rank_row.%s is missing or not %s", name,
                      i, fields[k].key,

@@ -834,6 +834,8 @@ static void ranks_table(FILE *f, const tp_an_ranks *x) {
         attr_int(f, "busy-ns", r->busy_ns);
         attr_int(f, "span-ns", r->span_ns);
         attr_int(f, "exposed-comm-ns", r->exposed_comm_ns);
+        if (r->host_wait_ns >= 0)
+            attr_int(f, "host-wait-ns", r->host_wait_ns);
         fprintf(f, "><td><a href=\"#rank-%d\">%d</a></td>", r->rank, r->rank);
         td_count(f, r->n_steps);
         td_dur(f, r->step_p50_ns);
@@ -844,6 +846,11 @@ static void ranks_table(FILE *f, const tp_an_ranks *x) {
         td_dur(f, (double)r->compute_ns);
         if (r->comm_ns)
             td_dur(f, (double)r->exposed_comm_ns);
+        else if (r->host_wait_ns >= 0) /* no device: the sampled waits, marked */
+            fprintf(f,
+                    "<td class=\"n\" title=\"no device: the step thread's time off a CPU in "
+                    "its steps, data loading aside (sampled)\">%s*</td>",
+                    tp_units_dur(bp, sizeof bp, (double)r->host_wait_ns));
         else
             fprintf(f, "<td class=\"n\">-</td>");
         fprintf(f, "</tr>\n");

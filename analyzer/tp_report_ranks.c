@@ -38,6 +38,20 @@ void tp_report_ranks_text(FILE *f, const tp_an_ranks *x) {
             "memory peak", "data wait");
     for (size_t i = 0; i < x->n; i++)
         text_row(f, &x->r[i]);
+    /* ranks without a device, sampled: their waits stand for the exposed communication */
+    size_t n_host = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *r = &x->r[i];
+        if (!tp_an_rank_host_waits(r) || !r->n_steps)
+            continue;
+        fprintf(f, "%s rank %d %s",
+                n_host++ ? ","
+                         : "  waits per step (no device: the step thread sampled off a CPU in its "
+                           "steps, data loading aside):",
+                r->rank, tp_units_dur(b1, sizeof b1, (double)r->host_wait_ns / (double)r->n_steps));
+    }
+    if (n_host)
+        fprintf(f, "\n");
     fprintf(f, "  median step over ranks %s", tp_units_dur(b1, sizeof b1, x->median_step_p50_ns));
     if (!isnan(x->median_mem_peak))
         fprintf(f, ", median memory peak %s", tp_units_bytes(b2, sizeof b2, x->median_mem_peak));
@@ -70,6 +84,8 @@ void tp_report_ranks_json_row(yajl_gen g, const tp_an_rank_row *r) {
     tp_rj_int(g, "overlapped_comm_ns", r->comm_ns - r->exposed_comm_ns);
     tp_rj_int(g, "mem_peak_bytes", r->mem_peak_bytes);
     tp_rj_int(g, "data_wait_ns", r->data_wait_ns);
+    if (r->host_wait_ns >= 0) /* measured: a rank without device, sampled */
+        tp_rj_int(g, "host_wait_ns", r->host_wait_ns);
     yajl_gen_map_close(g);
 }
 

@@ -49,7 +49,51 @@ static tp_an_rank_row row(int rank, int64_t peak) {
     r.rank = rank, r.n_steps = 4, r.step_p50_ns = r.step_p90_ns = 1e6;
     r.span_ns = r.busy_ns = r.compute_ns = 4000000;
     r.mem_peak_bytes = peak;
+    r.host_wait_ns = -1; /* not sampled */
     return r;
+}
+
+/* Ranks without a device, sampled: 10 steps of 10 ms each; ranks 0 and 2 wait 6 and 5.5 ms of
+ * each off a CPU, rank 1 never: straggler (its own work 10 ms, 2.22x the median 4.5 ms) and
+ * collective-wait (ranks 0 and 2 wait for it) name rank 1, with the sampled waits' words. A
+ * rank among them whose waits were not sampled has no own work (not a straggler); without any
+ * sampled waits every step is the rank's own, and equal steps name nobody. */
+static void test_rank_host_waits(void) {
+    const int64_t waits[] = {60000000, 0, 55000000, -1};
+    for (int unsampled = 0; unsampled < 3; unsampled++) {
+        tp_an_ranks x = {0};
+        for (int k = 0; k < 3 + (unsampled == 1); k++) {
+            tp_an_rank_row r = row(k, -1);
+            r.n_steps = 10, r.step_p50_ns = r.step_p90_ns = 10e6;
+            r.span_ns = r.busy_ns = r.compute_ns = 0;
+            r.host_wait_ns = unsampled == 2 ? -1 : waits[k];
+            tp_an_ranks_add(&x, &r);
+        }
+        tp_an_ranks_judge(&x);
+        if (unsampled == 2) {
+            CHECK_EQ_U(x.n_findings, 0);
+            tp_an_ranks_free(&x);
+            continue;
+        }
+        CHECK(fabs(x.median_own_p50_ns - 4.5e6) < 1e-6);
+        CHECK_EQ_U(x.n_findings, 2);
+        const tp_an_rank_finding *wait = NULL, *strag = NULL;
+        for (size_t i = 0; i < x.n_findings; i++) {
+            if (!strcmp(x.f[i].id, "collective-wait"))
+                wait = &x.f[i];
+            if (!strcmp(x.f[i].id, "straggler"))
+                strag = &x.f[i];
+        }
+        CHECK(strag && strag->rank == 1 && fabs(strag->severity - 0.55) < 1e-9);
+        CHECK(strag && strstr(strag->title, "2.22x"));
+        CHECK(strag && strstr(strag->evidence, "outside its waits (its step thread sampled off a "
+                                               "CPU"));
+        CHECK(wait && wait->rank == 1 && fabs(wait->severity - 0.6) < 1e-9);
+        CHECK(wait && strstr(wait->title, "ranks 0, 2 wait in collectives for rank 1"));
+        CHECK(wait && strstr(wait->evidence, "no device: the step threads' time off a CPU"));
+        CHECK(isnan(x.r[3 % x.n].own_p50_ns) == (unsampled == 1));
+        tp_an_ranks_free(&x);
+    }
 }
 
 /* memory-imbalance from rows alone: 1.21x the median fires, 1.19x does not, a rank without
@@ -135,6 +179,7 @@ int main(void) {
     TP_RUN(test_table);
     TP_RUN(test_rank_table);
     TP_RUN(test_rank_memory);
+    TP_RUN(test_rank_host_waits);
     TP_RUN(test_ties);
     return tp_test_summary();
 }

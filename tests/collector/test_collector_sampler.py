@@ -26,6 +26,9 @@ Checked, on counts and shares of samples, never on how long anything took:
     low-utilization the line that kept the training thread from launching;
     with more busy threads than CPUs, cpu-contention: the step thread waited for a CPU, the
     job's own spinners (forked) make it the job's doing, spinners beside it not;
+    a two-rank job without a device (ranks_prog.py: rank 1 computes 4x, rank 0 waits for it
+    over a pipe): the sampled waits make straggler and collective-wait name rank 1, in the
+    report and through merge;
 (d) without --sample there are no samples, and the finding says how to get them;
 (e) every other CPython found (pyenv, /usr/bin) gives the same samples without the nvtx
     package (3.8-3.10 name their threads by pthread_t: the sampler finds the thread ids);
@@ -46,6 +49,7 @@ import tempfile
 
 TP, DUMP, VENV = sys.argv[1:4]
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sampler_prog.py")
+RANKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ranks_prog.py")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tp_check import check, failures  # noqa: E402  (tests/tp_check.py)
@@ -141,6 +145,16 @@ def report_json(path):
 
 def report_text(path):
     return subprocess.run([TP, "report", path], capture_output=True, text=True).stdout
+
+
+def merged(rep, tmp):
+    """`trainprof merge` of the report's JSON (as a job's per-node reports are merged)."""
+    path = os.path.join(tmp, "ranks-report.json")
+    with open(path, "w") as f:
+        json.dump(rep, f)
+    r = subprocess.run([TP, "merge", "--format", "json", path], capture_output=True, text=True)
+    check(r.returncode == 0, f"merge: {r.stderr[-300:]}")
+    return json.loads(r.stdout) if r.returncode == 0 else {}
 
 
 def finding(rep, rule):
@@ -471,6 +485,31 @@ def run_venv(python):
             check(f and re.search(want, f["evidence"]) and
                   "give the job CPUs of its own" in f["advice"],
                   f"contend outside: cpu-contention /{want}/: {f and f['evidence']}")
+        # ranks: a two-rank job without a device (tests/collector/ranks_prog.py): rank 1 does 4x
+        # the work, rank 0 waits for it in each exchange; the sampled waits name rank 1, in the
+        # report and through `merge` of the report's JSON alike
+        d = os.path.join(tmp, "ranks")
+        os.mkdir(d)
+        r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", os.path.join(d, "run.tprof"),
+                            "--", python, RANKS, "80"], capture_output=True, text=True)
+        check(r.returncode == 0, f"ranks: record exited {r.returncode}: {r.stderr[-300:]}")
+        rep = report_json(d)
+        for how, doc in (("report", rep), ("merge", merged(rep, tmp))):
+            xr = doc.get("cross_rank", {})
+            rows = {x["rank"]: x for x in xr.get("ranks", [])}
+            got = {f["id"]: f for f in xr.get("findings", [])}
+            check(sorted(rows) == [0, 1] and all("host_wait_ns" in x for x in rows.values()) and
+                  rows[0]["host_wait_ns"] > 2 * rows[1]["host_wait_ns"],
+                  f"ranks ({how}): rows' host waits {rows}")
+            check(got.get("straggler", {}).get("rank") == 1 and
+                  got.get("collective-wait", {}).get("rank") == 1 and
+                  "rank 0 waits in collectives for rank 1" in got["collective-wait"]["title"] and
+                  "no device: the step threads' time off a CPU" in
+                  got["collective-wait"]["evidence"],
+                  f"ranks ({how}): findings {json.dumps(got)[:600]}")
+        text = subprocess.run([TP, "report", d], capture_output=True, text=True).stdout
+        check(re.search(r"waits per step \(no device: .*\): rank 0 [\d.]+ [mµ]s, rank 1 ", text),
+              f"ranks: text row of waits: {text[text.find('Ranks'):][:600]}")
         # warm: start-up work before the steps; the text report's steps-only rows are the
         # step's line, the JSON's in_steps the same rows
         out = os.path.join(tmp, "warm.tprof")
