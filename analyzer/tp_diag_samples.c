@@ -112,6 +112,7 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
                         waits ? p.wall_ns - p.cpu_ns : p.cpu_ns);
         tp_diag_put_metric(f, "sampled_cpu_ns", (double)p.cpu_ns);
         tp_diag_put_metric(f, "sampled_wall_ns", (double)p.wall_ns);
+        tp_diag_put_metric(f, "sampled_clock_ns", (double)p.clock_ns);
         if (top >= 0)
             tp_diag_put_metric(f, waits ? "sampled_top_wait_ns" : "sampled_top_cpu_ns",
                                (double)(waits ? p.top_wait_ns : p.top_cpu_ns));

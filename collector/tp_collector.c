@@ -191,6 +191,7 @@ void tp_collector_load(void) {
     }
 }
 
+TP_VFORK_CHILD
 int tp_collector_exec_gen_env(char *buf, size_t len) {
     static const char name[] = "TRAINPROF_EXEC_GEN=";
     long pid = (long)getpid();
@@ -678,6 +679,7 @@ void tp_collector_finish(void) {
  * its main thread leaves): waiting for that start (g_mu) and forbidding any later one lets the
  * trace be closed, or discarded when empty, instead of left without a header, or empty, by the
  * exit that kills that thread. */
+TP_VFORK_CHILD
 static int writes_here(void) {
     if (getpid() != g_mem_pid)
         return 0;
@@ -688,6 +690,7 @@ static int writes_here(void) {
     return getpid() == g_writer_pid;
 }
 
+TP_VFORK_CHILD
 void tp_collector_before_exec(void) {
     if (writes_here())
         finish(1);

@@ -157,6 +157,7 @@ uint32_t tp_collector_config_exec_gen(const tp_collector_config *c, long pid) {
 }
 
 /* Appends the decimal digits of v at buf[*at]; 0, or -1 when they do not fit. */
+TP_VFORK_CHILD
 static int put_decimal(char *buf, size_t len, size_t *at, unsigned long long v) {
     char tmp[24];
     size_t n = 0;
@@ -171,6 +172,7 @@ static int put_decimal(char *buf, size_t len, size_t *at, unsigned long long v) 
 }
 
 /* By hand rather than snprintf: it runs between vfork() and exec. */
+TP_VFORK_CHILD
 int tp_collector_config_next_gen(long pid, uint32_t gen, char *buf, size_t len) {
     size_t at = 0;
     if (pid < 0 || put_decimal(buf, len, &at, (unsigned long long)pid) != 0 || at + 1 >= len)

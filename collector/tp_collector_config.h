@@ -10,6 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* On the functions a vfork() child runs in its parent's memory before it execs (sigaction()
+ * from CPython's _posixsubprocess resetting its signals, the exec wrappers): no ASan
+ * instrumentation. In the sanitized builds the ASan runtime is not the process's first
+ * library, so its vfork interceptor never runs: it takes the child's frames for overflows of
+ * the parent's stack variables, and the child dies where it stands, with the guard's lock of
+ * the parent's memory held (the parent then waits for it at its next sigaction, forever). */
+#define TP_VFORK_CHILD __attribute__((no_sanitize_address))
+
 typedef enum { TP_STACKS_NONE = 0, TP_STACKS_API = 1, TP_STACKS_ALL = 2 } tp_stacks_mode;
 /* TP_CAPTURE_LIVE: `record --idle`: nothing is recorded until the live server opens the gate
  * (tp_g.live_open) for a window someone asked for. */

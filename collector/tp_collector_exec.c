@@ -23,6 +23,7 @@ typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 
 #define EXPORT __attribute__((visibility("default")))
 
+TP_VFORK_CHILD
 static void *real(const char *name) {
     return dlsym(RTLD_NEXT, name);
 }
@@ -35,6 +36,7 @@ static void *real(const char *name) {
 #define MAX_ENV 4096
 #define GEN_VAR "TRAINPROF_EXEC_GEN="
 
+TP_VFORK_CHILD
 static char *const *with_gen(char *const envp[], char **out, char *var, size_t var_len) {
     if (!envp || tp_collector_exec_gen_env(var, var_len) != 0)
         return envp;
@@ -50,6 +52,7 @@ static char *const *with_gen(char *const envp[], char **out, char *var, size_t v
     return out;
 }
 
+TP_VFORK_CHILD
 static int wrap_e(const char *name, const char *path, char *const argv[], char *const envp[]) {
     execve_fn f = (execve_fn)real(name);
     if (!f) {
@@ -62,19 +65,23 @@ static int wrap_e(const char *name, const char *path, char *const argv[], char *
     return f(path, argv, e);
 }
 
+TP_VFORK_CHILD
 EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
     return wrap_e("execve", path, argv, envp);
 }
 
+TP_VFORK_CHILD
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
     return wrap_e("execvpe", file, argv, envp);
 }
 
 /* execv and execvp are execve and execvpe with the process's environment. */
+TP_VFORK_CHILD
 EXPORT int execv(const char *path, char *const argv[]) {
     return wrap_e("execve", path, argv, environ);
 }
 
+TP_VFORK_CHILD
 EXPORT int execvp(const char *file, char *const argv[]) {
     return wrap_e("execvpe", file, argv, environ);
 }
@@ -83,6 +90,7 @@ EXPORT int execvp(const char *file, char *const argv[]) {
  * itself does. Returns the count, or -1 when there are absurdly many. */
 #define MAX_LIST_ARGS 4096
 
+TP_VFORK_CHILD
 static int collect(const char *arg0, va_list ap, char **out, char ***envp) {
     int n = 0;
     out[n++] = (char *)arg0;
@@ -99,6 +107,7 @@ static int collect(const char *arg0, va_list ap, char **out, char ***envp) {
     return n;
 }
 
+TP_VFORK_CHILD
 EXPORT int execl(const char *path, const char *arg, ...) {
     char *argv[MAX_LIST_ARGS + 1];
     va_list ap;
@@ -108,6 +117,7 @@ EXPORT int execl(const char *path, const char *arg, ...) {
     return n < 0 ? -1 : execv(path, argv);
 }
 
+TP_VFORK_CHILD
 EXPORT int execlp(const char *file, const char *arg, ...) {
     char *argv[MAX_LIST_ARGS + 1];
     va_list ap;
@@ -117,6 +127,7 @@ EXPORT int execlp(const char *file, const char *arg, ...) {
     return n < 0 ? -1 : execvp(file, argv);
 }
 
+TP_VFORK_CHILD
 EXPORT int execle(const char *path, const char *arg, ...) {
     char *argv[MAX_LIST_ARGS + 1];
     char **envp = environ;

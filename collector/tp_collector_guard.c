@@ -91,10 +91,12 @@ static int64_t mono_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
+TP_VFORK_CHILD
 static int is_default(const struct sigaction *a) {
     return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL;
 }
 
+TP_VFORK_CHILD
 static int is_ignored(const struct sigaction *a) {
     return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_IGN;
 }
@@ -177,11 +179,13 @@ static int finish_on_helper(void) {
 
 /* ---------------------------------------------------------------- the program's view */
 
+TP_VFORK_CHILD
 static void view_lock(void) {
     while (atomic_flag_test_and_set_explicit(&g_view_lock, memory_order_acquire))
         sched_yield();
 }
 
+TP_VFORK_CHILD
 static void view_unlock(void) {
     atomic_flag_clear_explicit(&g_view_lock, memory_order_release);
 }
@@ -191,6 +195,7 @@ static void on_signal(int sig, siginfo_t *info, void *uc);
 /* Puts into the kernel what the view asks for: the view itself when it ignores the signal,
  * else our handler with the program's mask and flags (SA_RESETHAND is emulated). The view
  * then gets the bits libc adds on its own (SA_RESTORER), as a real sigaction reports them. */
+TP_VFORK_CHILD
 static void apply_kernel(hooked *h) {
     struct sigaction k, cur;
     if (is_ignored(&h->act)) {
@@ -215,6 +220,7 @@ static void apply_kernel(hooked *h) {
 }
 
 /* Caller holds the view lock with every signal blocked. */
+TP_VFORK_CHILD
 static void view_write(hooked *h, const struct sigaction *a) {
     atomic_fetch_add(&h->seq, 1);
     h->act = *a;
@@ -267,6 +273,7 @@ static void take_over_signals(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+TP_VFORK_CHILD
 int tp_guard_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     resolve_real();
     hooked *h = hooked_of(sig);
@@ -297,6 +304,7 @@ int tp_guard_sigaction(int sig, const struct sigaction *act, struct sigaction *o
     return rc;
 }
 
+TP_VFORK_CHILD
 tp_sighandler tp_guard_signal(int sig, tp_sighandler handler, int sysv) {
     resolve_real();
     if (!hooked_of(sig)) {

@@ -75,6 +75,7 @@ static void resolve(void) {
 
 /* ---------------------------------------------------------------- signals */
 
+TP_VFORK_CHILD
 static int my_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     return tp_guard_sigaction(sig, act, old);
 }
@@ -82,6 +83,7 @@ static int my_sigaction(int sig, const struct sigaction *act, struct sigaction *
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     __attribute__((alias("my_sigaction")));
 
+TP_VFORK_CHILD
 EXPORT tp_sighandler signal(int sig, tp_sighandler handler) {
     return tp_guard_signal(sig, handler, 0);
 }
@@ -89,10 +91,12 @@ EXPORT tp_sighandler signal(int sig, tp_sighandler handler) {
 /* Exported by glibc, declared only for old X/Open programs. */
 tp_sighandler bsd_signal(int sig, tp_sighandler handler);
 
+TP_VFORK_CHILD
 EXPORT tp_sighandler bsd_signal(int sig, tp_sighandler handler) {
     return tp_guard_signal(sig, handler, 0);
 }
 
+TP_VFORK_CHILD
 EXPORT tp_sighandler sysv_signal(int sig, tp_sighandler handler) {
     return tp_guard_signal(sig, handler, 1);
 }

@@ -461,6 +461,40 @@ static void test_step_spikes(void) {
     }
 }
 
+/* The slow steps of test_step_spikes sampled: the step thread in state R all the while but
+ * getting a third of a CPU: the advice starts from the CPUs it waited for; the thread found
+ * running all the while (its clock as long as its time) is advised as before. */
+static void test_step_spikes_cpu(void) {
+    for (int starved = 0; starved < 2; starved++) {
+        fx_model f = fx_new();
+        double t = 0;
+        for (int s = 0; s < 41; s++) {
+            double len = s == 0 ? 30000 : s % 10 ? 10000 : 60000;
+            fx_ev(&f, "step", TP_CAT_USER_ANNOTATION, t, len, -1, -1);
+            fx_launch(&f, "gemm", t + 10, 5, t + 20, len / 2, 1, s + 1);
+            if (s && s % 10 == 0)
+                for (int k = 0; k < 60; k++)
+                    tp_samples_push(&f.r->samples, FX_US(t + 1000.0 * k + 500), 100, 1, 0,
+                                    TP_SAMPLE_ON_CPU, starved ? 333000 : 1000000, 1000000);
+            t += len;
+        }
+        tp_model_finish(f.m);
+        tp_diagnosis d;
+        run(&f, 0, &d);
+        const tp_finding *x = tp_diagnosis_find(&d, "step-spikes");
+        CHECK(x != NULL);
+        if (x) {
+            const char *lead = "the step thread waited for a CPU in the slow steps";
+            CHECK((strncmp(x->advice, lead, strlen(lead)) == 0) == starved);
+            CHECK(strstr(x->evidence, "Sampled in the slow steps (240 samples)") != NULL);
+            CHECK_NEAR(tp_finding_metric(x, "sampled_clock_ns"), starved ? 240 * 333000.0 : 240e6,
+                       1e-3);
+        }
+        tp_diagnose_free(&d);
+        tp_model_close(f.m);
+    }
+}
+
 /* 40 CPU steps of 10 ms, the step thread sampled every ms in state R (running or ready) but
  * getting 0.4 ms of CPU a sample: cpu-contention, severity 0.6 (it waited 60 % of its time).
  * Two threads of another process in state R too: the job wants 3 CPUs at a time, which is
@@ -592,6 +626,7 @@ int main(int argc, char **argv) {
     TP_RUN(test_memory_growth);
     TP_RUN(test_report);
     TP_RUN(test_step_spikes);
+    TP_RUN(test_step_spikes_cpu);
     TP_RUN(test_cpu_contention);
     return tp_test_summary();
 }
