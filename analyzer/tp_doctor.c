@@ -198,6 +198,13 @@ void tp_doctor_probe(const tp_doctor_opts *o, tp_doctor_facts *f) {
     if (inj && inj[0] && !strstr(inj, "trainprof-collector"))
         snprintf(f->injection, sizeof f->injection, "%s", inj);
     f->dcgm_running = process_running(root, "nv-hostengine");
+    char model[256];
+    if (tp_sysinfo_cpu(root, model, sizeof model, &f->cpu_cores) != 0)
+        f->cpu_cores = 0;
+    if (!root[0]) /* the affinity mask is this process's own, not under a root */
+        f->cpu_allowed = tp_sysinfo_cpu_allowed() > 0 ? tp_sysinfo_cpu_allowed() : 0;
+    if (tp_sysinfo_cpu_quota(root, &f->cpu_quota) != 0)
+        f->cpu_quota = 0;
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -455,6 +462,33 @@ static void r_torch(judge *j, const char *id) {
     }
 }
 
+/* A process limited to fewer CPUs than the machine has (an affinity mask, a container's or a
+ * job's cgroup quota) while what sizes workers and thread pools looks at the machine. */
+static void r_cpu_limit(judge *j, const char *id) {
+    const tp_doctor_facts *f = j->f;
+    int by_mask = f->cpu_allowed > 0 && f->cpu_allowed < f->cpu_cores;
+    int by_quota = f->cpu_quota > 0 && f->cpu_quota < (by_mask ? f->cpu_allowed : f->cpu_cores);
+    if (f->cpu_cores <= 0 || (!by_mask && !by_quota))
+        return;
+    tp_doctor_finding *x = say(j, id, TP_DOC_INFO);
+    char may[64];
+    snprintf(may, sizeof may, "%g", by_quota ? f->cpu_quota : (double)f->cpu_allowed);
+    snprintf(x->what, sizeof x->what,
+             "a process here may use %s of the machine's %d CPUs (%s): os.cpu_count() and "
+             "multiprocessing.cpu_count() say %d, and DataLoader workers or thread pools sized "
+             "from them oversubscribe it (OpenMP's and so PyTorch's intra-op threads follow the "
+             "affinity mask%s); its threads then wait for a CPU",
+             may, f->cpu_cores,
+             by_quota ? "its cgroup's CPU quota" : "its affinity mask: taskset, a cpuset",
+             f->cpu_cores, by_quota ? ", not a cgroup quota" : "");
+    snprintf(x->fix, sizeof x->fix,
+             "size workers and threads from what the process may use: %s; "
+             "torch.set_num_threads() or OMP_NUM_THREADS, and num_workers, within it; `trainprof "
+             "record --sample` shows the waits for a CPU (cpu-contention)",
+             by_quota ? "the quota (cpu.max, or cpu.cfs_quota_us over cpu.cfs_period_us)"
+                      : "len(os.sched_getaffinity(0))");
+}
+
 static const rule rules[] = {
     {"no-gpu", r_no_gpu},
     {"stub-libcuda", r_stub},
@@ -464,6 +498,7 @@ static const rule rules[] = {
     {"cupti", r_cupti},
     {"cupti-held", r_cupti_held},
     {"torch", r_torch},
+    {"cpu-limit", r_cpu_limit},
 };
 
 size_t tp_doctor_check(const tp_doctor_facts *f, tp_doctor_finding *out, size_t cap) {

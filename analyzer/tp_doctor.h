@@ -1,6 +1,7 @@
 /* tp_doctor: checks a machine's CUDA stack for `trainprof doctor`: which NVIDIA driver, GPUs,
  * CUDA runtime, CUPTI, cuDNN and NCCL are installed (found by file, never loaded), what the
- * installed framework (PyTorch) was built for, and whether they fit together: a runtime needs
+ * installed framework (PyTorch) was built for, the CPUs a process may use (cores, affinity,
+ * cgroup quota), and whether they fit together: a runtime needs
  * a minimum driver (cudaErrorInsufficientDriver), the toolkit's stub libcuda is not a driver
  * (cudaErrorStubLibrary), PyTorch needs a cuDNN of its major (and at least its minor), CUPTI
  * has one subscriber per process. Each finding says what is wrong and what to do.
@@ -55,6 +56,9 @@ typedef struct {
     int runtime_cuda;        /* the CUDA runtime's version as 13000; 0 unknown */
     char injection[1024];    /* CUDA_INJECTION64_PATH when it names another library */
     int dcgm_running;        /* nv-hostengine (DCGM) runs: it may hold the profiling counters */
+    int cpu_cores;           /* logical CPUs of the machine (/proc/cpuinfo); 0 unknown */
+    int cpu_allowed;         /* CPUs in this process's affinity mask; 0 unknown (a fake root) */
+    double cpu_quota;        /* its cgroup's CPU quota in CPUs; 0 none */
     /* the framework, filled by the caller */
     int torch_checked;        /* 1: the caller tried to import torch */
     char torch_version[64];   /* "" when it could not be imported */

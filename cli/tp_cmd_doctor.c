@@ -159,6 +159,14 @@ static void print_facts(const tp_doctor_facts *f) {
     printf("  %-16s %d\n", "GPUs", f->n_gpus);
     for (int i = 0; i < f->n_gpus; i++)
         printf("    %s  %s\n", f->gpus[i].bus, f->gpus[i].model);
+    if (f->cpu_cores > 0) {
+        printf("  %-16s %d", "CPUs", f->cpu_cores);
+        if (f->cpu_allowed > 0 && f->cpu_allowed < f->cpu_cores)
+            printf(", %d allowed to this process", f->cpu_allowed);
+        if (f->cpu_quota > 0)
+            printf(", cgroup quota %g", f->cpu_quota);
+        printf("\n");
+    }
     static const char *const labels[TP_DLIB_COUNT] = {"libcuda", "CUDA runtime", "CUPTI", "cuDNN",
                                                       "NCCL"};
     for (int i = 0; i < TP_DLIB_COUNT; i++)

@@ -206,6 +206,40 @@ static void test_cupti(void) {
     CHECK(find(xs, n, "cupti-held") == NULL);
 }
 
+/* CPUs: 4 cores, no limit: nothing; a cgroup quota of 1.5 CPUs (v2): cpu-limit names it and
+ * the quota; an affinity mask of 2 (set by hand: the probe reads this process's own only
+ * without a root): the mask. */
+static void test_cpu_limit(void) {
+    fresh(NULL);
+    put("/proc/cpuinfo", "processor\t: 0\nprocessor\t: 1\nprocessor\t: 2\nprocessor\t: 3\n");
+    tp_doctor_facts f;
+    probe(&f, NULL);
+    CHECK_EQ_I(f.cpu_cores, 4);
+    CHECK_EQ_I(f.cpu_allowed, 0);
+    size_t n = check(&f);
+    CHECK(find(xs, n, "cpu-limit") == NULL);
+    put("/proc/self/cgroup", "0::/job\n");
+    put("/sys/fs/cgroup/job/cpu.max", "150000 100000\n");
+    probe(&f, NULL);
+    CHECK_NEAR(f.cpu_quota, 1.5, 1e-12);
+    n = check(&f);
+    const tp_doctor_finding *x = find(xs, n, "cpu-limit");
+    CHECK(x && x->level == TP_DOC_INFO);
+    CHECK(x && strstr(x->what, "may use 1.5 of the machine's 4 CPUs (its cgroup's CPU quota)"));
+    CHECK(x && strstr(x->fix, "the quota (cpu.max"));
+    f.cpu_quota = 0, f.cpu_allowed = 2;
+    n = check(&f);
+    x = find(xs, n, "cpu-limit");
+    CHECK(x && strstr(x->what, "may use 2 of the machine's 4 CPUs (its affinity mask"));
+    CHECK(x && strstr(x->fix, "len(os.sched_getaffinity(0))"));
+    f.cpu_allowed = 4; /* all of them */
+    n = check(&f);
+    CHECK(find(xs, n, "cpu-limit") == NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/sys", root);
+    CHECK_EQ_I(system(cmd), 0);
+}
+
 /* Everything of one CUDA 13 install on a 580 driver: nothing to say. */
 static void test_all_fit(void) {
     fresh("580.95.05");
@@ -238,6 +272,7 @@ int main(void) {
     TP_RUN(test_stub_shadows_driver);
     TP_RUN(test_cudnn_abi);
     TP_RUN(test_cupti);
+    TP_RUN(test_cpu_limit);
     TP_RUN(test_all_fit);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
