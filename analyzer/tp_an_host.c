@@ -106,29 +106,46 @@ static int on_step_thread(const step_info *s, int64_t pid, int64_t tid) {
     return !s->n || bsearch(&k, s->t, s->n, sizeof k, cmp_tid) != NULL;
 }
 
-static void find_steps(const tp_an_view *v, step_info *s) {
+/* Calls fn(arg, row) for each CPU-side range row of view `v` whose name `is` takes. */
+static void named_ranges(const tp_an_view *v, int (*is)(const char *),
+                         void (*fn)(void *arg, size_t row), void *arg) {
     const tp_events *ev = &v->r->ev;
-    memset(s, 0, sizeof *s); /* s->t grown as steps come: sized by the view's rows it was 16
-                                bytes a row, zeroed by calloc (fresh mapped pages cost
-                                nothing until used, a reused heap block all of them) */
-    tp_an_namememo step;
-    tp_an_namememo_open(&step, v->m, tp_an_host_step_name);
+    tp_an_namememo memo;
+    tp_an_namememo_open(&memo, v->m, is);
     for (size_t l = 0, lists = n_range_lists(v); l < lists; l++) {
         size_t n;
         const uint32_t *rows = range_list(v, lists, l, &n);
         for (size_t k = 0; k < n; k++) {
             size_t i = rows ? rows[k] : k, row = tp_an_view_row(v, i);
-            if (!in_range_list(v, rows, i) || !tp_an_namememo_get(&step, ev->name[row]))
-                continue;
-            tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
-            if (!s->n || ev->ts[row] < s->first_ts)
-                s->first_name = ev->name[row], s->first_ts = ev->ts[row],
-                s->first_pid = tp_ev_pid(ev, row), s->first_tid = tp_ev_tid(ev, row);
-            tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
-            s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
+            if (in_range_list(v, rows, i) && tp_an_namememo_get(&memo, ev->name[row]))
+                fn(arg, row);
         }
     }
-    tp_an_namememo_close(&step);
+    tp_an_namememo_close(&memo);
+}
+
+typedef struct {
+    const tp_events *ev;
+    step_info *s;
+} step_walk;
+
+static void add_step(void *arg, size_t row) {
+    const tp_events *ev = ((step_walk *)arg)->ev;
+    step_info *s = ((step_walk *)arg)->s;
+    tp_an_ivset_add(&s->steps, ev->ts[row], row_end(ev, row));
+    if (!s->n || ev->ts[row] < s->first_ts)
+        s->first_name = ev->name[row], s->first_ts = ev->ts[row], s->first_pid = tp_ev_pid(ev, row),
+        s->first_tid = tp_ev_tid(ev, row);
+    tp_an_grow((void **)&s->t, &s->cap, s->n + 1, sizeof *s->t);
+    s->t[s->n++] = (thread_id){tp_ev_pid(ev, row), tp_ev_tid(ev, row)};
+}
+
+static void find_steps(const tp_an_view *v, step_info *s) {
+    memset(s, 0, sizeof *s); /* s->t grown as steps come: sized by the view's rows it was 16
+                                bytes a row, zeroed by calloc (fresh mapped pages cost
+                                nothing until used, a reused heap block all of them) */
+    step_walk w = {&v->r->ev, s};
+    named_ranges(v, tp_an_host_step_name, add_step, &w);
     if (s->n)
         tp_an_qsort(s->t, s->n, sizeof *s->t, cmp_tid); /* a thread per step: mostly one */
 }
@@ -543,23 +560,23 @@ void tp_an_host_run(const tp_an_view *v, tp_an_host *out) {
     tp_an_ivset_free(&s.steps);
 }
 
+typedef struct {
+    const tp_events *ev;
+    int64_t pid, tid;
+    tp_an_ivset *set;
+} data_walk;
+
+static void add_data(void *arg, size_t row) {
+    const data_walk *w = arg;
+    if (tp_ev_pid(w->ev, row) == w->pid && tp_ev_tid(w->ev, row) == w->tid)
+        tp_an_ivset_add(w->set, w->ev->ts[row], row_end(w->ev, row));
+}
+
 size_t tp_an_host_data_ranges(const tp_an_view *v, int64_t pid, int64_t tid, int64_t **lo,
                               int64_t **hi) {
-    const tp_events *ev = &v->r->ev;
     tp_an_ivset set = {0};
-    tp_an_namememo data;
-    tp_an_namememo_open(&data, v->m, tp_an_host_window_data_name);
-    for (size_t l = 0, lists = n_range_lists(v); l < lists; l++) {
-        size_t n;
-        const uint32_t *rows = range_list(v, lists, l, &n);
-        for (size_t k = 0; k < n; k++) {
-            size_t i = rows ? rows[k] : k, row = tp_an_view_row(v, i);
-            if (in_range_list(v, rows, i) && tp_ev_pid(ev, row) == pid &&
-                tp_ev_tid(ev, row) == tid && tp_an_namememo_get(&data, ev->name[row]))
-                tp_an_ivset_add(&set, ev->ts[row], row_end(ev, row));
-        }
-    }
-    tp_an_namememo_close(&data);
+    data_walk w = {&v->r->ev, pid, tid, &set};
+    named_ranges(v, tp_an_host_window_data_name, add_data, &w);
     tp_an_ivset_norm(&set, INT64_MIN, INT64_MAX);
     *lo = tp_an_alloc(set.n + 1, sizeof **lo), *hi = tp_an_alloc(set.n + 1, sizeof **hi);
     for (size_t k = 0; k < set.n; k++)

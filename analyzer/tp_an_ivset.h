@@ -67,10 +67,10 @@ static inline void tp_an_ivset_add_union(tp_an_ivset *s, int64_t a, int64_t b) {
  * [lo, hi) (INT64_MIN, INT64_MAX: everything). */
 void tp_an_ivset_norm(tp_an_ivset *s, int64_t lo, int64_t hi);
 
-/* 1 when t lies in one of the n intervals [lo[k], hi[k]) given as two arrays, sorted and
- * disjoint (a normalized set's runs, steps by start): a binary search. */
-static inline int tp_an_in_sorted(const int64_t *lo, const int64_t *hi, size_t n, int64_t t) {
-    size_t a = 0, b = n; /* the first interval whose end is past t */
+/* The index of the first of the n intervals whose end hi[k] is past t (n when none), the ends
+ * ascending (a normalized set's runs, steps by start): a binary search. */
+static inline size_t tp_an_first_end_after(const int64_t *hi, size_t n, int64_t t) {
+    size_t a = 0, b = n;
     while (a < b) {
         size_t mid = a + (b - a) / 2;
         if (hi[mid] <= t)
@@ -78,6 +78,13 @@ static inline int tp_an_in_sorted(const int64_t *lo, const int64_t *hi, size_t n
         else
             b = mid;
     }
+    return a;
+}
+
+/* 1 when t lies in one of the n intervals [lo[k], hi[k]) given as two arrays, sorted and
+ * disjoint. */
+static inline int tp_an_in_sorted(const int64_t *lo, const int64_t *hi, size_t n, int64_t t) {
+    size_t a = tp_an_first_end_after(hi, n, t);
     return a < n && lo[a] <= t;
 }
 

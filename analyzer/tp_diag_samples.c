@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_ivset.h"
 #include "tp_an_samples.h"
 #include "tp_an_stats.h"
 #include "tp_an_util.h"
@@ -176,14 +177,7 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
  * after it; n when none. */
 static size_t interval_at(const int64_t *lo, const int64_t *hi, size_t n, int64_t t,
                           int64_t early) {
-    size_t a = 0, b = n; /* the first whose end is past t */
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (hi[mid] <= t)
-            a = mid + 1;
-        else
-            b = mid;
-    }
+    size_t a = tp_an_first_end_after(hi, n, t);
     int64_t gap;
     return a < n && (lo[a] <= t || (!__builtin_sub_overflow(lo[a], t, &gap) && gap <= early)) ? a
                                                                                               : n;
