@@ -37,6 +37,18 @@ static const char *time_cell(char *buf, size_t n, int known, double ns) {
     return known ? tp_units_dur(buf, n, ns) : NONE;
 }
 
+/* The exposed communication, or for a rank without a device whose waits were sampled those
+ * waits, marked "*" (as the report's line under its table and the HTML cell say). */
+static const char *comm_cell(char *buf, size_t n, const tp_an_rank_row *r) {
+    if (r->comm_ns > 0)
+        return tp_units_dur(buf, n, (double)r->exposed_comm_ns);
+    if (!tp_an_rank_host_waits(r))
+        return NONE;
+    char d[32];
+    snprintf(buf, n, "%s*", tp_units_dur(d, sizeof d, (double)r->host_wait_ns));
+    return buf;
+}
+
 static void build(tp_tui_ranks *s) {
     static const tp_tui_col cols[] = {
         {"rank  finding", 0, 0}, {"steps", 7, 1},        {"step p50", 10, 1},
@@ -62,23 +74,22 @@ static void build(tp_tui_ranks *s) {
             tp_units_bytes(mem, sizeof mem, (double)r->mem_peak_bytes);
         else
             snprintf(mem, sizeof mem, NONE);
-        const char *txt[] = {
-            name,
-            steps,
-            time_cell(p50, sizeof p50, r->n_steps > 0, r->step_p50_ns),
-            time_cell(p90, sizeof p90, r->n_steps > 0, r->step_p90_ns),
-            util,
-            tp_units_dur(comp, sizeof comp, (double)r->compute_ns),
-            time_cell(comm, sizeof comm, r->comm_ns > 0, (double)r->exposed_comm_ns),
-            mem,
-            tp_units_dur(wait, sizeof wait, (double)r->data_wait_ns)};
+        const char *txt[] = {name,
+                             steps,
+                             time_cell(p50, sizeof p50, r->n_steps > 0, r->step_p50_ns),
+                             time_cell(p90, sizeof p90, r->n_steps > 0, r->step_p90_ns),
+                             util,
+                             tp_units_dur(comp, sizeof comp, (double)r->compute_ns),
+                             comm_cell(comm, sizeof comm, r),
+                             mem,
+                             tp_units_dur(wait, sizeof wait, (double)r->data_wait_ns)};
         double key[] = {0,
                         (double)r->n_steps,
                         r->n_steps ? r->step_p50_ns : -1,
                         r->n_steps ? r->step_p90_ns : -1,
                         isnan(pct) ? -1 : pct,
                         (double)r->compute_ns,
-                        r->comm_ns ? (double)r->exposed_comm_ns : -1,
+                        r->comm_ns || tp_an_rank_host_waits(r) ? (double)tp_an_rank_waits(r) : -1,
                         (double)r->mem_peak_bytes,
                         (double)r->data_wait_ns};
         tp_tui_table_add(&s->t, txt, key);

@@ -510,6 +510,10 @@ def run_venv(python):
         text = subprocess.run([TP, "report", d], capture_output=True, text=True).stdout
         check(re.search(r"waits per step \(no device: .*\): rank 0 [\d.]+ [mµ]s, rank 1 ", text),
               f"ranks: text row of waits: {text[text.find('Ranks'):][:600]}")
+        tui = subprocess.run([TP, "tui", "--snapshot", "--view", "ranks", d], capture_output=True,
+                             text=True).stdout
+        check(re.search(r"^>? +0 .* [\d.]+ [mµ]s\* ", tui, re.M),
+              f"ranks: the TUI's Ranks view marks rank 0's sampled waits: {tui[:800]}")
         # warm: start-up work before the steps; the text report's steps-only rows are the
         # step's line, the JSON's in_steps the same rows
         out = os.path.join(tmp, "warm.tprof")
