@@ -226,18 +226,31 @@ void tp_an_samples_run_between(const tp_an_view *v, int depth, int64_t lo, int64
     run(v, depth, &(which){0, 0, lo, hi > lo ? hi : lo + 1}, out);
 }
 
-/* 1 when ts lies in one of the sorted intervals. */
+/* 1 when process `pid` of the rank is a launcher (torchrun: it started the ranks and feeds
+ * none of them). */
+static int is_launcher(const tp_rank *r, int64_t pid) {
+    for (size_t k = 0; k < r->n_procs; k++)
+        if (r->procs[k].pid == pid && r->procs[k].role == TP_PROC_LAUNCHER)
+            return 1;
+    return 0;
+}
+
 /* The processes other than `pid` that count: those with a sampled thread named `named`, or
- * every one (named NULL): sorted, into *set (allocated; free it); their count, or -1 for
- * every one. */
-static long other_set(const tp_an_samples *all, int64_t pid, const char *named, int64_t **set) {
+ * every one but a launcher (named NULL): sorted, into *set (allocated; free it); their count,
+ * or -1 for every one (no launcher either). */
+static long other_set(const tp_an_view *v, const tp_an_samples *all, int64_t pid, const char *named,
+                      int64_t **set) {
     *set = NULL;
-    if (!named)
+    int launchers = 0;
+    for (size_t k = 0; k < v->r->n_procs; k++)
+        launchers |= v->r->procs[k].role == TP_PROC_LAUNCHER;
+    if (!named && !launchers)
         return -1;
     *set = tp_mem_xalloc(all->n_threads + 1, sizeof **set);
     size_t k = 0;
     for (size_t t = 0; t < all->n_threads; t++)
-        if (all->t[t].pid != pid && !strcmp(all->t[t].name, named))
+        if (all->t[t].pid != pid &&
+            (named ? !strcmp(all->t[t].name, named) : !is_launcher(v->r, all->t[t].pid)))
             (*set)[k++] = all->t[t].pid;
     qsort(*set, k, sizeof **set, cmp_i64);
     return (long)k;
@@ -274,7 +287,7 @@ static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, 
                     tp_an_samples_part *out) {
     const tp_samples *sa = &v->r->samples;
     int64_t *set;
-    long n_set = others ? other_set(all, pid, named, &set) : (set = NULL, -1);
+    long n_set = others ? other_set(v, all, pid, named, &set) : (set = NULL, -1);
     int64_t *cpu = tp_mem_xcalloc(all->n + 1, sizeof *cpu);
     int64_t *wait = tp_mem_xcalloc(all->n + 1, sizeof *wait);
     memset(out, 0, sizeof *out);
@@ -353,7 +366,7 @@ void tp_an_samples_workers(const tp_an_view *v, const tp_an_samples *all, int64_
     const tp_samples *sa = &v->r->samples;
     memset(out, 0, sizeof *out);
     int64_t *set;
-    long n_set = other_set(all, pid, named, &set);
+    long n_set = other_set(v, all, pid, named, &set);
     /* each other process's lifetime as its samples show it: first and last sample */
     size_t n = 0, cap = 0, at = 0;
     struct life {

@@ -101,8 +101,9 @@ void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid
                       const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out);
 
 /* The same for every thread of the processes of the rank other than `pid` (the workers of a
- * training process, together), or only of those with a sampled thread named `named` (not
- * NULL: "pt_data_worker", PyTorch's DataLoader workers, not the resource tracker beside them):
+ * training process, together; never a launcher, which feeds none), or only of those with a
+ * sampled thread named `named` (not NULL: "pt_data_worker", PyTorch's DataLoader workers, not
+ * the resource tracker beside them):
  * out->n_procs says how many of them had samples there. */
 void tp_an_samples_in_others(const tp_an_view *v, const tp_an_samples *all, int64_t pid,
                              const char *named, const int64_t *lo, const int64_t *hi, size_t n,

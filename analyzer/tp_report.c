@@ -302,7 +302,7 @@ static void text_processes(FILE *f, const tp_rank_analysis *rr, const tp_report_
     const tp_rank *r = rr->v.r;
     if (r->n_procs < 2)
         return;
-    fprintf(f, "Processes (%zu)\n  %-14s %8s  %-7s %8s  %s\n", r->n_procs, "pid", "ppid", "role",
+    fprintf(f, "Processes (%zu)\n  %-14s %8s  %-8s %8s  %s\n", r->n_procs, "pid", "ppid", "role",
             "events", "command");
     for (size_t k = 0; k < r->n_procs; k++) {
         const tp_process *p = &r->procs[k];
@@ -311,7 +311,7 @@ static void text_processes(FILE *f, const tp_rank_analysis *rr, const tp_report_
         snprintf(pid, sizeof pid, "%*s%lld", 2 * (depth < 4 ? depth : 4), "", (long long)p->pid);
         if (p->exec_gen)
             snprintf(gen, sizeof gen, "[exec %u] ", p->exec_gen);
-        fprintf(f, "  %-14s %8lld  %-7s %8zu  %s", pid, (long long)p->ppid,
+        fprintf(f, "  %-14s %8lld  %-8s %8zu  %s", pid, (long long)p->ppid,
                 tp_proc_role_name(p->role), p->n_events, gen);
         tp_text_fputs(tp_model_str(rr->v.m, p->command), f);
         fputc('\n', f);

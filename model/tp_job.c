@@ -145,7 +145,10 @@ static void order_items(item *it, size_t n, size_t *order) {
     }
 }
 
-/* Roles and parents as indexes into the gathered rank's process list. */
+/* Roles and parents as indexes into the gathered rank's process list (tree order: a parent
+ * before its children). A process without a rank of its own above one with a rank (torchrun,
+ * mpirun, a wrapper script) is a launcher; a ranked process a launcher started is the rank's
+ * main; an exec'd image keeps the role of the image before it; any other child is a worker. */
 static void set_roles(tp_rank *r, const item *it, const size_t *order, size_t first) {
     for (size_t k = 0; k < r->n_procs; k++) {
         long parent = it[order[first + k]].parent;
@@ -154,11 +157,24 @@ static void set_roles(tp_rank *r, const item *it, const size_t *order, size_t fi
         for (size_t q = 0; q < k; q++)
             if ((long)order[first + q] == parent)
                 p->parent = (int)q;
-        /* An exec'd image keeps the role of the image before it. */
-        p->role = p->parent < 0                       ? TP_PROC_MAIN
-                  : r->procs[p->parent].pid == p->pid ? r->procs[p->parent].role
-                                                      : TP_PROC_WORKER;
     }
+    unsigned char *launcher = tp_mem_xcalloc(r->n_procs + 1, 1);
+    for (size_t k = 0; k < r->n_procs; k++) /* every rankless ancestor of a ranked process */
+        if (it[order[first + k]].p->rank >= 0)
+            for (int a = r->procs[k].parent, hops = 0; a >= 0 && hops < (int)r->n_procs;
+                 a = r->procs[a].parent, hops++)
+                launcher[a] |= it[order[first + (size_t)a]].p->rank < 0;
+    for (size_t k = 0; k < r->n_procs; k++) {
+        tp_process *p = &r->procs[k];
+        const tp_process *up = p->parent >= 0 ? &r->procs[p->parent] : NULL;
+        p->role = launcher[k]         ? TP_PROC_LAUNCHER
+                  : !up               ? TP_PROC_MAIN
+                  : up->pid == p->pid ? up->role
+                  : up->role == TP_PROC_LAUNCHER && it[order[first + k]].p->rank >= 0
+                      ? TP_PROC_MAIN
+                      : TP_PROC_WORKER;
+    }
+    free(launcher);
 }
 
 static void gather_groups(tp_model *m, const item *it, const size_t *order) {

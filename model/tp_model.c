@@ -1385,7 +1385,7 @@ void tp_memev_push(tp_memevents *e, const tp_memev_row *r) {
 /* ---------------------------------------------------------------- processes */
 
 const char *tp_proc_role_name(tp_proc_role r) {
-    return r == TP_PROC_WORKER ? "worker" : "main";
+    return r == TP_PROC_WORKER ? "worker" : r == TP_PROC_LAUNCHER ? "launcher" : "main";
 }
 
 void tp_rank_add_process(tp_rank *r, const tp_process *p) {

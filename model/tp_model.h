@@ -738,10 +738,12 @@ typedef struct {
 
 /* What a process was in its recording: the one `trainprof record` started (or the root of
  * the process tree when that is unknown), or one it started (a DataLoader or multiprocessing
- * worker, a subprocess, ...). */
-typedef enum { TP_PROC_MAIN = 0, TP_PROC_WORKER = 1 } tp_proc_role;
+ * worker, a subprocess, ...); a launcher is a process without a rank of its own that started
+ * the ranked ones (torchrun, mpirun, a wrapper script): the rank's main is then the ranked
+ * process it started. */
+typedef enum { TP_PROC_MAIN = 0, TP_PROC_WORKER = 1, TP_PROC_LAUNCHER = 2 } tp_proc_role;
 
-/* "main", "worker". */
+/* "main", "worker", "launcher". */
 const char *tp_proc_role_name(tp_proc_role r);
 
 /* One process (one process image: an exec starts another) whose events a rank holds. A

@@ -3,8 +3,9 @@
  *   - a main process and its workers are one rank, main first, workers in the order they
  *     started, with their events, thread names and correlation ids kept apart;
  *   - exec'd images follow the image before them and keep its role;
- *   - ranks only where known: a launcher without a rank joins the lowest rank of its job,
- *     workers inherit their parent's rank; two recordings are two jobs;
+ *   - ranks only where known: a launcher without a rank joins the lowest rank of its job as
+ *     its launcher (the rank's own process its main), workers inherit their parent's rank;
+ *     two recordings are two jobs;
  *   - traces older than format 1.3 (no job id) are linked through the process tree;
  *   - given a main trace, report reads its recording's traces beside it and leaves out one
  *     of another recording under a matching name, with a note. */
@@ -184,6 +185,12 @@ static void test_ranks_only_where_known(void) {
     CHECK_EQ_I(r0->procs[1].pid, 6);
     CHECK_EQ_I(r0->procs[2].pid, 8);
     CHECK_EQ_I(r0->procs[2].parent, 1);
+    /* the rankless launcher above the ranks, the rank's own process its main, its child a
+     * worker; rank 1 holds no launcher */
+    CHECK_EQ_I(r0->procs[0].role, TP_PROC_LAUNCHER);
+    CHECK_EQ_I(r0->procs[1].role, TP_PROC_MAIN);
+    CHECK_EQ_I(r0->procs[2].role, TP_PROC_WORKER);
+    CHECK_STR(tp_proc_role_name(TP_PROC_LAUNCHER), "launcher");
     CHECK_EQ_U(r1->n_procs, 2);
     CHECK_EQ_I(r1->procs[0].pid, 7);
     CHECK_EQ_I(r1->procs[0].role, TP_PROC_MAIN); /* the root within its rank */

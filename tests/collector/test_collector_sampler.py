@@ -494,6 +494,10 @@ def run_venv(python):
                             "--", python, RANKS, "80"], capture_output=True, text=True)
         check(r.returncode == 0, f"ranks: record exited {r.returncode}: {r.stderr[-300:]}")
         rep = report_json(d)
+        procs = [(p["role"], p["command"].split()[-4:][:2]) for p in
+                 rep.get("ranks", [{}])[0].get("processes", [])]
+        check([p[0] for p in procs] == ["launcher", "main"],
+              f"ranks: rank 0's processes are the launcher, then its own main: {procs}")
         for how, doc in (("report", rep), ("merge", merged(rep, tmp))):
             xr = doc.get("cross_rank", {})
             rows = {x["rank"]: x for x in xr.get("ranks", [])}
