@@ -128,7 +128,8 @@ void tp_diag_cpu_contention(tp_diag_ctx *d, const tp_diag_rule *self) {
             &f->evidence,
             "%s: the rest of the demand is what the sampler does not see, the job's "
             "native threads (PyTorch's intra-op pool, OpenMP, BLAS: torch.get_num_threads() "
-            "of them in each process) or other programs on this machine",
+            "of them in each process), the job's other ranks on this machine (a rank sees "
+            "its own processes only) or other programs",
             known ? "" : " (the CPUs it could use are not recorded)");
     if (own)
         tp_diag_cat(&f->advice,
