@@ -1,6 +1,7 @@
 /* tp_diag_samples: samples in a finding's evidence (see the header). */
 #include "tp_diag_samples.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,7 +239,23 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
     tp_an_samples_workers(d->v, all, pid, named, &w);
     if (!w.procs)
         free(w.starts), free(w.ends);
-    if (!w.procs) { /* sampled, and no process fed this one: the batches are made in it */
+    /* sampled, and no other process: where the training thread computed its batches, or
+     * waited while another thread of its process was busy (a producer thread: the evidence
+     * named it), they are made in its process; where it waited and nothing was busy, whoever
+     * made them is not in this trace (a live window or a capture holds one process) */
+    double on = tp_finding_metric(f, "sampled_cpu_ns"),
+           wall = tp_finding_metric(f, "sampled_wall_ns");
+    if (!w.procs && !isnan(on) && !isnan(wall) && wall - on > on &&
+        isnan(tp_finding_metric(f, "sampled_other_cpu_ns"))) {
+        tp_diag_cat(&f->advice,
+                    "the training thread mostly waited for its batches, and no process that "
+                    "makes them was sampled here (a live window or a capture holds the training "
+                    "process alone: `trainprof report` on the recording reads its workers' "
+                    "traces); %s",
+                    otherwise);
+        return;
+    }
+    if (!w.procs) {
         tp_diag_cat(&f->advice,
                     "the batches are made in the training process itself: DataLoader workers "
                     "(num_workers > 0) make them beside the training loop; then move decoding "

@@ -1,6 +1,7 @@
 """A training loop whose steps wait for a producer, for test_collector_sampler.py.
 
-usage: sampler_prog.py thread|process|workers|inline|warm|phases|contend [STEPS [SPINNERS]]
+usage: sampler_prog.py thread|process|workers|inline|loader-inline|warm|phases|contend
+                      [STEPS [SPINNERS]]
 The main thread runs STEPS steps, each an NVTX range "train_step" (with the nvtx package when
 it is there, else none) around ~3 ms of CPU work; between the steps it takes the next batch:
 - thread:  from a queue a producer thread fills, each batch ~4x a step of CPU in augment();
@@ -9,7 +10,8 @@ it is there, else none) around ~3 ms of CPU work; between the steps it takes the
            forks 2 producer processes named as PyTorch names its workers, takes the batches
            from them in turn inside "DataLoader.__next__" ranges (STEPS / EPOCHS of them), and
            joins them in one more such range, the one that ends the epoch;
-- inline:  by computing augment() itself;
+- inline:  by computing augment() itself (loader-inline: inside "DataLoader.__next__" ranges,
+           as a DataLoader without workers does);
 - warm:    none: STEPS steps after start-up work (augment(), ~4x the steps' CPU) outside any;
 - phases:  STEPS long steps of augment() work, each followed by half again as much outside any
            range (for --capture: samples only in the steps);
@@ -154,11 +156,15 @@ def main():
         q = queue.Queue(maxsize=2)
         threading.Thread(target=producer, args=(q.put, steps), daemon=True).start()
         get = q.get
-    elif mode == "inline":
+    elif mode in ("inline", "loader-inline"):
         def get():
             return augment(120000)  # @inline
     for _ in range(steps):
-        get()  # @fetch
+        if mode == "loader-inline":  # a DataLoader without workers: the fetch computes
+            with annotate("DataLoader.__next__"):
+                get()
+        else:
+            get()  # @fetch
         with annotate("train_step"):
             train_step()
     stop.set()

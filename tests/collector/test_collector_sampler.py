@@ -452,6 +452,22 @@ def run_venv(python):
             check(re.search(w, f["advice"]), f"workers: advice lacks /{w}/: {f['advice']}")
             check(f.get("metrics", {}).get("worker_starts") == 3,
                   f"workers: metrics {f.get('metrics')}")
+        # the main trace alone (as a live window or a capture holds it): the loop waited and
+        # nobody that made the batches is in the trace, which the advice says instead of
+        # "made in the training process"; a loop that computes them itself is told so
+        os.mkdir(os.path.join(tmp, "alone"))
+        alone = os.path.join(tmp, "alone", "main.tprof")
+        with open(os.path.join(d, "run.tprof"), "rb") as src, open(alone, "wb") as dst:
+            dst.write(src.read())
+        f = finding(report_json(alone), "host-input-bound")
+        check(f and f["advice"].startswith("the training thread mostly waited for its batches, and "
+                                           "no process that makes them was sampled here"),
+              f"alone: advice {f and f['advice']}")
+        out = os.path.join(tmp, "loader-inline.tprof")
+        record(python, out, "loader-inline", 40)
+        f = finding(report_json(out), "host-input-bound")
+        check(f and f["advice"].startswith("the batches are made in the training process itself"),
+              f"loader-inline: advice {f and f['advice']}")
         # contend: more busy threads than CPUs. Forked by the job, the spinners are the job's
         # own demand; started beside it, they are what the sampler does not see.
         cpus = len(os.sched_getaffinity(0))
