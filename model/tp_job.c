@@ -15,6 +15,7 @@ typedef struct {
     long group;          /* item that leads its group (the lowest index in it) */
     int placed;          /* already in the new order */
     int is_proc;         /* p was set (p itself may move while ranks are merged) */
+    int own_rank;        /* p's own rank (its PROCESS record's; -1: none), kept since p moves */
 } item;
 
 static int same_job(const tp_process *a, const tp_process *b) {
@@ -160,17 +161,17 @@ static void set_roles(tp_rank *r, const item *it, const size_t *order, size_t fi
     }
     unsigned char *launcher = tp_mem_xcalloc(r->n_procs + 1, 1);
     for (size_t k = 0; k < r->n_procs; k++) /* every rankless ancestor of a ranked process */
-        if (it[order[first + k]].p->rank >= 0)
+        if (it[order[first + k]].own_rank >= 0)
             for (int a = r->procs[k].parent, hops = 0; a >= 0 && hops < (int)r->n_procs;
                  a = r->procs[a].parent, hops++)
-                launcher[a] |= it[order[first + (size_t)a]].p->rank < 0;
+                launcher[a] |= it[order[first + (size_t)a]].own_rank < 0;
     for (size_t k = 0; k < r->n_procs; k++) {
         tp_process *p = &r->procs[k];
         const tp_process *up = p->parent >= 0 ? &r->procs[p->parent] : NULL;
         p->role = launcher[k]         ? TP_PROC_LAUNCHER
                   : !up               ? TP_PROC_MAIN
                   : up->pid == p->pid ? up->role
-                  : up->role == TP_PROC_LAUNCHER && it[order[first + k]].p->rank >= 0
+                  : up->role == TP_PROC_LAUNCHER && it[order[first + k]].own_rank >= 0
                       ? TP_PROC_MAIN
                       : TP_PROC_WORKER;
     }
@@ -211,6 +212,7 @@ void tp_job_gather(tp_model *m) {
         const tp_rank *r = &m->ranks[i];
         it[i].p = r->native && r->n_procs == 1 ? &r->procs[0] : NULL;
         it[i].is_proc = it[i].p != NULL;
+        it[i].own_rank = it[i].p ? it[i].p->rank : -1;
         it[i].parent = -1;
         it[i].group = (long)i;
     }
