@@ -52,8 +52,11 @@ for sc in ["healthy"] + list(EXPECTED_TOP):
     text = open(os.path.join(d, sc + ".report.txt")).read()
     check(0 <= text.find("Diagnosis") < text.find("Summary"), sc + ": Diagnosis comes first")
     if sc == "healthy":
-        high = [f["id"] for f in fs if f["level"] == "high"]
-        check(not high, "healthy: no high-severity finding (got %s)" % high)
+        # step-spikes judges the steps' times, which a loaded machine's preemptions move as
+        # much as the program (a healthy run at load 4 on 2 cores: 0.41); tests/analyzer's
+        # test_step_spikes checks the rule itself. No other high finding may come.
+        high = [f["id"] for f in fs if f["level"] == "high" and f["id"] != "step-spikes"]
+        check(not high, "healthy: no high-severity finding but step-spikes (got %s)" % high)
         continue
     # The scenario's problem must be found, at high severity, and ranked first or second: on
     # a loaded 2-core machine the trainer's loader threads compete with the launching thread
