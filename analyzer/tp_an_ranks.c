@@ -2,9 +2,11 @@
 #include "tp_an_ranks.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_an_env.h"
 #include "tp_an_samples.h"
 #include "tp_an_stats.h"
 #include "tp_diag_rank_rules.h"
@@ -74,6 +76,22 @@ static int64_t host_waits(const tp_rank_analysis *a) {
     return got >= HOST_WAIT_MIN_SAMPLES ? off : -1;
 }
 
+/* The row's CPU figures (tp_an_rank_row): a rank's demand over its steps after warm-up. */
+static void cpu_figures(tp_an_rank_row *r, const tp_rank_analysis *a) {
+    r->cpu_demand = NAN;
+    const char *host = tp_rank_env(a->v.m, a->v.r, -1, "host");
+    snprintf(r->host, sizeof r->host, "%s", host ? host : "");
+    const char *cores = tp_rank_env(a->v.m, a->v.r, -1, "cpu.cores");
+    r->cores = cores ? strtoll(cores, NULL, 10) : 0;
+    if (tp_an_env_cpus(a->v.m, a->v.r, &r->cpus, NULL) != 0)
+        r->cpus = 0;
+    size_t first = a->dg.n_warmup, threads, procs;
+    if (a->v.r->samples.n && a->dg.n_steps > first)
+        r->cpu_demand =
+            tp_an_samples_demand(&a->v, a->dg.step_start + first, a->dg.step_end + first,
+                                 a->dg.n_steps - first, &threads, &procs);
+}
+
 int64_t tp_an_rank_waits(const tp_an_rank_row *r) {
     return r->comm_ns > 0 ? r->exposed_comm_ns : r->host_wait_ns > 0 ? r->host_wait_ns : 0;
 }
@@ -95,6 +113,7 @@ void tp_an_rank_row_fill(tp_an_rank_row *r, const tp_rank_analysis *a) {
     r->mem_peak_bytes = a->mu.peak_allocated;
     r->data_wait_ns = a->host.data_ns;
     r->host_wait_ns = host_waits(a);
+    cpu_figures(r, a);
 }
 
 void tp_an_ranks_add(tp_an_ranks *x, const tp_an_rank_row *row) {
@@ -106,7 +125,7 @@ const char *tp_an_ranks_quiet(const tp_an_ranks *x) {
     return isnan(x->median_step_p50_ns) && isnan(x->median_mem_peak)
                ? "nothing to compare: no steps found in the ranks"
                : "no straggler, no rank waiting on the others, no memory imbalance, no input "
-                 "straggler";
+                 "straggler, no machine short of CPUs";
 }
 
 long tp_an_ranks_find(const tp_an_ranks *x, int rank) {

@@ -23,7 +23,10 @@
  *   rank's (uneven shards, batches or sequence lengths; the first rank to run out of memory);
  * - input-straggler: a rank whose data loading per step is >= 1.5x the other ranks' median
  *   (and above it by >= 10 % of the median step): the others wait for its input pipeline,
- *   with or without a device (a gloo job's steps are equal and its communication unseen).
+ *   with or without a device (a gloo job's steps are equal and its communication unseen);
+ * - cpu-oversubscribed: the sampled ranks on one machine whose processes may use all its
+ *   cores want at least as many CPUs at a time as it has: each waits for the CPUs the others
+ *   hold (a rank's own cpu-contention sees its own processes only).
  * Ranks without steps are listed but take no part in the step rules; ranks without memory
  * events take no part in the memory rule. */
 #ifndef TP_AN_RANKS_H
@@ -35,6 +38,8 @@
 #include "tp_an_view.h"
 #include "tp_model.h"
 #include "tp_rank_analysis.h"
+
+#define TP_AN_HOST_MAX 64 /* a row's host name, cut */
 
 typedef struct {
     int rank;
@@ -50,6 +55,15 @@ typedef struct {
     int64_t host_wait_ns; /* a rank without device activity, sampled (`record --sample`): its
                              step thread's time off a CPU in its steps, data loading aside
                              (where a gloo job waits in its collectives); -1: not measured */
+    /* Sampled ranks: how many of their Python threads (every process of the rank) were in
+     * state R at a time over their steps after warm-up (tp_an_samples_demand; NaN: not
+     * sampled), on which machine (its `host` fact; "": unknown), with how many cores
+     * (cpu.cores; 0: unknown) and how many of them the rank's processes could use
+     * (tp_an_env_cpus: cores, affinity mask, cgroup quota; 0: unknown). */
+    double cpu_demand;
+    char host[TP_AN_HOST_MAX];
+    int64_t cores;
+    double cpus;
 } tp_an_rank_row;
 
 /* A rank's waits, the part of its steps that is not its own work: its exposed communication

@@ -432,3 +432,38 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
     }
     return off;
 }
+
+double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
+                            size_t *threads, size_t *procs) {
+    const tp_samples *sa = &v->r->samples;
+    int64_t ready = 0, len = 0;
+    for (size_t k = 0; k < n; k++)
+        len = tp_an_add(len, hi[k] - lo[k]);
+    struct id {
+        int64_t pid, tid;
+    } *seen = NULL;
+    size_t n_seen = 0, cap = 0, k = 0;
+    for (size_t i = 0; i < sa->n; i++) {
+        if (!in_view(v, sa->ts[i]) || !tp_an_in_sorted(lo, hi, n, sa->ts[i]))
+            continue;
+        if ((sa->flags[i] & TP_SAMPLE_F_ON_CPU) && sa->period_ns[i] < (uint64_t)INT64_MAX / 4)
+            ready = tp_an_add(ready, (int64_t)sa->period_ns[i]);
+        /* a thread's samples come together (its process's file): the last one found first */
+        if (k >= n_seen || seen[k].pid != sa->pid[i] || seen[k].tid != sa->tid[i])
+            for (k = 0; k < n_seen && (seen[k].pid != sa->pid[i] || seen[k].tid != sa->tid[i]); k++)
+                ;
+        if (k == n_seen) {
+            TP_MEM_XGROW(seen, cap, n_seen + 1);
+            seen[n_seen++] = (struct id){sa->pid[i], sa->tid[i]};
+        }
+    }
+    *threads = n_seen, *procs = 0;
+    for (k = 0; k < n_seen; k++) {
+        size_t j = 0;
+        while (j < k && seen[j].pid != seen[k].pid)
+            j++;
+        *procs += j == k;
+    }
+    free(seen);
+    return len > 0 ? (double)ready / (double)len : 0;
+}

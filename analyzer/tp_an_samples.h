@@ -133,6 +133,14 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
                               const int64_t *hi, size_t n, const int64_t *xlo, const int64_t *xhi,
                               size_t xn, size_t *samples);
 
+/* How many of the rank's sampled threads (every process) were in state R (running, or ready
+ * and waiting for a CPU) at a time on average over the n sorted intervals [lo[k], hi[k]): the
+ * periods of their samples there found in R, over the intervals' length; how many threads and
+ * processes were sampled there into *threads and *procs. The CPUs a rank's Python threads
+ * wanted: cpu-contention's and the cross-rank cpu-oversubscribed rule's one definition. */
+double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
+                            size_t *threads, size_t *procs);
+
 /* Frees what tp_an_samples_run allocated; a zeroed result or NULL is a no-op. */
 void tp_an_samples_free(tp_an_samples *s);
 

@@ -29,44 +29,6 @@
 #define CONTENTION_MIN_SAMPLES 20 /* fewer say little about a share of time */
 #define OVERSUBSCRIBED 0.9        /* the job's demand >= 90 % of its CPUs: its own doing */
 
-/* How many of the job's sampled threads were in state R at a time, on average, over the n
- * intervals (the sum of their samples' periods found running or ready, over the intervals'
- * length); how many threads and processes were sampled there into *threads and *procs. */
-static double demand(const tp_diag_ctx *d, const int64_t *lo, const int64_t *hi, size_t n,
-                     size_t *threads, size_t *procs) {
-    const tp_samples *sa = &d->r->samples;
-    int64_t ready = 0, len = 0;
-    for (size_t k = 0; k < n; k++)
-        len = tp_an_add(len, hi[k] - lo[k]);
-    struct id {
-        int64_t pid, tid;
-    } *seen = NULL;
-    size_t n_seen = 0, cap = 0, k = 0;
-    for (size_t i = 0; i < sa->n; i++) {
-        if (!tp_an_in_sorted(lo, hi, n, sa->ts[i]))
-            continue;
-        if ((sa->flags[i] & TP_SAMPLE_F_ON_CPU) && sa->period_ns[i] < (uint64_t)INT64_MAX / 4)
-            ready = tp_an_add(ready, (int64_t)sa->period_ns[i]);
-        /* a thread's samples come together (its process's file): the last one found first */
-        if (k >= n_seen || seen[k].pid != sa->pid[i] || seen[k].tid != sa->tid[i])
-            for (k = 0; k < n_seen && (seen[k].pid != sa->pid[i] || seen[k].tid != sa->tid[i]); k++)
-                ;
-        if (k == n_seen) {
-            TP_MEM_XGROW(seen, cap, n_seen + 1);
-            seen[n_seen++] = (struct id){sa->pid[i], sa->tid[i]};
-        }
-    }
-    *threads = n_seen, *procs = 0;
-    for (k = 0; k < n_seen; k++) {
-        size_t j = 0;
-        while (j < k && seen[j].pid != seen[k].pid)
-            j++;
-        *procs += j == k;
-    }
-    free(seen);
-    return len > 0 ? (double)ready / (double)len : 0;
-}
-
 void tp_diag_cpu_contention(tp_diag_ctx *d, const tp_diag_rule *self) {
     int64_t pid, tid;
     if (!d->r->samples.n || !tp_diag_samples_step_thread(d, &pid, &tid))
@@ -109,8 +71,9 @@ void tp_diag_cpu_contention(tp_diag_ctx *d, const tp_diag_rule *self) {
                 span_lo = t < span_lo ? t : span_lo, span_hi = t > span_hi ? t : span_hi;
             }
     size_t threads = 0, procs = 0;
-    double want = n ? demand(d, lo, hi, n, &threads, &procs)
-                    : demand(d, &span_lo, &span_hi, span_hi > span_lo, &threads, &procs);
+    double want =
+        n ? tp_an_samples_demand(d->v, lo, hi, n, &threads, &procs)
+          : tp_an_samples_demand(d->v, &span_lo, &span_hi, span_hi > span_lo, &threads, &procs);
     double cpus = 0;
     const char *bound = NULL;
     int known = tp_an_env_cpus(d->v->m, d->r, &cpus, &bound) == 0;

@@ -20,7 +20,9 @@
     X("memory-imbalance", tp_diag_rank_memory_imbalance,                                           \
       "a rank's peak allocated device memory is >= 1.2x the median rank's: sharding imbalance")    \
     X("input-straggler", tp_diag_rank_input_straggler,                                             \
-      "a rank's data loading per step is >= 1.5x the other ranks' median: the others wait for it")
+      "a rank's data loading per step is >= 1.5x the other ranks' median: the others wait for it") \
+    X("cpu-oversubscribed", tp_diag_rank_cpu_oversubscribed,                                       \
+      "the ranks on one machine want more CPUs at a time than it has (sampled)")
 
 #define TP_DIAG_RANK_RULE_PROTO(id, fn, description)                                               \
     void fn(tp_an_ranks *x, const tp_an_rank_rule *self);

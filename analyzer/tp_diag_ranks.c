@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tp_diag_rank_rules.h"
 #include "tp_mem.h"
@@ -227,4 +228,59 @@ void tp_diag_rank_input_straggler(tp_an_ranks *x, const tp_an_rank_rule *self) {
                     "evaluation), and samples of even cost (shard by size, not by count)";
     }
     free(buf);
+}
+
+/* The sampled ranks of one machine (the same `host`, its cores known, every rank's processes
+ * free to use all of them: an affinity mask or a quota per rank splits the machine, which each
+ * rank's own cpu-contention judges) whose Python threads together want at least as many CPUs at
+ * a time as it has cores: each rank waits for the CPUs the others hold. A finding per machine,
+ * naming the rank that wants the most; severity: the demand above the cores, over the demand. */
+void tp_diag_rank_cpu_oversubscribed(tp_an_ranks *x, const tp_an_rank_rule *self) {
+    unsigned char *done = tp_mem_xcalloc(x->n + 1, 1);
+    for (size_t i = 0; i < x->n; i++) {
+        const tp_an_rank_row *a = &x->r[i];
+        if (done[i] || isnan(a->cpu_demand) || !a->host[0] || a->cores <= 0)
+            continue;
+        double sum = 0;
+        size_t n = 0, most = i;
+        int whole = 1; /* every rank of the machine may use all its cores */
+        char ranks[128] = "", want[160] = "";
+        size_t used = 0, wused = 0;
+        for (size_t j = i; j < x->n; j++) {
+            const tp_an_rank_row *b = &x->r[j];
+            if (done[j] || isnan(b->cpu_demand) || strcmp(b->host, a->host) != 0)
+                continue;
+            done[j] = 1;
+            sum += b->cpu_demand;
+            whole &= b->cores == a->cores && b->cpus >= (double)b->cores;
+            most = b->cpu_demand > x->r[most].cpu_demand ? j : most;
+            list_rank(ranks, sizeof ranks, &used, n, b->rank);
+            if (wused < 100) {
+                int w = snprintf(want + wused, sizeof want - wused, "%s%.1f", n ? ", " : "",
+                                 b->cpu_demand);
+                wused += w > 0 && (size_t)w < sizeof want - wused ? (size_t)w : 0;
+            }
+            n++;
+        }
+        if (n < 2 || !whole || sum < (double)a->cores)
+            continue;
+        tp_an_rank_finding *f =
+            tp_an_ranks_add_finding(x, self, (sum - (double)a->cores) / sum, x->r[most].rank);
+        snprintf(f->title, sizeof f->title,
+                 "cpu-oversubscribed: the %zu ranks on %s want %.1f CPUs at a time, on %lld "
+                 "cores",
+                 n, a->host, sum, (long long)a->cores);
+        snprintf(f->evidence, sizeof f->evidence,
+                 "ranks %s on %s: their sampled Python threads (training threads, DataLoader "
+                 "workers; not their native threads) were ready to run or running %s at a time "
+                 "over their steps, %.1f together against the machine's %lld cores: each rank "
+                 "waits for the CPUs the others hold (rank %d wants the most)",
+                 ranks, a->host, want, sum, (long long)a->cores, x->r[most].rank);
+        f->advice = "fewer busy threads per rank: DataLoader workers at most (cores - ranks) / "
+                    "ranks each, torch.set_num_threads() or OMP_NUM_THREADS at cores / ranks; "
+                    "bind each rank to its share of the cores (numactl or taskset per "
+                    "LOCAL_RANK, the launcher's binding option), then each rank's own "
+                    "cpu-contention judges its share";
+    }
+    free(done);
 }

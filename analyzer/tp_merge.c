@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
@@ -27,7 +28,7 @@ struct tp_merge {
 
 /* The fields of a cross_rank_row the merge reads; own_p50_ns and overlapped_comm_ns are
  * derived from them (tp_an_ranks_judge, tp_report_ranks), as the report derives them. */
-typedef enum { F_INT, F_SIZE, F_I64, F_NUM } field_kind;
+typedef enum { F_INT, F_SIZE, F_I64, F_NUM, F_STR } field_kind;
 typedef struct {
     const char *key;
     field_kind kind;
@@ -52,6 +53,10 @@ static const row_field fields[] = {
     FIELD("mem_peak_bytes", F_I64, mem_peak_bytes),
     FIELD("data_wait_ns", F_I64, data_wait_ns),
     OPTIONAL("host_wait_ns", F_I64, host_wait_ns),
+    OPTIONAL("cpu_demand", F_NUM, cpu_demand),
+    OPTIONAL("host", F_STR, host),
+    OPTIONAL("cores", F_I64, cores),
+    OPTIONAL("cpus", F_NUM, cpus),
 };
 #undef FIELD
 #undef OPTIONAL
@@ -82,6 +87,12 @@ size_t tp_merge_n_ranks(const tp_merge *mg) {
 /* Stores the value `v` of field `fd` into `row`; 0, or -1 when it has the wrong type. */
 static int put_field(tp_an_rank_row *row, const row_field *fd, yajl_val v) {
     char *p = (char *)row + fd->off;
+    if (fd->kind == F_STR) { /* the row's host name (cut to its size) */
+        if (!YAJL_IS_STRING(v))
+            return -1;
+        snprintf(p, TP_AN_HOST_MAX, "%s", YAJL_GET_STRING(v));
+        return 0;
+    }
     if (fd->kind == F_NUM) {
         if (!YAJL_IS_NULL(v) && !YAJL_IS_DOUBLE(v))
             return -1;
@@ -116,8 +127,11 @@ static int row_possible(const tp_an_rank_row *r) {
     for (size_t i = 0; i < 2; i++)
         if (!isnan(s[i]) && (isinf(s[i]) || s[i] < 0))
             return 0;
-    return r->mem_peak_bytes >= -1 && r->host_wait_ns >= -1 && r->exposed_comm_ns >= 0 &&
-           r->exposed_comm_ns <= r->comm_ns;
+    if (!isnan(r->cpu_demand) && (isinf(r->cpu_demand) || r->cpu_demand < 0 || isnan(r->cpus) ||
+                                  isinf(r->cpus) || r->cpus < 0))
+        return 0;
+    return r->mem_peak_bytes >= -1 && r->host_wait_ns >= -1 && r->cores >= -1 &&
+           r->exposed_comm_ns >= 0 && r->exposed_comm_ns <= r->comm_ns;
 }
 
 /* The row of rank object `rank` (an element of the report's "ranks"). */
@@ -136,14 +150,22 @@ static tp_status read_row(yajl_val rank, size_t i, tp_an_rank_row *row, const ch
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         const char *fp[] = {fields[k].key, NULL};
         yajl_val v = yajl_tree_get(o, fp, yajl_t_any);
-        if (!v && fields[k].optional) {
-            *(int64_t *)((char *)row + fields[k].off) = -1;
+        if (!v && fields[k].optional) { /* not measured: NaN, -1 or "" */
+            char *p = (char *)row + fields[k].off;
+            if (fields[k].kind == F_NUM)
+                *(double *)p = NAN;
+            else if (fields[k].kind == F_STR)
+                *p = 0;
+            else
+                *(int64_t *)p = -1;
             continue;
         }
         if (!v || put_field(row, &fields[k], v) < 0) {
             snprintf(err, err_size, "%s: ranks[%zu].cross_rank_row.%s is missing or not %s", name,
                      i, fields[k].key,
-                     fields[k].kind == F_NUM ? "a number" : "an integer in range");
+                     fields[k].kind == F_NUM   ? "a number"
+                     : fields[k].kind == F_STR ? "a string"
+                                               : "an integer in range");
             return TP_ERR_PARSE;
         }
     }

@@ -86,6 +86,12 @@ void tp_report_ranks_json_row(yajl_gen g, const tp_an_rank_row *r) {
     tp_rj_int(g, "data_wait_ns", r->data_wait_ns);
     if (r->host_wait_ns >= 0) /* measured: a rank without device, sampled */
         tp_rj_int(g, "host_wait_ns", r->host_wait_ns);
+    if (!isnan(r->cpu_demand)) { /* sampled */
+        tp_rj_num(g, "cpu_demand", r->cpu_demand);
+        tp_rj_kv(g, "host", r->host);
+        tp_rj_int(g, "cores", r->cores);
+        tp_rj_num(g, "cpus", r->cpus);
+    }
     yajl_gen_map_close(g);
 }
 

@@ -31,9 +31,10 @@ static void test_rank_table(void) {
     const tp_an_rank_rule *r;
     const tp_diag_rule *d;
     size_t n = tp_an_ranks_rules(&r), nd = tp_diagnose_rules(&d);
-    CHECK_EQ_U(n, 4);
+    CHECK_EQ_U(n, 5);
     CHECK_STR(r[2].id, "memory-imbalance");
     CHECK_STR(r[3].id, "input-straggler");
+    CHECK_STR(r[4].id, "cpu-oversubscribed");
     for (size_t i = 0; i < n; i++) {
         CHECK(r[i].id && r[i].id[0] && r[i].run != NULL);
         CHECK(r[i].description && strlen(r[i].description) > 10);
@@ -50,6 +51,7 @@ static tp_an_rank_row row(int rank, int64_t peak) {
     r.span_ns = r.busy_ns = r.compute_ns = 4000000;
     r.mem_peak_bytes = peak;
     r.host_wait_ns = -1; /* not sampled */
+    r.cpu_demand = NAN;
     return r;
 }
 
@@ -58,6 +60,36 @@ static tp_an_rank_row row(int rank, int64_t peak) {
  * collective-wait (ranks 0 and 2 wait for it) name rank 1, with the sampled waits' words. A
  * rank among them whose waits were not sampled has no own work (not a straggler); without any
  * sampled waits every step is the rank's own, and equal steps name nobody. */
+/* cpu-oversubscribed from rows alone: ranks 0 and 1 on machine "a" (2 cores, all theirs)
+ * want 1.5 + 1.2 CPUs: a finding naming rank 0 (the most), severity 0.7 / 2.7; machine "b"'s
+ * two ranks want 2 of its 8; one rank alone on "c" wants 5 of 2 (its own cpu-contention's
+ * case); "d"'s ranks are bound to 2 of its 4 cores each; rank 8 on "a" was not sampled. */
+static void test_rank_cpu_oversubscribed(void) {
+    static const struct {
+        const char *host;
+        int64_t cores;
+        double cpus, demand;
+    } rows[] = {{"a", 2, 2, 1.5}, {"a", 2, 2, 1.2}, {"b", 8, 8, 1}, {"b", 8, 8, 1},
+                {"c", 2, 2, 5},   {"d", 4, 2, 3},   {"d", 4, 2, 3}, {"a", 2, 2, NAN}};
+    tp_an_ranks x = {0};
+    for (int k = 0; k < 8; k++) {
+        tp_an_rank_row r = row(k, -1);
+        snprintf(r.host, sizeof r.host, "%s", rows[k].host);
+        r.cores = rows[k].cores, r.cpus = rows[k].cpus, r.cpu_demand = rows[k].demand;
+        tp_an_ranks_add(&x, &r);
+    }
+    tp_an_ranks_judge(&x);
+    CHECK_EQ_U(x.n_findings, 1);
+    CHECK_STR(x.f[0].id, "cpu-oversubscribed");
+    CHECK_EQ_I(x.f[0].rank, 0);
+    CHECK(fabs(x.f[0].severity - 0.7 / 2.7) < 1e-9);
+    CHECK_STR(x.f[0].title, "cpu-oversubscribed: the 2 ranks on a want 2.7 CPUs at a time, on 2 "
+                            "cores");
+    CHECK(strstr(x.f[0].evidence, "ranks 0, 1 on a: ") &&
+          strstr(x.f[0].evidence, "running 1.5, 1.2 at a time"));
+    tp_an_ranks_free(&x);
+}
+
 static void test_rank_host_waits(void) {
     const int64_t waits[] = {60000000, 0, 55000000, -1};
     for (int unsampled = 0; unsampled < 3; unsampled++) {
@@ -180,6 +212,7 @@ int main(void) {
     TP_RUN(test_rank_table);
     TP_RUN(test_rank_memory);
     TP_RUN(test_rank_host_waits);
+    TP_RUN(test_rank_cpu_oversubscribed);
     TP_RUN(test_ties);
     return tp_test_summary();
 }

@@ -4,7 +4,10 @@ steps (NVTX ranges "train_step", through the nvtx package) of CPU work and then 
 other in an exchange over pipes (a collective, as gloo's all-reduce waits). Rank 1 does 4x the
 work of rank 0: it is the straggler, and rank 0 waits for it in each exchange.
 
-usage: ranks_prog.py [STEPS]    (a rank: ranks_prog.py STEPS RANK RFD WFD)"""
+With SPINNERS, each rank also forks that many processes that compute all along its steps: the
+ranks on this machine then want more CPUs than it has.
+
+usage: ranks_prog.py [STEPS [SPINNERS]]    (a rank: ranks_prog.py STEPS RANK RFD WFD SPINNERS)"""
 import os
 import subprocess
 import sys
@@ -19,26 +22,46 @@ def work(n):
     return x
 
 
-def rank_main(steps, rank, r, w):
+def spin(r):
+    import select
+    while not select.select([r], [], [], 0)[0]:
+        work(20000)
+
+
+def rank_main(steps, rank, r, w, spinners):
+    pids = []
+    sr, sw = os.pipe()
+    for _ in range(spinners):
+        pid = os.fork()
+        if pid == 0:
+            os.close(sw)
+            spin(sr)
+            os._exit(0)
+        pids.append(pid)
+    os.close(sr)
     for _ in range(steps):
         with nvtx.annotate("train_step"):
             work(40000 * (4 if rank == 1 else 1))
             os.write(w, b"x")  # the exchange: each sends, then waits for the other's
             os.read(r, 1)  # @exchange
+    os.close(sw)
+    for pid in pids:
+        os.waitpid(pid, 0)
 
 
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 40
-    if len(sys.argv) > 2:
-        rank_main(steps, int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    if len(sys.argv) > 3:
+        rank_main(steps, int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
         return
+    spinners = sys.argv[2] if len(sys.argv) > 2 else "0"
     a_r, a_w = os.pipe()  # rank 0 -> rank 1
     b_r, b_w = os.pipe()  # rank 1 -> rank 0
     procs = []
     for rank, (r, w) in enumerate(((b_r, a_w), (a_r, b_w))):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2")
         procs.append(subprocess.Popen([sys.executable, __file__, str(steps), str(rank), str(r),
-                                       str(w)], env=env, pass_fds=(r, w)))
+                                       str(w), spinners], env=env, pass_fds=(r, w)))
     for fd in (a_r, a_w, b_r, b_w):
         os.close(fd)
     sys.exit(max(p.wait() for p in procs))

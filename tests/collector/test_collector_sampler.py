@@ -527,6 +527,23 @@ def run_venv(python):
                   "no device: the step threads' time off a CPU" in
                   got["collective-wait"]["evidence"],
                   f"ranks ({how}): findings {json.dumps(got)[:600]}")
+        check("cpu-oversubscribed" not in {f["id"] for f in rep["cross_rank"]["findings"]},
+              "ranks: two ranks wanting less than the machine: no cpu-oversubscribed")
+        # each rank forks a spinner per CPU: the machine's ranks want more CPUs than it has
+        d2 = os.path.join(tmp, "ranks-spin")
+        os.mkdir(d2)
+        r = subprocess.run([TP, "record", "--sample-hz", "400", "-o", os.path.join(d2, "run.tprof"),
+                            "--", python, RANKS, "80", str(cpus)], capture_output=True, text=True)
+        check(r.returncode == 0, f"ranks-spin: record exited {r.returncode}: {r.stderr[-300:]}")
+        xr = report_json(d2).get("cross_rank", {})
+        rows = xr.get("ranks", [])
+        whole = rows and all(x.get("cpus", 0) >= x.get("cores", 1) > 0 for x in rows)
+        f = [g for g in xr.get("findings", []) if g["id"] == "cpu-oversubscribed"]
+        if whole:  # a machine whose cores these processes may all use (no mask, no quota)
+            check(len(f) == 1 and re.search(r"^cpu-oversubscribed: the 2 ranks on \S+ want "
+                                            r"[\d.]+ CPUs at a time, on \d+ cores$", f[0]["title"])
+                  and sum(x["cpu_demand"] for x in rows) >= rows[0]["cores"],
+                  f"ranks-spin: cpu-oversubscribed {f} rows {rows}")
         text = subprocess.run([TP, "report", d], capture_output=True, text=True).stdout
         check(re.search(r"waits per step \(no device: .*\): rank 0 [\d.]+ [mµ]s, rank 1 ", text),
               f"ranks: text row of waits: {text[text.find('Ranks'):][:600]}")
