@@ -13,17 +13,12 @@
  * its sampled time in the steps (tp_diag_samples_waited_cpu), over >= 20 samples. Severity:
  * the time it waited for a CPU over its sampled time. */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "tp_an_env.h"
-#include "tp_an_ivset.h"
 #include "tp_an_samples.h"
-#include "tp_an_util.h"
 #include "tp_diag_ctx.h"
 #include "tp_diag_rules.h"
 #include "tp_diag_samples.h"
-#include "tp_mem.h"
 #include "tp_units.h"
 
 #define CONTENTION_MIN_SAMPLES 20 /* fewer say little about a share of time */
