@@ -282,6 +282,32 @@ static int cmp_part_thread(const void *a, const void *b) {
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* The slot of thread (pid, tid) in th[0..*n), added when new; `at` is the slot the previous
+ * sample found, tried first: a thread's samples come together (its process's file). */
+static size_t thread_slot(part_thread **th, size_t *n, size_t *cap, size_t at, int64_t pid,
+                          int64_t tid) {
+    if (at < *n && (*th)[at].pid == pid && (*th)[at].tid == tid)
+        return at;
+    for (at = 0; at < *n && ((*th)[at].pid != pid || (*th)[at].tid != tid); at++)
+        ;
+    if (at == *n) {
+        TP_MEM_XGROW(*th, *cap, *n + 1);
+        (*th)[(*n)++] = (part_thread){pid, tid, 0, 0, 0};
+    }
+    return at;
+}
+
+/* Sorts th by process, each one's busiest thread first (cmp_part_thread); returns how many
+ * processes there are. */
+static size_t by_process(part_thread *th, size_t n) {
+    if (n)
+        qsort(th, n, sizeof *th, cmp_part_thread);
+    size_t procs = 0;
+    for (size_t k = 0; k < n; k++)
+        procs += !k || th[k].pid != th[k - 1].pid;
+    return procs;
+}
+
 static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
                     int others, const char *named, const int64_t *lo, const int64_t *hi, size_t n,
                     tp_an_samples_part *out) {
@@ -302,14 +328,7 @@ static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, 
                         out->wall_ns = tp_an_add(out->wall_ns, w);
         out->clock_ns = tp_an_add(out->clock_ns, clock);
         out->gil_ns = tp_an_add(out->gil_ns, gil_of(sa, i));
-        /* a thread's samples come together (its process's file): the last one found first */
-        if (at >= n_th || th[at].pid != sa->pid[i] || th[at].tid != sa->tid[i])
-            for (at = 0; at < n_th && (th[at].pid != sa->pid[i] || th[at].tid != sa->tid[i]); at++)
-                ;
-        if (at == n_th) {
-            TP_MEM_XGROW(th, th_cap, n_th + 1);
-            th[n_th++] = (part_thread){sa->pid[i], sa->tid[i], 0, 0, 0};
-        }
+        at = thread_slot(&th, &n_th, &th_cap, at, sa->pid[i], sa->tid[i]);
         th[at].cpu = tp_an_add(th[at].cpu, c), th[at].wall = tp_an_add(th[at].wall, w);
         th[at].clock = tp_an_add(th[at].clock, clock);
         size_t k = sa->stack[i] ? find_id(all->map_stack, all->n_map, sa->stack[i]) : all->n_map;
@@ -328,11 +347,9 @@ static void part_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, 
     out->top_cpu_ns = out->top_cpu >= 0 ? cpu[out->top_cpu] : 0;
     out->top_wait_ns = out->top_wait >= 0 ? wait[out->top_wait] : 0;
     /* per process, its busiest thread (the first of its run once sorted) */
-    if (n_th)
-        qsort(th, n_th, sizeof *th, cmp_part_thread);
+    out->n_procs = by_process(th, n_th);
     for (size_t k = 0; k < n_th; k++)
         if (!k || th[k].pid != th[k - 1].pid) {
-            out->n_procs++;
             out->lead_cpu_ns = tp_an_add(out->lead_cpu_ns, th[k].cpu);
             out->lead_wall_ns = tp_an_add(out->lead_wall_ns, th[k].wall);
             out->lead_clock_ns = tp_an_add(out->lead_clock_ns, th[k].clock);
@@ -439,31 +456,15 @@ double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_
     int64_t ready = 0, len = 0;
     for (size_t k = 0; k < n; k++)
         len = tp_an_add(len, hi[k] - lo[k]);
-    struct id {
-        int64_t pid, tid;
-    } *seen = NULL;
-    size_t n_seen = 0, cap = 0, k = 0;
+    part_thread *th = NULL;
+    size_t n_th = 0, cap = 0, at = 0;
     for (size_t i = 0; i < sa->n; i++) {
         if (!in_view(v, sa->ts[i]) || !tp_an_in_sorted(lo, hi, n, sa->ts[i]))
             continue;
-        if ((sa->flags[i] & TP_SAMPLE_F_ON_CPU) && sa->period_ns[i] < (uint64_t)INT64_MAX / 4)
-            ready = tp_an_add(ready, (int64_t)sa->period_ns[i]);
-        /* a thread's samples come together (its process's file): the last one found first */
-        if (k >= n_seen || seen[k].pid != sa->pid[i] || seen[k].tid != sa->tid[i])
-            for (k = 0; k < n_seen && (seen[k].pid != sa->pid[i] || seen[k].tid != sa->tid[i]); k++)
-                ;
-        if (k == n_seen) {
-            TP_MEM_XGROW(seen, cap, n_seen + 1);
-            seen[n_seen++] = (struct id){sa->pid[i], sa->tid[i]};
-        }
+        ready = tp_an_add(ready, on_cpu_of(sa, i));
+        at = thread_slot(&th, &n_th, &cap, at, sa->pid[i], sa->tid[i]);
     }
-    *threads = n_seen, *procs = 0;
-    for (k = 0; k < n_seen; k++) {
-        size_t j = 0;
-        while (j < k && seen[j].pid != seen[k].pid)
-            j++;
-        *procs += j == k;
-    }
-    free(seen);
+    *threads = n_th, *procs = by_process(th, n_th);
+    free(th);
     return len > 0 ? (double)ready / (double)len : 0;
 }

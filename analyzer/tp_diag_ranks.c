@@ -75,14 +75,21 @@ static const tp_an_rank_row *last_to_arrive(const tp_an_ranks *x, int *host) {
     return n_comm >= 2 ? least : NULL;
 }
 
-/* Appends `rank` to the list `buf` ("0, 1, 3"), ending it with ", ..." past 100 characters. */
-static void list_rank(char *buf, size_t size, size_t *used, size_t n, int rank) {
+/* Appends `item` as the n-th of the list `buf` ("0, 1, 3"), ending it with ", ..." past 100
+ * characters (buf holds 128 or more). */
+static void list_add(char *buf, size_t size, size_t *used, size_t n, const char *item) {
     if (*used >= 100)
         return;
-    int w = snprintf(buf + *used, size - *used, "%s%d", n ? ", " : "", rank);
+    int w = snprintf(buf + *used, size - *used, "%s%s", n ? ", " : "", item);
     *used += w > 0 && (size_t)w < size - *used ? (size_t)w : 0;
     if (*used >= 100)
         *used += (size_t)snprintf(buf + *used, size - *used, ", ...");
+}
+
+static void list_rank(char *buf, size_t size, size_t *used, size_t n, int rank) {
+    char item[16];
+    snprintf(item, sizeof item, "%d", rank);
+    list_add(buf, size, used, n, item);
 }
 
 void tp_diag_rank_collective_wait(tp_an_ranks *x, const tp_an_rank_rule *self) {
@@ -254,12 +261,10 @@ void tp_diag_rank_cpu_oversubscribed(tp_an_ranks *x, const tp_an_rank_rule *self
             sum += b->cpu_demand;
             whole &= b->cores == a->cores && b->cpus >= (double)b->cores;
             most = b->cpu_demand > x->r[most].cpu_demand ? j : most;
+            char item[32];
+            snprintf(item, sizeof item, "%.1f", b->cpu_demand);
             list_rank(ranks, sizeof ranks, &used, n, b->rank);
-            if (wused < 100) {
-                int w = snprintf(want + wused, sizeof want - wused, "%s%.1f", n ? ", " : "",
-                                 b->cpu_demand);
-                wused += w > 0 && (size_t)w < sizeof want - wused ? (size_t)w : 0;
-            }
+            list_add(want, sizeof want, &wused, n, item);
             n++;
         }
         if (n < 2 || !whole || sum < (double)a->cores)

@@ -76,6 +76,15 @@ int tp_diag_samples_waited_cpu(int64_t on_cpu, int64_t wall, int64_t clock) {
     return waited > 0 && waited >= on_cpu / 5 && waited >= wall / 10;
 }
 
+int tp_diag_samples_sampled(const tp_finding *f, int64_t *on_cpu, int64_t *wall, int64_t *clock) {
+    double o = tp_finding_metric(f, "sampled_cpu_ns"), w = tp_finding_metric(f, "sampled_wall_ns"),
+           c = tp_finding_metric(f, "sampled_clock_ns");
+    if (isnan(o) || isnan(w) || isnan(c))
+        return 0;
+    *on_cpu = (int64_t)o, *wall = (int64_t)w, *clock = (int64_t)c;
+    return 1;
+}
+
 void tp_diag_samples_ran(tp_finding *f, int64_t on_cpu, int64_t wall, int64_t clock, int plural) {
     if (!tp_diag_samples_waited_cpu(on_cpu, wall, clock))
         return;
@@ -243,9 +252,8 @@ void tp_diag_samples_loader_advice(tp_diag_ctx *d, tp_finding *f, int64_t pid, c
      * waited while another thread of its process was busy (a producer thread: the evidence
      * named it), they are made in its process; where it waited and nothing was busy, whoever
      * made them is not in this trace (a live window or a capture holds one process) */
-    double on = tp_finding_metric(f, "sampled_cpu_ns"),
-           wall = tp_finding_metric(f, "sampled_wall_ns");
-    if (!w.procs && !isnan(on) && !isnan(wall) && wall - on > on &&
+    int64_t on, wall, clock;
+    if (!w.procs && tp_diag_samples_sampled(f, &on, &wall, &clock) && wall - on > on &&
         isnan(tp_finding_metric(f, "sampled_other_cpu_ns"))) {
         tp_diag_cat(&f->advice,
                     "the training thread mostly waited for its batches, and no process that "

@@ -28,6 +28,10 @@ int tp_diag_samples_in(tp_diag_ctx *d, tp_finding *f, int64_t pid, int64_t tid, 
  * and the words below). */
 int tp_diag_samples_waited_cpu(int64_t on_cpu, int64_t wall, int64_t clock);
 
+/* The step thread's sampled figures that tp_diag_samples_in put into f's metrics (its time in
+ * state R, its wall time, its CPU clock); 0 when it put none (no samples there). */
+int tp_diag_samples_sampled(const tp_finding *f, int64_t *on_cpu, int64_t *wall, int64_t *clock);
+
 /* ", but ran Y% (CPU clock c: it waited for a CPU the rest)" ("they" when `plural`) into f's
  * evidence after a sampled "on a CPU X% of the time (on_cpu of wall)", when
  * tp_diag_samples_waited_cpu; nothing otherwise. */

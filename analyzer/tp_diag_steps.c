@@ -164,11 +164,9 @@ void tp_diag_step_spikes(tp_diag_ctx *d, const tp_diag_rule *self) {
         free(lo), free(hi);
     }
     /* the step thread had work and no CPU in the slow steps: who took the CPUs comes first */
-    double on = tp_finding_metric(f, "sampled_cpu_ns"),
-           wall = tp_finding_metric(f, "sampled_wall_ns"),
-           clock = tp_finding_metric(f, "sampled_clock_ns"); /* NaN: not sampled */
-    if (!isnan(on) && !isnan(wall) && !isnan(clock) &&
-        tp_diag_samples_waited_cpu((int64_t)on, (int64_t)wall, (int64_t)clock))
+    int64_t on, wall, clock;
+    if (tp_diag_samples_sampled(f, &on, &wall, &clock) &&
+        tp_diag_samples_waited_cpu(on, wall, clock))
         tp_diag_cat(&f->advice,
                     "the step thread waited for a CPU in the slow steps: find what took the "
                     "CPUs then (other threads or processes of the job, cpu-contention when it "

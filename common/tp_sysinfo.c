@@ -65,6 +65,11 @@ int tp_sysinfo_cpu_allowed(void) {
     return CPU_COUNT(&set);
 }
 
+/* The smaller of two quotas, 0 standing for none. */
+static double min_quota(double a, double b) {
+    return b > 0 && (a == 0 || b < a) ? b : a;
+}
+
 /* The quota in CPUs that folder ROOT/sys/fs/cgroup/MOUNT/PATH (cut to its first `len` bytes)
  * sets, v2 or v1; 0 when none. */
 static double quota_at(const char *root, const char *mount, const char *path, size_t len, int v2) {
@@ -101,8 +106,7 @@ static double quota_up(const char *root, const char *mount, const char *path, in
     for (size_t len = strlen(path);; len--) {
         while (len && path[len - 1] == '/') /* "/a/b/" and "/" read as "/a/b" and "" */
             len--;
-        double q = quota_at(root, mount, path, len, v2);
-        best = q > 0 && (best == 0 || q < best) ? q : best;
+        best = min_quota(best, quota_at(root, mount, path, len, v2));
         while (len && path[len - 1] != '/')
             len--;
         if (!len)
@@ -132,12 +136,11 @@ int tp_sysinfo_cpu_quota(const char *root, double *cpus) {
             for (const char *p = ctl; *p; p += strcspn(p, ","), p += *p == ',')
                 cpu |= strcspn(p, ",") == 3 && !strncmp(p, "cpu", 3);
             if (cpu) {
-                q = quota_up(root, "/cpu", path, 0);
-                double q2 = quota_up(root, "/cpu,cpuacct", path, 0);
-                q = q2 > 0 && (q == 0 || q2 < q) ? q2 : q;
+                q = min_quota(quota_up(root, "/cpu", path, 0),
+                              quota_up(root, "/cpu,cpuacct", path, 0));
             }
         }
-        best = q > 0 && (best == 0 || q < best) ? q : best;
+        best = min_quota(best, q);
     }
     fclose(f);
     if (best <= 0)

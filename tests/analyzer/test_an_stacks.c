@@ -213,7 +213,8 @@ static void test_folded(void) {
  * every sum saturates, rows and threads alike, and the part of one thread too. */
 /* The other processes' lifetimes as their samples show them (tp_an_samples_workers): two
  * DataLoader workers started twice (an iterator per epoch), then one alone, beside a resource
- * tracker alive throughout that is no worker (another name). */
+ * tracker alive throughout that is no worker (another name), and then as a launcher (no
+ * other process either). */
 static void test_samples_workers(void) {
     fx_model f = build();
     static const struct {
@@ -249,6 +250,14 @@ static void test_samples_workers(void) {
     free(w.starts), free(w.ends);
     tp_an_samples_workers(&v, &sa, 1, "no such name", &w);
     CHECK(w.procs == 0 && w.generations == 0 && w.at_once == 0);
+    free(w.starts), free(w.ends);
+    /* the tracker a launcher instead (torchrun's agent): never one of the other processes */
+    tp_process launcher = {0};
+    launcher.pid = 99, launcher.rank = -1, launcher.parent = -1, launcher.role = TP_PROC_LAUNCHER;
+    tp_rank_add_process(f.r, &launcher);
+    tp_an_samples_workers(&v, &sa, 1, NULL, &w);
+    CHECK_EQ_I(w.procs, 5);
+    CHECK_EQ_I(w.generations, 3);
     free(w.starts), free(w.ends);
     tp_an_samples_free(&sa);
     tp_an_view_free(&v);

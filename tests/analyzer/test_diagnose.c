@@ -487,6 +487,8 @@ static void test_step_spikes_cpu(void) {
             const char *lead = "the step thread waited for a CPU in the slow steps";
             CHECK((strncmp(x->advice, lead, strlen(lead)) == 0) == starved);
             CHECK(strstr(x->evidence, "Sampled in the slow steps (240 samples)") != NULL);
+            CHECK((strstr(x->evidence, ", but ran 33% (CPU clock 79.92 ms: it waited for a CPU "
+                                       "the rest)") != NULL) == starved);
             CHECK_NEAR(tp_finding_metric(x, "sampled_clock_ns"), starved ? 240 * 333000.0 : 240e6,
                        1e-3);
         }

@@ -13,40 +13,16 @@ import subprocess
 import sys
 
 import nvtx
+from spinners import burn, spinners
 
 
-def work(n):
-    x = 0
-    for i in range(n):
-        x += i * i  # @rwork
-    return x
-
-
-def spin(r):
-    import select
-    while not select.select([r], [], [], 0)[0]:
-        work(20000)
-
-
-def rank_main(steps, rank, r, w, spinners):
-    pids = []
-    sr, sw = os.pipe()
-    for _ in range(spinners):
-        pid = os.fork()
-        if pid == 0:
-            os.close(sw)
-            spin(sr)
-            os._exit(0)
-        pids.append(pid)
-    os.close(sr)
-    for _ in range(steps):
-        with nvtx.annotate("train_step"):
-            work(40000 * (4 if rank == 1 else 1))
-            os.write(w, b"x")  # the exchange: each sends, then waits for the other's
-            os.read(r, 1)  # @exchange
-    os.close(sw)
-    for pid in pids:
-        os.waitpid(pid, 0)
+def rank_main(steps, rank, r, w, n_spinners):
+    with spinners(n_spinners):
+        for _ in range(steps):
+            with nvtx.annotate("train_step"):
+                burn(40000 * (4 if rank == 1 else 1))
+                os.write(w, b"x")  # the exchange: each sends, then waits for the other's
+                os.read(r, 1)
 
 
 def main():

@@ -92,31 +92,13 @@ def epochs(steps):
             p.close()
 
 
-def spin(r):
-    """Computes until the pipe's other end closes."""
-    import select
-    while not select.select([r], [], [], 0)[0]:
-        augment(20000)  # @spin
-
-
-def contend(steps, spinners):
-    pids = []
-    r, w = os.pipe()
-    for _ in range(spinners):
-        pid = os.fork()
-        if pid == 0:
-            os.close(w)
-            spin(r)
-            os._exit(0)
-        pids.append(pid)
-    os.close(r)
-    for _ in range(steps):
-        with annotate("train_step"):
-            for _ in range(4):
-                train_step()
-    os.close(w)
-    for pid in pids:
-        os.waitpid(pid, 0)
+def contend(steps, n):
+    from spinners import spinners
+    with spinners(n, augment):
+        for _ in range(steps):
+            with annotate("train_step"):
+                for _ in range(4):
+                    train_step()
 
 
 def main():

@@ -480,9 +480,12 @@ def run_venv(python):
                 r"{} processes\) were ready to run [\d.]+ at a time on average, against {} CPUs "
                 r"\(\w[^)]*\): the job alone asks for more CPUs than it has$").format(
                     2 * cpus + 2, cpus)
+        # its steps only compute: found in state R (running, or ready and starved of a CPU,
+        # which only a re-read of its state tells from asleep) nearly all their time
         check(f and re.search(want, f["evidence"]) and
               f["metrics"]["demand_cpus"] >= 0.9 * f["metrics"]["cpus"] and
-              f["metrics"]["cpu_wait_ns"] >= 0.1 * f["metrics"]["sampled_wall_ns"],
+              f["metrics"]["cpu_wait_ns"] >= 0.1 * f["metrics"]["sampled_wall_ns"] and
+              f["metrics"]["ready_ns"] >= 0.9 * f["metrics"]["sampled_wall_ns"],
               f"contend: cpu-contention /{want}/: {f and f['evidence']} {f and f['metrics']}")
         spinners = [subprocess.Popen([python, "-c", "while True: pass"])
                     for _ in range(2 * cpus + 1)]
@@ -499,7 +502,8 @@ def run_venv(python):
                 r"see").format(cpus)
         if cpus >= 2:  # on one CPU the job's one busy thread is already 90 % of it
             check(f and re.search(want, f["evidence"]) and
-                  "give the job CPUs of its own" in f["advice"],
+                  "give the job CPUs of its own" in f["advice"] and
+                  f["metrics"]["ready_ns"] >= 0.9 * f["metrics"]["sampled_wall_ns"],
                   f"contend outside: cpu-contention /{want}/: {f and f['evidence']}")
         # ranks: a two-rank job without a device (tests/collector/ranks_prog.py): rank 1 does 4x
         # the work, rank 0 waits for it in each exchange; the sampled waits name rank 1, in the
