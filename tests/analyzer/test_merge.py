@@ -13,7 +13,8 @@ usage: test_merge.py TRAINPROF PEER_DIR
     names exactly those ranks, a healthy 64-rank job gives no finding, and the merge runs under
     a 256 MiB address-space limit with ranks given in any order (structure, never timing);
 (d) bad input: not JSON, not a report, a trace, another schema version, a report without the
-    rows, a rank twice, reports of different modes -> one line on stderr, exit 1."""
+    rows, a field of the wrong type (the sampled ranks' optional ones too), an impossible
+    demand, a rank twice, reports of different modes -> one line on stderr, exit 1."""
 import json
 import os
 import random
@@ -229,6 +230,14 @@ with tempfile.TemporaryDirectory() as tmp:
     typo = json.loads(json.dumps(rep))
     typo["ranks"][0]["cross_rank_row"]["comm_ns"] = "12"
     bad("typo.json", typo, "cross_rank_row.comm_ns")
+    # the optional fields of sampled ranks: typed when present, possible values only
+    for key, val, want in (("host", 5, "cross_rank_row.host is missing or not a string"),
+                           ("cpu_demand", "2", "cross_rank_row.cpu_demand"),
+                           ("host_wait_ns", 1.5, "cross_rank_row.host_wait_ns"),
+                           ("cpu_demand", -1.0, "impossible values")):
+        odd = json.loads(json.dumps(rep))
+        odd["ranks"][0]["cross_rank_row"].update({"cpu_demand": 1.0, "cpus": 2.0, key: val})
+        bad("odd-%s.json" % key, odd, want)
     bad("dup.json", rep, "rank 0 is also in", good)
     bad("hta.json", dict(rep, mode="hta"), "a hta report among native ones", good)
     bad("trace.json", trace(0, 1, 1000, 900, 0, 1), "a PyTorch-profiler trace, not a report")
