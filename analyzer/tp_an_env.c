@@ -106,3 +106,8 @@ int tp_an_env_cpus(const tp_model *m, const tp_rank *r, double *cpus, const char
         *what = by;
     return 0;
 }
+
+int tp_an_env_samples_native(const tp_model *m, const tp_rank *r) {
+    const char *v = tp_rank_env(m, r, -1, tp_env_key_str(TP_ENVK_SAMPLED));
+    return v && strstr(v, "native") != NULL;
+}

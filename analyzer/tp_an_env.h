@@ -34,4 +34,9 @@ int tp_an_env_expandable_segments(const tp_model *m, const tp_rank *r);
  * Returns 0, or -1 when the cores are unknown (a Kineto trace, an older recording). */
 int tp_an_env_cpus(const tp_model *m, const tp_rank *r, double *cpus, const char **what);
 
+/* 1 when the rank's sampler read its processes' native threads too (ENV `sample.threads`,
+ * written since trace format 1.9): then a run without native samples had none busy, where an
+ * older recording could not tell. */
+int tp_an_env_samples_native(const tp_model *m, const tp_rank *r);
+
 #endif

@@ -89,7 +89,7 @@ static void cpu_figures(tp_an_rank_row *r, const tp_rank_analysis *a) {
     if (a->v.r->samples.n && a->dg.n_steps > first)
         r->cpu_demand =
             tp_an_samples_demand(&a->v, a->dg.step_start + first, a->dg.step_end + first,
-                                 a->dg.n_steps - first, &threads, &procs);
+                                 a->dg.n_steps - first, &threads, &procs, NULL);
 }
 
 int64_t tp_an_rank_waits(const tp_an_rank_row *r) {

@@ -1,6 +1,7 @@
 /* tp_an_samples: CPU time by line from the sampler's samples (see the header). */
 #include "tp_an_samples.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "tp_an_stacks.h"
 #include "tp_an_stats.h"
 #include "tp_mem.h"
+#include "tp_units.h"
 
 /* A distinct stack's sums, then the text its row is keyed by. */
 typedef struct {
@@ -107,24 +109,31 @@ static int64_t on_cpu_of(const tp_samples *sa, size_t i) {
     return sa->flags[i] & TP_SAMPLE_F_ON_CPU ? period_of(sa, i) : 0;
 }
 
+/* 1 for a native thread's sample (its state and clock; no frames) */
+static int native_of(const tp_samples *sa, size_t i) {
+    return (sa->flags[i] & TP_SAMPLE_F_NATIVE) != 0;
+}
+
 /* A sample's CPU clock: the thread's CPU time since its previous sample (measured). */
 static int64_t clock_of(const tp_samples *sa, size_t i) {
     return (int64_t)(sa->cpu_ns[i] < (uint64_t)INT64_MAX / 4 ? sa->cpu_ns[i] : 0);
 }
 
-static void add_thread(tp_an_samples *out, size_t *cap, const tp_an_view *v, int64_t pid,
-                       int64_t tid, int64_t cpu, int64_t wall, int64_t clock, int64_t gil) {
-    for (size_t i = 0; i < out->n_threads; i++)
-        if (out->t[i].pid == pid && out->t[i].tid == tid) {
-            tp_an_sample_thread *t = &out->t[i];
+/* Adds a sample to thread (pid, tid) of the list *t (*n of them, room for *cap). */
+static void add_thread(tp_an_sample_thread **list, size_t *n_list, size_t *cap, const tp_an_view *v,
+                       int64_t pid, int64_t tid, int64_t cpu, int64_t wall, int64_t clock,
+                       int64_t gil) {
+    for (size_t i = *n_list; i-- > 0;) /* its samples come together: the latest thread first */
+        if ((*list)[i].pid == pid && (*list)[i].tid == tid) {
+            tp_an_sample_thread *t = &(*list)[i];
             t->samples++,
                 t->cpu_ns = tp_an_add(t->cpu_ns, cpu), t->wall_ns = tp_an_add(t->wall_ns, wall),
                 t->clock_ns = tp_an_add(t->clock_ns, clock), t->gil_ns = tp_an_add(t->gil_ns, gil);
             return;
         }
-    TP_MEM_XGROW(out->t, *cap, out->n_threads + 1);
+    TP_MEM_XGROW(*list, *cap, *n_list + 1);
     const char *name = tp_rank_thread_name(v->m, v->r, pid, tid);
-    out->t[out->n_threads++] =
+    (*list)[(*n_list)++] =
         (tp_an_sample_thread){pid, tid, name ? name : "", 1, cpu, wall, clock, gil};
 }
 
@@ -134,7 +143,7 @@ static void run(const tp_an_view *v, int depth, const which *w, tp_an_samples *o
                  : depth > TP_AN_STACK_DEPTH_MAX ? TP_AN_STACK_DEPTH_MAX
                                                  : depth;
     const tp_samples *sa = &v->r->samples;
-    size_t tcap = 0, m = 0;
+    size_t tcap = 0, ncap = 0, m = 0;
     uint32_t *ids = tp_mem_xalloc(sa->n + 1, sizeof *ids);
     double *periods = tp_mem_xalloc(sa->n + 1, sizeof *periods);
     for (size_t i = 0; i < sa->n; i++) {
@@ -142,11 +151,20 @@ static void run(const tp_an_view *v, int depth, const which *w, tp_an_samples *o
             continue;
         int64_t cpu = on_cpu_of(sa, i), wall = period_of(sa, i);
         int64_t clock = clock_of(sa, i);
+        if (native_of(sa, i)) {
+            out->native_samples++, out->native_cpu_ns = tp_an_add(out->native_cpu_ns, cpu);
+            out->native_wall_ns = tp_an_add(out->native_wall_ns, wall);
+            out->native_clock_ns = tp_an_add(out->native_clock_ns, clock);
+            add_thread(&out->nt, &out->n_native, &ncap, v, sa->pid[i], sa->tid[i], cpu, wall, clock,
+                       0);
+            continue;
+        }
         periods[out->samples] = (double)wall;
         out->samples++, out->cpu_ns = tp_an_add(out->cpu_ns, cpu);
         out->wall_ns = tp_an_add(out->wall_ns, wall),
         out->clock_ns = tp_an_add(out->clock_ns, clock);
-        add_thread(out, &tcap, v, sa->pid[i], sa->tid[i], cpu, wall, clock, gil_of(sa, i));
+        add_thread(&out->t, &out->n_threads, &tcap, v, sa->pid[i], sa->tid[i], cpu, wall, clock,
+                   gil_of(sa, i));
         if (sa->stack[i])
             ids[m++] = sa->stack[i];
         else
@@ -164,6 +182,8 @@ static void run(const tp_an_view *v, int depth, const which *w, tp_an_samples *o
     }
     free(periods);
     qsort(out->t, out->n_threads, sizeof *out->t, cmp_thread);
+    if (out->n_native)
+        qsort(out->nt, out->n_native, sizeof *out->nt, cmp_thread);
     /* the distinct stacks and their sums */
     qsort(ids, m, sizeof *ids, cmp_u32);
     size_t d = 0;
@@ -174,7 +194,7 @@ static void run(const tp_an_view *v, int depth, const which *w, tp_an_samples *o
     for (size_t k = 0; k < d; k++)
         ks[k].stack = ids[k];
     for (size_t i = 0; i < sa->n; i++) {
-        if (!sa->stack[i] || !counted(v, sa, i, w))
+        if (!sa->stack[i] || native_of(sa, i) || !counted(v, sa, i, w))
             continue;
         stack_sum *k = &ks[find_id(ids, d, sa->stack[i])];
         k->samples++, k->cpu_ns = tp_an_add(k->cpu_ns, on_cpu_of(sa, i));
@@ -260,12 +280,13 @@ static int in_set(const int64_t *set, long n, int64_t pid) {
     return n < 0 || bsearch(&pid, set, (size_t)n, sizeof *set, cmp_i64) != NULL;
 }
 
-/* The samples a part is about: thread (pid, tid), or (others) every thread of the other
- * processes in the set (other_set). */
+/* The samples a part is about: Python thread (pid, tid), or (others) every Python thread of
+ * the other processes in the set (other_set). */
 static int of_part(const tp_samples *sa, size_t i, int64_t pid, int64_t tid, int others,
                    const int64_t *set, long n_set) {
-    return others ? sa->pid[i] != pid && in_set(set, n_set, sa->pid[i])
-                  : sa->pid[i] == pid && sa->tid[i] == tid;
+    return native_of(sa, i) ? 0
+           : others         ? sa->pid[i] != pid && in_set(set, n_set, sa->pid[i])
+                            : sa->pid[i] == pid && sa->tid[i] == tid;
 }
 
 /* A thread's sums inside a part (part_in's per-thread tally). */
@@ -390,7 +411,8 @@ void tp_an_samples_workers(const tp_an_view *v, const tp_an_samples *all, int64_
         int64_t pid, t0, t1;
     } *l = NULL;
     for (size_t i = 0; i < sa->n; i++) {
-        if (sa->pid[i] == pid || !in_view(v, sa->ts[i]) || !in_set(set, n_set, sa->pid[i]))
+        if (sa->pid[i] == pid || native_of(sa, i) || !in_view(v, sa->ts[i]) ||
+            !in_set(set, n_set, sa->pid[i]))
             continue;
         if (at >= n || l[at].pid != sa->pid[i]) /* a process's samples come together (its file) */
             for (at = 0; at < n && l[at].pid != sa->pid[i]; at++)
@@ -426,10 +448,21 @@ void tp_an_samples_workers(const tp_an_view *v, const tp_an_samples *all, int64_
     free(edge), free(l), free(set);
 }
 
+const char *tp_an_samples_native_note(const tp_an_samples *sa, char *buf, size_t n) {
+    char c[32];
+    if (!sa->n_native) {
+        snprintf(buf, n, "%s", "");
+        return buf;
+    }
+    snprintf(buf, n, "; %zu native thread%s beside them, CPU clock %s", sa->n_native,
+             sa->n_native == 1 ? "" : "s", tp_units_dur(c, sizeof c, (double)sa->native_clock_ns));
+    return buf;
+}
+
 void tp_an_samples_free(tp_an_samples *s) {
     if (!s)
         return;
-    free(s->s), free(s->t), free(s->map_stack), free(s->map_row);
+    free(s->s), free(s->t), free(s->nt), free(s->map_stack), free(s->map_row);
     tp_an_frames_close(s->fx);
     memset(s, 0, sizeof *s);
 }
@@ -441,7 +474,7 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
     int64_t off = 0;
     *samples = 0;
     for (size_t i = 0; i < sa->n; i++) {
-        if (sa->pid[i] != pid || sa->tid[i] != tid || !in_view(v, sa->ts[i]) ||
+        if (sa->pid[i] != pid || sa->tid[i] != tid || native_of(sa, i) || !in_view(v, sa->ts[i]) ||
             !tp_an_in_sorted(lo, hi, n, sa->ts[i]) || tp_an_in_sorted(xlo, xhi, xn, sa->ts[i]))
             continue;
         (*samples)++;
@@ -451,9 +484,10 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
 }
 
 double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
-                            size_t *threads, size_t *procs) {
+                            size_t *threads, size_t *procs, size_t *native) {
     const tp_samples *sa = &v->r->samples;
     int64_t ready = 0, len = 0;
+    size_t n_native = 0;
     for (size_t k = 0; k < n; k++)
         len = tp_an_add(len, hi[k] - lo[k]);
     part_thread *th = NULL;
@@ -462,9 +496,13 @@ double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_
         if (!in_view(v, sa->ts[i]) || !tp_an_in_sorted(lo, hi, n, sa->ts[i]))
             continue;
         ready = tp_an_add(ready, on_cpu_of(sa, i));
+        size_t had = n_th;
         at = thread_slot(&th, &n_th, &cap, at, sa->pid[i], sa->tid[i]);
+        n_native += n_th > had && native_of(sa, i);
     }
     *threads = n_th, *procs = by_process(th, n_th);
+    if (native)
+        *native = n_native;
     free(th);
     return len > 0 ? (double)ready / (double)len : 0;
 }

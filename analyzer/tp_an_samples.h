@@ -12,7 +12,8 @@
  * samples whose prefixes read the same are one row.
  *
  * Promises: rows' on-CPU, wall and sample counts plus the no-stack ones equal the totals,
- * which equal the threads' sums; rows are sorted by CPU time (descending), ties by stack id;
+ * which equal the Python threads' sums (native threads, sampled for their state and CPU clock
+ * alone, have sums of their own); rows are sorted by CPU time (descending), ties by stack id;
  * threads by CPU time, ties by (pid, tid). Only samples that lie in the view's window when it has
  * one. The result owns its arrays and the frames handle; the view's model must outlive it. */
 #ifndef TP_AN_SAMPLES_H
@@ -48,8 +49,15 @@ typedef struct tp_an_samples_s {
     int depth;
     tp_an_sample_row *s; /* by CPU time, descending */
     size_t n;
-    tp_an_sample_thread *t; /* by CPU time, descending */
+    tp_an_sample_thread *t; /* Python threads, by CPU time, descending */
     size_t n_threads;
+    /* Native threads (TP_SAMPLE_F_NATIVE: an OpenMP or intra-op pool's, a CUDA or NCCL
+     * library's; their state and CPU clock, no frames), by CPU time, descending; in no row and
+     * none of the sums above, which are the Python threads' */
+    tp_an_sample_thread *nt;
+    size_t n_native;
+    size_t native_samples;
+    int64_t native_cpu_ns, native_wall_ns, native_clock_ns;
     size_t samples;                    /* every sample counted */
     int64_t cpu_ns, wall_ns, clock_ns; /* the threads' sums */
     size_t no_stack;                   /* samples of a thread that ran no Python code then */
@@ -74,7 +82,7 @@ void tp_an_samples_run(const tp_an_view *v, int depth, int64_t pid, int64_t tid,
 void tp_an_samples_run_between(const tp_an_view *v, int depth, int64_t lo, int64_t hi,
                                tp_an_samples *out);
 
-/* The samples of one thread that lie in a part of its time, and the rows they weigh most
+/* The samples of one Python thread that lie in a part of its time, and the rows they weigh most
  * in (tp_an_samples_in). */
 typedef struct {
     size_t samples;
@@ -100,7 +108,7 @@ typedef struct {
 void tp_an_samples_in(const tp_an_view *v, const tp_an_samples *all, int64_t pid, int64_t tid,
                       const int64_t *lo, const int64_t *hi, size_t n, tp_an_samples_part *out);
 
-/* The same for every thread of the processes of the rank other than `pid` (the workers of a
+/* The same for every Python thread of the processes of the rank other than `pid` (the workers of a
  * training process, together; never a launcher, which feeds none), or only of those with a
  * sampled thread named `named` (not NULL: "pt_data_worker", PyTorch's DataLoader workers, not
  * the resource tracker beside them):
@@ -133,13 +141,19 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
                               const int64_t *hi, size_t n, const int64_t *xlo, const int64_t *xhi,
                               size_t xn, size_t *samples);
 
-/* How many of the rank's sampled threads (every process) were in state R (running, or ready
- * and waiting for a CPU) at a time on average over the n sorted intervals [lo[k], hi[k]): the
- * periods of their samples there found in R, over the intervals' length; how many threads and
- * processes were sampled there into *threads and *procs. The CPUs a rank's Python threads
- * wanted: cpu-contention's and the cross-rank cpu-oversubscribed rule's one definition. */
+/* How many of the rank's sampled threads (every process, Python and native) were in state R
+ * (running, or ready and waiting for a CPU) at a time on average over the n sorted intervals
+ * [lo[k], hi[k]): the periods of their samples there found in R, over the intervals' length;
+ * how many threads and processes were sampled there into *threads and *procs, how many of
+ * those threads native into *native (NULL: not asked). The CPUs a rank's threads wanted:
+ * cpu-contention's and the cross-rank cpu-oversubscribed rule's one definition. */
 double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
-                            size_t *threads, size_t *procs);
+                            size_t *threads, size_t *procs, size_t *native);
+
+/* The native threads in a few words, for a line that counts the Python threads' samples (the
+ * HTML page's, the TUI's): "; N native threads beside them, CPU clock X" into buf (n bytes),
+ * "" when there are none; returns buf. */
+const char *tp_an_samples_native_note(const tp_an_samples *sa, char *buf, size_t n);
 
 /* Frees what tp_an_samples_run allocated; a zeroed result or NULL is a no-op. */
 void tp_an_samples_free(tp_an_samples *s);

@@ -65,22 +65,37 @@ void tp_diag_cpu_contention(tp_diag_ctx *d, const tp_diag_rule *self) {
                 int64_t t = d->r->samples.ts[i];
                 span_lo = t < span_lo ? t : span_lo, span_hi = t > span_hi ? t : span_hi;
             }
-    size_t threads = 0, procs = 0;
-    double want =
-        n ? tp_an_samples_demand(d->v, lo, hi, n, &threads, &procs)
-          : tp_an_samples_demand(d->v, &span_lo, &span_hi, span_hi > span_lo, &threads, &procs);
+    size_t threads = 0, procs = 0, native = 0;
+    double want = n ? tp_an_samples_demand(d->v, lo, hi, n, &threads, &procs, &native)
+                    : tp_an_samples_demand(d->v, &span_lo, &span_hi, span_hi > span_lo, &threads,
+                                           &procs, &native);
+    /* a recording made before the sampler read native threads has Python threads alone */
+    int natives_read = tp_an_env_samples_native(d->v->m, d->r);
     double cpus = 0;
     const char *bound = NULL;
     int known = tp_an_env_cpus(d->v->m, d->r, &cpus, &bound) == 0;
-    tp_diag_cat(&f->evidence,
-                ". Meanwhile the job's sampled Python threads (%zu in %zu process%s) were ready "
-                "to run %.1f at a time on average",
-                threads, procs, procs == 1 ? "" : "es", want);
+    if (natives_read)
+        tp_diag_cat(&f->evidence,
+                    ". Meanwhile the job's sampled threads (%zu in %zu process%s, %zu of them "
+                    "native: intra-op and OpenMP pools, libraries' threads) were ready to run "
+                    "%.1f at a time on average",
+                    threads, procs, procs == 1 ? "" : "es", native, want);
+    else
+        tp_diag_cat(&f->evidence,
+                    ". Meanwhile the job's sampled Python threads (%zu in %zu process%s) were "
+                    "ready to run %.1f at a time on average",
+                    threads, procs, procs == 1 ? "" : "es", want);
     if (known)
         tp_diag_cat(&f->evidence, ", against %g CPUs (%s)", cpus, bound);
     int own = known && want >= OVERSUBSCRIBED * cpus;
     if (own)
         tp_diag_cat(&f->evidence, ": the job alone asks for more CPUs than it has");
+    else if (natives_read)
+        tp_diag_cat(&f->evidence,
+                    "%s: the rest of the demand is what the sampler does not see, the job's "
+                    "other ranks on this machine (a rank sees its own processes only) or other "
+                    "programs",
+                    known ? "" : " (the CPUs it could use are not recorded)");
     else
         tp_diag_cat(
             &f->evidence,

@@ -573,10 +573,12 @@ static void html_samples(FILE *f, const tp_rank_analysis *rr, const tp_report_op
             fprintf(f, "</tr>\n");
         }
         fprintf(f, "</table>\n");
+        char nb[96];
         fprintf(f,
                 "<p class=\"sub\">%zu samples of %zu threads, %lld a second; on CPU: the "
-                "periods whose sample found the thread running or ready to run</p>\n",
-                sa.samples, sa.n_threads, (long long)sa.hz);
+                "periods whose sample found the thread running or ready to run%s</p>\n",
+                sa.samples, sa.n_threads, (long long)sa.hz,
+                tp_an_samples_native_note(&sa, nb, sizeof nb));
     }
     tp_an_samples_free(&sa);
 }

@@ -37,6 +37,45 @@ static void text_row(FILE *f, const char *num, const tp_an_sample_row *s, int64_
     text_frames(f, s);
 }
 
+/* A thread's line of the threads table; a native thread's GIL column is "-" (it runs no
+ * Python code). */
+static void text_thread(FILE *f, const tp_an_sample_thread *t, int native) {
+    char who[96], nb[64], tb[32], wb[32], pb[32], cb[32], gb[32];
+    snprintf(who, sizeof who, "%lld/%lld %s", (long long)t->pid, (long long)t->tid,
+             tp_rf_clip(nb, sizeof nb, t->name, 16));
+    fprintf(f, "  ");
+    tp_text_fputs(who, f);
+    fprintf(
+        f, "%*s %12s %12s %12s %8s %8s %8zu\n", (int)(strlen(who) < 28 ? 28 - strlen(who) : 0), "",
+        tp_rf_time(cb, sizeof cb, (double)t->clock_ns),
+        tp_rf_time(tb, sizeof tb, (double)t->cpu_ns), tp_rf_time(wb, sizeof wb, (double)t->wall_ns),
+        tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(t->clock_ns, t->wall_ns)),
+        native ? "-" : tp_rf_pct_str(gb, sizeof gb, tp_rf_pct(t->gil_ns, t->wall_ns)), t->samples);
+}
+
+/* The native threads (not the interpreter's): their CPU in all, then those that used any. */
+static void text_native(FILE *f, const tp_an_samples *sa, size_t top) {
+    if (!sa->n_native)
+        return;
+    char cb[32], ob[32], pb[32];
+    size_t busy = 0;
+    for (size_t i = 0; i < sa->n_native; i++)
+        busy += sa->nt[i].clock_ns > 0;
+    fprintf(f,
+            "  native threads (not the interpreter's: intra-op and OpenMP pools, CUDA, NCCL and "
+            "other libraries' threads; their state and CPU clock, no frames): %zu, %zu of them "
+            "used a CPU; CPU clock %s (%s of the Python threads'), on CPU %s\n",
+            sa->n_native, busy, tp_units_dur(cb, sizeof cb, (double)sa->native_clock_ns),
+            tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(sa->native_clock_ns, sa->clock_ns)),
+            tp_units_dur(ob, sizeof ob, (double)sa->native_cpu_ns));
+    size_t shown = 0;
+    for (size_t i = 0; i < sa->n_native && shown < top; i++)
+        if (sa->nt[i].clock_ns > 0 || sa->nt[i].cpu_ns > 0)
+            text_thread(f, &sa->nt[i], 1), shown++;
+    if (busy > shown)
+        fprintf(f, "  ... %zu more native threads that used a CPU\n", busy - shown);
+}
+
 static int cmp_wait(const void *a, const void *b) {
     const tp_an_sample_row *x = *(const tp_an_sample_row *const *)a,
                            *y = *(const tp_an_sample_row *const *)b;
@@ -93,7 +132,7 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
         tp_an_samples_free(&sa);
         return;
     }
-    char tb[32], wb[32], pb[32], nb[64];
+    char tb[32];
     size_t top = (size_t)(o->top > 0 ? o->top : 10);
     fprintf(f,
             "CPU time by line, sampled (%zu samples of %zu threads, %lld a second; on CPU: the "
@@ -102,24 +141,11 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
             sa.samples, sa.n_threads, (long long)sa.hz, sa.depth);
     fprintf(f, "  %-28s %12s %12s %12s %8s %8s %8s\n", "thread", "CPU clock", "on CPU", "wall",
             "busy", "GIL", "samples");
-    for (size_t i = 0; i < sa.n_threads && i < top; i++) {
-        const tp_an_sample_thread *t = &sa.t[i];
-        char who[96];
-        snprintf(who, sizeof who, "%lld/%lld %s", (long long)t->pid, (long long)t->tid,
-                 tp_rf_clip(nb, sizeof nb, t->name, 16));
-        fprintf(f, "  ");
-        tp_text_fputs(who, f);
-        char cb[32], gb[32];
-        fprintf(f, "%*s %12s %12s %12s %8s %8s %8zu\n",
-                (int)(strlen(who) < 28 ? 28 - strlen(who) : 0), "",
-                tp_rf_time(cb, sizeof cb, (double)t->clock_ns),
-                tp_rf_time(tb, sizeof tb, (double)t->cpu_ns),
-                tp_rf_time(wb, sizeof wb, (double)t->wall_ns),
-                tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(t->clock_ns, t->wall_ns)),
-                tp_rf_pct_str(gb, sizeof gb, tp_rf_pct(t->gil_ns, t->wall_ns)), t->samples);
-    }
+    for (size_t i = 0; i < sa.n_threads && i < top; i++)
+        text_thread(f, &sa.t[i], 0);
     if (sa.n_threads > top)
         fprintf(f, "  ... %zu more threads\n", sa.n_threads - top);
+    text_native(f, &sa, top);
     fprintf(f, "  %3s %12s %8s %12s %7s  %s\n", "#", "on CPU", "share", "wall", "samples",
             "stack: the call, then your line and its callers");
     for (size_t i = 0; i < sa.n && i < top; i++) {
@@ -156,6 +182,26 @@ void tp_report_samples_text(FILE *f, const tp_rank_analysis *rr, const tp_report
     tp_an_samples_free(&sa);
 }
 
+static void json_threads(yajl_gen g, const char *key, const tp_an_sample_thread *t, size_t n,
+                         int native) {
+    tp_rj_str(g, key);
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < n; i++) {
+        yajl_gen_map_open(g);
+        tp_rj_int(g, "pid", t[i].pid);
+        tp_rj_int(g, "tid", t[i].tid);
+        tp_rj_kv(g, "name", t[i].name);
+        tp_rj_int(g, "samples", (long long)t[i].samples);
+        tp_rj_int(g, "cpu_ns", t[i].cpu_ns);
+        tp_rj_int(g, "wall_ns", t[i].wall_ns);
+        tp_rj_int(g, "clock_ns", t[i].clock_ns);
+        if (!native)
+            tp_rj_int(g, "gil_ns", t[i].gil_ns);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
 static void json_rows(yajl_gen g, const tp_an_samples *sa) {
     tp_rj_str(g, "stacks");
     yajl_gen_array_open(g);
@@ -187,22 +233,14 @@ void tp_report_samples_json(yajl_gen g, const tp_rank_analysis *rr, const tp_rep
     tp_rj_int(g, "clock_ns", sa.clock_ns);
     tp_rj_int(g, "no_stack_samples", (long long)sa.no_stack);
     tp_rj_int(g, "no_stack_cpu_ns", sa.no_stack_cpu_ns);
-    tp_rj_str(g, "threads");
-    yajl_gen_array_open(g);
-    for (size_t i = 0; i < sa.n_threads; i++) {
-        const tp_an_sample_thread *t = &sa.t[i];
-        yajl_gen_map_open(g);
-        tp_rj_int(g, "pid", t->pid);
-        tp_rj_int(g, "tid", t->tid);
-        tp_rj_kv(g, "name", t->name);
-        tp_rj_int(g, "samples", (long long)t->samples);
-        tp_rj_int(g, "cpu_ns", t->cpu_ns);
-        tp_rj_int(g, "wall_ns", t->wall_ns);
-        tp_rj_int(g, "clock_ns", t->clock_ns);
-        tp_rj_int(g, "gil_ns", t->gil_ns);
-        yajl_gen_map_close(g);
+    json_threads(g, "threads", sa.t, sa.n_threads, 0);
+    if (sa.n_native) { /* only where recorded: the reports of earlier traces are unchanged */
+        tp_rj_int(g, "native_samples", (long long)sa.native_samples);
+        tp_rj_int(g, "native_cpu_ns", sa.native_cpu_ns);
+        tp_rj_int(g, "native_wall_ns", sa.native_wall_ns);
+        tp_rj_int(g, "native_clock_ns", sa.native_clock_ns);
+        json_threads(g, "native_threads", sa.nt, sa.n_native, 1);
     }
-    yajl_gen_array_close(g);
     json_rows(g, &sa);
     tp_an_samples in;
     if (in_steps(rr, o, &in)) { /* the steps' part: what the training loop itself spends */

@@ -12,10 +12,13 @@ it does not take), the process's CPU time (the sampler's work is in it), the sam
 the sampler thread's own CPU time (its schedstat, read by the program at its end), per sample
 and as a share of one core over the work's wall time.
 
-usage: bench_sampler.py TRAINPROF PYTHON [RUNS] [THREADS] [DEPTH] [sleeping|blocked]
+usage: bench_sampler.py TRAINPROF PYTHON [RUNS] [THREADS] [DEPTH] [sleeping|blocked] [NATIVE]
   sleeping (default): the other threads wake every 1 ms, so each sample finds them moved;
   blocked: they wait on an event the whole run, as most of a training job's threads do (a
-  thread whose CPU clock has not moved is not walked again)"""
+  thread whose CPU clock has not moved is not walked again);
+  NATIVE (default 0): as many threads that are not Python's, asleep all along (libc's sleep
+  started through ctypes' pthread_create), as a CUDA job's driver, NCCL and pool threads: each
+  round reads their CPU clocks (trainprof since trace format 1.9)"""
 import os
 import re
 import statistics
@@ -26,6 +29,13 @@ import tempfile
 PROG = r'''
 import resource, sys, threading, time
 depth, threads, blocked = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "blocked"
+if int(sys.argv[4]):
+    import ctypes
+    libc = ctypes.CDLL(None)
+    for _ in range(int(sys.argv[4])):
+        th = ctypes.c_ulong()
+        libc.pthread_create(ctypes.byref(th), None, ctypes.cast(libc.sleep, ctypes.c_void_p),
+                            ctypes.c_void_p(3600))
 stop = threading.Event()
 def idle():
     if blocked:  # waits on a lock the whole run: never on a CPU
@@ -58,12 +68,13 @@ print("RESULT", wall, ru.ru_utime + ru.ru_stime, samp)
 '''
 
 
-def run(tp, python, hz, threads, depth, tmp, idle):
+def run(tp, python, hz, threads, depth, tmp, idle, native):
     out = os.path.join(tmp, "t.tprof")
     cmd = [tp, "record", "-o", out, "--force", "--no-cuda"]
     if hz:
         cmd += ["--sample-hz", str(hz)]
-    r = subprocess.run(cmd + ["--", python, "-c", PROG, str(depth), str(threads), idle],
+    r = subprocess.run(cmd + ["--", python, "-c", PROG, str(depth), str(threads), idle,
+                                   str(native)],
                        capture_output=True, text=True, check=True)
     wall, cpu, samp = (float(x) for x in
                        re.search(r"RESULT (\S+) (\S+) (\S+)", r.stdout).groups())
@@ -80,14 +91,15 @@ def main():
     threads = int(sys.argv[4]) if len(sys.argv) > 4 else 8
     depth = int(sys.argv[5]) if len(sys.argv) > 5 else 30
     idle = sys.argv[6] if len(sys.argv) > 6 else "sleeping"
+    native = int(sys.argv[7]) if len(sys.argv) > 7 else 0
     setups = [0, 100, 1000]
     got = {hz: [] for hz in setups}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
             for hz in setups:
-                got[hz].append(run(tp, python, hz, threads, depth, tmp, idle))
+                got[hz].append(run(tp, python, hz, threads, depth, tmp, idle, native))
     print(f"load {os.getloadavg()[0]:.2f}; {runs} runs each, {threads} threads "
-          f"({threads - 1} {idle}), work at depth {depth}; medians")
+          f"({threads - 1} {idle}), {native} native asleep, work at depth {depth}; medians")
     base_wall = statistics.median(g[0] for g in got[0])
     base_cpu = statistics.median(g[1] for g in got[0])
     print(f"{'setup':>16} {'work wall s':>12} {'ratio':>7} {'CPU s':>8} {'samples':>8} "

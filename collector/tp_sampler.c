@@ -1,6 +1,7 @@
 /* tp_sampler: the sampler thread (see tp_sampler.h). */
 #include "tp_sampler.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -8,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tp_collector.h"
+#include "tp_env_keys.h"
 #include "tp_hash.h"
 #include "tp_pyframes.h"
 
@@ -26,15 +29,22 @@ typedef struct {
     uint32_t stack; /* its stack at this sample, when stack_ok */
     int stack_ok;
     int running; /* found in state R at this sample */
+    int native;  /* not a thread of the interpreter: state and clock only (TP_SAMPLE_NATIVE) */
+    int ours;    /* a thread of the collector's ("trainprof-..."): never sampled */
 } seen_thread;
 
-/* A thread's state for this round: its name as the previous round knew it. */
+/* The threads a round may see: the interpreter's, then as many of the process's others. */
+#define SEEN_MAX (2 * TP_PYTHREADS_MAX)
+
+/* A thread's state for this round: its name (and whether it is ours) as the previous round
+ * knew it. */
 static seen_thread seen(uint32_t tid, const seen_thread *was, uint64_t cpu, uint64_t ts,
-                        uint32_t stack, int stack_ok, int running) {
-    seen_thread t = {tid, 0, {0}, cpu, ts, stack, stack_ok, running};
+                        uint32_t stack, int stack_ok, int running, int native) {
+    seen_thread t = {tid, 0, {0}, cpu, ts, stack, stack_ok, running, native, 0};
     if (was) {
         t.name_age = was->name_age;
         memcpy(t.name, was->name, sizeof t.name);
+        t.ours = was->ours;
     }
     return t;
 }
@@ -48,7 +58,9 @@ static struct {
     pthread_t th;
     int running;
     pid_t pid;
-    uint32_t hz; /* the rate: tp_g.cfg's, or the deferred start's before tp_g has a config */
+    uint32_t self_tid; /* the sampler thread's own */
+    int env_done;      /* this process's trace says which threads are sampled */
+    uint32_t hz;       /* the rate: tp_g.cfg's, or the deferred start's before tp_g has a config */
     _Atomic int stop;
     /* a thread started in a fork child waits until the core's fork handling is done (it bumps
      * tp_g.gen last): before that tp_g still holds the parent's writer */
@@ -99,6 +111,9 @@ static int on_cpu(uint32_t tid) {
  * "pt_data_worker" once it starts, a spawned one only after it imported the program, by when
  * it was sampled already; the latest record names the thread). */
 #define NAME_EARLY 8 /* a thread's first samples: its name read at each */
+/* The collector's own threads are named so (the sampler, the writer's drain, the live socket's,
+ * the guard's helper; tp_collector_interpose.c counts them the same way) */
+#define OUR_THREADS "trainprof-"
 
 static void name_thread(seen_thread *t, int now) {
     uint32_t rounds = S.hz / 2 > NAME_EARLY ? S.hz / 2 : NAME_EARLY + 1; /* twice a second */
@@ -110,6 +125,10 @@ static void name_thread(seen_thread *t, int now) {
     if (!task_file(t->tid, "comm", name, sizeof name))
         return;
     name[strcspn(name, "\n")] = 0;
+    if (t->native && !strncmp(name, OUR_THREADS, sizeof OUR_THREADS - 1)) {
+        t->ours = 1; /* named after we first saw it: its samples stop here */
+        return;
+    }
     if (t->name[0] && !strncmp(name, t->name, sizeof t->name - 1))
         return;
     snprintf(t->name, sizeof t->name, "%.15s", name);
@@ -140,82 +159,158 @@ static uint32_t stack_of(stack_slot *cache, const tp_pyframe *py, uint32_t n, ui
     return id;
 }
 
-/* One round: every Python thread's frames and CPU time. `prev` (*n_prev threads) is the
- * previous round's, replaced by this one's. The sampler thread's state (which, in a fork child,
- * opens its trace) is taken only once there is a Python thread to read: the forks of a shell
- * or a pyenv shim have none, and one that leaves through _exit would leave an empty trace. */
+/* What a round reads and writes besides its threads: the previous round's threads, the
+ * stacks interned, the walk's buffer, who holds the GIL, whether the window is open. */
+typedef struct {
+    const seen_thread *prev;
+    uint32_t n_prev;
+    stack_slot *cache;
+    tp_pyframe *py;
+    tp_tstate *me;
+    uintptr_t gil;
+    int gate;
+} round_ctx;
+
+static const seen_thread *seen_before(const round_ctx *c, uint32_t tid, int native) {
+    for (uint32_t j = 0; j < c->n_prev; j++)
+        if (c->prev[j].tid == tid && c->prev[j].native == native)
+            return &c->prev[j];
+    return NULL;
+}
+
+/* Samples one thread: Python thread state `ts` (its frames walked), or (ts 0) a native thread,
+ * of which only the state and CPU clock are read. Returns 1 with *out filled when the thread is
+ * still there (kept for the next round), 0 when it is gone. */
+static int sample_thread(const round_ctx *c, uint32_t tid, uintptr_t ts, seen_thread *out) {
+    int native = !ts;
+    const seen_thread *was = seen_before(c, tid, native);
+    uint64_t hash = 0, cpu, now;
+    int torn = 0, running = 0;
+    uint32_t nf = 0, stack = native ? 0 : UINT32_MAX;
+    if (!c->gate) { /* recording nothing now: only the counts the next sample starts from */
+        if (!(cpu = thread_cpu_ns(tid)))
+            return 0;
+        *out = seen(tid, was, cpu, tp_collector_now(), 0, native, 0, native);
+        return 1;
+    }
+    if (was && was->ours) {
+        *out = *was;
+        return 1;
+    }
+    /* its CPU clock, state and stack as close together as they can be read */
+    cpu = thread_cpu_ns(tid);
+    if (was && was->stack_ok && cpu && cpu == was->cpu_ns) {
+        /* it has not run since its last sample: the same frames (no walk), and off a CPU (no
+         * state read: the common case of a job's many waiting threads) unless its last sample
+         * found it in state R: then it may be ready to run and waiting for a CPU all this
+         * period (other threads busy on every CPU), which only its state tells */
+        stack = was->stack;
+        running = was->running && on_cpu(tid);
+    } else {
+        running = on_cpu(tid);
+        if (!native) {
+            nf = tp_pyframes_walk_other(ts, c->py, TP_PYFRAMES_MAX, &hash, &torn);
+            if (torn) /* the chain moved under the walk: once more */
+                nf = tp_pyframes_walk_other(ts, c->py, TP_PYFRAMES_MAX, &hash, &torn);
+        }
+    }
+    now = tp_collector_now();
+    if (!cpu) /* gone */
+        return 0;
+    if (stack == UINT32_MAX && !torn)
+        stack = stack_of(c->cache, c->py, nf, hash); /* UINT32_MAX again: stale */
+    *out = seen(tid, was, cpu, now, stack, stack != UINT32_MAX, running, native);
+    if (!was && native) { /* ours? (named before it runs any code) */
+        name_thread(out, 0);
+        if (out->ours)
+            return 1;
+    }
+    if (was && stack != UINT32_MAX && tp_collector_gate(now)) {
+        name_thread(out, 0);
+        if (out->ours)
+            return 1;
+        tp_rec_sample r;
+        TP_REC_CLEAR(&r, TP_REC_SAMPLE);
+        r.h.flags |= (running ? TP_SAMPLE_ON_CPU : 0) |
+                     (c->gil && c->gil == ts ? TP_SAMPLE_HOLDS_GIL : 0) |
+                     (native ? TP_SAMPLE_NATIVE : 0);
+        r.ts = now;
+        r.tid = tid;
+        r.stack_id = stack;
+        r.cpu_ns = cpu > was->cpu_ns ? cpu - was->cpu_ns : 0;
+        r.period_ns = now > was->ts ? now - was->ts : 0;
+        tp_collector_emit(c->me, &r);
+    }
+    return 1;
+}
+
+/* The threads of this process that are not the interpreter's (th[0..n)) nor this one: at most
+ * max, into out; how many. An OpenMP or intra-op pool, a CUDA or NCCL library's threads: their
+ * CPU and their wait for a CPU count in the job's demand (cpu-contention), and nothing else
+ * shows them. */
+static uint32_t native_tids(const tp_pythread *th, uint32_t n, uint32_t *out, uint32_t max) {
+    DIR *d = opendir("/proc/self/task");
+    uint32_t k = 0;
+    for (struct dirent *e; d && k < max && (e = readdir(d)) != NULL;) {
+        char *end;
+        unsigned long tid = strtoul(e->d_name, &end, 10);
+        if (*end || !tid || tid > UINT32_MAX || tid == S.self_tid)
+            continue;
+        uint32_t i = 0;
+        while (i < n && th[i].tid != tid)
+            i++;
+        if (i == n)
+            out[k++] = (uint32_t)tid;
+    }
+    if (d)
+        closedir(d);
+    return k;
+}
+
+/* One round: every Python thread's frames and CPU time, then the other threads' states and
+ * clocks. `prev` (*n_prev threads) is the previous round's, replaced by this one's. The sampler
+ * thread's state (which, in a fork child, opens its trace) is taken only once there is a Python
+ * thread to read: the forks of a shell or a pyenv shim have none, and one that leaves through
+ * _exit would leave an empty trace. */
 static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache, tp_pyframe *py) {
     tp_pythread th[TP_PYTHREADS_MAX];
-    seen_thread now_seen[TP_PYTHREADS_MAX];
+    uint32_t others[TP_PYTHREADS_MAX];
+    seen_thread now_seen[SEEN_MAX];
     uint32_t n = tp_pyframes_threads(th, TP_PYTHREADS_MAX), k = 0;
-    tp_tstate *me = n ? tp_collector_thread() : NULL;
-    if (!me) {
+    round_ctx c = {prev, *n_prev, cache, py, n ? tp_collector_thread() : NULL, 0, 0};
+    if (!c.me) {
         *n_prev = 0;
         return;
     }
-    /* --capture/--delay/--idle: outside the window a round costs a clock read a thread */
-    int gate = tp_collector_gate(tp_collector_now());
-    /* who holds the GIL, once a round (it changes hands every 5 ms at most, by default) */
-    uintptr_t gil = gate ? tp_pyframes_gil_holder() : 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!th[i].tid)
-            continue;
-        seen_thread *was = NULL;
-        for (uint32_t j = 0; j < *n_prev && !was; j++)
-            if (prev[j].tid == th[i].tid)
-                was = &prev[j];
-        uint64_t hash = 0, cpu, ts;
-        int torn = 0, running = 0;
-        uint32_t nf = 0, stack = UINT32_MAX;
-        if (!gate) { /* recording nothing now: only the counts the next sample starts from */
-            if ((cpu = thread_cpu_ns(th[i].tid)))
-                now_seen[k++] = seen(th[i].tid, was, cpu, tp_collector_now(), 0, 0, 0);
-            continue;
-        }
-        /* its CPU clock, state and stack as close together as they can be read */
-        cpu = thread_cpu_ns(th[i].tid);
-        if (was && was->stack_ok && cpu && cpu == was->cpu_ns) {
-            /* it has not run since its last sample: the same frames (no walk), and off a CPU
-             * (no state read: the common case of a job's many waiting threads) unless its last
-             * sample found it in state R: then it may be ready to run and waiting for a CPU
-             * all this period (other threads busy on every CPU), which only its state tells */
-            stack = was->stack;
-            running = was->running && on_cpu(th[i].tid);
-            ts = tp_collector_now();
-        } else {
-            running = on_cpu(th[i].tid);
-            nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
-            if (torn) /* the chain moved under the walk: once more */
-                nf = tp_pyframes_walk_other(th[i].ts, py, TP_PYFRAMES_MAX, &hash, &torn);
-            ts = tp_collector_now();
-        }
-        if (!cpu) /* gone */
-            continue;
-        if (stack == UINT32_MAX && !torn)
-            stack = stack_of(cache, py, nf, hash); /* UINT32_MAX again: stale */
-        now_seen[k] = seen(th[i].tid, was, cpu, ts, stack, stack != UINT32_MAX, running);
-        if (was && stack != UINT32_MAX && tp_collector_gate(ts)) {
-            name_thread(&now_seen[k], 0);
-            tp_rec_sample r;
-            TP_REC_CLEAR(&r, TP_REC_SAMPLE);
-            r.h.flags |= (running ? TP_SAMPLE_ON_CPU : 0) |
-                         (gil && gil == th[i].ts ? TP_SAMPLE_HOLDS_GIL : 0);
-            r.ts = ts;
-            r.tid = th[i].tid;
-            r.stack_id = stack;
-            r.cpu_ns = cpu > was->cpu_ns ? cpu - was->cpu_ns : 0;
-            r.period_ns = ts > was->ts ? ts - was->ts : 0;
-            tp_collector_emit(me, &r);
-        }
-        k++;
+    if (!S.env_done) { /* the analyses tell "none ran" from "not read" by it */
+        S.env_done = 1;
+        const char *key = tp_env_key_str(TP_ENVK_SAMPLED), *val = "python,native";
+        tp_rec_env r;
+        TP_REC_CLEAR(&r, TP_REC_ENV);
+        r.key_sid = tp_collector_intern_n(key, strlen(key));
+        r.value_sid = tp_collector_intern_n(val, strlen(val));
+        r.device = TP_ENV_PROCESS;
+        if (r.key_sid && r.value_sid)
+            tp_collector_meta(&r);
     }
+    /* --capture/--delay/--idle: outside the window a round costs a clock read a thread */
+    c.gate = tp_collector_gate(tp_collector_now());
+    /* who holds the GIL, once a round (it changes hands every 5 ms at most, by default) */
+    c.gil = c.gate ? tp_pyframes_gil_holder() : 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (th[i].tid)
+            k += sample_thread(&c, th[i].tid, th[i].ts, &now_seen[k]);
+    uint32_t no = native_tids(th, n, others, TP_PYTHREADS_MAX);
+    for (uint32_t i = 0; i < no; i++)
+        k += sample_thread(&c, others[i], 0, &now_seen[k]);
     memcpy(prev, now_seen, k * sizeof *prev);
     *n_prev = k;
 }
 
 static void *sampler_main(void *arg) {
     (void)arg;
-    seen_thread *prev = calloc(TP_PYTHREADS_MAX, sizeof *prev);
+    seen_thread *prev = calloc(SEEN_MAX, sizeof *prev);
+    S.self_tid = (uint32_t)syscall(SYS_gettid);
     stack_slot *cache = calloc(STACK_SLOTS, sizeof *cache);
     tp_pyframe *py = calloc(TP_PYFRAMES_MAX, sizeof *py);
     uint32_t n_prev = 0;
@@ -257,6 +352,7 @@ static void *sampler_main(void *arg) {
 
 static void start_thread(uint32_t hz) {
     S.hz = hz;
+    S.env_done = 0;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -644,7 +644,8 @@ static tp_status on_sample(void *ctx, const tp_rec_hdr *h) {
         note_stack(L, r.stack_id);
     tp_samples_push(&L->r->samples, (int64_t)r.ts, L->pid, r.tid, r.stack_id,
                     ((h->flags & TP_SAMPLE_ON_CPU) ? TP_SAMPLE_F_ON_CPU : 0u) |
-                        ((h->flags & TP_SAMPLE_HOLDS_GIL) ? TP_SAMPLE_F_HOLDS_GIL : 0u),
+                        ((h->flags & TP_SAMPLE_HOLDS_GIL) ? TP_SAMPLE_F_HOLDS_GIL : 0u) |
+                        ((h->flags & TP_SAMPLE_NATIVE) ? TP_SAMPLE_F_NATIVE : 0u),
                     r.cpu_ns, r.period_ns);
     return TP_OK;
 }

@@ -765,11 +765,12 @@ typedef struct {
 } tp_process;
 
 /* native: the sampler's SAMPLE records (`record --sample`; docs/trace-format.md): one per
- * Python thread and round, in file order. `stack`: the rank's stack id of the thread's Python
- * frames (0: none); flags: TP_SAMPLE_F_*; cpu_ns: the thread's CPU time since its previous
- * sample; period_ns: the wall time since then. */
+ * sampled thread and round (Python threads, and native ones: TP_SAMPLE_F_NATIVE), in file order.
+ * `stack`: the rank's stack id of the thread's Python frames (0: none); flags: TP_SAMPLE_F_*;
+ * cpu_ns: the thread's CPU time since its previous sample; period_ns: the wall time since then. */
 #define TP_SAMPLE_F_ON_CPU 1u    /* the thread was on a CPU at the sample */
 #define TP_SAMPLE_F_HOLDS_GIL 2u /* it held its interpreter's GIL then */
+#define TP_SAMPLE_F_NATIVE 4u    /* not a Python thread: no frames read (stack 0) */
 typedef struct {
     size_t n, cap;
     int64_t *ts;

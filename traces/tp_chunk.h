@@ -26,8 +26,8 @@
 /* 1.1: NVTX stack_id; 1.2: PYCODE and Python frames; 1.3: PROCESS job_id, root_pid, exec_gen;
  * 1.5: codec 2 (lz4) and filter 2 (lane delta, then byte planes); 1.6: filter 3 (lane delta,
  * words grouped by type and lane, then byte planes); 1.7: filter 4 (filter 3 without its
- * all-zero 128-byte pieces); 1.8: SAMPLE records */
-#define TP_FILE_VERSION_MINOR 8
+ * all-zero 128-byte pieces); 1.8: SAMPLE records; 1.9: SAMPLE flag TP_SAMPLE_NATIVE */
+#define TP_FILE_VERSION_MINOR 9
 #define TP_FILE_HEADER_SIZE 64u
 
 /* 'TPCH' and 'TPIX' as the bytes appear in the file, read as little-endian u32. */

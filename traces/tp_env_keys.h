@@ -33,6 +33,7 @@
     X(TORCH_CUDA, "torch.cuda", "PyTorch built for CUDA", 0)                                       \
     X(DIST_BACKEND, "dist.backend", "distributed backend", 0)                                      \
     X(DIST_WORLD, "dist.world_size", "world size", 0)                                              \
+    X(SAMPLED, "sample.threads", "sampled threads", 0)                                             \
     X(GPU_NAME, "gpu.name", "name", 1)                                                             \
     X(GPU_SMS, "gpu.sms", "SMs", 1)                                                                \
     X(GPU_CC, "gpu.cc", "compute capability", 1)                                                   \

@@ -139,10 +139,10 @@ static const struct {
                     "name_id INTEGER",
                     NULL, 0},
     /* `record --sample`: a thread's Python stack, on a CPU or not, and its CPU and wall time
-     * since its previous sample */
+     * since its previous sample; native (1): not a Python thread, no stack */
     [T_SAMPLES] = {"samples",
                    "ts INTEGER, tid INTEGER, stack_id INTEGER, on_cpu INTEGER, cpu_ns INTEGER, "
-                   "period_ns INTEGER, holds_gil INTEGER",
+                   "period_ns INTEGER, holds_gil INTEGER, native INTEGER",
                    NULL, 0},
     /* every frame of every stack, symbolized: one row per function at a native address
      * (inline_depth 0 the innermost inlined one), Python frames by their code object */
@@ -420,7 +420,7 @@ static tp_status on_sample(void *cx, const tp_rec_hdr *h) {
     tp_record_get(h, &s, sizeof s);
     INSERT(c, T_SAMPLES, VI(s.ts), VI(s.tid), stk(c, s.stack_id),
            VI((h->flags & TP_SAMPLE_ON_CPU) != 0), VI(s.cpu_ns), VI(s.period_ns),
-           VI((h->flags & TP_SAMPLE_HOLDS_GIL) != 0));
+           VI((h->flags & TP_SAMPLE_HOLDS_GIL) != 0), VI((h->flags & TP_SAMPLE_NATIVE) != 0));
     return ok(c);
 }
 

@@ -511,13 +511,17 @@ typedef struct {
 } tp_rec_overhead;
 
 /* A sample of one thread (v1.8, `record --sample`): the collector's sampler thread reads the
- * Python frames of every thread of the interpreter HZ times a second, while they run, whether
+ * Python frames of every thread of the interpreter HZ times a second (and, v1.9, the state and
+ * CPU clock of the process's other threads: TP_SAMPLE_NATIVE), while they run, whether
  * the thread was on a CPU at that instant (flags TP_SAMPLE_ON_CPU: its scheduler state was
  * running or runnable), and the CPU time it used since its previous sample (its CPU clock).
  * A thread's first sample opens its count and is not written. */
 #define TP_SAMPLE_ON_CPU 0x1u
 /* flags bit 1: the thread held its interpreter's GIL at the sample (CPython 3.8-3.13) */
 #define TP_SAMPLE_HOLDS_GIL 0x2u
+/* flags bit 2 (v1.9): not a thread of the interpreter (an OpenMP or intra-op pool's, a CUDA or
+ * NCCL library's): its state and CPU clock only, stack_id 0 (its frames are not read) */
+#define TP_SAMPLE_NATIVE 0x4u
 typedef struct {
     tp_rec_hdr h;
     uint64_t ts;

@@ -584,11 +584,12 @@ static void draw_samples(tp_tui_live *t, tp_tui_grid *g, int y, int rows) {
     char hint[96] = "";
     if (t->sa.samples < 50) /* 0.5 s of one thread at the default rate */
         snprintf(hint, sizeof hint, "; few in this window: + widens it, w makes it seconds");
+    char nb[96];
     tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_HEADER,
-                       " CPU time by line, sampled: %zu samples of %zu threads, %.0f a second%s",
+                       " CPU time by line, sampled: %zu samples of %zu threads, %.0f a second%s%s",
                        t->sa.samples, t->sa.n_threads,
                        t->sa.hz ? (double)t->sa.hz : tp_live_get_num(t->st->text, "sample_hz", 0),
-                       hint);
+                       tp_an_samples_native_note(&t->sa, nb, sizeof nb), hint);
     tp_tui_table_draw(&t->sat, g, y + 1, rows - 1);
 }
 

@@ -171,12 +171,14 @@ static void draw_detail(tp_tui_stacks *s, tp_tui_grid *g, int y, int h) {
 
 static void draw(tp_tui_panel *p, tp_tui_grid *g, int y, int h) {
     tp_tui_stacks *s = (tp_tui_stacks *)p;
+    char nb[96];
     if (s->samples)
         tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_NORMAL,
                            "%zu sampled stacks (up to %d frames; %zu samples of %zu threads, "
-                           "%lld a second), sorted by %s",
+                           "%lld a second%s), sorted by %s",
                            s->t.nrows, s->sa.depth, s->sa.samples, s->sa.n_threads,
-                           (long long)s->sa.hz, s->t.cols[s->t.sort_col].title);
+                           (long long)s->sa.hz, tp_an_samples_native_note(&s->sa, nb, sizeof nb),
+                           s->t.cols[s->t.sort_col].title);
     else
         tp_tui_grid_printf(g, 0, y, g->w, TP_TUI_A_NORMAL,
                            "%zu launching stacks (up to %d frames), sorted by %s", s->t.nrows,

@@ -81,11 +81,12 @@ static void tables(const tp_tui_wstats *w, const tp_tui_data *d, tp_tui_grid *g,
 /* The window's samples: a line of totals, then a row per stack by on-CPU time. */
 static void samples(const tp_tui_wstats *w, tp_tui_grid *g, int y, int end) {
     const tp_an_samples *sa = &w->sa;
-    char b[640], c[32], t[32], label[512];
+    char b[640], c[32], t[32], label[512], nb[96];
     snprintf(b, sizeof b,
              "CPU time by line, sampled in the window: %zu samples of %zu threads, %s on a CPU, "
-             "%s waiting",
-             sa->samples, sa->n_threads, DUR(c, sa->cpu_ns), DUR(t, sa->wall_ns - sa->cpu_ns));
+             "%s waiting%s",
+             sa->samples, sa->n_threads, DUR(c, sa->cpu_ns), DUR(t, sa->wall_ns - sa->cpu_ns),
+             tp_an_samples_native_note(sa, nb, sizeof nb));
     line(g, &y, end, 0, TP_TUI_A_HEADER, b);
     if (!sa->samples)
         line(g, &y, end, 0, TP_TUI_A_NORMAL, "(no sample in the window)");

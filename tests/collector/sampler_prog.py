@@ -2,6 +2,7 @@
 
 usage: sampler_prog.py thread|process|workers|inline|loader-inline|warm|phases|contend
                       [STEPS [SPINNERS]]
+       sampler_prog.py native STEPS SPINNERS LIBNATIVE_SPIN
 The main thread runs STEPS steps, each an NVTX range "train_step" (with the nvtx package when
 it is there, else none) around ~3 ms of CPU work; between the steps it takes the next batch:
 - thread:  from a queue a producer thread fills, each batch ~4x a step of CPU in augment();
@@ -17,7 +18,9 @@ it is there, else none) around ~3 ms of CPU work; between the steps it takes the
            range (for --capture: samples only in the steps);
 - contend: none: STEPS steps of 4x the usual work while SPINNERS forked processes (default:
            2 per CPU the process may use, and one more) compute until the loop ends: more
-           busy threads than CPUs (0: none of the job's own).
+           busy threads than CPUs (0: none of the job's own);
+- native:  as contend, the spinners threads of C code (LIBNATIVE_SPIN, tests/collector/
+           native_spin.c, through ctypes) in the process itself: an OpenMP pool's kind.
 A sleeper thread wakes every 5 ms all along. The lines the test looks for carry `# @tag`."""
 import os
 import sys
@@ -101,9 +104,26 @@ def contend(steps, n):
                     train_step()
 
 
+def native(steps, n, lib):
+    import ctypes
+    spin = ctypes.CDLL(lib)
+    if spin.tp_spin_start(n) != n:
+        sys.exit("native: the spinners did not start")
+    try:
+        for _ in range(steps):
+            with annotate("train_step"):
+                for _ in range(4):
+                    train_step()
+    finally:
+        spin.tp_spin_stop()
+
+
 def main():
     mode = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    if mode == "native":
+        native(steps, int(sys.argv[3]), sys.argv[4])
+        return
     if mode == "contend":
         contend(steps, int(sys.argv[3]) if len(sys.argv) > 3
                 else 2 * len(os.sched_getaffinity(0)) + 1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`trainprof record --sample`, end to end with real CPython programs.
 
-usage: test_collector_sampler.py TRAINPROF PYSTACK_DUMP VENV
+usage: test_collector_sampler.py TRAINPROF PYSTACK_DUMP VENV LIBNATIVE_SPIN
 tests/collector/sampler_prog.py runs a training loop whose steps (NVTX ranges, through the nvtx
 PyPI package) wait between them for a batch from a producer thread, a forked producer process
 or its own computation, with a sleeper thread beside; the lines that matter carry `# @tag`.
@@ -25,7 +25,10 @@ Checked, on counts and shares of samples, never on how long anything took:
     ctypes), input-bound names the wait inside the data-loading range and the producer's line,
     low-utilization the line that kept the training thread from launching;
     with more busy threads than CPUs, cpu-contention: the step thread waited for a CPU, the
-    job's own spinners (forked) make it the job's doing, spinners beside it not;
+    job's own spinners (forked, or threads of C code in the process: native_spin.c, an OpenMP
+    pool's kind, sampled for their state and CPU clock and listed apart from the Python
+    threads in the report, its JSON and the SQLite export) make it the job's doing, spinners
+    beside it not;
     a two-rank job without a device (ranks_prog.py: rank 1 computes 4x, rank 0 waits for it
     over a pipe): the sampled waits make straggler and collective-wait name rank 1, in the
     report and through merge;
@@ -47,7 +50,7 @@ import subprocess
 import sys
 import tempfile
 
-TP, DUMP, VENV = sys.argv[1:4]
+TP, DUMP, VENV, NATIVE_SPIN = sys.argv[1:5]
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sampler_prog.py")
 RANKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ranks_prog.py")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -271,6 +274,57 @@ def check_report(label, path):
     return rep
 
 
+def check_native(python, tmp, cpus):
+    """(c) native: spinners that are threads of C code in the process (an OpenMP pool's kind):
+    their state and CPU clock sampled, listed apart from the Python threads, counted in the
+    job's demand; the collector's own threads never sampled."""
+    n = 2 * cpus + 1
+    out = os.path.join(tmp, "native.tprof")
+    record(python, out, "native", 60, args=(str(n), NATIVE_SPIN))
+    rep = report_json(out)
+    cs = rep.get("ranks", [{}])[0].get("cpu_samples", {})
+    nat = cs.get("native_threads", [])
+    spin = [t for t in nat if t["name"] == "native-spin"]
+    check(len(spin) == n and all(t["clock_ns"] > 0 and t["cpu_ns"] > 0 and "gil_ns" not in t
+                                 for t in spin), f"native: the spinners {spin} of {nat}")
+    check(not [t for t in nat if t["name"].startswith("trainprof-")] and
+          not [t for t in cs.get("threads", []) if t["name"] in ("native-spin", "") or
+               t["name"].startswith("trainprof-")],
+          f"native: the Python threads {cs.get('threads')}, the native {nat}")
+    check(all(sum(t[k] for t in nat) == cs.get("native_" + k, -1)
+              for k in ("samples", "cpu_ns", "wall_ns", "clock_ns")) and
+          sum(t["cpu_ns"] for t in cs.get("threads", [])) == cs.get("cpu_ns") and
+          sum(r["cpu_ns"] for r in cs.get("stacks", [])) + cs.get("no_stack_cpu_ns", 0) ==
+          cs.get("cpu_ns"), f"native: the sums {json.dumps(cs)[:600]}")
+    f = finding(rep, "cpu-contention")
+    want = (r"Meanwhile the job's sampled threads \(\d+ in 1 process, {} of them native: "
+            r"intra-op and OpenMP pools, libraries' threads\) were ready to run [\d.]+ at a time "
+            r"on average, against {} CPUs \(\w[^)]*\): the job alone asks for more CPUs than it "
+            r"has$").format(n, cpus)
+    check(f and re.search(want, f["evidence"]), f"native: cpu-contention /{want}/: "
+          f"{f and f['evidence']}")
+    text = report_text(out)
+    check(re.search(r"\n  native threads \(not the interpreter's: .*\): {}, {} of them used a "
+                    r"CPU; CPU clock .*\n(  \d+/\d+ native-spin +\S+ \S+ +\S+ \S+ +\S+ \S+ +"
+                    r"[\d.]+ % +- +\d+\n)".format(n, n), text),
+          f"native: the text report's native threads: "
+          f"{text[text.find('native threads'):][:400]}")
+    check("sample.threads" in json.dumps(rep.get("ranks", [{}])[0].get("environment", {})) or
+          "sampled threads" in text, "native: the environment says which threads are sampled")
+    db = out + ".sqlite"
+    r = subprocess.run([TP, "export", out, "--format", "sqlite", "-o", db, "--quiet"],
+                       capture_output=True, text=True)
+    if check(r.returncode == 0, f"native: sqlite export: {r.stderr}"):
+        import sqlite3
+        con = sqlite3.connect(db)
+        k, stacks = con.execute("SELECT count(*), sum(stack_id != 0) FROM samples WHERE native = 1"
+                                ).fetchone()
+        check(k == cs.get("native_samples") and stacks == 0,
+              f"native: sqlite has {k} native samples ({stacks} with a stack), the report "
+              f"{cs.get('native_samples')}")
+        con.close()
+
+
 def check_gaps(label, rep, want):
     """(c)/(d): what host-step-gaps says."""
     f = finding(rep, "host-step-gaps")
@@ -476,8 +530,9 @@ def run_venv(python):
         f = finding(report_json(out), "cpu-contention")
         want = (r"^sampled in the steps after warm-up \(\d+ samples\): the step thread was ready "
                 r"to run or running \d+% of the time .* but ran \d+% \(its CPU clock: .*\); it "
-                r"waited .* for a CPU\. Meanwhile the job's sampled Python threads \(\d+ in "
-                r"{} processes\) were ready to run [\d.]+ at a time on average, against {} CPUs "
+                r"waited .* for a CPU\. Meanwhile the job's sampled threads \(\d+ in "
+                r"{} processes, 0 of them native: [^)]*\) were ready to run [\d.]+ at a time on "
+                r"average, against {} CPUs "
                 r"\(\w[^)]*\): the job alone asks for more CPUs than it has$").format(
                     2 * cpus + 2, cpus)
         # its steps only compute: found in state R (running, or ready and starved of a CPU,
@@ -497,14 +552,15 @@ def run_venv(python):
                 p.kill()
                 p.wait()
         f = finding(report_json(out), "cpu-contention")
-        want = (r"\(\d+ in 1 process\) were ready to run [\d.]+ at a time on average, against "
-                r"{} CPUs \(\w[^)]*\): the rest of the demand is what the sampler does not "
-                r"see").format(cpus)
+        want = (r"\(\d+ in 1 process, 0 of them native: [^)]*\) were ready to run [\d.]+ at a "
+                r"time on average, against {} CPUs \(\w[^)]*\): the rest of the demand is what "
+                r"the sampler does not see, the job's other ranks on this machine").format(cpus)
         if cpus >= 2:  # on one CPU the job's one busy thread is already 90 % of it
             check(f and re.search(want, f["evidence"]) and
                   "give the job CPUs of its own" in f["advice"] and
                   f["metrics"]["ready_ns"] >= 0.9 * f["metrics"]["sampled_wall_ns"],
                   f"contend outside: cpu-contention /{want}/: {f and f['evidence']}")
+        check_native(python, tmp, cpus)
         # ranks: a two-rank job without a device (tests/collector/ranks_prog.py): rank 1 does 4x
         # the work, rank 0 waits for it in each exchange; the sampled waits name rank 1, in the
         # report and through `merge` of the report's JSON alike

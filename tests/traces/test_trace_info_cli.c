@@ -132,7 +132,7 @@ static void test_text(void) {
     run_info(&r, path, NULL);
     CHECK_EQ_I(r.status, 0);
     CHECK_STR(r.err, "");
-    CHECK(strstr(r.out, "format:       v1.8\n"));
+    CHECK(strstr(r.out, "format:       v1.9\n"));
     CHECK(strstr(r.out, "producer:     info-test 1.0\n"));
     CHECK(strstr(r.out, "pid 31337    rank 3/8 (local 1)  host gpu-node-04\n"));
     CHECK(strstr(r.out, "command:     python train.py --model \"gpt\"\n"));
@@ -168,7 +168,7 @@ static void test_json(void) {
     CHECK(v != NULL);
     if (!v)
         return;
-    CHECK_STR(YAJL_GET_STRING(get(v, "version", NULL)), "1.8");
+    CHECK_STR(YAJL_GET_STRING(get(v, "version", NULL)), "1.9");
     CHECK_STR(YAJL_GET_STRING(get(v, "producer", NULL)), "info-test 1.0");
     CHECK_EQ_I(YAJL_GET_INTEGER(get(v, "records", "KERNEL")), 1000);
     CHECK_EQ_I(YAJL_GET_INTEGER(get(v, "records", "API")), 500);

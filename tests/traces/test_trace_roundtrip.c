@@ -151,7 +151,7 @@ static void write_trace(const char *path, int finish, int no_filter, const char 
 static void check_info(tp_reader *r) {
     const tp_trace_info *in = tp_reader_info(r);
     CHECK_EQ_U(in->version_major, 1);
-    CHECK_EQ_U(in->version_minor, 8);
+    CHECK_EQ_U(in->version_minor, 9);
     CHECK_STR(in->producer, "roundtrip-test");
     CHECK(in->created_realtime_ns > 1600000000ull * 1000000000ull);
     uint64_t total = 0;
