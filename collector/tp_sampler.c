@@ -31,6 +31,10 @@ typedef struct {
     int running; /* found in state R at this sample */
     int native;  /* not a thread of the interpreter: state and clock only (TP_SAMPLE_NATIVE) */
     int ours;    /* a thread of the collector's ("trainprof-..."): never sampled */
+    /* a native thread asleep is written once a second (or when it wakes): the rounds held back
+     * since its last record, which ended at from_ts */
+    uint32_t held;
+    uint64_t from_ts;
 } seen_thread;
 
 /* The threads a round may see: the interpreter's, then as many of the process's others. */
@@ -40,7 +44,7 @@ typedef struct {
  * knew it. */
 static seen_thread seen(uint32_t tid, const seen_thread *was, uint64_t cpu, uint64_t ts,
                         uint32_t stack, int stack_ok, int running, int native) {
-    seen_thread t = {tid, 0, {0}, cpu, ts, stack, stack_ok, running, native, 0};
+    seen_thread t = {tid, 0, {0}, cpu, ts, stack, stack_ok, running, native, 0, 0, ts};
     if (was) {
         t.name_age = was->name_age;
         memcpy(t.name, was->name, sizeof t.name);
@@ -159,6 +163,19 @@ static uint32_t stack_of(stack_slot *cache, const tp_pyframe *py, uint32_t n, ui
     return id;
 }
 
+static void emit_sample(tp_tstate *me, uint32_t tid, unsigned flags, uint32_t stack, uint64_t ts,
+                        uint64_t cpu_ns, uint64_t period_ns) {
+    tp_rec_sample r;
+    TP_REC_CLEAR(&r, TP_REC_SAMPLE);
+    r.h.flags |= flags;
+    r.ts = ts;
+    r.tid = tid;
+    r.stack_id = stack;
+    r.cpu_ns = cpu_ns;
+    r.period_ns = period_ns;
+    tp_collector_emit(me, &r);
+}
+
 /* What a round reads and writes besides its threads: the previous round's threads, the
  * stacks interned, the walk's buffer, who holds the GIL, whether the window is open. */
 typedef struct {
@@ -229,17 +246,24 @@ static int sample_thread(const round_ctx *c, uint32_t tid, uintptr_t ts, seen_th
         name_thread(out, 0);
         if (out->ours)
             return 1;
-        tp_rec_sample r;
-        TP_REC_CLEAR(&r, TP_REC_SAMPLE);
-        r.h.flags |= (running ? TP_SAMPLE_ON_CPU : 0) |
-                     (c->gil && c->gil == ts ? TP_SAMPLE_HOLDS_GIL : 0) |
-                     (native ? TP_SAMPLE_NATIVE : 0);
-        r.ts = now;
-        r.tid = tid;
-        r.stack_id = stack;
-        r.cpu_ns = cpu > was->cpu_ns ? cpu - was->cpu_ns : 0;
-        r.period_ns = now > was->ts ? now - was->ts : 0;
-        tp_collector_emit(c->me, &r);
+        uint64_t used = cpu > was->cpu_ns ? cpu - was->cpu_ns : 0;
+        if (native && !used && !running) {
+            /* asleep: held back up to a second, then one record for the whole stretch (a CUDA
+             * job has tens of such threads: a record each a round was ~10 KB/s of trace) */
+            if (was->held + 1 < S.hz) {
+                out->held = was->held + 1, out->from_ts = was->from_ts;
+                return 1;
+            }
+            emit_sample(c->me, tid, TP_SAMPLE_NATIVE, 0, now, 0, now - was->from_ts);
+            return 1;
+        }
+        if (was->held) /* the stretch it slept before this period, held back */
+            emit_sample(c->me, tid, TP_SAMPLE_NATIVE, 0, was->ts, 0, was->ts - was->from_ts);
+        emit_sample(c->me, tid,
+                    (running ? TP_SAMPLE_ON_CPU : 0) |
+                        (c->gil && c->gil == ts ? TP_SAMPLE_HOLDS_GIL : 0) |
+                        (native ? TP_SAMPLE_NATIVE : 0),
+                    stack, now, used, now > was->ts ? now - was->ts : 0);
     }
     return 1;
 }
@@ -267,6 +291,15 @@ static uint32_t native_tids(const tp_pythread *th, uint32_t n, uint32_t *out, ui
     return k;
 }
 
+/* The sleep held back since the last record of each native thread of t[0..n) (threads seen
+ * before: the trace is open). */
+static void flush_held(const seen_thread *t, uint32_t n) {
+    tp_tstate *me = n ? tp_collector_thread() : NULL;
+    for (uint32_t j = 0; me && j < n; j++)
+        if (t[j].held && !t[j].ours && tp_collector_gate(t[j].ts))
+            emit_sample(me, t[j].tid, TP_SAMPLE_NATIVE, 0, t[j].ts, 0, t[j].ts - t[j].from_ts);
+}
+
 /* One round: every Python thread's frames and CPU time, then the other threads' states and
  * clocks. `prev` (*n_prev threads) is the previous round's, replaced by this one's. The sampler
  * thread's state (which, in a fork child, opens its trace) is taken only once there is a Python
@@ -278,7 +311,8 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
     seen_thread now_seen[SEEN_MAX];
     uint32_t n = tp_pyframes_threads(th, TP_PYTHREADS_MAX), k = 0;
     round_ctx c = {prev, *n_prev, cache, py, n ? tp_collector_thread() : NULL, 0, 0};
-    if (!c.me) {
+    if (!c.me) { /* Python is finalizing (or not yet there): the sleep held back, then none */
+        flush_held(prev, *n_prev);
         *n_prev = 0;
         return;
     }
@@ -303,6 +337,15 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
     uint32_t no = native_tids(th, n, others, TP_PYTHREADS_MAX);
     for (uint32_t i = 0; i < no; i++)
         k += sample_thread(&c, others[i], 0, &now_seen[k]);
+    /* a native thread that ended while its sleep was held back: that sleep, as it ends */
+    for (uint32_t j = 0; j < *n_prev; j++) {
+        const seen_thread *p = &prev[j];
+        uint32_t i = 0;
+        while (i < k && (now_seen[i].tid != p->tid || now_seen[i].native != p->native))
+            i++;
+        if (i == k && p->held && !p->ours && c.gate && tp_collector_gate(p->ts))
+            emit_sample(c.me, p->tid, TP_SAMPLE_NATIVE, 0, p->ts, 0, p->ts - p->from_ts);
+    }
     memcpy(prev, now_seen, k * sizeof *prev);
     *n_prev = k;
 }
@@ -346,6 +389,8 @@ static void *sampler_main(void *arg) {
     for (uint32_t j = 0; prev && j < n_prev; j++)
         if (prev[j].name_age)
             name_thread(&prev[j], 1);
+    if (prev) /* and the sleep held back since a native thread's last record */
+        flush_held(prev, n_prev);
     free(prev), free(cache), free(py);
     return NULL;
 }

@@ -20,7 +20,8 @@ it is there, else none) around ~3 ms of CPU work; between the steps it takes the
            2 per CPU the process may use, and one more) compute until the loop ends: more
            busy threads than CPUs (0: none of the job's own);
 - native:  as contend, the spinners threads of C code (LIBNATIVE_SPIN, tests/collector/
-           native_spin.c, through ctypes) in the process itself: an OpenMP pool's kind.
+           native_spin.c, through ctypes) in the process itself: an OpenMP pool's kind; and 3
+           more such threads that wait all along (a CUDA job's driver and NCCL threads).
 A sleeper thread wakes every 5 ms all along. The lines the test looks for carry `# @tag`."""
 import os
 import sys
@@ -107,7 +108,7 @@ def contend(steps, n):
 def native(steps, n, lib):
     import ctypes
     spin = ctypes.CDLL(lib)
-    if spin.tp_spin_start(n) != n:
+    if spin.tp_spin_start(n, 3) != n + 3:
         sys.exit("native: the spinners did not start")
     try:
         for _ in range(steps):

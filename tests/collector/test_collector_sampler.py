@@ -287,6 +287,14 @@ def check_native(python, tmp, cpus):
     spin = [t for t in nat if t["name"] == "native-spin"]
     check(len(spin) == n and all(t["clock_ns"] > 0 and t["cpu_ns"] > 0 and "gil_ns" not in t
                                  for t in spin), f"native: the spinners {spin} of {nat}")
+    # the sleepers: written once a second (or when they wake), their waits summed: the same
+    # span as the spinners', which started and stopped with them
+    sleep = [t for t in nat if t["name"] == "native-sleep"]
+    span = max((t["wall_ns"] for t in spin), default=0)
+    check(len(sleep) == 3 and span > 0 and
+          all(t["cpu_ns"] == 0 and abs(t["wall_ns"] - span) <= 0.05 * span + 10e6 and
+              t["samples"] <= t["wall_ns"] / 1e9 + 2 for t in sleep),
+          f"native: the sleepers {sleep}, the spinners' span {span}")
     check(not [t for t in nat if t["name"].startswith("trainprof-")] and
           not [t for t in cs.get("threads", []) if t["name"] in ("native-spin", "") or
                t["name"].startswith("trainprof-")],
@@ -297,16 +305,21 @@ def check_native(python, tmp, cpus):
           sum(r["cpu_ns"] for r in cs.get("stacks", [])) + cs.get("no_stack_cpu_ns", 0) ==
           cs.get("cpu_ns"), f"native: the sums {json.dumps(cs)[:600]}")
     f = finding(rep, "cpu-contention")
-    want = (r"Meanwhile the job's sampled threads \(\d+ in 1 process, {} of them native: "
+    # the spinners, and the sleepers whose records (one a second, or as they end) lie in the steps
+    want = (r"Meanwhile the job's sampled threads \(\d+ in 1 process, (\d+) of them native: "
             r"intra-op and OpenMP pools, libraries' threads\) were ready to run [\d.]+ at a time "
             r"on average, against {} CPUs \(\w[^)]*\): the job alone asks for more CPUs than it "
-            r"has$").format(n, cpus)
-    check(f and re.search(want, f["evidence"]), f"native: cpu-contention /{want}/: "
+            r"has$").format(cpus)
+    m = f and re.search(want, f["evidence"])
+    check(m and n <= int(m.group(1)) <= n + 3, f"native: cpu-contention /{want}/: "
           f"{f and f['evidence']}")
     text = report_text(out)
-    check(re.search(r"\n  native threads \(not the interpreter's: .*\): {}, {} of them used a "
-                    r"CPU; CPU clock .*\n(  \d+/\d+ native-spin +\S+ \S+ +\S+ \S+ +\S+ \S+ +"
-                    r"[\d.]+ % +- +\d+\n)".format(n, n), text),
+    # the sleepers used a CPU only as they woke to end, if at all: listed after the spinners
+    m = re.search(r"\n  native threads \(not the interpreter's: .*\): {}, (\d+) of them used a "
+                  r"CPU; CPU clock .*\n(  \d+/\d+ native-spin +\S+ \S+ +\S+ \S+ +\S+ \S+ +"
+                  r"[\d.]+ % +- +\d+\n)".format(n + 3), text)
+    check(m and n <= int(m.group(1)) <= n + 3 and
+          len(re.findall(r"\n  \d+/\d+ native-spin ", text)) == n,
           f"native: the text report's native threads: "
           f"{text[text.find('native threads'):][:400]}")
     check("sample.threads" in json.dumps(rep.get("ranks", [{}])[0].get("environment", {})) or
