@@ -496,3 +496,43 @@ tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress
     *out = m;
     return TP_OK;
 }
+
+/* 1 when the last rank of `m` is a process of the recording of rank `main` (the same recording
+ * id) and has something in the window: rows, memory events or samples. */
+static int window_member(const tp_model *m, size_t main) {
+    const tp_rank *a = &m->ranks[main], *b = &m->ranks[m->n_ranks - 1];
+    return a->n_procs == 1 && b->n_procs == 1 && a->procs[0].job_id &&
+           a->procs[0].job_id == b->procs[0].job_id && (b->ev.n || b->mem.n || b->samples.n);
+}
+
+tp_status tp_load_live_window(const char *window, const char *trace, uint64_t t0, uint64_t t1,
+                              tp_model **out, tp_load_result *res) {
+    memset(res, 0, sizeof *res);
+    *out = NULL;
+    tp_model *m = tp_model_new();
+    tp_load_error e;
+    if (tp_load_native_load(m, window, &e) != TP_OK || !m->n_ranks) {
+        tp_model_close(m);
+        return failed(res, &e);
+    }
+    char **found = NULL;
+    size_t n = 0;
+    if (trace && trace[0] && t1 > t0 && tp_layout_members(trace, &found, &n) != TP_OK)
+        abort(); /* out of memory: the analyzer may abort */
+    for (size_t i = 0; i < n; i++) {
+        /* a file just created, one of another recording or with nothing in the window: left
+         * out, silently (a live view refreshes every few seconds) */
+        size_t before = m->n_ranks;
+        if (tp_load_native_window(m, found[i], t0, t1, &e) == TP_OK && m->n_ranks > before &&
+            !window_member(m, 0))
+            tp_model_pop_rank(m);
+    }
+    tp_layout_free(found, n);
+    res->n_files = m->n_ranks;
+    tp_job_gather(m);
+    assign_ranks(m, res);
+    tp_model_finish(m);
+    tp_align_ranks(m);
+    *out = m;
+    return TP_OK;
+}

@@ -11,6 +11,7 @@
 #define TP_LOAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tp_load_error.h"
 #include "tp_model.h"
@@ -42,5 +43,15 @@ tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress
  * folder; TP_ERR_EMPTY: no trace file in it) nothing is allocated and res->error says why. */
 tp_status tp_load_folder_files(const char *dir, char ***files, size_t *n, tp_load_result *res);
 void tp_load_files_free(char **files, size_t n);
+
+/* A live job's window as one recording: `window` (the trace of [t0, t1) the job's main process
+ * cut, loaded whole) and, from the traces of the recording's other processes beside its main
+ * trace `trace` (tp_layout: its DataLoader workers and the processes it started, whose files
+ * are being written), the data records of [t0, t1) (tp_load_native_window), gathered into its
+ * ranks as a load of the whole recording gathers them (tp_job_gather). A file of another
+ * recording, one not readable yet or with nothing in the window is left out. `trace` NULL or
+ * "": the window alone. */
+tp_status tp_load_live_window(const char *window, const char *trace, uint64_t t0, uint64_t t1,
+                              tp_model **out, tp_load_result *res);
 
 #endif

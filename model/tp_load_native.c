@@ -969,7 +969,8 @@ static void size_tables(nload *L) {
     L->ahead = tp_prefault_start(cols, n);
 }
 
-static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load_error *e) {
+static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, uint64_t t0, uint64_t t1,
+                           tp_load_error *e) {
     nload L = {0};
     L.m = m;
     L.rd = rd;
@@ -981,7 +982,9 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, tp_load
     forget_places(&L);
     size_tables(&L);
     tp_visit_stats vs = {0};
-    tp_status st = tp_visit_run(rd, &loader, &L, &vs);
+    tp_visitor v = loader;
+    v.t_begin = t0, v.t_end = t1;
+    tp_status st = tp_visit_run(rd, &v, &L, &vs);
     L.r->n_skipped[TP_SKIP_TIME_RANGE] += vs.late;
     stop_ahead(&L);
     if (st == TP_OK)
@@ -1015,15 +1018,20 @@ int tp_load_native_sniff(const void *head, size_t len) {
     return len > 0 && memcmp(head, TP_FILE_MAGIC, n) == 0; /* a cut magic: let the reader say */
 }
 
-tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e) {
+tp_status tp_load_native_window(tp_model *m, const char *path, uint64_t t0, uint64_t t1,
+                                tp_load_error *e) {
     tp_load_error_init(e, path);
     tp_reader *rd;
     tp_status st = tp_reader_open(path, &rd);
     if (st != TP_OK)
         return tp_load_error_set(e, st, "%s", tp_status_why(st, errno));
-    st = load_from(m, path, rd, e);
+    st = load_from(m, path, rd, t0, t1, e);
     tp_reader_close(rd);
     return st;
+}
+
+tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e) {
+    return tp_load_native_window(m, path, 0, 0, e);
 }
 
 tp_status tp_load_native_file(tp_model *m, const char *path, char *err, size_t err_len) {
@@ -1040,7 +1048,7 @@ tp_status tp_load_native_mem(tp_model *m, const char *name, const void *data, si
     if (st != TP_OK)
         return tp_load_error_string(tp_load_error_set(&e, st, "%s", tp_status_str(st)), &e, err,
                                     err_len);
-    st = load_from(m, name, rd, &e);
+    st = load_from(m, name, rd, 0, 0, &e);
     tp_reader_close(rd);
     return tp_load_error_string(st, &e, err, err_len);
 }

@@ -11,6 +11,7 @@
 #define TP_LOAD_NATIVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tp_load_error.h"
 #include "tp_model.h"
@@ -24,6 +25,12 @@ int tp_load_native_sniff(const void *head, size_t len);
  * holds the reason. Damage the reader could skip is not an error: TP_OK, with the damage
  * as the note in e->reason ("" otherwise). */
 tp_status tp_load_native_load(tp_model *m, const char *path, tp_load_error *e);
+
+/* The same for the data records of [t0, t1) only (t1 > t0; every metadata record): a window of
+ * a trace, still being written or not, as the live client takes the job's other processes'
+ * (tp_load_live_window); chunks outside it are skipped unread. */
+tp_status tp_load_native_window(tp_model *m, const char *path, uint64_t t0, uint64_t t1,
+                                tp_load_error *e);
 
 /* The same with the error or note as one line ("FILE: reason") in `err` ("" when none; NULL
  * or 0: not wanted). */

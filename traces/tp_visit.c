@@ -323,6 +323,8 @@ static inline __attribute__((always_inline)) tp_status visit_runs(walk *w, tp_cu
 
 static tp_status visit_data(walk *w) {
     tp_query q = {wanted(w->v), 0, 0};
+    if (w->v->t_end > w->v->t_begin)
+        q.t_begin = w->v->t_begin, q.t_end = w->v->t_end;
     if (!q.type_mask)
         return TP_OK;
     tp_cursor *c;

@@ -73,6 +73,10 @@ typedef struct {
      * `keep` (tp_cursor_set_late: tested a chunk at a time, on the read-ahead thread when
      * there is one), counted in tp_visit_stats.late */
     uint64_t t_limit;
+    /* t_end > t_begin: only data records of a timed type overlapping [t_begin, t_end), chunks
+     * outside it skipped unread (tp_query): a window of a trace still being written, as the
+     * live client cuts the traces of a job's other processes */
+    uint64_t t_begin, t_end;
 } tp_visitor;
 
 typedef struct {

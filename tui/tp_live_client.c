@@ -19,6 +19,8 @@
 struct tp_live_client {
     int fd;
     long pid;
+    int trace_asked; /* trace: the job's trace path (its STATUS), asked once */
+    char trace[4200];
 };
 
 static tp_live_msg g_scratch; /* replies nobody keeps (the CLI and TUI are single-threaded) */
@@ -145,10 +147,29 @@ static int save_copy(int from, const char *path) {
     return close(to) == 0 && n == 0 ? 0 : -1;
 }
 
+/* The job's trace path, for the traces of its other processes beside it (its DataLoader
+ * workers'): asked once; relative to the job's folder when it is not absolute; "" when not
+ * known. */
+static const char *job_trace(tp_live_client *c) {
+    if (c->trace_asked)
+        return c->trace;
+    c->trace_asked = 1;
+    char err[256], path[4096];
+    if (tp_live_client_status(c, &g_scratch, err, sizeof err) != TP_OK ||
+        !tp_live_get(g_scratch.text, "trace", path, sizeof path) || !path[0])
+        return c->trace;
+    if (path[0] == '/')
+        snprintf(c->trace, sizeof c->trace, "%s", path);
+    else
+        snprintf(c->trace, sizeof c->trace, "/proc/%ld/cwd/%s", c->pid, path);
+    return c->trace;
+}
+
 tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const char *save,
                                 tp_model **out, tp_live_window *w, char *err, size_t errlen) {
     char req[64];
     span_text(req, sizeof req, by_steps, n);
+    const char *trace = job_trace(c); /* before the window: the reply is in g_scratch */
     tp_live_msg *m = &g_scratch;
     tp_status s = call(c, TP_LIVE_WINDOW, req, -1, m, err, errlen);
     if (s != TP_OK)
@@ -169,9 +190,10 @@ tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
-    const char *paths[] = {path};
+    /* with the recording's other processes' records of the same time (their traces on disk,
+     * written as they go): a DataLoader's workers are where an input-bound job's time goes */
     tp_load_result res;
-    s = tp_load_paths(paths, 1, out, &res);
+    s = tp_load_live_window(path, trace, w->t0, w->t1 + 1, out, &res);
     close(m->fd);
     if (s != TP_OK)
         snprintf(err, errlen, "job %ld's window: %s", c->pid, res.error);

@@ -1,6 +1,8 @@
 """A CPU job for `record --live --sample`: steps as NVTX ranges named "step", each spending
 its time in burn() (the line marked BURN), called from the step (STEP); after each step the
-number of steps done goes to argv[1]. Runs until killed."""
+number of steps done goes to argv[1]. Runs until killed.
+With argv[2] "worker": a forked worker process makes each step's batch, burning at the line
+marked MAKE, and the step waits for it on a pipe (a DataLoader worker's kind)."""
 import os
 import sys
 
@@ -15,9 +17,21 @@ def burn(n):
 
 
 done_file = sys.argv[1]
+batches = None
+if len(sys.argv) > 2 and sys.argv[2] == "worker":
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.close(r)
+        while True:
+            burn(40000)  # MAKE
+            os.write(w, b"x")
+    os.close(w)
+    batches = r
 steps = 0
 while True:
     with nvtx.annotate("step"):
+        if batches is not None:
+            os.read(batches, 1)
         burn(20000)  # STEP
     steps += 1
     with open(done_file + ".tmp", "w") as f:

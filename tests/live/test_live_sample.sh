@@ -2,7 +2,8 @@
 # `trainprof top` on a job recorded with --sample: the live view shows the window's CPU time by
 # line (the Stacks view's table), the line that burns the CPU first, with its caller; a window
 # with few samples says how to widen it; a window in seconds of a job without a device says
-# its span and 0 % busy. Real processes; every wait polls for its condition with a generous
+# its span and 0 % busy; a job whose batches a forked worker makes shows the worker's line too
+# (its samples from its own trace, cut to the window). Real processes; every wait polls for its condition with a generous
 # limit, and the assertions hold for any number of samples the machine's load allows.
 set -u
 TP=$1 HERE=$2 NVTXPY=$3
@@ -10,6 +11,7 @@ TP=$1 HERE=$2 NVTXPY=$3
 need_venv "$NVTXPY"
 BURN=$(grep -n '# BURN' "$HERE/sample_job.py" | cut -d: -f1)
 STEP=$(grep -n '# STEP' "$HERE/sample_job.py" | cut -d: -f1)
+MAKE=$(grep -n '# MAKE' "$HERE/sample_job.py" | cut -d: -f1)
 
 "$TP" record --live --sample -o "$W/job.tprof" -- "$NVTXPY" "$HERE/sample_job.py" "$W/done" \
     >"$W/job.log" 2>&1 &
@@ -57,6 +59,28 @@ fi
 "$TP" tui "$W/win.tprof" --snapshot --view stacks --width 160 --height 40 >"$W/view.txt" \
     2>>"$W/top.log" || fail "tui --view stacks"
 grep -Eq '^[0-9]+ sampled stacks' "$W/view.txt" || fail "the Stacks view: $(head -3 "$W/view.txt")"
+kill -TERM "$JOB"
+wait "$REC"
+REC= JOB=
+
+# A forked worker makes the batches: the window's samples are the job's processes' (the worker's
+# from its trace beside the main one), its line among the rows, two threads counted.
+rm -f "$W/done"
+"$TP" record --live --sample -o "$W/wjob.tprof" -- "$NVTXPY" "$HERE/sample_job.py" "$W/done" \
+    worker >"$W/wjob.log" 2>&1 &
+REC=$!
+
+poll has_sock || fail "no socket for the worker job"
+JOB=$(basename "$SOCKDIR"/*.sock .sock)
+poll stepped || fail "the worker job does not step"
+wrow="sample_job.py:$BURN in burn < sample_job.py:$MAKE in <module>"
+worker_hot() {
+    "$TP" top "$JOB" --snapshot --seconds 5 --width 160 --height 44 >"$W/wsecs.txt" \
+        2>>"$W/top.log" && grep -q "^[> ] $wrow " "$W/wsecs.txt"
+}
+poll worker_hot || fail "no sampled row of the worker '$wrow': $(grep -A6 '^ CPU time' "$W/wsecs.txt")"
+grep -Eq '^ CPU time by line, sampled: [0-9]+ samples of 2 threads, ' "$W/wsecs.txt" ||
+    fail "the worker job's samples header: $(grep '^ CPU time' "$W/wsecs.txt")"
 kill -TERM "$JOB"
 wait "$REC"
 REC= JOB=
