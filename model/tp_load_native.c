@@ -980,7 +980,8 @@ static tp_status load_from(tp_model *m, const char *name, tp_reader *rd, uint64_
     tp_event_row_init(&L.row0);
     L.api_row = L.kernel_row = L.range_row = L.row0;
     forget_places(&L);
-    size_tables(&L);
+    if (t1 <= t0) /* a window holds a part: the whole file's counts would size it too large */
+        size_tables(&L);
     tp_visit_stats vs = {0};
     tp_visitor v = loader;
     v.t_begin = t0, v.t_end = t1;
@@ -1022,7 +1023,7 @@ tp_status tp_load_native_window(tp_model *m, const char *path, uint64_t t0, uint
                                 tp_load_error *e) {
     tp_load_error_init(e, path);
     tp_reader *rd;
-    tp_status st = tp_reader_open(path, &rd);
+    tp_status st = t1 > t0 ? tp_reader_open_window(path, t0, t1, &rd) : tp_reader_open(path, &rd);
     if (st != TP_OK)
         return tp_load_error_set(e, st, "%s", tp_status_why(st, errno));
     st = load_from(m, path, rd, t0, t1, e);

@@ -79,6 +79,9 @@ struct tp_reader {
     uint64_t last_good_seq;
     int have_good;
     uint64_t span_min, span_max; /* over good chunks' timed records */
+    /* win_hi > win_lo (tp_reader_open_window): DATA chunks with no timed record in
+     * [win_lo, win_hi) are passed over unread */
+    uint64_t win_lo, win_hi;
     /* footer */
     uint64_t index_off, index_bytes;
     const uint8_t *index_payload; /* decoded INDEX payload (owned) */
@@ -573,6 +576,14 @@ static int walk(tp_reader *r, uint64_t pos, uint64_t end) {
             r->integ.bytes_lost += end - pos;
             break;
         }
+        if (r->win_hi > r->win_lo && c.h.kind == TP_CHUNK_DATA && chunk_plausible(&c) &&
+            !(c.h.t_min <= c.h.t_max && c.h.t_min < r->win_hi && c.h.t_max >= r->win_lo)) {
+            /* outside the window: its header (CRC checked) says so; listed as the index
+             * lists it, so the cross-check still holds, never read */
+            index_check(r, &c);
+            pos += span;
+            continue;
+        }
         /* A data chunk's payload is checked when it is first decoded, while its bytes are
          * in the cache anyway, if the footer index is intact: the index's CRC held and every
          * chunk it lists is cross-checked here. tp_reader_info and tp_reader_integrity check
@@ -688,7 +699,17 @@ tp_status tp_reader_open_mem(const void *data, size_t size, tp_reader **out) {
     return open_common(r, out);
 }
 
+static tp_status open_file(const char *path, uint64_t win_lo, uint64_t win_hi, tp_reader **out);
+
 tp_status tp_reader_open(const char *path, tp_reader **out) {
+    return open_file(path, 0, 0, out);
+}
+
+tp_status tp_reader_open_window(const char *path, uint64_t t0, uint64_t t1, tp_reader **out) {
+    return open_file(path, t0, t1, out);
+}
+
+static tp_status open_file(const char *path, uint64_t win_lo, uint64_t win_hi, tp_reader **out) {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -720,6 +741,7 @@ tp_status tp_reader_open(const char *path, tp_reader **out) {
         r->mapped = 1;
     }
     close(fd);
+    r->win_lo = win_lo, r->win_hi = win_hi;
     return open_common(r, out);
 }
 

@@ -48,6 +48,13 @@ typedef struct {
  * TP_ERR_VERSION, TP_ERR_NOMEM. */
 tp_status tp_reader_open(const char *path, tp_reader **out);
 
+/* The same for a window [t0, t1) (t1 > t0) of a trace, as the live client reads the traces a
+ * running job's other processes are writing (no index yet: an open scans every chunk): DATA
+ * chunks whose header puts no timed record in it are passed over unread (nor their payload
+ * checked: their records are as absent, from the cursors and every count). Metadata is read
+ * whole. */
+tp_status tp_reader_open_window(const char *path, uint64_t t0, uint64_t t1, tp_reader **out);
+
 /* Same over a caller-owned memory image (fuzzing, tests). `data` must outlive the reader. */
 tp_status tp_reader_open_mem(const void *data, size_t size, tp_reader **out);
 
