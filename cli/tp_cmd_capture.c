@@ -141,6 +141,7 @@ int tp_cmd_capture(int argc, char **argv) {
     close(fd); /* the job holds its own copy now */
     if (s == TP_OK)
         s = tp_live_client_capture_wait(c, -1, m, err, sizeof err);
+    size_t others = s == TP_OK ? tp_live_client_capture_members(c, path, m) : 0;
     tp_live_client_close(c);
     if (s != TP_OK) {
         fprintf(stderr, "trainprof capture: %s\n", s == TP_ERR_NOMEM ? "out of memory" : err);
@@ -150,8 +151,11 @@ int tp_cmd_capture(int argc, char **argv) {
     }
     printf("trainprof capture: wrote ");
     tp_text_fputs(path, stdout);
-    printf(" (%s %g %s, %.0f records)\n", o.by_steps ? "the next" : "the next", o.n,
+    printf(" (%s %g %s, %.0f records", o.by_steps ? "the next" : "the next", o.n,
            o.by_steps ? "steps" : "seconds", tp_live_get_num(m->text, "records", 0));
+    if (others) /* the same span of its DataLoader workers and the processes it started */
+        printf("; with %zu other process%s of the job beside it", others, others == 1 ? "" : "es");
+    printf(")\n");
     printf("next: trainprof report ");
     tp_text_fputs(path, stdout);
     printf("\n");

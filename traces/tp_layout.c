@@ -27,6 +27,16 @@ int tp_layout_exec_path(const char *path, int k, char *buf, size_t len) {
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int tp_layout_member_as(const char *member_path, const char *main_path, const char *to_main,
+                        char *buf, size_t len) {
+    const char *name = strrchr(member_path, '/'), *main = strrchr(main_path, '/');
+    name = name ? name + 1 : member_path, main = main ? main + 1 : main_path;
+    if (!tp_layout_is_member(main, name))
+        return -1;
+    int n = snprintf(buf, len, "%.*s%s", (int)stem_len(to_main), to_main, name + stem_len(main));
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 int tp_layout_is_member(const char *main_name, const char *name) {
     size_t stem = stem_len(main_name), n = strlen(name);
     if (stem == strlen(main_name) || n <= stem + 1 + EXT_LEN) /* main must end in .tprof */

@@ -24,6 +24,13 @@ int tp_layout_process_path(const char *main_path, long pid, char *buf, size_t le
  * when it does not fit. */
 int tp_layout_exec_path(const char *path, int k, char *buf, size_t len);
 
+/* The name member `member_path` of the recording whose main trace is `main_path` takes in the
+ * recording whose main trace is `to_main` ("run.4242.tprof" of "run.tprof" is
+ * "cap.4242.tprof" of "cap.tprof"; folders as `to_main` has it): a capture's other processes.
+ * Returns 0, or -1 when it is no member or the name does not fit. */
+int tp_layout_member_as(const char *member_path, const char *main_path, const char *to_main,
+                        char *buf, size_t len);
+
 /* 1 when `name` (a file name, no folder) is the trace of another process or image of the
  * recording whose main trace's file name is `main_name`, else 0. */
 int tp_layout_is_member(const char *main_name, const char *name);

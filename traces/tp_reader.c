@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -839,6 +840,18 @@ uint64_t tp_reader_index_count(const tp_reader *r, const uint16_t *types, size_t
 }
 
 /* ------------------------------------------------------------------ metadata lookups */
+
+void tp_reader_each_interned(const tp_reader *r, uint16_t type,
+                             void (*fn)(void *ctx, const tp_rec_hdr *rec), void *ctx) {
+    const id_table *t = type == TP_REC_STRING  ? &r->strings
+                        : type == TP_REC_STACK ? &r->stacks
+                                               : NULL;
+    /* an entry points into its record (load_string, load_stack): the record starts before */
+    size_t at =
+        type == TP_REC_STRING ? offsetof(tp_rec_string, text) : offsetof(tp_rec_stack, frames);
+    for (size_t i = 0; t && i < t->n; i++)
+        fn(ctx, (const tp_rec_hdr *)((const uint8_t *)t->v[i].p - at));
+}
 
 const char *tp_reader_string(const tp_reader *r, uint32_t sid) {
     const id_entry *e = sid ? id_find(&r->strings, sid) : NULL;

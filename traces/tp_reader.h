@@ -95,6 +95,11 @@ const char *tp_reader_thread_name(const tp_reader *r, uint32_t tid);
  * reader. */
 size_t tp_reader_meta(const tp_reader *r, uint16_t type, const tp_rec_hdr *const **recs);
 
+/* Calls fn with every STRING (type TP_REC_STRING) or STACK record the file holds, by id (an
+ * id written twice: each, the latest last), for a writer that copies a trace (tp_cut). */
+void tp_reader_each_interned(const tp_reader *r, uint16_t type,
+                             void (*fn)(void *ctx, const tp_rec_hdr *rec), void *ctx);
+
 /* ---- iteration ---- */
 
 typedef struct {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tp_capture.h"
 #include "tp_load.h"
 #include "tp_mem.h"
 #include "tp_outfile.h"
@@ -198,6 +199,13 @@ tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const
     if (s != TP_OK)
         snprintf(err, errlen, "job %ld's window: %s", c->pid, res.error);
     return s;
+}
+
+size_t tp_live_client_capture_members(tp_live_client *c, const char *path,
+                                      const tp_live_msg *done) {
+    uint64_t t0 = (uint64_t)tp_live_get_num(done->text, "t0", 0),
+             t1 = (uint64_t)tp_live_get_num(done->text, "t1", 0);
+    return tp_capture_members(job_trace(c), path, t0, t1 + 1);
 }
 
 tp_status tp_live_client_figures(tp_live_client *c, double n, tp_live_msg *m, char *err,

@@ -42,6 +42,14 @@ typedef struct {
 tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const char *save,
                                 tp_model **out, tp_live_window *w, char *err, size_t errlen);
 
+/* After a capture into `path` is done (`done`: its DONE reply): the capture's span of the job's
+ * other processes (DataLoader workers, the processes it started), cut from their traces beside
+ * the job's main trace (tp_cut_window), each written beside the capture under the name it has
+ * in the capture's recording (tp_layout_member_as: "cap.<pid>.tprof"), so `report` of the
+ * capture reads them as one job. Those with nothing in the span, not readable yet or whose
+ * name is taken are left out. Returns how many it wrote. */
+size_t tp_live_client_capture_members(tp_live_client *c, const char *path, const tp_live_msg *done);
+
 /* The job's aggregator figures of the last `n` steps (no trace is cut): the reply text in
  * *m (keys in docs/live-protocol.md). TP_ERR_EMPTY when no step has completed yet. */
 tp_status tp_live_client_figures(tp_live_client *c, double n, tp_live_msg *m, char *err,

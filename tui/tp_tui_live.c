@@ -124,10 +124,11 @@ static void poll_capture(tp_tui_live *t) {
     if (!m)
         abort();
     tp_status s = tp_live_client_capture_wait(t->cap, 0, m, err, sizeof err);
-    if (s == TP_OK)
-        snprintf(t->msg, sizeof t->msg, "capture written: %s (%d steps)", t->cap_path,
-                 t->o.capture_steps);
-    else if (s != TP_ERR_STATE)
+    if (s == TP_OK) {
+        size_t others = tp_live_client_capture_members(t->cap, t->cap_path, m);
+        snprintf(t->msg, sizeof t->msg, "capture written: %s (%d steps%s)", t->cap_path,
+                 t->o.capture_steps, others ? ", the job's other processes beside it" : "");
+    } else if (s != TP_ERR_STATE)
         snprintf(t->msg, sizeof t->msg, "capture failed: %s", err);
     if (s != TP_ERR_STATE)
         end_capture(t, s != TP_OK);

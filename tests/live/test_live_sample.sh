@@ -81,6 +81,18 @@ worker_hot() {
 poll worker_hot || fail "no sampled row of the worker '$wrow': $(grep -A6 '^ CPU time' "$W/wsecs.txt")"
 grep -Eq '^ CPU time by line, sampled: [0-9]+ samples of 2 threads, ' "$W/wsecs.txt" ||
     fail "the worker job's samples header: $(grep '^ CPU time' "$W/wsecs.txt")"
+# ...and a capture of it holds the worker too: its span cut from the worker's trace, beside the
+# capture under the recording's names, read by report as one job
+"$TP" capture "$JOB" --seconds 2 -o "$W/cap.tprof" >"$W/cap.txt" 2>>"$W/top.log" || fail "capture"
+grep -q "with 1 other process of the job beside it" "$W/cap.txt" || fail "capture: $(cat "$W/cap.txt")"
+ls "$W"/cap.[0-9]*.tprof >/dev/null 2>&1 || fail "no worker trace beside the capture: $(ls "$W")"
+"$TP" report "$W/cap.tprof" >"$W/cap-report.txt" 2>>"$W/top.log" || fail "report of the capture"
+grep -Eq "^  [0-9]+ +[0-9]+ +(main|worker) " "$W/cap-report.txt" &&
+    [ "$(grep -Ec '^ +[0-9]+ +[0-9]+ +(main|worker) ' "$W/cap-report.txt")" -eq 2 ] ||
+    fail "the capture's processes: $(grep -A4 '^Processes' "$W/cap-report.txt")"
+grep -q "sample_job.py:$BURN in burn" "$W/cap-report.txt" &&
+    grep -q "sample_job.py:$MAKE in <module>" "$W/cap-report.txt" ||
+    fail "the capture's report lacks the worker's line: $(grep -A12 '^CPU time by line' "$W/cap-report.txt")"
 kill -TERM "$JOB"
 wait "$REC"
 REC= JOB=
