@@ -188,19 +188,26 @@ typedef struct {
     int gate;
 } round_ctx;
 
-static const seen_thread *seen_before(const round_ctx *c, uint32_t tid, int native) {
-    for (uint32_t j = 0; j < c->n_prev; j++)
-        if (c->prev[j].tid == tid && c->prev[j].native == native)
-            return &c->prev[j];
+/* Thread `tid`'s state in the previous round, looked for from its place `at` in this one: the
+ * threads are listed in the same order each round (the interpreter's list, then
+ * /proc/self/task's), so it is there or near unless many came or went. */
+static const seen_thread *seen_before(const round_ctx *c, uint32_t at, uint32_t tid, int native) {
+    for (uint32_t i = 0; i < c->n_prev; i++) {
+        const seen_thread *p = &c->prev[(at + i) % c->n_prev];
+        if (p->tid == tid && p->native == native)
+            return p;
+    }
     return NULL;
 }
 
 /* Samples one thread: Python thread state `ts` (its frames walked), or (ts 0) a native thread,
- * of which only the state and CPU clock are read. Returns 1 with *out filled when the thread is
- * still there (kept for the next round), 0 when it is gone. */
-static int sample_thread(const round_ctx *c, uint32_t tid, uintptr_t ts, seen_thread *out) {
+ * of which only the state and CPU clock are read; `at`: its place in this round's list.
+ * Returns 1 with *out filled when the thread is still there (kept for the next round), 0 when
+ * it is gone. */
+static int sample_thread(const round_ctx *c, uint32_t tid, uintptr_t ts, uint32_t at,
+                         seen_thread *out) {
     int native = !ts;
-    const seen_thread *was = seen_before(c, tid, native);
+    const seen_thread *was = seen_before(c, at, tid, native);
     uint64_t hash = 0, cpu, now;
     int torn = 0, running = 0;
     uint32_t nf = 0, stack = native ? 0 : UINT32_MAX;
@@ -333,15 +340,16 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
     c.gil = c.gate ? tp_pyframes_gil_holder() : 0;
     for (uint32_t i = 0; i < n; i++)
         if (th[i].tid)
-            k += sample_thread(&c, th[i].tid, th[i].ts, &now_seen[k]);
+            k += sample_thread(&c, th[i].tid, th[i].ts, k, &now_seen[k]);
     uint32_t no = native_tids(th, n, others, TP_PYTHREADS_MAX);
     for (uint32_t i = 0; i < no; i++)
-        k += sample_thread(&c, others[i], 0, &now_seen[k]);
+        k += sample_thread(&c, others[i], 0, k, &now_seen[k]);
     /* a native thread that ended while its sleep was held back: that sleep, as it ends */
     for (uint32_t j = 0; j < *n_prev; j++) {
         const seen_thread *p = &prev[j];
-        uint32_t i = 0;
-        while (i < k && (now_seen[i].tid != p->tid || now_seen[i].native != p->native))
+        uint32_t i = 0; /* looked for from its place, as seen_before does */
+        while (p->held && i < k &&
+               (now_seen[(j + i) % k].tid != p->tid || now_seen[(j + i) % k].native != p->native))
             i++;
         if (i == k && p->held && !p->ours && c.gate && tp_collector_gate(p->ts))
             emit_sample(c.me, p->tid, TP_SAMPLE_NATIVE, 0, p->ts, 0, p->ts - p->from_ts);
