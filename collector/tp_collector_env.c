@@ -37,6 +37,10 @@ static void put(tp_env_key k, const char *value, uint32_t device) {
     put_key(tp_env_key_str(k), value, device);
 }
 
+void tp_env_put(tp_env_key k, const char *value) {
+    put(k, value, TP_ENV_PROCESS);
+}
+
 static void put_int(tp_env_key k, long long v, uint32_t device) {
     char b[32];
     snprintf(b, sizeof b, "%lld", v);

@@ -14,6 +14,8 @@
 #ifndef TP_COLLECTOR_ENV_H
 #define TP_COLLECTOR_ENV_H
 
+#include "tp_env_keys.h"
+
 /* Registers the environment writer as a collector client (once per image). */
 void tp_env_register(void);
 
@@ -22,5 +24,9 @@ void tp_env_register(void);
  * GPUs' SMs, capability and memory were lost on the first GPU run); the look before the trace
  * closes then keeps every answer found here. */
 void tp_env_write_loaded(void);
+
+/* Writes one ENV fact of the process (key `k`, a non-empty value) into the trace: for the
+ * collector's clients that know one (the sampler: which threads it reads). */
+void tp_env_put(tp_env_key k, const char *value);
 
 #endif

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tp_collector.h"
-#include "tp_env_keys.h"
+#include "tp_collector_env.h"
 #include "tp_hash.h"
 #include "tp_pyframes.h"
 
@@ -325,14 +325,7 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
     }
     if (!S.env_done) { /* the analyses tell "none ran" from "not read" by it */
         S.env_done = 1;
-        const char *key = tp_env_key_str(TP_ENVK_SAMPLED), *val = "python,native";
-        tp_rec_env r;
-        TP_REC_CLEAR(&r, TP_REC_ENV);
-        r.key_sid = tp_collector_intern_n(key, strlen(key));
-        r.value_sid = tp_collector_intern_n(val, strlen(val));
-        r.device = TP_ENV_PROCESS;
-        if (r.key_sid && r.value_sid)
-            tp_collector_meta(&r);
+        tp_env_put(TP_ENVK_SAMPLED, "python,native");
     }
     /* --capture/--delay/--idle: outside the window a round costs a clock read a thread */
     c.gate = tp_collector_gate(tp_collector_now());
