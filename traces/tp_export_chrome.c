@@ -411,6 +411,24 @@ static tp_status on_counter(void *cx, const tp_rec_hdr *h) {
     return written(c);
 }
 
+/* A sample of `record --sample` (a Python thread's or a native one's): its thread's CPU share
+ * over its period, a counter event at the period's start ("CPU % TID NAME": Chrome's counters
+ * are per process, one track per name). */
+static tp_status on_sample(void *cx, const tp_rec_hdr *h) {
+    ctx *c = cx;
+    tp_rec_sample s;
+    tp_record_get(h, &s, sizeof s);
+    if (!s.period_ns || s.period_ns > s.ts)
+        return TP_OK;
+    const char *tname = tp_reader_thread_name(c->r, s.tid);
+    char name[96];
+    snprintf(name, sizeof name, "CPU %% %u %s", s.tid, tname ? tname : "");
+    ev_begin(c, 'C', "cpu", name);
+    ev_where(c, c->pid, s.tid, s.ts - s.period_ns, NULL);
+    out_fmt(c->w, ", \"args\": {\"cpu\": %" PRId64 "}}", tp_sample_cpu_pct(&s));
+    return written(c);
+}
+
 static tp_status on_overhead(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     const tp_rec_overhead *o = (const void *)h;
@@ -526,6 +544,7 @@ static const tp_visitor events = {
             [TP_REC_REGION] = on_region,
             [TP_REC_ALLOC_FAIL] = on_alloc_fail,
             [TP_REC_COUNTER] = on_counter,
+            [TP_REC_SAMPLE] = on_sample,
             [TP_REC_OVERHEAD] = on_overhead,
             [TP_REC_DROPPED] = on_dropped,
         }, /* CLOCK_SYNC goes to baseTimeNanoseconds; unknown types are skipped */

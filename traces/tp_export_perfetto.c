@@ -273,6 +273,7 @@ enum {
     TK_ALLOCATED,
     TK_RESERVED,
     TK_UTIL,
+    TK_CPU,
 };
 
 #define MAX_DEVICES 64
@@ -539,6 +540,20 @@ static uint64_t counter_track(ctx *c, uint64_t kind, uint64_t id, const char *na
     uint64_t parent = process_track(c); /* before c->sub is filled: it may use c->sub */
     pb_uint(&c->sub, CD_UNIT, (uint64_t)unit);
     describe(c, u, parent, name, TD_COUNTER);
+    return u;
+}
+
+static tp_status counter_i(ctx *c, uint64_t ts, uint64_t track, int64_t v);
+
+/* A sampled thread's CPU share: a counter track under the thread (`record --sample`; native
+ * threads too), as Nsight Systems draws a thread's CPU utilization. */
+static uint64_t cpu_track(ctx *c, uint32_t tid) {
+    uint64_t u = uuid(c, TK_CPU, tid, 0);
+    if (described(c, u))
+        return u;
+    uint64_t parent = thread_track(c, tid); /* before c->sub is filled: it uses c->sub */
+    pb_uint(&c->sub, CD_UNIT, (uint64_t)UNIT_COUNT);
+    describe(c, u, parent, "CPU %", TD_COUNTER);
     return u;
 }
 
@@ -818,11 +833,16 @@ static tp_status on_api(void *cx, const tp_rec_hdr *h) {
 
 /* A sample of `record --sample` that found its thread on a CPU: a PerfSample (pid, tid, its
  * Python stack), which trace_processor keeps in perf_sample and the UI shows as a thread's CPU
- * profile with its flame graph. Off-CPU samples (waiting) are not CPU samples: left out. */
+ * profile with its flame graph. Off-CPU samples (waiting) are not CPU samples: left out. Every
+ * sample, on a CPU or not, of a Python thread or a native one, also sets its thread's "CPU %"
+ * counter for its period. */
 static tp_status on_sample(void *cx, const tp_rec_hdr *h) {
     ctx *c = cx;
     tp_rec_sample s;
     tp_record_get(h, &s, sizeof s);
+    if (s.period_ns && s.period_ns <= s.ts) /* the share of its period the thread ran, from its
+                                               start: the CPU clock over the wall time */
+        counter_i(c, s.ts - s.period_ns, cpu_track(c, s.tid), tp_sample_cpu_pct(&s));
     if (!(h->flags & TP_SAMPLE_ON_CPU) || !intern_callstack(c, s.stack_id))
         return status(c);
     seen(c, s.ts);

@@ -532,6 +532,15 @@ typedef struct {
     uint64_t period_ns; /* wall time since its previous sample */
 } tp_rec_sample;
 
+/* The share of its period a sampled thread ran, in whole percent (0-100): its CPU clock over
+ * the wall time; the exports' "CPU %" of a thread. */
+static inline int64_t tp_sample_cpu_pct(const tp_rec_sample *s) {
+    if (!s->period_ns)
+        return 0;
+    uint64_t p = (s->cpu_ns * 100 + s->period_ns / 2) / s->period_ns;
+    return p > 100 ? 100 : (int64_t)p;
+}
+
 /* The most samples a second `record --sample-hz` takes (TRAINPROF_SAMPLE_HZ): each round
  * walks every Python thread, on the sampler's own thread (docs/collector.md, "Sampling"). */
 #define TP_SAMPLE_HZ_MAX 1000

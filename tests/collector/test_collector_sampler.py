@@ -274,6 +274,36 @@ def check_report(label, path):
     return rep
 
 
+# The "CPU %" counter tracks of a Perfetto trace: per thread name, how many tracks, their
+# events, the values' range.
+PERFETTO_CPU = r"""
+import collections, sys
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+t = pb.Trace()
+t.ParseFromString(open(sys.argv[1], "rb").read())
+threads, cpu, vals = {}, {}, collections.defaultdict(list)
+for p in t.packet:
+    if p.HasField("track_descriptor"):
+        d = p.track_descriptor
+        if d.HasField("thread"):
+            threads[d.uuid] = d.thread.thread_name
+        if d.name == "CPU %" and d.HasField("counter"):
+            cpu[d.uuid] = d.parent_uuid
+    if p.HasField("track_event") and p.track_event.type == 4:
+        vals[p.track_event.track_uuid].append(p.track_event.counter_value)
+by = collections.defaultdict(lambda: [0, 0, 101, -1])
+for u, parent in cpu.items():
+    b = by[threads.get(parent, "?")]
+    v = vals.get(u, [])
+    b[0] += 1
+    b[1] += len(v)
+    b[2] = min([b[2]] + v)
+    b[3] = max([b[3]] + v)
+for name, b in sorted(by.items()):
+    print("cpu", name, *b)
+"""
+
+
 def check_native(python, tmp, cpus):
     """(c) native: spinners that are threads of C code in the process (an OpenMP pool's kind):
     their state and CPU clock sampled, listed apart from the Python threads, counted in the
@@ -324,6 +354,30 @@ def check_native(python, tmp, cpus):
           f"{text[text.find('native threads'):][:400]}")
     check("sample.threads" in json.dumps(rep.get("ranks", [{}])[0].get("environment", {})) or
           "sampled threads" in text, "native: the environment says which threads are sampled")
+    # the exports: a "CPU %" counter under each sampled thread (Perfetto), per thread of the
+    # process (Chrome JSON); the spinners' values over the sleepers'
+    pf = out + ".pftrace"
+    r = subprocess.run([TP, "export", out, "--format", "perfetto", "-o", pf, "--quiet"],
+                       capture_output=True, text=True)
+    dec = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", PERFETTO_CPU, pf],
+                         capture_output=True, text=True)
+    got = {m.group(1): [int(x) for x in m.group(2, 3, 4, 5)]
+           for m in re.finditer(r"^cpu (\S+) (\d+) (\d+) (-?\d+) (-?\d+)$", dec.stdout, re.M)}
+    sp, sl = got.get("native-spin"), got.get("native-sleep")
+    check(r.returncode == 0 and sp and sp[0] == n and sp[1] >= n * 20 and 0 <= sp[2] and
+          sp[3] <= 100 and sp[3] >= 20 and sl and sl[0] == 3 and sl[3] <= 5 and
+          got.get("python", [0])[0] == 1,
+          f"native: perfetto CPU % tracks {got} {dec.stderr[-300:]}")
+    js = out + ".json"
+    r = subprocess.run([TP, "export", out, "--format", "chrome", "-o", js, "--quiet"],
+                       capture_output=True, text=True)
+    if check(r.returncode == 0, f"native: chrome export: {r.stderr}"):
+        with open(js) as f:
+            ev = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "cpu"]
+        names = {e["name"] for e in ev}
+        check(len([x for x in names if x.endswith(" native-spin")]) == n and
+              all(e["ph"] == "C" and 0 <= e["args"]["cpu"] <= 100 for e in ev),
+              f"native: chrome CPU % counters {sorted(names)}")
     db = out + ".sqlite"
     r = subprocess.run([TP, "export", out, "--format", "sqlite", "-o", db, "--quiet"],
                        capture_output=True, text=True)
