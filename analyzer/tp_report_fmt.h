@@ -35,4 +35,9 @@ void tp_rj_kv(yajl_gen g, const char *k, const char *v);
 void tp_rj_describe(yajl_gen g, const char *k, const tp_an_describe_t *d);
 void tp_rj_dist(yajl_gen g, const char *k, const tp_an_dist *d);
 
+/* What the report calls a native thread of the sampler's, in the text and the HTML page alike. */
+#define TP_RF_NATIVE_THREADS                                                                       \
+    "native threads (not the interpreter's: intra-op and OpenMP pools, CUDA, NCCL and other "      \
+    "libraries' threads; their state and CPU clock, no frames)"
+
 #endif

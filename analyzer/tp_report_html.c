@@ -541,6 +541,54 @@ static void html_stacks(FILE *f, const tp_rank_analysis *rr, const tp_report_opt
     tp_an_stacks_free(&own);
 }
 
+/* One sampled thread's row: CPU clock, time in state R, wall, busy (clock over wall), GIL ("-"
+ * for a native thread), samples; the kind in its class. */
+static void sampled_thread_row(FILE *f, const tp_an_sample_thread *t, int native) {
+    char b[32];
+    fprintf(f, "<tr class=\"%s\"", native ? "native" : "python");
+    attr_int(f, "clock-ns", t->clock_ns);
+    attr_int(f, "cpu-ns", t->cpu_ns);
+    attr_int(f, "wall-ns", t->wall_ns);
+    fprintf(f, ">");
+    td_name(f, t->name);
+    fprintf(f, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td>%s</td>", (long long)t->pid,
+            (long long)t->tid, native ? "native" : "Python");
+    td_dur(f, (double)t->clock_ns);
+    td_dur(f, (double)t->cpu_ns);
+    td_dur(f, (double)t->wall_ns);
+    fprintf(f, "<td class=\"n\">%s</td>",
+            tp_rf_pct_str(b, sizeof b, tp_rf_pct(t->clock_ns, t->wall_ns)));
+    fprintf(f, "<td class=\"n\">%s</td>",
+            native ? "-" : tp_rf_pct_str(b, sizeof b, tp_rf_pct(t->gil_ns, t->wall_ns)));
+    td_count(f, t->samples);
+    fprintf(f, "</tr>\n");
+}
+
+/* The sampled threads, as the text report's table: the Python threads by time on a CPU, then
+ * the native ones that used a CPU. */
+static void sampled_threads(FILE *f, const tp_rank_analysis *rr, const tp_an_samples *sa,
+                            size_t top) {
+    (void)rr;
+    static const char *const cols[] = {"thread", "pid",  "tid",  "kind", "CPU clock",
+                                       "on CPU", "wall", "busy", "GIL",  "samples"};
+    size_t busy = 0;
+    for (size_t i = 0; i < sa->n_native; i++)
+        busy += sa->nt[i].clock_ns > 0 || sa->nt[i].cpu_ns > 0;
+    fprintf(f, "<h3>Sampled threads</h3>\n");
+    shown_of(f, top, sa->n_threads, "Python threads by time on a CPU");
+    fprintf(f, "<table class=\"sampled-threads\">\n");
+    th_row(f, cols, sizeof cols / sizeof cols[0], 1);
+    for (size_t i = 0; i < sa->n_threads && i < top; i++)
+        sampled_thread_row(f, &sa->t[i], 0);
+    for (size_t i = 0, shown = 0; i < sa->n_native && shown < top; i++)
+        if (sa->nt[i].clock_ns > 0 || sa->nt[i].cpu_ns > 0)
+            sampled_thread_row(f, &sa->nt[i], 1), shown++;
+    fprintf(f, "</table>\n");
+    if (sa->n_native)
+        fprintf(f, "<p class=\"sub\">" TP_RF_NATIVE_THREADS ": %zu, %zu of them used a CPU</p>\n",
+                sa->n_native, busy);
+}
+
 /* CPU time by line, sampled (tp_an_samples, the text report's section): the top rows by time
  * on a CPU, their waiting beside; only for a rank with samples (`record --sample`). */
 static void html_samples(FILE *f, const tp_rank_analysis *rr, const tp_report_opts *o) {
@@ -580,6 +628,8 @@ static void html_samples(FILE *f, const tp_rank_analysis *rr, const tp_report_op
                 sa.samples, sa.n_threads, (long long)sa.hz,
                 tp_an_samples_native_note(&sa, nb, sizeof nb));
     }
+    if (sa.n_threads || sa.n_native)
+        sampled_threads(f, rr, &sa, top);
     tp_an_samples_free(&sa);
 }
 

@@ -62,9 +62,8 @@ static void text_native(FILE *f, const tp_an_samples *sa, size_t top) {
     for (size_t i = 0; i < sa->n_native; i++)
         busy += sa->nt[i].clock_ns > 0;
     fprintf(f,
-            "  native threads (not the interpreter's: intra-op and OpenMP pools, CUDA, NCCL and "
-            "other libraries' threads; their state and CPU clock, no frames): %zu, %zu of them "
-            "used a CPU; CPU clock %s (%s of the Python threads'), on CPU %s\n",
+            "  " TP_RF_NATIVE_THREADS ": %zu, %zu of them used a CPU; CPU clock %s (%s of the "
+            "Python threads'), on CPU %s\n",
             sa->n_native, busy, tp_units_dur(cb, sizeof cb, (double)sa->native_clock_ns),
             tp_rf_pct_str(pb, sizeof pb, tp_rf_pct(sa->native_clock_ns, sa->clock_ns)),
             tp_units_dur(ob, sizeof ob, (double)sa->native_cpu_ns));

@@ -354,6 +354,15 @@ def check_native(python, tmp, cpus):
           f"{text[text.find('native threads'):][:400]}")
     check("sample.threads" in json.dumps(rep.get("ranks", [{}])[0].get("environment", {})) or
           "sampled threads" in text, "native: the environment says which threads are sampled")
+    # the HTML page's sampled threads: the Python one, then the spinners marked native
+    r = subprocess.run([TP, "report", out, "--format", "html", "-o", "-"], capture_output=True,
+                       text=True)
+    m = re.search(r'<table class="sampled-threads">(.*?)</table>', r.stdout, re.S)
+    kinds = re.findall(r'<tr class="(python|native)"[^>]*><td class="name">([^<]*)<',
+                       m.group(1) if m else "")
+    check(kinds and kinds[0][0] == "python" and
+          [k for k in kinds if k == ("native", "native-spin")] == [("native", "native-spin")] * n,
+          f"native: the HTML page's sampled threads {kinds}")
     # the exports: a "CPU %" counter under each sampled thread (Perfetto), per thread of the
     # process (Chrome JSON); the spinners' values over the sleepers'
     pf = out + ".pftrace"
