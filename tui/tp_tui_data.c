@@ -157,6 +157,97 @@ static void group_thread_lanes(tp_tui_data *d, size_t first) {
     }
 }
 
+/* A sample's order key: its thread, then its time. */
+typedef struct {
+    uint32_t pid, tid;
+    int64_t ts;
+    uint32_t i;
+} samp_key;
+
+static int samp_cmp(const void *x, const void *y) {
+    const samp_key *a = x, *b = y;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The samples of each sampled thread onto its lane (from first, the thread lanes), a lane of
+ * its own for a thread with samples and no event; lanes grow to hold them. */
+static void add_sampled(tp_tui_data *d, size_t first) {
+    const tp_samples *sa = &d->r->samples;
+    if (!sa->n)
+        return;
+    samp_key *k = tp_mem_xalloc(sa->n, sizeof *k);
+    for (size_t i = 0; i < sa->n; i++)
+        k[i] = (samp_key){sa->pid[i], sa->tid[i], sa->ts[i], (uint32_t)i};
+    qsort(k, sa->n, sizeof *k, samp_cmp);
+    for (size_t i = 0, j; i < sa->n; i = j) {
+        for (j = i; j < sa->n && k[j].pid == k[i].pid && k[j].tid == k[i].tid; j++)
+            ;
+        size_t li = first;
+        while (li < d->n_lanes && (d->lanes[li].pid != k[i].pid || d->lanes[li].key != k[i].tid))
+            li++;
+        if (li == d->n_lanes) {
+            d->lanes = tp_mem_xrealloc(d->lanes, d->n_lanes + 2, sizeof *d->lanes);
+            tp_tui_lane *l = &d->lanes[d->n_lanes++];
+            memset(l, 0, sizeof *l);
+            l->key = k[i].tid;
+            l->pid = k[i].pid;
+            snprintf(l->label, sizeof l->label, "thread %lld", (long long)l->key);
+        }
+        tp_tui_lane *l = &d->lanes[li];
+        l->n_samp = j - i;
+        l->samp = tp_mem_xalloc(l->n_samp, sizeof *l->samp);
+        l->samp_cum = tp_mem_xalloc(l->n_samp + 1, sizeof *l->samp_cum);
+        l->samp_cum[0] = 0;
+        for (size_t q = i; q < j; q++) {
+            uint32_t s = k[q].i;
+            l->samp[q - i] = s;
+            l->samp_cum[q - i + 1] = l->samp_cum[q - i] + (int64_t)sa->cpu_ns[s];
+            l->native |= (sa->flags[s] & TP_SAMPLE_F_NATIVE) != 0;
+        }
+    }
+    free(k);
+}
+
+int64_t tp_tui_data_lane_cpu(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, int64_t b) {
+    const tp_samples *sa = &d->r->samples;
+    if (!l->n_samp || b <= a)
+        return 0;
+    /* the first sample whose period ends after a (periods [ts - period, ts) follow each other) */
+    size_t lo = 0, hi = l->n_samp;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sa->ts[l->samp[mid]] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t cpu = 0;
+    for (size_t i = lo; i < l->n_samp; i++) {
+        uint32_t s = l->samp[i];
+        int64_t end = sa->ts[s], p = (int64_t)sa->period_ns[s], start = end - p;
+        if (start >= b)
+            break;
+        if (start >= a && end <= b) { /* whole: the run of whole periods at once */
+            size_t j = i;
+            while (j + 1 < l->n_samp && sa->ts[l->samp[j + 1]] <= b)
+                j++;
+            cpu += l->samp_cum[j + 1] - l->samp_cum[i];
+            i = j;
+            continue;
+        }
+        int64_t x = start > a ? start : a, y = end < b ? end : b;
+        if (p > 0 && y > x)
+            cpu += (int64_t)((double)sa->cpu_ns[s] * (double)(y - x) / (double)p);
+    }
+    return cpu;
+}
+
 static void build_lanes(tp_tui_data *d) {
     const tp_rank *r = d->r;
     d->lanes = calloc(r->streams.n + r->threads.n + 1, sizeof *d->lanes);
@@ -165,6 +256,7 @@ static void build_lanes(tp_tui_data *d) {
     add_lanes(d, &r->streams, 1);
     size_t first_thread = d->n_lanes;
     add_lanes(d, &r->threads, 0);
+    add_sampled(d, first_thread);
     group_thread_lanes(d, first_thread);
     for (size_t i = 0; i < d->n_lanes; i++) {
         tp_tui_lane *l = &d->lanes[i];
@@ -235,8 +327,10 @@ void tp_tui_data_free(tp_tui_data *d) {
     tp_tui_table_free(&d->kernels);
     tp_tui_table_free(&d->ranges);
     tp_tui_table_free(&d->copies);
-    for (size_t i = 0; i < d->n_lanes; i++)
+    for (size_t i = 0; i < d->n_lanes; i++) {
         tp_tui_levels_free(d->lanes[i].lv, d->lanes[i].n_lv);
+        free(d->lanes[i].samp), free(d->lanes[i].samp_cum);
+    }
     free(d->lanes);
     tp_rank_analysis_free(&d->a);
     memset(d, 0, sizeof *d);

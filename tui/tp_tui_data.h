@@ -30,6 +30,14 @@ typedef struct {
     size_t n;
     tp_tui_level *lv; /* the rows by nesting level (tp_tui_rows), n_lv >= 1 */
     int n_lv;
+    /* threads sampled by `record --sample` (a lane of its own for one with samples and no
+     * event: a DataLoader worker, a native thread): its samples (indices in r->samples) in
+     * time order, and their CPU clocks summed (n_samp + 1: cum[i] = the first i's), for its
+     * CPU share per cell (tp_tui_data_lane_cpu) */
+    uint32_t *samp;
+    int64_t *samp_cum;
+    size_t n_samp;
+    int native; /* its samples say it is no thread of the interpreter */
 } tp_tui_lane;
 
 typedef struct {
@@ -92,6 +100,11 @@ long tp_tui_data_range_of(const tp_tui_data *d, long row);
 
 /* The first GPU row that CPU row `row` launched (same correlation, on a stream); -1: none. */
 long tp_tui_data_launched(const tp_tui_data *d, long row);
+
+/* The CPU time sampled thread lane `l` got in [a, b): each sample's CPU clock spread evenly
+ * over its period, the periods in [a, b) summed (two binary searches and the partial periods
+ * at the ends: O(log n) a cell). 0 for a lane without samples. */
+int64_t tp_tui_data_lane_cpu(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, int64_t b);
 
 /* The lane showing model row `row` (-1: none) and its level there (*level, may be NULL). */
 long tp_tui_data_lane_of(const tp_tui_data *d, long row, int *level);

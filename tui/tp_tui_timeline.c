@@ -112,11 +112,13 @@ static void build_rows(tp_tui_timeline *tl) {
                     lane_group(&tl->d->lanes[i - 1]) != g;
         if (first)
             add_row(tl, -1, 0, g);
-        if (tl->collapsed[i])
+        if (l->n && tl->collapsed[i]) /* a thread with samples alone has its CPU row alone */
             add_row(tl, (int)i, -1, g);
-        else
+        else if (l->n)
             for (int k = 0; k < l->n_lv; k++)
                 add_row(tl, (int)i, k, g);
+        if (l->n_samp)
+            add_row(tl, (int)i, TP_TUI_ROW_CPU, g);
     }
 }
 
@@ -124,7 +126,7 @@ static void build_rows(tp_tui_timeline *tl) {
 static int focus_row(const tp_tui_timeline *tl) {
     for (int i = 0; i < tl->n_rows; i++)
         if (tl->rows[i].lane == (int)tl->lane &&
-            (tl->rows[i].level == tl->level || tl->rows[i].level < 0))
+            (tl->rows[i].level == tl->level || tl->rows[i].level == -1))
             return i;
     return 0;
 }
@@ -175,9 +177,16 @@ static void draw_label(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
                        const tp_tui_tlrow *row) {
     const tp_tui_lane *l = &tl->d->lanes[row->lane];
     /* '>' on the focused level's row and on its lane's name, so both read at a glance */
-    int focus = row->lane == (int)tl->lane && (row->level <= 0 || row->level == tl->level);
+    int cpu = row->level == TP_TUI_ROW_CPU;
+    int focus = !cpu && row->lane == (int)tl->lane && (row->level <= 0 || row->level == tl->level);
     char lab[200], id[32], cut[128];
     const char *mark = focus ? ">" : " ";
+    if (cpu && l->n) { /* under the lane's levels, which carry its name */
+        snprintf(lab, sizeof lab, " %*scpu%s", (int)strlen(l->prefix), "",
+                 l->native ? " (native)" : "");
+        tp_tui_grid_put(g, 0, y, lab, x0 - 1, TP_TUI_A_NORMAL);
+        return;
+    }
     if (row->level > 0) {
         tp_tui_grid_put(g, 0, y, mark, x0 - 1, focus ? TP_TUI_A_SELECT : TP_TUI_A_NORMAL);
         return;
@@ -187,7 +196,7 @@ static void draw_label(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
     snprintf(id, sizeof id, "%lld", (long long)l->key);
     if (!tn || !tn[0])
         tn = "thread";
-    const char *fold = row->level < 0 ? "+" : "";
+    const char *fold = row->level == -1 ? "+" : cpu && l->native ? "~" : "";
     int room = x0 - 1 - tp_tui_str_width(mark) - tp_tui_str_width(l->prefix) -
                tp_tui_str_width(fold) - (int)strlen(id) - 1;
     tp_tui_fit(cut, sizeof cut, tn, room < 1 ? 1 : room);
@@ -259,6 +268,19 @@ static void draw_collapsed(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0,
     }
 }
 
+/* A sampled thread's CPU share in each cell, in eighth blocks: the CPU clock its samples say it
+ * got there over the cell's span (tp_tui_data_lane_cpu: O(log n) a cell), as Nsight Systems
+ * draws a thread's CPU utilization. */
+static void draw_cpu(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0, const tp_tui_lane *l) {
+    for (int c = 0; c < tl->win.width; c++) {
+        int64_t a = tp_tui_cell_start(&tl->win, c), b = tp_tui_cell_start(&tl->win, c + 1);
+        int64_t cpu = tp_tui_data_lane_cpu(tl->d, l, a, b);
+        int lvl = tp_tui_busy_level(b > a ? (double)cpu / (double)(b - a) : 0, cpu > 0);
+        tp_tui_grid_glyphs(g, x0 + c, y, tp_tui_busy_glyph(lvl, tl->super.ascii), 1,
+                           lvl ? TP_TUI_A_BUSY : TP_TUI_A_NORMAL);
+    }
+}
+
 /* Marks the selected event's cells when it is on this row (a crowded cell may have drawn
  * another event over it). */
 static void mark_selected(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0) {
@@ -281,6 +303,10 @@ static void draw_row(tp_tui_timeline *tl, tp_tui_grid *g, int y, int x0, const t
     }
     const tp_tui_lane *l = &tl->d->lanes[row->lane];
     draw_label(tl, g, y, x0, row);
+    if (row->level == TP_TUI_ROW_CPU) {
+        draw_cpu(tl, g, y, x0, l);
+        return;
+    }
     if (row->level < 0)
         draw_collapsed(tl, g, y, x0, l);
     else
@@ -390,7 +416,7 @@ static void focus_on(tp_tui_timeline *tl, int i) {
 static void vertical(tp_tui_timeline *tl, int dir) {
     build_rows(tl);
     for (int i = focus_row(tl) + dir; i >= 0 && i < tl->n_rows; i += dir)
-        if (tl->rows[i].lane >= 0) {
+        if (tl->rows[i].lane >= 0 && tl->rows[i].level != TP_TUI_ROW_CPU) {
             focus_on(tl, i);
             return;
         }

@@ -31,12 +31,16 @@
 #include "tp_tui_stack.h"
 #include "tp_tui_wstats.h"
 
-/* One row of the lane area: a group header, one level of a lane, or a collapsed lane. */
+/* One row of the lane area: a group header, one level of a lane, a collapsed lane, or a sampled
+ * thread's CPU share. */
 typedef struct {
     int lane;  /* -1: a header */
-    int level; /* the level shown; -1: the collapsed lane (all levels as busy glyphs) */
+    int level; /* the level shown; -1: the collapsed lane (all levels as busy glyphs);
+                  TP_TUI_ROW_CPU: the thread's CPU share from its samples (never focused) */
     int64_t group;
 } tp_tui_tlrow;
+
+#define TP_TUI_ROW_CPU (-2)
 
 typedef struct {
     tp_tui_panel super;

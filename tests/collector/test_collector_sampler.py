@@ -354,6 +354,16 @@ def check_native(python, tmp, cpus):
           f"{text[text.find('native threads'):][:400]}")
     check("sample.threads" in json.dumps(rep.get("ranks", [{}])[0].get("environment", {})) or
           "sampled threads" in text, "native: the environment says which threads are sampled")
+    # the TUI's Timeline: a cpu row under the step thread's lane, a lane of its own (marked ~)
+    # for each native thread, the spinners' busy, the sleepers' empty
+    tl = subprocess.run([TP, "tui", "--snapshot", "--view", "timeline", out, "--width", "160",
+                         "--height", "60"], capture_output=True, text=True).stdout
+    spin_rows = re.findall(r"^ ~native-spin \d+ +(\S.*)$", tl, re.M)
+    sleep_rows = re.findall(r"^ ~native-sle\S* \d+(.*)$", tl, re.M)
+    check(len(spin_rows) == n and all(len(r.replace(" ", "")) >= 10 for r in spin_rows) and
+          len(sleep_rows) == 3 and all(not r.strip() for r in sleep_rows) and
+          re.search(r"^ cpu +\S", tl, re.M),
+          f"native: the Timeline's CPU rows: {tl[:2500]}")
     # the HTML page's sampled threads: the Python one, then the spinners marked native
     r = subprocess.run([TP, "report", out, "--format", "html", "-o", "-"], capture_output=True,
                        text=True)

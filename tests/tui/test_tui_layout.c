@@ -3,9 +3,10 @@
  * values, computed by hand in the comments. */
 #include "tp_test.h"
 #include "tp_tui_grid.h"
-#include "tp_units.h"
+#include "tp_tui_data.h"
 #include "tp_tui_layout.h"
 #include "tp_tui_rows.h"
+#include "tp_units.h"
 
 static void test_cell_mapping(void) {
     /* 1000 ns over 10 cells: 100 ns each. */
@@ -301,7 +302,44 @@ static void test_levels(void) {
     tp_model_close(m);
 }
 
+/* A sampled thread's CPU share per cell (tp_tui_data_lane_cpu) against the samples' exact
+ * arithmetic; a thread with samples and no event gets a lane of its own. */
+static void test_lane_cpu(void) {
+    tp_model *m = tp_model_new();
+    tp_rank *r = tp_model_add_rank(m, "cpu.json");
+    push_ev(m, r, 0, 1000, -1); /* thread 1 of pid 1: one range */
+    /* thread 1: periods [0,100) 50 ns of CPU, [100,200) 100, [200,400) 20; thread 2 (no event,
+     * native): [0,1000) 0, then [1000,1100) 100 */
+    tp_samples_push(&r->samples, 100, 1, 1, 0, TP_SAMPLE_F_ON_CPU, 50, 100);
+    tp_samples_push(&r->samples, 200, 1, 1, 0, TP_SAMPLE_F_ON_CPU, 100, 100);
+    tp_samples_push(&r->samples, 400, 1, 1, 0, 0, 20, 200);
+    tp_samples_push(&r->samples, 1000, 1, 2, 0, TP_SAMPLE_F_NATIVE, 0, 1000);
+    tp_samples_push(&r->samples, 1100, 1, 2, 0, TP_SAMPLE_F_NATIVE | TP_SAMPLE_F_ON_CPU, 100, 100);
+    tp_model_finish(m);
+    tp_tui_data d;
+    tp_tui_data_open(&d, m, &m->ranks[0], NULL);
+    tp_tui_data_need(&d, TP_TUI_LANES);
+    CHECK_EQ_U(d.n_lanes, 2);
+    const tp_tui_lane *a = NULL, *b = NULL;
+    for (size_t i = 0; i < d.n_lanes; i++)
+        *(d.lanes[i].key == 1 ? &a : &b) = &d.lanes[i];
+    if (a && b) {
+        CHECK(a->n == 1 && a->n_samp == 3 && !a->native);
+        CHECK(b->n == 0 && b->n_samp == 2 && b->native);
+        CHECK_EQ_I(tp_tui_data_lane_cpu(&d, a, 0, 400), 170);   /* every period whole */
+        CHECK_EQ_I(tp_tui_data_lane_cpu(&d, a, 50, 150), 75);   /* halves of the first two */
+        CHECK_EQ_I(tp_tui_data_lane_cpu(&d, a, 100, 200), 100); /* one whole */
+        CHECK_EQ_I(tp_tui_data_lane_cpu(&d, a, 300, 500), 10);  /* half the last, then none */
+        CHECK_EQ_I(tp_tui_data_lane_cpu(&d, a, 400, 900), 0);
+        CHECK_EQ_I(tp_tui_data_lane_cpu(&d, b, 0, 1000), 0);
+        CHECK_EQ_I(tp_tui_data_lane_cpu(&d, b, 1050, 2000), 50);
+    }
+    tp_tui_data_free(&d);
+    tp_model_close(m);
+}
+
 int main(void) {
+    TP_RUN(test_lane_cpu);
     TP_RUN(test_levels);
     TP_RUN(test_cell_mapping);
     TP_RUN(test_zoom_clamp);
