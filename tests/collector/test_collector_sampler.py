@@ -194,6 +194,16 @@ print("samples", n, "resolved", ok, "top", leaf.most_common(1)[0][0] if leaf els
 """
 
 
+def perfetto_decoded(trace, script):
+    """The Perfetto export of `trace` (its run) and `script`'s reading of it (its run), with the
+    official schema: the perfetto package of the venv."""
+    pf = trace + ".pftrace"
+    r = subprocess.run([TP, "export", trace, "--format", "perfetto", "-o", pf, "--quiet"],
+                       capture_output=True, text=True)
+    return r, subprocess.run([os.path.join(VENV, "bin", "python"), "-c", script, pf],
+                             capture_output=True, text=True)
+
+
 def check_report(label, path):
     """(b): the totals add up, the heaviest row is augment() from producer()."""
     rep = report_json(path)
@@ -237,11 +247,7 @@ def check_report(label, path):
           f"{label}: no folded line ends in producer;augment")
     # the Perfetto export: a PerfSample per on-CPU sample, its callstack interned (decoded with
     # the official schema, the perfetto package of the venv)
-    pf = path + ".pftrace"
-    r = subprocess.run([TP, "export", path, "--format", "perfetto", "-o", pf, "--quiet"],
-                       capture_output=True, text=True)
-    dec = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", PERFETTO_DECODE, pf],
-                         capture_output=True, text=True)
+    r, dec = perfetto_decoded(path, PERFETTO_DECODE)
     m = re.search(r"samples (\d+) resolved (\d+) top (\S+)", dec.stdout)
     on_cpu = sum(1 for _, on, fr, _ in samples(path) if on and fr)
     check(r.returncode == 0 and m and int(m.group(1)) == on_cpu and m.group(2) == m.group(1) and
@@ -375,11 +381,7 @@ def check_native(python, tmp, cpus):
           f"native: the HTML page's sampled threads {kinds}")
     # the exports: a "CPU %" counter under each sampled thread (Perfetto), per thread of the
     # process (Chrome JSON); the spinners' values over the sleepers'
-    pf = out + ".pftrace"
-    r = subprocess.run([TP, "export", out, "--format", "perfetto", "-o", pf, "--quiet"],
-                       capture_output=True, text=True)
-    dec = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", PERFETTO_CPU, pf],
-                         capture_output=True, text=True)
+    r, dec = perfetto_decoded(out, PERFETTO_CPU)
     got = {m.group(1): [int(x) for x in m.group(2, 3, 4, 5)]
            for m in re.finditer(r"^cpu (\S+) (\d+) (\d+) (-?\d+) (-?\d+)$", dec.stdout, re.M)}
     sp, sl = got.get("native-spin"), got.get("native-sleep")
