@@ -85,11 +85,10 @@ static void cpu_figures(tp_an_rank_row *r, const tp_rank_analysis *a) {
     r->cores = cores ? strtoll(cores, NULL, 10) : 0;
     if (tp_an_env_cpus(a->v.m, a->v.r, &r->cpus, NULL) != 0)
         r->cpus = 0;
-    size_t first = a->dg.n_warmup, threads, procs;
+    size_t first = a->dg.n_warmup;
     if (a->v.r->samples.n && a->dg.n_steps > first)
-        r->cpu_demand =
-            tp_an_samples_demand(&a->v, a->dg.step_start + first, a->dg.step_end + first,
-                                 a->dg.n_steps - first, &threads, &procs, NULL);
+        r->cpu_demand = tp_an_samples_demand(&a->v, a->dg.step_start + first,
+                                             a->dg.step_end + first, a->dg.n_steps - first, NULL);
 }
 
 int64_t tp_an_rank_waits(const tp_an_rank_row *r) {

@@ -484,9 +484,9 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
 }
 
 double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
-                            size_t *threads, size_t *procs, size_t *native) {
+                            tp_an_samples_want *w) {
     const tp_samples *sa = &v->r->samples;
-    int64_t ready = 0, len = 0;
+    int64_t ready = 0, native_ready = 0, len = 0;
     size_t n_native = 0;
     for (size_t k = 0; k < n; k++)
         len = tp_an_add(len, hi[k] - lo[k]);
@@ -496,13 +496,15 @@ double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_
         if (!in_view(v, sa->ts[i]) || !tp_an_in_sorted(lo, hi, n, sa->ts[i]))
             continue;
         ready = tp_an_add(ready, on_cpu_of(sa, i));
+        if (native_of(sa, i))
+            native_ready = tp_an_add(native_ready, on_cpu_of(sa, i));
         size_t had = n_th;
         at = thread_slot(&th, &n_th, &cap, at, sa->pid[i], sa->tid[i]);
         n_native += n_th > had && native_of(sa, i);
     }
-    *threads = n_th, *procs = by_process(th, n_th);
-    if (native)
-        *native = n_native;
+    if (w)
+        *w = (tp_an_samples_want){n_th, by_process(th, n_th), n_native,
+                                  len > 0 ? (double)native_ready / (double)len : 0};
     free(th);
     return len > 0 ? (double)ready / (double)len : 0;
 }

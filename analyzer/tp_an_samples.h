@@ -141,14 +141,20 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
                               const int64_t *hi, size_t n, const int64_t *xlo, const int64_t *xhi,
                               size_t xn, size_t *samples);
 
+/* Who wanted the CPUs in tp_an_samples_demand's intervals. */
+typedef struct {
+    size_t threads, procs; /* the threads and processes sampled there */
+    size_t native;         /* how many of those threads native */
+    double native_cpus;    /* the native threads' part of the demand */
+} tp_an_samples_want;
+
 /* How many of the rank's sampled threads (every process, Python and native) were in state R
  * (running, or ready and waiting for a CPU) at a time on average over the n sorted intervals
  * [lo[k], hi[k]): the periods of their samples there found in R, over the intervals' length;
- * how many threads and processes were sampled there into *threads and *procs, how many of
- * those threads native into *native (NULL: not asked). The CPUs a rank's threads wanted:
- * cpu-contention's and the cross-rank cpu-oversubscribed rule's one definition. */
+ * who they were into *w (NULL: not asked). The CPUs a rank's threads wanted: cpu-contention's
+ * and the cross-rank cpu-oversubscribed rule's one definition. */
 double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
-                            size_t *threads, size_t *procs, size_t *native);
+                            tp_an_samples_want *w);
 
 /* The native threads in a few words, for a line that counts the Python threads' samples (the
  * HTML page's, the TUI's): "; N native threads beside them, CPU clock X" into buf (n bytes),

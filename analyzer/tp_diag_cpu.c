@@ -65,26 +65,29 @@ void tp_diag_cpu_contention(tp_diag_ctx *d, const tp_diag_rule *self) {
                 int64_t t = d->r->samples.ts[i];
                 span_lo = t < span_lo ? t : span_lo, span_hi = t > span_hi ? t : span_hi;
             }
-    size_t threads = 0, procs = 0, native = 0;
-    double want = n ? tp_an_samples_demand(d->v, lo, hi, n, &threads, &procs, &native)
-                    : tp_an_samples_demand(d->v, &span_lo, &span_hi, span_hi > span_lo, &threads,
-                                           &procs, &native);
+    tp_an_samples_want w;
+    double want = n ? tp_an_samples_demand(d->v, lo, hi, n, &w)
+                    : tp_an_samples_demand(d->v, &span_lo, &span_hi, span_hi > span_lo, &w);
+    size_t threads = w.threads, procs = w.procs, native = w.native;
     /* a recording made before the sampler read native threads has Python threads alone */
     int natives_read = tp_an_env_samples_native(d->v->m, d->r);
     double cpus = 0;
     const char *bound = NULL;
     int known = tp_an_env_cpus(d->v->m, d->r, &cpus, &bound) == 0;
-    if (natives_read)
+    if (natives_read) {
         tp_diag_cat(&f->evidence,
                     ". Meanwhile the job's sampled threads (%zu in %zu process%s, %zu of them "
                     "native: intra-op and OpenMP pools, libraries' threads) were ready to run "
                     "%.1f at a time on average",
                     threads, procs, procs == 1 ? "" : "es", native, want);
-    else
+        if (w.native_cpus >= 0.05)
+            tp_diag_cat(&f->evidence, " (%.1f of them native threads)", w.native_cpus);
+    } else {
         tp_diag_cat(&f->evidence,
                     ". Meanwhile the job's sampled Python threads (%zu in %zu process%s) were "
                     "ready to run %.1f at a time on average",
                     threads, procs, procs == 1 ? "" : "es", want);
+    }
     if (known)
         tp_diag_cat(&f->evidence, ", against %g CPUs (%s)", cpus, bound);
     int own = known && want >= OVERSUBSCRIBED * cpus;
@@ -104,6 +107,12 @@ void tp_diag_cpu_contention(tp_diag_ctx *d, const tp_diag_rule *self) {
             "of them in each process), the job's other ranks on this machine (a rank sees "
             "its own processes only) or other programs",
             known ? "" : " (the CPUs it could use are not recorded)");
+    if (own && natives_read && w.native_cpus >= 0.5) /* the pools first: one call sizes them */
+        tp_diag_cat(&f->advice,
+                    "the native threads (PyTorch's intra-op pool, OpenMP, BLAS) want %.1f of the "
+                    "CPUs: torch.set_num_threads() or OMP_NUM_THREADS at the CPUs left over by "
+                    "the DataLoader workers and the other processes; ",
+                    w.native_cpus);
     if (own)
         tp_diag_cat(&f->advice,
                     "keep the job's busy threads within its %g CPUs: DataLoader workers compute on "
@@ -125,6 +134,8 @@ void tp_diag_cpu_contention(tp_diag_ctx *d, const tp_diag_rule *self) {
     tp_diag_put_metric(f, "ran_ns", (double)p.clock_ns);
     tp_diag_put_metric(f, "sampled_wall_ns", (double)p.wall_ns);
     tp_diag_put_metric(f, "demand_cpus", want);
+    if (natives_read)
+        tp_diag_put_metric(f, "native_demand_cpus", w.native_cpus);
     if (known)
         tp_diag_put_metric(f, "cpus", cpus);
 }

@@ -344,11 +344,15 @@ def check_native(python, tmp, cpus):
     # the spinners, and the sleepers whose records (one a second, or as they end) lie in the steps
     want = (r"Meanwhile the job's sampled threads \(\d+ in 1 process, (\d+) of them native: "
             r"intra-op and OpenMP pools, libraries' threads\) were ready to run [\d.]+ at a time "
-            r"on average, against {} CPUs \(\w[^)]*\): the job alone asks for more CPUs than it "
-            r"has$").format(cpus)
+            r"on average \(([\d.]+) of them native threads\), against {} CPUs \(\w[^)]*\): the "
+            r"job alone asks for more CPUs than it has$").format(cpus)
     m = f and re.search(want, f["evidence"])
-    check(m and n <= int(m.group(1)) <= n + 3, f"native: cpu-contention /{want}/: "
-          f"{f and f['evidence']}")
+    # the spinners are ready to run all along: n CPUs' worth of the demand is theirs
+    check(m and n <= int(m.group(1)) <= n + 3 and float(m.group(2)) >= 0.9 * n and
+          f["metrics"]["native_demand_cpus"] >= 0.9 * n and
+          f["advice"].startswith("the native threads (PyTorch's intra-op pool, OpenMP, BLAS) "
+                                 "want "), f"native: cpu-contention /{want}/: "
+          f"{f and f['evidence']} {f and f['advice']}")
     text = report_text(out)
     # the sleepers used a CPU only as they woke to end, if at all: listed after the spinners
     m = re.search(r"\n  native threads \(not the interpreter's: .*\): {}, (\d+) of them used a "
