@@ -508,12 +508,19 @@ static void test_cpu_contention(void) {
         const char *cores, *allowed;
         uint64_t clock_ns; /* the step thread's CPU clock a 1 ms sample */
         const char *verdict;
+        int native; /* the two busy threads are native threads of the step thread's process */
     } cases[] = {
-        {"2", NULL, 400000, "against 2 CPUs (cores): the job alone asks for more CPUs"},
-        {"8", NULL, 400000, "against 8 CPUs (cores): the rest of the demand is what the sampler"},
-        {"8", "2", 400000, "against 2 CPUs (allowed to the process): the job alone asks"},
-        {NULL, NULL, 400000, "(the CPUs it could use are not recorded)"},
-        {"2", NULL, 1000000, NULL},
+        {"2", NULL, 400000, "against 2 CPUs (cores): the job alone asks for more CPUs", 0},
+        {"8", NULL, 400000, "against 8 CPUs (cores): the rest of the demand is what the sampler",
+         0},
+        {"8", "2", 400000, "against 2 CPUs (allowed to the process): the job alone asks", 0},
+        {NULL, NULL, 400000, "(the CPUs it could use are not recorded)", 0},
+        {"2", NULL, 1000000, NULL, 0},
+        {"2", NULL, 400000,
+         "(3 in 1 process, 2 of them native: intra-op and OpenMP pools, libraries' threads) were "
+         "ready to run 3.0 at a time on average (2.0 of them native threads), against 2 CPUs "
+         "(cores): the job alone asks",
+         1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         fx_model f = fx_new();
@@ -523,12 +530,16 @@ static void test_cpu_contention(void) {
             tp_rank_set_env(f.m, f.r, -1, "cpu.cores", cases[c].cores, 1);
         if (cases[c].allowed)
             tp_rank_set_env(f.m, f.r, -1, "cpu.allowed", cases[c].allowed, 1);
+        if (cases[c].native)
+            tp_rank_set_env(f.m, f.r, -1, "sample.threads", "python,native", 1);
         tp_model_finish(f.m);
         for (int k = 1; k <= 400; k++) {
             tp_samples_push(&f.r->samples, k * 1000000LL - 500000, 100, 1, 0, TP_SAMPLE_ON_CPU,
                             cases[c].clock_ns, 1000000);
             for (uint32_t t = 200; t < 202; t++)
-                tp_samples_push(&f.r->samples, k * 1000000LL - 500000, 200, t, 0, TP_SAMPLE_ON_CPU,
+                tp_samples_push(&f.r->samples, k * 1000000LL - 500000, cases[c].native ? 100 : 200,
+                                t, 0,
+                                TP_SAMPLE_F_ON_CPU | (cases[c].native ? TP_SAMPLE_F_NATIVE : 0),
                                 500000, 1000000);
         }
         tp_diagnosis d;
@@ -543,8 +554,11 @@ static void test_cpu_contention(void) {
             CHECK_NEAR(tp_finding_metric(x, "ran_ns"), 160e6, 1e-3);
             CHECK_NEAR(tp_finding_metric(x, "demand_cpus"), 3.0, 0.01);
             CHECK(strstr(x->evidence, "(400 samples)") != NULL);
-            CHECK(strstr(x->evidence, "(3 in 2 processes) were ready to run 3.0 at a time") !=
-                  NULL);
+            CHECK(cases[c].native ||
+                  strstr(x->evidence, "(3 in 2 processes) were ready to run 3.0 at a time") !=
+                      NULL);
+            CHECK(!cases[c].native || (tp_finding_metric(x, "native_demand_cpus") > 1.99 &&
+                                       !strncmp(x->advice, "the native threads (PyTorch's", 29)));
             CHECK(strstr(x->evidence, cases[c].verdict) != NULL);
             if (!strstr(x->evidence, cases[c].verdict))
                 printf("  evidence: %s\n", x->evidence);
