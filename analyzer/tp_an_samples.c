@@ -483,6 +483,18 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
     return off;
 }
 
+int64_t tp_an_samples_clock_in(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
+                               int native_only, size_t *samples) {
+    const tp_samples *sa = &v->r->samples;
+    int64_t clock = 0;
+    *samples = 0;
+    for (size_t i = 0; i < sa->n; i++)
+        if ((!native_only || native_of(sa, i)) && in_view(v, sa->ts[i]) &&
+            tp_an_in_sorted(lo, hi, n, sa->ts[i]))
+            clock = tp_an_add(clock, clock_of(sa, i)), ++*samples;
+    return clock;
+}
+
 double tp_an_samples_demand(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
                             tp_an_samples_want *w) {
     const tp_samples *sa = &v->r->samples;

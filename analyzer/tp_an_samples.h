@@ -141,6 +141,12 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
                               const int64_t *hi, size_t n, const int64_t *xlo, const int64_t *xhi,
                               size_t xn, size_t *samples);
 
+/* The CPU clocks of the rank's samples (every thread; only the native ones when native_only) in
+ * the n sorted intervals [lo[k], hi[k]): the CPU time the job's sampled threads got there;
+ * how many samples into *samples. `diff`'s cpu_per_step and native_cpu_per_step. */
+int64_t tp_an_samples_clock_in(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
+                               int native_only, size_t *samples);
+
 /* Who wanted the CPUs in tp_an_samples_demand's intervals. */
 typedef struct {
     size_t threads, procs; /* the threads and processes sampled there */

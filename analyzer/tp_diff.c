@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
+#include "tp_an_env.h"
 #include "tp_an_samples.h"
 #include "tp_an_stacks.h"
 #include "tp_mem.h"
@@ -117,6 +118,23 @@ static double host_ops(const tp_rank_analysis *a) {
     return a->host.n_ops ? (double)a->host.ops_ns : NAN;
 }
 
+/* The CPU the sampled threads got in the steps, over the steps (`record --sample`): NaN without
+ * samples or steps, and for the native threads without a recording whose sampler read them. */
+static double sampled_cpu_step(const tp_rank_analysis *a, int native_only) {
+    size_t n = a->dg.n_steps, samples = 0;
+    if (!n || !a->v.r->samples.n || (native_only && !tp_an_env_samples_native(a->v.m, a->v.r)))
+        return NAN;
+    int64_t clock =
+        tp_an_samples_clock_in(&a->v, a->dg.step_start, a->dg.step_end, n, native_only, &samples);
+    return (double)clock / (double)n;
+}
+static double cpu_step(const tp_rank_analysis *a) {
+    return sampled_cpu_step(a, 0);
+}
+static double native_cpu_step(const tp_rank_analysis *a) {
+    return sampled_cpu_step(a, 1);
+}
+
 /* The headline figures: key (for gates and JSON), label, unit, definition (the report's
  * fields; NaN when the run has nothing to measure it by). */
 static const struct {
@@ -155,6 +173,10 @@ static const struct {
      "data_loading over the steps"},
     {"cpu_ops", "framework ops (host)", U_TIME, host_ops,
      "CPU framework ops in the host window, outside data loading"},
+    {"cpu_per_step", "sampled CPU per step", U_TIME, cpu_step,
+     "the CPU clocks of every sampled thread (all processes) in the steps, over the steps"},
+    {"native_cpu_per_step", "native CPU per step", U_TIME, native_cpu_step,
+     "the same for the native threads (intra-op and OpenMP pools, libraries' threads)"},
 };
 #define N_FIGURES (sizeof figures / sizeof figures[0])
 

@@ -374,6 +374,25 @@ def check_native(python, tmp, cpus):
           len(sleep_rows) == 3 and all(not r.strip() for r in sleep_rows) and
           re.search(r"^ cpu +\S", tl, re.M),
           f"native: the Timeline's CPU rows: {tl[:2500]}")
+    # diff against the contend run (forked spinners: no native thread busy, its sampler read
+    # them): the native threads' CPU per step from 0 to the spinners'; a run without samples
+    # has neither figure
+    contend = os.path.join(tmp, "contend.tprof")
+    plain = os.path.join(tmp, "native-plain.tprof")
+    record(python, plain, "native", 5, sample=False, args=(str(n), NATIVE_SPIN))
+    figs = {}
+    for name, base in (("contend", contend), ("plain", plain)):
+        r = subprocess.run([TP, "diff", base, out, "--format", "json"], capture_output=True,
+                           text=True)
+        figs[name] = json.loads(r.stdout)["ranks"][0]["figures"] if r.returncode == 0 else {}
+    fc, fp = figs["contend"], figs["plain"]
+    check(fc.get("native_cpu_per_step", {}).get("base") == 0 and
+          fc["native_cpu_per_step"]["new"] > 0 and fc["cpu_per_step"]["new"] >=
+          fc["native_cpu_per_step"]["new"] and fc["cpu_per_step"]["base"] > 0 and
+          fp.get("cpu_per_step", {}).get("base", 0) is None and
+          fp["native_cpu_per_step"]["base"] is None,
+          f"native: diff's sampled CPU figures {fc.get('cpu_per_step')} "
+          f"{fc.get('native_cpu_per_step')} {fp.get('cpu_per_step')}")
     # the HTML page's sampled threads: the Python one, then the spinners marked native
     r = subprocess.run([TP, "report", out, "--format", "html", "-o", "-"], capture_output=True,
                        text=True)
