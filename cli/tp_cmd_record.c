@@ -78,7 +78,8 @@ static void usage(FILE *f) {
             "--live also serves a control socket (trainprof top/capture/ps); --idle serves\n"
             "it and records nothing until asked (trainprof capture, trainprof top).\n"
             "--sample reads every Python thread's stack and CPU time 100 times a second\n"
-            "(--sample-hz: 1 to %d), for the report's \"CPU time by line\".\n"
+            "(--sample-hz: 1 to %d), for the report's \"CPU time by line\", and the CPU\n"
+            "time of the other threads (intra-op and OpenMP pools, libraries' threads).\n"
             "--pytorch marks a PyTorch program's steps (one per update of its optimizer),\n"
             "DataLoader fetches, backward passes and optimizer steps as NVTX ranges, for\n"
             "programs that do not.\n",
