@@ -155,7 +155,7 @@ static const char *job_trace(tp_live_client *c) {
     if (c->trace_asked)
         return c->trace;
     c->trace_asked = 1;
-    char err[256], path[4096];
+    char err[512], path[4096];
     if (tp_live_client_status(c, &g_scratch, err, sizeof err) != TP_OK ||
         !tp_live_get(g_scratch.text, "trace", path, sizeof path) || !path[0])
         return c->trace;
