@@ -805,12 +805,27 @@ static size_t str_utf8(uintptr_t s, char *out, size_t cap, int checked) {
  * `checked` file names (another thread's code), where it does not read as one: a path, a
  * "<string>" or a module file name holds '/', '<' or '.', and a code object's memory reused
  * for an array of names while it was read gives identifiers instead. */
+/* 1 when `s` (n bytes) reads as a code object's (qualified) name: identifiers joined by dots,
+ * with <module>, <lambda>, <locals>, <listcomp>, ...: letters, digits, '_', '.', '<', '>', and
+ * any non-ASCII byte (identifiers may be Unicode). Another thread's code object read while its
+ * memory was being reused showed a thread's name ("Thread-1 (producer)") as its own. */
+static int reads_as_name(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '<' || c == '>'))
+            return 0;
+    }
+    return n > 0;
+}
+
 static uint32_t intern_str(tp_writer *w, uintptr_t s, int checked, int file) {
     char buf[1024];
     uint32_t sid = 0;
     size_t n = str_utf8(s, buf, sizeof buf, checked);
     if (n == SIZE_MAX ||
-        (checked && file && !memchr(buf, '/', n) && !memchr(buf, '<', n) && !memchr(buf, '.', n)))
+        (checked && file && !memchr(buf, '/', n) && !memchr(buf, '<', n) && !memchr(buf, '.', n)) ||
+        (checked && !file && !reads_as_name(buf, n)))
         return UINT32_MAX;
     return tp_writer_intern_string(w, buf, n, &sid) == TP_OK ? sid : 0;
 }
