@@ -7,9 +7,16 @@
 #include "tp_cut.h"
 #include "tp_layout.h"
 
-size_t tp_capture_members(const char *trace, const char *capture, uint64_t t0, uint64_t t1) {
+size_t tp_capture_members(const char *trace, const char *capture, uint64_t t0, uint64_t t1,
+                          int replace) {
     char **found = NULL, dst[4200];
     size_t n = 0, wrote = 0;
+    if (replace && tp_layout_members(capture, &found, &n) == TP_OK) {
+        for (size_t i = 0; i < n; i++)
+            unlink(found[i]);
+        tp_layout_free(found, n);
+        found = NULL, n = 0;
+    }
     if (!trace || !trace[0] || t1 <= t0 || tp_layout_members(trace, &found, &n) != TP_OK)
         return 0;
     for (size_t i = 0; i < n; i++) {

@@ -14,7 +14,10 @@
 /* The records of [t0, t1) (t1 > t0) of each trace of the recording whose main trace is
  * `trace`, other than it, written beside `capture` ("cap.<pid>.tprof" for "run.<pid>.tprof"),
  * each one that holds records in the span; one not readable yet, whose name is taken or that
- * holds nothing there is left out. Returns how many it wrote. */
-size_t tp_capture_members(const char *trace, const char *capture, uint64_t t0, uint64_t t1);
+ * holds nothing there is left out. `replace`: the traces beside `capture` that read as its
+ * recording's are removed first (`top --save` writes its file anew at each refresh). Returns
+ * how many it wrote. */
+size_t tp_capture_members(const char *trace, const char *capture, uint64_t t0, uint64_t t1,
+                          int replace);
 
 #endif

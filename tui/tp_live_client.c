@@ -189,6 +189,8 @@ tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const
         close(m->fd);
         return TP_ERR_IO;
     }
+    if (save) /* the other processes' span beside it, as a capture has them */
+        tp_capture_members(trace, save, w->t0, w->t1 + 1, 1);
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
     /* with the recording's other processes' records of the same time (their traces on disk,
@@ -205,7 +207,7 @@ size_t tp_live_client_capture_members(tp_live_client *c, const char *path,
                                       const tp_live_msg *done) {
     uint64_t t0 = (uint64_t)tp_live_get_num(done->text, "t0", 0),
              t1 = (uint64_t)tp_live_get_num(done->text, "t1", 0);
-    return tp_capture_members(job_trace(c), path, t0, t1 + 1);
+    return tp_capture_members(job_trace(c), path, t0, t1 + 1, 0);
 }
 
 tp_status tp_live_client_figures(tp_live_client *c, double n, tp_live_msg *m, char *err,

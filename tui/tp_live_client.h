@@ -37,7 +37,8 @@ typedef struct {
 } tp_live_window;
 
 /* The last `n` steps (by_steps) or seconds as a finished model (*out; tp_model_close).
- * `save` (NULL: none) also gets the window's trace, replacing that file. TP_ERR_EMPTY when
+ * `save` (NULL: none) also gets the window's trace, replacing that file, and the job's other
+ * processes' span beside it (tp_capture_members), replacing those. TP_ERR_EMPTY when
  * the job has no complete step yet (by_steps). */
 tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const char *save,
                                 tp_model **out, tp_live_window *w, char *err, size_t errlen);

@@ -81,6 +81,17 @@ worker_hot() {
 poll worker_hot || fail "no sampled row of the worker '$wrow': $(grep -A6 '^ CPU time' "$W/wsecs.txt")"
 grep -Eq '^ CPU time by line, sampled: [0-9]+ samples of 2 threads, ' "$W/wsecs.txt" ||
     fail "the worker job's samples header: $(grep '^ CPU time' "$W/wsecs.txt")"
+# ...and `--save` writes the worker's span beside the window's trace, twice in a row (each save
+# replaces the last)
+for k in 1 2; do
+    "$TP" top "$JOB" --snapshot --seconds 3 --save "$W/wwin.tprof" >/dev/null 2>>"$W/top.log" ||
+        fail "top --save ($k)"
+done
+[ "$(ls "$W"/wwin.[0-9]*.tprof 2>/dev/null | wc -l)" -eq 1 ] ||
+    fail "the saved window's worker traces: $(ls "$W")"
+"$TP" report "$W/wwin.tprof" >"$W/wwin-report.txt" 2>>"$W/top.log" || fail "report of the saved window"
+grep -q "sample_job.py:$MAKE in <module>" "$W/wwin-report.txt" ||
+    fail "the saved window's report lacks the worker's line"
 # ...and a capture of it holds the worker too: its span cut from the worker's trace, beside the
 # capture under the recording's names, read by report as one job
 "$TP" capture "$JOB" --seconds 2 -o "$W/cap.tprof" >"$W/cap.txt" 2>>"$W/top.log" || fail "capture"
