@@ -184,6 +184,8 @@ static void run(const tp_an_view *v, int depth, const which *w, tp_an_samples *o
     qsort(out->t, out->n_threads, sizeof *out->t, cmp_thread);
     if (out->n_native)
         qsort(out->nt, out->n_native, sizeof *out->nt, cmp_thread);
+    for (size_t i = 0; i < out->n_native; i++)
+        out->n_native_busy += out->nt[i].clock_ns > 0;
     /* the distinct stacks and their sums */
     qsort(ids, m, sizeof *ids, cmp_u32);
     size_t d = 0;
@@ -484,14 +486,13 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
 }
 
 int64_t tp_an_samples_clock_in(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
-                               int native_only, size_t *samples) {
+                               int native_only) {
     const tp_samples *sa = &v->r->samples;
     int64_t clock = 0;
-    *samples = 0;
     for (size_t i = 0; i < sa->n; i++)
         if ((!native_only || native_of(sa, i)) && in_view(v, sa->ts[i]) &&
             tp_an_in_sorted(lo, hi, n, sa->ts[i]))
-            clock = tp_an_add(clock, clock_of(sa, i)), ++*samples;
+            clock = tp_an_add(clock, clock_of(sa, i));
     return clock;
 }
 

@@ -56,6 +56,7 @@ typedef struct tp_an_samples_s {
      * none of the sums above, which are the Python threads' */
     tp_an_sample_thread *nt;
     size_t n_native;
+    size_t n_native_busy; /* of them, those that used a CPU (CPU clock > 0): the ones listed */
     size_t native_samples;
     int64_t native_cpu_ns, native_wall_ns, native_clock_ns;
     size_t samples;                    /* every sample counted */
@@ -142,10 +143,10 @@ int64_t tp_an_samples_off_cpu(const tp_an_view *v, int64_t pid, int64_t tid, con
                               size_t xn, size_t *samples);
 
 /* The CPU clocks of the rank's samples (every thread; only the native ones when native_only) in
- * the n sorted intervals [lo[k], hi[k]): the CPU time the job's sampled threads got there;
- * how many samples into *samples. `diff`'s cpu_per_step and native_cpu_per_step. */
+ * the n sorted intervals [lo[k], hi[k]): the CPU time the job's sampled threads got there.
+ * `diff`'s cpu_per_step and native_cpu_per_step. */
 int64_t tp_an_samples_clock_in(const tp_an_view *v, const int64_t *lo, const int64_t *hi, size_t n,
-                               int native_only, size_t *samples);
+                               int native_only);
 
 /* Who wanted the CPUs in tp_an_samples_demand's intervals. */
 typedef struct {

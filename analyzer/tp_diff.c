@@ -121,12 +121,11 @@ static double host_ops(const tp_rank_analysis *a) {
 /* The CPU the sampled threads got in the steps, over the steps (`record --sample`): NaN without
  * samples or steps, and for the native threads without a recording whose sampler read them. */
 static double sampled_cpu_step(const tp_rank_analysis *a, int native_only) {
-    size_t n = a->dg.n_steps, samples = 0;
+    size_t n = a->dg.n_steps;
     if (!n || !a->v.r->samples.n || (native_only && !tp_an_env_samples_native(a->v.m, a->v.r)))
         return NAN;
-    int64_t clock =
-        tp_an_samples_clock_in(&a->v, a->dg.step_start, a->dg.step_end, n, native_only, &samples);
-    return (double)clock / (double)n;
+    return (double)tp_an_samples_clock_in(&a->v, a->dg.step_start, a->dg.step_end, n, native_only) /
+           (double)n;
 }
 static double cpu_step(const tp_rank_analysis *a) {
     return sampled_cpu_step(a, 0);

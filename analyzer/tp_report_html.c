@@ -566,14 +566,9 @@ static void sampled_thread_row(FILE *f, const tp_an_sample_thread *t, int native
 
 /* The sampled threads, as the text report's table: the Python threads by time on a CPU, then
  * the native ones that used a CPU. */
-static void sampled_threads(FILE *f, const tp_rank_analysis *rr, const tp_an_samples *sa,
-                            size_t top) {
-    (void)rr;
+static void sampled_threads(FILE *f, const tp_an_samples *sa, size_t top) {
     static const char *const cols[] = {"thread", "pid",  "tid",  "kind", "CPU clock",
                                        "on CPU", "wall", "busy", "GIL",  "samples"};
-    size_t busy = 0;
-    for (size_t i = 0; i < sa->n_native; i++)
-        busy += sa->nt[i].clock_ns > 0 || sa->nt[i].cpu_ns > 0;
     fprintf(f, "<h3>Sampled threads</h3>\n");
     shown_of(f, top, sa->n_threads, "Python threads by time on a CPU");
     fprintf(f, "<table class=\"sampled-threads\">\n");
@@ -581,12 +576,12 @@ static void sampled_threads(FILE *f, const tp_rank_analysis *rr, const tp_an_sam
     for (size_t i = 0; i < sa->n_threads && i < top; i++)
         sampled_thread_row(f, &sa->t[i], 0);
     for (size_t i = 0, shown = 0; i < sa->n_native && shown < top; i++)
-        if (sa->nt[i].clock_ns > 0 || sa->nt[i].cpu_ns > 0)
+        if (sa->nt[i].clock_ns > 0) /* as n_native_busy counts them */
             sampled_thread_row(f, &sa->nt[i], 1), shown++;
     fprintf(f, "</table>\n");
     if (sa->n_native)
         fprintf(f, "<p class=\"sub\">" TP_RF_NATIVE_THREADS ": %zu, %zu of them used a CPU</p>\n",
-                sa->n_native, busy);
+                sa->n_native, sa->n_native_busy);
 }
 
 /* CPU time by line, sampled (tp_an_samples, the text report's section): the top rows by time
@@ -629,7 +624,7 @@ static void html_samples(FILE *f, const tp_rank_analysis *rr, const tp_report_op
                 tp_an_samples_native_note(&sa, nb, sizeof nb));
     }
     if (sa.n_threads || sa.n_native)
-        sampled_threads(f, rr, &sa, top);
+        sampled_threads(f, &sa, top);
     tp_an_samples_free(&sa);
 }
 

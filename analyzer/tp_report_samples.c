@@ -58,9 +58,7 @@ static void text_native(FILE *f, const tp_an_samples *sa, size_t top) {
     if (!sa->n_native)
         return;
     char cb[32], ob[32], pb[32];
-    size_t busy = 0;
-    for (size_t i = 0; i < sa->n_native; i++)
-        busy += sa->nt[i].clock_ns > 0;
+    size_t busy = sa->n_native_busy;
     fprintf(f,
             "  " TP_RF_NATIVE_THREADS ": %zu, %zu of them used a CPU; CPU clock %s (%s of the "
             "Python threads'), on CPU %s\n",
@@ -69,7 +67,7 @@ static void text_native(FILE *f, const tp_an_samples *sa, size_t top) {
             tp_units_dur(ob, sizeof ob, (double)sa->native_cpu_ns));
     size_t shown = 0;
     for (size_t i = 0; i < sa->n_native && shown < top; i++)
-        if (sa->nt[i].clock_ns > 0 || sa->nt[i].cpu_ns > 0)
+        if (sa->nt[i].clock_ns > 0) /* as n_native_busy counts them */
             text_thread(f, &sa->nt[i], 1), shown++;
     if (busy > shown)
         fprintf(f, "  ... %zu more native threads that used a CPU\n", busy - shown);

@@ -13,6 +13,11 @@
 #ifndef TP_COLLECTOR_H
 #define TP_COLLECTOR_H
 
+/* The collector's own threads are named so (the sampler, the writer's drain, the live socket's,
+ * the guard's helper): the program's count of its threads leaves them out
+ * (tp_collector_interpose.c), and the sampler never samples them. */
+#define TP_OWN_THREAD_PREFIX "trainprof-"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>

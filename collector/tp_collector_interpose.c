@@ -222,7 +222,8 @@ static long our_threads(void) {
         ssize_t k = fd >= 0 ? read(fd, comm, sizeof comm - 1) : -1;
         if (fd >= 0)
             close(fd);
-        n += k >= 10 && !memcmp(comm, "trainprof-", 10);
+        n += k >= (ssize_t)sizeof TP_OWN_THREAD_PREFIX - 1 &&
+             !memcmp(comm, TP_OWN_THREAD_PREFIX, sizeof TP_OWN_THREAD_PREFIX - 1);
     }
     if (d)
         closedir(d);

@@ -115,9 +115,6 @@ static int on_cpu(uint32_t tid) {
  * "pt_data_worker" once it starts, a spawned one only after it imported the program, by when
  * it was sampled already; the latest record names the thread). */
 #define NAME_EARLY 8 /* a thread's first samples: its name read at each */
-/* The collector's own threads are named so (the sampler, the writer's drain, the live socket's,
- * the guard's helper; tp_collector_interpose.c counts them the same way) */
-#define OUR_THREADS "trainprof-"
 
 static void name_thread(seen_thread *t, int now) {
     uint32_t rounds = S.hz / 2 > NAME_EARLY ? S.hz / 2 : NAME_EARLY + 1; /* twice a second */
@@ -129,7 +126,7 @@ static void name_thread(seen_thread *t, int now) {
     if (!task_file(t->tid, "comm", name, sizeof name))
         return;
     name[strcspn(name, "\n")] = 0;
-    if (t->native && !strncmp(name, OUR_THREADS, sizeof OUR_THREADS - 1)) {
+    if (t->native && !strncmp(name, TP_OWN_THREAD_PREFIX, sizeof TP_OWN_THREAD_PREFIX - 1)) {
         t->ours = 1; /* named after we first saw it: its samples stop here */
         return;
     }
@@ -174,6 +171,13 @@ static void emit_sample(tp_tstate *me, uint32_t tid, unsigned flags, uint32_t st
     r.cpu_ns = cpu_ns;
     r.period_ns = period_ns;
     tp_collector_emit(me, &r);
+}
+
+/* The sleep native thread `t` had held back since its last record (none: nothing written), as
+ * one record ending at its last sample. */
+static void emit_held(tp_tstate *me, const seen_thread *t) {
+    if (t->held && !t->ours && tp_collector_gate(t->ts))
+        emit_sample(me, t->tid, TP_SAMPLE_NATIVE, 0, t->ts, 0, t->ts - t->from_ts);
 }
 
 /* What a round reads and writes besides its threads: the previous round's threads, the
@@ -264,8 +268,7 @@ static int sample_thread(const round_ctx *c, uint32_t tid, uintptr_t ts, uint32_
             emit_sample(c->me, tid, TP_SAMPLE_NATIVE, 0, now, 0, now - was->from_ts);
             return 1;
         }
-        if (was->held) /* the stretch it slept before this period, held back */
-            emit_sample(c->me, tid, TP_SAMPLE_NATIVE, 0, was->ts, 0, was->ts - was->from_ts);
+        emit_held(c->me, was); /* the stretch it slept before this period */
         emit_sample(c->me, tid,
                     (running ? TP_SAMPLE_ON_CPU : 0) |
                         (c->gil && c->gil == ts ? TP_SAMPLE_HOLDS_GIL : 0) |
@@ -303,8 +306,7 @@ static uint32_t native_tids(const tp_pythread *th, uint32_t n, uint32_t *out, ui
 static void flush_held(const seen_thread *t, uint32_t n) {
     tp_tstate *me = n ? tp_collector_thread() : NULL;
     for (uint32_t j = 0; me && j < n; j++)
-        if (t[j].held && !t[j].ours && tp_collector_gate(t[j].ts))
-            emit_sample(me, t[j].tid, TP_SAMPLE_NATIVE, 0, t[j].ts, 0, t[j].ts - t[j].from_ts);
+        emit_held(me, &t[j]);
 }
 
 /* One round: every Python thread's frames and CPU time, then the other threads' states and
@@ -344,8 +346,8 @@ static void sample_round(seen_thread *prev, uint32_t *n_prev, stack_slot *cache,
         while (p->held && i < k &&
                (now_seen[(j + i) % k].tid != p->tid || now_seen[(j + i) % k].native != p->native))
             i++;
-        if (i == k && p->held && !p->ours && c.gate && tp_collector_gate(p->ts))
-            emit_sample(c.me, p->tid, TP_SAMPLE_NATIVE, 0, p->ts, 0, p->ts - p->from_ts);
+        if (i == k && c.gate)
+            emit_held(c.me, p);
     }
     memcpy(prev, now_seen, k * sizeof *prev);
     *n_prev = k;

@@ -291,10 +291,17 @@ static void add_recording(pathlist *files, const char *path) {
 /* A trace found beside a main trace belongs to its recording only when both carry the same
  * recording id; one that does not (a leftover of another run under the same name) is left
  * out with a note. Called right after loading it, while it is the model's last rank. */
+/* 1 when the model's last rank is a process of the recording of rank `main` (the same
+ * recording id). */
+static int of_recording(const tp_model *m, size_t main) {
+    const tp_rank *a = &m->ranks[main], *b = &m->ranks[m->n_ranks - 1];
+    return a->n_procs == 1 && b->n_procs == 1 && a->procs[0].job_id &&
+           a->procs[0].job_id == b->procs[0].job_id;
+}
+
 static void check_recording(tp_model *m, size_t main_rank, tp_load_result *res) {
     const tp_rank *a = &m->ranks[main_rank], *b = &m->ranks[m->n_ranks - 1];
-    if (a->n_procs == 1 && b->n_procs == 1 && a->procs[0].job_id &&
-        a->procs[0].job_id == b->procs[0].job_id)
+    if (of_recording(m, main_rank))
         return;
     char why[256];
     snprintf(why, sizeof why, "left out: not of the same recording as %s", a->file);
@@ -497,12 +504,11 @@ tp_status tp_load_paths_progress(const char *const *paths, size_t n, tp_progress
     return TP_OK;
 }
 
-/* 1 when the last rank of `m` is a process of the recording of rank `main` (the same recording
- * id) and has something in the window: rows, memory events or samples. */
+/* 1 when the last rank of `m` is a process of the recording of rank `main` and has something
+ * in the window: rows, memory events or samples. */
 static int window_member(const tp_model *m, size_t main) {
-    const tp_rank *a = &m->ranks[main], *b = &m->ranks[m->n_ranks - 1];
-    return a->n_procs == 1 && b->n_procs == 1 && a->procs[0].job_id &&
-           a->procs[0].job_id == b->procs[0].job_id && (b->ev.n || b->mem.n || b->samples.n);
+    const tp_rank *b = &m->ranks[m->n_ranks - 1];
+    return of_recording(m, main) && (b->ev.n || b->mem.n || b->samples.n);
 }
 
 tp_status tp_load_live_window(const char *window, const char *trace, uint64_t t0, uint64_t t1,
@@ -511,7 +517,7 @@ tp_status tp_load_live_window(const char *window, const char *trace, uint64_t t0
     *out = NULL;
     tp_model *m = tp_model_new();
     tp_load_error e;
-    if (tp_load_native_load(m, window, &e) != TP_OK || !m->n_ranks) {
+    if (tp_load_native_load(m, window, &e) != TP_OK) {
         tp_model_close(m);
         return failed(res, &e);
     }

@@ -189,14 +189,19 @@ tp_status tp_live_client_window(tp_live_client *c, int by_steps, double n, const
         close(m->fd);
         return TP_ERR_IO;
     }
-    if (save) /* the other processes' span beside it, as a capture has them */
-        tp_capture_members(trace, save, w->t0, w->t1 + 1, 1);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
     /* with the recording's other processes' records of the same time (their traces on disk,
-     * written as they go): a DataLoader's workers are where an input-bound job's time goes */
+     * written as they go): a DataLoader's workers are where an input-bound job's time goes.
+     * Saved, they are cut beside the saved window, and the saved recording is what loads
+     * (each trace read once) */
     tp_load_result res;
-    s = tp_load_live_window(path, trace, w->t0, w->t1 + 1, out, &res);
+    if (save) {
+        tp_capture_members(trace, save, w->t0, w->t1 + 1, 1);
+        s = tp_load_paths(&save, 1, out, &res);
+    } else {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+        s = tp_load_live_window(path, trace, w->t0, w->t1 + 1, out, &res);
+    }
     close(m->fd);
     if (s != TP_OK)
         snprintf(err, errlen, "job %ld's window: %s", c->pid, res.error);

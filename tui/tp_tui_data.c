@@ -214,37 +214,41 @@ static void add_sampled(tp_tui_data *d, size_t first) {
     free(k);
 }
 
-int64_t tp_tui_data_lane_cpu(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, int64_t b) {
-    const tp_samples *sa = &d->r->samples;
-    if (!l->n_samp || b <= a)
-        return 0;
-    /* the first sample whose period ends after a (periods [ts - period, ts) follow each other) */
+/* The first of lane `l`'s samples whose period ends after t (l->n_samp: none). */
+static size_t samp_after(const tp_samples *sa, const tp_tui_lane *l, int64_t t) {
     size_t lo = 0, hi = l->n_samp;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (sa->ts[l->samp[mid]] <= a)
+        if (sa->ts[l->samp[mid]] <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    int64_t cpu = 0;
-    for (size_t i = lo; i < l->n_samp; i++) {
-        uint32_t s = l->samp[i];
-        int64_t end = sa->ts[s], p = (int64_t)sa->period_ns[s], start = end - p;
-        if (start >= b)
-            break;
-        if (start >= a && end <= b) { /* whole: the run of whole periods at once */
-            size_t j = i;
-            while (j + 1 < l->n_samp && sa->ts[l->samp[j + 1]] <= b)
-                j++;
-            cpu += l->samp_cum[j + 1] - l->samp_cum[i];
-            i = j;
-            continue;
-        }
-        int64_t x = start > a ? start : a, y = end < b ? end : b;
-        if (p > 0 && y > x)
-            cpu += (int64_t)((double)sa->cpu_ns[s] * (double)(y - x) / (double)p);
-    }
+    return lo;
+}
+
+/* The part of sample s's CPU clock that falls before t (its clock spread over its period). */
+static int64_t cpu_before(const tp_samples *sa, uint32_t s, int64_t t) {
+    int64_t end = sa->ts[s], p = (int64_t)sa->period_ns[s], start = end - p;
+    if (p <= 0 || t <= start)
+        return 0;
+    if (t >= end)
+        return (int64_t)sa->cpu_ns[s];
+    return (int64_t)((double)sa->cpu_ns[s] * (double)(t - start) / (double)p);
+}
+
+int64_t tp_tui_data_lane_cpu(const tp_tui_data *d, const tp_tui_lane *l, int64_t a, int64_t b) {
+    const tp_samples *sa = &d->r->samples;
+    if (!l->n_samp || b <= a)
+        return 0;
+    /* the periods ending in (a, b] whole, less the first one's part before a, plus the part
+     * before b of the one that ends after b */
+    size_t i = samp_after(sa, l, a), j = samp_after(sa, l, b);
+    int64_t cpu = l->samp_cum[j] - l->samp_cum[i];
+    if (i < j)
+        cpu -= cpu_before(sa, l->samp[i], a);
+    if (j < l->n_samp)
+        cpu += cpu_before(sa, l->samp[j], b) - (i == j ? cpu_before(sa, l->samp[j], a) : 0);
     return cpu;
 }
 
